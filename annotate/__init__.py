@@ -1,0 +1,1 @@
+"""The human side: qualification, queue and leases, refinement, two-round validation."""

@@ -1,0 +1,1 @@
+"""Metrics, model endpoints, prompting methods, sandboxed execution and scoring runs."""
