@@ -11,3 +11,6 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "curation.settings")
 app = Celery("tatcurate")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+
+
+import curation.worker_heartbeat  # noqa: E402,F401  (connects the worker heartbeat signals)

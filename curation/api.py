@@ -1,0 +1,195 @@
+"""Core REST API: projects, members, taxonomy, batches, papers, instances (edit, transition, history)."""
+
+from __future__ import annotations
+
+from django.db.models import Prefetch
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import extend_schema
+from rest_framework import generics, status
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from curation import selectors, serializers
+from curation.errors import NotFound, NotPermitted
+from curation.models import Membership, ReasoningType
+from curation.services import batches as batch_services
+from curation.services import instances as instance_services
+from curation.services import lifecycle
+from curation.services import projects as project_services
+from curation.states import Role
+
+
+class ProjectListApi(APIView):
+    @extend_schema(responses=serializers.ProjectSerializer(many=True))
+    def get(self, request: Request) -> Response:
+        projects = list(selectors.projects_visible_to(request.user))
+        roles: dict[int, set[str]] = {}
+        for project_id, role in Membership.objects.filter(user=request.user).values_list("project_id", "role"):
+            roles.setdefault(project_id, set()).add(role)
+        data = serializers.ProjectSerializer(projects, many=True, context={"roles": roles}).data
+        return Response(data)
+
+    @extend_schema(request=serializers.ProjectCreateSerializer, responses={201: serializers.ProjectSerializer})
+    def post(self, request: Request) -> Response:
+        if not request.user.is_staff:
+            raise NotPermitted("Only operators (staff users) may create projects.")
+        payload = serializers.ProjectCreateSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        project = project_services.project_create(creator=request.user, **payload.validated_data)
+        context = {"roles": {project.pk: {Role.MANAGER.value}}}
+        return Response(serializers.ProjectSerializer(project, context=context).data, status=status.HTTP_201_CREATED)
+
+
+class ProjectDetailApi(APIView):
+    @extend_schema(responses=serializers.ProjectSerializer)
+    def get(self, request: Request, slug: str) -> Response:
+        project = selectors.project_get(user=request.user, slug=slug)
+        roles = {project.pk: selectors.roles_of(user=request.user, project=project)}
+        return Response(serializers.ProjectSerializer(project, context={"roles": roles}).data)
+
+
+class MembershipListApi(APIView):
+    @extend_schema(responses=serializers.MembershipSerializer(many=True))
+    def get(self, request: Request, slug: str) -> Response:
+        project = selectors.project_get(user=request.user, slug=slug)
+        project_services.require_role(user=request.user, project=project, roles=(Role.MANAGER,), action="list members")
+        members = Membership.objects.filter(project=project).select_related("user")
+        return Response(serializers.MembershipSerializer(members, many=True).data)
+
+    @extend_schema(request=serializers.MembershipCreateSerializer, responses={201: serializers.MembershipSerializer})
+    def post(self, request: Request, slug: str) -> Response:
+        project = selectors.project_get(user=request.user, slug=slug)
+        payload = serializers.MembershipCreateSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        membership = project_services.membership_add(project=project, actor=request.user, **payload.validated_data)
+        return Response(serializers.MembershipSerializer(membership).data, status=status.HTTP_201_CREATED)
+
+
+class ReasoningTypeListApi(APIView):
+    @extend_schema(responses=serializers.ReasoningTypeSerializer(many=True))
+    def get(self, request: Request, slug: str) -> Response:
+        project = selectors.project_get(user=request.user, slug=slug)
+        types = selectors.reasoning_types_of(user=request.user, project=project)
+        return Response(serializers.ReasoningTypeSerializer(types, many=True).data)
+
+
+class ReasoningTypeDetailApi(APIView):
+    @extend_schema(request=serializers.ReasoningTypeUpdateSerializer, responses=serializers.ReasoningTypeSerializer)
+    def patch(self, request: Request, slug: str, code: str) -> Response:
+        project = selectors.project_get(user=request.user, slug=slug)
+        reasoning_type = get_object_or_404(ReasoningType, project=project, code=code)
+        payload = serializers.ReasoningTypeUpdateSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        updated = project_services.reasoning_type_update(
+            reasoning_type=reasoning_type, actor=request.user, **payload.validated_data
+        )
+        return Response(serializers.ReasoningTypeSerializer(updated).data)
+
+
+class BatchListApi(APIView):
+    @extend_schema(responses=serializers.BatchSerializer(many=True))
+    def get(self, request: Request) -> Response:
+        batches = selectors.batches_visible_to(request.user).select_related("project")
+        slug = request.query_params.get("project")
+        if slug:
+            batches = batches.filter(project__slug=slug)
+        return Response(serializers.BatchSerializer(batches, many=True).data)
+
+    @extend_schema(request=serializers.BatchCreateSerializer, responses={201: serializers.BatchSerializer})
+    def post(self, request: Request) -> Response:
+        payload = serializers.BatchCreateSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        project = selectors.project_get(user=request.user, slug=payload.validated_data["project"])
+        batch = batch_services.batch_create(project=project, actor=request.user, name=payload.validated_data["name"])
+        return Response(serializers.BatchSerializer(batch).data, status=status.HTTP_201_CREATED)
+
+
+class BatchOpenApi(APIView):
+    @extend_schema(request=None, responses=serializers.BatchSerializer)
+    def post(self, request: Request, pk: int) -> Response:
+        batch = selectors.batches_visible_to(request.user).filter(pk=pk).first()
+        if batch is None:
+            raise NotFound(f"No batch {pk} that you may see.")
+        batch = batch_services.batch_open(batch_id=batch.pk, actor=request.user)
+        return Response(serializers.BatchSerializer(batch).data)
+
+
+class PaperListApi(generics.ListAPIView):
+    serializer_class = serializers.PaperSerializer
+
+    def get_queryset(self):
+        papers = selectors.papers_visible_to(self.request.user).select_related("project")
+        slug = self.request.query_params.get("project")
+        return papers.filter(project__slug=slug) if slug else papers
+
+
+class PaperDetailApi(APIView):
+    @extend_schema(responses=serializers.PaperDetailSerializer)
+    def get(self, request: Request, pk: int) -> Response:
+        paper = (
+            selectors.papers_visible_to(request.user)
+            .select_related("project")
+            .prefetch_related("tables", Prefetch("paragraphs__mentioned_tables"))
+            .filter(pk=pk)
+            .first()
+        )
+        if paper is None:
+            raise NotFound(f"No paper {pk} that you may see.")
+        return Response(serializers.PaperDetailSerializer(paper).data)
+
+
+class InstanceListApi(generics.ListAPIView):
+    serializer_class = serializers.InstanceSerializer
+
+    def get_queryset(self):
+        instances = (
+            selectors.instances_visible_to(self.request.user)
+            .select_related("author", "round1_verifier", "round2_reviewer")
+            .prefetch_related("relevant_tables")
+        )
+        slug = self.request.query_params.get("project")
+        if slug:
+            instances = instances.filter(project__slug=slug)
+        wanted = self.request.query_params.get("status")
+        return instances.filter(status=wanted) if wanted else instances
+
+
+class InstanceDetailApi(APIView):
+    @extend_schema(responses=serializers.InstanceSerializer)
+    def get(self, request: Request, pk: int) -> Response:
+        instance = selectors.instance_get(user=request.user, instance_id=pk)
+        return Response(serializers.InstanceSerializer(instance).data)
+
+    @extend_schema(request=serializers.InstanceEditSerializer, responses=serializers.InstanceSerializer)
+    def patch(self, request: Request, pk: int) -> Response:
+        selectors.instance_get(user=request.user, instance_id=pk)
+        payload = serializers.InstanceEditSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        fields = dict(payload.validated_data)
+        expected_version = fields.pop("expected_version")
+        instance = instance_services.instance_edit(
+            instance_id=pk, actor=request.user, expected_version=expected_version, fields=fields
+        )
+        return Response(serializers.InstanceSerializer(instance).data)
+
+
+class InstanceTransitionApi(APIView):
+    @extend_schema(request=serializers.TransitionSerializer, responses=serializers.InstanceSerializer)
+    def post(self, request: Request, pk: int) -> Response:
+        selectors.instance_get(user=request.user, instance_id=pk)
+        payload = serializers.TransitionSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        instance = lifecycle.instance_transition(instance_id=pk, actor=request.user, **payload.validated_data)
+        return Response(serializers.InstanceSerializer(instance).data)
+
+
+class InstanceHistoryApi(APIView):
+    @extend_schema(responses=serializers.HistorySerializer)
+    def get(self, request: Request, pk: int) -> Response:
+        instance = selectors.instance_get(user=request.user, instance_id=pk)
+        data = {
+            "revisions": instance.revisions.select_related("author"),
+            "events": instance.events.select_related("actor"),
+        }
+        return Response(serializers.HistorySerializer(data).data)

@@ -1,0 +1,61 @@
+"""/healthz: database, broker and worker reachability as JSON (503 when the database or broker is down)."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from django.db import connection
+from django.http import HttpRequest, JsonResponse
+
+WORKER_STALE_SECONDS = 30
+
+
+def _database() -> dict[str, Any]:
+    started = time.perf_counter()
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 1")
+            cursor.fetchone()
+    except Exception as exc:  # any driver error means "unreachable"
+        return {"ok": False, "error": str(exc)[:200]}
+    return {"ok": True, "vendor": connection.vendor, "ms": round((time.perf_counter() - started) * 1000, 1)}
+
+
+def _broker() -> dict[str, Any]:
+    from curation.celery import app
+
+    started = time.perf_counter()
+    try:
+        with app.connection_for_write() as conn:
+            conn.ensure_connection(max_retries=1, timeout=2)
+            transport = conn.transport_cls
+    except Exception as exc:
+        return {"ok": False, "error": str(exc)[:200]}
+    return {"ok": True, "transport": str(transport), "ms": round((time.perf_counter() - started) * 1000, 1)}
+
+
+def _workers() -> dict[str, Any]:
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from curation.models import WorkerHeartbeat
+
+    try:
+        cutoff = timezone.now() - timedelta(seconds=WORKER_STALE_SECONDS)
+        names = sorted(WorkerHeartbeat.objects.filter(last_seen_at__gte=cutoff).values_list("hostname", flat=True))
+    except Exception as exc:
+        return {"ok": False, "count": 0, "error": str(exc)[:200]}
+    return {"ok": bool(names), "count": len(names), "names": names}
+
+
+def healthz(request: HttpRequest) -> JsonResponse:
+    """Public on purpose (load balancers call it); says nothing beyond reachability."""
+    database = _database()
+    broker = _broker()
+    # Heartbeat rows rather than a broadcast ping: the filesystem broker has no broadcast channel.
+    workers = _workers()
+    healthy = database["ok"] and broker["ok"]
+    body = {"status": "ok" if healthy else "unhealthy", "database": database, "broker": broker, "workers": workers}
+    return JsonResponse(body, status=200 if healthy else 503)

@@ -1,0 +1,267 @@
+"""Core domain: projects and roles, papers with tables and paragraphs, contexts, taxonomy, batches, instances."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+from curation.states import Role, Status
+
+
+class Project(models.Model):
+    class Gating(models.TextChoices):
+        MANUAL = "manual", "Manual (a manager opens batches)"
+        SEQUENTIAL = "sequential", "Sequential (next batch opens when the previous is done)"
+
+    name = models.CharField(max_length=200)
+    slug = models.SlugField(max_length=80, unique=True)
+    description = models.TextField(blank=True)
+    gating = models.CharField(max_length=20, choices=Gating.choices, default=Gating.MANUAL)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Membership(models.Model):
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships")
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="memberships")
+    role = models.CharField(max_length=20, choices=Role.choices)
+    is_qualified = models.BooleanField(default=False)
+    qualified_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["user", "project", "role"], name="unique_membership_role")]
+        ordering = ["project", "role", "user"]
+
+    def __str__(self) -> str:
+        return f"{self.user} as {self.role} in {self.project}"
+
+
+class Paper(models.Model):
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="papers")
+    title = models.CharField(max_length=500)
+    source_name = models.CharField(max_length=500, blank=True)
+    source_sha256 = models.CharField(max_length=64, blank=True)
+    version = models.PositiveIntegerField(default=1)
+    arxiv_id = models.CharField(max_length=40, blank=True)
+    main_file = models.CharField(max_length=500, blank=True)
+    warnings = models.JSONField(default=list, blank=True)
+    origin = models.CharField(max_length=40, default="latex", help_text="latex, tatqa, finqa, scitat, demo …")
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["project", "title", "-version"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["project", "source_sha256"], condition=~Q(source_sha256=""), name="unique_paper_source"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return self.title
+
+
+class Table(models.Model):
+    paper = models.ForeignKey(Paper, on_delete=models.CASCADE, related_name="tables")
+    order = models.PositiveIntegerField()
+    label = models.CharField(max_length=300, blank=True)
+    number = models.CharField(max_length=20, blank=True, help_text="The number a reader sees, e.g. 3 or A.1")
+    caption = models.TextField(blank=True)
+    cells = models.JSONField(default=list, help_text="Rows as List[List[str]], as a reader sees them")
+    grid = models.JSONField(default=list, blank=True, help_text="Rectangular grid with spans expanded")
+    spans = models.JSONField(default=list, blank=True)
+    raw_latex = models.TextField(blank=True)
+    env = models.CharField(max_length=40, blank=True)
+    kind = models.CharField(max_length=40, default="table")
+    file = models.CharField(max_length=500, blank=True)
+    in_appendix = models.BooleanField(default=False)
+
+    class Meta:
+        ordering = ["paper", "order"]
+        constraints = [models.UniqueConstraint(fields=["paper", "order"], name="unique_table_order")]
+
+    def __str__(self) -> str:
+        return self.label or f"Table {self.order + 1}"
+
+
+class Paragraph(models.Model):
+    paper = models.ForeignKey(Paper, on_delete=models.CASCADE, related_name="paragraphs")
+    order = models.PositiveIntegerField()
+    section = models.CharField(max_length=500, blank=True)
+    text = models.TextField()
+    mentioned_tables = models.ManyToManyField(Table, blank=True, related_name="mentioning_paragraphs")
+
+    class Meta:
+        ordering = ["paper", "order"]
+        constraints = [models.UniqueConstraint(fields=["paper", "order"], name="unique_paragraph_order")]
+
+    def __str__(self) -> str:
+        return self.text[:60]
+
+
+class ReasoningType(models.Model):
+    """A reasoning type (parent null) or subtype of a project's taxonomy (SciTaT table 4 by default)."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="reasoning_types")
+    parent = models.ForeignKey("self", null=True, blank=True, on_delete=models.CASCADE, related_name="subtypes")
+    code = models.SlugField(max_length=60)
+    name = models.CharField(max_length=120)
+    description = models.TextField(blank=True)
+    target_proportion = models.FloatField(default=0.0, help_text="Share of questions, in percent")
+    order = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["project", "order"]
+        constraints = [models.UniqueConstraint(fields=["project", "code"], name="unique_reasoning_type_code")]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Batch(models.Model):
+    class State(models.TextChoices):
+        PLANNED = "planned", "Planned"
+        OPEN = "open", "Open"
+        CLOSED = "closed", "Closed"
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="batches")
+    name = models.CharField(max_length=200)
+    order = models.PositiveIntegerField(default=0)
+    state = models.CharField(max_length=20, choices=State.choices, default=State.PLANNED)
+    opened_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["project", "order", "id"]
+        verbose_name_plural = "batches"
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Context(models.Model):
+    class Kind(models.TextChoices):
+        SHORT = "short", "Short (a paragraph and its tables)"
+        LONG = "long", "Long (the whole paper)"
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="contexts")
+    paper = models.ForeignKey(Paper, on_delete=models.CASCADE, related_name="contexts")
+    kind = models.CharField(max_length=10, choices=Kind.choices)
+    paragraph = models.ForeignKey(Paragraph, null=True, blank=True, on_delete=models.CASCADE)
+    tables = models.ManyToManyField(Table, blank=True, related_name="contexts")
+    reasoning_type = models.ForeignKey(ReasoningType, null=True, blank=True, on_delete=models.SET_NULL)
+    batch = models.ForeignKey(Batch, null=True, blank=True, on_delete=models.SET_NULL, related_name="contexts")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["project", "paper", "kind", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.kind} context of {self.paper}"
+
+
+class Instance(models.Model):
+    class AnswerForm(models.TextChoices):
+        SHORT = "short", "Short-form"
+        FREE = "free", "Free-form"
+
+    class AnswerSource(models.TextChoices):
+        TEXT = "text", "Text"
+        TABLE = "table", "Table"
+        TABLE_TEXT = "table-text", "Table-Text"
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="instances")
+    batch = models.ForeignKey(Batch, null=True, blank=True, on_delete=models.SET_NULL, related_name="instances")
+    context = models.ForeignKey(Context, null=True, blank=True, on_delete=models.PROTECT, related_name="instances")
+    reasoning_type = models.ForeignKey(ReasoningType, null=True, blank=True, on_delete=models.SET_NULL)
+    question = models.TextField(blank=True)
+    rationale = models.TextField(blank=True)
+    answer = models.JSONField(default=list, blank=True, help_text="A list of answer strings")
+    answer_form = models.CharField(max_length=10, choices=AnswerForm.choices, blank=True)
+    answer_source = models.CharField(max_length=12, choices=AnswerSource.choices, blank=True)
+    answer_type = models.CharField(max_length=20, blank=True, help_text="span, multi-span, arithmetic, count …")
+    scale = models.CharField(max_length=20, blank=True)
+    derivation = models.TextField(blank=True)
+    program = models.TextField(blank=True, help_text="FinQA-style program, when the source has one")
+    relevant_tables = models.ManyToManyField(Table, blank=True, related_name="instances")
+    excluded_tables = models.ManyToManyField(Table, blank=True, related_name="excluded_from")
+    excluded_paragraphs = models.ManyToManyField(Paragraph, blank=True, related_name="excluded_from")
+    essential_actions = models.JSONField(default=list, blank=True)
+    draft = models.JSONField(default=dict, blank=True, help_text="The draft as produced, with its provenance")
+    external_uid = models.CharField(max_length=200, blank=True)
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.DRAFTED, db_index=True)
+    version = models.PositiveIntegerField(default=1)
+    author = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="authored_instances"
+    )
+    round1_verifier = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="round1_instances"
+    )
+    round2_reviewer = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="round2_instances"
+    )
+    lease_expires_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["project", "id"]
+        indexes = [models.Index(fields=["project", "status"], name="instance_project_status")]
+
+    def __str__(self) -> str:
+        return f"#{self.pk} {self.question[:60]}"
+
+
+class InstanceRevision(models.Model):
+    """One saved edit of an instance: who, when and the full editable fields after the edit."""
+
+    instance = models.ForeignKey(Instance, on_delete=models.CASCADE, related_name="revisions")
+    number = models.PositiveIntegerField()
+    author = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT)
+    kind = models.CharField(max_length=20, default="edit", help_text="draft, edit, autosave, submit, system")
+    fields = models.JSONField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["instance", "number"]
+        constraints = [models.UniqueConstraint(fields=["instance", "number"], name="unique_revision_number")]
+
+    def __str__(self) -> str:
+        return f"revision {self.number} of instance {self.instance_id}"
+
+
+class TransitionEvent(models.Model):
+    """Audit row for every status change: who moved the instance, from where to where, when and why."""
+
+    instance = models.ForeignKey(Instance, on_delete=models.CASCADE, related_name="events")
+    actor = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT)
+    from_status = models.CharField(max_length=20, choices=Status.choices)
+    to_status = models.CharField(max_length=20, choices=Status.choices)
+    version = models.PositiveIntegerField(help_text="The instance version after the transition")
+    reason = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["instance", "created_at", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.from_status or 'new'} → {self.to_status} (instance {self.instance_id})"
+
+
+class WorkerHeartbeat(models.Model):
+    """Written by each Celery worker every few seconds, so /healthz can see workers on any broker."""
+
+    hostname = models.CharField(max_length=255, unique=True)
+    pid = models.PositiveIntegerField(default=0)
+    started_at = models.DateTimeField()
+    last_seen_at = models.DateTimeField(db_index=True)
+
+    def __str__(self) -> str:
+        return self.hostname

@@ -1,0 +1,97 @@
+"""Reads a user sees, scoped to the viewer: what a person may not see is never returned."""
+
+from __future__ import annotations
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db.models import Count, Q, QuerySet
+
+from curation.errors import NotFound
+from curation.models import Batch, Instance, Membership, Paper, Project, ReasoningType
+from curation.states import Role, Status
+
+
+def roles_of(*, user: AbstractBaseUser, project: Project) -> set[str]:
+    """The roles `user` holds in `project` (a superuser counts as manager everywhere)."""
+    if not user.is_authenticated:
+        return set()
+    roles = set(Membership.objects.filter(user=user, project=project).values_list("role", flat=True))
+    if user.is_superuser:
+        roles.add(Role.MANAGER.value)
+    return roles
+
+
+def projects_visible_to(user: AbstractBaseUser) -> QuerySet[Project]:
+    """Projects in which the user holds any role."""
+    if not user.is_authenticated:
+        return Project.objects.none()
+    if user.is_superuser:
+        return Project.objects.all()
+    return Project.objects.filter(memberships__user=user).distinct()
+
+
+def project_get(*, user: AbstractBaseUser, slug: str) -> Project:
+    """A project the user belongs to; anything else is 'not found', so outsiders learn nothing."""
+    project = projects_visible_to(user).filter(slug=slug).first()
+    if project is None:
+        raise NotFound(f"No project {slug!r} that you belong to.")
+    return project
+
+
+def instances_visible_to(user: AbstractBaseUser, project: Project | None = None) -> QuerySet[Instance]:
+    """Managers and verifiers see a project's instances; annotators see what they wrote or review in round two."""
+    if not user.is_authenticated:
+        return Instance.objects.none()
+    qs = Instance.objects.select_related("project", "reasoning_type", "batch")
+    if project is not None:
+        qs = qs.filter(project=project)
+    if user.is_superuser:
+        return qs
+    staff_projects = Membership.objects.filter(user=user, role__in=(Role.MANAGER, Role.VERIFIER)).values("project_id")
+    annotator_projects = Membership.objects.filter(user=user, role=Role.ANNOTATOR).values("project_id")
+    return qs.filter(
+        Q(project_id__in=staff_projects)
+        | (Q(project_id__in=annotator_projects) & (Q(author=user) | Q(round2_reviewer=user)))
+    )
+
+
+def instance_get(*, user: AbstractBaseUser, instance_id: int) -> Instance:
+    instance = instances_visible_to(user).filter(pk=instance_id).first()
+    if instance is None:
+        raise NotFound(f"No instance {instance_id} that you may see.")
+    return instance
+
+
+def papers_visible_to(user: AbstractBaseUser, project: Project | None = None) -> QuerySet[Paper]:
+    """Papers of projects where the user is a manager or verifier (annotators see contexts through their work)."""
+    if not user.is_authenticated:
+        return Paper.objects.none()
+    qs = Paper.objects.all()
+    if project is not None:
+        qs = qs.filter(project=project)
+    if user.is_superuser:
+        return qs
+    allowed = Membership.objects.filter(user=user, role__in=(Role.MANAGER, Role.VERIFIER)).values("project_id")
+    return qs.filter(project_id__in=allowed)
+
+
+def batches_visible_to(user: AbstractBaseUser, project: Project | None = None) -> QuerySet[Batch]:
+    qs = Batch.objects.filter(project__in=projects_visible_to(user))
+    if project is not None:
+        qs = qs.filter(project=project)
+    return qs
+
+
+def reasoning_types_of(*, user: AbstractBaseUser, project: Project) -> QuerySet[ReasoningType]:
+    project_get(user=user, slug=project.slug)
+    return ReasoningType.objects.filter(project=project).select_related("parent")
+
+
+def status_counts(project: Project) -> dict[str, int]:
+    """Instances per status, every status present (zeros included)."""
+    counts = dict(
+        Instance.objects.filter(project=project)
+        .values_list("status")
+        .annotate(n=Count("id"))
+        .values_list("status", "n")
+    )
+    return {status: counts.get(status, 0) for status in Status.values}

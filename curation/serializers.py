@@ -1,0 +1,168 @@
+"""Output and input shapes of the core API (interfaces only: no rules here)."""
+
+from __future__ import annotations
+
+from rest_framework import serializers
+
+from curation.models import Batch, Instance, InstanceRevision, Paper, Paragraph, Project, ReasoningType, Table
+from curation.models import TransitionEvent as Event
+from curation.states import Role, Status
+
+
+class ProjectSerializer(serializers.ModelSerializer):
+    roles = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Project
+        fields = ["id", "slug", "name", "description", "gating", "created_at", "roles"]
+
+    def get_roles(self, project: Project) -> list[str]:
+        return sorted(self.context.get("roles", {}).get(project.pk, []))
+
+
+class ProjectCreateSerializer(serializers.Serializer):
+    name = serializers.CharField(max_length=200)
+    slug = serializers.SlugField(max_length=80, required=False, allow_blank=True)
+    description = serializers.CharField(required=False, allow_blank=True)
+
+
+class MembershipSerializer(serializers.Serializer):
+    username = serializers.CharField(source="user.username")
+    role = serializers.ChoiceField(choices=Role.choices)
+    is_qualified = serializers.BooleanField()
+    qualified_at = serializers.DateTimeField(allow_null=True)
+
+
+class MembershipCreateSerializer(serializers.Serializer):
+    username = serializers.CharField()
+    role = serializers.ChoiceField(choices=Role.choices)
+
+
+class ReasoningTypeSerializer(serializers.ModelSerializer):
+    parent = serializers.SlugRelatedField(slug_field="code", read_only=True)
+
+    class Meta:
+        model = ReasoningType
+        fields = ["id", "code", "name", "parent", "description", "target_proportion", "order"]
+
+
+class ReasoningTypeUpdateSerializer(serializers.Serializer):
+    name = serializers.CharField(max_length=120, required=False)
+    description = serializers.CharField(required=False, allow_blank=True)
+    target_proportion = serializers.FloatField(required=False, min_value=0, max_value=100)
+
+
+class BatchSerializer(serializers.ModelSerializer):
+    project = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+
+    class Meta:
+        model = Batch
+        fields = ["id", "project", "name", "order", "state", "opened_at", "created_at"]
+
+
+class BatchCreateSerializer(serializers.Serializer):
+    project = serializers.SlugField()
+    name = serializers.CharField(max_length=200)
+
+
+class TableSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Table
+        fields = ["id", "order", "label", "number", "caption", "cells", "grid", "spans", "env", "kind", "in_appendix"]
+
+
+class ParagraphSerializer(serializers.ModelSerializer):
+    mentioned_tables = serializers.PrimaryKeyRelatedField(many=True, read_only=True)
+
+    class Meta:
+        model = Paragraph
+        fields = ["id", "order", "section", "text", "mentioned_tables"]
+
+
+class PaperSerializer(serializers.ModelSerializer):
+    project = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+
+    class Meta:
+        model = Paper
+        fields = ["id", "project", "title", "source_name", "version", "arxiv_id", "main_file", "origin", "created_at"]
+
+
+class PaperDetailSerializer(PaperSerializer):
+    tables = TableSerializer(many=True, read_only=True)
+    paragraphs = ParagraphSerializer(many=True, read_only=True)
+
+    class Meta(PaperSerializer.Meta):
+        fields = [*PaperSerializer.Meta.fields, "warnings", "tables", "paragraphs"]
+
+
+class InstanceSerializer(serializers.ModelSerializer):
+    project = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    reasoning_type = serializers.SlugRelatedField(slug_field="code", read_only=True)
+    author = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    round1_verifier = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    round2_reviewer = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    relevant_tables = serializers.PrimaryKeyRelatedField(many=True, read_only=True)
+
+    class Meta:
+        model = Instance
+        fields = [
+            "id",
+            "project",
+            "batch",
+            "context",
+            "reasoning_type",
+            "question",
+            "rationale",
+            "answer",
+            "answer_form",
+            "answer_source",
+            "answer_type",
+            "scale",
+            "relevant_tables",
+            "status",
+            "version",
+            "author",
+            "round1_verifier",
+            "round2_reviewer",
+            "lease_expires_at",
+            "created_at",
+            "updated_at",
+        ]
+
+
+class InstanceEditSerializer(serializers.Serializer):
+    expected_version = serializers.IntegerField(min_value=1)
+    question = serializers.CharField(required=False, allow_blank=True)
+    rationale = serializers.CharField(required=False, allow_blank=True)
+    answer = serializers.ListField(child=serializers.CharField(allow_blank=True), required=False)
+    answer_form = serializers.ChoiceField(choices=Instance.AnswerForm.choices, required=False, allow_blank=True)
+    answer_source = serializers.ChoiceField(choices=Instance.AnswerSource.choices, required=False, allow_blank=True)
+    reasoning_type_id = serializers.IntegerField(required=False, allow_null=True)
+    relevant_table_ids = serializers.ListField(child=serializers.IntegerField(), required=False)
+
+
+class TransitionSerializer(serializers.Serializer):
+    target = serializers.ChoiceField(choices=Status.choices)
+    expected_version = serializers.IntegerField(min_value=1)
+    reason = serializers.CharField(required=False, allow_blank=True, max_length=2000)
+
+
+class RevisionSerializer(serializers.ModelSerializer):
+    author = serializers.SlugRelatedField(slug_field="username", read_only=True)
+
+    class Meta:
+        model = InstanceRevision
+        fields = ["number", "author", "kind", "fields", "created_at"]
+
+
+class EventSerializer(serializers.ModelSerializer):
+    actor = serializers.SlugRelatedField(slug_field="username", read_only=True)
+
+    class Meta:
+        model = Event
+        fields = ["actor", "from_status", "to_status", "version", "reason", "created_at"]
+
+
+class HistorySerializer(serializers.Serializer):
+    revisions = RevisionSerializer(many=True)
+    events = EventSerializer(many=True)

@@ -1,0 +1,105 @@
+"""Edits of an instance's content: version-checked, and every saved edit becomes a revision."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.db.models import F, Max
+from django.utils import timezone
+
+from curation.errors import Conflict, InvalidInput, NotFound, NotPermitted
+from curation.models import Instance, InstanceRevision, Membership
+from curation.states import Role, Status
+
+EDITABLE_FIELDS = ("question", "rationale", "answer", "answer_form", "answer_source", "reasoning_type_id")
+# Who may edit content in which status: the holder while refining, the round-one verifier while deciding a flag.
+_EDITORS = {
+    Status.IN_REFINEMENT.value: "author_id",
+    Status.IN_DISCUSSION.value: "round1_verifier_id",
+}
+
+
+def revision_fields(instance: Instance) -> dict[str, Any]:
+    """The editable fields of an instance as stored in a revision."""
+    return {
+        "question": instance.question,
+        "rationale": instance.rationale,
+        "answer": list(instance.answer),
+        "answer_form": instance.answer_form,
+        "answer_source": instance.answer_source,
+        "reasoning_type_id": instance.reasoning_type_id,
+        "relevant_table_ids": sorted(instance.relevant_tables.values_list("id", flat=True)),
+    }
+
+
+def _clean(fields: dict[str, Any], instance: Instance) -> dict[str, Any]:
+    unknown = set(fields) - set(EDITABLE_FIELDS) - {"relevant_table_ids"}
+    if unknown:
+        raise InvalidInput(f"These fields cannot be edited: {', '.join(sorted(unknown))}.")
+    cleaned = dict(fields)
+    if "answer" in cleaned:
+        answer = cleaned["answer"]
+        if not isinstance(answer, list) or not all(isinstance(item, str) for item in answer):
+            raise InvalidInput("answer must be a list of strings.", detail={"field": "answer"})
+        cleaned["answer"] = [item.strip() for item in answer]
+    for name in ("question", "rationale"):
+        if name in cleaned and not isinstance(cleaned[name], str):
+            raise InvalidInput(f"{name} must be a string.", detail={"field": name})
+    if cleaned.get("answer_form", "") not in ("", *Instance.AnswerForm.values):
+        raise InvalidInput("answer_form must be short or free.", detail={"field": "answer_form"})
+    if cleaned.get("answer_source", "") not in ("", *Instance.AnswerSource.values):
+        raise InvalidInput("answer_source must be text, table or table-text.", detail={"field": "answer_source"})
+    if cleaned.get("reasoning_type_id") is not None:
+        if not instance.project.reasoning_types.filter(pk=cleaned["reasoning_type_id"]).exists():
+            raise InvalidInput("That reasoning type is not in this project.", detail={"field": "reasoning_type_id"})
+    if "relevant_table_ids" in cleaned:
+        ids = cleaned["relevant_table_ids"]
+        if not isinstance(ids, list) or not all(isinstance(i, int) for i in ids):
+            raise InvalidInput("relevant_table_ids must be a list of table ids.")
+        allowed = set(instance.context.tables.values_list("id", flat=True)) if instance.context_id else set()
+        if instance.context_id and instance.context.kind == "long":
+            allowed = set(instance.context.paper.tables.values_list("id", flat=True))
+        if set(ids) - allowed:
+            raise InvalidInput("relevant_table_ids names tables outside this instance's context.")
+    return cleaned
+
+
+@transaction.atomic
+def instance_edit(
+    *, instance_id: int, actor: AbstractBaseUser, expected_version: int, fields: dict[str, Any], kind: str = "edit"
+) -> Instance:
+    """Save an edit made on `expected_version`; a stale version raises Conflict so no one overwrites unseen work."""
+    instance = Instance.objects.select_related("project", "context").filter(pk=instance_id).first()
+    if instance is None:
+        raise NotFound(f"Instance {instance_id} does not exist.")
+    editor_field = _EDITORS.get(instance.status)
+    is_manager = Membership.objects.filter(user=actor, project=instance.project, role=Role.MANAGER).exists()
+    if editor_field is None or (getattr(instance, editor_field) != actor.pk and not is_manager):
+        raise NotPermitted("You cannot edit this instance in its current state.")
+    if expected_version != instance.version:
+        raise Conflict(
+            "This instance was changed elsewhere; reload it (your text is kept) and apply your edit again.",
+            detail={"version": instance.version},
+        )
+    cleaned = _clean(fields, instance)
+    table_ids = cleaned.pop("relevant_table_ids", None)
+    updated = Instance.objects.filter(pk=instance_id, version=expected_version, status=instance.status).update(
+        version=F("version") + 1, updated_at=timezone.now(), **cleaned
+    )
+    if updated != 1:
+        raise Conflict("This instance was changed elsewhere; reload it and apply your edit again.")
+    instance.refresh_from_db()
+    if table_ids is not None:
+        instance.relevant_tables.set(table_ids)
+    revision_record(instance=instance, author=actor, kind=kind)
+    return instance
+
+
+def revision_record(*, instance: Instance, author: AbstractBaseUser | None, kind: str) -> InstanceRevision:
+    """Append a revision with the instance's current editable fields (called inside the writer's transaction)."""
+    last = instance.revisions.aggregate(number=Max("number"))["number"] or 0
+    return InstanceRevision.objects.create(
+        instance=instance, number=last + 1, author=author, kind=kind, fields=revision_fields(instance)
+    )

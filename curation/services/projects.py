@@ -1,0 +1,73 @@
+"""Writes for projects and memberships: creating a project seeds its taxonomy; only managers change members."""
+
+from __future__ import annotations
+
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.utils import timezone
+from django.utils.text import slugify
+
+from curation.errors import InvalidInput, NotPermitted
+from curation.models import Membership, Project, ReasoningType
+from curation.states import Role
+from curation.taxonomy import seed_taxonomy
+
+
+def require_role(*, user: AbstractBaseUser, project: Project, roles: tuple[str, ...], action: str) -> None:
+    """Raise NotPermitted unless `user` holds one of `roles` in `project` (staff count as managers)."""
+    if user.is_superuser and Role.MANAGER in roles:
+        return
+    if not Membership.objects.filter(user=user, project=project, role__in=roles).exists():
+        raise NotPermitted(f"Only a {' or '.join(roles)} of this project may {action}.")
+
+
+@transaction.atomic
+def project_create(*, name: str, creator: AbstractBaseUser | None, slug: str = "", description: str = "") -> Project:
+    """Create a project with the default reasoning-type taxonomy; the creator becomes its manager."""
+    name = name.strip()
+    if not name:
+        raise InvalidInput("A project needs a name.")
+    slug = slugify(slug or name)[:80]
+    if not slug:
+        raise InvalidInput(f"Cannot make a slug from {name!r}; give one explicitly.")
+    if Project.objects.filter(slug=slug).exists():
+        raise InvalidInput(f"A project with the slug {slug!r} exists already.")
+    project = Project.objects.create(name=name, slug=slug, description=description)
+    seed_taxonomy(project, ReasoningType)
+    if creator is not None:
+        Membership.objects.create(user=creator, project=project, role=Role.MANAGER)
+    return project
+
+
+@transaction.atomic
+def membership_add(
+    *, project: Project, actor: AbstractBaseUser | None, username: str, role: str, is_qualified: bool = False
+) -> Membership:
+    """Give `username` a role in `project`; `actor=None` is an operator command. Managers only."""
+    if actor is not None:
+        require_role(user=actor, project=project, roles=(Role.MANAGER,), action="add members")
+    if role not in Role.values:
+        raise InvalidInput(f"{role!r} is not a role; expected one of {', '.join(Role.values)}.")
+    user = get_user_model().objects.filter(username=username).first()
+    if user is None:
+        raise InvalidInput(f"There is no user called {username!r}.")
+    membership, _ = Membership.objects.get_or_create(user=user, project=project, role=role)
+    if is_qualified and not membership.is_qualified:
+        membership.is_qualified = True
+        membership.qualified_at = timezone.now()
+        membership.save(update_fields=["is_qualified", "qualified_at"])
+    return membership
+
+
+@transaction.atomic
+def reasoning_type_update(
+    *, reasoning_type: ReasoningType, actor: AbstractBaseUser, **changes: object
+) -> ReasoningType:
+    """Edit a reasoning type's name, description or target share. Managers only."""
+    require_role(user=actor, project=reasoning_type.project, roles=(Role.MANAGER,), action="edit the taxonomy")
+    for name in ("name", "description", "target_proportion"):
+        if name in changes:
+            setattr(reasoning_type, name, changes[name])
+    reasoning_type.save()
+    return reasoning_type

@@ -1,0 +1,48 @@
+"""URL map: pages, the REST API under /api/, the OpenAPI schema and docs, /healthz, admin."""
+
+from __future__ import annotations
+
+from django.contrib import admin
+from django.contrib.auth import views as auth_views
+from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from rest_framework.authtoken.views import obtain_auth_token
+
+from curation import api, views
+from curation.health import healthz
+
+api_patterns = [
+    path("auth/token/", obtain_auth_token, name="api-token"),
+    path("projects/", api.ProjectListApi.as_view(), name="api-projects"),
+    path("projects/<slug:slug>/", api.ProjectDetailApi.as_view(), name="api-project"),
+    path("projects/<slug:slug>/members/", api.MembershipListApi.as_view(), name="api-members"),
+    path("projects/<slug:slug>/reasoning-types/", api.ReasoningTypeListApi.as_view(), name="api-reasoning-types"),
+    path(
+        "projects/<slug:slug>/reasoning-types/<slug:code>/",
+        api.ReasoningTypeDetailApi.as_view(),
+        name="api-reasoning-type",
+    ),
+    path("batches/", api.BatchListApi.as_view(), name="api-batches"),
+    path("batches/<int:pk>/open/", api.BatchOpenApi.as_view(), name="api-batch-open"),
+    path("papers/", api.PaperListApi.as_view(), name="api-papers"),
+    path("papers/<int:pk>/", api.PaperDetailApi.as_view(), name="api-paper"),
+    path("instances/", api.InstanceListApi.as_view(), name="api-instances"),
+    path("instances/<int:pk>/", api.InstanceDetailApi.as_view(), name="api-instance"),
+    path("instances/<int:pk>/transition/", api.InstanceTransitionApi.as_view(), name="api-instance-transition"),
+    path("instances/<int:pk>/history/", api.InstanceHistoryApi.as_view(), name="api-instance-history"),
+    path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
+    path("docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+]
+
+urlpatterns = [
+    path("", views.home, name="home"),
+    path("login/", auth_views.LoginView.as_view(), name="login"),
+    path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("p/<slug:slug>/", views.project_overview, name="project"),
+    path("instances/<int:pk>/history/", views.instance_history, name="instance-history"),
+    path("healthz", healthz, name="healthz"),
+    path("api/", include(api_patterns)),
+    path("admin/", admin.site.urls),
+]
+
+handler403 = "curation.views.forbidden"
