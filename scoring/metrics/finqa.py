@@ -1,0 +1,361 @@
+"""FinQA execution accuracy and program accuracy, reproducing czyssrs/FinQA `code/evaluate/evaluate.py` exactly.
+
+The official script (MIT, Copyright (c) 2021 Zhiyu Chen) is followed step by step, quirks included: the last
+token is dropped whatever it is, a `#k` argument to a table operation reuses the previous table row, and a
+`greater` result is "yes"/"no". A numeric-answer accuracy with a stated tolerance is added for LLMs that
+answer with a number instead of a program.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import sympy
+
+ALL_OPERATIONS = (
+    "add",
+    "subtract",
+    "multiply",
+    "divide",
+    "exp",
+    "greater",
+    "table_max",
+    "table_min",
+    "table_sum",
+    "table_average",
+)
+ARITHMETIC_OPERATIONS = ("add", "subtract", "multiply", "divide", "exp", "greater")
+INVALID = "n/a"
+
+
+def str_to_num(text: str) -> float | str:
+    """Official `str_to_num`: commas removed, `%` divides by 100, `const_X` (`const_m1` = −1); else "n/a"."""
+    text = text.replace(",", "")
+    try:
+        return float(text)
+    except ValueError:
+        pass
+    if "%" in text:
+        try:
+            return float(text.replace("%", "")) / 100.0
+        except ValueError:
+            return INVALID
+    if "const" in text:
+        text = text.replace("const_", "")
+        if text == "m1":
+            text = "-1"
+        # A malformed constant raises here, which makes the whole program invalid, as upstream.
+        return float(text)
+    return INVALID
+
+
+def process_row(row: Sequence[str]) -> list[float] | str:
+    """Official `process_row`: `$` stripped, cut at the first `(`, every cell numeric or the row is "n/a"."""
+    numbers: list[float] = []
+    for cell in row:
+        value = str_to_num(cell.replace("$", "").strip().split("(")[0].strip())
+        if value == INVALID:
+            return INVALID
+        numbers.append(value)  # type: ignore[arg-type]
+    return numbers
+
+
+def program_tokenization(program: str) -> list[str]:
+    """Official `program_tokenization`: "divide(637, const_5)" → ["divide(", "637", "const_5", ")", "EOF"]."""
+    tokens: list[str] = []
+    for part in program.split(", "):
+        current = ""
+        for char in part:
+            if char == ")" and current != "":
+                tokens.append(current)
+                current = ""
+            current += char
+            if char in ("(", ")"):
+                tokens.append(current)
+                current = ""
+        if current != "":
+            tokens.append(current)
+    tokens.append("EOF")
+    return tokens
+
+
+def _has_valid_structure(tokens: Sequence[str]) -> bool:
+    for index, token in enumerate(tokens):
+        if index % 4 == 0 and token.strip("(") not in ALL_OPERATIONS:
+            return False
+        if (index + 1) % 4 == 0 and token != ")":
+            return False
+    return True
+
+
+def _split_step(step: str) -> tuple[str, str, str]:
+    step = step.strip()
+    operation = step.split("(")[0].strip("|").strip()
+    arguments = step.split("(")[1].strip("|").strip()
+    return operation, arguments.split("|")[0].strip(), arguments.split("|")[1].strip()
+
+
+def _run_steps(steps: list[str], table: Sequence[Sequence[str]]) -> tuple[int, Any]:
+    results: dict[int, Any] = {}
+    result: Any = INVALID
+    row_numbers: Any = None
+    for index, raw_step in enumerate(steps):
+        if len(raw_step.strip().split("(")) > 2:
+            return 1, result
+        operation, first, second = _split_step(raw_step)
+        if operation in ARITHMETIC_OPERATIONS:
+            values = []
+            for argument in (first, second):
+                value = results[int(argument.replace("#", ""))] if "#" in argument else str_to_num(argument)
+                if value == INVALID:
+                    return 1, result
+                values.append(value)
+            left, right = values
+            if operation == "add":
+                result = left + right
+            elif operation == "subtract":
+                result = left - right
+            elif operation == "multiply":
+                result = left * right
+            elif operation == "divide":
+                result = left / right
+            elif operation == "exp":
+                result = left**right
+            else:
+                result = "yes" if left > right else "no"
+        elif "table" in operation:
+            rows = {row[0]: row[1:] for row in table}
+            if "#" in first:
+                # Upstream assigns the step result to arg1 and then reads the row of the previous table step.
+                _ = results[int(first.replace("#", ""))]  # a missing step must raise, as upstream
+            else:
+                if first not in rows:
+                    return 1, result
+                row_numbers = process_row(rows[first])
+            if row_numbers is None:
+                raise NameError("num_row referenced before assignment")
+            if row_numbers == INVALID:
+                return 1, result
+            if operation == "table_max":
+                result = max(row_numbers)
+            elif operation == "table_min":
+                result = min(row_numbers)
+            elif operation == "table_sum":
+                result = sum(row_numbers)
+            else:
+                result = sum(row_numbers) / len(row_numbers)
+        results[index] = result
+    return 0, result
+
+
+def eval_program(program: Sequence[str], table: Sequence[Sequence[str]]) -> tuple[int, Any]:
+    """Official `eval_program`: (invalid_flag, result rounded to 5 decimals, or "yes"/"no"/"n/a")."""
+    tokens = list(program)[:-1]
+    if not _has_valid_structure(tokens):
+        return 1, INVALID
+    invalid = 0
+    result: Any = INVALID
+    try:
+        steps = "|".join(tokens).split(")")[:-1]
+        invalid, result = _run_steps(steps, table)
+        if result not in ("yes", "no", INVALID):
+            result = round(result, 5)
+    except Exception:
+        invalid = 1
+    return invalid, result
+
+
+def _symbol_map(steps: list[str]) -> tuple[dict[str, str], dict[int, str]]:
+    symbols: dict[str, str] = {}
+    step_by_index: dict[int, str] = {}
+    for index, raw_step in enumerate(steps):
+        step = raw_step.strip()
+        operation, first, second = _split_step(step)
+        step_by_index[index] = step
+        keys = [step] if "table" in operation else [arg for arg in (first, second) if "#" not in arg]
+        for key in keys:
+            if key not in symbols:
+                symbols[key] = "a" + str(len(symbols))
+    return symbols, step_by_index
+
+
+def _symbolic(step: str, step_by_index: Mapping[int, str], symbols: Mapping[str, str]) -> str:
+    operation, first, second = _split_step(step)
+    if "table" in operation:
+        return symbols[step.strip()]
+    parts = []
+    for argument in (first, second):
+        if "#" in argument:
+            parts.append(_symbolic(step_by_index[int(argument.replace("#", ""))], step_by_index, symbols))
+        else:
+            parts.append(symbols[argument])
+    operator = {"add": "+", "subtract": "-", "multiply": "*", "divide": "/", "exp": "**", "greater": ">"}[operation]
+    return f"( {parts[0]} {operator} {parts[1]} )"
+
+
+def _check_predicted(steps: list[str], symbols: Mapping[str, str]) -> dict[int, str] | None:
+    step_by_index: dict[int, str] = {}
+    for index, raw_step in enumerate(steps):
+        step = raw_step.strip()
+        if len(step.split("(")) > 2:
+            return None
+        operation, first, second = _split_step(step)
+        step_by_index[index] = step
+        if "table" in operation:
+            if step not in symbols:
+                return None
+            continue
+        for argument in (first, second):
+            if "#" not in argument:
+                if argument not in symbols:
+                    return None
+            elif int(argument.strip("#")) >= index:
+                return None
+    return step_by_index
+
+
+def equal_program(gold: Sequence[str], predicted: Sequence[str]) -> bool:
+    """Official `equal_program`: gold arguments become symbols a0, a1, …; equal when sympy forms are equal."""
+    gold_steps = "|".join(list(gold)[:-1]).split(")")[:-1]
+    symbols, gold_by_index = _symbol_map(gold_steps)
+    predicted_tokens = list(predicted)[:-1]
+    try:
+        if not _has_valid_structure(predicted_tokens):
+            return False
+        predicted_steps = "|".join(predicted_tokens).split(")")[:-1]
+        predicted_by_index = _check_predicted(predicted_steps, symbols)
+    except Exception:
+        return False
+    if predicted_by_index is None:
+        return False
+    gold_expression = sympy.simplify(_symbolic(gold_steps[-1], gold_by_index, symbols), evaluate=False)
+    try:
+        predicted_expression = sympy.simplify(
+            _symbolic(predicted_steps[-1], predicted_by_index, symbols), evaluate=False
+        )
+    except Exception:
+        return False
+    return bool(gold_expression == predicted_expression)
+
+
+def numeric_answer_correct(
+    predicted: Any, gold: Any, *, relative_tolerance: float = 1e-2, absolute_tolerance: float = 1e-4
+) -> bool:
+    """A numeric answer is right when |pred − gold| ≤ max(rel·|gold|, abs); yes/no answers must match exactly."""
+    if isinstance(gold, str):
+        return str(predicted).strip().lower() == gold.strip().lower()
+    try:
+        value = float(str(predicted).replace(",", "").replace("%", "").strip())
+    except ValueError:
+        return False
+    return math.isclose(value, float(gold), rel_tol=relative_tolerance, abs_tol=absolute_tolerance)
+
+
+def gold_fields(record: Mapping[str, Any]) -> tuple[str, Any, list[list[str]]]:
+    """(program, exe_ans, table) of a FinQA record, in the upstream schema (`qa`) or the flat simplified one."""
+    qa = record.get("qa", record)
+    answer = qa["exe_ans"] if "exe_ans" in qa else qa["answer"]
+    return qa["program"], answer, record["table"]
+
+
+@dataclass
+class FinqaQuestionScore:
+    """Figures for one FinQA question."""
+
+    uid: str
+    exe_correct: bool
+    prog_correct: bool
+    has_prediction: bool
+    executed: Any = None
+    numeric_correct: bool | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        """Plain-dict form for JSON output."""
+        return asdict(self)
+
+
+@dataclass
+class FinqaReport:
+    """Accuracies over gold questions (missing = wrong) and, as the official script, over predictions."""
+
+    count: int
+    prediction_count: int
+    execution_accuracy: float
+    program_accuracy: float
+    execution_accuracy_over_predictions: float
+    program_accuracy_over_predictions: float
+    numeric_accuracy: float | None
+    numeric_tolerance: dict[str, float]
+    questions: list[FinqaQuestionScore] = field(default_factory=list)
+    unknown_uids: list[str] = field(default_factory=list)
+
+    def summary(self) -> dict[str, Any]:
+        """Aggregate figures without per-question detail."""
+        data = asdict(self)
+        data.pop("questions")
+        return data
+
+
+def score_question(record: Mapping[str, Any], predicted_program: Sequence[str] | None) -> FinqaQuestionScore:
+    """Execution and program correctness of one predicted token program."""
+    program, answer, table = gold_fields(record)
+    uid = str(record["id"])
+    if predicted_program is None:
+        return FinqaQuestionScore(uid=uid, exe_correct=False, prog_correct=False, has_prediction=False)
+    invalid, executed = eval_program(predicted_program, table)
+    return FinqaQuestionScore(
+        uid=uid,
+        exe_correct=invalid == 0 and executed == answer,
+        prog_correct=equal_program(program_tokenization(program), predicted_program),
+        has_prediction=True,
+        executed=executed,
+    )
+
+
+def score_dataset(
+    gold_records: Iterable[Mapping[str, Any]],
+    predicted_programs: Mapping[str, Sequence[str]],
+    *,
+    numeric_answers: Mapping[str, Any] | None = None,
+    relative_tolerance: float = 1e-2,
+    absolute_tolerance: float = 1e-4,
+) -> FinqaReport:
+    """Score `{id: tokens}` programs (and optionally `{id: number}` answers) against FinQA gold records."""
+    numeric_answers = numeric_answers or {}
+    scores: list[FinqaQuestionScore] = []
+    seen: set[str] = set()
+    for record in gold_records:
+        uid = str(record["id"])
+        seen.add(uid)
+        score = score_question(record, predicted_programs.get(uid))
+        if numeric_answers:
+            _, answer, _ = gold_fields(record)
+            score.numeric_correct = uid in numeric_answers and numeric_answer_correct(
+                numeric_answers[uid],
+                answer,
+                relative_tolerance=relative_tolerance,
+                absolute_tolerance=absolute_tolerance,
+            )
+        scores.append(score)
+    count = len(scores)
+    predicted = [score for score in scores if score.has_prediction]
+    return FinqaReport(
+        count=count,
+        prediction_count=len(predicted),
+        execution_accuracy=_share(score.exe_correct for score in scores),
+        program_accuracy=_share(score.prog_correct for score in scores),
+        execution_accuracy_over_predictions=_share(score.exe_correct for score in predicted),
+        program_accuracy_over_predictions=_share(score.prog_correct for score in predicted),
+        numeric_accuracy=_share(bool(score.numeric_correct) for score in scores) if numeric_answers else None,
+        numeric_tolerance={"relative": relative_tolerance, "absolute": absolute_tolerance},
+        questions=scores,
+        unknown_uids=sorted(set(predicted_programs) - seen | set(numeric_answers) - seen),
+    )
+
+
+def _share(flags: Iterable[bool]) -> float:
+    values = list(flags)
+    return sum(values) / len(values) if values else 0.0

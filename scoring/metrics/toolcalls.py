@@ -1,0 +1,157 @@
+"""Tool-call precision and recall against essential actions, post-processed as in the meta-level reasoning paper §5.
+
+Post-processing, in order: `think` and `final_answer` calls are dropped; `less_than(a, b)` becomes
+`greater_than(b, a)`; a `search_…` call whose result contains the expected name matches the essential search;
+list arguments compare as multisets; each essential action is matched at most once, so a repeated identical call
+counts once as true and the rest as false. Precision = true calls / scored calls; recall = matched essential
+actions / essential actions. The error rate is the share of outputs with at least one failing tool call.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+EXCLUDED_TOOLS = frozenset({"think", "final_answer"})
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One tool call: name, arguments (mapping or positional list), the result it returned, and whether it failed."""
+
+    name: str
+    arguments: Any = field(default_factory=dict)
+    result: Any = None
+    is_error: bool = False
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ToolCall:
+        """Build from `{"name", "arguments", "result"?, "is_error"?}`."""
+        return cls(
+            name=str(data["name"]),
+            arguments=data.get("arguments", {}),
+            result=data.get("result"),
+            is_error=bool(data.get("is_error", False)),
+        )
+
+
+def _canonical_value(value: Any) -> Any:
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, int | float):
+        return float(value)
+    if isinstance(value, str):
+        try:
+            return float(value.replace(",", ""))
+        except ValueError:
+            return value.strip()
+    if isinstance(value, list | tuple):
+        # Values of a list-taking tool (add, mean, …) are right as a multiset, whatever their order.
+        return ("multiset", tuple(sorted(Counter(_canonical_value(item) for item in value).items(), key=repr)))
+    if isinstance(value, Mapping):
+        return tuple(sorted((str(key), _canonical_value(item)) for key, item in value.items()))
+    return repr(value)
+
+
+def canonical_arguments(arguments: Any) -> Any:
+    """Arguments in a comparable form: numbers as floats, lists as multisets, mappings sorted by key."""
+    if isinstance(arguments, Mapping):
+        return tuple(sorted((str(key), _canonical_value(value)) for key, value in arguments.items()))
+    if isinstance(arguments, list | tuple):
+        return ("positional", tuple(_canonical_value(value) for value in arguments))
+    return _canonical_value(arguments)
+
+
+def normalise_call(call: ToolCall) -> ToolCall:
+    """`less_than(a, b)` → `greater_than(b, a)` (values swapped, argument names kept in order); others unchanged."""
+    if call.name != "less_than":
+        return call
+    arguments = call.arguments
+    if isinstance(arguments, Mapping) and len(arguments) == 2:
+        keys = list(arguments)
+        swapped: Any = {keys[0]: arguments[keys[1]], keys[1]: arguments[keys[0]]}
+    elif isinstance(arguments, list | tuple) and len(arguments) == 2:
+        swapped = [arguments[1], arguments[0]]
+    else:
+        swapped = arguments
+    return ToolCall(name="greater_than", arguments=swapped, result=call.result, is_error=call.is_error)
+
+
+def _matches(call: ToolCall, essential: ToolCall) -> bool:
+    if call.name != essential.name:
+        return False
+    if call.name.startswith("search_") and essential.result is not None:
+        # The paper credits any search whose result contained the right name, whatever the query was.
+        return call.result is not None and str(essential.result) in str(call.result)
+    return canonical_arguments(call.arguments) == canonical_arguments(essential.arguments)
+
+
+@dataclass
+class ToolCallScore:
+    """Precision, recall and counts for one model output."""
+
+    precision: float
+    recall: float
+    true_positives: int
+    scored_calls: int
+    essential_count: int
+    has_error: bool
+
+
+def score_tool_calls(calls: Sequence[ToolCall], essential_actions: Sequence[ToolCall]) -> ToolCallScore:
+    """Compare one output's tool calls with its essential actions after the paper's post-processing."""
+    essentials = [normalise_call(action) for action in essential_actions if action.name not in EXCLUDED_TOOLS]
+    scored = [normalise_call(call) for call in calls if call.name not in EXCLUDED_TOOLS]
+    matched = [False] * len(essentials)
+    true_positives = 0
+    for call in scored:
+        for index, essential in enumerate(essentials):
+            if not matched[index] and _matches(call, essential):
+                matched[index] = True
+                true_positives += 1
+                break
+    return ToolCallScore(
+        precision=true_positives / len(scored) if scored else 0.0,
+        recall=sum(matched) / len(essentials) if essentials else 1.0,
+        true_positives=true_positives,
+        scored_calls=len(scored),
+        essential_count=len(essentials),
+        has_error=any(call.is_error for call in calls),
+    )
+
+
+@dataclass
+class ToolCallReport:
+    """Mean (± population standard deviation) precision and recall over outputs, and the error rate."""
+
+    count: int
+    precision: float
+    precision_std: float
+    recall: float
+    recall_std: float
+    error_rate: float
+
+
+def _mean_std(values: list[float]) -> tuple[float, float]:
+    if not values:
+        return 0.0, 0.0
+    mean = sum(values) / len(values)
+    return mean, math.sqrt(sum((value - mean) ** 2 for value in values) / len(values))
+
+
+def score_outputs(outputs: Iterable[tuple[Sequence[ToolCall], Sequence[ToolCall]]]) -> ToolCallReport:
+    """Aggregate `(calls, essential_actions)` pairs into mean precision, recall and the error rate."""
+    scores = [score_tool_calls(calls, essentials) for calls, essentials in outputs]
+    precision, precision_std = _mean_std([score.precision for score in scores])
+    recall, recall_std = _mean_std([score.recall for score in scores])
+    return ToolCallReport(
+        count=len(scores),
+        precision=precision,
+        precision_std=precision_std,
+        recall=recall,
+        recall_std=recall_std,
+        error_rate=sum(score.has_error for score in scores) / len(scores) if scores else 0.0,
+    )
