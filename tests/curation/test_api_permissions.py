@@ -1,0 +1,129 @@
+"""Every core API endpoint × every role: who gets 2xx, who 403, and who learns nothing (404 / 401)."""
+
+from __future__ import annotations
+
+import pytest
+
+from curation.models import Batch, ReasoningType
+from curation.services.lifecycle import instance_transition
+from curation.states import Status
+
+ROLES = ["annotator", "verifier", "manager", "outsider", "anonymous"]
+
+
+@pytest.fixture
+def world(personas, project, paper, make_instance):
+    """A project with one paper, one planned batch and one instance the annotator is refining."""
+    instance = make_instance()
+    instance = instance_transition(instance_id=instance.pk, target=Status.IN_REFINEMENT, actor=personas["annotator"])
+    batch = Batch.objects.create(project=project, name="Batch 1")
+    return {"project": project, "paper": paper, "instance": instance, "batch": batch, "people": personas}
+
+
+def request_for(world, name: str):
+    """(method, url, body) for each endpoint name; bodies are valid so only permissions decide."""
+    slug = world["project"].slug
+    instance = world["instance"]
+    code = ReasoningType.objects.filter(project=world["project"]).first().code
+    return {
+        "projects:list": ("get", "/api/projects/", None),
+        "projects:create": ("post", "/api/projects/", {"name": "Another"}),
+        "project:detail": ("get", f"/api/projects/{slug}/", None),
+        "members:list": ("get", f"/api/projects/{slug}/members/", None),
+        "members:add": ("post", f"/api/projects/{slug}/members/", {"username": "outsider", "role": "annotator"}),
+        "types:list": ("get", f"/api/projects/{slug}/reasoning-types/", None),
+        "types:update": ("patch", f"/api/projects/{slug}/reasoning-types/{code}/", {"target_proportion": 5}),
+        "batches:list": ("get", "/api/batches/", None),
+        "batches:create": ("post", "/api/batches/", {"project": slug, "name": "B2"}),
+        "batches:open": ("post", f"/api/batches/{world['batch'].pk}/open/", None),
+        "papers:list": ("get", "/api/papers/", None),
+        "papers:detail": ("get", f"/api/papers/{world['paper'].pk}/", None),
+        "instances:list": ("get", "/api/instances/", None),
+        "instances:detail": ("get", f"/api/instances/{instance.pk}/", None),
+        "instances:edit": (
+            "patch",
+            f"/api/instances/{instance.pk}/",
+            {"expected_version": instance.version, "question": "Edited?"},
+        ),
+        "instances:transition": (
+            "post",
+            f"/api/instances/{instance.pk}/transition/",
+            {"target": "submitted", "expected_version": instance.version},
+        ),
+        "instances:history": ("get", f"/api/instances/{instance.pk}/history/", None),
+        "schema": ("get", "/api/schema/", None),
+    }[name]
+
+
+# Expected status per endpoint, in ROLES order. The annotator holds the instance (author, in refinement).
+MATRIX = {
+    "projects:list": (200, 200, 200, 200, 401),
+    "projects:create": (403, 403, 403, 403, 401),
+    "project:detail": (200, 200, 200, 404, 401),
+    "members:list": (403, 403, 200, 404, 401),
+    "members:add": (403, 403, 201, 404, 401),
+    "types:list": (200, 200, 200, 404, 401),
+    "types:update": (403, 403, 200, 404, 401),
+    "batches:list": (200, 200, 200, 200, 401),
+    "batches:create": (403, 403, 201, 404, 401),
+    "batches:open": (403, 403, 200, 404, 401),
+    "papers:list": (200, 200, 200, 200, 401),
+    "papers:detail": (404, 200, 200, 404, 401),
+    "instances:list": (200, 200, 200, 200, 401),
+    "instances:detail": (200, 200, 200, 404, 401),
+    "instances:edit": (200, 403, 200, 404, 401),
+    "instances:transition": (200, 403, 403, 404, 401),
+    "instances:history": (200, 200, 200, 404, 401),
+    "schema": (200, 200, 200, 200, 200),  # the API description is public, the data is not
+}
+
+
+@pytest.mark.parametrize("endpoint", sorted(MATRIX))
+@pytest.mark.parametrize("role", ROLES)
+def test_permission_matrix(world, api_client_for, endpoint, role):
+    user = None if role == "anonymous" else world["people"][role]
+    method, url, body = request_for(world, endpoint)
+    response = getattr(api_client_for(user), method)(url, body, format="json")
+    expected = MATRIX[endpoint][ROLES.index(role)]
+    assert response.status_code == expected, response.content[:300]
+
+
+def test_lists_are_scoped_to_the_viewer(world, api_client_for):
+    outsider = api_client_for(world["people"]["outsider"])
+    assert outsider.get("/api/projects/").json() == []
+    assert outsider.get("/api/batches/").json() == []
+    assert outsider.get("/api/papers/").json()["results"] == []
+    assert outsider.get("/api/instances/").json()["results"] == []
+    annotator2 = api_client_for(world["people"]["annotator2"])
+    assert annotator2.get("/api/instances/").json()["results"] == []  # not theirs
+    assert annotator2.get("/api/papers/").json()["results"] == []
+    manager = api_client_for(world["people"]["manager"])
+    assert [i["id"] for i in manager.get("/api/instances/").json()["results"]] == [world["instance"].pk]
+
+
+def test_stale_edit_gets_409_with_current_version(world, api_client_for):
+    client = api_client_for(world["people"]["annotator"])
+    url = f"/api/instances/{world['instance'].pk}/"
+    first = client.patch(url, {"expected_version": world["instance"].version, "question": "One"}, format="json")
+    assert first.status_code == 200
+    stale = client.patch(url, {"expected_version": world["instance"].version, "question": "Two"}, format="json")
+    assert stale.status_code == 409
+    assert stale.json()["version"] == first.json()["version"]
+
+
+def test_edit_records_a_revision(world, api_client_for):
+    client = api_client_for(world["people"]["annotator"])
+    pk = world["instance"].pk
+    client.patch(f"/api/instances/{pk}/", {"expected_version": 2, "answer": ["B", " C "]}, format="json")
+    history = client.get(f"/api/instances/{pk}/history/").json()
+    assert history["revisions"][-1]["fields"]["answer"] == ["B", "C"]
+    assert [e["to_status"] for e in history["events"]] == ["drafted", "in_refinement"]
+
+
+def test_token_auth_works_for_scripts(world, client):
+    from tests.conftest import PASSWORD
+
+    token = client.post("/api/auth/token/", {"username": "manager", "password": PASSWORD}).json()["token"]
+    response = client.get("/api/projects/", HTTP_AUTHORIZATION=f"Token {token}")
+    assert response.status_code == 200
+    assert response.json()[0]["roles"] == ["manager"]

@@ -1,0 +1,248 @@
+"""The lifecycle: every legal transition by the right person, and the refusals (table, role, relation, staleness)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from curation.errors import Conflict, InvalidInput, NotPermitted
+from curation.models import Instance, TransitionEvent
+from curation.services.lifecycle import instance_transition
+from curation.states import TRANSITION_TABLE, Status
+
+S = Status
+
+
+def move(instance: Instance, target: str, actor, reason: str = "") -> Instance:
+    return instance_transition(
+        instance_id=instance.pk, target=target, actor=actor, expected_version=instance.version, reason=reason
+    )
+
+
+# The path to each status, as (target, persona) steps from drafted.
+PATHS: dict[str, list[tuple[str, str]]] = {
+    S.DRAFTED: [],
+    S.IN_REFINEMENT: [(S.IN_REFINEMENT, "annotator")],
+    S.SUBMITTED: [(S.IN_REFINEMENT, "annotator"), (S.SUBMITTED, "annotator")],
+    S.ROUND1_REVIEW: [(S.IN_REFINEMENT, "annotator"), (S.SUBMITTED, "annotator"), (S.ROUND1_REVIEW, "verifier")],
+    S.CHANGES_REQUESTED: [
+        (S.IN_REFINEMENT, "annotator"),
+        (S.SUBMITTED, "annotator"),
+        (S.ROUND1_REVIEW, "verifier"),
+        (S.CHANGES_REQUESTED, "verifier"),
+    ],
+    S.ROUND2_REVIEW: [
+        (S.IN_REFINEMENT, "annotator"),
+        (S.SUBMITTED, "annotator"),
+        (S.ROUND1_REVIEW, "verifier"),
+        (S.ROUND2_REVIEW, "verifier"),
+    ],
+    S.IN_DISCUSSION: [
+        (S.IN_REFINEMENT, "annotator"),
+        (S.SUBMITTED, "annotator"),
+        (S.ROUND1_REVIEW, "verifier"),
+        (S.ROUND2_REVIEW, "verifier"),
+        (S.IN_DISCUSSION, "annotator2"),
+    ],
+    S.VALIDATED: [
+        (S.IN_REFINEMENT, "annotator"),
+        (S.SUBMITTED, "annotator"),
+        (S.ROUND1_REVIEW, "verifier"),
+        (S.ROUND2_REVIEW, "verifier"),
+        (S.VALIDATED, "annotator2"),
+    ],
+    S.DISCARDED: [(S.DISCARDED, "manager")],
+}
+PATHS[S.RELEASED] = [*PATHS[S.VALIDATED], (S.RELEASED, "manager")]
+
+# Who may perform each legal transition in the scenario above (the first is the one the tests use).
+ALLOWED_ACTOR = {
+    (S.DRAFTED, S.IN_REFINEMENT): ("annotator", "annotator2"),
+    (S.IN_REFINEMENT, S.DRAFTED): "annotator",
+    (S.IN_REFINEMENT, S.SUBMITTED): "annotator",
+    (S.SUBMITTED, S.ROUND1_REVIEW): ("verifier", "verifier2"),
+    (S.ROUND1_REVIEW, S.SUBMITTED): "verifier",
+    (S.ROUND1_REVIEW, S.CHANGES_REQUESTED): "verifier",
+    (S.ROUND1_REVIEW, S.ROUND2_REVIEW): "verifier",
+    (S.CHANGES_REQUESTED, S.IN_REFINEMENT): "annotator",
+    (S.ROUND2_REVIEW, S.VALIDATED): "annotator2",
+    (S.ROUND2_REVIEW, S.IN_DISCUSSION): "annotator2",
+    (S.IN_DISCUSSION, S.VALIDATED): "verifier",
+    (S.IN_DISCUSSION, S.CHANGES_REQUESTED): "verifier",
+    (S.VALIDATED, S.RELEASED): "manager",
+    (S.DISCARDED, S.DRAFTED): "manager",
+}
+
+
+def reach(make_instance, personas, status: str) -> Instance:
+    instance = make_instance()
+    for target, persona in PATHS[status]:
+        instance = move(instance, target, personas[persona])
+    assert instance.status == status
+    return instance
+
+
+def allowed_actors(source: str, target: str) -> tuple[str, ...]:
+    allowed = "manager" if target == S.DISCARDED else ALLOWED_ACTOR[(source, target)]
+    return (allowed,) if isinstance(allowed, str) else allowed
+
+
+@pytest.mark.parametrize(("source", "target"), sorted(TRANSITION_TABLE))
+def test_every_legal_transition_succeeds_and_is_audited(make_instance, personas, source, target):
+    instance = reach(make_instance, personas, source)
+    actor = personas[allowed_actors(source, target)[0]]
+    before = instance.version
+
+    moved = move(instance, target, actor, reason="because")
+
+    assert moved.status == target
+    assert moved.version == before + 1
+    event = TransitionEvent.objects.filter(instance=instance).latest("id")
+    assert (event.actor, event.from_status, event.to_status, event.reason) == (actor, source, target, "because")
+
+
+@pytest.mark.parametrize(("source", "target"), sorted(TRANSITION_TABLE))
+def test_every_legal_transition_is_refused_to_everyone_else(make_instance, personas, source, target):
+    instance = reach(make_instance, personas, source)
+    allowed = allowed_actors(source, target)
+    for name, person in personas.items():
+        if name in allowed:
+            continue
+        with pytest.raises(NotPermitted):
+            move(instance, target, person)
+    assert Instance.objects.get(pk=instance.pk).status == source
+
+
+ILLEGAL = [(a, b) for a in Status.values for b in Status.values if (a, b) not in TRANSITION_TABLE]
+
+
+@pytest.mark.parametrize(("source", "target"), ILLEGAL)
+def test_transitions_outside_the_table_are_refused(make_instance, personas, source, target):
+    instance = reach(make_instance, personas, source)
+    with pytest.raises(InvalidInput, match=f"from {source} to {target}"):
+        move(instance, target, personas["manager"])
+    assert TransitionEvent.objects.filter(instance=instance).count() == len(PATHS[source]) + 1
+
+
+def test_verifier_cannot_review_own_instance(make_instance, personas, project):
+    from curation.services.projects import membership_add
+
+    membership_add(project=project, actor=None, username="verifier", role="annotator", is_qualified=True)
+    instance = make_instance()
+    instance = move(instance, S.IN_REFINEMENT, personas["verifier"])
+    instance = move(instance, S.SUBMITTED, personas["verifier"])
+    with pytest.raises(NotPermitted, match="own work"):
+        move(instance, S.ROUND1_REVIEW, personas["verifier"])
+
+
+def test_round_one_verifier_cannot_do_round_two(make_instance, personas, project):
+    from curation.services.projects import membership_add
+
+    membership_add(project=project, actor=None, username="verifier", role="annotator", is_qualified=True)
+    instance = reach(make_instance, personas, S.ROUND2_REVIEW)
+    with pytest.raises(NotPermitted, match="other than the author and the round-one verifier"):
+        move(instance, S.VALIDATED, personas["verifier"])
+
+
+def test_author_cannot_do_round_two_on_own_work(make_instance, personas):
+    instance = reach(make_instance, personas, S.ROUND2_REVIEW)
+    with pytest.raises(NotPermitted):
+        move(instance, S.VALIDATED, personas["annotator"])
+
+
+def test_unqualified_annotator_cannot_claim(make_instance, personas):
+    with pytest.raises(NotPermitted, match="qualification"):
+        move(make_instance(), S.IN_REFINEMENT, personas["novice"])
+
+
+def test_resubmitted_instance_returns_to_the_same_verifier(make_instance, personas):
+    instance = reach(make_instance, personas, S.CHANGES_REQUESTED)
+    instance = move(instance, S.IN_REFINEMENT, personas["annotator"])
+    instance = move(instance, S.SUBMITTED, personas["annotator"])
+    with pytest.raises(NotPermitted, match="returns to the verifier"):
+        move(instance, S.ROUND1_REVIEW, personas["verifier2"])
+    assert move(instance, S.ROUND1_REVIEW, personas["verifier"]).round1_verifier == personas["verifier"]
+
+
+def test_stale_version_is_a_conflict_and_writes_nothing(make_instance, personas):
+    instance = make_instance()
+    move(instance, S.IN_REFINEMENT, personas["annotator"])
+    with pytest.raises(Conflict):
+        move(instance, S.DISCARDED, personas["manager"])  # still carries version 1
+    current = Instance.objects.get(pk=instance.pk)
+    assert (current.status, current.version) == (S.IN_REFINEMENT, 2)
+
+
+def test_claim_assigns_author_and_skip_releases_it(make_instance, personas):
+    instance = move(make_instance(), S.IN_REFINEMENT, personas["annotator"])
+    assert instance.author == personas["annotator"]
+    instance = move(instance, S.DRAFTED, personas["annotator"], reason="not my field")
+    assert instance.author is None
+
+
+def test_background_jobs_only_perform_system_transitions(make_instance, personas):
+    instance = move(make_instance(), S.IN_REFINEMENT, personas["annotator"])
+    assert instance_transition(instance_id=instance.pk, target=S.DRAFTED, actor=None).status == S.DRAFTED
+    with pytest.raises(NotPermitted):
+        instance_transition(instance_id=instance.pk, target=S.DISCARDED, actor=None)
+
+
+def _leftmost_name(node: ast.AST) -> str:
+    while isinstance(node, (ast.Attribute, ast.Call, ast.Subscript)):
+        node = node.func if isinstance(node, ast.Call) else node.value
+    return node.id if isinstance(node, ast.Name) else ""
+
+
+def _status_writes(path: Path) -> list[str]:
+    """Places that write an Instance status: `<instance>.status = …`, `x.status = Status.…`, or
+    update/create(status=…) on an Instance queryset or manager."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                if isinstance(target, ast.Attribute) and target.attr == "status":
+                    owner = ast.unparse(target.value).lower()
+                    if "instance" in owner or _leftmost_name(node.value) == "Status":
+                        found.append(f"{path}:{node.lineno}")
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            if node.func.attr in {"update", "create", "get_or_create", "update_or_create", "bulk_update", "save"}:
+                writes_status = any(k.arg in ("status", "defaults") for k in node.keywords) or any(
+                    isinstance(a, ast.List) and "status" in ast.unparse(a) for a in node.args
+                )
+                receiver = ast.unparse(node.func.value).lower()
+                is_instance = "instance" in receiver or any(
+                    k.arg == "status" and _leftmost_name(k.value) == "Status" for k in node.keywords
+                )
+                update_fields = any(
+                    k.arg == "update_fields" and "status" in ast.unparse(k.value) for k in node.keywords
+                )
+                if (writes_status and is_instance) or (update_fields and "instance" in receiver):
+                    found.append(f"{path}:{node.lineno}")
+    return found
+
+
+def test_nothing_but_the_lifecycle_function_writes_instance_status():
+    root = Path(__file__).resolve().parents[2]
+    offenders = []
+    for app in ("curation", "annotate", "scoring"):
+        for path in (root / app).rglob("*.py"):
+            if "migrations" in path.parts or path.name == "lifecycle.py":
+                continue
+            offenders += _status_writes(path)
+    assert offenders == []
+
+
+def test_status_write_detector_finds_a_direct_write(tmp_path):
+    sample = tmp_path / "bad.py"
+    sample.write_text(
+        "Instance.objects.filter(pk=1).update(status='validated')\n"
+        "instance.status = 'x'\n"
+        "obj.status = Status.VALIDATED\n"
+        "instance.save(update_fields=['status'])\n"
+        "Instance.objects.filter(status=Status.DRAFTED).update(question='q')\n"  # a read, not a write
+        "response.status = 200\n"  # not an instance
+    )
+    assert len(_status_writes(sample)) == 4
