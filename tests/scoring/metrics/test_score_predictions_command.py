@@ -1,0 +1,147 @@
+"""The score_predictions command: the issue's CLI, JSON and details output, clear errors, unknown uids not fatal."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
+
+from scoring.metrics import finqa
+from tests.scoring.metrics.shared_data import shared_data_dir
+
+
+def run(*args):
+    out, err = io.StringIO(), io.StringIO()
+    call_command("score_predictions", *args, stdout=out, stderr=err)
+    return out.getvalue(), err.getvalue()
+
+
+def write(path, data):
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return str(path)
+
+
+TATQA_GOLD = [
+    {
+        "questions": [
+            {"uid": "u1", "answer": ["yes"], "answer_type": "span", "scale": "", "answer_from": "text"},
+            {"uid": "u2", "answer": 2.5, "answer_type": "arithmetic", "scale": "million", "answer_from": "table"},
+        ]
+    }
+]
+
+
+def test_tatqa_json_and_details_on_the_official_sample(tmp_path):
+    data = shared_data_dir() / "tatqa"
+    details = tmp_path / "details.jsonl"
+    out, _ = run(
+        "--format", "tatqa",
+        "--gold", str(data / "tatqa_dataset_dev.json"),
+        "--pred", str(data / "sample_prediction.json"),
+        "--json", "--details", str(details),
+    )  # fmt: skip
+    summary = json.loads(out)
+    assert f"{summary['em'] * 100:.2f}" == "45.92"
+    assert f"{summary['f1'] * 100:.2f}" == "58.88"
+    assert f"{summary['scale_accuracy'] * 100:.2f}" == "90.95"
+    assert summary["mode"] == "official"
+    assert summary["scale_mode"] == "predicted"
+    rows = [json.loads(line) for line in details.read_text(encoding="utf-8").splitlines()]
+    assert len(rows) == 1668
+    assert {"uid", "em", "f1"} <= set(rows[0])
+
+
+def test_unknown_uids_are_reported_not_fatal(tmp_path):
+    gold = write(tmp_path / "gold.json", TATQA_GOLD)
+    pred = write(tmp_path / "pred.json", {"u1": [["yes"], ""], "ghost": [["x"], ""]})
+    out, err = run("--format", "tatdqa", "--gold", gold, "--pred", pred, "--json")
+    assert json.loads(out)["em"] == 0.5
+    assert "ghost" in err
+    assert json.loads(out)["unknown_uids"] == ["ghost"]
+
+
+def test_scale_ignore_is_stated_in_the_output(tmp_path):
+    gold = write(tmp_path / "gold.json", TATQA_GOLD)
+    pred = write(tmp_path / "pred.json", {"u1": [["yes"], ""], "u2": [2.5, ""]})
+    summary = json.loads(run("--format", "tatqa", "--gold", gold, "--pred", pred, "--scale", "ignore", "--json")[0])
+    assert summary["scale_mode"] == "ignore"
+    assert summary["em"] == 1.0
+
+
+@pytest.mark.parametrize(
+    ("predictions", "message"),
+    [
+        ({"u1": "yes"}, "uid u1: expected [answer, scale]"),
+        ({"u1": [["yes"], 3]}, "uid u1: scale must be a string"),
+        ([1, 2], "expected an object"),
+    ],
+)
+def test_malformed_tatqa_predictions_name_file_uid_and_fault(tmp_path, predictions, message):
+    gold = write(tmp_path / "gold.json", TATQA_GOLD)
+    pred = write(tmp_path / "pred.json", predictions)
+    with pytest.raises(CommandError) as error:
+        run("--format", "tatqa", "--gold", gold, "--pred", pred)
+    assert message in str(error.value)
+    assert "pred.json" in str(error.value)
+
+
+def test_invalid_json_names_the_line(tmp_path):
+    gold = write(tmp_path / "gold.json", TATQA_GOLD)
+    pred = tmp_path / "pred.json"
+    pred.write_text('{\n"u1": [["yes"], ""],,\n}', encoding="utf-8")
+    with pytest.raises(CommandError, match=r"pred\.json: not valid JSON at line 2"):
+        run("--format", "tatqa", "--gold", gold, "--pred", str(pred))
+
+
+def test_gold_question_without_answer_type_is_named(tmp_path):
+    gold = write(tmp_path / "gold.json", [{"questions": [{"uid": "u9", "answer": ["x"]}]}])
+    pred = write(tmp_path / "pred.json", {})
+    with pytest.raises(CommandError, match="uid u9: missing answer_type"):
+        run("--format", "tatqa", "--gold", gold, "--pred", pred)
+
+
+def test_finqa_gold_programs_score_full_execution_accuracy_with_details(tmp_path):
+    gold_path = shared_data_dir() / "finqa" / "finqa_dev_200.json"
+    records = json.loads(gold_path.read_text(encoding="utf-8"))[:20]
+    gold = write(tmp_path / "gold.json", records)
+    predictions = [{"id": r["id"], "predicted": finqa.program_tokenization(r["qa"]["program"])} for r in records]
+    pred = write(tmp_path / "pred.json", predictions)
+    details = tmp_path / "details.jsonl"
+    summary = json.loads(
+        run("--format", "finqa", "--gold", gold, "--pred", pred, "--json", "--details", str(details))[0]
+    )
+    assert summary["execution_accuracy"] == 1.0
+    assert summary["em"] == 1.0
+    row = json.loads(details.read_text(encoding="utf-8").splitlines()[0])
+    assert row["exe_correct"] is True
+    assert row["prog_correct"] is True
+
+
+def test_finqa_prediction_without_tokens_is_named(tmp_path):
+    gold = write(tmp_path / "gold.json", [{"id": "f1", "table": [], "qa": {"program": "add(1, 2)", "exe_ans": 3.0}}])
+    pred = write(tmp_path / "pred.json", [{"id": "f1", "predicted": "add(1, 2)"}])
+    with pytest.raises(CommandError, match="id f1: 'predicted' must be a list"):
+        run("--format", "finqa", "--gold", gold, "--pred", pred)
+
+
+def test_scitat_details_carry_short_form(tmp_path):
+    gold = write(
+        tmp_path / "gold.json",
+        [{"id": "s", "answer": ["BERT"]}, {"id": "f", "answer": ["the model improves accuracy on all tasks"]}],
+    )
+    pred = write(tmp_path / "pred.json", {"s": "Reason: r\nAnswer: BERT", "f": ["the model improves accuracy"]})
+    details = tmp_path / "details.jsonl"
+    summary = json.loads(
+        run(
+            "--format", "scitat", "--gold", gold, "--pred", pred, "--no-bertscore", "--json", "--details", str(details)
+        )[0]
+    )
+    assert summary["em"] == 1.0
+    assert summary["bertscore"] is None
+    rows = {row["uid"]: row for row in map(json.loads, details.read_text(encoding="utf-8").splitlines())}
+    assert rows["s"]["short_form"] is True
+    assert rows["f"]["short_form"] is False
+    assert rows["f"]["em"] is None
