@@ -1,0 +1,81 @@
+"""Response cache for deterministic chat requests, over any backend with get/set (a dict, Django's cache)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from collections.abc import Mapping
+from typing import Any, Protocol
+
+
+class CacheBackend(Protocol):
+    """The subset of Django's cache API the response cache uses."""
+
+    def get(self, key: str, default: Any = None) -> Any: ...
+
+    def set(self, key: str, value: Any, timeout: Any = ...) -> Any: ...
+
+
+class DictCacheBackend:
+    """In-memory backend (thread-safe), for tests and single-process use."""
+
+    def __init__(self) -> None:
+        self.data: dict[str, Any] = {}
+        self._lock = threading.Lock()
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """Return the stored value or `default`."""
+        with self._lock:
+            return self.data.get(key, default)
+
+    def set(self, key: str, value: Any, timeout: Any = None) -> None:
+        """Store a value (no expiry)."""
+        with self._lock:
+            self.data[key] = value
+
+
+def is_deterministic(params: Mapping[str, Any]) -> bool:
+    """A request may be cached only when sampling is greedy (temperature 0) or seeded explicitly."""
+    temperature = params.get("temperature")
+    return params.get("seed") is not None or (temperature is not None and float(temperature) == 0.0)
+
+
+def cache_key(
+    *,
+    identity: str,
+    model: str,
+    messages: list[dict[str, Any]],
+    tools: list[dict[str, Any]] | None,
+    params: Mapping[str, Any],
+) -> str:
+    """Hash of everything that shapes the answer; `params` holds generation parameters and options."""
+    material = json.dumps(
+        {"identity": identity, "model": model, "messages": messages, "tools": tools, "params": dict(params)},
+        sort_keys=True,
+        ensure_ascii=False,
+        separators=(",", ":"),
+        default=str,
+    )
+    return "tatcurate:chat:" + hashlib.sha256(material.encode()).hexdigest()
+
+
+class ResponseCache:
+    """Stores raw response bodies of deterministic requests under `cache_key`."""
+
+    def __init__(self, backend: CacheBackend | dict[str, Any], *, timeout_s: float | None = None) -> None:
+        if isinstance(backend, dict):
+            wrapped = DictCacheBackend()
+            wrapped.data = backend
+            backend = wrapped
+        self.backend = backend
+        self.timeout_s = timeout_s
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        """Return the cached body, or None."""
+        value = self.backend.get(key)
+        return value if isinstance(value, dict) else None
+
+    def set(self, key: str, body: dict[str, Any]) -> None:
+        """Remember a successful body."""
+        self.backend.set(key, body, self.timeout_s)

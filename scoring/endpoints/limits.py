@@ -1,0 +1,294 @@
+"""Concurrency and request-rate limits per endpoint: Redis-backed across processes, or per process."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import logging
+import random
+import threading
+import time
+import uuid
+from collections import deque
+from collections.abc import Callable, Iterator
+from typing import Any, Protocol
+
+logger = logging.getLogger(__name__)
+
+KEY_PREFIX = "tatcurate:endpoint"
+
+# Lease-based counting semaphore: a holder is a member of a sorted set scored by its last heartbeat
+# (Redis server time, so clocks of different machines never matter); stale members are dropped first,
+# which frees the slots of a killed process once its lease runs out.
+_ACQUIRE_LUA = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
+local limit = tonumber(ARGV[1])
+local lease = tonumber(ARGV[2])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - lease)
+if redis.call('ZCARD', KEYS[1]) < limit then
+  redis.call('ZADD', KEYS[1], now, ARGV[3])
+  redis.call('EXPIRE', KEYS[1], math.ceil(lease) + 60)
+  return 1
+end
+return 0
+"""
+
+_RENEW_LUA = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
+local renewed = 0
+for i, token in ipairs(ARGV) do
+  if i > 1 and redis.call('ZSCORE', KEYS[1], token) then
+    redis.call('ZADD', KEYS[1], now, token)
+    renewed = renewed + 1
+  end
+end
+redis.call('EXPIRE', KEYS[1], math.ceil(tonumber(ARGV[1])) + 60)
+return renewed
+"""
+
+_RELEASE_LUA = """
+redis.call('ZREM', KEYS[1], ARGV[1])
+redis.call('LPUSH', KEYS[2], '1')
+redis.call('LTRIM', KEYS[2], 0, tonumber(ARGV[2]) - 1)
+redis.call('EXPIRE', KEYS[2], 60)
+return 1
+"""
+
+# Sliding-window rate limit: returns 0 when admitted, else the seconds until the oldest entry leaves.
+_RATE_LUA = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
+local limit = tonumber(ARGV[1])
+local window = tonumber(ARGV[2])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
+if redis.call('ZCARD', KEYS[1]) < limit then
+  redis.call('ZADD', KEYS[1], now, ARGV[3])
+  redis.call('EXPIRE', KEYS[1], math.ceil(window) + 1)
+  return '0'
+end
+local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+return tostring(tonumber(oldest[2]) + window - now)
+"""
+
+
+class SlotTimeout(Exception):
+    """No slot was free before the deadline."""
+
+
+class ConcurrencyLimiter(Protocol):
+    """A counting semaphore; `is_shared` says whether the limit holds across processes."""
+
+    limit: int
+    is_shared: bool
+
+    def slot(self, timeout_s: float | None = None) -> contextlib.AbstractContextManager[None]: ...
+
+
+class RateLimiter(Protocol):
+    """Admits at most `max_requests` per `window_s`; `acquire` blocks until admitted."""
+
+    is_shared: bool
+
+    def acquire(self) -> None: ...
+
+
+def _namespaced(identity: str, suffix: str) -> str:
+    digest = hashlib.sha256(identity.encode()).hexdigest()[:20]
+    return f"{KEY_PREFIX}:{digest}:{suffix}"
+
+
+class ThreadConcurrencyLimiter:
+    """Per-process semaphore; every client of one endpoint in this process shares it."""
+
+    is_shared = False
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self._semaphore = threading.BoundedSemaphore(limit)
+
+    @contextlib.contextmanager
+    def slot(self, timeout_s: float | None = None) -> Iterator[None]:
+        """Hold one of `limit` slots for the duration of the block."""
+        if not self._semaphore.acquire(timeout=timeout_s):
+            raise SlotTimeout(f"no free slot of {self.limit} within {timeout_s}s")
+        try:
+            yield
+        finally:
+            self._semaphore.release()
+
+
+class RedisConcurrencyLimiter:
+    """Counting semaphore shared by all processes using the same Redis, with lease expiry."""
+
+    is_shared = True
+
+    def __init__(self, client: Any, identity: str, limit: int, *, lease_s: float = 30.0) -> None:
+        self.limit = limit
+        self.lease_s = lease_s
+        self._redis = client
+        self._slots_key = _namespaced(identity, "slots")
+        self._wake_key = _namespaced(identity, "wake")
+        self._acquire = client.register_script(_ACQUIRE_LUA)
+        self._renew = client.register_script(_RENEW_LUA)
+        self._release = client.register_script(_RELEASE_LUA)
+        self._held: set[str] = set()
+        self._held_lock = threading.Lock()
+        self._heartbeat: threading.Thread | None = None
+
+    def try_acquire(self) -> str | None:
+        """Take a slot without waiting; return its token, or None when all are taken."""
+        token = uuid.uuid4().hex
+        if self._acquire(keys=[self._slots_key], args=[self.limit, self.lease_s, token]):
+            with self._held_lock:
+                self._held.add(token)
+                self._start_heartbeat()
+            return token
+        return None
+
+    def release(self, token: str) -> None:
+        """Give a slot back and wake one waiter."""
+        with self._held_lock:
+            self._held.discard(token)
+        self._release(keys=[self._slots_key, self._wake_key], args=[token, self.limit])
+
+    def acquire(self, timeout_s: float | None = None) -> str:
+        """Wait for a slot; waiters sleep on a wake-up list so a freed slot is taken within milliseconds."""
+        deadline = None if timeout_s is None else time.monotonic() + timeout_s
+        while True:
+            token = self.try_acquire()
+            if token is not None:
+                return token
+            wait = 0.5 if deadline is None else min(0.5, deadline - time.monotonic())
+            if wait <= 0:
+                raise SlotTimeout(f"no free slot of {self.limit} within {timeout_s}s")
+            # The timed BLPOP also covers slots freed by lease expiry, which push no wake-up.
+            self._redis.blpop([self._wake_key], timeout=max(wait, 0.01))
+
+    @contextlib.contextmanager
+    def slot(self, timeout_s: float | None = None) -> Iterator[None]:
+        """Hold one shared slot for the duration of the block."""
+        token = self.acquire(timeout_s)
+        try:
+            yield
+        finally:
+            self.release(token)
+
+    def holders(self) -> int:
+        """How many slots are taken right now (including not-yet-expired stale leases)."""
+        return int(self._redis.zcard(self._slots_key))
+
+    def _start_heartbeat(self) -> None:
+        if self._heartbeat is None or not self._heartbeat.is_alive():
+            self._heartbeat = threading.Thread(target=self._renew_forever, name="endpoint-slot-lease", daemon=True)
+            self._heartbeat.start()
+
+    def _renew_forever(self) -> None:
+        while True:
+            time.sleep(self.lease_s / 3)
+            with self._held_lock:
+                tokens = list(self._held)
+            if not tokens:
+                continue
+            try:
+                renewed = self._renew(keys=[self._slots_key], args=[self.lease_s, *tokens])
+            except Exception:
+                logger.warning("could not renew endpoint slot leases", exc_info=True)
+                continue
+            if renewed < len(tokens):
+                logger.warning("%d endpoint slot lease(s) expired while held", len(tokens) - renewed)
+
+
+class ThreadRateLimiter:
+    """Per-process sliding-window limit of requests per window."""
+
+    is_shared = False
+
+    def __init__(
+        self,
+        max_requests: int,
+        window_s: float = 60.0,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self.max_requests = max_requests
+        self.window_s = window_s
+        self._clock = clock
+        self._sleep = sleep
+        self._admitted: deque[float] = deque()
+        self._lock = threading.Lock()
+
+    def acquire(self) -> None:
+        """Block until one more request fits into the window."""
+        while True:
+            with self._lock:
+                now = self._clock()
+                while self._admitted and self._admitted[0] <= now - self.window_s:
+                    self._admitted.popleft()
+                if len(self._admitted) < self.max_requests:
+                    self._admitted.append(now)
+                    return
+                wait = self._admitted[0] + self.window_s - now
+            self._sleep(max(wait, 0.001))
+
+
+class RedisRateLimiter:
+    """Sliding-window limit of requests per window, shared by all processes using the same Redis."""
+
+    is_shared = True
+
+    def __init__(
+        self,
+        client: Any,
+        identity: str,
+        max_requests: int,
+        window_s: float = 60.0,
+        *,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self.max_requests = max_requests
+        self.window_s = window_s
+        self._key = _namespaced(identity, "rate")
+        self._admit = client.register_script(_RATE_LUA)
+        self._sleep = sleep
+
+    def acquire(self) -> None:
+        """Block until one more request fits into the shared window."""
+        while True:
+            wait = float(self._admit(keys=[self._key], args=[self.max_requests, self.window_s, uuid.uuid4().hex]))
+            if wait <= 0:
+                return
+            # Jitter spreads processes that were all told the same instant.
+            self._sleep(wait + random.uniform(0, 0.05))
+
+
+_process_limiters: dict[tuple[str, int], ThreadConcurrencyLimiter] = {}
+_process_rate_limiters: dict[tuple[str, int], ThreadRateLimiter] = {}
+_registry_lock = threading.Lock()
+
+
+def redis_client(redis_url: str) -> Any:
+    """A redis-py client for `redis_url` (imported lazily so the package works without Redis)."""
+    import redis
+
+    return redis.Redis.from_url(redis_url, socket_timeout=10, socket_connect_timeout=5, health_check_interval=30)
+
+
+def concurrency_limiter_for(identity: str, limit: int, *, redis_url: str | None = None) -> ConcurrencyLimiter:
+    """The endpoint's semaphore: shared through Redis when `redis_url` is given, else one per process."""
+    if redis_url:
+        return RedisConcurrencyLimiter(redis_client(redis_url), identity, limit)
+    with _registry_lock:
+        return _process_limiters.setdefault((identity, limit), ThreadConcurrencyLimiter(limit))
+
+
+def rate_limiter_for(identity: str, requests_per_minute: int, *, redis_url: str | None = None) -> RateLimiter:
+    """The endpoint's requests-per-minute limit: shared through Redis when `redis_url` is given."""
+    if redis_url:
+        return RedisRateLimiter(redis_client(redis_url), identity, requests_per_minute)
+    with _registry_lock:
+        return _process_rate_limiters.setdefault(
+            (identity, requests_per_minute), ThreadRateLimiter(requests_per_minute)
+        )
