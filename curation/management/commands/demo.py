@@ -1,0 +1,119 @@
+"""Create (or refresh) the demo project: one user per role, a short paper, contexts and drafts."""
+
+from __future__ import annotations
+
+import json
+
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand
+from django.db import transaction
+
+from curation.demo.content import DRAFTS, PAPER
+from curation.models import Context, Paper, Paragraph, Project, ReasoningType, Table
+from curation.services.lifecycle import instance_create
+from curation.services.projects import membership_add, project_create
+from curation.states import Role
+
+DEMO_SLUG = "demo"
+# (username, role, qualified)
+DEMO_USERS = [
+    ("manager", Role.MANAGER, False),
+    ("verifier", Role.VERIFIER, False),
+    ("annotator", Role.ANNOTATOR, False),
+    ("annotator2", Role.ANNOTATOR, True),
+]
+
+
+def demo_password(username: str) -> str:
+    return f"demo-{username}"
+
+
+class Command(BaseCommand):
+    help = "Create the demo project with one user per role (credentials printed) and sample content."
+
+    def add_arguments(self, parser) -> None:
+        parser.add_argument("--json", action="store_true", help="print the result as one JSON object")
+
+    @transaction.atomic
+    def handle(self, *args, **options) -> None:
+        User = get_user_model()
+        project = Project.objects.filter(slug=DEMO_SLUG).first()
+        created = project is None
+        if created:
+            project = project_create(
+                name="Demo: sparse adapters paper",
+                slug=DEMO_SLUG,
+                creator=None,
+                description="A demo project over a short invented paper. Log in as each role to look around.",
+            )
+        users = []
+        for username, role, qualified in DEMO_USERS:
+            user = User.objects.filter(username=username).first()
+            if user is None:
+                user = User.objects.create_user(username=username, password=demo_password(username))
+            membership_add(project=project, actor=None, username=username, role=role, is_qualified=qualified)
+            users.append({"username": username, "password": demo_password(username), "role": role.value})
+        if created:
+            self._content(project)
+        result = {
+            "project": project.slug,
+            "created": created,
+            "users": users,
+            "instances": project.instances.count(),
+        }
+        if options["json"]:
+            self.stdout.write(json.dumps(result))
+            return
+        self.stdout.write(self.style.SUCCESS(f"Demo project '{project.slug}' {'created' if created else 'is ready'}."))
+        for user in users:
+            self.stdout.write(f"  {user['role']:<10} {user['username']:<12} password: {user['password']}")
+
+    def _content(self, project: Project) -> None:
+        paper = Paper.objects.create(project=project, title=PAPER["title"], origin="demo", source_name="demo")
+        tables = {}
+        for order, spec in enumerate(PAPER["tables"]):
+            tables[spec["label"]] = Table.objects.create(
+                paper=paper,
+                order=order,
+                label=spec["label"],
+                number=spec["number"],
+                caption=spec["caption"],
+                cells=spec["cells"],
+                grid=spec["cells"],
+            )
+        paragraphs = []
+        for order, (section, text, mentions) in enumerate(PAPER["paragraphs"]):
+            paragraph = Paragraph.objects.create(paper=paper, order=order, section=section, text=text)
+            paragraph.mentioned_tables.set([tables[label] for label in mentions])
+            paragraphs.append(paragraph)
+        contexts = {}
+        for paragraph in paragraphs:
+            linked = list(paragraph.mentioned_tables.all())
+            if linked:
+                context = Context.objects.create(project=project, paper=paper, kind="short", paragraph=paragraph)
+                context.tables.set(linked)
+                contexts[paragraph.order] = context
+        long_context = Context.objects.create(project=project, paper=paper, kind="long")
+        long_context.tables.set(tables.values())
+        types = {t.code: t for t in ReasoningType.objects.filter(project=project)}
+        for index, code, question, rationale, answer, form, source in DRAFTS:
+            context = contexts[index]
+            instance_create(
+                project_id=project.pk,
+                actor=None,
+                context=context,
+                reasoning_type=types[code],
+                question=question,
+                rationale=rationale,
+                answer=answer,
+                answer_form=form,
+                answer_source=source,
+                relevant_tables=list(context.tables.all()),
+                draft={
+                    "question": question,
+                    "rationale": rationale,
+                    "answer": answer,
+                    "provenance": {"drafter": "demo", "note": "written by hand for the demo"},
+                },
+                reason="demo draft",
+            )
