@@ -1,0 +1,193 @@
+"""Safe unpacking of paper sources: every member is checked before anything is written, then extracted."""
+
+from __future__ import annotations
+
+import gzip
+import shutil
+import stat
+import tarfile
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath, PureWindowsPath
+
+MIB = 1024 * 1024
+
+
+class UnsafeArchiveError(ValueError):
+    """The archive breaks a safety rule; nothing from it was extracted."""
+
+
+@dataclass(frozen=True)
+class ArchiveLimits:
+    """Bounds an upload must respect before it is unpacked."""
+
+    max_compressed_bytes: int = 50 * MIB
+    max_uncompressed_bytes: int = 200 * MIB
+    max_members: int = 2000
+    max_ratio: float = 100.0
+
+
+@dataclass(frozen=True)
+class _Member:
+    name: str
+    size: int
+    is_dir: bool
+
+
+def archive_kind(path: Path) -> str | None:
+    """Name the archive format by content ("tar", "zip", "gzip"), or None for a plain file."""
+    if zipfile.is_zipfile(path):
+        return "zip"
+    with path.open("rb") as handle:
+        magic = handle.read(2)
+    if magic == b"\x1f\x8b":
+        try:
+            with tarfile.open(path, "r:gz") as archive:
+                archive.next()
+            return "tar"
+        except (tarfile.TarError, OSError, EOFError):
+            return "gzip"
+    try:
+        if tarfile.is_tarfile(path):
+            return "tar"
+    except OSError:
+        return None
+    return None
+
+
+def unpack_archive(path: Path, destination: Path, limits: ArchiveLimits | None = None) -> list[str]:
+    """Check the archive against `limits` and only then extract it into `destination`; returns member names."""
+    limits = limits or ArchiveLimits()
+    compressed = path.stat().st_size
+    if compressed > limits.max_compressed_bytes:
+        raise UnsafeArchiveError(
+            f"archive is {compressed} bytes, over the {limits.max_compressed_bytes}-byte compressed limit"
+        )
+    kind = archive_kind(path)
+    if kind == "zip":
+        return _unpack_zip(path, destination, limits, compressed)
+    if kind == "tar":
+        return _unpack_tar(path, destination, limits, compressed)
+    if kind == "gzip":
+        return _unpack_gzip(path, destination, limits, compressed)
+    raise UnsafeArchiveError(f"{path.name} is not a tar, zip or gzip archive")
+
+
+def _check_name(name: str) -> None:
+    if not name or "\x00" in name:
+        raise UnsafeArchiveError(f"member name {name!r} is empty or contains NUL")
+    if name.startswith(("/", "\\")) or PureWindowsPath(name).is_absolute() or PureWindowsPath(name).drive:
+        raise UnsafeArchiveError(f"member {name!r} has an absolute path")
+    parts = PurePosixPath(name.replace("\\", "/")).parts
+    if ".." in parts:
+        raise UnsafeArchiveError(f"member {name!r} escapes the extraction folder (path traversal)")
+
+
+def _check_totals(members: list[_Member], limits: ArchiveLimits, compressed: int) -> None:
+    total = 0
+    for count, member in enumerate(members, start=1):
+        if count > limits.max_members:
+            raise UnsafeArchiveError(f"archive has more than {limits.max_members} members")
+        _check_name(member.name)
+        total += member.size
+        _check_uncompressed(total, limits, compressed)
+
+
+def _check_uncompressed(total: int, limits: ArchiveLimits, compressed: int) -> None:
+    if total > limits.max_uncompressed_bytes:
+        raise UnsafeArchiveError(
+            f"archive expands to more than {limits.max_uncompressed_bytes} bytes (uncompressed size limit)"
+        )
+    if total > limits.max_ratio * max(compressed, 1):
+        raise UnsafeArchiveError(
+            f"archive expands more than {limits.max_ratio:g} times its size (compression ratio limit)"
+        )
+
+
+def _unpack_tar(path: Path, destination: Path, limits: ArchiveLimits, compressed: int) -> list[str]:
+    members: list[_Member] = []
+    try:
+        with tarfile.open(path, "r:*") as archive:
+            checked: list[tarfile.TarInfo] = []
+            total = 0
+            # Iterate lazily so a bomb is stopped at the first header past a limit, not after full decompression.
+            for info in archive:
+                if len(checked) >= limits.max_members:
+                    raise UnsafeArchiveError(f"archive has more than {limits.max_members} members")
+                _check_name(info.name)
+                if info.issym() or info.islnk():
+                    raise UnsafeArchiveError(f"member {info.name!r} is a link, links are not allowed")
+                if info.ischr() or info.isblk() or info.isfifo() or info.isdev():
+                    raise UnsafeArchiveError(f"member {info.name!r} is a device or FIFO")
+                if not (info.isfile() or info.isdir()):
+                    raise UnsafeArchiveError(f"member {info.name!r} has an unsupported type")
+                total += info.size
+                _check_uncompressed(total, limits, compressed)
+                checked.append(info)
+                members.append(_Member(info.name, info.size, info.isdir()))
+            destination.mkdir(parents=True, exist_ok=True)
+            # The data filter is a second line of defence with the same rules.
+            archive.extractall(destination, members=checked, filter="data")
+    except UnsafeArchiveError:
+        raise
+    except (tarfile.TarError, OSError, EOFError) as error:
+        raise UnsafeArchiveError(f"archive could not be read safely: {error}") from error
+    return [member.name for member in members if not member.is_dir]
+
+
+def _unpack_zip(path: Path, destination: Path, limits: ArchiveLimits, compressed: int) -> list[str]:
+    try:
+        with zipfile.ZipFile(path) as archive:
+            infos = archive.infolist()
+            members: list[_Member] = []
+            for info in infos:
+                mode = info.external_attr >> 16
+                if stat.S_ISLNK(mode):
+                    raise UnsafeArchiveError(f"member {info.filename!r} is a link, links are not allowed")
+                if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) or stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode):
+                    raise UnsafeArchiveError(f"member {info.filename!r} is a device or FIFO")
+                members.append(_Member(info.filename, info.file_size, info.is_dir()))
+            _check_totals(members, limits, compressed)
+            destination.mkdir(parents=True, exist_ok=True)
+            root = destination.resolve()
+            written = 0
+            for info in infos:
+                target = (root / info.filename).resolve()
+                if not target.is_relative_to(root):
+                    raise UnsafeArchiveError(f"member {info.filename!r} escapes the extraction folder")
+                if info.is_dir():
+                    target.mkdir(parents=True, exist_ok=True)
+                    continue
+                target.parent.mkdir(parents=True, exist_ok=True)
+                with archive.open(info) as source, target.open("wb") as sink:
+                    # Declared sizes can lie; count what is really written.
+                    while chunk := source.read(MIB):
+                        written += len(chunk)
+                        _check_uncompressed(written, limits, compressed)
+                        sink.write(chunk)
+    except UnsafeArchiveError:
+        shutil.rmtree(destination, ignore_errors=True)
+        raise
+    except (zipfile.BadZipFile, OSError, EOFError, NotImplementedError) as error:
+        shutil.rmtree(destination, ignore_errors=True)
+        raise UnsafeArchiveError(f"archive could not be read safely: {error}") from error
+    return [member.name for member in members if not member.is_dir]
+
+
+def _unpack_gzip(path: Path, destination: Path, limits: ArchiveLimits, compressed: int) -> list[str]:
+    name = path.name.removesuffix(".gz").removesuffix(".tgz") or "main"
+    if not name.endswith(".tex"):
+        name += ".tex"
+    chunks: list[bytes] = []
+    total = 0
+    try:
+        with gzip.open(path, "rb") as source:
+            while chunk := source.read(MIB):
+                total += len(chunk)
+                _check_uncompressed(total, limits, compressed)
+                chunks.append(chunk)
+    except (OSError, EOFError) as error:
+        raise UnsafeArchiveError(f"gzip file could not be read safely: {error}") from error
+    destination.mkdir(parents=True, exist_ok=True)
+    (destination / name).write_bytes(b"".join(chunks))
+    return [name]

@@ -1,0 +1,485 @@
+"""Walks a document tree into sections, TeX paragraphs and table floats, then renders them with references."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from curation.latex.macros import MacroTable
+from curation.latex.results import ExtractedParagraph, ExtractedTable, SubTable
+from curation.latex.tables import parse_tabular
+from curation.latex.text import TABULAR_ENVS, LabelTarget, TextRenderer
+from curation.latex.tokens import CS, PAR, SPACE, Token
+from curation.latex.tree import Env, Group, Node, NodeCursor, to_latex, walk
+
+TABLE_FLOATS = {
+    "table": "table", "table*": "table", "wraptable": "wraptable", "wraptable*": "wraptable",
+    "sidewaystable": "sidewaystable", "sidewaystable*": "sidewaystable", "SCtable": "sctable",
+    "SCtable*": "sctable", "longtable": "longtable", "longtable*": "longtable", "xltabular": "longtable",
+    "longtabu": "longtable", "supertabular": "supertabular", "xtabular": "supertabular", "longtblr": "longtable",
+    "margintable": "margintable", "fullwidthtable": "table", "tablehere": "table", "stable": "table",
+}  # fmt: skip
+FIGURE_FLOATS = frozenset(
+    {"figure", "figure*", "wrapfigure", "wrapfigure*", "sidewaysfigure", "sidewaysfigure*", "SCfigure",
+     "SCfigure*", "marginfigure", "algorithm", "algorithm*", "listing", "listing*", "subfigure"}
+)  # fmt: skip
+MATH_ENVS = frozenset(
+    {"equation", "equation*", "align", "align*", "gather", "gather*", "multline", "multline*", "eqnarray",
+     "eqnarray*", "flalign", "flalign*", "alignat", "alignat*", "math", "displaymath", "split", "dmath", "dmath*"}
+)  # fmt: skip
+LIST_ENVS = frozenset(
+    {"itemize", "enumerate", "description", "compactitem", "compactenum", "inparaenum", "asparaenum",
+     "enumerate*", "itemize*", "description*", "tasks", "outline", "list"}
+)  # fmt: skip
+SKIPPED_ENVS = frozenset(
+    {"thebibliography", "verbatim", "verbatim*", "lstlisting", "minted", "tikzpicture", "pgfpicture", "comment",
+     "filecontents", "filecontents*", "Verbatim", "titlepage", "references", "acks"}
+)  # fmt: skip
+SECTIONING = {"part": 0, "chapter": 1, "section": 2, "subsection": 3, "subsubsection": 4}
+_SUB_ENVS = frozenset({"subtable", "subfloat"})
+_DROPPED_WITH_ARGUMENT = frozenset(
+    {"bibliography", "bibliographystyle", "title", "author", "date", "affiliation", "institute", "email",
+     "keywords", "thanks", "address", "icmltitle", "icmlauthor", "icmlaffiliation", "icmlcorrespondingauthor",
+     "vspace", "hspace", "addbibresource", "pagestyle", "thispagestyle", "setcounter", "addtocounter",
+     "setlength", "newtheorem", "bibitem"}
+)  # fmt: skip
+_STRUCTURAL_CS = frozenset({*SECTIONING, "paragraph", "subparagraph", "item", "appendix", "par"})
+
+
+def _letters(number: int) -> str:
+    text = ""
+    while number > 0:
+        number, remainder = divmod(number - 1, 26)
+        text = chr(ord("A") + remainder) + text
+    return text
+
+
+@dataclass
+class _PendingParagraph:
+    nodes: list[Node]
+    section: str
+    section_number: str
+    in_appendix: bool
+    file: str
+
+
+@dataclass
+class _Part:
+    caption: list[Node] | None
+    labels: list[str]
+    env: str
+    number: str | None = None
+
+
+@dataclass
+class _PendingTable:
+    env: Env
+    kind: str
+    section: str
+    in_appendix: bool
+    index: int
+    number: str | None = None
+    caption: list[Node] | None = None
+    labels: list[str] = field(default_factory=list)
+    parts: list[tuple[Env, int | None]] = field(default_factory=list)
+    sub_parts: list[_Part] = field(default_factory=list)
+    notes: list[list[Node]] = field(default_factory=list)
+
+
+class DocumentWalker:
+    """First pass: structure and numbering; second pass (`render`): text, tables and links."""
+
+    def __init__(self, macros: MacroTable) -> None:
+        self.macros = macros
+        self.labels: dict[str, LabelTarget] = {}
+        self.warnings: list[str] = []
+        self.paragraphs: list[_PendingParagraph] = []
+        self.tables: list[_PendingTable] = []
+        self.title_nodes: list[Node] | None = None
+        self._buffer: list[Node] = []
+        self._section = ""
+        self._section_number = ""
+        self._counters = [0, 0, 0, 0, 0]
+        self._in_appendix = False
+        self._table_counter = 0
+        self._figure_counter = 0
+        self._equation_counter = 0
+        self._target = LabelTarget("section", "")
+
+    # -- first pass -------------------------------------------------------------------------------------------
+    def visit(self, nodes: list[Node]) -> None:
+        """Walk body nodes, collecting paragraphs, floats and labels."""
+        cursor = NodeCursor(nodes)
+        while not cursor.at_end():
+            node = cursor.next()
+            if isinstance(node, Env):
+                self._visit_env(node)
+            elif isinstance(node, Group):
+                if _has_structure(node.children):
+                    self.visit(node.children)
+                else:
+                    self._collect_labels(node.children)
+                    self._buffer.append(node)
+            elif node.kind == PAR:
+                self.flush()
+            elif node.kind == CS:
+                self._visit_command(node, cursor)
+            else:
+                self._buffer.append(node)
+        return None
+
+    def _visit_command(self, token: Token, cursor: NodeCursor) -> None:
+        name = token.name
+        if name in SECTIONING:
+            starred = cursor.star()
+            cursor.optional()
+            title = cursor.argument() or []
+            self.flush()
+            self._start_section(name, starred, title)
+        elif name in ("paragraph", "subparagraph"):
+            cursor.star()
+            cursor.optional()
+            title = cursor.argument() or []
+            self.flush()
+            self._buffer.extend([Group(title), Token(SPACE, " ")])
+        elif name == "appendix":
+            self.flush()
+            self._start_appendix()
+        elif name == "label":
+            label = to_latex(cursor.argument() or []).strip()
+            if label:
+                self.labels[label] = LabelTarget(self._target.kind, self._target.number, self._target.table_index)
+        elif name in ("par", "newpage", "clearpage", "cleardoublepage", "maketitle", "tableofcontents"):
+            self.flush()
+        elif name == "item":
+            self.flush()
+            marker = cursor.optional()
+            if marker:
+                self._buffer.extend([Group(marker), Token(SPACE, " ")])
+        elif name == "title":
+            cursor.optional()
+            self.title_nodes = cursor.argument() or []
+        elif name in _DROPPED_WITH_ARGUMENT:
+            cursor.star()
+            cursor.optional()
+            cursor.argument()
+            if name in ("bibliography", "bibitem"):
+                self.flush()
+        elif name == "caption":
+            cursor.star()
+            cursor.optional()
+            cursor.argument()
+        else:
+            self._buffer.append(token)
+
+    def _start_section(self, name: str, starred: bool, title: list[Node]) -> None:
+        renderer = TextRenderer(self.labels)
+        text = renderer.render(title)
+        level = SECTIONING[name]
+        if not starred:
+            self._counters[level] += 1
+            for deeper in range(level + 1, len(self._counters)):
+                self._counters[deeper] = 0
+            self._section_number = self._format_number(level)
+            self._target = LabelTarget(
+                "appendix" if self._in_appendix and level == 2 else "section", self._section_number
+            )
+        elif text.lower().startswith(("appendix", "appendices", "supplementary")) and level <= 2:
+            self._in_appendix = True
+        self._section = text
+
+    def _format_number(self, level: int) -> str:
+        parts = []
+        start = 1 if self._counters[1] else 2
+        for depth in range(start, level + 1):
+            value = self._counters[depth]
+            first = depth == start
+            parts.append(_letters(value) if first and self._in_appendix else str(value))
+        return ".".join(parts)
+
+    def _start_appendix(self) -> None:
+        self._in_appendix = True
+        level = 1 if self._counters[1] else 2
+        for depth in range(level, len(self._counters)):
+            self._counters[depth] = 0
+
+    def _visit_env(self, env: Env) -> None:
+        name = env.name
+        if name in TABLE_FLOATS:
+            self.flush()
+            self._register_table(env, TABLE_FLOATS[name])
+        elif name in FIGURE_FLOATS:
+            self.flush()
+            if _has_table_caption(env):
+                self._register_table(env, "captionof")
+            else:
+                self._register_figure(env)
+        elif name in MATH_ENVS:
+            self._collect_labels(env.children, kind="equation")
+            self._buffer.append(env)
+        elif name in SKIPPED_ENVS:
+            self.flush()
+        elif name in TABULAR_ENVS:
+            self.flush()
+        elif name in ("abstract", "appendices", "appendix", "subappendices"):
+            self.flush()
+            saved = (self._section, self._section_number)
+            if name == "abstract":
+                self._section, self._section_number = "Abstract", ""
+            else:
+                self._start_appendix()
+            self.visit(env.children)
+            self.flush()
+            if name == "abstract":
+                self._section, self._section_number = saved
+        elif _has_table_caption(env):
+            self.flush()
+            self._register_table(env, "captionof")
+        else:
+            self.flush()
+            self.visit(env.children)
+            self.flush()
+
+    def _collect_labels(self, nodes: list[Node], kind: str | None = None) -> None:
+        flat = list(walk(nodes))
+        for index, node in enumerate(flat[:-1]):
+            argument = flat[index + 1]
+            if isinstance(node, Token) and node.is_cs("label") and isinstance(argument, Group):
+                label = to_latex(argument.children).strip()
+                if kind == "equation":
+                    self._equation_counter += 1
+                    self.labels[label] = LabelTarget("equation", str(self._equation_counter))
+                else:
+                    self.labels[label] = LabelTarget(self._target.kind, self._target.number)
+
+    def flush(self) -> None:
+        """End the current paragraph."""
+        nodes = self._buffer
+        self._buffer = []
+        if not any(not (isinstance(node, Token) and node.kind in (SPACE, PAR)) for node in nodes):
+            return
+        first_file = next((node.file for node in nodes if isinstance(node, Token) and node.file), "")
+        self.paragraphs.append(
+            _PendingParagraph(nodes, self._section, self._section_number, self._in_appendix, first_file)
+        )
+
+    def _register_figure(self, env: Env) -> None:
+        number = None
+        sub = 0
+        nodes = list(walk(env.children))
+        for index, node in enumerate(nodes):
+            if not isinstance(node, Token):
+                continue
+            if node.is_cs("caption"):
+                self._figure_counter += 1
+                number = str(self._figure_counter)
+            elif node.is_cs("subcaption", "subfloat", "subcaptionbox"):
+                sub += 1
+            elif node.is_cs("label") and index + 1 < len(nodes) and isinstance(nodes[index + 1], Group):
+                label = to_latex(nodes[index + 1].children).strip()  # type: ignore[union-attr]
+                self.labels[label] = LabelTarget("figure", number or str(self._figure_counter + 1))
+
+    def _register_table(self, env: Env, kind: str) -> None:
+        pending = _PendingTable(env, kind, self._section, self._in_appendix, len(self.tables))
+        self.tables.append(pending)
+        if env.name in TABULAR_ENVS:
+            pending.parts.append((env, None))
+            self._scan_longtable_caption(env, pending)
+        else:
+            self._scan_float(env.children, pending, None)
+        sub_labels: set[str] = set()
+        letter_index = 0
+        for part in pending.sub_parts:
+            if part.number is None:
+                part.number = f"{pending.number or '??'}{chr(ord('a') + letter_index % 26)}"
+                letter_index += 1
+                part_kind = "subtable"
+            else:
+                part_kind = "table"
+            for label in part.labels:
+                sub_labels.add(label)
+                self.labels[label] = LabelTarget(part_kind, part.number, pending.index)
+        for label in pending.labels:
+            if label not in sub_labels:
+                self.labels[label] = LabelTarget("table", pending.number or "??", pending.index)
+        if not pending.parts:
+            name = pending.labels[0] if pending.labels else "no label"
+            self.warnings.append(f"table {pending.index + 1} ({name}) has no tabular (an image?); it has no rows")
+
+    def _scan_float(self, nodes: list[Node], pending: _PendingTable, sub: int | None) -> None:
+        cursor = NodeCursor(nodes)
+        while not cursor.at_end():
+            node = cursor.next()
+            if isinstance(node, Env):
+                if node.name in TABULAR_ENVS:
+                    pending.parts.append((node, sub))
+                    self._scan_longtable_caption(node, pending)
+                elif sub is None and (node.name in _SUB_ENVS or (node.name == "minipage" and _has_caption(node))):
+                    pending.sub_parts.append(_Part(None, [], node.name))
+                    self._scan_float(node.children, pending, len(pending.sub_parts) - 1)
+                elif node.name in ("tablenotes", "TableNotes"):
+                    pending.notes.append(node.children)
+                elif node.name not in FIGURE_FLOATS:
+                    self._scan_float(node.children, pending, sub)
+            elif isinstance(node, Group):
+                self._scan_float(node.children, pending, sub)
+            elif node.kind == CS and node.name in ("caption", "captionof", "subcaption"):
+                if node.name == "captionof":
+                    cursor.star()
+                    cursor.argument()
+                starred = cursor.star()
+                cursor.optional()
+                caption = cursor.argument() or []
+                part = pending.sub_parts[sub] if sub is not None else None
+                if part is not None and part.caption is None:
+                    part.caption = caption
+                    # A \caption in a minipage is a separately numbered table sharing the float.
+                    if part.env == "minipage" and node.name != "subcaption":
+                        if pending.caption is None:
+                            pending.caption = caption
+                        self._number_caption(pending, starred)
+                        part.number = str(self._table_counter)
+                    continue
+                if pending.caption is None:
+                    pending.caption = caption
+                    self._number_caption(pending, starred)
+                elif not starred:
+                    self._table_counter += 1
+            elif node.kind == CS and node.name in ("subfloat", "subcaptionbox", "sidesubfloat"):
+                caption = cursor.optional() if node.name != "subcaptionbox" else cursor.argument()
+                pending.sub_parts.append(_Part(caption or [], [], node.name))
+                self._scan_float(cursor.argument() or [], pending, len(pending.sub_parts) - 1)
+            elif node.kind == CS and node.name == "label":
+                label = to_latex(cursor.argument() or []).strip()
+                if label:
+                    pending.labels.append(label)
+                    if sub is not None:
+                        pending.sub_parts[sub].labels.append(label)
+
+    def _number_caption(self, pending: _PendingTable, starred: bool) -> None:
+        if starred or pending.number is not None:
+            if not starred and pending.number is not None:
+                self._table_counter += 1
+            return
+        self._table_counter += 1
+        pending.number = str(self._table_counter)
+
+    def _scan_longtable_caption(self, env: Env, pending: _PendingTable) -> None:
+        if not env.name.startswith(("longtable", "xltabular", "longtabu", "longtblr")):
+            return
+        cursor = NodeCursor(env.children)
+        while not cursor.at_end():
+            node = cursor.next()
+            if isinstance(node, Token) and node.is_cs("caption") and pending.caption is None:
+                starred = cursor.star()
+                cursor.optional()
+                pending.caption = cursor.argument() or []
+                self._number_caption(pending, starred)
+            elif isinstance(node, Token) and node.is_cs("label"):
+                label = to_latex(cursor.argument() or []).strip()
+                if label:
+                    pending.labels.append(label)
+
+    # -- second pass ------------------------------------------------------------------------------------------
+    def render(self) -> tuple[list[ExtractedTable], list[ExtractedParagraph]]:
+        """Turn the collected structure into tables and paragraphs with resolved references."""
+        renderer = TextRenderer(self.labels)
+        tables = [self._render_table(pending, renderer) for pending in self.tables]
+        paragraphs: list[ExtractedParagraph] = []
+        for pending in self.paragraphs:
+            references: list[str] = []
+            text = renderer.render(pending.nodes, references)
+            if not text:
+                continue
+            mentions: list[str] = []
+            table_indices: list[int] = []
+            for label in references:
+                target = self.labels.get(label)
+                if target is None or target.table_index is None or label in mentions:
+                    continue
+                mentions.append(label)
+                if target.table_index not in table_indices:
+                    table_indices.append(target.table_index)
+            paragraphs.append(
+                ExtractedParagraph(
+                    index=len(paragraphs),
+                    text=text,
+                    section=pending.section,
+                    section_number=pending.section_number,
+                    in_appendix=pending.in_appendix,
+                    file=pending.file,
+                    mentions=mentions,
+                    tables=table_indices,
+                    references=list(dict.fromkeys(references)),
+                )
+            )
+        return tables, paragraphs
+
+    def _render_table(self, pending: _PendingTable, renderer: TextRenderer) -> ExtractedTable:
+        caption_references: list[str] = []
+        caption = renderer.render(pending.caption or [], caption_references) if pending.caption else ""
+        table = ExtractedTable(
+            index=pending.index, label=pending.labels[0] if pending.labels else None, caption=caption, rows=[],
+            env=pending.env.name, kind=pending.kind, file=pending.env.file, in_appendix=pending.in_appendix,
+            number=pending.number, labels=list(pending.labels), section=pending.section,
+            raw=to_latex([pending.env]), caption_references=caption_references,
+        )  # fmt: skip
+        main_labels = [label for label in pending.labels if self.labels.get(label, LabelTarget("", "")).kind == "table"]
+        table.label = main_labels[0] if main_labels else table.label
+        width = 0
+        sub_rows: dict[int | None, list[int]] = {}
+        for env, sub in pending.parts:
+            try:
+                parsed = parse_tabular(env, renderer, self.macros.column_types)
+            except Exception as error:  # best effort: one broken tabular must not lose the paper
+                self.warnings.append(f"table {pending.index + 1}: could not parse {env.name}: {error!r}")
+                continue
+            offset = len(table.rows)
+            for span in parsed.spans:
+                span.row += offset
+                span.top += offset
+            table.rows.extend(parsed.rows)
+            table.spans.extend(parsed.spans)
+            table.grid.extend(parsed.grid)
+            table.cell_references.extend(parsed.references)
+            width = max(width, max((len(row) for row in parsed.grid), default=0))
+            sub_rows.setdefault(sub, []).extend(range(offset, offset + len(parsed.rows)))
+        table.grid = [row + [""] * (width - len(row)) for row in table.grid]
+        table.notes = [renderer.render(note, caption_references) for note in pending.notes]
+        table.notes = [note for note in table.notes if note]
+        for sub, part in enumerate(pending.sub_parts):
+            rows = sub_rows.get(sub, [])
+            table.subtables.append(
+                SubTable(
+                    label=part.labels[0] if part.labels else None,
+                    caption=renderer.render(part.caption or [], caption_references),
+                    number=part.number,
+                    first_row=rows[0] if rows else len(table.rows),
+                    row_count=len(rows),
+                )
+            )
+        return table
+
+
+def _has_structure(nodes: list[Node]) -> bool:
+    for node in walk(nodes):
+        if isinstance(node, Token) and (node.kind == PAR or (node.kind == CS and node.name in _STRUCTURAL_CS)):
+            return True
+        if isinstance(node, Env) and (
+            node.name in TABLE_FLOATS or node.name in FIGURE_FLOATS or node.name in LIST_ENVS
+        ):
+            return True
+    return False
+
+
+def _has_caption(env: Env) -> bool:
+    return any(isinstance(node, Token) and node.is_cs("caption") for node in walk(env.children))
+
+
+def _has_table_caption(env: Env) -> bool:
+    nodes = list(walk(env.children))
+    for index, node in enumerate(nodes):
+        if isinstance(node, Token) and node.is_cs("captionof") and index + 1 < len(nodes):
+            following = nodes[index + 1]
+            if isinstance(following, Group) and to_latex(following.children).strip() == "table":
+                return True
+    return False

@@ -1,0 +1,105 @@
+"""Entry points: extract tables, paragraphs and links from a .tex file, a folder or an archive."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+from curation.latex.archive import ArchiveLimits, unpack_archive
+from curation.latex.document import DocumentWalker
+from curation.latex.macros import MacroExpander
+from curation.latex.results import PaperExtraction
+from curation.latex.sources import assemble_project, document_parts, read_text, strip_conditionals
+from curation.latex.text import TextRenderer
+from curation.latex.tokens import CS, Token, serialize, tokenize
+from curation.latex.tree import Group, NodeCursor, build_tree
+
+PLAIN_SUFFIXES = (".tex", ".ltx")
+
+
+def extract_paper(
+    path: str | Path, *, limits: ArchiveLimits | None = None, main_file: str | None = None
+) -> PaperExtraction:
+    """Extract a paper from a .tex file, a folder or an archive; only UnsafeArchiveError escapes."""
+    path = Path(path)
+    if path.is_dir():
+        return extract_directory(path, main_file=main_file)
+    if path.suffix.lower() in PLAIN_SUFFIXES:
+        return extract_directory(path.parent, main_file=main_file or path.name)
+    with tempfile.TemporaryDirectory(prefix="tat-latex-") as folder:
+        root = Path(folder) / "source"
+        unpack_archive(path, root, limits)
+        return extract_directory(root, main_file=main_file)
+
+
+def extract_directory(root: Path, *, main_file: str | None = None) -> PaperExtraction:
+    """Extract a paper from an unpacked source folder; malformed LaTeX gives warnings, never an exception."""
+    result = PaperExtraction(main_file=main_file or "")
+    try:
+        _extract_into(result, root, main_file)
+    except Exception as error:  # the contract: best effort plus a warning, whatever the input
+        result.warnings.append(f"extraction stopped early: {type(error).__name__}: {error}")
+    return result
+
+
+def _extract_into(result: PaperExtraction, root: Path, main_file: str | None) -> None:
+    assembled = assemble_project(root, main_file)
+    result.main_file = assembled.main_file
+    result.files = assembled.included_files
+    result.unused_files = assembled.unused_files
+    result.main_file_candidates = assembled.candidates
+    result.warnings.extend(assembled.warnings)
+    expander = MacroExpander()
+    for package in _local_packages(root, assembled.tokens):
+        text, _ = read_text(root / package)
+        expander.expand(strip_conditionals(tokenize(text, package)))
+    tokens = expander.expand(assembled.tokens)
+    result.warnings.extend(expander.warnings)
+    preamble, body, found = document_parts(tokens)
+    if not found:
+        result.warnings.append("no \\begin{document}; reading the whole file as the body")
+    tree = build_tree(body, result.warnings)
+    walker = DocumentWalker(expander.table)
+    walker.visit(tree)
+    walker.flush()
+    tables, paragraphs = walker.render()
+    result.tables = tables
+    result.paragraphs = paragraphs
+    result.warnings.extend(walker.warnings)
+    title_nodes = walker.title_nodes if walker.title_nodes is not None else _title(build_tree(preamble, []))
+    result.title = TextRenderer(walker.labels).render(title_nodes or [])
+
+
+def _local_packages(root: Path, tokens: list[Token]) -> list[str]:
+    found: list[str] = []
+    for index, token in enumerate(tokens):
+        if token.kind == CS and token.name in ("usepackage", "RequirePackage"):
+            cursor = NodeCursor(build_tree(tokens[index + 1 : index + 40], []))
+            cursor.optional()
+            names = serialize_names(cursor.argument() or [])
+            for name in names:
+                candidate = root / f"{name}.sty"
+                if candidate.is_file() and candidate.resolve().is_relative_to(root.resolve()):
+                    found.append(f"{name}.sty")
+    return found
+
+
+def serialize_names(nodes: list) -> list[str]:
+    """Comma-separated names in a group argument."""
+    text = serialize([node for node in nodes if isinstance(node, Token)])
+    return [part.strip() for part in text.split(",") if part.strip()]
+
+
+def _title(preamble: list) -> list | None:
+    cursor = NodeCursor(preamble)
+    while not cursor.at_end():
+        node = cursor.next()
+        if isinstance(node, Token) and node.is_cs("title", "icmltitle"):
+            cursor.optional()
+            argument = cursor.argument()
+            return argument
+        if isinstance(node, Group):
+            found = _title(node.children)
+            if found is not None:
+                return found
+    return None

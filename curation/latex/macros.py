@@ -1,0 +1,307 @@
+"""Expansion of the author's simple macros (\\newcommand, \\def, \\newenvironment, …) over a token stream."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from curation.latex.tokens import BGROUP, CHAR, CS, EGROUP, PARAM, SPACE, Token, TokenStream, serialize
+
+MAX_EXPANSIONS = 200_000
+_NEWCOMMANDS = frozenset({"newcommand", "renewcommand", "providecommand", "DeclareRobustCommand"})
+_DEFS = frozenset({"def", "gdef", "edef", "xdef"})
+_DOCUMENTCOMMANDS = frozenset(
+    {"NewDocumentCommand", "RenewDocumentCommand", "DeclareDocumentCommand", "ProvideDocumentCommand"}
+)
+_NEWENVIRONMENTS = frozenset({"newenvironment", "renewenvironment", "provideenvironment"})
+# Redefining these changes layout, not content; expanding them would hide structure from the parser.
+PROTECTED = frozenset(
+    {
+        "begin", "end", "section", "subsection", "subsubsection", "paragraph", "subparagraph", "chapter", "part",
+        "caption", "captionof", "label", "ref", "autoref", "cref", "Cref", "eqref", "cite", "citep", "citet",
+        "item", "appendix", "input", "include", "multicolumn", "multirow", "hline", "toprule", "midrule",
+        "bottomrule", "cline", "cmidrule", "maketitle", "title", "author", "footnote", "par", "\\",
+        "tabularnewline", "newline", "arraystretch", "tabcolsep", "includegraphics", "url", "href",
+        "subcaption", "subfloat", "textbf", "emph", "textit", "bibliography", "documentclass", "usepackage",
+    }
+)  # fmt: skip
+PROTECTED_ENVIRONMENTS = frozenset(
+    {
+        "document", "table", "table*", "figure", "figure*", "tabular", "tabular*", "tabularx", "longtable",
+        "itemize", "enumerate", "description", "abstract", "equation", "align", "subtable", "thebibliography",
+        "center", "minipage", "wraptable", "sidewaystable", "threeparttable", "appendices", "comment",
+    }
+)  # fmt: skip
+# Bodies using these are TeX programming, not text; such macros are left unexpanded.
+_PROGRAMMING = frozenset(
+    {
+        "expandafter", "csname", "futurelet", "afterassignment", "noexpand", "ifx", "ifnum", "ifdim", "let",
+        "def", "edef", "gdef", "xdef", "newcommand", "renewcommand", "catcode", "uppercase", "lowercase",
+        "IfBooleanTF", "IfNoValueTF", "IfValueTF", "IfNoValueT", "IfValueT", "IfBooleanT", "IfBooleanF",
+        "IfNoValueF", "IfValueF", "peek_meaning:NTF", "setcounter", "addtocounter", "stepcounter",
+        "refstepcounter", "newcounter", "global", "ifthenelse", "ifdefined", "ifcsname",
+    }
+)  # fmt: skip
+
+
+@dataclass
+class Macro:
+    """A user macro: one entry per argument ("m" mandatory, "o" optional, "s" star) and its body."""
+
+    params: list[tuple[str, list[Token] | None]]
+    body: list[Token]
+    end_body: list[Token] | None = None
+
+
+@dataclass
+class MacroTable:
+    """Definitions collected while expanding, plus column types from \\newcolumntype."""
+
+    macros: dict[str, Macro] = field(default_factory=dict)
+    environments: dict[str, Macro] = field(default_factory=dict)
+    column_types: dict[str, tuple[int, list[Token]]] = field(default_factory=dict)
+    skipped: set[str] = field(default_factory=set)
+
+
+def _is_simple(body: list[Token]) -> bool:
+    return not any(token.kind == CS and ("@" in token.name or token.name in _PROGRAMMING) for token in body)
+
+
+def _read_cs_name(stream: TokenStream) -> str | None:
+    stream.skip_spaces()
+    token = stream.next()
+    if token is None:
+        return None
+    if token.kind == CS:
+        return token.name
+    if token.kind == BGROUP:
+        inner = [item for item in stream.read_until_close() if item.kind != SPACE]
+        if len(inner) == 1 and inner[0].kind == CS:
+            return inner[0].name
+    return None
+
+
+def _read_env_name(stream: TokenStream) -> str:
+    argument = stream.read_argument() or []
+    return serialize(argument).strip()
+
+
+def _read_count(stream: TokenStream) -> int:
+    optional = stream.read_optional()
+    if optional is None:
+        return 0
+    try:
+        return max(0, min(9, int(serialize(optional).strip())))
+    except ValueError:
+        return 0
+
+
+def _newcommand_params(stream: TokenStream) -> list[tuple[str, list[Token] | None]]:
+    count = _read_count(stream)
+    default = stream.read_optional() if count else None
+    params: list[tuple[str, list[Token] | None]] = []
+    if default is not None:
+        params.append(("o", default))
+        count -= 1
+    params.extend(("m", None) for _ in range(count))
+    return params
+
+
+def _xparse_params(spec: list[Token]) -> list[tuple[str, list[Token] | None]] | None:
+    stream = TokenStream(spec)
+    params: list[tuple[str, list[Token] | None]] = []
+    while stream:
+        stream.skip_spaces()
+        token = stream.next()
+        if token is None:
+            break
+        if token.kind != CHAR:
+            return None
+        for position, letter in enumerate(token.text):
+            if letter in "m+":
+                if letter == "m":
+                    params.append(("m", None))
+            elif letter == "o":
+                params.append(("o", []))
+            elif letter == "s":
+                params.append(("s", None))
+            elif letter == "O" and position == len(token.text) - 1:
+                params.append(("o", stream.read_argument() or []))
+            else:
+                return None
+    return params
+
+
+class MacroExpander:
+    """Consumes definitions and expands uses in one left-to-right pass, as TeX would."""
+
+    def __init__(self, table: MacroTable | None = None) -> None:
+        self.table = table or MacroTable()
+        self.expansions = 0
+        self.warnings: list[str] = []
+
+    def expand(self, tokens: list[Token]) -> list[Token]:
+        """Return the tokens with definitions removed and user macros replaced by their bodies."""
+        stream = TokenStream(tokens)
+        out: list[Token] = []
+        while stream:
+            token = stream.next()
+            assert token is not None
+            if token.kind != CS:
+                out.append(token)
+                continue
+            name = token.name
+            if name in _NEWCOMMANDS:
+                self._define_newcommand(stream, provide=name == "providecommand")
+            elif name in _DEFS:
+                self._define_def(stream)
+            elif name == "let":
+                self._define_let(stream)
+            elif name in _DOCUMENTCOMMANDS:
+                self._define_document_command(stream)
+            elif name == "DeclareMathOperator":
+                stream.read_star()
+                target = _read_cs_name(stream)
+                body = stream.read_argument() or []
+                if target and target not in PROTECTED:
+                    self.table.macros[target] = Macro([], body)
+            elif name in _NEWENVIRONMENTS:
+                self._define_environment(stream)
+            elif name == "newcolumntype":
+                column = serialize(stream.read_argument() or []).strip()
+                count = _read_count(stream)
+                self.table.column_types[column] = (count, stream.read_argument() or [])
+            elif name in ("begin", "end") and self.table.environments:
+                if not self._expand_environment(token, stream, out):
+                    out.append(token)
+            elif name in self.table.macros and self.expansions < MAX_EXPANSIONS:
+                self._expand_macro(name, stream)
+            else:
+                out.append(token)
+        return out
+
+    def _count(self) -> bool:
+        self.expansions += 1
+        if self.expansions == MAX_EXPANSIONS:
+            self.warnings.append(f"stopped expanding macros after {MAX_EXPANSIONS} expansions (recursive macro?)")
+        return self.expansions < MAX_EXPANSIONS
+
+    def _store(self, name: str, macro: Macro, provide: bool = False) -> None:
+        if provide and name in self.table.macros:
+            return
+        if name in PROTECTED or not _is_simple(macro.body):
+            self.table.skipped.add(name)
+            self.table.macros.pop(name, None)
+            return
+        self.table.macros[name] = macro
+
+    def _define_newcommand(self, stream: TokenStream, provide: bool) -> None:
+        stream.read_star()
+        name = _read_cs_name(stream)
+        params = _newcommand_params(stream)
+        body = stream.read_argument() or []
+        if name:
+            self._store(name, Macro(params, body), provide=provide)
+
+    def _define_def(self, stream: TokenStream) -> None:
+        stream.skip_spaces()
+        target = stream.next()
+        parameter_text: list[Token] = []
+        while stream and stream.peek() is not None and stream.peek().kind != BGROUP:  # type: ignore[union-attr]
+            parameter_text.append(stream.next())  # type: ignore[arg-type]
+        stream.next()
+        body = stream.read_until_close()
+        if target is None or target.kind != CS:
+            return
+        if all(token.kind == PARAM for token in parameter_text):
+            self._store(target.name, Macro([("m", None)] * len(parameter_text), body))
+        else:
+            self.table.skipped.add(target.name)  # delimited parameters are beyond "simple"
+
+    def _define_let(self, stream: TokenStream) -> None:
+        stream.skip_spaces()
+        target = stream.next()
+        stream.skip_spaces()
+        source = stream.next()
+        if source is not None and source.kind == CHAR and source.text.startswith("="):
+            if len(source.text) > 1:
+                stream.push([Token(CHAR, source.text[1:], source.file)])
+            stream.skip_spaces()
+            source = stream.next()
+        if target is None or target.kind != CS or source is None:
+            return
+        if source.kind == CS and source.name in self.table.macros:
+            self.table.macros[target.name] = self.table.macros[source.name]
+        elif target.name not in PROTECTED:
+            self.table.macros[target.name] = Macro([], [source])
+
+    def _define_document_command(self, stream: TokenStream) -> None:
+        name = _read_cs_name(stream)
+        spec = stream.read_argument() or []
+        body = stream.read_argument() or []
+        params = _xparse_params(spec)
+        if name is None:
+            return
+        if params is None:
+            self.table.skipped.add(name)
+            return
+        self._store(name, Macro(params, body))
+
+    def _define_environment(self, stream: TokenStream) -> None:
+        stream.read_star()
+        name = _read_env_name(stream)
+        params = _newcommand_params(stream)
+        begin = stream.read_argument() or []
+        end = stream.read_argument() or []
+        if name in PROTECTED_ENVIRONMENTS or not (_is_simple(begin) and _is_simple(end)):
+            return
+        self.table.environments[name] = Macro(params, begin, end)
+
+    def _read_arguments(self, macro: Macro, stream: TokenStream) -> list[list[Token]]:
+        arguments: list[list[Token]] = []
+        for kind, default in macro.params:
+            if kind == "o":
+                optional = stream.read_optional()
+                arguments.append(optional if optional is not None else list(default or []))
+            elif kind == "s":
+                arguments.append([Token(CHAR, "*")] if stream.read_star() else [])
+            else:
+                arguments.append(stream.read_argument() or [])
+        return arguments
+
+    def _expand_macro(self, name: str, stream: TokenStream) -> None:
+        if not self._count():
+            return
+        macro = self.table.macros[name]
+        stream.push(_substitute(macro.body, self._read_arguments(macro, stream)))
+
+    def _expand_environment(self, token: Token, stream: TokenStream, out: list[Token]) -> bool:
+        following = stream.peek()
+        if following is None or following.kind != BGROUP:
+            return False
+        stream.next()
+        inner = stream.read_until_close()
+        name = serialize(inner).strip()
+        macro = self.table.environments.get(name)
+        if macro is None or not self._count():
+            stream.push([Token(BGROUP, "{"), *inner, Token(EGROUP, "}")])
+            return False
+        if token.is_cs("begin"):
+            stream.push(_substitute(macro.body, self._read_arguments(macro, stream)))
+        else:
+            stream.push(list(macro.end_body or []))
+        return True
+
+
+def _substitute(body: list[Token], arguments: list[list[Token]]) -> list[Token]:
+    out: list[Token] = []
+    for token in body:
+        if token.kind == PARAM:
+            if token.text == "##":
+                out.append(Token(CHAR, "#", token.file))
+                continue
+            index = int(token.text[1]) - 1
+            if 0 <= index < len(arguments):
+                out.extend(arguments[index])
+            continue
+        out.append(token)
+    return out

@@ -1,0 +1,313 @@
+"""Finding the main file of a LaTeX project and assembling it: conditionals dropped, included files spliced in."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+from curation.latex.tokens import BGROUP, CHAR, CS, EGROUP, PAR, SPACE, Token, serialize, tokenize
+
+TEX_SUFFIXES = (".tex", ".ltx")
+MAX_INCLUDES = 2000
+MAX_FILE_BYTES = 20 * 1024 * 1024
+# Commands named \if... that take arguments instead of ending with \fi (ifthen, etoolbox).
+_NOT_CONDITIONALS = frozenset(
+    {
+        "ifthenelse", "ifdef", "ifndef", "ifcsdef", "ifcsundef", "ifdefmacro", "ifdefempty", "ifdefvoid",
+        "ifstrequal", "ifstrempty", "ifblank", "ifbool", "ifboolexpr", "iftoggle", "ifnumcomp", "ifdimcomp",
+        "ifnumequal", "ifdefstring", "ifcsstring", "ifpackageloaded", "ifclassloaded", "ifdefined@",
+    }
+)  # fmt: skip
+_INCLUDES = frozenset({"input", "include", "subfile", "subfileinclude", "import", "subimport", "inputfrom",
+                       "subinputfrom", "includefrom", "subincludefrom"})  # fmt: skip
+
+
+@dataclass
+class AssembledSource:
+    """The token stream a reader of the main file sees, with the files it reached."""
+
+    main_file: str
+    tokens: list[Token]
+    included_files: list[str] = field(default_factory=list)
+    unused_files: list[str] = field(default_factory=list)
+    candidates: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+def read_text(path: Path) -> tuple[str, bool]:
+    """Decode a source file as UTF-8, falling back to Latin-1; the flag says whether the fallback was used."""
+    data = path.read_bytes()[:MAX_FILE_BYTES]
+    try:
+        return data.decode("utf-8-sig"), False
+    except UnicodeDecodeError:
+        return data.decode("latin-1"), True
+
+
+def _is_conditional(token: Token) -> bool:
+    name = token.name
+    return token.kind == CS and name.startswith("if") and name not in _NOT_CONDITIONALS
+
+
+def _find_branches(tokens: list[Token], start: int) -> tuple[int | None, int] | None:
+    depth = 0
+    else_index: int | None = None
+    for index in range(start, len(tokens)):
+        token = tokens[index]
+        if _is_conditional(token):
+            depth += 1
+        elif token.is_cs("fi"):
+            if depth == 0:
+                return else_index, index
+            depth -= 1
+        elif token.is_cs("else") and depth == 0 and else_index is None:
+            else_index = index
+    return None
+
+
+def _is_balanced(tokens: list[Token]) -> bool:
+    depth = 0
+    for token in tokens:
+        depth += token.kind == BGROUP
+        depth -= token.kind == EGROUP
+        if depth < 0:
+            return False
+    return depth == 0
+
+
+def strip_conditionals(tokens: list[Token]) -> list[Token]:
+    """Keep only the live branch of \\iffalse/\\iftrue blocks; unbalanced ones (e.g. in column types) are left."""
+    out: list[Token] = []
+    index = 0
+    while index < len(tokens):
+        token = tokens[index]
+        if token.is_cs("iffalse", "iftrue"):
+            found = _find_branches(tokens, index + 1)
+            if found is not None:
+                else_index, fi_index = found
+                inner = tokens[index + 1 : fi_index]
+                if _is_balanced(inner):
+                    if token.is_cs("iftrue"):
+                        live = tokens[index + 1 : else_index if else_index is not None else fi_index]
+                    else:
+                        live = tokens[else_index + 1 : fi_index] if else_index is not None else []
+                    out.extend(strip_conditionals(live))
+                    index = fi_index + 1
+                    continue
+        out.append(token)
+        index += 1
+    return out
+
+
+def _document_body(tokens: list[Token]) -> list[Token] | None:
+    _, body, found = document_parts(tokens)
+    return body if found else None
+
+
+def _group_text(tokens: list[Token], index: int) -> str | None:
+    while index < len(tokens) and tokens[index].kind == SPACE:
+        index += 1
+    if index + 2 < len(tokens) and tokens[index].kind == BGROUP and tokens[index + 2].kind == EGROUP:
+        return tokens[index + 1].text.strip()
+    return None
+
+
+def is_main_candidate(tokens: list[Token]) -> bool:
+    """Whether a file has both a \\documentclass and a \\begin{document}."""
+    has_class = any(token.is_cs("documentclass", "documentstyle") for token in tokens)
+    return has_class and _document_body(tokens) is not None
+
+
+class Assembler:
+    """Loads files under one root and splices \\input/\\include/\\subfile targets in, cycle-safe."""
+
+    def __init__(self, root: Path, main_file: str) -> None:
+        self.root = root.resolve()
+        self.main_file = main_file
+        self.main_dir = PurePosixPath(main_file).parent
+        self.included: list[str] = []
+        self.warnings: list[str] = []
+        self._cache: dict[str, list[Token]] = {}
+        self._include_count = 0
+        self._include_only: set[str] | None = None
+
+    def load(self, relative: str) -> list[Token]:
+        """Tokens of one file with comments and dead conditionals removed, cut at \\endinput."""
+        if relative not in self._cache:
+            text, fallback = read_text(self.root / relative)
+            if fallback:
+                self.warnings.append(f"{relative}: not UTF-8, read as Latin-1")
+            tokens = strip_conditionals(tokenize(text, relative))
+            for index, token in enumerate(tokens):
+                if token.is_cs("endinput"):
+                    tokens = tokens[:index]
+                    break
+            self._cache[relative] = tokens
+        return self._cache[relative]
+
+    def resolve(self, name: str, current_file: str, base: str | None = None) -> str | None:
+        """Find an included file the way TeX does: relative to the main file's folder, then the includer's."""
+        name = name.strip().strip('"')
+        if not name:
+            return None
+        folders = [self.main_dir, PurePosixPath(current_file).parent, PurePosixPath(".")]
+        if base is not None:
+            folders = [PurePosixPath(base), *folders]
+        for folder in folders:
+            for candidate in (name, name + ".tex"):
+                path = (self.root / folder / candidate).resolve()
+                if path.is_file() and path.is_relative_to(self.root):
+                    return path.relative_to(self.root).as_posix()
+        return None
+
+    def assemble(self) -> list[Token]:
+        """The main file's tokens with every reachable include expanded."""
+        self.included = [self.main_file]
+        return self._expand(self.load(self.main_file), self.main_file, (self.main_file,))
+
+    def _expand(self, tokens: list[Token], current: str, stack: tuple[str, ...]) -> list[Token]:
+        out: list[Token] = []
+        index = 0
+        while index < len(tokens):
+            token = tokens[index]
+            if token.is_cs("includeonly"):
+                name, index = _read_name(tokens, index + 1)
+                self._include_only = {part.strip() for part in name.split(",") if part.strip()}
+                continue
+            if token.kind != CS or token.name not in _INCLUDES:
+                out.append(token)
+                index += 1
+                continue
+            base = None
+            if token.name in ("import", "subimport", "inputfrom", "subinputfrom", "includefrom", "subincludefrom"):
+                base, index = _read_name(tokens, index + 1)
+                if token.name.startswith("sub"):
+                    base = (PurePosixPath(current).parent / base).as_posix()
+                name, index = _read_name(tokens, index)
+            else:
+                name, index = _read_name(tokens, index + 1, allow_bare=token.name == "input")
+            if token.name == "include" and self._include_only is not None and name not in self._include_only:
+                continue
+            out.extend(self._include(name, current, stack, token.name, base))
+        return out
+
+    def _include(self, name: str, current: str, stack: tuple[str, ...], command: str, base: str | None) -> list[Token]:
+        target = self.resolve(name, current, base)
+        if target is None:
+            if name and not name.endswith((".bbl", ".sty", ".cls")):
+                self.warnings.append(f"{current}: \\{command}{{{name}}} not found")
+            return []
+        if target in stack:
+            self.warnings.append(f"{current}: \\{command}{{{name}}} would include itself (cycle), skipped")
+            return []
+        self._include_count += 1
+        if self._include_count > MAX_INCLUDES:
+            self.warnings.append(f"more than {MAX_INCLUDES} includes, stopped following them")
+            return []
+        if target not in self.included:
+            self.included.append(target)
+        tokens = self.load(target)
+        body = _document_body(tokens) if command in ("subfile", "subfileinclude") else None
+        if body is not None:
+            tokens = body
+        expanded = self._expand(tokens, target, (*stack, target))
+        return [Token(PAR, "\n\n", target), *expanded, Token(PAR, "\n\n", target)] if command == "include" else expanded
+
+
+def _read_name(tokens: list[Token], index: int, allow_bare: bool = False) -> tuple[str, int]:
+    while index < len(tokens) and tokens[index].kind == SPACE:
+        index += 1
+    if index < len(tokens) and tokens[index].kind == BGROUP:
+        depth = 0
+        for end in range(index, len(tokens)):
+            depth += tokens[end].kind == BGROUP
+            depth -= tokens[end].kind == EGROUP
+            if depth == 0:
+                return serialize(tokens[index + 1 : end]).strip(), end + 1
+        return serialize(tokens[index + 1 :]).strip(), len(tokens)
+    if allow_bare:
+        parts: list[str] = []
+        while index < len(tokens) and tokens[index].kind == CHAR:
+            parts.append(tokens[index].text)
+            index += 1
+        return "".join(parts), index
+    return "", index
+
+
+def list_tex_files(root: Path) -> list[str]:
+    """Every .tex/.ltx file under root, as sorted POSIX paths relative to it (links are not followed)."""
+    found = []
+    for path in root.rglob("*"):
+        if path.suffix.lower() in TEX_SUFFIXES and path.is_file() and not path.is_symlink():
+            found.append(path.relative_to(root).as_posix())
+    return sorted(found)
+
+
+def assemble_project(root: Path, main_file: str | None = None) -> AssembledSource:
+    """Pick the main file (or use the given one) and assemble what it reaches."""
+    files = list_tex_files(root)
+    warnings: list[str] = []
+    if main_file is not None:
+        assembler = Assembler(root, main_file)
+        tokens = assembler.assemble()
+        return _result(assembler, tokens, files, [main_file], warnings)
+    if not files:
+        return AssembledSource(main_file="", tokens=[], warnings=["no .tex file found"])
+    scored: list[tuple[tuple, Assembler, list[Token]]] = []
+    candidates = []
+    for name in files:
+        probe = Assembler(root, name)
+        if is_main_candidate(probe.load(name)):
+            candidates.append(name)
+    if not candidates:
+        # Best effort: a fragment without a preamble is still worth reading.
+        candidates = files
+        warnings.append("no file has both \\documentclass and \\begin{document}; guessing the main file")
+    for name in candidates:
+        assembler = Assembler(root, name)
+        tokens = assembler.assemble()
+        body = _document_body(tokens) or tokens
+        reached = sum(1 for token in body if token.kind in (CHAR, CS))
+        preferred = PurePosixPath(name).stem.lower() in ("main", "ms", "paper", "manuscript", "article")
+        key = (reached, len(assembler.included), preferred, -name.count("/"), name)
+        scored.append((key, assembler, tokens))
+    scored.sort(key=lambda item: item[0], reverse=True)
+    _, assembler, tokens = scored[0]
+    # Subfiles reached from the chosen main also qualify, but they are not competitors.
+    rivals = [item for item in scored[1:] if item[1].main_file not in assembler.included]
+    if rivals:
+        others = ", ".join(f"{item[1].main_file} ({item[0][0]} tokens)" for item in rivals)
+        warnings.append(
+            f"several main-file candidates; chose {assembler.main_file} ({scored[0][0][0]} tokens), "
+            f"which reaches the most content, over {others}"
+        )
+    return _result(assembler, tokens, files, candidates, warnings)
+
+
+def _result(
+    assembler: Assembler, tokens: list[Token], files: list[str], candidates: list[str], warnings: list[str]
+) -> AssembledSource:
+    unused = [name for name in files if name not in assembler.included]
+    return AssembledSource(
+        main_file=assembler.main_file,
+        tokens=tokens,
+        included_files=list(assembler.included),
+        unused_files=unused,
+        candidates=candidates,
+        warnings=[*warnings, *assembler.warnings],
+    )
+
+
+def document_parts(tokens: list[Token]) -> tuple[list[Token], list[Token], bool]:
+    """Split into preamble and body; the flag says whether \\begin{document} was found."""
+    for index, token in enumerate(tokens):
+        if token.is_cs("begin") and _group_text(tokens, index + 1) == "document":
+            start = index + 1
+            while tokens[start].kind == SPACE:
+                start += 1
+            body = tokens[start + 3 :]
+            for end, other in enumerate(body):
+                if other.is_cs("end") and _group_text(body, end + 1) == "document":
+                    body = body[:end]
+                    break
+            return tokens[:index], body, True
+    return [], tokens, False

@@ -1,0 +1,270 @@
+"""Tabular environments to rows of cell strings, with spans, hidden columns and a rectangular grid."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from curation.latex.results import CellSpan
+from curation.latex.text import RULE_COMMANDS, TextRenderer, skip_tabular_arguments
+from curation.latex.tokens import ALIGN, CHAR, CS, PAR, SPACE, Token, serialize
+from curation.latex.tree import Env, Group, Node, NodeCursor, to_latex
+
+_ROW_ENDS = frozenset({"\\", "tabularnewline", "cr", "crcr"})
+_LONGTABLE_MARKS = frozenset({"endfirsthead", "endhead", "endfoot", "endlastfoot"})
+_HIDING = re.compile(r"\\(setbox|lrbox|iffalse|comment|gobble|@gobble|hide|Gobble)(?![a-zA-Z])")
+_SPAN_MACROS = frozenset({"multicolumn", "multirow", "multirowcell", "Block", "multicolumnrow"})
+
+
+@dataclass
+class ParsedTabular:
+    """Rows, spans and grid of one tabular; `caption`/`labels` are set for longtables that carry their own."""
+
+    env: str
+    rows: list[list[str]]
+    spans: list[CellSpan]
+    grid: list[list[str]]
+    references: list[str] = field(default_factory=list)
+    caption_nodes: list[Node] | None = None
+    labels: list[str] = field(default_factory=list)
+
+
+def column_hidden_flags(
+    spec: list[Node], column_types: dict[str, tuple[int, list[Token]]], depth: int = 0
+) -> list[bool]:
+    """One flag per column of a column specification: True for columns whose content is swallowed."""
+    flags: list[bool] = []
+    if depth > 10:
+        return flags
+    cursor = NodeCursor(spec)
+    while not cursor.at_end():
+        node = cursor.next()
+        if not (isinstance(node, Token) and node.kind == CHAR):
+            continue
+        text = node.text
+        for position, letter in enumerate(text):
+            last = position == len(text) - 1
+            if letter in " |:;,.!@<>" or letter.isdigit():
+                if letter in "!@<>" and last:
+                    cursor.argument()
+                continue
+            if letter == "*":
+                if last:
+                    count = _to_int(to_latex(cursor.argument() or []), 1)
+                    inner = column_hidden_flags(cursor.argument() or [], column_types, depth + 1)
+                    flags.extend(inner * max(0, min(count, 100)))
+                continue
+            if letter in column_types:
+                count, body = column_types[letter]
+                arguments = [cursor.argument() or [] for _ in range(count)] if last else []
+                body_nodes: list[Node] = list(_substitute_nodes(body, arguments))
+                hidden = bool(_HIDING.search(serialize(body)))
+                inner = column_hidden_flags(_as_nodes(body_nodes), column_types, depth + 1) or [False]
+                flags.extend([hidden or flag for flag in inner])
+                continue
+            flags.append(False)
+            if last:
+                cursor.optional()
+                while not cursor.at_end() and isinstance(cursor.nodes[cursor.position], Group):
+                    cursor.next()
+    return flags
+
+
+def _substitute_nodes(body: list[Token], arguments: list[list[Node]]) -> list[Node]:
+    out: list[Node] = []
+    for token in body:
+        if token.kind == "param" and token.text[1:].isdigit():
+            index = int(token.text[1]) - 1
+            if 0 <= index < len(arguments):
+                out.extend(arguments[index])
+            continue
+        out.append(token)
+    return out
+
+
+def _as_nodes(items: list[Node]) -> list[Node]:
+    from curation.latex.tree import build_tree, flatten
+
+    return build_tree(flatten(items), [])
+
+
+def _to_int(text: str, default: int) -> int:
+    match = re.search(r"-?\d+", text)
+    return int(match.group()) if match else default
+
+
+def _split_rows(nodes: list[Node], result: ParsedTabular) -> list[list[list[Node]]]:
+    rows: list[list[list[Node]]] = []
+    row: list[list[Node]] = []
+    cell: list[Node] = []
+    kept_until = 0
+    has_first_head = False
+    cursor = NodeCursor(nodes)
+
+    def end_row() -> None:
+        nonlocal row, cell
+        row.append(cell)
+        rows.append(row)
+        row, cell = [], []
+
+    while not cursor.at_end():
+        node = cursor.next()
+        if isinstance(node, Token):
+            if node.kind == ALIGN:
+                row.append(cell)
+                cell = []
+                continue
+            if node.kind == CS and node.name in _ROW_ENDS:
+                cursor.star()
+                cursor.optional()
+                end_row()
+                continue
+            if node.kind == CS and node.name in RULE_COMMANDS:
+                _skip_rule(node.name, cursor)
+                continue
+            if node.kind == CS and node.name in _LONGTABLE_MARKS:
+                if row or any(_has_content(part) for part in [cell]):
+                    end_row()
+                # Longtable repeats heads and feet on every page; a reader sees the first head and last foot once.
+                if node.name == "endfirsthead":
+                    has_first_head = True
+                    kept_until = len(rows)
+                elif node.name == "endhead":
+                    if has_first_head:
+                        del rows[kept_until:]
+                    kept_until = len(rows)
+                elif node.name == "endfoot":
+                    del rows[kept_until:]
+                kept_until = len(rows)
+                continue
+            if node.kind == CS and node.name == "caption":
+                cursor.star()
+                cursor.optional()
+                caption = cursor.argument() or []
+                if result.caption_nodes is None:
+                    result.caption_nodes = caption
+                continue
+            if node.kind == CS and node.name == "label":
+                result.labels.append(to_latex(cursor.argument() or []).strip())
+                continue
+            if node.kind == PAR:
+                cell.append(Token(SPACE, " "))
+                continue
+        cell.append(node)
+    if row or _has_content(cell):
+        end_row()
+    return rows
+
+
+def _has_content(nodes: list[Node]) -> bool:
+    return any(not (isinstance(node, Token) and node.kind in (SPACE, PAR)) for node in nodes)
+
+
+def _skip_rule(name: str, cursor: NodeCursor) -> None:
+    cursor.optional("(", ")")
+    cursor.optional()
+    for _ in range(RULE_COMMANDS[name]):
+        if name in ("cmidrule", "cmidrulec"):
+            cursor.optional("(", ")")
+        cursor.argument()
+    cursor.optional()
+
+
+def _extract_span(nodes: list[Node]) -> tuple[list[Node], int, int]:
+    out: list[Node] = []
+    colspan = rowspan = 1
+    cursor = NodeCursor(nodes)
+    while not cursor.at_end():
+        node = cursor.next()
+        if isinstance(node, Token) and node.kind == CS and node.name in _SPAN_MACROS:
+            content: list[Node]
+            if node.name == "multicolumn":
+                colspan = max(1, _to_int(to_latex(cursor.argument() or []), 1))
+                cursor.argument()
+                content = cursor.argument() or []
+            elif node.name == "Block":
+                cursor.optional()
+                size = to_latex(cursor.argument() or [])
+                parts = [_to_int(part, 1) for part in size.split("-")]
+                rowspan, colspan = [*parts, 1, 1][:2]
+                content = cursor.argument() or []
+            else:
+                cursor.optional()
+                rowspan = _to_int(to_latex(cursor.argument() or []), 1) or 1
+                if node.name == "multirow":
+                    cursor.optional()
+                    cursor.argument()
+                    cursor.optional()
+                else:
+                    cursor.optional()
+                content = cursor.argument() or []
+            inner, inner_colspan, inner_rowspan = _extract_span(content)
+            colspan = max(colspan, inner_colspan)
+            rowspan = inner_rowspan if inner_rowspan != 1 else rowspan
+            out.append(Group(inner))
+            continue
+        out.append(node)
+    return out, colspan, rowspan
+
+
+def parse_tabular(env: Env, renderer: TextRenderer, column_types: dict[str, tuple[int, list[Token]]]) -> ParsedTabular:
+    """Rows as a reader sees them: rules and empty rows gone, spans recorded, hidden columns dropped."""
+    cursor = NodeCursor(env.children)
+    spec = skip_tabular_arguments(env.name, cursor)
+    hidden = column_hidden_flags(spec, column_types) if env.name not in ("tblr", "longtblr", "talltblr") else []
+    result = ParsedTabular(env=env.name, rows=[], spans=[], grid=[])
+    raw_rows = _split_rows(cursor.nodes[cursor.position :], result)
+    rendered: list[tuple[list[str], list[tuple[int, int, int, int]]]] = []
+    for raw_row in raw_rows:
+        cells: list[str] = []
+        row_spans: list[tuple[int, int, int, int]] = []
+        column = 0
+        for raw_cell in raw_row:
+            content, colspan, rowspan = _extract_span(raw_cell)
+            start = column
+            column += colspan
+            covered = [index for index in range(start, start + colspan) if index < len(hidden) and hidden[index]]
+            if colspan == 1 and covered:
+                continue
+            colspan -= len(covered)
+            visible_start = start - sum(1 for index in range(min(start, len(hidden))) if hidden[index])
+            text = renderer.render(content, result.references, in_cell=True)
+            if colspan != 1 or rowspan != 1:
+                row_spans.append((len(cells), visible_start, rowspan, max(colspan, 1)))
+            cells.append(text)
+        if any(cells):
+            rendered.append((cells, row_spans))
+    result.rows = [cells for cells, _ in rendered]
+    for row_index, (_, row_spans) in enumerate(rendered):
+        for cell_index, column, rowspan, colspan in row_spans:
+            top = row_index + rowspan + 1 if rowspan < 0 else row_index
+            height = min(abs(rowspan), len(rendered) - top) if rowspan > 0 else row_index - max(top, 0) + 1
+            result.spans.append(CellSpan(row_index, cell_index, column, max(top, 0), max(height, 1), colspan))
+    result.grid = build_grid(result.rows, result.spans)
+    return result
+
+
+def build_grid(rows: list[list[str]], spans: list[CellSpan]) -> list[list[str]]:
+    """A rectangular copy of `rows` where every position a span covers repeats the span's text."""
+    colspans = {(span.row, span.cell): span.colspan for span in spans}
+    positions: list[list[int]] = []
+    width = 0
+    for row_index, row in enumerate(rows):
+        starts = []
+        column = 0
+        for cell_index in range(len(row)):
+            starts.append(column)
+            column += colspans.get((row_index, cell_index), 1)
+        positions.append(starts)
+        width = max(width, column)
+    grid = [[""] * width for _ in rows]
+    for row_index, row in enumerate(rows):
+        for cell_index, text in enumerate(row):
+            grid[row_index][positions[row_index][cell_index]] = text
+    for span in spans:
+        text = rows[span.row][span.cell]
+        for row_index in range(span.top, min(span.top + span.rowspan, len(rows))):
+            for column in range(span.column, min(span.column + span.colspan, width)):
+                if not grid[row_index][column]:
+                    grid[row_index][column] = text
+    return grid

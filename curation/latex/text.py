@@ -1,0 +1,265 @@
+"""Readable text from LaTeX nodes: references and citations resolved, markup removed, symbols via pylatexenc."""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import lru_cache
+
+from pylatexenc import latex2text, latexwalker, macrospec
+
+from curation.latex.tokens import ACTIVE, ALIGN, CHAR, CS, SPACE, VERBATIM, Token, escape
+from curation.latex.tree import Env, Group, Node, NodeCursor, to_latex
+
+# pylatexenc logs every parse hiccup; malformed input is reported through our warnings instead.
+logging.getLogger("pylatexenc").setLevel(logging.ERROR)
+
+REF_COMMANDS = frozenset(
+    {"ref", "autoref", "cref", "Cref", "vref", "Vref", "subref", "nameref", "labelcref", "namecref", "nameCref",
+     "crefrange", "Crefrange", "cpageref", "Cpageref", "pageref", "hyperref", "eqref", "fullref", "tref", "autopageref"}
+)  # fmt: skip
+CITE_COMMANDS = frozenset(
+    {"cite", "citep", "citet", "citealp", "citealt", "citeauthor", "citeyear", "citeyearpar", "parencite",
+     "textcite", "autocite", "footcite", "Cite", "Citep", "Citet", "nocite", "citenum", "citeA", "shortcite"}
+)  # fmt: skip
+TABULAR_ENVS = frozenset(
+    {"tabular", "tabular*", "tabularx", "tabulary", "tabu", "longtable", "longtable*", "longtabu", "xltabular",
+     "supertabular", "xtabular", "mpsupertabular", "NiceTabular", "NiceTabular*", "tblr", "longtblr", "talltblr",
+     "array", "TAB"}
+)  # fmt: skip
+RULE_COMMANDS: dict[str, int] = {
+    "hline": 0, "toprule": 0, "midrule": 0, "bottomrule": 0, "cmidrule": 1, "cline": 1, "specialrule": 3,
+    "addlinespace": 0, "hdashline": 0, "cdashline": 1, "morecmidrules": 0, "Xhline": 1, "hhline": 1,
+    "noalign": 1, "rowcolor": 1, "rowcolors": 3, "arrayrulecolor": 1, "midrulec": 0, "hlineB": 1, "clineB": 2,
+    "Hline": 0, "svhline": 0, "tabucline": 0, "firsthline": 0, "lasthline": 0, "thickhline": 0, "hrule": 0,
+    "bottomrulec": 0, "toprulec": 0, "cmidrulec": 1, "hdottedline": 0, "cdottedline": 1, "heavyrulewidth": 0,
+    "tabularnewline": 0, "pagebreak": 0, "nopagebreak": 0, "newpage": 0, "linewd": 0,
+}  # fmt: skip
+
+_WALKER_SPECS = [
+    ("texttt", "{"), ("textsf", "{"), ("href", "{{"), ("rule", "[{{"), ("includegraphics", "[{"),
+    ("cellcolor", "[{"), ("rowcolor", "[{"), ("textcolor", "[{{"), ("color", "[{"), ("colorbox", "[{{"),
+    ("hspace", "*{"), ("vspace", "*{"), ("phantom", "{"), ("hphantom", "{"), ("vphantom", "{"), ("ding", "{"),
+    ("makebox", "[[{"), ("parbox", "[[[{{"), ("raisebox", "{[[{"), ("resizebox", "*{{{"), ("scalebox", "{[{"),
+    ("adjustbox", "{{"), ("makecell", "[{"), ("thead", "[{"), ("shortstack", "[{"), ("fontsize", "{{"),
+    ("addlinespace", "["), ("footnotemark", "["), ("footnotetext", "[{"), ("tnote", "{"), ("tablefootnote", "{"),
+    ("thanks", "{"), ("sisetup", "{"), ("num", "[{"), ("SI", "[{[{"), ("si", "[{"), ("qty", "[{{"),
+    ("unit", "[{"), ("tablenum", "[{"), ("ensuremath", "{"), ("mbox", "{"), ("fbox", "{"), ("uline", "{"),
+    ("sout", "{"), ("st", "{"), ("hl", "{"), ("Block", "[{{"), ("SetCell", "[{"), ("diagbox", "[{{"),
+    ("slashbox", "[{{"), ("backslashbox", "[{{"), ("rotatebox", "[{{"), ("rot", "{"), ("bigstrut", "["),
+    ("textsubscript", "{"), ("bm", "{"), ("boldsymbol", "{"), ("label", "{"), ("centering", ""),
+    ("xspace", ""), ("strut", ""), ("mathds", "{"), ("mathbbm", "{"), ("textup", "{"), ("textmd", "{"),
+    ("textnormal", "{"), ("checkmark", ""), ("cmark", ""), ("xmark", ""), ("S", ""), ("P", ""),
+    ("textdegree", ""), ("tabularnewline", ""), ("setlength", "{{"), ("addtolength", "{{"),
+    ("renewcommand", "{{"), ("footnote", "[{"), ("url", "{"), ("nolinkurl", "{"), ("orcidlink", "{"),
+    ("email", "{"), ("textls", "[{"), ("scriptsize", ""), ("selectfont", ""), ("linebreak", "["),
+]  # fmt: skip
+_TEXT_SPECS: dict[str, str | None] = {
+    "texttt": "%(1)s", "textsf": "%(1)s", "href": "%(2)s", "textcolor": "%(3)s", "colorbox": "%(3)s",
+    "makebox": "%(3)s", "parbox": "%(5)s", "raisebox": "%(4)s", "resizebox": "%(4)s", "scalebox": "%(3)s",
+    "adjustbox": "%(2)s", "makecell": "%(2)s", "thead": "%(2)s", "shortstack": "%(2)s", "num": "%(2)s",
+    "SI": "%(2)s", "si": "", "qty": "%(2)s", "unit": "", "tablenum": "%(2)s", "ensuremath": "%(1)s",
+    "mbox": "%(1)s", "fbox": "%(1)s", "uline": "%(1)s", "sout": "%(1)s", "st": "%(1)s", "hl": "%(1)s",
+    "Block": "%(3)s", "diagbox": "%(2)s / %(3)s", "slashbox": "%(2)s / %(3)s", "backslashbox": "%(2)s / %(3)s",
+    "rotatebox": "%(3)s", "rot": "%(1)s", "textsubscript": "%(1)s", "bm": "%(1)s", "boldsymbol": "%(1)s",
+    "mathds": "%(1)s", "mathbbm": "%(1)s", "textup": "%(1)s", "textmd": "%(1)s", "textnormal": "%(1)s",
+    "checkmark": "✓", "cmark": "✓", "xmark": "✗", "S": "§", "P": "¶", "textdegree": "°", "hspace": " ",
+    "url": "%(1)s", "nolinkurl": "%(1)s", "email": "%(1)s", "textls": "%(2)s", "tabularnewline": " ",
+    "linebreak": " ",
+    **dict.fromkeys(
+        ["rule", "includegraphics", "cellcolor", "rowcolor", "color", "vspace", "phantom", "hphantom", "vphantom",
+         "fontsize", "addlinespace", "footnotemark", "footnotetext", "tnote", "tablefootnote", "thanks",
+         "sisetup", "SetCell", "bigstrut", "label", "centering", "xspace", "strut", "setlength", "addtolength",
+         "renewcommand", "orcidlink", "scriptsize", "selectfont", "footnote"],
+        None,
+    ),
+}  # fmt: skip
+# pifont's \ding numbers for the check and cross marks papers use in tables.
+_DINGS = {"51": "✓", "52": "✔", "55": "✗", "56": "✘", "72": "★", "73": "☆", "108": "●", "109": "❍", "110": "■"}
+
+
+@lru_cache(maxsize=1)
+def _converter() -> latex2text.LatexNodes2Text:
+    walker_db = latexwalker.get_default_latex_context_db()
+    walker_db.add_context_category(
+        "tat-curate", macros=[macrospec.MacroSpec(name, args) for name, args in _WALKER_SPECS], prepend=True
+    )
+    text_db = latex2text.get_default_latex_context_db()
+    text_specs = [
+        latex2text.MacroTextSpec(name, discard=True)
+        if repl is None
+        else latex2text.MacroTextSpec(name, simplify_repl=repl)
+        for name, repl in _TEXT_SPECS.items()
+    ]
+    text_specs.append(latex2text.MacroTextSpec("ding", simplify_repl=_ding))
+    text_db.add_context_category("tat-curate", macros=text_specs, prepend=True)
+    converter = latex2text.LatexNodes2Text(latex_context=text_db, math_mode="text", strict_latex_spaces=False)
+    converter._tat_walker_db = walker_db  # type: ignore[attr-defined]
+    return converter
+
+
+def _ding(node: latexwalker.LatexMacroNode, l2tobj: latex2text.LatexNodes2Text) -> str:
+    arguments = node.nodeargd.argnlist if node.nodeargd else []
+    number = l2tobj.nodelist_to_text([arguments[0]]).strip() if arguments and arguments[0] else ""
+    return _DINGS.get(number, "")
+
+
+def latex_to_text(source: str) -> str:
+    """Unicode text for a LaTeX fragment via pylatexenc; never raises (falls back to a crude strip)."""
+    converter = _converter()
+    try:
+        walker = latexwalker.LatexWalker(
+            source,
+            latex_context=converter._tat_walker_db,
+            tolerant_parsing=True,  # type: ignore[attr-defined]
+        )
+        nodes, _, _ = walker.get_latex_nodes()
+        text = converter.nodelist_to_text(nodes)
+    except Exception:  # pylatexenc raises assorted errors on odd input; a crude strip is better than nothing.
+        text = re.sub(r"\\[a-zA-Z@]+\*?|[{}$]", " ", source)
+    return normalize_space(text)
+
+
+def normalize_space(text: str) -> str:
+    """Collapse whitespace (including no-break spaces) to single spaces."""
+    return " ".join(text.replace("\xa0", " ").split())
+
+
+@dataclass
+class LabelTarget:
+    """What a \\label names: its kind ("table", "section", …), the number a reader sees, and the table index."""
+
+    kind: str
+    number: str
+    table_index: int | None = None
+
+
+_KIND_NAMES = {
+    "table": ("Table", "Tables"), "figure": ("Figure", "Figures"), "section": ("Section", "Sections"),
+    "equation": ("Equation", "Equations"), "appendix": ("Appendix", "Appendices"), "item": ("Item", "Items"),
+    "algorithm": ("Algorithm", "Algorithms"), "subtable": ("Table", "Tables"), "subfigure": ("Figure", "Figures"),
+}  # fmt: skip
+
+
+class TextRenderer:
+    """Renders node lists to text, resolving references against known labels and recording them."""
+
+    def __init__(self, labels: dict[str, LabelTarget]) -> None:
+        self.labels = labels
+
+    def render(self, nodes: list[Node], references: list[str] | None = None, *, in_cell: bool = False) -> str:
+        """Readable text of nodes; labels referenced are appended to `references`."""
+        prepared = self._prepare(nodes, references if references is not None else [], in_cell)
+        return latex_to_text(to_latex(prepared))
+
+    def _prepare(self, nodes: list[Node], references: list[str], in_cell: bool) -> list[Node]:
+        out: list[Node] = []
+        cursor = NodeCursor(nodes)
+        while not cursor.at_end():
+            node = cursor.next()
+            if isinstance(node, Group):
+                out.append(Group(self._prepare(node.children, references, in_cell)))
+            elif isinstance(node, Env):
+                if node.name in TABULAR_ENVS:
+                    out.append(Token(CHAR, " "))
+                    out.extend(self._prepare(_tabular_as_text(node), references, in_cell))
+                    out.append(Token(CHAR, " "))
+                elif node.name in ("verbatim", "lstlisting", "minted", "tikzpicture", "pgfpicture"):
+                    continue
+                else:
+                    out.append(Env(node.name, self._prepare(node.children, references, in_cell), node.file))
+            elif node.kind == CS and node.name in REF_COMMANDS:
+                out.append(Token(CHAR, escape(self._reference(node.name, cursor, references))))
+            elif node.kind == CS and node.name in CITE_COMMANDS:
+                out.append(Token(CHAR, escape(_citation(cursor))))
+            elif node.kind == CS and node.name in ("\\", "newline", "par"):
+                cursor.star()
+                cursor.optional()
+                out.append(Token(SPACE, " "))
+            elif node.kind == CS and in_cell and node.name in ("footnote", "tablefootnote"):
+                cursor.optional()
+                cursor.argument()
+            elif node.kind == ACTIVE or node.kind == ALIGN:
+                out.append(Token(SPACE, " "))
+            elif node.kind == VERBATIM:
+                out.append(Token(CHAR, escape(node.text)))
+            else:
+                out.append(node)
+        return out
+
+    def _reference(self, command: str, cursor: NodeCursor, references: list[str]) -> str:
+        cursor.star()
+        if command == "hyperref":
+            label_nodes = cursor.optional() or []
+            text_nodes = cursor.argument() or []
+            label = to_latex(label_nodes).strip()
+            if label:
+                references.append(label)
+            return self.render(text_nodes)
+        argument = cursor.argument() or []
+        labels = [part.strip() for part in to_latex(argument).split(",") if part.strip()]
+        if command in ("crefrange", "Crefrange"):
+            second = cursor.argument() or []
+            labels.append(to_latex(second).strip())
+        references.extend(labels)
+        if command in ("pageref", "cpageref", "Cpageref", "autopageref"):
+            return "?"
+        numbers = [self.labels[label].number if label in self.labels else "??" for label in labels]
+        if command == "eqref":
+            return f"({numbers[0]})" if numbers else "(??)"
+        if command in ("ref", "subref", "vref", "Vref", "labelcref", "tref"):
+            return ", ".join(numbers)
+        if command == "nameref":
+            return " ".join(numbers)
+        kinds = [self.labels[label].kind if label in self.labels else "" for label in labels]
+        singular, plural = _KIND_NAMES.get(kinds[0] if kinds else "", ("", ""))
+        if command in ("namecref", "nameCref"):
+            return singular
+        joined = numbers[0] if len(numbers) == 1 else ", ".join(numbers[:-1]) + " and " + numbers[-1]
+        if command in ("crefrange", "Crefrange"):
+            joined = " to ".join(numbers)
+        name = singular if len(numbers) == 1 else plural
+        if command == "cref" and kinds and kinds[0] not in ("table", "figure", "subtable", "subfigure", "section"):
+            name = name.lower()
+        return f"{name} {joined}".strip()
+
+
+def _citation(cursor: NodeCursor) -> str:
+    cursor.star()
+    before = cursor.optional()
+    after = cursor.optional()
+    keys = [part.strip() for part in to_latex(cursor.argument() or []).split(",") if part.strip()]
+    note = to_latex(after if after is not None else before or []).strip()
+    marker = ", ".join(keys)
+    return f"[{marker}{', ' + latex_to_text(note) if note else ''}]"
+
+
+def _tabular_as_text(env: Env) -> list[Node]:
+    cursor = NodeCursor(env.children)
+    skip_tabular_arguments(env.name, cursor)
+    return cursor.nodes[cursor.position :]
+
+
+def skip_tabular_arguments(name: str, cursor: NodeCursor) -> list[Node]:
+    """Consume a tabular environment's arguments and return its column specification."""
+    if name in ("tabular*", "tabularx", "tabulary", "xltabular", "NiceTabular*"):
+        cursor.optional()
+        cursor.argument()
+    cursor.optional()
+    if name == "tabu":
+        cursor.skip_spaces()
+        node = cursor.nodes[cursor.position] if not cursor.at_end() else None
+        if isinstance(node, Token) and node.kind == CHAR and node.text.strip().startswith(("to", "spread")):
+            cursor.next()
+            cursor.next()
+    if name in ("tblr", "longtblr", "talltblr"):
+        spec = cursor.argument() or []
+        return spec
+    spec = cursor.argument() or []
+    cursor.optional()
+    return spec
+
+
+RenderFunction = Callable[[list[Node], "list[str] | None"], str]

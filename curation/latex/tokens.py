@@ -1,0 +1,313 @@
+"""A small TeX tokenizer: control sequences, groups, text runs, with comments dropped the way TeX drops them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+CS = "cs"
+BGROUP = "bgroup"
+EGROUP = "egroup"
+CHAR = "char"
+SPACE = "space"
+PAR = "par"
+MATH = "math"
+ALIGN = "align"
+PARAM = "param"
+ACTIVE = "active"
+VERBATIM = "verbatim"
+
+_SPECIAL = set("\\{}%$&#~[] \t\r\n")
+# Environments whose body TeX reads verbatim; "comment" bodies are dropped entirely.
+VERBATIM_ENVS = frozenset(
+    {"verbatim", "verbatim*", "lstlisting", "minted", "Verbatim", "BVerbatim", "LVerbatim", "alltt", "comment"}
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Token:
+    """One TeX token; `text` is what it looked like in the source, `file` where it came from."""
+
+    kind: str
+    text: str
+    file: str = ""
+
+    @property
+    def name(self) -> str:
+        """The control sequence name without the backslash (empty for other kinds)."""
+        return self.text[1:] if self.kind == CS else ""
+
+    def is_cs(self, *names: str) -> bool:
+        """Whether this is one of the given control sequences."""
+        return self.kind == CS and self.text[1:] in names
+
+    def is_char(self, char: str) -> bool:
+        """Whether this is exactly the given character token."""
+        return self.kind == CHAR and self.text == char
+
+
+def _is_letter(char: str) -> bool:
+    return char.isalpha() or char == "@"
+
+
+def tokenize(source: str, file: str = "") -> list[Token]:
+    """Split LaTeX source into tokens, dropping % comments and comment environments."""
+    tokens: list[Token] = []
+    i = 0
+    n = len(source)
+    after_comment = False
+    while i < n:
+        char = source[i]
+        if char == "%":
+            end = source.find("\n", i)
+            i = n if end < 0 else end + 1
+            after_comment = True
+            continue
+        if char in " \t\r\n":
+            j = i
+            while j < n and source[j] in " \t\r\n":
+                j += 1
+            newlines = source.count("\n", i, j)
+            # After a comment the line end is already eaten, so one more newline means a blank line.
+            if newlines >= 2 or (after_comment and newlines >= 1):
+                tokens.append(Token(PAR, "\n\n", file))
+            elif not after_comment and not (tokens and tokens[-1].kind in (SPACE, PAR)):
+                tokens.append(Token(SPACE, " ", file))
+            after_comment = False
+            i = j
+            continue
+        after_comment = False
+        if char == "\\":
+            if i + 1 >= n:
+                tokens.append(Token(CHAR, "\\", file))
+                break
+            if _is_letter(source[i + 1]):
+                j = i + 1
+                while j < n and _is_letter(source[j]):
+                    j += 1
+                name = source[i + 1 : j]
+                tokens.append(Token(CS, "\\" + name, file))
+                i = _skip_spaces_after_word(source, j)
+                if name == "verb" and i < n and not source[i].isalpha():
+                    tokens.pop()
+                    i = _read_verb(source, i, tokens, file)
+                elif name == "begin":
+                    i = _maybe_verbatim_env(source, i, tokens, file)
+                continue
+            tokens.append(Token(CS, source[i : i + 2], file))
+            i += 2
+            continue
+        if char == "{":
+            tokens.append(Token(BGROUP, "{", file))
+        elif char == "}":
+            tokens.append(Token(EGROUP, "}", file))
+        elif char == "$":
+            if source.startswith("$$", i):
+                tokens.append(Token(MATH, "$$", file))
+                i += 2
+                continue
+            tokens.append(Token(MATH, "$", file))
+        elif char == "&":
+            tokens.append(Token(ALIGN, "&", file))
+        elif char == "~":
+            tokens.append(Token(ACTIVE, "~", file))
+        elif char == "#":
+            if i + 1 < n and (source[i + 1].isdigit() or source[i + 1] == "#"):
+                tokens.append(Token(PARAM, source[i : i + 2], file))
+                i += 2
+                continue
+            tokens.append(Token(CHAR, "#", file))
+        elif char in "[]":
+            tokens.append(Token(CHAR, char, file))
+        else:
+            j = i
+            while j < n and source[j] not in _SPECIAL:
+                j += 1
+            tokens.append(Token(CHAR, source[i:j], file))
+            i = j
+            continue
+        i += 1
+    return tokens
+
+
+def _skip_spaces_after_word(source: str, i: int) -> int:
+    """TeX skips spaces after a control word, but a blank line still ends the paragraph."""
+    j = i
+    while j < len(source) and source[j] in " \t\r\n":
+        j += 1
+    return i if source.count("\n", i, j) >= 2 else j
+
+
+def _read_verb(source: str, i: int, tokens: list[Token], file: str) -> int:
+    star = source[i] == "*"
+    start = i + 1 if star else i
+    if start >= len(source):
+        return start
+    delimiter = source[start]
+    end = source.find(delimiter, start + 1)
+    newline = source.find("\n", start + 1)
+    if end < 0 or (0 <= newline < end):
+        return start
+    tokens.append(Token(VERBATIM, source[start + 1 : end], file))
+    return end + 1
+
+
+def _maybe_verbatim_env(source: str, i: int, tokens: list[Token], file: str) -> int:
+    if not source.startswith("{", i):
+        return i
+    close = source.find("}", i)
+    if close < 0:
+        return i
+    name = source[i + 1 : close]
+    if name not in VERBATIM_ENVS:
+        return i
+    end_marker = "\\end{" + name + "}"
+    end = source.find(end_marker, close)
+    body_end = len(source) if end < 0 else end
+    if name == "comment":
+        tokens.pop()  # the \begin already emitted
+        return body_end + len(end_marker) if end >= 0 else len(source)
+    tokens.extend(
+        [
+            Token(BGROUP, "{", file),
+            Token(CHAR, name, file),
+            Token(EGROUP, "}", file),
+            Token(VERBATIM, source[close + 1 : body_end], file),
+            Token(CS, "\\end", file),
+            Token(BGROUP, "{", file),
+            Token(CHAR, name, file),
+            Token(EGROUP, "}", file),
+        ]
+    )
+    return body_end + len(end_marker) if end >= 0 else len(source)
+
+
+def serialize(tokens: list[Token]) -> str:
+    """Turn tokens back into LaTeX source, keeping control words apart from following letters."""
+    parts: list[str] = []
+    previous: Token | None = None
+    for token in tokens:
+        text = escape(token.text) if token.kind == VERBATIM else token.text
+        if (
+            previous is not None
+            and previous.kind == CS
+            and len(previous.text) > 1
+            and _is_letter(previous.text[1])
+            and text
+            and _is_letter(text[0])
+        ):
+            parts.append(" ")
+        parts.append(text)
+        previous = token
+    return "".join(parts)
+
+
+_ESCAPES = {
+    "\\": r"\textbackslash{}", "{": r"\{", "}": r"\}", "%": r"\%", "$": r"\$", "&": r"\&", "#": r"\#", "_": r"\_",
+}  # fmt: skip
+
+
+def escape(text: str) -> str:
+    """Escape literal text so that a LaTeX reader shows it unchanged."""
+    return "".join(_ESCAPES.get(char, char) for char in text)
+
+
+class TokenStream:
+    """A token list read from the front, onto which expansions can be pushed back."""
+
+    def __init__(self, tokens: list[Token]) -> None:
+        self._stack = list(reversed(tokens))
+
+    def __bool__(self) -> bool:
+        return bool(self._stack)
+
+    def next(self) -> Token | None:
+        """Remove and return the next token, or None at the end."""
+        return self._stack.pop() if self._stack else None
+
+    def peek(self) -> Token | None:
+        """The next token without consuming it."""
+        return self._stack[-1] if self._stack else None
+
+    def push(self, tokens: list[Token]) -> None:
+        """Put tokens back in front of the stream (they are read next, in order)."""
+        self._stack.extend(reversed(tokens))
+
+    def skip_spaces(self) -> None:
+        """Drop spaces (not paragraph breaks) in front of the stream."""
+        while self._stack and self._stack[-1].kind == SPACE:
+            self._stack.pop()
+
+    def read_star(self) -> bool:
+        """Consume a `*` directly after a command, if there is one."""
+        token = self.peek()
+        if token is None or token.kind != CHAR or not token.text.startswith("*"):
+            return False
+        self._stack.pop()
+        if len(token.text) > 1:
+            self._stack.append(Token(CHAR, token.text[1:], token.file))
+        return True
+
+    def read_argument(self) -> list[Token] | None:
+        """Read a mandatory argument: a braced group's content, or one token."""
+        self.skip_spaces()
+        token = self.next()
+        if token is None:
+            return None
+        if token.kind == BGROUP:
+            return self.read_until_close()
+        if token.kind == CHAR and len(token.text) > 1:
+            self._stack.append(Token(CHAR, token.text[1:], token.file))
+            return [Token(CHAR, token.text[0], token.file)]
+        return [token]
+
+    def read_until_close(self) -> list[Token]:
+        """Read up to the group close that balances an already consumed `{`."""
+        depth = 0
+        out: list[Token] = []
+        while self._stack:
+            token = self._stack.pop()
+            if token.kind == BGROUP:
+                depth += 1
+            elif token.kind == EGROUP:
+                if depth == 0:
+                    return out
+                depth -= 1
+            out.append(token)
+        return out
+
+    def read_optional(self, opening: str = "[", closing: str = "]") -> list[Token] | None:
+        """Read a bracketed optional argument if one follows, else None."""
+        saved = len(self._stack)
+        self.skip_spaces()
+        token = self.peek()
+        if token is None or token.kind != CHAR or not token.text.startswith(opening):
+            return None if len(self._stack) == saved else self._restore_spaces(saved)
+        self._stack.pop()
+        if len(token.text) > 1:
+            self._stack.append(Token(CHAR, token.text[1:], token.file))
+        depth = 0
+        out: list[Token] = []
+        while self._stack:
+            token = self._stack.pop()
+            if token.kind == BGROUP:
+                depth += 1
+            elif token.kind == EGROUP:
+                depth -= 1
+            elif token.kind == CHAR and depth == 0 and closing in token.text:
+                before, _, after = token.text.partition(closing)
+                if before:
+                    out.append(Token(CHAR, before, token.file))
+                if after:
+                    self._stack.append(Token(CHAR, after, token.file))
+                return out
+            out.append(token)
+        return out
+
+    def _restore_spaces(self, saved: int) -> None:
+        while len(self._stack) < saved:
+            self._stack.append(Token(SPACE, " "))
+        return None
+
+    def rest(self) -> list[Token]:
+        """Everything not yet read, in order."""
+        return list(reversed(self._stack))

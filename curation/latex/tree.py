@@ -1,0 +1,217 @@
+"""A tree of TeX groups and environments built from tokens, tolerant of unbalanced input."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from curation.latex.tokens import BGROUP, CHAR, CS, EGROUP, SPACE, Token, serialize
+
+
+@dataclass
+class Group:
+    """A braced group."""
+
+    children: list[Node] = field(default_factory=list)
+
+
+@dataclass
+class Env:
+    """A \\begin{name} … \\end{name} environment; arguments stay at the start of `children`."""
+
+    name: str
+    children: list[Node] = field(default_factory=list)
+    file: str = ""
+
+
+Node = Token | Group | Env
+
+
+def _env_name(tokens: list[Token], index: int) -> tuple[str, int] | None:
+    while index < len(tokens) and tokens[index].kind == SPACE:
+        index += 1
+    if index >= len(tokens) or tokens[index].kind != BGROUP:
+        return None
+    parts: list[str] = []
+    for end in range(index + 1, min(index + 8, len(tokens))):
+        token = tokens[end]
+        if token.kind == EGROUP:
+            return "".join(parts).strip(), end + 1
+        if token.kind not in (CHAR, SPACE):
+            return None
+        parts.append(token.text)
+    return None
+
+
+def build_tree(tokens: list[Token], warnings: list[str]) -> list[Node]:
+    """Nest tokens into groups and environments; stray closers are dropped and reported once each."""
+    root: list[Node] = []
+    stack: list[tuple[Group | Env | None, list[Node]]] = [(None, root)]
+    problems: dict[str, int] = {}
+
+    def problem(text: str) -> None:
+        problems[text] = problems.get(text, 0) + 1
+
+    index = 0
+    while index < len(tokens):
+        token = tokens[index]
+        if token.kind == BGROUP:
+            group = Group()
+            stack[-1][1].append(group)
+            stack.append((group, group.children))
+        elif token.kind == EGROUP:
+            if isinstance(stack[-1][0], Group):
+                stack.pop()
+            else:
+                problem(f"unmatched '}}' in {token.file or 'input'}")
+        elif token.kind == CS and token.name in ("begin", "end"):
+            found = _env_name(tokens, index + 1)
+            if found is None:
+                stack[-1][1].append(token)
+                index += 1
+                continue
+            name, after = found
+            if token.name == "begin":
+                env = Env(name, file=token.file)
+                stack[-1][1].append(env)
+                stack.append((env, env.children))
+            else:
+                open_names = [item[0].name for item in stack if isinstance(item[0], Env)]
+                if name in open_names:
+                    while not (isinstance(stack[-1][0], Env) and stack[-1][0].name == name):
+                        if isinstance(stack[-1][0], Env):
+                            problem(f"\\begin{{{stack[-1][0].name}}} closed by \\end{{{name}}}")
+                        stack.pop()
+                    stack.pop()
+                else:
+                    problem(f"\\end{{{name}}} without \\begin{{{name}}}")
+            index = after
+            continue
+        else:
+            stack[-1][1].append(token)
+        index += 1
+    for owner, _ in stack[1:]:
+        if isinstance(owner, Env):
+            problem(f"\\begin{{{owner.name}}} never closed")
+    for text, count in problems.items():
+        warnings.append(text if count == 1 else f"{text} ({count} times)")
+    return root
+
+
+def flatten(nodes: list[Node]) -> list[Token]:
+    """The tokens of a node list, with braces and \\begin/\\end put back."""
+    out: list[Token] = []
+    for node in nodes:
+        if isinstance(node, Group):
+            out.append(Token(BGROUP, "{"))
+            out.extend(flatten(node.children))
+            out.append(Token(EGROUP, "}"))
+        elif isinstance(node, Env):
+            name = [Token(BGROUP, "{"), Token(CHAR, node.name), Token(EGROUP, "}")]
+            out.extend([Token(CS, "\\begin"), *name, *flatten(node.children), Token(CS, "\\end"), *name])
+        else:
+            out.append(node)
+    return out
+
+
+def to_latex(nodes: list[Node]) -> str:
+    """LaTeX source for a node list."""
+    return serialize(flatten(nodes))
+
+
+def walk(nodes: list[Node]) -> Iterator[Node]:
+    """Every node, depth first, in document order."""
+    for node in nodes:
+        yield node
+        if isinstance(node, (Group, Env)):
+            yield from walk(node.children)
+
+
+class NodeCursor:
+    """Reads macro arguments from a sibling list: stars, [optional] and {mandatory} arguments."""
+
+    def __init__(self, nodes: list[Node], position: int = 0) -> None:
+        self.nodes = list(nodes)
+        self.position = position
+
+    def at_end(self) -> bool:
+        """Whether every node has been read."""
+        return self.position >= len(self.nodes)
+
+    def next(self) -> Node | None:
+        """The next node, consumed."""
+        if self.at_end():
+            return None
+        node = self.nodes[self.position]
+        self.position += 1
+        return node
+
+    def skip_spaces(self) -> None:
+        """Skip space tokens."""
+        while not self.at_end() and isinstance(self.nodes[self.position], Token):
+            token = self.nodes[self.position]
+            if token.kind != SPACE:  # type: ignore[union-attr]
+                break
+            self.position += 1
+
+    def star(self) -> bool:
+        """Consume a directly following `*`."""
+        if self.at_end():
+            return False
+        node = self.nodes[self.position]
+        if isinstance(node, Token) and node.kind == CHAR and node.text.startswith("*"):
+            if len(node.text) > 1:
+                self.nodes[self.position] = Token(CHAR, node.text[1:], node.file)
+            else:
+                self.position += 1
+            return True
+        return False
+
+    def optional(self, opening: str = "[", closing: str = "]") -> list[Node] | None:
+        """A bracketed argument if one follows (spaces allowed before it), else None."""
+        start = self.position
+        self.skip_spaces()
+        if self.at_end():
+            self.position = start
+            return None
+        node = self.nodes[self.position]
+        if not (isinstance(node, Token) and node.kind == CHAR and node.text.startswith(opening)):
+            self.position = start
+            return None
+        collected: list[Node] = []
+        first = True
+        while not self.at_end():
+            node = self.nodes[self.position]
+            if isinstance(node, Token) and node.kind == CHAR:
+                text = node.text[1:] if first else node.text
+                first = False
+                if closing in text:
+                    before, _, after = text.partition(closing)
+                    if before:
+                        collected.append(Token(CHAR, before, node.file))
+                    if after:
+                        self.nodes[self.position] = Token(CHAR, after, node.file)
+                    else:
+                        self.position += 1
+                    return collected
+                if text:
+                    collected.append(Token(CHAR, text, node.file))
+            else:
+                first = False
+                collected.append(node)
+            self.position += 1
+        return collected
+
+    def argument(self) -> list[Node] | None:
+        """A mandatory argument: a group's children or a single node."""
+        self.skip_spaces()
+        node = self.next()
+        if node is None:
+            return None
+        if isinstance(node, Group):
+            return node.children
+        if isinstance(node, Token) and node.kind == CHAR and len(node.text) > 1:
+            self.position -= 1
+            self.nodes[self.position] = Token(CHAR, node.text[1:], node.file)
+            return [Token(CHAR, node.text[0], node.file)]
+        return [node]
