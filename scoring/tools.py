@@ -1,0 +1,499 @@
+"""Tools over a context's tables (data retrieval + arithmetic) for the tool loop and the template drafter."""
+
+from __future__ import annotations
+
+import difflib
+import json
+import math
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from scoring.numbers import clean_cell, parse_number
+
+DATA_TOOLS = (
+    "list_tables",
+    "search_column_names",
+    "search_row_names",
+    "get_cell",
+    "get_row",
+    "get_column",
+)
+ARITHMETIC_TOOLS = (
+    "add",
+    "subtract",
+    "multiply",
+    "divide",
+    "sum",
+    "mean",
+    "max",
+    "min",
+    "count",
+    "rank",
+    "sort",
+    "greater_than",
+    "less_than",
+    "proportion",
+)
+MARKER_TOOLS = ("think", "final_answer")
+ALL_TOOLS = DATA_TOOLS + ARITHMETIC_TOOLS + MARKER_TOOLS
+
+
+class ToolError(Exception):
+    """A wrong tool call; the message is shown to the model so it can correct itself."""
+
+
+@dataclass
+class ToolOutcome:
+    """One executed call: its arguments and either a result or an error message."""
+
+    tool: str
+    arguments: dict[str, Any]
+    result: Any = None
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        """Whether the call succeeded."""
+        return self.error is None
+
+    def message(self) -> str:
+        """The text returned to the model for this call."""
+        if self.error is not None:
+            return f"Error: {self.error}"
+        return json.dumps(self.result, ensure_ascii=False)
+
+    def to_action(self) -> dict[str, Any]:
+        """The call as an essential-action record: {tool, arguments, result}."""
+        return {"tool": self.tool, "arguments": self.arguments, "result": self.result}
+
+
+@dataclass
+class _Table:
+    label: str
+    caption: str
+    columns: list[str]
+    row_names: list[str]
+    cells: list[list[str]]  # body rows, aligned with columns (first column holds the row names)
+
+
+def _normalise(text: str) -> str:
+    return re.sub(r"\s+", " ", clean_cell(text)).strip().lower()
+
+
+def _unique(names: Iterable[str], fallback: str) -> list[str]:
+    seen: dict[str, int] = {}
+    result = []
+    for index, raw in enumerate(names):
+        name = clean_cell(raw) or f"{fallback} {index + 1}"
+        key = name.lower()
+        seen[key] = seen.get(key, 0) + 1
+        # Duplicate names get a stable suffix so every row and column stays addressable.
+        result.append(name if seen[key] == 1 else f"{name} ({seen[key]})")
+    return result
+
+
+def normalise_tables(tables: Sequence[Mapping[str, Any]]) -> list[_Table]:
+    """Turn raw tables ({label, caption, rows[, header_rows]}) into named rows and columns."""
+    normalised = []
+    used_labels: set[str] = set()
+    for position, table in enumerate(tables):
+        rows = [[str(cell) for cell in row] for row in table.get("rows") or []]
+        label = str(table.get("label") or f"Table {position + 1}")
+        if label in used_labels:
+            label = f"{label} ({position + 1})"
+        used_labels.add(label)
+        header_rows = max(1, int(table.get("header_rows") or 1))
+        width = max((len(row) for row in rows), default=0)
+        rows = [row + [""] * (width - len(row)) for row in rows]
+        header = rows[:header_rows]
+        body = rows[header_rows:]
+        raw_columns = []
+        for column in range(width):
+            parts: list[str] = []
+            for row in header:
+                part = clean_cell(row[column])
+                if part and part not in parts:
+                    parts.append(part)
+            raw_columns.append(" - ".join(parts))
+        columns = _unique(raw_columns, "column")
+        row_names = _unique((row[0] if row else "" for row in body), "row")
+        normalised.append(_Table(label, str(table.get("caption") or ""), columns, row_names, body))
+    return normalised
+
+
+def _clean_number(value: float) -> float | int:
+    if math.isfinite(value) and float(value).is_integer() and abs(value) < 1e15:
+        return int(value)
+    return round(value, 10)
+
+
+def _schema(properties: dict[str, Any], required: Sequence[str] = ()) -> dict[str, Any]:
+    return {"type": "object", "properties": properties, "required": list(required), "additionalProperties": False}
+
+
+_NUMBER = {"type": ["number", "string"], "description": "A number, or a numeric cell such as '1,234' or '12.5%'."}
+_NUMBERS = {"type": "array", "items": _NUMBER, "minItems": 1, "description": "The numbers."}
+_TABLE = {"type": "string", "description": "The table's label, as returned by list_tables."}
+_ROW = {"type": "string", "description": "The row name (the row's first cell), as returned by search_row_names."}
+_COLUMN = {"type": "string", "description": "The column name (header), as returned by search_column_names."}
+_QUERY = {"type": "string", "description": "Keywords to look for."}
+_OPTIONAL_TABLE = {"type": "string", "description": "Optional: only search this table."}
+
+TOOL_SPECS: dict[str, tuple[str, dict[str, Any]]] = {
+    "list_tables": ("List the tables in the context with their labels, captions and sizes.", _schema({})),
+    "search_column_names": (
+        "Find column names (headers) that match keywords; returns [{table, column}].",
+        _schema({"query": _QUERY, "table": _OPTIONAL_TABLE}, ["query"]),
+    ),
+    "search_row_names": (
+        "Find row names (first cells of rows) that match keywords; returns [{table, row}].",
+        _schema({"query": _QUERY, "table": _OPTIONAL_TABLE}, ["query"]),
+    ),
+    "get_cell": (
+        "Get the cell at a row and column of a table, as written.",
+        _schema({"table": _TABLE, "row": _ROW, "column": _COLUMN}, ["table", "row", "column"]),
+    ),
+    "get_row": (
+        "Get a whole row of a table as {column: cell}.",
+        _schema({"table": _TABLE, "row": _ROW}, ["table", "row"]),
+    ),
+    "get_column": (
+        "Get a whole column of a table as {row: cell}.",
+        _schema({"table": _TABLE, "column": _COLUMN}, ["table", "column"]),
+    ),
+    "add": ("Add numbers together.", _schema({"numbers": _NUMBERS}, ["numbers"])),
+    "subtract": ("Compute a - b.", _schema({"a": _NUMBER, "b": _NUMBER}, ["a", "b"])),
+    "multiply": ("Multiply numbers together.", _schema({"numbers": _NUMBERS}, ["numbers"])),
+    "divide": ("Compute a / b.", _schema({"a": _NUMBER, "b": _NUMBER}, ["a", "b"])),
+    "sum": ("Sum a list of numbers.", _schema({"numbers": _NUMBERS}, ["numbers"])),
+    "mean": ("Average (arithmetic mean) of a list of numbers.", _schema({"numbers": _NUMBERS}, ["numbers"])),
+    "max": ("Largest of a list of numbers.", _schema({"numbers": _NUMBERS}, ["numbers"])),
+    "min": ("Smallest of a list of numbers.", _schema({"numbers": _NUMBERS}, ["numbers"])),
+    "count": (
+        "Count the items in a list.",
+        _schema({"items": {"type": "array", "items": {}, "description": "The items to count."}}, ["items"]),
+    ),
+    "rank": (
+        "Order named values (e.g. a column from get_column) from largest to smallest (or the reverse); "
+        "with `item`, return that item's 1-based position instead of the order.",
+        _schema(
+            {
+                "values": {
+                    "type": "object",
+                    "additionalProperties": _NUMBER,
+                    "description": "Mapping of name to number.",
+                },
+                "descending": {"type": "boolean", "description": "Largest first (default true)."},
+                "item": {"type": "string", "description": "Optional: the name whose position to return."},
+            },
+            ["values"],
+        ),
+    ),
+    "sort": (
+        "Sort a list of numbers (ascending unless descending is true).",
+        _schema({"numbers": _NUMBERS, "descending": {"type": "boolean"}}, ["numbers"]),
+    ),
+    "greater_than": ("Whether a > b.", _schema({"a": _NUMBER, "b": _NUMBER}, ["a", "b"])),
+    "less_than": ("Whether a < b.", _schema({"a": _NUMBER, "b": _NUMBER}, ["a", "b"])),
+    "proportion": (
+        "The share of a part in a total: part / total, or as a percentage if as_percentage is true.",
+        _schema({"part": _NUMBER, "total": _NUMBER, "as_percentage": {"type": "boolean"}}, ["part", "total"]),
+    ),
+    "think": (
+        "Write down a thought or plan; it does not change anything.",
+        _schema({"thought": {"type": "string"}}, ["thought"]),
+    ),
+    "final_answer": (
+        "Give the final answer and stop.",
+        _schema({"answer": {"type": ["string", "number", "array", "boolean"]}}, ["answer"]),
+    ),
+}
+
+_JSON_TYPES: dict[str, Callable[[Any], bool]] = {
+    "string": lambda value: isinstance(value, str),
+    "number": lambda value: isinstance(value, int | float) and not isinstance(value, bool),
+    "boolean": lambda value: isinstance(value, bool),
+    "array": lambda value: isinstance(value, list),
+    "object": lambda value: isinstance(value, dict),
+}
+
+
+def tool_schemas(names: Iterable[str] = ALL_TOOLS) -> list[dict[str, Any]]:
+    """OpenAI-style function tool definitions for the named tools."""
+    return [
+        {"type": "function", "function": {"name": name, "description": TOOL_SPECS[name][0], "parameters": spec}}
+        for name in names
+        for spec in [TOOL_SPECS[name][1]]
+    ]
+
+
+def _check_type(value: Any, schema: Mapping[str, Any], where: str) -> None:
+    expected = schema.get("type")
+    if expected is None:
+        return
+    types = expected if isinstance(expected, list) else [expected]
+    if not any(_JSON_TYPES[kind](value) for kind in types):
+        raise ToolError(f"{where} must be {' or '.join(types)}, got {type(value).__name__} {value!r:.60}")
+    if isinstance(value, list) and "items" in schema:
+        if len(value) < schema.get("minItems", 0):
+            raise ToolError(f"{where} must have at least {schema['minItems']} item(s)")
+        for index, item in enumerate(value):
+            _check_type(item, schema["items"], f"{where}[{index}]")
+    if isinstance(value, dict) and isinstance(schema.get("additionalProperties"), dict):
+        for key, item in value.items():
+            _check_type(item, schema["additionalProperties"], f"{where}[{key!r}]")
+
+
+def _to_number(value: Any, where: str) -> float:
+    number = parse_number(value)
+    if number is None:
+        raise ToolError(f"{where} is not a number: {value!r:.60}")
+    return number
+
+
+class ToolBox:
+    """Executes tool calls by name over a fixed set of tables; wrong calls come back as helpful errors."""
+
+    def __init__(self, tables: Sequence[Mapping[str, Any]], *, tools: Iterable[str] = ALL_TOOLS) -> None:
+        self.tables = normalise_tables(tables)
+        self.tool_names = tuple(tools)
+        unknown = set(self.tool_names) - set(TOOL_SPECS)
+        if unknown:
+            raise ValueError(f"unknown tools: {sorted(unknown)}")
+
+    def schemas(self) -> list[dict[str, Any]]:
+        """OpenAI-style tool definitions for the tools this box offers."""
+        return tool_schemas(self.tool_names)
+
+    def execute(self, name: str, arguments: Mapping[str, Any] | str | None = None) -> ToolOutcome:
+        """Run one call; never raises for a wrong call — the outcome carries the error message instead."""
+        if isinstance(arguments, str):
+            try:
+                arguments = json.loads(arguments) if arguments.strip() else {}
+            except json.JSONDecodeError as error:
+                return ToolOutcome(name, {}, error=f"arguments are not valid JSON ({error.msg})")
+        arguments = dict(arguments or {})
+        if name not in self.tool_names:
+            close = difflib.get_close_matches(str(name), self.tool_names, n=3)
+            hint = f" Did you mean {', '.join(close)}?" if close else ""
+            return ToolOutcome(
+                str(name),
+                arguments,
+                error=f"unknown tool {name!r}.{hint} Available tools: {', '.join(self.tool_names)}",
+            )
+        try:
+            self._validate(name, arguments)
+            result = getattr(self, f"_tool_{name}")(**arguments)
+        except ToolError as error:
+            return ToolOutcome(name, arguments, error=str(error))
+        return ToolOutcome(name, arguments, result=result)
+
+    def call(self, name: str, arguments: Mapping[str, Any] | str | None = None) -> Any:
+        """Run one call and return its result, or its error message as a string starting with 'Error:'."""
+        outcome = self.execute(name, arguments)
+        return outcome.result if outcome.ok else outcome.message()
+
+    def _validate(self, name: str, arguments: dict[str, Any]) -> None:
+        schema = TOOL_SPECS[name][1]
+        properties = schema["properties"]
+        unexpected = [key for key in arguments if key not in properties]
+        if unexpected:
+            expected = ", ".join(properties) or "no arguments"
+            raise ToolError(f"{name} got unexpected argument(s) {', '.join(unexpected)}; it takes: {expected}")
+        missing = [key for key in schema["required"] if key not in arguments]
+        if missing:
+            raise ToolError(f"{name} is missing required argument(s): {', '.join(missing)}")
+        for key, value in arguments.items():
+            _check_type(value, properties[key], key)
+
+    # Lookups -----------------------------------------------------------------------------------
+
+    def table(self, label: str) -> _Table:
+        """Find a table by label (case-insensitive), or raise a ToolError listing the labels."""
+        for table in self.tables:
+            if table.label == label:
+                return table
+        wanted = _normalise(label)
+        for table in self.tables:
+            if _normalise(table.label) == wanted:
+                return table
+        labels = [table.label for table in self.tables]
+        close = difflib.get_close_matches(label, labels, n=3, cutoff=0.5)
+        hint = f" Did you mean {', '.join(map(repr, close))}?" if close else ""
+        raise ToolError(f"no table labelled {label!r}.{hint} Tables: {', '.join(map(repr, labels)) or 'none'}")
+
+    @staticmethod
+    def _resolve(name: str, candidates: Sequence[str], kind: str, table: _Table) -> int:
+        for index, candidate in enumerate(candidates):
+            if candidate == name:
+                return index
+        wanted = _normalise(name)
+        matches = [index for index, candidate in enumerate(candidates) if _normalise(candidate) == wanted]
+        if len(matches) == 1:
+            return matches[0]
+        by_key = {_normalise(candidate): candidate for candidate in candidates}
+        close = [by_key[key] for key in difflib.get_close_matches(wanted, list(by_key), n=3, cutoff=0.5)]
+        overlapping = [
+            candidate for key, candidate in by_key.items() if wanted and key and (wanted in key or key in wanted)
+        ]
+        suggestions = list(dict.fromkeys([*close, *overlapping]))[:5]
+        hint = f" Did you mean {', '.join(map(repr, suggestions))}?" if suggestions else ""
+        return_hint = f" Use search_{kind}_names to find {kind} names."
+        raise ToolError(f"table {table.label!r} has no {kind} named {name!r}.{hint}{return_hint}")
+
+    def row_index(self, table: _Table, row: str) -> int:
+        """Index of a row by name in a table, or a ToolError with suggestions."""
+        return self._resolve(row, table.row_names, "row", table)
+
+    def column_index(self, table: _Table, column: str) -> int:
+        """Index of a column by name in a table, or a ToolError with suggestions."""
+        return self._resolve(column, table.columns, "column", table)
+
+    def _search(self, query: str, table: str | None, kind: str) -> list[dict[str, str]]:
+        tokens = [token for token in re.split(r"[^\w%.]+", _normalise(query)) if token]
+        if not tokens:
+            raise ToolError("query must contain at least one keyword")
+        tables = [self.table(table)] if table is not None else self.tables
+        scored = []
+        for candidate_table in tables:
+            names = candidate_table.row_names if kind == "row" else candidate_table.columns[1:]
+            for name in names:
+                text = _normalise(name)
+                hits = sum(1 for token in tokens if token in text)
+                if hits:
+                    scored.append((-hits, candidate_table.label, name))
+        scored.sort(key=lambda item: item[0])
+        return [{"table": label, kind: name} for _, label, name in scored[:20]]
+
+    # Data tools ----------------------------------------------------------------------------------
+
+    def _tool_list_tables(self) -> list[dict[str, Any]]:
+        return [
+            {
+                "table": table.label,
+                "caption": table.caption,
+                "rows": len(table.row_names),
+                "columns": len(table.columns),
+            }
+            for table in self.tables
+        ]
+
+    def _tool_search_column_names(self, query: str, table: str | None = None) -> list[dict[str, str]]:
+        return self._search(query, table, "column")
+
+    def _tool_search_row_names(self, query: str, table: str | None = None) -> list[dict[str, str]]:
+        return self._search(query, table, "row")
+
+    def _tool_get_cell(self, table: str, row: str, column: str) -> str:
+        found = self.table(table)
+        return found.cells[self.row_index(found, row)][self.column_index(found, column)]
+
+    def _tool_get_row(self, table: str, row: str) -> dict[str, str]:
+        found = self.table(table)
+        cells = found.cells[self.row_index(found, row)]
+        return dict(zip(found.columns[1:], cells[1:], strict=True))
+
+    def _tool_get_column(self, table: str, column: str) -> dict[str, str]:
+        found = self.table(table)
+        index = self.column_index(found, column)
+        return {name: cells[index] for name, cells in zip(found.row_names, found.cells, strict=True)}
+
+    # Arithmetic --------------------------------------------------------------------------------
+
+    @staticmethod
+    def _numbers(values: Sequence[Any], where: str = "numbers") -> list[float]:
+        return [_to_number(value, f"{where}[{index}]") for index, value in enumerate(values)]
+
+    def _tool_add(self, numbers: list[Any]) -> float | int:
+        return _clean_number(math.fsum(self._numbers(numbers)))
+
+    def _tool_sum(self, numbers: list[Any]) -> float | int:
+        return self._tool_add(numbers)
+
+    def _tool_subtract(self, a: Any, b: Any) -> float | int:
+        return _clean_number(_to_number(a, "a") - _to_number(b, "b"))
+
+    def _tool_multiply(self, numbers: list[Any]) -> float | int:
+        return _clean_number(math.prod(self._numbers(numbers)))
+
+    def _tool_divide(self, a: Any, b: Any) -> float | int:
+        divisor = _to_number(b, "b")
+        if divisor == 0:
+            raise ToolError("division by zero: b is 0")
+        return _clean_number(_to_number(a, "a") / divisor)
+
+    def _tool_mean(self, numbers: list[Any]) -> float | int:
+        values = self._numbers(numbers)
+        return _clean_number(math.fsum(values) / len(values))
+
+    def _tool_max(self, numbers: list[Any]) -> float | int:
+        return _clean_number(max(self._numbers(numbers)))
+
+    def _tool_min(self, numbers: list[Any]) -> float | int:
+        return _clean_number(min(self._numbers(numbers)))
+
+    def _tool_count(self, items: list[Any]) -> int:
+        return len(items)
+
+    def _tool_rank(self, values: dict[str, Any], descending: bool = True, item: str | None = None) -> Any:
+        if not values:
+            raise ToolError("values must not be empty")
+        numbers = {name: _to_number(value, f"values[{name!r}]") for name, value in values.items()}
+        order = sorted(numbers, key=lambda name: numbers[name], reverse=descending)
+        if item is None:
+            return order
+        if item not in numbers:
+            close = difflib.get_close_matches(item, list(numbers), n=3, cutoff=0.5)
+            hint = f" Did you mean {', '.join(map(repr, close))}?" if close else ""
+            raise ToolError(f"item {item!r} is not among the values.{hint}")
+        # Competition ranking: ties share the better position.
+        better = sum(
+            1 for value in numbers.values() if (value > numbers[item] if descending else value < numbers[item])
+        )
+        return better + 1
+
+    def _tool_sort(self, numbers: list[Any], descending: bool = False) -> list[float | int]:
+        return [_clean_number(value) for value in sorted(self._numbers(numbers), reverse=descending)]
+
+    def _tool_greater_than(self, a: Any, b: Any) -> bool:
+        return _to_number(a, "a") > _to_number(b, "b")
+
+    def _tool_less_than(self, a: Any, b: Any) -> bool:
+        return _to_number(a, "a") < _to_number(b, "b")
+
+    def _tool_proportion(self, part: Any, total: Any, as_percentage: bool = False) -> float | int:
+        whole = _to_number(total, "total")
+        if whole == 0:
+            raise ToolError("total is 0, so the proportion is undefined")
+        share = _to_number(part, "part") / whole
+        return _clean_number(share * 100 if as_percentage else share)
+
+    # Markers -------------------------------------------------------------------------------------
+
+    def _tool_think(self, thought: str) -> str:
+        return "ok"
+
+    def _tool_final_answer(self, answer: Any) -> Any:
+        return answer
+
+
+@dataclass
+class Program:
+    """A recorded sequence of tool calls — the essential actions behind a templated answer."""
+
+    toolbox: ToolBox
+    actions: list[ToolOutcome] = field(default_factory=list)
+
+    def run(self, name: str, **arguments: Any) -> Any:
+        """Execute a call, record it, and return its result; a failing call raises ToolError."""
+        outcome = self.toolbox.execute(name, arguments)
+        if not outcome.ok:
+            raise ToolError(outcome.error)
+        self.actions.append(outcome)
+        return outcome.result
+
+    def essential_actions(self) -> list[dict[str, Any]]:
+        """The recorded calls as plain dicts."""
+        return [outcome.to_action() for outcome in self.actions]
