@@ -106,8 +106,13 @@ def _ding(node: latexwalker.LatexMacroNode, l2tobj: latex2text.LatexNodes2Text) 
     return _DINGS.get(number, "")
 
 
+_NEEDS_PARSING = re.compile(r"[\\{}$~^_&#%`'\-]")
+
+
 def latex_to_text(source: str) -> str:
     """Unicode text for a LaTeX fragment via pylatexenc; never raises (falls back to a crude strip)."""
+    if not _NEEDS_PARSING.search(source):
+        return normalize_space(source)
     converter = _converter()
     try:
         walker = latexwalker.LatexWalker(
