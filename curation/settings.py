@@ -68,7 +68,15 @@ TEMPLATES = [
 
 # --- Database: PostgreSQL from DATABASE_URL, else an embedded SQLite file in WAL mode.
 DATABASE_URL = env_str("DATABASE_URL")
-if DATABASE_URL:
+_SQLITE_OPTIONS = {
+    "transaction_mode": "IMMEDIATE",
+    "timeout": 30,
+    "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+}
+if DATABASE_URL.startswith("sqlite:"):
+    DATABASES = {"default": dj_database_url.parse(DATABASE_URL)}
+    DATABASES["default"]["OPTIONS"] = dict(_SQLITE_OPTIONS)
+elif DATABASE_URL:
     DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=env_int("DATABASE_CONN_MAX_AGE", 60))}
     DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 else:
@@ -76,11 +84,7 @@ else:
         "default": {
             "ENGINE": "django.db.backends.sqlite3",
             "NAME": DATA_DIR / "tatcurate.sqlite3",
-            "OPTIONS": {
-                "transaction_mode": "IMMEDIATE",
-                "timeout": 30,
-                "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
-            },
+            "OPTIONS": dict(_SQLITE_OPTIONS),
             # A file, not :memory:, so a real worker process can see what a test wrote.
             "TEST": {"NAME": str(DATA_DIR / "test-tatcurate.sqlite3")},
         }
@@ -124,6 +128,8 @@ CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
+CELERY_BEAT_SCHEDULE = {"reap-expired-leases": {"task": "annotate.leases_reap", "schedule": 60.0}}
+CELERY_BEAT_SCHEDULE_FILENAME = str(DATA_DIR / "celerybeat-schedule")
 
 # --- Auth and API
 AUTH_PASSWORD_VALIDATORS = [

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -14,6 +15,16 @@ from curation.services.projects import membership_add, project_create
 from curation.states import Role
 
 PASSWORD = "correct-horse-battery-staple"
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Remove a previous run's SQLite test database with its WAL files: a stale -wal beside a new file is I/O errors."""
+    from django.conf import settings
+
+    name = settings.DATABASES["default"].get("TEST", {}).get("NAME")
+    if settings.DATABASES["default"]["ENGINE"].endswith("sqlite3") and name:
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            Path(f"{name}{suffix}").unlink(missing_ok=True)
 
 
 @pytest.fixture(autouse=True)

@@ -1,0 +1,1 @@
+"""Writes of the annotation side, one module per noun."""

@@ -1,0 +1,75 @@
+"""Pages: each role logs in and sees a page fit for its role; clear empty states and error pages."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+
+from tests.conftest import PASSWORD
+
+
+def logged_in(username: str) -> Client:
+    client = Client()
+    assert client.login(username=username, password=PASSWORD)
+    return client
+
+
+def test_login_page_and_redirect_for_anonymous(db, client):
+    response = client.get("/p/test-project/")
+    assert response.status_code == 302
+    assert response["Location"].startswith("/login/")
+    assert b"Log in" in client.get("/login/").content
+
+
+def test_login_with_wrong_password_says_so(personas, client):
+    response = client.post("/login/", {"username": "annotator", "password": "wrong"})
+    assert "didn't match" in response.content.decode()
+
+
+@pytest.mark.parametrize(
+    ("username", "present", "absent"),
+    [
+        ("annotator", ["annotator-panel"], ["verifier-panel", "manager-panel"]),
+        ("novice", ["not passed the qualification exam"], ["manager-panel"]),
+        ("verifier", ["verifier-panel"], ["annotator-panel", "manager-panel"]),
+        ("manager", ["manager-panel", "Members"], ["annotator-panel"]),
+    ],
+)
+def test_project_page_fits_the_role(personas, make_instance, username, present, absent):
+    make_instance()
+    html = logged_in(username).get("/p/test-project/").content.decode()
+    for text in present:
+        assert text in html
+    for text in absent:
+        assert text not in html
+
+
+def test_outsider_gets_the_not_found_page(personas):
+    response = logged_in("outsider").get("/p/test-project/")
+    assert response.status_code == 404
+    assert "nothing you may see" in response.content.decode()
+
+
+def test_home_shows_an_empty_state_for_a_user_without_projects(personas):
+    html = logged_in("outsider").get("/").content.decode()
+    assert "You are not in any project yet." in html
+
+
+def test_manager_sees_status_counts(personas, make_instance):
+    make_instance()
+    make_instance()
+    html = logged_in("manager").get("/p/test-project/").content.decode()
+    assert 'title="Drafted: 2"' in html
+
+
+def test_instance_history_page_lists_transitions(personas, make_instance):
+    instance = make_instance()
+    html = logged_in("manager").get(f"/instances/{instance.pk}/history/").content.decode()
+    assert "new → drafted" in html
+    assert logged_in("annotator2").get(f"/instances/{instance.pk}/history/").status_code == 404
+
+
+def test_api_docs_page_is_served_without_a_cdn(personas):
+    html = logged_in("manager").get("/api/docs/").content.decode()
+    assert "swagger-ui" in html
+    assert "cdn.jsdelivr" not in html

@@ -1,0 +1,112 @@
+"""Settings come from the environment through strict helpers; bad values stop the start with a clear message."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from curation.env import ConfigurationError, env_bool, env_int, env_list
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.parametrize(("raw", "expected"), [("true", True), ("False", False), ("1", True), ("off", False)])
+def test_env_bool_accepts_clear_values(monkeypatch, raw, expected):
+    monkeypatch.setenv("X_FLAG", raw)
+    assert env_bool("X_FLAG", not expected) is expected
+
+
+def test_env_bool_rejects_anything_else_naming_the_variable(monkeypatch):
+    monkeypatch.setenv("X_FLAG", "maybe")
+    with pytest.raises(ConfigurationError, match="X_FLAG='maybe' is not a boolean"):
+        env_bool("X_FLAG", False)
+
+
+def test_env_int_rejects_garbage_and_values_below_minimum(monkeypatch):
+    monkeypatch.setenv("X_NUM", "12a")
+    with pytest.raises(ConfigurationError, match="X_NUM='12a' is not an integer"):
+        env_int("X_NUM", 1)
+    monkeypatch.setenv("X_NUM", "0")
+    with pytest.raises(ConfigurationError, match="below the minimum"):
+        env_int("X_NUM", 1, minimum=1)
+
+
+def test_env_list_splits_on_commas(monkeypatch):
+    monkeypatch.setenv("X_HOSTS", "a.org, b.org,,")
+    assert env_list("X_HOSTS", []) == ["a.org", "b.org"]
+    monkeypatch.delenv("X_HOSTS")
+    assert env_list("X_HOSTS", ["d"]) == ["d"]
+
+
+def _settings_in_subprocess(env: dict[str, str], expression: str) -> subprocess.CompletedProcess:
+    code = (
+        "import django, os; os.environ['DJANGO_SETTINGS_MODULE'] = 'curation.settings'; django.setup(); "
+        f"from django.conf import settings; print(repr(({expression})))"
+    )
+    base = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL", "CELERY_BROKER_URL")}
+    return subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env={**base, **env}, capture_output=True, text=True, timeout=60
+    )
+
+
+def test_malformed_boolean_stops_the_start(tmp_path):
+    result = _settings_in_subprocess({"DJANGO_DEBUG": "yesplease", "TATCURATE_DATA_DIR": str(tmp_path)}, "1")
+    assert result.returncode != 0
+    assert "DJANGO_DEBUG='yesplease' is not a boolean" in result.stderr
+
+
+def test_embedded_defaults_use_sqlite_wal_filesystem_broker_and_locmem(tmp_path):
+    expression = (
+        "settings.DATABASES['default']['ENGINE'], settings.DATABASES['default']['OPTIONS']['transaction_mode'], "
+        "settings.CELERY_BROKER_URL, settings.CACHES['default']['BACKEND'].rsplit('.', 1)[-1]"
+    )
+    result = _settings_in_subprocess({"TATCURATE_DATA_DIR": str(tmp_path)}, expression)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == ("('django.db.backends.sqlite3', 'IMMEDIATE', 'filesystem://', 'LocMemCache')")
+    assert (tmp_path / "broker" / "queue").is_dir()
+
+
+def test_postgres_and_redis_come_from_the_environment(tmp_path):
+    env = {
+        "TATCURATE_DATA_DIR": str(tmp_path),
+        "DATABASE_URL": "postgres://u@db.example:5433/curate",
+        "REDIS_URL": "redis://cache.example:6379/2",
+    }
+    expression = (
+        "settings.DATABASES['default']['ENGINE'], settings.DATABASES['default']['PORT'], "
+        "settings.CELERY_BROKER_URL, settings.CACHES['default']['BACKEND'].rsplit('.', 1)[-1]"
+    )
+    result = _settings_in_subprocess(env, expression)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == (
+        "('django.db.backends.postgresql', 5433, 'redis://cache.example:6379/2', 'RedisCache')"
+    )
+
+
+def test_production_requires_a_secret_key(tmp_path):
+    result = _settings_in_subprocess({"DJANGO_DEBUG": "false", "TATCURATE_DATA_DIR": str(tmp_path)}, "1")
+    assert result.returncode != 0
+    assert "DJANGO_SECRET_KEY must be set" in result.stderr
+
+
+def test_deploy_check_passes_with_production_variables(tmp_path):
+    env = {
+        **{k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL")},
+        "DJANGO_DEBUG": "false",
+        "DJANGO_SECRET_KEY": "x" * 20 + "Qw3rTy-uIoP_aSdF-gHjK-lZxC-vBnM-1234567890",
+        "DJANGO_ALLOWED_HOSTS": "curate.example.org",
+        "TATCURATE_DATA_DIR": str(tmp_path),
+    }
+    result = subprocess.run(
+        [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr

@@ -1,0 +1,72 @@
+"""Start a real Celery worker process against the test database and the configured broker."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from django.db import connection
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_database_url() -> str:
+    """A DATABASE_URL naming the database the tests are using right now (the test database)."""
+    s = connection.settings_dict
+    if connection.vendor == "sqlite":
+        return f"sqlite:///{Path(s['NAME']).resolve()}"
+    user = s.get("USER") or ""
+    password = f":{s['PASSWORD']}" if s.get("PASSWORD") else ""
+    auth = f"{user}{password}@" if user else ""
+    return f"postgres://{auth}{s.get('HOST') or '127.0.0.1'}:{s.get('PORT') or 5432}/{s['NAME']}"
+
+
+def wait_for(predicate, *, timeout: float = 60.0, interval: float = 0.2, what: str = "condition"):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(interval)
+    raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}")
+
+
+@contextmanager
+def celery_worker(*, concurrency: int = 1, queue: str | None = None, log_path: Path | None = None) -> Iterator[dict]:
+    """Run `celery worker` in a subprocess on a private queue; yields {'queue', 'hostname', 'process'}."""
+    from curation.models import WorkerHeartbeat
+
+    queue = queue or f"test-{uuid.uuid4().hex[:10]}"
+    hostname = f"{queue}@localhost"
+    env = {**os.environ, "DATABASE_URL": test_database_url(), "CELERY_TASK_ALWAYS_EAGER": "false"}
+    log = open(log_path or (ROOT / "var" / f"worker-{queue}.log"), "w")
+    command = [
+        sys.executable, "-m", "celery", "-A", "curation", "worker",
+        "--pool", "prefork" if concurrency > 1 else "solo", "--concurrency", str(concurrency),
+        "-Q", queue, "-n", hostname, "--without-gossip", "--without-mingle", "--loglevel", "INFO",
+    ]  # fmt: skip
+    process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        wait_for(
+            lambda: process.poll() is not None or WorkerHeartbeat.objects.filter(hostname=hostname).exists(),
+            timeout=90,
+            what="the worker's first heartbeat",
+        )
+        if process.poll() is not None:
+            raise AssertionError(f"worker exited early with {process.returncode}; see {log.name}")
+        yield {"queue": queue, "hostname": hostname, "process": process}
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, 15)
+            try:
+                process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, 9)
+                process.wait()
+        log.close()
