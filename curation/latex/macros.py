@@ -173,6 +173,13 @@ class MacroExpander:
             elif name in ("begin", "end") and self.table.environments:
                 if not self._expand_environment(token, stream, out):
                     out.append(token)
+            elif name == "xspace":
+                # xspace adds a space only when a word follows, which is what a reader sees.
+                following = stream.peek()
+                if following is not None and (
+                    (following.kind == CHAR and following.text[:1].isalnum()) or following.kind in (CS, "math")
+                ):
+                    out.append(Token(SPACE, " ", token.file))
             elif name in self.table.macros and self.expansions < MAX_EXPANSIONS:
                 self._expand_macro(name, stream)
             else:

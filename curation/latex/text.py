@@ -54,7 +54,8 @@ _WALKER_SPECS = [
     ("textnormal", "{"), ("checkmark", ""), ("cmark", ""), ("xmark", ""), ("S", ""), ("P", ""),
     ("textdegree", ""), ("tabularnewline", ""), ("setlength", "{{"), ("addtolength", "{{"),
     ("renewcommand", "{{"), ("footnote", "[{"), ("url", "{"), ("nolinkurl", "{"), ("orcidlink", "{"),
-    ("email", "{"), ("textls", "[{"), ("scriptsize", ""), ("selectfont", ""), ("linebreak", "["),
+    ("email", "{"), ("textls", "[{"), ("maketitle", ""), ("twocolumn", "["),
+    ("onecolumn", ""), ("scriptsize", ""), ("selectfont", ""), ("linebreak", "["),
 ]  # fmt: skip
 _TEXT_SPECS: dict[str, str | None] = {
     "texttt": "%(1)s", "textsf": "%(1)s", "href": "%(2)s", "textcolor": "%(3)s", "colorbox": "%(3)s",
@@ -72,7 +73,8 @@ _TEXT_SPECS: dict[str, str | None] = {
         ["rule", "includegraphics", "cellcolor", "rowcolor", "color", "vspace", "phantom", "hphantom", "vphantom",
          "fontsize", "addlinespace", "footnotemark", "footnotetext", "tnote", "tablefootnote", "thanks",
          "sisetup", "SetCell", "bigstrut", "label", "centering", "xspace", "strut", "setlength", "addtolength",
-         "renewcommand", "orcidlink", "scriptsize", "selectfont", "footnote"],
+         "renewcommand", "orcidlink", "scriptsize", "selectfont", "footnote", "maketitle", "twocolumn",
+         "onecolumn"],
         None,
     ),
 }  # fmt: skip

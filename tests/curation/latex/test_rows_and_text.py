@@ -116,3 +116,15 @@ def test_malformed_latex_gives_warnings_not_exceptions(extract_latex):
 def test_recursive_macro_is_stopped_with_a_warning(extract_latex):
     result = extract_latex(r"Start \loop end.", preamble=r"\newcommand{\loop}{x\loop}")
     assert any("stopped expanding macros" in warning for warning in result.warnings)
+
+
+def test_xspace_and_local_style_file_macros(tmp_path):
+    from curation.latex import extract_paper
+
+    (tmp_path / "mystyle.sty").write_text(r"\newcommand{\Styled}{\textsc{Styled}\xspace}", encoding="utf-8")
+    (tmp_path / "main.tex").write_text(
+        "\\documentclass{article}\\usepackage{amsmath,mystyle}\n\\begin{document}\n"
+        "\\twocolumn[{\\maketitle}]\n\\Styled works. \\Styled is here.\n\\end{document}\n",
+        encoding="utf-8",
+    )
+    assert [paragraph.text for paragraph in extract_paper(tmp_path).paragraphs] == ["Styled works. Styled is here."]
