@@ -20,7 +20,7 @@ _UNICODE_SUPERSCRIPTS = "⁰¹²³⁴⁵⁶⁷⁸⁹ᵃᵇᶜᵈᵉᶠᵍʰⁱʲ
 _PLUS_MINUS = re.compile(r"±|\\pm\b|\+/-|\+-|\\mp\b|∓")
 _CURRENCY = r"(?:US\$|A\$|C\$|HK\$|R\$|S\$|\$|€|£|¥|₹|₩|₽|₺|Rs\.?|USD|EUR|GBP|JPY|CNY|RMB|INR)"
 _NUMBER = re.compile(
-    rf"^(?P<sign>[+-])?\s*(?:{_CURRENCY}\s*)?(?P<sign2>[+-])?\s*(?P<digits>\d+(?:\.\d*)?|\.\d+)"
+    rf"^(?P<sign>[+-])?\s*(?:(?P<currency>{_CURRENCY})\s*)?(?P<sign2>[+-])?\s*(?P<digits>\d+(?:\.\d*)?|\.\d+)"
     r"(?:[eE](?P<exp>[+-]?\d+))?"
     r"\s*(?P<rest>.*)$"
 )
@@ -33,10 +33,11 @@ _THOUSANDS_SPACE = re.compile(r"(?<=\d)[\u00a0\u2009\u202f' ](?=\d{3}(?:\D|$))")
 
 @dataclass(frozen=True)
 class ParsedNumber:
-    """A number read from a cell: its value as written, and whether it carried a percent sign."""
+    """A number read from a cell: its value as written, whether it carried a percent sign, and its unit."""
 
     value: float
     is_percent: bool = False
+    unit: str = ""  # currency and/or suffix as written ("$", "ms", "M"), so callers can refuse to mix units
 
 
 def clean_cell(text: str) -> str:
@@ -104,7 +105,8 @@ def parse_numeric(text: object) -> ParsedNumber | None:
         value = -abs(value)
     if not math.isfinite(value):
         return None
-    return ParsedNumber(value=value, is_percent="%" in rest or is_percent_tail)
+    unit = " ".join(part for part in (match.group("currency") or "", rest.replace("%", "").strip()) if part)
+    return ParsedNumber(value=value, is_percent="%" in rest or is_percent_tail, unit=unit)
 
 
 def parse_number(text: object) -> float | None:

@@ -68,7 +68,7 @@ def normalise_equation(text: str, *, parenthesised_negatives: bool = False) -> s
     """Rewrite people's arithmetic notation (1,234 · 12% · × ÷ − ^) into Python expression syntax."""
     expression = text.strip()
     if expression.startswith("="):
-        expression = expression[1:]
+        expression = expression[1:].strip()
     expression = expression.replace("$", "").replace("\\%", "%")
     expression = expression.translate(str.maketrans({"×": "*", "·": "*", "÷": "/", "−": "-", "–": "-", "—": "-"}))
     expression = expression.replace("\\times", "*").replace("\\cdot", "*").replace("\\div", "/")
