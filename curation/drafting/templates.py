@@ -1,0 +1,652 @@
+"""Template drafter: questions over a context's tables whose answers come from executed tool programs."""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from scoring.numbers import clean_cell, format_number, parse_number, parse_numeric
+from scoring.tools import Program, ToolBox, ToolError
+
+HeaderPhrases = Callable[[str], Sequence[str]]
+
+# Rows that summarise other rows would be counted twice by column-wide aggregates.
+_SUMMARY_ROW = re.compile(r"\b(total|sum|average|avg|mean|overall|all|median)\b", re.IGNORECASE)
+_AUTO_NAME = re.compile(r"^(row|column) \d+$")
+
+
+class _Missing(Exception):
+    """A cell the question needs is empty or not a number: the question is unanswerable."""
+
+
+class _Unsuitable(Exception):
+    """The slots do not make a good question (tie, zero divisor, degenerate values): skip it."""
+
+
+@dataclass(frozen=True)
+class QuestionTemplate:
+    """One question pattern: its phrasings, its reasoning subtype, and the program that answers it."""
+
+    template_id: str
+    subtype: str
+    phrasings: tuple[str, ...]
+    slots: Callable[[_TableView], list[dict[str, Any]]]
+    solve: Callable[[Program, dict[str, Any]], list[str]]
+
+
+class _TableView:
+    """A table with its numeric columns, usable rows and wording helpers, for slot filling."""
+
+    def __init__(self, toolbox: ToolBox, index: int) -> None:
+        self.table = toolbox.tables[index]
+        self.label = self.table.label
+        self.is_only_table = len(toolbox.tables) == 1
+        self.rows = [name for name in self.table.row_names if name and not _AUTO_NAME.match(name)]
+        self.numeric_columns = []
+        for column_index, column in enumerate(self.table.columns[1:], start=1):
+            if _AUTO_NAME.match(column):
+                continue
+            parsed = [parse_number(cells[column_index]) for cells in self.table.cells]
+            if sum(value is not None for value in parsed) >= max(2, len(parsed) // 2 + 1):
+                self.numeric_columns.append(column)
+        self.plain_rows = [row for row in self.rows if not _SUMMARY_ROW.search(row)]
+        entity = clean_cell(self.table.columns[0]) if self.table.columns else ""
+        if not entity or _AUTO_NAME.match(entity) or len(entity) > 30:
+            entity = "entry"
+        self.entity = entity if entity.isupper() else entity.lower()
+        self.entities = self.entity if self.entity.endswith("s") else f"{self.entity}s"
+        self.where = "" if self.is_only_table else f" in {self.label}"
+
+    def has_summary_row(self) -> bool:
+        """Whether a total/average row would distort a column-wide aggregate."""
+        return len(self.plain_rows) != len(self.rows)
+
+
+def _comparable_columns(columns: Sequence[str]) -> list[tuple[str, str]]:
+    """Column pairs that measure the same thing at two points (2019/2020, Epoch 1/Epoch 5)."""
+    pairs = []
+    for first_index, first in enumerate(columns):
+        for second in columns[first_index + 1 :]:
+            if (
+                re.search(r"\d", first)
+                and re.search(r"\d", second)
+                and re.sub(r"[\d.,]+", "#", first).strip() == re.sub(r"[\d.,]+", "#", second).strip()
+            ):
+                pairs.append((first, second))
+    return pairs
+
+
+# Program helpers ---------------------------------------------------------------------------------
+
+
+def _number(text: Any, slots: Mapping[str, Any]) -> float | int:
+    parsed = parse_numeric(text)
+    if parsed is None:
+        raise _Missing(f"not a number: {text!r}")
+    slots["units"].add((parsed.unit.lower(), parsed.is_percent))
+    value = parsed.value
+    return int(value) if value.is_integer() and abs(value) < 1e15 else value
+
+
+def _cell(program: Program, slots: Mapping[str, Any], row: str, column: str) -> float | int:
+    return _number(program.run("get_cell", table=slots["table"], row=row, column=column), slots)
+
+
+def _column(program: Program, slots: Mapping[str, Any], column: str, rows: Sequence[str]) -> dict[str, float | int]:
+    cells = program.run("get_column", table=slots["table"], column=column)
+    return {row: _number(cells[row], slots) for row in rows}
+
+
+def _fmt(value: float) -> str:
+    return format_number(value, decimals=2)
+
+
+def _unique_best(values: Mapping[str, float], *, highest: bool) -> str:
+    best = max(values.values()) if highest else min(values.values())
+    winners = [name for name, value in values.items() if value == best]
+    if len(winners) != 1:
+        raise _Unsuitable("tie for the extreme value")
+    return winners[0]
+
+
+# Slot generators -----------------------------------------------------------------------------------
+
+
+def _row_pairs(view: _TableView) -> list[dict[str, Any]]:
+    return [
+        {"column": column, "row_a": row_a, "row_b": row_b}
+        for column in view.numeric_columns
+        for row_a in view.plain_rows
+        for row_b in view.plain_rows
+        if row_a != row_b
+    ]
+
+
+def _row_pairs_with_direction(view: _TableView) -> list[dict[str, Any]]:
+    return [{**pair, "direction": direction} for pair in _row_pairs(view) for direction in ("higher", "lower")]
+
+
+def _column_pairs(view: _TableView) -> list[dict[str, Any]]:
+    return [
+        {"row": row, "column_a": first, "column_b": second}
+        for first, second in _comparable_columns(view.numeric_columns)
+        for row in view.rows
+    ]
+
+
+def _column_pair_only(view: _TableView) -> list[dict[str, Any]]:
+    if len(view.plain_rows) < 3:
+        return []
+    return [{"column_a": first, "column_b": second} for first, second in _comparable_columns(view.numeric_columns)]
+
+
+def _whole_columns(view: _TableView) -> list[dict[str, Any]]:
+    if len(view.plain_rows) < 3 or view.has_summary_row():
+        return []
+    return [{"column": column} for column in view.numeric_columns]
+
+
+def _columns_with_direction(view: _TableView) -> list[dict[str, Any]]:
+    if len(view.plain_rows) < 3:
+        return []
+    return [{"column": column, "direction": way} for column in view.numeric_columns for way in ("highest", "lowest")]
+
+
+def _row_in_column(view: _TableView) -> list[dict[str, Any]]:
+    if len(view.plain_rows) < 3:
+        return []
+    return [{"column": column, "row": row} for column in view.numeric_columns for row in view.plain_rows]
+
+
+def _row_in_column_with_direction(view: _TableView) -> list[dict[str, Any]]:
+    return [{**slots, "direction": way} for slots in _row_in_column(view) for way in ("higher", "lower")]
+
+
+def _subsets(view: _TableView) -> list[dict[str, Any]]:
+    rows = view.plain_rows[:12]  # C(n, 3) grows fast; the first dozen rows give plenty of candidates
+    return [
+        {"column": column, "subset": [rows[i], rows[j], rows[k]]}
+        for column in view.numeric_columns
+        for i in range(len(rows))
+        for j in range(i + 1, len(rows))
+        for k in range(j + 1, len(rows))
+    ]
+
+
+def _top_k(view: _TableView) -> list[dict[str, Any]]:
+    if len(view.plain_rows) < 4:
+        return []
+    return [{"column": column, "k": 3} for column in view.numeric_columns]
+
+
+def _any_cells(view: _TableView) -> list[dict[str, Any]]:
+    columns = [column for column in view.table.columns[1:] if not _AUTO_NAME.match(column)]
+    return [{"row": row, "column": column} for row in view.rows for column in columns]
+
+
+def _table_lookups(view: _TableView) -> list[dict[str, Any]]:
+    if view.is_only_table:
+        return []
+    return [{"row": row, "column": column} for row in view.rows for column in view.numeric_columns]
+
+
+# Solvers ---------------------------------------------------------------------------------------------
+
+
+def _solve_difference(program: Program, slots: dict[str, Any]) -> list[str]:
+    a = _cell(program, slots, slots["row_a"], slots["column"])
+    b = _cell(program, slots, slots["row_b"], slots["column"])
+    if a <= b:
+        raise _Unsuitable("the difference is phrased as how much more row_a has")
+    return [_fmt(program.run("subtract", a=a, b=b))]
+
+
+def _solve_ratio(program: Program, slots: dict[str, Any]) -> list[str]:
+    a = _cell(program, slots, slots["row_a"], slots["column"])
+    b = _cell(program, slots, slots["row_b"], slots["column"])
+    if b == 0 or a == 0:
+        raise _Unsuitable("ratio with a zero")
+    return [_fmt(program.run("divide", a=a, b=b))]
+
+
+def _solve_pair_sum(program: Program, slots: dict[str, Any]) -> list[str]:
+    a = _cell(program, slots, slots["row_a"], slots["column"])
+    b = _cell(program, slots, slots["row_b"], slots["column"])
+    if slots["row_a"] > slots["row_b"]:
+        raise _Unsuitable("each unordered pair once")
+    return [_fmt(program.run("add", numbers=[a, b]))]
+
+
+def _solve_change(program: Program, slots: dict[str, Any]) -> list[str]:
+    before = _cell(program, slots, slots["row"], slots["column_a"])
+    after = _cell(program, slots, slots["row"], slots["column_b"])
+    return [_fmt(program.run("subtract", a=after, b=before))]
+
+
+def _solve_percentage_change(program: Program, slots: dict[str, Any]) -> list[str]:
+    before = _cell(program, slots, slots["row"], slots["column_a"])
+    after = _cell(program, slots, slots["row"], slots["column_b"])
+    if before <= 0:
+        raise _Unsuitable("percentage change from zero or a negative base")
+    change = program.run("subtract", a=after, b=before)
+    share = program.run("divide", a=change, b=before)
+    return [_fmt(program.run("multiply", numbers=[share, 100])) + "%"]
+
+
+def _solve_proportion(program: Program, slots: dict[str, Any]) -> list[str]:
+    view_rows = slots["rows"]
+    values = _column(program, slots, slots["column"], view_rows)
+    if any(value < 0 for value in values.values()):
+        raise _Unsuitable("a share of a total with negative parts")
+    total = program.run("sum", numbers=list(values.values()))
+    if total == 0:
+        raise _Unsuitable("zero total")
+    share = program.run("proportion", part=values[slots["row"]], total=total, as_percentage=True)
+    return [_fmt(share) + "%"]
+
+
+def _solve_compare(program: Program, slots: dict[str, Any]) -> list[str]:
+    if slots["row_a"] > slots["row_b"]:
+        raise _Unsuitable("each unordered pair once")
+    a = _cell(program, slots, slots["row_a"], slots["column"])
+    b = _cell(program, slots, slots["row_b"], slots["column"])
+    if a == b:
+        raise _Unsuitable("tie")
+    tool = "greater_than" if slots["direction"] == "higher" else "less_than"
+    return [slots["row_a"] if program.run(tool, a=a, b=b) else slots["row_b"]]
+
+
+def _solve_largest_increase(program: Program, slots: dict[str, Any]) -> list[str]:
+    rows = slots["rows"]
+    before = _column(program, slots, slots["column_a"], rows)
+    after = _column(program, slots, slots["column_b"], rows)
+    changes = {row: program.run("subtract", a=after[row], b=before[row]) for row in rows}
+    largest = program.run("max", numbers=list(changes.values()))
+    if largest <= 0:
+        raise _Unsuitable("nothing increased")
+    return [_unique_best(changes, highest=True)]
+
+
+def _solve_extreme_row(program: Program, slots: dict[str, Any]) -> list[str]:
+    values = _column(program, slots, slots["column"], slots["rows"])
+    program.run("max" if slots["direction"] == "highest" else "min", numbers=list(values.values()))
+    return [_unique_best(values, highest=slots["direction"] == "highest")]
+
+
+def _solve_extreme_value(program: Program, slots: dict[str, Any]) -> list[str]:
+    values = _column(program, slots, slots["column"], slots["rows"])
+    return [_fmt(program.run("max" if slots["direction"] == "highest" else "min", numbers=list(values.values())))]
+
+
+def _solve_column_sum(program: Program, slots: dict[str, Any]) -> list[str]:
+    values = _column(program, slots, slots["column"], slots["rows"])
+    return [_fmt(program.run("sum", numbers=list(values.values())))]
+
+
+def _solve_column_mean(program: Program, slots: dict[str, Any]) -> list[str]:
+    values = _column(program, slots, slots["column"], slots["rows"])
+    return [_fmt(program.run("mean", numbers=list(values.values())))]
+
+
+def _solve_subset_mean(program: Program, slots: dict[str, Any]) -> list[str]:
+    values = [_cell(program, slots, row, slots["column"]) for row in slots["subset"]]
+    return [_fmt(program.run("mean", numbers=values))]
+
+
+def _solve_rank(program: Program, slots: dict[str, Any]) -> list[str]:
+    values = _column(program, slots, slots["column"], slots["rows"])
+    if list(values.values()).count(values[slots["row"]]) > 1:
+        raise _Unsuitable("tied position")
+    return [str(program.run("rank", values=values, descending=True, item=slots["row"]))]
+
+
+def _solve_top_k(program: Program, slots: dict[str, Any]) -> list[str]:
+    values = _column(program, slots, slots["column"], slots["rows"])
+    order = program.run("rank", values=values, descending=True)
+    k = slots["k"]
+    if values[order[k - 1]] == values[order[k]]:
+        raise _Unsuitable("tie at the cut-off")
+    return list(order[:k])
+
+
+def _solve_count(program: Program, slots: dict[str, Any]) -> list[str]:
+    values = _column(program, slots, slots["column"], slots["rows"])
+    reference = values[slots["row"]]
+    tool = "greater_than" if slots["direction"] == "higher" else "less_than"
+    matching = [row for row, value in values.items() if row != slots["row"] and program.run(tool, a=value, b=reference)]
+    return [str(program.run("count", items=matching))]
+
+
+def _solve_span(program: Program, slots: dict[str, Any]) -> list[str]:
+    text = clean_cell(program.run("get_cell", table=slots["table"], row=slots["row"], column=slots["column"]))
+    if not text or text.lower() in {"-", "--", "—", "–", "n/a"}:
+        raise _Missing("empty cell")
+    return [text]
+
+
+def _solve_table_lookup(program: Program, slots: dict[str, Any]) -> list[str]:
+    found = program.run("search_row_names", query=slots["row"])
+    tables = [hit["table"] for hit in found if hit["row"] == slots["row"]]
+    holders = []
+    for label in tables:
+        outcome = program.toolbox.execute("get_cell", {"table": label, "row": slots["row"], "column": slots["column"]})
+        if outcome.ok and parse_number(outcome.result) is not None:
+            holders.append(label)
+    if holders != [slots["table"]]:
+        raise _Unsuitable("the value is reported in more than one table, or not where expected")
+    _cell(program, slots, slots["row"], slots["column"])
+    return [slots["table"]]
+
+
+TEMPLATES: tuple[QuestionTemplate, ...] = (
+    QuestionTemplate(
+        "cell_difference",
+        "arithmetic_calculation",
+        (
+            "How much higher is the {column} of {row_a} than that of {row_b}{where}?",
+            "What is the difference in {column} between {row_a} and {row_b}{where}?",
+            "By how much does {row_a} exceed {row_b} in {column}{where}?",
+        ),
+        _row_pairs,
+        _solve_difference,
+    ),
+    QuestionTemplate(
+        "cell_ratio",
+        "arithmetic_calculation",
+        (
+            "What is the ratio of the {column} of {row_a} to that of {row_b}{where}?",
+            "How many times the {column} of {row_b} is the {column} of {row_a}{where}?",
+            "Divide the {column} of {row_a} by that of {row_b}{where}: what do you get?",
+        ),
+        _row_pairs,
+        _solve_ratio,
+    ),
+    QuestionTemplate(
+        "pair_sum",
+        "arithmetic_calculation",
+        (
+            "What is the combined {column} of {row_a} and {row_b}{where}?",
+            "What do the {column} values of {row_a} and {row_b} add up to{where}?",
+        ),
+        _row_pairs,
+        _solve_pair_sum,
+    ),
+    QuestionTemplate(
+        "change_between_columns",
+        "arithmetic_calculation",
+        (
+            "What is the change in {row} from {column_a} to {column_b}{where}?",
+            "By how much did {row} change between {column_a} and {column_b}{where}?",
+            "How much does the value of {row} move from {column_a} to {column_b}{where}?",
+        ),
+        _column_pairs,
+        _solve_change,
+    ),
+    QuestionTemplate(
+        "percentage_change",
+        "arithmetic_calculation",
+        (
+            "What is the percentage change in {row} from {column_a} to {column_b}{where}?",
+            "By what percentage did {row} change between {column_a} and {column_b}{where}?",
+        ),
+        _column_pairs,
+        _solve_percentage_change,
+    ),
+    QuestionTemplate(
+        "proportion_of_total",
+        "arithmetic_calculation",
+        (
+            "What proportion of the total {column} across all {entities}{where} does {row} account for?",
+            "What share of the summed {column} of all {entities}{where} comes from {row}?",
+            "What percentage of the total {column}{where} is contributed by {row}?",
+        ),
+        lambda view: [] if view.has_summary_row() else _row_in_column(view),
+        _solve_proportion,
+    ),
+    QuestionTemplate(
+        "compare_two_rows",
+        "comparison",
+        (
+            "Which has a {direction} {column}{where}: {row_a} or {row_b}?",
+            "Between {row_a} and {row_b}, which one has the {direction} {column}{where}?",
+            "Does {row_a} or {row_b} report a {direction} {column}{where}?",
+        ),
+        _row_pairs_with_direction,
+        _solve_compare,
+    ),
+    QuestionTemplate(
+        "largest_increase",
+        "comparison",
+        (
+            "Which {entity} had the largest increase from {column_a} to {column_b}{where}?",
+            "From {column_a} to {column_b}, which {entity} grew the most{where}?",
+            "Which {entity} shows the biggest gain between {column_a} and {column_b}{where}?",
+        ),
+        _column_pair_only,
+        _solve_largest_increase,
+    ),
+    QuestionTemplate(
+        "extreme_row",
+        "comparison",
+        (
+            "Which {entity} has the {direction} {column}{where}?",
+            "Which {entity} reports the {direction} {column}{where}?",
+            "Among all {entities}{where}, which one has the {direction} {column}?",
+        ),
+        _columns_with_direction,
+        _solve_extreme_row,
+    ),
+    QuestionTemplate(
+        "extreme_value",
+        "aggregation",
+        (
+            "What is the {direction} {column} reported for any {entity}{where}?",
+            "What is the {direction} value of {column} across all {entities}{where}?",
+        ),
+        _columns_with_direction,
+        _solve_extreme_value,
+    ),
+    QuestionTemplate(
+        "column_sum",
+        "aggregation",
+        (
+            "What is the total {column} across all {entities}{where}?",
+            "What is the sum of {column} over every {entity}{where}?",
+        ),
+        _whole_columns,
+        _solve_column_sum,
+    ),
+    QuestionTemplate(
+        "column_mean",
+        "aggregation",
+        (
+            "What is the average {column} across all {entities}{where}?",
+            "What is the mean {column} of the {entities}{where}?",
+            "On average, what {column} do the {entities}{where} reach?",
+        ),
+        _whole_columns,
+        _solve_column_mean,
+    ),
+    QuestionTemplate(
+        "subset_mean",
+        "aggregation",
+        (
+            "What is the average {column} of {subset_text}{where}?",
+            "What is the mean {column} over {subset_text}{where}?",
+        ),
+        _subsets,
+        _solve_subset_mean,
+    ),
+    QuestionTemplate(
+        "rank_position",
+        "ranking",
+        (
+            "Where does {row} rank by {column}{where}, counting from the highest?",
+            "What position does {row} take when the {entities}{where} are sorted by {column} from highest to lowest?",
+            "Ranked by {column} in descending order, what is the rank of {row}{where}?",
+        ),
+        _row_in_column,
+        _solve_rank,
+    ),
+    QuestionTemplate(
+        "top_k",
+        "ranking",
+        (
+            "Which {k} {entities} have the highest {column}{where}, from highest to lowest?",
+            "List the top {k} {entities} by {column}{where}, in descending order.",
+        ),
+        _top_k,
+        _solve_top_k,
+    ),
+    QuestionTemplate(
+        "count_beyond_row",
+        "counting",
+        (
+            "How many {entities}{where} have a {direction} {column} than {row}?",
+            "How many {entities}{where} report a {column} {direction} than that of {row}?",
+            "Count the {entities}{where} whose {column} is {direction} than {row}'s.",
+        ),
+        _row_in_column_with_direction,
+        _solve_count,
+    ),
+    QuestionTemplate(
+        "span_lookup",
+        "span_lookup",
+        (
+            "What is the {column} of {row}{where}?",
+            "What {column} is reported for {row}{where}?",
+            "Which value does the table give for the {column} of {row}{where}?",
+        ),
+        _any_cells,
+        _solve_span,
+    ),
+    QuestionTemplate(
+        "table_lookup",
+        "table_lookup",
+        (
+            "Which table reports the {column} of {row}?",
+            "In which table can the {column} of {row} be found?",
+        ),
+        _table_lookups,
+        _solve_table_lookup,
+    ),
+)
+
+
+def _phrase(header: str, rng: random.Random, header_phrases: HeaderPhrases | None) -> str:
+    if header_phrases is None:
+        return header
+    options = [phrase for phrase in (header_phrases(header) or []) if phrase and phrase.strip()]
+    return rng.choice(options).strip() if options else header
+
+
+def _join(items: Sequence[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + f" and {items[-1]}"
+
+
+def draft_template_questions(
+    tables: Sequence[Mapping[str, Any]],
+    *,
+    seed: int = 0,
+    per_template: int = 2,
+    include_unanswerable: bool = False,
+    unanswerable_per_template: int = 1,
+    header_phrases: HeaderPhrases | None = None,
+    template_ids: Iterable[str] | None = None,
+) -> list[dict[str, Any]]:
+    """Instantiate question templates over `tables`, answering each by executing its tool program.
+
+    Deterministic for a given seed. Candidates whose required cells are missing are skipped, or returned
+    with `is_answerable=False` and an empty answer when `include_unanswerable` is set.
+    """
+    toolbox = ToolBox(tables)
+    chosen = set(template_ids) if template_ids is not None else None
+    unknown = (chosen or set()) - {template.template_id for template in TEMPLATES}
+    if unknown:
+        raise ValueError(f"unknown template ids: {sorted(unknown)}")
+    views = [_TableView(toolbox, index) for index in range(len(toolbox.tables))]
+    drafts: list[dict[str, Any]] = []
+    for template in TEMPLATES:
+        if chosen is not None and template.template_id not in chosen:
+            continue
+        rng = random.Random(f"{seed}:{template.template_id}")
+        candidates = []
+        for view in views:
+            for slots in template.slots(view):
+                candidates.append((view, slots))
+        rng.shuffle(candidates)
+        answerable: list[dict[str, Any]] = []
+        unanswerable: list[dict[str, Any]] = []
+        for view, slots in candidates:
+            if len(answerable) >= per_template and (
+                not include_unanswerable or len(unanswerable) >= unanswerable_per_template
+            ):
+                break
+            draft = _instantiate(template, view, slots, toolbox, rng, header_phrases)
+            if draft is None:
+                continue
+            if draft["is_answerable"] and len(answerable) < per_template:
+                answerable.append(draft)
+            elif not draft["is_answerable"] and include_unanswerable and len(unanswerable) < unanswerable_per_template:
+                unanswerable.append(draft)
+        drafts.extend(answerable + unanswerable)
+    return drafts
+
+
+def _instantiate(
+    template: QuestionTemplate,
+    view: _TableView,
+    slots: dict[str, Any],
+    toolbox: ToolBox,
+    rng: random.Random,
+    header_phrases: HeaderPhrases | None,
+) -> dict[str, Any] | None:
+    slots = {**slots, "table": view.label, "rows": view.plain_rows, "units": set()}
+    program = Program(toolbox)
+    is_answerable = True
+    try:
+        answer = template.solve(program, slots)
+        if len(slots["units"]) > 1:
+            raise _Unsuitable("the cells mix units (e.g. 125M and 1.5B, or % and plain numbers)")
+    except _Unsuitable:
+        return None
+    except _Missing:
+        is_answerable, answer = False, []
+    except ToolError:
+        # A template asked for something the tables do not hold: a bug in slot filling, not a question.
+        return None
+    phrasing_index = rng.randrange(len(template.phrasings))
+    words = {
+        "where": view.where,
+        "entity": view.entity,
+        "entities": view.entities,
+        "row": slots.get("row", ""),
+        "row_a": slots.get("row_a", ""),
+        "row_b": slots.get("row_b", ""),
+        "direction": slots.get("direction", ""),
+        "k": slots.get("k", ""),
+        "subset_text": _join(slots["subset"]) if "subset" in slots else "",
+    }
+    for key in ("column", "column_a", "column_b"):
+        if key in slots:
+            words[key] = _phrase(slots[key], rng, header_phrases)
+    if header_phrases is None and re.fullmatch(r"(19|20)\d{2}", words.get("column", "")):
+        words["column"] = f"value in {words['column']}"  # "the 2019 of BERT" reads badly
+    question = template.phrasings[phrasing_index].format(**words)
+    recorded_slots = {key: value for key, value in slots.items() if key not in ("rows", "units")}
+    return {
+        "question": question,
+        "answer": answer,
+        "answer_form": "short",
+        "answer_source": "table",
+        "reasoning_subtype": template.subtype,
+        "template_id": template.template_id,
+        "phrasing_index": phrasing_index,
+        "slots": recorded_slots,
+        "essential_actions": program.essential_actions(),
+        "relevant_tables": [view.label],
+        "is_answerable": is_answerable,
+    }

@@ -1,0 +1,261 @@
+"""Template drafter: questions over tables whose answers are computed by executed tool programs."""
+
+from __future__ import annotations
+
+import statistics
+
+import pytest
+
+from curation.drafting.templates import TEMPLATES, draft_template_questions
+from scoring.numbers import format_number
+from scoring.tools import ToolBox
+
+# Every cell uses a different way of writing numbers; EXPECTED holds the values a person reads.
+RESULTS = {
+    "label": "tab:results",
+    "caption": "Scores by year",
+    "rows": [
+        ["Model", "2019", "2020", "Cost"],
+        ["Alpha", "**85.1**", "1,234", "$1,200"],
+        ["Beta", "77.0†", "(3.0)", "$300"],
+        ["Gamma", "85.3 ± 0.4", "\\textbf{66.6}$^*$", "$950"],
+        ["Delta", "−2.5", "70.0‡", "$1,050"],
+        ["Epsilon", "12.0¹", "1,000.5", "$ 80"],
+    ],
+}
+EXPECTED = {
+    "Alpha": {"2019": 85.1, "2020": 1234.0, "Cost": 1200.0},
+    "Beta": {"2019": 77.0, "2020": -3.0, "Cost": 300.0},
+    "Gamma": {"2019": 85.3, "2020": 66.6, "Cost": 950.0},
+    "Delta": {"2019": -2.5, "2020": 70.0, "Cost": 1050.0},
+    "Epsilon": {"2019": 12.0, "2020": 1000.5, "Cost": 80.0},
+}
+ROWS = list(EXPECTED)
+SUBTYPES = {"arithmetic_calculation", "comparison", "aggregation", "ranking", "counting", "span_lookup", "table_lookup"}
+
+
+def _expected_answer(draft: dict) -> list[str]:
+    slots = draft["slots"]
+    column = slots.get("column")
+    value = {row: EXPECTED[row][column] for row in ROWS} if column else {}
+    template = draft["template_id"]
+    if template == "cell_difference":
+        return [format_number(value[slots["row_a"]] - value[slots["row_b"]])]
+    if template == "cell_ratio":
+        return [format_number(value[slots["row_a"]] / value[slots["row_b"]])]
+    if template == "pair_sum":
+        return [format_number(value[slots["row_a"]] + value[slots["row_b"]])]
+    if template == "change_between_columns":
+        row = EXPECTED[slots["row"]]
+        return [format_number(row[slots["column_b"]] - row[slots["column_a"]])]
+    if template == "percentage_change":
+        row = EXPECTED[slots["row"]]
+        before, after = row[slots["column_a"]], row[slots["column_b"]]
+        return [format_number((after - before) / before * 100) + "%"]
+    if template == "proportion_of_total":
+        return [format_number(value[slots["row"]] / sum(value.values()) * 100) + "%"]
+    if template == "compare_two_rows":
+        a, b = value[slots["row_a"]], value[slots["row_b"]]
+        higher = slots["row_a"] if a > b else slots["row_b"]
+        lower = slots["row_b"] if higher == slots["row_a"] else slots["row_a"]
+        return [higher if slots["direction"] == "higher" else lower]
+    if template == "largest_increase":
+        changes = {row: EXPECTED[row][slots["column_b"]] - EXPECTED[row][slots["column_a"]] for row in ROWS}
+        return [max(changes, key=changes.get)]
+    if template == "extreme_row":
+        return [(max if slots["direction"] == "highest" else min)(value, key=value.get)]
+    if template == "extreme_value":
+        return [format_number((max if slots["direction"] == "highest" else min)(value.values()))]
+    if template == "column_sum":
+        return [format_number(sum(value.values()))]
+    if template == "column_mean":
+        return [format_number(statistics.mean(value.values()))]
+    if template == "subset_mean":
+        return [format_number(statistics.mean(value[row] for row in slots["subset"]))]
+    if template == "rank_position":
+        return [str(sorted(value.values(), reverse=True).index(value[slots["row"]]) + 1)]
+    if template == "top_k":
+        return sorted(value, key=value.get, reverse=True)[: slots["k"]]
+    if template == "count_beyond_row":
+        reference = value[slots["row"]]
+        if slots["direction"] == "higher":
+            return [str(sum(1 for number in value.values() if number > reference))]
+        return [str(sum(1 for number in value.values() if number < reference))]
+    raise AssertionError(f"no independent check for {template}")
+
+
+def test_at_least_twelve_templates_with_two_to_four_phrasings_covering_the_subtypes():
+    assert len(TEMPLATES) >= 12
+    assert len({template.template_id for template in TEMPLATES}) == len(TEMPLATES)
+    for template in TEMPLATES:
+        assert 2 <= len(template.phrasings) <= 4, template.template_id
+        assert template.subtype in SUBTYPES
+    assert {template.subtype for template in TEMPLATES} == SUBTYPES
+
+
+def test_numeric_answers_match_an_independent_computation_on_every_parsing_case():
+    drafts = draft_template_questions([RESULTS], seed=3, per_template=50)
+    checked = [draft for draft in drafts if draft["template_id"] not in ("span_lookup", "table_lookup")]
+    assert {draft["template_id"] for draft in checked} == {
+        template.template_id for template in TEMPLATES if template.subtype not in ("span_lookup", "table_lookup")
+    }
+    for draft in checked:
+        assert draft["is_answerable"]
+        assert draft["answer"] == _expected_answer(draft), (draft["question"], draft["slots"])
+
+
+def test_known_answers_for_hand_picked_questions():
+    drafts = draft_template_questions([RESULTS], seed=0, per_template=500)
+    by_slots = {(draft["template_id"], repr(sorted(draft["slots"].items()))): draft for draft in drafts}
+
+    def find(template_id: str, **slots: object) -> dict:
+        key = (template_id, repr(sorted({**slots, "table": "tab:results"}.items())))
+        return by_slots[key]
+
+    assert find("cell_difference", column="Cost", row_a="Alpha", row_b="Beta")["answer"] == ["900"]
+    assert find("largest_increase", column_a="2019", column_b="2020")["answer"] == ["Alpha"]
+    assert find("extreme_row", column="2019", direction="lowest")["answer"] == ["Delta"]
+    assert find("rank_position", column="2020", row="Gamma")["answer"] == ["4"]
+    assert find("count_beyond_row", column="Cost", row="Delta", direction="higher")["answer"] == ["1"]
+    assert find("column_sum", column="Cost")["answer"] == ["3580"]
+    assert find("proportion_of_total", column="Cost", row="Gamma")["answer"] == ["26.54%"]
+    assert find("top_k", column="2019", k=3)["answer"] == ["Gamma", "Alpha", "Beta"]
+    assert find("percentage_change", row="Alpha", column_a="2019", column_b="2020")["answer"] == ["1350.06%"]
+
+
+def test_span_lookup_answers_the_cell_without_markup():
+    drafts = draft_template_questions([RESULTS], seed=1, per_template=100, template_ids=["span_lookup"])
+    gamma_2020 = [d for d in drafts if d["slots"]["row"] == "Gamma" and d["slots"]["column"] == "2020"]
+    assert gamma_2020 and gamma_2020[0]["answer"] == ["66.6"]
+    assert all(draft["reasoning_subtype"] == "span_lookup" for draft in drafts)
+
+
+def test_output_is_plain_dicts_with_provenance():
+    draft = draft_template_questions([RESULTS], seed=0, template_ids=["cell_ratio"])[0]
+    assert set(draft) >= {
+        "question", "answer", "answer_form", "answer_source", "reasoning_subtype", "template_id",
+        "phrasing_index", "essential_actions", "relevant_tables", "is_answerable",
+    }  # fmt: skip
+    assert draft["answer_form"] == "short" and draft["answer_source"] == "table"
+    assert draft["relevant_tables"] == ["tab:results"]
+    template = next(t for t in TEMPLATES if t.template_id == "cell_ratio")
+    assert 0 <= draft["phrasing_index"] < len(template.phrasings)
+    assert [action["tool"] for action in draft["essential_actions"]] == ["get_cell", "get_cell", "divide"]
+
+
+def test_essential_actions_replay_to_the_same_results():
+    toolbox = ToolBox([RESULTS])
+    for draft in draft_template_questions([RESULTS], seed=5, per_template=3):
+        assert draft["essential_actions"], draft["template_id"]
+        for action in draft["essential_actions"]:
+            outcome = toolbox.execute(action["tool"], action["arguments"])
+            assert outcome.ok and outcome.result == action["result"]
+
+
+def test_deterministic_for_a_seed():
+    first = draft_template_questions([RESULTS], seed=11)
+    assert first == draft_template_questions([RESULTS], seed=11)
+    assert first != draft_template_questions([RESULTS], seed=12)
+
+
+WITH_GAP = {
+    "label": "tab:gap",
+    "caption": "A table with a missing cell",
+    "rows": [["Method", "Score"], ["A", "10"], ["B", "-"], ["C", "30"], ["D", "40"]],
+}
+
+
+def test_missing_cells_are_skipped_by_default():
+    drafts = draft_template_questions([WITH_GAP], seed=0, per_template=100)
+    assert drafts and all(draft["is_answerable"] for draft in drafts)
+    for draft in drafts:
+        assert all(action["result"] != "-" for action in draft["essential_actions"] if action["tool"] == "get_cell")
+    assert not any(draft["template_id"] in ("column_sum", "column_mean", "extreme_row") for draft in drafts)
+
+
+def test_missing_cells_can_be_kept_as_unanswerable():
+    drafts = draft_template_questions([WITH_GAP], seed=0, include_unanswerable=True, unanswerable_per_template=1)
+    unanswerable = [draft for draft in drafts if not draft["is_answerable"]]
+    assert {draft["template_id"] for draft in unanswerable} >= {"column_sum", "column_mean", "cell_difference"}
+    for draft in unanswerable:
+        assert draft["answer"] == []
+        assert draft["question"]
+    column_sum = next(draft for draft in unanswerable if draft["template_id"] == "column_sum")
+    assert column_sum["essential_actions"][0]["result"]["B"] == "-"
+
+
+def test_mixed_units_are_never_combined():
+    table = {
+        "label": "tab:size",
+        "caption": "Sizes",
+        "rows": [["Model", "Params"], ["A", "125M"], ["B", "1.5B"], ["C", "340M"], ["D", "7B"]],
+    }
+    drafts = draft_template_questions([table], seed=0, per_template=100)
+    for draft in drafts:
+        cells = [action["result"] for action in draft["essential_actions"] if action["tool"] == "get_cell"]
+        assert len({cell[-1] for cell in cells}) <= 1, draft["question"]
+    templates = {draft["template_id"] for draft in drafts}
+    assert "cell_difference" in templates  # 125M vs 340M is fine
+    assert not templates & {"column_sum", "column_mean", "extreme_row", "rank_position", "top_k"}
+
+
+def test_summary_rows_are_left_out_of_aggregates():
+    table = {
+        "label": "tab:money",
+        "caption": "Revenue",
+        "rows": [["Segment", "Revenue"], ["North", "100"], ["South", "200"], ["East", "300"], ["Total", "600"]],
+    }
+    drafts = draft_template_questions([table], seed=0, per_template=100)
+    sums = [draft for draft in drafts if draft["template_id"] == "column_sum"]
+    assert sums == []  # "across all segments" would be ambiguous with a Total row present
+    shares = [draft for draft in drafts if draft["template_id"] == "extreme_row"]
+    assert {draft["answer"][0] for draft in shares} <= {"East", "North"}
+
+
+def test_ties_do_not_become_questions():
+    table = {
+        "label": "tab:tie",
+        "caption": "Tie",
+        "rows": [["Model", "Score"], ["A", "90"], ["B", "90"], ["C", "50"], ["D", "40"]],
+    }
+    drafts = draft_template_questions([table], seed=0, per_template=100)
+    highest = [d for d in drafts if d["template_id"] == "extreme_row" and d["slots"]["direction"] == "highest"]
+    assert highest == []
+    assert not any(
+        d["template_id"] == "compare_two_rows" and {d["slots"]["row_a"], d["slots"]["row_b"]} == {"A", "B"}
+        for d in drafts
+    )
+
+
+def test_table_lookup_needs_several_tables_and_names_the_right_one():
+    other = {"label": "tab:other", "caption": "Other", "rows": [["Model", "Speed"], ["Zeta", "3"], ["Eta", "4"]]}
+    assert not draft_template_questions([RESULTS], template_ids=["table_lookup"])
+    drafts = draft_template_questions([RESULTS, other], seed=2, per_template=10, template_ids=["table_lookup"])
+    assert drafts
+    for draft in drafts:
+        assert draft["answer"] == [draft["slots"]["table"]]
+        assert draft["reasoning_subtype"] == "table_lookup"
+
+
+def test_header_paraphrase_hook_is_used():
+    seen: list[str] = []
+
+    def phrases(header: str) -> list[str]:
+        seen.append(header)
+        return {"Cost": ["running cost", "cost of operation"]}.get(header, [])
+
+    drafts = draft_template_questions(
+        [RESULTS], seed=0, template_ids=["extreme_row"], per_template=20, header_phrases=phrases
+    )
+    cost = [draft for draft in drafts if draft["slots"]["column"] == "Cost"]
+    assert cost and all("running cost" in d["question"] or "cost of operation" in d["question"] for d in cost)
+    assert "Cost" in seen
+
+
+def test_unknown_template_id_is_rejected():
+    with pytest.raises(ValueError):
+        draft_template_questions([RESULTS], template_ids=["nope"])
+
+
+def test_no_tables_no_questions():
+    assert draft_template_questions([]) == []
