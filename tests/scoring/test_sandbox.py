@@ -176,6 +176,10 @@ def test_large_file_write_hits_file_size_limit():
     assert not result.ok and "File too large" in result.error
 
 
+@pytest.mark.skipif(
+    STRONGEST != ISOLATION_BWRAP and os.geteuid() != 0,
+    reason="degraded mode run by the repository's owner can write where its owner can",
+)
 def test_writes_outside_the_sandbox_do_not_reach_the_host():
     target = REPO / "sandbox-escape-check.txt"
     result = run_program(f"open({str(target)!r}, 'w').write('escaped')\nans = 'wrote'")
