@@ -31,6 +31,8 @@ def revision_fields(instance: Instance) -> dict[str, Any]:
         "answer_source": instance.answer_source,
         "reasoning_type_id": instance.reasoning_type_id,
         "relevant_table_ids": sorted(instance.relevant_tables.values_list("id", flat=True)),
+        "excluded_table_ids": sorted(instance.excluded_tables.values_list("id", flat=True)),
+        "excluded_paragraph_ids": sorted(instance.excluded_paragraphs.values_list("id", flat=True)),
     }
 
 
