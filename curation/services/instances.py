@@ -14,6 +14,11 @@ from curation.models import Instance, InstanceRevision, Membership
 from curation.states import Role, Status
 
 EDITABLE_FIELDS = ("question", "rationale", "answer", "answer_form", "answer_source", "reasoning_type_id")
+_RELATION_FIELDS = {
+    "relevant_table_ids": "relevant_tables",
+    "excluded_table_ids": "excluded_tables",
+    "excluded_paragraph_ids": "excluded_paragraphs",
+}
 # Who may edit content in which status: the holder while refining, the round-one verifier while deciding a flag.
 _EDITORS = {
     Status.IN_REFINEMENT.value: "author_id",
@@ -37,7 +42,7 @@ def revision_fields(instance: Instance) -> dict[str, Any]:
 
 
 def _clean(fields: dict[str, Any], instance: Instance) -> dict[str, Any]:
-    unknown = set(fields) - set(EDITABLE_FIELDS) - {"relevant_table_ids"}
+    unknown = set(fields) - set(EDITABLE_FIELDS) - set(_RELATION_FIELDS)
     if unknown:
         raise InvalidInput(f"These fields cannot be edited: {', '.join(sorted(unknown))}.")
     cleaned = dict(fields)
@@ -56,21 +61,45 @@ def _clean(fields: dict[str, Any], instance: Instance) -> dict[str, Any]:
     if cleaned.get("reasoning_type_id") is not None:
         if not instance.project.reasoning_types.filter(pk=cleaned["reasoning_type_id"]).exists():
             raise InvalidInput("That reasoning type is not in this project.", detail={"field": "reasoning_type_id"})
-    if "relevant_table_ids" in cleaned:
-        ids = cleaned["relevant_table_ids"]
+    for name in _RELATION_FIELDS:
+        if name not in cleaned:
+            continue
+        ids = cleaned[name]
         if not isinstance(ids, list) or not all(isinstance(i, int) for i in ids):
-            raise InvalidInput("relevant_table_ids must be a list of table ids.")
-        allowed = set(instance.context.tables.values_list("id", flat=True)) if instance.context_id else set()
-        if instance.context_id and instance.context.kind == "long":
-            allowed = set(instance.context.paper.tables.values_list("id", flat=True))
+            raise InvalidInput(f"{name} must be a list of ids.", detail={"field": name})
+        allowed = context_table_ids(instance) if "table" in name else context_paragraph_ids(instance)
         if set(ids) - allowed:
-            raise InvalidInput("relevant_table_ids names tables outside this instance's context.")
+            raise InvalidInput(f"{name} names items outside this instance's context.", detail={"field": name})
     return cleaned
+
+
+def context_table_ids(instance: Instance) -> set[int]:
+    """Tables an instance's context offers: the linked tables (short) or all of the paper's (long)."""
+    if not instance.context_id:
+        return set()
+    if instance.context.kind == "long":
+        return set(instance.context.paper.tables.values_list("id", flat=True))
+    return set(instance.context.tables.values_list("id", flat=True))
+
+
+def context_paragraph_ids(instance: Instance) -> set[int]:
+    """Paragraphs an instance's context offers: its paragraph (short) or all of the paper's (long)."""
+    if not instance.context_id:
+        return set()
+    if instance.context.kind == "long":
+        return set(instance.context.paper.paragraphs.values_list("id", flat=True))
+    return {instance.context.paragraph_id} if instance.context.paragraph_id else set()
 
 
 @transaction.atomic
 def instance_edit(
-    *, instance_id: int, actor: AbstractBaseUser, expected_version: int, fields: dict[str, Any], kind: str = "edit"
+    *,
+    instance_id: int,
+    actor: AbstractBaseUser,
+    expected_version: int,
+    fields: dict[str, Any],
+    kind: str = "edit",
+    note: str = "",
 ) -> Instance:
     """Save an edit made on `expected_version`; a stale version raises Conflict so no one overwrites unseen work."""
     instance = Instance.objects.select_related("project", "context").filter(pk=instance_id).first()
@@ -86,22 +115,25 @@ def instance_edit(
             detail={"version": instance.version},
         )
     cleaned = _clean(fields, instance)
-    table_ids = cleaned.pop("relevant_table_ids", None)
+    relations = {_RELATION_FIELDS[name]: cleaned.pop(name) for name in list(cleaned) if name in _RELATION_FIELDS}
     updated = Instance.objects.filter(pk=instance_id, version=expected_version, status=instance.status).update(
         version=F("version") + 1, updated_at=timezone.now(), **cleaned
     )
     if updated != 1:
         raise Conflict("This instance was changed elsewhere; reload it and apply your edit again.")
     instance.refresh_from_db()
-    if table_ids is not None:
-        instance.relevant_tables.set(table_ids)
-    revision_record(instance=instance, author=actor, kind=kind)
+    for relation, ids in relations.items():
+        getattr(instance, relation).set(ids)
+    revision_record(instance=instance, author=actor, kind=kind, note=note)
     return instance
 
 
-def revision_record(*, instance: Instance, author: AbstractBaseUser | None, kind: str) -> InstanceRevision:
+def revision_record(
+    *, instance: Instance, author: AbstractBaseUser | None, kind: str, note: str = ""
+) -> InstanceRevision:
     """Append a revision with the instance's current editable fields (called inside the writer's transaction)."""
     last = instance.revisions.aggregate(number=Max("number"))["number"] or 0
-    return InstanceRevision.objects.create(
-        instance=instance, number=last + 1, author=author, kind=kind, fields=revision_fields(instance)
-    )
+    fields = revision_fields(instance)
+    if note:
+        fields["note"] = note
+    return InstanceRevision.objects.create(instance=instance, number=last + 1, author=author, kind=kind, fields=fields)
