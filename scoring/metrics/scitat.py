@@ -114,6 +114,21 @@ def score_question(
     )
 
 
+def exact_match(predicted_items: Sequence[Any], gold_items: Sequence[Any], mode: tatqa.Mode = "fixed") -> float:
+    """SciTaT/TAT-QA EM (1.0 or 0.0) of a list of answer items against the gold items; no items scores 0.
+
+    Defaults to the "fixed" mode because people type items in any order and case: the official mode sorts
+    case-sensitively (so ["bert", "ALBERT"] and ["BERT", "albert"] join in different orders and differ) and
+    raises on lists mixing numbers and strings; "fixed" sorts case-insensitively and normalises the same way.
+    """
+    items = [str(item) for item in predicted_items if str(item).strip()]
+    if not items:
+        return 0.0
+    gold = [str(item) for item in gold_items]
+    em, _ = tatqa.string_em_f1(tatqa.answer_string(items, "", mode), tatqa.answer_string(gold, "", mode), mode)
+    return em
+
+
 def gold_items_of(record: Mapping[str, Any]) -> list[str]:
     """Gold answer items of a SciTaT record (`answer` is a list of items or one string)."""
     answer = record["answer"]

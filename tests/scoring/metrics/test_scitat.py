@@ -56,3 +56,21 @@ def test_dataset_averages_em_over_short_and_f1_bertscore_over_free():
     assert scorer.pairs == [("accuracy improves on every single benchmark",) * 2]
     assert report.bertscore_info["metric"] == "fake"
     assert report.unknown_uids == ["x"]
+
+
+def test_exact_match_ignores_item_order_case_and_number_formatting():
+    assert scitat.exact_match(["12.50"], ["12.5"]) == 1.0
+    assert scitat.exact_match(["RoBERTa", "bert"], ["BERT", "roberta"]) == 1.0
+    assert scitat.exact_match(["12.4"], ["12.5"]) == 0.0
+    assert scitat.exact_match(["BERT"], ["BERT", "RoBERTa"]) == 0.0
+
+
+def test_exact_match_fixed_mode_sorts_case_insensitively_where_official_does_not():
+    predicted, gold = ["bert", "ALBERT"], ["BERT", "albert"]
+    assert scitat.exact_match(predicted, gold, mode="official") == 0.0
+    assert scitat.exact_match(predicted, gold) == 1.0
+
+
+def test_exact_match_of_no_items_or_blank_items_is_zero():
+    assert scitat.exact_match([], ["A"]) == 0.0
+    assert scitat.exact_match(["  "], ["A"]) == 0.0
