@@ -1,0 +1,20 @@
+"""Template tags for tables: `{% data_table table %}` renders a stored table as a real HTML table."""
+
+from __future__ import annotations
+
+from django import template
+
+from curation.tables_html import layout_for
+
+register = template.Library()
+
+
+@register.inclusion_tag("curation/_data_table.html")
+def data_table(table, highlight_ids=None, header_rows: int = 1):
+    rows = layout_for(table)
+    return {
+        "table": table,
+        "head": rows[:header_rows],
+        "body": rows[header_rows:],
+        "is_highlighted": bool(highlight_ids and table.pk in highlight_ids),
+    }
