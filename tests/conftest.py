@@ -95,7 +95,8 @@ def make_instance(project, context):
     def make(**fields: object):
         fields.setdefault("question", "Which model is more accurate?")
         fields.setdefault("answer", ["A"])
-        return instance_create(project_id=project.pk, actor=None, context=context, **fields)
+        fields.setdefault("context", context)
+        return instance_create(project_id=project.pk, actor=None, **fields)
 
     return make
 

@@ -10,6 +10,7 @@ from django.db import transaction
 
 from curation.demo.content import DRAFTS, PAPER
 from curation.models import Context, Paper, Paragraph, Project, ReasoningType, Table
+from curation.services.batches import batch_create, batch_open
 from curation.services.lifecycle import instance_create
 from curation.services.projects import membership_add, project_create
 from curation.states import Role
@@ -96,12 +97,14 @@ class Command(BaseCommand):
         long_context = Context.objects.create(project=project, paper=paper, kind="long")
         long_context.tables.set(tables.values())
         types = {t.code: t for t in ReasoningType.objects.filter(project=project)}
+        batch = batch_open(batch_id=batch_create(project=project, actor=None, name="Batch 1").pk, actor=None)
         for index, code, question, rationale, answer, form, source in DRAFTS:
             context = contexts[index]
             instance_create(
                 project_id=project.pk,
                 actor=None,
                 context=context,
+                batch=batch,
                 reasoning_type=types[code],
                 question=question,
                 rationale=rationale,

@@ -1,0 +1,160 @@
+"""API for the queue and the refinement workspace: everything the workspace page does."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers, status
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotate import selectors as work_selectors
+from annotate.services import queue, workspace
+from curation import selectors
+from curation.serializers import InstanceSerializer, ParagraphSerializer, TableSerializer
+
+
+class QueueCountsSerializer(serializers.Serializer):
+    available = serializers.IntegerField()
+    changes_requested = serializers.IntegerField()
+    held = serializers.IntegerField()
+    submitted = serializers.IntegerField()
+
+
+class QueueApi(APIView):
+    @extend_schema(responses=QueueCountsSerializer)
+    def get(self, request: Request, slug: str) -> Response:
+        project = selectors.project_get(user=request.user, slug=slug)
+        return Response(queue.queue_counts(project=project, user=request.user))
+
+
+class QueueNextApi(APIView):
+    @extend_schema(request=None, responses={200: InstanceSerializer, 204: None})
+    def post(self, request: Request, slug: str) -> Response:
+        """Claim the next instance (or get the one already held); 204 when the queue is empty."""
+        project = selectors.project_get(user=request.user, slug=slug)
+        instance = queue.queue_next(project=project, user=request.user)
+        if instance is None:
+            return Response(status=status.HTTP_204_NO_CONTENT)
+        return Response(InstanceSerializer(instance).data)
+
+
+class AutosaveSerializer(serializers.Serializer):
+    expected_version = serializers.IntegerField(min_value=1)
+    question = serializers.CharField(required=False, allow_blank=True)
+    rationale = serializers.CharField(required=False, allow_blank=True)
+    answer = serializers.ListField(child=serializers.CharField(allow_blank=True, trim_whitespace=False), required=False)
+    answer_form = serializers.ChoiceField(choices=["", "short", "free"], required=False)
+    answer_source = serializers.ChoiceField(choices=["", "text", "table", "table-text"], required=False)
+    reasoning_type_id = serializers.IntegerField(required=False, allow_null=True)
+    relevant_table_ids = serializers.ListField(child=serializers.IntegerField(), required=False)
+    excluded_table_ids = serializers.ListField(child=serializers.IntegerField(), required=False)
+    excluded_paragraph_ids = serializers.ListField(child=serializers.IntegerField(), required=False)
+    note = serializers.CharField(required=False, allow_blank=True, max_length=500)
+
+
+class SaveResultSerializer(serializers.Serializer):
+    instance = InstanceSerializer()
+    problems = serializers.ListField(child=serializers.DictField())
+    suggested_form = serializers.CharField()
+
+
+def _save_result(instance) -> dict:
+    return {
+        "instance": InstanceSerializer(instance).data,
+        "problems": workspace.submission_problems(instance),
+        "suggested_form": workspace.suggested_answer_form(instance.answer),
+    }
+
+
+class AutosaveApi(APIView):
+    @extend_schema(request=AutosaveSerializer, responses=SaveResultSerializer)
+    def post(self, request: Request, pk: int) -> Response:
+        """Save the holder's edit (409 with the current version when it changed elsewhere)."""
+        payload = AutosaveSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        fields = dict(payload.validated_data)
+        expected_version = fields.pop("expected_version")
+        note = fields.pop("note", "")
+        instance = workspace.workspace_autosave(
+            instance_id=pk, user=request.user, expected_version=expected_version, fields=fields, note=note
+        )
+        return Response(_save_result(instance))
+
+
+class SubmitApi(APIView):
+    @extend_schema(request=AutosaveSerializer, responses=InstanceSerializer)
+    def post(self, request: Request, pk: int) -> Response:
+        """Submit for round-one review; 400 lists what is missing."""
+        payload = AutosaveSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        fields = dict(payload.validated_data)
+        expected_version = fields.pop("expected_version")
+        fields.pop("note", None)
+        instance = workspace.workspace_submit(
+            instance_id=pk, user=request.user, expected_version=expected_version, fields=fields or None
+        )
+        return Response(InstanceSerializer(instance).data)
+
+
+class SkipSerializer(serializers.Serializer):
+    reason = serializers.CharField(max_length=500)
+
+
+class SkipApi(APIView):
+    @extend_schema(request=SkipSerializer, responses=InstanceSerializer)
+    def post(self, request: Request, pk: int) -> Response:
+        payload = SkipSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        instance = workspace.workspace_skip(instance_id=pk, user=request.user, reason=payload.validated_data["reason"])
+        return Response(InstanceSerializer(instance).data)
+
+
+class PingResultSerializer(serializers.Serializer):
+    active_seconds = serializers.FloatField()
+    lease_expires_at = serializers.DateTimeField(allow_null=True)
+
+
+class PingApi(APIView):
+    @extend_schema(request=None, responses=PingResultSerializer)
+    def post(self, request: Request, pk: int) -> Response:
+        """The workspace is in use: count active time and renew the lease."""
+        work_selectors.held_instance(user=request.user, instance_id=pk)
+        seconds = workspace.work_ping(instance_id=pk, user=request.user, activity="refine")
+        renewed = queue.lease_renew(instance_id=pk, user=request.user)
+        return Response({"active_seconds": seconds, "lease_expires_at": renewed.lease_expires_at if renewed else None})
+
+
+class WorkspaceSerializer(serializers.Serializer):
+    instance = InstanceSerializer()
+    draft = serializers.DictField()
+    context_kind = serializers.CharField(allow_null=True)
+    tables = TableSerializer(many=True)
+    context_table_ids = serializers.ListField(child=serializers.IntegerField())
+    paragraphs = ParagraphSerializer(many=True)
+    context_paragraph_ids = serializers.ListField(child=serializers.IntegerField())
+    excluded_table_ids = serializers.ListField(child=serializers.IntegerField())
+    excluded_paragraph_ids = serializers.ListField(child=serializers.IntegerField())
+    problems = serializers.ListField(child=serializers.DictField())
+    suggested_form = serializers.CharField()
+
+
+class WorkspaceApi(APIView):
+    @extend_schema(responses=WorkspaceSerializer)
+    def get(self, request: Request, pk: int) -> Response:
+        """The held instance with its whole context, as the workspace page shows it."""
+        data = work_selectors.workspace_data(user=request.user, instance_id=pk)
+        body = {
+            "instance": InstanceSerializer(data["instance"]).data,
+            "draft": data["instance"].draft or {},
+            "context_kind": data["context"].kind if data["context"] else None,
+            "tables": TableSerializer(data["context_tables"], many=True).data,
+            "context_table_ids": sorted(t.pk for t in data["context_tables"]),
+            "paragraphs": ParagraphSerializer(data["all_paragraphs"], many=True).data,
+            "context_paragraph_ids": sorted(p.pk for p in data["context_paragraphs"]),
+            "excluded_table_ids": sorted(data["excluded_table_ids"]),
+            "excluded_paragraph_ids": sorted(data["excluded_paragraph_ids"]),
+            "problems": data["problems"],
+            "suggested_form": data["suggested_form"],
+        }
+        return Response(body)

@@ -1,0 +1,77 @@
+"""Reads for the annotation pages, scoped to the viewer; the workspace's query count does not grow with the paper."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db.models import Prefetch
+
+from annotate.diffing import answer_text, word_diff
+from annotate.services.workspace import submission_problems, suggested_answer_form
+from curation.errors import NotFound, NotPermitted
+from curation.models import Instance, Paragraph, ReasoningType, Table
+from curation.states import Status
+
+
+def held_instance(*, user: AbstractBaseUser, instance_id: int) -> Instance:
+    """The instance if `user` holds it in refinement; others get NotFound/NotPermitted."""
+    instance = (
+        Instance.objects.select_related("project", "context", "context__paper", "context__paragraph", "reasoning_type")
+        .filter(pk=instance_id)
+        .first()
+    )
+    if instance is None or instance.author_id != user.pk:
+        raise NotFound(f"No instance {instance_id} in your work.")
+    if instance.status != Status.IN_REFINEMENT:
+        raise NotPermitted(f"This instance is {instance.get_status_display().lower()}: it is not in your hands now.")
+    return instance
+
+
+def draft_diffs(instance: Instance) -> dict[str, list[tuple[str, str]]]:
+    """Word-level diffs of question, rationale and answer between the draft and the current text."""
+    draft = instance.draft or {}
+    return {
+        "question": word_diff(draft.get("question", ""), instance.question),
+        "rationale": word_diff(draft.get("rationale", ""), instance.rationale),
+        "answer": word_diff(answer_text(draft.get("answer", []) or []), answer_text(instance.answer)),
+    }
+
+
+def workspace_data(*, user: AbstractBaseUser, instance_id: int) -> dict[str, Any]:
+    """Everything the workspace shows for a held instance, in a fixed number of queries."""
+    instance = held_instance(user=user, instance_id=instance_id)
+    context = instance.context
+    paper = context.paper if context else None
+    tables: list[Table] = []
+    paragraphs: list[Paragraph] = []
+    if paper is not None:
+        tables = list(paper.tables.all())
+        paragraphs = list(
+            paper.paragraphs.prefetch_related(Prefetch("mentioned_tables", queryset=Table.objects.only("id", "number")))
+        )
+    if context is not None and context.kind == "short":
+        context_table_ids = set(context.tables.values_list("id", flat=True))
+        context_paragraph_ids = {context.paragraph_id}
+    else:
+        context_table_ids = {t.pk for t in tables}
+        context_paragraph_ids = {p.pk for p in paragraphs}
+    relevant = set(instance.relevant_tables.values_list("id", flat=True))
+    excluded_tables = set(instance.excluded_tables.values_list("id", flat=True))
+    excluded_paragraphs = set(instance.excluded_paragraphs.values_list("id", flat=True))
+    types = list(ReasoningType.objects.filter(project=instance.project).select_related("parent"))
+    return {
+        "instance": instance,
+        "paper": paper,
+        "context": context,
+        "context_tables": [t for t in tables if t.pk in context_table_ids],
+        "context_paragraphs": [p for p in paragraphs if p.pk in context_paragraph_ids],
+        "all_paragraphs": paragraphs,
+        "relevant_ids": relevant,
+        "excluded_table_ids": excluded_tables,
+        "excluded_paragraph_ids": excluded_paragraphs,
+        "reasoning_types": [t for t in types if not any(o.parent_id == t.pk for o in types)],
+        "diffs": draft_diffs(instance),
+        "suggested_form": suggested_answer_form(instance.answer),
+        "problems": submission_problems(instance),
+    }

@@ -1,0 +1,154 @@
+"""The refinement workspace's writes: autosave, submit with validation, skip, context removals, work time."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.utils import timezone
+
+from annotate.models import WorkTime
+from annotate.services.queue import lease_renew
+from curation.errors import InvalidInput, NotFound, NotPermitted
+from curation.models import Instance
+from curation.services.instances import instance_edit, revision_record
+from curation.services.lifecycle import instance_transition
+from curation.states import Status
+
+SHORT_FORM_MAX_WORDS = 5
+# A ping adds the time since the previous one only when that gap is short: a tab left open is not work.
+MAX_PING_GAP = timedelta(seconds=90)
+
+
+def suggested_answer_form(answer: list[str]) -> str:
+    """SciTaT's rule: short-form when every answer item has at most five words."""
+    items = [item for item in answer if item.strip()]
+    if not items:
+        return ""
+    return "short" if all(len(item.split()) <= SHORT_FORM_MAX_WORDS for item in items) else "free"
+
+
+def submission_problems(instance: Instance) -> list[dict[str, str]]:
+    """What keeps an instance from being submitted, as {field, message} for the form to show."""
+    problems = []
+    if not instance.question.strip():
+        problems.append({"field": "question", "message": "Write the question."})
+    if not [item for item in instance.answer if item.strip()]:
+        problems.append({"field": "answer", "message": "Give at least one answer item."})
+    if any(not item.strip() for item in instance.answer):
+        problems.append({"field": "answer", "message": "Remove the empty answer items."})
+    if not instance.answer_form:
+        problems.append({"field": "answer_form", "message": "Choose short-form or free-form."})
+    if not instance.answer_source:
+        problems.append({"field": "answer_source", "message": "Choose the answer source: Text, Table or Table-Text."})
+    relevant = set(instance.relevant_tables.values_list("id", flat=True))
+    excluded = set(instance.excluded_tables.values_list("id", flat=True))
+    if instance.answer_source in (Instance.AnswerSource.TABLE, Instance.AnswerSource.TABLE_TEXT) and not relevant:
+        problems.append(
+            {"field": "relevant_tables", "message": "The answer comes from a table: mark the relevant table(s)."}
+        )
+    if instance.answer_source == Instance.AnswerSource.TEXT and relevant:
+        problems.append(
+            {
+                "field": "relevant_tables",
+                "message": "The source is Text but tables are marked relevant: choose Table-Text or unmark them.",
+            }
+        )
+    if relevant & excluded:
+        problems.append(
+            {"field": "relevant_tables", "message": "A table marked as wrongly extracted cannot be relevant."}
+        )
+    return problems
+
+
+def _held(instance_id: int, user: AbstractBaseUser) -> Instance:
+    instance = Instance.objects.filter(pk=instance_id).first()
+    if instance is None:
+        raise NotFound(f"Instance {instance_id} does not exist.")
+    if instance.status != Status.IN_REFINEMENT or instance.author_id != user.pk:
+        raise NotPermitted("You do not hold this instance any more; take the next one from your queue.")
+    return instance
+
+
+@transaction.atomic
+def workspace_autosave(
+    *, instance_id: int, user: AbstractBaseUser, expected_version: int, fields: dict[str, Any], note: str = ""
+) -> Instance:
+    """Save the holder's edit as an autosave revision and renew the lease; a stale version is a Conflict."""
+    _held(instance_id, user)
+    instance = instance_edit(
+        instance_id=instance_id,
+        actor=user,
+        expected_version=expected_version,
+        fields=fields,
+        kind="autosave",
+        note=note,
+    )
+    lease_renew(instance_id=instance_id, user=user)
+    work_ping(instance_id=instance_id, user=user, activity="refine")
+    return instance
+
+
+@transaction.atomic
+def workspace_submit(
+    *, instance_id: int, user: AbstractBaseUser, expected_version: int, fields: dict[str, Any] | None = None
+) -> Instance:
+    """Save any last edit, check the instance is complete, and hand it to round-one review."""
+    instance = _held(instance_id, user)
+    if fields:
+        instance = instance_edit(
+            instance_id=instance_id, actor=user, expected_version=expected_version, fields=fields, kind="edit"
+        )
+        expected_version = instance.version
+    problems = submission_problems(instance)
+    if problems:
+        raise InvalidInput(
+            "Not ready to submit: " + " ".join(p["message"] for p in problems), detail={"problems": problems}
+        )
+    work_ping(instance_id=instance_id, user=user, activity="refine")
+    revision_record(instance=instance, author=user, kind="submit")
+    return instance_transition(
+        instance_id=instance_id,
+        target=Status.SUBMITTED,
+        actor=user,
+        expected_status=Status.IN_REFINEMENT,
+        expected_version=expected_version,
+        reason="submitted by the annotator",
+    )
+
+
+@transaction.atomic
+def workspace_skip(*, instance_id: int, user: AbstractBaseUser, reason: str) -> Instance:
+    """Give a fresh draft back to the queue with a reason; autosaved work stays in the revisions."""
+    instance = _held(instance_id, user)
+    reason = reason.strip()
+    if not reason:
+        raise InvalidInput("Say why you skip this instance (it helps whoever takes it next).")
+    if instance.round1_verifier_id:
+        raise InvalidInput("A verifier asked you for changes on this one: it cannot go back to the queue.")
+    return instance_transition(
+        instance_id=instance_id,
+        target=Status.DRAFTED,
+        actor=user,
+        expected_status=Status.IN_REFINEMENT,
+        expected_version=instance.version,
+        reason=f"skipped: {reason}",
+    )
+
+
+@transaction.atomic
+def work_ping(*, instance_id: int, user: AbstractBaseUser, activity: str) -> float:
+    """Add the time since the last ping, when short enough to be work, to the user's total on the instance."""
+    now = timezone.now()
+    record, _ = WorkTime.objects.select_for_update().get_or_create(
+        user=user, instance_id=instance_id, activity=activity
+    )
+    if record.last_ping_at is not None:
+        gap = now - record.last_ping_at
+        if gap <= MAX_PING_GAP:
+            record.active_seconds += gap.total_seconds()
+    record.last_ping_at = now
+    record.save(update_fields=["active_seconds", "last_ping_at"])
+    return record.active_seconds

@@ -1,0 +1,93 @@
+"""Pages of the queue and the refinement workspace (interfaces only: the services decide)."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST
+
+from annotate import selectors as work_selectors
+from annotate.services import queue, workspace
+from curation import selectors
+from curation.errors import DomainError, NotFound
+from curation.models import Instance
+from curation.states import Status
+
+
+def _project(request: HttpRequest, slug: str):
+    try:
+        return selectors.project_get(user=request.user, slug=slug)
+    except NotFound as exc:
+        raise Http404(str(exc)) from exc
+
+
+@login_required
+def work_home(request: HttpRequest, slug: str) -> HttpResponse:
+    project = _project(request, slug)
+    mine = Instance.objects.filter(project=project, author=request.user).select_related("reasoning_type")
+    context = {
+        "project": project,
+        "counts": queue.queue_counts(project=project, user=request.user),
+        "held": mine.filter(status=Status.IN_REFINEMENT),
+        "returned": mine.filter(status=Status.CHANGES_REQUESTED),
+        "done": mine.exclude(status__in=(Status.IN_REFINEMENT, Status.CHANGES_REQUESTED, Status.DRAFTED))[:50],
+        "roles": selectors.roles_of(user=request.user, project=project),
+    }
+    return render(request, "annotate/work/queue.html", context)
+
+
+@login_required
+@require_POST
+def work_next(request: HttpRequest, slug: str) -> HttpResponse:
+    project = _project(request, slug)
+    try:
+        instance = queue.queue_next(project=project, user=request.user)
+    except DomainError as exc:
+        messages.error(request, exc.message)
+        return redirect("work-home", slug=slug)
+    if instance is None:
+        messages.info(request, "Nothing is waiting in the open batches. Well done — check back later.")
+        return redirect("work-home", slug=slug)
+    return redirect("workspace", slug=slug, pk=instance.pk)
+
+
+@login_required
+def workspace_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    project = _project(request, slug)
+    try:
+        data = work_selectors.workspace_data(user=request.user, instance_id=pk)
+    except NotFound as exc:
+        raise Http404(str(exc)) from exc
+    except DomainError as exc:
+        messages.warning(request, exc.message)
+        return redirect("work-home", slug=slug)
+    if data["instance"].project_id != project.pk:
+        raise Http404("No such instance in this project.")
+    return render(request, "annotate/work/workspace.html", {"project": project, **data})
+
+
+@login_required
+def workspace_diff(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    """The draft-versus-current panel (swapped in by htmx after each save)."""
+    try:
+        instance = work_selectors.held_instance(user=request.user, instance_id=pk)
+    except DomainError as exc:
+        raise Http404(exc.message) from exc
+    return render(
+        request, "annotate/work/_diff.html", {"instance": instance, "diffs": work_selectors.draft_diffs(instance)}
+    )
+
+
+@login_required
+@require_POST
+def workspace_skip(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    _project(request, slug)
+    try:
+        workspace.workspace_skip(instance_id=pk, user=request.user, reason=request.POST.get("reason", ""))
+    except DomainError as exc:
+        messages.error(request, exc.message)
+        return redirect("workspace", slug=slug, pk=pk)
+    messages.info(request, "Skipped; it went back to the queue.")
+    return work_next(request, slug)

@@ -1,0 +1,218 @@
+// The refinement workspace: autosave (every few seconds and on blur), stale-version handling that loses
+// nothing typed, activity pings, answer-item editing, and keyboard shortcuts. Talks to the JSON API.
+(function () {
+  "use strict";
+  const root = document.getElementById("workspace");
+  if (!root) return;
+  const form = document.getElementById("refine-form");
+  const state = document.getElementById("save-state");
+  const csrf = JSON.parse(document.body.getAttribute("hx-headers") || "{}")["X-CSRFToken"];
+  const storageKey = "tatcurate-unsaved-" + root.dataset.instance;
+  let version = Number(root.dataset.version);
+  let dirty = false;
+  let saving = null;
+  let lastActivity = Date.now();
+
+  function collect() {
+    const data = new FormData(form);
+    const typeSelect = document.getElementById("f-type");
+    const fields = {
+      question: data.get("question") || "",
+      rationale: data.get("rationale") || "",
+      answer: data.getAll("answer").map(String),
+      answer_form: data.get("answer_form") || "",
+      answer_source: data.get("answer_source") || "",
+      relevant_table_ids: data.getAll("relevant_table_ids").map(Number),
+      excluded_table_ids: [...document.querySelectorAll(".exclude-table:checked")].map((e) => Number(e.value)),
+      excluded_paragraph_ids: [...document.querySelectorAll(".exclude-paragraph:checked")].map((e) => Number(e.value)),
+      reasoning_type_id: typeSelect.value ? Number(typeSelect.value) : null,
+    };
+    const note = document.getElementById("f-type-reason").value.trim();
+    if (note) fields.note = note;
+    return fields;
+  }
+
+  function setState(text, cls) {
+    state.textContent = text;
+    state.className = cls || "muted";
+  }
+
+  function showProblems(problems) {
+    const list = document.getElementById("problems");
+    list.innerHTML = "";
+    for (const p of problems || []) {
+      const li = document.createElement("li");
+      li.dataset.field = p.field;
+      li.textContent = p.message;
+      list.appendChild(li);
+    }
+  }
+
+  async function post(url, body) {
+    const response = await fetch(url, {
+      method: "POST",
+      headers: { "Content-Type": "application/json", "X-CSRFToken": csrf },
+      credentials: "same-origin",
+      body: JSON.stringify(body),
+    });
+    let payload = null;
+    try { payload = await response.json(); } catch (e) { payload = null; }
+    return { status: response.status, payload };
+  }
+
+  function conflict() {
+    localStorage.setItem(storageKey, JSON.stringify(collect()));
+    document.getElementById("conflict-banner").hidden = false;
+    setState("Changed elsewhere", "error");
+  }
+
+  async function save() {
+    if (saving) return saving;
+    if (!dirty) return true;
+    const fields = collect();
+    if (fields.reasoning_type_id !== (document.getElementById("f-type").dataset.original ? Number(document.getElementById("f-type").dataset.original) : null) && !fields.note) {
+      delete fields.reasoning_type_id;  // a type change waits for its reason
+    }
+    dirty = false;
+    setState("Saving…");
+    saving = post(root.dataset.api, { expected_version: version, ...fields }).then(({ status, payload }) => {
+      saving = null;
+      if (status === 200) {
+        version = payload.instance.version;
+        root.dataset.version = String(version);
+        showProblems(payload.problems);
+        document.getElementById("form-hint").textContent = payload.suggested_form ? "suggested: " + payload.suggested_form : "";
+        setState("All changes saved", "ok");
+        localStorage.removeItem(storageKey);
+        if (window.htmx && !document.getElementById("diff-container").hidden) {
+          htmx.ajax("GET", root.dataset.diff, { target: "#diff-panel", swap: "outerHTML" });
+        }
+        return true;
+      }
+      dirty = true;
+      if (status === 409) { conflict(); return false; }
+      setState((payload && payload.detail) || "Could not save (" + status + ")", "error");
+      return false;
+    }).catch(() => { saving = null; dirty = true; setState("Offline — will retry", "warn"); return false; });
+    return saving;
+  }
+
+  async function submit() {
+    if (!(await save()) && dirty) return;
+    setState("Submitting…");
+    const { status, payload } = await post(root.dataset.submit, { expected_version: version });
+    if (status === 200) {
+      setState("Submitted", "ok");
+      const next = document.createElement("form");
+      next.method = "post";
+      next.action = root.dataset.next;
+      next.innerHTML = '<input type="hidden" name="csrfmiddlewaretoken" value="' + csrf + '">';
+      document.body.appendChild(next);
+      next.submit();
+      return;
+    }
+    if (status === 409) { conflict(); return; }
+    showProblems((payload && payload.problems) || []);
+    setState((payload && payload.detail) || "Could not submit", "error");
+  }
+
+  function markDirty() { dirty = true; lastActivity = Date.now(); setState("Unsaved changes", "warn"); }
+
+  function itemRow(value) {
+    const row = document.createElement("div");
+    row.className = "answer-item";
+    row.innerHTML = '<input name="answer" aria-label="Answer item"><button type="button" class="link up" title="Move up">↑</button><button type="button" class="link remove" title="Remove">✕</button>';
+    row.querySelector("input").value = value || "";
+    return row;
+  }
+
+  function addItem() {
+    const row = itemRow("");
+    document.getElementById("answer-items").appendChild(row);
+    row.querySelector("input").focus();
+    markDirty();
+  }
+
+  // Restore text typed before a "changed elsewhere" reload.
+  const unsaved = localStorage.getItem(storageKey);
+  if (unsaved) {
+    const fields = JSON.parse(unsaved);
+    form.question.value = fields.question;
+    form.rationale.value = fields.rationale;
+    const box = document.getElementById("answer-items");
+    box.querySelectorAll(".answer-item").forEach((e) => e.remove());
+    for (const item of fields.answer) box.appendChild(itemRow(item));
+    localStorage.removeItem(storageKey);
+    markDirty();
+    setState("Your unsaved text was restored on the current version", "warn");
+  }
+
+  form.addEventListener("input", markDirty);
+  form.addEventListener("change", markDirty);
+  form.addEventListener("focusout", () => { if (dirty) save(); });
+  document.querySelectorAll(".exclude-table, .exclude-paragraph").forEach((box) => box.addEventListener("change", (e) => {
+    e.target.closest(".ws-table, .paragraph").classList.toggle("excluded", e.target.checked);
+    markDirty();
+    save();
+  }));
+  document.getElementById("f-type").addEventListener("change", (e) => {
+    document.getElementById("f-type-reason").hidden = e.target.value === e.target.dataset.original;
+  });
+  document.getElementById("answer-items").addEventListener("click", (e) => {
+    const row = e.target.closest(".answer-item");
+    if (!row) return;
+    if (e.target.classList.contains("remove")) { row.remove(); markDirty(); save(); }
+    if (e.target.classList.contains("up") && row.previousElementSibling && row.previousElementSibling.classList.contains("answer-item")) {
+      row.parentNode.insertBefore(row, row.previousElementSibling); markDirty(); save();
+    }
+  });
+  document.getElementById("add-item").addEventListener("click", addItem);
+  document.getElementById("submit-button").addEventListener("click", submit);
+  document.getElementById("skip-button").addEventListener("click", () => {
+    const skip = document.getElementById("skip-form");
+    skip.hidden = false;
+    document.getElementById("skip-reason").focus();
+  });
+  document.getElementById("diff-button").addEventListener("click", () => {
+    const box = document.getElementById("diff-container");
+    box.hidden = !box.hidden;
+    if (!box.hidden && window.htmx) htmx.ajax("GET", root.dataset.diff, { target: "#diff-panel", swap: "outerHTML" });
+  });
+  document.getElementById("reload-keep").addEventListener("click", () => window.location.reload());
+  document.getElementById("help-button").addEventListener("click", () => document.getElementById("shortcuts").showModal());
+  document.getElementById("paper-search").addEventListener("input", (e) => {
+    const needle = e.target.value.toLowerCase();
+    document.querySelectorAll(".paper-paragraph").forEach((p) => { p.hidden = needle && !p.textContent.toLowerCase().includes(needle); });
+  });
+  document.querySelectorAll("mark.mention").forEach((mark) => {
+    const target = () => document.getElementById("table-" + mark.dataset.table);
+    mark.addEventListener("mouseenter", () => target() && target().classList.add("highlighted"));
+    mark.addEventListener("mouseleave", () => target() && target().classList.remove("highlighted"));
+    mark.addEventListener("click", () => target() && target().scrollIntoView({ behavior: "smooth", block: "center" }));
+  });
+
+  document.addEventListener("keydown", (e) => {
+    const typing = ["INPUT", "TEXTAREA", "SELECT"].includes(document.activeElement.tagName);
+    if ((e.ctrlKey || e.metaKey) && e.key === "Enter") { e.preventDefault(); submit(); return; }
+    if (e.altKey && !e.ctrlKey) {
+      const key = e.key.toLowerCase();
+      const actions = {
+        s: () => document.getElementById("skip-button").click(),
+        d: () => document.getElementById("diff-button").click(),
+        a: () => { const first = document.querySelector("#answer-items input"); if (first) first.focus(); },
+        i: addItem,
+        n: async () => { await save(); window.location.href = root.dataset.home; },
+      };
+      if (actions[key]) { e.preventDefault(); actions[key](); }
+      return;
+    }
+    if (!typing && e.key === "?") { e.preventDefault(); document.getElementById("shortcuts").showModal(); }
+  });
+
+  setInterval(() => { if (dirty) save(); }, 4000);
+  setInterval(() => {
+    if (Date.now() - lastActivity < 60000) post(root.dataset.ping, {});
+  }, 20000);
+  ["keydown", "mousemove", "scroll"].forEach((name) => document.addEventListener(name, () => { lastActivity = Date.now(); }, { passive: true }));
+  window.addEventListener("beforeunload", (e) => { if (dirty) { save(); e.preventDefault(); } });
+})();

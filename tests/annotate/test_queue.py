@@ -1,0 +1,244 @@
+"""The queue: claims, leases, skip, submit validation, autosave conflicts and work time."""
+
+from __future__ import annotations
+
+import threading
+from datetime import timedelta
+
+import pytest
+from django.db import connection
+from django.utils import timezone
+
+from annotate.models import WorkTime
+from annotate.services.leases import leases_reap
+from annotate.services.queue import queue_next
+from annotate.services.workspace import (
+    submission_problems,
+    suggested_answer_form,
+    work_ping,
+    workspace_autosave,
+    workspace_skip,
+    workspace_submit,
+)
+from curation.errors import Conflict, InvalidInput, NotPermitted
+from curation.models import Instance, TransitionEvent
+from curation.services.batches import batch_create
+from curation.services.lifecycle import instance_transition
+from curation.states import Status
+from tests.conftest import postgres_only
+
+
+def complete(instance, user):
+    """Fill in what submission needs and return the saved instance."""
+    return workspace_autosave(
+        instance_id=instance.pk,
+        user=user,
+        expected_version=instance.version,
+        fields={
+            "question": "Which model wins?",
+            "answer": ["A"],
+            "answer_form": "short",
+            "answer_source": "table",
+            "relevant_table_ids": list(instance.context.tables.values_list("id", flat=True)),
+        },
+    )
+
+
+def test_next_claims_a_draft_and_sets_a_lease(personas, project, drafts):
+    instance = queue_next(project=project, user=personas["annotator"])
+    assert instance.status == Status.IN_REFINEMENT
+    assert instance.author == personas["annotator"]
+    assert instance.lease_expires_at > timezone.now() + timedelta(minutes=25)
+
+
+def test_next_gives_back_the_held_instance_first(personas, project, drafts):
+    first = queue_next(project=project, user=personas["annotator"])
+    assert queue_next(project=project, user=personas["annotator"]).pk == first.pk
+    assert Instance.objects.filter(status=Status.IN_REFINEMENT).count() == 1
+
+
+def test_only_open_batches_feed_the_queue(personas, project, make_instance):
+    planned = batch_create(project=project, actor=None, name="later")
+    make_instance(batch=planned)
+    make_instance()  # no batch at all
+    assert queue_next(project=project, user=personas["annotator"]) is None
+
+
+def test_unqualified_annotator_and_verifier_have_no_queue(personas, project, drafts):
+    with pytest.raises(NotPermitted, match="qualification"):
+        queue_next(project=project, user=personas["novice"])
+    with pytest.raises(NotPermitted, match="Only annotators"):
+        queue_next(project=project, user=personas["verifier"])
+
+
+def test_claims_spread_reasoning_types(personas, project, drafts):
+    user = personas["annotator"]
+    seen = []
+    for _ in range(4):
+        instance = queue_next(project=project, user=user)
+        seen.append(instance.reasoning_type_id)
+        workspace_submit(instance_id=instance.pk, user=user, expected_version=complete(instance, user).version)
+    assert seen[0] != seen[1] and seen[2] != seen[3]
+
+
+def test_changes_requested_come_back_to_the_author_first(personas, project, drafts):
+    annotator, verifier = personas["annotator"], personas["verifier"]
+    instance = queue_next(project=project, user=annotator)
+    instance = workspace_submit(
+        instance_id=instance.pk, user=annotator, expected_version=complete(instance, annotator).version
+    )
+    instance = instance_transition(instance_id=instance.pk, target=Status.ROUND1_REVIEW, actor=verifier)
+    instance_transition(instance_id=instance.pk, target=Status.CHANGES_REQUESTED, actor=verifier)
+    again = queue_next(project=project, user=annotator)
+    assert again.pk == instance.pk and again.status == Status.IN_REFINEMENT
+    with pytest.raises(InvalidInput, match="cannot go back to the queue"):
+        workspace_skip(instance_id=again.pk, user=annotator, reason="boring")
+
+
+def test_skip_needs_a_reason_and_returns_the_draft(personas, project, drafts):
+    user = personas["annotator"]
+    instance = queue_next(project=project, user=user)
+    with pytest.raises(InvalidInput, match="Say why"):
+        workspace_skip(instance_id=instance.pk, user=user, reason="  ")
+    skipped = workspace_skip(instance_id=instance.pk, user=user, reason="outside my field")
+    assert (skipped.status, skipped.author) == (Status.DRAFTED, None)
+    assert TransitionEvent.objects.filter(instance=instance).last().reason == "skipped: outside my field"
+
+
+def test_submit_lists_what_is_missing(personas, project, drafts):
+    user = personas["annotator"]
+    instance = queue_next(project=project, user=user)
+    instance = workspace_autosave(
+        instance_id=instance.pk, user=user, expected_version=instance.version, fields={"question": "", "answer": []}
+    )
+    with pytest.raises(InvalidInput) as error:
+        workspace_submit(instance_id=instance.pk, user=user, expected_version=instance.version)
+    fields = {p["field"] for p in error.value.detail["problems"]}
+    assert fields == {"question", "answer", "answer_source", "answer_form"}
+    assert Instance.objects.get(pk=instance.pk).status == Status.IN_REFINEMENT
+
+
+def test_source_must_agree_with_relevant_tables(personas, project, drafts):
+    user = personas["annotator"]
+    instance = complete(queue_next(project=project, user=user), user)
+    assert submission_problems(instance) == []
+    instance = workspace_autosave(
+        instance_id=instance.pk, user=user, expected_version=instance.version, fields={"answer_source": "text"}
+    )
+    assert [p["field"] for p in submission_problems(instance)] == ["relevant_tables"]
+    instance = workspace_autosave(
+        instance_id=instance.pk,
+        user=user,
+        expected_version=instance.version,
+        fields={"answer_source": "table", "excluded_table_ids": [t.pk for t in instance.relevant_tables.all()]},
+    )
+    assert "wrongly extracted" in submission_problems(instance)[0]["message"]
+
+
+def test_submit_hands_the_instance_to_round_one(personas, project, drafts):
+    user = personas["annotator"]
+    instance = complete(queue_next(project=project, user=user), user)
+    submitted = workspace_submit(instance_id=instance.pk, user=user, expected_version=instance.version)
+    assert submitted.status == Status.SUBMITTED
+    assert submitted.lease_expires_at is None
+    assert submitted.revisions.filter(kind="submit").exists()
+
+
+def test_a_stale_autosave_is_a_conflict(personas, project, drafts):
+    user = personas["annotator"]
+    instance = queue_next(project=project, user=user)
+    workspace_autosave(instance_id=instance.pk, user=user, expected_version=instance.version, fields={"question": "1"})
+    with pytest.raises(Conflict):
+        workspace_autosave(
+            instance_id=instance.pk, user=user, expected_version=instance.version, fields={"question": "2"}
+        )
+    assert Instance.objects.get(pk=instance.pk).question == "1"
+
+
+def test_someone_else_cannot_autosave_or_submit(personas, project, drafts):
+    instance = queue_next(project=project, user=personas["annotator"])
+    for person in ("annotator2", "verifier"):
+        with pytest.raises(NotPermitted):
+            workspace_autosave(
+                instance_id=instance.pk,
+                user=personas[person],
+                expected_version=instance.version,
+                fields={"question": "x"},
+            )
+        with pytest.raises(NotPermitted):
+            workspace_submit(instance_id=instance.pk, user=personas[person], expected_version=instance.version)
+
+
+def test_expired_lease_returns_to_queue_and_keeps_the_work(personas, project, drafts):
+    user = personas["annotator"]
+    instance = queue_next(project=project, user=user)
+    workspace_autosave(
+        instance_id=instance.pk, user=user, expected_version=instance.version, fields={"question": "Kept?"}
+    )
+    assert leases_reap(now=timezone.now() + timedelta(hours=1)) == 1
+    returned = Instance.objects.get(pk=instance.pk)
+    assert (returned.status, returned.author) == (Status.DRAFTED, None)
+    assert returned.question == "Kept?"
+    assert returned.revisions.filter(kind="lease-expired", fields__question="Kept?").exists()
+
+
+def test_work_time_counts_short_gaps_only(personas, project, drafts, monkeypatch):
+    user = personas["annotator"]
+    instance = queue_next(project=project, user=user)
+    start = timezone.now()
+    for offset in (0, 30, 60, 600, 620):  # the 540 s gap is a break, not work
+        monkeypatch.setattr(timezone, "now", lambda offset=offset: start + timedelta(seconds=offset))
+        work_ping(instance_id=instance.pk, user=user, activity="refine")
+    assert WorkTime.objects.get(user=user, instance=instance).active_seconds == pytest.approx(80)
+
+
+@pytest.mark.parametrize(
+    ("answer", "form"), [(["12.5"], "short"), (["one two three four five"], "short"), (["a b c d e f"], "free")]
+)
+def test_suggested_form_follows_scitats_five_word_rule(answer, form):
+    assert suggested_answer_form(answer) == form
+
+
+@postgres_only()
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_many_concurrent_claimers_never_share_an_instance(project, open_batch, make_instance, make_user):
+    from curation.services.projects import membership_add
+
+    instances = [make_instance(batch=open_batch) for _ in range(96)]
+    users = []
+    for i in range(32):
+        user = make_user(f"claimer{i}")
+        membership_add(project=project, actor=None, username=user.username, role="annotator", is_qualified=True)
+        users.append(user)
+    claims: list[tuple[int, int]] = []
+    errors: list[BaseException] = []
+    lock = threading.Lock()
+    barrier = threading.Barrier(len(users))
+
+    def work(user):
+        try:
+            barrier.wait()
+            while True:
+                instance = queue_next(project=project, user=user)
+                if instance is None:
+                    return
+                with lock:
+                    claims.append((instance.pk, user.pk))
+                # Hand it on so the next claim is a fresh one.
+                instance_transition(instance_id=instance.pk, target=Status.SUBMITTED, actor=user)
+        except BaseException as exc:  # surfaced below
+            errors.append(exc)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=work, args=(user,)) for user in users]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    claimed = [pk for pk, _ in claims]
+    assert sorted(claimed) == sorted(i.pk for i in instances)  # every instance exactly once
+    assert Instance.objects.filter(status=Status.SUBMITTED).count() == len(instances)
+    assert len({user for _, user in claims}) > 1

@@ -1,0 +1,135 @@
+"""Queue and workspace API: every endpoint × role, and the workspace page's behaviour."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import connection
+from django.test import Client
+from django.test.utils import CaptureQueriesContext
+
+from annotate.services.queue import queue_next
+from curation.models import Context, Paper, Paragraph, Table
+from tests.conftest import PASSWORD
+
+ROLES = ["annotator", "annotator2", "verifier", "manager", "outsider", "anonymous"]
+
+
+@pytest.fixture
+def held(personas, project, drafts):
+    return queue_next(project=project, user=personas["annotator"])
+
+
+def endpoint(name: str, held, project):
+    pk, version = held.pk, held.version
+    return {
+        "queue": ("get", f"/api/projects/{project.slug}/queue/", None),
+        "next": ("post", f"/api/projects/{project.slug}/queue/next/", None),
+        "workspace": ("get", f"/api/instances/{pk}/workspace/", None),
+        "autosave": ("post", f"/api/instances/{pk}/autosave/", {"expected_version": version, "question": "Q?"}),
+        "submit": ("post", f"/api/instances/{pk}/submit/", {"expected_version": version}),
+        "skip": ("post", f"/api/instances/{pk}/skip/", {"reason": "not mine"}),
+        "ping": ("post", f"/api/instances/{pk}/ping/", None),
+    }[name]
+
+
+# The annotator holds the instance. annotator2 is another qualified annotator (their own queue works).
+MATRIX = {
+    "queue": (200, 200, 200, 200, 404, 401),
+    "next": (200, 200, 403, 403, 404, 401),
+    "workspace": (200, 404, 404, 404, 404, 401),
+    "autosave": (200, 403, 403, 403, 403, 401),
+    "submit": (400, 403, 403, 403, 403, 401),  # the holder is told what is missing
+    "skip": (200, 403, 403, 403, 403, 401),
+    "ping": (200, 404, 404, 404, 404, 401),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MATRIX))
+@pytest.mark.parametrize("role", ROLES)
+def test_work_api_permissions(personas, project, held, api_client_for, name, role):
+    method, url, body = endpoint(name, held, project)
+    client = api_client_for(None if role == "anonymous" else personas[role])
+    response = getattr(client, method)(url, body, format="json")
+    assert response.status_code == MATRIX[name][ROLES.index(role)], response.content[:300]
+
+
+def test_next_is_204_when_nothing_is_left(personas, project, api_client_for, open_batch):
+    assert api_client_for(personas["annotator"]).post(f"/api/projects/{project.slug}/queue/next/").status_code == 204
+
+
+def test_stale_autosave_answers_409(personas, project, held, api_client_for):
+    client = api_client_for(personas["annotator"])
+    url = f"/api/instances/{held.pk}/autosave/"
+    assert client.post(url, {"expected_version": held.version, "question": "A"}, format="json").status_code == 200
+    stale = client.post(url, {"expected_version": held.version, "question": "B"}, format="json")
+    assert stale.status_code == 409
+    assert stale.json()["version"] == held.version + 1
+
+
+def test_autosave_returns_problems_and_the_suggested_form(personas, project, held, api_client_for):
+    client = api_client_for(personas["annotator"])
+    body = {"expected_version": held.version, "answer": ["a fairly long free form answer here"]}
+    data = client.post(f"/api/instances/{held.pk}/autosave/", body, format="json").json()
+    assert data["suggested_form"] == "free"
+    assert {p["field"] for p in data["problems"]} >= {"answer_form", "answer_source"}
+
+
+def logged_in(username: str) -> Client:
+    client = Client()
+    assert client.login(username=username, password=PASSWORD)
+    return client
+
+
+def test_workspace_page_shows_context_tables_and_highlighted_mentions(personas, project, held):
+    html = logged_in("annotator").get(f"/p/{project.slug}/work/{held.pk}/").content.decode()
+    assert '<table class="data">' in html
+    assert "87.3" in html
+    assert '<mark class="mention" data-table=' in html
+    assert 'id="shortcuts"' in html
+
+
+def test_workspace_page_is_only_for_the_holder(personas, project, held):
+    assert logged_in("annotator2").get(f"/p/{project.slug}/work/{held.pk}/").status_code == 404
+    assert logged_in("manager").get(f"/p/{project.slug}/work/{held.pk}/").status_code == 404
+
+
+def test_next_page_claims_and_redirects_to_the_workspace(personas, project, drafts):
+    response = logged_in("annotator2").post(f"/p/{project.slug}/work/next/")
+    assert response.status_code == 302
+    assert "/work/" in response["Location"]
+
+
+def test_novice_is_told_to_pass_the_exam(personas, project, drafts):
+    client = logged_in("novice")
+    response = client.post(f"/p/{project.slug}/work/next/", follow=True)
+    assert "qualification exam" in response.content.decode()
+
+
+def _paper_with(project, paragraphs: int, tables: int) -> Context:
+    paper = Paper.objects.create(project=project, title=f"{paragraphs} paragraphs")
+    made = [
+        Table.objects.create(paper=paper, order=i, number=str(i + 1), cells=[["a", "b"], ["1", "2"]])
+        for i in range(tables)
+    ]
+    for i in range(paragraphs):
+        paragraph = Paragraph.objects.create(paper=paper, order=i, text=f"See Table {i % tables + 1}.")
+        paragraph.mentioned_tables.add(made[i % tables])
+    context = Context.objects.create(project=project, paper=paper, kind="short", paragraph=paper.paragraphs.first())
+    context.tables.set(made[:1])
+    return context
+
+
+def test_workspace_query_count_does_not_grow_with_the_paper(personas, project, open_batch, make_instance):
+    client = logged_in("annotator")
+    counts = []
+    for paragraphs, tables in ((3, 1), (90, 6)):
+        context = _paper_with(project, paragraphs, tables)
+        instance = make_instance(batch=open_batch, context=context)
+        from curation.services.lifecycle import instance_transition
+
+        instance_transition(instance_id=instance.pk, target="in_refinement", actor=personas["annotator"])
+        with CaptureQueriesContext(connection) as queries:
+            assert client.get(f"/p/{project.slug}/work/{instance.pk}/").status_code == 200
+        counts.append(len(queries))
+        instance_transition(instance_id=instance.pk, target="drafted", actor=personas["annotator"])
+    assert counts[0] == counts[1]
