@@ -107,3 +107,6 @@ class WorkTime(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user} {self.activity} {self.instance_id}: {self.active_seconds:.0f}s"
+
+
+from annotate.review_models import *  # noqa: E402,F403
