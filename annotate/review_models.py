@@ -1,4 +1,4 @@
-"""Two-round validation records: review comments, discussion threads with their outcome, and per-project pay settings."""
+"""Two-round validation records: review comments, discussion threads with their outcome, per-project pay settings."""
 
 from __future__ import annotations
 
