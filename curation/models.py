@@ -265,3 +265,6 @@ class WorkerHeartbeat(models.Model):
 
     def __str__(self) -> str:
         return self.hostname
+
+
+from curation.release_models import *  # noqa: E402,F403

@@ -1,0 +1,467 @@
+"""Pure readers for TAT-QA, TAT-DQA, FinQA and SciTaT files: plain records out, or an error naming the JSON path.
+
+No Django here: `parse_dataset` validates the whole file first, so a malformed file is refused before anything
+is written, with the path of the first bad value (e.g. `[12].questions[3].answer_type`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+FORMATS = ("tatqa", "tatdqa", "finqa", "scitat")
+TATQA_ANSWER_TYPES = ("span", "multi-span", "arithmetic", "count")
+ANSWER_SOURCES = ("table", "text", "table-text")
+TATQA_SCALES = ("", "thousand", "million", "billion", "percent")
+SHORT_FORM_MAX_TOKENS = 5  # SciTaT's evaluate.py: every answer item at most 5 space-separated tokens
+
+ATTRIBUTION = {
+    "tatqa": (
+        'TAT-QA (Zhu et al., "TAT-QA: A Question Answering Benchmark on a Hybrid of Tabular and Textual Content '
+        'in Finance", ACL-IJCNLP 2021), https://github.com/NExTplusplus/TAT-QA, licensed CC BY 4.0 '
+        "(https://creativecommons.org/licenses/by/4.0/)."
+    ),
+    "tatdqa": (
+        'TAT-DQA (Zhu et al., "Towards Complex Document Understanding By Discrete Reasoning", ACM MM 2022), '
+        "https://github.com/NExTplusplus/TAT-DQA, licensed CC BY 4.0 (https://creativecommons.org/licenses/by/4.0/)."
+    ),
+    "finqa": (
+        'FinQA (Chen et al., "FinQA: A Dataset of Numerical Reasoning over Financial Data", EMNLP 2021), '
+        "https://github.com/czyssrs/FinQA, MIT License, Copyright (c) 2021 Zhiyu Chen."
+    ),
+    "scitat": (
+        'SciTaT (Zhang et al., "SciTaT: A Question Answering Benchmark for Scientific Tables and Text '
+        'Covering Diverse Reasoning Types"), https://github.com/zhxlia/SciTaT.'
+    ),
+}
+LICENSE = {"tatqa": "CC-BY-4.0", "tatdqa": "CC-BY-4.0", "finqa": "MIT", "scitat": ""}
+NO_CONTEXT_NOTE = (
+    "TAT-DQA question files carry no context (the PDF pages and their OCR come only with the official release): "
+    "these instances are questions with answers only, without tables or paragraphs."
+)
+
+
+class DatasetFormatError(ValueError):
+    """A malformed dataset file; `path` is the JSON path of the first bad value."""
+
+    def __init__(self, path: str, message: str) -> None:
+        super().__init__(f"{path or '(top level)'}: {message}")
+        self.path = path
+
+
+@dataclass
+class ParsedTable:
+    label: str
+    caption: str
+    cells: list[list[str]]
+    key: str = ""
+
+
+@dataclass
+class ParsedParagraph:
+    order: int
+    text: str
+    section: str = ""
+    key: str = ""
+
+
+@dataclass
+class ParsedContext:
+    """A paper-like unit (TAT-QA document, FinQA page, SciTaT paragraph with its tables) and its native data."""
+
+    key: str
+    title: str
+    kind: str  # "long": the whole document; "short": one paragraph and its tables
+    tables: list[ParsedTable]
+    paragraphs: list[ParsedParagraph]
+    native: dict[str, Any] = field(default_factory=dict)
+    paper_key: str = ""
+    paper_title: str = ""
+
+
+@dataclass
+class ParsedQuestion:
+    key: str
+    context_key: str | None
+    paper_key: str
+    paper_title: str
+    fields: dict[str, Any]
+    relevant_table_indexes: list[int]
+    native: dict[str, Any]
+    reasoning_type: str = ""
+
+
+@dataclass
+class ParsedDataset:
+    format: str
+    contexts: list[ParsedContext]
+    questions: list[ParsedQuestion]
+    notes: list[str] = field(default_factory=list)
+
+
+def _kind(value: Any) -> str:
+    return "null" if value is None else type(value).__name__
+
+
+def _get(obj: dict[str, Any], key: str, path: str, types: tuple[type, ...], *, required: bool = True) -> Any:
+    """`obj[key]` if present with one of `types`; a missing or mistyped value raises with its path."""
+    where = f"{path}.{key}" if path else key
+    if key not in obj:
+        if required:
+            raise DatasetFormatError(where, "missing")
+        return None
+    value = obj[key]
+    if types and (not isinstance(value, types) or (isinstance(value, bool) and bool not in types)):
+        names = " or ".join(t.__name__ for t in types)
+        raise DatasetFormatError(where, f"expected {names}, got {_kind(value)} {json.dumps(value)[:60]}")
+    return value
+
+
+def _list_of_str(value: Any, path: str) -> list[str]:
+    if not isinstance(value, list):
+        raise DatasetFormatError(path, f"expected a list of strings, got {_kind(value)}")
+    for index, item in enumerate(value):
+        if not isinstance(item, str):
+            raise DatasetFormatError(f"{path}[{index}]", f"expected a string, got {_kind(item)}")
+    return value
+
+
+def _cells(value: Any, path: str) -> list[list[str]]:
+    if not isinstance(value, list):
+        raise DatasetFormatError(path, f"expected rows (a list of lists of strings), got {_kind(value)}")
+    for index, row in enumerate(value):
+        _list_of_str(row, f"{path}[{index}]")
+    return value
+
+
+def _choice(value: Any, path: str, choices: tuple[str, ...]) -> str:
+    if value not in choices:
+        raise DatasetFormatError(path, f"{json.dumps(value)[:60]} is not one of {', '.join(map(repr, choices))}")
+    return value
+
+
+def _answer_items(answer: Any, path: str) -> list[str]:
+    """A TAT-QA / SciTaT answer (list, string or number) as a list of strings; the native value is kept apart."""
+    if isinstance(answer, bool) or answer is None or isinstance(answer, dict):
+        raise DatasetFormatError(path, f"expected a list, a string or a number, got {_kind(answer)}")
+    if isinstance(answer, list):
+        items = []
+        for index, item in enumerate(answer):
+            if isinstance(item, bool) or not isinstance(item, str | int | float):
+                raise DatasetFormatError(f"{path}[{index}]", f"expected a string or a number, got {_kind(item)}")
+            items.append(str(item))
+        return items
+    return [str(answer)]
+
+
+def answer_form_of(items: list[str]) -> str:
+    """SciTaT's rule: short-form when every item has at most 5 tokens split on a single space."""
+    return "short" if all(len(item.split(" ")) <= SHORT_FORM_MAX_TOKENS for item in items) else "free"
+
+
+def _unique(key: str, path: str, seen: dict[str, str], what: str) -> None:
+    if key in seen:
+        raise DatasetFormatError(path, f"duplicate {what} {key!r} (first at {seen[key]})")
+    seen[key] = path
+
+
+def _top_list(data: Any) -> list[Any]:
+    if not isinstance(data, list):
+        raise DatasetFormatError("", f"expected a JSON list of records, got {_kind(data)}")
+    return data
+
+
+def parse_tatqa(data: Any, *, with_context: bool = True) -> ParsedDataset:
+    """TAT-QA: [{table: {uid, table}, paragraphs: [{uid, order, text}], questions}]; TAT-DQA: [{doc, questions}]."""
+    fmt = "tatqa" if with_context else "tatdqa"
+    contexts: list[ParsedContext] = []
+    questions: list[ParsedQuestion] = []
+    seen_questions: dict[str, str] = {}
+    seen_contexts: dict[str, str] = {}
+    for index, document in enumerate(_top_list(data)):
+        path = f"[{index}]"
+        if not isinstance(document, dict):
+            raise DatasetFormatError(path, f"expected an object, got {_kind(document)}")
+        if with_context:
+            table = _get(document, "table", path, (dict,))
+            key = _get(table, "uid", f"{path}.table", (str,))
+            cells = _cells(_get(table, "table", f"{path}.table", (list,)), f"{path}.table.table")
+            paragraphs = []
+            for p_index, paragraph in enumerate(_get(document, "paragraphs", path, (list,))):
+                p_path = f"{path}.paragraphs[{p_index}]"
+                if not isinstance(paragraph, dict):
+                    raise DatasetFormatError(p_path, f"expected an object, got {_kind(paragraph)}")
+                paragraphs.append(
+                    ParsedParagraph(
+                        order=_get(paragraph, "order", p_path, (int,)),
+                        text=_get(paragraph, "text", p_path, (str,)),
+                        key=_get(paragraph, "uid", p_path, (str,)),
+                    )
+                )
+            _unique(key, f"{path}.table.uid", seen_contexts, "table uid")
+            title = f"TAT-QA document {key}"
+            contexts.append(
+                ParsedContext(
+                    key=key,
+                    title=title,
+                    kind="long",
+                    tables=[ParsedTable(label="", caption="", cells=cells, key=key)],
+                    paragraphs=paragraphs,
+                    native={"table_uid": key, "paragraphs": [[p.key, p.order] for p in paragraphs]},
+                    paper_key=key,
+                    paper_title=title,
+                )
+            )
+            context_key: str | None = key
+            paper_key, paper_title = key, title
+        else:
+            doc = _get(document, "doc", path, (dict,))
+            doc_uid = _get(doc, "uid", f"{path}.doc", (str,))
+            page = _get(doc, "page", f"{path}.doc", (int,), required=False)
+            source = _get(doc, "source", f"{path}.doc", (str,), required=False) or ""
+            _unique(doc_uid, f"{path}.doc.uid", seen_contexts, "doc uid")
+            context_key = None
+            paper_key = doc_uid
+            paper_title = f"{source} page {page}" if source else f"TAT-DQA document {doc_uid}"
+        for q_index, question in enumerate(_get(document, "questions", path, (list,))):
+            q_path = f"{path}.questions[{q_index}]"
+            if not isinstance(question, dict):
+                raise DatasetFormatError(q_path, f"expected an object, got {_kind(question)}")
+            uid = _get(question, "uid", q_path, (str,))
+            _unique(uid, f"{q_path}.uid", seen_questions, "question uid")
+            text = _get(question, "question", q_path, (str,))
+            answer = _get(question, "answer", q_path, ())
+            items = _answer_items(answer, f"{q_path}.answer")
+            answer_type = _choice(
+                _get(question, "answer_type", q_path, (str,)), f"{q_path}.answer_type", TATQA_ANSWER_TYPES
+            )
+            answer_from = ""
+            if with_context:
+                answer_from = _choice(
+                    _get(question, "answer_from", q_path, (str,)), f"{q_path}.answer_from", ANSWER_SOURCES
+                )
+            scale = _choice(_get(question, "scale", q_path, (str,)), f"{q_path}.scale", TATQA_SCALES)
+            derivation = _get(question, "derivation", q_path, (str,), required=False) or ""
+            _get(question, "order", q_path, (int,), required=False)
+            questions.append(
+                ParsedQuestion(
+                    key=uid,
+                    context_key=context_key,
+                    paper_key=paper_key,
+                    paper_title=paper_title,
+                    fields={
+                        "question": text,
+                        "answer": items,
+                        "answer_type": answer_type,
+                        "answer_source": answer_from,
+                        "answer_form": answer_form_of(items),
+                        "scale": scale,
+                        "derivation": derivation,
+                    },
+                    relevant_table_indexes=[0] if answer_from in ("table", "table-text") else [],
+                    # Everything the file says about the question, so the export can give it back unchanged.
+                    native=dict(question),
+                )
+            )
+        if not with_context:
+            contexts.append(
+                ParsedContext(
+                    key=paper_key, title=paper_title, kind="none", tables=[], paragraphs=[], native={"doc": doc}
+                )
+            )
+    notes = [] if with_context else [NO_CONTEXT_NOTE]
+    return ParsedDataset(format=fmt, contexts=contexts, questions=questions, notes=notes)
+
+
+def _finqa_source(qa: dict[str, Any]) -> str:
+    """Answer source from FinQA's gold evidence keys (`table_k` / `text_k`)."""
+    kinds = {key.split("_")[0] for key in (qa.get("gold_inds") or {})}
+    if kinds == {"table"}:
+        return "table"
+    if kinds == {"text"}:
+        return "text"
+    return "table-text" if kinds else ""
+
+
+# Retrieval outputs of FinQA's retriever and the model input are predictions, not gold data: not imported.
+FINQA_DROPPED_KEYS = ("table_retrieved", "text_retrieved", "table_retrieved_all", "text_retrieved_all")
+FINQA_DROPPED_QA_KEYS = ("model_input", "tfidftopn")
+
+
+def parse_finqa(data: Any) -> ParsedDataset:
+    """FinQA: [{id, pre_text, post_text, table, filename, qa: {question, answer, program, exe_ans, …}}] or flat."""
+    contexts: dict[str, ParsedContext] = {}
+    fingerprints: dict[str, str] = {}
+    questions: list[ParsedQuestion] = []
+    seen: dict[str, str] = {}
+    for index, record in enumerate(_top_list(data)):
+        path = f"[{index}]"
+        if not isinstance(record, dict):
+            raise DatasetFormatError(path, f"expected an object, got {_kind(record)}")
+        uid = _get(record, "id", path, (str,))
+        _unique(uid, f"{path}.id", seen, "id")
+        pre = _list_of_str(_get(record, "pre_text", path, (list,)), f"{path}.pre_text")
+        post = _list_of_str(_get(record, "post_text", path, (list,)), f"{path}.post_text")
+        cells = _cells(_get(record, "table", path, (list,)), f"{path}.table")
+        nested = "qa" in record
+        qa = _get(record, "qa", path, (dict,)) if nested else record
+        q_path = f"{path}.qa" if nested else path
+        text = _get(qa, "question", q_path, (str,))
+        program = _get(qa, "program", q_path, (str,))
+        if nested:
+            exe_ans = _get(qa, "exe_ans", q_path, (int, float, str))
+            shown = _get(qa, "answer", q_path, (str, int, float), required=False)
+        else:
+            exe_ans = _get(qa, "answer", q_path, (int, float, str))
+            shown = None
+        explanation = _get(qa, "explanation", q_path, (str,), required=False) or ""
+        filename = record.get("filename") if isinstance(record.get("filename"), str) else uid.rsplit("-", 1)[0]
+        fingerprint = hashlib.sha256(json.dumps([pre, post, cells]).encode()).hexdigest()
+        key = filename if fingerprints.get(filename, fingerprint) == fingerprint else f"{filename}#{fingerprint[:8]}"
+        fingerprints.setdefault(filename, fingerprint)
+        if key not in contexts:
+            paragraphs = [ParsedParagraph(order=i, text=t, section="pre_text") for i, t in enumerate(pre)]
+            paragraphs += [ParsedParagraph(order=len(pre) + i, text=t, section="post_text") for i, t in enumerate(post)]
+            native = {"filename": filename, "pre_text_count": len(pre)}
+            if "table_ori" in record:
+                native["table_ori"] = record["table_ori"]
+            contexts[key] = ParsedContext(
+                key=key,
+                title=f"FinQA {filename}",
+                kind="long",
+                tables=[ParsedTable(label="", caption="", cells=cells, key=key)],
+                paragraphs=paragraphs,
+                native=native,
+                paper_key=key,
+                paper_title=f"FinQA {filename}",
+            )
+        items = [str(shown)] if shown not in (None, "") else [str(exe_ans)]
+        source = _finqa_source(qa) if nested else ""
+        native_qa = {k: v for k, v in qa.items() if k not in FINQA_DROPPED_QA_KEYS} if nested else {}
+        if not nested:
+            native_qa = {"question": text, "program": program, "exe_ans": exe_ans}
+        questions.append(
+            ParsedQuestion(
+                key=uid,
+                context_key=key,
+                paper_key=key,
+                paper_title=contexts[key].title,
+                fields={
+                    "question": text,
+                    "rationale": explanation,
+                    "answer": items,
+                    "answer_type": "arithmetic",
+                    "answer_source": source,
+                    "answer_form": "short",
+                    "program": program,
+                },
+                relevant_table_indexes=[0] if source in ("table", "table-text") else [],
+                native={"id": uid, "qa": native_qa, "exe_ans": exe_ans, "nested": nested},
+            )
+        )
+    notes = [
+        "FinQA's retriever outputs and model inputs (table_retrieved*, text_retrieved*, qa.model_input, "
+        "qa.tfidftopn) are predictions, not gold data, and were not imported."
+    ]
+    return ParsedDataset(format="finqa", contexts=list(contexts.values()), questions=questions, notes=notes)
+
+
+def parse_scitat(data: Any) -> ParsedDataset:
+    """SciTaT: [{id, paragraph: {paragraph_id, text}, tables: [{table_id, label, caption, table}], question,
+    question_type, reasoning, answer, …}] (zhxlia/SciTaT layout; our own extra keys are read when present)."""
+    contexts: dict[str, ParsedContext] = {}
+    questions: list[ParsedQuestion] = []
+    seen: dict[str, str] = {}
+    for index, record in enumerate(_top_list(data)):
+        path = f"[{index}]"
+        if not isinstance(record, dict):
+            raise DatasetFormatError(path, f"expected an object, got {_kind(record)}")
+        uid = _get(record, "id", path, (str, int))
+        uid = str(uid)
+        _unique(uid, f"{path}.id", seen, "id")
+        paragraph = _get(record, "paragraph", path, (dict,), required=False) or {}
+        p_text = _get(paragraph, "text", f"{path}.paragraph", (str,), required=False) or ""
+        p_key = str(_get(paragraph, "paragraph_id", f"{path}.paragraph", (str, int), required=False) or "")
+        tables = []
+        for t_index, table in enumerate(_get(record, "tables", path, (list,), required=False) or []):
+            t_path = f"{path}.tables[{t_index}]"
+            if not isinstance(table, dict):
+                raise DatasetFormatError(t_path, f"expected an object, got {_kind(table)}")
+            tables.append(
+                ParsedTable(
+                    label=_get(table, "label", t_path, (str,), required=False) or "",
+                    caption=_get(table, "caption", t_path, (str,), required=False) or "",
+                    cells=_cells(_get(table, "table", t_path, (list,)), f"{t_path}.table"),
+                    key=str(_get(table, "table_id", t_path, (str, int), required=False) or f"{uid}-t{t_index}"),
+                )
+            )
+        paper = _get(record, "paper", path, (dict,), required=False) or {}
+        paper_key = str(paper.get("id") or p_key or uid)
+        paper_title = str(paper.get("title") or f"SciTaT paper {paper_key}")
+        context_key = f"{p_key or uid}|{'|'.join(t.key for t in tables)}"
+        if context_key not in contexts:
+            contexts[context_key] = ParsedContext(
+                key=context_key,
+                title=paper_title,
+                kind="short",
+                tables=tables,
+                paragraphs=[ParsedParagraph(order=0, text=p_text, key=p_key)] if p_text else [],
+                native={"paragraph_id": p_key, "table_ids": [t.key for t in tables]},
+                paper_key=paper_key,
+                paper_title=paper_title,
+            )
+        text = _get(record, "question", path, (str,))
+        items = _answer_items(_get(record, "answer", path, ()), f"{path}.answer")
+        answer_source = record.get("answer_source", "")
+        if answer_source:
+            _choice(answer_source, f"{path}.answer_source", ANSWER_SOURCES)
+        answer_form = record.get("answer_form") or answer_form_of(items)
+        _choice(answer_form, f"{path}.answer_form", ("short", "free"))
+        relevant = record.get("relevant_tables")
+        if relevant is not None:
+            _list_of_str(
+                [str(r) for r in relevant] if isinstance(relevant, list) else relevant, f"{path}.relevant_tables"
+            )
+            keys = [t.key for t in tables]
+            indexes = [keys.index(str(r)) for r in relevant if str(r) in keys]
+        else:
+            indexes = list(range(len(tables))) if answer_source in ("table", "table-text") else []
+        reasoning_type = _get(record, "question_subtype", path, (str,), required=False) or _get(
+            record, "question_type", path, (str,), required=False
+        )
+        questions.append(
+            ParsedQuestion(
+                key=uid,
+                context_key=context_key,
+                paper_key=paper_key,
+                paper_title=paper_title,
+                fields={
+                    "question": text,
+                    "rationale": _get(record, "reasoning", path, (str,), required=False) or "",
+                    "answer": items,
+                    "answer_type": _get(record, "answer_type", path, (str,), required=False) or "",
+                    "answer_source": answer_source,
+                    "answer_form": answer_form,
+                    "scale": _get(record, "scale", path, (str,), required=False) or "",
+                },
+                relevant_table_indexes=indexes,
+                native={k: v for k, v in record.items() if k not in ("paragraph", "tables")},
+                reasoning_type=reasoning_type or "",
+            )
+        )
+    return ParsedDataset(format="scitat", contexts=list(contexts.values()), questions=questions)
+
+
+def parse_dataset(format: str, data: Any) -> ParsedDataset:
+    """Validate and read a parsed JSON document of `format`; raises DatasetFormatError on the first bad value."""
+    if format == "tatqa":
+        return parse_tatqa(data, with_context=True)
+    if format == "tatdqa":
+        return parse_tatqa(data, with_context=False)
+    if format == "finqa":
+        return parse_finqa(data)
+    if format == "scitat":
+        return parse_scitat(data)
+    raise DatasetFormatError("", f"unknown format {format!r}; expected one of {', '.join(FORMATS)}")

@@ -1,0 +1,126 @@
+"""The dataset card (README.md) of an export: what the release is, its statistics tables, license and sources."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+FORMAT_NOTES = {
+    "scitat": "`data/{name}.json`: a JSON list of SciTaT records (zhxlia/SciTaT keys: id, paragraph, tables, question, "
+    "question_type, reasoning, answer) with answer_type, answer_form, answer_source, relevant_tables, scale, split.",
+    "tatqa": "`data/{name}.json`: TAT-QA's layout, a list of documents {table, paragraphs, questions}; imported "
+    "TAT-QA questions keep their uids, orders and native answers.",
+    "finqa": "`data/{name}.json`: FinQA's layout {id, pre_text, post_text, filename, table, qa{question, program, "
+    "exe_ans, …}}.",
+    "jsonl": "`data/{name}.jsonl`: one instance per line, its context inline (`context`; `paper_context` is the "
+    "whole paper when the question was asked on a short context).",
+    "parquet": "`data/{name}.parquet`: one row per instance with its context as nested lists; loads with "
+    "`datasets.load_dataset('parquet', data_files=…)`.",
+    "csv": "`data/{name}.csv`: questions and answers (answer items joined with ' | ', the exact list in answer_json).",
+}
+
+
+def _table(header: list[str], rows: list[list[Any]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def statistics_markdown(stats: Mapping[str, Any]) -> str:
+    """SciTaT tables 2–4 and the TAT-QA-style counts as markdown tables."""
+    parts = [
+        f"Questions: {stats.get('questions', 0)} · papers: {stats.get('papers', 0)} · "
+        f"contexts: {stats.get('contexts', 0)}"
+    ]
+    settings = stats.get("settings", {})
+    labels = [
+        ("questions", "Questions"),
+        ("papers", "Papers"),
+        ("avg_tables_per_context", "Avg. tables per context"),
+        ("avg_cells_per_table", "Avg. cells per table"),
+        ("avg_paragraphs_per_context", "Avg. paragraphs per context"),
+        ("avg_paragraph_words", "Avg. words per paragraph"),
+    ]
+    parts.append(
+        "### Contexts (SciTaT table 2)\n\n"
+        + _table(
+            ["", "Long context", "Short context"],
+            [
+                [label, settings.get("long", {}).get(key, 0), settings.get("short", {}).get(key, 0)]
+                for key, label in labels
+            ],
+        )
+    )
+    table3 = stats.get("answer_form_by_source", {})
+    sources = [k for k in table3.get("total", {}) if k != "total"]
+    parts.append(
+        "### Answer form × answer source (SciTaT table 3)\n\n"
+        + _table(
+            ["", *sources, "Total"],
+            [
+                [name.replace("_", " "), *(row.get(s, 0) for s in sources), row.get("total", 0)]
+                for name, row in table3.items()
+            ],
+        )
+    )
+    rows = []
+    for row in stats.get("reasoning_type", {}).values():
+        rows.append([row["name"], "", row["count"], row["percent"]])
+        rows += [["", sub["name"], sub["count"], sub["percent"]] for sub in row.get("subtypes", {}).values()]
+    parts.append("### Reasoning types (SciTaT table 4)\n\n" + _table(["Type", "Subtype", "Questions", "%"], rows))
+    for key, title in (
+        ("answer_type", "Answer types"),
+        ("answer_source", "Answer sources"),
+        ("scale", "Scales"),
+        ("split", "Splits"),
+    ):
+        counts = stats.get(key, {})
+        parts.append(f"### {title}\n\n" + _table(list(counts), [list(counts.values())]))
+    lengths = stats.get("answer_length", {})
+    parts.append(
+        "### Answer length (words)\n\n"
+        + _table(list(lengths.get("buckets", {})), [list(lengths.get("buckets", {}).values())])
+        + f"\n\nmean {lengths.get('mean', 0)}, median {lengths.get('median', 0)}, max {lengths.get('max', 0)}"
+    )
+    return "\n\n".join(parts)
+
+
+def dataset_card(release: Mapping[str, Any], fmt: str, data_files: list[str]) -> str:
+    """README.md for the zip: metadata, hash, statistics, license, citation and the sources' attribution."""
+    name = release["label"]
+    license_id = release.get("license") or "other"
+    front = f"---\nlicense: {license_id.lower()}\npretty_name: {release['name']}\n---\n"
+    sections = [
+        front,
+        f"# {release['name']} (version {release['version']})",
+        release.get("description") or "",
+        f"- Project: {release['project']}\n- Cut at: {release['created_at']}\n- Items: {release['item_count']}\n"
+        f"- Content hash (sha256 of the canonical frozen items): `{release['content_hash']}`\n"
+        f"- Format: {fmt}"
+        + (
+            f"\n- Splits by paper, seed {release['split_seed']}, ratios {release['split_ratios']}"
+            if release.get("split_seed") is not None
+            else ""
+        ),
+    ]
+    if release.get("changelog"):
+        sections.append("## Changelog\n\n" + release["changelog"])
+    sections.append(
+        "## Files\n\n"
+        + "\n".join(f"- `{f}`" for f in data_files)
+        + "\n\n"
+        + FORMAT_NOTES[fmt].replace("{name}", name)
+        + "\n\n`SHA256SUMS` holds the sha256 of every other file (check with `sha256sum -c SHA256SUMS`)."
+    )
+    sections.append("## Statistics\n\n" + statistics_markdown(release.get("statistics", {})))
+    if release.get("notes"):
+        sections.append("## Notes\n\n" + "\n".join(f"- {note}" for note in release["notes"]))
+    sections.append(f"## License\n\n{release.get('license') or 'Not stated by the project.'}")
+    if release.get("citation"):
+        sections.append("## Citation\n\n" + release["citation"])
+    if release.get("attribution"):
+        sections.append(
+            "## Sources and attribution\n\nThis release derives from the data below; its license and "
+            "attribution apply.\n\n" + release["attribution"]
+        )
+    return "\n\n".join(s for s in sections if s) + "\n"

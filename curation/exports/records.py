@@ -1,0 +1,222 @@
+"""Pure converters from a frozen release item (and its frozen contexts) to one record of each export layout."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+Item = Mapping[str, Any]
+FrozenContext = Mapping[str, Any] | None
+_NUMBER = re.compile(r"^-?\d+(\.\d+)?$")
+
+
+def primary_context(short: FrozenContext, long: FrozenContext) -> FrozenContext:
+    """The context the question was asked on: the short one when there is one, else the whole paper."""
+    return short if short is not None else long
+
+
+def _native_answer(item: Item) -> Any:
+    """The answer as the source file wrote it when it still says the same; else TAT-QA's own conventions."""
+    native = item.get("native") or {}
+    answer = list(item.get("answer") or [])
+    if "answer" in native:
+        original = native["answer"]
+        as_items = [str(a) for a in original] if isinstance(original, list) else [str(original)]
+        if as_items == answer:
+            return original
+    if item.get("answer_type") in ("arithmetic",) and len(answer) == 1 and _NUMBER.match(answer[0]):
+        return float(answer[0]) if "." in answer[0] else int(answer[0])
+    if item.get("answer_type") == "count" and len(answer) == 1:
+        return answer[0]
+    return answer
+
+
+def tatqa_question(item: Item, order: int) -> dict[str, Any]:
+    """A TAT-QA question dict; an imported TAT-QA/TAT-DQA question keeps its own keys, order and extra fields."""
+    native = dict(item.get("native") or {}) if item.get("source_format") in ("tatqa", "tatdqa") else {}
+    question: dict[str, Any] = native or {
+        "uid": item["uid"],
+        "order": order,
+        "question": "",
+        "answer": [],
+        "derivation": "",
+        "answer_type": "",
+        "answer_from": "",
+        "rel_paragraphs": [],
+        "req_comparison": False,
+        "scale": "",
+    }
+    question["uid"] = item["uid"]
+    question["question"] = item.get("question", "")
+    question["answer"] = _native_answer(item)
+    question["derivation"] = item.get("derivation", "")
+    question["answer_type"] = item.get("answer_type", "")
+    if "answer_from" in question or item.get("answer_source"):
+        question["answer_from"] = item.get("answer_source", "")
+    question["scale"] = item.get("scale", "")
+    return question
+
+
+def tatqa_document(context: FrozenContext, items: Sequence[Item]) -> dict[str, Any]:
+    """One TAT-QA document: its table (the first of the context), its paragraphs and its questions."""
+    native = (context or {}).get("native") or {}
+    tables = (context or {}).get("tables") or []
+    paragraphs = (context or {}).get("paragraphs") or []
+    native_paragraphs = native.get("paragraphs") or []
+    document: dict[str, Any] = {
+        "table": {
+            "uid": native.get("table_uid") or (tables[0]["key"] if tables else ""),
+            "table": tables[0]["cells"] if tables else [],
+        },
+        "paragraphs": [
+            {
+                "uid": native_paragraphs[i][0] if i < len(native_paragraphs) else p["key"],
+                "order": native_paragraphs[i][1] if i < len(native_paragraphs) else p["order"] + 1,
+                "text": p["text"],
+            }
+            for i, p in enumerate(paragraphs)
+        ],
+        "questions": [tatqa_question(item, i + 1) for i, item in enumerate(items)],
+    }
+    if len(tables) > 1:
+        # TAT-QA has one table per document; further tables of a SciTaT context ride along under their own key.
+        document["more_tables"] = [{"uid": t["key"], "table": t["cells"]} for t in tables[1:]]
+    if "doc" in native:
+        document["doc"] = native["doc"]
+    return document
+
+
+def scitat_record(item: Item, short: FrozenContext, long: FrozenContext) -> dict[str, Any]:
+    """A SciTaT record (zhxlia/SciTaT keys) plus answer form, source, type, relevant tables and split."""
+    context = primary_context(short, long) or {}
+    paragraphs = context.get("paragraphs") or []
+    record: dict[str, Any] = {
+        "id": item["uid"],
+        "paper": {"id": item.get("paper", ""), "title": (context.get("paper") or {}).get("title", "")},
+        "paragraph": {"paragraph_id": paragraphs[0]["key"], "text": paragraphs[0]["text"]}
+        if short is not None and paragraphs
+        else {},
+        "tables": [
+            {"table_id": t["key"], "label": t["label"], "caption": t["caption"], "table": t["cells"]}
+            for t in context.get("tables") or []
+        ],
+        "question": item.get("question", ""),
+        "question_type": item.get("reasoning_type_name") or "",
+        "question_subtype": item.get("reasoning_subtype_name") or "",
+        "reasoning": item.get("rationale", ""),
+        "answer": list(item.get("answer") or []),
+        "answer_type": item.get("answer_type", ""),
+        "answer_form": item.get("answer_form", ""),
+        "answer_source": item.get("answer_source", ""),
+        "relevant_tables": list(item.get("relevant_tables") or []),
+        "scale": item.get("scale", ""),
+        "split": item.get("split", ""),
+    }
+    if short is None and paragraphs:
+        record["paragraphs"] = [{"paragraph_id": p["key"], "text": p["text"]} for p in paragraphs]
+    if item.get("program"):
+        record["program"] = item["program"]
+    return record
+
+
+def jsonl_record(item: Item, short: FrozenContext, long: FrozenContext) -> dict[str, Any]:
+    """The frozen item with its context inline (and the whole paper too when the question had a short context)."""
+    record = dict(item)
+    record["context"] = primary_context(short, long)
+    if short is not None and long is not None:
+        record["paper_context"] = long
+    return record
+
+
+def finqa_record(item: Item, short: FrozenContext, long: FrozenContext) -> dict[str, Any]:
+    """FinQA's layout: pre_text / post_text sentences, the table and `qa` with program and execution answer."""
+    context = primary_context(short, long) or {}
+    native = item.get("native") or {}
+    context_native = context.get("native") or {}
+    paragraphs = [p["text"] for p in context.get("paragraphs") or []]
+    pre_count = context_native.get("pre_text_count", len(paragraphs))
+    tables = context.get("tables") or []
+    qa = dict(native.get("qa") or {})
+    answer = list(item.get("answer") or [])
+    qa["question"] = item.get("question", "")
+    qa["program"] = item.get("program", "")
+    qa.setdefault("answer", answer[0] if answer else "")
+    qa["exe_ans"] = native.get("exe_ans", qa.get("exe_ans", answer[0] if answer else ""))
+    if item.get("rationale") or "explanation" in qa:
+        qa["explanation"] = item.get("rationale", "")
+    record = {
+        "id": item["uid"],
+        "pre_text": paragraphs[:pre_count],
+        "post_text": paragraphs[pre_count:],
+        "filename": context_native.get("filename", item.get("paper", "")),
+        "table": tables[0]["cells"] if tables else [],
+        "qa": qa,
+    }
+    if "table_ori" in context_native:
+        record["table_ori"] = context_native["table_ori"]
+    return record
+
+
+CSV_COLUMNS = (
+    "uid",
+    "split",
+    "question",
+    "answer",
+    "answer_json",
+    "answer_type",
+    "answer_form",
+    "answer_source",
+    "scale",
+    "reasoning_type",
+    "reasoning_subtype",
+    "paper",
+    "rationale",
+    "derivation",
+    "program",
+)
+
+
+def csv_row(item: Item) -> list[str]:
+    """Questions and answers as flat text (items joined with ' | '; the exact list in answer_json)."""
+    answer = [str(a) for a in item.get("answer") or []]
+    values = {
+        **{column: item.get(column) or "" for column in CSV_COLUMNS},
+        "answer": " | ".join(answer),
+        "answer_json": json.dumps(answer, ensure_ascii=False),
+    }
+    return [str(values[column]) for column in CSV_COLUMNS]
+
+
+def parquet_row(item: Item, short: FrozenContext, long: FrozenContext) -> dict[str, Any]:
+    """A flat row with the context as nested lists, the shape Hugging Face `datasets` reads as is."""
+    context = primary_context(short, long) or {}
+    return {
+        "uid": item["uid"],
+        "split": item.get("split", ""),
+        "question": item.get("question", ""),
+        "rationale": item.get("rationale", ""),
+        "answer": [str(a) for a in item.get("answer") or []],
+        "answer_type": item.get("answer_type", ""),
+        "answer_form": item.get("answer_form", ""),
+        "answer_source": item.get("answer_source", ""),
+        "scale": item.get("scale", ""),
+        "derivation": item.get("derivation", ""),
+        "program": item.get("program", ""),
+        "reasoning_type": item.get("reasoning_type") or "",
+        "reasoning_subtype": item.get("reasoning_subtype") or "",
+        "paper": item.get("paper", ""),
+        "context_kind": context.get("kind", ""),
+        "tables": [
+            {"key": t["key"], "label": t["label"], "caption": t["caption"], "cells": t["cells"]}
+            for t in context.get("tables") or []
+        ],
+        "paragraphs": [
+            {"key": p["key"], "order": p["order"], "section": p["section"], "text": p["text"]}
+            for p in context.get("paragraphs") or []
+        ],
+        "relevant_tables": list(item.get("relevant_tables") or []),
+        "source_format": item.get("source_format", ""),
+        "native_json": json.dumps(item.get("native") or {}, ensure_ascii=False, sort_keys=True),
+    }

@@ -1,0 +1,148 @@
+"""Streaming writers: JSON arrays, JSON lines, CSV and Parquet written record by record (memory stays flat)."""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Callable, Iterable, Iterator
+from itertools import groupby
+from pathlib import Path
+from typing import IO, Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from curation.exports import records
+
+Row = tuple[dict[str, Any], dict[str, Any] | None, dict[str, Any] | None]
+PARQUET_BATCH_ROWS = 1000
+
+
+def _dumps(value: Any, indent: int | None) -> str:
+    return json.dumps(value, ensure_ascii=False, indent=indent)
+
+
+def write_json_array(out: IO[str], values: Iterable[Any], *, indent: int | None = 2) -> int:
+    """`[v1, v2, …]` written one element at a time; returns the number of elements."""
+    count = 0
+    out.write("[")
+    for value in values:
+        out.write(",\n" if count else "\n")
+        text = _dumps(value, indent)
+        out.write(text if indent is None else "\n".join(" " * indent + line for line in text.split("\n")))
+        count += 1
+    out.write("\n]\n" if count else "]\n")
+    return count
+
+
+def write_jsonl(out: IO[str], values: Iterable[Any]) -> int:
+    count = 0
+    for value in values:
+        out.write(_dumps(value, None))
+        out.write("\n")
+        count += 1
+    return count
+
+
+def _counted(rows: Iterable[Row], progress: Callable[[int], None] | None) -> Iterator[Row]:
+    for row in rows:
+        yield row
+        if progress is not None:
+            progress(1)
+
+
+def tatqa_documents(rows: Iterable[Row]) -> Iterator[dict[str, Any]]:
+    """Adjacent items of the same context form one TAT-QA document (a release orders items by context)."""
+
+    def key(row: Row) -> str:
+        item = row[0]
+        return item.get("short_context") or item.get("long_context") or f"no-context:{item.get('paper', '')}"
+
+    for _, group in groupby(rows, key=key):
+        grouped = list(group)
+        _, short, long = grouped[0]
+        yield records.tatqa_document(records.primary_context(short, long), [row[0] for row in grouped])
+
+
+def write_text_format(fmt: str, out: IO[str], rows: Iterable[Row], progress: Callable[[int], None] | None) -> int:
+    """Write `rows` in a text layout (scitat, tatqa, finqa, jsonl, csv); returns the number of records."""
+    counted = _counted(rows, progress)
+    if fmt == "scitat":
+        return write_json_array(out, (records.scitat_record(*row) for row in counted))
+    if fmt == "finqa":
+        return write_json_array(out, (records.finqa_record(*row) for row in counted))
+    if fmt == "tatqa":
+        return write_json_array(out, tatqa_documents(counted))
+    if fmt == "jsonl":
+        return write_jsonl(out, (records.jsonl_record(*row) for row in counted))
+    if fmt == "csv":
+        writer = csv.writer(out)
+        writer.writerow(records.CSV_COLUMNS)
+        count = 0
+        for item, _, _ in counted:
+            writer.writerow(records.csv_row(item))
+            count += 1
+        return count
+    raise ValueError(f"unknown text format {fmt!r}")
+
+
+PARQUET_SCHEMA = pa.schema(
+    [
+        ("uid", pa.string()),
+        ("split", pa.string()),
+        ("question", pa.string()),
+        ("rationale", pa.string()),
+        ("answer", pa.list_(pa.string())),
+        ("answer_type", pa.string()),
+        ("answer_form", pa.string()),
+        ("answer_source", pa.string()),
+        ("scale", pa.string()),
+        ("derivation", pa.string()),
+        ("program", pa.string()),
+        ("reasoning_type", pa.string()),
+        ("reasoning_subtype", pa.string()),
+        ("paper", pa.string()),
+        ("context_kind", pa.string()),
+        (
+            "tables",
+            pa.list_(
+                pa.struct(
+                    [
+                        ("key", pa.string()),
+                        ("label", pa.string()),
+                        ("caption", pa.string()),
+                        ("cells", pa.list_(pa.list_(pa.string()))),
+                    ]
+                )
+            ),
+        ),
+        (
+            "paragraphs",
+            pa.list_(
+                pa.struct(
+                    [("key", pa.string()), ("order", pa.int64()), ("section", pa.string()), ("text", pa.string())]
+                )
+            ),
+        ),
+        ("relevant_tables", pa.list_(pa.string())),
+        ("source_format", pa.string()),
+        ("native_json", pa.string()),
+    ]
+)
+
+
+def write_parquet(path: Path, rows: Iterable[Row], progress: Callable[[int], None] | None) -> int:
+    """Parquet in record batches of PARQUET_BATCH_ROWS rows (one row group each), via pyarrow's ParquetWriter."""
+    count = 0
+    batch: list[dict[str, Any]] = []
+    with pq.ParquetWriter(str(path), PARQUET_SCHEMA, compression="zstd") as writer:
+        for row in _counted(rows, progress):
+            batch.append(records.parquet_row(*row))
+            if len(batch) >= PARQUET_BATCH_ROWS:
+                writer.write_batch(pa.RecordBatch.from_pylist(batch, schema=PARQUET_SCHEMA))
+                count += len(batch)
+                batch = []
+        if batch or not count:
+            writer.write_batch(pa.RecordBatch.from_pylist(batch, schema=PARQUET_SCHEMA))
+            count += len(batch)
+    return count

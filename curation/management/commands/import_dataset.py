@@ -1,0 +1,68 @@
+"""`import_dataset --format tatqa|tatdqa|finqa|scitat FILE --project P [--as-release NAME] [--json]`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+from tqdm import tqdm
+
+from curation.dataset_formats import FORMATS
+from curation.errors import DomainError
+from curation.models import Project
+from curation.services.datasets import dataset_import
+
+
+class Command(BaseCommand):
+    help = "Import a TAT-QA, TAT-DQA, FinQA or SciTaT file as validated instances (and a release with --as-release)."
+
+    def add_arguments(self, parser) -> None:
+        parser.add_argument("file", type=Path)
+        parser.add_argument("--format", required=True, choices=FORMATS)
+        parser.add_argument("--project", required=True, help="project slug")
+        parser.add_argument("--as-release", default="", help="also cut a release of this name from the import")
+        parser.add_argument("--json", action="store_true", help="print the result as one JSON object")
+        parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+    def handle(self, *args, **options) -> None:
+        path: Path = options["file"]
+        project = Project.objects.filter(slug=options["project"]).first()
+        if project is None:
+            raise CommandError(f"No project {options['project']!r}.")
+        try:
+            content = path.read_bytes()
+        except OSError as error:
+            raise CommandError(f"{path}: cannot read ({error.strerror or error})") from error
+        # The SOURCE.md next to a shared data file carries its license and attribution: keep it for the cards.
+        source_md = path.parent / "SOURCE.md"
+        extra = source_md.read_text(encoding="utf-8") if source_md.is_file() else ""
+        bar = tqdm(desc=f"import {path.name}", unit="q", disable=options["no_progress"] or options["json"])
+        try:
+            result = dataset_import(
+                project=project,
+                actor=None,
+                format=options["format"],
+                source_name=path.name,
+                content=content,
+                as_release=options["as_release"],
+                extra_attribution=extra,
+                progress=bar.update,
+            )
+        except DomainError as error:
+            raise CommandError(f"{path}: {error.message}") from error
+        finally:
+            bar.close()
+        data = result.as_dict()
+        if options["json"]:
+            self.stdout.write(json.dumps(data, ensure_ascii=False))
+            return
+        verb = "Imported" if result.created else "Already imported (same sha256), nothing written:"
+        counts = data["counts"]
+        self.stdout.write(
+            f"{verb} {path.name}: {counts.get('questions', 0)} questions over {counts.get('contexts', 0)} contexts"
+        )
+        for note in data["notes"]:
+            self.stdout.write(f"note: {note}")
+        if data["release"]:
+            self.stdout.write(f"release: {data['release']['name']} v{data['release']['version']}")

@@ -1,0 +1,186 @@
+"""Releases (frozen, hashed, versioned copies of validated instances), their export cache, and dataset imports."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+__all__ = ["ExportArtifact", "ImportRecord", "Release", "ReleaseContext", "ReleaseItem", "SourceRecord"]
+
+
+class ImportRecord(models.Model):
+    """One imported benchmark file: where it came from, what it held, and what it became."""
+
+    class Format(models.TextChoices):
+        TATQA = "tatqa", "TAT-QA"
+        TATDQA = "tatdqa", "TAT-DQA"
+        FINQA = "finqa", "FinQA"
+        SCITAT = "scitat", "SciTaT"
+
+    project = models.ForeignKey("curation.Project", on_delete=models.CASCADE, related_name="imports")
+    format = models.CharField(max_length=10, choices=Format.choices)
+    source_name = models.CharField(max_length=500)
+    source_sha256 = models.CharField(max_length=64)
+    source_bytes = models.PositiveBigIntegerField(default=0)
+    batch = models.ForeignKey("curation.Batch", null=True, blank=True, on_delete=models.SET_NULL)
+    counts = models.JSONField(default=dict, blank=True, help_text="questions, contexts, papers, skipped …")
+    notes = models.JSONField(default=list, blank=True, help_text="What the format could not carry, for the card")
+    attribution = models.TextField(blank=True, help_text="License and citation of the source, for dataset cards")
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["project", "-created_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(fields=["project", "format", "source_sha256"], name="unique_import_source")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.get_format_display()} import of {self.source_name}"
+
+
+class SourceRecord(models.Model):
+    """What an imported context or question looked like in its source format (uids, orders, native answers)."""
+
+    class Kind(models.TextChoices):
+        CONTEXT = "context", "Context"
+        QUESTION = "question", "Question"
+
+    project = models.ForeignKey("curation.Project", on_delete=models.CASCADE, related_name="source_records")
+    import_record = models.ForeignKey(ImportRecord, on_delete=models.CASCADE, related_name="records")
+    format = models.CharField(max_length=10, choices=ImportRecord.Format.choices)
+    kind = models.CharField(max_length=10, choices=Kind.choices)
+    key = models.CharField(max_length=200, help_text="The uid or id in the source file")
+    paper = models.ForeignKey("curation.Paper", null=True, blank=True, on_delete=models.CASCADE)
+    context = models.ForeignKey("curation.Context", null=True, blank=True, on_delete=models.CASCADE)
+    instance = models.OneToOneField(
+        "curation.Instance", null=True, blank=True, on_delete=models.CASCADE, related_name="source_record"
+    )
+    data = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ["import_record", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["project", "format", "kind", "key"], name="unique_source_record")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.format} {self.kind} {self.key}"
+
+
+class Release(models.Model):
+    """An immutable, versioned snapshot: never edited nor deleted once cut; a new version supersedes it."""
+
+    project = models.ForeignKey("curation.Project", on_delete=models.PROTECT, related_name="releases")
+    name = models.SlugField(max_length=100)
+    version = models.PositiveIntegerField()
+    description = models.TextField(blank=True)
+    changelog = models.TextField(blank=True)
+    license = models.CharField(max_length=200, blank=True)
+    citation = models.TextField(blank=True)
+    attribution = models.TextField(blank=True, help_text="Attribution owed to sources the data derives from")
+    notes = models.JSONField(default=list, blank=True)
+    batches = models.ManyToManyField("curation.Batch", blank=True, related_name="releases")
+    import_record = models.ForeignKey(
+        ImportRecord, null=True, blank=True, on_delete=models.PROTECT, related_name="releases"
+    )
+    supersedes = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.PROTECT, related_name="superseded_by"
+    )
+    content_hash = models.CharField(max_length=64, help_text="sha256 of the canonical JSON lines of the items")
+    item_count = models.PositiveIntegerField(default=0)
+    split_seed = models.BigIntegerField(null=True, blank=True)
+    split_ratios = models.JSONField(default=dict, blank=True)
+    statistics = models.JSONField(default=dict, blank=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["project", "name", "-version"]
+        constraints = [models.UniqueConstraint(fields=["project", "name", "version"], name="unique_release_version")]
+
+    def __str__(self) -> str:
+        return f"{self.name} v{self.version}"
+
+    @property
+    def label(self) -> str:
+        return f"{self.name}-v{self.version}"
+
+
+class ReleaseContext(models.Model):
+    """A context (tables and paragraphs as they were) frozen once per release and shared by its items."""
+
+    release = models.ForeignKey(Release, on_delete=models.PROTECT, related_name="contexts")
+    key = models.CharField(max_length=200)
+    kind = models.CharField(max_length=10, help_text="short or long")
+    data = models.JSONField()
+
+    class Meta:
+        ordering = ["release", "id"]
+        constraints = [models.UniqueConstraint(fields=["release", "key"], name="unique_release_context")]
+
+    def __str__(self) -> str:
+        return self.key
+
+
+class ReleaseItem(models.Model):
+    """The frozen copy of one instance in a release; `data` is its canonical JSON without the contexts."""
+
+    release = models.ForeignKey(Release, on_delete=models.PROTECT, related_name="items")
+    position = models.PositiveIntegerField()
+    instance = models.ForeignKey(
+        "curation.Instance", null=True, blank=True, on_delete=models.PROTECT, related_name="release_items"
+    )
+    uid = models.CharField(max_length=200)
+    split = models.CharField(max_length=10, blank=True)
+    short_context = models.ForeignKey(
+        ReleaseContext, null=True, blank=True, on_delete=models.PROTECT, related_name="short_items"
+    )
+    long_context = models.ForeignKey(
+        ReleaseContext, null=True, blank=True, on_delete=models.PROTECT, related_name="long_items"
+    )
+    data = models.JSONField()
+
+    class Meta:
+        ordering = ["release", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["release", "position"], name="unique_release_position"),
+            models.UniqueConstraint(fields=["release", "uid"], name="unique_release_uid"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.release} #{self.position}"
+
+
+class ExportArtifact(models.Model):
+    """A built (or building) download of one release in one format: the cache and the progress record."""
+
+    class State(models.TextChoices):
+        PENDING = "pending", "Waiting for a worker"
+        RUNNING = "running", "Being written"
+        READY = "ready", "Ready"
+        FAILED = "failed", "Failed"
+
+    release = models.ForeignKey(Release, on_delete=models.CASCADE, related_name="exports")
+    format = models.CharField(max_length=20)
+    state = models.CharField(max_length=10, choices=State.choices, default=State.PENDING)
+    items_done = models.PositiveIntegerField(default=0)
+    items_total = models.PositiveIntegerField(default=0)
+    path = models.CharField(max_length=500, blank=True, help_text="Relative to MEDIA_ROOT")
+    sha256 = models.CharField(max_length=64, blank=True)
+    size_bytes = models.PositiveBigIntegerField(default=0)
+    error = models.TextField(blank=True)
+    requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["release", "format"]
+        constraints = [models.UniqueConstraint(fields=["release", "format"], name="unique_export_format")]
+
+    def __str__(self) -> str:
+        return f"{self.release} as {self.format}"
+
+    @property
+    def progress(self) -> float:
+        return self.items_done / self.items_total if self.items_total else (1.0 if self.state == "ready" else 0.0)

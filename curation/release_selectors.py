@@ -1,0 +1,67 @@
+"""Reads of releases and imports, scoped to the viewer; who may see gold answers is decided here only.
+
+Releases (metadata and statistics) are readable by every member of the project. Gold answers (items and every
+export, since each format carries answers) only by managers, verifiers and *qualified* annotators: an annotator
+who has not passed the qualification exam must never see them, because the exam is drawn from gold data.
+"""
+
+from __future__ import annotations
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db.models import QuerySet
+
+from curation import selectors
+from curation.errors import NotFound, NotPermitted
+from curation.models import ExportArtifact, ImportRecord, Membership, Project, Release
+from curation.states import Role
+
+
+def can_read_gold(*, user: AbstractBaseUser, project: Project) -> bool:
+    """Managers, verifiers and qualified annotators of the project (and superusers)."""
+    if not user.is_authenticated:
+        return False
+    if user.is_superuser:
+        return True
+    memberships = Membership.objects.filter(user=user, project=project)
+    return any(m.role in (Role.MANAGER, Role.VERIFIER) or m.is_qualified for m in memberships)
+
+
+def releases_of(*, user: AbstractBaseUser, project: Project) -> QuerySet[Release]:
+    """Releases of a project the user belongs to (project_get raises NotFound for outsiders)."""
+    selectors.project_get(user=user, slug=project.slug)
+    return Release.objects.filter(project=project).select_related("created_by", "project")
+
+
+def release_get(*, user: AbstractBaseUser, release_id: int) -> Release:
+    """One release of a project the user belongs to; anything else is 'not found'."""
+    release = (
+        Release.objects.filter(pk=release_id, project__in=selectors.projects_visible_to(user))
+        .select_related("project", "created_by", "supersedes", "import_record")
+        .first()
+    )
+    if release is None:
+        raise NotFound(f"No release {release_id} that you may see.")
+    return release
+
+
+def release_gold_get(*, user: AbstractBaseUser, release_id: int) -> Release:
+    """A release whose gold answers the user may read; members without that right get NotPermitted."""
+    release = release_get(user=user, release_id=release_id)
+    if not can_read_gold(user=user, project=release.project):
+        raise NotPermitted(
+            "Gold answers are for managers, verifiers and qualified annotators; pass the qualification exam first."
+        )
+    return release
+
+
+def exports_of(*, release: Release) -> dict[str, ExportArtifact]:
+    """Export artifacts of a release by format (the caller has already checked the viewer)."""
+    return {artifact.format: artifact for artifact in ExportArtifact.objects.filter(release=release)}
+
+
+def imports_visible_to(*, user: AbstractBaseUser, project: Project) -> QuerySet[ImportRecord]:
+    """Imports of a project: managers only."""
+    selectors.project_get(user=user, slug=project.slug)
+    if Role.MANAGER not in selectors.roles_of(user=user, project=project):
+        raise NotPermitted("Only a manager of this project may see its imports.")
+    return ImportRecord.objects.filter(project=project).select_related("created_by", "batch")

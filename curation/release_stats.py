@@ -1,0 +1,201 @@
+"""Release statistics (SciTaT tables 2–4, TAT-QA-style counts, answer lengths): a pure function over frozen items.
+
+No Django here. Items are the frozen item dicts; contexts are looked up by key through a callable, and each
+context is summarised once, so memory grows with the number of distinct contexts, not with the items.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+ANSWER_SOURCES = ("table", "text", "table-text")
+ANSWER_FORMS = ("short", "free")
+LENGTH_BUCKETS = ((1, 1, "1"), (2, 2, "2"), (3, 5, "3-5"), (6, 10, "6-10"), (11, 20, "11-20"), (21, 50, "21-50"))
+
+DEFINITIONS = {
+    "settings": (
+        "SciTaT table 2. short: a paragraph and the tables it mentions; long: the whole paper. A question counts in "
+        "a setting when it has that context. Averages are over the distinct contexts (tables, paragraphs), tables "
+        "(cells) and paragraphs (words, split on whitespace) used in the setting."
+    ),
+    "answer_form_by_source": "SciTaT table 3: questions by answer form (short/free) × answer source.",
+    "reasoning_type": "SciTaT table 4: questions per reasoning type and subtype, with shares in percent.",
+    "answer_type_by_source_by_scale": "TAT-QA-style counts: answer type × answer source × scale.",
+    "answer_length": "Words per answer (all items joined with a space).",
+}
+
+
+def _median(counts: Counter[int]) -> float:
+    """Median of a multiset given as value -> count."""
+    total = sum(counts.values())
+    if not total:
+        return 0.0
+    middle = [(total - 1) // 2, total // 2]
+    values: list[int] = []
+    seen = 0
+    for value in sorted(counts):
+        seen += counts[value]
+        while middle and middle[0] < seen:
+            values.append(value)
+            middle.pop(0)
+    return sum(values) / len(values)
+
+
+def _round(value: float) -> float:
+    return round(value, 2)
+
+
+def _summarise_context(context: Mapping[str, Any]) -> tuple[list[int], list[int], int]:
+    """(cells per table, words per paragraph, number of tables) of one frozen context."""
+    cells = [sum(len(row) for row in table.get("cells", [])) for table in context.get("tables", [])]
+    words = [len(paragraph.get("text", "").split()) for paragraph in context.get("paragraphs", [])]
+    return cells, words, len(cells)
+
+
+def _counts(counter: Counter[str], order: Iterable[str] = ()) -> dict[str, int]:
+    keys = [key for key in order if key in counter] + sorted(k for k in counter if k not in set(order))
+    return {key: counter[key] for key in keys}
+
+
+def _shares(counter: Counter[str], total: int) -> dict[str, dict[str, float | int]]:
+    return {
+        key: {"count": count, "percent": _round(100 * count / total) if total else 0.0}
+        for key, count in sorted(counter.items(), key=lambda kv: (-kv[1], kv[0]))
+    }
+
+
+def release_statistics(
+    items: Iterable[Mapping[str, Any]], context_of: Callable[[str], Mapping[str, Any] | None]
+) -> dict[str, Any]:
+    """All release statistics as one JSON-ready dict with self-describing keys."""
+    questions = 0
+    papers: set[str] = set()
+    settings_seen: dict[str, dict[str, Any]] = {
+        name: {"questions": 0, "papers": set(), "contexts": {}} for name in ("short", "long")
+    }
+    form_by_source: dict[str, Counter[str]] = {form: Counter() for form in (*ANSWER_FORMS, "")}
+    answer_type: Counter[str] = Counter()
+    answer_source: Counter[str] = Counter()
+    answer_form: Counter[str] = Counter()
+    scale: Counter[str] = Counter()
+    split: Counter[str] = Counter()
+    reasoning_type: Counter[str] = Counter()
+    reasoning_subtype: Counter[str] = Counter()
+    subtype_parent: dict[str, str] = {}
+    names: dict[str, str] = {}
+    type_source_scale: dict[str, dict[str, Counter[str]]] = defaultdict(lambda: defaultdict(Counter))
+    lengths: Counter[int] = Counter()  # length -> questions: bounded by distinct lengths, not by items
+    with_program = 0
+    for item in items:
+        questions += 1
+        papers.add(item.get("paper") or "")
+        for setting in ("short", "long"):
+            key = item.get(f"{setting}_context")
+            if not key:
+                continue
+            seen = settings_seen[setting]
+            seen["questions"] += 1
+            seen["papers"].add(item.get("paper") or "")
+            if key not in seen["contexts"]:
+                context = context_of(key)
+                seen["contexts"][key] = _summarise_context(context) if context else ([], [], 0)
+        source = item.get("answer_source") or ""
+        form = item.get("answer_form") or ""
+        answer_source[source or "unknown"] += 1
+        answer_form[form or "unknown"] += 1
+        form_by_source[form if form in ANSWER_FORMS else ""][source or "unknown"] += 1
+        answer_type[item.get("answer_type") or "unknown"] += 1
+        scale[item.get("scale") or "none"] += 1
+        split[item.get("split") or "unsplit"] += 1
+        type_source_scale[item.get("answer_type") or "unknown"][source or "unknown"][item.get("scale") or "none"] += 1
+        rtype = item.get("reasoning_type") or "unassigned"
+        reasoning_type[rtype] += 1
+        names.setdefault(rtype, item.get("reasoning_type_name") or rtype)
+        subtype = item.get("reasoning_subtype")
+        if subtype:
+            reasoning_subtype[subtype] += 1
+            subtype_parent[subtype] = rtype
+            names.setdefault(subtype, item.get("reasoning_subtype_name") or subtype)
+        lengths[len(" ".join(str(a) for a in item.get("answer") or []).split())] += 1
+        if item.get("program"):
+            with_program += 1
+
+    settings: dict[str, dict[str, Any]] = {}
+    for name, seen in settings_seen.items():
+        summaries = list(seen["contexts"].values())
+        table_counts = [s[2] for s in summaries]
+        cells = [c for s in summaries for c in s[0]]
+        words = [w for s in summaries for w in s[1]]
+        settings[name] = {
+            "questions": seen["questions"],
+            "papers": len(seen["papers"]),
+            "contexts": len(summaries),
+            "avg_tables_per_context": _round(sum(table_counts) / len(summaries)) if summaries else 0.0,
+            "avg_cells_per_table": _round(sum(cells) / len(cells)) if cells else 0.0,
+            "avg_paragraphs_per_context": _round(sum(len(s[1]) for s in summaries) / len(summaries))
+            if summaries
+            else 0.0,
+            "avg_paragraph_words": _round(sum(words) / len(words)) if words else 0.0,
+        }
+
+    table3: dict[str, dict[str, int]] = {}
+    sources = [*ANSWER_SOURCES, *sorted({s for c in form_by_source.values() for s in c} - set(ANSWER_SOURCES))]
+    for form, label in (("short", "short_form"), ("free", "free_form"), ("", "unknown_form")):
+        counter = form_by_source[form]
+        if form == "" and not counter:
+            continue
+        table3[label] = {source: counter[source] for source in sources} | {"total": sum(counter.values())}
+    table3["total"] = {source: sum(c[source] for c in form_by_source.values()) for source in sources} | {
+        "total": questions
+    }
+
+    subtypes_by_type: dict[str, dict[str, Any]] = {}
+    for rtype, count in reasoning_type.most_common():
+        subtypes_by_type[rtype] = {
+            "name": names.get(rtype, rtype),
+            "count": count,
+            "percent": _round(100 * count / questions) if questions else 0.0,
+            "subtypes": {
+                sub: {
+                    "name": names.get(sub, sub),
+                    "count": n,
+                    "percent": _round(100 * n / questions) if questions else 0.0,
+                }
+                for sub, n in reasoning_subtype.most_common()
+                if subtype_parent.get(sub) == rtype
+            },
+        }
+
+    buckets: Counter[str] = Counter()
+    for length, count in lengths.items():
+        label = next((lab for low, high, lab in LENGTH_BUCKETS if low <= length <= high), "51+" if length else "0")
+        buckets[label] += count
+    order = ["0", *(b[2] for b in LENGTH_BUCKETS), "51+"]
+    return {
+        "questions": questions,
+        "papers": len(papers - {""}),
+        "contexts": len(set(settings_seen["short"]["contexts"]) | set(settings_seen["long"]["contexts"])),
+        "with_program": with_program,
+        "settings": settings,
+        "answer_form_by_source": table3,
+        "answer_type": _counts(answer_type, ("arithmetic", "span", "multi-span", "count")),
+        "answer_source": _counts(answer_source, ANSWER_SOURCES),
+        "answer_form": _counts(answer_form, ANSWER_FORMS),
+        "scale": _counts(scale, ("none", "thousand", "million", "billion", "percent")),
+        "split": _counts(split, ("train", "dev", "test", "unsplit")),
+        "reasoning_type": subtypes_by_type,
+        "answer_type_by_source_by_scale": {
+            atype: {src: dict(sorted(c.items())) for src, c in sorted(by_source.items())}
+            for atype, by_source in sorted(type_source_scale.items())
+        },
+        "answer_length": {
+            "unit": "words",
+            "buckets": {label: buckets[label] for label in order if buckets[label]},
+            "mean": _round(sum(k * n for k, n in lengths.items()) / questions) if questions else 0.0,
+            "median": _median(lengths),
+            "max": max(lengths) if lengths else 0,
+        },
+        "definitions": DEFINITIONS,
+    }

@@ -1,0 +1,270 @@
+"""Imports of existing benchmarks: one transaction per file, validated gold instances, source kept, no duplicates."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+
+from curation.dataset_formats import ATTRIBUTION, FORMATS, LICENSE, DatasetFormatError, ParsedDataset, parse_dataset
+from curation.errors import InvalidInput
+from curation.models import (
+    Context,
+    ImportRecord,
+    Paper,
+    Paragraph,
+    Project,
+    ReasoningType,
+    Release,
+    SourceRecord,
+    Table,
+)
+from curation.services.batches import batch_create
+from curation.services.lifecycle import instance_create
+from curation.services.projects import require_role
+from curation.states import Role, Status
+
+
+@dataclass
+class ImportResult:
+    """What an import did: the record, whether it was new, the release cut from it, and the counts."""
+
+    record: ImportRecord
+    created: bool
+    release: Release | None = None
+    counts: dict[str, int] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "import_id": self.record.pk,
+            "format": self.record.format,
+            "source": self.record.source_name,
+            "sha256": self.record.source_sha256,
+            "created": self.created,
+            "counts": self.record.counts,
+            "notes": self.record.notes,
+            "release": None
+            if self.release is None
+            else {"id": self.release.pk, "name": self.release.name, "version": self.release.version},
+        }
+
+
+def dataset_read(*, format: str, content: bytes) -> ParsedDataset:
+    """Parse and validate a file's bytes; InvalidInput names the JSON path (or line) of the first fault."""
+    if format not in FORMATS:
+        raise InvalidInput(f"Unknown format {format!r}; expected one of {', '.join(FORMATS)}.")
+    try:
+        data = json.loads(content.decode("utf-8-sig"))
+    except UnicodeDecodeError as error:
+        raise InvalidInput(f"The file is not UTF-8 text (byte {error.start}).") from error
+    except json.JSONDecodeError as error:
+        raise InvalidInput(
+            f"Not valid JSON at line {error.lineno} column {error.colno}: {error.msg}.",
+            detail={"line": error.lineno, "column": error.colno},
+        ) from error
+    try:
+        return parse_dataset(format, data)
+    except DatasetFormatError as error:
+        raise InvalidInput(f"Malformed {format} file at {error}", detail={"path": error.path}) from error
+
+
+def _reasoning_types(project: Project) -> dict[str, ReasoningType]:
+    """Lookup of a project's reasoning types by code and by name, case-insensitively."""
+    lookup: dict[str, ReasoningType] = {}
+    for reasoning_type in ReasoningType.objects.filter(project=project):
+        lookup[reasoning_type.code.lower()] = reasoning_type
+        lookup[reasoning_type.name.lower()] = reasoning_type
+    return lookup
+
+
+def dataset_import(
+    *,
+    project: Project,
+    actor: AbstractBaseUser | None,
+    format: str,
+    source_name: str,
+    content: bytes,
+    as_release: str = "",
+    extra_attribution: str = "",
+    progress: Callable[[int], None] | None = None,
+) -> ImportResult:
+    """Import a benchmark file as validated instances (and a release when asked). Managers only; `actor=None` is
+    an operator command. The same file twice is recognised by its sha256 and imports nothing the second time;
+    questions whose uid an earlier file of the same format already brought are skipped."""
+    if actor is not None:
+        require_role(user=actor, project=project, roles=(Role.MANAGER,), action="import datasets")
+    sha256 = hashlib.sha256(content).hexdigest()
+    existing = ImportRecord.objects.filter(project=project, format=format, source_sha256=sha256).first()
+    if existing is not None:
+        return ImportResult(record=existing, created=False, release=existing.releases.order_by("-version").first())
+    parsed = dataset_read(format=format, content=content)
+    with transaction.atomic():
+        return _write(
+            project=project,
+            actor=actor,
+            parsed=parsed,
+            source_name=source_name,
+            sha256=sha256,
+            size=len(content),
+            as_release=as_release,
+            extra_attribution=extra_attribution,
+            progress=progress,
+        )
+
+
+def _write(
+    *,
+    project: Project,
+    actor: AbstractBaseUser | None,
+    parsed: ParsedDataset,
+    source_name: str,
+    sha256: str,
+    size: int,
+    as_release: str,
+    extra_attribution: str,
+    progress: Callable[[int], None] | None,
+) -> ImportResult:
+    fmt = parsed.format
+    attribution = ATTRIBUTION[fmt] + (f"\n\n{extra_attribution.strip()}" if extra_attribution.strip() else "")
+    batch = batch_create(project=project, actor=None, name=f"Import: {source_name}"[:200])
+    record = ImportRecord.objects.create(
+        project=project,
+        format=fmt,
+        source_name=source_name,
+        source_sha256=sha256,
+        source_bytes=size,
+        batch=batch,
+        notes=parsed.notes,
+        attribution=attribution,
+        created_by=actor,
+    )
+    known = set(SourceRecord.objects.filter(project=project, format=fmt).values_list("kind", "key").iterator())
+    known_contexts = {
+        key: (paper_id, context_id)
+        for key, paper_id, context_id in SourceRecord.objects.filter(
+            project=project, format=fmt, kind=SourceRecord.Kind.CONTEXT
+        ).values_list("key", "paper_id", "context_id")
+    }
+    wanted_contexts = {q.context_key or q.paper_key for q in parsed.questions if ("question", q.key) not in known}
+    papers: dict[str, Paper] = {}
+    contexts: dict[str, Context | None] = {}
+    tables: dict[str, list[Table]] = {}
+    records: list[SourceRecord] = []
+    new_contexts = 0
+    for parsed_context in parsed.contexts:
+        key = parsed_context.key
+        if key not in wanted_contexts:
+            continue
+        if key in known_contexts:
+            paper_id, context_id = known_contexts[key]
+            papers[key] = Paper.objects.get(pk=paper_id)
+            contexts[key] = Context.objects.filter(pk=context_id).first()
+            tables[key] = list(Table.objects.filter(paper_id=paper_id).order_by("order"))
+            continue
+        paper = Paper.objects.create(
+            project=project,
+            title=parsed_context.paper_title or parsed_context.title,
+            source_name=source_name,
+            origin=fmt,
+            created_by=actor,
+        )
+        created_tables = Table.objects.bulk_create(
+            Table(paper=paper, order=i, label=t.label, caption=t.caption, cells=t.cells, grid=t.cells)
+            for i, t in enumerate(parsed_context.tables)
+        )
+        Paragraph.objects.bulk_create(
+            Paragraph(paper=paper, order=i, section=p.section, text=p.text)
+            for i, p in enumerate(parsed_context.paragraphs)
+        )
+        context = None
+        if parsed_context.kind != "none":
+            context = Context.objects.create(project=project, paper=paper, kind=parsed_context.kind, batch=batch)
+            if parsed_context.kind == "short" and parsed_context.paragraphs:
+                context.paragraph = paper.paragraphs.first()
+                context.save(update_fields=["paragraph"])
+            context.tables.set(created_tables)
+        papers[key], contexts[key], tables[key] = paper, context, created_tables
+        records.append(
+            SourceRecord(
+                project=project,
+                import_record=record,
+                format=fmt,
+                kind=SourceRecord.Kind.CONTEXT,
+                key=key,
+                paper=paper,
+                context=context,
+                data=parsed_context.native,
+            )
+        )
+        new_contexts += 1
+    reasoning_types = _reasoning_types(project) if any(q.reasoning_type for q in parsed.questions) else {}
+    imported = skipped = 0
+    for question in parsed.questions:
+        if ("question", question.key) in known:
+            skipped += 1
+            continue
+        key = question.context_key or question.paper_key
+        context_tables = tables.get(key, [])
+        instance = instance_create(
+            project_id=project.pk,
+            actor=actor,
+            initial_status=Status.VALIDATED,
+            reason=f"imported from {source_name} ({fmt})",
+            batch=batch,
+            context=contexts.get(key),
+            external_uid=question.key[:200],
+            reasoning_type=reasoning_types.get(question.reasoning_type.lower()) if question.reasoning_type else None,
+            relevant_tables=[context_tables[i] for i in question.relevant_table_indexes if i < len(context_tables)],
+            draft={"origin": "import", "format": fmt, "source": source_name},
+            **question.fields,
+        )
+        records.append(
+            SourceRecord(
+                project=project,
+                import_record=record,
+                format=fmt,
+                kind=SourceRecord.Kind.QUESTION,
+                key=question.key,
+                paper=papers.get(key),
+                context=contexts.get(key),
+                instance=instance,
+                data=question.native,
+            )
+        )
+        imported += 1
+        if progress is not None:
+            progress(1)
+    SourceRecord.objects.bulk_create(records, batch_size=500)
+    record.counts = {
+        "questions": imported,
+        "contexts": sum(1 for c in parsed.contexts if c.kind != "none" and c.key in contexts),
+        "new_contexts": new_contexts,
+        "papers": len(papers),
+        "skipped_known_questions": skipped,
+        "questions_in_file": len(parsed.questions),
+    }
+    record.save(update_fields=["counts"])
+    release = None
+    if as_release:
+        from curation.services.releases import release_cut
+
+        release = release_cut(
+            project=project,
+            actor=actor,
+            name=as_release,
+            batch_ids=[batch.pk],
+            description=f"Imported from {source_name} ({fmt}).",
+            license=LICENSE.get(fmt, ""),
+            citation=ATTRIBUTION[fmt],
+            import_record=record,
+        )
+    return ImportResult(record=record, created=True, release=release, counts=record.counts)
+
+
+def imports_of(*, project: Project) -> list[ImportRecord]:
+    """Imports of a project, newest first (callers check that the viewer is a manager)."""
+    return list(ImportRecord.objects.filter(project=project).select_related("created_by", "batch"))

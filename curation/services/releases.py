@@ -1,0 +1,491 @@
+"""Releases: cut (freeze validated instances and their contexts, hash, split, count), verify, and build exports."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+from collections import OrderedDict
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.db.models import Max
+from django.utils import timezone
+from django.utils.text import slugify
+
+from curation.errors import Conflict, InvalidInput, NotFound
+from curation.models import (
+    Batch,
+    Context,
+    ExportArtifact,
+    ImportRecord,
+    Instance,
+    Paper,
+    Project,
+    Release,
+    ReleaseContext,
+    ReleaseItem,
+    SourceRecord,
+)
+from curation.release_stats import release_statistics
+from curation.services.lifecycle import instance_transition
+from curation.services.projects import require_role
+from curation.states import Role, Status
+
+SPLITS = ("train", "dev", "test")
+DEFAULT_SPLIT_RATIOS = {"train": 0.8, "dev": 0.1, "test": 0.1}
+# Releases up to this many items are exported inside the request; bigger ones go to a Celery worker.
+SYNC_EXPORT_MAX_ITEMS = 5000
+ITEM_CHUNK = 1000
+
+
+def canonical_json(value: Any) -> str:
+    """The one serialisation that is hashed: sorted keys, no spaces, UTF-8 kept."""
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def content_hash(contexts: Iterator[tuple[str, dict[str, Any]]], items: Iterator[dict[str, Any]]) -> str:
+    """sha256 over the contexts (sorted by key) then the items (in position order), one canonical line each."""
+    digest = hashlib.sha256()
+    for key, data in contexts:
+        digest.update(canonical_json({"context": key, "data": data}).encode())
+        digest.update(b"\n")
+    for item in items:
+        digest.update(canonical_json(item).encode())
+        digest.update(b"\n")
+    return digest.hexdigest()
+
+
+def assign_splits(paper_sizes: dict[str, int], *, seed: int, ratios: dict[str, float]) -> dict[str, str]:
+    """Paper → split, so that no paper is in two splits and question counts follow the ratios (seeded, stable)."""
+    if set(ratios) - set(SPLITS) or any(r < 0 for r in ratios.values()) or not sum(ratios.values()):
+        raise InvalidInput("Split ratios are non-negative shares of train, dev and test.")
+    total_ratio = sum(ratios.values())
+    papers = sorted(paper_sizes)
+    random.Random(seed).shuffle(papers)
+    total = sum(paper_sizes.values())
+    targets = {name: total * ratios.get(name, 0) / total_ratio for name in SPLITS}
+    filled = dict.fromkeys(SPLITS, 0)
+    assignment: dict[str, str] = {}
+    for paper in papers:
+        # Greedy: the split furthest below its target takes the paper.
+        name = max(SPLITS, key=lambda s: (targets[s] - filled[s], -SPLITS.index(s)) if targets[s] else (-1e18, 0))
+        assignment[paper] = name
+        filled[name] += paper_sizes[paper]
+    return assignment
+
+
+def _paper_key(paper: Paper, sources: dict[int, SourceRecord]) -> str:
+    source = sources.get(paper.pk)
+    return f"{source.format}:{source.key}" if source else f"paper-{paper.pk}"
+
+
+def _freeze_paper(paper: Paper, key: str, native: dict[str, Any]) -> dict[str, Any]:
+    """The whole paper as a long context: every table and paragraph as they are now."""
+    tables = list(paper.tables.all().order_by("order"))
+    paragraphs = list(paper.paragraphs.all().order_by("order").prefetch_related("mentioned_tables"))
+    return {
+        "kind": "long",
+        "paper": {"key": key, "title": paper.title, "origin": paper.origin, "arxiv_id": paper.arxiv_id},
+        "tables": [_freeze_table(t, key) for t in tables],
+        "paragraphs": [_freeze_paragraph(p, key) for p in paragraphs],
+        "native": native,
+    }
+
+
+def _freeze_table(table: Any, paper_key: str) -> dict[str, Any]:
+    return {
+        "key": f"{paper_key}/table-{table.order}",
+        "label": table.label,
+        "number": table.number,
+        "caption": table.caption,
+        "cells": table.cells,
+    }
+
+
+def _freeze_paragraph(paragraph: Any, paper_key: str) -> dict[str, Any]:
+    return {
+        "key": f"{paper_key}/paragraph-{paragraph.order}",
+        "order": paragraph.order,
+        "section": paragraph.section,
+        "text": paragraph.text,
+        "mentioned_tables": [f"{paper_key}/table-{t.order}" for t in paragraph.mentioned_tables.all()],
+    }
+
+
+def _freeze_short(context: Context, paper_key: str, native: dict[str, Any]) -> dict[str, Any]:
+    paragraph = context.paragraph
+    return {
+        "kind": "short",
+        "paper": {"key": paper_key, "title": context.paper.title, "origin": context.paper.origin},
+        "tables": [_freeze_table(t, paper_key) for t in context.tables.all().order_by("order")],
+        "paragraphs": [_freeze_paragraph(paragraph, paper_key)] if paragraph else [],
+        "native": native,
+    }
+
+
+def _freeze_item(
+    instance: Instance,
+    *,
+    uid: str,
+    paper_key: str,
+    short_key: str | None,
+    long_key: str | None,
+    native: dict[str, Any],
+    source_format: str,
+) -> dict[str, Any]:
+    reasoning = instance.reasoning_type
+    parent = reasoning.parent if reasoning is not None else None
+    rtype, subtype = (parent, reasoning) if parent is not None else (reasoning, None)
+    return {
+        "uid": uid,
+        "question": instance.question,
+        "rationale": instance.rationale,
+        "answer": list(instance.answer),
+        "answer_form": instance.answer_form,
+        "answer_source": instance.answer_source,
+        "answer_type": instance.answer_type,
+        "scale": instance.scale,
+        "derivation": instance.derivation,
+        "program": instance.program,
+        "essential_actions": instance.essential_actions,
+        "reasoning_type": rtype.code if rtype else None,
+        "reasoning_type_name": rtype.name if rtype else None,
+        "reasoning_subtype": subtype.code if subtype else None,
+        "reasoning_subtype_name": subtype.name if subtype else None,
+        "relevant_tables": sorted(f"{paper_key}/table-{t.order}" for t in instance.relevant_tables.all()),
+        "paper": paper_key,
+        "short_context": short_key,
+        "long_context": long_key,
+        "split": "",
+        "source_format": source_format,
+        "native": native,
+        "instance_version": instance.version,
+    }
+
+
+@transaction.atomic
+def release_cut(
+    *,
+    project: Project,
+    actor: AbstractBaseUser | None,
+    name: str,
+    batch_ids: list[int],
+    description: str = "",
+    changelog: str = "",
+    license: str = "",
+    citation: str = "",
+    split_seed: int | None = None,
+    split_ratios: dict[str, float] | None = None,
+    import_record: ImportRecord | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> Release:
+    """Freeze the validated instances of `batch_ids` into a new version of release `name`. Managers only;
+    `actor=None` is an operator command. Every included instance moves validated → released (system move)."""
+    if actor is not None:
+        require_role(user=actor, project=project, roles=(Role.MANAGER,), action="cut releases")
+    slug = slugify(name)[:100]
+    if not slug:
+        raise InvalidInput("A release needs a name.")
+    batches = list(Batch.objects.filter(project=project, pk__in=batch_ids))
+    if not batch_ids or len(batches) != len(set(batch_ids)):
+        raise InvalidInput("Choose one or more batches of this project.")
+    instances = list(
+        Instance.objects.filter(project=project, batch_id__in=batch_ids, status=Status.VALIDATED)
+        .select_related("context", "context__paper", "context__paragraph", "reasoning_type__parent")
+        .prefetch_related("relevant_tables")
+        .order_by("context__paper_id", "context_id", "id")
+    )
+    if not instances:
+        raise InvalidInput("Those batches have no validated instances to release.")
+    previous = Release.objects.filter(project=project, name=slug).order_by("-version").first()
+    version = (Release.objects.filter(project=project, name=slug).aggregate(v=Max("version"))["v"] or 0) + 1
+
+    instance_ids = [i.pk for i in instances]
+    question_sources = {
+        r.instance_id: r for r in SourceRecord.objects.filter(instance_id__in=instance_ids, kind="question")
+    }
+    # A TAT-DQA question has a paper (its document) but no context: find it through its source record.
+    papers: dict[int, Paper] = {i.context.paper_id: i.context.paper for i in instances if i.context_id}
+    for record in question_sources.values():
+        if record.paper_id and record.paper_id not in papers:
+            papers[record.paper_id] = record.paper
+    paper_sources = {
+        r.paper_id: r
+        for r in SourceRecord.objects.filter(paper_id__in=list(papers), kind="context").order_by("id")
+        if r.paper_id
+    }
+    context_sources = {
+        r.context_id: r
+        for r in SourceRecord.objects.filter(context_id__in=[i.context_id for i in instances])
+        if r.context_id and r.kind == "context"
+    }
+
+    frozen_contexts: dict[str, dict[str, Any]] = {}
+    items: list[dict[str, Any]] = []
+    seen_uids: set[str] = set()
+    for instance in instances:
+        source = question_sources.get(instance.pk)
+        paper = instance.context.paper if instance.context_id else (papers.get(source.paper_id) if source else None)
+        paper_key = _paper_key(paper, paper_sources) if paper else ""
+        long_key = short_key = None
+        if paper is not None and (instance.context_id or paper.tables.exists() or paper.paragraphs.exists()):
+            long_key = paper_key
+            if long_key not in frozen_contexts:
+                native = paper_sources[paper.pk].data if paper.pk in paper_sources else {}
+                frozen_contexts[long_key] = _freeze_paper(paper, paper_key, native)
+        if instance.context_id and instance.context.kind == Context.Kind.SHORT:
+            short_key = f"{paper_key}/context-{instance.context_id}"
+            if short_key not in frozen_contexts:
+                native_record = context_sources.get(instance.context_id)
+                frozen_contexts[short_key] = _freeze_short(
+                    instance.context, paper_key, native_record.data if native_record else {}
+                )
+        uid = instance.external_uid or f"{project.slug}-{instance.pk}"
+        if uid in seen_uids:
+            uid = f"{uid}-{instance.pk}"
+        seen_uids.add(uid)
+        items.append(
+            _freeze_item(
+                instance,
+                uid=uid,
+                paper_key=paper_key,
+                short_key=short_key,
+                long_key=long_key,
+                native=source.data if source else {},
+                source_format=source.format if source else "",
+            )
+        )
+
+    ratios: dict[str, float] = {}
+    if split_seed is not None:
+        ratios = dict(split_ratios or DEFAULT_SPLIT_RATIOS)
+        sizes: dict[str, int] = {}
+        for item in items:
+            sizes[item["paper"] or item["uid"]] = sizes.get(item["paper"] or item["uid"], 0) + 1
+        assignment = assign_splits(sizes, seed=split_seed, ratios=ratios)
+        for item in items:
+            item["split"] = assignment[item["paper"] or item["uid"]]
+
+    attribution = "\n\n".join(
+        sorted(
+            {r.import_record.attribution for r in question_sources.values() if r.import_record.attribution}
+            if question_sources
+            else set()
+        )
+    )
+    notes = sorted({note for r in question_sources.values() for note in r.import_record.notes})
+    digest = content_hash(iter(sorted(frozen_contexts.items())), iter(items))
+    release = Release.objects.create(
+        project=project,
+        name=slug,
+        version=version,
+        description=description,
+        changelog=changelog,
+        license=license,
+        citation=citation,
+        attribution=attribution,
+        notes=notes,
+        import_record=import_record,
+        supersedes=previous,
+        content_hash=digest,
+        item_count=len(items),
+        split_seed=split_seed,
+        split_ratios=ratios,
+        created_by=actor,
+        statistics=release_statistics(items, lambda key: frozen_contexts.get(key)),
+    )
+    release.batches.set(batches)
+    context_rows = {
+        key: row
+        for key, row in zip(
+            frozen_contexts,
+            ReleaseContext.objects.bulk_create(
+                [ReleaseContext(release=release, key=k, kind=d["kind"], data=d) for k, d in frozen_contexts.items()],
+                batch_size=500,
+            ),
+            strict=True,
+        )
+    }
+    ReleaseItem.objects.bulk_create(
+        (
+            ReleaseItem(
+                release=release,
+                position=position,
+                instance=instance,
+                uid=item["uid"],
+                split=item["split"],
+                short_context=context_rows.get(item["short_context"]) if item["short_context"] else None,
+                long_context=context_rows.get(item["long_context"]) if item["long_context"] else None,
+                data=item,
+            )
+            for position, (instance, item) in enumerate(zip(instances, items, strict=True))
+        ),
+        batch_size=ITEM_CHUNK,
+    )
+    reason = f"included in release {release.label}" + (f" cut by {actor}" if actor is not None else "")
+    for instance in instances:
+        instance_transition(
+            instance_id=instance.pk, target=Status.RELEASED, actor=None, expected_status=Status.VALIDATED, reason=reason
+        )
+        if progress is not None:
+            progress(1)
+    return release
+
+
+def release_items(release: Release, *, chunk: int = ITEM_CHUNK) -> Iterator[dict[str, Any]]:
+    """The frozen item dicts in position order, read in chunks (memory stays flat)."""
+    last = -1
+    while True:
+        rows = list(
+            ReleaseItem.objects.filter(release=release, position__gt=last)
+            .order_by("position")
+            .values_list("position", "data")[:chunk]
+        )
+        if not rows:
+            return
+        for _, data in rows:
+            yield data
+        last = rows[-1][0]
+
+
+class ContextCache:
+    """Frozen contexts by key with a small LRU: items of one context are adjacent, so hits are the rule."""
+
+    def __init__(self, release: Release, size: int = 64) -> None:
+        self.release = release
+        self.size = size
+        self.cache: OrderedDict[str, dict[str, Any]] = OrderedDict()
+
+    def __call__(self, key: str | None) -> dict[str, Any] | None:
+        if not key:
+            return None
+        if key in self.cache:
+            self.cache.move_to_end(key)
+            return self.cache[key]
+        data = ReleaseContext.objects.filter(release=self.release, key=key).values_list("data", flat=True).first()
+        if data is not None:
+            self.cache[key] = data
+            if len(self.cache) > self.size:
+                self.cache.popitem(last=False)
+        return data
+
+
+def release_rows(release: Release) -> Iterator[tuple[dict[str, Any], dict[str, Any] | None, dict[str, Any] | None]]:
+    """(item, short context, long context) for every item in order: what the exporters consume."""
+    contexts = ContextCache(release)
+    for item in release_items(release):
+        yield item, contexts(item.get("short_context")), contexts(item.get("long_context"))
+
+
+def release_hash_recompute(release: Release) -> str:
+    """The content hash recomputed from the stored frozen rows (equal to `content_hash` unless tampered with)."""
+    contexts = (
+        (key, data)
+        for key, data in ReleaseContext.objects.filter(release=release).order_by("key").values_list("key", "data")
+    )
+    return content_hash(iter(sorted(contexts)), release_items(release))
+
+
+def release_statistics_recompute(release: Release) -> dict[str, Any]:
+    """Statistics computed again from the frozen rows (the stored ones were computed the same way at cut time)."""
+    return release_statistics(release_items(release), ContextCache(release))
+
+
+# --- Exports -------------------------------------------------------------------------------------------------
+
+
+def _export_path(release: Release, fmt: str) -> Path:
+    relative = Path("exports") / release.project.slug / f"{release.label}-{fmt}.zip"
+    return relative
+
+
+def export_request(*, release: Release, actor: AbstractBaseUser | None, format: str) -> ExportArtifact:
+    """Get the cached export of `release` in `format`, building it now (small releases) or on a worker (big ones).
+    Callers check that the actor may read gold answers."""
+    from curation.exports import EXPORT_FORMATS
+
+    if format not in EXPORT_FORMATS:
+        raise InvalidInput(f"Unknown export format {format!r}; expected one of {', '.join(EXPORT_FORMATS)}.")
+    with transaction.atomic():
+        artifact, created = ExportArtifact.objects.get_or_create(
+            release=release, format=format, defaults={"items_total": release.item_count, "requested_by": actor}
+        )
+        if not created and artifact.state == ExportArtifact.State.READY:
+            if (Path(settings.MEDIA_ROOT) / artifact.path).is_file():
+                return artifact
+        if not created and artifact.state == ExportArtifact.State.FAILED:
+            ExportArtifact.objects.filter(pk=artifact.pk).update(state=ExportArtifact.State.PENDING, error="")
+        elif not created and artifact.state in (ExportArtifact.State.PENDING, ExportArtifact.State.RUNNING):
+            return artifact
+        elif not created:
+            ExportArtifact.objects.filter(pk=artifact.pk).update(state=ExportArtifact.State.PENDING, items_done=0)
+        if release.item_count > SYNC_EXPORT_MAX_ITEMS:
+            from curation.tasks import export_build_task
+
+            transaction.on_commit(lambda: export_build_task.delay(artifact.pk))
+            artifact.refresh_from_db()
+            return artifact
+    export_build(artifact_id=artifact.pk)
+    artifact.refresh_from_db()
+    return artifact
+
+
+def export_build(*, artifact_id: int) -> ExportArtifact | None:
+    """Write one export zip (idempotent: a ready artifact whose file exists is left alone). Used by the worker."""
+    from curation.exports import write_export_zip
+
+    artifact = ExportArtifact.objects.select_related("release__project").filter(pk=artifact_id).first()
+    if artifact is None:
+        return None
+    path = _export_path(artifact.release, artifact.format)
+    absolute = Path(settings.MEDIA_ROOT) / path
+    if artifact.state == ExportArtifact.State.READY and absolute.is_file():
+        return artifact
+    claimed = ExportArtifact.objects.filter(
+        pk=artifact_id, state__in=(ExportArtifact.State.PENDING, ExportArtifact.State.FAILED)
+    ).update(state=ExportArtifact.State.RUNNING, items_done=0, items_total=artifact.release.item_count)
+    if not claimed and artifact.state == ExportArtifact.State.RUNNING:
+        # A redelivered task whose first delivery died mid-write: take the work over.
+        ExportArtifact.objects.filter(pk=artifact_id).update(items_done=0)
+    done = 0
+
+    def progress(count: int) -> None:
+        nonlocal done
+        done += count
+        if done % ITEM_CHUNK == 0 or done == artifact.release.item_count:
+            ExportArtifact.objects.filter(pk=artifact_id).update(items_done=done)
+
+    try:
+        absolute.parent.mkdir(parents=True, exist_ok=True)
+        temporary = absolute.with_suffix(".partial")
+        digest, size = write_export_zip(artifact.release, artifact.format, temporary, progress=progress)
+        temporary.replace(absolute)
+    except Exception as error:
+        ExportArtifact.objects.filter(pk=artifact_id).update(state=ExportArtifact.State.FAILED, error=str(error)[:2000])
+        raise
+    ExportArtifact.objects.filter(pk=artifact_id).update(
+        state=ExportArtifact.State.READY,
+        path=str(path),
+        sha256=digest,
+        size_bytes=size,
+        items_done=artifact.release.item_count,
+        finished_at=timezone.now(),
+        error="",
+    )
+    artifact.refresh_from_db()
+    return artifact
+
+
+def export_file(*, artifact: ExportArtifact) -> Path:
+    """The file of a ready export; Conflict while it is still being built."""
+    if artifact.state != ExportArtifact.State.READY:
+        raise Conflict(f"The {artifact.format} export is {artifact.get_state_display().lower()}; try again shortly.")
+    absolute = Path(settings.MEDIA_ROOT) / artifact.path
+    if not absolute.is_file():
+        raise NotFound("The export file is missing; request the export again.")
+    return absolute

@@ -1,0 +1,14 @@
+"""Celery tasks of the core (thin: ids in, one service call)."""
+
+from __future__ import annotations
+
+from celery import shared_task
+
+from curation.services.releases import export_build
+
+
+@shared_task(name="curation.export_build", acks_late=True)
+def export_build_task(artifact_id: int) -> str:
+    """Write one release export; a redelivered task finds the artifact ready and exits quietly."""
+    artifact = export_build(artifact_id=artifact_id)
+    return artifact.state if artifact is not None else "missing"

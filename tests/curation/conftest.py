@@ -1,0 +1,80 @@
+"""Fixtures of the release, import and export tests: validated work in batches, and shared benchmark files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from curation.models import Batch, Context, Paper, Paragraph, ReasoningType, Table
+from curation.services.lifecycle import instance_create
+from curation.states import Status
+from tests.scoring.metrics.shared_data import shared_data_dir
+
+
+@pytest.fixture
+def release_world(project, personas):
+    """Two papers (one with two tables), short and long contexts, and validated instances in two batches."""
+    batch1 = Batch.objects.create(project=project, name="Batch 1")
+    batch2 = Batch.objects.create(project=project, name="Batch 2")
+    comparison = ReasoningType.objects.get(project=project, code="comparison")
+    descriptive = ReasoningType.objects.get(project=project, code="descriptive_analysis")
+    papers, instances = [], []
+    for p_index in range(2):
+        paper = Paper.objects.create(project=project, title=f"Paper {p_index}", origin="test")
+        tables = [
+            Table.objects.create(
+                paper=paper, order=t, label=f"tab:{t}", caption=f"Caption {t}", cells=[["Model", "Acc"], ["A", "8"]]
+            )
+            for t in range(2 - p_index)
+        ]
+        paragraph = Paragraph.objects.create(paper=paper, order=0, section="Results", text="Model A reaches 8 points.")
+        paragraph.mentioned_tables.set(tables)
+        Paragraph.objects.create(paper=paper, order=1, section="Intro", text="We study adapters in this paper.")
+        short = Context.objects.create(project=project, paper=paper, kind=Context.Kind.SHORT, paragraph=paragraph)
+        short.tables.set(tables)
+        long = Context.objects.create(project=project, paper=paper, kind=Context.Kind.LONG)
+        papers.append(paper)
+        for i, (context, batch) in enumerate(((short, batch1), (short, batch1), (long, batch2))):
+            instances.append(
+                instance_create(
+                    project_id=project.pk,
+                    actor=None,
+                    initial_status=Status.VALIDATED,
+                    batch=batch,
+                    context=context,
+                    question=f"Question {p_index}.{i}?",
+                    rationale="Because the table says so.",
+                    answer=["A"] if i != 2 else ["Adapters help because they add few parameters to the model."],
+                    answer_form="short" if i != 2 else "free",
+                    answer_source="table" if i == 0 else "table-text" if i == 1 else "text",
+                    answer_type="span",
+                    reasoning_type=comparison if i != 2 else descriptive,
+                    relevant_tables=tables[:1] if i != 2 else [],
+                )
+            )
+    drafted = instance_create(project_id=project.pk, actor=None, batch=batch1, context=short, question="Draft?")
+    return {
+        "project": project,
+        "people": personas,
+        "batches": [batch1, batch2],
+        "papers": papers,
+        "instances": instances,
+        "drafted": drafted,
+    }
+
+
+@pytest.fixture
+def write_json(tmp_path):
+    def write(name: str, data: object) -> Path:
+        path = tmp_path / name
+        path.write_text(json.dumps(data), encoding="utf-8")
+        return path
+
+    return write
+
+
+@pytest.fixture
+def shared_data() -> Path:
+    return shared_data_dir()
