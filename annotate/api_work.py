@@ -11,6 +11,7 @@ from rest_framework.views import APIView
 from annotate import selectors as work_selectors
 from annotate.services import queue, workspace
 from curation import selectors
+from curation.models import Instance
 from curation.serializers import InstanceSerializer, ParagraphSerializer, TableSerializer
 
 
@@ -44,8 +45,8 @@ class AutosaveSerializer(serializers.Serializer):
     question = serializers.CharField(required=False, allow_blank=True)
     rationale = serializers.CharField(required=False, allow_blank=True)
     answer = serializers.ListField(child=serializers.CharField(allow_blank=True, trim_whitespace=False), required=False)
-    answer_form = serializers.ChoiceField(choices=["", "short", "free"], required=False)
-    answer_source = serializers.ChoiceField(choices=["", "text", "table", "table-text"], required=False)
+    answer_form = serializers.ChoiceField(choices=Instance.AnswerForm.choices, required=False, allow_blank=True)
+    answer_source = serializers.ChoiceField(choices=Instance.AnswerSource.choices, required=False, allow_blank=True)
     reasoning_type_id = serializers.IntegerField(required=False, allow_null=True)
     relevant_table_ids = serializers.ListField(child=serializers.IntegerField(), required=False)
     excluded_table_ids = serializers.ListField(child=serializers.IntegerField(), required=False)

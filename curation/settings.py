@@ -159,7 +159,12 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "0.1.0",
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
-    "ENUM_NAME_OVERRIDES": {"InstanceStatusEnum": "curation.states.Status", "RoleEnum": "curation.states.Role"},
+    "ENUM_NAME_OVERRIDES": {
+        "InstanceStatusEnum": "curation.states.Status",
+        "RoleEnum": "curation.states.Role",
+        "AnswerFormEnum": "curation.models.Instance.AnswerForm",
+        "AnswerSourceEnum": "curation.models.Instance.AnswerSource",
+    },
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
