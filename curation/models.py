@@ -52,6 +52,9 @@ class Paper(models.Model):
     arxiv_id = models.CharField(max_length=40, blank=True)
     main_file = models.CharField(max_length=500, blank=True)
     warnings = models.JSONField(default=list, blank=True)
+    source_report = models.JSONField(
+        default=dict, blank=True, help_text="Files included and never included, and the main-file candidates"
+    )
     origin = models.CharField(max_length=40, default="latex", help_text="latex, tatqa, finqa, scitat, demo …")
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -61,7 +64,12 @@ class Paper(models.Model):
         constraints = [
             models.UniqueConstraint(
                 fields=["project", "source_sha256"], condition=~Q(source_sha256=""), name="unique_paper_source"
-            )
+            ),
+            models.UniqueConstraint(
+                fields=["project", "source_name", "version"],
+                condition=Q(origin="latex") & ~Q(source_name=""),
+                name="unique_latex_paper_version",
+            ),
         ]
 
     def __str__(self) -> str:
@@ -72,15 +80,23 @@ class Table(models.Model):
     paper = models.ForeignKey(Paper, on_delete=models.CASCADE, related_name="tables")
     order = models.PositiveIntegerField()
     label = models.CharField(max_length=300, blank=True)
+    labels = models.JSONField(default=list, blank=True, help_text="Every label in the float, subtables' included")
     number = models.CharField(max_length=20, blank=True, help_text="The number a reader sees, e.g. 3 or A.1")
     caption = models.TextField(blank=True)
     cells = models.JSONField(default=list, help_text="Rows as List[List[str]], as a reader sees them")
     grid = models.JSONField(default=list, blank=True, help_text="Rectangular grid with spans expanded")
     spans = models.JSONField(default=list, blank=True)
+    subtables = models.JSONField(
+        default=list, blank=True, help_text="[{label, caption, number, first_row, row_count}] slices of cells"
+    )
+    notes = models.JSONField(default=list, blank=True, help_text="Table notes (threeparttable), as text")
+    caption_references = models.JSONField(default=list, blank=True, help_text="Labels \\ref'd in the caption")
+    cell_references = models.JSONField(default=list, blank=True, help_text="Labels \\ref'd in cells")
     raw_latex = models.TextField(blank=True)
     env = models.CharField(max_length=40, blank=True)
     kind = models.CharField(max_length=40, default="table")
     file = models.CharField(max_length=500, blank=True)
+    section = models.CharField(max_length=500, blank=True)
     in_appendix = models.BooleanField(default=False)
 
     class Meta:
@@ -95,7 +111,12 @@ class Paragraph(models.Model):
     paper = models.ForeignKey(Paper, on_delete=models.CASCADE, related_name="paragraphs")
     order = models.PositiveIntegerField()
     section = models.CharField(max_length=500, blank=True)
+    section_number = models.CharField(max_length=40, blank=True)
     text = models.TextField()
+    file = models.CharField(max_length=500, blank=True)
+    in_appendix = models.BooleanField(default=False)
+    mentions = models.JSONField(default=list, blank=True, help_text="Labels of the tables the text references")
+    references = models.JSONField(default=list, blank=True, help_text="Every label the text references")
     mentioned_tables = models.ManyToManyField(Table, blank=True, related_name="mentioning_paragraphs")
 
     class Meta:

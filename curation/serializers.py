@@ -68,7 +68,26 @@ class BatchCreateSerializer(serializers.Serializer):
 class TableSerializer(serializers.ModelSerializer):
     class Meta:
         model = Table
-        fields = ["id", "order", "label", "number", "caption", "cells", "grid", "spans", "env", "kind", "in_appendix"]
+        fields = [
+            "id",
+            "order",
+            "label",
+            "labels",
+            "number",
+            "caption",
+            "cells",
+            "grid",
+            "spans",
+            "subtables",
+            "notes",
+            "caption_references",
+            "cell_references",
+            "env",
+            "kind",
+            "file",
+            "section",
+            "in_appendix",
+        ]
 
 
 class ParagraphSerializer(serializers.ModelSerializer):
@@ -76,7 +95,18 @@ class ParagraphSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Paragraph
-        fields = ["id", "order", "section", "text", "mentioned_tables"]
+        fields = [
+            "id",
+            "order",
+            "section",
+            "section_number",
+            "text",
+            "file",
+            "in_appendix",
+            "mentions",
+            "references",
+            "mentioned_tables",
+        ]
 
 
 class PaperSerializer(serializers.ModelSerializer):
@@ -92,7 +122,7 @@ class PaperDetailSerializer(PaperSerializer):
     paragraphs = ParagraphSerializer(many=True, read_only=True)
 
     class Meta(PaperSerializer.Meta):
-        fields = [*PaperSerializer.Meta.fields, "warnings", "tables", "paragraphs"]
+        fields = [*PaperSerializer.Meta.fields, "warnings", "source_report", "tables", "paragraphs"]
 
 
 class InstanceSerializer(serializers.ModelSerializer):

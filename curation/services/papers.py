@@ -1,0 +1,466 @@
+"""Writes for papers: a LaTeX source becomes one paper version with tables, paragraphs and contexts, atomically."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import tempfile
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import IntegrityError, transaction
+from django.db.models import Max
+
+from curation.errors import InvalidInput
+from curation.latex import ArchiveLimits, PaperExtraction, UnsafeArchiveError, extract_paper
+from curation.models import Batch, Context, Paper, Paragraph, Project, Table
+from curation.services.projects import require_role
+from curation.states import Role
+
+ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".tar.bz2", ".tar.xz", ".tar", ".zip", ".gz", ".tex", ".ltx")
+# New-style ids (YYMM.NNNNN, month checked) and old-style ones, which arXiv ships without the slash.
+NEW_ARXIV_ID = re.compile(r"^(?:arxiv[-_:.]?)?(?P<id>\d{2}(?:0[1-9]|1[0-2])\.\d{4,5}(?:v\d+)?)$", re.IGNORECASE)
+OLD_ARXIV_ID = re.compile(
+    r"^(?:arxiv[-_:.]?)?(?P<archive>[a-z]+(?:-[a-z]+)?(?:\.[A-Z]{2})?)[/_]?(?P<number>\d{2}(?:0[1-9]|1[0-2])\d{3})"
+    r"(?P<version>v\d+)?$",
+    re.IGNORECASE,
+)
+CREATED = "created"
+UNCHANGED = "unchanged"
+NEW_VERSION = "new_version"
+VERSION_RETRIES = 3
+
+
+class Upload(Protocol):
+    """What Django's UploadedFile offers that ingestion needs."""
+
+    name: str | None
+    size: int | None
+
+    def chunks(self, chunk_size: int | None = None) -> Iterable[bytes]: ...
+
+
+@dataclass
+class PaperSource:
+    """A source read and extracted but not stored: what the database write needs, and nothing else."""
+
+    source_name: str
+    sha256: str
+    arxiv_id: str
+    extraction: PaperExtraction
+
+
+@dataclass
+class IngestResult:
+    """What ingesting one source did: created, unchanged (same bytes seen before) or a new version."""
+
+    source_name: str
+    status: str
+    paper: Paper
+    sha256: str
+    tables: int
+    paragraphs: int
+    short_contexts: int
+    long_contexts: int
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def contexts(self) -> int:
+        return self.short_contexts + self.long_contexts
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "source_name": self.source_name,
+            "status": self.status,
+            "paper_id": self.paper.pk,
+            "title": self.paper.title,
+            "version": self.paper.version,
+            "arxiv_id": self.paper.arxiv_id,
+            "main_file": self.paper.main_file,
+            "sha256": self.sha256,
+            "tables": self.tables,
+            "paragraphs": self.paragraphs,
+            "contexts": {"short": self.short_contexts, "long": self.long_contexts},
+            "warnings": self.warnings,
+        }
+
+
+def archive_limits() -> ArchiveLimits:
+    """The upload limits configured in settings."""
+    return ArchiveLimits(
+        max_compressed_bytes=settings.TATCURATE_MAX_UPLOAD_BYTES,
+        max_uncompressed_bytes=settings.TATCURATE_MAX_UNPACKED_BYTES,
+        max_members=settings.TATCURATE_MAX_ARCHIVE_MEMBERS,
+        max_ratio=float(settings.TATCURATE_MAX_COMPRESSION_RATIO),
+    )
+
+
+def arxiv_id_from_name(name: str) -> str:
+    """The arXiv identifier a file name carries (`2401.01234v2.tar.gz` → `2401.01234v2`), or ""."""
+    stem = Path(name.replace("\\", "/")).name
+    lowered = stem.lower()
+    for suffix in ARCHIVE_SUFFIXES:
+        if lowered.endswith(suffix):
+            stem = stem[: -len(suffix)]
+            break
+    if match := NEW_ARXIV_ID.match(stem):
+        return match.group("id")
+    if match := OLD_ARXIV_ID.match(stem):
+        return f"{match.group('archive')}/{match.group('number')}{match.group('version') or ''}"
+    return ""
+
+
+def paper_source_read(
+    *, path_or_upload: str | Path | Upload, source_name: str = "", limits: ArchiveLimits | None = None
+) -> PaperSource:
+    """Check, hash and extract a source without touching the database; InvalidInput says why a source is refused."""
+    limits = limits or archive_limits()
+    with tempfile.TemporaryDirectory(prefix="tat-ingest-") as folder:
+        path = _local_path(path_or_upload, Path(folder), limits)
+        name = source_name or _default_source_name(path_or_upload, path)
+        if path.is_dir():
+            sha256 = _folder_sha256(path, limits)
+        elif not path.is_file():
+            raise InvalidInput(f"{name}: no such file or folder")
+        else:
+            _check_file_size(path, name, limits)
+            sha256 = ""
+        try:
+            extraction = extract_paper(path, limits=limits)
+        except UnsafeArchiveError as error:
+            raise InvalidInput(f"{name}: archive rejected: {error}", detail={"source_name": name}) from error
+        except OSError as error:
+            raise InvalidInput(f"{name}: cannot read the source: {error}", detail={"source_name": name}) from error
+        if not sha256:
+            sha256 = _file_sha256(path, extraction)
+    return PaperSource(source_name=name, sha256=sha256, arxiv_id=arxiv_id_from_name(name), extraction=extraction)
+
+
+def paper_ingest(
+    *,
+    project: Project,
+    actor: AbstractBaseUser | None,
+    path_or_upload: str | Path | Upload,
+    source_name: str = "",
+    limits: ArchiveLimits | None = None,
+    batch: Batch | None = None,
+) -> IngestResult:
+    """Store one source as a paper in one transaction; the same bytes twice store nothing. Managers only."""
+    _require_manager(project=project, actor=actor, batch=batch)
+    source = paper_source_read(path_or_upload=path_or_upload, source_name=source_name, limits=limits)
+    return paper_store(project=project, actor=actor, source=source, batch=batch)
+
+
+def papers_ingest(
+    *,
+    project: Project,
+    actor: AbstractBaseUser | None,
+    uploads: Sequence[str | Path | Upload],
+    limits: ArchiveLimits | None = None,
+    batch: Batch | None = None,
+) -> list[IngestResult]:
+    """Ingest several sources; if any is refused nothing is stored and InvalidInput gives each reason. Managers only."""
+    _require_manager(project=project, actor=actor, batch=batch)
+    if not uploads:
+        raise InvalidInput("Choose at least one .tex file or source archive.")
+    sources: list[PaperSource] = []
+    rejected: list[dict[str, str]] = []
+    for upload in uploads:
+        try:
+            sources.append(paper_source_read(path_or_upload=upload, limits=limits))
+        except InvalidInput as error:
+            rejected.append({"source_name": _default_source_name(upload, None), "reason": error.message})
+    if rejected:
+        reasons = "; ".join(item["reason"] for item in rejected)
+        raise InvalidInput(f"Nothing was stored. {reasons}", detail={"rejected": rejected})
+    return [paper_store(project=project, actor=actor, source=source, batch=batch) for source in sources]
+
+
+def paper_store(
+    *, project: Project, actor: AbstractBaseUser | None, source: PaperSource, batch: Batch | None = None
+) -> IngestResult:
+    """Write an extracted source as a new paper (or a new version of one with the same source name), atomically."""
+    _require_manager(project=project, actor=actor, batch=batch)
+    for _attempt in range(VERSION_RETRIES):
+        existing = Paper.objects.filter(project=project, source_sha256=source.sha256).first()
+        if existing is not None:
+            return _unchanged(existing, source)
+        try:
+            with transaction.atomic():
+                return _store(project=project, actor=actor, source=source, batch=batch)
+        except IntegrityError:
+            # Someone stored the same bytes, or took this version number, in the meantime: look again.
+            continue
+    existing = Paper.objects.filter(project=project, source_sha256=source.sha256).first()
+    if existing is not None:
+        return _unchanged(existing, source)
+    raise InvalidInput(f"{source.source_name}: could not pick a version number; try again.")
+
+
+def _require_manager(*, project: Project, actor: AbstractBaseUser | None, batch: Batch | None) -> None:
+    if actor is not None:
+        require_role(user=actor, project=project, roles=(Role.MANAGER,), action="ingest papers")
+    if batch is not None and batch.project_id != project.pk:
+        raise InvalidInput(f"Batch {batch.name!r} belongs to another project.")
+
+
+def _store(
+    *, project: Project, actor: AbstractBaseUser | None, source: PaperSource, batch: Batch | None
+) -> IngestResult:
+    extraction = source.extraction
+    previous = (
+        Paper.objects.filter(project=project, origin="latex", source_name=source.source_name)
+        .aggregate(version=Max("version"))
+        .get("version")
+    )
+    version = (previous or 0) + 1
+    title = extraction.title.strip() or Path(extraction.main_file or source.source_name).stem or "Untitled paper"
+    warnings = _clean(list(extraction.warnings))
+    paper = Paper.objects.create(
+        project=project,
+        title=_clip(title, 500),
+        source_name=_clip(source.source_name, 500),
+        source_sha256=source.sha256,
+        version=version,
+        arxiv_id=_clip(source.arxiv_id, 40),
+        main_file=_clip(extraction.main_file, 500),
+        warnings=warnings,
+        source_report=_clean(
+            {
+                "files": extraction.files,
+                "unused_files": extraction.unused_files,
+                "main_file_candidates": extraction.main_file_candidates,
+            }
+        ),
+        origin="latex",
+        created_by=actor,
+    )
+    tables = Table.objects.bulk_create(
+        Table(
+            paper=paper,
+            order=order,
+            label=_clip(table.label or "", 300),
+            labels=_clean(table.labels),
+            number=_clip(table.number or "", 20),
+            caption=_clean(table.caption),
+            cells=_clean(table.rows),
+            grid=_clean(table.grid),
+            spans=[
+                {
+                    "row": span.row,
+                    "cell": span.cell,
+                    "column": span.column,
+                    "top": span.top,
+                    "rowspan": span.rowspan,
+                    "colspan": span.colspan,
+                }
+                for span in table.spans
+            ],
+            subtables=_clean(
+                [
+                    {
+                        "label": sub.label,
+                        "caption": sub.caption,
+                        "number": sub.number,
+                        "first_row": sub.first_row,
+                        "row_count": sub.row_count,
+                    }
+                    for sub in table.subtables
+                ]
+            ),
+            notes=_clean(table.notes),
+            caption_references=_clean(table.caption_references),
+            cell_references=_clean(table.cell_references),
+            raw_latex=_clean(table.raw),
+            env=_clip(table.env, 40),
+            kind=_clip(table.kind, 40),
+            file=_clip(table.file, 500),
+            section=_clip(table.section, 500),
+            in_appendix=table.in_appendix,
+        )
+        for order, table in enumerate(extraction.tables)
+    )
+    by_index = {table.index: stored for table, stored in zip(extraction.tables, tables, strict=True)}
+    paragraphs = Paragraph.objects.bulk_create(
+        Paragraph(
+            paper=paper,
+            order=order,
+            section=_clip(paragraph.section, 500),
+            section_number=_clip(paragraph.section_number, 40),
+            text=_clean(paragraph.text),
+            file=_clip(paragraph.file, 500),
+            in_appendix=paragraph.in_appendix,
+            mentions=_clean(paragraph.mentions),
+            references=_clean(paragraph.references),
+        )
+        for order, paragraph in enumerate(extraction.paragraphs)
+    )
+    links: list[tuple[Paragraph, list[Table]]] = []
+    for paragraph, stored in zip(extraction.paragraphs, paragraphs, strict=True):
+        linked = list({index: by_index[index] for index in paragraph.tables if index in by_index}.values())
+        if linked:
+            links.append((stored, linked))
+    Paragraph.mentioned_tables.through.objects.bulk_create(
+        Paragraph.mentioned_tables.through(paragraph_id=paragraph.pk, table_id=table.pk)
+        for paragraph, linked in links
+        for table in linked
+    )
+    short_contexts = Context.objects.bulk_create(
+        Context(project=project, paper=paper, kind=Context.Kind.SHORT, paragraph=paragraph, batch=batch)
+        for paragraph, _ in links
+    )
+    long_context = Context.objects.create(project=project, paper=paper, kind=Context.Kind.LONG, batch=batch)
+    Context.tables.through.objects.bulk_create(
+        [
+            *(
+                Context.tables.through(context_id=context.pk, table_id=table.pk)
+                for context, (_, linked) in zip(short_contexts, links, strict=True)
+                for table in linked
+            ),
+            *(Context.tables.through(context_id=long_context.pk, table_id=table.pk) for table in tables),
+        ]
+    )
+    status = CREATED if version == 1 else NEW_VERSION
+    return IngestResult(
+        source_name=source.source_name,
+        status=status,
+        paper=paper,
+        sha256=source.sha256,
+        tables=len(tables),
+        paragraphs=len(paragraphs),
+        short_contexts=len(short_contexts),
+        long_contexts=1,
+        warnings=warnings,
+    )
+
+
+def _unchanged(paper: Paper, source: PaperSource) -> IngestResult:
+    contexts = dict.fromkeys(Context.Kind.values, 0)
+    for kind in Context.objects.filter(paper=paper).values_list("kind", flat=True):
+        contexts[kind] += 1
+    return IngestResult(
+        source_name=source.source_name,
+        status=UNCHANGED,
+        paper=paper,
+        sha256=source.sha256,
+        tables=paper.tables.count(),
+        paragraphs=paper.paragraphs.count(),
+        short_contexts=contexts[Context.Kind.SHORT],
+        long_contexts=contexts[Context.Kind.LONG],
+        warnings=list(paper.warnings),
+    )
+
+
+def _local_path(path_or_upload: str | Path | Upload, folder: Path, limits: ArchiveLimits) -> Path:
+    if isinstance(path_or_upload, str | Path):
+        return Path(path_or_upload)
+    name = _safe_file_name(path_or_upload.name or "upload")
+    declared = path_or_upload.size or 0
+    if declared > limits.max_compressed_bytes:
+        raise InvalidInput(
+            f"{name}: upload is {declared} bytes, over the {limits.max_compressed_bytes}-byte limit",
+            detail={"source_name": name},
+        )
+    target = folder / "upload" / name
+    target.parent.mkdir()
+    written = 0
+    with target.open("wb") as sink:
+        for chunk in path_or_upload.chunks():
+            written += len(chunk)
+            # The declared size comes from the client; count what arrives.
+            if written > limits.max_compressed_bytes:
+                raise InvalidInput(
+                    f"{name}: upload is over the {limits.max_compressed_bytes}-byte limit",
+                    detail={"source_name": name},
+                )
+            sink.write(chunk)
+    if written == 0:
+        raise InvalidInput(f"{name}: the file is empty", detail={"source_name": name})
+    return target
+
+
+def _safe_file_name(name: str) -> str:
+    base = Path(name.replace("\\", "/")).name
+    base = re.sub(r"[^A-Za-z0-9._+-]", "_", base).lstrip(".")
+    return base[:200] or "upload"
+
+
+def _default_source_name(path_or_upload: str | Path | Upload, path: Path | None) -> str:
+    if isinstance(path_or_upload, str | Path):
+        return Path(path_or_upload).name or str(path_or_upload)
+    return _safe_file_name(path_or_upload.name or "upload") if path is None else path.name
+
+
+def _check_file_size(path: Path, name: str, limits: ArchiveLimits) -> None:
+    size = path.stat().st_size
+    if size > limits.max_compressed_bytes:
+        raise InvalidInput(
+            f"{name}: file is {size} bytes, over the {limits.max_compressed_bytes}-byte limit",
+            detail={"source_name": name},
+        )
+
+
+def _folder_files(root: Path) -> list[Path]:
+    return sorted(
+        (path for path in root.rglob("*") if path.is_file() and ".git" not in path.relative_to(root).parts),
+        key=lambda path: path.relative_to(root).as_posix(),
+    )
+
+
+def _folder_sha256(root: Path, limits: ArchiveLimits) -> str:
+    files = _folder_files(root)
+    if len(files) > limits.max_members:
+        raise InvalidInput(f"{root.name}: folder has more than {limits.max_members} files")
+    total = sum(path.stat().st_size for path in files)
+    if total > limits.max_uncompressed_bytes:
+        raise InvalidInput(f"{root.name}: folder holds more than {limits.max_uncompressed_bytes} bytes")
+    return _files_sha256(root, files)
+
+
+def _files_sha256(root: Path, files: list[Path]) -> str:
+    # Names are part of the digest, so moving a file is a change; each content is hashed separately to stream.
+    digest = hashlib.sha256()
+    for path in files:
+        digest.update(path.relative_to(root).as_posix().encode())
+        digest.update(b"\0")
+        digest.update(_sha256_of(path).encode())
+        digest.update(b"\n")
+    return digest.hexdigest()
+
+
+def _sha256_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        while chunk := handle.read(1024 * 1024):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _file_sha256(path: Path, extraction: PaperExtraction) -> str:
+    if path.suffix.lower() not in (".tex", ".ltx"):
+        return _sha256_of(path)
+    # A .tex beside the files it \input s: the source is the main file plus what it included.
+    root = path.parent
+    included = {root / name for name in extraction.files if (root / name).is_file()} - {path}
+    if not included:
+        return _sha256_of(path)
+    return _files_sha256(root, sorted({path, *included}, key=lambda item: item.relative_to(root).as_posix()))
+
+
+def _clip(text: str | None, length: int) -> str:
+    return _clean(text or "")[:length]
+
+
+def _clean(value: Any) -> Any:
+    # PostgreSQL refuses NUL in text and JSON; a stray one in a source must not fail the paper.
+    if isinstance(value, str):
+        return value.replace("\x00", "")
+    if isinstance(value, list):
+        return [_clean(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _clean(item) for key, item in value.items()}
+    return value
