@@ -1,0 +1,82 @@
+"""Store LaTeX sources as papers with tables, paragraphs and contexts; one transaction per source."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+from tqdm import tqdm
+
+from curation.errors import DomainError
+from curation.models import Batch, Project
+from curation.services.papers import NEW_VERSION, IngestResult, paper_ingest
+
+
+class Command(BaseCommand):
+    help = "Ingest .tex files, source folders or arXiv-style archives into a project (idempotent per source)."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--project", required=True, help="project slug")
+        parser.add_argument("paths", nargs="+", help=".tex files, source folders or .tar.gz/.tgz/.zip/.gz archives")
+        parser.add_argument("--batch", type=int, default=None, help="put the new contexts in this batch (id)")
+        parser.add_argument("--json", action="store_true", help="print one JSON summary on stdout")
+        parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        project = Project.objects.filter(slug=options["project"]).first()
+        if project is None:
+            raise CommandError(f"no project with the slug {options['project']!r}")
+        batch = None
+        if options["batch"] is not None:
+            batch = Batch.objects.filter(pk=options["batch"], project=project).first()
+            if batch is None:
+                raise CommandError(f"project {project.slug!r} has no batch {options['batch']}")
+        results: list[IngestResult] = []
+        rejected: list[dict[str, str]] = []
+        paths = [Path(path) for path in options["paths"]]
+        bar = tqdm(paths, desc="ingest", unit="paper", file=sys.stderr, disable=options["no_progress"])
+        for path in bar:
+            bar.set_postfix_str(path.name[:40])
+            try:
+                result = paper_ingest(project=project, actor=None, path_or_upload=path, batch=batch)
+            except DomainError as error:
+                rejected.append({"source_name": path.name, "reason": error.message})
+                if not options["json"]:
+                    self._say(self.style.ERROR(f"rejected {path}: {error.message}"))
+                continue
+            results.append(result)
+            if not options["json"]:
+                self._say(self._line(result))
+        bar.close()
+        if options["json"]:
+            summary = {
+                "project": project.slug,
+                "papers": [result.as_dict() for result in results],
+                "rejected": rejected,
+                "counts": {
+                    status: sum(1 for result in results if result.status == status)
+                    for status in ("created", "unchanged", NEW_VERSION)
+                }
+                | {"rejected": len(rejected)},
+            }
+            self.stdout.write(json.dumps(summary, ensure_ascii=False, indent=2))
+        if rejected:
+            names = ", ".join(item["source_name"] for item in rejected)
+            raise CommandError(f"{len(rejected)} of {len(paths)} input(s) rejected ({names}); the others were stored")
+
+    def _say(self, line: str) -> None:
+        # Lift the bar off stderr while the line goes to stdout, so the two do not garble each other.
+        with tqdm.external_write_mode(file=sys.stderr):
+            self.stdout.write(line)
+
+    def _line(self, result: IngestResult) -> str:
+        status = f"new version {result.paper.version}" if result.status == NEW_VERSION else result.status
+        return (
+            f"{result.source_name}: {status} — paper {result.paper.pk} “{result.paper.title[:60]}”, "
+            f"{result.tables} tables, {result.paragraphs} paragraphs, "
+            f"{result.contexts} contexts ({result.short_contexts} short, {result.long_contexts} long), "
+            f"{len(result.warnings)} warnings"
+        )
