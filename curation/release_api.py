@@ -1,0 +1,240 @@
+"""REST API of releases (list, cut, detail, statistics, items, exports, downloads) and dataset imports."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.http import FileResponse
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import serializers, status
+from rest_framework.pagination import PageNumberPagination
+from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from curation import release_selectors, selectors
+from curation.dataset_formats import FORMATS
+from curation.errors import InvalidInput, NotFound
+from curation.exports import EXPORT_FORMATS
+from curation.models import ExportArtifact, ImportRecord, Release, ReleaseItem
+from curation.services import datasets as dataset_services
+from curation.services import releases as release_services
+
+
+class ReleaseSerializer(serializers.ModelSerializer):
+    project = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    created_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    batches = serializers.PrimaryKeyRelatedField(many=True, read_only=True)
+    supersedes = serializers.PrimaryKeyRelatedField(read_only=True)
+
+    class Meta:
+        model = Release
+        fields = [
+            "id",
+            "project",
+            "name",
+            "version",
+            "description",
+            "changelog",
+            "license",
+            "citation",
+            "attribution",
+            "notes",
+            "content_hash",
+            "item_count",
+            "split_seed",
+            "split_ratios",
+            "batches",
+            "supersedes",
+            "created_by",
+            "created_at",
+        ]
+
+
+class ReleaseDetailSerializer(ReleaseSerializer):
+    class Meta(ReleaseSerializer.Meta):
+        fields = [*ReleaseSerializer.Meta.fields, "statistics"]
+
+
+class ReleaseCutSerializer(serializers.Serializer):
+    name = serializers.SlugField(max_length=100)
+    batch_ids = serializers.ListField(child=serializers.IntegerField(), min_length=1)
+    description = serializers.CharField(required=False, allow_blank=True, default="")
+    changelog = serializers.CharField(required=False, allow_blank=True, default="")
+    license = serializers.CharField(required=False, allow_blank=True, default="", max_length=200)
+    citation = serializers.CharField(required=False, allow_blank=True, default="")
+    split_seed = serializers.IntegerField(required=False, allow_null=True, default=None)
+    split_ratios = serializers.DictField(child=serializers.FloatField(min_value=0), required=False, default=None)
+
+
+class ReleaseItemSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = ReleaseItem
+        fields = ["position", "uid", "split", "data"]
+
+
+class ExportArtifactSerializer(serializers.ModelSerializer):
+    progress = serializers.FloatField(read_only=True)
+    download_url = serializers.SerializerMethodField()
+
+    class Meta:
+        model = ExportArtifact
+        fields = [
+            "format",
+            "state",
+            "items_done",
+            "items_total",
+            "progress",
+            "sha256",
+            "size_bytes",
+            "error",
+            "finished_at",
+            "download_url",
+        ]
+
+    def get_download_url(self, artifact: ExportArtifact) -> str | None:
+        if artifact.state != ExportArtifact.State.READY:
+            return None
+        return f"/api/releases/{artifact.release_id}/exports/{artifact.format}/download/"
+
+
+class ExportRequestSerializer(serializers.Serializer):
+    format = serializers.ChoiceField(choices=sorted(EXPORT_FORMATS))
+
+
+class ImportRecordSerializer(serializers.ModelSerializer):
+    created_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+
+    class Meta:
+        model = ImportRecord
+        fields = [
+            "id",
+            "format",
+            "source_name",
+            "source_sha256",
+            "source_bytes",
+            "batch",
+            "counts",
+            "notes",
+            "created_by",
+            "created_at",
+        ]
+
+
+class ImportUploadSerializer(serializers.Serializer):
+    format = serializers.ChoiceField(choices=FORMATS)
+    file = serializers.FileField()
+    as_release = serializers.SlugField(required=False, allow_blank=True, default="")
+
+
+class ImportResultSerializer(serializers.Serializer):
+    import_id = serializers.IntegerField()
+    format = serializers.CharField()
+    source = serializers.CharField()
+    sha256 = serializers.CharField()
+    created = serializers.BooleanField()
+    counts = serializers.DictField()
+    notes = serializers.ListField(child=serializers.CharField())
+    release = serializers.DictField(allow_null=True)
+
+
+class ReleaseListApi(APIView):
+    @extend_schema(responses=ReleaseSerializer(many=True))
+    def get(self, request: Request, slug: str) -> Response:
+        project = selectors.project_get(user=request.user, slug=slug)
+        releases = release_selectors.releases_of(user=request.user, project=project).prefetch_related("batches")
+        return Response(ReleaseSerializer(releases, many=True).data)
+
+    @extend_schema(request=ReleaseCutSerializer, responses={201: ReleaseDetailSerializer})
+    def post(self, request: Request, slug: str) -> Response:
+        project = selectors.project_get(user=request.user, slug=slug)
+        payload = ReleaseCutSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        release = release_services.release_cut(project=project, actor=request.user, **payload.validated_data)
+        return Response(ReleaseDetailSerializer(release).data, status=status.HTTP_201_CREATED)
+
+
+class ReleaseDetailApi(APIView):
+    @extend_schema(responses=ReleaseDetailSerializer)
+    def get(self, request: Request, pk: int) -> Response:
+        release = release_selectors.release_get(user=request.user, release_id=pk)
+        return Response(ReleaseDetailSerializer(release).data)
+
+
+class ReleaseStatisticsApi(APIView):
+    @extend_schema(responses=OpenApiResponse(description="SciTaT tables 2–4 and TAT-QA-style counts"))
+    def get(self, request: Request, pk: int) -> Response:
+        release = release_selectors.release_get(user=request.user, release_id=pk)
+        return Response({"release": release.name, "version": release.version, **release.statistics})
+
+
+class ReleaseItemListApi(APIView):
+    @extend_schema(responses=ReleaseItemSerializer(many=True))
+    def get(self, request: Request, pk: int) -> Response:
+        release = release_selectors.release_gold_get(user=request.user, release_id=pk)
+        paginator = PageNumberPagination()
+        page = paginator.paginate_queryset(ReleaseItem.objects.filter(release=release).order_by("position"), request)
+        return paginator.get_paginated_response(ReleaseItemSerializer(page, many=True).data)
+
+
+class ReleaseExportListApi(APIView):
+    @extend_schema(responses=ExportArtifactSerializer(many=True))
+    def get(self, request: Request, pk: int) -> Response:
+        release = release_selectors.release_get(user=request.user, release_id=pk)
+        artifacts = release_selectors.exports_of(release=release).values()
+        return Response(ExportArtifactSerializer(artifacts, many=True).data)
+
+    @extend_schema(
+        request=ExportRequestSerializer,
+        responses={200: ExportArtifactSerializer, 202: ExportArtifactSerializer},
+    )
+    def post(self, request: Request, pk: int) -> Response:
+        release = release_selectors.release_gold_get(user=request.user, release_id=pk)
+        payload = ExportRequestSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        artifact = release_services.export_request(
+            release=release, actor=request.user, format=payload.validated_data["format"]
+        )
+        code = status.HTTP_200_OK if artifact.state == ExportArtifact.State.READY else status.HTTP_202_ACCEPTED
+        return Response(ExportArtifactSerializer(artifact).data, status=code)
+
+
+class ReleaseExportDownloadApi(APIView):
+    @extend_schema(responses={(200, "application/zip"): OpenApiResponse(description="The export zip")})
+    def get(self, request: Request, pk: int, export_format: str) -> FileResponse:
+        # Not named `format`: DRF reserves that URL keyword for format suffixes.
+        release = release_selectors.release_gold_get(user=request.user, release_id=pk)
+        artifact = release_selectors.exports_of(release=release).get(export_format)
+        if artifact is None:
+            raise NotFound(f"No {export_format} export yet; request one first (POST …/exports/).")
+        path = release_services.export_file(artifact=artifact)
+        return FileResponse(path.open("rb"), as_attachment=True, filename=f"{release.label}-{export_format}.zip")
+
+
+class ImportListApi(APIView):
+    parser_classes = [MultiPartParser, FormParser, JSONParser]
+
+    @extend_schema(responses=ImportRecordSerializer(many=True))
+    def get(self, request: Request, slug: str) -> Response:
+        project = selectors.project_get(user=request.user, slug=slug)
+        imports = release_selectors.imports_visible_to(user=request.user, project=project)
+        return Response(ImportRecordSerializer(imports, many=True).data)
+
+    @extend_schema(request={"multipart/form-data": ImportUploadSerializer}, responses={201: ImportResultSerializer})
+    def post(self, request: Request, slug: str) -> Response:
+        project = selectors.project_get(user=request.user, slug=slug)
+        payload = ImportUploadSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        upload = payload.validated_data["file"]
+        if upload.size > settings.TATCURATE_MAX_UPLOAD_BYTES:
+            raise InvalidInput("The file is larger than the upload limit; use the import_dataset command.")
+        result = dataset_services.dataset_import(
+            project=project,
+            actor=request.user,
+            format=payload.validated_data["format"],
+            source_name=upload.name,
+            content=upload.read(),
+            as_release=payload.validated_data["as_release"],
+        )
+        code = status.HTTP_201_CREATED if result.created else status.HTTP_200_OK
+        return Response(result.as_dict(), status=code)

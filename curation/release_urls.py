@@ -1,0 +1,33 @@
+"""URL patterns of releases and imports: `page_patterns` (mounted at the root) and `api_patterns` (under /api/)."""
+
+from __future__ import annotations
+
+from django.urls import path
+
+from curation import release_api, release_views
+
+page_patterns = [
+    path("p/<slug:slug>/releases/", release_views.release_list, name="releases"),
+    path("p/<slug:slug>/releases/<int:pk>/", release_views.release_detail, name="release"),
+    path("p/<slug:slug>/releases/<int:pk>/downloads/", release_views.release_downloads, name="release-downloads"),
+    path(
+        "p/<slug:slug>/releases/<int:pk>/downloads/<slug:format>/",
+        release_views.release_download_file,
+        name="release-download-file",
+    ),
+    path("p/<slug:slug>/imports/", release_views.dataset_import_page, name="dataset-import"),
+]
+
+api_patterns = [
+    path("projects/<slug:slug>/releases/", release_api.ReleaseListApi.as_view(), name="api-releases"),
+    path("projects/<slug:slug>/imports/", release_api.ImportListApi.as_view(), name="api-imports"),
+    path("releases/<int:pk>/", release_api.ReleaseDetailApi.as_view(), name="api-release"),
+    path("releases/<int:pk>/statistics/", release_api.ReleaseStatisticsApi.as_view(), name="api-release-statistics"),
+    path("releases/<int:pk>/items/", release_api.ReleaseItemListApi.as_view(), name="api-release-items"),
+    path("releases/<int:pk>/exports/", release_api.ReleaseExportListApi.as_view(), name="api-release-exports"),
+    path(
+        "releases/<int:pk>/exports/<slug:export_format>/download/",
+        release_api.ReleaseExportDownloadApi.as_view(),
+        name="api-release-export-download",
+    ),
+]

@@ -1,0 +1,226 @@
+"""Pages of releases: list and cut (managers), release statistics with charts, downloads, dataset import upload."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+
+from curation import release_selectors, selectors
+from curation.dataset_formats import FORMATS
+from curation.errors import DomainError, InvalidInput, NotFound
+from curation.exports import EXPORT_FORMATS
+from curation.models import Batch, Project, Release
+from curation.services import datasets as dataset_services
+from curation.services import releases as release_services
+from curation.states import Role, Status
+
+CHART_COLOURS = ("#2457c5", "#12b76a", "#f79009", "#ee46bc", "#7a5af8", "#53b1fd", "#f04438", "#475467")
+
+
+def _project(request: HttpRequest, slug: str) -> tuple[Project, set[str]]:
+    try:
+        project = selectors.project_get(user=request.user, slug=slug)
+    except NotFound as exc:
+        raise Http404(str(exc)) from exc
+    return project, selectors.roles_of(user=request.user, project=project)
+
+
+def _release(request: HttpRequest, slug: str, pk: int) -> Release:
+    try:
+        release = release_selectors.release_get(user=request.user, release_id=pk)
+    except NotFound as exc:
+        raise Http404(str(exc)) from exc
+    if release.project.slug != slug:
+        raise Http404("No such release in this project.")
+    return release
+
+
+def bar_chart(counts: dict[str, Any], *, labels: dict[str, str] | None = None) -> dict[str, Any]:
+    """Geometry of a horizontal bar chart drawn as inline SVG (no script, no CDN)."""
+    rows = [(key, value if isinstance(value, int | float) else value.get("count", 0)) for key, value in counts.items()]
+    top = max((value for _, value in rows), default=0) or 1
+    total = sum(value for _, value in rows) or 1
+    bars = [
+        {
+            "label": (labels or {}).get(key, key),
+            "value": value,
+            "percent": round(100 * value / total, 1),
+            "width": round(300 * value / top, 1),
+            "y": 24 * index,
+            "colour": CHART_COLOURS[index % len(CHART_COLOURS)],
+        }
+        for index, (key, value) in enumerate(rows)
+    ]
+    return {"bars": bars, "height": 24 * len(bars)}
+
+
+@login_required
+def release_list(request: HttpRequest, slug: str) -> HttpResponse:
+    project, roles = _project(request, slug)
+    is_manager = Role.MANAGER in roles
+    if request.method == "POST":
+        if not is_manager:
+            raise PermissionDenied("Only a manager of this project may cut releases.")
+        seed = request.POST.get("split_seed", "").strip()
+        try:
+            release = release_services.release_cut(
+                project=project,
+                actor=request.user,
+                name=request.POST.get("name", ""),
+                batch_ids=[int(b) for b in request.POST.getlist("batch_ids") if b.isdigit()],
+                description=request.POST.get("description", ""),
+                changelog=request.POST.get("changelog", ""),
+                license=request.POST.get("license", ""),
+                citation=request.POST.get("citation", ""),
+                split_seed=int(seed) if seed.lstrip("-").isdigit() else None,
+            )
+        except InvalidInput as exc:
+            messages.error(request, exc.message)
+        else:
+            messages.success(request, f"Release {release.label} cut: {release.item_count} instances frozen.")
+            return redirect("release", slug=project.slug, pk=release.pk)
+    batches = []
+    if is_manager:
+        for batch in Batch.objects.filter(project=project):
+            validated = batch.instances.filter(status=Status.VALIDATED).count()
+            batches.append({"batch": batch, "validated": validated})
+    context = {
+        "project": project,
+        "roles": roles,
+        "is_manager": is_manager,
+        "releases": release_selectors.releases_of(user=request.user, project=project),
+        "batches": batches,
+    }
+    return render(request, "curation/releases.html", context)
+
+
+@login_required
+def release_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    release = _release(request, slug, pk)
+    stats = release.statistics
+    reasoning = stats.get("reasoning_type", {})
+    charts = {
+        "answer_type": bar_chart(stats.get("answer_type", {})),
+        "answer_source": bar_chart(stats.get("answer_source", {})),
+        "reasoning_type": bar_chart(reasoning, labels={k: v["name"] for k, v in reasoning.items()}),
+        "answer_length": bar_chart(stats.get("answer_length", {}).get("buckets", {})),
+        "scale": bar_chart(stats.get("scale", {})),
+    }
+    table3 = stats.get("answer_form_by_source", {})
+    sources = [k for k in table3.get("total", {}) if k != "total"]
+    context = {
+        "project": release.project,
+        "release": release,
+        "stats": stats,
+        "charts": charts,
+        "settings_rows": [
+            (
+                label,
+                stats.get("settings", {}).get("long", {}).get(key, 0),
+                stats.get("settings", {}).get("short", {}).get(key, 0),
+            )
+            for key, label in (
+                ("questions", "Questions"),
+                ("papers", "Papers"),
+                ("avg_tables_per_context", "Avg. tables"),
+                ("avg_cells_per_table", "Avg. cells per table"),
+                ("avg_paragraphs_per_context", "Avg. paragraphs"),
+                ("avg_paragraph_words", "Avg. |paragraph| (words)"),
+            )
+        ],
+        "table3_sources": sources,
+        "table3_rows": [
+            (name.replace("_", " "), [row.get(s, 0) for s in sources], row.get("total", 0))
+            for name, row in table3.items()
+        ],
+        "can_download": release_selectors.can_read_gold(user=request.user, project=release.project),
+        "newer": Release.objects.filter(project=release.project, name=release.name, version__gt=release.version)
+        .order_by("-version")
+        .first(),
+    }
+    return render(request, "curation/release.html", context)
+
+
+@login_required
+def release_downloads(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    release = _release(request, slug, pk)
+    if not release_selectors.can_read_gold(user=request.user, project=release.project):
+        raise PermissionDenied("Downloads carry gold answers: managers, verifiers and qualified annotators only.")
+    if request.method == "POST":
+        try:
+            artifact = release_services.export_request(
+                release=release, actor=request.user, format=request.POST.get("format", "")
+            )
+        except DomainError as exc:
+            messages.error(request, exc.message)
+        else:
+            if artifact.state == "ready":
+                messages.success(request, f"The {artifact.format} export is ready.")
+            else:
+                messages.info(request, f"The {artifact.format} export is being written by a worker.")
+        return redirect("release-downloads", slug=slug, pk=pk)
+    artifacts = release_selectors.exports_of(release=release)
+    rows = [{"format": fmt, "label": label, "artifact": artifacts.get(fmt)} for fmt, label in EXPORT_FORMATS.items()]
+    return render(
+        request, "curation/release_downloads.html", {"project": release.project, "release": release, "rows": rows}
+    )
+
+
+@login_required
+def release_download_file(request: HttpRequest, slug: str, pk: int, format: str) -> FileResponse:
+    release = _release(request, slug, pk)
+    if not release_selectors.can_read_gold(user=request.user, project=release.project):
+        raise PermissionDenied("Downloads carry gold answers: managers, verifiers and qualified annotators only.")
+    artifact = release_selectors.exports_of(release=release).get(format)
+    if artifact is None:
+        raise Http404("Request this export first.")
+    try:
+        path = release_services.export_file(artifact=artifact)
+    except DomainError as exc:
+        raise Http404(exc.message) from exc
+    return FileResponse(path.open("rb"), as_attachment=True, filename=f"{release.label}-{format}.zip")
+
+
+@login_required
+def dataset_import_page(request: HttpRequest, slug: str) -> HttpResponse:
+    project, roles = _project(request, slug)
+    if Role.MANAGER not in roles:
+        raise PermissionDenied("Only a manager of this project may import datasets.")
+    if request.method == "POST":
+        upload = request.FILES.get("file")
+        try:
+            if upload is None:
+                raise InvalidInput("Choose a file to import.")
+            if upload.size > settings.TATCURATE_MAX_UPLOAD_BYTES:
+                raise InvalidInput("The file is larger than the upload limit; use the import_dataset command.")
+            result = dataset_services.dataset_import(
+                project=project,
+                actor=request.user,
+                format=request.POST.get("format", ""),
+                source_name=upload.name,
+                content=upload.read(),
+                as_release=request.POST.get("as_release", "").strip(),
+            )
+        except DomainError as exc:
+            messages.error(request, exc.message)
+        else:
+            counts = result.record.counts
+            if result.created:
+                messages.success(
+                    request,
+                    f"Imported {counts.get('questions', 0)} questions over {counts.get('contexts', 0)} contexts "
+                    f"from {upload.name}.",
+                )
+            else:
+                messages.info(request, f"{upload.name} was imported before (same sha256); nothing was written.")
+            if result.release is not None:
+                return redirect("release", slug=project.slug, pk=result.release.pk)
+            return redirect("dataset-import", slug=project.slug)
+    imports = release_selectors.imports_visible_to(user=request.user, project=project)
+    return render(request, "curation/imports.html", {"project": project, "imports": imports, "formats": FORMATS})

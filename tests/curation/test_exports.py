@@ -1,0 +1,187 @@
+"""Exports: every format is a zip with data, dataset card and checksums; streaming writers; cache and worker path."""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+import zipfile
+
+import pyarrow.parquet as pq
+import pytest
+
+from curation.exports import EXPORT_FORMATS, write_export_zip
+from curation.exports.writers import write_json_array
+from curation.models import ExportArtifact
+from curation.services import releases as release_services
+from curation.services.releases import export_build, export_request, release_cut
+from curation.tasks import export_build_task
+from scoring.metrics import scitat
+
+
+@pytest.fixture
+def release(release_world):
+    return release_cut(
+        project=release_world["project"],
+        actor=None,
+        name="demo",
+        batch_ids=[b.pk for b in release_world["batches"]],
+        license="CC-BY-4.0",
+        citation="@misc{demo}",
+        split_seed=3,
+    )
+
+
+@pytest.fixture(autouse=True)
+def media(settings, tmp_path):
+    settings.MEDIA_ROOT = tmp_path / "media"
+    return settings.MEDIA_ROOT
+
+
+def unpack(path):
+    with zipfile.ZipFile(path) as bundle:
+        return {name: bundle.read(name) for name in bundle.namelist()}
+
+
+@pytest.mark.parametrize("fmt", sorted(EXPORT_FORMATS))
+def test_every_format_is_a_zip_with_data_card_and_valid_checksums(release, fmt, tmp_path):
+    out = tmp_path / f"{fmt}.zip"
+    digest, size = write_export_zip(release, fmt, out)
+    assert digest == hashlib.sha256(out.read_bytes()).hexdigest() and size == out.stat().st_size
+    files = unpack(out)
+    data_names = [n for n in files if n.startswith("data/")]
+    assert len(data_names) == 1 and set(files) == {*data_names, "README.md", "SHA256SUMS"}
+    for line in files["SHA256SUMS"].decode().splitlines():
+        expected, name = line.split("  ")
+        assert hashlib.sha256(files[name]).hexdigest() == expected
+    card = files["README.md"].decode()
+    assert release.content_hash in card and "CC-BY-4.0" in card and "@misc{demo}" in card
+    assert "SciTaT table 2" in card and "SciTaT table 3" in card and "SciTaT table 4" in card
+
+
+def test_jsonl_has_one_instance_per_line_with_context_inline(release, tmp_path):
+    write_export_zip(release, "jsonl", tmp_path / "x.zip")
+    lines = unpack(tmp_path / "x.zip")["data/demo-v1.jsonl"].decode().splitlines()
+    rows = [json.loads(line) for line in lines]
+    assert len(rows) == 6
+    short = next(r for r in rows if r["short_context"])
+    assert short["context"]["kind"] == "short" and short["paper_context"]["kind"] == "long"
+    assert {r["split"] for r in rows} <= {"train", "dev", "test"}
+
+
+def test_parquet_loads_with_nested_context(release, tmp_path):
+    write_export_zip(release, "parquet", tmp_path / "x.zip")
+    (tmp_path / "x.parquet").write_bytes(unpack(tmp_path / "x.zip")["data/demo-v1.parquet"])
+    table = pq.read_table(tmp_path / "x.parquet")
+    assert table.num_rows == 6
+    row = table.slice(0, 1).to_pylist()[0]
+    assert row["answer"] == ["A"] and row["tables"][0]["cells"] == [["Model", "Acc"], ["A", "8"]]
+    assert row["paragraphs"][0]["text"] == "Model A reaches 8 points."
+
+
+def test_csv_lists_questions_and_exact_answers(release, tmp_path):
+    write_export_zip(release, "csv", tmp_path / "x.zip")
+    text = unpack(tmp_path / "x.zip")["data/demo-v1.csv"].decode()
+    rows = list(csv.DictReader(io.StringIO(text)))
+    assert len(rows) == 6 and rows[0]["question"] == "Question 0.0?"
+    assert json.loads(rows[0]["answer_json"]) == ["A"] and rows[0]["reasoning_subtype"] == "comparison"
+
+
+def test_scitat_export_scores_perfectly_against_itself(release, tmp_path):
+    write_export_zip(release, "scitat", tmp_path / "x.zip")
+    records = json.loads(unpack(tmp_path / "x.zip")["data/demo-v1.json"])
+    assert len(records) == 6 and records[0]["question_subtype"] == "Comparison"
+    report = scitat.score_dataset(records, {r["id"]: r["answer"] for r in records})
+    assert report.em == 1.0 and report.f1 == 1.0 and report.short_form_count == 4
+
+
+def test_tatqa_export_groups_questions_by_context(release, tmp_path):
+    write_export_zip(release, "tatqa", tmp_path / "x.zip")
+    documents = json.loads(unpack(tmp_path / "x.zip")["data/demo-v1.json"])
+    assert [len(d["questions"]) for d in documents] == [2, 1, 2, 1]
+    assert "more_tables" in documents[0]  # the first paper's short context has two tables
+
+
+def test_json_array_writer_streams_element_by_element():
+    out = io.StringIO()
+    written_when_asked = []
+
+    def values():
+        for i in range(3):
+            written_when_asked.append(len(out.getvalue()))
+            yield {"i": i}
+
+    assert write_json_array(out, values(), indent=None) == 3
+    assert written_when_asked[0] < written_when_asked[1] < written_when_asked[2]
+    assert json.loads(out.getvalue()) == [{"i": 0}, {"i": 1}, {"i": 2}]
+
+
+def test_small_export_is_built_once_and_cached(release, monkeypatch, release_world):
+    calls = []
+    real = release_services.export_build
+
+    def counting(**kwargs):
+        calls.append(kwargs)
+        return real(**kwargs)
+
+    monkeypatch.setattr(release_services, "export_build", counting)
+    first = export_request(release=release, actor=release_world["people"]["manager"], format="csv")
+    second = export_request(release=release, actor=release_world["people"]["manager"], format="csv")
+    assert first.state == second.state == ExportArtifact.State.READY
+    assert first.pk == second.pk and first.sha256 == second.sha256 and len(calls) == 1
+
+
+def test_big_export_goes_to_the_worker_after_commit(release, monkeypatch, django_capture_on_commit_callbacks):
+    monkeypatch.setattr(release_services, "SYNC_EXPORT_MAX_ITEMS", 0)
+    sent = []
+    monkeypatch.setattr(export_build_task, "delay", lambda artifact_id: sent.append(artifact_id))
+    with django_capture_on_commit_callbacks(execute=True) as callbacks:
+        artifact = export_request(release=release, actor=None, format="jsonl")
+    assert len(callbacks) == 1 and sent == [artifact.pk]
+    assert artifact.state == ExportArtifact.State.PENDING
+    assert export_build_task(artifact.pk) == "ready"
+    artifact.refresh_from_db()
+    assert artifact.items_done == artifact.items_total == 6 and artifact.path
+    mtime = (release_services.Path(release_services.settings.MEDIA_ROOT) / artifact.path).stat().st_mtime_ns
+    assert export_build_task(artifact.pk) == "ready"  # a redelivered task leaves the finished file alone
+    assert (release_services.Path(release_services.settings.MEDIA_ROOT) / artifact.path).stat().st_mtime_ns == mtime
+
+
+def test_failed_export_is_recorded_and_can_be_retried(release, monkeypatch):
+    import curation.exports as exports
+
+    artifact = ExportArtifact.objects.create(release=release, format="csv", items_total=6)
+
+    def broken(*args, **kwargs):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(exports, "write_export_zip", broken)
+    with pytest.raises(OSError):
+        export_build(artifact_id=artifact.pk)
+    artifact.refresh_from_db()
+    assert artifact.state == ExportArtifact.State.FAILED and "disk full" in artifact.error
+    monkeypatch.undo()
+    retried = export_request(release=release, actor=None, format="csv")
+    assert retried.state == ExportArtifact.State.READY
+
+
+def test_export_command_writes_the_zip(release, tmp_path):
+    from django.core.management import call_command
+
+    out = io.StringIO()
+    target = tmp_path / "out" / "demo.zip"
+    call_command(
+        "export_release",
+        "demo",
+        "--project",
+        release.project.slug,
+        "--format",
+        "scitat",
+        "--out",
+        str(target),
+        "--json",
+        stdout=out,
+    )
+    result = json.loads(out.getvalue())
+    assert result["items"] == 6 and result["sha256"] == hashlib.sha256(target.read_bytes()).hexdigest()

@@ -1,0 +1,130 @@
+"""Release and import pages by role: list and cut, statistics with charts, downloads, upload."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+
+from curation.models import Release
+from curation.services.releases import release_cut
+
+from .test_release_api import TATQA_FILE
+
+
+@pytest.fixture
+def world(release_world, settings, tmp_path):
+    settings.MEDIA_ROOT = tmp_path / "media"
+    release = release_cut(
+        project=release_world["project"], actor=None, name="demo", batch_ids=[release_world["batches"][0].pk]
+    )
+    return {**release_world, "release": release}
+
+
+def client_for(client, user):
+    if user is not None:
+        client.force_login(user)
+    return client
+
+
+PAGES = {
+    #           annotator novice verifier manager outsider
+    "releases": (200, 200, 200, 200, 404),
+    "release": (200, 200, 200, 200, 404),
+    "downloads": (200, 403, 200, 200, 404),
+    "imports": (403, 403, 403, 200, 404),
+}
+ROLES = ["annotator", "novice", "verifier", "manager", "outsider"]
+
+
+def page_url(world, page: str) -> str:
+    slug, pk = world["project"].slug, world["release"].pk
+    return {
+        "releases": f"/p/{slug}/releases/",
+        "release": f"/p/{slug}/releases/{pk}/",
+        "downloads": f"/p/{slug}/releases/{pk}/downloads/",
+        "imports": f"/p/{slug}/imports/",
+    }[page]
+
+
+@pytest.mark.parametrize("page", sorted(PAGES))
+@pytest.mark.parametrize("role", ROLES)
+def test_pages_by_role(world, client, page, role):
+    response = client_for(client, world["people"][role]).get(page_url(world, page))
+    assert response.status_code == PAGES[page][ROLES.index(role)]
+
+
+@pytest.mark.parametrize("page", sorted(PAGES))
+def test_anonymous_is_sent_to_login(world, client, page):
+    response = client.get(page_url(world, page))
+    assert response.status_code == 302 and "/login/" in response["Location"]
+
+
+def test_release_page_shows_statistics_tables_and_svg_charts(world, client):
+    html = client_for(client, world["people"]["verifier"]).get(page_url(world, "release")).content.decode()
+    assert world["release"].content_hash in html
+    assert 'id="table2"' in html and 'id="table3"' in html and 'id="table4"' in html
+    assert html.count("<svg") >= 5 and "Comparison" in html
+    assert "Downloads</a>" in html
+
+
+def test_novice_sees_statistics_but_no_download_link(world, client):
+    html = client_for(client, world["people"]["novice"]).get(page_url(world, "release")).content.decode()
+    assert "qualification" in html and "/downloads/" not in html
+
+
+def test_manager_cuts_a_release_from_the_page(world, client):
+    client_for(client, world["people"]["manager"])
+    response = client.post(
+        page_url(world, "releases"),
+        {"name": "demo", "batch_ids": [str(world["batches"][1].pk)], "description": "Second", "split_seed": "5"},
+    )
+    release = Release.objects.get(name="demo", version=2)
+    assert response.status_code == 302 and response["Location"].endswith(f"/releases/{release.pk}/")
+    assert release.item_count == 2 and release.split_seed == 5
+
+
+def test_annotator_cannot_cut_from_the_page(world, client):
+    client_for(client, world["people"]["annotator"])
+    response = client.post(page_url(world, "releases"), {"name": "x", "batch_ids": [str(world["batches"][1].pk)]})
+    assert response.status_code == 403 and Release.objects.count() == 1
+
+
+def test_downloads_page_builds_and_serves_each_format(world, client):
+    client_for(client, world["people"]["annotator"])
+    url = page_url(world, "downloads")
+    for fmt in ("scitat", "tatqa", "jsonl", "parquet", "csv"):
+        assert client.post(url, {"format": fmt}).status_code == 302
+        response = client.get(f"{url}{fmt}/")
+        assert response.status_code == 200
+        assert b"".join(response.streaming_content)[:2] == b"PK"
+    html = client.get(url).content.decode()
+    assert html.count("Download</a>") == 5
+
+
+def test_novice_cannot_download_a_file(world, client):
+    client_for(client, world["people"]["manager"]).post(page_url(world, "downloads"), {"format": "csv"})
+    client.logout()
+    client_for(client, world["people"]["novice"])
+    assert client.get(page_url(world, "downloads") + "csv/").status_code == 403
+
+
+def test_manager_uploads_a_file_as_a_release(world, client):
+    client_for(client, world["people"]["manager"])
+    upload = SimpleUploadedFile("mini.json", json.dumps(TATQA_FILE).encode())
+    response = client.post(page_url(world, "imports"), {"format": "tatqa", "file": upload, "as_release": "mini"})
+    release = Release.objects.get(name="mini")
+    assert response.status_code == 302 and response["Location"].endswith(f"/releases/{release.pk}/")
+    html = client.get(page_url(world, "imports")).content.decode()
+    assert "mini.json" in html
+
+
+def test_malformed_upload_shows_the_path_and_writes_nothing(world, client):
+    client_for(client, world["people"]["manager"])
+    bad = json.loads(json.dumps(TATQA_FILE))
+    bad[0]["questions"][0]["scale"] = "dozens"
+    upload = SimpleUploadedFile("bad.json", json.dumps(bad).encode())
+    response = client.post(page_url(world, "imports"), {"format": "tatqa", "file": upload}, follow=True)
+    assert "[0].questions[0].scale" in response.content.decode()
+    assert Release.objects.count() == 1 and not world["project"].imports.exists()
