@@ -1,0 +1,178 @@
+"""REST API for ingestion and contexts: upload sources, list a project's papers and contexts, assign reasoning types."""
+
+from __future__ import annotations
+
+from django.db.models import QuerySet
+from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from rest_framework import generics, serializers, status
+from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from curation import paper_selectors, selectors
+from curation.errors import InvalidInput, NotFound
+from curation.models import Batch, Context, Project, ReasoningType
+from curation.serializers import PaperSerializer
+from curation.services import contexts as context_services
+from curation.services import papers as paper_services
+
+
+class IngestResultSerializer(serializers.Serializer):
+    source_name = serializers.CharField()
+    status = serializers.ChoiceField(choices=["created", "unchanged", "new_version"])
+    paper_id = serializers.IntegerField()
+    title = serializers.CharField()
+    version = serializers.IntegerField()
+    arxiv_id = serializers.CharField()
+    main_file = serializers.CharField()
+    sha256 = serializers.CharField()
+    tables = serializers.IntegerField()
+    paragraphs = serializers.IntegerField()
+    contexts = inline_serializer(
+        "ContextCounts", {"short": serializers.IntegerField(), "long": serializers.IntegerField()}
+    )
+    warnings = serializers.ListField(child=serializers.CharField())
+
+
+class ContextSerializer(serializers.ModelSerializer):
+    paper = serializers.PrimaryKeyRelatedField(read_only=True)
+    paragraph = serializers.PrimaryKeyRelatedField(read_only=True)
+    tables = serializers.PrimaryKeyRelatedField(many=True, read_only=True)
+    reasoning_type = serializers.SlugRelatedField(slug_field="code", read_only=True)
+
+    class Meta:
+        model = Context
+        fields = ["id", "paper", "kind", "paragraph", "tables", "reasoning_type", "batch", "created_at"]
+
+
+class ProjectPaperListApi(APIView):
+    parser_classes = [MultiPartParser, FormParser]
+
+    class InputSerializer(serializers.Serializer):
+        files = serializers.ListField(child=serializers.FileField(allow_empty_file=True), allow_empty=False)
+        batch = serializers.IntegerField(required=False, allow_null=True)
+
+    @extend_schema(responses=PaperSerializer(many=True))
+    def get(self, request: Request, slug: str) -> Response:
+        project = selectors.project_get(user=request.user, slug=slug)
+        papers = selectors.papers_visible_to(request.user, project).select_related("project").order_by("-created_at")
+        return Response(PaperSerializer(papers, many=True).data)
+
+    @extend_schema(
+        request={"multipart/form-data": InputSerializer},
+        responses={201: IngestResultSerializer(many=True)},
+        description="Upload one or several .tex files or source archives (field `files`). Managers only. "
+        "If any file is refused (unsafe or oversize archive, unknown format) nothing is stored and the answer "
+        "is 400 with a reason per file.",
+    )
+    def post(self, request: Request, slug: str) -> Response:
+        project = selectors.project_get(user=request.user, slug=slug)
+        files = request.FILES.getlist("files") or request.FILES.getlist("file")
+        payload = self.InputSerializer(data={"files": files, "batch": request.data.get("batch") or None})
+        payload.is_valid(raise_exception=True)
+        batch = _batch_of(project, payload.validated_data.get("batch"))
+        results = paper_services.papers_ingest(
+            project=project, actor=request.user, uploads=payload.validated_data["files"], batch=batch
+        )
+        body = IngestResultSerializer([result.as_dict() for result in results], many=True).data
+        return Response(body, status=status.HTTP_201_CREATED)
+
+
+class ContextListApi(generics.ListAPIView):
+    serializer_class = ContextSerializer
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("batch", int, description="only this batch"),
+            OpenApiParameter("paper", int, description="only this paper"),
+            OpenApiParameter("kind", str, enum=Context.Kind.values),
+            OpenApiParameter("unassigned", bool, description="only contexts without a reasoning type"),
+        ],
+    )
+    def get(self, request: Request, *args: object, **kwargs: object) -> Response:
+        return super().get(request, *args, **kwargs)
+
+    def get_queryset(self) -> QuerySet[Context]:
+        project = selectors.project_get(user=self.request.user, slug=self.kwargs["slug"])
+        contexts = paper_selectors.contexts_visible_to(self.request.user, project).prefetch_related("tables")
+        query = self.request.query_params
+        try:
+            if query.get("batch"):
+                contexts = contexts.filter(batch_id=int(query["batch"]))
+            if query.get("paper"):
+                contexts = contexts.filter(paper_id=int(query["paper"]))
+        except ValueError as error:
+            raise InvalidInput("batch and paper must be numbers.") from error
+        if query.get("kind"):
+            contexts = contexts.filter(kind=query["kind"])
+        if query.get("unassigned") in ("1", "true"):
+            contexts = contexts.filter(reasoning_type__isnull=True)
+        return contexts.order_by("pk")
+
+
+class ContextAssignApi(APIView):
+    parser_classes = [JSONParser, FormParser, MultiPartParser]
+
+    class InputSerializer(serializers.Serializer):
+        batch = serializers.IntegerField(required=False, allow_null=True, help_text="omit for all unassigned")
+        seed = serializers.IntegerField(default=0)
+
+    @extend_schema(
+        request=InputSerializer,
+        responses=inline_serializer(
+            "AssignmentResult",
+            {
+                "seed": serializers.IntegerField(),
+                "assigned": serializers.IntegerField(),
+                "counts": serializers.DictField(child=serializers.IntegerField()),
+                "targets": serializers.DictField(child=serializers.FloatField()),
+            },
+        ),
+        description="Assign leaf reasoning types by the project's target shares: to every context of `batch`, "
+        "or to all contexts without a type. Deterministic for a seed. Managers only.",
+    )
+    def post(self, request: Request, slug: str) -> Response:
+        project = selectors.project_get(user=request.user, slug=slug)
+        payload = self.InputSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        batch = _batch_of(project, payload.validated_data.get("batch"))
+        result = context_services.contexts_assign_reasoning_types(
+            project=project, actor=request.user, seed=payload.validated_data["seed"], batch=batch
+        )
+        return Response(result.as_dict())
+
+
+class ContextDetailApi(APIView):
+    class InputSerializer(serializers.Serializer):
+        reasoning_type = serializers.CharField(allow_null=True, help_text="a leaf type's code, or null")
+
+    @extend_schema(responses=ContextSerializer)
+    def get(self, request: Request, pk: int) -> Response:
+        context = paper_selectors.context_get(user=request.user, context_id=pk)
+        return Response(ContextSerializer(context).data)
+
+    @extend_schema(request=InputSerializer, responses=ContextSerializer)
+    def patch(self, request: Request, pk: int) -> Response:
+        context = paper_selectors.context_get(user=request.user, context_id=pk)
+        payload = self.InputSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        code = payload.validated_data["reasoning_type"]
+        reasoning_type = None
+        if code:
+            reasoning_type = ReasoningType.objects.filter(project_id=context.project_id, code=code).first()
+            if reasoning_type is None:
+                raise InvalidInput(f"{code!r} is not a reasoning type of this project.")
+        context = context_services.context_set_reasoning_type(
+            context=context, reasoning_type=reasoning_type, actor=request.user
+        )
+        return Response(ContextSerializer(context).data)
+
+
+def _batch_of(project: Project, batch_id: int | None) -> Batch | None:
+    if batch_id is None:
+        return None
+    batch = Batch.objects.filter(project=project, pk=batch_id).first()
+    if batch is None:
+        raise NotFound(f"No batch {batch_id} in this project.")
+    return batch

@@ -1,0 +1,196 @@
+"""Pages for ingestion: a project's papers, the manager's upload page, and a paper page to judge its extraction."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+
+from curation import paper_selectors, selectors
+from curation.errors import InvalidInput, NotFound, NotPermitted
+from curation.models import Batch, Context, Paper, Project, ReasoningType
+from curation.paper_display import mention_segments
+from curation.services import contexts as context_services
+from curation.services import papers as paper_services
+from curation.services.contexts import leaf_reasoning_types
+from curation.states import Role
+
+STAFF = {Role.MANAGER.value, Role.VERIFIER.value}
+
+
+def _project_for(request: HttpRequest, slug: str, *, roles: set[str], action: str) -> tuple[Project, set[str]]:
+    try:
+        project = selectors.project_get(user=request.user, slug=slug)
+    except NotFound as exc:
+        raise Http404(str(exc)) from exc
+    held = selectors.roles_of(user=request.user, project=project)
+    if not held & roles:
+        raise PermissionDenied(f"Only a {' or '.join(sorted(roles))} of this project may {action}.")
+    return project, held
+
+
+@login_required
+def project_papers(request: HttpRequest, slug: str) -> HttpResponse:
+    project, roles = _project_for(request, slug, roles=STAFF, action="see its papers")
+    papers = paper_selectors.papers_of_project(user=request.user, project=project)
+    context = {
+        "project": project,
+        "papers": papers,
+        "is_manager": Role.MANAGER in roles,
+        "batches": Batch.objects.filter(project=project),
+        "unassigned": Context.objects.filter(project=project, reasoning_type__isnull=True).count(),
+    }
+    return render(request, "curation/papers.html", context)
+
+
+@login_required
+def papers_upload(request: HttpRequest, slug: str) -> HttpResponse:
+    project, _ = _project_for(request, slug, roles={Role.MANAGER.value}, action="ingest papers")
+    context: dict[str, object] = {"project": project, "batches": Batch.objects.filter(project=project)}
+    if request.method != "POST":
+        return render(request, "curation/papers_upload.html", context)
+    batch_id = request.POST.get("batch") or ""
+    batch = Batch.objects.filter(project=project, pk=int(batch_id)).first() if batch_id.isdigit() else None
+    try:
+        results = paper_services.papers_ingest(
+            project=project, actor=request.user, uploads=request.FILES.getlist("files"), batch=batch
+        )
+    except NotPermitted as exc:
+        raise PermissionDenied(exc.message) from exc
+    except InvalidInput as exc:
+        context["error"] = exc.message
+        context["rejected"] = exc.detail.get("rejected", [])
+        return render(request, "curation/papers_upload.html", context, status=400)
+    context["results"] = results
+    return render(request, "curation/papers_upload.html", context, status=201 if results else 200)
+
+
+@login_required
+def paper_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    project, roles = _project_for(request, slug, roles=STAFF, action="see its papers")
+    try:
+        paper = paper_selectors.paper_get(user=request.user, project=project, paper_id=pk)
+    except NotFound as exc:
+        raise Http404(str(exc)) from exc
+    tables = list(paper.tables.all())
+    paragraphs = list(paper.paragraphs.all())
+    mentioned_by: dict[int, list[int]] = {table.pk: [] for table in tables}
+    paragraph_rows = []
+    for paragraph in paragraphs:
+        linked = list(paragraph.mentioned_tables.all())
+        numbers: dict[str, int] = {}
+        for table in linked:
+            mentioned_by.setdefault(table.pk, []).append(paragraph.pk)
+            if table.number:
+                numbers[table.number] = table.pk
+            for sub in table.subtables or []:
+                if sub.get("number"):
+                    numbers[str(sub["number"])] = table.pk
+        paragraph_rows.append(
+            {"paragraph": paragraph, "segments": mention_segments(paragraph.text, numbers), "tables": linked}
+        )
+    contexts = list(
+        Context.objects.filter(paper=paper).select_related("reasoning_type", "paragraph").order_by("kind", "pk")
+    )
+    context = {
+        "project": project,
+        "paper": paper,
+        "is_manager": Role.MANAGER in roles,
+        "tables": [
+            {
+                "table": table,
+                "header_rows": header_row_count(table.spans, len(table.grid or table.cells)),
+                "mentioned_by": mentioned_by[table.pk],
+            }
+            for table in tables
+        ],
+        "paragraphs": paragraph_rows,
+        "contexts": contexts,
+        "context_counts": paper_selectors.context_counts(paper),
+        "leaf_types": leaf_reasoning_types(project),
+        "versions": Paper.objects.filter(project=project, origin=paper.origin, source_name=paper.source_name)
+        .exclude(source_name="")
+        .order_by("version")
+        .values("pk", "version"),
+    }
+    return render(request, "curation/paper.html", context)
+
+
+@login_required
+@require_POST
+def contexts_assign(request: HttpRequest, slug: str) -> HttpResponse:
+    project, _ = _project_for(request, slug, roles={Role.MANAGER.value}, action="assign reasoning types")
+    seed_text = request.POST.get("seed", "0").strip() or "0"
+    target = request.POST.get("next") or reverse("project-papers", args=[project.slug])
+    if not target.startswith("/") or target.startswith("//"):
+        target = reverse("project-papers", args=[project.slug])
+    try:
+        seed = int(seed_text)
+        paper_id = request.POST.get("paper") or ""
+        batch_id = request.POST.get("batch") or ""
+        batch = None
+        chosen = None
+        if paper_id:
+            chosen = list(Context.objects.filter(project=project, paper_id=int(paper_id)))
+        elif batch_id:
+            batch = Batch.objects.filter(project=project, pk=int(batch_id)).first()
+            if batch is None:
+                raise InvalidInput(f"No batch {batch_id} in this project.")
+        result = context_services.contexts_assign_reasoning_types(
+            project=project, actor=request.user, seed=seed, contexts=chosen, batch=batch
+        )
+    except ValueError:
+        messages.error(request, "The seed, paper and batch must be whole numbers.")
+        return redirect(target)
+    except NotPermitted as exc:
+        raise PermissionDenied(exc.message) from exc
+    except InvalidInput as exc:
+        messages.error(request, exc.message)
+        return redirect(target)
+    messages.success(request, f"Assigned reasoning types to {result.assigned} contexts (seed {result.seed}).")
+    return redirect(target)
+
+
+@login_required
+@require_POST
+def context_reasoning_type(request: HttpRequest, pk: int) -> HttpResponse:
+    try:
+        context = paper_selectors.context_get(user=request.user, context_id=pk)
+    except NotFound as exc:
+        raise Http404(str(exc)) from exc
+    code = request.POST.get("reasoning_type", "")
+    reasoning_type = ReasoningType.objects.filter(project_id=context.project_id, code=code).first() if code else None
+    target = reverse("paper", args=[context.project.slug, context.paper_id]) + f"#context-{context.pk}"
+    try:
+        if code and reasoning_type is None:
+            raise InvalidInput(f"{code!r} is not a reasoning type of this project.")
+        context_services.context_set_reasoning_type(context=context, reasoning_type=reasoning_type, actor=request.user)
+    except NotPermitted as exc:
+        raise PermissionDenied(exc.message) from exc
+    except InvalidInput as exc:
+        messages.error(request, exc.message)
+        return redirect(target)
+    messages.success(request, f"Context {context.pk}: reasoning type set to {code or 'none'}.")
+    return redirect(target)
+
+
+def header_row_count(spans: list[dict[str, object]], row_count: int) -> int:
+    """How many leading rows form the header: row one, plus any rows its \\multirow cells reach down into."""
+    count = 1
+    changed = True
+    while changed:
+        changed = False
+        for span in spans or []:
+            try:
+                top, rowspan = int(span["top"]), int(span["rowspan"])  # type: ignore[call-overload]
+            except (KeyError, TypeError, ValueError):
+                continue
+            # A rowspan may not cross from <thead> into <tbody>: browsers cut it at the section edge.
+            if top < count < top + rowspan:
+                count = top + rowspan
+                changed = True
+    return 0 if count >= row_count else count

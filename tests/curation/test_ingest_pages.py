@@ -1,0 +1,149 @@
+"""Ingestion pages: upload (with and without JS), the paper list, and a paper page a person can judge at a glance."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import Client
+
+from curation.models import Context, Paper
+from curation.services.papers import paper_ingest
+from tests.conftest import PASSWORD
+from tests.curation.ingest_helpers import FIXTURES, PAPER, row_counts, tar_gz
+
+
+def logged_in(username: str) -> Client:
+    client = Client()
+    assert client.login(username=username, password=PASSWORD)
+    return client
+
+
+@pytest.fixture
+def ingested(project, personas):
+    return paper_ingest(project=project, actor=None, path_or_upload=FIXTURES / "multifile").paper
+
+
+ROLE_STATUS = [("manager", 200), ("verifier", 200), ("annotator", 403), ("outsider", 404)]
+
+
+@pytest.mark.parametrize(("username", "expected"), ROLE_STATUS)
+def test_paper_list_and_paper_page_by_role(ingested, username, expected):
+    client = logged_in(username)
+    assert client.get("/p/test-project/papers/").status_code == expected
+    assert client.get(f"/p/test-project/papers/{ingested.pk}/").status_code == expected
+
+
+@pytest.mark.parametrize(("username", "expected"), [("manager", 200), ("verifier", 403), ("annotator", 403)])
+def test_upload_page_is_for_managers(personas, username, expected):
+    response = logged_in(username).get("/p/test-project/papers/upload/")
+    assert response.status_code == expected
+    if expected == 200:
+        html = response.content.decode()
+        assert 'enctype="multipart/form-data"' in html and 'name="files"' in html and "multiple" in html
+        assert 'id="dropzone"' in html
+
+
+def test_anonymous_is_sent_to_login(db, client):
+    for url in ("/p/test-project/papers/", "/p/test-project/papers/upload/"):
+        response = client.get(url)
+        assert response.status_code == 302 and response["Location"].startswith("/login/")
+
+
+def test_plain_multipart_upload_stores_and_reports_each_file(project, personas, tmp_path):
+    archive = tar_gz(tmp_path / "2401.01234v2.tar.gz", {"src/main.tex": PAPER})
+    files = [
+        SimpleUploadedFile("2401.01234v2.tar.gz", archive.read_bytes()),
+        SimpleUploadedFile("single.tex", PAPER.replace("Ours", "Single").encode()),
+    ]
+    response = logged_in("manager").post("/p/test-project/papers/upload/", {"files": files})
+    assert response.status_code == 201
+    html = response.content.decode()
+    assert html.count("created") >= 2 and "Packed Paper" in html
+    assert Paper.objects.filter(project=project).count() == 2
+    paper = Paper.objects.get(arxiv_id="2401.01234v2")
+    assert f"/p/test-project/papers/{paper.pk}/" in html
+
+
+def test_refused_upload_shows_the_reason_and_stores_nothing(project, personas, tmp_path):
+    bad = tar_gz(tmp_path / "evil.tar.gz", {"/etc/evil.tex": PAPER})
+    before = row_counts()
+    files = [SimpleUploadedFile("ok.tex", PAPER.encode()), SimpleUploadedFile("evil.tar.gz", bad.read_bytes())]
+    response = logged_in("manager").post("/p/test-project/papers/upload/", {"files": files})
+    assert response.status_code == 400
+    html = response.content.decode()
+    assert "Nothing was stored" in html and "evil.tar.gz" in html and "absolute path" in html
+    assert row_counts() == before
+
+
+def test_paper_page_renders_tables_with_spans_captions_and_raw_latex(ingested):
+    html = logged_in("verifier").get(f"/p/test-project/papers/{ingested.pk}/").content.decode()
+    table = ingested.tables.get(label="tab:main")
+    block = html[html.index(f'id="table-{table.pk}"') :]
+    block = block[: block.index("</table>")]
+    assert "<table" in block and "Main results of CaR. See Table 2." in block
+    assert re.search(r'<th rowspan="2">Model</th>', block)
+    assert re.search(r'<th colspan="2">Acc\.</th>', block)
+    # The multirow reaches into row two, so both rows are header rows and "Dev" is a header cell too.
+    assert "<th>Dev</th>" in block and "<td>86.0±0.2</td>" in block
+    assert "\\begin{table*}" in html
+
+
+def test_paper_page_highlights_table_mentions_in_paragraphs(ingested):
+    html = logged_in("manager").get(f"/p/test-project/papers/{ingested.pk}/").content.decode()
+    main = ingested.tables.get(label="tab:main")
+    ablation = ingested.tables.get(label="ablation")
+    paragraph = ingested.paragraphs.get(text__startswith="This is the first paragraph")
+    block = html[html.index(f'id="paragraph-{paragraph.pk}"') :]
+    block = block[: block.index("</p>")]
+    inline = f'<a class="mention" href="#table-{main.pk}" data-table="{main.pk}">1</a>'
+    assert block.count(inline) == 2  # "Table 1" and "Tables 1 and 2"
+    assert f'<a class="mention" href="#table-{ablation.pk}" data-table="{ablation.pk}">2</a>' in block
+    assert "[smith2020, lee2021]" in block
+    # Paragraphs without links carry no mention.
+    plain = ingested.paragraphs.get(text__startswith="Second paragraph")
+    plain_block = html[html.index(f'id="paragraph-{plain.pk}"') :]
+    assert 'class="mention' not in plain_block[: plain_block.index("</p>")]
+    assert "mouseenter" in html  # hover highlights the table
+
+
+def test_paper_page_shows_warnings_counts_and_the_manager_controls(project, personas):
+    paper = paper_ingest(project=project, actor=None, path_or_upload=FIXTURES / "drafts").paper
+    manager_html = logged_in("manager").get(f"/p/test-project/papers/{paper.pk}/").content.decode()
+    assert "Extraction warnings" in manager_html and "several main-file candidates" in manager_html
+    assert 'id="paper-counts"' in manager_html and 'id="assign-form"' in manager_html
+    assert 'name="reasoning_type"' in manager_html
+    verifier_html = logged_in("verifier").get(f"/p/test-project/papers/{paper.pk}/").content.decode()
+    assert "Extraction warnings" in verifier_html
+    assert 'id="assign-form"' not in verifier_html and 'name="reasoning_type"' not in verifier_html
+
+
+def test_manager_assigns_and_overrides_from_the_pages(project, personas, ingested):
+    client = logged_in("manager")
+    response = client.post("/p/test-project/contexts/assign/", {"seed": "5", "paper": str(ingested.pk)})
+    assert response.status_code == 302
+    assert not Context.objects.filter(paper=ingested, reasoning_type__isnull=True).exists()
+    context = Context.objects.filter(paper=ingested, kind=Context.Kind.SHORT).first()
+    client.post(f"/contexts/{context.pk}/reasoning-type/", {"reasoning_type": "anomaly_detection"})
+    context.refresh_from_db()
+    assert context.reasoning_type.code == "anomaly_detection"
+    page = client.get(f"/p/test-project/papers/{ingested.pk}/").content.decode()
+    assert 'value="anomaly_detection" selected' in page
+
+
+@pytest.mark.parametrize("username", ["verifier", "annotator"])
+def test_others_cannot_assign_or_override_from_the_pages(project, personas, ingested, username):
+    client = logged_in(username)
+    assert client.post("/p/test-project/contexts/assign/", {"seed": "5"}).status_code == 403
+    context = Context.objects.filter(paper=ingested).first()
+    expected = 403 if username == "verifier" else 404  # annotators do not see this context at all
+    response = client.post(f"/contexts/{context.pk}/reasoning-type/", {"reasoning_type": "counting"})
+    assert response.status_code == expected
+    assert not Context.objects.filter(reasoning_type__isnull=False).exists()
+
+
+def test_project_page_links_to_the_papers(personas):
+    manager_html = logged_in("manager").get("/p/test-project/").content.decode()
+    assert 'href="/p/test-project/papers/"' in manager_html and 'href="/p/test-project/papers/upload/"' in manager_html
+    assert 'href="/p/test-project/papers/"' in logged_in("verifier").get("/p/test-project/").content.decode()
