@@ -9,7 +9,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.authtoken.views import obtain_auth_token
 
 from annotate import urls_work
-from curation import api, release_urls, views
+from curation import api, ingest_urls, release_urls, views
 from curation.health import healthz
 
 api_patterns = [
@@ -32,6 +32,7 @@ api_patterns = [
     path("instances/<int:pk>/transition/", api.InstanceTransitionApi.as_view(), name="api-instance-transition"),
     path("instances/<int:pk>/history/", api.InstanceHistoryApi.as_view(), name="api-instance-history"),
     path("", include(release_urls.api_patterns)),
+    path("", include(ingest_urls.api_patterns)),
     path("", include(urls_work.api_patterns)),
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
@@ -44,6 +45,7 @@ urlpatterns = [
     path("p/<slug:slug>/", views.project_overview, name="project"),
     path("instances/<int:pk>/history/", views.instance_history, name="instance-history"),
     path("", include(release_urls.page_patterns)),
+    path("", include(ingest_urls.page_patterns)),
     path("", include(urls_work.page_patterns)),
     path("healthz", healthz, name="healthz"),
     path("api/", include(api_patterns)),
