@@ -8,7 +8,7 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.authtoken.views import obtain_auth_token
 
-from annotate import urls_work
+from annotate import urls_review, urls_work
 from curation import api, ingest_urls, release_urls, views
 from curation.health import healthz
 
@@ -34,6 +34,7 @@ api_patterns = [
     path("", include(release_urls.api_patterns)),
     path("", include(ingest_urls.api_patterns)),
     path("", include(urls_work.api_patterns)),
+    path("", include(urls_review.api_patterns)),
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
 ]
@@ -47,6 +48,7 @@ urlpatterns = [
     path("", include(release_urls.page_patterns)),
     path("", include(ingest_urls.page_patterns)),
     path("", include(urls_work.page_patterns)),
+    path("", include(urls_review.page_patterns)),
     path("healthz", healthz, name="healthz"),
     path("api/", include(api_patterns)),
     path("admin/", admin.site.urls),

@@ -1,0 +1,583 @@
+"""API for two-round validation, discussions, history diffs, batches and the manager's dashboard."""
+
+from __future__ import annotations
+
+from datetime import date
+
+from django.http import HttpResponse
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import serializers, status
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotate import dashboard, review_selectors
+from annotate.models import Discussion, DiscussionMessage, ReviewComment
+from annotate.services import batches as batch_flow
+from annotate.services import review
+from annotate.services.workspace import work_ping
+from curation import selectors
+from curation.errors import InvalidInput, NotFound, NotPermitted
+from curation.serializers import BatchSerializer, InstanceSerializer
+
+# --- Serializers ----------------------------------------------------------------------------------------------
+
+
+class CommentInputSerializer(serializers.Serializer):
+    field = serializers.ChoiceField(choices=ReviewComment.Field.values, required=False, allow_blank=True, default="")
+    text = serializers.CharField(max_length=review.MAX_COMMENT_LENGTH)
+
+
+class CommentSerializer(serializers.ModelSerializer):
+    author = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    resolved_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+
+    class Meta:
+        model = ReviewComment
+        fields = [
+            "id",
+            "instance",
+            "author",
+            "round",
+            "field",
+            "text",
+            "instance_version",
+            "is_resolved",
+            "resolved_by",
+            "resolved_at",
+            "created_at",
+        ]
+
+
+class MessageSerializer(serializers.ModelSerializer):
+    author = serializers.SlugRelatedField(slug_field="username", read_only=True)
+
+    class Meta:
+        model = DiscussionMessage
+        fields = ["id", "author", "text", "created_at"]
+
+
+class DiscussionSerializer(serializers.ModelSerializer):
+    opened_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    verifier = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    decided_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    is_open = serializers.BooleanField(read_only=True)
+
+    class Meta:
+        model = Discussion
+        fields = [
+            "id",
+            "instance",
+            "opened_by",
+            "verifier",
+            "is_open",
+            "outcome",
+            "resolution",
+            "decided_by",
+            "decided_at",
+            "opened_at",
+        ]
+
+
+class DiscussionDetailSerializer(DiscussionSerializer):
+    messages = MessageSerializer(many=True, read_only=True)
+
+    class Meta(DiscussionSerializer.Meta):
+        fields = [*DiscussionSerializer.Meta.fields, "messages"]
+
+
+class VersionSerializer(serializers.Serializer):
+    expected_version = serializers.IntegerField(min_value=1)
+
+
+class DecisionSerializer(VersionSerializer):
+    comments = CommentInputSerializer(many=True, required=False, default=list)
+
+
+class FlagSerializer(DecisionSerializer):
+    message = serializers.CharField(required=False, allow_blank=True, default="", max_length=review.MAX_COMMENT_LENGTH)
+
+
+class ReplySerializer(serializers.Serializer):
+    text = serializers.CharField(max_length=review.MAX_COMMENT_LENGTH)
+
+
+class EditFieldsSerializer(serializers.Serializer):
+    question = serializers.CharField(required=False, allow_blank=True)
+    rationale = serializers.CharField(required=False, allow_blank=True)
+    answer = serializers.ListField(child=serializers.CharField(allow_blank=True), required=False)
+    answer_form = serializers.ChoiceField(choices=["", "short", "free"], required=False)
+    answer_source = serializers.ChoiceField(choices=["", "text", "table", "table-text"], required=False)
+    relevant_table_ids = serializers.ListField(child=serializers.IntegerField(), required=False)
+
+
+class ResolveSerializer(VersionSerializer):
+    outcome = serializers.ChoiceField(choices=["accepted", "rejected"])
+    action = serializers.ChoiceField(choices=["", "edit", "send_back"], required=False, default="")
+    fields = EditFieldsSerializer(required=False)
+    message = serializers.CharField(required=False, allow_blank=True, default="", max_length=review.MAX_COMMENT_LENGTH)
+
+
+class DiscardSerializer(VersionSerializer):
+    reason = serializers.CharField(max_length=500)
+
+
+class RestoreSerializer(VersionSerializer):
+    reason = serializers.CharField(max_length=500, required=False, allow_blank=True, default="")
+
+
+class PingSerializer(serializers.Serializer):
+    activity = serializers.ChoiceField(choices=["review1", "review2", "discussion"])
+
+
+class ReviewQueueSerializer(serializers.Serializer):
+    held = serializers.ListField(child=serializers.IntegerField())
+    returning = serializers.ListField(child=serializers.IntegerField())
+    waiting = serializers.IntegerField()
+    discussions = serializers.ListField(child=serializers.IntegerField())
+
+
+class Round2QueueSerializer(serializers.Serializer):
+    held = serializers.ListField(child=serializers.IntegerField())
+    available = serializers.IntegerField()
+    discussions = serializers.ListField(child=serializers.IntegerField())
+
+
+class AssignSerializer(serializers.Serializer):
+    instance_ids = serializers.ListField(child=serializers.IntegerField(), required=False, default=list)
+    context_ids = serializers.ListField(child=serializers.IntegerField(), required=False, default=list)
+
+
+class GatingSerializer(serializers.Serializer):
+    gating = serializers.ChoiceField(choices=["manual", "sequential"])
+
+
+class PaySettingsSerializer(serializers.Serializer):
+    pay_per_instance = serializers.DecimalField(max_digits=8, decimal_places=2, min_value=0)
+    currency = serializers.CharField(max_length=3, required=False, default="USD")
+
+
+def _instance_body(instance) -> dict:
+    return InstanceSerializer(instance).data
+
+
+def _visible_instance(request: Request, pk: int):
+    """Existence is only revealed to those who may see the instance (others get 404)."""
+    return selectors.instance_get(user=request.user, instance_id=pk)
+
+
+def _project_instance(request: Request, pk: int):
+    """For actions anyone in the project may attempt (claims): 404 outside the project, else the service decides."""
+    from curation.models import Instance
+
+    instance = Instance.objects.filter(pk=pk, project__in=selectors.projects_visible_to(request.user)).first()
+    if instance is None:
+        raise NotFound(f"No instance {pk} in your projects.")
+    return instance
+
+
+def _date_param(request: Request, name: str) -> date | None:
+    value = request.query_params.get(name)
+    if not value:
+        return None
+    try:
+        return date.fromisoformat(value)
+    except ValueError as exc:
+        raise InvalidInput(f"{name} must be a date as YYYY-MM-DD.") from exc
+
+
+# --- Round one ------------------------------------------------------------------------------------------------
+
+
+class ReviewQueueApi(APIView):
+    @extend_schema(responses=ReviewQueueSerializer)
+    def get(self, request: Request, slug: str) -> Response:
+        """The verifier's round-one pile: held reviews, resubmissions returning to them, and the waiting count."""
+        project = selectors.project_get(user=request.user, slug=slug)
+        review.require_verifier(project=project, user=request.user)
+        data = review_selectors.review_queue(project=project, user=request.user)
+        return Response(
+            {
+                "held": [i.pk for i in data["held"]],
+                "returning": [i.pk for i in data["returning"]],
+                "waiting": data["waiting_count"],
+                "discussions": [d.pk for d in data["discussions"]],
+            }
+        )
+
+
+class ReviewNextApi(APIView):
+    @extend_schema(request=None, responses={200: InstanceSerializer, 204: None})
+    def post(self, request: Request, slug: str) -> Response:
+        """Claim the next round-one review (or get the one held); 204 when nothing waits."""
+        project = selectors.project_get(user=request.user, slug=slug)
+        instance = review.review_next(project=project, user=request.user)
+        if instance is None:
+            return Response(status=status.HTTP_204_NO_CONTENT)
+        return Response(_instance_body(instance))
+
+
+class ReviewClaimApi(APIView):
+    @extend_schema(request=None, responses=InstanceSerializer)
+    def post(self, request: Request, pk: int) -> Response:
+        """Claim this submitted instance for round one (409 when someone else was first)."""
+        _project_instance(request, pk)
+        return Response(_instance_body(review.review_claim(instance_id=pk, user=request.user)))
+
+
+class ReviewReleaseApi(APIView):
+    @extend_schema(request=VersionSerializer, responses=InstanceSerializer)
+    def post(self, request: Request, pk: int) -> Response:
+        _project_instance(request, pk)
+        payload = VersionSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        instance = review.review_release(
+            instance_id=pk, user=request.user, expected_version=payload.validated_data["expected_version"]
+        )
+        return Response(_instance_body(instance))
+
+
+class ReviewApproveApi(APIView):
+    @extend_schema(request=DecisionSerializer, responses=InstanceSerializer)
+    def post(self, request: Request, pk: int) -> Response:
+        """Approve in round one: on to round two."""
+        _project_instance(request, pk)
+        payload = DecisionSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        instance = review.review_approve(
+            instance_id=pk,
+            user=request.user,
+            expected_version=payload.validated_data["expected_version"],
+            comments=payload.validated_data["comments"],
+        )
+        return Response(_instance_body(instance))
+
+
+class ReviewRequestChangesApi(APIView):
+    @extend_schema(request=DecisionSerializer, responses=InstanceSerializer)
+    def post(self, request: Request, pk: int) -> Response:
+        """Send back to the annotator with comments (on the instance or on fields)."""
+        _project_instance(request, pk)
+        payload = DecisionSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        instance = review.review_request_changes(
+            instance_id=pk,
+            user=request.user,
+            expected_version=payload.validated_data["expected_version"],
+            comments=payload.validated_data["comments"],
+        )
+        return Response(_instance_body(instance))
+
+
+class ReviewPingApi(APIView):
+    @extend_schema(request=PingSerializer, responses={200: None})
+    def post(self, request: Request, pk: int) -> Response:
+        """A review page is in use: count active time (and renew a round-one lease)."""
+        instance = _visible_instance(request, pk)
+        payload = PingSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        activity = payload.validated_data["activity"]
+        involved = {
+            "review1": instance.round1_verifier_id,
+            "review2": instance.round2_reviewer_id,
+            "discussion": instance.round1_verifier_id,
+        }[activity]
+        if involved != request.user.pk:
+            raise NotPermitted("You are not reviewing this instance.")
+        seconds = work_ping(instance_id=pk, user=request.user, activity=activity)
+        if activity == "review1":
+            review.review_lease_renew(instance_id=pk, user=request.user)
+        return Response({"active_seconds": seconds})
+
+
+# --- Round two ------------------------------------------------------------------------------------------------
+
+
+class Round2QueueApi(APIView):
+    @extend_schema(responses=Round2QueueSerializer)
+    def get(self, request: Request, slug: str) -> Response:
+        project = selectors.project_get(user=request.user, slug=slug)
+        review.require_round2_annotator(project_id=project.pk, user=request.user)
+        data = review_selectors.round2_queue(project=project, user=request.user)
+        return Response(
+            {
+                "held": [i.pk for i in data["held"]],
+                "available": data["available"],
+                "discussions": [d.pk for d in data["discussions"]],
+            }
+        )
+
+
+class Round2NextApi(APIView):
+    @extend_schema(request=None, responses={200: InstanceSerializer, 204: None})
+    def post(self, request: Request, slug: str) -> Response:
+        """Take the next round-two review (never one's own work nor one verified in round one)."""
+        project = selectors.project_get(user=request.user, slug=slug)
+        instance = review.round2_next(project=project, user=request.user)
+        if instance is None:
+            return Response(status=status.HTTP_204_NO_CONTENT)
+        return Response(_instance_body(instance))
+
+
+class Round2ClaimApi(APIView):
+    @extend_schema(request=None, responses=InstanceSerializer)
+    def post(self, request: Request, pk: int) -> Response:
+        _project_instance(request, pk)
+        return Response(_instance_body(review.round2_claim(instance_id=pk, user=request.user)))
+
+
+class Round2ConfirmApi(APIView):
+    @extend_schema(request=VersionSerializer, responses=InstanceSerializer)
+    def post(self, request: Request, pk: int) -> Response:
+        """Confirm in round two: the instance is validated."""
+        _project_instance(request, pk)
+        payload = VersionSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        instance = review.round2_confirm(
+            instance_id=pk, user=request.user, expected_version=payload.validated_data["expected_version"]
+        )
+        return Response(_instance_body(instance))
+
+
+class Round2FlagApi(APIView):
+    @extend_schema(request=FlagSerializer, responses={201: DiscussionDetailSerializer})
+    def post(self, request: Request, pk: int) -> Response:
+        """Flag errors: opens a discussion with the round-one verifier."""
+        _project_instance(request, pk)
+        payload = FlagSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        discussion = review.round2_flag(
+            instance_id=pk,
+            user=request.user,
+            expected_version=payload.validated_data["expected_version"],
+            comments=payload.validated_data["comments"],
+            message=payload.validated_data["message"],
+        )
+        return Response(DiscussionDetailSerializer(discussion).data, status=status.HTTP_201_CREATED)
+
+
+# --- Comments, discussions, history ---------------------------------------------------------------------------
+
+
+class InstanceCommentsApi(APIView):
+    @extend_schema(responses=CommentSerializer(many=True))
+    def get(self, request: Request, pk: int) -> Response:
+        instance = _visible_instance(request, pk)
+        return Response(CommentSerializer(review_selectors.comments_of(instance), many=True).data)
+
+
+class CommentResolveApi(APIView):
+    @extend_schema(request=None, responses=CommentSerializer)
+    def post(self, request: Request, pk: int) -> Response:
+        comment = ReviewComment.objects.filter(pk=pk).first()
+        if comment is None:
+            raise NotFound(f"No comment {pk}.")
+        _visible_instance(request, comment.instance_id)
+        return Response(CommentSerializer(review.comment_resolve(comment_id=pk, user=request.user)).data)
+
+
+class DiscussionListApi(APIView):
+    @extend_schema(
+        parameters=[OpenApiParameter("open", bool, required=False)], responses=DiscussionSerializer(many=True)
+    )
+    def get(self, request: Request, slug: str) -> Response:
+        """Threads the viewer is involved in (all of the project's for managers); ?open=true for undecided ones."""
+        project = selectors.project_get(user=request.user, slug=slug)
+        qs = review_selectors.discussions_visible_to(request.user, project)
+        if request.query_params.get("open") == "true":
+            qs = qs.filter(outcome="")
+        return Response(DiscussionSerializer(qs, many=True).data)
+
+
+class DiscussionDetailApi(APIView):
+    @extend_schema(responses=DiscussionDetailSerializer)
+    def get(self, request: Request, pk: int) -> Response:
+        data = review_selectors.discussion_data(user=request.user, discussion_id=pk)
+        return Response(DiscussionDetailSerializer(data["discussion"]).data)
+
+
+class DiscussionReplyApi(APIView):
+    @extend_schema(request=ReplySerializer, responses={201: MessageSerializer})
+    def post(self, request: Request, pk: int) -> Response:
+        review_selectors.discussion_data(user=request.user, discussion_id=pk)
+        payload = ReplySerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        message = review.discussion_reply(discussion_id=pk, user=request.user, text=payload.validated_data["text"])
+        return Response(MessageSerializer(message).data, status=status.HTTP_201_CREATED)
+
+
+class DiscussionResolveApi(APIView):
+    @extend_schema(request=ResolveSerializer, responses=DiscussionDetailSerializer)
+    def post(self, request: Request, pk: int) -> Response:
+        """The round-one verifier decides: reject (validated), or accept and edit (validated) or send back."""
+        review_selectors.discussion_data(user=request.user, discussion_id=pk)
+        payload = ResolveSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        data = payload.validated_data
+        discussion = review.discussion_resolve(
+            discussion_id=pk,
+            user=request.user,
+            outcome=data["outcome"],
+            action=data["action"],
+            expected_version=data["expected_version"],
+            fields=dict(data.get("fields") or {}) or None,
+            message=data["message"],
+        )
+        return Response(DiscussionDetailSerializer(discussion).data)
+
+
+class RevisionDiffApi(APIView):
+    @extend_schema(
+        parameters=[OpenApiParameter("a", int, required=False), OpenApiParameter("b", int, required=False)],
+        responses={200: serializers.DictField()},
+    )
+    def get(self, request: Request, pk: int) -> Response:
+        """Word diff between two revisions (by number; default the last two)."""
+
+        def number(name: str) -> int | None:
+            value = request.query_params.get(name)
+            return int(value) if value and value.isdigit() else None
+
+        data = review_selectors.history_data(user=request.user, instance_id=pk, first=number("a"), second=number("b"))
+        pair = data["pair"]
+        return Response(
+            {
+                "a": pair[0].number if pair else None,
+                "b": pair[1].number if pair else None,
+                "revisions": [r.number for r in data["revisions"]],
+                "diff": data["diff"] or [],
+            }
+        )
+
+
+class DiscardApi(APIView):
+    @extend_schema(request=DiscardSerializer, responses=InstanceSerializer)
+    def post(self, request: Request, pk: int) -> Response:
+        """A manager discards an instance (a state; nothing is deleted)."""
+        _project_instance(request, pk)
+        payload = DiscardSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        instance = batch_flow.instance_discard(
+            instance_id=pk,
+            actor=request.user,
+            expected_version=payload.validated_data["expected_version"],
+            reason=payload.validated_data["reason"],
+        )
+        return Response(_instance_body(instance))
+
+
+class RestoreApi(APIView):
+    @extend_schema(request=RestoreSerializer, responses=InstanceSerializer)
+    def post(self, request: Request, pk: int) -> Response:
+        """A manager restores a discarded instance as a draft."""
+        _project_instance(request, pk)
+        payload = RestoreSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        instance = batch_flow.instance_restore(
+            instance_id=pk,
+            actor=request.user,
+            expected_version=payload.validated_data["expected_version"],
+            reason=payload.validated_data["reason"],
+        )
+        return Response(_instance_body(instance))
+
+
+# --- Batches and the dashboard --------------------------------------------------------------------------------
+
+
+class BatchAssignApi(APIView):
+    @extend_schema(request=AssignSerializer, responses={200: serializers.DictField()})
+    def post(self, request: Request, pk: int) -> Response:
+        """Put drafts (or the drafts of contexts) into a batch. Managers only."""
+        batch = selectors.batches_visible_to(request.user).filter(pk=pk).first()
+        if batch is None:
+            raise NotFound(f"No batch {pk} that you may see.")
+        payload = AssignSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        moved = batch_flow.batch_assign(batch_id=pk, actor=request.user, **payload.validated_data)
+        return Response({"batch": BatchSerializer(batch).data, "moved": moved})
+
+
+class GatingApi(APIView):
+    @extend_schema(request=GatingSerializer, responses={200: serializers.DictField()})
+    def post(self, request: Request, slug: str) -> Response:
+        project = selectors.project_get(user=request.user, slug=slug)
+        payload = GatingSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        project = batch_flow.project_gating_set(
+            project=project, actor=request.user, gating=payload.validated_data["gating"]
+        )
+        return Response({"gating": project.gating})
+
+
+class PaySettingsApi(APIView):
+    @extend_schema(request=PaySettingsSerializer, responses=PaySettingsSerializer)
+    def post(self, request: Request, slug: str) -> Response:
+        project = selectors.project_get(user=request.user, slug=slug)
+        payload = PaySettingsSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        record = batch_flow.review_settings_set(project=project, actor=request.user, **payload.validated_data)
+        return Response({"pay_per_instance": str(record.pay_per_instance), "currency": record.currency})
+
+
+class DashboardApi(APIView):
+    @extend_schema(
+        parameters=[OpenApiParameter("start", str, required=False), OpenApiParameter("end", str, required=False)],
+        responses={200: serializers.DictField()},
+    )
+    def get(self, request: Request, slug: str) -> Response:
+        """The manager's dashboard figures as JSON."""
+        project = selectors.project_get(user=request.user, slug=slug)
+        data = dashboard.dashboard_data(
+            user=request.user, project=project, start=_date_param(request, "start"), end=_date_param(request, "end")
+        )
+        pay = data["pay"]
+        return Response(
+            {
+                "batches": [
+                    {k: b[k] for k in ("name", "state", "counts", "total", "settled", "validated", "is_complete")}
+                    for b in data["batches"]
+                ],
+                "throughput": [{**t, "date": t["date"].isoformat()} for t in data["throughput"]],
+                "annotators": data["annotators"],
+                "verifiers": data["verifiers"],
+                "time": data["time_people"],
+                "pay": {
+                    "start": pay["start"].isoformat(),
+                    "end": pay["end"].isoformat(),
+                    "rate": str(pay["rate"]),
+                    "currency": pay["currency"],
+                    "total_instances": pay["total_instances"],
+                    "total_amount": str(pay["total_amount"]),
+                    "rows": [
+                        {**r, "amount": str(r["amount"]), "hourly": None if r["hourly"] is None else str(r["hourly"])}
+                        for r in pay["rows"]
+                    ],
+                },
+            }
+        )
+
+
+class DashboardCsvApi(APIView):
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("table", str, enum=list(dashboard.CSV_TABLES)),
+            OpenApiParameter("start", str, required=False),
+            OpenApiParameter("end", str, required=False),
+        ],
+        responses={(200, "text/csv"): str},
+    )
+    def get(self, request: Request, slug: str) -> HttpResponse:
+        """One dashboard table as CSV."""
+        project = selectors.project_get(user=request.user, slug=slug)
+        table = request.query_params.get("table", "annotators")
+        rows = dashboard.csv_rows(
+            user=request.user,
+            project=project,
+            table=table,
+            start=_date_param(request, "start"),
+            end=_date_param(request, "end"),
+        )
+        response = HttpResponse(dashboard.to_csv(rows), content_type="text/csv; charset=utf-8")
+        response["Content-Disposition"] = f'attachment; filename="{project.slug}-{table}.csv"'
+        return response

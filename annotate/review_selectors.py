@@ -1,0 +1,197 @@
+"""Reads for the review pages, scoped to the viewer: queues, the review view, history with revision diffs, threads."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db.models import Prefetch, Q, QuerySet
+
+from annotate.diffing import answer_text, word_diff
+from annotate.models import Discussion, ReviewComment
+from annotate.selectors import draft_diffs
+from annotate.services.review import discussion_participant, review_candidates, round2_candidates
+from curation.errors import NotFound, NotPermitted
+from curation.models import Instance, InstanceRevision, Membership, Paragraph, Project, Table
+from curation.selectors import instances_visible_to, roles_of
+from curation.states import Role, Status
+
+# What a revision diff compares, in the order a reader scans an instance.
+DIFF_FIELDS = ("question", "rationale", "answer", "answer_form", "answer_source", "relevant_table_ids")
+
+
+def instance_for_review(*, user: AbstractBaseUser, instance_id: int) -> Instance:
+    """An instance the viewer may see (staff of its project, its author, its round-two reviewer)."""
+    instance = (
+        instances_visible_to(user)
+        .select_related(
+            "context", "context__paper", "context__paragraph", "author", "round1_verifier", "round2_reviewer"
+        )
+        .filter(pk=instance_id)
+        .first()
+    )
+    if instance is None:
+        raise NotFound(f"No instance {instance_id} that you may see.")
+    return instance
+
+
+def instance_context(instance: Instance) -> dict[str, Any]:
+    """The instance's context as the workspace shows it: its paragraph(s) and tables, and the whole paper."""
+    context = instance.context
+    paper = context.paper if context else None
+    tables: list[Table] = []
+    paragraphs: list[Paragraph] = []
+    if paper is not None:
+        tables = list(paper.tables.all())
+        paragraphs = list(
+            paper.paragraphs.prefetch_related(Prefetch("mentioned_tables", queryset=Table.objects.only("id", "number")))
+        )
+    if context is not None and context.kind == "short":
+        table_ids = set(context.tables.values_list("id", flat=True))
+        paragraph_ids = {context.paragraph_id}
+    else:
+        table_ids = {t.pk for t in tables}
+        paragraph_ids = {p.pk for p in paragraphs}
+    return {
+        "paper": paper,
+        "context": context,
+        "context_tables": [t for t in tables if t.pk in table_ids],
+        "context_paragraphs": [p for p in paragraphs if p.pk in paragraph_ids],
+        "all_paragraphs": paragraphs,
+        "relevant_ids": set(instance.relevant_tables.values_list("id", flat=True)),
+        "excluded_table_ids": set(instance.excluded_tables.values_list("id", flat=True)),
+        "excluded_paragraph_ids": set(instance.excluded_paragraphs.values_list("id", flat=True)),
+    }
+
+
+def comments_of(instance: Instance) -> QuerySet[ReviewComment]:
+    return ReviewComment.objects.filter(instance=instance).select_related("author", "resolved_by")
+
+
+def review_data(*, user: AbstractBaseUser, instance_id: int) -> dict[str, Any]:
+    """Everything a review page shows: instance, context, draft diff, comments, revisions, timeline, discussions."""
+    instance = instance_for_review(user=user, instance_id=instance_id)
+    revisions = list(instance.revisions.select_related("author"))
+    return {
+        "instance": instance,
+        **instance_context(instance),
+        "diffs": draft_diffs(instance),
+        "comments": list(comments_of(instance)),
+        "revisions": revisions,
+        "events": list(instance.events.select_related("actor")),
+        "discussions": list(Discussion.objects.filter(instance=instance).prefetch_related("messages__author")),
+        "can_round1": instance.status == Status.ROUND1_REVIEW and instance.round1_verifier_id == user.pk,
+        "can_round2": instance.status == Status.ROUND2_REVIEW and instance.round2_reviewer_id == user.pk,
+    }
+
+
+def revision_diff(*, before: dict[str, Any], after: dict[str, Any]) -> list[dict[str, Any]]:
+    """Field-by-field word diff between two revisions' stored fields."""
+    rows = []
+    for name in DIFF_FIELDS:
+        a, b = before.get(name, ""), after.get(name, "")
+        if name == "answer":
+            a, b = answer_text(a or []), answer_text(b or [])
+        elif isinstance(a, list) or isinstance(b, list):
+            a, b = ", ".join(map(str, a or [])), ", ".join(map(str, b or []))
+        a, b = str(a or ""), str(b or "")
+        rows.append({"field": name, "changed": a != b, "parts": word_diff(a, b)})
+    return rows
+
+
+def history_data(
+    *, user: AbstractBaseUser, instance_id: int, first: int | None = None, second: int | None = None
+) -> dict[str, Any]:
+    """An instance's revisions, transitions and a diff between two of its revisions (default: the last two)."""
+    instance = instance_for_review(user=user, instance_id=instance_id)
+    revisions = list(instance.revisions.select_related("author"))
+    numbers = [r.number for r in revisions]
+    diff = None
+    chosen: tuple[InstanceRevision, InstanceRevision] | None = None
+    if revisions:
+        b = second if second in numbers else numbers[-1]
+        a = first if first in numbers else (numbers[-2] if len(numbers) > 1 else numbers[-1])
+        by_number = {r.number: r for r in revisions}
+        chosen = (by_number[a], by_number[b])
+        diff = revision_diff(before=chosen[0].fields, after=chosen[1].fields)
+    return {
+        "instance": instance,
+        "revisions": revisions,
+        "events": list(instance.events.select_related("actor")),
+        "pair": chosen,
+        "diff": diff,
+        "comments": list(comments_of(instance)),
+        "is_manager": Role.MANAGER in roles_of(user=user, project=instance.project),
+    }
+
+
+def review_queue(*, project: Project, user: AbstractBaseUser) -> dict[str, Any]:
+    """A verifier's round-one pile: what they hold, what returns to them, and what waits."""
+    waiting = review_candidates(project=project, user=user).select_related("author", "reasoning_type")
+    return {
+        "held": list(
+            Instance.objects.filter(project=project, status=Status.ROUND1_REVIEW, round1_verifier=user).select_related(
+                "author"
+            )
+        ),
+        "returning": list(waiting.filter(round1_verifier=user).order_by("updated_at")),
+        "waiting": list(waiting.filter(round1_verifier__isnull=True).order_by("updated_at")[:50]),
+        "waiting_count": waiting.count(),
+        "discussions": list(discussions_visible_to(user, project).filter(outcome="").select_related("instance")),
+    }
+
+
+def round2_queue(*, project: Project, user: AbstractBaseUser) -> dict[str, Any]:
+    """An annotator's round-two pile: what they hold and how many they may take."""
+    return {
+        "held": list(Instance.objects.filter(project=project, status=Status.ROUND2_REVIEW, round2_reviewer=user)),
+        "available": round2_candidates(project=project, user=user).filter(round2_reviewer__isnull=True).count(),
+        "discussions": list(discussions_visible_to(user, project).filter(outcome="").select_related("instance")),
+    }
+
+
+def discussions_visible_to(user: AbstractBaseUser, project: Project | None = None) -> QuerySet[Discussion]:
+    """Threads the viewer is involved in (reviewer, verifier, the instance's author); managers see their projects'."""
+    if not user.is_authenticated:
+        return Discussion.objects.none()
+    qs = Discussion.objects.select_related("instance", "opened_by", "verifier", "decided_by")
+    if project is not None:
+        qs = qs.filter(instance__project=project)
+    if user.is_superuser:
+        return qs
+    managed = Membership.objects.filter(user=user, role=Role.MANAGER).values("project_id")
+    return qs.filter(
+        Q(opened_by=user) | Q(verifier=user) | Q(instance__author=user) | Q(instance__project_id__in=managed)
+    )
+
+
+def discussion_data(*, user: AbstractBaseUser, discussion_id: int) -> dict[str, Any]:
+    """A thread with its messages and the instance it is about; who may reply and who may decide."""
+    discussion = discussions_visible_to(user).filter(pk=discussion_id).first()
+    if discussion is None:
+        raise NotFound(f"No discussion {discussion_id} that you may see.")
+    instance = discussion.instance
+    return {
+        "discussion": discussion,
+        "messages": list(discussion.messages.select_related("author")),
+        "instance": instance,
+        **instance_context(instance),
+        "comments": [c for c in comments_of(instance) if c.round == 2],
+        "diffs": draft_diffs(instance),
+        "can_reply": discussion.is_open and discussion_participant(discussion=discussion, user=user),
+        "can_decide": discussion.is_open
+        and instance.round1_verifier_id == user.pk
+        and instance.status == Status.IN_DISCUSSION,
+    }
+
+
+def unresolved_discussion_count(user: AbstractBaseUser) -> int:
+    """Open threads the viewer is involved in, for the badges on their pages."""
+    return discussions_visible_to(user).filter(outcome="").count()
+
+
+def open_comments_for_author(*, user: AbstractBaseUser, instance: Instance) -> list[ReviewComment]:
+    """Unresolved review comments the annotator should act on while refining."""
+    if instance.author_id != user.pk:
+        raise NotPermitted("These comments are for the instance's annotator.")
+    return list(comments_of(instance).filter(is_resolved=False))

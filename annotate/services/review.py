@@ -1,0 +1,463 @@
+"""Two-round validation: round-one claims and decisions, round-two claims and decisions, discussions and comments.
+
+Every status change goes through `instance_transition` (table, role, relation, compare-and-set); a lost race is a
+Conflict and writes nothing. Content edits go through `instance_edit` (version-checked revisions).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import IntegrityError, connection, transaction
+from django.db.models import F, Q
+from django.utils import timezone
+
+from annotate.models import Discussion, DiscussionMessage, ReviewComment
+from annotate.services.batches import batch_settle
+from annotate.services.leases import leases_reap
+from annotate.services.queue import lease_deadline
+from annotate.services.workspace import work_ping
+from curation.errors import Conflict, InvalidInput, NotFound, NotPermitted
+from curation.models import Instance, Membership, Project
+from curation.services.instances import instance_edit
+from curation.services.lifecycle import instance_transition
+from curation.states import Role, Status
+
+CLAIM_CANDIDATES = 25
+MAX_COMMENT_LENGTH = 5000
+COMMENT_FIELDS = tuple(ReviewComment.Field.values)
+
+
+def _instance(instance_id: int) -> Instance:
+    instance = Instance.objects.filter(pk=instance_id).first()
+    if instance is None:
+        raise NotFound(f"Instance {instance_id} does not exist.")
+    return instance
+
+
+def _has_role(user: AbstractBaseUser, project_id: int, *roles: str) -> bool:
+    return Membership.objects.filter(user=user, project_id=project_id, role__in=roles).exists()
+
+
+def _clean_comments(comments: Iterable[dict[str, Any]] | None) -> list[dict[str, str]]:
+    cleaned = []
+    for comment in comments or []:
+        field = str(comment.get("field") or "")
+        text = str(comment.get("text") or "").strip()
+        if field not in COMMENT_FIELDS:
+            raise InvalidInput(
+                f"{field!r} is not a field one can comment on; use one of {', '.join(f for f in COMMENT_FIELDS if f)}.",
+                detail={"field": field},
+            )
+        if len(text) > MAX_COMMENT_LENGTH:
+            raise InvalidInput(f"A comment is limited to {MAX_COMMENT_LENGTH} characters.", detail={"field": field})
+        if text:
+            cleaned.append({"field": field, "text": text})
+    return cleaned
+
+
+def _comments_add(
+    *, instance: Instance, author: AbstractBaseUser, round_number: int, comments: list[dict[str, str]]
+) -> list[ReviewComment]:
+    return [
+        ReviewComment.objects.create(
+            instance=instance,
+            author=author,
+            round=round_number,
+            field=c["field"],
+            text=c["text"],
+            instance_version=instance.version,
+        )
+        for c in comments
+    ]
+
+
+# --- Round one -----------------------------------------------------------------------------------------------
+
+
+def require_verifier(*, project: Project, user: AbstractBaseUser) -> None:
+    """Refuse anyone but a verifier of the project."""
+    if not _has_role(user, project.pk, Role.VERIFIER):
+        raise NotPermitted("Only verifiers of this project have a review queue.")
+
+
+def review_candidates(*, project: Project, user: AbstractBaseUser):
+    """Submitted instances this verifier may claim: never their own, and returns only to their first verifier."""
+    return (
+        Instance.objects.filter(project=project, status=Status.SUBMITTED)
+        .exclude(author=user)
+        .filter(Q(round1_verifier__isnull=True) | Q(round1_verifier=user))
+    )
+
+
+@transaction.atomic
+def review_claim(*, instance_id: int, user: AbstractBaseUser, expected_version: int | None = None) -> Instance:
+    """Claim one submitted instance for round-one review under a lease; the lifecycle refuses the author."""
+    instance = _instance(instance_id)
+    if instance.status == Status.ROUND1_REVIEW and instance.round1_verifier_id == user.pk:
+        return review_lease_renew(instance_id=instance_id, user=user) or instance
+    return instance_transition(
+        instance_id=instance_id,
+        target=Status.ROUND1_REVIEW,
+        actor=user,
+        expected_status=Status.SUBMITTED,
+        expected_version=instance.version if expected_version is None else expected_version,
+        reason="claimed for round-one review",
+        assignments={"lease_expires_at": lease_deadline()},
+    )
+
+
+def review_next(*, project: Project, user: AbstractBaseUser) -> Instance | None:
+    """The verifier's next review: the one they hold, else instances returning to them, else the oldest submitted.
+
+    Each claim is one compare-and-set; a lost race moves on to the next candidate. None when nothing waits.
+    """
+    require_verifier(project=project, user=user)
+    leases_reap()
+    held = Instance.objects.filter(project=project, status=Status.ROUND1_REVIEW, round1_verifier=user).first()
+    if held is not None:
+        return review_lease_renew(instance_id=held.pk, user=user) or held
+    lost: set[int] = set()
+    while True:
+        with transaction.atomic():
+            qs = review_candidates(project=project, user=user).exclude(pk__in=lost)
+            if connection.vendor == "postgresql":
+                qs = qs.select_for_update(skip_locked=True, of=("self",))
+            # Resubmissions come back to their verifier first; then oldest first.
+            candidates = list(
+                qs.order_by(F("round1_verifier").asc(nulls_last=True), "updated_at", "id").only("id", "version")[
+                    :CLAIM_CANDIDATES
+                ]
+            )
+            if not candidates:
+                return None
+            for candidate in candidates:
+                try:
+                    return review_claim(instance_id=candidate.pk, user=user, expected_version=candidate.version)
+                except (Conflict, NotPermitted):
+                    lost.add(candidate.pk)
+
+
+def review_lease_renew(*, instance_id: int, user: AbstractBaseUser) -> Instance | None:
+    """Extend the verifier's review lease while they work; None when they no longer hold the review."""
+    updated = Instance.objects.filter(pk=instance_id, status=Status.ROUND1_REVIEW, round1_verifier=user).update(
+        lease_expires_at=lease_deadline()
+    )
+    return Instance.objects.get(pk=instance_id) if updated else None
+
+
+@transaction.atomic
+def review_release(*, instance_id: int, user: AbstractBaseUser, expected_version: int | None = None) -> Instance:
+    """Give a claimed review back to the pile (it stays promised to this verifier if they reviewed it before)."""
+    instance = _instance(instance_id)
+    return instance_transition(
+        instance_id=instance_id,
+        target=Status.SUBMITTED,
+        actor=user,
+        expected_status=Status.ROUND1_REVIEW,
+        expected_version=instance.version if expected_version is None else expected_version,
+        reason="review released by the verifier",
+    )
+
+
+@transaction.atomic
+def review_approve(
+    *, instance_id: int, user: AbstractBaseUser, expected_version: int, comments: list[dict[str, Any]] | None = None
+) -> Instance:
+    """Round one passes: the instance goes to round two. Only the verifier holding the review may approve."""
+    cleaned = _clean_comments(comments)
+    instance = instance_transition(
+        instance_id=instance_id,
+        target=Status.ROUND2_REVIEW,
+        actor=user,
+        expected_status=Status.ROUND1_REVIEW,
+        expected_version=expected_version,
+        reason="approved in round one",
+    )
+    # Approval means the earlier round-one comments were dealt with.
+    ReviewComment.objects.filter(instance=instance, round=1, is_resolved=False).update(
+        is_resolved=True, resolved_by=user, resolved_at=timezone.now()
+    )
+    _comments_add(instance=instance, author=user, round_number=1, comments=cleaned)
+    work_ping(instance_id=instance_id, user=user, activity="review1")
+    return instance
+
+
+@transaction.atomic
+def review_request_changes(
+    *, instance_id: int, user: AbstractBaseUser, expected_version: int, comments: list[dict[str, Any]]
+) -> Instance:
+    """Send the instance back to its annotator with at least one comment; it heads their queue on return."""
+    cleaned = _clean_comments(comments)
+    if not cleaned:
+        raise InvalidInput("Say what to change: write a comment on the instance or on a field.")
+    summary = "; ".join(f"{c['field'] or 'instance'}: {c['text']}" for c in cleaned)
+    instance = instance_transition(
+        instance_id=instance_id,
+        target=Status.CHANGES_REQUESTED,
+        actor=user,
+        expected_status=Status.ROUND1_REVIEW,
+        expected_version=expected_version,
+        reason=f"changes requested — {summary}"[:1000],
+    )
+    _comments_add(instance=instance, author=user, round_number=1, comments=cleaned)
+    work_ping(instance_id=instance_id, user=user, activity="review1")
+    return instance
+
+
+# --- Round two -----------------------------------------------------------------------------------------------
+
+
+def require_round2_annotator(*, project_id: int, user: AbstractBaseUser) -> None:
+    """Refuse anyone but a qualified annotator of the project."""
+    membership = Membership.objects.filter(user=user, project_id=project_id, role=Role.ANNOTATOR).first()
+    if membership is None:
+        raise NotPermitted("Only annotators of this project do round-two reviews.")
+    if not membership.is_qualified:
+        raise NotPermitted("Pass the qualification exam first; then you can review in round two.")
+
+
+def round2_candidates(*, project: Project, user: AbstractBaseUser):
+    """Round-two instances this annotator may take: not their own, not verified by them, not held by another."""
+    now = timezone.now()
+    return (
+        Instance.objects.filter(project=project, status=Status.ROUND2_REVIEW)
+        .exclude(author=user)
+        .exclude(round1_verifier=user)
+        .filter(
+            Q(round2_reviewer__isnull=True)
+            | Q(round2_reviewer=user)
+            | Q(lease_expires_at__isnull=False, lease_expires_at__lt=now)
+        )
+    )
+
+
+@transaction.atomic
+def round2_claim(*, instance_id: int, user: AbstractBaseUser) -> Instance:
+    """Reserve a round-two instance for a qualified annotator who is neither its author nor its verifier.
+
+    There is no status change here (the table has no round-two claim), so this conditional UPDATE sets only the
+    reviewer and a lease; it bumps the version so a reviewer whose lease lapsed and was taken over gets a Conflict.
+    """
+    instance = _instance(instance_id)
+    require_round2_annotator(project_id=instance.project_id, user=user)
+    if user.pk in (instance.author_id, instance.round1_verifier_id):
+        raise NotPermitted("Round two must be done by someone other than the author and the round-one verifier.")
+    if instance.status != Status.ROUND2_REVIEW:
+        raise Conflict(
+            f"This instance is {instance.get_status_display().lower()}, not waiting for round two.",
+            detail={"status": instance.status, "version": instance.version},
+        )
+    if instance.round2_reviewer_id == user.pk:
+        Instance.objects.filter(pk=instance_id, round2_reviewer=user).update(lease_expires_at=lease_deadline())
+        return _instance(instance_id)
+    updated = (
+        round2_candidates(project=instance.project, user=user)
+        .filter(pk=instance_id, version=instance.version)
+        .update(round2_reviewer=user, lease_expires_at=lease_deadline(), version=F("version") + 1)
+    )
+    if updated != 1:
+        raise Conflict("Another annotator is reviewing this instance in round two.")
+    return _instance(instance_id)
+
+
+def round2_next(*, project: Project, user: AbstractBaseUser) -> Instance | None:
+    """The annotator's next round-two review: the one they hold, else the oldest one they may take."""
+    require_round2_annotator(project_id=project.pk, user=user)
+    held = Instance.objects.filter(project=project, status=Status.ROUND2_REVIEW, round2_reviewer=user).first()
+    if held is not None:
+        return round2_claim(instance_id=held.pk, user=user)
+    lost: set[int] = set()
+    while True:
+        candidates = list(
+            round2_candidates(project=project, user=user)
+            .exclude(pk__in=lost)
+            .order_by("updated_at", "id")[:CLAIM_CANDIDATES]
+        )
+        if not candidates:
+            return None
+        for candidate in candidates:
+            try:
+                return round2_claim(instance_id=candidate.pk, user=user)
+            except (Conflict, NotPermitted):
+                lost.add(candidate.pk)
+
+
+@transaction.atomic
+def round2_confirm(*, instance_id: int, user: AbstractBaseUser, expected_version: int) -> Instance:
+    """The second annotator finds nothing wrong: the instance is validated (and its batch may be complete)."""
+    instance = instance_transition(
+        instance_id=instance_id,
+        target=Status.VALIDATED,
+        actor=user,
+        expected_status=Status.ROUND2_REVIEW,
+        expected_version=expected_version,
+        reason="confirmed in round two",
+    )
+    work_ping(instance_id=instance_id, user=user, activity="review2")
+    batch_settle(batch_id=instance.batch_id)
+    return instance
+
+
+@transaction.atomic
+def round2_flag(
+    *,
+    instance_id: int,
+    user: AbstractBaseUser,
+    expected_version: int,
+    comments: list[dict[str, Any]],
+    message: str = "",
+) -> Discussion:
+    """The second annotator flags errors: the instance goes into discussion with its round-one verifier."""
+    cleaned = _clean_comments(comments)
+    message = message.strip()
+    if not cleaned and not message:
+        raise InvalidInput("Say what is wrong: write a comment on the instance or on a field.")
+    instance = instance_transition(
+        instance_id=instance_id,
+        target=Status.IN_DISCUSSION,
+        actor=user,
+        expected_status=Status.ROUND2_REVIEW,
+        expected_version=expected_version,
+        reason="flagged in round two",
+    )
+    _comments_add(instance=instance, author=user, round_number=2, comments=cleaned)
+    try:
+        with transaction.atomic():
+            discussion = Discussion.objects.create(
+                instance=instance, opened_by=user, verifier_id=instance.round1_verifier_id
+            )
+    except IntegrityError as exc:  # pragma: no cover - the status compare-and-set makes this unreachable
+        raise Conflict("A discussion on this instance is already open.") from exc
+    lines = [f"[{c['field'] or 'instance'}] {c['text']}" for c in cleaned]
+    if message:
+        lines.append(message)
+    DiscussionMessage.objects.create(discussion=discussion, author=user, text="\n".join(lines))
+    work_ping(instance_id=instance_id, user=user, activity="review2")
+    return discussion
+
+
+# --- Discussions ---------------------------------------------------------------------------------------------
+
+
+def discussion_participant(*, discussion: Discussion, user: AbstractBaseUser) -> bool:
+    """Who takes part in a thread: the second annotator, the round-one verifier, and the project's managers."""
+    if user.pk in (discussion.opened_by_id, discussion.verifier_id):
+        return True
+    return user.is_superuser or _has_role(user, discussion.instance.project_id, Role.MANAGER)
+
+
+def _discussion(discussion_id: int) -> Discussion:
+    discussion = Discussion.objects.select_related("instance").filter(pk=discussion_id).first()
+    if discussion is None:
+        raise NotFound(f"Discussion {discussion_id} does not exist.")
+    return discussion
+
+
+@transaction.atomic
+def discussion_reply(*, discussion_id: int, user: AbstractBaseUser, text: str) -> DiscussionMessage:
+    """Add a message to an open thread; only its participants may write."""
+    discussion = _discussion(discussion_id)
+    if not discussion_participant(discussion=discussion, user=user):
+        raise NotPermitted("Only the second annotator, the round-one verifier and managers take part in this thread.")
+    if not discussion.is_open:
+        raise Conflict("This discussion has been decided; it is closed for replies.")
+    text = text.strip()
+    if not text:
+        raise InvalidInput("Write a message.")
+    if len(text) > MAX_COMMENT_LENGTH:
+        raise InvalidInput(f"A message is limited to {MAX_COMMENT_LENGTH} characters.")
+    return DiscussionMessage.objects.create(discussion=discussion, author=user, text=text)
+
+
+@transaction.atomic
+def discussion_resolve(
+    *,
+    discussion_id: int,
+    user: AbstractBaseUser,
+    outcome: str,
+    expected_version: int,
+    action: str = "",
+    fields: dict[str, Any] | None = None,
+    message: str = "",
+) -> Discussion:
+    """The round-one verifier decides a flag: reject (validated as is), or accept and edit (validated) or send back.
+
+    The decision, who took it and when are recorded on the discussion; the status change is one compare-and-set, so
+    a concurrent decision or discard makes this one a Conflict with nothing written.
+    """
+    discussion = _discussion(discussion_id)
+    instance = discussion.instance
+    if user.pk != instance.round1_verifier_id:
+        raise NotPermitted("Only the round-one verifier of this instance decides its discussion.")
+    if not discussion.is_open:
+        raise Conflict("This discussion has already been decided.")
+    if outcome == Discussion.Outcome.REJECTED:
+        resolution, target, reason = Discussion.Resolution.KEPT, Status.VALIDATED, "flag rejected by the verifier"
+    elif outcome == Discussion.Outcome.ACCEPTED and action == "edit":
+        resolution, target, reason = Discussion.Resolution.EDITED, Status.VALIDATED, "flag accepted; verifier edited"
+    elif outcome == Discussion.Outcome.ACCEPTED and action == "send_back":
+        resolution, target, reason = (
+            Discussion.Resolution.SENT_BACK,
+            Status.CHANGES_REQUESTED,
+            "flag accepted; sent back to the annotator",
+        )
+    else:
+        raise InvalidInput("Choose: reject the flag, or accept it and either edit the instance or send it back.")
+    if resolution == Discussion.Resolution.EDITED:
+        if not fields:
+            raise InvalidInput("Accepting with an edit needs the corrected fields.")
+        edited = instance_edit(
+            instance_id=instance.pk,
+            actor=user,
+            expected_version=expected_version,
+            fields=fields,
+            kind="edit",
+            note="edited by the verifier to resolve a round-two flag",
+        )
+        expected_version = edited.version
+    instance = instance_transition(
+        instance_id=instance.pk,
+        target=target,
+        actor=user,
+        expected_status=Status.IN_DISCUSSION,
+        expected_version=expected_version,
+        reason=reason,
+    )
+    updated = Discussion.objects.filter(pk=discussion.pk, outcome=Discussion.Outcome.OPEN).update(
+        outcome=outcome, resolution=resolution, decided_by=user, decided_at=timezone.now()
+    )
+    if updated != 1:  # pragma: no cover - guarded by the instance's compare-and-set above
+        raise Conflict("This discussion has already been decided.")
+    if message.strip():
+        DiscussionMessage.objects.create(discussion=discussion, author=user, text=message.strip())
+    DiscussionMessage.objects.create(
+        discussion=discussion, author=None, text=f"{Discussion.Outcome(outcome).label}: {resolution.label}."
+    )
+    if target == Status.VALIDATED:
+        ReviewComment.objects.filter(instance=instance, round=2, is_resolved=False).update(
+            is_resolved=True, resolved_by=user, resolved_at=timezone.now()
+        )
+        batch_settle(batch_id=instance.batch_id)
+    discussion.refresh_from_db()
+    return discussion
+
+
+@transaction.atomic
+def comment_resolve(*, comment_id: int, user: AbstractBaseUser) -> ReviewComment:
+    """Mark a comment as dealt with: its author, the instance's annotator, or a manager may do so."""
+    comment = ReviewComment.objects.select_related("instance").filter(pk=comment_id).first()
+    if comment is None:
+        raise NotFound(f"Comment {comment_id} does not exist.")
+    allowed = user.pk in (comment.author_id, comment.instance.author_id) or _has_role(
+        user, comment.instance.project_id, Role.MANAGER
+    )
+    if not allowed:
+        raise NotPermitted("Only the commenter, the instance's annotator or a manager may resolve this comment.")
+    ReviewComment.objects.filter(pk=comment_id, is_resolved=False).update(
+        is_resolved=True, resolved_by=user, resolved_at=timezone.now()
+    )
+    comment.refresh_from_db()
+    return comment

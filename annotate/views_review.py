@@ -1,0 +1,478 @@
+"""Pages of two-round validation, discussions, history, batches and the dashboard (interfaces only)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import date
+from typing import Any
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST
+
+from annotate import charts, dashboard, review_selectors
+from annotate.models import ReviewComment
+from annotate.services import batches as batch_flow
+from annotate.services import review
+from curation import selectors
+from curation.errors import DomainError, NotFound
+from curation.models import Batch, Context, Instance, Project
+from curation.services.batches import batch_create, batch_open
+from curation.states import Role, Status
+
+COMMENT_FIELDS = [(value or "instance", label) for value, label in ReviewComment.Field.choices]
+
+
+def _project(request: HttpRequest, slug: str) -> Project:
+    try:
+        return selectors.project_get(user=request.user, slug=slug)
+    except NotFound as exc:
+        raise Http404(str(exc)) from exc
+
+
+def _attempt(request: HttpRequest, action: Callable[[], Any], success: str = "") -> Any:
+    """Run a service call; a refusal or conflict becomes a message on the next page instead of an error page."""
+    try:
+        result = action()
+    except DomainError as exc:
+        messages.error(request, exc.message)
+        return None
+    if success:
+        messages.success(request, success)
+    return result if result is not None else True
+
+
+def _comments_from(post: Any) -> list[dict[str, str]]:
+    comments = []
+    for value, _label in COMMENT_FIELDS:
+        text = post.get(f"comment_{value}", "").strip()
+        if text:
+            comments.append({"field": "" if value == "instance" else value, "text": text})
+    return comments
+
+
+def _version(post: Any) -> int:
+    try:
+        return int(post.get("expected_version", "0"))
+    except ValueError:
+        return 0
+
+
+def _badges(request: HttpRequest) -> dict[str, int]:
+    return {"open_discussions": review_selectors.unresolved_discussion_count(request.user)}
+
+
+def _review_context(request: HttpRequest, project: Project, pk: int) -> dict[str, Any]:
+    try:
+        data = review_selectors.review_data(user=request.user, instance_id=pk)
+    except NotFound as exc:
+        raise Http404(str(exc)) from exc
+    if data["instance"].project_id != project.pk:
+        raise Http404("No such instance in this project.")
+    return {
+        "project": project,
+        "roles": selectors.roles_of(user=request.user, project=project),
+        "comment_fields": COMMENT_FIELDS,
+        "badges": _badges(request),
+        **data,
+    }
+
+
+# --- Round one ------------------------------------------------------------------------------------------------
+
+
+@login_required
+def review_home(request: HttpRequest, slug: str) -> HttpResponse:
+    project = _project(request, slug)
+    roles = selectors.roles_of(user=request.user, project=project)
+    context: dict[str, Any] = {"project": project, "roles": roles, "badges": _badges(request)}
+    if Role.VERIFIER in roles:
+        context["round1"] = review_selectors.review_queue(project=project, user=request.user)
+    if Role.ANNOTATOR in roles:
+        context["round2"] = review_selectors.round2_queue(project=project, user=request.user)
+    context["discussions"] = list(
+        review_selectors.discussions_visible_to(request.user, project).filter(outcome="").select_related("instance")
+    )
+    return render(request, "annotate/review/home.html", context)
+
+
+@login_required
+@require_POST
+def review_next(request: HttpRequest, slug: str) -> HttpResponse:
+    project = _project(request, slug)
+    instance = _attempt(request, lambda: review.review_next(project=project, user=request.user))
+    if instance is True:
+        messages.info(request, "Nothing is waiting for review. Well done.")
+    if not isinstance(instance, Instance):
+        return redirect("review-home", slug=slug)
+    return redirect("review", slug=slug, pk=instance.pk)
+
+
+@login_required
+def review_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    project = _project(request, slug)
+    return render(request, "annotate/review/review.html", _review_context(request, project, pk))
+
+
+@login_required
+@require_POST
+def review_claim(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    _project(request, slug)
+    _attempt(request, lambda: review.review_claim(instance_id=pk, user=request.user))
+    return redirect("review", slug=slug, pk=pk)
+
+
+@login_required
+@require_POST
+def review_decide(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    """Approve, request changes or release; then the next review when asked to."""
+    _project(request, slug)
+    action = request.POST.get("action", "")
+    version = _version(request.POST)
+    comments = _comments_from(request.POST)
+    if action == "approve":
+        done = _attempt(
+            request,
+            lambda: review.review_approve(
+                instance_id=pk, user=request.user, expected_version=version, comments=comments
+            ),
+            f"#{pk} approved: it goes to round two.",
+        )
+    elif action == "request_changes":
+        done = _attempt(
+            request,
+            lambda: review.review_request_changes(
+                instance_id=pk, user=request.user, expected_version=version, comments=comments
+            ),
+            f"#{pk} went back to its annotator with your comments.",
+        )
+    elif action == "release":
+        done = _attempt(
+            request,
+            lambda: review.review_release(instance_id=pk, user=request.user, expected_version=version),
+            f"#{pk} is back in the review pile.",
+        )
+    else:
+        messages.error(request, "Unknown action.")
+        done = None
+    if not done:
+        return redirect("review", slug=slug, pk=pk)
+    if request.POST.get("then") == "next":
+        return review_next(request, slug)
+    return redirect("review-home", slug=slug)
+
+
+# --- Round two ------------------------------------------------------------------------------------------------
+
+
+@login_required
+def round2_home(request: HttpRequest, slug: str) -> HttpResponse:
+    return redirect("review-home", slug=slug)
+
+
+@login_required
+@require_POST
+def round2_next(request: HttpRequest, slug: str) -> HttpResponse:
+    project = _project(request, slug)
+    instance = _attempt(request, lambda: review.round2_next(project=project, user=request.user))
+    if instance is True:
+        messages.info(request, "Nothing is waiting for round two.")
+    if not isinstance(instance, Instance):
+        return redirect("review-home", slug=slug)
+    return redirect("round2", slug=slug, pk=instance.pk)
+
+
+@login_required
+def round2_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    project = _project(request, slug)
+    return render(request, "annotate/review/round2.html", _review_context(request, project, pk))
+
+
+@login_required
+@require_POST
+def round2_decide(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    _project(request, slug)
+    action = request.POST.get("action", "")
+    version = _version(request.POST)
+    if action == "confirm":
+        done = _attempt(
+            request,
+            lambda: review.round2_confirm(instance_id=pk, user=request.user, expected_version=version),
+            f"#{pk} confirmed: it is validated.",
+        )
+    elif action == "flag":
+        done = _attempt(
+            request,
+            lambda: review.round2_flag(
+                instance_id=pk,
+                user=request.user,
+                expected_version=version,
+                comments=_comments_from(request.POST),
+                message=request.POST.get("message", ""),
+            ),
+            f"#{pk} flagged: a discussion with its verifier is open.",
+        )
+    else:
+        messages.error(request, "Unknown action.")
+        done = None
+    if not done:
+        return redirect("round2", slug=slug, pk=pk)
+    if hasattr(done, "pk") and action == "flag":
+        return redirect("discussion", slug=slug, pk=done.pk)
+    if request.POST.get("then") == "next":
+        return round2_next(request, slug)
+    return redirect("review-home", slug=slug)
+
+
+# --- Discussions ----------------------------------------------------------------------------------------------
+
+
+@login_required
+def discussion_list(request: HttpRequest, slug: str) -> HttpResponse:
+    project = _project(request, slug)
+    threads = review_selectors.discussions_visible_to(request.user, project).prefetch_related("messages")
+    return render(
+        request,
+        "annotate/review/discussions.html",
+        {"project": project, "threads": threads, "badges": _badges(request)},
+    )
+
+
+@login_required
+def discussion_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    project = _project(request, slug)
+    try:
+        data = review_selectors.discussion_data(user=request.user, discussion_id=pk)
+    except NotFound as exc:
+        raise Http404(str(exc)) from exc
+    if data["instance"].project_id != project.pk:
+        raise Http404("No such discussion in this project.")
+    context = {"project": project, "badges": _badges(request), "answer_lines": "\n".join(data["instance"].answer)}
+    return render(request, "annotate/review/discussion.html", {**context, **data})
+
+
+@login_required
+@require_POST
+def discussion_reply(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    _project(request, slug)
+    _attempt(
+        request, lambda: review.discussion_reply(discussion_id=pk, user=request.user, text=request.POST.get("text", ""))
+    )
+    return redirect("discussion", slug=slug, pk=pk)
+
+
+@login_required
+@require_POST
+def discussion_resolve(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    _project(request, slug)
+    decision = request.POST.get("decision", "")
+    outcome, action = {
+        "reject": ("rejected", ""),
+        "send_back": ("accepted", "send_back"),
+        "edit": ("accepted", "edit"),
+    }.get(decision, ("", ""))
+    fields = None
+    if action == "edit":
+        fields = {
+            "question": request.POST.get("question", ""),
+            "rationale": request.POST.get("rationale", ""),
+            "answer": [line.strip() for line in request.POST.get("answer", "").splitlines() if line.strip()],
+        }
+    _attempt(
+        request,
+        lambda: review.discussion_resolve(
+            discussion_id=pk,
+            user=request.user,
+            outcome=outcome,
+            action=action,
+            expected_version=_version(request.POST),
+            fields=fields,
+            message=request.POST.get("message", ""),
+        ),
+        "Discussion decided.",
+    )
+    return redirect("discussion", slug=slug, pk=pk)
+
+
+# --- History, discard, restore --------------------------------------------------------------------------------
+
+
+@login_required
+def history_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    project = _project(request, slug)
+
+    def number(name: str) -> int | None:
+        value = request.GET.get(name, "")
+        return int(value) if value.isdigit() else None
+
+    try:
+        data = review_selectors.history_data(user=request.user, instance_id=pk, first=number("a"), second=number("b"))
+    except NotFound as exc:
+        raise Http404(str(exc)) from exc
+    if data["instance"].project_id != project.pk:
+        raise Http404("No such instance in this project.")
+    return render(request, "annotate/review/history.html", {"project": project, "badges": _badges(request), **data})
+
+
+@login_required
+@require_POST
+def instance_discard(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    _project(request, slug)
+    _attempt(
+        request,
+        lambda: batch_flow.instance_discard(
+            instance_id=pk,
+            actor=request.user,
+            expected_version=_version(request.POST),
+            reason=request.POST.get("reason", ""),
+        ),
+        f"#{pk} discarded (it can be restored).",
+    )
+    return redirect("review-history", slug=slug, pk=pk)
+
+
+@login_required
+@require_POST
+def instance_restore(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    _project(request, slug)
+    _attempt(
+        request,
+        lambda: batch_flow.instance_restore(
+            instance_id=pk,
+            actor=request.user,
+            expected_version=_version(request.POST),
+            reason=request.POST.get("reason", ""),
+        ),
+        f"#{pk} restored as a draft.",
+    )
+    return redirect("review-history", slug=slug, pk=pk)
+
+
+# --- Batches and the dashboard --------------------------------------------------------------------------------
+
+
+def _require_manager_page(request: HttpRequest, project: Project) -> None:
+    if Role.MANAGER not in selectors.roles_of(user=request.user, project=project):
+        raise Http404("Only managers of this project see this page.")
+
+
+def _ids(values: list[str]) -> list[int]:
+    return [int(v) for v in values if v.isdigit()]
+
+
+@login_required
+def batches_page(request: HttpRequest, slug: str) -> HttpResponse:
+    """Create batches, fill them with drafts or contexts, open them, and choose the gating mode."""
+    project = _project(request, slug)
+    _require_manager_page(request, project)
+    if request.method == "POST":
+        action = request.POST.get("action", "")
+        batch_id = int(request.POST.get("batch", "0") or 0)
+        if action == "create":
+            _attempt(
+                request,
+                lambda: batch_create(project=project, actor=request.user, name=request.POST.get("name", "")),
+                "Batch created.",
+            )
+        elif action == "open":
+            _attempt(request, lambda: batch_open(batch_id=batch_id, actor=request.user), "Batch opened.")
+        elif action == "assign":
+            moved = _attempt(
+                request,
+                lambda: batch_flow.batch_assign(
+                    batch_id=batch_id,
+                    actor=request.user,
+                    instance_ids=_ids(request.POST.getlist("instance_ids")),
+                    context_ids=_ids(request.POST.getlist("context_ids")),
+                ),
+            )
+            if moved is not None:
+                messages.success(request, f"{0 if moved is True else moved} draft(s) added to the batch.")
+        elif action == "gating":
+            _attempt(
+                request,
+                lambda: batch_flow.project_gating_set(
+                    project=project, actor=request.user, gating=request.POST.get("gating", "")
+                ),
+                "Gating saved.",
+            )
+        return redirect("batches", slug=slug)
+    batch_flow.batches_advance(project=project)
+    context = {
+        "project": project,
+        "progress": dashboard.batch_progress(project),
+        "open_or_planned": Batch.objects.filter(project=project).exclude(state=Batch.State.CLOSED),
+        "unbatched": Instance.objects.filter(project=project, batch__isnull=True, status=Status.DRAFTED)
+        .select_related("reasoning_type", "context__paper")
+        .order_by("id")[:200],
+        "contexts": Context.objects.filter(project=project, batch__isnull=True).select_related("paper")[:200],
+        "gating_choices": Project.Gating.choices,
+        "status_choices": [(s.value, s.label) for s in Status],
+        "badges": _badges(request),
+    }
+    return render(request, "annotate/review/batches.html", context)
+
+
+def _period(request: HttpRequest) -> tuple[date | None, date | None]:
+    def parse(name: str) -> date | None:
+        try:
+            return date.fromisoformat(request.GET.get(name, ""))
+        except ValueError:
+            return None
+
+    return parse("start"), parse("end")
+
+
+@login_required
+def dashboard_page(request: HttpRequest, slug: str) -> HttpResponse:
+    """The manager's dashboard: batch progress, throughput, people, time and pay, with CSV downloads."""
+    project = _project(request, slug)
+    _require_manager_page(request, project)
+    if request.method == "POST":
+        _attempt(
+            request,
+            lambda: batch_flow.review_settings_set(
+                project=project,
+                actor=request.user,
+                pay_per_instance=request.POST.get("pay_per_instance", ""),
+                currency=request.POST.get("currency", "USD"),
+            ),
+            "Pay rate saved.",
+        )
+        return redirect(f"{request.path}?{request.GET.urlencode()}")
+    batch_flow.batches_advance(project=project)
+    start, end = _period(request)
+    data = dashboard.dashboard_data(user=request.user, project=project, start=start, end=end)
+    context = {
+        "project": project,
+        "badges": _badges(request),
+        **data,
+        "throughput_chart": charts.line_chart(
+            data["throughput"], series=("submitted", "validated"), label=lambda row: row["date"].strftime("%m-%d")
+        ),
+        "annotator_chart": charts.grouped_bars(
+            data["annotators"], label="user", series=("refined", "validated", "round2_reviews")
+        ),
+        "verifier_chart": charts.grouped_bars(
+            data["verifiers"], label="user", series=("reviews", "changes_requested", "discussions_resolved")
+        ),
+        "csv_tables": dashboard.CSV_TABLES,
+        "settings": batch_flow.review_settings_of(project),
+    }
+    return render(request, "annotate/review/dashboard.html", context)
+
+
+@login_required
+def dashboard_csv(request: HttpRequest, slug: str, table: str) -> HttpResponse:
+    project = _project(request, slug)
+    _require_manager_page(request, project)
+    start, end = _period(request)
+    try:
+        rows = dashboard.csv_rows(user=request.user, project=project, table=table, start=start, end=end)
+    except DomainError as exc:
+        raise Http404(exc.message) from exc
+    response = HttpResponse(dashboard.to_csv(rows), content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{project.slug}-{table}.csv"'
+    return response
