@@ -37,7 +37,7 @@ class QueueNextApi(APIView):
         instance = queue.queue_next(project=project, user=request.user)
         if instance is None:
             return Response(status=status.HTTP_204_NO_CONTENT)
-        return Response(InstanceSerializer(instance).data)
+        return Response(InstanceSerializer(selectors.instance_for_output(instance.pk)).data)
 
 
 class AutosaveSerializer(serializers.Serializer):
@@ -62,7 +62,7 @@ class SaveResultSerializer(serializers.Serializer):
 
 def _save_result(instance) -> dict:
     return {
-        "instance": InstanceSerializer(instance).data,
+        "instance": InstanceSerializer(selectors.instance_for_output(instance.pk)).data,
         "problems": workspace.submission_problems(instance),
         "suggested_form": workspace.suggested_answer_form(instance.answer),
     }
@@ -95,7 +95,7 @@ class SubmitApi(APIView):
         instance = workspace.workspace_submit(
             instance_id=pk, user=request.user, expected_version=expected_version, fields=fields or None
         )
-        return Response(InstanceSerializer(instance).data)
+        return Response(InstanceSerializer(selectors.instance_for_output(instance.pk)).data)
 
 
 class SkipSerializer(serializers.Serializer):

@@ -54,6 +54,18 @@ def instances_visible_to(user: AbstractBaseUser, project: Project | None = None)
     )
 
 
+def with_output_relations(qs: QuerySet[Instance]) -> QuerySet[Instance]:
+    """The joins the instance serializer needs, so serializing costs no query per field."""
+    return qs.select_related(
+        "project", "reasoning_type", "author", "round1_verifier", "round2_reviewer"
+    ).prefetch_related("relevant_tables")
+
+
+def instance_for_output(instance_id: int) -> Instance:
+    """An instance loaded for serialization (the caller has already checked access)."""
+    return with_output_relations(Instance.objects.filter(pk=instance_id)).get()
+
+
 def instance_get(*, user: AbstractBaseUser, instance_id: int) -> Instance:
     instance = instances_visible_to(user).filter(pk=instance_id).first()
     if instance is None:

@@ -10,7 +10,6 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import connection, transaction
 from django.utils import timezone
 
-from annotate.services.leases import leases_reap
 from curation.errors import Conflict, NotPermitted
 from curation.models import Batch, Instance, Membership, Project, TransitionEvent
 from curation.services.lifecycle import instance_transition
@@ -64,17 +63,22 @@ def queue_next(*, project: Project, user: AbstractBaseUser) -> Instance | None:
 
     The claim is one compare-and-set UPDATE (through the lifecycle function); losing a race moves on to
     the next candidate, so no instance is ever held by two annotators. Returns None when nothing is left.
+    Expired leases are returned by the periodic reaper (annotate.leases_reap, every minute), not here,
+    so a claim stays a handful of queries.
     """
     _require_qualified_annotator(project=project, user=user)
-    leases_reap()
 
-    held = Instance.objects.filter(project=project, author=user, status=Status.IN_REFINEMENT).order_by("id").first()
+    # One query for what the annotator already has: a held lease first, then work sent back to them.
+    mine = list(
+        Instance.objects.filter(
+            project=project, author=user, status__in=(Status.IN_REFINEMENT, Status.CHANGES_REQUESTED)
+        ).order_by("updated_at", "id")
+    )
+    held = next((i for i in mine if i.status == Status.IN_REFINEMENT), None)
     if held is not None:
         return lease_renew(instance_id=held.pk, user=user) or held
 
-    for returned in Instance.objects.filter(project=project, author=user, status=Status.CHANGES_REQUESTED).order_by(
-        "updated_at", "id"
-    ):
+    for returned in mine:
         try:
             return instance_transition(
                 instance_id=returned.pk,
