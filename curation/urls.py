@@ -8,6 +8,7 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.authtoken.views import obtain_auth_token
 
+from annotate import urls as annotate_urls
 from annotate import urls_review, urls_work
 from curation import api, ingest_urls, release_urls, views
 from curation.health import healthz
@@ -35,6 +36,7 @@ api_patterns = [
     path("", include(ingest_urls.api_patterns)),
     path("", include(urls_work.api_patterns)),
     path("", include(urls_review.api_patterns)),
+    path("", include(annotate_urls.api_patterns)),
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
 ]
@@ -49,6 +51,7 @@ urlpatterns = [
     path("", include(ingest_urls.page_patterns)),
     path("", include(urls_work.page_patterns)),
     path("", include(urls_review.page_patterns)),
+    path("", include(annotate_urls.page_patterns)),
     path("healthz", healthz, name="healthz"),
     path("api/", include(api_patterns)),
     path("admin/", admin.site.urls),

@@ -1,0 +1,142 @@
+"""Reads of the qualification exam and the guidelines, scoped to the viewer; exam items never carry gold fields."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db.models import OuterRef, QuerySet, Subquery
+
+from annotate.models import Guidelines, GuidelinesRead, QualificationAttempt, QualificationSettings
+from annotate.services.qualification import retry_at, settings_of
+from curation.errors import NotFound, NotPermitted
+from curation.models import Instance, Membership, Paragraph, Project
+from curation.selectors import projects_visible_to, roles_of
+from curation.states import Role
+
+# The only Instance fields an exam item is built from: nothing here can hold the answer.
+EXAM_ITEM_FIELDS = ("id", "question", "context")
+
+
+def exam_items(attempt: QualificationAttempt) -> list[dict[str, Any]]:
+    """The attempt's items in order: question and context (paper title, paragraph(s), tables) — never gold fields."""
+    instances = (
+        Instance.objects.filter(pk__in=attempt.item_ids)
+        .only(*EXAM_ITEM_FIELDS)
+        .select_related("context__paper", "context__paragraph")
+        .prefetch_related("context__tables", "excluded_tables", "excluded_paragraphs")
+    )
+    by_id = {instance.pk: instance for instance in instances}
+    long_paper_ids = {i.context.paper_id for i in by_id.values() if i.context and i.context.paragraph_id is None}
+    long_paragraphs: dict[int, list[Paragraph]] = {}
+    for paragraph in Paragraph.objects.filter(paper_id__in=long_paper_ids).order_by("paper_id", "order"):
+        long_paragraphs.setdefault(paragraph.paper_id, []).append(paragraph)
+    items = []
+    for order, pk in enumerate(attempt.item_ids):
+        instance = by_id.get(pk)
+        if instance is None:
+            continue
+        context = instance.context
+        excluded_tables = {table.pk for table in instance.excluded_tables.all()}
+        excluded_paragraphs = {paragraph.pk for paragraph in instance.excluded_paragraphs.all()}
+        if context is None:
+            paragraphs, tables, paper_title = [], [], ""
+        else:
+            paragraphs = [context.paragraph] if context.paragraph_id else long_paragraphs.get(context.paper_id, [])
+            tables = sorted(context.tables.all(), key=lambda table: table.order)
+            paper_title = context.paper.title
+        items.append(
+            {
+                "instance_id": pk,
+                "order": order,
+                "number": order + 1,
+                "question": instance.question,
+                "paper_title": paper_title,
+                "paragraphs": [p for p in paragraphs if p is not None and p.pk not in excluded_paragraphs],
+                "tables": [t for t in tables if t.pk not in excluded_tables],
+            }
+        )
+    return items
+
+
+def attempt_get(*, user: AbstractBaseUser, attempt_id: int) -> QualificationAttempt:
+    """The candidate's own attempt, or any attempt of a project the viewer manages; anything else is not found."""
+    if not user.is_authenticated:
+        raise NotFound(f"No exam attempt {attempt_id}.")
+    attempt = QualificationAttempt.objects.select_related("project", "user").filter(pk=attempt_id).first()
+    if attempt is None:
+        raise NotFound(f"No exam attempt {attempt_id} that you may see.")
+    if attempt.user_id != user.pk and Role.MANAGER not in roles_of(user=user, project=attempt.project):
+        raise NotFound(f"No exam attempt {attempt_id} that you may see.")
+    return attempt
+
+
+def attempts_visible_to(*, user: AbstractBaseUser, project: Project) -> QuerySet[QualificationAttempt]:
+    """Managers see every attempt of the project, annotators their own; other roles none."""
+    roles = roles_of(user=user, project=project)
+    attempts = QualificationAttempt.objects.filter(project=project).select_related("user").order_by("-started_at")
+    if Role.MANAGER in roles:
+        return attempts
+    if Role.ANNOTATOR in roles:
+        return attempts.filter(user=user)
+    raise NotPermitted("Only annotators (their own) and managers see exam attempts.")
+
+
+def exam_settings_get(*, user: AbstractBaseUser, project: Project) -> QualificationSettings:
+    """The exam settings of a project the viewer belongs to (item answers are for managers; see the serializers)."""
+    if not roles_of(user=user, project=project):
+        raise NotFound("No such project that you belong to.")
+    return settings_of(project)
+
+
+def candidate_status(*, user: AbstractBaseUser, project: Project) -> dict[str, Any]:
+    """What the exam page tells a candidate: qualified?, the open attempt, past attempts, when a retry is allowed."""
+    membership = Membership.objects.filter(user=user, project=project, role=Role.ANNOTATOR).first()
+    exam = settings_of(project)
+    attempts = list(QualificationAttempt.objects.filter(project=project, user=user).order_by("-started_at"))
+    return {
+        "membership": membership,
+        "exam": exam,
+        "item_count": exam.item_links.count() if exam.pk else 0,
+        "open_attempt": next((a for a in attempts if a.submitted_at is None), None),
+        "past_attempts": [a for a in attempts if a.submitted_at is not None],
+        "retry_at": retry_at(project=project, user=user, exam=exam) if membership else None,
+    }
+
+
+def qualification_summary(*, project: Project) -> dict[int, dict[str, Any]]:
+    """Per annotator id: attempts, best and latest exam EM, passed — for the manager's dashboard."""
+    summary: dict[int, dict[str, Any]] = {}
+    for attempt in QualificationAttempt.objects.filter(project=project, submitted_at__isnull=False).order_by(
+        "submitted_at"
+    ):
+        entry = summary.setdefault(attempt.user_id, {"attempts": 0, "best": 0.0, "latest": None, "passed": False})
+        entry["attempts"] += 1
+        entry["best"] = max(entry["best"], attempt.score or 0.0)
+        entry["latest"] = attempt.score
+        entry["passed"] = entry["passed"] or bool(attempt.passed)
+    return summary
+
+
+def guidelines_versions(*, user: AbstractBaseUser, project: Project) -> QuerySet[Guidelines]:
+    """Every version of a project's guidelines, newest first, for its members."""
+    if not roles_of(user=user, project=project):
+        raise NotFound("No such project that you belong to.")
+    return Guidelines.objects.filter(project=project).select_related("created_by").order_by("-version")
+
+
+def unread_guidelines(user: AbstractBaseUser) -> list[Project]:
+    """Projects of the viewer whose newest guidelines version the viewer has not read (one query)."""
+    if not getattr(user, "is_authenticated", False):
+        return []
+    newest = Guidelines.objects.filter(project=OuterRef("pk")).order_by("-version")
+    read_ids = GuidelinesRead.objects.filter(user=user).values("guidelines_id")
+    return list(
+        projects_visible_to(user)
+        .annotate(
+            guidelines_id=Subquery(newest.values("pk")[:1]), guidelines_version=Subquery(newest.values("version")[:1])
+        )
+        .filter(guidelines_id__isnull=False)
+        .exclude(guidelines_id__in=read_ids)
+        .only("slug", "name")
+    )

@@ -1,0 +1,273 @@
+"""Pages of the qualification exam (candidate, results, manager set-up) and of the versioned guidelines."""
+
+from __future__ import annotations
+
+import difflib
+from typing import Any
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils import timezone
+from django.views.decorators.http import require_POST
+
+from annotate import qualification_selectors as selectors
+from annotate.rendering import render_markdown
+from annotate.services import guidelines as guidelines_services
+from annotate.services import qualification as services
+from curation.errors import Conflict, DomainError, NotFound
+from curation.models import Membership, Project
+from curation.selectors import project_get, roles_of
+from curation.services.projects import require_role
+from curation.states import Role
+
+
+def _project(request: HttpRequest, slug: str) -> Project:
+    try:
+        return project_get(user=request.user, slug=slug)
+    except NotFound as exc:
+        raise Http404(exc.message) from exc
+
+
+def _answers_from_form(request: HttpRequest, item_ids: list[int]) -> dict[str, dict[str, Any]]:
+    """Items the form carries (`item-<id>` marker): `answer-<id>` inputs, one per list item, and `rationale-<id>`.
+
+    The marker tells "every answer item removed" (an empty list) from "not in this request" (keep what is saved).
+    """
+    return {
+        str(pk): {
+            "answer": request.POST.getlist(f"answer-{pk}"),
+            "rationale": request.POST.get(f"rationale-{pk}", ""),
+        }
+        for pk in item_ids
+        if f"item-{pk}" in request.POST
+    }
+
+
+@login_required
+def qualification_page(request: HttpRequest, slug: str) -> HttpResponse:
+    project = _project(request, slug)
+    roles = roles_of(user=request.user, project=project)
+    context: dict[str, Any] = {"project": project, "roles": roles, "is_manager": Role.MANAGER in roles}
+    if Role.ANNOTATOR in roles:
+        status = selectors.candidate_status(user=request.user, project=project)
+        open_attempt = status["open_attempt"]
+        if open_attempt is not None and services.attempts_close_expired(attempts=[open_attempt]):
+            status = selectors.candidate_status(user=request.user, project=project)
+        context["status"] = status
+    context["guidelines"] = guidelines_services.guidelines_ensure_default(project=project)
+    return render(request, "annotate/qualification/index.html", context)
+
+
+@login_required
+@require_POST
+def qualification_start(request: HttpRequest, slug: str) -> HttpResponse:
+    project = _project(request, slug)
+    try:
+        attempt = services.attempt_start(project=project, user=request.user)
+    except DomainError as exc:
+        messages.error(request, exc.message)
+        return redirect("qualification", slug=project.slug)
+    return redirect("qualification-attempt", pk=attempt.pk)
+
+
+@login_required
+def attempt_page(request: HttpRequest, pk: int) -> HttpResponse:
+    try:
+        attempt = selectors.attempt_get(user=request.user, attempt_id=pk)
+    except NotFound as exc:
+        raise Http404(exc.message) from exc
+    if attempt.submitted_at is None and services.attempts_close_expired(attempts=[attempt]):
+        attempt.refresh_from_db()
+        messages.info(request, "Time ran out: your attempt was scored with the answers saved before the deadline.")
+    project = attempt.project
+    exam = services.settings_of(project)
+    is_own = attempt.user_id == request.user.pk
+    context: dict[str, Any] = {"attempt": attempt, "project": project, "exam": exam, "is_own": is_own}
+    if attempt.submitted_at is not None:
+        results = attempt.results or []
+        context.update(
+            {
+                "results": results,
+                "mistakes": [r for r in results if r.get("em") == 0.0],
+                "correct_count": sum(1 for r in results if r.get("em")),
+                "seconds_taken": (attempt.submitted_at - attempt.started_at).total_seconds(),
+                "retry_at": services.retry_at(project=project, user=attempt.user, exam=exam)
+                if not attempt.passed
+                else None,
+            }
+        )
+        return render(request, "annotate/qualification/results.html", context)
+    if not is_own:
+        return render(request, "annotate/qualification/in_progress.html", context)
+    items = selectors.exam_items(attempt)
+    answers = attempt.answers or {}
+    for item in items:
+        saved = answers.get(str(item["instance_id"]), {})
+        item["answer_items"] = saved.get("answer") or [""]
+        item["rationale"] = saved.get("rationale", "")
+    context.update(
+        {
+            "items": items,
+            "guidelines": guidelines_services.guidelines_ensure_default(project=project),
+            "now": timezone.now(),
+        }
+    )
+    context["guidelines_html"] = render_markdown(context["guidelines"].text)
+    return render(request, "annotate/qualification/exam.html", context)
+
+
+@login_required
+@require_POST
+def attempt_save(request: HttpRequest, pk: int) -> HttpResponse:
+    """htmx autosave: answers the form holds now; replies with a one-line status."""
+    try:
+        attempt = selectors.attempt_get(user=request.user, attempt_id=pk)
+        attempt = services.attempt_save(
+            attempt_id=pk, user=request.user, answers=_answers_from_form(request, attempt.item_ids)
+        )
+    except DomainError as exc:
+        return render(
+            request, "annotate/qualification/_save_status.html", {"error": exc.message}, status=exc.status_code
+        )
+    answered = sum(1 for value in attempt.answers.values() if value.get("answer"))
+    context = {"saved_at": timezone.now(), "answered": answered, "total": len(attempt.item_ids)}
+    return render(request, "annotate/qualification/_save_status.html", context)
+
+
+@login_required
+@require_POST
+def attempt_submit(request: HttpRequest, pk: int) -> HttpResponse:
+    try:
+        attempt = selectors.attempt_get(user=request.user, attempt_id=pk)
+        services.attempt_submit(attempt_id=pk, user=request.user, answers=_answers_from_form(request, attempt.item_ids))
+    except NotFound as exc:
+        raise Http404(exc.message) from exc
+    except Conflict as exc:
+        messages.info(request, exc.message)
+    except DomainError as exc:
+        messages.error(request, exc.message)
+    return redirect("qualification-attempt", pk=pk)
+
+
+@login_required
+def qualification_manage(request: HttpRequest, slug: str) -> HttpResponse:
+    project = _project(request, slug)
+    try:
+        require_role(user=request.user, project=project, roles=(Role.MANAGER,), action="set up the exam")
+    except DomainError as exc:
+        return render(request, "403.html", {"message": exc.message}, status=403)
+    if request.method == "POST":
+        auto = "auto_pick" in request.POST
+        try:
+            time_limit = request.POST.get("time_limit_minutes", "").strip()
+            services.qualification_configure(
+                project=project,
+                actor=request.user,
+                instance_ids=None if auto else [int(v) for v in request.POST.getlist("instance_ids")],
+                threshold=float(request.POST.get("threshold", "0.95")),
+                size=int(request.POST.get("size", "20")),
+                time_limit_minutes=int(time_limit) if time_limit else None,
+                retry_delay_hours=int(request.POST.get("retry_delay_hours", "24")),
+            )
+        except ValueError:
+            messages.error(request, "Threshold, size, time limit and retry delay must be numbers.")
+        except DomainError as exc:
+            messages.error(request, exc.message)
+        else:
+            messages.success(request, "The exam is saved; new attempts use it (open attempts keep their items).")
+        return redirect("qualification-manage", slug=project.slug)
+    exam = services.settings_of(project)
+    chosen = list(exam.item_links.values_list("instance_id", flat=True)) if exam.pk else []
+    attempts = list(selectors.attempts_visible_to(user=request.user, project=project))
+    services.attempts_close_expired(attempts=[a for a in attempts if a.submitted_at is None])
+    for attempt in attempts:
+        attempt.seconds_taken = (
+            (attempt.submitted_at - attempt.started_at).total_seconds() if attempt.submitted_at else None
+        )
+    summary = selectors.qualification_summary(project=project)
+    annotators = Membership.objects.filter(project=project, role=Role.ANNOTATOR).select_related("user")
+    context = {
+        "project": project,
+        "exam": exam,
+        "chosen": set(chosen),
+        "candidates": services.gold_candidates(project),
+        "attempts": attempts,
+        "annotators": [(m, summary.get(m.user_id)) for m in annotators],
+    }
+    return render(request, "annotate/qualification/manage.html", context)
+
+
+def _line_diff(old: str, new: str) -> list[tuple[str, str]]:
+    """(kind, line) pairs: kind is 'same', 'added' or 'removed'."""
+    rows = []
+    for line in difflib.ndiff(old.splitlines(), new.splitlines()):
+        code, text = line[:2], line[2:]
+        if code == "? ":
+            continue
+        rows.append(({"  ": "same", "+ ": "added", "- ": "removed"}[code], text))
+    return rows
+
+
+@login_required
+def guidelines_page(request: HttpRequest, slug: str) -> HttpResponse:
+    project = _project(request, slug)
+    roles = roles_of(user=request.user, project=project)
+    is_manager = Role.MANAGER in roles
+    draft_text = None
+    if request.method == "POST" and not is_manager:
+        return render(
+            request, "403.html", {"message": "Only a manager of this project may publish guidelines."}, status=403
+        )
+    if request.method == "POST":
+        try:
+            published = guidelines_services.guidelines_publish(
+                project=project,
+                actor=request.user,
+                text=request.POST.get("text", ""),
+                note=request.POST.get("note", ""),
+            )
+        except DomainError as exc:
+            messages.error(request, exc.message)
+            draft_text = request.POST.get("text", "")
+        else:
+            messages.success(
+                request, f"Version {published.version} is published; every member will see it flagged once."
+            )
+            return redirect(reverse("guidelines", args=[project.slug]))
+    guidelines_services.guidelines_ensure_default(project=project)
+    versions = list(selectors.guidelines_versions(user=request.user, project=project))
+    by_number = {v.version: v for v in versions}
+
+    def version_arg(name: str, default: int) -> int:
+        try:
+            return int(request.GET.get(name, default))
+        except ValueError:
+            return default
+
+    shown = by_number.get(version_arg("v", versions[0].version), versions[0])
+    # Opening the page is reading it: the banner for this version goes away.
+    guidelines_services.guidelines_mark_read(project=project, user=request.user, version=shown.version)
+    context: dict[str, Any] = {
+        "project": project,
+        "versions": versions,
+        "shown": shown,
+        "shown_html": render_markdown(shown.text),
+        "is_current": shown.pk == versions[0].pk,
+        "is_manager": is_manager,
+        "draft_text": draft_text if draft_text is not None else versions[0].text,
+    }
+    if "a" in request.GET and "b" in request.GET:
+        left = by_number.get(version_arg("a", 0))
+        right = by_number.get(version_arg("b", 0))
+        if left and right:
+            context["compare"] = {
+                "left": left,
+                "right": right,
+                "left_html": render_markdown(left.text),
+                "right_html": render_markdown(right.text),
+                "diff": _line_diff(left.text, right.text),
+            }
+    return render(request, "annotate/guidelines/page.html", context)
