@@ -49,7 +49,7 @@ class ContextSerializer(serializers.ModelSerializer):
 class ProjectPaperListApi(APIView):
     parser_classes = [MultiPartParser, FormParser]
 
-    class InputSerializer(serializers.Serializer):
+    class PaperUploadInputSerializer(serializers.Serializer):
         files = serializers.ListField(child=serializers.FileField(allow_empty_file=True), allow_empty=False)
         batch = serializers.IntegerField(required=False, allow_null=True)
 
@@ -60,7 +60,7 @@ class ProjectPaperListApi(APIView):
         return Response(PaperSerializer(papers, many=True).data)
 
     @extend_schema(
-        request={"multipart/form-data": InputSerializer},
+        request={"multipart/form-data": PaperUploadInputSerializer},
         responses={201: IngestResultSerializer(many=True)},
         description="Upload one or several .tex files or source archives (field `files`). Managers only. "
         "If any file is refused (unsafe or oversize archive, unknown format) nothing is stored and the answer "
@@ -69,7 +69,7 @@ class ProjectPaperListApi(APIView):
     def post(self, request: Request, slug: str) -> Response:
         project = selectors.project_get(user=request.user, slug=slug)
         files = request.FILES.getlist("files") or request.FILES.getlist("file")
-        payload = self.InputSerializer(data={"files": files, "batch": request.data.get("batch") or None})
+        payload = self.PaperUploadInputSerializer(data={"files": files, "batch": request.data.get("batch") or None})
         payload.is_valid(raise_exception=True)
         batch = _batch_of(project, payload.validated_data.get("batch"))
         results = paper_services.papers_ingest(
@@ -114,12 +114,12 @@ class ContextListApi(generics.ListAPIView):
 class ContextAssignApi(APIView):
     parser_classes = [JSONParser, FormParser, MultiPartParser]
 
-    class InputSerializer(serializers.Serializer):
+    class ContextAssignInputSerializer(serializers.Serializer):
         batch = serializers.IntegerField(required=False, allow_null=True, help_text="omit for all unassigned")
         seed = serializers.IntegerField(default=0)
 
     @extend_schema(
-        request=InputSerializer,
+        request=ContextAssignInputSerializer,
         responses=inline_serializer(
             "AssignmentResult",
             {
@@ -134,7 +134,7 @@ class ContextAssignApi(APIView):
     )
     def post(self, request: Request, slug: str) -> Response:
         project = selectors.project_get(user=request.user, slug=slug)
-        payload = self.InputSerializer(data=request.data)
+        payload = self.ContextAssignInputSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
         batch = _batch_of(project, payload.validated_data.get("batch"))
         result = context_services.contexts_assign_reasoning_types(
@@ -144,7 +144,7 @@ class ContextAssignApi(APIView):
 
 
 class ContextDetailApi(APIView):
-    class InputSerializer(serializers.Serializer):
+    class ContextUpdateInputSerializer(serializers.Serializer):
         reasoning_type = serializers.CharField(allow_null=True, help_text="a leaf type's code, or null")
 
     @extend_schema(responses=ContextSerializer)
@@ -152,10 +152,10 @@ class ContextDetailApi(APIView):
         context = paper_selectors.context_get(user=request.user, context_id=pk)
         return Response(ContextSerializer(context).data)
 
-    @extend_schema(request=InputSerializer, responses=ContextSerializer)
+    @extend_schema(request=ContextUpdateInputSerializer, responses=ContextSerializer)
     def patch(self, request: Request, pk: int) -> Response:
         context = paper_selectors.context_get(user=request.user, context_id=pk)
-        payload = self.InputSerializer(data=request.data)
+        payload = self.ContextUpdateInputSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
         code = payload.validated_data["reasoning_type"]
         reasoning_type = None
