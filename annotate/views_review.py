@@ -60,8 +60,27 @@ def _version(post: Any) -> int:
         return 0
 
 
-def _badges(request: HttpRequest) -> dict[str, int]:
-    return {"open_discussions": review_selectors.unresolved_discussion_count(request.user)}
+ROUND1_SHORTCUTS = [
+    ("<kbd>Alt</kbd>+<kbd>A</kbd>", "Approve and take the next"),
+    ("<kbd>Alt</kbd>+<kbd>R</kbd>", "Request changes (write a comment first)"),
+    ("<kbd>Alt</kbd>+<kbd>C</kbd>", "Focus the comment on the whole instance"),
+    ("<kbd>Alt</kbd>+<kbd>N</kbd>", "Next review"),
+]
+ROUND2_SHORTCUTS = [
+    ("<kbd>Alt</kbd>+<kbd>A</kbd>", "Confirm and take the next"),
+    ("<kbd>Alt</kbd>+<kbd>R</kbd>", "Flag an error (write a comment first)"),
+    ("<kbd>Alt</kbd>+<kbd>C</kbd>", "Focus the comment on the whole instance"),
+    ("<kbd>Alt</kbd>+<kbd>N</kbd>", "Next round-two review"),
+]
+
+
+def _common(request: HttpRequest, project: Project) -> dict[str, Any]:
+    """What every review page's navigation needs: the viewer's roles and their open-discussion badge."""
+    return {
+        "project": project,
+        "roles": selectors.roles_of(user=request.user, project=project),
+        "badges": {"open_discussions": review_selectors.unresolved_discussion_count(request.user)},
+    }
 
 
 def _review_context(request: HttpRequest, project: Project, pk: int) -> dict[str, Any]:
@@ -71,13 +90,7 @@ def _review_context(request: HttpRequest, project: Project, pk: int) -> dict[str
         raise Http404(str(exc)) from exc
     if data["instance"].project_id != project.pk:
         raise Http404("No such instance in this project.")
-    return {
-        "project": project,
-        "roles": selectors.roles_of(user=request.user, project=project),
-        "comment_fields": COMMENT_FIELDS,
-        "badges": _badges(request),
-        **data,
-    }
+    return {**_common(request, project), "comment_fields": COMMENT_FIELDS, **data}
 
 
 # --- Round one ------------------------------------------------------------------------------------------------
@@ -86,8 +99,8 @@ def _review_context(request: HttpRequest, project: Project, pk: int) -> dict[str
 @login_required
 def review_home(request: HttpRequest, slug: str) -> HttpResponse:
     project = _project(request, slug)
-    roles = selectors.roles_of(user=request.user, project=project)
-    context: dict[str, Any] = {"project": project, "roles": roles, "badges": _badges(request)}
+    context = _common(request, project)
+    roles = context["roles"]
     if Role.VERIFIER in roles:
         context["round1"] = review_selectors.review_queue(project=project, user=request.user)
     if Role.ANNOTATOR in roles:
@@ -113,7 +126,8 @@ def review_next(request: HttpRequest, slug: str) -> HttpResponse:
 @login_required
 def review_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     project = _project(request, slug)
-    return render(request, "annotate/review/review.html", _review_context(request, project, pk))
+    context = {**_review_context(request, project, pk), "shortcuts": ROUND1_SHORTCUTS}
+    return render(request, "annotate/review/review.html", context)
 
 
 @login_required
@@ -187,7 +201,8 @@ def round2_next(request: HttpRequest, slug: str) -> HttpResponse:
 @login_required
 def round2_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     project = _project(request, slug)
-    return render(request, "annotate/review/round2.html", _review_context(request, project, pk))
+    context = {**_review_context(request, project, pk), "shortcuts": ROUND2_SHORTCUTS}
+    return render(request, "annotate/review/round2.html", context)
 
 
 @login_required
@@ -236,7 +251,7 @@ def discussion_list(request: HttpRequest, slug: str) -> HttpResponse:
     return render(
         request,
         "annotate/review/discussions.html",
-        {"project": project, "threads": threads, "badges": _badges(request)},
+        {**_common(request, project), "threads": threads},
     )
 
 
@@ -249,7 +264,7 @@ def discussion_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
         raise Http404(str(exc)) from exc
     if data["instance"].project_id != project.pk:
         raise Http404("No such discussion in this project.")
-    context = {"project": project, "badges": _badges(request), "answer_lines": "\n".join(data["instance"].answer)}
+    context = {**_common(request, project), "answer_lines": "\n".join(data["instance"].answer)}
     return render(request, "annotate/review/discussion.html", {**context, **data})
 
 
@@ -313,7 +328,7 @@ def history_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
         raise Http404(str(exc)) from exc
     if data["instance"].project_id != project.pk:
         raise Http404("No such instance in this project.")
-    return render(request, "annotate/review/history.html", {"project": project, "badges": _badges(request), **data})
+    return render(request, "annotate/review/history.html", {**_common(request, project), **data})
 
 
 @login_required
@@ -401,7 +416,7 @@ def batches_page(request: HttpRequest, slug: str) -> HttpResponse:
         return redirect("batches", slug=slug)
     batch_flow.batches_advance(project=project)
     context = {
-        "project": project,
+        **_common(request, project),
         "progress": dashboard.batch_progress(project),
         "open_or_planned": Batch.objects.filter(project=project).exclude(state=Batch.State.CLOSED),
         "unbatched": Instance.objects.filter(project=project, batch__isnull=True, status=Status.DRAFTED)
@@ -410,7 +425,6 @@ def batches_page(request: HttpRequest, slug: str) -> HttpResponse:
         "contexts": Context.objects.filter(project=project, batch__isnull=True).select_related("paper")[:200],
         "gating_choices": Project.Gating.choices,
         "status_choices": [(s.value, s.label) for s in Status],
-        "badges": _badges(request),
     }
     return render(request, "annotate/review/batches.html", context)
 
@@ -446,8 +460,7 @@ def dashboard_page(request: HttpRequest, slug: str) -> HttpResponse:
     start, end = _period(request)
     data = dashboard.dashboard_data(user=request.user, project=project, start=start, end=end)
     context = {
-        "project": project,
-        "badges": _badges(request),
+        **_common(request, project),
         **data,
         "throughput_chart": charts.line_chart(
             data["throughput"], series=("submitted", "validated"), label=lambda row: row["date"].strftime("%m-%d")

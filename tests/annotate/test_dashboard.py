@@ -1,0 +1,152 @@
+"""Dashboard figures from a scripted history: batch counts, per-person rates, time, pay, and the CSV agreeing."""
+
+from __future__ import annotations
+
+import csv
+import io
+from datetime import timedelta
+from decimal import Decimal
+
+import pytest
+from django.utils import timezone
+
+from annotate import charts, dashboard
+from annotate.models import QualificationAttempt, WorkTime
+from annotate.services import review
+from annotate.services.batches import review_settings_set
+from curation.errors import NotPermitted
+from curation.models import Instance
+from tests.annotate.review_helpers import submit, to_round2
+
+
+@pytest.fixture
+def history(personas, project, drafts):
+    """i1 validated cleanly; i2 sent back once, then flagged and the flag rejected; i3 held in round one."""
+    p = personas
+    i1 = to_round2(project, p, drafts[0])
+    i1 = review.round2_claim(instance_id=i1.pk, user=p["annotator2"])
+    review.round2_confirm(instance_id=i1.pk, user=p["annotator2"], expected_version=i1.version)
+
+    i2 = submit(project, p["annotator"], drafts[1])
+    i2 = review.review_claim(instance_id=i2.pk, user=p["verifier"])
+    review.review_request_changes(
+        instance_id=i2.pk, user=p["verifier"], expected_version=i2.version, comments=[{"field": "", "text": "x"}]
+    )
+    i2 = to_round2(project, p, drafts[1])
+    i2 = review.round2_claim(instance_id=i2.pk, user=p["annotator2"])
+    discussion = review.round2_flag(
+        instance_id=i2.pk, user=p["annotator2"], expected_version=i2.version, comments=[{"field": "", "text": "y"}]
+    )
+    review.discussion_resolve(
+        discussion_id=discussion.pk,
+        user=p["verifier"],
+        outcome="rejected",
+        expected_version=Instance.objects.get(pk=i2.pk).version,
+    )
+
+    i3 = submit(project, p["annotator"], drafts[2])
+    review.review_claim(instance_id=i3.pk, user=p["verifier"])
+
+    for instance, seconds in ((drafts[0], 300), (drafts[1], 900), (drafts[2], 600)):
+        WorkTime.objects.update_or_create(
+            user=p["annotator"], instance=instance, activity="refine", defaults={"active_seconds": seconds}
+        )
+    now = timezone.now()
+    for score in (0.9, 1.0, 0.95):
+        QualificationAttempt.objects.create(
+            project=project, user=p["annotator"], submitted_at=now, score=score, passed=score >= 0.95
+        )
+        now += timedelta(seconds=1)
+    return {"i1": i1, "i2": i2, "i3": i3}
+
+
+def by_user(rows):
+    return {row["user"]: row for row in rows}
+
+
+def test_annotator_figures(personas, project, history):
+    rows = by_user(dashboard.annotator_stats(project))
+    a = rows["annotator"]
+    assert (a["refined"], a["validated"]) == (3, 2)
+    assert (a["round1_decided"], a["round1_clean"], a["round1_clean_rate"]) == (2, 1, 0.5)
+    assert (a["round2_decided"], a["round2_flagged"], a["round2_flag_rate"]) == (2, 1, 0.5)
+    assert a["median_active_seconds"] == 600
+    assert (a["exam_latest"], a["exam_best"], a["exam_attempts"]) == (0.95, 1.0, 3)
+    assert rows["annotator2"]["round2_reviews"] == 2
+    assert rows["annotator2"]["refined"] == 0 and rows["annotator2"]["round1_clean_rate"] is None
+
+
+def test_verifier_figures(personas, project, history):
+    rows = by_user(dashboard.verifier_stats(project))
+    assert (rows["verifier"]["reviews"], rows["verifier"]["changes_requested"]) == (3, 1)
+    assert rows["verifier"]["discussions_resolved"] == 1
+    assert rows["verifier2"]["reviews"] == 0
+
+
+def test_batch_progress_counts_every_state(personas, project, history, drafts):
+    (row,) = dashboard.batch_progress(project)
+    assert row["counts"]["validated"] == 2
+    assert row["counts"]["round1_review"] == 1
+    assert row["counts"]["drafted"] == len(drafts) - 3
+    assert row["total"] == len(drafts) and not row["is_complete"]
+    assert sum(seg["n"] for seg in row["segments"]) == row["total"]
+    assert round(sum(seg["width"] for seg in row["segments"]), 6) == 100
+
+
+def test_throughput_counts_first_submissions_and_validations_today(personas, project, history):
+    today = dashboard.throughput(project)[-1]
+    assert (today["submitted"], today["validated"]) == (3, 2)  # i2's resubmission is not a second submission
+
+
+def test_pay_report_uses_the_project_rate(personas, project, history):
+    today = timezone.localdate()
+    report = dashboard.pay_report(project, start=today, end=today)
+    assert report["rows"][0]["user"] == "annotator"
+    assert (report["total_instances"], report["total_amount"]) == (2, Decimal("1.00") * 2)
+    review_settings_set(project=project, actor=personas["manager"], pay_per_instance="1.50")
+    report = dashboard.pay_report(project, start=today, end=today)
+    assert report["total_amount"] == Decimal("3.00")
+    assert report["rows"][0]["minutes_per_instance"] == 10.0  # (300 + 900) s over 2 instances
+    yesterday = today - timedelta(days=1)
+    assert dashboard.pay_report(project, start=yesterday, end=yesterday)["rows"] == []
+    with pytest.raises(NotPermitted):
+        review_settings_set(project=project, actor=personas["verifier"], pay_per_instance="9")
+
+
+@pytest.mark.parametrize("table", dashboard.CSV_TABLES)
+def test_csv_matches_the_selectors(personas, project, history, api_client_for, table):
+    response = api_client_for(personas["manager"]).get(f"/api/projects/{project.slug}/dashboard/csv/?table={table}")
+    assert response.status_code == 200 and response["Content-Type"].startswith("text/csv")
+    parsed = list(csv.DictReader(io.StringIO(response.content.decode())))
+    expected = dashboard.csv_rows(user=personas["manager"], project=project, table=table)
+    assert len(parsed) == len(expected)
+    for got, want in zip(parsed, expected, strict=True):
+        assert got == {k: "" if v is None else str(v) for k, v in want.items()}
+
+
+def test_dashboard_json_and_page_agree(personas, project, history, api_client_for, client):
+    data = api_client_for(personas["manager"]).get(f"/api/projects/{project.slug}/dashboard/").json()
+    assert data["batches"][0]["counts"]["validated"] == 2
+    assert by_user(data["annotators"])["annotator"]["refined"] == 3
+    assert data["pay"]["total_instances"] == 2
+    client.force_login(personas["manager"])
+    page = client.get(f"/p/{project.slug}/dashboard/").content.decode()
+    assert 'data-batch="B1" data-total="6" data-validated="2"' in page
+    assert '<td class="reviews">3</td>' in page
+    assert 'id="pay-total-instances">2<' in page
+    assert "<polyline" in page and "stacked-bar" in page
+
+
+def test_dashboard_is_for_managers_only(personas, project, history):
+    for person in ("annotator", "verifier", "outsider"):
+        with pytest.raises(NotPermitted):
+            dashboard.dashboard_data(user=personas[person], project=project)
+
+
+def test_chart_geometry_scales_to_the_largest_value():
+    rows = [{"user": "a", "x": 2, "y": 4}, {"user": "b", "x": 0, "y": 1}]
+    bars = charts.grouped_bars(rows, label="user", series=("x", "y"))
+    widths = [bar["width"] for group in bars["groups"] for bar in group["bars"]]
+    assert widths == [200.0, 400.0, 0.0, 100.0]
+    line = charts.line_chart(rows, series=("y",), label=lambda row: row["user"])
+    assert line["lines"][0]["total"] == 5 and line["yticks"][-1]["value"] == 5

@@ -1,0 +1,176 @@
+"""Review pages: who may open them, the forms' actions, comments in the workspace, badges and the history diff."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+
+from annotate.models import Discussion
+from annotate.review_context import review_badges
+from annotate.services import review
+from annotate.services.queue import queue_next
+from curation.models import Batch, Instance
+from curation.states import Status
+from tests.annotate.review_helpers import submit, to_discussion, to_round2
+from tests.conftest import PASSWORD
+
+ROLES = ["annotator", "annotator2", "verifier", "manager", "outsider", "anonymous"]
+
+
+def logged_in(username: str | None) -> Client:
+    client = Client()
+    if username:
+        assert client.login(username=username, password=PASSWORD)
+    return client
+
+
+@pytest.fixture
+def pages(personas, project, drafts):
+    discussion = to_discussion(project, personas, drafts[0])
+    r1 = review.review_claim(
+        instance_id=submit(project, personas["annotator"], drafts[1]).pk, user=personas["verifier"]
+    )
+    slug = project.slug
+    return {
+        "home": f"/p/{slug}/review/",
+        "review": f"/p/{slug}/review/{r1.pk}/",
+        "round2": f"/p/{slug}/round2/{discussion.instance_id}/",
+        "discussions": f"/p/{slug}/discussions/",
+        "discussion": f"/p/{slug}/discussions/{discussion.pk}/",
+        "history": f"/p/{slug}/history/{r1.pk}/",
+        "batches": f"/p/{slug}/batches/",
+        "dashboard": f"/p/{slug}/dashboard/",
+        "csv": f"/p/{slug}/dashboard/annotators.csv",
+    }
+
+
+# In ROLES order; 302 = to the login page.
+PAGE_MATRIX = {
+    "home": (200, 200, 200, 200, 404, 302),
+    "review": (200, 404, 200, 200, 404, 302),
+    "round2": (200, 200, 200, 200, 404, 302),
+    "discussions": (200, 200, 200, 200, 404, 302),
+    "discussion": (200, 200, 200, 200, 404, 302),
+    "history": (200, 404, 200, 200, 404, 302),
+    "batches": (404, 404, 404, 200, 404, 302),
+    "dashboard": (404, 404, 404, 200, 404, 302),
+    "csv": (404, 404, 404, 200, 404, 302),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PAGE_MATRIX))
+@pytest.mark.parametrize("role", ROLES)
+def test_review_page_permissions(personas, pages, name, role):
+    response = logged_in(None if role == "anonymous" else role).get(pages[name])
+    assert response.status_code == PAGE_MATRIX[name][ROLES.index(role)]
+
+
+def test_verifier_requests_changes_from_the_page_and_the_author_sees_them(personas, project, drafts):
+    submitted = submit(project, personas["annotator"])
+    verifier = logged_in("verifier")
+    response = verifier.post(f"/p/{project.slug}/review/next/")
+    assert response.status_code == 302 and response.url == f"/p/{project.slug}/review/{submitted.pk}/"
+    page = verifier.get(response.url).content.decode()
+    assert 'id="approve-button"' in page and "Against the LLM draft" in page
+    claimed = Instance.objects.get(pk=submitted.pk)
+    response = verifier.post(
+        f"/p/{project.slug}/review/{claimed.pk}/decide/",
+        {"action": "request_changes", "expected_version": claimed.version, "comment_answer": "Name the model."},
+    )
+    assert response.status_code == 302
+    assert Instance.objects.get(pk=claimed.pk).status == Status.CHANGES_REQUESTED
+    resumed = queue_next(project=project, user=personas["annotator"])
+    workspace = logged_in("annotator").get(f"/p/{project.slug}/work/{resumed.pk}/").content.decode()
+    assert "Your reviewers asked for changes" in workspace and "Name the model." in workspace
+
+
+def test_request_changes_without_a_comment_is_refused_with_a_message(personas, project, drafts):
+    submitted = submit(project, personas["annotator"])
+    claimed = review.review_claim(instance_id=submitted.pk, user=personas["verifier"])
+    response = logged_in("verifier").post(
+        f"/p/{project.slug}/review/{claimed.pk}/decide/",
+        {"action": "request_changes", "expected_version": claimed.version},
+        follow=True,
+    )
+    assert "Say what to change" in response.content.decode()
+    assert Instance.objects.get(pk=claimed.pk).status == Status.ROUND1_REVIEW
+
+
+def test_a_stale_page_decision_shows_the_conflict(personas, project, drafts):
+    submitted = submit(project, personas["annotator"])
+    claimed = review.review_claim(instance_id=submitted.pk, user=personas["verifier"])
+    response = logged_in("verifier").post(
+        f"/p/{project.slug}/review/{claimed.pk}/decide/",
+        {"action": "approve", "expected_version": claimed.version - 1},
+        follow=True,
+    )
+    assert "changed meanwhile" in response.content.decode()
+
+
+def test_discussion_page_reply_and_reject(personas, project, drafts):
+    discussion = to_discussion(project, personas)
+    url = f"/p/{project.slug}/discussions/{discussion.pk}/"
+    assert 'id="resolve-form"' not in logged_in("annotator2").get(url).content.decode()
+    logged_in("annotator2").post(url + "reply/", {"text": "See table 1, row 2."})
+    verifier = logged_in("verifier")
+    page = verifier.get(url).content.decode()
+    assert "See table 1, row 2." in page and 'id="resolve-form"' in page
+    instance = Instance.objects.get(pk=discussion.instance_id)
+    verifier.post(url + "resolve/", {"decision": "reject", "expected_version": instance.version})
+    decided = Discussion.objects.get(pk=discussion.pk)
+    assert (decided.outcome, decided.decided_by_id) == ("rejected", personas["verifier"].pk)
+    assert Instance.objects.get(pk=instance.pk).status == Status.VALIDATED
+
+
+def test_badges_count_open_discussions_for_those_involved(personas, project, drafts, rf):
+    to_discussion(project, personas)
+
+    def badge(user):
+        request = rf.get("/")
+        request.user = user
+        return review_badges(request)["review_badges"]["open_discussions"]
+
+    assert [badge(personas[p]) for p in ("annotator", "annotator2", "verifier", "manager", "verifier2")] == [
+        1,
+        1,
+        1,
+        1,
+        0,
+    ]
+    page = logged_in("verifier").get(f"/p/{project.slug}/review/").content.decode()
+    assert 'class="badge discussion-badge" id="open-discussions-badge">1<' in page
+
+
+def test_history_page_diffs_two_chosen_revisions_and_manager_discards(personas, project, drafts):
+    approved = to_round2(project, personas)
+    numbers = list(approved.revisions.values_list("number", flat=True))
+    manager = logged_in("manager")
+    page = manager.get(f"/p/{project.slug}/history/{approved.pk}/?a={numbers[0]}&b={numbers[-1]}").content.decode()
+    assert f"Revision {numbers[0]} → {numbers[-1]}" in page
+    assert "approved in round one" in page  # the timeline shows why
+    assert 'id="discard-button"' in page
+    manager.post(
+        f"/p/{project.slug}/history/{approved.pk}/discard/",
+        {"expected_version": approved.version, "reason": "duplicate"},
+    )
+    gone = Instance.objects.get(pk=approved.pk)
+    assert gone.status == Status.DISCARDED
+    manager.post(f"/p/{project.slug}/history/{approved.pk}/restore/", {"expected_version": gone.version})
+    assert Instance.objects.get(pk=approved.pk).status == Status.DRAFTED
+
+
+def test_batches_page_creates_fills_opens_and_sets_gating(personas, project, make_instance):
+    draft = make_instance()
+    manager = logged_in("manager")
+    url = f"/p/{project.slug}/batches/"
+    manager.post(url, {"action": "create", "name": "Batch A"})
+    batch = Batch.objects.get(project=project, name="Batch A")
+    manager.post(url, {"action": "assign", "batch": batch.pk, "instance_ids": [draft.pk]})
+    assert Instance.objects.get(pk=draft.pk).batch_id == batch.pk
+    manager.post(url, {"action": "open", "batch": batch.pk})
+    assert Batch.objects.get(pk=batch.pk).state == Batch.State.OPEN
+    manager.post(url, {"action": "gating", "gating": "sequential"})
+    project.refresh_from_db()
+    assert project.gating == "sequential"
+    page = manager.get(url).content.decode()
+    assert 'data-batch="Batch A"' in page and 'data-status="drafted"' in page
