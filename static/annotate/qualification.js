@@ -58,7 +58,7 @@
       save();
       const section = target.closest(".exam-item");
       const next = section && section.nextElementSibling;
-      const field = next && next.classList.contains("exam-item") ? next.querySelector("input, textarea") : document.getElementById("submit-exam");
+      const field = next && next.classList.contains("exam-item") ? next.querySelector(".answer-items input, .add-item") : document.getElementById("submit-exam");
       if (field) { field.focus(); field.scrollIntoView({ block: "center" }); }
       return;
     }

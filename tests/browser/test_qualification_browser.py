@@ -1,0 +1,104 @@
+"""The qualification exam in a real browser: pass it with the keyboard, fail it and read the feedback."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from playwright.sync_api import expect
+
+from annotate.models import QualificationAttempt
+from annotate.services import qualification as services
+from curation.models import Membership
+from tests.annotate.qualification_support import make_gold
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def gold(project, personas, context):
+    gold = make_gold(project, context)
+    services.qualification_configure(
+        project=project, actor=personas["manager"], instance_ids=[g.pk for g in gold], time_limit_minutes=60
+    )
+    return gold
+
+
+def start_exam(page, live_server, project) -> int:
+    page.goto(f"{live_server.url}/p/{project.slug}/qualification/")
+    page.click("#start-exam")
+    page.wait_for_url(re.compile(r"/qualification/attempts/\d+/$"))
+    expect(page.locator("#countdown")).to_contain_text("left")
+    return int(page.url.rstrip("/").rsplit("/", 1)[1])
+
+
+def answer_with_keyboard(page, items: list[str]) -> None:
+    """Type the items of one answer (Enter adds the next item), then Ctrl+Enter: save and go to the next question."""
+    for index, item in enumerate(items):
+        if index:
+            page.keyboard.press("Enter")
+        page.keyboard.type(item)
+    page.keyboard.press("Control+Enter")
+
+
+def submit(page) -> None:
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.click("#submit-exam")
+    expect(page.locator("#result-summary")).to_be_visible()
+
+
+def test_candidate_passes_the_exam_with_the_keyboard(page, live_server, login, project, personas, gold):
+    login(page, "novice")
+    pk = start_exam(page, live_server, project)
+    expect(page.locator("#item-1 table.data td", has_text="87.3")).to_be_visible()
+    # The first answer field has the focus; every answer is typed without the mouse.
+    expect(page.locator(f"input[name=answer-{gold[0].pk}]")).to_be_focused()
+    answer_with_keyboard(page, ["zyxquorbel"])
+    expect(page.locator(f"input[name=answer-{gold[1].pk}]")).to_be_focused()
+    answer_with_keyboard(page, ["Brambleworthset", "Quillfeatherset"])
+    answer_with_keyboard(page, ["73.9150"])
+    answer_with_keyboard(page, ["Vexmoor basin"])
+    expect(page.locator("#save-status")).to_contain_text("4 of 4 answered")
+    saved = QualificationAttempt.objects.get(pk=pk).answers
+    assert saved[str(gold[1].pk)]["answer"] == ["Brambleworthset", "Quillfeatherset"]
+
+    # Leaving and coming back keeps every answer.
+    page.reload()
+    expect(page.locator(f"input[name=answer-{gold[1].pk}]").nth(1)).to_have_value("Quillfeatherset")
+
+    submit(page)
+    expect(page.locator("#verdict")).to_contain_text("Passed")
+    expect(page.locator("#score")).to_have_text("1.00")
+    assert Membership.objects.get(user=personas["novice"], role="annotator").is_qualified
+
+
+def test_candidate_fails_and_sees_each_mistake_with_gold_and_reason(page, live_server, login, project, personas, gold):
+    login(page, "novice")
+    start_exam(page, live_server, project)
+    page.locator(f"input[name=answer-{gold[0].pk}]").fill("Zyxquorbel")
+    # Two items typed, then one removed with its × button: the list editor keeps the rest.
+    editor = page.locator("#item-2 .answer-editor")
+    editor.locator("input").first.fill("Quillfeatherset")
+    editor.locator(".add-item").click()
+    editor.locator("input").nth(1).fill("Extraset")
+    editor.locator(".remove-item").nth(1).click()
+    expect(editor.locator("input")).to_have_count(1)
+    page.locator(f"input[name=answer-{gold[2].pk}]").fill("73.9%")
+    expect(page.locator("#save-status")).to_contain_text("3 of 4 answered")
+
+    dialogs: list[str] = []
+    page.once("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.accept()))
+    page.click("#submit-exam")
+    expect(page.locator("#result-summary")).to_be_visible()
+    assert "1 question(s) have no answer" in dialogs[0]
+
+    expect(page.locator("#verdict")).to_contain_text("Not passed")
+    mistakes = page.locator("li.result.mistake")
+    expect(mistakes).to_have_count(3)
+    second = page.locator("#result-2")
+    expect(second.locator(".gold")).to_contain_text("Brambleworthset")
+    expect(second.locator(".reason")).to_contain_text("Missing: “Brambleworthset”")
+    expect(page.locator("#result-3 .reason")).to_contain_text("Scale or percent differs")
+    expect(page.locator("#result-4 .reason")).to_have_text("No answer was given.")
+    expect(page.locator("#verdict")).to_contain_text("you may try again from")
+    assert not Membership.objects.get(user=personas["novice"], role="annotator").is_qualified
