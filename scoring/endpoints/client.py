@@ -363,7 +363,16 @@ class ChatClient:
             return self._judge(response, record)
         finally:
             logger.info(
-                "endpoint attempt",
+                "endpoint %s attempt %d: status=%s latency=%.3fs queued=%.3fs tokens=%s/%s retry_after=%s %s",
+                self.config.identity,
+                record.number,
+                record.status,
+                record.latency_s,
+                record.queued_s,
+                record.tokens_in,
+                record.tokens_out,
+                record.retry_after_s,
+                record.error,
                 extra={"endpoint": self.config.identity, "attempt": record.as_dict()},
             )
 

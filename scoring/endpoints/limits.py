@@ -264,31 +264,46 @@ class RedisRateLimiter:
             self._sleep(wait + random.uniform(0, 0.05))
 
 
-_process_limiters: dict[tuple[str, int], ThreadConcurrencyLimiter] = {}
-_process_rate_limiters: dict[tuple[str, int], ThreadRateLimiter] = {}
-_registry_lock = threading.Lock()
+# One limiter per (backend, endpoint, limit) in a process, so clients built per task share pools and heartbeats.
+_limiters: dict[tuple[str, str, int], Any] = {}
+_redis_clients: dict[str, Any] = {}
+_registry_lock = threading.RLock()
 
 
 def redis_client(redis_url: str) -> Any:
-    """A redis-py client for `redis_url` (imported lazily so the package works without Redis)."""
+    """A redis-py client for `redis_url`, one per URL and process (imported lazily: Redis is optional)."""
     import redis
 
-    return redis.Redis.from_url(redis_url, socket_timeout=10, socket_connect_timeout=5, health_check_interval=30)
+    with _registry_lock:
+        if redis_url not in _redis_clients:
+            _redis_clients[redis_url] = redis.Redis.from_url(
+                redis_url, socket_timeout=10, socket_connect_timeout=5, health_check_interval=30
+            )
+        return _redis_clients[redis_url]
+
+
+def _registered(key: tuple[str, str, int], build: Callable[[], Any]) -> Any:
+    with _registry_lock:
+        if key not in _limiters:
+            _limiters[key] = build()
+        return _limiters[key]
 
 
 def concurrency_limiter_for(identity: str, limit: int, *, redis_url: str | None = None) -> ConcurrencyLimiter:
     """The endpoint's semaphore: shared through Redis when `redis_url` is given, else one per process."""
     if redis_url:
-        return RedisConcurrencyLimiter(redis_client(redis_url), identity, limit)
-    with _registry_lock:
-        return _process_limiters.setdefault((identity, limit), ThreadConcurrencyLimiter(limit))
+        return _registered(
+            (f"slots:{redis_url}", identity, limit),
+            lambda: RedisConcurrencyLimiter(redis_client(redis_url), identity, limit),
+        )
+    return _registered(("slots:process", identity, limit), lambda: ThreadConcurrencyLimiter(limit))
 
 
 def rate_limiter_for(identity: str, requests_per_minute: int, *, redis_url: str | None = None) -> RateLimiter:
     """The endpoint's requests-per-minute limit: shared through Redis when `redis_url` is given."""
     if redis_url:
-        return RedisRateLimiter(redis_client(redis_url), identity, requests_per_minute)
-    with _registry_lock:
-        return _process_rate_limiters.setdefault(
-            (identity, requests_per_minute), ThreadRateLimiter(requests_per_minute)
+        return _registered(
+            (f"rate:{redis_url}", identity, requests_per_minute),
+            lambda: RedisRateLimiter(redis_client(redis_url), identity, requests_per_minute),
         )
+    return _registered(("rate:process", identity, requests_per_minute), lambda: ThreadRateLimiter(requests_per_minute))

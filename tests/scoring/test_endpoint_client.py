@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import multiprocessing
 import os
 import signal
@@ -286,6 +287,16 @@ def test_every_attempt_is_recorded_in_order(server, sleeps):
     assert (result.attempts[-1].tokens_in, result.attempts[-1].tokens_out) == (7, 2)
     assert all(a.latency_s >= 0 for a in result.attempts)
     assert result.attempts[0].as_dict()["status"] == 429
+
+
+def test_every_attempt_is_logged(server, sleeps, caplog):
+    server.script(rate_limited("1"), ok())
+    with caplog.at_level(logging.INFO, logger="scoring.endpoints.client"):
+        make_client(server, sleeps).chat(MESSAGES)
+    attempts = [r.attempt for r in caplog.records if hasattr(r, "attempt")]
+    assert [(a["status"], a["retry_after_s"]) for a in attempts] == [(429, 1.0), (200, None)]
+    messages = [r.getMessage() for r in caplog.records if hasattr(r, "attempt")]
+    assert "status=429" in messages[0] and "retry_after=1.0" in messages[0]
 
 
 # --- cache ---
