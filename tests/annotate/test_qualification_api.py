@@ -103,7 +103,7 @@ def test_bad_bodies_are_400_with_a_message(world, api_client_for):
     client = api_client_for(world["people"]["novice"])
     url = f"/api/qualification/attempts/{world['attempt'].pk}/"
     assert client.patch(url, {"answers": "nope"}, format="json").status_code == 400
-    response = client.patch(url, {"answers": {"1": {"answer": {"x": 1}}}}, format="json")
+    response = client.patch(url, {"answers": {str(world["gold"][0].pk): {"answer": {"x": 1}}}}, format="json")
     assert response.status_code == 400
     assert "list of strings" in response.json()["detail"]
     manager = api_client_for(world["people"]["manager"])
