@@ -9,7 +9,8 @@ import pytest
 from django.contrib.auth import get_user_model
 from rest_framework.test import APIClient
 
-from curation.models import Context, Paper, Paragraph, Table
+from curation.models import Context, Paper, Paragraph, ReasoningType, Table
+from curation.services.batches import batch_create, batch_open
 from curation.services.lifecycle import instance_create
 from curation.services.projects import membership_add, project_create
 from curation.states import Role
@@ -17,14 +18,34 @@ from curation.states import Role
 PASSWORD = "correct-horse-battery-staple"
 
 
-def pytest_sessionstart(session: pytest.Session) -> None:
-    """Remove a previous run's SQLite test database with its WAL files: a stale -wal beside a new file is I/O errors."""
+@pytest.fixture(scope="session")
+def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix: None) -> None:
+    """A test database of this run's own (name ends in the pid), so concurrent runs never share one.
+
+    For SQLite, a previous file with its WAL files is removed first: a stale -wal beside a new file is I/O errors.
+    """
     from django.conf import settings
 
-    name = settings.DATABASES["default"].get("TEST", {}).get("NAME")
-    if settings.DATABASES["default"]["ENGINE"].endswith("sqlite3") and name:
-        for suffix in ("", "-wal", "-shm", "-journal"):
-            Path(f"{name}{suffix}").unlink(missing_ok=True)
+    database = settings.DATABASES["default"]
+    test = database.setdefault("TEST", {})
+    suffix = f"_{os.getpid()}"
+    if database["ENGINE"].endswith("sqlite3"):
+        base = Path(test.get("NAME") or Path(settings.DATA_DIR) / "test-tatcurate.sqlite3")
+        name = base.with_name(f"{base.stem}{suffix}{base.suffix}")
+        for extra in ("", "-wal", "-shm", "-journal"):
+            Path(f"{name}{extra}").unlink(missing_ok=True)
+        test["NAME"] = str(name)
+    else:
+        test["NAME"] = f"{test.get('NAME') or 'test_' + database['NAME']}{suffix}"
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    from django.conf import settings
+
+    name = settings.DATABASES["default"].get("TEST", {}).get("NAME", "")
+    if settings.DATABASES["default"]["ENGINE"].endswith("sqlite3") and name.endswith(f"_{os.getpid()}.sqlite3"):
+        for extra in ("-wal", "-shm", "-journal"):
+            Path(f"{name}{extra}").unlink(missing_ok=True)
 
 
 @pytest.fixture(autouse=True)
@@ -99,6 +120,21 @@ def make_instance(project, context):
         return instance_create(project_id=project.pk, actor=None, **fields)
 
     return make
+
+
+@pytest.fixture
+def open_batch(project):
+    return batch_open(batch_id=batch_create(project=project, actor=None, name="B1").pk, actor=None)
+
+
+@pytest.fixture
+def drafts(project, open_batch, make_instance):
+    """Six drafts in the open batch, alternating two reasoning types."""
+    types = list(ReasoningType.objects.filter(project=project, parent__isnull=False)[:2])
+    return [
+        make_instance(batch=open_batch, reasoning_type=types[i % 2], draft={"question": f"Draft question {i}?"})
+        for i in range(6)
+    ]
 
 
 @pytest.fixture

@@ -61,7 +61,7 @@
   }
 
   function conflict() {
-    localStorage.setItem(storageKey, JSON.stringify(collect()));
+    localStorage.setItem(storageKey, JSON.stringify({ base: loaded, mine: collect() }));
     document.getElementById("conflict-banner").hidden = false;
     setState("Changed elsewhere", "error");
   }
@@ -82,6 +82,7 @@
         root.dataset.version = String(version);
         showProblems(payload.problems);
         document.getElementById("form-hint").textContent = payload.suggested_form ? "suggested: " + payload.suggested_form : "";
+        loaded = { ...loaded, ...fields };
         setState("All changes saved", "ok");
         localStorage.removeItem(storageKey);
         if (window.htmx && !document.getElementById("diff-container").hidden) {
@@ -97,8 +98,17 @@
     return saving;
   }
 
+  // Wait for any save in flight, then save again until nothing is left unsaved.
+  async function flush() {
+    for (;;) {
+      if (saving) await saving;
+      if (!dirty) return true;
+      if (!(await save())) return false;
+    }
+  }
+
   async function submit() {
-    if (!(await save()) && dirty) return;
+    if (!(await flush())) return;
     setState("Submitting…");
     const { status, payload } = await post(root.dataset.submit, { expected_version: version });
     if (status === 200) {
@@ -133,18 +143,35 @@
     markDirty();
   }
 
-  // Restore text typed before a "changed elsewhere" reload.
+  function apply(name, value) {
+    if (name === "question" || name === "rationale") { form[name].value = value; return; }
+    if (name === "answer") {
+      const box = document.getElementById("answer-items");
+      box.querySelectorAll(".answer-item").forEach((e) => e.remove());
+      for (const item of value) box.appendChild(itemRow(item));
+      return;
+    }
+    if (name === "answer_form" || name === "answer_source") {
+      form.querySelectorAll(`input[name=${name}]`).forEach((radio) => { radio.checked = radio.value === value; });
+      return;
+    }
+    if (name === "relevant_table_ids") {
+      form.querySelectorAll("input[name=relevant_table_ids]").forEach((box) => { box.checked = value.includes(Number(box.value)); });
+    }
+  }
+
+  // After a "changed elsewhere" reload, re-apply only what this person changed (a three-way merge),
+  // so their typing survives and the other change is kept where they did not touch it.
+  let loaded = collect();  // the last state the server is known to hold
   const unsaved = localStorage.getItem(storageKey);
   if (unsaved) {
-    const fields = JSON.parse(unsaved);
-    form.question.value = fields.question;
-    form.rationale.value = fields.rationale;
-    const box = document.getElementById("answer-items");
-    box.querySelectorAll(".answer-item").forEach((e) => e.remove());
-    for (const item of fields.answer) box.appendChild(itemRow(item));
+    const { base, mine } = JSON.parse(unsaved);
+    for (const name of ["question", "rationale", "answer", "answer_form", "answer_source", "relevant_table_ids"]) {
+      if (JSON.stringify(mine[name]) !== JSON.stringify(base[name])) apply(name, mine[name]);
+    }
     localStorage.removeItem(storageKey);
     markDirty();
-    setState("Your unsaved text was restored on the current version", "warn");
+    setState("Your unsaved changes were re-applied on the current version", "warn");
   }
 
   form.addEventListener("input", markDirty);
@@ -201,7 +228,7 @@
         d: () => document.getElementById("diff-button").click(),
         a: () => { const first = document.querySelector("#answer-items input"); if (first) first.focus(); },
         i: addItem,
-        n: async () => { await save(); window.location.href = root.dataset.home; },
+        n: async () => { if (await flush()) window.location.href = root.dataset.home; },
       };
       if (actions[key]) { e.preventDefault(); actions[key](); }
       return;

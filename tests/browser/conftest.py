@@ -52,3 +52,16 @@ def login(live_server):
         page.wait_for_url(f"{live_server.url}/")
 
     return do_login
+
+
+@pytest.fixture
+def page(browser, browser_context_args):
+    """A fresh page in its own browser context.
+
+    Defined here because pytest-playwright's `page` goes through a fixture named `context`, which
+    tests/conftest.py uses for a curation Context.
+    """
+    browser_context = browser.new_context(**browser_context_args)
+    browser_context.set_default_timeout(15000)
+    yield browser_context.new_page()
+    browser_context.close()

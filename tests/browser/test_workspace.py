@@ -1,0 +1,112 @@
+"""The refinement workspace in a real browser: claim, edit, autosave, reload, submit, shortcuts, two annotators."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from playwright.sync_api import expect
+
+from curation.models import Instance
+from curation.states import Status
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def claim(page, live_server, project) -> int:
+    page.goto(f"{live_server.url}/p/{project.slug}/work/")
+    page.keyboard.press("n")  # the queue page's shortcut for "take the next draft"
+    page.wait_for_url(re.compile(r"/work/\d+/$"))
+    return int(page.url.rstrip("/").rsplit("/", 1)[1])
+
+
+def test_claim_edit_autosave_reload_and_submit_with_the_keyboard(page, live_server, login, personas, project, drafts):
+    login(page, "annotator")
+    pk = claim(page, live_server, project)
+    assert Instance.objects.get(pk=pk).author == personas["annotator"]
+
+    page.fill("#f-question", "Which model has the higher accuracy?")
+    page.locator("#f-question").blur()
+    expect(page.locator("#save-state")).to_have_text("All changes saved")
+    assert Instance.objects.get(pk=pk).question == "Which model has the higher accuracy?"
+
+    page.reload()
+    expect(page.locator("#f-question")).to_have_value("Which model has the higher accuracy?")
+
+    # Keyboard only: focus the answer, add a second item, fill the rest, submit with Ctrl+Enter.
+    page.keyboard.press("Alt+a")
+    page.keyboard.press("Control+a")
+    page.keyboard.type("A")
+    page.keyboard.press("Alt+i")
+    page.keyboard.type("by 6.3 points")
+    page.check("input[name=answer_form][value=short]")
+    page.check("input[name=answer_source][value=table]")
+    page.check("input[name=relevant_table_ids]")
+    page.keyboard.press("Control+Enter")
+    page.wait_for_url(lambda url: f"/work/{pk}/" not in url)
+
+    submitted = Instance.objects.get(pk=pk)
+    assert submitted.status == Status.SUBMITTED
+    assert submitted.answer == ["A", "by 6.3 points"]
+    assert submitted.revisions.filter(kind="autosave").exists()
+
+
+def test_submit_shows_what_is_missing(page, live_server, login, personas, project, drafts):
+    login(page, "annotator")
+    pk = claim(page, live_server, project)
+    page.fill("#f-question", "")
+    page.click("#submit-button")
+    expect(page.locator("#problems")).to_contain_text("Write the question.")
+    assert Instance.objects.get(pk=pk).status == Status.IN_REFINEMENT
+
+
+def test_shortcut_overlay_and_diff_toggle(page, live_server, login, personas, project, drafts):
+    login(page, "annotator")
+    claim(page, live_server, project)
+    page.locator("h1").click()
+    page.keyboard.press("?")
+    expect(page.locator("#shortcuts")).to_be_visible()
+    page.keyboard.press("Escape")
+    expect(page.locator("#shortcuts")).to_be_hidden()
+    page.fill("#f-question", "A new question")
+    page.keyboard.press("Alt+d")
+    expect(page.locator("#diff-panel ins").first).to_contain_text("new")
+
+
+def test_a_change_elsewhere_keeps_what_was_typed(page, live_server, login, personas, project, drafts):
+    login(page, "annotator")
+    pk = claim(page, live_server, project)
+    # Another tab (simulated by a direct save) moves the instance to a newer version.
+    from annotate.services.workspace import workspace_autosave
+
+    instance = Instance.objects.get(pk=pk)
+    workspace_autosave(
+        instance_id=pk, user=personas["annotator"], expected_version=instance.version, fields={"rationale": "other tab"}
+    )
+    page.fill("#f-question", "Typed here and not lost")
+    page.locator("#f-question").blur()
+    expect(page.locator("#conflict-banner")).to_be_visible()
+    page.click("#reload-keep")
+    expect(page.locator("#f-question")).to_have_value("Typed here and not lost")
+    expect(page.locator("#save-state")).to_have_text("All changes saved", timeout=15000)
+    saved = Instance.objects.get(pk=pk)
+    assert (saved.question, saved.rationale) == ("Typed here and not lost", "other tab")
+
+
+def test_two_annotators_in_two_browsers_never_get_the_same_instance(browser, live_server, personas, project, drafts):
+    from tests.conftest import PASSWORD
+
+    pages = []
+    for name in ("annotator", "annotator2"):
+        context = browser.new_context()
+        page = context.new_page()
+        page.goto(f"{live_server.url}/login/")
+        page.fill("input[name=username]", name)
+        page.fill("input[name=password]", PASSWORD)
+        page.click("button[type=submit]")
+        page.wait_for_url(f"{live_server.url}/")
+        pages.append(page)
+    claimed = [claim(page, live_server, project) for page in pages]
+    assert claimed[0] != claimed[1]
+    holders = {Instance.objects.get(pk=pk).author.username for pk in claimed}
+    assert holders == {"annotator", "annotator2"}
