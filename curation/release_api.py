@@ -17,6 +17,7 @@ from curation.dataset_formats import FORMATS
 from curation.errors import InvalidInput, NotFound
 from curation.exports import EXPORT_FORMATS
 from curation.models import ExportArtifact, ImportRecord, Release, ReleaseItem
+from curation.release_stats import presented
 from curation.services import datasets as dataset_services
 from curation.services import releases as release_services
 
@@ -165,7 +166,7 @@ class ReleaseStatisticsApi(APIView):
     @extend_schema(responses=OpenApiResponse(description="SciTaT tables 2–4 and TAT-QA-style counts"))
     def get(self, request: Request, pk: int) -> Response:
         release = release_selectors.release_get(user=request.user, release_id=pk)
-        return Response({"release": release.name, "version": release.version, **release.statistics})
+        return Response({"release": release.name, "version": release.version, **presented(release.statistics)})
 
 
 class ReleaseItemListApi(APIView):

@@ -199,3 +199,46 @@ def release_statistics(
         },
         "definitions": DEFINITIONS,
     }
+
+
+PRESENTATION_ORDER = {
+    "answer_type": ("arithmetic", "span", "multi-span", "count"),
+    "answer_source": ANSWER_SOURCES,
+    "answer_form": ANSWER_FORMS,
+    "scale": ("none", "thousand", "million", "billion", "percent"),
+    "split": ("train", "dev", "test", "unsplit"),
+}
+TABLE3_ROWS = ("short_form", "free_form", "unknown_form", "total")
+
+
+def _ordered(counts: Mapping[str, Any], order: Iterable[str]) -> dict[str, Any]:
+    first = [key for key in order if key in counts]
+    return {key: counts[key] for key in [*first, *sorted(k for k in counts if k not in first)]}
+
+
+def presented(stats: Mapping[str, Any]) -> dict[str, Any]:
+    """The statistics with every mapping in its reading order (a JSONB column does not keep key order)."""
+    result = dict(stats)
+    for key, order in PRESENTATION_ORDER.items():
+        if key in result:
+            result[key] = _ordered(result[key], order)
+    if "answer_form_by_source" in result:
+        table = result["answer_form_by_source"]
+        sources = [*ANSWER_SOURCES, *sorted({s for row in table.values() for s in row} - {*ANSWER_SOURCES, "total"})]
+        result["answer_form_by_source"] = {
+            name: _ordered(row, [*sources, "total"]) for name, row in _ordered(table, TABLE3_ROWS).items()
+        }
+    if "reasoning_type" in result:
+
+        def by_count(rows: Mapping[str, Any]) -> list[str]:
+            return sorted(rows, key=lambda k: (-rows[k]["count"], k))
+
+        result["reasoning_type"] = {
+            code: {**row, "subtypes": {sub: row["subtypes"][sub] for sub in by_count(row.get("subtypes", {}))}}
+            for code, row in ((c, result["reasoning_type"][c]) for c in by_count(result["reasoning_type"]))
+        }
+    if "answer_length" in result:
+        lengths = dict(result["answer_length"])
+        lengths["buckets"] = _ordered(lengths.get("buckets", {}), ["0", *(b[2] for b in LENGTH_BUCKETS), "51+"])
+        result["answer_length"] = lengths
+    return result

@@ -16,6 +16,7 @@ from curation.dataset_formats import FORMATS
 from curation.errors import DomainError, InvalidInput, NotFound
 from curation.exports import EXPORT_FORMATS
 from curation.models import Batch, Project, Release
+from curation.release_stats import presented
 from curation.services import datasets as dataset_services
 from curation.services import releases as release_services
 from curation.states import Role, Status
@@ -103,7 +104,7 @@ def release_list(request: HttpRequest, slug: str) -> HttpResponse:
 @login_required
 def release_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     release = _release(request, slug, pk)
-    stats = release.statistics
+    stats = presented(release.statistics)
     reasoning = stats.get("reasoning_type", {})
     charts = {
         "answer_type": bar_chart(stats.get("answer_type", {})),

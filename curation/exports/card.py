@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from curation.release_stats import presented
+
 FORMAT_NOTES = {
     "scitat": "`data/{name}.json`: a JSON list of SciTaT records (zhxlia/SciTaT keys: id, paragraph, tables, question, "
     "question_type, reasoning, answer) with answer_type, answer_form, answer_source, relevant_tables, scale, split.",
@@ -28,6 +30,7 @@ def _table(header: list[str], rows: list[list[Any]]) -> str:
 
 def statistics_markdown(stats: Mapping[str, Any]) -> str:
     """SciTaT tables 2–4 and the TAT-QA-style counts as markdown tables."""
+    stats = presented(stats)
     parts = [
         f"Questions: {stats.get('questions', 0)} · papers: {stats.get('papers', 0)} · "
         f"contexts: {stats.get('contexts', 0)}"

@@ -12,6 +12,38 @@ FrozenContext = Mapping[str, Any] | None
 _NUMBER = re.compile(r"^-?\d+(\.\d+)?$")
 
 
+TATQA_QUESTION_KEYS = (
+    "uid",
+    "order",
+    "question",
+    "answer",
+    "derivation",
+    "answer_type",
+    "answer_from",
+    "rel_paragraphs",
+    "req_comparison",
+    "scale",
+)
+FINQA_QA_KEYS = (
+    "question",
+    "answer",
+    "explanation",
+    "ann_table_rows",
+    "ann_text_rows",
+    "steps",
+    "program",
+    "gold_inds",
+    "exe_ans",
+    "program_re",
+)
+
+
+def in_key_order(record: Mapping[str, Any], order: Sequence[str]) -> dict[str, Any]:
+    """The record with the format's keys first, in the format's order (JSONB does not keep key order)."""
+    first = [key for key in order if key in record]
+    return {key: record[key] for key in [*first, *sorted(k for k in record if k not in first)]}
+
+
 def primary_context(short: FrozenContext, long: FrozenContext) -> FrozenContext:
     """The context the question was asked on: the short one when there is one, else the whole paper."""
     return short if short is not None else long
@@ -35,7 +67,8 @@ def _native_answer(item: Item) -> Any:
 
 def tatqa_question(item: Item, order: int) -> dict[str, Any]:
     """A TAT-QA question dict; an imported TAT-QA/TAT-DQA question keeps its own keys, order and extra fields."""
-    native = dict(item.get("native") or {}) if item.get("source_format") in ("tatqa", "tatdqa") else {}
+    native = item.get("native") or {}
+    native = in_key_order(native, TATQA_QUESTION_KEYS) if item.get("source_format") in ("tatqa", "tatdqa") else {}
     question: dict[str, Any] = native or {
         "uid": item["uid"],
         "order": order,
@@ -138,7 +171,7 @@ def finqa_record(item: Item, short: FrozenContext, long: FrozenContext) -> dict[
     paragraphs = [p["text"] for p in context.get("paragraphs") or []]
     pre_count = context_native.get("pre_text_count", len(paragraphs))
     tables = context.get("tables") or []
-    qa = dict(native.get("qa") or {})
+    qa = in_key_order(native.get("qa") or {}, FINQA_QA_KEYS)
     answer = list(item.get("answer") or [])
     qa["question"] = item.get("question", "")
     qa["program"] = item.get("program", "")

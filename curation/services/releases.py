@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 import json
 import random
-from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -353,33 +352,31 @@ def release_items(release: Release, *, chunk: int = ITEM_CHUNK) -> Iterator[dict
         last = rows[-1][0]
 
 
-class ContextCache:
-    """Frozen contexts by key with a small LRU: items of one context are adjacent, so hits are the rule."""
+def release_rows(
+    release: Release, *, chunk: int = ITEM_CHUNK
+) -> Iterator[tuple[dict[str, Any], dict[str, Any] | None, dict[str, Any] | None]]:
+    """(item, short context, long context) for every item in order: what the exporters consume.
 
-    def __init__(self, release: Release, size: int = 64) -> None:
-        self.release = release
-        self.size = size
-        self.cache: OrderedDict[str, dict[str, Any]] = OrderedDict()
-
-    def __call__(self, key: str | None) -> dict[str, Any] | None:
-        if not key:
-            return None
-        if key in self.cache:
-            self.cache.move_to_end(key)
-            return self.cache[key]
-        data = ReleaseContext.objects.filter(release=self.release, key=key).values_list("data", flat=True).first()
-        if data is not None:
-            self.cache[key] = data
-            if len(self.cache) > self.size:
-                self.cache.popitem(last=False)
-        return data
-
-
-def release_rows(release: Release) -> Iterator[tuple[dict[str, Any], dict[str, Any] | None, dict[str, Any] | None]]:
-    """(item, short context, long context) for every item in order: what the exporters consume."""
-    contexts = ContextCache(release)
-    for item in release_items(release):
-        yield item, contexts(item.get("short_context")), contexts(item.get("long_context"))
+    Items come in chunks and the contexts a chunk needs in one query, so memory is bounded by the chunk size.
+    """
+    contexts: dict[int, dict[str, Any]] = {}
+    last = -1
+    while True:
+        rows = list(
+            ReleaseItem.objects.filter(release=release, position__gt=last)
+            .order_by("position")
+            .values_list("position", "data", "short_context_id", "long_context_id")[:chunk]
+        )
+        if not rows:
+            return
+        wanted = {key for row in rows for key in row[2:] if key}
+        contexts = {key: data for key, data in contexts.items() if key in wanted}
+        missing = wanted - set(contexts)
+        if missing:
+            contexts.update(ReleaseContext.objects.filter(pk__in=missing).values_list("id", "data"))
+        for _, data, short_id, long_id in rows:
+            yield data, contexts.get(short_id) if short_id else None, contexts.get(long_id) if long_id else None
+        last = rows[-1][0]
 
 
 def release_hash_recompute(release: Release) -> str:
@@ -393,7 +390,17 @@ def release_hash_recompute(release: Release) -> str:
 
 def release_statistics_recompute(release: Release) -> dict[str, Any]:
     """Statistics computed again from the frozen rows (the stored ones were computed the same way at cut time)."""
-    return release_statistics(release_items(release), ContextCache(release))
+    current: dict[str, dict[str, Any]] = {}
+
+    def items() -> Iterator[dict[str, Any]]:
+        for item, short, long in release_rows(release):
+            current.clear()
+            for key, data in ((item.get("short_context"), short), (item.get("long_context"), long)):
+                if key and data is not None:
+                    current[key] = data
+            yield item
+
+    return release_statistics(items(), current.get)
 
 
 # --- Exports -------------------------------------------------------------------------------------------------

@@ -7,6 +7,7 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 
 from curation.models import Release
+from curation.release_stats import presented
 
 
 def release_by_name(*, project: str, name: str, version: int | None) -> Release:
@@ -37,7 +38,7 @@ class Command(BaseCommand):
             "release": release.name,
             "version": release.version,
             "content_hash": release.content_hash,
-            **release.statistics,
+            **presented(release.statistics),
         }
         if options["json"]:
             self.stdout.write(json.dumps(stats, ensure_ascii=False))
