@@ -25,6 +25,29 @@ DEMO_USERS = [
 ]
 
 
+def local_model_endpoint():
+    """The embedded SmolLM2 endpoint, available to every project (created once)."""
+    from django.conf import settings
+
+    from scoring.local_model import MODEL_NAME, base_url_for
+    from scoring.models import ModelEndpoint
+
+    endpoint, _ = ModelEndpoint.objects.update_or_create(
+        project=None,
+        name="Local SmolLM2-135M-Instruct",
+        defaults={
+            "base_url": base_url_for(settings.TATCURATE_LOCAL_MODEL_PORT),
+            "model": MODEL_NAME,
+            "timeout_s": 120.0,
+            "max_attempts": 3,
+            "concurrency_limit": 1,
+            "generation_params": {"temperature": 0.0, "max_tokens": 256},
+            "is_local_default": True,
+        },
+    )
+    return endpoint
+
+
 def demo_password(username: str) -> str:
     return f"demo-{username}"
 
@@ -56,11 +79,13 @@ class Command(BaseCommand):
             users.append({"username": username, "password": demo_password(username), "role": role.value})
         if created:
             self._content(project)
+        endpoint = local_model_endpoint()
         result = {
             "project": project.slug,
             "created": created,
             "users": users,
             "instances": project.instances.count(),
+            "endpoint": {"name": endpoint.name, "base_url": endpoint.base_url},
         }
         if options["json"]:
             self.stdout.write(json.dumps(result))
@@ -68,6 +93,7 @@ class Command(BaseCommand):
         self.stdout.write(self.style.SUCCESS(f"Demo project '{project.slug}' {'created' if created else 'is ready'}."))
         for user in users:
             self.stdout.write(f"  {user['role']:<10} {user['username']:<12} password: {user['password']}")
+        self.stdout.write(f"  model endpoint: {endpoint.name} at {endpoint.base_url}")
 
     def _content(self, project: Project) -> None:
         paper = Paper.objects.create(project=project, title=PAPER["title"], origin="demo", source_name="demo")
