@@ -4,7 +4,8 @@ Generates N arXiv-style .tar.gz sources (macros, \\input files, 2–6 tables wit
 20–80 paragraphs that reference them), then measures, each in a fresh process so peak memory is its own:
   extraction — `extract_paper` on every archive, no database;
   ingest     — `paper_ingest` on every archive into a freshly migrated database (SQLite file by default).
-Usage: python benchmarks/ingest.py [--papers 200] [--seed 0] [--database-url postgres://…/name]
+Usage: python benchmarks/ingest.py [--papers 200] [--seed 0] [--postgres postgres://postgres@127.0.0.1:5432/test]
+(--postgres: a server to create a fresh database `tatcurate_bench_ingest` on, instead of SQLite)
 """
 
 from __future__ import annotations
@@ -189,7 +190,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--papers", type=int, default=200)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--database-url", default="", help="default: a fresh SQLite file in a temporary folder")
+    parser.add_argument("--postgres", default="", help="server URL; the benchmark uses a fresh database on it")
+    parser.add_argument("--database-url", default="", help=argparse.SUPPRESS)
     parser.add_argument("--phase", choices=["extract", "ingest"], help=argparse.SUPPRESS)
     parser.add_argument("--corpus", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -203,7 +205,11 @@ def main() -> None:
         corpus = Path(folder) / "corpus"
         corpus.mkdir()
         archives = generate(corpus, args.papers, args.seed)
-        database_url = args.database_url or f"sqlite:///{folder}/bench.sqlite3"
+        database_url = f"sqlite:///{folder}/bench.sqlite3"
+        if args.postgres:
+            from _django import fresh_postgres_database
+
+            database_url = fresh_postgres_database(args.postgres, "tatcurate_bench_ingest")
         extraction = measure("extract", corpus, database_url)
         ingest = measure("ingest", corpus, database_url)
         corpus_bytes = sum(path.stat().st_size for path in archives)
