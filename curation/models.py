@@ -289,3 +289,4 @@ class WorkerHeartbeat(models.Model):
 
 
 from curation.release_models import *  # noqa: E402,F403
+from curation.drafting.models import *  # noqa: E402,F403

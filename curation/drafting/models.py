@@ -1,0 +1,124 @@
+"""Drafting models: versioned prompt templates, drafting runs and one item per (run, context)."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+__all__ = ["DraftingItem", "DraftingRun", "PromptTemplate"]
+
+
+class PromptTemplate(models.Model):
+    """One version of a project's prompt; an edit adds a row, so runs keep pointing at what they used."""
+
+    class Kind(models.TextChoices):
+        QUESTION = "question", "Question generation"
+        RATIONALE_ANSWER = "rationale_answer", "Rationale and answer"
+        HEADER_PARAPHRASE = "header_paraphrase", "Header paraphrases"
+
+    project = models.ForeignKey("curation.Project", on_delete=models.CASCADE, related_name="prompt_templates")
+    kind = models.CharField(max_length=30, choices=Kind.choices)
+    name = models.CharField(max_length=200)
+    text = models.TextField()
+    content_hash = models.CharField(max_length=64, db_index=True)
+    note = models.CharField(max_length=500, blank=True, help_text="What changed in this version")
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["project", "kind", "-created_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(fields=["project", "kind", "content_hash"], name="unique_prompt_template_version")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.content_hash[:10]}"
+
+
+class DraftingRun(models.Model):
+    """A manager's request to draft a batch (or chosen contexts) with an LLM endpoint or the template drafter."""
+
+    class Kind(models.TextChoices):
+        LLM = "llm", "LLM (question, then rationale and answer)"
+        TEMPLATE = "template", "Templates (answers computed by tool programs)"
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        COMPLETED = "completed", "Completed"
+        FAILED = "failed", "Failed"
+        CANCELLED = "cancelled", "Cancelled"
+
+    project = models.ForeignKey("curation.Project", on_delete=models.CASCADE, related_name="drafting_runs")
+    kind = models.CharField(max_length=20, choices=Kind.choices)
+    batch = models.ForeignKey(
+        "curation.Batch", null=True, blank=True, on_delete=models.SET_NULL, related_name="drafting_runs"
+    )
+    endpoint = models.ForeignKey(
+        "scoring.ModelEndpoint", null=True, blank=True, on_delete=models.SET_NULL, related_name="drafting_runs"
+    )
+    # The endpoint as it was when the run started (it may be edited or deleted later).
+    endpoint_snapshot = models.JSONField(default=dict, blank=True)
+    question_template = models.ForeignKey(
+        PromptTemplate, null=True, blank=True, on_delete=models.PROTECT, related_name="question_runs"
+    )
+    answer_template = models.ForeignKey(
+        PromptTemplate, null=True, blank=True, on_delete=models.PROTECT, related_name="answer_runs"
+    )
+    template_hashes = models.JSONField(default=dict, blank=True)
+    generation_params = models.JSONField(default=dict, blank=True)
+    options = models.JSONField(default=dict, blank=True)
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.QUEUED, db_index=True)
+    error = models.TextField(blank=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"drafting run {self.pk} ({self.kind}, {self.status})"
+
+    @property
+    def is_active(self) -> bool:
+        """Whether items may still change."""
+        return self.status in (self.Status.QUEUED, self.Status.RUNNING)
+
+
+class DraftingItem(models.Model):
+    """The record of one context's drafting in a run; its status, not the broker message, says what is done."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Pending"
+        RUNNING = "running", "Running"
+        DRAFTED = "drafted", "Drafted"
+        FAILED = "failed", "Failed"
+        SKIPPED = "skipped", "Skipped (already drafted)"
+        CANCELLED = "cancelled", "Cancelled"
+
+    run = models.ForeignKey(DraftingRun, on_delete=models.CASCADE, related_name="items")
+    context = models.ForeignKey("curation.Context", on_delete=models.CASCADE, related_name="drafting_items")
+    chunk = models.PositiveIntegerField(default=0)
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.PENDING, db_index=True)
+    attempts = models.PositiveIntegerField(default=0)
+    error = models.TextField(blank=True)
+    # The first draft made for this context (template items may make several; all carry the item id).
+    instance = models.ForeignKey(
+        "curation.Instance", null=True, blank=True, on_delete=models.SET_NULL, related_name="drafting_items"
+    )
+    instance_count = models.PositiveIntegerField(default=0)
+    raw_output = models.JSONField(default=dict, blank=True)
+    worker = models.CharField(max_length=255, blank=True, help_text="Hostname of the worker that last took it")
+    claim_token = models.CharField(max_length=40, blank=True)
+    claimed_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["run", "id"]
+        constraints = [models.UniqueConstraint(fields=["run", "context"], name="unique_drafting_item_context")]
+        indexes = [models.Index(fields=["run", "status"], name="drafting_item_run_status")]
+
+    def __str__(self) -> str:
+        return f"item {self.pk} of run {self.run_id} ({self.status})"
