@@ -27,9 +27,6 @@ class PromptTemplate(models.Model):
 
     class Meta:
         ordering = ["project", "kind", "-created_at", "-id"]
-        constraints = [
-            models.UniqueConstraint(fields=["project", "kind", "content_hash"], name="unique_prompt_template_version")
-        ]
 
     def __str__(self) -> str:
         return f"{self.kind} {self.content_hash[:10]}"
