@@ -12,3 +12,7 @@ def export_build_task(artifact_id: int) -> str:
     """Write one release export; a redelivered task finds the artifact ready and exits quietly."""
     artifact = export_build(artifact_id=artifact_id)
     return artifact.state if artifact is not None else "missing"
+
+
+# autodiscover_tasks() imports only `<app>.tasks`; the drafting tasks live in their own module.
+import curation.drafting.tasks  # noqa: E402,F401

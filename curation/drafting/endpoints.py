@@ -1,0 +1,232 @@
+"""Model endpoints for managers: list, add, edit and test; keys stay in the environment, only their names are kept."""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.db.models import Q, QuerySet
+
+from curation.errors import InvalidInput, NotFound, NotPermitted
+from curation.models import Membership, Project
+from curation.services.projects import require_role
+from curation.states import Role
+from scoring.endpoints.config import GENERATION_PARAM_NAMES
+from scoring.endpoints.django_client import client_for, limit_is_shared
+from scoring.endpoints.errors import (
+    EndpointBadRequest,
+    EndpointBusy,
+    EndpointConfigError,
+    EndpointError,
+    EndpointMalformedResponse,
+    EndpointRetriesExhausted,
+    EndpointUnauthorized,
+)
+from scoring.models import ModelEndpoint
+
+EDITABLE_FIELDS = (
+    "name",
+    "base_url",
+    "model",
+    "api_key_env",
+    "timeout_s",
+    "max_attempts",
+    "concurrency_limit",
+    "requests_per_minute",
+    "generation_params",
+    "supports_tools",
+)
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def endpoints_visible_to(user: AbstractBaseUser, project: Project) -> QuerySet[ModelEndpoint]:
+    """The project's own endpoints and the global ones, for the project's managers; nothing for anyone else."""
+    if not user.is_authenticated:
+        return ModelEndpoint.objects.none()
+    if not user.is_superuser and not Membership.objects.filter(user=user, project=project, role=Role.MANAGER).exists():
+        return ModelEndpoint.objects.none()
+    return ModelEndpoint.objects.filter(Q(project=project) | Q(project__isnull=True)).order_by("project_id", "name")
+
+
+def endpoint_get(*, user: AbstractBaseUser, endpoint_id: int) -> ModelEndpoint:
+    """An endpoint the user may see: one of a project they manage, or a global one if they manage any project."""
+    endpoint = ModelEndpoint.objects.select_related("project").filter(pk=endpoint_id).first()
+    if endpoint is None or not user.is_authenticated:
+        raise NotFound(f"No endpoint {endpoint_id} that you may see.")
+    if user.is_superuser:
+        return endpoint
+    managed = Membership.objects.filter(user=user, role=Role.MANAGER)
+    if endpoint.project_id is not None:
+        managed = managed.filter(project_id=endpoint.project_id)
+    if not managed.exists():
+        if Membership.objects.filter(user=user, project_id=endpoint.project_id).exists():
+            raise NotPermitted("Only a manager of this project may see its model endpoints.")
+        raise NotFound(f"No endpoint {endpoint_id} that you may see.")
+    return endpoint
+
+
+def _require_can_edit(user: AbstractBaseUser, endpoint: ModelEndpoint) -> None:
+    if endpoint.project_id is None:
+        if not user.is_superuser:
+            raise NotPermitted("Global endpoints are shared by every project; only an operator may change them.")
+        return
+    require_role(user=user, project=endpoint.project, roles=(Role.MANAGER,), action="change model endpoints")
+
+
+def _clean(changes: dict[str, Any]) -> dict[str, Any]:
+    unknown = set(changes) - set(EDITABLE_FIELDS)
+    if unknown:
+        raise InvalidInput(f"Unknown endpoint fields: {', '.join(sorted(unknown))}.")
+    cleaned = dict(changes)
+    if "api_key_env" in cleaned:
+        name = (cleaned["api_key_env"] or "").strip()
+        if name and not _ENV_NAME.match(name):
+            # Someone pasted a key where its variable name belongs; refuse it and never echo it back.
+            raise InvalidInput(
+                "api_key_env takes the *name* of an environment variable (letters, digits, underscores), "
+                "never the key itself."
+            )
+        cleaned["api_key_env"] = name
+    params = cleaned.get("generation_params")
+    if params is not None:
+        if not isinstance(params, dict):
+            raise InvalidInput("generation_params must be a JSON object.")
+        unknown_params = set(params) - GENERATION_PARAM_NAMES
+        if unknown_params:
+            raise InvalidInput(f"Unknown generation parameters: {', '.join(sorted(unknown_params))}.")
+    return cleaned
+
+
+def _validate(endpoint: ModelEndpoint) -> None:
+    try:
+        endpoint.config()
+    except EndpointConfigError as error:
+        raise InvalidInput(str(error)) from error
+    clash = ModelEndpoint.objects.filter(project_id=endpoint.project_id, name=endpoint.name).exclude(pk=endpoint.pk)
+    if clash.exists():
+        raise InvalidInput(f"An endpoint called {endpoint.name!r} exists already.")
+
+
+@transaction.atomic
+def endpoint_create(*, project: Project, actor: AbstractBaseUser, **fields: Any) -> ModelEndpoint:
+    """Add an endpoint to a project. Managers only; the key is referenced by variable name, never stored."""
+    require_role(user=actor, project=project, roles=(Role.MANAGER,), action="add model endpoints")
+    cleaned = _clean(fields)
+    if not cleaned.get("name") or not cleaned.get("base_url") or not cleaned.get("model"):
+        raise InvalidInput("An endpoint needs a name, a base URL and a model.")
+    endpoint = ModelEndpoint(project=project, created_by=actor, **cleaned)
+    _validate(endpoint)
+    endpoint.save()
+    return endpoint
+
+
+@transaction.atomic
+def endpoint_update(*, endpoint: ModelEndpoint, actor: AbstractBaseUser, **changes: Any) -> ModelEndpoint:
+    """Edit an endpoint. Project managers for project endpoints; operators for global ones."""
+    _require_can_edit(actor, endpoint)
+    for name, value in _clean(changes).items():
+        setattr(endpoint, name, value)
+    _validate(endpoint)
+    endpoint.save()
+    return endpoint
+
+
+def key_status(endpoint: ModelEndpoint) -> str:
+    """'none' (no key needed), 'set' or 'missing' — whether the named variable exists on this server."""
+    if not endpoint.api_key_env:
+        return "none"
+    return "set" if os.environ.get(endpoint.api_key_env) else "missing"
+
+
+def describe_endpoint_error(error: EndpointError, *, base_url: str = "") -> tuple[str, str]:
+    """(kind, sentence for a person) for an endpoint failure: down, unauthorized, garbage, rejected, busy, config."""
+    where = f" at {base_url}" if base_url else ""
+    tries = f" after {len(error.attempts)} attempt(s)" if error.attempts else ""
+    if isinstance(error, EndpointUnauthorized):
+        message = f"The endpoint{where} refused the credentials (HTTP {error.status}): {error.server_message}"
+        return "unauthorized", message
+    if isinstance(error, EndpointConfigError):
+        return "config", f"The endpoint is misconfigured: {error.message}"
+    if isinstance(error, EndpointBadRequest):
+        return "rejected", f"The endpoint{where} rejected the request (HTTP {error.status}): {error.server_message}"
+    if isinstance(error, EndpointMalformedResponse):
+        return "garbage", f"The endpoint{where} answered with something that is not a chat completion{tries}: {error}"
+    if isinstance(error, EndpointBusy):
+        return "busy", f"No free slot for the endpoint in time: {error}"
+    if isinstance(error, EndpointRetriesExhausted):
+        last = error.attempts[-1] if error.attempts else None
+        if last is not None and last.status is None and last.error.startswith("connection"):
+            return "down", f"The endpoint{where} is unreachable{tries} ({last.error})."
+        if last is not None and last.status is None:
+            return "timeout", f"The endpoint{where} did not answer in time{tries} ({last.error})."
+        return "unavailable", f"The endpoint{where} kept failing{tries}: {error}"
+    return "error", str(error)
+
+
+@dataclass
+class EndpointTestResult:
+    """What one tiny test request showed."""
+
+    is_ok: bool
+    kind: str
+    message: str
+    status: int | None
+    latency_s: float
+    reply: str
+    model: str
+    attempts: int
+    key_status: str
+    limit_is_shared: bool
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return asdict(self)
+
+
+def endpoint_test(*, endpoint: ModelEndpoint, actor: AbstractBaseUser) -> EndpointTestResult:
+    """Send one tiny uncached request and report status, latency and reply, or the failure in plain words."""
+    if endpoint.project_id is not None:
+        require_role(user=actor, project=endpoint.project, roles=(Role.MANAGER,), action="test model endpoints")
+    started = time.monotonic()
+    common = {"key_status": key_status(endpoint), "limit_is_shared": limit_is_shared()}
+    try:
+        client = client_for(endpoint)
+    except EndpointConfigError as error:
+        return EndpointTestResult(False, "config", str(error), None, 0.0, "", endpoint.model, 0, **common)
+    try:
+        # A seed-free, non-zero temperature keeps the test out of the response cache.
+        result = client.chat(
+            [{"role": "user", "content": "Reply with the single word: ready"}], max_tokens=8, temperature=0.7
+        )
+    except EndpointError as error:
+        kind, message = describe_endpoint_error(error, base_url=endpoint.base_url)
+        last = error.attempts[-1] if error.attempts else None
+        return EndpointTestResult(
+            False,
+            kind,
+            message,
+            last.status if last else None,
+            round(time.monotonic() - started, 3),
+            "",
+            endpoint.model,
+            len(error.attempts),
+            **common,
+        )
+    finally:
+        client.close()
+    return EndpointTestResult(
+        True,
+        "ok",
+        "The endpoint answered.",
+        result.attempts[-1].status if result.attempts else 200,
+        round(result.latency_s, 3),
+        result.text[:500],
+        str(result.raw.get("model") or endpoint.model),
+        len(result.attempts),
+        **common,
+    )

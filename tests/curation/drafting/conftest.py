@@ -1,0 +1,89 @@
+"""Fixtures of the drafting tests: a batch of contexts over numeric tables, and endpoints on a fault server."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+import pytest
+
+from curation.models import Batch, Context, Paper, Paragraph, ReasoningType, Table
+from scoring.models import ModelEndpoint
+from tests.support.fault_server import Fault, FaultServer, completion_body
+
+RESULTS_ROWS = [
+    ["Model", "Dev", "Test", "Params (M)"],
+    ["BERT-base", "84.1", "83.2", "110"],
+    ["RoBERTa", "87.6", "86.9", "125"],
+    ["ALBERT", "81.3", "80.0", "12"],
+    ["Ours", "**88.9**", "87.7†", "118"],
+]
+
+
+def make_contexts(project, batch: Batch, count: int) -> list[Context]:
+    """`count` short contexts in `batch`, each one paragraph and one numeric table of its own paper."""
+    comparison = ReasoningType.objects.get(project=project, code="comparison")
+    contexts = []
+    for index in range(count):
+        paper = Paper.objects.create(project=project, title=f"Drafting paper {index}", origin="test")
+        table = Table.objects.create(
+            paper=paper, order=0, label=f"tab:results{index}", number="2", caption="Accuracy on the task.",
+            cells=RESULTS_ROWS,
+        )  # fmt: skip
+        paragraph = Paragraph.objects.create(
+            paper=paper, order=0, text="Table 2 shows that our model beats RoBERTa with fewer parameters."
+        )
+        paragraph.mentioned_tables.add(table)
+        context = Context.objects.create(
+            project=project, paper=paper, kind=Context.Kind.SHORT, paragraph=paragraph,
+            reasoning_type=comparison, batch=batch,
+        )  # fmt: skip
+        context.tables.add(table)
+        contexts.append(context)
+    return contexts
+
+
+@pytest.fixture(autouse=True)
+def _empty_response_cache() -> Iterator[None]:
+    # Endpoint identities are "endpoint-<pk>" and SQLite reuses pks after a rollback: a cached reply of an
+    # earlier test's endpoint would answer for this one.
+    from django.core.cache import cache
+
+    cache.clear()
+    yield
+    cache.clear()
+
+
+@pytest.fixture
+def drafting_batch(project) -> Batch:
+    return Batch.objects.create(project=project, name="Drafting batch")
+
+
+@pytest.fixture
+def drafting_contexts(project, drafting_batch) -> list[Context]:
+    return make_contexts(project, drafting_batch, 3)
+
+
+def scripted_reply(request: dict) -> Fault:
+    """A well-behaved model: a question for the question prompt, Reason/Answer for the answer prompt."""
+    prompt = request["messages"][-1]["content"]
+    if prompt.rstrip().endswith("Reason:"):
+        return Fault(body=completion_body("Ours has 88.9 and RoBERTa 87.6 on Dev.\nAnswer: Ours"))
+    return Fault(body=completion_body("Sure! Question: Which model is best on Dev, Ours or RoBERTa?"))
+
+
+@pytest.fixture
+def model_server() -> Iterator[FaultServer]:
+    with FaultServer(responder=scripted_reply) as server:
+        yield server
+
+
+def endpoint_on(project, base_url: str, *, name: str = "Fault model", **fields: object) -> ModelEndpoint:
+    fields.setdefault("max_attempts", 1)
+    fields.setdefault("timeout_s", 5.0)
+    fields.setdefault("generation_params", {"temperature": 0.0, "max_tokens": 64})
+    return ModelEndpoint.objects.create(project=project, name=name, base_url=base_url, model="fault-model", **fields)
+
+
+def garbage() -> Fault:
+    return Fault(status=200, body=json.dumps({"nonsense": True}).encode())

@@ -1,0 +1,155 @@
+"""Prompt building and parsing of messy small-model output (pure functions, no database)."""
+
+from __future__ import annotations
+
+import pytest
+
+from curation.drafting.prompts import (
+    DEFAULT_ANSWER_TEMPLATE,
+    DEFAULT_QUESTION_TEMPLATE,
+    ContextData,
+    TableData,
+    answer_messages,
+    content_hash,
+    example_codes,
+    parse_header_phrases,
+    parse_question,
+    parse_rationale_answer,
+    question_messages,
+    render,
+)
+from curation.taxonomy import DEFAULT_TAXONOMY
+
+CONTEXT = ContextData(
+    tables=[TableData("tab:main", "Accuracy by model.", [["Model", "Acc"], ["A", "87.3"], ["B", "81.0"]], "1")],
+    paragraphs=["Table 1 shows that A beats B."],
+    reasoning_type="Causal Analysis",
+    reasoning_type_code="causal_analysis",
+    reasoning_description="Explain cause and effect behind the results.",
+    parent_code="data_analysis",
+)
+
+
+def test_default_question_template_has_three_examples_for_every_leaf_type():
+    leaf_codes = {sub[0] for _, _, _, subs in DEFAULT_TAXONOMY for sub in subs}
+    assert leaf_codes <= set(example_codes(DEFAULT_QUESTION_TEMPLATE))
+    prompt = question_messages(DEFAULT_QUESTION_TEMPLATE, CONTEXT)[0]["content"]
+    for code in leaf_codes:
+        context = ContextData(tables=CONTEXT.tables, paragraphs=[], reasoning_type_code=code)
+        text = question_messages(DEFAULT_QUESTION_TEMPLATE, context)[0]["content"]
+        examples = text.split("Examples of questions of this type")[1].split("Context:")[0]
+        assert examples.count("Question:") == 3, code
+    assert "=== examples" not in prompt
+
+
+def test_question_prompt_shows_context_type_and_text_requirement():
+    prompt = question_messages(DEFAULT_QUESTION_TEMPLATE, CONTEXT)[0]["content"]
+    assert "Reasoning type of the question: Causal Analysis" in prompt
+    assert "Explain cause and effect" in prompt
+    assert "| A | 87.3 |" in prompt and "Table 1 (tab:main): Accuracy by model." in prompt
+    assert "Paragraph: Table 1 shows that A beats B." in prompt
+    assert "cannot be answered from the tables alone" in prompt
+    assert "Why does removing the attention layer" in prompt  # a causal example, not a counting one
+    lookup = ContextData(tables=CONTEXT.tables, paragraphs=[], reasoning_type_code="ranking")
+    assert (
+        "cannot be answered from the tables alone"
+        not in question_messages(DEFAULT_QUESTION_TEMPLATE, lookup)[0]["content"]
+    )
+
+
+def test_answer_prompt_ends_with_reason_label_and_holds_the_question():
+    prompt = answer_messages(DEFAULT_ANSWER_TEMPLATE, CONTEXT, "Why does A beat B?")[0]["content"]
+    assert prompt.endswith("Reason:")
+    assert "Question: Why does A beat B?" in prompt
+
+
+def test_render_leaves_unknown_placeholders_and_braces_alone():
+    assert render("{{a}} {b} {{ unknown }} {{a }}", {"a": "x"}) == "x {b} {{ unknown }} x"
+
+
+def test_content_hash_ignores_line_ending_style():
+    assert content_hash("a\r\nb") == content_hash("a\nb") != content_hash("a\nc")
+
+
+def test_long_context_is_cut_to_the_budget():
+    big = ContextData(tables=[TableData("t", "", [[str(i), "x" * 50] for i in range(500)])], paragraphs=["p" * 9000])
+    assert len(question_messages("{{context}}", big, max_chars=3000)[0]["content"]) <= 3000
+
+
+@pytest.mark.parametrize(
+    ("output", "question"),
+    [
+        (
+            "Question: What is the difference in accuracy between A and B?",
+            "What is the difference in accuracy between A and B?",
+        ),
+        (
+            "Sure! Here is a question:\n\n**Question:** Which model has the highest Acc?\nAnswer: A",
+            "Which model has the highest Acc?",
+        ),
+        ("1. What is the accuracy of A? 2. What is the accuracy of B?", "What is the accuracy of A?"),
+        ("Here's a question based on the context: How much better is A than B?", "How much better is A than B?"),
+        ('```\nQuestion: "Which is better, A or B?"\n```', "Which is better, A or B?"),
+        ("Q: By how many points does A beat B?\nA: 6.3", "By how many points does A beat B?"),
+        ("<think>hmm</think>\n### Question 1:\nWhy is A better than B?", "Why is A better than B?"),
+        (
+            "Question: Build a table of the models and their accuracy.",
+            "Build a table of the models and their accuracy.",
+        ),
+    ],
+)
+def test_parse_question_finds_the_question_in_messy_output(output, question):
+    parsed = parse_question(output)
+    assert parsed.is_parsed and parsed.question == question
+
+
+def test_parse_question_counts_extra_questions():
+    parsed = parse_question("question 1: what is A's accuracy?\nquestion 2: what is B's accuracy?")
+    assert parsed.question == "what is A's accuracy?" and parsed.extra_questions == 1
+
+
+@pytest.mark.parametrize("output", ["The table shows results for models.", "", "   \n"])
+def test_parse_question_flags_output_without_a_question(output):
+    parsed = parse_question(output)
+    assert not parsed.is_parsed and parsed.error
+    assert parsed.question == output.strip()
+
+
+@pytest.mark.parametrize(
+    ("output", "rationale", "answer"),
+    [
+        (
+            " A scores 87.3 and B 81.0. 87.3 - 81.0 = 6.3.\nAnswer: 6.3",
+            "A scores 87.3 and B 81.0. 87.3 - 81.0 = 6.3.",
+            ["6.3"],
+        ),
+        (
+            "Reason: The difference is 6.3.\n**Answer:** 6.3 points\n\nQuestion: What is X?\nReason: b\nAnswer: 5",
+            "The difference is 6.3.",
+            ["6.3 points"],
+        ),
+        ("Reasoning: list them\nAnswer:\n- A\n- B", "list them", ["A", "B"]),
+        ("Reason: compare\nFinal Answer: 12.5%", "compare", ["12.5%"]),
+        (
+            "A is better than B because 87.3 > 81.0. So the answer is A.",
+            "A is better than B because 87.3 > 81.0. So the answer is A.",
+            ["A"],
+        ),
+    ],
+)
+def test_parse_rationale_answer_on_messy_output(output, rationale, answer):
+    parsed = parse_rationale_answer(output)
+    assert parsed.is_parsed
+    assert parsed.rationale == rationale and parsed.answer == answer
+
+
+def test_parse_rationale_answer_keeps_raw_reasoning_when_no_answer():
+    parsed = parse_rationale_answer("I don't know what the table means")
+    assert not parsed.is_parsed and parsed.answer == []
+    assert parsed.rationale == "I don't know what the table means"
+
+
+def test_parse_header_phrases_skips_chatter_and_duplicates():
+    output = "Here are three phrases:\n1. accuracy\n2. Accuracy.\n3. test accuracy\n4. acc"
+    assert parse_header_phrases(output, "Acc") == ["accuracy", "test accuracy", "acc"]
+    assert parse_header_phrases("", "Acc") == ["Acc"]

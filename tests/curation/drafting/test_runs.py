@@ -1,0 +1,154 @@
+"""Drafting runs through the services (inline): LLM and template drafts, errors, retry, skip and cancel."""
+
+from __future__ import annotations
+
+import pytest
+
+from curation.drafting.models import DraftingItem, DraftingRun
+from curation.drafting.services import run_cancel, run_create, run_process_inline, run_retry_failed, run_start
+from curation.errors import InvalidInput, NotPermitted
+from curation.models import Instance
+from curation.states import Status
+from tests.curation.drafting.conftest import endpoint_on, garbage
+from tests.support.fault_server import FaultServer, ok, unauthorized
+
+pytestmark = pytest.mark.django_db
+
+
+def _run(project, manager, kind, batch, **kwargs) -> DraftingRun:
+    run = run_create(project=project, actor=manager, kind=kind, batch=batch, **kwargs)
+    return run_process_inline(run_id=run.pk)
+
+
+def test_llm_run_drafts_each_context_with_provenance(
+    project, personas, drafting_batch, drafting_contexts, model_server
+):
+    endpoint = endpoint_on(project, model_server.base_url)
+    run = _run(project, personas["manager"], "llm", drafting_batch, endpoint=endpoint)
+
+    assert run.status == DraftingRun.Status.COMPLETED
+    instances = list(Instance.objects.filter(project=project).order_by("pk"))
+    assert [i.context_id for i in instances] == [c.pk for c in drafting_contexts]
+    first = instances[0]
+    assert first.status == Status.DRAFTED
+    assert first.batch_id == drafting_batch.pk
+    assert first.question == "Which model is best on Dev, Ours or RoBERTa?"
+    assert first.answer == ["Ours"]
+    assert first.rationale == "Ours has 88.9 and RoBERTa 87.6 on Dev."
+    assert first.draft["endpoint"]["name"] == "Fault model"
+    assert first.draft["model"] == "fault-model"
+    assert set(first.draft["template_hashes"]) == {"question", "rationale_answer"}
+    assert first.draft["params"]["max_tokens"] == 64
+    assert first.draft["raw"]["question"].startswith("Sure!")
+    assert "parse_error" not in first.draft
+    assert first.events.get().to_status == Status.DRAFTED
+    assert run.items.get(context=drafting_contexts[0]).instance_id == first.pk
+
+
+def test_unparseable_output_is_kept_raw_and_flagged(project, personas, drafting_batch, drafting_contexts):
+    with FaultServer(default=ok("I am a small model and I like tables.")) as server:
+        run = _run(project, personas["manager"], "llm", drafting_batch, endpoint=endpoint_on(project, server.base_url))
+    assert run.status == DraftingRun.Status.COMPLETED
+    instance = Instance.objects.filter(project=project).first()
+    assert instance.question == "I am a small model and I like tables."
+    assert "no question found" in instance.draft["parse_error"]
+    assert "flagged for the annotator" in run.items.first().error
+
+
+@pytest.mark.parametrize(
+    ("fault", "words"),
+    [(unauthorized(), "refused the credentials (HTTP 401)"), (garbage(), "not a chat completion")],
+)
+def test_bad_endpoint_fails_each_context_with_a_clear_error(
+    project, personas, drafting_batch, drafting_contexts, fault, words
+):
+    with FaultServer(default=fault) as server:
+        run = _run(project, personas["manager"], "llm", drafting_batch, endpoint=endpoint_on(project, server.base_url))
+    assert run.status == DraftingRun.Status.FAILED
+    assert "3 of 3 contexts failed" in run.error and words in run.error
+    assert all(words in item.error for item in run.items.all())
+    assert not Instance.objects.filter(project=project).exists()
+
+
+def test_endpoint_that_is_down_fails_and_retry_drafts_only_the_failed(
+    project, personas, drafting_batch, drafting_contexts, model_server
+):
+    endpoint = endpoint_on(project, "http://127.0.0.1:9/v1")
+    run = _run(project, personas["manager"], "llm", drafting_batch, endpoint=endpoint)
+    assert run.status == DraftingRun.Status.FAILED
+    assert "is unreachable" in run.items.first().error
+
+    endpoint.base_url = model_server.base_url
+    endpoint.save()
+    run_retry_failed(run_id=run.pk, actor=personas["manager"])
+    run = run_process_inline(run_id=run.pk)
+    assert run.status == DraftingRun.Status.COMPLETED and run.error == ""
+    assert Instance.objects.filter(project=project).count() == 3
+    assert set(run.items.values_list("attempts", flat=True)) == {2}
+
+
+def test_partial_failure_keeps_what_was_drafted(project, personas, drafting_batch, drafting_contexts):
+    with FaultServer(responder=lambda request: garbage()) as server:
+        server.script(ok("Question: Which is best?"), ok("Reason: x\nAnswer: Ours"))
+        run = _run(project, personas["manager"], "llm", drafting_batch, endpoint=endpoint_on(project, server.base_url))
+    assert run.status == DraftingRun.Status.FAILED
+    assert "2 of 3 contexts failed" in run.error
+    assert Instance.objects.filter(project=project).count() == 1
+    assert run.items.filter(status=DraftingItem.Status.DRAFTED).count() == 1
+
+
+def test_template_run_drafts_questions_with_essential_actions(project, personas, drafting_batch, drafting_contexts):
+    run = _run(project, personas["manager"], "template", drafting_batch, options={"per_template": 1, "seed": 4})
+    assert run.status == DraftingRun.Status.COMPLETED
+    instances = Instance.objects.filter(project=project)
+    assert instances.count() >= 3 * 10
+    difference = instances.filter(draft__template_id="cell_difference").first()
+    slots = difference.draft["slots"]
+    values = {
+        "BERT-base": {"Dev": 84.1, "Test": 83.2, "Params (M)": 110},
+        "RoBERTa": {"Dev": 87.6, "Test": 86.9, "Params (M)": 125},
+        "ALBERT": {"Dev": 81.3, "Test": 80.0, "Params (M)": 12},
+        "Ours": {"Dev": 88.9, "Test": 87.7, "Params (M)": 118},
+    }
+    expected = values[slots["row_a"]][slots["column"]] - values[slots["row_b"]][slots["column"]]
+    assert float(difference.answer[0]) == pytest.approx(expected, abs=0.01)
+    assert [action["tool"] for action in difference.essential_actions][:2] == ["get_cell", "get_cell"]
+    assert difference.reasoning_type.code == "arithmetic_calculation"
+    assert list(difference.relevant_tables.values_list("label", flat=True)) == [slots["table"]]
+    assert difference.status == Status.DRAFTED and difference.batch_id == drafting_batch.pk
+
+
+def test_rerun_skips_drafted_contexts_unless_asked(project, personas, drafting_batch, drafting_contexts):
+    only = {"template_ids": ["cell_difference"]}
+    _run(project, personas["manager"], "template", drafting_batch, options=only)
+    count = Instance.objects.count()
+    again = _run(project, personas["manager"], "template", drafting_batch, options=only)
+    assert again.items.filter(status=DraftingItem.Status.SKIPPED).count() == 3
+    assert Instance.objects.count() == count
+    forced = _run(
+        project, personas["manager"], "template", drafting_batch,
+        options={"template_ids": ["cell_difference"], "redraft": True},
+    )  # fmt: skip
+    assert forced.items.filter(status=DraftingItem.Status.DRAFTED).count() == 3
+    assert Instance.objects.count() == 2 * count
+
+
+def test_cancel_stops_pending_items(project, personas, drafting_batch, drafting_contexts):
+    run = run_create(project=project, actor=personas["manager"], kind="template", batch=drafting_batch)
+    run_start(run_id=run.pk, actor=personas["manager"])
+    run = run_cancel(run_id=run.pk, actor=personas["manager"])
+    run = run_process_inline(run_id=run.pk)
+    assert run.status == DraftingRun.Status.CANCELLED
+    assert run.items.filter(status=DraftingItem.Status.CANCELLED).count() == 3
+    assert not Instance.objects.exists()
+
+
+def test_only_managers_create_runs(project, personas, drafting_batch, drafting_contexts):
+    for name in ("annotator", "verifier", "outsider"):
+        with pytest.raises(NotPermitted):
+            run_create(project=project, actor=personas[name], kind="template", batch=drafting_batch)
+
+
+def test_llm_run_needs_an_endpoint(project, personas, drafting_batch, drafting_contexts):
+    with pytest.raises(InvalidInput, match="needs a model endpoint"):
+        run_create(project=project, actor=personas["manager"], kind="llm", batch=drafting_batch)
