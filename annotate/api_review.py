@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import date
 
 from django.http import HttpResponse
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
 from rest_framework.request import Request
@@ -62,6 +63,9 @@ class DiscussionSerializer(serializers.ModelSerializer):
     verifier = serializers.SlugRelatedField(slug_field="username", read_only=True)
     decided_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
     is_open = serializers.BooleanField(read_only=True)
+    # Plain strings: the input's "outcome" choices differ (no "open"), and one enum name must not mean both.
+    outcome = serializers.CharField(read_only=True)
+    resolution = serializers.CharField(read_only=True)
 
     class Meta:
         model = Discussion
@@ -150,6 +154,24 @@ class AssignSerializer(serializers.Serializer):
 
 class GatingSerializer(serializers.Serializer):
     gating = serializers.ChoiceField(choices=["manual", "sequential"])
+
+
+class AssignResultSerializer(serializers.Serializer):
+    batch = BatchSerializer()
+    moved = serializers.IntegerField()
+
+
+class DiffRowSerializer(serializers.Serializer):
+    field = serializers.CharField()
+    changed = serializers.BooleanField()
+    parts = serializers.ListField(child=serializers.ListField(child=serializers.CharField()))
+
+
+class RevisionDiffSerializer(serializers.Serializer):
+    a = serializers.IntegerField(allow_null=True)
+    b = serializers.IntegerField(allow_null=True)
+    revisions = serializers.ListField(child=serializers.IntegerField())
+    diff = DiffRowSerializer(many=True)
 
 
 class PaySettingsSerializer(serializers.Serializer):
@@ -429,7 +451,7 @@ class DiscussionResolveApi(APIView):
 class RevisionDiffApi(APIView):
     @extend_schema(
         parameters=[OpenApiParameter("a", int, required=False), OpenApiParameter("b", int, required=False)],
-        responses={200: serializers.DictField()},
+        responses=RevisionDiffSerializer,
     )
     def get(self, request: Request, pk: int) -> Response:
         """Word diff between two revisions (by number; default the last two)."""
@@ -486,7 +508,7 @@ class RestoreApi(APIView):
 
 
 class BatchAssignApi(APIView):
-    @extend_schema(request=AssignSerializer, responses={200: serializers.DictField()})
+    @extend_schema(request=AssignSerializer, responses=AssignResultSerializer)
     def post(self, request: Request, pk: int) -> Response:
         """Put drafts (or the drafts of contexts) into a batch. Managers only."""
         batch = selectors.batches_visible_to(request.user).filter(pk=pk).first()
@@ -499,7 +521,7 @@ class BatchAssignApi(APIView):
 
 
 class GatingApi(APIView):
-    @extend_schema(request=GatingSerializer, responses={200: serializers.DictField()})
+    @extend_schema(request=GatingSerializer, responses=GatingSerializer)
     def post(self, request: Request, slug: str) -> Response:
         project = selectors.project_get(user=request.user, slug=slug)
         payload = GatingSerializer(data=request.data)
@@ -523,7 +545,7 @@ class PaySettingsApi(APIView):
 class DashboardApi(APIView):
     @extend_schema(
         parameters=[OpenApiParameter("start", str, required=False), OpenApiParameter("end", str, required=False)],
-        responses={200: serializers.DictField()},
+        responses={200: OpenApiTypes.OBJECT},
     )
     def get(self, request: Request, slug: str) -> Response:
         """The manager's dashboard figures as JSON."""
