@@ -61,6 +61,8 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "curation.context_processors.navigation",
+                "annotate.context_processors.guidelines_banner",
+                "annotate.review_context.review_badges",
             ],
         },
     },
