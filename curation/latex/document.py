@@ -32,7 +32,7 @@ LIST_ENVS = frozenset(
 )  # fmt: skip
 SKIPPED_ENVS = frozenset(
     {"thebibliography", "verbatim", "verbatim*", "lstlisting", "minted", "tikzpicture", "pgfpicture", "comment",
-     "filecontents", "filecontents*", "Verbatim", "titlepage", "references", "acks"}
+     "filecontents", "filecontents*", "Verbatim", "titlepage", "references", "acks", "textblock", "textblock*"}
 )  # fmt: skip
 SECTIONING = {"part": 0, "chapter": 1, "section": 2, "subsection": 3, "subsubsection": 4}
 _SUB_ENVS = frozenset({"subtable", "subfloat"})
@@ -40,9 +40,14 @@ _DROPPED_WITH_ARGUMENT = frozenset(
     {"bibliography", "bibliographystyle", "title", "author", "date", "affiliation", "institute", "email",
      "keywords", "thanks", "address", "icmltitle", "icmlauthor", "icmlaffiliation", "icmlcorrespondingauthor",
      "vspace", "hspace", "addbibresource", "pagestyle", "thispagestyle", "setcounter", "addtocounter",
-     "setlength", "newtheorem", "bibitem"}
+     "setlength", "addtolength", "newtheorem", "bibitem", "footnotetext"}
 )  # fmt: skip
-_STRUCTURAL_CS = frozenset({*SECTIONING, "paragraph", "subparagraph", "item", "appendix", "par"})
+_DROPPED_ARGUMENT_COUNTS = {"setcounter": 2, "addtocounter": 2, "setlength": 2, "addtolength": 2, "newtheorem": 2}
+# A brace group holding one of these (e.g. `{\small \bibliography{refs}}`) is walked, not rendered as text.
+_STRUCTURAL_CS = frozenset(
+    {*SECTIONING, "paragraph", "subparagraph", "item", "appendix", "par", "bibliography", "bibliographystyle",
+     "printbibliography"}
+)  # fmt: skip
 
 
 def _letters(number: int) -> str:
@@ -96,6 +101,7 @@ class DocumentWalker:
         self.tables: list[_PendingTable] = []
         self.title_nodes: list[Node] | None = None
         self._buffer: list[Node] = []
+        self._run_in_heading_end = 0
         self._section = ""
         self._section_number = ""
         self._counters = [0, 0, 0, 0, 0]
@@ -120,7 +126,9 @@ class DocumentWalker:
                     self._collect_labels(node.children)
                     self._buffer.append(node)
             elif node.kind == PAR:
-                self.flush()
+                # A run-in \paragraph heading followed by a blank line still opens the next paragraph.
+                if len(self._buffer) > self._run_in_heading_end:
+                    self.flush()
             elif node.kind == CS:
                 self._visit_command(node, cursor)
             else:
@@ -141,6 +149,7 @@ class DocumentWalker:
             title = cursor.argument() or []
             self.flush()
             self._buffer.extend([Group(title), Token(SPACE, " ")])
+            self._run_in_heading_end = len(self._buffer)
         elif name == "appendix":
             self.flush()
             self._start_appendix()
@@ -161,7 +170,8 @@ class DocumentWalker:
         elif name in _DROPPED_WITH_ARGUMENT:
             cursor.star()
             cursor.optional()
-            cursor.argument()
+            for _ in range(_DROPPED_ARGUMENT_COUNTS.get(name, 1)):
+                cursor.argument()
             if name in ("bibliography", "bibitem"):
                 self.flush()
         elif name == "caption":
@@ -183,8 +193,10 @@ class DocumentWalker:
             self._target = LabelTarget(
                 "appendix" if self._in_appendix and level == 2 else "section", self._section_number
             )
-        elif text.lower().startswith(("appendix", "appendices", "supplementary")) and level <= 2:
-            self._in_appendix = True
+        else:
+            self._section_number = ""
+            if text.lower().startswith(("appendix", "appendices", "supplementary")) and level <= 2:
+                self._in_appendix = True
         self._section = text
 
     def _format_number(self, level: int) -> str:
@@ -255,6 +267,7 @@ class DocumentWalker:
         """End the current paragraph."""
         nodes = self._buffer
         self._buffer = []
+        self._run_in_heading_end = 0
         if not any(not (isinstance(node, Token) and node.kind in (SPACE, PAR)) for node in nodes):
             return
         first_file = next((node.file for node in nodes if isinstance(node, Token) and node.file), "")
@@ -329,6 +342,7 @@ class DocumentWalker:
                 starred = cursor.star()
                 cursor.optional()
                 caption = cursor.argument() or []
+                self._add_labels(pending, sub, _labels_in(caption))
                 part = pending.sub_parts[sub] if sub is not None else None
                 if part is not None and part.caption is None:
                     part.caption = caption
@@ -349,11 +363,14 @@ class DocumentWalker:
                 pending.sub_parts.append(_Part(caption or [], [], node.name))
                 self._scan_float(cursor.argument() or [], pending, len(pending.sub_parts) - 1)
             elif node.kind == CS and node.name == "label":
-                label = to_latex(cursor.argument() or []).strip()
-                if label:
-                    pending.labels.append(label)
-                    if sub is not None:
-                        pending.sub_parts[sub].labels.append(label)
+                self._add_labels(pending, sub, [to_latex(cursor.argument() or []).strip()])
+
+    def _add_labels(self, pending: _PendingTable, sub: int | None, labels: list[str]) -> None:
+        for label in labels:
+            if label:
+                pending.labels.append(label)
+                if sub is not None:
+                    pending.sub_parts[sub].labels.append(label)
 
     def _number_caption(self, pending: _PendingTable, starred: bool) -> None:
         if starred or pending.number is not None:
@@ -373,6 +390,7 @@ class DocumentWalker:
                 starred = cursor.star()
                 cursor.optional()
                 pending.caption = cursor.argument() or []
+                pending.labels.extend(_labels_in(pending.caption))
                 self._number_caption(pending, starred)
             elif isinstance(node, Token) and node.is_cs("label"):
                 label = to_latex(cursor.argument() or []).strip()
@@ -469,6 +487,16 @@ def _has_structure(nodes: list[Node]) -> bool:
         ):
             return True
     return False
+
+
+def _labels_in(nodes: list[Node]) -> list[str]:
+    """Labels written inside other markup, as in `\\caption{\\label{tab:x} Text}`."""
+    flat = list(walk(nodes))
+    return [
+        to_latex(flat[index + 1].children).strip()  # type: ignore[union-attr]
+        for index, node in enumerate(flat[:-1])
+        if isinstance(node, Token) and node.is_cs("label") and isinstance(flat[index + 1], Group)
+    ]
 
 
 def _has_caption(env: Env) -> bool:

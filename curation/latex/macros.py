@@ -50,6 +50,8 @@ class Macro:
     params: list[tuple[str, list[Token] | None]]
     body: list[Token]
     end_body: list[Token] | None = None
+    # \let to a command we do not define: TeX freezes its meaning, so the body is never expanded again.
+    is_frozen: bool = False
 
 
 @dataclass
@@ -138,6 +140,7 @@ class MacroExpander:
         self.table = table or MacroTable()
         self.expansions = 0
         self.warnings: list[str] = []
+        self._recursive: dict[str, bool] = {}
 
     def expand(self, tokens: list[Token]) -> list[Token]:
         """Return the tokens with definitions removed and user macros replaced by their bodies."""
@@ -181,7 +184,12 @@ class MacroExpander:
                 ):
                     out.append(Token(SPACE, " ", token.file))
             elif name in self.table.macros and self.expansions < MAX_EXPANSIONS:
-                self._expand_macro(name, stream)
+                if self.table.macros[name].is_frozen:
+                    out.extend(self.table.macros[name].body)
+                elif self._is_recursive(name):
+                    out.append(token)
+                else:
+                    self._expand_macro(name, stream)
             else:
                 out.append(token)
         return out
@@ -192,9 +200,33 @@ class MacroExpander:
             self.warnings.append(f"stopped expanding macros after {MAX_EXPANSIONS} expansions (recursive macro?)")
         return self.expansions < MAX_EXPANSIONS
 
+    def _is_recursive(self, name: str) -> bool:
+        """Whether a macro reaches itself through the bodies it expands to, so expanding it never ends."""
+        if name not in self._recursive:
+            seen: set[str] = set()
+            pending = [name]
+            found = False
+            while pending and not found:
+                macro = self.table.macros.get(pending.pop())
+                if macro is None or macro.is_frozen:
+                    continue
+                for token in macro.body:
+                    if token.kind == CS and token.name in self.table.macros:
+                        found = token.name == name
+                        if found:
+                            break
+                        if token.name not in seen:
+                            seen.add(token.name)
+                            pending.append(token.name)
+            self._recursive[name] = found
+            if found:
+                self.warnings.append(f"stopped expanding macros: \\{name} expands to itself")
+        return self._recursive[name]
+
     def _store(self, name: str, macro: Macro, provide: bool = False) -> None:
         if provide and name in self.table.macros:
             return
+        self._recursive.clear()
         if name in PROTECTED or not _is_simple(macro.body):
             self.table.skipped.add(name)
             self.table.macros.pop(name, None)
@@ -236,10 +268,11 @@ class MacroExpander:
             source = stream.next()
         if target is None or target.kind != CS or source is None:
             return
+        self._recursive.clear()
         if source.kind == CS and source.name in self.table.macros:
             self.table.macros[target.name] = self.table.macros[source.name]
         elif target.name not in PROTECTED:
-            self.table.macros[target.name] = Macro([], [source])
+            self.table.macros[target.name] = Macro([], [source], is_frozen=True)
 
     def _define_document_command(self, stream: TokenStream) -> None:
         name = _read_cs_name(stream)
