@@ -40,9 +40,17 @@ _DROPPED_WITH_ARGUMENT = frozenset(
     {"bibliography", "bibliographystyle", "title", "author", "date", "affiliation", "institute", "email",
      "keywords", "thanks", "address", "icmltitle", "icmlauthor", "icmlaffiliation", "icmlcorrespondingauthor",
      "vspace", "hspace", "addbibresource", "pagestyle", "thispagestyle", "setcounter", "addtocounter",
-     "setlength", "addtolength", "newtheorem", "bibitem", "footnotetext"}
+     "setlength", "addtolength", "newtheorem", "bibitem", "footnotetext", "addtocontents", "addcontentsline"}
 )  # fmt: skip
-_DROPPED_ARGUMENT_COUNTS = {"setcounter": 2, "addtocounter": 2, "setlength": 2, "addtolength": 2, "newtheorem": 2}
+_DROPPED_ARGUMENT_COUNTS = {
+    "setcounter": 2,
+    "addtocounter": 2,
+    "setlength": 2,
+    "addtolength": 2,
+    "newtheorem": 2,
+    "addtocontents": 2,
+    "addcontentsline": 3,
+}
 # A brace group holding one of these (e.g. `{\small \bibliography{refs}}`) is walked, not rendered as text.
 _STRUCTURAL_CS = frozenset(
     {*SECTIONING, "paragraph", "subparagraph", "item", "appendix", "par", "bibliography", "bibliographystyle",

@@ -64,8 +64,20 @@ class MacroTable:
     skipped: set[str] = field(default_factory=set)
 
 
+# A body may (re)define commands, e.g. `\renewcommand\arraystretch{0.9}` inside a table-building macro: the
+# expander meets the definition again when the body is expanded. Only nested parameters (`##1`) are beyond it.
+_DEFINING = frozenset({"def", "gdef", "edef", "xdef", "newcommand", "renewcommand"})
+
+
 def _is_simple(body: list[Token]) -> bool:
-    return not any(token.kind == CS and ("@" in token.name or token.name in _PROGRAMMING) for token in body)
+    has_nested_parameters = any(token.kind == PARAM and token.text.startswith("##") for token in body)
+    return not any(
+        token.kind == CS
+        and (
+            "@" in token.name or (token.name in _PROGRAMMING and (has_nested_parameters or token.name not in _DEFINING))
+        )
+        for token in body
+    )
 
 
 def _read_cs_name(stream: TokenStream) -> str | None:

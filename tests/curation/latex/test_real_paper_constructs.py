@@ -70,3 +70,28 @@ def test_positioned_textblock_is_not_body_text(extract_latex):
         "\\includegraphics{logo.pdf}\n\\end{textblock*}"
     )
     assert [paragraph.text for paragraph in result.paragraphs] == ["Text."]
+
+
+def test_table_building_macro_that_sets_arraystretch_expands_into_subtables(extract_latex):
+    result = extract_latex(
+        r"""\newcommand{\panel}[2]{\begin{subtable}{0.3\textwidth}\caption{#1}
+        \renewcommand\arraystretch{0.9}\begin{tabular}{lc} M & S \\ \midrule #2 \end{tabular}\end{subtable}}
+        See Table~\ref{tab:b}.
+        \begin{table}\caption{Per dataset.}\label{tab:all}
+        \panel{First}{a & 1 \\}\hfill\panel{Second\label{tab:b}}{b & 2 \\}
+        \end{table}"""
+    )
+    table = result.tables[0]
+    assert table.rows == [["M", "S"], ["a", "1"], ["M", "S"], ["b", "2"]]
+    assert [(sub.caption, sub.label, sub.number) for sub in table.subtables] == [
+        ("First", None, "1a"),
+        ("Second", "tab:b", "1b"),
+    ]
+    assert result.paragraphs[0].text == "See Table 1b."
+
+
+def test_table_of_contents_bookkeeping_is_not_text(extract_latex):
+    result = extract_latex(
+        "\\addtocontents{toc}{\\protect\\setcounter{tocdepth}{-10}}\n\\addcontentsline{toc}{section}{Extra}\nBody."
+    )
+    assert [paragraph.text for paragraph in result.paragraphs] == ["Body."]
