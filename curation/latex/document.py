@@ -284,20 +284,50 @@ class DocumentWalker:
         )
 
     def _register_figure(self, env: Env) -> None:
-        number = None
-        sub = 0
-        nodes = list(walk(env.children))
-        for index, node in enumerate(nodes):
-            if not isinstance(node, Token):
-                continue
-            if node.is_cs("caption"):
-                self._figure_counter += 1
-                number = str(self._figure_counter)
-            elif node.is_cs("subcaption", "subfloat", "subcaptionbox"):
-                sub += 1
-            elif node.is_cs("label") and index + 1 < len(nodes) and isinstance(nodes[index + 1], Group):
-                label = to_latex(nodes[index + 1].children).strip()  # type: ignore[union-attr]
-                self.labels[label] = LabelTarget("figure", number or str(self._figure_counter + 1))
+        found: list[tuple[str, int | None]] = []
+        has_caption = self._scan_figure(env.children, None, found, [0])
+        if has_caption:
+            self._figure_counter += 1
+        number = str(self._figure_counter if has_caption else self._figure_counter + 1)
+        for label, sub in found:
+            # A subfigure's label reads as the figure number plus its letter ("Figure 3b").
+            suffix = chr(ord("a") + (sub - 1) % 26) if sub else ""
+            self.labels[label] = LabelTarget("figure", number + suffix)
+
+    def _scan_figure(
+        self, nodes: list[Node], sub: int | None, found: list[tuple[str, int | None]], subs: list[int]
+    ) -> bool:
+        """Collect labels with the subfigure they sit in; True when the figure itself has a caption."""
+        has_caption = False
+        cursor = NodeCursor(nodes)
+        while not cursor.at_end():
+            node = cursor.next()
+            if isinstance(node, Env):
+                if node.name in ("subfigure", "subfigure*") and sub is None:
+                    subs[0] += 1
+                    self._scan_figure(node.children, subs[0], found, subs)
+                else:
+                    has_caption |= self._scan_figure(node.children, sub, found, subs)
+            elif isinstance(node, Group):
+                has_caption |= self._scan_figure(node.children, sub, found, subs)
+            elif node.kind == CS and node.name in ("subfloat", "subcaptionbox", "sidesubfloat") and sub is None:
+                subs[0] += 1
+                caption = cursor.optional() if node.name != "subcaptionbox" else cursor.argument()
+                self._scan_figure([*(caption or []), *(cursor.argument() or [])], subs[0], found, subs)
+            elif node.kind == CS and node.name in ("caption", "captionof"):
+                if node.name == "captionof":
+                    cursor.star()
+                    cursor.argument()
+                cursor.star()
+                cursor.optional()
+                caption = cursor.argument() or []
+                has_caption |= sub is None
+                found.extend((label, sub) for label in _labels_in(caption))
+            elif node.kind == CS and node.name == "label":
+                label = to_latex(cursor.argument() or []).strip()
+                if label:
+                    found.append((label, sub))
+        return has_caption
 
     def _register_table(self, env: Env, kind: str) -> None:
         pending = _PendingTable(env, kind, self._section, self._in_appendix, len(self.tables))

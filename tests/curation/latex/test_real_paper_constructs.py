@@ -95,3 +95,16 @@ def test_table_of_contents_bookkeeping_is_not_text(extract_latex):
         "\\addtocontents{toc}{\\protect\\setcounter{tocdepth}{-10}}\n\\addcontentsline{toc}{section}{Extra}\nBody."
     )
     assert [paragraph.text for paragraph in result.paragraphs] == ["Body."]
+
+
+def test_subfloat_and_subfigure_labels_read_as_figure_number_and_letter(extract_latex):
+    result = extract_latex(
+        r"""\begin{figure}\subfloat[One]{\includegraphics{a}\label{fig:a}}
+        \subfloat[Two]{\includegraphics{b}\label{fig:b}}\caption{Pair.}\label{fig:pair}\end{figure}
+        \begin{figure}\begin{subfigure}{.4\linewidth}\caption{Left}\label{fig:left}\end{subfigure}
+        \begin{subfigure}{.4\linewidth}\caption{Right}\label{fig:right}\end{subfigure}
+        \caption{Sides.}\end{figure}
+
+        See Figures~\ref{fig:a}, \ref{fig:b}, \ref{fig:pair}, \ref{fig:left} and \ref{fig:right}."""
+    )
+    assert result.paragraphs[-1].text == "See Figures 1a, 1b, 1, 2a and 2b."
