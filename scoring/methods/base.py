@@ -1,0 +1,134 @@
+"""One entry point for every method: build prompts from a frozen item and context, call the model, parse the answer.
+
+The model and the sandbox are passed in as callables, so the methods stay plain functions testable without a server.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+METHODS = ("direct", "cot", "pot", "car", "tatllm", "tool")
+
+Chat = Callable[..., Any]  # (messages, *, tools=None, tool_choice=None, response_format=None) -> ChatResult
+RunProgram = Callable[[str], Any]  # (code) -> SandboxResult
+
+
+@dataclass(frozen=True)
+class MethodSettings:
+    """What a run fixes for every item: templates, few-shot count, tool options."""
+
+    templates: Mapping[str, str]
+    few_shot: int = 0
+    tools: str = "all"  # all | data
+    max_turns: int = 6
+    supports_tools: bool = False
+    json_schema: bool = True
+    seed: int = 0
+
+
+@dataclass
+class MethodOutput:
+    """Everything one item's answering produced; `requests` holds one record per model call."""
+
+    messages: list[dict[str, Any]] = field(default_factory=list)
+    raw_output: str = ""
+    answer: list[str] = field(default_factory=list)
+    scale: str = ""
+    is_parsed: bool = False
+    rule: str = ""
+    program: str = ""
+    program_result: dict[str, Any] | None = None
+    stages: dict[str, Any] = field(default_factory=dict)
+    tool_trace: list[dict[str, Any]] = field(default_factory=list)
+    tokens_in: int = 0
+    tokens_out: int = 0
+    latency_s: float = 0.0
+    attempts: list[dict[str, Any]] = field(default_factory=list)
+    requests: int = 0
+    isolation: str = ""
+
+    def record(self, result: Any) -> None:
+        """Add one chat result's cost to the totals."""
+        self.requests += 1
+        self.tokens_in += int(result.tokens_in or 0)
+        self.tokens_out += int(result.tokens_out or 0)
+        self.latency_s += float(result.latency_s or 0.0)
+        self.attempts.extend(attempt.as_dict() for attempt in result.attempts)
+
+    def as_dict(self) -> dict[str, Any]:
+        """Plain-dict form."""
+        return asdict(self)
+
+
+def render_table(table: Mapping[str, Any]) -> str:
+    """One frozen table as label, caption and pipe-separated rows."""
+    lines = []
+    if table.get("label"):
+        lines.append(f"Label: {table['label']}")
+    if table.get("caption"):
+        lines.append(f"Caption: {table['caption']}")
+    for row in table.get("cells") or table.get("rows") or []:
+        lines.append("| " + " | ".join(re.sub(r"\s+", " ", str(cell)).strip() for cell in row) + " |")
+    return "\n".join(lines)
+
+
+def render_context(context: Mapping[str, Any] | None) -> tuple[str, str]:
+    """(tables text, paragraphs text) of a frozen context."""
+    if not context:
+        return "", ""
+    tables = "\n\n".join(render_table(table) for table in context.get("tables") or [])
+    paragraphs = "\n\n".join(str(p.get("text", "")) for p in context.get("paragraphs") or [] if p.get("text"))
+    return tables, paragraphs
+
+
+def tool_tables(context: Mapping[str, Any] | None) -> list[dict[str, Any]]:
+    """Frozen tables in the shape the ToolBox reads ({label, caption, rows})."""
+    tables = []
+    for position, table in enumerate((context or {}).get("tables") or []):
+        label = table.get("label") or (f"Table {table['number']}" if table.get("number") else f"Table {position + 1}")
+        tables.append({"label": label, "caption": table.get("caption", ""), "rows": table.get("cells") or []})
+    return tables
+
+
+def run_method(
+    method: str,
+    *,
+    question: str,
+    context: Mapping[str, Any] | None,
+    chat: Chat,
+    run_program: RunProgram,
+    settings: MethodSettings,
+) -> MethodOutput:
+    """Answer one question with `method`; endpoint errors propagate (the caller marks the prediction failed)."""
+    from scoring.methods import prompting, toolloop
+
+    if method not in METHODS:
+        raise ValueError(f"unknown method {method!r}; expected one of {', '.join(METHODS)}")
+    tables, paragraphs = render_context(context)
+    if method == "tool":
+        return toolloop.run_tool_loop(
+            question=question, paragraphs=paragraphs, tables=tool_tables(context), chat=chat, settings=settings
+        )
+    handler = {
+        "direct": prompting.run_direct,
+        "cot": prompting.run_cot,
+        "pot": prompting.run_pot,
+        "car": prompting.run_car,
+        "tatllm": prompting.run_tatllm,
+    }[method]
+    return handler(
+        question=question, tables=tables, paragraphs=paragraphs, chat=chat, run_program=run_program, settings=settings
+    )
+
+
+def user_message(text: str) -> list[dict[str, Any]]:
+    """A single-turn conversation."""
+    return [{"role": "user", "content": text}]
+
+
+def word_count(items: Sequence[str]) -> int:
+    """Tokens of answer items as SciTaT table 11 counts them (whitespace tokens)."""
+    return sum(len(str(item).split()) for item in items)

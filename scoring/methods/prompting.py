@@ -1,0 +1,138 @@
+"""Direct QA, CoT, PoT, CaR (Calculator → tips → Reasoner) and TAT-LLM's step table with a safe equation executor."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from scoring.extraction import extract_answer, extract_program_answer, normalize_scale, parse_tatllm_steps
+from scoring.methods.base import Chat, MethodOutput, MethodSettings, RunProgram, user_message
+from scoring.methods.templates import render
+from scoring.numbers import format_number
+from scoring.safe_eval import SafeEvalError, safe_eval
+
+_FENCE = re.compile(r"```(?:python|py|Python)?\s*\n(.*?)(?:```|$)", re.DOTALL)
+_ARITHMETIC_TYPES = ("arithmetic", "count")
+
+
+def _ask(chat: Chat, output: MethodOutput, prompt: str) -> str:
+    output.messages = user_message(prompt)
+    result = chat(output.messages)
+    output.record(result)
+    return result.text or ""
+
+
+def _apply(output: MethodOutput, text: str, method: str) -> MethodOutput:
+    extracted = extract_answer(text, method=method)
+    output.answer, output.scale = list(extracted.items), extracted.scale
+    output.is_parsed, output.rule = extracted.is_parsed, extracted.rule
+    return output
+
+
+def run_direct(*, question: str, tables: str, paragraphs: str, chat: Chat, settings: MethodSettings, **_: Any):
+    """Direct QA: the whole output is the answer (after `The answer is`-style markers are stripped)."""
+    output = MethodOutput()
+    prompt = render(settings.templates["direct"], Table=tables, Paragraph=paragraphs, Question=question)
+    output.raw_output = _ask(chat, output, prompt)
+    return _apply(output, output.raw_output, "direct")
+
+
+def run_cot(*, question: str, tables: str, paragraphs: str, chat: Chat, settings: MethodSettings, **_: Any):
+    """Chain-of-Thought: `Reason: … Answer: …`."""
+    output = MethodOutput()
+    prompt = render(settings.templates["cot"], Table=tables, Paragraph=paragraphs, Question=question)
+    output.raw_output = _ask(chat, output, prompt)
+    return _apply(output, output.raw_output, "cot")
+
+
+def extract_code(text: str) -> str:
+    """The Python program in a model's output: fenced blocks joined, else the text with prose lines before code cut."""
+    blocks = [block.strip() for block in _FENCE.findall(text or "") if block.strip()]
+    if blocks:
+        return "\n\n".join(blocks)
+    lines = (text or "").strip().splitlines()
+    for index, line in enumerate(lines):
+        if re.match(r"^\s*(?:[A-Za-z_]\w*\s*=|def |import |from |for |if |ans\b|#)", line):
+            return "\n".join(lines[index:]).strip()
+    return (text or "").strip()
+
+
+def _execute(output: MethodOutput, code: str, run_program: RunProgram) -> Any:
+    result = run_program(code)
+    output.program = code
+    output.program_result = result.to_dict()
+    output.isolation = result.isolation
+    return result
+
+
+def run_pot(
+    *, question: str, tables: str, paragraphs: str, chat: Chat, run_program: RunProgram, settings: MethodSettings
+) -> MethodOutput:
+    """Program-of-Thought: the model writes Python setting `ans`; the sandbox runs it; `ans` is the answer."""
+    output = MethodOutput()
+    prompt = render(settings.templates["pot"], Table=tables, Paragraph=paragraphs, Question=question)
+    output.raw_output = _ask(chat, output, prompt)
+    result = _execute(output, extract_code(output.raw_output), run_program)
+    if not result.ok:
+        output.rule = "program_failed"
+        return output
+    extracted = extract_program_answer(result.value)
+    output.answer, output.scale = list(extracted.items), extracted.scale
+    output.is_parsed, output.rule = extracted.is_parsed, extracted.rule
+    return output
+
+
+def run_car(
+    *, question: str, tables: str, paragraphs: str, chat: Chat, run_program: RunProgram, settings: MethodSettings
+) -> MethodOutput:
+    """CaR: the Calculator's program output sentence becomes the Reasoner's tips; both stages are kept."""
+    output = MethodOutput()
+    calculator_prompt = render(settings.templates["calculator"], Table=tables, Paragraph=paragraphs, Question=question)
+    calculator_text = _ask(chat, output, calculator_prompt)
+    result = _execute(output, extract_code(calculator_text), run_program)
+    if result.ok and result.value not in (None, ""):
+        tips = result.value if isinstance(result.value, str) else str(result.value)
+    else:
+        tips = "The calculator found no numerical information."
+    reasoner_prompt = render(
+        settings.templates["reasoner"], Table=tables, Paragraph=paragraphs, Question=question, Tips=tips
+    )
+    output.stages = {
+        "calculator": {"prompt": calculator_prompt, "output": calculator_text, "error": result.error, "tips": tips},
+    }
+    output.raw_output = _ask(chat, output, reasoner_prompt)
+    output.stages["reasoner"] = {"prompt": reasoner_prompt, "output": output.raw_output}
+    return _apply(output, output.raw_output, "car")
+
+
+def run_tatllm(*, question: str, tables: str, paragraphs: str, chat: Chat, settings: MethodSettings, **_: Any):
+    """TAT-LLM's pipeline: the model fills a step table; an arithmetic equation is evaluated safely (never exec)."""
+    output = MethodOutput()
+    prompt = render(settings.templates["tatllm"], Table=tables, Paragraph=paragraphs, Question=question)
+    output.raw_output = _ask(chat, output, prompt)
+    _apply(output, output.raw_output, "tatllm")
+    steps = parse_tatllm_steps(output.raw_output)
+    executed: dict[str, Any] = {"equation": steps.equation, "value": None, "error": ""}
+    answer_type = steps.answer_type.strip().lower()
+    if steps.equation and (answer_type in _ARITHMETIC_TYPES or not output.answer):
+        try:
+            value = safe_eval(steps.equation, parenthesised_negatives=True)
+        except SafeEvalError as error:
+            executed["error"] = str(error)
+        else:
+            executed["value"] = value
+            output.answer, output.is_parsed, output.rule = [format_number(value)], True, "tatllm_equation"
+    if output.answer and not output.scale and steps.scale:
+        output.scale = normalize_scale(steps.scale)
+    output.stages = {
+        "steps": {
+            "answer_type": steps.answer_type,
+            "evidence_table": steps.evidence_table,
+            "evidence_text": steps.evidence_text,
+            "equation": steps.equation,
+            "answer": steps.answer,
+            "scale": steps.scale,
+        },
+        "executor": executed,
+    }
+    return output

@@ -1,0 +1,133 @@
+# ruff: noqa: E501  (the prompts keep the paper's line breaks)
+"""Default prompt templates, written after the structure of SciTaT appendix B.2 (tables 9–10) and TAT-LLM's step table.
+
+Placeholders are `{Table}`, `{Paragraph}`, `{Question}` and `{Tips}`; they are replaced literally (not with
+str.format), so braces in tables, code or LaTeX never break a prompt.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+
+PLACEHOLDERS = ("{Table}", "{Paragraph}", "{Question}", "{Tips}")
+
+DIRECT = """Based on the information in the Table and Paragraph, you should answer the question.
+If there are multiple questions, you need to answer them one by one, and the answers are separated by "\\n\\n".
+Table (including its label, caption, and content):
+{Table}
+Paragraph:
+{Paragraph}
+Please answer the question "{Question}"."""
+
+COT = """Based on the information in the Table and Paragraph, you should answer the question.
+Represent your answer with: "Reason: <Your Reason> Answer: <Your Answer>".
+If there are multiple questions, you need to answer them one by one, and the answers are separated by "\\n\\n".
+Table (including its label, caption and content):
+{Table}
+Paragraph:
+{Paragraph}
+Please answer the question "{Question}"."""
+
+POT = """Table (including its label, caption and content):
+{Table}
+Paragraph:
+{Paragraph}
+Read the above Table and Paragraph, and then write code to answer the question "{Question}".
+Please directly use the information such as numbers in tables and paragraphs, do not define tables and then process them.
+You must return the answer `ans = ` at the end of the code instead of `print`.
+Attention that if there are multiple questions, you need to answer them one by one, and the answers are separated by "\\n\\n"."""
+
+CALCULATOR = """Table (including its label, caption, and content):
+{Table}
+Paragraph:
+{Paragraph}
+Read the above Table and Paragraph, and then write code to answer the question "{Question}".
+Please directly use the information such as numbers in tables and paragraphs, do not define tables and then process them.
+You must return the answer `ans = ` at the end of the code instead of `print`.
+You cannot return just one or a few numbers or words, you must return a complete sentence."""
+
+REASONER = """Based on the Table and Paragraph with the Tips, you should answer the question.
+Please determine whether the tips are correct, use the tips reasonably in Reason, and organize the Answer into an appropriate form.
+Represent your answer with: "Reason: <Your Reason> Answer: <Your Answer>".
+Attention that if there are multiple questions, you need to answer them one by one, and the answers are separated by "\\n\\n".
+Table (including its label, caption, and content):
+{Table}
+Paragraph:
+{Paragraph}
+Tips:
+{Tips}
+Please answer the question "{Question}"."""
+
+TATLLM = """Below is an instruction that describes a question answering task over a table and text.
+Given a table and a list of texts, answer the question by filling in the following table step by step.
+| step | output |
+| 1 | {question type: span, multi-span, arithmetic or count} |
+| 2 | {evidence from the table} |
+| 3 | {evidence from the text} |
+| 4 | {equation, only for arithmetic questions, e.g. (1496.5 - 1202.9) / 1202.9 * 100} |
+| 5 | {answer; several spans separated by #} |
+| 6 | {scale: none, percent, thousand, million or billion} |
+Table:
+{Table}
+Text:
+{Paragraph}
+Question: {Question}
+Fill in the table with six rows and nothing else."""
+
+TOOL_SYSTEM = """You answer questions about scientific or financial tables and text with tools.
+First make a short step-by-step plan, then carry it out with tool calls: look tables, rows and columns up with the data
+tools instead of guessing, and use a tool for every calculation when an arithmetic tool exists. Use `think` to reason
+between steps. When you know the answer, call `final_answer` with it (a list for several items).
+Text:
+{Paragraph}"""
+
+TOOL_USER = """Question: {Question}"""
+
+DEFAULT_TEMPLATES: dict[str, str] = {
+    "direct": DIRECT,
+    "cot": COT,
+    "pot": POT,
+    "calculator": CALCULATOR,
+    "reasoner": REASONER,
+    "tatllm": TATLLM,
+    "tool_system": TOOL_SYSTEM,
+    "tool_user": TOOL_USER,
+}
+
+STAGES_BY_METHOD: dict[str, tuple[str, ...]] = {
+    "direct": ("direct",),
+    "cot": ("cot",),
+    "pot": ("pot",),
+    "car": ("calculator", "reasoner"),
+    "tatllm": ("tatllm",),
+    "tool": ("tool_system", "tool_user"),
+    "upload": (),
+}
+
+
+def templates_for(method: str, overrides: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The template texts a method uses: the defaults, replaced stage by stage by `overrides`."""
+    if method not in STAGES_BY_METHOD:
+        raise ValueError(f"unknown method {method!r}")
+    overrides = overrides or {}
+    return {stage: str(overrides.get(stage) or DEFAULT_TEMPLATES[stage]) for stage in STAGES_BY_METHOD[method]}
+
+
+def template_hash(text: str) -> str:
+    """sha256 of one template text."""
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def templates_hash(templates: Mapping[str, str]) -> str:
+    """sha256 over every stage's text, in stage-name order."""
+    return hashlib.sha256(json.dumps(dict(sorted(templates.items())), ensure_ascii=False).encode()).hexdigest()
+
+
+def render(template: str, **values: str) -> str:
+    """Replace `{Table}`, `{Paragraph}`, `{Question}`, `{Tips}` literally; unknown braces are left alone."""
+    text = template
+    for name, value in values.items():
+        text = text.replace("{" + name + "}", value)
+    return text

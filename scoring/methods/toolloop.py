@@ -1,0 +1,215 @@
+"""The tool-calling loop (meta-level-reasoning paper §4): native tool calls, or a JSON action protocol without them.
+
+A wrong call gets the tool's helpful error message back; the loop stops at `final_answer` or the turn limit.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from scoring.endpoints.client import json_schema_format
+from scoring.endpoints.errors import EndpointBadRequest
+from scoring.extraction import extract_answer, extract_program_answer
+from scoring.methods.base import Chat, MethodOutput, MethodSettings
+from scoring.methods.templates import render
+from scoring.tools import ARITHMETIC_TOOLS, DATA_TOOLS, MARKER_TOOLS, ToolBox
+
+# Invented data for the n-shot examples, so an example never shows a value of the question's own tables.
+_EXAMPLE_TABLE = {
+    "label": "Table X",
+    "caption": "Example table",
+    "rows": [
+        ["Model", "Accuracy", "F1"],
+        ["Alpha", "71.2", "65.0"],
+        ["Beta", "68.4", "70.3"],
+        ["Gamma", "74.9", "69.1"],
+    ],
+}
+_WORDS = ("accuracy", "f1", "alpha", "beta", "gamma", "model", "total", "loss")
+
+
+def tool_names(option: str) -> tuple[str, ...]:
+    """All tools, or the data tools only (arithmetic then happens in the model's text)."""
+    return DATA_TOOLS + MARKER_TOOLS if option == "data" else DATA_TOOLS + ARITHMETIC_TOOLS + MARKER_TOOLS
+
+
+def _random_arguments(name: str, rng: random.Random) -> dict[str, Any]:
+    numbers = [round(rng.uniform(-50, 150), 1) for _ in range(rng.randint(2, 4))]
+    rows, columns = ["Alpha", "Beta", "Gamma"], ["Accuracy", "F1"]
+    by_name: dict[str, dict[str, Any]] = {
+        "list_tables": {},
+        "search_column_names": {"query": rng.choice(_WORDS)},
+        "search_row_names": {"query": rng.choice(_WORDS)},
+        "get_cell": {"table": "Table X", "row": rng.choice(rows), "column": rng.choice(columns)},
+        "get_row": {"table": "Table X", "row": rng.choice(rows)},
+        "get_column": {"table": "Table X", "column": rng.choice(columns)},
+        "subtract": {"a": numbers[0], "b": numbers[1]},
+        "divide": {"a": numbers[0], "b": numbers[1]},
+        "greater_than": {"a": numbers[0], "b": numbers[1]},
+        "less_than": {"a": numbers[0], "b": numbers[1]},
+        "proportion": {"part": abs(numbers[0]), "total": abs(numbers[0]) + abs(numbers[1]) + 1},
+        "count": {"items": numbers},
+        "rank": {"values": dict(zip(rows, numbers + [1.0] * 3, strict=False))},
+        "sort": {"numbers": numbers},
+        "think": {"thought": "I should look up the row first."},
+        "final_answer": {"answer": str(numbers[0])},
+    }
+    return by_name.get(name, {"numbers": numbers})
+
+
+def shot_examples(names: Sequence[str], shots: int, *, seed: int) -> str:
+    """`shots` example calls per tool with random arguments and their real outputs (or errors)."""
+    if shots <= 0:
+        return ""
+    rng = random.Random(seed)
+    box = ToolBox([_EXAMPLE_TABLE], tools=names)
+    lines = ["Examples of tool calls on an unrelated example table (inputs and outputs):"]
+    for name in names:
+        for _ in range(shots):
+            arguments = _random_arguments(name, rng)
+            outcome = box.execute(name, arguments)
+            lines.append(f"{name}({json.dumps(arguments)}) -> {outcome.message()}")
+    return "\n".join(lines)
+
+
+def _action_schema(names: Sequence[str]) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": {"tool": {"type": "string", "enum": list(names)}, "arguments": {"type": "object"}},
+        "required": ["tool", "arguments"],
+    }
+
+
+def _protocol_text(box: ToolBox) -> str:
+    described = "\n".join(
+        f"- {schema['function']['name']}: {schema['function'].get('description', '')} "
+        f"arguments: {json.dumps(schema['function'].get('parameters', {}).get('properties', {}))}"
+        for schema in box.schemas()
+    )
+    return (
+        'Reply with exactly one JSON object per turn: {"tool": "<tool name>", "arguments": {...}}. '
+        "You will get the tool's result back. Tools:\n" + described
+    )
+
+
+def _answer_from(output: MethodOutput, value: Any) -> None:
+    extracted = extract_answer(value, method="tool") if isinstance(value, str) else extract_program_answer(value)
+    output.answer, output.scale = list(extracted.items), extracted.scale
+    output.is_parsed, output.rule = extracted.is_parsed, "final_answer"
+
+
+def _trace(output: MethodOutput, turn: int, name: str, arguments: Any, outcome: Any = None, error: str = "") -> None:
+    output.tool_trace.append(
+        {
+            "turn": turn,
+            "name": name,
+            "arguments": arguments,
+            "result": outcome.result if outcome is not None and outcome.ok else None,
+            "error": outcome.error if outcome is not None and not outcome.ok else error or None,
+            "is_error": bool(error) or (outcome is not None and not outcome.ok),
+        }
+    )
+
+
+def run_tool_loop(
+    *,
+    question: str,
+    paragraphs: str,
+    tables: list[Mapping[str, Any]],
+    chat: Chat,
+    settings: MethodSettings,
+) -> MethodOutput:
+    """Hold the model in a loop of tool calls until `final_answer` or `settings.max_turns` turns."""
+    output = MethodOutput()
+    names = tool_names(settings.tools)
+    box = ToolBox(tables, tools=names)
+    system = render(settings.templates["tool_system"], Paragraph=paragraphs or "(none)", Question=question)
+    examples = shot_examples(names, settings.few_shot, seed=settings.seed)
+    native = settings.supports_tools
+    if not native:
+        system = f"{system}\n\n{_protocol_text(box)}"
+    if examples:
+        system = f"{system}\n\n{examples}"
+    messages: list[dict[str, Any]] = [
+        {"role": "system", "content": system},
+        {"role": "user", "content": render(settings.templates["tool_user"], Question=question)},
+    ]
+    use_schema = settings.json_schema and not native
+    output.stages = {"protocol": "native" if native else "json", "json_schema": use_schema, "tools": list(names)}
+    for turn in range(1, settings.max_turns + 1):
+        output.messages = list(messages)
+        if native:
+            result = chat(messages, tools=box.schemas(), tool_choice="auto")
+        else:
+            try:
+                result = chat(
+                    messages,
+                    response_format=json_schema_format("tool_action", _action_schema(names)) if use_schema else None,
+                )
+            except EndpointBadRequest:
+                if not use_schema:
+                    raise
+                # The server does not take JSON-schema constraints: go on with the plain protocol.
+                use_schema = False
+                output.stages["json_schema"] = False
+                result = chat(messages)
+        output.record(result)
+        output.raw_output = result.text or ""
+        if native:
+            if not result.tool_calls:
+                _answer_from(output, output.raw_output)
+                output.rule = "text_without_tool_call"
+                return output
+            messages.append(
+                {
+                    "role": "assistant",
+                    "content": result.text or None,
+                    "tool_calls": [
+                        {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments_raw}}
+                        for c in result.tool_calls
+                    ],
+                }
+            )
+            finished = False
+            for call in result.tool_calls:
+                outcome = box.execute(call.name, call.arguments_raw)
+                _trace(output, turn, call.name, outcome.arguments)
+                output.tool_trace[-1].update(_trace_fields(outcome))
+                messages.append({"role": "tool", "tool_call_id": call.id, "content": outcome.message()})
+                if call.name == "final_answer" and outcome.ok:
+                    _answer_from(output, outcome.result)
+                    finished = True
+            if finished:
+                return output
+            continue
+        messages.append({"role": "assistant", "content": output.raw_output})
+        try:
+            action = json.loads(output.raw_output)
+            if not isinstance(action, dict) or not isinstance(action.get("tool"), str):
+                raise ValueError('expected {"tool": "<name>", "arguments": {...}}')
+        except ValueError as error:
+            message = f"your reply is not a JSON action ({error}); reply with one JSON object"
+            _trace(output, turn, "(invalid action)", output.raw_output[:500], error=message)
+            messages.append({"role": "user", "content": f"Error: {message}"})
+            continue
+        arguments = action.get("arguments") if isinstance(action.get("arguments"), dict) else {}
+        outcome = box.execute(action["tool"], arguments)
+        _trace(output, turn, action["tool"], outcome.arguments)
+        output.tool_trace[-1].update(_trace_fields(outcome))
+        if action["tool"] == "final_answer" and outcome.ok:
+            _answer_from(output, outcome.result)
+            return output
+        messages.append({"role": "user", "content": f"Result of {action['tool']}: {outcome.message()}"})
+    output.rule = "turn_limit"
+    return output
+
+
+def _trace_fields(outcome: Any) -> dict[str, Any]:
+    return {
+        "result": outcome.result if outcome.ok else None,
+        "error": None if outcome.ok else outcome.error,
+        "is_error": not outcome.ok,
+    }

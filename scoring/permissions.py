@@ -1,0 +1,35 @@
+"""Who may do what with scoring runs; the one place the roles are decided.
+
+- Start, pause, resume, cancel, retry runs, upload predictions, edit templates: managers and verifiers (the project's
+  researchers; DESIGN.md lists managers as the ones who start runs, and verifiers read answers for a living).
+- See runs and their aggregate figures (no gold in them): every member of the project.
+- See predictions beside gold answers (drill-down, per-item exports) and tag error types: whoever may read gold
+  answers (managers, verifiers, *qualified* annotators — `curation.release_selectors.can_read_gold`). An annotator
+  who has not passed the exam never sees a gold answer, because the exam is drawn from gold data.
+- Outsiders and anonymous users see nothing (404 / 401-403).
+"""
+
+from __future__ import annotations
+
+from django.contrib.auth.models import AbstractBaseUser
+
+from curation import selectors
+from curation.models import Project
+from curation.release_selectors import can_read_gold
+from curation.states import Role
+
+RUN_ROLES = (Role.MANAGER, Role.VERIFIER)
+
+
+def can_run(*, user: AbstractBaseUser, project: Project) -> bool:
+    """Managers and verifiers of the project (and superusers) start and steer runs."""
+    if not user.is_authenticated:
+        return False
+    if user.is_superuser:
+        return True
+    return bool(selectors.roles_of(user=user, project=project) & set(RUN_ROLES))
+
+
+def can_see_predictions(*, user: AbstractBaseUser, project: Project) -> bool:
+    """Predictions sit beside gold answers: gold readers only."""
+    return can_read_gold(user=user, project=project)

@@ -1,0 +1,218 @@
+"""Per-prediction metrics and per-run aggregates (pure: plain dicts in, plain dicts out; no Django).
+
+Short-form questions get SciTaT EM, free-form ones F1 and BERTScore; TAT-QA/TAT-DQA data also gets TAT-QA EM/F1 with
+scale, FinQA data execution accuracy, tool-loop outputs precision/recall against essential actions. A failed
+prediction counts as an empty answer (wrong), so a flaky endpoint cannot raise a score by dropping hard items.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from scoring.metrics import aggregate, finqa, scitat, tatqa, toolcalls
+
+TATQA_FORMATS = ("tatqa", "tatdqa")
+# SciTaT §4.4 calls a free-form answer an error below BERTScore 60; without BERTScore, F1 below 0.5.
+FREE_FORM_CORRECT_BERTSCORE = 0.6
+FREE_FORM_CORRECT_F1 = 0.5
+BREAKDOWNS = ("reasoning_type", "answer_form", "answer_source")
+
+
+def is_short_form(item: Mapping[str, Any]) -> bool:
+    """The curated answer form when the item has one, else SciTaT's at-most-five-tokens rule."""
+    form = item.get("answer_form")
+    if form in ("short", "free"):
+        return form == "short"
+    return scitat.is_short_form([str(a) for a in item.get("answer") or []])
+
+
+def _tatqa_question(item: Mapping[str, Any]) -> dict[str, Any]:
+    native = item.get("native") or {}
+    if "answer" in native and "answer_type" in native:
+        return dict(native)
+    return {
+        "uid": item.get("uid"),
+        "answer": item.get("answer"),
+        "answer_type": item.get("answer_type") or "span",
+        "answer_from": item.get("answer_source", ""),
+        "scale": item.get("scale", ""),
+    }
+
+
+def _finqa_gold(item: Mapping[str, Any]) -> Any:
+    native = item.get("native") or {}
+    qa = native.get("qa", native)
+    for key in ("exe_ans", "answer"):
+        if key in qa and qa[key] not in (None, ""):
+            return qa[key]
+    answers = item.get("answer") or []
+    return answers[0] if answers else None
+
+
+def tool_calls_of(trace: Sequence[Mapping[str, Any]]) -> list[toolcalls.ToolCall]:
+    """The trace's calls as metric ToolCalls (an unparseable JSON action is an error, not a call of some tool)."""
+    return [
+        toolcalls.ToolCall(
+            name=str(step.get("name")),
+            arguments=step.get("arguments") or {},
+            result=step.get("result"),
+            is_error=bool(step.get("is_error")),
+        )
+        for step in trace
+    ]
+
+
+def essential_calls(item: Mapping[str, Any]) -> list[toolcalls.ToolCall]:
+    """Essential actions stored as {tool|name, arguments, result}."""
+    return [
+        toolcalls.ToolCall(
+            name=str(action.get("tool") or action.get("name")),
+            arguments=action.get("arguments") or {},
+            result=action.get("result"),
+        )
+        for action in item.get("essential_actions") or []
+        if isinstance(action, Mapping)
+    ]
+
+
+def item_metrics(
+    item: Mapping[str, Any],
+    *,
+    answer: Sequence[str],
+    scale: str,
+    tool_trace: Sequence[Mapping[str, Any]] = (),
+    program_tokens: Sequence[str] | None = None,
+    bertscorer: scitat.TextScorer | None = None,
+) -> dict[str, Any]:
+    """Every figure that applies to one prediction of one item, plus `is_correct` and token counts."""
+    gold = [str(a) for a in item.get("answer") or []]
+    answer = [str(a) for a in answer if str(a).strip()]
+    short = is_short_form(item)
+    metrics: dict[str, Any] = {
+        "short_form": short,
+        "answer_tokens": sum(len(a.split()) for a in answer),
+        "gold_tokens": sum(len(g.split()) for g in gold),
+    }
+    try:
+        score = scitat.score_question(str(item.get("uid")), gold, answer or None, mode="official")
+    except (TypeError, ValueError):
+        score = scitat.score_question(str(item.get("uid")), gold, answer or None, mode="fixed")
+    metrics["em"], metrics["f1"] = score.em, score.f1
+    metrics["bertscore"] = None
+    if not short and bertscorer is not None:
+        metrics["bertscore"] = bertscorer.f1_many([". ".join(answer)], [". ".join(gold)])[0] if answer else 0.0
+    if item.get("source_format") in TATQA_FORMATS:
+        question = _tatqa_question(item)
+        try:
+            tat = tatqa.score_question(question, answer or None, scale or "", mode="official")
+        except ValueError:
+            tat = tatqa.score_question(question, answer or None, scale or "", mode="fixed")
+        metrics.update(tatqa_em=tat.em, tatqa_f1=tat.f1, scale_correct=tat.is_scale_correct)
+    if item.get("program") or item.get("source_format") == "finqa":
+        gold_value = _finqa_gold(item)
+        if program_tokens is not None and item.get("native"):
+            metrics["finqa_execution"] = float(finqa.score_question(item["native"], program_tokens).exe_correct)
+        elif gold_value is not None:
+            metrics["finqa_execution"] = float(bool(answer) and finqa.numeric_answer_correct(answer[0], gold_value))
+    if tool_trace or item.get("essential_actions"):
+        calls = tool_calls_of(tool_trace)
+        essentials = essential_calls(item)
+        scored = toolcalls.score_tool_calls(calls, essentials)
+        metrics.update(
+            tool_calls=scored.scored_calls,
+            tool_error=scored.has_error,
+            tool_precision=scored.precision if essentials else None,
+            tool_recall=scored.recall if essentials else None,
+        )
+    if short:
+        metrics["is_correct"] = metrics["em"] == 1.0
+    elif metrics["bertscore"] is not None:
+        metrics["is_correct"] = metrics["bertscore"] >= FREE_FORM_CORRECT_BERTSCORE
+    else:
+        metrics["is_correct"] = (metrics["f1"] or 0.0) >= FREE_FORM_CORRECT_F1
+    return metrics
+
+
+def _estimate(values: list[float], clusters: list[Any] | None, seed: int, resamples: int) -> dict[str, Any] | None:
+    if not values:
+        return None
+    return aggregate.bootstrap_mean(values, seed=seed, resamples=resamples, clusters=clusters).as_dict()
+
+
+def _column(records: list[Mapping[str, Any]], key: str) -> tuple[list[float], list[Any]]:
+    chosen = [r for r in records if r.get(key) is not None]
+    return [float(r[key]) for r in chosen], [r.get("paper") or r.get("uid") for r in chosen]
+
+
+def _figures(records: list[Mapping[str, Any]], keys: Iterable[str], seed: int, resamples: int) -> dict[str, Any]:
+    figures = {}
+    for key in keys:
+        values, clusters = _column(records, key)
+        estimate = _estimate(values, clusters, seed, resamples)
+        if estimate is not None:
+            figures[key] = estimate
+    return figures
+
+
+def _mean(values: list[float]) -> float | None:
+    return round(sum(values) / len(values), 2) if values else None
+
+
+def run_summary(
+    records: Sequence[Mapping[str, Any]], *, seed: int = 0, resamples: int = aggregate.DEFAULT_RESAMPLES
+) -> dict[str, Any]:
+    """Aggregate per-prediction records ({metrics…, status, uid, paper, reasoning_type, answer_form, answer_source,
+    tokens_out}) into figures with paper-clustered bootstrap CIs, breakdowns, tool figures and token statistics."""
+    records = list(records)
+    main_keys = ("em", "f1", "bertscore", "tatqa_em", "tatqa_f1", "finqa_execution", "tool_precision", "tool_recall")
+    summary: dict[str, Any] = {
+        "count": len(records),
+        "scored": sum(1 for r in records if r.get("status") == "scored"),
+        "failed": sum(1 for r in records if r.get("status") == "failed"),
+        "short_form_count": sum(1 for r in records if r.get("short_form")),
+        "free_form_count": sum(1 for r in records if r.get("short_form") is False),
+        "figures": _figures(records, main_keys, seed, resamples),
+    }
+    scales = [r["scale_correct"] for r in records if r.get("scale_correct") is not None]
+    if scales:
+        summary["scale_accuracy"] = sum(scales) / len(scales)
+    breakdowns: dict[str, dict[str, Any]] = {}
+    for attribute in BREAKDOWNS:
+        groups: dict[str, list[Mapping[str, Any]]] = {}
+        for record in records:
+            groups.setdefault(str(record.get(attribute) or "—"), []).append(record)
+        breakdowns[attribute] = {
+            key: {"count": len(members), **_figures(members, ("em", "f1", "bertscore"), seed, resamples)}
+            for key, members in sorted(groups.items())
+        }
+    summary["breakdowns"] = breakdowns
+    tool_records = [r for r in records if r.get("tool_error") is not None]
+    if tool_records:
+        with_error = [r for r in tool_records if r["tool_error"]]
+        without_error = [r for r in tool_records if not r["tool_error"]]
+        summary["tool"] = {
+            "outputs": len(tool_records),
+            "error_rate": len(with_error) / len(tool_records),
+            "mean_calls": _mean([float(r.get("tool_calls") or 0) for r in tool_records]),
+            "accuracy_with_error": _share(with_error),
+            "accuracy_without_error": _share(without_error),
+            "with_error": len(with_error),
+            "without_error": len(without_error),
+        }
+    tokens: dict[str, Any] = {}
+    for name, is_short in (("short_form", True), ("free_form", False)):
+        members = [r for r in records if r.get("short_form") is is_short]
+        tokens[name] = {
+            "count": len(members),
+            "answer_tokens": _mean([float(r.get("answer_tokens") or 0) for r in members]),
+            "gold_tokens": _mean([float(r.get("gold_tokens") or 0) for r in members]),
+            "completion_tokens": _mean([float(r["tokens_out"]) for r in members if r.get("tokens_out") is not None]),
+        }
+    summary["tokens"] = tokens
+    summary["accuracy"] = _share(records)
+    return summary
+
+
+def _share(records: Sequence[Mapping[str, Any]]) -> float | None:
+    return sum(1 for r in records if r.get("is_correct")) / len(records) if records else None

@@ -1,0 +1,1 @@
+"""Write services of the scoring app (runs, predictions, error tags, templates)."""
