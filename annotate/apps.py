@@ -4,3 +4,9 @@ from django.apps import AppConfig
 class AnnotateConfig(AppConfig):
     name = "annotate"
     verbose_name = "Annotation"
+
+    def ready(self) -> None:
+        from annotate.services.batches import settle_after_transition
+        from curation.services.lifecycle import on_transition
+
+        on_transition(settle_after_transition)

@@ -61,6 +61,8 @@ TRANSITIONS: tuple[Transition, ...] = (
     _t(S.ROUND1_REVIEW, S.CHANGES_REQUESTED, (Role.VERIFIER,), ROUND1_VERIFIER, False, "request changes"),
     _t(S.ROUND1_REVIEW, S.ROUND2_REVIEW, (Role.VERIFIER,), ROUND1_VERIFIER, False, "approve in round one"),
     _t(S.CHANGES_REQUESTED, S.IN_REFINEMENT, (Role.ANNOTATOR,), AUTHOR, True, "resume work on requested changes"),
+    # A self-transition: taking a round-two review changes no status, but it is claimed and audited like one.
+    _t(S.ROUND2_REVIEW, S.ROUND2_REVIEW, (Role.ANNOTATOR,), ROUND2_REVIEWER, True, "take a round-two review"),
     _t(S.ROUND2_REVIEW, S.VALIDATED, (Role.ANNOTATOR,), ROUND2_REVIEWER, True, "confirm in round two"),
     _t(S.ROUND2_REVIEW, S.IN_DISCUSSION, (Role.ANNOTATOR,), ROUND2_REVIEWER, True, "flag an error in round two"),
     _t(S.IN_DISCUSSION, S.VALIDATED, (Role.VERIFIER,), ROUND1_VERIFIER, False, "resolve the discussion"),
@@ -78,6 +80,7 @@ SYSTEM_TRANSITIONS: frozenset[tuple[str, str]] = frozenset(
         (S.IN_REFINEMENT.value, S.DRAFTED.value),  # lease expired
         (S.IN_REFINEMENT.value, S.CHANGES_REQUESTED.value),  # lease on a change request expired
         (S.ROUND1_REVIEW.value, S.SUBMITTED.value),  # review lease expired
+        (S.ROUND2_REVIEW.value, S.ROUND2_REVIEW.value),  # round-two lease expired: the reviewer is released
         (S.VALIDATED.value, S.RELEASED.value),
     }
 )

@@ -25,6 +25,12 @@ def batch_is_complete(batch: Batch) -> bool:
     return instances.exists() and not instances.exclude(status__in=SETTLED).exists()
 
 
+def settle_after_transition(instance: Instance, source: str, target: str) -> None:
+    """Lifecycle hook: an instance that became validated or discarded may complete its batch."""
+    if target in (Status.VALIDATED, Status.DISCARDED) and source != target:
+        batch_settle(batch_id=instance.batch_id)
+
+
 @transaction.atomic
 def batch_settle(*, batch_id: int | None) -> Batch | None:
     """Called after an instance of `batch_id` is validated or discarded: under sequential gating, a complete open
@@ -131,7 +137,6 @@ def instance_discard(*, instance_id: int, actor: AbstractBaseUser, expected_vers
         expected_version=expected_version,
         reason=f"discarded: {reason}",
     )
-    batch_settle(batch_id=instance.batch_id)
     return instance
 
 

@@ -18,6 +18,8 @@ def lease_return_target(instance: Instance) -> str:
     """Where an expired lease sends an instance: back to its author's change list, the review pile, or the queue."""
     if instance.status == Status.ROUND1_REVIEW:
         return Status.SUBMITTED
+    if instance.status == Status.ROUND2_REVIEW:
+        return Status.ROUND2_REVIEW  # same status, reviewer released
     return Status.CHANGES_REQUESTED if instance.round1_verifier_id else Status.DRAFTED
 
 
@@ -25,14 +27,16 @@ def leases_reap(*, now: datetime | None = None) -> int:
     """Return every expired lease to the queue; safe to run concurrently (a lost race is skipped)."""
     now = now or timezone.now()
     expired = Instance.objects.filter(
-        status__in=(Status.IN_REFINEMENT, Status.ROUND1_REVIEW), lease_expires_at__lt=now
-    ).only("id", "status", "version", "round1_verifier_id")
+        status__in=(Status.IN_REFINEMENT, Status.ROUND1_REVIEW, Status.ROUND2_REVIEW), lease_expires_at__lt=now
+    ).only("id", "status", "version", "round1_verifier_id", "round2_reviewer_id")
     returned = 0
     for instance in expired:
         try:
             with transaction.atomic():
                 if instance.status == Status.IN_REFINEMENT:
                     revision_record(instance=instance, author=None, kind="lease-expired")
+                if instance.status == Status.ROUND2_REVIEW and instance.round2_reviewer_id is None:
+                    continue
                 instance_transition(
                     instance_id=instance.pk,
                     target=lease_return_target(instance),
@@ -40,6 +44,7 @@ def leases_reap(*, now: datetime | None = None) -> int:
                     expected_status=instance.status,
                     expected_version=instance.version,
                     reason="lease expired",
+                    assignments={"round2_reviewer_id": None} if instance.status == Status.ROUND2_REVIEW else None,
                 )
             returned += 1
         except Conflict:

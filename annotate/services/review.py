@@ -15,7 +15,6 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from annotate.models import Discussion, DiscussionMessage, ReviewComment
-from annotate.services.batches import batch_settle
 from annotate.services.leases import leases_reap
 from annotate.services.queue import lease_deadline
 from annotate.services.workspace import work_ping
@@ -236,15 +235,13 @@ def round2_candidates(*, project: Project, user: AbstractBaseUser):
 
 @transaction.atomic
 def round2_claim(*, instance_id: int, user: AbstractBaseUser) -> Instance:
-    """Reserve a round-two instance for a qualified annotator who is neither its author nor its verifier.
+    """Take a round-two review under a lease: a self-transition of the lifecycle, so it is checked and audited.
 
-    There is no status change here (the table has no round-two claim), so this conditional UPDATE sets only the
-    reviewer and a lease; it bumps the version so a reviewer whose lease lapsed and was taken over gets a Conflict.
+    The lifecycle refuses the author, the round-one verifier and anyone while another reviewer holds it; the
+    lease reaper releases a reviewer whose lease ran out.
     """
     instance = _instance(instance_id)
     require_round2_annotator(project_id=instance.project_id, user=user)
-    if user.pk in (instance.author_id, instance.round1_verifier_id):
-        raise NotPermitted("Round two must be done by someone other than the author and the round-one verifier.")
     if instance.status != Status.ROUND2_REVIEW:
         raise Conflict(
             f"This instance is {instance.get_status_display().lower()}, not waiting for round two.",
@@ -253,14 +250,28 @@ def round2_claim(*, instance_id: int, user: AbstractBaseUser) -> Instance:
     if instance.round2_reviewer_id == user.pk:
         Instance.objects.filter(pk=instance_id, round2_reviewer=user).update(lease_expires_at=lease_deadline())
         return _instance(instance_id)
-    updated = (
-        round2_candidates(project=instance.project, user=user)
-        .filter(pk=instance_id, version=instance.version)
-        .update(round2_reviewer=user, lease_expires_at=lease_deadline(), version=F("version") + 1)
+    if instance.round2_reviewer_id is not None:
+        if instance.lease_expires_at and instance.lease_expires_at > timezone.now():
+            raise Conflict("Another annotator is reviewing this instance in round two.")
+        # The previous reviewer's lease ran out: release them (as the reaper would) and take over.
+        instance = instance_transition(
+            instance_id=instance_id,
+            target=Status.ROUND2_REVIEW,
+            actor=None,
+            expected_status=Status.ROUND2_REVIEW,
+            expected_version=instance.version,
+            reason="lease expired",
+            assignments={"round2_reviewer_id": None, "lease_expires_at": None},
+        )
+    return instance_transition(
+        instance_id=instance_id,
+        target=Status.ROUND2_REVIEW,
+        actor=user,
+        expected_status=Status.ROUND2_REVIEW,
+        expected_version=instance.version,
+        reason="took the round-two review",
+        assignments={"lease_expires_at": lease_deadline()},
     )
-    if updated != 1:
-        raise Conflict("Another annotator is reviewing this instance in round two.")
-    return _instance(instance_id)
 
 
 def round2_next(*, project: Project, user: AbstractBaseUser) -> Instance | None:
@@ -297,7 +308,6 @@ def round2_confirm(*, instance_id: int, user: AbstractBaseUser, expected_version
         reason="confirmed in round two",
     )
     work_ping(instance_id=instance_id, user=user, activity="review2")
-    batch_settle(batch_id=instance.batch_id)
     return instance
 
 
@@ -440,7 +450,6 @@ def discussion_resolve(
         ReviewComment.objects.filter(instance=instance, round=2, is_resolved=False).update(
             is_resolved=True, resolved_by=user, resolved_at=timezone.now()
         )
-        batch_settle(batch_id=instance.batch_id)
     discussion.refresh_from_db()
     return discussion
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
@@ -23,6 +24,18 @@ from curation.states import (
     Status,
     Transition,
 )
+
+# Called after every transition inside its transaction, as hook(instance, source, target); apps register
+# follow-ups here (e.g. batch gating) so they happen whichever entry point moved the instance.
+_AFTER_TRANSITION: list[Callable[[Instance, str, str], None]] = []
+
+
+def on_transition(hook: Callable[[Instance, str, str], None]) -> Callable[[Instance, str, str], None]:
+    """Register `hook` to run after every transition (used as a decorator from an AppConfig.ready)."""
+    if hook not in _AFTER_TRANSITION:
+        _AFTER_TRANSITION.append(hook)
+    return hook
+
 
 # Fields a transition may set besides status/version (assignment of people and leases).
 _ASSIGNABLE = {"author_id", "round1_verifier_id", "round2_reviewer_id", "lease_expires_at"}
@@ -108,7 +121,7 @@ def instance_transition(
         extra.update(_check_actor(transition, instance, actor))
     if target == Status.DRAFTED and source == Status.IN_REFINEMENT:
         extra.setdefault("author_id", None)
-    if target not in (Status.IN_REFINEMENT, Status.ROUND1_REVIEW):
+    if target not in (Status.IN_REFINEMENT, Status.ROUND1_REVIEW, Status.ROUND2_REVIEW):
         extra.setdefault("lease_expires_at", None)
 
     updated = Instance.objects.filter(pk=instance_id, status=source, version=version).update(
@@ -129,6 +142,8 @@ def instance_transition(
         reason=reason,
     )
     instance.refresh_from_db()
+    for hook in _AFTER_TRANSITION:
+        hook(instance, source, target)
     return instance
 
 

@@ -242,3 +242,46 @@ def test_many_concurrent_claimers_never_share_an_instance(project, open_batch, m
     assert sorted(claimed) == sorted(i.pk for i in instances)  # every instance exactly once
     assert Instance.objects.filter(status=Status.SUBMITTED).count() == len(instances)
     assert len({user for _, user in claims}) > 1
+
+
+def test_any_path_to_validated_settles_a_sequential_batch(personas, project, open_batch, make_instance):
+    """Gating is a lifecycle hook, so even the generic transition function opens the next batch."""
+    from curation.models import Batch, Project
+    from curation.services.batches import batch_create
+
+    Project.objects.filter(pk=project.pk).update(gating=Project.Gating.SEQUENTIAL)
+    following = batch_create(project=project, actor=None, name="B2")
+    instance = make_instance(batch=open_batch)
+    steps = [
+        (Status.IN_REFINEMENT, "annotator"),
+        (Status.SUBMITTED, "annotator"),
+        (Status.ROUND1_REVIEW, "verifier"),
+        (Status.ROUND2_REVIEW, "verifier"),
+        (Status.VALIDATED, "annotator2"),
+    ]
+    for target, persona in steps:
+        instance_transition(instance_id=instance.pk, target=target, actor=personas[persona])
+    assert Batch.objects.get(pk=open_batch.pk).state == Batch.State.CLOSED
+    assert Batch.objects.get(pk=following.pk).state == Batch.State.OPEN
+
+
+def test_expired_round_two_lease_releases_the_reviewer(personas, project, open_batch, make_instance):
+    instance = make_instance(batch=open_batch)
+    for target, persona in [
+        (Status.IN_REFINEMENT, "annotator"),
+        (Status.SUBMITTED, "annotator"),
+        (Status.ROUND1_REVIEW, "verifier"),
+        (Status.ROUND2_REVIEW, "verifier"),
+    ]:
+        instance = instance_transition(instance_id=instance.pk, target=target, actor=personas[persona])
+    instance = instance_transition(
+        instance_id=instance.pk,
+        target=Status.ROUND2_REVIEW,
+        actor=personas["annotator2"],
+        assignments={"lease_expires_at": timezone.now() + timedelta(minutes=5)},
+    )
+    assert instance.round2_reviewer == personas["annotator2"]
+    assert leases_reap(now=timezone.now() + timedelta(hours=1)) == 1
+    released = Instance.objects.get(pk=instance.pk)
+    assert (released.status, released.round2_reviewer) == (Status.ROUND2_REVIEW, None)
+    assert released.events.last().reason == "lease expired"

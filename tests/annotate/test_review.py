@@ -84,6 +84,7 @@ def test_whole_path_with_a_change_request_and_a_discussion(personas, project, dr
         "submitted",
         "round1_review",
         "round2_review",
+        "round2_review",  # the second annotator takes the review (audited, no status change)
         "in_discussion",
         "validated",
     ]

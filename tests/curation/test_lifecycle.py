@@ -67,6 +67,7 @@ ALLOWED_ACTOR = {
     (S.ROUND1_REVIEW, S.CHANGES_REQUESTED): "verifier",
     (S.ROUND1_REVIEW, S.ROUND2_REVIEW): "verifier",
     (S.CHANGES_REQUESTED, S.IN_REFINEMENT): "annotator",
+    (S.ROUND2_REVIEW, S.ROUND2_REVIEW): "annotator2",
     (S.ROUND2_REVIEW, S.VALIDATED): "annotator2",
     (S.ROUND2_REVIEW, S.IN_DISCUSSION): "annotator2",
     (S.IN_DISCUSSION, S.VALIDATED): "verifier",
