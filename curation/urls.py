@@ -11,6 +11,7 @@ from rest_framework.authtoken.views import obtain_auth_token
 from annotate import urls as annotate_urls
 from annotate import urls_review, urls_work
 from curation import api, ingest_urls, release_urls, views
+from curation.drafting import urls as drafting_urls
 from curation.health import healthz
 
 api_patterns = [
@@ -34,6 +35,7 @@ api_patterns = [
     path("instances/<int:pk>/history/", api.InstanceHistoryApi.as_view(), name="api-instance-history"),
     path("", include(release_urls.api_patterns)),
     path("", include(ingest_urls.api_patterns)),
+    path("", include(drafting_urls.api_patterns)),
     path("", include(urls_work.api_patterns)),
     path("", include(urls_review.api_patterns)),
     path("", include(annotate_urls.api_patterns)),
@@ -49,6 +51,7 @@ urlpatterns = [
     path("instances/<int:pk>/history/", views.instance_history, name="instance-history"),
     path("", include(release_urls.page_patterns)),
     path("", include(ingest_urls.page_patterns)),
+    path("", include(drafting_urls.page_patterns)),
     path("", include(urls_work.page_patterns)),
     path("", include(urls_review.page_patterns)),
     path("", include(annotate_urls.page_patterns)),

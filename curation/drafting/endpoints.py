@@ -217,8 +217,6 @@ def endpoint_test(*, endpoint: ModelEndpoint, actor: AbstractBaseUser) -> Endpoi
             len(error.attempts),
             **common,
         )
-    finally:
-        client.close()
     return EndpointTestResult(
         True,
         "ok",

@@ -388,17 +388,14 @@ def chunk_process(
     DraftingItem.objects.filter(pk__in=item_ids, status=DraftingItem.Status.PENDING).update(worker=worker)
     drafter = _Drafter(run)
     drafted = 0
-    try:
-        for item_id in item_ids:
-            if not DraftingRun.objects.filter(pk=run_id, status=DraftingRun.Status.RUNNING).exists():
-                break
-            item = _item_draft(run, drafter, item_id, worker)
-            if item is not None:
-                drafted += item.status == DraftingItem.Status.DRAFTED
-                if on_item is not None:
-                    on_item(item)
-    finally:
-        drafter.close()
+    for item_id in item_ids:
+        if not DraftingRun.objects.filter(pk=run_id, status=DraftingRun.Status.RUNNING).exists():
+            break
+        item = _item_draft(run, drafter, item_id, worker)
+        if item is not None:
+            drafted += item.status == DraftingItem.Status.DRAFTED
+            if on_item is not None:
+                on_item(item)
     run_finish_if_done(run_id=run_id)
     return drafted
 
@@ -497,6 +494,7 @@ class _Drafter:
 
     def _client(self) -> Any:
         # Built on first use, so a broken endpoint fails the item (with its message), not the whole task.
+        # client_for shares one client per endpoint and process: never close it here.
         if self.client is None:
             from scoring.endpoints.django_client import client_for
 
@@ -504,10 +502,6 @@ class _Drafter:
                 raise EndpointConfigError("the run's endpoint has been deleted")
             self.client = client_for(self.run.endpoint)
         return self.client
-
-    def close(self) -> None:
-        if self.client is not None:
-            self.client.close()
 
     def draft(self, context: Context) -> _Outcome:
         if self.run.kind == DraftingRun.Kind.LLM:

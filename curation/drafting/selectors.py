@@ -1,0 +1,55 @@
+"""Drafting reads for the pages and API: runs, items and templates, for a project's managers only."""
+
+from __future__ import annotations
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db.models import QuerySet
+
+from curation import selectors
+from curation.drafting.models import DraftingItem, DraftingRun, PromptTemplate
+from curation.errors import NotFound, NotPermitted
+from curation.models import Project
+from curation.states import Role
+
+
+def managed_project_get(*, user: AbstractBaseUser, slug: str, action: str) -> Project:
+    """A project the user manages: outsiders learn nothing (404), other members are refused (403)."""
+    project = selectors.project_get(user=user, slug=slug)
+    if Role.MANAGER.value not in selectors.roles_of(user=user, project=project):
+        raise NotPermitted(f"Only a manager of this project may {action}.")
+    return project
+
+
+def runs_of_project(*, user: AbstractBaseUser, project: Project) -> QuerySet[DraftingRun]:
+    """The project's drafting runs, newest first, for its managers."""
+    if Role.MANAGER.value not in selectors.roles_of(user=user, project=project):
+        return DraftingRun.objects.none()
+    return DraftingRun.objects.filter(project=project).select_related("batch", "endpoint", "created_by")
+
+
+def run_get(*, user: AbstractBaseUser, run_id: int) -> DraftingRun:
+    """One run, for a manager of its project (other members 403, everyone else 404)."""
+    run = DraftingRun.objects.select_related("project", "batch", "endpoint").filter(pk=run_id).first()
+    if run is None or not user.is_authenticated:
+        raise NotFound(f"No drafting run {run_id} that you may see.")
+    roles = selectors.roles_of(user=user, project=run.project)
+    if not roles:
+        raise NotFound(f"No drafting run {run_id} that you may see.")
+    if Role.MANAGER.value not in roles:
+        raise NotPermitted("Only a manager of this project may see its drafting runs.")
+    return run
+
+
+def run_items(run: DraftingRun) -> QuerySet[DraftingItem]:
+    """A run's items with their contexts, in order."""
+    return run.items.select_related("context", "context__paper", "context__reasoning_type").order_by("pk")
+
+
+def prompt_templates_of(*, project: Project, kind: str | None = None) -> QuerySet[PromptTemplate]:
+    """Every version of the project's templates, newest first (the caller has checked the role)."""
+    qs = (
+        PromptTemplate.objects.filter(project=project)
+        .select_related("created_by")
+        .order_by("kind", "-created_at", "-id")
+    )
+    return qs.filter(kind=kind) if kind else qs

@@ -1,0 +1,42 @@
+"""URLs of drafting: manager pages and the API; included by curation/urls.py."""
+
+from __future__ import annotations
+
+from django.urls import path
+
+from curation.drafting import api, views
+
+page_patterns = [
+    path("p/<slug:slug>/drafting/", views.drafting_home, name="drafting"),
+    path("p/<slug:slug>/drafting/runs/<int:pk>/", views.run_detail, name="drafting-run"),
+    path("p/<slug:slug>/drafting/runs/<int:pk>/progress/", views.run_progress, name="drafting-run-progress"),
+    path("p/<slug:slug>/drafting/runs/<int:pk>/<str:action>/", views.run_action, name="drafting-run-action"),
+    path("p/<slug:slug>/drafting/prompts/", views.prompt_templates, name="drafting-prompts"),
+    path("p/<slug:slug>/endpoints/", views.endpoint_list, name="drafting-endpoints"),
+    path("p/<slug:slug>/endpoints/<int:pk>/", views.endpoint_edit, name="drafting-endpoint"),
+    path("p/<slug:slug>/endpoints/<int:pk>/test/", views.endpoint_test, name="drafting-endpoint-test"),
+]
+
+api_patterns = [
+    path("projects/<slug:slug>/endpoints/", api.ProjectEndpointListApi.as_view(), name="api-endpoints"),
+    path("endpoints/<int:pk>/", api.EndpointDetailApi.as_view(), name="api-endpoint"),
+    path("endpoints/<int:pk>/test/", api.EndpointTestApi.as_view(), name="api-endpoint-test"),
+    path("projects/<slug:slug>/prompt-templates/", api.PromptTemplateListApi.as_view(), name="api-prompt-templates"),
+    path("projects/<slug:slug>/drafting-runs/", api.DraftingRunListApi.as_view(), name="api-drafting-runs"),
+    path("drafting-runs/<int:pk>/", api.DraftingRunDetailApi.as_view(), name="api-drafting-run"),
+    path(
+        "drafting-runs/<int:pk>/retry/",
+        api.DraftingRunActionApi.as_view(action_name="retry"),
+        name="api-drafting-run-retry",
+    ),
+    path(
+        "drafting-runs/<int:pk>/cancel/",
+        api.DraftingRunActionApi.as_view(action_name="cancel"),
+        name="api-drafting-run-cancel",
+    ),
+    path(
+        "drafting-runs/<int:pk>/resume/",
+        api.DraftingRunActionApi.as_view(action_name="resume"),
+        name="api-drafting-run-resume",
+    ),
+]

@@ -1,0 +1,99 @@
+"""Drafting pages: endpoints with the test button, prompt editing, starting a run and watching its progress."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+
+from curation.drafting.models import DraftingRun, PromptTemplate
+from curation.models import Instance
+from tests.conftest import PASSWORD
+from tests.curation.drafting.conftest import endpoint_on
+from tests.support.fault_server import FaultServer, unauthorized
+
+pytestmark = pytest.mark.django_db
+
+
+def _client(user) -> Client:
+    client = Client()
+    assert client.login(username=user.username, password=PASSWORD)
+    return client
+
+
+def test_non_managers_are_refused_every_drafting_page(project, personas):
+    slug = project.slug
+    for name, expected in (("annotator", 403), ("verifier", 403), ("outsider", 404)):
+        client = _client(personas[name])
+        for url in (f"/p/{slug}/drafting/", f"/p/{slug}/endpoints/", f"/p/{slug}/drafting/prompts/"):
+            assert client.get(url).status_code == expected, (name, url)
+
+
+def test_endpoints_page_shows_key_status_and_limit_scope_and_test_reports_401(project, personas, monkeypatch):
+    monkeypatch.delenv("MISSING_DRAFT_KEY", raising=False)
+    client = _client(personas["manager"])
+    with FaultServer(default=unauthorized()) as server:
+        created = client.post(
+            f"/p/{project.slug}/endpoints/",
+            {"name": "Hosted", "base_url": server.base_url, "model": "big", "api_key_env": "MISSING_DRAFT_KEY",
+             "max_attempts": "1", "timeout_s": "5", "concurrency_limit": "2", "generation_params": "{}"},
+        )  # fmt: skip
+        assert created.status_code == 302
+        page = client.get(f"/p/{project.slug}/endpoints/").content.decode()
+        assert "$MISSING_DRAFT_KEY" in page and "not set on this server" in page
+        assert "per worker process only" in page or "shared by all workers" in page
+        endpoint = project.endpoints.get(name="Hosted")
+        monkeypatch.setenv("MISSING_DRAFT_KEY", "secret-123")
+        fragment = client.post(f"/p/{project.slug}/endpoints/{endpoint.pk}/test/").content.decode()
+    assert 'data-kind="unauthorized"' in fragment and "HTTP 401" in fragment
+    assert "secret-123" not in fragment
+
+
+def test_prompt_page_saves_a_new_version(project, personas):
+    client = _client(personas["manager"])
+    page = client.get(f"/p/{project.slug}/drafting/prompts/")
+    assert page.status_code == 200 and "=== examples: comparison ===" in page.content.decode()
+    response = client.post(
+        f"/p/{project.slug}/drafting/prompts/",
+        {"kind": "question", "text": "One question please.\n{{context}}\nQuestion:", "note": "shorter"},
+    )
+    assert response.status_code == 302
+    assert PromptTemplate.objects.filter(project=project, kind="question").count() == 2
+
+
+def test_manager_starts_a_template_run_and_the_run_page_shows_progress(
+    project, personas, drafting_batch, drafting_contexts, settings, django_capture_on_commit_callbacks
+):
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+    client = _client(personas["manager"])
+    assert client.get(f"/p/{project.slug}/drafting/").status_code == 200
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(
+            f"/p/{project.slug}/drafting/",
+            {"batch": drafting_batch.pk, "kind": "template", "per_template": "1", "seed": "0", "unanswerable": "skip"},
+        )
+    run = DraftingRun.objects.get()
+    assert response.status_code == 302 and response.url.endswith(f"/drafting/runs/{run.pk}/")
+    page = client.get(response.url).content.decode()
+    assert "Completed" in page and 'value="100"' in page and "3 drafted" in page
+    assert client.get(f"/p/{project.slug}/drafting/runs/{run.pk}/progress/").status_code == 286
+    assert Instance.objects.filter(batch=drafting_batch, status="drafted").count() == sum(
+        run.items.values_list("instance_count", flat=True)
+    )
+
+
+def test_failed_llm_run_shows_the_error_and_retry(project, personas, drafting_batch, drafting_contexts, settings,
+                                                  django_capture_on_commit_callbacks):  # fmt: skip
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+    client = _client(personas["manager"])
+    endpoint = endpoint_on(project, "http://127.0.0.1:9/v1", name="Down")
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(
+            f"/p/{project.slug}/drafting/", {"batch": drafting_batch.pk, "kind": "llm", "endpoint": endpoint.pk}
+        )
+    run = DraftingRun.objects.get()
+    page = client.get(f"/p/{project.slug}/drafting/runs/{run.pk}/").content.decode()
+    assert "3 of 3 contexts failed" in page and "is unreachable" in page and "Retry 3 failed" in page
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(f"/p/{project.slug}/drafting/runs/{run.pk}/retry/")
+    run.refresh_from_db()
+    assert run.status == DraftingRun.Status.FAILED and set(run.items.values_list("attempts", flat=True)) == {2}

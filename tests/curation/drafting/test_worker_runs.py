@@ -1,0 +1,95 @@
+"""Drafting runs on a real Celery worker: the real local model end to end, and a worker killed mid-run."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+
+import pytest
+
+from curation.drafting.models import DraftingItem, DraftingRun
+from curation.drafting.services import run_create, run_start
+from curation.models import Batch, Instance
+from curation.states import Status
+from scoring import local_model
+from scoring.models import ModelEndpoint
+from tests.curation.drafting.conftest import endpoint_on, make_contexts, scripted_reply
+from tests.support.fault_server import FaultServer
+from tests.support.workers import celery_worker, wait_for
+
+pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
+
+FINISHED = (DraftingRun.Status.COMPLETED, DraftingRun.Status.FAILED, DraftingRun.Status.CANCELLED)
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _finished(run_id: int) -> DraftingRun | None:
+    run = DraftingRun.objects.get(pk=run_id)
+    return run if run.status in FINISHED else None
+
+
+@pytest.mark.model
+def test_real_local_model_drafts_a_batch_through_a_worker(project, personas):
+    port = _free_port()
+    base_url = local_model.ensure_running(port)
+    endpoint = ModelEndpoint.objects.create(
+        name="Local SmolLM2 (test)", base_url=base_url, model=local_model.MODEL_NAME, timeout_s=120, max_attempts=2,
+        concurrency_limit=1, generation_params={"temperature": 0.0, "max_tokens": 96},
+    )  # fmt: skip
+    batch = Batch.objects.create(project=project, name="Real model batch")
+    contexts = make_contexts(project, batch, 2)
+
+    with celery_worker() as worker:
+        run = run_create(project=project, actor=personas["manager"], kind="llm", batch=batch, endpoint=endpoint)
+        run_start(run_id=run.pk, actor=personas["manager"], queue=worker["queue"])
+        run = wait_for(lambda: _finished(run.pk), timeout=240, what="the drafting run to finish")
+
+    assert run.status == DraftingRun.Status.COMPLETED, run.error
+    instances = list(Instance.objects.filter(project=project).order_by("context_id"))
+    assert [instance.context_id for instance in instances] == [context.pk for context in contexts]
+    for instance in instances:
+        assert instance.status == Status.DRAFTED and instance.batch_id == batch.pk
+        assert instance.draft["raw"]["question"].strip()
+        assert instance.draft["model"] and instance.draft["endpoint"]["name"] == "Local SmolLM2 (test)"
+        assert instance.draft["params"]["max_tokens"] == 96
+        # Whatever the tiny model wrote is kept: a parsed question, or the raw text flagged for the annotator.
+        assert instance.question.strip()
+        assert instance.draft.get("parse_error") or instance.draft["raw"].get("rationale_answer", "").strip()
+    assert {item.worker for item in run.items.all()} == {worker["hostname"]}
+
+
+def test_killed_worker_mid_run_is_finished_by_a_restarted_worker_without_duplicates(project, personas):
+    batch = Batch.objects.create(project=project, name="Kill batch")
+    contexts = make_contexts(project, batch, 6)
+    with FaultServer(responder=scripted_reply, latency_s=0.4) as server:
+        endpoint = endpoint_on(project, server.base_url, timeout_s=10)
+        run = run_create(
+            project=project, actor=personas["manager"], kind="llm", batch=batch, endpoint=endpoint,
+            options={"chunk_size": 3},
+        )  # fmt: skip
+        with celery_worker() as first:
+            queue = first["queue"]
+            run_start(run_id=run.pk, actor=personas["manager"], queue=queue)
+            wait_for(
+                lambda: run.items.filter(status=DraftingItem.Status.DRAFTED).exists(),
+                timeout=60,
+                what="a first drafted item",
+            )
+            os.killpg(first["process"].pid, signal.SIGKILL)
+            first["process"].wait()
+        drafted_before = run.items.filter(status=DraftingItem.Status.DRAFTED).count()
+        assert drafted_before < len(contexts)
+
+        with celery_worker(queue=queue):
+            run = wait_for(lambda: _finished(run.pk), timeout=120, what="the restarted worker to finish the run")
+
+    assert run.status == DraftingRun.Status.COMPLETED, run.error
+    for context in contexts:
+        assert Instance.objects.filter(context=context).count() == 1
+    assert run.items.filter(status=DraftingItem.Status.DRAFTED).count() == len(contexts)
