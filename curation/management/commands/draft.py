@@ -1,0 +1,103 @@
+"""Draft a batch with an LLM endpoint or the template drafter: inline, or through the workers (optionally waiting)."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db.models import Q
+from tqdm import tqdm
+
+from curation.drafting import services
+from curation.drafting.models import DraftingItem, DraftingRun
+from curation.errors import DomainError
+from curation.models import Batch, Project
+from scoring.models import ModelEndpoint
+
+
+class Command(BaseCommand):
+    help = "Draft questions for a batch: --kind llm (an endpoint) or template (answers computed by tool programs)."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--project", required=True, help="project slug")
+        parser.add_argument("--batch", required=True, help="batch id or name")
+        parser.add_argument("--kind", required=True, choices=DraftingRun.Kind.values)
+        parser.add_argument("--endpoint", default="", help="endpoint name (default: the local model endpoint)")
+        parser.add_argument("--max-tokens", type=int, default=None)
+        parser.add_argument("--per-template", type=int, default=1)
+        parser.add_argument("--seed", type=int, default=0)
+        parser.add_argument("--keep-unanswerable", action="store_true", help="keep unanswerable template questions")
+        parser.add_argument("--redraft", action="store_true", help="also draft contexts drafted before")
+        mode = parser.add_mutually_exclusive_group()
+        mode.add_argument("--wait", action="store_true", help="queue for the workers and wait, with progress")
+        mode.add_argument("--no-wait", action="store_true", help="queue for the workers and return at once")
+        parser.add_argument("--json", action="store_true", help="print one JSON summary on stdout")
+        parser.add_argument("--no-progress", action="store_true")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        project = Project.objects.filter(slug=options["project"]).first()
+        if project is None:
+            raise CommandError(f"no project with the slug {options['project']!r}")
+        key = options["batch"]
+        batch = Batch.objects.filter(project=project).filter(
+            Q(pk=int(key)) if key.isdigit() else Q(name=key)
+        ).first()  # fmt: skip
+        if batch is None:
+            raise CommandError(f"project {project.slug!r} has no batch {key!r}")
+        endpoint = None
+        if options["kind"] == "llm":
+            usable = ModelEndpoint.objects.filter(Q(project=project) | Q(project__isnull=True))
+            endpoint = (
+                usable.filter(name=options["endpoint"]).first()
+                if options["endpoint"]
+                else usable.filter(is_local_default=True).first()
+            )
+            if endpoint is None:
+                names = ", ".join(usable.values_list("name", flat=True)) or "none"
+                raise CommandError(f"no endpoint {options['endpoint'] or '(local default)'!r}; known: {names}")
+        params = {"max_tokens": options["max_tokens"]} if options["max_tokens"] else {}
+        try:
+            run = services.run_create(
+                project=project, actor=None, kind=options["kind"], batch=batch, endpoint=endpoint,
+                generation_params=params,
+                options={
+                    "per_template": options["per_template"], "seed": options["seed"], "redraft": options["redraft"],
+                    "unanswerable": "keep" if options["keep_unanswerable"] else "skip",
+                },
+            )  # fmt: skip
+        except DomainError as error:
+            raise CommandError(error.message) from error
+        todo = run.items.exclude(status=DraftingItem.Status.SKIPPED).count()
+        bar = tqdm(total=todo, desc=f"draft run {run.pk}", unit="context", file=sys.stderr,
+                   disable=options["no_progress"] or options["no_wait"])  # fmt: skip
+        if options["wait"] or options["no_wait"]:
+            services.run_start(run_id=run.pk, actor=None)
+            while options["wait"]:
+                run.refresh_from_db()
+                done = run.items.filter(
+                    status__in=(DraftingItem.Status.DRAFTED, DraftingItem.Status.FAILED, DraftingItem.Status.CANCELLED)
+                ).count()
+                bar.update(done - bar.n)
+                if not run.is_active:
+                    break
+                time.sleep(0.5)
+        else:
+            services.run_process_inline(run_id=run.pk, on_item=lambda item: bar.update(1))
+        bar.close()
+        run.refresh_from_db()
+        counts = services.run_counts(run)
+        summary = {"run": run.pk, "kind": run.kind, "status": run.status, "error": run.error, "counts": counts}
+        if options["json"]:
+            self.stdout.write(json.dumps(summary))
+        else:
+            self.stdout.write(
+                f"run {run.pk}: {run.status}; {counts['drafted']} drafted, {counts['failed']} failed, "
+                f"{counts['skipped']} skipped, {counts['instances']} drafts in the queue"
+            )
+            if run.error:
+                self.stdout.write(self.style.ERROR(run.error))
+        if run.status == DraftingRun.Status.FAILED:
+            raise CommandError(f"drafting run {run.pk} failed: {run.error}")
