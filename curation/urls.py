@@ -40,7 +40,12 @@ api_patterns = [
     path("", include(urls_review.api_patterns)),
     path("", include(annotate_urls.api_patterns)),
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
-    path("docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    # GET only: DRF's OPTIONS metadata has no template to render for the docs page.
+    path(
+        "docs/",
+        SpectacularSwaggerView.as_view(url_name="api-schema", http_method_names=["get", "head"]),
+        name="api-docs",
+    ),
 ]
 
 urlpatterns = [

@@ -73,3 +73,8 @@ def test_api_docs_page_is_served_without_a_cdn(personas):
     html = logged_in("manager").get("/api/docs/").content.decode()
     assert "swagger-ui" in html
     assert "cdn.jsdelivr" not in html
+
+
+def test_api_docs_answers_options_without_an_error(personas):
+    client = logged_in("manager")
+    assert client.options("/api/docs/").status_code == 405
