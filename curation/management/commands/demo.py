@@ -8,8 +8,8 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 from django.db import transaction
 
-from curation.demo.content import DRAFTS, PAPER
-from curation.models import Context, Paper, Paragraph, Project, ReasoningType, Table
+from curation.demo.content import DRAFTS, PAPER_SOURCE
+from curation.models import Context, Project, ReasoningType
 from curation.services.batches import batch_create, batch_open
 from curation.services.lifecycle import instance_create
 from curation.services.projects import membership_add, project_create
@@ -99,36 +99,16 @@ class Command(BaseCommand):
         self.stdout.write(f"  model endpoint: {endpoint.name} at {endpoint.base_url}")
 
     def _content(self, project: Project) -> None:
-        paper = Paper.objects.create(project=project, title=PAPER["title"], origin="demo", source_name="demo")
-        tables = {}
-        for order, spec in enumerate(PAPER["tables"]):
-            tables[spec["label"]] = Table.objects.create(
-                paper=paper,
-                order=order,
-                label=spec["label"],
-                number=spec["number"],
-                caption=spec["caption"],
-                cells=spec["cells"],
-                grid=spec["cells"],
-            )
-        paragraphs = []
-        for order, (section, text, mentions) in enumerate(PAPER["paragraphs"]):
-            paragraph = Paragraph.objects.create(paper=paper, order=order, section=section, text=text)
-            paragraph.mentioned_tables.set([tables[label] for label in mentions])
-            paragraphs.append(paragraph)
-        contexts = {}
-        for paragraph in paragraphs:
-            linked = list(paragraph.mentioned_tables.all())
-            if linked:
-                context = Context.objects.create(project=project, paper=paper, kind="short", paragraph=paragraph)
-                context.tables.set(linked)
-                contexts[paragraph.order] = context
-        long_context = Context.objects.create(project=project, paper=paper, kind="long")
-        long_context.tables.set(tables.values())
+        from curation.services.papers import paper_ingest
+
+        paper = paper_ingest(project=project, actor=None, path_or_upload=PAPER_SOURCE, source_name="demo paper").paper
+        contexts = {
+            c.paragraph.text: c for c in Context.objects.filter(paper=paper, kind="short").select_related("paragraph")
+        }
         types = {t.code: t for t in ReasoningType.objects.filter(project=project)}
         batch = batch_open(batch_id=batch_create(project=project, actor=None, name="Batch 1").pk, actor=None)
-        for index, code, question, rationale, answer, form, source in DRAFTS:
-            context = contexts[index]
+        for opening, code, question, rationale, answer, form, source in DRAFTS:
+            context = next(c for text, c in contexts.items() if text.startswith(opening))
             instance_create(
                 project_id=project.pk,
                 actor=None,

@@ -1,0 +1,47 @@
+"""The demo command: one user per role, the demo paper ingested from LaTeX, drafts in an open batch, an exam."""
+
+from __future__ import annotations
+
+import json
+from io import StringIO
+
+from django.core.management import call_command
+
+from annotate.models import QualificationSettings
+from curation.models import Batch, Context, Instance, Membership, Paper
+from curation.states import Status
+from scoring.models import ModelEndpoint
+
+
+def run_demo() -> dict:
+    out = StringIO()
+    call_command("demo", "--json", stdout=out)
+    return json.loads(out.getvalue())
+
+
+def test_demo_creates_a_project_to_click_through(db, client):
+    result = run_demo()
+    assert result["created"] is True
+    assert {u["role"] for u in result["users"]} == {"manager", "verifier", "annotator"}
+    paper = Paper.objects.get(project__slug="demo")
+    assert [t.label for t in paper.tables.all()] == ["tab:main", "tab:ablation"]
+    assert paper.tables.get(label="tab:main").cells[0][:2] == ["Method", "Params (M)"]
+    assert Context.objects.filter(paper=paper, kind="short").count() == 3
+    assert Context.objects.filter(paper=paper, kind="long").count() == 1
+    drafts = Instance.objects.filter(project__slug="demo", status=Status.DRAFTED)
+    assert drafts.count() == 6
+    assert {d.batch.state for d in drafts} == {Batch.State.OPEN}
+    assert QualificationSettings.objects.get(project__slug="demo").item_links.count() == 5
+    assert ModelEndpoint.objects.filter(is_local_default=True).count() == 1
+    for user in result["users"]:
+        assert client.login(username=user["username"], password=user["password"])
+        assert client.get("/p/demo/").status_code == 200
+
+
+def test_demo_is_idempotent(db):
+    run_demo()
+    again = run_demo()
+    assert again["created"] is False
+    assert Paper.objects.filter(project__slug="demo").count() == 1
+    assert Membership.objects.filter(project__slug="demo").count() == 4
+    assert Instance.objects.filter(project__slug="demo").count() == again["instances"]
