@@ -267,11 +267,14 @@ def pay_report(project: Project, *, start: date, end: date) -> dict[str, Any]:
     until = datetime.combine(end + timedelta(days=1), datetime.min.time(), tzinfo=tz)
     first_validated: dict[int, datetime] = {}
     for e in _events(project):
-        if e["to_status"] == S.VALIDATED and e["instance_id"] not in first_validated:
+        # Instances created validated (imported gold, exam items) were nobody's paid work.
+        if e["to_status"] == S.VALIDATED and e["from_status"] and e["instance_id"] not in first_validated:
             first_validated[e["instance_id"]] = e["created_at"]
     in_period = [iid for iid, at in first_validated.items() if since <= at < until]
     authors = dict(
-        Instance.objects.filter(pk__in=in_period).exclude(status=S.DISCARDED).values_list("id", "author__username")
+        Instance.objects.filter(pk__in=in_period, author__isnull=False)
+        .exclude(status=S.DISCARDED)
+        .values_list("id", "author__username")
     )
     refine_seconds: dict[tuple[int, str], float] = {
         (iid, username): value

@@ -150,3 +150,14 @@ def test_chart_geometry_scales_to_the_largest_value():
     assert widths == [200.0, 400.0, 0.0, 100.0]
     line = charts.line_chart(rows, series=("y",), label=lambda row: row["user"])
     assert line["lines"][0]["total"] == 5 and line["yticks"][-1]["value"] == 5
+
+
+def test_imported_gold_is_nobodys_paid_work(personas, project, history, make_instance):
+    """Instances created validated (imports, exam items) have no annotator and are not in the pay report."""
+    from curation.services.lifecycle import instance_create
+
+    before = dashboard.pay_report(project, start=timezone.localdate(), end=timezone.localdate())
+    instance_create(project_id=project.pk, actor=None, initial_status="validated", question="Gold?", answer=["1"])
+    after = dashboard.pay_report(project, start=timezone.localdate(), end=timezone.localdate())
+    assert after["rows"] == before["rows"]
+    assert after["total_instances"] == before["total_instances"]
