@@ -99,6 +99,7 @@ class Command(BaseCommand):
         self.stdout.write(f"  model endpoint: {endpoint.name} at {endpoint.base_url}")
 
     def _content(self, project: Project) -> None:
+        from curation.services.contexts import context_set_reasoning_type, contexts_assign_reasoning_types
         from curation.services.papers import paper_ingest
 
         paper = paper_ingest(project=project, actor=None, path_or_upload=PAPER_SOURCE, source_name="demo paper").paper
@@ -109,6 +110,8 @@ class Command(BaseCommand):
         batch = batch_open(batch_id=batch_create(project=project, actor=None, name="Batch 1").pk, actor=None)
         for opening, code, question, rationale, answer, form, source in DRAFTS:
             context = next(c for text, c in contexts.items() if text.startswith(opening))
+            if context.reasoning_type_id is None:
+                context_set_reasoning_type(context=context, reasoning_type=types[code], actor=None)
             instance_create(
                 project_id=project.pk,
                 actor=None,
@@ -129,3 +132,4 @@ class Command(BaseCommand):
                 },
                 reason="demo draft",
             )
+        contexts_assign_reasoning_types(project=project, actor=None, seed=0)  # the long context
