@@ -136,6 +136,23 @@
     return row;
   }
 
+  // Keyboard helpers: step through a radio group, toggle the n-th relevant-table box.
+  function cycleRadio(name) {
+    const radios = [...form.querySelectorAll(`input[name=${name}]`)];
+    const current = radios.findIndex((r) => r.checked);
+    const next = radios[(current + 1) % radios.length];
+    next.checked = true;
+    next.focus();
+    markDirty();
+  }
+
+  function toggleTable(index) {
+    const boxes = form.querySelectorAll("input[name=relevant_table_ids]");
+    if (!boxes[index]) return;
+    boxes[index].checked = !boxes[index].checked;
+    markDirty();
+  }
+
   function addItem() {
     const row = itemRow("");
     document.getElementById("answer-items").appendChild(row);
@@ -228,9 +245,12 @@
         d: () => document.getElementById("diff-button").click(),
         a: () => { const first = document.querySelector("#answer-items input"); if (first) first.focus(); },
         i: addItem,
+        f: () => cycleRadio("answer_form"),
+        o: () => cycleRadio("answer_source"),
         n: async () => { if (await flush()) window.location.href = root.dataset.home; },
       };
-      if (actions[key]) { e.preventDefault(); actions[key](); }
+      if (actions[key]) { e.preventDefault(); actions[key](); return; }
+      if (/^[1-9]$/.test(e.key)) { e.preventDefault(); toggleTable(Number(e.key) - 1); }
       return;
     }
     if (!typing && e.key === "?") { e.preventDefault(); document.getElementById("shortcuts").showModal(); }
