@@ -288,5 +288,5 @@ class WorkerHeartbeat(models.Model):
         return self.hostname
 
 
-from curation.release_models import *  # noqa: E402,F403
 from curation.drafting.models import *  # noqa: E402,F403
+from curation.release_models import *  # noqa: E402,F403

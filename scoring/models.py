@@ -54,4 +54,6 @@ class ModelEndpoint(models.Model):
             supports_tools=self.supports_tools,
             identity_key=f"endpoint-{self.pk}",
         )
+
+
 from scoring.run_models import *  # noqa: E402,F403
