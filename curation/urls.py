@@ -13,6 +13,7 @@ from annotate import urls_review, urls_work
 from curation import api, ingest_urls, release_urls, views
 from curation.drafting import urls as drafting_urls
 from curation.health import healthz
+from scoring import urls as scoring_urls
 
 api_patterns = [
     path("auth/token/", obtain_auth_token, name="api-token"),
@@ -39,6 +40,7 @@ api_patterns = [
     path("", include(urls_work.api_patterns)),
     path("", include(urls_review.api_patterns)),
     path("", include(annotate_urls.api_patterns)),
+    path("", include(scoring_urls.api_patterns)),
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
     # GET only: DRF's OPTIONS metadata has no template to render for the docs page.
     path(
@@ -60,6 +62,7 @@ urlpatterns = [
     path("", include(urls_work.page_patterns)),
     path("", include(urls_review.page_patterns)),
     path("", include(annotate_urls.page_patterns)),
+    path("", include(scoring_urls.page_patterns)),
     path("healthz", healthz, name="healthz"),
     path("api/", include(api_patterns)),
     path("admin/", admin.site.urls),

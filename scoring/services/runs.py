@@ -224,13 +224,14 @@ def _enqueue(run: ScoringRun, chunk_ids: list[int]) -> None:
     transaction.on_commit(send)
 
 
-def run_start(*, run: ScoringRun, actor: AbstractBaseUser | None, queue: str = "") -> ScoringRun:
-    """Queued → running and every chunk sent to the workers (an upload run is scored right here: no model calls)."""
+def run_start(*, run: ScoringRun, actor: AbstractBaseUser | None, queue: str = "", dispatch: bool = True) -> ScoringRun:
+    """Queued → running and every chunk sent to the workers (an upload run is scored right here: no model calls).
+    `dispatch=False` sends nothing: the caller processes the chunks itself (the `score --inline` command)."""
     _require_runner(actor, run.project, "start runs")
     with transaction.atomic():
         if not _transition(run, (Status.QUEUED,), Status.RUNNING, started_at=timezone.now(), queue=queue):
             raise Conflict(f"Run {run.pk} is {run.status}, not queued.")
-        if run.method != ScoringRun.Method.UPLOAD:
+        if run.method != ScoringRun.Method.UPLOAD and dispatch:
             _enqueue(run, list(run.chunks.filter(status=RunChunk.Status.QUEUED).values_list("pk", flat=True)))
     if run.method == ScoringRun.Method.UPLOAD:
         for chunk_id in run.chunks.values_list("pk", flat=True):

@@ -1,0 +1,359 @@
+"""REST API of scoring runs: list/start, detail with progress and results, pause/resume/cancel/retry, predictions,
+error tags, exports, uploaded predictions, the official figures of a gold + prediction pair, run comparison."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import HttpResponse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_field
+from rest_framework import serializers, status
+from rest_framework.pagination import PageNumberPagination
+from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from curation import release_selectors, selectors
+from curation.errors import InvalidInput, NotFound
+from scoring import exports
+from scoring import selectors as scoring_selectors
+from scoring.models import ErrorTag, Prediction, ScoringRun
+from scoring.services import predictions as prediction_services
+from scoring.services import runs as run_services
+from scoring.services import uploads as upload_services
+
+
+class ScoringRunOutputSerializer(serializers.ModelSerializer):
+    release = serializers.PrimaryKeyRelatedField(read_only=True)
+    endpoint = serializers.PrimaryKeyRelatedField(read_only=True)
+    created_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    # Plain strings, not enums: the schema keeps one enum per name project-wide.
+    method = serializers.CharField(read_only=True)
+    setting = serializers.CharField(read_only=True)
+    status = serializers.CharField(read_only=True)
+
+    class Meta:
+        model = ScoringRun
+        fields = [
+            "id", "release", "endpoint", "label", "method", "setting", "status", "template_hash", "generation_params",
+            "options", "config_hash", "items_total", "isolation", "upload_name", "upload_format", "error",
+            "created_by", "created_at", "started_at", "finished_at",
+        ]  # fmt: skip
+
+
+class ScoringRunProgressSerializer(serializers.Serializer):
+    done = serializers.IntegerField()
+    failed = serializers.IntegerField()
+    total = serializers.IntegerField()
+    percent = serializers.FloatField()
+    rate_per_s = serializers.FloatField()
+    eta_s = serializers.IntegerField(allow_null=True)
+    status = serializers.CharField()
+
+
+class ScoringRunDetailSerializer(ScoringRunOutputSerializer):
+    results = serializers.JSONField(read_only=True)
+    templates = serializers.JSONField(read_only=True)
+    progress = serializers.SerializerMethodField()
+    error_types = serializers.SerializerMethodField()
+
+    class Meta(ScoringRunOutputSerializer.Meta):
+        fields = [*ScoringRunOutputSerializer.Meta.fields, "templates", "results", "progress", "error_types"]
+
+    @extend_schema_field(ScoringRunProgressSerializer)
+    def get_progress(self, run: ScoringRun) -> dict[str, Any]:
+        return run_services.run_progress(run)
+
+    @extend_schema_field(serializers.DictField(child=serializers.DictField(child=serializers.IntegerField())))
+    def get_error_types(self, run: ScoringRun) -> dict[str, Any]:
+        return scoring_selectors.error_distribution(run)
+
+
+class ScoringRunCreateSerializer(serializers.Serializer):
+    release = serializers.IntegerField()
+    endpoint = serializers.IntegerField()
+    method = serializers.CharField(help_text="direct, cot, pot, car, tatllm or tool")
+    setting = serializers.CharField(default="short", help_text="short or long")
+    label = serializers.CharField(required=False, allow_blank=True, default="", max_length=200)
+    limit = serializers.IntegerField(required=False, allow_null=True, default=None, min_value=1)
+    few_shot = serializers.IntegerField(default=0, help_text="tool examples per tool: 0, 1 or 3")
+    tools = serializers.CharField(default="all", help_text="all, or data (data tools only)")
+    max_turns = serializers.IntegerField(default=6, min_value=1, max_value=30)
+    generation_params = serializers.DictField(required=False, default=dict)
+    templates = serializers.DictField(child=serializers.CharField(), required=False, default=dict)
+    chunk_size = serializers.IntegerField(default=run_services.DEFAULT_CHUNK_SIZE, min_value=1, max_value=500)
+
+
+class ErrorTagOutputSerializer(serializers.ModelSerializer):
+    tagged_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    label = serializers.CharField(read_only=True)
+    kind = serializers.CharField(read_only=True)
+
+    class Meta:
+        model = ErrorTag
+        fields = ["kind", "custom_label", "label", "note", "tagged_by", "tagged_at"]
+
+
+class ErrorTagInputSerializer(serializers.Serializer):
+    kind = serializers.CharField(help_text="miss, grounding, calculation, knowledge, redundancy or custom")
+    custom_label = serializers.CharField(required=False, allow_blank=True, default="", max_length=60)
+    note = serializers.CharField(required=False, allow_blank=True, default="")
+
+
+class PredictionOutputSerializer(serializers.ModelSerializer):
+    gold_answer = serializers.SerializerMethodField()
+    question = serializers.SerializerMethodField()
+    error_tags = ErrorTagOutputSerializer(many=True, read_only=True)
+    status = serializers.CharField(read_only=True)
+
+    class Meta:
+        model = Prediction
+        fields = [
+            "id", "run", "position", "uid", "status", "question", "gold_answer", "answer", "scale", "is_correct",
+            "metrics", "tokens_in", "tokens_out", "latency_s", "attempts", "error", "error_tags",
+        ]  # fmt: skip
+
+    @extend_schema_field(serializers.ListField(child=serializers.CharField()))
+    def get_gold_answer(self, prediction: Prediction) -> list[str]:
+        return list(prediction.item.data.get("answer") or [])
+
+    def get_question(self, prediction: Prediction) -> str:
+        return str(prediction.item.data.get("question", ""))
+
+
+class PredictionDetailSerializer(PredictionOutputSerializer):
+    class Meta(PredictionOutputSerializer.Meta):
+        fields = [
+            *PredictionOutputSerializer.Meta.fields,
+            "prompt", "raw_output", "stages", "program", "program_result", "tool_trace", "attempt_log", "worker",
+        ]  # fmt: skip
+
+
+class PredictionUploadSerializer(serializers.Serializer):
+    release = serializers.IntegerField()
+    format = serializers.CharField(help_text="jsonl, tatqa, scitat or finqa")
+    file = serializers.FileField()
+    label = serializers.CharField(required=False, allow_blank=True, default="")
+
+
+class OfficialFiguresInputSerializer(serializers.Serializer):
+    benchmark = serializers.CharField(help_text="tatqa, tatdqa, finqa or scitat")
+    gold = serializers.FileField()
+    predictions = serializers.FileField()
+
+
+class OfficialFiguresOutputSerializer(serializers.Serializer):
+    summary = serializers.DictField()
+    lines = serializers.ListField(child=serializers.CharField())
+    unknown_uids = serializers.ListField(child=serializers.CharField())
+    count = serializers.IntegerField()
+
+
+class ScoringComparisonSerializer(serializers.Serializer):
+    rows = serializers.ListField(child=serializers.DictField())
+    reasoning_types = serializers.DictField()
+
+
+class PredictionPagination(PageNumberPagination):
+    page_size = 100
+    max_page_size = 1000
+    page_size_query_param = "page_size"
+
+
+def _release_for(user: Any, release_id: int, slug: str | None = None) -> Any:
+    release = release_selectors.release_get(user=user, release_id=release_id)
+    if slug is not None and release.project.slug != slug:
+        raise NotFound("No such release in this project.")
+    return release
+
+
+class ScoringRunListApi(APIView):
+    """Runs of a project (every member) and starting one (managers and verifiers)."""
+
+    parser_classes = [JSONParser]
+
+    @extend_schema(responses=ScoringRunOutputSerializer(many=True))
+    def get(self, request: Request, slug: str) -> Response:
+        project = selectors.project_get(user=request.user, slug=slug)
+        runs = scoring_selectors.runs_of(user=request.user, project=project)
+        if request.query_params.get("release", "").isdigit():
+            runs = runs.filter(release_id=int(request.query_params["release"]))
+        return Response(ScoringRunOutputSerializer(runs, many=True).data)
+
+    @extend_schema(request=ScoringRunCreateSerializer, responses={201: ScoringRunDetailSerializer})
+    def post(self, request: Request, slug: str) -> Response:
+        project = selectors.project_get(user=request.user, slug=slug)
+        data = ScoringRunCreateSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        values = data.validated_data
+        release = _release_for(request.user, values["release"], slug)
+        endpoint = (
+            scoring_selectors.endpoints_for(user=request.user, project=project).filter(pk=values["endpoint"]).first()
+        )
+        if endpoint is None:
+            raise InvalidInput("No such endpoint in this project.")
+        run = run_services.run_create(
+            release=release,
+            actor=request.user,
+            method=values["method"],
+            setting=values["setting"],
+            endpoint=endpoint,
+            label=values["label"],
+            templates=values["templates"],
+            generation_params=values["generation_params"],
+            few_shot=values["few_shot"],
+            tools=values["tools"],
+            max_turns=values["max_turns"],
+            limit=values["limit"],
+            chunk_size=values["chunk_size"],
+        )
+        run_services.run_start(run=run, actor=request.user)
+        return Response(ScoringRunDetailSerializer(run).data, status=status.HTTP_201_CREATED)
+
+
+class ScoringRunDetailApi(APIView):
+    """One run with its progress, aggregate results and error-type distribution (every member)."""
+
+    @extend_schema(responses=ScoringRunDetailSerializer)
+    def get(self, request: Request, pk: int) -> Response:
+        run = scoring_selectors.run_get(user=request.user, run_id=pk)
+        return Response(ScoringRunDetailSerializer(run).data)
+
+
+class ScoringRunActionApi(APIView):
+    """Pause, resume, cancel or retry the failed predictions of a run (managers and verifiers)."""
+
+    parser_classes = [JSONParser, FormParser]
+
+    @extend_schema(request=None, responses=ScoringRunDetailSerializer)
+    def post(self, request: Request, pk: int, action: str) -> Response:
+        handlers = {
+            "pause": run_services.run_pause,
+            "resume": run_services.run_resume,
+            "cancel": run_services.run_cancel,
+            "retry-failed": run_services.run_retry_failed,
+        }
+        if action not in handlers:
+            raise NotFound("Actions are pause, resume, cancel and retry-failed.")
+        run = scoring_selectors.run_get(user=request.user, run_id=pk)
+        handlers[action](run=run, actor=request.user)
+        run.refresh_from_db()
+        return Response(ScoringRunDetailSerializer(run).data)
+
+
+class ScoringPredictionListApi(APIView):
+    """A run's predictions beside their gold answers (gold readers only); `?wrong=1` keeps the wrong ones."""
+
+    @extend_schema(responses=PredictionOutputSerializer(many=True))
+    def get(self, request: Request, pk: int) -> Response:
+        run = scoring_selectors.run_get(user=request.user, run_id=pk)
+        predictions = scoring_selectors.predictions_of(user=request.user, run=run)
+        if request.query_params.get("wrong") == "1":
+            predictions = predictions.filter(is_correct=False)
+        paginator = PredictionPagination()
+        page = paginator.paginate_queryset(predictions, request, view=self)
+        return paginator.get_paginated_response(PredictionOutputSerializer(page, many=True).data)
+
+
+class ScoringPredictionDetailApi(APIView):
+    """One prediction with its prompt, output, program, tool trace and metrics (gold readers only)."""
+
+    @extend_schema(responses=PredictionDetailSerializer)
+    def get(self, request: Request, pk: int) -> Response:
+        prediction = scoring_selectors.prediction_get(user=request.user, prediction_id=pk)
+        return Response(PredictionDetailSerializer(prediction).data)
+
+
+class ScoringErrorTagApi(APIView):
+    """Set or clear the caller's error tag on a prediction (gold readers only)."""
+
+    parser_classes = [JSONParser, FormParser]
+
+    @extend_schema(request=ErrorTagInputSerializer, responses=ErrorTagOutputSerializer)
+    def put(self, request: Request, pk: int) -> Response:
+        prediction = scoring_selectors.prediction_get(user=request.user, prediction_id=pk)
+        data = ErrorTagInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        tag = prediction_services.error_tag_set(prediction=prediction, actor=request.user, **data.validated_data)
+        return Response(ErrorTagOutputSerializer(tag).data)
+
+    @extend_schema(request=None, responses={204: OpenApiResponse(description="Removed")})
+    def delete(self, request: Request, pk: int) -> Response:
+        prediction = scoring_selectors.prediction_get(user=request.user, prediction_id=pk)
+        prediction_services.error_tag_clear(prediction=prediction, actor=request.user)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class ScoringRunExportApi(APIView):
+    """A run's results as CSV or JSON with one record per prediction (gold readers only)."""
+
+    @extend_schema(responses={(200, "application/json"): OpenApiTypes.OBJECT, (200, "text/csv"): OpenApiTypes.STR})
+    def get(self, request: Request, pk: int, export_format: str) -> HttpResponse:
+        run = scoring_selectors.run_get(user=request.user, run_id=pk)
+        scoring_selectors.predictions_of(user=request.user, run=run)  # the permission check
+        return export_response(run, export_format)
+
+
+def export_response(run: ScoringRun, export_format: str) -> HttpResponse:
+    """The download of a run export (shared by the API and the pages)."""
+    import json
+
+    if export_format == "csv":
+        response = HttpResponse(exports.run_csv(run), content_type="text/csv; charset=utf-8")
+    elif export_format == "json":
+        body = json.dumps(exports.run_json(run), ensure_ascii=False, indent=1, default=str)
+        response = HttpResponse(body, content_type="application/json")
+    else:
+        raise NotFound("Exports are csv or json.")
+    response["Content-Disposition"] = f'attachment; filename="scoring-run-{run.pk}.{export_format}"'
+    return response
+
+
+class ScoringPredictionUploadApi(APIView):
+    """Score an uploaded predictions file against a release (managers and verifiers); returns the scored run."""
+
+    parser_classes = [MultiPartParser]
+
+    @extend_schema(request=PredictionUploadSerializer, responses={201: ScoringRunDetailSerializer})
+    def post(self, request: Request, slug: str) -> Response:
+        selectors.project_get(user=request.user, slug=slug)
+        data = PredictionUploadSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        values = data.validated_data
+        release = _release_for(request.user, values["release"], slug)
+        run = upload_services.upload_run_create(
+            release=release,
+            actor=request.user,
+            format=values["format"],
+            name=values["file"].name,
+            content=values["file"].read(),
+            label=values["label"],
+        )
+        return Response(ScoringRunDetailSerializer(run).data, status=status.HTTP_201_CREATED)
+
+
+class ScoringOfficialFiguresApi(APIView):
+    """The official figures of a gold file and a prediction file (any signed-in user; nothing is stored)."""
+
+    parser_classes = [MultiPartParser]
+
+    @extend_schema(request=OfficialFiguresInputSerializer, responses=OfficialFiguresOutputSerializer)
+    def post(self, request: Request) -> Response:
+        data = OfficialFiguresInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        values = data.validated_data
+        figures = upload_services.official_figures(
+            benchmark=values["benchmark"], gold=values["gold"].read(), predictions=values["predictions"].read()
+        )
+        return Response(OfficialFiguresOutputSerializer(figures).data)
+
+
+class ScoringComparisonApi(APIView):
+    """Completed runs of a release side by side (SciTaT table 5 and figure 5): aggregates, every member."""
+
+    @extend_schema(responses=ScoringComparisonSerializer)
+    def get(self, request: Request, pk: int) -> Response:
+        release = _release_for(request.user, pk)
+        return Response(scoring_selectors.comparison(user=request.user, release=release))

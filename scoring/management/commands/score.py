@@ -1,0 +1,133 @@
+"""`score --release R --project P --endpoint E --method M [--setting short|long] [--limit N] [--json] [--wait]`."""
+
+from __future__ import annotations
+
+import json
+import time
+
+from django.core.management.base import BaseCommand, CommandError
+from django.db.models import Q
+from tqdm import tqdm
+
+from curation.errors import DomainError
+from curation.models import Project, Release
+from scoring.models import ModelEndpoint, ScoringRun
+from scoring.services import runs as run_services
+
+FINISHED = (ScoringRun.Status.COMPLETED, ScoringRun.Status.FAILED, ScoringRun.Status.CANCELLED)
+
+
+def _release(project: Project, name: str) -> Release:
+    releases = Release.objects.filter(project=project)
+    if name.isdigit():
+        found = releases.filter(pk=int(name)).first()
+    elif "-v" in name and name.rsplit("-v", 1)[1].isdigit():
+        base, version = name.rsplit("-v", 1)
+        found = releases.filter(name=base, version=int(version)).first()
+    else:
+        found = releases.filter(name=name).order_by("-version").first()
+    if found is None:
+        raise CommandError(f"No release {name!r} in project {project.slug!r} (name, name-vN or id).")
+    return found
+
+
+def _endpoint(project: Project, name: str) -> ModelEndpoint:
+    endpoints = ModelEndpoint.objects.filter(Q(project=project) | Q(project__isnull=True))
+    found = endpoints.filter(pk=int(name)).first() if name.isdigit() else endpoints.filter(name=name).first()
+    if found is None:
+        known = ", ".join(endpoints.values_list("name", flat=True)) or "none"
+        raise CommandError(f"No endpoint {name!r} for project {project.slug!r} (known: {known}).")
+    return found
+
+
+class Command(BaseCommand):
+    help = "Score a model endpoint on a release with a method; --wait follows the workers with a progress bar."
+
+    def add_arguments(self, parser) -> None:
+        parser.add_argument("--release", required=True, help="release name (latest version), name-vN, or id")
+        parser.add_argument("--project", required=True, help="project slug")
+        parser.add_argument("--endpoint", required=True, help="endpoint name or id")
+        parser.add_argument("--method", required=True, choices=[m for m in ScoringRun.Method.values if m != "upload"])
+        parser.add_argument("--setting", default="short", choices=ScoringRun.Setting.values)
+        parser.add_argument("--limit", type=int, default=None, help="only the first N items")
+        parser.add_argument("--label", default="", help="model name shown in comparisons")
+        parser.add_argument("--max-tokens", type=int, default=None)
+        parser.add_argument("--temperature", type=float, default=None)
+        parser.add_argument("--seed", type=int, default=None)
+        parser.add_argument("--few-shot", type=int, default=0, choices=(0, 1, 3), help="tool examples (tool loop)")
+        parser.add_argument("--tools", default="all", choices=("all", "data"), help="tool set (tool loop)")
+        parser.add_argument("--max-turns", type=int, default=6, help="turn limit (tool loop)")
+        parser.add_argument("--chunk-size", type=int, default=run_services.DEFAULT_CHUNK_SIZE)
+        parser.add_argument("--queue", default="", help="Celery queue (default queue when empty)")
+        parser.add_argument("--wait", action="store_true", help="follow the run until it finishes")
+        parser.add_argument("--inline", action="store_true", help="process the chunks in this process (no worker)")
+        parser.add_argument("--json", action="store_true", help="print the run and its results as one JSON object")
+        parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+    def handle(self, *args, **options) -> None:
+        project = Project.objects.filter(slug=options["project"]).first()
+        if project is None:
+            raise CommandError(f"No project {options['project']!r}.")
+        release = _release(project, options["release"])
+        endpoint = _endpoint(project, options["endpoint"])
+        params = {key: options[key] for key in ("max_tokens", "temperature", "seed") if options[key] is not None}
+        try:
+            run = run_services.run_create(
+                release=release,
+                actor=None,
+                method=options["method"],
+                setting=options["setting"],
+                endpoint=endpoint,
+                label=options["label"],
+                generation_params=params,
+                few_shot=options["few_shot"],
+                tools=options["tools"],
+                max_turns=options["max_turns"],
+                limit=options["limit"],
+                chunk_size=options["chunk_size"],
+            )
+            run_services.run_start(run=run, actor=None, queue=options["queue"], dispatch=not options["inline"])
+        except DomainError as error:
+            raise CommandError(error.message) from error
+        quiet = options["no_progress"] or options["json"]
+        if not quiet:
+            self.stderr.write(f"run {run.pk}: {run.items_total} items, {run.get_method_display()}, {run.setting}")
+        bar = tqdm(total=run.items_total, desc=f"run {run.pk}", unit="q", disable=quiet)
+        try:
+            if options["inline"]:
+                for chunk_id in run.chunks.order_by("index").values_list("pk", flat=True):
+                    run_services.chunk_process(chunk_id=chunk_id, worker="score-command")
+                    bar.update(run_services.run_progress(run)["done"] - bar.n)
+            elif options["wait"]:
+                while True:
+                    run.refresh_from_db()
+                    progress = run_services.run_progress(run)
+                    bar.update(progress["done"] - bar.n)
+                    if run.status in FINISHED or run.status == ScoringRun.Status.PAUSED:
+                        break
+                    time.sleep(1.0)
+        finally:
+            bar.close()
+        run.refresh_from_db()
+        progress = run_services.run_progress(run)
+        if options["json"]:
+            data = {
+                "run": run.pk,
+                "status": run.status,
+                "method": run.method,
+                "setting": run.setting,
+                "release": release.label,
+                "config_hash": run.config_hash,
+                "progress": progress,
+                "results": run.results,
+            }
+            self.stdout.write(json.dumps(data, ensure_ascii=False, default=str))
+            return
+        self.stdout.write(
+            f"run {run.pk} {run.status}: {progress['done']}/{progress['total']} done, {progress['failed']} failed"
+        )
+        for name, estimate in (run.results or {}).get("figures", {}).items():
+            self.stdout.write(
+                f"{name}: {100 * estimate['mean']:.1f} [{100 * estimate['low']:.1f}, {100 * estimate['high']:.1f}] "
+                f"(n={estimate['count']})"
+            )

@@ -1,0 +1,97 @@
+"""Reads of scoring runs, scoped to the viewer (roles in scoring/permissions.py): members see runs and aggregate
+figures; only gold readers see predictions beside gold answers; outsiders see nothing."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db.models import Q, QuerySet
+
+from curation import selectors
+from curation.errors import NotFound, NotPermitted
+from curation.models import Project, Release
+from scoring.models import ErrorTag, ModelEndpoint, Prediction, ScoringRun
+from scoring.permissions import can_see_predictions
+
+GOLD_REFUSAL = "Predictions sit beside gold answers: managers, verifiers and qualified annotators only."
+
+
+def runs_of(*, user: AbstractBaseUser, project: Project, release: Release | None = None) -> QuerySet[ScoringRun]:
+    """Runs of a project the user belongs to (optionally of one release), newest first."""
+    selectors.project_get(user=user, slug=project.slug)
+    runs = ScoringRun.objects.filter(project=project).select_related("release", "endpoint", "created_by")
+    return runs.filter(release=release) if release is not None else runs
+
+
+def run_get(*, user: AbstractBaseUser, run_id: int) -> ScoringRun:
+    """One run of a project the user belongs to; anything else is 'not found'."""
+    run = (
+        ScoringRun.objects.filter(pk=run_id, project__in=selectors.projects_visible_to(user))
+        .select_related("project", "release", "endpoint", "created_by")
+        .first()
+    )
+    if run is None:
+        raise NotFound(f"No scoring run {run_id} that you may see.")
+    return run
+
+
+def predictions_of(*, user: AbstractBaseUser, run: ScoringRun) -> QuerySet[Prediction]:
+    """A run's predictions with their items (gold answers): gold readers only."""
+    if not can_see_predictions(user=user, project=run.project):
+        raise NotPermitted(GOLD_REFUSAL)
+    return Prediction.objects.filter(run=run).select_related("item").prefetch_related("error_tags__tagged_by")
+
+
+def prediction_get(*, user: AbstractBaseUser, prediction_id: int) -> Prediction:
+    """One prediction of a run the user may see, if the user may read gold answers."""
+    prediction = (
+        Prediction.objects.filter(pk=prediction_id, run__project__in=selectors.projects_visible_to(user))
+        .select_related("run__project", "run__release", "run__endpoint", "item")
+        .first()
+    )
+    if prediction is None:
+        raise NotFound(f"No prediction {prediction_id} that you may see.")
+    if not can_see_predictions(user=user, project=prediction.run.project):
+        raise NotPermitted(GOLD_REFUSAL)
+    return prediction
+
+
+def endpoints_for(*, user: AbstractBaseUser, project: Project) -> QuerySet[ModelEndpoint]:
+    """Endpoints usable in a project: its own and the global ones."""
+    selectors.project_get(user=user, slug=project.slug)
+    return ModelEndpoint.objects.filter(Q(project=project) | Q(project__isnull=True))
+
+
+def error_distribution(run: ScoringRun) -> dict[str, dict[str, int]]:
+    """Tagged error types of a run's predictions, split by short-form and free-form answers (SciTaT figure 6)."""
+    split: dict[str, Counter[str]] = {"short_form": Counter(), "free_form": Counter()}
+    for tag in ErrorTag.objects.filter(prediction__run=run).select_related("prediction"):
+        form = "short_form" if (tag.prediction.metrics or {}).get("short_form") else "free_form"
+        split[form][tag.label] += 1
+    return {form: dict(counts.most_common()) for form, counts in split.items()}
+
+
+def comparison(*, user: AbstractBaseUser, release: Release) -> dict[str, Any]:
+    """Completed runs of a release laid out like SciTaT table 5: one row per model × method, long and short columns,
+    and per reasoning type figures (figure 5). Aggregates only, so every member may read it."""
+    runs = runs_of(user=user, project=release.project, release=release).filter(status=ScoringRun.Status.COMPLETED)
+    rows: dict[tuple[str, str], dict[str, Any]] = {}
+    reasoning: dict[str, dict[str, dict[str, float | None]]] = {}
+    for run in runs.order_by("created_at"):
+        figures = (run.results or {}).get("figures", {})
+        key = (run.label, run.method)
+        row = rows.setdefault(
+            key, {"model": run.label, "method": run.get_method_display(), "long": None, "short": None}
+        )
+        # The newest completed run of a model × method × setting wins the cell.
+        row[run.setting] = {
+            "run_id": run.pk,
+            **{name: (figures.get(name) or {}).get("mean") for name in ("em", "f1", "bertscore", "tatqa_em")},
+        }
+        for rtype, figures_by_type in ((run.results or {}).get("breakdowns", {}).get("reasoning_type", {})).items():
+            reasoning.setdefault(rtype, {})[f"{run.label} · {run.get_method_display()} · {run.setting}"] = {
+                name: (figures_by_type.get(name) or {}).get("mean") for name in ("em", "f1", "bertscore")
+            }
+    return {"rows": list(rows.values()), "reasoning_types": reasoning}

@@ -1,0 +1,127 @@
+"""Uploaded predictions: read a file in any format of scoring/metrics/files.py (or our JSONL) into uid → prediction,
+and score a gold + prediction pair with the official figures (the same code as the `score_predictions` command)."""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+
+from curation.errors import InvalidInput
+from curation.models import Release
+from scoring.metrics import files
+from scoring.models import ScoringRun
+from scoring.services.runs import run_create, run_start
+
+UPLOAD_FORMATS = ("jsonl", "tatqa", "scitat", "finqa")
+
+
+def _with_file(content: bytes, reader: Any) -> Any:
+    with tempfile.TemporaryDirectory() as directory:
+        path = Path(directory) / "upload.json"
+        path.write_bytes(content)
+        try:
+            return reader(path)
+        except files.PredictionFileError as error:
+            raise InvalidInput(str(error).replace(str(path), "the file")) from error
+
+
+def _items(value: Any) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, list):
+        return [str(v) for v in value]
+    return [str(value)]
+
+
+def predictions_read(*, format: str, content: bytes) -> dict[str, dict[str, Any]]:
+    """uid → {answer: [items], scale, program_tokens?, raw_output?}; InvalidInput names the fault."""
+    if format == "jsonl":
+        predictions: dict[str, dict[str, Any]] = {}
+        for number, line in enumerate(content.decode("utf-8", errors="replace").splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except ValueError as error:
+                raise InvalidInput(f"line {number}: not JSON ({error})") from error
+            if not isinstance(record, dict) or not record.get("uid"):
+                raise InvalidInput(f"line {number}: expected an object with 'uid' and 'answer'")
+            predictions[str(record["uid"])] = {
+                "answer": _items(record.get("answer")),
+                "scale": str(record.get("scale") or ""),
+                "raw_output": str(record.get("raw_output") or ""),
+            }
+        return predictions
+    if format in ("tatqa", "tatdqa"):
+        loaded = _with_file(content, files.load_tatqa_predictions)
+        return {uid: {"answer": _items(answer), "scale": scale or ""} for uid, (answer, scale) in loaded.items()}
+    if format == "scitat":
+        from scoring.metrics import scitat
+
+        loaded = _with_file(content, files.load_scitat_predictions)
+        return {uid: {"answer": scitat.prediction_items(value), "scale": ""} for uid, value in loaded.items()}
+    if format == "finqa":
+        programs, answers = _with_file(content, files.load_finqa_predictions)
+        result: dict[str, dict[str, Any]] = {
+            uid: {"answer": _items(value), "scale": ""} for uid, value in answers.items()
+        }
+        for uid, tokens in programs.items():
+            result[uid] = {"answer": [], "scale": "", "program_tokens": list(tokens)}
+        return result
+    raise InvalidInput(f"Unknown predictions format {format!r}; expected one of {', '.join(UPLOAD_FORMATS)}.")
+
+
+def upload_run_create(
+    *, release: Release, actor: AbstractBaseUser | None, format: str, name: str, content: bytes, label: str = ""
+) -> ScoringRun:
+    """Score an uploaded predictions file against a release: a run of method 'upload', scored at once (managers and
+    verifiers). uids the release does not hold are ignored; release items the file lacks count as unanswered."""
+    predictions = predictions_read(format=format, content=content)
+    if not predictions:
+        raise InvalidInput("The file holds no predictions.")
+    known = set(release.items.values_list("uid", flat=True))
+    if not known & set(predictions):
+        raise InvalidInput("None of the file's ids is a question of this release.")
+    run = run_create(
+        release=release,
+        actor=actor,
+        method="upload",
+        uploaded={uid: value for uid, value in predictions.items() if uid in known},
+        upload_name=name,
+        upload_format=format,
+        label=label or name,
+        chunk_size=500,
+    )
+    return run_start(run=run, actor=actor)
+
+
+def official_figures(*, benchmark: str, gold: bytes, predictions: bytes) -> dict[str, Any]:
+    """The official script's figures for a gold file and a prediction file (nothing is stored)."""
+    if benchmark not in files.FORMATS:
+        raise InvalidInput(f"Unknown benchmark {benchmark!r}; expected one of {', '.join(files.FORMATS)}.")
+    with tempfile.TemporaryDirectory() as directory:
+        gold_path, prediction_path = Path(directory) / "gold.json", Path(directory) / "predictions.json"
+        gold_path.write_bytes(gold)
+        prediction_path.write_bytes(predictions)
+        scorer = None
+        if benchmark == "scitat":
+            from scoring.services.runs import _bertscorer
+
+            scorer = _bertscorer()
+        try:
+            scored = files.score_files(benchmark, gold_path, prediction_path, bertscorer=scorer)
+        except files.PredictionFileError as error:
+            message = (
+                str(error).replace(str(gold_path), "the gold file").replace(str(prediction_path), "the predictions")
+            )
+            raise InvalidInput(message) from error
+    return {
+        "summary": scored.summary,
+        "lines": files.summary_lines(scored.summary),
+        "unknown_uids": scored.unknown_uids,
+        "count": len(scored.details),
+    }

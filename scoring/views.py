@@ -1,0 +1,348 @@
+"""Pages of scoring: start a run from a release, the run page (live progress, results, charts, errors), a
+prediction's drill-down with error tagging, the comparison across runs, uploads of prediction files, exports."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+
+from curation import release_selectors, selectors
+from curation.errors import DomainError, InvalidInput, NotFound, NotPermitted
+from curation.models import Release
+from curation.release_views import CHART_COLOURS, bar_chart
+from scoring import selectors as scoring_selectors
+from scoring.api import export_response
+from scoring.methods.templates import DEFAULT_TEMPLATES
+from scoring.metrics import files
+from scoring.models import ErrorTag, Prediction, ScoringRun
+from scoring.permissions import can_run, can_see_predictions
+from scoring.services import predictions as prediction_services
+from scoring.services import runs as run_services
+from scoring.services import uploads as upload_services
+
+METRIC_LABELS = (("em", "EM"), ("f1", "F1"), ("bertscore", "BERTScore"))
+
+
+def _release(request: HttpRequest, slug: str, pk: int) -> Release:
+    try:
+        release = release_selectors.release_get(user=request.user, release_id=pk)
+    except NotFound as exc:
+        raise Http404(str(exc)) from exc
+    if release.project.slug != slug:
+        raise Http404("No such release in this project.")
+    return release
+
+
+def _run(request: HttpRequest, slug: str, pk: int) -> ScoringRun:
+    try:
+        run = scoring_selectors.run_get(user=request.user, run_id=pk)
+    except NotFound as exc:
+        raise Http404(str(exc)) from exc
+    if run.project.slug != slug:
+        raise Http404("No such run in this project.")
+    return run
+
+
+def grouped_chart(groups: dict[str, dict[str, float | None]]) -> dict[str, Any]:
+    """Geometry of a grouped vertical bar chart (one group per key, one bar per metric, values in [0, 1])."""
+    width_per_group, bar = 120, 30
+    bars, labels = [], []
+    for index, (name, values) in enumerate(groups.items()):
+        x0 = 40 + index * width_per_group
+        labels.append({"x": x0 + 45, "label": name})
+        for offset, (key, label) in enumerate(METRIC_LABELS):
+            value = values.get(key)
+            height = round(160 * (value or 0.0), 1)
+            bars.append(
+                {
+                    "x": x0 + offset * bar,
+                    "y": 180 - height,
+                    "height": height,
+                    "width": bar - 4,
+                    "colour": CHART_COLOURS[offset],
+                    "title": f"{name} {label}: {'—' if value is None else round(100 * value, 1)}",
+                    "value": "" if value is None else round(100 * value, 1),
+                }
+            )
+    return {"bars": bars, "labels": labels, "width": 60 + width_per_group * max(len(groups), 1)}
+
+
+def _percent(estimate: dict[str, Any] | None) -> str:
+    if not estimate:
+        return "—"
+    return f"{100 * estimate['mean']:.1f} [{100 * estimate['low']:.1f}, {100 * estimate['high']:.1f}]"
+
+
+@login_required
+def release_score(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    release = _release(request, slug, pk)
+    project = release.project
+    may_run = can_run(user=request.user, project=project)
+    endpoints = scoring_selectors.endpoints_for(user=request.user, project=project)
+    if request.method == "POST":
+        if not may_run:
+            raise PermissionDenied("Only a manager or verifier of this project may score models.")
+        form = request.POST
+        try:
+            endpoint = endpoints.filter(pk=int(form.get("endpoint") or 0)).first()
+            limit = form.get("limit", "").strip()
+            templates = {
+                stage: form[f"template_{stage}"].replace("\r\n", "\n")
+                for stage in DEFAULT_TEMPLATES
+                if form.get(f"template_{stage}", "").strip()
+            }
+            run = run_services.run_create(
+                release=release,
+                actor=request.user,
+                method=form.get("method", ""),
+                setting=form.get("setting", "short"),
+                endpoint=endpoint,
+                label=form.get("label", "").strip(),
+                templates=templates,
+                few_shot=int(form.get("few_shot") or 0),
+                tools=form.get("tools", "all"),
+                max_turns=int(form.get("max_turns") or 6),
+                limit=int(limit) if limit.isdigit() else None,
+                generation_params={
+                    key: cast(form[key]) for key, cast in (("max_tokens", int), ("temperature", float)) if form.get(key)
+                },
+            )
+            run_services.run_start(run=run, actor=request.user)
+        except (DomainError, ValueError) as exc:
+            messages.error(request, getattr(exc, "message", str(exc)))
+        else:
+            messages.success(request, f"Run {run.pk} started: {run.items_total} questions.")
+            return redirect("scoring-run", slug=slug, pk=run.pk)
+    context = {
+        "project": project,
+        "release": release,
+        "may_run": may_run,
+        "endpoints": endpoints,
+        "methods": [m for m in ScoringRun.Method.choices if m[0] != "upload"],
+        "runs": scoring_selectors.runs_of(user=request.user, project=project, release=release),
+        "default_templates": DEFAULT_TEMPLATES,
+        "upload_formats": upload_services.UPLOAD_FORMATS,
+    }
+    return render(request, "scoring/release_score.html", context)
+
+
+@login_required
+def release_upload(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    release = _release(request, slug, pk)
+    if request.method != "POST":
+        return redirect("release-score", slug=slug, pk=pk)
+    upload = request.FILES.get("file")
+    try:
+        if upload is None:
+            raise InvalidInput("Choose a predictions file.")
+        run = upload_services.upload_run_create(
+            release=release,
+            actor=request.user,
+            format=request.POST.get("format", "jsonl"),
+            name=upload.name,
+            content=upload.read(),
+            label=request.POST.get("label", ""),
+        )
+    except NotPermitted as exc:
+        raise PermissionDenied(exc.message) from exc
+    except DomainError as exc:
+        messages.error(request, exc.message)
+        return redirect("release-score", slug=slug, pk=pk)
+    messages.success(request, f"{upload.name} scored against {release.label}.")
+    return redirect("scoring-run", slug=slug, pk=run.pk)
+
+
+def _run_context(request: HttpRequest, run: ScoringRun) -> dict[str, Any]:
+    results = run.results or {}
+    figures = results.get("figures", {})
+    breakdowns = results.get("breakdowns", {})
+    by_type = {
+        name: {key: (values.get(key) or {}).get("mean") for key, _ in METRIC_LABELS}
+        for name, values in breakdowns.get("reasoning_type", {}).items()
+    }
+    errors = scoring_selectors.error_distribution(run)
+    may_see = can_see_predictions(user=request.user, project=run.project)
+    predictions = None
+    if may_see:
+        predictions = scoring_selectors.predictions_of(user=request.user, run=run)
+        if request.GET.get("wrong") == "1":
+            predictions = predictions.filter(is_correct=False)
+        predictions = predictions[:500]
+    return {
+        "project": run.project,
+        "run": run,
+        "progress": run_services.run_progress(run),
+        "is_active": run.status in (ScoringRun.Status.QUEUED, ScoringRun.Status.RUNNING),
+        "may_run": can_run(user=request.user, project=run.project),
+        "may_see": may_see,
+        "results": results,
+        "figure_rows": [
+            (label, _percent(figures.get(key)), (figures.get(key) or {}).get("count"))
+            for key, label in (
+                ("em", "EM (short-form)"),
+                ("f1", "F1 (free-form)"),
+                ("bertscore", "BERTScore (free-form)"),
+                ("tatqa_em", "TAT-QA EM (with scale)"),
+                ("tatqa_f1", "TAT-QA F1 (with scale)"),
+                ("finqa_execution", "FinQA execution accuracy"),
+                ("tool_precision", "Tool precision"),
+                ("tool_recall", "Tool recall"),
+            )
+            if key in figures
+        ],
+        "breakdown_tables": [
+            (
+                attribute.replace("_", " "),
+                [
+                    (name, values.get("count"), *(_percent(values.get(key)) for key, _ in METRIC_LABELS))
+                    for name, values in groups.items()
+                ],
+            )
+            for attribute, groups in breakdowns.items()
+        ],
+        "type_chart": grouped_chart(by_type) if by_type else None,
+        "error_charts": {form: bar_chart(counts) for form, counts in errors.items() if counts},
+        "predictions": predictions,
+        "legend": [(label, CHART_COLOURS[i]) for i, (_, label) in enumerate(METRIC_LABELS)],
+    }
+
+
+@login_required
+def run_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    run = _run(request, slug, pk)
+    if request.method == "POST":
+        action = request.POST.get("action", "")
+        handlers = {
+            "pause": run_services.run_pause,
+            "resume": run_services.run_resume,
+            "cancel": run_services.run_cancel,
+            "retry-failed": run_services.run_retry_failed,
+        }
+        if action not in handlers:
+            raise Http404("Unknown action.")
+        try:
+            handlers[action](run=run, actor=request.user)
+        except NotPermitted as exc:
+            raise PermissionDenied(exc.message) from exc
+        except DomainError as exc:
+            messages.error(request, exc.message)
+        else:
+            messages.success(request, f"Run {run.pk}: {action.replace('-', ' ')} done.")
+        return redirect("scoring-run", slug=slug, pk=pk)
+    return render(request, "scoring/run.html", _run_context(request, run))
+
+
+@login_required
+def run_progress_fragment(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    run = _run(request, slug, pk)
+    response = render(request, "scoring/_run_progress.html", {"run": run, "progress": run_services.run_progress(run)})
+    if run.status not in (ScoringRun.Status.QUEUED, ScoringRun.Status.RUNNING):
+        # The run stopped: reload the whole page once so its results appear.
+        response["HX-Refresh"] = "true"
+    return response
+
+
+@login_required
+def run_export(request: HttpRequest, slug: str, pk: int, export_format: str) -> HttpResponse:
+    run = _run(request, slug, pk)
+    if not can_see_predictions(user=request.user, project=run.project):
+        raise PermissionDenied(scoring_selectors.GOLD_REFUSAL)
+    try:
+        return export_response(run, export_format)
+    except NotFound as exc:
+        raise Http404(exc.message) from exc
+
+
+@login_required
+def prediction_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    try:
+        prediction = scoring_selectors.prediction_get(user=request.user, prediction_id=pk)
+    except NotFound as exc:
+        raise Http404(str(exc)) from exc
+    except NotPermitted as exc:
+        raise PermissionDenied(exc.message) from exc
+    if prediction.run.project.slug != slug:
+        raise Http404("No such prediction in this project.")
+    if request.method == "POST":
+        try:
+            if request.POST.get("kind") == "clear":
+                prediction_services.error_tag_clear(prediction=prediction, actor=request.user)
+            else:
+                prediction_services.error_tag_set(
+                    prediction=prediction,
+                    actor=request.user,
+                    kind=request.POST.get("kind", ""),
+                    custom_label=request.POST.get("custom_label", ""),
+                    note=request.POST.get("note", ""),
+                )
+        except DomainError as exc:
+            messages.error(request, exc.message)
+        else:
+            messages.success(request, "Error type saved.")
+        return redirect("scoring-prediction", slug=slug, pk=pk)
+    neighbours = Prediction.objects.filter(run=prediction.run, is_correct=False)
+    context = {
+        "project": prediction.run.project,
+        "run": prediction.run,
+        "prediction": prediction,
+        "item": prediction.item.data,
+        "tags": prediction.error_tags.select_related("tagged_by"),
+        "my_tag": prediction.error_tags.filter(tagged_by=request.user).first(),
+        "kinds": ErrorTag.Kind.choices,
+        "next_wrong": neighbours.filter(position__gt=prediction.position).order_by("position").first(),
+        "previous_wrong": neighbours.filter(position__lt=prediction.position).order_by("-position").first(),
+    }
+    return render(request, "scoring/prediction.html", context)
+
+
+@login_required
+def release_compare(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    release = _release(request, slug, pk)
+    table = scoring_selectors.comparison(user=request.user, release=release)
+    charts = [(name, grouped_chart(by_run)) for name, by_run in sorted(table["reasoning_types"].items()) if by_run]
+    rows = [
+        {
+            **row,
+            "cells": [
+                "—" if not row[setting] or row[setting].get(key) is None else f"{100 * row[setting][key]:.1f}"
+                for setting in ("long", "short")
+                for key, _ in METRIC_LABELS
+            ],
+        }
+        for row in table["rows"]
+    ]
+    context = {
+        "project": release.project,
+        "release": release,
+        "rows": rows,
+        "charts": charts,
+        "legend": [(label, CHART_COLOURS[i]) for i, (_, label) in enumerate(METRIC_LABELS)],
+    }
+    return render(request, "scoring/compare.html", context)
+
+
+@login_required
+def official_figures(request: HttpRequest, slug: str) -> HttpResponse:
+    try:
+        project = selectors.project_get(user=request.user, slug=slug)
+    except NotFound as exc:
+        raise Http404(str(exc)) from exc
+    figures = None
+    if request.method == "POST":
+        gold, predictions = request.FILES.get("gold"), request.FILES.get("predictions")
+        try:
+            if gold is None or predictions is None:
+                raise InvalidInput("Choose a gold file and a predictions file.")
+            figures = upload_services.official_figures(
+                benchmark=request.POST.get("benchmark", ""), gold=gold.read(), predictions=predictions.read()
+            )
+        except DomainError as exc:
+            messages.error(request, exc.message)
+    return render(
+        request, "scoring/official.html", {"project": project, "figures": figures, "benchmarks": files.FORMATS}
+    )
