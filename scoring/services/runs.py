@@ -226,9 +226,11 @@ def _enqueue(run: ScoringRun, chunk_ids: list[int]) -> None:
 
 def run_start(*, run: ScoringRun, actor: AbstractBaseUser | None, queue: str = "", dispatch: bool = True) -> ScoringRun:
     """Queued → running and every chunk sent to the workers (an upload run is scored right here: no model calls).
-    `dispatch=False` sends nothing: the caller processes the chunks itself (the `score --inline` command)."""
+    `dispatch=False` sends nothing: the caller processes the chunks itself (the `score --inline` command).
+    Tasks go to `queue`, else settings.TATCURATE_SCORING_QUEUE, else Celery's default queue."""
     _require_runner(actor, run.project, "start runs")
     with transaction.atomic():
+        queue = queue or getattr(settings, "TATCURATE_SCORING_QUEUE", "")
         if not _transition(run, (Status.QUEUED,), Status.RUNNING, started_at=timezone.now(), queue=queue):
             raise Conflict(f"Run {run.pk} is {run.status}, not queued.")
         if run.method != ScoringRun.Method.UPLOAD and dispatch:
