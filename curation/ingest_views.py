@@ -18,6 +18,7 @@ from curation.services import contexts as context_services
 from curation.services import papers as paper_services
 from curation.services.contexts import leaf_reasoning_types
 from curation.states import Role
+from curation.tables_html import header_row_count
 
 STAFF = {Role.MANAGER.value, Role.VERIFIER.value}
 
@@ -176,21 +177,3 @@ def context_reasoning_type(request: HttpRequest, pk: int) -> HttpResponse:
         return redirect(target)
     messages.success(request, f"Context {context.pk}: reasoning type set to {code or 'none'}.")
     return redirect(target)
-
-
-def header_row_count(spans: list[dict[str, object]], row_count: int) -> int:
-    """How many leading rows form the header: row one, plus any rows its \\multirow cells reach down into."""
-    count = 1
-    changed = True
-    while changed:
-        changed = False
-        for span in spans or []:
-            try:
-                top, rowspan = int(span["top"]), int(span["rowspan"])  # type: ignore[call-overload]
-            except (KeyError, TypeError, ValueError):
-                continue
-            # A rowspan may not cross from <thead> into <tbody>: browsers cut it at the section edge.
-            if top < count < top + rowspan:
-                count = top + rowspan
-                changed = True
-    return 0 if count >= row_count else count

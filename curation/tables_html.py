@@ -39,3 +39,21 @@ def layout_for(table: Any) -> list[list[dict[str, Any]]]:
     """Layout of a Table row: its grid and spans, or its plain cells when it has no grid."""
     grid = table.grid or table.cells
     return table_layout(grid, table.spans if table.grid else ())
+
+
+def header_row_count(spans: list[dict[str, object]], row_count: int) -> int:
+    """How many leading rows form the header: row one, plus any rows its \\multirow cells reach down into."""
+    count = 1
+    changed = True
+    while changed:
+        changed = False
+        for span in spans or []:
+            try:
+                top, rowspan = int(span["top"]), int(span["rowspan"])  # type: ignore[call-overload]
+            except (KeyError, TypeError, ValueError):
+                continue
+            # A rowspan may not cross from <thead> into <tbody>: browsers cut it at the section edge.
+            if top < count < top + rowspan:
+                count = top + rowspan
+                changed = True
+    return 0 if count >= row_count else count

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+
 from django.conf import settings
 from django.db import models
 
@@ -52,7 +54,8 @@ class ModelEndpoint(models.Model):
             requests_per_minute=self.requests_per_minute,
             generation_params=dict(self.generation_params or {}),
             supports_tools=self.supports_tools,
-            identity_key=f"endpoint-{self.pk}",
+            # The address is part of the identity: an edited base URL must not reuse the old server's cached replies.
+            identity_key=f"endpoint-{self.pk}-{hashlib.sha256(f'{self.base_url}|{self.model}'.encode()).hexdigest()[:12]}",
         )
 
 

@@ -628,7 +628,7 @@ class _Drafter:
 
 def table_input(table: Table, label: str) -> dict[str, Any]:
     """A stored table as the tool box reads it: rows, label, caption and how many header rows it has."""
-    from curation.ingest_views import header_row_count
+    from curation.tables_html import header_row_count
 
     rows = table.grid or table.cells
     header_rows = header_row_count(table.spans, len(rows)) or 1

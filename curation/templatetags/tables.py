@@ -4,14 +4,16 @@ from __future__ import annotations
 
 from django import template
 
-from curation.tables_html import layout_for
+from curation.tables_html import header_row_count, layout_for
 
 register = template.Library()
 
 
 @register.inclusion_tag("curation/_data_table.html")
-def data_table(table, highlight_ids=None, header_rows: int = 1):
+def data_table(table, highlight_ids=None, header_rows: int | None = None):
     rows = layout_for(table)
+    if header_rows is None:
+        header_rows = header_row_count(table.spans if table.grid else [], len(rows))
     return {
         "table": table,
         "head": rows[:header_rows],
