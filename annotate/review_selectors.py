@@ -5,14 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import Prefetch, Q, QuerySet
+from django.db.models import Q, QuerySet
 
 from annotate.diffing import answer_text, word_diff
 from annotate.models import Discussion, ReviewComment
-from annotate.selectors import draft_diffs
+from annotate.selectors import draft_diffs, instance_context
 from annotate.services.review import discussion_participant, review_candidates, round2_candidates
 from curation.errors import NotFound, NotPermitted
-from curation.models import Instance, InstanceRevision, Membership, Paragraph, Project, Table
+from curation.models import Instance, InstanceRevision, Membership, Project
 from curation.selectors import instances_visible_to, roles_of
 from curation.states import Role, Status
 
@@ -33,35 +33,6 @@ def instance_for_review(*, user: AbstractBaseUser, instance_id: int) -> Instance
     if instance is None:
         raise NotFound(f"No instance {instance_id} that you may see.")
     return instance
-
-
-def instance_context(instance: Instance) -> dict[str, Any]:
-    """The instance's context as the workspace shows it: its paragraph(s) and tables, and the whole paper."""
-    context = instance.context
-    paper = context.paper if context else None
-    tables: list[Table] = []
-    paragraphs: list[Paragraph] = []
-    if paper is not None:
-        tables = list(paper.tables.all())
-        paragraphs = list(
-            paper.paragraphs.prefetch_related(Prefetch("mentioned_tables", queryset=Table.objects.only("id", "number")))
-        )
-    if context is not None and context.kind == "short":
-        table_ids = set(context.tables.values_list("id", flat=True))
-        paragraph_ids = {context.paragraph_id}
-    else:
-        table_ids = {t.pk for t in tables}
-        paragraph_ids = {p.pk for p in paragraphs}
-    return {
-        "paper": paper,
-        "context": context,
-        "context_tables": [t for t in tables if t.pk in table_ids],
-        "context_paragraphs": [p for p in paragraphs if p.pk in paragraph_ids],
-        "all_paragraphs": paragraphs,
-        "relevant_ids": set(instance.relevant_tables.values_list("id", flat=True)),
-        "excluded_table_ids": set(instance.excluded_tables.values_list("id", flat=True)),
-        "excluded_paragraph_ids": set(instance.excluded_paragraphs.values_list("id", flat=True)),
-    }
 
 
 def comments_of(instance: Instance) -> QuerySet[ReviewComment]:

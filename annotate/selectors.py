@@ -38,9 +38,11 @@ def draft_diffs(instance: Instance) -> dict[str, list[tuple[str, str]]]:
     }
 
 
-def workspace_data(*, user: AbstractBaseUser, instance_id: int) -> dict[str, Any]:
-    """Everything the workspace shows for a held instance, in a fixed number of queries."""
-    instance = held_instance(user=user, instance_id=instance_id)
+def instance_context(instance: Instance) -> dict[str, Any]:
+    """The instance's context as the workspace shows it: its paragraph(s) and tables, and the whole paper.
+
+    A fixed number of queries whatever the paper's size (mentions are prefetched with the table numbers).
+    """
     context = instance.context
     paper = context.paper if context else None
     tables: list[Table] = []
@@ -51,25 +53,30 @@ def workspace_data(*, user: AbstractBaseUser, instance_id: int) -> dict[str, Any
             paper.paragraphs.prefetch_related(Prefetch("mentioned_tables", queryset=Table.objects.only("id", "number")))
         )
     if context is not None and context.kind == "short":
-        context_table_ids = set(context.tables.values_list("id", flat=True))
-        context_paragraph_ids = {context.paragraph_id}
+        table_ids = set(context.tables.values_list("id", flat=True))
+        paragraph_ids = {context.paragraph_id}
     else:
-        context_table_ids = {t.pk for t in tables}
-        context_paragraph_ids = {p.pk for p in paragraphs}
-    relevant = set(instance.relevant_tables.values_list("id", flat=True))
-    excluded_tables = set(instance.excluded_tables.values_list("id", flat=True))
-    excluded_paragraphs = set(instance.excluded_paragraphs.values_list("id", flat=True))
+        table_ids = {t.pk for t in tables}
+        paragraph_ids = {p.pk for p in paragraphs}
+    return {
+        "paper": paper,
+        "context": context,
+        "context_tables": [t for t in tables if t.pk in table_ids],
+        "context_paragraphs": [p for p in paragraphs if p.pk in paragraph_ids],
+        "all_paragraphs": paragraphs,
+        "relevant_ids": set(instance.relevant_tables.values_list("id", flat=True)),
+        "excluded_table_ids": set(instance.excluded_tables.values_list("id", flat=True)),
+        "excluded_paragraph_ids": set(instance.excluded_paragraphs.values_list("id", flat=True)),
+    }
+
+
+def workspace_data(*, user: AbstractBaseUser, instance_id: int) -> dict[str, Any]:
+    """Everything the workspace shows for a held instance, in a fixed number of queries."""
+    instance = held_instance(user=user, instance_id=instance_id)
     types = list(ReasoningType.objects.filter(project=instance.project).select_related("parent"))
     return {
         "instance": instance,
-        "paper": paper,
-        "context": context,
-        "context_tables": [t for t in tables if t.pk in context_table_ids],
-        "context_paragraphs": [p for p in paragraphs if p.pk in context_paragraph_ids],
-        "all_paragraphs": paragraphs,
-        "relevant_ids": relevant,
-        "excluded_table_ids": excluded_tables,
-        "excluded_paragraph_ids": excluded_paragraphs,
+        **instance_context(instance),
         "reasoning_types": [t for t in types if not any(o.parent_id == t.pk for o in types)],
         "diffs": draft_diffs(instance),
         "suggested_form": suggested_answer_form(instance.answer),
