@@ -40,7 +40,8 @@ Status = ScoringRun.Status
 DEFAULT_CHUNK_SIZE = 8
 # A running chunk whose heartbeat is older than this is taken to be lost with its worker (settings may override).
 STALL_SECONDS = float(getattr(settings, "TATCURATE_SCORING_STALL_S", 300))
-HEARTBEAT_SECONDS = 2.0
+# Heartbeat and pause/cancel check interval of a chunk in progress (not per prediction: one query less each).
+HEARTBEAT_SECONDS = 1.0
 PROGRAM_TIMEOUT_S = 10.0
 TOOL_OPTIONS = ("all", "data")
 FEW_SHOTS = (0, 1, 3)
@@ -516,7 +517,9 @@ def chunk_process(*, chunk_id: int, worker: str = "") -> str:
     outcome = "done"
     client = _client(run) if run.method != ScoringRun.Method.UPLOAD else None
     chat = client.chat if client is not None else None
-    width = max(1, min(run.endpoint.concurrency_limit if run.endpoint else 1, len(rows) or 1))
+    # Twice the endpoint's limit: while some threads compute metrics or run programs, others hold every request
+    # slot; the limiter (shared through Redis) still bounds the requests in flight to the limit.
+    width = max(1, min(2 * (run.endpoint.concurrency_limit if run.endpoint else 1), len(rows) or 1))
     try:
         with ThreadPoolExecutor(max_workers=width, thread_name_prefix=f"run{run.pk}") as pool:
             pending: dict[Future[dict[str, Any]], ReleaseItem] = {}
@@ -537,7 +540,7 @@ def chunk_process(*, chunk_id: int, worker: str = "") -> str:
                 for future in finished:
                     row = pending.pop(future)
                     _save_prediction(run, row, future.result(), worker)
-                if finished or time.monotonic() - last_beat >= HEARTBEAT_SECONDS:
+                if time.monotonic() - last_beat >= HEARTBEAT_SECONDS:
                     last_beat = time.monotonic()
                     if not _heartbeat(chunk_id, token):
                         outcome, stop = "claim lost", True

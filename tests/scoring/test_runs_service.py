@@ -1,0 +1,94 @@
+"""Run mechanics without a worker: claims, redelivery, pause hand-back, retry of failed items, the reaper."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from scoring.models import Prediction, RunChunk, ScoringRun
+from scoring.services import runs as run_services
+from tests.support import fault_server as fs
+
+from .run_support import endpoint_for, small_release
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def started(project, personas, sent):
+    release = small_release(project, questions=4)
+    server = fs.FaultServer(default=fs.ok("Answer: 2019")).start()
+    endpoint = endpoint_for(project, server.base_url, max_attempts=1)
+    run = run_services.run_create(
+        release=release, actor=personas["manager"], method="direct", endpoint=endpoint, chunk_size=2, use_cache=False
+    )
+    run_services.run_start(run=run, actor=personas["manager"])
+    yield {"run": run, "server": server}
+    server.stop()
+
+
+def test_a_redelivered_task_for_a_done_chunk_exits_quietly(started):
+    chunk = started["run"].chunks.get(index=0)
+    assert run_services.chunk_process(chunk_id=chunk.pk) == "done"
+    assert run_services.chunk_process(chunk_id=chunk.pk) == "skipped"
+    assert started["server"].chat_request_count == 2
+    assert Prediction.objects.filter(run=started["run"]).count() == 2
+
+
+def test_a_chunk_held_by_a_live_worker_is_not_taken_by_a_second_delivery(started):
+    chunk = started["run"].chunks.get(index=0)
+    RunChunk.objects.filter(pk=chunk.pk).update(status="running", claim_token="other", heartbeat_at=timezone.now())
+    assert run_services.chunk_process(chunk_id=chunk.pk) == "skipped"
+    assert started["server"].chat_request_count == 0
+
+
+def test_the_reaper_sends_a_silent_chunk_again_and_the_next_delivery_skips_done_items(started, sent):
+    run = started["run"]
+    first = run.chunks.get(index=0)
+    item = run.release.items.get(position=0)
+    Prediction.objects.create(run=run, item=item, position=0, uid=item.uid, status="scored")
+    stale = timezone.now() - timedelta(minutes=10)
+    RunChunk.objects.filter(pk=first.pk).update(status="running", claim_token="dead", heartbeat_at=stale)
+    before = len(sent)
+    assert run_services.runs_reap(stall_s=60) == 1
+    assert RunChunk.objects.get(pk=first.pk).status == "queued"
+    assert run_services.chunk_process(chunk_id=first.pk) == "done"
+    assert started["server"].chat_request_count == 1  # only the item the dead worker had not finished
+    assert len(sent) >= before  # the re-send waits for the commit of the test transaction
+
+
+def test_pausing_hands_the_chunk_back_and_resuming_finishes_the_run(started, personas):
+    run = started["run"]
+    run_services.run_pause(run=run, actor=personas["verifier"])
+    assert run_services.chunk_process(chunk_id=run.chunks.get(index=0).pk) == "skipped"
+    run_services.run_resume(run=run, actor=personas["verifier"])
+    for chunk_id in run.chunks.values_list("pk", flat=True):
+        assert run_services.chunk_process(chunk_id=chunk_id) == "done"
+    run.refresh_from_db()
+    assert run.status == "completed" and run.results["count"] == 4
+
+
+def test_failed_items_are_recorded_with_their_error_and_can_be_retried(started, personas):
+    run, server = started["run"], started["server"]
+    server.script(fs.server_error(503), fs.bad_request("maximum context length exceeded"))
+    for chunk_id in run.chunks.values_list("pk", flat=True):
+        run_services.chunk_process(chunk_id=chunk_id)
+    run.refresh_from_db()
+    failed = Prediction.objects.filter(run=run, status="failed")
+    assert run.status == "completed" and failed.count() == 2
+    assert {p.error.split(":")[0] for p in failed} == {"EndpointRetriesExhausted", "EndpointBadRequest"}
+    assert run.results["failed"] == 2
+    assert run_services.run_retry_failed(run=run, actor=personas["manager"]) == 2
+    for chunk_id in run.chunks.filter(status="queued").values_list("pk", flat=True):
+        run_services.chunk_process(chunk_id=chunk_id)
+    run.refresh_from_db()
+    assert run.status == "completed" and not Prediction.objects.filter(run=run, status="failed").exists()
+
+
+def test_cancelling_stops_the_work(started, personas):
+    run = started["run"]
+    run_services.run_cancel(run=run, actor=personas["manager"])
+    assert run_services.chunk_process(chunk_id=run.chunks.first().pk) == "skipped"
+    assert ScoringRun.objects.get(pk=run.pk).status == "cancelled"
