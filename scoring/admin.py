@@ -1,13 +1,34 @@
-"""Django admin for model endpoints."""
+"""Django admin for model endpoints, scoring runs, predictions and error tags."""
 
 from __future__ import annotations
 
 from django.contrib import admin
 
-from scoring.models import ModelEndpoint
+from scoring.models import ErrorTag, ModelEndpoint, Prediction, ScoringRun
 
 
 @admin.register(ModelEndpoint)
 class ModelEndpointAdmin(admin.ModelAdmin):
     list_display = ["name", "model", "base_url", "project", "concurrency_limit", "supports_tools", "is_local_default"]
     list_filter = ["project", "is_local_default"]
+
+
+@admin.register(ScoringRun)
+class ScoringRunAdmin(admin.ModelAdmin):
+    list_display = ["id", "label", "method", "setting", "status", "release", "items_total", "created_at"]
+    list_filter = ["status", "method", "setting", "project"]
+    readonly_fields = ["config", "config_hash", "template_hash", "results", "uploaded_predictions"]
+
+
+@admin.register(Prediction)
+class PredictionAdmin(admin.ModelAdmin):
+    list_display = ["id", "run", "position", "uid", "status", "is_correct", "attempts", "worker"]
+    list_filter = ["status", "is_correct"]
+    raw_id_fields = ["run", "item"]
+
+
+@admin.register(ErrorTag)
+class ErrorTagAdmin(admin.ModelAdmin):
+    list_display = ["prediction", "kind", "custom_label", "tagged_by", "tagged_at"]
+    list_filter = ["kind"]
+    raw_id_fields = ["prediction"]

@@ -359,6 +359,13 @@ def _release(chunk_id: int, token: str) -> None:
 
 
 def _client(run: ScoringRun) -> ChatClient:
+    if run.endpoint.is_local_default:
+        from urllib.parse import urlsplit
+
+        from scoring.local_model import ensure_running
+
+        # The embedded demo model: start it beside this worker when nothing answers on its port yet.
+        ensure_running(urlsplit(run.endpoint.base_url).port or 8089)
     cache = django_cache if run.options.get("use_cache", True) else None
     return ChatClient(run.endpoint.config(), redis_url=settings.REDIS_URL or None, cache=cache)
 
