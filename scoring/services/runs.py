@@ -7,6 +7,7 @@ so a redelivered or duplicated task exits quietly; the run's status changes only
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
@@ -523,7 +524,8 @@ def chunk_process(*, chunk_id: int, worker: str = "") -> str:
     contexts = dict(ReleaseContext.objects.filter(pk__in=[c for c in context_ids if c]).values_list("id", "data"))
     outcome = "done"
     client = _client(run) if run.method != ScoringRun.Method.UPLOAD else None
-    chat = client.chat if client is not None else None
+    # The run's own parameters (over the endpoint's defaults) go with every request of the run.
+    chat = functools.partial(client.chat, **run.generation_params) if client is not None else None
     # Twice the endpoint's limit: while some threads compute metrics or run programs, others hold every request
     # slot; the limiter (shared through Redis) still bounds the requests in flight to the limit.
     width = max(1, min(2 * (run.endpoint.concurrency_limit if run.endpoint else 1), len(rows) or 1))

@@ -32,6 +32,7 @@ def started(project, personas, sent):
 def test_a_redelivered_task_for_a_done_chunk_exits_quietly(started):
     chunk = started["run"].chunks.get(index=0)
     assert run_services.chunk_process(chunk_id=chunk.pk) == "done"
+    assert started["server"].requests[0]["max_tokens"] == 32
     assert run_services.chunk_process(chunk_id=chunk.pk) == "skipped"
     assert started["server"].chat_request_count == 2
     assert Prediction.objects.filter(run=started["run"]).count() == 2
@@ -57,6 +58,17 @@ def test_the_reaper_sends_a_silent_chunk_again_and_the_next_delivery_skips_done_
     assert run_services.chunk_process(chunk_id=first.pk) == "done"
     assert started["server"].chat_request_count == 1  # only the item the dead worker had not finished
     assert len(sent) >= before  # the re-send waits for the commit of the test transaction
+
+
+def test_the_runs_generation_parameters_override_the_endpoints(project, personas, started):
+    run = run_services.run_create(
+        release=started["run"].release, actor=None, method="cot", endpoint=started["run"].endpoint,
+        generation_params={"max_tokens": 7, "seed": 3}, use_cache=False,
+    )  # fmt: skip
+    run_services.run_start(run=run, actor=None)
+    run_services.chunk_process(chunk_id=run.chunks.first().pk)
+    request = started["server"].requests[-1]
+    assert request["max_tokens"] == 7 and request["seed"] == 3 and request["temperature"] == 0.0
 
 
 def test_pausing_hands_the_chunk_back_and_resuming_finishes_the_run(started, personas):
