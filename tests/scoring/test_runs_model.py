@@ -28,6 +28,7 @@ def test_every_method_scores_a_small_release_with_the_local_model(project, perso
         timeout_s=120.0,
         concurrency_limit=1,
         generation_params={"temperature": 0.0, "max_tokens": 32},
+        is_local_default=True,  # the worker checks the embedded model answers (it does: the session's server)
     )
     runs = [
         run_create(
