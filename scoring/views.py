@@ -50,11 +50,12 @@ def _run(request: HttpRequest, slug: str, pk: int) -> ScoringRun:
 
 def grouped_chart(groups: dict[str, dict[str, float | None]]) -> dict[str, Any]:
     """Geometry of a grouped vertical bar chart (one group per key, one bar per metric, values in [0, 1])."""
-    width_per_group, bar = 120, 30
+    width_per_group, bar = 150, 30
     bars, labels = [], []
     for index, (name, values) in enumerate(groups.items()):
         x0 = 40 + index * width_per_group
-        labels.append({"x": x0 + 45, "label": name})
+        short = name if len(name) <= 22 else "…" + name[-21:]
+        labels.append({"x": x0 + 45, "label": name, "short": short})
         for offset, (key, label) in enumerate(METRIC_LABELS):
             value = values.get(key)
             height = round(160 * (value or 0.0), 1)
@@ -304,7 +305,12 @@ def prediction_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
 def release_compare(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     release = _release(request, slug, pk)
     table = scoring_selectors.comparison(user=request.user, release=release)
-    charts = [(name, grouped_chart(by_run)) for name, by_run in sorted(table["reasoning_types"].items()) if by_run]
+    models = {row["model"] for row in table["rows"]}
+    charts = []
+    for name, by_run in sorted(table["reasoning_types"].items()):
+        # With one model the method and setting tell the bars apart; the model name only crowds the axis.
+        groups = {(label.split(" · ", 1)[1] if len(models) == 1 else label): v for label, v in by_run.items()}
+        charts.append((name if name != "—" else "No reasoning type recorded", grouped_chart(groups)))
     rows = [
         {
             **row,
