@@ -20,12 +20,15 @@ CHUNK_TIME_LIMIT_S = 1560
     time_limit=CHUNK_TIME_LIMIT_S,
 )
 def run_chunk_task(chunk_id: int) -> str:
-    """Process one chunk; a chunk someone else holds, or one already done, is skipped quietly."""
+    """Process one chunk (and then other queued chunks of its run); a chunk held by someone else, or done, is
+    skipped quietly."""
     from celery import current_task
 
     hostname = getattr(current_task.request, "hostname", "") or ""
     try:
-        return runs.chunk_process(chunk_id=chunk_id, worker=hostname)
+        # Then the run's other queued chunks, for at most half the soft limit (see runs.run_work).
+        outcomes = runs.run_work(chunk_id=chunk_id, worker=hostname, budget_s=CHUNK_SOFT_TIME_LIMIT_S / 2)
+        return ", ".join(outcomes)
     except SoftTimeLimitExceeded:
         # The chunk was handed back by the service; the reaper (or this re-send) continues it.
         run_chunk_task.apply_async(args=[chunk_id], queue=current_task.request.delivery_info.get("routing_key"))

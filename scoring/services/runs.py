@@ -579,6 +579,28 @@ def chunk_process(*, chunk_id: int, worker: str = "") -> str:
     return outcome
 
 
+def run_work(*, chunk_id: int, worker: str = "", budget_s: float = 600.0) -> list[str]:
+    """Process a chunk, then keep taking the run's other queued chunks while `budget_s` lasts. Called by the task.
+
+    The rows, not the messages, are the record of work: a worker that has finished its chunk claims the next one
+    itself, so a lost or late message never leaves a run unfinished, and the messages of chunks taken this way
+    find them done and exit quietly."""
+    started = time.monotonic()
+    outcomes = [chunk_process(chunk_id=chunk_id, worker=worker)]
+    run_id = RunChunk.objects.filter(pk=chunk_id).values_list("run_id", flat=True).first()
+    while outcomes[-1] in ("done", "skipped") and time.monotonic() - started < budget_s:
+        following = (
+            RunChunk.objects.filter(run_id=run_id, run__status=Status.RUNNING, status=RunChunk.Status.QUEUED)
+            .order_by("index")
+            .values_list("pk", flat=True)
+            .first()
+        )
+        if following is None:
+            break
+        outcomes.append(chunk_process(chunk_id=following, worker=worker))
+    return outcomes
+
+
 def run_finish_if_done(*, run_id: int) -> bool:
     """Running → completed once every chunk is done (exactly one caller wins), then compute the results."""
     if RunChunk.objects.filter(run_id=run_id).exclude(status=RunChunk.Status.DONE).exists():

@@ -104,3 +104,13 @@ def test_cancelling_stops_the_work(started, personas):
     run_services.run_cancel(run=run, actor=personas["manager"])
     assert run_services.chunk_process(chunk_id=run.chunks.first().pk) == "skipped"
     assert ScoringRun.objects.get(pk=run.pk).status == "cancelled"
+
+
+def test_a_worker_takes_the_runs_other_chunks_so_lost_messages_never_stall_a_run(started):
+    run = started["run"]
+    outcomes = run_services.run_work(chunk_id=run.chunks.get(index=0).pk, worker="w1")
+    assert outcomes == ["done", "done"]
+    run.refresh_from_db()
+    assert run.status == "completed" and Prediction.objects.filter(run=run).count() == 4
+    # The messages of the chunks taken this way arrive later and find nothing to do.
+    assert run_services.run_work(chunk_id=run.chunks.get(index=1).pk, worker="w2") == ["skipped"]
