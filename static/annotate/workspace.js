@@ -217,10 +217,13 @@
     skip.hidden = false;
     document.getElementById("skip-reason").focus();
   });
-  document.getElementById("diff-button").addEventListener("click", () => {
+  document.getElementById("diff-button").addEventListener("click", async () => {
     const box = document.getElementById("diff-container");
     box.hidden = !box.hidden;
-    if (!box.hidden && window.htmx) htmx.ajax("GET", root.dataset.diff, { target: "#diff-panel", swap: "outerHTML" });
+    // Save first, so the diff compares the draft with what is on screen.
+    if (!box.hidden && (await flush()) && window.htmx) {
+      htmx.ajax("GET", root.dataset.diff, { target: "#diff-panel", swap: "outerHTML" });
+    }
   });
   document.getElementById("reload-keep").addEventListener("click", () => window.location.reload());
   document.getElementById("help-button").addEventListener("click", () => document.getElementById("shortcuts").showModal());
