@@ -131,7 +131,10 @@ CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
-CELERY_BEAT_SCHEDULE = {"reap-expired-leases": {"task": "annotate.leases_reap", "schedule": 60.0}}
+CELERY_BEAT_SCHEDULE = {
+    "reap-expired-leases": {"task": "annotate.leases_reap", "schedule": 60.0},
+    "reap-stalled-scoring-chunks": {"task": "scoring.runs_reap", "schedule": 60.0},
+}
 CELERY_BEAT_SCHEDULE_FILENAME = str(DATA_DIR / "celerybeat-schedule")
 
 # --- Auth and API
