@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import json
-import socket
 from typing import Any
 
 from curation.models import Release
 from curation.services.datasets import dataset_import
 from scoring.models import ModelEndpoint
 from tests.scoring.metrics.shared_data import shared_data_dir
-
-_local_model_url: str | None = None
 
 
 def tatqa_subset(documents: int = 1, questions: int = 4) -> list[dict[str, Any]]:
@@ -41,17 +38,4 @@ def endpoint_for(project, base_url: str, *, name: str = "fault", model: str = "f
     return ModelEndpoint.objects.create(project=project, name=name, base_url=base_url, model=model, **fields)
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def local_model_url() -> str:
-    """One SmolLM2 server for the whole test session (started on a free port the first time it is asked for)."""
-    global _local_model_url
-    if _local_model_url is None:
-        from scoring.local_model import ensure_running
-
-        _local_model_url = ensure_running(free_port(), timeout_s=180)
-    return _local_model_url
+from tests.support.local_model import free_port, local_model_url  # noqa: E402,F401  (one server per session)

@@ -526,10 +526,10 @@ def test_client_with_redis_url_reports_a_shared_limit(server):
 
 @pytest.mark.model
 def test_local_smollm2_answers_a_real_request():
-    from scoring.local_model import MODEL_NAME, endpoint_config, ensure_running
+    from scoring.local_model import MODEL_NAME, endpoint_config
+    from tests.support.local_model import local_model_port
 
-    port = int(os.environ.get("TATCURATE_TEST_MODEL_PORT", "8099"))
-    ensure_running(port)
+    port = local_model_port()
     client = ChatClient(endpoint_config(port, identity_key=f"test-local-{uuid.uuid4().hex}"))
     result = client.chat(
         [{"role": "user", "content": "What is the capital of France? Answer in one word."}],

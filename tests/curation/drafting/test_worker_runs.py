@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 
 import pytest
 
@@ -16,17 +15,12 @@ from scoring import local_model
 from scoring.models import ModelEndpoint
 from tests.curation.drafting.conftest import endpoint_on, make_contexts, scripted_reply
 from tests.support.fault_server import FaultServer
+from tests.support.local_model import local_model_url
 from tests.support.workers import celery_worker, wait_for
 
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 
 FINISHED = (DraftingRun.Status.COMPLETED, DraftingRun.Status.FAILED, DraftingRun.Status.CANCELLED)
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def _finished(run_id: int) -> DraftingRun | None:
@@ -36,8 +30,7 @@ def _finished(run_id: int) -> DraftingRun | None:
 
 @pytest.mark.model
 def test_real_local_model_drafts_a_batch_through_a_worker(project, personas):
-    port = _free_port()
-    base_url = local_model.ensure_running(port)
+    base_url = local_model_url()
     endpoint = ModelEndpoint.objects.create(
         name="Local SmolLM2 (test)", base_url=base_url, model=local_model.MODEL_NAME, timeout_s=120, max_attempts=2,
         concurrency_limit=1, generation_params={"temperature": 0.0, "max_tokens": 96},
