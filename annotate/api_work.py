@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.urls import reverse
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.request import Request
@@ -29,15 +30,36 @@ class QueueApi(APIView):
         return Response(queue.queue_counts(project=project, user=request.user))
 
 
+class ClaimSerializer(serializers.Serializer):
+    instance = serializers.IntegerField(source="instance_id")
+    version = serializers.IntegerField(help_text="Send it back as expected_version with the first autosave.")
+    status = serializers.CharField()
+    lease_expires_at = serializers.DateTimeField()
+    how = serializers.ChoiceField(
+        choices=["held", "resumed", "claimed"],
+        help_text="held: the lease you already had; resumed: changes a verifier asked of you; claimed: a new draft.",
+    )
+    workspace = serializers.SerializerMethodField(help_text="API URL of everything the workspace shows.")
+    page = serializers.SerializerMethodField(help_text="The workspace page in the browser.")
+
+    def get_workspace(self, claim: queue.Claim) -> str:
+        return reverse("api-workspace", args=[claim.instance_id])
+
+    def get_page(self, claim: queue.Claim) -> str:
+        return reverse("workspace", args=[self.context["slug"], claim.instance_id])
+
+
 class QueueNextApi(APIView):
-    @extend_schema(request=None, responses={200: InstanceSerializer, 204: None})
+    @extend_schema(request=None, responses={200: ClaimSerializer, 204: None})
     def post(self, request: Request, slug: str) -> Response:
-        """Claim the next instance (or get the one already held); 204 when the queue is empty."""
-        project = selectors.project_get(user=request.user, slug=slug)
-        instance = queue.queue_next(project=project, user=request.user)
-        if instance is None:
+        """Claim the next instance (or get the lease already held); 204 when the queue is empty.
+
+        The answer is the claim; the instance itself, with its context, comes from `workspace`.
+        """
+        claim = queue.queue_claim(project_slug=slug, user=request.user)
+        if claim is None:
             return Response(status=status.HTTP_204_NO_CONTENT)
-        return Response(InstanceSerializer(selectors.instance_for_output(instance.pk)).data)
+        return Response(ClaimSerializer(claim, context={"slug": slug}).data)
 
 
 class AutosaveSerializer(serializers.Serializer):
@@ -122,8 +144,8 @@ class PingApi(APIView):
         """The workspace is in use: count active time and renew the lease."""
         work_selectors.held_instance(user=request.user, instance_id=pk)
         seconds = workspace.work_ping(instance_id=pk, user=request.user, activity="refine")
-        renewed = queue.lease_renew(instance_id=pk, user=request.user)
-        return Response({"active_seconds": seconds, "lease_expires_at": renewed.lease_expires_at if renewed else None})
+        deadline = queue.lease_renew(instance_id=pk, user=request.user)
+        return Response({"active_seconds": seconds, "lease_expires_at": deadline})
 
 
 class WorkspaceSerializer(serializers.Serializer):

@@ -8,5 +8,6 @@ class AnnotateConfig(AppConfig):
     def ready(self) -> None:
         from annotate.services.batches import settle_after_transition
         from curation.services.lifecycle import on_transition
+        from curation.states import Status
 
-        on_transition(settle_after_transition)
+        on_transition(settle_after_transition, targets=(Status.VALIDATED, Status.DISCARDED))

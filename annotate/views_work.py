@@ -41,16 +41,16 @@ def work_home(request: HttpRequest, slug: str) -> HttpResponse:
 @login_required
 @require_POST
 def work_next(request: HttpRequest, slug: str) -> HttpResponse:
-    project = _project(request, slug)
+    _project(request, slug)
     try:
-        instance = queue.queue_next(project=project, user=request.user)
+        claim = queue.queue_claim(project_slug=slug, user=request.user)
     except DomainError as exc:
         messages.error(request, exc.message)
         return redirect("work-home", slug=slug)
-    if instance is None:
+    if claim is None:
         messages.info(request, "Nothing is waiting in the open batches. Well done — check back later.")
         return redirect("work-home", slug=slug)
-    return redirect("workspace", slug=slug, pk=instance.pk)
+    return redirect("workspace", slug=slug, pk=claim.instance_id)
 
 
 @login_required

@@ -234,7 +234,11 @@ class Instance(models.Model):
 
     class Meta:
         ordering = ["project", "id"]
-        indexes = [models.Index(fields=["project", "status"], name="instance_project_status")]
+        indexes = [
+            models.Index(fields=["project", "status"], name="instance_project_status"),
+            # The queue: drafts of a batch in id order (the claim's window).
+            models.Index(fields=["batch", "id"], condition=Q(status="drafted"), name="instance_drafts_by_batch"),
+        ]
 
     def __str__(self) -> str:
         return f"#{self.pk} {self.question[:60]}"

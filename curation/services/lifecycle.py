@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from contextlib import nullcontext
+from datetime import datetime
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
@@ -25,16 +27,24 @@ from curation.states import (
     Transition,
 )
 
-# Called after every transition inside its transaction, as hook(instance, source, target); apps register
-# follow-ups here (e.g. batch gating) so they happen whichever entry point moved the instance.
-_AFTER_TRANSITION: list[Callable[[Instance, str, str], None]] = []
+Hook = Callable[[Instance, str, str], None]
+
+# Called after transitions inside their transaction, as hook(instance, source, target); apps register
+# follow-ups here (e.g. batch gating) so they happen whichever entry point moved the instance. Each hook
+# names the targets it cares about, so a transition no hook watches (a claim) loads nothing for them.
+_AFTER_TRANSITION: list[tuple[Hook, frozenset[str]]] = []
 
 
-def on_transition(hook: Callable[[Instance, str, str], None]) -> Callable[[Instance, str, str], None]:
-    """Register `hook` to run after every transition (used as a decorator from an AppConfig.ready)."""
-    if hook not in _AFTER_TRANSITION:
-        _AFTER_TRANSITION.append(hook)
+def on_transition(hook: Hook, *, targets: Iterable[str]) -> Hook:
+    """Register `hook` to run after every transition into one of `targets` (from an AppConfig.ready)."""
+    entry = (hook, frozenset(targets))
+    if entry not in _AFTER_TRANSITION:
+        _AFTER_TRANSITION.append(entry)
     return hook
+
+
+def _hooks_for(target: str) -> list[Hook]:
+    return [hook for hook, targets in _AFTER_TRANSITION if target in targets]
 
 
 # Fields a transition may set besides status/version (assignment of people and leases).
@@ -142,9 +152,116 @@ def instance_transition(
         reason=reason,
     )
     instance.refresh_from_db()
-    for hook in _AFTER_TRANSITION:
+    for hook in _hooks_for(target):
         hook(instance, source, target)
     return instance
+
+
+# The claim: drafted → in_refinement for one of the next CLAIM_WINDOW drafts of the first open batch (in batch
+# order) that has any, preferring the reasoning types the annotator met least in their last RECENT_CLAIMS
+# claims. It is one conditional UPDATE whose row is picked by a subquery; on PostgreSQL the subquery locks its
+# row with FOR UPDATE SKIP LOCKED, so concurrent claimers pass over each other's rows instead of queueing
+# behind them, and the audit row is inserted by the same statement. The window keeps the work per claim
+# independent of the queue's length (a partial index holds the drafts by batch). `claimer` is the role check
+# inside the statement itself: the project, only if the actor is a qualified annotator of it who holds
+# nothing there (no lease, no work sent back), so a claim never gives anyone a second instance.
+RECENT_CLAIMS = 20
+CLAIM_WINDOW = 100
+_CLAIM_CTES = """
+claimer AS (
+    SELECT m.project_id
+    FROM curation_membership m JOIN curation_project p ON p.id = m.project_id
+    WHERE p.slug = %(slug)s AND m.user_id = %(actor)s AND m.role = 'annotator' AND m.is_qualified
+      AND NOT EXISTS (
+        SELECT 1 FROM curation_instance h
+        WHERE h.author_id = m.user_id AND h.project_id = m.project_id
+          AND h.status IN ('in_refinement', 'changes_requested')
+      )
+),
+recent AS (
+    SELECT claimed.reasoning_type_id, COUNT(*) AS n
+    FROM (
+        SELECT i.reasoning_type_id
+        FROM curation_transitionevent e JOIN curation_instance i ON i.id = e.instance_id
+        WHERE e.actor_id = %(actor)s AND i.project_id = (SELECT project_id FROM claimer)
+          AND e.from_status = 'drafted' AND e.to_status = 'in_refinement'
+        ORDER BY e.id DESC
+        LIMIT %(recent)s
+    ) claimed
+    GROUP BY claimed.reasoning_type_id
+),
+first_batch AS (
+    SELECT b.id FROM curation_batch b
+    WHERE b.project_id = (SELECT project_id FROM claimer) AND b.state = 'open'
+      AND EXISTS (SELECT 1 FROM curation_instance d WHERE d.batch_id = b.id AND d.status = 'drafted')
+    ORDER BY b."order", b.id
+    LIMIT 1
+),
+upcoming AS (
+    SELECT d.id FROM curation_instance d
+    WHERE d.batch_id = (SELECT id FROM first_batch) AND d.status = 'drafted'
+    ORDER BY d.id
+    LIMIT %(window)s
+)"""
+_CLAIM_UPDATE = """
+UPDATE curation_instance
+SET status = 'in_refinement', version = version + 1, author_id = %(actor)s,
+    lease_expires_at = %(lease)s, updated_at = %(now)s
+WHERE status = 'drafted' AND id = (
+    SELECT i.id
+    FROM curation_instance i
+    LEFT JOIN recent r ON COALESCE(r.reasoning_type_id, 0) = COALESCE(i.reasoning_type_id, 0)
+    WHERE i.id IN (SELECT id FROM upcoming) AND i.status = 'drafted'
+    ORDER BY COALESCE(r.n, 0), i.id
+    LIMIT 1 {lock}
+)
+RETURNING id, version"""
+_CLAIM_AUDIT = """
+INSERT INTO curation_transitionevent (instance_id, actor_id, from_status, to_status, version, reason, created_at)
+SELECT id, %(actor)s, 'drafted', 'in_refinement', version, %(reason)s, %(now)s FROM {source}"""
+CLAIM_SQL = {
+    "postgresql": (
+        f"WITH {_CLAIM_CTES},"
+        f"\nclaimed AS ({_CLAIM_UPDATE.format(lock='FOR UPDATE OF i SKIP LOCKED')}\n),"
+        f"\naudit AS ({_CLAIM_AUDIT.format(source='claimed')}\n)\nSELECT id, version FROM claimed"
+    ),
+    "sqlite": f"WITH {_CLAIM_CTES}{_CLAIM_UPDATE.format(lock='')}",
+}
+_CLAIM_AUDIT_SQLITE = _CLAIM_AUDIT.format(source="(SELECT %(id)s AS id, %(version)s AS version)")
+
+
+def instance_claim(
+    *, project_slug: str, actor: AbstractBaseUser, lease_expires_at: datetime, reason: str = "claimed from the queue"
+) -> tuple[int, int] | None:
+    """Claim the next drafted instance of the project for `actor`: (id, version) of what they now hold, or None
+    when nothing is left or they may not claim (not a qualified annotator, or already holding work there).
+
+    One statement moves the row (see CLAIM_SQL), so two claimers never get the same instance. On PostgreSQL,
+    with no hook watching claims, that statement is the whole transaction (no BEGIN/COMMIT round trips).
+    """
+    params = {
+        "actor": actor.pk,
+        "slug": project_slug,
+        "recent": RECENT_CLAIMS,
+        "window": CLAIM_WINDOW,
+        "lease": lease_expires_at,
+        "now": timezone.now(),
+        "reason": reason,
+    }
+    hooks = _hooks_for(Status.IN_REFINEMENT)
+    single_statement = connection.vendor == "postgresql" and not hooks
+    with nullcontext() if single_statement else transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(CLAIM_SQL[connection.vendor], params)
+        row = cursor.fetchone()
+        if row is None:
+            return None
+        if connection.vendor != "postgresql":
+            cursor.execute(_CLAIM_AUDIT_SQLITE, {**params, "id": row[0], "version": row[1]})
+        if hooks:
+            instance = Instance.objects.get(pk=row[0])
+            for hook in hooks:
+                hook(instance, Status.DRAFTED, Status.IN_REFINEMENT)
+    return row[0], row[1]
 
 
 @transaction.atomic

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from annotate.services import review
-from annotate.services.queue import queue_next
 from annotate.services.workspace import workspace_submit
 from curation.models import Instance
+from tests.annotate.queue_helpers import queue_next
 
 COMPLETE = {
     "question": "Which model is more accurate?",

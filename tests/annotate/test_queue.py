@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from annotate.models import WorkTime
 from annotate.services.leases import leases_reap
-from annotate.services.queue import queue_next
+from annotate.services.queue import lease_deadline, queue_claim
 from annotate.services.workspace import (
     submission_problems,
     suggested_answer_form,
@@ -20,11 +20,12 @@ from annotate.services.workspace import (
     workspace_skip,
     workspace_submit,
 )
-from curation.errors import Conflict, InvalidInput, NotPermitted
+from curation.errors import Conflict, InvalidInput, NotFound, NotPermitted
 from curation.models import Instance, TransitionEvent
-from curation.services.batches import batch_create
-from curation.services.lifecycle import instance_transition
+from curation.services.batches import batch_create, batch_open
+from curation.services.lifecycle import instance_claim, instance_transition
 from curation.states import Status
+from tests.annotate.queue_helpers import queue_next
 from tests.conftest import postgres_only
 
 
@@ -71,6 +72,53 @@ def test_unqualified_annotator_and_verifier_have_no_queue(personas, project, dra
         queue_next(project=project, user=personas["verifier"])
 
 
+def test_claims_take_batches_in_order(personas, project, open_batch, make_instance):
+    later = batch_open(batch_id=batch_create(project=project, actor=None, name="B2").pk, actor=None)
+    late = make_instance(batch=later)
+    early = [make_instance(batch=open_batch) for _ in range(2)]
+    claimed = [queue_next(project=project, user=personas[name]).pk for name in ("annotator", "annotator2")]
+    assert sorted(claimed) == sorted(i.pk for i in early)
+    assert Instance.objects.get(pk=late.pk).status == Status.DRAFTED
+
+
+def test_the_claim_says_how_the_instance_came(personas, project, drafts):
+    user = personas["annotator"]
+    first = queue_claim(project_slug=project.slug, user=user)
+    assert (first.how, first.status, first.version) == ("claimed", Status.IN_REFINEMENT, 2)
+    again = queue_claim(project_slug=project.slug, user=user)
+    assert (again.how, again.instance_id, again.version) == ("held", first.instance_id, 2)
+    assert again.lease_expires_at >= first.lease_expires_at
+    event = TransitionEvent.objects.filter(instance_id=first.instance_id).latest("id")
+    assert (event.actor, event.from_status, event.to_status, event.version, event.reason) == (
+        user,
+        Status.DRAFTED,
+        Status.IN_REFINEMENT,
+        2,
+        "claimed from the queue",
+    )
+
+
+def test_outsiders_learn_nothing_of_the_queue(personas, project, drafts):
+    with pytest.raises(NotFound):
+        queue_claim(project_slug=project.slug, user=personas["outsider"])
+    with pytest.raises(NotFound):
+        queue_claim(project_slug="no-such-project", user=personas["annotator"])
+
+
+def test_the_claim_statement_itself_refuses_anyone_but_a_qualified_annotator(personas, project, drafts):
+    """The role check is repeated inside the single claim statement, whoever calls it."""
+
+    def claim(name):
+        return instance_claim(project_slug=project.slug, actor=personas[name], lease_expires_at=lease_deadline())
+
+    for name in ("novice", "verifier", "manager", "outsider"):
+        assert claim(name) is None
+    assert not Instance.objects.exclude(status=Status.DRAFTED).exists()
+    assert claim("annotator") is not None
+    assert claim("annotator") is None  # holding one, they get no second
+    assert Instance.objects.filter(author=personas["annotator"]).count() == 1
+
+
 def test_claims_spread_reasoning_types(personas, project, drafts):
     user = personas["annotator"]
     seen = []
@@ -89,6 +137,7 @@ def test_changes_requested_come_back_to_the_author_first(personas, project, draf
     )
     instance = instance_transition(instance_id=instance.pk, target=Status.ROUND1_REVIEW, actor=verifier)
     instance_transition(instance_id=instance.pk, target=Status.CHANGES_REQUESTED, actor=verifier)
+    assert queue_claim(project_slug=project.slug, user=annotator).how == "resumed"
     again = queue_next(project=project, user=annotator)
     assert again.pk == instance.pk and again.status == Status.IN_REFINEMENT
     with pytest.raises(InvalidInput, match="cannot go back to the queue"):

@@ -7,11 +7,11 @@ import pytest
 from annotate.models import Discussion, DiscussionMessage, ReviewComment
 from annotate.services import review
 from annotate.services.batches import batch_assign, instance_discard, instance_restore, project_gating_set
-from annotate.services.queue import queue_next
 from curation.errors import Conflict, InvalidInput, NotPermitted
 from curation.models import Batch, Instance, InstanceRevision, TransitionEvent
 from curation.services.batches import batch_create, batch_open
 from curation.states import Status
+from tests.annotate.queue_helpers import queue_next
 from tests.annotate.review_helpers import submit, to_discussion, to_round2
 
 

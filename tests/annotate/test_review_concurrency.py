@@ -96,7 +96,7 @@ def test_verifier_and_author_at_once_never_lose_the_authors_submission(personas,
     Conflict; the submission always goes through with its text."""
     outcomes = set()
     for i, draft in enumerate(many_drafts):
-        from annotate.services.queue import queue_next
+        from tests.annotate.queue_helpers import queue_next
 
         held = queue_next(project=project, user=personas["annotator"])
         assert held.pk == draft.pk

@@ -8,9 +8,9 @@ from django.test import Client
 from annotate.models import Discussion
 from annotate.review_context import review_badges
 from annotate.services import review
-from annotate.services.queue import queue_next
 from curation.models import Batch, Instance
 from curation.states import Status
+from tests.annotate.queue_helpers import queue_next
 from tests.annotate.review_helpers import submit, to_discussion, to_round2
 from tests.conftest import PASSWORD
 

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from django.db import connection
 from django.test import Client
 
-from annotate.services.queue import queue_next
-from curation.models import Context, Paper, Paragraph, Table
+from curation.models import Context, Instance, Paper, Paragraph, Table
+from tests.annotate.queue_helpers import queue_next
 from tests.conftest import PASSWORD
 from tests.support.queries import count_queries
 
@@ -54,6 +55,24 @@ def test_work_api_permissions(personas, project, held, api_client_for, name, rol
 
 def test_next_is_204_when_nothing_is_left(personas, project, api_client_for, open_batch):
     assert api_client_for(personas["annotator"]).post(f"/api/projects/{project.slug}/queue/next/").status_code == 204
+
+
+def test_next_answers_with_the_claim_in_one_statement(personas, project, drafts, api_client_for):
+    client = api_client_for(personas["annotator2"])
+    with count_queries() as queries:
+        response = client.post(f"/api/projects/{project.slug}/queue/next/")
+    assert response.status_code == 200
+    statements = [q for q in queries if not q.startswith(("SAVEPOINT", "RELEASE", "BEGIN", "COMMIT"))]
+    # The claim statement (SQLite adds the audit row separately).
+    assert len(statements) == (1 if connection.vendor == "postgresql" else 2), statements
+    claim = response.json()
+    held = Instance.objects.get(pk=claim["instance"])
+    assert (held.author, held.status, held.version) == (personas["annotator2"], "in_refinement", claim["version"])
+    assert claim["how"] == "claimed" and claim["status"] == "in_refinement"
+    assert claim["workspace"] == f"/api/instances/{held.pk}/workspace/"
+    assert claim["page"] == f"/p/{project.slug}/work/{held.pk}/"
+    assert client.get(claim["workspace"]).json()["instance"]["id"] == held.pk
+    assert client.post(f"/api/projects/{project.slug}/queue/next/").json()["how"] == "held"
 
 
 def test_stale_autosave_answers_409(personas, project, held, api_client_for):

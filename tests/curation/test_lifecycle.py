@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -196,12 +197,20 @@ def _leftmost_name(node: ast.AST) -> str:
     return node.id if isinstance(node, ast.Name) else ""
 
 
+# Raw SQL that sets the status column of the instance table.
+RAW_STATUS_WRITE = re.compile(
+    r"UPDATE\s+\"?curation_instance\"?\s+SET\b(?:(?!\bWHERE\b)[^;])*\bstatus\s*=", re.I | re.S
+)
+
+
 def _status_writes(path: Path) -> list[str]:
     """Places that write an Instance status: `<instance>.status = …`, `x.status = Status.…`, or
     update/create(status=…) on an Instance queryset or manager."""
     tree = ast.parse(path.read_text(), filename=str(path))
     found = []
     for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and RAW_STATUS_WRITE.search(node.value):
+            found.append(f"{path}:{node.lineno}")
         if isinstance(node, ast.Assign):
             for target in node.targets:
                 if isinstance(target, ast.Attribute) and target.attr == "status":
@@ -245,5 +254,7 @@ def test_status_write_detector_finds_a_direct_write(tmp_path):
         "instance.save(update_fields=['status'])\n"
         "Instance.objects.filter(status=Status.DRAFTED).update(question='q')\n"  # a read, not a write
         "response.status = 200\n"  # not an instance
+        'cursor.execute("UPDATE curation_instance SET status = %s WHERE id = %s", params)\n'
+        'cursor.execute("UPDATE curation_instance SET question = %s WHERE status = %s", params)\n'  # a read
     )
-    assert len(_status_writes(sample)) == 4
+    assert len(_status_writes(sample)) == 5
