@@ -112,7 +112,7 @@ class PredictionOutputSerializer(serializers.ModelSerializer):
         model = Prediction
         fields = [
             "id", "run", "position", "uid", "status", "question", "gold_answer", "answer", "scale", "is_correct",
-            "metrics", "tokens_in", "tokens_out", "latency_s", "attempts", "error", "error_tags",
+            "metrics", "context", "tokens_in", "tokens_out", "latency_s", "attempts", "error", "error_tags",
         ]  # fmt: skip
 
     @extend_schema_field(serializers.ListField(child=serializers.CharField()))

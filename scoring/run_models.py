@@ -138,6 +138,12 @@ class Prediction(models.Model):
     position = models.PositiveIntegerField()
     uid = models.CharField(max_length=200)
     status = models.CharField(max_length=10, choices=Status.choices)
+    context = models.CharField(
+        max_length=5,
+        blank=True,
+        help_text="The context the model was given: short or long (a short-setting run falls back to the long "
+        "context where the release has no short one); blank for uploaded predictions",
+    )
     prompt = models.JSONField(default=list, blank=True, help_text="Messages of the (last) request")
     raw_output = models.TextField(blank=True)
     stages = models.JSONField(default=dict, blank=True, help_text="CaR stages, TAT-LLM steps, extraction rule …")

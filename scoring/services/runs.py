@@ -49,7 +49,7 @@ FEW_SHOTS = (0, 1, 3)
 PREDICTION_FIELDS = (
     "position", "uid", "status", "prompt", "raw_output", "stages", "answer", "scale", "program", "program_result",
     "tool_trace", "metrics", "is_correct", "tokens_in", "tokens_out", "latency_s", "metrics_s", "attempts",
-    "attempt_log", "error", "worker",
+    "attempt_log", "error", "worker", "context",
 )  # fmt: skip
 
 
@@ -518,9 +518,14 @@ def chunk_process(*, chunk_id: int, worker: str = "") -> str:
         ).order_by("position")
         if row.pk not in done
     ]
-    context_ids = {
-        row.short_context_id if run.setting == "short" and row.short_context_id else row.long_context_id for row in rows
-    }
+
+    def context_of(row: ReleaseItem) -> tuple[str, int | None]:
+        """The setting's context of an item: short where the release has one, else (always for "long") the paper."""
+        if run.setting == "short" and row.short_context_id:
+            return "short", row.short_context_id
+        return "long", row.long_context_id
+
+    context_ids = {context_of(row)[1] for row in rows}
     contexts = dict(ReleaseContext.objects.filter(pk__in=[c for c in context_ids if c]).values_list("id", "data"))
     outcome = "done"
     client = _client(run) if run.method != ScoringRun.Method.UPLOAD else None
@@ -531,24 +536,23 @@ def chunk_process(*, chunk_id: int, worker: str = "") -> str:
     width = max(1, min(2 * (run.endpoint.concurrency_limit if run.endpoint else 1), len(rows) or 1))
     try:
         with ThreadPoolExecutor(max_workers=width, thread_name_prefix=f"run{run.pk}") as pool:
-            pending: dict[Future[dict[str, Any]], ReleaseItem] = {}
+            pending: dict[Future[dict[str, Any]], tuple[ReleaseItem, str]] = {}
             queue = list(rows)
             last_beat = time.monotonic()
             stop = False
             while queue or pending:
                 while queue and len(pending) < width and not stop:
                     row = queue.pop(0)
-                    context_id = (
-                        row.short_context_id if run.setting == "short" and row.short_context_id else row.long_context_id
-                    )
+                    setting, context_id = context_of(row)
                     item = {**row.data, "position": row.position}
-                    pending[pool.submit(predict_item, run, item, contexts.get(context_id), chat)] = row
+                    pending[pool.submit(predict_item, run, item, contexts.get(context_id), chat)] = (row, setting)
                 if not pending:
                     break
                 finished, _ = wait(list(pending), timeout=HEARTBEAT_SECONDS, return_when=FIRST_COMPLETED)
                 for future in finished:
-                    row = pending.pop(future)
-                    _save_prediction(run, row, future.result(), worker)
+                    row, setting = pending.pop(future)
+                    given = {"context": setting} if client is not None else {}
+                    _save_prediction(run, row, {**future.result(), **given}, worker)
                 if time.monotonic() - last_beat >= HEARTBEAT_SECONDS:
                     last_beat = time.monotonic()
                     if not _heartbeat(chunk_id, token):
@@ -621,9 +625,13 @@ def prediction_records(run: ScoringRun) -> list[dict[str, Any]]:
     rows = (
         Prediction.objects.filter(run=run)
         .order_by("position")
-        .values_list("uid", "status", "metrics", "is_correct", "tokens_out", "item__data", "error", "answer", "scale")
+        .values_list(
+            "uid", "status", "metrics", "is_correct", "tokens_out", "item__data", "error", "answer", "scale", "context"
+        )
     )
-    for uid, status, metrics, is_correct, tokens_out, data, error, answer, scale in rows.iterator(chunk_size=1000):
+    for uid, status, metrics, is_correct, tokens_out, data, error, answer, scale, context in rows.iterator(
+        chunk_size=1000
+    ):
         records.append(
             {
                 **(metrics or {}),
@@ -638,6 +646,7 @@ def prediction_records(run: ScoringRun) -> list[dict[str, Any]]:
                 "error": error,
                 "answer": answer,
                 "scale": scale,
+                "context": context,
             }
         )
     return records
@@ -648,6 +657,11 @@ def run_results_compute(*, run: ScoringRun) -> dict[str, Any]:
     records = prediction_records(run)
     summary = result_metrics.run_summary(records)
     summary["setting"] = run.setting
+    # A short-setting run answers on the whole paper where the release has no short context (TAT-QA, FinQA):
+    # said with the figures, so nobody reads them as short-context results.
+    summary["long_context_fallbacks"] = (
+        sum(1 for r in records if r["context"] == "long") if run.setting == "short" else 0
+    )
     summary["method"] = run.method
     summary["metrics_s"] = sum(Prediction.objects.filter(run=run).values_list("metrics_s", flat=True))
     scorer_info = None

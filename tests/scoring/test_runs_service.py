@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from django.urls import reverse
 from django.utils import timezone
 
 from scoring.models import Prediction, RunChunk, ScoringRun
@@ -114,3 +115,31 @@ def test_a_worker_takes_the_runs_other_chunks_so_lost_messages_never_stall_a_run
     assert run.status == "completed" and Prediction.objects.filter(run=run).count() == 4
     # The messages of the chunks taken this way arrive later and find nothing to do.
     assert run_services.run_work(chunk_id=run.chunks.get(index=1).pk, worker="w2") == ["skipped"]
+
+
+def test_a_short_setting_run_says_which_questions_it_answered_on_the_whole_paper(started, personas, client):
+    """TAT-QA releases carry no short contexts: the run falls back to the long one and says so, item by item."""
+    run = started["run"]
+    assert run.setting == "short"
+    for chunk in run.chunks.order_by("index"):
+        run_services.chunk_process(chunk_id=chunk.pk)
+    run.refresh_from_db()
+    assert set(run.predictions.values_list("context", flat=True)) == {"long"}
+    assert run.results["long_context_fallbacks"] == run.results["count"] == 4
+    assert "context" in run_services.prediction_records(run)[0]
+    client.force_login(personas["manager"])
+    page = client.get(reverse("scoring-run", args=[run.project.slug, run.pk])).content.decode()
+    assert 'id="context-fallbacks"' in page and "4 of 4 questions have no short context" in page
+
+
+def test_a_long_setting_run_counts_no_fallbacks(project, started):
+    run = run_services.run_create(
+        release=started["run"].release, actor=None, method="direct", endpoint=started["run"].endpoint,
+        setting="long", use_cache=False,
+    )  # fmt: skip
+    run_services.run_start(run=run, actor=None)
+    for chunk in run.chunks.order_by("index"):
+        run_services.chunk_process(chunk_id=chunk.pk)
+    run.refresh_from_db()
+    assert set(run.predictions.values_list("context", flat=True)) == {"long"}
+    assert run.results["long_context_fallbacks"] == 0
