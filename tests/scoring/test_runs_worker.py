@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import json
+from io import StringIO
+
 import pytest
+from django.core.management import call_command
 
 from scoring.models import Prediction, RunChunk, ScoringRun
 from scoring.services.runs import run_create, run_progress, run_start
@@ -100,3 +104,20 @@ def test_faults_at_a_twenty_percent_rate_leave_every_item_scored_or_failed_with_
     assert {a["status"] for p in retried for a in p.attempt_log} & set(statuses)
     run.refresh_from_db()
     assert run.results["count"] == 10
+
+
+def test_score_command_waits_for_the_workers_and_prints_the_results(project, personas):
+    """`score --wait` dispatches to the workers and follows the run in the database until it completes."""
+    release = small_release(project, questions=3)
+    with fs.FaultServer(responder=_answering) as server:
+        endpoint_for(project, server.base_url, name="fault")
+        with celery_worker() as worker:
+            out = StringIO()
+            call_command(
+                "score", "--release", release.name, "--project", project.slug, "--endpoint", "fault",
+                "--method", "cot", "--chunk-size", "1", "--queue", worker["queue"], "--wait", "--json", stdout=out,
+            )  # fmt: skip
+    data = json.loads(out.getvalue())
+    assert data["status"] == "completed" and data["progress"]["done"] == 3 and data["results"]["count"] == 3
+    run = ScoringRun.objects.get(pk=data["run"])
+    assert {p.worker for p in run.predictions.all()} == {worker["hostname"]}
