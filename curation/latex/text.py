@@ -7,6 +7,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 from pylatexenc import latex2text, latexwalker, macrospec
 
@@ -46,7 +47,8 @@ _WALKER_SPECS = [
     ("adjustbox", "{{"), ("makecell", "[{"), ("thead", "[{"), ("shortstack", "[{"), ("fontsize", "{{"),
     ("addlinespace", "["), ("footnotemark", "["), ("footnotetext", "[{"), ("tnote", "{"), ("tablefootnote", "{"),
     ("thanks", "{"), ("sisetup", "{"), ("num", "[{"), ("SI", "[{[{"), ("si", "[{"), ("qty", "[{{"),
-    ("unit", "[{"), ("tablenum", "[{"), ("ensuremath", "{"), ("mbox", "{"), ("fbox", "{"), ("uline", "{"),
+    ("unit", "[{"), ("tablenum", "[{"), ("SIrange", "[{{{"), ("qtyrange", "[{{{"), ("numrange", "[{{"),
+    ("ensuremath", "{"), ("mbox", "{"), ("fbox", "{"), ("uline", "{"),
     ("sout", "{"), ("st", "{"), ("hl", "{"), ("Block", "[{{"), ("SetCell", "[{"), ("diagbox", "[{{"),
     ("slashbox", "[{{"), ("backslashbox", "[{{"), ("rotatebox", "[{{"), ("rot", "{"), ("bigstrut", "["),
     ("textsubscript", "{"), ("bm", "{"), ("boldsymbol", "{"), ("label", "{"), ("centering", ""),
@@ -61,7 +63,7 @@ _TEXT_SPECS: dict[str, str | None] = {
     "texttt": "%(1)s", "textsf": "%(1)s", "href": "%(2)s", "textcolor": "%(3)s", "colorbox": "%(3)s",
     "makebox": "%(3)s", "parbox": "%(5)s", "raisebox": "%(4)s", "resizebox": "%(4)s", "scalebox": "%(3)s",
     "adjustbox": "%(2)s", "makecell": "%(2)s", "thead": "%(2)s", "shortstack": "%(2)s", "num": "%(2)s",
-    "SI": "%(2)s", "si": "", "qty": "%(2)s", "unit": "", "tablenum": "%(2)s", "ensuremath": "%(1)s",
+    "numrange": "%(2)s–%(3)s", "tablenum": "%(2)s", "ensuremath": "%(1)s",
     "mbox": "%(1)s", "fbox": "%(1)s", "uline": "%(1)s", "sout": "%(1)s", "st": "%(1)s", "hl": "%(1)s",
     "Block": "%(3)s", "diagbox": "%(2)s / %(3)s", "slashbox": "%(2)s / %(3)s", "backslashbox": "%(2)s / %(3)s",
     "rotatebox": "%(3)s", "rot": "%(1)s", "textsubscript": "%(1)s", "bm": "%(1)s", "boldsymbol": "%(1)s",
@@ -96,6 +98,7 @@ def _converter() -> latex2text.LatexNodes2Text:
         for name, repl in _TEXT_SPECS.items()
     ]
     text_specs.append(latex2text.MacroTextSpec("ding", simplify_repl=_ding))
+    text_specs += [latex2text.MacroTextSpec(name, simplify_repl=_quantity) for name in _QUANTITY_ARGS]
     text_db.add_context_category("tat-curate", macros=text_specs, prepend=True)
     converter = latex2text.LatexNodes2Text(latex_context=text_db, math_mode="text", strict_latex_spaces=False)
     converter._tat_walker_db = walker_db  # type: ignore[attr-defined]
@@ -106,6 +109,71 @@ def _ding(node: latexwalker.LatexMacroNode, l2tobj: latex2text.LatexNodes2Text) 
     arguments = node.nodeargd.argnlist if node.nodeargd else []
     number = l2tobj.nodelist_to_text([arguments[0]]).strip() if arguments and arguments[0] else ""
     return _DINGS.get(number, "")
+
+
+# siunitx: which arguments of each macro hold the number(s) and the unit (indices into the argument list).
+_QUANTITY_ARGS: dict[str, tuple[tuple[int, ...], int | None]] = {
+    "SI": ((1,), 3), "qty": ((1,), 2), "si": ((), 1), "unit": ((), 1), "SIrange": ((1, 2), 3),
+    "qtyrange": ((1, 2), 3),
+}  # fmt: skip
+_UNITS = {
+    "percent": "%", "second": "s", "metre": "m", "meter": "m", "gram": "g", "kilogram": "kg", "hour": "h",
+    "minute": "min", "day": "d", "hertz": "Hz", "byte": "B", "bit": "bit", "watt": "W", "volt": "V",
+    "ampere": "A", "kelvin": "K", "degreeCelsius": "°C", "celsius": "°C", "joule": "J", "newton": "N",
+    "pascal": "Pa", "litre": "L", "liter": "L", "mole": "mol", "decibel": "dB", "degree": "°",
+    "electronvolt": "eV", "ohm": "Ω", "bel": "B", "tonne": "t", "angstrom": "Å", "arcminute": "′",
+    "arcsecond": "″", "watthour": "Wh",
+}  # fmt: skip
+_PREFIXES = {
+    "yocto": "y", "zepto": "z", "atto": "a", "femto": "f", "pico": "p", "nano": "n", "micro": "µ", "milli": "m",
+    "centi": "c", "deci": "d", "deca": "da", "hecto": "h", "kilo": "k", "mega": "M", "giga": "G", "tera": "T",
+    "peta": "P", "exa": "E", "zetta": "Z", "yotta": "Y", "kibi": "Ki", "mebi": "Mi", "gibi": "Gi", "tebi": "Ti",
+}  # fmt: skip
+_UNIT_TOKEN = re.compile(r"\\([A-Za-z]+)(?:\s*\{([^{}]*)\})?|([^\\\s{}]+)")
+
+
+def unit_text(source: str) -> str:
+    """A siunitx unit (`\\kilo\\gram\\per\\second\\squared`, or literal `ms`) as it prints: kg/s²."""
+    out, pending_prefix, power_next = "", "", ""
+    for macro, argument, literal in _UNIT_TOKEN.findall(source):
+        if literal:
+            out += literal
+        elif macro in _PREFIXES:
+            pending_prefix += _PREFIXES[macro]
+        elif macro == "per":
+            out += "/"
+        elif macro in ("squared", "cubed"):
+            out += "²" if macro == "squared" else "³"
+        elif macro in ("square", "cubic"):
+            power_next = "²" if macro == "square" else "³"
+        elif macro in ("tothe", "raiseto"):
+            out += f"^{argument}"
+        elif macro == "text":
+            out += argument
+        elif macro in _UNITS:
+            out += pending_prefix + _UNITS[macro] + power_next
+            pending_prefix = power_next = ""
+        else:
+            out += pending_prefix + macro
+            pending_prefix = ""
+    return out
+
+
+def _quantity(node: latexwalker.LatexMacroNode, l2tobj: latex2text.LatexNodes2Text) -> str:
+    """\\SI{5}{\\percent} → 5%, \\qty{3.2}{\\milli\\second} → 3.2 ms, \\si{\\GHz} → GHz, ranges with a dash."""
+    number_indices, unit_index = _QUANTITY_ARGS[node.macroname]
+    arguments = node.nodeargd.argnlist if node.nodeargd else []
+
+    def argument(index: int) -> Any:
+        return arguments[index] if index < len(arguments) else None
+
+    numbers = [l2tobj.nodelist_to_text([argument(i)]).strip() for i in number_indices if argument(i) is not None]
+    unit_node = argument(unit_index) if unit_index is not None else None
+    unit = unit_text(unit_node.latex_verbatim().strip()[1:-1]) if unit_node is not None else ""
+    if not numbers:
+        return unit
+    quantity = "–".join(numbers)
+    return f"{quantity}{unit}" if unit in ("%", "°") else f"{quantity} {unit}".rstrip()
 
 
 _NEEDS_PARSING = re.compile(r"[\\{}$~^_&#%`'\-]")

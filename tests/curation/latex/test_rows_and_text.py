@@ -23,6 +23,18 @@ def test_cell_markup_is_removed_and_symbols_become_unicode(extract_latex):
     assert result.tables[0].rows == [["87.3", "±0.2", "12%", "a b", "x", "é↑"]]
 
 
+def test_siunitx_quantities_keep_their_units(extract_latex):
+    result = extract_latex(
+        r"""We reach \SI{93.2}{\percent} in \qty{3.2}{\milli\second} per \si{\giga\byte}.
+
+        \begin{table}\begin{tabular}{cccc}
+        \SI{12}{\kilo\gram\per\metre\squared} & \SIrange{1}{5}{\hour} & \num{1.5} & \SI[round-precision=2]{20}{ms} \\
+        \end{tabular}\end{table}"""
+    )
+    assert "We reach 93.2% in 3.2 ms per GB." in [p.text for p in result.paragraphs]
+    assert result.tables[0].rows == [["12 kg/m²", "1–5 h", "1.5", "20 ms"]]
+
+
 def test_optional_default_and_renewcommand_macros_expand_in_cells(extract_latex):
     result = extract_latex(
         r"\begin{table}\begin{tabular}{cc} \val{1} & \val[2]{3} \\ \new & \oldmacro \\ \end{tabular}\end{table}",
