@@ -164,7 +164,8 @@ def instance_transition(
 # behind them, and the audit row is inserted by the same statement. The window keeps the work per claim
 # independent of the queue's length (a partial index holds the drafts by batch). `claimer` is the role check
 # inside the statement itself: the project, only if the actor is a qualified annotator of it who holds
-# nothing there (no lease, no work sent back), so a claim never gives anyone a second instance.
+# nothing there (no lease, no work sent back), so someone holding an instance is not given a second one
+# (two claims by the same person at the same instant are not serialised; the reaper returns the spare).
 RECENT_CLAIMS = 20
 CLAIM_WINDOW = 100
 _CLAIM_CTES = """

@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 
 import pytest
+from django.utils import timezone
 
 from curation.errors import Conflict, InvalidInput, NotPermitted
 from curation.models import Instance, TransitionEvent
@@ -258,3 +259,19 @@ def test_status_write_detector_finds_a_direct_write(tmp_path):
         'cursor.execute("UPDATE curation_instance SET question = %s WHERE status = %s", params)\n'  # a read
     )
     assert len(_status_writes(sample)) == 5
+
+
+def test_a_hook_watching_claims_runs_for_the_single_statement_claim(monkeypatch, personas, project, drafts):
+    from curation.services import lifecycle
+
+    seen = []
+    monkeypatch.setattr(lifecycle, "_AFTER_TRANSITION", [])
+    lifecycle.on_transition(
+        lambda instance, source, target: seen.append((instance.pk, source, target)), targets=[Status.IN_REFINEMENT]
+    )
+    claimed = lifecycle.instance_claim(
+        project_slug=project.slug, actor=personas["annotator"], lease_expires_at=timezone.now()
+    )
+    assert seen == [(claimed[0], Status.DRAFTED, Status.IN_REFINEMENT)]
+    instance_transition(instance_id=claimed[0], target=Status.DRAFTED, actor=personas["annotator"])
+    assert len(seen) == 1  # not watching drafted
