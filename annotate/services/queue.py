@@ -7,11 +7,11 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import connection
+from django.db.models import Exists, OuterRef, Subquery
 from django.utils import timezone
 
 from curation.errors import Conflict, NotFound, NotPermitted
-from curation.models import Batch, Instance, Project
+from curation.models import Batch, Instance, Membership, Project
 from curation.services.lifecycle import instance_claim, instance_transition
 from curation.states import Role, Status
 
@@ -33,31 +33,21 @@ def lease_deadline() -> datetime:
     return timezone.now() + timedelta(minutes=settings.TATCURATE_LEASE_MINUTES)
 
 
-# Who is asking and what they hold, in one statement: their memberships of the project with that slug, each
-# with the lease they hold there (oldest first) and whether changes were requested of them. Written in SQL
-# because it runs on every "Next" and the ORM's compilation of the same query cost four times its execution.
-_STATE_SQL = """
-SELECT m.project_id, m.role, m.is_qualified,
-    (SELECT h.id FROM curation_instance h
-     WHERE h.project_id = m.project_id AND h.author_id = m.user_id AND h.status = 'in_refinement'
-     ORDER BY h.updated_at, h.id LIMIT 1) AS held_id,
-    (SELECT h.version FROM curation_instance h
-     WHERE h.project_id = m.project_id AND h.author_id = m.user_id AND h.status = 'in_refinement'
-     ORDER BY h.updated_at, h.id LIMIT 1) AS held_version,
-    EXISTS (SELECT 1 FROM curation_instance c
-            WHERE c.project_id = m.project_id AND c.author_id = m.user_id AND c.status = 'changes_requested')
-        AS has_returned
-FROM curation_membership m JOIN curation_project p ON p.id = m.project_id
-WHERE m.user_id = %(user)s AND p.slug = %(slug)s
-"""
-
-
 def _claimer_state(*, project_slug: str, user: AbstractBaseUser) -> dict:
-    """The project, whether the user is a qualified annotator of it, their lease, and returned work."""
-    with connection.cursor() as cursor:
-        cursor.execute(_STATE_SQL, {"user": user.pk, "slug": project_slug})
-        columns = [column[0] for column in cursor.description]
-        rows = [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
+    """In one query: the project, whether the user is a qualified annotator of it, the lease they hold there
+    (oldest first) and whether changes were requested of them."""
+    mine = Instance.objects.filter(project_id=OuterRef("project_id"), author_id=user.pk)
+    held = mine.filter(status=Status.IN_REFINEMENT).order_by("updated_at", "id")
+    rows = list(
+        Membership.objects.filter(user_id=user.pk, project__slug=project_slug)
+        .order_by()
+        .annotate(
+            held_id=Subquery(held.values("pk")[:1]),
+            held_version=Subquery(held.values("version")[:1]),
+            has_returned=Exists(mine.filter(status=Status.CHANGES_REQUESTED)),
+        )
+        .values("project_id", "role", "is_qualified", "held_id", "held_version", "has_returned")
+    )
     if not rows and not (user.is_superuser and Project.objects.filter(slug=project_slug).exists()):
         raise NotFound(f"No project {project_slug!r} that you belong to.")
     state = next((row for row in rows if row["role"] == Role.ANNOTATOR), None)
