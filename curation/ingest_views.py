@@ -18,7 +18,7 @@ from curation.services import contexts as context_services
 from curation.services import papers as paper_services
 from curation.services.contexts import leaf_reasoning_types
 from curation.states import Role
-from curation.tables_html import header_row_count
+from curation.table_shape import shape_from_row
 
 STAFF = {Role.MANAGER.value, Role.VERIFIER.value}
 
@@ -104,7 +104,7 @@ def paper_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
         "tables": [
             {
                 "table": table,
-                "header_rows": header_row_count(table.spans, len(table.grid or table.cells)),
+                "header_rows": shape_from_row(table).html_header_rows(),
                 "mentioned_by": mentioned_by[table.pk],
             }
             for table in tables

@@ -86,6 +86,9 @@ class Table(models.Model):
     cells = models.JSONField(default=list, help_text="Rows as List[List[str]], as a reader sees them")
     grid = models.JSONField(default=list, blank=True, help_text="Rectangular grid with spans expanded")
     spans = models.JSONField(default=list, blank=True)
+    header_rows = models.PositiveSmallIntegerField(
+        null=True, blank=True, help_text="Leading grid rows that form the header; empty: counted from the spans"
+    )
     subtables = models.JSONField(
         default=list, blank=True, help_text="[{label, caption, number, first_row, row_count}] slices of cells"
     )

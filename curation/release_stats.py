@@ -17,7 +17,9 @@ LENGTH_BUCKETS = ((1, 1, "1"), (2, 2, "2"), (3, 5, "3-5"), (6, 10, "6-10"), (11,
 DEFINITIONS = {
     "settings": (
         "SciTaT table 2. short: a paragraph and the tables it mentions; long: the whole paper. A question counts in "
-        "a setting when it has that context. Averages are over the distinct contexts (tables, paragraphs), tables "
+        "a setting when it has that context; every question released with a paper has its long context frozen beside "
+        "it, so `questions_in_both_settings` counts the questions evaluated in both. Averages are over the distinct "
+        "contexts (tables, paragraphs), tables "
         "(cells) and paragraphs (words, split on whitespace) used in the setting."
     ),
     "answer_form_by_source": "SciTaT table 3: questions by answer form (short/free) × answer source.",
@@ -88,8 +90,11 @@ def release_statistics(
     type_source_scale: dict[str, dict[str, Counter[str]]] = defaultdict(lambda: defaultdict(Counter))
     lengths: Counter[int] = Counter()  # length -> questions: bounded by distinct lengths, not by items
     with_program = 0
+    in_both = 0
     for item in items:
         questions += 1
+        if item.get("short_context") and item.get("long_context"):
+            in_both += 1
         papers.add(item.get("paper") or "")
         for setting in ("short", "long"):
             key = item.get(f"{setting}_context")
@@ -179,6 +184,7 @@ def release_statistics(
         "contexts": len(set(settings_seen["short"]["contexts"]) | set(settings_seen["long"]["contexts"])),
         "with_program": with_program,
         "settings": settings,
+        "questions_in_both_settings": in_both,
         "answer_form_by_source": table3,
         "answer_type": _counts(answer_type, ("arithmetic", "span", "multi-span", "count")),
         "answer_source": _counts(answer_source, ANSWER_SOURCES),

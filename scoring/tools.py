@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from curation.table_shape import shape_from_rows
 from scoring.numbers import clean_cell, parse_number
 
 DATA_TOOLS = (
@@ -104,20 +105,10 @@ def normalise_tables(tables: Sequence[Mapping[str, Any]]) -> list[_Table]:
         if label in used_labels:
             label = f"{label} ({position + 1})"
         used_labels.add(label)
-        header_rows = max(1, int(table.get("header_rows") or 1))
-        width = max((len(row) for row in rows), default=0)
-        rows = [row + [""] * (width - len(row)) for row in rows]
-        header = rows[:header_rows]
-        body = rows[header_rows:]
-        raw_columns = []
-        for column in range(width):
-            parts: list[str] = []
-            for row in header:
-                part = clean_cell(row[column])
-                if part and part not in parts:
-                    parts.append(part)
-            raw_columns.append(" - ".join(parts))
-        columns = _unique(raw_columns, "column")
+        # Header flattening is the table representation's rule (curation.table_shape), shared with every prompt.
+        shape = shape_from_rows(rows, header_rows=max(1, int(table.get("header_rows") or 1)))
+        body = shape.body_rows()
+        columns = _unique(shape.prompt_columns(), "column")
         row_names = _unique((row[0] if row else "" for row in body), "row")
         normalised.append(_Table(label, str(table.get("caption") or ""), columns, row_names, body))
     return normalised

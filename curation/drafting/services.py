@@ -22,6 +22,7 @@ from curation.models import Batch, Context, Project, ReasoningType, Table
 from curation.services.lifecycle import instance_create
 from curation.services.projects import require_role
 from curation.states import Role, Status
+from curation.table_shape import shape_from_row
 from scoring.endpoints.config import GENERATION_PARAM_NAMES
 from scoring.endpoints.errors import EndpointConfigError, EndpointError, EndpointUnauthorized
 from scoring.models import ModelEndpoint
@@ -627,12 +628,8 @@ class _Drafter:
 
 
 def table_input(table: Table, label: str) -> dict[str, Any]:
-    """A stored table as the tool box reads it: rows, label, caption and how many header rows it has."""
-    from curation.tables_html import header_row_count
-
-    rows = table.grid or table.cells
-    header_rows = header_row_count(table.spans, len(rows)) or 1
-    return {"label": label, "caption": table.caption, "rows": rows, "header_rows": header_rows}
+    """A stored table as the tool box reads it: the flattened header row over the body rows (as scoring's)."""
+    return shape_from_row(table).tool_input(label)
 
 
 def context_data(context: Context) -> prompts.ContextData:
@@ -648,7 +645,8 @@ def context_data(context: Context) -> prompts.ContextData:
     parent = reasoning_type.parent if reasoning_type is not None and reasoning_type.parent_id else None
     return prompts.ContextData(
         tables=[
-            prompts.TableData(label=t.label, caption=t.caption, rows=t.cells or t.grid, number=t.number) for t in tables
+            prompts.TableData(label=t.label, caption=t.caption, rows=shape_from_row(t).prompt_rows(), number=t.number)
+            for t in tables
         ],
         paragraphs=paragraphs,
         reasoning_type=reasoning_type.name if reasoning_type else "",

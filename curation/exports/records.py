@@ -7,6 +7,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from curation.table_shape import shape_from_frozen
+
 Item = Mapping[str, Any]
 FrozenContext = Mapping[str, Any] | None
 _NUMBER = re.compile(r"^-?\d+(\.\d+)?$")
@@ -42,6 +44,11 @@ def in_key_order(record: Mapping[str, Any], order: Sequence[str]) -> dict[str, A
     """The record with the format's keys first, in the format's order (JSONB does not keep key order)."""
     first = [key for key in order if key in record]
     return {key: record[key] for key in [*first, *sorted(k for k in record if k not in first)]}
+
+
+def file_cells(table: Mapping[str, Any]) -> list[list[str]]:
+    """A frozen table's rectangular file grid (merged text once, top-left); older releases' cells are padded."""
+    return shape_from_frozen(table).file_grid()
 
 
 def primary_context(short: FrozenContext, long: FrozenContext) -> FrozenContext:
@@ -101,21 +108,22 @@ def tatqa_document(context: FrozenContext, items: Sequence[Item]) -> dict[str, A
     document: dict[str, Any] = {
         "table": {
             "uid": native.get("table_uid") or (tables[0]["key"] if tables else ""),
-            "table": tables[0]["cells"] if tables else [],
+            "table": file_cells(tables[0]) if tables else [],
         },
         "paragraphs": [
             {
-                "uid": native_paragraphs[i][0] if i < len(native_paragraphs) else p["key"],
-                "order": native_paragraphs[i][1] if i < len(native_paragraphs) else p["order"] + 1,
+                # By the paragraph's place in the paper, so an excluded paragraph shifts no other's uid.
+                "uid": native_paragraphs[p["order"]][0] if p["order"] < len(native_paragraphs) else p["key"],
+                "order": native_paragraphs[p["order"]][1] if p["order"] < len(native_paragraphs) else p["order"] + 1,
                 "text": p["text"],
             }
-            for i, p in enumerate(paragraphs)
+            for p in paragraphs
         ],
         "questions": [tatqa_question(item, i + 1) for i, item in enumerate(items)],
     }
     if len(tables) > 1:
         # TAT-QA has one table per document; further tables of a SciTaT context ride along under their own key.
-        document["more_tables"] = [{"uid": t["key"], "table": t["cells"]} for t in tables[1:]]
+        document["more_tables"] = [{"uid": t["key"], "table": file_cells(t)} for t in tables[1:]]
     if "doc" in native:
         document["doc"] = native["doc"]
     return document
@@ -132,7 +140,13 @@ def scitat_record(item: Item, short: FrozenContext, long: FrozenContext) -> dict
         if short is not None and paragraphs
         else {},
         "tables": [
-            {"table_id": t["key"], "label": t["label"], "caption": t["caption"], "table": t["cells"]}
+            {
+                "table_id": t["key"],
+                "label": t["label"],
+                "caption": t["caption"],
+                "table": file_cells(t),
+                "header_rows": shape_from_frozen(t).header_rows,
+            }
             for t in context.get("tables") or []
         ],
         "question": item.get("question", ""),
@@ -157,10 +171,18 @@ def scitat_record(item: Item, short: FrozenContext, long: FrozenContext) -> dict
 def jsonl_record(item: Item, short: FrozenContext, long: FrozenContext) -> dict[str, Any]:
     """The frozen item with its context inline (and the whole paper too when the question had a short context)."""
     record = dict(item)
-    record["context"] = primary_context(short, long)
+    record["context"] = _with_file_grids(primary_context(short, long))
     if short is not None and long is not None:
-        record["paper_context"] = long
+        record["paper_context"] = _with_file_grids(long)
     return record
+
+
+def _with_file_grids(context: FrozenContext) -> FrozenContext:
+    """The context with each table through the one representation (older releases' ragged cells padded)."""
+    if context is None:
+        return None
+    tables = [{**t, **shape_from_frozen(t).to_frozen()} for t in context.get("tables") or []]
+    return {**context, "tables": tables}
 
 
 def finqa_record(item: Item, short: FrozenContext, long: FrozenContext) -> dict[str, Any]:
@@ -168,8 +190,11 @@ def finqa_record(item: Item, short: FrozenContext, long: FrozenContext) -> dict[
     context = primary_context(short, long) or {}
     native = item.get("native") or {}
     context_native = context.get("native") or {}
-    paragraphs = [p["text"] for p in context.get("paragraphs") or []]
-    pre_count = context_native.get("pre_text_count", len(paragraphs))
+    frozen_paragraphs = context.get("paragraphs") or []
+    pre_count = context_native.get("pre_text_count", len(frozen_paragraphs))
+    # Split by the paragraph's place in the page, so an excluded sentence moves no other across the table.
+    pre_text = [p["text"] for p in frozen_paragraphs if p.get("order", 0) < pre_count]
+    post_text = [p["text"] for p in frozen_paragraphs if p.get("order", 0) >= pre_count]
     tables = context.get("tables") or []
     qa = in_key_order(native.get("qa") or {}, FINQA_QA_KEYS)
     answer = list(item.get("answer") or [])
@@ -181,10 +206,10 @@ def finqa_record(item: Item, short: FrozenContext, long: FrozenContext) -> dict[
         qa["explanation"] = item.get("rationale", "")
     record = {
         "id": item["uid"],
-        "pre_text": paragraphs[:pre_count],
-        "post_text": paragraphs[pre_count:],
+        "pre_text": pre_text,
+        "post_text": post_text,
         "filename": context_native.get("filename", item.get("paper", "")),
-        "table": tables[0]["cells"] if tables else [],
+        "table": file_cells(tables[0]) if tables else [],
         "qa": qa,
     }
     if "table_ori" in context_native:
@@ -242,7 +267,7 @@ def parquet_row(item: Item, short: FrozenContext, long: FrozenContext) -> dict[s
         "paper": item.get("paper", ""),
         "context_kind": context.get("kind", ""),
         "tables": [
-            {"key": t["key"], "label": t["label"], "caption": t["caption"], "cells": t["cells"]}
+            {"key": t["key"], "label": t["label"], "caption": t["caption"], "cells": file_cells(t)}
             for t in context.get("tables") or []
         ],
         "paragraphs": [

@@ -51,6 +51,7 @@ class ExtractedTable:
     notes: list[str] = field(default_factory=list)
     caption_references: list[str] = field(default_factory=list)
     cell_references: list[str] = field(default_factory=list)
+    header_rows: int | None = None  # leading grid rows forming the header; None when the extractor cannot tell
 
 
 @dataclass

@@ -260,6 +260,7 @@ def _store(
                 }
                 for span in table.spans
             ],
+            header_rows=table.header_rows,
             subtables=_clean(
                 [
                     {

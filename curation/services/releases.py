@@ -34,6 +34,7 @@ from curation.release_stats import release_statistics
 from curation.services.lifecycle import instance_transition
 from curation.services.projects import require_role
 from curation.states import Role, Status
+from curation.table_shape import shape_from_row
 
 SPLITS = ("train", "dev", "test")
 DEFAULT_SPLIT_RATIOS = {"train": 0.8, "dev": 0.1, "test": 0.1}
@@ -83,10 +84,16 @@ def _paper_key(paper: Paper, sources: dict[int, SourceRecord]) -> str:
     return f"{source.format}:{source.key}" if source else f"paper-{paper.pk}"
 
 
-def _freeze_paper(paper: Paper, key: str, native: dict[str, Any]) -> dict[str, Any]:
-    """The whole paper as a long context: every table and paragraph as they are now."""
-    tables = list(paper.tables.all().order_by("order"))
-    paragraphs = list(paper.paragraphs.all().order_by("order").prefetch_related("mentioned_tables"))
+def _freeze_paper(
+    paper: Paper, key: str, native: dict[str, Any], *, excluded: frozenset[str] = frozenset()
+) -> dict[str, Any]:
+    """The whole paper as a long context: every table and paragraph as they are now, less `excluded` keys."""
+    tables = [t for t in paper.tables.all().order_by("order") if _table_key(t, key) not in excluded]
+    paragraphs = [
+        p
+        for p in paper.paragraphs.all().order_by("order").prefetch_related("mentioned_tables")
+        if _paragraph_key(p, key) not in excluded
+    ]
     return {
         "kind": "long",
         "paper": {"key": key, "title": paper.title, "origin": paper.origin, "arxiv_id": paper.arxiv_id},
@@ -96,35 +103,80 @@ def _freeze_paper(paper: Paper, key: str, native: dict[str, Any]) -> dict[str, A
     }
 
 
+def _table_key(table: Any, paper_key: str) -> str:
+    return f"{paper_key}/table-{table.order}"
+
+
+def _paragraph_key(paragraph: Any, paper_key: str) -> str:
+    return f"{paper_key}/paragraph-{paragraph.order}"
+
+
 def _freeze_table(table: Any, paper_key: str) -> dict[str, Any]:
-    return {
-        "key": f"{paper_key}/table-{table.order}",
-        "label": table.label,
-        "number": table.number,
-        "caption": table.caption,
-        "cells": table.cells,
-    }
+    """A table frozen through the one table representation: file grid (`cells`), grid, spans and header rows."""
+    return {"key": _table_key(table, paper_key), **shape_from_row(table).to_frozen()}
 
 
 def _freeze_paragraph(paragraph: Any, paper_key: str) -> dict[str, Any]:
     return {
-        "key": f"{paper_key}/paragraph-{paragraph.order}",
+        "key": _paragraph_key(paragraph, paper_key),
         "order": paragraph.order,
         "section": paragraph.section,
         "text": paragraph.text,
-        "mentioned_tables": [f"{paper_key}/table-{t.order}" for t in paragraph.mentioned_tables.all()],
+        "mentioned_tables": [_table_key(t, paper_key) for t in paragraph.mentioned_tables.all()],
     }
 
 
-def _freeze_short(context: Context, paper_key: str, native: dict[str, Any]) -> dict[str, Any]:
+def _freeze_short(
+    context: Context, paper_key: str, native: dict[str, Any], *, excluded: frozenset[str] = frozenset()
+) -> dict[str, Any]:
+    """A paragraph and the tables it cites, less what the item's annotator marked as wrongly extracted."""
     paragraph = context.paragraph
+    tables = [t for t in context.tables.all().order_by("order") if _table_key(t, paper_key) not in excluded]
+    has_paragraph = paragraph is not None and _paragraph_key(paragraph, paper_key) not in excluded
     return {
         "kind": "short",
         "paper": {"key": paper_key, "title": context.paper.title, "origin": context.paper.origin},
-        "tables": [_freeze_table(t, paper_key) for t in context.tables.all().order_by("order")],
-        "paragraphs": [_freeze_paragraph(paragraph, paper_key)] if paragraph else [],
+        "tables": [_freeze_table(t, paper_key) for t in tables],
+        "paragraphs": [_freeze_paragraph(paragraph, paper_key)] if has_paragraph else [],
         "native": native,
     }
+
+
+def _exclusions(instance: Instance, paper_key: str) -> dict[str, list[dict[str, Any]]]:
+    """What the item's annotators marked as wrongly extracted (SciTaT §2.3 i), each with who marked it first."""
+    tables = sorted(instance.excluded_tables.all(), key=lambda t: t.order)
+    paragraphs = sorted(instance.excluded_paragraphs.all(), key=lambda p: p.order)
+    if not tables and not paragraphs:
+        return {"tables": [], "paragraphs": []}
+    marked_by: dict[tuple[str, int], str] = {}
+    previous: dict[str, set[int]] = {"excluded_table_ids": set(), "excluded_paragraph_ids": set()}
+    for revision in instance.revisions.select_related("author").order_by("number"):
+        for name in previous:
+            ids = set(revision.fields.get(name) or [])
+            for new_id in ids - previous[name]:
+                marked_by[(name, new_id)] = revision.author.get_username() if revision.author else ""
+            previous[name] = ids
+    return {
+        "tables": [
+            {"key": _table_key(t, paper_key), "by": marked_by.get(("excluded_table_ids", t.pk), "")} for t in tables
+        ],
+        "paragraphs": [
+            {"key": _paragraph_key(p, paper_key), "by": marked_by.get(("excluded_paragraph_ids", p.pk), "")}
+            for p in paragraphs
+        ],
+    }
+
+
+def _excluded_keys(exclusions: dict[str, list[dict[str, Any]]]) -> frozenset[str]:
+    return frozenset(entry["key"] for entries in exclusions.values() for entry in entries)
+
+
+def _context_key(base: str, excluded: frozenset[str]) -> str:
+    """A frozen context's key; an item with exclusions gets its own copy, named by what it leaves out."""
+    if not excluded:
+        return base
+    digest = hashlib.sha256("\n".join(sorted(excluded)).encode()).hexdigest()[:12]
+    return f"{base}/excluding-{digest}"
 
 
 def _freeze_item(
@@ -136,6 +188,7 @@ def _freeze_item(
     long_key: str | None,
     native: dict[str, Any],
     source_format: str,
+    excluded: dict[str, list[dict[str, Any]]],
 ) -> dict[str, Any]:
     reasoning = instance.reasoning_type
     parent = reasoning.parent if reasoning is not None else None
@@ -156,7 +209,8 @@ def _freeze_item(
         "reasoning_type_name": rtype.name if rtype else None,
         "reasoning_subtype": subtype.code if subtype else None,
         "reasoning_subtype_name": subtype.name if subtype else None,
-        "relevant_tables": sorted(f"{paper_key}/table-{t.order}" for t in instance.relevant_tables.all()),
+        "relevant_tables": sorted(_table_key(t, paper_key) for t in instance.relevant_tables.all()),
+        "excluded": excluded,
         "paper": paper_key,
         "short_context": short_key,
         "long_context": long_key,
@@ -196,7 +250,7 @@ def release_cut(
     instances = list(
         Instance.objects.filter(project=project, batch_id__in=batch_ids, status=Status.VALIDATED)
         .select_related("context", "context__paper", "context__paragraph", "reasoning_type__parent")
-        .prefetch_related("relevant_tables")
+        .prefetch_related("relevant_tables", "excluded_tables", "excluded_paragraphs")
         .order_by("context__paper_id", "context_id", "id")
     )
     if not instances:
@@ -232,17 +286,20 @@ def release_cut(
         paper = instance.context.paper if instance.context_id else (papers.get(source.paper_id) if source else None)
         paper_key = _paper_key(paper, paper_sources) if paper else ""
         long_key = short_key = None
+        exclusions = _exclusions(instance, paper_key)
+        excluded = _excluded_keys(exclusions)
         if paper is not None and (instance.context_id or paper.tables.exists() or paper.paragraphs.exists()):
-            long_key = paper_key
+            # The long context is frozen beside every question, so both SciTaT settings cover the same questions.
+            long_key = _context_key(paper_key, excluded)
             if long_key not in frozen_contexts:
                 native = paper_sources[paper.pk].data if paper.pk in paper_sources else {}
-                frozen_contexts[long_key] = _freeze_paper(paper, paper_key, native)
+                frozen_contexts[long_key] = _freeze_paper(paper, paper_key, native, excluded=excluded)
         if instance.context_id and instance.context.kind == Context.Kind.SHORT:
-            short_key = f"{paper_key}/context-{instance.context_id}"
+            short_key = _context_key(f"{paper_key}/context-{instance.context_id}", excluded)
             if short_key not in frozen_contexts:
                 native_record = context_sources.get(instance.context_id)
                 frozen_contexts[short_key] = _freeze_short(
-                    instance.context, paper_key, native_record.data if native_record else {}
+                    instance.context, paper_key, native_record.data if native_record else {}, excluded=excluded
                 )
         uid = instance.external_uid or f"{project.slug}-{instance.pk}"
         if uid in seen_uids:
@@ -257,6 +314,7 @@ def release_cut(
                 long_key=long_key,
                 native=source.data if source else {},
                 source_format=source.format if source else "",
+                excluded=exclusions,
             )
         )
 

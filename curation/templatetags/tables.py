@@ -4,16 +4,17 @@ from __future__ import annotations
 
 from django import template
 
-from curation.tables_html import header_row_count, layout_for
+from curation.table_shape import shape_from_row
 
 register = template.Library()
 
 
 @register.inclusion_tag("curation/_data_table.html")
 def data_table(table, highlight_ids=None, header_rows: int | None = None):
-    rows = layout_for(table)
+    shape = shape_from_row(table)
+    rows = shape.html_layout()
     if header_rows is None:
-        header_rows = header_row_count(table.spans if table.grid else [], len(rows))
+        header_rows = shape.html_header_rows()
     return {
         "table": table,
         "head": rows[:header_rows],

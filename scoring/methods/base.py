@@ -10,6 +10,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from curation.table_shape import shape_from_frozen
+
 METHODS = ("direct", "cot", "pot", "car", "tatllm", "tool")
 
 Chat = Callable[..., Any]  # (messages, *, tools=None, tool_choice=None, response_format=None) -> ChatResult
@@ -64,13 +66,13 @@ class MethodOutput:
 
 
 def render_table(table: Mapping[str, Any]) -> str:
-    """One frozen table as label, caption and pipe-separated rows."""
+    """One frozen table as label, caption and its rectangular prompt rows (multi-row headers flattened)."""
     lines = []
     if table.get("label"):
         lines.append(f"Label: {table['label']}")
     if table.get("caption"):
         lines.append(f"Caption: {table['caption']}")
-    for row in table.get("cells") or table.get("rows") or []:
+    for row in shape_from_frozen(table).prompt_rows():
         lines.append("| " + " | ".join(re.sub(r"\s+", " ", str(cell)).strip() for cell in row) + " |")
     return "\n".join(lines)
 
@@ -88,8 +90,8 @@ def tool_tables(context: Mapping[str, Any] | None) -> list[dict[str, Any]]:
     """Frozen tables in the shape the ToolBox reads ({label, caption, rows})."""
     tables = []
     for position, table in enumerate((context or {}).get("tables") or []):
-        label = table.get("label") or (f"Table {table['number']}" if table.get("number") else f"Table {position + 1}")
-        tables.append({"label": label, "caption": table.get("caption", ""), "rows": table.get("cells") or []})
+        shape = shape_from_frozen(table)
+        tables.append(shape.tool_input(shape.display_label(position)))
     return tables
 
 

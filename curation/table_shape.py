@@ -1,0 +1,283 @@
+"""The one table representation (grid, spans, header rows, label, caption, number) and its renderers.
+
+Pure Python, no Django: every consumer — HTML pages, drafting and scoring prompts, both ToolBoxes, the release
+freeze and every exporter — builds a `TableShape` from whatever it holds (an extraction result, an ORM row, a
+frozen release dict) and renders from it, so a table cannot come out in two shapes.
+
+Conventions:
+- `grid` is rectangular and a merged cell's text fills every position it covers (what flattening a header needs).
+- Files get `file_grid()`: rectangular, a merged cell's text once at its top-left position, covered positions
+  empty — the layout TAT-QA's own tables use (`["", "Domestic", "", "International", ""]`).
+- Prompts get `prompt_columns()` over `body_rows()`: one column name per grid column, multi-row headers
+  joined with " - " (`LAS on test - Wolof`), repeated parts written once (`Avg.`, not `Avg. - Avg.`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+HEADER_JOINER = " - "
+
+
+@dataclass(frozen=True)
+class Span:
+    """A merged block: its top-left position in the grid and how far it reaches."""
+
+    top: int
+    column: int
+    rowspan: int = 1
+    colspan: int = 1
+
+    def as_dict(self) -> dict[str, int]:
+        return {"top": self.top, "column": self.column, "rowspan": self.rowspan, "colspan": self.colspan}
+
+
+def _clip_spans(spans: Sequence[Span], height: int, width: int) -> list[Span]:
+    """Spans inside the grid, clipped to it; a span overlapping an earlier one is dropped (malformed sources)."""
+    kept: list[Span] = []
+    covered: set[tuple[int, int]] = set()
+    for span in spans:
+        if span.top >= height or span.column >= width or span.top < 0 or span.column < 0:
+            continue
+        rowspan = max(1, min(span.rowspan, height - span.top))
+        colspan = max(1, min(span.colspan, width - span.column))
+        cells = {(r, c) for r in range(span.top, span.top + rowspan) for c in range(span.column, span.column + colspan)}
+        if (rowspan == 1 and colspan == 1) or cells & covered:
+            continue
+        kept.append(Span(span.top, span.column, rowspan, colspan))
+        covered |= cells
+    return kept
+
+
+def spans_from_dicts(spans: Sequence[Mapping[str, Any]] | None) -> list[Span]:
+    """Spans as stored ({top or row, column, rowspan, colspan}); entries without numbers are skipped."""
+    result = []
+    for span in spans or []:
+        try:
+            top, column = int(span.get("top", span.get("row", 0))), int(span.get("column", 0))
+            result.append(Span(top, column, int(span.get("rowspan", 1)), int(span.get("colspan", 1))))
+        except (TypeError, ValueError, AttributeError):
+            continue
+    return result
+
+
+def header_row_count(spans: Sequence[Span], row_count: int) -> int:
+    """Fallback header count: row one, plus any rows its \\multirow cells reach down into (0 if that is every row)."""
+    count = 1
+    changed = True
+    while changed:
+        changed = False
+        for span in spans:
+            # A rowspan may not cross from <thead> into <tbody>: browsers cut it at the section edge.
+            if span.top < count < span.top + span.rowspan:
+                count = span.top + span.rowspan
+                changed = True
+    return 0 if count >= row_count else count
+
+
+def _clean(text: Any) -> str:
+    return re.sub(r"\s+", " ", str(text if text is not None else "")).strip()
+
+
+@dataclass(frozen=True)
+class TableShape:
+    """A table as every consumer sees it. Build it with one of the `shape_from_*` constructors."""
+
+    grid: list[list[str]]
+    spans: list[Span] = field(default_factory=list)
+    header_rows: int = 0
+    label: str = ""
+    caption: str = ""
+    number: str = ""
+
+    @property
+    def height(self) -> int:
+        return len(self.grid)
+
+    @property
+    def width(self) -> int:
+        return len(self.grid[0]) if self.grid else 0
+
+    # --- Files --------------------------------------------------------------------------------------------
+
+    def file_grid(self) -> list[list[str]]:
+        """Rectangular rows for files: a merged cell's text at its top-left only, the positions it covers empty."""
+        rows = [list(row) for row in self.grid]
+        for span in self.spans:
+            for r in range(span.top, span.top + span.rowspan):
+                for c in range(span.column, span.column + span.colspan):
+                    if (r, c) != (span.top, span.column):
+                        rows[r][c] = ""
+        return rows
+
+    def to_frozen(self) -> dict[str, Any]:
+        """What a release freezes of a table: the file grid as `cells`, plus grid, spans and header rows."""
+        return {
+            "label": self.label,
+            "number": self.number,
+            "caption": self.caption,
+            "cells": self.file_grid(),
+            "grid": [list(row) for row in self.grid],
+            "spans": [span.as_dict() for span in self.spans],
+            "header_rows": self.header_rows,
+        }
+
+    # --- Prompts and tool boxes ---------------------------------------------------------------------------
+
+    def prompt_header_rows(self) -> int:
+        """Header rows a prompt flattens into column names: at least one whenever the table has a body row."""
+        return self.header_rows if self.header_rows else (1 if self.height > 1 else 0)
+
+    def prompt_columns(self) -> list[str]:
+        """One name per column: the header rows' texts top to bottom, each part once, joined with " - "."""
+        names = []
+        for column in range(self.width):
+            parts: list[str] = []
+            for row in self.grid[: self.prompt_header_rows()]:
+                part = _clean(row[column])
+                if part and part not in parts:
+                    parts.append(part)
+            names.append(HEADER_JOINER.join(parts))
+        return names
+
+    def body_rows(self) -> list[list[str]]:
+        """The data rows under the header, rectangular; a merged data cell repeats its text (a reader's reading)."""
+        return [list(row) for row in self.grid[self.prompt_header_rows() :]]
+
+    def prompt_rows(self) -> list[list[str]]:
+        """The rectangular table a prompt shows: the flattened header row, then the body rows."""
+        if not self.grid:
+            return []
+        if self.prompt_header_rows() == 0:
+            return [list(row) for row in self.grid]
+        return [self.prompt_columns(), *self.body_rows()]
+
+    def tool_input(self, label: str | None = None) -> dict[str, Any]:
+        """The table as a ToolBox reads it: one flattened header row over the body rows."""
+        return {
+            "label": label if label is not None else self.display_label(),
+            "caption": self.caption,
+            "rows": self.prompt_rows(),
+            "header_rows": 1,
+        }
+
+    def display_label(self, position: int = 0) -> str:
+        """The name a prompt or tool box uses: the LaTeX label, else `Table N`."""
+        return self.label or (f"Table {self.number}" if self.number else f"Table {position + 1}")
+
+    # --- HTML ---------------------------------------------------------------------------------------------
+
+    def html_layout(self) -> list[list[dict[str, Any]]]:
+        """Rows of cells {text, rowspan, colspan, row, column}; positions a span covers are left out."""
+        starts = {(s.top, s.column): s for s in self.spans}
+        covered = {
+            (r, c)
+            for s in self.spans
+            for r in range(s.top, s.top + s.rowspan)
+            for c in range(s.column, s.column + s.colspan)
+            if (r, c) != (s.top, s.column)
+        }
+        layout = []
+        for r, row in enumerate(self.grid):
+            cells = []
+            for c, text in enumerate(row):
+                if (r, c) in covered:
+                    continue
+                span = starts.get((r, c))
+                rowspan, colspan = (span.rowspan, span.colspan) if span else (1, 1)
+                cells.append({"text": text, "rowspan": rowspan, "colspan": colspan, "row": r, "column": c})
+            layout.append(cells)
+        return layout
+
+    def html_header_rows(self) -> int:
+        """Rows drawn in <thead>: the header rows, widened so no rowspan crosses into the body."""
+        count = self.header_rows
+        changed = True
+        while changed and count:
+            changed = False
+            for span in self.spans:
+                if span.top < count < span.top + span.rowspan:
+                    count = span.top + span.rowspan
+                    changed = True
+        return 0 if count >= self.height else count
+
+
+def shape_from_rows(
+    grid: Sequence[Sequence[Any]],
+    *,
+    spans: Sequence[Span] = (),
+    header_rows: int | None = None,
+    label: str | None = "",
+    caption: str | None = "",
+    number: str | None = "",
+) -> TableShape:
+    """The shape of a grid (ragged rows are padded); `header_rows=None` falls back to the span-based count."""
+    width = max((len(row) for row in grid), default=0)
+    rows = [[str(cell) if cell is not None else "" for cell in row] + [""] * (width - len(row)) for row in grid]
+    clipped = _clip_spans(list(spans), len(rows), width)
+    for span in clipped:
+        # A merged cell's text fills every position it covers (a file grid leaves them empty: refill them).
+        text = rows[span.top][span.column]
+        for r in range(span.top, span.top + span.rowspan):
+            for c in range(span.column, span.column + span.colspan):
+                if not rows[r][c]:
+                    rows[r][c] = text
+    if header_rows is None:
+        header_rows = header_row_count(clipped, len(rows))
+    header_rows = max(0, min(int(header_rows), max(len(rows) - 1, 0)))
+    return TableShape(rows, clipped, header_rows, label or "", caption or "", number or "")
+
+
+def shape_from_extracted(table: Any) -> TableShape:
+    """From `curation.latex.results.ExtractedTable`: its grid (or rows) and spans, and `header_rows` if known."""
+    spans = [Span(s.top, s.column, s.rowspan, s.colspan) for s in table.spans] if table.grid else []
+    return shape_from_rows(
+        table.grid or table.rows,
+        spans=spans,
+        header_rows=getattr(table, "header_rows", None),
+        label=table.label,
+        caption=table.caption,
+        number=table.number,
+    )
+
+
+def shape_from_row(table: Any) -> TableShape:
+    """From a `curation.models.Table` row: its grid and spans (or plain cells), and `header_rows` when stored."""
+    has_grid = bool(table.grid)
+    return shape_from_rows(
+        table.grid if has_grid else table.cells,
+        spans=spans_from_dicts(table.spans) if has_grid else [],
+        header_rows=getattr(table, "header_rows", None),
+        label=table.label,
+        caption=table.caption,
+        number=table.number,
+    )
+
+
+def shape_from_frozen(data: Mapping[str, Any]) -> TableShape:
+    """From a frozen release table; releases cut before grids were frozen hold only `cells` (padded here)."""
+    if data.get("grid"):
+        return shape_from_rows(
+            data["grid"],
+            spans=spans_from_dicts(data.get("spans")),
+            header_rows=data.get("header_rows"),
+            label=data.get("label"),
+            caption=data.get("caption"),
+            number=data.get("number"),
+        )
+    return shape_from_rows(
+        data.get("cells") or data.get("rows") or [],
+        header_rows=data.get("header_rows"),
+        label=data.get("label"),
+        caption=data.get("caption"),
+        number=data.get("number"),
+    )
+
+
+def is_rectangular(rows: Sequence[Sequence[Any]], width: int | None = None) -> bool:
+    """Every row has the same length (and that length is `width`, when given)."""
+    lengths = {len(row) for row in rows}
+    return len(lengths) <= 1 and (width is None or not rows or lengths == {width})

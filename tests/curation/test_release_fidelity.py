@@ -1,0 +1,220 @@
+"""The release is what was curated: the demo's Table 1 is rectangular in every export and prompt, and what the
+annotator marked as wrongly extracted is in none of them."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import zipfile
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from annotate.services import review
+from annotate.services.workspace import workspace_submit
+from curation.drafting.services import table_input
+from curation.drafting.templates import draft_template_questions
+from curation.exports import EXPORT_FORMATS, write_export_zip
+from curation.models import Context, Paper
+from curation.services.batches import batch_create, batch_open
+from curation.services.lifecycle import instance_create
+from curation.services.papers import paper_ingest
+from curation.services.releases import release_cut, release_rows
+from scoring.methods.base import render_context, tool_tables
+from scoring.tools import ToolBox
+from tests.annotate.queue_helpers import queue_next
+
+DEMO_PAPER = Path(__file__).resolve().parents[2] / "curation" / "demo" / "paper"
+HEADER = ["Method", "Params (M)", "LAS on test", "", "", "", "Avg."]
+PROMPT_HEADER = (
+    "| Method | Params (M) | LAS on test - Wolof | LAS on test - Faroese | LAS on test - Tagalog | "
+    "LAS on test - Yoruba | Avg. |"
+)
+
+
+@pytest.fixture(autouse=True)
+def media(settings, tmp_path):
+    settings.MEDIA_ROOT = tmp_path / "media"
+
+
+@pytest.fixture
+def demo_paper(project) -> Paper:
+    result = paper_ingest(project=project, actor=None, path_or_upload=DEMO_PAPER)
+    return result.paper
+
+
+def short_context_of(paper: Paper, label: str) -> Context:
+    return next(
+        c
+        for c in Context.objects.filter(paper=paper, kind=Context.Kind.SHORT).order_by("paragraph__order")
+        if [t.label for t in c.tables.all()] == [label]
+    )
+
+
+def refine_and_validate(project, personas, context: Context, **fields):
+    """A draft on `context`, refined by annotator with `fields`, approved by the verifier, confirmed in round two."""
+    batch = batch_open(batch_id=batch_create(project=project, actor=None, name=f"B{context.pk}").pk, actor=None)
+    instance_create(project_id=project.pk, actor=None, context=context, batch=batch, question="Draft?", answer=["x"])
+    claimed = queue_next(project=project, user=personas["annotator"])
+    body = {
+        "question": "What is the average LAS of LoRA?",
+        "rationale": "Table 1 gives LoRA an average of 73.4.",
+        "answer": ["73.4"],
+        "answer_form": "short",
+        "answer_source": "table",
+        "relevant_table_ids": list(context.tables.values_list("id", flat=True)),
+        **fields,
+    }
+    submitted = workspace_submit(
+        instance_id=claimed.pk, user=personas["annotator"], expected_version=claimed.version, fields=body
+    )
+    held = review.review_claim(instance_id=submitted.pk, user=personas["verifier"])
+    approved = review.review_approve(instance_id=held.pk, user=personas["verifier"], expected_version=held.version)
+    second = review.round2_claim(instance_id=approved.pk, user=personas["annotator2"])
+    review.round2_confirm(instance_id=second.pk, user=personas["annotator2"], expected_version=second.version)
+    return batch
+
+
+@pytest.fixture
+def excluded_paragraph_release(project, personas, demo_paper):
+    """One question on Table 1 whose annotator marked its paragraph as wrongly extracted."""
+    context = short_context_of(demo_paper, "tab:main")
+    batch = refine_and_validate(project, personas, context, excluded_paragraph_ids=[context.paragraph_id])
+    release = release_cut(project=project, actor=None, name="fidelity", batch_ids=[batch.pk], split_seed=1)
+    return release, context.paragraph.text
+
+
+def export_text(release, fmt, tmp_path) -> str:
+    out = tmp_path / f"{fmt}.zip"
+    write_export_zip(release, fmt, out)
+    with zipfile.ZipFile(out) as bundle:
+        name = next(n for n in bundle.namelist() if n.startswith("data/"))
+        data = bundle.read(name)
+    if fmt == "parquet":
+        (tmp_path / "x.parquet").write_bytes(data)
+        return json.dumps(pq.read_table(tmp_path / "x.parquet").to_pylist(), ensure_ascii=False)
+    return data.decode()
+
+
+def table_one_grids(fmt: str, text: str) -> list[list[list[str]]]:
+    """Every copy of Table 1 in an export, found by its header row."""
+    grids: list[list[list[str]]] = []
+
+    def walk(value):
+        if isinstance(value, list) and value and all(isinstance(row, list) for row in value):
+            if value[0] and value[0][0] == "Method":
+                grids.append(value)
+                return
+        if isinstance(value, dict):
+            for key, inner in value.items():
+                if key == "grid":  # the span-filled grid beside the file grid (JSONL): rectangular too
+                    assert len({len(row) for row in inner}) <= 1
+                    continue
+                walk(inner)
+        elif isinstance(value, list):
+            for inner in value:
+                walk(inner)
+
+    if fmt == "jsonl":
+        for line in text.splitlines():
+            walk(json.loads(line))
+    else:
+        walk(json.loads(text))
+    return grids
+
+
+@pytest.mark.parametrize("fmt", ["scitat", "tatqa", "finqa", "jsonl", "parquet"])
+def test_table_one_is_rectangular_with_avg_over_its_own_column(excluded_paragraph_release, fmt, tmp_path):
+    release, _ = excluded_paragraph_release
+    grids = table_one_grids(fmt, export_text(release, fmt, tmp_path))
+    assert grids, f"no Table 1 in the {fmt} export"
+    for grid in grids:
+        assert {len(row) for row in grid} == {7}
+        assert grid[0] == HEADER
+        assert grid[1] == ["", "", "Wolof", "Faroese", "Tagalog", "Yoruba", ""]
+        lora = next(row for row in grid if row[0] == "LoRA")
+        assert lora[6] == "73.4" and lora[2] == "76.2"
+
+
+@pytest.mark.parametrize("fmt", sorted(EXPORT_FORMATS))
+def test_excluded_paragraph_is_in_no_export(excluded_paragraph_release, fmt, tmp_path):
+    release, paragraph_text = excluded_paragraph_release
+    text = export_text(release, fmt, tmp_path)
+    assert "73.4" in text  # the export holds the item …
+    assert paragraph_text[:60] not in text  # … but not the paragraph its annotator struck out
+    if fmt == "csv":
+        assert list(csv.reader(io.StringIO(text)))[1][0]
+
+
+def test_frozen_item_records_what_was_excluded_and_by_whom(excluded_paragraph_release):
+    release, _ = excluded_paragraph_release
+    item, short, long = next(release_rows(release))
+    assert [entry["by"] for entry in item["excluded"]["paragraphs"]] == ["annotator"]
+    assert item["excluded"]["tables"] == []
+    excluded_key = item["excluded"]["paragraphs"][0]["key"]
+    assert short["paragraphs"] == [] and [t["label"] for t in short["tables"]] == ["tab:main"]
+    assert excluded_key not in {p["key"] for p in long["paragraphs"]} and len(long["paragraphs"]) == 4
+    assert long["tables"][0]["header_rows"] == 2 and long["tables"][0]["spans"]
+
+
+def test_both_settings_cover_the_same_question(excluded_paragraph_release):
+    release, _ = excluded_paragraph_release
+    stats = release.statistics
+    assert stats["settings"]["short"]["questions"] == stats["settings"]["long"]["questions"] == 1
+    assert stats["questions_in_both_settings"] == 1
+
+
+def test_scoring_prompt_shows_the_rectangular_table_without_the_excluded_paragraph(excluded_paragraph_release):
+    release, paragraph_text = excluded_paragraph_release
+    _, short, long = next(release_rows(release))
+    for context in (short, long):
+        tables, paragraphs = render_context(context)
+        assert PROMPT_HEADER in tables
+        assert "| LoRA | 8.1 | 76.2 | 78.8 | 71.0 | 67.7 | 73.4 |" in tables
+        assert paragraph_text[:60] not in paragraphs
+    box = ToolBox(tool_tables(short))
+    assert box.call("get_cell", {"table": "tab:main", "row": "LoRA", "column": "Avg."}) == "73.4"
+    assert "column 3" not in json.dumps(box.call("list_tables", {}))
+
+
+def test_excluded_table_is_absent_from_that_items_contexts_and_prompts(project, personas, demo_paper, tmp_path):
+    context = short_context_of(demo_paper, "tab:ablation")
+    table = context.tables.get()
+    batch = refine_and_validate(
+        project,
+        personas,
+        context,
+        answer_source="text",
+        relevant_table_ids=[],
+        excluded_table_ids=[table.pk],
+    )
+    release = release_cut(project=project, actor=None, name="no-table", batch_ids=[batch.pk])
+    item, short, long = next(release_rows(release))
+    assert [entry["key"] for entry in item["excluded"]["tables"]] == [f"{item['paper']}/table-{table.order}"]
+    for context_data in (short, long):
+        assert table.caption not in render_context(context_data)[0]
+        assert "tab:ablation" not in [t["label"] for t in tool_tables(context_data)]
+    for fmt in EXPORT_FORMATS:
+        assert table.caption not in export_text(release, fmt, tmp_path)
+
+
+def test_template_actions_on_a_multirow_header_replay_through_the_scoring_toolbox(project, personas, demo_paper):
+    """Essential actions recorded at drafting (ORM table) give the same results on the frozen release table."""
+    table = demo_paper.tables.get(label="tab:main")
+    drafts = draft_template_questions([table_input(table, "tab:main")], seed=0, per_template=2)
+    assert drafts
+    context = short_context_of(demo_paper, "tab:main")
+    batch = refine_and_validate(project, personas, context)
+    release = release_cut(project=project, actor=None, name="replay", batch_ids=[batch.pk])
+    _, short, _ = next(release_rows(release))
+    box = ToolBox(tool_tables(short))
+    replayed = 0
+    for draft in drafts:
+        for action in draft["essential_actions"]:
+            assert box.call(action["tool"], action["arguments"]) == action["result"], (draft["template_id"], action)
+            replayed += 1
+    columns = {a["arguments"].get("column") for d in drafts for a in d["essential_actions"]} - {None}
+    assert any(column.startswith("LAS on test - ") for column in columns)
+    assert replayed >= len(drafts)
