@@ -78,6 +78,7 @@ class TableSerializer(serializers.ModelSerializer):
             "cells",
             "grid",
             "spans",
+            "header_rows",
             "subtables",
             "notes",
             "caption_references",

@@ -17,7 +17,7 @@ from annotate.services.workspace import workspace_submit
 from curation.drafting.services import table_input
 from curation.drafting.templates import draft_template_questions
 from curation.exports import EXPORT_FORMATS, write_export_zip
-from curation.models import Context, Paper
+from curation.models import Context, Paper, ReleaseContext
 from curation.services.batches import batch_create, batch_open
 from curation.services.lifecycle import instance_create
 from curation.services.papers import paper_ingest
@@ -218,3 +218,19 @@ def test_template_actions_on_a_multirow_header_replay_through_the_scoring_toolbo
     columns = {a["arguments"].get("column") for d in drafts for a in d["essential_actions"]} - {None}
     assert any(column.startswith("LAS on test - ") for column in columns)
     assert replayed >= len(drafts)
+
+
+def test_release_frozen_before_grids_still_exports_rectangular_tables(excluded_paragraph_release, tmp_path):
+    """An older release froze only the extractor's ragged rows as `cells`: exports pad them to a rectangle."""
+    release, _ = excluded_paragraph_release
+    for row in ReleaseContext.objects.filter(release=release):
+        for table in row.data["tables"]:
+            table["cells"] = [["Method", "Params (M)", "LAS on test", "Avg."], ["LoRA", "8.1", "76.2", "73.4", "x"]]
+            for key in ("grid", "spans", "header_rows"):
+                table.pop(key)
+        row.save(update_fields=["data"])
+    for fmt in ("scitat", "jsonl", "parquet"):
+        grids = table_one_grids(fmt, export_text(release, fmt, tmp_path))
+        assert grids and all({len(r) for r in grid} == {5} for grid in grids)
+    _, short, _ = next(release_rows(release))
+    assert "| Method | Params (M) | LAS on test | Avg. |  |" in render_context(short)[0]
