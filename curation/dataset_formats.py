@@ -57,6 +57,7 @@ class ParsedTable:
     caption: str
     cells: list[list[str]]
     key: str = ""
+    header_rows: int | None = None  # SciTaT files written by this app say it; None: counted on ingestion
 
 
 @dataclass
@@ -116,6 +117,14 @@ def _get(obj: dict[str, Any], key: str, path: str, types: tuple[type, ...], *, r
     if types and (not isinstance(value, types) or (isinstance(value, bool) and bool not in types)):
         names = " or ".join(t.__name__ for t in types)
         raise DatasetFormatError(where, f"expected {names}, got {_kind(value)} {json.dumps(value)[:60]}")
+    return value
+
+
+def _header_rows(table: dict[str, Any], path: str) -> int | None:
+    """A table's optional `header_rows`: a non-negative integer, or absent/null."""
+    value = _get(table, "header_rows", path, (int, type(None)), required=False)
+    if value is not None and value < 0:
+        raise DatasetFormatError(f"{path}.header_rows", f"expected a count of rows, got {value}")
     return value
 
 
@@ -395,6 +404,7 @@ def parse_scitat(data: Any) -> ParsedDataset:
                     caption=_get(table, "caption", t_path, (str,), required=False) or "",
                     cells=_cells(_get(table, "table", t_path, (list,)), f"{t_path}.table"),
                     key=str(_get(table, "table_id", t_path, (str, int), required=False) or f"{uid}-t{t_index}"),
+                    header_rows=_header_rows(table, t_path),
                 )
             )
         paper = _get(record, "paper", path, (dict,), required=False) or {}

@@ -173,7 +173,15 @@ def _write(
             created_by=actor,
         )
         created_tables = Table.objects.bulk_create(
-            Table(paper=paper, order=i, label=t.label, caption=t.caption, cells=t.cells, grid=t.cells)
+            Table(
+                paper=paper,
+                order=i,
+                label=t.label,
+                caption=t.caption,
+                cells=t.cells,
+                grid=t.cells,
+                header_rows=t.header_rows,
+            )
             for i, t in enumerate(parsed_context.tables)
         )
         Paragraph.objects.bulk_create(

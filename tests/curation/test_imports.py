@@ -260,3 +260,38 @@ def test_import_command_reports_json_and_malformed_paths(project, write_json):
     bad = write_json("bad.json", [tatqa_document("t1", [tatqa_question("q1", answer_type="yes-no")])])
     with pytest.raises(CommandError, match=r"\[0\]\.questions\[0\]\.answer_type"):
         call_command("import_dataset", str(bad), "--format", "tatqa", "--project", project.slug, stdout=StringIO())
+
+
+def scitat_with_header_rows(header_rows) -> list[dict]:
+    table = {
+        "table_id": "t1",
+        "label": "tab:1",
+        "caption": "LAS",
+        "table": [["Method", "LAS", ""], ["", "Wolof", "Yoruba"], ["A", "1", "2"]],
+        "header_rows": header_rows,
+    }
+    return [
+        {
+            "id": "s1",
+            "paper": {"id": "p", "title": "P"},
+            "paragraph": {"paragraph_id": "p1", "text": "Table 1."},
+            "tables": [table],
+            "question": "Q?",
+            "answer": ["1"],
+        }
+    ]
+
+
+def test_scitat_import_keeps_the_header_rows_its_export_wrote(project):
+    result = do_import(project, "scitat", scitat_with_header_rows(2), as_release="scitat")
+    assert Instance.objects.get().context.tables.get().header_rows == 2
+    exported = [records.scitat_record(*row) for row in release_rows(result.release)]
+    assert exported[0]["tables"][0]["header_rows"] == 2
+    assert exported[0]["tables"][0]["table"][1] == ["", "Wolof", "Yoruba"]
+
+
+def test_scitat_import_refuses_a_negative_header_count_and_writes_nothing(project):
+    before = counts()
+    with pytest.raises(InvalidInput, match=r"tables\[0\]\.header_rows"):
+        do_import(project, "scitat", scitat_with_header_rows(-1))
+    assert counts() == before
