@@ -234,3 +234,24 @@ def test_release_frozen_before_grids_still_exports_rectangular_tables(excluded_p
         assert grids and all({len(r) for r in grid} == {5} for grid in grids)
     _, short, _ = next(release_rows(release))
     assert "| Method | Params (M) | LAS on test | Avg. |  |" in render_context(short)[0]
+
+
+def test_header_rows_the_extractor_reports_are_stored_and_used_by_every_consumer(project, monkeypatch):
+    """When the extractor knows the header (h15b fills `header_rows`), ingestion stores it and prompts follow it."""
+    from curation.services import papers
+
+    real = papers.extract_paper
+
+    def extract_with_header(path, **options):
+        extraction = real(path, **options)
+        for table in extraction.tables:
+            table.header_rows = 1 if table.label == "tab:main" else None  # one row, against the spans' two
+        return extraction
+
+    monkeypatch.setattr(papers, "extract_paper", extract_with_header)
+    paper = paper_ingest(project=project, actor=None, path_or_upload=DEMO_PAPER).paper
+    ablation, main = paper.tables.get(label="tab:ablation"), paper.tables.get(label="tab:main")
+    assert main.header_rows == 1 and ablation.header_rows is None
+    rows = table_input(main, "tab:main")["rows"]
+    assert rows[0][2] == "LAS on test" and rows[1][2] == "Wolof"  # the stored count wins over the spans
+    assert table_input(ablation, "tab:ablation")["rows"][0] == ["Sparsity", "LAS", "Time (min)"]  # None: counted
