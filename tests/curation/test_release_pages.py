@@ -67,6 +67,8 @@ def test_release_page_shows_statistics_tables_and_svg_charts(world, client):
     assert 'id="table2"' in html and 'id="table3"' in html and 'id="table4"' in html
     assert html.count("<svg") >= 5 and "Comparison" in html
     assert "Downloads</a>" in html
+    both = world["release"].statistics["questions_in_both_settings"]
+    assert f"{both} of {world['release'].item_count} questions are evaluated in both settings." in html
 
 
 def test_novice_sees_statistics_but_no_download_link(world, client):
