@@ -20,13 +20,18 @@ class CellSpan:
 
 @dataclass
 class SubTable:
-    """A subtable (or one of several tabulars) of a table float and the slice of `rows` it contributed."""
+    """A subtable (or one of several tabulars) of a table float and the slice of `rows` it contributed.
+
+    For a float holding several tabulars outside subtables, `caption` is the text a reader sees between the
+    previous tabular and this one (often a "(b) …" line), and `header_rows` counts this grid's own header.
+    """
 
     label: str | None
     caption: str
     number: str | None
     first_row: int
     row_count: int
+    header_rows: int | None = None
 
 
 @dataclass
@@ -51,6 +56,8 @@ class ExtractedTable:
     notes: list[str] = field(default_factory=list)
     caption_references: list[str] = field(default_factory=list)
     cell_references: list[str] = field(default_factory=list)
+    # Leading rows of `rows` that form the header (of the first grid when the float holds several); None: no rows.
+    header_rows: int | None = None
 
 
 @dataclass
