@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from curation.latex.macros import MacroTable
 from curation.latex.results import ExtractedParagraph, ExtractedTable, SubTable
 from curation.latex.tables import parse_tabular
-from curation.latex.text import TABULAR_ENVS, LabelTarget, TextRenderer
+from curation.latex.text import MATH_ENVS, TABULAR_ENVS, LabelTarget, TextRenderer
 from curation.latex.tokens import CS, PAR, SPACE, Token
 from curation.latex.tree import Env, Group, Node, NodeCursor, to_latex, walk
 
@@ -21,10 +21,6 @@ TABLE_FLOATS = {
 FIGURE_FLOATS = frozenset(
     {"figure", "figure*", "wrapfigure", "wrapfigure*", "sidewaysfigure", "sidewaysfigure*", "SCfigure",
      "SCfigure*", "marginfigure", "algorithm", "algorithm*", "listing", "listing*", "subfigure"}
-)  # fmt: skip
-MATH_ENVS = frozenset(
-    {"equation", "equation*", "align", "align*", "gather", "gather*", "multline", "multline*", "eqnarray",
-     "eqnarray*", "flalign", "flalign*", "alignat", "alignat*", "math", "displaymath", "split", "dmath", "dmath*"}
 )  # fmt: skip
 LIST_ENVS = frozenset(
     {"itemize", "enumerate", "description", "compactitem", "compactenum", "inparaenum", "asparaenum",
