@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 
 from curation.latex.results import CellSpan
 
@@ -34,20 +35,25 @@ def header_rows(
     `rules_before[i]` names the rules drawn above row i. The header ends at the first whole-width rule below
     row one (`\\midrule`, `\\hline`, or a `\\toprule` under a header written above it), unless the rows
     above that rule read as data; without such a rule it is row one, the rows its `\\multirow` cells reach,
-    and one sub-header row under a row of `\\multicolumn` groups (or under a `\\cmidrule`). A row holding one
-    cell across the whole table is a group label of the body, never the last header row. A table whose
-    first row already reads like the rows below it has no header.
+    and the sub-header rows under a row of `\\multicolumn` groups or a `\\cmidrule`. A row holding one cell
+    across the whole table is a group label of the body, never the last header row, except as a title on
+    top ruled off from the column headers under it. A table whose first row already reads like the rows
+    below it has no header.
     """
     count = len(rows)
     if count == 0:
         return 0
-    widths = _widths(rows, spans)
-    width = max(widths, default=0)
+    width = max(_widths(rows, spans), default=0)
     closing = next(
         (index for index in range(1, min(count, MAX_HEADER_ROWS + 1)) if _has(rules_before, index, FULL_RULES)),
         None,
     )
-    if closing is not None and _closes_header(rows, closing):
+    if closing == 1 and count > 2 and _is_group_label(rows[0], spans, 0, width):
+        # A title row across the table, ruled off from the column headers below it ("Top 5%"): the header
+        # is the title plus the header of the rows under it.
+        rest = [replace(span, row=span.row - 1, top=span.top - 1) for span in spans if span.top >= 1]
+        return 1 + header_rows(rows[1:], rest, [(), *rules_before[2:]])
+    if closing is not None and _closes_header(rows, spans, rules_before, closing):
         found = closing
         while found > 1 and _is_group_label(rows[found - 1], spans, found - 1, width):
             found -= 1
@@ -59,9 +65,7 @@ def header_rows(
         row = rows[found]
         if _is_data_row(row) or _is_group_label(row, spans, found, width):
             break
-        under_groups = any(span.row == found - 1 and span.colspan > 1 for span in spans)
-        under_partial_rule = _has(rules_before, found, PARTIAL_RULES)
-        if not (under_groups or under_partial_rule or _reached(found, spans)):
+        if not (_is_sub_header_position(found, spans, rules_before) or _reached(found, spans)):
             break
         found += 1
     return _reach(found, spans, count)
@@ -109,14 +113,22 @@ def _reach(found: int, spans: Sequence[CellSpan], count: int) -> int:
     return found
 
 
-def _closes_header(rows: Sequence[Sequence[str]], closing: int) -> bool:
-    """Whether the first whole-width rule closes a header rather than setting off a summary row of the body.
+def _closes_header(
+    rows: Sequence[Sequence[str]], spans: Sequence[CellSpan], rules_before: Sequence[Sequence[str]], closing: int
+) -> bool:
+    """Whether the first whole-width rule closes a header rather than setting off summary rows of the body.
 
-    One row of numbers may sit above it (`Model & 1 & 5 & 10` under a `Shots` group); two data rows above
-    it, or one data row with only a last row below the rule, mean the rule is inside the body.
+    Every row above it must read as a header row: text, or numbers only where a sub-header sits (under a row
+    of `\\multicolumn` groups or a `\\cmidrule`, as `Model & 1 & 5 & 10` under `Shots`).
     """
-    data_rows = sum(1 for index in range(1, closing) if _is_data_row(rows[index]))
-    return data_rows == 0 or (data_rows == 1 and closing < len(rows) - 1)
+    return all(
+        not _is_data_row(rows[index]) or _is_sub_header_position(index, spans, rules_before)
+        for index in range(1, closing)
+    )
+
+
+def _is_sub_header_position(index: int, spans: Sequence[CellSpan], rules_before: Sequence[Sequence[str]]) -> bool:
+    return any(span.row == index - 1 and span.colspan > 1 for span in spans) or _has(rules_before, index, PARTIAL_RULES)
 
 
 def _no_header(rows: Sequence[Sequence[str]]) -> bool:

@@ -343,11 +343,17 @@ def _flatten_scripts(token: Token, cursor: NodeCursor, *, has_base: bool) -> lis
     """
     out: list[Node] = []
     text = ""
+    in_exponent = False  # just after a kept `^2`: a subscript there keeps its `_` (`R^2_w`, not `R^2w`)
     for position, char in enumerate(token.text):
         if char not in "_^":
             text += char
+            in_exponent = in_exponent and (char.isdigit() or char in "-+−.")
             continue
         has_base = has_base or bool(text.strip())
+        if char == "_" and in_exponent:
+            text += "_"
+            in_exponent = False
+            continue
         rest = token.text[position + 1 :]
         following = cursor.nodes[cursor.position] if not rest and not cursor.at_end() else None
         if char == "^" and _is_circle(following):
@@ -358,6 +364,7 @@ def _flatten_scripts(token: Token, cursor: NodeCursor, *, has_base: bool) -> lis
             script = rest or (latex_to_text(to_latex(following.children)) if isinstance(following, Group) else "")
             if has_base and _EXPONENT.match(script):
                 text += "^"
+                in_exponent = True
                 continue
         if text:
             out.append(Token(CHAR, text, token.file))
