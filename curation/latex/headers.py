@@ -102,15 +102,16 @@ def _reached(index: int, spans: Sequence[CellSpan]) -> bool:
 
 
 def _reach(found: int, spans: Sequence[CellSpan], count: int) -> int:
-    """Extend the header down to the last row a header cell's \\multirow reaches."""
+    """Extend the header down to the last row a header cell's \\multirow reaches (not over the whole table)."""
+    reached = found
     changed = True
     while changed:
         changed = False
         for span in spans:
-            if span.top < found < span.top + span.rowspan:
-                found = min(span.top + span.rowspan, count)
+            if span.top < reached < span.top + span.rowspan:
+                reached = min(span.top + span.rowspan, count)
                 changed = True
-    return found
+    return found if reached >= count > found else reached
 
 
 def _closes_header(

@@ -121,3 +121,12 @@ def test_several_tabulars_in_one_float_are_separate_grids_with_the_text_between(
         ("(b) Ablations on dev", 2, 3, 1),
     ]
     assert table.rows[2] == ["Setting", "F1"]
+
+
+def test_a_multirow_reaching_the_last_row_does_not_make_the_whole_table_a_header():
+    rows = [["x", "both"], ["", "2", "3"], ["low", "5", "nested cell"]]
+    spans = [
+        CellSpan(row=0, cell=1, column=1, top=0, rowspan=1, colspan=2),
+        CellSpan(row=2, cell=0, column=0, top=1, rowspan=2, colspan=1),
+    ]
+    assert header_rows(rows, spans, [("toprule",), (), ()]) == 2
