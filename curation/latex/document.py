@@ -18,6 +18,8 @@ TABLE_FLOATS = {
     "longtabu": "longtable", "supertabular": "supertabular", "xtabular": "supertabular", "longtblr": "longtable",
     "margintable": "margintable", "fullwidthtable": "table", "tablehere": "table", "stable": "table",
 }  # fmt: skip
+# Environments inside a float whose leading arguments are settings (`\\begin{adjustbox}{max width=…}`).
+_FLOAT_ENV_ARGUMENTS = {"adjustbox": 1, "minipage": 1}
 FIGURE_FLOATS = frozenset(
     {"figure", "figure*", "wrapfigure", "wrapfigure*", "sidewaysfigure", "sidewaysfigure*", "SCfigure",
      "SCfigure*", "marginfigure", "algorithm", "algorithm*", "listing", "listing*", "subfigure"}
@@ -380,7 +382,7 @@ class DocumentWalker:
                 elif node.name in ("tablenotes", "TableNotes"):
                     pending.notes.append(node.children)
                 elif node.name not in FIGURE_FLOATS:
-                    self._scan_float(node.children, pending, sub)
+                    self._scan_float(_env_body(node), pending, sub)
             elif isinstance(node, Group):
                 if sub is None and not _holds_float_parts(node.children):
                     pending.loose_text.append(node)
@@ -566,6 +568,20 @@ def _has_structure(nodes: list[Node]) -> bool:
         ):
             return True
     return False
+
+
+def _env_body(env: Env) -> list[Node]:
+    """An environment's children after the arguments that only set its layout."""
+    count = _FLOAT_ENV_ARGUMENTS.get(env.name)
+    if count is None:
+        return env.children
+    cursor = NodeCursor(env.children)
+    cursor.optional()
+    for _ in range(count):
+        cursor.optional()
+        cursor.argument()
+    cursor.optional()
+    return cursor.nodes[cursor.position :]
 
 
 def _holds_float_parts(nodes: list[Node]) -> bool:

@@ -130,3 +130,18 @@ def test_a_multirow_reaching_the_last_row_does_not_make_the_whole_table_a_header
         CellSpan(row=2, cell=0, column=0, top=1, rowspan=2, colspan=1),
     ]
     assert header_rows(rows, spans, [("toprule",), (), ()]) == 2
+
+
+def test_layout_arguments_around_tabulars_are_not_text_between_them(extract_latex):
+    result = extract_latex(
+        r"""\begin{table}\caption{Side by side.}
+        \begin{adjustbox}{max width=\linewidth}
+        \begin{minipage}[t]{0.48\linewidth}\begin{tabular}{lc}\toprule Model & EM \\ \midrule A & 1.0 \\
+        \bottomrule\end{tabular}\end{minipage}\hfill
+        \begin{minipage}[t]{0.48\linewidth}\small Test split: \begin{tabular}{lc}\toprule Model & F1 \\ \midrule
+        A & 2.0 \\ \bottomrule\end{tabular}\end{minipage}
+        \end{adjustbox}\end{table}"""
+    )
+    (table,) = result.tables
+    parts = [(sub.caption, sub.first_row, sub.row_count) for sub in table.subtables]
+    assert parts == [("", 0, 2), ("Test split:", 2, 2)]
