@@ -16,6 +16,7 @@ FULL_RULES = frozenset(
 # Rules under part of the table (a group header's columns): the row below them is a sub-header.
 PARTIAL_RULES = frozenset({"cmidrule", "cline", "cdashline", "cmidrulec", "clineB", "cdottedline"})
 MAX_HEADER_ROWS = 5
+_COLUMN_NUMBER = re.compile(r"^\((\d+)\)$")
 _NUMBER = re.compile(r"^[~≈∼<>≤≥±+\-−–]?[$€£¥]?\(?\.?\d[\d.,]*([eE][-+−]?\d+)?\)?(%|[kKMBx×])?([±(][\d.,]+\)?)?[*†‡]*$")
 
 
@@ -83,11 +84,19 @@ def _widths(rows: Sequence[Sequence[str]], spans: Sequence[CellSpan]) -> list[in
 
 
 def _is_data_row(row: Sequence[str]) -> bool:
-    """A row with a label in its first cell and mostly numbers in the others."""
+    """A row with a label in its first cell and mostly numbers in the others (not a `(1) (2) (3)` numbering)."""
     if not row or not row[0].strip():
         return False
     values = [cell for cell in row[1:] if cell.strip()]
+    if _is_column_numbering(values):
+        return False
     return bool(values) and sum(1 for cell in values if is_number(cell)) * 2 >= len(values)
+
+
+def _is_column_numbering(values: Sequence[str]) -> bool:
+    """`(1) & (2) & (3)`: the model numbers regression tables put under their headers."""
+    numbers = [match.group(1) for value in values if (match := _COLUMN_NUMBER.match(value.strip()))]
+    return len(values) >= 2 and len(numbers) == len(values) and numbers == [str(n + 1) for n in range(len(values))]
 
 
 def _is_group_label(row: Sequence[str], spans: Sequence[CellSpan], index: int, width: int) -> bool:
@@ -129,7 +138,15 @@ def _closes_header(
 
 
 def _is_sub_header_position(index: int, spans: Sequence[CellSpan], rules_before: Sequence[Sequence[str]]) -> bool:
-    return any(span.row == index - 1 and span.colspan > 1 for span in spans) or _has(rules_before, index, PARTIAL_RULES)
+    """Under a row of `\\multicolumn` groups, or under a `\\cmidrule` that is not drawn under every row."""
+    under_groups = any(span.row == index - 1 and span.colspan > 1 for span in spans)
+    return under_groups or (_has(rules_before, index, PARTIAL_RULES) and not _ruled_throughout(rules_before))
+
+
+def _ruled_throughout(rules_before: Sequence[Sequence[str]]) -> bool:
+    """Partial rules above most rows (a grid of `\\cline`s) say nothing about where the header ends."""
+    ruled = sum(1 for index in range(1, len(rules_before)) if _has(rules_before, index, PARTIAL_RULES))
+    return len(rules_before) > 3 and ruled * 2 > len(rules_before) - 1
 
 
 def _no_header(rows: Sequence[Sequence[str]]) -> bool:

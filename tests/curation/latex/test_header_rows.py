@@ -145,3 +145,11 @@ def test_layout_arguments_around_tabulars_are_not_text_between_them(extract_late
     (table,) = result.tables
     parts = [(sub.caption, sub.first_row, sub.row_count) for sub in table.subtables]
     assert parts == [("", 0, 2), ("Test split:", 2, 2)]
+
+
+def test_clines_under_every_row_and_model_numbering_rows():
+    grid_rows = [["", "A", "B"], ["1", "x", ""], ["2", "", "x"], ["3", "x", ""]]
+    ruled = [(), ("cline",), ("cline",), ("cline",)]
+    assert header_rows(grid_rows, [], ruled) == 1
+    numbered = [["", "Score", "Score"], ["d (m)", "(1)", "(2)"], ["100", "0.01**", "0.008"], ["", "(0.1)", "(0.2)"]]
+    assert header_rows(numbered, [], [("toprule",), (), ("midrule",), ()]) == 2
