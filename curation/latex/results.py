@@ -36,7 +36,11 @@ class SubTable:
 
 @dataclass
 class ExtractedTable:
-    """One live table float in document order."""
+    """One live table float in document order.
+
+    `header_rows` counts the leading rows of `rows` that form the header (of the first grid when the float
+    holds several, see `subtables`); None when the table has no rows.
+    """
 
     index: int
     label: str | None
@@ -56,7 +60,6 @@ class ExtractedTable:
     notes: list[str] = field(default_factory=list)
     caption_references: list[str] = field(default_factory=list)
     cell_references: list[str] = field(default_factory=list)
-    # Leading rows of `rows` that form the header (of the first grid when the float holds several); None: no rows.
     header_rows: int | None = None
 
 
