@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from curation.latex.macros import MacroTable
 from curation.latex.results import ExtractedParagraph, ExtractedTable, SubTable
 from curation.latex.tables import parse_tabular
-from curation.latex.text import TABULAR_ENVS, LabelTarget, TextRenderer
+from curation.latex.text import MATH_ENVS, TABULAR_ENVS, LabelTarget, TextRenderer
 from curation.latex.tokens import CS, PAR, SPACE, Token
 from curation.latex.tree import Env, Group, Node, NodeCursor, to_latex, walk
 
@@ -18,13 +18,11 @@ TABLE_FLOATS = {
     "longtabu": "longtable", "supertabular": "supertabular", "xtabular": "supertabular", "longtblr": "longtable",
     "margintable": "margintable", "fullwidthtable": "table", "tablehere": "table", "stable": "table",
 }  # fmt: skip
+# Environments inside a float whose leading arguments are settings (`\\begin{adjustbox}{max width=…}`).
+_FLOAT_ENV_ARGUMENTS = {"adjustbox": 1, "minipage": 1}
 FIGURE_FLOATS = frozenset(
     {"figure", "figure*", "wrapfigure", "wrapfigure*", "sidewaysfigure", "sidewaysfigure*", "SCfigure",
      "SCfigure*", "marginfigure", "algorithm", "algorithm*", "listing", "listing*", "subfigure"}
-)  # fmt: skip
-MATH_ENVS = frozenset(
-    {"equation", "equation*", "align", "align*", "gather", "gather*", "multline", "multline*", "eqnarray",
-     "eqnarray*", "flalign", "flalign*", "alignat", "alignat*", "math", "displaymath", "split", "dmath", "dmath*"}
 )  # fmt: skip
 LIST_ENVS = frozenset(
     {"itemize", "enumerate", "description", "compactitem", "compactenum", "inparaenum", "asparaenum",
@@ -36,6 +34,15 @@ SKIPPED_ENVS = frozenset(
 )  # fmt: skip
 SECTIONING = {"part": 0, "chapter": 1, "section": 2, "subsection": 3, "subsubsection": 4}
 _SUB_ENVS = frozenset({"subtable", "subfloat"})
+# Layout commands inside a float and how many of their arguments are settings rather than text a reader sees.
+_FLOAT_LAYOUT_ARGUMENTS = {
+    "resizebox": 2, "scalebox": 1, "adjustbox": 1, "vspace": 1, "hspace": 1, "setlength": 2, "addtolength": 2,
+    "renewcommand": 2, "setcounter": 2, "captionsetup": 1, "rowcolors": 3, "arrayrulecolor": 1, "sisetup": 1,
+    "definecolor": 3, "fontsize": 2, "color": 1, "includegraphics": 1, "rule": 2, "centering": 0,
+    "raggedright": 0, "raggedleft": 0, "small": 0, "footnotesize": 0, "scriptsize": 0, "tiny": 0, "large": 0,
+    "normalsize": 0, "selectfont": 0, "centerline": 0, "hfill": 0, "vfill": 0, "medskip": 0, "bigskip": 0,
+    "smallskip": 0, "noindent": 0, "par": 0, "newline": 0, "\\": 0, "tabcolsep": 0, "arraystretch": 0,
+}  # fmt: skip
 _DROPPED_WITH_ARGUMENT = frozenset(
     {"bibliography", "bibliographystyle", "title", "author", "date", "affiliation", "institute", "email",
      "keywords", "thanks", "address", "icmltitle", "icmlauthor", "icmlaffiliation", "icmlcorrespondingauthor",
@@ -96,6 +103,9 @@ class _PendingTable:
     parts: list[tuple[Env, int | None]] = field(default_factory=list)
     sub_parts: list[_Part] = field(default_factory=list)
     notes: list[list[Node]] = field(default_factory=list)
+    # Text of the float outside subtables seen before each tabular (since the previous one), and after the last.
+    text_before_parts: list[list[Node]] = field(default_factory=list)
+    loose_text: list[Node] = field(default_factory=list)
 
 
 class DocumentWalker:
@@ -363,6 +373,8 @@ class DocumentWalker:
             if isinstance(node, Env):
                 if node.name in TABULAR_ENVS:
                     pending.parts.append((node, sub))
+                    pending.text_before_parts.append(pending.loose_text)
+                    pending.loose_text = []
                     self._scan_longtable_caption(node, pending)
                 elif sub is None and (node.name in _SUB_ENVS or (node.name == "minipage" and _has_caption(node))):
                     pending.sub_parts.append(_Part(None, [], node.name))
@@ -370,9 +382,12 @@ class DocumentWalker:
                 elif node.name in ("tablenotes", "TableNotes"):
                     pending.notes.append(node.children)
                 elif node.name not in FIGURE_FLOATS:
-                    self._scan_float(node.children, pending, sub)
+                    self._scan_float(_env_body(node), pending, sub)
             elif isinstance(node, Group):
-                self._scan_float(node.children, pending, sub)
+                if sub is None and not _holds_float_parts(node.children):
+                    pending.loose_text.append(node)
+                else:
+                    self._scan_float(node.children, pending, sub)
             elif node.kind == CS and node.name in ("caption", "captionof", "subcaption"):
                 if node.name == "captionof":
                     cursor.star()
@@ -402,6 +417,14 @@ class DocumentWalker:
                 self._scan_float(cursor.argument() or [], pending, len(pending.sub_parts) - 1)
             elif node.kind == CS and node.name == "label":
                 self._add_labels(pending, sub, [to_latex(cursor.argument() or []).strip()])
+            elif node.kind == CS and node.name.rstrip("*") in _FLOAT_LAYOUT_ARGUMENTS:
+                cursor.star()
+                cursor.optional()
+                for _ in range(_FLOAT_LAYOUT_ARGUMENTS[node.name.rstrip("*")]):
+                    cursor.optional()
+                    cursor.argument()
+            elif sub is None:
+                pending.loose_text.append(node)
 
     def _add_labels(self, pending: _PendingTable, sub: int | None, labels: list[str]) -> None:
         for label in labels:
@@ -483,7 +506,10 @@ class DocumentWalker:
         table.label = main_labels[0] if main_labels else table.label
         width = 0
         sub_rows: dict[int | None, list[int]] = {}
-        for env, sub in pending.parts:
+        sub_headers: dict[int | None, int] = {}
+        # Several tabulars side by side or stacked, outside subtables: each is its own grid (one SubTable each).
+        separate = len(pending.parts) > 1 and not pending.sub_parts
+        for part_index, (env, sub) in enumerate(pending.parts):
             try:
                 parsed = parse_tabular(env, renderer, self.macros.column_types)
             except Exception as error:  # best effort: one broken tabular must not lose the paper
@@ -499,6 +525,22 @@ class DocumentWalker:
             table.cell_references.extend(parsed.references)
             width = max(width, max((len(row) for row in parsed.grid), default=0))
             sub_rows.setdefault(sub, []).extend(range(offset, offset + len(parsed.rows)))
+            if table.header_rows is None and parsed.rows:
+                table.header_rows = parsed.header_rows
+            if parsed.rows:
+                sub_headers.setdefault(sub, parsed.header_rows)
+            if separate:
+                before = pending.text_before_parts[part_index]
+                table.subtables.append(
+                    SubTable(
+                        label=None,
+                        caption=renderer.render(before, caption_references),
+                        number=None,
+                        first_row=offset,
+                        row_count=len(parsed.rows),
+                        header_rows=parsed.header_rows if parsed.rows else None,
+                    )
+                )
         table.grid = [row + [""] * (width - len(row)) for row in table.grid]
         table.notes = [renderer.render(note, caption_references) for note in pending.notes]
         table.notes = [note for note in table.notes if note]
@@ -511,6 +553,7 @@ class DocumentWalker:
                     number=part.number,
                     first_row=rows[0] if rows else len(table.rows),
                     row_count=len(rows),
+                    header_rows=sub_headers.get(sub),
                 )
             )
         return table
@@ -525,6 +568,28 @@ def _has_structure(nodes: list[Node]) -> bool:
         ):
             return True
     return False
+
+
+def _env_body(env: Env) -> list[Node]:
+    """An environment's children after the arguments that only set its layout."""
+    count = _FLOAT_ENV_ARGUMENTS.get(env.name)
+    if count is None:
+        return env.children
+    cursor = NodeCursor(env.children)
+    cursor.optional()
+    for _ in range(count):
+        cursor.optional()
+        cursor.argument()
+    cursor.optional()
+    return cursor.nodes[cursor.position :]
+
+
+def _holds_float_parts(nodes: list[Node]) -> bool:
+    """Whether a group inside a float holds an environment, a caption or a label (so it is walked, not text)."""
+    return any(
+        isinstance(node, Env) or (isinstance(node, Token) and node.is_cs("caption", "captionof", "label", "subfloat"))
+        for node in walk(nodes)
+    )
 
 
 def _labels_in(nodes: list[Node]) -> list[str]:

@@ -4,7 +4,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from curation.latex.tokens import BGROUP, CHAR, CS, EGROUP, PARAM, SPACE, Token, TokenStream, serialize
+from curation.latex.tokens import (
+    ACTIVE,
+    ALIGN,
+    BGROUP,
+    CHAR,
+    CS,
+    EGROUP,
+    PAR,
+    PARAM,
+    SPACE,
+    Token,
+    TokenStream,
+    serialize,
+)
 
 MAX_EXPANSIONS = 200_000
 _NEWCOMMANDS = frozenset({"newcommand", "renewcommand", "providecommand", "DeclareRobustCommand"})
@@ -78,6 +91,21 @@ def _is_simple(body: list[Token]) -> bool:
         )
         for token in body
     )
+
+
+# \xspace's exceptions: no space before these characters, groups, spaces or these commands; a space otherwise.
+_XSPACE_NO_SPACE_CHARS = frozenset(",.'/?;:!~-)")
+_XSPACE_NO_SPACE_KINDS = frozenset({SPACE, BGROUP, EGROUP, PAR, ACTIVE, ALIGN})
+_XSPACE_NO_SPACE_COMMANDS = frozenset({" ", "/", "space", "footnote", "footnotemark", "\\", "xspace"})
+
+
+def _xspace_adds_space(following: Token | None) -> bool:
+    """Whether `\\xspace` before this token prints a space, as xspace decides (so `\\Model (ours)` keeps it)."""
+    if following is None or following.kind in _XSPACE_NO_SPACE_KINDS:
+        return False
+    if following.kind == CHAR:
+        return following.text[:1] not in _XSPACE_NO_SPACE_CHARS
+    return following.kind != CS or following.name not in _XSPACE_NO_SPACE_COMMANDS
 
 
 def _read_cs_name(stream: TokenStream) -> str | None:
@@ -189,11 +217,7 @@ class MacroExpander:
                 if not self._expand_environment(token, stream, out):
                     out.append(token)
             elif name == "xspace":
-                # xspace adds a space only when a word follows, which is what a reader sees.
-                following = stream.peek()
-                if following is not None and (
-                    (following.kind == CHAR and following.text[:1].isalnum()) or following.kind in (CS, "math")
-                ):
+                if _xspace_adds_space(stream.peek()):
                     out.append(Token(SPACE, " ", token.file))
             elif name in self.table.macros and self.expansions < MAX_EXPANSIONS:
                 if self.table.macros[name].is_frozen:

@@ -20,18 +20,27 @@ class CellSpan:
 
 @dataclass
 class SubTable:
-    """A subtable (or one of several tabulars) of a table float and the slice of `rows` it contributed."""
+    """A subtable (or one of several tabulars) of a table float and the slice of `rows` it contributed.
+
+    For a float holding several tabulars outside subtables, `caption` is the text a reader sees between the
+    previous tabular and this one (often a "(b) …" line), and `header_rows` counts this grid's own header.
+    """
 
     label: str | None
     caption: str
     number: str | None
     first_row: int
     row_count: int
+    header_rows: int | None = None
 
 
 @dataclass
 class ExtractedTable:
-    """One live table float in document order."""
+    """One live table float in document order.
+
+    `header_rows` counts the leading rows of `rows` that form the header (of the first grid when the float
+    holds several, see `subtables`); None when the table has no rows.
+    """
 
     index: int
     label: str | None

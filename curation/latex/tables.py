@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from curation.latex.headers import header_rows
 from curation.latex.results import CellSpan
 from curation.latex.text import RULE_COMMANDS, TextRenderer, skip_tabular_arguments
 from curation.latex.tokens import ALIGN, CHAR, CS, PAR, SPACE, Token, serialize
@@ -27,6 +28,10 @@ class ParsedTabular:
     references: list[str] = field(default_factory=list)
     caption_nodes: list[Node] | None = None
     labels: list[str] = field(default_factory=list)
+    # The rules drawn above each row (`midrule`, `cline`, …), and below the last one.
+    rules_before: list[tuple[str, ...]] = field(default_factory=list)
+    rules_after: tuple[str, ...] = ()
+    header_rows: int = 0
 
 
 def column_hidden_flags(
@@ -93,8 +98,11 @@ def _to_int(text: str, default: int) -> int:
     return int(match.group()) if match else default
 
 
-def _split_rows(nodes: list[Node], result: ParsedTabular) -> list[list[list[Node]]]:
+def _split_rows(nodes: list[Node], result: ParsedTabular) -> tuple[list[list[list[Node]]], list[tuple[str, ...]]]:
+    """Raw rows of cells, and for each row the rules drawn above it; rules below the last row go to `result`."""
     rows: list[list[list[Node]]] = []
+    rules: list[tuple[str, ...]] = []
+    pending_rules: list[str] = []
     row: list[list[Node]] = []
     cell: list[Node] = []
     kept_until = 0
@@ -102,10 +110,11 @@ def _split_rows(nodes: list[Node], result: ParsedTabular) -> list[list[list[Node
     cursor = NodeCursor(nodes)
 
     def end_row() -> None:
-        nonlocal row, cell
+        nonlocal row, cell, pending_rules
         row.append(cell)
         rows.append(row)
-        row, cell = [], []
+        rules.append(tuple(pending_rules))
+        row, cell, pending_rules = [], [], []
 
     while not cursor.at_end():
         node = cursor.next()
@@ -121,6 +130,8 @@ def _split_rows(nodes: list[Node], result: ParsedTabular) -> list[list[list[Node
                 continue
             if node.kind == CS and node.name in RULE_COMMANDS:
                 _skip_rule(node.name, cursor)
+                if not row and not _has_content(cell):
+                    pending_rules.append(node.name)
                 continue
             if node.kind == CS and node.name in _LONGTABLE_MARKS:
                 if row or any(_has_content(part) for part in [cell]):
@@ -131,10 +142,10 @@ def _split_rows(nodes: list[Node], result: ParsedTabular) -> list[list[list[Node
                     kept_until = len(rows)
                 elif node.name == "endhead":
                     if has_first_head:
-                        del rows[kept_until:]
+                        del rows[kept_until:], rules[kept_until:]
                     kept_until = len(rows)
                 elif node.name == "endfoot":
-                    del rows[kept_until:]
+                    del rows[kept_until:], rules[kept_until:]
                 kept_until = len(rows)
                 continue
             if node.kind == CS and node.name == "caption":
@@ -153,7 +164,8 @@ def _split_rows(nodes: list[Node], result: ParsedTabular) -> list[list[list[Node
         cell.append(node)
     if row or _has_content(cell):
         end_row()
-    return rows
+    result.rules_after = tuple(pending_rules)
+    return rows, rules
 
 
 def _has_content(nodes: list[Node]) -> bool:
@@ -213,9 +225,11 @@ def parse_tabular(env: Env, renderer: TextRenderer, column_types: dict[str, tupl
     spec = skip_tabular_arguments(env.name, cursor)
     hidden = column_hidden_flags(spec, column_types) if env.name not in ("tblr", "longtblr", "talltblr") else []
     result = ParsedTabular(env=env.name, rows=[], spans=[], grid=[])
-    raw_rows = _split_rows(cursor.nodes[cursor.position :], result)
+    raw_rows, raw_rules = _split_rows(cursor.nodes[cursor.position :], result)
     rendered: list[tuple[list[str], list[tuple[int, int, int, int]]]] = []
-    for raw_row in raw_rows:
+    carried: list[str] = []
+    for raw_row, rules in zip(raw_rows, raw_rules, strict=True):
+        carried.extend(rules)
         cells: list[str] = []
         row_spans: list[tuple[int, int, int, int]] = []
         column = 0
@@ -234,6 +248,10 @@ def parse_tabular(env: Env, renderer: TextRenderer, column_types: dict[str, tupl
             cells.append(text)
         if any(cells):
             rendered.append((cells, row_spans))
+            result.rules_before.append(tuple(carried))
+            carried = []
+    # A rule above rows a reader does not see (empty ones) is drawn where the next visible row starts.
+    result.rules_after = (*carried, *result.rules_after)
     result.rows = [cells for cells, _ in rendered]
     for row_index, (_, row_spans) in enumerate(rendered):
         for cell_index, column, rowspan, colspan in row_spans:
@@ -241,6 +259,7 @@ def parse_tabular(env: Env, renderer: TextRenderer, column_types: dict[str, tupl
             height = min(abs(rowspan), len(rendered) - top) if rowspan > 0 else row_index - max(top, 0) + 1
             result.spans.append(CellSpan(row_index, cell_index, column, max(top, 0), max(height, 1), colspan))
     result.grid = build_grid(result.rows, result.spans)
+    result.header_rows = header_rows(result.rows, result.spans, result.rules_before)
     return result
 
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from pylatexenc import latex2text, latexwalker, macrospec
 
-from curation.latex.tokens import ACTIVE, ALIGN, CHAR, CS, SPACE, VERBATIM, Token, escape
+from curation.latex.tokens import ACTIVE, ALIGN, CHAR, CS, MATH, SPACE, VERBATIM, Token, escape
 from curation.latex.tree import Env, Group, Node, NodeCursor, to_latex
 
 # pylatexenc logs every parse hiccup; malformed input is reported through our warnings instead.
@@ -29,6 +29,10 @@ TABULAR_ENVS = frozenset(
     {"tabular", "tabular*", "tabularx", "tabulary", "tabu", "longtable", "longtable*", "longtabu", "xltabular",
      "supertabular", "xtabular", "mpsupertabular", "NiceTabular", "NiceTabular*", "tblr", "longtblr", "talltblr",
      "array", "TAB"}
+)  # fmt: skip
+MATH_ENVS = frozenset(
+    {"equation", "equation*", "align", "align*", "gather", "gather*", "multline", "multline*", "eqnarray",
+     "eqnarray*", "flalign", "flalign*", "alignat", "alignat*", "math", "displaymath", "split", "dmath", "dmath*"}
 )  # fmt: skip
 RULE_COMMANDS: dict[str, int] = {
     "hline": 0, "toprule": 0, "midrule": 0, "bottomrule": 0, "cmidrule": 1, "cline": 1, "specialrule": 3,
@@ -179,10 +183,20 @@ def _quantity(node: latexwalker.LatexMacroNode, l2tobj: latex2text.LatexNodes2Te
 _NEEDS_PARSING = re.compile(r"[\\{}$~^_&#%`'\-]")
 
 
+# A binary operator between two operands reads with a space on each side (`85.62 ± 0.09`, `3 × 10^21`);
+# a prefix (`∼5`) or suffix (`2×`) stays attached to its number.
+_BINARY_OPERATOR = re.compile(r"(?<=[\w%)\]])\s*([±∓×≈∼≃])\s*(?=[\w(.+\-−])")
+
+
+def space_operators(text: str) -> str:
+    """Put single spaces around ±, ∓, ×, ≈, ∼ and ≃ standing between two operands."""
+    return _BINARY_OPERATOR.sub(r" \1 ", text)
+
+
 def latex_to_text(source: str) -> str:
     """Unicode text for a LaTeX fragment via pylatexenc; never raises (falls back to a crude strip)."""
     if not _NEEDS_PARSING.search(source):
-        return normalize_space(source)
+        return space_operators(normalize_space(source))
     converter = _converter()
     try:
         walker = latexwalker.LatexWalker(
@@ -194,7 +208,7 @@ def latex_to_text(source: str) -> str:
         text = converter.nodelist_to_text(nodes)
     except Exception:  # pylatexenc raises assorted errors on odd input; a crude strip is better than nothing.
         text = re.sub(r"\\[a-zA-Z@]+\*?|[{}$]", " ", source)
-    return normalize_space(text)
+    return space_operators(normalize_space(text))
 
 
 def normalize_space(text: str) -> str:
@@ -229,13 +243,26 @@ class TextRenderer:
         prepared = self._prepare(nodes, references if references is not None else [], in_cell)
         return latex_to_text(to_latex(prepared))
 
-    def _prepare(self, nodes: list[Node], references: list[str], in_cell: bool) -> list[Node]:
+    def _prepare(self, nodes: list[Node], references: list[str], in_cell: bool, in_math: bool = False) -> list[Node]:
         out: list[Node] = []
         cursor = NodeCursor(nodes)
+        math = in_math
+        math_start = 0  # where the current formula starts in `out`: a script needs something before it
         while not cursor.at_end():
             node = cursor.next()
             if isinstance(node, Group):
-                out.append(Group(self._prepare(node.children, references, in_cell)))
+                out.append(Group(self._prepare(node.children, references, in_cell, math)))
+            elif isinstance(node, Token) and (node.kind == MATH or node.is_cs("(", ")", "[", "]")):
+                math = not math if node.kind == MATH else node.name in ("(", "[")
+                out.append(node)
+                math_start = len(out)
+            elif isinstance(node, Token) and node.is_cs("ensuremath"):
+                out.append(node)
+                out.append(Group(self._prepare(cursor.argument() or [], references, in_cell, True)))
+            elif math and isinstance(node, Token) and node.kind == CHAR and ("_" in node.text or "^" in node.text):
+                out.extend(_flatten_scripts(node, cursor, has_base=_has_content(out[math_start:])))
+            elif isinstance(node, Env) and node.name in MATH_ENVS:
+                out.append(Env(node.name, self._prepare(node.children, references, in_cell, True), node.file))
             elif isinstance(node, Env):
                 if node.name in TABULAR_ENVS:
                     out.append(Token(CHAR, " "))
@@ -244,7 +271,7 @@ class TextRenderer:
                 elif node.name in ("verbatim", "lstlisting", "minted", "tikzpicture", "pgfpicture"):
                     continue
                 else:
-                    out.append(Env(node.name, self._prepare(node.children, references, in_cell), node.file))
+                    out.append(Env(node.name, self._prepare(node.children, references, in_cell, math), node.file))
             elif node.kind == CS and node.name in REF_COMMANDS:
                 out.append(Token(CHAR, escape(self._reference(node.name, cursor, references))))
             elif node.kind == CS and node.name in CITE_COMMANDS:
@@ -299,6 +326,60 @@ class TextRenderer:
         if command == "cref" and kinds and kinds[0] not in ("table", "figure", "subtable", "subfigure", "section"):
             name = name.lower()
         return f"{name} {joined}".strip()
+
+
+_EXPONENT = re.compile(r"^[-+−]?\d")
+
+
+def _has_content(nodes: list[Node]) -> bool:
+    return any(not (isinstance(node, Token) and node.kind == SPACE) for node in nodes)
+
+
+def _flatten_scripts(token: Token, cursor: NodeCursor, *, has_base: bool) -> list[Node]:
+    """A math run with `_`/`^` as a reader writes it on one line: `β_2` → β2, `10^{21}` → 10^21, `87.3^*` → 87.3*.
+
+    The caret stays only before an exponent (a number, maybe signed) that follows something, where dropping it
+    would change the number read; `^\\circ` is a degree sign.
+    """
+    out: list[Node] = []
+    text = ""
+    in_exponent = False  # just after a kept `^2`: a subscript there keeps its `_` (`R^2_w`, not `R^2w`)
+    for position, char in enumerate(token.text):
+        if char not in "_^":
+            text += char
+            in_exponent = in_exponent and (char.isdigit() or char in "-+−.")
+            continue
+        has_base = has_base or bool(text.strip())
+        if char == "_" and in_exponent:
+            text += "_"
+            in_exponent = False
+            continue
+        rest = token.text[position + 1 :]
+        following = cursor.nodes[cursor.position] if not rest and not cursor.at_end() else None
+        if char == "^" and _is_circle(following):
+            cursor.next()
+            text += "°"
+            continue
+        if char == "^":
+            script = rest or (latex_to_text(to_latex(following.children)) if isinstance(following, Group) else "")
+            if has_base and _EXPONENT.match(script):
+                text += "^"
+                in_exponent = True
+                continue
+        if text:
+            out.append(Token(CHAR, text, token.file))
+            text = ""
+        out.append(Group([]))  # keeps `\alpha` apart from the letters that followed its script mark
+    if text:
+        out.append(Token(CHAR, text, token.file))
+    return out
+
+
+def _is_circle(node: Node | None) -> bool:
+    if isinstance(node, Group):
+        inner = [child for child in node.children if not (isinstance(child, Token) and child.kind == SPACE)]
+        return len(inner) == 1 and _is_circle(inner[0])
+    return isinstance(node, Token) and node.is_cs("circ")
 
 
 def _citation(cursor: NodeCursor) -> str:

@@ -36,7 +36,7 @@ def test_multifile_fixture_is_stored_with_tables_paragraphs_and_links(project):
     assert [t.label for t in tables] == ["tab:main", "ablation", "tab:halves"]
     main = tables[0]
     assert main.number == "1" and main.env == "table*" and main.file == "sections/results.tex"
-    assert main.cells[3] == ["CaR", "87.3", "86.0±0.2"]
+    assert main.cells[3] == ["CaR", "87.3", "86.0 ± 0.2"]
     assert main.grid[0] == ["Model", "Acc.", "Acc."]
     assert {"row": 0, "cell": 1, "column": 1, "top": 0, "rowspan": 1, "colspan": 2} in main.spans
     assert "\\begin{table*}" in main.raw_latex

@@ -43,7 +43,11 @@ class Command(BaseCommand):
         self.stdout.write(f"main file: {result.main_file}  title: {result.title}")
         for table in result.tables:
             shape = f"{len(table.rows)}x{max((len(row) for row in table.grid), default=0)}"
-            self.stdout.write(f"table {table.number or '-'} [{table.label}] {table.kind} {shape}: {table.caption}")
+            header = f", {table.header_rows} header row{'' if table.header_rows == 1 else 's'}"
+            header = header if table.header_rows is not None else ""
+            self.stdout.write(
+                f"table {table.number or '-'} [{table.label}] {table.kind} {shape}{header}: {table.caption}"
+            )
         linked = sum(1 for paragraph in result.paragraphs if paragraph.mentions)
         self.stdout.write(f"{len(result.paragraphs)} paragraphs, {linked} mention tables")
         for warning in result.warnings:

@@ -30,3 +30,9 @@ def test_unsafe_archive_is_a_command_error(tmp_path):
         archive.addfile(info, io.BytesIO(b""))
     with pytest.raises(CommandError, match="traversal"):
         call_command("extract_paper", str(path), "--json", stdout=io.StringIO())
+
+
+def test_text_output_gives_each_tables_header_rows():
+    out = io.StringIO()
+    call_command("extract_paper", str(FIXTURES / "headers" / "pandas_index_name.tex"), stdout=out)
+    assert "table 1 [tab:counts] table 5x4, 2 header rows: Per-split counts" in out.getvalue()

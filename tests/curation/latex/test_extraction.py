@@ -56,7 +56,7 @@ def test_multirow_multicolumn_hidden_column_and_macros_in_cells(multifile):
         ["Model", "Acc."],
         ["", "Dev", "Test"],
         ["Baseline", "80.1", "79.5"],
-        ["CaR", "87.3", "86.0±0.2"],
+        ["CaR", "87.3", "86.0 ± 0.2"],
     ]
     spans = {(span.row, span.cell): (span.rowspan, span.colspan) for span in main.spans}
     assert spans == {(0, 0): (2, 1), (0, 1): (1, 2)}

@@ -1,0 +1,56 @@
+"""Cell and paragraph text as a reader reads it: operators spaced, scripts flattened, \\xspace's space kept."""
+
+from __future__ import annotations
+
+import pytest
+
+CELLS = [
+    (r"$85.62 \pm 0.09$", "85.62 ± 0.09"),
+    (r"$85.62\pm0.09$", "85.62 ± 0.09"),
+    (r"85.62$\pm$0.09", "85.62 ± 0.09"),
+    (r"85.62{\scriptsize$\pm$0.09}", "85.62 ± 0.09"),
+    (r"3$\times$4", "3 × 4"),
+    (r"$3{\times}10^{21}$", "3 × 10^21"),
+    (r"$\approx$3", "≈3"),
+    (r"12$\approx$12.1", "12 ≈ 12.1"),
+    (r"$\sim$5", "∼5"),
+    (r"4$\sim$5", "4 ∼ 5"),
+    (r"2$\times$", "2×"),
+    (r"$\beta_2$", "β2"),
+    (r"$\beta_{2}$", "β2"),
+    (r"$\text{F}_1$", "F1"),
+    (r"$\mathrm{BLEU}_{4}$", "BLEU4"),
+    (r"$\alpha_i$", "αi"),
+    (r"$10^{21}$", "10^21"),
+    (r"$10^{-3}$", "10^-3"),
+    (r"$R^2$", "R^2"),
+    (r"$R^2_w$", "R^2_w"),
+    (r"$\beta_{x,\max}$", "βx,max"),
+    (r"87.3$^*$", "87.3*"),
+    (r"87.3$^\dagger$", "87.3†"),
+    (r"$5^{th}$", "5th"),
+    (r"$90^\circ$", "90°"),
+    (r"$90^{\circ}$C", "90°C"),
+    (r"\texttt{a\_b}", "a_b"),
+]
+
+
+@pytest.mark.parametrize(("source", "text"), CELLS)
+def test_cells_read_as_a_reader_reads_them(extract_latex, source, text):
+    result = extract_latex(f"\\begin{{table}}\\begin{{tabular}}{{l}}{source} \\\\ \\end{{tabular}}\\end{{table}}")
+    assert result.tables[0].rows == [[text]]
+
+
+def test_underscores_outside_math_stay(extract_latex):
+    result = extract_latex(r"See \url{http://x.org/a_b} and \texttt{snake\_case} with $x_1$.")
+    assert result.paragraphs[0].text == "See http://x.org/a_b and snake_case with x1."
+
+
+def test_xspace_keeps_its_space_before_a_parenthesis_but_not_before_punctuation(extract_latex):
+    result = extract_latex(
+        r"We call it \Model (ours), \Model. And \Model's size, \Model{} x, \Model~y, \Model\footnote{n} z.",
+        preamble=r"\usepackage{xspace}\newcommand{\Model}{TaT-LLM\xspace}",
+    )
+    assert result.paragraphs[0].text.startswith(
+        "We call it TaT-LLM (ours), TaT-LLM. And TaT-LLM's size, TaT-LLM x, TaT-LLM y, TaT-LLM"
+    )

@@ -1,0 +1,155 @@
+"""Header rows: the rule that closes a header survives tokenizing, and real-paper tables get the count a reader sees."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+from django.core.management import call_command
+
+from curation.latex import extract_paper
+from curation.latex.headers import header_rows, is_number
+from curation.latex.macros import MacroTable
+from curation.latex.results import CellSpan
+from curation.latex.tables import parse_tabular
+from curation.latex.text import TextRenderer
+from curation.latex.tokens import tokenize
+from curation.latex.tree import Env, build_tree
+
+from .conftest import FIXTURES
+
+HEADERS = FIXTURES / "headers"
+EXPECTED: dict[str, int] = json.loads((HEADERS / "expected.json").read_text(encoding="utf-8"))
+
+
+def _parse(source: str):
+    env = next(node for node in build_tree(tokenize(source), []) if isinstance(node, Env))
+    return parse_tabular(env, TextRenderer({}), MacroTable().column_types)
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_real_paper_shaped_tables_get_the_header_rows_a_reader_sees(name):
+    (table,) = extract_paper(HEADERS / name).tables
+    assert table.header_rows == EXPECTED[name]
+
+
+def test_every_fixture_is_labelled_and_there_are_enough_of_them():
+    assert sorted(EXPECTED) == sorted(path.name for path in HEADERS.glob("*.tex"))
+    assert len(EXPECTED) >= 8
+
+
+def test_rules_are_kept_above_the_rows_they_close_and_below_the_last():
+    parsed = _parse(
+        r"\begin{tabular}{lc}\toprule A & B \\ \cmidrule(lr){2-2} & x \\ \midrule \\ c & 1 \\ \bottomrule\end{tabular}"
+    )
+    assert parsed.rows == [["A", "B"], ["", "x"], ["c", "1"]]
+    # The empty row between \midrule and "c" is gone, its rule moves down to the next row a reader sees.
+    assert parsed.rules_before == [("toprule",), ("cmidrule",), ("midrule",)]
+    assert parsed.rules_after == ("bottomrule",)
+    assert parsed.header_rows == 2
+
+
+def test_the_midrule_decides_where_a_header_of_numbers_ends():
+    rows = [["", "Shots"], ["Model", "1", "5"], ["BERT", "61.2", "70.4"], ["XLM", "60.0", "69.9"]]
+    spans = [CellSpan(row=0, cell=1, column=1, top=0, rowspan=1, colspan=2)]
+    with_rule = header_rows(rows, spans, [("toprule",), (), ("midrule",), ()])
+    without_rule = header_rows(rows, spans, [("toprule",), (), (), ()])
+    assert (with_rule, without_rule) == (2, 1)
+
+
+def test_bold_data_rows_and_group_labels_are_body_rows(extract_latex):
+    result = extract_latex(
+        r"""\begin{table}\begin{tabular}{lcc}
+        \textbf{Model} & \textbf{EM} & \textbf{F1} \\
+        \textbf{Ours} & \textbf{71.0} & \textbf{80.2} \\
+        \multicolumn{3}{l}{\textit{Baselines}} \\
+        TAGOP & 50.1 & 58.0 \\
+        \end{tabular}\end{table}
+        \begin{table}\begin{tabular}{lcc}\toprule
+        Model & EM & F1 \\
+        \multicolumn{3}{c}{\textit{Fine-tuned}} \\
+        \midrule
+        TAGOP & 50.1 & 58.0 \\
+        \bottomrule\end{tabular}\end{table}"""
+    )
+    assert [table.header_rows for table in result.tables] == [1, 1]
+
+
+def test_a_rule_above_a_total_row_does_not_make_the_body_a_header():
+    rows = [["Language", "Tokens"], ["Wolof", "120k"], ["Hausa", "402k"], ["Total", "522k"]]
+    assert header_rows(rows, [], [("hline",), (), (), ("hline",)]) == 1
+
+
+def test_a_table_of_key_value_rows_has_no_header():
+    rows = [["Learning rate", "2e-5"], ["Batch size", "32"], ["Epochs", "3"]]
+    assert header_rows(rows, [], [("toprule",), (), ()]) == 0
+    assert header_rows([], [], []) == 0
+
+
+@pytest.mark.parametrize(
+    ("text", "number"),
+    [("85.6", True), ("-0.5", True), ("12%", True), ("85.62 ± 0.09", True), ("1,024", True), ("2e-5", True),
+     (".5", True), ("120k", True), ("--", False), ("Model", False), ("v2", False), ("", False)],
+)  # fmt: skip
+def test_numbers_are_read_as_a_reader_reads_them(text, number):
+    assert is_number(text) is number
+
+
+def test_extract_paper_json_gives_each_tables_header_rows():
+    out = io.StringIO()
+    call_command("extract_paper", str(HEADERS / "pandas_multiindex.tex"), "--json", stdout=out)
+    (table,) = json.loads(out.getvalue())["tables"]
+    assert table["header_rows"] == 3
+    assert table["rows"][2] == ["model", "", "", "", ""]
+
+
+def test_several_tabulars_in_one_float_are_separate_grids_with_the_text_between(extract_latex):
+    result = extract_latex(
+        r"""\begin{table}\centering\caption{Two views.}\label{tab:two}
+        \resizebox{\linewidth}{!}{\begin{tabular}{lcc}\toprule Model & Dev & Test \\ \midrule A & 1.0 & 2.0 \\
+        \bottomrule\end{tabular}}
+        \vspace{2mm}
+        \textbf{(b)} Ablations on \emph{dev}
+        \begin{tabular}{ll}\hline Setting & F1 \\ \hline w/o tools & 60.1 \\ w/o text & 58.3 \\ \hline\end{tabular}
+        \end{table}"""
+    )
+    (table,) = result.tables
+    assert table.header_rows == 1
+    assert [(sub.caption, sub.first_row, sub.row_count, sub.header_rows) for sub in table.subtables] == [
+        ("", 0, 2, 1),
+        ("(b) Ablations on dev", 2, 3, 1),
+    ]
+    assert table.rows[2] == ["Setting", "F1"]
+
+
+def test_a_multirow_reaching_the_last_row_does_not_make_the_whole_table_a_header():
+    rows = [["x", "both"], ["", "2", "3"], ["low", "5", "nested cell"]]
+    spans = [
+        CellSpan(row=0, cell=1, column=1, top=0, rowspan=1, colspan=2),
+        CellSpan(row=2, cell=0, column=0, top=1, rowspan=2, colspan=1),
+    ]
+    assert header_rows(rows, spans, [("toprule",), (), ()]) == 2
+
+
+def test_layout_arguments_around_tabulars_are_not_text_between_them(extract_latex):
+    result = extract_latex(
+        r"""\begin{table}\caption{Side by side.}
+        \begin{adjustbox}{max width=\linewidth}
+        \begin{minipage}[t]{0.48\linewidth}\begin{tabular}{lc}\toprule Model & EM \\ \midrule A & 1.0 \\
+        \bottomrule\end{tabular}\end{minipage}\hfill
+        \begin{minipage}[t]{0.48\linewidth}\small Test split: \begin{tabular}{lc}\toprule Model & F1 \\ \midrule
+        A & 2.0 \\ \bottomrule\end{tabular}\end{minipage}
+        \end{adjustbox}\end{table}"""
+    )
+    (table,) = result.tables
+    parts = [(sub.caption, sub.first_row, sub.row_count) for sub in table.subtables]
+    assert parts == [("", 0, 2), ("Test split:", 2, 2)]
+
+
+def test_clines_under_every_row_and_model_numbering_rows():
+    grid_rows = [["", "A", "B"], ["1", "x", ""], ["2", "", "x"], ["3", "x", ""]]
+    ruled = [(), ("cline",), ("cline",), ("cline",)]
+    assert header_rows(grid_rows, [], ruled) == 1
+    numbered = [["", "Score", "Score"], ["d (m)", "(1)", "(2)"], ["100", "0.01**", "0.008"], ["", "(0.1)", "(0.2)"]]
+    assert header_rows(numbered, [], [("toprule",), (), ("midrule",), ()]) == 2
