@@ -34,13 +34,19 @@ LABELS = Path(__file__).with_name("fidelity_labels.json")
 
 
 def paper_folders() -> list[Path]:
-    """Each outermost folder holding a main .tex file (one with \\begin{document}), plus the demo paper."""
+    """Each outermost folder holding a main .tex file (one with \\begin{document}), plus the demo paper.
+
+    A folder with an `expected.json` ({file name: header rows}) holds one standalone paper per file (the
+    real-paper-shaped header fixtures): each of its files is a paper of its own."""
     found: list[Path] = []
     for tex in sorted(FIXTURES.rglob("*.tex")):
         if "\\begin{document}" not in tex.read_text(errors="replace"):
             continue
+        if (tex.parent / "expected.json").is_file():
+            found.append(tex)
+            continue
         folder = tex.parent
-        if not any(folder == seen or seen in folder.parents for seen in found):
+        if not any(folder == seen or seen in folder.parents for seen in found if seen.is_dir()):
             found.append(folder)
     return [DEMO, *found]
 
@@ -60,6 +66,9 @@ def expected_labels() -> dict[str, dict[str, int]]:
     for path in FIXTURES.rglob("expected_header_rows.json"):
         data = json.loads(path.read_text())
         labels.setdefault(str(path.parent.relative_to(ROOT)), {}).update(data.get("tables", data))
+    for path in FIXTURES.rglob("expected.json"):  # one standalone paper per file, its first table labelled
+        for name, rows in json.loads(path.read_text()).items():
+            labels.setdefault(str((path.parent / name).relative_to(ROOT)), {})["#0"] = rows
     return labels
 
 
@@ -96,14 +105,17 @@ def main() -> None:
         for order, table in enumerate(extracted):
             widths[rows[order].pk] = widest_row(table)
             key = table.label or (f"Table {table.number}" if table.number else "")
+            if key not in folder_labels and f"#{order}" in folder_labels:
+                key = f"#{order}"
             if key in folder_labels:
                 used = shape_from_row(rows[order]).header_rows
                 header_checks.append(
                     {"paper": folder.name, "table": key, "expected": folder_labels[key], "detected": used}
                 )
-        for index, context in enumerate(
-            Context.objects.filter(paper=result.paper, kind=Context.Kind.SHORT).exclude(paragraph=None)
-        ):
+        contexts = list(Context.objects.filter(paper=result.paper, kind=Context.Kind.SHORT).exclude(paragraph=None))
+        if not contexts:  # a standalone table: its question is asked on the whole paper
+            contexts = list(Context.objects.filter(paper=result.paper, kind=Context.Kind.LONG))
+        for index, context in enumerate(contexts):
             instance = instance_create(
                 project_id=project.pk,
                 actor=None,
