@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from contextlib import nullcontext
 from datetime import datetime
 from typing import Any
@@ -14,12 +14,15 @@ from django.utils import timezone
 
 from curation.errors import Conflict, InvalidInput, NotFound, NotPermitted
 from curation.models import Instance, Membership, TransitionEvent
+from curation.services.instances import revision_record
 from curation.states import (
     ANYONE,
     AUTHOR,
     NOT_AUTHOR,
     ROUND1_VERIFIER,
     ROUND2_REVIEWER,
+    SUBMISSION_RECORDED,
+    SYSTEM,
     SYSTEM_TRANSITIONS,
     TRANSITION_TABLE,
     Role,
@@ -47,12 +50,43 @@ def _hooks_for(target: str) -> list[Hook]:
     return [hook for hook, targets in _AFTER_TRANSITION if target in targets]
 
 
+# A move's named rules (curation.states: Transition.guards / .effects). A guard sees the instance before the move
+# and raises a domain error when the move may not happen; an effect runs after the compare-and-set, in the same
+# transaction, and creates what the move implies. Both get the actor and the move's details (the comments of a
+# change request, the message of a flag, ...), so the step services and the generic endpoint share them.
+Rule = Callable[..., None]
+_RULES: dict[str, Rule] = {}
+
+
+def transition_rule(name: str, rule: Rule) -> Rule:
+    """Register the implementation of a guard or effect named in the transition table (from an AppConfig.ready)."""
+    _RULES[name] = rule
+    return rule
+
+
+def _rule(name: str, transition: Transition) -> Rule:
+    rule = _RULES.get(name)
+    if rule is None:  # fail closed: a move never happens without the rule the table gives it
+        raise NotPermitted(f"Cannot {transition.description} here: its rule {name!r} is not installed.")
+    return rule
+
+
+def _submission_recorded(*, instance: Instance, actor: AbstractBaseUser | None, details: Mapping[str, Any]) -> None:
+    """Keep the text as submitted, so reviewers and the history see exactly what was handed in."""
+    revision_record(instance=instance, author=actor, kind="submit")
+
+
+transition_rule(SUBMISSION_RECORDED, _submission_recorded)
+
+
 # Fields a transition may set besides status/version (assignment of people and leases).
 _ASSIGNABLE = {"author_id", "round1_verifier_id", "round2_reviewer_id", "lease_expires_at"}
 
 
 def _check_actor(transition: Transition, instance: Instance, actor: AbstractBaseUser) -> dict[str, Any]:
     """Refuse an actor without the role, qualification or relation; return the assignments the move implies."""
+    if transition.relation == SYSTEM:
+        raise NotPermitted(f"Only the system may {transition.description}; nobody does it by hand.")
     memberships = list(Membership.objects.filter(user=actor, project_id=instance.project_id, role__in=transition.roles))
     if not memberships:
         roles = " or ".join(sorted(transition.roles))
@@ -99,11 +133,15 @@ def instance_transition(
     expected_version: int | None = None,
     reason: str = "",
     assignments: dict[str, Any] | None = None,
+    details: Mapping[str, Any] | None = None,
 ) -> Instance:
-    """Move an instance to `target` if the table, the actor's role and relation allow it; exactly one row changes.
+    """Move an instance to `target` if the table, the actor's role and relation and the move's guards allow it;
+    exactly one row changes, and the move's effects are created with it.
 
     `actor=None` is a background job and may only perform the system transitions (lease expiry, release).
-    A concurrent change (status or version no longer as expected) raises Conflict and writes nothing.
+    `details` carries what a move's rules need (e.g. `comments` for a change request, `message` for a flag).
+    A concurrent change (status or version no longer as expected) raises Conflict and writes nothing; so does a
+    guard or effect that fails (the transaction is rolled back whole).
     """
     instance = Instance.objects.filter(pk=instance_id).first()
     if instance is None:
@@ -129,6 +167,10 @@ def instance_transition(
             raise NotPermitted(f"A background job may not move an instance from {source} to {target}.")
     else:
         extra.update(_check_actor(transition, instance, actor))
+    details = dict(details or {})
+    for name in transition.guards:
+        _rule(name, transition)(instance=instance, actor=actor, details=details)
+    effects = [_rule(name, transition) for name in transition.effects]
     if target == Status.DRAFTED and source == Status.IN_REFINEMENT:
         extra.setdefault("author_id", None)
     if target not in (Status.IN_REFINEMENT, Status.ROUND1_REVIEW, Status.ROUND2_REVIEW):
@@ -152,6 +194,8 @@ def instance_transition(
         reason=reason,
     )
     instance.refresh_from_db()
+    for effect in effects:
+        effect(instance=instance, actor=actor, details=details)
     for hook in _hooks_for(target):
         hook(instance, source, target)
     return instance

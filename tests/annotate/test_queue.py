@@ -136,7 +136,12 @@ def test_changes_requested_come_back_to_the_author_first(personas, project, draf
         instance_id=instance.pk, user=annotator, expected_version=complete(instance, annotator).version
     )
     instance = instance_transition(instance_id=instance.pk, target=Status.ROUND1_REVIEW, actor=verifier)
-    instance_transition(instance_id=instance.pk, target=Status.CHANGES_REQUESTED, actor=verifier)
+    instance_transition(
+        instance_id=instance.pk,
+        target=Status.CHANGES_REQUESTED,
+        actor=verifier,
+        details={"comments": [{"field": "", "text": "Say which model."}]},
+    )
     assert queue_claim(project_slug=project.slug, user=annotator).how == "resumed"
     again = queue_next(project=project, user=annotator)
     assert again.pk == instance.pk and again.status == Status.IN_REFINEMENT
@@ -300,7 +305,7 @@ def test_any_path_to_validated_settles_a_sequential_batch(personas, project, ope
 
     Project.objects.filter(pk=project.pk).update(gating=Project.Gating.SEQUENTIAL)
     following = batch_create(project=project, actor=None, name="B2")
-    instance = make_instance(batch=open_batch)
+    instance = make_instance(batch=open_batch, answer_form="short", answer_source="text")
     steps = [
         (Status.IN_REFINEMENT, "annotator"),
         (Status.SUBMITTED, "annotator"),
@@ -315,7 +320,7 @@ def test_any_path_to_validated_settles_a_sequential_batch(personas, project, ope
 
 
 def test_expired_round_two_lease_releases_the_reviewer(personas, project, open_batch, make_instance):
-    instance = make_instance(batch=open_batch)
+    instance = make_instance(batch=open_batch, answer_form="short", answer_source="text")
     for target, persona in [
         (Status.IN_REFINEMENT, "annotator"),
         (Status.SUBMITTED, "annotator"),
