@@ -15,7 +15,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from annotate.models import Discussion, DiscussionMessage, ReviewComment
-from annotate.services.leases import leases_reap
+from annotate.services.leases import lease_expire
 from annotate.services.queue import lease_deadline
 from annotate.services.workspace import work_ping
 from curation.errors import Conflict, InvalidInput, NotFound, NotPermitted
@@ -112,9 +112,9 @@ def review_next(*, project: Project, user: AbstractBaseUser) -> Instance | None:
     """The verifier's next review: the one they hold, else instances returning to them, else the oldest submitted.
 
     Each claim is one compare-and-set; a lost race moves on to the next candidate. None when nothing waits.
+    Other verifiers' expired reviews are returned by the periodic reaper (annotate.leases_reap), never here.
     """
     require_verifier(project=project, user=user)
-    leases_reap()
     held = Instance.objects.filter(project=project, status=Status.ROUND1_REVIEW, round1_verifier=user).first()
     if held is not None:
         return review_lease_renew(instance_id=held.pk, user=user) or held
@@ -245,16 +245,9 @@ def round2_claim(*, instance_id: int, user: AbstractBaseUser) -> Instance:
     if instance.round2_reviewer_id is not None:
         if instance.lease_expires_at and instance.lease_expires_at > timezone.now():
             raise Conflict("Another annotator is reviewing this instance in round two.")
-        # The previous reviewer's lease ran out: release them (as the reaper would) and take over.
-        instance = instance_transition(
-            instance_id=instance_id,
-            target=Status.ROUND2_REVIEW,
-            actor=None,
-            expected_status=Status.ROUND2_REVIEW,
-            expected_version=instance.version,
-            reason="lease expired",
-            assignments={"round2_reviewer_id": None, "lease_expires_at": None},
-        )
+        # The previous reviewer's lease ran out: return it the one way leases return, then take over.
+        lease_expire(instance=instance)
+        instance = _instance(instance_id)
     return instance_transition(
         instance_id=instance_id,
         target=Status.ROUND2_REVIEW,

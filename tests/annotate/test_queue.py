@@ -339,3 +339,87 @@ def test_expired_round_two_lease_releases_the_reviewer(personas, project, open_b
     released = Instance.objects.get(pk=instance.pk)
     assert (released.status, released.round2_reviewer) == (Status.ROUND2_REVIEW, None)
     assert released.events.last().reason == "lease expired"
+
+
+# --- Lease expiry: one rule, one reaper -------------------------------------------------------------------------
+
+
+def _sent_back_and_resumed(project, personas):
+    """An instance a verifier sent back, resumed by its annotator (in refinement under a lease again)."""
+    from annotate.services import review
+    from tests.annotate.review_helpers import submit
+
+    submitted = submit(project, personas["annotator"])
+    claimed = review.review_claim(instance_id=submitted.pk, user=personas["verifier"])
+    review.review_request_changes(
+        instance_id=claimed.pk,
+        user=personas["verifier"],
+        expected_version=claimed.version,
+        comments=[{"field": "answer", "text": "Name both models."}],
+    )
+    claim = queue_claim(project_slug=project.slug, user=personas["annotator"])
+    assert (claim.instance_id, claim.how) == (submitted.pk, "resumed")
+    return Instance.objects.get(pk=submitted.pk)
+
+
+def test_expired_lease_on_resumed_work_returns_it_to_its_author_and_next_review_keeps_working(
+    personas, project, drafts, api_client_for
+):
+    from tests.annotate.review_helpers import submit
+
+    resumed = _sent_back_and_resumed(project, personas)
+    submit(project, personas["annotator2"])  # something for the verifiers to review
+    Instance.objects.filter(pk=resumed.pk).update(lease_expires_at=timezone.now() - timedelta(minutes=1))
+    url = f"/api/projects/{project.slug}/review/next/"
+    for name in ("verifier", "verifier2"):  # requests do not reap, so the expired lease cannot break them
+        assert api_client_for(personas[name]).post(url).status_code in (200, 204)
+    assert Instance.objects.get(pk=resumed.pk).status == Status.IN_REFINEMENT  # only the reaper returns it
+
+    assert leases_reap() == 1
+    returned = Instance.objects.get(pk=resumed.pk)
+    assert (returned.status, returned.author, returned.lease_expires_at) == (
+        Status.CHANGES_REQUESTED,
+        personas["annotator"],
+        None,
+    )
+    assert returned.revisions.last().kind == "lease-expired"
+    statuses = [api_client_for(personas[name]).post(url).status_code for name in ("verifier", "verifier2")]
+    assert 200 in statuses and set(statuses) <= {200, 204}
+    assert queue_claim(project_slug=project.slug, user=personas["annotator"]).how == "resumed"
+
+
+def test_the_reaper_logs_and_skips_a_row_it_cannot_move(personas, project, drafts, monkeypatch, caplog):
+    from annotate.services import leases
+
+    broken = queue_next(project=project, user=personas["annotator"])
+    fine = queue_next(project=project, user=personas["annotator2"])
+    real = leases.lease_return_target
+
+    def target(instance):
+        if instance.pk == broken.pk:
+            raise RuntimeError("cannot decide")
+        return real(instance)
+
+    monkeypatch.setattr(leases, "lease_return_target", target)
+    assert leases_reap(now=timezone.now() + timedelta(hours=1)) == 1
+    assert Instance.objects.get(pk=fine.pk).status == Status.DRAFTED
+    assert Instance.objects.get(pk=broken.pk).status == Status.IN_REFINEMENT
+    assert not Instance.objects.get(pk=broken.pk).revisions.filter(kind="lease-expired").exists()  # rolled back
+    assert f"instance {broken.pk}" in caplog.text
+
+
+def test_the_return_target_covers_every_leased_status(personas, project, drafts):
+    from annotate.services.leases import lease_return_target
+    from curation.states import LEASED_STATUSES, SYSTEM_TRANSITIONS
+
+    fresh = queue_next(project=project, user=personas["annotator2"])
+    resumed = _sent_back_and_resumed(project, personas)
+    for instance, expected in ((fresh, Status.DRAFTED), (resumed, Status.CHANGES_REQUESTED)):
+        assert lease_return_target(instance) == expected
+    for status, expected in ((Status.ROUND1_REVIEW, Status.SUBMITTED), (Status.ROUND2_REVIEW, Status.ROUND2_REVIEW)):
+        assert lease_return_target(Instance(status=status)) == expected
+    for status in LEASED_STATUSES:
+        instance = resumed if status == Status.IN_REFINEMENT else Instance(status=status)
+        assert (status, lease_return_target(instance)) in SYSTEM_TRANSITIONS
+    with pytest.raises(InvalidInput):
+        lease_return_target(Instance(status=Status.SUBMITTED))
