@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Mapping
 from contextlib import nullcontext
 from datetime import datetime
@@ -13,7 +14,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from curation.errors import Conflict, InvalidInput, NotFound, NotPermitted
-from curation.models import Instance, Membership, TransitionEvent
+from curation.models import Batch, Instance, Membership, TransitionEvent
 from curation.services.instances import revision_record
 from curation.states import (
     ANYONE,
@@ -216,11 +217,11 @@ _CLAIM_CTES = """
 claimer AS (
     SELECT m.project_id
     FROM curation_membership m JOIN curation_project p ON p.id = m.project_id
-    WHERE p.slug = %(slug)s AND m.user_id = %(actor)s AND m.role = 'annotator' AND m.is_qualified
+    WHERE p.slug = %(slug)s AND m.user_id = %(actor)s AND m.role = {annotator} AND m.is_qualified
       AND NOT EXISTS (
         SELECT 1 FROM curation_instance h
         WHERE h.author_id = m.user_id AND h.project_id = m.project_id
-          AND h.status IN ('in_refinement', 'changes_requested')
+          AND h.status IN ({in_refinement}, {changes_requested})
       )
 ),
 recent AS (
@@ -229,7 +230,7 @@ recent AS (
         SELECT i.reasoning_type_id
         FROM curation_transitionevent e JOIN curation_instance i ON i.id = e.instance_id
         WHERE e.actor_id = %(actor)s AND i.project_id = (SELECT project_id FROM claimer)
-          AND e.from_status = 'drafted' AND e.to_status = 'in_refinement'
+          AND e.from_status = {drafted} AND e.to_status = {in_refinement}
         ORDER BY e.id DESC
         LIMIT %(recent)s
     ) claimed
@@ -237,42 +238,66 @@ recent AS (
 ),
 first_batch AS (
     SELECT b.id FROM curation_batch b
-    WHERE b.project_id = (SELECT project_id FROM claimer) AND b.state = 'open'
-      AND EXISTS (SELECT 1 FROM curation_instance d WHERE d.batch_id = b.id AND d.status = 'drafted')
+    WHERE b.project_id = (SELECT project_id FROM claimer) AND b.state = {open}
+      AND EXISTS (SELECT 1 FROM curation_instance d WHERE d.batch_id = b.id AND d.status = {drafted})
     ORDER BY b."order", b.id
     LIMIT 1
 ),
 upcoming AS (
     SELECT d.id FROM curation_instance d
-    WHERE d.batch_id = (SELECT id FROM first_batch) AND d.status = 'drafted'
+    WHERE d.batch_id = (SELECT id FROM first_batch) AND d.status = {drafted}
     ORDER BY d.id
     LIMIT %(window)s
 )"""
 _CLAIM_UPDATE = """
 UPDATE curation_instance
-SET status = 'in_refinement', version = version + 1, author_id = %(actor)s,
+SET status = {in_refinement}, version = version + 1, author_id = %(actor)s,
     lease_expires_at = %(lease)s, updated_at = %(now)s
-WHERE status = 'drafted' AND id = (
+WHERE status = {drafted} AND id = (
     SELECT i.id
     FROM curation_instance i
     LEFT JOIN recent r ON COALESCE(r.reasoning_type_id, 0) = COALESCE(i.reasoning_type_id, 0)
-    WHERE i.id IN (SELECT id FROM upcoming) AND i.status = 'drafted'
+    WHERE i.id IN (SELECT id FROM upcoming) AND i.status = {drafted}
     ORDER BY COALESCE(r.n, 0), i.id
     LIMIT 1 {lock}
 )
 RETURNING id, version"""
 _CLAIM_AUDIT = """
 INSERT INTO curation_transitionevent (instance_id, actor_id, from_status, to_status, version, reason, created_at)
-SELECT id, %(actor)s, 'drafted', 'in_refinement', version, %(reason)s, %(now)s FROM {source}"""
-CLAIM_SQL = {
-    "postgresql": (
-        f"WITH {_CLAIM_CTES},"
-        f"\nclaimed AS ({_CLAIM_UPDATE.format(lock='FOR UPDATE OF i SKIP LOCKED')}\n),"
-        f"\naudit AS ({_CLAIM_AUDIT.format(source='claimed')}\n)\nSELECT id, version FROM claimed"
-    ),
-    "sqlite": f"WITH {_CLAIM_CTES}{_CLAIM_UPDATE.format(lock='')}",
-}
-_CLAIM_AUDIT_SQLITE = _CLAIM_AUDIT.format(source="(SELECT %(id)s AS id, %(version)s AS version)")
+SELECT id, %(actor)s, {drafted}, {in_refinement}, version, %(reason)s, %(now)s FROM {source}"""
+
+
+def _sql_literal(value: str) -> str:
+    """A choice value as an SQL string literal (choice values are identifiers, so quoting is all it needs)."""
+    if not re.fullmatch(r"[a-z][a-z0-9_-]*", value):
+        raise ValueError(f"{value!r} is not a plain choice value")
+    return f"'{value}'"
+
+
+def claim_sql() -> dict[str, str]:
+    """The claim statements per database vendor (and SQLite's audit insert), with every status, role and batch
+    state taken from curation.states / the models, never copied: renaming a value renames it here too."""
+    names = {
+        "drafted": Status.DRAFTED.value,
+        "in_refinement": Status.IN_REFINEMENT.value,
+        "changes_requested": Status.CHANGES_REQUESTED.value,
+        "annotator": Role.ANNOTATOR.value,
+        "open": Batch.State.OPEN.value,
+    }
+    literals = {name: _sql_literal(value) for name, value in names.items()}
+    ctes = _CLAIM_CTES.format(**literals)
+    return {
+        "postgresql": (
+            f"WITH {ctes},"
+            f"\nclaimed AS ({_CLAIM_UPDATE.format(lock='FOR UPDATE OF i SKIP LOCKED', **literals)}\n),"
+            f"\naudit AS ({_CLAIM_AUDIT.format(source='claimed', **literals)}\n)\nSELECT id, version FROM claimed"
+        ),
+        "sqlite": f"WITH {ctes}{_CLAIM_UPDATE.format(lock='', **literals)}",
+        "sqlite_audit": _CLAIM_AUDIT.format(source="(SELECT %(id)s AS id, %(version)s AS version)", **literals),
+    }
+
+
+CLAIM_SQL = claim_sql()
 
 
 def instance_claim(
@@ -301,7 +326,7 @@ def instance_claim(
         if row is None:
             return None
         if connection.vendor != "postgresql":
-            cursor.execute(_CLAIM_AUDIT_SQLITE, {**params, "id": row[0], "version": row[1]})
+            cursor.execute(CLAIM_SQL["sqlite_audit"], {**params, "id": row[0], "version": row[1]})
         if hooks:
             instance = Instance.objects.get(pk=row[0])
             for hook in hooks:

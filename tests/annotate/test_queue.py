@@ -259,7 +259,7 @@ def test_suggested_form_follows_scitats_five_word_rule(answer, form):
 def test_many_concurrent_claimers_never_share_an_instance(project, open_batch, make_instance, make_user):
     from curation.services.projects import membership_add
 
-    instances = [make_instance(batch=open_batch) for _ in range(96)]
+    instances = [make_instance(batch=open_batch, answer_form="short", answer_source="text") for _ in range(96)]
     users = []
     for i in range(32):
         user = make_user(f"claimer{i}")

@@ -405,3 +405,29 @@ def test_a_move_whose_rule_is_not_installed_is_refused(make_instance, personas, 
     with pytest.raises(NotPermitted, match="not installed"):
         move(instance, S.SUBMITTED, personas["annotator"])
     assert Instance.objects.get(pk=instance.pk).status == S.IN_REFINEMENT
+
+
+def test_the_claim_sql_takes_every_status_and_role_from_the_states(monkeypatch):
+    from types import SimpleNamespace
+
+    from curation.models import Batch
+    from curation.services import lifecycle
+    from curation.states import Role
+
+    quoted = re.compile(r"'([^']*)'")
+    current = {S.DRAFTED.value, S.IN_REFINEMENT.value, S.CHANGES_REQUESTED.value, Role.ANNOTATOR.value}
+    for sql in lifecycle.CLAIM_SQL.values():
+        assert set(quoted.findall(sql)) <= current | {Batch.State.OPEN.value}
+
+    renamed = SimpleNamespace(
+        DRAFTED=SimpleNamespace(value="draft_x"),
+        IN_REFINEMENT=SimpleNamespace(value="refining_x"),
+        CHANGES_REQUESTED=SimpleNamespace(value="returned_x"),
+    )
+    monkeypatch.setattr(lifecycle, "Status", renamed)
+    monkeypatch.setattr(lifecycle, "Role", SimpleNamespace(ANNOTATOR=SimpleNamespace(value="worker_x")))
+    for vendor, sql in lifecycle.claim_sql().items():
+        literals = set(quoted.findall(sql))
+        assert literals & current == set(), vendor  # no copied value survives a rename
+        assert {"draft_x", "refining_x"} <= literals, vendor
+    assert {"returned_x", "worker_x"} <= set(quoted.findall(lifecycle.claim_sql()["sqlite"]))
