@@ -11,7 +11,7 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, connection, transaction
-from django.db.models import F, Q
+from django.db.models import Exists, F, OuterRef, Q
 from django.utils import timezone
 
 from annotate.models import Discussion, DiscussionMessage, ReviewComment
@@ -19,9 +19,9 @@ from annotate.services.leases import lease_expire
 from annotate.services.queue import lease_deadline
 from annotate.services.workspace import work_ping
 from curation.errors import Conflict, InvalidInput, NotFound, NotPermitted
-from curation.models import Instance, Membership, Project
+from curation.models import Instance, Membership, Project, TransitionEvent
 from curation.services.instances import instance_edit
-from curation.services.lifecycle import instance_transition
+from curation.services.lifecycle import instance_transition, set_aside_since
 from curation.states import Role, Status
 
 CLAIM_CANDIDATES = 25
@@ -83,11 +83,25 @@ def require_verifier(*, project: Project, user: AbstractBaseUser) -> None:
 
 
 def review_candidates(*, project: Project, user: AbstractBaseUser):
-    """Submitted instances this verifier may claim: never their own, and returns only to their first verifier."""
+    """Submitted instances this verifier may claim: never their own, and resubmissions only to their first verifier."""
     return (
         Instance.objects.filter(project=project, status=Status.SUBMITTED)
         .exclude(author=user)
         .filter(Q(round1_verifier__isnull=True) | Q(round1_verifier=user))
+    )
+
+
+def _given_back_recently(user: AbstractBaseUser) -> Exists:
+    """The instance was given back by this verifier within TATCURATE_SET_ASIDE_HOURS: their Next passes over it
+    (others take it meanwhile; they can still claim it from their list)."""
+    return Exists(
+        TransitionEvent.objects.filter(
+            instance_id=OuterRef("pk"),
+            actor=user,
+            from_status=Status.ROUND1_REVIEW,
+            to_status=Status.SUBMITTED,
+            created_at__gt=set_aside_since(),
+        )
     )
 
 
@@ -121,7 +135,7 @@ def review_next(*, project: Project, user: AbstractBaseUser) -> Instance | None:
     lost: set[int] = set()
     while True:
         with transaction.atomic():
-            qs = review_candidates(project=project, user=user).exclude(pk__in=lost)
+            qs = review_candidates(project=project, user=user).exclude(pk__in=lost).exclude(_given_back_recently(user))
             if connection.vendor == "postgresql":
                 qs = qs.select_for_update(skip_locked=True, of=("self",))
             # Resubmissions come back to their verifier first; then oldest first.
@@ -149,7 +163,8 @@ def review_lease_renew(*, instance_id: int, user: AbstractBaseUser) -> Instance 
 
 @transaction.atomic
 def review_release(*, instance_id: int, user: AbstractBaseUser, expected_version: int | None = None) -> Instance:
-    """Give a claimed review back to the pile (it stays promised to this verifier if they reviewed it before)."""
+    """Give a claimed review back to the pile for every other verifier (the lifecycle unassigns it); it stays out
+    of this verifier's Next for TATCURATE_SET_ASIDE_HOURS, though they may still claim it from their list."""
     instance = _instance(instance_id)
     return instance_transition(
         instance_id=instance_id,

@@ -5,9 +5,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping
 from contextlib import nullcontext
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import connection, transaction
 from django.db.models import F
@@ -174,6 +175,8 @@ def instance_transition(
     effects = [_rule(name, transition) for name in transition.effects]
     if target == Status.DRAFTED and source == Status.IN_REFINEMENT:
         extra.setdefault("author_id", None)
+    if target == Status.SUBMITTED and source == Status.ROUND1_REVIEW:
+        extra.setdefault("round1_verifier_id", None)  # a review left undecided goes back to the whole pile
     if target not in (Status.IN_REFINEMENT, Status.ROUND1_REVIEW, Status.ROUND2_REVIEW):
         extra.setdefault("lease_expires_at", None)
 
@@ -210,7 +213,10 @@ def instance_transition(
 # independent of the queue's length (a partial index holds the drafts by batch). `claimer` is the role check
 # inside the statement itself: the project, only if the actor is a qualified annotator of it who holds
 # nothing there (no lease, no work sent back), so someone holding an instance is not given a second one
-# (two claims by the same person at the same instant are not serialised; the reaper returns the spare).
+# (two claims by the same person at the same instant are not serialised; the reaper returns the spare). A
+# draft the annotator skipped within TATCURATE_SET_ASIDE_HOURS is passed over for them (their skip is the audit
+# row in_refinement → drafted with them as actor), so "Skip" never hands the same draft straight back; others
+# get it at once, and it returns to them once the set-aside time is over.
 RECENT_CLAIMS = 20
 CLAIM_WINDOW = 100
 _CLAIM_CTES = """
@@ -239,13 +245,13 @@ recent AS (
 first_batch AS (
     SELECT b.id FROM curation_batch b
     WHERE b.project_id = (SELECT project_id FROM claimer) AND b.state = {open}
-      AND EXISTS (SELECT 1 FROM curation_instance d WHERE d.batch_id = b.id AND d.status = {drafted})
+      AND EXISTS (SELECT 1 FROM curation_instance d WHERE d.batch_id = b.id AND d.status = {drafted} {not_set_aside})
     ORDER BY b."order", b.id
     LIMIT 1
 ),
 upcoming AS (
     SELECT d.id FROM curation_instance d
-    WHERE d.batch_id = (SELECT id FROM first_batch) AND d.status = {drafted}
+    WHERE d.batch_id = (SELECT id FROM first_batch) AND d.status = {drafted} {not_set_aside}
     ORDER BY d.id
     LIMIT %(window)s
 )"""
@@ -266,6 +272,13 @@ _CLAIM_AUDIT = """
 INSERT INTO curation_transitionevent (instance_id, actor_id, from_status, to_status, version, reason, created_at)
 SELECT id, %(actor)s, {drafted}, {in_refinement}, version, %(reason)s, %(now)s FROM {source}"""
 
+# A draft this annotator skipped (their own in_refinement → drafted) recently is set aside for them.
+_CLAIM_NOT_SET_ASIDE = """AND NOT EXISTS (
+        SELECT 1 FROM curation_transitionevent s
+        WHERE s.instance_id = d.id AND s.actor_id = %(actor)s AND s.from_status = {in_refinement}
+          AND s.to_status = {drafted} AND s.created_at > %(set_aside_since)s
+      )"""
+
 
 def _sql_literal(value: str) -> str:
     """A choice value as an SQL string literal (choice values are identifiers, so quoting is all it needs)."""
@@ -285,6 +298,7 @@ def claim_sql() -> dict[str, str]:
         "open": Batch.State.OPEN.value,
     }
     literals = {name: _sql_literal(value) for name, value in names.items()}
+    literals["not_set_aside"] = _CLAIM_NOT_SET_ASIDE.format(**literals)
     ctes = _CLAIM_CTES.format(**literals)
     return {
         "postgresql": (
@@ -298,6 +312,11 @@ def claim_sql() -> dict[str, str]:
 
 
 CLAIM_SQL = claim_sql()
+
+
+def set_aside_since() -> datetime:
+    """Skips and give-backs younger than this keep the item out of that person's Next (TATCURATE_SET_ASIDE_HOURS)."""
+    return timezone.now() - timedelta(hours=settings.TATCURATE_SET_ASIDE_HOURS)
 
 
 def instance_claim(
@@ -317,6 +336,7 @@ def instance_claim(
         "lease": lease_expires_at,
         "now": timezone.now(),
         "reason": reason,
+        "set_aside_since": set_aside_since(),
     }
     hooks = _hooks_for(Status.IN_REFINEMENT)
     single_statement = connection.vendor == "postgresql" and not hooks

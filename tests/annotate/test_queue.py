@@ -423,3 +423,110 @@ def test_the_return_target_covers_every_leased_status(personas, project, drafts)
         assert (status, lease_return_target(instance)) in SYSTEM_TRANSITIONS
     with pytest.raises(InvalidInput):
         lease_return_target(Instance(status=Status.SUBMITTED))
+
+
+# --- The queue behaves as people expect: skip, give back, sent back ---------------------------------------------
+
+
+def test_a_skipped_draft_is_set_aside_for_the_skipper_only(personas, project, drafts):
+    annotator, other = personas["annotator"], personas["annotator2"]
+    skipped = queue_next(project=project, user=annotator)
+    workspace_skip(instance_id=skipped.pk, user=annotator, reason="outside my field")
+    following = queue_next(project=project, user=annotator)
+    assert following.pk != skipped.pk
+    assert queue_next(project=project, user=other).pk == skipped.pk  # others get it at once
+    workspace_skip(instance_id=skipped.pk, user=other, reason="me neither")
+    workspace_skip(instance_id=following.pk, user=annotator, reason="also not mine")
+    assert queue_next(project=project, user=annotator).pk not in (skipped.pk, following.pk)
+
+
+def test_skipping_every_draft_leaves_the_skipper_nothing_until_the_set_aside_time_is_over(
+    personas, project, make_instance, settings
+):
+    batch = batch_open(batch_id=batch_create(project=project, actor=None, name="Only").pk, actor=None)
+    only = make_instance(batch=batch)
+    draft = queue_next(project=project, user=personas["annotator"])
+    assert draft.pk == only.pk
+    workspace_skip(instance_id=only.pk, user=personas["annotator"], reason="cannot read the table")
+    assert queue_claim(project_slug=project.slug, user=personas["annotator"]) is None
+    assert queue_next(project=project, user=personas["annotator2"]).pk == only.pk
+    workspace_skip(instance_id=only.pk, user=personas["annotator2"], reason="same")
+    settings.TATCURATE_SET_ASIDE_HOURS = 0  # the set-aside time is over: it comes back to them
+    assert queue_next(project=project, user=personas["annotator"]).pk == only.pk
+
+
+def test_give_back_returns_the_review_to_the_pile_without_reclaiming_it(personas, project, drafts):
+    from annotate.services import review
+    from tests.annotate.review_helpers import submit
+
+    first = submit(project, personas["annotator"])
+    second = submit(project, personas["annotator2"])
+    verifier, verifier2 = personas["verifier"], personas["verifier2"]
+    taken = review.review_next(project=project, user=verifier)
+    given_back = review.review_release(instance_id=taken.pk, user=verifier)
+    assert (given_back.status, given_back.round1_verifier) == (Status.SUBMITTED, None)
+    again = review.review_next(project=project, user=verifier)
+    assert again.pk != taken.pk and {again.pk, taken.pk} == {first.pk, second.pk}
+    assert review.review_next(project=project, user=verifier2).pk == taken.pk  # back in the pile for others
+    review.review_release(instance_id=again.pk, user=verifier)
+    assert review.review_next(project=project, user=verifier) is None  # they gave back all there is
+
+
+def test_sent_back_work_opens_at_once_while_a_draft_is_held(personas, project, drafts, client):
+    from annotate.services import review
+    from annotate.services.queue import queue_resume
+    from tests.annotate.review_helpers import submit
+
+    annotator = personas["annotator"]
+    sent_back = submit(project, annotator)
+    held = queue_next(project=project, user=annotator)
+    held = workspace_autosave(
+        instance_id=held.pk, user=annotator, expected_version=held.version, fields={"question": "Half done?"}
+    )
+    claimed = review.review_claim(instance_id=sent_back.pk, user=personas["verifier"])
+    review.review_request_changes(
+        instance_id=claimed.pk,
+        user=personas["verifier"],
+        expected_version=claimed.version,
+        comments=[{"field": "question", "text": "Ask about the second table."}],
+    )
+
+    client.force_login(annotator)
+    home = client.get(f"/p/{project.slug}/work/").content.decode()
+    assert f"Open #{sent_back.pk}" in home and "In your hands" in home
+    response = client.post(f"/p/{project.slug}/work/{sent_back.pk}/resume/")
+    assert response.status_code == 302 and response["Location"] == f"/p/{project.slug}/work/{sent_back.pk}/"
+    assert client.get(response["Location"]).status_code == 200
+    assert Instance.objects.get(pk=sent_back.pk).status == Status.IN_REFINEMENT
+    still_held = Instance.objects.get(pk=held.pk)  # the draft stays theirs, with its autosave and its lease
+    assert (still_held.status, still_held.author, still_held.question) == (
+        Status.IN_REFINEMENT,
+        annotator,
+        "Half done?",
+    )
+    assert queue_resume(instance_id=sent_back.pk, user=annotator).how == "held"  # opening it again is harmless
+
+
+@pytest.mark.parametrize(
+    ("persona", "expected"),
+    [("annotator", 200), ("annotator2", 404), ("verifier", 404), ("manager", 404), ("outsider", 404)],
+)
+def test_resume_api_by_role(personas, project, drafts, api_client_for, persona, expected):
+    from annotate.services import review
+    from tests.annotate.review_helpers import submit
+
+    submitted = submit(project, personas["annotator"])
+    claimed = review.review_claim(instance_id=submitted.pk, user=personas["verifier"])
+    review.review_request_changes(
+        instance_id=claimed.pk,
+        user=personas["verifier"],
+        expected_version=claimed.version,
+        comments=[{"field": "", "text": "Fix it."}],
+    )
+    response = api_client_for(personas[persona]).post(f"/api/instances/{submitted.pk}/resume/")
+    assert response.status_code == expected, response.content[:200]
+    if expected == 200:
+        assert response.json()["how"] == "resumed"
+    assert Instance.objects.get(pk=submitted.pk).status == (
+        Status.IN_REFINEMENT if expected == 200 else Status.CHANGES_REQUESTED
+    )
