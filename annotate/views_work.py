@@ -48,7 +48,11 @@ def work_next(request: HttpRequest, slug: str) -> HttpResponse:
         messages.error(request, exc.message)
         return redirect("work-home", slug=slug)
     if claim is None:
-        messages.info(request, "Nothing is waiting in the open batches. Well done — check back later.")
+        messages.info(
+            request,
+            "Nothing is waiting for you in the open batches (drafts you skipped come back to you after a while)."
+            " Well done — check back later.",
+        )
         return redirect("work-home", slug=slug)
     return redirect("workspace", slug=slug, pk=claim.instance_id)
 
