@@ -41,6 +41,7 @@ SYSTEM = "system"  # background jobs (lease reaper, release cut)
 # is refused, never performed without it.
 SUBMISSION_COMPLETE = "submission_complete"  # guard: question, answer, answer form/source, relevant tables agree
 SUBMISSION_RECORDED = "submission_recorded"  # effect: the submitted text is kept as a revision
+NOT_RESUMED = "not_resumed"  # guard: changes a verifier asked for never go back to the general queue
 CHANGES_EXPLAINED = "changes_explained"  # guard: a change request carries at least one comment
 CHANGES_RECORDED = "changes_recorded"  # effect: the comments are stored for the annotator
 APPROVAL_RECORDED = "approval_recorded"  # effect: earlier round-one comments resolved, new ones stored
@@ -94,7 +95,16 @@ NON_RELEASED = [s for s in Status if s not in (S.RELEASED, S.DISCARDED)]
 TRANSITIONS: tuple[Transition, ...] = (
     _t(S.DRAFTED, S.IN_REFINEMENT, (Role.ANNOTATOR,), ANYONE, True, "claim a draft"),
     # By the holder: skip; by the reaper: the lease on a fresh draft expired.
-    _t(S.IN_REFINEMENT, S.DRAFTED, (Role.ANNOTATOR,), AUTHOR, False, "skip or release the lease", by_system=True),
+    _t(
+        S.IN_REFINEMENT,
+        S.DRAFTED,
+        (Role.ANNOTATOR,),
+        AUTHOR,
+        False,
+        "skip or release the lease",
+        guards=(NOT_RESUMED,),
+        by_system=True,
+    ),
     _t(
         S.IN_REFINEMENT,
         S.SUBMITTED,

@@ -9,9 +9,9 @@ from django.db import transaction
 from django.utils import timezone
 
 from curation.errors import Conflict, InvalidInput
-from curation.models import Instance, TransitionEvent
+from curation.models import Instance
 from curation.services.instances import revision_record
-from curation.services.lifecycle import instance_transition
+from curation.services.lifecycle import instance_is_resumed, instance_transition
 from curation.states import LEASED_STATUSES, Status
 
 logger = logging.getLogger(__name__)
@@ -22,13 +22,7 @@ def lease_return_target(instance: Instance) -> str:
     refinement of resumed changes → changes_requested (back to its author), round one → submitted, round two →
     round2_review with the reviewer released."""
     if instance.status == Status.IN_REFINEMENT:
-        came_from = (
-            TransitionEvent.objects.filter(instance_id=instance.pk, to_status=Status.IN_REFINEMENT)
-            .order_by("-id")
-            .values_list("from_status", flat=True)
-            .first()
-        )
-        return Status.CHANGES_REQUESTED if came_from == Status.CHANGES_REQUESTED else Status.DRAFTED
+        return Status.CHANGES_REQUESTED if instance_is_resumed(instance_id=instance.pk) else Status.DRAFTED
     if instance.status == Status.ROUND1_REVIEW:
         return Status.SUBMITTED
     if instance.status == Status.ROUND2_REVIEW:

@@ -131,8 +131,6 @@ def workspace_skip(*, instance_id: int, user: AbstractBaseUser, reason: str) -> 
     reason = reason.strip()
     if not reason:
         raise InvalidInput("Say why you skip this instance (it helps whoever takes it next).")
-    if instance.round1_verifier_id:
-        raise InvalidInput("A verifier asked you for changes on this one: it cannot go back to the queue.")
     return instance_transition(
         instance_id=instance_id,
         target=Status.DRAFTED,

@@ -21,6 +21,7 @@ from curation.states import (
     ANYONE,
     AUTHOR,
     NOT_AUTHOR,
+    NOT_RESUMED,
     ROUND1_VERIFIER,
     ROUND2_REVIEWER,
     SUBMISSION_RECORDED,
@@ -79,6 +80,26 @@ def _submission_recorded(*, instance: Instance, actor: AbstractBaseUser | None, 
 
 
 transition_rule(SUBMISSION_RECORDED, _submission_recorded)
+
+
+def instance_is_resumed(*, instance_id: int) -> bool:
+    """Whether the instance's current refinement is resumed work (changes a verifier asked for), not a fresh draft:
+    its last move into in_refinement came from changes_requested."""
+    came_from = (
+        TransitionEvent.objects.filter(instance_id=instance_id, to_status=Status.IN_REFINEMENT)
+        .order_by("-id")
+        .values_list("from_status", flat=True)
+        .first()
+    )
+    return came_from == Status.CHANGES_REQUESTED
+
+
+def _not_resumed(*, instance: Instance, actor: AbstractBaseUser | None, details: Mapping[str, Any]) -> None:
+    if instance_is_resumed(instance_id=instance.pk):
+        raise InvalidInput("A verifier asked you for changes on this one: it cannot go back to the queue.")
+
+
+transition_rule(NOT_RESUMED, _not_resumed)
 
 
 # Fields a transition may set besides status/version (assignment of people and leases).

@@ -431,3 +431,21 @@ def test_the_claim_sql_takes_every_status_and_role_from_the_states(monkeypatch):
         assert literals & current == set(), vendor  # no copied value survives a rename
         assert {"draft_x", "refining_x"} <= literals, vendor
     assert {"returned_x", "worker_x"} <= set(quoted.findall(lifecycle.claim_sql()["sqlite"]))
+
+
+def test_resumed_changes_never_go_back_to_the_general_queue(make_instance, personas):
+    instance = reach(make_instance, personas, S.CHANGES_REQUESTED)
+    instance = move(instance, S.IN_REFINEMENT, personas["annotator"])
+    with pytest.raises(InvalidInput, match="cannot go back to the queue"):
+        move(instance, S.DRAFTED, personas["annotator"])
+    with pytest.raises(InvalidInput, match="cannot go back to the queue"):
+        move(instance, S.DRAFTED, None)  # nor does the reaper send it there
+    assert Instance.objects.get(pk=instance.pk).status == S.IN_REFINEMENT
+
+
+def test_a_restored_instance_claimed_afresh_may_be_skipped(make_instance, personas):
+    instance = reach(make_instance, personas, S.CHANGES_REQUESTED)
+    instance = move(instance, S.DISCARDED, personas["manager"])
+    instance = move(instance, S.DRAFTED, personas["manager"])
+    instance = move(instance, S.IN_REFINEMENT, personas["annotator2"])
+    assert move(instance, S.DRAFTED, personas["annotator2"]).status == S.DRAFTED
