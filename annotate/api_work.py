@@ -62,6 +62,15 @@ class QueueNextApi(APIView):
         return Response(ClaimSerializer(claim, context={"slug": slug}).data)
 
 
+class ResumeApi(APIView):
+    @extend_schema(request=None, responses=ClaimSerializer)
+    def post(self, request: Request, pk: int) -> Response:
+        """Open this instance a verifier sent back to you, even while you hold a draft (which stays yours)."""
+        instance = selectors.instance_get(user=request.user, instance_id=pk)
+        claim = queue.queue_resume(instance_id=pk, user=request.user)
+        return Response(ClaimSerializer(claim, context={"slug": instance.project.slug}).data)
+
+
 class AutosaveSerializer(serializers.Serializer):
     expected_version = serializers.IntegerField(min_value=1)
     question = serializers.CharField(required=False, allow_blank=True)

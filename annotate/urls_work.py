@@ -12,6 +12,7 @@ page_patterns = [
     path("p/<slug:slug>/work/<int:pk>/", views_work.workspace_page, name="workspace"),
     path("p/<slug:slug>/work/<int:pk>/diff/", views_work.workspace_diff, name="workspace-diff"),
     path("p/<slug:slug>/work/<int:pk>/skip/", views_work.workspace_skip, name="workspace-skip"),
+    path("p/<slug:slug>/work/<int:pk>/resume/", views_work.work_resume, name="work-resume"),
 ]
 
 api_patterns = [
@@ -21,5 +22,6 @@ api_patterns = [
     path("instances/<int:pk>/autosave/", api_work.AutosaveApi.as_view(), name="api-autosave"),
     path("instances/<int:pk>/submit/", api_work.SubmitApi.as_view(), name="api-submit"),
     path("instances/<int:pk>/skip/", api_work.SkipApi.as_view(), name="api-skip"),
+    path("instances/<int:pk>/resume/", api_work.ResumeApi.as_view(), name="api-resume"),
     path("instances/<int:pk>/ping/", api_work.PingApi.as_view(), name="api-ping"),
 ]

@@ -48,7 +48,11 @@ def work_next(request: HttpRequest, slug: str) -> HttpResponse:
         messages.error(request, exc.message)
         return redirect("work-home", slug=slug)
     if claim is None:
-        messages.info(request, "Nothing is waiting in the open batches. Well done — check back later.")
+        messages.info(
+            request,
+            "Nothing is waiting for you in the open batches (drafts you skipped come back to you after a while)."
+            " Well done — check back later.",
+        )
         return redirect("work-home", slug=slug)
     return redirect("workspace", slug=slug, pk=claim.instance_id)
 
@@ -82,6 +86,19 @@ def workspace_diff(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
 
 @login_required
 @require_POST
+def work_resume(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    """Open an item sent back to you (from "Sent back to you"), even while you hold a draft."""
+    _project(request, slug)
+    try:
+        claim = queue.queue_resume(instance_id=pk, user=request.user)
+    except DomainError as exc:
+        messages.error(request, exc.message)
+        return redirect("work-home", slug=slug)
+    return redirect("workspace", slug=slug, pk=claim.instance_id)
+
+
+@login_required
+@require_POST
 def workspace_skip(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     _project(request, slug)
     try:
@@ -89,5 +106,5 @@ def workspace_skip(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     except DomainError as exc:
         messages.error(request, exc.message)
         return redirect("workspace", slug=slug, pk=pk)
-    messages.info(request, "Skipped; it went back to the queue.")
+    messages.info(request, "Skipped; it went back to the queue for others (you will not be given it again soon).")
     return work_next(request, slug)

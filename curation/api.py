@@ -175,12 +175,16 @@ class InstanceDetailApi(APIView):
 
 
 class InstanceTransitionApi(APIView):
+    """Any move of the transition table, through the same guards and effects as the step pages and their API."""
+
     @extend_schema(request=serializers.TransitionSerializer, responses=serializers.InstanceSerializer)
     def post(self, request: Request, pk: int) -> Response:
         selectors.instance_get(user=request.user, instance_id=pk)
         payload = serializers.TransitionSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
-        instance = lifecycle.instance_transition(instance_id=pk, actor=request.user, **payload.validated_data)
+        move = dict(payload.validated_data)
+        details = {"comments": move.pop("comments", []), "message": move.pop("message", "")}
+        instance = lifecycle.instance_transition(instance_id=pk, actor=request.user, details=details, **move)
         return Response(serializers.InstanceSerializer(instance).data)
 
 

@@ -172,10 +172,20 @@ class InstanceEditSerializer(serializers.Serializer):
     relevant_table_ids = serializers.ListField(child=serializers.IntegerField(), required=False)
 
 
+class TransitionCommentSerializer(serializers.Serializer):
+    field = serializers.CharField(required=False, allow_blank=True, default="")
+    text = serializers.CharField(allow_blank=True, max_length=5000)
+
+
 class TransitionSerializer(serializers.Serializer):
+    """A move through the transition table; `comments` and `message` feed the move's guards and effects (a change
+    request needs a comment, a round-two flag a comment or message), exactly as on the step pages."""
+
     target = serializers.ChoiceField(choices=Status.choices)
     expected_version = serializers.IntegerField(min_value=1)
     reason = serializers.CharField(required=False, allow_blank=True, max_length=2000)
+    comments = TransitionCommentSerializer(many=True, required=False)
+    message = serializers.CharField(required=False, allow_blank=True, max_length=5000)
 
 
 class RevisionSerializer(serializers.ModelSerializer):

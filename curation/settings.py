@@ -202,6 +202,7 @@ TATCURATE_MAX_COMPRESSION_RATIO = env_int("TATCURATE_MAX_COMPRESSION_RATIO", 100
 
 # --- Work settings
 TATCURATE_LEASE_MINUTES = env_int("TATCURATE_LEASE_MINUTES", 30, minimum=1)
+TATCURATE_SET_ASIDE_HOURS = env_int("TATCURATE_SET_ASIDE_HOURS", 24, minimum=0)
 TATCURATE_LOCAL_MODEL_PORT = env_int("TATCURATE_LOCAL_MODEL_PORT", 8089, minimum=1)
 
 # --- Production hardening (inactive in DEBUG so the embedded defaults work over plain HTTP).

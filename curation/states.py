@@ -35,6 +35,22 @@ ANYONE = "anyone"  # only the role matters
 SYSTEM = "system"  # background jobs (lease reaper, release cut)
 
 
+# The rules a move carries, by name: guards (what must be true, checked before the move) and effects (what the move
+# creates, inside its transaction). The lifecycle runs them for every door; apps register the implementations
+# from AppConfig.ready (`curation.services.lifecycle.transition_rule`), and a move whose rule is not registered
+# is refused, never performed without it.
+SUBMISSION_COMPLETE = "submission_complete"  # guard: question, answer, answer form/source, relevant tables agree
+SUBMISSION_RECORDED = "submission_recorded"  # effect: the submitted text is kept as a revision
+NOT_RESUMED = "not_resumed"  # guard: changes a verifier asked for never go back to the general queue
+CHANGES_EXPLAINED = "changes_explained"  # guard: a change request carries at least one comment
+CHANGES_RECORDED = "changes_recorded"  # effect: the comments are stored for the annotator
+APPROVAL_RECORDED = "approval_recorded"  # effect: earlier round-one comments resolved, new ones stored
+FLAG_EXPLAINED = "flag_explained"  # guard: a round-two flag says what is wrong
+DISCUSSION_OPENED = "discussion_opened"  # effect: the flag opens a Discussion with the round-one verifier
+DISCUSSION_OPEN = "discussion_open"  # guard: deciding a discussion needs one that is open
+DISCUSSION_DECIDED = "discussion_decided"  # effect: the open discussion records the decision
+
+
 @dataclass(frozen=True)
 class Transition:
     source: str
@@ -43,10 +59,34 @@ class Transition:
     relation: str
     requires_qualification: bool = False
     description: str = ""
+    guards: tuple[str, ...] = ()
+    effects: tuple[str, ...] = ()
+    by_system: bool = False  # a background job (actor=None) may perform it too
 
 
-def _t(source: Status, target: Status, roles: tuple[Role, ...], relation: str, qualified: bool = False, why: str = ""):
-    return Transition(source.value, target.value, frozenset(r.value for r in roles), relation, qualified, why)
+def _t(
+    source: Status,
+    target: Status,
+    roles: tuple[Role, ...],
+    relation: str,
+    qualified: bool = False,
+    why: str = "",
+    *,
+    guards: tuple[str, ...] = (),
+    effects: tuple[str, ...] = (),
+    by_system: bool = False,
+) -> Transition:
+    return Transition(
+        source.value,
+        target.value,
+        frozenset(r.value for r in roles),
+        relation,
+        qualified,
+        why,
+        guards=guards,
+        effects=effects,
+        by_system=by_system,
+    )
 
 
 S = Status
@@ -54,38 +94,116 @@ NON_RELEASED = [s for s in Status if s not in (S.RELEASED, S.DISCARDED)]
 
 TRANSITIONS: tuple[Transition, ...] = (
     _t(S.DRAFTED, S.IN_REFINEMENT, (Role.ANNOTATOR,), ANYONE, True, "claim a draft"),
-    _t(S.IN_REFINEMENT, S.DRAFTED, (Role.ANNOTATOR,), AUTHOR, False, "skip or release the lease"),
-    _t(S.IN_REFINEMENT, S.SUBMITTED, (Role.ANNOTATOR,), AUTHOR, True, "submit refined work"),
+    # By the holder: skip; by the reaper: the lease on a fresh draft expired.
+    _t(
+        S.IN_REFINEMENT,
+        S.DRAFTED,
+        (Role.ANNOTATOR,),
+        AUTHOR,
+        False,
+        "skip or release the lease",
+        guards=(NOT_RESUMED,),
+        by_system=True,
+    ),
+    _t(
+        S.IN_REFINEMENT,
+        S.SUBMITTED,
+        (Role.ANNOTATOR,),
+        AUTHOR,
+        True,
+        "submit refined work",
+        guards=(SUBMISSION_COMPLETE,),
+        effects=(SUBMISSION_RECORDED,),
+    ),
+    # Only the reaper: the lease on resumed work (changes a verifier asked for) expired; it goes back to its author.
+    _t(S.IN_REFINEMENT, S.CHANGES_REQUESTED, (), SYSTEM, False, "return resumed work", by_system=True),
     _t(S.SUBMITTED, S.ROUND1_REVIEW, (Role.VERIFIER,), NOT_AUTHOR, False, "claim for round-one review"),
-    _t(S.ROUND1_REVIEW, S.SUBMITTED, (Role.VERIFIER,), ROUND1_VERIFIER, False, "release the review"),
-    _t(S.ROUND1_REVIEW, S.CHANGES_REQUESTED, (Role.VERIFIER,), ROUND1_VERIFIER, False, "request changes"),
-    _t(S.ROUND1_REVIEW, S.ROUND2_REVIEW, (Role.VERIFIER,), ROUND1_VERIFIER, False, "approve in round one"),
+    _t(S.ROUND1_REVIEW, S.SUBMITTED, (Role.VERIFIER,), ROUND1_VERIFIER, False, "release the review", by_system=True),
+    _t(
+        S.ROUND1_REVIEW,
+        S.CHANGES_REQUESTED,
+        (Role.VERIFIER,),
+        ROUND1_VERIFIER,
+        False,
+        "request changes",
+        guards=(CHANGES_EXPLAINED,),
+        effects=(CHANGES_RECORDED,),
+    ),
+    _t(
+        S.ROUND1_REVIEW,
+        S.ROUND2_REVIEW,
+        (Role.VERIFIER,),
+        ROUND1_VERIFIER,
+        False,
+        "approve in round one",
+        guards=(SUBMISSION_COMPLETE,),
+        effects=(APPROVAL_RECORDED,),
+    ),
     _t(S.CHANGES_REQUESTED, S.IN_REFINEMENT, (Role.ANNOTATOR,), AUTHOR, True, "resume work on requested changes"),
-    # A self-transition: taking a round-two review changes no status, but it is claimed and audited like one.
-    _t(S.ROUND2_REVIEW, S.ROUND2_REVIEW, (Role.ANNOTATOR,), ROUND2_REVIEWER, True, "take a round-two review"),
-    _t(S.ROUND2_REVIEW, S.VALIDATED, (Role.ANNOTATOR,), ROUND2_REVIEWER, True, "confirm in round two"),
-    _t(S.ROUND2_REVIEW, S.IN_DISCUSSION, (Role.ANNOTATOR,), ROUND2_REVIEWER, True, "flag an error in round two"),
-    _t(S.IN_DISCUSSION, S.VALIDATED, (Role.VERIFIER,), ROUND1_VERIFIER, False, "resolve the discussion"),
-    _t(S.IN_DISCUSSION, S.CHANGES_REQUESTED, (Role.VERIFIER,), ROUND1_VERIFIER, False, "accept the flag"),
-    _t(S.VALIDATED, S.RELEASED, (Role.MANAGER,), ANYONE, False, "included in a release"),
+    # A self-transition: taking a round-two review changes no status, but it is claimed and audited like one
+    # (the reaper performs it too, to release a reviewer whose lease expired).
+    _t(
+        S.ROUND2_REVIEW,
+        S.ROUND2_REVIEW,
+        (Role.ANNOTATOR,),
+        ROUND2_REVIEWER,
+        True,
+        "take a round-two review",
+        by_system=True,
+    ),
+    _t(
+        S.ROUND2_REVIEW,
+        S.VALIDATED,
+        (Role.ANNOTATOR,),
+        ROUND2_REVIEWER,
+        True,
+        "confirm in round two",
+        guards=(SUBMISSION_COMPLETE,),
+    ),
+    _t(
+        S.ROUND2_REVIEW,
+        S.IN_DISCUSSION,
+        (Role.ANNOTATOR,),
+        ROUND2_REVIEWER,
+        True,
+        "flag an error in round two",
+        guards=(FLAG_EXPLAINED,),
+        effects=(DISCUSSION_OPENED,),
+    ),
+    _t(
+        S.IN_DISCUSSION,
+        S.VALIDATED,
+        (Role.VERIFIER,),
+        ROUND1_VERIFIER,
+        False,
+        "resolve the discussion",
+        guards=(DISCUSSION_OPEN, SUBMISSION_COMPLETE),
+        effects=(DISCUSSION_DECIDED,),
+    ),
+    _t(
+        S.IN_DISCUSSION,
+        S.CHANGES_REQUESTED,
+        (Role.VERIFIER,),
+        ROUND1_VERIFIER,
+        False,
+        "accept the flag",
+        guards=(DISCUSSION_OPEN,),
+        effects=(DISCUSSION_DECIDED,),
+    ),
+    _t(S.VALIDATED, S.RELEASED, (Role.MANAGER,), ANYONE, False, "included in a release", by_system=True),
     _t(S.DISCARDED, S.DRAFTED, (Role.MANAGER,), ANYONE, False, "restore a discarded instance"),
     *(_t(s, S.DISCARDED, (Role.MANAGER,), ANYONE, False, "discard") for s in NON_RELEASED),
 )
 
 TRANSITION_TABLE: dict[tuple[str, str], Transition] = {(t.source, t.target): t for t in TRANSITIONS}
 
-# Transitions a background job may perform without a human actor.
-SYSTEM_TRANSITIONS: frozenset[tuple[str, str]] = frozenset(
-    {
-        (S.IN_REFINEMENT.value, S.DRAFTED.value),  # lease expired
-        (S.IN_REFINEMENT.value, S.CHANGES_REQUESTED.value),  # lease on a change request expired
-        (S.ROUND1_REVIEW.value, S.SUBMITTED.value),  # review lease expired
-        (S.ROUND2_REVIEW.value, S.ROUND2_REVIEW.value),  # round-two lease expired: the reviewer is released
-        (S.VALIDATED.value, S.RELEASED.value),
-    }
-)
+# Transitions a background job may perform without a human actor (lease expiry, release cut).
+SYSTEM_TRANSITIONS: frozenset[tuple[str, str]] = frozenset(key for key, t in TRANSITION_TABLE.items() if t.by_system)
+
+# The statuses in which an instance is held under a lease (claim, review); see annotate.services.leases.
+LEASED_STATUSES: tuple[str, ...] = (S.IN_REFINEMENT.value, S.ROUND1_REVIEW.value, S.ROUND2_REVIEW.value)
 
 
 def allowed_targets(source: str) -> list[str]:
-    """Statuses reachable from `source` by some actor."""
-    return [t.target for t in TRANSITIONS if t.source == source]
+    """Statuses reachable from `source` by some person (moves only a background job makes are left out)."""
+    return [t.target for t in TRANSITIONS if t.source == source and t.roles]

@@ -85,16 +85,7 @@ def queue_claim(*, project_slug: str, user: AbstractBaseUser) -> Claim | None:
         )
         for candidate in returned.order_by("updated_at", "id").only("id", "version"):
             try:
-                resumed = instance_transition(
-                    instance_id=candidate.pk,
-                    target=Status.IN_REFINEMENT,
-                    actor=user,
-                    expected_status=Status.CHANGES_REQUESTED,
-                    expected_version=candidate.version,
-                    reason="resume requested changes",
-                    assignments={"lease_expires_at": lease_deadline()},
-                )
-                return Claim(resumed.pk, resumed.version, resumed.lease_expires_at, how="resumed")
+                return _resume(instance_id=candidate.pk, version=candidate.version, user=user)
             except Conflict:
                 continue
 
@@ -111,6 +102,41 @@ def queue_claim(*, project_slug: str, user: AbstractBaseUser) -> Claim | None:
         if claimed is not None:
             return Claim(*claimed, deadline, how="claimed")
     return None
+
+
+def _resume(*, instance_id: int, version: int, user: AbstractBaseUser) -> Claim:
+    resumed = instance_transition(
+        instance_id=instance_id,
+        target=Status.IN_REFINEMENT,
+        actor=user,
+        expected_status=Status.CHANGES_REQUESTED,
+        expected_version=version,
+        reason="resume requested changes",
+        assignments={"lease_expires_at": lease_deadline()},
+    )
+    return Claim(resumed.pk, resumed.version, resumed.lease_expires_at, how="resumed")
+
+
+def queue_resume(*, instance_id: int, user: AbstractBaseUser) -> Claim:
+    """Open one item a verifier sent back to this annotator ("Sent back to you"), at once.
+
+    Whatever else they hold does not block it: a draft in their hands stays theirs, with its autosaves, and its
+    lease keeps running (if they leave it alone past the lease, the reaper returns it to the queue, the work
+    kept as a revision). Only the author, qualified, may resume (the lifecycle checks it).
+    """
+    instance = Instance.objects.filter(pk=instance_id).only("id", "version", "status", "author_id").first()
+    if instance is None or instance.author_id != user.pk:
+        raise NotFound(f"No instance {instance_id} sent back to you.")
+    if instance.status == Status.IN_REFINEMENT:
+        deadline = lease_renew(instance_id=instance_id, user=user)
+        if deadline is not None:
+            return Claim(instance.pk, instance.version, deadline, how="held")
+    if instance.status != Status.CHANGES_REQUESTED:
+        raise Conflict(
+            "This instance is not waiting for your changes any more.",
+            detail={"status": instance.status, "version": instance.version},
+        )
+    return _resume(instance_id=instance_id, version=instance.version, user=user)
 
 
 def lease_renew(*, instance_id: int, user: AbstractBaseUser) -> datetime | None:

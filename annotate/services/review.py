@@ -11,17 +11,17 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, connection, transaction
-from django.db.models import F, Q
+from django.db.models import Exists, F, OuterRef, Q
 from django.utils import timezone
 
 from annotate.models import Discussion, DiscussionMessage, ReviewComment
-from annotate.services.leases import leases_reap
+from annotate.services.leases import lease_expire
 from annotate.services.queue import lease_deadline
 from annotate.services.workspace import work_ping
 from curation.errors import Conflict, InvalidInput, NotFound, NotPermitted
-from curation.models import Instance, Membership, Project
+from curation.models import Instance, Membership, Project, TransitionEvent
 from curation.services.instances import instance_edit
-from curation.services.lifecycle import instance_transition
+from curation.services.lifecycle import instance_transition, set_aside_since
 from curation.states import Role, Status
 
 CLAIM_CANDIDATES = 25
@@ -83,11 +83,25 @@ def require_verifier(*, project: Project, user: AbstractBaseUser) -> None:
 
 
 def review_candidates(*, project: Project, user: AbstractBaseUser):
-    """Submitted instances this verifier may claim: never their own, and returns only to their first verifier."""
+    """Submitted instances this verifier may claim: never their own, and resubmissions only to their first verifier."""
     return (
         Instance.objects.filter(project=project, status=Status.SUBMITTED)
         .exclude(author=user)
         .filter(Q(round1_verifier__isnull=True) | Q(round1_verifier=user))
+    )
+
+
+def _given_back_recently(user: AbstractBaseUser) -> Exists:
+    """The instance was given back by this verifier within TATCURATE_SET_ASIDE_HOURS: their Next passes over it
+    (others take it meanwhile; they can still claim it from their list)."""
+    return Exists(
+        TransitionEvent.objects.filter(
+            instance_id=OuterRef("pk"),
+            actor=user,
+            from_status=Status.ROUND1_REVIEW,
+            to_status=Status.SUBMITTED,
+            created_at__gt=set_aside_since(),
+        )
     )
 
 
@@ -112,16 +126,16 @@ def review_next(*, project: Project, user: AbstractBaseUser) -> Instance | None:
     """The verifier's next review: the one they hold, else instances returning to them, else the oldest submitted.
 
     Each claim is one compare-and-set; a lost race moves on to the next candidate. None when nothing waits.
+    Other verifiers' expired reviews are returned by the periodic reaper (annotate.leases_reap), never here.
     """
     require_verifier(project=project, user=user)
-    leases_reap()
     held = Instance.objects.filter(project=project, status=Status.ROUND1_REVIEW, round1_verifier=user).first()
     if held is not None:
         return review_lease_renew(instance_id=held.pk, user=user) or held
     lost: set[int] = set()
     while True:
         with transaction.atomic():
-            qs = review_candidates(project=project, user=user).exclude(pk__in=lost)
+            qs = review_candidates(project=project, user=user).exclude(pk__in=lost).exclude(_given_back_recently(user))
             if connection.vendor == "postgresql":
                 qs = qs.select_for_update(skip_locked=True, of=("self",))
             # Resubmissions come back to their verifier first; then oldest first.
@@ -149,7 +163,8 @@ def review_lease_renew(*, instance_id: int, user: AbstractBaseUser) -> Instance 
 
 @transaction.atomic
 def review_release(*, instance_id: int, user: AbstractBaseUser, expected_version: int | None = None) -> Instance:
-    """Give a claimed review back to the pile (it stays promised to this verifier if they reviewed it before)."""
+    """Give a claimed review back to the pile for every other verifier (the lifecycle unassigns it); it stays out
+    of this verifier's Next for TATCURATE_SET_ASIDE_HOURS, though they may still claim it from their list."""
     instance = _instance(instance_id)
     return instance_transition(
         instance_id=instance_id,
@@ -166,7 +181,6 @@ def review_approve(
     *, instance_id: int, user: AbstractBaseUser, expected_version: int, comments: list[dict[str, Any]] | None = None
 ) -> Instance:
     """Round one passes: the instance goes to round two. Only the verifier holding the review may approve."""
-    cleaned = _clean_comments(comments)
     instance = instance_transition(
         instance_id=instance_id,
         target=Status.ROUND2_REVIEW,
@@ -174,12 +188,8 @@ def review_approve(
         expected_status=Status.ROUND1_REVIEW,
         expected_version=expected_version,
         reason="approved in round one",
+        details={"comments": comments or []},
     )
-    # Approval means the earlier round-one comments were dealt with.
-    ReviewComment.objects.filter(instance=instance, round=1, is_resolved=False).update(
-        is_resolved=True, resolved_by=user, resolved_at=timezone.now()
-    )
-    _comments_add(instance=instance, author=user, round_number=1, comments=cleaned)
     work_ping(instance_id=instance_id, user=user, activity="review1")
     return instance
 
@@ -189,10 +199,7 @@ def review_request_changes(
     *, instance_id: int, user: AbstractBaseUser, expected_version: int, comments: list[dict[str, Any]]
 ) -> Instance:
     """Send the instance back to its annotator with at least one comment; it heads their queue on return."""
-    cleaned = _clean_comments(comments)
-    if not cleaned:
-        raise InvalidInput("Say what to change: write a comment on the instance or on a field.")
-    summary = "; ".join(f"{c['field'] or 'instance'}: {c['text']}" for c in cleaned)
+    summary = "; ".join(f"{c['field'] or 'instance'}: {c['text']}" for c in _clean_comments(comments))
     instance = instance_transition(
         instance_id=instance_id,
         target=Status.CHANGES_REQUESTED,
@@ -200,8 +207,8 @@ def review_request_changes(
         expected_status=Status.ROUND1_REVIEW,
         expected_version=expected_version,
         reason=f"changes requested — {summary}"[:1000],
+        details={"comments": comments},
     )
-    _comments_add(instance=instance, author=user, round_number=1, comments=cleaned)
     work_ping(instance_id=instance_id, user=user, activity="review1")
     return instance
 
@@ -253,16 +260,9 @@ def round2_claim(*, instance_id: int, user: AbstractBaseUser) -> Instance:
     if instance.round2_reviewer_id is not None:
         if instance.lease_expires_at and instance.lease_expires_at > timezone.now():
             raise Conflict("Another annotator is reviewing this instance in round two.")
-        # The previous reviewer's lease ran out: release them (as the reaper would) and take over.
-        instance = instance_transition(
-            instance_id=instance_id,
-            target=Status.ROUND2_REVIEW,
-            actor=None,
-            expected_status=Status.ROUND2_REVIEW,
-            expected_version=instance.version,
-            reason="lease expired",
-            assignments={"round2_reviewer_id": None, "lease_expires_at": None},
-        )
+        # The previous reviewer's lease ran out: return it the one way leases return, then take over.
+        lease_expire(instance=instance)
+        instance = _instance(instance_id)
     return instance_transition(
         instance_id=instance_id,
         target=Status.ROUND2_REVIEW,
@@ -321,10 +321,6 @@ def round2_flag(
     message: str = "",
 ) -> Discussion:
     """The second annotator flags errors: the instance goes into discussion with its round-one verifier."""
-    cleaned = _clean_comments(comments)
-    message = message.strip()
-    if not cleaned and not message:
-        raise InvalidInput("Say what is wrong: write a comment on the instance or on a field.")
     instance = instance_transition(
         instance_id=instance_id,
         target=Status.IN_DISCUSSION,
@@ -332,21 +328,10 @@ def round2_flag(
         expected_status=Status.ROUND2_REVIEW,
         expected_version=expected_version,
         reason="flagged in round two",
+        details={"comments": comments, "message": message},
     )
-    _comments_add(instance=instance, author=user, round_number=2, comments=cleaned)
-    try:
-        with transaction.atomic():
-            discussion = Discussion.objects.create(
-                instance=instance, opened_by=user, verifier_id=instance.round1_verifier_id
-            )
-    except IntegrityError as exc:  # pragma: no cover - the status compare-and-set makes this unreachable
-        raise Conflict("A discussion on this instance is already open.") from exc
-    lines = [f"[{c['field'] or 'instance'}] {c['text']}" for c in cleaned]
-    if message:
-        lines.append(message)
-    DiscussionMessage.objects.create(discussion=discussion, author=user, text="\n".join(lines))
     work_ping(instance_id=instance_id, user=user, activity="review2")
-    return discussion
+    return Discussion.objects.get(instance=instance, outcome=Discussion.Outcome.OPEN)
 
 
 # --- Discussions ---------------------------------------------------------------------------------------------
@@ -404,18 +389,10 @@ def discussion_resolve(
         raise NotPermitted("Only the round-one verifier of this instance decides its discussion.")
     if not discussion.is_open:
         raise Conflict("This discussion has already been decided.")
-    if outcome == Discussion.Outcome.REJECTED:
-        resolution, target, reason = Discussion.Resolution.KEPT, Status.VALIDATED, "flag rejected by the verifier"
-    elif outcome == Discussion.Outcome.ACCEPTED and action == "edit":
-        resolution, target, reason = Discussion.Resolution.EDITED, Status.VALIDATED, "flag accepted; verifier edited"
-    elif outcome == Discussion.Outcome.ACCEPTED and action == "send_back":
-        resolution, target, reason = (
-            Discussion.Resolution.SENT_BACK,
-            Status.CHANGES_REQUESTED,
-            "flag accepted; sent back to the annotator",
-        )
-    else:
+    decision = _DECISIONS.get((outcome, action if outcome == Discussion.Outcome.ACCEPTED else ""))
+    if decision is None:
         raise InvalidInput("Choose: reject the flag, or accept it and either edit the instance or send it back.")
+    resolution, target, reason = decision
     if resolution == Discussion.Resolution.EDITED:
         if not fields:
             raise InvalidInput("Accepting with an edit needs the corrected fields.")
@@ -435,23 +412,109 @@ def discussion_resolve(
         expected_status=Status.IN_DISCUSSION,
         expected_version=expected_version,
         reason=reason,
+        details={"resolution": resolution, "message": message},
     )
-    updated = Discussion.objects.filter(pk=discussion.pk, outcome=Discussion.Outcome.OPEN).update(
-        outcome=outcome, resolution=resolution, decided_by=user, decided_at=timezone.now()
-    )
-    if updated != 1:  # pragma: no cover - guarded by the instance's compare-and-set above
-        raise Conflict("This discussion has already been decided.")
-    if message.strip():
-        DiscussionMessage.objects.create(discussion=discussion, author=user, text=message.strip())
-    DiscussionMessage.objects.create(
-        discussion=discussion, author=None, text=f"{Discussion.Outcome(outcome).label}: {resolution.label}."
-    )
-    if target == Status.VALIDATED:
-        ReviewComment.objects.filter(instance=instance, round=2, is_resolved=False).update(
-            is_resolved=True, resolved_by=user, resolved_at=timezone.now()
-        )
     discussion.refresh_from_db()
     return discussion
+
+
+# (outcome, action) → (resolution, target, reason) of a verifier's decision on a flag.
+_DECISIONS = {
+    (Discussion.Outcome.REJECTED, ""): (Discussion.Resolution.KEPT, Status.VALIDATED, "flag rejected by the verifier"),
+    (Discussion.Outcome.ACCEPTED, "edit"): (
+        Discussion.Resolution.EDITED,
+        Status.VALIDATED,
+        "flag accepted; verifier edited",
+    ),
+    (Discussion.Outcome.ACCEPTED, "send_back"): (
+        Discussion.Resolution.SENT_BACK,
+        Status.CHANGES_REQUESTED,
+        "flag accepted; sent back to the annotator",
+    ),
+}
+
+
+# --- The transition table's rules for review moves (registered in AnnotateConfig.ready) ----------------------
+# They run inside `instance_transition` whichever door moved the instance: these pages and their API, the generic
+# POST /api/instances/<id>/transition/, commands and tasks.
+
+
+def changes_explained(*, instance: Instance, actor: AbstractBaseUser | None, details: dict[str, Any]) -> None:
+    """Guard of round1_review → changes_requested: the verifier says what to change."""
+    if not _clean_comments(details.get("comments")):
+        raise InvalidInput("Say what to change: write a comment on the instance or on a field.")
+
+
+def changes_recorded(*, instance: Instance, actor: AbstractBaseUser | None, details: dict[str, Any]) -> None:
+    """Effect of a change request: its comments are stored for the annotator."""
+    _comments_add(instance=instance, author=actor, round_number=1, comments=_clean_comments(details.get("comments")))
+
+
+def approval_recorded(*, instance: Instance, actor: AbstractBaseUser | None, details: dict[str, Any]) -> None:
+    """Effect of a round-one approval: earlier round-one comments count as dealt with; new ones are stored."""
+    cleaned = _clean_comments(details.get("comments"))
+    ReviewComment.objects.filter(instance=instance, round=1, is_resolved=False).update(
+        is_resolved=True, resolved_by=actor, resolved_at=timezone.now()
+    )
+    _comments_add(instance=instance, author=actor, round_number=1, comments=cleaned)
+
+
+def flag_explained(*, instance: Instance, actor: AbstractBaseUser | None, details: dict[str, Any]) -> None:
+    """Guard of round2_review → in_discussion: the second annotator says what is wrong."""
+    if not _clean_comments(details.get("comments")) and not str(details.get("message") or "").strip():
+        raise InvalidInput("Say what is wrong: write a comment on the instance or on a field.")
+
+
+def discussion_opened(*, instance: Instance, actor: AbstractBaseUser | None, details: dict[str, Any]) -> None:
+    """Effect of a round-two flag: the Discussion with the round-one verifier, opened by the flag's comments."""
+    cleaned = _clean_comments(details.get("comments"))
+    message = str(details.get("message") or "").strip()
+    _comments_add(instance=instance, author=actor, round_number=2, comments=cleaned)
+    try:
+        with transaction.atomic():
+            discussion = Discussion.objects.create(
+                instance=instance, opened_by=actor, verifier_id=instance.round1_verifier_id
+            )
+    except IntegrityError as exc:  # pragma: no cover - the status compare-and-set makes this unreachable
+        raise Conflict("A discussion on this instance is already open.") from exc
+    lines = [f"[{c['field'] or 'instance'}] {c['text']}" for c in cleaned]
+    if message:
+        lines.append(message)
+    DiscussionMessage.objects.create(discussion=discussion, author=actor, text="\n".join(lines))
+
+
+def discussion_open(*, instance: Instance, actor: AbstractBaseUser | None, details: dict[str, Any]) -> None:
+    """Guard of deciding a discussion: the instance has one that is open."""
+    if not Discussion.objects.filter(instance=instance, outcome=Discussion.Outcome.OPEN).exists():
+        raise Conflict("This instance has no open discussion to decide.")
+
+
+def discussion_decided(*, instance: Instance, actor: AbstractBaseUser | None, details: dict[str, Any]) -> None:
+    """Effect of leaving in_discussion: the open discussion records the decision (by default: validated keeps the
+    instance as it was, changes_requested sends it back), with the verifier's message."""
+    if instance.status == Status.VALIDATED:
+        resolution = details.get("resolution") or Discussion.Resolution.KEPT
+    else:
+        resolution = Discussion.Resolution.SENT_BACK
+    outcome = Discussion.Outcome.REJECTED if resolution == Discussion.Resolution.KEPT else Discussion.Outcome.ACCEPTED
+    discussion = Discussion.objects.filter(instance=instance, outcome=Discussion.Outcome.OPEN).first()
+    updated = Discussion.objects.filter(pk=discussion.pk, outcome=Discussion.Outcome.OPEN).update(
+        outcome=outcome, resolution=resolution, decided_by=actor, decided_at=timezone.now()
+    )
+    if updated != 1:  # pragma: no cover - guarded by the instance's compare-and-set
+        raise Conflict("This discussion has already been decided.")
+    message = str(details.get("message") or "").strip()
+    if message:
+        DiscussionMessage.objects.create(discussion=discussion, author=actor, text=message)
+    DiscussionMessage.objects.create(
+        discussion=discussion,
+        author=None,
+        text=f"{Discussion.Outcome(outcome).label}: {Discussion.Resolution(resolution).label}.",
+    )
+    if instance.status == Status.VALIDATED:
+        ReviewComment.objects.filter(instance=instance, round=2, is_resolved=False).update(
+            is_resolved=True, resolved_by=actor, resolved_at=timezone.now()
+        )
 
 
 @transaction.atomic

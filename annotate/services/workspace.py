@@ -13,7 +13,7 @@ from annotate.models import WorkTime
 from annotate.services.queue import lease_renew
 from curation.errors import InvalidInput, NotFound, NotPermitted
 from curation.models import Instance
-from curation.services.instances import instance_edit, revision_record
+from curation.services.instances import instance_edit
 from curation.services.lifecycle import instance_transition
 from curation.states import Status
 
@@ -102,14 +102,7 @@ def workspace_submit(
             instance_id=instance_id, actor=user, expected_version=expected_version, fields=fields, kind="edit"
         )
         expected_version = instance.version
-    problems = submission_problems(instance)
-    if problems:
-        raise InvalidInput(
-            "Not ready to submit: " + " ".join(p["message"] for p in problems), detail={"problems": problems}
-        )
-    work_ping(instance_id=instance_id, user=user, activity="refine")
-    revision_record(instance=instance, author=user, kind="submit")
-    return instance_transition(
+    submitted = instance_transition(
         instance_id=instance_id,
         target=Status.SUBMITTED,
         actor=user,
@@ -117,6 +110,18 @@ def workspace_submit(
         expected_version=expected_version,
         reason="submitted by the annotator",
     )
+    work_ping(instance_id=instance_id, user=user, activity="refine")
+    return submitted
+
+
+def submission_complete(*, instance: Instance, actor: AbstractBaseUser | None, details: dict[str, Any]) -> None:
+    """Guard of the transition table (submit, approve, validate): an incomplete instance goes no further,
+    whichever door asks (registered in AnnotateConfig.ready)."""
+    problems = submission_problems(instance)
+    if problems:
+        raise InvalidInput(
+            "Not ready to submit: " + " ".join(p["message"] for p in problems), detail={"problems": problems}
+        )
 
 
 @transaction.atomic
@@ -126,8 +131,6 @@ def workspace_skip(*, instance_id: int, user: AbstractBaseUser, reason: str) -> 
     reason = reason.strip()
     if not reason:
         raise InvalidInput("Say why you skip this instance (it helps whoever takes it next).")
-    if instance.round1_verifier_id:
-        raise InvalidInput("A verifier asked you for changes on this one: it cannot go back to the queue.")
     return instance_transition(
         instance_id=instance_id,
         target=Status.DRAFTED,

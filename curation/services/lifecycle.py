@@ -2,24 +2,30 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import re
+from collections.abc import Callable, Iterable, Mapping
 from contextlib import nullcontext
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
 from curation.errors import Conflict, InvalidInput, NotFound, NotPermitted
-from curation.models import Instance, Membership, TransitionEvent
+from curation.models import Batch, Instance, Membership, TransitionEvent
+from curation.services.instances import revision_record
 from curation.states import (
     ANYONE,
     AUTHOR,
     NOT_AUTHOR,
+    NOT_RESUMED,
     ROUND1_VERIFIER,
     ROUND2_REVIEWER,
+    SUBMISSION_RECORDED,
+    SYSTEM,
     SYSTEM_TRANSITIONS,
     TRANSITION_TABLE,
     Role,
@@ -47,12 +53,63 @@ def _hooks_for(target: str) -> list[Hook]:
     return [hook for hook, targets in _AFTER_TRANSITION if target in targets]
 
 
+# A move's named rules (curation.states: Transition.guards / .effects). A guard sees the instance before the move
+# and raises a domain error when the move may not happen; an effect runs after the compare-and-set, in the same
+# transaction, and creates what the move implies. Both get the actor and the move's details (the comments of a
+# change request, the message of a flag, ...), so the step services and the generic endpoint share them.
+Rule = Callable[..., None]
+_RULES: dict[str, Rule] = {}
+
+
+def transition_rule(name: str, rule: Rule) -> Rule:
+    """Register the implementation of a guard or effect named in the transition table (from an AppConfig.ready)."""
+    _RULES[name] = rule
+    return rule
+
+
+def _rule(name: str, transition: Transition) -> Rule:
+    rule = _RULES.get(name)
+    if rule is None:  # fail closed: a move never happens without the rule the table gives it
+        raise NotPermitted(f"Cannot {transition.description} here: its rule {name!r} is not installed.")
+    return rule
+
+
+def _submission_recorded(*, instance: Instance, actor: AbstractBaseUser | None, details: Mapping[str, Any]) -> None:
+    """Keep the text as submitted, so reviewers and the history see exactly what was handed in."""
+    revision_record(instance=instance, author=actor, kind="submit")
+
+
+transition_rule(SUBMISSION_RECORDED, _submission_recorded)
+
+
+def instance_is_resumed(*, instance_id: int) -> bool:
+    """Whether the instance's current refinement is resumed work (changes a verifier asked for), not a fresh draft:
+    its last move into in_refinement came from changes_requested."""
+    came_from = (
+        TransitionEvent.objects.filter(instance_id=instance_id, to_status=Status.IN_REFINEMENT)
+        .order_by("-id")
+        .values_list("from_status", flat=True)
+        .first()
+    )
+    return came_from == Status.CHANGES_REQUESTED
+
+
+def _not_resumed(*, instance: Instance, actor: AbstractBaseUser | None, details: Mapping[str, Any]) -> None:
+    if instance_is_resumed(instance_id=instance.pk):
+        raise InvalidInput("A verifier asked you for changes on this one: it cannot go back to the queue.")
+
+
+transition_rule(NOT_RESUMED, _not_resumed)
+
+
 # Fields a transition may set besides status/version (assignment of people and leases).
 _ASSIGNABLE = {"author_id", "round1_verifier_id", "round2_reviewer_id", "lease_expires_at"}
 
 
 def _check_actor(transition: Transition, instance: Instance, actor: AbstractBaseUser) -> dict[str, Any]:
     """Refuse an actor without the role, qualification or relation; return the assignments the move implies."""
+    if transition.relation == SYSTEM:
+        raise NotPermitted(f"Only the system may {transition.description}; nobody does it by hand.")
     memberships = list(Membership.objects.filter(user=actor, project_id=instance.project_id, role__in=transition.roles))
     if not memberships:
         roles = " or ".join(sorted(transition.roles))
@@ -99,11 +156,15 @@ def instance_transition(
     expected_version: int | None = None,
     reason: str = "",
     assignments: dict[str, Any] | None = None,
+    details: Mapping[str, Any] | None = None,
 ) -> Instance:
-    """Move an instance to `target` if the table, the actor's role and relation allow it; exactly one row changes.
+    """Move an instance to `target` if the table, the actor's role and relation and the move's guards allow it;
+    exactly one row changes, and the move's effects are created with it.
 
     `actor=None` is a background job and may only perform the system transitions (lease expiry, release).
-    A concurrent change (status or version no longer as expected) raises Conflict and writes nothing.
+    `details` carries what a move's rules need (e.g. `comments` for a change request, `message` for a flag).
+    A concurrent change (status or version no longer as expected) raises Conflict and writes nothing; so does a
+    guard or effect that fails (the transaction is rolled back whole).
     """
     instance = Instance.objects.filter(pk=instance_id).first()
     if instance is None:
@@ -129,8 +190,14 @@ def instance_transition(
             raise NotPermitted(f"A background job may not move an instance from {source} to {target}.")
     else:
         extra.update(_check_actor(transition, instance, actor))
+    details = dict(details or {})
+    for name in transition.guards:
+        _rule(name, transition)(instance=instance, actor=actor, details=details)
+    effects = [_rule(name, transition) for name in transition.effects]
     if target == Status.DRAFTED and source == Status.IN_REFINEMENT:
         extra.setdefault("author_id", None)
+    if target == Status.SUBMITTED and source == Status.ROUND1_REVIEW:
+        extra.setdefault("round1_verifier_id", None)  # a review left undecided goes back to the whole pile
     if target not in (Status.IN_REFINEMENT, Status.ROUND1_REVIEW, Status.ROUND2_REVIEW):
         extra.setdefault("lease_expires_at", None)
 
@@ -152,6 +219,8 @@ def instance_transition(
         reason=reason,
     )
     instance.refresh_from_db()
+    for effect in effects:
+        effect(instance=instance, actor=actor, details=details)
     for hook in _hooks_for(target):
         hook(instance, source, target)
     return instance
@@ -165,18 +234,21 @@ def instance_transition(
 # independent of the queue's length (a partial index holds the drafts by batch). `claimer` is the role check
 # inside the statement itself: the project, only if the actor is a qualified annotator of it who holds
 # nothing there (no lease, no work sent back), so someone holding an instance is not given a second one
-# (two claims by the same person at the same instant are not serialised; the reaper returns the spare).
+# (two claims by the same person at the same instant are not serialised; the reaper returns the spare). A
+# draft the annotator skipped within TATCURATE_SET_ASIDE_HOURS is passed over for them (their skip is the audit
+# row in_refinement → drafted with them as actor), so "Skip" never hands the same draft straight back; others
+# get it at once, and it returns to them once the set-aside time is over.
 RECENT_CLAIMS = 20
 CLAIM_WINDOW = 100
 _CLAIM_CTES = """
 claimer AS (
     SELECT m.project_id
     FROM curation_membership m JOIN curation_project p ON p.id = m.project_id
-    WHERE p.slug = %(slug)s AND m.user_id = %(actor)s AND m.role = 'annotator' AND m.is_qualified
+    WHERE p.slug = %(slug)s AND m.user_id = %(actor)s AND m.role = {annotator} AND m.is_qualified
       AND NOT EXISTS (
         SELECT 1 FROM curation_instance h
         WHERE h.author_id = m.user_id AND h.project_id = m.project_id
-          AND h.status IN ('in_refinement', 'changes_requested')
+          AND h.status IN ({in_refinement}, {changes_requested})
       )
 ),
 recent AS (
@@ -185,7 +257,7 @@ recent AS (
         SELECT i.reasoning_type_id
         FROM curation_transitionevent e JOIN curation_instance i ON i.id = e.instance_id
         WHERE e.actor_id = %(actor)s AND i.project_id = (SELECT project_id FROM claimer)
-          AND e.from_status = 'drafted' AND e.to_status = 'in_refinement'
+          AND e.from_status = {drafted} AND e.to_status = {in_refinement}
         ORDER BY e.id DESC
         LIMIT %(recent)s
     ) claimed
@@ -193,42 +265,79 @@ recent AS (
 ),
 first_batch AS (
     SELECT b.id FROM curation_batch b
-    WHERE b.project_id = (SELECT project_id FROM claimer) AND b.state = 'open'
-      AND EXISTS (SELECT 1 FROM curation_instance d WHERE d.batch_id = b.id AND d.status = 'drafted')
+    WHERE b.project_id = (SELECT project_id FROM claimer) AND b.state = {open}
+      AND EXISTS (SELECT 1 FROM curation_instance d WHERE d.batch_id = b.id AND d.status = {drafted} {not_set_aside})
     ORDER BY b."order", b.id
     LIMIT 1
 ),
 upcoming AS (
     SELECT d.id FROM curation_instance d
-    WHERE d.batch_id = (SELECT id FROM first_batch) AND d.status = 'drafted'
+    WHERE d.batch_id = (SELECT id FROM first_batch) AND d.status = {drafted} {not_set_aside}
     ORDER BY d.id
     LIMIT %(window)s
 )"""
 _CLAIM_UPDATE = """
 UPDATE curation_instance
-SET status = 'in_refinement', version = version + 1, author_id = %(actor)s,
+SET status = {in_refinement}, version = version + 1, author_id = %(actor)s,
     lease_expires_at = %(lease)s, updated_at = %(now)s
-WHERE status = 'drafted' AND id = (
+WHERE status = {drafted} AND id = (
     SELECT i.id
     FROM curation_instance i
     LEFT JOIN recent r ON COALESCE(r.reasoning_type_id, 0) = COALESCE(i.reasoning_type_id, 0)
-    WHERE i.id IN (SELECT id FROM upcoming) AND i.status = 'drafted'
+    WHERE i.id IN (SELECT id FROM upcoming) AND i.status = {drafted}
     ORDER BY COALESCE(r.n, 0), i.id
     LIMIT 1 {lock}
 )
 RETURNING id, version"""
 _CLAIM_AUDIT = """
 INSERT INTO curation_transitionevent (instance_id, actor_id, from_status, to_status, version, reason, created_at)
-SELECT id, %(actor)s, 'drafted', 'in_refinement', version, %(reason)s, %(now)s FROM {source}"""
-CLAIM_SQL = {
-    "postgresql": (
-        f"WITH {_CLAIM_CTES},"
-        f"\nclaimed AS ({_CLAIM_UPDATE.format(lock='FOR UPDATE OF i SKIP LOCKED')}\n),"
-        f"\naudit AS ({_CLAIM_AUDIT.format(source='claimed')}\n)\nSELECT id, version FROM claimed"
-    ),
-    "sqlite": f"WITH {_CLAIM_CTES}{_CLAIM_UPDATE.format(lock='')}",
-}
-_CLAIM_AUDIT_SQLITE = _CLAIM_AUDIT.format(source="(SELECT %(id)s AS id, %(version)s AS version)")
+SELECT id, %(actor)s, {drafted}, {in_refinement}, version, %(reason)s, %(now)s FROM {source}"""
+
+# A draft this annotator skipped (their own in_refinement → drafted) recently is set aside for them.
+_CLAIM_NOT_SET_ASIDE = """AND NOT EXISTS (
+        SELECT 1 FROM curation_transitionevent s
+        WHERE s.instance_id = d.id AND s.actor_id = %(actor)s AND s.from_status = {in_refinement}
+          AND s.to_status = {drafted} AND s.created_at > %(set_aside_since)s
+      )"""
+
+
+def _sql_literal(value: str) -> str:
+    """A choice value as an SQL string literal (choice values are identifiers, so quoting is all it needs)."""
+    if not re.fullmatch(r"[a-z][a-z0-9_-]*", value):
+        raise ValueError(f"{value!r} is not a plain choice value")
+    return f"'{value}'"
+
+
+def claim_sql() -> dict[str, str]:
+    """The claim statements per database vendor (and SQLite's audit insert), with every status, role and batch
+    state taken from curation.states / the models, never copied: renaming a value renames it here too."""
+    names = {
+        "drafted": Status.DRAFTED.value,
+        "in_refinement": Status.IN_REFINEMENT.value,
+        "changes_requested": Status.CHANGES_REQUESTED.value,
+        "annotator": Role.ANNOTATOR.value,
+        "open": Batch.State.OPEN.value,
+    }
+    literals = {name: _sql_literal(value) for name, value in names.items()}
+    literals["not_set_aside"] = _CLAIM_NOT_SET_ASIDE.format(**literals)
+    ctes = _CLAIM_CTES.format(**literals)
+    return {
+        "postgresql": (
+            f"WITH {ctes},"
+            f"\nclaimed AS ({_CLAIM_UPDATE.format(lock='FOR UPDATE OF i SKIP LOCKED', **literals)}\n),"
+            f"\naudit AS ({_CLAIM_AUDIT.format(source='claimed', **literals)}\n)\nSELECT id, version FROM claimed"
+        ),
+        "sqlite": f"WITH {ctes}{_CLAIM_UPDATE.format(lock='', **literals)}",
+        "sqlite_audit": _CLAIM_AUDIT.format(source="(SELECT %(id)s AS id, %(version)s AS version)", **literals),
+    }
+
+
+CLAIM_SQL = claim_sql()
+
+
+def set_aside_since() -> datetime:
+    """Skips and give-backs younger than this keep the item out of that person's Next (TATCURATE_SET_ASIDE_HOURS)."""
+    return timezone.now() - timedelta(hours=settings.TATCURATE_SET_ASIDE_HOURS)
 
 
 def instance_claim(
@@ -248,6 +357,7 @@ def instance_claim(
         "lease": lease_expires_at,
         "now": timezone.now(),
         "reason": reason,
+        "set_aside_since": set_aside_since(),
     }
     hooks = _hooks_for(Status.IN_REFINEMENT)
     single_statement = connection.vendor == "postgresql" and not hooks
@@ -257,7 +367,7 @@ def instance_claim(
         if row is None:
             return None
         if connection.vendor != "postgresql":
-            cursor.execute(_CLAIM_AUDIT_SQLITE, {**params, "id": row[0], "version": row[1]})
+            cursor.execute(CLAIM_SQL["sqlite_audit"], {**params, "id": row[0], "version": row[1]})
         if hooks:
             instance = Instance.objects.get(pk=row[0])
             for hook in hooks:

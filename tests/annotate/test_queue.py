@@ -136,7 +136,12 @@ def test_changes_requested_come_back_to_the_author_first(personas, project, draf
         instance_id=instance.pk, user=annotator, expected_version=complete(instance, annotator).version
     )
     instance = instance_transition(instance_id=instance.pk, target=Status.ROUND1_REVIEW, actor=verifier)
-    instance_transition(instance_id=instance.pk, target=Status.CHANGES_REQUESTED, actor=verifier)
+    instance_transition(
+        instance_id=instance.pk,
+        target=Status.CHANGES_REQUESTED,
+        actor=verifier,
+        details={"comments": [{"field": "", "text": "Say which model."}]},
+    )
     assert queue_claim(project_slug=project.slug, user=annotator).how == "resumed"
     again = queue_next(project=project, user=annotator)
     assert again.pk == instance.pk and again.status == Status.IN_REFINEMENT
@@ -254,7 +259,7 @@ def test_suggested_form_follows_scitats_five_word_rule(answer, form):
 def test_many_concurrent_claimers_never_share_an_instance(project, open_batch, make_instance, make_user):
     from curation.services.projects import membership_add
 
-    instances = [make_instance(batch=open_batch) for _ in range(96)]
+    instances = [make_instance(batch=open_batch, answer_form="short", answer_source="text") for _ in range(96)]
     users = []
     for i in range(32):
         user = make_user(f"claimer{i}")
@@ -300,7 +305,7 @@ def test_any_path_to_validated_settles_a_sequential_batch(personas, project, ope
 
     Project.objects.filter(pk=project.pk).update(gating=Project.Gating.SEQUENTIAL)
     following = batch_create(project=project, actor=None, name="B2")
-    instance = make_instance(batch=open_batch)
+    instance = make_instance(batch=open_batch, answer_form="short", answer_source="text")
     steps = [
         (Status.IN_REFINEMENT, "annotator"),
         (Status.SUBMITTED, "annotator"),
@@ -315,7 +320,7 @@ def test_any_path_to_validated_settles_a_sequential_batch(personas, project, ope
 
 
 def test_expired_round_two_lease_releases_the_reviewer(personas, project, open_batch, make_instance):
-    instance = make_instance(batch=open_batch)
+    instance = make_instance(batch=open_batch, answer_form="short", answer_source="text")
     for target, persona in [
         (Status.IN_REFINEMENT, "annotator"),
         (Status.SUBMITTED, "annotator"),
@@ -334,3 +339,194 @@ def test_expired_round_two_lease_releases_the_reviewer(personas, project, open_b
     released = Instance.objects.get(pk=instance.pk)
     assert (released.status, released.round2_reviewer) == (Status.ROUND2_REVIEW, None)
     assert released.events.last().reason == "lease expired"
+
+
+# --- Lease expiry: one rule, one reaper -------------------------------------------------------------------------
+
+
+def _sent_back_and_resumed(project, personas):
+    """An instance a verifier sent back, resumed by its annotator (in refinement under a lease again)."""
+    from annotate.services import review
+    from tests.annotate.review_helpers import submit
+
+    submitted = submit(project, personas["annotator"])
+    claimed = review.review_claim(instance_id=submitted.pk, user=personas["verifier"])
+    review.review_request_changes(
+        instance_id=claimed.pk,
+        user=personas["verifier"],
+        expected_version=claimed.version,
+        comments=[{"field": "answer", "text": "Name both models."}],
+    )
+    claim = queue_claim(project_slug=project.slug, user=personas["annotator"])
+    assert (claim.instance_id, claim.how) == (submitted.pk, "resumed")
+    return Instance.objects.get(pk=submitted.pk)
+
+
+def test_expired_lease_on_resumed_work_returns_it_to_its_author_and_next_review_keeps_working(
+    personas, project, drafts, api_client_for
+):
+    from tests.annotate.review_helpers import submit
+
+    resumed = _sent_back_and_resumed(project, personas)
+    submit(project, personas["annotator2"])  # something for the verifiers to review
+    Instance.objects.filter(pk=resumed.pk).update(lease_expires_at=timezone.now() - timedelta(minutes=1))
+    url = f"/api/projects/{project.slug}/review/next/"
+    for name in ("verifier", "verifier2"):  # requests do not reap, so the expired lease cannot break them
+        assert api_client_for(personas[name]).post(url).status_code in (200, 204)
+    assert Instance.objects.get(pk=resumed.pk).status == Status.IN_REFINEMENT  # only the reaper returns it
+
+    assert leases_reap() == 1
+    returned = Instance.objects.get(pk=resumed.pk)
+    assert (returned.status, returned.author, returned.lease_expires_at) == (
+        Status.CHANGES_REQUESTED,
+        personas["annotator"],
+        None,
+    )
+    assert returned.revisions.last().kind == "lease-expired"
+    statuses = [api_client_for(personas[name]).post(url).status_code for name in ("verifier", "verifier2")]
+    assert 200 in statuses and set(statuses) <= {200, 204}
+    assert queue_claim(project_slug=project.slug, user=personas["annotator"]).how == "resumed"
+
+
+def test_the_reaper_logs_and_skips_a_row_it_cannot_move(personas, project, drafts, monkeypatch, caplog):
+    from annotate.services import leases
+
+    broken = queue_next(project=project, user=personas["annotator"])
+    fine = queue_next(project=project, user=personas["annotator2"])
+    real = leases.lease_return_target
+
+    def target(instance):
+        if instance.pk == broken.pk:
+            raise RuntimeError("cannot decide")
+        return real(instance)
+
+    monkeypatch.setattr(leases, "lease_return_target", target)
+    assert leases_reap(now=timezone.now() + timedelta(hours=1)) == 1
+    assert Instance.objects.get(pk=fine.pk).status == Status.DRAFTED
+    assert Instance.objects.get(pk=broken.pk).status == Status.IN_REFINEMENT
+    assert not Instance.objects.get(pk=broken.pk).revisions.filter(kind="lease-expired").exists()  # rolled back
+    assert f"instance {broken.pk}" in caplog.text
+
+
+def test_the_return_target_covers_every_leased_status(personas, project, drafts):
+    from annotate.services.leases import lease_return_target
+    from curation.states import LEASED_STATUSES, SYSTEM_TRANSITIONS
+
+    fresh = queue_next(project=project, user=personas["annotator2"])
+    resumed = _sent_back_and_resumed(project, personas)
+    for instance, expected in ((fresh, Status.DRAFTED), (resumed, Status.CHANGES_REQUESTED)):
+        assert lease_return_target(instance) == expected
+    for status, expected in ((Status.ROUND1_REVIEW, Status.SUBMITTED), (Status.ROUND2_REVIEW, Status.ROUND2_REVIEW)):
+        assert lease_return_target(Instance(status=status)) == expected
+    for status in LEASED_STATUSES:
+        instance = resumed if status == Status.IN_REFINEMENT else Instance(status=status)
+        assert (status, lease_return_target(instance)) in SYSTEM_TRANSITIONS
+    with pytest.raises(InvalidInput):
+        lease_return_target(Instance(status=Status.SUBMITTED))
+
+
+# --- The queue behaves as people expect: skip, give back, sent back ---------------------------------------------
+
+
+def test_a_skipped_draft_is_set_aside_for_the_skipper_only(personas, project, drafts):
+    annotator, other = personas["annotator"], personas["annotator2"]
+    skipped = queue_next(project=project, user=annotator)
+    workspace_skip(instance_id=skipped.pk, user=annotator, reason="outside my field")
+    following = queue_next(project=project, user=annotator)
+    assert following.pk != skipped.pk
+    assert queue_next(project=project, user=other).pk == skipped.pk  # others get it at once
+    workspace_skip(instance_id=skipped.pk, user=other, reason="me neither")
+    workspace_skip(instance_id=following.pk, user=annotator, reason="also not mine")
+    assert queue_next(project=project, user=annotator).pk not in (skipped.pk, following.pk)
+
+
+def test_skipping_every_draft_leaves_the_skipper_nothing_until_the_set_aside_time_is_over(
+    personas, project, make_instance, settings
+):
+    batch = batch_open(batch_id=batch_create(project=project, actor=None, name="Only").pk, actor=None)
+    only = make_instance(batch=batch)
+    draft = queue_next(project=project, user=personas["annotator"])
+    assert draft.pk == only.pk
+    workspace_skip(instance_id=only.pk, user=personas["annotator"], reason="cannot read the table")
+    assert queue_claim(project_slug=project.slug, user=personas["annotator"]) is None
+    assert queue_next(project=project, user=personas["annotator2"]).pk == only.pk
+    workspace_skip(instance_id=only.pk, user=personas["annotator2"], reason="same")
+    settings.TATCURATE_SET_ASIDE_HOURS = 0  # the set-aside time is over: it comes back to them
+    assert queue_next(project=project, user=personas["annotator"]).pk == only.pk
+
+
+def test_give_back_returns_the_review_to_the_pile_without_reclaiming_it(personas, project, drafts):
+    from annotate.services import review
+    from tests.annotate.review_helpers import submit
+
+    first = submit(project, personas["annotator"])
+    second = submit(project, personas["annotator2"])
+    verifier, verifier2 = personas["verifier"], personas["verifier2"]
+    taken = review.review_next(project=project, user=verifier)
+    given_back = review.review_release(instance_id=taken.pk, user=verifier)
+    assert (given_back.status, given_back.round1_verifier) == (Status.SUBMITTED, None)
+    again = review.review_next(project=project, user=verifier)
+    assert again.pk != taken.pk and {again.pk, taken.pk} == {first.pk, second.pk}
+    assert review.review_next(project=project, user=verifier2).pk == taken.pk  # back in the pile for others
+    review.review_release(instance_id=again.pk, user=verifier)
+    assert review.review_next(project=project, user=verifier) is None  # they gave back all there is
+
+
+def test_sent_back_work_opens_at_once_while_a_draft_is_held(personas, project, drafts, client):
+    from annotate.services import review
+    from annotate.services.queue import queue_resume
+    from tests.annotate.review_helpers import submit
+
+    annotator = personas["annotator"]
+    sent_back = submit(project, annotator)
+    held = queue_next(project=project, user=annotator)
+    held = workspace_autosave(
+        instance_id=held.pk, user=annotator, expected_version=held.version, fields={"question": "Half done?"}
+    )
+    claimed = review.review_claim(instance_id=sent_back.pk, user=personas["verifier"])
+    review.review_request_changes(
+        instance_id=claimed.pk,
+        user=personas["verifier"],
+        expected_version=claimed.version,
+        comments=[{"field": "question", "text": "Ask about the second table."}],
+    )
+
+    client.force_login(annotator)
+    home = client.get(f"/p/{project.slug}/work/").content.decode()
+    assert f"Open #{sent_back.pk}" in home and "In your hands" in home
+    response = client.post(f"/p/{project.slug}/work/{sent_back.pk}/resume/")
+    assert response.status_code == 302 and response["Location"] == f"/p/{project.slug}/work/{sent_back.pk}/"
+    assert client.get(response["Location"]).status_code == 200
+    assert Instance.objects.get(pk=sent_back.pk).status == Status.IN_REFINEMENT
+    still_held = Instance.objects.get(pk=held.pk)  # the draft stays theirs, with its autosave and its lease
+    assert (still_held.status, still_held.author, still_held.question) == (
+        Status.IN_REFINEMENT,
+        annotator,
+        "Half done?",
+    )
+    assert queue_resume(instance_id=sent_back.pk, user=annotator).how == "held"  # opening it again is harmless
+
+
+@pytest.mark.parametrize(
+    ("persona", "expected"),
+    [("annotator", 200), ("annotator2", 404), ("verifier", 404), ("manager", 404), ("outsider", 404)],
+)
+def test_resume_api_by_role(personas, project, drafts, api_client_for, persona, expected):
+    from annotate.services import review
+    from tests.annotate.review_helpers import submit
+
+    submitted = submit(project, personas["annotator"])
+    claimed = review.review_claim(instance_id=submitted.pk, user=personas["verifier"])
+    review.review_request_changes(
+        instance_id=claimed.pk,
+        user=personas["verifier"],
+        expected_version=claimed.version,
+        comments=[{"field": "", "text": "Fix it."}],
+    )
+    response = api_client_for(personas[persona]).post(f"/api/instances/{submitted.pk}/resume/")
+    assert response.status_code == expected, response.content[:200]
+    if expected == 200:
+        assert response.json()["how"] == "resumed"
+    assert Instance.objects.get(pk=submitted.pk).status == (
+        Status.IN_REFINEMENT if expected == 200 else Status.CHANGES_REQUESTED
+    )

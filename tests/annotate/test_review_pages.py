@@ -96,6 +96,20 @@ def test_request_changes_without_a_comment_is_refused_with_a_message(personas, p
     assert Instance.objects.get(pk=claimed.pk).status == Status.ROUND1_REVIEW
 
 
+def test_give_back_then_next_from_the_page_does_not_hand_the_same_review_back(personas, project, drafts):
+    first = submit(project, personas["annotator"])
+    second = submit(project, personas["annotator2"])
+    claimed = review.review_next(project=project, user=personas["verifier"])
+    response = logged_in("verifier").post(
+        f"/p/{project.slug}/review/{claimed.pk}/decide/",
+        {"action": "release", "expected_version": claimed.version, "then": "next"},
+    )
+    other = ({first.pk, second.pk} - {claimed.pk}).pop()
+    assert response.status_code == 302 and response["Location"] == f"/p/{project.slug}/review/{other}/"
+    assert Instance.objects.get(pk=claimed.pk).status == Status.SUBMITTED
+    assert review.review_next(project=project, user=personas["verifier2"]).pk == claimed.pk
+
+
 def test_a_stale_page_decision_shows_the_conflict(personas, project, drafts):
     submitted = submit(project, personas["annotator"])
     claimed = review.review_claim(instance_id=submitted.pk, user=personas["verifier"])

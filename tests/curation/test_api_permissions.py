@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from curation.models import Batch, ReasoningType
+from curation.models import Batch, Instance, ReasoningType
 from curation.services.lifecycle import instance_transition
 from curation.states import Status
 
@@ -55,7 +55,9 @@ def request_for(world, name: str):
     }[name]
 
 
-# Expected status per endpoint, in ROLES order. The annotator holds the instance (author, in refinement).
+# Expected status per endpoint, in ROLES order. The annotator holds the instance (author, in refinement); it has
+# no answer form or source yet, so submitting it through the generic transition endpoint is refused by the
+# same submission guard as the workspace (400), after the role checks (403/404/401).
 MATRIX = {
     "projects:list": (200, 200, 200, 200, 401),
     "projects:create": (403, 403, 403, 403, 401),
@@ -72,7 +74,7 @@ MATRIX = {
     "instances:list": (200, 200, 200, 200, 401),
     "instances:detail": (200, 200, 200, 404, 401),
     "instances:edit": (200, 403, 200, 404, 401),
-    "instances:transition": (200, 403, 403, 404, 401),
+    "instances:transition": (400, 403, 403, 404, 401),
     "instances:history": (200, 200, 200, 404, 401),
     "schema": (200, 200, 200, 200, 200),  # the API description is public, the data is not
 }
@@ -127,3 +129,60 @@ def test_token_auth_works_for_scripts(world, client):
     response = client.get("/api/projects/", HTTP_AUTHORIZATION=f"Token {token}")
     assert response.status_code == 200
     assert response.json()[0]["roles"] == ["manager"]
+
+
+# --- The generic transition endpoint goes through the same guards and effects as the step pages -----------------
+
+
+def _transition(client, instance_id: int, target: str, **body):
+    version = Instance.objects.get(pk=instance_id).version
+    return client.post(
+        f"/api/instances/{instance_id}/transition/",
+        {"target": target, "expected_version": version, **body},
+        format="json",
+    )
+
+
+def test_generic_transition_refuses_an_empty_submission(world, api_client_for):
+    client = api_client_for(world["people"]["annotator"])
+    pk = world["instance"].pk
+    client.patch(f"/api/instances/{pk}/", {"expected_version": 2, "question": "", "answer": []}, format="json")
+    response = _transition(client, pk, "submitted")
+    assert response.status_code == 400
+    assert {p["field"] for p in response.json()["problems"]} >= {"question", "answer"}
+    assert client.get(f"/api/instances/{pk}/").json()["status"] == "in_refinement"
+
+
+def test_generic_transition_walk_needs_comments_and_opens_and_decides_the_discussion(world, api_client_for):
+    from annotate.models import Discussion, ReviewComment
+    from annotate.services.review import round2_claim
+
+    people, pk = world["people"], world["instance"].pk
+    annotator, verifier = api_client_for(people["annotator"]), api_client_for(people["verifier"])
+    second = api_client_for(people["annotator2"])
+    version = world["instance"].version
+    client_patch = {"expected_version": version, "answer_form": "short", "answer_source": "text"}
+    assert annotator.patch(f"/api/instances/{pk}/", client_patch, format="json").status_code == 200
+    assert _transition(annotator, pk, "submitted").status_code == 200
+    assert _transition(verifier, pk, "round1_review").status_code == 200
+
+    refused = _transition(verifier, pk, "changes_requested")
+    assert refused.status_code == 400 and "Say what to change" in refused.json()["detail"]
+    blank = _transition(verifier, pk, "changes_requested", comments=[{"field": "answer", "text": "  "}])
+    assert blank.status_code == 400
+    assert not ReviewComment.objects.filter(instance_id=pk).exists()
+    assert _transition(verifier, pk, "round2_review").status_code == 200
+    round2_claim(instance_id=pk, user=people["annotator2"])  # round two is taken from the review queue
+
+    refused = _transition(second, pk, "in_discussion")
+    assert refused.status_code == 400 and "Say what is wrong" in refused.json()["detail"]
+    assert not Discussion.objects.filter(instance_id=pk).exists()
+    flagged = _transition(second, pk, "in_discussion", comments=[{"field": "answer", "text": "Should be B."}])
+    assert flagged.status_code == 200
+    discussion = Discussion.objects.get(instance_id=pk)
+    assert discussion.is_open and discussion.verifier == people["verifier"]
+
+    assert _transition(verifier, pk, "validated", message="A is right.").status_code == 200
+    discussion.refresh_from_db()
+    assert (discussion.outcome, discussion.decided_by) == (Discussion.Outcome.REJECTED, people["verifier"])
+    assert discussion.messages.filter(author=people["verifier"], text="A is right.").exists()

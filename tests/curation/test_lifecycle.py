@@ -16,10 +16,33 @@ from curation.states import TRANSITION_TABLE, Status
 
 S = Status
 
+# What the guarded moves need (curation.states: a change request says what to change, a flag what is wrong).
+DETAILS = {
+    S.CHANGES_REQUESTED: {"comments": [{"field": "answer", "text": "The answer is in table 2."}]},
+    S.IN_DISCUSSION: {"message": "The answer misreads the table."},
+}
 
-def move(instance: Instance, target: str, actor, reason: str = "") -> Instance:
+
+@pytest.fixture
+def make_instance(make_instance):
+    """Instances complete enough to be submitted (the submission guard refuses anything less)."""
+
+    def make(**fields):
+        fields.setdefault("answer_form", "short")
+        fields.setdefault("answer_source", "text")
+        return make_instance(**fields)
+
+    return make
+
+
+def move(instance: Instance, target: str, actor, reason: str = "", details: dict | None = None) -> Instance:
     return instance_transition(
-        instance_id=instance.pk, target=target, actor=actor, expected_version=instance.version, reason=reason
+        instance_id=instance.pk,
+        target=target,
+        actor=actor,
+        expected_version=instance.version,
+        reason=reason,
+        details=DETAILS.get(target) if details is None else details,
     )
 
 
@@ -64,6 +87,7 @@ ALLOWED_ACTOR = {
     (S.DRAFTED, S.IN_REFINEMENT): ("annotator", "annotator2"),
     (S.IN_REFINEMENT, S.DRAFTED): "annotator",
     (S.IN_REFINEMENT, S.SUBMITTED): "annotator",
+    (S.IN_REFINEMENT, S.CHANGES_REQUESTED): (),  # only the lease reaper (actor=None)
     (S.SUBMITTED, S.ROUND1_REVIEW): ("verifier", "verifier2"),
     (S.ROUND1_REVIEW, S.SUBMITTED): "verifier",
     (S.ROUND1_REVIEW, S.CHANGES_REQUESTED): "verifier",
@@ -95,7 +119,8 @@ def allowed_actors(source: str, target: str) -> tuple[str, ...]:
 @pytest.mark.parametrize(("source", "target"), sorted(TRANSITION_TABLE))
 def test_every_legal_transition_succeeds_and_is_audited(make_instance, personas, source, target):
     instance = reach(make_instance, personas, source)
-    actor = personas[allowed_actors(source, target)[0]]
+    allowed = allowed_actors(source, target)
+    actor = personas[allowed[0]] if allowed else None
     before = instance.version
 
     moved = move(instance, target, actor, reason="because")
@@ -275,3 +300,152 @@ def test_a_hook_watching_claims_runs_for_the_single_statement_claim(monkeypatch,
     assert seen == [(claimed[0], Status.DRAFTED, Status.IN_REFINEMENT)]
     instance_transition(instance_id=claimed[0], target=Status.DRAFTED, actor=personas["annotator"])
     assert len(seen) == 1  # not watching drafted
+
+
+# --- The table's guards and effects hold for every caller of instance_transition ----------------------------
+
+
+def test_system_transitions_are_moves_of_the_table():
+    from curation.states import SYSTEM_TRANSITIONS
+
+    assert SYSTEM_TRANSITIONS <= set(TRANSITION_TABLE)
+    assert (S.IN_REFINEMENT, S.CHANGES_REQUESTED) in SYSTEM_TRANSITIONS  # the lease on resumed work
+
+
+def test_nobody_returns_resumed_work_by_hand(make_instance, personas):
+    instance = reach(make_instance, personas, S.CHANGES_REQUESTED)
+    instance = move(instance, S.IN_REFINEMENT, personas["annotator"])
+    for person in personas.values():
+        with pytest.raises(NotPermitted):
+            move(instance, S.CHANGES_REQUESTED, person)
+    assert move(instance, S.CHANGES_REQUESTED, None).status == S.CHANGES_REQUESTED
+
+
+def test_an_empty_instance_cannot_be_submitted(make_instance, personas):
+    instance = move(make_instance(question=" ", answer=[]), S.IN_REFINEMENT, personas["annotator"])
+    with pytest.raises(InvalidInput, match="Write the question") as refused:
+        move(instance, S.SUBMITTED, personas["annotator"])
+    assert {p["field"] for p in refused.value.detail["problems"]} >= {"question", "answer"}
+    assert Instance.objects.get(pk=instance.pk).status == S.IN_REFINEMENT
+    assert not TransitionEvent.objects.filter(instance=instance, to_status=S.SUBMITTED).exists()
+
+
+def test_submission_keeps_the_submitted_text_as_a_revision(make_instance, personas):
+    instance = reach(make_instance, personas, S.SUBMITTED)
+    assert instance.revisions.filter(kind="submit").get().fields["question"] == instance.question
+
+
+def test_a_change_request_needs_a_comment_and_records_it(make_instance, personas):
+    from annotate.models import ReviewComment
+
+    instance = reach(make_instance, personas, S.ROUND1_REVIEW)
+    for empty in ({}, {"comments": []}, {"comments": [{"field": "", "text": "   "}]}):
+        with pytest.raises(InvalidInput, match="Say what to change"):
+            move(instance, S.CHANGES_REQUESTED, personas["verifier"], details=empty)
+    assert Instance.objects.get(pk=instance.pk).status == S.ROUND1_REVIEW
+    move(instance, S.CHANGES_REQUESTED, personas["verifier"])
+    assert list(ReviewComment.objects.filter(instance=instance).values_list("field", "text")) == [
+        ("answer", "The answer is in table 2.")
+    ]
+
+
+def test_a_flag_needs_a_reason_and_opens_a_discussion(make_instance, personas):
+    from annotate.models import Discussion
+
+    instance = reach(make_instance, personas, S.ROUND2_REVIEW)
+    with pytest.raises(InvalidInput, match="Say what is wrong"):
+        move(instance, S.IN_DISCUSSION, personas["annotator2"], details={})
+    assert not Discussion.objects.filter(instance=instance).exists()
+    move(instance, S.IN_DISCUSSION, personas["annotator2"])
+    discussion = Discussion.objects.get(instance=instance)
+    assert (discussion.is_open, discussion.verifier, discussion.opened_by) == (
+        True,
+        personas["verifier"],
+        personas["annotator2"],
+    )
+
+
+def test_deciding_needs_an_open_discussion_and_closes_it(make_instance, personas):
+    from annotate.models import Discussion
+
+    instance = reach(make_instance, personas, S.IN_DISCUSSION)
+    Discussion.objects.filter(instance=instance).delete()  # a flag that somehow lost its thread
+    with pytest.raises(Conflict, match="no open discussion"):
+        move(instance, S.VALIDATED, personas["verifier"])
+    other = reach(make_instance, personas, S.IN_DISCUSSION)
+    move(other, S.VALIDATED, personas["verifier"])
+    decided = Discussion.objects.get(instance=other)
+    assert (decided.outcome, decided.resolution, decided.decided_by) == (
+        Discussion.Outcome.REJECTED,
+        Discussion.Resolution.KEPT,
+        personas["verifier"],
+    )
+
+
+@pytest.mark.parametrize("source", [S.ROUND1_REVIEW, S.ROUND2_REVIEW, S.IN_DISCUSSION])
+def test_an_emptied_instance_never_becomes_validated_or_approved(make_instance, personas, source):
+    instance = reach(make_instance, personas, source)
+    Instance.objects.filter(pk=instance.pk).update(question="", answer=[])  # emptied after submission
+    target, persona = {
+        S.ROUND1_REVIEW: (S.ROUND2_REVIEW, "verifier"),
+        S.ROUND2_REVIEW: (S.VALIDATED, "annotator2"),
+        S.IN_DISCUSSION: (S.VALIDATED, "verifier"),
+    }[source]
+    with pytest.raises(InvalidInput, match="Not ready"):
+        move(instance, target, personas[persona])
+    assert Instance.objects.get(pk=instance.pk).status == source
+
+
+def test_a_move_whose_rule_is_not_installed_is_refused(make_instance, personas, monkeypatch):
+    from curation.services import lifecycle
+    from curation.states import SUBMISSION_COMPLETE
+
+    monkeypatch.delitem(lifecycle._RULES, SUBMISSION_COMPLETE)
+    instance = move(make_instance(), S.IN_REFINEMENT, personas["annotator"])
+    with pytest.raises(NotPermitted, match="not installed"):
+        move(instance, S.SUBMITTED, personas["annotator"])
+    assert Instance.objects.get(pk=instance.pk).status == S.IN_REFINEMENT
+
+
+def test_the_claim_sql_takes_every_status_and_role_from_the_states(monkeypatch):
+    from types import SimpleNamespace
+
+    from curation.models import Batch
+    from curation.services import lifecycle
+    from curation.states import Role
+
+    quoted = re.compile(r"'([^']*)'")
+    current = {S.DRAFTED.value, S.IN_REFINEMENT.value, S.CHANGES_REQUESTED.value, Role.ANNOTATOR.value}
+    for sql in lifecycle.CLAIM_SQL.values():
+        assert set(quoted.findall(sql)) <= current | {Batch.State.OPEN.value}
+
+    renamed = SimpleNamespace(
+        DRAFTED=SimpleNamespace(value="draft_x"),
+        IN_REFINEMENT=SimpleNamespace(value="refining_x"),
+        CHANGES_REQUESTED=SimpleNamespace(value="returned_x"),
+    )
+    monkeypatch.setattr(lifecycle, "Status", renamed)
+    monkeypatch.setattr(lifecycle, "Role", SimpleNamespace(ANNOTATOR=SimpleNamespace(value="worker_x")))
+    for vendor, sql in lifecycle.claim_sql().items():
+        literals = set(quoted.findall(sql))
+        assert literals & current == set(), vendor  # no copied value survives a rename
+        assert {"draft_x", "refining_x"} <= literals, vendor
+    assert {"returned_x", "worker_x"} <= set(quoted.findall(lifecycle.claim_sql()["sqlite"]))
+
+
+def test_resumed_changes_never_go_back_to_the_general_queue(make_instance, personas):
+    instance = reach(make_instance, personas, S.CHANGES_REQUESTED)
+    instance = move(instance, S.IN_REFINEMENT, personas["annotator"])
+    with pytest.raises(InvalidInput, match="cannot go back to the queue"):
+        move(instance, S.DRAFTED, personas["annotator"])
+    with pytest.raises(InvalidInput, match="cannot go back to the queue"):
+        move(instance, S.DRAFTED, None)  # nor does the reaper send it there
+    assert Instance.objects.get(pk=instance.pk).status == S.IN_REFINEMENT
+
+
+def test_a_restored_instance_claimed_afresh_may_be_skipped(make_instance, personas):
+    instance = reach(make_instance, personas, S.CHANGES_REQUESTED)
+    instance = move(instance, S.DISCARDED, personas["manager"])
+    instance = move(instance, S.DRAFTED, personas["manager"])
+    instance = move(instance, S.IN_REFINEMENT, personas["annotator2"])
+    assert move(instance, S.DRAFTED, personas["annotator2"]).status == S.DRAFTED
