@@ -48,7 +48,7 @@ def _hooks_for(target: str) -> list[Hook]:
 
 
 # Fields a transition may set besides status/version (assignment of people and leases).
-_ASSIGNABLE = {"author_id", "round1_verifier_id", "round2_reviewer_id", "lease_expires_at"}
+_ASSIGNABLE = {"author_id", "round1_verifier_id", "round2_reviewer_id", "lease_expires_at", "assigned_to_id"}
 
 
 def _check_actor(transition: Transition, instance: Instance, actor: AbstractBaseUser) -> dict[str, Any]:
@@ -131,6 +131,8 @@ def instance_transition(
         extra.update(_check_actor(transition, instance, actor))
     if target == Status.DRAFTED and source == Status.IN_REFINEMENT:
         extra.setdefault("author_id", None)
+        if actor is not None:  # the assignee gave it back: it returns to everyone (an expired lease keeps it theirs)
+            extra.setdefault("assigned_to_id", None)
     if target not in (Status.IN_REFINEMENT, Status.ROUND1_REVIEW, Status.ROUND2_REVIEW):
         extra.setdefault("lease_expires_at", None)
 
@@ -166,6 +168,8 @@ def instance_transition(
 # inside the statement itself: the project, only if the actor is a qualified annotator of it who holds
 # nothing there (no lease, no work sent back), so someone holding an instance is not given a second one
 # (two claims by the same person at the same instant are not serialised; the reaper returns the spare).
+# Drafts a manager assigned to the actor (in any open batch) come first; drafts assigned to someone else are
+# never picked.
 RECENT_CLAIMS = 20
 CLAIM_WINDOW = 100
 _CLAIM_CTES = """
@@ -194,15 +198,29 @@ recent AS (
 first_batch AS (
     SELECT b.id FROM curation_batch b
     WHERE b.project_id = (SELECT project_id FROM claimer) AND b.state = 'open'
-      AND EXISTS (SELECT 1 FROM curation_instance d WHERE d.batch_id = b.id AND d.status = 'drafted')
+      AND EXISTS (
+        SELECT 1 FROM curation_instance d WHERE d.batch_id = b.id AND d.status = 'drafted'
+          AND (d.assigned_to_id IS NULL OR d.assigned_to_id = %(actor)s)
+      )
     ORDER BY b."order", b.id
     LIMIT 1
 ),
 upcoming AS (
-    SELECT d.id FROM curation_instance d
-    WHERE d.batch_id = (SELECT id FROM first_batch) AND d.status = 'drafted'
-    ORDER BY d.id
-    LIMIT %(window)s
+    SELECT id FROM (
+        SELECT d.id FROM curation_instance d JOIN curation_batch b ON b.id = d.batch_id
+        WHERE d.assigned_to_id = %(actor)s AND d.status = 'drafted' AND b.state = 'open'
+          AND b.project_id = (SELECT project_id FROM claimer)
+        ORDER BY d.id
+        LIMIT %(window)s
+    ) assigned
+    UNION ALL
+    SELECT id FROM (
+        SELECT d.id FROM curation_instance d
+        WHERE d.batch_id = (SELECT id FROM first_batch) AND d.status = 'drafted'
+          AND (d.assigned_to_id IS NULL OR d.assigned_to_id = %(actor)s)
+        ORDER BY d.id
+        LIMIT %(window)s
+    ) pool
 )"""
 _CLAIM_UPDATE = """
 UPDATE curation_instance
@@ -213,7 +231,7 @@ WHERE status = 'drafted' AND id = (
     FROM curation_instance i
     LEFT JOIN recent r ON COALESCE(r.reasoning_type_id, 0) = COALESCE(i.reasoning_type_id, 0)
     WHERE i.id IN (SELECT id FROM upcoming) AND i.status = 'drafted'
-    ORDER BY COALESCE(r.n, 0), i.id
+    ORDER BY CASE WHEN i.assigned_to_id = %(actor)s THEN 0 ELSE 1 END, COALESCE(r.n, 0), i.id
     LIMIT 1 {lock}
 )
 RETURNING id, version"""
