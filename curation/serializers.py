@@ -27,6 +27,7 @@ class ProjectCreateSerializer(serializers.Serializer):
 
 
 class MembershipSerializer(serializers.Serializer):
+    id = serializers.IntegerField(read_only=True)
     username = serializers.CharField(source="user.username")
     role = serializers.ChoiceField(choices=Role.choices)
     is_qualified = serializers.BooleanField()

@@ -58,7 +58,7 @@ def request_for(world, name: str):
 # Expected status per endpoint, in ROLES order. The annotator holds the instance (author, in refinement).
 MATRIX = {
     "projects:list": (200, 200, 200, 200, 401),
-    "projects:create": (403, 403, 403, 403, 401),
+    "projects:create": (403, 403, 201, 403, 401),  # operators and managers start projects
     "project:detail": (200, 200, 200, 404, 401),
     "members:list": (403, 403, 200, 404, 401),
     "members:add": (403, 403, 201, 404, 401),
