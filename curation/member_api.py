@@ -15,35 +15,35 @@ from curation.states import Role
 
 
 class MemberCreateApi(APIView):
-    class InputSerializer(serializers.Serializer):
+    class MemberCreateInputSerializer(serializers.Serializer):
         username = serializers.CharField(max_length=150)
         email = serializers.EmailField(required=False, allow_blank=True)
         role = serializers.ChoiceField(choices=Role.choices)
 
-    class OutputSerializer(serializers.Serializer):
+    class MemberCreateOutputSerializer(serializers.Serializer):
         member = MembershipSerializer()
         initial_password = serializers.CharField(help_text="Shown once; only its hash is stored")
 
-    @extend_schema(request=InputSerializer, responses={201: OutputSerializer})
+    @extend_schema(request=MemberCreateInputSerializer, responses={201: MemberCreateOutputSerializer})
     def post(self, request: Request, slug: str) -> Response:
         project = selectors.project_get(user=request.user, slug=slug)
-        payload = self.InputSerializer(data=request.data)
+        payload = self.MemberCreateInputSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
         membership, password = member_services.member_create(
             project=project, actor=request.user, **payload.validated_data
         )
-        data = self.OutputSerializer({"member": membership, "initial_password": password}).data
+        data = self.MemberCreateOutputSerializer({"member": membership, "initial_password": password}).data
         return Response(data, status=status.HTTP_201_CREATED)
 
 
 class MembershipDetailApi(APIView):
-    class RoleSerializer(serializers.Serializer):
+    class MemberRoleSerializer(serializers.Serializer):
         role = serializers.ChoiceField(choices=Role.choices)
 
-    @extend_schema(request=RoleSerializer, responses=MembershipSerializer)
+    @extend_schema(request=MemberRoleSerializer, responses=MembershipSerializer)
     def patch(self, request: Request, slug: str, pk: int) -> Response:
         project = selectors.project_get(user=request.user, slug=slug)
-        payload = self.RoleSerializer(data=request.data)
+        payload = self.MemberRoleSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
         membership = member_services.membership_set_role(
             project=project, actor=request.user, membership_id=pk, role=payload.validated_data["role"]

@@ -132,6 +132,7 @@ class InstanceSerializer(serializers.ModelSerializer):
     author = serializers.SlugRelatedField(slug_field="username", read_only=True)
     round1_verifier = serializers.SlugRelatedField(slug_field="username", read_only=True)
     round2_reviewer = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    assigned_to = serializers.SlugRelatedField(slug_field="username", read_only=True)
     relevant_tables = serializers.PrimaryKeyRelatedField(many=True, read_only=True)
 
     class Meta:
@@ -155,6 +156,7 @@ class InstanceSerializer(serializers.ModelSerializer):
             "author",
             "round1_verifier",
             "round2_reviewer",
+            "assigned_to",
             "lease_expires_at",
             "created_at",
             "updated_at",

@@ -9,7 +9,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.authtoken.views import obtain_auth_token
 
 from annotate import urls as annotate_urls
-from annotate import urls_review, urls_work
+from annotate import urls_instances, urls_review, urls_work
 from curation import api, ingest_urls, member_urls, release_urls, views
 from curation.drafting import urls as drafting_urls
 from curation.health import healthz
@@ -39,6 +39,7 @@ api_patterns = [
     path("", include(ingest_urls.api_patterns)),
     path("", include(drafting_urls.api_patterns)),
     path("", include(urls_work.api_patterns)),
+    path("", include(urls_instances.api_patterns)),
     path("", include(urls_review.api_patterns)),
     path("", include(annotate_urls.api_patterns)),
     path("", include(scoring_urls.api_patterns)),
@@ -62,6 +63,7 @@ urlpatterns = [
     path("", include(ingest_urls.page_patterns)),
     path("", include(drafting_urls.page_patterns)),
     path("", include(urls_work.page_patterns)),
+    path("", include(urls_instances.page_patterns)),
     path("", include(urls_review.page_patterns)),
     path("", include(annotate_urls.page_patterns)),
     path("", include(scoring_urls.page_patterns)),
