@@ -146,14 +146,18 @@ def instance_browser(request: HttpRequest, slug: str) -> HttpResponse:
     roles = selectors.roles_of(user=request.user, project=project)
     choices = browse_choices(user=request.user, project=project)
     filter_form = FilterForm(request.GET or None, choices=choices)
-    bulk_form = BulkForm(choices=choices)
-    paper_form = PaperBatchForm(choices=choices)
+    bulk_form = BulkForm(choices=choices, auto_id="bulk_%s")
+    paper_form = PaperBatchForm(choices=choices, auto_id="papers_%s")
     here = f"{reverse('instances', args=[project.slug])}?{request.GET.urlencode()}"
     if request.method == "POST":
         if Role.MANAGER not in roles:
             raise PermissionDenied("Only a manager of this project may change instances in bulk.")
         is_papers = "add_papers" in request.POST
-        form = PaperBatchForm(request.POST, choices=choices) if is_papers else BulkForm(request.POST, choices=choices)
+        form = (
+            PaperBatchForm(request.POST, choices=choices, auto_id="papers_%s")
+            if is_papers
+            else BulkForm(request.POST, choices=choices, auto_id="bulk_%s")
+        )
         if form.is_valid():
             try:
                 if is_papers:

@@ -84,8 +84,8 @@ def _members_page(request: HttpRequest, project: Project, **forms_and_extras: ob
         "members": [
             {"membership": m, "role_form": RoleForm(initial={"role": m.role}, prefix=f"m{m.pk}")} for m in members
         ],
-        "add_form": MemberAddForm(),
-        "create_form": MemberCreateForm(),
+        "add_form": MemberAddForm(auto_id="add_%s"),
+        "create_form": MemberCreateForm(auto_id="new_%s"),
         **forms_and_extras,
     }
     return render(request, "curation/members.html", context)
@@ -97,7 +97,7 @@ def members(request: HttpRequest, slug: str) -> HttpResponse:
     if request.method != "POST":
         return _members_page(request, project)
     if "create" in request.POST:
-        form = MemberCreateForm(request.POST)
+        form = MemberCreateForm(request.POST, auto_id="new_%s")
         if form.is_valid():
             try:
                 membership, password = member_services.member_create(
@@ -110,7 +110,7 @@ def members(request: HttpRequest, slug: str) -> HttpResponse:
                 created = {"username": membership.user.username, "password": password, "role": membership.role}
                 return _members_page(request, project, created=created)
         return _members_page(request, project, create_form=form)
-    form = MemberAddForm(request.POST)
+    form = MemberAddForm(request.POST, auto_id="add_%s")
     if form.is_valid():
         try:
             membership = project_services.membership_add(project=project, actor=request.user, **form.cleaned_data)

@@ -48,8 +48,8 @@ def test_manager_searches_filters_and_assigns_by_clicks(browser, live_server, pe
         page.screenshot(path=f"{SCREENSHOTS}/instances-1366.png", full_page=True)
 
     page.get_by_label(f"Select instance {target.pk}").click()
-    page.select_option("#id_action", "assign")
-    page.select_option("#id_assignee", "annotator2")
+    page.select_option("#bulk_action", "assign")
+    page.select_option("#bulk_assignee", "annotator2")
     page.get_by_role("button", name="Apply").click()
     expect(page.locator(".messages")).to_contain_text("1 draft(s) assigned to annotator2")
     expect(page.locator(f"tr[data-instance='{target.pk}']")).to_contain_text("assigned to annotator2")
@@ -58,7 +58,7 @@ def test_manager_searches_filters_and_assigns_by_clicks(browser, live_server, pe
 
     # A discard without a reason is refused on the page, beside the field, and changes nothing.
     page.get_by_label(f"Select instance {target.pk}").click()
-    page.select_option("#id_action", "discard")
+    page.select_option("#bulk_action", "discard")
     page.get_by_role("button", name="Apply").click()
     expect(page.locator("#bulk-actions")).to_contain_text("This action needs it.")
     assert Instance.objects.get(pk=target.pk).status == "drafted"
