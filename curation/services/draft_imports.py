@@ -226,7 +226,7 @@ def draft_records_validate(*, project: Project, records: list[tuple[int, dict[st
 def drafts_import(
     *,
     project: Project,
-    actor: AbstractBaseUser,
+    actor: AbstractBaseUser | None,
     content: bytes,
     file_format: str,
     source_name: str = "",
@@ -234,8 +234,10 @@ def drafts_import(
 ) -> list[Instance]:
     """Create one draft per record (in `batch_id`, else its context's batch) after the whole file validated.
 
-    The draft keeps its imported text and provenance, so the workspace diffs the annotator's work against it."""
-    require_role(user=actor, project=project, roles=(Role.MANAGER,), action="import drafts")
+    The draft keeps its imported text and provenance, so the workspace diffs the annotator's work against it.
+    `actor=None` is an operator command (`manage.py import_drafts`)."""
+    if actor is not None:
+        require_role(user=actor, project=project, roles=(Role.MANAGER,), action="import drafts")
     batch = None
     if batch_id is not None:
         batch = Batch.objects.filter(project=project, pk=batch_id).first()

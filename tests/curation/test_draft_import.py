@@ -152,3 +152,17 @@ def test_import_api_errors_carry_every_line(personas, project, library, api_clie
     assert response.json()["errors"] == [
         "line 2, paragraph: ¶5 of 'A small paper' is no short context (it cites no table)"
     ]
+
+
+def test_the_command_imports_and_reports_every_problem(personas, project, library, tmp_path):
+    from django.core.management import CommandError, call_command
+
+    good = tmp_path / "drafts.jsonl"
+    good.write_bytes(jsonl({"paper": "2401.01234", "table": "2", "question": "From the shell?"}))
+    call_command("import_drafts", str(good), "--project", project.slug, "--json")
+    assert Instance.objects.get().context_id == library["second"].pk
+    bad = tmp_path / "drafts.csv"
+    bad.write_bytes(b"question,context\nNowhere?,999999\n")
+    with pytest.raises(CommandError, match="line 2, context: no context '999999'"):
+        call_command("import_drafts", str(bad), "--project", project.slug)
+    assert Instance.objects.count() == 1

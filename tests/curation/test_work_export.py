@@ -102,3 +102,15 @@ def test_released_status_filter_matches_the_lifecycle(personas, project, work):
     instance_transition(instance_id=work["validated"].pk, target=Status.RELEASED, actor=None)
     rows, _ = records(personas["manager"], project, statuses=[Status.RELEASED])
     assert [r["status"] for r in rows] == ["released"]
+
+
+def test_the_command_exports_as_a_users_view(personas, project, work, tmp_path):
+    from django.core.management import CommandError, call_command
+
+    out = tmp_path / "wip.jsonl"
+    call_command("export_work", "--project", project.slug, "--as", "annotator", "--out", str(out))
+    assert [json.loads(line)["id"] for line in out.read_text().splitlines()] == [work["held"].pk]
+    call_command("export_work", "--project", project.slug, "--as", "manager", "--status", "drafted", "--out", str(out))
+    assert len(out.read_text().splitlines()) == Instance.objects.filter(status=Status.DRAFTED).count()
+    with pytest.raises(CommandError, match="No project"):
+        call_command("export_work", "--project", project.slug, "--as", "outsider", "--out", str(out))
