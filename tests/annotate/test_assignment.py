@@ -90,3 +90,20 @@ def test_the_queue_page_says_assigned_to_you(client, personas, project, drafts):
     page = client.get(f"/p/{project.slug}/work/").content.decode()
     assert 'id="assigned"' not in page
     assert '<dd data-count="available">5</dd>' in page
+
+
+def test_an_expired_lease_keeps_the_draft_with_its_assignee(personas, project, drafts):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from annotate.services.leases import leases_reap
+
+    instances_assign(
+        project=project, actor=personas["manager"], instance_ids=[drafts[2].pk], assignee_username="annotator"
+    )
+    assert queue_next(project=project, user=personas["annotator"]).pk == drafts[2].pk
+    assert leases_reap(now=timezone.now() + timedelta(hours=1)) == 1
+    returned = Instance.objects.get(pk=drafts[2].pk)
+    assert (returned.status, returned.assigned_to) == (Status.DRAFTED, personas["annotator"])
+    assert queue_next(project=project, user=personas["annotator2"]).pk != drafts[2].pk
