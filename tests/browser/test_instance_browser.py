@@ -81,5 +81,7 @@ def test_the_browser_fits_a_phone(browser, live_server, personas, project, draft
     expect(page.locator("#instance-table tbody tr")).to_have_count(len(drafts))
     if SCREENSHOTS:
         page.screenshot(path=f"{SCREENSHOTS}/instances-390.png", full_page=True)
+    page.get_by_label("Select every instance on this page").click()
+    expect(page.locator("#instance-table input[name=instances]:checked")).to_have_count(len(drafts))
     overflow = page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
     assert overflow <= 0, f"the page scrolls sideways by {overflow}px"
