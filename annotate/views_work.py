@@ -30,6 +30,7 @@ def work_home(request: HttpRequest, slug: str) -> HttpResponse:
     context = {
         "project": project,
         "counts": queue.queue_counts(project=project, user=request.user),
+        "assigned": queue.assigned_drafts(project=project, user=request.user)[:50],
         "held": mine.filter(status=Status.IN_REFINEMENT),
         "returned": mine.filter(status=Status.CHANGES_REQUESTED),
         "done": mine.exclude(status__in=(Status.IN_REFINEMENT, Status.CHANGES_REQUESTED, Status.DRAFTED))[:50],

@@ -11,7 +11,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from curation import selectors, serializers
-from curation.errors import NotFound, NotPermitted
+from curation.errors import NotFound
 from curation.models import Membership, ReasoningType
 from curation.services import batches as batch_services
 from curation.services import instances as instance_services
@@ -32,8 +32,6 @@ class ProjectListApi(APIView):
 
     @extend_schema(request=serializers.ProjectCreateSerializer, responses={201: serializers.ProjectSerializer})
     def post(self, request: Request) -> Response:
-        if not request.user.is_staff:
-            raise NotPermitted("Only operators (staff users) may create projects.")
         payload = serializers.ProjectCreateSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
         project = project_services.project_create(creator=request.user, **payload.validated_data)

@@ -27,6 +27,7 @@ class ProjectCreateSerializer(serializers.Serializer):
 
 
 class MembershipSerializer(serializers.Serializer):
+    id = serializers.IntegerField(read_only=True)
     username = serializers.CharField(source="user.username")
     role = serializers.ChoiceField(choices=Role.choices)
     is_qualified = serializers.BooleanField()
@@ -132,6 +133,7 @@ class InstanceSerializer(serializers.ModelSerializer):
     author = serializers.SlugRelatedField(slug_field="username", read_only=True)
     round1_verifier = serializers.SlugRelatedField(slug_field="username", read_only=True)
     round2_reviewer = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    assigned_to = serializers.SlugRelatedField(slug_field="username", read_only=True)
     relevant_tables = serializers.PrimaryKeyRelatedField(many=True, read_only=True)
 
     class Meta:
@@ -155,6 +157,7 @@ class InstanceSerializer(serializers.ModelSerializer):
             "author",
             "round1_verifier",
             "round2_reviewer",
+            "assigned_to",
             "lease_expires_at",
             "created_at",
             "updated_at",

@@ -9,8 +9,8 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.authtoken.views import obtain_auth_token
 
 from annotate import urls as annotate_urls
-from annotate import urls_review, urls_work
-from curation import api, ingest_urls, release_urls, views
+from annotate import urls_instances, urls_review, urls_work
+from curation import api, exchange_urls, ingest_urls, member_urls, release_urls, views
 from curation.drafting import urls as drafting_urls
 from curation.health import healthz
 from scoring import urls as scoring_urls
@@ -34,10 +34,13 @@ api_patterns = [
     path("instances/<int:pk>/", api.InstanceDetailApi.as_view(), name="api-instance"),
     path("instances/<int:pk>/transition/", api.InstanceTransitionApi.as_view(), name="api-instance-transition"),
     path("instances/<int:pk>/history/", api.InstanceHistoryApi.as_view(), name="api-instance-history"),
+    path("", include(member_urls.api_patterns)),
+    path("", include(exchange_urls.api_patterns)),
     path("", include(release_urls.api_patterns)),
     path("", include(ingest_urls.api_patterns)),
     path("", include(drafting_urls.api_patterns)),
     path("", include(urls_work.api_patterns)),
+    path("", include(urls_instances.api_patterns)),
     path("", include(urls_review.api_patterns)),
     path("", include(annotate_urls.api_patterns)),
     path("", include(scoring_urls.api_patterns)),
@@ -56,10 +59,13 @@ urlpatterns = [
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("p/<slug:slug>/", views.project_overview, name="project"),
     path("instances/<int:pk>/history/", views.instance_history, name="instance-history"),
+    path("", include(member_urls.page_patterns)),
+    path("", include(exchange_urls.page_patterns)),
     path("", include(release_urls.page_patterns)),
     path("", include(ingest_urls.page_patterns)),
     path("", include(drafting_urls.page_patterns)),
     path("", include(urls_work.page_patterns)),
+    path("", include(urls_instances.page_patterns)),
     path("", include(urls_review.page_patterns)),
     path("", include(annotate_urls.page_patterns)),
     path("", include(scoring_urls.page_patterns)),

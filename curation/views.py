@@ -9,6 +9,7 @@ from django.shortcuts import render
 from curation import selectors
 from curation.errors import NotFound
 from curation.models import Membership, Paper
+from curation.services.projects import can_create_projects
 from curation.states import Role, Status
 
 
@@ -19,7 +20,8 @@ def home(request: HttpRequest) -> HttpResponse:
     for membership in memberships:
         entry = projects.setdefault(membership.project_id, {"project": membership.project, "roles": []})
         entry["roles"].append(membership.get_role_display())
-    return render(request, "curation/home.html", {"projects": list(projects.values())})
+    context = {"projects": list(projects.values()), "can_create_projects": can_create_projects(request.user)}
+    return render(request, "curation/home.html", context)
 
 
 @login_required

@@ -7,7 +7,7 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import Exists, OuterRef, Subquery
+from django.db.models import Exists, OuterRef, Q, QuerySet, Subquery
 from django.utils import timezone
 
 from curation.errors import Conflict, NotFound, NotPermitted
@@ -150,15 +150,25 @@ def lease_renew(*, instance_id: int, user: AbstractBaseUser) -> datetime | None:
 
 
 def queue_counts(*, project: Project, user: AbstractBaseUser) -> dict[str, int]:
-    """What waits for this annotator: open drafts, their change requests, what they hold."""
+    """What waits for this annotator: open drafts they may claim (those assigned to them among them), their change
+    requests, what they hold."""
     mine = Instance.objects.filter(project=project, author=user)
+    open_drafts = Instance.objects.filter(project=project, status=Status.DRAFTED, batch__state=Batch.State.OPEN)
     return {
-        "available": Instance.objects.filter(
-            project=project, status=Status.DRAFTED, batch__state=Batch.State.OPEN
-        ).count(),
+        "available": open_drafts.filter(Q(assigned_to__isnull=True) | Q(assigned_to=user)).count(),
+        "assigned": open_drafts.filter(assigned_to=user).count(),
         "changes_requested": mine.filter(status=Status.CHANGES_REQUESTED).count(),
         "held": mine.filter(status=Status.IN_REFINEMENT).count(),
         "submitted": mine.exclude(
             status__in=(Status.DRAFTED, Status.IN_REFINEMENT, Status.CHANGES_REQUESTED, Status.DISCARDED)
         ).count(),
     }
+
+
+def assigned_drafts(*, project: Project, user: AbstractBaseUser) -> QuerySet[Instance]:
+    """Drafts a manager assigned to this annotator and not yet claimed (served before anything else)."""
+    return (
+        Instance.objects.filter(project=project, assigned_to=user, status=Status.DRAFTED)
+        .select_related("batch", "reasoning_type")
+        .order_by("id")
+    )

@@ -10,7 +10,8 @@ from django.db.models import F, Max
 from django.utils import timezone
 
 from curation.errors import Conflict, InvalidInput, NotFound, NotPermitted
-from curation.models import Instance, InstanceRevision, Membership
+from curation.models import Instance, InstanceRevision, Membership, Project
+from curation.services.projects import require_role
 from curation.states import Role, Status
 
 EDITABLE_FIELDS = ("question", "rationale", "answer", "answer_form", "answer_source", "reasoning_type_id")
@@ -126,6 +127,42 @@ def instance_edit(
         getattr(instance, relation).set(ids)
     revision_record(instance=instance, author=actor, kind=kind, note=note)
     return instance
+
+
+@transaction.atomic
+def instances_retype(
+    *, project: Project, actor: AbstractBaseUser, instance_ids: list[int], reasoning_type_id: int
+) -> int:
+    """Give instances another reasoning type (all or none). Managers only; released instances are frozen.
+
+    Each changed instance gets a new version and a revision, so someone editing it meanwhile is told (409).
+    """
+    require_role(user=actor, project=project, roles=(Role.MANAGER,), action="change reasoning types")
+    ids = sorted(set(instance_ids))
+    if not ids:
+        raise InvalidInput("Choose the instances to re-type.")
+    if not project.reasoning_types.filter(pk=reasoning_type_id).exists():
+        raise InvalidInput("That reasoning type is not in this project.", detail={"field": "reasoning_type"})
+    instances = list(Instance.objects.filter(project=project, pk__in=ids).select_for_update())
+    if len(instances) != len(ids):
+        found = {i.pk for i in instances}
+        raise NotFound(f"No instance {', '.join(f'#{i}' for i in ids if i not in found)} in this project.")
+    frozen = [f"#{i.pk}" for i in instances if i.status == Status.RELEASED]
+    if frozen:
+        raise InvalidInput(f"Released instances are frozen: {', '.join(frozen[:10])}.")
+    changed = 0
+    for instance in instances:
+        if instance.reasoning_type_id == reasoning_type_id:
+            continue
+        updated = Instance.objects.filter(pk=instance.pk, version=instance.version).update(
+            reasoning_type_id=reasoning_type_id, version=F("version") + 1, updated_at=timezone.now()
+        )
+        if updated != 1:
+            raise Conflict(f"Instance #{instance.pk} changed meanwhile; reload and try again.")
+        instance.refresh_from_db()
+        revision_record(instance=instance, author=actor, kind="system", note="reasoning type changed by a manager")
+        changed += 1
+    return changed
 
 
 def revision_record(

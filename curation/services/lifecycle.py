@@ -103,7 +103,7 @@ transition_rule(NOT_RESUMED, _not_resumed)
 
 
 # Fields a transition may set besides status/version (assignment of people and leases).
-_ASSIGNABLE = {"author_id", "round1_verifier_id", "round2_reviewer_id", "lease_expires_at"}
+_ASSIGNABLE = {"author_id", "round1_verifier_id", "round2_reviewer_id", "lease_expires_at", "assigned_to_id"}
 
 
 def _check_actor(transition: Transition, instance: Instance, actor: AbstractBaseUser) -> dict[str, Any]:
@@ -196,6 +196,8 @@ def instance_transition(
     effects = [_rule(name, transition) for name in transition.effects]
     if target == Status.DRAFTED and source == Status.IN_REFINEMENT:
         extra.setdefault("author_id", None)
+        if actor is not None:  # the assignee gave it back: it returns to everyone (an expired lease keeps it theirs)
+            extra.setdefault("assigned_to_id", None)
     if target == Status.SUBMITTED and source == Status.ROUND1_REVIEW:
         extra.setdefault("round1_verifier_id", None)  # a review left undecided goes back to the whole pile
     if target not in (Status.IN_REFINEMENT, Status.ROUND1_REVIEW, Status.ROUND2_REVIEW):
@@ -237,7 +239,8 @@ def instance_transition(
 # (two claims by the same person at the same instant are not serialised; the reaper returns the spare). A
 # draft the annotator skipped within TATCURATE_SET_ASIDE_HOURS is passed over for them (their skip is the audit
 # row in_refinement → drafted with them as actor), so "Skip" never hands the same draft straight back; others
-# get it at once, and it returns to them once the set-aside time is over.
+# get it at once, and it returns to them once the set-aside time is over. Drafts a manager assigned to the
+# actor (in any open batch) come first; drafts assigned to someone else are never picked.
 RECENT_CLAIMS = 20
 CLAIM_WINDOW = 100
 _CLAIM_CTES = """
@@ -266,15 +269,29 @@ recent AS (
 first_batch AS (
     SELECT b.id FROM curation_batch b
     WHERE b.project_id = (SELECT project_id FROM claimer) AND b.state = {open}
-      AND EXISTS (SELECT 1 FROM curation_instance d WHERE d.batch_id = b.id AND d.status = {drafted} {not_set_aside})
+      AND EXISTS (
+        SELECT 1 FROM curation_instance d WHERE d.batch_id = b.id AND d.status = {drafted} {not_set_aside}
+          AND (d.assigned_to_id IS NULL OR d.assigned_to_id = %(actor)s)
+      )
     ORDER BY b."order", b.id
     LIMIT 1
 ),
 upcoming AS (
-    SELECT d.id FROM curation_instance d
-    WHERE d.batch_id = (SELECT id FROM first_batch) AND d.status = {drafted} {not_set_aside}
-    ORDER BY d.id
-    LIMIT %(window)s
+    SELECT id FROM (
+        SELECT d.id FROM curation_instance d JOIN curation_batch b ON b.id = d.batch_id
+        WHERE d.assigned_to_id = %(actor)s AND d.status = {drafted} AND b.state = {open} {not_set_aside}
+          AND b.project_id = (SELECT project_id FROM claimer)
+        ORDER BY d.id
+        LIMIT %(window)s
+    ) assigned
+    UNION ALL
+    SELECT id FROM (
+        SELECT d.id FROM curation_instance d
+        WHERE d.batch_id = (SELECT id FROM first_batch) AND d.status = {drafted} {not_set_aside}
+          AND (d.assigned_to_id IS NULL OR d.assigned_to_id = %(actor)s)
+        ORDER BY d.id
+        LIMIT %(window)s
+    ) pool
 )"""
 _CLAIM_UPDATE = """
 UPDATE curation_instance
@@ -285,7 +302,7 @@ WHERE status = {drafted} AND id = (
     FROM curation_instance i
     LEFT JOIN recent r ON COALESCE(r.reasoning_type_id, 0) = COALESCE(i.reasoning_type_id, 0)
     WHERE i.id IN (SELECT id FROM upcoming) AND i.status = {drafted}
-    ORDER BY COALESCE(r.n, 0), i.id
+    ORDER BY CASE WHEN i.assigned_to_id = %(actor)s THEN 0 ELSE 1 END, COALESCE(r.n, 0), i.id
     LIMIT 1 {lock}
 )
 RETURNING id, version"""

@@ -22,9 +22,23 @@ def require_role(*, user: AbstractBaseUser, project: Project, roles: tuple[str, 
         raise NotPermitted(f"Only a {' or '.join(roles)} of this project may {action}.")
 
 
+def can_create_projects(user: AbstractBaseUser) -> bool:
+    """Operators (staff, superusers) and anyone who already manages a project may start projects on a shared
+    server; annotators and verifiers may not (a team server should not fill with everyone's test projects)."""
+    if not user.is_authenticated:
+        return False
+    if user.is_staff or user.is_superuser:
+        return True
+    return Membership.objects.filter(user=user, role=Role.MANAGER).exists()
+
+
 @transaction.atomic
 def project_create(*, name: str, creator: AbstractBaseUser | None, slug: str = "", description: str = "") -> Project:
-    """Create a project with the default reasoning-type taxonomy; the creator becomes its manager."""
+    """Create a project with the default reasoning-type taxonomy; the creator becomes its manager.
+
+    `creator=None` is an operator command; a person must pass `can_create_projects`."""
+    if creator is not None and not can_create_projects(creator):
+        raise NotPermitted("Only operators and project managers may create projects; ask one to add you instead.")
     name = name.strip()
     if not name:
         raise InvalidInput("A project needs a name.")

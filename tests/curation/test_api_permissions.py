@@ -60,7 +60,7 @@ def request_for(world, name: str):
 # same submission guard as the workspace (400), after the role checks (403/404/401).
 MATRIX = {
     "projects:list": (200, 200, 200, 200, 401),
-    "projects:create": (403, 403, 403, 403, 401),
+    "projects:create": (403, 403, 201, 403, 401),  # operators and managers start projects
     "project:detail": (200, 200, 200, 404, 401),
     "members:list": (403, 403, 200, 404, 401),
     "members:add": (403, 403, 201, 404, 401),

@@ -1,0 +1,86 @@
+"""Reads of the instance browser: a project's instances filtered and searched, scoped by `instances_visible_to`
+(verifiers and managers see all of them, annotators their own and their round-two work)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AbstractBaseUser
+from django.db.models import Q, QuerySet, TextField
+from django.db.models.functions import Cast
+
+from curation import selectors
+from curation.models import Batch, Instance, Membership, Paper, Project, ReasoningType
+from curation.states import Role
+
+
+@dataclass(frozen=True)
+class InstanceFilters:
+    """What the browser narrows by; empty values filter nothing. `batch=0` means "in no batch"."""
+
+    status: str = ""
+    batch: int | None = None
+    paper: int | None = None
+    reasoning_type: int | None = None
+    annotator: str = ""
+    text: str = ""
+
+
+def instances_browse(*, user: AbstractBaseUser, project: Project, filters: InstanceFilters) -> QuerySet[Instance]:
+    """The instances of `project` the user may see that match `filters`, newest first.
+
+    The text search looks in the question, the answer and the rationale (case-insensitive); the annotator is
+    the author or the person a draft is assigned to."""
+    selectors.project_get(user=user, slug=project.slug)
+    qs = selectors.instances_visible_to(user, project).select_related(
+        "author", "assigned_to", "context__paper", "batch", "reasoning_type"
+    )
+    if filters.status:
+        qs = qs.filter(status=filters.status)
+    if filters.batch is not None:
+        qs = qs.filter(batch__isnull=True) if filters.batch == 0 else qs.filter(batch_id=filters.batch)
+    if filters.paper is not None:
+        qs = qs.filter(context__paper_id=filters.paper)
+    if filters.reasoning_type is not None:
+        qs = qs.filter(
+            Q(reasoning_type_id=filters.reasoning_type) | Q(reasoning_type__parent_id=filters.reasoning_type)
+        )
+    if filters.annotator:
+        qs = qs.filter(Q(author__username=filters.annotator) | Q(assigned_to__username=filters.annotator))
+    if filters.text.strip():
+        text = filters.text.strip()
+        qs = qs.annotate(answer_text=Cast("answer", TextField())).filter(
+            Q(question__icontains=text) | Q(answer_text__icontains=text) | Q(rationale__icontains=text)
+        )
+    return qs.order_by("-id")
+
+
+def browse_choices(*, user: AbstractBaseUser, project: Project) -> dict[str, QuerySet]:
+    """The values the browser's filters offer this viewer: batches, papers, reasoning types and annotators.
+
+    Papers are those the viewer may see (staff: every paper, so a paper without questions can be batched;
+    annotators: the papers of their own work); annotators are offered to staff only."""
+    visible = selectors.instances_visible_to(user, project)
+    papers = Paper.objects.filter(
+        Q(pk__in=selectors.papers_visible_to(user, project).values("pk"))
+        | Q(pk__in=visible.values("context__paper_id"))
+    ).only("id", "title")
+    is_staff = bool(selectors.roles_of(user=user, project=project) & {Role.MANAGER, Role.VERIFIER})
+    annotators = (
+        get_user_model()
+        .objects.filter(memberships__project=project, memberships__role=Role.ANNOTATOR)
+        .order_by("username")
+        .distinct()
+        if is_staff
+        else get_user_model().objects.none()
+    )
+    return {
+        "batches": Batch.objects.filter(project=project),
+        "papers": papers.order_by("title"),
+        "reasoning_types": ReasoningType.objects.filter(project=project).select_related("parent"),
+        "annotators": annotators,
+        "qualified": Membership.objects.filter(project=project, role=Role.ANNOTATOR, is_qualified=True)
+        .select_related("user")
+        .order_by("user__username"),
+    }

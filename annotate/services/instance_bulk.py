@@ -1,0 +1,79 @@
+"""Bulk actions of the instance browser: discard many, batch whole papers. All or nothing; managers only.
+
+Re-typing and assigning many are core services (`curation.services.instances.instances_retype`,
+`curation.services.assignments.instances_assign`); the browser calls those directly.
+"""
+
+from __future__ import annotations
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+
+from annotate.services.batches import batch_assign
+from curation.errors import InvalidInput, NotFound
+from curation.models import Batch, Context, Instance, Paper, Project
+from curation.services.lifecycle import instance_transition
+from curation.services.projects import require_role
+from curation.states import Role, Status
+
+
+@transaction.atomic
+def instances_discard(*, project: Project, actor: AbstractBaseUser, instance_ids: list[int], reason: str) -> int:
+    """Discard the chosen instances (nothing is deleted) through the lifecycle, each with its audit row.
+
+    If one of them cannot be discarded (released already, or changed by someone meanwhile) none is."""
+    require_role(user=actor, project=project, roles=(Role.MANAGER,), action="discard instances")
+    reason = reason.strip()
+    if not reason:
+        raise InvalidInput("Say why these instances are discarded.", detail={"field": "reason"})
+    ids = sorted(set(instance_ids))
+    if not ids:
+        raise InvalidInput("Choose the instances to discard.")
+    rows = list(Instance.objects.filter(project=project, pk__in=ids).values("pk", "status", "version"))
+    if len(rows) != len(ids):
+        found = {row["pk"] for row in rows}
+        raise NotFound(f"No instance {', '.join(f'#{i}' for i in ids if i not in found)} in this project.")
+    released = [f"#{row['pk']}" for row in rows if row["status"] == Status.RELEASED]
+    if released:
+        raise InvalidInput(f"Released instances stay in their release: {', '.join(released[:10])}.")
+    discarded = 0
+    for row in rows:
+        if row["status"] == Status.DISCARDED:
+            continue
+        instance_transition(
+            instance_id=row["pk"],
+            target=Status.DISCARDED,
+            actor=actor,
+            expected_status=row["status"],
+            expected_version=row["version"],
+            reason=f"discarded: {reason}",
+        )
+        discarded += 1
+    return discarded
+
+
+@transaction.atomic
+def batch_add_papers(*, project: Project, actor: AbstractBaseUser, batch_id: int, paper_ids: list[int]) -> dict:
+    """Put every short context of the chosen papers, and their drafts, into a planned or open batch.
+
+    A paper without short contexts (it cites no table) is refused by name, and then nothing moves."""
+    require_role(user=actor, project=project, roles=(Role.MANAGER,), action="fill batches")
+    if not Batch.objects.filter(project=project, pk=batch_id).exists():
+        raise NotFound(f"No batch {batch_id} in this project.")
+    ids = sorted(set(paper_ids))
+    if not ids:
+        raise InvalidInput("Choose the papers to add.", detail={"field": "papers"})
+    papers = {p.pk: p for p in Paper.objects.filter(project=project, pk__in=ids)}
+    if len(papers) != len(ids):
+        raise NotFound("Some of these papers are not in this project.")
+    contexts = list(
+        Context.objects.filter(project=project, paper_id__in=ids, kind=Context.Kind.SHORT).values_list("pk", "paper_id")
+    )
+    empty = [papers[pk].title for pk in ids if pk not in {paper for _, paper in contexts}]
+    if empty:
+        raise InvalidInput(
+            f"These papers have no short contexts (no paragraph cites a table): {'; '.join(empty[:5])}.",
+            detail={"field": "papers"},
+        )
+    drafts = batch_assign(batch_id=batch_id, actor=actor, context_ids=[pk for pk, _ in contexts])
+    return {"contexts": len(contexts), "drafts": drafts}

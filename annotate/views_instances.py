@@ -1,0 +1,200 @@
+"""The instance browser page: filters and search for every member, bulk actions for managers (services decide)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.paginator import Paginator
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+
+from annotate.instance_selectors import InstanceFilters, browse_choices, instances_browse
+from annotate.services import instance_bulk
+from curation import selectors
+from curation.errors import DomainError, NotFound, NotPermitted
+from curation.models import Project
+from curation.services.assignments import instances_assign
+from curation.services.instances import instances_retype
+from curation.states import Role, Status
+
+PAGE_SIZE = 50
+
+
+class IdListField(forms.Field):
+    """Several ids sent under one name (the checkboxes of the table rows)."""
+
+    widget = forms.MultipleHiddenInput
+
+    def to_python(self, value: Any) -> list[int]:
+        try:
+            return [int(v) for v in (value or [])]
+        except (TypeError, ValueError) as exc:
+            raise ValidationError("Instance ids are numbers.") from exc
+
+
+class FilterForm(forms.Form):
+    status = forms.ChoiceField(required=False)
+    batch = forms.TypedChoiceField(required=False, coerce=int, empty_value=None)
+    paper = forms.TypedChoiceField(required=False, coerce=int, empty_value=None)
+    reasoning_type = forms.TypedChoiceField(required=False, coerce=int, empty_value=None, label="Reasoning type")
+    annotator = forms.ChoiceField(required=False)
+    q = forms.CharField(required=False, max_length=200, label="Text", help_text="question, answer or rationale")
+
+    def __init__(self, *args: Any, choices: dict[str, Any], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        anything = [("", "any")]
+        self.fields["status"].choices = anything + list(Status.choices)
+        self.fields["batch"].choices = anything + [(0, "no batch")] + [(b.pk, b.name) for b in choices["batches"]]
+        self.fields["paper"].choices = anything + [(p.pk, p.title[:80]) for p in choices["papers"]]
+        self.fields["reasoning_type"].choices = anything + [
+            (t.pk, f"{t.parent.name} › {t.name}" if t.parent else t.name) for t in choices["reasoning_types"]
+        ]
+        self.fields["annotator"].choices = anything + [(u.username, u.username) for u in choices["annotators"]]
+
+    def filters(self) -> InstanceFilters:
+        data = self.cleaned_data if self.is_bound and self.is_valid() else {}
+        return InstanceFilters(
+            status=data.get("status") or "",
+            batch=data.get("batch"),
+            paper=data.get("paper"),
+            reasoning_type=data.get("reasoning_type"),
+            annotator=data.get("annotator") or "",
+            text=data.get("q") or "",
+        )
+
+
+class BulkForm(forms.Form):
+    ACTIONS = [
+        ("assign", "Assign to an annotator"),
+        ("unassign", "Give back to everyone"),
+        ("retype", "Change reasoning type"),
+        ("discard", "Discard"),
+    ]
+    instances = IdListField()
+    action = forms.ChoiceField(choices=ACTIONS)
+    assignee = forms.ChoiceField(required=False, label="Annotator")
+    reasoning_type = forms.TypedChoiceField(required=False, coerce=int, empty_value=None, label="New reasoning type")
+    reason = forms.CharField(required=False, max_length=500, label="Why discard")
+
+    def __init__(self, *args: Any, choices: dict[str, Any], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["assignee"].choices = [("", "—")] + [
+            (m.user.username, m.user.username) for m in choices["qualified"]
+        ]
+        self.fields["reasoning_type"].choices = [("", "—")] + [
+            (t.pk, f"{t.parent.name} › {t.name}" if t.parent else t.name) for t in choices["reasoning_types"]
+        ]
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        if not data.get("instances"):
+            raise ValidationError("Tick the instances to act on.")
+        needed = {"assign": "assignee", "retype": "reasoning_type", "discard": "reason"}.get(data.get("action", ""))
+        if needed and not data.get(needed):
+            self.add_error(needed, "This action needs it.")
+        return data
+
+
+class PaperBatchForm(forms.Form):
+    papers = forms.TypedMultipleChoiceField(coerce=int, widget=forms.CheckboxSelectMultiple)
+    batch = forms.TypedChoiceField(coerce=int, label="Into batch")
+
+    def __init__(self, *args: Any, choices: dict[str, Any], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["papers"].choices = [(p.pk, p.title[:80]) for p in choices["papers"]]
+        self.fields["batch"].choices = [
+            (b.pk, f"{b.name} ({b.state})") for b in choices["batches"] if b.state != "closed"
+        ]
+
+
+def _project(request: HttpRequest, slug: str) -> Project:
+    try:
+        return selectors.project_get(user=request.user, slug=slug)
+    except NotFound as exc:
+        raise Http404(str(exc)) from exc
+
+
+def _run(request: HttpRequest, project: Project, form: BulkForm) -> str:
+    """Perform the bulk action the form names and say what happened."""
+    data = form.cleaned_data
+    ids, action = data["instances"], data["action"]
+    if action in ("assign", "unassign"):
+        assignee = data["assignee"] if action == "assign" else None
+        count = instances_assign(project=project, actor=request.user, instance_ids=ids, assignee_username=assignee)
+        return (
+            f"{count} draft(s) assigned to {assignee}." if assignee else f"{count} draft(s) back in the common queue."
+        )
+    if action == "retype":
+        count = instances_retype(
+            project=project, actor=request.user, instance_ids=ids, reasoning_type_id=data["reasoning_type"]
+        )
+        return f"{count} instance(s) got the new reasoning type."
+    count = instance_bulk.instances_discard(
+        project=project, actor=request.user, instance_ids=ids, reason=data["reason"]
+    )
+    return f"{count} instance(s) discarded."
+
+
+@login_required
+def instance_browser(request: HttpRequest, slug: str) -> HttpResponse:
+    project = _project(request, slug)
+    roles = selectors.roles_of(user=request.user, project=project)
+    choices = browse_choices(user=request.user, project=project)
+    filter_form = FilterForm(request.GET or None, choices=choices)
+    bulk_form = BulkForm(choices=choices, auto_id="bulk_%s")
+    paper_form = PaperBatchForm(choices=choices, auto_id="papers_%s")
+    here = f"{reverse('instances', args=[project.slug])}?{request.GET.urlencode()}"
+    if request.method == "POST":
+        if Role.MANAGER not in roles:
+            raise PermissionDenied("Only a manager of this project may change instances in bulk.")
+        is_papers = "add_papers" in request.POST
+        form = (
+            PaperBatchForm(request.POST, choices=choices, auto_id="papers_%s")
+            if is_papers
+            else BulkForm(request.POST, choices=choices, auto_id="bulk_%s")
+        )
+        if form.is_valid():
+            try:
+                if is_papers:
+                    moved = instance_bulk.batch_add_papers(
+                        project=project,
+                        actor=request.user,
+                        batch_id=form.cleaned_data["batch"],
+                        paper_ids=form.cleaned_data["papers"],
+                    )
+                    done = f"{moved['contexts']} context(s) and {moved['drafts']} draft(s) put into the batch."
+                else:
+                    done = _run(request, project, form)
+            except NotPermitted as exc:
+                raise PermissionDenied(exc.message) from exc
+            except DomainError as exc:
+                field = exc.detail.get("field")
+                form.add_error(field if field in form.fields else None, exc.message)
+            else:
+                messages.success(request, done)
+                return redirect(here)
+        if is_papers:
+            paper_form = form
+        else:
+            bulk_form = form
+    page = Paginator(
+        instances_browse(user=request.user, project=project, filters=filter_form.filters()), PAGE_SIZE
+    ).get_page(request.GET.get("page"))
+    query = request.GET.copy()
+    query.pop("page", None)
+    context = {
+        "project": project,
+        "is_manager": Role.MANAGER in roles,
+        "filter_form": filter_form,
+        "bulk_form": bulk_form,
+        "paper_form": paper_form,
+        "page": page,
+        "query": query.urlencode(),
+        "here": here,
+    }
+    return render(request, "annotate/instances/browser.html", context)

@@ -1,0 +1,76 @@
+"""API for drafts imported from files and the work-in-progress export (the same services as the pages)."""
+
+from __future__ import annotations
+
+from django.http import StreamingHttpResponse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import serializers, status
+from rest_framework.parsers import MultiPartParser
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from curation import selectors
+from curation.exports.work_in_progress import FORMATS, work_export
+from curation.services.draft_imports import drafts_import
+from curation.states import Status
+
+
+class DraftImportApi(APIView):
+    parser_classes = [MultiPartParser]
+
+    class DraftImportInputSerializer(serializers.Serializer):
+        file = serializers.FileField()
+        file_format = serializers.ChoiceField(choices=["jsonl", "csv"])
+        batch = serializers.IntegerField(required=False, help_text="default: each context's batch")
+
+    class DraftImportOutputSerializer(serializers.Serializer):
+        created = serializers.IntegerField()
+        instance_ids = serializers.ListField(child=serializers.IntegerField())
+
+    @extend_schema(request=DraftImportInputSerializer, responses={201: DraftImportOutputSerializer})
+    def post(self, request: Request, slug: str) -> Response:
+        project = selectors.project_get(user=request.user, slug=slug)
+        payload = self.DraftImportInputSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        upload = payload.validated_data["file"]
+        created = drafts_import(
+            project=project,
+            actor=request.user,
+            content=upload.read(),
+            file_format=payload.validated_data["file_format"],
+            source_name=upload.name,
+            batch_id=payload.validated_data.get("batch"),
+        )
+        data = {"created": len(created), "instance_ids": [i.pk for i in created]}
+        return Response(self.DraftImportOutputSerializer(data).data, status=status.HTTP_201_CREATED)
+
+
+class WorkExportApi(APIView):
+    class WorkExportFilterSerializer(serializers.Serializer):
+        # Not `format`: DRF reads that query parameter to pick a renderer.
+        file_format = serializers.ChoiceField(choices=list(FORMATS))
+        status = serializers.ListField(child=serializers.ChoiceField(choices=Status.choices), required=False)
+        batch = serializers.IntegerField(required=False)
+
+    @extend_schema(
+        parameters=[WorkExportFilterSerializer],
+        responses={200: OpenApiResponse(OpenApiTypes.BINARY, description="JSONL or CSV; not a release")},
+    )
+    def get(self, request: Request, slug: str) -> StreamingHttpResponse:
+        project = selectors.project_get(user=request.user, slug=slug)
+        params = self.WorkExportFilterSerializer(
+            data={**request.query_params.dict(), "status": request.query_params.getlist("status")}
+        )
+        params.is_valid(raise_exception=True)
+        export = work_export(
+            user=request.user,
+            project=project,
+            file_format=params.validated_data["file_format"],
+            statuses=params.validated_data.get("status", []),
+            batch_id=params.validated_data.get("batch"),
+        )
+        response = StreamingHttpResponse(export.lines, content_type=export.content_type)
+        response["Content-Disposition"] = f'attachment; filename="{export.filename}"'
+        return response

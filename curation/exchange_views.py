@@ -1,0 +1,112 @@
+"""Pages that move work in and out without a release: import external drafts, export work in progress."""
+
+from __future__ import annotations
+
+from django import forms
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+
+from curation import selectors
+from curation.errors import DomainError, NotFound, NotPermitted
+from curation.exports.work_in_progress import FORMATS, work_export
+from curation.models import Batch, Project
+from curation.services.draft_imports import drafts_import
+from curation.states import Role, Status
+
+
+class DraftImportForm(forms.Form):
+    file = forms.FileField(help_text="JSONL or CSV, UTF-8")
+    file_format = forms.ChoiceField(choices=[("jsonl", "JSON lines"), ("csv", "CSV")], label="Format")
+    batch = forms.TypedChoiceField(coerce=int, empty_value=None, required=False, label="Into batch")
+
+    def __init__(self, *args: object, batches: list[Batch], **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["batch"].choices = [("", "the batch of each context")] + [
+            (b.pk, f"{b.name} ({b.state})") for b in batches if b.state != Batch.State.CLOSED
+        ]
+
+    def clean_file(self):
+        upload = self.cleaned_data["file"]
+        if upload.size > settings.TATCURATE_MAX_UPLOAD_BYTES:
+            raise forms.ValidationError(f"The file is larger than {settings.TATCURATE_MAX_UPLOAD_BYTES} bytes.")
+        return upload
+
+
+class WorkExportForm(forms.Form):
+    file_format = forms.ChoiceField(choices=[(f, f.upper()) for f in FORMATS], label="Format")
+    status = forms.MultipleChoiceField(
+        choices=Status.choices, required=False, widget=forms.CheckboxSelectMultiple, help_text="none ticked: all"
+    )
+    batch = forms.TypedChoiceField(coerce=int, empty_value=None, required=False)
+
+    def __init__(self, *args: object, batches: list[Batch], **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["batch"].choices = [("", "every batch")] + [(b.pk, b.name) for b in batches]
+
+
+def _project(request: HttpRequest, slug: str) -> tuple[Project, set[str]]:
+    try:
+        project = selectors.project_get(user=request.user, slug=slug)
+    except NotFound as exc:
+        raise Http404(str(exc)) from exc
+    return project, selectors.roles_of(user=request.user, project=project)
+
+
+@login_required
+def draft_import(request: HttpRequest, slug: str) -> HttpResponse:
+    project, roles = _project(request, slug)
+    if Role.MANAGER not in roles:
+        raise PermissionDenied("Only a manager of this project may import drafts.")
+    batches = list(Batch.objects.filter(project=project))
+    form = DraftImportForm(request.POST or None, request.FILES or None, batches=batches)
+    problems: list[str] = []
+    if request.method == "POST" and form.is_valid():
+        upload = form.cleaned_data["file"]
+        try:
+            created = drafts_import(
+                project=project,
+                actor=request.user,
+                content=upload.read(),
+                file_format=form.cleaned_data["file_format"],
+                source_name=upload.name,
+                batch_id=form.cleaned_data["batch"],
+            )
+        except NotPermitted as exc:
+            raise PermissionDenied(exc.message) from exc
+        except DomainError as exc:
+            problems = exc.detail.get("errors") or []
+            if not problems:
+                field = exc.detail.get("field")
+                form.add_error(field if field in form.fields else None, exc.message)
+        else:
+            messages.success(request, f"{len(created)} draft(s) imported from {upload.name}; they wait in the queue.")
+            return redirect(f"{reverse('instances', args=[project.slug])}?status=drafted")
+    return render(request, "curation/draft_import.html", {"project": project, "form": form, "problems": problems})
+
+
+@login_required
+def work_export_page(request: HttpRequest, slug: str) -> HttpResponse:
+    project, _ = _project(request, slug)
+    batches = list(Batch.objects.filter(project=project))
+    form = WorkExportForm(request.GET or None, batches=batches)
+    if request.GET and form.is_valid():
+        try:
+            export = work_export(
+                user=request.user,
+                project=project,
+                file_format=form.cleaned_data["file_format"],
+                statuses=form.cleaned_data["status"],
+                batch_id=form.cleaned_data["batch"],
+            )
+        except DomainError as exc:
+            form.add_error(None, exc.message)
+        else:
+            response = StreamingHttpResponse(export.lines, content_type=export.content_type)
+            response["Content-Disposition"] = f'attachment; filename="{export.filename}"'
+            return response
+    return render(request, "curation/work_export.html", {"project": project, "form": form})

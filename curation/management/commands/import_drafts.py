@@ -1,0 +1,50 @@
+"""`import_drafts FILE --project P [--format jsonl|csv] [--batch ID] [--json]`: external drafts into the queue."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from curation.errors import DomainError
+from curation.models import Project
+from curation.services.draft_imports import drafts_import
+
+
+class Command(BaseCommand):
+    help = "Import externally drafted questions (JSONL or CSV) as drafts to refine; the whole file or nothing."
+
+    def add_arguments(self, parser) -> None:
+        parser.add_argument("file", type=Path)
+        parser.add_argument("--project", required=True, help="project slug")
+        parser.add_argument("--format", choices=["jsonl", "csv"], help="default: from the file's extension")
+        parser.add_argument("--batch", type=int, help="batch id for every draft (default: each context's batch)")
+        parser.add_argument("--json", action="store_true", help="print the result as one JSON object")
+
+    def handle(self, *args, **options) -> None:
+        path: Path = options["file"]
+        project = Project.objects.filter(slug=options["project"]).first()
+        if project is None:
+            raise CommandError(f"No project {options['project']!r}.")
+        file_format = options["format"] or path.suffix.lstrip(".").lower()
+        try:
+            content = path.read_bytes()
+        except OSError as error:
+            raise CommandError(f"{path}: cannot read ({error.strerror or error})") from error
+        try:
+            created = drafts_import(
+                project=project,
+                actor=None,
+                content=content,
+                file_format=file_format,
+                source_name=path.name,
+                batch_id=options["batch"],
+            )
+        except DomainError as error:
+            lines = "\n".join(f"  {problem}" for problem in error.detail.get("errors", []))
+            raise CommandError(f"{path}: {error.message}" + (f"\n{lines}" if lines else "")) from error
+        if options["json"]:
+            self.stdout.write(json.dumps({"created": len(created), "instance_ids": [i.pk for i in created]}))
+            return
+        self.stdout.write(f"Imported {len(created)} draft(s) from {path.name} into {project.slug}.")

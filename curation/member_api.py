@@ -1,0 +1,57 @@
+"""API of member management: create an account with a one-time password, change a member's role, remove one."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers, status
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from curation import selectors
+from curation.serializers import MembershipSerializer
+from curation.services import members as member_services
+from curation.states import Role
+
+
+class MemberCreateApi(APIView):
+    class MemberCreateInputSerializer(serializers.Serializer):
+        username = serializers.CharField(max_length=150)
+        email = serializers.EmailField(required=False, allow_blank=True)
+        role = serializers.ChoiceField(choices=Role.choices)
+
+    class MemberCreateOutputSerializer(serializers.Serializer):
+        member = MembershipSerializer()
+        initial_password = serializers.CharField(help_text="Shown once; only its hash is stored")
+
+    @extend_schema(request=MemberCreateInputSerializer, responses={201: MemberCreateOutputSerializer})
+    def post(self, request: Request, slug: str) -> Response:
+        project = selectors.project_get(user=request.user, slug=slug)
+        payload = self.MemberCreateInputSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        membership, password = member_services.member_create(
+            project=project, actor=request.user, **payload.validated_data
+        )
+        data = self.MemberCreateOutputSerializer({"member": membership, "initial_password": password}).data
+        return Response(data, status=status.HTTP_201_CREATED)
+
+
+class MembershipDetailApi(APIView):
+    class MemberRoleSerializer(serializers.Serializer):
+        role = serializers.ChoiceField(choices=Role.choices)
+
+    @extend_schema(request=MemberRoleSerializer, responses=MembershipSerializer)
+    def patch(self, request: Request, slug: str, pk: int) -> Response:
+        project = selectors.project_get(user=request.user, slug=slug)
+        payload = self.MemberRoleSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        membership = member_services.membership_set_role(
+            project=project, actor=request.user, membership_id=pk, role=payload.validated_data["role"]
+        )
+        return Response(MembershipSerializer(membership).data)
+
+    @extend_schema(request=None, responses={204: None})
+    def delete(self, request: Request, slug: str, pk: int) -> Response:
+        project = selectors.project_get(user=request.user, slug=slug)
+        member_services.membership_remove(project=project, actor=request.user, membership_id=pk)
+        return Response(status=status.HTTP_204_NO_CONTENT)

@@ -1,0 +1,162 @@
+"""Pages for starting a project and managing its members (interfaces only: the services decide)."""
+
+from __future__ import annotations
+
+from django import forms
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST
+
+from curation import member_selectors, selectors
+from curation.errors import DomainError, InvalidInput, NotFound, NotPermitted
+from curation.models import Project
+from curation.services import members as member_services
+from curation.services import projects as project_services
+from curation.states import Role
+
+
+class ProjectForm(forms.Form):
+    name = forms.CharField(max_length=200)
+    slug = forms.SlugField(
+        max_length=80, required=False, help_text="Part of every address; made from the name if empty"
+    )
+    description = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), required=False)
+
+
+class MemberAddForm(forms.Form):
+    username = forms.CharField(max_length=150, label="Existing user's name")
+    role = forms.ChoiceField(choices=Role.choices)
+
+
+class MemberCreateForm(forms.Form):
+    username = forms.CharField(max_length=150, label="New username")
+    email = forms.EmailField(required=False)
+    role = forms.ChoiceField(choices=Role.choices)
+
+
+class RoleForm(forms.Form):
+    role = forms.ChoiceField(choices=Role.choices)
+
+
+def _project(request: HttpRequest, slug: str) -> Project:
+    try:
+        return selectors.project_get(user=request.user, slug=slug)
+    except NotFound as exc:
+        raise Http404(str(exc)) from exc
+
+
+def _apply(form: forms.Form, exc: DomainError) -> None:
+    """Show a refused input on the form: beside its field when the service names one, else above the form."""
+    if isinstance(exc, NotPermitted):
+        raise PermissionDenied(exc.message)
+    if isinstance(exc, NotFound):
+        raise Http404(exc.message)
+    field = exc.detail.get("field")
+    form.add_error(field if field in form.fields else None, exc.message)
+
+
+@login_required
+def project_new(request: HttpRequest) -> HttpResponse:
+    if not project_services.can_create_projects(request.user):
+        raise PermissionDenied("Only operators and project managers may create projects; ask one to add you.")
+    form = ProjectForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            project = project_services.project_create(creator=request.user, **form.cleaned_data)
+        except DomainError as exc:
+            _apply(form, exc)
+        else:
+            messages.success(request, f"Project {project.name} created; you are its manager. Add members next.")
+            return redirect("members", slug=project.slug)
+    return render(request, "curation/project_new.html", {"form": form})
+
+
+def _members_page(request: HttpRequest, project: Project, **forms_and_extras: object) -> HttpResponse:
+    try:
+        members = list(member_selectors.members_of(user=request.user, project=project))
+    except NotPermitted as exc:
+        raise PermissionDenied(exc.message) from exc
+    context = {
+        "project": project,
+        "members": [
+            {"membership": m, "role_form": RoleForm(initial={"role": m.role}, prefix=f"m{m.pk}")} for m in members
+        ],
+        "add_form": MemberAddForm(auto_id="add_%s"),
+        "create_form": MemberCreateForm(auto_id="new_%s"),
+        **forms_and_extras,
+    }
+    return render(request, "curation/members.html", context)
+
+
+@login_required
+def members(request: HttpRequest, slug: str) -> HttpResponse:
+    project = _project(request, slug)
+    if request.method != "POST":
+        return _members_page(request, project)
+    if "create" in request.POST:
+        form = MemberCreateForm(request.POST, auto_id="new_%s")
+        if form.is_valid():
+            try:
+                membership, password = member_services.member_create(
+                    project=project, actor=request.user, **form.cleaned_data
+                )
+            except DomainError as exc:
+                _apply(form, exc)
+            else:
+                # Rendered, not redirected: the password is shown this once and stored nowhere in clear.
+                created = {"username": membership.user.username, "password": password, "role": membership.role}
+                return _members_page(request, project, created=created)
+        return _members_page(request, project, create_form=form)
+    form = MemberAddForm(request.POST, auto_id="add_%s")
+    if form.is_valid():
+        try:
+            membership = project_services.membership_add(project=project, actor=request.user, **form.cleaned_data)
+        except DomainError as exc:
+            _apply(form, exc)
+        else:
+            messages.success(request, f"{membership.user.username} is now a {membership.role} of {project.name}.")
+            return redirect("members", slug=project.slug)
+    return _members_page(request, project, add_form=form)
+
+
+@login_required
+@require_POST
+def member_role(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    project = _project(request, slug)
+    form = RoleForm(request.POST, prefix=f"m{pk}")
+    if not form.is_valid():
+        messages.error(request, "Choose a role.")
+        return redirect("members", slug=project.slug)
+    try:
+        membership = member_services.membership_set_role(
+            project=project, actor=request.user, membership_id=pk, role=form.cleaned_data["role"]
+        )
+    except NotPermitted as exc:
+        raise PermissionDenied(exc.message) from exc
+    except NotFound as exc:
+        raise Http404(exc.message) from exc
+    except InvalidInput as exc:
+        messages.error(request, exc.message)
+    else:
+        messages.success(request, f"{membership.user.username} is now a {membership.role}.")
+    return redirect("members", slug=project.slug)
+
+
+@login_required
+@require_POST
+def member_remove(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    project = _project(request, slug)
+    try:
+        member_services.membership_remove(project=project, actor=request.user, membership_id=pk)
+    except NotPermitted as exc:
+        raise PermissionDenied(exc.message) from exc
+    except NotFound as exc:
+        raise Http404(exc.message) from exc
+    except InvalidInput as exc:
+        messages.error(request, exc.message)
+    else:
+        messages.success(request, "Member removed; their past work stays.")
+    return redirect("members", slug=project.slug)

@@ -1,0 +1,274 @@
+"""Import of externally drafted questions (JSONL or CSV) as drafts to refine, validated whole before any write.
+
+Each record names its context either by `context` (a context id) or by `paper` (id, arXiv id, source file
+name or exact title) plus `paragraph` (the ¶ number on the paper page) and/or `table` (number or LaTeX label).
+`question` is required; `answer` (a string, or a JSON list of strings), `rationale`, `reasoning_type` (a code
+of the project's taxonomy) and `external_id` are optional. Every error names its line and field; a file
+with any error writes nothing. Managers only.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.db.models import Q
+
+from curation.errors import InvalidInput, NotFound
+from curation.models import Batch, Context, Instance, Paper, Project, ReasoningType
+from curation.services.lifecycle import instance_create
+from curation.services.projects import require_role
+from curation.states import Role
+
+FIELDS = ("context", "paper", "paragraph", "table", "question", "answer", "rationale", "reasoning_type", "external_id")
+MAX_ERRORS = 20
+MAX_RECORDS = 20000
+
+
+@dataclass
+class DraftRecord:
+    """One validated line: where it goes and what it says."""
+
+    line: int
+    context: Context
+    question: str
+    answer: list[str]
+    rationale: str
+    reasoning_type: ReasoningType | None
+    external_id: str
+
+
+@dataclass
+class _Problems:
+    messages: list[str] = field(default_factory=list)
+
+    def add(self, line: int, name: str, message: str) -> None:
+        self.messages.append(f"line {line}, {name}: {message}")
+
+
+def draft_records_read(*, content: bytes, file_format: str) -> list[tuple[int, dict[str, Any]]]:
+    """(line number, raw record) for each non-empty line of a JSONL file or each row of a CSV file."""
+    try:
+        text = content.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InvalidInput(f"The file is not UTF-8 text (byte {exc.start}).", detail={"field": "file"}) from exc
+    records: list[tuple[int, dict[str, Any]]] = []
+    if file_format == "jsonl":
+        for number, line in enumerate(text.splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                value = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise InvalidInput(f"line {number}: not JSON ({exc.msg}).", detail={"field": "file"}) from exc
+            if not isinstance(value, dict):
+                raise InvalidInput(f"line {number}: expected a JSON object.", detail={"field": "file"})
+            records.append((number, value))
+    elif file_format == "csv":
+        reader = csv.DictReader(io.StringIO(text))
+        unknown = sorted(set(reader.fieldnames or []) - set(FIELDS))
+        if not reader.fieldnames or "question" not in reader.fieldnames:
+            raise InvalidInput("The CSV needs a header row with at least a question column.", detail={"field": "file"})
+        if unknown:
+            raise InvalidInput(f"Unknown CSV columns: {', '.join(unknown)}.", detail={"field": "file"})
+        for row in reader:
+            if any((value or "").strip() for value in row.values() if isinstance(value, str)):
+                records.append((reader.line_num, {k: v for k, v in row.items() if v not in (None, "")}))
+    else:
+        raise InvalidInput(f"The format is jsonl or csv, not {file_format!r}.", detail={"field": "format"})
+    if not records:
+        raise InvalidInput("The file holds no records.", detail={"field": "file"})
+    if len(records) > MAX_RECORDS:
+        raise InvalidInput(f"At most {MAX_RECORDS} records per file.", detail={"field": "file"})
+    return records
+
+
+def _paper_for(project: Project, ref: Any) -> Paper | str:
+    """The paper a reference names, or why none (ambiguous titles are refused)."""
+    text = str(ref).strip()
+    papers = Paper.objects.filter(project=project)
+    match = papers.filter(pk=int(text)) if text.isdigit() else papers.none()
+    for query in (Q(arxiv_id=text), Q(source_name=text), Q(title=text)):
+        if match.exists():
+            break
+        match = papers.filter(query)
+    found = list(match.order_by("-version")[:3])
+    if not found:
+        return f"no paper {text!r} in this project (use its id, arXiv id, source file name or exact title)"
+    if len({(p.source_name, p.title) for p in found}) > 1:
+        return f"{text!r} names several papers; use the paper id"
+    return found[0]  # the latest version
+
+
+def _context_for(
+    project: Project, raw: dict[str, Any], line: int, problems: _Problems, cache: dict[Any, Any]
+) -> Context | None:
+    if raw.get("context") not in (None, ""):
+        ref = str(raw["context"]).strip()
+        context = Context.objects.filter(project=project, pk=int(ref)).first() if ref.isdigit() else None
+        if context is None:
+            problems.add(line, "context", f"no context {ref!r} in this project")
+        return context
+    if raw.get("paper") in (None, ""):
+        problems.add(line, "paper", "give context, or paper with paragraph and/or table")
+        return None
+    # A file usually holds many questions per paper: each paper and its contexts are loaded once.
+    ref_key = ("paper", str(raw["paper"]).strip())
+    if ref_key not in cache:
+        cache[ref_key] = _paper_for(project, raw["paper"])
+    paper = cache[ref_key]
+    if isinstance(paper, str):
+        problems.add(line, "paper", paper)
+        return None
+    if paper.pk not in cache:
+        shorts = Context.objects.filter(paper=paper, kind=Context.Kind.SHORT).select_related("paragraph", "batch")
+        cache[paper.pk] = list(shorts.prefetch_related("tables"))
+    candidates = cache[paper.pk]
+    if raw.get("paragraph") not in (None, ""):
+        ref = str(raw["paragraph"]).strip().lstrip("¶")
+        if not ref.isdigit():
+            problems.add(line, "paragraph", f"{raw['paragraph']!r} is not a paragraph number (¶ on the paper page)")
+            return None
+        candidates = [c for c in candidates if c.paragraph and c.paragraph.order == int(ref) - 1]
+        if not candidates:
+            problems.add(line, "paragraph", f"¶{ref} of {paper.title!r} is no short context (it cites no table)")
+            return None
+    if raw.get("table") not in (None, ""):
+        ref = str(raw["table"]).strip()
+        citing = [c for c in candidates if any(ref in (t.number, t.label, *t.labels) for t in c.tables.all())]
+        if not citing:
+            where = "that paragraph" if raw.get("paragraph") not in (None, "") else f"any paragraph of {paper.title!r}"
+            problems.add(line, "table", f"table {ref!r} is not cited by {where}")
+            return None
+        if len(citing) > 1:
+            paragraphs = ", ".join(f"¶{c.paragraph.order + 1}" for c in citing[:6])
+            problems.add(line, "table", f"table {ref!r} is cited by {paragraphs}; add the paragraph")
+            return None
+        candidates = citing
+    elif raw.get("paragraph") in (None, ""):
+        problems.add(line, "paragraph", "give the paragraph or the table the question is about")
+        return None
+    return candidates[0]
+
+
+def _answer(value: Any) -> list[str] | None:
+    if value in (None, ""):
+        return []
+    if isinstance(value, str) and value.strip().startswith("["):
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError:
+            return None
+    if isinstance(value, str | int | float) and not isinstance(value, bool):
+        return [str(value).strip()]
+    if isinstance(value, list) and all(isinstance(v, str | int | float) and not isinstance(v, bool) for v in value):
+        return [str(v).strip() for v in value]
+    return None
+
+
+def draft_records_validate(*, project: Project, records: list[tuple[int, dict[str, Any]]]) -> list[DraftRecord]:
+    """Match every record to its context and check every field; InvalidInput lists the first errors by line."""
+    problems = _Problems()
+    types = {t.code: t for t in ReasoningType.objects.filter(project=project)}
+    seen_ids: dict[str, int] = {}
+    existing = set(
+        Instance.objects.filter(project=project).exclude(external_uid="").values_list("external_uid", flat=True)
+    )
+    valid: list[DraftRecord] = []
+    cache: dict[Any, Any] = {}
+    for line, raw in records:
+        if len(problems.messages) >= MAX_ERRORS:
+            break
+        unknown = sorted(set(raw) - set(FIELDS))
+        if unknown:
+            problems.add(line, unknown[0], f"unknown field (expected {', '.join(FIELDS)})")
+            continue
+        question = raw.get("question")
+        if not isinstance(question, str) or not question.strip():
+            problems.add(line, "question", "a question is required")
+        answer = _answer(raw.get("answer"))
+        if answer is None:
+            problems.add(line, "answer", "a string or a list of strings")
+        rationale = raw.get("rationale", "")
+        if not isinstance(rationale, str):
+            problems.add(line, "rationale", "must be text")
+        code = str(raw.get("reasoning_type") or "").strip()
+        if code and code not in types:
+            problems.add(line, "reasoning_type", f"{code!r} is not a reasoning type of this project")
+        external_id = str(raw.get("external_id") or "").strip()[:200]
+        if external_id in seen_ids:
+            problems.add(line, "external_id", f"{external_id!r} is on line {seen_ids[external_id]} already")
+        elif external_id in existing:
+            problems.add(line, "external_id", f"{external_id!r} was imported before")
+        if external_id:
+            seen_ids.setdefault(external_id, line)
+        context = _context_for(project, raw, line, problems, cache)
+        if context is None or answer is None or not isinstance(question, str) or not isinstance(rationale, str):
+            continue
+        reasoning_type = types.get(code) if code else context.reasoning_type
+        valid.append(
+            DraftRecord(line, context, question.strip(), answer, rationale.strip(), reasoning_type, external_id)
+        )
+    if problems.messages:
+        shown = problems.messages[:MAX_ERRORS]
+        raise InvalidInput(
+            f"Nothing was imported: {len(shown)} problem(s), first {shown[0]}.", detail={"errors": shown}
+        )
+    return valid
+
+
+@transaction.atomic
+def drafts_import(
+    *,
+    project: Project,
+    actor: AbstractBaseUser | None,
+    content: bytes,
+    file_format: str,
+    source_name: str = "",
+    batch_id: int | None = None,
+) -> list[Instance]:
+    """Create one draft per record (in `batch_id`, else its context's batch) after the whole file validated.
+
+    The draft keeps its imported text and provenance, so the workspace diffs the annotator's work against it.
+    `actor=None` is an operator command (`manage.py import_drafts`)."""
+    if actor is not None:
+        require_role(user=actor, project=project, roles=(Role.MANAGER,), action="import drafts")
+    batch = None
+    if batch_id is not None:
+        batch = Batch.objects.filter(project=project, pk=batch_id).first()
+        if batch is None:
+            raise NotFound(f"No batch {batch_id} in this project.")
+        if batch.state == Batch.State.CLOSED:
+            raise InvalidInput(f"Batch {batch.name!r} is closed; choose another.", detail={"field": "batch"})
+    records = draft_records_validate(
+        project=project, records=draft_records_read(content=content, file_format=file_format)
+    )
+    created = []
+    for record in records:
+        provenance = {"source": "import", "file": source_name, "line": record.line}
+        created.append(
+            instance_create(
+                project_id=project.pk,
+                actor=actor,
+                reason=f"imported from {source_name or file_format} line {record.line}",
+                context=record.context,
+                batch=batch or record.context.batch,
+                reasoning_type=record.reasoning_type,
+                question=record.question,
+                answer=record.answer,
+                rationale=record.rationale,
+                external_uid=record.external_id,
+                draft={
+                    "question": record.question,
+                    "answer": record.answer,
+                    "rationale": record.rationale,
+                    "provenance": provenance,
+                },
+            )
+        )
+    return created

@@ -1,0 +1,90 @@
+"""Writes for a project's members: create a user with a one-time password, change a role, remove a member.
+
+Managers only; a project never loses its last manager. Adding an existing user by name is
+`curation.services.projects.membership_add`.
+"""
+
+from __future__ import annotations
+
+import secrets
+
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.validators import UnicodeUsernameValidator
+from django.core.exceptions import ValidationError
+from django.db import transaction
+
+from curation.errors import InvalidInput, NotFound
+from curation.models import Membership, Project
+from curation.services.projects import membership_add, require_role
+from curation.states import Role
+
+
+def _membership_of(*, project: Project, membership_id: int) -> Membership:
+    membership = Membership.objects.select_related("user").filter(project=project, pk=membership_id).first()
+    if membership is None:
+        raise NotFound(f"No member {membership_id} in this project.")
+    return membership
+
+
+def _refuse_losing_last_manager(membership: Membership) -> None:
+    if membership.role != Role.MANAGER:
+        return
+    others = Membership.objects.filter(project_id=membership.project_id, role=Role.MANAGER).exclude(pk=membership.pk)
+    if not others.exists():
+        raise InvalidInput("A project keeps at least one manager; make someone else manager first.")
+
+
+@transaction.atomic
+def member_create(
+    *, project: Project, actor: AbstractBaseUser, username: str, role: str, email: str = ""
+) -> tuple[Membership, str]:
+    """Create a new user account with a generated initial password and give it `role`; the password is returned
+    once (only its hash is stored). Managers only."""
+    require_role(user=actor, project=project, roles=(Role.MANAGER,), action="add members")
+    username = username.strip()
+    try:
+        UnicodeUsernameValidator()(username)
+    except ValidationError as exc:
+        message = f"{username!r} cannot be a username: {exc.messages[0]}"
+        raise InvalidInput(message, detail={"field": "username"}) from exc
+    if not username or len(username) > 150:
+        raise InvalidInput("A username has 1 to 150 characters.", detail={"field": "username"})
+    User = get_user_model()
+    if User.objects.filter(username__iexact=username).exists():
+        raise InvalidInput(
+            f"A user called {username!r} exists already; add them by name instead.", detail={"field": "username"}
+        )
+    password = secrets.token_urlsafe(12)
+    User.objects.create_user(username=username, email=email.strip(), password=password)
+    return membership_add(project=project, actor=actor, username=username, role=role), password
+
+
+@transaction.atomic
+def membership_set_role(*, project: Project, actor: AbstractBaseUser, membership_id: int, role: str) -> Membership:
+    """Change a member's role (qualification is kept: it matters only for annotators). Managers only."""
+    require_role(user=actor, project=project, roles=(Role.MANAGER,), action="change roles")
+    if role not in Role.values:
+        raise InvalidInput(
+            f"{role!r} is not a role; expected one of {', '.join(Role.values)}.", detail={"field": "role"}
+        )
+    membership = _membership_of(project=project, membership_id=membership_id)
+    if membership.role == role:
+        return membership
+    if Membership.objects.filter(project=project, user_id=membership.user_id, role=role).exists():
+        raise InvalidInput(f"{membership.user.username} is a {role} already.", detail={"field": "role"})
+    _refuse_losing_last_manager(membership)
+    membership.role = role
+    membership.save(update_fields=["role"])
+    return membership
+
+
+@transaction.atomic
+def membership_remove(*, project: Project, actor: AbstractBaseUser, membership_id: int) -> None:
+    """Take a role away from a member (their account and their past work stay). Managers only.
+
+    A lease they hold runs out and the reaper returns the draft to the queue."""
+    require_role(user=actor, project=project, roles=(Role.MANAGER,), action="remove members")
+    membership = _membership_of(project=project, membership_id=membership_id)
+    _refuse_losing_last_manager(membership)
+    membership.delete()

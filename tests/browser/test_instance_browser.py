@@ -1,0 +1,87 @@
+"""The instance browser by clicks: a manager finds drafts by search and filter, assigns one in bulk, and the
+annotator it went to sees it in their queue as assigned to them."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from playwright.sync_api import expect
+
+from curation.models import Instance
+from tests.conftest import PASSWORD
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+SCREENSHOTS = os.environ.get("TATCURATE_SCREENSHOTS", "")
+
+
+def log_in(browser, live_server, username: str, *, width: int = 1366):
+    """A person's own browser: the login form, each field clicked before typing."""
+    context = browser.new_context(viewport={"width": width, "height": 900})
+    context.set_default_timeout(15000)
+    page = context.new_page()
+    page.goto(f"{live_server.url}/")
+    page.click("input[name=username]")
+    page.keyboard.type(username)
+    page.click("input[name=password]")
+    page.keyboard.type(PASSWORD)
+    page.click("button[type=submit]")
+    page.wait_for_url(f"{live_server.url}/")
+    return page
+
+
+def test_manager_searches_filters_and_assigns_by_clicks(browser, live_server, personas, project, drafts, make_instance):
+    target = make_instance(batch=drafts[0].batch, question="What is the recall of model B?", answer=["0.42"])
+    page = log_in(browser, live_server, "manager")
+    page.get_by_role("link", name=project.name).first.click()
+    page.locator("nav.project-nav").get_by_role("link", name="Instances").click()
+    expect(page.locator("#result-count")).to_contain_text(f"{len(drafts) + 1} instances")
+
+    page.click("#id_q")
+    page.keyboard.type("recall")
+    page.select_option("#id_status", "drafted")
+    page.get_by_role("button", name="Filter").click()
+    expect(page.locator("#result-count")).to_contain_text("1 instance")
+    expect(page.locator("#instance-table tbody tr")).to_have_count(1)
+    if SCREENSHOTS:
+        page.screenshot(path=f"{SCREENSHOTS}/instances-1366.png", full_page=True)
+
+    page.get_by_label(f"Select instance {target.pk}").click()
+    page.select_option("#bulk_action", "assign")
+    page.select_option("#bulk_assignee", "annotator2")
+    page.get_by_role("button", name="Apply").click()
+    expect(page.locator(".messages")).to_contain_text("1 draft(s) assigned to annotator2")
+    expect(page.locator(f"tr[data-instance='{target.pk}']")).to_contain_text("assigned to annotator2")
+    expect(page.locator("#id_q")).to_have_value("recall")  # the filters survive the action
+    assert Instance.objects.get(pk=target.pk).assigned_to == personas["annotator2"]
+
+    # A discard without a reason is refused on the page, beside the field, and changes nothing.
+    page.get_by_label(f"Select instance {target.pk}").click()
+    page.select_option("#bulk_action", "discard")
+    page.get_by_role("button", name="Apply").click()
+    expect(page.locator("#bulk-actions")).to_contain_text("This action needs it.")
+    assert Instance.objects.get(pk=target.pk).status == "drafted"
+
+    annotator = log_in(browser, live_server, "annotator2")
+    annotator.get_by_role("link", name=project.name).first.click()
+    annotator.locator("nav.project-nav").get_by_role("link", name="Work queue").click()
+    expect(annotator.locator("#assigned")).to_contain_text(f"#{target.pk}")
+    annotator.get_by_role("button", name="Take the next draft").click()
+    annotator.wait_for_url(f"**/work/{target.pk}/")
+
+
+def test_the_browser_fits_a_phone(browser, live_server, personas, project, drafts):
+    page = log_in(browser, live_server, "manager", width=390)
+    page.get_by_role("link", name=project.name).first.click()
+    page.locator("nav.project-nav").get_by_role("link", name="Instances").click()
+    page.click("#id_q")
+    page.keyboard.type("Which")
+    page.get_by_role("button", name="Filter").click()
+    expect(page.locator("#instance-table tbody tr")).to_have_count(len(drafts))
+    if SCREENSHOTS:
+        page.screenshot(path=f"{SCREENSHOTS}/instances-390.png", full_page=True)
+    page.get_by_label("Select every instance on this page").click()
+    expect(page.locator("#instance-table input[name=instances]:checked")).to_have_count(len(drafts))
+    overflow = page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
+    assert overflow <= 0, f"the page scrolls sideways by {overflow}px"
