@@ -12,7 +12,7 @@ from annotate.models import Discussion, ReviewComment
 from annotate.selectors import draft_diffs, instance_context
 from annotate.services.review import discussion_participant, review_candidates, round2_candidates
 from curation.errors import NotFound, NotPermitted
-from curation.models import Instance, InstanceRevision, Membership, Project
+from curation.models import Instance, InstanceRevision, Project
 from curation.selectors import instances_visible_to, roles_of
 from curation.states import Role, Status
 
@@ -128,12 +128,8 @@ def discussions_visible_to(user: AbstractBaseUser, project: Project | None = Non
     qs = Discussion.objects.select_related("instance", "opened_by", "verifier", "decided_by")
     if project is not None:
         qs = qs.filter(instance__project=project)
-    if user.is_superuser:
-        return qs
-    managed = Membership.objects.filter(user=user, role=Role.MANAGER).values("project_id")
-    return qs.filter(
-        Q(opened_by=user) | Q(verifier=user) | Q(instance__author=user) | Q(instance__project_id__in=managed)
-    )
+    involved = Q(opened_by=user) | Q(verifier=user) | Q(instance__author=user)
+    return qs.filter(involved | Discussion.objects.project_q(user, (Role.MANAGER,)))
 
 
 def discussion_data(*, user: AbstractBaseUser, discussion_id: int) -> dict[str, Any]:

@@ -18,6 +18,7 @@ from curation.services import instances as instance_services
 from curation.services import lifecycle
 from curation.services import projects as project_services
 from curation.states import Role
+from curation.visibility import can_create_projects
 
 
 class ProjectListApi(APIView):
@@ -32,8 +33,8 @@ class ProjectListApi(APIView):
 
     @extend_schema(request=serializers.ProjectCreateSerializer, responses={201: serializers.ProjectSerializer})
     def post(self, request: Request) -> Response:
-        if not request.user.is_staff:
-            raise NotPermitted("Only operators (staff users) may create projects.")
+        if not can_create_projects(request.user):
+            raise NotPermitted("Only operators and staff users may create projects.")
         payload = serializers.ProjectCreateSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
         project = project_services.project_create(creator=request.user, **payload.validated_data)
