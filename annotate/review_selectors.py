@@ -101,9 +101,9 @@ def review_queue(*, project: Project, user: AbstractBaseUser) -> dict[str, Any]:
     waiting = review_candidates(project=project, user=user).select_related("author", "reasoning_type")
     return {
         "held": list(
-            Instance.objects.filter(project=project, status=Status.ROUND1_REVIEW, round1_verifier=user).select_related(
-                "author"
-            )
+            Instance.objects.visible_to(user)
+            .filter(project=project, status=Status.ROUND1_REVIEW, round1_verifier=user)
+            .select_related("author")
         ),
         "returning": list(waiting.filter(round1_verifier=user).order_by("updated_at")),
         "waiting": list(waiting.filter(round1_verifier__isnull=True).order_by("updated_at")[:50]),
@@ -115,7 +115,9 @@ def review_queue(*, project: Project, user: AbstractBaseUser) -> dict[str, Any]:
 def round2_queue(*, project: Project, user: AbstractBaseUser) -> dict[str, Any]:
     """An annotator's round-two pile: what they hold and how many they may take."""
     return {
-        "held": list(Instance.objects.filter(project=project, status=Status.ROUND2_REVIEW, round2_reviewer=user)),
+        "held": list(
+            Instance.objects.visible_to(user).filter(project=project, status=Status.ROUND2_REVIEW, round2_reviewer=user)
+        ),
         "available": round2_candidates(project=project, user=user).filter(round2_reviewer__isnull=True).count(),
         "discussions": list(discussions_visible_to(user, project).filter(outcome="").select_related("instance")),
     }

@@ -55,8 +55,8 @@ def contexts_visible_to(user: AbstractBaseUser, project: Project) -> QuerySet[Co
 
 def context_get(*, user: AbstractBaseUser, context_id: int) -> Context:
     """One context, if the user may see it; otherwise 'not found'."""
-    context = Context.objects.select_related("project").filter(pk=context_id).first()
-    if context is None or not contexts_visible_to(user, context.project).filter(pk=context_id).exists():
+    context = Context.objects.visible_to(user).select_related("project").filter(pk=context_id).first()
+    if context is None:
         raise NotFound(f"No context {context_id} that you may see.")
     return context
 

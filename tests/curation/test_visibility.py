@@ -245,6 +245,35 @@ def test_no_selector_decides_visibility_by_hand():
     assert offenders == []
 
 
+# Selector reads that need no viewer scope, and why: the caller checked access, or the rows are the viewer's own
+# exam (whose gold items the viewer may *not* see through visible_to, by design), or an aggregate of a checked project.
+_UNSCOPED_READS = {
+    ("curation/selectors.py", "instance_for_output"),
+    ("curation/selectors.py", "status_counts"),
+    ("curation/paper_selectors.py", "context_counts"),
+    ("annotate/qualification_selectors.py", "exam_items"),
+}
+_SCOPED_MODELS = ("Instance", "Paper", "Batch", "Context", "Release", "ScoringRun", "ModelEndpoint", "Prediction")
+
+
+def test_every_selector_read_of_a_scoped_model_starts_from_visible_to():
+    offenders = []
+    for path in sorted(ROOT.glob("*/**/*selectors.py")):
+        name = path.relative_to(ROOT).as_posix()
+        for function in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(function, ast.FunctionDef) or (name, function.name) in _UNSCOPED_READS:
+                continue
+            for node in ast.walk(function):
+                if not isinstance(node, ast.Attribute) or not isinstance(node.value, ast.Attribute):
+                    continue
+                manager = node.value
+                model = manager.value.id if isinstance(manager.value, ast.Name) else ""
+                is_scoped_manager = manager.attr == "objects" and model in _SCOPED_MODELS
+                if is_scoped_manager and node.attr != "visible_to":
+                    offenders.append(f"{name}::{function.name}: {ast.unparse(node)}")
+    assert offenders == []
+
+
 def test_every_scoped_model_uses_the_one_queryset():
     from annotate.models import Discussion
     from curation.models import Release
