@@ -52,12 +52,97 @@ DEMO_GOLD = [
         ["90%"],
         "text",
     ),
+    # The rest of the gold pool: retries draw from these, so a failed candidate meets new questions.
+    (
+        "tab:main",
+        "span_lookup",
+        "What LAS does full fine-tuning reach on Faroese?",
+        "Table 1, full fine-tuning row, Faroese column: 80.1.",
+        ["80.1"],
+        "table",
+    ),
+    (
+        "tab:main",
+        "comparison",
+        "Which method trains the most parameters?",
+        "Params (M): full fine-tuning 560, adapters 12.4, LoRA 8.1, sparse adapters 3.2; the most is full fine-tuning.",
+        ["Full fine-tuning"],
+        "table",
+    ),
+    (
+        "tab:main",
+        "arithmetic_calculation",
+        "By how many LAS points do sparse adapters beat LoRA on Tagalog?",
+        "Tagalog: sparse adapters 73.8, LoRA 71.0; 73.8 - 71.0 = 2.8.",
+        ["2.8"],
+        "table",
+    ),
+    (
+        "tab:main",
+        "span_lookup",
+        "What is the average LAS of adapters?",
+        "Table 1, adapters row, Avg. column: 74.3.",
+        ["74.3"],
+        "table",
+    ),
+    (
+        "tab:main",
+        "comparison",
+        "On which treebank does full fine-tuning reach its highest LAS?",
+        "Full fine-tuning: Wolof 78.4, Faroese 80.1, Tagalog 71.9, Yoruba 69.2; the highest is Faroese.",
+        ["Faroese"],
+        "table",
+    ),
+    (
+        "tab:main",
+        "arithmetic_calculation",
+        "How many million parameters fewer than adapters do sparse adapters train?",
+        "Params (M): adapters 12.4, sparse adapters 3.2; 12.4 - 3.2 = 9.2.",
+        ["9.2"],
+        "table",
+    ),
+    (
+        "tab:ablation",
+        "span_lookup",
+        "What LAS does 75% sparsity reach on Wolof?",
+        "Table 2, 75% row, LAS column: 78.9.",
+        ["78.9"],
+        "table",
+    ),
+    (
+        "tab:ablation",
+        "comparison",
+        "Which sparsity level has the shortest training time per epoch?",
+        "Time (min): 50% 14.0, 75% 11.5, 90% 9.8, 95% 9.1; the shortest is 95%.",
+        ["95%"],
+        "table",
+    ),
+    (
+        "tab:ablation",
+        "arithmetic_calculation",
+        "How many LAS points does 95% sparsity lose against 90% sparsity on Wolof?",
+        "LAS: 90% 79.1, 95% 77.6; 79.1 - 77.6 = 1.5.",
+        ["1.5"],
+        "table",
+    ),
+    (
+        "tab:ablation",
+        "span_lookup",
+        "On which treebank is the sparsity ablation run?",
+        "The caption and the paragraph say the ablation varies the sparsity level on Wolof.",
+        ["Wolof"],
+        "text",
+    ),
 ]
+# Each attempt draws this many of the gold items above (a third of them), in the exam's order.
+DEMO_EXAM_SIZE = 5
+# Hours before a failed candidate may try again: long enough that the feedback cannot simply be copied back.
+DEMO_RETRY_DELAY_HOURS = 1
 
 
 @transaction.atomic
 def demo_exam_seed(*, project: Project) -> QualificationSettings | None:
-    """Create the demo's gold instances and exam once (no-op when the project has an exam or lacks the demo paper)."""
+    """Create the demo's gold pool (3× the exam) and exam once (no-op with an exam already or without the paper)."""
     guidelines_ensure_default(project=project)
     existing = QualificationSettings.objects.filter(project=project).first()
     if existing is not None and existing.item_links.exists():
@@ -88,8 +173,8 @@ def demo_exam_seed(*, project: Project) -> QualificationSettings | None:
         for index, (label, code, question, rationale, answer, source) in enumerate(DEMO_GOLD)
     ]
     exam, _ = QualificationSettings.objects.get_or_create(project=project)
-    exam.size = len(gold)
-    exam.retry_delay_hours = 0  # a demo visitor may want to fail once and try again at once
+    exam.size = DEMO_EXAM_SIZE
+    exam.retry_delay_hours = DEMO_RETRY_DELAY_HOURS
     exam.save()
     exam.item_links.all().delete()
     exam.item_links.bulk_create(

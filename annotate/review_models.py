@@ -9,6 +9,7 @@ from django.db import models
 from django.db.models import Q
 
 from curation.models import Instance, Project
+from curation.visibility import DiscussionQuerySet
 
 __all__ = ["Discussion", "DiscussionMessage", "ReviewComment", "ReviewSettings"]
 
@@ -72,6 +73,7 @@ class Discussion(models.Model):
     )
     decided_at = models.DateTimeField(null=True, blank=True)
     opened_at = models.DateTimeField(auto_now_add=True)
+    objects = DiscussionQuerySet.as_manager()
 
     class Meta:
         ordering = ["-opened_at", "-id"]

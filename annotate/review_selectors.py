@@ -12,7 +12,7 @@ from annotate.models import Discussion, ReviewComment
 from annotate.selectors import draft_diffs, instance_context
 from annotate.services.review import discussion_participant, review_candidates, round2_candidates
 from curation.errors import NotFound, NotPermitted
-from curation.models import Instance, InstanceRevision, Membership, Project
+from curation.models import Instance, InstanceRevision, Project
 from curation.selectors import instances_visible_to, roles_of
 from curation.states import Role, Status
 
@@ -101,9 +101,9 @@ def review_queue(*, project: Project, user: AbstractBaseUser) -> dict[str, Any]:
     waiting = review_candidates(project=project, user=user).select_related("author", "reasoning_type")
     return {
         "held": list(
-            Instance.objects.filter(project=project, status=Status.ROUND1_REVIEW, round1_verifier=user).select_related(
-                "author"
-            )
+            Instance.objects.visible_to(user)
+            .filter(project=project, status=Status.ROUND1_REVIEW, round1_verifier=user)
+            .select_related("author")
         ),
         "returning": list(waiting.filter(round1_verifier=user).order_by("updated_at")),
         "waiting": list(waiting.filter(round1_verifier__isnull=True).order_by("updated_at")[:50]),
@@ -115,7 +115,9 @@ def review_queue(*, project: Project, user: AbstractBaseUser) -> dict[str, Any]:
 def round2_queue(*, project: Project, user: AbstractBaseUser) -> dict[str, Any]:
     """An annotator's round-two pile: what they hold and how many they may take."""
     return {
-        "held": list(Instance.objects.filter(project=project, status=Status.ROUND2_REVIEW, round2_reviewer=user)),
+        "held": list(
+            Instance.objects.visible_to(user).filter(project=project, status=Status.ROUND2_REVIEW, round2_reviewer=user)
+        ),
         "available": round2_candidates(project=project, user=user).filter(round2_reviewer__isnull=True).count(),
         "discussions": list(discussions_visible_to(user, project).filter(outcome="").select_related("instance")),
     }
@@ -128,12 +130,8 @@ def discussions_visible_to(user: AbstractBaseUser, project: Project | None = Non
     qs = Discussion.objects.select_related("instance", "opened_by", "verifier", "decided_by")
     if project is not None:
         qs = qs.filter(instance__project=project)
-    if user.is_superuser:
-        return qs
-    managed = Membership.objects.filter(user=user, role=Role.MANAGER).values("project_id")
-    return qs.filter(
-        Q(opened_by=user) | Q(verifier=user) | Q(instance__author=user) | Q(instance__project_id__in=managed)
-    )
+    involved = Q(opened_by=user) | Q(verifier=user) | Q(instance__author=user)
+    return qs.filter(involved | Discussion.objects.project_q(user, (Role.MANAGER,)))
 
 
 def discussion_data(*, user: AbstractBaseUser, discussion_id: int) -> dict[str, Any]:

@@ -17,7 +17,8 @@ from curation.states import Status
 def held_instance(*, user: AbstractBaseUser, instance_id: int) -> Instance:
     """The instance if `user` holds it in refinement; others get NotFound/NotPermitted."""
     instance = (
-        Instance.objects.select_related("project", "context", "context__paper", "context__paragraph", "reasoning_type")
+        Instance.objects.visible_to(user)
+        .select_related("project", "context", "context__paper", "context__paragraph", "reasoning_type")
         .filter(pk=instance_id)
         .first()
     )

@@ -11,11 +11,13 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+# The pure metrics package owns the short-form rule so the importers, the workspace and the scorers share it.
+from scoring.metrics.scitat import is_short_form
+
 FORMATS = ("tatqa", "tatdqa", "finqa", "scitat")
 TATQA_ANSWER_TYPES = ("span", "multi-span", "arithmetic", "count")
 ANSWER_SOURCES = ("table", "text", "table-text")
 TATQA_SCALES = ("", "thousand", "million", "billion", "percent")
-SHORT_FORM_MAX_TOKENS = 5  # SciTaT's evaluate.py: every answer item at most 5 space-separated tokens
 
 ATTRIBUTION = {
     "tatqa": (
@@ -166,8 +168,8 @@ def _answer_items(answer: Any, path: str) -> list[str]:
 
 
 def answer_form_of(items: list[str]) -> str:
-    """SciTaT's rule: short-form when every item has at most 5 tokens split on a single space."""
-    return "short" if all(len(item.split(" ")) <= SHORT_FORM_MAX_TOKENS for item in items) else "free"
+    """SciTaT's short-form rule (scoring.metrics.scitat.is_short_form, the one definition) as a form name."""
+    return "short" if is_short_form(items) else "free"
 
 
 def _unique(key: str, path: str, seen: dict[str, str], what: str) -> None:

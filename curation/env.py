@@ -14,13 +14,14 @@ def env_str(name: str, default: str = "") -> str:
 
 
 def env_bool(name: str, default: bool) -> bool:
+    """`true` or `false` (any case) only, as healthchecks' envbool: `1`, `yes` or `on` stop the start."""
     raw = os.environ.get(name)
     if raw is None or raw == "":
         return default
     value = raw.strip().lower()
-    if value in ("true", "1", "yes", "on"):
+    if value == "true":
         return True
-    if value in ("false", "0", "no", "off"):
+    if value == "false":
         return False
     raise ConfigurationError(f"{name}={raw!r} is not a boolean; use true or false")
 

@@ -7,6 +7,13 @@ from django.db import models
 from django.db.models import Q
 
 from curation.states import Role, Status
+from curation.visibility import (
+    ContextQuerySet,
+    InstanceQuerySet,
+    PaperQuerySet,
+    ProjectQuerySet,
+    ProjectScopedQuerySet,
+)
 
 
 class Project(models.Model):
@@ -19,6 +26,7 @@ class Project(models.Model):
     description = models.TextField(blank=True)
     gating = models.CharField(max_length=20, choices=Gating.choices, default=Gating.MANUAL)
     created_at = models.DateTimeField(auto_now_add=True)
+    objects = ProjectQuerySet.as_manager()
 
     class Meta:
         ordering = ["name"]
@@ -58,6 +66,7 @@ class Paper(models.Model):
     origin = models.CharField(max_length=40, default="latex", help_text="latex, tatqa, finqa, scitat, demo …")
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     created_at = models.DateTimeField(auto_now_add=True)
+    objects = PaperQuerySet.as_manager()
 
     class Meta:
         ordering = ["project", "title", "-version"]
@@ -161,6 +170,7 @@ class Batch(models.Model):
     state = models.CharField(max_length=20, choices=State.choices, default=State.PLANNED)
     opened_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    objects = ProjectScopedQuerySet.as_manager()
 
     class Meta:
         ordering = ["project", "order", "id"]
@@ -183,6 +193,7 @@ class Context(models.Model):
     reasoning_type = models.ForeignKey(ReasoningType, null=True, blank=True, on_delete=models.SET_NULL)
     batch = models.ForeignKey(Batch, null=True, blank=True, on_delete=models.SET_NULL, related_name="contexts")
     created_at = models.DateTimeField(auto_now_add=True)
+    objects = ContextQuerySet.as_manager()
 
     class Meta:
         ordering = ["project", "paper", "kind", "id"]
@@ -242,6 +253,7 @@ class Instance(models.Model):
     )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
+    objects = InstanceQuerySet.as_manager()
 
     class Meta:
         ordering = ["project", "id"]

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import Count, Prefetch, Q, QuerySet
+from django.db.models import Count, Prefetch, QuerySet
 
 from curation.errors import NotFound
-from curation.models import Context, Membership, Paper, Paragraph, Project, Table
-from curation.selectors import instances_visible_to, papers_visible_to
-from curation.states import Role
+from curation.models import Context, Paper, Paragraph, Project, Table
+from curation.selectors import papers_visible_to
 
 
 def papers_of_project(*, user: AbstractBaseUser, project: Project) -> QuerySet[Paper]:
@@ -47,21 +46,17 @@ def paper_get(*, user: AbstractBaseUser, project: Project, paper_id: int) -> Pap
 
 def contexts_visible_to(user: AbstractBaseUser, project: Project) -> QuerySet[Context]:
     """Managers and verifiers see all of a project's contexts; annotators only those of instances they may see."""
-    if not user.is_authenticated:
-        return Context.objects.none()
-    qs = Context.objects.filter(project=project).select_related("paper", "reasoning_type", "batch", "paragraph")
-    if user.is_superuser:
-        return qs
-    if Membership.objects.filter(user=user, project=project, role__in=(Role.MANAGER, Role.VERIFIER)).exists():
-        return qs
-    mine = instances_visible_to(user, project).filter(context__isnull=False).values("context_id")
-    return qs.filter(Q(pk__in=mine))
+    return (
+        Context.objects.visible_to(user)
+        .filter(project=project)
+        .select_related("paper", "reasoning_type", "batch", "paragraph")
+    )
 
 
 def context_get(*, user: AbstractBaseUser, context_id: int) -> Context:
     """One context, if the user may see it; otherwise 'not found'."""
-    context = Context.objects.select_related("project").filter(pk=context_id).first()
-    if context is None or not contexts_visible_to(user, context.project).filter(pk=context_id).exists():
+    context = Context.objects.visible_to(user).select_related("project").filter(pk=context_id).first()
+    if context is None:
         raise NotFound(f"No context {context_id} that you may see.")
     return context
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
+from curation.visibility import ProjectScopedQuerySet
+
 __all__ = ["ExportArtifact", "ImportRecord", "Release", "ReleaseContext", "ReleaseItem", "SourceRecord"]
 
 
@@ -94,6 +96,7 @@ class Release(models.Model):
     statistics = models.JSONField(default=dict, blank=True)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     created_at = models.DateTimeField(auto_now_add=True)
+    objects = ProjectScopedQuerySet.as_manager()
 
     class Meta:
         ordering = ["project", "name", "-version"]

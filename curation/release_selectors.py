@@ -10,32 +10,28 @@ from __future__ import annotations
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import QuerySet
 
-from curation import selectors
+from curation import selectors, visibility
 from curation.errors import NotFound, NotPermitted
-from curation.models import ExportArtifact, ImportRecord, Membership, Project, Release
+from curation.models import ExportArtifact, ImportRecord, Project, Release
 from curation.states import Role
 
 
 def can_read_gold(*, user: AbstractBaseUser, project: Project) -> bool:
-    """Managers, verifiers and qualified annotators of the project (and superusers)."""
-    if not user.is_authenticated:
-        return False
-    if user.is_superuser:
-        return True
-    memberships = Membership.objects.filter(user=user, project=project)
-    return any(m.role in (Role.MANAGER, Role.VERIFIER) or m.is_qualified for m in memberships)
+    """Managers, verifiers and qualified annotators of the project (and operators): curation.visibility."""
+    return visibility.can_read_gold(user=user, project_id=project.pk)
 
 
 def releases_of(*, user: AbstractBaseUser, project: Project) -> QuerySet[Release]:
     """Releases of a project the user belongs to (project_get raises NotFound for outsiders)."""
     selectors.project_get(user=user, slug=project.slug)
-    return Release.objects.filter(project=project).select_related("created_by", "project")
+    return Release.objects.visible_to(user).filter(project=project).select_related("created_by", "project")
 
 
 def release_get(*, user: AbstractBaseUser, release_id: int) -> Release:
     """One release of a project the user belongs to; anything else is 'not found'."""
     release = (
-        Release.objects.filter(pk=release_id, project__in=selectors.projects_visible_to(user))
+        Release.objects.visible_to(user)
+        .filter(pk=release_id)
         .select_related("project", "created_by", "supersedes", "import_record")
         .first()
     )

@@ -3,30 +3,22 @@
 from __future__ import annotations
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, QuerySet
 
+from curation import visibility
 from curation.errors import NotFound
-from curation.models import Batch, Instance, Membership, Paper, Project, ReasoningType
-from curation.states import Role, Status
+from curation.models import Batch, Instance, Paper, Project, ReasoningType
+from curation.states import Status
 
 
 def roles_of(*, user: AbstractBaseUser, project: Project) -> set[str]:
-    """The roles `user` holds in `project` (a superuser counts as manager everywhere)."""
-    if not user.is_authenticated:
-        return set()
-    roles = set(Membership.objects.filter(user=user, project=project).values_list("role", flat=True))
-    if user.is_superuser:
-        roles.add(Role.MANAGER.value)
-    return roles
+    """The roles `user` holds in `project` (an operator counts as manager everywhere: curation.visibility)."""
+    return visibility.roles_in(user=user, project_id=project.pk)
 
 
 def projects_visible_to(user: AbstractBaseUser) -> QuerySet[Project]:
-    """Projects in which the user holds any role."""
-    if not user.is_authenticated:
-        return Project.objects.none()
-    if user.is_superuser:
-        return Project.objects.all()
-    return Project.objects.filter(memberships__user=user).distinct()
+    """Projects in which the user holds any role (every project for an operator)."""
+    return Project.objects.visible_to(user)
 
 
 def project_get(*, user: AbstractBaseUser, slug: str) -> Project:
@@ -39,19 +31,8 @@ def project_get(*, user: AbstractBaseUser, slug: str) -> Project:
 
 def instances_visible_to(user: AbstractBaseUser, project: Project | None = None) -> QuerySet[Instance]:
     """Managers and verifiers see a project's instances; annotators see what they wrote or review in round two."""
-    if not user.is_authenticated:
-        return Instance.objects.none()
-    qs = Instance.objects.select_related("project", "reasoning_type", "batch")
-    if project is not None:
-        qs = qs.filter(project=project)
-    if user.is_superuser:
-        return qs
-    staff_projects = Membership.objects.filter(user=user, role__in=(Role.MANAGER, Role.VERIFIER)).values("project_id")
-    annotator_projects = Membership.objects.filter(user=user, role=Role.ANNOTATOR).values("project_id")
-    return qs.filter(
-        Q(project_id__in=staff_projects)
-        | (Q(project_id__in=annotator_projects) & (Q(author=user) | Q(round2_reviewer=user)))
-    )
+    qs = Instance.objects.visible_to(user).select_related("project", "reasoning_type", "batch")
+    return qs.filter(project=project) if project is not None else qs
 
 
 def with_output_relations(qs: QuerySet[Instance]) -> QuerySet[Instance]:
@@ -75,22 +56,14 @@ def instance_get(*, user: AbstractBaseUser, instance_id: int) -> Instance:
 
 def papers_visible_to(user: AbstractBaseUser, project: Project | None = None) -> QuerySet[Paper]:
     """Papers of projects where the user is a manager or verifier (annotators see contexts through their work)."""
-    if not user.is_authenticated:
-        return Paper.objects.none()
-    qs = Paper.objects.all()
-    if project is not None:
-        qs = qs.filter(project=project)
-    if user.is_superuser:
-        return qs
-    allowed = Membership.objects.filter(user=user, role__in=(Role.MANAGER, Role.VERIFIER)).values("project_id")
-    return qs.filter(project_id__in=allowed)
+    qs = Paper.objects.visible_to(user)
+    return qs.filter(project=project) if project is not None else qs
 
 
 def batches_visible_to(user: AbstractBaseUser, project: Project | None = None) -> QuerySet[Batch]:
-    qs = Batch.objects.filter(project__in=projects_visible_to(user))
-    if project is not None:
-        qs = qs.filter(project=project)
-    return qs
+    """Batches of the projects the user belongs to."""
+    qs = Batch.objects.visible_to(user)
+    return qs.filter(project=project) if project is not None else qs
 
 
 def reasoning_types_of(*, user: AbstractBaseUser, project: Project) -> QuerySet[ReasoningType]:

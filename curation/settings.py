@@ -204,6 +204,9 @@ TATCURATE_MAX_COMPRESSION_RATIO = env_int("TATCURATE_MAX_COMPRESSION_RATIO", 100
 TATCURATE_LEASE_MINUTES = env_int("TATCURATE_LEASE_MINUTES", 30, minimum=1)
 TATCURATE_SET_ASIDE_HOURS = env_int("TATCURATE_SET_ASIDE_HOURS", 24, minimum=0)
 TATCURATE_LOCAL_MODEL_PORT = env_int("TATCURATE_LOCAL_MODEL_PORT", 8089, minimum=1)
+# Scoring: a chunk whose worker is silent this long is sent again; runs go to this queue (empty: Celery's default).
+TATCURATE_SCORING_STALL_S = env_int("TATCURATE_SCORING_STALL_S", 300, minimum=10)
+TATCURATE_SCORING_QUEUE = env_str("TATCURATE_SCORING_QUEUE", "")
 
 # --- Production hardening (inactive in DEBUG so the embedded defaults work over plain HTTP).
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")

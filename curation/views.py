@@ -9,8 +9,8 @@ from django.shortcuts import render
 from curation import selectors
 from curation.errors import NotFound
 from curation.models import Membership, Paper
-from curation.services.projects import can_create_projects
 from curation.states import Role, Status
+from curation.visibility import can_create_projects
 
 
 @login_required

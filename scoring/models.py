@@ -8,6 +8,7 @@ from django.conf import settings
 from django.db import models
 
 from curation.models import Project
+from curation.visibility import ModelEndpointQuerySet
 
 
 class ModelEndpoint(models.Model):
@@ -32,6 +33,7 @@ class ModelEndpoint(models.Model):
     is_local_default = models.BooleanField(default=False, help_text="The embedded SmolLM2 model")
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     created_at = models.DateTimeField(auto_now_add=True)
+    objects = ModelEndpointQuerySet.as_manager()
 
     class Meta:
         ordering = ["name"]

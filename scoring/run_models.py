@@ -5,6 +5,8 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
+from curation.visibility import PredictionQuerySet, ProjectScopedQuerySet
+
 __all__ = ["ErrorTag", "Prediction", "RunChunk", "ScoringRun", "ScoringTemplate"]
 
 
@@ -85,6 +87,7 @@ class ScoringRun(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    objects = ProjectScopedQuerySet.as_manager()
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -163,6 +166,7 @@ class Prediction(models.Model):
     error = models.TextField(blank=True)
     worker = models.CharField(max_length=200, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    objects = PredictionQuerySet.as_manager()
 
     class Meta:
         ordering = ["run", "position"]

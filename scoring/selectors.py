@@ -7,7 +7,7 @@ from collections import Counter
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import Q, QuerySet
+from django.db.models import QuerySet
 
 from curation import selectors
 from curation.errors import NotFound, NotPermitted
@@ -21,14 +21,17 @@ GOLD_REFUSAL = "Predictions sit beside gold answers: managers, verifiers and qua
 def runs_of(*, user: AbstractBaseUser, project: Project, release: Release | None = None) -> QuerySet[ScoringRun]:
     """Runs of a project the user belongs to (optionally of one release), newest first."""
     selectors.project_get(user=user, slug=project.slug)
-    runs = ScoringRun.objects.filter(project=project).select_related("release", "endpoint", "created_by")
+    runs = (
+        ScoringRun.objects.visible_to(user).filter(project=project).select_related("release", "endpoint", "created_by")
+    )
     return runs.filter(release=release) if release is not None else runs
 
 
 def run_get(*, user: AbstractBaseUser, run_id: int) -> ScoringRun:
     """One run of a project the user belongs to; anything else is 'not found'."""
     run = (
-        ScoringRun.objects.filter(pk=run_id, project__in=selectors.projects_visible_to(user))
+        ScoringRun.objects.visible_to(user)
+        .filter(pk=run_id)
         .select_related("project", "release", "endpoint", "created_by")
         .first()
     )
@@ -41,13 +44,19 @@ def predictions_of(*, user: AbstractBaseUser, run: ScoringRun) -> QuerySet[Predi
     """A run's predictions with their items (gold answers): gold readers only."""
     if not can_see_predictions(user=user, project=run.project):
         raise NotPermitted(GOLD_REFUSAL)
-    return Prediction.objects.filter(run=run).select_related("item").prefetch_related("error_tags__tagged_by")
+    return (
+        Prediction.objects.visible_to(user)
+        .filter(run=run)
+        .select_related("item")
+        .prefetch_related("error_tags__tagged_by")
+    )
 
 
 def prediction_get(*, user: AbstractBaseUser, prediction_id: int) -> Prediction:
     """One prediction of a run the user may see, if the user may read gold answers."""
     prediction = (
-        Prediction.objects.filter(pk=prediction_id, run__project__in=selectors.projects_visible_to(user))
+        Prediction.objects.visible_to(user)
+        .filter(pk=prediction_id)
         .select_related("run__project", "run__release", "run__endpoint", "item")
         .first()
     )
@@ -59,9 +68,9 @@ def prediction_get(*, user: AbstractBaseUser, prediction_id: int) -> Prediction:
 
 
 def endpoints_for(*, user: AbstractBaseUser, project: Project) -> QuerySet[ModelEndpoint]:
-    """Endpoints usable in a project: its own and the global ones."""
+    """Endpoints usable in a project (its own and the global ones), for its members (curation.visibility)."""
     selectors.project_get(user=user, slug=project.slug)
-    return ModelEndpoint.objects.filter(Q(project=project) | Q(project__isnull=True))
+    return ModelEndpoint.objects.visible_to(user, project=project)
 
 
 def error_distribution(run: ScoringRun) -> dict[str, dict[str, int]]:

@@ -32,6 +32,9 @@ MAX_ITEMS_PER_ANSWER = 30
 MAX_ANSWER_ITEM_LENGTH = 2000
 MAX_RATIONALE_LENGTH = 10_000
 MAX_EXAM_SIZE = 200
+# The exam's items are a gold *pool* this many times the exam size (when there is enough gold): each attempt draws
+# `size` items from it, avoiding the candidate's earlier items, so a retry is not passed by copying the feedback.
+GOLD_POOL_FACTOR = 3
 
 
 class _Unset:
@@ -106,8 +109,10 @@ def qualification_configure(
     time_limit_minutes: int | None = UNSET,
     retry_delay_hours: int | None = None,
 ) -> QualificationSettings:
-    """Set the exam (managers only): explicit gold items, or `size` auto-picked ones when `instance_ids` is None.
+    """Set the exam (managers only): the gold pool is the explicit items, or up to GOLD_POOL_FACTOR × `size`
+    auto-picked ones when `instance_ids` is None; each attempt draws `size` of them (`exam_items_draw`).
 
+    Explicit items without a `size` make an exam of all of them (no pool to draw other items from).
     `keep_items=True` with `instance_ids=None` changes only the numbers. Open attempts keep the items they started with.
     """
     require_role(user=actor, project=project, roles=(Role.MANAGER,), action="configure the qualification exam")
@@ -140,9 +145,10 @@ def qualification_configure(
                 f"these are not: {', '.join(map(str, unfit))}.",
                 detail={"field": "instance_ids", "invalid_ids": unfit},
             )
-        exam.size = len(wanted)
+        if size is None or exam.size > len(wanted):
+            exam.size = len(wanted)
     elif not (keep_items and exam.pk and exam.item_links.exists()):
-        picked = auto_pick(project, exam.size)
+        picked = auto_pick(project, exam.size * GOLD_POOL_FACTOR)
         if not picked:
             raise InvalidInput(
                 "There are no validated instances with a question and an answer to build the exam from; "
@@ -180,6 +186,27 @@ def retry_at(*, project: Project, user: AbstractBaseUser, exam: QualificationSet
     return when if when > timezone.now() else None
 
 
+def _earlier_items(*, project: Project, user: AbstractBaseUser) -> list[list[int]]:
+    """The items of the candidate's earlier attempts, oldest attempt first."""
+    attempts = QualificationAttempt.objects.filter(project=project, user=user).order_by("started_at", "id")
+    return [list(item_ids) for item_ids in attempts.values_list("item_ids", flat=True)]
+
+
+def exam_items_draw(*, pool: list[int], size: int, earlier: list[list[int]]) -> list[int]:
+    """`size` items of the pool (in pool order) that none of the earlier attempts had, while enough remain; when
+    too few are new, the rest are those seen longest ago, so a retry repeats as little as the pool allows."""
+    last_seen: dict[int, int] = {}
+    for index, item_ids in enumerate(earlier):
+        for pk in item_ids:
+            last_seen[pk] = index
+    fresh = [pk for pk in pool if pk not in last_seen]
+    if len(fresh) >= size:
+        return fresh[:size]
+    seen = sorted((pk for pk in pool if pk in last_seen), key=lambda pk: last_seen[pk])
+    chosen = set(fresh + seen[: size - len(fresh)])
+    return [pk for pk in pool if pk in chosen]
+
+
 def attempt_start(*, project: Project, user: AbstractBaseUser) -> QualificationAttempt:
     """Start (or resume the open) exam attempt of an unqualified annotator, after any retry delay has passed."""
     membership = _annotator_membership(project=project, user=user)
@@ -202,12 +229,13 @@ def attempt_start(*, project: Project, user: AbstractBaseUser) -> QualificationA
             f"(the retry delay is {exam.retry_delay_hours} hours); read the feedback and the guidelines meanwhile.",
             detail={"retry_at": when.isoformat()},
         )
-    item_ids = list(exam.item_links.order_by("order", "id").values_list("instance_id", flat=True)) if exam.pk else []
-    if not item_ids:
+    pool = list(exam.item_links.order_by("order", "id").values_list("instance_id", flat=True)) if exam.pk else []
+    if not pool:
         raise Conflict("The exam of this project is not set up yet; ask a manager to choose its items.")
     # Items the candidate can already open elsewhere (as author, reviewer, verifier or manager) would test nothing.
-    visible = set(instances_visible_to(user).filter(pk__in=item_ids).values_list("pk", flat=True))
-    item_ids = [pk for pk in item_ids if pk not in visible]
+    visible = set(instances_visible_to(user).filter(pk__in=pool).values_list("pk", flat=True))
+    earlier = _earlier_items(project=project, user=user)
+    item_ids = exam_items_draw(pool=[pk for pk in pool if pk not in visible], size=exam.size, earlier=earlier)
     if not item_ids:
         raise NotPermitted(
             "You can already see every exam item through your other work or roles, so the exam would not measure "

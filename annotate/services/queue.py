@@ -14,6 +14,7 @@ from curation.errors import Conflict, NotFound, NotPermitted
 from curation.models import Batch, Instance, Membership, Project
 from curation.services.lifecycle import instance_claim, instance_transition
 from curation.states import Role, Status
+from curation.visibility import is_operator
 
 CLAIM_TRIES = 3
 
@@ -48,7 +49,7 @@ def _claimer_state(*, project_slug: str, user: AbstractBaseUser) -> dict:
         )
         .values("project_id", "role", "is_qualified", "held_id", "held_version", "has_returned")
     )
-    if not rows and not (user.is_superuser and Project.objects.filter(slug=project_slug).exists()):
+    if not rows and not (is_operator(user) and Project.objects.filter(slug=project_slug).exists()):
         raise NotFound(f"No project {project_slug!r} that you belong to.")
     state = next((row for row in rows if row["role"] == Role.ANNOTATOR), None)
     if state is None:

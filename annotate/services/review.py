@@ -23,6 +23,7 @@ from curation.models import Instance, Membership, Project, TransitionEvent
 from curation.services.instances import instance_edit
 from curation.services.lifecycle import instance_transition, set_aside_since
 from curation.states import Role, Status
+from curation.visibility import roles_in
 
 CLAIM_CANDIDATES = 25
 MAX_COMMENT_LENGTH = 5000
@@ -37,7 +38,7 @@ def _instance(instance_id: int) -> Instance:
 
 
 def _has_role(user: AbstractBaseUser, project_id: int, *roles: str) -> bool:
-    return Membership.objects.filter(user=user, project_id=project_id, role__in=roles).exists()
+    return bool(roles_in(user=user, project_id=project_id) & {str(role) for role in roles})
 
 
 def _clean_comments(comments: Iterable[dict[str, Any]] | None) -> list[dict[str, str]]:
@@ -341,7 +342,7 @@ def discussion_participant(*, discussion: Discussion, user: AbstractBaseUser) ->
     """Who takes part in a thread: the second annotator, the round-one verifier, and the project's managers."""
     if user.pk in (discussion.opened_by_id, discussion.verifier_id):
         return True
-    return user.is_superuser or _has_role(user, discussion.instance.project_id, Role.MANAGER)
+    return _has_role(user, discussion.instance.project_id, Role.MANAGER)
 
 
 def _discussion(discussion_id: int) -> Discussion:

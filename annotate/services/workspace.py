@@ -16,18 +16,15 @@ from curation.models import Instance
 from curation.services.instances import instance_edit
 from curation.services.lifecycle import instance_transition
 from curation.states import Status
+from scoring.metrics.scitat import answer_form
 
-SHORT_FORM_MAX_WORDS = 5
 # A ping adds the time since the previous one only when that gap is short: a tab left open is not work.
 MAX_PING_GAP = timedelta(seconds=90)
 
 
 def suggested_answer_form(answer: list[str]) -> str:
-    """SciTaT's rule: short-form when every answer item has at most five words."""
-    items = [item for item in answer if item.strip()]
-    if not items:
-        return ""
-    return "short" if all(len(item.split()) <= SHORT_FORM_MAX_WORDS for item in items) else "free"
+    """SciTaT's short-form rule (scoring.metrics.scitat.answer_form); '' while the answer is empty."""
+    return answer_form(answer)
 
 
 def submission_problems(instance: Instance) -> list[dict[str, str]]:

@@ -10,12 +10,13 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
-from django.db.models import Q, QuerySet
+from django.db.models import QuerySet
 
 from curation.errors import InvalidInput, NotFound, NotPermitted
-from curation.models import Membership, Project
+from curation.models import Project
 from curation.services.projects import require_role
 from curation.states import Role
+from curation.visibility import is_operator
 from scoring.endpoints.config import GENERATION_PARAM_NAMES
 from scoring.endpoints.django_client import client_for, limit_is_shared
 from scoring.endpoints.errors import (
@@ -46,33 +47,23 @@ _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 def endpoints_visible_to(user: AbstractBaseUser, project: Project) -> QuerySet[ModelEndpoint]:
     """The project's own endpoints and the global ones, for the project's managers; nothing for anyone else."""
-    if not user.is_authenticated:
-        return ModelEndpoint.objects.none()
-    if not user.is_superuser and not Membership.objects.filter(user=user, project=project, role=Role.MANAGER).exists():
-        return ModelEndpoint.objects.none()
-    return ModelEndpoint.objects.filter(Q(project=project) | Q(project__isnull=True)).order_by("project_id", "name")
+    return ModelEndpoint.objects.visible_to(user, (Role.MANAGER,), project=project).order_by("project_id", "name")
 
 
 def endpoint_get(*, user: AbstractBaseUser, endpoint_id: int) -> ModelEndpoint:
-    """An endpoint the user may see: one of a project they manage, or a global one if they manage any project."""
-    endpoint = ModelEndpoint.objects.select_related("project").filter(pk=endpoint_id).first()
-    if endpoint is None or not user.is_authenticated:
-        raise NotFound(f"No endpoint {endpoint_id} that you may see.")
-    if user.is_superuser:
-        return endpoint
-    managed = Membership.objects.filter(user=user, role=Role.MANAGER)
-    if endpoint.project_id is not None:
-        managed = managed.filter(project_id=endpoint.project_id)
-    if not managed.exists():
-        if Membership.objects.filter(user=user, project_id=endpoint.project_id).exists():
-            raise NotPermitted("Only a manager of this project may see its model endpoints.")
-        raise NotFound(f"No endpoint {endpoint_id} that you may see.")
-    return endpoint
+    """An endpoint the user manages (curation.visibility); other members are refused, everyone else learns nothing."""
+    endpoint = ModelEndpoint.objects.visible_to(user, (Role.MANAGER,)).select_related("project").filter(pk=endpoint_id)
+    found = endpoint.first()
+    if found is not None:
+        return found
+    if ModelEndpoint.objects.visible_to(user).filter(pk=endpoint_id).exists():
+        raise NotPermitted("Only a manager of this project may see its model endpoints.")
+    raise NotFound(f"No endpoint {endpoint_id} that you may see.")
 
 
 def _require_can_edit(user: AbstractBaseUser, endpoint: ModelEndpoint) -> None:
     if endpoint.project_id is None:
-        if not user.is_superuser:
+        if not is_operator(user):
             raise NotPermitted("Global endpoints are shared by every project; only an operator may change them.")
         return
     require_role(user=user, project=endpoint.project, roles=(Role.MANAGER,), action="change model endpoints")

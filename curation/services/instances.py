@@ -10,9 +10,10 @@ from django.db.models import F, Max
 from django.utils import timezone
 
 from curation.errors import Conflict, InvalidInput, NotFound, NotPermitted
-from curation.models import Instance, InstanceRevision, Membership, Project
+from curation.models import Instance, InstanceRevision, Project
 from curation.services.projects import require_role
 from curation.states import Role, Status
+from curation.visibility import roles_in
 
 EDITABLE_FIELDS = ("question", "rationale", "answer", "answer_form", "answer_source", "reasoning_type_id")
 _RELATION_FIELDS = {
@@ -107,7 +108,7 @@ def instance_edit(
     if instance is None:
         raise NotFound(f"Instance {instance_id} does not exist.")
     editor_field = _EDITORS.get(instance.status)
-    is_manager = Membership.objects.filter(user=actor, project=instance.project, role=Role.MANAGER).exists()
+    is_manager = Role.MANAGER.value in roles_in(user=actor, project_id=instance.project_id)
     if editor_field is None or (getattr(instance, editor_field) != actor.pk and not is_manager):
         raise NotPermitted("You cannot edit this instance in its current state.")
     if expected_version != instance.version:

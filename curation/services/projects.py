@@ -12,24 +12,13 @@ from curation.errors import InvalidInput, NotPermitted
 from curation.models import Membership, Project, ReasoningType
 from curation.states import Role
 from curation.taxonomy import seed_taxonomy
+from curation.visibility import can_create_projects, roles_in
 
 
 def require_role(*, user: AbstractBaseUser, project: Project, roles: tuple[str, ...], action: str) -> None:
-    """Raise NotPermitted unless `user` holds one of `roles` in `project` (staff count as managers)."""
-    if user.is_superuser and Role.MANAGER in roles:
-        return
-    if not Membership.objects.filter(user=user, project=project, role__in=roles).exists():
+    """Raise NotPermitted unless `user` holds one of `roles` in `project` (an operator counts as a manager)."""
+    if not roles_in(user=user, project_id=project.pk) & {str(role) for role in roles}:
         raise NotPermitted(f"Only a {' or '.join(roles)} of this project may {action}.")
-
-
-def can_create_projects(user: AbstractBaseUser) -> bool:
-    """Operators (staff, superusers) and anyone who already manages a project may start projects on a shared
-    server; annotators and verifiers may not (a team server should not fill with everyone's test projects)."""
-    if not user.is_authenticated:
-        return False
-    if user.is_staff or user.is_superuser:
-        return True
-    return Membership.objects.filter(user=user, role=Role.MANAGER).exists()
 
 
 @transaction.atomic

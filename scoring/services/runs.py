@@ -40,7 +40,6 @@ logger = logging.getLogger(__name__)
 Status = ScoringRun.Status
 DEFAULT_CHUNK_SIZE = 8
 # A running chunk whose heartbeat is older than this is taken to be lost with its worker (settings may override).
-STALL_SECONDS = float(getattr(settings, "TATCURATE_SCORING_STALL_S", 300))
 # Heartbeat and pause/cancel check interval of a chunk in progress (not per prediction: one query less each).
 HEARTBEAT_SECONDS = 1.0
 PROGRAM_TIMEOUT_S = 10.0
@@ -232,7 +231,7 @@ def run_start(*, run: ScoringRun, actor: AbstractBaseUser | None, queue: str = "
     Tasks go to `queue`, else settings.TATCURATE_SCORING_QUEUE, else Celery's default queue."""
     _require_runner(actor, run.project, "start runs")
     with transaction.atomic():
-        queue = queue or getattr(settings, "TATCURATE_SCORING_QUEUE", "")
+        queue = queue or settings.TATCURATE_SCORING_QUEUE
         if not _transition(run, (Status.QUEUED,), Status.RUNNING, started_at=timezone.now(), queue=queue):
             raise Conflict(f"Run {run.pk} is {run.status}, not queued.")
         if run.method != ScoringRun.Method.UPLOAD and dispatch:
@@ -306,7 +305,7 @@ def run_retry_failed(*, run: ScoringRun, actor: AbstractBaseUser | None) -> int:
 
 def runs_reap(*, stall_s: float | None = None) -> int:
     """Send again the chunks of running runs whose worker went silent (killed, lost); returns how many. For beat."""
-    stall_s = STALL_SECONDS if stall_s is None else stall_s
+    stall_s = settings.TATCURATE_SCORING_STALL_S if stall_s is None else stall_s
     now = timezone.now()
     stalled = RunChunk.objects.filter(
         run__status=Status.RUNNING, status=RunChunk.Status.RUNNING, heartbeat_at__lt=now - timedelta(seconds=stall_s)
@@ -337,7 +336,7 @@ def runs_reap(*, stall_s: float | None = None) -> int:
 
 def _claim(chunk_id: int, token: str, worker: str) -> bool:
     now = timezone.now()
-    stale = now - timedelta(seconds=STALL_SECONDS)
+    stale = now - timedelta(seconds=settings.TATCURATE_SCORING_STALL_S)
     return bool(
         RunChunk.objects.filter(pk=chunk_id, run__status=Status.RUNNING)
         .filter(Q(status=RunChunk.Status.QUEUED) | Q(status=RunChunk.Status.RUNNING, heartbeat_at__lt=stale))

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
+from django.utils import timezone
 
 from annotate.demo_exam import DEMO_GOLD, demo_exam_seed
-from annotate.models import Guidelines
+from annotate.models import Guidelines, QualificationAttempt
 from annotate.services import qualification as services
+from curation.errors import NotPermitted
 from curation.models import Membership, Project
 
 
@@ -28,3 +32,22 @@ def test_demo_annotator_can_pass_the_seeded_exam():
     result = services.attempt_submit(attempt_id=attempt.pk, user=annotator, answers=answers)
     assert result.passed, result.results
     assert Membership.objects.get(project=project, user=annotator, role="annotator").is_qualified
+
+
+@pytest.mark.django_db
+def test_demo_retry_waits_and_then_brings_new_questions():
+    call_command("demo", "--json")
+    project = Project.objects.get(slug="demo")
+    exam = demo_exam_seed(project=project)
+    assert exam.item_links.count() >= 3 * exam.size and exam.retry_delay_hours > 0
+    annotator = get_user_model().objects.get(username="annotator")
+    first = services.attempt_start(project=project, user=annotator)
+    wrong = {str(pk): ["no idea"] for pk in first.item_ids}
+    assert not services.attempt_submit(attempt_id=first.pk, user=annotator, answers=wrong).passed
+    with pytest.raises(NotPermitted, match="try again from"):
+        services.attempt_start(project=project, user=annotator)
+    QualificationAttempt.objects.filter(pk=first.pk).update(
+        submitted_at=timezone.now() - timedelta(hours=exam.retry_delay_hours, minutes=1)
+    )
+    second = services.attempt_start(project=project, user=annotator)
+    assert len(second.item_ids) == exam.size and not set(second.item_ids) & set(first.item_ids)

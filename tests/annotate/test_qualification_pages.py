@@ -154,6 +154,7 @@ def test_manager_configures_by_checkbox_and_sees_attempts(project, personas, gol
     page = client.get("/p/test-project/qualification/manage/").content.decode()
     assert f'data-attempt="{attempt.pk}"' in page and "not passed" in page
     client.post("/p/test-project/qualification/manage/", {"auto_pick": "1", "threshold": "0.95", "size": "3"})
-    assert QualificationSettings.objects.get(project=project).item_links.count() == 3
+    exam = QualificationSettings.objects.get(project=project)
+    assert (exam.size, exam.item_links.count()) == (3, len(gold))  # the pool: all four gold items (≤ 3 × 3)
     assert logged_in("annotator").get("/p/test-project/qualification/manage/").status_code == 403
     assert logged_in("outsider").get("/p/test-project/qualification/manage/").status_code == 404

@@ -71,13 +71,57 @@ def test_auto_pick_spreads_reasoning_types_and_prefers_short_answers(project, pe
     counts = [gold(counting, ["3"]) for _ in range(3)]
     free = gold(causal, ["because the sparse model regularises small treebanks well"])
     short_causal = gold(causal, ["regularisation"])
-    exam = services.qualification_configure(project=project, actor=personas["manager"], instance_ids=None, size=4)
-    picked = list(exam.item_links.order_by("order").values_list("instance_id", flat=True))
-    # One per top-level type in turn (data_analysis, look_up, numerical_reasoning), short-form before free-form.
-    assert picked == [short_causal.pk, lookups[0].pk, counts[0].pk, lookups[1].pk]
-    assert free.pk not in picked
-    again = services.qualification_configure(project=project, actor=personas["manager"], instance_ids=None, size=4)
-    assert list(again.item_links.order_by("order").values_list("instance_id", flat=True)) == picked
+    exam = services.qualification_configure(project=project, actor=personas["manager"], instance_ids=None, size=2)
+    pool = list(exam.item_links.order_by("order").values_list("instance_id", flat=True))
+    # A pool of 3 × 2: one per top-level type in turn (data_analysis, look_up, numerical_reasoning), short-form first.
+    assert pool == [short_causal.pk, lookups[0].pk, counts[0].pk, lookups[1].pk, counts[1].pk, lookups[2].pk]
+    assert free.pk not in pool
+    again = services.qualification_configure(project=project, actor=personas["manager"], instance_ids=None, size=2)
+    assert list(again.item_links.order_by("order").values_list("instance_id", flat=True)) == pool
+    attempt = services.attempt_start(project=project, user=personas["novice"])
+    assert attempt.item_ids == pool[:2]
+
+
+def _fail(attempt, user):
+    wrong = {str(pk): {"answer": ["not it"], "rationale": "guess"} for pk in attempt.item_ids}
+    return services.attempt_submit(attempt_id=attempt.pk, user=user, answers=wrong)
+
+
+def test_a_retry_draws_items_the_candidate_has_not_seen(project, personas, context):
+    gold = make_gold(project, context) + make_gold(project, context)  # eight gold items
+    services.qualification_configure(
+        project=project, actor=personas["manager"], instance_ids=[i.pk for i in gold], size=3, retry_delay_hours=0
+    )
+    novice = personas["novice"]
+    first = services.attempt_start(project=project, user=novice)
+    _fail(first, novice)
+    second = services.attempt_start(project=project, user=novice)
+    assert len(first.item_ids) == len(second.item_ids) == 3
+    assert not set(first.item_ids) & set(second.item_ids)
+    _fail(second, novice)
+    # Two items are left unseen: both are used, and the third is the one seen longest ago.
+    third = services.attempt_start(project=project, user=novice)
+    unseen = {i.pk for i in gold} - set(first.item_ids) - set(second.item_ids)
+    assert unseen <= set(third.item_ids) and len(third.item_ids) == 3
+    assert (set(third.item_ids) - unseen) <= set(first.item_ids)
+    # Another candidate starts from the beginning of the pool.
+    other = Membership.objects.get(project=project, user=personas["annotator2"], role=Role.ANNOTATOR)
+    Membership.objects.filter(pk=other.pk).update(is_qualified=False)
+    assert services.attempt_start(project=project, user=personas["annotator2"]).item_ids == first.item_ids
+
+
+@pytest.mark.parametrize(
+    ("pool", "size", "earlier", "drawn"),
+    [
+        ([1, 2, 3, 4, 5, 6], 2, [], [1, 2]),
+        ([1, 2, 3, 4, 5, 6], 2, [[1, 2]], [3, 4]),
+        ([1, 2, 3, 4, 5, 6], 2, [[1, 2], [3, 4], [5, 6]], [1, 2]),
+        ([1, 2, 3, 4, 5, 6], 3, [[1, 2, 3], [4, 5]], [1, 2, 6]),  # unseen 6, then the oldest seen
+        ([1, 2], 3, [], [1, 2]),  # a pool smaller than the exam gives what it has
+    ],
+)
+def test_exam_items_draw_avoids_earlier_items_while_enough_remain(pool, size, earlier, drawn):
+    assert services.exam_items_draw(pool=pool, size=size, earlier=earlier) == drawn
 
 
 def test_auto_pick_without_gold_data_says_what_to_do(project, personas):

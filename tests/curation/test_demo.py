@@ -31,7 +31,8 @@ def test_demo_creates_a_project_to_click_through(db, client):
     drafts = Instance.objects.filter(project__slug="demo", status=Status.DRAFTED)
     assert drafts.count() == 6
     assert {d.batch.state for d in drafts} == {Batch.State.OPEN}
-    assert QualificationSettings.objects.get(project__slug="demo").item_links.count() == 5
+    exam = QualificationSettings.objects.get(project__slug="demo")
+    assert (exam.size, exam.item_links.count()) == (5, 15)  # each attempt draws 5 of a pool of 15
     assert ModelEndpoint.objects.filter(is_local_default=True).count() == 1
     for user in result["users"]:
         assert client.login(username=user["username"], password=user["password"])

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import ast
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -14,16 +16,80 @@ from curation.env import ConfigurationError, env_bool, env_int, env_list
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.mark.parametrize(("raw", "expected"), [("true", True), ("False", False), ("1", True), ("off", False)])
-def test_env_bool_accepts_clear_values(monkeypatch, raw, expected):
+@pytest.mark.parametrize(("raw", "expected"), [("true", True), ("False", False), (" TRUE ", True), ("false", False)])
+def test_env_bool_accepts_true_and_false(monkeypatch, raw, expected):
     monkeypatch.setenv("X_FLAG", raw)
     assert env_bool("X_FLAG", not expected) is expected
 
 
-def test_env_bool_rejects_anything_else_naming_the_variable(monkeypatch):
-    monkeypatch.setenv("X_FLAG", "maybe")
-    with pytest.raises(ConfigurationError, match="X_FLAG='maybe' is not a boolean"):
+@pytest.mark.parametrize("raw", ["maybe", "1", "0", "yes", "on", "off"])
+def test_env_bool_rejects_anything_else_naming_the_variable(monkeypatch, raw):
+    monkeypatch.setenv("X_FLAG", raw)
+    with pytest.raises(ConfigurationError, match=f"X_FLAG='{raw}' is not a boolean"):
         env_bool("X_FLAG", False)
+
+
+def test_readme_says_booleans_take_true_or_false_only():
+    assert "`true`/`false` only" in (ROOT / "README.md").read_text()
+
+
+# Reads of the process environment allowed outside settings.py/env.py: an endpoint's API key is read by the *name*
+# its row stores (data, not a setting), and setdefault calls only prepare the process (settings module, BLAS).
+_ENV_READS_ALLOWED = {
+    ("scoring/endpoints/config.py", "os.environ.get(self.api_key_env)"),
+    ("curation/drafting/endpoints.py", "os.environ.get(endpoint.api_key_env)"),
+}
+
+
+def _app_modules():
+    for app in ("curation", "annotate", "scoring"):
+        for path in sorted((ROOT / app).rglob("*.py")):
+            if "migrations" not in path.parts:
+                yield path.relative_to(ROOT).as_posix(), path.read_text()
+
+
+def test_no_setting_is_read_outside_the_settings_module():
+    """Settings are read in curation/settings.py only: no os.environ/getenv elsewhere, no getattr(settings, x, d)."""
+    offenders = []
+    for name, source in _app_modules():
+        for node in ast.walk(ast.parse(source)):
+            text = ast.unparse(node)
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr":
+                if len(node.args) == 3 and ast.unparse(node.args[0]) == "settings":
+                    offenders.append(f"{name}: {text}")
+            if name in ("curation/settings.py", "curation/env.py"):
+                continue
+            if isinstance(node, ast.Call) and ast.unparse(node.func) in ("os.getenv", "getenv"):
+                offenders.append(f"{name}: {text}")
+            is_env_call = isinstance(node, ast.Call) and re.fullmatch(r"os\.environ\.(get|pop)", ast.unparse(node.func))
+            if is_env_call and (name, text) not in _ENV_READS_ALLOWED:
+                offenders.append(f"{name}: {text}")
+            if isinstance(node, ast.Subscript) and ast.unparse(node.value) == "os.environ":
+                offenders.append(f"{name}: {text}")
+    assert offenders == []
+
+
+def test_every_tatcurate_setting_is_in_the_readme_table():
+    settings_source = (ROOT / "curation" / "settings.py").read_text()
+    read = set(re.findall(r"env_(?:str|int|bool|list)\(\s*\"([A-Z_]+)\"", settings_source))
+    table = set(re.findall(r"^\| `([A-Z_]+)` \|", (ROOT / "README.md").read_text(), flags=re.MULTILINE))
+    assert {"TATCURATE_SCORING_STALL_S", "TATCURATE_SCORING_QUEUE"} <= read
+    assert read - table == set()
+
+
+def test_scoring_chunks_run_under_the_global_task_time_limit():
+    from celery import current_app
+    from django.conf import settings
+
+    import scoring.tasks  # noqa: F401  (registers the task)
+
+    task = current_app.tasks["scoring.run_chunk"]
+    assert (task.time_limit, task.soft_time_limit) == (
+        settings.CELERY_TASK_TIME_LIMIT,
+        settings.CELERY_TASK_SOFT_TIME_LIMIT,
+    )
+    source = (ROOT / "scoring" / "tasks.py").read_text()
+    assert "time_limit=" not in source  # no task overrides the global limits
 
 
 def test_env_int_rejects_garbage_and_values_below_minimum(monkeypatch):

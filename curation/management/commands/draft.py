@@ -49,7 +49,7 @@ class Command(BaseCommand):
             raise CommandError(f"project {project.slug!r} has no batch {key!r}")
         endpoint = None
         if options["kind"] == "llm":
-            usable = ModelEndpoint.objects.filter(Q(project=project) | Q(project__isnull=True))
+            usable = ModelEndpoint.objects.usable_in(project)
             endpoint = (
                 usable.filter(name=options["endpoint"]).first()
                 if options["endpoint"]

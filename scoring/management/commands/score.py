@@ -6,7 +6,6 @@ import json
 import time
 
 from django.core.management.base import BaseCommand, CommandError
-from django.db.models import Q
 from tqdm import tqdm
 
 from curation.errors import DomainError
@@ -32,7 +31,7 @@ def _release(project: Project, name: str) -> Release:
 
 
 def _endpoint(project: Project, name: str) -> ModelEndpoint:
-    endpoints = ModelEndpoint.objects.filter(Q(project=project) | Q(project__isnull=True))
+    endpoints = ModelEndpoint.objects.usable_in(project)
     found = endpoints.filter(pk=int(name)).first() if name.isdigit() else endpoints.filter(name=name).first()
     if found is None:
         known = ", ".join(endpoints.values_list("name", flat=True)) or "none"

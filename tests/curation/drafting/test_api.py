@@ -62,7 +62,9 @@ MATRIX = {
     "endpoint:detail": (403, 403, 200, 404, 401),
     "endpoint:edit": (403, 403, 200, 404, 401),
     "endpoint:test": (403, 403, 200, 404, 401),
-    "global:edit": (404, 404, 403, 404, 401),  # shared by every project: operators edit, managers see
+    # Shared by every project: operators edit, managers see; other members see it when scoring (one visibility
+    # rule, curation.visibility.ModelEndpointQuerySet), so they are refused rather than told it does not exist.
+    "global:edit": (403, 403, 403, 404, 401),
     "templates:list": (403, 403, 200, 404, 401),
     "templates:save": (403, 403, 201, 404, 401),
     "runs:list": (403, 403, 200, 404, 401),
