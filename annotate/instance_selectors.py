@@ -62,25 +62,34 @@ def browse_choices(*, user: AbstractBaseUser, project: Project) -> dict[str, Que
     Papers are those the viewer may see (staff: every paper, so a paper without questions can be batched;
     annotators: the papers of their own work); annotators are offered to staff only."""
     visible = selectors.instances_visible_to(user, project)
-    papers = Paper.objects.filter(
-        Q(pk__in=selectors.papers_visible_to(user, project).values("pk"))
-        | Q(pk__in=visible.values("context__paper_id"))
-    ).only("id", "title")
-    is_staff = bool(selectors.roles_of(user=user, project=project) & {Role.MANAGER, Role.VERIFIER})
+    papers = (
+        Paper.objects.visible_to(user, roles=None)
+        .filter(project=project)
+        .filter(
+            Q(pk__in=selectors.papers_visible_to(user, project).values("pk"))
+            | Q(pk__in=visible.values("context__paper_id"))
+        )
+        .only("id", "title")
+    )
+    sees_team = bool(selectors.roles_of(user=user, project=project) & {Role.MANAGER, Role.VERIFIER})
     annotators = (
         get_user_model()
         .objects.filter(memberships__project=project, memberships__role=Role.ANNOTATOR)
         .order_by("username")
         .distinct()
-        if is_staff
+        if sees_team
         else get_user_model().objects.none()
     )
     return {
-        "batches": Batch.objects.filter(project=project),
+        "batches": Batch.objects.visible_to(user).filter(project=project),
         "papers": papers.order_by("title"),
         "reasoning_types": ReasoningType.objects.filter(project=project).select_related("parent"),
         "annotators": annotators,
-        "qualified": Membership.objects.filter(project=project, role=Role.ANNOTATOR, is_qualified=True)
-        .select_related("user")
-        .order_by("user__username"),
+        "qualified": (
+            Membership.objects.filter(project=project, role=Role.ANNOTATOR, is_qualified=True)
+            .select_related("user")
+            .order_by("user__username")
+            if sees_team
+            else Membership.objects.none()
+        ),
     }
