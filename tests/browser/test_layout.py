@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from io import StringIO
+from pathlib import Path
 
 import pytest
 from django.core.management import call_command
@@ -40,43 +41,10 @@ PAGES = {
     "annotator2": ["Work queue", "Round two", "Releases"],
 }
 
-# For every visible control: scroll it into view, then ask what the browser finds at its centre.
-PROBLEMS = """() => {
-  const problems = [];
-  const doc = document.documentElement;
-  if (doc.scrollWidth > doc.clientWidth + 1) problems.push(`page scrolls sideways: ${doc.scrollWidth} > ${doc.clientWidth}`);
-  const controls = document.querySelectorAll("main input:not([type=hidden]), main select, main textarea, main button");
-  for (const el of controls) {
-    const style = getComputedStyle(el);
-    if (el.closest("dialog:not([open]), details:not([open]) > :not(summary), [hidden]")) continue;
-    if (style.display === "none" || style.visibility === "hidden") continue;
-    const box0 = el.getBoundingClientRect();
-    if (box0.width === 0 && box0.height === 0) continue;
-    const name = `${el.tagName.toLowerCase()}[name=${el.name || ""}]#${el.id || ""} "${(el.innerText || el.value || "").slice(0, 30)}"`;
-    // A box that hides its overflow cannot be scrolled by a person: the control must lie inside it.
-    let clipped = null;
-    for (let a = el.parentElement; a && a !== doc; a = a.parentElement) {
-      const s = getComputedStyle(a);
-      if (![s.overflowX, s.overflowY].some(v => v === "hidden" || v === "clip")) continue;
-      const r = a.getBoundingClientRect();
-      if (box0.left < r.left - 1 || box0.right > r.right + 1 || box0.top < r.top - 1 || box0.bottom > r.bottom + 1) {
-        clipped = `${a.tagName.toLowerCase()}.${a.className}`; break;
-      }
-    }
-    if (clipped) { problems.push(`${name} is cut off by ${clipped}`); continue; }
-    el.scrollIntoView({block: "center", inline: "center"});
-    const box = el.getBoundingClientRect();
-    if (box.width < 8 || box.height < 8) { problems.push(`${name} is ${box.width}x${box.height} px`); continue; }
-    const x = box.left + box.width / 2, y = box.top + box.height / 2;
-    if (x < 0 || y < 0 || x > innerWidth || y > innerHeight) { problems.push(`${name} cannot be scrolled into view`); continue; }
-    const hit = document.elementFromPoint(x, y);
-    if (!hit || !(hit === el || el.contains(hit) || (hit.tagName === "LABEL" && hit.control === el))) {
-      problems.push(`${name} is covered by ${hit ? hit.tagName.toLowerCase() + "." + hit.className : "nothing"}`);
-    }
-  }
-  window.scrollTo(0, 0);
-  return problems;
-}"""
+# A JS function returning the problems it finds (its leading comment lines are dropped: evaluate() wants a function).
+PROBLEMS = "\n".join(
+    line for line in (Path(__file__).parent / "layout_check.js").read_text().splitlines() if not line.startswith("//")
+)
 
 
 @pytest.fixture
@@ -91,7 +59,9 @@ def check(page, where: str) -> list[str]:
     found = []
     for width in WIDTHS:
         page.set_viewport_size({"width": width, "height": 800})
-        found += [f"{where} at {width} px: {p}" for p in page.evaluate(PROBLEMS)]
+        problems = page.evaluate(PROBLEMS)
+        assert isinstance(problems, list), "the layout check did not run"
+        found += [f"{where} at {width} px: {p}" for p in problems]
     page.set_viewport_size({"width": 1366, "height": 800})
     return found
 
@@ -132,3 +102,17 @@ def test_every_control_of_the_main_pages_is_reachable_and_uncovered(page, live_s
         expect(page.locator("#f-question")).to_be_visible()
         problems += check(page, "workspace")
     assert not problems, "\n".join(problems)
+
+
+def test_the_layout_check_catches_the_old_progress_bar_collision_and_a_sideways_scroll(
+    page, live_server, demo_with_release
+):
+    log_in(page, live_server, "manager")
+    follow(page, PROJECT, within="main")
+    follow_project_nav(page, "Drafting")
+    assert page.evaluate(PROBLEMS) == []
+    # What `.stacked` did to the drafting form before the progress-bar class was renamed:
+    page.add_style_tag(content="form.form-stack { display:flex; height:18px; overflow:hidden }")
+    assert any("cut off by form.form-stack" in p for p in page.evaluate(PROBLEMS))
+    page.add_style_tag(content="main { min-width: 1800px; }")
+    assert any("page scrolls sideways" in p for p in page.evaluate(PROBLEMS))
