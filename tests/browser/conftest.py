@@ -57,6 +57,14 @@ def follow_project_nav(page, name: str) -> None:
     follow(page, name, within="nav.project-nav")
 
 
+def open_in_project(page, name: str, project: str = "Test Project") -> None:
+    """Open the project's page called `name`: through the project navigation, reaching the project first by its
+    link in the top bar when the current page is outside it."""
+    if page.locator("nav.project-nav").count() == 0:
+        follow(page, project, within="header.topbar nav")
+    follow_project_nav(page, name)
+
+
 @pytest.fixture
 def login(live_server):
     """login(page, username): open the home page (the only typed URL), log in through the form, land at home."""
