@@ -128,7 +128,7 @@ def _check_latex_source(path: Path, name: str) -> None:
         return
     with path.open("rb") as handle:
         is_pdf = handle.read(5) == b"%PDF-" or path.suffix.lower() == ".pdf"
-    what = "is a PDF" if is_pdf else "is neither a .tex file nor a source archive"
+    what = "this is a PDF" if is_pdf else "this is neither a .tex file nor a source archive"
     raise InvalidInput(f"{name}: {what}. {LATEX_NEEDED}", detail={"source_name": name})
 
 
