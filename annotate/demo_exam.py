@@ -7,6 +7,7 @@ from django.db import transaction
 from annotate.models import QualificationSettings
 from annotate.services.guidelines import guidelines_ensure_default
 from curation.models import Context, Project, ReasoningType
+from curation.services.batches import batch_create
 from curation.services.lifecycle import instance_create
 from curation.states import Status
 
@@ -154,12 +155,15 @@ def demo_exam_seed(*, project: Project) -> QualificationSettings | None:
     if not all(label in contexts for label, *_ in DEMO_GOLD):
         return None
     types = {t.code: t for t in ReasoningType.objects.filter(project=project)}
+    # In a batch of their own, so a first release can be cut from the demo (releases freeze batches).
+    batch = batch_create(project=project, actor=None, name="Validated demo items")
     gold = [
         instance_create(
             project_id=project.pk,
             actor=None,
             initial_status=Status.VALIDATED,
             reason="demo qualification item",
+            batch=batch,
             context=contexts[label],
             reasoning_type=types.get(code),
             question=question,

@@ -142,7 +142,7 @@ def discussion_data(*, user: AbstractBaseUser, discussion_id: int) -> dict[str, 
     instance = discussion.instance
     return {
         "discussion": discussion,
-        "messages": list(discussion.messages.select_related("author")),
+        "thread_messages": list(discussion.messages.select_related("author")),
         "instance": instance,
         **instance_context(instance),
         "comments": [c for c in comments_of(instance) if c.round == 2],

@@ -8,6 +8,7 @@ from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
@@ -273,7 +274,9 @@ def discussion_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
 def discussion_reply(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     _project(request, slug)
     _attempt(
-        request, lambda: review.discussion_reply(discussion_id=pk, user=request.user, text=request.POST.get("text", ""))
+        request,
+        lambda: review.discussion_reply(discussion_id=pk, user=request.user, text=request.POST.get("text", "")),
+        "Reply posted.",
     )
     return redirect("discussion", slug=slug, pk=pk)
 
@@ -370,7 +373,17 @@ def instance_restore(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
 
 def _require_manager_page(request: HttpRequest, project: Project) -> None:
     if Role.MANAGER not in selectors.roles_of(user=request.user, project=project):
-        raise Http404("Only managers of this project see this page.")
+        raise PermissionDenied("Only managers of this project see this page.")
+
+
+def _assigned_message(*, contexts: int, drafts: int) -> str:
+    """What a batch fill did: contexts count as much as drafts (contexts are drafted later, inside the batch)."""
+    parts = []
+    if contexts:
+        parts.append(f"{contexts} context{'s' if contexts != 1 else ''}")
+    if drafts or not contexts:
+        parts.append(f"{drafts} draft{'s' if drafts != 1 else ''}")
+    return f"{' and '.join(parts)} added to the batch."
 
 
 def _ids(values: list[str]) -> list[int]:
@@ -394,17 +407,19 @@ def batches_page(request: HttpRequest, slug: str) -> HttpResponse:
         elif action == "open":
             _attempt(request, lambda: batch_open(batch_id=batch_id, actor=request.user), "Batch opened.")
         elif action == "assign":
+            context_ids = _ids(request.POST.getlist("context_ids"))
             moved = _attempt(
                 request,
                 lambda: batch_flow.batch_assign(
                     batch_id=batch_id,
                     actor=request.user,
                     instance_ids=_ids(request.POST.getlist("instance_ids")),
-                    context_ids=_ids(request.POST.getlist("context_ids")),
+                    context_ids=context_ids,
                 ),
             )
             if moved is not None:
-                messages.success(request, f"{0 if moved is True else moved} draft(s) added to the batch.")
+                drafts = 0 if moved is True else int(moved)
+                messages.success(request, _assigned_message(contexts=len(set(context_ids)), drafts=drafts))
         elif action == "gating":
             _attempt(
                 request,

@@ -1,4 +1,4 @@
-"""Template context shared by every page: the viewer's projects for the navigation bar."""
+"""Template context shared by every page: the viewer's projects, and the current project's pages for its role."""
 
 from __future__ import annotations
 
@@ -6,9 +6,25 @@ from django.http import HttpRequest
 
 
 def navigation(request: HttpRequest) -> dict[str, object]:
+    """`nav_projects` for the top bar; `nav_project` (project, roles, qualified) on pages under /p/<slug>/."""
     user = getattr(request, "user", None)
     if user is None or not user.is_authenticated:
-        return {"nav_projects": []}
-    from curation.selectors import projects_visible_to
+        return {"nav_projects": [], "nav_project": None}
+    from curation.models import Membership
+    from curation.selectors import projects_visible_to, roles_of
+    from curation.states import Role
 
-    return {"nav_projects": list(projects_visible_to(user).only("slug", "name")[:20])}
+    projects = list(projects_visible_to(user).only("slug", "name")[:20])
+    match = getattr(request, "resolver_match", None)
+    slug = match.kwargs.get("slug") if match else None
+    current = next((p for p in projects if p.slug == slug), None)
+    if current is None and slug:
+        current = projects_visible_to(user).filter(slug=slug).first()
+    nav_project = None
+    if current is not None:
+        roles = roles_of(user=user, project=current)
+        qualified = Membership.objects.filter(
+            user=user, project=current, role=Role.ANNOTATOR, is_qualified=True
+        ).exists()
+        nav_project = {"project": current, "roles": roles, "qualified": qualified, "url_name": match.url_name}
+    return {"nav_projects": projects, "nav_project": nav_project}

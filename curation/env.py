@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import os
+import secrets
+import tempfile
+from pathlib import Path
 
 
 class ConfigurationError(RuntimeError):
@@ -44,3 +47,30 @@ def env_list(name: str, default: list[str]) -> list[str]:
     if raw is None or raw.strip() == "":
         return list(default)
     return [item.strip() for item in raw.split(",") if item.strip()]
+
+
+def secret_key_file(path: Path) -> str:
+    """The secret key kept in `path`, generated there once (mode 600) when the file does not exist yet.
+
+    Every process of one start (web workers, Celery) reads the same file; the first one to arrive writes it
+    through a private temporary file and a hard link, so no process ever reads a half-written key.
+    """
+    path = Path(path)
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=".secret-key-")  # mkstemp creates it 0600
+        try:
+            with os.fdopen(fd, "w") as handle:
+                handle.write(secrets.token_urlsafe(50))
+            try:
+                os.link(temporary, path)
+            except FileExistsError:
+                pass  # another process won the race; use its key
+        finally:
+            os.unlink(temporary)
+    if path.stat().st_mode & 0o077:
+        raise ConfigurationError(f"{path} is readable by other users; chmod 600 it")
+    key = path.read_text().strip()
+    if len(key) < 50:
+        raise ConfigurationError(f"{path} holds no usable secret key (delete it to generate a new one)")
+    return key

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import dj_database_url
 
-from curation.env import ConfigurationError, env_bool, env_int, env_list, env_str
+from curation.env import ConfigurationError, env_bool, env_int, env_list, env_str, secret_key_file
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 DATA_DIR = Path(env_str("TATCURATE_DATA_DIR", str(BASE_DIR / "var"))).resolve()
@@ -14,9 +14,15 @@ DATA_DIR.mkdir(parents=True, exist_ok=True)
 
 DEBUG = env_bool("DJANGO_DEBUG", True)
 _INSECURE_KEY = "django-insecure-tatcurate-development-key-do-not-use-in-production"
-SECRET_KEY = env_str("DJANGO_SECRET_KEY", _INSECURE_KEY if DEBUG else "")
+# DJANGO_SECRET_KEY_FILE (scripts/start): a key generated once and kept in that file, mode 600.
+_SECRET_KEY_FILE = env_str("DJANGO_SECRET_KEY_FILE")
+SECRET_KEY = env_str("DJANGO_SECRET_KEY") or (
+    secret_key_file(Path(_SECRET_KEY_FILE)) if _SECRET_KEY_FILE else (_INSECURE_KEY if DEBUG else "")
+)
 if not SECRET_KEY:
-    raise ConfigurationError("DJANGO_SECRET_KEY must be set when DJANGO_DEBUG=false")
+    raise ConfigurationError(
+        "DJANGO_SECRET_KEY must be set when DJANGO_DEBUG=false (or DJANGO_SECRET_KEY_FILE, a file to keep one in)"
+    )
 ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]", "testserver"])
 CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS", [])
 
@@ -213,8 +219,8 @@ SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
 if not DEBUG:
-    SESSION_COOKIE_SECURE = True
-    CSRF_COOKIE_SECURE = True
+    # DJANGO_SECURE_COOKIES=false only for plain-HTTP use on a LAN (scripts/start): browsers drop secure cookies there.
+    SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = env_bool("DJANGO_SECURE_COOKIES", True)
     SECURE_SSL_REDIRECT = env_bool("DJANGO_SECURE_SSL_REDIRECT", True)
     SECURE_HSTS_SECONDS = env_int("DJANGO_HSTS_SECONDS", 31536000, minimum=0)
     SECURE_HSTS_INCLUDE_SUBDOMAINS = True

@@ -48,14 +48,18 @@ def _run(request: HttpRequest, slug: str, pk: int) -> ScoringRun:
     return run
 
 
+LABEL_CHARS = 24  # at the chart's 11 px, 24 characters fit in the two group widths a label row gives each
+
+
 def grouped_chart(groups: dict[str, dict[str, float | None]]) -> dict[str, Any]:
     """Geometry of a grouped vertical bar chart (one group per key, one bar per metric, values in [0, 1])."""
     width_per_group, bar = 150, 30
     bars, labels = [], []
     for index, (name, values) in enumerate(groups.items()):
         x0 = 40 + index * width_per_group
-        short = name if len(name) <= 22 else "…" + name[-21:]
-        labels.append({"x": x0 + 45, "label": name, "short": short})
+        # Labels alternate between two rows, so neighbours never overlap (each row has two groups' width).
+        short = name if len(name) <= LABEL_CHARS else name[: LABEL_CHARS - 1] + "…"
+        labels.append({"x": x0 + 45, "y": 198 + 14 * (index % 2), "label": name, "short": short})
         for offset, (key, label) in enumerate(METRIC_LABELS):
             value = values.get(key)
             height = round(160 * (value or 0.0), 1)
@@ -70,7 +74,7 @@ def grouped_chart(groups: dict[str, dict[str, float | None]]) -> dict[str, Any]:
                     "value": "" if value is None else round(100 * value, 1),
                 }
             )
-    return {"bars": bars, "labels": labels, "width": 60 + width_per_group * max(len(groups), 1)}
+    return {"bars": bars, "labels": labels, "width": 80 + width_per_group * max(len(groups), 1)}
 
 
 def _percent(estimate: dict[str, Any] | None) -> str:

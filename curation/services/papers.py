@@ -17,6 +17,8 @@ from django.db.models import Max
 
 from curation.errors import InvalidInput
 from curation.latex import ArchiveLimits, PaperExtraction, UnsafeArchiveError, extract_paper
+from curation.latex.archive import archive_kind
+from curation.latex.extract import PLAIN_SUFFIXES
 from curation.models import Batch, Context, Paper, Paragraph, Project, Table
 from curation.services.projects import require_role
 from curation.states import Role
@@ -114,6 +116,22 @@ def arxiv_id_from_name(name: str) -> str:
     return ""
 
 
+LATEX_NEEDED = (
+    "TaT-Curate reads tables and text from LaTeX sources: upload the .tex file, its folder, "
+    "or the source archive (on arXiv: “TeX Source”, a .tar.gz)."
+)
+
+
+def _check_latex_source(path: Path, name: str) -> None:
+    """Refuse a file that is neither LaTeX nor an archive with what to upload instead (PDFs are the usual case)."""
+    if path.suffix.lower() in PLAIN_SUFFIXES or archive_kind(path) is not None:
+        return
+    with path.open("rb") as handle:
+        is_pdf = handle.read(5) == b"%PDF-" or path.suffix.lower() == ".pdf"
+    what = "this is a PDF" if is_pdf else "this is neither a .tex file nor a source archive"
+    raise InvalidInput(f"{name}: {what}. {LATEX_NEEDED}", detail={"source_name": name})
+
+
 def paper_source_read(
     *, path_or_upload: str | Path | Upload, source_name: str = "", limits: ArchiveLimits | None = None
 ) -> PaperSource:
@@ -128,6 +146,7 @@ def paper_source_read(
             raise InvalidInput(f"{name}: no such file or folder")
         else:
             _check_file_size(path, name, limits)
+            _check_latex_source(path, name)
             sha256 = ""
         try:
             extraction = extract_paper(path, limits=limits)
@@ -173,9 +192,11 @@ def papers_ingest(
         try:
             sources.append(paper_source_read(path_or_upload=upload, limits=limits))
         except InvalidInput as error:
-            rejected.append({"source_name": _default_source_name(upload, None), "reason": error.message})
+            source_name = _default_source_name(upload, None)
+            reason = error.message.removeprefix(f"{source_name}: ")  # the name is shown beside the reason
+            rejected.append({"source_name": source_name, "reason": reason})
     if rejected:
-        reasons = "; ".join(item["reason"] for item in rejected)
+        reasons = "; ".join(f"{item['source_name']}: {item['reason']}" for item in rejected)
         raise InvalidInput(f"Nothing was stored. {reasons}", detail={"rejected": rejected})
     return [paper_store(project=project, actor=actor, source=source, batch=batch) for source in sources]
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import random
+import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -37,6 +38,7 @@ from curation.states import Role, Status
 from curation.table_shape import shape_from_row
 
 SPLITS = ("train", "dev", "test")
+_VERSION_SUFFIX = re.compile(r"-v\d+$")  # the label adds the version: "demo-v1" would read "demo-v1-v1"
 DEFAULT_SPLIT_RATIOS = {"train": 0.8, "dev": 0.1, "test": 0.1}
 # Releases up to this many items are exported inside the request; bigger ones go to a Celery worker.
 SYNC_EXPORT_MAX_ITEMS = 5000
@@ -244,6 +246,11 @@ def release_cut(
     slug = slugify(name)[:100]
     if not slug:
         raise InvalidInput("A release needs a name.")
+    if _VERSION_SUFFIX.search(slug):
+        raise InvalidInput(
+            f"Leave the version out of the name ({slug!r} would be labelled {slug}-v1): "
+            "cuts of one name are numbered v1, v2, … by themselves."
+        )
     batches = list(Batch.objects.filter(project=project, pk__in=batch_ids))
     if not batch_ids or len(batches) != len(set(batch_ids)):
         raise InvalidInput("Choose one or more batches of this project.")

@@ -52,9 +52,10 @@ PAGE_MATRIX = {
     "discussions": (200, 200, 200, 200, 404, 302),
     "discussion": (200, 200, 200, 200, 404, 302),
     "history": (200, 404, 200, 200, 404, 302),
-    "batches": (404, 404, 404, 200, 404, 302),
-    "dashboard": (404, 404, 404, 200, 404, 302),
-    "csv": (404, 404, 404, 200, 404, 302),
+    # A member without the manager role is told "not allowed"; only outsiders get "not found".
+    "batches": (403, 403, 403, 200, 404, 302),
+    "dashboard": (403, 403, 403, 200, 404, 302),
+    "csv": (403, 403, 403, 200, 404, 302),
 }
 
 
@@ -136,6 +137,17 @@ def test_discussion_page_reply_and_reject(personas, project, drafts):
     assert Instance.objects.get(pk=instance.pk).status == Status.VALIDATED
 
 
+def test_discussion_page_shows_the_flash_messages_not_the_thread_as_banners(personas, project, drafts):
+    discussion = to_discussion(project, personas)
+    url = f"/p/{project.slug}/discussions/{discussion.pk}/"
+    response = logged_in("annotator2").post(url + "reply/", {"text": "See table 1, row 2."}, follow=True)
+    html = response.content.decode()
+    banners = html[html.index('<ul class="messages">') :]
+    banners = banners[: banners.index("</ul>")]
+    assert "Reply posted." in banners and "in discussion" not in banners and "See table 1" not in banners
+    assert "See table 1, row 2." in html  # the thread itself is still shown
+
+
 def test_badges_count_open_discussions_for_those_involved(personas, project, drafts, rf):
     to_discussion(project, personas)
 
@@ -188,3 +200,14 @@ def test_batches_page_creates_fills_opens_and_sets_gating(personas, project, mak
     assert project.gating == "sequential"
     page = manager.get(url).content.decode()
     assert 'data-batch="Batch A"' in page and 'data-status="drafted"' in page
+
+
+def test_filling_a_batch_with_contexts_counts_the_contexts(personas, project, make_instance):
+    draft = make_instance()
+    manager = logged_in("manager")
+    url = f"/p/{project.slug}/batches/"
+    manager.post(url, {"action": "create", "name": "Batch B"})
+    batch = Batch.objects.get(project=project, name="Batch B")
+    fill = {"action": "assign", "batch": batch.pk, "context_ids": [draft.context_id]}
+    response = manager.post(url, fill, follow=True)
+    assert "1 context and 1 draft added to the batch." in response.content.decode()

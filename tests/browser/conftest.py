@@ -40,14 +40,40 @@ def browser_type_launch_args(browser_type_launch_args: dict) -> dict:
     }
 
 
+def type_into(page, selector: str, text: str) -> None:
+    """Click a field, then type into it, as a person does: the click hit-tests, so a clipped or covered field fails."""
+    field = page.locator(selector).first
+    field.click()
+    field.fill(text)
+
+
+def follow(page, name: str, *, within: str = "body") -> None:
+    """Click the visible link called `name` (exactly), inside `within` (e.g. the project navigation)."""
+    page.locator(within).get_by_role("link", name=name, exact=True).first.click()
+    page.wait_for_load_state()
+
+
+def follow_project_nav(page, name: str) -> None:
+    follow(page, name, within="nav.project-nav")
+
+
+def open_in_project(page, name: str, project: str = "Test Project") -> None:
+    """Open the project's page called `name`: through the project navigation, reaching the project first by its
+    link in the top bar when the current page is outside it."""
+    if page.locator("nav.project-nav").count() == 0:
+        follow(page, project, within="header.topbar nav")
+    follow_project_nav(page, name)
+
+
 @pytest.fixture
 def login(live_server):
-    """login(page, username): log in through the real form and land on the home page."""
+    """login(page, username): open the home page (the only typed URL), log in through the form, land at home."""
 
     def do_login(page, username: str, password: str = PASSWORD) -> None:
-        page.goto(f"{live_server.url}/login/")
-        page.fill("input[name=username]", username)
-        page.fill("input[name=password]", password)
+        page.goto(f"{live_server.url}/")
+        page.wait_for_url("**/login/**")
+        type_into(page, "input[name=username]", username)
+        type_into(page, "input[name=password]", password)
         page.click("button[type=submit]")
         page.wait_for_url(f"{live_server.url}/")
 

@@ -10,19 +10,20 @@ from django.core.management import call_command
 
 from curation.models import Instance
 from curation.states import Status
+from tests.browser.conftest import open_in_project
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def test_demo_annotator_works_through_drafts_with_the_keyboard(page, live_server):
     call_command("demo", "--json", stdout=StringIO())
-    page.goto(f"{live_server.url}/login/")
+    page.goto(f"{live_server.url}/")  # the login form, its username field focused
     page.keyboard.type("annotator2")
     page.keyboard.press("Tab")
     page.keyboard.type("demo-annotator2")
     page.keyboard.press("Enter")
     page.wait_for_url(f"{live_server.url}/")
-    page.goto(f"{live_server.url}/p/demo/work/")
+    open_in_project(page, "Work queue", project="Demo: sparse adapters paper")
     page.keyboard.press("n")
 
     submitted = []

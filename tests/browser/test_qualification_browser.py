@@ -11,6 +11,7 @@ from annotate.models import QualificationAttempt
 from annotate.services import qualification as services
 from curation.models import Membership
 from tests.annotate.qualification_support import make_gold
+from tests.browser.conftest import open_in_project
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -25,7 +26,7 @@ def gold(project, personas, context):
 
 
 def start_exam(page, live_server, project) -> int:
-    page.goto(f"{live_server.url}/p/{project.slug}/qualification/")
+    open_in_project(page, "Qualification exam")
     page.click("#start-exam")
     page.wait_for_url(re.compile(r"/qualification/attempts/\d+/$"))
     expect(page.locator("#countdown")).to_contain_text("left")

@@ -12,6 +12,7 @@ from annotate.services.batches import project_gating_set
 from curation.models import Batch, Instance
 from curation.services.batches import batch_create, batch_open
 from curation.states import Status
+from tests.browser.conftest import open_in_project, type_into
 from tests.conftest import PASSWORD
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -22,9 +23,9 @@ def open_as(browser, live_server, username: str):
     context = browser.new_context()
     context.set_default_timeout(15000)
     page = context.new_page()
-    page.goto(f"{live_server.url}/login/")
-    page.fill("input[name=username]", username)
-    page.fill("input[name=password]", PASSWORD)
+    page.goto(f"{live_server.url}/")
+    type_into(page, "input[name=username]", username)
+    type_into(page, "input[name=password]", PASSWORD)
     page.click("button[type=submit]")
     page.wait_for_url(f"{live_server.url}/")
     return page
@@ -38,16 +39,15 @@ def test_four_personas_take_a_batch_through_both_rounds(browser, live_server, pe
         batch=first, question="Draft: which model wins?", draft={"question": "Draft: which model wins?"}
     )
     make_instance(batch=second)
-    base = f"{live_server.url}/p/{project.slug}"
 
     # 1. The annotator refines the draft and submits.
     annotator = open_as(browser, live_server, "annotator")
-    annotator.goto(f"{base}/work/")
+    open_in_project(annotator, "Work queue")
     annotator.keyboard.press("n")
     annotator.wait_for_url(re.compile(rf"/work/{draft.pk}/$"))
-    annotator.fill("#f-question", "Which model is more accurate?")
-    annotator.fill("#f-rationale", "Table 1: A 87.3 against B 81.0.")
-    annotator.locator("input[name=answer]").first.fill("A")
+    type_into(annotator, "#f-question", "Which model is more accurate?")
+    type_into(annotator, "#f-rationale", "Table 1: A 87.3 against B 81.0.")
+    type_into(annotator, "input[name=answer]", "A")
     annotator.check("input[name=answer_form][value=short]")
     annotator.check("input[name=answer_source][value=table]")
     annotator.check("input[name=relevant_table_ids]")
@@ -57,28 +57,28 @@ def test_four_personas_take_a_batch_through_both_rounds(browser, live_server, pe
 
     # 2. The verifier requests a change on the answer.
     verifier = open_as(browser, live_server, "verifier")
-    verifier.goto(f"{base}/review/")
+    open_in_project(verifier, "Review queue")
     verifier.click("#review-next")
     verifier.wait_for_url(re.compile(rf"/review/{draft.pk}/$"))
     expect(verifier.locator("#v-question")).to_contain_text("Which model is more accurate?")
     expect(verifier.locator("#diff-panel")).to_contain_text("Draft:")  # the LLM draft's words, struck out
-    verifier.fill("#c-answer", "Give the model's full name.")
+    type_into(verifier, "#c-answer", "Give the model's full name.")
     verifier.click("#changes-button")
     verifier.wait_for_url(re.compile(r"/review/$"))
     assert Instance.objects.get(pk=draft.pk).status == Status.CHANGES_REQUESTED
 
     # 3. The annotator sees the comment at the top of their queue, fixes the answer and resubmits.
-    annotator.goto(f"{base}/work/")
+    open_in_project(annotator, "Work queue")
     annotator.keyboard.press("n")
     annotator.wait_for_url(re.compile(rf"/work/{draft.pk}/$"))
     expect(annotator.locator(".review-comments-for-author")).to_contain_text("Give the model's full name.")
-    annotator.locator("input[name=answer]").first.fill("Model A")
+    type_into(annotator, "input[name=answer]", "Model A")
     annotator.keyboard.press("Control+Enter")
     annotator.wait_for_url(lambda url: f"/work/{draft.pk}/" not in url)
     assert Instance.objects.get(pk=draft.pk).status == Status.SUBMITTED
 
     # 4. It returns to the same verifier, who approves with the keyboard.
-    verifier.goto(f"{base}/review/")
+    open_in_project(verifier, "Review queue")
     verifier.click("#review-next")
     verifier.wait_for_url(re.compile(rf"/review/{draft.pk}/$"))
     expect(verifier.locator("#v-answer")).to_contain_text("Model A")
@@ -91,25 +91,25 @@ def test_four_personas_take_a_batch_through_both_rounds(browser, live_server, pe
 
     # 5. The second annotator flags an error in round two: a discussion opens.
     second_annotator = open_as(browser, live_server, "annotator2")
-    second_annotator.goto(f"{base}/review/")
+    open_in_project(second_annotator, "Round two")
     second_annotator.click("#round2-next")
     second_annotator.wait_for_url(re.compile(rf"/round2/{draft.pk}/$"))
-    second_annotator.fill("#c-question", "Accuracy on which split? The paper reports two.")
+    type_into(second_annotator, "#c-question", "Accuracy on which split? The paper reports two.")
     second_annotator.click("#flag-button")
     second_annotator.wait_for_url(re.compile(r"/discussions/\d+/$"))
     assert Instance.objects.get(pk=draft.pk).status == Status.IN_DISCUSSION
 
     # 6. The verifier sees the badge, replies, and resolves by correcting the question: validated.
-    verifier.goto(f"{base}/review/")
+    open_in_project(verifier, "Review queue")
     expect(verifier.locator("#open-discussions-badge")).to_have_text("1")
     verifier.click("#open-discussions a")
     verifier.wait_for_url(re.compile(r"/discussions/\d+/$"))
     expect(verifier.locator(".messages-thread")).to_contain_text("Accuracy on which split?")
-    verifier.fill("#reply-text", "Right: it is the test split.")
+    type_into(verifier, "#reply-text", "Right: it is the test split.")
     verifier.click("#reply-button")
     expect(verifier.locator(".messages-thread")).to_contain_text("Right: it is the test split.")
     verifier.click("#edit-details summary")
-    verifier.fill("#e-question", "Which model is more accurate on the test split?")
+    type_into(verifier, "#e-question", "Which model is more accurate on the test split?")
     verifier.click("#accept-edit-button")
     expect(verifier.locator("#discussion-state")).to_contain_text("Flag accepted")
     final = Instance.objects.get(pk=draft.pk)
@@ -121,7 +121,7 @@ def test_four_personas_take_a_batch_through_both_rounds(browser, live_server, pe
     # 7. Sequential gating opened the next batch; the dashboard shows the batch complete and each person's figures.
     assert Batch.objects.get(pk=second.pk).state == Batch.State.OPEN
     manager = open_as(browser, live_server, "manager")
-    manager.goto(f"{base}/dashboard/")
+    open_in_project(manager, "Dashboard")
     row = manager.locator('#batch-table tr[data-batch="Batch 1"]')
     expect(row).to_have_attribute("data-total", "1")
     expect(row).to_have_attribute("data-validated", "1")

@@ -9,6 +9,7 @@ import pytest
 from playwright.sync_api import expect
 
 from scoring.models import ErrorTag, ScoringRun
+from tests.browser.conftest import follow, open_in_project, type_into
 from tests.scoring.run_support import endpoint_for, small_release
 from tests.support import fault_server as fs
 from tests.support.workers import celery_worker
@@ -25,10 +26,11 @@ def test_start_a_run_from_the_release_page_then_tag_a_wrong_prediction(
         with celery_worker() as worker:
             settings.TATCURATE_SCORING_QUEUE = worker["queue"]
             login(page, "verifier")
-            page.goto(f"{live_server.url}/p/{project.slug}/releases/{release.pk}/")
+            open_in_project(page, "Releases")
+            follow(page, release.name, within="main")
             page.click("text=Score a model")
             page.select_option("select[name=method]", "cot")
-            page.fill("input[name=limit]", "3")
+            type_into(page, "input[name=limit]", "3")
             page.click("#start-run-button")
             expect(page.locator("h1")).to_contain_text("Scoring run")
             expect(page.locator("#progress-text")).to_contain_text("Completed", timeout=60000)
@@ -39,7 +41,7 @@ def test_start_a_run_from_the_release_page_then_tag_a_wrong_prediction(
     page.locator("#predictions tbody a").first.click()
     expect(page.locator("#gold")).to_be_visible()
     page.check("input[name=kind][value=calculation]")
-    page.fill("input[name=note]", "added the wrong rows")
+    type_into(page, "input[name=note]", "added the wrong rows")
     page.click("#save-tag")
     expect(page.locator("#tagging")).to_contain_text("verifier: Calculation")
     assert ErrorTag.objects.get(tagged_by=personas["verifier"]).kind == "calculation"

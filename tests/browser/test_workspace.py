@@ -9,12 +9,13 @@ from playwright.sync_api import expect
 
 from curation.models import Instance
 from curation.states import Status
+from tests.browser.conftest import open_in_project, type_into
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def claim(page, live_server, project) -> int:
-    page.goto(f"{live_server.url}/p/{project.slug}/work/")
+    open_in_project(page, "Work queue")
     page.keyboard.press("n")  # the queue page's shortcut for "take the next draft"
     page.wait_for_url(re.compile(r"/work/\d+/$"))
     return int(page.url.rstrip("/").rsplit("/", 1)[1])
@@ -25,7 +26,7 @@ def test_claim_edit_autosave_reload_and_submit_with_the_keyboard(page, live_serv
     pk = claim(page, live_server, project)
     assert Instance.objects.get(pk=pk).author == personas["annotator"]
 
-    page.fill("#f-question", "Which model has the higher accuracy?")
+    type_into(page, "#f-question", "Which model has the higher accuracy?")
     page.locator("#f-question").blur()
     expect(page.locator("#save-state")).to_have_text("All changes saved")
     assert Instance.objects.get(pk=pk).question == "Which model has the higher accuracy?"
@@ -54,7 +55,7 @@ def test_claim_edit_autosave_reload_and_submit_with_the_keyboard(page, live_serv
 def test_submit_shows_what_is_missing(page, live_server, login, personas, project, drafts):
     login(page, "annotator")
     pk = claim(page, live_server, project)
-    page.fill("#f-question", "")
+    type_into(page, "#f-question", "")
     page.click("#submit-button")
     expect(page.locator("#problems")).to_contain_text("Write the question.")
     assert Instance.objects.get(pk=pk).status == Status.IN_REFINEMENT
@@ -68,7 +69,7 @@ def test_shortcut_overlay_and_diff_toggle(page, live_server, login, personas, pr
     expect(page.locator("#shortcuts")).to_be_visible()
     page.keyboard.press("Escape")
     expect(page.locator("#shortcuts")).to_be_hidden()
-    page.fill("#f-question", "A new question")
+    type_into(page, "#f-question", "A new question")
     page.keyboard.press("Alt+d")
     expect(page.locator("#diff-panel ins").first).to_contain_text("new")
 
@@ -83,7 +84,7 @@ def test_a_change_elsewhere_keeps_what_was_typed(page, live_server, login, perso
     workspace_autosave(
         instance_id=pk, user=personas["annotator"], expected_version=instance.version, fields={"rationale": "other tab"}
     )
-    page.fill("#f-question", "Typed here and not lost")
+    type_into(page, "#f-question", "Typed here and not lost")
     page.locator("#f-question").blur()
     expect(page.locator("#conflict-banner")).to_be_visible()
     page.click("#reload-keep")
@@ -100,9 +101,9 @@ def test_two_annotators_in_two_browsers_never_get_the_same_instance(browser, liv
     for name in ("annotator", "annotator2"):
         context = browser.new_context()
         page = context.new_page()
-        page.goto(f"{live_server.url}/login/")
-        page.fill("input[name=username]", name)
-        page.fill("input[name=password]", PASSWORD)
+        page.goto(f"{live_server.url}/")
+        type_into(page, "input[name=username]", name)
+        type_into(page, "input[name=password]", PASSWORD)
         page.click("button[type=submit]")
         page.wait_for_url(f"{live_server.url}/")
         pages.append(page)

@@ -77,6 +77,17 @@ def test_refused_upload_shows_the_reason_and_stores_nothing(project, personas, t
     assert row_counts() == before
 
 
+def test_a_pdf_upload_names_the_file_once_and_asks_for_latex_sources(project, personas):
+    before = row_counts()
+    pdf = SimpleUploadedFile("paper.pdf", b"%PDF-1.7 a compiled paper", content_type="application/pdf")
+    response = logged_in("manager").post("/p/test-project/papers/upload/", {"files": [pdf]})
+    assert response.status_code == 400
+    html = response.content.decode()
+    assert html.count("paper.pdf") == 1
+    assert "is a PDF" in html and "LaTeX sources" in html and ".tar.gz" in html
+    assert row_counts() == before
+
+
 def test_paper_page_renders_tables_with_spans_captions_and_raw_latex(ingested):
     html = logged_in("verifier").get(f"/p/test-project/papers/{ingested.pk}/").content.decode()
     table = ingested.tables.get(label="tab:main")

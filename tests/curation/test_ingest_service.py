@@ -141,7 +141,7 @@ def _evil_tar(path: Path) -> Path:
         (lambda tmp: tar_gz(tmp / "escape.tar.gz", {"../../outside.tex": PAPER}), "traversal"),
         (lambda tmp: tar_gz(tmp / "bomb.tar.gz", {"main.tex": PAPER, "zeros.bin": b"\0" * 3_000_000}), "ratio"),
         (lambda tmp: tar_gz(tmp / "many.tar.gz", {f"f{i}.tex": "x" for i in range(30)}), "members"),
-        (lambda tmp: (tmp / "paper.pdf").write_bytes(b"%PDF-1.4 not latex") and tmp / "paper.pdf", "not a tar"),
+        (lambda tmp: (tmp / "paper.pdf").write_bytes(b"%PDF-1.4 no latex") and tmp / "paper.pdf", "is a PDF.*LaTeX"),
     ],
 )
 def test_unsafe_input_is_rejected_with_its_reason_and_writes_nothing(project, tmp_path, make, reason):

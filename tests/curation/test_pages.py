@@ -78,3 +78,25 @@ def test_api_docs_page_is_served_without_a_cdn(personas):
 def test_api_docs_answers_options_without_an_error(personas):
     client = logged_in("manager")
     assert client.options("/api/docs/").status_code == 405
+
+
+def test_an_annotator_opening_the_dashboard_sees_a_plain_not_allowed_page(personas):
+    response = logged_in("annotator").get("/p/test-project/dashboard/")
+    assert response.status_code == 403
+    html = response.content.decode()
+    assert "403 · You may not do that" in html and "Only managers of this project see this page." in html
+    assert "URLconf" not in html and "Traceback" not in html
+
+
+def test_the_500_page_is_plain_and_in_the_site_look(personas, settings):
+    from django.urls import path
+
+    def broken(request):
+        raise RuntimeError("boom")
+
+    settings.ROOT_URLCONF = type("urls", (), {"urlpatterns": [path("broken/", broken)], "handler500": None})
+    client = Client(raise_request_exception=False)
+    response = client.get("/broken/")
+    assert response.status_code == 500
+    html = response.content.decode()
+    assert "500 · Something went wrong" in html and "/static/app.css" in html and "boom" not in html

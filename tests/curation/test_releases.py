@@ -55,6 +55,13 @@ def test_release_without_validated_instances_is_refused(release_world):
         cut(release_world)  # everything is released now
 
 
+def test_a_name_carrying_its_own_version_is_refused_before_anything_is_frozen(release_world):
+    with pytest.raises(InvalidInput, match="Leave the version out of the name"):
+        cut(release_world, name="demo-v1")
+    assert not Release.objects.exists()
+    assert cut(release_world, name="demo-v1.5-final").label == "demo-v15-final-v1"
+
+
 def test_batches_of_another_project_are_refused(release_world, make_user):
     from curation.services.projects import project_create
 

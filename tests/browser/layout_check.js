@@ -1,0 +1,38 @@
+// Layout check (tests/browser/test_layout.py): for every visible control of <main>, scroll it into view and ask
+// what the browser finds at its centre; a box that hides its overflow must contain it; the page must not scroll sideways.
+() => {
+  const problems = [];
+  const doc = document.documentElement;
+  if (doc.scrollWidth > doc.clientWidth + 1) problems.push(`page scrolls sideways: ${doc.scrollWidth} > ${doc.clientWidth}`);
+  const controls = document.querySelectorAll("main input:not([type=hidden]), main select, main textarea, main button");
+  for (const el of controls) {
+    const style = getComputedStyle(el);
+    if (el.closest("dialog:not([open]), details:not([open]) > :not(summary), [hidden]")) continue;
+    if (style.display === "none" || style.visibility === "hidden") continue;
+    const box0 = el.getBoundingClientRect();
+    if (box0.width === 0 && box0.height === 0) continue;
+    const name = `${el.tagName.toLowerCase()}[name=${el.name || ""}]#${el.id || ""} "${(el.innerText || el.value || "").slice(0, 30)}"`;
+    // A box that hides its overflow cannot be scrolled by a person: the control must lie inside it.
+    let clipped = null;
+    for (let a = el.parentElement; a && a !== doc; a = a.parentElement) {
+      const s = getComputedStyle(a);
+      if (![s.overflowX, s.overflowY].some(v => v === "hidden" || v === "clip")) continue;
+      const r = a.getBoundingClientRect();
+      if (box0.left < r.left - 1 || box0.right > r.right + 1 || box0.top < r.top - 1 || box0.bottom > r.bottom + 1) {
+        clipped = `${a.tagName.toLowerCase()}.${a.className}`; break;
+      }
+    }
+    if (clipped) { problems.push(`${name} is cut off by ${clipped}`); continue; }
+    el.scrollIntoView({block: "center", inline: "center"});
+    const box = el.getBoundingClientRect();
+    if (box.width < 8 || box.height < 8) { problems.push(`${name} is ${box.width}x${box.height} px`); continue; }
+    const x = box.left + box.width / 2, y = box.top + box.height / 2;
+    if (x < 0 || y < 0 || x > innerWidth || y > innerHeight) { problems.push(`${name} cannot be scrolled into view`); continue; }
+    const hit = document.elementFromPoint(x, y);
+    if (!hit || !(hit === el || el.contains(hit) || (hit.tagName === "LABEL" && hit.control === el))) {
+      problems.push(`${name} is covered by ${hit ? hit.tagName.toLowerCase() + "." + hit.className : "nothing"}`);
+    }
+  }
+  window.scrollTo(0, 0);
+  return problems;
+}

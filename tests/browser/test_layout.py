@@ -1,0 +1,118 @@
+"""Layout check: on each role's main pages, reached by clicking through the navigation, every form control can be
+reached and is not covered (the element at its centre is the control or inside it), and the page never scrolls
+sideways, at a laptop width (1366 px) and a phone width (390 px)."""
+
+from __future__ import annotations
+
+import re
+from io import StringIO
+from pathlib import Path
+
+import pytest
+from django.core.management import call_command
+from playwright.sync_api import expect
+
+from curation.models import Batch, Project
+from curation.services.releases import release_cut
+from tests.browser.conftest import follow, follow_project_nav, type_into
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+WIDTHS = (1366, 390)
+PROJECT = "Demo: sparse adapters paper"
+
+# Each role's main pages, as the names of the links in the project navigation.
+PAGES = {
+    "manager": [
+        "Papers",
+        "Batches",
+        "Drafting",
+        "Model endpoints",
+        "Prompt templates",
+        "Dashboard",
+        "Exam settings",
+        "Import a dataset",
+        "Releases",
+        "Discussions",
+        "Guidelines",
+    ],
+    "verifier": ["Review queue", "Papers", "Discussions", "Releases"],
+    "annotator": ["Qualification exam", "Guidelines", "Releases"],
+    "annotator2": ["Work queue", "Round two", "Releases"],
+}
+
+# A JS function returning the problems it finds (its leading comment lines are dropped: evaluate() wants a function).
+PROBLEMS = "\n".join(
+    line for line in (Path(__file__).parent / "layout_check.js").read_text().splitlines() if not line.startswith("//")
+)
+
+
+@pytest.fixture
+def demo_with_release(db):
+    call_command("demo", "--json", stdout=StringIO())
+    project = Project.objects.get(slug="demo")
+    batch = Batch.objects.get(project=project, name="Validated demo items")
+    return release_cut(project=project, actor=None, name="demo", batch_ids=[batch.pk])
+
+
+def check(page, where: str) -> list[str]:
+    found = []
+    for width in WIDTHS:
+        page.set_viewport_size({"width": width, "height": 800})
+        problems = page.evaluate(PROBLEMS)
+        assert isinstance(problems, list), "the layout check did not run"
+        found += [f"{where} at {width} px: {p}" for p in problems]
+    page.set_viewport_size({"width": 1366, "height": 800})
+    return found
+
+
+def log_in(page, live_server, username: str) -> None:
+    page.goto(f"{live_server.url}/")
+    type_into(page, "input[name=username]", username)
+    type_into(page, "input[name=password]", f"demo-{username}")
+    page.click("button[type=submit]")
+    page.wait_for_url(f"{live_server.url}/")
+
+
+@pytest.mark.parametrize("username", sorted(PAGES))
+def test_every_control_of_the_main_pages_is_reachable_and_uncovered(page, live_server, demo_with_release, username):
+    log_in(page, live_server, username)
+    problems = check(page, "home")
+    follow(page, PROJECT, within="main")
+    problems += check(page, "project page")
+    for name in PAGES[username]:
+        follow_project_nav(page, name)
+        problems += check(page, name)
+    if username == "manager":
+        follow_project_nav(page, "Papers")
+        follow(page, "Upload LaTeX sources")
+        problems += check(page, "upload")
+        follow_project_nav(page, "Papers")
+        page.locator("#paper-list a").first.click()
+        problems += check(page, "paper page")
+        follow_project_nav(page, "Releases")
+        follow(page, "demo", within="main")
+        problems += check(page, "release page")
+        follow(page, "Score a model")
+        problems += check(page, "score page")
+    if username == "annotator2":
+        follow_project_nav(page, "Work queue")
+        page.click("#next-button")
+        page.wait_for_url(re.compile(r"/work/\d+/$"))
+        expect(page.locator("#f-question")).to_be_visible()
+        problems += check(page, "workspace")
+    assert not problems, "\n".join(problems)
+
+
+def test_the_layout_check_catches_the_old_progress_bar_collision_and_a_sideways_scroll(
+    page, live_server, demo_with_release
+):
+    log_in(page, live_server, "manager")
+    follow(page, PROJECT, within="main")
+    follow_project_nav(page, "Drafting")
+    assert page.evaluate(PROBLEMS) == []
+    # What `.stacked` did to the drafting form before the progress-bar class was renamed:
+    page.add_style_tag(content="form.form-stack { display:flex; height:18px; overflow:hidden }")
+    assert any("cut off by form.form-stack" in p for p in page.evaluate(PROBLEMS))
+    page.add_style_tag(content="main { min-width: 1800px; }")
+    assert any("page scrolls sideways" in p for p in page.evaluate(PROBLEMS))
