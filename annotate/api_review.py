@@ -18,6 +18,7 @@ from annotate.services import batches as batch_flow
 from annotate.services import review
 from annotate.services.workspace import work_ping
 from curation import selectors
+from curation.answer_types import ANSWER_TYPES, SCALES
 from curation.errors import InvalidInput, NotFound, NotPermitted
 from curation.serializers import BatchSerializer, InstanceSerializer
 
@@ -112,6 +113,8 @@ class EditFieldsSerializer(serializers.Serializer):
     answer = serializers.ListField(child=serializers.CharField(allow_blank=True), required=False)
     answer_form = serializers.ChoiceField(choices=["", "short", "free"], required=False)
     answer_source = serializers.ChoiceField(choices=["", "text", "table", "table-text"], required=False)
+    answer_type = serializers.ChoiceField(choices=["", *ANSWER_TYPES], required=False)
+    scale = serializers.ChoiceField(choices=SCALES, required=False)
     relevant_table_ids = serializers.ListField(child=serializers.IntegerField(), required=False)
 
 

@@ -17,7 +17,16 @@ from curation.selectors import instances_visible_to, roles_of
 from curation.states import Role, Status
 
 # What a revision diff compares, in the order a reader scans an instance.
-DIFF_FIELDS = ("question", "rationale", "answer", "answer_form", "answer_source", "relevant_table_ids")
+DIFF_FIELDS = (
+    "question",
+    "rationale",
+    "answer",
+    "answer_form",
+    "answer_type",
+    "scale",
+    "answer_source",
+    "relevant_table_ids",
+)
 
 
 def instance_for_review(*, user: AbstractBaseUser, instance_id: int) -> Instance:

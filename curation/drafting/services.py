@@ -19,6 +19,7 @@ from curation.drafting.models import DraftingItem, DraftingRun, PromptTemplate
 from curation.drafting.templates import TEMPLATES, draft_template_questions
 from curation.errors import Conflict, InvalidInput
 from curation.models import Batch, Context, Project, ReasoningType, Table
+from curation.services.instances import answer_kind_suggested
 from curation.services.lifecycle import instance_create
 from curation.services.projects import require_role
 from curation.states import Role, Status
@@ -470,6 +471,15 @@ def _item_commit(run: DraftingRun, item: DraftingItem, token: str, outcome: _Out
     context = item.context
     first = None
     for fields in outcome.drafts:
+        # A draft starts with the suggested answer type and scale, which the annotator confirms or corrects.
+        suggested = answer_kind_suggested(
+            question=fields.get("question", ""),
+            rationale=fields.get("rationale", ""),
+            answer=list(fields.get("answer") or []),
+            tables=fields.get("relevant_tables") or context.tables.all(),
+            tools=[action.get("tool", "") for action in fields.get("essential_actions") or []],
+        )
+        fields = {**suggested, **fields}
         instance = instance_create(
             project_id=run.project_id,
             actor=None,

@@ -152,3 +152,23 @@ def test_only_managers_create_runs(project, personas, drafting_batch, drafting_c
 def test_llm_run_needs_an_endpoint(project, personas, drafting_batch, drafting_contexts):
     with pytest.raises(InvalidInput, match="needs a model endpoint"):
         run_create(project=project, actor=personas["manager"], kind="llm", batch=drafting_batch)
+
+
+def test_drafts_start_with_the_suggested_answer_type_and_scale(project, personas, drafting_batch, drafting_contexts):
+    drafting_contexts[0].tables.update(caption="Accuracy (%) on the task.")
+    _run(project, personas["manager"], "template", drafting_batch, options={"per_template": 1, "seed": 4})
+    instances = Instance.objects.filter(project=project)
+    difference = instances.filter(draft__template_id="cell_difference", context=drafting_contexts[0]).first()
+    assert (difference.answer_type, difference.scale) == ("arithmetic", "percent")
+    lookups = instances.exclude(answer_type__in=("span", "multi-span", "arithmetic", "count"))
+    assert not lookups.exists()
+    other = instances.filter(draft__template_id="cell_difference", context=drafting_contexts[1]).first()
+    assert (other.answer_type, other.scale) == ("arithmetic", "")
+
+
+def test_llm_drafts_start_with_the_suggested_answer_type(
+    project, personas, drafting_batch, drafting_contexts, model_server
+):
+    _run(project, personas["manager"], "llm", drafting_batch, endpoint=endpoint_on(project, model_server.base_url))
+    first = Instance.objects.filter(project=project).order_by("pk").first()
+    assert first.answer == ["Ours"] and (first.answer_type, first.scale) == ("span", "")
