@@ -8,12 +8,13 @@ from django.db.models import Count, Prefetch, Q, QuerySet
 from curation.errors import NotFound
 from curation.models import Context, Membership, Paper, Paragraph, Project, Table
 from curation.selectors import instances_visible_to, papers_visible_to
+from curation.services.papers import paper_flag_reason
 from curation.states import Role
 
 
-def papers_of_project(*, user: AbstractBaseUser, project: Project) -> QuerySet[Paper]:
-    """A project's papers with table, paragraph and context counts, for managers and verifiers."""
-    return (
+def papers_of_project(*, user: AbstractBaseUser, project: Project) -> list[Paper]:
+    """A project's papers with table, paragraph and context counts and their flag, for managers and verifiers."""
+    papers = list(
         papers_visible_to(user, project)
         .annotate(
             table_count=Count("tables", distinct=True),
@@ -22,6 +23,9 @@ def papers_of_project(*, user: AbstractBaseUser, project: Project) -> QuerySet[P
         )
         .order_by("-created_at", "-pk")
     )
+    for paper in papers:
+        paper.flag = paper_flag_reason(table_count=paper.table_count)
+    return papers
 
 
 def paper_get(*, user: AbstractBaseUser, project: Project, paper_id: int) -> Paper:

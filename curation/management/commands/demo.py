@@ -136,4 +136,4 @@ class Command(BaseCommand):
                 },
                 reason="demo draft",
             )
-        contexts_assign_reasoning_types(project=project, actor=None, seed=0)  # the long context
+        contexts_assign_reasoning_types(project=project, actor=None, seed=0)  # short contexts without a draft
