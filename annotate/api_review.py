@@ -155,6 +155,26 @@ class AssignSerializer(serializers.Serializer):
     context_ids = serializers.ListField(child=serializers.IntegerField(), required=False, default=list)
 
 
+class FillSerializer(serializers.Serializer):
+    per_paper = serializers.IntegerField(
+        required=False, allow_null=True, default=None, min_value=1, help_text="short contexts per paper; null: all"
+    )
+    seed = serializers.IntegerField(required=False, default=0)
+    paper_ids = serializers.ListField(
+        child=serializers.IntegerField(), required=False, default=list, help_text="empty: every paper"
+    )
+
+
+class FillResultSerializer(serializers.Serializer):
+    batch = serializers.IntegerField()
+    per_paper = serializers.IntegerField(allow_null=True)
+    seed = serializers.IntegerField()
+    papers = serializers.IntegerField()
+    contexts = serializers.IntegerField()
+    context_ids = serializers.ListField(child=serializers.IntegerField())
+    moved = serializers.IntegerField()
+
+
 class GatingSerializer(serializers.Serializer):
     gating = serializers.ChoiceField(choices=["manual", "sequential"])
 
@@ -521,6 +541,19 @@ class BatchAssignApi(APIView):
         payload.is_valid(raise_exception=True)
         moved = batch_flow.batch_assign(batch_id=pk, actor=request.user, **payload.validated_data)
         return Response({"batch": BatchSerializer(batch).data, "moved": moved})
+
+
+class BatchFillApi(APIView):
+    @extend_schema(request=FillSerializer, responses=FillResultSerializer)
+    def post(self, request: Request, pk: int) -> Response:
+        """Put short contexts without a batch into the batch: all of the papers', or a seeded N per paper."""
+        batch = selectors.batches_visible_to(request.user).filter(pk=pk).first()
+        if batch is None:
+            raise NotFound(f"No batch {pk} that you may see.")
+        payload = FillSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        sample = batch_flow.batch_fill_from_papers(batch_id=pk, actor=request.user, **payload.validated_data)
+        return Response(sample.as_dict())
 
 
 class GatingApi(APIView):

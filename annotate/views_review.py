@@ -6,6 +6,7 @@ from collections.abc import Callable
 from datetime import date
 from typing import Any
 
+from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
@@ -373,6 +374,15 @@ def _require_manager_page(request: HttpRequest, project: Project) -> None:
         raise Http404("Only managers of this project see this page.")
 
 
+class BatchFillForm(forms.Form):
+    """The batch page's "fill from papers" form: how many short contexts per paper (empty for all) and the seed."""
+
+    per_paper = forms.IntegerField(
+        required=False, min_value=1, error_messages={"min_value": "Contexts per paper must be at least 1."}
+    )
+    seed = forms.IntegerField(required=False)
+
+
 def _ids(values: list[str]) -> list[int]:
     return [int(v) for v in values if v.isdigit()]
 
@@ -405,6 +415,29 @@ def batches_page(request: HttpRequest, slug: str) -> HttpResponse:
             )
             if moved is not None:
                 messages.success(request, f"{0 if moved is True else moved} draft(s) added to the batch.")
+        elif action == "fill":
+            form = BatchFillForm(request.POST)
+            if not form.is_valid():
+                messages.error(request, " ".join(e for errors in form.errors.values() for e in errors))
+                return redirect("batches", slug=slug)
+            data = form.cleaned_data
+            sample = _attempt(
+                request,
+                lambda: batch_flow.batch_fill_from_papers(
+                    batch_id=batch_id,
+                    actor=request.user,
+                    per_paper=data["per_paper"],
+                    seed=data["seed"] or 0,
+                    paper_ids=_ids(request.POST.getlist("paper_ids")),
+                ),
+            )
+            if sample is not None:
+                drawn = "all their" if sample.per_paper is None else f"{sample.per_paper} per paper of the"
+                messages.success(
+                    request,
+                    f"{len(sample.context_ids)} context(s) from {sample.papers} paper(s) ({drawn} short contexts, "
+                    f"seed {sample.seed}) added to the batch, with {sample.moved} draft(s).",
+                )
         elif action == "gating":
             _attempt(
                 request,
@@ -423,6 +456,7 @@ def batches_page(request: HttpRequest, slug: str) -> HttpResponse:
         .select_related("reasoning_type", "context__paper")
         .order_by("id")[:200],
         "contexts": Context.objects.filter(project=project, batch__isnull=True).select_related("paper")[:200],
+        "fill_papers": review_selectors.papers_with_unbatched_contexts(user=request.user, project=project),
         "gating_choices": Project.Gating.choices,
         "status_choices": [(s.value, s.label) for s in Status],
     }

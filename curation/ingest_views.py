@@ -113,7 +113,7 @@ def paper_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
         ],
         "paragraphs": paragraph_rows,
         "contexts": contexts,
-        "flag": paper_services.paper_flag_reason(table_count=len(tables)),
+        "flag": paper_services.paper_flag_reason(table_count=len(tables), origin=paper.origin),
         "context_counts": paper_selectors.context_counts(paper),
         "leaf_types": leaf_reasoning_types(project),
         "versions": Paper.objects.filter(project=project, origin=paper.origin, source_name=paper.source_name)

@@ -24,7 +24,7 @@ def papers_of_project(*, user: AbstractBaseUser, project: Project) -> list[Paper
         .order_by("-created_at", "-pk")
     )
     for paper in papers:
-        paper.flag = paper_flag_reason(table_count=paper.table_count)
+        paper.flag = paper_flag_reason(table_count=paper.table_count, origin=paper.origin)
     return papers
 
 

@@ -57,9 +57,10 @@ class PaperSource:
 NO_TABLES_REASON = "No tables: kept, but it offers no contexts to draft (SciTaT §2.1 keeps only papers with tables)."
 
 
-def paper_flag_reason(*, table_count: int) -> str:
-    """Why a paper is flagged (kept, but offering no contexts), or "" when it is not: the one rule for every page."""
-    return NO_TABLES_REASON if table_count == 0 else ""
+def paper_flag_reason(*, table_count: int, origin: str = "latex") -> str:
+    """Why an ingested paper is flagged (kept, but offering no contexts), or "" when it is not: the one rule for
+    every page. Imported datasets keep their own contexts (a TAT-DQA document has no extracted tables)."""
+    return NO_TABLES_REASON if table_count == 0 and origin == "latex" else ""
 
 
 @dataclass
@@ -82,7 +83,7 @@ class IngestResult:
 
     @property
     def flag(self) -> str:
-        return paper_flag_reason(table_count=self.tables)
+        return paper_flag_reason(table_count=self.tables, origin=self.paper.origin)
 
     def as_dict(self) -> dict[str, Any]:
         return {

@@ -252,3 +252,11 @@ def test_paper_without_tables_is_kept_and_flagged_with_no_contexts(project, tmp_
     assert "No tables" in result.flag and "§2.1" in result.as_dict()["flag"]
     with_tables = paper_ingest(project=project, actor=None, path_or_upload=FIXTURES / "multifile")
     assert with_tables.flag == "" and with_tables.long_contexts == 1
+
+
+def test_only_ingested_papers_are_flagged_for_having_no_tables():
+    from curation.services.papers import paper_flag_reason
+
+    assert paper_flag_reason(table_count=0, origin="latex").startswith("No tables")
+    assert paper_flag_reason(table_count=2, origin="latex") == ""
+    assert paper_flag_reason(table_count=0, origin="tatdqa") == ""  # a TAT-DQA document keeps its own context
