@@ -113,7 +113,7 @@ class EditFieldsSerializer(serializers.Serializer):
     answer = serializers.ListField(child=serializers.CharField(allow_blank=True), required=False)
     answer_form = serializers.ChoiceField(choices=["", "short", "free"], required=False)
     answer_source = serializers.ChoiceField(choices=["", "text", "table", "table-text"], required=False)
-    answer_type = serializers.ChoiceField(choices=["", *ANSWER_TYPES], required=False)
+    answer_type = serializers.ChoiceField(choices=ANSWER_TYPES, required=False)
     scale = serializers.ChoiceField(choices=SCALES, required=False)
     relevant_table_ids = serializers.ListField(child=serializers.IntegerField(), required=False)
 

@@ -18,6 +18,7 @@ from annotate.models import ReviewComment
 from annotate.services import batches as batch_flow
 from annotate.services import review
 from curation import selectors
+from curation.answer_types import ANSWER_TYPE_LABELS, SCALE_LABELS
 from curation.errors import DomainError, NotFound
 from curation.models import Batch, Context, Instance, Project
 from curation.services.batches import batch_create, batch_open
@@ -265,7 +266,12 @@ def discussion_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
         raise Http404(str(exc)) from exc
     if data["instance"].project_id != project.pk:
         raise Http404("No such discussion in this project.")
-    context = {**_common(request, project), "answer_lines": "\n".join(data["instance"].answer)}
+    context = {
+        **_common(request, project),
+        "answer_lines": "\n".join(data["instance"].answer),
+        "answer_types": list(ANSWER_TYPE_LABELS.items()),
+        "scales": list(SCALE_LABELS.items()),
+    }
     return render(request, "annotate/review/discussion.html", {**context, **data})
 
 
@@ -296,6 +302,9 @@ def discussion_resolve(request: HttpRequest, slug: str, pk: int) -> HttpResponse
             "rationale": request.POST.get("rationale", ""),
             "answer": [line.strip() for line in request.POST.get("answer", "").splitlines() if line.strip()],
         }
+        for name in ("answer_type", "scale"):
+            if name in request.POST:
+                fields[name] = request.POST[name]
     _attempt(
         request,
         lambda: review.discussion_resolve(

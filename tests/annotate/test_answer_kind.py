@@ -130,3 +130,45 @@ def test_the_refined_answer_type_is_frozen_exported_and_counted(personas, projec
     assert next(csv.DictReader(io.StringIO(files["csv"].decode())))["answer_type"] == "span"
     (tmp_path / "x.parquet").write_bytes(files["parquet"])
     assert pq.read_table(tmp_path / "x.parquet").column("answer_type").to_pylist() == ["span"]
+
+
+def test_the_verifier_corrects_the_answer_type_when_resolving_a_flag(personas, project, drafts):
+    from tests.annotate.review_helpers import to_discussion
+
+    discussion = to_discussion(project, personas, drafts[0])
+    verifier = logged_in("verifier")
+    url = f"/p/{project.slug}/discussions/{discussion.pk}/"
+    page = verifier.get(url).content.decode()
+    assert '<select id="e-type" name="answer_type">' in page and '<option value="span" selected>' in page
+    version = Instance.objects.get(pk=discussion.instance_id).version
+    verifier.post(
+        f"{url}resolve/",
+        {
+            "decision": "edit",
+            "expected_version": version,
+            "question": "How many models are compared?",
+            "answer": "2",
+            "answer_type": "count",
+            "scale": "",
+        },
+    )
+    final = Instance.objects.get(pk=discussion.instance_id)
+    assert final.status == Status.VALIDATED and (final.answer_type, final.answer) == ("count", ["2"])
+
+
+def test_a_flag_resolved_by_editing_cannot_clear_the_answer_type(personas, project, drafts):
+    from tests.annotate.review_helpers import to_discussion
+
+    discussion = to_discussion(project, personas, drafts[0])
+    instance = Instance.objects.get(pk=discussion.instance_id)
+    with pytest.raises(InvalidInput, match="answer type"):
+        review.discussion_resolve(
+            discussion_id=discussion.pk,
+            user=personas["verifier"],
+            outcome="accepted",
+            action="edit",
+            expected_version=instance.version,
+            fields={"answer_type": ""},
+        )
+    assert Instance.objects.get(pk=instance.pk).status == Status.IN_DISCUSSION
+    assert Instance.objects.get(pk=instance.pk).answer_type == "span"
