@@ -189,5 +189,7 @@ class WorkspaceApi(APIView):
             "excluded_paragraph_ids": sorted(data["excluded_paragraph_ids"]),
             "problems": data["problems"],
             "suggested_form": data["suggested_form"],
+            "suggested_type": data["suggested"]["answer_type"],
+            "suggested_scale": data["suggested"]["scale"],
         }
         return Response(body)

@@ -89,6 +89,12 @@ def test_autosave_api_suggests_type_and_scale_from_answer_rationale_and_table(pe
     assert refused.status_code == 400
 
 
+def test_workspace_api_gives_the_suggestions(personas, held, api_client_for):
+    data = api_client_for(personas["annotator"]).get(f"/api/instances/{held.pk}/workspace/").json()
+    assert (data["suggested_type"], data["suggested_scale"]) == ("span", "")
+    assert data["instance"]["answer_type"] == "" and "answer_type" in {p["field"] for p in data["problems"]}
+
+
 def test_workspace_page_offers_answer_type_and_scale_with_their_shortcuts(personas, project, held):
     page = logged_in("annotator").get(f"/p/{project.slug}/work/{held.pk}/").content.decode()
     for value in ("span", "multi-span", "arithmetic", "count"):
