@@ -18,6 +18,7 @@ from annotate.services import batches as batch_flow
 from annotate.services import review
 from annotate.services.workspace import work_ping
 from curation import selectors
+from curation.answer_types import ANSWER_TYPES, SCALES
 from curation.errors import InvalidInput, NotFound, NotPermitted
 from curation.serializers import BatchSerializer, InstanceSerializer
 
@@ -112,6 +113,8 @@ class EditFieldsSerializer(serializers.Serializer):
     answer = serializers.ListField(child=serializers.CharField(allow_blank=True), required=False)
     answer_form = serializers.ChoiceField(choices=["", "short", "free"], required=False)
     answer_source = serializers.ChoiceField(choices=["", "text", "table", "table-text"], required=False)
+    answer_type = serializers.ChoiceField(choices=ANSWER_TYPES, required=False)
+    scale = serializers.ChoiceField(choices=SCALES, required=False)
     relevant_table_ids = serializers.ListField(child=serializers.IntegerField(), required=False)
 
 
@@ -150,6 +153,26 @@ class Round2QueueSerializer(serializers.Serializer):
 class AssignSerializer(serializers.Serializer):
     instance_ids = serializers.ListField(child=serializers.IntegerField(), required=False, default=list)
     context_ids = serializers.ListField(child=serializers.IntegerField(), required=False, default=list)
+
+
+class FillSerializer(serializers.Serializer):
+    per_paper = serializers.IntegerField(
+        required=False, allow_null=True, default=None, min_value=1, help_text="short contexts per paper; null: all"
+    )
+    seed = serializers.IntegerField(required=False, default=0)
+    paper_ids = serializers.ListField(
+        child=serializers.IntegerField(), required=False, default=list, help_text="empty: every paper"
+    )
+
+
+class FillResultSerializer(serializers.Serializer):
+    batch = serializers.IntegerField()
+    per_paper = serializers.IntegerField(allow_null=True)
+    seed = serializers.IntegerField()
+    papers = serializers.IntegerField()
+    contexts = serializers.IntegerField()
+    context_ids = serializers.ListField(child=serializers.IntegerField())
+    moved = serializers.IntegerField()
 
 
 class GatingSerializer(serializers.Serializer):
@@ -518,6 +541,19 @@ class BatchAssignApi(APIView):
         payload.is_valid(raise_exception=True)
         moved = batch_flow.batch_assign(batch_id=pk, actor=request.user, **payload.validated_data)
         return Response({"batch": BatchSerializer(batch).data, "moved": moved})
+
+
+class BatchFillApi(APIView):
+    @extend_schema(request=FillSerializer, responses=FillResultSerializer)
+    def post(self, request: Request, pk: int) -> Response:
+        """Put short contexts without a batch into the batch: all of the papers', or a seeded N per paper."""
+        batch = selectors.batches_visible_to(request.user).filter(pk=pk).first()
+        if batch is None:
+            raise NotFound(f"No batch {pk} that you may see.")
+        payload = FillSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        sample = batch_flow.batch_fill_from_papers(batch_id=pk, actor=request.user, **payload.validated_data)
+        return Response(sample.as_dict())
 
 
 class GatingApi(APIView):

@@ -12,6 +12,7 @@ from rest_framework.views import APIView
 from annotate import selectors as work_selectors
 from annotate.services import queue, workspace
 from curation import selectors
+from curation.answer_types import ANSWER_TYPES, SCALES
 from curation.models import Instance
 from curation.serializers import InstanceSerializer, ParagraphSerializer, TableSerializer
 
@@ -78,6 +79,8 @@ class AutosaveSerializer(serializers.Serializer):
     answer = serializers.ListField(child=serializers.CharField(allow_blank=True, trim_whitespace=False), required=False)
     answer_form = serializers.ChoiceField(choices=Instance.AnswerForm.choices, required=False, allow_blank=True)
     answer_source = serializers.ChoiceField(choices=Instance.AnswerSource.choices, required=False, allow_blank=True)
+    answer_type = serializers.ChoiceField(choices=ANSWER_TYPES, required=False, allow_blank=True)
+    scale = serializers.ChoiceField(choices=SCALES, required=False, allow_blank=True)
     reasoning_type_id = serializers.IntegerField(required=False, allow_null=True)
     relevant_table_ids = serializers.ListField(child=serializers.IntegerField(), required=False)
     excluded_table_ids = serializers.ListField(child=serializers.IntegerField(), required=False)
@@ -89,13 +92,18 @@ class SaveResultSerializer(serializers.Serializer):
     instance = InstanceSerializer()
     problems = serializers.ListField(child=serializers.DictField())
     suggested_form = serializers.CharField()
+    suggested_type = serializers.CharField()
+    suggested_scale = serializers.CharField()
 
 
 def _save_result(instance) -> dict:
+    suggested = workspace.suggested_answer_kind(instance)
     return {
         "instance": InstanceSerializer(selectors.instance_for_output(instance.pk)).data,
         "problems": workspace.submission_problems(instance),
         "suggested_form": workspace.suggested_answer_form(instance.answer),
+        "suggested_type": suggested["answer_type"],
+        "suggested_scale": suggested["scale"],
     }
 
 
@@ -169,6 +177,8 @@ class WorkspaceSerializer(serializers.Serializer):
     excluded_paragraph_ids = serializers.ListField(child=serializers.IntegerField())
     problems = serializers.ListField(child=serializers.DictField())
     suggested_form = serializers.CharField()
+    suggested_type = serializers.CharField()
+    suggested_scale = serializers.CharField()
 
 
 class WorkspaceApi(APIView):
@@ -188,5 +198,7 @@ class WorkspaceApi(APIView):
             "excluded_paragraph_ids": sorted(data["excluded_paragraph_ids"]),
             "problems": data["problems"],
             "suggested_form": data["suggested_form"],
+            "suggested_type": data["suggested"]["answer_type"],
+            "suggested_scale": data["suggested"]["scale"],
         }
         return Response(body)

@@ -5,19 +5,28 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import Q, QuerySet
+from django.db.models import Count, Q, QuerySet
 
 from annotate.diffing import answer_text, word_diff
 from annotate.models import Discussion, ReviewComment
 from annotate.selectors import draft_diffs, instance_context
 from annotate.services.review import discussion_participant, review_candidates, round2_candidates
 from curation.errors import NotFound, NotPermitted
-from curation.models import Instance, InstanceRevision, Project
-from curation.selectors import instances_visible_to, roles_of
+from curation.models import Context, Instance, InstanceRevision, Paper, Project
+from curation.selectors import instances_visible_to, papers_visible_to, roles_of
 from curation.states import Role, Status
 
 # What a revision diff compares, in the order a reader scans an instance.
-DIFF_FIELDS = ("question", "rationale", "answer", "answer_form", "answer_source", "relevant_table_ids")
+DIFF_FIELDS = (
+    "question",
+    "rationale",
+    "answer",
+    "answer_form",
+    "answer_type",
+    "scale",
+    "answer_source",
+    "relevant_table_ids",
+)
 
 
 def instance_for_review(*, user: AbstractBaseUser, instance_id: int) -> Instance:
@@ -164,3 +173,18 @@ def open_comments_for_author(*, user: AbstractBaseUser, instance: Instance) -> l
     if instance.author_id != user.pk:
         raise NotPermitted("These comments are for the instance's annotator.")
     return list(comments_of(instance).filter(is_resolved=False))
+
+
+def papers_with_unbatched_contexts(*, user: AbstractBaseUser, project: Project) -> list[Paper]:
+    """The project's papers that still have short contexts without a batch, with that count (`free_contexts`),
+    for the batch page's "fill from papers" form. Staff of the project only (others get an empty list)."""
+    return list(
+        papers_visible_to(user, project)
+        .annotate(
+            free_contexts=Count(
+                "contexts", filter=Q(contexts__kind=Context.Kind.SHORT, contexts__batch__isnull=True), distinct=True
+            )
+        )
+        .filter(free_contexts__gt=0)
+        .order_by("pk")
+    )

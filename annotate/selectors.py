@@ -8,7 +8,8 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Prefetch
 
 from annotate.diffing import answer_text, word_diff
-from annotate.services.workspace import submission_problems, suggested_answer_form
+from annotate.services.workspace import submission_problems, suggested_answer_form, suggested_answer_kind
+from curation.answer_types import ANSWER_TYPE_LABELS, SCALE_LABELS
 from curation.errors import NotFound, NotPermitted
 from curation.models import Instance, Paragraph, ReasoningType, Table
 from curation.states import Status
@@ -81,5 +82,8 @@ def workspace_data(*, user: AbstractBaseUser, instance_id: int) -> dict[str, Any
         "reasoning_types": [t for t in types if not any(o.parent_id == t.pk for o in types)],
         "diffs": draft_diffs(instance),
         "suggested_form": suggested_answer_form(instance.answer),
+        "suggested": suggested_answer_kind(instance),
+        "answer_types": list(ANSWER_TYPE_LABELS.items()),
+        "scales": list(SCALE_LABELS.items()),
         "problems": submission_problems(instance),
     }

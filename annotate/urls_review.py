@@ -55,6 +55,7 @@ api_patterns = [
     path("instances/<int:pk>/discard/", api_review.DiscardApi.as_view(), name="api-instance-discard"),
     path("instances/<int:pk>/restore/", api_review.RestoreApi.as_view(), name="api-instance-restore"),
     path("batches/<int:pk>/assign/", api_review.BatchAssignApi.as_view(), name="api-batch-assign"),
+    path("batches/<int:pk>/fill/", api_review.BatchFillApi.as_view(), name="api-batch-fill"),
     path("projects/<slug:slug>/gating/", api_review.GatingApi.as_view(), name="api-gating"),
     path("projects/<slug:slug>/pay-settings/", api_review.PaySettingsApi.as_view(), name="api-pay-settings"),
     path("projects/<slug:slug>/dashboard/", api_review.DashboardApi.as_view(), name="api-dashboard"),

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from datetime import date
 from typing import Any
 
+from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
@@ -18,6 +19,7 @@ from annotate.models import ReviewComment
 from annotate.services import batches as batch_flow
 from annotate.services import review
 from curation import selectors
+from curation.answer_types import ANSWER_TYPE_LABELS, SCALE_LABELS
 from curation.errors import DomainError, NotFound
 from curation.models import Batch, Context, Instance, Project
 from curation.services.batches import batch_create, batch_open
@@ -265,7 +267,12 @@ def discussion_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
         raise Http404(str(exc)) from exc
     if data["instance"].project_id != project.pk:
         raise Http404("No such discussion in this project.")
-    context = {**_common(request, project), "answer_lines": "\n".join(data["instance"].answer)}
+    context = {
+        **_common(request, project),
+        "answer_lines": "\n".join(data["instance"].answer),
+        "answer_types": list(ANSWER_TYPE_LABELS.items()),
+        "scales": list(SCALE_LABELS.items()),
+    }
     return render(request, "annotate/review/discussion.html", {**context, **data})
 
 
@@ -298,6 +305,9 @@ def discussion_resolve(request: HttpRequest, slug: str, pk: int) -> HttpResponse
             "rationale": request.POST.get("rationale", ""),
             "answer": [line.strip() for line in request.POST.get("answer", "").splitlines() if line.strip()],
         }
+        for name in ("answer_type", "scale"):
+            if name in request.POST:
+                fields[name] = request.POST[name]
     _attempt(
         request,
         lambda: review.discussion_resolve(
@@ -386,6 +396,15 @@ def _assigned_message(*, contexts: int, drafts: int) -> str:
     return f"{' and '.join(parts)} added to the batch."
 
 
+class BatchFillForm(forms.Form):
+    """The batch page's "fill from papers" form: how many short contexts per paper (empty for all) and the seed."""
+
+    per_paper = forms.IntegerField(
+        required=False, min_value=1, error_messages={"min_value": "Contexts per paper must be at least 1."}
+    )
+    seed = forms.IntegerField(required=False)
+
+
 def _ids(values: list[str]) -> list[int]:
     return [int(v) for v in values if v.isdigit()]
 
@@ -420,6 +439,29 @@ def batches_page(request: HttpRequest, slug: str) -> HttpResponse:
             if moved is not None:
                 drafts = 0 if moved is True else int(moved)
                 messages.success(request, _assigned_message(contexts=len(set(context_ids)), drafts=drafts))
+        elif action == "fill":
+            form = BatchFillForm(request.POST)
+            if not form.is_valid():
+                messages.error(request, " ".join(e for errors in form.errors.values() for e in errors))
+                return redirect("batches", slug=slug)
+            data = form.cleaned_data
+            sample = _attempt(
+                request,
+                lambda: batch_flow.batch_fill_from_papers(
+                    batch_id=batch_id,
+                    actor=request.user,
+                    per_paper=data["per_paper"],
+                    seed=data["seed"] or 0,
+                    paper_ids=_ids(request.POST.getlist("paper_ids")),
+                ),
+            )
+            if sample is not None:
+                drawn = "all their" if sample.per_paper is None else f"{sample.per_paper} per paper of the"
+                messages.success(
+                    request,
+                    f"{len(sample.context_ids)} context(s) from {sample.papers} paper(s) ({drawn} short contexts, "
+                    f"seed {sample.seed}) added to the batch, with {sample.moved} draft(s).",
+                )
         elif action == "gating":
             _attempt(
                 request,
@@ -438,6 +480,7 @@ def batches_page(request: HttpRequest, slug: str) -> HttpResponse:
         .select_related("reasoning_type", "context__paper")
         .order_by("id")[:200],
         "contexts": Context.objects.filter(project=project, batch__isnull=True).select_related("paper")[:200],
+        "fill_papers": review_selectors.papers_with_unbatched_contexts(user=request.user, project=project),
         "gating_choices": Project.Gating.choices,
         "status_choices": [(s.value, s.label) for s in Status],
     }

@@ -87,7 +87,7 @@ class ContextListApi(generics.ListAPIView):
             OpenApiParameter("batch", int, description="only this batch"),
             OpenApiParameter("paper", int, description="only this paper"),
             OpenApiParameter("kind", str, enum=Context.Kind.values),
-            OpenApiParameter("unassigned", bool, description="only contexts without a reasoning type"),
+            OpenApiParameter("unassigned", bool, description="only short contexts without a reasoning type"),
         ],
     )
     def get(self, request: Request, *args: object, **kwargs: object) -> Response:
@@ -107,7 +107,8 @@ class ContextListApi(generics.ListAPIView):
         if query.get("kind"):
             contexts = contexts.filter(kind=query["kind"])
         if query.get("unassigned") in ("1", "true"):
-            contexts = contexts.filter(reasoning_type__isnull=True)
+            # Long contexts never get a type (their questions are drafted on short ones).
+            contexts = contexts.filter(kind=Context.Kind.SHORT, reasoning_type__isnull=True)
         return contexts.order_by("pk")
 
 
@@ -129,8 +130,9 @@ class ContextAssignApi(APIView):
                 "targets": serializers.DictField(child=serializers.FloatField()),
             },
         ),
-        description="Assign leaf reasoning types by the project's target shares: to every context of `batch`, "
-        "or to all contexts without a type. Deterministic for a seed. Managers only.",
+        description="Assign leaf reasoning types by the project's target shares: to every short context of "
+        "`batch`, or to all short contexts without a type (long contexts get none). Deterministic for a seed. "
+        "Managers only.",
     )
     def post(self, request: Request, slug: str) -> Response:
         project = selectors.project_get(user=request.user, slug=slug)

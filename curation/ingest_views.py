@@ -43,7 +43,9 @@ def project_papers(request: HttpRequest, slug: str) -> HttpResponse:
         "papers": papers,
         "is_manager": Role.MANAGER in roles,
         "batches": Batch.objects.filter(project=project),
-        "unassigned": Context.objects.filter(project=project, reasoning_type__isnull=True).count(),
+        "unassigned": Context.objects.filter(
+            project=project, kind=Context.Kind.SHORT, reasoning_type__isnull=True
+        ).count(),
     }
     return render(request, "curation/papers.html", context)
 
@@ -111,6 +113,7 @@ def paper_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
         ],
         "paragraphs": paragraph_rows,
         "contexts": contexts,
+        "flag": paper_services.paper_flag_reason(table_count=len(tables), origin=paper.origin),
         "context_counts": paper_selectors.context_counts(paper),
         "leaf_types": leaf_reasoning_types(project),
         "versions": Paper.objects.filter(project=project, origin=paper.origin, source_name=paper.source_name)
@@ -136,7 +139,7 @@ def contexts_assign(request: HttpRequest, slug: str) -> HttpResponse:
         batch = None
         chosen = None
         if paper_id:
-            chosen = list(Context.objects.filter(project=project, paper_id=int(paper_id)))
+            chosen = list(Context.objects.filter(project=project, paper_id=int(paper_id), kind=Context.Kind.SHORT))
         elif batch_id:
             batch = Batch.objects.filter(project=project, pk=int(batch_id)).first()
             if batch is None:

@@ -8,11 +8,12 @@ from django.db.models import Count, Prefetch, QuerySet
 from curation.errors import NotFound
 from curation.models import Context, Paper, Paragraph, Project, Table
 from curation.selectors import papers_visible_to
+from curation.services.papers import paper_flag_reason
 
 
-def papers_of_project(*, user: AbstractBaseUser, project: Project) -> QuerySet[Paper]:
-    """A project's papers with table, paragraph and context counts, for managers and verifiers."""
-    return (
+def papers_of_project(*, user: AbstractBaseUser, project: Project) -> list[Paper]:
+    """A project's papers with table, paragraph and context counts and their flag, for managers and verifiers."""
+    papers = list(
         papers_visible_to(user, project)
         .annotate(
             table_count=Count("tables", distinct=True),
@@ -21,6 +22,9 @@ def papers_of_project(*, user: AbstractBaseUser, project: Project) -> QuerySet[P
         )
         .order_by("-created_at", "-pk")
     )
+    for paper in papers:
+        paper.flag = paper_flag_reason(table_count=paper.table_count, origin=paper.origin)
+    return papers
 
 
 def paper_get(*, user: AbstractBaseUser, project: Project, paper_id: int) -> Paper:

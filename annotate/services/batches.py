@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import random
+from collections.abc import Iterable
+from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 
 from django.contrib.auth.models import AbstractBaseUser
@@ -90,18 +93,20 @@ def project_gating_set(*, project: Project, actor: AbstractBaseUser, gating: str
 def batch_assign(
     *,
     batch_id: int,
-    actor: AbstractBaseUser,
+    actor: AbstractBaseUser | None,
     instance_ids: list[int] | None = None,
     context_ids: list[int] | None = None,
 ) -> int:
-    """Put drafts (and the drafts of the given contexts) into a planned or open batch. Managers only.
+    """Put drafts (and the drafts of the given contexts) into a planned or open batch. Managers only
+    (`actor=None` is an operator command).
 
     Only drafted instances move: work already under way stays in the batch it was handed out with.
     """
     batch = Batch.objects.select_related("project").filter(pk=batch_id).first()
     if batch is None:
         raise NotFound(f"Batch {batch_id} does not exist.")
-    require_role(user=actor, project=batch.project, roles=(Role.MANAGER,), action="fill batches")
+    if actor is not None:
+        require_role(user=actor, project=batch.project, roles=(Role.MANAGER,), action="fill batches")
     if batch.state == Batch.State.CLOSED:
         raise InvalidInput(f"Batch {batch.name!r} is closed; create a new batch.")
     instance_ids = list(instance_ids or [])
@@ -118,6 +123,89 @@ def batch_assign(
     if Instance.objects.filter(pk__in=instance_ids).exclude(project=batch.project).exists():
         raise InvalidInput("Some instances are not in this project.")
     return selected.filter(status=Status.DRAFTED).update(batch=batch)
+
+
+def sample_per_paper(contexts: Iterable[tuple[int, int]], *, per_paper: int | None, seed: int) -> list[int]:
+    """Of (context id, paper id) pairs, `per_paper` context ids of each paper (all when None), in id order.
+
+    Each paper's draw depends only on the seed, the paper and its own contexts, so adding papers to the pool
+    does not change what the others give; the same seed gives the same sample.
+    """
+    by_paper: dict[int, list[int]] = {}
+    for context_id, paper_id in contexts:
+        by_paper.setdefault(paper_id, []).append(context_id)
+    chosen: list[int] = []
+    for paper_id, ids in sorted(by_paper.items()):
+        ids.sort()
+        if per_paper is not None and per_paper < len(ids):
+            ids = random.Random(f"{seed}:{paper_id}").sample(ids, per_paper)
+        chosen.extend(ids)
+    return sorted(chosen)
+
+
+@dataclass
+class BatchSample:
+    """What filling a batch from papers did: the contexts put in, from how many papers, and the drafts moved."""
+
+    batch_id: int
+    per_paper: int | None
+    seed: int
+    papers: int
+    context_ids: list[int]
+    moved: int
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "batch": self.batch_id,
+            "per_paper": self.per_paper,
+            "seed": self.seed,
+            "papers": self.papers,
+            "contexts": len(self.context_ids),
+            "context_ids": self.context_ids,
+            "moved": self.moved,
+        }
+
+
+@transaction.atomic
+def batch_fill_from_papers(
+    *,
+    batch_id: int,
+    actor: AbstractBaseUser | None,
+    per_paper: int | None = None,
+    seed: int = 0,
+    paper_ids: list[int] | None = None,
+) -> BatchSample:
+    """Put short contexts without a batch into a batch: all of the named papers' (every paper's when none are
+    named), or `per_paper` of each drawn with `seed` (SciTaT has about 1.1 questions per paper). Managers only;
+    `actor=None` is an operator command. Their drafts move with them, as in `batch_assign`."""
+    batch = Batch.objects.select_related("project").filter(pk=batch_id).first()
+    if batch is None:
+        raise NotFound(f"Batch {batch_id} does not exist.")
+    if actor is not None:
+        require_role(user=actor, project=batch.project, roles=(Role.MANAGER,), action="fill batches")
+    if per_paper is not None and (isinstance(per_paper, bool) or not isinstance(per_paper, int) or per_paper < 1):
+        raise InvalidInput("Contexts per paper must be a whole number of at least 1 (leave it empty for all).")
+    if batch.state == Batch.State.CLOSED:
+        raise InvalidInput(f"Batch {batch.name!r} is closed; create a new batch.")
+    pool = Context.objects.filter(project=batch.project, kind=Context.Kind.SHORT, batch__isnull=True)
+    if paper_ids:
+        known = set(batch.project.papers.filter(pk__in=paper_ids).values_list("pk", flat=True))
+        if known != set(paper_ids):
+            raise InvalidInput(f"Papers not in this project: {sorted(set(paper_ids) - known)[:20]}.")
+        pool = pool.filter(paper_id__in=paper_ids)
+    pairs = list(pool.values_list("pk", "paper_id"))
+    if not pairs:
+        raise InvalidInput("Those papers have no short context left without a batch.")
+    chosen = sample_per_paper(pairs, per_paper=per_paper, seed=seed)
+    moved = batch_assign(batch_id=batch.pk, actor=actor, context_ids=chosen)
+    return BatchSample(
+        batch_id=batch.pk,
+        per_paper=per_paper,
+        seed=seed,
+        papers=len({paper_id for _, paper_id in pairs}),
+        context_ids=chosen,
+        moved=moved,
+    )
 
 
 @transaction.atomic

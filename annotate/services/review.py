@@ -18,6 +18,7 @@ from annotate.models import Discussion, DiscussionMessage, ReviewComment
 from annotate.services.leases import lease_expire
 from annotate.services.queue import lease_deadline
 from annotate.services.workspace import work_ping
+from curation.answer_types import ANSWER_TYPES
 from curation.errors import Conflict, InvalidInput, NotFound, NotPermitted
 from curation.models import Instance, Membership, Project, TransitionEvent
 from curation.services.instances import instance_edit
@@ -405,6 +406,9 @@ def discussion_resolve(
             kind="edit",
             note="edited by the verifier to resolve a round-two flag",
         )
+        if edited.answer_type not in ANSWER_TYPES:
+            # The edit validates the instance, and no validated item leaves without an answer type.
+            raise InvalidInput("Choose the answer type: span, multi-span, arithmetic or count.")
         expected_version = edited.version
     instance = instance_transition(
         instance_id=instance.pk,

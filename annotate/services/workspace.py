@@ -11,9 +11,10 @@ from django.utils import timezone
 
 from annotate.models import WorkTime
 from annotate.services.queue import lease_renew
+from curation.answer_types import ANSWER_TYPES
 from curation.errors import InvalidInput, NotFound, NotPermitted
 from curation.models import Instance
-from curation.services.instances import instance_edit
+from curation.services.instances import answer_kind_suggested, instance_edit
 from curation.services.lifecycle import instance_transition
 from curation.states import Status
 from scoring.metrics.scitat import answer_form
@@ -25,6 +26,21 @@ MAX_PING_GAP = timedelta(seconds=90)
 def suggested_answer_form(answer: list[str]) -> str:
     """SciTaT's short-form rule (scoring.metrics.scitat.answer_form); '' while the answer is empty."""
     return answer_form(answer)
+
+
+def suggested_answer_kind(instance: Instance) -> dict[str, str]:
+    """The answer type and scale suggested for an instance from its current answer and its relevant tables
+    (else its context's tables)."""
+    tables = list(instance.relevant_tables.all())
+    if not tables and instance.context_id:
+        tables = list(instance.context.tables.all())
+    return answer_kind_suggested(
+        question=instance.question,
+        rationale=instance.rationale,
+        answer=instance.answer,
+        tables=tables,
+        tools=[action.get("tool", "") for action in instance.essential_actions or [] if isinstance(action, dict)],
+    )
 
 
 def submission_problems(instance: Instance) -> list[dict[str, str]]:
@@ -40,6 +56,10 @@ def submission_problems(instance: Instance) -> list[dict[str, str]]:
         problems.append({"field": "answer_form", "message": "Choose short-form or free-form."})
     if not instance.answer_source:
         problems.append({"field": "answer_source", "message": "Choose the answer source: Text, Table or Table-Text."})
+    if instance.answer_type not in ANSWER_TYPES:
+        problems.append(
+            {"field": "answer_type", "message": "Choose the answer type: span, multi-span, arithmetic or count."}
+        )
     relevant = set(instance.relevant_tables.values_list("id", flat=True))
     excluded = set(instance.excluded_tables.values_list("id", flat=True))
     if instance.answer_source in (Instance.AnswerSource.TABLE, Instance.AnswerSource.TABLE_TEXT) and not relevant:

@@ -19,6 +19,8 @@ from curation.drafting.models import DraftingItem, DraftingRun, PromptTemplate
 from curation.drafting.templates import TEMPLATES, draft_template_questions
 from curation.errors import Conflict, InvalidInput
 from curation.models import Batch, Context, Project, ReasoningType, Table
+from curation.services.contexts import LONG_CONTEXT_REFUSAL
+from curation.services.instances import answer_kind_suggested
 from curation.services.lifecycle import instance_create
 from curation.services.projects import require_role
 from curation.states import Role, Status
@@ -124,7 +126,9 @@ def run_create(
     generation_params: dict[str, Any] | None = None,
     options: dict[str, Any] | None = None,
 ) -> DraftingRun:
-    """Create a queued run with one item per context (managers only); already drafted contexts are skipped."""
+    """Create a queued run with one item per short context (managers only); already drafted contexts are skipped.
+
+    Long contexts are never drafted: each question's long setting is its short context's whole paper."""
     if actor is not None:
         require_role(user=actor, project=project, roles=(Role.MANAGER,), action="start drafting runs")
     if kind not in DraftingRun.Kind.values:
@@ -144,8 +148,10 @@ def run_create(
     if batch is not None and batch.project_id != project.pk:
         raise InvalidInput("The batch belongs to another project.")
 
-    contexts = Context.objects.filter(project=project)
+    contexts = Context.objects.filter(project=project, kind=Context.Kind.SHORT)
     if context_ids:
+        if Context.objects.filter(project=project, pk__in=context_ids, kind=Context.Kind.LONG).exists():
+            raise InvalidInput(LONG_CONTEXT_REFUSAL)
         contexts = contexts.filter(pk__in=context_ids)
         if batch is not None:
             contexts = contexts.filter(batch=batch)
@@ -159,7 +165,7 @@ def run_create(
         raise InvalidInput("Pick a batch or some contexts to draft.")
     ids = list(contexts.order_by("pk").values_list("pk", flat=True))
     if not ids:
-        raise InvalidInput("There are no contexts to draft in that selection.")
+        raise InvalidInput("There are no short contexts to draft in that selection.")
 
     params = dict(generation_params or {})
     unknown_params = set(params) - GENERATION_PARAM_NAMES
@@ -471,6 +477,15 @@ def _item_commit(run: DraftingRun, item: DraftingItem, token: str, outcome: _Out
     context = item.context
     first = None
     for fields in outcome.drafts:
+        # A draft starts with the suggested answer type and scale, which the annotator confirms or corrects.
+        suggested = answer_kind_suggested(
+            question=fields.get("question", ""),
+            rationale=fields.get("rationale", ""),
+            answer=list(fields.get("answer") or []),
+            tables=fields.get("relevant_tables") or context.tables.all(),
+            tools=[action.get("tool", "") for action in fields.get("essential_actions") or []],
+        )
+        fields = {**suggested, **fields}
         instance = instance_create(
             project_id=run.project_id,
             actor=None,

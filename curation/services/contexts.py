@@ -1,4 +1,8 @@
-"""Writes for contexts: reasoning types follow the project's target shares over leaf types; managers only."""
+"""Writes for contexts: reasoning types follow the project's target shares over leaf types; managers only.
+
+Only short contexts (a paragraph and the tables it cites) get reasoning types and drafts: SciTaT asks each question
+on its short context and evaluates it again on the whole paper (§2.5), so a long context has no questions of its own.
+"""
 
 from __future__ import annotations
 
@@ -14,6 +18,11 @@ from curation.errors import InvalidInput
 from curation.models import Batch, Context, Project, ReasoningType
 from curation.services.projects import require_role
 from curation.states import Role
+
+LONG_CONTEXT_REFUSAL = (
+    "A long context (the whole paper) gets no reasoning type or drafts of its own: questions are drafted on short "
+    "contexts and each is evaluated on its whole paper too."
+)
 
 
 @dataclass
@@ -63,8 +72,8 @@ def contexts_assign_reasoning_types(
 ) -> AssignmentResult:
     """Give every chosen context a leaf type so the counts follow the target shares; same seed, same result.
 
-    Chosen are `contexts`, or all contexts of `batch` (reassigned as a whole), or else the project's
-    contexts without a type. Managers only.
+    Chosen are `contexts`, or all short contexts of `batch` (reassigned as a whole), or else the project's
+    short contexts without a type. Managers only.
     """
     if actor is not None:
         require_role(user=actor, project=project, roles=(Role.MANAGER,), action="assign reasoning types")
@@ -72,18 +81,17 @@ def contexts_assign_reasoning_types(
         raise InvalidInput("Give contexts or a batch, not both.")
     if batch is not None and batch.project_id != project.pk:
         raise InvalidInput(f"Batch {batch.name!r} belongs to another project.")
+    shorts = Context.objects.filter(project=project, kind=Context.Kind.SHORT)
     if contexts is not None:
         ids = sorted({context.pk for context in contexts})
         if Context.objects.filter(pk__in=ids).exclude(project=project).exists():
             raise InvalidInput("Some of these contexts belong to another project.")
+        if Context.objects.filter(pk__in=ids, kind=Context.Kind.LONG).exists():
+            raise InvalidInput(LONG_CONTEXT_REFUSAL)
     elif batch is not None:
-        ids = list(Context.objects.filter(project=project, batch=batch).order_by("pk").values_list("pk", flat=True))
+        ids = list(shorts.filter(batch=batch).order_by("pk").values_list("pk", flat=True))
     else:
-        ids = list(
-            Context.objects.filter(project=project, reasoning_type__isnull=True)
-            .order_by("pk")
-            .values_list("pk", flat=True)
-        )
+        ids = list(shorts.filter(reasoning_type__isnull=True).order_by("pk").values_list("pk", flat=True))
     leaves = [leaf for leaf in leaf_reasoning_types(project) if leaf.target_proportion > 0]
     if not leaves:
         raise InvalidInput("The project has no reasoning type with a target share above zero.")
@@ -113,6 +121,8 @@ def context_set_reasoning_type(
     if actor is not None:
         require_role(user=actor, project=context.project, roles=(Role.MANAGER,), action="change reasoning types")
     if reasoning_type is not None:
+        if context.kind == Context.Kind.LONG:
+            raise InvalidInput(LONG_CONTEXT_REFUSAL)
         if reasoning_type.project_id != context.project_id:
             raise InvalidInput(f"{reasoning_type.code!r} is not a reasoning type of this project.")
         if ReasoningType.objects.filter(parent=reasoning_type).exists():

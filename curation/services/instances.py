@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
@@ -9,13 +10,24 @@ from django.db import transaction
 from django.db.models import F, Max
 from django.utils import timezone
 
+from curation.answer_types import ANSWER_TYPES, SCALES, header_texts, suggested_answer_type, suggested_scale
 from curation.errors import Conflict, InvalidInput, NotFound, NotPermitted
-from curation.models import Instance, InstanceRevision, Project
+from curation.models import Instance, InstanceRevision, Project, Table
 from curation.services.projects import require_role
 from curation.states import Role, Status
+from curation.table_shape import shape_from_row
 from curation.visibility import roles_in
 
-EDITABLE_FIELDS = ("question", "rationale", "answer", "answer_form", "answer_source", "reasoning_type_id")
+EDITABLE_FIELDS = (
+    "question",
+    "rationale",
+    "answer",
+    "answer_form",
+    "answer_source",
+    "answer_type",
+    "scale",
+    "reasoning_type_id",
+)
 _RELATION_FIELDS = {
     "relevant_table_ids": "relevant_tables",
     "excluded_table_ids": "excluded_tables",
@@ -28,6 +40,22 @@ _EDITORS = {
 }
 
 
+def answer_kind_suggested(
+    *, question: str, rationale: str, answer: list[str], tables: Iterable[Table], tools: Iterable[str] = ()
+) -> dict[str, str]:
+    """The answer type and scale suggested for an answer: from the answer and its rationale (or the tools of its
+    recorded program), and from the scale words in the captions and header rows of `tables`. Drafts start from it;
+    the workspace offers it."""
+    texts: list[str] = []
+    for table in sorted(tables, key=lambda t: (t.paper_id, t.order)):
+        shape = shape_from_row(table)
+        texts += header_texts(caption=shape.caption, rows=shape.grid, header_rows=shape.header_rows)
+    return {
+        "answer_type": suggested_answer_type(question=question, rationale=rationale, answer=answer, tools=tools),
+        "scale": suggested_scale(question=question, answer=answer, table_texts=texts),
+    }
+
+
 def revision_fields(instance: Instance) -> dict[str, Any]:
     """The editable fields of an instance as stored in a revision."""
     return {
@@ -36,6 +64,8 @@ def revision_fields(instance: Instance) -> dict[str, Any]:
         "answer": list(instance.answer),
         "answer_form": instance.answer_form,
         "answer_source": instance.answer_source,
+        "answer_type": instance.answer_type,
+        "scale": instance.scale,
         "reasoning_type_id": instance.reasoning_type_id,
         "relevant_table_ids": sorted(instance.relevant_tables.values_list("id", flat=True)),
         "excluded_table_ids": sorted(instance.excluded_tables.values_list("id", flat=True)),
@@ -60,6 +90,10 @@ def _clean(fields: dict[str, Any], instance: Instance) -> dict[str, Any]:
         raise InvalidInput("answer_form must be short or free.", detail={"field": "answer_form"})
     if cleaned.get("answer_source", "") not in ("", *Instance.AnswerSource.values):
         raise InvalidInput("answer_source must be text, table or table-text.", detail={"field": "answer_source"})
+    if cleaned.get("answer_type", "") not in ("", *ANSWER_TYPES):
+        raise InvalidInput(f"answer_type must be one of {', '.join(ANSWER_TYPES)}.", detail={"field": "answer_type"})
+    if cleaned.get("scale", "") not in SCALES:
+        raise InvalidInput(f"scale must be empty or one of {', '.join(SCALES[1:])}.", detail={"field": "scale"})
     if cleaned.get("reasoning_type_id") is not None:
         if not instance.project.reasoning_types.filter(pk=cleaned["reasoning_type_id"]).exists():
             raise InvalidInput("That reasoning type is not in this project.", detail={"field": "reasoning_type_id"})

@@ -56,6 +56,15 @@ class PaperSource:
     extraction: PaperExtraction
 
 
+NO_TABLES_REASON = "No tables: kept, but it offers no contexts to draft (SciTaT §2.1 keeps only papers with tables)."
+
+
+def paper_flag_reason(*, table_count: int, origin: str = "latex") -> str:
+    """Why an ingested paper is flagged (kept, but offering no contexts), or "" when it is not: the one rule for
+    every page. Imported datasets keep their own contexts (a TAT-DQA document has no extracted tables)."""
+    return NO_TABLES_REASON if table_count == 0 and origin == "latex" else ""
+
+
 @dataclass
 class IngestResult:
     """What ingesting one source did: created, unchanged (same bytes seen before) or a new version."""
@@ -74,6 +83,10 @@ class IngestResult:
     def contexts(self) -> int:
         return self.short_contexts + self.long_contexts
 
+    @property
+    def flag(self) -> str:
+        return paper_flag_reason(table_count=self.tables, origin=self.paper.origin)
+
     def as_dict(self) -> dict[str, Any]:
         return {
             "source_name": self.source_name,
@@ -88,6 +101,7 @@ class IngestResult:
             "paragraphs": self.paragraphs,
             "contexts": {"short": self.short_contexts, "long": self.long_contexts},
             "warnings": self.warnings,
+            "flag": self.flag,
         }
 
 
@@ -335,7 +349,10 @@ def _store(
         Context(project=project, paper=paper, kind=Context.Kind.SHORT, paragraph=paragraph, batch=batch)
         for paragraph, _ in links
     )
-    long_context = Context.objects.create(project=project, paper=paper, kind=Context.Kind.LONG, batch=batch)
+    # A paper without tables is kept for reference but offers no context at all (SciTaT §2.1).
+    long_contexts = (
+        [Context.objects.create(project=project, paper=paper, kind=Context.Kind.LONG, batch=batch)] if tables else []
+    )
     Context.tables.through.objects.bulk_create(
         [
             *(
@@ -343,7 +360,11 @@ def _store(
                 for context, (_, linked) in zip(short_contexts, links, strict=True)
                 for table in linked
             ),
-            *(Context.tables.through(context_id=long_context.pk, table_id=table.pk) for table in tables),
+            *(
+                Context.tables.through(context_id=long_context.pk, table_id=table.pk)
+                for long_context in long_contexts
+                for table in tables
+            ),
         ]
     )
     status = CREATED if version == 1 else NEW_VERSION
@@ -355,7 +376,7 @@ def _store(
         tables=len(tables),
         paragraphs=len(paragraphs),
         short_contexts=len(short_contexts),
-        long_contexts=1,
+        long_contexts=len(long_contexts),
         warnings=warnings,
     )
 

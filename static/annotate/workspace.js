@@ -22,6 +22,8 @@
       answer: data.getAll("answer").map(String),
       answer_form: data.get("answer_form") || "",
       answer_source: data.get("answer_source") || "",
+      answer_type: data.get("answer_type") || "",
+      scale: data.get("scale") || "",
       relevant_table_ids: data.getAll("relevant_table_ids").map(Number),
       excluded_table_ids: [...document.querySelectorAll(".exclude-table:checked")].map((e) => Number(e.value)),
       excluded_paragraph_ids: [...document.querySelectorAll(".exclude-paragraph:checked")].map((e) => Number(e.value)),
@@ -82,6 +84,8 @@
         root.dataset.version = String(version);
         showProblems(payload.problems);
         document.getElementById("form-hint").textContent = payload.suggested_form ? "suggested: " + payload.suggested_form : "";
+        showHint("type-hint", payload.suggested_type);
+        showHint("scale-hint", payload.suggested_scale);
         loaded = { ...loaded, ...fields };
         setState("All changes saved", "ok");
         localStorage.removeItem(storageKey);
@@ -126,6 +130,14 @@
     setState((payload && payload.detail) || "Could not submit", "error");
   }
 
+  // The suggested answer type / scale: a button that applies it, hidden when there is nothing to suggest.
+  function showHint(id, value) {
+    const hint = document.getElementById(id);
+    hint.dataset.value = value || "";
+    hint.textContent = "suggested: " + (value || "");
+    hint.hidden = !value;
+  }
+
   function markDirty() { dirty = true; lastActivity = Date.now(); setState("Unsaved changes", "warn"); }
 
   function itemRow(value) {
@@ -143,6 +155,12 @@
     const next = radios[(current + 1) % radios.length];
     next.checked = true;
     next.focus();
+    markDirty();
+  }
+
+  function cycleSelect(select) {
+    select.selectedIndex = (select.selectedIndex + 1) % select.options.length;
+    select.focus();
     markDirty();
   }
 
@@ -168,7 +186,8 @@
       for (const item of value) box.appendChild(itemRow(item));
       return;
     }
-    if (name === "answer_form" || name === "answer_source") {
+    if (name === "scale") { form.scale.value = value; return; }
+    if (name === "answer_form" || name === "answer_source" || name === "answer_type") {
       form.querySelectorAll(`input[name=${name}]`).forEach((radio) => { radio.checked = radio.value === value; });
       return;
     }
@@ -183,7 +202,7 @@
   const unsaved = localStorage.getItem(storageKey);
   if (unsaved) {
     const { base, mine } = JSON.parse(unsaved);
-    for (const name of ["question", "rationale", "answer", "answer_form", "answer_source", "relevant_table_ids"]) {
+    for (const name of ["question", "rationale", "answer", "answer_form", "answer_source", "answer_type", "scale", "relevant_table_ids"]) {
       if (JSON.stringify(mine[name]) !== JSON.stringify(base[name])) apply(name, mine[name]);
     }
     localStorage.removeItem(storageKey);
@@ -211,6 +230,8 @@
     }
   });
   document.getElementById("add-item").addEventListener("click", addItem);
+  document.getElementById("type-hint").addEventListener("click", (e) => { apply("answer_type", e.target.dataset.value); markDirty(); save(); });
+  document.getElementById("scale-hint").addEventListener("click", (e) => { apply("scale", e.target.dataset.value); markDirty(); save(); });
   document.getElementById("submit-button").addEventListener("click", submit);
   document.getElementById("skip-button").addEventListener("click", () => {
     const skip = document.getElementById("skip-form");
@@ -250,6 +271,8 @@
         i: addItem,
         f: () => cycleRadio("answer_form"),
         o: () => cycleRadio("answer_source"),
+        t: () => cycleRadio("answer_type"),
+        c: () => cycleSelect(form.scale),
         n: async () => { if (await flush()) window.location.href = root.dataset.home; },
       };
       if (actions[key]) { e.preventDefault(); actions[key](); return; }

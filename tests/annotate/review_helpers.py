@@ -13,6 +13,7 @@ COMPLETE = {
     "answer": ["A"],
     "answer_form": "short",
     "answer_source": "table",
+    "answer_type": "span",
 }
 
 

@@ -40,6 +40,7 @@ def complete(instance, user):
             "answer": ["A"],
             "answer_form": "short",
             "answer_source": "table",
+            "answer_type": "span",
             "relevant_table_ids": list(instance.context.tables.values_list("id", flat=True)),
         },
     )
@@ -168,7 +169,7 @@ def test_submit_lists_what_is_missing(personas, project, drafts):
     with pytest.raises(InvalidInput) as error:
         workspace_submit(instance_id=instance.pk, user=user, expected_version=instance.version)
     fields = {p["field"] for p in error.value.detail["problems"]}
-    assert fields == {"question", "answer", "answer_source", "answer_form"}
+    assert fields == {"question", "answer", "answer_source", "answer_form", "answer_type"}
     assert Instance.objects.get(pk=instance.pk).status == Status.IN_REFINEMENT
 
 

@@ -50,6 +50,7 @@ def test_four_personas_take_a_batch_through_both_rounds(browser, live_server, pe
     type_into(annotator, "input[name=answer]", "A")
     annotator.check("input[name=answer_form][value=short]")
     annotator.check("input[name=answer_source][value=table]")
+    annotator.check("input[name=answer_type][value=span]")
     annotator.check("input[name=relevant_table_ids]")
     annotator.keyboard.press("Control+Enter")
     annotator.wait_for_url(lambda url: f"/work/{draft.pk}/" not in url)

@@ -43,12 +43,18 @@ def test_claim_edit_autosave_reload_and_submit_with_the_keyboard(page, live_serv
     page.check("input[name=answer_form][value=short]")
     page.check("input[name=answer_source][value=table]")
     page.check("input[name=relevant_table_ids]")
+    page.keyboard.press("Alt+t")  # span…
+    page.keyboard.press("Alt+t")  # …multi-span
+    expect(page.locator("input[name=answer_type][value=multi-span]")).to_be_checked()
+    page.keyboard.press("Alt+c")  # the scale steps from none to thousand
+    expect(page.locator("#f-scale")).to_have_value("thousand")
     page.keyboard.press("Control+Enter")
     page.wait_for_url(lambda url: f"/work/{pk}/" not in url)
 
     submitted = Instance.objects.get(pk=pk)
     assert submitted.status == Status.SUBMITTED
     assert submitted.answer == ["A", "by 6.3 points"]
+    assert (submitted.answer_type, submitted.scale) == ("multi-span", "thousand")
     assert submitted.revisions.filter(kind="autosave").exists()
 
 
@@ -111,3 +117,24 @@ def test_two_annotators_in_two_browsers_never_get_the_same_instance(browser, liv
     assert claimed[0] != claimed[1]
     holders = {Instance.objects.get(pk=pk).author.username for pk in claimed}
     assert holders == {"annotator", "annotator2"}
+
+
+def test_the_suggested_answer_type_follows_the_answer_and_applies_on_click(
+    page, live_server, login, personas, project, drafts
+):
+    login(page, "annotator")
+    pk = claim(page, live_server, project)
+    page.locator("h1").click()
+    page.keyboard.press("?")
+    expect(page.locator("#shortcuts")).to_contain_text("Next answer type")
+    page.keyboard.press("Escape")
+    hint = page.locator("#type-hint")
+    expect(hint).to_have_text("suggested: span")
+    page.click("#add-item")
+    page.keyboard.type("B")
+    page.locator("#f-question").click()
+    expect(hint).to_have_text("suggested: multi-span")
+    hint.click()
+    expect(page.locator("input[name=answer_type][value=multi-span]")).to_be_checked()
+    expect(page.locator("#save-state")).to_have_text("All changes saved")
+    assert Instance.objects.get(pk=pk).answer_type == "multi-span"

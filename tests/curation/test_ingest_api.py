@@ -124,7 +124,8 @@ def test_assign_endpoint_is_deterministic_and_filters(world, api_client_for):
     client = api_client_for(world["people"]["manager"])
     slug = world["project"].slug
     first = client.post(f"/api/projects/{slug}/contexts/assign-reasoning-types/", {"seed": 11}, format="json").json()
-    assert first["assigned"] == Context.objects.filter(project=world["project"]).count() == 4
+    assert first["assigned"] == Context.objects.filter(project=world["project"], kind="short").count() == 3
+    assert Context.objects.get(project=world["project"], kind="long").reasoning_type is None
     snapshot = dict(Context.objects.values_list("pk", "reasoning_type__code"))
     Context.objects.update(reasoning_type=None)
     client.post(f"/api/projects/{slug}/contexts/assign-reasoning-types/", {"seed": 11}, format="json")

@@ -18,11 +18,11 @@ from curation.services.contexts import (
 
 @pytest.fixture
 def many_contexts(project):
-    """100 long contexts, the first 60 in a batch."""
+    """100 short contexts, the first 60 in a batch."""
     paper = Paper.objects.create(project=project, title="P", origin="test")
     batch = Batch.objects.create(project=project, name="B")
     contexts = Context.objects.bulk_create(
-        Context(project=project, paper=paper, kind=Context.Kind.LONG, batch=batch if i < 60 else None)
+        Context(project=project, paper=paper, kind=Context.Kind.SHORT, batch=batch if i < 60 else None)
         for i in range(100)
     )
     return {"batch": batch, "contexts": contexts, "paper": paper}
@@ -115,3 +115,25 @@ def test_manager_override_sets_a_leaf_and_refuses_parents_and_other_projects(pro
     context_set_reasoning_type(context=context, reasoning_type=None, actor=personas["manager"])
     context.refresh_from_db()
     assert context.reasoning_type is None
+
+
+def test_long_contexts_get_no_reasoning_type(project, personas, many_contexts):
+    long = Context.objects.create(
+        project=project, paper=many_contexts["paper"], kind=Context.Kind.LONG, batch=many_contexts["batch"]
+    )
+    assert contexts_assign_reasoning_types(project=project, actor=None, seed=1).assigned == 100
+    assert (
+        contexts_assign_reasoning_types(project=project, actor=None, seed=1, batch=many_contexts["batch"]).assigned
+        == 60
+    )
+    long.refresh_from_db()
+    assert long.reasoning_type is None
+    with pytest.raises(InvalidInput, match="long context"):
+        contexts_assign_reasoning_types(
+            project=project, actor=None, seed=1, contexts=[long, many_contexts["contexts"][0]]
+        )
+    counting = ReasoningType.objects.get(project=project, code="counting")
+    with pytest.raises(InvalidInput, match="long context"):
+        context_set_reasoning_type(context=long, reasoning_type=counting, actor=personas["manager"])
+    long.refresh_from_db()
+    assert long.reasoning_type is None

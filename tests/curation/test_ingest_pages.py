@@ -134,7 +134,8 @@ def test_manager_assigns_and_overrides_from_the_pages(project, personas, ingeste
     client = logged_in("manager")
     response = client.post("/p/test-project/contexts/assign/", {"seed": "5", "paper": str(ingested.pk)})
     assert response.status_code == 302
-    assert not Context.objects.filter(paper=ingested, reasoning_type__isnull=True).exists()
+    assert not Context.objects.filter(paper=ingested, kind="short", reasoning_type__isnull=True).exists()
+    assert Context.objects.get(paper=ingested, kind="long").reasoning_type is None
     context = Context.objects.filter(paper=ingested, kind=Context.Kind.SHORT).first()
     client.post(f"/contexts/{context.pk}/reasoning-type/", {"reasoning_type": "anomaly_detection"})
     context.refresh_from_db()
@@ -158,3 +159,28 @@ def test_project_page_links_to_the_papers(personas):
     manager_html = logged_in("manager").get("/p/test-project/").content.decode()
     assert 'href="/p/test-project/papers/"' in manager_html and 'href="/p/test-project/papers/upload/"' in manager_html
     assert 'href="/p/test-project/papers/"' in logged_in("verifier").get("/p/test-project/").content.decode()
+
+
+def test_a_paper_without_tables_is_flagged_on_the_list_and_its_page(project, personas, ingested, tmp_path):
+    source = tmp_path / "prose.tex"
+    source.write_text(
+        "\\documentclass{article}\\title{Prose Only}\\begin{document}\\maketitle\nJust words.\n\\end{document}\n"
+    )
+    prose = paper_ingest(project=project, actor=None, path_or_upload=source).paper
+    client = logged_in("verifier")
+    listing = client.get("/p/test-project/papers/").content.decode()
+    row = listing[listing.index(f"/papers/{prose.pk}/") :].split("</tr>")[0]
+    assert "No tables: kept, but it offers no contexts" in row
+    other = listing[listing.index(f"/papers/{ingested.pk}/") :].split("</tr>")[0]
+    assert "paper-flag" not in other
+    page = client.get(f"/p/test-project/papers/{prose.pk}/").content.decode()
+    assert 'id="paper-flag"' in page and "SciTaT §2.1" in page
+    assert 'id="paper-flag"' not in client.get(f"/p/test-project/papers/{ingested.pk}/").content.decode()
+
+
+def test_long_contexts_show_no_reasoning_type_control(project, personas, ingested):
+    page = logged_in("manager").get(f"/p/test-project/papers/{ingested.pk}/").content.decode()
+    long = Context.objects.get(paper=ingested, kind="long")
+    row = page[page.index(f'id="context-{long.pk}"') :].split("</tr>")[0]
+    assert "drafted on the short contexts" in row and "<select" not in row
+    assert "this paper&#x27;s 3 short contexts" in page or "this paper's 3 short contexts" in page

@@ -64,9 +64,9 @@ def test_contexts_short_per_linking_paragraph_and_one_long(project):
     assert all(c.project_id == project.pk and c.reasoning_type_id is None for c in Context.objects.filter(paper=paper))
 
 
-def test_paper_without_linked_tables_gets_only_the_long_context(project):
+def test_paper_of_the_cycle_fixture_has_no_tables_so_no_contexts_and_its_warnings(project):
     result = paper_ingest(project=project, actor=None, path_or_upload=FIXTURES / "cycle")
-    assert result.short_contexts == 0 and result.long_contexts == 1
+    assert result.tables == 0 and result.short_contexts == 0 and result.long_contexts == 0 and result.flag
     assert any("cycle" in warning for warning in result.paper.warnings)
 
 
@@ -230,3 +230,33 @@ def test_contexts_can_go_into_a_batch(project):
 )
 def test_arxiv_id_from_file_name(name, expected):
     assert arxiv_id_from_name(name) == expected
+
+
+NO_TABLES = r"""\documentclass{article}
+\title{Prose Only}
+\begin{document}
+\maketitle
+\section{Introduction}
+We discuss tables in general but this paper has none.
+\end{document}
+"""
+
+
+def test_paper_without_tables_is_kept_and_flagged_with_no_contexts(project, tmp_path):
+    source = tmp_path / "prose.tex"
+    source.write_text(NO_TABLES)
+    result = paper_ingest(project=project, actor=None, path_or_upload=source)
+    assert result.status == CREATED and result.tables == 0 and result.paragraphs >= 1
+    assert (result.short_contexts, result.long_contexts) == (0, 0)
+    assert not Context.objects.filter(paper=result.paper).exists()
+    assert "No tables" in result.flag and "§2.1" in result.as_dict()["flag"]
+    with_tables = paper_ingest(project=project, actor=None, path_or_upload=FIXTURES / "multifile")
+    assert with_tables.flag == "" and with_tables.long_contexts == 1
+
+
+def test_only_ingested_papers_are_flagged_for_having_no_tables():
+    from curation.services.papers import paper_flag_reason
+
+    assert paper_flag_reason(table_count=0, origin="latex").startswith("No tables")
+    assert paper_flag_reason(table_count=2, origin="latex") == ""
+    assert paper_flag_reason(table_count=0, origin="tatdqa") == ""  # a TAT-DQA document keeps its own context

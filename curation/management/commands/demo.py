@@ -100,6 +100,7 @@ class Command(BaseCommand):
 
     def _content(self, project: Project) -> None:
         from curation.services.contexts import context_set_reasoning_type, contexts_assign_reasoning_types
+        from curation.services.instances import answer_kind_suggested
         from curation.services.papers import paper_ingest
 
         paper = paper_ingest(project=project, actor=None, path_or_upload=PAPER_SOURCE, source_name="demo paper").paper
@@ -123,6 +124,9 @@ class Command(BaseCommand):
                 answer=answer,
                 answer_form=form,
                 answer_source=source,
+                **answer_kind_suggested(
+                    question=question, rationale=rationale, answer=answer, tables=context.tables.all()
+                ),
                 relevant_tables=list(context.tables.all()),
                 draft={
                     "question": question,
@@ -132,4 +136,4 @@ class Command(BaseCommand):
                 },
                 reason="demo draft",
             )
-        contexts_assign_reasoning_types(project=project, actor=None, seed=0)  # the long context
+        contexts_assign_reasoning_types(project=project, actor=None, seed=0)  # short contexts without a draft

@@ -78,5 +78,5 @@ class Command(BaseCommand):
             f"{result.source_name}: {status} — paper {result.paper.pk} “{result.paper.title[:60]}”, "
             f"{result.tables} tables, {result.paragraphs} paragraphs, "
             f"{result.contexts} contexts ({result.short_contexts} short, {result.long_contexts} long), "
-            f"{len(result.warnings)} warnings"
+            f"{len(result.warnings)} warnings" + (f" — flagged: {result.flag}" if result.flag else "")
         )

@@ -7,7 +7,7 @@ import pytest
 from curation.drafting.models import DraftingItem, DraftingRun
 from curation.drafting.services import run_cancel, run_create, run_process_inline, run_retry_failed, run_start
 from curation.errors import InvalidInput, NotPermitted
-from curation.models import Instance
+from curation.models import Context, Instance
 from curation.states import Status
 from tests.curation.drafting.conftest import endpoint_on, garbage
 from tests.support.fault_server import FaultServer, ok, unauthorized
@@ -152,3 +152,34 @@ def test_only_managers_create_runs(project, personas, drafting_batch, drafting_c
 def test_llm_run_needs_an_endpoint(project, personas, drafting_batch, drafting_contexts):
     with pytest.raises(InvalidInput, match="needs a model endpoint"):
         run_create(project=project, actor=personas["manager"], kind="llm", batch=drafting_batch)
+
+
+def test_drafts_start_with_the_suggested_answer_type_and_scale(project, personas, drafting_batch, drafting_contexts):
+    drafting_contexts[0].tables.update(caption="Accuracy (%) on the task.")
+    _run(project, personas["manager"], "template", drafting_batch, options={"per_template": 1, "seed": 4})
+    instances = Instance.objects.filter(project=project)
+    difference = instances.filter(draft__template_id="cell_difference", context=drafting_contexts[0]).first()
+    assert (difference.answer_type, difference.scale) == ("arithmetic", "percent")
+    lookups = instances.exclude(answer_type__in=("span", "multi-span", "arithmetic", "count"))
+    assert not lookups.exists()
+    other = instances.filter(draft__template_id="cell_difference", context=drafting_contexts[1]).first()
+    assert (other.answer_type, other.scale) == ("arithmetic", "")
+
+
+def test_llm_drafts_start_with_the_suggested_answer_type(
+    project, personas, drafting_batch, drafting_contexts, model_server
+):
+    _run(project, personas["manager"], "llm", drafting_batch, endpoint=endpoint_on(project, model_server.base_url))
+    first = Instance.objects.filter(project=project).order_by("pk").first()
+    assert first.answer == ["Ours"] and (first.answer_type, first.scale) == ("span", "")
+
+
+def test_drafting_targets_short_contexts_only(project, personas, drafting_batch, drafting_contexts):
+    paper = drafting_contexts[0].paper
+    long = Context.objects.create(project=project, paper=paper, kind=Context.Kind.LONG, batch=drafting_batch)
+    long.tables.set(paper.tables.all())
+    run = _run(project, personas["manager"], "template", drafting_batch, options={"per_template": 1})
+    assert set(run.items.values_list("context_id", flat=True)) == {c.pk for c in drafting_contexts}
+    assert not Instance.objects.filter(context=long).exists()
+    with pytest.raises(InvalidInput, match="long context"):
+        run_create(project=project, actor=personas["manager"], kind="template", context_ids=[long.pk])
