@@ -30,6 +30,7 @@ from curation.errors import Conflict, InvalidInput, NotPermitted
 from curation.models import Release, ReleaseContext, ReleaseItem
 from scoring import results as result_metrics
 from scoring.endpoints.client import ChatClient
+from scoring.endpoints.django_client import limiter_options
 from scoring.endpoints.errors import EndpointError
 from scoring.methods import MethodSettings, run_method, templates_for, templates_hash
 from scoring.models import ModelEndpoint, Prediction, RunChunk, ScoringRun, ScoringTemplate
@@ -368,7 +369,7 @@ def _client(run: ScoringRun) -> ChatClient:
         # The embedded demo model: start it beside this worker when nothing answers on its port yet.
         ensure_running(urlsplit(run.endpoint.base_url).port or 8089)
     cache = django_cache if run.options.get("use_cache", True) else None
-    return ChatClient(run.endpoint.config(), redis_url=settings.REDIS_URL or None, cache=cache)
+    return ChatClient(run.endpoint.config(), cache=cache, **limiter_options())
 
 
 def _settings_of(run: ScoringRun, position: int) -> MethodSettings:
