@@ -616,3 +616,17 @@ def test_local_smollm2_answers_a_real_request():
     assert result.tokens_out and result.tokens_out > 0
     assert result.raw["model"] == MODEL_NAME
     assert [a.status for a in result.attempts] == [200]
+
+
+@pytest.mark.model
+def test_local_smollm2_serves_parallel_slots_each_with_the_full_context():
+    import httpx
+
+    from scoring.local_model import DEFAULT_CONTEXT, DEFAULT_PARALLEL, endpoint_config
+    from tests.support.local_model import local_model_port, local_model_url
+
+    props = httpx.get(local_model_url().removesuffix("/v1") + "/props", timeout=10).json()
+    assert DEFAULT_PARALLEL >= 2 and props["total_slots"] == DEFAULT_PARALLEL
+    assert props["default_generation_settings"]["n_ctx"] == DEFAULT_CONTEXT
+    # The endpoint's limit matches the slots, so no request waits inside the server for a slot.
+    assert endpoint_config(local_model_port()).concurrency_limit == DEFAULT_PARALLEL
