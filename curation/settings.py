@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import dj_database_url
+from kombu import Exchange, Queue
 
 from curation.env import ConfigurationError, env_bool, env_int, env_list, env_str
 
@@ -136,6 +137,17 @@ CELERY_BEAT_SCHEDULE = {
     "reap-stalled-scoring-chunks": {"task": "scoring.runs_reap", "schedule": 60.0},
 }
 CELERY_BEAT_SCHEDULE_FILENAME = str(DATA_DIR / "celerybeat-schedule")
+# Separate queues so a long drafting run never starves scoring or exports (curation/queues.py routes them);
+# a worker started without -Q consumes all of them.
+TATCURATE_DRAFTING_QUEUE = env_str("TATCURATE_DRAFTING_QUEUE", "drafting")
+TATCURATE_SCORING_QUEUE = env_str("TATCURATE_SCORING_QUEUE", "scoring")
+TATCURATE_EXPORTS_QUEUE = env_str("TATCURATE_EXPORTS_QUEUE", "exports")
+CELERY_TASK_DEFAULT_QUEUE = "celery"
+CELERY_TASK_ROUTES = ("curation.queues.task_queue_route",)
+CELERY_TASK_QUEUES = [
+    Queue(name, Exchange(name), routing_key=name)
+    for name in dict.fromkeys(["celery", TATCURATE_DRAFTING_QUEUE, TATCURATE_SCORING_QUEUE, TATCURATE_EXPORTS_QUEUE])
+]
 
 # --- Auth and API
 AUTH_PASSWORD_VALIDATORS = [
