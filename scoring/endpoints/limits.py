@@ -126,15 +126,19 @@ class ThreadConcurrencyLimiter:
 class FileConcurrencyLimiter:
     """Counting semaphore shared by every process of one machine: `limit` slot files, each held with an
     exclusive flock. The kernel drops a dead process's locks, so a killed worker never keeps a slot; flock
-    locks belong to the open file, so threads of one process exclude each other too."""
+    locks belong to the open file, so threads of one process exclude each other too. Waiting threads of a
+    process line up first-come first-served and only the first polls the files, so a thread that has just
+    given a slot back cannot take it again ahead of others."""
 
     is_shared = True
 
-    def __init__(self, directory: str | Path, identity: str, limit: int, *, poll_s: float = 0.05) -> None:
+    def __init__(self, directory: str | Path, identity: str, limit: int, *, poll_s: float = 0.02) -> None:
         self.limit = limit
         self.poll_s = poll_s
         self.directory = Path(directory) / hashlib.sha256(identity.encode()).hexdigest()[:20]
         self.directory.mkdir(parents=True, exist_ok=True)
+        self._line: deque[object] = deque()
+        self._line_changed = threading.Condition()
 
     def try_acquire(self) -> int | None:
         """Lock a free slot file without waiting; return its descriptor, or None when all are held."""
@@ -148,15 +152,35 @@ class FileConcurrencyLimiter:
             return descriptor
         return None
 
+    def acquire(self, timeout_s: float | None = None) -> int:
+        """Wait in this process's line, then poll the slot files; return the locked file's descriptor."""
+        deadline = None if timeout_s is None else time.monotonic() + timeout_s
+        place = object()
+        with self._line_changed:
+            self._line.append(place)
+        try:
+            while True:
+                remaining = None if deadline is None else deadline - time.monotonic()
+                if remaining is not None and remaining <= 0:
+                    raise SlotTimeout(f"no free slot of {self.limit} within {timeout_s}s")
+                with self._line_changed:
+                    if self._line[0] is not place:
+                        self._line_changed.wait(timeout=remaining)
+                        continue
+                descriptor = self.try_acquire()
+                if descriptor is not None:
+                    return descriptor
+                # Jitter keeps the first waiters of different processes from polling in step.
+                time.sleep(self.poll_s * random.uniform(0.5, 1.5))
+        finally:
+            with self._line_changed:
+                self._line.remove(place)
+                self._line_changed.notify_all()
+
     @contextlib.contextmanager
     def slot(self, timeout_s: float | None = None) -> Iterator[None]:
         """Hold one machine-wide slot for the duration of the block."""
-        deadline = None if timeout_s is None else time.monotonic() + timeout_s
-        while (descriptor := self.try_acquire()) is None:
-            if deadline is not None and time.monotonic() >= deadline:
-                raise SlotTimeout(f"no free slot of {self.limit} within {timeout_s}s")
-            # Jitter keeps waiting processes from polling in step.
-            time.sleep(self.poll_s * random.uniform(0.5, 1.5))
+        descriptor = self.acquire(timeout_s)
         try:
             yield
         finally:

@@ -518,6 +518,25 @@ def test_file_semaphore_excludes_threads_of_one_process(tmp_path):
     assert peak == 2
 
 
+def test_file_semaphore_serves_waiting_threads_before_one_that_just_gave_its_slot_back(tmp_path):
+    limiter = FileConcurrencyLimiter(tmp_path, "fair", 1)
+    order: list[str] = []
+    held = limiter.acquire(timeout_s=1)
+
+    def wait_for_a_slot() -> None:
+        with limiter.slot(timeout_s=10):
+            order.append("waiter")
+
+    waiter = threading.Thread(target=wait_for_a_slot)
+    waiter.start()
+    time.sleep(0.2)  # the waiter is polling now
+    os.close(held)
+    with limiter.slot(timeout_s=10):  # asking again at once: it must queue behind the waiter
+        order.append("releaser")
+    waiter.join(10)
+    assert order == ["waiter", "releaser"]
+
+
 def _hold_all_slots(redis_url: str, identity: str, limit: int, ready: multiprocessing.Event) -> None:
     limiter = RedisConcurrencyLimiter(redis_client(redis_url), identity, limit, lease_s=1.0)
     for _ in range(limit):
