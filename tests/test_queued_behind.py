@@ -57,6 +57,8 @@ def test_scoring_run_page_and_api_say_queued_behind_rather_than_running(project,
     assert "Queued behind 1 run" in page and "Running ·" not in page
     fragment = browser.get(f"/p/{project.slug}/scoring/runs/{second.pk}/progress/").content.decode()
     assert "Queued behind 1 run" in fragment
+    runs_list = browser.get(f"/p/{project.slug}/releases/{second.release_id}/score/").content.decode()
+    assert "Queued behind 1 run" in runs_list and "Queued, waiting for a worker" in runs_list
     progress = api_client_for(personas["manager"]).get(f"/api/scoring-runs/{second.pk}/").json()["progress"]
     assert progress["status"] == "running"
     assert progress["queued_behind"] == 1 and progress["waiting"] == "Queued behind 1 run"
