@@ -8,6 +8,7 @@ import multiprocessing
 import os
 import statistics
 import sys
+import tempfile
 import time
 import uuid
 from pathlib import Path
@@ -28,13 +29,18 @@ def main() -> None:
     parser.add_argument(
         "--redis-url", default=os.environ.get("REDIS_URL"), help="shared semaphore (default $REDIS_URL)"
     )
+    parser.add_argument(
+        "--per-process", action="store_true", help="without Redis: one process, its own limit (no lock files)"
+    )
     args = parser.parse_args()
 
     identity = f"bench-{uuid.uuid4().hex}"
     per_worker = [args.requests // args.workers + (i < args.requests % args.workers) for i in range(args.workers)]
-    # Without Redis the limit is per process, so one process with the workers' threads keeps the limit honest.
-    processes = args.workers if args.redis_url else 1
-    if not args.redis_url:
+    # Without Redis the workers share the limit through lock files (as the embedded defaults do); with
+    # --per-process one process with the workers' threads keeps a per-process limit honest.
+    slot_dir = None if args.redis_url or args.per_process else tempfile.mkdtemp(prefix="bench-slots-")
+    processes = 1 if args.per_process and not args.redis_url else args.workers
+    if processes == 1:
         per_worker = [args.requests]
     context = multiprocessing.get_context("spawn")
     with FaultServer(latency_s=args.latency) as server, context.Pool(processes) as pool:
@@ -50,6 +56,7 @@ def main() -> None:
                     # More threads than slots in every process, so the processes compete for the shared limit.
                     "threads": args.concurrency * 2,
                     "redis_url": args.redis_url,
+                    "slot_dir": slot_dir,
                     "start_at": start_at,
                 },
             )
@@ -73,7 +80,7 @@ def main() -> None:
                 "concurrency_limit": args.concurrency,
                 "requests": args.requests,
                 "worker_processes": processes,
-                "limiter": "redis" if args.redis_url else "per-process",
+                "limiter": "redis" if args.redis_url else ("lock files" if slot_dir else "per-process"),
                 "elapsed_s": round(elapsed, 3),
                 "achieved_rps": round(achieved, 2),
                 "ideal_rps": round(ideal, 2),

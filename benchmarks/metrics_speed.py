@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
 import time
 from pathlib import Path
@@ -12,11 +11,12 @@ REPOSITORY = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPOSITORY))
 
 from scoring.metrics import tatqa  # noqa: E402
+from tests.scoring.metrics.shared_data import shared_data_dir  # noqa: E402
 
 
 def main() -> None:
     """Score the dev set once per mode and report throughput and the figures."""
-    data = Path(os.environ.get("TATCURATE_SHARED_DIR", REPOSITORY / ".." / "shared")) / "data" / "tatqa"
+    data = shared_data_dir() / "tatqa"  # tests/data, or $TATCURATE_SHARED_DIR/data
     gold = json.loads((data / "tatqa_dataset_dev.json").read_text(encoding="utf-8"))
     predictions = json.loads((data / "sample_prediction.json").read_text(encoding="utf-8"))
     results = {}

@@ -1,7 +1,7 @@
 """Scoring throughput: 2 Celery worker processes score a release against a local endpoint with a fixed latency L and
 a shared concurrency limit C; prints JSON with achieved_rps, ideal_rps (= C / L), ratio and the share of time spent
-in metrics. Target: ratio ≥ 0.9. The limit is shared across processes only with Redis (REDIS_URL); without it each
-process holds its own C slots and the figures say so (`limit_shared: false`).
+in metrics. Target: ratio ≥ 0.9. The limit is shared across processes through Redis (REDIS_URL), else through lock
+files under the data directory (`limit_shared` says which).
 
 Usage: python benchmarks/scoring_throughput.py [--latency 0.25] [--concurrency 4] [--items 240]
        [--database-url postgres://…/test] [--redis-url redis://127.0.0.1:6379/0]
@@ -48,9 +48,10 @@ def main() -> None:
     from curation.services.projects import project_create
     from scoring.models import ModelEndpoint, Prediction, ScoringRun
     from scoring.services.runs import run_create, run_start
+    from tests.scoring.metrics.shared_data import shared_data_dir
     from tests.support.fault_server import FaultServer, ok
 
-    documents = json.loads((ROOT.parent / "shared" / "data" / "tatqa" / "tatqa_dataset_dev.json").read_text())
+    documents = json.loads((shared_data_dir() / "tatqa" / "tatqa_dataset_dev.json").read_text())
     chosen, count = [], 0
     for document in documents:
         if count >= args.items:
@@ -119,7 +120,7 @@ def main() -> None:
                     "workers": args.workers,
                     "latency_s": args.latency,
                     "concurrency_limit": args.concurrency,
-                    "limit_shared": bool(settings.REDIS_URL),
+                    "limit_shared": "redis" if settings.REDIS_URL else "lock files",
                     "broker": settings.CELERY_BROKER_URL.split(":")[0],
                     "database": "postgresql" if database_url.startswith("postgres") else "sqlite",
                     "elapsed_s": round(elapsed, 3),

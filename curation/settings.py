@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import dj_database_url
+from kombu import Exchange, Queue
 
 from curation.env import ConfigurationError, env_bool, env_int, env_list, env_str, secret_key_file
 
@@ -142,6 +143,17 @@ CELERY_BEAT_SCHEDULE = {
     "reap-stalled-scoring-chunks": {"task": "scoring.runs_reap", "schedule": 60.0},
 }
 CELERY_BEAT_SCHEDULE_FILENAME = str(DATA_DIR / "celerybeat-schedule")
+# Separate queues so a long drafting run never starves scoring or exports (curation/queues.py routes them);
+# a worker started without -Q consumes all of them.
+TATCURATE_DRAFTING_QUEUE = env_str("TATCURATE_DRAFTING_QUEUE", "drafting")
+TATCURATE_SCORING_QUEUE = env_str("TATCURATE_SCORING_QUEUE", "scoring")
+TATCURATE_EXPORTS_QUEUE = env_str("TATCURATE_EXPORTS_QUEUE", "exports")
+CELERY_TASK_DEFAULT_QUEUE = "celery"
+CELERY_TASK_ROUTES = ("curation.queues.task_queue_route",)
+CELERY_TASK_QUEUES = [
+    Queue(name, Exchange(name), routing_key=name)
+    for name in dict.fromkeys(["celery", TATCURATE_DRAFTING_QUEUE, TATCURATE_SCORING_QUEUE, TATCURATE_EXPORTS_QUEUE])
+]
 
 # --- Auth and API
 AUTH_PASSWORD_VALIDATORS = [
@@ -210,9 +222,8 @@ TATCURATE_MAX_COMPRESSION_RATIO = env_int("TATCURATE_MAX_COMPRESSION_RATIO", 100
 TATCURATE_LEASE_MINUTES = env_int("TATCURATE_LEASE_MINUTES", 30, minimum=1)
 TATCURATE_SET_ASIDE_HOURS = env_int("TATCURATE_SET_ASIDE_HOURS", 24, minimum=0)
 TATCURATE_LOCAL_MODEL_PORT = env_int("TATCURATE_LOCAL_MODEL_PORT", 8089, minimum=1)
-# Scoring: a chunk whose worker is silent this long is sent again; runs go to this queue (empty: Celery's default).
+# Scoring: a chunk whose worker is silent this long is sent again.
 TATCURATE_SCORING_STALL_S = env_int("TATCURATE_SCORING_STALL_S", 300, minimum=10)
-TATCURATE_SCORING_QUEUE = env_str("TATCURATE_SCORING_QUEUE", "")
 
 # --- Production hardening (inactive in DEBUG so the embedded defaults work over plain HTTP).
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")

@@ -51,6 +51,10 @@ class ScoringRunProgressSerializer(serializers.Serializer):
     rate_per_s = serializers.FloatField()
     eta_s = serializers.IntegerField(allow_null=True)
     status = serializers.CharField()
+    queued_behind = serializers.IntegerField(
+        allow_null=True, help_text="while no chunk has begun: how many earlier runs on its queue are unfinished"
+    )
+    waiting = serializers.CharField(help_text='e.g. "Queued behind 2 runs"; empty once work has begun')
 
 
 class ScoringRunDetailSerializer(ScoringRunOutputSerializer):

@@ -23,6 +23,9 @@ MODEL_NAME = "SmolLM2-135M-Instruct"
 DEFAULT_PORT = 8089
 DEFAULT_CONTEXT = 4096
 DEFAULT_THREADS = 2
+# Parallel decoding slots: a drafting run and a scoring run are answered side by side, not one after the other.
+# Endpoints of the local model use this as their concurrency limit, so requests never queue inside the server.
+DEFAULT_PARALLEL = 2
 
 _started: dict[int, subprocess.Popen[bytes]] = {}
 
@@ -55,7 +58,7 @@ def endpoint_config(port: int = DEFAULT_PORT, **overrides: Any) -> EndpointConfi
         "model": MODEL_NAME,
         "timeout_s": 120.0,
         "max_attempts": 3,
-        "concurrency_limit": 1,
+        "concurrency_limit": DEFAULT_PARALLEL,
         "generation_params": {"temperature": 0.0, "max_tokens": 256},
         "supports_tools": False,
         "identity_key": f"local-smollm2-{port}",
@@ -70,15 +73,16 @@ def server_params(
     host: str = "127.0.0.1",
     n_ctx: int = DEFAULT_CONTEXT,
     threads: int = DEFAULT_THREADS,
-    parallel: int = 1,
+    parallel: int = DEFAULT_PARALLEL,
 ) -> Any:
-    """xllamacpp.CommonParams for the SmolLM2 server; the Server starts llama.cpp's HTTP server on `port`."""
+    """xllamacpp.CommonParams for the SmolLM2 server; the Server starts llama.cpp's HTTP server on `port`.
+    llama.cpp splits n_ctx between the slots, so each of `parallel` slots gets a window of `n_ctx` tokens."""
     import xllamacpp
 
     params = xllamacpp.CommonParams()
     params.model.path = str(gguf_path())
     params.model_alias = {MODEL_NAME}
-    params.n_ctx = n_ctx
+    params.n_ctx = n_ctx * parallel
     params.n_parallel = parallel
     params.cpuparams.n_threads = threads
     params.cpuparams_batch.n_threads = threads
@@ -95,7 +99,7 @@ def serve(
     host: str = "127.0.0.1",
     n_ctx: int = DEFAULT_CONTEXT,
     threads: int = DEFAULT_THREADS,
-    parallel: int = 1,
+    parallel: int = DEFAULT_PARALLEL,
 ) -> None:
     """Run the server in the foreground until SIGINT/SIGTERM."""
     import xllamacpp
@@ -105,7 +109,8 @@ def serve(
         signal.signal(signum, lambda *_: stop.set())
     # Constructing the Server loads the model and starts listening; it serves while the object lives.
     server = xllamacpp.Server(server_params(port=port, host=host, n_ctx=n_ctx, threads=threads, parallel=parallel))
-    print(f"{MODEL_NAME} serving on {server.listening_address}/v1 (n_ctx={n_ctx}, threads={threads})", flush=True)
+    slots = f"{parallel} slots of n_ctx={n_ctx}"
+    print(f"{MODEL_NAME} serving on {server.listening_address}/v1 ({slots}, threads={threads})", flush=True)
     stop.wait()
     del server
 
@@ -189,9 +194,9 @@ def main(argv: list[str] | None = None) -> None:
     serve_parser = commands.add_parser("serve", help="serve the model in the foreground")
     serve_parser.add_argument("--port", type=int, default=DEFAULT_PORT)
     serve_parser.add_argument("--host", default="127.0.0.1")
-    serve_parser.add_argument("--ctx", type=int, default=DEFAULT_CONTEXT, help="context window in tokens")
+    serve_parser.add_argument("--ctx", type=int, default=DEFAULT_CONTEXT, help="context window of each slot in tokens")
     serve_parser.add_argument("--threads", type=int, default=DEFAULT_THREADS)
-    serve_parser.add_argument("--parallel", type=int, default=1, help="parallel decoding slots")
+    serve_parser.add_argument("--parallel", type=int, default=DEFAULT_PARALLEL, help="parallel decoding slots")
     commands.add_parser("path", help="print the path of the .gguf file")
     args = parser.parse_args(argv)
     if args.command == "path":

@@ -14,6 +14,7 @@ from django.shortcuts import redirect, render
 from curation import release_selectors, selectors
 from curation.errors import DomainError, InvalidInput, NotFound, NotPermitted
 from curation.models import Release
+from curation.queues import waiting_label
 from curation.release_views import CHART_COLOURS, bar_chart
 from scoring import selectors as scoring_selectors
 from scoring.api import export_response
@@ -129,7 +130,10 @@ def release_score(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
         "may_run": may_run,
         "endpoints": endpoints,
         "methods": [m for m in ScoringRun.Method.choices if m[0] != "upload"],
-        "runs": scoring_selectors.runs_of(user=request.user, project=project, release=release),
+        "runs": [
+            {"run": run, "waiting": waiting_label(run_services.run_queued_behind(run))}
+            for run in scoring_selectors.runs_of(user=request.user, project=project, release=release)
+        ],
         "default_templates": DEFAULT_TEMPLATES,
         "upload_formats": upload_services.UPLOAD_FORMATS,
     }

@@ -16,6 +16,7 @@ from curation.drafting import services
 from curation.drafting.models import DraftingItem, DraftingRun, PromptTemplate
 from curation.errors import InvalidInput, NotFound
 from curation.models import Batch
+from curation.queues import waiting_label
 from scoring.endpoints.django_client import limit_is_shared
 from scoring.models import ModelEndpoint
 
@@ -180,18 +181,30 @@ class DraftingRunOutputSerializer(serializers.ModelSerializer):
     kind = serializers.CharField(read_only=True, help_text="llm or template")
     status = serializers.CharField(read_only=True, help_text="queued, running, completed, failed, cancelled")
     counts = serializers.SerializerMethodField()
+    queued_behind = serializers.SerializerMethodField(
+        help_text="while no item has begun: how many earlier runs on its queue are unfinished; else null"
+    )
+    waiting = serializers.SerializerMethodField(help_text='e.g. "Queued behind 2 runs"; empty once work has begun')
 
     class Meta:
         model = DraftingRun
         fields = [
             "id", "project", "kind", "batch", "endpoint", "endpoint_snapshot", "question_template", "answer_template",
-            "template_hashes", "generation_params", "options", "status", "error", "counts", "created_by",
-            "created_at", "started_at", "finished_at",
+            "template_hashes", "generation_params", "options", "status", "queued_behind", "waiting", "error", "counts",
+            "created_by", "created_at", "started_at", "finished_at",
         ]  # fmt: skip
 
     @extend_schema_field(DraftingRunCountsSerializer)
     def get_counts(self, run: DraftingRun) -> dict[str, int]:
         return services.run_counts(run)
+
+    @extend_schema_field(serializers.IntegerField(allow_null=True))
+    def get_queued_behind(self, run: DraftingRun) -> int | None:
+        return drafting_selectors.run_queued_behind(run)
+
+    @extend_schema_field(serializers.CharField())
+    def get_waiting(self, run: DraftingRun) -> str:
+        return waiting_label(drafting_selectors.run_queued_behind(run))
 
 
 class DraftingRunDetailOutputSerializer(DraftingRunOutputSerializer):

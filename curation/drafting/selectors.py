@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 
 from curation import selectors
 from curation.drafting.models import DraftingItem, DraftingRun, PromptTemplate
@@ -43,6 +43,21 @@ def run_get(*, user: AbstractBaseUser, run_id: int) -> DraftingRun:
 def run_items(run: DraftingRun) -> QuerySet[DraftingItem]:
     """A run's items with their contexts, in order."""
     return run.items.select_related("context", "context__paper", "context__reasoning_type").order_by("pk")
+
+
+def run_queued_behind(run: DraftingRun) -> int | None:
+    """How many drafting runs started earlier on this run's queue are still unfinished, while no item of this
+    run has begun (None once one has, or when the run is not waiting)."""
+    if run.started_at is None or not run.is_active:
+        return None
+    if run.items.exclude(status__in=(DraftingItem.Status.PENDING, DraftingItem.Status.SKIPPED)).exists():
+        return None
+    earlier = Q(started_at__lt=run.started_at) | Q(started_at=run.started_at, pk__lt=run.pk)
+    return (
+        DraftingRun.objects.filter(earlier, options__queue=run.options.get("queue", ""), started_at__isnull=False)
+        .filter(status__in=(DraftingRun.Status.QUEUED, DraftingRun.Status.RUNNING))
+        .count()
+    )
 
 
 def prompt_templates_of(*, project: Project, kind: str | None = None) -> QuerySet[PromptTemplate]:

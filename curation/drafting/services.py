@@ -19,6 +19,7 @@ from curation.drafting.models import DraftingItem, DraftingRun, PromptTemplate
 from curation.drafting.templates import TEMPLATES, draft_template_questions
 from curation.errors import Conflict, InvalidInput
 from curation.models import Batch, Context, Project, ReasoningType, Table
+from curation.queues import queue_for
 from curation.services.contexts import LONG_CONTEXT_REFUSAL
 from curation.services.instances import answer_kind_suggested
 from curation.services.lifecycle import instance_create
@@ -39,7 +40,7 @@ DEFAULT_OPTIONS: dict[str, Any] = {
     "unanswerable": "skip",  # or "keep": kept as drafts marked for the unanswerable split
     "template_ids": [],  # empty: every template
     "max_context_chars": 8000,
-    "queue": "",  # Celery queue; empty for the default
+    "queue": "",  # Celery queue; empty for settings.TATCURATE_DRAFTING_QUEUE (curation/queues.py)
 }
 TEMPLATE_IDS = [template.template_id for template in TEMPLATES]
 OPEN_ITEM_STATES = (DraftingItem.Status.PENDING, DraftingItem.Status.RUNNING)
@@ -255,8 +256,8 @@ def run_start(*, run_id: int, actor: AbstractBaseUser | None, queue: str | None 
         require_role(user=actor, project=run.project, roles=(Role.MANAGER,), action="start drafting runs")
     if run.status != DraftingRun.Status.QUEUED or run.started_at is not None:
         raise Conflict(f"Run {run.pk} has already been started (it is {run.status}).")
-    if queue is not None:
-        run.options = {**run.options, "queue": queue}
+    # The queue is recorded on the run: its chunks go there, and "queued behind N" counts the runs ahead on it.
+    run.options = {**run.options, "queue": queue or run.options.get("queue") or queue_for("curation.drafting_chunk")}
     run.started_at = timezone.now()
     run.save(update_fields=["options", "started_at"])
     chunks = _pending_chunks(run)

@@ -19,6 +19,7 @@ from curation.drafting.models import DraftingRun, PromptTemplate
 from curation.drafting.templates import TEMPLATES
 from curation.errors import DomainError, NotFound, NotPermitted
 from curation.models import Batch, Project
+from curation.queues import waiting_label
 from scoring.endpoints.django_client import limit_is_shared
 from scoring.models import ModelEndpoint
 
@@ -250,7 +251,14 @@ def drafting_home(request: HttpRequest, slug: str) -> HttpResponse:
             "batches": Batch.objects.filter(project=project),
             "endpoints": endpoint_services.endpoints_visible_to(request.user, project),
             "question_templates": TEMPLATES,
-            "runs": [{"run": run, "counts": services.run_counts(run)} for run in runs],
+            "runs": [
+                {
+                    "run": run,
+                    "counts": services.run_counts(run),
+                    "waiting": waiting_label(drafting_selectors.run_queued_behind(run)),
+                }
+                for run in runs
+            ],
             "error": error,
             "limit_is_shared": limit_is_shared(),
         },
@@ -268,6 +276,7 @@ def _run_context(run: DraftingRun) -> dict[str, Any]:
         "percent": round(100 * done / open_total) if open_total else 100,
         "items": drafting_selectors.run_items(run),
         "is_active": run.is_active,
+        "waiting": waiting_label(drafting_selectors.run_queued_behind(run)),
     }
 
 

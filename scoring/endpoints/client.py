@@ -10,6 +10,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -190,6 +191,7 @@ class ChatClient:
         config: EndpointConfig,
         *,
         redis_url: str | None = None,
+        slot_dir: str | Path | None = None,
         cache: ResponseCache | CacheBackend | dict[str, Any] | None = None,
         limiter: ConcurrencyLimiter | None = None,
         rate_limiter: RateLimiter | None = None,
@@ -198,7 +200,7 @@ class ChatClient:
     ) -> None:
         self.config = config
         self.limiter = limiter or concurrency_limiter_for(
-            config.identity, config.concurrency_limit, redis_url=redis_url
+            config.identity, config.concurrency_limit, redis_url=redis_url, slot_dir=slot_dir
         )
         if rate_limiter is None and config.requests_per_minute:
             rate_limiter = rate_limiter_for(config.identity, config.requests_per_minute, redis_url=redis_url)

@@ -1,10 +1,12 @@
-"""The shared chat client for a ModelEndpoint row, wired to Redis (semaphore) and the Django cache when present."""
+"""The shared chat client for a ModelEndpoint row, wired to the shared semaphore (Redis, else lock files under the
+data directory) and the Django cache."""
 
 from __future__ import annotations
 
 import dataclasses
 import json
 import threading
+from typing import Any
 
 from django.conf import settings
 from django.core.cache import cache
@@ -17,16 +19,23 @@ _lock = threading.Lock()
 
 def client_for(endpoint) -> ChatClient:
     """One client per endpoint configuration and process (its connection pool is reused); the concurrency
-    limit holds across workers when REDIS_URL is set. An edited endpoint gets a new client."""
+    limit holds across workers (see limiter_options). An edited endpoint gets a new client."""
     config = endpoint.config()
     key = json.dumps(dataclasses.asdict(config), sort_keys=True, default=str)
     with _lock:
         client = _clients.get(key)
         if client is None:
-            client = _clients[key] = ChatClient(config, redis_url=settings.REDIS_URL or None, cache=cache)
+            client = _clients[key] = ChatClient(config, cache=cache, **limiter_options())
         return client
 
 
+def limiter_options() -> dict[str, Any]:
+    """Where endpoint limits are shared: Redis when REDIS_URL is set (every machine), else lock files under the
+    data directory (every process of this machine)."""
+    return {"redis_url": settings.REDIS_URL or None, "slot_dir": settings.DATA_DIR / "endpoint-slots"}
+
+
 def limit_is_shared() -> bool:
-    """Whether endpoint concurrency limits hold across worker processes (the UI says so when they do not)."""
-    return bool(settings.REDIS_URL)
+    """Whether endpoint concurrency limits hold across all workers: with Redis, or when the filesystem broker keeps
+    every worker on this machine (the UI says so when they do not)."""
+    return bool(settings.REDIS_URL) or settings.CELERY_BROKER_URL.startswith("filesystem://")

@@ -1,16 +1,20 @@
-"""Concurrency and request-rate limits per endpoint: Redis-backed across processes, or per process."""
+"""Concurrency and request-rate limits per endpoint: Redis-backed across machines, file locks across the
+processes of one machine (the embedded defaults), or per process."""
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import hashlib
 import logging
+import os
 import random
 import threading
 import time
 import uuid
 from collections import deque
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any, Protocol
 
 logger = logging.getLogger(__name__)
@@ -117,6 +121,70 @@ class ThreadConcurrencyLimiter:
             yield
         finally:
             self._semaphore.release()
+
+
+class FileConcurrencyLimiter:
+    """Counting semaphore shared by every process of one machine: `limit` slot files, each held with an
+    exclusive flock. The kernel drops a dead process's locks, so a killed worker never keeps a slot; flock
+    locks belong to the open file, so threads of one process exclude each other too. Waiting threads of a
+    process line up first-come first-served and only the first polls the files, so a thread that has just
+    given a slot back cannot take it again ahead of others."""
+
+    is_shared = True
+
+    def __init__(self, directory: str | Path, identity: str, limit: int, *, poll_s: float = 0.02) -> None:
+        self.limit = limit
+        self.poll_s = poll_s
+        self.directory = Path(directory) / hashlib.sha256(identity.encode()).hexdigest()[:20]
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self._line: deque[object] = deque()
+        self._line_changed = threading.Condition()
+
+    def try_acquire(self) -> int | None:
+        """Lock a free slot file without waiting; return its descriptor, or None when all are held."""
+        for index in random.sample(range(self.limit), self.limit):
+            descriptor = os.open(self.directory / f"slot-{index}.lock", os.O_RDWR | os.O_CREAT, 0o600)
+            try:
+                fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                os.close(descriptor)
+                continue
+            return descriptor
+        return None
+
+    def acquire(self, timeout_s: float | None = None) -> int:
+        """Wait in this process's line, then poll the slot files; return the locked file's descriptor."""
+        deadline = None if timeout_s is None else time.monotonic() + timeout_s
+        place = object()
+        with self._line_changed:
+            self._line.append(place)
+        try:
+            while True:
+                remaining = None if deadline is None else deadline - time.monotonic()
+                if remaining is not None and remaining <= 0:
+                    raise SlotTimeout(f"no free slot of {self.limit} within {timeout_s}s")
+                with self._line_changed:
+                    if self._line[0] is not place:
+                        self._line_changed.wait(timeout=remaining)
+                        continue
+                descriptor = self.try_acquire()
+                if descriptor is not None:
+                    return descriptor
+                # Jitter keeps the first waiters of different processes from polling in step.
+                time.sleep(self.poll_s * random.uniform(0.5, 1.5))
+        finally:
+            with self._line_changed:
+                self._line.remove(place)
+                self._line_changed.notify_all()
+
+    @contextlib.contextmanager
+    def slot(self, timeout_s: float | None = None) -> Iterator[None]:
+        """Hold one machine-wide slot for the duration of the block."""
+        descriptor = self.acquire(timeout_s)
+        try:
+            yield
+        finally:
+            os.close(descriptor)  # closing the file releases its lock
 
 
 class RedisConcurrencyLimiter:
@@ -289,12 +357,19 @@ def _registered(key: tuple[str, str, int], build: Callable[[], Any]) -> Any:
         return _limiters[key]
 
 
-def concurrency_limiter_for(identity: str, limit: int, *, redis_url: str | None = None) -> ConcurrencyLimiter:
-    """The endpoint's semaphore: shared through Redis when `redis_url` is given, else one per process."""
+def concurrency_limiter_for(
+    identity: str, limit: int, *, redis_url: str | None = None, slot_dir: str | Path | None = None
+) -> ConcurrencyLimiter:
+    """The endpoint's semaphore: shared through Redis when `redis_url` is given, else through lock files under
+    `slot_dir` (every process of this machine), else one per process."""
     if redis_url:
         return _registered(
             (f"slots:{redis_url}", identity, limit),
             lambda: RedisConcurrencyLimiter(redis_client(redis_url), identity, limit),
+        )
+    if slot_dir:
+        return _registered(
+            (f"slots:file:{slot_dir}", identity, limit), lambda: FileConcurrencyLimiter(slot_dir, identity, limit)
         )
     return _registered(("slots:process", identity, limit), lambda: ThreadConcurrencyLimiter(limit))
 

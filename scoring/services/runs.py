@@ -28,8 +28,10 @@ from django.utils import timezone
 
 from curation.errors import Conflict, InvalidInput, NotPermitted
 from curation.models import Release, ReleaseContext, ReleaseItem
+from curation.queues import queue_for, waiting_label
 from scoring import results as result_metrics
 from scoring.endpoints.client import ChatClient
+from scoring.endpoints.django_client import limiter_options
 from scoring.endpoints.errors import EndpointError
 from scoring.methods import MethodSettings, run_method, templates_for, templates_hash
 from scoring.models import ModelEndpoint, Prediction, RunChunk, ScoringRun, ScoringTemplate
@@ -228,10 +230,10 @@ def _enqueue(run: ScoringRun, chunk_ids: list[int]) -> None:
 def run_start(*, run: ScoringRun, actor: AbstractBaseUser | None, queue: str = "", dispatch: bool = True) -> ScoringRun:
     """Queued → running and every chunk sent to the workers (an upload run is scored right here: no model calls).
     `dispatch=False` sends nothing: the caller processes the chunks itself (the `score --inline` command).
-    Tasks go to `queue`, else settings.TATCURATE_SCORING_QUEUE, else Celery's default queue."""
+    Tasks go to `queue`, else settings.TATCURATE_SCORING_QUEUE (curation/queues.py)."""
     _require_runner(actor, run.project, "start runs")
     with transaction.atomic():
-        queue = queue or settings.TATCURATE_SCORING_QUEUE
+        queue = queue or queue_for("scoring.run_chunk")
         if not _transition(run, (Status.QUEUED,), Status.RUNNING, started_at=timezone.now(), queue=queue):
             raise Conflict(f"Run {run.pk} is {run.status}, not queued.")
         if run.method != ScoringRun.Method.UPLOAD and dispatch:
@@ -367,7 +369,7 @@ def _client(run: ScoringRun) -> ChatClient:
         # The embedded demo model: start it beside this worker when nothing answers on its port yet.
         ensure_running(urlsplit(run.endpoint.base_url).port or 8089)
     cache = django_cache if run.options.get("use_cache", True) else None
-    return ChatClient(run.endpoint.config(), redis_url=settings.REDIS_URL or None, cache=cache)
+    return ChatClient(run.endpoint.config(), cache=cache, **limiter_options())
 
 
 def _settings_of(run: ScoringRun, position: int) -> MethodSettings:
@@ -692,4 +694,24 @@ def run_progress(run: ScoringRun) -> dict[str, Any]:
         "rate_per_s": round(rate, 3),
         "eta_s": round(remaining / rate) if rate and run.status == Status.RUNNING else None,
         "status": run.status,
+        "queued_behind": (queued_behind := run_queued_behind(run, done=done)),
+        "waiting": waiting_label(queued_behind),
     }
+
+
+def run_queued_behind(run: ScoringRun, *, done: int | None = None) -> int | None:
+    """How many runs started earlier on this run's queue still have chunks to do, while no chunk of this run has
+    begun (None once one has, or when the run is not running)."""
+    if run.status != Status.RUNNING or run.method == ScoringRun.Method.UPLOAD or run.started_at is None:
+        return None
+    if done is None:
+        done = Prediction.objects.filter(run=run).count()
+    if done or run.chunks.exclude(status=RunChunk.Status.QUEUED).exists():
+        return None
+    earlier = Q(started_at__lt=run.started_at) | Q(started_at=run.started_at, pk__lt=run.pk)
+    unfinished = (RunChunk.Status.QUEUED, RunChunk.Status.RUNNING)
+    return (
+        ScoringRun.objects.filter(earlier, queue=run.queue, status=Status.RUNNING, chunks__status__in=unfinished)
+        .distinct()
+        .count()
+    )

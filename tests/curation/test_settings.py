@@ -177,3 +177,14 @@ def test_deploy_check_passes_with_production_variables(tmp_path):
         timeout=120,
     )
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_queue_names_come_from_the_environment_and_a_plain_worker_consumes_them_all(tmp_path):
+    env = {"TATCURATE_DATA_DIR": str(tmp_path), "TATCURATE_SCORING_QUEUE": "gpu", "TATCURATE_DRAFTING_QUEUE": "cpu"}
+    expression = (
+        "[q.name for q in settings.CELERY_TASK_QUEUES], "
+        "__import__('curation.queues', fromlist=['queue_for']).queue_for('scoring.run_chunk')"
+    )
+    result = _settings_in_subprocess(env, expression)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "(['celery', 'cpu', 'gpu', 'exports'], 'gpu')"

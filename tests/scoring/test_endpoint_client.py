@@ -30,7 +30,7 @@ from scoring.endpoints import (
     json_schema_format,
     parse_retry_after,
 )
-from scoring.endpoints.limits import redis_client
+from scoring.endpoints.limits import FileConcurrencyLimiter, SlotTimeout, redis_client
 from tests.support.endpoint_load import run_requests
 from tests.support.fault_server import (
     FaultServer,
@@ -441,6 +441,102 @@ def test_redis_semaphore_holds_across_processes():
     assert server.max_in_flight == 3
 
 
+def test_file_semaphore_holds_across_processes(tmp_path):
+    identity = f"test-file-sem-{uuid.uuid4().hex}"
+    context = multiprocessing.get_context("spawn")
+    with FaultServer(latency_s=0.1) as server, context.Pool(3) as pool:
+        start_at = time.time() + 1.5
+        jobs = [
+            pool.apply_async(
+                run_requests,
+                kwds={
+                    "base_url": server.base_url,
+                    "identity_key": identity,
+                    "concurrency_limit": 2,
+                    "requests": 8,
+                    "threads": 3,
+                    "slot_dir": str(tmp_path),
+                    "start_at": start_at,
+                },
+            )
+            for _ in range(3)
+        ]
+        reports = [job.get(timeout=60) for job in jobs]
+    assert all(report["is_shared"] for report in reports)
+    assert server.chat_request_count == 24
+    # Each process alone would have used 2 slots (3 processes: up to 6 at once); the lock files hold the sum to 2.
+    assert server.max_in_flight == 2
+
+
+def _hold_file_slots(slot_dir: str, identity: str, limit: int, ready: multiprocessing.Event) -> None:
+    limiter = FileConcurrencyLimiter(slot_dir, identity, limit)
+    for _ in range(limit):
+        assert limiter.try_acquire() is not None
+    ready.set()
+    time.sleep(60)
+
+
+def test_file_semaphore_frees_the_slots_of_a_killed_process_and_times_out_while_full(tmp_path):
+    identity = f"test-file-kill-{uuid.uuid4().hex}"
+    context = multiprocessing.get_context("spawn")
+    ready = context.Event()
+    holder = context.Process(target=_hold_file_slots, args=(str(tmp_path), identity, 2, ready))
+    holder.start()
+    try:
+        assert ready.wait(30)
+        limiter = FileConcurrencyLimiter(tmp_path, identity, 2)
+        with pytest.raises(SlotTimeout):
+            with limiter.slot(timeout_s=0.3):
+                pass
+        os.kill(holder.pid, signal.SIGKILL)
+        holder.join(10)
+        with limiter.slot(timeout_s=5), limiter.slot(timeout_s=5):
+            assert limiter.try_acquire() is None  # both slots are ours now, a third is refused
+    finally:
+        if holder.is_alive():
+            holder.kill()
+
+
+def test_file_semaphore_excludes_threads_of_one_process(tmp_path):
+    limiter = FileConcurrencyLimiter(tmp_path, "threads", 2)
+    holding = 0
+    peak = 0
+    lock = threading.Lock()
+
+    def work(_: int) -> None:
+        nonlocal holding, peak
+        with limiter.slot(timeout_s=10):
+            with lock:
+                holding += 1
+                peak = max(peak, holding)
+            time.sleep(0.02)
+            with lock:
+                holding -= 1
+
+    with ThreadPoolExecutor(max_workers=6) as pool:
+        list(pool.map(work, range(24)))
+    assert peak == 2
+
+
+def test_file_semaphore_serves_waiting_threads_before_one_that_just_gave_its_slot_back(tmp_path):
+    limiter = FileConcurrencyLimiter(tmp_path, "fair", 1)
+    order: list[str] = []
+    held = limiter.acquire(timeout_s=1)
+
+    def wait_for_a_slot() -> None:
+        with limiter.slot(timeout_s=10):
+            order.append("waiter")
+
+    waiter = threading.Thread(target=wait_for_a_slot)
+    waiter.start()
+    time.sleep(0.2)  # the waiter is polling now
+    os.close(held)
+    with limiter.slot(timeout_s=10):  # asking again at once: it must queue behind the waiter
+        order.append("releaser")
+    waiter.join(10)
+    assert order == ["waiter", "releaser"]
+
+
 def _hold_all_slots(redis_url: str, identity: str, limit: int, ready: multiprocessing.Event) -> None:
     limiter = RedisConcurrencyLimiter(redis_client(redis_url), identity, limit, lease_s=1.0)
     for _ in range(limit):
@@ -539,3 +635,17 @@ def test_local_smollm2_answers_a_real_request():
     assert result.tokens_out and result.tokens_out > 0
     assert result.raw["model"] == MODEL_NAME
     assert [a.status for a in result.attempts] == [200]
+
+
+@pytest.mark.model
+def test_local_smollm2_serves_parallel_slots_each_with_the_full_context():
+    import httpx
+
+    from scoring.local_model import DEFAULT_CONTEXT, DEFAULT_PARALLEL, endpoint_config
+    from tests.support.local_model import local_model_port, local_model_url
+
+    props = httpx.get(local_model_url().removesuffix("/v1") + "/props", timeout=10).json()
+    assert DEFAULT_PARALLEL >= 2 and props["total_slots"] == DEFAULT_PARALLEL
+    assert props["default_generation_settings"]["n_ctx"] == DEFAULT_CONTEXT
+    # The endpoint's limit matches the slots, so no request waits inside the server for a slot.
+    assert endpoint_config(local_model_port()).concurrency_limit == DEFAULT_PARALLEL

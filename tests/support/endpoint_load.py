@@ -18,6 +18,7 @@ def run_requests(
     requests: int,
     threads: int,
     redis_url: str | None = None,
+    slot_dir: str | None = None,
     start_at: float | None = None,
 ) -> dict[str, Any]:
     """Send `requests` chats through one shared client from `threads` threads; report timings and holders."""
@@ -30,7 +31,7 @@ def run_requests(
         backoff_initial_s=0.01,
         timeout_s=30,
     )
-    client = ChatClient(config, redis_url=redis_url)
+    client = ChatClient(config, redis_url=redis_url, slot_dir=slot_dir)
     holding = 0
     max_holding = 0
     lock = threading.Lock()

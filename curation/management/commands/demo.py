@@ -29,7 +29,7 @@ def local_model_endpoint():
     """The embedded SmolLM2 endpoint, available to every project (created once)."""
     from django.conf import settings
 
-    from scoring.local_model import MODEL_NAME, base_url_for
+    from scoring.local_model import DEFAULT_PARALLEL, MODEL_NAME, base_url_for
     from scoring.models import ModelEndpoint
 
     endpoint, _ = ModelEndpoint.objects.update_or_create(
@@ -40,7 +40,7 @@ def local_model_endpoint():
             "model": MODEL_NAME,
             "timeout_s": 120.0,
             "max_attempts": 3,
-            "concurrency_limit": 1,
+            "concurrency_limit": DEFAULT_PARALLEL,
             "generation_params": {"temperature": 0.0, "max_tokens": 256},
             "is_local_default": True,
         },

@@ -102,6 +102,7 @@ class Command(BaseCommand):
                     run.refresh_from_db()
                     progress = run_services.run_progress(run)
                     bar.update(progress["done"] - bar.n)
+                    bar.set_postfix_str(progress["waiting"])  # "Queued behind 2 runs" until a worker begins
                     if run.status in FINISHED or run.status == ScoringRun.Status.PAUSED:
                         break
                     time.sleep(1.0)

@@ -40,7 +40,7 @@ def test_endpoints_page_shows_key_status_and_limit_scope_and_test_reports_401(pr
         assert created.status_code == 302
         page = client.get(f"/p/{project.slug}/endpoints/").content.decode()
         assert "$MISSING_DRAFT_KEY" in page and "not set on this server" in page
-        assert "per worker process only" in page or "shared by all workers" in page
+        assert "per machine only" in page or "shared by all workers" in page
         endpoint = project.endpoints.get(name="Hosted")
         monkeypatch.setenv("MISSING_DRAFT_KEY", "secret-123")
         fragment = client.post(f"/p/{project.slug}/endpoints/{endpoint.pk}/test/").content.decode()
