@@ -45,7 +45,9 @@ def celery_worker(*, concurrency: int = 1, queue: str | None = None, log_path: P
     queue = queue or f"test-{uuid.uuid4().hex[:10]}"
     hostname = f"{queue}@localhost"
     env = {**os.environ, "DATABASE_URL": test_database_url(), "CELERY_TASK_ALWAYS_EAGER": "false"}
-    log = open(log_path or (ROOT / "var" / f"worker-{queue}.log"), "w")
+    log_path = log_path or ROOT / "var" / f"worker-{queue}.log"
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    log = open(log_path, "w")
     command = [
         sys.executable, "-m", "celery", "-A", "curation", "worker",
         "--pool", "prefork" if concurrency > 1 else "solo", "--concurrency", str(concurrency),
