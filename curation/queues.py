@@ -20,7 +20,7 @@ TASK_QUEUE_SETTINGS = {
 def queue_for(task_name: str) -> str:
     """The queue a task is sent to when its caller names none."""
     setting = TASK_QUEUE_SETTINGS.get(task_name)
-    return (getattr(settings, setting, "") if setting else "") or DEFAULT_QUEUE
+    return (getattr(settings, setting) if setting else "") or DEFAULT_QUEUE
 
 
 def waiting_label(queued_behind: int | None) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
+from curation.answer_types import ANSWER_TYPES, SCALES
 from curation.models import Batch, Instance, InstanceRevision, Paper, Paragraph, Project, ReasoningType, Table
 from curation.models import TransitionEvent as Event
 from curation.states import Role, Status
@@ -171,6 +172,8 @@ class InstanceEditSerializer(serializers.Serializer):
     answer = serializers.ListField(child=serializers.CharField(allow_blank=True), required=False)
     answer_form = serializers.ChoiceField(choices=Instance.AnswerForm.choices, required=False, allow_blank=True)
     answer_source = serializers.ChoiceField(choices=Instance.AnswerSource.choices, required=False, allow_blank=True)
+    answer_type = serializers.ChoiceField(choices=ANSWER_TYPES, required=False, allow_blank=True)
+    scale = serializers.ChoiceField(choices=[scale for scale in SCALES if scale], required=False, allow_blank=True)
     reasoning_type_id = serializers.IntegerField(required=False, allow_null=True)
     relevant_table_ids = serializers.ListField(child=serializers.IntegerField(), required=False)
 

@@ -260,7 +260,10 @@ def test_suggested_form_follows_scitats_five_word_rule(answer, form):
 def test_many_concurrent_claimers_never_share_an_instance(project, open_batch, make_instance, make_user):
     from curation.services.projects import membership_add
 
-    instances = [make_instance(batch=open_batch, answer_form="short", answer_source="text") for _ in range(96)]
+    instances = [
+        make_instance(batch=open_batch, answer_form="short", answer_source="text", answer_type="span")
+        for _ in range(96)
+    ]
     users = []
     for i in range(32):
         user = make_user(f"claimer{i}")
@@ -306,7 +309,7 @@ def test_any_path_to_validated_settles_a_sequential_batch(personas, project, ope
 
     Project.objects.filter(pk=project.pk).update(gating=Project.Gating.SEQUENTIAL)
     following = batch_create(project=project, actor=None, name="B2")
-    instance = make_instance(batch=open_batch, answer_form="short", answer_source="text")
+    instance = make_instance(batch=open_batch, answer_form="short", answer_source="text", answer_type="span")
     steps = [
         (Status.IN_REFINEMENT, "annotator"),
         (Status.SUBMITTED, "annotator"),
@@ -321,7 +324,7 @@ def test_any_path_to_validated_settles_a_sequential_batch(personas, project, ope
 
 
 def test_expired_round_two_lease_releases_the_reviewer(personas, project, open_batch, make_instance):
-    instance = make_instance(batch=open_batch, answer_form="short", answer_source="text")
+    instance = make_instance(batch=open_batch, answer_form="short", answer_source="text", answer_type="span")
     for target, persona in [
         (Status.IN_REFINEMENT, "annotator"),
         (Status.SUBMITTED, "annotator"),

@@ -161,7 +161,7 @@ def test_generic_transition_walk_needs_comments_and_opens_and_decides_the_discus
     annotator, verifier = api_client_for(people["annotator"]), api_client_for(people["verifier"])
     second = api_client_for(people["annotator2"])
     version = world["instance"].version
-    client_patch = {"expected_version": version, "answer_form": "short", "answer_source": "text"}
+    client_patch = {"expected_version": version, "answer_form": "short", "answer_source": "text", "answer_type": "span"}
     assert annotator.patch(f"/api/instances/{pk}/", client_patch, format="json").status_code == 200
     assert _transition(annotator, pk, "submitted").status_code == 200
     assert _transition(verifier, pk, "round1_review").status_code == 200

@@ -30,6 +30,7 @@ def make_instance(make_instance):
     def make(**fields):
         fields.setdefault("answer_form", "short")
         fields.setdefault("answer_source", "text")
+        fields.setdefault("answer_type", "span")
         return make_instance(**fields)
 
     return make
