@@ -18,7 +18,8 @@ FORMAT_NOTES = {
     "whole paper when the question was asked on a short context).",
     "parquet": "`data/{name}.parquet`: one row per instance with its context as nested lists; loads with "
     "`datasets.load_dataset('parquet', data_files=…)`.",
-    "csv": "`data/{name}.csv`: questions and answers (answer items joined with ' | ', the exact list in answer_json).",
+    "csv": "`data/{name}.csv`: questions and answers (answer items joined with ' | ', the exact list in answer_json), "
+    "and the context as JSON: tables_json (each table's rectangular grid) and paragraphs_json.",
 }
 
 

@@ -233,16 +233,24 @@ CSV_COLUMNS = (
     "rationale",
     "derivation",
     "program",
+    "context_kind",
+    "tables_json",
+    "paragraphs_json",
 )
 
 
-def csv_row(item: Item) -> list[str]:
-    """Questions and answers as flat text (items joined with ' | '; the exact list in answer_json)."""
+def csv_row(item: Item, short: FrozenContext, long: FrozenContext) -> list[str]:
+    """Questions and answers as flat text (items joined with ' | '; the exact list in answer_json), with the item's
+    context as JSON: the rectangular file grid of each table and the paragraphs (what was excluded is absent)."""
     answer = [str(a) for a in item.get("answer") or []]
+    context = parquet_row(item, short, long)
     values = {
         **{column: item.get(column) or "" for column in CSV_COLUMNS},
         "answer": " | ".join(answer),
         "answer_json": json.dumps(answer, ensure_ascii=False),
+        "context_kind": context["context_kind"],
+        "tables_json": json.dumps(context["tables"], ensure_ascii=False),
+        "paragraphs_json": json.dumps(context["paragraphs"], ensure_ascii=False),
     }
     return [str(values[column]) for column in CSV_COLUMNS]
 

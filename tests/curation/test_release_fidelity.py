@@ -63,6 +63,7 @@ def refine_and_validate(project, personas, context: Context, **fields):
         "rationale": "Table 1 gives LoRA an average of 73.4.",
         "answer": ["73.4"],
         "answer_form": "short",
+        "answer_type": "span",
         "answer_source": "table",
         "relevant_table_ids": list(context.tables.values_list("id", flat=True)),
         **fields,
@@ -120,12 +121,15 @@ def table_one_grids(fmt: str, text: str) -> list[list[list[str]]]:
     if fmt == "jsonl":
         for line in text.splitlines():
             walk(json.loads(line))
+    elif fmt == "csv":
+        for row in csv.DictReader(io.StringIO(text)):
+            walk(json.loads(row["tables_json"]))
     else:
         walk(json.loads(text))
     return grids
 
 
-@pytest.mark.parametrize("fmt", ["scitat", "tatqa", "finqa", "jsonl", "parquet"])
+@pytest.mark.parametrize("fmt", ["scitat", "tatqa", "finqa", "jsonl", "parquet", "csv"])
 def test_table_one_is_rectangular_with_avg_over_its_own_column(excluded_paragraph_release, fmt, tmp_path):
     release, _ = excluded_paragraph_release
     grids = table_one_grids(fmt, export_text(release, fmt, tmp_path))
