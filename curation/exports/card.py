@@ -119,6 +119,17 @@ def dataset_card(release: Mapping[str, Any], fmt: str, data_files: list[str]) ->
     sections.append("## Statistics\n\n" + statistics_markdown(release.get("statistics", {})))
     if release.get("notes"):
         sections.append("## Notes\n\n" + "\n".join(f"- {note}" for note in release["notes"]))
+    if release.get("papers"):
+        sections.append(
+            "## Source papers\n\nThe questions are asked over the tables and text of these papers:\n\n"
+            + _table(
+                ["Key", "Title", "arXiv"],
+                [
+                    [p["key"], (p.get("title") or "").replace("|", "\\|"), p.get("arxiv_id") or ""]
+                    for p in release["papers"]
+                ],
+            )
+        )
     sections.append(f"## License\n\n{release.get('license') or 'Not stated by the project.'}")
     if release.get("citation"):
         sections.append("## Citation\n\n" + release["citation"])
