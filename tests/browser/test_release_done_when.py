@@ -122,7 +122,7 @@ def test_refined_item_with_a_struck_paragraph_is_faithful_in_every_export_and_pr
     type_into(manager, "#cut-release input[name=name]", "faithful")
     manager.locator("#cut-release").get_by_label(f"{refined.batch.name} (1 validated)").click()
     manager.get_by_role("button", name="Cut release").click()
-    expect(manager.locator(".messages")).to_contain_text("Release faithful-v1 cut")
+    expect(manager.locator(".messages")).to_contain_text("Release faithful-v1 cut: 1 instance frozen.")
     release = Release.objects.get(name="faithful")
     assert list(release.items.values_list("instance_id", flat=True)) == [refined.pk]
 

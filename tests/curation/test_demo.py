@@ -52,10 +52,11 @@ def test_demo_is_idempotent(db):
 def test_a_first_release_can_be_cut_from_the_demo_by_its_manager(db, client):
     run_demo()
     validated = Instance.objects.filter(project__slug="demo", status=Status.VALIDATED)
-    assert validated.count() == 5 and all(i.batch_id for i in validated)
+    assert validated.count() >= 5 and all(i.batch_id for i in validated)
     assert client.login(username="manager", password="demo-manager")
     page = client.get("/p/demo/releases/").content.decode()
     batch = validated.first().batch
     assert re.search(rf'name="batch_ids" value="{batch.pk}"\s*>', page)  # offered, not disabled
+    frozen = validated.filter(batch=batch).count()
     response = client.post("/p/demo/releases/", {"name": "demo", "batch_ids": [batch.pk]}, follow=True)
-    assert "Release demo-v1 cut: 5 instances frozen." in response.content.decode()
+    assert f"Release demo-v1 cut: {frozen} instances frozen." in response.content.decode()
