@@ -13,13 +13,12 @@ import json
 import re
 import zipfile
 from io import StringIO
+from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
-from django.test import Client
-from django.urls import reverse
 from playwright.sync_api import expect
 
 from annotate.services.qualification import attempt_start, attempt_submit
@@ -34,6 +33,9 @@ from tests.support import fault_server as fs
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 PROJECT = "Demo: sparse adapters paper"
+LAYOUT_CHECK = "\n".join(  # a JS function (its leading comment lines dropped): what a person cannot reach
+    line for line in (Path(__file__).parent / "layout_check.js").read_text().splitlines() if not line.startswith("//")
+)
 FORMATS = ("scitat", "tatqa", "jsonl", "parquet", "csv")
 
 
@@ -157,10 +159,16 @@ def test_refined_item_with_a_struck_paragraph_is_faithful_in_every_export_and_pr
             "--method", "direct", "--setting", "short", "--inline", "--json", stdout=StringIO(),
         )  # fmt: skip
     prediction = Prediction.objects.get(run__release=release)
-    client = Client()
-    client.force_login(get_user_model().objects.get(username="manager"))
-    page = client.get(reverse("scoring-prediction", args=[project.slug, prediction.pk])).content.decode()
-    prompt = page.split('id="prompt"', 1)[1]
-    assert PROMPT_HEADER in prompt
+    follow_project_nav(manager, "Releases")
+    follow(manager, "faithful", within="main")
+    follow(manager, "Score a model")
+    manager.locator("#runs tbody a").first.click()
+    expect(manager.locator("h1")).to_contain_text("Scoring run")
+    manager.locator("#predictions tbody a").first.click()
+    expect(manager.locator("h1")).to_contain_text("Prediction 1")
+    prompt = manager.locator("#prompt").inner_text()
+    assert prediction.prompt and PROMPT_HEADER in prompt
     assert "| LoRA | 8.1 | 76.2 | 78.8 | 71.0 | 67.7 | 73.4 |" in prompt
     assert paragraph.text[:60] not in prompt
+    manager.set_viewport_size({"width": 390, "height": 900})  # the prompt fits a phone: no sideways scrolling
+    assert manager.evaluate(LAYOUT_CHECK) == []
