@@ -11,7 +11,7 @@ from django.test import Client
 from tests.conftest import PASSWORD
 
 SLUG = "test-project"
-EVERYONE = {"", "guidelines/", "releases/"}
+EVERYONE = {"", "guidelines/", "releases/", "instances/", "work-export/"}
 QUALIFIED = {"work/", "review/"}  # round two is on the review page
 STAFF = {"discussions/", "papers/"}
 MANAGER = {
@@ -22,6 +22,8 @@ MANAGER = {
     "dashboard/",
     "qualification/manage/",
     "imports/",
+    "members/",
+    "drafts/import/",
 }
 EXPECTED = {
     "annotator": EVERYONE | QUALIFIED,
