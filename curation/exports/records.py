@@ -201,7 +201,10 @@ def finqa_record(item: Item, short: FrozenContext, long: FrozenContext) -> dict[
     qa["question"] = item.get("question", "")
     qa["program"] = item.get("program", "")
     qa.setdefault("answer", answer[0] if answer else "")
-    qa["exe_ans"] = native.get("exe_ans", qa.get("exe_ans", answer[0] if answer else ""))
+    executed = answer[0] if answer else ""
+    if _NUMBER.match(executed):  # FinQA's exe_ans is a number, compared as one by its evaluator
+        executed = float(executed)
+    qa["exe_ans"] = native.get("exe_ans", qa.get("exe_ans", executed))
     if item.get("rationale") or "explanation" in qa:
         qa["explanation"] = item.get("rationale", "")
     record = {

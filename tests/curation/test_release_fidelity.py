@@ -259,3 +259,9 @@ def test_header_rows_the_extractor_reports_are_stored_and_used_by_every_consumer
     rows = table_input(main, "tab:main")["rows"]
     assert rows[0][2] == "LAS on test" and rows[1][2] == "Wolof"  # the stored count wins over the spans
     assert table_input(ablation, "tab:ablation")["rows"][0] == ["Sparsity", "LAS", "Time (min)"]  # None: counted
+
+
+def test_finqa_execution_answer_is_a_number_as_finqa_writes_it(excluded_paragraph_release, tmp_path):
+    release, _ = excluded_paragraph_release
+    (record,) = json.loads(export_text(release, "finqa", tmp_path))
+    assert record["qa"]["exe_ans"] == 73.4 and record["qa"]["answer"] == "73.4"
