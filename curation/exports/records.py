@@ -278,7 +278,13 @@ def parquet_row(item: Item, short: FrozenContext, long: FrozenContext) -> dict[s
         "paper": item.get("paper", ""),
         "context_kind": context.get("kind", ""),
         "tables": [
-            {"key": t["key"], "label": t["label"], "caption": t["caption"], "cells": file_cells(t)}
+            {
+                "key": t["key"],
+                "label": t["label"],
+                "caption": t["caption"],
+                "cells": file_cells(t),
+                "header_rows": shape_from_frozen(t).header_rows,
+            }
             for t in context.get("tables") or []
         ],
         "paragraphs": [

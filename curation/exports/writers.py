@@ -116,6 +116,7 @@ PARQUET_SCHEMA = pa.schema(
                         ("label", pa.string()),
                         ("caption", pa.string()),
                         ("cells", pa.list_(pa.list_(pa.string()))),
+                        ("header_rows", pa.int32()),
                     ]
                 )
             ),

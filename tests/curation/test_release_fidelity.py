@@ -265,3 +265,12 @@ def test_finqa_execution_answer_is_a_number_as_finqa_writes_it(excluded_paragrap
     release, _ = excluded_paragraph_release
     (record,) = json.loads(export_text(release, "finqa", tmp_path))
     assert record["qa"]["exe_ans"] == 73.4 and record["qa"]["answer"] == "73.4"
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "csv"])
+def test_flat_exports_say_how_many_header_rows_table_one_has(excluded_paragraph_release, fmt, tmp_path):
+    release, _ = excluded_paragraph_release
+    text = export_text(release, fmt, tmp_path)
+    rows = json.loads(text) if fmt == "parquet" else list(csv.DictReader(io.StringIO(text)))
+    tables = rows[0]["tables"] if fmt == "parquet" else json.loads(rows[0]["tables_json"])
+    assert [(t["label"], t["header_rows"]) for t in tables] == [("tab:main", 2)]
