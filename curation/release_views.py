@@ -10,6 +10,7 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.template.defaultfilters import pluralize
 
 from curation import release_selectors, selectors
 from curation.dataset_formats import FORMATS
@@ -84,7 +85,10 @@ def release_list(request: HttpRequest, slug: str) -> HttpResponse:
         except InvalidInput as exc:
             messages.error(request, exc.message)
         else:
-            messages.success(request, f"Release {release.label} cut: {release.item_count} instances frozen.")
+            messages.success(
+                request,
+                f"Release {release.label} cut: {release.item_count} instance{pluralize(release.item_count)} frozen.",
+            )
             return redirect("release", slug=project.slug, pk=release.pk)
     batches = []
     if is_manager:

@@ -165,6 +165,11 @@ def run_create(
     else:
         raise InvalidInput("Pick a batch or some contexts to draft.")
     ids = list(contexts.order_by("pk").values_list("pk", flat=True))
+    if not ids and batch is not None and not context_ids:
+        raise InvalidInput(
+            f"Batch “{batch.name}” holds no short contexts yet. Put contexts into it with Batches → Fill a batch "
+            "from papers, or enter context ids."
+        )
     if not ids:
         raise InvalidInput("There are no short contexts to draft in that selection.")
 

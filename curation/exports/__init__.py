@@ -84,6 +84,15 @@ def write_bundle(
     return digest.hexdigest(), out_path.stat().st_size
 
 
+def source_papers(release: Any) -> list[dict[str, Any]]:
+    """The papers the release's questions are asked over (key, title, arXiv id), once each, from its long contexts."""
+    papers: dict[str, dict[str, Any]] = {}
+    for paper in release.contexts.filter(kind="long").values_list("data__paper", flat=True).iterator():
+        if isinstance(paper, dict) and paper.get("key"):
+            papers.setdefault(paper["key"], paper)
+    return [papers[key] for key in sorted(papers)]
+
+
 def release_card_fields(release: Any) -> dict[str, Any]:
     """The release metadata a dataset card shows, as plain data."""
     return {
@@ -103,6 +112,7 @@ def release_card_fields(release: Any) -> dict[str, Any]:
         "split_seed": release.split_seed,
         "split_ratios": release.split_ratios,
         "statistics": release.statistics,
+        "papers": source_papers(release),
     }
 
 

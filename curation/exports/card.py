@@ -18,7 +18,8 @@ FORMAT_NOTES = {
     "whole paper when the question was asked on a short context).",
     "parquet": "`data/{name}.parquet`: one row per instance with its context as nested lists; loads with "
     "`datasets.load_dataset('parquet', data_files=…)`.",
-    "csv": "`data/{name}.csv`: questions and answers (answer items joined with ' | ', the exact list in answer_json).",
+    "csv": "`data/{name}.csv`: questions and answers (answer items joined with ' | ', the exact list in answer_json), "
+    "and the context as JSON: tables_json (each table's rectangular grid) and paragraphs_json.",
 }
 
 
@@ -118,6 +119,17 @@ def dataset_card(release: Mapping[str, Any], fmt: str, data_files: list[str]) ->
     sections.append("## Statistics\n\n" + statistics_markdown(release.get("statistics", {})))
     if release.get("notes"):
         sections.append("## Notes\n\n" + "\n".join(f"- {note}" for note in release["notes"]))
+    if release.get("papers"):
+        sections.append(
+            "## Source papers\n\nThe questions are asked over the tables and text of these papers:\n\n"
+            + _table(
+                ["Key", "Title", "arXiv"],
+                [
+                    [p["key"], (p.get("title") or "").replace("|", "\\|"), p.get("arxiv_id") or ""]
+                    for p in release["papers"]
+                ],
+            )
+        )
     sections.append(f"## License\n\n{release.get('license') or 'Not stated by the project.'}")
     if release.get("citation"):
         sections.append("## Citation\n\n" + release["citation"])

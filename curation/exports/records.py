@@ -201,7 +201,10 @@ def finqa_record(item: Item, short: FrozenContext, long: FrozenContext) -> dict[
     qa["question"] = item.get("question", "")
     qa["program"] = item.get("program", "")
     qa.setdefault("answer", answer[0] if answer else "")
-    qa["exe_ans"] = native.get("exe_ans", qa.get("exe_ans", answer[0] if answer else ""))
+    executed = answer[0] if answer else ""
+    if _NUMBER.match(executed):  # FinQA's exe_ans is a number, compared as one by its evaluator
+        executed = float(executed)
+    qa["exe_ans"] = native.get("exe_ans", qa.get("exe_ans", executed))
     if item.get("rationale") or "explanation" in qa:
         qa["explanation"] = item.get("rationale", "")
     record = {
@@ -233,16 +236,24 @@ CSV_COLUMNS = (
     "rationale",
     "derivation",
     "program",
+    "context_kind",
+    "tables_json",
+    "paragraphs_json",
 )
 
 
-def csv_row(item: Item) -> list[str]:
-    """Questions and answers as flat text (items joined with ' | '; the exact list in answer_json)."""
+def csv_row(item: Item, short: FrozenContext, long: FrozenContext) -> list[str]:
+    """Questions and answers as flat text (items joined with ' | '; the exact list in answer_json), with the item's
+    context as JSON: the rectangular file grid of each table and the paragraphs (what was excluded is absent)."""
     answer = [str(a) for a in item.get("answer") or []]
+    context = parquet_row(item, short, long)
     values = {
         **{column: item.get(column) or "" for column in CSV_COLUMNS},
         "answer": " | ".join(answer),
         "answer_json": json.dumps(answer, ensure_ascii=False),
+        "context_kind": context["context_kind"],
+        "tables_json": json.dumps(context["tables"], ensure_ascii=False),
+        "paragraphs_json": json.dumps(context["paragraphs"], ensure_ascii=False),
     }
     return [str(values[column]) for column in CSV_COLUMNS]
 
@@ -267,7 +278,13 @@ def parquet_row(item: Item, short: FrozenContext, long: FrozenContext) -> dict[s
         "paper": item.get("paper", ""),
         "context_kind": context.get("kind", ""),
         "tables": [
-            {"key": t["key"], "label": t["label"], "caption": t["caption"], "cells": file_cells(t)}
+            {
+                "key": t["key"],
+                "label": t["label"],
+                "caption": t["caption"],
+                "cells": file_cells(t),
+                "header_rows": shape_from_frozen(t).header_rows,
+            }
             for t in context.get("tables") or []
         ],
         "paragraphs": [

@@ -83,8 +83,8 @@ def write_text_format(fmt: str, out: IO[str], rows: Iterable[Row], progress: Cal
         writer = csv.writer(out)
         writer.writerow(records.CSV_COLUMNS)
         count = 0
-        for item, _, _ in counted:
-            writer.writerow(records.csv_row(item))
+        for item, short, long in counted:
+            writer.writerow(records.csv_row(item, short, long))
             count += 1
         return count
     raise ValueError(f"unknown text format {fmt!r}")
@@ -116,6 +116,7 @@ PARQUET_SCHEMA = pa.schema(
                         ("label", pa.string()),
                         ("caption", pa.string()),
                         ("cells", pa.list_(pa.list_(pa.string()))),
+                        ("header_rows", pa.int32()),
                     ]
                 )
             ),

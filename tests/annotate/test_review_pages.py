@@ -211,3 +211,21 @@ def test_filling_a_batch_with_contexts_counts_the_contexts(personas, project, ma
     fill = {"action": "assign", "batch": batch.pk, "context_ids": [draft.context_id]}
     response = manager.post(url, fill, follow=True)
     assert "1 context and 1 draft added to the batch." in response.content.decode()
+
+
+def test_empty_review_queues_show_a_next_step_instead_of_a_dead_button(personas, project, drafts):
+    """With nothing waiting, the review home offers no "next" button that leads nowhere, but a link onward."""
+    home = f"/p/{project.slug}/review/"
+    verifier = logged_in("verifier").get(home).content.decode()
+    assert 'id="review-next"' not in verifier and 'id="round1-empty"' in verifier
+    assert f'href="/p/{project.slug}/instances/"' in verifier
+    annotator = logged_in("annotator2").get(home).content.decode()
+    assert 'id="round2-next"' not in annotator and 'id="round2-empty"' in annotator
+    assert f'href="/p/{project.slug}/work/"' in annotator
+
+    to_round2(project, personas, drafts[0])  # approved in round one: annotator2 has a second look to take
+    annotator = logged_in("annotator2").get(home).content.decode()
+    assert 'id="round2-next"' in annotator and 'id="round2-empty"' not in annotator
+    submit(project, personas["annotator"], drafts[1])
+    verifier = logged_in("verifier").get(home).content.decode()
+    assert 'id="review-next"' in verifier and 'id="round1-empty"' not in verifier

@@ -1,5 +1,5 @@
 // Layout check (tests/browser/test_layout.py): for every visible control of <main>, scroll it into view and ask
-// what the browser finds at its centre; a box that hides its overflow must contain it; the page must not scroll sideways.
+// what the browser finds at its centre and whether it has a label; a box that hides its overflow must contain it; the page must not scroll sideways.
 () => {
   const problems = [];
   const doc = document.documentElement;
@@ -23,6 +23,9 @@
       }
     }
     if (clipped) { problems.push(`${name} is cut off by ${clipped}`); continue; }
+    const named = el.tagName === "BUTTON" || ["submit", "button", "reset"].includes(el.type)
+      || (el.labels && el.labels.length) || el.getAttribute("aria-label") || el.getAttribute("aria-labelledby") || el.title;
+    if (!named) problems.push(`${name} has no label`);
     el.scrollIntoView({block: "center", inline: "center"});
     const box = el.getBoundingClientRect();
     if (box.width < 8 || box.height < 8) { problems.push(`${name} is ${box.width}x${box.height} px`); continue; }

@@ -32,6 +32,7 @@ PAGES = {
         "Dashboard",
         "Exam settings",
         "Import a dataset",
+        "Import drafts",
         "Releases",
         "Discussions",
         "Guidelines",

@@ -58,5 +58,6 @@ def test_a_first_release_can_be_cut_from_the_demo_by_its_manager(db, client):
     page = client.get("/p/demo/releases/").content.decode()
     batch = validated.first().batch
     assert re.search(rf'name="batch_ids" value="{batch.pk}"\s*>', page)  # offered, not disabled
+    frozen = validated.filter(batch=batch).count()
     response = client.post("/p/demo/releases/", {"name": "demo", "batch_ids": [batch.pk]}, follow=True)
     assert f"Release demo-v1 cut: {frozen} instances frozen." in response.content.decode()

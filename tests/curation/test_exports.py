@@ -58,6 +58,11 @@ def test_every_format_is_a_zip_with_data_card_and_valid_checksums(release, fmt, 
     card = files["README.md"].decode()
     assert release.content_hash in card and "CC-BY-4.0" in card and "@misc{demo}" in card
     assert "SciTaT table 2" in card and "SciTaT table 3" in card and "SciTaT table 4" in card
+    sources = card.split("## Source papers", 1)[1].split("\n## ", 1)[0]  # each paper named once, by title
+    assert [line.split(" | ")[1] for line in sources.splitlines() if line.startswith("| paper-")] == [
+        "Paper 0",
+        "Paper 1",
+    ]
 
 
 def test_jsonl_has_one_instance_per_line_with_context_inline(release, tmp_path):

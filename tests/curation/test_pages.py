@@ -29,8 +29,12 @@ def test_login_with_wrong_password_says_so(personas, client):
 @pytest.mark.parametrize(
     ("username", "present", "absent"),
     [
-        ("annotator", ["annotator-panel"], ["verifier-panel", "manager-panel"]),
-        ("novice", ["not passed the qualification exam"], ["manager-panel"]),
+        (
+            "annotator",
+            ["annotator-panel", 'href="/p/test-project/work/"'],
+            ["verifier-panel", "manager-panel", "to-exam"],
+        ),
+        ("novice", ["not passed the qualification exam", 'href="/p/test-project/qualification/"'], ["to-work-queue"]),
         ("verifier", ["verifier-panel"], ["annotator-panel", "manager-panel"]),
         ("manager", ["manager-panel", "Members"], ["annotator-panel"]),
     ],

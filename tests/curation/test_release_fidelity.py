@@ -63,6 +63,7 @@ def refine_and_validate(project, personas, context: Context, **fields):
         "rationale": "Table 1 gives LoRA an average of 73.4.",
         "answer": ["73.4"],
         "answer_form": "short",
+        "answer_type": "span",
         "answer_source": "table",
         "answer_type": "arithmetic",
         "relevant_table_ids": list(context.tables.values_list("id", flat=True)),
@@ -121,12 +122,15 @@ def table_one_grids(fmt: str, text: str) -> list[list[list[str]]]:
     if fmt == "jsonl":
         for line in text.splitlines():
             walk(json.loads(line))
+    elif fmt == "csv":
+        for row in csv.DictReader(io.StringIO(text)):
+            walk(json.loads(row["tables_json"]))
     else:
         walk(json.loads(text))
     return grids
 
 
-@pytest.mark.parametrize("fmt", ["scitat", "tatqa", "finqa", "jsonl", "parquet"])
+@pytest.mark.parametrize("fmt", ["scitat", "tatqa", "finqa", "jsonl", "parquet", "csv"])
 def test_table_one_is_rectangular_with_avg_over_its_own_column(excluded_paragraph_release, fmt, tmp_path):
     release, _ = excluded_paragraph_release
     grids = table_one_grids(fmt, export_text(release, fmt, tmp_path))
@@ -256,3 +260,18 @@ def test_header_rows_the_extractor_reports_are_stored_and_used_by_every_consumer
     rows = table_input(main, "tab:main")["rows"]
     assert rows[0][2] == "LAS on test" and rows[1][2] == "Wolof"  # the stored count wins over the spans
     assert table_input(ablation, "tab:ablation")["rows"][0] == ["Sparsity", "LAS", "Time (min)"]  # None: counted
+
+
+def test_finqa_execution_answer_is_a_number_as_finqa_writes_it(excluded_paragraph_release, tmp_path):
+    release, _ = excluded_paragraph_release
+    (record,) = json.loads(export_text(release, "finqa", tmp_path))
+    assert record["qa"]["exe_ans"] == 73.4 and record["qa"]["answer"] == "73.4"
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "csv"])
+def test_flat_exports_say_how_many_header_rows_table_one_has(excluded_paragraph_release, fmt, tmp_path):
+    release, _ = excluded_paragraph_release
+    text = export_text(release, fmt, tmp_path)
+    rows = json.loads(text) if fmt == "parquet" else list(csv.DictReader(io.StringIO(text)))
+    tables = rows[0]["tables"] if fmt == "parquet" else json.loads(rows[0]["tables_json"])
+    assert [(t["label"], t["header_rows"]) for t in tables] == [("tab:main", 2)]

@@ -183,3 +183,12 @@ def test_drafting_targets_short_contexts_only(project, personas, drafting_batch,
     assert not Instance.objects.filter(context=long).exists()
     with pytest.raises(InvalidInput, match="long context"):
         run_create(project=project, actor=personas["manager"], kind="template", context_ids=[long.pk])
+
+
+def test_an_empty_batch_says_how_to_fill_it(project, personas):
+    from curation.services.batches import batch_create
+
+    empty = batch_create(project=project, actor=None, name="Empty")
+    with pytest.raises(InvalidInput, match=r"Batch “Empty” holds no short contexts yet.*Fill a batch from papers"):
+        run_create(project=project, actor=personas["manager"], kind="template", batch=empty)
+    assert not DraftingRun.objects.exists()
