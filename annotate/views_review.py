@@ -14,11 +14,11 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
-from annotate import charts, dashboard, review_selectors
+from annotate import dashboard, review_selectors
 from annotate.models import ReviewComment
 from annotate.services import batches as batch_flow
 from annotate.services import review
-from curation import selectors
+from curation import charts, selectors
 from curation.answer_types import ANSWER_TYPE_LABELS, SCALE_LABELS
 from curation.errors import DomainError, NotFound
 from curation.models import Batch, Context, Instance, Project

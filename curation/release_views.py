@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -12,6 +10,7 @@ from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 
 from curation import release_selectors, selectors
+from curation.charts import bar_chart
 from curation.dataset_formats import FORMATS
 from curation.errors import DomainError, InvalidInput, NotFound
 from curation.exports import EXPORT_FORMATS
@@ -20,8 +19,6 @@ from curation.release_stats import presented
 from curation.services import datasets as dataset_services
 from curation.services import releases as release_services
 from curation.states import Role, Status
-
-CHART_COLOURS = ("#2457c5", "#12b76a", "#f79009", "#ee46bc", "#7a5af8", "#53b1fd", "#f04438", "#475467")
 
 
 def _project(request: HttpRequest, slug: str) -> tuple[Project, set[str]]:
@@ -40,25 +37,6 @@ def _release(request: HttpRequest, slug: str, pk: int) -> Release:
     if release.project.slug != slug:
         raise Http404("No such release in this project.")
     return release
-
-
-def bar_chart(counts: dict[str, Any], *, labels: dict[str, str] | None = None) -> dict[str, Any]:
-    """Geometry of a horizontal bar chart drawn as inline SVG (no script, no CDN)."""
-    rows = [(key, value if isinstance(value, int | float) else value.get("count", 0)) for key, value in counts.items()]
-    top = max((value for _, value in rows), default=0) or 1
-    total = sum(value for _, value in rows) or 1
-    bars = [
-        {
-            "label": (labels or {}).get(key, key),
-            "value": value,
-            "percent": round(100 * value / total, 1),
-            "width": round(300 * value / top, 1),
-            "y": 24 * index,
-            "colour": CHART_COLOURS[index % len(CHART_COLOURS)],
-        }
-        for index, (key, value) in enumerate(rows)
-    ]
-    return {"bars": bars, "height": 24 * len(bars)}
 
 
 @login_required

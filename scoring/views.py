@@ -12,10 +12,10 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 
 from curation import release_selectors, selectors
+from curation.charts import bar_chart, colour, grouped_chart
 from curation.errors import DomainError, InvalidInput, NotFound, NotPermitted
 from curation.models import Release
 from curation.queues import waiting_label
-from curation.release_views import CHART_COLOURS, bar_chart
 from scoring import selectors as scoring_selectors
 from scoring.api import export_response
 from scoring.methods.templates import DEFAULT_TEMPLATES
@@ -47,35 +47,6 @@ def _run(request: HttpRequest, slug: str, pk: int) -> ScoringRun:
     if run.project.slug != slug:
         raise Http404("No such run in this project.")
     return run
-
-
-LABEL_CHARS = 24  # at the chart's 11 px, 24 characters fit in the two group widths a label row gives each
-
-
-def grouped_chart(groups: dict[str, dict[str, float | None]]) -> dict[str, Any]:
-    """Geometry of a grouped vertical bar chart (one group per key, one bar per metric, values in [0, 1])."""
-    width_per_group, bar = 150, 30
-    bars, labels = [], []
-    for index, (name, values) in enumerate(groups.items()):
-        x0 = 40 + index * width_per_group
-        # Labels alternate between two rows, so neighbours never overlap (each row has two groups' width).
-        short = name if len(name) <= LABEL_CHARS else name[: LABEL_CHARS - 1] + "…"
-        labels.append({"x": x0 + 45, "y": 198 + 14 * (index % 2), "label": name, "short": short})
-        for offset, (key, label) in enumerate(METRIC_LABELS):
-            value = values.get(key)
-            height = round(160 * (value or 0.0), 1)
-            bars.append(
-                {
-                    "x": x0 + offset * bar,
-                    "y": 180 - height,
-                    "height": height,
-                    "width": bar - 4,
-                    "colour": CHART_COLOURS[offset],
-                    "title": f"{name} {label}: {'—' if value is None else round(100 * value, 1)}",
-                    "value": "" if value is None else round(100 * value, 1),
-                }
-            )
-    return {"bars": bars, "labels": labels, "width": 80 + width_per_group * max(len(groups), 1)}
 
 
 def _percent(estimate: dict[str, Any] | None) -> str:
@@ -214,10 +185,10 @@ def _run_context(request: HttpRequest, run: ScoringRun) -> dict[str, Any]:
             )
             for attribute, groups in breakdowns.items()
         ],
-        "type_chart": grouped_chart(by_type) if by_type else None,
+        "type_chart": grouped_chart(by_type, series=METRIC_LABELS) if by_type else None,
         "error_charts": {form: bar_chart(counts) for form, counts in errors.items() if counts},
         "predictions": predictions,
-        "legend": [(label, CHART_COLOURS[i]) for i, (_, label) in enumerate(METRIC_LABELS)],
+        "legend": [(label, colour(i)) for i, (_, label) in enumerate(METRIC_LABELS)],
     }
 
 
@@ -318,7 +289,9 @@ def release_compare(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     for name, by_run in sorted(table["reasoning_types"].items()):
         # With one model the method and setting tell the bars apart; the model name only crowds the axis.
         groups = {(label.split(" · ", 1)[1] if len(models) == 1 else label): v for label, v in by_run.items()}
-        charts.append((name if name != "—" else "No reasoning type recorded", grouped_chart(groups)))
+        charts.append(
+            (name if name != "—" else "No reasoning type recorded", grouped_chart(groups, series=METRIC_LABELS))
+        )
     rows = [
         {
             **row,
@@ -335,7 +308,7 @@ def release_compare(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
         "release": release,
         "rows": rows,
         "charts": charts,
-        "legend": [(label, CHART_COLOURS[i]) for i, (_, label) in enumerate(METRIC_LABELS)],
+        "legend": [(label, colour(i)) for i, (_, label) in enumerate(METRIC_LABELS)],
     }
     return render(request, "scoring/compare.html", context)
 

@@ -10,10 +10,11 @@ from decimal import Decimal
 import pytest
 from django.utils import timezone
 
-from annotate import charts, dashboard
+from annotate import dashboard
 from annotate.models import QualificationAttempt, WorkTime
 from annotate.services import review
 from annotate.services.batches import review_settings_set
+from curation import charts
 from curation.errors import NotPermitted
 from curation.models import Instance
 from tests.annotate.review_helpers import submit, to_round2
