@@ -7,7 +7,7 @@ from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
@@ -17,18 +17,16 @@ from annotate import qualification_selectors as selectors
 from annotate.rendering import render_markdown
 from annotate.services import guidelines as guidelines_services
 from annotate.services import qualification as services
-from curation.errors import Conflict, DomainError, NotFound
+from curation.errors import DomainError
 from curation.models import Membership, Project
+from curation.page_errors import FORM_ERRORS
 from curation.selectors import project_get, roles_of
 from curation.services.projects import require_role
 from curation.states import Role
 
 
 def _project(request: HttpRequest, slug: str) -> Project:
-    try:
-        return project_get(user=request.user, slug=slug)
-    except NotFound as exc:
-        raise Http404(exc.message) from exc
+    return project_get(user=request.user, slug=slug)
 
 
 def _answers_from_form(request: HttpRequest, item_ids: list[int]) -> dict[str, dict[str, Any]]:
@@ -65,20 +63,13 @@ def qualification_page(request: HttpRequest, slug: str) -> HttpResponse:
 @require_POST
 def qualification_start(request: HttpRequest, slug: str) -> HttpResponse:
     project = _project(request, slug)
-    try:
-        attempt = services.attempt_start(project=project, user=request.user)
-    except DomainError as exc:
-        messages.error(request, exc.message)
-        return redirect("qualification", slug=project.slug)
+    attempt = services.attempt_start(project=project, user=request.user)
     return redirect("qualification-attempt", pk=attempt.pk)
 
 
 @login_required
 def attempt_page(request: HttpRequest, pk: int) -> HttpResponse:
-    try:
-        attempt = selectors.attempt_get(user=request.user, attempt_id=pk)
-    except NotFound as exc:
-        raise Http404(exc.message) from exc
+    attempt = selectors.attempt_get(user=request.user, attempt_id=pk)
     if attempt.submitted_at is None and services.attempts_close_expired(attempts=[attempt]):
         attempt.refresh_from_db()
         messages.info(request, "Time ran out: your attempt was scored with the answers saved before the deadline.")
@@ -129,6 +120,7 @@ def attempt_save(request: HttpRequest, pk: int) -> HttpResponse:
             attempt_id=pk, user=request.user, answers=_answers_from_form(request, attempt.item_ids)
         )
     except DomainError as exc:
+        # The autosave is an htmx fragment: its one-line status shows every refusal in place.
         return render(
             request, "annotate/qualification/_save_status.html", {"error": exc.message}, status=exc.status_code
         )
@@ -140,25 +132,15 @@ def attempt_save(request: HttpRequest, pk: int) -> HttpResponse:
 @login_required
 @require_POST
 def attempt_submit(request: HttpRequest, pk: int) -> HttpResponse:
-    try:
-        attempt = selectors.attempt_get(user=request.user, attempt_id=pk)
-        services.attempt_submit(attempt_id=pk, user=request.user, answers=_answers_from_form(request, attempt.item_ids))
-    except NotFound as exc:
-        raise Http404(exc.message) from exc
-    except Conflict as exc:
-        messages.info(request, exc.message)
-    except DomainError as exc:
-        messages.error(request, exc.message)
+    attempt = selectors.attempt_get(user=request.user, attempt_id=pk)
+    services.attempt_submit(attempt_id=pk, user=request.user, answers=_answers_from_form(request, attempt.item_ids))
     return redirect("qualification-attempt", pk=pk)
 
 
 @login_required
 def qualification_manage(request: HttpRequest, slug: str) -> HttpResponse:
     project = _project(request, slug)
-    try:
-        require_role(user=request.user, project=project, roles=(Role.MANAGER,), action="set up the exam")
-    except DomainError as exc:
-        return render(request, "403.html", {"message": exc.message}, status=403)
+    require_role(user=request.user, project=project, roles=(Role.MANAGER,), action="set up the exam")
     if request.method == "POST":
         auto = "auto_pick" in request.POST
         try:
@@ -174,7 +156,7 @@ def qualification_manage(request: HttpRequest, slug: str) -> HttpResponse:
             )
         except ValueError:
             messages.error(request, "Threshold, size, time limit and retry delay must be numbers.")
-        except DomainError as exc:
+        except FORM_ERRORS as exc:
             messages.error(request, exc.message)
         else:
             messages.success(request, "The exam is saved; new attempts use it (open attempts keep their items).")
@@ -229,7 +211,7 @@ def guidelines_page(request: HttpRequest, slug: str) -> HttpResponse:
                 text=request.POST.get("text", ""),
                 note=request.POST.get("note", ""),
             )
-        except DomainError as exc:
+        except FORM_ERRORS as exc:
             messages.error(request, exc.message)
             draft_text = request.POST.get("text", "")
         else:

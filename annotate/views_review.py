@@ -20,8 +20,9 @@ from annotate.services import batches as batch_flow
 from annotate.services import review
 from curation import charts, selectors
 from curation.answer_types import ANSWER_TYPE_LABELS, SCALE_LABELS
-from curation.errors import DomainError, NotFound
+from curation.errors import InvalidInput
 from curation.models import Batch, Context, Instance, Project
+from curation.page_errors import FORM_ERRORS
 from curation.services.batches import batch_create, batch_open
 from curation.states import Role, Status
 
@@ -29,17 +30,14 @@ COMMENT_FIELDS = [(value or "instance", label) for value, label in ReviewComment
 
 
 def _project(request: HttpRequest, slug: str) -> Project:
-    try:
-        return selectors.project_get(user=request.user, slug=slug)
-    except NotFound as exc:
-        raise Http404(str(exc)) from exc
+    return selectors.project_get(user=request.user, slug=slug)
 
 
 def _attempt(request: HttpRequest, action: Callable[[], Any], success: str = "") -> Any:
     """Run a service call; a refusal or conflict becomes a message on the next page instead of an error page."""
     try:
         result = action()
-    except DomainError as exc:
+    except FORM_ERRORS as exc:
         messages.error(request, exc.message)
         return None
     if success:
@@ -87,10 +85,7 @@ def _common(request: HttpRequest, project: Project) -> dict[str, Any]:
 
 
 def _review_context(request: HttpRequest, project: Project, pk: int) -> dict[str, Any]:
-    try:
-        data = review_selectors.review_data(user=request.user, instance_id=pk)
-    except NotFound as exc:
-        raise Http404(str(exc)) from exc
+    data = review_selectors.review_data(user=request.user, instance_id=pk)
     if data["instance"].project_id != project.pk:
         raise Http404("No such instance in this project.")
     return {**_common(request, project), "comment_fields": COMMENT_FIELDS, **data}
@@ -261,10 +256,7 @@ def discussion_list(request: HttpRequest, slug: str) -> HttpResponse:
 @login_required
 def discussion_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     project = _project(request, slug)
-    try:
-        data = review_selectors.discussion_data(user=request.user, discussion_id=pk)
-    except NotFound as exc:
-        raise Http404(str(exc)) from exc
+    data = review_selectors.discussion_data(user=request.user, discussion_id=pk)
     if data["instance"].project_id != project.pk:
         raise Http404("No such discussion in this project.")
     context = {
@@ -335,10 +327,7 @@ def history_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
         value = request.GET.get(name, "")
         return int(value) if value.isdigit() else None
 
-    try:
-        data = review_selectors.history_data(user=request.user, instance_id=pk, first=number("a"), second=number("b"))
-    except NotFound as exc:
-        raise Http404(str(exc)) from exc
+    data = review_selectors.history_data(user=request.user, instance_id=pk, first=number("a"), second=number("b"))
     if data["instance"].project_id != project.pk:
         raise Http404("No such instance in this project.")
     return render(request, "annotate/review/history.html", {**_common(request, project), **data})
@@ -542,7 +531,8 @@ def dashboard_csv(request: HttpRequest, slug: str, table: str) -> HttpResponse:
     start, end = _period(request)
     try:
         rows = dashboard.csv_rows(user=request.user, project=project, table=table, start=start, end=end)
-    except DomainError as exc:
+    except InvalidInput as exc:
+        # The table is part of this page's path: an unknown one is no page (the API answers 400 for its query).
         raise Http404(exc.message) from exc
     response = HttpResponse(dashboard.to_csv(rows), content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{project.slug}-{table}.csv"'

@@ -5,13 +5,13 @@ from __future__ import annotations
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from curation import paper_selectors, selectors
-from curation.errors import InvalidInput, NotFound, NotPermitted
+from curation.errors import InvalidInput
 from curation.models import Batch, Context, Paper, Project, ReasoningType
 from curation.paper_display import mention_segments
 from curation.services import contexts as context_services
@@ -24,10 +24,7 @@ STAFF = {Role.MANAGER.value, Role.VERIFIER.value}
 
 
 def _project_for(request: HttpRequest, slug: str, *, roles: set[str], action: str) -> tuple[Project, set[str]]:
-    try:
-        project = selectors.project_get(user=request.user, slug=slug)
-    except NotFound as exc:
-        raise Http404(str(exc)) from exc
+    project = selectors.project_get(user=request.user, slug=slug)
     held = selectors.roles_of(user=request.user, project=project)
     if not held & roles:
         raise PermissionDenied(f"Only a {' or '.join(sorted(roles))} of this project may {action}.")
@@ -62,8 +59,6 @@ def papers_upload(request: HttpRequest, slug: str) -> HttpResponse:
         results = paper_services.papers_ingest(
             project=project, actor=request.user, uploads=request.FILES.getlist("files"), batch=batch
         )
-    except NotPermitted as exc:
-        raise PermissionDenied(exc.message) from exc
     except InvalidInput as exc:
         context["error"] = exc.message
         context["rejected"] = exc.detail.get("rejected", [])
@@ -75,10 +70,7 @@ def papers_upload(request: HttpRequest, slug: str) -> HttpResponse:
 @login_required
 def paper_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     project, roles = _project_for(request, slug, roles=STAFF, action="see its papers")
-    try:
-        paper = paper_selectors.paper_get(user=request.user, project=project, paper_id=pk)
-    except NotFound as exc:
-        raise Http404(str(exc)) from exc
+    paper = paper_selectors.paper_get(user=request.user, project=project, paper_id=pk)
     tables = list(paper.tables.all())
     paragraphs = list(paper.paragraphs.all())
     mentioned_by: dict[int, list[int]] = {table.pk: [] for table in tables}
@@ -150,8 +142,6 @@ def contexts_assign(request: HttpRequest, slug: str) -> HttpResponse:
     except ValueError:
         messages.error(request, "The seed, paper and batch must be whole numbers.")
         return redirect(target)
-    except NotPermitted as exc:
-        raise PermissionDenied(exc.message) from exc
     except InvalidInput as exc:
         messages.error(request, exc.message)
         return redirect(target)
@@ -162,10 +152,7 @@ def contexts_assign(request: HttpRequest, slug: str) -> HttpResponse:
 @login_required
 @require_POST
 def context_reasoning_type(request: HttpRequest, pk: int) -> HttpResponse:
-    try:
-        context = paper_selectors.context_get(user=request.user, context_id=pk)
-    except NotFound as exc:
-        raise Http404(str(exc)) from exc
+    context = paper_selectors.context_get(user=request.user, context_id=pk)
     code = request.POST.get("reasoning_type", "")
     reasoning_type = ReasoningType.objects.filter(project_id=context.project_id, code=code).first() if code else None
     target = reverse("paper", args=[context.project.slug, context.paper_id]) + f"#context-{context.pk}"
@@ -173,8 +160,6 @@ def context_reasoning_type(request: HttpRequest, pk: int) -> HttpResponse:
         if code and reasoning_type is None:
             raise InvalidInput(f"{code!r} is not a reasoning type of this project.")
         context_services.context_set_reasoning_type(context=context, reasoning_type=reasoning_type, actor=request.user)
-    except NotPermitted as exc:
-        raise PermissionDenied(exc.message) from exc
     except InvalidInput as exc:
         messages.error(request, exc.message)
         return redirect(target)

@@ -12,9 +12,10 @@ from django.shortcuts import redirect, render
 from curation import release_selectors, selectors
 from curation.charts import bar_chart
 from curation.dataset_formats import FORMATS
-from curation.errors import DomainError, InvalidInput, NotFound
+from curation.errors import InvalidInput
 from curation.exports import EXPORT_FORMATS
 from curation.models import Batch, Project, Release
+from curation.page_errors import FORM_ERRORS
 from curation.release_stats import presented
 from curation.services import datasets as dataset_services
 from curation.services import releases as release_services
@@ -22,18 +23,12 @@ from curation.states import Role, Status
 
 
 def _project(request: HttpRequest, slug: str) -> tuple[Project, set[str]]:
-    try:
-        project = selectors.project_get(user=request.user, slug=slug)
-    except NotFound as exc:
-        raise Http404(str(exc)) from exc
+    project = selectors.project_get(user=request.user, slug=slug)
     return project, selectors.roles_of(user=request.user, project=project)
 
 
 def _release(request: HttpRequest, slug: str, pk: int) -> Release:
-    try:
-        release = release_selectors.release_get(user=request.user, release_id=pk)
-    except NotFound as exc:
-        raise Http404(str(exc)) from exc
+    release = release_selectors.release_get(user=request.user, release_id=pk)
     if release.project.slug != slug:
         raise Http404("No such release in this project.")
     return release
@@ -136,7 +131,7 @@ def release_downloads(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
             artifact = release_services.export_request(
                 release=release, actor=request.user, format=request.POST.get("format", "")
             )
-        except DomainError as exc:
+        except FORM_ERRORS as exc:
             messages.error(request, exc.message)
         else:
             if artifact.state == "ready":
@@ -159,10 +154,7 @@ def release_download_file(request: HttpRequest, slug: str, pk: int, format: str)
     artifact = release_selectors.exports_of(release=release).get(format)
     if artifact is None:
         raise Http404("Request this export first.")
-    try:
-        path = release_services.export_file(artifact=artifact)
-    except DomainError as exc:
-        raise Http404(exc.message) from exc
+    path = release_services.export_file(artifact=artifact)
     return FileResponse(path.open("rb"), as_attachment=True, filename=f"{release.label}-{format}.zip")
 
 
@@ -186,7 +178,7 @@ def dataset_import_page(request: HttpRequest, slug: str) -> HttpResponse:
                 content=upload.read(),
                 as_release=request.POST.get("as_release", "").strip(),
             )
-        except DomainError as exc:
+        except FORM_ERRORS as exc:
             messages.error(request, exc.message)
         else:
             counts = result.record.counts

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from curation import selectors
-from curation.errors import NotFound
 from curation.models import Membership, Paper
 from curation.states import Role, Status
 from curation.visibility import can_create_projects
@@ -26,10 +25,7 @@ def home(request: HttpRequest) -> HttpResponse:
 
 @login_required
 def project_overview(request: HttpRequest, slug: str) -> HttpResponse:
-    try:
-        project = selectors.project_get(user=request.user, slug=slug)
-    except NotFound as exc:
-        raise Http404(str(exc)) from exc
+    project = selectors.project_get(user=request.user, slug=slug)
     roles = selectors.roles_of(user=request.user, project=project)
     context: dict[str, object] = {"project": project, "roles": roles}
     mine = selectors.instances_visible_to(request.user, project)
@@ -71,10 +67,7 @@ def project_overview(request: HttpRequest, slug: str) -> HttpResponse:
 
 @login_required
 def instance_history(request: HttpRequest, pk: int) -> HttpResponse:
-    try:
-        instance = selectors.instance_get(user=request.user, instance_id=pk)
-    except NotFound as exc:
-        raise Http404(str(exc)) from exc
+    instance = selectors.instance_get(user=request.user, instance_id=pk)
     context = {
         "instance": instance,
         "revisions": instance.revisions.select_related("author"),

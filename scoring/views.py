@@ -13,8 +13,9 @@ from django.shortcuts import redirect, render
 
 from curation import release_selectors, selectors
 from curation.charts import bar_chart, colour, grouped_chart
-from curation.errors import DomainError, InvalidInput, NotFound, NotPermitted
+from curation.errors import InvalidInput
 from curation.models import Release
+from curation.page_errors import FORM_ERRORS
 from curation.queues import waiting_label
 from scoring import selectors as scoring_selectors
 from scoring.api import export_response
@@ -30,20 +31,14 @@ METRIC_LABELS = (("em", "EM"), ("f1", "F1"), ("bertscore", "BERTScore"))
 
 
 def _release(request: HttpRequest, slug: str, pk: int) -> Release:
-    try:
-        release = release_selectors.release_get(user=request.user, release_id=pk)
-    except NotFound as exc:
-        raise Http404(str(exc)) from exc
+    release = release_selectors.release_get(user=request.user, release_id=pk)
     if release.project.slug != slug:
         raise Http404("No such release in this project.")
     return release
 
 
 def _run(request: HttpRequest, slug: str, pk: int) -> ScoringRun:
-    try:
-        run = scoring_selectors.run_get(user=request.user, run_id=pk)
-    except NotFound as exc:
-        raise Http404(str(exc)) from exc
+    run = scoring_selectors.run_get(user=request.user, run_id=pk)
     if run.project.slug != slug:
         raise Http404("No such run in this project.")
     return run
@@ -90,7 +85,7 @@ def release_score(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
                 },
             )
             run_services.run_start(run=run, actor=request.user)
-        except (DomainError, ValueError) as exc:
+        except (*FORM_ERRORS, ValueError) as exc:
             messages.error(request, getattr(exc, "message", str(exc)))
         else:
             messages.success(request, f"Run {run.pk} started: {run.items_total} questions.")
@@ -117,22 +112,16 @@ def release_upload(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     if request.method != "POST":
         return redirect("release-score", slug=slug, pk=pk)
     upload = request.FILES.get("file")
-    try:
-        if upload is None:
-            raise InvalidInput("Choose a predictions file.")
-        run = upload_services.upload_run_create(
-            release=release,
-            actor=request.user,
-            format=request.POST.get("format", "jsonl"),
-            name=upload.name,
-            content=upload.read(),
-            label=request.POST.get("label", ""),
-        )
-    except NotPermitted as exc:
-        raise PermissionDenied(exc.message) from exc
-    except DomainError as exc:
-        messages.error(request, exc.message)
-        return redirect("release-score", slug=slug, pk=pk)
+    if upload is None:
+        raise InvalidInput("Choose a predictions file.")
+    run = upload_services.upload_run_create(
+        release=release,
+        actor=request.user,
+        format=request.POST.get("format", "jsonl"),
+        name=upload.name,
+        content=upload.read(),
+        label=request.POST.get("label", ""),
+    )
     messages.success(request, f"{upload.name} scored against {release.label}.")
     return redirect("scoring-run", slug=slug, pk=run.pk)
 
@@ -205,14 +194,8 @@ def run_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
         }
         if action not in handlers:
             raise Http404("Unknown action.")
-        try:
-            handlers[action](run=run, actor=request.user)
-        except NotPermitted as exc:
-            raise PermissionDenied(exc.message) from exc
-        except DomainError as exc:
-            messages.error(request, exc.message)
-        else:
-            messages.success(request, f"Run {run.pk}: {action.replace('-', ' ')} done.")
+        handlers[action](run=run, actor=request.user)
+        messages.success(request, f"Run {run.pk}: {action.replace('-', ' ')} done.")
         return redirect("scoring-run", slug=slug, pk=pk)
     return render(request, "scoring/run.html", _run_context(request, run))
 
@@ -232,20 +215,12 @@ def run_export(request: HttpRequest, slug: str, pk: int, export_format: str) -> 
     run = _run(request, slug, pk)
     if not can_see_predictions(user=request.user, project=run.project):
         raise PermissionDenied(scoring_selectors.GOLD_REFUSAL)
-    try:
-        return export_response(run, export_format)
-    except NotFound as exc:
-        raise Http404(exc.message) from exc
+    return export_response(run, export_format)
 
 
 @login_required
 def prediction_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
-    try:
-        prediction = scoring_selectors.prediction_get(user=request.user, prediction_id=pk)
-    except NotFound as exc:
-        raise Http404(str(exc)) from exc
-    except NotPermitted as exc:
-        raise PermissionDenied(exc.message) from exc
+    prediction = scoring_selectors.prediction_get(user=request.user, prediction_id=pk)
     if prediction.run.project.slug != slug:
         raise Http404("No such prediction in this project.")
     if request.method == "POST":
@@ -260,7 +235,7 @@ def prediction_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
                     custom_label=request.POST.get("custom_label", ""),
                     note=request.POST.get("note", ""),
                 )
-        except DomainError as exc:
+        except FORM_ERRORS as exc:
             messages.error(request, exc.message)
         else:
             messages.success(request, "Error type saved.")
@@ -315,10 +290,7 @@ def release_compare(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
 
 @login_required
 def official_figures(request: HttpRequest, slug: str) -> HttpResponse:
-    try:
-        project = selectors.project_get(user=request.user, slug=slug)
-    except NotFound as exc:
-        raise Http404(str(exc)) from exc
+    project = selectors.project_get(user=request.user, slug=slug)
     figures = None
     if request.method == "POST":
         gold, predictions = request.FILES.get("gold"), request.FILES.get("predictions")
@@ -328,7 +300,7 @@ def official_figures(request: HttpRequest, slug: str) -> HttpResponse:
             figures = upload_services.official_figures(
                 benchmark=request.POST.get("benchmark", ""), gold=gold.read(), predictions=predictions.read()
             )
-        except DomainError as exc:
+        except FORM_ERRORS as exc:
             messages.error(request, exc.message)
     return render(
         request, "scoring/official.html", {"project": project, "figures": figures, "benchmarks": files.FORMATS}

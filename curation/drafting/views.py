@@ -7,7 +7,6 @@ from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
@@ -17,8 +16,9 @@ from curation.drafting import selectors as drafting_selectors
 from curation.drafting import services
 from curation.drafting.models import DraftingRun, PromptTemplate
 from curation.drafting.templates import TEMPLATES
-from curation.errors import DomainError, NotFound, NotPermitted
+from curation.errors import DomainError
 from curation.models import Batch, Project
+from curation.page_errors import FORM_ERRORS
 from curation.queues import waiting_label
 from scoring.endpoints.django_client import limit_is_shared
 from scoring.models import ModelEndpoint
@@ -27,21 +27,11 @@ ENDPOINT_FORM_FIELDS = ("name", "base_url", "model", "api_key_env", "timeout_s",
 
 
 def _managed(request: HttpRequest, slug: str, action: str) -> Project:
-    try:
-        return drafting_selectors.managed_project_get(user=request.user, slug=slug, action=action)
-    except NotFound as exc:
-        raise Http404(exc.message) from exc
-    except NotPermitted as exc:
-        raise PermissionDenied(exc.message) from exc
+    return drafting_selectors.managed_project_get(user=request.user, slug=slug, action=action)
 
 
 def _run_for(request: HttpRequest, slug: str, pk: int) -> DraftingRun:
-    try:
-        run = drafting_selectors.run_get(user=request.user, run_id=pk)
-    except NotFound as exc:
-        raise Http404(exc.message) from exc
-    except NotPermitted as exc:
-        raise PermissionDenied(exc.message) from exc
+    run = drafting_selectors.run_get(user=request.user, run_id=pk)
     if run.project.slug != slug:
         raise Http404("No such run in this project.")
     return run
@@ -80,7 +70,7 @@ def endpoint_list(request: HttpRequest, slug: str) -> HttpResponse:
             endpoint = endpoint_services.endpoint_create(
                 project=project, actor=request.user, **_endpoint_fields(request.POST)
             )
-        except DomainError as exc:
+        except FORM_ERRORS as exc:
             error = exc.message
         else:
             messages.success(request, f"Endpoint “{endpoint.name}” added. Test it before drafting.")
@@ -104,12 +94,7 @@ def endpoint_list(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 def _endpoint_for(request: HttpRequest, pk: int) -> ModelEndpoint:
-    try:
-        return endpoint_services.endpoint_get(user=request.user, endpoint_id=pk)
-    except NotFound as exc:
-        raise Http404(exc.message) from exc
-    except NotPermitted as exc:
-        raise PermissionDenied(exc.message) from exc
+    return endpoint_services.endpoint_get(user=request.user, endpoint_id=pk)
 
 
 @login_required
@@ -122,9 +107,7 @@ def endpoint_edit(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     if request.method == "POST":
         try:
             endpoint_services.endpoint_update(endpoint=endpoint, actor=request.user, **_endpoint_fields(request.POST))
-        except NotPermitted as exc:
-            raise PermissionDenied(exc.message) from exc
-        except DomainError as exc:
+        except FORM_ERRORS as exc:
             error = exc.message
             endpoint.refresh_from_db()
         else:
@@ -149,10 +132,7 @@ def endpoint_edit(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
 def endpoint_test(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     _managed(request, slug, "test model endpoints")
     endpoint = _endpoint_for(request, pk)
-    try:
-        result = endpoint_services.endpoint_test(endpoint=endpoint, actor=request.user)
-    except NotPermitted as exc:
-        raise PermissionDenied(exc.message) from exc
+    result = endpoint_services.endpoint_test(endpoint=endpoint, actor=request.user)
     return render(request, "curation/drafting/_endpoint_test.html", {"endpoint": endpoint, "result": result})
 
 
@@ -172,7 +152,7 @@ def prompt_templates(request: HttpRequest, slug: str) -> HttpResponse:
                 text=request.POST.get("text", ""),
                 note=request.POST.get("note", ""),
             )
-        except DomainError as exc:
+        except FORM_ERRORS as exc:
             error = exc.message
         else:
             messages.success(request, f"Saved {template.get_kind_display()} version {template.content_hash[:10]}.")
@@ -238,7 +218,7 @@ def drafting_home(request: HttpRequest, slug: str) -> HttpResponse:
             services.run_start(run_id=run.pk, actor=request.user)
         except ValueError:
             error = "Temperature must be a number."
-        except DomainError as exc:
+        except FORM_ERRORS as exc:
             error = exc.message
         else:
             return redirect("drafting-run", slug=project.slug, pk=run.pk)
@@ -305,12 +285,8 @@ def run_action(request: HttpRequest, slug: str, pk: int, action: str) -> HttpRes
     )
     if service is None:
         raise Http404("Unknown action.")
-    try:
-        service(run_id=run.pk, actor=request.user)
-    except DomainError as exc:
-        messages.error(request, exc.message)
-    else:
-        messages.success(
-            request, {"retry": "Failed contexts queued again.", "cancel": "Run cancelled."}.get(action, "Run requeued.")
-        )
+    service(run_id=run.pk, actor=request.user)
+    messages.success(
+        request, {"retry": "Failed contexts queued again.", "cancel": "Run cancelled."}.get(action, "Run requeued.")
+    )
     return redirect("drafting-run", slug=slug, pk=run.pk)
