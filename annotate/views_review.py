@@ -464,7 +464,7 @@ def batches_page(request: HttpRequest, slug: str) -> HttpResponse:
     context = {
         **_common(request, project),
         "progress": dashboard.batch_progress(project),
-        "open_or_planned": Batch.objects.filter(project=project).exclude(state=Batch.State.CLOSED),
+        "open_or_planned": selectors.batches_visible_to(request.user, project).exclude(state=Batch.State.CLOSED),
         "unbatched": Instance.objects.filter(project=project, batch__isnull=True, status=Status.DRAFTED)
         .select_related("reasoning_type", "context__paper")
         .order_by("id")[:200],

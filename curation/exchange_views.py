@@ -59,7 +59,7 @@ def draft_import(request: HttpRequest, slug: str) -> HttpResponse:
     project, roles = _project(request, slug)
     if Role.MANAGER not in roles:
         raise PermissionDenied("Only a manager of this project may import drafts.")
-    batches = list(Batch.objects.filter(project=project))
+    batches = list(selectors.batches_visible_to(request.user, project))
     form = DraftImportForm(request.POST or None, request.FILES or None, batches=batches)
     problems: list[str] = []
     if request.method == "POST" and form.is_valid():
@@ -87,7 +87,7 @@ def draft_import(request: HttpRequest, slug: str) -> HttpResponse:
 @login_required
 def work_export_page(request: HttpRequest, slug: str) -> HttpResponse:
     project, _ = _project(request, slug)
-    batches = list(Batch.objects.filter(project=project))
+    batches = list(selectors.batches_visible_to(request.user, project))
     form = WorkExportForm(request.GET or None, batches=batches)
     if request.GET and form.is_valid():
         try:

@@ -12,7 +12,7 @@ from django.views.decorators.http import require_POST
 
 from curation import paper_selectors, selectors
 from curation.errors import InvalidInput
-from curation.models import Batch, Context, Paper, Project, ReasoningType
+from curation.models import Project
 from curation.paper_display import mention_segments
 from curation.services import contexts as context_services
 from curation.services import papers as paper_services
@@ -39,10 +39,8 @@ def project_papers(request: HttpRequest, slug: str) -> HttpResponse:
         "project": project,
         "papers": papers,
         "is_manager": Role.MANAGER in roles,
-        "batches": Batch.objects.filter(project=project),
-        "unassigned": Context.objects.filter(
-            project=project, kind=Context.Kind.SHORT, reasoning_type__isnull=True
-        ).count(),
+        "batches": selectors.batches_visible_to(request.user, project),
+        "unassigned": paper_selectors.unassigned_context_count(user=request.user, project=project),
     }
     return render(request, "curation/papers.html", context)
 
@@ -50,11 +48,12 @@ def project_papers(request: HttpRequest, slug: str) -> HttpResponse:
 @login_required
 def papers_upload(request: HttpRequest, slug: str) -> HttpResponse:
     project, _ = _project_for(request, slug, roles={Role.MANAGER.value}, action="ingest papers")
-    context: dict[str, object] = {"project": project, "batches": Batch.objects.filter(project=project)}
+    context: dict[str, object] = {"project": project, "batches": selectors.batches_visible_to(request.user, project)}
     if request.method != "POST":
         return render(request, "curation/papers_upload.html", context)
     batch_id = request.POST.get("batch") or ""
-    batch = Batch.objects.filter(project=project, pk=int(batch_id)).first() if batch_id.isdigit() else None
+    batch_pk = int(batch_id) if batch_id.isdigit() else None
+    batch = selectors.batch_of_project(user=request.user, project=project, batch_id=batch_pk)
     try:
         results = paper_services.papers_ingest(
             project=project, actor=request.user, uploads=request.FILES.getlist("files"), batch=batch
@@ -88,9 +87,7 @@ def paper_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
         paragraph_rows.append(
             {"paragraph": paragraph, "segments": mention_segments(paragraph.text, numbers), "tables": linked}
         )
-    contexts = list(
-        Context.objects.filter(paper=paper).select_related("reasoning_type", "paragraph").order_by("kind", "pk")
-    )
+    contexts = paper_selectors.contexts_of_paper(user=request.user, paper=paper)
     context = {
         "project": project,
         "paper": paper,
@@ -108,10 +105,7 @@ def paper_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
         "flag": paper_services.paper_flag_reason(table_count=len(tables), origin=paper.origin),
         "context_counts": paper_selectors.context_counts(paper),
         "leaf_types": leaf_reasoning_types(project),
-        "versions": Paper.objects.filter(project=project, origin=paper.origin, source_name=paper.source_name)
-        .exclude(source_name="")
-        .order_by("version")
-        .values("pk", "version"),
+        "versions": paper_selectors.paper_versions(user=request.user, paper=paper),
     }
     return render(request, "curation/paper.html", context)
 
@@ -131,9 +125,9 @@ def contexts_assign(request: HttpRequest, slug: str) -> HttpResponse:
         batch = None
         chosen = None
         if paper_id:
-            chosen = list(Context.objects.filter(project=project, paper_id=int(paper_id), kind=Context.Kind.SHORT))
+            chosen = paper_selectors.short_contexts_of_paper(user=request.user, project=project, paper_id=int(paper_id))
         elif batch_id:
-            batch = Batch.objects.filter(project=project, pk=int(batch_id)).first()
+            batch = selectors.batch_of_project(user=request.user, project=project, batch_id=int(batch_id))
             if batch is None:
                 raise InvalidInput(f"No batch {batch_id} in this project.")
         result = context_services.contexts_assign_reasoning_types(
@@ -154,7 +148,7 @@ def contexts_assign(request: HttpRequest, slug: str) -> HttpResponse:
 def context_reasoning_type(request: HttpRequest, pk: int) -> HttpResponse:
     context = paper_selectors.context_get(user=request.user, context_id=pk)
     code = request.POST.get("reasoning_type", "")
-    reasoning_type = ReasoningType.objects.filter(project_id=context.project_id, code=code).first() if code else None
+    reasoning_type = selectors.reasoning_type_by_code(user=request.user, project=context.project, code=code)
     target = reverse("paper", args=[context.project.slug, context.paper_id]) + f"#context-{context.pk}"
     try:
         if code and reasoning_type is None:

@@ -14,7 +14,7 @@ from curation.charts import bar_chart
 from curation.dataset_formats import FORMATS
 from curation.errors import InvalidInput
 from curation.exports import EXPORT_FORMATS
-from curation.models import Batch, Project, Release
+from curation.models import Project, Release
 from curation.page_errors import FORM_ERRORS
 from curation.release_stats import presented
 from curation.services import datasets as dataset_services
@@ -61,7 +61,7 @@ def release_list(request: HttpRequest, slug: str) -> HttpResponse:
             return redirect("release", slug=project.slug, pk=release.pk)
     batches = []
     if is_manager:
-        for batch in Batch.objects.filter(project=project):
+        for batch in selectors.batches_visible_to(request.user, project):
             validated = batch.instances.filter(status=Status.VALIDATED).count()
             batches.append({"batch": batch, "validated": validated})
     context = {
