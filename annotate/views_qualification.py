@@ -18,7 +18,7 @@ from annotate.rendering import render_markdown
 from annotate.services import guidelines as guidelines_services
 from annotate.services import qualification as services
 from curation.errors import DomainError
-from curation.models import Membership, Project
+from curation.models import Project
 from curation.page_errors import FORM_ERRORS
 from curation.selectors import project_get, roles_of
 from curation.services.projects import require_role
@@ -169,15 +169,13 @@ def qualification_manage(request: HttpRequest, slug: str) -> HttpResponse:
         attempt.seconds_taken = (
             (attempt.submitted_at - attempt.started_at).total_seconds() if attempt.submitted_at else None
         )
-    summary = selectors.qualification_summary(project=project)
-    annotators = Membership.objects.filter(project=project, role=Role.ANNOTATOR).select_related("user")
     context = {
         "project": project,
         "exam": exam,
         "chosen": set(chosen),
         "candidates": services.gold_candidates(project),
         "attempts": attempts,
-        "annotators": [(m, summary.get(m.user_id)) for m in annotators],
+        "annotators": selectors.annotators_with_exam_summary(project=project),
     }
     return render(request, "annotate/qualification/manage.html", context)
 

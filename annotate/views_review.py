@@ -21,7 +21,7 @@ from annotate.services import review
 from curation import charts, selectors
 from curation.answer_types import ANSWER_TYPE_LABELS, SCALE_LABELS
 from curation.errors import InvalidInput
-from curation.models import Batch, Context, Instance, Project
+from curation.models import Batch, Instance, Project
 from curation.page_errors import FORM_ERRORS
 from curation.services.batches import batch_create, batch_open
 from curation.states import Role, Status
@@ -465,10 +465,7 @@ def batches_page(request: HttpRequest, slug: str) -> HttpResponse:
         **_common(request, project),
         "progress": dashboard.batch_progress(project),
         "open_or_planned": selectors.batches_visible_to(request.user, project).exclude(state=Batch.State.CLOSED),
-        "unbatched": Instance.objects.filter(project=project, batch__isnull=True, status=Status.DRAFTED)
-        .select_related("reasoning_type", "context__paper")
-        .order_by("id")[:200],
-        "contexts": Context.objects.filter(project=project, batch__isnull=True).select_related("paper")[:200],
+        **review_selectors.unbatched_work(user=request.user, project=project),
         "fill_papers": review_selectors.papers_with_unbatched_contexts(user=request.user, project=project),
         "gating_choices": Project.Gating.choices,
         "status_choices": [(s.value, s.label) for s in Status],

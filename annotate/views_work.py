@@ -12,8 +12,6 @@ from annotate import selectors as work_selectors
 from annotate.services import queue, workspace
 from curation import selectors
 from curation.errors import NotPermitted
-from curation.models import Instance
-from curation.states import Status
 
 
 def _project(request: HttpRequest, slug: str):
@@ -23,14 +21,11 @@ def _project(request: HttpRequest, slug: str):
 @login_required
 def work_home(request: HttpRequest, slug: str) -> HttpResponse:
     project = _project(request, slug)
-    mine = Instance.objects.filter(project=project, author=request.user).select_related("reasoning_type")
     context = {
         "project": project,
         "counts": queue.queue_counts(project=project, user=request.user),
         "assigned": queue.assigned_drafts(project=project, user=request.user)[:50],
-        "held": mine.filter(status=Status.IN_REFINEMENT),
-        "returned": mine.filter(status=Status.CHANGES_REQUESTED),
-        "done": mine.exclude(status__in=(Status.IN_REFINEMENT, Status.CHANGES_REQUESTED, Status.DRAFTED))[:50],
+        **work_selectors.work_of_annotator(user=request.user, project=project),
         "roles": selectors.roles_of(user=request.user, project=project),
     }
     return render(request, "annotate/work/queue.html", context)

@@ -19,7 +19,7 @@ from curation.page_errors import FORM_ERRORS
 from curation.release_stats import presented
 from curation.services import datasets as dataset_services
 from curation.services import releases as release_services
-from curation.states import Role, Status
+from curation.states import Role
 
 
 def _project(request: HttpRequest, slug: str) -> tuple[Project, set[str]]:
@@ -59,11 +59,7 @@ def release_list(request: HttpRequest, slug: str) -> HttpResponse:
         else:
             messages.success(request, f"Release {release.label} cut: {release.item_count} instances frozen.")
             return redirect("release", slug=project.slug, pk=release.pk)
-    batches = []
-    if is_manager:
-        for batch in selectors.batches_visible_to(request.user, project):
-            validated = batch.instances.filter(status=Status.VALIDATED).count()
-            batches.append({"batch": batch, "validated": validated})
+    batches = release_selectors.batches_to_release(user=request.user, project=project) if is_manager else []
     context = {
         "project": project,
         "roles": roles,
@@ -114,9 +110,7 @@ def release_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
             for name, row in table3.items()
         ],
         "can_download": release_selectors.can_read_gold(user=request.user, project=release.project),
-        "newer": Release.objects.filter(project=release.project, name=release.name, version__gt=release.version)
-        .order_by("-version")
-        .first(),
+        "newer": release_selectors.newer_release(user=request.user, release=release),
     }
     return render(request, "curation/release.html", context)
 

@@ -21,7 +21,7 @@ from scoring import selectors as scoring_selectors
 from scoring.api import export_response
 from scoring.methods.templates import DEFAULT_TEMPLATES
 from scoring.metrics import files
-from scoring.models import ErrorTag, Prediction, ScoringRun
+from scoring.models import ErrorTag, ScoringRun
 from scoring.permissions import can_run, can_see_predictions
 from scoring.services import predictions as prediction_services
 from scoring.services import runs as run_services
@@ -240,17 +240,13 @@ def prediction_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
         else:
             messages.success(request, "Error type saved.")
         return redirect("scoring-prediction", slug=slug, pk=pk)
-    neighbours = Prediction.objects.filter(run=prediction.run, is_correct=False)
     context = {
         "project": prediction.run.project,
         "run": prediction.run,
         "prediction": prediction,
         "item": prediction.item.data,
-        "tags": prediction.error_tags.select_related("tagged_by"),
-        "my_tag": prediction.error_tags.filter(tagged_by=request.user).first(),
         "kinds": ErrorTag.Kind.choices,
-        "next_wrong": neighbours.filter(position__gt=prediction.position).order_by("position").first(),
-        "previous_wrong": neighbours.filter(position__lt=prediction.position).order_by("-position").first(),
+        **scoring_selectors.prediction_page(user=request.user, prediction=prediction),
     }
     return render(request, "scoring/prediction.html", context)
 
