@@ -19,6 +19,7 @@ from curation.page_errors import FORM_ERRORS
 from curation.queues import waiting_label
 from scoring import selectors as scoring_selectors
 from scoring.api import export_response
+from scoring.forms import ScoringRunForm
 from scoring.methods.templates import DEFAULT_TEMPLATES
 from scoring.metrics import files
 from scoring.models import ErrorTag, ScoringRun
@@ -56,38 +57,13 @@ def release_score(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     project = release.project
     may_run = can_run(user=request.user, project=project)
     endpoints = scoring_selectors.endpoints_for(user=request.user, project=project)
+    form = ScoringRunForm(request.POST or None, endpoints=endpoints)
     if request.method == "POST":
         if not may_run:
             raise PermissionDenied("Only a manager or verifier of this project may score models.")
-        form = request.POST
-        try:
-            endpoint = endpoints.filter(pk=int(form.get("endpoint") or 0)).first()
-            limit = form.get("limit", "").strip()
-            templates = {
-                stage: form[f"template_{stage}"].replace("\r\n", "\n")
-                for stage in DEFAULT_TEMPLATES
-                if form.get(f"template_{stage}", "").strip()
-            }
-            run = run_services.run_create(
-                release=release,
-                actor=request.user,
-                method=form.get("method", ""),
-                setting=form.get("setting", "short"),
-                endpoint=endpoint,
-                label=form.get("label", "").strip(),
-                templates=templates,
-                few_shot=int(form.get("few_shot") or 0),
-                tools=form.get("tools", "all"),
-                max_turns=int(form.get("max_turns") or 6),
-                limit=int(limit) if limit.isdigit() else None,
-                generation_params={
-                    key: cast(form[key]) for key, cast in (("max_tokens", int), ("temperature", float)) if form.get(key)
-                },
-            )
+        if form.is_valid():
+            run = run_services.run_create(release=release, actor=request.user, **form.run_arguments())
             run_services.run_start(run=run, actor=request.user)
-        except (*FORM_ERRORS, ValueError) as exc:
-            messages.error(request, getattr(exc, "message", str(exc)))
-        else:
             messages.success(request, f"Run {run.pk} started: {run.items_total} questions.")
             return redirect("scoring-run", slug=slug, pk=run.pk)
     context = {
@@ -102,8 +78,9 @@ def release_score(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
         ],
         "default_templates": DEFAULT_TEMPLATES,
         "upload_formats": upload_services.UPLOAD_FORMATS,
+        "form": form,
     }
-    return render(request, "scoring/release_score.html", context)
+    return render(request, "scoring/release_score.html", context, status=400 if form.errors else 200)
 
 
 @login_required
