@@ -5,6 +5,7 @@ from __future__ import annotations
 import difflib
 from typing import Any
 
+from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
@@ -23,6 +24,41 @@ from curation.page_errors import FORM_ERRORS
 from curation.selectors import project_get, roles_of
 from curation.services.projects import require_role
 from curation.states import Role
+
+
+class IdListField(forms.Field):
+    """Every value of a repeated input (ticked checkboxes) as whole numbers."""
+
+    widget = forms.MultipleHiddenInput
+
+    def to_python(self, value: Any) -> list[int]:
+        try:
+            return [int(v) for v in value or []]
+        except (TypeError, ValueError) as exc:
+            raise forms.ValidationError("Item ids are whole numbers.") from exc
+
+
+class ExamSettingsForm(forms.Form):
+    """The exam a manager sets: pass threshold, items per attempt, time limit, retry delay, and the chosen items."""
+
+    # Types only: the ranges are the service's (its refusal names the field, and the page shows it there).
+    threshold = forms.FloatField(required=False)
+    size = forms.IntegerField(required=False)
+    time_limit_minutes = forms.IntegerField(required=False)
+    retry_delay_hours = forms.IntegerField(required=False)
+    instance_ids = IdListField(required=False)
+    auto_pick = forms.BooleanField(required=False)
+
+    def configure_arguments(self) -> dict[str, Any]:
+        """The keyword arguments of `qualification_configure`; auto-pick leaves the items to the service."""
+        data = self.cleaned_data
+        return {
+            "instance_ids": None if data["auto_pick"] else data["instance_ids"],
+            "threshold": 0.95 if data["threshold"] is None else data["threshold"],
+            "size": data["size"] or 20,
+            "time_limit_minutes": data["time_limit_minutes"],
+            "retry_delay_hours": 24 if data["retry_delay_hours"] is None else data["retry_delay_hours"],
+        }
 
 
 def _project(request: HttpRequest, slug: str) -> Project:
@@ -141,26 +177,16 @@ def attempt_submit(request: HttpRequest, pk: int) -> HttpResponse:
 def qualification_manage(request: HttpRequest, slug: str) -> HttpResponse:
     project = _project(request, slug)
     require_role(user=request.user, project=project, roles=(Role.MANAGER,), action="set up the exam")
-    if request.method == "POST":
-        auto = "auto_pick" in request.POST
+    form = ExamSettingsForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
         try:
-            time_limit = request.POST.get("time_limit_minutes", "").strip()
-            services.qualification_configure(
-                project=project,
-                actor=request.user,
-                instance_ids=None if auto else [int(v) for v in request.POST.getlist("instance_ids")],
-                threshold=float(request.POST.get("threshold", "0.95")),
-                size=int(request.POST.get("size", "20")),
-                time_limit_minutes=int(time_limit) if time_limit else None,
-                retry_delay_hours=int(request.POST.get("retry_delay_hours", "24")),
-            )
-        except ValueError:
-            messages.error(request, "Threshold, size, time limit and retry delay must be numbers.")
+            services.qualification_configure(project=project, actor=request.user, **form.configure_arguments())
         except FORM_ERRORS as exc:
-            messages.error(request, exc.message)
+            field = exc.detail.get("field")
+            form.add_error(field if field in form.fields else None, exc.message)
         else:
             messages.success(request, "The exam is saved; new attempts use it (open attempts keep their items).")
-        return redirect("qualification-manage", slug=project.slug)
+            return redirect("qualification-manage", slug=project.slug)
     exam = services.settings_of(project)
     chosen = list(exam.item_links.values_list("instance_id", flat=True)) if exam.pk else []
     attempts = list(selectors.attempts_visible_to(user=request.user, project=project))
@@ -176,8 +202,9 @@ def qualification_manage(request: HttpRequest, slug: str) -> HttpResponse:
         "candidates": services.gold_candidates(project),
         "attempts": attempts,
         "annotators": selectors.annotators_with_exam_summary(project=project),
+        "form": form,
     }
-    return render(request, "annotate/qualification/manage.html", context)
+    return render(request, "annotate/qualification/manage.html", context, status=400 if form.errors else 200)
 
 
 def _line_diff(old: str, new: str) -> list[tuple[str, str]]:
