@@ -45,13 +45,33 @@ def _attempt(request: HttpRequest, action: Callable[[], Any], success: str = "")
     return result if result is not None else True
 
 
-def _comments_from(post: Any) -> list[dict[str, str]]:
-    comments = []
-    for value, _label in COMMENT_FIELDS:
-        text = post.get(f"comment_{value}", "").strip()
-        if text:
-            comments.append({"field": "" if value == "instance" else value, "text": text})
-    return comments
+class DecisionForm(forms.Form):
+    """A review decision as the round-one and round-two pages post it: the action, the version it was based on,
+    whether to take the next item, and one optional comment per field."""
+
+    expected_version = forms.IntegerField(min_value=0)
+    then = forms.ChoiceField(choices=(("", "back to the queue"), ("next", "the next item")), required=False)
+    message = forms.CharField(required=False)
+
+    def __init__(self, *args: Any, actions: tuple[str, ...], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["action"] = forms.ChoiceField(choices=[(a, a) for a in actions])
+        for value, label in COMMENT_FIELDS:
+            self.fields[f"comment_{value}"] = forms.CharField(required=False, label=label)
+
+    def comments(self) -> list[dict[str, str]]:
+        """The comments written, each on its field ('' for the whole instance)."""
+        return [
+            {"field": "" if value == "instance" else value, "text": text}
+            for value, _label in COMMENT_FIELDS
+            if (text := self.cleaned_data[f"comment_{value}"].strip())
+        ]
+
+    def problems(self) -> str:
+        """The refusals of an invalid form in one sentence for the page's message (the page shows no form fields)."""
+        return " ".join(
+            f"{self.fields[name].label or name}: {' '.join(errors)}" for name, errors in self.errors.items()
+        )
 
 
 def _version(post: Any) -> int:
@@ -141,9 +161,11 @@ def review_claim(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
 def review_decide(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     """Approve, request changes or release; then the next review when asked to."""
     _project(request, slug)
-    action = request.POST.get("action", "")
-    version = _version(request.POST)
-    comments = _comments_from(request.POST)
+    form = DecisionForm(request.POST, actions=("approve", "request_changes", "release"))
+    if not form.is_valid():
+        messages.error(request, form.problems())
+        return redirect("review", slug=slug, pk=pk)
+    action, version, comments = form.cleaned_data["action"], form.cleaned_data["expected_version"], form.comments()
     if action == "approve":
         done = _attempt(
             request,
@@ -160,18 +182,15 @@ def review_decide(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
             ),
             f"#{pk} went back to its annotator with your comments.",
         )
-    elif action == "release":
+    else:
         done = _attempt(
             request,
             lambda: review.review_release(instance_id=pk, user=request.user, expected_version=version),
             f"#{pk} is back in the review pile.",
         )
-    else:
-        messages.error(request, "Unknown action.")
-        done = None
     if not done:
         return redirect("review", slug=slug, pk=pk)
-    if request.POST.get("then") == "next":
+    if form.cleaned_data["then"] == "next":
         return review_next(request, slug)
     return redirect("review-home", slug=slug)
 
@@ -207,34 +226,34 @@ def round2_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
 @require_POST
 def round2_decide(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     _project(request, slug)
-    action = request.POST.get("action", "")
-    version = _version(request.POST)
+    form = DecisionForm(request.POST, actions=("confirm", "flag"))
+    if not form.is_valid():
+        messages.error(request, form.problems())
+        return redirect("round2", slug=slug, pk=pk)
+    action, version = form.cleaned_data["action"], form.cleaned_data["expected_version"]
     if action == "confirm":
         done = _attempt(
             request,
             lambda: review.round2_confirm(instance_id=pk, user=request.user, expected_version=version),
             f"#{pk} confirmed: it is validated.",
         )
-    elif action == "flag":
+    else:
         done = _attempt(
             request,
             lambda: review.round2_flag(
                 instance_id=pk,
                 user=request.user,
                 expected_version=version,
-                comments=_comments_from(request.POST),
-                message=request.POST.get("message", ""),
+                comments=form.comments(),
+                message=form.cleaned_data["message"],
             ),
             f"#{pk} flagged: a discussion with its verifier is open.",
         )
-    else:
-        messages.error(request, "Unknown action.")
-        done = None
     if not done:
         return redirect("round2", slug=slug, pk=pk)
     if hasattr(done, "pk") and action == "flag":
         return redirect("discussion", slug=slug, pk=done.pk)
-    if request.POST.get("then") == "next":
+    if form.cleaned_data["then"] == "next":
         return round2_next(request, slug)
     return redirect("review-home", slug=slug)
 

@@ -211,3 +211,15 @@ def test_filling_a_batch_with_contexts_counts_the_contexts(personas, project, ma
     fill = {"action": "assign", "batch": batch.pk, "context_ids": [draft.context_id]}
     response = manager.post(url, fill, follow=True)
     assert "1 context and 1 draft added to the batch." in response.content.decode()
+
+
+def test_a_decision_with_an_unknown_action_or_no_version_is_refused_and_changes_nothing(personas, project, drafts):
+    submitted = submit(project, personas["annotator"])
+    claimed = review.review_claim(instance_id=submitted.pk, user=personas["verifier"])
+    client = logged_in("verifier")
+    url = f"/p/{project.slug}/review/{claimed.pk}/decide/"
+    unknown = client.post(url, {"action": "publish", "expected_version": claimed.version}, follow=True)
+    assert "action: Select a valid choice" in unknown.content.decode()
+    missing = client.post(url, {"action": "approve"}, follow=True)
+    assert "expected_version: This field is required." in missing.content.decode()
+    assert Instance.objects.get(pk=claimed.pk).status == Status.ROUND1_REVIEW
