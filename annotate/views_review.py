@@ -22,7 +22,7 @@ from curation import charts, selectors
 from curation.answer_types import ANSWER_TYPE_LABELS, SCALE_LABELS
 from curation.errors import InvalidInput
 from curation.models import Batch, Instance, Project
-from curation.page_errors import FORM_ERRORS
+from curation.page_errors import FORM_ERRORS, form_problems
 from curation.services.batches import batch_create, batch_open
 from curation.states import Role, Status
 
@@ -66,12 +66,6 @@ class DecisionForm(forms.Form):
             for value, _label in COMMENT_FIELDS
             if (text := self.cleaned_data[f"comment_{value}"].strip())
         ]
-
-    def problems(self) -> str:
-        """The refusals of an invalid form in one sentence for the page's message (the page shows no form fields)."""
-        return " ".join(
-            f"{self.fields[name].label or name}: {' '.join(errors)}" for name, errors in self.errors.items()
-        )
 
 
 def _version(post: Any) -> int:
@@ -163,7 +157,7 @@ def review_decide(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     _project(request, slug)
     form = DecisionForm(request.POST, actions=("approve", "request_changes", "release"))
     if not form.is_valid():
-        messages.error(request, form.problems())
+        messages.error(request, form_problems(form))
         return redirect("review", slug=slug, pk=pk)
     action, version, comments = form.cleaned_data["action"], form.cleaned_data["expected_version"], form.comments()
     if action == "approve":
@@ -228,7 +222,7 @@ def round2_decide(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     _project(request, slug)
     form = DecisionForm(request.POST, actions=("confirm", "flag"))
     if not form.is_valid():
-        messages.error(request, form.problems())
+        messages.error(request, form_problems(form))
         return redirect("round2", slug=slug, pk=pk)
     action, version = form.cleaned_data["action"], form.cleaned_data["expected_version"]
     if action == "confirm":

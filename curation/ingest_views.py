@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
+from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -13,6 +17,7 @@ from django.views.decorators.http import require_POST
 from curation import paper_selectors, selectors
 from curation.errors import InvalidInput
 from curation.models import Project
+from curation.page_errors import FORM_ERRORS, form_problems
 from curation.paper_display import mention_segments
 from curation.services import contexts as context_services
 from curation.services import papers as paper_services
@@ -21,6 +26,20 @@ from curation.states import Role
 from curation.table_shape import shape_from_row
 
 STAFF = {Role.MANAGER.value, Role.VERIFIER.value}
+
+
+class ContextAssignForm(forms.Form):
+    """Assign reasoning types to a paper's short contexts, a batch's, or every unassigned one, with a seed."""
+
+    seed = forms.IntegerField(required=False)
+    paper = forms.IntegerField(required=False, min_value=1)
+    batch = forms.ModelChoiceField(
+        queryset=None, required=False, error_messages={"invalid_choice": "There is no such batch in this project."}
+    )
+
+    def __init__(self, *args: Any, batches: QuerySet, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["batch"].queryset = batches
 
 
 def _project_for(request: HttpRequest, slug: str, *, roles: set[str], action: str) -> tuple[Project, set[str]]:
@@ -114,29 +133,23 @@ def paper_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
 @require_POST
 def contexts_assign(request: HttpRequest, slug: str) -> HttpResponse:
     project, _ = _project_for(request, slug, roles={Role.MANAGER.value}, action="assign reasoning types")
-    seed_text = request.POST.get("seed", "0").strip() or "0"
     target = request.POST.get("next") or reverse("project-papers", args=[project.slug])
     if not target.startswith("/") or target.startswith("//"):
         target = reverse("project-papers", args=[project.slug])
-    try:
-        seed = int(seed_text)
-        paper_id = request.POST.get("paper") or ""
-        batch_id = request.POST.get("batch") or ""
-        batch = None
-        chosen = None
-        if paper_id:
-            chosen = paper_selectors.short_contexts_of_paper(user=request.user, project=project, paper_id=int(paper_id))
-        elif batch_id:
-            batch = selectors.batch_of_project(user=request.user, project=project, batch_id=int(batch_id))
-            if batch is None:
-                raise InvalidInput(f"No batch {batch_id} in this project.")
-        result = context_services.contexts_assign_reasoning_types(
-            project=project, actor=request.user, seed=seed, contexts=chosen, batch=batch
-        )
-    except ValueError:
-        messages.error(request, "The seed, paper and batch must be whole numbers.")
+    form = ContextAssignForm(request.POST, batches=selectors.batches_visible_to(request.user, project))
+    if not form.is_valid():
+        messages.error(request, form_problems(form))
         return redirect(target)
-    except InvalidInput as exc:
+    paper_id, batch = form.cleaned_data["paper"], form.cleaned_data["batch"]
+    chosen = None
+    if paper_id:
+        chosen = paper_selectors.short_contexts_of_paper(user=request.user, project=project, paper_id=paper_id)
+        batch = None
+    try:
+        result = context_services.contexts_assign_reasoning_types(
+            project=project, actor=request.user, seed=form.cleaned_data["seed"] or 0, contexts=chosen, batch=batch
+        )
+    except FORM_ERRORS as exc:
         messages.error(request, exc.message)
         return redirect(target)
     messages.success(request, f"Assigned reasoning types to {result.assigned} contexts (seed {result.seed}).")

@@ -10,6 +10,7 @@ from urllib.parse import urlsplit
 
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
+from django.forms import Form
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.urls import NoReverseMatch, reverse
 from django.utils.http import url_has_allowed_host_and_scheme
@@ -58,3 +59,11 @@ class DomainErrorMiddleware:
 # What a page with a form shows on the form instead of leaving to the middleware (NotFound and NotPermitted
 # always go on to the 404 and 403 pages).
 FORM_ERRORS = (InvalidInput, Conflict)
+
+
+def form_problems(form: Form) -> str:
+    """An invalid form's refusals in one sentence, for pages that answer a POST with a message and a redirect."""
+    return " ".join(
+        f"{form.fields[name].label or name if name in form.fields else 'form'}: {' '.join(errors)}"
+        for name, errors in form.errors.items()
+    )
