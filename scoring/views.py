@@ -18,7 +18,7 @@ from curation.models import Release
 from curation.page_errors import FORM_ERRORS
 from curation.queues import waiting_label
 from scoring import selectors as scoring_selectors
-from scoring.api import export_response
+from scoring.api import ErrorTagInputSerializer, export_response
 from scoring.forms import ScoringRunForm
 from scoring.methods.templates import DEFAULT_TEMPLATES
 from scoring.metrics import files
@@ -201,17 +201,17 @@ def prediction_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     if prediction.run.project.slug != slug:
         raise Http404("No such prediction in this project.")
     if request.method == "POST":
+        # The same input serializer as the API's PUT of a tag; "clear" is the page's DELETE.
+        tag = ErrorTagInputSerializer(data=request.POST)
+        if not tag.is_valid():
+            problems = " ".join(f"{name}: {' '.join(map(str, errors))}" for name, errors in tag.errors.items())
+            messages.error(request, problems)
+            return redirect("scoring-prediction", slug=slug, pk=pk)
         try:
-            if request.POST.get("kind") == "clear":
+            if tag.validated_data["kind"] == "clear":
                 prediction_services.error_tag_clear(prediction=prediction, actor=request.user)
             else:
-                prediction_services.error_tag_set(
-                    prediction=prediction,
-                    actor=request.user,
-                    kind=request.POST.get("kind", ""),
-                    custom_label=request.POST.get("custom_label", ""),
-                    note=request.POST.get("note", ""),
-                )
+                prediction_services.error_tag_set(prediction=prediction, actor=request.user, **tag.validated_data)
         except FORM_ERRORS as exc:
             messages.error(request, exc.message)
         else:
