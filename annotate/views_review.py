@@ -15,6 +15,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from annotate import dashboard, review_selectors
+from annotate.api_review import DiscardSerializer, ReplySerializer, RestoreSerializer
 from annotate.models import ReviewComment
 from annotate.services import batches as batch_flow
 from annotate.services import review
@@ -285,9 +286,13 @@ def discussion_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
 @require_POST
 def discussion_reply(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     _project(request, slug)
+    data = ReplySerializer(data=request.POST)  # the API's input serializer
+    if not data.is_valid():
+        messages.error(request, form_problems(data))
+        return redirect("discussion", slug=slug, pk=pk)
     _attempt(
         request,
-        lambda: review.discussion_reply(discussion_id=pk, user=request.user, text=request.POST.get("text", "")),
+        lambda: review.discussion_reply(discussion_id=pk, user=request.user, **data.validated_data),
         "Reply posted.",
     )
     return redirect("discussion", slug=slug, pk=pk)
@@ -350,14 +355,13 @@ def history_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
 @require_POST
 def instance_discard(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     _project(request, slug)
+    data = DiscardSerializer(data=request.POST)  # the API's input serializer
+    if not data.is_valid():
+        messages.error(request, form_problems(data))
+        return redirect("review-history", slug=slug, pk=pk)
     _attempt(
         request,
-        lambda: batch_flow.instance_discard(
-            instance_id=pk,
-            actor=request.user,
-            expected_version=_version(request.POST),
-            reason=request.POST.get("reason", ""),
-        ),
+        lambda: batch_flow.instance_discard(instance_id=pk, actor=request.user, **data.validated_data),
         f"#{pk} discarded (it can be restored).",
     )
     return redirect("review-history", slug=slug, pk=pk)
@@ -367,14 +371,13 @@ def instance_discard(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
 @require_POST
 def instance_restore(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     _project(request, slug)
+    data = RestoreSerializer(data=request.POST)  # the API's input serializer
+    if not data.is_valid():
+        messages.error(request, form_problems(data))
+        return redirect("review-history", slug=slug, pk=pk)
     _attempt(
         request,
-        lambda: batch_flow.instance_restore(
-            instance_id=pk,
-            actor=request.user,
-            expected_version=_version(request.POST),
-            reason=request.POST.get("reason", ""),
-        ),
+        lambda: batch_flow.instance_restore(instance_id=pk, actor=request.user, **data.validated_data),
         f"#{pk} restored as a draft.",
     )
     return redirect("review-history", slug=slug, pk=pk)

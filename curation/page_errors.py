@@ -6,11 +6,11 @@ The pages' counterpart of ``curation.api_errors``: views let services raise, and
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 from urllib.parse import urlsplit
 
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
-from django.forms import Form
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.urls import NoReverseMatch, reverse
 from django.utils.http import url_has_allowed_host_and_scheme
@@ -61,9 +61,12 @@ class DomainErrorMiddleware:
 FORM_ERRORS = (InvalidInput, Conflict)
 
 
-def form_problems(form: Form) -> str:
-    """An invalid form's refusals in one sentence, for pages that answer a POST with a message and a redirect."""
-    return " ".join(
-        f"{form.fields[name].label or name if name in form.fields else 'form'}: {' '.join(errors)}"
-        for name, errors in form.errors.items()
-    )
+def form_problems(form: Any) -> str:
+    """An invalid Django form's (or the API's input serializer's) refusals in one sentence, for pages that answer
+    a POST with a message and a redirect."""
+    parts = []
+    for name, errors in form.errors.items():
+        field = form.fields.get(name)
+        label = getattr(field, "label", None) or (name if field is not None else "form")
+        parts.append(f"{label}: {' '.join(str(error) for error in errors)}")
+    return " ".join(parts)

@@ -15,7 +15,7 @@ from curation import release_selectors, selectors
 from curation.charts import bar_chart, colour, grouped_chart
 from curation.errors import InvalidInput
 from curation.models import Release
-from curation.page_errors import FORM_ERRORS
+from curation.page_errors import FORM_ERRORS, form_problems
 from curation.queues import waiting_label
 from scoring import selectors as scoring_selectors
 from scoring.api import ErrorTagInputSerializer, export_response
@@ -204,8 +204,7 @@ def prediction_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
         # The same input serializer as the API's PUT of a tag; "clear" is the page's DELETE.
         tag = ErrorTagInputSerializer(data=request.POST)
         if not tag.is_valid():
-            problems = " ".join(f"{name}: {' '.join(map(str, errors))}" for name, errors in tag.errors.items())
-            messages.error(request, problems)
+            messages.error(request, form_problems(tag))
             return redirect("scoring-prediction", slug=slug, pk=pk)
         try:
             if tag.validated_data["kind"] == "clear":

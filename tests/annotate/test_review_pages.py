@@ -223,3 +223,14 @@ def test_a_decision_with_an_unknown_action_or_no_version_is_refused_and_changes_
     missing = client.post(url, {"action": "approve"}, follow=True)
     assert "expected_version: This field is required." in missing.content.decode()
     assert Instance.objects.get(pk=claimed.pk).status == Status.ROUND1_REVIEW
+
+
+def test_discard_without_a_reason_or_version_is_refused_by_the_api_serializer(personas, project, drafts):
+    approved = to_round2(project, personas)
+    url = f"/p/{project.slug}/history/{approved.pk}/discard/"
+    manager = logged_in("manager")
+    page = manager.post(url, {"expected_version": approved.version, "reason": ""}, follow=True).content.decode()
+    assert "Reason: This field may not be blank." in page
+    page = manager.post(url, {"expected_version": "latest", "reason": "duplicate"}, follow=True).content.decode()
+    assert "Expected version: A valid integer is required." in page
+    assert Instance.objects.get(pk=approved.pk).status == Status.ROUND2_REVIEW

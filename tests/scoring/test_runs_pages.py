@@ -150,7 +150,7 @@ def test_a_tag_without_a_kind_or_with_a_long_label_is_refused_by_the_api_seriali
     url = reverse("scoring-prediction", args=[project.slug, wrong.pk])
     logged_in(client, "verifier")
     missing = client.post(url, {"note": "no kind"}, follow=True).content.decode()
-    assert "kind: This field is required." in missing
+    assert "Kind: This field is required." in missing
     long_label = client.post(url, {"kind": "custom", "custom_label": "x" * 61}, follow=True).content.decode()
-    assert "custom_label: Ensure this field has no more than 60 characters." in long_label
+    assert "Custom label: Ensure this field has no more than 60 characters." in long_label
     assert not ErrorTag.objects.filter(prediction=wrong).exists()
