@@ -15,7 +15,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from annotate import dashboard, review_selectors
-from annotate.api_review import DiscardSerializer, ReplySerializer, RestoreSerializer
+from annotate.api_review import DiscardSerializer, PaySettingsSerializer, ReplySerializer, RestoreSerializer
 from annotate.models import ReviewComment
 from annotate.services import batches as batch_flow
 from annotate.services import review
@@ -505,16 +505,15 @@ def dashboard_page(request: HttpRequest, slug: str) -> HttpResponse:
     project = _project(request, slug)
     _require_manager_page(request, project)
     if request.method == "POST":
-        _attempt(
-            request,
-            lambda: batch_flow.review_settings_set(
-                project=project,
-                actor=request.user,
-                pay_per_instance=request.POST.get("pay_per_instance", ""),
-                currency=request.POST.get("currency", "USD"),
-            ),
-            "Pay rate saved.",
-        )
+        pay = PaySettingsSerializer(data=request.POST)  # the API's input serializer
+        if not pay.is_valid():
+            messages.error(request, form_problems(pay))
+        else:
+            _attempt(
+                request,
+                lambda: batch_flow.review_settings_set(project=project, actor=request.user, **pay.validated_data),
+                "Pay rate saved.",
+            )
         return redirect(f"{request.path}?{request.GET.urlencode()}")
     batch_flow.batches_advance(project=project)
     start, end = _period(request)
