@@ -69,11 +69,40 @@ class DecisionForm(forms.Form):
         ]
 
 
-def _version(post: Any) -> int:
-    try:
-        return int(post.get("expected_version", "0"))
-    except ValueError:
-        return 0
+class ResolveForm(forms.Form):
+    """The verifier's decision on a round-two discussion: reject the flag, send the item back, or edit it here."""
+
+    OUTCOMES = {"reject": ("rejected", ""), "send_back": ("accepted", "send_back"), "edit": ("accepted", "edit")}
+
+    decision = forms.ChoiceField(choices=[(d, d.replace("_", " ")) for d in OUTCOMES])
+    expected_version = forms.IntegerField(min_value=0)
+    message = forms.CharField(required=False)
+    question = forms.CharField(required=False, strip=False)
+    rationale = forms.CharField(required=False, strip=False)
+    answer = forms.CharField(required=False, help_text="one answer item a line")
+    answer_type = forms.CharField(required=False)
+    scale = forms.CharField(required=False)
+
+    def resolve_arguments(self) -> dict[str, Any]:
+        """The keyword arguments of `discussion_resolve`; only an edit carries fields (the type and scale only when
+        the page offered them)."""
+        data = self.cleaned_data
+        outcome, action = self.OUTCOMES[data["decision"]]
+        fields = None
+        if action == "edit":
+            fields = {
+                "question": data["question"],
+                "rationale": data["rationale"],
+                "answer": [line.strip() for line in data["answer"].splitlines() if line.strip()],
+            }
+            fields.update({name: data[name] for name in ("answer_type", "scale") if name in self.data})
+        return {
+            "outcome": outcome,
+            "action": action,
+            "expected_version": data["expected_version"],
+            "fields": fields,
+            "message": data["message"],
+        }
 
 
 ROUND1_SHORTCUTS = [
@@ -302,33 +331,13 @@ def discussion_reply(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
 @require_POST
 def discussion_resolve(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     _project(request, slug)
-    decision = request.POST.get("decision", "")
-    outcome, action = {
-        "reject": ("rejected", ""),
-        "send_back": ("accepted", "send_back"),
-        "edit": ("accepted", "edit"),
-    }.get(decision, ("", ""))
-    fields = None
-    if action == "edit":
-        fields = {
-            "question": request.POST.get("question", ""),
-            "rationale": request.POST.get("rationale", ""),
-            "answer": [line.strip() for line in request.POST.get("answer", "").splitlines() if line.strip()],
-        }
-        for name in ("answer_type", "scale"):
-            if name in request.POST:
-                fields[name] = request.POST[name]
+    form = ResolveForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, form_problems(form))
+        return redirect("discussion", slug=slug, pk=pk)
     _attempt(
         request,
-        lambda: review.discussion_resolve(
-            discussion_id=pk,
-            user=request.user,
-            outcome=outcome,
-            action=action,
-            expected_version=_version(request.POST),
-            fields=fields,
-            message=request.POST.get("message", ""),
-        ),
+        lambda: review.discussion_resolve(discussion_id=pk, user=request.user, **form.resolve_arguments()),
         "Discussion decided.",
     )
     return redirect("discussion", slug=slug, pk=pk)

@@ -234,3 +234,21 @@ def test_discard_without_a_reason_or_version_is_refused_by_the_api_serializer(pe
     page = manager.post(url, {"expected_version": "latest", "reason": "duplicate"}, follow=True).content.decode()
     assert "Expected version: A valid integer is required." in page
     assert Instance.objects.get(pk=approved.pk).status == Status.ROUND2_REVIEW
+
+
+def test_resolving_with_an_unknown_decision_is_refused_and_an_edit_saves_the_typed_answer(personas, project, drafts):
+    discussion = to_discussion(project, personas)
+    url = f"/p/{project.slug}/discussions/{discussion.pk}/"
+    verifier = logged_in("verifier")
+    instance = Instance.objects.get(pk=discussion.instance_id)
+    refused = verifier.post(url + "resolve/", {"decision": "ignore", "expected_version": instance.version}, follow=True)
+    assert "decision: Select a valid choice" in refused.content.decode()
+    assert Discussion.objects.get(pk=discussion.pk).outcome == ""
+    verifier.post(
+        url + "resolve/",
+        {"decision": "edit", "expected_version": instance.version, "question": instance.question,
+         "rationale": "Row 2 of table 1.", "answer": "B\n\n"},
+    )  # fmt: skip
+    edited = Instance.objects.get(pk=instance.pk)
+    assert Discussion.objects.get(pk=discussion.pk).outcome == "accepted"
+    assert edited.answer == ["B"] and edited.rationale == "Row 2 of table 1."
