@@ -140,3 +140,10 @@ def unread_guidelines(user: AbstractBaseUser) -> list[Project]:
         .exclude(guidelines_id__in=read_ids)
         .only("slug", "name")
     )
+
+
+def annotators_with_exam_summary(*, project: Project) -> list[tuple[Membership, dict[str, Any] | None]]:
+    """Each annotator of the project beside their exam summary (None before any attempt), for its managers."""
+    summary = qualification_summary(project=project)
+    annotators = Membership.objects.filter(project=project, role=Role.ANNOTATOR).select_related("user")
+    return [(membership, summary.get(membership.user_id)) for membership in annotators]

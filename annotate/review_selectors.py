@@ -188,3 +188,15 @@ def papers_with_unbatched_contexts(*, user: AbstractBaseUser, project: Project) 
         .filter(free_contexts__gt=0)
         .order_by("pk")
     )
+
+
+def unbatched_work(*, user: AbstractBaseUser, project: Project, limit: int = 200) -> dict[str, Any]:
+    """Drafts and contexts of the project in no batch yet (the batch page's "put into a batch" lists), staff only."""
+    drafts = (
+        instances_visible_to(user, project)
+        .filter(batch__isnull=True, status=Status.DRAFTED)
+        .select_related("reasoning_type", "context__paper")
+        .order_by("id")
+    )
+    contexts = Context.objects.visible_to(user).filter(project=project, batch__isnull=True).select_related("paper")
+    return {"unbatched": drafts[:limit], "contexts": contexts[:limit]}

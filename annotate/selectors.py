@@ -11,7 +11,7 @@ from annotate.diffing import answer_text, word_diff
 from annotate.services.workspace import submission_problems, suggested_answer_form, suggested_answer_kind
 from curation.answer_types import ANSWER_TYPE_LABELS, SCALE_LABELS
 from curation.errors import NotFound, NotPermitted
-from curation.models import Instance, Paragraph, ReasoningType, Table
+from curation.models import Instance, Paragraph, Project, ReasoningType, Table
 from curation.states import Status
 
 
@@ -86,4 +86,14 @@ def workspace_data(*, user: AbstractBaseUser, instance_id: int) -> dict[str, Any
         "answer_types": list(ANSWER_TYPE_LABELS.items()),
         "scales": list(SCALE_LABELS.items()),
         "problems": submission_problems(instance),
+    }
+
+
+def work_of_annotator(*, user: AbstractBaseUser, project: Project) -> dict[str, Any]:
+    """The annotator's own instances on their queue page: held, sent back, and the latest done."""
+    mine = Instance.objects.visible_to(user).filter(project=project, author=user).select_related("reasoning_type")
+    return {
+        "held": mine.filter(status=Status.IN_REFINEMENT),
+        "returned": mine.filter(status=Status.CHANGES_REQUESTED),
+        "done": mine.exclude(status__in=(Status.IN_REFINEMENT, Status.CHANGES_REQUESTED, Status.DRAFTED))[:50],
     }

@@ -9,15 +9,15 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.paginator import Paginator
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 
 from annotate.instance_selectors import InstanceFilters, browse_choices, instances_browse
 from annotate.services import instance_bulk
 from curation import selectors
-from curation.errors import DomainError, NotFound, NotPermitted
 from curation.models import Project
+from curation.page_errors import FORM_ERRORS
 from curation.services.assignments import instances_assign
 from curation.services.instances import instances_retype
 from curation.states import Role, Status
@@ -113,10 +113,7 @@ class PaperBatchForm(forms.Form):
 
 
 def _project(request: HttpRequest, slug: str) -> Project:
-    try:
-        return selectors.project_get(user=request.user, slug=slug)
-    except NotFound as exc:
-        raise Http404(str(exc)) from exc
+    return selectors.project_get(user=request.user, slug=slug)
 
 
 def _run(request: HttpRequest, project: Project, form: BulkForm) -> str:
@@ -170,9 +167,7 @@ def instance_browser(request: HttpRequest, slug: str) -> HttpResponse:
                     done = f"{moved['contexts']} context(s) and {moved['drafts']} draft(s) put into the batch."
                 else:
                     done = _run(request, project, form)
-            except NotPermitted as exc:
-                raise PermissionDenied(exc.message) from exc
-            except DomainError as exc:
+            except FORM_ERRORS as exc:
                 field = exc.detail.get("field")
                 form.add_error(field if field in form.fields else None, exc.message)
             else:

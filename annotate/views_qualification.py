@@ -5,9 +5,10 @@ from __future__ import annotations
 import difflib
 from typing import Any
 
+from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
@@ -17,18 +18,51 @@ from annotate import qualification_selectors as selectors
 from annotate.rendering import render_markdown
 from annotate.services import guidelines as guidelines_services
 from annotate.services import qualification as services
-from curation.errors import Conflict, DomainError, NotFound
-from curation.models import Membership, Project
+from curation.errors import DomainError
+from curation.models import Project
+from curation.page_errors import FORM_ERRORS
 from curation.selectors import project_get, roles_of
 from curation.services.projects import require_role
 from curation.states import Role
 
 
+class IdListField(forms.Field):
+    """Every value of a repeated input (ticked checkboxes) as whole numbers."""
+
+    widget = forms.MultipleHiddenInput
+
+    def to_python(self, value: Any) -> list[int]:
+        try:
+            return [int(v) for v in value or []]
+        except (TypeError, ValueError) as exc:
+            raise forms.ValidationError("Item ids are whole numbers.") from exc
+
+
+class ExamSettingsForm(forms.Form):
+    """The exam a manager sets: pass threshold, items per attempt, time limit, retry delay, and the chosen items."""
+
+    # Types only: the ranges are the service's (its refusal names the field, and the page shows it there).
+    threshold = forms.FloatField(required=False)
+    size = forms.IntegerField(required=False)
+    time_limit_minutes = forms.IntegerField(required=False)
+    retry_delay_hours = forms.IntegerField(required=False)
+    instance_ids = IdListField(required=False)
+    auto_pick = forms.BooleanField(required=False)
+
+    def configure_arguments(self) -> dict[str, Any]:
+        """The keyword arguments of `qualification_configure`; auto-pick leaves the items to the service."""
+        data = self.cleaned_data
+        return {
+            "instance_ids": None if data["auto_pick"] else data["instance_ids"],
+            "threshold": 0.95 if data["threshold"] is None else data["threshold"],
+            "size": data["size"] or 20,
+            "time_limit_minutes": data["time_limit_minutes"],
+            "retry_delay_hours": 24 if data["retry_delay_hours"] is None else data["retry_delay_hours"],
+        }
+
+
 def _project(request: HttpRequest, slug: str) -> Project:
-    try:
-        return project_get(user=request.user, slug=slug)
-    except NotFound as exc:
-        raise Http404(exc.message) from exc
+    return project_get(user=request.user, slug=slug)
 
 
 def _answers_from_form(request: HttpRequest, item_ids: list[int]) -> dict[str, dict[str, Any]]:
@@ -65,20 +99,13 @@ def qualification_page(request: HttpRequest, slug: str) -> HttpResponse:
 @require_POST
 def qualification_start(request: HttpRequest, slug: str) -> HttpResponse:
     project = _project(request, slug)
-    try:
-        attempt = services.attempt_start(project=project, user=request.user)
-    except DomainError as exc:
-        messages.error(request, exc.message)
-        return redirect("qualification", slug=project.slug)
+    attempt = services.attempt_start(project=project, user=request.user)
     return redirect("qualification-attempt", pk=attempt.pk)
 
 
 @login_required
 def attempt_page(request: HttpRequest, pk: int) -> HttpResponse:
-    try:
-        attempt = selectors.attempt_get(user=request.user, attempt_id=pk)
-    except NotFound as exc:
-        raise Http404(exc.message) from exc
+    attempt = selectors.attempt_get(user=request.user, attempt_id=pk)
     if attempt.submitted_at is None and services.attempts_close_expired(attempts=[attempt]):
         attempt.refresh_from_db()
         messages.info(request, "Time ran out: your attempt was scored with the answers saved before the deadline.")
@@ -129,6 +156,7 @@ def attempt_save(request: HttpRequest, pk: int) -> HttpResponse:
             attempt_id=pk, user=request.user, answers=_answers_from_form(request, attempt.item_ids)
         )
     except DomainError as exc:
+        # The autosave is an htmx fragment: its one-line status shows every refusal in place.
         return render(
             request, "annotate/qualification/_save_status.html", {"error": exc.message}, status=exc.status_code
         )
@@ -140,45 +168,25 @@ def attempt_save(request: HttpRequest, pk: int) -> HttpResponse:
 @login_required
 @require_POST
 def attempt_submit(request: HttpRequest, pk: int) -> HttpResponse:
-    try:
-        attempt = selectors.attempt_get(user=request.user, attempt_id=pk)
-        services.attempt_submit(attempt_id=pk, user=request.user, answers=_answers_from_form(request, attempt.item_ids))
-    except NotFound as exc:
-        raise Http404(exc.message) from exc
-    except Conflict as exc:
-        messages.info(request, exc.message)
-    except DomainError as exc:
-        messages.error(request, exc.message)
+    attempt = selectors.attempt_get(user=request.user, attempt_id=pk)
+    services.attempt_submit(attempt_id=pk, user=request.user, answers=_answers_from_form(request, attempt.item_ids))
     return redirect("qualification-attempt", pk=pk)
 
 
 @login_required
 def qualification_manage(request: HttpRequest, slug: str) -> HttpResponse:
     project = _project(request, slug)
-    try:
-        require_role(user=request.user, project=project, roles=(Role.MANAGER,), action="set up the exam")
-    except DomainError as exc:
-        return render(request, "403.html", {"message": exc.message}, status=403)
-    if request.method == "POST":
-        auto = "auto_pick" in request.POST
+    require_role(user=request.user, project=project, roles=(Role.MANAGER,), action="set up the exam")
+    form = ExamSettingsForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
         try:
-            time_limit = request.POST.get("time_limit_minutes", "").strip()
-            services.qualification_configure(
-                project=project,
-                actor=request.user,
-                instance_ids=None if auto else [int(v) for v in request.POST.getlist("instance_ids")],
-                threshold=float(request.POST.get("threshold", "0.95")),
-                size=int(request.POST.get("size", "20")),
-                time_limit_minutes=int(time_limit) if time_limit else None,
-                retry_delay_hours=int(request.POST.get("retry_delay_hours", "24")),
-            )
-        except ValueError:
-            messages.error(request, "Threshold, size, time limit and retry delay must be numbers.")
-        except DomainError as exc:
-            messages.error(request, exc.message)
+            services.qualification_configure(project=project, actor=request.user, **form.configure_arguments())
+        except FORM_ERRORS as exc:
+            field = exc.detail.get("field")
+            form.add_error(field if field in form.fields else None, exc.message)
         else:
             messages.success(request, "The exam is saved; new attempts use it (open attempts keep their items).")
-        return redirect("qualification-manage", slug=project.slug)
+            return redirect("qualification-manage", slug=project.slug)
     exam = services.settings_of(project)
     chosen = list(exam.item_links.values_list("instance_id", flat=True)) if exam.pk else []
     attempts = list(selectors.attempts_visible_to(user=request.user, project=project))
@@ -187,17 +195,16 @@ def qualification_manage(request: HttpRequest, slug: str) -> HttpResponse:
         attempt.seconds_taken = (
             (attempt.submitted_at - attempt.started_at).total_seconds() if attempt.submitted_at else None
         )
-    summary = selectors.qualification_summary(project=project)
-    annotators = Membership.objects.filter(project=project, role=Role.ANNOTATOR).select_related("user")
     context = {
         "project": project,
         "exam": exam,
         "chosen": set(chosen),
         "candidates": services.gold_candidates(project),
         "attempts": attempts,
-        "annotators": [(m, summary.get(m.user_id)) for m in annotators],
+        "annotators": selectors.annotators_with_exam_summary(project=project),
+        "form": form,
     }
-    return render(request, "annotate/qualification/manage.html", context)
+    return render(request, "annotate/qualification/manage.html", context, status=400 if form.errors else 200)
 
 
 def _line_diff(old: str, new: str) -> list[tuple[str, str]]:
@@ -229,7 +236,7 @@ def guidelines_page(request: HttpRequest, slug: str) -> HttpResponse:
                 text=request.POST.get("text", ""),
                 note=request.POST.get("note", ""),
             )
-        except DomainError as exc:
+        except FORM_ERRORS as exc:
             messages.error(request, exc.message)
             draft_text = request.POST.get("text", "")
         else:

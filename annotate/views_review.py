@@ -14,14 +14,16 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
-from annotate import charts, dashboard, review_selectors
+from annotate import dashboard, review_selectors
+from annotate.api_review import DiscardSerializer, PaySettingsSerializer, ReplySerializer, RestoreSerializer
 from annotate.models import ReviewComment
 from annotate.services import batches as batch_flow
 from annotate.services import review
-from curation import selectors
+from curation import charts, selectors
 from curation.answer_types import ANSWER_TYPE_LABELS, SCALE_LABELS
-from curation.errors import DomainError, NotFound
-from curation.models import Batch, Context, Instance, Project
+from curation.errors import InvalidInput
+from curation.models import Batch, Instance, Project
+from curation.page_errors import FORM_ERRORS, form_problems
 from curation.services.batches import batch_create, batch_open
 from curation.states import Role, Status
 
@@ -29,17 +31,14 @@ COMMENT_FIELDS = [(value or "instance", label) for value, label in ReviewComment
 
 
 def _project(request: HttpRequest, slug: str) -> Project:
-    try:
-        return selectors.project_get(user=request.user, slug=slug)
-    except NotFound as exc:
-        raise Http404(str(exc)) from exc
+    return selectors.project_get(user=request.user, slug=slug)
 
 
 def _attempt(request: HttpRequest, action: Callable[[], Any], success: str = "") -> Any:
     """Run a service call; a refusal or conflict becomes a message on the next page instead of an error page."""
     try:
         result = action()
-    except DomainError as exc:
+    except FORM_ERRORS as exc:
         messages.error(request, exc.message)
         return None
     if success:
@@ -47,20 +46,63 @@ def _attempt(request: HttpRequest, action: Callable[[], Any], success: str = "")
     return result if result is not None else True
 
 
-def _comments_from(post: Any) -> list[dict[str, str]]:
-    comments = []
-    for value, _label in COMMENT_FIELDS:
-        text = post.get(f"comment_{value}", "").strip()
-        if text:
-            comments.append({"field": "" if value == "instance" else value, "text": text})
-    return comments
+class DecisionForm(forms.Form):
+    """A review decision as the round-one and round-two pages post it: the action, the version it was based on,
+    whether to take the next item, and one optional comment per field."""
+
+    expected_version = forms.IntegerField(min_value=0)
+    then = forms.ChoiceField(choices=(("", "back to the queue"), ("next", "the next item")), required=False)
+    message = forms.CharField(required=False)
+
+    def __init__(self, *args: Any, actions: tuple[str, ...], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["action"] = forms.ChoiceField(choices=[(a, a) for a in actions])
+        for value, label in COMMENT_FIELDS:
+            self.fields[f"comment_{value}"] = forms.CharField(required=False, label=label)
+
+    def comments(self) -> list[dict[str, str]]:
+        """The comments written, each on its field ('' for the whole instance)."""
+        return [
+            {"field": "" if value == "instance" else value, "text": text}
+            for value, _label in COMMENT_FIELDS
+            if (text := self.cleaned_data[f"comment_{value}"].strip())
+        ]
 
 
-def _version(post: Any) -> int:
-    try:
-        return int(post.get("expected_version", "0"))
-    except ValueError:
-        return 0
+class ResolveForm(forms.Form):
+    """The verifier's decision on a round-two discussion: reject the flag, send the item back, or edit it here."""
+
+    OUTCOMES = {"reject": ("rejected", ""), "send_back": ("accepted", "send_back"), "edit": ("accepted", "edit")}
+
+    decision = forms.ChoiceField(choices=[(d, d.replace("_", " ")) for d in OUTCOMES])
+    expected_version = forms.IntegerField(min_value=0)
+    message = forms.CharField(required=False)
+    question = forms.CharField(required=False, strip=False)
+    rationale = forms.CharField(required=False, strip=False)
+    answer = forms.CharField(required=False, help_text="one answer item a line")
+    answer_type = forms.CharField(required=False)
+    scale = forms.CharField(required=False)
+
+    def resolve_arguments(self) -> dict[str, Any]:
+        """The keyword arguments of `discussion_resolve`; only an edit carries fields (the type and scale only when
+        the page offered them)."""
+        data = self.cleaned_data
+        outcome, action = self.OUTCOMES[data["decision"]]
+        fields = None
+        if action == "edit":
+            fields = {
+                "question": data["question"],
+                "rationale": data["rationale"],
+                "answer": [line.strip() for line in data["answer"].splitlines() if line.strip()],
+            }
+            fields.update({name: data[name] for name in ("answer_type", "scale") if name in self.data})
+        return {
+            "outcome": outcome,
+            "action": action,
+            "expected_version": data["expected_version"],
+            "fields": fields,
+            "message": data["message"],
+        }
 
 
 ROUND1_SHORTCUTS = [
@@ -87,10 +129,7 @@ def _common(request: HttpRequest, project: Project) -> dict[str, Any]:
 
 
 def _review_context(request: HttpRequest, project: Project, pk: int) -> dict[str, Any]:
-    try:
-        data = review_selectors.review_data(user=request.user, instance_id=pk)
-    except NotFound as exc:
-        raise Http404(str(exc)) from exc
+    data = review_selectors.review_data(user=request.user, instance_id=pk)
     if data["instance"].project_id != project.pk:
         raise Http404("No such instance in this project.")
     return {**_common(request, project), "comment_fields": COMMENT_FIELDS, **data}
@@ -146,9 +185,11 @@ def review_claim(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
 def review_decide(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     """Approve, request changes or release; then the next review when asked to."""
     _project(request, slug)
-    action = request.POST.get("action", "")
-    version = _version(request.POST)
-    comments = _comments_from(request.POST)
+    form = DecisionForm(request.POST, actions=("approve", "request_changes", "release"))
+    if not form.is_valid():
+        messages.error(request, form_problems(form))
+        return redirect("review", slug=slug, pk=pk)
+    action, version, comments = form.cleaned_data["action"], form.cleaned_data["expected_version"], form.comments()
     if action == "approve":
         done = _attempt(
             request,
@@ -165,18 +206,15 @@ def review_decide(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
             ),
             f"#{pk} went back to its annotator with your comments.",
         )
-    elif action == "release":
+    else:
         done = _attempt(
             request,
             lambda: review.review_release(instance_id=pk, user=request.user, expected_version=version),
             f"#{pk} is back in the review pile.",
         )
-    else:
-        messages.error(request, "Unknown action.")
-        done = None
     if not done:
         return redirect("review", slug=slug, pk=pk)
-    if request.POST.get("then") == "next":
+    if form.cleaned_data["then"] == "next":
         return review_next(request, slug)
     return redirect("review-home", slug=slug)
 
@@ -212,34 +250,34 @@ def round2_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
 @require_POST
 def round2_decide(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     _project(request, slug)
-    action = request.POST.get("action", "")
-    version = _version(request.POST)
+    form = DecisionForm(request.POST, actions=("confirm", "flag"))
+    if not form.is_valid():
+        messages.error(request, form_problems(form))
+        return redirect("round2", slug=slug, pk=pk)
+    action, version = form.cleaned_data["action"], form.cleaned_data["expected_version"]
     if action == "confirm":
         done = _attempt(
             request,
             lambda: review.round2_confirm(instance_id=pk, user=request.user, expected_version=version),
             f"#{pk} confirmed: it is validated.",
         )
-    elif action == "flag":
+    else:
         done = _attempt(
             request,
             lambda: review.round2_flag(
                 instance_id=pk,
                 user=request.user,
                 expected_version=version,
-                comments=_comments_from(request.POST),
-                message=request.POST.get("message", ""),
+                comments=form.comments(),
+                message=form.cleaned_data["message"],
             ),
             f"#{pk} flagged: a discussion with its verifier is open.",
         )
-    else:
-        messages.error(request, "Unknown action.")
-        done = None
     if not done:
         return redirect("round2", slug=slug, pk=pk)
     if hasattr(done, "pk") and action == "flag":
         return redirect("discussion", slug=slug, pk=done.pk)
-    if request.POST.get("then") == "next":
+    if form.cleaned_data["then"] == "next":
         return round2_next(request, slug)
     return redirect("review-home", slug=slug)
 
@@ -261,10 +299,7 @@ def discussion_list(request: HttpRequest, slug: str) -> HttpResponse:
 @login_required
 def discussion_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     project = _project(request, slug)
-    try:
-        data = review_selectors.discussion_data(user=request.user, discussion_id=pk)
-    except NotFound as exc:
-        raise Http404(str(exc)) from exc
+    data = review_selectors.discussion_data(user=request.user, discussion_id=pk)
     if data["instance"].project_id != project.pk:
         raise Http404("No such discussion in this project.")
     context = {
@@ -280,9 +315,13 @@ def discussion_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
 @require_POST
 def discussion_reply(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     _project(request, slug)
+    data = ReplySerializer(data=request.POST)  # the API's input serializer
+    if not data.is_valid():
+        messages.error(request, form_problems(data))
+        return redirect("discussion", slug=slug, pk=pk)
     _attempt(
         request,
-        lambda: review.discussion_reply(discussion_id=pk, user=request.user, text=request.POST.get("text", "")),
+        lambda: review.discussion_reply(discussion_id=pk, user=request.user, **data.validated_data),
         "Reply posted.",
     )
     return redirect("discussion", slug=slug, pk=pk)
@@ -292,33 +331,13 @@ def discussion_reply(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
 @require_POST
 def discussion_resolve(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     _project(request, slug)
-    decision = request.POST.get("decision", "")
-    outcome, action = {
-        "reject": ("rejected", ""),
-        "send_back": ("accepted", "send_back"),
-        "edit": ("accepted", "edit"),
-    }.get(decision, ("", ""))
-    fields = None
-    if action == "edit":
-        fields = {
-            "question": request.POST.get("question", ""),
-            "rationale": request.POST.get("rationale", ""),
-            "answer": [line.strip() for line in request.POST.get("answer", "").splitlines() if line.strip()],
-        }
-        for name in ("answer_type", "scale"):
-            if name in request.POST:
-                fields[name] = request.POST[name]
+    form = ResolveForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, form_problems(form))
+        return redirect("discussion", slug=slug, pk=pk)
     _attempt(
         request,
-        lambda: review.discussion_resolve(
-            discussion_id=pk,
-            user=request.user,
-            outcome=outcome,
-            action=action,
-            expected_version=_version(request.POST),
-            fields=fields,
-            message=request.POST.get("message", ""),
-        ),
+        lambda: review.discussion_resolve(discussion_id=pk, user=request.user, **form.resolve_arguments()),
         "Discussion decided.",
     )
     return redirect("discussion", slug=slug, pk=pk)
@@ -335,10 +354,7 @@ def history_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
         value = request.GET.get(name, "")
         return int(value) if value.isdigit() else None
 
-    try:
-        data = review_selectors.history_data(user=request.user, instance_id=pk, first=number("a"), second=number("b"))
-    except NotFound as exc:
-        raise Http404(str(exc)) from exc
+    data = review_selectors.history_data(user=request.user, instance_id=pk, first=number("a"), second=number("b"))
     if data["instance"].project_id != project.pk:
         raise Http404("No such instance in this project.")
     return render(request, "annotate/review/history.html", {**_common(request, project), **data})
@@ -348,14 +364,13 @@ def history_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
 @require_POST
 def instance_discard(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     _project(request, slug)
+    data = DiscardSerializer(data=request.POST)  # the API's input serializer
+    if not data.is_valid():
+        messages.error(request, form_problems(data))
+        return redirect("review-history", slug=slug, pk=pk)
     _attempt(
         request,
-        lambda: batch_flow.instance_discard(
-            instance_id=pk,
-            actor=request.user,
-            expected_version=_version(request.POST),
-            reason=request.POST.get("reason", ""),
-        ),
+        lambda: batch_flow.instance_discard(instance_id=pk, actor=request.user, **data.validated_data),
         f"#{pk} discarded (it can be restored).",
     )
     return redirect("review-history", slug=slug, pk=pk)
@@ -365,14 +380,13 @@ def instance_discard(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
 @require_POST
 def instance_restore(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     _project(request, slug)
+    data = RestoreSerializer(data=request.POST)  # the API's input serializer
+    if not data.is_valid():
+        messages.error(request, form_problems(data))
+        return redirect("review-history", slug=slug, pk=pk)
     _attempt(
         request,
-        lambda: batch_flow.instance_restore(
-            instance_id=pk,
-            actor=request.user,
-            expected_version=_version(request.POST),
-            reason=request.POST.get("reason", ""),
-        ),
+        lambda: batch_flow.instance_restore(instance_id=pk, actor=request.user, **data.validated_data),
         f"#{pk} restored as a draft.",
     )
     return redirect("review-history", slug=slug, pk=pk)
@@ -475,11 +489,8 @@ def batches_page(request: HttpRequest, slug: str) -> HttpResponse:
     context = {
         **_common(request, project),
         "progress": dashboard.batch_progress(project),
-        "open_or_planned": Batch.objects.filter(project=project).exclude(state=Batch.State.CLOSED),
-        "unbatched": Instance.objects.filter(project=project, batch__isnull=True, status=Status.DRAFTED)
-        .select_related("reasoning_type", "context__paper")
-        .order_by("id")[:200],
-        "contexts": Context.objects.filter(project=project, batch__isnull=True).select_related("paper")[:200],
+        "open_or_planned": selectors.batches_visible_to(request.user, project).exclude(state=Batch.State.CLOSED),
+        **review_selectors.unbatched_work(user=request.user, project=project),
         "fill_papers": review_selectors.papers_with_unbatched_contexts(user=request.user, project=project),
         "gating_choices": Project.Gating.choices,
         "status_choices": [(s.value, s.label) for s in Status],
@@ -503,16 +514,15 @@ def dashboard_page(request: HttpRequest, slug: str) -> HttpResponse:
     project = _project(request, slug)
     _require_manager_page(request, project)
     if request.method == "POST":
-        _attempt(
-            request,
-            lambda: batch_flow.review_settings_set(
-                project=project,
-                actor=request.user,
-                pay_per_instance=request.POST.get("pay_per_instance", ""),
-                currency=request.POST.get("currency", "USD"),
-            ),
-            "Pay rate saved.",
-        )
+        pay = PaySettingsSerializer(data=request.POST)  # the API's input serializer
+        if not pay.is_valid():
+            messages.error(request, form_problems(pay))
+        else:
+            _attempt(
+                request,
+                lambda: batch_flow.review_settings_set(project=project, actor=request.user, **pay.validated_data),
+                "Pay rate saved.",
+            )
         return redirect(f"{request.path}?{request.GET.urlencode()}")
     batch_flow.batches_advance(project=project)
     start, end = _period(request)
@@ -542,7 +552,8 @@ def dashboard_csv(request: HttpRequest, slug: str, table: str) -> HttpResponse:
     start, end = _period(request)
     try:
         rows = dashboard.csv_rows(user=request.user, project=project, table=table, start=start, end=end)
-    except DomainError as exc:
+    except InvalidInput as exc:
+        # The table is part of this page's path: an unknown one is no page (the API answers 400 for its query).
         raise Http404(exc.message) from exc
     response = HttpResponse(dashboard.to_csv(rows), content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{project.slug}-{table}.csv"'

@@ -11,29 +11,21 @@ from django.views.decorators.http import require_POST
 from annotate import selectors as work_selectors
 from annotate.services import queue, workspace
 from curation import selectors
-from curation.errors import DomainError, NotFound
-from curation.models import Instance
-from curation.states import Status
+from curation.errors import NotPermitted
 
 
 def _project(request: HttpRequest, slug: str):
-    try:
-        return selectors.project_get(user=request.user, slug=slug)
-    except NotFound as exc:
-        raise Http404(str(exc)) from exc
+    return selectors.project_get(user=request.user, slug=slug)
 
 
 @login_required
 def work_home(request: HttpRequest, slug: str) -> HttpResponse:
     project = _project(request, slug)
-    mine = Instance.objects.filter(project=project, author=request.user).select_related("reasoning_type")
     context = {
         "project": project,
         "counts": queue.queue_counts(project=project, user=request.user),
         "assigned": queue.assigned_drafts(project=project, user=request.user)[:50],
-        "held": mine.filter(status=Status.IN_REFINEMENT),
-        "returned": mine.filter(status=Status.CHANGES_REQUESTED),
-        "done": mine.exclude(status__in=(Status.IN_REFINEMENT, Status.CHANGES_REQUESTED, Status.DRAFTED))[:50],
+        **work_selectors.work_of_annotator(user=request.user, project=project),
         "roles": selectors.roles_of(user=request.user, project=project),
     }
     return render(request, "annotate/work/queue.html", context)
@@ -43,11 +35,7 @@ def work_home(request: HttpRequest, slug: str) -> HttpResponse:
 @require_POST
 def work_next(request: HttpRequest, slug: str) -> HttpResponse:
     _project(request, slug)
-    try:
-        claim = queue.queue_claim(project_slug=slug, user=request.user)
-    except DomainError as exc:
-        messages.error(request, exc.message)
-        return redirect("work-home", slug=slug)
+    claim = queue.queue_claim(project_slug=slug, user=request.user)
     if claim is None:
         messages.info(
             request,
@@ -63,9 +51,8 @@ def workspace_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     project = _project(request, slug)
     try:
         data = work_selectors.workspace_data(user=request.user, instance_id=pk)
-    except NotFound as exc:
-        raise Http404(str(exc)) from exc
-    except DomainError as exc:
+    except NotPermitted as exc:
+        # An item that left your hands (submitted, lease lost) is no error of yours: back to your queue.
         messages.warning(request, exc.message)
         return redirect("work-home", slug=slug)
     if data["instance"].project_id != project.pk:
@@ -76,10 +63,7 @@ def workspace_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
 @login_required
 def workspace_diff(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     """The draft-versus-current panel (swapped in by htmx after each save)."""
-    try:
-        instance = work_selectors.held_instance(user=request.user, instance_id=pk)
-    except DomainError as exc:
-        raise Http404(exc.message) from exc
+    instance = work_selectors.held_instance(user=request.user, instance_id=pk)
     return render(
         request, "annotate/work/_diff.html", {"instance": instance, "diffs": work_selectors.draft_diffs(instance)}
     )
@@ -90,11 +74,7 @@ def workspace_diff(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
 def work_resume(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     """Open an item sent back to you (from "Sent back to you"), even while you hold a draft."""
     _project(request, slug)
-    try:
-        claim = queue.queue_resume(instance_id=pk, user=request.user)
-    except DomainError as exc:
-        messages.error(request, exc.message)
-        return redirect("work-home", slug=slug)
+    claim = queue.queue_resume(instance_id=pk, user=request.user)
     return redirect("workspace", slug=slug, pk=claim.instance_id)
 
 
@@ -102,10 +82,6 @@ def work_resume(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
 @require_POST
 def workspace_skip(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     _project(request, slug)
-    try:
-        workspace.workspace_skip(instance_id=pk, user=request.user, reason=request.POST.get("reason", ""))
-    except DomainError as exc:
-        messages.error(request, exc.message)
-        return redirect("workspace", slug=slug, pk=pk)
+    workspace.workspace_skip(instance_id=pk, user=request.user, reason=request.POST.get("reason", ""))
     messages.info(request, "Skipped; it went back to the queue for others (you will not be given it again soon).")
     return work_next(request, slug)

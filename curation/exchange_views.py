@@ -7,14 +7,14 @@ from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 
 from curation import selectors
-from curation.errors import DomainError, NotFound, NotPermitted
 from curation.exports.work_in_progress import FORMATS, work_export
 from curation.models import Batch, Project
+from curation.page_errors import FORM_ERRORS
 from curation.services.draft_imports import drafts_import
 from curation.states import Role, Status
 
@@ -50,10 +50,7 @@ class WorkExportForm(forms.Form):
 
 
 def _project(request: HttpRequest, slug: str) -> tuple[Project, set[str]]:
-    try:
-        project = selectors.project_get(user=request.user, slug=slug)
-    except NotFound as exc:
-        raise Http404(str(exc)) from exc
+    project = selectors.project_get(user=request.user, slug=slug)
     return project, selectors.roles_of(user=request.user, project=project)
 
 
@@ -62,7 +59,7 @@ def draft_import(request: HttpRequest, slug: str) -> HttpResponse:
     project, roles = _project(request, slug)
     if Role.MANAGER not in roles:
         raise PermissionDenied("Only a manager of this project may import drafts.")
-    batches = list(Batch.objects.filter(project=project))
+    batches = list(selectors.batches_visible_to(request.user, project))
     form = DraftImportForm(request.POST or None, request.FILES or None, batches=batches)
     problems: list[str] = []
     if request.method == "POST" and form.is_valid():
@@ -76,9 +73,7 @@ def draft_import(request: HttpRequest, slug: str) -> HttpResponse:
                 source_name=upload.name,
                 batch_id=form.cleaned_data["batch"],
             )
-        except NotPermitted as exc:
-            raise PermissionDenied(exc.message) from exc
-        except DomainError as exc:
+        except FORM_ERRORS as exc:
             problems = exc.detail.get("errors") or []
             if not problems:
                 field = exc.detail.get("field")
@@ -92,7 +87,7 @@ def draft_import(request: HttpRequest, slug: str) -> HttpResponse:
 @login_required
 def work_export_page(request: HttpRequest, slug: str) -> HttpResponse:
     project, _ = _project(request, slug)
-    batches = list(Batch.objects.filter(project=project))
+    batches = list(selectors.batches_visible_to(request.user, project))
     form = WorkExportForm(request.GET or None, batches=batches)
     if request.GET and form.is_valid():
         try:
@@ -103,7 +98,7 @@ def work_export_page(request: HttpRequest, slug: str) -> HttpResponse:
                 statuses=form.cleaned_data["status"],
                 batch_id=form.cleaned_data["batch"],
             )
-        except DomainError as exc:
+        except FORM_ERRORS as exc:
             form.add_error(None, exc.message)
         else:
             response = StreamingHttpResponse(export.lines, content_type=export.content_type)

@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpRequest, HttpResponse
+from django.db.models import QuerySet
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from curation import paper_selectors, selectors
-from curation.errors import InvalidInput, NotFound, NotPermitted
-from curation.models import Batch, Context, Paper, Project, ReasoningType
+from curation.errors import InvalidInput
+from curation.models import Project
+from curation.page_errors import FORM_ERRORS, form_problems
 from curation.paper_display import mention_segments
 from curation.services import contexts as context_services
 from curation.services import papers as paper_services
@@ -23,11 +28,22 @@ from curation.table_shape import shape_from_row
 STAFF = {Role.MANAGER.value, Role.VERIFIER.value}
 
 
+class ContextAssignForm(forms.Form):
+    """Assign reasoning types to a paper's short contexts, a batch's, or every unassigned one, with a seed."""
+
+    seed = forms.IntegerField(required=False)
+    paper = forms.IntegerField(required=False, min_value=1)
+    batch = forms.ModelChoiceField(
+        queryset=None, required=False, error_messages={"invalid_choice": "There is no such batch in this project."}
+    )
+
+    def __init__(self, *args: Any, batches: QuerySet, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["batch"].queryset = batches
+
+
 def _project_for(request: HttpRequest, slug: str, *, roles: set[str], action: str) -> tuple[Project, set[str]]:
-    try:
-        project = selectors.project_get(user=request.user, slug=slug)
-    except NotFound as exc:
-        raise Http404(str(exc)) from exc
+    project = selectors.project_get(user=request.user, slug=slug)
     held = selectors.roles_of(user=request.user, project=project)
     if not held & roles:
         raise PermissionDenied(f"Only a {' or '.join(sorted(roles))} of this project may {action}.")
@@ -42,10 +58,8 @@ def project_papers(request: HttpRequest, slug: str) -> HttpResponse:
         "project": project,
         "papers": papers,
         "is_manager": Role.MANAGER in roles,
-        "batches": Batch.objects.filter(project=project),
-        "unassigned": Context.objects.filter(
-            project=project, kind=Context.Kind.SHORT, reasoning_type__isnull=True
-        ).count(),
+        "batches": selectors.batches_visible_to(request.user, project),
+        "unassigned": paper_selectors.unassigned_context_count(user=request.user, project=project),
     }
     return render(request, "curation/papers.html", context)
 
@@ -53,17 +67,16 @@ def project_papers(request: HttpRequest, slug: str) -> HttpResponse:
 @login_required
 def papers_upload(request: HttpRequest, slug: str) -> HttpResponse:
     project, _ = _project_for(request, slug, roles={Role.MANAGER.value}, action="ingest papers")
-    context: dict[str, object] = {"project": project, "batches": Batch.objects.filter(project=project)}
+    context: dict[str, object] = {"project": project, "batches": selectors.batches_visible_to(request.user, project)}
     if request.method != "POST":
         return render(request, "curation/papers_upload.html", context)
     batch_id = request.POST.get("batch") or ""
-    batch = Batch.objects.filter(project=project, pk=int(batch_id)).first() if batch_id.isdigit() else None
+    batch_pk = int(batch_id) if batch_id.isdigit() else None
+    batch = selectors.batch_of_project(user=request.user, project=project, batch_id=batch_pk)
     try:
         results = paper_services.papers_ingest(
             project=project, actor=request.user, uploads=request.FILES.getlist("files"), batch=batch
         )
-    except NotPermitted as exc:
-        raise PermissionDenied(exc.message) from exc
     except InvalidInput as exc:
         context["error"] = exc.message
         context["rejected"] = exc.detail.get("rejected", [])
@@ -75,10 +88,7 @@ def papers_upload(request: HttpRequest, slug: str) -> HttpResponse:
 @login_required
 def paper_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     project, roles = _project_for(request, slug, roles=STAFF, action="see its papers")
-    try:
-        paper = paper_selectors.paper_get(user=request.user, project=project, paper_id=pk)
-    except NotFound as exc:
-        raise Http404(str(exc)) from exc
+    paper = paper_selectors.paper_get(user=request.user, project=project, paper_id=pk)
     tables = list(paper.tables.all())
     paragraphs = list(paper.paragraphs.all())
     mentioned_by: dict[int, list[int]] = {table.pk: [] for table in tables}
@@ -96,9 +106,7 @@ def paper_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
         paragraph_rows.append(
             {"paragraph": paragraph, "segments": mention_segments(paragraph.text, numbers), "tables": linked}
         )
-    contexts = list(
-        Context.objects.filter(paper=paper).select_related("reasoning_type", "paragraph").order_by("kind", "pk")
-    )
+    contexts = paper_selectors.contexts_of_paper(user=request.user, paper=paper)
     context = {
         "project": project,
         "paper": paper,
@@ -116,10 +124,7 @@ def paper_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
         "flag": paper_services.paper_flag_reason(table_count=len(tables), origin=paper.origin),
         "context_counts": paper_selectors.context_counts(paper),
         "leaf_types": leaf_reasoning_types(project),
-        "versions": Paper.objects.filter(project=project, origin=paper.origin, source_name=paper.source_name)
-        .exclude(source_name="")
-        .order_by("version")
-        .values("pk", "version"),
+        "versions": paper_selectors.paper_versions(user=request.user, paper=paper),
     }
     return render(request, "curation/paper.html", context)
 
@@ -128,31 +133,23 @@ def paper_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
 @require_POST
 def contexts_assign(request: HttpRequest, slug: str) -> HttpResponse:
     project, _ = _project_for(request, slug, roles={Role.MANAGER.value}, action="assign reasoning types")
-    seed_text = request.POST.get("seed", "0").strip() or "0"
     target = request.POST.get("next") or reverse("project-papers", args=[project.slug])
     if not target.startswith("/") or target.startswith("//"):
         target = reverse("project-papers", args=[project.slug])
-    try:
-        seed = int(seed_text)
-        paper_id = request.POST.get("paper") or ""
-        batch_id = request.POST.get("batch") or ""
-        batch = None
-        chosen = None
-        if paper_id:
-            chosen = list(Context.objects.filter(project=project, paper_id=int(paper_id), kind=Context.Kind.SHORT))
-        elif batch_id:
-            batch = Batch.objects.filter(project=project, pk=int(batch_id)).first()
-            if batch is None:
-                raise InvalidInput(f"No batch {batch_id} in this project.")
-        result = context_services.contexts_assign_reasoning_types(
-            project=project, actor=request.user, seed=seed, contexts=chosen, batch=batch
-        )
-    except ValueError:
-        messages.error(request, "The seed, paper and batch must be whole numbers.")
+    form = ContextAssignForm(request.POST, batches=selectors.batches_visible_to(request.user, project))
+    if not form.is_valid():
+        messages.error(request, form_problems(form))
         return redirect(target)
-    except NotPermitted as exc:
-        raise PermissionDenied(exc.message) from exc
-    except InvalidInput as exc:
+    paper_id, batch = form.cleaned_data["paper"], form.cleaned_data["batch"]
+    chosen = None
+    if paper_id:
+        chosen = paper_selectors.short_contexts_of_paper(user=request.user, project=project, paper_id=paper_id)
+        batch = None
+    try:
+        result = context_services.contexts_assign_reasoning_types(
+            project=project, actor=request.user, seed=form.cleaned_data["seed"] or 0, contexts=chosen, batch=batch
+        )
+    except FORM_ERRORS as exc:
         messages.error(request, exc.message)
         return redirect(target)
     messages.success(request, f"Assigned reasoning types to {result.assigned} contexts (seed {result.seed}).")
@@ -162,19 +159,14 @@ def contexts_assign(request: HttpRequest, slug: str) -> HttpResponse:
 @login_required
 @require_POST
 def context_reasoning_type(request: HttpRequest, pk: int) -> HttpResponse:
-    try:
-        context = paper_selectors.context_get(user=request.user, context_id=pk)
-    except NotFound as exc:
-        raise Http404(str(exc)) from exc
+    context = paper_selectors.context_get(user=request.user, context_id=pk)
     code = request.POST.get("reasoning_type", "")
-    reasoning_type = ReasoningType.objects.filter(project_id=context.project_id, code=code).first() if code else None
+    reasoning_type = selectors.reasoning_type_by_code(user=request.user, project=context.project, code=code)
     target = reverse("paper", args=[context.project.slug, context.paper_id]) + f"#context-{context.pk}"
     try:
         if code and reasoning_type is None:
             raise InvalidInput(f"{code!r} is not a reasoning type of this project.")
         context_services.context_set_reasoning_type(context=context, reasoning_type=reasoning_type, actor=request.user)
-    except NotPermitted as exc:
-        raise PermissionDenied(exc.message) from exc
     except InvalidInput as exc:
         messages.error(request, exc.message)
         return redirect(target)

@@ -16,3 +16,13 @@ def members_of(*, user: AbstractBaseUser, project: Project) -> QuerySet[Membersh
     selectors.project_get(user=user, slug=project.slug)
     require_role(user=user, project=project, roles=(Role.MANAGER,), action="see its members")
     return Membership.objects.filter(project=project).select_related("user").order_by("user__username", "role")
+
+
+def memberships_of_user(*, user: AbstractBaseUser) -> QuerySet[Membership]:
+    """The viewer's own memberships with their projects, by project name (the home page's list)."""
+    return Membership.objects.filter(user_id=user.pk).select_related("project").order_by("project__name", "role")
+
+
+def membership_get(*, user: AbstractBaseUser, project: Project, role: str) -> Membership | None:
+    """The viewer's own membership in `project` with `role` (its qualification), or None."""
+    return Membership.objects.filter(user_id=user.pk, project=project, role=role).first()

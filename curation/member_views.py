@@ -6,13 +6,14 @@ from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from curation import member_selectors, selectors
-from curation.errors import DomainError, InvalidInput, NotFound, NotPermitted
+from curation.errors import DomainError, InvalidInput
 from curation.models import Project
+from curation.page_errors import FORM_ERRORS
 from curation.services import members as member_services
 from curation.services import projects as project_services
 from curation.states import Role
@@ -42,18 +43,11 @@ class RoleForm(forms.Form):
 
 
 def _project(request: HttpRequest, slug: str) -> Project:
-    try:
-        return selectors.project_get(user=request.user, slug=slug)
-    except NotFound as exc:
-        raise Http404(str(exc)) from exc
+    return selectors.project_get(user=request.user, slug=slug)
 
 
 def _apply(form: forms.Form, exc: DomainError) -> None:
     """Show a refused input on the form: beside its field when the service names one, else above the form."""
-    if isinstance(exc, NotPermitted):
-        raise PermissionDenied(exc.message)
-    if isinstance(exc, NotFound):
-        raise Http404(exc.message)
     field = exc.detail.get("field")
     form.add_error(field if field in form.fields else None, exc.message)
 
@@ -66,7 +60,7 @@ def project_new(request: HttpRequest) -> HttpResponse:
     if request.method == "POST" and form.is_valid():
         try:
             project = project_services.project_create(creator=request.user, **form.cleaned_data)
-        except DomainError as exc:
+        except FORM_ERRORS as exc:
             _apply(form, exc)
         else:
             messages.success(request, f"Project {project.name} created; you are its manager. Add members next.")
@@ -75,10 +69,7 @@ def project_new(request: HttpRequest) -> HttpResponse:
 
 
 def _members_page(request: HttpRequest, project: Project, **forms_and_extras: object) -> HttpResponse:
-    try:
-        members = list(member_selectors.members_of(user=request.user, project=project))
-    except NotPermitted as exc:
-        raise PermissionDenied(exc.message) from exc
+    members = list(member_selectors.members_of(user=request.user, project=project))
     context = {
         "project": project,
         "members": [
@@ -103,7 +94,7 @@ def members(request: HttpRequest, slug: str) -> HttpResponse:
                 membership, password = member_services.member_create(
                     project=project, actor=request.user, **form.cleaned_data
                 )
-            except DomainError as exc:
+            except FORM_ERRORS as exc:
                 _apply(form, exc)
             else:
                 # Rendered, not redirected: the password is shown this once and stored nowhere in clear.
@@ -114,7 +105,7 @@ def members(request: HttpRequest, slug: str) -> HttpResponse:
     if form.is_valid():
         try:
             membership = project_services.membership_add(project=project, actor=request.user, **form.cleaned_data)
-        except DomainError as exc:
+        except FORM_ERRORS as exc:
             _apply(form, exc)
         else:
             messages.success(request, f"{membership.user.username} is now a {membership.role} of {project.name}.")
@@ -134,10 +125,6 @@ def member_role(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
         membership = member_services.membership_set_role(
             project=project, actor=request.user, membership_id=pk, role=form.cleaned_data["role"]
         )
-    except NotPermitted as exc:
-        raise PermissionDenied(exc.message) from exc
-    except NotFound as exc:
-        raise Http404(exc.message) from exc
     except InvalidInput as exc:
         messages.error(request, exc.message)
     else:
@@ -151,10 +138,6 @@ def member_remove(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     project = _project(request, slug)
     try:
         member_services.membership_remove(project=project, actor=request.user, membership_id=pk)
-    except NotPermitted as exc:
-        raise PermissionDenied(exc.message) from exc
-    except NotFound as exc:
-        raise Http404(exc.message) from exc
     except InvalidInput as exc:
         messages.error(request, exc.message)
     else:

@@ -73,3 +73,30 @@ def context_counts(paper: Paper) -> dict[str, int]:
         counts[kind] = counts.get(kind, 0) + 1
         counts["assigned"] += reasoning_type_id is not None
     return counts
+
+
+def unassigned_context_count(*, user: AbstractBaseUser, project: Project) -> int:
+    """Short contexts of the project still without a reasoning type (the papers page's call to assign them)."""
+    return contexts_visible_to(user, project).filter(kind=Context.Kind.SHORT, reasoning_type__isnull=True).count()
+
+
+def contexts_of_paper(*, user: AbstractBaseUser, paper: Paper) -> list[Context]:
+    """A paper's contexts the viewer may see, short before long, in creation order."""
+    return list(contexts_visible_to(user, paper.project).filter(paper=paper).order_by("kind", "pk"))
+
+
+def short_contexts_of_paper(*, user: AbstractBaseUser, project: Project, paper_id: int) -> list[Context]:
+    """The short contexts of one paper of the project (those a reasoning type is assigned to)."""
+    return list(contexts_visible_to(user, project).filter(paper_id=paper_id, kind=Context.Kind.SHORT))
+
+
+def paper_versions(*, user: AbstractBaseUser, paper: Paper) -> QuerySet[Paper]:
+    """Every ingested version of the same source (same origin and file name) as `paper`, oldest first."""
+    if not paper.source_name:
+        return papers_visible_to(user, paper.project).none().values("pk", "version")
+    return (
+        papers_visible_to(user, paper.project)
+        .filter(origin=paper.origin, source_name=paper.source_name)
+        .order_by("version")
+        .values("pk", "version")
+    )

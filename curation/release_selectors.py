@@ -7,13 +7,15 @@ who has not passed the qualification exam must never see them, because the exam 
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import QuerySet
+from django.db.models import Count, Q, QuerySet
 
 from curation import selectors, visibility
 from curation.errors import NotFound, NotPermitted
 from curation.models import ExportArtifact, ImportRecord, Project, Release
-from curation.states import Role
+from curation.states import Role, Status
 
 
 def can_read_gold(*, user: AbstractBaseUser, project: Project) -> bool:
@@ -61,3 +63,20 @@ def imports_visible_to(*, user: AbstractBaseUser, project: Project) -> QuerySet[
     if Role.MANAGER not in selectors.roles_of(user=user, project=project):
         raise NotPermitted("Only a manager of this project may see its imports.")
     return ImportRecord.objects.filter(project=project).select_related("created_by", "batch")
+
+
+def newer_release(*, user: AbstractBaseUser, release: Release) -> Release | None:
+    """The latest later version of the same release name, if any (the release page points to it)."""
+    return (
+        Release.objects.visible_to(user)
+        .filter(project=release.project, name=release.name, version__gt=release.version)
+        .order_by("-version")
+        .first()
+    )
+
+
+def batches_to_release(*, user: AbstractBaseUser, project: Project) -> list[dict[str, Any]]:
+    """The project's batches with how many validated instances each would freeze (the cut form's choices)."""
+    validated = Count("instances", filter=Q(instances__status=Status.VALIDATED))
+    batches = selectors.batches_visible_to(user, project).annotate(validated=validated)
+    return [{"batch": batch, "validated": batch.validated} for batch in batches]

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -13,53 +11,28 @@ from django.shortcuts import redirect, render
 from django.template.defaultfilters import pluralize
 
 from curation import release_selectors, selectors
+from curation.charts import bar_chart
 from curation.dataset_formats import FORMATS
-from curation.errors import DomainError, InvalidInput, NotFound
+from curation.errors import InvalidInput
 from curation.exports import EXPORT_FORMATS
-from curation.models import Batch, Project, Release
+from curation.models import Project, Release
+from curation.page_errors import FORM_ERRORS
 from curation.release_stats import presented
 from curation.services import datasets as dataset_services
 from curation.services import releases as release_services
-from curation.states import Role, Status
-
-CHART_COLOURS = ("#2457c5", "#12b76a", "#f79009", "#ee46bc", "#7a5af8", "#53b1fd", "#f04438", "#475467")
+from curation.states import Role
 
 
 def _project(request: HttpRequest, slug: str) -> tuple[Project, set[str]]:
-    try:
-        project = selectors.project_get(user=request.user, slug=slug)
-    except NotFound as exc:
-        raise Http404(str(exc)) from exc
+    project = selectors.project_get(user=request.user, slug=slug)
     return project, selectors.roles_of(user=request.user, project=project)
 
 
 def _release(request: HttpRequest, slug: str, pk: int) -> Release:
-    try:
-        release = release_selectors.release_get(user=request.user, release_id=pk)
-    except NotFound as exc:
-        raise Http404(str(exc)) from exc
+    release = release_selectors.release_get(user=request.user, release_id=pk)
     if release.project.slug != slug:
         raise Http404("No such release in this project.")
     return release
-
-
-def bar_chart(counts: dict[str, Any], *, labels: dict[str, str] | None = None) -> dict[str, Any]:
-    """Geometry of a horizontal bar chart drawn as inline SVG (no script, no CDN)."""
-    rows = [(key, value if isinstance(value, int | float) else value.get("count", 0)) for key, value in counts.items()]
-    top = max((value for _, value in rows), default=0) or 1
-    total = sum(value for _, value in rows) or 1
-    bars = [
-        {
-            "label": (labels or {}).get(key, key),
-            "value": value,
-            "percent": round(100 * value / total, 1),
-            "width": round(300 * value / top, 1),
-            "y": 24 * index,
-            "colour": CHART_COLOURS[index % len(CHART_COLOURS)],
-        }
-        for index, (key, value) in enumerate(rows)
-    ]
-    return {"bars": bars, "height": 24 * len(bars)}
 
 
 @login_required
@@ -90,11 +63,7 @@ def release_list(request: HttpRequest, slug: str) -> HttpResponse:
                 f"Release {release.label} cut: {release.item_count} instance{pluralize(release.item_count)} frozen.",
             )
             return redirect("release", slug=project.slug, pk=release.pk)
-    batches = []
-    if is_manager:
-        for batch in Batch.objects.filter(project=project):
-            validated = batch.instances.filter(status=Status.VALIDATED).count()
-            batches.append({"batch": batch, "validated": validated})
+    batches = release_selectors.batches_to_release(user=request.user, project=project) if is_manager else []
     context = {
         "project": project,
         "roles": roles,
@@ -145,9 +114,7 @@ def release_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
             for name, row in table3.items()
         ],
         "can_download": release_selectors.can_read_gold(user=request.user, project=release.project),
-        "newer": Release.objects.filter(project=release.project, name=release.name, version__gt=release.version)
-        .order_by("-version")
-        .first(),
+        "newer": release_selectors.newer_release(user=request.user, release=release),
     }
     return render(request, "curation/release.html", context)
 
@@ -162,7 +129,7 @@ def release_downloads(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
             artifact = release_services.export_request(
                 release=release, actor=request.user, format=request.POST.get("format", "")
             )
-        except DomainError as exc:
+        except FORM_ERRORS as exc:
             messages.error(request, exc.message)
         else:
             if artifact.state == "ready":
@@ -185,10 +152,7 @@ def release_download_file(request: HttpRequest, slug: str, pk: int, format: str)
     artifact = release_selectors.exports_of(release=release).get(format)
     if artifact is None:
         raise Http404("Request this export first.")
-    try:
-        path = release_services.export_file(artifact=artifact)
-    except DomainError as exc:
-        raise Http404(exc.message) from exc
+    path = release_services.export_file(artifact=artifact)
     return FileResponse(path.open("rb"), as_attachment=True, filename=f"{release.label}-{format}.zip")
 
 
@@ -212,7 +176,7 @@ def dataset_import_page(request: HttpRequest, slug: str) -> HttpResponse:
                 content=upload.read(),
                 as_release=request.POST.get("as_release", "").strip(),
             )
-        except DomainError as exc:
+        except FORM_ERRORS as exc:
             messages.error(request, exc.message)
         else:
             counts = result.record.counts

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Count, QuerySet
 
 from curation import visibility
 from curation.errors import NotFound
 from curation.models import Batch, Instance, Paper, Project, ReasoningType
-from curation.states import Status
+from curation.states import Role, Status
 
 
 def roles_of(*, user: AbstractBaseUser, project: Project) -> set[str]:
@@ -80,3 +82,66 @@ def status_counts(project: Project) -> dict[str, int]:
         .values_list("status", "n")
     )
     return {status: counts.get(status, 0) for status in Status.values}
+
+
+def project_overview(*, user: AbstractBaseUser, project: Project, roles: set[str]) -> dict[str, dict[str, Any]]:
+    """The figures the project page shows each role the viewer holds: their own work, their queues, the project's."""
+    overview: dict[str, dict[str, Any]] = {}
+    mine = instances_visible_to(user, project).filter(author=user)
+    if Role.ANNOTATOR in roles:
+        overview["annotator"] = {
+            "in_progress": mine.filter(status=Status.IN_REFINEMENT).count(),
+            "changes_requested": mine.filter(status=Status.CHANGES_REQUESTED).count(),
+            "submitted": mine.exclude(
+                status__in=(Status.IN_REFINEMENT, Status.CHANGES_REQUESTED, Status.DRAFTED)
+            ).count(),
+            "available": project.instances.filter(status=Status.DRAFTED).count(),
+            "round2": project.instances.filter(status=Status.ROUND2_REVIEW)
+            .exclude(author=user)
+            .exclude(round1_verifier=user)
+            .count(),
+        }
+    if Role.VERIFIER in roles:
+        overview["verifier"] = {
+            "waiting": project.instances.filter(status=Status.SUBMITTED).exclude(author=user).count(),
+            "reviewing": project.instances.filter(status=Status.ROUND1_REVIEW, round1_verifier=user).count(),
+            "discussions": project.instances.filter(status=Status.IN_DISCUSSION, round1_verifier=user).count(),
+        }
+    if Role.MANAGER in roles:
+        counts = status_counts(project)
+        total = sum(counts.values())
+        overview["manager"] = {
+            "counts": [(Status(s).label, s, n, round(100 * n / (total or 1), 1)) for s, n in counts.items()],
+            "total": total,
+            "papers": papers_visible_to(user, project).count(),
+            "batches": batches_visible_to(user, project),
+        }
+    return overview
+
+
+def recent_instances(*, user: AbstractBaseUser, project: Project, roles: set[str]) -> QuerySet[Instance]:
+    """The ten instances the project page lists: the latest changed for staff, the viewer's own for annotators."""
+    visible = instances_visible_to(user, project)
+    return visible.order_by("-updated_at")[:10] if roles & {Role.MANAGER, Role.VERIFIER} else visible[:10]
+
+
+def instance_history_get(*, user: AbstractBaseUser, instance_id: int) -> dict[str, Any]:
+    """One instance the viewer may see, with its revisions and audit events (NotFound otherwise)."""
+    instance = instance_get(user=user, instance_id=instance_id)
+    return {
+        "instance": instance,
+        "revisions": instance.revisions.select_related("author"),
+        "events": instance.events.select_related("actor"),
+    }
+
+
+def batch_of_project(*, user: AbstractBaseUser, project: Project, batch_id: int | None) -> Batch | None:
+    """One batch of the project the viewer may see, or None (no id, or not one of the project's batches)."""
+    if batch_id is None:
+        return None
+    return batches_visible_to(user, project).filter(pk=batch_id).first()
+
+
+def reasoning_type_by_code(*, user: AbstractBaseUser, project: Project, code: str) -> ReasoningType | None:
+    """The project's reasoning type with this code, or None."""
+    return reasoning_types_of(user=user, project=project).filter(code=code).first() if code else None

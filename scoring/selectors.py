@@ -104,3 +104,14 @@ def comparison(*, user: AbstractBaseUser, release: Release) -> dict[str, Any]:
                 name: (figures_by_type.get(name) or {}).get("mean") for name in ("em", "f1", "bertscore")
             }
     return {"rows": list(rows.values()), "reasoning_types": reasoning}
+
+
+def prediction_page(*, user: AbstractBaseUser, prediction: Prediction) -> dict[str, Any]:
+    """Around one prediction the viewer may read: its error tags, the viewer's own tag, the wrong ones either side."""
+    wrong = Prediction.objects.visible_to(user).filter(run=prediction.run, is_correct=False)
+    return {
+        "tags": prediction.error_tags.select_related("tagged_by"),
+        "my_tag": prediction.error_tags.filter(tagged_by=user).first(),
+        "next_wrong": wrong.filter(position__gt=prediction.position).order_by("position").first(),
+        "previous_wrong": wrong.filter(position__lt=prediction.position).order_by("-position").first(),
+    }

@@ -12,15 +12,17 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 
 from curation import release_selectors, selectors
-from curation.errors import DomainError, InvalidInput, NotFound, NotPermitted
+from curation.charts import bar_chart, colour, grouped_chart
+from curation.errors import InvalidInput
 from curation.models import Release
+from curation.page_errors import FORM_ERRORS, form_problems
 from curation.queues import waiting_label
-from curation.release_views import CHART_COLOURS, bar_chart
 from scoring import selectors as scoring_selectors
-from scoring.api import export_response
+from scoring.api import ErrorTagInputSerializer, export_response
+from scoring.forms import ScoringRunForm
 from scoring.methods.templates import DEFAULT_TEMPLATES
 from scoring.metrics import files
-from scoring.models import ErrorTag, Prediction, ScoringRun
+from scoring.models import ErrorTag, ScoringRun
 from scoring.permissions import can_run, can_see_predictions
 from scoring.services import predictions as prediction_services
 from scoring.services import runs as run_services
@@ -30,52 +32,17 @@ METRIC_LABELS = (("em", "EM"), ("f1", "F1"), ("bertscore", "BERTScore"))
 
 
 def _release(request: HttpRequest, slug: str, pk: int) -> Release:
-    try:
-        release = release_selectors.release_get(user=request.user, release_id=pk)
-    except NotFound as exc:
-        raise Http404(str(exc)) from exc
+    release = release_selectors.release_get(user=request.user, release_id=pk)
     if release.project.slug != slug:
         raise Http404("No such release in this project.")
     return release
 
 
 def _run(request: HttpRequest, slug: str, pk: int) -> ScoringRun:
-    try:
-        run = scoring_selectors.run_get(user=request.user, run_id=pk)
-    except NotFound as exc:
-        raise Http404(str(exc)) from exc
+    run = scoring_selectors.run_get(user=request.user, run_id=pk)
     if run.project.slug != slug:
         raise Http404("No such run in this project.")
     return run
-
-
-LABEL_CHARS = 24  # at the chart's 11 px, 24 characters fit in the two group widths a label row gives each
-
-
-def grouped_chart(groups: dict[str, dict[str, float | None]]) -> dict[str, Any]:
-    """Geometry of a grouped vertical bar chart (one group per key, one bar per metric, values in [0, 1])."""
-    width_per_group, bar = 150, 30
-    bars, labels = [], []
-    for index, (name, values) in enumerate(groups.items()):
-        x0 = 40 + index * width_per_group
-        # Labels alternate between two rows, so neighbours never overlap (each row has two groups' width).
-        short = name if len(name) <= LABEL_CHARS else name[: LABEL_CHARS - 1] + "…"
-        labels.append({"x": x0 + 45, "y": 198 + 14 * (index % 2), "label": name, "short": short})
-        for offset, (key, label) in enumerate(METRIC_LABELS):
-            value = values.get(key)
-            height = round(160 * (value or 0.0), 1)
-            bars.append(
-                {
-                    "x": x0 + offset * bar,
-                    "y": 180 - height,
-                    "height": height,
-                    "width": bar - 4,
-                    "colour": CHART_COLOURS[offset],
-                    "title": f"{name} {label}: {'—' if value is None else round(100 * value, 1)}",
-                    "value": "" if value is None else round(100 * value, 1),
-                }
-            )
-    return {"bars": bars, "labels": labels, "width": 80 + width_per_group * max(len(groups), 1)}
 
 
 def _percent(estimate: dict[str, Any] | None) -> str:
@@ -90,38 +57,13 @@ def release_score(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     project = release.project
     may_run = can_run(user=request.user, project=project)
     endpoints = scoring_selectors.endpoints_for(user=request.user, project=project)
+    form = ScoringRunForm(request.POST or None, endpoints=endpoints)
     if request.method == "POST":
         if not may_run:
             raise PermissionDenied("Only a manager or verifier of this project may score models.")
-        form = request.POST
-        try:
-            endpoint = endpoints.filter(pk=int(form.get("endpoint") or 0)).first()
-            limit = form.get("limit", "").strip()
-            templates = {
-                stage: form[f"template_{stage}"].replace("\r\n", "\n")
-                for stage in DEFAULT_TEMPLATES
-                if form.get(f"template_{stage}", "").strip()
-            }
-            run = run_services.run_create(
-                release=release,
-                actor=request.user,
-                method=form.get("method", ""),
-                setting=form.get("setting", "short"),
-                endpoint=endpoint,
-                label=form.get("label", "").strip(),
-                templates=templates,
-                few_shot=int(form.get("few_shot") or 0),
-                tools=form.get("tools", "all"),
-                max_turns=int(form.get("max_turns") or 6),
-                limit=int(limit) if limit.isdigit() else None,
-                generation_params={
-                    key: cast(form[key]) for key, cast in (("max_tokens", int), ("temperature", float)) if form.get(key)
-                },
-            )
+        if form.is_valid():
+            run = run_services.run_create(release=release, actor=request.user, **form.run_arguments())
             run_services.run_start(run=run, actor=request.user)
-        except (DomainError, ValueError) as exc:
-            messages.error(request, getattr(exc, "message", str(exc)))
-        else:
             messages.success(request, f"Run {run.pk} started: {run.items_total} questions.")
             return redirect("scoring-run", slug=slug, pk=run.pk)
     context = {
@@ -136,8 +78,9 @@ def release_score(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
         ],
         "default_templates": DEFAULT_TEMPLATES,
         "upload_formats": upload_services.UPLOAD_FORMATS,
+        "form": form,
     }
-    return render(request, "scoring/release_score.html", context)
+    return render(request, "scoring/release_score.html", context, status=400 if form.errors else 200)
 
 
 @login_required
@@ -146,22 +89,16 @@ def release_upload(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     if request.method != "POST":
         return redirect("release-score", slug=slug, pk=pk)
     upload = request.FILES.get("file")
-    try:
-        if upload is None:
-            raise InvalidInput("Choose a predictions file.")
-        run = upload_services.upload_run_create(
-            release=release,
-            actor=request.user,
-            format=request.POST.get("format", "jsonl"),
-            name=upload.name,
-            content=upload.read(),
-            label=request.POST.get("label", ""),
-        )
-    except NotPermitted as exc:
-        raise PermissionDenied(exc.message) from exc
-    except DomainError as exc:
-        messages.error(request, exc.message)
-        return redirect("release-score", slug=slug, pk=pk)
+    if upload is None:
+        raise InvalidInput("Choose a predictions file.")
+    run = upload_services.upload_run_create(
+        release=release,
+        actor=request.user,
+        format=request.POST.get("format", "jsonl"),
+        name=upload.name,
+        content=upload.read(),
+        label=request.POST.get("label", ""),
+    )
     messages.success(request, f"{upload.name} scored against {release.label}.")
     return redirect("scoring-run", slug=slug, pk=run.pk)
 
@@ -214,10 +151,10 @@ def _run_context(request: HttpRequest, run: ScoringRun) -> dict[str, Any]:
             )
             for attribute, groups in breakdowns.items()
         ],
-        "type_chart": grouped_chart(by_type) if by_type else None,
+        "type_chart": grouped_chart(by_type, series=METRIC_LABELS) if by_type else None,
         "error_charts": {form: bar_chart(counts) for form, counts in errors.items() if counts},
         "predictions": predictions,
-        "legend": [(label, CHART_COLOURS[i]) for i, (_, label) in enumerate(METRIC_LABELS)],
+        "legend": [(label, colour(i)) for i, (_, label) in enumerate(METRIC_LABELS)],
     }
 
 
@@ -234,14 +171,8 @@ def run_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
         }
         if action not in handlers:
             raise Http404("Unknown action.")
-        try:
-            handlers[action](run=run, actor=request.user)
-        except NotPermitted as exc:
-            raise PermissionDenied(exc.message) from exc
-        except DomainError as exc:
-            messages.error(request, exc.message)
-        else:
-            messages.success(request, f"Run {run.pk}: {action.replace('-', ' ')} done.")
+        handlers[action](run=run, actor=request.user)
+        messages.success(request, f"Run {run.pk}: {action.replace('-', ' ')} done.")
         return redirect("scoring-run", slug=slug, pk=pk)
     return render(request, "scoring/run.html", _run_context(request, run))
 
@@ -261,50 +192,37 @@ def run_export(request: HttpRequest, slug: str, pk: int, export_format: str) -> 
     run = _run(request, slug, pk)
     if not can_see_predictions(user=request.user, project=run.project):
         raise PermissionDenied(scoring_selectors.GOLD_REFUSAL)
-    try:
-        return export_response(run, export_format)
-    except NotFound as exc:
-        raise Http404(exc.message) from exc
+    return export_response(run, export_format)
 
 
 @login_required
 def prediction_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
-    try:
-        prediction = scoring_selectors.prediction_get(user=request.user, prediction_id=pk)
-    except NotFound as exc:
-        raise Http404(str(exc)) from exc
-    except NotPermitted as exc:
-        raise PermissionDenied(exc.message) from exc
+    prediction = scoring_selectors.prediction_get(user=request.user, prediction_id=pk)
     if prediction.run.project.slug != slug:
         raise Http404("No such prediction in this project.")
     if request.method == "POST":
+        # The same input serializer as the API's PUT of a tag; "clear" is the page's DELETE.
+        tag = ErrorTagInputSerializer(data=request.POST)
+        if not tag.is_valid():
+            messages.error(request, form_problems(tag))
+            return redirect("scoring-prediction", slug=slug, pk=pk)
         try:
-            if request.POST.get("kind") == "clear":
+            if tag.validated_data["kind"] == "clear":
                 prediction_services.error_tag_clear(prediction=prediction, actor=request.user)
             else:
-                prediction_services.error_tag_set(
-                    prediction=prediction,
-                    actor=request.user,
-                    kind=request.POST.get("kind", ""),
-                    custom_label=request.POST.get("custom_label", ""),
-                    note=request.POST.get("note", ""),
-                )
-        except DomainError as exc:
+                prediction_services.error_tag_set(prediction=prediction, actor=request.user, **tag.validated_data)
+        except FORM_ERRORS as exc:
             messages.error(request, exc.message)
         else:
             messages.success(request, "Error type saved.")
         return redirect("scoring-prediction", slug=slug, pk=pk)
-    neighbours = Prediction.objects.filter(run=prediction.run, is_correct=False)
     context = {
         "project": prediction.run.project,
         "run": prediction.run,
         "prediction": prediction,
         "item": prediction.item.data,
-        "tags": prediction.error_tags.select_related("tagged_by"),
-        "my_tag": prediction.error_tags.filter(tagged_by=request.user).first(),
         "kinds": ErrorTag.Kind.choices,
-        "next_wrong": neighbours.filter(position__gt=prediction.position).order_by("position").first(),
-        "previous_wrong": neighbours.filter(position__lt=prediction.position).order_by("-position").first(),
+        **scoring_selectors.prediction_page(user=request.user, prediction=prediction),
     }
     return render(request, "scoring/prediction.html", context)
 
@@ -318,7 +236,9 @@ def release_compare(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     for name, by_run in sorted(table["reasoning_types"].items()):
         # With one model the method and setting tell the bars apart; the model name only crowds the axis.
         groups = {(label.split(" · ", 1)[1] if len(models) == 1 else label): v for label, v in by_run.items()}
-        charts.append((name if name != "—" else "No reasoning type recorded", grouped_chart(groups)))
+        charts.append(
+            (name if name != "—" else "No reasoning type recorded", grouped_chart(groups, series=METRIC_LABELS))
+        )
     rows = [
         {
             **row,
@@ -335,17 +255,14 @@ def release_compare(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
         "release": release,
         "rows": rows,
         "charts": charts,
-        "legend": [(label, CHART_COLOURS[i]) for i, (_, label) in enumerate(METRIC_LABELS)],
+        "legend": [(label, colour(i)) for i, (_, label) in enumerate(METRIC_LABELS)],
     }
     return render(request, "scoring/compare.html", context)
 
 
 @login_required
 def official_figures(request: HttpRequest, slug: str) -> HttpResponse:
-    try:
-        project = selectors.project_get(user=request.user, slug=slug)
-    except NotFound as exc:
-        raise Http404(str(exc)) from exc
+    project = selectors.project_get(user=request.user, slug=slug)
     figures = None
     if request.method == "POST":
         gold, predictions = request.FILES.get("gold"), request.FILES.get("predictions")
@@ -355,7 +272,7 @@ def official_figures(request: HttpRequest, slug: str) -> HttpResponse:
             figures = upload_services.official_figures(
                 benchmark=request.POST.get("benchmark", ""), gold=gold.read(), predictions=predictions.read()
             )
-        except DomainError as exc:
+        except FORM_ERRORS as exc:
             messages.error(request, exc.message)
     return render(
         request, "scoring/official.html", {"project": project, "figures": figures, "benchmarks": files.FORMATS}

@@ -7,41 +7,30 @@ from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
+from curation import selectors
 from curation.drafting import endpoints as endpoint_services
 from curation.drafting import selectors as drafting_selectors
 from curation.drafting import services
+from curation.drafting.forms import DraftingRunForm, EndpointForm
 from curation.drafting.models import DraftingRun, PromptTemplate
 from curation.drafting.templates import TEMPLATES
-from curation.errors import DomainError, NotFound, NotPermitted
-from curation.models import Batch, Project
+from curation.models import Project
+from curation.page_errors import FORM_ERRORS
 from curation.queues import waiting_label
 from scoring.endpoints.django_client import limit_is_shared
 from scoring.models import ModelEndpoint
 
-ENDPOINT_FORM_FIELDS = ("name", "base_url", "model", "api_key_env", "timeout_s", "max_attempts", "concurrency_limit")
-
 
 def _managed(request: HttpRequest, slug: str, action: str) -> Project:
-    try:
-        return drafting_selectors.managed_project_get(user=request.user, slug=slug, action=action)
-    except NotFound as exc:
-        raise Http404(exc.message) from exc
-    except NotPermitted as exc:
-        raise PermissionDenied(exc.message) from exc
+    return drafting_selectors.managed_project_get(user=request.user, slug=slug, action=action)
 
 
 def _run_for(request: HttpRequest, slug: str, pk: int) -> DraftingRun:
-    try:
-        run = drafting_selectors.run_get(user=request.user, run_id=pk)
-    except NotFound as exc:
-        raise Http404(exc.message) from exc
-    except NotPermitted as exc:
-        raise PermissionDenied(exc.message) from exc
+    run = drafting_selectors.run_get(user=request.user, run_id=pk)
     if run.project.slug != slug:
         raise Http404("No such run in this project.")
     return run
@@ -50,37 +39,15 @@ def _run_for(request: HttpRequest, slug: str, pk: int) -> DraftingRun:
 # Endpoints ------------------------------------------------------------------------------------------------------
 
 
-def _endpoint_fields(post: Any) -> dict[str, Any]:
-    fields: dict[str, Any] = {name: post.get(name, "").strip() for name in ENDPOINT_FORM_FIELDS if name in post}
-    for name, cast in (("timeout_s", float), ("max_attempts", int), ("concurrency_limit", int)):
-        if fields.get(name):
-            try:
-                fields[name] = cast(fields[name])
-            except ValueError as exc:
-                raise DomainError(f"{name} must be a number.") from exc
-        else:
-            fields.pop(name, None)
-    rpm = post.get("requests_per_minute", "").strip()
-    fields["requests_per_minute"] = int(rpm) if rpm.isdigit() else None
-    raw_params = post.get("generation_params", "").strip()
-    try:
-        fields["generation_params"] = json.loads(raw_params) if raw_params else {}
-    except ValueError as exc:
-        raise DomainError('Generation parameters must be a JSON object, e.g. {"temperature": 0}.') from exc
-    fields["supports_tools"] = post.get("supports_tools") == "on"
-    return fields
-
-
 @login_required
 def endpoint_list(request: HttpRequest, slug: str) -> HttpResponse:
     project = _managed(request, slug, "manage model endpoints")
+    form = EndpointForm(request.POST or None)
     error = ""
-    if request.method == "POST":
+    if request.method == "POST" and form.is_valid():
         try:
-            endpoint = endpoint_services.endpoint_create(
-                project=project, actor=request.user, **_endpoint_fields(request.POST)
-            )
-        except DomainError as exc:
+            endpoint = endpoint_services.endpoint_create(project=project, actor=request.user, **form.endpoint_fields())
+        except FORM_ERRORS as exc:
             error = exc.message
         else:
             messages.success(request, f"Endpoint “{endpoint.name}” added. Test it before drafting.")
@@ -97,19 +64,14 @@ def endpoint_list(request: HttpRequest, slug: str) -> HttpResponse:
             "endpoints": endpoints,
             "limit_is_shared": limit_is_shared(),
             "error": error,
-            "form": request.POST if error else {},
+            "form": form,
         },
-        status=400 if error else 200,
+        status=400 if error or form.errors else 200,
     )
 
 
 def _endpoint_for(request: HttpRequest, pk: int) -> ModelEndpoint:
-    try:
-        return endpoint_services.endpoint_get(user=request.user, endpoint_id=pk)
-    except NotFound as exc:
-        raise Http404(exc.message) from exc
-    except NotPermitted as exc:
-        raise PermissionDenied(exc.message) from exc
+    return endpoint_services.endpoint_get(user=request.user, endpoint_id=pk)
 
 
 @login_required
@@ -118,13 +80,12 @@ def endpoint_edit(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     endpoint = _endpoint_for(request, pk)
     if endpoint.project_id not in (None, project.pk):
         raise Http404("No such endpoint in this project.")
+    form = EndpointForm(request.POST or None)
     error = ""
-    if request.method == "POST":
+    if request.method == "POST" and form.is_valid():
         try:
-            endpoint_services.endpoint_update(endpoint=endpoint, actor=request.user, **_endpoint_fields(request.POST))
-        except NotPermitted as exc:
-            raise PermissionDenied(exc.message) from exc
-        except DomainError as exc:
+            endpoint_services.endpoint_update(endpoint=endpoint, actor=request.user, **form.endpoint_fields())
+        except FORM_ERRORS as exc:
             error = exc.message
             endpoint.refresh_from_db()
         else:
@@ -139,8 +100,9 @@ def endpoint_edit(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
             "params_json": json.dumps(endpoint.generation_params or {}),
             "key_status": endpoint_services.key_status(endpoint),
             "error": error,
+            "form": form,
         },
-        status=400 if error else 200,
+        status=400 if error or form.errors else 200,
     )
 
 
@@ -149,10 +111,7 @@ def endpoint_edit(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
 def endpoint_test(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     _managed(request, slug, "test model endpoints")
     endpoint = _endpoint_for(request, pk)
-    try:
-        result = endpoint_services.endpoint_test(endpoint=endpoint, actor=request.user)
-    except NotPermitted as exc:
-        raise PermissionDenied(exc.message) from exc
+    result = endpoint_services.endpoint_test(endpoint=endpoint, actor=request.user)
     return render(request, "curation/drafting/_endpoint_test.html", {"endpoint": endpoint, "result": result})
 
 
@@ -172,7 +131,7 @@ def prompt_templates(request: HttpRequest, slug: str) -> HttpResponse:
                 text=request.POST.get("text", ""),
                 note=request.POST.get("note", ""),
             )
-        except DomainError as exc:
+        except FORM_ERRORS as exc:
             error = exc.message
         else:
             messages.success(request, f"Saved {template.get_kind_display()} version {template.content_hash[:10]}.")
@@ -193,52 +152,18 @@ def prompt_templates(request: HttpRequest, slug: str) -> HttpResponse:
 # Runs -----------------------------------------------------------------------------------------------------------
 
 
-def _int_or_none(value: str | None) -> int | None:
-    return int(value) if value and value.strip().isdigit() else None
-
-
 @login_required
 def drafting_home(request: HttpRequest, slug: str) -> HttpResponse:
     project = _managed(request, slug, "run drafting")
+    batches = selectors.batches_visible_to(request.user, project)
+    endpoints = endpoint_services.endpoints_visible_to(request.user, project)
+    form = DraftingRunForm(request.POST or None, batches=batches, endpoints=endpoints)
     error = ""
-    if request.method == "POST":
-        post = request.POST
+    if request.method == "POST" and form.is_valid():
         try:
-            batch = Batch.objects.filter(project=project, pk=_int_or_none(post.get("batch"))).first()
-            context_ids = [int(x) for x in post.get("contexts", "").replace(",", " ").split() if x.isdigit()]
-            endpoint = None
-            if post.get("kind") == "llm":
-                endpoint = (
-                    endpoint_services.endpoints_visible_to(request.user, project)
-                    .filter(pk=_int_or_none(post.get("endpoint")))
-                    .first()
-                )
-            params: dict[str, Any] = {}
-            if post.get("max_tokens", "").strip().isdigit():
-                params["max_tokens"] = int(post["max_tokens"])
-            if post.get("temperature", "").strip():
-                params["temperature"] = float(post["temperature"])
-            options = {
-                "redraft": post.get("redraft") == "on",
-                "seed": _int_or_none(post.get("seed")) or 0,
-                "per_template": _int_or_none(post.get("per_template")) or 1,
-                "unanswerable": "keep" if post.get("unanswerable") == "keep" else "skip",
-                "template_ids": post.getlist("template_ids"),
-            }
-            run = services.run_create(
-                project=project,
-                actor=request.user,
-                kind=post.get("kind", ""),
-                batch=batch,
-                context_ids=context_ids or None,
-                endpoint=endpoint,
-                generation_params=params,
-                options=options,
-            )
+            run = services.run_create(project=project, actor=request.user, **form.run_arguments())
             services.run_start(run_id=run.pk, actor=request.user)
-        except ValueError:
-            error = "Temperature must be a number."
-        except DomainError as exc:
+        except FORM_ERRORS as exc:
             error = exc.message
         else:
             return redirect("drafting-run", slug=project.slug, pk=run.pk)
@@ -248,8 +173,9 @@ def drafting_home(request: HttpRequest, slug: str) -> HttpResponse:
         "curation/drafting/home.html",
         {
             "project": project,
-            "batches": Batch.objects.filter(project=project),
-            "endpoints": endpoint_services.endpoints_visible_to(request.user, project),
+            "form": form,
+            "batches": batches,
+            "endpoints": endpoints,
             "question_templates": TEMPLATES,
             "runs": [
                 {
@@ -262,7 +188,7 @@ def drafting_home(request: HttpRequest, slug: str) -> HttpResponse:
             "error": error,
             "limit_is_shared": limit_is_shared(),
         },
-        status=400 if error else 200,
+        status=400 if error or form.errors else 200,
     )
 
 
@@ -305,12 +231,8 @@ def run_action(request: HttpRequest, slug: str, pk: int, action: str) -> HttpRes
     )
     if service is None:
         raise Http404("Unknown action.")
-    try:
-        service(run_id=run.pk, actor=request.user)
-    except DomainError as exc:
-        messages.error(request, exc.message)
-    else:
-        messages.success(
-            request, {"retry": "Failed contexts queued again.", "cancel": "Run cancelled."}.get(action, "Run requeued.")
-        )
+    service(run_id=run.pk, actor=request.user)
+    messages.success(
+        request, {"retry": "Failed contexts queued again.", "cancel": "Run cancelled."}.get(action, "Run requeued.")
+    )
     return redirect("drafting-run", slug=slug, pk=run.pk)

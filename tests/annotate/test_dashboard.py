@@ -10,10 +10,11 @@ from decimal import Decimal
 import pytest
 from django.utils import timezone
 
-from annotate import charts, dashboard
+from annotate import dashboard
 from annotate.models import QualificationAttempt, WorkTime
 from annotate.services import review
 from annotate.services.batches import review_settings_set
+from curation import charts
 from curation.errors import NotPermitted
 from curation.models import Instance
 from tests.annotate.review_helpers import submit, to_round2
@@ -161,3 +162,16 @@ def test_imported_gold_is_nobodys_paid_work(personas, project, history, make_ins
     after = dashboard.pay_report(project, start=timezone.localdate(), end=timezone.localdate())
     assert after["rows"] == before["rows"]
     assert after["total_instances"] == before["total_instances"]
+
+
+def test_the_pay_rate_form_saves_a_rate_and_refuses_a_negative_one(personas, project, client):
+    from annotate.models import ReviewSettings
+
+    client.force_login(personas["manager"])
+    url = f"/p/{project.slug}/dashboard/"
+    saved = client.post(url, {"pay_per_instance": "1.25", "currency": "EUR"}, follow=True).content.decode()
+    assert "Pay rate saved." in saved
+    assert ReviewSettings.objects.get(project=project).pay_per_instance == Decimal("1.25")
+    refused = client.post(url, {"pay_per_instance": "-1"}, follow=True).content.decode()
+    assert "Pay per instance: Ensure this value is greater than or equal to 0." in refused
+    assert ReviewSettings.objects.get(project=project).pay_per_instance == Decimal("1.25")

@@ -158,3 +158,17 @@ def test_manager_configures_by_checkbox_and_sees_attempts(project, personas, gol
     assert (exam.size, exam.item_links.count()) == (3, len(gold))  # the pool: all four gold items (≤ 3 × 3)
     assert logged_in("annotator").get("/p/test-project/qualification/manage/").status_code == 403
     assert logged_in("outsider").get("/p/test-project/qualification/manage/").status_code == 404
+
+
+def test_exam_settings_refused_field_by_field_and_nothing_saved(project, personas, gold):
+    client = logged_in("manager")
+    url = "/p/test-project/qualification/manage/"
+    typed = client.post(url, {"instance_ids": [gold[0].pk], "threshold": "high", "retry_delay_hours": "soon"})
+    assert typed.status_code == 400
+    page = typed.content.decode()
+    assert "Enter a number." in page.split('name="threshold"', 1)[1].split("<label", 1)[0]
+    assert "Enter a whole number." in page.split('name="retry_delay_hours"', 1)[1].split("</div>", 1)[0]
+    ranged = client.post(url, {"instance_ids": [gold[0].pk], "threshold": "1.5"})
+    assert ranged.status_code == 400
+    assert "threshold must be between 0.01 and 1." in ranged.content.decode().split('name="threshold"', 1)[1]
+    assert not QualificationSettings.objects.filter(project=project, item_links__isnull=False).exists()

@@ -229,3 +229,44 @@ def test_empty_review_queues_show_a_next_step_instead_of_a_dead_button(personas,
     submit(project, personas["annotator"], drafts[1])
     verifier = logged_in("verifier").get(home).content.decode()
     assert 'id="review-next"' in verifier and 'id="round1-empty"' not in verifier
+
+
+def test_a_decision_with_an_unknown_action_or_no_version_is_refused_and_changes_nothing(personas, project, drafts):
+    submitted = submit(project, personas["annotator"])
+    claimed = review.review_claim(instance_id=submitted.pk, user=personas["verifier"])
+    client = logged_in("verifier")
+    url = f"/p/{project.slug}/review/{claimed.pk}/decide/"
+    unknown = client.post(url, {"action": "publish", "expected_version": claimed.version}, follow=True)
+    assert "action: Select a valid choice" in unknown.content.decode()
+    missing = client.post(url, {"action": "approve"}, follow=True)
+    assert "expected_version: This field is required." in missing.content.decode()
+    assert Instance.objects.get(pk=claimed.pk).status == Status.ROUND1_REVIEW
+
+
+def test_discard_without_a_reason_or_version_is_refused_by_the_api_serializer(personas, project, drafts):
+    approved = to_round2(project, personas)
+    url = f"/p/{project.slug}/history/{approved.pk}/discard/"
+    manager = logged_in("manager")
+    page = manager.post(url, {"expected_version": approved.version, "reason": ""}, follow=True).content.decode()
+    assert "Reason: This field may not be blank." in page
+    page = manager.post(url, {"expected_version": "latest", "reason": "duplicate"}, follow=True).content.decode()
+    assert "Expected version: A valid integer is required." in page
+    assert Instance.objects.get(pk=approved.pk).status == Status.ROUND2_REVIEW
+
+
+def test_resolving_with_an_unknown_decision_is_refused_and_an_edit_saves_the_typed_answer(personas, project, drafts):
+    discussion = to_discussion(project, personas)
+    url = f"/p/{project.slug}/discussions/{discussion.pk}/"
+    verifier = logged_in("verifier")
+    instance = Instance.objects.get(pk=discussion.instance_id)
+    refused = verifier.post(url + "resolve/", {"decision": "ignore", "expected_version": instance.version}, follow=True)
+    assert "decision: Select a valid choice" in refused.content.decode()
+    assert Discussion.objects.get(pk=discussion.pk).outcome == ""
+    verifier.post(
+        url + "resolve/",
+        {"decision": "edit", "expected_version": instance.version, "question": instance.question,
+         "rationale": "Row 2 of table 1.", "answer": "B\n\n"},
+    )  # fmt: skip
+    edited = Instance.objects.get(pk=instance.pk)
+    assert Discussion.objects.get(pk=discussion.pk).outcome == "accepted"
+    assert edited.answer == ["B"] and edited.rationale == "Row 2 of table 1."

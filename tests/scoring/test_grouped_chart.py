@@ -4,14 +4,17 @@ from __future__ import annotations
 
 from itertools import pairwise
 
-from scoring.views import LABEL_CHARS, grouped_chart
+from curation.charts import LABEL_CHARS, grouped_chart
 
 CHAR_PX = 6.5  # an 11 px system font, generous
 
 
 def test_neighbouring_labels_sit_on_different_rows_and_fit_their_space():
     names = ["Numerical Reasoning › Arithmetic Calculation", "Numerical Reasoning › Comparison", "Look Up › Span"]
-    chart = grouped_chart({name: {"em": 0.5, "f1": 0.6, "bertscore": 0.7} for name in names})
+    chart = grouped_chart(
+        {name: {"em": 0.5, "f1": 0.6, "bertscore": 0.7} for name in names},
+        series=(("em", "EM"), ("f1", "F1"), ("bertscore", "BERTScore")),
+    )
     labels = chart["labels"]
     assert [label["label"] for label in labels] == names
     for left, right in pairwise(labels):

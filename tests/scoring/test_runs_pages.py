@@ -143,3 +143,14 @@ def test_score_command_names_unknown_endpoints(project, personas):
     with pytest.raises(CommandError, match="No endpoint 'nope'"):
         call_command("score", "--release", release.name, "--project", project.slug, "--endpoint", "nope",
                      "--method", "cot")  # fmt: skip
+
+
+def test_a_tag_without_a_kind_or_with_a_long_label_is_refused_by_the_api_serializer(client, personas, scored, project):
+    wrong = Prediction.objects.filter(run=scored["run"], is_correct=False).first()
+    url = reverse("scoring-prediction", args=[project.slug, wrong.pk])
+    logged_in(client, "verifier")
+    missing = client.post(url, {"note": "no kind"}, follow=True).content.decode()
+    assert "Kind: This field is required." in missing
+    long_label = client.post(url, {"kind": "custom", "custom_label": "x" * 61}, follow=True).content.decode()
+    assert "Custom label: Ensure this field has no more than 60 characters." in long_label
+    assert not ErrorTag.objects.filter(prediction=wrong).exists()

@@ -1,0 +1,142 @@
+"""Geometry of every inline SVG chart (dashboard, release, scoring): pure, rows in, coordinates out, one palette."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+# One palette for every chart, so a series has the same colour wherever it is drawn.
+PALETTE = ("#2457c5", "#12b76a", "#f79009", "#ee46bc", "#7a5af8", "#53b1fd", "#f04438", "#475467")
+LABEL_CHARS = 24  # at the chart's 11 px, 24 characters fit in the two group widths a label row gives each
+WIDTH, HEIGHT, LEFT, BOTTOM, TOP = 640, 200, 36, 24, 10
+
+
+def colour(index: int) -> str:
+    """The palette colour of the index-th series, cycling."""
+    return PALETTE[index % len(PALETTE)]
+
+
+def _nice_max(value: float) -> int:
+    for step in (1, 2, 5, 10, 20, 25, 50, 100, 200, 250, 500, 1000, 2000, 5000, 10000):
+        if value <= step:
+            return step
+    return int(value) + 1
+
+
+def line_chart(
+    rows: Sequence[dict[str, Any]], *, series: Sequence[str], label: Callable[[dict[str, Any]], str]
+) -> dict[str, Any]:
+    """Polylines for each series over evenly spaced rows, with y ticks and a few x labels."""
+    top = _nice_max(max([row[name] for row in rows for name in series] or [0]) or 1)
+    plot_w, plot_h = WIDTH - LEFT - 8, HEIGHT - BOTTOM - TOP
+    step = plot_w / max(len(rows) - 1, 1)
+
+    def y(value: float) -> float:
+        return round(TOP + plot_h - plot_h * value / top, 1)
+
+    lines = []
+    for index, name in enumerate(series):
+        points = [(round(LEFT + i * step, 1), y(row[name])) for i, row in enumerate(rows)]
+        lines.append(
+            {
+                "name": name,
+                "colour": colour(index),
+                "points": " ".join(f"{px},{py}" for px, py in points),
+                "dots": [
+                    {"x": px, "y": py, "value": row[name], "label": label(row)}
+                    for (px, py), row in zip(points, rows, strict=True)
+                    if row[name]
+                ],
+                "total": sum(row[name] for row in rows),
+            }
+        )
+    every = max(len(rows) // 6, 1)
+    return {
+        "width": WIDTH,
+        "height": HEIGHT,
+        "left": LEFT,
+        "baseline": TOP + plot_h,
+        "right": WIDTH - 8,
+        "lines": lines,
+        "yticks": [{"y": y(v), "value": v} for v in (0, top // 2, top)],
+        "xlabels": [
+            {"x": round(LEFT + i * step, 1), "text": label(row)} for i, row in enumerate(rows) if i % every == 0
+        ],
+    }
+
+
+def grouped_bars(rows: Sequence[dict[str, Any]], *, label: str, series: Sequence[str]) -> dict[str, Any]:
+    """Horizontal bars, one group per person and one bar per series, scaled to the largest value."""
+    top = max([row[name] or 0 for row in rows for name in series] or [0]) or 1
+    bar_h, gap, label_w, plot_w = 12, 10, 120, 400
+    groups = []
+    y = 0
+    for row in rows:
+        bars = []
+        for index, name in enumerate(series):
+            value = row[name] or 0
+            bars.append(
+                {
+                    "name": name,
+                    "value": value,
+                    "y": y + index * bar_h,
+                    "width": round(plot_w * value / top, 1),
+                    "colour": colour(index),
+                }
+            )
+        groups.append({"label": row[label], "y": y, "mid": y + len(series) * bar_h / 2 + 4, "bars": bars})
+        y += len(series) * bar_h + gap
+    return {
+        "width": label_w + plot_w + 60,
+        "height": max(y, 20),
+        "label_w": label_w,
+        "groups": groups,
+        "legend": [{"name": n, "colour": colour(i)} for i, n in enumerate(series)],
+    }
+
+
+def bar_chart(counts: Mapping[str, Any], *, labels: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """Horizontal bars, one per key (a count, or a dict with a "count"), scaled to the largest."""
+    rows = [(key, value if isinstance(value, int | float) else value.get("count", 0)) for key, value in counts.items()]
+    top = max((value for _, value in rows), default=0) or 1
+    total = sum(value for _, value in rows) or 1
+    bars = [
+        {
+            "label": (labels or {}).get(key, key),
+            "value": value,
+            "percent": round(100 * value / total, 1),
+            "width": round(300 * value / top, 1),
+            "y": 24 * index,
+            "colour": colour(index),
+        }
+        for index, (key, value) in enumerate(rows)
+    ]
+    return {"bars": bars, "height": 24 * len(bars)}
+
+
+def grouped_chart(
+    groups: Mapping[str, Mapping[str, float | None]], *, series: Sequence[tuple[str, str]]
+) -> dict[str, Any]:
+    """Vertical bars, one group per key and one bar per (key, label) of series, values in [0, 1]."""
+    width_per_group, bar = 150, 30
+    bars, labels = [], []
+    for index, (name, values) in enumerate(groups.items()):
+        x0 = 40 + index * width_per_group
+        # Labels alternate between two rows, so neighbours never overlap (each row has two groups' width).
+        short = name if len(name) <= LABEL_CHARS else name[: LABEL_CHARS - 1] + "…"
+        labels.append({"x": x0 + 45, "y": 198 + 14 * (index % 2), "label": name, "short": short})
+        for offset, (key, label) in enumerate(series):
+            value = values.get(key)
+            height = round(160 * (value or 0.0), 1)
+            bars.append(
+                {
+                    "x": x0 + offset * bar,
+                    "y": 180 - height,
+                    "height": height,
+                    "width": bar - 4,
+                    "colour": colour(offset),
+                    "title": f"{name} {label}: {'—' if value is None else round(100 * value, 1)}",
+                    "value": "" if value is None else round(100 * value, 1),
+                }
+            )
+    return {"bars": bars, "labels": labels, "width": 80 + width_per_group * max(len(groups), 1)}

@@ -1,0 +1,98 @@
+"""Input forms of the drafting pages: they check types and choices; the services check the rules."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django import forms
+from django.db.models import QuerySet
+
+from curation.drafting.models import DraftingRun
+from curation.drafting.templates import TEMPLATES
+
+
+class DraftingRunForm(forms.Form):
+    """Start a drafting run over a batch or listed contexts, with the LLM or the template drafter."""
+
+    batch = forms.ModelChoiceField(queryset=None, required=False)
+    contexts = forms.CharField(required=False)
+    kind = forms.ChoiceField(choices=DraftingRun.Kind.choices)
+    endpoint = forms.ModelChoiceField(queryset=None, required=False)
+    max_tokens = forms.IntegerField(required=False, min_value=1)
+    temperature = forms.FloatField(required=False, min_value=0)
+    per_template = forms.IntegerField(required=False, min_value=1)
+    seed = forms.IntegerField(required=False)
+    unanswerable = forms.ChoiceField(choices=(("skip", "skip"), ("keep", "keep")), required=False)
+    template_ids = forms.MultipleChoiceField(
+        choices=[(t.template_id, t.template_id) for t in TEMPLATES], required=False
+    )
+    redraft = forms.BooleanField(required=False)
+
+    def __init__(self, *args: Any, batches: QuerySet, endpoints: QuerySet, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["batch"].queryset = batches
+        self.fields["endpoint"].queryset = endpoints
+
+    def clean_contexts(self) -> list[int]:
+        tokens = self.cleaned_data["contexts"].replace(",", " ").split()
+        if not all(token.isdigit() for token in tokens):
+            raise forms.ValidationError("Context ids are whole numbers, separated by spaces or commas.")
+        return [int(token) for token in tokens]
+
+    def run_arguments(self) -> dict[str, Any]:
+        """The keyword arguments of `run_create` this valid form stands for."""
+        data = self.cleaned_data
+        params = {name: data[name] for name in ("max_tokens", "temperature") if data[name] is not None}
+        return {
+            "kind": data["kind"],
+            "batch": data["batch"],
+            "context_ids": data["contexts"] or None,
+            "endpoint": data["endpoint"] if data["kind"] == DraftingRun.Kind.LLM else None,
+            "generation_params": params,
+            "options": {
+                "redraft": data["redraft"],
+                "seed": data["seed"] or 0,
+                "per_template": data["per_template"] or 1,
+                "unanswerable": data["unanswerable"] or "skip",
+                "template_ids": data["template_ids"],
+            },
+        }
+
+
+NOT_A_JSON_OBJECT = 'Generation parameters must be a JSON object, e.g. {"temperature": 0}.'
+
+
+class EndpointForm(forms.Form):
+    """A model endpoint's settings as a manager types them (the key itself never: only its variable's name)."""
+
+    name = forms.CharField(max_length=200)
+    base_url = forms.CharField(max_length=500)
+    model = forms.CharField(max_length=200)
+    api_key_env = forms.CharField(max_length=200, required=False)
+    timeout_s = forms.FloatField(required=False, min_value=0)
+    max_attempts = forms.IntegerField(required=False, min_value=1)
+    concurrency_limit = forms.IntegerField(required=False, min_value=1)
+    requests_per_minute = forms.IntegerField(required=False, min_value=1)
+    generation_params = forms.CharField(required=False)
+    supports_tools = forms.BooleanField(required=False)
+
+    def clean_generation_params(self) -> dict[str, Any]:
+        raw = self.cleaned_data["generation_params"].strip()
+        try:
+            value = json.loads(raw) if raw else {}
+        except ValueError as exc:
+            raise forms.ValidationError(
+                'Generation parameters must be a JSON object, e.g. {"temperature": 0}.'
+            ) from exc
+        if not isinstance(value, dict):
+            raise forms.ValidationError(NOT_A_JSON_OBJECT)
+        return value
+
+    def endpoint_fields(self) -> dict[str, Any]:
+        """The fields of `endpoint_create` / `endpoint_update`: a left-empty number keeps its default."""
+        fields = dict(self.cleaned_data)
+        for name in ("timeout_s", "max_attempts", "concurrency_limit"):
+            if fields[name] is None:
+                fields.pop(name)
+        return fields

@@ -1,0 +1,77 @@
+"""The drafting pages validate their POSTs with forms: a wrong field is named beside it and nothing is written."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+
+from curation.drafting.models import DraftingRun
+from scoring.models import ModelEndpoint
+from tests.conftest import PASSWORD
+
+pytestmark = pytest.mark.django_db
+
+
+def _manager(personas) -> Client:
+    client = Client()
+    assert client.login(username=personas["manager"].username, password=PASSWORD)
+    return client
+
+
+def _errors_beside(page: str, field: str) -> str:
+    """The text between a field's input and the next label: where its error paragraph sits."""
+    after = page.split(f'name="{field}"', 1)[1]
+    return after.split("<label", 1)[0]
+
+
+def test_a_run_with_a_word_for_temperature_and_bad_context_ids_is_refused_field_by_field(project, personas):
+    client = _manager(personas)
+    response = client.post(
+        f"/p/{project.slug}/drafting/", {"kind": "llm", "temperature": "warm", "contexts": "12 x", "max_tokens": "0"}
+    )
+    assert response.status_code == 400
+    page = response.content.decode()
+    assert "Enter a number." in _errors_beside(page, "temperature")
+    assert "Context ids are whole numbers" in _errors_beside(page, "contexts")
+    assert "greater than or equal to 1" in _errors_beside(page, "max_tokens")
+    assert 'value="warm"' in page  # what the manager typed stays in the field
+    assert not DraftingRun.objects.filter(project=project).exists()
+
+
+def test_an_unknown_drafter_kind_is_a_field_error(project, personas):
+    response = _manager(personas).post(f"/p/{project.slug}/drafting/", {"kind": "magic"})
+    assert response.status_code == 400
+    assert "Select a valid choice" in response.content.decode()
+    assert not DraftingRun.objects.filter(project=project).exists()
+
+
+def test_an_endpoint_with_parameters_that_are_not_a_json_object_is_not_added(project, personas):
+    client = _manager(personas)
+    response = client.post(
+        f"/p/{project.slug}/endpoints/",
+        {"name": "Bad", "base_url": "http://127.0.0.1:9/v1", "model": "m", "generation_params": "[1]",
+         "max_attempts": "many"},
+    )  # fmt: skip
+    assert response.status_code == 400
+    page = response.content.decode()
+    assert "must be a JSON object" in _errors_beside(page, "generation_params")
+    assert "Enter a whole number." in _errors_beside(page, "max_attempts")
+    assert 'value="Bad"' in page
+    assert not ModelEndpoint.objects.filter(name="Bad").exists()
+
+
+def test_editing_an_endpoint_with_a_negative_timeout_keeps_the_stored_one(project, personas):
+    client = _manager(personas)
+    created = client.post(
+        f"/p/{project.slug}/endpoints/", {"name": "Mine", "base_url": "http://127.0.0.1:9/v1", "model": "m"}
+    )
+    assert created.status_code == 302
+    endpoint = ModelEndpoint.objects.get(name="Mine")
+    response = client.post(
+        f"/p/{project.slug}/endpoints/{endpoint.pk}/",
+        {"name": "Mine", "base_url": "http://127.0.0.1:9/v1", "model": "m", "timeout_s": "-1"},
+    )
+    assert response.status_code == 400
+    assert "greater than or equal to 0" in _errors_beside(response.content.decode(), "timeout_s")
+    endpoint.refresh_from_db()
+    assert endpoint.timeout_s > 0

@@ -1,0 +1,66 @@
+"""One page-side mapping of domain errors, seen through real pages: 404, the 403 page, or a message and a way back."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+
+from tests.conftest import PASSWORD
+
+SLUG = "test-project"
+
+
+def logged_in(username: str) -> Client:
+    client = Client()
+    assert client.login(username=username, password=PASSWORD)
+    return client
+
+
+def messages_of(response) -> list[tuple[str, str]]:
+    return [(m.level_tag, m.message) for m in response.context["messages"]]
+
+
+def test_not_found_from_a_service_is_the_404_page(personas):
+    response = logged_in("annotator").post(f"/p/{SLUG}/work/999999/resume/")
+    assert response.status_code == 404
+    assert "404 · Not found" in response.content.decode()
+
+
+def test_a_project_one_is_no_member_of_is_not_found(personas):
+    response = logged_in("outsider").get(f"/p/{SLUG}/")
+    assert response.status_code == 404
+
+
+def test_not_permitted_from_a_service_is_the_403_page_with_its_reason(personas):
+    response = logged_in("annotator").get(f"/p/{SLUG}/qualification/manage/")
+    assert response.status_code == 403
+    page = response.content.decode()
+    assert "403 · You may not do that" in page and "set up the exam" in page
+
+
+def test_a_conflict_is_a_warning_on_the_page_the_person_came_from(personas):
+    client = logged_in("annotator")
+    back = f"http://testserver/p/{SLUG}/qualification/"
+    response = client.post(f"/p/{SLUG}/qualification/start/", HTTP_REFERER=back)
+    assert response.status_code == 302 and response["Location"] == back
+    page = client.get(response["Location"])
+    assert ("warning", "You are already qualified in this project; there is no exam to take.") in messages_of(page)
+
+
+def test_invalid_input_is_an_error_message_back_on_the_workspace_and_nothing_changes(personas, drafts):
+    client = logged_in("annotator")
+    claimed = client.post(f"/p/{SLUG}/work/next/")
+    workspace = claimed["Location"]
+    assert "/work/" in workspace
+    response = client.post(f"{workspace}skip/", {"reason": ""}, HTTP_REFERER=f"http://testserver{workspace}")
+    assert response.status_code == 302 and response["Location"] == f"http://testserver{workspace}"
+    page = client.get(workspace)
+    assert page.status_code == 200
+    assert ("error", "Say why you skip this instance (it helps whoever takes it next).") in messages_of(page)
+
+
+@pytest.mark.parametrize("referer", ["https://elsewhere.example/p/test-project/qualification/", ""])
+def test_without_a_same_site_referer_the_way_back_is_the_project_page(personas, referer):
+    headers = {"HTTP_REFERER": referer} if referer else {}
+    response = logged_in("annotator").post(f"/p/{SLUG}/qualification/start/", **headers)
+    assert response.status_code == 302 and response["Location"] == f"/p/{SLUG}/"
