@@ -13,20 +13,19 @@ import json
 import logging
 import socket
 import time
-import uuid
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.cache import cache as django_cache
 from django.db import transaction
-from django.db.models import Count, F, Q
+from django.db.models import Count, Q
 from django.utils import timezone
 
 from curation.errors import Conflict, InvalidInput, NotPermitted
+from curation.jobs import job_claim, job_enqueue, job_heartbeat, job_reap, job_release, job_stall_cutoff, job_token
 from curation.models import Release, ReleaseContext, ReleaseItem
 from curation.queues import queue_for, waiting_label
 from scoring import results as result_metrics
@@ -212,19 +211,11 @@ def _transition(run: ScoringRun, sources: tuple[str, ...], target: str, **assign
 
 def _enqueue(run: ScoringRun, chunk_ids: list[int]) -> None:
     """Send one task per chunk once the transaction commits (the row is the record, the message only a nudge)."""
-    from scoring.tasks import run_chunk_task
-
     if not chunk_ids:
         return
-    now = timezone.now()
-    RunChunk.objects.filter(pk__in=chunk_ids).update(enqueued_at=now)
-    queue = run.queue or None
-
-    def send() -> None:
-        for chunk_id in chunk_ids:
-            run_chunk_task.apply_async(args=[chunk_id], queue=queue)
-
-    transaction.on_commit(send)
+    RunChunk.objects.filter(pk__in=chunk_ids).update(enqueued_at=timezone.now())
+    for chunk_id in chunk_ids:
+        job_enqueue(task_name="scoring.run_chunk", args=[chunk_id], queue=run.queue or None)
 
 
 def run_start(*, run: ScoringRun, actor: AbstractBaseUser | None, queue: str = "", dispatch: bool = True) -> ScoringRun:
@@ -306,30 +297,31 @@ def run_retry_failed(*, run: ScoringRun, actor: AbstractBaseUser | None) -> int:
 
 
 def runs_reap(*, stall_s: float | None = None) -> int:
-    """Send again the chunks of running runs whose worker went silent (killed, lost); returns how many. For beat."""
+    """Send again the chunks of running runs whose worker went silent (killed, lost); returns how many. Run by the
+    beat reaper (curation.jobs_reap). A chunk is never given up: its items fail one by one, each on its own."""
     stall_s = settings.TATCURATE_SCORING_STALL_S if stall_s is None else stall_s
-    now = timezone.now()
+    cutoff = job_stall_cutoff(stall_s)
     stalled = RunChunk.objects.filter(
-        run__status=Status.RUNNING, status=RunChunk.Status.RUNNING, heartbeat_at__lt=now - timedelta(seconds=stall_s)
+        run__status=Status.RUNNING, status=RunChunk.Status.RUNNING, heartbeat_at__lt=cutoff
     )
     # A queued chunk long after its message was sent: the message was lost (a broker without redelivery).
     forgotten = RunChunk.objects.filter(
-        run__status=Status.RUNNING,
-        status=RunChunk.Status.QUEUED,
-        enqueued_at__lt=now - timedelta(seconds=3 * stall_s),
+        run__status=Status.RUNNING, status=RunChunk.Status.QUEUED, enqueued_at__lt=job_stall_cutoff(3 * stall_s)
     )
     reaped = 0
-    for chunk in list(stalled.select_related("run")) + list(forgotten.select_related("run")):
+    for rows in (stalled, forgotten):
         with transaction.atomic():
-            taken = RunChunk.objects.filter(
-                pk=chunk.pk, status=chunk.status, claim_token=chunk.claim_token, heartbeat_at=chunk.heartbeat_at
-            ).update(status=RunChunk.Status.QUEUED, claim_token="")
-            if taken:
-                logger.warning(
-                    "reaping chunk %s of run %s (worker %s went silent)", chunk.index, chunk.run_id, chunk.worker
-                )
+            requeued, _ = job_reap(
+                stalled=rows.select_related("run"),
+                waiting=RunChunk.Status.QUEUED,
+                failed=None,
+                attempts_field="deliveries",
+                max_attempts=None,
+                describe=lambda chunk: f"chunk {chunk.index} of run {chunk.run_id}",
+            )
+            for chunk in requeued:
                 _enqueue(chunk.run, [chunk.pk])
-                reaped += 1
+            reaped += len(requeued)
     return reaped
 
 
@@ -337,27 +329,24 @@ def runs_reap(*, stall_s: float | None = None) -> int:
 
 
 def _claim(chunk_id: int, token: str, worker: str) -> bool:
-    now = timezone.now()
-    stale = now - timedelta(seconds=settings.TATCURATE_SCORING_STALL_S)
-    return bool(
-        RunChunk.objects.filter(pk=chunk_id, run__status=Status.RUNNING)
-        .filter(Q(status=RunChunk.Status.QUEUED) | Q(status=RunChunk.Status.RUNNING, heartbeat_at__lt=stale))
-        .update(
-            status=RunChunk.Status.RUNNING,
-            claim_token=token,
-            worker=worker,
-            heartbeat_at=now,
-            deliveries=F("deliveries") + 1,
-        )
+    stale = job_stall_cutoff(settings.TATCURATE_SCORING_STALL_S)
+    return job_claim(
+        rows=RunChunk.objects.filter(pk=chunk_id, run__status=Status.RUNNING).filter(
+            Q(status=RunChunk.Status.QUEUED) | Q(status=RunChunk.Status.RUNNING, heartbeat_at__lt=stale)
+        ),
+        token=token,
+        worker=worker,
+        running=RunChunk.Status.RUNNING,
+        attempts_field="deliveries",
     )
 
 
 def _heartbeat(chunk_id: int, token: str) -> bool:
-    return bool(RunChunk.objects.filter(pk=chunk_id, claim_token=token).update(heartbeat_at=timezone.now()))
+    return job_heartbeat(rows=RunChunk.objects.filter(pk=chunk_id), token=token)
 
 
 def _release(chunk_id: int, token: str) -> None:
-    RunChunk.objects.filter(pk=chunk_id, claim_token=token).update(status=RunChunk.Status.QUEUED, claim_token="")
+    job_release(rows=RunChunk.objects.filter(pk=chunk_id), token=token, waiting=RunChunk.Status.QUEUED)
 
 
 def _client(run: ScoringRun) -> ChatClient:
@@ -506,7 +495,7 @@ def chunk_process(*, chunk_id: int, worker: str = "") -> str:
     """Process one chunk: claim it, answer each item not yet predicted, commit each prediction on its own, then mark
     the chunk done and, for the last chunk, finish the run. Called by the task; returns what happened."""
     worker = worker or socket.gethostname()
-    token = uuid.uuid4().hex
+    token = job_token()
     if not _claim(chunk_id, token, worker):
         return "skipped"
     chunk = RunChunk.objects.select_related("run__endpoint", "run__project", "run__release").get(pk=chunk_id)
