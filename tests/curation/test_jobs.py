@@ -136,3 +136,23 @@ def test_an_export_whose_worker_vanished_is_reaped_and_built_by_a_new_worker(rel
     artifact.refresh_from_db()
     assert artifact.worker == worker["hostname"] and artifact.items_done == release.item_count
     assert artifact.sha256 and artifact.claim_token == "" and artifact.attempts == 2
+
+
+def test_no_service_imports_a_task_module():
+    """Services send jobs by name (job_enqueue); importing a task module from a service makes an import circle."""
+    import ast
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    offenders = []
+    for app in ("curation", "annotate", "scoring"):
+        for path in (root / app).rglob("*.py"):
+            if "services" not in path.parts and path.stem != "services":
+                continue
+            for node in ast.walk(ast.parse(path.read_text())):
+                names = [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+                names += [alias.name for alias in node.names] if isinstance(node, ast.Import) else []
+                names += [f"{node.module}.{a.name}" for a in node.names] if isinstance(node, ast.ImportFrom) else []
+                if any(name.split(".")[-1] == "tasks" for name in names):
+                    offenders.append(f"{path.relative_to(root)}:{node.lineno}")
+    assert offenders == []
