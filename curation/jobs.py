@@ -120,9 +120,11 @@ def job_reap(
     max_attempts: int | None,
     state_field: str = "status",
     describe: Callable[[Any], str] = str,
+    error_field: str | None = "error",
 ) -> tuple[list[Any], list[Any]]:
     """Send each stalled row back to `waiting`, or to `failed` once it has been claimed `max_attempts` times
-    (never, when `max_attempts` is None). A failed row gets an `error` and a `finished_at`.
+    (never, when `max_attempts` is None). A failed row gets a `finished_at` and, unless `error_field` is None, the
+    reason in that field.
 
     Each row is taken by a conditional UPDATE on the values just read (token and heartbeat), so a worker that
     renewed its claim meanwhile, or a second reaper, wins and the row is left alone. Returns (requeued, failed)
@@ -140,7 +142,8 @@ def job_reap(
         attempts = getattr(row, attempts_field)
         if failed is not None and max_attempts is not None and attempts >= max_attempts:
             message = f"Given up after {attempts} attempts: the worker ({row.worker or 'unknown'}) went silent."
-            if same.update(**{state_field: failed, "claim_token": "", "error": message, "finished_at": now}):
+            errors = {error_field: message} if error_field else {}
+            if same.update(**{state_field: failed, "claim_token": "", "finished_at": now, **errors}):
                 logger.warning("reaper: %s failed (%s)", describe(row), message)
                 given_up.append(row)
         elif same.update(**{state_field: waiting, "claim_token": "", "heartbeat_at": now}):

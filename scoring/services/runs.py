@@ -298,31 +298,51 @@ def run_retry_failed(*, run: ScoringRun, actor: AbstractBaseUser | None) -> int:
 
 def runs_reap(*, stall_s: float | None = None) -> int:
     """Send again the chunks of running runs whose worker went silent (killed, lost); returns how many. Run by the
-    beat reaper (curation.jobs_reap). A chunk is never given up: its items fail one by one, each on its own."""
+    beat reaper (curation.jobs_reap). A chunk delivered TATCURATE_JOB_MAX_ATTEMPTS times (its items keep killing
+    the worker) is given up instead: its unanswered items become failed predictions, which "retry failed" redoes."""
     stall_s = settings.TATCURATE_SCORING_STALL_S if stall_s is None else stall_s
-    cutoff = job_stall_cutoff(stall_s)
     stalled = RunChunk.objects.filter(
-        run__status=Status.RUNNING, status=RunChunk.Status.RUNNING, heartbeat_at__lt=cutoff
+        run__status=Status.RUNNING, status=RunChunk.Status.RUNNING, heartbeat_at__lt=job_stall_cutoff(stall_s)
     )
     # A queued chunk long after its message was sent: the message was lost (a broker without redelivery).
     forgotten = RunChunk.objects.filter(
         run__status=Status.RUNNING, status=RunChunk.Status.QUEUED, enqueued_at__lt=job_stall_cutoff(3 * stall_s)
     )
     reaped = 0
-    for rows in (stalled, forgotten):
+    given_up: list[RunChunk] = []
+    for rows, max_attempts in ((stalled, settings.TATCURATE_JOB_MAX_ATTEMPTS), (forgotten, None)):
         with transaction.atomic():
-            requeued, _ = job_reap(
+            requeued, failed = job_reap(
                 stalled=rows.select_related("run"),
                 waiting=RunChunk.Status.QUEUED,
-                failed=None,
+                failed=RunChunk.Status.DONE,
                 attempts_field="deliveries",
-                max_attempts=None,
+                max_attempts=max_attempts,
                 describe=lambda chunk: f"chunk {chunk.index} of run {chunk.run_id}",
+                error_field=None,
             )
             for chunk in requeued:
                 _enqueue(chunk.run, [chunk.pk])
-            reaped += len(requeued)
+            for chunk in failed:  # in the same transaction as the chunk's "done": both happen, or neither
+                _chunk_predictions_fail(chunk)
+            reaped += len(requeued) + len(failed)
+            given_up += failed
+    for run_id in {chunk.run_id for chunk in given_up}:
+        run_finish_if_done(run_id=run_id)
     return reaped
+
+
+def _chunk_predictions_fail(chunk: RunChunk) -> None:
+    """Record each unanswered item of a given-up chunk as a failed prediction."""
+    run = chunk.run
+    done = set(Prediction.objects.filter(run=run).values_list("item_id", flat=True))
+    message = f"Given up after {chunk.deliveries} deliveries: the worker ({chunk.worker or 'unknown'}) went silent."
+    rows = ReleaseItem.objects.filter(
+        release=run.release, position__gte=chunk.first_position, position__lte=chunk.last_position
+    ).order_by("position")
+    for row in rows:
+        if row.pk not in done:
+            _save_prediction(run, row, _failed_fields({**row.data, "position": row.position}, message), "")
 
 
 # --- Processing ------------------------------------------------------------------------------------------------
@@ -400,6 +420,20 @@ def _uploaded_output(run: ScoringRun, item: dict[str, Any]) -> tuple[dict[str, A
         "raw_output": str(entry.get("raw_output") or ""),
         "program": " ".join(entry["program_tokens"]) if entry.get("program_tokens") else "",
     }, entry.get("program_tokens")
+
+
+def _failed_fields(item: dict[str, Any], message: str) -> dict[str, Any]:
+    """A failed prediction of `item`, scored like any other (no answer)."""
+    fields = {"uid": item["uid"], "status": Prediction.Status.FAILED, "error": message, "answer": [], "scale": ""}
+    metrics = result_metrics.item_metrics(
+        item,
+        answer=[],
+        scale="",
+        tool_trace=[],
+        program_tokens=None,
+        bertscorer=_bertscorer() if not result_metrics.is_short_form(item) else None,
+    )
+    return {**fields, "metrics": metrics, "is_correct": bool(metrics.get("is_correct"))}
 
 
 def predict_item(
