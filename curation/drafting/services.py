@@ -18,7 +18,7 @@ from curation.drafting.endpoints import describe_endpoint_error
 from curation.drafting.models import DraftingItem, DraftingRun, PromptTemplate
 from curation.drafting.templates import TEMPLATES, draft_template_questions
 from curation.errors import Conflict, InvalidInput
-from curation.jobs import job_claim, job_enqueue, job_reap, job_stall_cutoff, job_token
+from curation.jobs import job_claim, job_enqueue, job_heartbeat, job_reap, job_stall_cutoff, job_token
 from curation.models import Batch, Context, Project, ReasoningType, Table
 from curation.queues import queue_for
 from curation.services.contexts import LONG_CONTEXT_REFUSAL
@@ -461,6 +461,8 @@ def _item_draft(run: DraftingRun, drafter: _Drafter, item_id: int, worker: str) 
         return None
     item = DraftingItem.objects.select_related("context", "context__reasoning_type").get(pk=item_id)
     try:
+        # The claim's heartbeat is renewed between the model calls of an item (a slow model takes minutes).
+        drafter.beat = lambda: job_heartbeat(rows=DraftingItem.objects.filter(pk=item_id), token=token)
         outcome = drafter.draft(item.context)
     except EndpointError as error:
         _, message = describe_endpoint_error(error, base_url=run.endpoint_snapshot.get("base_url", ""))
@@ -535,6 +537,7 @@ class _Drafter:
     def __init__(self, run: DraftingRun) -> None:
         self.run = run
         self.client = None
+        self.beat: Callable[[], object] = lambda: None
         self.types = {rt.code: rt for rt in ReasoningType.objects.filter(project_id=run.project_id)}
 
     def _client(self) -> Any:
@@ -569,6 +572,7 @@ class _Drafter:
                 prompts.question_messages(run.question_template.text, data, max_chars=max_chars), **params
             )
             raw["question"] = question_result.text
+            self.beat()
             parsed_question = prompts.parse_question(question_result.text)
             answer_result = None
             parsed_answer = None

@@ -156,3 +156,13 @@ def test_no_service_imports_a_task_module():
                 if any(name.split(".")[-1] == "tasks" for name in names):
                     offenders.append(f"{path.relative_to(root)}:{node.lineno}")
     assert offenders == []
+
+
+@pytest.mark.django_db
+def test_one_failing_reaper_does_not_stop_the_others(monkeypatch, caplog):
+    from curation import jobs
+
+    monkeypatch.setitem(jobs._REAPERS, "broken kind", "curation.jobs.no_such_reaper")
+    counts = jobs.jobs_reap()
+    assert counts == {"broken kind": -1, "drafting items": 0, "export builds": 0, "scoring chunks": 0}
+    assert "the broken kind reaper failed" in caplog.text

@@ -110,3 +110,25 @@ def test_the_one_beat_reaper_runs_every_kind(started, settings):
     counts = jobs_reap()
     assert counts == {"drafting items": 3, "export builds": 0, "scoring chunks": 0}
     assert settings.CELERY_BEAT_SCHEDULE["reap-stalled-jobs"]["task"] == "curation.jobs_reap"
+
+
+def test_an_llm_item_renews_its_claim_between_its_two_model_calls(
+    project, personas, drafting_batch, drafting_contexts, model_server, monkeypatch
+):
+    from curation.drafting import services
+    from curation.drafting.services import run_process_inline
+    from tests.curation.drafting.conftest import endpoint_on
+
+    beats = []
+    real = services.job_heartbeat
+    monkeypatch.setattr(services, "job_heartbeat", lambda **kw: beats.append(kw["token"]) or real(**kw))
+    run = run_create(
+        project=project,
+        actor=None,
+        kind="llm",
+        batch=drafting_batch,
+        endpoint=endpoint_on(project, model_server.base_url),
+    )
+    assert run_process_inline(run_id=run.pk).status == DraftingRun.Status.COMPLETED
+    assert len(beats) == len(set(beats)) == len(drafting_contexts)  # one renewal per item, each with its own token
+    assert model_server.chat_request_count == 2 * len(drafting_contexts)
