@@ -492,11 +492,16 @@ def export_request(*, release: Release, actor: AbstractBaseUser | None, format: 
             if (Path(settings.MEDIA_ROOT) / artifact.path).is_file():
                 return artifact
         if not created and artifact.state == ExportArtifact.State.FAILED:
-            ExportArtifact.objects.filter(pk=artifact.pk).update(state=ExportArtifact.State.PENDING, error="")
+            # A new request: the reaper counts this build's attempts afresh.
+            ExportArtifact.objects.filter(pk=artifact.pk).update(
+                state=ExportArtifact.State.PENDING, error="", attempts=0
+            )
         elif not created and artifact.state in (ExportArtifact.State.PENDING, ExportArtifact.State.RUNNING):
             return artifact
         elif not created:
-            ExportArtifact.objects.filter(pk=artifact.pk).update(state=ExportArtifact.State.PENDING, items_done=0)
+            ExportArtifact.objects.filter(pk=artifact.pk).update(
+                state=ExportArtifact.State.PENDING, items_done=0, attempts=0
+            )
         if release.item_count > SYNC_EXPORT_MAX_ITEMS:
             job_enqueue(task_name="curation.export_build", args=[artifact.pk])  # sent after commit
             artifact.refresh_from_db()

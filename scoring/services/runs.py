@@ -284,7 +284,10 @@ def run_retry_failed(*, run: ScoringRun, actor: AbstractBaseUser | None) -> int:
         touched = Q()
         for position in positions:
             touched |= Q(first_position__lte=position, last_position__gte=position)
-        RunChunk.objects.filter(Q(run=run) & touched).update(status=RunChunk.Status.QUEUED, claim_token="")
+        # deliveries=0: the reaper's count of lost deliveries starts again for the retried chunks.
+        RunChunk.objects.filter(Q(run=run) & touched).update(
+            status=RunChunk.Status.QUEUED, claim_token="", deliveries=0
+        )
         RunChunk.objects.filter(run=run).exclude(status=RunChunk.Status.DONE).update(
             status=RunChunk.Status.QUEUED, claim_token=""
         )

@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from curation.jobs import job_enqueue, job_task
 from curation.models import ExportArtifact
-from curation.services.releases import export_build, exports_reap, release_cut
+from curation.services.releases import export_build, export_request, exports_reap, release_cut
 from tests.support.workers import celery_worker, wait_for
 
 
@@ -112,13 +112,16 @@ def test_a_duplicate_message_leaves_a_live_build_alone(release, settings, tmp_pa
 
 
 @pytest.mark.django_db
-def test_an_export_lost_with_its_worker_too_often_fails(release, settings, sent):
+def test_an_export_lost_with_its_worker_too_often_fails(release, settings, sent, tmp_path):
     settings.TATCURATE_JOB_MAX_ATTEMPTS = 1
     artifact = _left_by_a_dead_worker(release)
     assert exports_reap(stall_s=60) == 1
     artifact.refresh_from_db()
     assert artifact.state == ExportArtifact.State.FAILED and "gone@old-host" in artifact.error
     assert sent == []
+    settings.MEDIA_ROOT = tmp_path
+    again = export_request(release=release, actor=None, format="jsonl")  # asked again: built afresh
+    assert again.state == ExportArtifact.State.READY and again.attempts == 1
 
 
 @pytest.mark.worker

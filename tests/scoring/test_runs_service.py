@@ -163,3 +163,4 @@ def test_a_chunk_that_keeps_losing_its_worker_is_given_up_as_failed_predictions(
     assert run.status == "completed" and run.results["count"] == 4
     assert run_services.runs_reap(stall_s=60) == 0
     assert run_services.run_retry_failed(run=run, actor=None) == 2  # the usual way to try them again
+    assert RunChunk.objects.get(pk=first.pk).deliveries == 0  # and the reaper counts its deliveries afresh
