@@ -4,3 +4,10 @@ from django.apps import AppConfig
 class CurationConfig(AppConfig):
     name = "curation"
     verbose_name = "Curation"
+
+    def ready(self) -> None:
+        from curation.jobs import reaper_register
+
+        # The beat reaper (curation.jobs_reap) runs these; each requeues or fails its stalled rows.
+        reaper_register(kind="drafting items", path="curation.drafting.services.items_reap")
+        reaper_register(kind="export builds", path="curation.services.releases.exports_reap")

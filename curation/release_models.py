@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
+from curation.jobs import JobRow
 from curation.visibility import ProjectScopedQuerySet
 
 __all__ = ["ExportArtifact", "ImportRecord", "Release", "ReleaseContext", "ReleaseItem", "SourceRecord"]
@@ -155,7 +156,7 @@ class ReleaseItem(models.Model):
         return f"{self.release} #{self.position}"
 
 
-class ExportArtifact(models.Model):
+class ExportArtifact(JobRow):
     """A built (or building) download of one release in one format: the cache and the progress record."""
 
     class State(models.TextChoices):
@@ -173,6 +174,7 @@ class ExportArtifact(models.Model):
     sha256 = models.CharField(max_length=64, blank=True)
     size_bytes = models.PositiveBigIntegerField(default=0)
     error = models.TextField(blank=True)
+    attempts = models.PositiveIntegerField(default=0)  # builds begun; the reaper gives up after a few
     requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     created_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)

@@ -141,7 +141,8 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 CELERY_BEAT_SCHEDULE = {
     "reap-expired-leases": {"task": "annotate.leases_reap", "schedule": 60.0},
-    "reap-stalled-scoring-chunks": {"task": "scoring.runs_reap", "schedule": 60.0},
+    # One reaper for every kind of background job: drafting items, scoring chunks, export builds (curation/jobs.py).
+    "reap-stalled-jobs": {"task": "curation.jobs_reap", "schedule": 60.0},
 }
 CELERY_BEAT_SCHEDULE_FILENAME = str(DATA_DIR / "celerybeat-schedule")
 # Separate queues so a long drafting run never starves scoring or exports (curation/queues.py routes them);
@@ -225,6 +226,9 @@ TATCURATE_SET_ASIDE_HOURS = env_int("TATCURATE_SET_ASIDE_HOURS", 24, minimum=0)
 TATCURATE_LOCAL_MODEL_PORT = env_int("TATCURATE_LOCAL_MODEL_PORT", 8089, minimum=1)
 # Scoring: a chunk whose worker is silent this long is sent again.
 TATCURATE_SCORING_STALL_S = env_int("TATCURATE_SCORING_STALL_S", 300, minimum=10)
+# A drafting item or export build whose heartbeat is older than this is reaped; given up after this many claims.
+TATCURATE_JOB_STALL_S = env_int("TATCURATE_JOB_STALL_S", 300, minimum=10)
+TATCURATE_JOB_MAX_ATTEMPTS = env_int("TATCURATE_JOB_MAX_ATTEMPTS", 3, minimum=1)
 
 # --- Production hardening (inactive in DEBUG so the embedded defaults work over plain HTTP).
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")

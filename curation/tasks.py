@@ -4,14 +4,21 @@ from __future__ import annotations
 
 from celery import shared_task
 
+from curation.jobs import TransactionAwareTask, jobs_reap
 from curation.services.releases import export_build
 
 
-@shared_task(name="curation.export_build", acks_late=True)
-def export_build_task(artifact_id: int) -> str:
-    """Write one release export; a redelivered task finds the artifact ready and exits quietly."""
-    artifact = export_build(artifact_id=artifact_id)
+@shared_task(name="curation.export_build", acks_late=True, bind=True, base=TransactionAwareTask)
+def export_build_task(self, artifact_id: int) -> str:
+    """Write one release export; a redelivered task finds the artifact ready (or held by a live worker) and exits."""
+    artifact = export_build(artifact_id=artifact_id, worker=self.request.hostname or "")
     return artifact.state if artifact is not None else "missing"
+
+
+@shared_task(name="curation.jobs_reap", acks_late=True)
+def jobs_reap_task() -> dict[str, int]:
+    """Reap the stalled drafting items, scoring chunks and export builds (beat runs this every minute)."""
+    return jobs_reap()
 
 
 # autodiscover_tasks() imports only `<app>.tasks`; the drafting tasks live in their own module.

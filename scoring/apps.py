@@ -4,3 +4,8 @@ from django.apps import AppConfig
 class ScoringConfig(AppConfig):
     name = "scoring"
     verbose_name = "Scoring"
+
+    def ready(self) -> None:
+        from curation.jobs import reaper_register
+
+        reaper_register(kind="scoring chunks", path="scoring.services.runs.runs_reap")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
+from curation.jobs import JobRow
 from curation.visibility import PredictionQuerySet, ProjectScopedQuerySet
 
 __all__ = ["ErrorTag", "Prediction", "RunChunk", "ScoringRun", "ScoringTemplate"]
@@ -101,7 +102,7 @@ class ScoringRun(models.Model):
         return self.status in (self.Status.QUEUED, self.Status.RUNNING)
 
 
-class RunChunk(models.Model):
+class RunChunk(JobRow):
     """A slice of a run's items (by position) that one task processes; the row, not the message, records the work."""
 
     class Status(models.TextChoices):
@@ -114,11 +115,11 @@ class RunChunk(models.Model):
     first_position = models.PositiveIntegerField()
     last_position = models.PositiveIntegerField()
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
+    # JobRow's fields (curation/jobs.py) at the lengths this table was created with (a uuid4 hex is 32).
     claim_token = models.CharField(max_length=32, blank=True)
     worker = models.CharField(max_length=200, blank=True)
     deliveries = models.PositiveIntegerField(default=0)
     enqueued_at = models.DateTimeField(null=True, blank=True)
-    heartbeat_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:

@@ -8,6 +8,7 @@ from celery import shared_task
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 
+from curation.jobs import TransactionAwareTask
 from scoring.services import runs
 
 
@@ -15,6 +16,7 @@ from scoring.services import runs
     name="scoring.run_chunk",
     acks_late=True,
     reject_on_worker_lost=True,
+    base=TransactionAwareTask,
 )
 def run_chunk_task(chunk_id: int) -> str:
     """Process one chunk (and then other queued chunks of its run); a chunk held by someone else, or done, is
@@ -27,12 +29,6 @@ def run_chunk_task(chunk_id: int) -> str:
         outcomes = runs.run_work(chunk_id=chunk_id, worker=hostname, budget_s=settings.CELERY_TASK_SOFT_TIME_LIMIT / 2)
         return ", ".join(outcomes)
     except SoftTimeLimitExceeded:
-        # The chunk was handed back by the service; the reaper (or this re-send) continues it.
+        # The chunk was handed back by the service; the reaper (curation.jobs_reap) or this re-send continues it.
         run_chunk_task.apply_async(args=[chunk_id], queue=current_task.request.delivery_info.get("routing_key"))
         return "time limit: sent again"
-
-
-@shared_task(name="scoring.runs_reap", acks_late=True)
-def runs_reap_task() -> int:
-    """Send again the chunks whose worker went silent (beat runs this every minute)."""
-    return runs.runs_reap()

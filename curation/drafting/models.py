@@ -5,6 +5,8 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
+from curation.jobs import JobRow
+
 __all__ = ["DraftingItem", "DraftingRun", "PromptTemplate"]
 
 
@@ -84,7 +86,7 @@ class DraftingRun(models.Model):
         return self.status in (self.Status.QUEUED, self.Status.RUNNING)
 
 
-class DraftingItem(models.Model):
+class DraftingItem(JobRow):
     """The record of one context's drafting in a run; its status, not the broker message, says what is done."""
 
     class Status(models.TextChoices):
@@ -107,8 +109,7 @@ class DraftingItem(models.Model):
     )
     instance_count = models.PositiveIntegerField(default=0)
     raw_output = models.JSONField(default=dict, blank=True)
-    worker = models.CharField(max_length=255, blank=True, help_text="Hostname of the worker that last took it")
-    claim_token = models.CharField(max_length=40, blank=True)
+    # claim_token, worker, heartbeat_at: JobRow (curation/jobs.py); the reaper requeues an item whose heartbeat is old.
     claimed_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 

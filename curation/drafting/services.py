@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import logging
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
-from django.db.models import Count, F
+from django.db.models import Count
 from django.utils import timezone
 
 from curation.drafting import prompts
@@ -18,6 +18,7 @@ from curation.drafting.endpoints import describe_endpoint_error
 from curation.drafting.models import DraftingItem, DraftingRun, PromptTemplate
 from curation.drafting.templates import TEMPLATES, draft_template_questions
 from curation.errors import Conflict, InvalidInput
+from curation.jobs import job_claim, job_enqueue, job_heartbeat, job_reap, job_stall_cutoff, job_token
 from curation.models import Batch, Context, Project, ReasoningType, Table
 from curation.queues import queue_for
 from curation.services.contexts import LONG_CONTEXT_REFUSAL
@@ -237,16 +238,9 @@ def run_create(
 
 
 def _enqueue_chunks(run: DraftingRun, chunks: list[int]) -> None:
-    from curation.drafting.tasks import drafting_chunk_task
-
-    queue = run.options.get("queue") or None
-    run_id = run.pk
-
-    def send() -> None:
-        for chunk in chunks:
-            drafting_chunk_task.apply_async(args=[run_id, chunk], queue=queue)
-
-    transaction.on_commit(send)
+    """One message per chunk, sent once the transaction commits (curation/jobs.py)."""
+    for chunk in chunks:
+        job_enqueue(task_name="curation.drafting_chunk", args=[run.pk, chunk], queue=run.options.get("queue") or None)
 
 
 def _pending_chunks(run: DraftingRun) -> list[int]:
@@ -326,6 +320,36 @@ def runs_resume_for_worker(*, worker: str) -> int:
     return sum(len(chunks) for chunks in by_run.values())
 
 
+def items_reap(*, stall_s: float | None = None) -> int:
+    """Requeue the chunks of started runs whose worker went silent (its heartbeat on the items is stale, whatever
+    the new worker is called); an item claimed TATCURATE_JOB_MAX_ATTEMPTS times fails instead. Returns how many
+    items were reaped. Run by the beat reaper (curation.jobs_reap)."""
+    stall_s = settings.TATCURATE_JOB_STALL_S if stall_s is None else stall_s
+    stalled = DraftingItem.objects.filter(
+        run__status__in=(DraftingRun.Status.QUEUED, DraftingRun.Status.RUNNING),
+        run__started_at__isnull=False,
+        status__in=OPEN_ITEM_STATES,
+        heartbeat_at__lt=job_stall_cutoff(stall_s),
+    )
+    with transaction.atomic():
+        requeued, failed = job_reap(
+            stalled=stalled,
+            waiting=DraftingItem.Status.PENDING,
+            failed=DraftingItem.Status.FAILED,
+            attempts_field="attempts",
+            max_attempts=settings.TATCURATE_JOB_MAX_ATTEMPTS,
+            describe=lambda item: f"drafting {item}",
+        )
+        by_run: dict[int, set[int]] = {}
+        for item in requeued:
+            by_run.setdefault(item.run_id, set()).add(item.chunk)
+        for run in DraftingRun.objects.filter(pk__in=by_run):
+            _enqueue_chunks(run, sorted(by_run[run.pk]))
+    for run_id in {item.run_id for item in failed}:
+        run_finish_if_done(run_id=run_id)
+    return len(requeued) + len(failed)
+
+
 @transaction.atomic
 def run_resume(*, run_id: int, actor: AbstractBaseUser | None) -> DraftingRun:
     """Requeue every open item of a stalled run (a worker vanished); items already drafted are never redone."""
@@ -397,14 +421,17 @@ def chunk_process(
     if not item_ids:
         run_finish_if_done(run_id=run_id)
         return 0
-    # Stamp the chunk with this worker, so a restart of the same worker knows what it left behind.
-    DraftingItem.objects.filter(pk__in=item_ids, status=DraftingItem.Status.PENDING).update(worker=worker)
+    # Stamp the chunk with this worker and a heartbeat, renewed after each item: a worker that vanishes leaves a
+    # stale heartbeat, and the reaper requeues the chunk (a restart under the same name requeues it at once).
+    chunk_rows = DraftingItem.objects.filter(run_id=run_id, chunk=chunk, status=DraftingItem.Status.PENDING)
+    chunk_rows.filter(pk__in=item_ids).update(worker=worker, heartbeat_at=timezone.now())
     drafter = _Drafter(run)
     drafted = 0
     for item_id in item_ids:
         if not DraftingRun.objects.filter(pk=run_id, status=DraftingRun.Status.RUNNING).exists():
             break
         item = _item_draft(run, drafter, item_id, worker)
+        chunk_rows.filter(worker=worker).update(heartbeat_at=timezone.now())
         if item is not None:
             drafted += item.status == DraftingItem.Status.DRAFTED
             if on_item is not None:
@@ -426,18 +453,21 @@ def run_process_inline(*, run_id: int, on_item: Callable[[DraftingItem], None] |
 
 
 def _item_draft(run: DraftingRun, drafter: _Drafter, item_id: int, worker: str) -> DraftingItem | None:
-    token = uuid.uuid4().hex
-    claimed = DraftingItem.objects.filter(pk=item_id, status=DraftingItem.Status.PENDING).update(
-        status=DraftingItem.Status.RUNNING,
-        attempts=F("attempts") + 1,
-        claim_token=token,
+    token = job_token()
+    claimed = job_claim(
+        rows=DraftingItem.objects.filter(pk=item_id, status=DraftingItem.Status.PENDING),
+        token=token,
         worker=worker,
+        running=DraftingItem.Status.RUNNING,
+        attempts_field="attempts",
         claimed_at=timezone.now(),
     )
     if not claimed:
         return None
     item = DraftingItem.objects.select_related("context", "context__reasoning_type").get(pk=item_id)
     try:
+        # The claim's heartbeat is renewed between the model calls of an item (a slow model takes minutes).
+        drafter.beat = lambda: job_heartbeat(rows=DraftingItem.objects.filter(pk=item_id), token=token)
         outcome = drafter.draft(item.context)
     except EndpointError as error:
         _, message = describe_endpoint_error(error, base_url=run.endpoint_snapshot.get("base_url", ""))
@@ -512,6 +542,7 @@ class _Drafter:
     def __init__(self, run: DraftingRun) -> None:
         self.run = run
         self.client = None
+        self.beat: Callable[[], object] = lambda: None
         self.types = {rt.code: rt for rt in ReasoningType.objects.filter(project_id=run.project_id)}
 
     def _client(self) -> Any:
@@ -546,6 +577,7 @@ class _Drafter:
                 prompts.question_messages(run.question_template.text, data, max_chars=max_chars), **params
             )
             raw["question"] = question_result.text
+            self.beat()
             parsed_question = prompts.parse_question(question_result.text)
             answer_result = None
             parsed_answer = None

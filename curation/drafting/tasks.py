@@ -8,11 +8,12 @@ from celery import shared_task
 from celery.signals import worker_ready
 
 from curation.drafting.services import chunk_process, runs_resume_for_worker
+from curation.jobs import TransactionAwareTask
 
 logger = logging.getLogger(__name__)
 
 
-@shared_task(name="curation.drafting_chunk", acks_late=True, bind=True)
+@shared_task(name="curation.drafting_chunk", acks_late=True, bind=True, base=TransactionAwareTask)
 def drafting_chunk_task(self, run_id: int, chunk: int) -> int:
     """Draft one chunk of a run; items already drafted (by an earlier delivery) are skipped."""
     return chunk_process(run_id=run_id, chunk=chunk, worker=self.request.hostname or "")

@@ -13,11 +13,12 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
-from django.db.models import Max
+from django.db.models import Max, Q
 from django.utils import timezone
 from django.utils.text import slugify
 
 from curation.errors import Conflict, InvalidInput, NotFound
+from curation.jobs import job_claim, job_enqueue, job_reap, job_stall_cutoff, job_token
 from curation.models import (
     Batch,
     Context,
@@ -491,23 +492,30 @@ def export_request(*, release: Release, actor: AbstractBaseUser | None, format: 
             if (Path(settings.MEDIA_ROOT) / artifact.path).is_file():
                 return artifact
         if not created and artifact.state == ExportArtifact.State.FAILED:
-            ExportArtifact.objects.filter(pk=artifact.pk).update(state=ExportArtifact.State.PENDING, error="")
+            # A new request: the reaper counts this build's attempts afresh.
+            ExportArtifact.objects.filter(pk=artifact.pk).update(
+                state=ExportArtifact.State.PENDING, error="", attempts=0
+            )
         elif not created and artifact.state in (ExportArtifact.State.PENDING, ExportArtifact.State.RUNNING):
             return artifact
         elif not created:
-            ExportArtifact.objects.filter(pk=artifact.pk).update(state=ExportArtifact.State.PENDING, items_done=0)
+            ExportArtifact.objects.filter(pk=artifact.pk).update(
+                state=ExportArtifact.State.PENDING, items_done=0, attempts=0
+            )
         if release.item_count > SYNC_EXPORT_MAX_ITEMS:
-            from curation.tasks import export_build_task
-
-            transaction.on_commit(lambda: export_build_task.delay(artifact.pk))
+            job_enqueue(task_name="curation.export_build", args=[artifact.pk])  # sent after commit
             artifact.refresh_from_db()
             return artifact
-    export_build(artifact_id=artifact.pk)
+    export_build(artifact_id=artifact.pk, worker="web")
     artifact.refresh_from_db()
     return artifact
 
 
-def export_build(*, artifact_id: int) -> ExportArtifact | None:
+class _BuildTakenOver(Exception):
+    """The reaper (or another worker) took the build over; this writer stops and leaves the file to it."""
+
+
+def export_build(*, artifact_id: int, worker: str = "") -> ExportArtifact | None:
     """Write one export zip (idempotent: a ready artifact whose file exists is left alone). Used by the worker."""
     from curation.exports import write_export_zip
 
@@ -518,39 +526,85 @@ def export_build(*, artifact_id: int) -> ExportArtifact | None:
     absolute = Path(settings.MEDIA_ROOT) / path
     if artifact.state == ExportArtifact.State.READY and absolute.is_file():
         return artifact
-    claimed = ExportArtifact.objects.filter(
-        pk=artifact_id, state__in=(ExportArtifact.State.PENDING, ExportArtifact.State.FAILED)
-    ).update(state=ExportArtifact.State.RUNNING, items_done=0, items_total=artifact.release.item_count)
-    if not claimed and artifact.state == ExportArtifact.State.RUNNING:
-        # A redelivered task whose first delivery died mid-write: take the work over.
-        ExportArtifact.objects.filter(pk=artifact_id).update(items_done=0)
+    # Claimed by one conditional UPDATE: a waiting or failed build (or a ready one whose file is gone), or one whose
+    # writer went silent.
+    token = job_token()
+    waiting = Q(state__in=(ExportArtifact.State.PENDING, ExportArtifact.State.FAILED, ExportArtifact.State.READY))
+    silent = Q(state=ExportArtifact.State.RUNNING) & (
+        Q(heartbeat_at__isnull=True) | Q(heartbeat_at__lt=job_stall_cutoff(settings.TATCURATE_JOB_STALL_S))
+    )
+    if not job_claim(
+        rows=ExportArtifact.objects.filter(waiting | silent, pk=artifact_id),
+        token=token,
+        worker=worker,
+        running=ExportArtifact.State.RUNNING,
+        attempts_field="attempts",
+        state_field="state",
+        items_done=0,
+        items_total=artifact.release.item_count,
+    ):
+        artifact.refresh_from_db()
+        return artifact  # a live worker is writing it (or it is ready): a duplicate message exits quietly
+    mine = ExportArtifact.objects.filter(pk=artifact_id, claim_token=token)
     done = 0
 
     def progress(count: int) -> None:
         nonlocal done
         done += count
         if done % ITEM_CHUNK == 0 or done == artifact.release.item_count:
-            ExportArtifact.objects.filter(pk=artifact_id).update(items_done=done)
+            if not mine.update(items_done=done, heartbeat_at=timezone.now()):
+                raise _BuildTakenOver(artifact_id)
 
+    absolute.parent.mkdir(parents=True, exist_ok=True)
+    temporary = absolute.with_suffix(f".{token}.partial")
     try:
-        absolute.parent.mkdir(parents=True, exist_ok=True)
-        temporary = absolute.with_suffix(".partial")
         digest, size = write_export_zip(artifact.release, artifact.format, temporary, progress=progress)
+        if not mine.exists():
+            raise _BuildTakenOver(artifact_id)
         temporary.replace(absolute)
+    except _BuildTakenOver:
+        temporary.unlink(missing_ok=True)
+        artifact.refresh_from_db()
+        return artifact
     except Exception as error:
-        ExportArtifact.objects.filter(pk=artifact_id).update(state=ExportArtifact.State.FAILED, error=str(error)[:2000])
+        temporary.unlink(missing_ok=True)
+        mine.update(state=ExportArtifact.State.FAILED, error=str(error)[:2000], claim_token="")
         raise
-    ExportArtifact.objects.filter(pk=artifact_id).update(
+    mine.update(
         state=ExportArtifact.State.READY,
         path=str(path),
         sha256=digest,
         size_bytes=size,
         items_done=artifact.release.item_count,
         finished_at=timezone.now(),
+        heartbeat_at=timezone.now(),
+        claim_token="",
         error="",
     )
     artifact.refresh_from_db()
     return artifact
+
+
+def exports_reap(*, stall_s: float | None = None) -> int:
+    """Send a build whose writer went silent back to the exports queue, or fail it after TATCURATE_JOB_MAX_ATTEMPTS
+    builds; returns how many were reaped. Run by the beat reaper (curation.jobs_reap)."""
+    stall_s = settings.TATCURATE_JOB_STALL_S if stall_s is None else stall_s
+    stalled = ExportArtifact.objects.filter(
+        Q(heartbeat_at__isnull=True) | Q(heartbeat_at__lt=job_stall_cutoff(stall_s)), state=ExportArtifact.State.RUNNING
+    )
+    with transaction.atomic():
+        requeued, failed = job_reap(
+            stalled=stalled,
+            waiting=ExportArtifact.State.PENDING,
+            failed=ExportArtifact.State.FAILED,
+            attempts_field="attempts",
+            max_attempts=settings.TATCURATE_JOB_MAX_ATTEMPTS,
+            state_field="state",
+            describe=lambda artifact: f"export {artifact.pk} ({artifact.format})",
+        )
+        for artifact in requeued:
+            job_enqueue(task_name="curation.export_build", args=[artifact.pk])
+    return len(requeued) + len(failed)
 
 
 def export_file(*, artifact: ExportArtifact) -> Path:

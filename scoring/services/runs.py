@@ -13,20 +13,19 @@ import json
 import logging
 import socket
 import time
-import uuid
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.cache import cache as django_cache
 from django.db import transaction
-from django.db.models import Count, F, Q
+from django.db.models import Count, Q
 from django.utils import timezone
 
 from curation.errors import Conflict, InvalidInput, NotPermitted
+from curation.jobs import job_claim, job_enqueue, job_heartbeat, job_reap, job_release, job_stall_cutoff, job_token
 from curation.models import Release, ReleaseContext, ReleaseItem
 from curation.queues import queue_for, waiting_label
 from scoring import results as result_metrics
@@ -212,19 +211,11 @@ def _transition(run: ScoringRun, sources: tuple[str, ...], target: str, **assign
 
 def _enqueue(run: ScoringRun, chunk_ids: list[int]) -> None:
     """Send one task per chunk once the transaction commits (the row is the record, the message only a nudge)."""
-    from scoring.tasks import run_chunk_task
-
     if not chunk_ids:
         return
-    now = timezone.now()
-    RunChunk.objects.filter(pk__in=chunk_ids).update(enqueued_at=now)
-    queue = run.queue or None
-
-    def send() -> None:
-        for chunk_id in chunk_ids:
-            run_chunk_task.apply_async(args=[chunk_id], queue=queue)
-
-    transaction.on_commit(send)
+    RunChunk.objects.filter(pk__in=chunk_ids).update(enqueued_at=timezone.now())
+    for chunk_id in chunk_ids:
+        job_enqueue(task_name="scoring.run_chunk", args=[chunk_id], queue=run.queue or None)
 
 
 def run_start(*, run: ScoringRun, actor: AbstractBaseUser | None, queue: str = "", dispatch: bool = True) -> ScoringRun:
@@ -293,7 +284,10 @@ def run_retry_failed(*, run: ScoringRun, actor: AbstractBaseUser | None) -> int:
         touched = Q()
         for position in positions:
             touched |= Q(first_position__lte=position, last_position__gte=position)
-        RunChunk.objects.filter(Q(run=run) & touched).update(status=RunChunk.Status.QUEUED, claim_token="")
+        # deliveries=0: the reaper's count of lost deliveries starts again for the retried chunks.
+        RunChunk.objects.filter(Q(run=run) & touched).update(
+            status=RunChunk.Status.QUEUED, claim_token="", deliveries=0
+        )
         RunChunk.objects.filter(run=run).exclude(status=RunChunk.Status.DONE).update(
             status=RunChunk.Status.QUEUED, claim_token=""
         )
@@ -306,58 +300,76 @@ def run_retry_failed(*, run: ScoringRun, actor: AbstractBaseUser | None) -> int:
 
 
 def runs_reap(*, stall_s: float | None = None) -> int:
-    """Send again the chunks of running runs whose worker went silent (killed, lost); returns how many. For beat."""
+    """Send again the chunks of running runs whose worker went silent (killed, lost); returns how many. Run by the
+    beat reaper (curation.jobs_reap). A chunk delivered TATCURATE_JOB_MAX_ATTEMPTS times (its items keep killing
+    the worker) is given up instead: its unanswered items become failed predictions, which "retry failed" redoes."""
     stall_s = settings.TATCURATE_SCORING_STALL_S if stall_s is None else stall_s
-    now = timezone.now()
     stalled = RunChunk.objects.filter(
-        run__status=Status.RUNNING, status=RunChunk.Status.RUNNING, heartbeat_at__lt=now - timedelta(seconds=stall_s)
+        run__status=Status.RUNNING, status=RunChunk.Status.RUNNING, heartbeat_at__lt=job_stall_cutoff(stall_s)
     )
     # A queued chunk long after its message was sent: the message was lost (a broker without redelivery).
     forgotten = RunChunk.objects.filter(
-        run__status=Status.RUNNING,
-        status=RunChunk.Status.QUEUED,
-        enqueued_at__lt=now - timedelta(seconds=3 * stall_s),
+        run__status=Status.RUNNING, status=RunChunk.Status.QUEUED, enqueued_at__lt=job_stall_cutoff(3 * stall_s)
     )
     reaped = 0
-    for chunk in list(stalled.select_related("run")) + list(forgotten.select_related("run")):
+    given_up: list[RunChunk] = []
+    for rows, max_attempts in ((stalled, settings.TATCURATE_JOB_MAX_ATTEMPTS), (forgotten, None)):
         with transaction.atomic():
-            taken = RunChunk.objects.filter(
-                pk=chunk.pk, status=chunk.status, claim_token=chunk.claim_token, heartbeat_at=chunk.heartbeat_at
-            ).update(status=RunChunk.Status.QUEUED, claim_token="")
-            if taken:
-                logger.warning(
-                    "reaping chunk %s of run %s (worker %s went silent)", chunk.index, chunk.run_id, chunk.worker
-                )
+            requeued, failed = job_reap(
+                stalled=rows.select_related("run"),
+                waiting=RunChunk.Status.QUEUED,
+                failed=RunChunk.Status.DONE,
+                attempts_field="deliveries",
+                max_attempts=max_attempts,
+                describe=lambda chunk: f"chunk {chunk.index} of run {chunk.run_id}",
+                error_field=None,
+            )
+            for chunk in requeued:
                 _enqueue(chunk.run, [chunk.pk])
-                reaped += 1
+            for chunk in failed:  # in the same transaction as the chunk's "done": both happen, or neither
+                _chunk_predictions_fail(chunk)
+            reaped += len(requeued) + len(failed)
+            given_up += failed
+    for run_id in {chunk.run_id for chunk in given_up}:
+        run_finish_if_done(run_id=run_id)
     return reaped
+
+
+def _chunk_predictions_fail(chunk: RunChunk) -> None:
+    """Record each unanswered item of a given-up chunk as a failed prediction."""
+    run = chunk.run
+    done = set(Prediction.objects.filter(run=run).values_list("item_id", flat=True))
+    message = f"Given up after {chunk.deliveries} deliveries: the worker ({chunk.worker or 'unknown'}) went silent."
+    rows = ReleaseItem.objects.filter(
+        release=run.release, position__gte=chunk.first_position, position__lte=chunk.last_position
+    ).order_by("position")
+    for row in rows:
+        if row.pk not in done:
+            _save_prediction(run, row, _failed_fields({**row.data, "position": row.position}, message), "")
 
 
 # --- Processing ------------------------------------------------------------------------------------------------
 
 
 def _claim(chunk_id: int, token: str, worker: str) -> bool:
-    now = timezone.now()
-    stale = now - timedelta(seconds=settings.TATCURATE_SCORING_STALL_S)
-    return bool(
-        RunChunk.objects.filter(pk=chunk_id, run__status=Status.RUNNING)
-        .filter(Q(status=RunChunk.Status.QUEUED) | Q(status=RunChunk.Status.RUNNING, heartbeat_at__lt=stale))
-        .update(
-            status=RunChunk.Status.RUNNING,
-            claim_token=token,
-            worker=worker,
-            heartbeat_at=now,
-            deliveries=F("deliveries") + 1,
-        )
+    stale = job_stall_cutoff(settings.TATCURATE_SCORING_STALL_S)
+    return job_claim(
+        rows=RunChunk.objects.filter(pk=chunk_id, run__status=Status.RUNNING).filter(
+            Q(status=RunChunk.Status.QUEUED) | Q(status=RunChunk.Status.RUNNING, heartbeat_at__lt=stale)
+        ),
+        token=token,
+        worker=worker,
+        running=RunChunk.Status.RUNNING,
+        attempts_field="deliveries",
     )
 
 
 def _heartbeat(chunk_id: int, token: str) -> bool:
-    return bool(RunChunk.objects.filter(pk=chunk_id, claim_token=token).update(heartbeat_at=timezone.now()))
+    return job_heartbeat(rows=RunChunk.objects.filter(pk=chunk_id), token=token)
 
 
 def _release(chunk_id: int, token: str) -> None:
-    RunChunk.objects.filter(pk=chunk_id, claim_token=token).update(status=RunChunk.Status.QUEUED, claim_token="")
+    job_release(rows=RunChunk.objects.filter(pk=chunk_id), token=token, waiting=RunChunk.Status.QUEUED)
 
 
 def _client(run: ScoringRun) -> ChatClient:
@@ -411,6 +423,20 @@ def _uploaded_output(run: ScoringRun, item: dict[str, Any]) -> tuple[dict[str, A
         "raw_output": str(entry.get("raw_output") or ""),
         "program": " ".join(entry["program_tokens"]) if entry.get("program_tokens") else "",
     }, entry.get("program_tokens")
+
+
+def _failed_fields(item: dict[str, Any], message: str) -> dict[str, Any]:
+    """A failed prediction of `item`, scored like any other (no answer)."""
+    fields = {"uid": item["uid"], "status": Prediction.Status.FAILED, "error": message, "answer": [], "scale": ""}
+    metrics = result_metrics.item_metrics(
+        item,
+        answer=[],
+        scale="",
+        tool_trace=[],
+        program_tokens=None,
+        bertscorer=_bertscorer() if not result_metrics.is_short_form(item) else None,
+    )
+    return {**fields, "metrics": metrics, "is_correct": bool(metrics.get("is_correct"))}
 
 
 def predict_item(
@@ -506,7 +532,7 @@ def chunk_process(*, chunk_id: int, worker: str = "") -> str:
     """Process one chunk: claim it, answer each item not yet predicted, commit each prediction on its own, then mark
     the chunk done and, for the last chunk, finish the run. Called by the task; returns what happened."""
     worker = worker or socket.gethostname()
-    token = uuid.uuid4().hex
+    token = job_token()
     if not _claim(chunk_id, token, worker):
         return "skipped"
     chunk = RunChunk.objects.select_related("run__endpoint", "run__project", "run__release").get(pk=chunk_id)

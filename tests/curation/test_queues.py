@@ -14,13 +14,17 @@ def routed_queue(task_name: str, **options: object) -> str:
 def test_drafting_scoring_and_exports_each_go_to_their_own_queue():
     queues = {
         name: routed_queue(name)
-        for name in ("curation.drafting_chunk", "scoring.run_chunk", "curation.export_build", "annotate.leases_reap")
-    }
+        for name in (
+            "curation.drafting_chunk", "scoring.run_chunk", "curation.export_build", "annotate.leases_reap",
+            "curation.jobs_reap",
+        )
+    }  # fmt: skip
     assert queues == {
         "curation.drafting_chunk": "drafting",
         "scoring.run_chunk": "scoring",
         "curation.export_build": "exports",
         "annotate.leases_reap": "celery",
+        "curation.jobs_reap": "celery",  # the one job reaper stays on the default queue, beside the lease reaper
     }
 
 

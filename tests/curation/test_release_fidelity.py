@@ -65,7 +65,6 @@ def refine_and_validate(project, personas, context: Context, **fields):
         "answer_form": "short",
         "answer_type": "span",
         "answer_source": "table",
-        "answer_type": "arithmetic",
         "relevant_table_ids": list(context.tables.values_list("id", flat=True)),
         **fields,
     }

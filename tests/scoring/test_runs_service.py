@@ -143,3 +143,24 @@ def test_a_long_setting_run_counts_no_fallbacks(project, started):
     run.refresh_from_db()
     assert set(run.predictions.values_list("context", flat=True)) == {"long"}
     assert run.results["long_context_fallbacks"] == 0
+
+
+def test_a_chunk_that_keeps_losing_its_worker_is_given_up_as_failed_predictions(started, settings, sent):
+    settings.TATCURATE_JOB_MAX_ATTEMPTS = 2
+    run = started["run"]
+    first, second = run.chunks.order_by("index")
+    assert run_services.chunk_process(chunk_id=second.pk) == "done"
+    stale = timezone.now() - timedelta(minutes=10)
+    RunChunk.objects.filter(pk=first.pk).update(
+        status="running", claim_token="dead", worker="gone@host", heartbeat_at=stale, deliveries=2
+    )
+    assert run_services.runs_reap(stall_s=60) == 1
+    assert RunChunk.objects.get(pk=first.pk).status == "done"
+    failed = Prediction.objects.filter(run=run, status="failed").order_by("position")
+    assert list(failed.values_list("position", flat=True)) == [0, 1]
+    assert "Given up after 2 deliveries" in failed[0].error and "gone@host" in failed[0].error
+    run.refresh_from_db()
+    assert run.status == "completed" and run.results["count"] == 4
+    assert run_services.runs_reap(stall_s=60) == 0
+    assert run_services.run_retry_failed(run=run, actor=None) == 2  # the usual way to try them again
+    assert RunChunk.objects.get(pk=first.pk).deliveries == 0  # and the reaper counts its deliveries afresh

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import os
 import signal
+import time
 
 import pytest
 
 from curation.drafting.models import DraftingItem, DraftingRun
-from curation.drafting.services import run_create, run_start
+from curation.drafting.services import items_reap, run_create, run_start
 from curation.models import Batch, Instance
 from curation.states import Status
 from scoring import local_model
@@ -86,3 +87,40 @@ def test_killed_worker_mid_run_is_finished_by_a_restarted_worker_without_duplica
     for context in contexts:
         assert Instance.objects.filter(context=context).count() == 1
     assert run.items.filter(status=DraftingItem.Status.DRAFTED).count() == len(contexts)
+
+
+def test_a_vanished_worker_is_reaped_and_its_chunk_finished_by_a_differently_named_worker(project, personas):
+    batch = Batch.objects.create(project=project, name="Vanished batch")
+    contexts = make_contexts(project, batch, 6)
+    with FaultServer(responder=scripted_reply, latency_s=0.4) as server:
+        endpoint = endpoint_on(project, server.base_url, timeout_s=10)
+        run = run_create(
+            project=project, actor=personas["manager"], kind="llm", batch=batch, endpoint=endpoint,
+            options={"chunk_size": 6},
+        )  # fmt: skip
+        with celery_worker() as first:
+            queue = first["queue"]
+            run_start(run_id=run.pk, actor=personas["manager"], queue=queue)
+            wait_for(
+                lambda: run.items.filter(status=DraftingItem.Status.DRAFTED).exists(),
+                timeout=60,
+                what="a first drafted item",
+            )
+            os.killpg(first["process"].pid, signal.SIGKILL)
+            first["process"].wait()
+        assert run.items.filter(status=DraftingItem.Status.DRAFTED).count() < len(contexts)
+        assert items_reap(stall_s=60) == 0  # the dead worker's heartbeat is still fresh: nothing is reaped yet
+        time.sleep(2.5)
+        # The replacement has another name, so it resumes nothing at start-up; only the reaper gets the chunk going.
+        with celery_worker(queue=queue, name="replacement") as second:
+            time.sleep(1.0)
+            assert DraftingRun.objects.get(pk=run.pk).status == DraftingRun.Status.RUNNING
+            assert items_reap(stall_s=2.0) >= 1
+            run = wait_for(lambda: _finished(run.pk), timeout=120, what="the replacement to finish the run")
+
+    assert run.status == DraftingRun.Status.COMPLETED, run.error
+    for context in contexts:
+        assert Instance.objects.filter(context=context).count() == 1
+    assert run.items.filter(status=DraftingItem.Status.DRAFTED).count() == len(contexts)
+    assert run.items.filter(worker=second["hostname"]).exists()
+    assert items_reap(stall_s=2.0) == 0  # done items are never reaped again

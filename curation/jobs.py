@@ -1,0 +1,174 @@
+"""The one background-job mechanism of drafting items, scoring chunks and export builds.
+
+- **Enqueue**: `job_enqueue` sends a task by name (so no service imports its own task module); the task classes
+  use `TransactionAwareTask`, whose `apply_async` waits for the commit when called inside an atomic block, so a
+  worker never looks for a row that is not committed yet, and a rolled-back write sends nothing.
+- **Claim and heartbeat**: a job row (`JobRow`) holds a claim token, the worker's name and a heartbeat time. A
+  worker claims it with one conditional UPDATE, renews the heartbeat while it works, and writes its result only
+  while its token is still on the row, so a duplicated or redelivered task exits quietly.
+- **Reaper**: each app registers the function that reaps its kind of job (`reaper_register`, in its AppConfig);
+  one beat task (`curation.jobs_reap`, every minute) runs them all. A reaper sends a row whose heartbeat went
+  stale back to the queue, or fails it after `TATCURATE_JOB_MAX_ATTEMPTS` claims, and is idempotent: it takes a
+  row over by the same conditional UPDATE, so two reapers never both re-enqueue it.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Callable, Iterable
+from datetime import datetime, timedelta
+from typing import Any
+
+from celery import Task, current_app
+from django.db import models, transaction
+from django.db.models import F, QuerySet
+from django.utils import timezone
+from django.utils.module_loading import import_string
+
+logger = logging.getLogger(__name__)
+
+
+# --- Enqueue ---------------------------------------------------------------------------------------------------
+
+
+class TransactionAwareTask(Task):
+    """A task sent inside an atomic block is sent once the outermost transaction commits, and never on rollback
+    (pretix's TransactionAwareTask). Outside a transaction it is sent at once."""
+
+    abstract = True
+
+    def apply_async(self, args: Any = None, kwargs: Any = None, **options: Any) -> Any:
+        if transaction.get_connection().in_atomic_block:
+            transaction.on_commit(lambda: super(TransactionAwareTask, self).apply_async(args, kwargs, **options))
+            return None
+        return super().apply_async(args, kwargs, **options)
+
+
+def job_task(name: str) -> Task:
+    """The registered task called `name`; the task modules are imported on first use (autodiscovery)."""
+    if name not in current_app.tasks:
+        current_app.loader.import_default_modules()
+    return current_app.tasks[name]
+
+
+def job_enqueue(*, task_name: str, args: Iterable[Any], queue: str | None = None) -> None:
+    """Send one job message (after commit when inside a transaction). `queue=None` routes by curation/queues.py."""
+    job_task(task_name).apply_async(args=list(args), queue=queue or None)
+
+
+# --- Claim token and heartbeat ---------------------------------------------------------------------------------
+
+
+class JobRow(models.Model):
+    """The fields of a row that records one unit of background work (the row, not the message, is the record)."""
+
+    claim_token = models.CharField(max_length=40, blank=True)
+    worker = models.CharField(max_length=255, blank=True, help_text="Hostname of the worker that last took it")
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        abstract = True
+
+
+def job_token() -> str:
+    return uuid.uuid4().hex
+
+
+def job_claim(
+    *,
+    rows: QuerySet,
+    token: str,
+    worker: str,
+    running: str,
+    attempts_field: str,
+    state_field: str = "status",
+    **extra: Any,
+) -> bool:
+    """Take the rows of `rows` (already filtered to those that may be taken) in one conditional UPDATE."""
+    return bool(
+        rows.update(
+            **{state_field: running, attempts_field: F(attempts_field) + 1},
+            claim_token=token,
+            worker=worker,
+            heartbeat_at=timezone.now(),
+            **extra,
+        )
+    )
+
+
+def job_heartbeat(*, rows: QuerySet, token: str) -> bool:
+    """Renew the claim; False when another worker (or the reaper) has taken the row over."""
+    return bool(rows.filter(claim_token=token).update(heartbeat_at=timezone.now()))
+
+
+def job_release(*, rows: QuerySet, token: str, waiting: str, state_field: str = "status") -> bool:
+    """Hand a claimed row back to the queue (shutdown, time limit, pause)."""
+    return bool(rows.filter(claim_token=token).update(**{state_field: waiting, "claim_token": ""}))
+
+
+def job_stall_cutoff(stall_s: float, *, now: datetime | None = None) -> datetime:
+    return (now or timezone.now()) - timedelta(seconds=stall_s)
+
+
+def job_reap(
+    *,
+    stalled: QuerySet,
+    waiting: str,
+    failed: str | None,
+    attempts_field: str,
+    max_attempts: int | None,
+    state_field: str = "status",
+    describe: Callable[[Any], str] = str,
+    error_field: str | None = "error",
+) -> tuple[list[Any], list[Any]]:
+    """Send each stalled row back to `waiting`, or to `failed` once it has been claimed `max_attempts` times
+    (never, when `max_attempts` is None). A failed row gets a `finished_at` and, unless `error_field` is None, the
+    reason in that field.
+
+    Each row is taken by a conditional UPDATE on the values just read (token and heartbeat), so a worker that
+    renewed its claim meanwhile, or a second reaper, wins and the row is left alone. Returns (requeued, failed)
+    rows; the caller enqueues the requeued ones."""
+    requeued: list[Any] = []
+    given_up: list[Any] = []
+    now = timezone.now()
+    for row in list(stalled):
+        same = type(row).objects.filter(
+            pk=row.pk,
+            **{state_field: getattr(row, state_field)},
+            claim_token=row.claim_token,
+            heartbeat_at=row.heartbeat_at,
+        )
+        attempts = getattr(row, attempts_field)
+        if failed is not None and max_attempts is not None and attempts >= max_attempts:
+            message = f"Given up after {attempts} attempts: the worker ({row.worker or 'unknown'}) went silent."
+            errors = {error_field: message} if error_field else {}
+            if same.update(**{state_field: failed, "claim_token": "", "finished_at": now, **errors}):
+                logger.warning("reaper: %s failed (%s)", describe(row), message)
+                given_up.append(row)
+        elif same.update(**{state_field: waiting, "claim_token": "", "heartbeat_at": now}):
+            logger.warning("reaper: %s sent again (worker %s went silent)", describe(row), row.worker)
+            requeued.append(row)
+    return requeued, given_up
+
+
+# --- The one beat reaper ---------------------------------------------------------------------------------------
+
+_REAPERS: dict[str, str] = {}
+
+
+def reaper_register(*, kind: str, path: str) -> None:
+    """Register `path` (a dotted function returning how many rows it reaped) as the reaper of `kind`."""
+    _REAPERS[kind] = path
+
+
+def jobs_reap() -> dict[str, int]:
+    """Run every registered reaper (the beat task `curation.jobs_reap`); one failing kind does not stop the rest."""
+    counts: dict[str, int] = {}
+    for kind, path in sorted(_REAPERS.items()):
+        try:
+            counts[kind] = int(import_string(path)())
+        except Exception:
+            logger.exception("the %s reaper failed", kind)
+            counts[kind] = -1
+    return counts

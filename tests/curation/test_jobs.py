@@ -1,0 +1,171 @@
+"""The one job mechanism (curation/jobs.py): transaction-aware enqueue, and the reaper on export builds."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from celery import Task
+from django.db import transaction
+from django.utils import timezone
+
+from curation.jobs import job_enqueue, job_task
+from curation.models import ExportArtifact
+from curation.services.releases import export_build, export_request, exports_reap, release_cut
+from tests.support.workers import celery_worker, wait_for
+
+
+@pytest.fixture
+def sent(monkeypatch):
+    """Messages that would leave for the broker (below the transaction-aware send)."""
+    messages: list[tuple[str, list, str | None]] = []
+    monkeypatch.setattr(
+        Task, "apply_async", lambda task, args=None, kwargs=None, **o: messages.append((task.name, args, o["queue"]))
+    )
+    return messages
+
+
+@pytest.fixture
+def release(release_world):
+    return release_cut(
+        project=release_world["project"],
+        actor=None,
+        name="demo",
+        batch_ids=[b.pk for b in release_world["batches"]],
+        license="CC-BY-4.0",
+        citation="@misc{demo}",
+        split_seed=3,
+    )
+
+
+def _left_by_a_dead_worker(release, *, minutes: int = 10) -> ExportArtifact:
+    """An export build whose writer vanished: running, claimed, its heartbeat minutes old."""
+    return ExportArtifact.objects.create(
+        release=release,
+        format="jsonl",
+        state=ExportArtifact.State.RUNNING,
+        items_total=release.item_count,
+        claim_token="dead",
+        worker="gone@old-host",
+        attempts=1,
+        heartbeat_at=timezone.now() - timedelta(minutes=minutes),
+    )
+
+
+# --- Transaction-aware enqueue ---------------------------------------------------------------------------------
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_job_sent_inside_a_transaction_leaves_after_the_commit(sent):
+    with transaction.atomic():
+        job_enqueue(task_name="curation.export_build", args=[7], queue="exports-test")
+        with transaction.atomic():  # a savepoint: still waits for the outermost commit
+            job_enqueue(task_name="curation.drafting_chunk", args=[1, 2])
+        assert sent == []
+    assert sent == [("curation.export_build", [7], "exports-test"), ("curation.drafting_chunk", [1, 2], None)]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_job_sent_inside_a_rolled_back_transaction_never_leaves(sent):
+    with pytest.raises(RuntimeError):
+        with transaction.atomic():
+            job_enqueue(task_name="curation.export_build", args=[7])
+            raise RuntimeError("the write failed")
+    assert sent == []
+    job_enqueue(task_name="curation.export_build", args=[8])  # outside a transaction: at once
+    assert sent == [("curation.export_build", [8], None)]
+
+
+def test_every_job_task_is_found_by_name_and_is_transaction_aware():
+    for name in ("curation.drafting_chunk", "scoring.run_chunk", "curation.export_build"):
+        assert job_task(name).apply_async.__func__.__qualname__ == "TransactionAwareTask.apply_async"
+
+
+# --- Export builds ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.django_db
+def test_a_stalled_export_build_is_sent_again_once(release, sent, django_capture_on_commit_callbacks, settings):
+    settings.TATCURATE_EXPORTS_QUEUE = "exports-test"
+    artifact = _left_by_a_dead_worker(release)
+    assert exports_reap(stall_s=3600) == 0
+    with django_capture_on_commit_callbacks(execute=True):
+        assert exports_reap(stall_s=60) == 1
+    assert sent == [("curation.export_build", [artifact.pk], None)]
+    artifact.refresh_from_db()
+    assert artifact.state == ExportArtifact.State.PENDING and artifact.claim_token == ""
+    with django_capture_on_commit_callbacks(execute=True):
+        assert exports_reap(stall_s=60) == 0  # idempotent
+    assert len(sent) == 1
+
+
+@pytest.mark.django_db
+def test_a_duplicate_message_leaves_a_live_build_alone(release, settings, tmp_path):
+    settings.MEDIA_ROOT = tmp_path
+    artifact = _left_by_a_dead_worker(release, minutes=0)  # its writer is alive: a fresh heartbeat
+    assert export_build(artifact_id=artifact.pk, worker="other@host").state == ExportArtifact.State.RUNNING
+    artifact.refresh_from_db()
+    assert artifact.claim_token == "dead" and artifact.worker == "gone@old-host"
+    ExportArtifact.objects.filter(pk=artifact.pk).update(heartbeat_at=timezone.now() - timedelta(hours=1))
+    built = export_build(artifact_id=artifact.pk, worker="other@host")  # a silent writer is taken over
+    assert built.state == ExportArtifact.State.READY and built.worker == "other@host" and built.attempts == 2
+
+
+@pytest.mark.django_db
+def test_an_export_lost_with_its_worker_too_often_fails(release, settings, sent, tmp_path):
+    settings.TATCURATE_JOB_MAX_ATTEMPTS = 1
+    artifact = _left_by_a_dead_worker(release)
+    assert exports_reap(stall_s=60) == 1
+    artifact.refresh_from_db()
+    assert artifact.state == ExportArtifact.State.FAILED and "gone@old-host" in artifact.error
+    assert sent == []
+    settings.MEDIA_ROOT = tmp_path
+    again = export_request(release=release, actor=None, format="jsonl")  # asked again: built afresh
+    assert again.state == ExportArtifact.State.READY and again.attempts == 1
+
+
+@pytest.mark.worker
+@pytest.mark.django_db(transaction=True)
+def test_an_export_whose_worker_vanished_is_reaped_and_built_by_a_new_worker(release, settings):
+    artifact = _left_by_a_dead_worker(release)
+    with celery_worker(name="replacement") as worker:
+        settings.TATCURATE_EXPORTS_QUEUE = worker["queue"]
+        assert exports_reap(stall_s=60) == 1
+        wait_for(
+            lambda: ExportArtifact.objects.get(pk=artifact.pk).state == ExportArtifact.State.READY,
+            timeout=60,
+            what="the new worker to build the export",
+        )
+    artifact.refresh_from_db()
+    assert artifact.worker == worker["hostname"] and artifact.items_done == release.item_count
+    assert artifact.sha256 and artifact.claim_token == "" and artifact.attempts == 2
+
+
+def test_no_service_imports_a_task_module():
+    """Services send jobs by name (job_enqueue); importing a task module from a service makes an import circle."""
+    import ast
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    offenders = []
+    for app in ("curation", "annotate", "scoring"):
+        for path in (root / app).rglob("*.py"):
+            if "services" not in path.parts and path.stem != "services":
+                continue
+            for node in ast.walk(ast.parse(path.read_text())):
+                names = [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+                names += [alias.name for alias in node.names] if isinstance(node, ast.Import) else []
+                names += [f"{node.module}.{a.name}" for a in node.names] if isinstance(node, ast.ImportFrom) else []
+                if any(name.split(".")[-1] == "tasks" for name in names):
+                    offenders.append(f"{path.relative_to(root)}:{node.lineno}")
+    assert offenders == []
+
+
+@pytest.mark.django_db
+def test_one_failing_reaper_does_not_stop_the_others(monkeypatch, caplog):
+    from curation import jobs
+
+    monkeypatch.setitem(jobs._REAPERS, "broken kind", "curation.jobs.no_such_reaper")
+    counts = jobs.jobs_reap()
+    assert counts == {"broken kind": -1, "drafting items": 0, "export builds": 0, "scoring chunks": 0}
+    assert "the broken kind reaper failed" in caplog.text
