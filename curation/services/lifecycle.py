@@ -427,6 +427,7 @@ def instances_transition_bulk(
     instance_ids: list[int],
     target: str,
     expected_status: str,
+    expected_versions: Mapping[int, int] | None = None,
     reason: str = "",
 ) -> int:
     """Move many instances from `expected_status` to `target` by a system move (actor None in the audit), a
@@ -434,8 +435,8 @@ def instances_transition_bulk(
     new versions and one bulk insert of the audit rows, so the cost grows per chunk, not per item. The same
     transition table decides (only a system move may be batched); the move's guards, effects and hooks, if it has
     any, run on every instance as in `instance_transition`. All or nothing: if any instance is no longer in
-    `expected_status` (a concurrent change), Conflict is raised naming it and the whole transaction is rolled
-    back. Returns how many moved."""
+    `expected_status` (a concurrent change), or not at its version in `expected_versions` (id → version) when
+    given, Conflict is raised naming it and the whole transaction is rolled back. Returns how many moved."""
     if target not in Status.values:
         raise InvalidInput(f"{target!r} is not a status; expected one of {', '.join(Status.values)}.")
     transition = TRANSITION_TABLE.get((expected_status, target))
@@ -468,7 +469,15 @@ def instances_transition_bulk(
                 f"{', '.join(map(str, changed[:20]))}. Nothing was moved.",
                 detail={"instance_ids": changed},
             )
-        rows = Instance.objects.filter(pk__in=chunk).values_list("pk", "version")
+        rows = list(Instance.objects.filter(pk__in=chunk).values_list("pk", "version"))
+        if expected_versions is not None:
+            stale = sorted(pk for pk, v in rows if expected_versions.get(pk) != v - 1)
+            if stale:
+                raise Conflict(
+                    f"{len(stale)} instance(s) were edited meanwhile: {', '.join(map(str, stale[:20]))}. "
+                    "Nothing was moved.",
+                    detail={"instance_ids": stale},
+                )
         TransitionEvent.objects.bulk_create(
             [
                 TransitionEvent(

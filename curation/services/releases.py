@@ -18,7 +18,7 @@ from django.db.models import Max
 from django.utils import timezone
 from django.utils.text import slugify
 
-from curation.errors import Conflict, InvalidInput, NotFound
+from curation.errors import Conflict, DomainError, InvalidInput, NotFound
 from curation.models import (
     Batch,
     Context,
@@ -31,6 +31,7 @@ from curation.models import (
     Project,
     Release,
     ReleaseContext,
+    ReleaseCut,
     ReleaseItem,
     SourceRecord,
     Table,
@@ -355,24 +356,10 @@ def _freeze_chunk(
     return items
 
 
-@transaction.atomic
-def release_cut(
-    *,
-    project: Project,
-    actor: AbstractBaseUser | None,
-    name: str,
-    batch_ids: list[int],
-    description: str = "",
-    changelog: str = "",
-    license: str = "",
-    citation: str = "",
-    split_seed: int | None = None,
-    split_ratios: dict[str, float] | None = None,
-    import_record: ImportRecord | None = None,
-    progress: Callable[[int], None] | None = None,
-) -> Release:
-    """Freeze the validated instances of `batch_ids` into a new version of release `name`. Managers only;
-    `actor=None` is an operator command. Every included instance moves validated → released (system move)."""
+def _cut_scope(
+    *, project: Project, actor: AbstractBaseUser | None, name: str, batch_ids: list[int]
+) -> tuple[str, list[Batch], list[int]]:
+    """What a cut would release, checked: (slug, batches, validated instance ids in release order)."""
     if actor is not None:
         require_role(user=actor, project=project, roles=(Role.MANAGER,), action="cut releases")
     slug = slugify(name)[:100]
@@ -393,9 +380,32 @@ def release_cut(
     )
     if not instance_ids:
         raise InvalidInput("Those batches have no validated instances to release.")
-    previous = Release.objects.filter(project=project, name=slug).order_by("-version").first()
-    version = (Release.objects.filter(project=project, name=slug).aggregate(v=Max("version"))["v"] or 0) + 1
+    return slug, batches, instance_ids
 
+
+def release_cut(
+    *,
+    project: Project,
+    actor: AbstractBaseUser | None,
+    name: str,
+    batch_ids: list[int],
+    description: str = "",
+    changelog: str = "",
+    license: str = "",
+    citation: str = "",
+    split_seed: int | None = None,
+    split_ratios: dict[str, float] | None = None,
+    import_record: ImportRecord | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> Release:
+    """Freeze the validated instances of `batch_ids` into a new version of release `name`. Managers only;
+    `actor=None` is an operator command. Every included instance moves validated → released (system move).
+
+    The instances are read and frozen outside any transaction (so a worker's progress is visible); what is written
+    (the release, its frozen rows and the batched moves) is one transaction, whose conditional UPDATE checks each
+    instance is still validated at the version that was frozen: an instance changed meanwhile fails the whole cut
+    (Conflict) and nothing of it remains."""
+    slug, batches, instance_ids = _cut_scope(project=project, actor=actor, name=name, batch_ids=batch_ids)
     # The instances are read and frozen a chunk at a time, each chunk with a fixed number of queries (its
     # instances with everything they reference, their source records, and the papers first met in it).
     frozen_contexts: dict[str, dict[str, Any]] = {}
@@ -437,58 +447,144 @@ def release_cut(
     )
     notes = sorted({note for r in question_sources.values() for note in r.import_record.notes})
     digest = content_hash(iter(sorted(frozen_contexts.items())), iter(items))
-    release = Release.objects.create(
-        project=project,
-        name=slug,
-        version=version,
-        description=description,
-        changelog=changelog,
-        license=license,
-        citation=citation,
-        attribution=attribution,
-        notes=notes,
-        import_record=import_record,
-        supersedes=previous,
-        content_hash=digest,
-        item_count=len(items),
-        split_seed=split_seed,
-        split_ratios=ratios,
-        created_by=actor,
-        statistics=release_statistics(items, lambda key: frozen_contexts.get(key)),
-    )
-    release.batches.set(batches)
-    context_rows = {
-        key: row
-        for key, row in zip(
-            frozen_contexts,
-            ReleaseContext.objects.bulk_create(
-                [ReleaseContext(release=release, key=k, kind=d["kind"], data=d) for k, d in frozen_contexts.items()],
-                batch_size=500,
-            ),
-            strict=True,
+    with transaction.atomic():
+        previous = Release.objects.filter(project=project, name=slug).order_by("-version").first()
+        version = (Release.objects.filter(project=project, name=slug).aggregate(v=Max("version"))["v"] or 0) + 1
+        release = Release.objects.create(
+            project=project,
+            name=slug,
+            version=version,
+            description=description,
+            changelog=changelog,
+            license=license,
+            citation=citation,
+            attribution=attribution,
+            notes=notes,
+            import_record=import_record,
+            supersedes=previous,
+            content_hash=digest,
+            item_count=len(items),
+            split_seed=split_seed,
+            split_ratios=ratios,
+            created_by=actor,
+            statistics=release_statistics(items, lambda key: frozen_contexts.get(key)),
         )
-    }
-    ReleaseItem.objects.bulk_create(
-        (
-            ReleaseItem(
-                release=release,
-                position=position,
-                instance_id=instance_id,
-                uid=item["uid"],
-                split=item["split"],
-                short_context=context_rows.get(item["short_context"]) if item["short_context"] else None,
-                long_context=context_rows.get(item["long_context"]) if item["long_context"] else None,
-                data=item,
+        release.batches.set(batches)
+        context_rows = {
+            key: row
+            for key, row in zip(
+                frozen_contexts,
+                ReleaseContext.objects.bulk_create(
+                    [
+                        ReleaseContext(release=release, key=k, kind=d["kind"], data=d)
+                        for k, d in frozen_contexts.items()
+                    ],
+                    batch_size=500,
+                ),
+                strict=True,
             )
-            for position, (instance_id, item) in enumerate(zip(instance_ids, items, strict=True))
-        ),
-        batch_size=ITEM_CHUNK,
+        }
+        ReleaseItem.objects.bulk_create(
+            (
+                ReleaseItem(
+                    release=release,
+                    position=position,
+                    instance_id=instance_id,
+                    uid=item["uid"],
+                    split=item["split"],
+                    short_context=context_rows.get(item["short_context"]) if item["short_context"] else None,
+                    long_context=context_rows.get(item["long_context"]) if item["long_context"] else None,
+                    data=item,
+                )
+                for position, (instance_id, item) in enumerate(zip(instance_ids, items, strict=True))
+            ),
+            batch_size=ITEM_CHUNK,
+        )
+        reason = f"included in release {release.label}" + (f" cut by {actor}" if actor is not None else "")
+        instances_transition_bulk(
+            instance_ids=instance_ids,
+            target=Status.RELEASED,
+            expected_status=Status.VALIDATED,
+            expected_versions={pk: item["instance_version"] for pk, item in zip(instance_ids, items, strict=True)},
+            reason=reason,
+        )
+        return release
+
+
+# What a page or the API may pass to a cut besides the project, the actor, the name and the batches.
+CUT_OPTIONS = ("description", "changelog", "license", "citation", "split_seed", "split_ratios")
+
+
+def release_cut_request(
+    *, project: Project, actor: AbstractBaseUser | None, name: str, batch_ids: list[int], **options: Any
+) -> Release | ReleaseCut:
+    """Cut now (fewer than TATCURATE_RELEASE_CUT_ASYNC_MIN_ITEMS validated instances: the Release) or on a worker of
+    the exports queue (the ReleaseCut that tracks it). Either way the same checks refuse a bad cut before anything
+    is written, and the worker runs the same `release_cut`."""
+    unknown = set(options) - set(CUT_OPTIONS)
+    if unknown:
+        raise InvalidInput(f"Unknown release options: {', '.join(sorted(unknown))}.")
+    slug, _, instance_ids = _cut_scope(project=project, actor=actor, name=name, batch_ids=batch_ids)
+    if len(instance_ids) < settings.TATCURATE_RELEASE_CUT_ASYNC_MIN_ITEMS:
+        return release_cut(project=project, actor=actor, name=name, batch_ids=batch_ids, **options)
+    from curation.tasks import release_cut_task
+
+    with transaction.atomic():
+        cut = ReleaseCut.objects.create(
+            project=project,
+            name=slug,
+            options={"batch_ids": list(batch_ids), **options},
+            items_total=len(instance_ids),
+            requested_by=actor,
+        )
+        transaction.on_commit(lambda: release_cut_task.delay(cut.pk))
+    return cut
+
+
+def release_cut_build(*, cut_id: int) -> ReleaseCut | None:
+    """Run one queued cut (the worker's side of `release_cut_request`), writing its progress as chunks are frozen.
+    Idempotent: a ready or failed cut is left alone; a redelivered task takes a running one over. A domain error
+    (an instance changed meanwhile, the requester is no longer a manager) fails the cut with its message."""
+    cut = ReleaseCut.objects.select_related("project", "requested_by").filter(pk=cut_id).first()
+    if cut is None or cut.state in (ReleaseCut.State.READY, ReleaseCut.State.FAILED):
+        return cut
+    ReleaseCut.objects.filter(pk=cut_id, state__in=(ReleaseCut.State.PENDING, ReleaseCut.State.RUNNING)).update(
+        state=ReleaseCut.State.RUNNING, items_done=0
     )
-    reason = f"included in release {release.label}" + (f" cut by {actor}" if actor is not None else "")
-    instances_transition_bulk(
-        instance_ids=instance_ids, target=Status.RELEASED, expected_status=Status.VALIDATED, reason=reason
-    )
-    return release
+    done = 0
+
+    def progress(count: int) -> None:
+        nonlocal done
+        done += count
+        ReleaseCut.objects.filter(pk=cut_id).update(items_done=done)
+
+    options = dict(cut.options)
+    batch_ids = options.pop("batch_ids")
+    try:
+        release = release_cut(
+            project=cut.project,
+            actor=cut.requested_by,
+            name=cut.name,
+            batch_ids=batch_ids,
+            progress=progress,
+            **options,
+        )
+    except Exception as error:
+        ReleaseCut.objects.filter(pk=cut_id).update(
+            state=ReleaseCut.State.FAILED, error=str(error)[:2000], finished_at=timezone.now()
+        )
+        if not isinstance(error, DomainError):
+            raise  # a bug or an outage: the worker's log and Celery's retry policy see it
+    else:
+        ReleaseCut.objects.filter(pk=cut_id).update(
+            state=ReleaseCut.State.READY,
+            release=release,
+            items_done=release.item_count,
+            finished_at=timezone.now(),
+            error="",
+        )
+    cut.refresh_from_db()
+    return cut
 
 
 def release_items(release: Release, *, chunk: int = ITEM_CHUNK) -> Iterator[dict[str, Any]]:

@@ -3,9 +3,21 @@
 from __future__ import annotations
 
 import pytest
+from django.test import Client
 
 from curation.errors import Conflict, InvalidInput, NotPermitted
-from curation.models import Batch, Context, Instance, Paper, Paragraph, Release, ReleaseItem, Table, TransitionEvent
+from curation.models import (
+    Batch,
+    Context,
+    Instance,
+    Paper,
+    Paragraph,
+    Release,
+    ReleaseCut,
+    ReleaseItem,
+    Table,
+    TransitionEvent,
+)
 from curation.services import releases as release_services
 from curation.services.lifecycle import instance_create, instance_transition, instances_transition_bulk
 from curation.states import Status
@@ -117,7 +129,10 @@ def test_an_instance_changed_before_its_chunk_is_read_fails_the_cut(project, per
     with pytest.raises(Conflict, match="stopped being validated"):
         _cut(project, batch)
     assert not Release.objects.exists() and not ReleaseItem.objects.exists()
-    assert Instance.objects.get(pk=last.pk).status == Status.VALIDATED
+    # Freezing reads outside the cut's transaction, so the manager's discard stands; the rest stays validated.
+    assert Instance.objects.get(pk=last.pk).status == Status.DISCARDED
+    assert set(Instance.objects.exclude(pk=last.pk).values_list("status", flat=True)) == {Status.VALIDATED}
+    assert not TransitionEvent.objects.filter(to_status=Status.RELEASED).exists()
 
 
 def test_the_batched_move_is_checked_by_the_transition_table(project):
@@ -130,3 +145,140 @@ def test_the_batched_move_is_checked_by_the_transition_table(project):
     assert set(Instance.objects.values_list("status", flat=True)) == {Status.VALIDATED}
     assert instances_transition_bulk(instance_ids=ids, target=Status.RELEASED, expected_status=Status.VALIDATED) == 2
     assert set(Instance.objects.values_list("status", flat=True)) == {Status.RELEASED}
+
+
+# --- Big cuts run on a worker --------------------------------------------------------------------------------
+
+
+def test_a_cut_below_the_threshold_runs_in_the_request(project, personas, settings):
+    settings.TATCURATE_RELEASE_CUT_ASYNC_MIN_ITEMS = 7
+    batch = validated_world(project, papers=2, per_paper=3)
+    result = release_services.release_cut_request(
+        project=project, actor=personas["manager"], name="small", batch_ids=[batch.pk]
+    )
+    assert isinstance(result, Release) and result.item_count == 6
+    assert not ReleaseCut.objects.exists()
+
+
+def test_a_cut_at_the_threshold_is_queued_then_built_by_the_worker_service(
+    project, personas, settings, monkeypatch, django_capture_on_commit_callbacks
+):
+    from curation import tasks
+
+    settings.TATCURATE_RELEASE_CUT_ASYNC_MIN_ITEMS = 6
+    monkeypatch.setattr(release_services, "ITEM_CHUNK", 2)
+    batch = validated_world(project, papers=2, per_paper=3)
+    sent = []
+    monkeypatch.setattr(tasks.release_cut_task, "delay", lambda cut_id: sent.append(cut_id))
+    with django_capture_on_commit_callbacks(execute=True):
+        cut = release_services.release_cut_request(
+            project=project, actor=personas["manager"], name="big", batch_ids=[batch.pk], license="CC-BY-4.0"
+        )
+    assert isinstance(cut, ReleaseCut) and sent == [cut.pk]
+    assert (cut.state, cut.items_total, cut.items_done) == (ReleaseCut.State.PENDING, 6, 0)
+    assert not Release.objects.exists()
+    assert set(Instance.objects.filter(batch=batch).values_list("status", flat=True)) == {Status.VALIDATED}
+
+    seen = []
+    real_load = release_services._papers_load
+
+    def watch(paper_ids):  # the progress row as each chunk starts (chunks of 2 of 6)
+        seen.append(ReleaseCut.objects.get(pk=cut.pk).items_done)
+        return real_load(paper_ids)
+
+    monkeypatch.setattr(release_services, "_papers_load", watch)
+    built = release_services.release_cut_build(cut_id=cut.pk)
+    assert built.state == ReleaseCut.State.READY and built.items_done == 6
+    assert seen == [0, 2] and built.release.item_count == 6 and built.release.license == "CC-BY-4.0"
+    assert built.release.created_by == personas["manager"]
+    assert set(Instance.objects.filter(batch=batch).values_list("status", flat=True)) == {Status.RELEASED}
+    assert release_services.release_cut_build(cut_id=cut.pk).release == built.release  # redelivery: no second cut
+
+
+def test_bad_cuts_are_refused_before_anything_is_queued(project, personas, settings):
+    settings.TATCURATE_RELEASE_CUT_ASYNC_MIN_ITEMS = 1
+    batch = validated_world(project, papers=1, per_paper=2)
+    for name, actor, batch_ids, error in (
+        ("x", personas["verifier"], [batch.pk], NotPermitted),
+        ("x-v2", personas["manager"], [batch.pk], InvalidInput),
+        ("x", personas["manager"], [batch.pk + 99], InvalidInput),
+    ):
+        with pytest.raises(error):
+            release_services.release_cut_request(project=project, actor=actor, name=name, batch_ids=batch_ids)
+    assert not ReleaseCut.objects.exists()
+
+
+def test_a_queued_cut_whose_instance_changed_fails_with_its_reason(project, personas, settings, monkeypatch):
+    from curation import tasks
+
+    settings.TATCURATE_RELEASE_CUT_ASYNC_MIN_ITEMS = 1
+    monkeypatch.setattr(tasks.release_cut_task, "delay", lambda cut_id: None)
+    batch = validated_world(project, papers=1, per_paper=3)
+    cut = release_services.release_cut_request(project=project, actor=None, name="late", batch_ids=[batch.pk])
+    victim = Instance.objects.filter(batch=batch).first()
+    real_statistics = release_services.release_statistics
+
+    def discard_then_count(*args, **kwargs):
+        instance_transition(instance_id=victim.pk, target=Status.DISCARDED, actor=personas["manager"])
+        return real_statistics(*args, **kwargs)
+
+    monkeypatch.setattr(release_services, "release_statistics", discard_then_count)
+    built = release_services.release_cut_build(cut_id=cut.pk)
+    assert built.state == ReleaseCut.State.FAILED and "no longer validated" in built.error
+    assert not Release.objects.exists()
+    assert set(Instance.objects.filter(batch=batch).values_list("status", flat=True)) == {Status.VALIDATED}
+
+
+def test_the_releases_page_queues_a_big_cut_and_shows_its_progress(project, personas, settings, monkeypatch):
+    from curation import tasks
+
+    settings.TATCURATE_RELEASE_CUT_ASYNC_MIN_ITEMS = 6
+    monkeypatch.setattr(tasks.release_cut_task, "delay", lambda cut_id: None)
+    batch = validated_world(project, papers=2, per_paper=3)
+    browser = Client()
+    for role, expected in (("annotator", 403), ("verifier", 403)):
+        browser.force_login(personas[role])
+        assert browser.post(f"/p/{project.slug}/releases/", {"name": "x", "batch_ids": [batch.pk]}).status_code == (
+            expected
+        )
+    assert not ReleaseCut.objects.exists()
+    browser.force_login(personas["manager"])
+    response = browser.post(f"/p/{project.slug}/releases/", {"name": "big", "batch_ids": [batch.pk]}, follow=True)
+    page = response.content.decode()
+    assert "is being cut on a worker: 6 instances" in page
+    assert "Cuts on a worker" in page and "0 of 6 frozen" in page and 'hx-trigger="every 2s"' in page
+    ReleaseCut.objects.update(state=ReleaseCut.State.RUNNING, items_done=2)
+    page = browser.get(f"/p/{project.slug}/releases/").content.decode()
+    assert "Being frozen" in page and "2 of 6 frozen" in page
+    release_services.release_cut_build(cut_id=ReleaseCut.objects.get().pk)
+    page = browser.get(f"/p/{project.slug}/releases/").content.decode()
+    assert "Cuts on a worker" not in page and 'hx-trigger="every 2s"' not in page and "big-v1" not in page
+    assert ">big</a>" in page
+
+
+def test_the_api_answers_202_for_a_queued_cut(project, personas, settings, monkeypatch, api_client_for):
+    from curation import tasks
+
+    settings.TATCURATE_RELEASE_CUT_ASYNC_MIN_ITEMS = 6
+    monkeypatch.setattr(tasks.release_cut_task, "delay", lambda cut_id: None)
+    batch = validated_world(project, papers=2, per_paper=3)
+    body = {"name": "big", "batch_ids": [batch.pk]}
+    url = f"/api/projects/{project.slug}/releases/"
+    assert api_client_for(personas["verifier"]).post(url, body, format="json").status_code == 403
+    response = api_client_for(personas["manager"]).post(url, body, format="json")
+    assert response.status_code == 202, response.content
+    assert response.json()["items_total"] == 6 and response.json()["state"] == "pending"
+
+
+def test_the_batched_move_refuses_an_instance_edited_since_it_was_frozen(project):
+    batch = validated_world(project, papers=1, per_paper=2)
+    versions = dict(Instance.objects.filter(batch=batch).values_list("pk", "version"))
+    stale = {**versions, min(versions): versions[min(versions)] - 1}  # as if frozen before an edit
+    with pytest.raises(Conflict, match="edited meanwhile") as raised:
+        instances_transition_bulk(
+            instance_ids=list(versions),
+            target=Status.RELEASED,
+            expected_status=Status.VALIDATED,
+            expected_versions=stale,
+        )
+    assert raised.value.detail == {"instance_ids": [min(versions)]}
