@@ -145,19 +145,29 @@ def make_instance(project, context):
     return make
 
 
-@pytest.fixture
-def open_batch(project):
+def open_batch_build(project):
     return batch_open(batch_id=batch_create(project=project, actor=None, name="B1").pk, actor=None)
 
 
-@pytest.fixture
-def drafts(project, open_batch, make_instance):
+def drafts_build(project, open_batch, context) -> list:
     """Six drafts in the open batch, alternating two reasoning types."""
     types = list(ReasoningType.objects.filter(project=project, parent__isnull=False)[:2])
     return [
-        make_instance(batch=open_batch, reasoning_type=types[i % 2], draft={"question": f"Draft question {i}?"})
+        instance_build(
+            project, context, batch=open_batch, reasoning_type=types[i % 2], draft={"question": f"Draft question {i}?"}
+        )
         for i in range(6)
     ]
+
+
+@pytest.fixture
+def open_batch(project):
+    return open_batch_build(project)
+
+
+@pytest.fixture
+def drafts(project, open_batch, context):
+    return drafts_build(project, open_batch, context)
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ from curation.models import Batch, Instance, ReasoningType
 from curation.services.lifecycle import instance_transition
 from curation.states import Status
 from tests.conftest import context_build, instance_build, paper_build, personas_build, project_build
-from tests.support.shared_world import shared_world
+from tests.support.shared_world import shared_world, world_copy
 
 ROLES = ["annotator", "verifier", "manager", "outsider", "anonymous"]
 
@@ -31,7 +31,7 @@ def _world(django_db_setup, django_db_blocker):
 
 @pytest.fixture
 def world(_world, db):
-    return _world
+    return world_copy(_world)
 
 
 def request_for(world, name: str):

@@ -22,7 +22,7 @@ from scoring.models import ModelEndpoint, Prediction, ScoringRun
 from scoring.services.uploads import upload_run_create
 from tests.conftest import context_build, instance_build, paper_build, personas_build, project_build, user_build
 from tests.scoring.run_support import endpoint_for, small_release
-from tests.support.shared_world import shared_world
+from tests.support.shared_world import shared_world, world_copy
 
 pytestmark = pytest.mark.django_db
 
@@ -53,7 +53,7 @@ def _world(django_db_setup, django_db_blocker):
 
 @pytest.fixture
 def world(_world, db):
-    return _world
+    return world_copy(_world)
 
 
 def _world_build(project, personas, context):

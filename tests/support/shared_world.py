@@ -13,13 +13,18 @@ rolled back at its end, so nothing leaks into other modules.
 
     @pytest.fixture
     def world(_world, db):
-        return _world
+        return world_copy(_world)
+
+A test gets a deep copy of the built objects, so one that refreshes or edits an object in memory leaves the next
+test's copy as built (the database side is the savepoint's job).
 """
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import TypeVar
 
 import pytest
 from django.db import transaction
@@ -37,3 +42,33 @@ def shared_world(django_db_blocker) -> Iterator[pytest.MonkeyPatch]:
     ):
         yield monkeypatch
         transaction.set_rollback(True)
+
+
+World = TypeVar("World")
+
+
+def world_copy(world: World) -> World:
+    """The module's world as built, for one test (model objects are copied with what they have cached)."""
+    return copy.deepcopy(world)
+
+
+def base_world_build(*, with_drafts: bool = False) -> dict:
+    """What the conftest fixtures give one test (project, personas, paper, context; and the open batch with six
+    drafts), built by the same builders, for a module-scoped world."""
+    from tests.conftest import (
+        context_build,
+        drafts_build,
+        open_batch_build,
+        paper_build,
+        personas_build,
+        project_build,
+    )
+
+    project = project_build()
+    personas = personas_build(project)
+    paper = paper_build(project)
+    world = {"project": project, "personas": personas, "paper": paper, "context": context_build(project, paper)}
+    if with_drafts:
+        world["open_batch"] = open_batch_build(project)
+        world["drafts"] = drafts_build(project, world["open_batch"], world["context"])
+    return world
