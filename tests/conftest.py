@@ -103,10 +103,11 @@ def context_build(project, paper):
     return ctx
 
 
-def instance_build(project, context, **fields: object):
+def instance_build(project, default_context, **fields: object):
+    """An instance on `default_context` unless `fields` names another context."""
     fields.setdefault("question", "Which model is more accurate?")
     fields.setdefault("answer", ["A"])
-    fields.setdefault("context", context)
+    fields.setdefault("context", default_context)
     return instance_create(project_id=project.pk, actor=None, **fields)
 
 
