@@ -14,6 +14,7 @@ TASK_QUEUE_SETTINGS = {
     "curation.drafting_chunk": "TATCURATE_DRAFTING_QUEUE",
     "scoring.run_chunk": "TATCURATE_SCORING_QUEUE",
     "curation.export_build": "TATCURATE_EXPORTS_QUEUE",
+    "curation.release_cut": "TATCURATE_EXPORTS_QUEUE",
 }
 
 

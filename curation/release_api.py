@@ -16,7 +16,7 @@ from curation import release_selectors, selectors
 from curation.dataset_formats import FORMATS
 from curation.errors import InvalidInput, NotFound
 from curation.exports import EXPORT_FORMATS
-from curation.models import ExportArtifact, ImportRecord, Release, ReleaseItem
+from curation.models import ExportArtifact, ImportRecord, Release, ReleaseCut, ReleaseItem
 from curation.release_stats import presented
 from curation.services import datasets as dataset_services
 from curation.services import releases as release_services
@@ -146,13 +146,21 @@ class ReleaseListApi(APIView):
         releases = release_selectors.releases_of(user=request.user, project=project).prefetch_related("batches")
         return Response(ReleaseSerializer(releases, many=True).data)
 
-    @extend_schema(request=ReleaseCutSerializer, responses={201: ReleaseDetailSerializer})
+    @extend_schema(
+        request=ReleaseCutSerializer,
+        responses={201: ReleaseDetailSerializer, 202: OpenApiResponse(description="Queued on a worker")},
+    )
     def post(self, request: Request, slug: str) -> Response:
         project = selectors.project_get(user=request.user, slug=slug)
         payload = ReleaseCutSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
-        release = release_services.release_cut(project=project, actor=request.user, **payload.validated_data)
-        return Response(ReleaseDetailSerializer(release).data, status=status.HTTP_201_CREATED)
+        result = release_services.release_cut_request(project=project, actor=request.user, **payload.validated_data)
+        if isinstance(result, ReleaseCut):  # big: queued on a worker; the releases page shows its progress
+            return Response(
+                {"cut": result.pk, "name": result.name, "state": result.state, "items_total": result.items_total},
+                status=status.HTTP_202_ACCEPTED,
+            )
+        return Response(ReleaseDetailSerializer(result).data, status=status.HTTP_201_CREATED)
 
 
 class ReleaseDetailApi(APIView):

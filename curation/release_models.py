@@ -8,7 +8,7 @@ from django.db import models
 from curation.jobs import JobRow
 from curation.visibility import ProjectScopedQuerySet
 
-__all__ = ["ExportArtifact", "ImportRecord", "Release", "ReleaseContext", "ReleaseItem", "SourceRecord"]
+__all__ = ["ExportArtifact", "ImportRecord", "Release", "ReleaseContext", "ReleaseCut", "ReleaseItem", "SourceRecord"]
 
 
 class ImportRecord(models.Model):
@@ -189,3 +189,37 @@ class ExportArtifact(JobRow):
     @property
     def progress(self) -> float:
         return self.items_done / self.items_total if self.items_total else (1.0 if self.state == "ready" else 0.0)
+
+
+class ReleaseCut(models.Model):
+    """A big cut waiting for or running on a worker (TATCURATE_RELEASE_CUT_ASYNC_MIN_ITEMS and more): what was asked,
+    how far it is, and the release it became. Small cuts run in the request and leave no such row."""
+
+    class State(models.TextChoices):
+        PENDING = "pending", "Waiting for a worker"
+        RUNNING = "running", "Being frozen"
+        READY = "ready", "Ready"
+        FAILED = "failed", "Failed"
+
+    project = models.ForeignKey("curation.Project", on_delete=models.CASCADE, related_name="release_cuts")
+    name = models.SlugField(max_length=100)
+    options = models.JSONField(default=dict, help_text="The release_cut arguments: batch_ids, description, …")
+    state = models.CharField(max_length=10, choices=State.choices, default=State.PENDING)
+    items_done = models.PositiveIntegerField(default=0)
+    items_total = models.PositiveIntegerField(default=0)
+    release = models.OneToOneField(Release, null=True, blank=True, on_delete=models.SET_NULL, related_name="cut")
+    error = models.TextField(blank=True)
+    requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    objects = ProjectScopedQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["project", "-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"cut of {self.name} ({self.state})"
+
+    @property
+    def percent(self) -> int:
+        return round(100 * self.items_done / self.items_total) if self.items_total else 0

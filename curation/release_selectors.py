@@ -14,7 +14,7 @@ from django.db.models import Count, Q, QuerySet
 
 from curation import selectors, visibility
 from curation.errors import NotFound, NotPermitted
-from curation.models import ExportArtifact, ImportRecord, Project, Release
+from curation.models import ExportArtifact, ImportRecord, Project, Release, ReleaseCut
 from curation.states import Role, Status
 
 
@@ -27,6 +27,19 @@ def releases_of(*, user: AbstractBaseUser, project: Project) -> QuerySet[Release
     """Releases of a project the user belongs to (project_get raises NotFound for outsiders)."""
     selectors.project_get(user=user, slug=project.slug)
     return Release.objects.visible_to(user).filter(project=project).select_related("created_by", "project")
+
+
+def release_cuts_of(*, user: AbstractBaseUser, project: Project) -> QuerySet[ReleaseCut]:
+    """Cuts on a worker that are waiting, running or failed (a ready one is its release): managers only."""
+    selectors.project_get(user=user, slug=project.slug)
+    if Role.MANAGER not in selectors.roles_of(user=user, project=project):
+        return ReleaseCut.objects.none()
+    return (
+        ReleaseCut.objects.visible_to(user)
+        .filter(project=project)
+        .exclude(state=ReleaseCut.State.READY)
+        .select_related("requested_by")
+    )
 
 
 def release_get(*, user: AbstractBaseUser, release_id: int) -> Release:

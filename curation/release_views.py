@@ -15,7 +15,7 @@ from curation.charts import bar_chart
 from curation.dataset_formats import FORMATS
 from curation.errors import InvalidInput
 from curation.exports import EXPORT_FORMATS
-from curation.models import Project, Release
+from curation.models import Project, Release, ReleaseCut
 from curation.page_errors import FORM_ERRORS
 from curation.release_stats import presented
 from curation.services import datasets as dataset_services
@@ -44,7 +44,7 @@ def release_list(request: HttpRequest, slug: str) -> HttpResponse:
             raise PermissionDenied("Only a manager of this project may cut releases.")
         seed = request.POST.get("split_seed", "").strip()
         try:
-            release = release_services.release_cut(
+            result = release_services.release_cut_request(
                 project=project,
                 actor=request.user,
                 name=request.POST.get("name", ""),
@@ -58,17 +58,25 @@ def release_list(request: HttpRequest, slug: str) -> HttpResponse:
         except InvalidInput as exc:
             messages.error(request, exc.message)
         else:
+            if isinstance(result, ReleaseCut):
+                messages.success(
+                    request, f"Release {result.name} is being cut on a worker: {result.items_total} instances."
+                )
+                return redirect("releases", slug=project.slug)
             messages.success(
                 request,
-                f"Release {release.label} cut: {release.item_count} instance{pluralize(release.item_count)} frozen.",
+                f"Release {result.label} cut: {result.item_count} instance{pluralize(result.item_count)} frozen.",
             )
-            return redirect("release", slug=project.slug, pk=release.pk)
+            return redirect("release", slug=project.slug, pk=result.pk)
     batches = release_selectors.batches_to_release(user=request.user, project=project) if is_manager else []
+    cuts = list(release_selectors.release_cuts_of(user=request.user, project=project))
     context = {
         "project": project,
         "roles": roles,
         "is_manager": is_manager,
         "releases": release_selectors.releases_of(user=request.user, project=project),
+        "cuts": cuts,
+        "cuts_active": any(c.state != ReleaseCut.State.FAILED for c in cuts),
         "batches": batches,
     }
     return render(request, "curation/releases.html", context)

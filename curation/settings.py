@@ -150,6 +150,8 @@ CELERY_BEAT_SCHEDULE_FILENAME = str(DATA_DIR / "celerybeat-schedule")
 TATCURATE_DRAFTING_QUEUE = env_str("TATCURATE_DRAFTING_QUEUE", "drafting")
 TATCURATE_SCORING_QUEUE = env_str("TATCURATE_SCORING_QUEUE", "scoring")
 TATCURATE_EXPORTS_QUEUE = env_str("TATCURATE_EXPORTS_QUEUE", "exports")
+# A release cut of at least this many validated instances runs on a worker (the exports queue), not in the request.
+TATCURATE_RELEASE_CUT_ASYNC_MIN_ITEMS = env_int("TATCURATE_RELEASE_CUT_ASYNC_MIN_ITEMS", 2000, minimum=1)
 CELERY_TASK_DEFAULT_QUEUE = "celery"
 CELERY_TASK_ROUTES = ("curation.queues.task_queue_route",)
 CELERY_TASK_QUEUES = [

@@ -5,7 +5,7 @@ from __future__ import annotations
 from celery import shared_task
 
 from curation.jobs import TransactionAwareTask, jobs_reap
-from curation.services.releases import export_build
+from curation.services.releases import export_build, release_cut_build
 
 
 @shared_task(name="curation.export_build", acks_late=True, bind=True, base=TransactionAwareTask)
@@ -19,6 +19,13 @@ def export_build_task(self, artifact_id: int) -> str:
 def jobs_reap_task() -> dict[str, int]:
     """Reap the stalled drafting items, scoring chunks and export builds (beat runs this every minute)."""
     return jobs_reap()
+
+
+@shared_task(name="curation.release_cut", acks_late=True, base=TransactionAwareTask)
+def release_cut_task(cut_id: int) -> str:
+    """Run one big release cut (exports queue); a redelivered task finds it ready or failed and exits quietly."""
+    cut = release_cut_build(cut_id=cut_id)
+    return cut.state if cut is not None else "missing"
 
 
 # autodiscover_tasks() imports only `<app>.tasks`; the drafting tasks live in their own module.

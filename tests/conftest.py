@@ -54,24 +54,18 @@ def _fast_password_hasher(settings):
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
-@pytest.fixture
-def make_user(db):
-    def make(username: str, **extra: object):
-        return get_user_model().objects.create_user(username=username, password=PASSWORD, **extra)
-
-    return make
+def user_build(username: str, **extra: object):
+    return get_user_model().objects.create_user(username=username, password=PASSWORD, **extra)
 
 
-@pytest.fixture
-def project(db):
+def project_build():
     return project_create(name="Test Project", creator=None, slug="test-project")
 
 
-@pytest.fixture
-def personas(project, make_user):
+def personas_build(project) -> dict:
     """annotator, second annotator (both qualified), unqualified annotator, verifier, manager, outsider."""
     people = {
-        name: make_user(name)
+        name: user_build(name)
         for name in ("annotator", "annotator2", "novice", "verifier", "manager", "outsider", "verifier2")
     }
     for name, role, qualified in (
@@ -86,8 +80,7 @@ def personas(project, make_user):
     return people
 
 
-@pytest.fixture
-def paper(project):
+def paper_build(project):
     paper = Paper.objects.create(project=project, title="A small paper", origin="test")
     table = Table.objects.create(
         paper=paper,
@@ -102,8 +95,7 @@ def paper(project):
     return paper
 
 
-@pytest.fixture
-def context(project, paper):
+def context_build(project, paper):
     ctx = Context.objects.create(
         project=project, paper=paper, kind=Context.Kind.SHORT, paragraph=paper.paragraphs.first()
     )
@@ -111,30 +103,72 @@ def context(project, paper):
     return ctx
 
 
+def instance_build(project, default_context, **fields: object):
+    """An instance on `default_context` unless `fields` names another context."""
+    fields.setdefault("question", "Which model is more accurate?")
+    fields.setdefault("answer", ["A"])
+    fields.setdefault("context", default_context)
+    return instance_create(project_id=project.pk, actor=None, **fields)
+
+
+# The fixtures below call the builders above; a module that builds its world once (tests/support/shared_world.py)
+# calls the same builders, so both kinds of world are the same world.
+@pytest.fixture
+def make_user(db):
+    return user_build
+
+
+@pytest.fixture
+def project(db):
+    return project_build()
+
+
+@pytest.fixture
+def personas(project, make_user):
+    return personas_build(project)
+
+
+@pytest.fixture
+def paper(project):
+    return paper_build(project)
+
+
+@pytest.fixture
+def context(project, paper):
+    return context_build(project, paper)
+
+
 @pytest.fixture
 def make_instance(project, context):
     def make(**fields: object):
-        fields.setdefault("question", "Which model is more accurate?")
-        fields.setdefault("answer", ["A"])
-        fields.setdefault("context", context)
-        return instance_create(project_id=project.pk, actor=None, **fields)
+        return instance_build(project, context, **fields)
 
     return make
 
 
-@pytest.fixture
-def open_batch(project):
+def open_batch_build(project):
     return batch_open(batch_id=batch_create(project=project, actor=None, name="B1").pk, actor=None)
 
 
-@pytest.fixture
-def drafts(project, open_batch, make_instance):
+def drafts_build(project, open_batch, context) -> list:
     """Six drafts in the open batch, alternating two reasoning types."""
     types = list(ReasoningType.objects.filter(project=project, parent__isnull=False)[:2])
     return [
-        make_instance(batch=open_batch, reasoning_type=types[i % 2], draft={"question": f"Draft question {i}?"})
+        instance_build(
+            project, context, batch=open_batch, reasoning_type=types[i % 2], draft={"question": f"Draft question {i}?"}
+        )
         for i in range(6)
     ]
+
+
+@pytest.fixture
+def open_batch(project):
+    return open_batch_build(project)
+
+
+@pytest.fixture
+def drafts(project, open_batch, context):
+    return drafts_build(project, open_batch, context)
 
 
 @pytest.fixture

@@ -415,3 +415,81 @@ def instance_create(
         instance=instance, actor=actor, from_status="", to_status=initial_status, version=1, reason=reason
     )
     return instance
+
+
+# How many instances one statement of a batched transition names (well under SQLite's bound on parameters).
+BULK_TRANSITION_CHUNK = 1000
+
+
+@transaction.atomic
+def instances_transition_bulk(
+    *,
+    instance_ids: list[int],
+    target: str,
+    expected_status: str,
+    expected_versions: Mapping[int, int] | None = None,
+    reason: str = "",
+) -> int:
+    """Move many instances from `expected_status` to `target` by a system move (actor None in the audit), a
+    chunk at a time: per chunk one conditional UPDATE (`WHERE id IN (…) AND status = expected`), one read of the
+    new versions and one bulk insert of the audit rows, so the cost grows per chunk, not per item. The same
+    transition table decides (only a system move may be batched); the move's guards, effects and hooks, if it has
+    any, run on every instance as in `instance_transition`. All or nothing: if any instance is no longer in
+    `expected_status` (a concurrent change), or not at its version in `expected_versions` (id → version) when
+    given, Conflict is raised naming it and the whole transaction is rolled back. Returns how many moved."""
+    if target not in Status.values:
+        raise InvalidInput(f"{target!r} is not a status; expected one of {', '.join(Status.values)}.")
+    transition = TRANSITION_TABLE.get((expected_status, target))
+    if transition is None:
+        raise InvalidInput(f"An instance cannot go from {expected_status} to {target}.")
+    if (expected_status, target) not in SYSTEM_TRANSITIONS:
+        raise NotPermitted(f"Only system moves are batched; {transition.description} is done one by one.")
+    ids = list(dict.fromkeys(instance_ids))
+    guards = [_rule(name, transition) for name in transition.guards]
+    effects = [_rule(name, transition) for name in transition.effects]
+    hooks = _hooks_for(target)
+    extra: dict[str, Any] = {}
+    if target not in (Status.IN_REFINEMENT, Status.ROUND1_REVIEW, Status.ROUND2_REVIEW):
+        extra["lease_expires_at"] = None
+    for start in range(0, len(ids), BULK_TRANSITION_CHUNK):
+        chunk = ids[start : start + BULK_TRANSITION_CHUNK]
+        if guards:
+            for instance in Instance.objects.filter(pk__in=chunk, status=expected_status):
+                for guard in guards:
+                    guard(instance=instance, actor=None, details={})
+        updated = Instance.objects.filter(pk__in=chunk, status=expected_status).update(
+            status=target, version=F("version") + 1, updated_at=timezone.now(), **extra
+        )
+        if updated != len(chunk):
+            changed = sorted(
+                set(chunk) - set(Instance.objects.filter(pk__in=chunk, status=target).values_list("pk", flat=True))
+            )
+            raise Conflict(
+                f"{len(chunk) - updated} instance(s) are no longer {expected_status} (changed meanwhile): "
+                f"{', '.join(map(str, changed[:20]))}. Nothing was moved.",
+                detail={"instance_ids": changed},
+            )
+        rows = list(Instance.objects.filter(pk__in=chunk).values_list("pk", "version"))
+        if expected_versions is not None:
+            stale = sorted(pk for pk, v in rows if expected_versions.get(pk) != v - 1)
+            if stale:
+                raise Conflict(
+                    f"{len(stale)} instance(s) were edited meanwhile: {', '.join(map(str, stale[:20]))}. "
+                    "Nothing was moved.",
+                    detail={"instance_ids": stale},
+                )
+        TransitionEvent.objects.bulk_create(
+            [
+                TransitionEvent(
+                    instance_id=pk, actor=None, from_status=expected_status, to_status=target, version=v, reason=reason
+                )
+                for pk, v in rows
+            ]
+        )
+        if effects or hooks:
+            for instance in Instance.objects.filter(pk__in=chunk):
+                for effect in effects:
+                    effect(instance=instance, actor=None, details={})
+                for hook in hooks:
+                    hook(instance, expected_status, target)
+    return len(ids)

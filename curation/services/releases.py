@@ -7,6 +7,7 @@ import json
 import random
 import re
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,7 @@ from django.db.models import Max, Q
 from django.utils import timezone
 from django.utils.text import slugify
 
-from curation.errors import Conflict, InvalidInput, NotFound
+from curation.errors import Conflict, DomainError, InvalidInput, NotFound
 from curation.jobs import job_claim, job_enqueue, job_reap, job_stall_cutoff, job_token
 from curation.models import (
     Batch,
@@ -25,15 +26,19 @@ from curation.models import (
     ExportArtifact,
     ImportRecord,
     Instance,
+    InstanceRevision,
     Paper,
+    Paragraph,
     Project,
     Release,
     ReleaseContext,
+    ReleaseCut,
     ReleaseItem,
     SourceRecord,
+    Table,
 )
 from curation.release_stats import release_statistics
-from curation.services.lifecycle import instance_transition
+from curation.services.lifecycle import instances_transition_bulk
 from curation.services.projects import require_role
 from curation.states import Role, Status
 from curation.table_shape import shape_from_row
@@ -87,16 +92,36 @@ def _paper_key(paper: Paper, sources: dict[int, SourceRecord]) -> str:
     return f"{source.format}:{source.key}" if source else f"paper-{paper.pk}"
 
 
+@dataclass
+class _PaperParts:
+    """A paper with its tables and paragraphs (mentions prefetched) in order, read once per cut."""
+
+    paper: Paper
+    tables: list[Table]
+    paragraphs: list[Paragraph]
+
+
+def _papers_load(paper_ids: set[int]) -> dict[int, _PaperParts]:
+    """Papers with their tables and paragraphs: three queries (four with mentions) whatever their number."""
+    parts = {p.pk: _PaperParts(p, [], []) for p in Paper.objects.filter(pk__in=paper_ids)}
+    for table in Table.objects.filter(paper_id__in=paper_ids).order_by("paper_id", "order"):
+        parts[table.paper_id].tables.append(table)
+    for paragraph in (
+        Paragraph.objects.filter(paper_id__in=paper_ids)
+        .order_by("paper_id", "order")
+        .prefetch_related("mentioned_tables")
+    ):
+        parts[paragraph.paper_id].paragraphs.append(paragraph)
+    return parts
+
+
 def _freeze_paper(
-    paper: Paper, key: str, native: dict[str, Any], *, excluded: frozenset[str] = frozenset()
+    parts: _PaperParts, key: str, native: dict[str, Any], *, excluded: frozenset[str] = frozenset()
 ) -> dict[str, Any]:
     """The whole paper as a long context: every table and paragraph as they are now, less `excluded` keys."""
-    tables = [t for t in paper.tables.all().order_by("order") if _table_key(t, key) not in excluded]
-    paragraphs = [
-        p
-        for p in paper.paragraphs.all().order_by("order").prefetch_related("mentioned_tables")
-        if _paragraph_key(p, key) not in excluded
-    ]
+    paper = parts.paper
+    tables = [t for t in parts.tables if _table_key(t, key) not in excluded]
+    paragraphs = [p for p in parts.paragraphs if _paragraph_key(p, key) not in excluded]
     return {
         "kind": "long",
         "paper": {"key": key, "title": paper.title, "origin": paper.origin, "arxiv_id": paper.arxiv_id},
@@ -134,7 +159,9 @@ def _freeze_short(
 ) -> dict[str, Any]:
     """A paragraph and the tables it cites, less what the item's annotator marked as wrongly extracted."""
     paragraph = context.paragraph
-    tables = [t for t in context.tables.all().order_by("order") if _table_key(t, paper_key) not in excluded]
+    tables = sorted(
+        (t for t in context.tables.all() if _table_key(t, paper_key) not in excluded), key=lambda t: t.order
+    )
     has_paragraph = paragraph is not None and _paragraph_key(paragraph, paper_key) not in excluded
     return {
         "kind": "short",
@@ -145,7 +172,9 @@ def _freeze_short(
     }
 
 
-def _exclusions(instance: Instance, paper_key: str) -> dict[str, list[dict[str, Any]]]:
+def _exclusions(
+    instance: Instance, paper_key: str, revisions: list[InstanceRevision]
+) -> dict[str, list[dict[str, Any]]]:
     """What the item's annotators marked as wrongly extracted (SciTaT §2.3 i), each with who marked it first."""
     tables = sorted(instance.excluded_tables.all(), key=lambda t: t.order)
     paragraphs = sorted(instance.excluded_paragraphs.all(), key=lambda p: p.order)
@@ -153,7 +182,7 @@ def _exclusions(instance: Instance, paper_key: str) -> dict[str, list[dict[str, 
         return {"tables": [], "paragraphs": []}
     marked_by: dict[tuple[str, int], str] = {}
     previous: dict[str, set[int]] = {"excluded_table_ids": set(), "excluded_paragraph_ids": set()}
-    for revision in instance.revisions.select_related("author").order_by("number"):
+    for revision in revisions:
         for name in previous:
             ids = set(revision.fields.get(name) or [])
             for new_id in ids - previous[name]:
@@ -224,88 +253,88 @@ def _freeze_item(
     }
 
 
-@transaction.atomic
-def release_cut(
+def _freeze_chunk(
     *,
     project: Project,
-    actor: AbstractBaseUser | None,
-    name: str,
-    batch_ids: list[int],
-    description: str = "",
-    changelog: str = "",
-    license: str = "",
-    citation: str = "",
-    split_seed: int | None = None,
-    split_ratios: dict[str, float] | None = None,
-    import_record: ImportRecord | None = None,
-    progress: Callable[[int], None] | None = None,
-) -> Release:
-    """Freeze the validated instances of `batch_ids` into a new version of release `name`. Managers only;
-    `actor=None` is an operator command. Every included instance moves validated → released (system move)."""
-    if actor is not None:
-        require_role(user=actor, project=project, roles=(Role.MANAGER,), action="cut releases")
-    slug = slugify(name)[:100]
-    if not slug:
-        raise InvalidInput("A release needs a name.")
-    if _VERSION_SUFFIX.search(slug):
-        raise InvalidInput(
-            f"Leave the version out of the name ({slug!r} would be labelled {slug}-v1): "
-            "cuts of one name are numbered v1, v2, … by themselves."
+    chunk: list[int],
+    frozen_contexts: dict[str, dict[str, Any]],
+    seen_uids: set[str],
+    question_sources: dict[int, SourceRecord],
+    papers: dict[int, _PaperParts],
+) -> list[dict[str, Any]]:
+    """Freeze the items of `chunk` (instance ids in release order) and any context they need that is not frozen yet.
+    Each call costs the same few queries whatever the chunk's size; an instance that is no longer validated
+    (changed since the cut began) fails the whole cut."""
+    loaded = {
+        i.pk: i
+        for i in Instance.objects.filter(pk__in=chunk, status=Status.VALIDATED)
+        .select_related("context", "context__paragraph", "reasoning_type__parent")
+        .prefetch_related(
+            "relevant_tables",
+            "excluded_tables",
+            "excluded_paragraphs",
+            "context__tables",
+            "context__paragraph__mentioned_tables",
         )
-    batches = list(Batch.objects.filter(project=project, pk__in=batch_ids))
-    if not batch_ids or len(batches) != len(set(batch_ids)):
-        raise InvalidInput("Choose one or more batches of this project.")
-    instances = list(
-        Instance.objects.filter(project=project, batch_id__in=batch_ids, status=Status.VALIDATED)
-        .select_related("context", "context__paper", "context__paragraph", "reasoning_type__parent")
-        .prefetch_related("relevant_tables", "excluded_tables", "excluded_paragraphs")
-        .order_by("context__paper_id", "context_id", "id")
-    )
-    if not instances:
-        raise InvalidInput("Those batches have no validated instances to release.")
-    previous = Release.objects.filter(project=project, name=slug).order_by("-version").first()
-    version = (Release.objects.filter(project=project, name=slug).aggregate(v=Max("version"))["v"] or 0) + 1
-
-    instance_ids = [i.pk for i in instances]
-    question_sources = {
-        r.instance_id: r for r in SourceRecord.objects.filter(instance_id__in=instance_ids, kind="question")
     }
+    if len(loaded) != len(chunk):
+        changed = sorted(set(chunk) - set(loaded))
+        raise Conflict(
+            f"{len(changed)} instance(s) stopped being validated while the release was cut: "
+            f"{', '.join(map(str, changed[:20]))}. Nothing was released; cut again.",
+            detail={"instance_ids": changed},
+        )
+    instances = [loaded[pk] for pk in chunk]
+    sources = {
+        r.instance_id: r
+        for r in SourceRecord.objects.filter(instance_id__in=chunk, kind="question").select_related("import_record")
+    }
+    question_sources.update(sources)
     # A TAT-DQA question has a paper (its document) but no context: find it through its source record.
-    papers: dict[int, Paper] = {i.context.paper_id: i.context.paper for i in instances if i.context_id}
-    for record in question_sources.values():
-        if record.paper_id and record.paper_id not in papers:
-            papers[record.paper_id] = record.paper
+    wanted = {i.context.paper_id for i in instances if i.context_id} | {
+        r.paper_id for r in sources.values() if r.paper_id
+    }
+    new_papers = wanted - set(papers)
+    if new_papers:
+        papers.update(_papers_load(new_papers))
     paper_sources = {
         r.paper_id: r
-        for r in SourceRecord.objects.filter(paper_id__in=list(papers), kind="context").order_by("id")
+        for r in SourceRecord.objects.filter(paper_id__in=wanted, kind="context").order_by("id")
         if r.paper_id
     }
     context_sources = {
         r.context_id: r
-        for r in SourceRecord.objects.filter(context_id__in=[i.context_id for i in instances])
+        for r in SourceRecord.objects.filter(context_id__in={i.context_id for i in instances if i.context_id})
         if r.context_id and r.kind == "context"
     }
+    with_exclusions = [i.pk for i in instances if i.excluded_tables.all() or i.excluded_paragraphs.all()]
+    revisions: dict[int, list[InstanceRevision]] = {}
+    if with_exclusions:
+        for revision in (
+            InstanceRevision.objects.filter(instance_id__in=with_exclusions).select_related("author").order_by("number")
+        ):
+            revisions.setdefault(revision.instance_id, []).append(revision)
 
-    frozen_contexts: dict[str, dict[str, Any]] = {}
-    items: list[dict[str, Any]] = []
-    seen_uids: set[str] = set()
+    items = []
     for instance in instances:
-        source = question_sources.get(instance.pk)
-        paper = instance.context.paper if instance.context_id else (papers.get(source.paper_id) if source else None)
-        paper_key = _paper_key(paper, paper_sources) if paper else ""
+        source = sources.get(instance.pk)
+        paper_id = instance.context.paper_id if instance.context_id else (source.paper_id if source else None)
+        parts = papers.get(paper_id) if paper_id else None
+        paper_key = _paper_key(parts.paper, paper_sources) if parts else ""
         long_key = short_key = None
-        exclusions = _exclusions(instance, paper_key)
+        exclusions = _exclusions(instance, paper_key, revisions.get(instance.pk, []))
         excluded = _excluded_keys(exclusions)
-        if paper is not None and (instance.context_id or paper.tables.exists() or paper.paragraphs.exists()):
+        if parts is not None and (instance.context_id or parts.tables or parts.paragraphs):
             # The long context is frozen beside every question, so both SciTaT settings cover the same questions.
             long_key = _context_key(paper_key, excluded)
             if long_key not in frozen_contexts:
-                native = paper_sources[paper.pk].data if paper.pk in paper_sources else {}
-                frozen_contexts[long_key] = _freeze_paper(paper, paper_key, native, excluded=excluded)
+                native = paper_sources[paper_id].data if paper_id in paper_sources else {}
+                frozen_contexts[long_key] = _freeze_paper(parts, paper_key, native, excluded=excluded)
         if instance.context_id and instance.context.kind == Context.Kind.SHORT:
             short_key = _context_key(f"{paper_key}/context-{instance.context_id}", excluded)
             if short_key not in frozen_contexts:
                 native_record = context_sources.get(instance.context_id)
+                instance.context.paper = parts.paper
                 frozen_contexts[short_key] = _freeze_short(
                     instance.context, paper_key, native_record.data if native_record else {}, excluded=excluded
                 )
@@ -325,6 +354,80 @@ def release_cut(
                 excluded=exclusions,
             )
         )
+    return items
+
+
+def _cut_scope(
+    *, project: Project, actor: AbstractBaseUser | None, name: str, batch_ids: list[int]
+) -> tuple[str, list[Batch], list[int]]:
+    """What a cut would release, checked: (slug, batches, validated instance ids in release order)."""
+    if actor is not None:
+        require_role(user=actor, project=project, roles=(Role.MANAGER,), action="cut releases")
+    slug = slugify(name)[:100]
+    if not slug:
+        raise InvalidInput("A release needs a name.")
+    if _VERSION_SUFFIX.search(slug):
+        raise InvalidInput(
+            f"Leave the version out of the name ({slug!r} would be labelled {slug}-v1): "
+            "cuts of one name are numbered v1, v2, … by themselves."
+        )
+    batches = list(Batch.objects.filter(project=project, pk__in=batch_ids))
+    if not batch_ids or len(batches) != len(set(batch_ids)):
+        raise InvalidInput("Choose one or more batches of this project.")
+    instance_ids = list(
+        Instance.objects.filter(project=project, batch_id__in=batch_ids, status=Status.VALIDATED)
+        .order_by("context__paper_id", "context_id", "id")
+        .values_list("pk", flat=True)
+    )
+    if not instance_ids:
+        raise InvalidInput("Those batches have no validated instances to release.")
+    return slug, batches, instance_ids
+
+
+def release_cut(
+    *,
+    project: Project,
+    actor: AbstractBaseUser | None,
+    name: str,
+    batch_ids: list[int],
+    description: str = "",
+    changelog: str = "",
+    license: str = "",
+    citation: str = "",
+    split_seed: int | None = None,
+    split_ratios: dict[str, float] | None = None,
+    import_record: ImportRecord | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> Release:
+    """Freeze the validated instances of `batch_ids` into a new version of release `name`. Managers only;
+    `actor=None` is an operator command. Every included instance moves validated → released (system move).
+
+    The instances are read and frozen outside any transaction (so a worker's progress is visible); what is written
+    (the release, its frozen rows and the batched moves) is one transaction, whose conditional UPDATE checks each
+    instance is still validated at the version that was frozen: an instance changed meanwhile fails the whole cut
+    (Conflict) and nothing of it remains."""
+    slug, batches, instance_ids = _cut_scope(project=project, actor=actor, name=name, batch_ids=batch_ids)
+    # The instances are read and frozen a chunk at a time, each chunk with a fixed number of queries (its
+    # instances with everything they reference, their source records, and the papers first met in it).
+    frozen_contexts: dict[str, dict[str, Any]] = {}
+    items: list[dict[str, Any]] = []
+    seen_uids: set[str] = set()
+    question_sources: dict[int, SourceRecord] = {}
+    papers: dict[int, _PaperParts] = {}
+    for start in range(0, len(instance_ids), ITEM_CHUNK):
+        chunk = instance_ids[start : start + ITEM_CHUNK]
+        items.extend(
+            _freeze_chunk(
+                project=project,
+                chunk=chunk,
+                frozen_contexts=frozen_contexts,
+                seen_uids=seen_uids,
+                question_sources=question_sources,
+                papers=papers,
+            )
+        )
+        if progress is not None:
+            progress(len(chunk))
 
     ratios: dict[str, float] = {}
     if split_seed is not None:
@@ -345,61 +448,142 @@ def release_cut(
     )
     notes = sorted({note for r in question_sources.values() for note in r.import_record.notes})
     digest = content_hash(iter(sorted(frozen_contexts.items())), iter(items))
-    release = Release.objects.create(
-        project=project,
-        name=slug,
-        version=version,
-        description=description,
-        changelog=changelog,
-        license=license,
-        citation=citation,
-        attribution=attribution,
-        notes=notes,
-        import_record=import_record,
-        supersedes=previous,
-        content_hash=digest,
-        item_count=len(items),
-        split_seed=split_seed,
-        split_ratios=ratios,
-        created_by=actor,
-        statistics=release_statistics(items, lambda key: frozen_contexts.get(key)),
-    )
-    release.batches.set(batches)
-    context_rows = {
-        key: row
-        for key, row in zip(
-            frozen_contexts,
-            ReleaseContext.objects.bulk_create(
-                [ReleaseContext(release=release, key=k, kind=d["kind"], data=d) for k, d in frozen_contexts.items()],
-                batch_size=500,
-            ),
-            strict=True,
+    with transaction.atomic():
+        previous = Release.objects.filter(project=project, name=slug).order_by("-version").first()
+        version = (Release.objects.filter(project=project, name=slug).aggregate(v=Max("version"))["v"] or 0) + 1
+        release = Release.objects.create(
+            project=project,
+            name=slug,
+            version=version,
+            description=description,
+            changelog=changelog,
+            license=license,
+            citation=citation,
+            attribution=attribution,
+            notes=notes,
+            import_record=import_record,
+            supersedes=previous,
+            content_hash=digest,
+            item_count=len(items),
+            split_seed=split_seed,
+            split_ratios=ratios,
+            created_by=actor,
+            statistics=release_statistics(items, lambda key: frozen_contexts.get(key)),
         )
-    }
-    ReleaseItem.objects.bulk_create(
-        (
-            ReleaseItem(
-                release=release,
-                position=position,
-                instance=instance,
-                uid=item["uid"],
-                split=item["split"],
-                short_context=context_rows.get(item["short_context"]) if item["short_context"] else None,
-                long_context=context_rows.get(item["long_context"]) if item["long_context"] else None,
-                data=item,
+        release.batches.set(batches)
+        context_rows = {
+            key: row
+            for key, row in zip(
+                frozen_contexts,
+                ReleaseContext.objects.bulk_create(
+                    [
+                        ReleaseContext(release=release, key=k, kind=d["kind"], data=d)
+                        for k, d in frozen_contexts.items()
+                    ],
+                    batch_size=500,
+                ),
+                strict=True,
             )
-            for position, (instance, item) in enumerate(zip(instances, items, strict=True))
-        ),
-        batch_size=ITEM_CHUNK,
-    )
-    reason = f"included in release {release.label}" + (f" cut by {actor}" if actor is not None else "")
-    for instance in instances:
-        instance_transition(
-            instance_id=instance.pk, target=Status.RELEASED, actor=None, expected_status=Status.VALIDATED, reason=reason
+        }
+        ReleaseItem.objects.bulk_create(
+            (
+                ReleaseItem(
+                    release=release,
+                    position=position,
+                    instance_id=instance_id,
+                    uid=item["uid"],
+                    split=item["split"],
+                    short_context=context_rows.get(item["short_context"]) if item["short_context"] else None,
+                    long_context=context_rows.get(item["long_context"]) if item["long_context"] else None,
+                    data=item,
+                )
+                for position, (instance_id, item) in enumerate(zip(instance_ids, items, strict=True))
+            ),
+            batch_size=ITEM_CHUNK,
         )
-        if progress is not None:
-            progress(1)
-    return release
+        reason = f"included in release {release.label}" + (f" cut by {actor}" if actor is not None else "")
+        instances_transition_bulk(
+            instance_ids=instance_ids,
+            target=Status.RELEASED,
+            expected_status=Status.VALIDATED,
+            expected_versions={pk: item["instance_version"] for pk, item in zip(instance_ids, items, strict=True)},
+            reason=reason,
+        )
+        return release
+
+
+# What a page or the API may pass to a cut besides the project, the actor, the name and the batches.
+CUT_OPTIONS = ("description", "changelog", "license", "citation", "split_seed", "split_ratios")
+
+
+def release_cut_request(
+    *, project: Project, actor: AbstractBaseUser | None, name: str, batch_ids: list[int], **options: Any
+) -> Release | ReleaseCut:
+    """Cut now (fewer than TATCURATE_RELEASE_CUT_ASYNC_MIN_ITEMS validated instances: the Release) or on a worker of
+    the exports queue (the ReleaseCut that tracks it). Either way the same checks refuse a bad cut before anything
+    is written, and the worker runs the same `release_cut`."""
+    unknown = set(options) - set(CUT_OPTIONS)
+    if unknown:
+        raise InvalidInput(f"Unknown release options: {', '.join(sorted(unknown))}.")
+    slug, _, instance_ids = _cut_scope(project=project, actor=actor, name=name, batch_ids=batch_ids)
+    if len(instance_ids) < settings.TATCURATE_RELEASE_CUT_ASYNC_MIN_ITEMS:
+        return release_cut(project=project, actor=actor, name=name, batch_ids=batch_ids, **options)
+    with transaction.atomic():
+        cut = ReleaseCut.objects.create(
+            project=project,
+            name=slug,
+            options={"batch_ids": list(batch_ids), **options},
+            items_total=len(instance_ids),
+            requested_by=actor,
+        )
+        job_enqueue(task_name="curation.release_cut", args=[cut.pk])  # sent after commit
+    return cut
+
+
+def release_cut_build(*, cut_id: int) -> ReleaseCut | None:
+    """Run one queued cut (the worker's side of `release_cut_request`), writing its progress as chunks are frozen.
+    Idempotent: a ready or failed cut is left alone; a redelivered task takes a running one over. A domain error
+    (an instance changed meanwhile, the requester is no longer a manager) fails the cut with its message."""
+    cut = ReleaseCut.objects.select_related("project", "requested_by").filter(pk=cut_id).first()
+    if cut is None or cut.state in (ReleaseCut.State.READY, ReleaseCut.State.FAILED):
+        return cut
+    ReleaseCut.objects.filter(pk=cut_id, state__in=(ReleaseCut.State.PENDING, ReleaseCut.State.RUNNING)).update(
+        state=ReleaseCut.State.RUNNING, items_done=0
+    )
+    done = 0
+
+    def progress(count: int) -> None:
+        nonlocal done
+        done += count
+        ReleaseCut.objects.filter(pk=cut_id).update(items_done=done)
+
+    options = dict(cut.options)
+    batch_ids = options.pop("batch_ids")
+    try:
+        release = release_cut(
+            project=cut.project,
+            actor=cut.requested_by,
+            name=cut.name,
+            batch_ids=batch_ids,
+            progress=progress,
+            **options,
+        )
+    except Exception as error:
+        ReleaseCut.objects.filter(pk=cut_id).update(
+            state=ReleaseCut.State.FAILED, error=str(error)[:2000], finished_at=timezone.now()
+        )
+        if not isinstance(error, DomainError):
+            raise  # a bug or an outage: the worker's log and Celery's retry policy see it
+    else:
+        ReleaseCut.objects.filter(pk=cut_id).update(
+            state=ReleaseCut.State.READY,
+            release=release,
+            items_done=release.item_count,
+            finished_at=timezone.now(),
+            error="",
+        )
+    cut.refresh_from_db()
+    return cut
 
 
 def release_items(release: Release, *, chunk: int = ITEM_CHUNK) -> Iterator[dict[str, Any]]:

@@ -8,19 +8,34 @@ from annotate.models import Guidelines, QualificationAttempt
 from annotate.services import qualification as services
 from annotate.services.guidelines import guidelines_ensure_default
 from tests.annotate.qualification_support import GOLD_STRINGS, correct_answers, make_gold
+from tests.support.shared_world import base_world_build, shared_world, world_copy
 
 ROLES = ["candidate", "annotator", "verifier", "manager", "outsider", "anonymous"]
 PERSONA = {"candidate": "novice", "annotator": "annotator", "verifier": "verifier", "manager": "manager"}
 
 
+@pytest.fixture(scope="module")
+def _world(django_db_setup, django_db_blocker):
+    """Gold items, a configured exam, default guidelines, and the candidate (novice) with an open attempt: built
+    once for the module; each test runs in a savepoint rolled back after it (tests/support/shared_world.py)."""
+    with shared_world(django_db_blocker):
+        base = base_world_build()
+        project, personas = base["project"], base["personas"]
+        gold = make_gold(project, base["context"])
+        services.qualification_configure(project=project, actor=personas["manager"], instance_ids=[i.pk for i in gold])
+        guidelines_ensure_default(project=project)
+        attempt = services.attempt_start(project=project, user=personas["novice"])
+        yield {"project": project, "gold": gold, "attempt": attempt, "people": personas}
+
+
 @pytest.fixture
-def world(project, personas, context):
-    """Gold items, a configured exam, default guidelines, and the candidate (novice) with an open attempt."""
-    gold = make_gold(project, context)
-    services.qualification_configure(project=project, actor=personas["manager"], instance_ids=[i.pk for i in gold])
-    guidelines_ensure_default(project=project)
-    attempt = services.attempt_start(project=project, user=personas["novice"])
-    return {"project": project, "gold": gold, "attempt": attempt, "people": personas}
+def world(_world, db):
+    return world_copy(_world)
+
+
+@pytest.fixture
+def project(world):
+    return world["project"]
 
 
 def request_for(world, name: str):

@@ -10,12 +10,50 @@ from annotate.services.batches import instance_discard
 from curation.models import Batch, Instance
 from curation.states import Status
 from tests.annotate.review_helpers import submit, to_discussion, to_round2
+from tests.conftest import instance_build
+from tests.support.shared_world import base_world_build, shared_world, world_copy
 
 ROLES = ["annotator", "annotator2", "verifier", "manager", "outsider", "anonymous"]
 
 
+@pytest.fixture(scope="module")
+def _shared(django_db_setup, django_db_blocker):
+    """Built once for the module; each test runs in a savepoint rolled back after it (tests/support/shared_world.py)."""
+    with shared_world(django_db_blocker):
+        base = base_world_build(with_drafts=True)
+        project, context = base["project"], base["context"]
+        base["world"] = _review_world(
+            base["personas"], project, base["drafts"], lambda **fields: instance_build(project, context, **fields)
+        )
+        yield base
+
+
 @pytest.fixture
-def world(personas, project, drafts, make_instance):
+def shared(_shared, db):
+    return world_copy(_shared)
+
+
+@pytest.fixture
+def project(shared):
+    return shared["project"]
+
+
+@pytest.fixture
+def personas(shared):
+    return shared["personas"]
+
+
+@pytest.fixture
+def context(shared):
+    return shared["context"]
+
+
+@pytest.fixture
+def world(shared):
+    return shared["world"]
+
+
+def _review_world(personas, project, drafts, make_instance):
     """One instance in each review state, all written by `annotator` and verified in round one by `verifier`."""
     p = personas
     discussion = to_discussion(project, p, drafts[0])

@@ -7,17 +7,31 @@ import pytest
 from curation.models import Batch, Instance, ReasoningType
 from curation.services.lifecycle import instance_transition
 from curation.states import Status
+from tests.conftest import context_build, instance_build, paper_build, personas_build, project_build
+from tests.support.shared_world import shared_world, world_copy
 
 ROLES = ["annotator", "verifier", "manager", "outsider", "anonymous"]
 
 
+@pytest.fixture(scope="module")
+def _world(django_db_setup, django_db_blocker):
+    """A project with one paper, one planned batch and one instance the annotator is refining: built once for
+    the module; each test runs in a savepoint rolled back after it (tests/support/shared_world.py)."""
+    with shared_world(django_db_blocker):
+        project = project_build()
+        personas = personas_build(project)
+        paper = paper_build(project)
+        instance = instance_build(project, context_build(project, paper))
+        instance = instance_transition(
+            instance_id=instance.pk, target=Status.IN_REFINEMENT, actor=personas["annotator"]
+        )
+        batch = Batch.objects.create(project=project, name="Batch 1")
+        yield {"project": project, "paper": paper, "instance": instance, "batch": batch, "people": personas}
+
+
 @pytest.fixture
-def world(personas, project, paper, make_instance):
-    """A project with one paper, one planned batch and one instance the annotator is refining."""
-    instance = make_instance()
-    instance = instance_transition(instance_id=instance.pk, target=Status.IN_REFINEMENT, actor=personas["annotator"])
-    batch = Batch.objects.create(project=project, name="Batch 1")
-    return {"project": project, "paper": paper, "instance": instance, "batch": batch, "people": personas}
+def world(_world, db):
+    return world_copy(_world)
 
 
 def request_for(world, name: str):

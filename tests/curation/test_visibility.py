@@ -20,7 +20,9 @@ from curation.visibility import is_operator
 from scoring import selectors as scoring_selectors
 from scoring.models import ModelEndpoint, Prediction, ScoringRun
 from scoring.services.uploads import upload_run_create
+from tests.conftest import context_build, instance_build, paper_build, personas_build, project_build, user_build
 from tests.scoring.run_support import endpoint_for, small_release
+from tests.support.shared_world import shared_world, world_copy
 
 pytestmark = pytest.mark.django_db
 
@@ -36,14 +38,31 @@ def _scoring_rows(project, name):
     return release, run, Prediction.objects.get(run=run, uid=uid)
 
 
-@pytest.fixture
-def world(project, personas, make_user, make_instance, context, monkeypatch):
+@pytest.fixture(scope="module")
+def _world(django_db_setup, django_db_blocker):
+    """Built once for the module; each test runs in a savepoint rolled back after it (tests/support/shared_world.py)."""
     from scoring import tasks
 
-    monkeypatch.setattr(tasks.run_chunk_task, "apply_async", lambda *a, **k: None)
+    with shared_world(django_db_blocker) as monkeypatch:
+        monkeypatch.setattr(tasks.run_chunk_task, "apply_async", lambda *a, **k: None)
+        project = project_build()
+        personas = personas_build(project)
+        context = context_build(project, paper_build(project))
+        yield _world_build(project, personas, context)
+
+
+@pytest.fixture
+def world(_world, db):
+    return world_copy(_world)
+
+
+def _world_build(project, personas, context):
+    def make_instance(**fields):
+        return instance_build(project, context, **fields)
+
     people = dict(personas)
-    people["operator"] = make_user("operator", is_superuser=True)
-    people["staff"] = make_user("staff", is_staff=True)
+    people["operator"] = user_build("operator", is_superuser=True)
+    people["staff"] = user_build("staff", is_staff=True)
     other = project_create(name="Other", creator=None, slug="other")
     membership_add(project=other, actor=None, username="outsider", role=Role.MANAGER)
     rows = {}

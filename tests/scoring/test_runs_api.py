@@ -9,6 +9,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 
 from scoring.models import ErrorTag, Prediction, ScoringRun
 from scoring.services.uploads import upload_run_create
+from tests.support.shared_world import base_world_build, shared_world, world_copy
 
 from .run_support import endpoint_for, small_release
 
@@ -20,14 +21,43 @@ def jsonl(rows: list[dict]) -> bytes:
     return "\n".join(json.dumps(row) for row in rows).encode()
 
 
+@pytest.fixture(scope="module")
+def _world(django_db_setup, django_db_blocker):
+    """Built once for the module; each test runs in a savepoint rolled back after it (tests/support/shared_world.py)."""
+    from scoring import tasks
+
+    with shared_world(django_db_blocker) as monkeypatch:
+        monkeypatch.setattr(tasks.run_chunk_task, "apply_async", lambda *a, **k: None)  # as `sent` does per test
+        base = base_world_build()
+        project = base["project"]
+        release = small_release(project, questions=4)
+        endpoint = endpoint_for(project, "http://127.0.0.1:9/v1")
+        content = jsonl([{"uid": SALES_2019, "answer": ["2019"]}, {"uid": "unknown", "answer": ["x"]}])
+        run = upload_run_create(release=release, actor=None, format="jsonl", name="preds.jsonl", content=content)
+        prediction = Prediction.objects.get(run=run, uid=SALES_2019)
+        yield {
+            "project": project,
+            "personas": base["personas"],
+            "release": release,
+            "endpoint": endpoint,
+            "run": run,
+            "prediction": prediction,
+        }
+
+
 @pytest.fixture
-def world(project, personas, sent):
-    release = small_release(project, questions=4)
-    endpoint = endpoint_for(project, "http://127.0.0.1:9/v1")
-    content = jsonl([{"uid": SALES_2019, "answer": ["2019"]}, {"uid": "unknown", "answer": ["x"]}])
-    run = upload_run_create(release=release, actor=None, format="jsonl", name="preds.jsonl", content=content)
-    prediction = Prediction.objects.get(run=run, uid=SALES_2019)
-    return {"project": project, "release": release, "endpoint": endpoint, "run": run, "prediction": prediction}
+def world(_world, db, sent):
+    return world_copy(_world)
+
+
+@pytest.fixture
+def project(world):
+    return world["project"]
+
+
+@pytest.fixture
+def personas(world):
+    return world["personas"]
 
 
 def request_for(world, name: str):

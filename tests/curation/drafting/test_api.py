@@ -6,23 +6,38 @@ import pytest
 
 from curation.drafting.models import DraftingRun
 from curation.drafting.services import run_create
-from curation.models import Instance
+from curation.models import Batch, Instance
 from scoring.models import ModelEndpoint
-from tests.curation.drafting.conftest import endpoint_on, garbage
+from tests.curation.drafting.conftest import endpoint_on, garbage, make_contexts, scripted_reply
 from tests.support.fault_server import FaultServer, unauthorized
+from tests.support.shared_world import base_world_build, shared_world, world_copy
 
 pytestmark = pytest.mark.django_db
 
 ROLES = ["annotator", "verifier", "manager", "outsider", "anonymous"]
 
 
+@pytest.fixture(scope="module")
+def _world(django_db_setup, django_db_blocker):
+    """Built once for the module (with its model server); each test runs in a savepoint rolled back after it
+    (tests/support/shared_world.py)."""
+    with FaultServer(responder=scripted_reply) as model_server, shared_world(django_db_blocker):
+        base = base_world_build()
+        project, personas = base["project"], base["personas"]
+        batch = Batch.objects.create(project=project, name="Drafting batch")
+        make_contexts(project, batch, 3)
+        endpoint = endpoint_on(project, model_server.base_url)
+        global_endpoint = ModelEndpoint.objects.create(
+            name="Global", base_url=model_server.base_url, model="fault-model"
+        )
+        run = run_create(project=project, actor=personas["manager"], kind="template", batch=batch)
+        yield {"project": project, "people": personas, "endpoint": endpoint, "global": global_endpoint, "run": run}
+
+
 @pytest.fixture
-def world(project, personas, drafting_batch, drafting_contexts, model_server, settings):
+def world(_world, db, settings):
     settings.CELERY_TASK_ALWAYS_EAGER = True
-    endpoint = endpoint_on(project, model_server.base_url)
-    global_endpoint = ModelEndpoint.objects.create(name="Global", base_url=model_server.base_url, model="fault-model")
-    run = run_create(project=project, actor=personas["manager"], kind="template", batch=drafting_batch)
-    return {"project": project, "people": personas, "endpoint": endpoint, "global": global_endpoint, "run": run}
+    return world_copy(_world)
 
 
 def request_for(world, name: str):

@@ -1,0 +1,48 @@
+"""A manager cuts a big release from the releases page and watches its progress until it becomes a release."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from playwright.sync_api import expect
+
+from curation.models import ReleaseCut
+from curation.services.releases import release_cut_build
+from tests.browser.conftest import open_in_project, type_into
+from tests.curation.test_release_scale import validated_world
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+SCREENSHOTS = os.environ.get("TATCURATE_SCREENSHOTS", "")
+
+
+def test_a_big_cut_shows_its_progress_then_its_release(
+    page, live_server, login, project, personas, settings, monkeypatch
+):
+    from curation import tasks
+
+    settings.TATCURATE_RELEASE_CUT_ASYNC_MIN_ITEMS = 6
+    queued: list[int] = []
+    monkeypatch.setattr(tasks.release_cut_task, "delay", queued.append)  # the test plays the worker below
+    batch = validated_world(project, papers=2, per_paper=3)
+    login(page, "manager")
+    open_in_project(page, "Releases")
+    type_into(page, "#cut-release input[name=name]", "big")
+    page.get_by_label(batch.name).check()
+    page.get_by_role("button", name="Cut release").click()
+    expect(page.locator(".messages")).to_contain_text("Release big is being cut on a worker: 6 instances")
+    expect(page.locator("#release-cuts")).to_contain_text("Waiting for a worker")
+    expect(page.locator("#release-cuts")).to_contain_text("0 of 6 frozen")
+
+    ReleaseCut.objects.filter(pk=queued[0]).update(state=ReleaseCut.State.RUNNING, items_done=4)
+    expect(page.locator("#release-cuts")).to_contain_text("4 of 6 frozen", timeout=10000)  # the page polls
+    expect(page.locator("#release-cuts")).to_contain_text("Being frozen")
+    if SCREENSHOTS:
+        page.screenshot(path=f"{SCREENSHOTS}/release-cut-progress-1366.png", full_page=True)
+
+    release_cut_build(cut_id=queued[0])
+    expect(page.locator("#release-cuts")).to_have_count(0, timeout=10000)
+    expect(page.locator("#release-list")).to_contain_text("big")
+    page.locator("#release-list").get_by_role("link", name="big").click()
+    expect(page.locator("h1")).to_contain_text("big")

@@ -1,0 +1,284 @@
+"""Cutting releases at scale: a bounded number of queries per chunk, batched lifecycle moves, all or nothing."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+
+from curation.errors import Conflict, InvalidInput, NotPermitted
+from curation.models import (
+    Batch,
+    Context,
+    Instance,
+    Paper,
+    Paragraph,
+    Release,
+    ReleaseCut,
+    ReleaseItem,
+    Table,
+    TransitionEvent,
+)
+from curation.services import releases as release_services
+from curation.services.lifecycle import instance_create, instance_transition, instances_transition_bulk
+from curation.states import Status
+
+
+def validated_world(project, *, papers: int, per_paper: int) -> Batch:
+    """`papers` papers, each with a table, a paragraph citing it and a short context; `per_paper` validated
+    instances on each (one in three marks the paragraph as wrongly extracted), all in one batch."""
+    batch = Batch.objects.create(project=project, name=f"Batch {papers}x{per_paper}")
+    for p in range(papers):
+        paper = Paper.objects.create(project=project, title=f"Paper {p}", origin="test")
+        table = Table.objects.create(paper=paper, order=0, label="tab:0", cells=[["Model", "Acc"], ["A", "8"]])
+        paragraph = Paragraph.objects.create(paper=paper, order=0, section="Results", text="A reaches 8.")
+        paragraph.mentioned_tables.set([table])
+        context = Context.objects.create(project=project, paper=paper, kind=Context.Kind.SHORT, paragraph=paragraph)
+        context.tables.set([table])
+        for i in range(per_paper):
+            instance = instance_create(
+                project_id=project.pk,
+                actor=None,
+                initial_status=Status.VALIDATED,
+                batch=batch,
+                context=context,
+                question=f"Q{p}.{i}?",
+                answer=["A"],
+                answer_form="short",
+                answer_source="table",
+                answer_type="span",
+                relevant_tables=[table],
+            )
+            if i % 3 == 0:
+                instance.excluded_paragraphs.set([paragraph])
+    return batch
+
+
+def _cut(project, batch, name="scale"):
+    return release_services.release_cut(project=project, actor=None, name=name, batch_ids=[batch.pk])
+
+
+@pytest.mark.parametrize(("papers", "per_paper"), [(2, 3), (12, 10)])
+def test_a_cut_costs_the_same_queries_at_6_and_120_items(project, django_assert_max_num_queries, papers, per_paper):
+    """One chunk holds both sizes, so both must fit the same bound (before batching, 6 items took 62 queries)."""
+    batch = validated_world(project, papers=papers, per_paper=per_paper)
+    with django_assert_max_num_queries(30):
+        release = _cut(project, batch)
+    assert release.item_count == papers * per_paper
+    assert set(Instance.objects.filter(batch=batch).values_list("status", flat=True)) == {Status.RELEASED}
+    events = TransitionEvent.objects.filter(to_status=Status.RELEASED)
+    assert events.count() == papers * per_paper
+    versions = dict(Instance.objects.values_list("pk", "version"))
+    assert all(e.version == versions[e.instance_id] == 2 and e.actor_id is None for e in events)
+    excluded = ReleaseItem.objects.filter(release=release, data__excluded__paragraphs__0__key__isnull=False)
+    assert excluded.count() == sum(1 for i in range(per_paper) if i % 3 == 0) * papers
+
+
+def test_queries_grow_per_chunk_not_per_item(project, monkeypatch, django_assert_max_num_queries):
+    """With chunks of 10, 40 items (4 chunks) may cost at most 4 chunks' worth more than 10 items (1 chunk)."""
+    monkeypatch.setattr(release_services, "ITEM_CHUNK", 10)
+    monkeypatch.setattr("curation.services.lifecycle.BULK_TRANSITION_CHUNK", 10)
+    small = validated_world(project, papers=2, per_paper=5)
+    big = validated_world(project, papers=8, per_paper=5)
+    with django_assert_max_num_queries(30):
+        _cut(project, small, name="small")
+    # Per chunk: instances + 5 prefetches, 3 source reads, revisions, papers (4), items insert, update/read/insert.
+    per_chunk = 18
+    with django_assert_max_num_queries(30 + 3 * per_chunk):
+        release = _cut(project, big, name="big")
+    assert release.item_count == 40
+    assert list(
+        ReleaseItem.objects.filter(release=release).order_by("position").values_list("position", flat=True)
+    ) == (list(range(40)))
+
+
+def test_an_instance_that_stops_being_validated_mid_cut_fails_the_whole_cut(project, personas, monkeypatch):
+    """The cut fails (it does not skip): a manager discards one item after it was frozen and before the batched
+    move; the conditional UPDATE then moves fewer rows than frozen, and nothing of the cut remains."""
+    batch = validated_world(project, papers=2, per_paper=3)
+    victim = Instance.objects.filter(batch=batch).order_by("id").last()
+    real_statistics = release_services.release_statistics
+
+    def discard_then_count(*args, **kwargs):
+        instance_transition(instance_id=victim.pk, target=Status.DISCARDED, actor=personas["manager"])
+        return real_statistics(*args, **kwargs)
+
+    monkeypatch.setattr(release_services, "release_statistics", discard_then_count)
+    with pytest.raises(Conflict, match="no longer validated") as raised:
+        _cut(project, batch)
+    assert raised.value.detail == {"instance_ids": [victim.pk]}
+    assert not Release.objects.exists() and not ReleaseItem.objects.exists()
+    assert set(Instance.objects.filter(batch=batch).values_list("status", flat=True)) == {Status.VALIDATED}
+    assert not TransitionEvent.objects.filter(to_status__in=(Status.RELEASED, Status.DISCARDED)).exists()
+
+
+def test_an_instance_changed_before_its_chunk_is_read_fails_the_cut(project, personas, monkeypatch):
+    """Between chunks: the second chunk finds an instance no longer validated, and the cut fails whole."""
+    monkeypatch.setattr(release_services, "ITEM_CHUNK", 3)
+    batch = validated_world(project, papers=2, per_paper=3)
+    last = Instance.objects.filter(batch=batch).order_by("id").last()
+    real_load = release_services._papers_load
+    calls = []
+
+    def load_then_discard(paper_ids):
+        calls.append(paper_ids)
+        if len(calls) == 1:
+            instance_transition(instance_id=last.pk, target=Status.DISCARDED, actor=personas["manager"])
+        return real_load(paper_ids)
+
+    monkeypatch.setattr(release_services, "_papers_load", load_then_discard)
+    with pytest.raises(Conflict, match="stopped being validated"):
+        _cut(project, batch)
+    assert not Release.objects.exists() and not ReleaseItem.objects.exists()
+    # Freezing reads outside the cut's transaction, so the manager's discard stands; the rest stays validated.
+    assert Instance.objects.get(pk=last.pk).status == Status.DISCARDED
+    assert set(Instance.objects.exclude(pk=last.pk).values_list("status", flat=True)) == {Status.VALIDATED}
+    assert not TransitionEvent.objects.filter(to_status=Status.RELEASED).exists()
+
+
+def test_the_batched_move_is_checked_by_the_transition_table(project):
+    batch = validated_world(project, papers=1, per_paper=2)
+    ids = list(Instance.objects.filter(batch=batch).values_list("pk", flat=True))
+    with pytest.raises(NotPermitted, match="Only system moves"):
+        instances_transition_bulk(instance_ids=ids, target=Status.DISCARDED, expected_status=Status.VALIDATED)
+    with pytest.raises(InvalidInput, match="cannot go from"):
+        instances_transition_bulk(instance_ids=ids, target=Status.DRAFTED, expected_status=Status.VALIDATED)
+    assert set(Instance.objects.values_list("status", flat=True)) == {Status.VALIDATED}
+    assert instances_transition_bulk(instance_ids=ids, target=Status.RELEASED, expected_status=Status.VALIDATED) == 2
+    assert set(Instance.objects.values_list("status", flat=True)) == {Status.RELEASED}
+
+
+# --- Big cuts run on a worker --------------------------------------------------------------------------------
+
+
+def test_a_cut_below_the_threshold_runs_in_the_request(project, personas, settings):
+    settings.TATCURATE_RELEASE_CUT_ASYNC_MIN_ITEMS = 7
+    batch = validated_world(project, papers=2, per_paper=3)
+    result = release_services.release_cut_request(
+        project=project, actor=personas["manager"], name="small", batch_ids=[batch.pk]
+    )
+    assert isinstance(result, Release) and result.item_count == 6
+    assert not ReleaseCut.objects.exists()
+
+
+def test_a_cut_at_the_threshold_is_queued_then_built_by_the_worker_service(
+    project, personas, settings, monkeypatch, django_capture_on_commit_callbacks
+):
+    from curation import tasks
+
+    settings.TATCURATE_RELEASE_CUT_ASYNC_MIN_ITEMS = 6
+    monkeypatch.setattr(release_services, "ITEM_CHUNK", 2)
+    batch = validated_world(project, papers=2, per_paper=3)
+    sent = []
+    monkeypatch.setattr(tasks.release_cut_task, "delay", lambda cut_id: sent.append(cut_id))
+    with django_capture_on_commit_callbacks(execute=True):
+        cut = release_services.release_cut_request(
+            project=project, actor=personas["manager"], name="big", batch_ids=[batch.pk], license="CC-BY-4.0"
+        )
+    assert isinstance(cut, ReleaseCut) and sent == [cut.pk]
+    assert (cut.state, cut.items_total, cut.items_done) == (ReleaseCut.State.PENDING, 6, 0)
+    assert not Release.objects.exists()
+    assert set(Instance.objects.filter(batch=batch).values_list("status", flat=True)) == {Status.VALIDATED}
+
+    seen = []
+    real_load = release_services._papers_load
+
+    def watch(paper_ids):  # the progress row as each chunk starts (chunks of 2 of 6)
+        seen.append(ReleaseCut.objects.get(pk=cut.pk).items_done)
+        return real_load(paper_ids)
+
+    monkeypatch.setattr(release_services, "_papers_load", watch)
+    built = release_services.release_cut_build(cut_id=cut.pk)
+    assert built.state == ReleaseCut.State.READY and built.items_done == 6
+    assert seen == [0, 2] and built.release.item_count == 6 and built.release.license == "CC-BY-4.0"
+    assert built.release.created_by == personas["manager"]
+    assert set(Instance.objects.filter(batch=batch).values_list("status", flat=True)) == {Status.RELEASED}
+    assert release_services.release_cut_build(cut_id=cut.pk).release == built.release  # redelivery: no second cut
+
+
+def test_bad_cuts_are_refused_before_anything_is_queued(project, personas, settings):
+    settings.TATCURATE_RELEASE_CUT_ASYNC_MIN_ITEMS = 1
+    batch = validated_world(project, papers=1, per_paper=2)
+    for name, actor, batch_ids, error in (
+        ("x", personas["verifier"], [batch.pk], NotPermitted),
+        ("x-v2", personas["manager"], [batch.pk], InvalidInput),
+        ("x", personas["manager"], [batch.pk + 99], InvalidInput),
+    ):
+        with pytest.raises(error):
+            release_services.release_cut_request(project=project, actor=actor, name=name, batch_ids=batch_ids)
+    assert not ReleaseCut.objects.exists()
+
+
+def test_a_queued_cut_whose_instance_changed_fails_with_its_reason(project, personas, settings, monkeypatch):
+    from curation import tasks
+
+    settings.TATCURATE_RELEASE_CUT_ASYNC_MIN_ITEMS = 1
+    monkeypatch.setattr(tasks.release_cut_task, "delay", lambda cut_id: None)
+    batch = validated_world(project, papers=1, per_paper=3)
+    cut = release_services.release_cut_request(project=project, actor=None, name="late", batch_ids=[batch.pk])
+    victim = Instance.objects.filter(batch=batch).first()
+    real_statistics = release_services.release_statistics
+
+    def discard_then_count(*args, **kwargs):
+        instance_transition(instance_id=victim.pk, target=Status.DISCARDED, actor=personas["manager"])
+        return real_statistics(*args, **kwargs)
+
+    monkeypatch.setattr(release_services, "release_statistics", discard_then_count)
+    built = release_services.release_cut_build(cut_id=cut.pk)
+    assert built.state == ReleaseCut.State.FAILED and "no longer validated" in built.error
+    assert not Release.objects.exists()
+    assert set(Instance.objects.filter(batch=batch).values_list("status", flat=True)) == {Status.VALIDATED}
+
+
+def test_the_releases_page_queues_a_big_cut_and_shows_its_progress(project, personas, settings, monkeypatch):
+    from curation import tasks
+
+    settings.TATCURATE_RELEASE_CUT_ASYNC_MIN_ITEMS = 6
+    monkeypatch.setattr(tasks.release_cut_task, "delay", lambda cut_id: None)
+    batch = validated_world(project, papers=2, per_paper=3)
+    browser = Client()
+    for role, expected in (("annotator", 403), ("verifier", 403)):
+        browser.force_login(personas[role])
+        assert browser.post(f"/p/{project.slug}/releases/", {"name": "x", "batch_ids": [batch.pk]}).status_code == (
+            expected
+        )
+    assert not ReleaseCut.objects.exists()
+    browser.force_login(personas["manager"])
+    response = browser.post(f"/p/{project.slug}/releases/", {"name": "big", "batch_ids": [batch.pk]}, follow=True)
+    page = response.content.decode()
+    assert "is being cut on a worker: 6 instances" in page
+    assert "Cuts on a worker" in page and "0 of 6 frozen" in page and 'hx-trigger="every 2s"' in page
+    ReleaseCut.objects.update(state=ReleaseCut.State.RUNNING, items_done=2)
+    page = browser.get(f"/p/{project.slug}/releases/").content.decode()
+    assert "Being frozen" in page and "2 of 6 frozen" in page
+    release_services.release_cut_build(cut_id=ReleaseCut.objects.get().pk)
+    page = browser.get(f"/p/{project.slug}/releases/").content.decode()
+    assert "Cuts on a worker" not in page and 'hx-trigger="every 2s"' not in page and "big-v1" not in page
+    assert ">big</a>" in page
+
+
+def test_the_api_answers_202_for_a_queued_cut(project, personas, settings, monkeypatch, api_client_for):
+    from curation import tasks
+
+    settings.TATCURATE_RELEASE_CUT_ASYNC_MIN_ITEMS = 6
+    monkeypatch.setattr(tasks.release_cut_task, "delay", lambda cut_id: None)
+    batch = validated_world(project, papers=2, per_paper=3)
+    body = {"name": "big", "batch_ids": [batch.pk]}
+    url = f"/api/projects/{project.slug}/releases/"
+    assert api_client_for(personas["verifier"]).post(url, body, format="json").status_code == 403
+    response = api_client_for(personas["manager"]).post(url, body, format="json")
+    assert response.status_code == 202, response.content
+    assert response.json()["items_total"] == 6 and response.json()["state"] == "pending"
+
+
+def test_the_batched_move_refuses_an_instance_edited_since_it_was_frozen(project):
+    batch = validated_world(project, papers=1, per_paper=2)
+    versions = dict(Instance.objects.filter(batch=batch).values_list("pk", "version"))
+    stale = {**versions, min(versions): versions[min(versions)] - 1}  # as if frozen before an edit
+    with pytest.raises(Conflict, match="edited meanwhile") as raised:
+        instances_transition_bulk(
+            instance_ids=list(versions),
+            target=Status.RELEASED,
+            expected_status=Status.VALIDATED,
+            expected_versions=stale,
+        )
+    assert raised.value.detail == {"instance_ids": [min(versions)]}
