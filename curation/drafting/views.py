@@ -17,11 +17,10 @@ from curation.drafting import selectors as drafting_selectors
 from curation.drafting import services
 from curation.drafting.models import DraftingRun, PromptTemplate
 from curation.drafting.templates import TEMPLATES
+from curation.endpoints.django_client import limit_is_shared
 from curation.errors import DomainError, NotFound, NotPermitted
-from curation.models import Batch, Project
+from curation.models import Batch, ModelEndpoint, Project
 from curation.queues import waiting_label
-from scoring.endpoints.django_client import limit_is_shared
-from scoring.models import ModelEndpoint
 
 ENDPOINT_FORM_FIELDS = ("name", "base_url", "model", "api_key_env", "timeout_s", "max_attempts", "concurrency_limit")
 

@@ -6,8 +6,7 @@ import pytest
 
 from curation.drafting.models import DraftingRun
 from curation.drafting.services import run_create
-from curation.models import Instance
-from scoring.models import ModelEndpoint
+from curation.models import Instance, ModelEndpoint
 from tests.curation.drafting.conftest import endpoint_on, garbage
 from tests.support.fault_server import FaultServer, unauthorized
 
