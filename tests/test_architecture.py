@@ -136,3 +136,18 @@ def test_the_checks_see_what_they_look_for(tmp_path):
     graph = import_graph()
     assert "curation.endpoints.attempts" in graph["curation.endpoints.errors"]
     assert "curation.visibility" in graph["scoring.run_models"]
+
+
+def test_the_cores_migrations_wait_on_neither_app_above_it():
+    from django.db.migrations.loader import MigrationLoader
+
+    loader = MigrationLoader(None, ignore_no_migrations=True)
+    upward = [
+        (key, parent)
+        for key, migration in loader.disk_migrations.items()
+        if key[0] == "curation"
+        for parent in migration.dependencies
+        if parent[0] in UPPER_APPS
+    ]
+    assert upward == []
+    assert any(app == "curation" for app, _name in loader.disk_migrations)
