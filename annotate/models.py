@@ -109,4 +109,5 @@ class WorkTime(models.Model):
         return f"{self.user} {self.activity} {self.instance_id}: {self.active_seconds:.0f}s"
 
 
-from annotate.review_models import *  # noqa: E402,F403
+# The review models live in their own module; importing them here registers them with the app.
+from annotate.review_models import Discussion, DiscussionMessage, ReviewComment, ReviewSettings  # noqa: E402,F401

@@ -43,10 +43,10 @@ def main() -> None:
     database_url = setup_django(database_url)
     sys.path.insert(0, str(ROOT))
 
-    from curation.models import WorkerHeartbeat
+    from curation.models import ModelEndpoint, WorkerHeartbeat
     from curation.services.datasets import dataset_import
     from curation.services.projects import project_create
-    from scoring.models import ModelEndpoint, Prediction, ScoringRun
+    from scoring.models import Prediction, ScoringRun
     from scoring.services.runs import run_create, run_start
     from tests.scoring.metrics.shared_data import shared_data_dir
     from tests.support.fault_server import FaultServer, ok

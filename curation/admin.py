@@ -68,3 +68,9 @@ class TransitionEventAdmin(admin.ModelAdmin):
 @admin.register(models.WorkerHeartbeat)
 class WorkerHeartbeatAdmin(admin.ModelAdmin):
     list_display = ["hostname", "pid", "started_at", "last_seen_at"]
+
+
+@admin.register(models.ModelEndpoint)
+class ModelEndpointAdmin(admin.ModelAdmin):
+    list_display = ["name", "model", "base_url", "project", "concurrency_limit", "supports_tools", "is_local_default"]
+    list_filter = ["project", "is_local_default"]

@@ -11,8 +11,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-# The pure metrics package owns the short-form rule so the importers, the workspace and the scorers share it.
-from scoring.metrics.scitat import is_short_form
+# The toolkit owns the short-form rule so the importers, the workspace and the scorers share it.
+from curation.toolkit.answer_form import is_short_form
 
 FORMATS = ("tatqa", "tatdqa", "finqa", "scitat")
 TATQA_ANSWER_TYPES = ("span", "multi-span", "arithmetic", "count")
@@ -168,7 +168,7 @@ def _answer_items(answer: Any, path: str) -> list[str]:
 
 
 def answer_form_of(items: list[str]) -> str:
-    """SciTaT's short-form rule (scoring.metrics.scitat.is_short_form, the one definition) as a form name."""
+    """SciTaT's short-form rule (curation.toolkit.answer_form.is_short_form, the one definition) as a form name."""
     return "short" if is_short_form(items) else "free"
 
 

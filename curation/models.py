@@ -315,5 +315,15 @@ class WorkerHeartbeat(models.Model):
         return self.hostname
 
 
-from curation.drafting.models import *  # noqa: E402,F403
-from curation.release_models import *  # noqa: E402,F403
+# The models of the other nouns live in their own modules; importing them here registers them with the app.
+from curation.drafting.models import DraftingItem, DraftingRun, PromptTemplate  # noqa: E402,F401
+from curation.endpoints.models import ModelEndpoint  # noqa: E402,F401
+from curation.release_models import (  # noqa: E402,F401
+    ExportArtifact,
+    ImportRecord,
+    Release,
+    ReleaseContext,
+    ReleaseCut,
+    ReleaseItem,
+    SourceRecord,
+)

@@ -3,7 +3,8 @@
 Read the Docs' `RelatedProjectQuerySet` pattern: a model's queryset names the path to its project
 (`project_field = "project"`, or `"run__project"`), and `.visible_to(user, roles=…)` keeps the rows of projects in
 which the user holds one of `roles` (any role when None). Selectors start from it; nothing else filters
-`Membership` to decide visibility (a test greps for that).
+`Membership` to decide visibility (a test greps for that). `curation.models` imports these querysets, so this module
+names the models it needs by label (`apps.get_model`) instead of importing them back.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+from django.apps import apps
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db import models
 from django.db.models import Q
@@ -37,7 +39,7 @@ def can_create_projects(user: Viewer | None) -> bool:
         return False
     if is_operator(user) or getattr(user, "is_staff", False):
         return True
-    from curation.models import Membership
+    Membership = apps.get_model("curation", "Membership")
 
     return Membership.objects.filter(user=user, role=Role.MANAGER).exists()
 
@@ -48,7 +50,7 @@ def _role_values(roles: Iterable[str] | None) -> list[str] | None:
 
 def member_project_ids(user: Viewer, roles: Iterable[str] | None = None) -> QuerySet[Any]:
     """Ids of the projects where `user` holds one of `roles` (any role when None), as a subquery."""
-    from curation.models import Membership
+    Membership = apps.get_model("curation", "Membership")
 
     memberships = Membership.objects.filter(user_id=user.pk)
     wanted = _role_values(roles)
@@ -74,7 +76,7 @@ def project_q(user: Viewer, roles: Iterable[str] | None = None, *, field: str = 
 
 def roles_in(*, user: Viewer, project_id: int) -> set[str]:
     """The roles `user` holds in one project; an operator holds manager everywhere."""
-    from curation.models import Membership
+    Membership = apps.get_model("curation", "Membership")
 
     if not user.is_authenticated:
         return set()
@@ -132,7 +134,7 @@ class ContextQuerySet(ProjectScopedQuerySet):
 
     def visible_to(self, user: Viewer, roles: Iterable[str] | None = None) -> ProjectScopedQuerySet:
         """With `roles`, plain project scoping; without, the context rule."""
-        from curation.models import Instance
+        Instance = apps.get_model("curation", "Instance")
 
         if roles is not None or not user.is_authenticated:
             return super().visible_to(user, roles)
@@ -183,7 +185,7 @@ class ModelEndpointQuerySet(ProjectScopedQuerySet):
 def can_read_gold(*, user: Viewer, project_id: int) -> bool:
     """Gold answers are for managers, verifiers and *qualified* annotators of the project (and operators): the exam
     is drawn from gold data, so an annotator who has not passed it never sees a gold answer."""
-    from curation.models import Membership
+    Membership = apps.get_model("curation", "Membership")
 
     if not user.is_authenticated:
         return False

@@ -1,16 +1,10 @@
-"""Django admin for model endpoints, scoring runs, predictions and error tags."""
+"""Django admin for scoring runs, predictions and error tags."""
 
 from __future__ import annotations
 
 from django.contrib import admin
 
-from scoring.models import ErrorTag, ModelEndpoint, Prediction, ScoringRun
-
-
-@admin.register(ModelEndpoint)
-class ModelEndpointAdmin(admin.ModelAdmin):
-    list_display = ["name", "model", "base_url", "project", "concurrency_limit", "supports_tools", "is_local_default"]
-    list_filter = ["project", "is_local_default"]
+from scoring.models import ErrorTag, Prediction, ScoringRun
 
 
 @admin.register(ScoringRun)

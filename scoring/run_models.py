@@ -61,7 +61,7 @@ class ScoringRun(models.Model):
     project = models.ForeignKey("curation.Project", on_delete=models.CASCADE, related_name="scoring_runs")
     release = models.ForeignKey("curation.Release", on_delete=models.PROTECT, related_name="scoring_runs")
     endpoint = models.ForeignKey(
-        "scoring.ModelEndpoint", null=True, blank=True, on_delete=models.PROTECT, related_name="runs"
+        "curation.ModelEndpoint", null=True, blank=True, on_delete=models.PROTECT, related_name="runs"
     )
     label = models.CharField(max_length=200, blank=True, help_text="Model name shown in comparisons")
     method = models.CharField(max_length=10, choices=Method.choices)

@@ -11,8 +11,8 @@ from django.db.models import QuerySet
 
 from curation import selectors
 from curation.errors import NotFound, NotPermitted
-from curation.models import Project, Release
-from scoring.models import ErrorTag, ModelEndpoint, Prediction, ScoringRun
+from curation.models import ModelEndpoint, Project, Release
+from scoring.models import ErrorTag, Prediction, ScoringRun
 from scoring.permissions import can_see_predictions
 
 GOLD_REFUSAL = "Predictions sit beside gold answers: managers, verifiers and qualified annotators only."

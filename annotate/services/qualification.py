@@ -24,7 +24,8 @@ from curation.models import Instance, Membership, Project
 from curation.selectors import instances_visible_to
 from curation.services.projects import require_role
 from curation.states import Role, Status
-from scoring.metrics.scitat import exact_match, is_short_form
+from curation.toolkit.answer_form import is_short_form
+from scoring.metrics.scitat import exact_match
 
 GOLD_STATUSES = (Status.VALIDATED, Status.RELEASED)
 SUBMIT_GRACE = timedelta(seconds=30)

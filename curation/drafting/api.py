@@ -14,11 +14,10 @@ from curation.drafting import endpoints as endpoint_services
 from curation.drafting import selectors as drafting_selectors
 from curation.drafting import services
 from curation.drafting.models import DraftingItem, DraftingRun, PromptTemplate
+from curation.endpoints.django_client import limit_is_shared
 from curation.errors import InvalidInput, NotFound
-from curation.models import Batch
+from curation.models import Batch, ModelEndpoint
 from curation.queues import waiting_label
-from scoring.endpoints.django_client import limit_is_shared
-from scoring.models import ModelEndpoint
 
 
 class ModelEndpointOutputSerializer(serializers.ModelSerializer):

@@ -12,14 +12,9 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.db.models import QuerySet
 
-from curation.errors import InvalidInput, NotFound, NotPermitted
-from curation.models import Project
-from curation.services.projects import require_role
-from curation.states import Role
-from curation.visibility import is_operator
-from scoring.endpoints.config import GENERATION_PARAM_NAMES
-from scoring.endpoints.django_client import client_for, limit_is_shared
-from scoring.endpoints.errors import (
+from curation.endpoints.config import GENERATION_PARAM_NAMES
+from curation.endpoints.django_client import client_for, limit_is_shared
+from curation.endpoints.errors import (
     EndpointBadRequest,
     EndpointBusy,
     EndpointConfigError,
@@ -28,7 +23,11 @@ from scoring.endpoints.errors import (
     EndpointRetriesExhausted,
     EndpointUnauthorized,
 )
-from scoring.models import ModelEndpoint
+from curation.errors import InvalidInput, NotFound, NotPermitted
+from curation.models import ModelEndpoint, Project
+from curation.services.projects import require_role
+from curation.states import Role
+from curation.visibility import is_operator
 
 EDITABLE_FIELDS = (
     "name",

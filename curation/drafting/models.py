@@ -54,7 +54,7 @@ class DraftingRun(models.Model):
         "curation.Batch", null=True, blank=True, on_delete=models.SET_NULL, related_name="drafting_runs"
     )
     endpoint = models.ForeignKey(
-        "scoring.ModelEndpoint", null=True, blank=True, on_delete=models.SET_NULL, related_name="drafting_runs"
+        "curation.ModelEndpoint", null=True, blank=True, on_delete=models.SET_NULL, related_name="drafting_runs"
     )
     # The endpoint as it was when the run started (it may be edited or deleted later).
     endpoint_snapshot = models.JSONField(default=dict, blank=True)

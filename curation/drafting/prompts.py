@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from scoring.extraction import extract_answer, strip_markdown
+from curation.toolkit.extraction import extract_answer, strip_markdown
 
 # Reasoning types whose questions should need the paragraph as well as the tables (SciTaT figure 3).
 TEXT_NEEDING_TYPES = frozenset(

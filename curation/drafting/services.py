@@ -17,9 +17,11 @@ from curation.drafting import prompts
 from curation.drafting.endpoints import describe_endpoint_error
 from curation.drafting.models import DraftingItem, DraftingRun, PromptTemplate
 from curation.drafting.templates import TEMPLATES, draft_template_questions
+from curation.endpoints.config import GENERATION_PARAM_NAMES
+from curation.endpoints.errors import EndpointConfigError, EndpointError, EndpointUnauthorized
 from curation.errors import Conflict, InvalidInput
 from curation.jobs import job_claim, job_enqueue, job_heartbeat, job_reap, job_stall_cutoff, job_token
-from curation.models import Batch, Context, Project, ReasoningType, Table
+from curation.models import Batch, Context, ModelEndpoint, Project, ReasoningType, Table
 from curation.queues import queue_for
 from curation.services.contexts import LONG_CONTEXT_REFUSAL
 from curation.services.instances import answer_kind_suggested
@@ -27,9 +29,6 @@ from curation.services.lifecycle import instance_create
 from curation.services.projects import require_role
 from curation.states import Role, Status
 from curation.table_shape import shape_from_row
-from scoring.endpoints.config import GENERATION_PARAM_NAMES
-from scoring.endpoints.errors import EndpointConfigError, EndpointError, EndpointUnauthorized
-from scoring.models import ModelEndpoint
 
 logger = logging.getLogger(__name__)
 
@@ -549,7 +548,7 @@ class _Drafter:
         # Built on first use, so a broken endpoint fails the item (with its message), not the whole task.
         # client_for shares one client per endpoint and process: never close it here.
         if self.client is None:
-            from scoring.endpoints.django_client import client_for
+            from curation.endpoints.django_client import client_for
 
             if self.run.endpoint is None:
                 raise EndpointConfigError("the run's endpoint has been deleted")

@@ -8,8 +8,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from scoring.numbers import clean_cell, format_number, parse_number, parse_numeric
-from scoring.tools import Program, ToolBox, ToolError
+from curation.toolkit.numbers import clean_cell, format_number, parse_number, parse_numeric
+from curation.toolkit.tools import Program, ToolBox, ToolError
 
 HeaderPhrases = Callable[[str], Sequence[str]]
 

@@ -18,11 +18,10 @@ from curation.drafting import services
 from curation.drafting.forms import DraftingRunForm, EndpointForm
 from curation.drafting.models import DraftingRun, PromptTemplate
 from curation.drafting.templates import TEMPLATES
-from curation.models import Project
+from curation.endpoints.django_client import limit_is_shared
+from curation.models import ModelEndpoint, Project
 from curation.page_errors import FORM_ERRORS
 from curation.queues import waiting_label
-from scoring.endpoints.django_client import limit_is_shared
-from scoring.models import ModelEndpoint
 
 
 def _managed(request: HttpRequest, slug: str, action: str) -> Project:

@@ -5,11 +5,14 @@ from django.conf import settings
 from django.db import migrations, models
 
 
+# DraftingRun.endpoint is added by 0010_model_endpoint once the core owns ModelEndpoint, so that no curation
+# migration waits on a scoring one (databases that ran the old form of this file already have the column).
+
+
 class Migration(migrations.Migration):
 
     dependencies = [
         ('curation', '0004_ingest_fields'),
-        ('scoring', '0001_model_endpoints'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
@@ -47,7 +50,6 @@ class Migration(migrations.Migration):
                 ('finished_at', models.DateTimeField(blank=True, null=True)),
                 ('batch', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='drafting_runs', to='curation.batch')),
                 ('created_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to=settings.AUTH_USER_MODEL)),
-                ('endpoint', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='drafting_runs', to='scoring.modelendpoint')),
                 ('project', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='drafting_runs', to='curation.project')),
                 ('answer_template', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='answer_runs', to='curation.prompttemplate')),
                 ('question_template', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='question_runs', to='curation.prompttemplate')),

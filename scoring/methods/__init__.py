@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from scoring.methods.base import METHODS, MethodOutput, MethodSettings, run_method
+from scoring.methods.base import METHODS, MethodOutput, MethodSettings
+from scoring.methods.dispatch import run_method
 from scoring.methods.templates import DEFAULT_TEMPLATES, STAGES_BY_METHOD, render, templates_for, templates_hash
 
 __all__ = [

@@ -95,37 +95,6 @@ def tool_tables(context: Mapping[str, Any] | None) -> list[dict[str, Any]]:
     return tables
 
 
-def run_method(
-    method: str,
-    *,
-    question: str,
-    context: Mapping[str, Any] | None,
-    chat: Chat,
-    run_program: RunProgram,
-    settings: MethodSettings,
-) -> MethodOutput:
-    """Answer one question with `method`; endpoint errors propagate (the caller marks the prediction failed)."""
-    from scoring.methods import prompting, toolloop
-
-    if method not in METHODS:
-        raise ValueError(f"unknown method {method!r}; expected one of {', '.join(METHODS)}")
-    tables, paragraphs = render_context(context)
-    if method == "tool":
-        return toolloop.run_tool_loop(
-            question=question, paragraphs=paragraphs, tables=tool_tables(context), chat=chat, settings=settings
-        )
-    handler = {
-        "direct": prompting.run_direct,
-        "cot": prompting.run_cot,
-        "pot": prompting.run_pot,
-        "car": prompting.run_car,
-        "tatllm": prompting.run_tatllm,
-    }[method]
-    return handler(
-        question=question, tables=tables, paragraphs=paragraphs, chat=chat, run_program=run_program, settings=settings
-    )
-
-
 def user_message(text: str) -> list[dict[str, Any]]:
     """A single-turn conversation."""
     return [{"role": "user", "content": text}]

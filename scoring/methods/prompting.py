@@ -5,11 +5,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from scoring.extraction import extract_answer, extract_program_answer, normalize_scale, parse_tatllm_steps
+from curation.toolkit.extraction import extract_answer, extract_program_answer, normalize_scale, parse_tatllm_steps
+from curation.toolkit.numbers import format_number
+from curation.toolkit.safe_eval import SafeEvalError, safe_eval
 from scoring.methods.base import Chat, MethodOutput, MethodSettings, RunProgram, user_message
 from scoring.methods.templates import render
-from scoring.numbers import format_number
-from scoring.safe_eval import SafeEvalError, safe_eval
 
 _FENCE = re.compile(r"```(?:python|py|Python)?\s*\n(.*?)(?:```|$)", re.DOTALL)
 _ARITHMETIC_TYPES = ("arithmetic", "count")

@@ -10,12 +10,12 @@ import random
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from scoring.endpoints.client import json_schema_format
-from scoring.endpoints.errors import EndpointBadRequest
-from scoring.extraction import extract_answer, extract_program_answer
+from curation.endpoints.client import json_schema_format
+from curation.endpoints.errors import EndpointBadRequest
+from curation.toolkit.extraction import extract_answer, extract_program_answer
+from curation.toolkit.tools import ARITHMETIC_TOOLS, DATA_TOOLS, MARKER_TOOLS, ToolBox
 from scoring.methods.base import Chat, MethodOutput, MethodSettings
 from scoring.methods.templates import render
-from scoring.tools import ARITHMETIC_TOOLS, DATA_TOOLS, MARKER_TOOLS, ToolBox
 
 # Invented data for the n-shot examples, so an example never shows a value of the question's own tables.
 _EXAMPLE_TABLE = {

@@ -11,9 +11,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
+from curation.toolkit.answer_form import is_short_form
 from scoring.metrics import tatqa
 
-SHORT_FORM_MAX_TOKENS = 5
 ANSWER_MARKERS = ("\nAnswer: \n", "\nAnswer:\n", "Answer: ", "Answer:")
 
 
@@ -27,26 +27,6 @@ class TextScorer(Protocol):
     def info(self) -> dict[str, Any]:
         """Describe the model that produced the figures."""
         ...
-
-
-def answer_tokens(item: object) -> list[str]:
-    """SciTaT's one tokenisation of an answer item: split on a single space (evaluate.py), nothing else."""
-    return str(item).split(" ")
-
-
-def is_short_form(gold_items: Sequence[object]) -> bool:
-    """The SciTaT short-form rule, written once: every answer item has at most 5 tokens (`answer_tokens`).
-
-    The workspace suggestion, the dataset importers and the metrics all call this (or `answer_form`)."""
-    return all(len(answer_tokens(item)) <= SHORT_FORM_MAX_TOKENS for item in gold_items)
-
-
-def answer_form(items: Sequence[object]) -> str:
-    """'short' or 'free' by `is_short_form`; '' when there is no non-blank item to judge."""
-    judged = [item for item in items if str(item).strip()]
-    if not judged:
-        return ""
-    return "short" if is_short_form(judged) else "free"
 
 
 def extract_answer_items(text: str) -> list[str]:

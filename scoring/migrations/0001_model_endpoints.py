@@ -5,6 +5,13 @@ from django.conf import settings
 from django.db import migrations, models
 
 
+def endpoint_table_ensure(apps, schema_editor):
+    """Create the table only where it is missing: curation's 0010 (the model's home now) may have made it first."""
+    endpoint_model = apps.get_model("scoring", "ModelEndpoint")
+    if endpoint_model._meta.db_table not in schema_editor.connection.introspection.table_names():
+        schema_editor.create_model(endpoint_model)
+
+
 class Migration(migrations.Migration):
 
     initial = True
@@ -15,7 +22,7 @@ class Migration(migrations.Migration):
     ]
 
     operations = [
-        migrations.CreateModel(
+        migrations.SeparateDatabaseAndState(state_operations=[migrations.CreateModel(
             name='ModelEndpoint',
             fields=[
                 ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
@@ -38,5 +45,6 @@ class Migration(migrations.Migration):
                 'ordering': ['name'],
                 'constraints': [models.UniqueConstraint(fields=('project', 'name'), name='unique_endpoint_name')],
             },
-        ),
+        )]),
+        migrations.RunPython(endpoint_table_ensure, migrations.RunPython.noop),
     ]

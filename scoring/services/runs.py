@@ -24,16 +24,16 @@ from django.db import transaction
 from django.db.models import Count, Q
 from django.utils import timezone
 
+from curation.endpoints.client import ChatClient
+from curation.endpoints.django_client import limiter_options
+from curation.endpoints.errors import EndpointError
 from curation.errors import Conflict, InvalidInput, NotPermitted
 from curation.jobs import job_claim, job_enqueue, job_heartbeat, job_reap, job_release, job_stall_cutoff, job_token
-from curation.models import Release, ReleaseContext, ReleaseItem
+from curation.models import ModelEndpoint, Release, ReleaseContext, ReleaseItem
 from curation.queues import queue_for, waiting_label
 from scoring import results as result_metrics
-from scoring.endpoints.client import ChatClient
-from scoring.endpoints.django_client import limiter_options
-from scoring.endpoints.errors import EndpointError
 from scoring.methods import MethodSettings, run_method, templates_for, templates_hash
-from scoring.models import ModelEndpoint, Prediction, RunChunk, ScoringRun, ScoringTemplate
+from scoring.models import Prediction, RunChunk, ScoringRun, ScoringTemplate
 from scoring.permissions import can_run
 
 logger = logging.getLogger(__name__)
@@ -138,7 +138,7 @@ def run_create(
     chunk_size = max(1, min(int(chunk_size), 500))
     used_templates = templates_for(method, {**project_templates(project), **(templates or {})})
     params = {**(endpoint.generation_params if endpoint else {}), **(generation_params or {})}
-    from scoring.endpoints.config import GENERATION_PARAM_NAMES
+    from curation.endpoints.config import GENERATION_PARAM_NAMES
 
     unknown = set(params) - GENERATION_PARAM_NAMES
     if unknown:
@@ -376,7 +376,7 @@ def _client(run: ScoringRun) -> ChatClient:
     if run.endpoint.is_local_default:
         from urllib.parse import urlsplit
 
-        from scoring.local_model import ensure_running
+        from curation.endpoints.local_model import ensure_running
 
         # The embedded demo model: start it beside this worker when nothing answers on its port yet.
         ensure_running(urlsplit(run.endpoint.base_url).port or 8089)

@@ -9,9 +9,8 @@ from io import StringIO
 from django.core.management import call_command
 
 from annotate.models import QualificationSettings
-from curation.models import Batch, Context, Instance, Membership, Paper
+from curation.models import Batch, Context, Instance, Membership, ModelEndpoint, Paper
 from curation.states import Status
-from scoring.models import ModelEndpoint
 
 
 def run_demo() -> dict:

@@ -22,8 +22,8 @@ from curation.services.batches import batch_create, batch_open
 from curation.services.lifecycle import instance_create
 from curation.services.papers import paper_ingest
 from curation.services.releases import release_cut, release_rows
+from curation.toolkit.tools import ToolBox
 from scoring.methods.base import render_context, tool_tables
-from scoring.tools import ToolBox
 from tests.annotate.queue_helpers import queue_next
 
 DEMO_PAPER = Path(__file__).resolve().parents[2] / "curation" / "demo" / "paper"

@@ -36,7 +36,7 @@ def test_readme_says_booleans_take_true_or_false_only():
 # Reads of the process environment allowed outside settings.py/env.py: an endpoint's API key is read by the *name*
 # its row stores (data, not a setting), and setdefault calls only prepare the process (settings module, BLAS).
 _ENV_READS_ALLOWED = {
-    ("scoring/endpoints/config.py", "os.environ.get(self.api_key_env)"),
+    ("curation/endpoints/config.py", "os.environ.get(self.api_key_env)"),
     ("curation/drafting/endpoints.py", "os.environ.get(endpoint.api_key_env)"),
 }
 

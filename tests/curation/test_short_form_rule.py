@@ -9,6 +9,7 @@ import pytest
 
 from annotate.services.workspace import suggested_answer_form
 from curation.dataset_formats import parse_dataset
+from curation.toolkit import answer_form as short_form
 from scoring import results
 from scoring.metrics import scitat
 
@@ -51,7 +52,7 @@ def _tatqa_import_form(items: list[str]) -> str:
 @pytest.mark.parametrize(("items", "form"), CASES)
 def test_every_caller_agrees_on_the_short_form_rule(items, form):
     is_short = form == "short"
-    assert scitat.is_short_form(items) is is_short
+    assert short_form.is_short_form(items) is is_short
     assert scitat.score_question("q1", items, "Answer: x").short_form is is_short
     assert results.is_short_form({"answer": items}) is is_short
     assert suggested_answer_form(items) == form
@@ -72,6 +73,6 @@ def test_the_rule_and_its_tokenisation_are_defined_once():
         if "migrations" not in path.parts
     }
     limits = [name for name, text in sources.items() if re.search(r"SHORT_FORM_MAX\w* = ", text)]
-    assert limits == ["scoring/metrics/scitat.py"]
+    assert limits == ["curation/toolkit/answer_form.py"]
     counting = [name for name, text in sources.items() if re.search(r"len\([^)]*\.split\([^)]*\)\) <= 5", text)]
     assert counting == []

@@ -7,8 +7,8 @@ import statistics
 import pytest
 
 from curation.drafting.templates import TEMPLATES, draft_template_questions
-from scoring.numbers import format_number
-from scoring.tools import ToolBox
+from curation.toolkit.numbers import format_number
+from curation.toolkit.tools import ToolBox
 
 # Every cell uses a different way of writing numbers; EXPECTED holds the values a person reads.
 RESULTS = {

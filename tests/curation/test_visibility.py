@@ -12,13 +12,13 @@ from annotate import review_selectors
 from curation import paper_selectors, release_selectors, selectors
 from curation.drafting import endpoints as endpoint_services
 from curation.errors import NotFound, NotPermitted
-from curation.models import Batch, Context, Instance, Paper, Project
+from curation.models import Batch, Context, Instance, ModelEndpoint, Paper, Project
 from curation.services.lifecycle import instance_transition
 from curation.services.projects import membership_add, project_create
 from curation.states import Role, Status
 from curation.visibility import is_operator
 from scoring import selectors as scoring_selectors
-from scoring.models import ModelEndpoint, Prediction, ScoringRun
+from scoring.models import Prediction, ScoringRun
 from scoring.services.uploads import upload_run_create
 from tests.conftest import context_build, instance_build, paper_build, personas_build, project_build, user_build
 from tests.scoring.run_support import endpoint_for, small_release

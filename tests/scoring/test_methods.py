@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from scoring.endpoints.client import ToolCall
+from curation.endpoints.client import ToolCall
 from scoring.methods import MethodSettings, run_method, templates_for, templates_hash
 from scoring.methods.prompting import extract_code
 from scoring.methods.toolloop import shot_examples, tool_names

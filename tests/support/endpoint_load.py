@@ -7,7 +7,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from scoring.endpoints import ChatClient, EndpointConfig
+from curation.endpoints import ChatClient, EndpointConfig
 
 
 def run_requests(

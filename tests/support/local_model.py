@@ -17,7 +17,7 @@ def local_model_url() -> str:
     """Base URL (…/v1) of the session's local model server, started on a free port the first time."""
     global _url
     if _url is None:
-        from scoring.local_model import ensure_running
+        from curation.endpoints.local_model import ensure_running
 
         _url = ensure_running(free_port(), timeout_s=180)
     return _url

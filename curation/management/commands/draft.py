@@ -14,8 +14,7 @@ from tqdm import tqdm
 from curation.drafting import services
 from curation.drafting.models import DraftingItem, DraftingRun
 from curation.errors import DomainError
-from curation.models import Batch, Project
-from scoring.models import ModelEndpoint
+from curation.models import Batch, ModelEndpoint, Project
 
 
 class Command(BaseCommand):

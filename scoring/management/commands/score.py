@@ -9,8 +9,8 @@ from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
 from curation.errors import DomainError
-from curation.models import Project, Release
-from scoring.models import ModelEndpoint, ScoringRun
+from curation.models import ModelEndpoint, Project, Release
+from scoring.models import ScoringRun
 from scoring.services import runs as run_services
 
 FINISHED = (ScoringRun.Status.COMPLETED, ScoringRun.Status.FAILED, ScoringRun.Status.CANCELLED)

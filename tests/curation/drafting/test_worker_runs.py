@@ -10,10 +10,9 @@ import pytest
 
 from curation.drafting.models import DraftingItem, DraftingRun
 from curation.drafting.services import items_reap, run_create, run_start
-from curation.models import Batch, Instance
+from curation.endpoints import local_model
+from curation.models import Batch, Instance, ModelEndpoint
 from curation.states import Status
-from scoring import local_model
-from scoring.models import ModelEndpoint
 from tests.curation.drafting.conftest import endpoint_on, make_contexts, scripted_reply
 from tests.support.fault_server import FaultServer
 from tests.support.local_model import local_model_url

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from curation.toolkit import answer_form as short_form
 from scoring.metrics import scitat
 
 
@@ -18,11 +19,11 @@ class FakeScorer:
 
 
 def test_short_form_means_every_gold_item_has_at_most_five_space_tokens():
-    assert scitat.is_short_form(["one two three four five"])
-    assert not scitat.is_short_form(["one two three four five six"])
-    assert not scitat.is_short_form(["short", "one two three four five six"])
+    assert short_form.is_short_form(["one two three four five"])
+    assert not short_form.is_short_form(["one two three four five six"])
+    assert not short_form.is_short_form(["short", "one two three four five six"])
     # Split on a single space: a double space makes an empty token.
-    assert not scitat.is_short_form(["a  b c d e"])
+    assert not short_form.is_short_form(["a  b c d e"])
 
 
 def test_prediction_is_the_text_after_answer_split_on_blank_lines():

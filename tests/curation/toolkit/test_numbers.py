@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from scoring.numbers import clean_cell, format_number, parse_number, parse_numeric
+from curation.toolkit.numbers import clean_cell, format_number, parse_number, parse_numeric
 
 
 @pytest.mark.parametrize(

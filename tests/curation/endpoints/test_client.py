@@ -15,7 +15,7 @@ from email.utils import format_datetime
 
 import pytest
 
-from scoring.endpoints import (
+from curation.endpoints import (
     ChatClient,
     EndpointBadRequest,
     EndpointConfig,
@@ -30,7 +30,7 @@ from scoring.endpoints import (
     json_schema_format,
     parse_retry_after,
 )
-from scoring.endpoints.limits import FileConcurrencyLimiter, SlotTimeout, redis_client
+from curation.endpoints.limits import FileConcurrencyLimiter, SlotTimeout, redis_client
 from tests.support.endpoint_load import run_requests
 from tests.support.fault_server import (
     FaultServer,
@@ -291,7 +291,7 @@ def test_every_attempt_is_recorded_in_order(server, sleeps):
 
 def test_every_attempt_is_logged(server, sleeps, caplog):
     server.script(rate_limited("1"), ok())
-    with caplog.at_level(logging.INFO, logger="scoring.endpoints.client"):
+    with caplog.at_level(logging.INFO, logger="curation.endpoints.client"):
         make_client(server, sleeps).chat(MESSAGES)
     attempts = [r.attempt for r in caplog.records if hasattr(r, "attempt")]
     assert [(a["status"], a["retry_after_s"]) for a in attempts] == [(429, 1.0), (200, None)]
@@ -622,7 +622,7 @@ def test_client_with_redis_url_reports_a_shared_limit(server):
 
 @pytest.mark.model
 def test_local_smollm2_answers_a_real_request():
-    from scoring.local_model import MODEL_NAME, endpoint_config
+    from curation.endpoints.local_model import MODEL_NAME, endpoint_config
     from tests.support.local_model import local_model_port
 
     port = local_model_port()
@@ -641,7 +641,7 @@ def test_local_smollm2_answers_a_real_request():
 def test_local_smollm2_serves_parallel_slots_each_with_the_full_context():
     import httpx
 
-    from scoring.local_model import DEFAULT_CONTEXT, DEFAULT_PARALLEL, endpoint_config
+    from curation.endpoints.local_model import DEFAULT_CONTEXT, DEFAULT_PARALLEL, endpoint_config
     from tests.support.local_model import local_model_port, local_model_url
 
     props = httpx.get(local_model_url().removesuffix("/v1") + "/props", timeout=10).json()

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from curation.table_shape import shape_from_rows
-from scoring.numbers import clean_cell, parse_number
+from curation.toolkit.numbers import clean_cell, parse_number
 
 DATA_TOOLS = (
     "list_tables",

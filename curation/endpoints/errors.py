@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from scoring.endpoints.client import AttemptRecord
+from curation.endpoints.attempts import AttemptRecord
 
 
 class EndpointError(Exception):

@@ -11,7 +11,7 @@ from typing import Any
 from django.conf import settings
 from django.core.cache import cache
 
-from scoring.endpoints.client import ChatClient
+from curation.endpoints.client import ChatClient
 
 _clients: dict[str, ChatClient] = {}
 _lock = threading.Lock()

@@ -8,7 +8,7 @@ import json
 import logging
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -16,9 +16,10 @@ from typing import Any
 import httpx
 import tenacity
 
-from scoring.endpoints.cache import CacheBackend, ResponseCache, cache_key, is_deterministic
-from scoring.endpoints.config import GENERATION_PARAM_NAMES, EndpointConfig
-from scoring.endpoints.errors import (
+from curation.endpoints.attempts import AttemptRecord
+from curation.endpoints.cache import CacheBackend, ResponseCache, cache_key, is_deterministic
+from curation.endpoints.config import GENERATION_PARAM_NAMES, EndpointConfig
+from curation.endpoints.errors import (
     EndpointBadRequest,
     EndpointBusy,
     EndpointError,
@@ -26,7 +27,7 @@ from scoring.endpoints.errors import (
     EndpointRetriesExhausted,
     EndpointUnauthorized,
 )
-from scoring.endpoints.limits import (
+from curation.endpoints.limits import (
     ConcurrencyLimiter,
     RateLimiter,
     SlotTimeout,
@@ -37,25 +38,6 @@ from scoring.endpoints.limits import (
 logger = logging.getLogger(__name__)
 
 RETRYABLE_STATUSES = frozenset({408, 409, 429}) | frozenset(range(500, 600))
-
-
-@dataclass
-class AttemptRecord:
-    """One HTTP attempt: what came back and how long it took."""
-
-    number: int
-    started_at: str
-    status: int | None
-    latency_s: float
-    queued_s: float = 0.0
-    tokens_in: int | None = None
-    tokens_out: int | None = None
-    retry_after_s: float | None = None
-    error: str = ""
-
-    def as_dict(self) -> dict[str, Any]:
-        """JSON-ready form, for storing on a prediction or draft."""
-        return asdict(self)
 
 
 @dataclass

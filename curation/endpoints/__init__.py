@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-from scoring.endpoints.cache import DictCacheBackend, ResponseCache, cache_key, is_deterministic
-from scoring.endpoints.client import (
-    AttemptRecord,
+from curation.endpoints.attempts import AttemptRecord
+from curation.endpoints.cache import DictCacheBackend, ResponseCache, cache_key, is_deterministic
+from curation.endpoints.client import (
     ChatClient,
     ChatResult,
     ToolCall,
     json_schema_format,
     parse_retry_after,
 )
-from scoring.endpoints.config import EndpointConfig
-from scoring.endpoints.errors import (
+from curation.endpoints.config import EndpointConfig
+from curation.endpoints.errors import (
     EndpointBadRequest,
     EndpointBusy,
     EndpointConfigError,
@@ -22,7 +22,7 @@ from scoring.endpoints.errors import (
     EndpointRetriesExhausted,
     EndpointUnauthorized,
 )
-from scoring.endpoints.limits import (
+from curation.endpoints.limits import (
     RedisConcurrencyLimiter,
     RedisRateLimiter,
     ThreadConcurrencyLimiter,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from scoring.models import ModelEndpoint
+from curation.models import ModelEndpoint
 
 
 def test_editing_the_base_url_changes_the_identity(db):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from scoring.extraction import (
+from curation.toolkit.extraction import (
     extract_answer,
     extract_program_answer,
     normalize_scale,

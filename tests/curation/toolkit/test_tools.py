@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from scoring.tools import ALL_TOOLS, ARITHMETIC_TOOLS, DATA_TOOLS, Program, ToolBox, ToolError
+from curation.toolkit.tools import ALL_TOOLS, ARITHMETIC_TOOLS, DATA_TOOLS, Program, ToolBox, ToolError
 
 TABLES = [
     {

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-from scoring.endpoints.errors import EndpointConfigError
+from curation.endpoints.errors import EndpointConfigError
 
 # Parameters that change what the model produces; all of them go into the cache key.
 GENERATION_PARAM_NAMES = frozenset(

@@ -17,7 +17,7 @@ from typing import Any
 
 import httpx
 
-from scoring.endpoints.config import EndpointConfig
+from curation.endpoints.config import EndpointConfig
 
 MODEL_NAME = "SmolLM2-135M-Instruct"
 DEFAULT_PORT = 8089
@@ -145,7 +145,7 @@ def ensure_running(port: int = DEFAULT_PORT, *, timeout_s: float = 120.0) -> str
         log_path = Path(tempfile.gettempdir()) / f"tatcurate-local-model-{port}.log"
         with log_path.open("ab") as log:
             process = subprocess.Popen(
-                [sys.executable, "-m", "scoring.local_model", "serve", "--port", str(port)],
+                [sys.executable, "-m", "curation.endpoints.local_model", "serve", "--port", str(port)],
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
@@ -188,8 +188,8 @@ atexit.register(stop_started)
 
 
 def main(argv: list[str] | None = None) -> None:
-    """CLI: `python -m scoring.local_model serve --port 8089` or `python -m scoring.local_model path`."""
-    parser = argparse.ArgumentParser(prog="python -m scoring.local_model", description=__doc__)
+    """CLI: `python -m curation.endpoints.local_model serve --port 8089`, or `… path`."""
+    parser = argparse.ArgumentParser(prog="python -m curation.endpoints.local_model", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
     serve_parser = commands.add_parser("serve", help="serve the model in the foreground")
     serve_parser.add_argument("--port", type=int, default=DEFAULT_PORT)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from scoring.safe_eval import SafeEvalError, safe_eval
+from curation.toolkit.safe_eval import SafeEvalError, safe_eval
 
 
 @pytest.mark.parametrize(

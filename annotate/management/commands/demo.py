@@ -1,4 +1,6 @@
-"""Create (or refresh) the demo project: one user per role, a short paper, contexts and drafts."""
+"""Create (or refresh) the demo project: one user per role, a short paper, contexts, drafts and the exam.
+
+It lives in `annotate` because it assembles the core and the human side; the core names neither app above it."""
 
 from __future__ import annotations
 
@@ -29,8 +31,8 @@ def local_model_endpoint():
     """The embedded SmolLM2 endpoint, available to every project (created once)."""
     from django.conf import settings
 
-    from scoring.local_model import DEFAULT_PARALLEL, MODEL_NAME, base_url_for
-    from scoring.models import ModelEndpoint
+    from curation.endpoints.local_model import DEFAULT_PARALLEL, MODEL_NAME, base_url_for
+    from curation.models import ModelEndpoint
 
     endpoint, _ = ModelEndpoint.objects.update_or_create(
         project=None,

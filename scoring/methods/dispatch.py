@@ -1,0 +1,38 @@
+"""One entry point over every method: picks the prompting or tool-loop runner, so `base` stays below both."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from scoring.methods import prompting, toolloop
+from scoring.methods.base import METHODS, Chat, MethodOutput, MethodSettings, RunProgram, render_context, tool_tables
+
+
+def run_method(
+    method: str,
+    *,
+    question: str,
+    context: Mapping[str, Any] | None,
+    chat: Chat,
+    run_program: RunProgram,
+    settings: MethodSettings,
+) -> MethodOutput:
+    """Answer one question with `method`; endpoint errors propagate (the caller marks the prediction failed)."""
+    if method not in METHODS:
+        raise ValueError(f"unknown method {method!r}; expected one of {', '.join(METHODS)}")
+    tables, paragraphs = render_context(context)
+    if method == "tool":
+        return toolloop.run_tool_loop(
+            question=question, paragraphs=paragraphs, tables=tool_tables(context), chat=chat, settings=settings
+        )
+    handler = {
+        "direct": prompting.run_direct,
+        "cot": prompting.run_cot,
+        "pot": prompting.run_pot,
+        "car": prompting.run_car,
+        "tatllm": prompting.run_tatllm,
+    }[method]
+    return handler(
+        question=question, tables=tables, paragraphs=paragraphs, chat=chat, run_program=run_program, settings=settings
+    )

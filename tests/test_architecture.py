@@ -1,0 +1,153 @@
+"""The import graph keeps one direction: the core names neither app above it, no files import each other in a loop,
+and no module imports with a star. Read from the source (AST): a function-level or TYPE_CHECKING import counts too."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+APPS = ("curation", "annotate", "scoring")
+# The only core files that may name every app: the URLconf, the settings and the Celery app configuration.
+WIRING = {"curation.urls", "curation.settings", "curation.celery"}
+UPPER_APPS = ("annotate", "scoring")
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def project_modules() -> dict[str, Path]:
+    """Every module of the three apps by dotted name (migrations too: they must not tie the apps either)."""
+    return {module_name(path): path for app in APPS for path in sorted((ROOT / app).rglob("*.py"))}
+
+
+def imported_names(path: Path, module: str, modules: dict[str, Path]) -> list[tuple[str, int, bool]]:
+    """(dotted name imported, line, is a star import) for every import statement anywhere in the file.
+
+    `from a import b` names the module `a.b` when there is one, else `a` (b is then a name defined in a)."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.extend((alias.name, node.lineno, False) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                base = ".".join([*anchor, base] if base else anchor)
+            for alias in node.names:
+                submodule = f"{base}.{alias.name}"
+                found.append((submodule if submodule in modules else base, node.lineno, alias.name == "*"))
+    return found
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Module -> the project modules it imports."""
+    modules = project_modules()
+    return {
+        module: {name for name, _line, _star in imported_names(path, module, modules) if name in modules} - {module}
+        for module, path in modules.items()
+    }
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for target in sorted(graph.get(node, ())):
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_the_core_imports_nothing_from_annotate_or_scoring():
+    offending = []
+    modules = project_modules()
+    for module, path in modules.items():
+        if module.split(".")[0] != "curation" or module in WIRING:
+            continue
+        for name, line, _star in imported_names(path, module, modules):
+            if name.split(".")[0] in UPPER_APPS:
+                offending.append(f"{path.relative_to(ROOT)}:{line} imports {name}")
+    assert sorted(set(offending)) == []
+
+
+def test_no_files_import_each_other_in_a_loop():
+    # The services <-> own-task-module loops are being replaced by one transaction-aware enqueue (issue 14, jobs).
+    pending = [
+        ["curation.drafting.services", "curation.drafting.tasks"],
+        ["curation.exports", "curation.services.releases", "curation.tasks"],
+        ["scoring.services.runs", "scoring.tasks"],
+    ]
+    assert [circle for circle in circles(import_graph()) if circle not in pending] == []
+
+
+def test_no_star_imports():
+    modules = project_modules()
+    stars = [
+        f"{path.relative_to(ROOT)}:{line}"
+        for module, path in modules.items()
+        for _name, line, star in imported_names(path, module, modules)
+        if star
+    ]
+    assert stars == []
+
+
+def test_the_checks_see_what_they_look_for(tmp_path):
+    """The helpers find a loop, an upward import and a star import when there is one, so the tests cannot pass idly."""
+    assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    modules = project_modules()
+    probe = tmp_path / "probe.py"
+    probe.write_text("def f():\n    from scoring.models import *\n    from curation.endpoints import errors\n")
+    assert imported_names(probe, "curation.probe", modules) == [
+        ("scoring.models", 2, True),
+        ("curation.endpoints.errors", 3, False),
+    ]
+    graph = import_graph()
+    assert "curation.endpoints.attempts" in graph["curation.endpoints.errors"]
+    assert "curation.visibility" in graph["scoring.run_models"]
+
+
+def test_the_cores_migrations_wait_on_neither_app_above_it():
+    from django.db.migrations.loader import MigrationLoader
+
+    loader = MigrationLoader(None, ignore_no_migrations=True)
+    upward = [
+        (key, parent)
+        for key, migration in loader.disk_migrations.items()
+        if key[0] == "curation"
+        for parent in migration.dependencies
+        if parent[0] in UPPER_APPS
+    ]
+    assert upward == []
+    assert any(app == "curation" for app, _name in loader.disk_migrations)
