@@ -103,13 +103,7 @@ def test_the_core_imports_nothing_from_annotate_or_scoring():
 
 
 def test_no_files_import_each_other_in_a_loop():
-    # The services <-> own-task-module loops are being replaced by one transaction-aware enqueue (issue 14, jobs).
-    pending = [
-        ["curation.drafting.services", "curation.drafting.tasks"],
-        ["curation.exports", "curation.services.releases", "curation.tasks"],
-        ["scoring.services.runs", "scoring.tasks"],
-    ]
-    assert [circle for circle in circles(import_graph()) if circle not in pending] == []
+    assert circles(import_graph()) == []
 
 
 def test_no_star_imports():

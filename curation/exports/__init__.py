@@ -121,7 +121,7 @@ def write_export_zip(
 ) -> tuple[str, int]:
     """Export `release` in `fmt` to a zip at `out_path`; returns (sha256, size)."""
     from curation.exports.card import dataset_card
-    from curation.services.releases import release_rows
+    from curation.exports.rows import release_rows
 
     if fmt not in EXPORT_FORMATS:
         raise ValueError(f"unknown export format {fmt!r}")

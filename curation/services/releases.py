@@ -19,6 +19,7 @@ from django.utils import timezone
 from django.utils.text import slugify
 
 from curation.errors import Conflict, DomainError, InvalidInput, NotFound
+from curation.exports.rows import ITEM_CHUNK, release_items, release_rows
 from curation.jobs import job_claim, job_enqueue, job_reap, job_stall_cutoff, job_token
 from curation.models import (
     Batch,
@@ -48,7 +49,6 @@ _VERSION_SUFFIX = re.compile(r"-v\d+$")  # the label adds the version: "demo-v1"
 DEFAULT_SPLIT_RATIOS = {"train": 0.8, "dev": 0.1, "test": 0.1}
 # Releases up to this many items are exported inside the request; bigger ones go to a Celery worker.
 SYNC_EXPORT_MAX_ITEMS = 5000
-ITEM_CHUNK = 1000
 
 
 def canonical_json(value: Any) -> str:
@@ -584,49 +584,6 @@ def release_cut_build(*, cut_id: int) -> ReleaseCut | None:
         )
     cut.refresh_from_db()
     return cut
-
-
-def release_items(release: Release, *, chunk: int = ITEM_CHUNK) -> Iterator[dict[str, Any]]:
-    """The frozen item dicts in position order, read in chunks (memory stays flat)."""
-    last = -1
-    while True:
-        rows = list(
-            ReleaseItem.objects.filter(release=release, position__gt=last)
-            .order_by("position")
-            .values_list("position", "data")[:chunk]
-        )
-        if not rows:
-            return
-        for _, data in rows:
-            yield data
-        last = rows[-1][0]
-
-
-def release_rows(
-    release: Release, *, chunk: int = ITEM_CHUNK
-) -> Iterator[tuple[dict[str, Any], dict[str, Any] | None, dict[str, Any] | None]]:
-    """(item, short context, long context) for every item in order: what the exporters consume.
-
-    Items come in chunks and the contexts a chunk needs in one query, so memory is bounded by the chunk size.
-    """
-    contexts: dict[int, dict[str, Any]] = {}
-    last = -1
-    while True:
-        rows = list(
-            ReleaseItem.objects.filter(release=release, position__gt=last)
-            .order_by("position")
-            .values_list("position", "data", "short_context_id", "long_context_id")[:chunk]
-        )
-        if not rows:
-            return
-        wanted = {key for row in rows for key in row[2:] if key}
-        contexts = {key: data for key, data in contexts.items() if key in wanted}
-        missing = wanted - set(contexts)
-        if missing:
-            contexts.update(ReleaseContext.objects.filter(pk__in=missing).values_list("id", "data"))
-        for _, data, short_id, long_id in rows:
-            yield data, contexts.get(short_id) if short_id else None, contexts.get(long_id) if long_id else None
-        last = rows[-1][0]
 
 
 def release_hash_recompute(release: Release) -> str:

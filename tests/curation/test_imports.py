@@ -10,9 +10,9 @@ from django.core.management import CommandError, call_command
 
 from curation.errors import InvalidInput, NotPermitted
 from curation.exports import records
+from curation.exports.rows import release_items, release_rows
 from curation.models import Context, ImportRecord, Instance, Paper, Release, SourceRecord
 from curation.services.datasets import dataset_import
-from curation.services.releases import release_items, release_rows
 from curation.states import Status
 from scoring.metrics import finqa
 

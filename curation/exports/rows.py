@@ -1,0 +1,54 @@
+"""The frozen rows of a release, read back in order and in bounded chunks: what every exporter consumes."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from curation.models import Release, ReleaseContext, ReleaseItem
+
+# Items read (and frozen at a cut) per query, so memory is bounded by the chunk size whatever the release's size.
+ITEM_CHUNK = 1000
+
+
+def release_items(release: Release, *, chunk: int = ITEM_CHUNK) -> Iterator[dict[str, Any]]:
+    """The frozen item dicts in position order, read in chunks (memory stays flat)."""
+    last = -1
+    while True:
+        rows = list(
+            ReleaseItem.objects.filter(release=release, position__gt=last)
+            .order_by("position")
+            .values_list("position", "data")[:chunk]
+        )
+        if not rows:
+            return
+        for _, data in rows:
+            yield data
+        last = rows[-1][0]
+
+
+def release_rows(
+    release: Release, *, chunk: int = ITEM_CHUNK
+) -> Iterator[tuple[dict[str, Any], dict[str, Any] | None, dict[str, Any] | None]]:
+    """(item, short context, long context) for every item in order: what the exporters consume.
+
+    Items come in chunks and the contexts a chunk needs in one query, so memory is bounded by the chunk size.
+    """
+    contexts: dict[int, dict[str, Any]] = {}
+    last = -1
+    while True:
+        rows = list(
+            ReleaseItem.objects.filter(release=release, position__gt=last)
+            .order_by("position")
+            .values_list("position", "data", "short_context_id", "long_context_id")[:chunk]
+        )
+        if not rows:
+            return
+        wanted = {key for row in rows for key in row[2:] if key}
+        contexts = {key: data for key, data in contexts.items() if key in wanted}
+        missing = wanted - set(contexts)
+        if missing:
+            contexts.update(ReleaseContext.objects.filter(pk__in=missing).values_list("id", "data"))
+        for _, data, short_id, long_id in rows:
+            yield data, contexts.get(short_id) if short_id else None, contexts.get(long_id) if long_id else None
+        last = rows[-1][0]
