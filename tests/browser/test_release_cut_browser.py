@@ -24,7 +24,9 @@ def test_a_big_cut_shows_its_progress_then_its_release(
 
     settings.TATCURATE_RELEASE_CUT_ASYNC_MIN_ITEMS = 6
     queued: list[int] = []
-    monkeypatch.setattr(tasks.release_cut_task, "delay", queued.append)  # the test plays the worker below
+    monkeypatch.setattr(
+        tasks.release_cut_task, "apply_async", lambda args, **options: queued.append(args[0])
+    )  # the test plays the worker below
     batch = validated_world(project, papers=2, per_paper=3)
     login(page, "manager")
     open_in_project(page, "Releases")

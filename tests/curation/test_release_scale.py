@@ -169,7 +169,7 @@ def test_a_cut_at_the_threshold_is_queued_then_built_by_the_worker_service(
     monkeypatch.setattr(release_services, "ITEM_CHUNK", 2)
     batch = validated_world(project, papers=2, per_paper=3)
     sent = []
-    monkeypatch.setattr(tasks.release_cut_task, "delay", lambda cut_id: sent.append(cut_id))
+    monkeypatch.setattr(tasks.release_cut_task, "apply_async", lambda args, **options: sent.append(args[0]))
     with django_capture_on_commit_callbacks(execute=True):
         cut = release_services.release_cut_request(
             project=project, actor=personas["manager"], name="big", batch_ids=[batch.pk], license="CC-BY-4.0"
