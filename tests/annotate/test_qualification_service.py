@@ -8,7 +8,7 @@ import pytest
 from django.utils import timezone
 
 from annotate.models import QualificationAttempt, QualificationItem
-from annotate.services import qualification as services
+from annotate.qualification import services
 from curation.errors import Conflict, InvalidInput, NotFound, NotPermitted
 from curation.models import Membership, ReasoningType
 from curation.services.lifecycle import instance_create

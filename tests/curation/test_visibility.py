@@ -260,7 +260,7 @@ def test_no_selector_decides_visibility_by_hand():
             # qualification); the members page lists a project's members after a manager check; the instance
             # browser offers staff the qualified annotators to assign to.
             team_reads = {
-                "annotate/qualification_selectors.py",
+                "annotate/qualification/selectors.py",
                 "curation/member_selectors.py",
                 "annotate/instance_selectors.py",
             }
@@ -277,7 +277,7 @@ _UNSCOPED_READS = {
     ("curation/selectors.py", "instance_for_output"),
     ("curation/selectors.py", "status_counts"),
     ("curation/paper_selectors.py", "context_counts"),
-    ("annotate/qualification_selectors.py", "exam_items"),
+    ("annotate/qualification/selectors.py", "exam_items"),
 }
 _SCOPED_MODELS = ("Instance", "Paper", "Batch", "Context", "Release", "ScoringRun", "ModelEndpoint", "Prediction")
 
