@@ -36,4 +36,4 @@ from annotate.qualification.models import (  # noqa: E402,F401
 )
 
 # The review models live in their own module; importing them here registers them with the app.
-from annotate.review_models import Discussion, DiscussionMessage, ReviewComment, ReviewSettings  # noqa: E402,F401
+from annotate.review.models import Discussion, DiscussionMessage, ReviewComment, ReviewSettings  # noqa: E402,F401

@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from annotate import dashboard
 from annotate.models import QualificationAttempt, WorkTime
-from annotate.services import review
+from annotate.review import services as review
 from annotate.services.batches import review_settings_set
 from curation import charts
 from curation.errors import NotPermitted

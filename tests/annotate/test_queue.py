@@ -350,7 +350,7 @@ def test_expired_round_two_lease_releases_the_reviewer(personas, project, open_b
 
 def _sent_back_and_resumed(project, personas):
     """An instance a verifier sent back, resumed by its annotator (in refinement under a lease again)."""
-    from annotate.services import review
+    from annotate.review import services as review
     from tests.annotate.review_helpers import submit
 
     submitted = submit(project, personas["annotator"])
@@ -460,7 +460,7 @@ def test_skipping_every_draft_leaves_the_skipper_nothing_until_the_set_aside_tim
 
 
 def test_give_back_returns_the_review_to_the_pile_without_reclaiming_it(personas, project, drafts):
-    from annotate.services import review
+    from annotate.review import services as review
     from tests.annotate.review_helpers import submit
 
     first = submit(project, personas["annotator"])
@@ -477,7 +477,7 @@ def test_give_back_returns_the_review_to_the_pile_without_reclaiming_it(personas
 
 
 def test_sent_back_work_opens_at_once_while_a_draft_is_held(personas, project, drafts, client):
-    from annotate.services import review
+    from annotate.review import services as review
     from annotate.services.queue import queue_resume
     from tests.annotate.review_helpers import submit
 
@@ -516,7 +516,7 @@ def test_sent_back_work_opens_at_once_while_a_draft_is_held(personas, project, d
     [("annotator", 200), ("annotator2", 404), ("verifier", 404), ("manager", 404), ("outsider", 404)],
 )
 def test_resume_api_by_role(personas, project, drafts, api_client_for, persona, expected):
-    from annotate.services import review
+    from annotate.review import services as review
     from tests.annotate.review_helpers import submit
 
     submitted = submit(project, personas["annotator"])

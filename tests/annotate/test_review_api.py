@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from annotate.models import ReviewComment
-from annotate.services import review
+from annotate.review import services as review
 from annotate.services.batches import instance_discard
 from curation.models import Batch, Instance
 from curation.states import Status

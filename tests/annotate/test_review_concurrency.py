@@ -9,7 +9,7 @@ import pytest
 from django.db import connection
 
 from annotate.models import ReviewComment
-from annotate.services import review
+from annotate.review import services as review
 from annotate.services.batches import instance_discard, project_gating_set
 from annotate.services.workspace import workspace_submit
 from curation.errors import Conflict, DomainError

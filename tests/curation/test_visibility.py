@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from annotate import review_selectors
+from annotate.review import selectors as review_selectors
 from curation import paper_selectors, release_selectors, selectors
 from curation.drafting import endpoints as endpoint_services
 from curation.errors import NotFound, NotPermitted

@@ -12,10 +12,11 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotate import dashboard, review_selectors
+from annotate import dashboard
 from annotate.models import Discussion, DiscussionMessage, ReviewComment
+from annotate.review import selectors as review_selectors
+from annotate.review import services as review
 from annotate.services import batches as batch_flow
-from annotate.services import review
 from annotate.services.workspace import work_ping
 from curation import selectors
 from curation.answer_types import ANSWER_TYPES, SCALES

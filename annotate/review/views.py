@@ -14,11 +14,12 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
-from annotate import dashboard, review_selectors
-from annotate.api_review import DiscardSerializer, PaySettingsSerializer, ReplySerializer, RestoreSerializer
+from annotate import dashboard
 from annotate.models import ReviewComment
+from annotate.review import selectors as review_selectors
+from annotate.review import services as review
+from annotate.review.api import DiscardSerializer, PaySettingsSerializer, ReplySerializer, RestoreSerializer
 from annotate.services import batches as batch_flow
-from annotate.services import review
 from curation import charts, selectors
 from curation.answer_types import ANSWER_TYPE_LABELS, SCALE_LABELS
 from curation.errors import InvalidInput
