@@ -13,6 +13,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotate import dashboard
+from annotate.instances import services as instance_services
 from annotate.models import Discussion, DiscussionMessage, ReviewComment
 from annotate.review import selectors as review_selectors
 from annotate.review import services as review
@@ -503,7 +504,7 @@ class DiscardApi(APIView):
         _project_instance(request, pk)
         payload = DiscardSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
-        instance = batch_flow.instance_discard(
+        instance = instance_services.instance_discard(
             instance_id=pk,
             actor=request.user,
             expected_version=payload.validated_data["expected_version"],
@@ -519,7 +520,7 @@ class RestoreApi(APIView):
         _project_instance(request, pk)
         payload = RestoreSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
-        instance = batch_flow.instance_restore(
+        instance = instance_services.instance_restore(
             instance_id=pk,
             actor=request.user,
             expected_version=payload.validated_data["expected_version"],

@@ -15,6 +15,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from annotate import dashboard
+from annotate.instances import services as instance_services
 from annotate.models import ReviewComment
 from annotate.review import selectors as review_selectors
 from annotate.review import services as review
@@ -371,7 +372,7 @@ def instance_discard(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
         return redirect("review-history", slug=slug, pk=pk)
     _attempt(
         request,
-        lambda: batch_flow.instance_discard(instance_id=pk, actor=request.user, **data.validated_data),
+        lambda: instance_services.instance_discard(instance_id=pk, actor=request.user, **data.validated_data),
         f"#{pk} discarded (it can be restored).",
     )
     return redirect("review-history", slug=slug, pk=pk)
@@ -387,7 +388,7 @@ def instance_restore(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
         return redirect("review-history", slug=slug, pk=pk)
     _attempt(
         request,
-        lambda: batch_flow.instance_restore(instance_id=pk, actor=request.user, **data.validated_data),
+        lambda: instance_services.instance_restore(instance_id=pk, actor=request.user, **data.validated_data),
         f"#{pk} restored as a draft.",
     )
     return redirect("review-history", slug=slug, pk=pk)

@@ -1,4 +1,4 @@
-"""Batch flow on the annotation side: sequential gating, grouping drafts into batches, discard/restore, pay settings."""
+"""Batch flow on the annotation side: sequential gating, grouping drafts into batches, pay settings."""
 
 from __future__ import annotations
 
@@ -15,7 +15,6 @@ from annotate.models import ReviewSettings
 from curation.errors import Conflict, InvalidInput, NotFound
 from curation.models import Batch, Context, Instance, Project
 from curation.services.batches import batch_open
-from curation.services.lifecycle import instance_transition
 from curation.services.projects import require_role
 from curation.states import Role, Status
 
@@ -206,43 +205,6 @@ def batch_fill_from_papers(
         context_ids=chosen,
         moved=moved,
     )
-
-
-@transaction.atomic
-def instance_discard(*, instance_id: int, actor: AbstractBaseUser, expected_version: int, reason: str) -> Instance:
-    """A manager takes an instance out of the work (nothing is deleted); a concurrent action makes this a Conflict."""
-    reason = reason.strip()
-    if not reason:
-        raise InvalidInput("Say why the instance is discarded.")
-    current = Instance.objects.filter(pk=instance_id).values("status").first()
-    if current is None:
-        raise NotFound(f"Instance {instance_id} does not exist.")
-    instance = instance_transition(
-        instance_id=instance_id,
-        target=Status.DISCARDED,
-        actor=actor,
-        expected_status=current["status"],
-        expected_version=expected_version,
-        reason=f"discarded: {reason}",
-    )
-    return instance
-
-
-@transaction.atomic
-def instance_restore(*, instance_id: int, actor: AbstractBaseUser, expected_version: int, reason: str = "") -> Instance:
-    """A manager brings a discarded instance back as a draft with its content; its batch reopens if it had closed."""
-    instance = instance_transition(
-        instance_id=instance_id,
-        target=Status.DRAFTED,
-        actor=actor,
-        expected_status=Status.DISCARDED,
-        expected_version=expected_version,
-        reason=f"restored{': ' + reason.strip() if reason.strip() else ''}",
-        assignments={"author_id": None, "round1_verifier_id": None, "round2_reviewer_id": None},
-    )
-    if instance.batch_id:
-        Batch.objects.filter(pk=instance.batch_id, state=Batch.State.CLOSED).update(state=Batch.State.OPEN)
-    return instance
 
 
 def review_settings_of(project: Project) -> ReviewSettings:

@@ -8,9 +8,10 @@ from collections.abc import Callable
 import pytest
 from django.db import connection
 
+from annotate.instances.services import instance_discard
 from annotate.models import ReviewComment
 from annotate.review import services as review
-from annotate.services.batches import instance_discard, project_gating_set
+from annotate.services.batches import project_gating_set
 from annotate.services.workspace import workspace_submit
 from curation.errors import Conflict, DomainError
 from curation.models import Batch, Instance

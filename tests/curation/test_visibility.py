@@ -262,7 +262,7 @@ def test_no_selector_decides_visibility_by_hand():
             team_reads = {
                 "annotate/qualification/selectors.py",
                 "curation/member_selectors.py",
-                "annotate/instance_selectors.py",
+                "annotate/instances/selectors.py",
             }
             if "selectors" in name and "Membership.objects" in source and name not in team_reads:
                 offenders.append(f"{name}: filters Membership by hand")
