@@ -12,7 +12,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotate import dashboard
+from annotate.dashboard import figures as dashboard
+from annotate.dashboard import services as pay_services
 from annotate.instances import services as instance_services
 from annotate.models import Discussion, DiscussionMessage, ReviewComment
 from annotate.review import selectors as review_selectors
@@ -576,7 +577,7 @@ class PaySettingsApi(APIView):
         project = selectors.project_get(user=request.user, slug=slug)
         payload = PaySettingsSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
-        record = batch_flow.review_settings_set(project=project, actor=request.user, **payload.validated_data)
+        record = pay_services.review_settings_set(project=project, actor=request.user, **payload.validated_data)
         return Response({"pay_per_instance": str(record.pay_per_instance), "currency": record.currency})
 
 

@@ -14,7 +14,8 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
-from annotate import dashboard
+from annotate.dashboard import figures as dashboard
+from annotate.dashboard import services as pay_services
 from annotate.instances import services as instance_services
 from annotate.models import ReviewComment
 from annotate.review import selectors as review_selectors
@@ -522,7 +523,7 @@ def dashboard_page(request: HttpRequest, slug: str) -> HttpResponse:
         else:
             _attempt(
                 request,
-                lambda: batch_flow.review_settings_set(project=project, actor=request.user, **pay.validated_data),
+                lambda: pay_services.review_settings_set(project=project, actor=request.user, **pay.validated_data),
                 "Pay rate saved.",
             )
         return redirect(f"{request.path}?{request.GET.urlencode()}")
@@ -542,7 +543,7 @@ def dashboard_page(request: HttpRequest, slug: str) -> HttpResponse:
             data["verifiers"], label="user", series=("reviews", "changes_requested", "discussions_resolved")
         ),
         "csv_tables": dashboard.CSV_TABLES,
-        "settings": batch_flow.review_settings_of(project),
+        "settings": dashboard.review_settings_of(project),
     }
     return render(request, "annotate/review/dashboard.html", context)
 

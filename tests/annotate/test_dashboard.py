@@ -10,10 +10,10 @@ from decimal import Decimal
 import pytest
 from django.utils import timezone
 
-from annotate import dashboard
+from annotate.dashboard import figures as dashboard
+from annotate.dashboard.services import review_settings_set
 from annotate.models import QualificationAttempt, WorkTime
 from annotate.review import services as review
-from annotate.services.batches import review_settings_set
 from curation import charts
 from curation.errors import NotPermitted
 from curation.models import Instance
