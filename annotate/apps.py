@@ -7,8 +7,8 @@ class AnnotateConfig(AppConfig):
 
     def ready(self) -> None:
         from annotate.review import services as review
-        from annotate.services import workspace
-        from annotate.services.batches import settle_after_transition
+        from annotate.work import workspace
+        from annotate.work.batches import settle_after_transition
         from curation import states
         from curation.services.lifecycle import on_transition, transition_rule
 

@@ -1,39 +1,14 @@
-"""Annotation side: qualification exam, guidelines, active work time, review comments and discussions."""
+"""Annotation side's models. Each package keeps its own (qualification, review, work); importing them here registers
+them with the app, whose label (`annotate`) and table names they keep."""
 
 from __future__ import annotations
 
-from django.conf import settings
-from django.db import models
-
-from curation.models import Instance
-
-
-class WorkTime(models.Model):
-    """Active seconds a person spent on an instance, summed from the workspace's activity pings."""
-
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
-    instance = models.ForeignKey(Instance, on_delete=models.CASCADE, related_name="work_times")
-    activity = models.CharField(max_length=20, default="refine", help_text="refine, review1, review2")
-    active_seconds = models.FloatField(default=0)
-    last_ping_at = models.DateTimeField(null=True, blank=True)
-
-    class Meta:
-        constraints = [
-            models.UniqueConstraint(fields=["user", "instance", "activity"], name="unique_work_time"),
-        ]
-
-    def __str__(self) -> str:
-        return f"{self.user} {self.activity} {self.instance_id}: {self.active_seconds:.0f}s"
-
-
-# The models of each package live in it; importing them here registers them with the app.
-from annotate.qualification.models import (  # noqa: E402,F401
+from annotate.qualification.models import (  # noqa: F401
     Guidelines,
     GuidelinesRead,
     QualificationAttempt,
     QualificationItem,
     QualificationSettings,
 )
-
-# The review models live in their own module; importing them here registers them with the app.
-from annotate.review.models import Discussion, DiscussionMessage, ReviewComment, ReviewSettings  # noqa: E402,F401
+from annotate.review.models import Discussion, DiscussionMessage, ReviewComment, ReviewSettings  # noqa: F401
+from annotate.work.models import WorkTime  # noqa: F401

@@ -8,10 +8,10 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.authtoken.views import obtain_auth_token
 
-from annotate import urls_work
 from annotate.instances import urls as urls_instances
 from annotate.qualification import urls as qualification_urls
 from annotate.review import urls as urls_review
+from annotate.work import urls as urls_work
 from curation import api, exchange_urls, ingest_urls, member_urls, release_urls, views
 from curation.drafting import urls as drafting_urls
 from curation.health import healthz

@@ -20,7 +20,7 @@ from django.utils import timezone
 
 from annotate.models import Discussion, QualificationAttempt, WorkTime
 from annotate.review.models import ReviewSettings
-from annotate.services.batches import SETTLED
+from annotate.work.batches import SETTLED
 from curation.errors import InvalidInput, NotPermitted
 from curation.models import Batch, Instance, Membership, Project, TransitionEvent
 from curation.selectors import roles_of

@@ -18,8 +18,8 @@ from annotate.instances import services as instance_services
 from annotate.models import Discussion, DiscussionMessage, ReviewComment
 from annotate.review import selectors as review_selectors
 from annotate.review import services as review
-from annotate.services import batches as batch_flow
-from annotate.services.workspace import work_ping
+from annotate.work import batches as batch_flow
+from annotate.work.workspace import work_ping
 from curation import selectors
 from curation.answer_types import ANSWER_TYPES, SCALES
 from curation.errors import InvalidInput, NotFound, NotPermitted

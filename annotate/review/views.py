@@ -21,7 +21,7 @@ from annotate.models import ReviewComment
 from annotate.review import selectors as review_selectors
 from annotate.review import services as review
 from annotate.review.api import DiscardSerializer, PaySettingsSerializer, ReplySerializer, RestoreSerializer
-from annotate.services import batches as batch_flow
+from annotate.work import batches as batch_flow
 from curation import charts, selectors
 from curation.answer_types import ANSWER_TYPE_LABELS, SCALE_LABELS
 from curation.errors import InvalidInput

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from annotate.review import services as review
-from annotate.services.workspace import workspace_submit
+from annotate.work.workspace import workspace_submit
 from curation.models import Instance
 from tests.annotate.queue_helpers import queue_next
 

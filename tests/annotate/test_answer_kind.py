@@ -12,7 +12,7 @@ import pytest
 from django.test import Client
 
 from annotate.review import services as review
-from annotate.services.workspace import submission_problems, workspace_autosave, workspace_submit
+from annotate.work.workspace import submission_problems, workspace_autosave, workspace_submit
 from curation.errors import InvalidInput
 from curation.exports import write_export_zip
 from curation.models import Instance

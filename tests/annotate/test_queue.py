@@ -10,9 +10,9 @@ from django.db import connection
 from django.utils import timezone
 
 from annotate.models import WorkTime
-from annotate.services.leases import leases_reap
-from annotate.services.queue import lease_deadline, queue_claim
-from annotate.services.workspace import (
+from annotate.work.leases import leases_reap
+from annotate.work.queue import lease_deadline, queue_claim
+from annotate.work.workspace import (
     submission_problems,
     suggested_answer_form,
     work_ping,
@@ -393,7 +393,7 @@ def test_expired_lease_on_resumed_work_returns_it_to_its_author_and_next_review_
 
 
 def test_the_reaper_logs_and_skips_a_row_it_cannot_move(personas, project, drafts, monkeypatch, caplog):
-    from annotate.services import leases
+    from annotate.work import leases
 
     broken = queue_next(project=project, user=personas["annotator"])
     fine = queue_next(project=project, user=personas["annotator2"])
@@ -413,7 +413,7 @@ def test_the_reaper_logs_and_skips_a_row_it_cannot_move(personas, project, draft
 
 
 def test_the_return_target_covers_every_leased_status(personas, project, drafts):
-    from annotate.services.leases import lease_return_target
+    from annotate.work.leases import lease_return_target
     from curation.states import LEASED_STATUSES, SYSTEM_TRANSITIONS
 
     fresh = queue_next(project=project, user=personas["annotator2"])
@@ -478,7 +478,7 @@ def test_give_back_returns_the_review_to_the_pile_without_reclaiming_it(personas
 
 def test_sent_back_work_opens_at_once_while_a_draft_is_held(personas, project, drafts, client):
     from annotate.review import services as review
-    from annotate.services.queue import queue_resume
+    from annotate.work.queue import queue_resume
     from tests.annotate.review_helpers import submit
 
     annotator = personas["annotator"]

@@ -7,7 +7,7 @@ import pytest
 from annotate.instances.services import instance_discard, instance_restore
 from annotate.models import Discussion, DiscussionMessage, ReviewComment
 from annotate.review import services as review
-from annotate.services.batches import batch_assign, project_gating_set
+from annotate.work.batches import batch_assign, project_gating_set
 from curation.errors import Conflict, InvalidInput, NotPermitted
 from curation.models import Batch, Instance, InstanceRevision, TransitionEvent
 from curation.services.batches import batch_create, batch_open
