@@ -18,9 +18,10 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Count
 from django.utils import timezone
 
-from annotate.models import Discussion, QualificationAttempt, WorkTime
-from annotate.review.models import ReviewSettings
+from annotate.qualification.models import QualificationAttempt
+from annotate.review.models import Discussion, ReviewSettings
 from annotate.work.batches import SETTLED
+from annotate.work.models import WorkTime
 from curation.errors import InvalidInput, NotPermitted
 from curation.models import Batch, Instance, Membership, Project, TransitionEvent
 from curation.selectors import roles_of

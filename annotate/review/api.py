@@ -15,9 +15,9 @@ from rest_framework.views import APIView
 from annotate.dashboard import figures as dashboard
 from annotate.dashboard import services as pay_services
 from annotate.instances import services as instance_services
-from annotate.models import Discussion, DiscussionMessage, ReviewComment
 from annotate.review import selectors as review_selectors
 from annotate.review import services as review
+from annotate.review.models import Discussion, DiscussionMessage, ReviewComment
 from annotate.work import batches as batch_flow
 from annotate.work.workspace import work_ping
 from curation import selectors

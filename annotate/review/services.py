@@ -14,7 +14,7 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import Exists, F, OuterRef, Q
 from django.utils import timezone
 
-from annotate.models import Discussion, DiscussionMessage, ReviewComment
+from annotate.review.models import Discussion, DiscussionMessage, ReviewComment
 from annotate.work.leases import lease_expire
 from annotate.work.queue import lease_deadline
 from annotate.work.workspace import work_ping

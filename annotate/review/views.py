@@ -17,10 +17,10 @@ from django.views.decorators.http import require_POST
 from annotate.dashboard import figures as dashboard
 from annotate.dashboard import services as pay_services
 from annotate.instances import services as instance_services
-from annotate.models import ReviewComment
 from annotate.review import selectors as review_selectors
 from annotate.review import services as review
 from annotate.review.api import DiscardSerializer, PaySettingsSerializer, ReplySerializer, RestoreSerializer
+from annotate.review.models import ReviewComment
 from annotate.work import batches as batch_flow
 from curation import charts, selectors
 from curation.answer_types import ANSWER_TYPE_LABELS, SCALE_LABELS

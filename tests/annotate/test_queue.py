@@ -9,8 +9,8 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from annotate.models import WorkTime
 from annotate.work.leases import leases_reap
+from annotate.work.models import WorkTime
 from annotate.work.queue import lease_deadline, queue_claim
 from annotate.work.workspace import (
     submission_problems,

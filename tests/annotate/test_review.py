@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from annotate.instances.services import instance_discard, instance_restore
-from annotate.models import Discussion, DiscussionMessage, ReviewComment
 from annotate.review import services as review
+from annotate.review.models import Discussion, DiscussionMessage, ReviewComment
 from annotate.work.batches import batch_assign, project_gating_set
 from curation.errors import Conflict, InvalidInput, NotPermitted
 from curation.models import Batch, Instance, InstanceRevision, TransitionEvent

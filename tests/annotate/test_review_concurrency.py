@@ -9,8 +9,8 @@ import pytest
 from django.db import connection
 
 from annotate.instances.services import instance_discard
-from annotate.models import ReviewComment
 from annotate.review import services as review
+from annotate.review.models import ReviewComment
 from annotate.work.batches import project_gating_set
 from annotate.work.workspace import workspace_submit
 from curation.errors import Conflict, DomainError

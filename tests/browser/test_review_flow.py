@@ -7,7 +7,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from annotate.models import Discussion
+from annotate.review.models import Discussion
 from annotate.work.batches import project_gating_set
 from curation.models import Batch, Instance
 from curation.services.batches import batch_create, batch_open

@@ -301,7 +301,7 @@ def test_every_selector_read_of_a_scoped_model_starts_from_visible_to():
 
 
 def test_every_scoped_model_uses_the_one_queryset():
-    from annotate.models import Discussion
+    from annotate.review.models import Discussion
     from curation.models import Release
     from curation.visibility import ProjectScopedQuerySet
 
