@@ -6,8 +6,9 @@ class AnnotateConfig(AppConfig):
     verbose_name = "Annotation"
 
     def ready(self) -> None:
-        from annotate.services import review, workspace
-        from annotate.services.batches import settle_after_transition
+        from annotate.review import services as review
+        from annotate.work import workspace
+        from annotate.work.batches import settle_after_transition
         from curation import states
         from curation.services.lifecycle import on_transition, transition_rule
 

@@ -7,7 +7,7 @@ from django.http import HttpRequest
 
 def guidelines_banner(request: HttpRequest) -> dict[str, object]:
     """`unread_guidelines`: projects with a guidelines version the viewer has not opened yet."""
-    from annotate.qualification_selectors import unread_guidelines
+    from annotate.qualification.selectors import unread_guidelines
 
     user = getattr(request, "user", None)
     if user is None or not user.is_authenticated:

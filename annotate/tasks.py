@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from annotate.services.leases import leases_reap
+from annotate.work.leases import leases_reap
 
 
 @shared_task(name="annotate.leases_reap", acks_late=True)

@@ -70,7 +70,7 @@ TEMPLATES = [
                 "django.contrib.messages.context_processors.messages",
                 "curation.context_processors.navigation",
                 "annotate.context_processors.guidelines_banner",
-                "annotate.review_context.review_badges",
+                "annotate.review.context.review_badges",
             ],
         },
     },

@@ -200,7 +200,7 @@ TRANSITION_TABLE: dict[tuple[str, str], Transition] = {(t.source, t.target): t f
 # Transitions a background job may perform without a human actor (lease expiry, release cut).
 SYSTEM_TRANSITIONS: frozenset[tuple[str, str]] = frozenset(key for key, t in TRANSITION_TABLE.items() if t.by_system)
 
-# The statuses in which an instance is held under a lease (claim, review); see annotate.services.leases.
+# The statuses in which an instance is held under a lease (claim, review); see annotate.work.leases.
 LEASED_STATUSES: tuple[str, ...] = (S.IN_REFINEMENT.value, S.ROUND1_REVIEW.value, S.ROUND2_REVIEW.value)
 
 

@@ -8,8 +8,10 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.authtoken.views import obtain_auth_token
 
-from annotate import urls as annotate_urls
-from annotate import urls_instances, urls_review, urls_work
+from annotate.instances import urls as urls_instances
+from annotate.qualification import urls as qualification_urls
+from annotate.review import urls as urls_review
+from annotate.work import urls as urls_work
 from curation import api, exchange_urls, ingest_urls, member_urls, release_urls, views
 from curation.drafting import urls as drafting_urls
 from curation.health import healthz
@@ -42,7 +44,7 @@ api_patterns = [
     path("", include(urls_work.api_patterns)),
     path("", include(urls_instances.api_patterns)),
     path("", include(urls_review.api_patterns)),
-    path("", include(annotate_urls.api_patterns)),
+    path("", include(qualification_urls.api_patterns)),
     path("", include(scoring_urls.api_patterns)),
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
     # GET only: DRF's OPTIONS metadata has no template to render for the docs page.
@@ -67,7 +69,7 @@ urlpatterns = [
     path("", include(urls_work.page_patterns)),
     path("", include(urls_instances.page_patterns)),
     path("", include(urls_review.page_patterns)),
-    path("", include(annotate_urls.page_patterns)),
+    path("", include(qualification_urls.page_patterns)),
     path("", include(scoring_urls.page_patterns)),
     path("healthz", healthz, name="healthz"),
     path("api/", include(api_patterns)),

@@ -6,7 +6,7 @@ from typing import Any
 
 from django import template
 
-from annotate.models import ReviewComment
+from annotate.review.models import ReviewComment
 
 register = template.Library()
 

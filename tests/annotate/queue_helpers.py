@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from annotate.services.queue import queue_claim
+from annotate.work.queue import queue_claim
 from curation.models import Instance
 
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from annotate.services import review
-from annotate.services.workspace import workspace_submit
+from annotate.review import services as review
+from annotate.work.workspace import workspace_submit
 from curation.models import Instance
 from tests.annotate.queue_helpers import queue_next
 

@@ -11,8 +11,8 @@ import pyarrow.parquet as pq
 import pytest
 from django.test import Client
 
-from annotate.services import review
-from annotate.services.workspace import submission_problems, workspace_autosave, workspace_submit
+from annotate.review import services as review
+from annotate.work.workspace import submission_problems, workspace_autosave, workspace_submit
 from curation.errors import InvalidInput
 from curation.exports import write_export_zip
 from curation.models import Instance

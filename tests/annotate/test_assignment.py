@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from annotate.services.workspace import workspace_skip
+from annotate.work.workspace import workspace_skip
 from curation.errors import InvalidInput, NotFound, NotPermitted
 from curation.models import Instance
 from curation.services.assignments import instances_assign
@@ -97,7 +97,7 @@ def test_an_expired_lease_keeps_the_draft_with_its_assignee(personas, project, d
 
     from django.utils import timezone
 
-    from annotate.services.leases import leases_reap
+    from annotate.work.leases import leases_reap
 
     instances_assign(
         project=project, actor=personas["manager"], instance_ids=[drafts[2].pk], assignee_username="annotator"

@@ -10,10 +10,11 @@ from decimal import Decimal
 import pytest
 from django.utils import timezone
 
-from annotate import dashboard
-from annotate.models import QualificationAttempt, WorkTime
-from annotate.services import review
-from annotate.services.batches import review_settings_set
+from annotate.dashboard import figures as dashboard
+from annotate.dashboard.services import review_settings_set
+from annotate.qualification.models import QualificationAttempt
+from annotate.review import services as review
+from annotate.work.models import WorkTime
 from curation import charts
 from curation.errors import NotPermitted
 from curation.models import Instance
@@ -165,7 +166,7 @@ def test_imported_gold_is_nobodys_paid_work(personas, project, history, make_ins
 
 
 def test_the_pay_rate_form_saves_a_rate_and_refuses_a_negative_one(personas, project, client):
-    from annotate.models import ReviewSettings
+    from annotate.review.models import ReviewSettings
 
     client.force_login(personas["manager"])
     url = f"/p/{project.slug}/dashboard/"

@@ -7,9 +7,9 @@ from django.template.loader import render_to_string
 from django.test import Client, RequestFactory
 
 from annotate.context_processors import guidelines_banner
-from annotate.models import Guidelines, GuidelinesRead
+from annotate.qualification.guidelines import guidelines_ensure_default, guidelines_mark_read, guidelines_publish
+from annotate.qualification.models import Guidelines, GuidelinesRead
 from annotate.rendering import render_markdown
-from annotate.services.guidelines import guidelines_ensure_default, guidelines_mark_read, guidelines_publish
 from curation.errors import InvalidInput, NotFound, NotPermitted
 from tests.conftest import PASSWORD
 

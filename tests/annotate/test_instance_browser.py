@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from annotate.instance_selectors import InstanceFilters, instances_browse
-from annotate.services.instance_bulk import batch_add_papers, instances_discard
+from annotate.instances.selectors import InstanceFilters, instances_browse
+from annotate.instances.services import batch_add_papers, instances_discard
 from curation.errors import InvalidInput, NotFound, NotPermitted
 from curation.models import Batch, Context, Instance, Paper, ReasoningType, TransitionEvent
 from curation.services.batches import batch_create

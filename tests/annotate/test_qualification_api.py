@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from annotate.models import Guidelines, QualificationAttempt
-from annotate.services import qualification as services
-from annotate.services.guidelines import guidelines_ensure_default
+from annotate.qualification import services
+from annotate.qualification.guidelines import guidelines_ensure_default
+from annotate.qualification.models import Guidelines, QualificationAttempt
 from tests.annotate.qualification_support import GOLD_STRINGS, correct_answers, make_gold
 from tests.support.shared_world import base_world_build, shared_world, world_copy
 

@@ -9,9 +9,9 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.utils import timezone
 
-from annotate.demo_exam import DEMO_GOLD, demo_exam_seed
-from annotate.models import Guidelines, QualificationAttempt
-from annotate.services import qualification as services
+from annotate.qualification import services
+from annotate.qualification.demo_exam import DEMO_GOLD, demo_exam_seed
+from annotate.qualification.models import Guidelines, QualificationAttempt
 from curation.errors import NotPermitted
 from curation.models import Membership, Project
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from annotate.feedback import explain_mismatch
+from annotate.qualification.feedback import explain_mismatch
 
 
 @pytest.mark.parametrize(

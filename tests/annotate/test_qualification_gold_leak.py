@@ -15,9 +15,9 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 from django.urls.resolvers import RoutePattern
 
-from annotate.models import QualificationAttempt
-from annotate.services import qualification as services
-from annotate.services.guidelines import guidelines_ensure_default
+from annotate.qualification import services
+from annotate.qualification.guidelines import guidelines_ensure_default
+from annotate.qualification.models import QualificationAttempt
 from curation.models import ReasoningType
 from tests.annotate.qualification_support import GOLD, GOLD_STRINGS, make_gold
 from tests.conftest import PASSWORD

@@ -8,8 +8,8 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from annotate.models import QualificationAttempt, QualificationSettings
-from annotate.services import qualification as services
+from annotate.qualification import services
+from annotate.qualification.models import QualificationAttempt, QualificationSettings
 from curation.models import Membership
 from tests.annotate.qualification_support import make_gold
 from tests.conftest import PASSWORD

@@ -7,8 +7,8 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from annotate.models import QualificationAttempt, QualificationItem
-from annotate.services import qualification as services
+from annotate.qualification import services
+from annotate.qualification.models import QualificationAttempt, QualificationItem
 from curation.errors import Conflict, InvalidInput, NotFound, NotPermitted
 from curation.models import Membership, ReasoningType
 from curation.services.lifecycle import instance_create

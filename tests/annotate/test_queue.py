@@ -9,10 +9,10 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from annotate.models import WorkTime
-from annotate.services.leases import leases_reap
-from annotate.services.queue import lease_deadline, queue_claim
-from annotate.services.workspace import (
+from annotate.work.leases import leases_reap
+from annotate.work.models import WorkTime
+from annotate.work.queue import lease_deadline, queue_claim
+from annotate.work.workspace import (
     submission_problems,
     suggested_answer_form,
     work_ping,
@@ -350,7 +350,7 @@ def test_expired_round_two_lease_releases_the_reviewer(personas, project, open_b
 
 def _sent_back_and_resumed(project, personas):
     """An instance a verifier sent back, resumed by its annotator (in refinement under a lease again)."""
-    from annotate.services import review
+    from annotate.review import services as review
     from tests.annotate.review_helpers import submit
 
     submitted = submit(project, personas["annotator"])
@@ -393,7 +393,7 @@ def test_expired_lease_on_resumed_work_returns_it_to_its_author_and_next_review_
 
 
 def test_the_reaper_logs_and_skips_a_row_it_cannot_move(personas, project, drafts, monkeypatch, caplog):
-    from annotate.services import leases
+    from annotate.work import leases
 
     broken = queue_next(project=project, user=personas["annotator"])
     fine = queue_next(project=project, user=personas["annotator2"])
@@ -413,7 +413,7 @@ def test_the_reaper_logs_and_skips_a_row_it_cannot_move(personas, project, draft
 
 
 def test_the_return_target_covers_every_leased_status(personas, project, drafts):
-    from annotate.services.leases import lease_return_target
+    from annotate.work.leases import lease_return_target
     from curation.states import LEASED_STATUSES, SYSTEM_TRANSITIONS
 
     fresh = queue_next(project=project, user=personas["annotator2"])
@@ -460,7 +460,7 @@ def test_skipping_every_draft_leaves_the_skipper_nothing_until_the_set_aside_tim
 
 
 def test_give_back_returns_the_review_to_the_pile_without_reclaiming_it(personas, project, drafts):
-    from annotate.services import review
+    from annotate.review import services as review
     from tests.annotate.review_helpers import submit
 
     first = submit(project, personas["annotator"])
@@ -477,8 +477,8 @@ def test_give_back_returns_the_review_to_the_pile_without_reclaiming_it(personas
 
 
 def test_sent_back_work_opens_at_once_while_a_draft_is_held(personas, project, drafts, client):
-    from annotate.services import review
-    from annotate.services.queue import queue_resume
+    from annotate.review import services as review
+    from annotate.work.queue import queue_resume
     from tests.annotate.review_helpers import submit
 
     annotator = personas["annotator"]
@@ -516,7 +516,7 @@ def test_sent_back_work_opens_at_once_while_a_draft_is_held(personas, project, d
     [("annotator", 200), ("annotator2", 404), ("verifier", 404), ("manager", 404), ("outsider", 404)],
 )
 def test_resume_api_by_role(personas, project, drafts, api_client_for, persona, expected):
-    from annotate.services import review
+    from annotate.review import services as review
     from tests.annotate.review_helpers import submit
 
     submitted = submit(project, personas["annotator"])

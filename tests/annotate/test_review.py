@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from annotate.models import Discussion, DiscussionMessage, ReviewComment
-from annotate.services import review
-from annotate.services.batches import batch_assign, instance_discard, instance_restore, project_gating_set
+from annotate.instances.services import instance_discard, instance_restore
+from annotate.review import services as review
+from annotate.review.models import Discussion, DiscussionMessage, ReviewComment
+from annotate.work.batches import batch_assign, project_gating_set
 from curation.errors import Conflict, InvalidInput, NotPermitted
 from curation.models import Batch, Instance, InstanceRevision, TransitionEvent
 from curation.services.batches import batch_create, batch_open

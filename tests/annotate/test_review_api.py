@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from annotate.models import ReviewComment
-from annotate.services import review
-from annotate.services.batches import instance_discard
+from annotate.instances.services import instance_discard
+from annotate.review import services as review
+from annotate.review.models import ReviewComment
 from curation.models import Batch, Instance
 from curation.states import Status
 from tests.annotate.review_helpers import submit, to_discussion, to_round2

@@ -8,10 +8,11 @@ from collections.abc import Callable
 import pytest
 from django.db import connection
 
-from annotate.models import ReviewComment
-from annotate.services import review
-from annotate.services.batches import instance_discard, project_gating_set
-from annotate.services.workspace import workspace_submit
+from annotate.instances.services import instance_discard
+from annotate.review import services as review
+from annotate.review.models import ReviewComment
+from annotate.work.batches import project_gating_set
+from annotate.work.workspace import workspace_submit
 from curation.errors import Conflict, DomainError
 from curation.models import Batch, Instance
 from curation.services.batches import batch_create, batch_open

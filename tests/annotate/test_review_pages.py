@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
-from annotate.models import Discussion
-from annotate.review_context import review_badges
-from annotate.services import review
+from annotate.review import services as review
+from annotate.review.context import review_badges
+from annotate.review.models import Discussion
 from curation.models import Batch, Instance
 from curation.states import Status
 from tests.annotate.queue_helpers import queue_next

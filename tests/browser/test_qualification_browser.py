@@ -7,8 +7,8 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from annotate.models import QualificationAttempt
-from annotate.services import qualification as services
+from annotate.qualification import services
+from annotate.qualification.models import QualificationAttempt
 from curation.models import Membership
 from tests.annotate.qualification_support import make_gold
 from tests.browser.conftest import open_in_project

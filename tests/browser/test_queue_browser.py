@@ -7,8 +7,8 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from annotate.services import review
-from annotate.services.workspace import workspace_autosave
+from annotate.review import services as review
+from annotate.work.workspace import workspace_autosave
 from curation.models import Instance
 from curation.services.batches import batch_create, batch_open
 from curation.states import Status

@@ -21,7 +21,7 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from playwright.sync_api import expect
 
-from annotate.services.qualification import attempt_start, attempt_submit
+from annotate.qualification.services import attempt_start, attempt_submit
 from curation.models import Instance, Project, Release
 from curation.states import Status
 from scoring.run_models import Prediction

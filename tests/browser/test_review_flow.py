@@ -7,8 +7,8 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from annotate.models import Discussion
-from annotate.services.batches import project_gating_set
+from annotate.review.models import Discussion
+from annotate.work.batches import project_gating_set
 from curation.models import Batch, Instance
 from curation.services.batches import batch_create, batch_open
 from curation.states import Status

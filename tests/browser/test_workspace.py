@@ -84,7 +84,7 @@ def test_a_change_elsewhere_keeps_what_was_typed(page, live_server, login, perso
     login(page, "annotator")
     pk = claim(page, live_server, project)
     # Another tab (simulated by a direct save) moves the instance to a newer version.
-    from annotate.services.workspace import workspace_autosave
+    from annotate.work.workspace import workspace_autosave
 
     instance = Instance.objects.get(pk=pk)
     workspace_autosave(

@@ -168,8 +168,8 @@ def test_generic_transition_refuses_an_empty_submission(world, api_client_for):
 
 
 def test_generic_transition_walk_needs_comments_and_opens_and_decides_the_discussion(world, api_client_for):
-    from annotate.models import Discussion, ReviewComment
-    from annotate.services.review import round2_claim
+    from annotate.review.models import Discussion, ReviewComment
+    from annotate.review.services import round2_claim
 
     people, pk = world["people"], world["instance"].pk
     annotator, verifier = api_client_for(people["annotator"]), api_client_for(people["verifier"])

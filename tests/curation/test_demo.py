@@ -8,7 +8,7 @@ from io import StringIO
 
 from django.core.management import call_command
 
-from annotate.models import QualificationSettings
+from annotate.qualification.models import QualificationSettings
 from curation.models import Batch, Context, Instance, Membership, ModelEndpoint, Paper
 from curation.states import Status
 

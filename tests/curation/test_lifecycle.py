@@ -337,7 +337,7 @@ def test_submission_keeps_the_submitted_text_as_a_revision(make_instance, person
 
 
 def test_a_change_request_needs_a_comment_and_records_it(make_instance, personas):
-    from annotate.models import ReviewComment
+    from annotate.review.models import ReviewComment
 
     instance = reach(make_instance, personas, S.ROUND1_REVIEW)
     for empty in ({}, {"comments": []}, {"comments": [{"field": "", "text": "   "}]}):
@@ -351,7 +351,7 @@ def test_a_change_request_needs_a_comment_and_records_it(make_instance, personas
 
 
 def test_a_flag_needs_a_reason_and_opens_a_discussion(make_instance, personas):
-    from annotate.models import Discussion
+    from annotate.review.models import Discussion
 
     instance = reach(make_instance, personas, S.ROUND2_REVIEW)
     with pytest.raises(InvalidInput, match="Say what is wrong"):
@@ -367,7 +367,7 @@ def test_a_flag_needs_a_reason_and_opens_a_discussion(make_instance, personas):
 
 
 def test_deciding_needs_an_open_discussion_and_closes_it(make_instance, personas):
-    from annotate.models import Discussion
+    from annotate.review.models import Discussion
 
     instance = reach(make_instance, personas, S.IN_DISCUSSION)
     Discussion.objects.filter(instance=instance).delete()  # a flag that somehow lost its thread

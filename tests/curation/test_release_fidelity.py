@@ -12,8 +12,8 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from annotate.services import review
-from annotate.services.workspace import workspace_submit
+from annotate.review import services as review
+from annotate.work.workspace import workspace_submit
 from curation.drafting.services import table_input
 from curation.drafting.templates import draft_template_questions
 from curation.exports import EXPORT_FORMATS, write_export_zip

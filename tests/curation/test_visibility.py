@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from annotate import review_selectors
+from annotate.review import selectors as review_selectors
 from curation import paper_selectors, release_selectors, selectors
 from curation.drafting import endpoints as endpoint_services
 from curation.errors import NotFound, NotPermitted
@@ -260,9 +260,9 @@ def test_no_selector_decides_visibility_by_hand():
             # qualification); the members page lists a project's members after a manager check; the instance
             # browser offers staff the qualified annotators to assign to.
             team_reads = {
-                "annotate/qualification_selectors.py",
+                "annotate/qualification/selectors.py",
                 "curation/member_selectors.py",
-                "annotate/instance_selectors.py",
+                "annotate/instances/selectors.py",
             }
             if "selectors" in name and "Membership.objects" in source and name not in team_reads:
                 offenders.append(f"{name}: filters Membership by hand")
@@ -277,7 +277,7 @@ _UNSCOPED_READS = {
     ("curation/selectors.py", "instance_for_output"),
     ("curation/selectors.py", "status_counts"),
     ("curation/paper_selectors.py", "context_counts"),
-    ("annotate/qualification_selectors.py", "exam_items"),
+    ("annotate/qualification/selectors.py", "exam_items"),
 }
 _SCOPED_MODELS = ("Instance", "Paper", "Batch", "Context", "Release", "ScoringRun", "ModelEndpoint", "Prediction")
 
@@ -301,7 +301,7 @@ def test_every_selector_read_of_a_scoped_model_starts_from_visible_to():
 
 
 def test_every_scoped_model_uses_the_one_queryset():
-    from annotate.models import Discussion
+    from annotate.review.models import Discussion
     from curation.models import Release
     from curation.visibility import ProjectScopedQuerySet
 

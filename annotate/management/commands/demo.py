@@ -81,7 +81,7 @@ class Command(BaseCommand):
             users.append({"username": username, "password": demo_password(username), "role": role.value})
         if created:
             self._content(project)
-        from annotate.demo_exam import demo_exam_seed
+        from annotate.qualification.demo_exam import demo_exam_seed
 
         demo_exam_seed(project=project)
         endpoint = local_model_endpoint()

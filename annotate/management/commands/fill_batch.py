@@ -8,7 +8,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db.models import Q
 
-from annotate.services.batches import batch_fill_from_papers
+from annotate.work.batches import batch_fill_from_papers
 from curation.errors import DomainError
 from curation.models import Batch, Project
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from django.urls import path
 
-from annotate import api_work, views_work
+from annotate.work import api as api_work
+from annotate.work import views as views_work
 
 page_patterns = [
     path("p/<slug:slug>/work/", views_work.work_home, name="work-home"),

@@ -8,7 +8,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Prefetch
 
 from annotate.diffing import answer_text, word_diff
-from annotate.services.workspace import submission_problems, suggested_answer_form, suggested_answer_kind
+from annotate.work.workspace import submission_problems, suggested_answer_form, suggested_answer_kind
 from curation.answer_types import ANSWER_TYPE_LABELS, SCALE_LABELS
 from curation.errors import NotFound, NotPermitted
 from curation.models import Instance, Paragraph, Project, ReasoningType, Table

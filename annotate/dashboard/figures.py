@@ -1,4 +1,4 @@
-"""Selectors for the manager's dashboard: batch progress, throughput, per-person quality, time and pay, CSV rows.
+"""Figures of the manager's dashboard: batch progress, throughput, per-person quality, time and pay, CSV rows.
 
 Figures are computed from the audit trail (TransitionEvent), the work-time pings and the exam attempts, so they
 agree with the instance history a manager can open.
@@ -18,8 +18,10 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Count
 from django.utils import timezone
 
-from annotate.models import Discussion, QualificationAttempt, WorkTime
-from annotate.services.batches import SETTLED, review_settings_of
+from annotate.qualification.models import QualificationAttempt
+from annotate.review.models import Discussion, ReviewSettings
+from annotate.work.batches import SETTLED
+from annotate.work.models import WorkTime
 from curation.errors import InvalidInput, NotPermitted
 from curation.models import Batch, Instance, Membership, Project, TransitionEvent
 from curation.selectors import roles_of
@@ -255,6 +257,11 @@ def time_per_instance(project: Project, *, limit: int = 500) -> list[dict[str, A
         }
         for w in rows
     ]
+
+
+def review_settings_of(project: Project) -> ReviewSettings:
+    """The project's pay settings, or unsaved defaults ($1 per validated instance, as SciTaT paid)."""
+    return ReviewSettings.objects.filter(project=project).first() or ReviewSettings(project=project)
 
 
 def pay_report(project: Project, *, start: date, end: date) -> dict[str, Any]:

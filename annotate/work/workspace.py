@@ -9,8 +9,8 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
 
-from annotate.models import WorkTime
-from annotate.services.queue import lease_renew
+from annotate.work.models import WorkTime
+from annotate.work.queue import lease_renew
 from curation.answer_types import ANSWER_TYPES
 from curation.errors import InvalidInput, NotFound, NotPermitted
 from curation.models import Instance

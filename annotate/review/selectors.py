@@ -8,9 +8,9 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Count, Q, QuerySet
 
 from annotate.diffing import answer_text, word_diff
-from annotate.models import Discussion, ReviewComment
-from annotate.selectors import draft_diffs, instance_context
-from annotate.services.review import discussion_participant, review_candidates, round2_candidates
+from annotate.review.models import Discussion, ReviewComment
+from annotate.review.services import discussion_participant, review_candidates, round2_candidates
+from annotate.work.selectors import draft_diffs, instance_context
 from curation.errors import NotFound, NotPermitted
 from curation.models import Context, Instance, InstanceRevision, Paper, Project
 from curation.selectors import instances_visible_to, papers_visible_to, roles_of

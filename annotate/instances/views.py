@@ -13,8 +13,8 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 
-from annotate.instance_selectors import InstanceFilters, browse_choices, instances_browse
-from annotate.services import instance_bulk
+from annotate.instances import services as instance_bulk
+from annotate.instances.selectors import InstanceFilters, browse_choices, instances_browse
 from curation import selectors
 from curation.models import Project
 from curation.page_errors import FORM_ERRORS

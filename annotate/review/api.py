@@ -12,11 +12,14 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotate import dashboard, review_selectors
-from annotate.models import Discussion, DiscussionMessage, ReviewComment
-from annotate.services import batches as batch_flow
-from annotate.services import review
-from annotate.services.workspace import work_ping
+from annotate.dashboard import figures as dashboard
+from annotate.dashboard import services as pay_services
+from annotate.instances import services as instance_services
+from annotate.review import selectors as review_selectors
+from annotate.review import services as review
+from annotate.review.models import Discussion, DiscussionMessage, ReviewComment
+from annotate.work import batches as batch_flow
+from annotate.work.workspace import work_ping
 from curation import selectors
 from curation.answer_types import ANSWER_TYPES, SCALES
 from curation.errors import InvalidInput, NotFound, NotPermitted
@@ -502,7 +505,7 @@ class DiscardApi(APIView):
         _project_instance(request, pk)
         payload = DiscardSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
-        instance = batch_flow.instance_discard(
+        instance = instance_services.instance_discard(
             instance_id=pk,
             actor=request.user,
             expected_version=payload.validated_data["expected_version"],
@@ -518,7 +521,7 @@ class RestoreApi(APIView):
         _project_instance(request, pk)
         payload = RestoreSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
-        instance = batch_flow.instance_restore(
+        instance = instance_services.instance_restore(
             instance_id=pk,
             actor=request.user,
             expected_version=payload.validated_data["expected_version"],
@@ -574,7 +577,7 @@ class PaySettingsApi(APIView):
         project = selectors.project_get(user=request.user, slug=slug)
         payload = PaySettingsSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
-        record = batch_flow.review_settings_set(project=project, actor=request.user, **payload.validated_data)
+        record = pay_services.review_settings_set(project=project, actor=request.user, **payload.validated_data)
         return Response({"pay_per_instance": str(record.pay_per_instance), "currency": record.currency})
 
 

@@ -1,21 +1,18 @@
-"""Batch flow on the annotation side: sequential gating, grouping drafts into batches, discard/restore, pay settings."""
+"""Batch flow on the annotation side: sequential gating and grouping drafts into batches."""
 
 from __future__ import annotations
 
 import random
 from collections.abc import Iterable
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.db.models import Q
 
-from annotate.models import ReviewSettings
 from curation.errors import Conflict, InvalidInput, NotFound
 from curation.models import Batch, Context, Instance, Project
 from curation.services.batches import batch_open
-from curation.services.lifecycle import instance_transition
 from curation.services.projects import require_role
 from curation.states import Role, Status
 
@@ -206,66 +203,3 @@ def batch_fill_from_papers(
         context_ids=chosen,
         moved=moved,
     )
-
-
-@transaction.atomic
-def instance_discard(*, instance_id: int, actor: AbstractBaseUser, expected_version: int, reason: str) -> Instance:
-    """A manager takes an instance out of the work (nothing is deleted); a concurrent action makes this a Conflict."""
-    reason = reason.strip()
-    if not reason:
-        raise InvalidInput("Say why the instance is discarded.")
-    current = Instance.objects.filter(pk=instance_id).values("status").first()
-    if current is None:
-        raise NotFound(f"Instance {instance_id} does not exist.")
-    instance = instance_transition(
-        instance_id=instance_id,
-        target=Status.DISCARDED,
-        actor=actor,
-        expected_status=current["status"],
-        expected_version=expected_version,
-        reason=f"discarded: {reason}",
-    )
-    return instance
-
-
-@transaction.atomic
-def instance_restore(*, instance_id: int, actor: AbstractBaseUser, expected_version: int, reason: str = "") -> Instance:
-    """A manager brings a discarded instance back as a draft with its content; its batch reopens if it had closed."""
-    instance = instance_transition(
-        instance_id=instance_id,
-        target=Status.DRAFTED,
-        actor=actor,
-        expected_status=Status.DISCARDED,
-        expected_version=expected_version,
-        reason=f"restored{': ' + reason.strip() if reason.strip() else ''}",
-        assignments={"author_id": None, "round1_verifier_id": None, "round2_reviewer_id": None},
-    )
-    if instance.batch_id:
-        Batch.objects.filter(pk=instance.batch_id, state=Batch.State.CLOSED).update(state=Batch.State.OPEN)
-    return instance
-
-
-def review_settings_of(project: Project) -> ReviewSettings:
-    """The project's pay settings, or unsaved defaults ($1 per validated instance, as SciTaT paid)."""
-    return ReviewSettings.objects.filter(project=project).first() or ReviewSettings(project=project)
-
-
-@transaction.atomic
-def review_settings_set(
-    *, project: Project, actor: AbstractBaseUser, pay_per_instance: str | Decimal, currency: str = "USD"
-) -> ReviewSettings:
-    """Set the pay rate per validated instance. Managers only."""
-    require_role(user=actor, project=project, roles=(Role.MANAGER,), action="set the pay rate")
-    try:
-        rate = Decimal(str(pay_per_instance))
-    except InvalidOperation as exc:
-        raise InvalidInput("The pay rate must be a number.") from exc
-    if rate < 0 or rate >= Decimal("1000000"):
-        raise InvalidInput("The pay rate must be between 0 and 999999.99.")
-    currency = (currency or "USD").strip().upper()
-    if len(currency) != 3 or not currency.isalpha():
-        raise InvalidInput("The currency is a three-letter code such as USD.")
-    record, _ = ReviewSettings.objects.update_or_create(
-        project=project, defaults={"pay_per_instance": rate.quantize(Decimal("0.01")), "currency": currency}
-    )
-    return record

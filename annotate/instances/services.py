@@ -1,4 +1,5 @@
-"""Bulk actions of the instance browser: discard many, batch whole papers. All or nothing; managers only.
+"""Actions on instances: discard and restore one, and the instance browser's bulk actions (discard many, batch whole
+papers; all or nothing; managers only).
 
 Re-typing and assigning many are core services (`curation.services.instances.instances_retype`,
 `curation.services.assignments.instances_assign`); the browser calls those directly.
@@ -9,7 +10,7 @@ from __future__ import annotations
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
-from annotate.services.batches import batch_assign
+from annotate.work.batches import batch_assign
 from curation.errors import InvalidInput, NotFound
 from curation.models import Batch, Context, Instance, Paper, Project
 from curation.services.lifecycle import instance_transition
@@ -77,3 +78,40 @@ def batch_add_papers(*, project: Project, actor: AbstractBaseUser, batch_id: int
         )
     drafts = batch_assign(batch_id=batch_id, actor=actor, context_ids=[pk for pk, _ in contexts])
     return {"contexts": len(contexts), "drafts": drafts}
+
+
+@transaction.atomic
+def instance_discard(*, instance_id: int, actor: AbstractBaseUser, expected_version: int, reason: str) -> Instance:
+    """A manager takes an instance out of the work (nothing is deleted); a concurrent action makes this a Conflict."""
+    reason = reason.strip()
+    if not reason:
+        raise InvalidInput("Say why the instance is discarded.")
+    current = Instance.objects.filter(pk=instance_id).values("status").first()
+    if current is None:
+        raise NotFound(f"Instance {instance_id} does not exist.")
+    instance = instance_transition(
+        instance_id=instance_id,
+        target=Status.DISCARDED,
+        actor=actor,
+        expected_status=current["status"],
+        expected_version=expected_version,
+        reason=f"discarded: {reason}",
+    )
+    return instance
+
+
+@transaction.atomic
+def instance_restore(*, instance_id: int, actor: AbstractBaseUser, expected_version: int, reason: str = "") -> Instance:
+    """A manager brings a discarded instance back as a draft with its content; its batch reopens if it had closed."""
+    instance = instance_transition(
+        instance_id=instance_id,
+        target=Status.DRAFTED,
+        actor=actor,
+        expected_status=Status.DISCARDED,
+        expected_version=expected_version,
+        reason=f"restored{': ' + reason.strip() if reason.strip() else ''}",
+        assignments={"author_id": None, "round1_verifier_id": None, "round2_reviewer_id": None},
+    )
+    if instance.batch_id:
+        Batch.objects.filter(pk=instance.batch_id, state=Batch.State.CLOSED).update(state=Batch.State.OPEN)
+    return instance

@@ -10,11 +10,10 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotate import qualification_selectors as selectors
-from annotate.models import Guidelines, QualificationAttempt, QualificationSettings
+from annotate.qualification import guidelines as guidelines_services
+from annotate.qualification import selectors, services
+from annotate.qualification.models import Guidelines, QualificationAttempt, QualificationSettings
 from annotate.rendering import render_markdown
-from annotate.services import guidelines as guidelines_services
-from annotate.services import qualification as services
 from curation.models import Project, Table
 from curation.selectors import project_get, roles_of
 from curation.states import Role

@@ -14,10 +14,9 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
-from annotate import qualification_selectors as selectors
+from annotate.qualification import guidelines as guidelines_services
+from annotate.qualification import selectors, services
 from annotate.rendering import render_markdown
-from annotate.services import guidelines as guidelines_services
-from annotate.services import qualification as services
 from curation.errors import DomainError
 from curation.models import Project
 from curation.page_errors import FORM_ERRORS

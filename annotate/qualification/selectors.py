@@ -7,8 +7,8 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import OuterRef, QuerySet, Subquery
 
-from annotate.models import Guidelines, GuidelinesRead, QualificationAttempt, QualificationSettings
-from annotate.services.qualification import retry_at, settings_of
+from annotate.qualification.models import Guidelines, GuidelinesRead, QualificationAttempt, QualificationSettings
+from annotate.qualification.services import retry_at, settings_of
 from curation.errors import NotFound, NotPermitted
 from curation.models import Instance, Membership, Paragraph, Project
 from curation.selectors import projects_visible_to, roles_of

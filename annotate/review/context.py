@@ -7,7 +7,7 @@ from django.http import HttpRequest
 
 def review_badges(request: HttpRequest) -> dict[str, object]:
     """`review_badges.open_discussions`: undecided threads the viewer takes part in or manages."""
-    from annotate.review_selectors import unresolved_discussion_count
+    from annotate.review.selectors import unresolved_discussion_count
 
     user = getattr(request, "user", None)
     if user is None or not user.is_authenticated:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from django.urls import path
 
-from annotate import api_instances, views_instances
+from annotate.instances import api as api_instances
+from annotate.instances import views as views_instances
 
 page_patterns = [
     path("p/<slug:slug>/instances/", views_instances.instance_browser, name="instances"),

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from django.db import transaction
 
-from annotate.models import QualificationSettings
-from annotate.services.guidelines import guidelines_ensure_default
+from annotate.qualification.guidelines import guidelines_ensure_default
+from annotate.qualification.models import QualificationSettings
 from curation.models import Context, Project, ReasoningType
 from curation.services.batches import batch_create
 from curation.services.lifecycle import instance_create

@@ -8,8 +8,8 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
-from annotate import selectors as work_selectors
-from annotate.services import queue, workspace
+from annotate.work import queue, workspace
+from annotate.work import selectors as work_selectors
 from curation import selectors
 from curation.errors import NotPermitted
 

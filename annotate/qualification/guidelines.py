@@ -9,7 +9,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
 from django.db.models import Max
 
-from annotate.models import Guidelines, GuidelinesRead
+from annotate.qualification.models import Guidelines, GuidelinesRead
 from curation.errors import Conflict, InvalidInput, NotFound, NotPermitted
 from curation.models import Project
 from curation.selectors import roles_of

@@ -17,8 +17,8 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from annotate.feedback import explain_mismatch
-from annotate.models import QualificationAttempt, QualificationItem, QualificationSettings
+from annotate.qualification.feedback import explain_mismatch
+from annotate.qualification.models import QualificationAttempt, QualificationItem, QualificationSettings
 from curation.errors import Conflict, InvalidInput, NotFound, NotPermitted
 from curation.models import Instance, Membership, Project
 from curation.selectors import instances_visible_to

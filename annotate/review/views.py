@@ -14,11 +14,14 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
-from annotate import dashboard, review_selectors
-from annotate.api_review import DiscardSerializer, PaySettingsSerializer, ReplySerializer, RestoreSerializer
-from annotate.models import ReviewComment
-from annotate.services import batches as batch_flow
-from annotate.services import review
+from annotate.dashboard import figures as dashboard
+from annotate.dashboard import services as pay_services
+from annotate.instances import services as instance_services
+from annotate.review import selectors as review_selectors
+from annotate.review import services as review
+from annotate.review.api import DiscardSerializer, PaySettingsSerializer, ReplySerializer, RestoreSerializer
+from annotate.review.models import ReviewComment
+from annotate.work import batches as batch_flow
 from curation import charts, selectors
 from curation.answer_types import ANSWER_TYPE_LABELS, SCALE_LABELS
 from curation.errors import InvalidInput
@@ -370,7 +373,7 @@ def instance_discard(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
         return redirect("review-history", slug=slug, pk=pk)
     _attempt(
         request,
-        lambda: batch_flow.instance_discard(instance_id=pk, actor=request.user, **data.validated_data),
+        lambda: instance_services.instance_discard(instance_id=pk, actor=request.user, **data.validated_data),
         f"#{pk} discarded (it can be restored).",
     )
     return redirect("review-history", slug=slug, pk=pk)
@@ -386,7 +389,7 @@ def instance_restore(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
         return redirect("review-history", slug=slug, pk=pk)
     _attempt(
         request,
-        lambda: batch_flow.instance_restore(instance_id=pk, actor=request.user, **data.validated_data),
+        lambda: instance_services.instance_restore(instance_id=pk, actor=request.user, **data.validated_data),
         f"#{pk} restored as a draft.",
     )
     return redirect("review-history", slug=slug, pk=pk)
@@ -520,7 +523,7 @@ def dashboard_page(request: HttpRequest, slug: str) -> HttpResponse:
         else:
             _attempt(
                 request,
-                lambda: batch_flow.review_settings_set(project=project, actor=request.user, **pay.validated_data),
+                lambda: pay_services.review_settings_set(project=project, actor=request.user, **pay.validated_data),
                 "Pay rate saved.",
             )
         return redirect(f"{request.path}?{request.GET.urlencode()}")
@@ -540,7 +543,7 @@ def dashboard_page(request: HttpRequest, slug: str) -> HttpResponse:
             data["verifiers"], label="user", series=("reviews", "changes_requested", "discussions_resolved")
         ),
         "csv_tables": dashboard.CSV_TABLES,
-        "settings": batch_flow.review_settings_of(project),
+        "settings": dashboard.review_settings_of(project),
     }
     return render(request, "annotate/review/dashboard.html", context)
 

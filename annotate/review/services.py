@@ -14,10 +14,10 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import Exists, F, OuterRef, Q
 from django.utils import timezone
 
-from annotate.models import Discussion, DiscussionMessage, ReviewComment
-from annotate.services.leases import lease_expire
-from annotate.services.queue import lease_deadline
-from annotate.services.workspace import work_ping
+from annotate.review.models import Discussion, DiscussionMessage, ReviewComment
+from annotate.work.leases import lease_expire
+from annotate.work.queue import lease_deadline
+from annotate.work.workspace import work_ping
 from curation.answer_types import ANSWER_TYPES
 from curation.errors import Conflict, InvalidInput, NotFound, NotPermitted
 from curation.models import Instance, Membership, Project, TransitionEvent

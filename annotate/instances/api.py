@@ -9,8 +9,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotate.instance_selectors import InstanceFilters, instances_browse
-from annotate.services import instance_bulk
+from annotate.instances import services as instance_bulk
+from annotate.instances.selectors import InstanceFilters, instances_browse
 from curation import selectors
 from curation.serializers import InstanceSerializer
 from curation.services.assignments import instances_assign

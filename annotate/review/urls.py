@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from django.urls import path
 
-from annotate import api_review, views_review
+from annotate.review import api as api_review
+from annotate.review import views as views_review
 
 page_patterns = [
     path("p/<slug:slug>/review/", views_review.review_home, name="review-home"),

@@ -9,8 +9,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotate import selectors as work_selectors
-from annotate.services import queue, workspace
+from annotate.work import queue, workspace
+from annotate.work import selectors as work_selectors
 from curation import selectors
 from curation.answer_types import ANSWER_TYPES, SCALES
 from curation.models import Instance

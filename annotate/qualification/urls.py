@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from annotate import api_qualification as api
-from annotate import views_qualification as views
+from annotate.qualification import api, views
 
 page_patterns = [
     path("p/<slug:slug>/guidelines/", views.guidelines_page, name="guidelines"),

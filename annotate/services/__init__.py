@@ -1,1 +1,0 @@
-"""Writes of the annotation side, one module per noun."""
