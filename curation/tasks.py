@@ -5,7 +5,7 @@ from __future__ import annotations
 from celery import shared_task
 
 from curation.jobs import TransactionAwareTask, jobs_reap
-from curation.services.releases import export_build, release_cut_build
+from curation.releases.services import export_build, release_cut_build
 
 
 @shared_task(name="curation.export_build", acks_late=True, bind=True, base=TransactionAwareTask)

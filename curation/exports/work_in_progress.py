@@ -21,7 +21,7 @@ from django.utils import timezone
 from curation import selectors
 from curation.errors import InvalidInput, NotFound
 from curation.models import Batch, Instance, Project, Table
-from curation.release_selectors import can_read_gold
+from curation.releases.selectors import can_read_gold
 from curation.states import Status
 
 FORMATS = ("jsonl", "csv")

@@ -258,7 +258,7 @@ def _write(
     record.save(update_fields=["counts"])
     release = None
     if as_release:
-        from curation.services.releases import release_cut
+        from curation.releases.services import release_cut
 
         release = release_cut(
             project=project,

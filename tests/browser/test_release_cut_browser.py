@@ -8,7 +8,7 @@ import pytest
 from playwright.sync_api import expect
 
 from curation.models import ReleaseCut
-from curation.services.releases import release_cut_build
+from curation.releases.services import release_cut_build
 from tests.browser.conftest import open_in_project, type_into
 from tests.curation.test_release_scale import validated_world
 

@@ -18,7 +18,7 @@ from curation.models import (
     Table,
     TransitionEvent,
 )
-from curation.services import releases as release_services
+from curation.releases import services as release_services
 from curation.services.lifecycle import instance_create, instance_transition, instances_transition_bulk
 from curation.states import Status
 

@@ -9,10 +9,11 @@ from pathlib import Path
 import pytest
 
 from annotate import review_selectors
-from curation import paper_selectors, release_selectors, selectors
+from curation import paper_selectors, selectors
 from curation.drafting import endpoints as endpoint_services
 from curation.errors import NotFound, NotPermitted
 from curation.models import Batch, Context, Instance, ModelEndpoint, Paper, Project
+from curation.releases import selectors as release_selectors
 from curation.services.lifecycle import instance_transition
 from curation.services.projects import membership_add, project_create
 from curation.states import Role, Status
