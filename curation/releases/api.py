@@ -13,14 +13,14 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from curation import selectors
-from curation.dataset_formats import FORMATS
+from curation.datasets import services as dataset_services
+from curation.datasets.formats import FORMATS
 from curation.errors import InvalidInput, NotFound
 from curation.exports import EXPORT_FORMATS
 from curation.models import ExportArtifact, ImportRecord, Release, ReleaseCut, ReleaseItem
 from curation.releases import selectors as release_selectors
 from curation.releases import services as release_services
 from curation.releases.stats import presented
-from curation.services import datasets as dataset_services
 
 
 class ReleaseSerializer(serializers.ModelSerializer):

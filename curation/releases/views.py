@@ -12,7 +12,8 @@ from django.template.defaultfilters import pluralize
 
 from curation import selectors
 from curation.charts import bar_chart
-from curation.dataset_formats import FORMATS
+from curation.datasets import services as dataset_services
+from curation.datasets.formats import FORMATS
 from curation.errors import InvalidInput
 from curation.exports import EXPORT_FORMATS
 from curation.models import Project, Release, ReleaseCut
@@ -20,7 +21,6 @@ from curation.page_errors import FORM_ERRORS
 from curation.releases import selectors as release_selectors
 from curation.releases import services as release_services
 from curation.releases.stats import presented
-from curation.services import datasets as dataset_services
 from curation.states import Role
 
 

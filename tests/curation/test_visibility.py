@@ -263,7 +263,7 @@ def test_no_selector_decides_visibility_by_hand():
             # browser offers staff the qualified annotators to assign to.
             team_reads = {
                 "annotate/qualification_selectors.py",
-                "curation/member_selectors.py",
+                "curation/members/selectors.py",
                 "annotate/instance_selectors.py",
             }
             if "selectors" in name and "Membership.objects" in source and name not in team_reads:

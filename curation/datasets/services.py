@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
-from curation.dataset_formats import ATTRIBUTION, FORMATS, LICENSE, DatasetFormatError, ParsedDataset, parse_dataset
+from curation.datasets.formats import ATTRIBUTION, FORMATS, LICENSE, DatasetFormatError, ParsedDataset, parse_dataset
 from curation.errors import InvalidInput
 from curation.models import (
     Context,
