@@ -10,8 +10,9 @@ from rest_framework.authtoken.views import obtain_auth_token
 
 from annotate import urls as annotate_urls
 from annotate import urls_instances, urls_review, urls_work
-from curation import api, exchange_urls, views
+from curation import api, views
 from curation.drafting import urls as drafting_urls
+from curation.exchange import urls as exchange_urls
 from curation.health import healthz
 from curation.members import urls as member_urls
 from curation.papers import urls as ingest_urls
