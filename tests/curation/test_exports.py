@@ -17,7 +17,7 @@ from curation.exports.writers import write_json_array
 from curation.models import ExportArtifact
 from curation.releases import services as release_services
 from curation.releases.services import export_build, export_request, release_cut
-from curation.tasks import export_build_task
+from curation.releases.tasks import export_build_task
 from scoring.metrics import scitat
 
 
