@@ -81,11 +81,11 @@ def main() -> None:
     from curation.exports.rows import release_rows
     from curation.latex import extract_paper
     from curation.models import Context, Instance, ReleaseItem, Table
+    from curation.papers.services import paper_ingest
+    from curation.releases.services import release_cut
     from curation.services.batches import batch_create, batch_open
     from curation.services.lifecycle import instance_create
-    from curation.services.papers import paper_ingest
     from curation.services.projects import project_create
-    from curation.services.releases import release_cut
     from curation.states import Status
     from curation.table_shape import is_rectangular, shape_from_row
 

@@ -151,7 +151,7 @@ def run_ingest(corpus: Path, database_url: str) -> dict[str, object]:
 
     setup_django(database_url)
     from curation.models import Context
-    from curation.services.papers import paper_ingest
+    from curation.papers.services import paper_ingest
     from curation.services.projects import project_create
 
     project = project_create(name="Ingest benchmark", creator=None, slug="ingest-bench")

@@ -43,8 +43,8 @@ def main() -> None:
     database_url = setup_django(database_url)
     sys.path.insert(0, str(ROOT))
 
+    from curation.datasets.services import dataset_import
     from curation.models import ModelEndpoint, WorkerHeartbeat
-    from curation.services.datasets import dataset_import
     from curation.services.projects import project_create
     from scoring.models import Prediction, ScoringRun
     from scoring.services.runs import run_create, run_start

@@ -10,4 +10,4 @@ class CurationConfig(AppConfig):
 
         # The beat reaper (curation.jobs_reap) runs these; each requeues or fails its stalled rows.
         reaper_register(kind="drafting items", path="curation.drafting.services.items_reap")
-        reaper_register(kind="export builds", path="curation.services.releases.exports_reap")
+        reaper_register(kind="export builds", path="curation.releases.services.exports_reap")

@@ -4,15 +4,7 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from curation.jobs import TransactionAwareTask, jobs_reap
-from curation.services.releases import export_build, release_cut_build
-
-
-@shared_task(name="curation.export_build", acks_late=True, bind=True, base=TransactionAwareTask)
-def export_build_task(self, artifact_id: int) -> str:
-    """Write one release export; a redelivered task finds the artifact ready (or held by a live worker) and exits."""
-    artifact = export_build(artifact_id=artifact_id, worker=self.request.hostname or "")
-    return artifact.state if artifact is not None else "missing"
+from curation.jobs import jobs_reap
 
 
 @shared_task(name="curation.jobs_reap", acks_late=True)
@@ -21,12 +13,6 @@ def jobs_reap_task() -> dict[str, int]:
     return jobs_reap()
 
 
-@shared_task(name="curation.release_cut", acks_late=True, base=TransactionAwareTask)
-def release_cut_task(cut_id: int) -> str:
-    """Run one big release cut (exports queue); a redelivered task finds it ready or failed and exits quietly."""
-    cut = release_cut_build(cut_id=cut_id)
-    return cut.state if cut is not None else "missing"
-
-
-# autodiscover_tasks() imports only `<app>.tasks`; the drafting tasks live in their own module.
-import curation.drafting.tasks  # noqa: E402,F401
+# autodiscover_tasks() imports only `<app>.tasks`; the drafting and release tasks live in their own packages.
+import curation.drafting.tasks  # noqa: E402
+import curation.releases.tasks  # noqa: E402,F401

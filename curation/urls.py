@@ -12,9 +12,13 @@ from annotate.instances import urls as urls_instances
 from annotate.qualification import urls as qualification_urls
 from annotate.review import urls as urls_review
 from annotate.work import urls as urls_work
-from curation import api, exchange_urls, ingest_urls, member_urls, release_urls, views
+from curation import api, views
 from curation.drafting import urls as drafting_urls
+from curation.exchange import urls as exchange_urls
 from curation.health import healthz
+from curation.members import urls as member_urls
+from curation.papers import urls as ingest_urls
+from curation.releases import urls as release_urls
 from scoring import urls as scoring_urls
 
 api_patterns = [

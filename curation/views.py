@@ -6,7 +6,8 @@ from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
-from curation import member_selectors, selectors
+from curation import selectors
+from curation.members import selectors as member_selectors
 from curation.states import Role
 from curation.visibility import can_create_projects
 

@@ -15,8 +15,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from curation import release_selectors, selectors
+from curation import selectors
 from curation.errors import InvalidInput, NotFound
+from curation.releases import selectors as release_selectors
 from scoring import exports
 from scoring import selectors as scoring_selectors
 from scoring.models import ErrorTag, Prediction, ScoringRun

@@ -4,7 +4,7 @@
   researchers; DESIGN.md lists managers as the ones who start runs, and verifiers read answers for a living).
 - See runs and their aggregate figures (no gold in them): every member of the project.
 - See predictions beside gold answers (drill-down, per-item exports) and tag error types: whoever may read gold
-  answers (managers, verifiers, *qualified* annotators — `curation.release_selectors.can_read_gold`). An annotator
+  answers (managers, verifiers, *qualified* annotators — `curation.releases.selectors.can_read_gold`). An annotator
   who has not passed the exam never sees a gold answer, because the exam is drawn from gold data.
 - Outsiders and anonymous users see nothing (404 / 401-403).
 """
@@ -15,7 +15,7 @@ from django.contrib.auth.models import AbstractBaseUser
 
 from curation import selectors
 from curation.models import Project
-from curation.release_selectors import can_read_gold
+from curation.releases.selectors import can_read_gold
 from curation.states import Role
 
 RUN_ROLES = (Role.MANAGER, Role.VERIFIER)

@@ -8,7 +8,7 @@ import pytest
 from playwright.sync_api import expect
 
 from curation.models import ReleaseCut
-from curation.services.releases import release_cut_build
+from curation.releases.services import release_cut_build
 from tests.browser.conftest import open_in_project, type_into
 from tests.curation.test_release_scale import validated_world
 
@@ -20,13 +20,12 @@ SCREENSHOTS = os.environ.get("TATCURATE_SCREENSHOTS", "")
 def test_a_big_cut_shows_its_progress_then_its_release(
     page, live_server, login, project, personas, settings, monkeypatch
 ):
-    from curation import tasks
+    from curation.releases import tasks
 
     settings.TATCURATE_RELEASE_CUT_ASYNC_MIN_ITEMS = 6
     queued: list[int] = []
-    monkeypatch.setattr(
-        tasks.release_cut_task, "apply_async", lambda args, **options: queued.append(args[0])
-    )  # the test plays the worker below
+    # The cut is sent through apply_async (job_enqueue); the test plays the worker below.
+    monkeypatch.setattr(tasks.release_cut_task, "apply_async", lambda args, queue=None: queued.extend(args))
     batch = validated_world(project, papers=2, per_paper=3)
     login(page, "manager")
     open_in_project(page, "Releases")

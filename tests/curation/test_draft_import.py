@@ -8,8 +8,8 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from curation.errors import InvalidInput, NotPermitted
+from curation.exchange.draft_import import drafts_import
 from curation.models import Context, Instance, Paragraph, Table, TransitionEvent
-from curation.services.draft_imports import drafts_import
 from curation.states import Status
 
 ROLES = ["annotator", "verifier", "manager", "outsider", "anonymous"]

@@ -8,11 +8,11 @@ from io import StringIO
 import pytest
 from django.core.management import CommandError, call_command
 
+from curation.datasets.services import dataset_import
 from curation.errors import InvalidInput, NotPermitted
 from curation.exports import records
 from curation.exports.rows import release_items, release_rows
 from curation.models import Context, ImportRecord, Instance, Paper, Release, SourceRecord
-from curation.services.datasets import dataset_import
 from curation.states import Status
 from scoring.metrics import finqa
 
@@ -89,7 +89,7 @@ def test_invalid_json_names_line_and_column(project):
 
 
 def test_a_failure_while_writing_rolls_back_everything(project, monkeypatch):
-    from curation.services import datasets
+    from curation.datasets import services as datasets
 
     calls = {"n": 0}
     real = datasets.instance_create

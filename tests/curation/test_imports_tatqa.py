@@ -9,10 +9,10 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 
+from curation.datasets.services import dataset_import
 from curation.models import Project, Release
-from curation.services.datasets import dataset_import
+from curation.releases.services import release_hash_recompute
 from curation.services.projects import project_create
-from curation.services.releases import release_hash_recompute
 from scoring.metrics import files, tatqa
 from tests.scoring.metrics.shared_data import shared_data_dir
 

@@ -8,8 +8,8 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from curation.models import Context, Paper, ReasoningType
+from curation.papers.services import paper_ingest
 from curation.services.lifecycle import instance_create
-from curation.services.papers import paper_ingest
 from tests.curation.ingest_helpers import FIXTURES, PAPER, row_counts, tar_gz
 
 ROLES = ["annotator", "verifier", "manager", "outsider", "anonymous"]

@@ -9,7 +9,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
 from curation.models import Context, Paper
-from curation.services.papers import paper_ingest
+from curation.papers.services import paper_ingest
 from tests.conftest import PASSWORD
 from tests.curation.ingest_helpers import FIXTURES, PAPER, row_counts, tar_gz
 

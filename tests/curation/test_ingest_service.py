@@ -14,7 +14,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from curation.errors import InvalidInput, NotPermitted
 from curation.latex import ArchiveLimits
 from curation.models import Batch, Context, Paper
-from curation.services.papers import (
+from curation.papers.services import (
     CREATED,
     NEW_VERSION,
     UNCHANGED,
@@ -255,7 +255,7 @@ def test_paper_without_tables_is_kept_and_flagged_with_no_contexts(project, tmp_
 
 
 def test_only_ingested_papers_are_flagged_for_having_no_tables():
-    from curation.services.papers import paper_flag_reason
+    from curation.papers.services import paper_flag_reason
 
     assert paper_flag_reason(table_count=0, origin="latex").startswith("No tables")
     assert paper_flag_reason(table_count=2, origin="latex") == ""

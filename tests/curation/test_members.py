@@ -6,8 +6,8 @@ import pytest
 from django.contrib.auth import get_user_model
 
 from curation.errors import InvalidInput, NotPermitted
+from curation.members.services import member_create, membership_remove, membership_set_role
 from curation.models import Membership, Project
-from curation.services.members import member_create, membership_remove, membership_set_role
 from curation.services.projects import project_create
 from curation.states import Role
 

@@ -7,7 +7,7 @@ import json
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from curation.services.releases import export_request, release_cut
+from curation.releases.services import export_request, release_cut
 
 ROLES = ["annotator", "novice", "verifier", "manager", "outsider", "anonymous"]
 TATQA_FILE = [

@@ -19,10 +19,10 @@ from curation.drafting.templates import draft_template_questions
 from curation.exports import EXPORT_FORMATS, write_export_zip
 from curation.exports.rows import release_rows
 from curation.models import Context, Paper, ReleaseContext
+from curation.papers.services import paper_ingest
+from curation.releases.services import release_cut
 from curation.services.batches import batch_create, batch_open
 from curation.services.lifecycle import instance_create
-from curation.services.papers import paper_ingest
-from curation.services.releases import release_cut
 from curation.toolkit.tools import ToolBox
 from scoring.methods.base import render_context, tool_tables
 from tests.annotate.queue_helpers import queue_next
@@ -243,7 +243,7 @@ def test_release_frozen_before_grids_still_exports_rectangular_tables(excluded_p
 
 def test_header_rows_the_extractor_reports_are_stored_and_used_by_every_consumer(project, monkeypatch):
     """When the extractor knows the header (h15b fills `header_rows`), ingestion stores it and prompts follow it."""
-    from curation.services import papers
+    from curation.papers import services as papers
 
     real = papers.extract_paper
 

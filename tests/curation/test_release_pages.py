@@ -8,7 +8,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from curation.models import Release
-from curation.services.releases import release_cut
+from curation.releases.services import release_cut
 
 from .test_release_api import TATQA_FILE
 

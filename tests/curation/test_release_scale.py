@@ -18,7 +18,7 @@ from curation.models import (
     Table,
     TransitionEvent,
 )
-from curation.services import releases as release_services
+from curation.releases import services as release_services
 from curation.services.lifecycle import instance_create, instance_transition, instances_transition_bulk
 from curation.states import Status
 
@@ -163,13 +163,13 @@ def test_a_cut_below_the_threshold_runs_in_the_request(project, personas, settin
 def test_a_cut_at_the_threshold_is_queued_then_built_by_the_worker_service(
     project, personas, settings, monkeypatch, django_capture_on_commit_callbacks
 ):
-    from curation import tasks
+    from curation.releases import tasks
 
     settings.TATCURATE_RELEASE_CUT_ASYNC_MIN_ITEMS = 6
     monkeypatch.setattr(release_services, "ITEM_CHUNK", 2)
     batch = validated_world(project, papers=2, per_paper=3)
     sent = []
-    monkeypatch.setattr(tasks.release_cut_task, "apply_async", lambda args, **options: sent.append(args[0]))
+    monkeypatch.setattr(tasks.release_cut_task, "apply_async", lambda args, queue=None: sent.append(*args))
     with django_capture_on_commit_callbacks(execute=True):
         cut = release_services.release_cut_request(
             project=project, actor=personas["manager"], name="big", batch_ids=[batch.pk], license="CC-BY-4.0"
@@ -209,7 +209,7 @@ def test_bad_cuts_are_refused_before_anything_is_queued(project, personas, setti
 
 
 def test_a_queued_cut_whose_instance_changed_fails_with_its_reason(project, personas, settings, monkeypatch):
-    from curation import tasks
+    from curation.releases import tasks
 
     settings.TATCURATE_RELEASE_CUT_ASYNC_MIN_ITEMS = 1
     monkeypatch.setattr(tasks.release_cut_task, "delay", lambda cut_id: None)
@@ -230,7 +230,7 @@ def test_a_queued_cut_whose_instance_changed_fails_with_its_reason(project, pers
 
 
 def test_the_releases_page_queues_a_big_cut_and_shows_its_progress(project, personas, settings, monkeypatch):
-    from curation import tasks
+    from curation.releases import tasks
 
     settings.TATCURATE_RELEASE_CUT_ASYNC_MIN_ITEMS = 6
     monkeypatch.setattr(tasks.release_cut_task, "delay", lambda cut_id: None)
@@ -257,7 +257,7 @@ def test_the_releases_page_queues_a_big_cut_and_shows_its_progress(project, pers
 
 
 def test_the_api_answers_202_for_a_queued_cut(project, personas, settings, monkeypatch, api_client_for):
-    from curation import tasks
+    from curation.releases import tasks
 
     settings.TATCURATE_RELEASE_CUT_ASYNC_MIN_ITEMS = 6
     monkeypatch.setattr(tasks.release_cut_task, "delay", lambda cut_id: None)

@@ -6,13 +6,13 @@ import pytest
 
 from curation.errors import InvalidInput, NotPermitted
 from curation.models import Instance, Paragraph, Release, ReleaseItem, Table, TransitionEvent
-from curation.release_stats import release_statistics
-from curation.services.releases import (
+from curation.releases.services import (
     assign_splits,
     release_cut,
     release_hash_recompute,
     release_statistics_recompute,
 )
+from curation.releases.stats import release_statistics
 from curation.states import Status
 
 

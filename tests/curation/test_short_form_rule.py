@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from annotate.work.workspace import suggested_answer_form
-from curation.dataset_formats import parse_dataset
+from curation.datasets.formats import parse_dataset
 from curation.toolkit import answer_form as short_form
 from scoring import results
 from scoring.metrics import scitat

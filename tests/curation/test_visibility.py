@@ -9,10 +9,12 @@ from pathlib import Path
 import pytest
 
 from annotate.review import selectors as review_selectors
-from curation import paper_selectors, release_selectors, selectors
+from curation import selectors
 from curation.drafting import endpoints as endpoint_services
 from curation.errors import NotFound, NotPermitted
 from curation.models import Batch, Context, Instance, ModelEndpoint, Paper, Project
+from curation.papers import selectors as paper_selectors
+from curation.releases import selectors as release_selectors
 from curation.services.lifecycle import instance_transition
 from curation.services.projects import membership_add, project_create
 from curation.states import Role, Status
@@ -261,7 +263,7 @@ def test_no_selector_decides_visibility_by_hand():
             # browser offers staff the qualified annotators to assign to.
             team_reads = {
                 "annotate/qualification/selectors.py",
-                "curation/member_selectors.py",
+                "curation/members/selectors.py",
                 "annotate/instances/selectors.py",
             }
             if "selectors" in name and "Membership.objects" in source and name not in team_reads:
@@ -276,7 +278,7 @@ def test_no_selector_decides_visibility_by_hand():
 _UNSCOPED_READS = {
     ("curation/selectors.py", "instance_for_output"),
     ("curation/selectors.py", "status_counts"),
-    ("curation/paper_selectors.py", "context_counts"),
+    ("curation/papers/selectors.py", "context_counts"),
     ("annotate/qualification/selectors.py", "exam_items"),
 }
 _SCOPED_MODELS = ("Instance", "Paper", "Batch", "Context", "Release", "ScoringRun", "ModelEndpoint", "Prediction")

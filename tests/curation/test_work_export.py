@@ -9,7 +9,7 @@ import json
 import pytest
 
 from curation.errors import InvalidInput, NotFound
-from curation.exports.work_in_progress import COLUMNS, work_export
+from curation.exchange.work_export import COLUMNS, work_export
 from curation.models import Instance, Membership
 from curation.services.lifecycle import instance_transition
 from curation.states import Status

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from curation.datasets.services import dataset_import
 from curation.models import ModelEndpoint, Release
-from curation.services.datasets import dataset_import
 from tests.scoring.metrics.shared_data import shared_data_dir
 
 

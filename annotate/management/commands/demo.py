@@ -101,9 +101,9 @@ class Command(BaseCommand):
         self.stdout.write(f"  model endpoint: {endpoint.name} at {endpoint.base_url}")
 
     def _content(self, project: Project) -> None:
+        from curation.papers.services import paper_ingest
         from curation.services.contexts import context_set_reasoning_type, contexts_assign_reasoning_types
         from curation.services.instances import answer_kind_suggested
-        from curation.services.papers import paper_ingest
 
         paper = paper_ingest(project=project, actor=None, path_or_upload=PAPER_SOURCE, source_name="demo paper").paper
         contexts = {

@@ -8,7 +8,7 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
 from curation.errors import DomainError
-from curation.exports.work_in_progress import FORMATS, work_export
+from curation.exchange.work_export import FORMATS, work_export
 from curation.models import Project
 
 

@@ -8,10 +8,10 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
-from curation.dataset_formats import FORMATS
+from curation.datasets.formats import FORMATS
+from curation.datasets.services import dataset_import
 from curation.errors import DomainError
 from curation.models import Project
-from curation.services.datasets import dataset_import
 
 
 class Command(BaseCommand):

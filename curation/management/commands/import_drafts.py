@@ -8,8 +8,8 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from curation.errors import DomainError
+from curation.exchange.draft_import import drafts_import
 from curation.models import Project
-from curation.services.draft_imports import drafts_import
 
 
 class Command(BaseCommand):

@@ -12,7 +12,7 @@ from tqdm import tqdm
 
 from curation.errors import DomainError
 from curation.models import Batch, Project
-from curation.services.papers import NEW_VERSION, IngestResult, paper_ingest
+from curation.papers.services import NEW_VERSION, IngestResult, paper_ingest
 
 
 class Command(BaseCommand):

@@ -7,7 +7,7 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 
 from curation.models import Release
-from curation.release_stats import presented
+from curation.releases.stats import presented
 
 
 def release_by_name(*, project: str, name: str, version: int | None) -> Release:

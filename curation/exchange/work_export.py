@@ -1,7 +1,7 @@
 """Work-in-progress export: the instances a viewer may see, in any status, as JSONL or CSV — not a release.
 
 Nothing is frozen or versioned: the file is the database as it is now. Answers, rationales, derivations and
-programs go only to those who may read gold answers (`release_selectors.can_read_gold`); for others those
+programs go only to those who may read gold answers (`releases.selectors.can_read_gold`); for others those
 columns are empty and the file says so in `answers_included`.
 """
 
@@ -21,7 +21,7 @@ from django.utils import timezone
 from curation import selectors
 from curation.errors import InvalidInput, NotFound
 from curation.models import Batch, Instance, Project, Table
-from curation.release_selectors import can_read_gold
+from curation.releases.selectors import can_read_gold
 from curation.states import Status
 
 FORMATS = ("jsonl", "csv")

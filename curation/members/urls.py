@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from django.urls import path
 
-from curation import member_api, member_views
+from curation.members import api as member_api
+from curation.members import views as member_views
 
 page_patterns = [
     path("projects/new/", member_views.project_new, name="project-new"),

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from django.urls import path
 
-from curation import exchange_api, exchange_views
+from curation.exchange import api as exchange_api
+from curation.exchange import views as exchange_views
 
 page_patterns = [
     path("p/<slug:slug>/drafts/import/", exchange_views.draft_import, name="draft-import"),

@@ -12,10 +12,10 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 
 from curation import selectors
-from curation.exports.work_in_progress import FORMATS, work_export
+from curation.exchange.draft_import import drafts_import
+from curation.exchange.work_export import FORMATS, work_export
 from curation.models import Batch, Project
 from curation.page_errors import FORM_ERRORS
-from curation.services.draft_imports import drafts_import
 from curation.states import Role, Status
 
 

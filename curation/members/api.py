@@ -9,8 +9,8 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from curation import selectors
+from curation.members import services as member_services
 from curation.serializers import MembershipSerializer
-from curation.services import members as member_services
 from curation.states import Role
 
 

@@ -7,8 +7,8 @@ from django.db.models import Count, Prefetch, QuerySet
 
 from curation.errors import NotFound
 from curation.models import Context, Paper, Paragraph, Project, Table
+from curation.papers.services import paper_flag_reason
 from curation.selectors import papers_visible_to
-from curation.services.papers import paper_flag_reason
 
 
 def papers_of_project(*, user: AbstractBaseUser, project: Project) -> list[Paper]:

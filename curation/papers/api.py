@@ -10,12 +10,13 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from curation import paper_selectors, selectors
+from curation import selectors
 from curation.errors import InvalidInput, NotFound
 from curation.models import Batch, Context, Project, ReasoningType
+from curation.papers import selectors as paper_selectors
+from curation.papers import services as paper_services
 from curation.serializers import PaperSerializer
 from curation.services import contexts as context_services
-from curation.services import papers as paper_services
 
 
 class IngestResultSerializer(serializers.Serializer):

@@ -10,16 +10,17 @@ from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.template.defaultfilters import pluralize
 
-from curation import release_selectors, selectors
+from curation import selectors
 from curation.charts import bar_chart
-from curation.dataset_formats import FORMATS
+from curation.datasets import services as dataset_services
+from curation.datasets.formats import FORMATS
 from curation.errors import InvalidInput
 from curation.exports import EXPORT_FORMATS
 from curation.models import Project, Release, ReleaseCut
 from curation.page_errors import FORM_ERRORS
-from curation.release_stats import presented
-from curation.services import datasets as dataset_services
-from curation.services import releases as release_services
+from curation.releases import selectors as release_selectors
+from curation.releases import services as release_services
+from curation.releases.stats import presented
 from curation.states import Role
 
 

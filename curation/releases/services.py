@@ -38,7 +38,7 @@ from curation.models import (
     SourceRecord,
     Table,
 )
-from curation.release_stats import release_statistics
+from curation.releases.stats import release_statistics
 from curation.services.lifecycle import instances_transition_bulk
 from curation.services.projects import require_role
 from curation.states import Role, Status

@@ -10,11 +10,12 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
-from curation import member_selectors, selectors
+from curation import selectors
 from curation.errors import DomainError, InvalidInput
+from curation.members import selectors as member_selectors
+from curation.members import services as member_services
 from curation.models import Project
 from curation.page_errors import FORM_ERRORS
-from curation.services import members as member_services
 from curation.services import projects as project_services
 from curation.states import Role
 

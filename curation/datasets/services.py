@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
-from curation.dataset_formats import ATTRIBUTION, FORMATS, LICENSE, DatasetFormatError, ParsedDataset, parse_dataset
+from curation.datasets.formats import ATTRIBUTION, FORMATS, LICENSE, DatasetFormatError, ParsedDataset, parse_dataset
 from curation.errors import InvalidInput
 from curation.models import (
     Context,
@@ -258,7 +258,7 @@ def _write(
     record.save(update_fields=["counts"])
     release = None
     if as_release:
-        from curation.services.releases import release_cut
+        from curation.releases.services import release_cut
 
         release = release_cut(
             project=project,

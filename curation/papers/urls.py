@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from django.urls import path
 
-from curation import ingest_api, ingest_views
+from curation.papers import api as ingest_api
+from curation.papers import views as ingest_views
 
 page_patterns = [
     path("p/<slug:slug>/papers/", ingest_views.project_papers, name="project-papers"),

@@ -14,13 +14,14 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from curation import paper_selectors, selectors
+from curation import selectors
 from curation.errors import InvalidInput
 from curation.models import Project
 from curation.page_errors import FORM_ERRORS, form_problems
-from curation.paper_display import mention_segments
+from curation.papers import selectors as paper_selectors
+from curation.papers import services as paper_services
+from curation.papers.display import mention_segments
 from curation.services import contexts as context_services
-from curation.services import papers as paper_services
 from curation.services.contexts import leaf_reasoning_types
 from curation.states import Role
 from curation.table_shape import shape_from_row

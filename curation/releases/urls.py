@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from django.urls import path
 
-from curation import release_api, release_views
+from curation.releases import api as release_api
+from curation.releases import views as release_views
 
 page_patterns = [
     path("p/<slug:slug>/releases/", release_views.release_list, name="releases"),

@@ -12,8 +12,8 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from curation import selectors
-from curation.exports.work_in_progress import FORMATS, work_export
-from curation.services.draft_imports import drafts_import
+from curation.exchange.draft_import import drafts_import
+from curation.exchange.work_export import FORMATS, work_export
 from curation.states import Status
 
 

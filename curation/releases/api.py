@@ -12,14 +12,15 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from curation import release_selectors, selectors
-from curation.dataset_formats import FORMATS
+from curation import selectors
+from curation.datasets import services as dataset_services
+from curation.datasets.formats import FORMATS
 from curation.errors import InvalidInput, NotFound
 from curation.exports import EXPORT_FORMATS
 from curation.models import ExportArtifact, ImportRecord, Release, ReleaseCut, ReleaseItem
-from curation.release_stats import presented
-from curation.services import datasets as dataset_services
-from curation.services import releases as release_services
+from curation.releases import selectors as release_selectors
+from curation.releases import services as release_services
+from curation.releases.stats import presented
 
 
 class ReleaseSerializer(serializers.ModelSerializer):

@@ -1,0 +1,1 @@
+"""Papers and their ingest: upload, parse, edit tables and paragraphs, and how a paper is shown."""

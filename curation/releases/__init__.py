@@ -1,0 +1,1 @@
+"""Releases: cuts of accepted instances, their statistics, exports and dataset imports."""
