@@ -212,7 +212,7 @@ def test_a_queued_cut_whose_instance_changed_fails_with_its_reason(project, pers
     from curation.releases import tasks
 
     settings.TATCURATE_RELEASE_CUT_ASYNC_MIN_ITEMS = 1
-    monkeypatch.setattr(tasks.release_cut_task, "delay", lambda cut_id: None)
+    monkeypatch.setattr(tasks.release_cut_task, "apply_async", lambda args, queue=None: None)  # no worker here
     batch = validated_world(project, papers=1, per_paper=3)
     cut = release_services.release_cut_request(project=project, actor=None, name="late", batch_ids=[batch.pk])
     victim = Instance.objects.filter(batch=batch).first()
@@ -233,7 +233,7 @@ def test_the_releases_page_queues_a_big_cut_and_shows_its_progress(project, pers
     from curation.releases import tasks
 
     settings.TATCURATE_RELEASE_CUT_ASYNC_MIN_ITEMS = 6
-    monkeypatch.setattr(tasks.release_cut_task, "delay", lambda cut_id: None)
+    monkeypatch.setattr(tasks.release_cut_task, "apply_async", lambda args, queue=None: None)  # no worker here
     batch = validated_world(project, papers=2, per_paper=3)
     browser = Client()
     for role, expected in (("annotator", 403), ("verifier", 403)):
@@ -260,7 +260,7 @@ def test_the_api_answers_202_for_a_queued_cut(project, personas, settings, monke
     from curation.releases import tasks
 
     settings.TATCURATE_RELEASE_CUT_ASYNC_MIN_ITEMS = 6
-    monkeypatch.setattr(tasks.release_cut_task, "delay", lambda cut_id: None)
+    monkeypatch.setattr(tasks.release_cut_task, "apply_async", lambda args, queue=None: None)  # no worker here
     batch = validated_world(project, papers=2, per_paper=3)
     body = {"name": "big", "batch_ids": [batch.pk]}
     url = f"/api/projects/{project.slug}/releases/"
