@@ -109,8 +109,8 @@ def generate(size: int) -> int:
 
 
 def _generate(project, slug: str, size: int) -> int:
+    from curation.exports.statistics import release_statistics
     from curation.models import Release, ReleaseContext, ReleaseItem
-    from curation.releases.stats import release_statistics
 
     release = Release.objects.create(project=project, name=slug, version=1, content_hash="", item_count=size)
     contexts: dict[str, dict] = {}

@@ -577,7 +577,7 @@ class PaySettingsApi(APIView):
         project = selectors.project_get(user=request.user, slug=slug)
         payload = PaySettingsSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
-        record = pay_services.review_settings_set(project=project, actor=request.user, **payload.validated_data)
+        record = pay_services.pay_settings_set(project=project, actor=request.user, **payload.validated_data)
         return Response({"pay_per_instance": str(record.pay_per_instance), "currency": record.currency})
 
 

@@ -523,7 +523,7 @@ def dashboard_page(request: HttpRequest, slug: str) -> HttpResponse:
         else:
             _attempt(
                 request,
-                lambda: pay_services.review_settings_set(project=project, actor=request.user, **pay.validated_data),
+                lambda: pay_services.pay_settings_set(project=project, actor=request.user, **pay.validated_data),
                 "Pay rate saved.",
             )
         return redirect(f"{request.path}?{request.GET.urlencode()}")
@@ -543,7 +543,7 @@ def dashboard_page(request: HttpRequest, slug: str) -> HttpResponse:
             data["verifiers"], label="user", series=("reviews", "changes_requested", "discussions_resolved")
         ),
         "csv_tables": dashboard.CSV_TABLES,
-        "settings": dashboard.review_settings_of(project),
+        "settings": dashboard.pay_settings_of(project),
     }
     return render(request, "annotate/review/dashboard.html", context)
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
+from django.utils.module_loading import import_string
 
 from curation.datasets.formats import ATTRIBUTION, FORMATS, LICENSE, DatasetFormatError, ParsedDataset, parse_dataset
 from curation.errors import InvalidInput
@@ -27,6 +28,22 @@ from curation.services.batches import batch_create
 from curation.services.lifecycle import instance_create
 from curation.services.projects import require_role
 from curation.states import Role, Status
+
+# releases/ sits above datasets/ (its pages and API call the import), so the cut behind `as_release` is registered
+# by name from CurationConfig.ready instead of imported upward; an import asked for a release without it fails loudly.
+_RELEASE_CUT_PATH: str | None = None
+
+
+def import_release_register(*, path: str) -> None:
+    """Register `path` (a dotted `release_cut`) as the cut an import with `as_release` makes in its transaction."""
+    global _RELEASE_CUT_PATH
+    _RELEASE_CUT_PATH = path
+
+
+def _release_cut() -> Callable[..., Release]:
+    if _RELEASE_CUT_PATH is None:
+        raise RuntimeError("no release cut is registered (CurationConfig.ready registers curation.releases.services)")
+    return import_string(_RELEASE_CUT_PATH)
 
 
 @dataclass
@@ -258,9 +275,7 @@ def _write(
     record.save(update_fields=["counts"])
     release = None
     if as_release:
-        from curation.releases.services import release_cut
-
-        release = release_cut(
+        release = _release_cut()(
             project=project,
             actor=actor,
             name=as_release,

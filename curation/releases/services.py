@@ -20,6 +20,7 @@ from django.utils.text import slugify
 
 from curation.errors import Conflict, DomainError, InvalidInput, NotFound
 from curation.exports.rows import ITEM_CHUNK, release_items, release_rows
+from curation.exports.statistics import release_statistics
 from curation.jobs import job_claim, job_enqueue, job_reap, job_stall_cutoff, job_token
 from curation.models import (
     Batch,
@@ -38,7 +39,6 @@ from curation.models import (
     SourceRecord,
     Table,
 )
-from curation.releases.stats import release_statistics
 from curation.services.lifecycle import instances_transition_bulk
 from curation.services.projects import require_role
 from curation.states import Role, Status

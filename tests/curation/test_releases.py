@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from curation.errors import InvalidInput, NotPermitted
+from curation.exports.statistics import release_statistics
 from curation.models import Instance, Paragraph, Release, ReleaseItem, Table, TransitionEvent
 from curation.releases.services import (
     assign_splits,
@@ -12,7 +13,6 @@ from curation.releases.services import (
     release_hash_recompute,
     release_statistics_recompute,
 )
-from curation.releases.stats import release_statistics
 from curation.states import Status
 
 
