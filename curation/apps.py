@@ -1,9 +1,25 @@
+from importlib import import_module
+
 from django.apps import AppConfig
+
+# The app's nouns keep their models in their own packages; Django imports only `curation.models` by itself, so the
+# app names the others here, by name (as INSTALLED_APPS names apps), and the core models import none of them.
+NOUN_MODEL_MODULES = (
+    "curation.endpoints.models",
+    "curation.datasets.models",
+    "curation.drafting.models",
+    "curation.releases.models",
+)
 
 
 class CurationConfig(AppConfig):
     name = "curation"
     verbose_name = "Curation"
+
+    def import_models(self) -> None:
+        super().import_models()
+        for module in NOUN_MODEL_MODULES:
+            import_module(module)
 
     def ready(self) -> None:
         from curation.datasets.services import import_release_register

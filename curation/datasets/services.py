@@ -8,22 +8,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import transaction
+from django.db import models, transaction
 from django.utils.module_loading import import_string
 
 from curation.datasets.formats import ATTRIBUTION, FORMATS, LICENSE, DatasetFormatError, ParsedDataset, parse_dataset
+from curation.datasets.models import ImportRecord, SourceRecord
 from curation.errors import InvalidInput
-from curation.models import (
-    Context,
-    ImportRecord,
-    Paper,
-    Paragraph,
-    Project,
-    ReasoningType,
-    Release,
-    SourceRecord,
-    Table,
-)
+from curation.models import Context, Paper, Paragraph, Project, ReasoningType, Table
 from curation.services.batches import batch_create
 from curation.services.lifecycle import instance_create
 from curation.services.projects import require_role
@@ -40,7 +31,7 @@ def import_release_register(*, path: str) -> None:
     _RELEASE_CUT_PATH = path
 
 
-def _release_cut() -> Callable[..., Release]:
+def _release_cut() -> Callable[..., models.Model]:
     if _RELEASE_CUT_PATH is None:
         raise RuntimeError("no release cut is registered (CurationConfig.ready registers curation.releases.services)")
     return import_string(_RELEASE_CUT_PATH)
@@ -52,7 +43,7 @@ class ImportResult:
 
     record: ImportRecord
     created: bool
-    release: Release | None = None
+    release: models.Model | None = None  # the curation.releases Release an `as_release` import cut
     counts: dict[str, int] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, object]:

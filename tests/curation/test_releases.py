@@ -6,7 +6,8 @@ import pytest
 
 from curation.errors import InvalidInput, NotPermitted
 from curation.exports.statistics import release_statistics
-from curation.models import Instance, Paragraph, Release, ReleaseItem, Table, TransitionEvent
+from curation.models import Instance, Paragraph, Table, TransitionEvent
+from curation.releases.models import Release, ReleaseItem
 from curation.releases.services import (
     assign_splits,
     release_cut,
