@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import date
 
 from django.http import HttpResponse
@@ -23,6 +24,7 @@ from annotate.work.workspace import work_ping
 from curation import selectors
 from curation.answer_types import ANSWER_TYPES, SCALES
 from curation.errors import InvalidInput, NotFound, NotPermitted
+from curation.models import Instance
 from curation.serializers import BatchSerializer, InstanceSerializer
 
 # --- Serializers ----------------------------------------------------------------------------------------------
@@ -216,8 +218,6 @@ def _visible_instance(request: Request, pk: int):
 
 def _project_instance(request: Request, pk: int):
     """For actions anyone in the project may attempt (claims): 404 outside the project, else the service decides."""
-    from curation.models import Instance
-
     instance = Instance.objects.filter(pk=pk, project__in=selectors.projects_visible_to(request.user)).first()
     if instance is None:
         raise NotFound(f"No instance {pk} in your projects.")
@@ -232,6 +232,50 @@ def _date_param(request: Request, name: str) -> date | None:
         return date.fromisoformat(value)
     except ValueError as exc:
         raise InvalidInput(f"{name} must be a date as YYYY-MM-DD.") from exc
+
+
+# --- Steps both rounds share: one class per action, given the round's service by the URLconf (as_view(...)) ----
+
+
+class RoundNextApi(APIView):
+    """Take the next review of a round, or get the one already held; 204 when nothing waits (round two never
+    offers one's own work nor an instance one verified in round one)."""
+
+    take: Callable[..., Instance | None] | None = None  # the round's service, given by the URLconf
+
+    @extend_schema(request=None, responses={200: InstanceSerializer, 204: None})
+    def post(self, request: Request, slug: str) -> Response:
+        project = selectors.project_get(user=request.user, slug=slug)
+        instance = self.take(project=project, user=request.user)
+        if instance is None:
+            return Response(status=status.HTTP_204_NO_CONTENT)
+        return Response(_instance_body(instance))
+
+
+class RoundClaimApi(APIView):
+    """Claim this instance for the round's review (409 when someone else was first)."""
+
+    claim: Callable[..., Instance] | None = None  # the round's service, given by the URLconf
+
+    @extend_schema(request=None, responses=InstanceSerializer)
+    def post(self, request: Request, pk: int) -> Response:
+        _project_instance(request, pk)
+        return Response(_instance_body(self.claim(instance_id=pk, user=request.user)))
+
+
+class RoundVersionedStepApi(APIView):
+    """A round's step that needs only the version the reviewer saw: release a round-one review back to the pile,
+    or confirm in round two (the instance is validated)."""
+
+    step: Callable[..., Instance] | None = None  # the round's service, given by the URLconf
+
+    @extend_schema(request=VersionSerializer, responses=InstanceSerializer)
+    def post(self, request: Request, pk: int) -> Response:
+        _project_instance(request, pk)
+        payload = VersionSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        version = payload.validated_data["expected_version"]
+        return Response(_instance_body(self.step(instance_id=pk, user=request.user, expected_version=version)))
 
 
 # --- Round one ------------------------------------------------------------------------------------------------
@@ -252,37 +296,6 @@ class ReviewQueueApi(APIView):
                 "discussions": [d.pk for d in data["discussions"]],
             }
         )
-
-
-class ReviewNextApi(APIView):
-    @extend_schema(request=None, responses={200: InstanceSerializer, 204: None})
-    def post(self, request: Request, slug: str) -> Response:
-        """Claim the next round-one review (or get the one held); 204 when nothing waits."""
-        project = selectors.project_get(user=request.user, slug=slug)
-        instance = review.review_next(project=project, user=request.user)
-        if instance is None:
-            return Response(status=status.HTTP_204_NO_CONTENT)
-        return Response(_instance_body(instance))
-
-
-class ReviewClaimApi(APIView):
-    @extend_schema(request=None, responses=InstanceSerializer)
-    def post(self, request: Request, pk: int) -> Response:
-        """Claim this submitted instance for round one (409 when someone else was first)."""
-        _project_instance(request, pk)
-        return Response(_instance_body(review.review_claim(instance_id=pk, user=request.user)))
-
-
-class ReviewReleaseApi(APIView):
-    @extend_schema(request=VersionSerializer, responses=InstanceSerializer)
-    def post(self, request: Request, pk: int) -> Response:
-        _project_instance(request, pk)
-        payload = VersionSerializer(data=request.data)
-        payload.is_valid(raise_exception=True)
-        instance = review.review_release(
-            instance_id=pk, user=request.user, expected_version=payload.validated_data["expected_version"]
-        )
-        return Response(_instance_body(instance))
 
 
 class ReviewApproveApi(APIView):
@@ -354,37 +367,6 @@ class Round2QueueApi(APIView):
                 "discussions": [d.pk for d in data["discussions"]],
             }
         )
-
-
-class Round2NextApi(APIView):
-    @extend_schema(request=None, responses={200: InstanceSerializer, 204: None})
-    def post(self, request: Request, slug: str) -> Response:
-        """Take the next round-two review (never one's own work nor one verified in round one)."""
-        project = selectors.project_get(user=request.user, slug=slug)
-        instance = review.round2_next(project=project, user=request.user)
-        if instance is None:
-            return Response(status=status.HTTP_204_NO_CONTENT)
-        return Response(_instance_body(instance))
-
-
-class Round2ClaimApi(APIView):
-    @extend_schema(request=None, responses=InstanceSerializer)
-    def post(self, request: Request, pk: int) -> Response:
-        _project_instance(request, pk)
-        return Response(_instance_body(review.round2_claim(instance_id=pk, user=request.user)))
-
-
-class Round2ConfirmApi(APIView):
-    @extend_schema(request=VersionSerializer, responses=InstanceSerializer)
-    def post(self, request: Request, pk: int) -> Response:
-        """Confirm in round two: the instance is validated."""
-        _project_instance(request, pk)
-        payload = VersionSerializer(data=request.data)
-        payload.is_valid(raise_exception=True)
-        instance = review.round2_confirm(
-            instance_id=pk, user=request.user, expected_version=payload.validated_data["expected_version"]
-        )
-        return Response(_instance_body(instance))
 
 
 class Round2FlagApi(APIView):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
@@ -122,6 +123,33 @@ ROUND2_SHORTCUTS = [
 ]
 
 
+@dataclass(frozen=True)
+class Stage:
+    """What differs between the two rounds' pages; the URLconf gives each round's views its stage."""
+
+    take_next: Callable[..., Instance | None]  # the round's service that takes (or returns the held) next review
+    page: str  # URL name of the round's review page
+    template: str
+    shortcuts: list[tuple[str, str]]
+    nothing_waits: str
+
+
+ROUND_ONE = Stage(
+    take_next=review.review_next,
+    page="review",
+    template="annotate/review/review.html",
+    shortcuts=ROUND1_SHORTCUTS,
+    nothing_waits="Nothing is waiting for review. Well done.",
+)
+ROUND_TWO = Stage(
+    take_next=review.round2_next,
+    page="round2",
+    template="annotate/review/round2.html",
+    shortcuts=ROUND2_SHORTCUTS,
+    nothing_waits="Nothing is waiting for round two.",
+)
+
+
 def _common(request: HttpRequest, project: Project) -> dict[str, Any]:
     """What every review page's navigation needs: the viewer's roles and their open-discussion badge."""
     return {
@@ -158,21 +186,22 @@ def review_home(request: HttpRequest, slug: str) -> HttpResponse:
 
 @login_required
 @require_POST
-def review_next(request: HttpRequest, slug: str) -> HttpResponse:
+def round_next(request: HttpRequest, slug: str, *, stage: Stage) -> HttpResponse:
+    """Take the round's next review and open it; back to the review home when nothing waits."""
     project = _project(request, slug)
-    instance = _attempt(request, lambda: review.review_next(project=project, user=request.user))
+    instance = _attempt(request, lambda: stage.take_next(project=project, user=request.user))
     if instance is True:
-        messages.info(request, "Nothing is waiting for review. Well done.")
+        messages.info(request, stage.nothing_waits)
     if not isinstance(instance, Instance):
         return redirect("review-home", slug=slug)
-    return redirect("review", slug=slug, pk=instance.pk)
+    return redirect(stage.page, slug=slug, pk=instance.pk)
 
 
 @login_required
-def review_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+def round_page(request: HttpRequest, slug: str, pk: int, *, stage: Stage) -> HttpResponse:
     project = _project(request, slug)
-    context = {**_review_context(request, project, pk), "shortcuts": ROUND1_SHORTCUTS}
-    return render(request, "annotate/review/review.html", context)
+    context = {**_review_context(request, project, pk), "shortcuts": stage.shortcuts}
+    return render(request, stage.template, context)
 
 
 @login_required
@@ -218,7 +247,7 @@ def review_decide(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     if not done:
         return redirect("review", slug=slug, pk=pk)
     if form.cleaned_data["then"] == "next":
-        return review_next(request, slug)
+        return round_next(request, slug, stage=ROUND_ONE)
     return redirect("review-home", slug=slug)
 
 
@@ -228,25 +257,6 @@ def review_decide(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
 @login_required
 def round2_home(request: HttpRequest, slug: str) -> HttpResponse:
     return redirect("review-home", slug=slug)
-
-
-@login_required
-@require_POST
-def round2_next(request: HttpRequest, slug: str) -> HttpResponse:
-    project = _project(request, slug)
-    instance = _attempt(request, lambda: review.round2_next(project=project, user=request.user))
-    if instance is True:
-        messages.info(request, "Nothing is waiting for round two.")
-    if not isinstance(instance, Instance):
-        return redirect("review-home", slug=slug)
-    return redirect("round2", slug=slug, pk=instance.pk)
-
-
-@login_required
-def round2_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
-    project = _project(request, slug)
-    context = {**_review_context(request, project, pk), "shortcuts": ROUND2_SHORTCUTS}
-    return render(request, "annotate/review/round2.html", context)
 
 
 @login_required
@@ -281,7 +291,7 @@ def round2_decide(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     if hasattr(done, "pk") and action == "flag":
         return redirect("discussion", slug=slug, pk=done.pk)
     if form.cleaned_data["then"] == "next":
-        return round2_next(request, slug)
+        return round_next(request, slug, stage=ROUND_TWO)
     return redirect("review-home", slug=slug)
 
 
