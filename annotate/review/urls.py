@@ -1,4 +1,4 @@
-"""URLs of two-round validation, discussions, history, batches and the manager's dashboard: pages and API."""
+"""URLs of two-round validation, discussions, and history: pages and API."""
 
 from __future__ import annotations
 
@@ -25,9 +25,6 @@ page_patterns = [
     path("p/<slug:slug>/history/<int:pk>/", views_review.history_page, name="review-history"),
     path("p/<slug:slug>/history/<int:pk>/discard/", views_review.instance_discard, name="instance-discard"),
     path("p/<slug:slug>/history/<int:pk>/restore/", views_review.instance_restore, name="instance-restore"),
-    path("p/<slug:slug>/batches/", views_review.batches_page, name="batches"),
-    path("p/<slug:slug>/dashboard/", views_review.dashboard_page, name="dashboard"),
-    path("p/<slug:slug>/dashboard/<str:table>.csv", views_review.dashboard_csv, name="dashboard-csv"),
 ]
 
 api_patterns = [
@@ -80,10 +77,4 @@ api_patterns = [
     path("instances/<int:pk>/revisions/diff/", api_review.RevisionDiffApi.as_view(), name="api-revision-diff"),
     path("instances/<int:pk>/discard/", api_review.DiscardApi.as_view(), name="api-instance-discard"),
     path("instances/<int:pk>/restore/", api_review.RestoreApi.as_view(), name="api-instance-restore"),
-    path("batches/<int:pk>/assign/", api_review.BatchAssignApi.as_view(), name="api-batch-assign"),
-    path("batches/<int:pk>/fill/", api_review.BatchFillApi.as_view(), name="api-batch-fill"),
-    path("projects/<slug:slug>/gating/", api_review.GatingApi.as_view(), name="api-gating"),
-    path("projects/<slug:slug>/pay-settings/", api_review.PaySettingsApi.as_view(), name="api-pay-settings"),
-    path("projects/<slug:slug>/dashboard/", api_review.DashboardApi.as_view(), name="api-dashboard"),
-    path("projects/<slug:slug>/dashboard/csv/", api_review.DashboardCsvApi.as_view(), name="api-dashboard-csv"),
 ]
