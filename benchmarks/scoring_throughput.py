@@ -44,7 +44,8 @@ def main() -> None:
     sys.path.insert(0, str(ROOT))
 
     from curation.datasets.services import dataset_import
-    from curation.models import ModelEndpoint, WorkerHeartbeat
+    from curation.endpoints.models import ModelEndpoint
+    from curation.models import WorkerHeartbeat
     from curation.services.projects import project_create
     from scoring.models import Prediction, ScoringRun
     from scoring.services.runs import run_create, run_start

@@ -10,8 +10,10 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import QuerySet
 
 from curation import selectors
+from curation.endpoints.models import ModelEndpoint
 from curation.errors import NotFound, NotPermitted
-from curation.models import ModelEndpoint, Project, Release
+from curation.models import Project
+from curation.releases.models import Release
 from scoring.models import ErrorTag, Prediction, ScoringRun
 from scoring.permissions import can_see_predictions
 

@@ -14,10 +14,10 @@ from django.shortcuts import redirect, render
 from curation import selectors
 from curation.charts import bar_chart, colour, grouped_chart
 from curation.errors import InvalidInput
-from curation.models import Release
 from curation.page_errors import FORM_ERRORS, form_problems
 from curation.queues import waiting_label
 from curation.releases import selectors as release_selectors
+from curation.releases.models import Release
 from scoring import selectors as scoring_selectors
 from scoring.api import ErrorTagInputSerializer, export_response
 from scoring.forms import ScoringRunForm

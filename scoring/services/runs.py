@@ -27,10 +27,11 @@ from django.utils import timezone
 from curation.endpoints.client import ChatClient
 from curation.endpoints.django_client import limiter_options
 from curation.endpoints.errors import EndpointError
+from curation.endpoints.models import ModelEndpoint
 from curation.errors import Conflict, InvalidInput, NotPermitted
 from curation.jobs import job_claim, job_enqueue, job_heartbeat, job_reap, job_release, job_stall_cutoff, job_token
-from curation.models import ModelEndpoint, Release, ReleaseContext, ReleaseItem
 from curation.queues import queue_for, waiting_label
+from curation.releases.models import Release, ReleaseContext, ReleaseItem
 from scoring import results as result_metrics
 from scoring.methods import MethodSettings, run_method, templates_for, templates_hash
 from scoring.models import Prediction, RunChunk, ScoringRun, ScoringTemplate

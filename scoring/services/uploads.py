@@ -11,7 +11,7 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser
 
 from curation.errors import InvalidInput
-from curation.models import Release
+from curation.releases.models import Release
 from scoring.metrics import files
 from scoring.models import ScoringRun
 from scoring.services.runs import run_create, run_start

@@ -9,7 +9,8 @@ from io import StringIO
 from django.core.management import call_command
 
 from annotate.qualification.models import QualificationSettings
-from curation.models import Batch, Context, Instance, Membership, ModelEndpoint, Paper
+from curation.endpoints.models import ModelEndpoint
+from curation.models import Batch, Context, Instance, Membership, Paper
 from curation.states import Status
 
 

@@ -11,8 +11,9 @@ import pytest
 from annotate.review import selectors as review_selectors
 from curation import selectors
 from curation.drafting import endpoints as endpoint_services
+from curation.endpoints.models import ModelEndpoint
 from curation.errors import NotFound, NotPermitted
-from curation.models import Batch, Context, Instance, ModelEndpoint, Paper, Project
+from curation.models import Batch, Context, Instance, Paper, Project
 from curation.papers import selectors as paper_selectors
 from curation.releases import selectors as release_selectors
 from curation.services.lifecycle import instance_transition
@@ -304,7 +305,7 @@ def test_every_selector_read_of_a_scoped_model_starts_from_visible_to():
 
 def test_every_scoped_model_uses_the_one_queryset():
     from annotate.review.models import Discussion
-    from curation.models import Release
+    from curation.releases.models import Release
     from curation.visibility import ProjectScopedQuerySet
 
     for model in (Project, Paper, Batch, Context, Instance, Release, ScoringRun, ModelEndpoint, Prediction, Discussion):

@@ -32,7 +32,7 @@ def local_model_endpoint():
     from django.conf import settings
 
     from curation.endpoints.local_model import DEFAULT_PARALLEL, MODEL_NAME, base_url_for
-    from curation.models import ModelEndpoint
+    from curation.endpoints.models import ModelEndpoint
 
     endpoint, _ = ModelEndpoint.objects.update_or_create(
         project=None,

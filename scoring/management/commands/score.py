@@ -8,8 +8,10 @@ import time
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
+from curation.endpoints.models import ModelEndpoint
 from curation.errors import DomainError
-from curation.models import ModelEndpoint, Project, Release
+from curation.models import Project
+from curation.releases.models import Release
 from scoring.models import ScoringRun
 from scoring.services import runs as run_services
 
