@@ -9,7 +9,7 @@ import time
 import pytest
 
 from scoring.models import Prediction, RunChunk, ScoringRun
-from scoring.services.runs import run_create, run_start, runs_reap
+from scoring.runs.services import run_create, run_start, runs_reap
 from tests.support import fault_server as fs
 from tests.support.workers import celery_worker, wait_for
 

@@ -9,7 +9,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from scoring.models import Prediction, RunChunk, ScoringRun
-from scoring.services import runs as run_services
+from scoring.runs import services as run_services
 from tests.support import fault_server as fs
 
 from .run_support import endpoint_for, small_release

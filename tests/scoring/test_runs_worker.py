@@ -9,7 +9,7 @@ import pytest
 from django.core.management import call_command
 
 from scoring.models import Prediction, RunChunk, ScoringRun
-from scoring.services.runs import run_create, run_progress, run_start
+from scoring.runs.services import run_create, run_progress, run_start
 from tests.support import fault_server as fs
 from tests.support.workers import celery_worker, wait_for
 

@@ -11,7 +11,7 @@ from tqdm import tqdm
 from curation.errors import DomainError
 from curation.models import ModelEndpoint, Project, Release
 from scoring.models import ScoringRun
-from scoring.services import runs as run_services
+from scoring.runs import services as run_services
 
 FINISHED = (ScoringRun.Status.COMPLETED, ScoringRun.Status.FAILED, ScoringRun.Status.CANCELLED)
 

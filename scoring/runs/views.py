@@ -18,16 +18,16 @@ from curation.models import Release
 from curation.page_errors import FORM_ERRORS, form_problems
 from curation.queues import waiting_label
 from curation.releases import selectors as release_selectors
-from scoring import selectors as scoring_selectors
-from scoring.api import ErrorTagInputSerializer, export_response
-from scoring.forms import ScoringRunForm
 from scoring.methods.templates import DEFAULT_TEMPLATES
 from scoring.metrics import files
-from scoring.models import ErrorTag, ScoringRun
-from scoring.permissions import can_run, can_see_predictions
-from scoring.services import predictions as prediction_services
-from scoring.services import runs as run_services
-from scoring.services import uploads as upload_services
+from scoring.runs import predictions as prediction_services
+from scoring.runs import selectors as scoring_selectors
+from scoring.runs import services as run_services
+from scoring.runs import uploads as upload_services
+from scoring.runs.api import ErrorTagInputSerializer, export_response
+from scoring.runs.forms import ScoringRunForm
+from scoring.runs.models import ErrorTag, ScoringRun
+from scoring.runs.permissions import can_run, can_see_predictions
 
 METRIC_LABELS = (("em", "EM"), ("f1", "F1"), ("bertscore", "BERTScore"))
 

@@ -31,10 +31,10 @@ from curation.errors import Conflict, InvalidInput, NotPermitted
 from curation.jobs import job_claim, job_enqueue, job_heartbeat, job_reap, job_release, job_stall_cutoff, job_token
 from curation.models import ModelEndpoint, Release, ReleaseContext, ReleaseItem
 from curation.queues import queue_for, waiting_label
-from scoring import results as result_metrics
 from scoring.methods import MethodSettings, run_method, templates_for, templates_hash
-from scoring.models import Prediction, RunChunk, ScoringRun, ScoringTemplate
-from scoring.permissions import can_run
+from scoring.runs import results as result_metrics
+from scoring.runs.models import Prediction, RunChunk, ScoringRun, ScoringTemplate
+from scoring.runs.permissions import can_run
 
 logger = logging.getLogger(__name__)
 

@@ -13,8 +13,8 @@ from django.contrib.auth.models import AbstractBaseUser
 from curation.errors import InvalidInput
 from curation.models import Release
 from scoring.metrics import files
-from scoring.models import ScoringRun
-from scoring.services.runs import run_create, run_start
+from scoring.runs.models import ScoringRun
+from scoring.runs.services import run_create, run_start
 
 UPLOAD_FORMATS = ("jsonl", "tatqa", "scitat", "finqa")
 
@@ -109,7 +109,7 @@ def official_figures(*, benchmark: str, gold: bytes, predictions: bytes) -> dict
         prediction_path.write_bytes(predictions)
         scorer = None
         if benchmark == "scitat":
-            from scoring.services.runs import _bertscorer
+            from scoring.runs.services import _bertscorer
 
             scorer = _bertscorer()
         try:

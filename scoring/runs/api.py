@@ -18,12 +18,12 @@ from rest_framework.views import APIView
 from curation import selectors
 from curation.errors import InvalidInput, NotFound
 from curation.releases import selectors as release_selectors
-from scoring import exports
-from scoring import selectors as scoring_selectors
-from scoring.models import ErrorTag, Prediction, ScoringRun
-from scoring.services import predictions as prediction_services
-from scoring.services import runs as run_services
-from scoring.services import uploads as upload_services
+from scoring.runs import exports
+from scoring.runs import predictions as prediction_services
+from scoring.runs import selectors as scoring_selectors
+from scoring.runs import services as run_services
+from scoring.runs import uploads as upload_services
+from scoring.runs.models import ErrorTag, Prediction, ScoringRun
 
 
 class ScoringRunOutputSerializer(serializers.ModelSerializer):
