@@ -47,7 +47,8 @@ def main() -> None:
     from curation.models import ModelEndpoint, WorkerHeartbeat
     from curation.services.projects import project_create
     from scoring.models import Prediction, ScoringRun
-    from scoring.runs.services import run_create, run_start
+    from scoring.runs.creation import run_create
+    from scoring.runs.lifecycle import run_start
     from tests.scoring.metrics.shared_data import shared_data_dir
     from tests.support.fault_server import FaultServer, ok
 

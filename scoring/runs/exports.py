@@ -8,7 +8,7 @@ import json
 from typing import Any
 
 from scoring.runs.models import ScoringRun
-from scoring.runs.services import prediction_records
+from scoring.runs.progress import prediction_records
 
 CSV_COLUMNS = (
     "uid", "status", "answer", "scale", "is_correct", "short_form", "em", "f1", "bertscore", "tatqa_em", "tatqa_f1",

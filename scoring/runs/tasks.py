@@ -9,7 +9,7 @@ from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 
 from curation.jobs import TransactionAwareTask
-from scoring.runs import services as runs
+from scoring.runs.chunks import run_work
 
 
 @shared_task(
@@ -25,8 +25,8 @@ def run_chunk_task(chunk_id: int) -> str:
 
     hostname = getattr(current_task.request, "hostname", "") or ""
     try:
-        # Then the run's other queued chunks, for at most half the soft limit (see runs.run_work).
-        outcomes = runs.run_work(chunk_id=chunk_id, worker=hostname, budget_s=settings.CELERY_TASK_SOFT_TIME_LIMIT / 2)
+        # Then the run's other queued chunks, for at most half the soft limit (see scoring.runs.chunks.run_work).
+        outcomes = run_work(chunk_id=chunk_id, worker=hostname, budget_s=settings.CELERY_TASK_SOFT_TIME_LIMIT / 2)
         return ", ".join(outcomes)
     except SoftTimeLimitExceeded:
         # The chunk was handed back by the service; the reaper (curation.jobs_reap) or this re-send continues it.

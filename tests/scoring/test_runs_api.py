@@ -164,7 +164,7 @@ def test_starting_a_run_sends_one_task_per_chunk_with_ids_only(
 
 @pytest.mark.django_db
 def test_same_configuration_gives_the_same_hash_and_a_template_edit_changes_it(world, personas):
-    from scoring.runs.services import run_create
+    from scoring.runs.creation import run_create
 
     common = {"release": world["release"], "actor": personas["manager"], "method": "car", "endpoint": world["endpoint"]}
     first, second = run_create(**common), run_create(**common)
@@ -190,7 +190,8 @@ def test_error_tags_are_one_per_person_and_custom_needs_a_name(world, personas, 
 def test_pause_resume_cancel_follow_the_status_rules(
     world, personas, api_client_for, sent, django_capture_on_commit_callbacks
 ):
-    from scoring.runs.services import run_create, run_start
+    from scoring.runs.creation import run_create
+    from scoring.runs.lifecycle import run_start
 
     run = run_create(release=world["release"], actor=None, method="direct", endpoint=world["endpoint"])
     run_start(run=run, actor=None)
