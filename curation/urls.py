@@ -21,7 +21,7 @@ from curation.health import healthz
 from curation.members import urls as member_urls
 from curation.papers import urls as ingest_urls
 from curation.releases import urls as release_urls
-from scoring import urls as scoring_urls
+from scoring.runs import urls as scoring_urls
 
 api_patterns = [
     path("auth/token/", obtain_auth_token, name="api-token"),

@@ -151,7 +151,7 @@ def test_the_checks_see_what_they_look_for(tmp_path):
     ]
     graph = import_graph()
     assert "curation.endpoints.attempts" in graph["curation.endpoints.errors"]
-    assert "curation.visibility" in graph["scoring.run_models"]
+    assert "curation.visibility" in graph["scoring.runs.models"]
 
 
 def test_the_cores_migrations_wait_on_neither_app_above_it():
