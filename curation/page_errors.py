@@ -70,3 +70,16 @@ def form_problems(form: Any) -> str:
         label = getattr(field, "label", None) or (name if field is not None else "form")
         parts.append(f"{label}: {' '.join(str(error) for error in errors)}")
     return " ".join(parts)
+
+
+def service_attempt(request: HttpRequest, action: Callable[[], Any], success: str = "") -> Any:
+    """Run a page's service call; a refusal or conflict (FORM_ERRORS) becomes a message on the next page instead of
+    an error page, and `success` a message when it went through. None when refused, else the result (or True)."""
+    try:
+        result = action()
+    except FORM_ERRORS as exc:
+        messages.error(request, exc.message)
+        return None
+    if success:
+        messages.success(request, success)
+    return result if result is not None else True

@@ -11,10 +11,11 @@ from django.shortcuts import redirect, render
 from annotate.dashboard import figures as dashboard
 from annotate.dashboard.views import _require_manager_page
 from annotate.review import selectors as review_selectors
-from annotate.review.views import _attempt, _common, _project  # the review pages' navigation and message mapping
+from annotate.review.pages import page_context, project_of
 from annotate.work import batches as batch_flow
 from curation import selectors
 from curation.models import Batch, Project
+from curation.page_errors import service_attempt
 from curation.services.batches import batch_create, batch_open
 from curation.states import Status
 
@@ -45,22 +46,22 @@ def _ids(values: list[str]) -> list[int]:
 @login_required
 def batches_page(request: HttpRequest, slug: str) -> HttpResponse:
     """Create batches, fill them with drafts or contexts, open them, and choose the gating mode."""
-    project = _project(request, slug)
+    project = project_of(request, slug)
     _require_manager_page(request, project)
     if request.method == "POST":
         action = request.POST.get("action", "")
         batch_id = int(request.POST.get("batch", "0") or 0)
         if action == "create":
-            _attempt(
+            service_attempt(
                 request,
                 lambda: batch_create(project=project, actor=request.user, name=request.POST.get("name", "")),
                 "Batch created.",
             )
         elif action == "open":
-            _attempt(request, lambda: batch_open(batch_id=batch_id, actor=request.user), "Batch opened.")
+            service_attempt(request, lambda: batch_open(batch_id=batch_id, actor=request.user), "Batch opened.")
         elif action == "assign":
             context_ids = _ids(request.POST.getlist("context_ids"))
-            moved = _attempt(
+            moved = service_attempt(
                 request,
                 lambda: batch_flow.batch_assign(
                     batch_id=batch_id,
@@ -78,7 +79,7 @@ def batches_page(request: HttpRequest, slug: str) -> HttpResponse:
                 messages.error(request, " ".join(e for errors in form.errors.values() for e in errors))
                 return redirect("batches", slug=slug)
             data = form.cleaned_data
-            sample = _attempt(
+            sample = service_attempt(
                 request,
                 lambda: batch_flow.batch_fill_from_papers(
                     batch_id=batch_id,
@@ -96,7 +97,7 @@ def batches_page(request: HttpRequest, slug: str) -> HttpResponse:
                     f"seed {sample.seed}) added to the batch, with {sample.moved} draft(s).",
                 )
         elif action == "gating":
-            _attempt(
+            service_attempt(
                 request,
                 lambda: batch_flow.project_gating_set(
                     project=project, actor=request.user, gating=request.POST.get("gating", "")
@@ -106,7 +107,7 @@ def batches_page(request: HttpRequest, slug: str) -> HttpResponse:
         return redirect("batches", slug=slug)
     batch_flow.batches_advance(project=project)
     context = {
-        **_common(request, project),
+        **page_context(request, project),
         "progress": dashboard.batch_progress(project),
         "open_or_planned": selectors.batches_visible_to(request.user, project).exclude(state=Batch.State.CLOSED),
         **review_selectors.unbatched_work(user=request.user, project=project),

@@ -13,12 +13,12 @@ from django.shortcuts import redirect, render
 from annotate.dashboard import figures as dashboard
 from annotate.dashboard import services as pay_services
 from annotate.dashboard.api import PaySettingsSerializer
-from annotate.review.views import _attempt, _common, _project  # the review pages' navigation and message mapping
+from annotate.review.pages import page_context, project_of
 from annotate.work import batches as batch_flow
 from curation import charts, selectors
 from curation.errors import InvalidInput
 from curation.models import Project
-from curation.page_errors import form_problems
+from curation.page_errors import form_problems, service_attempt
 from curation.states import Role
 
 
@@ -40,14 +40,14 @@ def _period(request: HttpRequest) -> tuple[date | None, date | None]:
 @login_required
 def dashboard_page(request: HttpRequest, slug: str) -> HttpResponse:
     """The manager's dashboard: batch progress, throughput, people, time and pay, with CSV downloads."""
-    project = _project(request, slug)
+    project = project_of(request, slug)
     _require_manager_page(request, project)
     if request.method == "POST":
         pay = PaySettingsSerializer(data=request.POST)  # the API's input serializer
         if not pay.is_valid():
             messages.error(request, form_problems(pay))
         else:
-            _attempt(
+            service_attempt(
                 request,
                 lambda: pay_services.pay_settings_set(project=project, actor=request.user, **pay.validated_data),
                 "Pay rate saved.",
@@ -57,7 +57,7 @@ def dashboard_page(request: HttpRequest, slug: str) -> HttpResponse:
     start, end = _period(request)
     data = dashboard.dashboard_data(user=request.user, project=project, start=start, end=end)
     context = {
-        **_common(request, project),
+        **page_context(request, project),
         **data,
         "throughput_chart": charts.line_chart(
             data["throughput"], series=("submitted", "validated"), label=lambda row: row["date"].strftime("%m-%d")
@@ -76,7 +76,7 @@ def dashboard_page(request: HttpRequest, slug: str) -> HttpResponse:
 
 @login_required
 def dashboard_csv(request: HttpRequest, slug: str, table: str) -> HttpResponse:
-    project = _project(request, slug)
+    project = project_of(request, slug)
     _require_manager_page(request, project)
     start, end = _period(request)
     try:

@@ -1,4 +1,4 @@
-"""Pages of two-round validation, discussions, history, batches and the dashboard (interfaces only)."""
+"""Pages of two-round validation, discussions and history (interfaces only)."""
 
 from __future__ import annotations
 
@@ -18,29 +18,13 @@ from annotate.review import selectors as review_selectors
 from annotate.review import services as review
 from annotate.review.api import DiscardSerializer, ReplySerializer, RestoreSerializer
 from annotate.review.models import ReviewComment
-from curation import selectors
+from annotate.review.pages import page_context, project_of
 from curation.answer_types import ANSWER_TYPE_LABELS, SCALE_LABELS
 from curation.models import Instance, Project
-from curation.page_errors import FORM_ERRORS, form_problems
+from curation.page_errors import form_problems, service_attempt
 from curation.states import Role
 
 COMMENT_FIELDS = [(value or "instance", label) for value, label in ReviewComment.Field.choices]
-
-
-def _project(request: HttpRequest, slug: str) -> Project:
-    return selectors.project_get(user=request.user, slug=slug)
-
-
-def _attempt(request: HttpRequest, action: Callable[[], Any], success: str = "") -> Any:
-    """Run a service call; a refusal or conflict becomes a message on the next page instead of an error page."""
-    try:
-        result = action()
-    except FORM_ERRORS as exc:
-        messages.error(request, exc.message)
-        return None
-    if success:
-        messages.success(request, success)
-    return result if result is not None else True
 
 
 class DecisionForm(forms.Form):
@@ -143,20 +127,11 @@ ROUND_TWO = Stage(
 )
 
 
-def _common(request: HttpRequest, project: Project) -> dict[str, Any]:
-    """What every review page's navigation needs: the viewer's roles and their open-discussion badge."""
-    return {
-        "project": project,
-        "roles": selectors.roles_of(user=request.user, project=project),
-        "badges": {"open_discussions": review_selectors.unresolved_discussion_count(request.user)},
-    }
-
-
 def _review_context(request: HttpRequest, project: Project, pk: int) -> dict[str, Any]:
     data = review_selectors.review_data(user=request.user, instance_id=pk)
     if data["instance"].project_id != project.pk:
         raise Http404("No such instance in this project.")
-    return {**_common(request, project), "comment_fields": COMMENT_FIELDS, **data}
+    return {**page_context(request, project), "comment_fields": COMMENT_FIELDS, **data}
 
 
 # --- Round one ------------------------------------------------------------------------------------------------
@@ -164,8 +139,8 @@ def _review_context(request: HttpRequest, project: Project, pk: int) -> dict[str
 
 @login_required
 def review_home(request: HttpRequest, slug: str) -> HttpResponse:
-    project = _project(request, slug)
-    context = _common(request, project)
+    project = project_of(request, slug)
+    context = page_context(request, project)
     roles = context["roles"]
     if Role.VERIFIER in roles:
         context["round1"] = review_selectors.review_queue(project=project, user=request.user)
@@ -181,8 +156,8 @@ def review_home(request: HttpRequest, slug: str) -> HttpResponse:
 @require_POST
 def round_next(request: HttpRequest, slug: str, *, stage: Stage) -> HttpResponse:
     """Take the round's next review and open it; back to the review home when nothing waits."""
-    project = _project(request, slug)
-    instance = _attempt(request, lambda: stage.take_next(project=project, user=request.user))
+    project = project_of(request, slug)
+    instance = service_attempt(request, lambda: stage.take_next(project=project, user=request.user))
     if instance is True:
         messages.info(request, stage.nothing_waits)
     if not isinstance(instance, Instance):
@@ -192,7 +167,7 @@ def round_next(request: HttpRequest, slug: str, *, stage: Stage) -> HttpResponse
 
 @login_required
 def round_page(request: HttpRequest, slug: str, pk: int, *, stage: Stage) -> HttpResponse:
-    project = _project(request, slug)
+    project = project_of(request, slug)
     context = {**_review_context(request, project, pk), "shortcuts": stage.shortcuts}
     return render(request, stage.template, context)
 
@@ -200,8 +175,8 @@ def round_page(request: HttpRequest, slug: str, pk: int, *, stage: Stage) -> Htt
 @login_required
 @require_POST
 def review_claim(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
-    _project(request, slug)
-    _attempt(request, lambda: review.review_claim(instance_id=pk, user=request.user))
+    project_of(request, slug)
+    service_attempt(request, lambda: review.review_claim(instance_id=pk, user=request.user))
     return redirect("review", slug=slug, pk=pk)
 
 
@@ -209,14 +184,14 @@ def review_claim(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
 @require_POST
 def review_decide(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     """Approve, request changes or release; then the next review when asked to."""
-    _project(request, slug)
+    project_of(request, slug)
     form = DecisionForm(request.POST, actions=("approve", "request_changes", "release"))
     if not form.is_valid():
         messages.error(request, form_problems(form))
         return redirect("review", slug=slug, pk=pk)
     action, version, comments = form.cleaned_data["action"], form.cleaned_data["expected_version"], form.comments()
     if action == "approve":
-        done = _attempt(
+        done = service_attempt(
             request,
             lambda: review.review_approve(
                 instance_id=pk, user=request.user, expected_version=version, comments=comments
@@ -224,7 +199,7 @@ def review_decide(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
             f"#{pk} approved: it goes to round two.",
         )
     elif action == "request_changes":
-        done = _attempt(
+        done = service_attempt(
             request,
             lambda: review.review_request_changes(
                 instance_id=pk, user=request.user, expected_version=version, comments=comments
@@ -232,7 +207,7 @@ def review_decide(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
             f"#{pk} went back to its annotator with your comments.",
         )
     else:
-        done = _attempt(
+        done = service_attempt(
             request,
             lambda: review.review_release(instance_id=pk, user=request.user, expected_version=version),
             f"#{pk} is back in the review pile.",
@@ -255,20 +230,20 @@ def round2_home(request: HttpRequest, slug: str) -> HttpResponse:
 @login_required
 @require_POST
 def round2_decide(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
-    _project(request, slug)
+    project_of(request, slug)
     form = DecisionForm(request.POST, actions=("confirm", "flag"))
     if not form.is_valid():
         messages.error(request, form_problems(form))
         return redirect("round2", slug=slug, pk=pk)
     action, version = form.cleaned_data["action"], form.cleaned_data["expected_version"]
     if action == "confirm":
-        done = _attempt(
+        done = service_attempt(
             request,
             lambda: review.round2_confirm(instance_id=pk, user=request.user, expected_version=version),
             f"#{pk} confirmed: it is validated.",
         )
     else:
-        done = _attempt(
+        done = service_attempt(
             request,
             lambda: review.round2_flag(
                 instance_id=pk,
@@ -293,23 +268,23 @@ def round2_decide(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
 
 @login_required
 def discussion_list(request: HttpRequest, slug: str) -> HttpResponse:
-    project = _project(request, slug)
+    project = project_of(request, slug)
     threads = review_selectors.discussions_visible_to(request.user, project).prefetch_related("messages")
     return render(
         request,
         "annotate/review/discussions.html",
-        {**_common(request, project), "threads": threads},
+        {**page_context(request, project), "threads": threads},
     )
 
 
 @login_required
 def discussion_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
-    project = _project(request, slug)
+    project = project_of(request, slug)
     data = review_selectors.discussion_data(user=request.user, discussion_id=pk)
     if data["instance"].project_id != project.pk:
         raise Http404("No such discussion in this project.")
     context = {
-        **_common(request, project),
+        **page_context(request, project),
         "answer_lines": "\n".join(data["instance"].answer),
         "answer_types": list(ANSWER_TYPE_LABELS.items()),
         "scales": list(SCALE_LABELS.items()),
@@ -320,12 +295,12 @@ def discussion_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
 @login_required
 @require_POST
 def discussion_reply(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
-    _project(request, slug)
+    project_of(request, slug)
     data = ReplySerializer(data=request.POST)  # the API's input serializer
     if not data.is_valid():
         messages.error(request, form_problems(data))
         return redirect("discussion", slug=slug, pk=pk)
-    _attempt(
+    service_attempt(
         request,
         lambda: review.discussion_reply(discussion_id=pk, user=request.user, **data.validated_data),
         "Reply posted.",
@@ -336,12 +311,12 @@ def discussion_reply(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
 @login_required
 @require_POST
 def discussion_resolve(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
-    _project(request, slug)
+    project_of(request, slug)
     form = ResolveForm(request.POST)
     if not form.is_valid():
         messages.error(request, form_problems(form))
         return redirect("discussion", slug=slug, pk=pk)
-    _attempt(
+    service_attempt(
         request,
         lambda: review.discussion_resolve(discussion_id=pk, user=request.user, **form.resolve_arguments()),
         "Discussion decided.",
@@ -354,7 +329,7 @@ def discussion_resolve(request: HttpRequest, slug: str, pk: int) -> HttpResponse
 
 @login_required
 def history_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
-    project = _project(request, slug)
+    project = project_of(request, slug)
 
     def number(name: str) -> int | None:
         value = request.GET.get(name, "")
@@ -363,18 +338,18 @@ def history_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     data = review_selectors.history_data(user=request.user, instance_id=pk, first=number("a"), second=number("b"))
     if data["instance"].project_id != project.pk:
         raise Http404("No such instance in this project.")
-    return render(request, "annotate/review/history.html", {**_common(request, project), **data})
+    return render(request, "annotate/review/history.html", {**page_context(request, project), **data})
 
 
 @login_required
 @require_POST
 def instance_discard(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
-    _project(request, slug)
+    project_of(request, slug)
     data = DiscardSerializer(data=request.POST)  # the API's input serializer
     if not data.is_valid():
         messages.error(request, form_problems(data))
         return redirect("review-history", slug=slug, pk=pk)
-    _attempt(
+    service_attempt(
         request,
         lambda: instance_services.instance_discard(instance_id=pk, actor=request.user, **data.validated_data),
         f"#{pk} discarded (it can be restored).",
@@ -385,12 +360,12 @@ def instance_discard(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
 @login_required
 @require_POST
 def instance_restore(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
-    _project(request, slug)
+    project_of(request, slug)
     data = RestoreSerializer(data=request.POST)  # the API's input serializer
     if not data.is_valid():
         messages.error(request, form_problems(data))
         return redirect("review-history", slug=slug, pk=pk)
-    _attempt(
+    service_attempt(
         request,
         lambda: instance_services.instance_restore(instance_id=pk, actor=request.user, **data.validated_data),
         f"#{pk} restored as a draft.",
