@@ -134,16 +134,71 @@ def load_scitat_gold(path: Path) -> list[dict[str, Any]]:
     return data
 
 
-def load_scitat_predictions(path: Path) -> dict[str, Any]:
-    """`{id: [answer items]}` or `{id: "model text"}` (the text after `Answer:` is used)."""
+# SciTaT's evaluate.py reads these keys of a prediction record, first match wins.
+SCITAT_PREDICTION_KEYS = ("pred", "predict", "answer", "response", "output")
+
+
+def _scitat_items(path: Path, uid: str, value: Any) -> bool:
+    is_items = isinstance(value, list) and all(
+        isinstance(item, str | int | float) and not isinstance(item, bool) for item in value
+    )
+    if not (isinstance(value, str) or is_items):
+        raise PredictionFileError(f"{path}: id {uid}: expected a list of answer items or a string")
+    return is_items
+
+
+def _scitat_record_prediction(path: Path, uid: str, record: Mapping[str, Any]) -> list[Any] | str:
+    """One record of SciTaT's list layout as items (pred, predict, answer split on blank lines) or model text."""
+    if "pred" in record or "predict" in record:
+        key = "pred" if "pred" in record else "predict"
+        value = record[key]
+        # evaluate.py wraps a lone string as one item ([pred]); it does not look for "Answer:" in it.
+        return value if _scitat_items(path, f"{uid} ({key})", value) else [value]
+    if "answer" in record:
+        if not isinstance(record["answer"], str):
+            raise PredictionFileError(f"{path}: id {uid}: 'answer' must be text (SciTaT splits it on blank lines)")
+        return record["answer"].split("\n\n")
+    key = "response" if "response" in record and "output" not in record else "output"
+    if key in record:
+        value = record[key]
+        if isinstance(value, list) and all(isinstance(line, str) for line in value):
+            value = "\n".join(value)
+        if not isinstance(value, str):
+            raise PredictionFileError(f"{path}: id {uid}: '{key}' must be the model's text (or a list of lines)")
+        return value
+    raise PredictionFileError(f"{path}: id {uid}: needs one of {', '.join(SCITAT_PREDICTION_KEYS)}")
+
+
+def load_scitat_predictions(path: Path, gold_ids: list[str] | None = None) -> list[tuple[str, list[Any] | str]]:
+    """(id, items or model text) pairs in file order, duplicates kept, from either layout:
+
+    - ours: `{id: [answer items]}` or `{id: "model text"}`;
+    - SciTaT's: `[{id, pred | predict | answer | response | output}]` — `pred`/`predict` are the items, `answer`
+      is text split on blank lines, `response`/`output` the model's text. As evaluate.py, records without `id`
+      take the gold file's ids by position (`gold_ids`).
+    """
     data = read_json(path)
-    if not isinstance(data, dict):
-        raise PredictionFileError(f"{path}: expected an object {{id: [items] or text}}, got {type(data).__name__}")
-    for uid, value in data.items():
-        is_items = isinstance(value, list) and all(isinstance(item, str | int | float) for item in value)
-        if not (isinstance(value, str) or is_items):
-            raise PredictionFileError(f"{path}: id {uid}: expected a list of answer items or a string")
-    return data
+    if isinstance(data, dict):
+        for uid, value in data.items():
+            _scitat_items(path, uid, value)
+        return [(str(uid), value) for uid, value in data.items()]
+    if not isinstance(data, list):
+        raise PredictionFileError(
+            f"{path}: expected an object {{id: [items] or text}} or a list of {{id, pred}} records, "
+            f"got {type(data).__name__}"
+        )
+    entries: list[tuple[str, list[Any] | str]] = []
+    for index, record in enumerate(data):
+        if not isinstance(record, dict):
+            raise PredictionFileError(f"{path}: record {index}: expected an object, got {type(record).__name__}")
+        if "id" in record:
+            uid = str(record["id"])
+        elif gold_ids is not None and index < len(gold_ids):
+            uid = gold_ids[index]
+        else:
+            raise PredictionFileError(f"{path}: record {index} has no 'id' (and no gold question at that position)")
+        entries.append((uid, _scitat_record_prediction(path, uid, record)))
+    return entries
 
 
 def score_files(
@@ -197,10 +252,15 @@ def score_files(
         ]
         return ScoredFile(summary, details, report.unknown_uids)
     if benchmark == "scitat":
+        if mode not in scitat.MODES:
+            raise PredictionFileError(f"SciTaT scoring modes are {' and '.join(scitat.MODES)}, not {mode!r}")
         gold = load_scitat_gold(gold_path)
-        predictions = load_scitat_predictions(prediction_path)
-        report = scitat.score_dataset(gold, predictions, bertscorer=bertscorer, mode=mode)
-        summary = {"format": benchmark, "mode": mode, **report.summary()}
+        predictions = load_scitat_predictions(prediction_path, [str(record["id"]) for record in gold])
+        try:
+            report = scitat.score_dataset(gold, predictions, bertscorer=bertscorer, mode=mode)  # type: ignore[arg-type]
+        except ValueError as error:
+            raise PredictionFileError(f"{prediction_path}: {error}") from error
+        summary = {"format": benchmark, **report.summary()}
         details = [
             {
                 "uid": score.uid,

@@ -63,7 +63,7 @@ def predictions_read(*, format: str, content: bytes) -> dict[str, dict[str, Any]
         from scoring.metrics import scitat
 
         loaded = _with_file(content, files.load_scitat_predictions)
-        return {uid: {"answer": scitat.prediction_items(value), "scale": ""} for uid, value in loaded.items()}
+        return {uid: {"answer": scitat.prediction_items(value), "scale": ""} for uid, value in loaded}
     if format == "finqa":
         programs, answers = _with_file(content, files.load_finqa_predictions)
         result: dict[str, dict[str, Any]] = {
