@@ -95,14 +95,15 @@ def load_finqa_gold(path: Path) -> list[dict[str, Any]]:
     return data
 
 
-def load_finqa_predictions(path: Path) -> tuple[dict[str, list[str]], dict[str, Any]]:
-    """`[{"id", "predicted": [tokens]}]` programs, or `[{"id", "answer": number}]` for numeric answers."""
+def load_finqa_predictions(path: Path) -> tuple[list[tuple[str, list[str]]], dict[str, Any]]:
+    """`[{"id", "predicted": [tokens]}]` programs as (id, tokens) pairs in file order, duplicates kept (the official
+    script scores each), or `[{"id", "answer": number}]` for numeric answers."""
     data = read_json(path)
     if not isinstance(data, list):
         raise PredictionFileError(
             f"{path}: expected a list of {{'id', 'predicted'}} objects, got {type(data).__name__}"
         )
-    programs: dict[str, list[str]] = {}
+    programs: list[tuple[str, list[str]]] = []
     answers: dict[str, Any] = {}
     for index, entry in enumerate(data):
         if not isinstance(entry, dict) or "id" not in entry:
@@ -112,7 +113,7 @@ def load_finqa_predictions(path: Path) -> tuple[dict[str, list[str]], dict[str, 
             tokens = entry["predicted"]
             if not isinstance(tokens, list) or not all(isinstance(token, str) for token in tokens):
                 raise PredictionFileError(f"{path}: id {uid}: 'predicted' must be a list of token strings")
-            programs[uid] = tokens
+            programs.append((uid, tokens))
         elif "answer" in entry:
             answers[uid] = entry["answer"]
         else:
@@ -221,7 +222,14 @@ def score_files(
             )
         except ValueError as error:
             raise PredictionFileError(f"{prediction_path}: {error}") from error
-        summary = {"format": benchmark, **report.summary()}
+        notes = []
+        null_scales = sorted(uid for uid, (_, scale) in predictions.items() if scale is None)
+        if null_scales and mode == "official":
+            notes.append(
+                f"{len(null_scales)} prediction(s) have a null scale (e.g. {null_scales[0]}): the official "
+                "tatqa_eval.py stops on a number with a null scale; they were scored as having no scale."
+            )
+        summary = {"format": benchmark, **report.summary(), "notes": notes}
         details = [
             {
                 "uid": score.uid,
@@ -235,10 +243,25 @@ def score_files(
         ]
         return ScoredFile(summary, details, report.unknown_uids)
     if benchmark == "finqa":
+        if mode not in finqa.MODES:
+            raise PredictionFileError(f"FinQA scoring modes are {' and '.join(finqa.MODES)}, not {mode!r}")
         gold = load_finqa_gold(gold_path)
         programs, answers = load_finqa_predictions(prediction_path)
-        report = finqa.score_dataset(gold, programs, numeric_answers=answers)
-        summary = {"format": benchmark, "em": report.execution_accuracy, "f1": None, **report.summary()}
+        report = finqa.score_dataset(gold, programs, numeric_answers=answers, mode=mode)  # type: ignore[arg-type]
+        notes = []
+        headline: float | None = report.headline
+        if not programs and answers:
+            headline = report.numeric_accuracy
+            notes.append(
+                "FinQA's evaluate.py scores programs only: this file holds numeric answers, so the headline is the "
+                "numeric-answer accuracy (not an official figure)."
+            )
+        if report.unknown_uids:
+            notes.append(
+                "FinQA's evaluate.py stops with a KeyError at an id the gold file lacks; "
+                "those predictions were left out."
+            )
+        summary = {"format": benchmark, "em": headline, "f1": None, **report.summary(), "notes": notes}
         details = [
             {
                 "uid": score.uid,
@@ -276,19 +299,27 @@ def score_files(
 
 
 def summary_lines(summary: Mapping[str, Any]) -> list[str]:
-    """Human-readable lines in the official scripts' style (percentages with 2 decimals)."""
+    """Human-readable lines in the official scripts' style (percentages with 2 decimals), each figure named for what
+    it is: FinQA's official accuracies divide by the predictions, the `over gold` ones by the gold questions."""
     lines = []
-    labels = {
-        "em": "Exact-match accuracy",
-        "f1": "F1 score",
-        "scale_accuracy": "Scale score",
-        "execution_accuracy": "Execution accuracy",
-        "program_accuracy": "Program accuracy",
-        "execution_accuracy_over_predictions": "Execution accuracy (over predictions)",
-        "program_accuracy_over_predictions": "Program accuracy (over predictions)",
-        "numeric_accuracy": "Numeric-answer accuracy",
-        "bertscore": "BERTScore F1",
-    }
+    count = summary.get("count")
+    predictions = summary.get("prediction_count")
+    if summary.get("format") == "finqa":
+        labels = {
+            "execution_accuracy": f"Execution accuracy (official: over {predictions} predictions)",
+            "program_accuracy": f"Program accuracy (official: over {predictions} predictions)",
+            "execution_accuracy_over_gold": f"Execution accuracy over {count} gold questions (missing = wrong)",
+            "program_accuracy_over_gold": f"Program accuracy over {count} gold questions (missing = wrong)",
+            "numeric_accuracy": "Numeric-answer accuracy (not official)",
+        }
+    elif summary.get("format") == "scitat":
+        labels = {
+            "em": "SciTaT EM (short-form questions)",
+            "f1": "SciTaT F1 (free-form questions)",
+            "bertscore": "SciTaT BERTScore F1 (free-form questions)",
+        }
+    else:
+        labels = {"em": "Exact-match accuracy", "f1": "F1 score", "scale_accuracy": "Scale score"}
     for key, label in labels.items():
         value = summary.get(key)
         if isinstance(value, int | float) and not isinstance(value, bool):
@@ -296,7 +327,13 @@ def summary_lines(summary: Mapping[str, Any]) -> list[str]:
     for key in ("mode", "scale_mode", "count", "prediction_count", "short_form_count", "free_form_count"):
         if key in summary:
             lines.append(f"{key}: {summary[key]}")
+    for key in ("duplicate_uids", "missing_uids"):
+        if summary.get(key):
+            shown = ", ".join(summary[key][:10])
+            more = f" and {len(summary[key]) - 10} more" if len(summary[key]) > 10 else ""
+            lines.append(f"{key}: {len(summary[key])} ({shown}{more})")
     if summary.get("bertscore_info"):
         info = summary["bertscore_info"]
         lines.append(f"bertscore: {info['metric']} (model {info['model']}, layer {info['layer']})")
+    lines.extend(f"note: {note}" for note in summary.get("notes") or [])
     return lines

@@ -69,7 +69,7 @@ def predictions_read(*, format: str, content: bytes) -> dict[str, dict[str, Any]
         result: dict[str, dict[str, Any]] = {
             uid: {"answer": _items(value), "scale": ""} for uid, value in answers.items()
         }
-        for uid, tokens in programs.items():
+        for uid, tokens in programs:
             result[uid] = {"answer": [], "scale": "", "program_tokens": list(tokens)}
         return result
     raise InvalidInput(f"Unknown predictions format {format!r}; expected one of {', '.join(UPLOAD_FORMATS)}.")

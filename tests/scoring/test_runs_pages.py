@@ -119,7 +119,9 @@ def test_official_figures_page_scores_a_gold_and_prediction_pair(client, persona
         "predictions": SimpleUploadedFile("pred.json", json.dumps({"1": ["bert"], "2": "no"}).encode()),
     }
     html = logged_in(client, "annotator").post(reverse("scoring-official", args=[project.slug]), files)
-    assert "Exact-match accuracy 100.00" in html.content.decode()
+    # SciTaT figures are named for what they average (EM over the short-form questions).
+    assert "SciTaT EM (short-form questions) 100.00" in html.content.decode()
+    assert "mode: official" in html.content.decode()
 
 
 def test_score_command_inline_prints_results_as_json(project, personas):
