@@ -104,6 +104,11 @@ class ParsedDataset:
     notes: list[str] = field(default_factory=list)
 
 
+def source_text(value: Any) -> str:
+    """A source record as JSON text: a string keeps the file's key order through JSONB, which reorders keys."""
+    return json.dumps(value, ensure_ascii=False)
+
+
 def _kind(value: Any) -> str:
     return "null" if value is None else type(value).__name__
 
@@ -145,6 +150,31 @@ def _cells(value: Any, path: str) -> list[list[str]]:
     for index, row in enumerate(value):
         _list_of_str(row, f"{path}[{index}]")
     return value
+
+
+def _scitat_cells(table: dict[str, Any], path: str) -> list[list[str]]:
+    """A SciTaT table's rows (`table`, or `extract_table` as SciTaT's tables files name it); cells may be strings,
+    numbers or null, as SciTaT's code reads them: numbers become their text, null an empty cell."""
+    key = "table" if "table" in table or "extract_table" not in table else "extract_table"
+    rows = _get(table, key, path, (list,))
+    grid = []
+    for r_index, row in enumerate(rows):
+        if not isinstance(row, list):
+            raise DatasetFormatError(f"{path}.{key}[{r_index}]", f"expected a list of cells, got {_kind(row)}")
+        cells = []
+        for c_index, cell in enumerate(row):
+            if cell is None:
+                cells.append("")
+            elif isinstance(cell, str):
+                cells.append(cell)
+            elif isinstance(cell, int | float) and not isinstance(cell, bool):
+                cells.append(str(cell))
+            else:
+                raise DatasetFormatError(
+                    f"{path}.{key}[{r_index}][{c_index}]", f"expected a string, a number or null, got {_kind(cell)}"
+                )
+        grid.append(cells)
+    return grid
 
 
 def _choice(value: Any, path: str, choices: tuple[str, ...]) -> str:
@@ -273,7 +303,11 @@ def parse_tatqa(data: Any, *, with_context: bool = True) -> ParsedDataset:
                     },
                     relevant_table_indexes=[0] if answer_from in ("table", "table-text") else [],
                     # Everything the file says about the question, so the export can give it back unchanged.
-                    native=dict(question),
+                    native={
+                        **question,
+                        "source_record": source_text(question),
+                        **({} if with_context else {"source_document": source_text({**document, "questions": []})}),
+                    },
                 )
             )
         if not with_context:
@@ -296,7 +330,8 @@ def _finqa_source(qa: dict[str, Any]) -> str:
     return "table-text" if kinds else ""
 
 
-# Retrieval outputs of FinQA's retriever and the model input are predictions, not gold data: not imported.
+# Retrieval outputs of FinQA's retriever and the model input are predictions, not gold data: not curated (they
+# travel in the question's source record only).
 FINQA_DROPPED_KEYS = ("table_retrieved", "text_retrieved", "table_retrieved_all", "text_retrieved_all")
 FINQA_DROPPED_QA_KEYS = ("model_input", "tfidftopn")
 
@@ -369,12 +404,19 @@ def parse_finqa(data: Any) -> ParsedDataset:
                     "program": program,
                 },
                 relevant_table_indexes=[0] if source in ("table", "table-text") else [],
-                native={"id": uid, "qa": native_qa, "exe_ans": exe_ans, "nested": nested},
+                native={
+                    "id": uid,
+                    "qa": native_qa,
+                    "exe_ans": exe_ans,
+                    "nested": nested,
+                    "source_record": source_text(record),
+                },
             )
         )
     notes = [
         "FinQA's retriever outputs and model inputs (table_retrieved*, text_retrieved*, qa.model_input, "
-        "qa.tfidftopn) are predictions, not gold data, and were not imported."
+        "qa.tfidftopn) are not curated: they are kept with each question's source record and written back by "
+        "the FinQA export unchanged."
     ]
     return ParsedDataset(format="finqa", contexts=list(contexts.values()), questions=questions, notes=notes)
 
@@ -392,7 +434,8 @@ def parse_scitat(data: Any) -> ParsedDataset:
         uid = _get(record, "id", path, (str, int))
         uid = str(uid)
         _unique(uid, f"{path}.id", seen, "id")
-        paragraph = _get(record, "paragraph", path, (dict,), required=False) or {}
+        # SciTaT writes `paragraph: null` (or {}) for a question on tables only.
+        paragraph = _get(record, "paragraph", path, (dict, type(None)), required=False) or {}
         p_text = _get(paragraph, "text", f"{path}.paragraph", (str,), required=False) or ""
         p_key = str(_get(paragraph, "paragraph_id", f"{path}.paragraph", (str, int), required=False) or "")
         tables = []
@@ -404,7 +447,7 @@ def parse_scitat(data: Any) -> ParsedDataset:
                 ParsedTable(
                     label=_get(table, "label", t_path, (str,), required=False) or "",
                     caption=_get(table, "caption", t_path, (str,), required=False) or "",
-                    cells=_cells(_get(table, "table", t_path, (list,)), f"{t_path}.table"),
+                    cells=_scitat_cells(table, t_path),
                     key=str(_get(table, "table_id", t_path, (str, int), required=False) or f"{uid}-t{t_index}"),
                     header_rows=_header_rows(table, t_path),
                 )
@@ -459,7 +502,10 @@ def parse_scitat(data: Any) -> ParsedDataset:
                     "scale": _get(record, "scale", path, (str,), required=False) or "",
                 },
                 relevant_table_indexes=indexes,
-                native={k: v for k, v in record.items() if k not in ("paragraph", "tables")},
+                native={
+                    **{k: v for k, v in record.items() if k not in ("paragraph", "tables")},
+                    "source_record": source_text(record),
+                },
                 reasoning_type=reasoning_type or "",
             )
         )

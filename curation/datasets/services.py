@@ -208,7 +208,8 @@ def _write(
                 data=parsed_context.native,
             )
         )
-        new_contexts += 1
+        # A TAT-DQA document is a paper without a context: counted under papers, not contexts.
+        new_contexts += context is not None
     reasoning_types = _reasoning_types(project) if any(q.reasoning_type for q in parsed.questions) else {}
     imported = skipped = 0
     for question in parsed.questions:
