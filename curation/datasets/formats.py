@@ -94,6 +94,7 @@ class ParsedQuestion:
     relevant_table_indexes: list[int]
     native: dict[str, Any]
     reasoning_type: str = ""
+    is_draft: bool = False  # no answer in the file: imported as a draft for annotators, not as validated gold
 
 
 @dataclass
@@ -150,6 +151,12 @@ def _cells(value: Any, path: str) -> list[list[str]]:
     for index, row in enumerate(value):
         _list_of_str(row, f"{path}[{index}]")
     return value
+
+
+def _optional_choice(obj: dict[str, Any], key: str, path: str, choices: tuple[str, ...], *, required: bool) -> str:
+    """`obj[key]`, one of `choices`; an unlabelled question may leave it out ("")."""
+    value = _get(obj, key, path, (str,), required=required)
+    return "" if value is None else _choice(value, f"{path}.{key}", choices)
 
 
 def _scitat_cells(table: dict[str, Any], path: str) -> list[list[str]]:
@@ -273,17 +280,14 @@ def parse_tatqa(data: Any, *, with_context: bool = True) -> ParsedDataset:
             uid = _get(question, "uid", q_path, (str,))
             _unique(uid, f"{q_path}.uid", seen_questions, "question uid")
             text = _get(question, "question", q_path, (str,))
-            answer = _get(question, "answer", q_path, ())
-            items = _answer_items(answer, f"{q_path}.answer")
-            answer_type = _choice(
-                _get(question, "answer_type", q_path, (str,)), f"{q_path}.answer_type", TATQA_ANSWER_TYPES
-            )
+            # A question without `answer` (TAT-QA's test file) is unlabelled: it comes in as a draft to annotate.
+            is_draft = "answer" not in question
+            items = [] if is_draft else _answer_items(_get(question, "answer", q_path, ()), f"{q_path}.answer")
+            answer_type = _optional_choice(question, "answer_type", q_path, TATQA_ANSWER_TYPES, required=not is_draft)
             answer_from = ""
             if with_context:
-                answer_from = _choice(
-                    _get(question, "answer_from", q_path, (str,)), f"{q_path}.answer_from", ANSWER_SOURCES
-                )
-            scale = _choice(_get(question, "scale", q_path, (str,)), f"{q_path}.scale", TATQA_SCALES)
+                answer_from = _optional_choice(question, "answer_from", q_path, ANSWER_SOURCES, required=not is_draft)
+            scale = _optional_choice(question, "scale", q_path, TATQA_SCALES, required=not is_draft)
             derivation = _get(question, "derivation", q_path, (str,), required=False) or ""
             _get(question, "order", q_path, (int,), required=False)
             questions.append(
@@ -297,10 +301,11 @@ def parse_tatqa(data: Any, *, with_context: bool = True) -> ParsedDataset:
                         "answer": items,
                         "answer_type": answer_type,
                         "answer_source": answer_from,
-                        "answer_form": answer_form_of(items),
+                        "answer_form": "" if is_draft else answer_form_of(items),
                         "scale": scale,
                         "derivation": derivation,
                     },
+                    is_draft=is_draft,
                     relevant_table_indexes=[0] if answer_from in ("table", "table-text") else [],
                     # Everything the file says about the question, so the export can give it back unchanged.
                     native={
@@ -468,12 +473,14 @@ def parse_scitat(data: Any) -> ParsedDataset:
                 paper_title=paper_title,
             )
         text = _get(record, "question", path, (str,))
-        items = _answer_items(_get(record, "answer", path, ()), f"{path}.answer")
+        is_draft = "answer" not in record
+        items = [] if is_draft else _answer_items(_get(record, "answer", path, ()), f"{path}.answer")
         answer_source = record.get("answer_source", "")
         if answer_source:
             _choice(answer_source, f"{path}.answer_source", ANSWER_SOURCES)
-        answer_form = record.get("answer_form") or answer_form_of(items)
-        _choice(answer_form, f"{path}.answer_form", ("short", "free"))
+        answer_form = record.get("answer_form") or ("" if is_draft else answer_form_of(items))
+        if answer_form:
+            _choice(answer_form, f"{path}.answer_form", ("short", "free"))
         relevant = record.get("relevant_tables")
         if relevant is not None:
             _list_of_str(
@@ -507,6 +514,7 @@ def parse_scitat(data: Any) -> ParsedDataset:
                     "source_record": source_text(record),
                 },
                 reasoning_type=reasoning_type or "",
+                is_draft=is_draft,
             )
         )
     return ParsedDataset(format="scitat", contexts=list(contexts.values()), questions=questions)

@@ -11,11 +11,15 @@ import json
 from typing import Any
 
 import pytest
+from django.core.management import call_command
 
-from curation.datasets.services import dataset_import
+from annotate.work.queue import queue_claim
+from curation.datasets.services import dataset_import, import_counts_text
 from curation.exports.rows import release_rows
 from curation.exports.writers import write_text_format
-from curation.models import Table
+from curation.models import Instance, Table
+from curation.services.batches import batch_open
+from curation.states import Status
 
 
 def first_difference(original: Any, exported: Any, path: str = "") -> str | None:
@@ -120,3 +124,51 @@ def test_scitat_records_export_back_with_every_field_and_variant(project):
     # Inside the project the cells are text: a number as written, null as an empty cell.
     grid = Table.objects.filter(paper__project=project, label="tab:results").order_by("id").first().cells
     assert grid[1] == ["BERT", "85.3", ""]
+
+
+def test_tatqa_test_questions_without_answers_import_as_drafts_annotators_claim(project, personas, shared_data):
+    content = (shared_data / "tatqa" / "tatqa_dataset_test.json").read_bytes()
+    documents = json.loads(content)
+    questions = sum(len(document["questions"]) for document in documents)
+    result = dataset_import(
+        project=project, actor=None, format="tatqa", source_name="test.json", content=content, as_release="tatqa-test"
+    )
+    assert result.counts["drafts"] == questions == result.counts["questions"]
+    assert result.counts["validated"] == 0 and result.counts["contexts"] == len(documents)
+    assert (
+        import_counts_text(result.counts)
+        == f"{questions} questions (0 validated, {questions} as drafts to annotate) over {len(documents)} contexts"
+    )
+    assert result.release is None and any("No release" in note for note in result.record.notes)
+    assert Instance.objects.filter(project=project, status=Status.DRAFTED).count() == questions
+    first = documents[0]["questions"][0]
+    draft = Instance.objects.get(project=project, external_uid=first["uid"])
+    assert (draft.question, draft.answer, draft.answer_type) == (first["question"], [], "")
+    # The normal pipeline: the manager opens the import's batch and an annotator claims a draft from the queue.
+    batch_open(batch_id=result.record.batch_id, actor=personas["manager"])
+    claim = queue_claim(project_slug=project.slug, user=personas["annotator"])
+    assert claim is not None and claim.how == "claimed"
+    assert Instance.objects.get(pk=claim.instance_id).status == Status.IN_REFINEMENT
+
+
+def test_import_command_says_how_many_came_in_as_drafts(project, tmp_path):
+    path = tmp_path / "unlabelled.json"
+    document = {
+        "table": {"uid": "t-1", "table": [["", "2019"], ["Revenue", "10"]]},
+        "paragraphs": [{"uid": "p-1", "order": 1, "text": "Revenue grew."}],
+        "questions": [
+            {"uid": "q-1", "order": 1, "question": "What was revenue in 2019?"},
+            {"uid": "q-2", "order": 2, "question": "What was the change?", "answer": ["10"], "answer_type": "span",
+             "answer_from": "table", "scale": ""},
+        ],
+    }  # fmt: skip
+    path.write_text(json.dumps([document]), encoding="utf-8")
+    out = io.StringIO()
+    call_command("import_dataset", "--format", "tatqa", str(path), "--project", project.slug, stdout=out)
+    assert "2 questions (1 validated, 1 as drafts to annotate) over 1 contexts" in out.getvalue()
+    assert "came in as drafts" in out.getvalue()
+    out = io.StringIO()
+    path.write_text(json.dumps([{**document, "table": {**document["table"], "uid": "t-2"}, "questions": [
+        {**document["questions"][0], "uid": "q-3"}]}]), encoding="utf-8")  # fmt: skip
+    call_command("import_dataset", "--format", "tatqa", str(path), "--project", project.slug, "--json", stdout=out)
+    assert json.loads(out.getvalue())["counts"]["drafts"] == 1
