@@ -62,7 +62,8 @@ def load_tatqa_gold(path: Path) -> list[dict[str, Any]]:
 
 
 def load_tatqa_predictions(path: Path) -> dict[str, tuple[Any, str | None]]:
-    """`{uid: [answer, scale]}`; the answer is a string, a number or a list, the scale a string (or null)."""
+    """`{uid: [answer, scale]}`; the answer is a string, a number or a list (anything else is scored as its text, as
+    the official script does), the scale a string (or null)."""
     data = read_json(path)
     if not isinstance(data, dict):
         raise PredictionFileError(f"{path}: expected an object {{uid: [answer, scale]}}, got {type(data).__name__}")
@@ -73,8 +74,7 @@ def load_tatqa_predictions(path: Path) -> dict[str, tuple[Any, str | None]]:
         answer, scale = value
         if scale is not None and not isinstance(scale, str):
             raise PredictionFileError(f"{path}: uid {uid}: scale must be a string, got {json.dumps(scale)}")
-        if isinstance(answer, dict):
-            raise PredictionFileError(f"{path}: uid {uid}: answer must be a string, a number or a list")
+        # A dict answer is scored as its text (str(dict)), as tatqa_eval.py does; it matches nothing real.
         predictions[uid] = (answer, scale)
     return predictions
 
@@ -224,6 +224,11 @@ def score_files(
             raise PredictionFileError(f"{prediction_path}: {error}") from error
         notes = []
         null_scales = sorted(uid for uid, (_, scale) in predictions.items() if scale is None)
+        odd = sorted(uid for uid, (answer, _) in predictions.items() if isinstance(answer, dict))
+        if odd:
+            notes.append(
+                f"{len(odd)} answer(s) are JSON objects (e.g. {odd[0]}): scored as their text, as tatqa_eval.py does."
+            )
         if null_scales and mode == "official":
             notes.append(
                 f"{len(null_scales)} prediction(s) have a null scale (e.g. {null_scales[0]}): the official "
