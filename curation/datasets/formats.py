@@ -94,6 +94,7 @@ class ParsedQuestion:
     relevant_table_indexes: list[int]
     native: dict[str, Any]
     reasoning_type: str = ""
+    is_draft: bool = False  # no answer in the file: imported as a draft for annotators, not as validated gold
 
 
 @dataclass
@@ -102,6 +103,11 @@ class ParsedDataset:
     contexts: list[ParsedContext]
     questions: list[ParsedQuestion]
     notes: list[str] = field(default_factory=list)
+
+
+def source_text(value: Any) -> str:
+    """A source record as JSON text: a string keeps the file's key order through JSONB, which reorders keys."""
+    return json.dumps(value, ensure_ascii=False)
 
 
 def _kind(value: Any) -> str:
@@ -145,6 +151,37 @@ def _cells(value: Any, path: str) -> list[list[str]]:
     for index, row in enumerate(value):
         _list_of_str(row, f"{path}[{index}]")
     return value
+
+
+def _optional_choice(obj: dict[str, Any], key: str, path: str, choices: tuple[str, ...], *, required: bool) -> str:
+    """`obj[key]`, one of `choices`; an unlabelled question may leave it out ("")."""
+    value = _get(obj, key, path, (str,), required=required)
+    return "" if value is None else _choice(value, f"{path}.{key}", choices)
+
+
+def _scitat_cells(table: dict[str, Any], path: str) -> list[list[str]]:
+    """A SciTaT table's rows (`table`, or `extract_table` as SciTaT's tables files name it); cells may be strings,
+    numbers or null, as SciTaT's code reads them: numbers become their text, null an empty cell."""
+    key = "table" if "table" in table or "extract_table" not in table else "extract_table"
+    rows = _get(table, key, path, (list,))
+    grid = []
+    for r_index, row in enumerate(rows):
+        if not isinstance(row, list):
+            raise DatasetFormatError(f"{path}.{key}[{r_index}]", f"expected a list of cells, got {_kind(row)}")
+        cells = []
+        for c_index, cell in enumerate(row):
+            if cell is None:
+                cells.append("")
+            elif isinstance(cell, str):
+                cells.append(cell)
+            elif isinstance(cell, int | float) and not isinstance(cell, bool):
+                cells.append(str(cell))
+            else:
+                raise DatasetFormatError(
+                    f"{path}.{key}[{r_index}][{c_index}]", f"expected a string, a number or null, got {_kind(cell)}"
+                )
+        grid.append(cells)
+    return grid
 
 
 def _choice(value: Any, path: str, choices: tuple[str, ...]) -> str:
@@ -243,17 +280,14 @@ def parse_tatqa(data: Any, *, with_context: bool = True) -> ParsedDataset:
             uid = _get(question, "uid", q_path, (str,))
             _unique(uid, f"{q_path}.uid", seen_questions, "question uid")
             text = _get(question, "question", q_path, (str,))
-            answer = _get(question, "answer", q_path, ())
-            items = _answer_items(answer, f"{q_path}.answer")
-            answer_type = _choice(
-                _get(question, "answer_type", q_path, (str,)), f"{q_path}.answer_type", TATQA_ANSWER_TYPES
-            )
+            # A question without `answer` (TAT-QA's test file) is unlabelled: it comes in as a draft to annotate.
+            is_draft = "answer" not in question
+            items = [] if is_draft else _answer_items(_get(question, "answer", q_path, ()), f"{q_path}.answer")
+            answer_type = _optional_choice(question, "answer_type", q_path, TATQA_ANSWER_TYPES, required=not is_draft)
             answer_from = ""
             if with_context:
-                answer_from = _choice(
-                    _get(question, "answer_from", q_path, (str,)), f"{q_path}.answer_from", ANSWER_SOURCES
-                )
-            scale = _choice(_get(question, "scale", q_path, (str,)), f"{q_path}.scale", TATQA_SCALES)
+                answer_from = _optional_choice(question, "answer_from", q_path, ANSWER_SOURCES, required=not is_draft)
+            scale = _optional_choice(question, "scale", q_path, TATQA_SCALES, required=not is_draft)
             derivation = _get(question, "derivation", q_path, (str,), required=False) or ""
             _get(question, "order", q_path, (int,), required=False)
             questions.append(
@@ -267,13 +301,18 @@ def parse_tatqa(data: Any, *, with_context: bool = True) -> ParsedDataset:
                         "answer": items,
                         "answer_type": answer_type,
                         "answer_source": answer_from,
-                        "answer_form": answer_form_of(items),
+                        "answer_form": "" if is_draft else answer_form_of(items),
                         "scale": scale,
                         "derivation": derivation,
                     },
+                    is_draft=is_draft,
                     relevant_table_indexes=[0] if answer_from in ("table", "table-text") else [],
                     # Everything the file says about the question, so the export can give it back unchanged.
-                    native=dict(question),
+                    native={
+                        **question,
+                        "source_record": source_text(question),
+                        **({} if with_context else {"source_document": source_text({**document, "questions": []})}),
+                    },
                 )
             )
         if not with_context:
@@ -296,7 +335,8 @@ def _finqa_source(qa: dict[str, Any]) -> str:
     return "table-text" if kinds else ""
 
 
-# Retrieval outputs of FinQA's retriever and the model input are predictions, not gold data: not imported.
+# Retrieval outputs of FinQA's retriever and the model input are predictions, not gold data: not curated (they
+# travel in the question's source record only).
 FINQA_DROPPED_KEYS = ("table_retrieved", "text_retrieved", "table_retrieved_all", "text_retrieved_all")
 FINQA_DROPPED_QA_KEYS = ("model_input", "tfidftopn")
 
@@ -369,12 +409,19 @@ def parse_finqa(data: Any) -> ParsedDataset:
                     "program": program,
                 },
                 relevant_table_indexes=[0] if source in ("table", "table-text") else [],
-                native={"id": uid, "qa": native_qa, "exe_ans": exe_ans, "nested": nested},
+                native={
+                    "id": uid,
+                    "qa": native_qa,
+                    "exe_ans": exe_ans,
+                    "nested": nested,
+                    "source_record": source_text(record),
+                },
             )
         )
     notes = [
         "FinQA's retriever outputs and model inputs (table_retrieved*, text_retrieved*, qa.model_input, "
-        "qa.tfidftopn) are predictions, not gold data, and were not imported."
+        "qa.tfidftopn) are not curated: they are kept with each question's source record and written back by "
+        "the FinQA export unchanged."
     ]
     return ParsedDataset(format="finqa", contexts=list(contexts.values()), questions=questions, notes=notes)
 
@@ -392,7 +439,8 @@ def parse_scitat(data: Any) -> ParsedDataset:
         uid = _get(record, "id", path, (str, int))
         uid = str(uid)
         _unique(uid, f"{path}.id", seen, "id")
-        paragraph = _get(record, "paragraph", path, (dict,), required=False) or {}
+        # SciTaT writes `paragraph: null` (or {}) for a question on tables only.
+        paragraph = _get(record, "paragraph", path, (dict, type(None)), required=False) or {}
         p_text = _get(paragraph, "text", f"{path}.paragraph", (str,), required=False) or ""
         p_key = str(_get(paragraph, "paragraph_id", f"{path}.paragraph", (str, int), required=False) or "")
         tables = []
@@ -404,7 +452,7 @@ def parse_scitat(data: Any) -> ParsedDataset:
                 ParsedTable(
                     label=_get(table, "label", t_path, (str,), required=False) or "",
                     caption=_get(table, "caption", t_path, (str,), required=False) or "",
-                    cells=_cells(_get(table, "table", t_path, (list,)), f"{t_path}.table"),
+                    cells=_scitat_cells(table, t_path),
                     key=str(_get(table, "table_id", t_path, (str, int), required=False) or f"{uid}-t{t_index}"),
                     header_rows=_header_rows(table, t_path),
                 )
@@ -425,12 +473,14 @@ def parse_scitat(data: Any) -> ParsedDataset:
                 paper_title=paper_title,
             )
         text = _get(record, "question", path, (str,))
-        items = _answer_items(_get(record, "answer", path, ()), f"{path}.answer")
+        is_draft = "answer" not in record
+        items = [] if is_draft else _answer_items(_get(record, "answer", path, ()), f"{path}.answer")
         answer_source = record.get("answer_source", "")
         if answer_source:
             _choice(answer_source, f"{path}.answer_source", ANSWER_SOURCES)
-        answer_form = record.get("answer_form") or answer_form_of(items)
-        _choice(answer_form, f"{path}.answer_form", ("short", "free"))
+        answer_form = record.get("answer_form") or ("" if is_draft else answer_form_of(items))
+        if answer_form:
+            _choice(answer_form, f"{path}.answer_form", ("short", "free"))
         relevant = record.get("relevant_tables")
         if relevant is not None:
             _list_of_str(
@@ -459,8 +509,12 @@ def parse_scitat(data: Any) -> ParsedDataset:
                     "scale": _get(record, "scale", path, (str,), required=False) or "",
                 },
                 relevant_table_indexes=indexes,
-                native={k: v for k, v in record.items() if k not in ("paragraph", "tables")},
+                native={
+                    **{k: v for k, v in record.items() if k not in ("paragraph", "tables")},
+                    "source_record": source_text(record),
+                },
                 reasoning_type=reasoning_type or "",
+                is_draft=is_draft,
             )
         )
     return ParsedDataset(format="scitat", contexts=list(contexts.values()), questions=questions)

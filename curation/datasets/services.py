@@ -54,11 +54,19 @@ class ImportResult:
             "sha256": self.record.source_sha256,
             "created": self.created,
             "counts": self.record.counts,
+            "summary": import_counts_text(self.record.counts),
             "notes": self.record.notes,
             "release": None
             if self.release is None
             else {"id": self.release.pk, "name": self.release.name, "version": self.release.version},
         }
+
+
+def import_counts_text(counts: dict[str, int]) -> str:
+    """What an import brought, in words, for the page and the command alike (drafts named when there are any)."""
+    drafts = counts.get("drafts", 0)
+    split = f" ({counts.get('validated', 0)} validated, {drafts} as drafts to annotate)" if drafts else ""
+    return f"{counts.get('questions', 0)} questions{split} over {counts.get('contexts', 0)} contexts"
 
 
 def dataset_read(*, format: str, content: bytes) -> ParsedDataset:
@@ -100,7 +108,8 @@ def dataset_import(
     extra_attribution: str = "",
     progress: Callable[[int], None] | None = None,
 ) -> ImportResult:
-    """Import a benchmark file as validated instances (and a release when asked). Managers only; `actor=None` is
+    """Import a benchmark file as validated instances, questions without an answer as drafts (and a release of the
+    validated ones when asked). Managers only; `actor=None` is
     an operator command. The same file twice is recognised by its sha256 and imports nothing the second time;
     questions whose uid an earlier file of the same format already brought are skipped."""
     if actor is not None:
@@ -216,9 +225,10 @@ def _write(
                 data=parsed_context.native,
             )
         )
-        new_contexts += 1
+        # A TAT-DQA document is a paper without a context: counted under papers, not contexts.
+        new_contexts += context is not None
     reasoning_types = _reasoning_types(project) if any(q.reasoning_type for q in parsed.questions) else {}
-    imported = skipped = 0
+    imported = skipped = drafts = 0
     for question in parsed.questions:
         if ("question", question.key) in known:
             skipped += 1
@@ -228,8 +238,8 @@ def _write(
         instance = instance_create(
             project_id=project.pk,
             actor=actor,
-            initial_status=Status.VALIDATED,
-            reason=f"imported from {source_name} ({fmt})",
+            initial_status=Status.DRAFTED if question.is_draft else Status.VALIDATED,
+            reason=f"imported from {source_name} ({fmt})" + (" without an answer" if question.is_draft else ""),
             batch=batch,
             context=contexts.get(key),
             external_uid=question.key[:200],
@@ -252,20 +262,32 @@ def _write(
             )
         )
         imported += 1
+        drafts += question.is_draft
         if progress is not None:
             progress(1)
     SourceRecord.objects.bulk_create(records, batch_size=500)
     record.counts = {
         "questions": imported,
+        "validated": imported - drafts,
+        "drafts": drafts,
         "contexts": sum(1 for c in parsed.contexts if c.kind != "none" and c.key in contexts),
         "new_contexts": new_contexts,
         "papers": len(papers),
         "skipped_known_questions": skipped,
         "questions_in_file": len(parsed.questions),
     }
-    record.save(update_fields=["counts"])
+    if drafts:
+        record.notes = [
+            *record.notes,
+            f"{drafts} question(s) had no answer and came in as drafts in batch “{batch.name}”: open the batch "
+            "to put them in the annotators' queue; they are refined and validated like any draft.",
+        ]
+    record.save(update_fields=["counts", "notes"])
     release = None
-    if as_release:
+    if as_release and drafts == imported:
+        record.notes = [*record.notes, f"No release “{as_release}” was cut: no imported question is validated yet."]
+        record.save(update_fields=["notes"])
+    elif as_release:
         release = _release_cut()(
             project=project,
             actor=actor,

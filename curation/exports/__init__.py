@@ -15,12 +15,21 @@ from typing import Any
 EXPORT_FORMATS: dict[str, str] = {
     "scitat": "SciTaT JSON",
     "tatqa": "TAT-QA JSON",
+    "tatdqa": "TAT-DQA JSON (questions with their doc: uid, page, source)",
     "finqa": "FinQA JSON",
     "jsonl": "JSON lines (context inline)",
     "parquet": "Parquet (Hugging Face datasets)",
     "csv": "CSV of questions and answers",
 }
-EXTENSIONS = {"scitat": "json", "tatqa": "json", "finqa": "json", "jsonl": "jsonl", "parquet": "parquet", "csv": "csv"}
+EXTENSIONS = {
+    "scitat": "json",
+    "tatqa": "json",
+    "tatdqa": "json",
+    "finqa": "json",
+    "jsonl": "jsonl",
+    "parquet": "parquet",
+    "csv": "csv",
+}
 COPY_CHUNK = 1 << 20
 
 

@@ -9,9 +9,12 @@ from curation.exports.statistics import presented
 
 FORMAT_NOTES = {
     "scitat": "`data/{name}.json`: a JSON list of SciTaT records (zhxlia/SciTaT keys: id, paragraph, tables, question, "
-    "question_type, reasoning, answer) with answer_type, answer_form, answer_source, relevant_tables, scale, split.",
+    "question_type, reasoning, answer) with answer_type, answer_form, answer_source, relevant_tables, scale, split; "
+    "an imported record keeps every key of its source (question_c, answer_c, tables[].latex, …) first, in its order.",
     "tatqa": "`data/{name}.json`: TAT-QA's layout, a list of documents {table, paragraphs, questions}; imported "
-    "TAT-QA questions keep their uids, orders and native answers.",
+    "TAT-QA questions keep their uids, orders, native answers and every other key, in the file's order.",
+    "tatdqa": "`data/{name}.json`: TAT-DQA's layout, a list of documents {doc{uid, page, source}, questions}: "
+    "`doc` ties each question to its PDF page; imported documents and questions come back as the file had them.",
     "finqa": "`data/{name}.json`: FinQA's layout {id, pre_text, post_text, filename, table, qa{question, program, "
     "exe_ans, …}}.",
     "jsonl": "`data/{name}.jsonl`: one instance per line, its context inline (`context`; `paper_context` is the "

@@ -40,6 +40,24 @@ FINQA_QA_KEYS = (
 )
 
 
+# Native keys holding the source file's own record (and, for TAT-DQA, its document) as JSON text, key order kept.
+SOURCE_KEYS = ("source_record", "source_document")
+
+
+def source_of(native: Mapping[str, Any], key: str = "source_record") -> dict[str, Any] | None:
+    """The source file's record kept at import (None for items curated here or imported before it was kept)."""
+    text = native.get(key)
+    return json.loads(text) if isinstance(text, str) else None
+
+
+def overlay(source: Mapping[str, Any] | None, values: Mapping[str, Any]) -> dict[str, Any]:
+    """The source record with the curated values written over it: its keys keep their order and the keys the
+    project does not model stay as they were; keys the source lacks follow at the end."""
+    record = dict(source or {})
+    record.update(values)
+    return record
+
+
 def in_key_order(record: Mapping[str, Any], order: Sequence[str]) -> dict[str, Any]:
     """The record with the format's keys first, in the format's order (JSONB does not keep key order)."""
     first = [key for key in order if key in record]
@@ -74,24 +92,32 @@ def _native_answer(item: Item) -> Any:
 
 def tatqa_question(item: Item, order: int) -> dict[str, Any]:
     """A TAT-QA question dict; an imported TAT-QA/TAT-DQA question keeps its own keys, order and extra fields."""
-    native = item.get("native") or {}
-    native = in_key_order(native, TATQA_QUESTION_KEYS) if item.get("source_format") in ("tatqa", "tatdqa") else {}
-    question: dict[str, Any] = native or {
-        "uid": item["uid"],
-        "order": order,
-        "question": "",
-        "answer": [],
-        "derivation": "",
-        "answer_type": "",
-        "answer_from": "",
-        "rel_paragraphs": [],
-        "req_comparison": False,
-        "scale": "",
-    }
+    raw = item.get("native") or {}
+    imported = item.get("source_format") in ("tatqa", "tatdqa")
+    source = source_of(raw) if imported else None
+    native = {key: value for key, value in raw.items() if key not in SOURCE_KEYS}
+    native = in_key_order(native, TATQA_QUESTION_KEYS) if imported else {}
+    question: dict[str, Any] = (
+        source
+        or native
+        or {
+            "uid": item["uid"],
+            "order": order,
+            "question": "",
+            "answer": [],
+            "derivation": "",
+            "answer_type": "",
+            "answer_from": "",
+            "rel_paragraphs": [],
+            "req_comparison": False,
+            "scale": "",
+        }
+    )
     question["uid"] = item["uid"]
     question["question"] = item.get("question", "")
     question["answer"] = _native_answer(item)
-    question["derivation"] = item.get("derivation", "")
+    if "derivation" in question or item.get("derivation"):
+        question["derivation"] = item.get("derivation", "")
     question["answer_type"] = item.get("answer_type", "")
     if "answer_from" in question or item.get("answer_source"):
         question["answer_from"] = item.get("answer_source", "")
@@ -127,6 +153,14 @@ def tatqa_document(context: FrozenContext, items: Sequence[Item]) -> dict[str, A
     if "doc" in native:
         document["doc"] = native["doc"]
     return document
+
+
+def tatdqa_document(items: Sequence[Item]) -> dict[str, Any]:
+    """One TAT-DQA document: its `doc` (uid, page, source: the PDF page) and other keys as the file had them, and
+    its questions; a document curated here carries the paper as `doc.uid`."""
+    first = items[0] if items else {}
+    document = source_of(first.get("native") or {}, "source_document") or {"doc": {"uid": first.get("paper", "")}}
+    return overlay(document, {"questions": [tatqa_question(item, i + 1) for i, item in enumerate(items)]})
 
 
 def scitat_record(item: Item, short: FrozenContext, long: FrozenContext) -> dict[str, Any]:
@@ -165,7 +199,25 @@ def scitat_record(item: Item, short: FrozenContext, long: FrozenContext) -> dict
         record["paragraphs"] = [{"paragraph_id": p["key"], "text": p["text"]} for p in paragraphs]
     if item.get("program"):
         record["program"] = item["program"]
-    return record
+    source = source_of(item.get("native") or {}) if item.get("source_format") == "scitat" else None
+    if source is None:
+        return record
+    # An imported record is written back as it came: its keys in its order, its paragraph and tables (ids, LaTeX,
+    # numeric or null cells, `extract_table`) while the frozen context still holds them, its own question type
+    # and answer; the project's own keys follow.
+    record["answer"] = _native_answer(item)
+    for key in ("question_type",):
+        if key in source:
+            record[key] = source[key]
+    source_paragraph = source.get("paragraph")
+    source_text_of_paragraph = (source_paragraph or {}).get("text", "") if isinstance(source_paragraph, dict) else ""
+    if "paragraph" in source and (
+        not source_text_of_paragraph or any(p["text"] == source_text_of_paragraph for p in paragraphs)
+    ):
+        record["paragraph"] = source_paragraph
+    if isinstance(source.get("tables"), list) and len(source["tables"]) == len(context.get("tables") or []):
+        record["tables"] = source["tables"]
+    return overlay(source, record)
 
 
 def jsonl_record(item: Item, short: FrozenContext, long: FrozenContext) -> dict[str, Any]:
@@ -207,14 +259,26 @@ def finqa_record(item: Item, short: FrozenContext, long: FrozenContext) -> dict[
     qa["exe_ans"] = native.get("exe_ans", qa.get("exe_ans", executed))
     if item.get("rationale") or "explanation" in qa:
         qa["explanation"] = item.get("rationale", "")
-    record = {
+    values: dict[str, Any] = {
         "id": item["uid"],
         "pre_text": pre_text,
         "post_text": post_text,
         "filename": context_native.get("filename", item.get("paper", "")),
         "table": file_cells(tables[0]) if tables else [],
-        "qa": qa,
     }
+    source = source_of(native)
+    if source is not None and not native.get("nested", True):
+        # The flat (simplified) layout: question, answer and program beside the texts, as the file had them.
+        if "filename" not in source:
+            values.pop("filename")
+        flat = {"question": qa["question"], "program": qa["program"], "answer": qa["exe_ans"]}
+        return overlay(source, {**values, **flat})
+    if source is not None:
+        # Only the curated values go over the source's qa: its other keys (steps, gold_inds, model_input, …) stay
+        # as the file wrote them (the stored copy in `native.qa` has lost its key order in JSONB).
+        curated = {key: qa[key] for key in ("question", "program", "exe_ans", "explanation") if key in qa}
+        return overlay(source, {**values, "qa": overlay(source.get("qa"), curated)})
+    record = {**values, "qa": qa}
     if "table_ori" in context_native:
         record["table_ori"] = context_native["table_ori"]
     return record

@@ -68,8 +68,14 @@ def tatqa_documents(rows: Iterable[Row]) -> Iterator[dict[str, Any]]:
         yield records.tatqa_document(records.primary_context(short, long), [row[0] for row in grouped])
 
 
+def tatdqa_documents(rows: Iterable[Row]) -> Iterator[dict[str, Any]]:
+    """Adjacent items of the same paper (a TAT-DQA document: one PDF page) form one TAT-DQA document."""
+    for _, group in groupby(rows, key=lambda row: row[0].get("paper", "")):
+        yield records.tatdqa_document([row[0] for row in group])
+
+
 def write_text_format(fmt: str, out: IO[str], rows: Iterable[Row], progress: Callable[[int], None] | None) -> int:
-    """Write `rows` in a text layout (scitat, tatqa, finqa, jsonl, csv); returns the number of records."""
+    """Write `rows` in a text layout (scitat, tatqa, tatdqa, finqa, jsonl, csv); returns the number of records."""
     counted = _counted(rows, progress)
     if fmt == "scitat":
         return write_json_array(out, (records.scitat_record(*row) for row in counted))
@@ -77,6 +83,8 @@ def write_text_format(fmt: str, out: IO[str], rows: Iterable[Row], progress: Cal
         return write_json_array(out, (records.finqa_record(*row) for row in counted))
     if fmt == "tatqa":
         return write_json_array(out, tatqa_documents(counted))
+    if fmt == "tatdqa":
+        return write_json_array(out, tatdqa_documents(counted))
     if fmt == "jsonl":
         return write_jsonl(out, (records.jsonl_record(*row) for row in counted))
     if fmt == "csv":

@@ -136,7 +136,8 @@ class ImportResultSerializer(serializers.Serializer):
     source = serializers.CharField()
     sha256 = serializers.CharField()
     created = serializers.BooleanField()
-    counts = serializers.DictField()
+    counts = serializers.DictField(help_text="questions, validated, drafts (no answer in the file), contexts, …")
+    summary = serializers.CharField(help_text="The counts in words, as the page and the command say them")
     notes = serializers.ListField(child=serializers.CharField())
     release = serializers.DictField(allow_null=True)
 

@@ -344,9 +344,11 @@ def _freeze_chunk(
 
 
 def _cut_scope(
-    *, project: Project, actor: AbstractBaseUser | None, name: str, batch_ids: list[int]
+    *, project: Project, actor: AbstractBaseUser | None, name: str, batch_ids: list[int], in_file_order: bool = False
 ) -> tuple[str, list[Batch], list[int]]:
-    """What a cut would release, checked: (slug, batches, validated instance ids in release order)."""
+    """What a cut would release, checked: (slug, batches, validated instance ids in release order). Items are
+    grouped by paper and context; a release cut from an import keeps the file's order (instances are created in
+    it), so its export gives the records back in the order they came."""
     if actor is not None:
         require_role(user=actor, project=project, roles=(Role.MANAGER,), action="cut releases")
     slug = slugify(name)[:100]
@@ -362,7 +364,7 @@ def _cut_scope(
         raise InvalidInput("Choose one or more batches of this project.")
     instance_ids = list(
         Instance.objects.filter(project=project, batch_id__in=batch_ids, status=Status.VALIDATED)
-        .order_by("context__paper_id", "context_id", "id")
+        .order_by(*(("id",) if in_file_order else ("context__paper_id", "context_id", "id")))
         .values_list("pk", flat=True)
     )
     if not instance_ids:
@@ -392,7 +394,9 @@ def release_cut(
     (the release, its frozen rows and the batched moves) is one transaction, whose conditional UPDATE checks each
     instance is still validated at the version that was frozen: an instance changed meanwhile fails the whole cut
     (Conflict) and nothing of it remains."""
-    slug, batches, instance_ids = _cut_scope(project=project, actor=actor, name=name, batch_ids=batch_ids)
+    slug, batches, instance_ids = _cut_scope(
+        project=project, actor=actor, name=name, batch_ids=batch_ids, in_file_order=import_record is not None
+    )
     # The instances are read and frozen a chunk at a time, each chunk with a fixed number of queries (its
     # instances with everything they reference, their source records, and the papers first met in it).
     frozen_contexts: dict[str, dict[str, Any]] = {}

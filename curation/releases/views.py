@@ -191,11 +191,9 @@ def dataset_import_page(request: HttpRequest, slug: str) -> HttpResponse:
         else:
             counts = result.record.counts
             if result.created:
-                messages.success(
-                    request,
-                    f"Imported {counts.get('questions', 0)} questions over {counts.get('contexts', 0)} contexts "
-                    f"from {upload.name}.",
-                )
+                messages.success(request, f"Imported {dataset_services.import_counts_text(counts)} from {upload.name}.")
+                for note in result.record.notes:
+                    messages.info(request, note)
             else:
                 messages.info(request, f"{upload.name} was imported before (same sha256); nothing was written.")
             if result.release is not None:

@@ -62,7 +62,8 @@ def load_tatqa_gold(path: Path) -> list[dict[str, Any]]:
 
 
 def load_tatqa_predictions(path: Path) -> dict[str, tuple[Any, str | None]]:
-    """`{uid: [answer, scale]}`; the answer is a string, a number or a list, the scale a string (or null)."""
+    """`{uid: [answer, scale]}`; the answer is a string, a number or a list (anything else is scored as its text, as
+    the official script does), the scale a string (or null)."""
     data = read_json(path)
     if not isinstance(data, dict):
         raise PredictionFileError(f"{path}: expected an object {{uid: [answer, scale]}}, got {type(data).__name__}")
@@ -73,8 +74,7 @@ def load_tatqa_predictions(path: Path) -> dict[str, tuple[Any, str | None]]:
         answer, scale = value
         if scale is not None and not isinstance(scale, str):
             raise PredictionFileError(f"{path}: uid {uid}: scale must be a string, got {json.dumps(scale)}")
-        if isinstance(answer, dict):
-            raise PredictionFileError(f"{path}: uid {uid}: answer must be a string, a number or a list")
+        # A dict answer is scored as its text (str(dict)), as tatqa_eval.py does; it matches nothing real.
         predictions[uid] = (answer, scale)
     return predictions
 
@@ -95,14 +95,15 @@ def load_finqa_gold(path: Path) -> list[dict[str, Any]]:
     return data
 
 
-def load_finqa_predictions(path: Path) -> tuple[dict[str, list[str]], dict[str, Any]]:
-    """`[{"id", "predicted": [tokens]}]` programs, or `[{"id", "answer": number}]` for numeric answers."""
+def load_finqa_predictions(path: Path) -> tuple[list[tuple[str, list[str]]], dict[str, Any]]:
+    """`[{"id", "predicted": [tokens]}]` programs as (id, tokens) pairs in file order, duplicates kept (the official
+    script scores each), or `[{"id", "answer": number}]` for numeric answers."""
     data = read_json(path)
     if not isinstance(data, list):
         raise PredictionFileError(
             f"{path}: expected a list of {{'id', 'predicted'}} objects, got {type(data).__name__}"
         )
-    programs: dict[str, list[str]] = {}
+    programs: list[tuple[str, list[str]]] = []
     answers: dict[str, Any] = {}
     for index, entry in enumerate(data):
         if not isinstance(entry, dict) or "id" not in entry:
@@ -112,7 +113,7 @@ def load_finqa_predictions(path: Path) -> tuple[dict[str, list[str]], dict[str, 
             tokens = entry["predicted"]
             if not isinstance(tokens, list) or not all(isinstance(token, str) for token in tokens):
                 raise PredictionFileError(f"{path}: id {uid}: 'predicted' must be a list of token strings")
-            programs[uid] = tokens
+            programs.append((uid, tokens))
         elif "answer" in entry:
             answers[uid] = entry["answer"]
         else:
@@ -134,16 +135,71 @@ def load_scitat_gold(path: Path) -> list[dict[str, Any]]:
     return data
 
 
-def load_scitat_predictions(path: Path) -> dict[str, Any]:
-    """`{id: [answer items]}` or `{id: "model text"}` (the text after `Answer:` is used)."""
+# SciTaT's evaluate.py reads these keys of a prediction record, first match wins.
+SCITAT_PREDICTION_KEYS = ("pred", "predict", "answer", "response", "output")
+
+
+def _scitat_items(path: Path, uid: str, value: Any) -> bool:
+    is_items = isinstance(value, list) and all(
+        isinstance(item, str | int | float) and not isinstance(item, bool) for item in value
+    )
+    if not (isinstance(value, str) or is_items):
+        raise PredictionFileError(f"{path}: id {uid}: expected a list of answer items or a string")
+    return is_items
+
+
+def _scitat_record_prediction(path: Path, uid: str, record: Mapping[str, Any]) -> list[Any] | str:
+    """One record of SciTaT's list layout as items (pred, predict, answer split on blank lines) or model text."""
+    if "pred" in record or "predict" in record:
+        key = "pred" if "pred" in record else "predict"
+        value = record[key]
+        # evaluate.py wraps a lone string as one item ([pred]); it does not look for "Answer:" in it.
+        return value if _scitat_items(path, f"{uid} ({key})", value) else [value]
+    if "answer" in record:
+        if not isinstance(record["answer"], str):
+            raise PredictionFileError(f"{path}: id {uid}: 'answer' must be text (SciTaT splits it on blank lines)")
+        return record["answer"].split("\n\n")
+    key = "response" if "response" in record and "output" not in record else "output"
+    if key in record:
+        value = record[key]
+        if isinstance(value, list) and all(isinstance(line, str) for line in value):
+            value = "\n".join(value)
+        if not isinstance(value, str):
+            raise PredictionFileError(f"{path}: id {uid}: '{key}' must be the model's text (or a list of lines)")
+        return value
+    raise PredictionFileError(f"{path}: id {uid}: needs one of {', '.join(SCITAT_PREDICTION_KEYS)}")
+
+
+def load_scitat_predictions(path: Path, gold_ids: list[str] | None = None) -> list[tuple[str, list[Any] | str]]:
+    """(id, items or model text) pairs in file order, duplicates kept, from either layout:
+
+    - ours: `{id: [answer items]}` or `{id: "model text"}`;
+    - SciTaT's: `[{id, pred | predict | answer | response | output}]` — `pred`/`predict` are the items, `answer`
+      is text split on blank lines, `response`/`output` the model's text. As evaluate.py, records without `id`
+      take the gold file's ids by position (`gold_ids`).
+    """
     data = read_json(path)
-    if not isinstance(data, dict):
-        raise PredictionFileError(f"{path}: expected an object {{id: [items] or text}}, got {type(data).__name__}")
-    for uid, value in data.items():
-        is_items = isinstance(value, list) and all(isinstance(item, str | int | float) for item in value)
-        if not (isinstance(value, str) or is_items):
-            raise PredictionFileError(f"{path}: id {uid}: expected a list of answer items or a string")
-    return data
+    if isinstance(data, dict):
+        for uid, value in data.items():
+            _scitat_items(path, uid, value)
+        return [(str(uid), value) for uid, value in data.items()]
+    if not isinstance(data, list):
+        raise PredictionFileError(
+            f"{path}: expected an object {{id: [items] or text}} or a list of {{id, pred}} records, "
+            f"got {type(data).__name__}"
+        )
+    entries: list[tuple[str, list[Any] | str]] = []
+    for index, record in enumerate(data):
+        if not isinstance(record, dict):
+            raise PredictionFileError(f"{path}: record {index}: expected an object, got {type(record).__name__}")
+        if "id" in record:
+            uid = str(record["id"])
+        elif gold_ids is not None and index < len(gold_ids):
+            uid = gold_ids[index]
+        else:
+            raise PredictionFileError(f"{path}: record {index} has no 'id' (and no gold question at that position)")
+        entries.append((uid, _scitat_record_prediction(path, uid, record)))
+    return entries
 
 
 def score_files(
@@ -166,7 +222,19 @@ def score_files(
             )
         except ValueError as error:
             raise PredictionFileError(f"{prediction_path}: {error}") from error
-        summary = {"format": benchmark, **report.summary()}
+        notes = []
+        null_scales = sorted(uid for uid, (_, scale) in predictions.items() if scale is None)
+        odd = sorted(uid for uid, (answer, _) in predictions.items() if isinstance(answer, dict))
+        if odd:
+            notes.append(
+                f"{len(odd)} answer(s) are JSON objects (e.g. {odd[0]}): scored as their text, as tatqa_eval.py does."
+            )
+        if null_scales and mode == "official":
+            notes.append(
+                f"{len(null_scales)} prediction(s) have a null scale (e.g. {null_scales[0]}): the official "
+                "tatqa_eval.py stops on a number with a null scale; they were scored as having no scale."
+            )
+        summary = {"format": benchmark, **report.summary(), "notes": notes}
         details = [
             {
                 "uid": score.uid,
@@ -180,10 +248,25 @@ def score_files(
         ]
         return ScoredFile(summary, details, report.unknown_uids)
     if benchmark == "finqa":
+        if mode not in finqa.MODES:
+            raise PredictionFileError(f"FinQA scoring modes are {' and '.join(finqa.MODES)}, not {mode!r}")
         gold = load_finqa_gold(gold_path)
         programs, answers = load_finqa_predictions(prediction_path)
-        report = finqa.score_dataset(gold, programs, numeric_answers=answers)
-        summary = {"format": benchmark, "em": report.execution_accuracy, "f1": None, **report.summary()}
+        report = finqa.score_dataset(gold, programs, numeric_answers=answers, mode=mode)  # type: ignore[arg-type]
+        notes = []
+        headline: float | None = report.headline
+        if not programs and answers:
+            headline = report.numeric_accuracy
+            notes.append(
+                "FinQA's evaluate.py scores programs only: this file holds numeric answers, so the headline is the "
+                "numeric-answer accuracy (not an official figure)."
+            )
+        if report.unknown_uids:
+            notes.append(
+                "FinQA's evaluate.py stops with a KeyError at an id the gold file lacks; "
+                "those predictions were left out."
+            )
+        summary = {"format": benchmark, "em": headline, "f1": None, **report.summary(), "notes": notes}
         details = [
             {
                 "uid": score.uid,
@@ -197,10 +280,15 @@ def score_files(
         ]
         return ScoredFile(summary, details, report.unknown_uids)
     if benchmark == "scitat":
+        if mode not in scitat.MODES:
+            raise PredictionFileError(f"SciTaT scoring modes are {' and '.join(scitat.MODES)}, not {mode!r}")
         gold = load_scitat_gold(gold_path)
-        predictions = load_scitat_predictions(prediction_path)
-        report = scitat.score_dataset(gold, predictions, bertscorer=bertscorer, mode=mode)
-        summary = {"format": benchmark, "mode": mode, **report.summary()}
+        predictions = load_scitat_predictions(prediction_path, [str(record["id"]) for record in gold])
+        try:
+            report = scitat.score_dataset(gold, predictions, bertscorer=bertscorer, mode=mode)  # type: ignore[arg-type]
+        except ValueError as error:
+            raise PredictionFileError(f"{prediction_path}: {error}") from error
+        summary = {"format": benchmark, **report.summary()}
         details = [
             {
                 "uid": score.uid,
@@ -216,19 +304,27 @@ def score_files(
 
 
 def summary_lines(summary: Mapping[str, Any]) -> list[str]:
-    """Human-readable lines in the official scripts' style (percentages with 2 decimals)."""
+    """Human-readable lines in the official scripts' style (percentages with 2 decimals), each figure named for what
+    it is: FinQA's official accuracies divide by the predictions, the `over gold` ones by the gold questions."""
     lines = []
-    labels = {
-        "em": "Exact-match accuracy",
-        "f1": "F1 score",
-        "scale_accuracy": "Scale score",
-        "execution_accuracy": "Execution accuracy",
-        "program_accuracy": "Program accuracy",
-        "execution_accuracy_over_predictions": "Execution accuracy (over predictions)",
-        "program_accuracy_over_predictions": "Program accuracy (over predictions)",
-        "numeric_accuracy": "Numeric-answer accuracy",
-        "bertscore": "BERTScore F1",
-    }
+    count = summary.get("count")
+    predictions = summary.get("prediction_count")
+    if summary.get("format") == "finqa":
+        labels = {
+            "execution_accuracy": f"Execution accuracy (official: over {predictions} predictions)",
+            "program_accuracy": f"Program accuracy (official: over {predictions} predictions)",
+            "execution_accuracy_over_gold": f"Execution accuracy over {count} gold questions (missing = wrong)",
+            "program_accuracy_over_gold": f"Program accuracy over {count} gold questions (missing = wrong)",
+            "numeric_accuracy": "Numeric-answer accuracy (not official)",
+        }
+    elif summary.get("format") == "scitat":
+        labels = {
+            "em": "SciTaT EM (short-form questions)",
+            "f1": "SciTaT F1 (free-form questions)",
+            "bertscore": "SciTaT BERTScore F1 (free-form questions)",
+        }
+    else:
+        labels = {"em": "Exact-match accuracy", "f1": "F1 score", "scale_accuracy": "Scale score"}
     for key, label in labels.items():
         value = summary.get(key)
         if isinstance(value, int | float) and not isinstance(value, bool):
@@ -236,7 +332,13 @@ def summary_lines(summary: Mapping[str, Any]) -> list[str]:
     for key in ("mode", "scale_mode", "count", "prediction_count", "short_form_count", "free_form_count"):
         if key in summary:
             lines.append(f"{key}: {summary[key]}")
+    for key in ("duplicate_uids", "missing_uids"):
+        if summary.get(key):
+            shown = ", ".join(summary[key][:10])
+            more = f" and {len(summary[key]) - 10} more" if len(summary[key]) > 10 else ""
+            lines.append(f"{key}: {len(summary[key])} ({shown}{more})")
     if summary.get("bertscore_info"):
         info = summary["bertscore_info"]
         lines.append(f"bertscore: {info['metric']} (model {info['model']}, layer {info['layer']})")
+    lines.extend(f"note: {note}" for note in summary.get("notes") or [])
     return lines

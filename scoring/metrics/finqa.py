@@ -9,9 +9,10 @@ answer with a number instead of a program.
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import sympy
 
@@ -277,20 +278,36 @@ class FinqaQuestionScore:
         return asdict(self)
 
 
+Mode = Literal["official", "fixed"]
+MODES: tuple[str, ...] = ("official", "fixed")
+
+
 @dataclass
 class FinqaReport:
-    """Accuracies over gold questions (missing = wrong) and, as the official script, over predictions."""
+    """The official figures (over the predictions, as evaluate.py divides) and the same over the gold questions.
 
+    `execution_accuracy` / `program_accuracy` are evaluate.py's: one score per prediction of a known id, a
+    duplicated id scored each time, divided by the number of predictions. `*_over_gold` divide by the gold
+    questions, one (the last) prediction per id, a missing prediction counting as wrong.
+    """
+
+    mode: str
     count: int
     prediction_count: int
     execution_accuracy: float
     program_accuracy: float
-    execution_accuracy_over_predictions: float
-    program_accuracy_over_predictions: float
+    execution_accuracy_over_gold: float
+    program_accuracy_over_gold: float
     numeric_accuracy: float | None
     numeric_tolerance: dict[str, float]
     questions: list[FinqaQuestionScore] = field(default_factory=list)
     unknown_uids: list[str] = field(default_factory=list)
+    duplicate_uids: list[str] = field(default_factory=list)
+
+    @property
+    def headline(self) -> float:
+        """The figure the mode stands for: official over predictions, fixed over gold questions."""
+        return self.execution_accuracy if self.mode == "official" else self.execution_accuracy_over_gold
 
     def summary(self) -> dict[str, Any]:
         """Aggregate figures without per-question detail."""
@@ -315,22 +332,33 @@ def score_question(record: Mapping[str, Any], predicted_program: Sequence[str] |
     )
 
 
+def _entries(predictions: Mapping[str, Sequence[str]] | Sequence[tuple[str, Sequence[str]]]) -> list[tuple[str, Any]]:
+    if isinstance(predictions, Mapping):
+        return [(str(uid), tokens) for uid, tokens in predictions.items()]
+    return [(str(uid), tokens) for uid, tokens in predictions]
+
+
 def score_dataset(
     gold_records: Iterable[Mapping[str, Any]],
-    predicted_programs: Mapping[str, Sequence[str]],
+    predicted_programs: Mapping[str, Sequence[str]] | Sequence[tuple[str, Sequence[str]]],
     *,
     numeric_answers: Mapping[str, Any] | None = None,
+    mode: Mode = "official",
     relative_tolerance: float = 1e-2,
     absolute_tolerance: float = 1e-4,
 ) -> FinqaReport:
-    """Score `{id: tokens}` programs (and optionally `{id: number}` answers) against FinQA gold records."""
+    """Score token programs (`{id: tokens}` or `(id, tokens)` pairs in file order, duplicates kept) and optionally
+    `{id: number}` answers against FinQA gold records. `questions` holds one score per prediction in official mode
+    (evaluate.py's loop), one per gold question in fixed mode."""
+    if mode not in MODES:
+        raise ValueError(f"unknown FinQA mode {mode!r}; expected one of {', '.join(MODES)}")
     numeric_answers = numeric_answers or {}
-    scores: list[FinqaQuestionScore] = []
-    seen: set[str] = set()
-    for record in gold_records:
-        uid = str(record["id"])
-        seen.add(uid)
-        score = score_question(record, predicted_programs.get(uid))
+    records = {str(record["id"]): record for record in gold_records}
+    entries = _entries(predicted_programs)
+    latest = dict(entries)
+    by_gold: list[FinqaQuestionScore] = []
+    for uid, record in records.items():
+        score = score_question(record, latest.get(uid))
         if numeric_answers:
             _, answer, _ = gold_fields(record)
             score.numeric_correct = uid in numeric_answers and numeric_answer_correct(
@@ -339,20 +367,23 @@ def score_dataset(
                 relative_tolerance=relative_tolerance,
                 absolute_tolerance=absolute_tolerance,
             )
-        scores.append(score)
-    count = len(scores)
-    predicted = [score for score in scores if score.has_prediction]
+        by_gold.append(score)
+    # evaluate.py: `for tmp in data` over the predictions (an unknown id would stop it with a KeyError).
+    by_prediction = [score_question(records[uid], tokens) for uid, tokens in entries if uid in records]
+    given = [uid for uid, _ in entries]
     return FinqaReport(
-        count=count,
-        prediction_count=len(predicted),
-        execution_accuracy=_share(score.exe_correct for score in scores),
-        program_accuracy=_share(score.prog_correct for score in scores),
-        execution_accuracy_over_predictions=_share(score.exe_correct for score in predicted),
-        program_accuracy_over_predictions=_share(score.prog_correct for score in predicted),
-        numeric_accuracy=_share(bool(score.numeric_correct) for score in scores) if numeric_answers else None,
+        mode=mode,
+        count=len(by_gold),
+        prediction_count=len(by_prediction),
+        execution_accuracy=_share(score.exe_correct for score in by_prediction),
+        program_accuracy=_share(score.prog_correct for score in by_prediction),
+        execution_accuracy_over_gold=_share(score.exe_correct for score in by_gold),
+        program_accuracy_over_gold=_share(score.prog_correct for score in by_gold),
+        numeric_accuracy=_share(bool(score.numeric_correct) for score in by_gold) if numeric_answers else None,
         numeric_tolerance={"relative": relative_tolerance, "absolute": absolute_tolerance},
-        questions=scores,
-        unknown_uids=sorted(set(predicted_programs) - seen | set(numeric_answers) - seen),
+        questions=by_prediction if mode == "official" else by_gold,
+        unknown_uids=sorted((set(given) | set(numeric_answers)) - set(records)),
+        duplicate_uids=sorted(uid for uid, times in Counter(given).items() if times > 1),
     )
 
 

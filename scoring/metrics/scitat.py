@@ -1,20 +1,32 @@
 """SciTaT scoring: EM over short-form questions, F1 and BERTScore over free-form ones (zhxlia/SciTaT evaluate.py).
 
+Two named modes. ``official`` reproduces SciTaT's `baseline/evaluate.py` (commit 8a488ee) question by question,
+quirks included: the gold answer goes through TAT-QA's `extract_gold_answers` with the record's `answer_type`
+(so an `arithmetic` gold list becomes the one string `str(list)`), the prediction through `TaTQAEmAndF1.__call__`
+(which adds the ratio alternative, 0.853 ↔ 85.3%), only questions that have a prediction are scored (the others
+are left out of both denominators), an `answer` text is split on blank lines, and the short-form test runs on the
+raw gold answer. ``fixed`` is ours: every gold question counts (missing = 0), the gold list is scored item by
+item, and text predictions are the part after `Answer:`. README › Scoring lists the differences.
+
 A question is short-form when every gold answer item has at most 5 tokens after splitting on a single space.
-EM and F1 are the TAT-QA figures with empty scales. Predictions are the text after `Answer:`, split into items on
-blank lines; BERTScore compares items joined with ". " on both sides, as the SciTaT script does.
+BERTScore compares items joined with ". " on both sides, as the SciTaT script does.
 """
 
 from __future__ import annotations
 
+import re
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from curation.toolkit.answer_form import is_short_form
 from scoring.metrics import tatqa
 
+Mode = Literal["official", "fixed"]
+MODES: tuple[str, ...] = ("official", "fixed")
 ANSWER_MARKERS = ("\nAnswer: \n", "\nAnswer:\n", "Answer: ", "Answer:")
+ANGLE_GROUP_PATTERN = re.compile(r"<(.*?)>")
 
 
 class TextScorer(Protocol):
@@ -40,12 +52,22 @@ def extract_answer_items(text: str) -> list[str]:
     return text.strip().split("\n\n")
 
 
-def prediction_items(prediction: Any) -> list[str]:
-    """Items of a prediction given as a list of items or as raw model text."""
+def official_answer_items(text: str) -> list[str]:
+    """SciTaT's CoT `process_output_to_answer`: `extract_answer_items`, then `<a> <b>` in an item becomes `a,b`."""
+    items = []
+    for item in extract_answer_items(text):
+        groups = ANGLE_GROUP_PATTERN.findall(item)
+        items.append(",".join(groups) if groups else item)
+    return items
+
+
+def prediction_items(prediction: Any, mode: Mode = "fixed") -> list[Any]:
+    """Items of a prediction given as a list of items or as raw model text (read as the mode reads it)."""
     if isinstance(prediction, str):
-        return extract_answer_items(prediction)
+        return official_answer_items(prediction) if mode == "official" else extract_answer_items(prediction)
     if isinstance(prediction, list):
-        return [str(item) for item in prediction]
+        # The official script keeps numbers as numbers (they sort numerically); ours compares text.
+        return list(prediction) if mode == "official" else [str(item) for item in prediction]
     raise ValueError(f"a SciTaT prediction must be a list of items or a string, got {type(prediction).__name__}")
 
 
@@ -68,7 +90,7 @@ class ScitatQuestionScore:
 
 @dataclass
 class ScitatReport:
-    """Means over the short-form (EM) and free-form (F1, BERTScore) questions."""
+    """Means over the short-form (EM) and free-form (F1, BERTScore) questions that were scored."""
 
     count: int
     short_form_count: int
@@ -77,8 +99,12 @@ class ScitatReport:
     f1: float
     bertscore: float | None
     bertscore_info: dict[str, Any] | None
+    mode: str = "official"
     questions: list[ScitatQuestionScore] = field(default_factory=list)
     unknown_uids: list[str] = field(default_factory=list)
+    # official mode: gold questions without a prediction (left out of every figure) and ids given twice (both scored)
+    missing_uids: list[str] = field(default_factory=list)
+    duplicate_uids: list[str] = field(default_factory=list)
 
     def summary(self) -> dict[str, Any]:
         """Aggregate figures without per-question detail."""
@@ -90,7 +116,8 @@ class ScitatReport:
 def score_question(
     uid: str, gold_items: Sequence[str], prediction: Any, *, mode: tatqa.Mode = "official"
 ) -> ScitatQuestionScore:
-    """EM (short-form) or F1 (free-form) of one prediction; BERTScore is filled in by `score_dataset`."""
+    """Fixed mode, one question: EM (short-form) or F1 (free-form) of the items against the gold items, joined as
+    TAT-QA joins a multi-span answer (`mode` picks the TAT-QA normalisation rules); BERTScore is filled in later."""
     gold_items = [str(item) for item in gold_items]
     short_form = is_short_form(gold_items)
     items = prediction_items(prediction) if prediction is not None else []
@@ -107,6 +134,50 @@ def score_question(
         f1=None if short_form else f1,
         has_prediction=bool(items),
     )
+
+
+def official_is_short_form(answer: Any) -> bool:
+    """evaluate.py's test on the raw gold answer: every element has ≤ 5 space tokens (a string's elements are its
+    characters, so a string answer is always short-form)."""
+    if not isinstance(answer, list | str):
+        raise TypeError(f"a {type(answer).__name__} answer is not iterable")
+    return all(len(str(element).split(" ")) <= 5 for element in answer)
+
+
+def official_gold_question(record: Mapping[str, Any]) -> dict[str, Any]:
+    """The ground truth evaluate.py hands to `TaTQAEmAndF1`: the record's answer and answer type, no scale."""
+    return {
+        "uid": str(record.get("id", "")),
+        "answer": record["answer"],
+        "answer_type": record.get("answer_type") or "",
+        "scale": "",
+    }
+
+
+def score_question_official(record: Mapping[str, Any], prediction: Any) -> ScitatQuestionScore:
+    """Official mode, one question: `TaTQAEmAndF1.__call__(gold, pred, "")` as SciTaT's evaluate.py calls it."""
+    uid = str(record.get("id", ""))
+    items = prediction_items(prediction, "official") if prediction is not None else []
+    try:
+        scored = tatqa.score_question(official_gold_question(record), items, "", mode="official")
+        short_form = official_is_short_form(record["answer"])
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"id {uid}: SciTaT's evaluate.py cannot score this question ({error})") from error
+    return ScitatQuestionScore(
+        uid=uid,
+        short_form=short_form,
+        em=scored.em if short_form else None,
+        f1=None if short_form else scored.f1,
+        has_prediction=bool(items),
+    )
+
+
+def official_bertscore_texts(record: Mapping[str, Any], prediction: Any) -> tuple[str, str]:
+    """evaluate.py's BERTScore pair: `". ".join(pred)` and `". ".join(answer)` (a string answer joins characters)."""
+    items = prediction_items(prediction, "official") if prediction is not None else []
+    answer = record["answer"]
+    elements = answer if isinstance(answer, list | str) else [answer]
+    return ". ".join(str(item) for item in items), ". ".join(str(element) for element in elements)
 
 
 def exact_match(predicted_items: Sequence[Any], gold_items: Sequence[Any], mode: tatqa.Mode = "fixed") -> float:
@@ -130,28 +201,49 @@ def gold_items_of(record: Mapping[str, Any]) -> list[str]:
     return [str(item) for item in answer] if isinstance(answer, list) else [str(answer)]
 
 
+def _entries(predictions: Mapping[str, Any] | Sequence[tuple[str, Any]]) -> list[tuple[str, Any]]:
+    if isinstance(predictions, Mapping):
+        return [(str(uid), value) for uid, value in predictions.items()]
+    return [(str(uid), value) for uid, value in predictions]
+
+
 def score_dataset(
     gold_records: Iterable[Mapping[str, Any]],
-    predictions: Mapping[str, Any],
+    predictions: Mapping[str, Any] | Sequence[tuple[str, Any]],
     *,
     bertscorer: TextScorer | None = None,
-    mode: tatqa.Mode = "official",
+    mode: Mode = "official",
     attribute_names: Sequence[str] = ("question_type", "answer_type", "answer_source"),
 ) -> ScitatReport:
-    """Score `{id: [items]}` or `{id: "text"}` predictions against SciTaT gold records (`id`, `answer`)."""
+    """Score predictions (`{id: items or text}`, or `(id, items or text)` pairs in file order) against SciTaT gold
+    records (`id`, `answer`, `answer_type`). Official: one score per prediction of a known id, in file order;
+    fixed: one per gold question, the last prediction of an id winning."""
+    if mode not in MODES:
+        raise ValueError(f"unknown SciTaT mode {mode!r}; expected one of {', '.join(MODES)}")
+    records = {str(record["id"]): record for record in gold_records}
+    entries = _entries(predictions)
+    given = [uid for uid, _ in entries]
+    pairs: list[tuple[Mapping[str, Any], Any]]
+    if mode == "official":
+        pairs = [(records[uid], value) for uid, value in entries if uid in records]
+    else:
+        latest = dict(entries)
+        pairs = [(record, latest.get(uid)) for uid, record in records.items()]
     scores: list[ScitatQuestionScore] = []
-    seen: set[str] = set()
     free_pairs: list[tuple[ScitatQuestionScore, str, str]] = []
-    for record in gold_records:
+    for record, prediction in pairs:
         uid = str(record["id"])
-        seen.add(uid)
-        gold_items = gold_items_of(record)
-        prediction = predictions.get(uid)
-        score = score_question(uid, gold_items, prediction, mode=mode)
+        if mode == "official":
+            score = score_question_official(record, prediction)
+            texts = official_bertscore_texts(record, prediction)
+        else:
+            gold_items = gold_items_of(record)
+            score = score_question(uid, gold_items, prediction, mode="official")
+            items = prediction_items(prediction) if prediction is not None else []
+            texts = (". ".join(items), ". ".join(gold_items))
         score.attributes = {name: record[name] for name in attribute_names if name in record}
         if not score.short_form:
-            items = prediction_items(prediction) if prediction is not None else []
-            free_pairs.append((score, ". ".join(items), ". ".join(gold_items)))
+            free_pairs.append((score, *texts))
         scores.append(score)
     if bertscorer is not None and free_pairs:
         values = bertscorer.f1_many([pair[1] for pair in free_pairs], [pair[2] for pair in free_pairs])
@@ -159,6 +251,7 @@ def score_dataset(
             score.bertscore = value
     short = [score for score in scores if score.short_form]
     free = [score for score in scores if not score.short_form]
+    given_set = set(given)
     return ScitatReport(
         count=len(scores),
         short_form_count=len(short),
@@ -169,6 +262,9 @@ def score_dataset(
         if bertscorer is not None
         else None,
         bertscore_info=bertscorer.info() if bertscorer is not None else None,
+        mode=mode,
         questions=scores,
-        unknown_uids=sorted(uid for uid in predictions if uid not in seen),
+        unknown_uids=sorted(uid for uid in given_set if uid not in records),
+        missing_uids=[uid for uid in records if uid not in given_set] if mode == "official" else [],
+        duplicate_uids=sorted(uid for uid, times in Counter(given).items() if times > 1),
     )

@@ -43,6 +43,9 @@ class ModeRules:
     is_item_lowercased: bool
     # TAT-LLM counts a correct scale even when the prediction is missing or empty.
     is_scale_counted_without_answer: bool
+    # TAT-LLM: a null predicted scale makes `scale_to_num(None)` raise inside `get_answer_str` on the first number
+    # without `%`, which its `except` turns into the empty answer string (EM 0, F1 0).
+    is_null_scale_fatal_to_numbers: bool = False
 
 
 RULES: dict[str, ModeRules] = {
@@ -69,6 +72,7 @@ RULES: dict[str, ModeRules] = {
         has_ratio_alternative=False,
         is_item_lowercased=True,
         is_scale_counted_without_answer=True,
+        is_null_scale_fatal_to_numbers=True,
     ),
 }
 
@@ -165,6 +169,8 @@ def answer_string(items: Iterable[Any], scale: str | None, mode: Mode = "officia
     for item in ordered:
         text = str(item).lower() if rules.is_item_lowercased else str(item)
         number = to_number(text, mode) if is_number(text) else None
+        if number is not None and "%" not in text and scale is None and rules.is_null_scale_fatal_to_numbers:
+            return ""
         if number is None:
             if scale:
                 text = text + " " + str(scale)
@@ -321,7 +327,13 @@ def score_question(
             items = [gold_number]
     try:
         gold_string = answer_string(gold_items, gold_scale, mode)
-        candidates = [answer_string(items, predicted_scale, mode)]
+        # Only TAT-LLM's rules look at a null scale; elsewhere it reads as "no scale".
+        scale_given = (
+            raw_predicted_scale
+            if rules.is_null_scale_fatal_to_numbers and scale_mode == "predicted"
+            else predicted_scale
+        )
+        candidates = [answer_string(items, scale_given, mode)]
     except ValueError as error:
         raise ValueError(f"uid {result.uid}: {error}") from error
     if rules.has_ratio_alternative:

@@ -11,7 +11,8 @@ from scoring.runs.models import ScoringRun
 from scoring.runs.progress import prediction_records
 
 CSV_COLUMNS = (
-    "uid", "status", "answer", "scale", "is_correct", "short_form", "em", "f1", "bertscore", "tatqa_em", "tatqa_f1",
+    "uid", "status", "answer", "scale", "is_correct", "short_form", "em", "f1", "bertscore", "scitat_em", "scitat_f1",
+    "tatqa_em", "tatqa_f1",
     "scale_correct", "finqa_execution", "tool_calls", "tool_error", "tool_precision", "tool_recall", "answer_tokens",
     "gold_tokens", "tokens_out", "reasoning_type", "answer_form", "answer_source", "paper", "context", "error",
 )  # fmt: skip

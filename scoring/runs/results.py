@@ -13,6 +13,20 @@ from typing import Any
 from scoring.metrics import aggregate, finqa, scitat, tatqa, toolcalls
 
 TATQA_FORMATS = ("tatqa", "tatdqa")
+# A run's headline: the native metric of its release's format, in that format's own words (key, label).
+NATIVE_METRICS: dict[str, tuple[str, tuple[tuple[str, str], ...]]] = {
+    "tatqa": ("TAT-QA", (("tatqa_em", "TAT-QA EM (with scale)"), ("tatqa_f1", "TAT-QA F1 (with scale)"))),
+    "tatdqa": ("TAT-DQA", (("tatqa_em", "TAT-DQA EM (with scale)"), ("tatqa_f1", "TAT-DQA F1 (with scale)"))),
+    "finqa": ("FinQA", (("finqa_execution", "FinQA execution accuracy"),)),
+    "scitat": (
+        "SciTaT",
+        (
+            ("scitat_em", "SciTaT EM (short-form, official)"),
+            ("scitat_f1", "SciTaT F1 (free-form, official)"),
+            ("bertscore", "SciTaT BERTScore (free-form)"),
+        ),
+    ),
+}
 # SciTaT §4.4 calls a free-form answer an error below BERTScore 60; without BERTScore, F1 below 0.5.
 FREE_FORM_CORRECT_BERTSCORE = 0.6
 FREE_FORM_CORRECT_F1 = 0.5
@@ -48,6 +62,14 @@ def _finqa_gold(item: Mapping[str, Any]) -> Any:
             return qa[key]
     answers = item.get("answer") or []
     return answers[0] if answers else None
+
+
+def _scitat_gold_record(item: Mapping[str, Any]) -> dict[str, Any]:
+    """The SciTaT record evaluate.py would read for an item: the imported record, else the curated answer."""
+    native = item.get("native") or {}
+    if item.get("source_format") == "scitat" and "answer" in native:
+        return {"id": item.get("uid"), "answer": native["answer"], "answer_type": native.get("answer_type", "")}
+    return {"id": item.get("uid"), "answer": list(item.get("answer") or []), "answer_type": item.get("answer_type")}
 
 
 def tool_calls_of(trace: Sequence[Mapping[str, Any]]) -> list[toolcalls.ToolCall]:
@@ -102,6 +124,15 @@ def item_metrics(
     metrics["bertscore"] = None
     if not short and bertscorer is not None:
         metrics["bertscore"] = bertscorer.f1_many([". ".join(answer)], [". ".join(gold)])[0] if answer else 0.0
+    metrics["source_format"] = item.get("source_format") or "scitat"
+    if metrics["source_format"] == "scitat":
+        # SciTaT's evaluate.py on this one prediction (a run has a prediction for every question, so its
+        # denominators are the release's); a question the official script cannot score is counted apart.
+        try:
+            official = scitat.score_question_official(_scitat_gold_record(item), answer)
+            metrics["scitat_em"], metrics["scitat_f1"] = official.em, official.f1
+        except ValueError:
+            metrics["scitat_unscorable"] = True
     if item.get("source_format") in TATQA_FORMATS:
         question = _tatqa_question(item)
         try:
@@ -165,7 +196,18 @@ def run_summary(
     """Aggregate per-prediction records ({metrics…, status, uid, paper, reasoning_type, answer_form, answer_source,
     tokens_out}) into figures with paper-clustered bootstrap CIs, breakdowns, tool figures and token statistics."""
     records = list(records)
-    main_keys = ("em", "f1", "bertscore", "tatqa_em", "tatqa_f1", "finqa_execution", "tool_precision", "tool_recall")
+    main_keys = (
+        "em",
+        "f1",
+        "bertscore",
+        "scitat_em",
+        "scitat_f1",
+        "tatqa_em",
+        "tatqa_f1",
+        "finqa_execution",
+        "tool_precision",
+        "tool_recall",
+    )
     summary: dict[str, Any] = {
         "count": len(records),
         "scored": sum(1 for r in records if r.get("status") == "scored"),
@@ -174,6 +216,7 @@ def run_summary(
         "free_form_count": sum(1 for r in records if r.get("short_form") is False),
         "figures": _figures(records, main_keys, seed, resamples),
     }
+    summary["headline"] = native_headline(records, summary["figures"])
     scales = [r["scale_correct"] for r in records if r.get("scale_correct") is not None]
     if scales:
         summary["scale_accuracy"] = sum(scales) / len(scales)
@@ -212,6 +255,33 @@ def run_summary(
     summary["tokens"] = tokens
     summary["accuracy"] = _share(records)
     return summary
+
+
+def native_format(records: Sequence[Mapping[str, Any]]) -> str:
+    """The release's format as its predictions name it (the most common); runs scored before it was recorded
+    are told apart by the figures they have."""
+    formats = [str(r["source_format"]) for r in records if r.get("source_format")]
+    if formats:
+        return max(sorted(set(formats)), key=formats.count)
+    if any(r.get("tatqa_em") is not None for r in records):
+        return "tatqa"
+    return "finqa" if any(r.get("finqa_execution") is not None for r in records) else "scitat"
+
+
+def native_headline(records: Sequence[Mapping[str, Any]], figures: Mapping[str, Any]) -> dict[str, Any]:
+    """The run's headline figures: the native metric of its release's format, each with its label, plus the mode
+    the SciTaT figures follow and how many questions the official SciTaT script could not score."""
+    fmt = native_format(records)
+    benchmark, metrics = NATIVE_METRICS.get(fmt, NATIVE_METRICS["scitat"])
+    return {
+        "format": fmt,
+        "benchmark": benchmark,
+        "scitat_mode": "official" if fmt == "scitat" else None,
+        "unscorable_by_official": sum(1 for r in records if r.get("scitat_unscorable")),
+        "figures": [
+            {"key": key, "label": label, **(figures.get(key) or {})} for key, label in metrics if key in figures
+        ],
+    }
 
 
 def _share(records: Sequence[Mapping[str, Any]]) -> float | None:

@@ -64,13 +64,13 @@ def predictions_read(*, format: str, content: bytes) -> dict[str, dict[str, Any]
         from scoring.metrics import scitat
 
         loaded = _with_file(content, files.load_scitat_predictions)
-        return {uid: {"answer": scitat.prediction_items(value), "scale": ""} for uid, value in loaded.items()}
+        return {uid: {"answer": scitat.prediction_items(value), "scale": ""} for uid, value in loaded}
     if format == "finqa":
         programs, answers = _with_file(content, files.load_finqa_predictions)
         result: dict[str, dict[str, Any]] = {
             uid: {"answer": _items(value), "scale": ""} for uid, value in answers.items()
         }
-        for uid, tokens in programs.items():
+        for uid, tokens in programs:
             result[uid] = {"answer": [], "scale": "", "program_tokens": list(tokens)}
         return result
     raise InvalidInput(f"Unknown predictions format {format!r}; expected one of {', '.join(UPLOAD_FORMATS)}.")

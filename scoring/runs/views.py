@@ -130,12 +130,19 @@ def _run_context(request: HttpRequest, run: ScoringRun) -> dict[str, Any]:
         "may_run": can_run(user=request.user, project=run.project),
         "may_see": may_see,
         "results": results,
+        "headline": results.get("headline"),
+        "headline_rows": [
+            (figure["label"], _percent(figure), figure.get("count"))
+            for figure in (results.get("headline") or {}).get("figures", [])
+        ],
         "figure_rows": [
             (label, _percent(figures.get(key)), (figures.get(key) or {}).get("count"))
             for key, label in (
-                ("em", "EM (short-form)"),
-                ("f1", "F1 (free-form)"),
+                ("em", "EM (short-form, fixed mode)"),
+                ("f1", "F1 (free-form, fixed mode)"),
                 ("bertscore", "BERTScore (free-form)"),
+                ("scitat_em", "SciTaT EM (short-form, official)"),
+                ("scitat_f1", "SciTaT F1 (free-form, official)"),
                 ("tatqa_em", "TAT-QA EM (with scale)"),
                 ("tatqa_f1", "TAT-QA F1 (with scale)"),
                 ("finqa_execution", "FinQA execution accuracy"),

@@ -3,6 +3,7 @@ tags its error type; a real Celery worker does the work against a local fault-fr
 
 from __future__ import annotations
 
+import os
 import re
 
 import pytest
@@ -15,6 +16,8 @@ from tests.support import fault_server as fs
 from tests.support.workers import celery_worker
 
 pytestmark = [pytest.mark.browser, pytest.mark.worker, pytest.mark.django_db(transaction=True)]
+
+SCREENSHOTS = os.environ.get("TATCURATE_SCREENSHOTS", "")
 
 
 def test_start_a_run_from_the_release_page_then_tag_a_wrong_prediction(
@@ -34,7 +37,13 @@ def test_start_a_run_from_the_release_page_then_tag_a_wrong_prediction(
             page.click("#start-run-button")
             expect(page.locator("h1")).to_contain_text("Scoring run")
             expect(page.locator("#progress-text")).to_contain_text("Completed", timeout=60000)
-            expect(page.locator("#figures")).to_contain_text("EM (short-form)")
+            expect(page.locator("#figures")).to_contain_text("EM (short-form")
+            # The release holds TAT-QA questions: its headline is TAT-QA's own metric, not the SciTaT-style EM.
+            expect(page.locator("#headline-title")).to_contain_text("Headline: TAT-QA's own metric")
+            expect(page.locator("#headline")).to_contain_text("TAT-QA EM (with scale)")
+            expect(page.locator("#headline")).not_to_contain_text("short-form")
+            if SCREENSHOTS:
+                page.screenshot(path=f"{SCREENSHOTS}/run-headline-1366.png", full_page=True)
     run = ScoringRun.objects.get(method="cot")
     assert run.status == "completed" and run.predictions.count() == 3
     page.click("text=wrong only")

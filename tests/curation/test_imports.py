@@ -157,6 +157,7 @@ def test_tatdqa_imports_questions_without_context_and_says_so(project, shared_da
     result = do_import(project, "tatdqa", documents, as_release="tatdqa-dev")
     assert result.counts["questions"] == questions
     assert result.counts["contexts"] == 0 and result.counts["papers"] == 40
+    assert result.counts["new_contexts"] == 0
     assert not Context.objects.filter(project=project).exists()
     assert any("no context" in note for note in result.record.notes)
     release = result.release

@@ -131,6 +131,25 @@ def test_malformed_upload_is_400_with_the_json_path(world, api_client_for):
     assert response.json()["path"] == "[0].questions[0].answer_type"
 
 
+def test_upload_of_questions_without_answers_says_how_many_came_in_as_drafts(world, api_client_for):
+    client = api_client_for(world["people"]["manager"])
+    unlabelled = json.loads(json.dumps(TATQA_FILE))
+    for document in unlabelled:
+        document["table"]["uid"] += "-unlabelled"
+        document["questions"] = [
+            {"uid": f"{q['uid']}-x", "order": q.get("order", 1), "question": q["question"]}
+            for q in document["questions"]
+        ]
+    upload = SimpleUploadedFile("test.json", json.dumps(unlabelled).encode())
+    response = client.post(
+        f"/api/projects/{world['project'].slug}/imports/", {"format": "tatqa", "file": upload}, format="multipart"
+    )
+    questions = sum(len(d["questions"]) for d in unlabelled)
+    assert response.status_code == 201
+    assert response.json()["counts"]["drafts"] == questions
+    assert f"0 validated, {questions} as drafts to annotate" in response.json()["summary"]
+
+
 def test_releases_cannot_be_edited_or_deleted_through_the_api(world, api_client_for):
     client = api_client_for(world["people"]["manager"])
     url = f"/api/releases/{world['release'].pk}/"

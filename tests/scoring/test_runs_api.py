@@ -138,6 +138,14 @@ def test_unqualified_annotator_sees_aggregates_but_never_a_gold_answer(world, pe
     client = api_client_for(personas["novice"])
     detail = client.get(f"/api/scoring-runs/{world['run'].pk}/")
     assert detail.status_code == 200 and "results" in detail.data
+    # The headline is the release format's own metric, named: TAT-QA EM over all 4 questions (1 right).
+    headline = detail.data["results"]["headline"]
+    assert headline["benchmark"] == "TAT-QA"
+    assert [(f["label"], f["count"]) for f in headline["figures"]] == [
+        ("TAT-QA EM (with scale)", 4),
+        ("TAT-QA F1 (with scale)", 4),
+    ]
+    assert headline["figures"][0]["mean"] == pytest.approx(1 / 4)
     gold = "1,496.5"
     for url in (
         f"/api/scoring-runs/{world['run'].pk}/",

@@ -64,7 +64,15 @@ def test_annotator_cannot_start_a_run(client, personas, scored, project):
 def test_run_page_shows_figures_charts_and_predictions_to_gold_readers_only(client, personas, scored, project):
     url = reverse("scoring-run", args=[project.slug, scored["run"].pk])
     html = logged_in(client, "annotator").get(url).content.decode()
-    assert 'id="figures"' in html and "EM (short-form)" in html and "TAT-QA EM" in html
+    assert 'id="figures"' in html and "EM (short-form" in html and "TAT-QA EM" in html
+    # The headline is the release format's own metric, named as such.
+    assert "Headline: TAT-QA&#x27;s own metric" in html or "Headline: TAT-QA's own metric" in html
+    headline = html.split('id="headline"')[1].split("</table>")[0]
+    assert (
+        "TAT-QA EM (with scale)" in headline
+        and "TAT-QA F1 (with scale)" in headline
+        and "EM (short-form" not in headline
+    )
     assert 'id="predictions"' in html and "1,496.5" in html
     client.logout()
     novice = logged_in(client, "novice").get(url).content.decode()
@@ -119,7 +127,9 @@ def test_official_figures_page_scores_a_gold_and_prediction_pair(client, persona
         "predictions": SimpleUploadedFile("pred.json", json.dumps({"1": ["bert"], "2": "no"}).encode()),
     }
     html = logged_in(client, "annotator").post(reverse("scoring-official", args=[project.slug]), files)
-    assert "Exact-match accuracy 100.00" in html.content.decode()
+    # SciTaT figures are named for what they average (EM over the short-form questions).
+    assert "SciTaT EM (short-form questions) 100.00" in html.content.decode()
+    assert "mode: official" in html.content.decode()
 
 
 def test_score_command_inline_prints_results_as_json(project, personas):

@@ -9,7 +9,7 @@ from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
 from curation.datasets.formats import FORMATS
-from curation.datasets.services import dataset_import
+from curation.datasets.services import dataset_import, import_counts_text
 from curation.errors import DomainError
 from curation.models import Project
 
@@ -59,9 +59,7 @@ class Command(BaseCommand):
             return
         verb = "Imported" if result.created else "Already imported (same sha256), nothing written:"
         counts = data["counts"]
-        self.stdout.write(
-            f"{verb} {path.name}: {counts.get('questions', 0)} questions over {counts.get('contexts', 0)} contexts"
-        )
+        self.stdout.write(f"{verb} {path.name}: {import_counts_text(counts)}")
         for note in data["notes"]:
             self.stdout.write(f"note: {note}")
         if data["release"]:

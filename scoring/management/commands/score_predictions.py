@@ -26,7 +26,13 @@ class Command(BaseCommand):
         parser.add_argument("--format", required=True, choices=files.FORMATS, dest="benchmark")
         parser.add_argument("--gold", required=True, type=Path, help="the benchmark's own gold file")
         parser.add_argument("--pred", required=True, type=Path, help="the prediction file in the benchmark's format")
-        parser.add_argument("--mode", default="official", choices=tatqa.MODES, help="TAT-QA scoring variant")
+        parser.add_argument(
+            "--mode",
+            default="official",
+            choices=tatqa.MODES,
+            help="official: the benchmark's own script, quirks included; fixed: ours (README › Scoring); "
+            "tatllm: TAT-LLM's metric fork (TAT-QA / TAT-DQA only)",
+        )
         parser.add_argument(
             "--scale",
             default="predicted",

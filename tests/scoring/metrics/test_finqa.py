@@ -71,16 +71,35 @@ def test_program_accuracy_uses_symbolic_equivalence():
     assert not finqa.equal_program(gold, tokens("add(a, d), multiply(#0, c)"))
 
 
-def test_accuracy_over_gold_counts_missing_predictions_as_wrong_and_official_counts_predictions():
+def test_official_accuracy_divides_by_predictions_and_over_gold_counts_missing_as_wrong():
     records = [
         {"id": "a", "table": [], "qa": {"program": "add(1, 2)", "exe_ans": 3.0}},
         {"id": "b", "table": [], "qa": {"program": "add(2, 2)", "exe_ans": 4.0}},
     ]
     report = finqa.score_dataset(records, {"a": tokens("add(2, 1)"), "zzz": tokens("add(1, 1)")})
-    assert report.execution_accuracy == 0.5
-    assert report.execution_accuracy_over_predictions == 1.0
-    assert report.program_accuracy == 0.5
+    # evaluate.py: exe_correct / len(predictions of known ids) — the one prediction is right.
+    assert report.execution_accuracy == 1.0
+    assert report.execution_accuracy_over_gold == 0.5
+    assert report.program_accuracy_over_gold == 0.5
+    assert report.headline == 1.0
     assert report.unknown_uids == ["zzz"]
+    fixed = finqa.score_dataset(records, {"a": tokens("add(2, 1)")}, mode="fixed")
+    assert fixed.headline == 0.5
+
+
+def test_a_duplicated_prediction_is_scored_twice_in_official_mode_and_reported():
+    records = [
+        {"id": f"q{i}", "table": [], "qa": {"program": f"add({i}, 1)", "exe_ans": float(i + 1)}} for i in range(10)
+    ]
+    entries = [(f"q{i}", tokens(f"add({i}, 1)")) for i in range(9)]
+    entries += [("q9", tokens("add(9, 2)")), ("q0", tokens("add(0, 1)"))]
+    report = finqa.score_dataset(records, entries)
+    assert (report.prediction_count, report.execution_accuracy) == (11, 10 / 11)
+    assert report.duplicate_uids == ["q0"]
+    assert len(report.questions) == 11
+    fixed = finqa.score_dataset(records, entries, mode="fixed")
+    assert fixed.headline == 9 / 10
+    assert len(fixed.questions) == 10
 
 
 def test_numeric_answer_accuracy_uses_the_stated_tolerance():

@@ -41,7 +41,7 @@ def test_em_for_short_form_and_f1_for_free_form():
     assert free.f1 == 0.67
 
 
-def test_dataset_averages_em_over_short_and_f1_bertscore_over_free():
+def test_fixed_mode_averages_em_over_every_short_and_f1_bertscore_over_every_free_question():
     gold = [
         {"id": "s1", "answer": ["BERT"]},
         {"id": "s2", "answer": ["GPT"]},
@@ -49,7 +49,7 @@ def test_dataset_averages_em_over_short_and_f1_bertscore_over_free():
     ]
     predictions = {"s1": ["BERT"], "f1": "Answer: accuracy improves on every single benchmark", "x": ["?"]}
     scorer = FakeScorer()
-    report = scitat.score_dataset(gold, predictions, bertscorer=scorer)
+    report = scitat.score_dataset(gold, predictions, bertscorer=scorer, mode="fixed")
     assert (report.short_form_count, report.free_form_count) == (2, 1)
     assert report.em == 0.5
     assert report.f1 == 1.0

@@ -145,3 +145,45 @@ def test_scitat_details_carry_short_form(tmp_path):
     assert rows["s"]["short_form"] is True
     assert rows["f"]["short_form"] is False
     assert rows["f"]["em"] is None
+
+
+def test_finqa_summary_names_the_official_and_the_gold_denominator_figures(tmp_path):
+    gold_path = shared_data_dir() / "finqa" / "finqa_dev_200.json"
+    records = json.loads(gold_path.read_text(encoding="utf-8"))[:5]
+    gold = write(tmp_path / "gold.json", records)
+    predictions = [{"id": r["id"], "predicted": finqa.program_tokenization(r["qa"]["program"])} for r in records[:4]]
+    predictions.append(dict(predictions[0]))
+    pred = write(tmp_path / "pred.json", predictions)
+    out, _ = run("--format", "finqa", "--gold", gold, "--pred", pred)
+    assert "Execution accuracy (official: over 5 predictions) 100.00" in out
+    assert "Execution accuracy over 5 gold questions (missing = wrong) 80.00" in out
+    assert f"duplicate_uids: 1 ({records[0]['id']})" in out
+    assert "Exact-match" not in out
+    summary = json.loads(run("--format", "finqa", "--gold", gold, "--pred", pred, "--json")[0])
+    assert (summary["em"], summary["execution_accuracy_over_gold"]) == (1.0, 0.8)
+    fixed = json.loads(run("--format", "finqa", "--mode", "fixed", "--gold", gold, "--pred", pred, "--json")[0])
+    assert fixed["em"] == 0.8
+
+
+def test_finqa_numeric_answers_say_they_are_not_an_official_figure(tmp_path):
+    gold = write(tmp_path / "gold.json", [{"id": "f1", "table": [], "qa": {"program": "add(1, 2)", "exe_ans": 3.0}}])
+    pred = write(tmp_path / "pred.json", [{"id": "f1", "answer": 3}])
+    out, _ = run("--format", "finqa", "--gold", gold, "--pred", pred)
+    assert "Numeric-answer accuracy (not official) 100.00" in out
+    assert "note: FinQA's evaluate.py scores programs only" in out
+
+
+def test_tatqa_null_scale_is_scored_and_the_output_says_the_official_script_stops(tmp_path):
+    gold = write(tmp_path / "gold.json", TATQA_GOLD)
+    pred = write(tmp_path / "pred.json", {"u1": ["yes", ""], "u2": [2.5, None]})
+    out, _ = run("--format", "tatqa", "--gold", gold, "--pred", pred)
+    assert "note: 1 prediction(s) have a null scale (e.g. u2): the official tatqa_eval.py stops" in out
+
+
+def test_tatqa_dict_answer_is_scored_as_text_not_refused_whole(tmp_path):
+    gold = write(tmp_path / "gold.json", TATQA_GOLD)
+    pred = write(tmp_path / "pred.json", {"u1": ["yes", ""], "u2": [{"value": 2.5}, "million"]})
+    out, _ = run("--format", "tatqa", "--gold", gold, "--pred", pred, "--json")
+    summary = json.loads(out)
+    assert summary["em"] == 0.5
+    assert any("JSON objects (e.g. u2): scored as their text" in note for note in summary["notes"])

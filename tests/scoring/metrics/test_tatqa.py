@@ -234,3 +234,16 @@ def test_fixed_mode_differs_from_official_on_the_sample(tatqa_dev):
     fixed = tatqa.score_dataset(gold, predictions, mode="fixed")
     changed = [a.uid for a, b in zip(official.questions, fixed.questions, strict=True) if a.em != b.em]
     assert changed
+
+
+def test_tatllm_null_scale_empties_a_numeric_answer_as_tatemandf1_does():
+    # TATEmAndF1: scale_to_num(None) raises in get_answer_str, whose except returns [""] → EM 0, F1 0.
+    gold = question(2.5, "arithmetic", scale="")
+    result = score(gold, "2.5", None, mode="tatllm")
+    assert (result.em, result.f1, result.is_scale_correct) == (0.0, 0.0, False)
+    assert score(gold, "2.5", "", mode="tatllm").em == 1.0
+    # A percentage never reaches scale_to_num, and text items only test `if scale`.
+    assert score(question(["12.5%"], "span"), "12.5%", None, mode="tatllm").em == 1.0
+    assert score(question(["yes"], "span"), "Yes", None, mode="tatllm").em == 1.0
+    # The official and fixed modes read a null scale as no scale.
+    assert score(gold, "2.5", None).em == 1.0

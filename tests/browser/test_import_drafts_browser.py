@@ -1,0 +1,33 @@
+"""A manager imports TAT-QA's unlabelled test questions on the Import page and reads how many came in as drafts."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.browser.conftest import open_in_project
+from tests.scoring.metrics.shared_data import shared_data_dir
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+SCREENSHOTS = os.environ.get("TATCURATE_SCREENSHOTS", "")
+
+
+def test_manager_imports_unlabelled_questions_and_sees_the_drafts(page, live_server, login, project, personas):
+    path = shared_data_dir() / "tatqa" / "tatqa_dataset_test.json"
+    login(page, "manager")
+    open_in_project(page, "Import a dataset")
+    page.get_by_label("Format").select_option("tatqa")
+    page.get_by_label("File").set_input_files(str(path))
+    page.get_by_role("button", name="Import").click()
+    messages = page.locator(".messages")
+    expect(messages).to_contain_text("1669 questions (0 validated, 1669 as drafts to annotate) over 278 contexts")
+    expect(messages).to_contain_text("open the batch to put them in the annotators' queue")
+    row = page.locator("#imports tbody tr").first
+    expect(row).to_contain_text("tatqa_dataset_test.json")
+    expect(page.locator("#imports thead")).to_contain_text("Drafts")
+    expect(row.locator("td").nth(3)).to_have_text("1669")
+    if SCREENSHOTS:
+        page.screenshot(path=f"{SCREENSHOTS}/import-drafts-1366.png", full_page=True)
