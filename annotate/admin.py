@@ -29,3 +29,8 @@ class GuidelinesAdmin(admin.ModelAdmin):
 @admin.register(models.WorkTime)
 class WorkTimeAdmin(admin.ModelAdmin):
     list_display = ["user", "instance", "activity", "active_seconds", "last_ping_at"]
+
+
+@admin.register(models.PaySettings)
+class PaySettingsAdmin(admin.ModelAdmin):
+    list_display = ["project", "pay_per_instance", "currency"]

@@ -1,8 +1,9 @@
-"""Annotation side's models. Each package keeps its own (qualification, review, work); importing them here registers
-them with the app, whose label (`annotate`) and table names they keep."""
+"""Annotation side's models. Each package keeps its own (dashboard, qualification, review, work); importing them here
+registers them with the app, whose label (`annotate`) and table names they keep."""
 
 from __future__ import annotations
 
+from annotate.dashboard.models import PaySettings  # noqa: F401
 from annotate.qualification.models import (  # noqa: F401
     Guidelines,
     GuidelinesRead,
@@ -10,5 +11,5 @@ from annotate.qualification.models import (  # noqa: F401
     QualificationItem,
     QualificationSettings,
 )
-from annotate.review.models import Discussion, DiscussionMessage, ReviewComment, ReviewSettings  # noqa: F401
+from annotate.review.models import Discussion, DiscussionMessage, ReviewComment  # noqa: F401
 from annotate.work.models import WorkTime  # noqa: F401

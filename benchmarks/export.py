@@ -109,8 +109,8 @@ def generate(size: int) -> int:
 
 
 def _generate(project, slug: str, size: int) -> int:
-    from curation.models import Release, ReleaseContext, ReleaseItem
-    from curation.releases.stats import release_statistics
+    from curation.exports.statistics import release_statistics
+    from curation.releases.models import Release, ReleaseContext, ReleaseItem
 
     release = Release.objects.create(project=project, name=slug, version=1, content_hash="", item_count=size)
     contexts: dict[str, dict] = {}
@@ -164,7 +164,7 @@ def child(release_id: int, fmt: str, out: Path) -> dict:
     import curation.exports.card
     import curation.exports.writers  # noqa: F401  (pyarrow and friends load before the baseline is taken)
     from curation.exports import write_export_zip
-    from curation.models import Release
+    from curation.releases.models import Release
 
     release = Release.objects.select_related("project").get(pk=release_id)
     baseline = _status_mb("VmRSS")

@@ -80,8 +80,9 @@ def main() -> None:
     from curation.exports.records import CSV_COLUMNS
     from curation.exports.rows import release_rows
     from curation.latex import extract_paper
-    from curation.models import Context, Instance, ReleaseItem, Table
+    from curation.models import Context, Instance, Table
     from curation.papers.services import paper_ingest
+    from curation.releases.models import ReleaseItem
     from curation.releases.services import release_cut
     from curation.services.batches import batch_create, batch_open
     from curation.services.lifecycle import instance_create

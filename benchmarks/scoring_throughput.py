@@ -44,10 +44,12 @@ def main() -> None:
     sys.path.insert(0, str(ROOT))
 
     from curation.datasets.services import dataset_import
-    from curation.models import ModelEndpoint, WorkerHeartbeat
+    from curation.endpoints.models import ModelEndpoint
+    from curation.models import WorkerHeartbeat
     from curation.services.projects import project_create
     from scoring.models import Prediction, ScoringRun
-    from scoring.services.runs import run_create, run_start
+    from scoring.runs.creation import run_create
+    from scoring.runs.lifecycle import run_start
     from tests.scoring.metrics.shared_data import shared_data_dir
     from tests.support.fault_server import FaultServer, ok
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.contrib import admin
 
 from curation import models
+from curation.endpoints.models import ModelEndpoint
 
 
 @admin.register(models.Project)
@@ -70,7 +71,7 @@ class WorkerHeartbeatAdmin(admin.ModelAdmin):
     list_display = ["hostname", "pid", "started_at", "last_seen_at"]
 
 
-@admin.register(models.ModelEndpoint)
+@admin.register(ModelEndpoint)
 class ModelEndpointAdmin(admin.ModelAdmin):
     list_display = ["name", "model", "base_url", "project", "concurrency_limit", "supports_tools", "is_local_default"]
     list_filter = ["project", "is_local_default"]

@@ -1,13 +1,32 @@
+from importlib import import_module
+
 from django.apps import AppConfig
+
+# The app's nouns keep their models in their own packages; Django imports only `curation.models` by itself, so the
+# app names the others here, by name (as INSTALLED_APPS names apps), and the core models import none of them.
+NOUN_MODEL_MODULES = (
+    "curation.endpoints.models",
+    "curation.datasets.models",
+    "curation.drafting.models",
+    "curation.releases.models",
+)
 
 
 class CurationConfig(AppConfig):
     name = "curation"
     verbose_name = "Curation"
 
+    def import_models(self) -> None:
+        super().import_models()
+        for module in NOUN_MODEL_MODULES:
+            import_module(module)
+
     def ready(self) -> None:
+        from curation.datasets.services import import_release_register
         from curation.jobs import reaper_register
 
         # The beat reaper (curation.jobs_reap) runs these; each requeues or fails its stalled rows.
         reaper_register(kind="drafting items", path="curation.drafting.services.items_reap")
         reaper_register(kind="export builds", path="curation.releases.services.exports_reap")
+        # An import with --as-release cuts a release; releases/ sits above datasets/, so it is named here.
+        import_release_register(path="curation.releases.services.release_cut")

@@ -313,17 +313,3 @@ class WorkerHeartbeat(models.Model):
 
     def __str__(self) -> str:
         return self.hostname
-
-
-# The models of the other nouns live in their own modules; importing them here registers them with the app.
-from curation.drafting.models import DraftingItem, DraftingRun, PromptTemplate  # noqa: E402,F401
-from curation.endpoints.models import ModelEndpoint  # noqa: E402,F401
-from curation.releases.models import (  # noqa: E402,F401
-    ExportArtifact,
-    ImportRecord,
-    Release,
-    ReleaseContext,
-    ReleaseCut,
-    ReleaseItem,
-    SourceRecord,
-)

@@ -8,6 +8,8 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.authtoken.views import obtain_auth_token
 
+from annotate.batches import urls as urls_batches
+from annotate.dashboard import urls as urls_dashboard
 from annotate.instances import urls as urls_instances
 from annotate.qualification import urls as qualification_urls
 from annotate.review import urls as urls_review
@@ -19,7 +21,7 @@ from curation.health import healthz
 from curation.members import urls as member_urls
 from curation.papers import urls as ingest_urls
 from curation.releases import urls as release_urls
-from scoring import urls as scoring_urls
+from scoring.runs import urls as scoring_urls
 
 api_patterns = [
     path("auth/token/", obtain_auth_token, name="api-token"),
@@ -48,6 +50,8 @@ api_patterns = [
     path("", include(urls_work.api_patterns)),
     path("", include(urls_instances.api_patterns)),
     path("", include(urls_review.api_patterns)),
+    path("", include(urls_batches.api_patterns)),
+    path("", include(urls_dashboard.api_patterns)),
     path("", include(qualification_urls.api_patterns)),
     path("", include(scoring_urls.api_patterns)),
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
@@ -73,6 +77,8 @@ urlpatterns = [
     path("", include(urls_work.page_patterns)),
     path("", include(urls_instances.page_patterns)),
     path("", include(urls_review.page_patterns)),
+    path("", include(urls_batches.page_patterns)),
+    path("", include(urls_dashboard.page_patterns)),
     path("", include(qualification_urls.page_patterns)),
     path("", include(scoring_urls.page_patterns)),
     path("healthz", healthz, name="healthz"),

@@ -8,4 +8,4 @@ class ScoringConfig(AppConfig):
     def ready(self) -> None:
         from curation.jobs import reaper_register
 
-        reaper_register(kind="scoring chunks", path="scoring.services.runs.runs_reap")
+        reaper_register(kind="scoring chunks", path="scoring.runs.reaper.runs_reap")

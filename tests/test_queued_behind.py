@@ -13,7 +13,9 @@ from curation.drafting.services import run_start as drafting_run_start
 from curation.models import Batch
 from curation.queues import waiting_label
 from scoring.models import RunChunk
-from scoring.services.runs import run_create, run_progress, run_start
+from scoring.runs.creation import run_create
+from scoring.runs.lifecycle import run_start
+from scoring.runs.progress import run_progress
 from tests.curation.drafting.conftest import endpoint_on, make_contexts
 from tests.scoring.run_support import endpoint_for, small_release
 

@@ -14,8 +14,8 @@ from curation.drafting.services import run_cancel, run_create
 from curation.drafting.services import run_start as drafting_run_start
 from curation.models import Batch
 from scoring.models import ScoringRun
-from scoring.services.runs import run_create as scoring_run_create
-from scoring.services.runs import run_start as scoring_run_start
+from scoring.runs.creation import run_create as scoring_run_create
+from scoring.runs.lifecycle import run_start as scoring_run_start
 from tests.curation.drafting.conftest import endpoint_on, make_contexts, scripted_reply
 from tests.scoring.run_support import endpoint_for, small_release
 from tests.support import fault_server as fs

@@ -18,8 +18,9 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Count
 from django.utils import timezone
 
+from annotate.dashboard.models import PaySettings
 from annotate.qualification.models import QualificationAttempt
-from annotate.review.models import Discussion, ReviewSettings
+from annotate.review.models import Discussion
 from annotate.work.batches import SETTLED
 from annotate.work.models import WorkTime
 from curation.errors import InvalidInput, NotPermitted
@@ -259,16 +260,16 @@ def time_per_instance(project: Project, *, limit: int = 500) -> list[dict[str, A
     ]
 
 
-def review_settings_of(project: Project) -> ReviewSettings:
+def pay_settings_of(project: Project) -> PaySettings:
     """The project's pay settings, or unsaved defaults ($1 per validated instance, as SciTaT paid)."""
-    return ReviewSettings.objects.filter(project=project).first() or ReviewSettings(project=project)
+    return PaySettings.objects.filter(project=project).first() or PaySettings(project=project)
 
 
 def pay_report(project: Project, *, start: date, end: date) -> dict[str, Any]:
     """Pay per annotator for instances first validated in [start, end], at the project's rate per instance."""
     if end < start:
         raise InvalidInput("The period ends before it starts.")
-    settings = review_settings_of(project)
+    settings = pay_settings_of(project)
     tz = timezone.get_current_timezone()
     since = datetime.combine(start, datetime.min.time(), tzinfo=tz)
     until = datetime.combine(end + timedelta(days=1), datetime.min.time(), tzinfo=tz)

@@ -7,7 +7,7 @@ from decimal import Decimal, InvalidOperation
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
-from annotate.review.models import ReviewSettings
+from annotate.dashboard.models import PaySettings
 from curation.errors import InvalidInput
 from curation.models import Project
 from curation.services.projects import require_role
@@ -15,9 +15,9 @@ from curation.states import Role
 
 
 @transaction.atomic
-def review_settings_set(
+def pay_settings_set(
     *, project: Project, actor: AbstractBaseUser, pay_per_instance: str | Decimal, currency: str = "USD"
-) -> ReviewSettings:
+) -> PaySettings:
     """Set the pay rate per validated instance. Managers only."""
     require_role(user=actor, project=project, roles=(Role.MANAGER,), action="set the pay rate")
     try:
@@ -29,7 +29,7 @@ def review_settings_set(
     currency = (currency or "USD").strip().upper()
     if len(currency) != 3 or not currency.isalpha():
         raise InvalidInput("The currency is a three-letter code such as USD.")
-    record, _ = ReviewSettings.objects.update_or_create(
+    record, _ = PaySettings.objects.update_or_create(
         project=project, defaults={"pay_per_instance": rate.quantize(Decimal("0.01")), "currency": currency}
     )
     return record

@@ -2,28 +2,24 @@
 
 from __future__ import annotations
 
-from datetime import date
+from collections.abc import Callable
 
-from django.http import HttpResponse
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotate.dashboard import figures as dashboard
-from annotate.dashboard import services as pay_services
 from annotate.instances import services as instance_services
 from annotate.review import selectors as review_selectors
 from annotate.review import services as review
 from annotate.review.models import Discussion, DiscussionMessage, ReviewComment
-from annotate.work import batches as batch_flow
 from annotate.work.workspace import work_ping
 from curation import selectors
 from curation.answer_types import ANSWER_TYPES, SCALES
-from curation.errors import InvalidInput, NotFound, NotPermitted
-from curation.serializers import BatchSerializer, InstanceSerializer
+from curation.errors import NotFound, NotPermitted
+from curation.models import Instance
+from curation.serializers import InstanceSerializer
 
 # --- Serializers ----------------------------------------------------------------------------------------------
 
@@ -153,40 +149,6 @@ class Round2QueueSerializer(serializers.Serializer):
     discussions = serializers.ListField(child=serializers.IntegerField())
 
 
-class AssignSerializer(serializers.Serializer):
-    instance_ids = serializers.ListField(child=serializers.IntegerField(), required=False, default=list)
-    context_ids = serializers.ListField(child=serializers.IntegerField(), required=False, default=list)
-
-
-class FillSerializer(serializers.Serializer):
-    per_paper = serializers.IntegerField(
-        required=False, allow_null=True, default=None, min_value=1, help_text="short contexts per paper; null: all"
-    )
-    seed = serializers.IntegerField(required=False, default=0)
-    paper_ids = serializers.ListField(
-        child=serializers.IntegerField(), required=False, default=list, help_text="empty: every paper"
-    )
-
-
-class FillResultSerializer(serializers.Serializer):
-    batch = serializers.IntegerField()
-    per_paper = serializers.IntegerField(allow_null=True)
-    seed = serializers.IntegerField()
-    papers = serializers.IntegerField()
-    contexts = serializers.IntegerField()
-    context_ids = serializers.ListField(child=serializers.IntegerField())
-    moved = serializers.IntegerField()
-
-
-class GatingSerializer(serializers.Serializer):
-    gating = serializers.ChoiceField(choices=["manual", "sequential"])
-
-
-class AssignResultSerializer(serializers.Serializer):
-    batch = BatchSerializer()
-    moved = serializers.IntegerField()
-
-
 class DiffRowSerializer(serializers.Serializer):
     field = serializers.CharField()
     changed = serializers.BooleanField()
@@ -200,11 +162,6 @@ class RevisionDiffSerializer(serializers.Serializer):
     diff = DiffRowSerializer(many=True)
 
 
-class PaySettingsSerializer(serializers.Serializer):
-    pay_per_instance = serializers.DecimalField(max_digits=8, decimal_places=2, min_value=0)
-    currency = serializers.CharField(max_length=3, required=False, default="USD")
-
-
 def _instance_body(instance) -> dict:
     return InstanceSerializer(instance).data
 
@@ -216,22 +173,54 @@ def _visible_instance(request: Request, pk: int):
 
 def _project_instance(request: Request, pk: int):
     """For actions anyone in the project may attempt (claims): 404 outside the project, else the service decides."""
-    from curation.models import Instance
-
     instance = Instance.objects.filter(pk=pk, project__in=selectors.projects_visible_to(request.user)).first()
     if instance is None:
         raise NotFound(f"No instance {pk} in your projects.")
     return instance
 
 
-def _date_param(request: Request, name: str) -> date | None:
-    value = request.query_params.get(name)
-    if not value:
-        return None
-    try:
-        return date.fromisoformat(value)
-    except ValueError as exc:
-        raise InvalidInput(f"{name} must be a date as YYYY-MM-DD.") from exc
+# --- Steps both rounds share: one class per action, given the round's service by the URLconf (as_view(...)) ----
+
+
+class RoundNextApi(APIView):
+    """Take the next review of a round, or get the one already held; 204 when nothing waits (round two never
+    offers one's own work nor an instance one verified in round one)."""
+
+    take: Callable[..., Instance | None] | None = None  # the round's service, given by the URLconf
+
+    @extend_schema(request=None, responses={200: InstanceSerializer, 204: None})
+    def post(self, request: Request, slug: str) -> Response:
+        project = selectors.project_get(user=request.user, slug=slug)
+        instance = self.take(project=project, user=request.user)
+        if instance is None:
+            return Response(status=status.HTTP_204_NO_CONTENT)
+        return Response(_instance_body(instance))
+
+
+class RoundClaimApi(APIView):
+    """Claim this instance for the round's review (409 when someone else was first)."""
+
+    claim: Callable[..., Instance] | None = None  # the round's service, given by the URLconf
+
+    @extend_schema(request=None, responses=InstanceSerializer)
+    def post(self, request: Request, pk: int) -> Response:
+        _project_instance(request, pk)
+        return Response(_instance_body(self.claim(instance_id=pk, user=request.user)))
+
+
+class RoundVersionedStepApi(APIView):
+    """A round's step that needs only the version the reviewer saw: release a round-one review back to the pile,
+    or confirm in round two (the instance is validated)."""
+
+    step: Callable[..., Instance] | None = None  # the round's service, given by the URLconf
+
+    @extend_schema(request=VersionSerializer, responses=InstanceSerializer)
+    def post(self, request: Request, pk: int) -> Response:
+        _project_instance(request, pk)
+        payload = VersionSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        version = payload.validated_data["expected_version"]
+        return Response(_instance_body(self.step(instance_id=pk, user=request.user, expected_version=version)))
 
 
 # --- Round one ------------------------------------------------------------------------------------------------
@@ -252,37 +241,6 @@ class ReviewQueueApi(APIView):
                 "discussions": [d.pk for d in data["discussions"]],
             }
         )
-
-
-class ReviewNextApi(APIView):
-    @extend_schema(request=None, responses={200: InstanceSerializer, 204: None})
-    def post(self, request: Request, slug: str) -> Response:
-        """Claim the next round-one review (or get the one held); 204 when nothing waits."""
-        project = selectors.project_get(user=request.user, slug=slug)
-        instance = review.review_next(project=project, user=request.user)
-        if instance is None:
-            return Response(status=status.HTTP_204_NO_CONTENT)
-        return Response(_instance_body(instance))
-
-
-class ReviewClaimApi(APIView):
-    @extend_schema(request=None, responses=InstanceSerializer)
-    def post(self, request: Request, pk: int) -> Response:
-        """Claim this submitted instance for round one (409 when someone else was first)."""
-        _project_instance(request, pk)
-        return Response(_instance_body(review.review_claim(instance_id=pk, user=request.user)))
-
-
-class ReviewReleaseApi(APIView):
-    @extend_schema(request=VersionSerializer, responses=InstanceSerializer)
-    def post(self, request: Request, pk: int) -> Response:
-        _project_instance(request, pk)
-        payload = VersionSerializer(data=request.data)
-        payload.is_valid(raise_exception=True)
-        instance = review.review_release(
-            instance_id=pk, user=request.user, expected_version=payload.validated_data["expected_version"]
-        )
-        return Response(_instance_body(instance))
 
 
 class ReviewApproveApi(APIView):
@@ -354,37 +312,6 @@ class Round2QueueApi(APIView):
                 "discussions": [d.pk for d in data["discussions"]],
             }
         )
-
-
-class Round2NextApi(APIView):
-    @extend_schema(request=None, responses={200: InstanceSerializer, 204: None})
-    def post(self, request: Request, slug: str) -> Response:
-        """Take the next round-two review (never one's own work nor one verified in round one)."""
-        project = selectors.project_get(user=request.user, slug=slug)
-        instance = review.round2_next(project=project, user=request.user)
-        if instance is None:
-            return Response(status=status.HTTP_204_NO_CONTENT)
-        return Response(_instance_body(instance))
-
-
-class Round2ClaimApi(APIView):
-    @extend_schema(request=None, responses=InstanceSerializer)
-    def post(self, request: Request, pk: int) -> Response:
-        _project_instance(request, pk)
-        return Response(_instance_body(review.round2_claim(instance_id=pk, user=request.user)))
-
-
-class Round2ConfirmApi(APIView):
-    @extend_schema(request=VersionSerializer, responses=InstanceSerializer)
-    def post(self, request: Request, pk: int) -> Response:
-        """Confirm in round two: the instance is validated."""
-        _project_instance(request, pk)
-        payload = VersionSerializer(data=request.data)
-        payload.is_valid(raise_exception=True)
-        instance = review.round2_confirm(
-            instance_id=pk, user=request.user, expected_version=payload.validated_data["expected_version"]
-        )
-        return Response(_instance_body(instance))
 
 
 class Round2FlagApi(APIView):
@@ -528,117 +455,3 @@ class RestoreApi(APIView):
             reason=payload.validated_data["reason"],
         )
         return Response(_instance_body(instance))
-
-
-# --- Batches and the dashboard --------------------------------------------------------------------------------
-
-
-class BatchAssignApi(APIView):
-    @extend_schema(request=AssignSerializer, responses=AssignResultSerializer)
-    def post(self, request: Request, pk: int) -> Response:
-        """Put drafts (or the drafts of contexts) into a batch. Managers only."""
-        batch = selectors.batches_visible_to(request.user).filter(pk=pk).first()
-        if batch is None:
-            raise NotFound(f"No batch {pk} that you may see.")
-        payload = AssignSerializer(data=request.data)
-        payload.is_valid(raise_exception=True)
-        moved = batch_flow.batch_assign(batch_id=pk, actor=request.user, **payload.validated_data)
-        return Response({"batch": BatchSerializer(batch).data, "moved": moved})
-
-
-class BatchFillApi(APIView):
-    @extend_schema(request=FillSerializer, responses=FillResultSerializer)
-    def post(self, request: Request, pk: int) -> Response:
-        """Put short contexts without a batch into the batch: all of the papers', or a seeded N per paper."""
-        batch = selectors.batches_visible_to(request.user).filter(pk=pk).first()
-        if batch is None:
-            raise NotFound(f"No batch {pk} that you may see.")
-        payload = FillSerializer(data=request.data)
-        payload.is_valid(raise_exception=True)
-        sample = batch_flow.batch_fill_from_papers(batch_id=pk, actor=request.user, **payload.validated_data)
-        return Response(sample.as_dict())
-
-
-class GatingApi(APIView):
-    @extend_schema(request=GatingSerializer, responses=GatingSerializer)
-    def post(self, request: Request, slug: str) -> Response:
-        project = selectors.project_get(user=request.user, slug=slug)
-        payload = GatingSerializer(data=request.data)
-        payload.is_valid(raise_exception=True)
-        project = batch_flow.project_gating_set(
-            project=project, actor=request.user, gating=payload.validated_data["gating"]
-        )
-        return Response({"gating": project.gating})
-
-
-class PaySettingsApi(APIView):
-    @extend_schema(request=PaySettingsSerializer, responses=PaySettingsSerializer)
-    def post(self, request: Request, slug: str) -> Response:
-        project = selectors.project_get(user=request.user, slug=slug)
-        payload = PaySettingsSerializer(data=request.data)
-        payload.is_valid(raise_exception=True)
-        record = pay_services.review_settings_set(project=project, actor=request.user, **payload.validated_data)
-        return Response({"pay_per_instance": str(record.pay_per_instance), "currency": record.currency})
-
-
-class DashboardApi(APIView):
-    @extend_schema(
-        parameters=[OpenApiParameter("start", str, required=False), OpenApiParameter("end", str, required=False)],
-        responses={200: OpenApiTypes.OBJECT},
-    )
-    def get(self, request: Request, slug: str) -> Response:
-        """The manager's dashboard figures as JSON."""
-        project = selectors.project_get(user=request.user, slug=slug)
-        data = dashboard.dashboard_data(
-            user=request.user, project=project, start=_date_param(request, "start"), end=_date_param(request, "end")
-        )
-        pay = data["pay"]
-        return Response(
-            {
-                "batches": [
-                    {k: b[k] for k in ("name", "state", "counts", "total", "settled", "validated", "is_complete")}
-                    for b in data["batches"]
-                ],
-                "throughput": [{**t, "date": t["date"].isoformat()} for t in data["throughput"]],
-                "annotators": data["annotators"],
-                "verifiers": data["verifiers"],
-                "time": data["time_people"],
-                "pay": {
-                    "start": pay["start"].isoformat(),
-                    "end": pay["end"].isoformat(),
-                    "rate": str(pay["rate"]),
-                    "currency": pay["currency"],
-                    "total_instances": pay["total_instances"],
-                    "total_amount": str(pay["total_amount"]),
-                    "rows": [
-                        {**r, "amount": str(r["amount"]), "hourly": None if r["hourly"] is None else str(r["hourly"])}
-                        for r in pay["rows"]
-                    ],
-                },
-            }
-        )
-
-
-class DashboardCsvApi(APIView):
-    @extend_schema(
-        parameters=[
-            OpenApiParameter("table", str, enum=list(dashboard.CSV_TABLES)),
-            OpenApiParameter("start", str, required=False),
-            OpenApiParameter("end", str, required=False),
-        ],
-        responses={(200, "text/csv"): str},
-    )
-    def get(self, request: Request, slug: str) -> HttpResponse:
-        """One dashboard table as CSV."""
-        project = selectors.project_get(user=request.user, slug=slug)
-        table = request.query_params.get("table", "annotators")
-        rows = dashboard.csv_rows(
-            user=request.user,
-            project=project,
-            table=table,
-            start=_date_param(request, "start"),
-            end=_date_param(request, "end"),
-        )
-        response = HttpResponse(dashboard.to_csv(rows), content_type="text/csv; charset=utf-8")
-        response["Content-Disposition"] = f'attachment; filename="{project.slug}-{table}.csv"'
-        return response

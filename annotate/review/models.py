@@ -1,17 +1,15 @@
-"""Two-round validation records: review comments, discussion threads with their outcome, per-project pay settings."""
+"""Two-round validation records: review comments and discussion threads with their outcome."""
 
 from __future__ import annotations
-
-from decimal import Decimal
 
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
-from curation.models import Instance, Project
+from curation.models import Instance
 from curation.visibility import DiscussionQuerySet
 
-__all__ = ["Discussion", "DiscussionMessage", "ReviewComment", "ReviewSettings"]
+__all__ = ["Discussion", "DiscussionMessage", "ReviewComment"]
 
 
 class ReviewComment(models.Model):
@@ -100,14 +98,3 @@ class DiscussionMessage(models.Model):
 
     def __str__(self) -> str:
         return f"message {self.pk} in discussion {self.discussion_id}"
-
-
-class ReviewSettings(models.Model):
-    """Per-project pay rate for validated instances (SciTaT paid $1 an instance, about ten minutes of work)."""
-
-    project = models.OneToOneField(Project, on_delete=models.CASCADE, related_name="review_settings")
-    pay_per_instance = models.DecimalField(max_digits=8, decimal_places=2, default=Decimal("1.00"))
-    currency = models.CharField(max_length=3, default="USD")
-
-    def __str__(self) -> str:
-        return f"{self.pay_per_instance} {self.currency} per instance in {self.project}"

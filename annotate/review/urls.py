@@ -1,21 +1,22 @@
-"""URLs of two-round validation, discussions, history, batches and the manager's dashboard: pages and API."""
+"""URLs of two-round validation, discussions, and history: pages and API."""
 
 from __future__ import annotations
 
 from django.urls import path
 
 from annotate.review import api as api_review
+from annotate.review import services as review
 from annotate.review import views as views_review
 
 page_patterns = [
     path("p/<slug:slug>/review/", views_review.review_home, name="review-home"),
-    path("p/<slug:slug>/review/next/", views_review.review_next, name="review-next"),
-    path("p/<slug:slug>/review/<int:pk>/", views_review.review_page, name="review"),
+    path("p/<slug:slug>/review/next/", views_review.round_next, {"stage": views_review.ROUND_ONE}, name="review-next"),
+    path("p/<slug:slug>/review/<int:pk>/", views_review.round_page, {"stage": views_review.ROUND_ONE}, name="review"),
     path("p/<slug:slug>/review/<int:pk>/claim/", views_review.review_claim, name="review-claim"),
     path("p/<slug:slug>/review/<int:pk>/decide/", views_review.review_decide, name="review-decide"),
     path("p/<slug:slug>/round2/", views_review.round2_home, name="round2-home"),
-    path("p/<slug:slug>/round2/next/", views_review.round2_next, name="round2-next"),
-    path("p/<slug:slug>/round2/<int:pk>/", views_review.round2_page, name="round2"),
+    path("p/<slug:slug>/round2/next/", views_review.round_next, {"stage": views_review.ROUND_TWO}, name="round2-next"),
+    path("p/<slug:slug>/round2/<int:pk>/", views_review.round_page, {"stage": views_review.ROUND_TWO}, name="round2"),
     path("p/<slug:slug>/round2/<int:pk>/decide/", views_review.round2_decide, name="round2-decide"),
     path("p/<slug:slug>/discussions/", views_review.discussion_list, name="discussions"),
     path("p/<slug:slug>/discussions/<int:pk>/", views_review.discussion_page, name="discussion"),
@@ -24,16 +25,25 @@ page_patterns = [
     path("p/<slug:slug>/history/<int:pk>/", views_review.history_page, name="review-history"),
     path("p/<slug:slug>/history/<int:pk>/discard/", views_review.instance_discard, name="instance-discard"),
     path("p/<slug:slug>/history/<int:pk>/restore/", views_review.instance_restore, name="instance-restore"),
-    path("p/<slug:slug>/batches/", views_review.batches_page, name="batches"),
-    path("p/<slug:slug>/dashboard/", views_review.dashboard_page, name="dashboard"),
-    path("p/<slug:slug>/dashboard/<str:table>.csv", views_review.dashboard_csv, name="dashboard-csv"),
 ]
 
 api_patterns = [
     path("projects/<slug:slug>/review/queue/", api_review.ReviewQueueApi.as_view(), name="api-review-queue"),
-    path("projects/<slug:slug>/review/next/", api_review.ReviewNextApi.as_view(), name="api-review-next"),
-    path("instances/<int:pk>/review/claim/", api_review.ReviewClaimApi.as_view(), name="api-review-claim"),
-    path("instances/<int:pk>/review/release/", api_review.ReviewReleaseApi.as_view(), name="api-review-release"),
+    path(
+        "projects/<slug:slug>/review/next/",
+        api_review.RoundNextApi.as_view(take=review.review_next),
+        name="api-review-next",
+    ),
+    path(
+        "instances/<int:pk>/review/claim/",
+        api_review.RoundClaimApi.as_view(claim=review.review_claim),
+        name="api-review-claim",
+    ),
+    path(
+        "instances/<int:pk>/review/release/",
+        api_review.RoundVersionedStepApi.as_view(step=review.review_release),
+        name="api-review-release",
+    ),
     path("instances/<int:pk>/review/approve/", api_review.ReviewApproveApi.as_view(), name="api-review-approve"),
     path(
         "instances/<int:pk>/review/request-changes/",
@@ -42,9 +52,21 @@ api_patterns = [
     ),
     path("instances/<int:pk>/review/ping/", api_review.ReviewPingApi.as_view(), name="api-review-ping"),
     path("projects/<slug:slug>/round2/queue/", api_review.Round2QueueApi.as_view(), name="api-round2-queue"),
-    path("projects/<slug:slug>/round2/next/", api_review.Round2NextApi.as_view(), name="api-round2-next"),
-    path("instances/<int:pk>/round2/claim/", api_review.Round2ClaimApi.as_view(), name="api-round2-claim"),
-    path("instances/<int:pk>/round2/confirm/", api_review.Round2ConfirmApi.as_view(), name="api-round2-confirm"),
+    path(
+        "projects/<slug:slug>/round2/next/",
+        api_review.RoundNextApi.as_view(take=review.round2_next),
+        name="api-round2-next",
+    ),
+    path(
+        "instances/<int:pk>/round2/claim/",
+        api_review.RoundClaimApi.as_view(claim=review.round2_claim),
+        name="api-round2-claim",
+    ),
+    path(
+        "instances/<int:pk>/round2/confirm/",
+        api_review.RoundVersionedStepApi.as_view(step=review.round2_confirm),
+        name="api-round2-confirm",
+    ),
     path("instances/<int:pk>/round2/flag/", api_review.Round2FlagApi.as_view(), name="api-round2-flag"),
     path("instances/<int:pk>/comments/", api_review.InstanceCommentsApi.as_view(), name="api-instance-comments"),
     path("comments/<int:pk>/resolve/", api_review.CommentResolveApi.as_view(), name="api-comment-resolve"),
@@ -55,10 +77,4 @@ api_patterns = [
     path("instances/<int:pk>/revisions/diff/", api_review.RevisionDiffApi.as_view(), name="api-revision-diff"),
     path("instances/<int:pk>/discard/", api_review.DiscardApi.as_view(), name="api-instance-discard"),
     path("instances/<int:pk>/restore/", api_review.RestoreApi.as_view(), name="api-instance-restore"),
-    path("batches/<int:pk>/assign/", api_review.BatchAssignApi.as_view(), name="api-batch-assign"),
-    path("batches/<int:pk>/fill/", api_review.BatchFillApi.as_view(), name="api-batch-fill"),
-    path("projects/<slug:slug>/gating/", api_review.GatingApi.as_view(), name="api-gating"),
-    path("projects/<slug:slug>/pay-settings/", api_review.PaySettingsApi.as_view(), name="api-pay-settings"),
-    path("projects/<slug:slug>/dashboard/", api_review.DashboardApi.as_view(), name="api-dashboard"),
-    path("projects/<slug:slug>/dashboard/csv/", api_review.DashboardCsvApi.as_view(), name="api-dashboard-csv"),
 ]

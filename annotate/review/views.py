@@ -3,32 +3,26 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import date
+from dataclasses import dataclass
 from typing import Any
 
 from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
-from annotate.dashboard import figures as dashboard
-from annotate.dashboard import services as pay_services
 from annotate.instances import services as instance_services
 from annotate.review import selectors as review_selectors
 from annotate.review import services as review
-from annotate.review.api import DiscardSerializer, PaySettingsSerializer, ReplySerializer, RestoreSerializer
+from annotate.review.api import DiscardSerializer, ReplySerializer, RestoreSerializer
 from annotate.review.models import ReviewComment
-from annotate.work import batches as batch_flow
-from curation import charts, selectors
+from curation import selectors
 from curation.answer_types import ANSWER_TYPE_LABELS, SCALE_LABELS
-from curation.errors import InvalidInput
-from curation.models import Batch, Instance, Project
+from curation.models import Instance, Project
 from curation.page_errors import FORM_ERRORS, form_problems
-from curation.services.batches import batch_create, batch_open
-from curation.states import Role, Status
+from curation.states import Role
 
 COMMENT_FIELDS = [(value or "instance", label) for value, label in ReviewComment.Field.choices]
 
@@ -122,6 +116,33 @@ ROUND2_SHORTCUTS = [
 ]
 
 
+@dataclass(frozen=True)
+class Stage:
+    """What differs between the two rounds' pages; the URLconf gives each round's views its stage."""
+
+    take_next: Callable[..., Instance | None]  # the round's service that takes (or returns the held) next review
+    page: str  # URL name of the round's review page
+    template: str
+    shortcuts: list[tuple[str, str]]
+    nothing_waits: str
+
+
+ROUND_ONE = Stage(
+    take_next=review.review_next,
+    page="review",
+    template="annotate/review/review.html",
+    shortcuts=ROUND1_SHORTCUTS,
+    nothing_waits="Nothing is waiting for review. Well done.",
+)
+ROUND_TWO = Stage(
+    take_next=review.round2_next,
+    page="round2",
+    template="annotate/review/round2.html",
+    shortcuts=ROUND2_SHORTCUTS,
+    nothing_waits="Nothing is waiting for round two.",
+)
+
+
 def _common(request: HttpRequest, project: Project) -> dict[str, Any]:
     """What every review page's navigation needs: the viewer's roles and their open-discussion badge."""
     return {
@@ -158,21 +179,22 @@ def review_home(request: HttpRequest, slug: str) -> HttpResponse:
 
 @login_required
 @require_POST
-def review_next(request: HttpRequest, slug: str) -> HttpResponse:
+def round_next(request: HttpRequest, slug: str, *, stage: Stage) -> HttpResponse:
+    """Take the round's next review and open it; back to the review home when nothing waits."""
     project = _project(request, slug)
-    instance = _attempt(request, lambda: review.review_next(project=project, user=request.user))
+    instance = _attempt(request, lambda: stage.take_next(project=project, user=request.user))
     if instance is True:
-        messages.info(request, "Nothing is waiting for review. Well done.")
+        messages.info(request, stage.nothing_waits)
     if not isinstance(instance, Instance):
         return redirect("review-home", slug=slug)
-    return redirect("review", slug=slug, pk=instance.pk)
+    return redirect(stage.page, slug=slug, pk=instance.pk)
 
 
 @login_required
-def review_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+def round_page(request: HttpRequest, slug: str, pk: int, *, stage: Stage) -> HttpResponse:
     project = _project(request, slug)
-    context = {**_review_context(request, project, pk), "shortcuts": ROUND1_SHORTCUTS}
-    return render(request, "annotate/review/review.html", context)
+    context = {**_review_context(request, project, pk), "shortcuts": stage.shortcuts}
+    return render(request, stage.template, context)
 
 
 @login_required
@@ -218,7 +240,7 @@ def review_decide(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     if not done:
         return redirect("review", slug=slug, pk=pk)
     if form.cleaned_data["then"] == "next":
-        return review_next(request, slug)
+        return round_next(request, slug, stage=ROUND_ONE)
     return redirect("review-home", slug=slug)
 
 
@@ -228,25 +250,6 @@ def review_decide(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
 @login_required
 def round2_home(request: HttpRequest, slug: str) -> HttpResponse:
     return redirect("review-home", slug=slug)
-
-
-@login_required
-@require_POST
-def round2_next(request: HttpRequest, slug: str) -> HttpResponse:
-    project = _project(request, slug)
-    instance = _attempt(request, lambda: review.round2_next(project=project, user=request.user))
-    if instance is True:
-        messages.info(request, "Nothing is waiting for round two.")
-    if not isinstance(instance, Instance):
-        return redirect("review-home", slug=slug)
-    return redirect("round2", slug=slug, pk=instance.pk)
-
-
-@login_required
-def round2_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
-    project = _project(request, slug)
-    context = {**_review_context(request, project, pk), "shortcuts": ROUND2_SHORTCUTS}
-    return render(request, "annotate/review/round2.html", context)
 
 
 @login_required
@@ -281,7 +284,7 @@ def round2_decide(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     if hasattr(done, "pk") and action == "flag":
         return redirect("discussion", slug=slug, pk=done.pk)
     if form.cleaned_data["then"] == "next":
-        return round2_next(request, slug)
+        return round_next(request, slug, stage=ROUND_TWO)
     return redirect("review-home", slug=slug)
 
 
@@ -393,171 +396,3 @@ def instance_restore(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
         f"#{pk} restored as a draft.",
     )
     return redirect("review-history", slug=slug, pk=pk)
-
-
-# --- Batches and the dashboard --------------------------------------------------------------------------------
-
-
-def _require_manager_page(request: HttpRequest, project: Project) -> None:
-    if Role.MANAGER not in selectors.roles_of(user=request.user, project=project):
-        raise PermissionDenied("Only managers of this project see this page.")
-
-
-def _assigned_message(*, contexts: int, drafts: int) -> str:
-    """What a batch fill did: contexts count as much as drafts (contexts are drafted later, inside the batch)."""
-    parts = []
-    if contexts:
-        parts.append(f"{contexts} context{'s' if contexts != 1 else ''}")
-    if drafts or not contexts:
-        parts.append(f"{drafts} draft{'s' if drafts != 1 else ''}")
-    return f"{' and '.join(parts)} added to the batch."
-
-
-class BatchFillForm(forms.Form):
-    """The batch page's "fill from papers" form: how many short contexts per paper (empty for all) and the seed."""
-
-    per_paper = forms.IntegerField(
-        required=False, min_value=1, error_messages={"min_value": "Contexts per paper must be at least 1."}
-    )
-    seed = forms.IntegerField(required=False)
-
-
-def _ids(values: list[str]) -> list[int]:
-    return [int(v) for v in values if v.isdigit()]
-
-
-@login_required
-def batches_page(request: HttpRequest, slug: str) -> HttpResponse:
-    """Create batches, fill them with drafts or contexts, open them, and choose the gating mode."""
-    project = _project(request, slug)
-    _require_manager_page(request, project)
-    if request.method == "POST":
-        action = request.POST.get("action", "")
-        batch_id = int(request.POST.get("batch", "0") or 0)
-        if action == "create":
-            _attempt(
-                request,
-                lambda: batch_create(project=project, actor=request.user, name=request.POST.get("name", "")),
-                "Batch created.",
-            )
-        elif action == "open":
-            _attempt(request, lambda: batch_open(batch_id=batch_id, actor=request.user), "Batch opened.")
-        elif action == "assign":
-            context_ids = _ids(request.POST.getlist("context_ids"))
-            moved = _attempt(
-                request,
-                lambda: batch_flow.batch_assign(
-                    batch_id=batch_id,
-                    actor=request.user,
-                    instance_ids=_ids(request.POST.getlist("instance_ids")),
-                    context_ids=context_ids,
-                ),
-            )
-            if moved is not None:
-                drafts = 0 if moved is True else int(moved)
-                messages.success(request, _assigned_message(contexts=len(set(context_ids)), drafts=drafts))
-        elif action == "fill":
-            form = BatchFillForm(request.POST)
-            if not form.is_valid():
-                messages.error(request, " ".join(e for errors in form.errors.values() for e in errors))
-                return redirect("batches", slug=slug)
-            data = form.cleaned_data
-            sample = _attempt(
-                request,
-                lambda: batch_flow.batch_fill_from_papers(
-                    batch_id=batch_id,
-                    actor=request.user,
-                    per_paper=data["per_paper"],
-                    seed=data["seed"] or 0,
-                    paper_ids=_ids(request.POST.getlist("paper_ids")),
-                ),
-            )
-            if sample is not None:
-                drawn = "all their" if sample.per_paper is None else f"{sample.per_paper} per paper of the"
-                messages.success(
-                    request,
-                    f"{len(sample.context_ids)} context(s) from {sample.papers} paper(s) ({drawn} short contexts, "
-                    f"seed {sample.seed}) added to the batch, with {sample.moved} draft(s).",
-                )
-        elif action == "gating":
-            _attempt(
-                request,
-                lambda: batch_flow.project_gating_set(
-                    project=project, actor=request.user, gating=request.POST.get("gating", "")
-                ),
-                "Gating saved.",
-            )
-        return redirect("batches", slug=slug)
-    batch_flow.batches_advance(project=project)
-    context = {
-        **_common(request, project),
-        "progress": dashboard.batch_progress(project),
-        "open_or_planned": selectors.batches_visible_to(request.user, project).exclude(state=Batch.State.CLOSED),
-        **review_selectors.unbatched_work(user=request.user, project=project),
-        "fill_papers": review_selectors.papers_with_unbatched_contexts(user=request.user, project=project),
-        "gating_choices": Project.Gating.choices,
-        "status_choices": [(s.value, s.label) for s in Status],
-    }
-    return render(request, "annotate/review/batches.html", context)
-
-
-def _period(request: HttpRequest) -> tuple[date | None, date | None]:
-    def parse(name: str) -> date | None:
-        try:
-            return date.fromisoformat(request.GET.get(name, ""))
-        except ValueError:
-            return None
-
-    return parse("start"), parse("end")
-
-
-@login_required
-def dashboard_page(request: HttpRequest, slug: str) -> HttpResponse:
-    """The manager's dashboard: batch progress, throughput, people, time and pay, with CSV downloads."""
-    project = _project(request, slug)
-    _require_manager_page(request, project)
-    if request.method == "POST":
-        pay = PaySettingsSerializer(data=request.POST)  # the API's input serializer
-        if not pay.is_valid():
-            messages.error(request, form_problems(pay))
-        else:
-            _attempt(
-                request,
-                lambda: pay_services.review_settings_set(project=project, actor=request.user, **pay.validated_data),
-                "Pay rate saved.",
-            )
-        return redirect(f"{request.path}?{request.GET.urlencode()}")
-    batch_flow.batches_advance(project=project)
-    start, end = _period(request)
-    data = dashboard.dashboard_data(user=request.user, project=project, start=start, end=end)
-    context = {
-        **_common(request, project),
-        **data,
-        "throughput_chart": charts.line_chart(
-            data["throughput"], series=("submitted", "validated"), label=lambda row: row["date"].strftime("%m-%d")
-        ),
-        "annotator_chart": charts.grouped_bars(
-            data["annotators"], label="user", series=("refined", "validated", "round2_reviews")
-        ),
-        "verifier_chart": charts.grouped_bars(
-            data["verifiers"], label="user", series=("reviews", "changes_requested", "discussions_resolved")
-        ),
-        "csv_tables": dashboard.CSV_TABLES,
-        "settings": dashboard.review_settings_of(project),
-    }
-    return render(request, "annotate/review/dashboard.html", context)
-
-
-@login_required
-def dashboard_csv(request: HttpRequest, slug: str, table: str) -> HttpResponse:
-    project = _project(request, slug)
-    _require_manager_page(request, project)
-    start, end = _period(request)
-    try:
-        rows = dashboard.csv_rows(user=request.user, project=project, table=table, start=start, end=end)
-    except InvalidInput as exc:
-        # The table is part of this page's path: an unknown one is no page (the API answers 400 for its query).
-        raise Http404(exc.message) from exc
-    response = HttpResponse(dashboard.to_csv(rows), content_type="text/csv; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="{project.slug}-{table}.csv"'
-    return response

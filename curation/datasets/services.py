@@ -8,25 +8,33 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import transaction
+from django.db import models, transaction
+from django.utils.module_loading import import_string
 
 from curation.datasets.formats import ATTRIBUTION, FORMATS, LICENSE, DatasetFormatError, ParsedDataset, parse_dataset
+from curation.datasets.models import ImportRecord, SourceRecord
 from curation.errors import InvalidInput
-from curation.models import (
-    Context,
-    ImportRecord,
-    Paper,
-    Paragraph,
-    Project,
-    ReasoningType,
-    Release,
-    SourceRecord,
-    Table,
-)
+from curation.models import Context, Paper, Paragraph, Project, ReasoningType, Table
 from curation.services.batches import batch_create
 from curation.services.lifecycle import instance_create
 from curation.services.projects import require_role
 from curation.states import Role, Status
+
+# releases/ sits above datasets/ (its pages and API call the import), so the cut behind `as_release` is registered
+# by name from CurationConfig.ready instead of imported upward; an import asked for a release without it fails loudly.
+_RELEASE_CUT_PATH: str | None = None
+
+
+def import_release_register(*, path: str) -> None:
+    """Register `path` (a dotted `release_cut`) as the cut an import with `as_release` makes in its transaction."""
+    global _RELEASE_CUT_PATH
+    _RELEASE_CUT_PATH = path
+
+
+def _release_cut() -> Callable[..., models.Model]:
+    if _RELEASE_CUT_PATH is None:
+        raise RuntimeError("no release cut is registered (CurationConfig.ready registers curation.releases.services)")
+    return import_string(_RELEASE_CUT_PATH)
 
 
 @dataclass
@@ -35,7 +43,7 @@ class ImportResult:
 
     record: ImportRecord
     created: bool
-    release: Release | None = None
+    release: models.Model | None = None  # the curation.releases Release an `as_release` import cut
     counts: dict[str, int] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, object]:
@@ -258,9 +266,7 @@ def _write(
     record.save(update_fields=["counts"])
     release = None
     if as_release:
-        from curation.releases.services import release_cut
-
-        release = release_cut(
+        release = _release_cut()(
             project=project,
             actor=actor,
             name=as_release,

@@ -15,8 +15,9 @@ from curation.drafting import selectors as drafting_selectors
 from curation.drafting import services
 from curation.drafting.models import DraftingItem, DraftingRun, PromptTemplate
 from curation.endpoints.django_client import limit_is_shared
+from curation.endpoints.models import ModelEndpoint
 from curation.errors import InvalidInput, NotFound
-from curation.models import Batch, ModelEndpoint
+from curation.models import Batch
 from curation.queues import waiting_label
 
 

@@ -23,8 +23,9 @@ from curation.endpoints.errors import (
     EndpointRetriesExhausted,
     EndpointUnauthorized,
 )
+from curation.endpoints.models import ModelEndpoint
 from curation.errors import InvalidInput, NotFound, NotPermitted
-from curation.models import ModelEndpoint, Project
+from curation.models import Project
 from curation.services.projects import require_role
 from curation.states import Role
 from curation.visibility import is_operator

@@ -19,9 +19,10 @@ from curation.drafting.models import DraftingItem, DraftingRun, PromptTemplate
 from curation.drafting.templates import TEMPLATES, draft_template_questions
 from curation.endpoints.config import GENERATION_PARAM_NAMES
 from curation.endpoints.errors import EndpointConfigError, EndpointError, EndpointUnauthorized
+from curation.endpoints.models import ModelEndpoint
 from curation.errors import Conflict, InvalidInput
 from curation.jobs import job_claim, job_enqueue, job_heartbeat, job_reap, job_stall_cutoff, job_token
-from curation.models import Batch, Context, ModelEndpoint, Project, ReasoningType, Table
+from curation.models import Batch, Context, Project, ReasoningType, Table
 from curation.queues import queue_for
 from curation.services.contexts import LONG_CONTEXT_REFUSAL
 from curation.services.instances import answer_kind_suggested

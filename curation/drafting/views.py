@@ -19,7 +19,8 @@ from curation.drafting.forms import DraftingRunForm, EndpointForm
 from curation.drafting.models import DraftingRun, PromptTemplate
 from curation.drafting.templates import TEMPLATES
 from curation.endpoints.django_client import limit_is_shared
-from curation.models import ModelEndpoint, Project
+from curation.endpoints.models import ModelEndpoint
+from curation.models import Project
 from curation.page_errors import FORM_ERRORS
 from curation.queues import waiting_label
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from curation.releases.stats import presented
+from curation.exports.statistics import presented
 
 FORMAT_NOTES = {
     "scitat": "`data/{name}.json`: a JSON list of SciTaT records (zhxlia/SciTaT keys: id, paragraph, tables, question, "

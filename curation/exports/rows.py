@@ -5,18 +5,22 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from curation.models import Release, ReleaseContext, ReleaseItem
+from django.apps import apps
+
+# releases/ sits above exports/ (its services write the exports), so the frozen rows are read through the app
+# registry by model name rather than by importing releases/ upward.
 
 # Items read (and frozen at a cut) per query, so memory is bounded by the chunk size whatever the release's size.
 ITEM_CHUNK = 1000
 
 
-def release_items(release: Release, *, chunk: int = ITEM_CHUNK) -> Iterator[dict[str, Any]]:
+def release_items(release: Any, *, chunk: int = ITEM_CHUNK) -> Iterator[dict[str, Any]]:
     """The frozen item dicts in position order, read in chunks (memory stays flat)."""
     last = -1
     while True:
         rows = list(
-            ReleaseItem.objects.filter(release=release, position__gt=last)
+            apps.get_model("curation", "ReleaseItem")
+            .objects.filter(release=release, position__gt=last)
             .order_by("position")
             .values_list("position", "data")[:chunk]
         )
@@ -28,7 +32,7 @@ def release_items(release: Release, *, chunk: int = ITEM_CHUNK) -> Iterator[dict
 
 
 def release_rows(
-    release: Release, *, chunk: int = ITEM_CHUNK
+    release: Any, *, chunk: int = ITEM_CHUNK
 ) -> Iterator[tuple[dict[str, Any], dict[str, Any] | None, dict[str, Any] | None]]:
     """(item, short context, long context) for every item in order: what the exporters consume.
 
@@ -38,7 +42,8 @@ def release_rows(
     last = -1
     while True:
         rows = list(
-            ReleaseItem.objects.filter(release=release, position__gt=last)
+            apps.get_model("curation", "ReleaseItem")
+            .objects.filter(release=release, position__gt=last)
             .order_by("position")
             .values_list("position", "data", "short_context_id", "long_context_id")[:chunk]
         )
@@ -48,7 +53,9 @@ def release_rows(
         contexts = {key: data for key, data in contexts.items() if key in wanted}
         missing = wanted - set(contexts)
         if missing:
-            contexts.update(ReleaseContext.objects.filter(pk__in=missing).values_list("id", "data"))
+            contexts.update(
+                apps.get_model("curation", "ReleaseContext").objects.filter(pk__in=missing).values_list("id", "data")
+            )
         for _, data, short_id, long_id in rows:
             yield data, contexts.get(short_id) if short_id else None, contexts.get(long_id) if long_id else None
         last = rows[-1][0]

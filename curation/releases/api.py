@@ -15,12 +15,13 @@ from rest_framework.views import APIView
 from curation import selectors
 from curation.datasets import services as dataset_services
 from curation.datasets.formats import FORMATS
+from curation.datasets.models import ImportRecord
 from curation.errors import InvalidInput, NotFound
 from curation.exports import EXPORT_FORMATS
-from curation.models import ExportArtifact, ImportRecord, Release, ReleaseCut, ReleaseItem
+from curation.exports.statistics import presented
 from curation.releases import selectors as release_selectors
 from curation.releases import services as release_services
-from curation.releases.stats import presented
+from curation.releases.models import ExportArtifact, Release, ReleaseCut, ReleaseItem
 
 
 class ReleaseSerializer(serializers.ModelSerializer):

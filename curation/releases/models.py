@@ -1,74 +1,15 @@
-"""Releases (frozen, hashed, versioned copies of validated instances), their export cache, and dataset imports."""
+"""Releases (frozen, hashed, versioned copies of validated instances), their export cache and queued cuts."""
 
 from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
 
+from curation.datasets.models import ImportRecord
 from curation.jobs import JobRow
 from curation.visibility import ProjectScopedQuerySet
 
-__all__ = ["ExportArtifact", "ImportRecord", "Release", "ReleaseContext", "ReleaseCut", "ReleaseItem", "SourceRecord"]
-
-
-class ImportRecord(models.Model):
-    """One imported benchmark file: where it came from, what it held, and what it became."""
-
-    class Format(models.TextChoices):
-        TATQA = "tatqa", "TAT-QA"
-        TATDQA = "tatdqa", "TAT-DQA"
-        FINQA = "finqa", "FinQA"
-        SCITAT = "scitat", "SciTaT"
-
-    project = models.ForeignKey("curation.Project", on_delete=models.CASCADE, related_name="imports")
-    format = models.CharField(max_length=10, choices=Format.choices)
-    source_name = models.CharField(max_length=500)
-    source_sha256 = models.CharField(max_length=64)
-    source_bytes = models.PositiveBigIntegerField(default=0)
-    batch = models.ForeignKey("curation.Batch", null=True, blank=True, on_delete=models.SET_NULL)
-    counts = models.JSONField(default=dict, blank=True, help_text="questions, contexts, papers, skipped …")
-    notes = models.JSONField(default=list, blank=True, help_text="What the format could not carry, for the card")
-    attribution = models.TextField(blank=True, help_text="License and citation of the source, for dataset cards")
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
-    created_at = models.DateTimeField(auto_now_add=True)
-
-    class Meta:
-        ordering = ["project", "-created_at", "-id"]
-        constraints = [
-            models.UniqueConstraint(fields=["project", "format", "source_sha256"], name="unique_import_source")
-        ]
-
-    def __str__(self) -> str:
-        return f"{self.get_format_display()} import of {self.source_name}"
-
-
-class SourceRecord(models.Model):
-    """What an imported context or question looked like in its source format (uids, orders, native answers)."""
-
-    class Kind(models.TextChoices):
-        CONTEXT = "context", "Context"
-        QUESTION = "question", "Question"
-
-    project = models.ForeignKey("curation.Project", on_delete=models.CASCADE, related_name="source_records")
-    import_record = models.ForeignKey(ImportRecord, on_delete=models.CASCADE, related_name="records")
-    format = models.CharField(max_length=10, choices=ImportRecord.Format.choices)
-    kind = models.CharField(max_length=10, choices=Kind.choices)
-    key = models.CharField(max_length=200, help_text="The uid or id in the source file")
-    paper = models.ForeignKey("curation.Paper", null=True, blank=True, on_delete=models.CASCADE)
-    context = models.ForeignKey("curation.Context", null=True, blank=True, on_delete=models.CASCADE)
-    instance = models.OneToOneField(
-        "curation.Instance", null=True, blank=True, on_delete=models.CASCADE, related_name="source_record"
-    )
-    data = models.JSONField(default=dict, blank=True)
-
-    class Meta:
-        ordering = ["import_record", "id"]
-        constraints = [
-            models.UniqueConstraint(fields=["project", "format", "kind", "key"], name="unique_source_record")
-        ]
-
-    def __str__(self) -> str:
-        return f"{self.format} {self.kind} {self.key}"
+__all__ = ["ExportArtifact", "Release", "ReleaseContext", "ReleaseCut", "ReleaseItem"]
 
 
 class Release(models.Model):

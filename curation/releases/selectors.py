@@ -13,8 +13,10 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Count, Q, QuerySet
 
 from curation import selectors, visibility
+from curation.datasets.models import ImportRecord
 from curation.errors import NotFound, NotPermitted
-from curation.models import ExportArtifact, ImportRecord, Project, Release, ReleaseCut
+from curation.models import Project
+from curation.releases.models import ExportArtifact, Release, ReleaseCut
 from curation.states import Role, Status
 
 

@@ -18,27 +18,13 @@ from django.db.models import Max, Q
 from django.utils import timezone
 from django.utils.text import slugify
 
+from curation.datasets.models import ImportRecord, SourceRecord
 from curation.errors import Conflict, DomainError, InvalidInput, NotFound
 from curation.exports.rows import ITEM_CHUNK, release_items, release_rows
+from curation.exports.statistics import release_statistics
 from curation.jobs import job_claim, job_enqueue, job_reap, job_stall_cutoff, job_token
-from curation.models import (
-    Batch,
-    Context,
-    ExportArtifact,
-    ImportRecord,
-    Instance,
-    InstanceRevision,
-    Paper,
-    Paragraph,
-    Project,
-    Release,
-    ReleaseContext,
-    ReleaseCut,
-    ReleaseItem,
-    SourceRecord,
-    Table,
-)
-from curation.releases.stats import release_statistics
+from curation.models import Batch, Context, Instance, InstanceRevision, Paper, Paragraph, Project, Table
+from curation.releases.models import ExportArtifact, Release, ReleaseContext, ReleaseCut, ReleaseItem
 from curation.services.lifecycle import instances_transition_bulk
 from curation.services.projects import require_role
 from curation.states import Role, Status

@@ -16,11 +16,12 @@ from curation.datasets import services as dataset_services
 from curation.datasets.formats import FORMATS
 from curation.errors import InvalidInput
 from curation.exports import EXPORT_FORMATS
-from curation.models import Project, Release, ReleaseCut
+from curation.exports.statistics import presented
+from curation.models import Project
 from curation.page_errors import FORM_ERRORS
 from curation.releases import selectors as release_selectors
 from curation.releases import services as release_services
-from curation.releases.stats import presented
+from curation.releases.models import Release, ReleaseCut
 from curation.states import Role
 
 

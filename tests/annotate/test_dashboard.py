@@ -11,7 +11,7 @@ import pytest
 from django.utils import timezone
 
 from annotate.dashboard import figures as dashboard
-from annotate.dashboard.services import review_settings_set
+from annotate.dashboard.services import pay_settings_set
 from annotate.qualification.models import QualificationAttempt
 from annotate.review import services as review
 from annotate.work.models import WorkTime
@@ -105,14 +105,14 @@ def test_pay_report_uses_the_project_rate(personas, project, history):
     report = dashboard.pay_report(project, start=today, end=today)
     assert report["rows"][0]["user"] == "annotator"
     assert (report["total_instances"], report["total_amount"]) == (2, Decimal("1.00") * 2)
-    review_settings_set(project=project, actor=personas["manager"], pay_per_instance="1.50")
+    pay_settings_set(project=project, actor=personas["manager"], pay_per_instance="1.50")
     report = dashboard.pay_report(project, start=today, end=today)
     assert report["total_amount"] == Decimal("3.00")
     assert report["rows"][0]["minutes_per_instance"] == 10.0  # (300 + 900) s over 2 instances
     yesterday = today - timedelta(days=1)
     assert dashboard.pay_report(project, start=yesterday, end=yesterday)["rows"] == []
     with pytest.raises(NotPermitted):
-        review_settings_set(project=project, actor=personas["verifier"], pay_per_instance="9")
+        pay_settings_set(project=project, actor=personas["verifier"], pay_per_instance="9")
 
 
 @pytest.mark.parametrize("table", dashboard.CSV_TABLES)
@@ -166,13 +166,13 @@ def test_imported_gold_is_nobodys_paid_work(personas, project, history, make_ins
 
 
 def test_the_pay_rate_form_saves_a_rate_and_refuses_a_negative_one(personas, project, client):
-    from annotate.review.models import ReviewSettings
+    from annotate.dashboard.models import PaySettings
 
     client.force_login(personas["manager"])
     url = f"/p/{project.slug}/dashboard/"
     saved = client.post(url, {"pay_per_instance": "1.25", "currency": "EUR"}, follow=True).content.decode()
     assert "Pay rate saved." in saved
-    assert ReviewSettings.objects.get(project=project).pay_per_instance == Decimal("1.25")
+    assert PaySettings.objects.get(project=project).pay_per_instance == Decimal("1.25")
     refused = client.post(url, {"pay_per_instance": "-1"}, follow=True).content.decode()
     assert "Pay per instance: Ensure this value is greater than or equal to 0." in refused
-    assert ReviewSettings.objects.get(project=project).pay_per_instance == Decimal("1.25")
+    assert PaySettings.objects.get(project=project).pay_per_instance == Decimal("1.25")

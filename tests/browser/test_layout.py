@@ -117,3 +117,26 @@ def test_the_layout_check_catches_the_old_progress_bar_collision_and_a_sideways_
     assert any("cut off by form.form-stack" in p for p in page.evaluate(PROBLEMS))
     page.add_style_tag(content="main { min-width: 1800px; }")
     assert any("page scrolls sideways" in p for p in page.evaluate(PROBLEMS))
+
+
+def test_on_a_phone_each_rows_actions_are_on_screen_without_scrolling_a_table_sideways(
+    page, live_server, demo_with_release
+):
+    """Rows with their own actions (a member's Remove, an instance's History) become one card per row on a phone,
+    each cell named by its column, so no action waits off screen inside a side-scrolling table."""
+    log_in(page, live_server, "manager")
+    page.set_viewport_size({"width": 390, "height": 800})
+    follow(page, PROJECT, within="main")
+    history = page.get_by_role("link", name="History").first
+    expect(history).to_be_visible()
+    box = history.bounding_box()
+    assert box["x"] >= 0 and box["x"] + box["width"] <= 390, box
+    follow_project_nav(page, "Members")
+    for button in page.get_by_role("button", name=re.compile(r"^Remove ")).all():
+        box = button.bounding_box()
+        assert box["x"] >= 0 and box["x"] + box["width"] <= 390, box
+    first_row = page.locator("#members tbody tr").first
+    expect(first_row.locator("td").nth(2)).to_have_attribute("data-label", "Qualification")
+    assert page.evaluate(
+        "document.querySelector('#members').scrollWidth <= document.querySelector('#members').clientWidth"
+    )

@@ -7,7 +7,7 @@ import os
 import pytest
 from playwright.sync_api import expect
 
-from curation.models import ReleaseCut
+from curation.releases.models import ReleaseCut
 from curation.releases.services import release_cut_build
 from tests.browser.conftest import open_in_project, type_into
 from tests.curation.test_release_scale import validated_world

@@ -22,9 +22,10 @@ from django.core.management import call_command
 from playwright.sync_api import expect
 
 from annotate.qualification.services import attempt_start, attempt_submit
-from curation.models import Instance, Project, Release
+from curation.models import Instance, Project
+from curation.releases.models import Release
 from curation.states import Status
-from scoring.run_models import Prediction
+from scoring.runs.models import Prediction
 from tests.browser.conftest import follow, follow_project_nav, type_into
 from tests.curation.test_release_fidelity import HEADER, PROMPT_HEADER, table_one_grids
 from tests.scoring.run_support import endpoint_for

@@ -15,7 +15,8 @@ import pytest
 from django.core.management import call_command
 from playwright.sync_api import expect
 
-from curation.models import Instance, Paper, Release
+from curation.models import Instance, Paper
+from curation.releases.models import Release
 from curation.states import Status
 from scoring.models import ScoringRun
 from tests.browser.conftest import follow, follow_project_nav, type_into

@@ -9,7 +9,8 @@ from io import StringIO
 from django.core.management import call_command
 
 from annotate.qualification.models import QualificationSettings
-from curation.models import Batch, Context, Instance, Membership, ModelEndpoint, Paper
+from curation.endpoints.models import ModelEndpoint
+from curation.models import Batch, Context, Instance, Membership, Paper
 from curation.states import Status
 
 
@@ -31,6 +32,8 @@ def test_demo_creates_a_project_to_click_through(db, client):
     drafts = Instance.objects.filter(project__slug="demo", status=Status.DRAFTED)
     assert drafts.count() == 6
     assert {d.batch.state for d in drafts} == {Batch.State.OPEN}
+    # each draft's context sits in the batch its draft is in (a batch's contexts are what it covers)
+    assert all(d.context.batch_id == d.batch_id for d in drafts)
     exam = QualificationSettings.objects.get(project__slug="demo")
     assert (exam.size, exam.item_links.count()) == (5, 15)  # each attempt draws 5 of a pool of 15
     assert ModelEndpoint.objects.filter(is_local_default=True).count() == 1

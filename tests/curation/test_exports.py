@@ -14,8 +14,8 @@ from celery import Task
 
 from curation.exports import EXPORT_FORMATS, write_export_zip
 from curation.exports.writers import write_json_array
-from curation.models import ExportArtifact
 from curation.releases import services as release_services
+from curation.releases.models import ExportArtifact
 from curation.releases.services import export_build, export_request, release_cut
 from curation.releases.tasks import export_build_task
 from scoring.metrics import scitat

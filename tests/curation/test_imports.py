@@ -8,11 +8,13 @@ from io import StringIO
 import pytest
 from django.core.management import CommandError, call_command
 
+from curation.datasets.models import ImportRecord, SourceRecord
 from curation.datasets.services import dataset_import
 from curation.errors import InvalidInput, NotPermitted
 from curation.exports import records
 from curation.exports.rows import release_items, release_rows
-from curation.models import Context, ImportRecord, Instance, Paper, Release, SourceRecord
+from curation.models import Context, Instance, Paper
+from curation.releases.models import Release
 from curation.states import Status
 from scoring.metrics import finqa
 

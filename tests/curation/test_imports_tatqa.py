@@ -10,7 +10,8 @@ import pytest
 from django.core.management import call_command
 
 from curation.datasets.services import dataset_import
-from curation.models import Project, Release
+from curation.models import Project
+from curation.releases.models import Release
 from curation.releases.services import release_hash_recompute
 from curation.services.projects import project_create
 from scoring.metrics import files, tatqa

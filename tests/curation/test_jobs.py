@@ -10,7 +10,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from curation.jobs import job_enqueue, job_task
-from curation.models import ExportArtifact
+from curation.releases.models import ExportArtifact
 from curation.releases.services import export_build, export_request, exports_reap, release_cut
 from tests.support.workers import celery_worker, wait_for
 

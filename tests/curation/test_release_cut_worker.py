@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
-from curation.models import Instance, Release, ReleaseCut
+from curation.models import Instance
+from curation.releases.models import Release, ReleaseCut
 from curation.states import Status
 from tests.curation.test_release_scale import validated_world
 from tests.support.workers import celery_worker, wait_for

@@ -18,8 +18,9 @@ from curation.drafting.services import table_input
 from curation.drafting.templates import draft_template_questions
 from curation.exports import EXPORT_FORMATS, write_export_zip
 from curation.exports.rows import release_rows
-from curation.models import Context, Paper, ReleaseContext
+from curation.models import Context, Paper
 from curation.papers.services import paper_ingest
+from curation.releases.models import ReleaseContext
 from curation.releases.services import release_cut
 from curation.services.batches import batch_create, batch_open
 from curation.services.lifecycle import instance_create

@@ -7,7 +7,7 @@ import json
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from curation.models import Release
+from curation.releases.models import Release
 from curation.releases.services import release_cut
 
 from .test_release_api import TATQA_FILE

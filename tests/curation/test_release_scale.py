@@ -6,19 +6,9 @@ import pytest
 from django.test import Client
 
 from curation.errors import Conflict, InvalidInput, NotPermitted
-from curation.models import (
-    Batch,
-    Context,
-    Instance,
-    Paper,
-    Paragraph,
-    Release,
-    ReleaseCut,
-    ReleaseItem,
-    Table,
-    TransitionEvent,
-)
+from curation.models import Batch, Context, Instance, Paper, Paragraph, Table, TransitionEvent
 from curation.releases import services as release_services
+from curation.releases.models import Release, ReleaseCut, ReleaseItem
 from curation.services.lifecycle import instance_create, instance_transition, instances_transition_bulk
 from curation.states import Status
 

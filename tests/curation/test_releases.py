@@ -5,14 +5,15 @@ from __future__ import annotations
 import pytest
 
 from curation.errors import InvalidInput, NotPermitted
-from curation.models import Instance, Paragraph, Release, ReleaseItem, Table, TransitionEvent
+from curation.exports.statistics import release_statistics
+from curation.models import Instance, Paragraph, Table, TransitionEvent
+from curation.releases.models import Release, ReleaseItem
 from curation.releases.services import (
     assign_splits,
     release_cut,
     release_hash_recompute,
     release_statistics_recompute,
 )
-from curation.releases.stats import release_statistics
 from curation.states import Status
 
 

@@ -10,8 +10,8 @@ import pytest
 from annotate.work.workspace import suggested_answer_form
 from curation.datasets.formats import parse_dataset
 from curation.toolkit import answer_form as short_form
-from scoring import results
 from scoring.metrics import scitat
+from scoring.runs import results
 
 ROOT = Path(__file__).resolve().parents[2]
 

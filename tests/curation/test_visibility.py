@@ -11,17 +11,18 @@ import pytest
 from annotate.review import selectors as review_selectors
 from curation import selectors
 from curation.drafting import endpoints as endpoint_services
+from curation.endpoints.models import ModelEndpoint
 from curation.errors import NotFound, NotPermitted
-from curation.models import Batch, Context, Instance, ModelEndpoint, Paper, Project
+from curation.models import Batch, Context, Instance, Paper, Project
 from curation.papers import selectors as paper_selectors
 from curation.releases import selectors as release_selectors
 from curation.services.lifecycle import instance_transition
 from curation.services.projects import membership_add, project_create
 from curation.states import Role, Status
 from curation.visibility import is_operator
-from scoring import selectors as scoring_selectors
 from scoring.models import Prediction, ScoringRun
-from scoring.services.uploads import upload_run_create
+from scoring.runs import selectors as scoring_selectors
+from scoring.runs.uploads import upload_run_create
 from tests.conftest import context_build, instance_build, paper_build, personas_build, project_build, user_build
 from tests.scoring.run_support import endpoint_for, small_release
 from tests.support.shared_world import shared_world, world_copy
@@ -43,7 +44,7 @@ def _scoring_rows(project, name):
 @pytest.fixture(scope="module")
 def _world(django_db_setup, django_db_blocker):
     """Built once for the module; each test runs in a savepoint rolled back after it (tests/support/shared_world.py)."""
-    from scoring import tasks
+    from scoring.runs import tasks
 
     with shared_world(django_db_blocker) as monkeypatch:
         monkeypatch.setattr(tasks.run_chunk_task, "apply_async", lambda *a, **k: None)
@@ -304,7 +305,7 @@ def test_every_selector_read_of_a_scoped_model_starts_from_visible_to():
 
 def test_every_scoped_model_uses_the_one_queryset():
     from annotate.review.models import Discussion
-    from curation.models import Release
+    from curation.releases.models import Release
     from curation.visibility import ProjectScopedQuerySet
 
     for model in (Project, Paper, Batch, Context, Instance, Release, ScoringRun, ModelEndpoint, Prediction, Discussion):

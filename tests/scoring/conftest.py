@@ -8,7 +8,7 @@ import pytest
 @pytest.fixture
 def sent(monkeypatch):
     """Tasks the services send, recorded instead of reaching the shared broker."""
-    from scoring import tasks
+    from scoring.runs import tasks
 
     messages: list[dict] = []
     monkeypatch.setattr(tasks.run_chunk_task, "apply_async", lambda *a, **k: messages.append(k))

@@ -6,7 +6,8 @@ import json
 from typing import Any
 
 from curation.datasets.services import dataset_import
-from curation.models import ModelEndpoint, Release
+from curation.endpoints.models import ModelEndpoint
+from curation.releases.models import Release
 from tests.scoring.metrics.shared_data import shared_data_dir
 
 

@@ -8,7 +8,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from scoring.models import ErrorTag, Prediction, ScoringRun
-from scoring.services.uploads import upload_run_create
+from scoring.runs.uploads import upload_run_create
 from tests.support.shared_world import base_world_build, shared_world, world_copy
 
 from .run_support import endpoint_for, small_release
@@ -24,7 +24,7 @@ def jsonl(rows: list[dict]) -> bytes:
 @pytest.fixture(scope="module")
 def _world(django_db_setup, django_db_blocker):
     """Built once for the module; each test runs in a savepoint rolled back after it (tests/support/shared_world.py)."""
-    from scoring import tasks
+    from scoring.runs import tasks
 
     with shared_world(django_db_blocker) as monkeypatch:
         monkeypatch.setattr(tasks.run_chunk_task, "apply_async", lambda *a, **k: None)  # as `sent` does per test
@@ -164,7 +164,7 @@ def test_starting_a_run_sends_one_task_per_chunk_with_ids_only(
 
 @pytest.mark.django_db
 def test_same_configuration_gives_the_same_hash_and_a_template_edit_changes_it(world, personas):
-    from scoring.services.runs import run_create
+    from scoring.runs.creation import run_create
 
     common = {"release": world["release"], "actor": personas["manager"], "method": "car", "endpoint": world["endpoint"]}
     first, second = run_create(**common), run_create(**common)
@@ -190,7 +190,8 @@ def test_error_tags_are_one_per_person_and_custom_needs_a_name(world, personas, 
 def test_pause_resume_cancel_follow_the_status_rules(
     world, personas, api_client_for, sent, django_capture_on_commit_callbacks
 ):
-    from scoring.services.runs import run_create, run_start
+    from scoring.runs.creation import run_create
+    from scoring.runs.lifecycle import run_start
 
     run = run_create(release=world["release"], actor=None, method="direct", endpoint=world["endpoint"])
     run_start(run=run, actor=None)

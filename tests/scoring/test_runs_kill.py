@@ -9,7 +9,9 @@ import time
 import pytest
 
 from scoring.models import Prediction, RunChunk, ScoringRun
-from scoring.services.runs import run_create, run_start, runs_reap
+from scoring.runs.creation import run_create
+from scoring.runs.lifecycle import run_start
+from scoring.runs.reaper import runs_reap
 from tests.support import fault_server as fs
 from tests.support.workers import celery_worker, wait_for
 

@@ -8,7 +8,8 @@ from __future__ import annotations
 import pytest
 
 from scoring.models import Prediction, ScoringRun
-from scoring.services.runs import run_create, run_start
+from scoring.runs.creation import run_create
+from scoring.runs.lifecycle import run_start
 from tests.support.workers import celery_worker, wait_for
 
 from .run_support import endpoint_for, local_model_url, small_release

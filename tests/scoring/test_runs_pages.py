@@ -11,7 +11,7 @@ from django.core.management import call_command
 from django.urls import reverse
 
 from scoring.models import ErrorTag, Prediction, ScoringRun
-from scoring.services.uploads import upload_run_create
+from scoring.runs.uploads import upload_run_create
 from tests.conftest import PASSWORD
 from tests.support import fault_server as fs
 

@@ -9,7 +9,11 @@ from django.urls import reverse
 from django.utils import timezone
 
 from scoring.models import Prediction, RunChunk, ScoringRun
-from scoring.services import runs as run_services
+from scoring.runs import chunks as run_chunks
+from scoring.runs import creation as run_creation
+from scoring.runs import lifecycle as run_lifecycle
+from scoring.runs import progress as runs_progress
+from scoring.runs import reaper as run_reaper
 from tests.support import fault_server as fs
 
 from .run_support import endpoint_for, small_release
@@ -22,19 +26,19 @@ def started(project, personas, sent):
     release = small_release(project, questions=4)
     server = fs.FaultServer(default=fs.ok("Answer: 2019")).start()
     endpoint = endpoint_for(project, server.base_url, max_attempts=1)
-    run = run_services.run_create(
+    run = run_creation.run_create(
         release=release, actor=personas["manager"], method="direct", endpoint=endpoint, chunk_size=2, use_cache=False
     )
-    run_services.run_start(run=run, actor=personas["manager"])
+    run_lifecycle.run_start(run=run, actor=personas["manager"])
     yield {"run": run, "server": server}
     server.stop()
 
 
 def test_a_redelivered_task_for_a_done_chunk_exits_quietly(started):
     chunk = started["run"].chunks.get(index=0)
-    assert run_services.chunk_process(chunk_id=chunk.pk) == "done"
+    assert run_chunks.chunk_process(chunk_id=chunk.pk) == "done"
     assert started["server"].requests[0]["max_tokens"] == 32
-    assert run_services.chunk_process(chunk_id=chunk.pk) == "skipped"
+    assert run_chunks.chunk_process(chunk_id=chunk.pk) == "skipped"
     assert started["server"].chat_request_count == 2
     assert Prediction.objects.filter(run=started["run"]).count() == 2
 
@@ -42,7 +46,7 @@ def test_a_redelivered_task_for_a_done_chunk_exits_quietly(started):
 def test_a_chunk_held_by_a_live_worker_is_not_taken_by_a_second_delivery(started):
     chunk = started["run"].chunks.get(index=0)
     RunChunk.objects.filter(pk=chunk.pk).update(status="running", claim_token="other", heartbeat_at=timezone.now())
-    assert run_services.chunk_process(chunk_id=chunk.pk) == "skipped"
+    assert run_chunks.chunk_process(chunk_id=chunk.pk) == "skipped"
     assert started["server"].chat_request_count == 0
 
 
@@ -54,31 +58,31 @@ def test_the_reaper_sends_a_silent_chunk_again_and_the_next_delivery_skips_done_
     stale = timezone.now() - timedelta(minutes=10)
     RunChunk.objects.filter(pk=first.pk).update(status="running", claim_token="dead", heartbeat_at=stale)
     before = len(sent)
-    assert run_services.runs_reap(stall_s=60) == 1
+    assert run_reaper.runs_reap(stall_s=60) == 1
     assert RunChunk.objects.get(pk=first.pk).status == "queued"
-    assert run_services.chunk_process(chunk_id=first.pk) == "done"
+    assert run_chunks.chunk_process(chunk_id=first.pk) == "done"
     assert started["server"].chat_request_count == 1  # only the item the dead worker had not finished
     assert len(sent) >= before  # the re-send waits for the commit of the test transaction
 
 
 def test_the_runs_generation_parameters_override_the_endpoints(project, personas, started):
-    run = run_services.run_create(
+    run = run_creation.run_create(
         release=started["run"].release, actor=None, method="cot", endpoint=started["run"].endpoint,
         generation_params={"max_tokens": 7, "seed": 3}, use_cache=False,
     )  # fmt: skip
-    run_services.run_start(run=run, actor=None)
-    run_services.chunk_process(chunk_id=run.chunks.first().pk)
+    run_lifecycle.run_start(run=run, actor=None)
+    run_chunks.chunk_process(chunk_id=run.chunks.first().pk)
     request = started["server"].requests[-1]
     assert request["max_tokens"] == 7 and request["seed"] == 3 and request["temperature"] == 0.0
 
 
 def test_pausing_hands_the_chunk_back_and_resuming_finishes_the_run(started, personas):
     run = started["run"]
-    run_services.run_pause(run=run, actor=personas["verifier"])
-    assert run_services.chunk_process(chunk_id=run.chunks.get(index=0).pk) == "skipped"
-    run_services.run_resume(run=run, actor=personas["verifier"])
+    run_lifecycle.run_pause(run=run, actor=personas["verifier"])
+    assert run_chunks.chunk_process(chunk_id=run.chunks.get(index=0).pk) == "skipped"
+    run_lifecycle.run_resume(run=run, actor=personas["verifier"])
     for chunk_id in run.chunks.values_list("pk", flat=True):
-        assert run_services.chunk_process(chunk_id=chunk_id) == "done"
+        assert run_chunks.chunk_process(chunk_id=chunk_id) == "done"
     run.refresh_from_db()
     assert run.status == "completed" and run.results["count"] == 4
 
@@ -87,34 +91,34 @@ def test_failed_items_are_recorded_with_their_error_and_can_be_retried(started, 
     run, server = started["run"], started["server"]
     server.script(fs.server_error(503), fs.bad_request("maximum context length exceeded"))
     for chunk_id in run.chunks.values_list("pk", flat=True):
-        run_services.chunk_process(chunk_id=chunk_id)
+        run_chunks.chunk_process(chunk_id=chunk_id)
     run.refresh_from_db()
     failed = Prediction.objects.filter(run=run, status="failed")
     assert run.status == "completed" and failed.count() == 2
     assert {p.error.split(":")[0] for p in failed} == {"EndpointRetriesExhausted", "EndpointBadRequest"}
     assert run.results["failed"] == 2
-    assert run_services.run_retry_failed(run=run, actor=personas["manager"]) == 2
+    assert run_lifecycle.run_retry_failed(run=run, actor=personas["manager"]) == 2
     for chunk_id in run.chunks.filter(status="queued").values_list("pk", flat=True):
-        run_services.chunk_process(chunk_id=chunk_id)
+        run_chunks.chunk_process(chunk_id=chunk_id)
     run.refresh_from_db()
     assert run.status == "completed" and not Prediction.objects.filter(run=run, status="failed").exists()
 
 
 def test_cancelling_stops_the_work(started, personas):
     run = started["run"]
-    run_services.run_cancel(run=run, actor=personas["manager"])
-    assert run_services.chunk_process(chunk_id=run.chunks.first().pk) == "skipped"
+    run_lifecycle.run_cancel(run=run, actor=personas["manager"])
+    assert run_chunks.chunk_process(chunk_id=run.chunks.first().pk) == "skipped"
     assert ScoringRun.objects.get(pk=run.pk).status == "cancelled"
 
 
 def test_a_worker_takes_the_runs_other_chunks_so_lost_messages_never_stall_a_run(started):
     run = started["run"]
-    outcomes = run_services.run_work(chunk_id=run.chunks.get(index=0).pk, worker="w1")
+    outcomes = run_chunks.run_work(chunk_id=run.chunks.get(index=0).pk, worker="w1")
     assert outcomes == ["done", "done"]
     run.refresh_from_db()
     assert run.status == "completed" and Prediction.objects.filter(run=run).count() == 4
     # The messages of the chunks taken this way arrive later and find nothing to do.
-    assert run_services.run_work(chunk_id=run.chunks.get(index=1).pk, worker="w2") == ["skipped"]
+    assert run_chunks.run_work(chunk_id=run.chunks.get(index=1).pk, worker="w2") == ["skipped"]
 
 
 def test_a_short_setting_run_says_which_questions_it_answered_on_the_whole_paper(started, personas, client):
@@ -122,24 +126,24 @@ def test_a_short_setting_run_says_which_questions_it_answered_on_the_whole_paper
     run = started["run"]
     assert run.setting == "short"
     for chunk in run.chunks.order_by("index"):
-        run_services.chunk_process(chunk_id=chunk.pk)
+        run_chunks.chunk_process(chunk_id=chunk.pk)
     run.refresh_from_db()
     assert set(run.predictions.values_list("context", flat=True)) == {"long"}
     assert run.results["long_context_fallbacks"] == run.results["count"] == 4
-    assert "context" in run_services.prediction_records(run)[0]
+    assert "context" in runs_progress.prediction_records(run)[0]
     client.force_login(personas["manager"])
     page = client.get(reverse("scoring-run", args=[run.project.slug, run.pk])).content.decode()
     assert 'id="context-fallbacks"' in page and "4 of 4 questions have no short context" in page
 
 
 def test_a_long_setting_run_counts_no_fallbacks(project, started):
-    run = run_services.run_create(
+    run = run_creation.run_create(
         release=started["run"].release, actor=None, method="direct", endpoint=started["run"].endpoint,
         setting="long", use_cache=False,
     )  # fmt: skip
-    run_services.run_start(run=run, actor=None)
+    run_lifecycle.run_start(run=run, actor=None)
     for chunk in run.chunks.order_by("index"):
-        run_services.chunk_process(chunk_id=chunk.pk)
+        run_chunks.chunk_process(chunk_id=chunk.pk)
     run.refresh_from_db()
     assert set(run.predictions.values_list("context", flat=True)) == {"long"}
     assert run.results["long_context_fallbacks"] == 0
@@ -149,18 +153,18 @@ def test_a_chunk_that_keeps_losing_its_worker_is_given_up_as_failed_predictions(
     settings.TATCURATE_JOB_MAX_ATTEMPTS = 2
     run = started["run"]
     first, second = run.chunks.order_by("index")
-    assert run_services.chunk_process(chunk_id=second.pk) == "done"
+    assert run_chunks.chunk_process(chunk_id=second.pk) == "done"
     stale = timezone.now() - timedelta(minutes=10)
     RunChunk.objects.filter(pk=first.pk).update(
         status="running", claim_token="dead", worker="gone@host", heartbeat_at=stale, deliveries=2
     )
-    assert run_services.runs_reap(stall_s=60) == 1
+    assert run_reaper.runs_reap(stall_s=60) == 1
     assert RunChunk.objects.get(pk=first.pk).status == "done"
     failed = Prediction.objects.filter(run=run, status="failed").order_by("position")
     assert list(failed.values_list("position", flat=True)) == [0, 1]
     assert "Given up after 2 deliveries" in failed[0].error and "gone@host" in failed[0].error
     run.refresh_from_db()
     assert run.status == "completed" and run.results["count"] == 4
-    assert run_services.runs_reap(stall_s=60) == 0
-    assert run_services.run_retry_failed(run=run, actor=None) == 2  # the usual way to try them again
+    assert run_reaper.runs_reap(stall_s=60) == 0
+    assert run_lifecycle.run_retry_failed(run=run, actor=None) == 2  # the usual way to try them again
     assert RunChunk.objects.get(pk=first.pk).deliveries == 0  # and the reaper counts its deliveries afresh

@@ -9,7 +9,9 @@ import pytest
 from django.core.management import call_command
 
 from scoring.models import Prediction, RunChunk, ScoringRun
-from scoring.services.runs import run_create, run_progress, run_start
+from scoring.runs.creation import run_create
+from scoring.runs.lifecycle import run_start
+from scoring.runs.progress import run_progress
 from tests.support import fault_server as fs
 from tests.support.workers import celery_worker, wait_for
 

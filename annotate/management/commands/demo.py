@@ -32,7 +32,7 @@ def local_model_endpoint():
     from django.conf import settings
 
     from curation.endpoints.local_model import DEFAULT_PARALLEL, MODEL_NAME, base_url_for
-    from curation.models import ModelEndpoint
+    from curation.endpoints.models import ModelEndpoint
 
     endpoint, _ = ModelEndpoint.objects.update_or_create(
         project=None,
@@ -101,6 +101,7 @@ class Command(BaseCommand):
         self.stdout.write(f"  model endpoint: {endpoint.name} at {endpoint.base_url}")
 
     def _content(self, project: Project) -> None:
+        from annotate.work.batches import batch_assign
         from curation.papers.services import paper_ingest
         from curation.services.contexts import context_set_reasoning_type, contexts_assign_reasoning_types
         from curation.services.instances import answer_kind_suggested
@@ -111,10 +112,12 @@ class Command(BaseCommand):
         }
         types = {t.code: t for t in ReasoningType.objects.filter(project=project)}
         batch = batch_open(batch_id=batch_create(project=project, actor=None, name="Batch 1").pk, actor=None)
+        drafted_contexts = []
         for opening, code, question, rationale, answer, form, source in DRAFTS:
             context = next(c for text, c in contexts.items() if text.startswith(opening))
             if context.reasoning_type_id is None:
                 context_set_reasoning_type(context=context, reasoning_type=types[code], actor=None)
+            drafted_contexts.append(context.pk)
             instance_create(
                 project_id=project.pk,
                 actor=None,
@@ -138,4 +141,6 @@ class Command(BaseCommand):
                 },
                 reason="demo draft",
             )
+        # The drafted contexts belong to the batch their drafts are in (as a filled batch would have them).
+        batch_assign(batch_id=batch.pk, actor=None, context_ids=sorted(set(drafted_contexts)))
         contexts_assign_reasoning_types(project=project, actor=None, seed=0)  # short contexts without a draft

@@ -13,8 +13,9 @@ from tqdm import tqdm
 
 from curation.drafting import services
 from curation.drafting.models import DraftingItem, DraftingRun
+from curation.endpoints.models import ModelEndpoint
 from curation.errors import DomainError
-from curation.models import Batch, ModelEndpoint, Project
+from curation.models import Batch, Project
 
 
 class Command(BaseCommand):

@@ -6,8 +6,8 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from curation.models import Release
-from curation.releases.stats import presented
+from curation.exports.statistics import presented
+from curation.releases.models import Release
 
 
 def release_by_name(*, project: str, name: str, version: int | None) -> Release:

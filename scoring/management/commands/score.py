@@ -8,10 +8,15 @@ import time
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
+from curation.endpoints.models import ModelEndpoint
 from curation.errors import DomainError
-from curation.models import ModelEndpoint, Project, Release
+from curation.models import Project
+from curation.releases.models import Release
 from scoring.models import ScoringRun
-from scoring.services import runs as run_services
+from scoring.runs import chunks as run_chunks
+from scoring.runs import creation as run_creation
+from scoring.runs import lifecycle as run_lifecycle
+from scoring.runs import progress as runs_progress
 
 FINISHED = (ScoringRun.Status.COMPLETED, ScoringRun.Status.FAILED, ScoringRun.Status.CANCELLED)
 
@@ -56,7 +61,7 @@ class Command(BaseCommand):
         parser.add_argument("--few-shot", type=int, default=0, choices=(0, 1, 3), help="tool examples (tool loop)")
         parser.add_argument("--tools", default="all", choices=("all", "data"), help="tool set (tool loop)")
         parser.add_argument("--max-turns", type=int, default=6, help="turn limit (tool loop)")
-        parser.add_argument("--chunk-size", type=int, default=run_services.DEFAULT_CHUNK_SIZE)
+        parser.add_argument("--chunk-size", type=int, default=run_creation.DEFAULT_CHUNK_SIZE)
         parser.add_argument("--queue", default="", help="Celery queue (default queue when empty)")
         parser.add_argument("--wait", action="store_true", help="follow the run until it finishes")
         parser.add_argument("--inline", action="store_true", help="process the chunks in this process (no worker)")
@@ -71,7 +76,7 @@ class Command(BaseCommand):
         endpoint = _endpoint(project, options["endpoint"])
         params = {key: options[key] for key in ("max_tokens", "temperature", "seed") if options[key] is not None}
         try:
-            run = run_services.run_create(
+            run = run_creation.run_create(
                 release=release,
                 actor=None,
                 method=options["method"],
@@ -85,7 +90,7 @@ class Command(BaseCommand):
                 limit=options["limit"],
                 chunk_size=options["chunk_size"],
             )
-            run_services.run_start(run=run, actor=None, queue=options["queue"], dispatch=not options["inline"])
+            run_lifecycle.run_start(run=run, actor=None, queue=options["queue"], dispatch=not options["inline"])
         except DomainError as error:
             raise CommandError(error.message) from error
         quiet = options["no_progress"] or options["json"]
@@ -95,12 +100,12 @@ class Command(BaseCommand):
         try:
             if options["inline"]:
                 for chunk_id in run.chunks.order_by("index").values_list("pk", flat=True):
-                    run_services.chunk_process(chunk_id=chunk_id, worker="score-command")
-                    bar.update(run_services.run_progress(run)["done"] - bar.n)
+                    run_chunks.chunk_process(chunk_id=chunk_id, worker="score-command")
+                    bar.update(runs_progress.run_progress(run)["done"] - bar.n)
             elif options["wait"]:
                 while True:
                     run.refresh_from_db()
-                    progress = run_services.run_progress(run)
+                    progress = runs_progress.run_progress(run)
                     bar.update(progress["done"] - bar.n)
                     bar.set_postfix_str(progress["waiting"])  # "Queued behind 2 runs" until a worker begins
                     if run.status in FINISHED or run.status == ScoringRun.Status.PAUSED:
@@ -109,7 +114,7 @@ class Command(BaseCommand):
         finally:
             bar.close()
         run.refresh_from_db()
-        progress = run_services.run_progress(run)
+        progress = runs_progress.run_progress(run)
         if options["json"]:
             data = {
                 "run": run.pk,

@@ -7,7 +7,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from curation.models import Batch, Context, ModelEndpoint, Paper, Paragraph, ReasoningType, Table
+from curation.endpoints.models import ModelEndpoint
+from curation.models import Batch, Context, Paper, Paragraph, ReasoningType, Table
 from tests.support.fault_server import Fault, FaultServer, completion_body
 
 RESULTS_ROWS = [

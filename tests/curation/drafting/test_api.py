@@ -6,7 +6,8 @@ import pytest
 
 from curation.drafting.models import DraftingRun
 from curation.drafting.services import run_create
-from curation.models import Batch, Instance, ModelEndpoint
+from curation.endpoints.models import ModelEndpoint
+from curation.models import Batch, Instance
 from tests.curation.drafting.conftest import endpoint_on, garbage, make_contexts, scripted_reply
 from tests.support.fault_server import FaultServer, unauthorized
 from tests.support.shared_world import base_world_build, shared_world, world_copy

@@ -6,7 +6,7 @@ import pytest
 from django.test import Client
 
 from curation.drafting.models import DraftingRun
-from curation.models import ModelEndpoint
+from curation.endpoints.models import ModelEndpoint
 from tests.conftest import PASSWORD
 
 pytestmark = pytest.mark.django_db

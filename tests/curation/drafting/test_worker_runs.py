@@ -11,7 +11,8 @@ import pytest
 from curation.drafting.models import DraftingItem, DraftingRun
 from curation.drafting.services import items_reap, run_create, run_start
 from curation.endpoints import local_model
-from curation.models import Batch, Instance, ModelEndpoint
+from curation.endpoints.models import ModelEndpoint
+from curation.models import Batch, Instance
 from curation.states import Status
 from tests.curation.drafting.conftest import endpoint_on, make_contexts, scripted_reply
 from tests.support.fault_server import FaultServer

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from curation.models import ModelEndpoint
+from curation.endpoints.models import ModelEndpoint
 
 
 def test_editing_the_base_url_changes_the_identity(db):

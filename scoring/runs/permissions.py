@@ -14,6 +14,7 @@ from __future__ import annotations
 from django.contrib.auth.models import AbstractBaseUser
 
 from curation import selectors
+from curation.errors import NotPermitted
 from curation.models import Project
 from curation.releases.selectors import can_read_gold
 from curation.states import Role
@@ -29,3 +30,9 @@ def can_run(*, user: AbstractBaseUser, project: Project) -> bool:
 def can_see_predictions(*, user: AbstractBaseUser, project: Project) -> bool:
     """Predictions sit beside gold answers: gold readers only."""
     return can_read_gold(user=user, project=project)
+
+
+def runner_require(actor: AbstractBaseUser | None, project: Project, action: str) -> None:
+    """Raise NotPermitted unless `actor` may run (None: the system itself, e.g. the `score` command or a worker)."""
+    if actor is not None and not can_run(user=actor, project=project):
+        raise NotPermitted(f"Only a manager or verifier of this project may {action}.")

@@ -14,20 +14,22 @@ from django.shortcuts import redirect, render
 from curation import selectors
 from curation.charts import bar_chart, colour, grouped_chart
 from curation.errors import InvalidInput
-from curation.models import Release
 from curation.page_errors import FORM_ERRORS, form_problems
 from curation.queues import waiting_label
 from curation.releases import selectors as release_selectors
-from scoring import selectors as scoring_selectors
-from scoring.api import ErrorTagInputSerializer, export_response
-from scoring.forms import ScoringRunForm
+from curation.releases.models import Release
 from scoring.methods.templates import DEFAULT_TEMPLATES
 from scoring.metrics import files
-from scoring.models import ErrorTag, ScoringRun
-from scoring.permissions import can_run, can_see_predictions
-from scoring.services import predictions as prediction_services
-from scoring.services import runs as run_services
-from scoring.services import uploads as upload_services
+from scoring.runs import creation as run_creation
+from scoring.runs import lifecycle as run_lifecycle
+from scoring.runs import predictions as prediction_services
+from scoring.runs import progress as runs_progress
+from scoring.runs import selectors as scoring_selectors
+from scoring.runs import uploads as upload_services
+from scoring.runs.api import ScoringErrorTagApi, export_response
+from scoring.runs.forms import ScoringRunForm
+from scoring.runs.models import ErrorTag, ScoringRun
+from scoring.runs.permissions import can_run, can_see_predictions
 
 METRIC_LABELS = (("em", "EM"), ("f1", "F1"), ("bertscore", "BERTScore"))
 
@@ -63,8 +65,8 @@ def release_score(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
         if not may_run:
             raise PermissionDenied("Only a manager or verifier of this project may score models.")
         if form.is_valid():
-            run = run_services.run_create(release=release, actor=request.user, **form.run_arguments())
-            run_services.run_start(run=run, actor=request.user)
+            run = run_creation.run_create(release=release, actor=request.user, **form.run_arguments())
+            run_lifecycle.run_start(run=run, actor=request.user)
             messages.success(request, f"Run {run.pk} started: {run.items_total} questions.")
             return redirect("scoring-run", slug=slug, pk=run.pk)
     context = {
@@ -74,7 +76,7 @@ def release_score(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
         "endpoints": endpoints,
         "methods": [m for m in ScoringRun.Method.choices if m[0] != "upload"],
         "runs": [
-            {"run": run, "waiting": waiting_label(run_services.run_queued_behind(run))}
+            {"run": run, "waiting": waiting_label(runs_progress.run_queued_behind(run))}
             for run in scoring_selectors.runs_of(user=request.user, project=project, release=release)
         ],
         "default_templates": DEFAULT_TEMPLATES,
@@ -123,7 +125,7 @@ def _run_context(request: HttpRequest, run: ScoringRun) -> dict[str, Any]:
     return {
         "project": run.project,
         "run": run,
-        "progress": run_services.run_progress(run),
+        "progress": runs_progress.run_progress(run),
         "is_active": run.status in (ScoringRun.Status.QUEUED, ScoringRun.Status.RUNNING),
         "may_run": can_run(user=request.user, project=run.project),
         "may_see": may_see,
@@ -165,10 +167,10 @@ def run_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     if request.method == "POST":
         action = request.POST.get("action", "")
         handlers = {
-            "pause": run_services.run_pause,
-            "resume": run_services.run_resume,
-            "cancel": run_services.run_cancel,
-            "retry-failed": run_services.run_retry_failed,
+            "pause": run_lifecycle.run_pause,
+            "resume": run_lifecycle.run_resume,
+            "cancel": run_lifecycle.run_cancel,
+            "retry-failed": run_lifecycle.run_retry_failed,
         }
         if action not in handlers:
             raise Http404("Unknown action.")
@@ -181,7 +183,7 @@ def run_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
 @login_required
 def run_progress_fragment(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     run = _run(request, slug, pk)
-    response = render(request, "scoring/_run_progress.html", {"run": run, "progress": run_services.run_progress(run)})
+    response = render(request, "scoring/_run_progress.html", {"run": run, "progress": runs_progress.run_progress(run)})
     if run.status not in (ScoringRun.Status.QUEUED, ScoringRun.Status.RUNNING):
         # The run stopped: reload the whole page once so its results appear.
         response["HX-Refresh"] = "true"
@@ -203,7 +205,7 @@ def prediction_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
         raise Http404("No such prediction in this project.")
     if request.method == "POST":
         # The same input serializer as the API's PUT of a tag; "clear" is the page's DELETE.
-        tag = ErrorTagInputSerializer(data=request.POST)
+        tag = ScoringErrorTagApi.ErrorTagInputSerializer(data=request.POST)
         if not tag.is_valid():
             messages.error(request, form_problems(tag))
             return redirect("scoring-prediction", slug=slug, pk=pk)

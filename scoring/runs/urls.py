@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from scoring import api, views
+from scoring.runs import api, views
 
 page_patterns = [
     path("p/<slug:slug>/releases/<int:pk>/score/", views.release_score, name="release-score"),

@@ -1,4 +1,4 @@
-"""Reads of scoring runs, scoped to the viewer (roles in scoring/permissions.py): members see runs and aggregate
+"""Reads of scoring runs, scoped to the viewer (roles in scoring/runs/permissions.py): members see runs and aggregate
 figures; only gold readers see predictions beside gold answers; outsiders see nothing."""
 
 from __future__ import annotations
@@ -10,10 +10,12 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import QuerySet
 
 from curation import selectors
+from curation.endpoints.models import ModelEndpoint
 from curation.errors import NotFound, NotPermitted
-from curation.models import ModelEndpoint, Project, Release
-from scoring.models import ErrorTag, Prediction, ScoringRun
-from scoring.permissions import can_see_predictions
+from curation.models import Project
+from curation.releases.models import Release
+from scoring.runs.models import ErrorTag, Prediction, ScoringRun
+from scoring.runs.permissions import can_see_predictions
 
 GOLD_REFUSAL = "Predictions sit beside gold answers: managers, verifiers and qualified annotators only."
 

@@ -18,12 +18,14 @@ from rest_framework.views import APIView
 from curation import selectors
 from curation.errors import InvalidInput, NotFound
 from curation.releases import selectors as release_selectors
-from scoring import exports
-from scoring import selectors as scoring_selectors
-from scoring.models import ErrorTag, Prediction, ScoringRun
-from scoring.services import predictions as prediction_services
-from scoring.services import runs as run_services
-from scoring.services import uploads as upload_services
+from scoring.runs import creation as run_creation
+from scoring.runs import exports
+from scoring.runs import lifecycle as run_lifecycle
+from scoring.runs import predictions as prediction_services
+from scoring.runs import progress as runs_progress
+from scoring.runs import selectors as scoring_selectors
+from scoring.runs import uploads as upload_services
+from scoring.runs.models import ErrorTag, Prediction, ScoringRun
 
 
 class ScoringRunOutputSerializer(serializers.ModelSerializer):
@@ -44,7 +46,7 @@ class ScoringRunOutputSerializer(serializers.ModelSerializer):
         ]  # fmt: skip
 
 
-class ScoringRunProgressSerializer(serializers.Serializer):
+class ScoringRunProgressOutputSerializer(serializers.Serializer):
     done = serializers.IntegerField()
     failed = serializers.IntegerField()
     total = serializers.IntegerField()
@@ -58,7 +60,7 @@ class ScoringRunProgressSerializer(serializers.Serializer):
     waiting = serializers.CharField(help_text='e.g. "Queued behind 2 runs"; empty once work has begun')
 
 
-class ScoringRunDetailSerializer(ScoringRunOutputSerializer):
+class ScoringRunDetailOutputSerializer(ScoringRunOutputSerializer):
     results = serializers.JSONField(read_only=True)
     templates = serializers.JSONField(read_only=True)
     progress = serializers.SerializerMethodField()
@@ -67,28 +69,13 @@ class ScoringRunDetailSerializer(ScoringRunOutputSerializer):
     class Meta(ScoringRunOutputSerializer.Meta):
         fields = [*ScoringRunOutputSerializer.Meta.fields, "templates", "results", "progress", "error_types"]
 
-    @extend_schema_field(ScoringRunProgressSerializer)
+    @extend_schema_field(ScoringRunProgressOutputSerializer)
     def get_progress(self, run: ScoringRun) -> dict[str, Any]:
-        return run_services.run_progress(run)
+        return runs_progress.run_progress(run)
 
     @extend_schema_field(serializers.DictField(child=serializers.DictField(child=serializers.IntegerField())))
     def get_error_types(self, run: ScoringRun) -> dict[str, Any]:
         return scoring_selectors.error_distribution(run)
-
-
-class ScoringRunCreateSerializer(serializers.Serializer):
-    release = serializers.IntegerField()
-    endpoint = serializers.IntegerField()
-    method = serializers.CharField(help_text="direct, cot, pot, car, tatllm or tool")
-    setting = serializers.CharField(default="short", help_text="short or long")
-    label = serializers.CharField(required=False, allow_blank=True, default="", max_length=200)
-    limit = serializers.IntegerField(required=False, allow_null=True, default=None, min_value=1)
-    few_shot = serializers.IntegerField(default=0, help_text="tool examples per tool: 0, 1 or 3")
-    tools = serializers.CharField(default="all", help_text="all, or data (data tools only)")
-    max_turns = serializers.IntegerField(default=6, min_value=1, max_value=30)
-    generation_params = serializers.DictField(required=False, default=dict)
-    templates = serializers.DictField(child=serializers.CharField(), required=False, default=dict)
-    chunk_size = serializers.IntegerField(default=run_services.DEFAULT_CHUNK_SIZE, min_value=1, max_value=500)
 
 
 class ErrorTagOutputSerializer(serializers.ModelSerializer):
@@ -99,12 +86,6 @@ class ErrorTagOutputSerializer(serializers.ModelSerializer):
     class Meta:
         model = ErrorTag
         fields = ["kind", "custom_label", "label", "note", "tagged_by", "tagged_at"]
-
-
-class ErrorTagInputSerializer(serializers.Serializer):
-    kind = serializers.CharField(help_text="miss, grounding, calculation, knowledge, redundancy or custom")
-    custom_label = serializers.CharField(required=False, allow_blank=True, default="", max_length=60)
-    note = serializers.CharField(required=False, allow_blank=True, default="")
 
 
 class PredictionOutputSerializer(serializers.ModelSerializer):
@@ -128,37 +109,12 @@ class PredictionOutputSerializer(serializers.ModelSerializer):
         return str(prediction.item.data.get("question", ""))
 
 
-class PredictionDetailSerializer(PredictionOutputSerializer):
+class PredictionDetailOutputSerializer(PredictionOutputSerializer):
     class Meta(PredictionOutputSerializer.Meta):
         fields = [
             *PredictionOutputSerializer.Meta.fields,
             "prompt", "raw_output", "stages", "program", "program_result", "tool_trace", "attempt_log", "worker",
         ]  # fmt: skip
-
-
-class PredictionUploadSerializer(serializers.Serializer):
-    release = serializers.IntegerField()
-    format = serializers.CharField(help_text="jsonl, tatqa, scitat or finqa")
-    file = serializers.FileField()
-    label = serializers.CharField(required=False, allow_blank=True, default="")
-
-
-class OfficialFiguresInputSerializer(serializers.Serializer):
-    benchmark = serializers.CharField(help_text="tatqa, tatdqa, finqa or scitat")
-    gold = serializers.FileField()
-    predictions = serializers.FileField()
-
-
-class OfficialFiguresOutputSerializer(serializers.Serializer):
-    summary = serializers.DictField()
-    lines = serializers.ListField(child=serializers.CharField())
-    unknown_uids = serializers.ListField(child=serializers.CharField())
-    count = serializers.IntegerField()
-
-
-class ScoringComparisonSerializer(serializers.Serializer):
-    rows = serializers.ListField(child=serializers.DictField())
-    reasoning_types = serializers.DictField()
 
 
 class PredictionPagination(PageNumberPagination):
@@ -177,6 +133,20 @@ def _release_for(user: Any, release_id: int, slug: str | None = None) -> Any:
 class ScoringRunListApi(APIView):
     """Runs of a project (every member) and starting one (managers and verifiers)."""
 
+    class ScoringRunCreateInputSerializer(serializers.Serializer):
+        release = serializers.IntegerField()
+        endpoint = serializers.IntegerField()
+        method = serializers.CharField(help_text="direct, cot, pot, car, tatllm or tool")
+        setting = serializers.CharField(default="short", help_text="short or long")
+        label = serializers.CharField(required=False, allow_blank=True, default="", max_length=200)
+        limit = serializers.IntegerField(required=False, allow_null=True, default=None, min_value=1)
+        few_shot = serializers.IntegerField(default=0, help_text="tool examples per tool: 0, 1 or 3")
+        tools = serializers.CharField(default="all", help_text="all, or data (data tools only)")
+        max_turns = serializers.IntegerField(default=6, min_value=1, max_value=30)
+        generation_params = serializers.DictField(required=False, default=dict)
+        templates = serializers.DictField(child=serializers.CharField(), required=False, default=dict)
+        chunk_size = serializers.IntegerField(default=run_creation.DEFAULT_CHUNK_SIZE, min_value=1, max_value=500)
+
     parser_classes = [JSONParser]
 
     @extend_schema(responses=ScoringRunOutputSerializer(many=True))
@@ -187,10 +157,10 @@ class ScoringRunListApi(APIView):
             runs = runs.filter(release_id=int(request.query_params["release"]))
         return Response(ScoringRunOutputSerializer(runs, many=True).data)
 
-    @extend_schema(request=ScoringRunCreateSerializer, responses={201: ScoringRunDetailSerializer})
+    @extend_schema(request=ScoringRunCreateInputSerializer, responses={201: ScoringRunDetailOutputSerializer})
     def post(self, request: Request, slug: str) -> Response:
         project = selectors.project_get(user=request.user, slug=slug)
-        data = ScoringRunCreateSerializer(data=request.data)
+        data = self.ScoringRunCreateInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         values = data.validated_data
         release = _release_for(request.user, values["release"], slug)
@@ -199,7 +169,7 @@ class ScoringRunListApi(APIView):
         )
         if endpoint is None:
             raise InvalidInput("No such endpoint in this project.")
-        run = run_services.run_create(
+        run = run_creation.run_create(
             release=release,
             actor=request.user,
             method=values["method"],
@@ -214,17 +184,17 @@ class ScoringRunListApi(APIView):
             limit=values["limit"],
             chunk_size=values["chunk_size"],
         )
-        run_services.run_start(run=run, actor=request.user)
-        return Response(ScoringRunDetailSerializer(run).data, status=status.HTTP_201_CREATED)
+        run_lifecycle.run_start(run=run, actor=request.user)
+        return Response(ScoringRunDetailOutputSerializer(run).data, status=status.HTTP_201_CREATED)
 
 
 class ScoringRunDetailApi(APIView):
     """One run with its progress, aggregate results and error-type distribution (every member)."""
 
-    @extend_schema(responses=ScoringRunDetailSerializer)
+    @extend_schema(responses=ScoringRunDetailOutputSerializer)
     def get(self, request: Request, pk: int) -> Response:
         run = scoring_selectors.run_get(user=request.user, run_id=pk)
-        return Response(ScoringRunDetailSerializer(run).data)
+        return Response(ScoringRunDetailOutputSerializer(run).data)
 
 
 class ScoringRunActionApi(APIView):
@@ -232,20 +202,20 @@ class ScoringRunActionApi(APIView):
 
     parser_classes = [JSONParser, FormParser]
 
-    @extend_schema(request=None, responses=ScoringRunDetailSerializer)
+    @extend_schema(request=None, responses=ScoringRunDetailOutputSerializer)
     def post(self, request: Request, pk: int, action: str) -> Response:
         handlers = {
-            "pause": run_services.run_pause,
-            "resume": run_services.run_resume,
-            "cancel": run_services.run_cancel,
-            "retry-failed": run_services.run_retry_failed,
+            "pause": run_lifecycle.run_pause,
+            "resume": run_lifecycle.run_resume,
+            "cancel": run_lifecycle.run_cancel,
+            "retry-failed": run_lifecycle.run_retry_failed,
         }
         if action not in handlers:
             raise NotFound("Actions are pause, resume, cancel and retry-failed.")
         run = scoring_selectors.run_get(user=request.user, run_id=pk)
         handlers[action](run=run, actor=request.user)
         run.refresh_from_db()
-        return Response(ScoringRunDetailSerializer(run).data)
+        return Response(ScoringRunDetailOutputSerializer(run).data)
 
 
 class ScoringPredictionListApi(APIView):
@@ -265,21 +235,26 @@ class ScoringPredictionListApi(APIView):
 class ScoringPredictionDetailApi(APIView):
     """One prediction with its prompt, output, program, tool trace and metrics (gold readers only)."""
 
-    @extend_schema(responses=PredictionDetailSerializer)
+    @extend_schema(responses=PredictionDetailOutputSerializer)
     def get(self, request: Request, pk: int) -> Response:
         prediction = scoring_selectors.prediction_get(user=request.user, prediction_id=pk)
-        return Response(PredictionDetailSerializer(prediction).data)
+        return Response(PredictionDetailOutputSerializer(prediction).data)
 
 
 class ScoringErrorTagApi(APIView):
     """Set or clear the caller's error tag on a prediction (gold readers only)."""
+
+    class ErrorTagInputSerializer(serializers.Serializer):
+        kind = serializers.CharField(help_text="miss, grounding, calculation, knowledge, redundancy or custom")
+        custom_label = serializers.CharField(required=False, allow_blank=True, default="", max_length=60)
+        note = serializers.CharField(required=False, allow_blank=True, default="")
 
     parser_classes = [JSONParser, FormParser]
 
     @extend_schema(request=ErrorTagInputSerializer, responses=ErrorTagOutputSerializer)
     def put(self, request: Request, pk: int) -> Response:
         prediction = scoring_selectors.prediction_get(user=request.user, prediction_id=pk)
-        data = ErrorTagInputSerializer(data=request.data)
+        data = self.ErrorTagInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         tag = prediction_services.error_tag_set(prediction=prediction, actor=request.user, **data.validated_data)
         return Response(ErrorTagOutputSerializer(tag).data)
@@ -319,12 +294,18 @@ def export_response(run: ScoringRun, export_format: str) -> HttpResponse:
 class ScoringPredictionUploadApi(APIView):
     """Score an uploaded predictions file against a release (managers and verifiers); returns the scored run."""
 
+    class PredictionUploadInputSerializer(serializers.Serializer):
+        release = serializers.IntegerField()
+        format = serializers.CharField(help_text="jsonl, tatqa, scitat or finqa")
+        file = serializers.FileField()
+        label = serializers.CharField(required=False, allow_blank=True, default="")
+
     parser_classes = [MultiPartParser]
 
-    @extend_schema(request=PredictionUploadSerializer, responses={201: ScoringRunDetailSerializer})
+    @extend_schema(request=PredictionUploadInputSerializer, responses={201: ScoringRunDetailOutputSerializer})
     def post(self, request: Request, slug: str) -> Response:
         selectors.project_get(user=request.user, slug=slug)
-        data = PredictionUploadSerializer(data=request.data)
+        data = self.PredictionUploadInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         values = data.validated_data
         release = _release_for(request.user, values["release"], slug)
@@ -336,29 +317,44 @@ class ScoringPredictionUploadApi(APIView):
             content=values["file"].read(),
             label=values["label"],
         )
-        return Response(ScoringRunDetailSerializer(run).data, status=status.HTTP_201_CREATED)
+        return Response(ScoringRunDetailOutputSerializer(run).data, status=status.HTTP_201_CREATED)
 
 
 class ScoringOfficialFiguresApi(APIView):
     """The official figures of a gold file and a prediction file (any signed-in user; nothing is stored)."""
 
+    class OfficialFiguresInputSerializer(serializers.Serializer):
+        benchmark = serializers.CharField(help_text="tatqa, tatdqa, finqa or scitat")
+        gold = serializers.FileField()
+        predictions = serializers.FileField()
+
+    class OfficialFiguresOutputSerializer(serializers.Serializer):
+        summary = serializers.DictField()
+        lines = serializers.ListField(child=serializers.CharField())
+        unknown_uids = serializers.ListField(child=serializers.CharField())
+        count = serializers.IntegerField()
+
     parser_classes = [MultiPartParser]
 
     @extend_schema(request=OfficialFiguresInputSerializer, responses=OfficialFiguresOutputSerializer)
     def post(self, request: Request) -> Response:
-        data = OfficialFiguresInputSerializer(data=request.data)
+        data = self.OfficialFiguresInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         values = data.validated_data
         figures = upload_services.official_figures(
             benchmark=values["benchmark"], gold=values["gold"].read(), predictions=values["predictions"].read()
         )
-        return Response(OfficialFiguresOutputSerializer(figures).data)
+        return Response(self.OfficialFiguresOutputSerializer(figures).data)
 
 
 class ScoringComparisonApi(APIView):
     """Completed runs of a release side by side (SciTaT table 5 and figure 5): aggregates, every member."""
 
-    @extend_schema(responses=ScoringComparisonSerializer)
+    class ScoringComparisonOutputSerializer(serializers.Serializer):
+        rows = serializers.ListField(child=serializers.DictField())
+        reasoning_types = serializers.DictField()
+
+    @extend_schema(responses=ScoringComparisonOutputSerializer)
     def get(self, request: Request, pk: int) -> Response:
         release = _release_for(request.user, pk)
         return Response(scoring_selectors.comparison(user=request.user, release=release))

@@ -5,8 +5,8 @@ from __future__ import annotations
 from django.contrib.auth.models import AbstractBaseUser
 
 from curation.errors import InvalidInput, NotPermitted
-from scoring.models import ErrorTag, Prediction
-from scoring.permissions import can_see_predictions
+from scoring.runs.models import ErrorTag, Prediction
+from scoring.runs.permissions import can_see_predictions
 
 
 def error_tag_set(

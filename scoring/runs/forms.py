@@ -8,7 +8,7 @@ from django import forms
 from django.db.models import QuerySet
 
 from scoring.methods.templates import DEFAULT_TEMPLATES
-from scoring.models import ScoringRun
+from scoring.runs.models import ScoringRun
 
 METHOD_CHOICES = [choice for choice in ScoringRun.Method.choices if choice[0] != ScoringRun.Method.UPLOAD]
 

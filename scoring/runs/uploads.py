@@ -11,10 +11,11 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser
 
 from curation.errors import InvalidInput
-from curation.models import Release
+from curation.releases.models import Release
 from scoring.metrics import files
-from scoring.models import ScoringRun
-from scoring.services.runs import run_create, run_start
+from scoring.runs.creation import run_create
+from scoring.runs.lifecycle import run_start
+from scoring.runs.models import ScoringRun
 
 UPLOAD_FORMATS = ("jsonl", "tatqa", "scitat", "finqa")
 
@@ -109,9 +110,9 @@ def official_figures(*, benchmark: str, gold: bytes, predictions: bytes) -> dict
         prediction_path.write_bytes(predictions)
         scorer = None
         if benchmark == "scitat":
-            from scoring.services.runs import _bertscorer
+            from scoring.runs.progress import bertscorer_load
 
-            scorer = _bertscorer()
+            scorer = bertscorer_load()
         try:
             scored = files.score_files(benchmark, gold_path, prediction_path, bertscorer=scorer)
         except files.PredictionFileError as error:

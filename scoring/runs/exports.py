@@ -7,8 +7,8 @@ import io
 import json
 from typing import Any
 
-from scoring.models import ScoringRun
-from scoring.services.runs import prediction_records
+from scoring.runs.models import ScoringRun
+from scoring.runs.progress import prediction_records
 
 CSV_COLUMNS = (
     "uid", "status", "answer", "scale", "is_correct", "short_form", "em", "f1", "bertscore", "tatqa_em", "tatqa_f1",

@@ -1,0 +1,18 @@
+"""URLs of batches: page and API (names unchanged from when they lived under review/)."""
+
+from __future__ import annotations
+
+from django.urls import path
+
+from annotate.batches import api as api_batches
+from annotate.batches import views as views_batches
+
+page_patterns = [
+    path("p/<slug:slug>/batches/", views_batches.batches_page, name="batches"),
+]
+
+api_patterns = [
+    path("batches/<int:pk>/assign/", api_batches.BatchAssignApi.as_view(), name="api-batch-assign"),
+    path("batches/<int:pk>/fill/", api_batches.BatchFillApi.as_view(), name="api-batch-fill"),
+    path("projects/<slug:slug>/gating/", api_batches.GatingApi.as_view(), name="api-gating"),
+]

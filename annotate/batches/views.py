@@ -1,0 +1,117 @@
+"""Pages of batches: create, fill with drafts or contexts, open, and the gating mode (managers)."""
+
+from __future__ import annotations
+
+from django import forms
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+
+from annotate.dashboard import figures as dashboard
+from annotate.dashboard.views import _require_manager_page
+from annotate.review import selectors as review_selectors
+from annotate.review.views import _attempt, _common, _project  # the review pages' navigation and message mapping
+from annotate.work import batches as batch_flow
+from curation import selectors
+from curation.models import Batch, Project
+from curation.services.batches import batch_create, batch_open
+from curation.states import Status
+
+
+def _assigned_message(*, contexts: int, drafts: int) -> str:
+    """What a batch fill did: contexts count as much as drafts (contexts are drafted later, inside the batch)."""
+    parts = []
+    if contexts:
+        parts.append(f"{contexts} context{'s' if contexts != 1 else ''}")
+    if drafts or not contexts:
+        parts.append(f"{drafts} draft{'s' if drafts != 1 else ''}")
+    return f"{' and '.join(parts)} added to the batch."
+
+
+class BatchFillForm(forms.Form):
+    """The batch page's "fill from papers" form: how many short contexts per paper (empty for all) and the seed."""
+
+    per_paper = forms.IntegerField(
+        required=False, min_value=1, error_messages={"min_value": "Contexts per paper must be at least 1."}
+    )
+    seed = forms.IntegerField(required=False)
+
+
+def _ids(values: list[str]) -> list[int]:
+    return [int(v) for v in values if v.isdigit()]
+
+
+@login_required
+def batches_page(request: HttpRequest, slug: str) -> HttpResponse:
+    """Create batches, fill them with drafts or contexts, open them, and choose the gating mode."""
+    project = _project(request, slug)
+    _require_manager_page(request, project)
+    if request.method == "POST":
+        action = request.POST.get("action", "")
+        batch_id = int(request.POST.get("batch", "0") or 0)
+        if action == "create":
+            _attempt(
+                request,
+                lambda: batch_create(project=project, actor=request.user, name=request.POST.get("name", "")),
+                "Batch created.",
+            )
+        elif action == "open":
+            _attempt(request, lambda: batch_open(batch_id=batch_id, actor=request.user), "Batch opened.")
+        elif action == "assign":
+            context_ids = _ids(request.POST.getlist("context_ids"))
+            moved = _attempt(
+                request,
+                lambda: batch_flow.batch_assign(
+                    batch_id=batch_id,
+                    actor=request.user,
+                    instance_ids=_ids(request.POST.getlist("instance_ids")),
+                    context_ids=context_ids,
+                ),
+            )
+            if moved is not None:
+                drafts = 0 if moved is True else int(moved)
+                messages.success(request, _assigned_message(contexts=len(set(context_ids)), drafts=drafts))
+        elif action == "fill":
+            form = BatchFillForm(request.POST)
+            if not form.is_valid():
+                messages.error(request, " ".join(e for errors in form.errors.values() for e in errors))
+                return redirect("batches", slug=slug)
+            data = form.cleaned_data
+            sample = _attempt(
+                request,
+                lambda: batch_flow.batch_fill_from_papers(
+                    batch_id=batch_id,
+                    actor=request.user,
+                    per_paper=data["per_paper"],
+                    seed=data["seed"] or 0,
+                    paper_ids=_ids(request.POST.getlist("paper_ids")),
+                ),
+            )
+            if sample is not None:
+                drawn = "all their" if sample.per_paper is None else f"{sample.per_paper} per paper of the"
+                messages.success(
+                    request,
+                    f"{len(sample.context_ids)} context(s) from {sample.papers} paper(s) ({drawn} short contexts, "
+                    f"seed {sample.seed}) added to the batch, with {sample.moved} draft(s).",
+                )
+        elif action == "gating":
+            _attempt(
+                request,
+                lambda: batch_flow.project_gating_set(
+                    project=project, actor=request.user, gating=request.POST.get("gating", "")
+                ),
+                "Gating saved.",
+            )
+        return redirect("batches", slug=slug)
+    batch_flow.batches_advance(project=project)
+    context = {
+        **_common(request, project),
+        "progress": dashboard.batch_progress(project),
+        "open_or_planned": selectors.batches_visible_to(request.user, project).exclude(state=Batch.State.CLOSED),
+        **review_selectors.unbatched_work(user=request.user, project=project),
+        "fill_papers": review_selectors.papers_with_unbatched_contexts(user=request.user, project=project),
+        "gating_choices": Project.Gating.choices,
+        "status_choices": [(s.value, s.label) for s in Status],
+    }
+    return render(request, "annotate/review/batches.html", context)

@@ -1,0 +1,106 @@
+"""REST API of the manager's dashboard: its figures as JSON, one table as CSV, the pay rate."""
+
+from __future__ import annotations
+
+from datetime import date
+
+from django.http import HttpResponse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotate.dashboard import figures as dashboard
+from annotate.dashboard import services as pay_services
+from curation import selectors
+from curation.errors import InvalidInput
+
+
+class PaySettingsSerializer(serializers.Serializer):
+    pay_per_instance = serializers.DecimalField(max_digits=8, decimal_places=2, min_value=0)
+    currency = serializers.CharField(max_length=3, required=False, default="USD")
+
+
+def _date_param(request: Request, name: str) -> date | None:
+    value = request.query_params.get(name)
+    if not value:
+        return None
+    try:
+        return date.fromisoformat(value)
+    except ValueError as exc:
+        raise InvalidInput(f"{name} must be a date as YYYY-MM-DD.") from exc
+
+
+class PaySettingsApi(APIView):
+    @extend_schema(request=PaySettingsSerializer, responses=PaySettingsSerializer)
+    def post(self, request: Request, slug: str) -> Response:
+        project = selectors.project_get(user=request.user, slug=slug)
+        payload = PaySettingsSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        record = pay_services.pay_settings_set(project=project, actor=request.user, **payload.validated_data)
+        return Response({"pay_per_instance": str(record.pay_per_instance), "currency": record.currency})
+
+
+class DashboardApi(APIView):
+    @extend_schema(
+        parameters=[OpenApiParameter("start", str, required=False), OpenApiParameter("end", str, required=False)],
+        responses={200: OpenApiTypes.OBJECT},
+    )
+    def get(self, request: Request, slug: str) -> Response:
+        """The manager's dashboard figures as JSON."""
+        project = selectors.project_get(user=request.user, slug=slug)
+        data = dashboard.dashboard_data(
+            user=request.user, project=project, start=_date_param(request, "start"), end=_date_param(request, "end")
+        )
+        pay = data["pay"]
+        return Response(
+            {
+                "batches": [
+                    {k: b[k] for k in ("name", "state", "counts", "total", "settled", "validated", "is_complete")}
+                    for b in data["batches"]
+                ],
+                "throughput": [{**t, "date": t["date"].isoformat()} for t in data["throughput"]],
+                "annotators": data["annotators"],
+                "verifiers": data["verifiers"],
+                "time": data["time_people"],
+                "pay": {
+                    "start": pay["start"].isoformat(),
+                    "end": pay["end"].isoformat(),
+                    "rate": str(pay["rate"]),
+                    "currency": pay["currency"],
+                    "total_instances": pay["total_instances"],
+                    "total_amount": str(pay["total_amount"]),
+                    "rows": [
+                        {**r, "amount": str(r["amount"]), "hourly": None if r["hourly"] is None else str(r["hourly"])}
+                        for r in pay["rows"]
+                    ],
+                },
+            }
+        )
+
+
+class DashboardCsvApi(APIView):
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("table", str, enum=list(dashboard.CSV_TABLES)),
+            OpenApiParameter("start", str, required=False),
+            OpenApiParameter("end", str, required=False),
+        ],
+        responses={(200, "text/csv"): str},
+    )
+    def get(self, request: Request, slug: str) -> HttpResponse:
+        """One dashboard table as CSV."""
+        project = selectors.project_get(user=request.user, slug=slug)
+        table = request.query_params.get("table", "annotators")
+        rows = dashboard.csv_rows(
+            user=request.user,
+            project=project,
+            table=table,
+            start=_date_param(request, "start"),
+            end=_date_param(request, "end"),
+        )
+        response = HttpResponse(dashboard.to_csv(rows), content_type="text/csv; charset=utf-8")
+        response["Content-Disposition"] = f'attachment; filename="{project.slug}-{table}.csv"'
+        return response

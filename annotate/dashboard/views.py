@@ -1,0 +1,89 @@
+"""The manager's dashboard page: progress, throughput, people, time and pay, with CSV downloads."""
+
+from __future__ import annotations
+
+from datetime import date
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+
+from annotate.dashboard import figures as dashboard
+from annotate.dashboard import services as pay_services
+from annotate.dashboard.api import PaySettingsSerializer
+from annotate.review.views import _attempt, _common, _project  # the review pages' navigation and message mapping
+from annotate.work import batches as batch_flow
+from curation import charts, selectors
+from curation.errors import InvalidInput
+from curation.models import Project
+from curation.page_errors import form_problems
+from curation.states import Role
+
+
+def _require_manager_page(request: HttpRequest, project: Project) -> None:
+    if Role.MANAGER not in selectors.roles_of(user=request.user, project=project):
+        raise PermissionDenied("Only managers of this project see this page.")
+
+
+def _period(request: HttpRequest) -> tuple[date | None, date | None]:
+    def parse(name: str) -> date | None:
+        try:
+            return date.fromisoformat(request.GET.get(name, ""))
+        except ValueError:
+            return None
+
+    return parse("start"), parse("end")
+
+
+@login_required
+def dashboard_page(request: HttpRequest, slug: str) -> HttpResponse:
+    """The manager's dashboard: batch progress, throughput, people, time and pay, with CSV downloads."""
+    project = _project(request, slug)
+    _require_manager_page(request, project)
+    if request.method == "POST":
+        pay = PaySettingsSerializer(data=request.POST)  # the API's input serializer
+        if not pay.is_valid():
+            messages.error(request, form_problems(pay))
+        else:
+            _attempt(
+                request,
+                lambda: pay_services.pay_settings_set(project=project, actor=request.user, **pay.validated_data),
+                "Pay rate saved.",
+            )
+        return redirect(f"{request.path}?{request.GET.urlencode()}")
+    batch_flow.batches_advance(project=project)
+    start, end = _period(request)
+    data = dashboard.dashboard_data(user=request.user, project=project, start=start, end=end)
+    context = {
+        **_common(request, project),
+        **data,
+        "throughput_chart": charts.line_chart(
+            data["throughput"], series=("submitted", "validated"), label=lambda row: row["date"].strftime("%m-%d")
+        ),
+        "annotator_chart": charts.grouped_bars(
+            data["annotators"], label="user", series=("refined", "validated", "round2_reviews")
+        ),
+        "verifier_chart": charts.grouped_bars(
+            data["verifiers"], label="user", series=("reviews", "changes_requested", "discussions_resolved")
+        ),
+        "csv_tables": dashboard.CSV_TABLES,
+        "settings": dashboard.pay_settings_of(project),
+    }
+    return render(request, "annotate/review/dashboard.html", context)
+
+
+@login_required
+def dashboard_csv(request: HttpRequest, slug: str, table: str) -> HttpResponse:
+    project = _project(request, slug)
+    _require_manager_page(request, project)
+    start, end = _period(request)
+    try:
+        rows = dashboard.csv_rows(user=request.user, project=project, table=table, start=start, end=end)
+    except InvalidInput as exc:
+        # The table is part of this page's path: an unknown one is no page (the API answers 400 for its query).
+        raise Http404(exc.message) from exc
+    response = HttpResponse(dashboard.to_csv(rows), content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{project.slug}-{table}.csv"'
+    return response

@@ -1,0 +1,331 @@
+"""Chunk processing on the workers.
+
+Invariants: one Prediction per (run, item), written by an upsert the moment it is ready, so a killed worker loses only
+its in-flight requests; a chunk is processed by whoever holds its claim token (a compare-and-set on the chunk row),
+so a redelivered or duplicated task exits quietly."""
+
+from __future__ import annotations
+
+import functools
+import logging
+import socket
+import time
+from collections.abc import Callable
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from typing import Any
+
+from django.conf import settings
+from django.core.cache import cache as django_cache
+from django.db.models import Q
+from django.utils import timezone
+
+from curation.endpoints.client import ChatClient
+from curation.endpoints.django_client import limiter_options
+from curation.endpoints.errors import EndpointError
+from curation.jobs import job_claim, job_heartbeat, job_release, job_stall_cutoff, job_token
+from curation.releases.models import ReleaseContext, ReleaseItem
+from scoring.methods import MethodSettings, run_method
+from scoring.runs import results as result_metrics
+from scoring.runs.models import Prediction, RunChunk, ScoringRun
+from scoring.runs.progress import bertscorer_load
+from scoring.runs.states import run_finish_if_done
+
+logger = logging.getLogger(__name__)
+
+Status = ScoringRun.Status
+# Heartbeat and pause/cancel check interval of a chunk in progress (not per prediction: one query less each).
+HEARTBEAT_SECONDS = 1.0
+PROGRAM_TIMEOUT_S = 10.0
+# The columns of a Prediction a chunk writes (the upsert sets exactly these).
+PREDICTION_FIELDS = (
+    "position", "uid", "status", "prompt", "raw_output", "stages", "answer", "scale", "program", "program_result",
+    "tool_trace", "metrics", "is_correct", "tokens_in", "tokens_out", "latency_s", "metrics_s", "attempts",
+    "attempt_log", "error", "worker", "context",
+)  # fmt: skip
+
+
+def chunk_predictions_fail(chunk: RunChunk) -> None:
+    """Record each unanswered item of a given-up chunk as a failed prediction."""
+    run = chunk.run
+    done = set(Prediction.objects.filter(run=run).values_list("item_id", flat=True))
+    message = f"Given up after {chunk.deliveries} deliveries: the worker ({chunk.worker or 'unknown'}) went silent."
+    rows = ReleaseItem.objects.filter(
+        release=run.release, position__gte=chunk.first_position, position__lte=chunk.last_position
+    ).order_by("position")
+    for row in rows:
+        if row.pk not in done:
+            _save_prediction(run, row, _failed_fields({**row.data, "position": row.position}, message), "")
+
+
+# --- Processing ------------------------------------------------------------------------------------------------
+
+
+def _claim(chunk_id: int, token: str, worker: str) -> bool:
+    stale = job_stall_cutoff(settings.TATCURATE_SCORING_STALL_S)
+    return job_claim(
+        rows=RunChunk.objects.filter(pk=chunk_id, run__status=Status.RUNNING).filter(
+            Q(status=RunChunk.Status.QUEUED) | Q(status=RunChunk.Status.RUNNING, heartbeat_at__lt=stale)
+        ),
+        token=token,
+        worker=worker,
+        running=RunChunk.Status.RUNNING,
+        attempts_field="deliveries",
+    )
+
+
+def _heartbeat(chunk_id: int, token: str) -> bool:
+    return job_heartbeat(rows=RunChunk.objects.filter(pk=chunk_id), token=token)
+
+
+def _release(chunk_id: int, token: str) -> None:
+    job_release(rows=RunChunk.objects.filter(pk=chunk_id), token=token, waiting=RunChunk.Status.QUEUED)
+
+
+def _client(run: ScoringRun) -> ChatClient:
+    if run.endpoint.is_local_default:
+        from urllib.parse import urlsplit
+
+        from curation.endpoints.local_model import ensure_running
+
+        # The embedded demo model: start it beside this worker when nothing answers on its port yet.
+        ensure_running(urlsplit(run.endpoint.base_url).port or 8089)
+    cache = django_cache if run.options.get("use_cache", True) else None
+    return ChatClient(run.endpoint.config(), cache=cache, **limiter_options())
+
+
+def _settings_of(run: ScoringRun, position: int) -> MethodSettings:
+    return MethodSettings(
+        templates=run.templates,
+        few_shot=int(run.options.get("few_shot", 0)),
+        tools=run.options.get("tools", "all"),
+        max_turns=int(run.options.get("max_turns", 6)),
+        supports_tools=bool(run.endpoint.supports_tools) if run.endpoint else False,
+        json_schema=bool(run.options.get("json_schema", True)),
+        seed=int(run.generation_params.get("seed") or 0) + position,
+    )
+
+
+def _run_program(code: str) -> Any:
+    from scoring.sandbox import run_program
+
+    # Model-written code never runs in the worker: a fresh sandboxed interpreter per program.
+    return run_program(code, entry="ans", timeout_s=PROGRAM_TIMEOUT_S)
+
+
+def _uploaded_output(run: ScoringRun, item: dict[str, Any]) -> tuple[dict[str, Any], list[str] | None]:
+    entry = (run.uploaded_predictions or {}).get(item["uid"])
+    if entry is None:
+        return {"answer": [], "scale": "", "error": "no prediction for this uid in the uploaded file"}, None
+    return {
+        "answer": [str(a) for a in entry.get("answer") or []],
+        "scale": str(entry.get("scale") or ""),
+        "raw_output": str(entry.get("raw_output") or ""),
+        "program": " ".join(entry["program_tokens"]) if entry.get("program_tokens") else "",
+    }, entry.get("program_tokens")
+
+
+def _failed_fields(item: dict[str, Any], message: str) -> dict[str, Any]:
+    """A failed prediction of `item`, scored like any other (no answer)."""
+    fields = {"uid": item["uid"], "status": Prediction.Status.FAILED, "error": message, "answer": [], "scale": ""}
+    metrics = result_metrics.item_metrics(
+        item,
+        answer=[],
+        scale="",
+        tool_trace=[],
+        program_tokens=None,
+        bertscorer=bertscorer_load() if not result_metrics.is_short_form(item) else None,
+    )
+    return {**fields, "metrics": metrics, "is_correct": bool(metrics.get("is_correct"))}
+
+
+def predict_item(
+    run: ScoringRun, item: dict[str, Any], context: dict[str, Any] | None, chat: Callable[..., Any] | None
+) -> dict[str, Any]:
+    """Answer and score one item (no database access, so threads can run it); endpoint failures → status failed."""
+    fields: dict[str, Any] = {"uid": item["uid"], "status": Prediction.Status.SCORED, "error": ""}
+    program_tokens = None
+    trace: list[dict[str, Any]] = []
+    if run.method == ScoringRun.Method.UPLOAD:
+        uploaded, program_tokens = _uploaded_output(run, item)
+        fields.update(uploaded)
+    else:
+        assert chat is not None
+        try:
+            output = run_method(
+                run.method,
+                question=item.get("question", ""),
+                context=context,
+                chat=chat,
+                run_program=_run_program,
+                settings=_settings_of(run, item.get("position", 0)),
+            )
+        except EndpointError as error:
+            attempts = [attempt.as_dict() for attempt in error.attempts]
+            fields.update(
+                status=Prediction.Status.FAILED,
+                error=f"{type(error).__name__}: {error.message}",
+                attempts=len(attempts),
+                attempt_log=attempts,
+                answer=[],
+                scale="",
+            )
+        except Exception as error:  # a bug on one item must not stall the run; it is shown on the item
+            logger.exception("prediction of %s failed", item.get("uid"))
+            fields.update(
+                status=Prediction.Status.FAILED, error=f"{type(error).__name__}: {error}", answer=[], scale=""
+            )
+        else:
+            trace = output.tool_trace
+            fields.update(
+                prompt=output.messages,
+                raw_output=output.raw_output,
+                stages={
+                    **output.stages,
+                    "rule": output.rule,
+                    "is_parsed": output.is_parsed,
+                    "requests": output.requests,
+                },
+                answer=output.answer,
+                scale=output.scale,
+                program=output.program,
+                program_result=output.program_result,
+                tool_trace=trace,
+                tokens_in=output.tokens_in,
+                tokens_out=output.tokens_out,
+                latency_s=round(output.latency_s, 4),
+                attempts=len(output.attempts),
+                attempt_log=output.attempts[-20:],
+                isolation=output.isolation,
+            )
+    started = time.perf_counter()
+    metrics = result_metrics.item_metrics(
+        item,
+        answer=fields.get("answer") or [],
+        scale=fields.get("scale") or "",
+        tool_trace=trace,
+        program_tokens=program_tokens,
+        bertscorer=bertscorer_load() if not result_metrics.is_short_form(item) else None,
+    )
+    fields["metrics"] = metrics
+    fields["is_correct"] = bool(metrics.get("is_correct"))
+    fields["metrics_s"] = round(time.perf_counter() - started, 5)
+    return fields
+
+
+def _save_prediction(run: ScoringRun, item_row: ReleaseItem, fields: dict[str, Any], worker: str) -> None:
+    fields = {**fields, "position": item_row.position, "worker": worker}
+    isolation = fields.pop("isolation", "")
+    values = {name: fields[name] for name in PREDICTION_FIELDS if name in fields}
+    # Upsert on (run, item): a second writer (a reaped chunk's late worker) replaces rather than duplicates.
+    Prediction.objects.bulk_create(
+        [Prediction(run=run, item=item_row, **values)],
+        update_conflicts=True,
+        unique_fields=["run", "item"],
+        update_fields=[name for name in values if name != "position"] or ["status"],
+    )
+    if isolation and run.isolation != "degraded" and isolation != run.isolation:
+        ScoringRun.objects.filter(pk=run.pk).exclude(isolation="degraded").update(isolation=isolation)
+
+
+def chunk_process(*, chunk_id: int, worker: str = "") -> str:
+    """Process one chunk: claim it, answer each item not yet predicted, commit each prediction on its own, then mark
+    the chunk done and, for the last chunk, finish the run. Called by the task; returns what happened."""
+    worker = worker or socket.gethostname()
+    token = job_token()
+    if not _claim(chunk_id, token, worker):
+        return "skipped"
+    chunk = RunChunk.objects.select_related("run__endpoint", "run__project", "run__release").get(pk=chunk_id)
+    run = chunk.run
+    done = set(Prediction.objects.filter(run=run).values_list("item_id", flat=True))
+    rows = [
+        row
+        for row in ReleaseItem.objects.filter(
+            release=run.release, position__gte=chunk.first_position, position__lte=chunk.last_position
+        ).order_by("position")
+        if row.pk not in done
+    ]
+
+    def context_of(row: ReleaseItem) -> tuple[str, int | None]:
+        """The setting's context of an item: short where the release has one, else (always for "long") the paper."""
+        if run.setting == "short" and row.short_context_id:
+            return "short", row.short_context_id
+        return "long", row.long_context_id
+
+    context_ids = {context_of(row)[1] for row in rows}
+    contexts = dict(ReleaseContext.objects.filter(pk__in=[c for c in context_ids if c]).values_list("id", "data"))
+    outcome = "done"
+    client = _client(run) if run.method != ScoringRun.Method.UPLOAD else None
+    # The run's own parameters (over the endpoint's defaults) go with every request of the run.
+    chat = functools.partial(client.chat, **run.generation_params) if client is not None else None
+    # Twice the endpoint's limit: while some threads compute metrics or run programs, others hold every request
+    # slot; the limiter (shared through Redis) still bounds the requests in flight to the limit.
+    width = max(1, min(2 * (run.endpoint.concurrency_limit if run.endpoint else 1), len(rows) or 1))
+    try:
+        with ThreadPoolExecutor(max_workers=width, thread_name_prefix=f"run{run.pk}") as pool:
+            pending: dict[Future[dict[str, Any]], tuple[ReleaseItem, str]] = {}
+            queue = list(rows)
+            last_beat = time.monotonic()
+            stop = False
+            while queue or pending:
+                while queue and len(pending) < width and not stop:
+                    row = queue.pop(0)
+                    setting, context_id = context_of(row)
+                    item = {**row.data, "position": row.position}
+                    pending[pool.submit(predict_item, run, item, contexts.get(context_id), chat)] = (row, setting)
+                if not pending:
+                    break
+                finished, _ = wait(list(pending), timeout=HEARTBEAT_SECONDS, return_when=FIRST_COMPLETED)
+                for future in finished:
+                    row, setting = pending.pop(future)
+                    given = {"context": setting} if client is not None else {}
+                    _save_prediction(run, row, {**future.result(), **given}, worker)
+                if time.monotonic() - last_beat >= HEARTBEAT_SECONDS:
+                    last_beat = time.monotonic()
+                    if not _heartbeat(chunk_id, token):
+                        outcome, stop = "claim lost", True
+                    status = ScoringRun.objects.filter(pk=run.pk).values_list("status", flat=True).first()
+                    if status != Status.RUNNING and not stop:
+                        outcome, stop = f"run {status}", True
+                if stop:
+                    queue.clear()
+                    for future in list(pending):
+                        if future.cancel():
+                            pending.pop(future)
+    except BaseException:
+        # Soft time limit or shutdown: hand the chunk back so another delivery continues where this one stopped.
+        _release(chunk_id, token)
+        raise
+    finally:
+        if client is not None:
+            client.close()
+    if outcome != "done":
+        if outcome.startswith("run"):
+            _release(chunk_id, token)
+        return outcome
+    RunChunk.objects.filter(pk=chunk_id, claim_token=token).update(
+        status=RunChunk.Status.DONE, finished_at=timezone.now(), heartbeat_at=timezone.now()
+    )
+    run_finish_if_done(run_id=run.pk)
+    return outcome
+
+
+def run_work(*, chunk_id: int, worker: str = "", budget_s: float = 600.0) -> list[str]:
+    """Process a chunk, then keep taking the run's other queued chunks while `budget_s` lasts. Called by the task.
+
+    The rows, not the messages, are the record of work: a worker that has finished its chunk claims the next one
+    itself, so a lost or late message never leaves a run unfinished, and the messages of chunks taken this way
+    find them done and exit quietly."""
+    started = time.monotonic()
+    outcomes = [chunk_process(chunk_id=chunk_id, worker=worker)]
+    run_id = RunChunk.objects.filter(pk=chunk_id).values_list("run_id", flat=True).first()
+    while outcomes[-1] in ("done", "skipped") and time.monotonic() - started < budget_s:
+        following = (
+            RunChunk.objects.filter(run_id=run_id, run__status=Status.RUNNING, status=RunChunk.Status.QUEUED)
+            .order_by("index")
+            .values_list("pk", flat=True)
+            .first()
+        )
+        if following is None:
+            break
+        outcomes.append(chunk_process(chunk_id=following, worker=worker))
+    return outcomes

@@ -1,0 +1,165 @@
+"""Creating a scoring run: validate the settings, hash the configuration, cut the release into chunks; and the
+project's prompt templates a run starts from."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.utils import timezone
+
+from curation.endpoints.models import ModelEndpoint
+from curation.errors import InvalidInput
+from curation.releases.models import Release, ReleaseItem
+from scoring.methods import templates_for, templates_hash
+from scoring.runs.models import RunChunk, ScoringRun, ScoringTemplate
+from scoring.runs.permissions import runner_require
+
+DEFAULT_CHUNK_SIZE = 8
+TOOL_OPTIONS = ("all", "data")
+FEW_SHOTS = (0, 1, 3)
+
+
+def canonical_hash(value: Any) -> str:
+    """sha256 of sorted-key compact JSON."""
+    return hashlib.sha256(
+        json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode()
+    ).hexdigest()
+
+
+def project_templates(project: Any) -> dict[str, str]:
+    """The latest saved template text of each stage of a project (stages never saved use the defaults)."""
+    latest: dict[str, str] = {}
+    for stage, text in ScoringTemplate.objects.filter(project=project).values_list("stage", "text"):
+        latest.setdefault(stage, text)
+    return latest
+
+
+def scoring_template_save(*, project: Any, actor: AbstractBaseUser | None, stage: str, text: str) -> ScoringTemplate:
+    """Save a new version of a stage's template (managers and verifiers); the same text twice is one version."""
+    runner_require(actor, project, "edit prompt templates")
+    from scoring.methods.templates import DEFAULT_TEMPLATES, template_hash
+
+    if stage not in DEFAULT_TEMPLATES:
+        raise InvalidInput(f"Unknown template stage {stage!r}; expected one of {', '.join(DEFAULT_TEMPLATES)}.")
+    if not text.strip():
+        raise InvalidInput("A template cannot be empty.")
+    digest = template_hash(text)
+    template, created = ScoringTemplate.objects.get_or_create(
+        project=project, stage=stage, sha256=digest, defaults={"text": text, "created_by": actor}
+    )
+    if not created:
+        # Re-saving an older version makes it the latest again.
+        ScoringTemplate.objects.filter(pk=template.pk).update(created_at=timezone.now())
+    return template
+
+
+def run_create(
+    *,
+    release: Release,
+    actor: AbstractBaseUser | None,
+    method: str,
+    setting: str = "short",
+    endpoint: ModelEndpoint | None = None,
+    label: str = "",
+    templates: dict[str, str] | None = None,
+    generation_params: dict[str, Any] | None = None,
+    few_shot: int = 0,
+    tools: str = "all",
+    max_turns: int = 6,
+    json_schema: bool = True,
+    use_cache: bool = True,
+    limit: int | None = None,
+    chunk_size: int = DEFAULT_CHUNK_SIZE,
+    uploaded: dict[str, Any] | None = None,
+    upload_name: str = "",
+    upload_format: str = "",
+) -> ScoringRun:
+    """Create a queued run with its chunks (managers and verifiers; `actor=None` is an operator command)."""
+    project = release.project
+    runner_require(actor, project, "score models")
+    if method not in ScoringRun.Method.values:
+        raise InvalidInput(f"Unknown method {method!r}; expected one of {', '.join(ScoringRun.Method.values)}.")
+    if setting not in ScoringRun.Setting.values:
+        raise InvalidInput("The context setting is short or long.")
+    if (method == "upload") != (uploaded is not None):
+        raise InvalidInput("Uploaded predictions go with the 'upload' method, and only with it.")
+    if method != "upload":
+        if endpoint is None:
+            raise InvalidInput("Choose a model endpoint.")
+        if endpoint.project_id not in (None, project.pk):
+            raise InvalidInput("That endpoint belongs to another project.")
+    if tools not in TOOL_OPTIONS:
+        raise InvalidInput("Tools are 'all' or 'data'.")
+    if few_shot not in FEW_SHOTS:
+        raise InvalidInput("Tool examples are 0, 1 or 3 shots.")
+    if not 1 <= max_turns <= 30:
+        raise InvalidInput("The turn limit is between 1 and 30.")
+    if limit is not None and limit < 1:
+        raise InvalidInput("The limit is a positive number of items.")
+    chunk_size = max(1, min(int(chunk_size), 500))
+    used_templates = templates_for(method, {**project_templates(project), **(templates or {})})
+    params = {**(endpoint.generation_params if endpoint else {}), **(generation_params or {})}
+    from curation.endpoints.config import GENERATION_PARAM_NAMES
+
+    unknown = set(params) - GENERATION_PARAM_NAMES
+    if unknown:
+        raise InvalidInput(f"Unknown generation parameters: {', '.join(sorted(unknown))}.")
+    positions = list(
+        ReleaseItem.objects.filter(release=release).order_by("position").values_list("position", flat=True)[:limit]
+    )
+    if not positions:
+        raise InvalidInput("That release has no items.")
+    options = {
+        "few_shot": few_shot,
+        "tools": tools,
+        "max_turns": max_turns,
+        "json_schema": json_schema,
+        "use_cache": use_cache,
+    }
+    config = {
+        "release": {"id": release.pk, "content_hash": release.content_hash},
+        "endpoint": ({"id": endpoint.pk, "base_url": endpoint.base_url, "model": endpoint.model} if endpoint else None),
+        "upload_sha256": canonical_hash(uploaded) if uploaded is not None else None,
+        "method": method,
+        "setting": setting,
+        "template_hash": templates_hash(used_templates),
+        "generation_params": params,
+        "options": options,
+        "limit": limit,
+    }
+    with transaction.atomic():
+        run = ScoringRun.objects.create(
+            project=project,
+            release=release,
+            endpoint=endpoint,
+            label=label or (endpoint.model if endpoint else upload_name or "uploaded predictions"),
+            method=method,
+            setting=setting,
+            templates=used_templates,
+            template_hash=config["template_hash"],
+            generation_params=params,
+            options=options,
+            config=config,
+            config_hash=canonical_hash(config),
+            uploaded_predictions=uploaded,
+            upload_name=upload_name,
+            upload_format=upload_format,
+            item_limit=limit,
+            items_total=len(positions),
+            chunk_size=chunk_size,
+            created_by=actor if actor is not None and actor.is_authenticated else None,
+        )
+        RunChunk.objects.bulk_create(
+            RunChunk(
+                run=run,
+                index=index,
+                first_position=positions[start],
+                last_position=positions[min(start + chunk_size, len(positions)) - 1],
+            )
+            for index, start in enumerate(range(0, len(positions), chunk_size))
+        )
+    return run

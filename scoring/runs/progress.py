@@ -1,0 +1,129 @@
+"""What a run has produced so far: one flat record per prediction, the run's results (computed once it completes),
+its progress, and how much work waits ahead of it on its queue."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from django.db.models import Count, Q
+from django.utils import timezone
+
+from curation.queues import waiting_label
+from scoring.runs import results as result_metrics
+from scoring.runs.models import Prediction, RunChunk, ScoringRun
+
+logger = logging.getLogger(__name__)
+
+Status = ScoringRun.Status
+
+
+# --- Results ---------------------------------------------------------------------------------------------------
+
+
+def prediction_records(run: ScoringRun) -> list[dict[str, Any]]:
+    """One flat record per prediction (metrics + item attributes) for aggregation and export."""
+    records = []
+    rows = (
+        Prediction.objects.filter(run=run)
+        .order_by("position")
+        .values_list(
+            "uid", "status", "metrics", "is_correct", "tokens_out", "item__data", "error", "answer", "scale", "context"
+        )
+    )
+    for uid, status, metrics, is_correct, tokens_out, data, error, answer, scale, context in rows.iterator(
+        chunk_size=1000
+    ):
+        records.append(
+            {
+                **(metrics or {}),
+                "uid": uid,
+                "status": status,
+                "is_correct": is_correct,
+                "tokens_out": tokens_out,
+                "paper": data.get("paper"),
+                "reasoning_type": data.get("reasoning_type_name") or data.get("reasoning_type"),
+                "answer_form": data.get("answer_form") or ("short" if metrics.get("short_form") else "free"),
+                "answer_source": data.get("answer_source"),
+                "error": error,
+                "answer": answer,
+                "scale": scale,
+                "context": context,
+            }
+        )
+    return records
+
+
+def run_results_compute(*, run: ScoringRun) -> dict[str, Any]:
+    """Aggregate the predictions into the run's results (bootstrap CIs, breakdowns, tool and token figures)."""
+    records = prediction_records(run)
+    summary = result_metrics.run_summary(records)
+    summary["setting"] = run.setting
+    # A short-setting run answers on the whole paper where the release has no short context (TAT-QA, FinQA):
+    # said with the figures, so nobody reads them as short-context results.
+    summary["long_context_fallbacks"] = (
+        sum(1 for r in records if r["context"] == "long") if run.setting == "short" else 0
+    )
+    summary["method"] = run.method
+    summary["metrics_s"] = sum(Prediction.objects.filter(run=run).values_list("metrics_s", flat=True))
+    scorer_info = None
+    if summary.get("free_form_count"):
+        scorer = bertscorer_load()
+        scorer_info = scorer.info() if scorer is not None else None
+    summary["bertscore_info"] = scorer_info
+    ScoringRun.objects.filter(pk=run.pk).update(results=summary, results_computed_at=timezone.now())
+    run.results = summary
+    return summary
+
+
+def run_progress(run: ScoringRun) -> dict[str, Any]:
+    """Done, failed, remaining, rate (items/s over the run so far) and an ETA in seconds."""
+    counts = Prediction.objects.filter(run=run).aggregate(
+        done=Count("id"), failed=Count("id", filter=Q(status=Prediction.Status.FAILED))
+    )
+    done, total = counts["done"], run.items_total
+    elapsed = (timezone.now() - run.started_at).total_seconds() if run.started_at else 0.0
+    if run.finished_at and run.started_at:
+        elapsed = (run.finished_at - run.started_at).total_seconds()
+    rate = done / elapsed if elapsed > 0 and done else 0.0
+    remaining = max(total - done, 0)
+    return {
+        "done": done,
+        "failed": counts["failed"],
+        "total": total,
+        "percent": round(100 * done / total, 1) if total else 0.0,
+        "rate_per_s": round(rate, 3),
+        "eta_s": round(remaining / rate) if rate and run.status == Status.RUNNING else None,
+        "status": run.status,
+        "queued_behind": (queued_behind := run_queued_behind(run, done=done)),
+        "waiting": waiting_label(queued_behind),
+    }
+
+
+def run_queued_behind(run: ScoringRun, *, done: int | None = None) -> int | None:
+    """How many runs started earlier on this run's queue still have chunks to do, while no chunk of this run has
+    begun (None once one has, or when the run is not running)."""
+    if run.status != Status.RUNNING or run.method == ScoringRun.Method.UPLOAD or run.started_at is None:
+        return None
+    if done is None:
+        done = Prediction.objects.filter(run=run).count()
+    if done or run.chunks.exclude(status=RunChunk.Status.QUEUED).exists():
+        return None
+    earlier = Q(started_at__lt=run.started_at) | Q(started_at=run.started_at, pk__lt=run.pk)
+    unfinished = (RunChunk.Status.QUEUED, RunChunk.Status.RUNNING)
+    return (
+        ScoringRun.objects.filter(earlier, queue=run.queue, status=Status.RUNNING, chunks__status__in=unfinished)
+        .distinct()
+        .count()
+    )
+
+
+def bertscorer_load() -> Any:
+    """The default BERTScore scorer, or None (logged) where its model cannot be loaded here."""
+    from scoring.metrics.bertscore import BertScoreUnavailableError, default_scorer
+
+    try:
+        return default_scorer()
+    except (BertScoreUnavailableError, OSError, ImportError) as error:
+        logger.warning("BERTScore unavailable: %s", error)
+        return None

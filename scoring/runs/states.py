@@ -1,0 +1,43 @@
+"""The run's status changes only by compare-and-set (`run_transition`); chunks are sent to the workers once the
+transaction commits (`chunks_enqueue`); the last chunk done completes the run and computes its results."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.utils import timezone
+
+from curation.jobs import job_enqueue
+from scoring.runs.models import RunChunk, ScoringRun
+from scoring.runs.progress import run_results_compute
+
+Status = ScoringRun.Status
+
+
+def run_transition(run: ScoringRun, sources: tuple[str, ...], target: str, **assignments: Any) -> bool:
+    changed = ScoringRun.objects.filter(pk=run.pk, status__in=sources).update(status=target, **assignments)
+    if changed:
+        run.status = target
+        for name, value in assignments.items():
+            setattr(run, name, value)
+    return bool(changed)
+
+
+def chunks_enqueue(run: ScoringRun, chunk_ids: list[int]) -> None:
+    """Send one task per chunk once the transaction commits (the row is the record, the message only a nudge)."""
+    if not chunk_ids:
+        return
+    RunChunk.objects.filter(pk__in=chunk_ids).update(enqueued_at=timezone.now())
+    for chunk_id in chunk_ids:
+        job_enqueue(task_name="scoring.run_chunk", args=[chunk_id], queue=run.queue or None)
+
+
+def run_finish_if_done(*, run_id: int) -> bool:
+    """Running → completed once every chunk is done (exactly one caller wins), then compute the results."""
+    if RunChunk.objects.filter(run_id=run_id).exclude(status=RunChunk.Status.DONE).exists():
+        return False
+    run = ScoringRun.objects.get(pk=run_id)
+    if not run_transition(run, (Status.RUNNING,), Status.COMPLETED, finished_at=timezone.now()):
+        return False
+    run_results_compute(run=run)
+    return True

@@ -1,0 +1,34 @@
+"""Celery tasks of scoring runs (thin: ids in, one service call). Chunks run under the global
+CELERY_TASK_TIME_LIMIT / CELERY_TASK_SOFT_TIME_LIMIT (curation/settings.py), which stay far below the broker's
+visibility timeout (3 h on Redis), so a live task is never handed to a second worker by the broker itself."""
+
+from __future__ import annotations
+
+from celery import shared_task
+from celery.exceptions import SoftTimeLimitExceeded
+from django.conf import settings
+
+from curation.jobs import TransactionAwareTask
+from scoring.runs.chunks import run_work
+
+
+@shared_task(
+    name="scoring.run_chunk",
+    acks_late=True,
+    reject_on_worker_lost=True,
+    base=TransactionAwareTask,
+)
+def run_chunk_task(chunk_id: int) -> str:
+    """Process one chunk (and then other queued chunks of its run); a chunk held by someone else, or done, is
+    skipped quietly."""
+    from celery import current_task
+
+    hostname = getattr(current_task.request, "hostname", "") or ""
+    try:
+        # Then the run's other queued chunks, for at most half the soft limit (see scoring.runs.chunks.run_work).
+        outcomes = run_work(chunk_id=chunk_id, worker=hostname, budget_s=settings.CELERY_TASK_SOFT_TIME_LIMIT / 2)
+        return ", ".join(outcomes)
+    except SoftTimeLimitExceeded:
+        # The chunk was handed back by the service; the reaper (curation.jobs_reap) or this re-send continues it.
+        run_chunk_task.apply_async(args=[chunk_id], queue=current_task.request.delivery_info.get("routing_key"))
+        return "time limit: sent again"

@@ -1,1 +1,0 @@
-"""Write services of the scoring app (runs, predictions, error tags, templates)."""
