@@ -1,7 +1,7 @@
 """SciTaT §4.4's error-analysis sample: 25 free-form errors and 25 short-form errors drawn at random (seeded) for
 tagging, and the distribution of the error types people give them (figure 6), with its sample size.
 
-An error is a scored prediction that `scoring.results.item_metrics` marks incorrect: short-form EM 0; free-form
+An error is a scored prediction that `scoring.runs.results.item_metrics` marks incorrect: short-form EM 0; free-form
 BERTScore below 60 (F1 below 0.5 where the run computed no BERTScore). Failed predictions (no model output) are left
 out: there is nothing to tag. Pure functions over plain dicts; no Django.
 """

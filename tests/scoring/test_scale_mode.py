@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from scoring.results import item_metrics
+from scoring.runs.results import item_metrics
 
 ITEM = {
     "uid": "t1",

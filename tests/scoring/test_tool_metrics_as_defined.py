@@ -11,7 +11,7 @@ from curation.drafting.templates import draft_template_questions
 from scoring.methods import MethodSettings, run_method, templates_for
 from scoring.methods.base import tool_tables
 from scoring.methods.toolloop import turn_cap
-from scoring.results import item_metrics
+from scoring.runs.results import item_metrics
 from tests.scoring.test_methods import ScriptedChat, sandbox
 
 CONTEXT = {
