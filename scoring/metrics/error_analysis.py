@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 PER_FORM = 25
+MAX_PER_FORM = 500
 FORMS = ("free_form", "short_form")
 DISPUTED = "disputed"
 
