@@ -228,6 +228,9 @@ TATCURATE_SET_ASIDE_HOURS = env_int("TATCURATE_SET_ASIDE_HOURS", 24, minimum=0)
 TATCURATE_LOCAL_MODEL_PORT = env_int("TATCURATE_LOCAL_MODEL_PORT", 8089, minimum=1)
 # Scoring: a chunk whose worker is silent this long is sent again.
 TATCURATE_SCORING_STALL_S = env_int("TATCURATE_SCORING_STALL_S", 300, minimum=10)
+# Scoring: a local bert-base-uncased folder (config.json, model.safetensors, tokenizer.json) enables the SciTaT
+# paper's BERTScore (layer 12) as a run option; unset, runs use the bundled all-MiniLM-L6-v2 and the option says why.
+TATCURATE_BERT_BASE_UNCASED_DIR = env_str("TATCURATE_BERT_BASE_UNCASED_DIR")
 # A drafting item or export build whose heartbeat is older than this is reaped; given up after this many claims.
 TATCURATE_JOB_STALL_S = env_int("TATCURATE_JOB_STALL_S", 300, minimum=10)
 TATCURATE_JOB_MAX_ATTEMPTS = env_int("TATCURATE_JOB_MAX_ATTEMPTS", 3, minimum=1)

@@ -364,3 +364,43 @@ def _split_tatllm_answer(answer: str) -> list[str]:
         return [_clean_item(a or b) for a, b in quoted]
     parts = answer.split("#") if "#" in answer else [answer]
     return [item for item in (_clean_item(part) for part in parts) if item]
+
+
+EXTRACTION_MODES = ("default", "official")
+_OFFICIAL_MARKERS = ("\nAnswer: \n", "\nAnswer:\n", "Answer: ", "Answer:")
+_ANGLE = re.compile(r"<(.*?)>")
+
+
+def extract_answer_official(text: str, *, method: str) -> ExtractedAnswer:
+    """Answer items as SciTaT's released scripts take them (no markdown, list or sentence clean-up), for Direct QA
+    and the Reason/Answer methods; other methods have no official rule and use `extract_answer`.
+
+    Direct QA: the whole output split at blank lines. CoT/CaR: the text after the first `Answer:` marker (up to a
+    second one), code fences blanked, split at blank lines, and an item holding `<…>` placeholders replaced by their
+    contents joined with commas.
+    """
+    if method == "direct":
+        stripped = (text or "").strip()
+        return _answer(stripped.split("\n\n") if stripped else [], rule="official_direct", is_parsed=bool(stripped))
+    if method not in ("cot", "car"):
+        return extract_answer(text, method=method)
+    segment = text or ""
+    for marker in _OFFICIAL_MARKERS:
+        if marker in segment:
+            segment = segment.split(marker)[1].strip()
+            break
+    for fence in ("```json\n", "```csv\n", "```\n", "```"):
+        segment = segment.replace(fence, " ")
+    segment = segment.strip()
+    items = [",".join(_ANGLE.findall(part)) if _ANGLE.search(part) else part for part in segment.split("\n\n")]
+    items = items if segment else []
+    return _answer(items, rule="official_answer_marker", is_parsed=bool(items))
+
+
+def extract_program_answer_official(value: Any, *, is_ok: bool) -> ExtractedAnswer:
+    """A program's answer as SciTaT's scripts take it: `str(ans)` as one item (a list stays one string), and a failed
+    program or an output mentioning an error becomes the single item "error"."""
+    rendered = str(value) if is_ok else "error"
+    if "error" in rendered.lower():
+        rendered = "error"
+    return _answer([rendered], rule="official_program", is_parsed=is_ok)

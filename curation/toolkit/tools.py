@@ -470,6 +470,11 @@ class ToolBox:
         return answer
 
 
+SEARCH_TOOLS = {"row": "search_row_names", "column": "search_column_names"}
+# Which names each data tool reads: the names a model has to discover (by search) before it can make the call.
+_NAMES_READ = {"get_cell": ("row", "column"), "get_row": ("row",), "get_column": ("column",)}
+
+
 @dataclass
 class Program:
     """A recorded sequence of tool calls — the essential actions behind a templated answer."""
@@ -486,5 +491,27 @@ class Program:
         return outcome.result
 
     def essential_actions(self) -> list[dict[str, Any]]:
-        """The recorded calls as plain dicts."""
-        return [outcome.to_action() for outcome in self.actions]
+        """Discovery first, then the program's own calls, as plain {tool, arguments, result} dicts.
+
+        Discovery is what the tool-loop prompt tells a model to do before reading data, and the meta-level paper
+        counts its search call as essential: one `list_tables`, then one search per row or column name the program
+        reads. A search's stored result is the name it must return ({table, row} or {table, column}), not the whole
+        hit list, so any search whose result contains that name is credited (scoring.metrics.toolcalls).
+        """
+        discovery: dict[tuple[str, str], dict[str, Any]] = {}
+        for outcome in self.actions:
+            for kind, tool in SEARCH_TOOLS.items():
+                if outcome.tool == tool:
+                    query = str(outcome.arguments.get("query", ""))
+                    discovery.setdefault((kind, _normalise(query)), self._search_action(kind, query, None))
+            for kind in _NAMES_READ.get(outcome.tool, ()):
+                name = str(outcome.arguments[kind])
+                table = str(outcome.arguments["table"])
+                discovery.setdefault((kind, _normalise(name)), self._search_action(kind, name, table))
+        listing = self.toolbox.execute("list_tables", {})
+        program = [outcome.to_action() for outcome in self.actions if outcome.tool not in SEARCH_TOOLS.values()]
+        return [listing.to_action(), *discovery.values(), *program]
+
+    def _search_action(self, kind: str, name: str, table: str | None) -> dict[str, Any]:
+        expected = {kind: name} if table is None else {"table": table, kind: name}
+        return {"tool": SEARCH_TOOLS[kind], "arguments": {"query": name}, "result": expected}

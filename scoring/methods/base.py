@@ -12,10 +12,15 @@ from typing import Any
 
 from curation.table_shape import shape_from_frozen
 
-METHODS = ("direct", "cot", "pot", "car", "tatllm", "tool")
+METHODS = ("direct", "cot", "pot", "car", "calculator", "reversing", "tatllm", "tool")
+# SciTaT table 6's CaR ablations: Calculator only, and Reversing (Reasoner first, then the Calculator checks it);
+# "Reasoner only" is CoT.
+CAR_ABLATIONS = ("calculator", "reversing")
 
 Chat = Callable[..., Any]  # (messages, *, tools=None, tool_choice=None, response_format=None) -> ChatResult
 RunProgram = Callable[[str], Any]  # (code) -> SandboxResult
+# The tool loop's fewest turns: enough for discovery, a few reads, arithmetic and `final_answer`.
+MIN_TURNS = 12
 
 
 @dataclass(frozen=True)
@@ -25,10 +30,11 @@ class MethodSettings:
     templates: Mapping[str, str]
     few_shot: int = 0
     tools: str = "all"  # all | data
-    max_turns: int = 6
+    max_turns: int = MIN_TURNS  # a run derives its cap from its longest program (toolloop.turn_cap)
     supports_tools: bool = False
     json_schema: bool = True
     seed: int = 0
+    extraction: str = "default"  # default | official (SciTaT's scripts; curation.toolkit.extraction)
 
 
 @dataclass

@@ -31,6 +31,8 @@ def run_method(
         "cot": prompting.run_cot,
         "pot": prompting.run_pot,
         "car": prompting.run_car,
+        "calculator": prompting.run_calculator,
+        "reversing": prompting.run_reversing,
         "tatllm": prompting.run_tatllm,
     }[method]
     return handler(

@@ -1,11 +1,19 @@
-"""Direct QA, CoT, PoT, CaR (Calculator → tips → Reasoner) and TAT-LLM's step table with a safe equation executor."""
+"""Direct QA, CoT, PoT, CaR (Calculator → tips → Reasoner), its ablations (Calculator only; Reversing: Reasoner →
+tips → Calculator) and TAT-LLM's step table with a safe equation executor."""
 
 from __future__ import annotations
 
 import re
 from typing import Any
 
-from curation.toolkit.extraction import extract_answer, extract_program_answer, normalize_scale, parse_tatllm_steps
+from curation.toolkit.extraction import (
+    extract_answer,
+    extract_answer_official,
+    extract_program_answer,
+    extract_program_answer_official,
+    normalize_scale,
+    parse_tatllm_steps,
+)
 from curation.toolkit.numbers import format_number
 from curation.toolkit.safe_eval import SafeEvalError, safe_eval
 from scoring.methods.base import Chat, MethodOutput, MethodSettings, RunProgram, user_message
@@ -22,10 +30,28 @@ def _ask(chat: Chat, output: MethodOutput, prompt: str) -> str:
     return result.text or ""
 
 
-def _apply(output: MethodOutput, text: str, method: str) -> MethodOutput:
-    extracted = extract_answer(text, method=method)
+def _apply(output: MethodOutput, text: str, method: str, settings: MethodSettings) -> MethodOutput:
+    if settings.extraction == "official":
+        extracted = extract_answer_official(text, method=method)
+    else:
+        extracted = extract_answer(text, method=method)
     output.answer, output.scale = list(extracted.items), extracted.scale
     output.is_parsed, output.rule = extracted.is_parsed, extracted.rule
+    return output
+
+
+def _apply_program(output: MethodOutput, result: Any, settings: MethodSettings) -> MethodOutput:
+    if settings.extraction == "official":
+        extracted = extract_program_answer_official(result.value, is_ok=result.ok)
+    elif not result.ok:
+        output.rule = "program_failed"
+        return output
+    else:
+        extracted = extract_program_answer(result.value)
+    output.answer, output.scale = list(extracted.items), extracted.scale
+    output.is_parsed, output.rule = extracted.is_parsed, extracted.rule
+    if not result.ok:
+        output.rule = "program_failed"
     return output
 
 
@@ -34,7 +60,7 @@ def run_direct(*, question: str, tables: str, paragraphs: str, chat: Chat, setti
     output = MethodOutput()
     prompt = render(settings.templates["direct"], Table=tables, Paragraph=paragraphs, Question=question)
     output.raw_output = _ask(chat, output, prompt)
-    return _apply(output, output.raw_output, "direct")
+    return _apply(output, output.raw_output, "direct", settings)
 
 
 def run_cot(*, question: str, tables: str, paragraphs: str, chat: Chat, settings: MethodSettings, **_: Any):
@@ -42,7 +68,7 @@ def run_cot(*, question: str, tables: str, paragraphs: str, chat: Chat, settings
     output = MethodOutput()
     prompt = render(settings.templates["cot"], Table=tables, Paragraph=paragraphs, Question=question)
     output.raw_output = _ask(chat, output, prompt)
-    return _apply(output, output.raw_output, "cot")
+    return _apply(output, output.raw_output, "cot", settings)
 
 
 def extract_code(text: str) -> str:
@@ -73,13 +99,7 @@ def run_pot(
     prompt = render(settings.templates["pot"], Table=tables, Paragraph=paragraphs, Question=question)
     output.raw_output = _ask(chat, output, prompt)
     result = _execute(output, extract_code(output.raw_output), run_program)
-    if not result.ok:
-        output.rule = "program_failed"
-        return output
-    extracted = extract_program_answer(result.value)
-    output.answer, output.scale = list(extracted.items), extracted.scale
-    output.is_parsed, output.rule = extracted.is_parsed, extracted.rule
-    return output
+    return _apply_program(output, result, settings)
 
 
 def run_car(
@@ -102,7 +122,38 @@ def run_car(
     }
     output.raw_output = _ask(chat, output, reasoner_prompt)
     output.stages["reasoner"] = {"prompt": reasoner_prompt, "output": output.raw_output}
-    return _apply(output, output.raw_output, "car")
+    return _apply(output, output.raw_output, "car", settings)
+
+
+def run_calculator(
+    *, question: str, tables: str, paragraphs: str, chat: Chat, run_program: RunProgram, settings: MethodSettings
+) -> MethodOutput:
+    """CaR ablation, Calculator only: the Calculator's program output (a complete sentence) is the answer."""
+    output = MethodOutput()
+    prompt = render(settings.templates["calculator"], Table=tables, Paragraph=paragraphs, Question=question)
+    output.raw_output = _ask(chat, output, prompt)
+    result = _execute(output, extract_code(output.raw_output), run_program)
+    output.stages = {"calculator": {"prompt": prompt, "output": output.raw_output, "error": result.error}}
+    return _apply_program(output, result, settings)
+
+
+def run_reversing(
+    *, question: str, tables: str, paragraphs: str, chat: Chat, run_program: RunProgram, settings: MethodSettings
+) -> MethodOutput:
+    """CaR ablation, Reversing: the Reasoner (CoT) answers first; its output is the Calculator's tips, and the
+    Calculator's program, which verifies and corrects the numbers, gives the final answer."""
+    output = MethodOutput()
+    reasoner_prompt = render(settings.templates["cot"], Table=tables, Paragraph=paragraphs, Question=question)
+    reasoner_text = _ask(chat, output, reasoner_prompt)
+    tips = reasoner_text.strip() or "The reasoner gave no answer."
+    calculator_prompt = render(
+        settings.templates["calculator_check"], Table=tables, Paragraph=paragraphs, Question=question, Tips=tips
+    )
+    output.stages = {"reasoner": {"prompt": reasoner_prompt, "output": reasoner_text, "tips": tips}}
+    output.raw_output = _ask(chat, output, calculator_prompt)
+    result = _execute(output, extract_code(output.raw_output), run_program)
+    output.stages["calculator"] = {"prompt": calculator_prompt, "output": output.raw_output, "error": result.error}
+    return _apply_program(output, result, settings)
 
 
 def run_tatllm(*, question: str, tables: str, paragraphs: str, chat: Chat, settings: MethodSettings, **_: Any):
@@ -110,7 +161,7 @@ def run_tatllm(*, question: str, tables: str, paragraphs: str, chat: Chat, setti
     output = MethodOutput()
     prompt = render(settings.templates["tatllm"], Table=tables, Paragraph=paragraphs, Question=question)
     output.raw_output = _ask(chat, output, prompt)
-    _apply(output, output.raw_output, "tatllm")
+    _apply(output, output.raw_output, "tatllm", settings)
     steps = parse_tatllm_steps(output.raw_output)
     executed: dict[str, Any] = {"equation": steps.equation, "value": None, "error": ""}
     answer_type = steps.answer_type.strip().lower()

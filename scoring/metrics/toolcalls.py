@@ -1,7 +1,10 @@
 """Tool-call precision and recall against essential actions, post-processed as in the meta-level reasoning paper §5.
 
 Post-processing, in order: `think` and `final_answer` calls are dropped; `less_than(a, b)` becomes
-`greater_than(b, a)`; a `search_…` call whose result contains the expected name matches the essential search;
+`greater_than(b, a)`; a `search_…` call whose result contains the expected name matches the essential search
+(the essential search's `result` is that name — a string, or a mapping such as {table, row}; a list result is searched
+item by item, so a search returning several hits is credited when one of them is the name, and one search naming
+several essential names credits each of them while counting once as a true call);
 list arguments compare as multisets; each essential action is matched at most once, so a repeated identical call
 counts once as true and the rest as false. Precision = true calls / scored calls; recall = matched essential
 actions / essential actions. The error rate is the share of outputs with at least one failing tool call.
@@ -80,12 +83,42 @@ def normalise_call(call: ToolCall) -> ToolCall:
     return ToolCall(name="greater_than", arguments=swapped, result=call.result, is_error=call.is_error)
 
 
+def _same_text(first: Any, second: Any) -> bool:
+    return " ".join(str(first).split()).casefold() == " ".join(str(second).split()).casefold()
+
+
+def result_contains(result: Any, name: Any) -> bool:
+    """Whether a search result holds `name`: a hit list holds it when one hit does; a hit mapping when it has every
+    key of a mapping `name` with the same text (or a value equal to a plain `name`); text when it contains it."""
+    if isinstance(result, list | tuple):
+        return any(result_contains(hit, name) for hit in result)
+    if isinstance(name, Mapping):
+        if isinstance(result, Mapping):
+            return all(key in result and _same_text(result[key], value) for key, value in name.items())
+        return all(
+            " ".join(str(value).split()).casefold() in " ".join(str(result).split()).casefold()
+            for value in name.values()
+        )
+    if isinstance(result, Mapping):
+        return any(_same_text(value, name) for value in result.values())
+    return " ".join(str(name).split()).casefold() in " ".join(str(result).split()).casefold()
+
+
+def _search_credited(call: ToolCall, expected: Any) -> bool:
+    if call.result is None or call.is_error:
+        return False
+    if isinstance(expected, list | tuple):
+        # Essential actions stored before the drafter recorded the name keep the whole hit list: any hit will do.
+        return any(result_contains(call.result, name) for name in expected)
+    return result_contains(call.result, expected)
+
+
 def _matches(call: ToolCall, essential: ToolCall) -> bool:
     if call.name != essential.name:
         return False
     if call.name.startswith("search_") and essential.result is not None:
         # The paper credits any search whose result contained the right name, whatever the query was.
-        return call.result is not None and str(essential.result) in str(call.result)
+        return _search_credited(call, essential.result)
     return canonical_arguments(call.arguments) == canonical_arguments(essential.arguments)
 
 
@@ -108,6 +141,13 @@ def score_tool_calls(calls: Sequence[ToolCall], essential_actions: Sequence[Tool
     matched = [False] * len(essentials)
     true_positives = 0
     for call in scored:
+        if call.name.startswith("search_"):
+            # One search whose hit list names several essential names discovered them all: one true call.
+            credited = [i for i, essential in enumerate(essentials) if not matched[i] and _matches(call, essential)]
+            for index in credited:
+                matched[index] = True
+            true_positives += bool(credited)
+            continue
         for index, essential in enumerate(essentials):
             if not matched[index] and _matches(call, essential):
                 matched[index] = True

@@ -18,6 +18,7 @@ from rest_framework.views import APIView
 from curation import selectors
 from curation.errors import InvalidInput, NotFound
 from curation.releases import selectors as release_selectors
+from scoring.methods.toolloop import MAX_TURNS_LIMIT
 from scoring.runs import creation as run_creation
 from scoring.runs import exports
 from scoring.runs import lifecycle as run_lifecycle
@@ -136,13 +137,29 @@ class ScoringRunListApi(APIView):
     class ScoringRunCreateInputSerializer(serializers.Serializer):
         release = serializers.IntegerField()
         endpoint = serializers.IntegerField()
-        method = serializers.CharField(help_text="direct, cot, pot, car, tatllm or tool")
+        method = serializers.CharField(
+            help_text="direct, cot, pot, car, calculator (CaR's Calculator only), reversing (CaR reversed), tatllm "
+            "or tool"
+        )
         setting = serializers.CharField(default="short", help_text="short or long")
         label = serializers.CharField(required=False, allow_blank=True, default="", max_length=200)
         limit = serializers.IntegerField(required=False, allow_null=True, default=None, min_value=1)
         few_shot = serializers.IntegerField(default=0, help_text="tool examples per tool: 0, 1 or 3")
         tools = serializers.CharField(default="all", help_text="all, or data (data tools only)")
-        max_turns = serializers.IntegerField(default=6, min_value=1, max_value=30)
+        max_turns = serializers.IntegerField(
+            required=False,
+            allow_null=True,
+            default=None,
+            min_value=1,
+            max_value=MAX_TURNS_LIMIT,
+            help_text="tool-loop turn cap; null: the release's longest essential-action program + 4",
+        )
+        scale_mode = serializers.CharField(default="predicted", help_text="predicted, or ignore (TAT-QA scale)")
+        extraction = serializers.CharField(default="default", help_text="default, or official (SciTaT's scripts)")
+        bertscore = serializers.CharField(
+            default="minilm",
+            help_text="minilm (all-MiniLM-L6-v2, offline) or paper (bert-base-uncased layer 12, when configured)",
+        )
         generation_params = serializers.DictField(required=False, default=dict)
         templates = serializers.DictField(child=serializers.CharField(), required=False, default=dict)
         chunk_size = serializers.IntegerField(default=run_creation.DEFAULT_CHUNK_SIZE, min_value=1, max_value=500)
@@ -181,6 +198,9 @@ class ScoringRunListApi(APIView):
             few_shot=values["few_shot"],
             tools=values["tools"],
             max_turns=values["max_turns"],
+            scale_mode=values["scale_mode"],
+            extraction=values["extraction"],
+            bertscore=values["bertscore"],
             limit=values["limit"],
             chunk_size=values["chunk_size"],
         )

@@ -25,6 +25,7 @@ from curation.endpoints.errors import EndpointError
 from curation.jobs import job_claim, job_heartbeat, job_release, job_stall_cutoff, job_token
 from curation.releases.models import ReleaseContext, ReleaseItem
 from scoring.methods import MethodSettings, run_method
+from scoring.methods.base import MIN_TURNS
 from scoring.runs import results as result_metrics
 from scoring.runs.models import Prediction, RunChunk, ScoringRun
 from scoring.runs.progress import bertscorer_load
@@ -54,7 +55,7 @@ def chunk_predictions_fail(chunk: RunChunk) -> None:
     ).order_by("position")
     for row in rows:
         if row.pk not in done:
-            _save_prediction(run, row, _failed_fields({**row.data, "position": row.position}, message), "")
+            _save_prediction(run, row, _failed_fields(run, {**row.data, "position": row.position}, message), "")
 
 
 # --- Processing ------------------------------------------------------------------------------------------------
@@ -98,10 +99,11 @@ def _settings_of(run: ScoringRun, position: int) -> MethodSettings:
         templates=run.templates,
         few_shot=int(run.options.get("few_shot", 0)),
         tools=run.options.get("tools", "all"),
-        max_turns=int(run.options.get("max_turns", 6)),
+        max_turns=int(run.options.get("max_turns", MIN_TURNS)),
         supports_tools=bool(run.endpoint.supports_tools) if run.endpoint else False,
         json_schema=bool(run.options.get("json_schema", True)),
         seed=int(run.generation_params.get("seed") or 0) + position,
+        extraction=run.options.get("extraction", "default"),
     )
 
 
@@ -124,16 +126,20 @@ def _uploaded_output(run: ScoringRun, item: dict[str, Any]) -> tuple[dict[str, A
     }, entry.get("program_tokens")
 
 
-def _failed_fields(item: dict[str, Any], message: str) -> dict[str, Any]:
+def _metric_options(run: ScoringRun, item: dict[str, Any]) -> dict[str, Any]:
+    """The run's scoring options for one item: its BERTScore model (free-form answers only) and scale mode."""
+    free_form = not result_metrics.is_short_form(item)
+    return {
+        "bertscorer": bertscorer_load(run.options.get("bertscore", "minilm")) if free_form else None,
+        "scale_mode": run.options.get("scale_mode", "predicted"),
+    }
+
+
+def _failed_fields(run: ScoringRun, item: dict[str, Any], message: str) -> dict[str, Any]:
     """A failed prediction of `item`, scored like any other (no answer)."""
     fields = {"uid": item["uid"], "status": Prediction.Status.FAILED, "error": message, "answer": [], "scale": ""}
     metrics = result_metrics.item_metrics(
-        item,
-        answer=[],
-        scale="",
-        tool_trace=[],
-        program_tokens=None,
-        bertscorer=bertscorer_load() if not result_metrics.is_short_form(item) else None,
+        item, answer=[], scale="", tool_trace=[], program_tokens=None, **_metric_options(run, item)
     )
     return {**fields, "metrics": metrics, "is_correct": bool(metrics.get("is_correct"))}
 
@@ -204,7 +210,7 @@ def predict_item(
         scale=fields.get("scale") or "",
         tool_trace=trace,
         program_tokens=program_tokens,
-        bertscorer=bertscorer_load() if not result_metrics.is_short_form(item) else None,
+        **_metric_options(run, item),
     )
     fields["metrics"] = metrics
     fields["is_correct"] = bool(metrics.get("is_correct"))

@@ -14,9 +14,14 @@ from django.utils import timezone
 from curation.endpoints.models import ModelEndpoint
 from curation.errors import InvalidInput
 from curation.releases.models import Release, ReleaseItem
+from curation.toolkit.extraction import EXTRACTION_MODES
 from scoring.methods import templates_for, templates_hash
+from scoring.methods.base import MIN_TURNS
+from scoring.methods.toolloop import MAX_TURNS_LIMIT, turn_cap
+from scoring.metrics.tatqa import SCALE_MODES
 from scoring.runs.models import RunChunk, ScoringRun, ScoringTemplate
 from scoring.runs.permissions import runner_require
+from scoring.runs.progress import BERTSCORE_MODELS, paper_bertscore_unavailable
 
 DEFAULT_CHUNK_SIZE = 8
 TOOL_OPTIONS = ("all", "data")
@@ -57,6 +62,17 @@ def scoring_template_save(*, project: Any, actor: AbstractBaseUser | None, stage
     return template
 
 
+def _turn_cap(release: Release, method: str, max_turns: int | None) -> dict[str, Any]:
+    """The tool loop's turn cap as recorded on the run: given, or derived from the release's longest program."""
+    if max_turns is not None:
+        return {"max_turns": max_turns, "max_turns_from": "set"}
+    if method != ScoringRun.Method.TOOL:
+        return {"max_turns": MIN_TURNS, "max_turns_from": "default"}
+    programs = ReleaseItem.objects.filter(release=release).values_list("data__essential_actions", flat=True)
+    cap, longest = turn_cap(actions for actions in programs if isinstance(actions, list))
+    return {"max_turns": cap, "max_turns_from": "longest_program", "longest_program": longest}
+
+
 def run_create(
     *,
     release: Release,
@@ -69,7 +85,10 @@ def run_create(
     generation_params: dict[str, Any] | None = None,
     few_shot: int = 0,
     tools: str = "all",
-    max_turns: int = 6,
+    max_turns: int | None = None,
+    scale_mode: str = "predicted",
+    extraction: str = "default",
+    bertscore: str = "minilm",
     json_schema: bool = True,
     use_cache: bool = True,
     limit: int | None = None,
@@ -78,7 +97,11 @@ def run_create(
     upload_name: str = "",
     upload_format: str = "",
 ) -> ScoringRun:
-    """Create a queued run with its chunks (managers and verifiers; `actor=None` is an operator command)."""
+    """Create a queued run with its chunks (managers and verifiers; `actor=None` is an operator command).
+
+    Every mode is recorded in `options` (and so in the config hash): the tool loop's turn cap (derived from the
+    release's longest essential-action program when not given), the scale mode, the answer extraction and the
+    BERTScore model."""
     project = release.project
     runner_require(actor, project, "score models")
     if method not in ScoringRun.Method.values:
@@ -96,8 +119,16 @@ def run_create(
         raise InvalidInput("Tools are 'all' or 'data'.")
     if few_shot not in FEW_SHOTS:
         raise InvalidInput("Tool examples are 0, 1 or 3 shots.")
-    if not 1 <= max_turns <= 30:
-        raise InvalidInput("The turn limit is between 1 and 30.")
+    if max_turns is not None and not 1 <= max_turns <= MAX_TURNS_LIMIT:
+        raise InvalidInput(f"The turn limit is between 1 and {MAX_TURNS_LIMIT}.")
+    if scale_mode not in SCALE_MODES:
+        raise InvalidInput(f"The scale mode is {' or '.join(SCALE_MODES)}.")
+    if extraction not in EXTRACTION_MODES:
+        raise InvalidInput(f"The answer extraction is {' or '.join(EXTRACTION_MODES)}.")
+    if bertscore not in BERTSCORE_MODELS:
+        raise InvalidInput(f"The BERTScore model is {' or '.join(BERTSCORE_MODELS)}.")
+    if bertscore == "paper" and (reason := paper_bertscore_unavailable()):
+        raise InvalidInput(f"The paper's BERTScore (bert-base-uncased, layer 12) is unavailable: {reason}.")
     if limit is not None and limit < 1:
         raise InvalidInput("The limit is a positive number of items.")
     chunk_size = max(1, min(int(chunk_size), 500))
@@ -116,9 +147,12 @@ def run_create(
     options = {
         "few_shot": few_shot,
         "tools": tools,
-        "max_turns": max_turns,
+        **_turn_cap(release, method, max_turns),
         "json_schema": json_schema,
         "use_cache": use_cache,
+        "scale_mode": scale_mode,
+        "extraction": extraction,
+        "bertscore": bertscore,
     }
     config = {
         "release": {"id": release.pk, "content_hash": release.content_hash},

@@ -8,8 +8,16 @@ from django import forms
 from django.db.models import QuerySet
 
 from scoring.methods.templates import DEFAULT_TEMPLATES
+from scoring.methods.toolloop import MAX_TURNS_LIMIT
+from scoring.metrics.error_analysis import MAX_PER_FORM
 from scoring.runs.models import ScoringRun
 
+SCALE_MODE_CHOICES = (("predicted", "use the predicted scale"), ("ignore", "ignore scale (zero-shot models)"))
+EXTRACTION_CHOICES = (("default", "lenient (markers, lists, markdown)"), ("official", "official (SciTaT's scripts)"))
+BERTSCORE_CHOICES = (
+    ("minilm", "all-MiniLM-L6-v2 (offline default)"),
+    ("paper", "bert-base-uncased, layer 12 (SciTaT paper)"),
+)
 METHOD_CHOICES = [choice for choice in ScoringRun.Method.choices if choice[0] != ScoringRun.Method.UPLOAD]
 
 
@@ -25,7 +33,10 @@ class ScoringRunForm(forms.Form):
     label = forms.CharField(required=False, max_length=200)
     tools = forms.ChoiceField(choices=(("all", "all tools"), ("data", "data tools only")), required=False)
     few_shot = forms.TypedChoiceField(choices=((0, "0"), (1, "1"), (3, "3")), coerce=int, required=False)
-    max_turns = forms.IntegerField(required=False, min_value=1, max_value=30)
+    max_turns = forms.IntegerField(required=False, min_value=1, max_value=MAX_TURNS_LIMIT)
+    scale_mode = forms.ChoiceField(choices=SCALE_MODE_CHOICES, required=False)
+    extraction = forms.ChoiceField(choices=EXTRACTION_CHOICES, required=False)
+    bertscore = forms.ChoiceField(choices=BERTSCORE_CHOICES, required=False)
 
     def __init__(self, *args: Any, endpoints: QuerySet, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -49,7 +60,17 @@ class ScoringRunForm(forms.Form):
             "templates": templates,
             "few_shot": data["few_shot"] or 0,
             "tools": data["tools"] or "all",
-            "max_turns": data["max_turns"] or 6,
+            "max_turns": data["max_turns"],  # empty: derived from the release's longest program
+            "scale_mode": data["scale_mode"] or "predicted",
+            "extraction": data["extraction"] or "default",
+            "bertscore": data["bertscore"] or "minilm",
             "limit": data["limit"],
             "generation_params": {name: data[name] for name in ("max_tokens", "temperature") if data[name] is not None},
         }
+
+
+class ErrorSampleForm(forms.Form):
+    """Draw an error sample of a run (SciTaT §4.4): the seed and how many errors of each answer form."""
+
+    seed = forms.IntegerField(min_value=-(2**63), max_value=2**63 - 1)
+    per_form = forms.IntegerField(min_value=1, max_value=MAX_PER_FORM, required=False)

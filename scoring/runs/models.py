@@ -1,4 +1,5 @@
-"""Scoring runs over a release: chunks of work, one prediction per (run, item), prompt templates, error tags."""
+"""Scoring runs over a release: chunks of work, one prediction per (run, item), prompt templates, error tags and
+error samples."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from django.db import models
 from curation.jobs import JobRow
 from curation.visibility import PredictionQuerySet, ProjectScopedQuerySet
 
-__all__ = ["ErrorTag", "Prediction", "RunChunk", "ScoringRun", "ScoringTemplate"]
+__all__ = ["ErrorSample", "ErrorTag", "Prediction", "RunChunk", "ScoringRun", "ScoringTemplate"]
 
 
 class ScoringTemplate(models.Model):
@@ -50,6 +51,8 @@ class ScoringRun(models.Model):
         COT = "cot", "CoT"
         POT = "pot", "PoT"
         CAR = "car", "CaR"
+        CALCULATOR = "calculator", "CaR: Calculator only"
+        REVERSING = "reversing", "CaR: Reversing"
         TATLLM = "tatllm", "TAT-LLM step-wise"
         TOOL = "tool", "Tool loop"
         UPLOAD = "upload", "Uploaded predictions"
@@ -206,3 +209,26 @@ class ErrorTag(models.Model):
     @property
     def label(self) -> str:
         return self.custom_label if self.kind == self.Kind.CUSTOM and self.custom_label else self.get_kind_display()
+
+
+class ErrorSample(models.Model):
+    """A seeded random draw of a run's errors for tagging (SciTaT §4.4): up to `per_form` free-form and short-form
+    errors as prediction ids, with the size of each error pool; the newest draw is the run's sample."""
+
+    run = models.ForeignKey(ScoringRun, on_delete=models.CASCADE, related_name="error_samples")
+    seed = models.BigIntegerField()
+    per_form = models.PositiveIntegerField(default=25)
+    free_form = models.JSONField(default=list, blank=True, help_text="ids of the sampled free-form predictions")
+    short_form = models.JSONField(default=list, blank=True, help_text="ids of the sampled short-form predictions")
+    free_form_errors = models.PositiveIntegerField(default=0)
+    short_form_errors = models.PositiveIntegerField(default=0)
+    drawn_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    drawn_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["run", "-drawn_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"error sample (seed {self.seed}) of run {self.run_id}"

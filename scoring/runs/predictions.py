@@ -1,12 +1,14 @@
-"""Error tags on predictions: people who may read gold answers tag why a prediction is wrong (SciTaT §4.4)."""
+"""Error analysis (SciTaT §4.4): runners draw a seeded random sample of a run's errors; people who may read gold
+answers tag why a prediction is wrong."""
 
 from __future__ import annotations
 
 from django.contrib.auth.models import AbstractBaseUser
 
 from curation.errors import InvalidInput, NotPermitted
-from scoring.runs.models import ErrorTag, Prediction
-from scoring.runs.permissions import can_see_predictions
+from scoring.metrics.error_analysis import MAX_PER_FORM, PER_FORM, draw_error_sample
+from scoring.runs.models import ErrorSample, ErrorTag, Prediction, ScoringRun
+from scoring.runs.permissions import can_see_predictions, runner_require
 
 
 def error_tag_set(
@@ -34,3 +36,36 @@ def error_tag_clear(*, prediction: Prediction, actor: AbstractBaseUser) -> int:
         raise NotPermitted("Only people who may read gold answers tag errors.")
     deleted, _ = ErrorTag.objects.filter(prediction=prediction, tagged_by=actor).delete()
     return deleted
+
+
+def error_sample_draw(
+    *, run: ScoringRun, actor: AbstractBaseUser | None, seed: int, per_form: int = PER_FORM
+) -> ErrorSample:
+    """Draw a new error sample of a completed run (managers and verifiers; `actor=None` is the command): up to
+    `per_form` free-form and short-form errors at random with `seed`; it becomes the run's sample."""
+    runner_require(actor, run.project, "draw error samples")
+    if run.status != ScoringRun.Status.COMPLETED:
+        raise InvalidInput(f"Run {run.pk} is {run.status}: an error sample is drawn from a completed run.")
+    if not 1 <= per_form <= MAX_PER_FORM:
+        raise InvalidInput(f"The sample size per answer form is between 1 and {MAX_PER_FORM}.")
+    if not -(2**63) <= seed < 2**63:
+        raise InvalidInput("The seed is a whole number that fits in 64 bits.")
+    records = [
+        {"id": pk, "status": status, "is_correct": is_correct, "short_form": (metrics or {}).get("short_form")}
+        for pk, status, is_correct, metrics in Prediction.objects.filter(run=run).values_list(
+            "pk", "status", "is_correct", "metrics"
+        )
+    ]
+    sample = draw_error_sample(records, seed=seed, per_form=per_form)
+    if not sample["free_form"] and not sample["short_form"]:
+        raise InvalidInput(f"Run {run.pk} has no wrong scored predictions to sample.")
+    return ErrorSample.objects.create(
+        run=run,
+        seed=seed,
+        per_form=per_form,
+        free_form=sample["free_form"],
+        short_form=sample["short_form"],
+        free_form_errors=sample["free_form_errors"],
+        short_form_errors=sample["short_form_errors"],
+        drawn_by=actor if actor is not None and actor.is_authenticated else None,
+    )

@@ -68,7 +68,7 @@ def run_results_compute(*, run: ScoringRun) -> dict[str, Any]:
     summary["metrics_s"] = sum(Prediction.objects.filter(run=run).values_list("metrics_s", flat=True))
     scorer_info = None
     if summary.get("free_form_count"):
-        scorer = bertscorer_load()
+        scorer = bertscorer_load(run.options.get("bertscore", "minilm"))
         scorer_info = scorer.info() if scorer is not None else None
     summary["bertscore_info"] = scorer_info
     ScoringRun.objects.filter(pk=run.pk).update(results=summary, results_computed_at=timezone.now())
@@ -118,11 +118,32 @@ def run_queued_behind(run: ScoringRun, *, done: int | None = None) -> int | None
     )
 
 
-def bertscorer_load() -> Any:
-    """The default BERTScore scorer, or None (logged) where its model cannot be loaded here."""
-    from scoring.metrics.bertscore import BertScoreUnavailableError, default_scorer
+BERTSCORE_MODELS = ("minilm", "paper")
+
+
+def paper_bertscore_unavailable() -> str:
+    """Why the SciTaT paper's BERTScore (bert-base-uncased, layer 12) cannot be chosen here, or "" when it can."""
+    from django.conf import settings
+
+    from scoring.metrics.bertscore import BertScoreUnavailableError, paper_model_directory
 
     try:
+        paper_model_directory(settings.TATCURATE_BERT_BASE_UNCASED_DIR)
+    except BertScoreUnavailableError as error:
+        return str(error)
+    return ""
+
+
+def bertscorer_load(model: str = "minilm") -> Any:
+    """The run's BERTScore scorer — the bundled all-MiniLM-L6-v2, or the paper's bert-base-uncased from the configured
+    folder — or None (logged) where its model cannot be loaded here."""
+    from django.conf import settings
+
+    from scoring.metrics.bertscore import BertScoreUnavailableError, default_scorer, paper_scorer
+
+    try:
+        if model == "paper":
+            return paper_scorer(settings.TATCURATE_BERT_BASE_UNCASED_DIR)
         return default_scorer()
     except (BertScoreUnavailableError, OSError, ImportError) as error:
         logger.warning("BERTScore unavailable: %s", error)

@@ -106,8 +106,12 @@ def item_metrics(
     tool_trace: Sequence[Mapping[str, Any]] = (),
     program_tokens: Sequence[str] | None = None,
     bertscorer: scitat.TextScorer | None = None,
+    scale_mode: tatqa.ScaleMode = "predicted",
 ) -> dict[str, Any]:
-    """Every figure that applies to one prediction of one item, plus `is_correct` and token counts."""
+    """Every figure that applies to one prediction of one item, plus `is_correct` and token counts.
+
+    `scale_mode="ignore"` scores TAT-QA answers without the predicted scale (the eval card's option for zero-shot
+    models, which rarely give one); SciTaT EM and F1 never use the scale."""
     gold = [str(a) for a in item.get("answer") or []]
     answer = [str(a) for a in answer if str(a).strip()]
     short = is_short_form(item)
@@ -136,9 +140,9 @@ def item_metrics(
     if item.get("source_format") in TATQA_FORMATS:
         question = _tatqa_question(item)
         try:
-            tat = tatqa.score_question(question, answer or None, scale or "", mode="official")
+            tat = tatqa.score_question(question, answer or None, scale or "", mode="official", scale_mode=scale_mode)
         except ValueError:
-            tat = tatqa.score_question(question, answer or None, scale or "", mode="fixed")
+            tat = tatqa.score_question(question, answer or None, scale or "", mode="fixed", scale_mode=scale_mode)
         metrics.update(tatqa_em=tat.em, tatqa_f1=tat.f1, scale_correct=tat.is_scale_correct)
     if item.get("program") or item.get("source_format") == "finqa":
         gold_value = _finqa_gold(item)

@@ -14,7 +14,8 @@ from curation.endpoints.models import ModelEndpoint
 from curation.errors import NotFound, NotPermitted
 from curation.models import Project
 from curation.releases.models import Release
-from scoring.runs.models import ErrorTag, Prediction, ScoringRun
+from scoring.metrics import error_analysis
+from scoring.runs.models import ErrorSample, ErrorTag, Prediction, ScoringRun
 from scoring.runs.permissions import can_see_predictions
 
 GOLD_REFUSAL = "Predictions sit beside gold answers: managers, verifiers and qualified annotators only."
@@ -82,6 +83,39 @@ def error_distribution(run: ScoringRun) -> dict[str, dict[str, int]]:
         form = "short_form" if (tag.prediction.metrics or {}).get("short_form") else "free_form"
         split[form][tag.label] += 1
     return {form: dict(counts.most_common()) for form, counts in split.items()}
+
+
+def error_sample_report(*, user: AbstractBaseUser | None, run: ScoringRun) -> dict[str, Any] | None:
+    """The run's newest error sample (SciTaT §4.4) with the distribution of its tagged error types and its sample
+    size — aggregates every member may read — and, for gold readers only (`user=None`: an operator command), the
+    sampled predictions to tag."""
+    sample = ErrorSample.objects.filter(run=run).select_related("drawn_by").first()
+    if sample is None:
+        return None
+    ids = [*sample.free_form, *sample.short_form]
+    labels: dict[int, list[str]] = {}
+    for tag in ErrorTag.objects.filter(prediction_id__in=ids):
+        labels.setdefault(tag.prediction_id, []).append(tag.label)
+    drawn = {field: getattr(sample, field) for form in error_analysis.FORMS for field in (form, f"{form}_errors")}
+    report: dict[str, Any] = {
+        "seed": sample.seed,
+        "per_form": sample.per_form,
+        "drawn_at": sample.drawn_at,
+        "drawn_by": sample.drawn_by.username if sample.drawn_by else "",
+        "distribution": error_analysis.error_distribution(drawn, labels),
+        "predictions": None,
+    }
+    if user is None or can_see_predictions(user=user, project=run.project):
+        by_id = {p.pk: p for p in Prediction.objects.filter(pk__in=ids).select_related("item")}
+        report["predictions"] = {
+            form: [
+                {"prediction": by_id[pk], "label": error_analysis.prediction_label(labels.get(pk, []))}
+                for pk in getattr(sample, form)
+                if pk in by_id
+            ]
+            for form in error_analysis.FORMS
+        }
+    return report
 
 
 def comparison(*, user: AbstractBaseUser, release: Release) -> dict[str, Any]:

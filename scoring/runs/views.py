@@ -10,6 +10,7 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 
 from curation import selectors
 from curation.charts import bar_chart, colour, grouped_chart
@@ -19,7 +20,10 @@ from curation.queues import waiting_label
 from curation.releases import selectors as release_selectors
 from curation.releases.models import Release
 from scoring.methods.templates import DEFAULT_TEMPLATES
+from scoring.methods.toolloop import MAX_TURNS_LIMIT
 from scoring.metrics import files
+from scoring.metrics.error_analysis import MAX_PER_FORM
+from scoring.metrics.error_analysis import PER_FORM as ERROR_SAMPLE_PER_FORM
 from scoring.runs import creation as run_creation
 from scoring.runs import lifecycle as run_lifecycle
 from scoring.runs import predictions as prediction_services
@@ -27,7 +31,13 @@ from scoring.runs import progress as runs_progress
 from scoring.runs import selectors as scoring_selectors
 from scoring.runs import uploads as upload_services
 from scoring.runs.api import ScoringErrorTagApi, export_response
-from scoring.runs.forms import ScoringRunForm
+from scoring.runs.forms import (
+    BERTSCORE_CHOICES,
+    EXTRACTION_CHOICES,
+    SCALE_MODE_CHOICES,
+    ErrorSampleForm,
+    ScoringRunForm,
+)
 from scoring.runs.models import ErrorTag, ScoringRun
 from scoring.runs.permissions import can_run, can_see_predictions
 
@@ -82,6 +92,11 @@ def release_score(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
         "default_templates": DEFAULT_TEMPLATES,
         "upload_formats": upload_services.UPLOAD_FORMATS,
         "form": form,
+        "max_turns_limit": MAX_TURNS_LIMIT,
+        "scale_modes": SCALE_MODE_CHOICES,
+        "extraction_modes": EXTRACTION_CHOICES,
+        "bertscore_models": BERTSCORE_CHOICES,
+        "paper_bertscore_unavailable": runs_progress.paper_bertscore_unavailable(),
     }
     return render(request, "scoring/release_score.html", context, status=400 if form.errors else 200)
 
@@ -165,12 +180,39 @@ def _run_context(request: HttpRequest, run: ScoringRun) -> dict[str, Any]:
         "error_charts": {form: bar_chart(counts) for form, counts in errors.items() if counts},
         "predictions": predictions,
         "legend": [(label, colour(i)) for i, (_, label) in enumerate(METRIC_LABELS)],
+        "modes": _modes(run),
+        "error_sample": scoring_selectors.error_sample_report(user=request.user, run=run),
+        "error_sample_per_form": ERROR_SAMPLE_PER_FORM,
+        "error_sample_max": MAX_PER_FORM,
     }
+
+
+def _modes(run: ScoringRun) -> list[tuple[str, str]]:
+    """The run's recorded modes, as a person reads them."""
+    options = run.options or {}
+    info = (run.results or {}).get("bertscore_info") or {}
+    choices = {**dict(SCALE_MODE_CHOICES), **dict(EXTRACTION_CHOICES), **dict(BERTSCORE_CHOICES)}
+    bertscore = choices.get(options.get("bertscore", "minilm"), "")
+    if info:
+        bertscore = f"{info.get('model')}, layer {info.get('layer')} ({info.get('metric')})"
+    rows = [
+        ("Scale", choices.get(options.get("scale_mode", "predicted"), "")),
+        ("Answer extraction", choices.get(options.get("extraction", "default"), "")),
+        ("BERTScore model", bertscore),
+    ]
+    if run.method == ScoringRun.Method.TOOL:
+        turns = f"{options.get('max_turns')} turns"
+        if options.get("max_turns_from") == "longest_program":
+            turns += f" (longest program: {options.get('longest_program')} calls, + final answer and spares)"
+        rows.append(("Turn limit", f"{turns}; tools: {options.get('tools', 'all')}, {options.get('few_shot', 0)}-shot"))
+    return rows
 
 
 @login_required
 def run_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     run = _run(request, slug, pk)
+    if request.method == "POST" and request.POST.get("action") == "draw-error-sample":
+        return _draw_error_sample(request, run)
     if request.method == "POST":
         action = request.POST.get("action", "")
         handlers = {
@@ -185,6 +227,26 @@ def run_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
         messages.success(request, f"Run {run.pk}: {action.replace('-', ' ')} done.")
         return redirect("scoring-run", slug=slug, pk=pk)
     return render(request, "scoring/run.html", _run_context(request, run))
+
+
+def _draw_error_sample(request: HttpRequest, run: ScoringRun) -> HttpResponse:
+    form = ErrorSampleForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, form_problems(form))
+    else:
+        try:
+            sample = prediction_services.error_sample_draw(
+                run=run,
+                actor=request.user,
+                seed=form.cleaned_data["seed"],
+                per_form=form.cleaned_data["per_form"] or ERROR_SAMPLE_PER_FORM,
+            )
+        except FORM_ERRORS as exc:
+            messages.error(request, exc.message)
+        else:
+            drawn = len(sample.free_form) + len(sample.short_form)
+            messages.success(request, f"Error sample drawn (seed {sample.seed}): {drawn} predictions to tag.")
+    return redirect(f"{reverse('scoring-run', args=[run.project.slug, run.pk])}#error-analysis")
 
 
 @login_required

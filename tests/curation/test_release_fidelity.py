@@ -26,6 +26,7 @@ from curation.services.batches import batch_create, batch_open
 from curation.services.lifecycle import instance_create
 from curation.toolkit.tools import ToolBox
 from scoring.methods.base import render_context, tool_tables
+from scoring.metrics.toolcalls import result_contains
 from tests.annotate.queue_helpers import queue_next
 
 DEMO_PAPER = Path(__file__).resolve().parents[2] / "curation" / "demo" / "paper"
@@ -219,7 +220,11 @@ def test_template_actions_on_a_multirow_header_replay_through_the_scoring_toolbo
     replayed = 0
     for draft in drafts:
         for action in draft["essential_actions"]:
-            assert box.call(action["tool"], action["arguments"]) == action["result"], (draft["template_id"], action)
+            result = box.call(action["tool"], action["arguments"])
+            if action["tool"].startswith("search_"):
+                assert result_contains(result, action["result"]), (draft["template_id"], action)
+            else:
+                assert result == action["result"], (draft["template_id"], action)
             replayed += 1
     columns = {a["arguments"].get("column") for d in drafts for a in d["essential_actions"]} - {None}
     assert any(column.startswith("LAS on test - ") for column in columns)

@@ -20,14 +20,14 @@ def test_a_zero_limit_and_negative_temperature_are_named_beside_their_fields(pro
     assert client.login(username="verifier", password=PASSWORD)
     response = client.post(
         f"/p/{project.slug}/releases/{release.pk}/score/",
-        {"endpoint": endpoint.pk, "method": "cot", "limit": "0", "temperature": "-1", "max_turns": "99"},
+        {"endpoint": endpoint.pk, "method": "cot", "limit": "0", "temperature": "-1", "max_turns": "999"},
     )
     assert response.status_code == 400
     page = response.content.decode()
     limit_part = page.split('name="limit"', 1)[1].split("<label", 1)[0]
     assert "greater than or equal to 1" in limit_part and 'value="0"' in page
     assert "greater than or equal to 0" in page.split('name="temperature"', 1)[1].split("<label", 1)[0]
-    assert "less than or equal to 30" in page.split('name="max_turns"', 1)[1].split("<label", 1)[0]
+    assert "less than or equal to 200" in page.split('name="max_turns"', 1)[1].split("<label", 1)[0]
     assert not ScoringRun.objects.filter(release=release).exists()
 
 

@@ -1,4 +1,5 @@
-"""`score --release R --project P --endpoint E --method M [--setting short|long] [--limit N] [--json] [--wait]`."""
+"""`score --release R --project P --endpoint E --method M [--setting short|long] [--limit N] [--scale-mode M]
+[--extraction M] [--bertscore M] [--json] [--wait]`."""
 
 from __future__ import annotations
 
@@ -12,11 +13,14 @@ from curation.endpoints.models import ModelEndpoint
 from curation.errors import DomainError
 from curation.models import Project
 from curation.releases.models import Release
+from curation.toolkit.extraction import EXTRACTION_MODES
+from scoring.metrics.tatqa import SCALE_MODES
 from scoring.models import ScoringRun
 from scoring.runs import chunks as run_chunks
 from scoring.runs import creation as run_creation
 from scoring.runs import lifecycle as run_lifecycle
 from scoring.runs import progress as runs_progress
+from scoring.runs.progress import BERTSCORE_MODELS
 
 FINISHED = (ScoringRun.Status.COMPLETED, ScoringRun.Status.FAILED, ScoringRun.Status.CANCELLED)
 
@@ -60,7 +64,12 @@ class Command(BaseCommand):
         parser.add_argument("--seed", type=int, default=None)
         parser.add_argument("--few-shot", type=int, default=0, choices=(0, 1, 3), help="tool examples (tool loop)")
         parser.add_argument("--tools", default="all", choices=("all", "data"), help="tool set (tool loop)")
-        parser.add_argument("--max-turns", type=int, default=6, help="turn limit (tool loop)")
+        parser.add_argument(
+            "--max-turns", type=int, default=None, help="turn limit (tool loop; default: longest program + 4)"
+        )
+        parser.add_argument("--scale-mode", default="predicted", choices=SCALE_MODES, help="TAT-QA scale")
+        parser.add_argument("--extraction", default="default", choices=EXTRACTION_MODES, help="answer extraction")
+        parser.add_argument("--bertscore", default="minilm", choices=BERTSCORE_MODELS, help="BERTScore model")
         parser.add_argument("--chunk-size", type=int, default=run_creation.DEFAULT_CHUNK_SIZE)
         parser.add_argument("--queue", default="", help="Celery queue (default queue when empty)")
         parser.add_argument("--wait", action="store_true", help="follow the run until it finishes")
@@ -87,6 +96,9 @@ class Command(BaseCommand):
                 few_shot=options["few_shot"],
                 tools=options["tools"],
                 max_turns=options["max_turns"],
+                scale_mode=options["scale_mode"],
+                extraction=options["extraction"],
+                bertscore=options["bertscore"],
                 limit=options["limit"],
                 chunk_size=options["chunk_size"],
             )

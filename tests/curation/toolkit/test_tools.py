@@ -155,10 +155,23 @@ def test_program_records_essential_actions_and_raises_on_errors(box):
     program = Program(box)
     a = program.run("get_cell", table="tab:cost", row="A", column="Cost ($)")
     program.run("subtract", a=a, b="$900")
-    assert program.essential_actions() == [
-        {"tool": "get_cell", "arguments": {"table": "tab:cost", "row": "A", "column": "Cost ($)"}, "result": "$1,200"},
-        {"tool": "subtract", "arguments": {"a": "$1,200", "b": "$900"}, "result": 300},
+    listing, *searches, cell, difference = program.essential_actions()
+    assert listing["tool"] == "list_tables" and [t["table"] for t in listing["result"]] == ["tab:results", "tab:cost"]
+    # Discovery: one search per name the program reads; the stored result is the name, not the hit list.
+    assert searches == [
+        {"tool": "search_row_names", "arguments": {"query": "A"}, "result": {"table": "tab:cost", "row": "A"}},
+        {
+            "tool": "search_column_names",
+            "arguments": {"query": "Cost ($)"},
+            "result": {"table": "tab:cost", "column": "Cost ($)"},
+        },
     ]
+    assert cell == {
+        "tool": "get_cell",
+        "arguments": {"table": "tab:cost", "row": "A", "column": "Cost ($)"},
+        "result": "$1,200",
+    }
+    assert difference == {"tool": "subtract", "arguments": {"a": "$1,200", "b": "$900"}, "result": 300}
     with pytest.raises(ToolError):
         program.run("get_cell", table="tab:cost", row="Z", column="Cost ($)")
     assert len(program.actions) == 2

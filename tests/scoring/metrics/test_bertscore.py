@@ -1,9 +1,14 @@
-"""Offline BERTScore with all-MiniLM-L6-v2: known embedding similarity, matching rules, naming."""
+"""Offline BERTScore with all-MiniLM-L6-v2 (known embedding similarity, matching rules, naming) and the paper's
+bert-base-uncased layer-12 setting from a configured directory."""
 
 from __future__ import annotations
 
+import json
+import shutil
+
 import numpy as np
 import pytest
+from safetensors.numpy import load_file, save_file
 
 from scoring.metrics import bertscore
 
@@ -62,6 +67,37 @@ def test_results_record_metric_model_and_layer(scorer):
     assert scorer.info()["idf"] is False
 
 
-def test_paper_setting_needs_bert_score_and_a_local_model():
-    with pytest.raises(bertscore.BertScoreUnavailableError):
-        bertscore.score_with_bert_score(["a"], ["b"], model_path="/nonexistent/bert-base-uncased")
+def test_paper_setting_says_why_it_is_unavailable(tmp_path):
+    with pytest.raises(bertscore.BertScoreUnavailableError, match="TATCURATE_BERT_BASE_UNCASED_DIR"):
+        bertscore.paper_model_directory("")
+    with pytest.raises(bertscore.BertScoreUnavailableError, match="does not exist"):
+        bertscore.paper_model_directory(str(tmp_path / "nowhere"))
+    (tmp_path / "config.json").write_text('{"num_hidden_layers": 12}')
+    with pytest.raises(bertscore.BertScoreUnavailableError, match=r"model\.safetensors, tokenizer\.json"):
+        bertscore.paper_model_directory(str(tmp_path))
+
+
+def test_paper_setting_reads_a_masked_lm_checkpoint_at_layer_12(scorer, tmp_path):
+    """A 12-layer BERT directory whose weights carry the masked-LM `bert.` prefix, as bert-base-uncased's do (built
+    here from MiniLM's files with its 6 layers repeated), scores at layer 12 and records the paper's model."""
+    source = bertscore.model_directory()
+    config = json.loads((source / "config.json").read_text())
+    weights = load_file(source / "model.safetensors")
+    deep = {}
+    for name, value in weights.items():
+        if name.startswith("encoder.layer."):
+            index = int(name.split(".")[2])
+            rest = name.split(".", 3)[3]
+            deep[f"bert.encoder.layer.{index}.{rest}"] = value
+            deep[f"bert.encoder.layer.{index + 6}.{rest}"] = value
+        else:
+            deep[f"bert.{name}"] = value
+    save_file(deep, str(tmp_path / "model.safetensors"))
+    (tmp_path / "config.json").write_text(json.dumps({**config, "num_hidden_layers": 12}))
+    shutil.copy(source / "tokenizer.json", tmp_path / "tokenizer.json")
+    paper = bertscore.paper_scorer(str(tmp_path))
+    result = paper.score("results improve", "results improve")
+    assert result.f1 == pytest.approx(1.0)
+    assert (result.metric, result.model, result.layer) == ("bertscore_bert_base_uncased_l12", "bert-base-uncased", 12)
+    different = paper.score("Bananas are yellow fruit.", "The model improves accuracy.").f1
+    assert different != pytest.approx(scorer.score("Bananas are yellow fruit.", "The model improves accuracy.").f1)
