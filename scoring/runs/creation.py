@@ -14,7 +14,7 @@ from django.utils import timezone
 from curation.endpoints.models import ModelEndpoint
 from curation.errors import InvalidInput
 from curation.releases.models import Release, ReleaseItem
-from scoring.methods import templates_for, templates_hash
+from scoring.methods import METHODS, templates_for, templates_hash
 from scoring.runs.models import RunChunk, ScoringRun, ScoringTemplate
 from scoring.runs.permissions import runner_require
 
@@ -77,6 +77,7 @@ def run_create(
     uploaded: dict[str, Any] | None = None,
     upload_name: str = "",
     upload_format: str = "",
+    reported_method: str = "",
 ) -> ScoringRun:
     """Create a queued run with its chunks (managers and verifiers; `actor=None` is an operator command)."""
     project = release.project
@@ -87,6 +88,11 @@ def run_create(
         raise InvalidInput("The context setting is short or long.")
     if (method == "upload") != (uploaded is not None):
         raise InvalidInput("Uploaded predictions go with the 'upload' method, and only with it.")
+    if reported_method and (method != "upload" or reported_method not in METHODS):
+        raise InvalidInput(
+            f"An uploaded file's method is one of {', '.join(METHODS)} (got {reported_method!r}); only uploads "
+            "declare one."
+        )
     if method != "upload":
         if endpoint is None:
             raise InvalidInput("Choose a model endpoint.")
@@ -120,6 +126,9 @@ def run_create(
         "json_schema": json_schema,
         "use_cache": use_cache,
     }
+    if reported_method:
+        # The method the uploaded predictions came from: with setting, n-shot and tools it places them in comparisons.
+        options["reported_method"] = reported_method
     config = {
         "release": {"id": release.pk, "content_hash": release.content_hash},
         "endpoint": ({"id": endpoint.pk, "base_url": endpoint.base_url, "model": endpoint.model} if endpoint else None),
