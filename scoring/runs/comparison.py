@@ -29,11 +29,11 @@ METHOD_LABELS = {
     "cot": "CoT",
     "pot": "PoT",
     "tatllm": "TAT-LLM step-wise",
+    "upload": "Uploaded predictions",
     "car": "CaR",
     "calculator": "Calculator only",
     "reversing": "Reversing",
     "tool": "Tool loop",
-    "upload": "Uploaded predictions",
 }
 TABLE5_METHODS = ("direct", "cot", "pot", "tatllm", "upload", "car")
 # SciTaT §4.3: "when only the Reasoner is retained, it is the same as the CoT baseline".
@@ -407,7 +407,9 @@ def table11(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
             by_row.setdefault((method, prompt), {})[setting] = record
             for form, _ in forms:
                 gold.setdefault(f"{setting}.{form}", []).append(_tokens(record, form, "gold_tokens"))
-        for (method, prompt), by_setting in sorted(by_row.items(), key=lambda i: (str(i[0][0]), str(i[0][1]))):
+        for (method, prompt), by_setting in sorted(
+            by_row.items(), key=lambda i: (_method_order(i[0][0]), str(i[0][1]))
+        ):
             name = part_label("method", method)
             if sum(1 for m, _ in by_row if m == method) > 1:
                 name = f"{name} ({part_label('prompt', prompt)})"
@@ -435,6 +437,12 @@ def table11(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     }
 
 
+def _method_order(method: Any) -> int:
+    """Methods in the papers' order (table 5's baselines, then CaR and its ablations); unknown ones last."""
+    order = list(METHOD_LABELS)
+    return order.index(method) if method in order else len(order)
+
+
 def _output_tokens(record: Mapping[str, Any] | None, form: str) -> float | None:
     return _tokens(record, form, "answer_tokens")
 
@@ -454,4 +462,9 @@ def comparison_tables(records: Sequence[Mapping[str, Any]]) -> dict[str, dict[st
     tables = {key: BUILDERS[key](records) for key in TABLE_KEYS}
     for table in tables.values():
         table["width"] = len(table["stub"]) + len(table["columns"])
+        previous = None
+        for row in table["rows"]:
+            # The first row of a model (group) names it; the rows under it leave the name out, as the papers do.
+            row["starts_group"] = row["stub"][0] != previous
+            previous = row["stub"][0]
     return tables

@@ -109,14 +109,12 @@ def table_latex(table: Mapping[str, Any], *, label: str = "") -> str:
     header = [latex_escape(name) for name in table["stub"]] + [latex_escape(c["label"]) for c in table["columns"]]
     lines.append(" & ".join(header) + " \\\\")
     lines.append("\\midrule")
-    previous: str | None = None
-    for row in table["rows"]:
-        first = str(row["stub"][0])
-        if previous is not None and first != previous:
+    for number, row in enumerate(table["rows"]):
+        starts_group = row.get("starts_group", True)
+        if number and starts_group:
             lines.append("\\midrule")
-        stub_cells = [latex_escape(first) if first != previous else ""]
+        stub_cells = [latex_escape(row["stub"][0]) if starts_group else ""]
         stub_cells += [latex_escape(part) for part in row["stub"][1:]]
-        previous = first
         lines.append(" & ".join(stub_cells + [_latex_cell(cell) for cell in row["cells"]]) + " \\\\")
     if not table["rows"]:
         lines.append(f"\\multicolumn{{{stub + len(table['columns'])}}}{{c}}{{No completed runs.}} \\\\")

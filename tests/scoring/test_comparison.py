@@ -123,8 +123,10 @@ def test_figure5_averages_each_reasoning_type_over_models():
 def test_table11_starts_with_the_gold_answers():
     tokens = {"short_form": {"answer_tokens": 3.0, "gold_tokens": 1.5}, "free_form": {"answer_tokens": 80.0,
               "gold_tokens": 45.1}}  # fmt: skip
-    table = comparison_tables([record("cot", results={"tokens": tokens})])["table11"]
+    records = [record("car", results={"tokens": tokens}), record("direct", results={"tokens": tokens})]
+    table = comparison_tables(records)["table11"]
     assert table["rows"][0]["stub"][1] == "Gold answer" and texts(table["rows"][0])[2:] == ["1.5", "45.1"]
+    assert [row["stub"][1] for row in table["rows"][1:]] == ["Direct QA", "CaR"]
     assert texts(table["rows"][1])[2:] == ["3.0", "80.0"]
 
 
