@@ -112,8 +112,14 @@ def run_record(run: ScoringRun) -> dict[str, Any]:
 def comparison(*, user: AbstractBaseUser, release: Release) -> dict[str, Any]:
     """Completed runs of a release laid out as the published tables (scoring/runs/comparison.py), each cell keyed by
     a run's whole configuration. Aggregates only, so every member may read it."""
-    runs = runs_of(user=user, project=release.project, release=release).filter(status=ScoringRun.Status.COMPLETED)
-    records = [run_record(run) for run in runs.order_by("created_at", "id")]
+    return release_comparison(runs_of(user=user, project=release.project, release=release))
+
+
+def release_comparison(runs: QuerySet[ScoringRun]) -> dict[str, Any]:
+    """The comparison of the completed runs among `runs` (already scoped: the selector above, or an operator's
+    command, which sees every run of the release)."""
+    completed = runs.filter(status=ScoringRun.Status.COMPLETED).order_by("created_at", "id")
+    records = [run_record(run) for run in completed]
     return {"runs": len(records), "tables": comparison_tables(records)}
 
 

@@ -132,3 +132,18 @@ def test_an_uploaded_tool_trace_is_scored_and_a_malformed_one_refused(project, p
             release=release, actor=None, format="jsonl", name="bad.jsonl",
             content=jsonl([{"uid": SALES_2019, "answer": ["x"], "tool_trace": ["add"]}]),
         )  # fmt: skip
+
+
+@pytest.mark.django_db
+def test_compare_runs_command_prints_a_table_as_latex_or_every_table_as_json(uploaded, project):
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    latex = StringIO()
+    call_command("compare_runs", release=str(uploaded.pk), project=project.slug, format="tex", stdout=latex)
+    assert "\\begin{tabular}{llrrrrrr}" in latex.getvalue() and "$\\Delta$ & +33.3" in latex.getvalue()
+    printed = StringIO()
+    call_command("compare_runs", "--json", release=str(uploaded.pk), project=project.slug, stdout=printed)
+    result = json.loads(printed.getvalue())
+    assert result["runs"] == 4 and [r["stub"][1] for r in result["tables"]["table5"]["rows"]] == ["CoT", "CaR", "Δ"]
