@@ -147,3 +147,20 @@ def test_compare_runs_command_prints_a_table_as_latex_or_every_table_as_json(upl
     call_command("compare_runs", "--json", release=str(uploaded.pk), project=project.slug, stdout=printed)
     result = json.loads(printed.getvalue())
     assert result["runs"] == 4 and [r["stub"][1] for r in result["tables"]["table5"]["rows"]] == ["CoT", "CaR", "Δ"]
+
+
+@pytest.mark.django_db
+def test_web_upload_declares_the_experiment_and_lands_in_its_cell(client, personas, project):
+    release = small_release(project, questions=4)
+    url = reverse("release-score-upload", args=[project.slug, release.pk])
+    upload = SimpleUploadedFile("car-long.jsonl", jsonl([{"uid": SALES_2019, "answer": ["2019"]}]))
+    form = {"format": "jsonl", "file": upload, "label": "gpt-4o", "method": "car", "setting": "long", "few_shot": "0"}
+    response = logged_in(client, "manager").post(url, {**form, "tools": "all"})
+    run = ScoringRun.objects.get(upload_name="car-long.jsonl")
+    assert response.status_code == 302 and run.setting == "long" and run.options["reported_method"] == "car"
+    page = client.get(reverse("release-compare", args=[project.slug, release.pk])).content.decode()
+    assert "<td>CaR</td>" in page
+    bad = {**form, "file": SimpleUploadedFile("x.jsonl", b'{"uid": "a"}'), "few_shot": "three"}
+    refused = client.post(url, bad, follow=True).content.decode()
+    assert "The n-shot is a whole number, not &#x27;three&#x27;." in refused
+    assert not ScoringRun.objects.filter(upload_name="x.jsonl").exists()
