@@ -154,6 +154,26 @@ def _setting_columns(settings: Sequence[tuple[str, str]]) -> tuple[list[dict[str
     return groups, columns
 
 
+def _method_rows(
+    cells: Mapping[tuple[Any, ...], dict[str, Any]], *, labels: Mapping[str, str]
+) -> list[tuple[str, str, dict[str, dict[str, Any]]]]:
+    """(method, row name, setting → record) of a group whose cells are keyed (method, prompt, setting), in the
+    order of `labels`; a method run with several prompt versions gets a row per version, named by it."""
+    by_row: dict[tuple[Any, Any], dict[str, dict[str, Any]]] = {}
+    for (method, prompt, setting), record in cells.items():
+        by_row.setdefault((method, prompt), {})[setting] = record
+    order = list(labels)  # the table's own order of methods (table 6 leads with CaR, as the paper does)
+    rows = []
+    for (method, prompt), by_setting in sorted(
+        by_row.items(), key=lambda i: (order.index(i[0][0]) if i[0][0] in order else len(order), str(i[0][1]))
+    ):
+        name = labels.get(method) or part_label("method", method)
+        if sum(1 for other, _ in by_row if other == method) > 1:
+            name = f"{name} ({part_label('prompt', prompt)})"
+        rows.append((method, name, by_setting))
+    return rows
+
+
 def _method_table(
     records: Sequence[Mapping[str, Any]],
     *,
@@ -164,20 +184,10 @@ def _method_table(
     chosen = [r for r in records if r.get("method") in methods]
     grouping = _Grouping(chosen, axes=("method", "prompt", "setting"))
     rows: list[dict[str, Any]] = []
-    order = list(methods)
     for group_key, cells in grouping.ordered():
         model = grouping.label(group_key)
-        by_row: dict[tuple[Any, Any], dict[str, dict[str, Any]]] = {}
-        for (method, prompt, setting), record in cells.items():
-            by_row.setdefault((method, prompt), {})[setting] = record
-        prompts_of: dict[str, set[Any]] = {}
-        for method, prompt in by_row:
-            prompts_of.setdefault(method, set()).add(prompt)
         group_rows = []
-        for (method, prompt), by_setting in sorted(by_row.items(), key=lambda i: (order.index(i[0][0]), str(i[0][1]))):
-            name = methods[method]
-            if len(prompts_of[method]) > 1:
-                name = f"{name} ({part_label('prompt', prompt)})"
+        for method, name, by_setting in _method_rows(cells, labels=methods):
             group_rows.append(
                 {
                     "kind": "run",
@@ -402,17 +412,10 @@ def table11(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     gold: dict[str, list[float | None]] = {}
     for group_key, cells in grouping.ordered():
         model = grouping.label(group_key)
-        by_row: dict[tuple[Any, Any], dict[str, dict[str, Any]]] = {}
-        for (method, prompt, setting), record in cells.items():
-            by_row.setdefault((method, prompt), {})[setting] = record
+        for record in cells.values():
             for form, _ in forms:
-                gold.setdefault(f"{setting}.{form}", []).append(_tokens(record, form, "gold_tokens"))
-        for (method, prompt), by_setting in sorted(
-            by_row.items(), key=lambda i: (_method_order(i[0][0]), str(i[0][1]))
-        ):
-            name = part_label("method", method)
-            if sum(1 for m, _ in by_row if m == method) > 1:
-                name = f"{name} ({part_label('prompt', prompt)})"
+                gold.setdefault(f"{record['setting']}.{form}", []).append(_tokens(record, form, "gold_tokens"))
+        for method, name, by_setting in _method_rows(cells, labels=METHOD_LABELS):
             rows.append(
                 {
                     "kind": "run",
@@ -435,12 +438,6 @@ def table11(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         "columns": columns,
         "rows": rows,
     }
-
-
-def _method_order(method: Any) -> int:
-    """Methods in the papers' order (table 5's baselines, then CaR and its ablations); unknown ones last."""
-    order = list(METHOD_LABELS)
-    return order.index(method) if method in order else len(order)
 
 
 def _output_tokens(record: Mapping[str, Any] | None, form: str) -> float | None:
