@@ -20,7 +20,7 @@ from curation.errors import InvalidInput, NotFound
 from curation.releases import selectors as release_selectors
 from scoring.methods.toolloop import MAX_TURNS_LIMIT
 from scoring.runs import creation as run_creation
-from scoring.runs import exports
+from scoring.runs import exports, table_formats
 from scoring.runs import lifecycle as run_lifecycle
 from scoring.runs import predictions as prediction_services
 from scoring.runs import progress as runs_progress
@@ -319,6 +319,12 @@ class ScoringPredictionUploadApi(APIView):
         format = serializers.CharField(help_text="jsonl, tatqa, scitat or finqa")
         file = serializers.FileField()
         label = serializers.CharField(required=False, allow_blank=True, default="")
+        method = serializers.CharField(
+            required=False, allow_blank=True, default="", help_text="the method the file comes from, e.g. car, tool"
+        )
+        setting = serializers.CharField(required=False, default="short", help_text="short or long")
+        few_shot = serializers.IntegerField(required=False, default=0, help_text="0, 1 or 3")
+        tools = serializers.CharField(required=False, default="all", help_text="all or data")
 
     parser_classes = [MultiPartParser]
 
@@ -336,6 +342,10 @@ class ScoringPredictionUploadApi(APIView):
             name=values["file"].name,
             content=values["file"].read(),
             label=values["label"],
+            method=values["method"],
+            setting=values["setting"],
+            few_shot=values["few_shot"],
+            tools=values["tools"],
         )
         return Response(ScoringRunDetailOutputSerializer(run).data, status=status.HTTP_201_CREATED)
 
@@ -368,13 +378,38 @@ class ScoringOfficialFiguresApi(APIView):
 
 
 class ScoringComparisonApi(APIView):
-    """Completed runs of a release side by side (SciTaT table 5 and figure 5): aggregates, every member."""
+    """Completed runs of a release laid out as the published tables (SciTaT tables 5, 6, 11 and figure 5; the meta
+    paper's table 2 and figure 2b), cells keyed by each run's whole configuration: aggregates, every member."""
 
     class ScoringComparisonOutputSerializer(serializers.Serializer):
-        rows = serializers.ListField(child=serializers.DictField())
-        reasoning_types = serializers.DictField()
+        runs = serializers.IntegerField(help_text="completed runs of the release")
+        tables = serializers.DictField(
+            child=serializers.DictField(),
+            help_text="table5, table6, table2, figure2b, figure5, table11: {key, title, caption, stub, column_groups, "
+            "columns, rows: [{kind: run|delta|gold, stub, cells: [{value, text, is_best, sd?, ci?}], run_ids}]}",
+        )
 
     @extend_schema(responses=ScoringComparisonOutputSerializer)
     def get(self, request: Request, pk: int) -> Response:
         release = _release_for(request.user, pk)
         return Response(scoring_selectors.comparison(user=request.user, release=release))
+
+
+class ScoringComparisonFileApi(APIView):
+    """One comparison table as CSV or LaTeX (booktabs) to paste into a paper: every member."""
+
+    @extend_schema(
+        operation_id="releases_scoring_comparison_file",
+        responses={(200, "text/csv"): OpenApiTypes.STR, (200, "application/x-tex"): OpenApiTypes.STR},
+    )
+    def get(self, request: Request, pk: int, table: str, file_format: str) -> HttpResponse:
+        release = _release_for(request.user, pk)
+        return comparison_file_response(user=request.user, release=release, table=table, file_format=file_format)
+
+
+def comparison_file_response(*, user: Any, release: Any, table: str, file_format: str) -> HttpResponse:
+    """The download of one comparison table (the page and the API serve the same file)."""
+    name, text = scoring_selectors.comparison_file(user=user, release=release, table=table, file_format=file_format)
+    response = HttpResponse(text, content_type=table_formats.FORMATS[file_format])
+    response["Content-Disposition"] = f'attachment; filename="{name}"'
+    return response

@@ -123,6 +123,7 @@ def _uploaded_output(run: ScoringRun, item: dict[str, Any]) -> tuple[dict[str, A
         "scale": str(entry.get("scale") or ""),
         "raw_output": str(entry.get("raw_output") or ""),
         "program": " ".join(entry["program_tokens"]) if entry.get("program_tokens") else "",
+        "tool_trace": list(entry.get("tool_trace") or []),
     }, entry.get("program_tokens")
 
 
@@ -154,6 +155,7 @@ def predict_item(
     if run.method == ScoringRun.Method.UPLOAD:
         uploaded, program_tokens = _uploaded_output(run, item)
         fields.update(uploaded)
+        trace = fields.get("tool_trace") or []
     else:
         assert chat is not None
         try:

@@ -15,7 +15,7 @@ from curation.endpoints.models import ModelEndpoint
 from curation.errors import InvalidInput
 from curation.releases.models import Release, ReleaseItem
 from curation.toolkit.extraction import EXTRACTION_MODES
-from scoring.methods import templates_for, templates_hash
+from scoring.methods import METHODS, templates_for, templates_hash
 from scoring.methods.base import MIN_TURNS
 from scoring.methods.toolloop import MAX_TURNS_LIMIT, turn_cap
 from scoring.metrics.tatqa import SCALE_MODES
@@ -96,6 +96,7 @@ def run_create(
     uploaded: dict[str, Any] | None = None,
     upload_name: str = "",
     upload_format: str = "",
+    reported_method: str = "",
 ) -> ScoringRun:
     """Create a queued run with its chunks (managers and verifiers; `actor=None` is an operator command).
 
@@ -110,6 +111,11 @@ def run_create(
         raise InvalidInput("The context setting is short or long.")
     if (method == "upload") != (uploaded is not None):
         raise InvalidInput("Uploaded predictions go with the 'upload' method, and only with it.")
+    if reported_method and (method != "upload" or reported_method not in METHODS):
+        raise InvalidInput(
+            f"An uploaded file's method is one of {', '.join(METHODS)} (got {reported_method!r}); only uploads "
+            "declare one."
+        )
     if method != "upload":
         if endpoint is None:
             raise InvalidInput("Choose a model endpoint.")
@@ -154,6 +160,9 @@ def run_create(
         "extraction": extraction,
         "bertscore": bertscore,
     }
+    if reported_method:
+        # The method the uploaded predictions came from: with setting, n-shot and tools it places them in comparisons.
+        options["reported_method"] = reported_method
     config = {
         "release": {"id": release.pk, "content_hash": release.content_hash},
         "endpoint": ({"id": endpoint.pk, "base_url": endpoint.base_url, "model": endpoint.model} if endpoint else None),

@@ -172,7 +172,11 @@ def item_metrics(
 def _estimate(values: list[float], clusters: list[Any] | None, seed: int, resamples: int) -> dict[str, Any] | None:
     if not values:
         return None
-    return aggregate.bootstrap_mean(values, seed=seed, resamples=resamples, clusters=clusters).as_dict()
+    estimate = aggregate.bootstrap_mean(values, seed=seed, resamples=resamples, clusters=clusters).as_dict()
+    # The spread over questions, which the meta paper reports (± one SD) beside our bootstrap CI of the mean.
+    mean = estimate["mean"]
+    estimate["sd"] = (sum((value - mean) ** 2 for value in values) / len(values)) ** 0.5
+    return estimate
 
 
 def _column(records: list[Mapping[str, Any]], key: str) -> tuple[list[float], list[Any]]:

@@ -15,6 +15,8 @@ from curation.errors import NotFound, NotPermitted
 from curation.models import Project
 from curation.releases.models import Release
 from scoring.metrics import error_analysis
+from scoring.runs import table_formats
+from scoring.runs.comparison import TABLE_KEYS, comparison_tables
 from scoring.runs.models import ErrorSample, ErrorTag, Prediction, ScoringRun
 from scoring.runs.permissions import can_see_predictions
 
@@ -118,28 +120,52 @@ def error_sample_report(*, user: AbstractBaseUser | None, run: ScoringRun) -> di
     return report
 
 
+def run_record(run: ScoringRun) -> dict[str, Any]:
+    """A run as the comparison reads it: its whole configuration (comparison.IDENTITY) and its results. An uploaded
+    file counts as the method, setting, n-shot and tool set it was declared to come from."""
+    options = run.options or {}
+    method = run.method
+    if method == ScoringRun.Method.UPLOAD and options.get("reported_method"):
+        method = options["reported_method"]
+    return {
+        "run_id": run.pk,
+        "created_at": run.created_at.isoformat() if run.created_at else "",
+        "model": run.label,
+        "method": method,
+        "setting": run.setting,
+        "few_shot": int(options.get("few_shot") or 0),
+        "tools": options.get("tools") or "all",
+        # An uploaded file's prompts are not ours to know; a run's are the sha256 of the texts it used.
+        "prompt": (run.template_hash or "")[:7] if run.method != ScoringRun.Method.UPLOAD else "",
+        "scale_mode": options.get("scale_mode") or "predicted",
+        "extraction": options.get("extraction") or "default",
+        "results": run.results or {},
+    }
+
+
 def comparison(*, user: AbstractBaseUser, release: Release) -> dict[str, Any]:
-    """Completed runs of a release laid out like SciTaT table 5: one row per model × method, long and short columns,
-    and per reasoning type figures (figure 5). Aggregates only, so every member may read it."""
-    runs = runs_of(user=user, project=release.project, release=release).filter(status=ScoringRun.Status.COMPLETED)
-    rows: dict[tuple[str, str], dict[str, Any]] = {}
-    reasoning: dict[str, dict[str, dict[str, float | None]]] = {}
-    for run in runs.order_by("created_at"):
-        figures = (run.results or {}).get("figures", {})
-        key = (run.label, run.method)
-        row = rows.setdefault(
-            key, {"model": run.label, "method": run.get_method_display(), "long": None, "short": None}
-        )
-        # The newest completed run of a model × method × setting wins the cell.
-        row[run.setting] = {
-            "run_id": run.pk,
-            **{name: (figures.get(name) or {}).get("mean") for name in ("em", "f1", "bertscore", "tatqa_em")},
-        }
-        for rtype, figures_by_type in ((run.results or {}).get("breakdowns", {}).get("reasoning_type", {})).items():
-            reasoning.setdefault(rtype, {})[f"{run.label} · {run.get_method_display()} · {run.setting}"] = {
-                name: (figures_by_type.get(name) or {}).get("mean") for name in ("em", "f1", "bertscore")
-            }
-    return {"rows": list(rows.values()), "reasoning_types": reasoning}
+    """Completed runs of a release laid out as the published tables (scoring/runs/comparison.py), each cell keyed by
+    a run's whole configuration. Aggregates only, so every member may read it."""
+    return release_comparison(runs_of(user=user, project=release.project, release=release))
+
+
+def release_comparison(runs: QuerySet[ScoringRun]) -> dict[str, Any]:
+    """The comparison of the completed runs among `runs` (already scoped: the selector above, or an operator's
+    command, which sees every run of the release)."""
+    completed = runs.filter(status=ScoringRun.Status.COMPLETED).order_by("created_at", "id")
+    records = [run_record(run) for run in completed]
+    return {"runs": len(records), "tables": comparison_tables(records)}
+
+
+def comparison_file(*, user: AbstractBaseUser, release: Release, table: str, file_format: str) -> tuple[str, str]:
+    """(file name, text) of one comparison table as CSV or LaTeX, for every member; unknown names are not found."""
+    if table not in TABLE_KEYS:
+        raise NotFound(f"No comparison table {table!r}; the tables are {', '.join(TABLE_KEYS)}.")
+    if file_format not in table_formats.FORMATS:
+        raise NotFound(f"No format {file_format!r}; the formats are {', '.join(table_formats.FORMATS)}.")
+    tables = comparison(user=user, release=release)["tables"]
+    name = f"{release.project.slug}-release-{release.pk}-{table}.{file_format}"
+    return name, table_formats.table_render(tables[table], file_format)
 
 
 def prediction_page(*, user: AbstractBaseUser, prediction: Prediction) -> dict[str, Any]:

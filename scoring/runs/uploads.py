@@ -56,6 +56,12 @@ def predictions_read(*, format: str, content: bytes) -> dict[str, dict[str, Any]
                 "scale": str(record.get("scale") or ""),
                 "raw_output": str(record.get("raw_output") or ""),
             }
+            trace = record.get("tool_trace")
+            if trace is not None:
+                is_calls = isinstance(trace, list) and all(isinstance(s, dict) and s.get("name") for s in trace)
+                if not is_calls:
+                    raise InvalidInput(f"line {number}: 'tool_trace' is a list of calls {{name, arguments, result}}")
+                predictions[str(record["uid"])]["tool_trace"] = trace
         return predictions
     if format in ("tatqa", "tatdqa"):
         loaded = _with_file(content, files.load_tatqa_predictions)
@@ -77,10 +83,22 @@ def predictions_read(*, format: str, content: bytes) -> dict[str, dict[str, Any]
 
 
 def upload_run_create(
-    *, release: Release, actor: AbstractBaseUser | None, format: str, name: str, content: bytes, label: str = ""
+    *,
+    release: Release,
+    actor: AbstractBaseUser | None,
+    format: str,
+    name: str,
+    content: bytes,
+    label: str = "",
+    method: str = "",
+    setting: str = "short",
+    few_shot: int = 0,
+    tools: str = "all",
 ) -> ScoringRun:
     """Score an uploaded predictions file against a release: a run of method 'upload', scored at once (managers and
-    verifiers). uids the release does not hold are ignored; release items the file lacks count as unanswered."""
+    verifiers). uids the release does not hold are ignored; release items the file lacks count as unanswered.
+    `method`, `setting`, `few_shot` and `tools` declare the experiment the file comes from, so comparisons place it
+    (a JSONL line may carry the `tool_trace` of a tool-loop run, scored against the essential actions)."""
     predictions = predictions_read(format=format, content=content)
     if not predictions:
         raise InvalidInput("The file holds no predictions.")
@@ -96,6 +114,10 @@ def upload_run_create(
         upload_format=format,
         label=label or name,
         chunk_size=500,
+        reported_method=method,
+        setting=setting,
+        few_shot=few_shot,
+        tools=tools,
     )
     return run_start(run=run, actor=actor)
 

@@ -10,6 +10,11 @@ page_patterns = [
     path("p/<slug:slug>/releases/<int:pk>/score/", views.release_score, name="release-score"),
     path("p/<slug:slug>/releases/<int:pk>/score/upload/", views.release_upload, name="release-score-upload"),
     path("p/<slug:slug>/releases/<int:pk>/compare/", views.release_compare, name="release-compare"),
+    path(
+        "p/<slug:slug>/releases/<int:pk>/compare/<slug:table>.<slug:file_format>",
+        views.release_compare_file,
+        name="release-compare-file",
+    ),
     path("p/<slug:slug>/scoring/runs/<int:pk>/", views.run_detail, name="scoring-run"),
     path("p/<slug:slug>/scoring/runs/<int:pk>/progress/", views.run_progress_fragment, name="scoring-run-progress"),
     path(
@@ -48,5 +53,10 @@ api_patterns = [
     path("predictions/<int:pk>/", api.ScoringPredictionDetailApi.as_view(), name="api-scoring-prediction"),
     path("predictions/<int:pk>/error-tag/", api.ScoringErrorTagApi.as_view(), name="api-scoring-error-tag"),
     path("releases/<int:pk>/scoring-comparison/", api.ScoringComparisonApi.as_view(), name="api-scoring-comparison"),
+    path(
+        "releases/<int:pk>/scoring-comparison/<slug:table>/<slug:file_format>/",
+        api.ScoringComparisonFileApi.as_view(),
+        name="api-scoring-comparison-file",
+    ),
     path("scoring/official-figures/", api.ScoringOfficialFiguresApi.as_view(), name="api-scoring-official"),
 ]

@@ -30,7 +30,7 @@ from scoring.runs import predictions as prediction_services
 from scoring.runs import progress as runs_progress
 from scoring.runs import selectors as scoring_selectors
 from scoring.runs import uploads as upload_services
-from scoring.runs.api import ScoringErrorTagApi, export_response
+from scoring.runs.api import ScoringErrorTagApi, comparison_file_response, export_response
 from scoring.runs.forms import (
     BERTSCORE_CHOICES,
     EXTRACTION_CHOICES,
@@ -101,6 +101,13 @@ def release_score(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     return render(request, "scoring/release_score.html", context, status=400 if form.errors else 200)
 
 
+def _whole_number(text: str, name: str) -> int:
+    try:
+        return int(text or 0)
+    except ValueError as error:
+        raise InvalidInput(f"The {name} is a whole number, not {text!r}.") from error
+
+
 @login_required
 def release_upload(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     release = _release(request, slug, pk)
@@ -116,6 +123,10 @@ def release_upload(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
         name=upload.name,
         content=upload.read(),
         label=request.POST.get("label", ""),
+        method=request.POST.get("method", ""),
+        setting=request.POST.get("setting", "short"),
+        few_shot=_whole_number(request.POST.get("few_shot", "0"), "n-shot"),
+        tools=request.POST.get("tools", "all"),
     )
     messages.success(request, f"{upload.name} scored against {release.label}.")
     return redirect("scoring-run", slug=slug, pk=run.pk)
@@ -299,37 +310,47 @@ def prediction_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     return render(request, "scoring/prediction.html", context)
 
 
+def _comparison_charts(tables: dict[str, Any]) -> dict[str, list[tuple[str, dict[str, Any]]]]:
+    """Figure 5 (one chart per method configuration, bars by reasoning type) and figure 2b (bars by model)."""
+    by_method: dict[str, dict[str, dict[str, float | None]]] = {}
+    for row in tables["figure5"]["rows"]:
+        method, rtype = row["stub"][0], row["stub"][1]
+        by_method.setdefault(f"{method} ({row['stub'][2]} models)", {})[rtype] = {
+            key: None if cell["value"] is None else cell["value"] / 100
+            for (key, _), cell in zip(METRIC_LABELS, row["cells"], strict=True)
+        }
+    tool_series = (("all", "All tools"), ("data", "Data tools"))
+    tools = {
+        row["stub"][0]: {key: cell["value"] for (key, _), cell in zip(tool_series, row["cells"], strict=False)}
+        for row in tables["figure2b"]["rows"]
+    }
+    return {
+        "figure5": [(name, grouped_chart(groups, series=METRIC_LABELS)) for name, groups in by_method.items()],
+        "figure2b": [("Accuracy", grouped_chart(tools, series=tool_series))] if tools else [],
+    }
+
+
 @login_required
 def release_compare(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     release = _release(request, slug, pk)
-    table = scoring_selectors.comparison(user=request.user, release=release)
-    models = {row["model"] for row in table["rows"]}
-    charts = []
-    for name, by_run in sorted(table["reasoning_types"].items()):
-        # With one model the method and setting tell the bars apart; the model name only crowds the axis.
-        groups = {(label.split(" · ", 1)[1] if len(models) == 1 else label): v for label, v in by_run.items()}
-        charts.append(
-            (name if name != "—" else "No reasoning type recorded", grouped_chart(groups, series=METRIC_LABELS))
-        )
-    rows = [
-        {
-            **row,
-            "cells": [
-                "—" if not row[setting] or row[setting].get(key) is None else f"{100 * row[setting][key]:.1f}"
-                for setting in ("long", "short")
-                for key, _ in METRIC_LABELS
-            ],
-        }
-        for row in table["rows"]
-    ]
+    comparison = scoring_selectors.comparison(user=request.user, release=release)
+    tables = comparison["tables"]
     context = {
         "project": release.project,
         "release": release,
-        "rows": rows,
-        "charts": charts,
+        "run_count": comparison["runs"],
+        "tables": [tables[key] for key in ("table5", "table6", "table2", "figure2b", "table11", "figure5")],
+        "charts": _comparison_charts(tables),
         "legend": [(label, colour(i)) for i, (_, label) in enumerate(METRIC_LABELS)],
+        "tool_legend": [(label, colour(i)) for i, label in enumerate(("All tools", "Data tools"))],
     }
     return render(request, "scoring/compare.html", context)
+
+
+@login_required
+def release_compare_file(request: HttpRequest, slug: str, pk: int, table: str, file_format: str) -> HttpResponse:
+    release = _release(request, slug, pk)
+    return comparison_file_response(user=request.user, release=release, table=table, file_format=file_format)
 
 
 @login_required

@@ -82,6 +82,7 @@ def request_for(world, name: str):
             "multipart",
         ),
         "compare": ("get", f"/api/releases/{release.pk}/scoring-comparison/", None, "json"),
+        "compare:latex": ("get", f"/api/releases/{release.pk}/scoring-comparison/table5/tex/", None, "json"),
         "official": (
             "post",
             "/api/scoring/official-figures/",
@@ -103,6 +104,7 @@ MATRIX = {
     "prediction:tag": (200, 403, 200, 200, 404, 401),
     "runs:upload": (403, 403, 201, 201, 404, 401),
     "compare": (200, 200, 200, 200, 404, 401),
+    "compare:latex": (200, 200, 200, 200, 404, 401),
     "official": (200, 200, 200, 200, 200, 401),
 }
 

@@ -1,0 +1,39 @@
+"""`compare_runs --release R --project P [--table T --format csv|tex] [--json]`: the comparison page's tables."""
+
+from __future__ import annotations
+
+import json
+
+from django.core.management.base import BaseCommand, CommandError
+
+from curation.models import Project
+from scoring.management.commands.score import _release
+from scoring.runs import table_formats
+from scoring.runs.comparison import TABLE_KEYS
+from scoring.runs.models import ScoringRun
+from scoring.runs.selectors import release_comparison
+
+
+class Command(BaseCommand):
+    help = "Print a release's completed runs as the published tables: one as CSV or LaTeX, or all as JSON."
+
+    def add_arguments(self, parser) -> None:
+        parser.add_argument("--release", required=True, help="release name (latest version), name-vN, or id")
+        parser.add_argument("--project", required=True, help="project slug")
+        parser.add_argument("--table", choices=TABLE_KEYS, default="table5")
+        parser.add_argument("--format", choices=tuple(table_formats.FORMATS), default="csv")
+        parser.add_argument("--json", action="store_true", help="every table as JSON instead")
+
+    def handle(self, *args, **options) -> None:
+        project = Project.objects.filter(slug=options["project"]).first()
+        if project is None:
+            raise CommandError(f"No project {options['project']!r}.")
+        release = _release(project, options["release"])
+        # An operator's command sees every run of the release (the page and API scope them to the viewer).
+        comparison = release_comparison(ScoringRun.objects.filter(release=release))
+        if options["json"]:
+            self.stdout.write(json.dumps(comparison, ensure_ascii=False, indent=2))
+            return
+        self.stdout.write(
+            table_formats.table_render(comparison["tables"][options["table"]], options["format"]), ending=""
+        )

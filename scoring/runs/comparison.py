@@ -1,0 +1,467 @@
+"""The published tables from completed runs (pure: run records in, tables out; no Django).
+
+A run's identity is its whole configuration (`IDENTITY`): two runs that differ in any part of it never share a cell.
+Each table groups runs by the parts that are not its axes, so a table's rows and columns are keyed by the full
+configuration, and a group's label names the parts that vary across the table (e.g. "gpt-4o · 3-shot").
+The newest run of a configuration fills its cell; the cell keeps the ids of every run it stands for.
+
+Tables (one shape each: stub columns, column groups, columns, rows of cells, so CSV, LaTeX and the page share it):
+- `table5`: SciTaT table 5, model × method rows, long/short × EM/F1/BERTScore columns, a Δ row under CaR (its gain
+  over the mean of the group's other methods), the best of each model under each setting in bold;
+- `table6`: SciTaT table 6, CaR against Reasoner (= CoT), Calculator only and Reversing;
+- `table2`: the meta paper's table 2, tool runs with all tools by n-shot: accuracy, precision ± SD, recall ± SD, Err.;
+- `figure2b`: accuracy with all tools against data tools only, per model;
+- `figure5`: EM/F1/BERTScore by reasoning type, averaged across models, per method and setting;
+- `table11`: output tokens of short-form and free-form answers per model × method and setting, gold answers first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+# The parts of a run's configuration that make it a different experiment.
+IDENTITY = ("model", "method", "setting", "few_shot", "tools", "prompt", "scale_mode", "extraction")
+SETTINGS = (("long", "Long context"), ("short", "Short context"))
+SCITAT_METRICS = (("em", "EM"), ("f1", "F1"), ("bertscore", "BERTScore"))
+METHOD_LABELS = {
+    "direct": "Direct QA",
+    "cot": "CoT",
+    "pot": "PoT",
+    "tatllm": "TAT-LLM step-wise",
+    "upload": "Uploaded predictions",
+    "car": "CaR",
+    "calculator": "Calculator only",
+    "reversing": "Reversing",
+    "tool": "Tool loop",
+}
+TABLE5_METHODS = ("direct", "cot", "pot", "tatllm", "upload", "car")
+# SciTaT §4.3: "when only the Reasoner is retained, it is the same as the CoT baseline".
+TABLE6_METHODS = {"car": "CaR", "cot": "Reasoner (CoT)", "calculator": "Calculator only", "reversing": "Reversing"}
+ABLATIONS = ("calculator", "reversing")
+DELTA = "Δ"
+TITLES = {
+    "table5": "Models × methods × settings (SciTaT table 5)",
+    "table6": "CaR ablations (SciTaT table 6)",
+    "table2": "Tool use by n-shot, all tools (meta-level reasoning paper, table 2)",
+    "figure2b": "All tools against data tools only (meta-level reasoning paper, figure 2b)",
+    "figure5": "By reasoning type, averaged across models (SciTaT figure 5)",
+    "table11": "Output tokens by answer form (SciTaT table 11)",
+}
+TABLE_KEYS = tuple(TITLES)
+
+
+def identity_of(record: Mapping[str, Any]) -> tuple[Any, ...]:
+    """The configuration that makes a run a distinct experiment (cells are keyed by it)."""
+    return tuple(record.get(part) for part in IDENTITY)
+
+
+def part_label(part: str, value: Any) -> str:
+    """A readable name of one part of a configuration."""
+    if part == "few_shot":
+        return f"{value}-shot"
+    if part == "tools":
+        return {"all": "all tools", "data": "data tools"}.get(str(value), f"tools {value}")
+    if part == "prompt":
+        return f"prompt {value}" if value else "prompt not recorded"
+    if part == "scale_mode":
+        return "scale ignored" if value == "ignore" else "scale predicted"
+    if part == "extraction":
+        return f"{value} extraction"
+    if part == "setting":
+        return dict(SETTINGS).get(str(value), str(value))
+    if part == "method":
+        return METHOD_LABELS.get(str(value), str(value))
+    return str(value)
+
+
+def _figure(record: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+    return ((record.get("results") or {}).get("figures") or {}).get(key) or {}
+
+
+def _mean_of(values: Iterable[float | None]) -> float | None:
+    present = [v for v in values if v is not None]
+    return sum(present) / len(present) if present else None
+
+
+def _cell(value: float | None, *, digits: int = 1, sd: float | None = None, low: float | None = None,
+          high: float | None = None, signed: bool = False, show_sd: bool = True) -> dict[str, Any]:  # fmt: skip
+    if value is None:
+        return {"value": None, "text": "—", "is_best": False}
+    text = f"{value:+.{digits}f}" if signed else f"{value:.{digits}f}"
+    cell: dict[str, Any] = {"value": round(value, digits + 2), "text": text, "is_best": False}
+    if sd is not None:
+        cell["sd"] = round(sd, digits + 2)
+        if show_sd:
+            cell["text"] = f"{text} ± {sd:.{digits}f}"
+    if low is not None and high is not None:
+        cell["ci"] = [round(low, digits + 2), round(high, digits + 2)]
+        cell["ci_text"] = f"[{low:.{digits}f}, {high:.{digits}f}]"
+    return cell
+
+
+def _percent(record: Mapping[str, Any] | None, key: str) -> dict[str, Any]:
+    estimate = _figure(record, key) if record else {}
+    if estimate.get("mean") is None:
+        return _cell(None)
+    scaled = {name: 100 * estimate[name] for name in ("mean", "low", "high") if estimate.get(name) is not None}
+    # SciTaT prints bare means; the SD goes to the CSV beside the CI.
+    return _cell(scaled["mean"], low=scaled.get("low"), high=scaled.get("high"), show_sd=False,
+                 sd=100 * estimate["sd"] if estimate.get("sd") is not None else None)  # fmt: skip
+
+
+class _Grouping:
+    """Records of one table grouped by every identity part that is not one of the table's axes."""
+
+    def __init__(self, records: Sequence[Mapping[str, Any]], axes: Sequence[str]) -> None:
+        self.axes = tuple(axes)
+        self.parts = tuple(p for p in IDENTITY if p not in self.axes)
+        varying = [p for p in self.parts if len({r.get(p) for r in records}) > 1]
+        self.varying = [p for p in varying if p != "model"]
+        self.groups: dict[tuple[Any, ...], dict[tuple[Any, ...], dict[str, Any]]] = {}
+        for record in sorted(records, key=lambda r: (r.get("created_at") or "", r.get("run_id") or 0)):
+            group = self.groups.setdefault(tuple(record.get(p) for p in self.parts), {})
+            cell_key = tuple(record.get(a) for a in self.axes)
+            previous = group.get(cell_key)
+            # The newest run of one whole configuration fills its cell; the cell names every run it stands for.
+            group[cell_key] = {**record, "run_ids": [*(previous["run_ids"] if previous else []), record["run_id"]]}
+
+    def ordered(self) -> list[tuple[tuple[Any, ...], dict[tuple[Any, ...], dict[str, Any]]]]:
+        return sorted(self.groups.items(), key=lambda item: tuple(str(v) for v in item[0]))
+
+    def label(self, group_key: tuple[Any, ...]) -> str:
+        values = dict(zip(self.parts, group_key, strict=True))
+        extra = [part_label(p, values[p]) for p in self.varying]
+        return " · ".join([str(values.get("model") or "—"), *extra])
+
+
+def _bold_best(rows: list[dict[str, Any]], *, lower_is_better: Sequence[bool]) -> None:
+    """Bold the best value of each column among a group's run rows (ties for best all bold)."""
+    run_rows = [row for row in rows if row["kind"] == "run"]
+    for index, lower in enumerate(lower_is_better):
+        values = [row["cells"][index]["value"] for row in run_rows if row["cells"][index]["value"] is not None]
+        if len(set(values)) < 2:  # one value, or all equal: nothing stands out
+            continue
+        best = min(values) if lower else max(values)
+        for row in run_rows:
+            if row["cells"][index]["value"] == best:
+                row["cells"][index]["is_best"] = True
+
+
+def _setting_columns(settings: Sequence[tuple[str, str]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    groups = [{"label": label, "span": len(SCITAT_METRICS)} for _, label in settings]
+    columns = [{"key": f"{s}.{m}", "label": label} for s, _ in settings for m, label in SCITAT_METRICS]
+    return groups, columns
+
+
+def _method_rows(
+    cells: Mapping[tuple[Any, ...], dict[str, Any]], *, labels: Mapping[str, str]
+) -> list[tuple[str, str, dict[str, dict[str, Any]]]]:
+    """(method, row name, setting → record) of a group whose cells are keyed (method, prompt, setting), in the
+    order of `labels`; a method run with several prompt versions gets a row per version, named by it."""
+    by_row: dict[tuple[Any, Any], dict[str, dict[str, Any]]] = {}
+    for (method, prompt, setting), record in cells.items():
+        by_row.setdefault((method, prompt), {})[setting] = record
+    order = list(labels)  # the table's own order of methods (table 6 leads with CaR, as the paper does)
+    rows = []
+    for (method, prompt), by_setting in sorted(
+        by_row.items(), key=lambda i: (order.index(i[0][0]) if i[0][0] in order else len(order), str(i[0][1]))
+    ):
+        name = labels.get(method) or part_label("method", method)
+        if sum(1 for other, _ in by_row if other == method) > 1:
+            name = f"{name} ({part_label('prompt', prompt)})"
+        rows.append((method, name, by_setting))
+    return rows
+
+
+def _method_table(
+    records: Sequence[Mapping[str, Any]],
+    *,
+    methods: Mapping[str, str],
+    settings: Sequence[tuple[str, str]],
+    delta: bool,
+) -> list[dict[str, Any]]:
+    chosen = [r for r in records if r.get("method") in methods]
+    grouping = _Grouping(chosen, axes=("method", "prompt", "setting"))
+    rows: list[dict[str, Any]] = []
+    for group_key, cells in grouping.ordered():
+        model = grouping.label(group_key)
+        group_rows = []
+        for method, name, by_setting in _method_rows(cells, labels=methods):
+            group_rows.append(
+                {
+                    "kind": "run",
+                    "method": method,
+                    "stub": [model, name],
+                    "cells": [_percent(by_setting.get(s), m) for s, _ in settings for m, _ in SCITAT_METRICS],
+                    "run_ids": sorted(i for r in by_setting.values() for i in r["run_ids"]),
+                }
+            )
+        _bold_best(group_rows, lower_is_better=[False] * len(settings) * len(SCITAT_METRICS))
+        if delta:
+            group_rows.extend(_delta_rows(model, group_rows))
+        rows.extend(group_rows)
+    return rows
+
+
+def _delta_rows(model: str, group_rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """SciTaT's Δ: CaR minus the mean of the group's other methods, column by column (after each CaR row)."""
+    baselines = [row for row in group_rows if row["method"] != "car"]
+    deltas = []
+    for row in group_rows:
+        if row["method"] != "car" or not baselines:
+            continue
+        cells = []
+        for index, cell in enumerate(row["cells"]):
+            others = _mean_of(b["cells"][index]["value"] for b in baselines)
+            value = None if cell["value"] is None or others is None else cell["value"] - others
+            cells.append(_cell(value, signed=True))
+        deltas.append({"kind": "delta", "method": "", "stub": [model, DELTA], "cells": cells, "run_ids": []})
+    return deltas
+
+
+def table5(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """SciTaT table 5: methods × settings with EM/F1/BERTScore, Δ under CaR, best per model and setting in bold."""
+    groups, columns = _setting_columns(SETTINGS)
+    methods = {m: METHOD_LABELS[m] for m in TABLE5_METHODS}
+    return {
+        "key": "table5",
+        "title": TITLES["table5"],
+        "caption": "EM on short-form answers, F1 and BERTScore on free-form answers (percent; 95% bootstrap CIs in "
+        "the CSV). The best result of each model under each setting is in bold; Δ is CaR's average improvement over "
+        "the other methods of the same model.",
+        "stub": ["Model", "Method"],
+        "column_groups": groups,
+        "columns": columns,
+        "rows": _method_table(records, methods=methods, settings=SETTINGS, delta=True),
+    }
+
+
+def table6(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """SciTaT table 6: CaR and its ablations, for the models that have an ablation run, in the settings run."""
+    ablated = {r.get("model") for r in records if r.get("method") in ABLATIONS}
+    chosen = [r for r in records if r.get("model") in ablated]
+    used = {r.get("setting") for r in chosen if r.get("method") in ABLATIONS}
+    settings = [s for s in SETTINGS if s[0] in used]
+    groups, columns = _setting_columns(settings)
+    return {
+        "key": "table6",
+        "title": TITLES["table6"],
+        "caption": "CaR compared with only the Reasoner (the CoT baseline), only the Calculator, and the two modules "
+        "reversed, for each model with an ablation run (percent; best per model and setting in bold).",
+        "stub": ["Model", "Method"],
+        "column_groups": groups,
+        "columns": columns,
+        "rows": _method_table(chosen, methods=TABLE6_METHODS, settings=settings, delta=False),
+    }
+
+
+def _fraction(value: float | None, sd: float | None = None, ci: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    ci = ci or {}
+    return _cell(value, digits=2, sd=sd, low=ci.get("low"), high=ci.get("high"))
+
+
+def tool_cells(record: Mapping[str, Any] | None) -> list[dict[str, Any]]:
+    """Accuracy, precision ± SD, recall ± SD and error rate of one tool run (fractions, as the paper prints them)."""
+    if record is None:
+        return [_fraction(None)] * 4
+    results = record.get("results") or {}
+    precision, recall = _figure(record, "tool_precision"), _figure(record, "tool_recall")
+    return [
+        _fraction(results.get("accuracy")),
+        _fraction(precision.get("mean"), precision.get("sd"), precision),
+        _fraction(recall.get("mean"), recall.get("sd"), recall),
+        _fraction((results.get("tool") or {}).get("error_rate")),
+    ]
+
+
+TOOL_COLUMNS = [
+    {"key": "accuracy", "label": "Acc."},
+    {"key": "precision", "label": "Precision ± SD"},
+    {"key": "recall", "label": "Recall ± SD"},
+    {"key": "error_rate", "label": "Err."},
+]
+
+
+def table2(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The meta paper's table 2: one row per model and n-shot of the tool loop with all tools."""
+    chosen = [r for r in records if r.get("method") == "tool" and r.get("tools") == "all"]
+    grouping = _Grouping(chosen, axes=("few_shot",))
+    rows = []
+    for group_key, cells in grouping.ordered():
+        model = grouping.label(group_key)
+        group_rows = [
+            {
+                "kind": "run",
+                "method": "tool",
+                "stub": [model, part_label("few_shot", shot)],
+                "cells": tool_cells(record),
+                "run_ids": record["run_ids"],
+            }
+            for (shot,), record in sorted(cells.items(), key=lambda item: item[0][0] or 0)
+        ]
+        _bold_best(group_rows, lower_is_better=[False, False, False, True])
+        rows.extend(group_rows)
+    return {
+        "key": "table2",
+        "title": TITLES["table2"],
+        "caption": "Tool-loop runs with all tools. Acc. is final-answer accuracy; precision and recall compare the "
+        "calls with the essential actions (± one standard deviation over questions; 95% bootstrap CIs in the CSV); "
+        "Err. is the share of outputs with at least one failed tool call. Best per model in bold (lowest Err.).",
+        "stub": ["Model", "n-shot"],
+        "column_groups": [],
+        "columns": TOOL_COLUMNS,
+        "rows": rows,
+    }
+
+
+def figure2b(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Accuracy with all tools beside data tools only, per model configuration (the meta paper's figure 2b)."""
+    chosen = [r for r in records if r.get("method") == "tool"]
+    grouping = _Grouping(chosen, axes=("tools",))
+    rows = []
+    for group_key, cells in grouping.ordered():
+        by_tools = {tools: record for (tools,), record in cells.items()}
+        accuracy = [(by_tools.get(t) or {}).get("results", {}).get("accuracy") for t in ("all", "data")]
+        drop = None if None in accuracy else accuracy[0] - accuracy[1]  # type: ignore[operator]
+        rows.append(
+            {
+                "kind": "run",
+                "method": "tool",
+                "stub": [grouping.label(group_key)],
+                "cells": [_fraction(accuracy[0]), _fraction(accuracy[1]), _cell(drop, digits=2, signed=True)],
+                "run_ids": sorted(i for r in cells.values() for i in r["run_ids"]),
+            }
+        )
+    return {
+        "key": "figure2b",
+        "title": TITLES["figure2b"],
+        "caption": "Final-answer accuracy of the tool loop with all tools and with data retrieval tools only (the "
+        "model does the arithmetic itself); the last column is the drop.",
+        "stub": ["Model"],
+        "column_groups": [],
+        "columns": [
+            {"key": "all", "label": "All tools"},
+            {"key": "data", "label": "Data tools"},
+            {"key": "difference", "label": "All − data"},
+        ],
+        "rows": rows,
+    }
+
+
+def _type_figures(record: Mapping[str, Any]) -> dict[str, dict[str, float | None]]:
+    by_type = ((record.get("results") or {}).get("breakdowns") or {}).get("reasoning_type") or {}
+    return {
+        name: {key: (figures.get(key) or {}).get("mean") for key, _ in SCITAT_METRICS}
+        for name, figures in by_type.items()
+    }
+
+
+def figure5(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Per method configuration and reasoning type, each metric averaged over the models (a mean of model means)."""
+    chosen = [r for r in records if r.get("method") != "tool"]
+    grouping = _Grouping(chosen, axes=("model", "prompt"))
+    rows = []
+    for group_key, cells in grouping.ordered():
+        values = dict(zip(grouping.parts, group_key, strict=True))
+        name = " · ".join([part_label("method", values["method"]), *(part_label(p, values[p]) for p in
+                           ("setting", *[v for v in grouping.varying if v not in ("method", "setting")]))])  # fmt: skip
+        per_model = [_type_figures(record) for record in cells.values()]
+        types = sorted({t for figures in per_model for t in figures})
+        models = sorted({str(model) for model, _ in cells})
+        for rtype in types:
+            averaged = [
+                _mean_of((figures.get(rtype) or {}).get(key) for figures in per_model) for key, _ in SCITAT_METRICS
+            ]
+            rows.append(
+                {
+                    "kind": "run",
+                    "method": values["method"],
+                    "stub": [name, rtype if rtype != "—" else "no reasoning type", str(len(models))],
+                    "cells": [_cell(None if v is None else 100 * v) for v in averaged],
+                    "run_ids": sorted(i for r in cells.values() for i in r["run_ids"]),
+                    "models": models,
+                }
+            )
+    return {
+        "key": "figure5",
+        "title": TITLES["figure5"],
+        "caption": "EM, F1 and BERTScore (percent) of each reasoning type, the mean over the models run with the "
+        "same method configuration.",
+        "stub": ["Method", "Reasoning type", "Models"],
+        "column_groups": [],
+        "columns": [{"key": key, "label": label} for key, label in SCITAT_METRICS],
+        "rows": rows,
+    }
+
+
+def _tokens(record: Mapping[str, Any] | None, form: str, field: str) -> float | None:
+    if record is None:
+        return None
+    return (((record.get("results") or {}).get("tokens") or {}).get(form) or {}).get(field)
+
+
+def table11(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """SciTaT table 11: mean tokens of the answers per form and setting, gold answers first."""
+    chosen = [r for r in records if r.get("method") != "tool"]
+    grouping = _Grouping(chosen, axes=("method", "prompt", "setting"))
+    forms = (("short_form", "Short-form answers"), ("free_form", "Free-form answers"))
+    columns = [{"key": f"{s}.{f}", "label": label} for s, _ in SETTINGS for f, label in forms]
+    column_groups = [{"label": label, "span": len(forms)} for _, label in SETTINGS]
+    rows: list[dict[str, Any]] = []
+    gold: dict[str, list[float | None]] = {}
+    for group_key, cells in grouping.ordered():
+        model = grouping.label(group_key)
+        for record in cells.values():
+            for form, _ in forms:
+                gold.setdefault(f"{record['setting']}.{form}", []).append(_tokens(record, form, "gold_tokens"))
+        for method, name, by_setting in _method_rows(cells, labels=METHOD_LABELS):
+            rows.append(
+                {
+                    "kind": "run",
+                    "method": method,
+                    "stub": [model, name],
+                    "cells": [_cell(_output_tokens(by_setting.get(s), f)) for s, _ in SETTINGS for f, _ in forms],
+                    "run_ids": sorted(i for r in by_setting.values() for i in r["run_ids"]),
+                }
+            )
+    if rows:
+        gold_cells = [_cell(_mean_of(gold.get(column["key"], []))) for column in columns]
+        rows.insert(0, {"kind": "gold", "method": "", "stub": ["—", "Gold answer"], "cells": gold_cells, "run_ids": []})
+    return {
+        "key": "table11",
+        "title": TITLES["table11"],
+        "caption": "Mean number of tokens (whitespace-separated) of the final answers, by gold answer form and "
+        "setting; the model's completion tokens are in the run's own token table.",
+        "stub": ["Model", "Method"],
+        "column_groups": column_groups,
+        "columns": columns,
+        "rows": rows,
+    }
+
+
+def _output_tokens(record: Mapping[str, Any] | None, form: str) -> float | None:
+    return _tokens(record, form, "answer_tokens")
+
+
+BUILDERS: dict[str, Callable[[Sequence[Mapping[str, Any]]], dict[str, Any]]] = {
+    "table5": table5,
+    "table6": table6,
+    "table2": table2,
+    "figure2b": figure2b,
+    "figure5": figure5,
+    "table11": table11,
+}
+
+
+def comparison_tables(records: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Every table of the comparison, keyed as TABLE_KEYS."""
+    tables = {key: BUILDERS[key](records) for key in TABLE_KEYS}
+    for table in tables.values():
+        table["width"] = len(table["stub"]) + len(table["columns"])
+        previous = None
+        for row in table["rows"]:
+            # The first row of a model (group) names it; the rows under it leave the name out, as the papers do.
+            row["starts_group"] = row["stub"][0] != previous
+            previous = row["stub"][0]
+    return tables
