@@ -672,6 +672,10 @@ class _Drafter:
                     "answer_form": result["answer_form"],
                     "answer_source": result["answer_source"],
                     "essential_actions": result["essential_actions"],
+                    "is_answerable": result["is_answerable"],
+                    "unanswerable_reason": ""
+                    if result["is_answerable"]
+                    else "A cell the question needs is empty or not a number in the table (template drafter).",
                     "relevant_tables": [by_label[label] for label in result["relevant_tables"] if label in by_label],
                     "draft": draft,
                 }
