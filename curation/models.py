@@ -225,6 +225,10 @@ class Instance(models.Model):
     scale = models.CharField(max_length=20, blank=True)
     derivation = models.TextField(blank=True)
     program = models.TextField(blank=True, help_text="FinQA-style program, when the source has one")
+    is_answerable = models.BooleanField(
+        default=True, help_text="False: the context does not hold the answer (the release's unanswerable split)"
+    )
+    unanswerable_reason = models.TextField(blank=True, help_text="Why the context cannot answer the question")
     relevant_tables = models.ManyToManyField(Table, blank=True, related_name="instances")
     excluded_tables = models.ManyToManyField(Table, blank=True, related_name="excluded_from")
     excluded_paragraphs = models.ManyToManyField(Paragraph, blank=True, related_name="excluded_from")

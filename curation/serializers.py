@@ -152,6 +152,8 @@ class InstanceSerializer(serializers.ModelSerializer):
             "answer_source",
             "answer_type",
             "scale",
+            "is_answerable",
+            "unanswerable_reason",
             "relevant_tables",
             "status",
             "version",
@@ -173,6 +175,8 @@ class InstanceEditSerializer(serializers.Serializer):
     answer_form = serializers.ChoiceField(choices=Instance.AnswerForm.choices, required=False, allow_blank=True)
     answer_source = serializers.ChoiceField(choices=Instance.AnswerSource.choices, required=False, allow_blank=True)
     answer_type = serializers.ChoiceField(choices=ANSWER_TYPES, required=False, allow_blank=True)
+    is_answerable = serializers.BooleanField(required=False)
+    unanswerable_reason = serializers.CharField(required=False, allow_blank=True, max_length=2000)
     scale = serializers.ChoiceField(choices=[scale for scale in SCALES if scale], required=False, allow_blank=True)
     reasoning_type_id = serializers.IntegerField(required=False, allow_null=True)
     relevant_table_ids = serializers.ListField(child=serializers.IntegerField(), required=False)

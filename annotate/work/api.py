@@ -82,6 +82,8 @@ class AutosaveSerializer(serializers.Serializer):
     answer_type = serializers.ChoiceField(choices=ANSWER_TYPES, required=False, allow_blank=True)
     scale = serializers.ChoiceField(choices=SCALES, required=False, allow_blank=True)
     reasoning_type_id = serializers.IntegerField(required=False, allow_null=True)
+    is_answerable = serializers.BooleanField(required=False)
+    unanswerable_reason = serializers.CharField(required=False, allow_blank=True, max_length=2000)
     relevant_table_ids = serializers.ListField(child=serializers.IntegerField(), required=False)
     excluded_table_ids = serializers.ListField(child=serializers.IntegerField(), required=False)
     excluded_paragraph_ids = serializers.ListField(child=serializers.IntegerField(), required=False)

@@ -48,6 +48,8 @@ def submission_problems(instance: Instance) -> list[dict[str, str]]:
     problems = []
     if not instance.question.strip():
         problems.append({"field": "question", "message": "Write the question."})
+    if not instance.is_answerable:
+        return problems + _unanswerable_problems(instance)
     if not [item for item in instance.answer if item.strip()]:
         problems.append({"field": "answer", "message": "Give at least one answer item."})
     if any(not item.strip() for item in instance.answer):
@@ -74,6 +76,29 @@ def submission_problems(instance: Instance) -> list[dict[str, str]]:
             }
         )
     if relevant & excluded:
+        problems.append(
+            {"field": "relevant_tables", "message": "A table marked as wrongly extracted cannot be relevant."}
+        )
+    return problems
+
+
+def _unanswerable_problems(instance: Instance) -> list[dict[str, str]]:
+    """An unanswerable question needs the reason the context cannot answer it, and no answer (its gold is the
+    abstention: an answer left in would be exported as if it held)."""
+    problems = []
+    if not instance.unanswerable_reason.strip():
+        problems.append(
+            {
+                "field": "unanswerable_reason",
+                "message": "Say why this context cannot answer the question (what is missing).",
+            }
+        )
+    if [item for item in instance.answer if item.strip()]:
+        problems.append(
+            {"field": "answer", "message": "A question marked not answerable has no answer: remove the answer items."}
+        )
+    relevant = set(instance.relevant_tables.values_list("id", flat=True))
+    if relevant & set(instance.excluded_tables.values_list("id", flat=True)):
         problems.append(
             {"field": "relevant_tables", "message": "A table marked as wrongly extracted cannot be relevant."}
         )

@@ -10,30 +10,27 @@ from typing import Any
 
 from curation.toolkit.extraction import extract_answer, strip_markdown
 
-# Reasoning types whose questions should need the paragraph as well as the tables (SciTaT figure 3).
-TEXT_NEEDING_TYPES = frozenset(
-    {"domain_knowledge_calculation", "descriptive_analysis", "anomaly_detection", "causal_analysis", "span_lookup"}
-)
+# SciTaT Table 8, requirement 2: a question must need the paragraph as well as the tables. Only where the type
+# cannot (which table reports X; put values into a table) may a question rest on the tables alone.
+TABLE_ONLY_TYPES = frozenset({"table_lookup", "tabulation"})
 
 QUESTION_TEMPLATE_NAME = "SciTaT-style question generation (default)"
 ANSWER_TEMPLATE_NAME = "Reason / Answer chain of thought (default)"
 HEADER_TEMPLATE_NAME = "Header paraphrases (default)"
 
 DEFAULT_QUESTION_TEMPLATE = """\
-You write one question about a scientific paper for a question-answering dataset.
-You are given a context: tables from the paper and a paragraph that mentions them.
+You are a highly intelligent and obedient academic field question generation system.
+You are given a context from a scientific paper: its tables and a paragraph that mentions them.
+Generate a question referring to the tables and paragraph.
+It must meet the requirements in the question description "{{reasoning_type}}": {{reasoning_description}}
 
-Reasoning type of the question: {{reasoning_type}}
-What this type means: {{reasoning_description}}
-
-Requirements:
-1. Ask exactly one question. Do not answer it.
-2. The question must be answerable from the context alone, without outside sources.
-3. Prefer questions that need reasoning or calculation (comparing, computing, ranking, explaining) over
-   questions that only restate a sentence of the paper.
-4. The question must fit the reasoning type above.
-5. Refer to rows, columns and settings by the names used in the context.
+The generated question must meet:
+1. The question should be with fewer statements and more reasoning and calculation.
 {{text_requirement}}
+3. The question must meet the question description.
+4. Do not generate multiple questions or sub-questions at once, and do not answer the question.
+5. The question must be answerable from the context alone, without outside sources; refer to rows, columns
+   and settings by the names the context uses, and to a table as "Table N".
 
 Examples of questions of this type (each for a different context):
 {{examples}}
@@ -241,11 +238,11 @@ def question_messages(template: str, context: ContextData, *, max_chars: int = 8
         or blocks.get("default")
         or "(no examples)"
     )
-    needs_text = context.reasoning_type_code in TEXT_NEEDING_TYPES or context.parent_code == "data_analysis"
+    needs_text = context.reasoning_type_code not in TABLE_ONLY_TYPES
     text_requirement = (
-        "6. The question must need the paragraph as well as the tables: it cannot be answered from the tables alone."
+        "2. The question must need the paragraph as well as the tables: it cannot be answered from the tables alone."
         if needs_text
-        else "6. Use the paragraph where it helps; a question over the tables alone is fine for this type."
+        else "2. Use the paragraph where it helps; a question over the tables alone is fine for this type."
     )
     prompt = render(
         body,

@@ -13,7 +13,7 @@ from django.db import transaction
 from django.db.models import Count
 from django.utils import timezone
 
-from curation.drafting import prompts
+from curation.drafting import duplicates, prompts
 from curation.drafting.endpoints import describe_endpoint_error
 from curation.drafting.models import DraftingItem, DraftingRun, PromptTemplate
 from curation.drafting.templates import TEMPLATES, draft_template_questions
@@ -22,7 +22,7 @@ from curation.endpoints.errors import EndpointConfigError, EndpointError, Endpoi
 from curation.endpoints.models import ModelEndpoint
 from curation.errors import Conflict, InvalidInput
 from curation.jobs import job_claim, job_enqueue, job_heartbeat, job_reap, job_stall_cutoff, job_token
-from curation.models import Batch, Context, Project, ReasoningType, Table
+from curation.models import Batch, Context, Instance, Project, ReasoningType, Table
 from curation.queues import queue_for
 from curation.services.contexts import LONG_CONTEXT_REFUSAL
 from curation.services.instances import answer_kind_suggested
@@ -581,6 +581,20 @@ class _Drafter:
             parsed_question = prompts.parse_question(question_result.text)
             answer_result = None
             parsed_answer = None
+            duplicate = self._duplicate(context, parsed_question.question) if parsed_question.is_parsed else None
+            if duplicate is not None:
+                # Rejected before its answer is asked for: recorded on the item with the reason, never queued.
+                rejected = {
+                    "question": parsed_question.question,
+                    "reason": duplicate.reason,
+                    "kind": duplicate.kind,
+                    "matched": duplicate.matched,
+                    "similarity": round(duplicate.similarity, 4),
+                    "measure": duplicate.measure,
+                }
+                return _Outcome(
+                    drafts=[], raw_output={**raw, "rejected": [rejected]}, note=f"rejected: {duplicate.reason}"
+                )
             if parsed_question.is_parsed:
                 answer_result = client.chat(
                     prompts.answer_messages(
@@ -631,6 +645,18 @@ class _Drafter:
         note = f"parse problem, flagged for the annotator: {draft['parse_error']}" if parse_errors else ""
         return _Outcome(drafts=[fields], raw_output=raw, note=note)
 
+    def _duplicate(self, context: Context, question: str) -> duplicates.Duplicate | None:
+        """Whether an LLM's question repeats an example of the run's prompt or a question already asked of the
+        same paper (any status but discarded)."""
+        existing = (
+            Instance.objects.filter(project_id=self.run.project_id, context__paper_id=context.paper_id)
+            .exclude(status=Status.DISCARDED)
+            .values_list("question", flat=True)
+        )
+        return duplicates.duplicate_of(
+            question, examples=duplicates.example_questions(self.run.question_template.text), existing=list(existing)
+        )
+
     def _draft_templates(self, context: Context) -> _Outcome:
         run = self.run
         tables = list(context.tables.all().order_by("paper_id", "order"))
@@ -672,6 +698,10 @@ class _Drafter:
                     "answer_form": result["answer_form"],
                     "answer_source": result["answer_source"],
                     "essential_actions": result["essential_actions"],
+                    "is_answerable": result["is_answerable"],
+                    "unanswerable_reason": ""
+                    if result["is_answerable"]
+                    else "A cell the question needs is empty or not a number in the table (template drafter).",
                     "relevant_tables": [by_label[label] for label in result["relevant_tables"] if label in by_label],
                     "draft": draft,
                 }

@@ -199,6 +199,10 @@ def scitat_record(item: Item, short: FrozenContext, long: FrozenContext) -> dict
         record["paragraphs"] = [{"paragraph_id": p["key"], "text": p["text"]} for p in paragraphs]
     if item.get("program"):
         record["program"] = item["program"]
+    if item.get("is_answerable") is False:
+        # The unanswerable split: the gold is an abstention, the reason says what the context lacks.
+        record["is_answerable"] = False
+        record["unanswerable_reason"] = item.get("unanswerable_reason", "")
     source = source_of(item.get("native") or {}) if item.get("source_format") == "scitat" else None
     if source is None:
         return record

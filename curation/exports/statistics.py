@@ -190,7 +190,7 @@ def release_statistics(
         "answer_source": _counts(answer_source, ANSWER_SOURCES),
         "answer_form": _counts(answer_form, ANSWER_FORMS),
         "scale": _counts(scale, ("none", "thousand", "million", "billion", "percent")),
-        "split": _counts(split, ("train", "dev", "test", "unsplit")),
+        "split": _counts(split, ("train", "dev", "test", "unanswerable", "unsplit")),
         "reasoning_type": subtypes_by_type,
         "answer_type_by_source_by_scale": {
             atype: {src: dict(sorted(c.items())) for src, c in sorted(by_source.items())}
@@ -212,7 +212,7 @@ PRESENTATION_ORDER = {
     "answer_source": ANSWER_SOURCES,
     "answer_form": ANSWER_FORMS,
     "scale": ("none", "thousand", "million", "billion", "percent"),
-    "split": ("train", "dev", "test", "unsplit"),
+    "split": ("train", "dev", "test", "unanswerable", "unsplit"),
 }
 TABLE3_ROWS = ("short_form", "free_form", "unknown_form", "total")
 

@@ -77,7 +77,7 @@ class ReleaseItem(models.Model):
         "curation.Instance", null=True, blank=True, on_delete=models.PROTECT, related_name="release_items"
     )
     uid = models.CharField(max_length=200)
-    split = models.CharField(max_length=10, blank=True)
+    split = models.CharField(max_length=20, blank=True)
     short_context = models.ForeignKey(
         ReleaseContext, null=True, blank=True, on_delete=models.PROTECT, related_name="short_items"
     )

@@ -33,6 +33,8 @@ from curation.table_shape import shape_from_row
 SPLITS = ("train", "dev", "test")
 _VERSION_SUFFIX = re.compile(r"-v\d+$")  # the label adds the version: "demo-v1" would read "demo-v1-v1"
 DEFAULT_SPLIT_RATIOS = {"train": 0.8, "dev": 0.1, "test": 0.1}
+# The split every question marked "not answerable from this context" is frozen into, whatever the seed.
+UNANSWERABLE_SPLIT = "unanswerable"
 # Releases up to this many items are exported inside the request; bigger ones go to a Celery worker.
 SYNC_EXPORT_MAX_ITEMS = 5000
 
@@ -215,13 +217,16 @@ def _freeze_item(
         "uid": uid,
         "question": instance.question,
         "rationale": instance.rationale,
-        "answer": list(instance.answer),
+        # An unanswerable question's gold is the abstention: blank items the form left behind are not frozen.
+        "answer": list(instance.answer) if instance.is_answerable else [],
         "answer_form": instance.answer_form,
         "answer_source": instance.answer_source,
         "answer_type": instance.answer_type,
         "scale": instance.scale,
         "derivation": instance.derivation,
         "program": instance.program,
+        "is_answerable": instance.is_answerable,
+        "unanswerable_reason": "" if instance.is_answerable else instance.unanswerable_reason,
         "essential_actions": instance.essential_actions,
         "reasoning_type": rtype.code if rtype else None,
         "reasoning_type_name": rtype.name if rtype else None,
@@ -232,7 +237,7 @@ def _freeze_item(
         "paper": paper_key,
         "short_context": short_key,
         "long_context": long_key,
-        "split": "",
+        "split": "" if instance.is_answerable else UNANSWERABLE_SPLIT,
         "source_format": source_format,
         "native": native,
         "instance_version": instance.version,
@@ -423,10 +428,12 @@ def release_cut(
     if split_seed is not None:
         ratios = dict(split_ratios or DEFAULT_SPLIT_RATIOS)
         sizes: dict[str, int] = {}
-        for item in items:
+        # Unanswerable questions stay in their own split (meta paper §3.4); train/dev/test share the answerable ones.
+        answerable = [item for item in items if item["split"] != UNANSWERABLE_SPLIT]
+        for item in answerable:
             sizes[item["paper"] or item["uid"]] = sizes.get(item["paper"] or item["uid"], 0) + 1
         assignment = assign_splits(sizes, seed=split_seed, ratios=ratios)
-        for item in items:
+        for item in answerable:
             item["split"] = assignment[item["paper"] or item["uid"]]
 
     attribution = "\n\n".join(

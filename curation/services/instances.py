@@ -27,6 +27,8 @@ EDITABLE_FIELDS = (
     "answer_type",
     "scale",
     "reasoning_type_id",
+    "is_answerable",
+    "unanswerable_reason",
 )
 _RELATION_FIELDS = {
     "relevant_table_ids": "relevant_tables",
@@ -67,6 +69,8 @@ def revision_fields(instance: Instance) -> dict[str, Any]:
         "answer_type": instance.answer_type,
         "scale": instance.scale,
         "reasoning_type_id": instance.reasoning_type_id,
+        "is_answerable": instance.is_answerable,
+        "unanswerable_reason": instance.unanswerable_reason,
         "relevant_table_ids": sorted(instance.relevant_tables.values_list("id", flat=True)),
         "excluded_table_ids": sorted(instance.excluded_tables.values_list("id", flat=True)),
         "excluded_paragraph_ids": sorted(instance.excluded_paragraphs.values_list("id", flat=True)),
@@ -83,7 +87,9 @@ def _clean(fields: dict[str, Any], instance: Instance) -> dict[str, Any]:
         if not isinstance(answer, list) or not all(isinstance(item, str) for item in answer):
             raise InvalidInput("answer must be a list of strings.", detail={"field": "answer"})
         cleaned["answer"] = [item.strip() for item in answer]
-    for name in ("question", "rationale"):
+    if "is_answerable" in cleaned and not isinstance(cleaned["is_answerable"], bool):
+        raise InvalidInput("is_answerable must be true or false.", detail={"field": "is_answerable"})
+    for name in ("question", "rationale", "unanswerable_reason"):
         if name in cleaned and not isinstance(cleaned[name], str):
             raise InvalidInput(f"{name} must be a string.", detail={"field": name})
     if cleaned.get("answer_form", "") not in ("", *Instance.AnswerForm.values):

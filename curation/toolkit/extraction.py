@@ -244,6 +244,33 @@ def _fallback(text: str, *, method: str) -> ExtractedAnswer:
     return _answer(items, rule="last_paragraph", is_parsed=False)
 
 
+# An abstention: the model says the context cannot answer (meta paper §3.4). The canonical reply is
+# ABSTENTION_ANSWER; the phrasings models use instead are recognised only when they are the whole answer.
+ABSTENTION_ANSWER = "Not answerable"
+ABSTENTION_INSTRUCTION = (
+    f'If the Table and Paragraph do not contain what the question needs, answer "{ABSTENTION_ANSWER}" instead.'
+)
+_ABSTENTION = re.compile(
+    r"^(?:the\s+)?(?:question\s+)?(?:is\s+)?(?:"
+    r"not\s+answerable|unanswerable|cannot\s+be\s+answered|can'?t\s+be\s+answered|(?:i\s+)?cannot\s+answer|"
+    r"cannot\s+be\s+determined|can'?t\s+be\s+determined|not\s+determinable|"
+    r"(?:there\s+is\s+)?(?:not\s+enough|insufficient)\s+(?:information|data)|no\s+answer|"
+    r"(?:the\s+)?(?:information|data|answer)\s+is\s+not\s+(?:available|provided|given|present)(?:\s+in\s+the\s+context)?"
+    r")(?:\s+(?:from|with|given|based\s+on)\s+(?:this|the)\s+(?:context|table|table\s+and\s+paragraph|information))?"
+    r"\W*$",
+    re.IGNORECASE,
+)
+_ABSTENTION_MAX_CHARS = 120
+
+
+def is_abstention(items: list[str] | tuple[str, ...]) -> bool:
+    """True when the extracted answer is only a refusal to answer ("Not answerable", "cannot be determined from the
+    context", …); a sentence that also gives a value is an answer, not an abstention."""
+    text = " ".join(strip_markdown(str(item)).strip() for item in items if str(item).strip())
+    text = re.sub(r"\s+", " ", text).strip().strip("\"'`.").strip()
+    return bool(text) and len(text) <= _ABSTENTION_MAX_CHARS and bool(_ABSTENTION.match(text))
+
+
 def extract_answer(text: str, *, method: str = "direct") -> ExtractedAnswer:
     """Extract answer items and scale from a model's text output for a prompting method (see METHODS)."""
     if method not in METHODS:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from curation.toolkit.extraction import is_abstention
 from scoring.metrics import aggregate, finqa, scitat, tatqa, toolcalls
 
 TATQA_FORMATS = ("tatqa", "tatdqa")
@@ -119,7 +120,14 @@ def item_metrics(
         "short_form": short,
         "answer_tokens": sum(len(a.split()) for a in answer),
         "gold_tokens": sum(len(g.split()) for g in gold),
+        "is_answerable": item.get("is_answerable") is not False,
+        "abstained": is_abstention(answer),
     }
+    if not metrics["is_answerable"]:
+        # An unanswerable question's gold is the abstention: abstaining is right, any answer is wrong. It is kept
+        # out of EM/F1 (no gold text to match), so those stay comparable with the papers' answerable figures.
+        metrics.update(short_form=None, em=None, f1=None, bertscore=None, is_correct=metrics["abstained"])
+        return metrics
     try:
         score = scitat.score_question(str(item.get("uid")), gold, answer or None, mode="official")
     except (TypeError, ValueError):
@@ -262,6 +270,7 @@ def run_summary(
         }
     summary["tokens"] = tokens
     summary["accuracy"] = _share(records)
+    summary["answerability"] = answerability_summary(records)
     return summary
 
 
@@ -289,6 +298,18 @@ def native_headline(records: Sequence[Mapping[str, Any]], figures: Mapping[str, 
         "figures": [
             {"key": key, "label": label, **(figures.get(key) or {})} for key, label in metrics if key in figures
         ],
+    }
+
+
+def answerability_summary(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Accuracy on answerable and on unanswerable questions apart (meta paper §3.4): on the unanswerable ones it is
+    the share the model abstained on; abstentions on answerable questions are counted too (they are errors)."""
+    answerable = [r for r in records if r.get("is_answerable") is not False]
+    unanswerable = [r for r in records if r.get("is_answerable") is False]
+    return {
+        "answerable": {"count": len(answerable), "accuracy": _share(answerable)},
+        "unanswerable": {"count": len(unanswerable), "accuracy": _share(unanswerable)},
+        "abstained_on_answerable": sum(1 for r in answerable if r.get("abstained")),
     }
 
 

@@ -28,6 +28,8 @@
       excluded_table_ids: [...document.querySelectorAll(".exclude-table:checked")].map((e) => Number(e.value)),
       excluded_paragraph_ids: [...document.querySelectorAll(".exclude-paragraph:checked")].map((e) => Number(e.value)),
       reasoning_type_id: typeSelect.value ? Number(typeSelect.value) : null,
+      is_answerable: !data.get("unanswerable"),
+      unanswerable_reason: data.get("unanswerable_reason") || "",
     };
     const note = document.getElementById("f-type-reason").value.trim();
     if (note) fields.note = note;
@@ -179,7 +181,8 @@
   }
 
   function apply(name, value) {
-    if (name === "question" || name === "rationale") { form[name].value = value; return; }
+    if (name === "question" || name === "rationale" || name === "unanswerable_reason") { form[name].value = value; return; }
+    if (name === "is_answerable") { form.unanswerable.checked = !value; showAnswerability(); return; }
     if (name === "answer") {
       const box = document.getElementById("answer-items");
       box.querySelectorAll(".answer-item").forEach((e) => e.remove());
@@ -202,13 +205,22 @@
   const unsaved = localStorage.getItem(storageKey);
   if (unsaved) {
     const { base, mine } = JSON.parse(unsaved);
-    for (const name of ["question", "rationale", "answer", "answer_form", "answer_source", "answer_type", "scale", "relevant_table_ids"]) {
+    for (const name of ["question", "rationale", "answer", "answer_form", "answer_source", "answer_type", "scale", "relevant_table_ids", "is_answerable", "unanswerable_reason"]) {
       if (JSON.stringify(mine[name]) !== JSON.stringify(base[name])) apply(name, mine[name]);
     }
     localStorage.removeItem(storageKey);
     markDirty();
     setState("Your unsaved changes were re-applied on the current version", "warn");
   }
+
+  // "Not answerable" asks for the reason (the submission guard requires it) and leaves the answer empty.
+  const unanswerableBox = document.getElementById("f-unanswerable");
+  function showAnswerability() {
+    const off = !document.getElementById("f-unanswerable").checked;
+    document.getElementById("f-unanswerable-reason").hidden = off;
+    document.getElementById("unanswerable-reason-label").hidden = off;
+  }
+  unanswerableBox.addEventListener("change", showAnswerability);
 
   form.addEventListener("input", markDirty);
   form.addEventListener("change", markDirty);

@@ -44,17 +44,23 @@ def test_default_question_template_has_three_examples_for_every_leaf_type():
 
 def test_question_prompt_shows_context_type_and_text_requirement():
     prompt = question_messages(DEFAULT_QUESTION_TEMPLATE, CONTEXT)[0]["content"]
-    assert "Reasoning type of the question: Causal Analysis" in prompt
+    assert 'question description "Causal Analysis"' in prompt
     assert "Explain cause and effect" in prompt
     assert "| A | 87.3 |" in prompt and "Table 1 (tab:main): Accuracy by model." in prompt
     assert "Paragraph: Table 1 shows that A beats B." in prompt
     assert "cannot be answered from the tables alone" in prompt
     assert "Why does removing the attention layer" in prompt  # a causal example, not a counting one
-    lookup = ContextData(tables=CONTEXT.tables, paragraphs=[], reasoning_type_code="ranking")
+    # SciTaT Table 8: every type needs the paragraph too, except those that cannot (table look-up, tabulation).
+    ranking = ContextData(tables=CONTEXT.tables, paragraphs=[], reasoning_type_code="ranking")
     assert (
         "cannot be answered from the tables alone"
-        not in question_messages(DEFAULT_QUESTION_TEMPLATE, lookup)[0]["content"]
+        in question_messages(DEFAULT_QUESTION_TEMPLATE, ranking)[0]["content"]
     )
+    lookup = ContextData(tables=CONTEXT.tables, paragraphs=[], reasoning_type_code="table_lookup")
+    lookup_prompt = question_messages(DEFAULT_QUESTION_TEMPLATE, lookup)[0]["content"]
+    assert "cannot be answered from the tables alone" not in lookup_prompt
+    assert "a question over the tables alone is fine" in lookup_prompt
+    assert "more reasoning and calculation" in lookup_prompt and "Do not generate multiple questions" in lookup_prompt
 
 
 def test_answer_prompt_ends_with_reason_label_and_holds_the_question():
