@@ -140,6 +140,21 @@ def templates_for(method: str, overrides: Mapping[str, str] | None = None) -> di
     return {stage: str(overrides.get(stage) or DEFAULT_TEMPLATES[stage]) for stage in STAGES_BY_METHOD[method]}
 
 
+def templates_offering_abstention(templates: Mapping[str, str]) -> dict[str, str]:
+    """The templates with the abstention instruction after each stage that asks the question, for releases that hold
+    unanswerable questions (meta paper §3): without it a model rarely says a question cannot be answered. The
+    instruction becomes part of the prompt version (the templates' hash), so such runs never share a cell with
+    runs of the paper's own prompts."""
+    from curation.toolkit.extraction import ABSTENTION_INSTRUCTION
+
+    return {
+        stage: (
+            f"{text}\n{ABSTENTION_INSTRUCTION}" if "{Question}" in text and ABSTENTION_INSTRUCTION not in text else text
+        )
+        for stage, text in templates.items()
+    }
+
+
 def template_hash(text: str) -> str:
     """sha256 of one template text."""
     return hashlib.sha256(text.encode()).hexdigest()

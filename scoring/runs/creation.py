@@ -14,9 +14,11 @@ from django.utils import timezone
 from curation.endpoints.models import ModelEndpoint
 from curation.errors import InvalidInput
 from curation.releases.models import Release, ReleaseItem
+from curation.releases.services import UNANSWERABLE_SPLIT
 from curation.toolkit.extraction import EXTRACTION_MODES
 from scoring.methods import METHODS, templates_for, templates_hash
 from scoring.methods.base import MIN_TURNS
+from scoring.methods.templates import templates_offering_abstention
 from scoring.methods.toolloop import MAX_TURNS_LIMIT, turn_cap
 from scoring.metrics.tatqa import SCALE_MODES
 from scoring.runs.models import RunChunk, ScoringRun, ScoringTemplate
@@ -89,6 +91,7 @@ def run_create(
     scale_mode: str = "predicted",
     extraction: str = "default",
     bertscore: str = "minilm",
+    abstention: bool | None = None,
     json_schema: bool = True,
     use_cache: bool = True,
     limit: int | None = None,
@@ -139,6 +142,10 @@ def run_create(
         raise InvalidInput("The limit is a positive number of items.")
     chunk_size = max(1, min(int(chunk_size), 500))
     used_templates = templates_for(method, {**project_templates(project), **(templates or {})})
+    if abstention is None:  # offered exactly when the release froze questions that cannot be answered
+        abstention = ReleaseItem.objects.filter(release=release, split=UNANSWERABLE_SPLIT).exists()
+    if abstention:
+        used_templates = templates_offering_abstention(used_templates)
     params = {**(endpoint.generation_params if endpoint else {}), **(generation_params or {})}
     from curation.endpoints.config import GENERATION_PARAM_NAMES
 
@@ -159,6 +166,7 @@ def run_create(
         "scale_mode": scale_mode,
         "extraction": extraction,
         "bertscore": bertscore,
+        "abstention": bool(abstention),
     }
     if reported_method:
         # The method the uploaded predictions came from: with setting, n-shot and tools it places them in comparisons.

@@ -211,6 +211,8 @@ def _modes(run: ScoringRun) -> list[tuple[str, str]]:
         ("Answer extraction", choices.get(options.get("extraction", "default"), "")),
         ("BERTScore model", bertscore),
     ]
+    if options.get("abstention"):
+        rows.append(("Abstention", "offered: the prompts say to answer “Not answerable” when the context lacks it"))
     if run.method == ScoringRun.Method.TOOL:
         turns = f"{options.get('max_turns')} turns"
         if options.get("max_turns_from") == "longest_program":
