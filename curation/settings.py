@@ -232,6 +232,13 @@ TATCURATE_SCORING_STALL_S = env_int("TATCURATE_SCORING_STALL_S", 300, minimum=10
 TATCURATE_JOB_STALL_S = env_int("TATCURATE_JOB_STALL_S", 300, minimum=10)
 TATCURATE_JOB_MAX_ATTEMPTS = env_int("TATCURATE_JOB_MAX_ATTEMPTS", 3, minimum=1)
 
+# --- Web tier (curation/gunicorn_conf.py, curation/web_worker.py): slow or idle clients hold no thread.
+TATCURATE_WEB_WORKERS = env_int("TATCURATE_WEB_WORKERS", 2, minimum=1)
+# An idle kept-alive connection is closed after this many seconds.
+TATCURATE_KEEPALIVE_S = env_int("TATCURATE_KEEPALIVE_S", 5, minimum=1)
+# A connection whose request headers have not all arrived this long after it opened is closed.
+TATCURATE_HEADER_TIMEOUT_S = env_int("TATCURATE_HEADER_TIMEOUT_S", 10, minimum=1)
+
 # --- Production hardening (inactive in DEBUG so the embedded defaults work over plain HTTP).
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 SECURE_CONTENT_TYPE_NOSNIFF = True
