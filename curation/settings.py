@@ -228,6 +228,10 @@ TATCURATE_SET_ASIDE_HOURS = env_int("TATCURATE_SET_ASIDE_HOURS", 24, minimum=0)
 TATCURATE_LOCAL_MODEL_PORT = env_int("TATCURATE_LOCAL_MODEL_PORT", 8089, minimum=1)
 # Scoring: a chunk whose worker is silent this long is sent again.
 TATCURATE_SCORING_STALL_S = env_int("TATCURATE_SCORING_STALL_S", 300, minimum=10)
+# Model-written programs (PoT, CaR) run only inside bubblewrap. Where it cannot start they are not run and
+# their items fail with the reason, unless this is true: then they run with rlimits only and can read what
+# the worker can read (its environment file, the data directory) and reach the network. Never in production.
+TATCURATE_UNSAFE_RUN_PROGRAMS_UNISOLATED = env_bool("TATCURATE_UNSAFE_RUN_PROGRAMS_UNISOLATED", False)
 # A drafting item or export build whose heartbeat is older than this is reaped; given up after this many claims.
 TATCURATE_JOB_STALL_S = env_int("TATCURATE_JOB_STALL_S", 300, minimum=10)
 TATCURATE_JOB_MAX_ATTEMPTS = env_int("TATCURATE_JOB_MAX_ATTEMPTS", 3, minimum=1)

@@ -20,6 +20,7 @@ from curation.members import urls as member_urls
 from curation.papers import urls as ingest_urls
 from curation.releases import urls as release_urls
 from scoring import urls as scoring_urls
+from scoring.health import sandbox_health
 
 api_patterns = [
     path("auth/token/", obtain_auth_token, name="api-token"),
@@ -75,7 +76,7 @@ urlpatterns = [
     path("", include(urls_review.page_patterns)),
     path("", include(qualification_urls.page_patterns)),
     path("", include(scoring_urls.page_patterns)),
-    path("healthz", healthz, name="healthz"),
+    path("healthz", healthz, {"checks": {"sandbox": sandbox_health}}, name="healthz"),
     path("api/", include(api_patterns)),
     path("admin/", admin.site.urls),
 ]

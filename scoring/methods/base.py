@@ -13,6 +13,8 @@ from typing import Any
 from curation.table_shape import shape_from_frozen
 
 METHODS = ("direct", "cot", "pot", "car", "tatllm", "tool")
+# The methods whose model-written Python runs in the sandbox (the others never execute model output).
+PROGRAM_METHODS = ("pot", "car")
 
 Chat = Callable[..., Any]  # (messages, *, tools=None, tool_choice=None, response_format=None) -> ChatResult
 RunProgram = Callable[[str], Any]  # (code) -> SandboxResult

@@ -33,6 +33,7 @@ from curation.models import ModelEndpoint, Release, ReleaseContext, ReleaseItem
 from curation.queues import queue_for, waiting_label
 from scoring import results as result_metrics
 from scoring.methods import MethodSettings, run_method, templates_for, templates_hash
+from scoring.methods.base import PROGRAM_METHODS
 from scoring.models import Prediction, RunChunk, ScoringRun, ScoringTemplate
 from scoring.permissions import can_run
 
@@ -338,6 +339,8 @@ def runs_reap(*, stall_s: float | None = None) -> int:
 def _chunk_predictions_fail(chunk: RunChunk) -> None:
     """Record each unanswered item of a given-up chunk as a failed prediction."""
     run = chunk.run
+    if (isolation := _program_isolation(run)) is not None:
+        _isolation_record(run, isolation.isolation)  # the run page says so before the first item is answered
     done = set(Prediction.objects.filter(run=run).values_list("item_id", flat=True))
     message = f"Given up after {chunk.deliveries} deliveries: the worker ({chunk.worker or 'unknown'}) went silent."
     rows = ReleaseItem.objects.filter(
@@ -409,8 +412,33 @@ def _bertscorer() -> Any:
 def _run_program(code: str) -> Any:
     from scoring.sandbox import run_program
 
-    # Model-written code never runs in the worker: a fresh sandboxed interpreter per program.
-    return run_program(code, entry="ans", timeout_s=PROGRAM_TIMEOUT_S)
+    # Model-written code never runs in the worker: a fresh sandboxed interpreter per program, or none at all.
+    return run_program(
+        code,
+        entry="ans",
+        timeout_s=PROGRAM_TIMEOUT_S,
+        allow_unisolated=settings.TATCURATE_UNSAFE_RUN_PROGRAMS_UNISOLATED,
+    )
+
+
+def _program_isolation(run: ScoringRun) -> Any:
+    """What `run`'s model-written programs get on this worker (an IsolationStatus), or None if it runs none."""
+    from scoring.sandbox import isolation_status
+
+    if run.method not in PROGRAM_METHODS:
+        return None
+    return isolation_status(allow_unisolated=settings.TATCURATE_UNSAFE_RUN_PROGRAMS_UNISOLATED)
+
+
+# Worst first: once any worker refused or ran unisolated, the run says so.
+_ISOLATION_RANK = {"refused": 3, "degraded": 2, "bwrap": 1, "": 0}
+
+
+def _isolation_record(run: ScoringRun, isolation: str) -> None:
+    """Keep the weakest isolation any of the run's workers offered on the run (compare-and-set, never upgrades)."""
+    weaker = [name for name, rank in _ISOLATION_RANK.items() if rank < _ISOLATION_RANK.get(isolation, 0)]
+    if weaker and ScoringRun.objects.filter(pk=run.pk, isolation__in=weaker).update(isolation=isolation):
+        run.isolation = isolation
 
 
 def _uploaded_output(run: ScoringRun, item: dict[str, Any]) -> tuple[dict[str, Any], list[str] | None]:
@@ -449,6 +477,9 @@ def predict_item(
     if run.method == ScoringRun.Method.UPLOAD:
         uploaded, program_tokens = _uploaded_output(run, item)
         fields.update(uploaded)
+    elif (isolation := _program_isolation(run)) is not None and isolation.isolation == "refused":
+        # Fail closed, before asking the model: the item is retried once the worker can isolate programs.
+        return _failed_fields(item, f"model-written code was not run: no isolation on this worker ({isolation.reason})")
     else:
         assert chat is not None
         try:
@@ -524,8 +555,8 @@ def _save_prediction(run: ScoringRun, item_row: ReleaseItem, fields: dict[str, A
         unique_fields=["run", "item"],
         update_fields=[name for name in values if name != "position"] or ["status"],
     )
-    if isolation and run.isolation != "degraded" and isolation != run.isolation:
-        ScoringRun.objects.filter(pk=run.pk).exclude(isolation="degraded").update(isolation=isolation)
+    if isolation:
+        _isolation_record(run, isolation)
 
 
 def chunk_process(*, chunk_id: int, worker: str = "") -> str:
@@ -537,6 +568,8 @@ def chunk_process(*, chunk_id: int, worker: str = "") -> str:
         return "skipped"
     chunk = RunChunk.objects.select_related("run__endpoint", "run__project", "run__release").get(pk=chunk_id)
     run = chunk.run
+    if (isolation := _program_isolation(run)) is not None:
+        _isolation_record(run, isolation.isolation)  # the run page says so before the first item is answered
     done = set(Prediction.objects.filter(run=run).values_list("item_id", flat=True))
     rows = [
         row
