@@ -236,6 +236,10 @@ TATCURATE_UNSAFE_RUN_PROGRAMS_UNISOLATED = env_bool("TATCURATE_UNSAFE_RUN_PROGRA
 TATCURATE_JOB_STALL_S = env_int("TATCURATE_JOB_STALL_S", 300, minimum=10)
 TATCURATE_JOB_MAX_ATTEMPTS = env_int("TATCURATE_JOB_MAX_ATTEMPTS", 3, minimum=1)
 
+# --- Outbound requests (curation/endpoints/outbound.py): model endpoints may be on loopback or on these hosts
+# (names, *.suffix wildcards, addresses or networks such as 10.0.0.0/8); link-local and metadata addresses never.
+TATCURATE_ENDPOINT_HOSTS = env_list("TATCURATE_ENDPOINT_HOSTS", [])
+
 # --- Web tier (curation/gunicorn_conf.py, curation/web_worker.py): slow or idle clients hold no thread.
 TATCURATE_WEB_WORKERS = env_int("TATCURATE_WEB_WORKERS", 2, minimum=1)
 # An idle kept-alive connection is closed after this many seconds.
