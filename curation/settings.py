@@ -53,6 +53,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "curation.page_errors.DomainErrorMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "csp.middleware.CSPMiddleware",
 ]
 
 ROOT_URLCONF = "curation.urls"
@@ -246,6 +247,24 @@ TATCURATE_WEB_WORKERS = env_int("TATCURATE_WEB_WORKERS", 2, minimum=1)
 TATCURATE_KEEPALIVE_S = env_int("TATCURATE_KEEPALIVE_S", 5, minimum=1)
 # A connection whose request headers have not all arrived this long after it opened is closed.
 TATCURATE_HEADER_TIMEOUT_S = env_int("TATCURATE_HEADER_TIMEOUT_S", 10, minimum=1)
+
+# --- Content-Security-Policy (django-csp) on every response: scripts and style sheets only from this site,
+# no inline script anywhere. Style *attributes* stay allowed: bar widths and legend colours are data.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'"],
+        "style-src-attr": ["'unsafe-inline'"],
+        "img-src": ["'self'", "data:"],
+        "font-src": ["'self'"],
+        "connect-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'self'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+    }
+}
 
 # --- Production hardening (inactive in DEBUG so the embedded defaults work over plain HTTP).
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")

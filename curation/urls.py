@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from csp.decorators import csp_update
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 from rest_framework.authtoken.views import obtain_auth_token
 
 from annotate.instances import urls as urls_instances
@@ -55,7 +56,10 @@ api_patterns = [
     # GET only: DRF's OPTIONS metadata has no template to render for the docs page.
     path(
         "docs/",
-        SpectacularSwaggerView.as_view(url_name="api-schema", http_method_names=["get", "head"]),
+        # Swagger UI's script (served from here, never inline) inserts its own <style> elements.
+        csp_update({"style-src": ["'unsafe-inline'"]})(
+            SpectacularSwaggerSplitView.as_view(url_name="api-schema", http_method_names=["get", "head"])
+        ),
         name="api-docs",
     ),
 ]
