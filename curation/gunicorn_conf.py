@@ -5,6 +5,12 @@ gunicorn -c python:curation.gunicorn_conf curation.asgi --bind HOST:PORT
 
 from __future__ import annotations
 
+import os
+
+# Before the settings are read (here, in gunicorn's master, whose imports the workers inherit): under ASGI a
+# kept database connection would outlive the thread of its request (see curation/asgi.py).
+os.environ.setdefault("DATABASE_CONN_MAX_AGE", "0")
+
 from curation import settings as app_settings
 
 worker_class = "curation.web_worker.WebWorker"

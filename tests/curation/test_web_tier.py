@@ -115,3 +115,19 @@ def test_an_idle_kept_alive_connection_is_closed_after_its_response(web_tier):
             received += chunk
     assert received.startswith(b"HTTP/1.1 ")
     assert b"connection: close" not in received.lower()  # kept alive, then closed for idling
+
+
+def test_the_web_tier_keeps_no_database_connection_across_requests(tmp_path):
+    # gunicorn reads its configuration (and so the settings) in the master, before curation.asgi is imported.
+    code = (
+        "import curation.gunicorn_conf\n"
+        "from curation import settings\n"
+        "print(settings.DATABASES['default']['CONN_MAX_AGE'])"
+    )
+    env = {
+        **{k: v for k, v in os.environ.items() if k != "DATABASE_CONN_MAX_AGE"},
+        "DATABASE_URL": "postgres://nobody@127.0.0.1:1/none",
+        "TATCURATE_DATA_DIR": str(tmp_path),
+    }
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "0"
