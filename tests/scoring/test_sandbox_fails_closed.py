@@ -48,26 +48,29 @@ def test_only_the_explicit_unsafe_setting_runs_programs_unisolated(broken_bwrap)
     assert result.ok and result.value == socket.gethostname() and result.isolation == sandbox.ISOLATION_DEGRADED
 
 
+def scored_run(project, personas, *, method: str, reply: str, questions: int):
+    """A run of `method` on a small release, every chunk processed here; returns (run, model requests)."""
+    release = small_release(project, questions=questions)
+    with fs.FaultServer(default=fs.ok(reply)) as server:
+        endpoint = endpoint_for(project, server.base_url, max_attempts=1)
+        run = run_services.run_create(
+            release=release, actor=personas["manager"], method=method, endpoint=endpoint, use_cache=False
+        )
+        run_services.run_start(run=run, actor=personas["manager"])
+        for chunk_id in run.chunks.values_list("pk", flat=True):
+            run_services.chunk_process(chunk_id=chunk_id)
+        requests = server.chat_request_count
+    run.refresh_from_db()
+    return run, requests
+
+
 @pytest.mark.django_db
 def test_a_pot_run_without_isolation_fails_its_items_without_asking_the_model(
     project, personas, sent, broken_bwrap, tmp_path
 ):
     marker = tmp_path / "ran.txt"
-    release = small_release(project, questions=2)
-    server = fs.FaultServer(default=fs.ok(POT_REPLY.format(marker=str(marker)))).start()
-    try:
-        endpoint = endpoint_for(project, server.base_url, max_attempts=1)
-        run = run_services.run_create(
-            release=release, actor=personas["manager"], method="pot", endpoint=endpoint, use_cache=False
-        )
-        run_services.run_start(run=run, actor=personas["manager"])
-        for chunk_id in run.chunks.values_list("pk", flat=True):
-            run_services.chunk_process(chunk_id=chunk_id)
-        assert server.chat_request_count == 0
-    finally:
-        server.stop()
-    run.refresh_from_db()
-    assert run.isolation == "refused"
+    run, requests = scored_run(project, personas, method="pot", reply=POT_REPLY.format(marker=str(marker)), questions=2)
+    assert requests == 0 and run.isolation == "refused"
     predictions = list(Prediction.objects.filter(run=run))
     assert len(predictions) == 2 and {p.status for p in predictions} == {"failed"}
     assert all("not run" in p.error and "Permission denied" in p.error for p in predictions)
@@ -76,15 +79,7 @@ def test_a_pot_run_without_isolation_fails_its_items_without_asking_the_model(
 
 @pytest.mark.django_db
 def test_the_run_page_says_programs_are_not_run(project, personas, sent, broken_bwrap, client):
-    release = small_release(project, questions=1)
-    server = fs.FaultServer(default=fs.ok("ans = 1")).start()
-    try:
-        endpoint = endpoint_for(project, server.base_url, max_attempts=1)
-        run = run_services.run_create(release=release, actor=personas["manager"], method="car", endpoint=endpoint)
-        run_services.run_start(run=run, actor=personas["manager"])
-        run_services.chunk_process(chunk_id=run.chunks.first().pk)
-    finally:
-        server.stop()
+    run, _ = scored_run(project, personas, method="car", reply="ans = 1", questions=1)
     client.force_login(personas["manager"])
     page = client.get(f"/p/{project.slug}/scoring/runs/{run.pk}/").content.decode()
     assert "programs were not run" in page and "bubblewrap cannot start" in page
@@ -92,17 +87,8 @@ def test_the_run_page_says_programs_are_not_run(project, personas, sent, broken_
 
 @pytest.mark.django_db
 def test_a_direct_run_is_not_held_up_by_missing_isolation(project, personas, sent, broken_bwrap):
-    release = small_release(project, questions=1)
-    server = fs.FaultServer(default=fs.ok("Answer: 2019")).start()
-    try:
-        endpoint = endpoint_for(project, server.base_url, max_attempts=1)
-        run = run_services.run_create(release=release, actor=personas["manager"], method="direct", endpoint=endpoint)
-        run_services.run_start(run=run, actor=personas["manager"])
-        run_services.chunk_process(chunk_id=run.chunks.first().pk)
-    finally:
-        server.stop()
-    run.refresh_from_db()
-    assert run.isolation == "" and Prediction.objects.get(run=run).status == "scored"
+    run, requests = scored_run(project, personas, method="direct", reply="Answer: 2019", questions=1)
+    assert requests == 1 and run.isolation == "" and Prediction.objects.get(run=run).status == "scored"
 
 
 @pytest.mark.django_db
