@@ -1,8 +1,9 @@
-"""/healthz: database, broker and worker reachability as JSON (503 when the database or broker is down)."""
+"""/healthz: database, broker, workers and the program sandbox as JSON (503 when the database or broker is down)."""
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from django.db import connection
@@ -50,12 +51,21 @@ def _workers() -> dict[str, Any]:
     return {"ok": bool(names), "count": len(names), "names": names}
 
 
-def healthz(request: HttpRequest) -> JsonResponse:
-    """Public on purpose (load balancers call it); says nothing beyond reachability."""
+def healthz(request: HttpRequest, checks: Mapping[str, Callable[[], dict[str, Any]]] | None = None) -> JsonResponse:
+    """Public on purpose (load balancers call it); says nothing beyond reachability and availability.
+
+    `checks` (from the URLconf, which may name every app) add sections that do not decide the status.
+    """
     database = _database()
     broker = _broker()
     # Heartbeat rows rather than a broadcast ping: the filesystem broker has no broadcast channel.
     workers = _workers()
     healthy = database["ok"] and broker["ok"]
-    body = {"status": "ok" if healthy else "unhealthy", "database": database, "broker": broker, "workers": workers}
+    body = {
+        "status": "ok" if healthy else "unhealthy",
+        "database": database,
+        "broker": broker,
+        "workers": workers,
+        **{name: check() for name, check in (checks or {}).items()},
+    }
     return JsonResponse(body, status=200 if healthy else 503)

@@ -53,6 +53,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "curation.page_errors.DomainErrorMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "csp.middleware.CSPMiddleware",
 ]
 
 ROOT_URLCONF = "curation.urls"
@@ -231,9 +232,42 @@ TATCURATE_SCORING_STALL_S = env_int("TATCURATE_SCORING_STALL_S", 300, minimum=10
 # Scoring: a local bert-base-uncased folder (config.json, model.safetensors, tokenizer.json) enables the SciTaT
 # paper's BERTScore (layer 12) as a run option; unset, runs use the bundled all-MiniLM-L6-v2 and the option says why.
 TATCURATE_BERT_BASE_UNCASED_DIR = env_str("TATCURATE_BERT_BASE_UNCASED_DIR")
+# Model-written programs (PoT, CaR) run only inside bubblewrap. Where it cannot start they are not run and
+# their items fail with the reason, unless this is true: then they run with rlimits only and can read what
+# the worker can read (its environment file, the data directory) and reach the network. Never in production.
+TATCURATE_UNSAFE_RUN_PROGRAMS_UNISOLATED = env_bool("TATCURATE_UNSAFE_RUN_PROGRAMS_UNISOLATED", False)
 # A drafting item or export build whose heartbeat is older than this is reaped; given up after this many claims.
 TATCURATE_JOB_STALL_S = env_int("TATCURATE_JOB_STALL_S", 300, minimum=10)
 TATCURATE_JOB_MAX_ATTEMPTS = env_int("TATCURATE_JOB_MAX_ATTEMPTS", 3, minimum=1)
+
+# --- Outbound requests (curation/endpoints/outbound.py): model endpoints may be on loopback or on these hosts
+# (names, *.suffix wildcards, addresses or networks such as 10.0.0.0/8); link-local and metadata addresses never.
+TATCURATE_ENDPOINT_HOSTS = env_list("TATCURATE_ENDPOINT_HOSTS", [])
+
+# --- Web tier (curation/gunicorn_conf.py, curation/web_worker.py): slow or idle clients hold no thread.
+TATCURATE_WEB_WORKERS = env_int("TATCURATE_WEB_WORKERS", 2, minimum=1)
+# An idle kept-alive connection is closed after this many seconds.
+TATCURATE_KEEPALIVE_S = env_int("TATCURATE_KEEPALIVE_S", 5, minimum=1)
+# A connection whose request headers have not all arrived this long after it opened is closed.
+TATCURATE_HEADER_TIMEOUT_S = env_int("TATCURATE_HEADER_TIMEOUT_S", 10, minimum=1)
+
+# --- Content-Security-Policy (django-csp) on every response: scripts and style sheets only from this site,
+# no inline script anywhere. Style *attributes* stay allowed: bar widths and legend colours are data.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'"],
+        "style-src-attr": ["'unsafe-inline'"],
+        "img-src": ["'self'", "data:"],
+        "font-src": ["'self'"],
+        "connect-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'self'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+    }
+}
 
 # --- Production hardening (inactive in DEBUG so the embedded defaults work over plain HTTP).
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")

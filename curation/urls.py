@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from csp.decorators import csp_update
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 from rest_framework.authtoken.views import obtain_auth_token
 
 from annotate.batches import urls as urls_batches
@@ -21,6 +22,7 @@ from curation.health import healthz
 from curation.members import urls as member_urls
 from curation.papers import urls as ingest_urls
 from curation.releases import urls as release_urls
+from scoring.health import sandbox_health
 from scoring.runs import urls as scoring_urls
 
 api_patterns = [
@@ -58,7 +60,10 @@ api_patterns = [
     # GET only: DRF's OPTIONS metadata has no template to render for the docs page.
     path(
         "docs/",
-        SpectacularSwaggerView.as_view(url_name="api-schema", http_method_names=["get", "head"]),
+        # Swagger UI's script (served from here, never inline) inserts its own <style> elements.
+        csp_update({"style-src": ["'unsafe-inline'"]})(
+            SpectacularSwaggerSplitView.as_view(url_name="api-schema", http_method_names=["get", "head"])
+        ),
         name="api-docs",
     ),
 ]
@@ -81,7 +86,7 @@ urlpatterns = [
     path("", include(urls_dashboard.page_patterns)),
     path("", include(qualification_urls.page_patterns)),
     path("", include(scoring_urls.page_patterns)),
-    path("healthz", healthz, name="healthz"),
+    path("healthz", healthz, {"checks": {"sandbox": sandbox_health}}, name="healthz"),
     path("api/", include(api_patterns)),
     path("admin/", admin.site.urls),
 ]

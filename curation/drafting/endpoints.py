@@ -13,7 +13,7 @@ from django.db import transaction
 from django.db.models import QuerySet
 
 from curation.endpoints.config import GENERATION_PARAM_NAMES
-from curation.endpoints.django_client import client_for, limit_is_shared
+from curation.endpoints.django_client import client_for, limit_is_shared, outbound_policy
 from curation.endpoints.errors import (
     EndpointBadRequest,
     EndpointBusy,
@@ -95,9 +95,15 @@ def _clean(changes: dict[str, Any]) -> dict[str, Any]:
 
 def _validate(endpoint: ModelEndpoint) -> None:
     try:
-        endpoint.config()
+        config = endpoint.config()
     except EndpointConfigError as error:
         raise InvalidInput(str(error)) from error
+    refusal = outbound_policy().url_refusal(config.chat_url)
+    if refusal:
+        raise InvalidInput(
+            f"base_url: {refusal}. Endpoints may be on this machine (loopback) or on a host an operator lists "
+            "in TATCURATE_ENDPOINT_HOSTS."
+        )
     clash = ModelEndpoint.objects.filter(project_id=endpoint.project_id, name=endpoint.name).exclude(pk=endpoint.pk)
     if clash.exists():
         raise InvalidInput(f"An endpoint called {endpoint.name!r} exists already.")

@@ -34,6 +34,7 @@ from curation.endpoints.limits import (
     concurrency_limiter_for,
     rate_limiter_for,
 )
+from curation.endpoints.outbound import GuardedBackend, OutboundPolicy
 
 logger = logging.getLogger(__name__)
 
@@ -107,8 +108,14 @@ def parse_retry_after(value: str | None, *, now: datetime | None = None) -> floa
     return max((when - (now or datetime.now(UTC))).total_seconds(), 0.0)
 
 
+SERVER_MESSAGE_CHARS = 200
+
+
 def server_message(response: httpx.Response) -> str:
-    """The server's own explanation of an error response, shortened."""
+    """The server's own explanation of an error, parsed from an OpenAI-style JSON error and shortened.
+
+    Never the raw body: whatever a host answers (an internal page, a metadata document) is not echoed back.
+    """
     try:
         body = response.json()
     except (ValueError, UnicodeDecodeError):
@@ -116,11 +123,11 @@ def server_message(response: httpx.Response) -> str:
     if isinstance(body, dict):
         error = body.get("error", body.get("detail", body.get("message")))
         if isinstance(error, dict):
-            error = error.get("message") or json.dumps(error)
-        if error:
-            return str(error)[:1000]
-    text = response.text.strip()
-    return text[:1000] if text else response.reason_phrase
+            error = error.get("message")
+        if isinstance(error, str) and error.strip():
+            text = " ".join(error.split())
+            return text if len(text) <= SERVER_MESSAGE_CHARS else text[: SERVER_MESSAGE_CHARS - 1] + "…"
+    return response.reason_phrase or f"HTTP {response.status_code}"
 
 
 def parse_completion(body: Any) -> tuple[str, list[ToolCall], dict[str, int], str | None]:
@@ -179,8 +186,11 @@ class ChatClient:
         rate_limiter: RateLimiter | None = None,
         transport: httpx.BaseTransport | None = None,
         sleep: Callable[[float], None] = time.sleep,
+        outbound: OutboundPolicy | None = None,
     ) -> None:
         self.config = config
+        # Fails closed: without an operator's policy only loopback endpoints are reachable.
+        self.outbound = outbound or OutboundPolicy()
         self.limiter = limiter or concurrency_limiter_for(
             config.identity, config.concurrency_limit, redis_url=redis_url, slot_dir=slot_dir
         )
@@ -194,11 +204,17 @@ class ChatClient:
         self._backoff = tenacity.wait_exponential_jitter(
             multiplier=config.backoff_initial_s, max=config.backoff_max_s, jitter=config.backoff_initial_s
         )
+        limits = httpx.Limits(max_connections=max(config.concurrency_limit * 2, 10), max_keepalive_connections=None)
+        if transport is None:
+            transport = httpx.HTTPTransport(limits=limits)
+            # Every new connection's peer address is checked too (httpcore exposes no public hook for it).
+            transport._pool._network_backend = GuardedBackend(self.outbound)
         self._http = httpx.Client(
             timeout=httpx.Timeout(config.timeout_s, connect=min(config.connect_timeout_s, config.timeout_s)),
-            limits=httpx.Limits(max_connections=max(config.concurrency_limit * 2, 10), max_keepalive_connections=None),
+            limits=limits,
             transport=transport,
             follow_redirects=False,
+            trust_env=False,  # a proxy from the environment would bypass the peer check
         )
 
     @property
@@ -260,6 +276,7 @@ class ChatClient:
                     request_params=merged,
                 )
 
+        self.outbound.check_url(self.config.chat_url)  # before the key is read or anything is sent
         attempts: list[AttemptRecord] = []
         headers = {"Content-Type": "application/json"}
         api_key = self.config.api_key()

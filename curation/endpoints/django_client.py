@@ -12,6 +12,8 @@ from django.conf import settings
 from django.core.cache import cache
 
 from curation.endpoints.client import ChatClient
+from curation.endpoints.outbound import OutboundPolicy
+from curation.env import ConfigurationError
 
 _clients: dict[str, ChatClient] = {}
 _lock = threading.Lock()
@@ -21,11 +23,11 @@ def client_for(endpoint) -> ChatClient:
     """One client per endpoint configuration and process (its connection pool is reused); the concurrency
     limit holds across workers (see limiter_options). An edited endpoint gets a new client."""
     config = endpoint.config()
-    key = json.dumps(dataclasses.asdict(config), sort_keys=True, default=str)
+    key = json.dumps([dataclasses.asdict(config), settings.TATCURATE_ENDPOINT_HOSTS], sort_keys=True, default=str)
     with _lock:
         client = _clients.get(key)
         if client is None:
-            client = _clients[key] = ChatClient(config, cache=cache, **limiter_options())
+            client = _clients[key] = ChatClient(config, cache=cache, outbound=outbound_policy(), **limiter_options())
         return client
 
 
@@ -39,3 +41,11 @@ def limit_is_shared() -> bool:
     """Whether endpoint concurrency limits hold across all workers: with Redis, or when the filesystem broker keeps
     every worker on this machine (the UI says so when they do not)."""
     return bool(settings.REDIS_URL) or settings.CELERY_BROKER_URL.startswith("filesystem://")
+
+
+def outbound_policy() -> OutboundPolicy:
+    """Where endpoints may be: loopback and TATCURATE_ENDPOINT_HOSTS (link-local and metadata ranges never)."""
+    try:
+        return OutboundPolicy.from_entries(settings.TATCURATE_ENDPOINT_HOSTS)
+    except ValueError as error:
+        raise ConfigurationError(f"TATCURATE_ENDPOINT_HOSTS holds an invalid network: {error}") from None

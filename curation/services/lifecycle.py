@@ -169,14 +169,22 @@ def instance_transition(
     A concurrent change (status or version no longer as expected) raises Conflict and writes nothing; so does a
     guard or effect that fails (the transaction is rolled back whole).
     """
-    instance = Instance.objects.filter(pk=instance_id).first()
+    rows = Instance.objects.filter(pk=instance_id)
+    if actor is not None:
+        # Outside the actor's projects an instance does not exist, before any state is looked at.
+        rows = Instance.objects.visible_to(actor, Role.values).filter(pk=instance_id)
+    instance = rows.first()
     if instance is None:
         raise NotFound(f"Instance {instance_id} does not exist.")
     if target not in Status.values:
         raise InvalidInput(f"{target!r} is not a status; expected one of {', '.join(Status.values)}.")
+    # A member who may not read the instance (an annotator, someone else's item) learns nothing of its state.
+    can_read = actor is None or Instance.objects.visible_to(actor).filter(pk=instance_id).exists()
     source = expected_status or instance.status
     version = expected_version if expected_version is not None else instance.version
     if source != instance.status or version != instance.version:
+        if not can_read:
+            raise Conflict("This instance is not available for that action.")
         raise Conflict(
             f"This instance changed meanwhile (it is now {instance.status}, version {instance.version}).",
             detail={"status": instance.status, "version": instance.version},
@@ -213,7 +221,7 @@ def instance_transition(
         current = Instance.objects.filter(pk=instance_id).values("status", "version").first() or {}
         raise Conflict(
             "Someone else acted on this instance first; reload to see its current state.",
-            detail=current,
+            detail=current if can_read else None,
         )
     TransitionEvent.objects.create(
         instance_id=instance_id,

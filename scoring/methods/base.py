@@ -16,6 +16,8 @@ METHODS = ("direct", "cot", "pot", "car", "calculator", "reversing", "tatllm", "
 # SciTaT table 6's CaR ablations: Calculator only, and Reversing (Reasoner first, then the Calculator checks it);
 # "Reasoner only" is CoT.
 CAR_ABLATIONS = ("calculator", "reversing")
+# The methods whose model-written Python runs in the sandbox (the others never execute model output).
+PROGRAM_METHODS = ("pot", "car", "calculator", "reversing")
 
 Chat = Callable[..., Any]  # (messages, *, tools=None, tool_choice=None, response_format=None) -> ChatResult
 RunProgram = Callable[[str], Any]  # (code) -> SandboxResult

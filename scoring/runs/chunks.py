@@ -25,7 +25,7 @@ from curation.endpoints.errors import EndpointError
 from curation.jobs import job_claim, job_heartbeat, job_release, job_stall_cutoff, job_token
 from curation.releases.models import ReleaseContext, ReleaseItem
 from scoring.methods import MethodSettings, run_method
-from scoring.methods.base import MIN_TURNS
+from scoring.methods.base import MIN_TURNS, PROGRAM_METHODS
 from scoring.runs import results as result_metrics
 from scoring.runs.models import Prediction, RunChunk, ScoringRun
 from scoring.runs.progress import bertscorer_load
@@ -48,6 +48,8 @@ PREDICTION_FIELDS = (
 def chunk_predictions_fail(chunk: RunChunk) -> None:
     """Record each unanswered item of a given-up chunk as a failed prediction."""
     run = chunk.run
+    if (isolation := _program_isolation(run)) is not None:
+        _isolation_record(run, isolation.isolation)  # the run page says so before the first item is answered
     done = set(Prediction.objects.filter(run=run).values_list("item_id", flat=True))
     message = f"Given up after {chunk.deliveries} deliveries: the worker ({chunk.worker or 'unknown'}) went silent."
     rows = ReleaseItem.objects.filter(
@@ -110,8 +112,33 @@ def _settings_of(run: ScoringRun, position: int) -> MethodSettings:
 def _run_program(code: str) -> Any:
     from scoring.sandbox import run_program
 
-    # Model-written code never runs in the worker: a fresh sandboxed interpreter per program.
-    return run_program(code, entry="ans", timeout_s=PROGRAM_TIMEOUT_S)
+    # Model-written code never runs in the worker: a fresh sandboxed interpreter per program, or none at all.
+    return run_program(
+        code,
+        entry="ans",
+        timeout_s=PROGRAM_TIMEOUT_S,
+        allow_unisolated=settings.TATCURATE_UNSAFE_RUN_PROGRAMS_UNISOLATED,
+    )
+
+
+def _program_isolation(run: ScoringRun) -> Any:
+    """What `run`'s model-written programs get on this worker (an IsolationStatus), or None if it runs none."""
+    from scoring.sandbox import isolation_status
+
+    if run.method not in PROGRAM_METHODS:
+        return None
+    return isolation_status(allow_unisolated=settings.TATCURATE_UNSAFE_RUN_PROGRAMS_UNISOLATED)
+
+
+# Worst first: once any worker refused or ran unisolated, the run says so.
+_ISOLATION_RANK = {"refused": 3, "degraded": 2, "bwrap": 1, "": 0}
+
+
+def _isolation_record(run: ScoringRun, isolation: str) -> None:
+    """Keep the weakest isolation any of the run's workers offered on the run (compare-and-set, never upgrades)."""
+    weaker = [name for name, rank in _ISOLATION_RANK.items() if rank < _ISOLATION_RANK.get(isolation, 0)]
+    if weaker and ScoringRun.objects.filter(pk=run.pk, isolation__in=weaker).update(isolation=isolation):
+        run.isolation = isolation
 
 
 def _uploaded_output(run: ScoringRun, item: dict[str, Any]) -> tuple[dict[str, Any], list[str] | None]:
@@ -156,6 +183,11 @@ def predict_item(
         uploaded, program_tokens = _uploaded_output(run, item)
         fields.update(uploaded)
         trace = fields.get("tool_trace") or []
+    elif (isolation := _program_isolation(run)) is not None and isolation.isolation == "refused":
+        # Fail closed, before asking the model: the item is retried once the worker can isolate programs.
+        return _failed_fields(
+            run, item, f"model-written code was not run: no isolation on this worker ({isolation.reason})"
+        )
     else:
         assert chat is not None
         try:
@@ -231,8 +263,8 @@ def _save_prediction(run: ScoringRun, item_row: ReleaseItem, fields: dict[str, A
         unique_fields=["run", "item"],
         update_fields=[name for name in values if name != "position"] or ["status"],
     )
-    if isolation and run.isolation != "degraded" and isolation != run.isolation:
-        ScoringRun.objects.filter(pk=run.pk).exclude(isolation="degraded").update(isolation=isolation)
+    if isolation:
+        _isolation_record(run, isolation)
 
 
 def chunk_process(*, chunk_id: int, worker: str = "") -> str:
@@ -244,6 +276,8 @@ def chunk_process(*, chunk_id: int, worker: str = "") -> str:
         return "skipped"
     chunk = RunChunk.objects.select_related("run__endpoint", "run__project", "run__release").get(pk=chunk_id)
     run = chunk.run
+    if (isolation := _program_isolation(run)) is not None:
+        _isolation_record(run, isolation.isolation)  # the run page says so before the first item is answered
     done = set(Prediction.objects.filter(run=run).values_list("item_id", flat=True))
     rows = [
         row

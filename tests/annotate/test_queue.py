@@ -212,15 +212,16 @@ def test_a_stale_autosave_is_a_conflict(personas, project, drafts):
 
 def test_someone_else_cannot_autosave_or_submit(personas, project, drafts):
     instance = queue_next(project=project, user=personas["annotator"])
-    for person in ("annotator2", "verifier"):
-        with pytest.raises(NotPermitted):
+    # Another annotator may not even see the instance (404, like a missing id); the verifier sees it (403).
+    for person, refusal in (("annotator2", NotFound), ("verifier", NotPermitted)):
+        with pytest.raises(refusal):
             workspace_autosave(
                 instance_id=instance.pk,
                 user=personas[person],
                 expected_version=instance.version,
                 fields={"question": "x"},
             )
-        with pytest.raises(NotPermitted):
+        with pytest.raises(refusal):
             workspace_submit(instance_id=instance.pk, user=personas[person], expected_version=instance.version)
 
 

@@ -37,9 +37,10 @@ MATRIX = {
     "queue": (200, 200, 200, 200, 404, 401),
     "next": (200, 200, 403, 403, 404, 401),
     "workspace": (200, 404, 404, 404, 404, 401),
-    "autosave": (200, 403, 403, 403, 403, 401),
-    "submit": (400, 403, 403, 403, 403, 401),  # the holder is told what is missing
-    "skip": (200, 403, 403, 403, 403, 401),
+    # Whoever may not see the instance (another annotator, an outsider) gets 404, as for a missing id.
+    "autosave": (200, 404, 403, 403, 404, 401),
+    "submit": (400, 404, 403, 403, 404, 401),  # the holder is told what is missing
+    "skip": (200, 404, 403, 403, 404, 401),
     "ping": (200, 404, 404, 404, 404, 401),
 }
 

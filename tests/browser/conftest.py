@@ -89,5 +89,15 @@ def page(browser, browser_context_args):
     """
     browser_context = browser.new_context(**browser_context_args)
     browser_context.set_default_timeout(15000)
-    yield browser_context.new_page()
+    new_page = browser_context.new_page()
+    # Every page a test visits must pass the Content-Security-Policy: Chromium reports each refusal on the console.
+    violations: list[str] = []
+    new_page.on(
+        "console",
+        lambda message: violations.append(f"{new_page.url}: {message.text}")
+        if "Content Security Policy" in message.text
+        else None,
+    )
+    yield new_page
     browser_context.close()
+    assert not violations, "Content-Security-Policy violations:\n" + "\n".join(violations)

@@ -88,11 +88,16 @@ def _get(url: str) -> tuple[int, str, dict[str, str]]:
 
 
 def test_gunicorn_on_the_start_environment_shows_plain_pages_and_serves_static_files(tmp_path):
-    env = {**embedded_env(tmp_path), "TATCURATE_DATA_DIR": str(tmp_path), "DJANGO_SETTINGS_MODULE": "curation.settings"}
+    env = {
+        **embedded_env(tmp_path),
+        "TATCURATE_DATA_DIR": str(tmp_path),
+        "DJANGO_SETTINGS_MODULE": "curation.settings",
+        "TATCURATE_WEB_WORKERS": "1",
+    }
     port = _free_port()
     gunicorn = Path(sys.executable).with_name("gunicorn")
     server = subprocess.Popen(
-        [str(gunicorn), "curation.wsgi", "--bind", f"127.0.0.1:{port}", "--workers", "1"],
+        [str(gunicorn), "-c", "python:curation.gunicorn_conf", "curation.asgi", "--bind", f"127.0.0.1:{port}"],
         cwd=ROOT,
         env=env,
         stdout=subprocess.DEVNULL,

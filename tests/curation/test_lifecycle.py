@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from django.utils import timezone
 
-from curation.errors import Conflict, InvalidInput, NotPermitted
+from curation.errors import Conflict, InvalidInput, NotFound, NotPermitted
 from curation.models import Instance, TransitionEvent
 from curation.services.lifecycle import instance_transition
 from curation.states import TRANSITION_TABLE, Status
@@ -139,7 +139,8 @@ def test_every_legal_transition_is_refused_to_everyone_else(make_instance, perso
     for name, person in personas.items():
         if name in allowed:
             continue
-        with pytest.raises(NotPermitted):
+        # Outside the actor's projects the instance does not exist: 404 before anything else is checked.
+        with pytest.raises(NotFound if name == "outsider" else NotPermitted):
             move(instance, target, person)
     assert Instance.objects.get(pk=instance.pk).status == source
 
@@ -316,8 +317,8 @@ def test_system_transitions_are_moves_of_the_table():
 def test_nobody_returns_resumed_work_by_hand(make_instance, personas):
     instance = reach(make_instance, personas, S.CHANGES_REQUESTED)
     instance = move(instance, S.IN_REFINEMENT, personas["annotator"])
-    for person in personas.values():
-        with pytest.raises(NotPermitted):
+    for name, person in personas.items():
+        with pytest.raises(NotFound if name == "outsider" else NotPermitted):
             move(instance, S.CHANGES_REQUESTED, person)
     assert move(instance, S.CHANGES_REQUESTED, None).status == S.CHANGES_REQUESTED
 
@@ -450,3 +451,29 @@ def test_a_restored_instance_claimed_afresh_may_be_skipped(make_instance, person
     instance = move(instance, S.DRAFTED, personas["manager"])
     instance = move(instance, S.IN_REFINEMENT, personas["annotator2"])
     assert move(instance, S.DRAFTED, personas["annotator2"]).status == S.DRAFTED
+
+
+def test_an_outsider_cannot_tell_another_projects_instance_from_a_missing_id(make_instance, personas):
+    instance = make_instance()
+    refusals = []
+    for instance_id in (instance.pk, instance.pk + 10_000):
+        with pytest.raises(NotFound) as refused:
+            instance_transition(
+                instance_id=instance_id, target=S.DISCARDED, actor=personas["outsider"], expected_version=999
+            )
+        refusals.append(str(refused.value).replace(str(instance_id), "N"))
+    assert refusals[0] == refusals[1]
+
+
+def test_a_stale_action_tells_a_member_who_cannot_read_the_instance_nothing_of_its_state(make_instance, personas):
+    instance = move(make_instance(), S.IN_REFINEMENT, personas["annotator"])
+    with pytest.raises(Conflict) as refused:
+        instance_transition(
+            instance_id=instance.pk, target=S.SUBMITTED, actor=personas["annotator2"], expected_version=999
+        )
+    assert not refused.value.detail and "in_refinement" not in str(refused.value)
+    with pytest.raises(Conflict) as told:  # the author, who reads it, is told what changed
+        instance_transition(
+            instance_id=instance.pk, target=S.SUBMITTED, actor=personas["annotator"], expected_version=999
+        )
+    assert told.value.detail["status"] == S.IN_REFINEMENT

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import socket
 import subprocess
@@ -11,19 +12,22 @@ from pathlib import Path
 
 import pytest
 
+from scoring import sandbox
 from scoring.sandbox import (
     ISOLATION_BWRAP,
     ISOLATION_DEGRADED,
     SandboxUnavailableError,
     available_isolation,
     bwrap_path,
-    run_program,
 )
 
 REPO = Path(__file__).resolve().parents[2]
 SETTINGS = REPO / "curation" / "settings.py"
 STRONGEST = available_isolation()
 needs_bwrap = pytest.mark.skipif(STRONGEST != ISOLATION_BWRAP, reason="bubblewrap cannot start on this machine")
+# The limits are the sandbox's own (rlimits, wall clock, output caps): where bubblewrap cannot start they are
+# checked on an explicitly allowed unisolated run; isolation itself is checked only where bwrap starts.
+run_program = functools.partial(sandbox.run_program, allow_unisolated=STRONGEST != ISOLATION_BWRAP)
 
 
 def _alive_with_marker(run_id: str) -> list[int]:
@@ -252,17 +256,54 @@ def test_network_is_unreachable_even_on_loopback():
     assert not accepted
 
 
-def test_unusable_bwrap_falls_back_to_degraded():
-    result = run_program("ans = 2 + 2", use_bwrap=False)
+def test_unusable_bwrap_runs_unisolated_only_when_explicitly_allowed():
+    result = sandbox.run_program("ans = 2 + 2", use_bwrap=False, allow_unisolated=True)
     assert result.ok and result.value == 4 and result.isolation == ISOLATION_DEGRADED
 
 
-def test_required_isolation_refuses_degraded_mode():
+def test_unusable_bwrap_refuses_by_default():
     with pytest.raises(SandboxUnavailableError):
-        run_program("ans = 1", use_bwrap=False, require_isolation=True)
+        sandbox.run_program("ans = 1", use_bwrap=False)
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="privilege drop only happens for root workers")
 def test_root_worker_runs_programs_unprivileged():
     result = run_program("import os\nans = [os.getuid(), os.geteuid()]")
     assert result.value[0] != 0 and result.value[1] != 0
+
+
+@needs_bwrap
+def test_the_data_directory_and_its_secret_key_file_are_not_readable():
+    from django.conf import settings
+
+    secret = Path(settings.DATA_DIR) / "secret_key"
+    created = not secret.exists()
+    if created:
+        secret.write_text("sandbox-check-secret")
+        secret.chmod(0o644)  # even a world-readable key stays out of reach
+    try:
+        code = (
+            f"import os\nout = []\nfor path in ({str(secret)!r}, {str(settings.DATA_DIR)!r}):\n"
+            "    try:\n        out.append(open(path).read() if path.endswith('key') else os.listdir(path))\n"
+            "    except OSError as error:\n        out.append(type(error).__name__)\nans = out"
+        )
+        result = run_program(code)
+    finally:
+        if created:
+            secret.unlink()
+    assert result.ok and result.value == ["FileNotFoundError", "FileNotFoundError"]
+
+
+@needs_bwrap
+@pytest.mark.parametrize("port", [5432, 6379], ids=["postgresql", "redis"])
+def test_the_database_and_redis_of_this_host_are_unreachable(port):
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=2).close()
+    except OSError:
+        pytest.skip(f"nothing listens on 127.0.0.1:{port} here")
+    code = (
+        f"import socket\ntry:\n    socket.create_connection(('127.0.0.1', {port}), timeout=2).close()\n"
+        "    ans = 'connected'\nexcept OSError as error:\n    ans = type(error).__name__"
+    )
+    result = run_program(code)
+    assert result.ok and result.value != "connected"
