@@ -233,6 +233,8 @@ TATCURATE_SET_ASIDE_HOURS = env_int("TATCURATE_SET_ASIDE_HOURS", 24, minimum=0)
 TATCURATE_LOCAL_MODEL_PORT = env_int("TATCURATE_LOCAL_MODEL_PORT", 8089, minimum=1)
 # Scoring: a chunk whose worker is silent this long is sent again.
 TATCURATE_SCORING_STALL_S = env_int("TATCURATE_SCORING_STALL_S", 300, minimum=10)
+# How long a broker, cache, semaphore or database outage is ridden out before work is handed back (transient.py).
+TATCURATE_TRANSIENT_RETRY_S = env_int("TATCURATE_TRANSIENT_RETRY_S", 30, minimum=1)
 # A drafting item or export build whose heartbeat is older than this is reaped; given up after this many claims.
 TATCURATE_JOB_STALL_S = env_int("TATCURATE_JOB_STALL_S", 300, minimum=10)
 TATCURATE_JOB_MAX_ATTEMPTS = env_int("TATCURATE_JOB_MAX_ATTEMPTS", 3, minimum=1)

@@ -9,7 +9,10 @@ from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 
 from curation.jobs import TransactionAwareTask
+from curation.transient import transient_call
 from scoring.runs.chunks import run_work
+
+OUTAGE_RESEND_S = 5
 
 
 @shared_task(
@@ -27,6 +30,14 @@ def run_chunk_task(chunk_id: int) -> str:
     try:
         # Then the run's other queued chunks, for at most half the soft limit (see scoring.runs.chunks.run_work).
         outcomes = run_work(chunk_id=chunk_id, worker=hostname, budget_s=settings.CELERY_TASK_SOFT_TIME_LIMIT / 2)
+        if outcomes[-1].startswith("outage"):
+            # The chunk went back to the queue untouched; send it again once the outage has had time to pass.
+            transient_call(
+                run_chunk_task.apply_async,
+                args=[chunk_id],
+                countdown=OUTAGE_RESEND_S,
+                queue=current_task.request.delivery_info.get("routing_key"),
+            )
         return ", ".join(outcomes)
     except SoftTimeLimitExceeded:
         # The chunk was handed back by the service; the reaper (curation.jobs_reap) or this re-send continues it.
