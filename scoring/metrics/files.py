@@ -39,7 +39,8 @@ def read_json(path: Path) -> Any:
     try:
         return json_loads_strict(text)
     except JsonInputError as error:
-        raise PredictionFileError(f"{path}: {error}") from error
+        where = f"not valid JSON at line {error.line} column {error.column}: {error.reason}" if error.reason else error
+        raise PredictionFileError(f"{path}: {where}") from error
 
 
 def load_tatqa_gold(path: Path) -> list[dict[str, Any]]:
