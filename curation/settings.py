@@ -178,7 +178,12 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "curation.api_errors.exception_handler",
-    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
+    "DEFAULT_PARSER_CLASSES": [
+        "curation.api_parsers.StrictJSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
+    "DEFAULT_PAGINATION_CLASS": "curation.pagination.BoundedLimitOffsetPagination",
     "PAGE_SIZE": 50,
 }
 SPECTACULAR_SETTINGS = {
@@ -236,6 +241,8 @@ TATCURATE_BERT_BASE_UNCASED_DIR = env_str("TATCURATE_BERT_BASE_UNCASED_DIR")
 # their items fail with the reason, unless this is true: then they run with rlimits only and can read what
 # the worker can read (its environment file, the data directory) and reach the network. Never in production.
 TATCURATE_UNSAFE_RUN_PROGRAMS_UNISOLATED = env_bool("TATCURATE_UNSAFE_RUN_PROGRAMS_UNISOLATED", False)
+# How long a broker, cache, semaphore or database outage is ridden out before work is handed back (transient.py).
+TATCURATE_TRANSIENT_RETRY_S = env_int("TATCURATE_TRANSIENT_RETRY_S", 30, minimum=1)
 # A drafting item or export build whose heartbeat is older than this is reaped; given up after this many claims.
 TATCURATE_JOB_STALL_S = env_int("TATCURATE_JOB_STALL_S", 300, minimum=10)
 TATCURATE_JOB_MAX_ATTEMPTS = env_int("TATCURATE_JOB_MAX_ATTEMPTS", 3, minimum=1)

@@ -301,6 +301,8 @@ def pay_report(project: Project, *, start: date, end: date) -> dict[str, Any]:
     for row in sorted(per_person.values(), key=lambda r: r["user"]):
         amount = settings.pay_per_instance * row["validated"]
         hours = row["seconds"] / 3600
+        # The rate divides by the hours as shown (4 places): under 0.36 s of work there is no rate, not a 500.
+        divisor = Decimal(str(round(hours, 4)))
         rows.append(
             {
                 "user": row["user"],
@@ -308,7 +310,7 @@ def pay_report(project: Project, *, start: date, end: date) -> dict[str, Any]:
                 "active_hours": round(hours, 2),
                 "minutes_per_instance": round(row["seconds"] / 60 / row["validated"], 1) if row["validated"] else None,
                 "amount": amount,
-                "hourly": (amount / Decimal(str(round(hours, 4)))).quantize(Decimal("0.01")) if hours > 0 else None,
+                "hourly": (amount / divisor).quantize(Decimal("0.01")) if divisor > 0 else None,
             }
         )
     return {

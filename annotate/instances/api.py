@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
-from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -12,6 +11,7 @@ from rest_framework.views import APIView
 from annotate.instances import services as instance_bulk
 from annotate.instances.selectors import InstanceFilters, instances_browse
 from curation import selectors
+from curation.pagination import BoundedLimitOffsetPagination
 from curation.serializers import InstanceSerializer
 from curation.services.assignments import instances_assign
 from curation.services.instances import instances_retype
@@ -44,7 +44,7 @@ class InstanceBrowseApi(APIView):
         instances = selectors.with_output_relations(
             instances_browse(user=request.user, project=project, filters=filters)
         ).select_related("assigned_to")
-        paginator = LimitOffsetPagination()
+        paginator = BoundedLimitOffsetPagination()
         page = paginator.paginate_queryset(instances, request, view=self)
         return paginator.get_paginated_response(InstanceSerializer(page, many=True).data)
 

@@ -32,13 +32,14 @@ def lease_return_target(instance: Instance) -> str:
 
 @transaction.atomic
 def lease_expire(*, instance: Instance) -> bool:
-    """Return one expired lease: keep refinement work as a revision, then move the instance where
-    `lease_return_target` says (a system transition). False when there was nothing to return; Conflict when the
+    """Return one expired lease: move the instance where `lease_return_target` says (a system transition), then
+    keep refinement work as a revision. False when there was nothing to return; Conflict when the
     holder acted meanwhile."""
     if instance.status == Status.ROUND2_REVIEW and instance.round2_reviewer_id is None:
         return False
-    if instance.status == Status.IN_REFINEMENT:
-        revision_record(instance=instance, author=None, kind="lease-expired")
+    # The move comes first: its compare-and-set takes the row, so a holder's autosave either lands before (and the
+    # stale version makes this a quiet Conflict) or waits and then answers 409 — never a clash of revision numbers.
+    was_refining = instance.status == Status.IN_REFINEMENT
     instance_transition(
         instance_id=instance.pk,
         target=lease_return_target(instance),
@@ -50,6 +51,8 @@ def lease_expire(*, instance: Instance) -> bool:
         if instance.status == Status.ROUND2_REVIEW
         else None,
     )
+    if was_refining:
+        revision_record(instance=Instance.objects.get(pk=instance.pk), author=None, kind="lease-expired")
     return True
 
 

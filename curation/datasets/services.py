@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -19,6 +18,7 @@ from curation.services.batches import batch_create
 from curation.services.lifecycle import instance_create
 from curation.services.projects import require_role
 from curation.states import Role, Status
+from curation.toolkit.strict_json import JsonInputError, json_loads_strict
 
 # releases/ sits above datasets/ (its pages and API call the import), so the cut behind `as_release` is registered
 # by name from CurationConfig.ready instead of imported upward; an import asked for a release without it fails loudly.
@@ -74,14 +74,12 @@ def dataset_read(*, format: str, content: bytes) -> ParsedDataset:
     if format not in FORMATS:
         raise InvalidInput(f"Unknown format {format!r}; expected one of {', '.join(FORMATS)}.")
     try:
-        data = json.loads(content.decode("utf-8-sig"))
+        data = json_loads_strict(content.decode("utf-8-sig"))
     except UnicodeDecodeError as error:
         raise InvalidInput(f"The file is not UTF-8 text (byte {error.start}).") from error
-    except json.JSONDecodeError as error:
-        raise InvalidInput(
-            f"Not valid JSON at line {error.lineno} column {error.colno}: {error.msg}.",
-            detail={"line": error.lineno, "column": error.colno},
-        ) from error
+    except JsonInputError as error:
+        where = {"path": error.path} if error.path else {"line": error.line, "column": error.column}
+        raise InvalidInput(str(error), detail=where) from error
     try:
         return parse_dataset(format, data)
     except DatasetFormatError as error:

@@ -8,6 +8,8 @@ import threading
 from collections.abc import Mapping
 from typing import Any, Protocol
 
+from curation.transient import transient_call
+
 
 class CacheBackend(Protocol):
     """The subset of Django's cache API the response cache uses."""
@@ -73,9 +75,9 @@ class ResponseCache:
 
     def get(self, key: str) -> dict[str, Any] | None:
         """Return the cached body, or None."""
-        value = self.backend.get(key)
+        value = transient_call(self.backend.get, key)
         return value if isinstance(value, dict) else None
 
     def set(self, key: str, body: dict[str, Any]) -> None:
         """Remember a successful body."""
-        self.backend.set(key, body, self.timeout_s)
+        transient_call(self.backend.set, key, body, self.timeout_s)

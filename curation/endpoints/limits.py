@@ -17,6 +17,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, Protocol
 
+from curation.transient import transient_call
+
 logger = logging.getLogger(__name__)
 
 KEY_PREFIX = "tatcurate:endpoint"
@@ -208,7 +210,7 @@ class RedisConcurrencyLimiter:
     def try_acquire(self) -> str | None:
         """Take a slot without waiting; return its token, or None when all are taken."""
         token = uuid.uuid4().hex
-        if self._acquire(keys=[self._slots_key], args=[self.limit, self.lease_s, token]):
+        if transient_call(self._acquire, keys=[self._slots_key], args=[self.limit, self.lease_s, token]):
             with self._held_lock:
                 self._held.add(token)
                 self._start_heartbeat()
@@ -219,7 +221,7 @@ class RedisConcurrencyLimiter:
         """Give a slot back and wake one waiter."""
         with self._held_lock:
             self._held.discard(token)
-        self._release(keys=[self._slots_key, self._wake_key], args=[token, self.limit])
+        transient_call(self._release, keys=[self._slots_key, self._wake_key], args=[token, self.limit])
 
     def acquire(self, timeout_s: float | None = None) -> str:
         """Wait for a slot; waiters sleep on a wake-up list so a freed slot is taken within milliseconds."""
@@ -232,7 +234,7 @@ class RedisConcurrencyLimiter:
             if wait <= 0:
                 raise SlotTimeout(f"no free slot of {self.limit} within {timeout_s}s")
             # The timed BLPOP also covers slots freed by lease expiry, which push no wake-up.
-            self._redis.blpop([self._wake_key], timeout=max(wait, 0.01))
+            transient_call(self._redis.blpop, [self._wake_key], timeout=max(wait, 0.01))
 
     @contextlib.contextmanager
     def slot(self, timeout_s: float | None = None) -> Iterator[None]:
@@ -325,7 +327,9 @@ class RedisRateLimiter:
     def acquire(self) -> None:
         """Block until one more request fits into the shared window."""
         while True:
-            wait = float(self._admit(keys=[self._key], args=[self.max_requests, self.window_s, uuid.uuid4().hex]))
+            wait = float(
+                transient_call(self._admit, keys=[self._key], args=[self.max_requests, self.window_s, uuid.uuid4().hex])
+            )
             if wait <= 0:
                 return
             # Jitter spreads processes that were all told the same instant.

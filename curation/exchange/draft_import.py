@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,6 +23,7 @@ from curation.models import Batch, Context, Instance, Paper, Project, ReasoningT
 from curation.services.lifecycle import instance_create
 from curation.services.projects import require_role
 from curation.states import Role
+from curation.toolkit.strict_json import JsonInputError, json_loads_strict
 
 FIELDS = ("context", "paper", "paragraph", "table", "question", "answer", "rationale", "reasoning_type", "external_id")
 MAX_ERRORS = 20
@@ -63,9 +63,9 @@ def draft_records_read(*, content: bytes, file_format: str) -> list[tuple[int, d
             if not line.strip():
                 continue
             try:
-                value = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InvalidInput(f"line {number}: not JSON ({exc.msg}).", detail={"field": "file"}) from exc
+                value = json_loads_strict(line)
+            except JsonInputError as exc:
+                raise InvalidInput(exc.one_line(number), detail={"field": "file"}) from exc
             if not isinstance(value, dict):
                 raise InvalidInput(f"line {number}: expected a JSON object.", detail={"field": "file"})
             records.append((number, value))
@@ -161,8 +161,8 @@ def _answer(value: Any) -> list[str] | None:
         return []
     if isinstance(value, str) and value.strip().startswith("["):
         try:
-            value = json.loads(value)
-        except json.JSONDecodeError:
+            value = json_loads_strict(value)
+        except JsonInputError:
             return None
     if isinstance(value, str | int | float) and not isinstance(value, bool):
         return [str(value).strip()]

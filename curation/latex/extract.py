@@ -9,7 +9,7 @@ from curation.latex.archive import ArchiveLimits, unpack_archive
 from curation.latex.document import DocumentWalker
 from curation.latex.macros import MacroExpander
 from curation.latex.results import PaperExtraction
-from curation.latex.sources import assemble_project, document_parts, read_text, strip_conditionals
+from curation.latex.sources import SourceTooLarge, assemble_project, document_parts, read_text, strip_conditionals
 from curation.latex.text import TextRenderer
 from curation.latex.tokens import CS, Token, serialize, tokenize
 from curation.latex.tree import Group, NodeCursor, build_tree
@@ -20,7 +20,8 @@ PLAIN_SUFFIXES = (".tex", ".ltx")
 def extract_paper(
     path: str | Path, *, limits: ArchiveLimits | None = None, main_file: str | None = None
 ) -> PaperExtraction:
-    """Extract a paper from a .tex file, a folder or an archive; only UnsafeArchiveError escapes."""
+    """Extract a paper from a .tex file, a folder or an archive; only UnsafeArchiveError and SourceTooLarge
+    escape."""
     path = Path(path)
     if path.is_dir():
         return extract_directory(path, main_file=main_file)
@@ -37,6 +38,8 @@ def extract_directory(root: Path, *, main_file: str | None = None) -> PaperExtra
     result = PaperExtraction(main_file=main_file or "")
     try:
         _extract_into(result, root, main_file)
+    except SourceTooLarge:  # refused whole: a cut file would give a paper that silently ends early
+        raise
     except Exception as error:  # the contract: best effort plus a warning, whatever the input
         result.warnings.append(f"extraction stopped early: {type(error).__name__}: {error}")
     return result

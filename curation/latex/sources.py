@@ -34,9 +34,20 @@ class AssembledSource:
     warnings: list[str] = field(default_factory=list)
 
 
+class SourceTooLarge(ValueError):
+    """A source file is over MAX_FILE_BYTES: the paper is refused, never read cut short (issue 19.3)."""
+
+
 def read_text(path: Path) -> tuple[str, bool]:
-    """Decode a source file as UTF-8, falling back to Latin-1; the flag says whether the fallback was used."""
-    data = path.read_bytes()[:MAX_FILE_BYTES]
+    """Decode a source file as UTF-8, falling back to Latin-1; the flag says whether the fallback was used. A file
+    over MAX_FILE_BYTES raises SourceTooLarge rather than being cut."""
+    size = path.stat().st_size
+    if size > MAX_FILE_BYTES:
+        raise SourceTooLarge(
+            f"{path.name} is {size / 2**20:.1f} MB; a LaTeX source file is at most {MAX_FILE_BYTES // 2**20} MB, "
+            "so the paper is refused rather than read cut short"
+        )
+    data = path.read_bytes()
     try:
         return data.decode("utf-8-sig"), False
     except UnicodeDecodeError:

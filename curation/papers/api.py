@@ -5,12 +5,13 @@ from __future__ import annotations
 from django.db.models import QuerySet
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import generics, serializers, status
-from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from curation import selectors
+from curation.api_parsers import StrictJSONParser
 from curation.errors import InvalidInput, NotFound
 from curation.models import Batch, Context, Project, ReasoningType
 from curation.papers import selectors as paper_selectors
@@ -114,7 +115,7 @@ class ContextListApi(generics.ListAPIView):
 
 
 class ContextAssignApi(APIView):
-    parser_classes = [JSONParser, FormParser, MultiPartParser]
+    parser_classes = [StrictJSONParser, FormParser, MultiPartParser]
 
     class ContextAssignInputSerializer(serializers.Serializer):
         batch = serializers.IntegerField(required=False, allow_null=True, help_text="omit for all unassigned")

@@ -16,7 +16,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Max
 
 from curation.errors import InvalidInput
-from curation.latex import ArchiveLimits, PaperExtraction, UnsafeArchiveError, extract_paper
+from curation.latex import ArchiveLimits, PaperExtraction, SourceTooLarge, UnsafeArchiveError, extract_paper
 from curation.latex.archive import archive_kind
 from curation.latex.extract import PLAIN_SUFFIXES
 from curation.models import Batch, Context, Paper, Paragraph, Project, Table
@@ -166,6 +166,8 @@ def paper_source_read(
             extraction = extract_paper(path, limits=limits)
         except UnsafeArchiveError as error:
             raise InvalidInput(f"{name}: archive rejected: {error}", detail={"source_name": name}) from error
+        except SourceTooLarge as error:
+            raise InvalidInput(f"{name}: {error}", detail={"source_name": name}) from error
         except OSError as error:
             raise InvalidInput(f"{name}: cannot read the source: {error}", detail={"source_name": name}) from error
         if not sha256:

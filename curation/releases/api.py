@@ -7,12 +7,13 @@ from django.http import FileResponse
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
 from rest_framework.pagination import PageNumberPagination
-from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from curation import selectors
+from curation.api_parsers import StrictJSONParser
 from curation.datasets import services as dataset_services
 from curation.datasets.formats import FORMATS
 from curation.datasets.models import ImportRecord
@@ -224,7 +225,7 @@ class ReleaseExportDownloadApi(APIView):
 
 
 class ImportListApi(APIView):
-    parser_classes = [MultiPartParser, FormParser, JSONParser]
+    parser_classes = [MultiPartParser, FormParser, StrictJSONParser]
 
     @extend_schema(responses=ImportRecordSerializer(many=True))
     def get(self, request: Request, slug: str) -> Response:

@@ -209,7 +209,10 @@ def instances_retype(
 def revision_record(
     *, instance: Instance, author: AbstractBaseUser | None, kind: str, note: str = ""
 ) -> InstanceRevision:
-    """Append a revision with the instance's current editable fields (called inside the writer's transaction)."""
+    """Append a revision with the instance's current editable fields (called inside the writer's transaction).
+    The instance's row is locked first, so concurrent writers (autosave, the lease reaper) number one after another
+    instead of both taking the same next number (issue 19.5)."""
+    list(Instance.objects.select_for_update().filter(pk=instance.pk).values_list("pk", flat=True))
     last = instance.revisions.aggregate(number=Max("number"))["number"] or 0
     fields = revision_fields(instance)
     if note:

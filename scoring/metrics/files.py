@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from curation.toolkit.strict_json import JsonInputError, json_loads_strict
 from scoring.metrics import finqa, scitat, tatqa
 
 FORMATS: tuple[str, ...] = ("tatqa", "tatdqa", "finqa", "scitat")
@@ -36,11 +37,10 @@ def read_json(path: Path) -> Any:
     except OSError as error:
         raise PredictionFileError(f"{path}: cannot read ({error.strerror or error})") from error
     try:
-        return json.loads(text)
-    except json.JSONDecodeError as error:
-        raise PredictionFileError(
-            f"{path}: not valid JSON at line {error.lineno} column {error.colno}: {error.msg}"
-        ) from error
+        return json_loads_strict(text)
+    except JsonInputError as error:
+        where = f"not valid JSON at line {error.line} column {error.column}: {error.reason}" if error.reason else error
+        raise PredictionFileError(f"{path}: {where}") from error
 
 
 def load_tatqa_gold(path: Path) -> list[dict[str, Any]]:

@@ -10,12 +10,13 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_field
 from rest_framework import serializers, status
 from rest_framework.pagination import PageNumberPagination
-from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from curation import selectors
+from curation.api_parsers import StrictJSONParser
 from curation.errors import InvalidInput, NotFound
 from curation.releases import selectors as release_selectors
 from scoring.methods.toolloop import MAX_TURNS_LIMIT
@@ -164,7 +165,7 @@ class ScoringRunListApi(APIView):
         templates = serializers.DictField(child=serializers.CharField(), required=False, default=dict)
         chunk_size = serializers.IntegerField(default=run_creation.DEFAULT_CHUNK_SIZE, min_value=1, max_value=500)
 
-    parser_classes = [JSONParser]
+    parser_classes = [StrictJSONParser]
 
     @extend_schema(responses=ScoringRunOutputSerializer(many=True))
     def get(self, request: Request, slug: str) -> Response:
@@ -220,7 +221,7 @@ class ScoringRunDetailApi(APIView):
 class ScoringRunActionApi(APIView):
     """Pause, resume, cancel or retry the failed predictions of a run (managers and verifiers)."""
 
-    parser_classes = [JSONParser, FormParser]
+    parser_classes = [StrictJSONParser, FormParser]
 
     @extend_schema(request=None, responses=ScoringRunDetailOutputSerializer)
     def post(self, request: Request, pk: int, action: str) -> Response:
@@ -269,7 +270,7 @@ class ScoringErrorTagApi(APIView):
         custom_label = serializers.CharField(required=False, allow_blank=True, default="", max_length=60)
         note = serializers.CharField(required=False, allow_blank=True, default="")
 
-    parser_classes = [JSONParser, FormParser]
+    parser_classes = [StrictJSONParser, FormParser]
 
     @extend_schema(request=ErrorTagInputSerializer, responses=ErrorTagOutputSerializer)
     def put(self, request: Request, pk: int) -> Response:

@@ -24,6 +24,7 @@ from curation.endpoints.django_client import limiter_options
 from curation.endpoints.errors import EndpointError
 from curation.jobs import job_claim, job_heartbeat, job_release, job_stall_cutoff, job_token
 from curation.releases.models import ReleaseContext, ReleaseItem
+from curation.transient import TransientOutage, is_transient, transient_call
 from scoring.methods import MethodSettings, run_method
 from scoring.methods.base import MIN_TURNS, PROGRAM_METHODS
 from scoring.runs import results as result_metrics
@@ -210,6 +211,8 @@ def predict_item(
                 scale="",
             )
         except Exception as error:  # a bug on one item must not stall the run; it is shown on the item
+            if is_transient(error):  # an outage is not the item's failure: the chunk goes back, the item untried
+                raise TransientOutage(f"{type(error).__name__}: {error}") from error
             logger.exception("prediction of %s failed", item.get("uid"))
             fields.update(
                 status=Prediction.Status.FAILED, error=f"{type(error).__name__}: {error}", answer=[], scale=""
@@ -320,12 +323,18 @@ def chunk_process(*, chunk_id: int, worker: str = "") -> str:
                 for future in finished:
                     row, setting = pending.pop(future)
                     given = {"context": setting} if client is not None else {}
-                    _save_prediction(run, row, {**future.result(), **given}, worker)
+                    try:
+                        fields = future.result()
+                    except TransientOutage as outage:  # the item stays unanswered; the others finish and save
+                        logger.warning("chunk %s handed back: %s", chunk_id, outage)
+                        outcome, stop = f"outage: {outage}", True
+                        continue
+                    transient_call(_save_prediction, run, row, {**fields, **given}, worker)
                 if time.monotonic() - last_beat >= HEARTBEAT_SECONDS:
                     last_beat = time.monotonic()
-                    if not _heartbeat(chunk_id, token):
+                    if not transient_call(_heartbeat, chunk_id, token):
                         outcome, stop = "claim lost", True
-                    status = ScoringRun.objects.filter(pk=run.pk).values_list("status", flat=True).first()
+                    status = transient_call(ScoringRun.objects.filter(pk=run.pk).values_list("status", flat=True).first)
                     if status != Status.RUNNING and not stop:
                         outcome, stop = f"run {status}", True
                 if stop:
@@ -341,13 +350,16 @@ def chunk_process(*, chunk_id: int, worker: str = "") -> str:
         if client is not None:
             client.close()
     if outcome != "done":
-        if outcome.startswith("run"):
-            _release(chunk_id, token)
+        if outcome.startswith(("run", "outage")):
+            transient_call(_release, chunk_id, token)
         return outcome
-    RunChunk.objects.filter(pk=chunk_id, claim_token=token).update(
-        status=RunChunk.Status.DONE, finished_at=timezone.now(), heartbeat_at=timezone.now()
+    transient_call(
+        RunChunk.objects.filter(pk=chunk_id, claim_token=token).update,
+        status=RunChunk.Status.DONE,
+        finished_at=timezone.now(),
+        heartbeat_at=timezone.now(),
     )
-    run_finish_if_done(run_id=run.pk)
+    transient_call(run_finish_if_done, run_id=run.pk)
     return outcome
 
 

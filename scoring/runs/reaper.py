@@ -14,6 +14,25 @@ from scoring.runs.states import chunks_enqueue, run_finish_if_done
 Status = ScoringRun.Status
 
 
+def runs_resume_for_worker(*, worker: str) -> int:
+    """A worker that starts again under its old name (after kill -9, OOM, a restart) hands back at once the chunks
+    its dead incarnation held, instead of waiting for their heartbeat to go stale. Returns how many."""
+    held = RunChunk.objects.filter(run__status=Status.RUNNING, status=RunChunk.Status.RUNNING, worker=worker)
+    with transaction.atomic():
+        requeued, _ = job_reap(
+            stalled=held.select_related("run"),
+            waiting=RunChunk.Status.QUEUED,
+            failed=None,
+            attempts_field="deliveries",
+            max_attempts=None,
+            describe=lambda chunk: f"chunk {chunk.index} of run {chunk.run_id}",
+            error_field=None,
+        )
+        for chunk in requeued:
+            chunks_enqueue(chunk.run, [chunk.pk])
+    return len(requeued)
+
+
 def runs_reap(*, stall_s: float | None = None) -> int:
     """Send again the chunks of running runs whose worker went silent (killed, lost); returns how many. Run by the
     beat reaper (curation.jobs_reap). A chunk delivered TATCURATE_JOB_MAX_ATTEMPTS times (its items keep killing

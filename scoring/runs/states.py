@@ -3,15 +3,19 @@ transaction commits (`chunks_enqueue`); the last chunk done completes the run an
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
+from django.db.models import Max
 from django.utils import timezone
 
 from curation.jobs import job_enqueue
+from curation.releases.models import ReleaseItem
 from scoring.runs.models import RunChunk, ScoringRun
 from scoring.runs.progress import run_results_compute
 
 Status = ScoringRun.Status
+logger = logging.getLogger(__name__)
 
 
 def run_transition(run: ScoringRun, sources: tuple[str, ...], target: str, **assignments: Any) -> bool:
@@ -37,6 +41,13 @@ def run_finish_if_done(*, run_id: int) -> bool:
     if RunChunk.objects.filter(run_id=run_id).exclude(status=RunChunk.Status.DONE).exists():
         return False
     run = ScoringRun.objects.get(pk=run_id)
+    # Never "completed" with an item unattempted: every release item has its prediction (a given-up chunk's items
+    # have failed ones), whatever the chunks' flags say.
+    last = RunChunk.objects.filter(run_id=run_id).aggregate(last=Max("last_position"))["last"]
+    items = ReleaseItem.objects.filter(release_id=run.release_id, position__lte=last if last is not None else -1)
+    if items.exclude(predictions__run_id=run_id).exists():
+        logger.warning("run %s: every chunk is done but some items have no prediction; not completing", run_id)
+        return False
     if not run_transition(run, (Status.RUNNING,), Status.COMPLETED, finished_at=timezone.now()):
         return False
     run_results_compute(run=run)

@@ -3,7 +3,6 @@ and score a gold + prediction pair with the official figures (the same code as t
 
 from __future__ import annotations
 
-import json
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -12,6 +11,7 @@ from django.contrib.auth.models import AbstractBaseUser
 
 from curation.errors import InvalidInput
 from curation.releases.models import Release
+from curation.toolkit.strict_json import JsonInputError, json_loads_strict
 from scoring.metrics import files
 from scoring.runs.creation import run_create
 from scoring.runs.lifecycle import run_start
@@ -46,9 +46,9 @@ def predictions_read(*, format: str, content: bytes) -> dict[str, dict[str, Any]
             if not line.strip():
                 continue
             try:
-                record = json.loads(line)
-            except ValueError as error:
-                raise InvalidInput(f"line {number}: not JSON ({error})") from error
+                record = json_loads_strict(line)
+            except JsonInputError as error:
+                raise InvalidInput(error.one_line(number)) from error
             if not isinstance(record, dict) or not record.get("uid"):
                 raise InvalidInput(f"line {number}: expected an object with 'uid' and 'answer'")
             predictions[str(record["uid"])] = {

@@ -176,3 +176,22 @@ def test_the_pay_rate_form_saves_a_rate_and_refuses_a_negative_one(personas, pro
     refused = client.post(url, {"pay_per_instance": "-1"}, follow=True).content.decode()
     assert "Pay per instance: Ensure this value is greater than or equal to 0." in refused
     assert PaySettings.objects.get(project=project).pay_per_instance == Decimal("1.25")
+
+
+@pytest.mark.parametrize("seconds", [0.0001, 0.05, 0.08])  # two validated instances: under 0.18 s in all
+def test_a_tiny_refine_time_gives_no_hourly_rate_on_page_api_and_csv(
+    personas, project, history, drafts, api_client_for, client, seconds
+):
+    """Issue 19.6: a refine time above 0 but under 0.18 s divided by hours rounded to zero (a 500 everywhere)."""
+    WorkTime.objects.filter(activity="refine").update(active_seconds=seconds)
+    today = timezone.localdate()
+    rows = dashboard.pay_report(project, start=today, end=today)["rows"]
+    assert [row["hourly"] for row in rows] == [None]
+    manager = api_client_for(personas["manager"])
+    api = manager.get(f"/api/projects/{project.slug}/dashboard/")
+    assert api.status_code == 200 and api.json()["pay"]["rows"][0]["hourly"] is None
+    pay_csv = manager.get(f"/api/projects/{project.slug}/dashboard/csv/?table=pay")
+    assert pay_csv.status_code == 200
+    assert [row["hourly"] for row in csv.DictReader(io.StringIO(pay_csv.content.decode()))] == [""]
+    client.force_login(personas["manager"])
+    assert client.get(f"/p/{project.slug}/dashboard/").status_code == 200

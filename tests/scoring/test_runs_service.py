@@ -168,3 +168,21 @@ def test_a_chunk_that_keeps_losing_its_worker_is_given_up_as_failed_predictions(
     assert run_reaper.runs_reap(stall_s=60) == 0
     assert run_lifecycle.run_retry_failed(run=run, actor=None) == 2  # the usual way to try them again
     assert RunChunk.objects.get(pk=first.pk).deliveries == 0  # and the reaper counts its deliveries afresh
+
+
+def test_a_worker_starting_again_under_its_name_hands_back_its_dead_chunks_at_once(started, sent):
+    """Issue 19.4: no waiting for the stall reaper when the killed worker comes back (worker_ready)."""
+    run = started["run"]
+    first, second = run.chunks.order_by("index")[:2]
+    fresh = timezone.now()  # the heartbeat is recent: the stall reaper would leave these alone for minutes
+    RunChunk.objects.filter(pk=first.pk).update(
+        status="running", claim_token="dead", worker="w1@host", heartbeat_at=fresh
+    )
+    RunChunk.objects.filter(pk=second.pk).update(
+        status="running", claim_token="live", worker="w2@host", heartbeat_at=fresh
+    )
+    assert run_reaper.runs_reap(stall_s=60) == 0
+    assert run_reaper.runs_resume_for_worker(worker="w1@host") == 1
+    assert RunChunk.objects.get(pk=first.pk).status == "queued"
+    assert RunChunk.objects.get(pk=second.pk).status == "running"  # another worker's chunk is not touched
+    assert run_chunks.chunk_process(chunk_id=first.pk) == "done"
