@@ -531,6 +531,34 @@ def release_cut_request(
     return cut
 
 
+# --- Jobs of the exports queue (release cuts and export builds share their states) ----------------------------
+
+
+def _silent(stall_s: float | None = None) -> Q:
+    """A running job row whose worker has not renewed its heartbeat within `stall_s` (TATCURATE_JOB_STALL_S)."""
+    stall_s = settings.TATCURATE_JOB_STALL_S if stall_s is None else stall_s
+    return Q(state="running") & (Q(heartbeat_at__isnull=True) | Q(heartbeat_at__lt=job_stall_cutoff(stall_s)))
+
+
+def _silent_reap(
+    model: type[ExportArtifact] | type[ReleaseCut], *, task_name: str, stall_s: float | None, describe: Callable
+) -> int:
+    """Requeue (after commit) or fail the silent rows of `model`; how many were reaped."""
+    with transaction.atomic():
+        requeued, failed = job_reap(
+            stalled=model.objects.filter(_silent(stall_s)),
+            waiting="pending",
+            failed="failed",
+            attempts_field="attempts",
+            max_attempts=settings.TATCURATE_JOB_MAX_ATTEMPTS,
+            state_field="state",
+            describe=describe,
+        )
+        for row in requeued:
+            job_enqueue(task_name=task_name, args=[row.pk])
+    return len(requeued) + len(failed)
+
+
 class _CutTakenOver(Exception):
     """The reaper (or a redelivered task on another worker) took the cut over; this worker stops writing."""
 
@@ -547,11 +575,8 @@ def release_cut_build(*, cut_id: int, worker: str = "") -> ReleaseCut | None:
     if cut is None or cut.state in (ReleaseCut.State.READY, ReleaseCut.State.FAILED):
         return cut
     token = job_token()
-    silent = Q(state=ReleaseCut.State.RUNNING) & (
-        Q(heartbeat_at__isnull=True) | Q(heartbeat_at__lt=job_stall_cutoff(settings.TATCURATE_JOB_STALL_S))
-    )
     if not job_claim(
-        rows=ReleaseCut.objects.filter(Q(state=ReleaseCut.State.PENDING) | silent, pk=cut_id),
+        rows=ReleaseCut.objects.filter(Q(state=ReleaseCut.State.PENDING) | _silent(), pk=cut_id),
         token=token,
         worker=worker,
         running=ReleaseCut.State.RUNNING,
@@ -609,23 +634,12 @@ def cuts_reap(*, stall_s: float | None = None) -> int:
     """Send a cut whose worker went silent back to the exports queue, or fail it (with the reason) after
     TATCURATE_JOB_MAX_ATTEMPTS claims; its half-frozen release was never written. Returns how many were reaped.
     Run by the beat reaper (curation.jobs_reap)."""
-    stall_s = settings.TATCURATE_JOB_STALL_S if stall_s is None else stall_s
-    stalled = ReleaseCut.objects.filter(
-        Q(heartbeat_at__isnull=True) | Q(heartbeat_at__lt=job_stall_cutoff(stall_s)), state=ReleaseCut.State.RUNNING
+    return _silent_reap(
+        ReleaseCut,
+        task_name="curation.release_cut",
+        stall_s=stall_s,
+        describe=lambda cut: f"release cut {cut.pk} ({cut.name})",
     )
-    with transaction.atomic():
-        requeued, failed = job_reap(
-            stalled=stalled,
-            waiting=ReleaseCut.State.PENDING,
-            failed=ReleaseCut.State.FAILED,
-            attempts_field="attempts",
-            max_attempts=settings.TATCURATE_JOB_MAX_ATTEMPTS,
-            state_field="state",
-            describe=lambda cut: f"release cut {cut.pk} ({cut.name})",
-        )
-        for cut in requeued:
-            job_enqueue(task_name="curation.release_cut", args=[cut.pk])
-    return len(requeued) + len(failed)
 
 
 def release_hash_recompute(release: Release) -> str:
@@ -713,11 +727,8 @@ def export_build(*, artifact_id: int, worker: str = "") -> ExportArtifact | None
     # writer went silent.
     token = job_token()
     waiting = Q(state__in=(ExportArtifact.State.PENDING, ExportArtifact.State.FAILED, ExportArtifact.State.READY))
-    silent = Q(state=ExportArtifact.State.RUNNING) & (
-        Q(heartbeat_at__isnull=True) | Q(heartbeat_at__lt=job_stall_cutoff(settings.TATCURATE_JOB_STALL_S))
-    )
     if not job_claim(
-        rows=ExportArtifact.objects.filter(waiting | silent, pk=artifact_id),
+        rows=ExportArtifact.objects.filter(waiting | _silent(), pk=artifact_id),
         token=token,
         worker=worker,
         running=ExportArtifact.State.RUNNING,
@@ -771,23 +782,12 @@ def export_build(*, artifact_id: int, worker: str = "") -> ExportArtifact | None
 def exports_reap(*, stall_s: float | None = None) -> int:
     """Send a build whose writer went silent back to the exports queue, or fail it after TATCURATE_JOB_MAX_ATTEMPTS
     builds; returns how many were reaped. Run by the beat reaper (curation.jobs_reap)."""
-    stall_s = settings.TATCURATE_JOB_STALL_S if stall_s is None else stall_s
-    stalled = ExportArtifact.objects.filter(
-        Q(heartbeat_at__isnull=True) | Q(heartbeat_at__lt=job_stall_cutoff(stall_s)), state=ExportArtifact.State.RUNNING
+    return _silent_reap(
+        ExportArtifact,
+        task_name="curation.export_build",
+        stall_s=stall_s,
+        describe=lambda artifact: f"export {artifact.pk} ({artifact.format})",
     )
-    with transaction.atomic():
-        requeued, failed = job_reap(
-            stalled=stalled,
-            waiting=ExportArtifact.State.PENDING,
-            failed=ExportArtifact.State.FAILED,
-            attempts_field="attempts",
-            max_attempts=settings.TATCURATE_JOB_MAX_ATTEMPTS,
-            state_field="state",
-            describe=lambda artifact: f"export {artifact.pk} ({artifact.format})",
-        )
-        for artifact in requeued:
-            job_enqueue(task_name="curation.export_build", args=[artifact.pk])
-    return len(requeued) + len(failed)
 
 
 def export_file(*, artifact: ExportArtifact) -> Path:
