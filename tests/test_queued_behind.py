@@ -8,8 +8,8 @@ from django.test import Client
 
 from curation.drafting.models import DraftingItem
 from curation.drafting.selectors import run_queued_behind as drafting_queued_behind
-from curation.drafting.services import run_create as drafting_run_create
-from curation.drafting.services import run_start as drafting_run_start
+from curation.drafting.services.runs import run_create as drafting_run_create
+from curation.drafting.services.runs import run_start as drafting_run_start
 from curation.models import Batch
 from curation.queues import waiting_label
 from scoring.models import RunChunk

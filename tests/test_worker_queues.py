@@ -10,8 +10,8 @@ from django.test import Client
 
 from curation.drafting.models import DraftingItem, DraftingRun
 from curation.drafting.selectors import run_queued_behind
-from curation.drafting.services import run_cancel, run_create
-from curation.drafting.services import run_start as drafting_run_start
+from curation.drafting.services.runs import run_cancel, run_create
+from curation.drafting.services.runs import run_start as drafting_run_start
 from curation.models import Batch
 from scoring.models import ScoringRun
 from scoring.runs.creation import run_create as scoring_run_create

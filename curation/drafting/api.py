@@ -12,8 +12,9 @@ from rest_framework.views import APIView
 
 from curation.drafting import endpoints as endpoint_services
 from curation.drafting import selectors as drafting_selectors
-from curation.drafting import services
 from curation.drafting.models import DraftingItem, DraftingRun, PromptTemplate
+from curation.drafting.services import prompt_versions
+from curation.drafting.services import runs as run_services
 from curation.endpoints.django_client import limit_is_shared
 from curation.endpoints.models import ModelEndpoint
 from curation.errors import InvalidInput, NotFound
@@ -140,7 +141,7 @@ class PromptTemplateListApi(APIView):
     )
     def get(self, request: Request, slug: str) -> Response:
         project = drafting_selectors.managed_project_get(user=request.user, slug=slug, action="see prompt templates")
-        services.prompt_templates_ensure_defaults(project=project)
+        prompt_versions.prompt_templates_ensure_defaults(project=project)
         templates = drafting_selectors.prompt_templates_of(project=project)
         return Response(PromptTemplateOutputSerializer(templates, many=True).data)
 
@@ -149,7 +150,7 @@ class PromptTemplateListApi(APIView):
         project = drafting_selectors.managed_project_get(user=request.user, slug=slug, action="edit prompt templates")
         payload = self.PromptTemplateInputSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
-        template = services.prompt_template_save(project=project, actor=request.user, **payload.validated_data)
+        template = prompt_versions.prompt_template_save(project=project, actor=request.user, **payload.validated_data)
         return Response(PromptTemplateOutputSerializer(template).data, status=status.HTTP_201_CREATED)
 
 
@@ -196,7 +197,7 @@ class DraftingRunOutputSerializer(serializers.ModelSerializer):
 
     @extend_schema_field(DraftingRunCountsSerializer)
     def get_counts(self, run: DraftingRun) -> dict[str, int]:
-        return services.run_counts(run)
+        return run_services.run_counts(run)
 
     @extend_schema_field(serializers.IntegerField(allow_null=True))
     def get_queued_behind(self, run: DraftingRun) -> int | None:
@@ -246,9 +247,11 @@ class DraftingRunListApi(APIView):
         payload = self.DraftingRunInputSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
         data = payload.validated_data
-        run = services.run_create(project=project, actor=request.user, **_run_arguments(project, request.user, data))
+        run = run_services.run_create(
+            project=project, actor=request.user, **_run_arguments(project, request.user, data)
+        )
         if data["start"]:
-            run = services.run_start(run_id=run.pk, actor=request.user)
+            run = run_services.run_start(run_id=run.pk, actor=request.user)
         return Response(DraftingRunOutputSerializer(run).data, status=status.HTTP_201_CREATED)
 
 
@@ -296,10 +299,10 @@ class DraftingRunActionApi(APIView):
     def post(self, request: Request, pk: int) -> Response:
         run = drafting_selectors.run_get(user=request.user, run_id=pk)
         action = {
-            "retry": services.run_retry_failed,
-            "cancel": services.run_cancel,
-            "resume": services.run_resume,
-            "start": services.run_start,
+            "retry": run_services.run_retry_failed,
+            "cancel": run_services.run_cancel,
+            "resume": run_services.run_resume,
+            "start": run_services.run_start,
         }[self.action_name]
         run = action(run_id=run.pk, actor=request.user)
         return Response(DraftingRunOutputSerializer(run).data)

@@ -7,7 +7,8 @@ import logging
 from celery import shared_task
 from celery.signals import worker_ready
 
-from curation.drafting.services import chunk_process, runs_resume_for_worker
+from curation.drafting.services.items import chunk_process
+from curation.drafting.services.reaper import runs_resume_for_worker
 from curation.jobs import TransactionAwareTask
 
 logger = logging.getLogger(__name__)

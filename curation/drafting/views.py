@@ -14,9 +14,10 @@ from django.views.decorators.http import require_POST
 from curation import selectors
 from curation.drafting import endpoints as endpoint_services
 from curation.drafting import selectors as drafting_selectors
-from curation.drafting import services
 from curation.drafting.forms import DraftingRunForm, EndpointForm
 from curation.drafting.models import DraftingRun, PromptTemplate
+from curation.drafting.services import prompt_versions
+from curation.drafting.services import runs as run_services
 from curation.drafting.templates import TEMPLATES
 from curation.endpoints.django_client import limit_is_shared
 from curation.endpoints.models import ModelEndpoint
@@ -124,7 +125,7 @@ def prompt_templates(request: HttpRequest, slug: str) -> HttpResponse:
     error = ""
     if request.method == "POST":
         try:
-            template = services.prompt_template_save(
+            template = prompt_versions.prompt_template_save(
                 project=project,
                 actor=request.user,
                 kind=request.POST.get("kind", ""),
@@ -138,7 +139,7 @@ def prompt_templates(request: HttpRequest, slug: str) -> HttpResponse:
             return redirect("drafting-prompts", slug=project.slug)
     kinds = []
     for kind, label in PromptTemplate.Kind.choices:
-        current = services.prompt_template_current(project=project, kind=kind)
+        current = prompt_versions.prompt_template_current(project=project, kind=kind)
         history = list(drafting_selectors.prompt_templates_of(project=project, kind=kind)[:20])
         kinds.append({"kind": kind, "label": label, "current": current, "history": history})
     return render(
@@ -161,8 +162,8 @@ def drafting_home(request: HttpRequest, slug: str) -> HttpResponse:
     error = ""
     if request.method == "POST" and form.is_valid():
         try:
-            run = services.run_create(project=project, actor=request.user, **form.run_arguments())
-            services.run_start(run_id=run.pk, actor=request.user)
+            run = run_services.run_create(project=project, actor=request.user, **form.run_arguments())
+            run_services.run_start(run_id=run.pk, actor=request.user)
         except FORM_ERRORS as exc:
             error = exc.message
         else:
@@ -180,7 +181,7 @@ def drafting_home(request: HttpRequest, slug: str) -> HttpResponse:
             "runs": [
                 {
                     "run": run,
-                    "counts": services.run_counts(run),
+                    "counts": run_services.run_counts(run),
                     "waiting": waiting_label(drafting_selectors.run_queued_behind(run)),
                 }
                 for run in runs
@@ -193,7 +194,7 @@ def drafting_home(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 def _run_context(run: DraftingRun) -> dict[str, Any]:
-    counts = services.run_counts(run)
+    counts = run_services.run_counts(run)
     open_total = counts["total"] - counts["skipped"]
     done = counts["drafted"] + counts["failed"] + counts["cancelled"]
     return {
@@ -226,9 +227,11 @@ def run_progress(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
 @require_POST
 def run_action(request: HttpRequest, slug: str, pk: int, action: str) -> HttpResponse:
     run = _run_for(request, slug, pk)
-    service = {"retry": services.run_retry_failed, "cancel": services.run_cancel, "resume": services.run_resume}.get(
-        action
-    )
+    service = {
+        "retry": run_services.run_retry_failed,
+        "cancel": run_services.run_cancel,
+        "resume": run_services.run_resume,
+    }.get(action)
     if service is None:
         raise Http404("Unknown action.")
     service(run_id=run.pk, actor=request.user)

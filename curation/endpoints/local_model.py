@@ -6,6 +6,7 @@ import argparse
 import atexit
 import contextlib
 import importlib.util
+import os
 import signal
 import subprocess
 import sys
@@ -22,7 +23,10 @@ from curation.endpoints.config import EndpointConfig
 MODEL_NAME = "SmolLM2-135M-Instruct"
 DEFAULT_PORT = 8089
 DEFAULT_CONTEXT = 4096
-DEFAULT_THREADS = 2
+# Half the cores: llama.cpp's threads spin while they wait for each other, so with one thread per core any other
+# busy process (the web, a worker, a test run) makes them fight, and a request on a loaded 2-core machine took 37 s
+# with 2 threads against 2 s with 1 (benchmarks/suite_time.py records the suite-wide effect).
+DEFAULT_THREADS = max(1, (os.cpu_count() or 2) // 2)
 # Parallel decoding slots: a drafting run and a scoring run are answered side by side, not one after the other.
 # Endpoints of the local model use this as their concurrency limit, so requests never queue inside the server.
 DEFAULT_PARALLEL = 2

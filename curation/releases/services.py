@@ -391,9 +391,12 @@ def release_cut(
     split_ratios: dict[str, float] | None = None,
     import_record: ImportRecord | None = None,
     progress: Callable[[int], None] | None = None,
+    before_commit: Callable[[Release], None] | None = None,
 ) -> Release:
     """Freeze the validated instances of `batch_ids` into a new version of release `name`. Managers only;
     `actor=None` is an operator command. Every included instance moves validated → released (system move).
+    `before_commit` runs inside the write transaction once everything is written; if it raises, nothing of the cut
+    remains (a worker that lost its claim on the ReleaseCut meanwhile).
 
     The instances are read and frozen outside any transaction (so a worker's progress is visible); what is written
     (the release, its frozen rows and the batched moves) is one transaction, whose conditional UPDATE checks each
@@ -506,6 +509,8 @@ def release_cut(
             expected_versions={pk: item["instance_version"] for pk, item in zip(instance_ids, items, strict=True)},
             reason=reason,
         )
+        if before_commit is not None:
+            before_commit(release)
         return release
 
 
@@ -537,50 +542,115 @@ def release_cut_request(
     return cut
 
 
-def release_cut_build(*, cut_id: int) -> ReleaseCut | None:
-    """Run one queued cut (the worker's side of `release_cut_request`), writing its progress as chunks are frozen.
-    Idempotent: a ready or failed cut is left alone; a redelivered task takes a running one over. A domain error
-    (an instance changed meanwhile, the requester is no longer a manager) fails the cut with its message."""
+# --- Jobs of the exports queue (release cuts and export builds share their states) ----------------------------
+
+
+def _silent(stall_s: float | None = None) -> Q:
+    """A running job row whose worker has not renewed its heartbeat within `stall_s` (TATCURATE_JOB_STALL_S)."""
+    stall_s = settings.TATCURATE_JOB_STALL_S if stall_s is None else stall_s
+    return Q(state="running") & (Q(heartbeat_at__isnull=True) | Q(heartbeat_at__lt=job_stall_cutoff(stall_s)))
+
+
+def _silent_reap(
+    model: type[ExportArtifact] | type[ReleaseCut], *, task_name: str, stall_s: float | None, describe: Callable
+) -> int:
+    """Requeue (after commit) or fail the silent rows of `model`; how many were reaped."""
+    with transaction.atomic():
+        requeued, failed = job_reap(
+            stalled=model.objects.filter(_silent(stall_s)),
+            waiting="pending",
+            failed="failed",
+            attempts_field="attempts",
+            max_attempts=settings.TATCURATE_JOB_MAX_ATTEMPTS,
+            state_field="state",
+            describe=describe,
+        )
+        for row in requeued:
+            job_enqueue(task_name=task_name, args=[row.pk])
+    return len(requeued) + len(failed)
+
+
+class _CutTakenOver(Exception):
+    """The reaper (or a redelivered task on another worker) took the cut over; this worker stops writing."""
+
+
+def release_cut_build(*, cut_id: int, worker: str = "") -> ReleaseCut | None:
+    """Run one queued cut (the worker's side of `release_cut_request`), renewing its claim with each frozen chunk.
+
+    Claimed by one conditional UPDATE: a pending cut, or a running one whose worker went silent (a redelivered task
+    takes it over). Every later write is conditional on this worker's claim token, and the release and the cut's
+    "ready" are written in one transaction, so a cut is released exactly once and a worker that lost its claim
+    leaves nothing behind. A ready or failed cut, or one a live worker holds, is left alone. A domain error (an
+    instance changed meanwhile, the requester is no longer a manager) fails the cut with its message."""
     cut = ReleaseCut.objects.select_related("project", "requested_by").filter(pk=cut_id).first()
     if cut is None or cut.state in (ReleaseCut.State.READY, ReleaseCut.State.FAILED):
         return cut
-    ReleaseCut.objects.filter(pk=cut_id, state__in=(ReleaseCut.State.PENDING, ReleaseCut.State.RUNNING)).update(
-        state=ReleaseCut.State.RUNNING, items_done=0
-    )
+    token = job_token()
+    if not job_claim(
+        rows=ReleaseCut.objects.filter(Q(state=ReleaseCut.State.PENDING) | _silent(), pk=cut_id),
+        token=token,
+        worker=worker,
+        running=ReleaseCut.State.RUNNING,
+        attempts_field="attempts",
+        state_field="state",
+        items_done=0,
+    ):
+        cut.refresh_from_db()
+        return cut  # held by a live worker, or finished meanwhile: a duplicate message exits quietly
+    mine = ReleaseCut.objects.filter(pk=cut_id, claim_token=token)
     done = 0
 
     def progress(count: int) -> None:
         nonlocal done
         done += count
-        ReleaseCut.objects.filter(pk=cut_id).update(items_done=done)
+        if not mine.update(items_done=done, heartbeat_at=timezone.now()):
+            raise _CutTakenOver(cut_id)
+
+    def mark_ready(release: Release) -> None:
+        # Inside the release's transaction: the row lock makes a second claimant wait, then find the token gone.
+        if not mine.update(
+            state=ReleaseCut.State.READY,
+            release=release,
+            items_done=release.item_count,
+            finished_at=timezone.now(),
+            heartbeat_at=timezone.now(),
+            claim_token="",
+            error="",
+        ):
+            raise _CutTakenOver(cut_id)
 
     options = dict(cut.options)
     batch_ids = options.pop("batch_ids")
     try:
-        release = release_cut(
+        release_cut(
             project=cut.project,
             actor=cut.requested_by,
             name=cut.name,
             batch_ids=batch_ids,
             progress=progress,
+            before_commit=mark_ready,
             **options,
         )
+    except _CutTakenOver:
+        pass  # the worker holding the claim now finishes (or fails) the cut
     except Exception as error:
-        ReleaseCut.objects.filter(pk=cut_id).update(
-            state=ReleaseCut.State.FAILED, error=str(error)[:2000], finished_at=timezone.now()
-        )
+        mine.update(state=ReleaseCut.State.FAILED, error=str(error)[:2000], finished_at=timezone.now(), claim_token="")
         if not isinstance(error, DomainError):
             raise  # a bug or an outage: the worker's log and Celery's retry policy see it
-    else:
-        ReleaseCut.objects.filter(pk=cut_id).update(
-            state=ReleaseCut.State.READY,
-            release=release,
-            items_done=release.item_count,
-            finished_at=timezone.now(),
-            error="",
-        )
     cut.refresh_from_db()
     return cut
+
+
+def cuts_reap(*, stall_s: float | None = None) -> int:
+    """Send a cut whose worker went silent back to the exports queue, or fail it (with the reason) after
+    TATCURATE_JOB_MAX_ATTEMPTS claims; its half-frozen release was never written. Returns how many were reaped.
+    Run by the beat reaper (curation.jobs_reap)."""
+    return _silent_reap(
+        ReleaseCut,
+        task_name="curation.release_cut",
+        stall_s=stall_s,
+        describe=lambda cut: f"release cut {cut.pk} ({cut.name})",
+    )
 
 
 def release_hash_recompute(release: Release) -> str:
@@ -668,11 +738,8 @@ def export_build(*, artifact_id: int, worker: str = "") -> ExportArtifact | None
     # writer went silent.
     token = job_token()
     waiting = Q(state__in=(ExportArtifact.State.PENDING, ExportArtifact.State.FAILED, ExportArtifact.State.READY))
-    silent = Q(state=ExportArtifact.State.RUNNING) & (
-        Q(heartbeat_at__isnull=True) | Q(heartbeat_at__lt=job_stall_cutoff(settings.TATCURATE_JOB_STALL_S))
-    )
     if not job_claim(
-        rows=ExportArtifact.objects.filter(waiting | silent, pk=artifact_id),
+        rows=ExportArtifact.objects.filter(waiting | _silent(), pk=artifact_id),
         token=token,
         worker=worker,
         running=ExportArtifact.State.RUNNING,
@@ -726,23 +793,12 @@ def export_build(*, artifact_id: int, worker: str = "") -> ExportArtifact | None
 def exports_reap(*, stall_s: float | None = None) -> int:
     """Send a build whose writer went silent back to the exports queue, or fail it after TATCURATE_JOB_MAX_ATTEMPTS
     builds; returns how many were reaped. Run by the beat reaper (curation.jobs_reap)."""
-    stall_s = settings.TATCURATE_JOB_STALL_S if stall_s is None else stall_s
-    stalled = ExportArtifact.objects.filter(
-        Q(heartbeat_at__isnull=True) | Q(heartbeat_at__lt=job_stall_cutoff(stall_s)), state=ExportArtifact.State.RUNNING
+    return _silent_reap(
+        ExportArtifact,
+        task_name="curation.export_build",
+        stall_s=stall_s,
+        describe=lambda artifact: f"export {artifact.pk} ({artifact.format})",
     )
-    with transaction.atomic():
-        requeued, failed = job_reap(
-            stalled=stalled,
-            waiting=ExportArtifact.State.PENDING,
-            failed=ExportArtifact.State.FAILED,
-            attempts_field="attempts",
-            max_attempts=settings.TATCURATE_JOB_MAX_ATTEMPTS,
-            state_field="state",
-            describe=lambda artifact: f"export {artifact.pk} ({artifact.format})",
-        )
-        for artifact in requeued:
-            job_enqueue(task_name="curation.export_build", args=[artifact.pk])
-    return len(requeued) + len(failed)
 
 
 def export_file(*, artifact: ExportArtifact) -> Path:

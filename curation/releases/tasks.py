@@ -15,8 +15,9 @@ def export_build_task(self, artifact_id: int) -> str:
     return artifact.state if artifact is not None else "missing"
 
 
-@shared_task(name="curation.release_cut", acks_late=True, base=TransactionAwareTask)
-def release_cut_task(cut_id: int) -> str:
-    """Run one big release cut (exports queue); a redelivered task finds it ready or failed and exits quietly."""
-    cut = release_cut_build(cut_id=cut_id)
+@shared_task(name="curation.release_cut", acks_late=True, bind=True, base=TransactionAwareTask)
+def release_cut_task(self, cut_id: int) -> str:
+    """Run one big release cut (exports queue); a redelivered task finds it ready, failed or held by a live worker
+    and exits quietly."""
+    cut = release_cut_build(cut_id=cut_id, worker=self.request.hostname or "")
     return cut.state if cut is not None else "missing"

@@ -167,5 +167,11 @@ def test_one_failing_reaper_does_not_stop_the_others(monkeypatch, caplog):
 
     monkeypatch.setitem(jobs._REAPERS, "broken kind", "curation.jobs.no_such_reaper")
     counts = jobs.jobs_reap()
-    assert counts == {"broken kind": -1, "drafting items": 0, "export builds": 0, "scoring chunks": 0}
+    assert counts == {
+        "broken kind": -1,
+        "drafting items": 0,
+        "export builds": 0,
+        "release cuts": 0,
+        "scoring chunks": 0,
+    }
     assert "the broken kind reaper failed" in caplog.text

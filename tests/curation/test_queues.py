@@ -45,7 +45,7 @@ def test_queue_settings_move_a_kind_of_work_at_send_time(settings):
 
 @pytest.mark.django_db
 def test_started_runs_record_the_queue_of_their_kind(project, personas):
-    from curation.drafting.services import run_create, run_start
+    from curation.drafting.services.runs import run_create, run_start
     from curation.models import Batch
     from scoring.runs.creation import run_create as scoring_run_create
     from scoring.runs.lifecycle import run_start as scoring_run_start

@@ -3,10 +3,14 @@ exports queue, shown on the releases page as it goes and as the release it becam
 
 from __future__ import annotations
 
+import os
+import signal
+
 import pytest
 from django.test import Client
 
-from curation.models import Instance
+from curation.models import Instance, TransitionEvent
+from curation.releases import services as release_services
 from curation.releases.models import Release, ReleaseCut
 from curation.states import Status
 from tests.curation.test_release_scale import validated_world
@@ -37,3 +41,52 @@ def test_a_big_cut_is_frozen_by_the_exports_worker(project, personas, settings):
     assert set(Instance.objects.filter(batch=batch).values_list("status", flat=True)) == {Status.RELEASED}
     page = browser.get(f"/p/{project.slug}/releases/").content.decode()
     assert "Cuts on a worker" not in page and f'href="/p/{project.slug}/releases/{release.pk}/"' in page
+
+
+def test_a_cut_whose_worker_is_killed_mid_cut_is_finished_once_by_another_worker(project, personas, settings, tmp_path):
+    """kill -9 of the worker's process group while it holds the cut (after its first chunk of five); the reaper
+    sends the cut back, a differently named worker takes it over, and the release exists exactly once."""
+    settings.TATCURATE_RELEASE_CUT_ASYNC_MIN_ITEMS = 10
+    batch = validated_world(project, papers=4, per_paper=5)
+    hold = tmp_path / "hold-the-cut"
+    hold.write_text("while this file exists the instrumented worker waits before its second chunk")
+    queue = "test-exports-kill-" + project.slug
+    settings.TATCURATE_EXPORTS_QUEUE = queue
+    with celery_worker(
+        queue=queue,
+        name="exports-first",
+        app="tests.support.held_cut_worker",
+        env={"TATCURATE_TEST_CUT_HOLD": str(hold)},
+    ) as first:
+        cut = release_services.release_cut_request(
+            project=project, actor=personas["manager"], name="big", batch_ids=[batch.pk]
+        )
+        wait_for(
+            lambda: ReleaseCut.objects.filter(pk=cut.pk, state="running", items_done=5).exists(),
+            timeout=90,
+            what="the first worker to freeze its first chunk",
+        )
+        os.killpg(first["process"].pid, signal.SIGKILL)
+        first["process"].wait()
+    cut.refresh_from_db()
+    assert (cut.state, cut.worker, cut.attempts) == ("running", first["hostname"], 1)
+    assert not Release.objects.exists()  # nothing of the half-frozen cut is visible
+    assert set(Instance.objects.filter(batch=batch).values_list("status", flat=True)) == {Status.VALIDATED}
+
+    hold.unlink()
+    # The worker is dead, so any heartbeat is stale: a zero threshold stands in for five silent minutes.
+    assert release_services.cuts_reap(stall_s=0) == 1
+    with celery_worker(queue=queue, name="exports-second") as second:
+        wait_for(
+            lambda: ReleaseCut.objects.filter(pk=cut.pk, state__in=("ready", "failed")).exists(),
+            timeout=90,
+            what="the second worker to finish the cut",
+        )
+    cut.refresh_from_db()
+    assert (cut.state, cut.error, cut.items_done, cut.worker) == ("ready", "", 20, second["hostname"])
+    assert cut.attempts == 2 and cut.claim_token == ""
+    release = Release.objects.get()
+    assert cut.release == release and release.item_count == 20 and release.items.count() == 20
+    assert set(Instance.objects.filter(batch=batch).values_list("status", flat=True)) == {Status.RELEASED}
+    released = TransitionEvent.objects.filter(to_status=Status.RELEASED, instance__batch=batch)
+    assert released.count() == 20 and released.values("instance").distinct().count() == 20

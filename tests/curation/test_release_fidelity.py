@@ -14,7 +14,7 @@ import pytest
 
 from annotate.review import services as review
 from annotate.work.workspace import workspace_submit
-from curation.drafting.services import table_input
+from curation.drafting.services.drafter import table_input
 from curation.drafting.templates import draft_template_questions
 from curation.exports import EXPORT_FORMATS, write_export_zip
 from curation.exports.rows import release_rows

@@ -39,20 +39,27 @@ def wait_for(predicate, *, timeout: float = 60.0, interval: float = 0.2, what: s
 
 @contextmanager
 def celery_worker(
-    *, concurrency: int = 1, queue: str | None = None, log_path: Path | None = None, name: str | None = None
+    *,
+    concurrency: int = 1,
+    queue: str | None = None,
+    log_path: Path | None = None,
+    name: str | None = None,
+    app: str = "curation",
+    env: dict[str, str] | None = None,
 ) -> Iterator[dict]:
     """Run `celery worker` in a subprocess on a private queue; yields {'queue', 'hostname', 'process'}. The worker
-    is called `<queue>@localhost` unless `name` gives it another name (a replacement on another machine)."""
+    is called `<queue>@localhost` unless `name` gives it another name (a replacement on another machine); `app`
+    names another Celery app module (a test's instrumented one) and `env` adds environment variables."""
     from curation.models import WorkerHeartbeat
 
     queue = queue or f"test-{uuid.uuid4().hex[:10]}"
     hostname = f"{name or queue}@localhost"
-    env = {**os.environ, "DATABASE_URL": test_database_url(), "CELERY_TASK_ALWAYS_EAGER": "false"}
+    env = {**os.environ, **(env or {}), "DATABASE_URL": test_database_url(), "CELERY_TASK_ALWAYS_EAGER": "false"}
     log_path = log_path or ROOT / "var" / f"worker-{name or queue}.log"
     log_path.parent.mkdir(parents=True, exist_ok=True)
     log = open(log_path, "w")
     command = [
-        sys.executable, "-m", "celery", "-A", "curation", "worker",
+        sys.executable, "-m", "celery", "-A", app, "worker",
         "--pool", "prefork" if concurrency > 1 else "solo", "--concurrency", str(concurrency),
         "-Q", queue, "-n", hostname, "--without-gossip", "--without-mingle", "--loglevel", "INFO",
     ]  # fmt: skip

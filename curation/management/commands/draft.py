@@ -11,8 +11,9 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db.models import Q
 from tqdm import tqdm
 
-from curation.drafting import services
 from curation.drafting.models import DraftingItem, DraftingRun
+from curation.drafting.services import items as item_services
+from curation.drafting.services import runs as run_services
 from curation.endpoints.models import ModelEndpoint
 from curation.errors import DomainError
 from curation.models import Batch, Project
@@ -60,7 +61,7 @@ class Command(BaseCommand):
                 raise CommandError(f"no endpoint {options['endpoint'] or '(local default)'!r}; known: {names}")
         params = {"max_tokens": options["max_tokens"]} if options["max_tokens"] else {}
         try:
-            run = services.run_create(
+            run = run_services.run_create(
                 project=project, actor=None, kind=options["kind"], batch=batch, endpoint=endpoint,
                 generation_params=params,
                 options={
@@ -74,7 +75,7 @@ class Command(BaseCommand):
         bar = tqdm(total=todo, desc=f"draft run {run.pk}", unit="context", file=sys.stderr,
                    disable=options["no_progress"] or options["no_wait"])  # fmt: skip
         if options["wait"] or options["no_wait"]:
-            services.run_start(run_id=run.pk, actor=None)
+            run_services.run_start(run_id=run.pk, actor=None)
             while options["wait"]:
                 run.refresh_from_db()
                 done = run.items.filter(
@@ -85,10 +86,10 @@ class Command(BaseCommand):
                     break
                 time.sleep(0.5)
         else:
-            services.run_process_inline(run_id=run.pk, on_item=lambda item: bar.update(1))
+            item_services.run_process_inline(run_id=run.pk, on_item=lambda item: bar.update(1))
         bar.close()
         run.refresh_from_db()
-        counts = services.run_counts(run)
+        counts = run_services.run_counts(run)
         summary = {"run": run.pk, "kind": run.kind, "status": run.status, "error": run.error, "counts": counts}
         if options["json"]:
             self.stdout.write(json.dumps(summary))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from curation.drafting.models import DraftingRun
-from curation.drafting.services import run_create
+from curation.drafting.services.runs import run_create
 from curation.endpoints.models import ModelEndpoint
 from curation.models import Batch, Instance
 from tests.curation.drafting.conftest import endpoint_on, garbage, make_contexts, scripted_reply

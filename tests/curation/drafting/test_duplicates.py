@@ -8,7 +8,8 @@ from django.urls import reverse
 
 from curation.drafting import duplicates, prompts
 from curation.drafting.models import DraftingRun
-from curation.drafting.services import run_create, run_process_inline
+from curation.drafting.services.items import run_process_inline
+from curation.drafting.services.runs import run_create
 from curation.models import Instance
 from curation.services.lifecycle import instance_create
 from scoring.metrics import sentence_embedding

@@ -9,15 +9,10 @@ from celery import Task
 from django.utils import timezone
 
 from curation.drafting.models import DraftingItem, DraftingRun
-from curation.drafting.services import (
-    _ClaimLost,
-    _item_commit,
-    _Outcome,
-    chunk_process,
-    items_reap,
-    run_create,
-    run_start,
-)
+from curation.drafting.services.drafter import Outcome
+from curation.drafting.services.items import _ClaimLost, _item_commit, chunk_process
+from curation.drafting.services.reaper import items_reap
+from curation.drafting.services.runs import run_create, run_start
 from curation.jobs import jobs_reap
 from curation.models import Instance
 
@@ -80,7 +75,7 @@ def test_the_late_result_of_a_reaped_worker_is_dropped(started):
     item = _vanish(started)
     items_reap(stall_s=60)
     # The old worker wakes up and commits with its token: nothing is written, the item stays for the new worker.
-    late = _Outcome(drafts=[{"question": "late?", "answer": ["x"]}], raw_output={})
+    late = Outcome(drafts=[{"question": "late?", "answer": ["x"]}], raw_output={})
     with pytest.raises(_ClaimLost):
         _item_commit(started, DraftingItem.objects.get(pk=item.pk), "t0", late)
     assert DraftingItem.objects.get(pk=item.pk).status == DraftingItem.Status.PENDING
@@ -108,20 +103,20 @@ def test_the_one_beat_reaper_runs_every_kind(started, settings):
     _vanish(started)
     settings.TATCURATE_JOB_STALL_S = 60
     counts = jobs_reap()
-    assert counts == {"drafting items": 3, "export builds": 0, "scoring chunks": 0}
+    assert counts == {"drafting items": 3, "export builds": 0, "release cuts": 0, "scoring chunks": 0}
     assert settings.CELERY_BEAT_SCHEDULE["reap-stalled-jobs"]["task"] == "curation.jobs_reap"
 
 
 def test_an_llm_item_renews_its_claim_between_its_two_model_calls(
     project, personas, drafting_batch, drafting_contexts, model_server, monkeypatch
 ):
-    from curation.drafting import services
-    from curation.drafting.services import run_process_inline
+    from curation.drafting.services import items as item_services
+    from curation.drafting.services.items import run_process_inline
     from tests.curation.drafting.conftest import endpoint_on
 
     beats = []
-    real = services.job_heartbeat
-    monkeypatch.setattr(services, "job_heartbeat", lambda **kw: beats.append(kw["token"]) or real(**kw))
+    real = item_services.job_heartbeat
+    monkeypatch.setattr(item_services, "job_heartbeat", lambda **kw: beats.append(kw["token"]) or real(**kw))
     run = run_create(
         project=project,
         actor=None,

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from curation.drafting.models import DraftingItem, DraftingRun
-from curation.drafting.services import run_cancel, run_create, run_process_inline, run_retry_failed, run_start
+from curation.drafting.services.items import run_process_inline
+from curation.drafting.services.runs import run_cancel, run_create, run_retry_failed, run_start
 from curation.errors import InvalidInput, NotPermitted
 from curation.models import Context, Instance
 from curation.states import Status

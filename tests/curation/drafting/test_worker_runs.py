@@ -9,7 +9,8 @@ import time
 import pytest
 
 from curation.drafting.models import DraftingItem, DraftingRun
-from curation.drafting.services import items_reap, run_create, run_start
+from curation.drafting.services.reaper import items_reap
+from curation.drafting.services.runs import run_create, run_start
 from curation.endpoints import local_model
 from curation.endpoints.models import ModelEndpoint
 from curation.models import Batch, Instance

@@ -1,0 +1,229 @@
+"""One context into draft fields: an LLM run's two prompts (question, then rationale and answer) or a template
+run's questions; and the plain data a prompt shows of a context. Knows nothing of claims or workers."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from curation.drafting import duplicates, prompts
+from curation.drafting.models import DraftingRun
+from curation.drafting.templates import draft_template_questions
+from curation.endpoints.config import GENERATION_PARAM_NAMES
+from curation.endpoints.errors import EndpointConfigError, EndpointError
+from curation.models import Context, Instance, ReasoningType, Table
+from curation.states import Status
+from curation.table_shape import shape_from_row
+
+
+@dataclass
+class Outcome:
+    """What drafting one context gave: the drafts' fields, the raw model output, and a note for the item."""
+
+    drafts: list[dict[str, Any]]
+    raw_output: dict[str, Any]
+    note: str = ""
+
+
+class Drafter:
+    """Turns one context into draft fields, for an LLM run (one client per chunk) or a template run."""
+
+    def __init__(self, run: DraftingRun) -> None:
+        self.run = run
+        self.client = None
+        self.beat: Callable[[], object] = lambda: None
+        self.types = {rt.code: rt for rt in ReasoningType.objects.filter(project_id=run.project_id)}
+
+    def _client(self) -> Any:
+        # Built on first use, so a broken endpoint fails the item (with its message), not the whole task.
+        # client_for shares one client per endpoint and process: never close it here.
+        if self.client is None:
+            from curation.endpoints.django_client import client_for
+
+            if self.run.endpoint is None:
+                raise EndpointConfigError("the run's endpoint has been deleted")
+            self.client = client_for(self.run.endpoint)
+        return self.client
+
+    def draft(self, context: Context) -> Outcome:
+        if self.run.kind == DraftingRun.Kind.LLM:
+            return self._draft_llm(context)
+        return self._draft_templates(context)
+
+    def _provenance(self, item_context: Context) -> dict[str, Any]:
+        return {"drafter": self.run.kind, "run": self.run.pk, "context": item_context.pk}
+
+    def _draft_llm(self, context: Context) -> Outcome:
+        client = self._client()
+        run = self.run
+        data = context_data(context)
+        max_chars = int(run.options.get("max_context_chars") or 8000)
+        params = {k: v for k, v in run.generation_params.items() if k in GENERATION_PARAM_NAMES}
+        raw: dict[str, Any] = {}
+        question_result = None
+        try:
+            question_result = client.chat(
+                prompts.question_messages(run.question_template.text, data, max_chars=max_chars), **params
+            )
+            raw["question"] = question_result.text
+            self.beat()
+            parsed_question = prompts.parse_question(question_result.text)
+            answer_result = None
+            parsed_answer = None
+            duplicate = self._duplicate(context, parsed_question.question) if parsed_question.is_parsed else None
+            if duplicate is not None:
+                # Rejected before its answer is asked for: recorded on the item with the reason, never queued.
+                rejected = {
+                    "question": parsed_question.question,
+                    "reason": duplicate.reason,
+                    "kind": duplicate.kind,
+                    "matched": duplicate.matched,
+                    "similarity": round(duplicate.similarity, 4),
+                    "measure": duplicate.measure,
+                }
+                return Outcome(
+                    drafts=[], raw_output={**raw, "rejected": [rejected]}, note=f"rejected: {duplicate.reason}"
+                )
+            if parsed_question.is_parsed:
+                answer_result = client.chat(
+                    prompts.answer_messages(
+                        run.answer_template.text, data, parsed_question.question, max_chars=max_chars
+                    ),
+                    **params,
+                )
+                raw["rationale_answer"] = answer_result.text
+                parsed_answer = prompts.parse_rationale_answer(answer_result.text)
+        except EndpointError as error:
+            error.raw_output = raw  # type: ignore[attr-defined]
+            raise
+        parse_errors = []
+        if not parsed_question.is_parsed:
+            parse_errors.append(f"question: {parsed_question.error}")
+        if parsed_answer is not None and not parsed_answer.is_parsed:
+            parse_errors.append(f"answer: {parsed_answer.error}")
+        results = [r for r in (question_result, answer_result) if r is not None]
+        draft = {
+            **self._provenance(context),
+            "endpoint": run.endpoint_snapshot,
+            "model": str(question_result.raw.get("model") or run.endpoint_snapshot.get("model", "")),
+            "template_hashes": run.template_hashes,
+            "params": question_result.request_params,
+            "raw": raw,
+            "question": parsed_question.question,
+            "rationale": parsed_answer.rationale if parsed_answer else "",
+            "answer": parsed_answer.answer if parsed_answer else [],
+            "parse": {
+                "question_rule": parsed_question.rule,
+                "answer_rule": parsed_answer.rule if parsed_answer else "",
+                "extra_questions": parsed_question.extra_questions,
+            },
+            "usage": [r.usage for r in results],
+            "attempts": sum(len(r.attempts) for r in results),
+            "is_cached": [r.is_cached for r in results],
+        }
+        if parse_errors:
+            draft["parse_error"] = "; ".join(parse_errors)
+        fields = {
+            "reasoning_type": context.reasoning_type,
+            "question": parsed_question.question,
+            "rationale": parsed_answer.rationale if parsed_answer else "",
+            "answer": parsed_answer.answer if parsed_answer else [],
+            "relevant_tables": list(context.tables.all()),
+            "draft": draft,
+        }
+        note = f"parse problem, flagged for the annotator: {draft['parse_error']}" if parse_errors else ""
+        return Outcome(drafts=[fields], raw_output=raw, note=note)
+
+    def _duplicate(self, context: Context, question: str) -> duplicates.Duplicate | None:
+        """Whether an LLM's question repeats an example of the run's prompt or a question already asked of the
+        same paper (any status but discarded)."""
+        existing = (
+            Instance.objects.filter(project_id=self.run.project_id, context__paper_id=context.paper_id)
+            .exclude(status=Status.DISCARDED)
+            .values_list("question", flat=True)
+        )
+        return duplicates.duplicate_of(
+            question, examples=duplicates.example_questions(self.run.question_template.text), existing=list(existing)
+        )
+
+    def _draft_templates(self, context: Context) -> Outcome:
+        run = self.run
+        tables = list(context.tables.all().order_by("paper_id", "order"))
+        by_label: dict[str, Table] = {}
+        table_dicts = []
+        for position, table in enumerate(tables):
+            label = table.label or (f"Table {table.number}" if table.number else f"Table {position + 1}")
+            if label in by_label:
+                label = f"{label} ({position + 1})"
+            by_label[label] = table
+            table_dicts.append(table_input(table, label))
+        options = run.options
+        results = draft_template_questions(
+            table_dicts,
+            seed=int(options.get("seed") or 0),
+            per_template=int(options.get("per_template") or 1),
+            include_unanswerable=options.get("unanswerable") == "keep",
+            template_ids=options.get("template_ids") or None,
+        )
+        drafts = []
+        for result in results:
+            draft = {
+                **self._provenance(context),
+                "template_id": result["template_id"],
+                "phrasing_index": result["phrasing_index"],
+                "reasoning_subtype": result["reasoning_subtype"],
+                "slots": result["slots"],
+                "is_answerable": result["is_answerable"],
+                "split": "answerable" if result["is_answerable"] else "unanswerable",
+                "seed": options.get("seed", 0),
+                "question": result["question"],
+                "answer": result["answer"],
+            }
+            drafts.append(
+                {
+                    "reasoning_type": self.types.get(result["reasoning_subtype"]) or context.reasoning_type,
+                    "question": result["question"],
+                    "answer": result["answer"],
+                    "answer_form": result["answer_form"],
+                    "answer_source": result["answer_source"],
+                    "essential_actions": result["essential_actions"],
+                    "is_answerable": result["is_answerable"],
+                    "unanswerable_reason": ""
+                    if result["is_answerable"]
+                    else "A cell the question needs is empty or not a number in the table (template drafter).",
+                    "relevant_tables": [by_label[label] for label in result["relevant_tables"] if label in by_label],
+                    "draft": draft,
+                }
+            )
+        note = "" if drafts else "no question template fits this context's tables"
+        return Outcome(drafts=drafts, raw_output={"templates": len(drafts)}, note=note)
+
+
+def table_input(table: Table, label: str) -> dict[str, Any]:
+    """A stored table as the tool box reads it: the flattened header row over the body rows (as scoring's)."""
+    return shape_from_row(table).tool_input(label)
+
+
+def context_data(context: Context) -> prompts.ContextData:
+    """The plain data a drafting prompt shows of a context (short: paragraph + its tables; long: the paper)."""
+    tables = list(context.tables.all().order_by("paper_id", "order"))
+    if context.kind == Context.Kind.LONG:
+        paragraphs = list(context.paper.paragraphs.order_by("order").values_list("text", flat=True))
+        if not tables:
+            tables = list(context.paper.tables.order_by("order"))
+    else:
+        paragraphs = [context.paragraph.text] if context.paragraph_id else []
+    reasoning_type = context.reasoning_type
+    parent = reasoning_type.parent if reasoning_type is not None and reasoning_type.parent_id else None
+    return prompts.ContextData(
+        tables=[
+            prompts.TableData(label=t.label, caption=t.caption, rows=shape_from_row(t).prompt_rows(), number=t.number)
+            for t in tables
+        ],
+        paragraphs=paragraphs,
+        reasoning_type=reasoning_type.name if reasoning_type else "",
+        reasoning_type_code=reasoning_type.code if reasoning_type else "",
+        reasoning_description=reasoning_type.description if reasoning_type else "",
+        parent_code=parent.code if parent else "",
+    )

@@ -1,0 +1,282 @@
+"""Drafting runs: creation (one item per short context, in chunks), start, retry, cancel, resume, and finishing
+once no item is open. Managers only; each write is one transaction."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.db.models import Count
+from django.utils import timezone
+
+from curation.drafting.models import DraftingItem, DraftingRun, PromptTemplate
+from curation.drafting.services.prompt_versions import prompt_template_current
+from curation.drafting.templates import TEMPLATES
+from curation.endpoints.config import GENERATION_PARAM_NAMES
+from curation.endpoints.models import ModelEndpoint
+from curation.errors import Conflict, InvalidInput
+from curation.jobs import job_enqueue
+from curation.models import Batch, Context, Project
+from curation.queues import queue_for
+from curation.services.contexts import LONG_CONTEXT_REFUSAL
+from curation.services.projects import require_role
+from curation.states import Role, Status
+
+DEFAULT_OPTIONS: dict[str, Any] = {
+    "redraft": False,  # draft contexts that already have a draft of this kind
+    "chunk_size": 0,  # 0: 4 contexts a task for LLM runs, 25 for template runs
+    "seed": 0,
+    "per_template": 1,
+    "unanswerable": "skip",  # or "keep": kept as drafts marked for the unanswerable split
+    "template_ids": [],  # empty: every template
+    "max_context_chars": 8000,
+    "queue": "",  # Celery queue; empty for settings.TATCURATE_DRAFTING_QUEUE (curation/queues.py)
+}
+TEMPLATE_IDS = [template.template_id for template in TEMPLATES]
+OPEN_ITEM_STATES = (DraftingItem.Status.PENDING, DraftingItem.Status.RUNNING)
+
+
+def _drafted_context_ids(project: Project, kind: str, context_ids: list[int]) -> set[int]:
+    """Contexts that already hold a live draft from an earlier run of the same kind."""
+    return set(
+        DraftingItem.objects.filter(
+            run__project=project, run__kind=kind, status=DraftingItem.Status.DRAFTED, context_id__in=context_ids
+        )
+        .exclude(instance_count=0)
+        .exclude(instance__status=Status.DISCARDED)
+        .values_list("context_id", flat=True)
+    )
+
+
+@transaction.atomic
+def run_create(
+    *,
+    project: Project,
+    actor: AbstractBaseUser | None,
+    kind: str,
+    batch: Batch | None = None,
+    context_ids: list[int] | None = None,
+    endpoint: ModelEndpoint | None = None,
+    question_template: PromptTemplate | None = None,
+    answer_template: PromptTemplate | None = None,
+    generation_params: dict[str, Any] | None = None,
+    options: dict[str, Any] | None = None,
+) -> DraftingRun:
+    """Create a queued run with one item per short context (managers only); already drafted contexts are skipped.
+
+    Long contexts are never drafted: each question's long setting is its short context's whole paper."""
+    if actor is not None:
+        require_role(user=actor, project=project, roles=(Role.MANAGER,), action="start drafting runs")
+    if kind not in DraftingRun.Kind.values:
+        raise InvalidInput(f"{kind!r} is not a drafting kind; expected llm or template.")
+    merged = {**DEFAULT_OPTIONS, **(options or {})}
+    unknown = set(merged) - set(DEFAULT_OPTIONS)
+    if unknown:
+        raise InvalidInput(f"Unknown options: {', '.join(sorted(unknown))}.")
+    if merged["unanswerable"] not in ("skip", "keep"):
+        raise InvalidInput("unanswerable must be 'skip' or 'keep'.")
+    bad_ids = set(merged["template_ids"] or []) - set(TEMPLATE_IDS)
+    if bad_ids:
+        raise InvalidInput(f"Unknown question templates: {', '.join(sorted(bad_ids))}.")
+    for name in ("chunk_size", "per_template", "max_context_chars"):
+        if not isinstance(merged[name], int) or merged[name] < 0:
+            raise InvalidInput(f"{name} must be a non-negative whole number.")
+    if batch is not None and batch.project_id != project.pk:
+        raise InvalidInput("The batch belongs to another project.")
+
+    contexts = Context.objects.filter(project=project, kind=Context.Kind.SHORT)
+    if context_ids:
+        if Context.objects.filter(project=project, pk__in=context_ids, kind=Context.Kind.LONG).exists():
+            raise InvalidInput(LONG_CONTEXT_REFUSAL)
+        contexts = contexts.filter(pk__in=context_ids)
+        if batch is not None:
+            contexts = contexts.filter(batch=batch)
+        found = set(contexts.values_list("pk", flat=True))
+        missing = sorted(set(context_ids) - found)
+        if missing:
+            raise InvalidInput(f"Contexts not in this project{' and batch' if batch else ''}: {missing[:20]}.")
+    elif batch is not None:
+        contexts = contexts.filter(batch=batch)
+    else:
+        raise InvalidInput("Pick a batch or some contexts to draft.")
+    ids = list(contexts.order_by("pk").values_list("pk", flat=True))
+    if not ids and batch is not None and not context_ids:
+        raise InvalidInput(
+            f"Batch “{batch.name}” holds no short contexts yet. Put contexts into it with Batches → Fill a batch "
+            "from papers, or enter context ids."
+        )
+    if not ids:
+        raise InvalidInput("There are no short contexts to draft in that selection.")
+
+    params = dict(generation_params or {})
+    unknown_params = set(params) - GENERATION_PARAM_NAMES
+    if unknown_params:
+        raise InvalidInput(f"Unknown generation parameters: {', '.join(sorted(unknown_params))}.")
+    snapshot: dict[str, Any] = {}
+    hashes: dict[str, str] = {}
+    if kind == DraftingRun.Kind.LLM:
+        if endpoint is None:
+            raise InvalidInput("An LLM drafting run needs a model endpoint.")
+        if endpoint.project_id not in (None, project.pk):
+            raise InvalidInput("That endpoint belongs to another project.")
+        question_template = question_template or prompt_template_current(project=project, kind="question")
+        answer_template = answer_template or prompt_template_current(project=project, kind="rationale_answer")
+        for template, expected in ((question_template, "question"), (answer_template, "rationale_answer")):
+            if template.project_id != project.pk or template.kind != expected:
+                raise InvalidInput(f"Template {template.pk} is not a {expected} template of this project.")
+        hashes = {"question": question_template.content_hash, "rationale_answer": answer_template.content_hash}
+        snapshot = {
+            "id": endpoint.pk,
+            "name": endpoint.name,
+            "base_url": endpoint.base_url,
+            "model": endpoint.model,
+            "generation_params": endpoint.generation_params,
+        }
+        params = {**(endpoint.generation_params or {}), **params}
+    else:
+        endpoint = question_template = answer_template = None
+        params = {}
+
+    run = DraftingRun.objects.create(
+        project=project,
+        kind=kind,
+        batch=batch,
+        endpoint=endpoint,
+        endpoint_snapshot=snapshot,
+        question_template=question_template,
+        answer_template=answer_template,
+        template_hashes=hashes,
+        generation_params=params,
+        options=merged,
+        created_by=actor,
+    )
+    already = set() if merged["redraft"] else _drafted_context_ids(project, kind, ids)
+    chunk_size = merged["chunk_size"] or (4 if kind == DraftingRun.Kind.LLM else 25)
+    items = []
+    position = 0
+    for context_id in ids:
+        if context_id in already:
+            items.append(
+                DraftingItem(
+                    run=run,
+                    context_id=context_id,
+                    status=DraftingItem.Status.SKIPPED,
+                    error="already drafted by an earlier run",
+                )
+            )
+            continue
+        items.append(DraftingItem(run=run, context_id=context_id, chunk=position // chunk_size))
+        position += 1
+    DraftingItem.objects.bulk_create(items)
+    return run
+
+
+def chunks_enqueue(run: DraftingRun, chunks: list[int]) -> None:
+    """One message per chunk, sent once the transaction commits (curation/jobs.py)."""
+    for chunk in chunks:
+        job_enqueue(task_name="curation.drafting_chunk", args=[run.pk, chunk], queue=run.options.get("queue") or None)
+
+
+def chunks_pending(run: DraftingRun) -> list[int]:
+    return sorted(set(run.items.filter(status=DraftingItem.Status.PENDING).values_list("chunk", flat=True)))
+
+
+@transaction.atomic
+def run_start(*, run_id: int, actor: AbstractBaseUser | None, queue: str | None = None) -> DraftingRun:
+    """Queue a run's pending chunks for the workers (after commit); finishing at once when nothing is pending."""
+    run = DraftingRun.objects.select_for_update().get(pk=run_id)
+    if actor is not None:
+        require_role(user=actor, project=run.project, roles=(Role.MANAGER,), action="start drafting runs")
+    if run.status != DraftingRun.Status.QUEUED or run.started_at is not None:
+        raise Conflict(f"Run {run.pk} has already been started (it is {run.status}).")
+    # The queue is recorded on the run: its chunks go there, and "queued behind N" counts the runs ahead on it.
+    run.options = {**run.options, "queue": queue or run.options.get("queue") or queue_for("curation.drafting_chunk")}
+    run.started_at = timezone.now()
+    run.save(update_fields=["options", "started_at"])
+    chunks = chunks_pending(run)
+    if chunks:
+        chunks_enqueue(run, chunks)
+    else:
+        DraftingRun.objects.filter(pk=run.pk).update(status=DraftingRun.Status.RUNNING)
+        run_finish_if_done(run_id=run.pk)
+    run.refresh_from_db()
+    return run
+
+
+@transaction.atomic
+def run_retry_failed(*, run_id: int, actor: AbstractBaseUser | None) -> DraftingRun:
+    """Put a finished run's failed items back to pending and queue them again (managers only)."""
+    run = DraftingRun.objects.select_for_update().get(pk=run_id)
+    if actor is not None:
+        require_role(user=actor, project=run.project, roles=(Role.MANAGER,), action="retry drafting runs")
+    if run.status == DraftingRun.Status.CANCELLED:
+        raise Conflict("A cancelled run cannot be retried; start a new run instead.")
+    retried = run.items.filter(status=DraftingItem.Status.FAILED).update(
+        status=DraftingItem.Status.PENDING, claim_token="", worker=""
+    )
+    if not retried:
+        raise InvalidInput("This run has no failed contexts to retry.")
+    run.status = DraftingRun.Status.RUNNING if run.started_at else DraftingRun.Status.QUEUED
+    run.error = ""
+    run.finished_at = None
+    run.save(update_fields=["status", "error", "finished_at"])
+    if run.started_at:
+        chunks_enqueue(run, chunks_pending(run))
+    return run
+
+
+@transaction.atomic
+def run_cancel(*, run_id: int, actor: AbstractBaseUser | None) -> DraftingRun:
+    """Stop a run: pending items are cancelled, an item being drafted finishes; drafts made so far stay."""
+    run = DraftingRun.objects.select_for_update().get(pk=run_id)
+    if actor is not None:
+        require_role(user=actor, project=run.project, roles=(Role.MANAGER,), action="cancel drafting runs")
+    if not run.is_active:
+        raise Conflict(f"Run {run.pk} is {run.status} already.")
+    run.items.filter(status=DraftingItem.Status.PENDING).update(status=DraftingItem.Status.CANCELLED)
+    run.status = DraftingRun.Status.CANCELLED
+    run.finished_at = timezone.now()
+    run.save(update_fields=["status", "finished_at"])
+    return run
+
+
+@transaction.atomic
+def run_resume(*, run_id: int, actor: AbstractBaseUser | None) -> DraftingRun:
+    """Requeue every open item of a stalled run (a worker vanished); items already drafted are never redone."""
+    run = DraftingRun.objects.select_for_update().get(pk=run_id)
+    if actor is not None:
+        require_role(user=actor, project=run.project, roles=(Role.MANAGER,), action="resume drafting runs")
+    if not run.is_active or run.started_at is None:
+        raise Conflict(f"Run {run.pk} is not running.")
+    run.items.filter(status=DraftingItem.Status.RUNNING).update(status=DraftingItem.Status.PENDING, claim_token="")
+    chunks_enqueue(run, chunks_pending(run))
+    return run
+
+
+def run_counts(run: DraftingRun) -> dict[str, int]:
+    """Items per status, plus the total and the number of drafts made."""
+    counts = {state: 0 for state in DraftingItem.Status.values}
+    for row in run.items.values("status").annotate(n=Count("id")):
+        counts[row["status"]] = row["n"]
+    counts["total"] = sum(counts[state] for state in DraftingItem.Status.values)
+    counts["instances"] = sum(run.items.values_list("instance_count", flat=True))
+    return counts
+
+
+def run_finish_if_done(*, run_id: int) -> bool:
+    """Mark a running run completed (or failed, naming its failures) once no item is open; True if it finished."""
+    if DraftingItem.objects.filter(run_id=run_id, status__in=OPEN_ITEM_STATES).exists():
+        return False
+    failed = DraftingItem.objects.filter(run_id=run_id, status=DraftingItem.Status.FAILED)
+    failed_count = failed.count()
+    total = DraftingItem.objects.filter(run_id=run_id).exclude(status=DraftingItem.Status.SKIPPED).count()
+    status = DraftingRun.Status.FAILED if failed_count else DraftingRun.Status.COMPLETED
+    error = ""
+    if failed_count:
+        first = failed.order_by("pk").values_list("error", flat=True).first() or ""
+        error = f"{failed_count} of {total} contexts failed. First error: {first}"
+    updated = DraftingRun.objects.filter(
+        pk=run_id, status__in=(DraftingRun.Status.QUEUED, DraftingRun.Status.RUNNING)
+    ).update(status=status, finished_at=timezone.now(), error=error)
+    return bool(updated)
