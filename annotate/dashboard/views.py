@@ -13,6 +13,7 @@ from django.shortcuts import redirect, render
 from annotate.dashboard import figures as dashboard
 from annotate.dashboard import services as pay_services
 from annotate.dashboard.api import PaySettingsSerializer
+from annotate.quality import selectors as quality_selectors
 from annotate.review.views import _attempt, _common, _project  # the review pages' navigation and message mapping
 from annotate.work import batches as batch_flow
 from curation import charts, selectors
@@ -70,6 +71,7 @@ def dashboard_page(request: HttpRequest, slug: str) -> HttpResponse:
         ),
         "csv_tables": dashboard.CSV_TABLES,
         "settings": dashboard.pay_settings_of(project),
+        **quality_selectors.gold_figures(user=request.user, project=project),
     }
     return render(request, "annotate/review/dashboard.html", context)
 
