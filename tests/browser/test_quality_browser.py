@@ -53,6 +53,8 @@ def test_a_failing_annotator_is_paused_and_a_manager_restores_them(
     expect(row).to_contain_text("paused")
     expect(row.locator("td.em")).to_have_text("0.00")
     manager.locator("#hidden-gold").screenshot(path=f"{SHOTS}/dashboard-gold.png")
+    expect(manager.locator("#drift figure[data-user=annotator]")).to_be_visible()  # the gold EM line of the week
+    manager.locator("#drift").screenshot(path=f"{SHOTS}/dashboard-drift.png")
     type_into(manager, "#gold-table input[name=reason]", "Went through the guidelines together")
     row.get_by_role("button", name="Restore").click()
     manager.wait_for_url(re.compile(r"/dashboard/#hidden-gold$"))
