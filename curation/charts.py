@@ -140,3 +140,56 @@ def grouped_chart(
                 }
             )
     return {"bars": bars, "labels": labels, "width": 80 + width_per_group * max(len(groups), 1)}
+
+
+def rate_chart(
+    rows: Sequence[dict[str, Any]],
+    *,
+    series: Sequence[str],
+    label: Callable[[dict[str, Any]], str],
+    markers: Sequence[dict[str, Any]] = (),
+    labels: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    """Lines of rates in [0, 1] over evenly spaced rows; a None value breaks its line (nothing was measured then).
+    `markers` are {"index": row index, "text": …}: vertical rules, e.g. where a guidelines version changed."""
+    plot_w, plot_h = WIDTH - LEFT - 8, HEIGHT - BOTTOM - TOP
+    step = plot_w / max(len(rows) - 1, 1)
+
+    def y(value: float) -> float:
+        return round(TOP + plot_h - plot_h * value, 1)
+
+    def x(index: int) -> float:
+        return round(LEFT + index * step, 1)
+
+    lines = []
+    for index, name in enumerate(series):
+        segments: list[list[tuple[float, float]]] = [[]]
+        dots = []
+        for i, row in enumerate(rows):
+            value = row[name]
+            if value is None:
+                segments.append([])
+                continue
+            segments[-1].append((x(i), y(value)))
+            dots.append({"x": x(i), "y": y(value), "value": round(value, 2), "label": label(row)})
+        lines.append(
+            {
+                "name": (labels or {}).get(name, name),
+                "colour": colour(index),
+                "segments": [" ".join(f"{px},{py}" for px, py in seg) for seg in segments if seg],
+                "dots": dots,
+            }
+        )
+    every = max(len(rows) // 6, 1)
+    return {
+        "width": WIDTH,
+        "height": HEIGHT,
+        "left": LEFT,
+        "top": TOP,
+        "baseline": TOP + plot_h,
+        "right": WIDTH - 8,
+        "lines": lines,
+        "yticks": [{"y": y(v), "value": f"{v:g}"} for v in (0, 0.5, 1)],
+        "xlabels": [{"x": x(i), "text": label(row)} for i, row in enumerate(rows) if i % every == 0],
+        "markers": [{"x": x(m["index"]), "text": m["text"]} for m in markers],
+    }

@@ -13,6 +13,7 @@ from annotate.batches import urls as urls_batches
 from annotate.dashboard import urls as urls_dashboard
 from annotate.instances import urls as urls_instances
 from annotate.qualification import urls as qualification_urls
+from annotate.quality import urls as urls_quality
 from annotate.review import urls as urls_review
 from annotate.work import urls as urls_work
 from curation import api, views
@@ -53,6 +54,7 @@ api_patterns = [
     path("", include(urls_instances.api_patterns)),
     path("", include(urls_review.api_patterns)),
     path("", include(urls_batches.api_patterns)),
+    path("", include(urls_quality.api_patterns)),
     path("", include(urls_dashboard.api_patterns)),
     path("", include(qualification_urls.api_patterns)),
     path("", include(scoring_urls.api_patterns)),
@@ -83,6 +85,7 @@ urlpatterns = [
     path("", include(urls_instances.page_patterns)),
     path("", include(urls_review.page_patterns)),
     path("", include(urls_batches.page_patterns)),
+    path("", include(urls_quality.page_patterns)),
     path("", include(urls_dashboard.page_patterns)),
     path("", include(qualification_urls.page_patterns)),
     path("", include(scoring_urls.page_patterns)),

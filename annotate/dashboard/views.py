@@ -13,6 +13,10 @@ from django.shortcuts import redirect, render
 from annotate.dashboard import figures as dashboard
 from annotate.dashboard import services as pay_services
 from annotate.dashboard.api import PaySettingsSerializer
+from annotate.quality import selectors as quality_selectors
+from annotate.quality.drift import LABELS as DRIFT_LABELS
+from annotate.quality.drift import SERIES as DRIFT_SERIES
+from annotate.quality.drift import drift_of
 from annotate.review.pages import page_context, project_of
 from annotate.work import batches as batch_flow
 from curation import charts, selectors
@@ -70,6 +74,20 @@ def dashboard_page(request: HttpRequest, slug: str) -> HttpResponse:
         ),
         "csv_tables": dashboard.CSV_TABLES,
         "settings": dashboard.pay_settings_of(project),
+        **quality_selectors.gold_figures(user=request.user, project=project),
+        "drift": [
+            {
+                "user": person["user"],
+                "chart": charts.rate_chart(
+                    person["rows"],
+                    series=DRIFT_SERIES,
+                    label=lambda row: row["week"].strftime("%m-%d"),
+                    markers=person["markers"],
+                    labels=DRIFT_LABELS,
+                ),
+            }
+            for person in drift_of(user=request.user, project=project)
+        ],
     }
     return render(request, "annotate/review/dashboard.html", context)
 

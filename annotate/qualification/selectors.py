@@ -20,8 +20,14 @@ EXAM_ITEM_FIELDS = ("id", "question", "context")
 
 def exam_items(attempt: QualificationAttempt) -> list[dict[str, Any]]:
     """The attempt's items in order: question and context (paper title, paragraph(s), tables) — never gold fields."""
+    return gold_items_shown(attempt.item_ids)
+
+
+def gold_items_shown(item_ids: list[int]) -> list[dict[str, Any]]:
+    """Gold instances as a candidate or a hidden-gold probe shows them, in the given order: question and context
+    only (EXAM_ITEM_FIELDS), never an answer, rationale or relevant table."""
     instances = (
-        Instance.objects.filter(pk__in=attempt.item_ids)
+        Instance.objects.filter(pk__in=item_ids)
         .only(*EXAM_ITEM_FIELDS)
         .select_related("context__paper", "context__paragraph")
         .prefetch_related("context__tables", "excluded_tables", "excluded_paragraphs")
@@ -32,7 +38,7 @@ def exam_items(attempt: QualificationAttempt) -> list[dict[str, Any]]:
     for paragraph in Paragraph.objects.filter(paper_id__in=long_paper_ids).order_by("paper_id", "order"):
         long_paragraphs.setdefault(paragraph.paper_id, []).append(paragraph)
     items = []
-    for order, pk in enumerate(attempt.item_ids):
+    for order, pk in enumerate(item_ids):
         instance = by_id.get(pk)
         if instance is None:
             continue

@@ -277,28 +277,33 @@ def clean_answers(attempt: QualificationAttempt, answers: Any) -> dict[str, dict
         key = str(key)
         if key not in allowed:
             raise InvalidInput(f"Item {key} is not part of this exam.", detail={"field": "answers"})
-        if isinstance(value, list):
-            value = {"answer": value}
-        if not isinstance(value, Mapping):
-            raise InvalidInput(f"The answer to item {key} must be an object or a list.", detail={"field": "answers"})
-        items = value.get("answer", [])
-        if isinstance(items, str):
-            items = [items]
-        if not isinstance(items, list) or not all(isinstance(item, str | int | float) for item in items):
-            raise InvalidInput(f"The answer to item {key} must be a list of strings.", detail={"field": "answers"})
-        items = [str(item).strip() for item in items if str(item).strip()]
-        if len(items) > MAX_ITEMS_PER_ANSWER or any(len(item) > MAX_ANSWER_ITEM_LENGTH for item in items):
-            raise InvalidInput(
-                f"An answer has at most {MAX_ITEMS_PER_ANSWER} items of {MAX_ANSWER_ITEM_LENGTH} characters.",
-                detail={"field": "answers"},
-            )
-        rationale = value.get("rationale", "")
-        if not isinstance(rationale, str) or len(rationale) > MAX_RATIONALE_LENGTH:
-            raise InvalidInput(
-                f"A rationale is text of at most {MAX_RATIONALE_LENGTH} characters.", detail={"field": "answers"}
-            )
-        cleaned[key] = {"answer": items, "rationale": rationale.strip()}
+        cleaned[key] = clean_answer(key=key, value=value)
     return cleaned
+
+
+def clean_answer(*, key: str, value: Any) -> dict[str, Any]:
+    """Validate one answer (`{"answer": [str], "rationale": str}` or a bare list); the exam and hidden gold use it."""
+    if isinstance(value, list):
+        value = {"answer": value}
+    if not isinstance(value, Mapping):
+        raise InvalidInput(f"The answer to item {key} must be an object or a list.", detail={"field": "answers"})
+    items = value.get("answer", [])
+    if isinstance(items, str):
+        items = [items]
+    if not isinstance(items, list) or not all(isinstance(item, str | int | float) for item in items):
+        raise InvalidInput(f"The answer to item {key} must be a list of strings.", detail={"field": "answers"})
+    items = [str(item).strip() for item in items if str(item).strip()]
+    if len(items) > MAX_ITEMS_PER_ANSWER or any(len(item) > MAX_ANSWER_ITEM_LENGTH for item in items):
+        raise InvalidInput(
+            f"An answer has at most {MAX_ITEMS_PER_ANSWER} items of {MAX_ANSWER_ITEM_LENGTH} characters.",
+            detail={"field": "answers"},
+        )
+    rationale = value.get("rationale", "")
+    if not isinstance(rationale, str) or len(rationale) > MAX_RATIONALE_LENGTH:
+        raise InvalidInput(
+            f"A rationale is text of at most {MAX_RATIONALE_LENGTH} characters.", detail={"field": "answers"}
+        )
+    return {"answer": items, "rationale": rationale.strip()}
 
 
 @transaction.atomic

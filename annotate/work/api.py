@@ -32,7 +32,7 @@ class QueueApi(APIView):
 
 
 class ClaimSerializer(serializers.Serializer):
-    instance = serializers.IntegerField(source="instance_id")
+    instance = serializers.SerializerMethodField(help_text="The instance claimed; null for a queue item without one.")
     version = serializers.IntegerField(help_text="Send it back as expected_version with the first autosave.")
     status = serializers.CharField()
     lease_expires_at = serializers.DateTimeField()
@@ -43,10 +43,17 @@ class ClaimSerializer(serializers.Serializer):
     workspace = serializers.SerializerMethodField(help_text="API URL of everything the workspace shows.")
     page = serializers.SerializerMethodField(help_text="The workspace page in the browser.")
 
+    def get_instance(self, claim: queue.Claim) -> int | None:
+        return claim.instance_id or None
+
     def get_workspace(self, claim: queue.Claim) -> str:
+        if claim.probe_id is not None:
+            return reverse("api-probe", args=[claim.probe_id])
         return reverse("api-workspace", args=[claim.instance_id])
 
     def get_page(self, claim: queue.Claim) -> str:
+        if claim.probe_id is not None:
+            return reverse("probe", args=[self.context["slug"], claim.probe_id])
         return reverse("workspace", args=[self.context["slug"], claim.instance_id])
 
 

@@ -7,9 +7,12 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import Exists, OuterRef, Q, QuerySet, Subquery
+from django.db.models import Exists, F, OuterRef, Q, QuerySet, Subquery
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
+from annotate.quality.models import GoldProbe
+from annotate.quality.services import probe_serve
 from curation.errors import Conflict, NotFound, NotPermitted
 from curation.models import Batch, Instance, Membership, Project
 from curation.services.lifecycle import instance_claim, instance_transition
@@ -28,6 +31,7 @@ class Claim:
     lease_expires_at: datetime
     how: str  # "held" (their active lease), "resumed" (changes requested of them) or "claimed" (a fresh draft)
     status: str = Status.IN_REFINEMENT
+    probe_id: int | None = None  # hidden gold served as if it were a draft (annotate.quality); instance_id is 0
 
 
 def lease_deadline() -> datetime:
@@ -69,6 +73,9 @@ def queue_claim(*, project_slug: str, user: AbstractBaseUser) -> Claim | None:
     sent back, or a refusal). None when nothing is left. Expired leases are returned by the periodic reaper
     (annotate.leases_reap, every minute), not here.
     """
+    probe = _probe_instead(project_slug=project_slug, user=user)
+    if probe is not None:
+        return probe
     deadline = lease_deadline()
     claimed = instance_claim(project_slug=project_slug, actor=user, lease_expires_at=deadline)
     if claimed is not None:
@@ -103,6 +110,32 @@ def queue_claim(*, project_slug: str, user: AbstractBaseUser) -> Claim | None:
         if claimed is not None:
             return Claim(*claimed, deadline, how="claimed")
     return None
+
+
+def _probe_instead(*, project_slug: str, user: AbstractBaseUser) -> Claim | None:
+    """Hidden gold in place of a fresh draft: the annotator's open probe, or a new one when one is due — only when
+    they hold no instance and nothing was sent back to them (then "Next" would not give a fresh draft either).
+
+    One query when hidden gold is off and no probe is open (the common case), so "Next" stays two statements."""
+    mine = Instance.objects.filter(project_id=OuterRef("pk"), author_id=user.pk)
+    row = (
+        Project.objects.filter(slug=project_slug)
+        .annotate(
+            gold_every=Coalesce(F("quality__gold_every"), 0),
+            has_open_probe=Exists(
+                GoldProbe.objects.filter(project_id=OuterRef("pk"), user_id=user.pk, submitted_at=None)
+            ),
+            is_busy=Exists(mine.filter(status__in=(Status.IN_REFINEMENT, Status.CHANGES_REQUESTED))),
+        )
+        .values("pk", "gold_every", "has_open_probe", "is_busy")
+        .first()
+    )
+    if row is None or row["is_busy"] or not (row["has_open_probe"] or row["gold_every"] >= 2):
+        return None
+    probe = probe_serve(project=Project.objects.get(pk=row["pk"]), user=user)
+    if probe is None:
+        return None
+    return Claim(0, 1, lease_deadline(), how="claimed", probe_id=probe.pk)
 
 
 def _resume(*, instance_id: int, version: int, user: AbstractBaseUser) -> Claim:

@@ -43,6 +43,8 @@ def work_next(request: HttpRequest, slug: str) -> HttpResponse:
             " Well done — check back later.",
         )
         return redirect("work-home", slug=slug)
+    if claim.probe_id is not None:
+        return redirect("probe", slug=slug, pk=claim.probe_id)
     return redirect("workspace", slug=slug, pk=claim.instance_id)
 
 

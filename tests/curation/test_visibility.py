@@ -261,9 +261,11 @@ def test_no_selector_decides_visibility_by_hand():
                     offenders.append(f"{name}: {text} (the operator rule lives in curation.visibility)")
             # Reads of the team itself, not of scoped rows: the exam page reads the candidate's own membership (their
             # qualification); the members page lists a project's members after a manager check; the instance
-            # browser offers staff the qualified annotators to assign to.
+            # browser offers staff the qualified annotators to assign to; the hidden-gold figures list a project's
+            # annotators after a manager check.
             team_reads = {
                 "annotate/qualification/selectors.py",
+                "annotate/quality/selectors.py",
                 "curation/members/selectors.py",
                 "annotate/instances/selectors.py",
             }
@@ -280,7 +282,8 @@ _UNSCOPED_READS = {
     ("curation/selectors.py", "instance_for_output"),
     ("curation/selectors.py", "status_counts"),
     ("curation/papers/selectors.py", "context_counts"),
-    ("annotate/qualification/selectors.py", "exam_items"),
+    # The viewer's own exam items and hidden-gold probe (question and context only), read by id.
+    ("annotate/qualification/selectors.py", "gold_items_shown"),
 }
 _SCOPED_MODELS = ("Instance", "Paper", "Batch", "Context", "Release", "ScoringRun", "ModelEndpoint", "Prediction")
 

@@ -1,0 +1,120 @@
+"""API of hidden gold: the probe an annotator holds (as a draft looks, never its answer) and the managers' doors."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotate.quality import selectors as quality_selectors
+from annotate.quality import services as quality_services
+from curation import selectors
+from curation.serializers import ParagraphSerializer, TableSerializer
+
+
+class ProbeApi(APIView):
+    class ProbeOutputSerializer(serializers.Serializer):
+        item = serializers.IntegerField(source="probe.pk")
+        question = serializers.CharField()
+        paper_title = serializers.CharField()
+        paragraphs = ParagraphSerializer(many=True)
+        tables = TableSerializer(many=True)
+
+    @extend_schema(responses=ProbeOutputSerializer)
+    def get(self, request: Request, pk: int) -> Response:
+        """The item you hold: its question and context (the answer is yours to give)."""
+        data = quality_selectors.probe_shown(user=request.user, probe_id=pk)
+        return Response(self.ProbeOutputSerializer(data).data)
+
+
+class ProbeSubmitApi(APIView):
+    class ProbeSubmitInputSerializer(serializers.Serializer):
+        answer = serializers.ListField(child=serializers.CharField(allow_blank=True, max_length=2000), max_length=30)
+        rationale = serializers.CharField(required=False, allow_blank=True, max_length=10_000, default="")
+
+    class ProbeSubmitOutputSerializer(serializers.Serializer):
+        item = serializers.IntegerField(source="pk")
+        submitted_at = serializers.DateTimeField()
+
+    @extend_schema(request=ProbeSubmitInputSerializer, responses=ProbeSubmitOutputSerializer)
+    def post(self, request: Request, pk: int) -> Response:
+        """Submit your answer to the item you hold."""
+        payload = self.ProbeSubmitInputSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        probe = quality_services.probe_submit(probe_id=pk, user=request.user, **payload.validated_data)
+        return Response(self.ProbeSubmitOutputSerializer(probe).data)
+
+
+class QualitySettingsSerializer(serializers.Serializer):
+    gold_every = serializers.IntegerField(
+        min_value=0, max_value=quality_services.MAX_GOLD_EVERY, required=False, help_text="1 in N claims; 0 is off"
+    )
+    gold_threshold = serializers.FloatField(min_value=0, max_value=1, required=False)
+    gold_min_sample = serializers.IntegerField(min_value=1, max_value=10_000, required=False)
+    is_pause_on_fail = serializers.BooleanField(required=False)
+
+
+class QualitySettingsApi(APIView):
+    @extend_schema(responses=QualitySettingsSerializer)
+    def get(self, request: Request, slug: str) -> Response:
+        """The project's hidden-gold settings (managers)."""
+        project = selectors.project_get(user=request.user, slug=slug)
+        data = quality_selectors.gold_figures(user=request.user, project=project)
+        return Response(QualitySettingsSerializer(data["quality"]).data)
+
+    @extend_schema(request=QualitySettingsSerializer, responses=QualitySettingsSerializer)
+    def patch(self, request: Request, slug: str) -> Response:
+        """Change hidden gold: how often, the alert threshold and sample, and whether to pause (managers)."""
+        project = selectors.project_get(user=request.user, slug=slug)
+        payload = QualitySettingsSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        quality = quality_services.quality_configure(project=project, actor=request.user, **payload.validated_data)
+        return Response(QualitySettingsSerializer(quality).data)
+
+
+class GoldFiguresApi(APIView):
+    class GoldFigureOutputSerializer(serializers.Serializer):
+        user_id = serializers.IntegerField()
+        user = serializers.CharField()
+        n = serializers.IntegerField(help_text="Scored gold items since the annotator last qualified (or was restored)")
+        total = serializers.IntegerField(help_text="Scored gold items in all")
+        em = serializers.FloatField(allow_null=True)
+        low = serializers.FloatField(help_text="95 % Wilson interval, low end")
+        high = serializers.FloatField(help_text="95 % Wilson interval, high end")
+        is_below = serializers.BooleanField(help_text="Below the threshold over the minimum sample: the alert")
+        is_paused = serializers.BooleanField()
+
+    @extend_schema(responses=GoldFigureOutputSerializer(many=True))
+    def get(self, request: Request, slug: str) -> Response:
+        """Running hidden-gold EM per annotator (managers)."""
+        project = selectors.project_get(user=request.user, slug=slug)
+        data = quality_selectors.gold_figures(user=request.user, project=project)
+        return Response(self.GoldFigureOutputSerializer(data["gold_rows"], many=True).data)
+
+
+class RestoreApi(APIView):
+    class RestoreInputSerializer(serializers.Serializer):
+        user = serializers.IntegerField(help_text="The paused annotator's user id")
+        reason = serializers.CharField(max_length=500)
+
+    class RestoreOutputSerializer(serializers.Serializer):
+        user = serializers.IntegerField(source="user_id")
+        action = serializers.CharField()
+        reason = serializers.CharField()
+        created_at = serializers.DateTimeField()
+
+    @extend_schema(request=RestoreInputSerializer, responses=RestoreOutputSerializer)
+    def post(self, request: Request, slug: str) -> Response:
+        """Reverse a hidden-gold pause, with a reason (managers; audited)."""
+        project = selectors.project_get(user=request.user, slug=slug)
+        payload = self.RestoreInputSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        decision = quality_services.annotator_restore(
+            project=project,
+            actor=request.user,
+            user_id=payload.validated_data["user"],
+            reason=payload.validated_data["reason"],
+        )
+        return Response(self.RestoreOutputSerializer(decision).data)

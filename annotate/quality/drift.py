@@ -1,0 +1,103 @@
+"""Drift: per annotator and week, round-one approval rate, round-two flag rate on their work and hidden-gold EM,
+with the weeks in which a guidelines version was published. `weekly_drift` is pure; `drift_of` reads the project."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from datetime import date, datetime, timedelta
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+
+from annotate.qualification.models import Guidelines
+from annotate.quality.models import GoldProbe
+from curation.errors import NotPermitted
+from curation.models import Instance, Membership, Project, TransitionEvent
+from curation.selectors import roles_of
+from curation.states import Role, Status
+
+ROUND1_DECISIONS = (Status.ROUND2_REVIEW, Status.CHANGES_REQUESTED)
+ROUND2_DECISIONS = (Status.VALIDATED, Status.IN_DISCUSSION)
+SERIES = ("round1_approval", "round2_flags", "gold_em")
+LABELS = {"round1_approval": "round-one approval", "round2_flags": "round-two flags", "gold_em": "hidden-gold EM"}
+
+
+def week_of(moment: datetime | date) -> date:
+    """The Monday of the ISO week a moment falls in."""
+    day = moment.date() if isinstance(moment, datetime) else moment
+    return day - timedelta(days=day.weekday())
+
+
+def _rate(hits: int, total: int) -> float | None:
+    return hits / total if total else None
+
+
+def weekly_drift(
+    *,
+    events: Iterable[Mapping[str, Any]],
+    authors: Mapping[int, int | None],
+    probes: Iterable[Mapping[str, Any]],
+    guideline_dates: Iterable[tuple[int, datetime]],
+) -> dict[str, Any]:
+    """Per author: one row per week from their first to their last measured week (None where nothing was decided),
+    and the guideline versions by week. Round-one approval = decisions that sent the instance on to round two;
+    round-two flags = round-two decisions on their work that opened a discussion (the dashboard's definitions)."""
+    counts: dict[int, dict[date, dict[str, list[float]]]] = defaultdict(lambda: defaultdict(lambda: defaultdict(list)))
+    for e in events:
+        author = authors.get(e["instance_id"])
+        if author is None:
+            continue
+        week = week_of(e["created_at"])
+        if e["from_status"] == Status.ROUND1_REVIEW and e["to_status"] in ROUND1_DECISIONS:
+            counts[author][week]["round1"].append(float(e["to_status"] == Status.ROUND2_REVIEW))
+        if e["from_status"] == Status.ROUND2_REVIEW and e["to_status"] in ROUND2_DECISIONS:
+            counts[author][week]["round2"].append(float(e["to_status"] == Status.IN_DISCUSSION))
+    for probe in probes:
+        counts[probe["user_id"]][week_of(probe["submitted_at"])]["gold"].append(float(probe["em"]))
+    guidelines = sorted((week_of(when), version) for version, when in guideline_dates)
+    people = {}
+    for user_id, weeks in counts.items():
+        first, last = min(weeks), max(weeks)
+        rows = []
+        week = first
+        while week <= last:
+            measured = weeks.get(week, {})
+            rows.append(
+                {
+                    "week": week,
+                    **{
+                        name: _rate(int(sum(measured.get(key, []))), len(measured.get(key, [])))
+                        for name, key in zip(SERIES, ("round1", "round2", "gold"), strict=True)
+                    },
+                    "n": {key: len(measured.get(key, [])) for key in ("round1", "round2", "gold")},
+                }
+            )
+            week += timedelta(days=7)
+        markers = [
+            {"index": (w - first).days // 7, "text": f"guidelines v{v}"} for w, v in guidelines if first <= w <= last
+        ]
+        people[user_id] = {"rows": rows, "markers": markers}
+    return people
+
+
+def drift_of(*, user: AbstractBaseUser, project: Project) -> list[dict[str, Any]]:
+    """Managers only: each annotator's weekly drift rows and guideline markers, by username."""
+    if Role.MANAGER not in roles_of(user=user, project=project):
+        raise NotPermitted("Only managers of this project see drift.")
+    people = weekly_drift(
+        events=TransitionEvent.objects.filter(instance__project=project).values(
+            "instance_id", "from_status", "to_status", "created_at"
+        ),
+        authors=dict(Instance.objects.filter(project=project).values_list("id", "author_id")),
+        probes=GoldProbe.objects.filter(project=project, em__isnull=False).values("user_id", "submitted_at", "em"),
+        guideline_dates=Guidelines.objects.filter(project=project).values_list("version", "created_at"),
+    )
+    names = dict(
+        Membership.objects.filter(project=project, role=Role.ANNOTATOR).values_list("user_id", "user__username")
+    )
+    return [
+        {"user": names[user_id], **people[user_id]}
+        for user_id in sorted(people, key=lambda pk: names.get(pk, ""))
+        if user_id in names
+    ]

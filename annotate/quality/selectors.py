@@ -1,0 +1,57 @@
+"""Reads of hidden gold: the probe an annotator holds (never its answer) and the managers' per-annotator figures."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+
+from annotate.qualification.selectors import gold_items_shown
+from annotate.quality.models import GoldProbe, QualityDecision
+from annotate.quality.services import gold_figure, is_below_threshold, own_probe, quality_settings_of
+from curation.errors import NotPermitted
+from curation.models import Membership, Project
+from curation.selectors import roles_of
+from curation.states import Role
+
+
+def probe_shown(*, user: AbstractBaseUser, probe_id: int) -> dict[str, Any]:
+    """The annotator's own open probe as the page and API show it: question and context, as a draft would look."""
+    probe = own_probe(probe_id=probe_id, user=user)
+    item = gold_items_shown([probe.gold_id])[0]
+    return {"probe": probe, "project": probe.project, **item}
+
+
+def gold_figures(*, user: AbstractBaseUser, project: Project) -> dict[str, Any]:
+    """Managers only: every annotator's running hidden-gold EM with its sample size and Wilson interval, whether it
+    is below the project's threshold (the alert), whether they are paused, and the audit of decisions."""
+    if Role.MANAGER not in roles_of(user=user, project=project):
+        raise NotPermitted("Only managers of this project see hidden-gold figures.")
+    quality = quality_settings_of(project)
+    memberships = Membership.objects.filter(project=project, role=Role.ANNOTATOR).select_related("user")
+    probed = set(GoldProbe.objects.filter(project=project).values_list("user_id", flat=True))
+    decisions = list(QualityDecision.objects.filter(project=project).select_related("user", "actor")[:200])
+    last_decision: dict[int, QualityDecision] = {}
+    for decision in decisions:
+        last_decision.setdefault(decision.user_id, decision)
+    rows = []
+    for membership in sorted(memberships, key=lambda m: m.user.username):
+        if membership.user_id not in probed and membership.user_id not in last_decision:
+            continue
+        figure = gold_figure(project=project, user_id=membership.user_id)
+        last = last_decision.get(membership.user_id)
+        rows.append(
+            {
+                "user_id": membership.user_id,
+                "user": membership.user.username,
+                **figure,
+                "is_below": is_below_threshold(quality=quality, figure=figure),
+                "is_paused": bool(
+                    last and last.action == QualityDecision.Action.PAUSED and not membership.is_qualified
+                ),
+                "total": GoldProbe.objects.filter(
+                    project=project, user_id=membership.user_id, em__isnull=False
+                ).count(),
+            }
+        )
+    return {"quality": quality, "gold_rows": rows, "decisions": decisions}

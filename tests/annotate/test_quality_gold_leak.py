@@ -1,0 +1,43 @@
+"""No gold answer reaches an annotator who holds (or has answered) a hidden-gold probe: every URL of the application,
+probed as that annotator, with the exam leak test's walker (routes from the resolver, ids filled in, bad writes)."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+
+from annotate.quality.services import probe_submit
+from curation.models import ReasoningType
+from tests.annotate.qualification_support import make_gold
+from tests.annotate.quality_helpers import gold_on, work_until_probe
+from tests.annotate.test_qualification_gold_leak import leaks, probe
+from tests.conftest import PASSWORD
+
+
+@pytest.fixture
+def probe_world(project, personas, context, paper, drafts):
+    gold = make_gold(project, context)
+    gold_on(project, personas["manager"])
+    answered = work_until_probe(project=project, user=personas["annotator"])
+    probe_submit(probe_id=answered.pk, user=personas["annotator"], answer=["my guess"])
+    held = work_until_probe(project=project, user=personas["annotator"])
+    ids = sorted({answered.pk, held.pk, paper.pk, context.pk, *(g.pk for g in gold), drafts[0].pk})
+    code = ReasoningType.objects.filter(project=project).first().code
+    values = {
+        "int": [str(i) for i in ids],
+        "slug": [project.slug, code],
+        "str": [project.slug, code],
+        "path": ["x"],
+        "uuid": ["00000000-0000-0000-0000-000000000000"],
+    }
+    return {"held": held, "values": values}
+
+
+@pytest.mark.django_db
+def test_no_page_or_endpoint_shows_an_annotator_the_gold_of_a_probe(probe_world):
+    client = Client(raise_request_exception=False)  # a server error is a response too: its page is searched
+    assert client.login(username="annotator", password=PASSWORD)
+    bodies = probe(client, probe_world["values"])
+    assert len(bodies) > 200  # the walk really went through the application
+    assert any(probe_world["held"].gold.question in body for body in bodies.values())  # and reached the probe
+    assert leaks(bodies) == []
