@@ -30,7 +30,11 @@ class ScoringRunForm(forms.Form):
     limit = forms.IntegerField(required=False, min_value=1)
     max_tokens = forms.IntegerField(required=False, min_value=1)
     temperature = forms.FloatField(required=False, min_value=0)
-    label = forms.CharField(required=False, max_length=200)
+    label = forms.CharField(
+        required=False,
+        max_length=200,
+        help_text="How the run is named in lists; the comparison groups runs by the model the endpoint serves.",
+    )
     tools = forms.ChoiceField(choices=(("all", "all tools"), ("data", "data tools only")), required=False)
     few_shot = forms.TypedChoiceField(choices=((0, "0"), (1, "1"), (3, "3")), coerce=int, required=False)
     max_turns = forms.IntegerField(required=False, min_value=1, max_value=MAX_TURNS_LIMIT)

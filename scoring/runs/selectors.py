@@ -130,7 +130,9 @@ def run_record(run: ScoringRun) -> dict[str, Any]:
     return {
         "run_id": run.pk,
         "created_at": run.created_at.isoformat() if run.created_at else "",
-        "model": run.label,
+        # Runs group by the model they called (the endpoint's model); an upload has only its label to go by.
+        "model": (run.endpoint.model if run.endpoint_id and run.endpoint.model else run.label),
+        "label": run.label,
         "method": method,
         "setting": run.setting,
         "few_shot": int(options.get("few_shot") or 0),
@@ -152,7 +154,7 @@ def comparison(*, user: AbstractBaseUser, release: Release) -> dict[str, Any]:
 def release_comparison(runs: QuerySet[ScoringRun]) -> dict[str, Any]:
     """The comparison of the completed runs among `runs` (already scoped: the selector above, or an operator's
     command, which sees every run of the release)."""
-    completed = runs.filter(status=ScoringRun.Status.COMPLETED).order_by("created_at", "id")
+    completed = runs.filter(status=ScoringRun.Status.COMPLETED).select_related("endpoint").order_by("created_at", "id")
     records = [run_record(run) for run in completed]
     return {"runs": len(records), "tables": comparison_tables(records)}
 

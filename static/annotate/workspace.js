@@ -19,7 +19,7 @@
     const fields = {
       question: data.get("question") || "",
       rationale: data.get("rationale") || "",
-      answer: data.getAll("answer").map(String),
+      answer: data.get("unanswerable") ? [] : data.getAll("answer").map(String),
       answer_form: data.get("answer_form") || "",
       answer_source: data.get("answer_source") || "",
       answer_type: data.get("answer_type") || "",
@@ -219,8 +219,13 @@
     const off = !document.getElementById("f-unanswerable").checked;
     document.getElementById("f-unanswerable-reason").hidden = off;
     document.getElementById("unanswerable-reason-label").hidden = off;
+    // The answer items step aside (kept in the page, so unticking brings them back) and are not sent meanwhile.
+    const items = document.getElementById("answer-items");
+    items.disabled = !off;
+    items.hidden = !off;
   }
   unanswerableBox.addEventListener("change", showAnswerability);
+  showAnswerability();
 
   form.addEventListener("input", markDirty);
   form.addEventListener("change", markDirty);

@@ -41,8 +41,8 @@ def test_unanswerable_question_from_draft_to_a_scored_abstention(
     expect(annotator.locator("#f-unanswerable-reason")).to_be_hidden()
     annotator.get_by_label("Not answerable from this context").click()
     expect(annotator.locator("#f-unanswerable-reason")).to_be_visible()
-    annotator.locator("input[name=answer]").first.click()
-    annotator.locator("input[name=answer]").first.fill("")
+    # The answer items step aside while the box is ticked (a not-answerable question has no answer to send).
+    expect(annotator.locator("#answer-items")).to_be_hidden()
     annotator.click("#submit-button")
     expect(annotator.locator("#problems")).to_contain_text("Say why this context cannot answer")
     type_into(annotator, "#f-unanswerable-reason", "Table 1 reports models A and B only; C is not in the paper.")

@@ -63,3 +63,11 @@ def test_a_first_release_can_be_cut_from_the_demo_by_its_manager(db, client):
     frozen = validated.filter(batch=batch).count()
     response = client.post("/p/demo/releases/", {"name": "demo", "batch_ids": [batch.pk]}, follow=True)
     assert f"Release demo-v1 cut: {frozen} instances frozen." in response.content.decode()
+
+
+def test_the_exam_page_tells_a_candidate_how_many_questions_one_attempt_has(db, client):
+    run_demo()
+    assert client.login(username="annotator", password="demo-annotator")
+    page = re.sub(r"\s+", " ", client.get("/p/demo/qualification/").content.decode())
+    # Each attempt draws 5 of the pool of 15: the page says 5, and where they come from.
+    assert "The exam has <strong>5</strong> questions, drawn from a pool of 15" in page
