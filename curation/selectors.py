@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import Count, QuerySet
+from django.db.models import Count, Q, QuerySet
 
 from curation import visibility
 from curation.errors import NotFound
@@ -84,6 +84,14 @@ def status_counts(project: Project) -> dict[str, int]:
     return {status: counts.get(status, 0) for status in Status.values}
 
 
+def claimable_drafts(*, project: Project, user: AbstractBaseUser) -> QuerySet[Instance]:
+    """The drafts `user` could take from the queue: drafted, in an open batch, and assigned to nobody or to them.
+    Counted on the project page and the work queue alike (the claim itself is the SQL in services/lifecycle.py)."""
+    return Instance.objects.filter(project=project, status=Status.DRAFTED, batch__state=Batch.State.OPEN).filter(
+        Q(assigned_to__isnull=True) | Q(assigned_to=user)
+    )
+
+
 def project_overview(*, user: AbstractBaseUser, project: Project, roles: set[str]) -> dict[str, dict[str, Any]]:
     """The figures the project page shows each role the viewer holds: their own work, their queues, the project's."""
     overview: dict[str, dict[str, Any]] = {}
@@ -95,7 +103,7 @@ def project_overview(*, user: AbstractBaseUser, project: Project, roles: set[str
             "submitted": mine.exclude(
                 status__in=(Status.IN_REFINEMENT, Status.CHANGES_REQUESTED, Status.DRAFTED)
             ).count(),
-            "available": project.instances.filter(status=Status.DRAFTED).count(),
+            "available": claimable_drafts(project=project, user=user).count(),
             "round2": project.instances.filter(status=Status.ROUND2_REVIEW)
             .exclude(author=user)
             .exclude(round1_verifier=user)

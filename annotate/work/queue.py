@@ -7,7 +7,7 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import Exists, F, OuterRef, Q, QuerySet, Subquery
+from django.db.models import Exists, F, OuterRef, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
@@ -15,6 +15,7 @@ from annotate.quality.models import GoldProbe
 from annotate.quality.services import probe_serve
 from curation.errors import Conflict, NotFound, NotPermitted
 from curation.models import Batch, Instance, Membership, Project
+from curation.selectors import claimable_drafts
 from curation.services.lifecycle import instance_claim, instance_transition
 from curation.states import Role, Status
 from curation.visibility import is_operator
@@ -189,7 +190,7 @@ def queue_counts(*, project: Project, user: AbstractBaseUser) -> dict[str, int]:
     mine = Instance.objects.filter(project=project, author=user)
     open_drafts = Instance.objects.filter(project=project, status=Status.DRAFTED, batch__state=Batch.State.OPEN)
     return {
-        "available": open_drafts.filter(Q(assigned_to__isnull=True) | Q(assigned_to=user)).count(),
+        "available": claimable_drafts(project=project, user=user).count(),
         "assigned": open_drafts.filter(assigned_to=user).count(),
         "changes_requested": mine.filter(status=Status.CHANGES_REQUESTED).count(),
         "held": mine.filter(status=Status.IN_REFINEMENT).count(),
