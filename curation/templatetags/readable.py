@@ -1,0 +1,31 @@
+"""`{{ mapping|settings_text }}`: a flat mapping of settings or figures as a person reads them ("temperature 0.0 ·
+max tokens 256"), instead of a Python dict."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from django import template
+
+register = template.Library()
+
+
+def _value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if value is None or value == "":
+        return "—"
+    if isinstance(value, float):
+        return f"{value:g}"
+    if isinstance(value, (dict, list)):
+        return json.dumps(value, ensure_ascii=False)
+    return str(value)
+
+
+@register.filter
+def settings_text(mapping: Mapping[str, Any] | None) -> str:
+    if not mapping:
+        return "—"
+    return " · ".join(f"{str(key).replace('_', ' ')} {_value(value)}" for key, value in mapping.items())
