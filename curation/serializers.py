@@ -9,6 +9,13 @@ from curation.models import Batch, Instance, InstanceRevision, Paper, Paragraph,
 from curation.models import TransitionEvent as Event
 from curation.states import Role, Status
 
+# A database id (BigAutoField) as input: beyond the 64-bit range is a 400 naming the field, not a driver overflow.
+DATABASE_ID_MAX = 2**63 - 1
+
+
+def database_id_field(**kwargs: object) -> serializers.IntegerField:
+    return serializers.IntegerField(min_value=1, max_value=DATABASE_ID_MAX, **kwargs)
+
 
 class ProjectSerializer(serializers.ModelSerializer):
     roles = serializers.SerializerMethodField()
@@ -41,7 +48,7 @@ class MembershipCreateSerializer(serializers.Serializer):
 
 
 class ReasoningTypeSerializer(serializers.ModelSerializer):
-    parent = serializers.SlugRelatedField(slug_field="code", read_only=True)
+    parent = serializers.SlugRelatedField(slug_field="code", read_only=True, allow_null=True)
 
     class Meta:
         model = ReasoningType
@@ -130,11 +137,11 @@ class PaperDetailSerializer(PaperSerializer):
 
 class InstanceSerializer(serializers.ModelSerializer):
     project = serializers.SlugRelatedField(slug_field="slug", read_only=True)
-    reasoning_type = serializers.SlugRelatedField(slug_field="code", read_only=True)
-    author = serializers.SlugRelatedField(slug_field="username", read_only=True)
-    round1_verifier = serializers.SlugRelatedField(slug_field="username", read_only=True)
-    round2_reviewer = serializers.SlugRelatedField(slug_field="username", read_only=True)
-    assigned_to = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    reasoning_type = serializers.SlugRelatedField(slug_field="code", read_only=True, allow_null=True)
+    author = serializers.SlugRelatedField(slug_field="username", read_only=True, allow_null=True)
+    round1_verifier = serializers.SlugRelatedField(slug_field="username", read_only=True, allow_null=True)
+    round2_reviewer = serializers.SlugRelatedField(slug_field="username", read_only=True, allow_null=True)
+    assigned_to = serializers.SlugRelatedField(slug_field="username", read_only=True, allow_null=True)
     relevant_tables = serializers.PrimaryKeyRelatedField(many=True, read_only=True)
 
     class Meta:
@@ -178,8 +185,8 @@ class InstanceEditSerializer(serializers.Serializer):
     is_answerable = serializers.BooleanField(required=False)
     unanswerable_reason = serializers.CharField(required=False, allow_blank=True, max_length=2000)
     scale = serializers.ChoiceField(choices=[scale for scale in SCALES if scale], required=False, allow_blank=True)
-    reasoning_type_id = serializers.IntegerField(required=False, allow_null=True)
-    relevant_table_ids = serializers.ListField(child=serializers.IntegerField(), required=False)
+    reasoning_type_id = database_id_field(required=False, allow_null=True)
+    relevant_table_ids = serializers.ListField(child=database_id_field(), required=False)
 
 
 class TransitionCommentSerializer(serializers.Serializer):
@@ -199,7 +206,7 @@ class TransitionSerializer(serializers.Serializer):
 
 
 class RevisionSerializer(serializers.ModelSerializer):
-    author = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    author = serializers.SlugRelatedField(slug_field="username", read_only=True, allow_null=True)
 
     class Meta:
         model = InstanceRevision

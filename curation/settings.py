@@ -176,7 +176,7 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "curation.api_schema.AutoSchema",
     "EXCEPTION_HANDLER": "curation.api_errors.exception_handler",
     "DEFAULT_PARSER_CLASSES": [
         "curation.api_parsers.StrictJSONParser",

@@ -12,18 +12,22 @@ from annotate.instances import services as instance_bulk
 from annotate.instances.selectors import InstanceFilters, instances_browse
 from curation import selectors
 from curation.pagination import BoundedLimitOffsetPagination
-from curation.serializers import InstanceSerializer
+from curation.serializers import DATABASE_ID_MAX, InstanceSerializer, database_id_field
 from curation.services.assignments import instances_assign
 from curation.services.instances import instances_retype
 from curation.states import Status
 
 
 class InstanceBrowseApi(APIView):
+    pagination_class = BoundedLimitOffsetPagination  # so the schema documents the paged envelope it answers
+
     class InstanceBrowseFilterSerializer(serializers.Serializer):
         status = serializers.ChoiceField(choices=Status.choices, required=False)
-        batch = serializers.IntegerField(required=False, min_value=0, help_text="0: instances in no batch")
-        paper = serializers.IntegerField(required=False)
-        reasoning_type = serializers.IntegerField(required=False, help_text="a type or subtype id")
+        batch = serializers.IntegerField(
+            required=False, min_value=0, max_value=DATABASE_ID_MAX, help_text="0: instances in no batch"
+        )
+        paper = database_id_field(required=False)
+        reasoning_type = database_id_field(required=False, help_text="a type or subtype id")
         annotator = serializers.CharField(required=False, help_text="author or assignee username")
         q = serializers.CharField(required=False, help_text="text in the question, answer or rationale")
 
@@ -52,9 +56,9 @@ class InstanceBrowseApi(APIView):
 class InstanceBulkApi(APIView):
     class InstanceBulkInputSerializer(serializers.Serializer):
         action = serializers.ChoiceField(choices=["assign", "unassign", "retype", "discard"])
-        instance_ids = serializers.ListField(child=serializers.IntegerField(), allow_empty=False)
+        instance_ids = serializers.ListField(child=database_id_field(), allow_empty=False)
         assignee = serializers.CharField(required=False, help_text="username, for assign")
-        reasoning_type = serializers.IntegerField(required=False, help_text="reasoning type id, for retype")
+        reasoning_type = database_id_field(required=False, help_text="reasoning type id, for retype")
         reason = serializers.CharField(required=False, help_text="why, for discard")
 
         def validate(self, data: dict) -> dict:

@@ -20,6 +20,7 @@ from curation.endpoints.models import ModelEndpoint
 from curation.errors import InvalidInput, NotFound
 from curation.models import Batch
 from curation.queues import waiting_label
+from curation.serializers import database_id_field
 
 
 class ModelEndpointOutputSerializer(serializers.ModelSerializer):
@@ -120,7 +121,7 @@ KIND_HELP = "question, rationale_answer or header_paraphrase"
 
 
 class PromptTemplateOutputSerializer(serializers.ModelSerializer):
-    created_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    created_by = serializers.SlugRelatedField(slug_field="username", read_only=True, allow_null=True)
     kind = serializers.CharField(read_only=True, help_text=KIND_HELP)
 
     class Meta:
@@ -178,7 +179,7 @@ class DraftingRunCountsSerializer(serializers.Serializer):
 
 class DraftingRunOutputSerializer(serializers.ModelSerializer):
     project = serializers.SlugRelatedField(slug_field="slug", read_only=True)
-    created_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    created_by = serializers.SlugRelatedField(slug_field="username", read_only=True, allow_null=True)
     kind = serializers.CharField(read_only=True, help_text="llm or template")
     status = serializers.CharField(read_only=True, help_text="queued, running, completed, failed, cancelled")
     counts = serializers.SerializerMethodField()
@@ -218,9 +219,9 @@ class DraftingRunDetailOutputSerializer(DraftingRunOutputSerializer):
 class DraftingRunListApi(APIView):
     class DraftingRunInputSerializer(serializers.Serializer):
         kind = serializers.CharField(help_text="llm or template")
-        batch = serializers.IntegerField(required=False, allow_null=True)
-        contexts = serializers.ListField(child=serializers.IntegerField(), required=False, allow_empty=True)
-        endpoint = serializers.IntegerField(required=False, allow_null=True, help_text="required for llm runs")
+        batch = database_id_field(required=False, allow_null=True)
+        contexts = serializers.ListField(child=database_id_field(), required=False, allow_empty=True)
+        endpoint = database_id_field(required=False, allow_null=True, help_text="required for llm runs")
         question_template = serializers.IntegerField(required=False, allow_null=True, help_text="default: latest")
         answer_template = serializers.IntegerField(required=False, allow_null=True, help_text="default: latest")
         generation_params = serializers.DictField(required=False)

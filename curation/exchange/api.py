@@ -14,6 +14,7 @@ from rest_framework.views import APIView
 from curation import selectors
 from curation.exchange.draft_import import drafts_import
 from curation.exchange.work_export import FORMATS, work_export
+from curation.serializers import database_id_field
 from curation.states import Status
 
 
@@ -52,7 +53,7 @@ class WorkExportApi(APIView):
         # Not `format`: DRF reads that query parameter to pick a renderer.
         file_format = serializers.ChoiceField(choices=list(FORMATS))
         status = serializers.ListField(child=serializers.ChoiceField(choices=Status.choices), required=False)
-        batch = serializers.IntegerField(required=False)
+        batch = database_id_field(required=False)
 
     @extend_schema(
         parameters=[WorkExportFilterSerializer],

@@ -23,11 +23,12 @@ from curation.exports.statistics import presented
 from curation.releases import selectors as release_selectors
 from curation.releases import services as release_services
 from curation.releases.models import ExportArtifact, Release, ReleaseCut, ReleaseItem
+from curation.serializers import database_id_field
 
 
 class ReleaseSerializer(serializers.ModelSerializer):
     project = serializers.SlugRelatedField(slug_field="slug", read_only=True)
-    created_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    created_by = serializers.SlugRelatedField(slug_field="username", read_only=True, allow_null=True)
     batches = serializers.PrimaryKeyRelatedField(many=True, read_only=True)
     supersedes = serializers.PrimaryKeyRelatedField(read_only=True)
 
@@ -62,7 +63,7 @@ class ReleaseDetailSerializer(ReleaseSerializer):
 
 class ReleaseCutSerializer(serializers.Serializer):
     name = serializers.SlugField(max_length=100)
-    batch_ids = serializers.ListField(child=serializers.IntegerField(), min_length=1)
+    batch_ids = serializers.ListField(child=database_id_field(), min_length=1)
     description = serializers.CharField(required=False, allow_blank=True, default="")
     changelog = serializers.CharField(required=False, allow_blank=True, default="")
     license = serializers.CharField(required=False, allow_blank=True, default="", max_length=200)
@@ -107,7 +108,7 @@ class ExportRequestSerializer(serializers.Serializer):
 
 
 class ImportRecordSerializer(serializers.ModelSerializer):
-    created_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    created_by = serializers.SlugRelatedField(slug_field="username", read_only=True, allow_null=True)
 
     class Meta:
         model = ImportRecord
