@@ -281,9 +281,14 @@ def test_no_selector_decides_visibility_by_hand():
 _UNSCOPED_READS = {
     ("curation/selectors.py", "instance_for_output"),
     ("curation/selectors.py", "status_counts"),
+    # What the queue could hand this annotator: counted (an aggregate), never listed; the claim checks the role.
+    ("curation/selectors.py", "claimable_drafts"),
     ("curation/papers/selectors.py", "context_counts"),
     # The viewer's own exam items and hidden-gold probe (question and context only), read by id.
     ("annotate/qualification/selectors.py", "gold_items_shown"),
+    # A run's error sample: the caller read the run through visible_to; the sampled predictions (with gold) are read
+    # only after can_see_predictions, or by an operator command (user=None).
+    ("scoring/runs/selectors.py", "error_sample_report"),
 }
 _SCOPED_MODELS = ("Instance", "Paper", "Batch", "Context", "Release", "ScoringRun", "ModelEndpoint", "Prediction")
 
