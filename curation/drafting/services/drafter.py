@@ -3,6 +3,7 @@ run's questions; and the plain data a prompt shows of a context. Knows nothing o
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -157,7 +158,14 @@ class Drafter:
             if label in by_label:
                 label = f"{label} ({position + 1})"
             by_label[label] = table
-            table_dicts.append(table_input(table, label))
+            table_dicts.append(
+                {
+                    **table_input(table, label),
+                    "name": reader_name(table, position),
+                    # Detected as headerless: its first row is data, so no column has a name to ask about.
+                    "has_header": table.header_rows != 0,
+                }
+            )
         options = run.options
         results = draft_template_questions(
             table_dicts,
@@ -165,6 +173,7 @@ class Drafter:
             per_template=int(options.get("per_template") or 1),
             include_unanswerable=options.get("unanswerable") == "keep",
             template_ids=options.get("template_ids") or None,
+            preferred_subtypes=context_subtypes(context),
         )
         drafts = []
         for result in results:
@@ -178,12 +187,14 @@ class Drafter:
                 "split": "answerable" if result["is_answerable"] else "unanswerable",
                 "seed": options.get("seed", 0),
                 "question": result["question"],
+                "rationale": result["rationale"],
                 "answer": result["answer"],
             }
             drafts.append(
                 {
                     "reasoning_type": self.types.get(result["reasoning_subtype"]) or context.reasoning_type,
                     "question": result["question"],
+                    "rationale": result["rationale"],
                     "answer": result["answer"],
                     "answer_form": result["answer_form"],
                     "answer_source": result["answer_source"],
@@ -198,6 +209,27 @@ class Drafter:
             )
         note = "" if drafts else "no question template fits this context's tables"
         return Outcome(drafts=drafts, raw_output={"templates": len(drafts)}, note=note)
+
+
+_CAPTION_NUMBER = re.compile(r"^\s*Table\s+([A-Z]?\d+(?:\.\d+)?)\b", re.IGNORECASE)
+
+
+def reader_name(table: Table, position: int) -> str:
+    """What the paper calls a table: "Table 2" from its number (the LaTeX counter), its caption, or its order."""
+    if table.number:
+        return f"Table {table.number}"
+    captioned = _CAPTION_NUMBER.match(table.caption or "")
+    if captioned:
+        return f"Table {captioned.group(1)}"
+    return f"Table {table.order + 1 if table.order is not None else position + 1}"
+
+
+def context_subtypes(context: Context) -> list[str]:
+    """The reasoning subtype codes a context's assigned type stands for (a type stands for its subtypes)."""
+    reasoning_type = context.reasoning_type
+    if reasoning_type is None:
+        return []
+    return [reasoning_type.code, *reasoning_type.subtypes.order_by("order").values_list("code", flat=True)]
 
 
 def table_input(table: Table, label: str) -> dict[str, Any]:
