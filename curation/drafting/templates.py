@@ -354,6 +354,23 @@ def _solve_count(program: Program, slots: dict[str, Any]) -> list[str]:
     return [str(program.run("count", items=matching))]
 
 
+def _solve_above_mean(program: Program, slots: dict[str, Any]) -> list[str]:
+    values = _column(program, slots, slots["column"], slots["rows"])
+    mean = program.run("mean", numbers=list(values.values()))
+    if values[slots["row"]] == mean:
+        raise _Unsuitable("exactly at the mean")
+    return ["yes" if program.run("greater_than", a=values[slots["row"]], b=mean) else "no"]
+
+
+def _solve_rows_above_mean(program: Program, slots: dict[str, Any]) -> list[str]:
+    values = _column(program, slots, slots["column"], slots["rows"])
+    mean = program.run("mean", numbers=list(values.values()))
+    above = [row for row, value in values.items() if program.run("greater_than", a=value, b=mean)]
+    if not above or len(above) == len(values) or any(value == mean for value in values.values()):
+        raise _Unsuitable("no split around the mean")
+    return above
+
+
 def _solve_span(program: Program, slots: dict[str, Any]) -> list[str]:
     text = clean_cell(program.run("get_cell", table=slots["table"], row=slots["row"], column=slots["column"]))
     if not text or text.lower() in {"-", "--", "—", "–", "n/a"}:
@@ -547,6 +564,26 @@ TEMPLATES: tuple[QuestionTemplate, ...] = (
         _solve_count,
     ),
     QuestionTemplate(
+        "above_mean",
+        "comparison",
+        (
+            "Is the {column} of {row} above the average {column} of all {entities}{where}?",
+            "Does {row} report a {column} higher than the mean across the {entities}{where}?",
+        ),
+        lambda view: [] if view.has_summary_row() else _row_in_column(view),
+        _solve_above_mean,
+    ),
+    QuestionTemplate(
+        "rows_above_mean",
+        "aggregation",
+        (
+            "Which {entities}{where} are above the average {column} of all {entities}?",
+            "List the {entities}{where} whose {column} is higher than the mean {column}.",
+        ),
+        _whole_columns,
+        _solve_rows_above_mean,
+    ),
+    QuestionTemplate(
         "span_lookup",
         "span_lookup",
         (
@@ -628,7 +665,12 @@ def _rationale(program: Program, view: _TableView, slots: Mapping[str, Any], ans
     flush()
     sentences = [sentence for sentence in sentences if sentence]
     stated = _join(list(answer))
-    if sentences and stated and stated.replace(",", "") not in sentences[-1].replace(",", ""):
+    said = (
+        re.search(rf"(?<!\w){re.escape(stated.replace(',', ''))}(?!\w)", sentences[-1].replace(",", ""))
+        if sentences
+        else None
+    )
+    if sentences and stated and not said:
         sentences.append(f"So the answer is {stated}.")
     return " ".join(sentences)
 

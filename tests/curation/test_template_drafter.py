@@ -83,6 +83,10 @@ def _expected_answer(draft: dict) -> list[str]:
         if slots["direction"] == "higher":
             return [str(sum(1 for number in value.values() if number > reference))]
         return [str(sum(1 for number in value.values() if number < reference))]
+    if template == "above_mean":
+        return ["yes" if value[slots["row"]] > statistics.mean(value.values()) else "no"]
+    if template == "rows_above_mean":
+        return [row for row in ROWS if value[row] > statistics.mean(value.values())]
     raise AssertionError(f"no independent check for {template}")
 
 
@@ -367,3 +371,20 @@ def test_the_contexts_reasoning_type_comes_first():
     first_other = next(i for i, s in enumerate(subtypes) if s != "comparison")
     assert first_other > 0 and "comparison" not in subtypes[first_other:]
     assert sorted(d["question"] for d in comparison) == sorted(d["question"] for d in default)
+
+
+def test_twenty_templates_with_the_boolean_and_list_answers_the_meta_paper_asks_for():
+    assert len(TEMPLATES) == 20
+    drafts = draft_template_questions(
+        [RESULTS], seed=7, per_template=50, template_ids=["above_mean", "rows_above_mean"]
+    )
+    assert {d["template_id"] for d in drafts} == {"above_mean", "rows_above_mean"}
+    boolean = [d for d in drafts if d["template_id"] == "above_mean"]
+    assert {tuple(d["answer"]) for d in boolean} == {("yes",), ("no",)}
+    for draft in drafts:
+        tools = [action["tool"] for action in draft["essential_actions"]]
+        assert tools[:2] == ["list_tables", "search_column_names"], tools  # the discovery step stays essential
+        assert tools[2:4] == ["get_column", "mean"] and set(tools[4:]) == {"greater_than"}
+        replay = ToolBox([RESULTS])
+        for action in draft["essential_actions"][2:]:
+            assert result_contains(replay.call(action["tool"], action["arguments"]), action["result"])
