@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from curation.drafting import duplicates, prompts
-from curation.drafting.models import DraftingRun
+from curation.drafting.models import DraftingRun, PromptTemplate
 from curation.drafting.templates import draft_template_questions
 from curation.endpoints.config import GENERATION_PARAM_NAMES
 from curation.endpoints.errors import EndpointConfigError, EndpointError
@@ -34,6 +34,7 @@ class Drafter:
         self.run = run
         self.client = None
         self.beat: Callable[[], object] = lambda: None
+        self.header_cache: dict[str, list[str]] = {}
         self.types = {rt.code: rt for rt in ReasoningType.objects.filter(project_id=run.project_id)}
 
     def _client(self) -> Any:
@@ -148,6 +149,26 @@ class Drafter:
             question, examples=duplicates.example_questions(self.run.question_template.text), existing=list(existing)
         )
 
+    def _header_phrases(self, header: str) -> list[str]:
+        """Paraphrases of one header name by the run's endpoint and header prompt version (asked once per run)."""
+        if header not in self.header_cache:
+            template = (
+                PromptTemplate.objects.filter(
+                    project_id=self.run.project_id,
+                    kind="header_paraphrase",
+                    content_hash=self.run.template_hashes["header_paraphrase"],
+                )
+                .order_by("-pk")
+                .first()
+            )
+            if template is None:
+                raise EndpointConfigError("The run's header paraphrase prompt version no longer exists.")
+            params = {k: v for k, v in self.run.generation_params.items() if k in GENERATION_PARAM_NAMES}
+            result = self._client().chat(prompts.header_messages(template.text, header), **params)
+            self.beat()
+            self.header_cache[header] = prompts.parse_header_phrases(result.text, header)
+        return self.header_cache[header]
+
     def _draft_templates(self, context: Context) -> Outcome:
         run = self.run
         tables = list(context.tables.all().order_by("paper_id", "order"))
@@ -174,6 +195,7 @@ class Drafter:
             include_unanswerable=options.get("unanswerable") == "keep",
             template_ids=options.get("template_ids") or None,
             preferred_subtypes=context_subtypes(context),
+            header_phrases=self._header_phrases if options.get("paraphrase_headers") else None,
         )
         drafts = []
         for result in results:
@@ -186,6 +208,11 @@ class Drafter:
                 "is_answerable": result["is_answerable"],
                 "split": "answerable" if result["is_answerable"] else "unanswerable",
                 "seed": options.get("seed", 0),
+                **(
+                    {"header_paraphrase": run.template_hashes["header_paraphrase"], "endpoint": run.endpoint_snapshot}
+                    if options.get("paraphrase_headers")
+                    else {}
+                ),
                 "question": result["question"],
                 "rationale": result["rationale"],
                 "answer": result["answer"],
