@@ -221,14 +221,18 @@ class DraftingRunListApi(APIView):
         kind = serializers.CharField(help_text="llm or template")
         batch = database_id_field(required=False, allow_null=True)
         contexts = serializers.ListField(child=database_id_field(), required=False, allow_empty=True)
-        endpoint = database_id_field(required=False, allow_null=True, help_text="required for llm runs")
+        endpoint = database_id_field(
+            required=False,
+            allow_null=True,
+            help_text="required for llm runs and for template runs that paraphrase headers",
+        )
         question_template = serializers.IntegerField(required=False, allow_null=True, help_text="default: latest")
         answer_template = serializers.IntegerField(required=False, allow_null=True, help_text="default: latest")
         generation_params = serializers.DictField(required=False)
         options = serializers.DictField(
             required=False,
             help_text="redraft, seed, per_template, unanswerable (skip|keep), template_ids, chunk_size, "
-            "max_context_chars",
+            "max_context_chars, paraphrase_headers (template runs; needs endpoint)",
         )
         start = serializers.BooleanField(default=True)
 

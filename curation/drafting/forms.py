@@ -27,6 +27,7 @@ class DraftingRunForm(forms.Form):
     template_ids = forms.MultipleChoiceField(
         choices=[(t.template_id, t.template_id) for t in TEMPLATES], required=False
     )
+    paraphrase_headers = forms.BooleanField(required=False)
     redraft = forms.BooleanField(required=False)
 
     def __init__(self, *args: Any, batches: QuerySet, endpoints: QuerySet, **kwargs: Any) -> None:
@@ -48,7 +49,9 @@ class DraftingRunForm(forms.Form):
             "kind": data["kind"],
             "batch": data["batch"],
             "context_ids": data["contexts"] or None,
-            "endpoint": data["endpoint"] if data["kind"] == DraftingRun.Kind.LLM else None,
+            "endpoint": data["endpoint"]
+            if data["kind"] == DraftingRun.Kind.LLM or data["paraphrase_headers"]
+            else None,
             "generation_params": params,
             "options": {
                 "redraft": data["redraft"],
@@ -56,6 +59,7 @@ class DraftingRunForm(forms.Form):
                 "per_template": data["per_template"] or 1,
                 "unanswerable": data["unanswerable"] or "skip",
                 "template_ids": data["template_ids"],
+                "paraphrase_headers": data["kind"] == DraftingRun.Kind.TEMPLATE and data["paraphrase_headers"],
             },
         }
 

@@ -40,14 +40,22 @@ class QuestionTemplate:
 class _TableView:
     """A table with its numeric columns, usable rows and wording helpers, for slot filling."""
 
-    def __init__(self, toolbox: ToolBox, index: int) -> None:
+    def __init__(self, toolbox: ToolBox, index: int, source: Mapping[str, Any]) -> None:
         self.table = toolbox.tables[index]
         self.label = self.table.label
+        # What a reader calls the table ("Table 2"); the tool box keeps its label, which tool calls use.
+        self.name = str(source.get("name") or "").strip() or self.label
         self.is_only_table = len(toolbox.tables) == 1
         self.rows = [name for name in self.table.row_names if name and not _AUTO_NAME.match(name)]
+        # A table without a header row has data values where its column names would be: no column to name.
+        self.header_columns = (
+            [column for column in self.table.columns[1:] if _is_header_name(column)]
+            if source.get("has_header", True)
+            else []
+        )
         self.numeric_columns = []
         for column_index, column in enumerate(self.table.columns[1:], start=1):
-            if _AUTO_NAME.match(column):
+            if column not in self.header_columns:
                 continue
             parsed = [parse_number(cells[column_index]) for cells in self.table.cells]
             if sum(value is not None for value in parsed) >= max(2, len(parsed) // 2 + 1):
@@ -58,11 +66,22 @@ class _TableView:
             entity = "entry"
         self.entity = entity if entity.isupper() else entity.lower()
         self.entities = self.entity if self.entity.endswith("s") else f"{self.entity}s"
-        self.where = "" if self.is_only_table else f" in {self.label}"
+        self.where = "" if self.is_only_table else f" in {self.name}"
 
     def has_summary_row(self) -> bool:
         """Whether a total/average row would distort a column-wide aggregate."""
         return len(self.plain_rows) != len(self.rows)
+
+
+def _is_header_name(column: str) -> bool:
+    """Whether a flattened header reads as a name (Accuracy, 2019, 3-shot), not as a data value (81.3, 12%)."""
+    if not column or _AUTO_NAME.match(column):
+        return False
+    parsed = parse_numeric(column)
+    if parsed is None:
+        return True
+    whole = re.fullmatch(r"\d{1,4}", clean_cell(column).strip())
+    return bool(whole) and not parsed.is_percent
 
 
 def _comparable_columns(columns: Sequence[str]) -> list[tuple[str, str]]:
@@ -87,6 +106,8 @@ def _number(text: Any, slots: Mapping[str, Any]) -> float | int:
     if parsed is None:
         raise _Missing(f"not a number: {text!r}")
     slots["units"].add((parsed.unit.lower(), parsed.is_percent))
+    if _GROUPED.search(str(text)):
+        slots["written"].add("grouped")
     value = parsed.value
     return int(value) if value.is_integer() and abs(value) < 1e15 else value
 
@@ -100,8 +121,21 @@ def _column(program: Program, slots: Mapping[str, Any], column: str, rows: Seque
     return {row: _number(cells[row], slots) for row in rows}
 
 
+_GROUPED = re.compile(r"\d,\d{3}(?!\d)")
+
+
 def _fmt(value: float) -> str:
+    """A computed answer: two decimals at most, and a huge value in scientific notation, never its float digits."""
+    if abs(value) >= 1e15:
+        mantissa, exponent = f"{float(value):.4e}".split("e")
+        return f"{format_number(float(mantissa), decimals=4)}e{int(exponent)}"
     return format_number(value, decimals=2)
+
+
+def _same_unit(value: float, slots: Mapping[str, Any]) -> str:
+    """A computed value in the cells' unit: a sum, difference or mean of percentages is written with %."""
+    text = _fmt(value)
+    return text + "%" if slots["units"] and all(is_percent for _, is_percent in slots["units"]) else text
 
 
 def _unique_best(values: Mapping[str, float], *, highest: bool) -> str:
@@ -183,8 +217,7 @@ def _top_k(view: _TableView) -> list[dict[str, Any]]:
 
 
 def _any_cells(view: _TableView) -> list[dict[str, Any]]:
-    columns = [column for column in view.table.columns[1:] if not _AUTO_NAME.match(column)]
-    return [{"row": row, "column": column} for row in view.rows for column in columns]
+    return [{"row": row, "column": column} for row in view.rows for column in view.header_columns]
 
 
 def _table_lookups(view: _TableView) -> list[dict[str, Any]]:
@@ -201,7 +234,7 @@ def _solve_difference(program: Program, slots: dict[str, Any]) -> list[str]:
     b = _cell(program, slots, slots["row_b"], slots["column"])
     if a <= b:
         raise _Unsuitable("the difference is phrased as how much more row_a has")
-    return [_fmt(program.run("subtract", a=a, b=b))]
+    return [_same_unit(program.run("subtract", a=a, b=b), slots)]
 
 
 def _solve_ratio(program: Program, slots: dict[str, Any]) -> list[str]:
@@ -217,13 +250,13 @@ def _solve_pair_sum(program: Program, slots: dict[str, Any]) -> list[str]:
     b = _cell(program, slots, slots["row_b"], slots["column"])
     if slots["row_a"] > slots["row_b"]:
         raise _Unsuitable("each unordered pair once")
-    return [_fmt(program.run("add", numbers=[a, b]))]
+    return [_same_unit(program.run("add", numbers=[a, b]), slots)]
 
 
 def _solve_change(program: Program, slots: dict[str, Any]) -> list[str]:
     before = _cell(program, slots, slots["row"], slots["column_a"])
     after = _cell(program, slots, slots["row"], slots["column_b"])
-    return [_fmt(program.run("subtract", a=after, b=before))]
+    return [_same_unit(program.run("subtract", a=after, b=before), slots)]
 
 
 def _solve_percentage_change(program: Program, slots: dict[str, Any]) -> list[str]:
@@ -278,22 +311,23 @@ def _solve_extreme_row(program: Program, slots: dict[str, Any]) -> list[str]:
 
 def _solve_extreme_value(program: Program, slots: dict[str, Any]) -> list[str]:
     values = _column(program, slots, slots["column"], slots["rows"])
-    return [_fmt(program.run("max" if slots["direction"] == "highest" else "min", numbers=list(values.values())))]
+    tool = "max" if slots["direction"] == "highest" else "min"
+    return [_same_unit(program.run(tool, numbers=list(values.values())), slots)]
 
 
 def _solve_column_sum(program: Program, slots: dict[str, Any]) -> list[str]:
     values = _column(program, slots, slots["column"], slots["rows"])
-    return [_fmt(program.run("sum", numbers=list(values.values())))]
+    return [_same_unit(program.run("sum", numbers=list(values.values())), slots)]
 
 
 def _solve_column_mean(program: Program, slots: dict[str, Any]) -> list[str]:
     values = _column(program, slots, slots["column"], slots["rows"])
-    return [_fmt(program.run("mean", numbers=list(values.values())))]
+    return [_same_unit(program.run("mean", numbers=list(values.values())), slots)]
 
 
 def _solve_subset_mean(program: Program, slots: dict[str, Any]) -> list[str]:
     values = [_cell(program, slots, row, slots["column"]) for row in slots["subset"]]
-    return [_fmt(program.run("mean", numbers=values))]
+    return [_same_unit(program.run("mean", numbers=values), slots)]
 
 
 def _solve_rank(program: Program, slots: dict[str, Any]) -> list[str]:
@@ -320,6 +354,23 @@ def _solve_count(program: Program, slots: dict[str, Any]) -> list[str]:
     return [str(program.run("count", items=matching))]
 
 
+def _solve_above_mean(program: Program, slots: dict[str, Any]) -> list[str]:
+    values = _column(program, slots, slots["column"], slots["rows"])
+    mean = program.run("mean", numbers=list(values.values()))
+    if values[slots["row"]] == mean:
+        raise _Unsuitable("exactly at the mean")
+    return ["yes" if program.run("greater_than", a=values[slots["row"]], b=mean) else "no"]
+
+
+def _solve_rows_above_mean(program: Program, slots: dict[str, Any]) -> list[str]:
+    values = _column(program, slots, slots["column"], slots["rows"])
+    mean = program.run("mean", numbers=list(values.values()))
+    above = [row for row, value in values.items() if program.run("greater_than", a=value, b=mean)]
+    if not above or len(above) == len(values) or any(value == mean for value in values.values()):
+        raise _Unsuitable("no split around the mean")
+    return above
+
+
 def _solve_span(program: Program, slots: dict[str, Any]) -> list[str]:
     text = clean_cell(program.run("get_cell", table=slots["table"], row=slots["row"], column=slots["column"]))
     if not text or text.lower() in {"-", "--", "—", "–", "n/a"}:
@@ -338,7 +389,7 @@ def _solve_table_lookup(program: Program, slots: dict[str, Any]) -> list[str]:
     if holders != [slots["table"]]:
         raise _Unsuitable("the value is reported in more than one table, or not where expected")
     _cell(program, slots, slots["row"], slots["column"])
-    return [slots["table"]]
+    return [slots["name"]]  # what the paper calls it ("Table 2"), as a person answers "which table"
 
 
 TEMPLATES: tuple[QuestionTemplate, ...] = (
@@ -513,6 +564,26 @@ TEMPLATES: tuple[QuestionTemplate, ...] = (
         _solve_count,
     ),
     QuestionTemplate(
+        "above_mean",
+        "comparison",
+        (
+            "Is the {column} of {row} above the average {column} of all {entities}{where}?",
+            "Does {row} report a {column} higher than the mean across the {entities}{where}?",
+        ),
+        lambda view: [] if view.has_summary_row() else _row_in_column(view),
+        _solve_above_mean,
+    ),
+    QuestionTemplate(
+        "rows_above_mean",
+        "aggregation",
+        (
+            "Which {entities}{where} are above the average {column} of all {entities}?",
+            "List the {entities}{where} whose {column} is higher than the mean {column}.",
+        ),
+        _whole_columns,
+        _solve_rows_above_mean,
+    ),
+    QuestionTemplate(
         "span_lookup",
         "span_lookup",
         (
@@ -536,6 +607,128 @@ TEMPLATES: tuple[QuestionTemplate, ...] = (
 )
 
 
+# Rationale ---------------------------------------------------------------------------------------
+
+
+def _as_written(value: Any, slots: Mapping[str, Any], *, same_unit: bool = True) -> str:
+    """A computed number as the table writes its numbers: thousands grouped if its cells group them, % kept."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return str(value)
+    text = _same_unit(value, slots) if same_unit else _fmt(value)
+    if "grouped" in slots["written"] and "e" not in text:
+        sign, digits = ("-", text[1:]) if text.startswith("-") else ("", text)
+        whole, _, rest = digits.partition(".")
+        text = sign + f"{int(whole):,}" + (f".{rest}" if rest else "")
+    return text
+
+
+def _rationale(program: Program, view: _TableView, slots: Mapping[str, Any], answer: Sequence[str]) -> str:
+    """One sentence per step of the program, in the words of the question (e.g. 'Table 2 gives 81.3 for BERT ...'),
+    then the answer when the last step does not state it. Values read from the table keep the table's writing."""
+    sentences: list[str] = []
+    read: dict[float, str] = {}
+
+    def number(value: Any) -> str:
+        return read.get(value) or _as_written(value, slots) if isinstance(value, int | float) else str(value)
+
+    cells: list[tuple[str, str]] = []
+    cell_column = ""
+    comparisons: list[str] = []
+
+    def flush() -> None:
+        nonlocal cells, comparisons
+        if cells:
+            given = _join([f"{text} for {row}" for row, text in cells])
+            sentences.append(f"{view.name} gives {given} under {cell_column}.")
+        if comparisons:
+            sentences.append(_sentence(_join(comparisons)))
+        cells, comparisons = [], []
+
+    for outcome in program.actions:
+        tool, arguments, result = outcome.tool, outcome.arguments, outcome.result
+        if tool == "get_cell":
+            if comparisons or (cells and arguments["column"] != cell_column):
+                flush()
+            cell_column = arguments["column"]
+            cells.append((arguments["row"], clean_cell(result)))
+            _remember(read, [result])
+            continue
+        if tool in ("greater_than", "less_than"):
+            relation = "higher" if tool == "greater_than" else "lower"
+            a, b = number(arguments["a"]), number(arguments["b"])
+            comparisons.append(f"{a} is {'' if result else 'not '}{relation} than {b}")
+            continue
+        flush()
+        if tool == "get_column":
+            _remember(read, list(result.values()))
+        sentences.append(_step(tool, arguments, result, view, slots, number))
+    flush()
+    sentences = [sentence for sentence in sentences if sentence]
+    stated = _join(list(answer))
+    said = (
+        re.search(rf"(?<!\w){re.escape(stated.replace(',', ''))}(?!\w)", sentences[-1].replace(",", ""))
+        if sentences
+        else None
+    )
+    if sentences and stated and not said:
+        sentences.append(f"So the answer is {stated}.")
+    return " ".join(sentences)
+
+
+def _remember(read: dict[float, str], cells: Iterable[Any]) -> None:
+    """Map each number read from the table to the way the table writes it (44.0 stays 44.0, 1,200 stays 1,200)."""
+    for cell in cells:
+        text = clean_cell(cell)
+        value = parse_number(text)
+        if value is not None:
+            read.setdefault(value, text)
+
+
+def _sentence(text: str) -> str:
+    return text[:1].upper() + text[1:] + "."
+
+
+def _step(
+    tool: str,
+    arguments: Mapping[str, Any],
+    result: Any,
+    view: _TableView,
+    slots: Mapping[str, Any],
+    number: Callable[[Any], str],
+) -> str:
+    if tool == "get_column":
+        used = [row for row in slots["rows"] if row in result]
+        given = _join([f"{clean_cell(result[row])} for {row}" for row in used])
+        return f"{view.name} gives {given} under {arguments['column']}."
+    if tool == "subtract":
+        return f"{number(arguments['a'])} minus {number(arguments['b'])} is {number(result)}."
+    if tool in ("add", "sum"):
+        return f"Their sum is {number(result)}."
+    if tool == "mean":
+        return f"Their mean is {number(result)}."
+    if tool == "divide":
+        quotient = _as_written(result, slots, same_unit=False)
+        return f"{number(arguments['a'])} divided by {number(arguments['b'])} is {quotient}."
+    if tool == "multiply":
+        factors = " times ".join(_as_written(value, slots, same_unit=False) for value in arguments["numbers"])
+        return f"{factors} is {_as_written(result, slots, same_unit=False)}."
+    if tool in ("max", "min"):
+        return f"The {'largest' if tool == 'max' else 'smallest'} of them is {number(result)}."
+    if tool == "proportion":
+        return f"{number(arguments['part'])} is {_fmt(result)}% of {number(arguments['total'])}."
+    if tool == "count":
+        if not arguments["items"]:
+            return f"No {view.entity} qualifies, so the count is 0."
+        return f"Counting those ({_join(list(arguments['items']))}) gives {result}."
+    if tool == "rank":
+        if arguments.get("item"):
+            return f"Sorted from highest to lowest, {arguments['item']} is at position {result}."
+        return f"Sorted from highest to lowest, the order is {_join(list(result))}."
+    if tool == "search_row_names":
+        return f"Searching the row names for {arguments['query']} finds it in {view.name}."
+    return ""
+
+
 def _phrase(header: str, rng: random.Random, header_phrases: HeaderPhrases | None) -> str:
     if header_phrases is None:
         return header
@@ -556,20 +749,26 @@ def draft_template_questions(
     unanswerable_per_template: int = 1,
     header_phrases: HeaderPhrases | None = None,
     template_ids: Iterable[str] | None = None,
+    preferred_subtypes: Sequence[str] = (),
 ) -> list[dict[str, Any]]:
     """Instantiate question templates over `tables`, answering each by executing its tool program.
 
     Deterministic for a given seed. Candidates whose required cells are missing are skipped, or returned
-    with `is_answerable=False` and an empty answer when `include_unanswerable` is set.
+    with `is_answerable=False` and an empty answer when `include_unanswerable` is set. Templates of the
+    `preferred_subtypes` (the context's assigned reasoning type) come first, in that order.
+    A table may carry `name` (what the paper calls it, "Table 2": used in questions and rationales) and
+    `has_header` (False: its first row is data, so no column is asked about).
     """
     toolbox = ToolBox(tables)
     chosen = set(template_ids) if template_ids is not None else None
     unknown = (chosen or set()) - {template.template_id for template in TEMPLATES}
     if unknown:
         raise ValueError(f"unknown template ids: {sorted(unknown)}")
-    views = [_TableView(toolbox, index) for index in range(len(toolbox.tables))]
+    views = [_TableView(toolbox, index, tables[index]) for index in range(len(toolbox.tables))]
     drafts: list[dict[str, Any]] = []
-    for template in TEMPLATES:
+    preference = {code: position for position, code in enumerate(preferred_subtypes)}
+    ordered = sorted(TEMPLATES, key=lambda template: preference.get(template.subtype, len(preference)))
+    for template in ordered:
         if chosen is not None and template.template_id not in chosen:
             continue
         rng = random.Random(f"{seed}:{template.template_id}")
@@ -604,7 +803,7 @@ def _instantiate(
     rng: random.Random,
     header_phrases: HeaderPhrases | None,
 ) -> dict[str, Any] | None:
-    slots = {**slots, "table": view.label, "rows": view.plain_rows, "units": set()}
+    slots = {**slots, "table": view.label, "name": view.name, "rows": view.plain_rows, "units": set(), "written": set()}
     program = Program(toolbox)
     is_answerable = True
     try:
@@ -636,7 +835,7 @@ def _instantiate(
     if header_phrases is None and re.fullmatch(r"(19|20)\d{2}", words.get("column", "")):
         words["column"] = f"value in {words['column']}"  # "the 2019 of BERT" reads badly
     question = template.phrasings[phrasing_index].format(**words)
-    recorded_slots = {key: value for key, value in slots.items() if key not in ("rows", "units")}
+    recorded_slots = {key: value for key, value in slots.items() if key not in ("rows", "units", "written", "name")}
     return {
         "question": question,
         "answer": answer,
@@ -646,6 +845,7 @@ def _instantiate(
         "template_id": template.template_id,
         "phrasing_index": phrasing_index,
         "slots": recorded_slots,
+        "rationale": _rationale(program, view, slots, answer) if is_answerable else "",
         "essential_actions": program.essential_actions(),
         "relevant_tables": [view.label],
         "is_answerable": is_answerable,

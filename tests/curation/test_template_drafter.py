@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import statistics
 
 import pytest
@@ -82,6 +83,10 @@ def _expected_answer(draft: dict) -> list[str]:
         if slots["direction"] == "higher":
             return [str(sum(1 for number in value.values() if number > reference))]
         return [str(sum(1 for number in value.values() if number < reference))]
+    if template == "above_mean":
+        return ["yes" if value[slots["row"]] > statistics.mean(value.values()) else "no"]
+    if template == "rows_above_mean":
+        return [row for row in ROWS if value[row] > statistics.mean(value.values())]
     raise AssertionError(f"no independent check for {template}")
 
 
@@ -242,8 +247,17 @@ def test_table_lookup_needs_several_tables_and_names_the_right_one():
     drafts = draft_template_questions([RESULTS, other], seed=2, per_template=10, template_ids=["table_lookup"])
     assert drafts
     for draft in drafts:
-        assert draft["answer"] == [draft["slots"]["table"]]
+        assert draft["answer"] == [draft["slots"]["table"]]  # unnamed tables: the label is all there is
         assert draft["reasoning_subtype"] == "table_lookup"
+    named = draft_template_questions(
+        [{**RESULTS, "name": "Table 2"}, {**other, "name": "Table 5"}],
+        seed=2,
+        per_template=10,
+        template_ids=["table_lookup"],
+    )
+    assert named and {tuple(draft["answer"]) for draft in named} <= {("Table 2",), ("Table 5",)}
+    for draft in named:
+        assert draft["answer"] == [{"tab:results": "Table 2", "tab:other": "Table 5"}[draft["slots"]["table"]]]
 
 
 def test_header_paraphrase_hook_is_used():
@@ -268,3 +282,109 @@ def test_unknown_template_id_is_rejected():
 
 def test_no_tables_no_questions():
     assert draft_template_questions([]) == []
+
+
+# What a person reads: numbers as the table writes them, "Table N", header names only, a rationale per step.
+WRITTEN = {
+    "label": "tab:acc",
+    "name": "Table 3",
+    "rows": [
+        ["Model", "Acc", "Size"],
+        ["A", "12.5%", "1,200"],
+        ["B", "10%", "2,000"],
+        ["C", "7.5%", "5,000,000,000,000,000"],
+        ["D", "3%", "4,900,000,000,000,000"],
+    ],
+}
+OTHER = {"label": "tab:other", "name": "Table 4", "rows": [["Model", "Speed"], ["Zeta", "3"], ["Eta", "4"]]}
+
+
+def _one(drafts: list[dict], template_id: str, **slots: object) -> dict:
+    (draft,) = [
+        d for d in drafts if d["template_id"] == template_id and all(d["slots"].get(k) == v for k, v in slots.items())
+    ]
+    return draft
+
+
+def test_percentages_keep_their_sign_and_huge_values_have_no_float_digits():
+    drafts = draft_template_questions([WRITTEN], seed=0, per_template=500)
+    difference = _one(drafts, "cell_difference", column="Acc", row_a="A", row_b="D")
+    assert difference["answer"] == ["9.5%"]
+    assert difference["rationale"] == "Table 3 gives 12.5% for A and 3% for D under Acc. 12.5% minus 3% is 9.5%."
+    assert _one(drafts, "cell_ratio", column="Acc", row_a="D", row_b="A")["answer"] == ["0.24"]  # a ratio has no %
+    mean = _one(drafts, "column_mean", column="Size")
+    assert mean["answer"] == ["2.475e15"]
+    assert "4,900,000,000,000,000 for D" in mean["rationale"]
+    for draft in drafts:
+        assert not re.search(r"\d{16,}", " ".join([draft["question"], *draft["answer"], draft["rationale"]])), draft
+
+
+def test_sums_in_the_rationale_group_thousands_as_the_table_does():
+    table = {"label": "tab:c", "rows": [["Item", "Cost"], ["Rent", "1,250"], ["Food", "2,300.5"], ["Bus", "75"]]}
+    (total,) = draft_template_questions([table], template_ids=["column_sum"])
+    assert (
+        total["rationale"]
+        == "tab:c gives 1,250 for Rent, 2,300.5 for Food and 75 for Bus under Cost. Their sum is 3,625.5."
+    )
+
+
+def test_questions_name_tables_as_the_paper_does_and_the_toolbox_keeps_its_labels():
+    drafts = draft_template_questions([WRITTEN, OTHER], seed=1, per_template=3)
+    named = [d for d in drafts if d["template_id"] != "table_lookup"]
+    assert named and all(" in Table 3" in d["question"] or " in Table 4" in d["question"] for d in named)
+    assert not any("tab:" in d["question"] or "tab:" in d["rationale"] for d in drafts)
+    for draft in drafts:
+        assert {action["arguments"].get("table") for action in draft["essential_actions"]} <= {
+            None,
+            "tab:acc",
+            "tab:other",
+        }
+
+
+def test_data_values_are_never_asked_about_as_column_names():
+    # A header row that is really data (a misdetected header) and a table flagged as having no header.
+    misread = {
+        "label": "tab:m",
+        "rows": [["BERT", "81.3", "79.1%"], ["ELMo", "78.2", "75.0%"], ["GloVe", "70.1", "69%"]],
+    }
+    headerless = {"label": "tab:h", "has_header": False, "rows": [["Learning rate", "0.001"], ["Batch size", "32"]]}
+    assert draft_template_questions([misread], per_template=50) == []
+    assert draft_template_questions([headerless], per_template=50) == []
+    years = {"label": "tab:y", "rows": [["Firm", "2019", "2020"], ["X", "1", "2"], ["Y", "3", "5"], ["Z", "4", "9"]]}
+    assert {
+        d["slots"].get("column_a") for d in draft_template_questions([years], template_ids=["largest_increase"])
+    } == {"2019"}
+
+
+def test_every_answerable_draft_has_a_rationale_of_one_sentence_per_step():
+    drafts = draft_template_questions([RESULTS], seed=5, per_template=3)
+    for draft in drafts:
+        assert draft["rationale"].endswith("."), draft
+        assert draft["rationale"].startswith("tab:results gives") or draft["template_id"] == "table_lookup"
+
+
+def test_the_contexts_reasoning_type_comes_first():
+    default = draft_template_questions([RESULTS], seed=0)
+    assert default[0]["reasoning_subtype"] == "arithmetic_calculation"
+    comparison = draft_template_questions([RESULTS], seed=0, preferred_subtypes=["comparison"])
+    subtypes = [d["reasoning_subtype"] for d in comparison]
+    first_other = next(i for i, s in enumerate(subtypes) if s != "comparison")
+    assert first_other > 0 and "comparison" not in subtypes[first_other:]
+    assert sorted(d["question"] for d in comparison) == sorted(d["question"] for d in default)
+
+
+def test_twenty_templates_with_the_boolean_and_list_answers_the_meta_paper_asks_for():
+    assert len(TEMPLATES) == 20
+    drafts = draft_template_questions(
+        [RESULTS], seed=7, per_template=50, template_ids=["above_mean", "rows_above_mean"]
+    )
+    assert {d["template_id"] for d in drafts} == {"above_mean", "rows_above_mean"}
+    boolean = [d for d in drafts if d["template_id"] == "above_mean"]
+    assert {tuple(d["answer"]) for d in boolean} == {("yes",), ("no",)}
+    for draft in drafts:
+        tools = [action["tool"] for action in draft["essential_actions"]]
+        assert tools[:2] == ["list_tables", "search_column_names"], tools  # the discovery step stays essential
+        assert tools[2:4] == ["get_column", "mean"] and set(tools[4:]) == {"greater_than"}
+        replay = ToolBox([RESULTS])
+        for action in draft["essential_actions"][2:]:
+            assert result_contains(replay.call(action["tool"], action["arguments"]), action["result"])

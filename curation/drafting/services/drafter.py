@@ -3,12 +3,13 @@ run's questions; and the plain data a prompt shows of a context. Knows nothing o
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from curation.drafting import duplicates, prompts
-from curation.drafting.models import DraftingRun
+from curation.drafting.models import DraftingRun, PromptTemplate
 from curation.drafting.templates import draft_template_questions
 from curation.endpoints.config import GENERATION_PARAM_NAMES
 from curation.endpoints.errors import EndpointConfigError, EndpointError
@@ -33,6 +34,7 @@ class Drafter:
         self.run = run
         self.client = None
         self.beat: Callable[[], object] = lambda: None
+        self.header_cache: dict[str, list[str]] = {}
         self.types = {rt.code: rt for rt in ReasoningType.objects.filter(project_id=run.project_id)}
 
     def _client(self) -> Any:
@@ -147,6 +149,26 @@ class Drafter:
             question, examples=duplicates.example_questions(self.run.question_template.text), existing=list(existing)
         )
 
+    def _header_phrases(self, header: str) -> list[str]:
+        """Paraphrases of one header name by the run's endpoint and header prompt version (asked once per run)."""
+        if header not in self.header_cache:
+            template = (
+                PromptTemplate.objects.filter(
+                    project_id=self.run.project_id,
+                    kind="header_paraphrase",
+                    content_hash=self.run.template_hashes["header_paraphrase"],
+                )
+                .order_by("-pk")
+                .first()
+            )
+            if template is None:
+                raise EndpointConfigError("The run's header paraphrase prompt version no longer exists.")
+            params = {k: v for k, v in self.run.generation_params.items() if k in GENERATION_PARAM_NAMES}
+            result = self._client().chat(prompts.header_messages(template.text, header), **params)
+            self.beat()
+            self.header_cache[header] = prompts.parse_header_phrases(result.text, header)
+        return self.header_cache[header]
+
     def _draft_templates(self, context: Context) -> Outcome:
         run = self.run
         tables = list(context.tables.all().order_by("paper_id", "order"))
@@ -157,7 +179,14 @@ class Drafter:
             if label in by_label:
                 label = f"{label} ({position + 1})"
             by_label[label] = table
-            table_dicts.append(table_input(table, label))
+            table_dicts.append(
+                {
+                    **table_input(table, label),
+                    "name": reader_name(table, position),
+                    # Detected as headerless: its first row is data, so no column has a name to ask about.
+                    "has_header": table.header_rows != 0,
+                }
+            )
         options = run.options
         results = draft_template_questions(
             table_dicts,
@@ -165,6 +194,8 @@ class Drafter:
             per_template=int(options.get("per_template") or 1),
             include_unanswerable=options.get("unanswerable") == "keep",
             template_ids=options.get("template_ids") or None,
+            preferred_subtypes=context_subtypes(context),
+            header_phrases=self._header_phrases if options.get("paraphrase_headers") else None,
         )
         drafts = []
         for result in results:
@@ -177,13 +208,20 @@ class Drafter:
                 "is_answerable": result["is_answerable"],
                 "split": "answerable" if result["is_answerable"] else "unanswerable",
                 "seed": options.get("seed", 0),
+                **(
+                    {"header_paraphrase": run.template_hashes["header_paraphrase"], "endpoint": run.endpoint_snapshot}
+                    if options.get("paraphrase_headers")
+                    else {}
+                ),
                 "question": result["question"],
+                "rationale": result["rationale"],
                 "answer": result["answer"],
             }
             drafts.append(
                 {
                     "reasoning_type": self.types.get(result["reasoning_subtype"]) or context.reasoning_type,
                     "question": result["question"],
+                    "rationale": result["rationale"],
                     "answer": result["answer"],
                     "answer_form": result["answer_form"],
                     "answer_source": result["answer_source"],
@@ -198,6 +236,27 @@ class Drafter:
             )
         note = "" if drafts else "no question template fits this context's tables"
         return Outcome(drafts=drafts, raw_output={"templates": len(drafts)}, note=note)
+
+
+_CAPTION_NUMBER = re.compile(r"^\s*Table\s+([A-Z]?\d+(?:\.\d+)?)\b", re.IGNORECASE)
+
+
+def reader_name(table: Table, position: int) -> str:
+    """What the paper calls a table: "Table 2" from its number (the LaTeX counter), its caption, or its order."""
+    if table.number:
+        return f"Table {table.number}"
+    captioned = _CAPTION_NUMBER.match(table.caption or "")
+    if captioned:
+        return f"Table {captioned.group(1)}"
+    return f"Table {table.order + 1 if table.order is not None else position + 1}"
+
+
+def context_subtypes(context: Context) -> list[str]:
+    """The reasoning subtype codes a context's assigned type stands for (a type stands for its subtypes)."""
+    reasoning_type = context.reasoning_type
+    if reasoning_type is None:
+        return []
+    return [reasoning_type.code, *reasoning_type.subtypes.order_by("order").values_list("code", flat=True)]
 
 
 def table_input(table: Table, label: str) -> dict[str, Any]:

@@ -30,6 +30,7 @@ DEFAULT_OPTIONS: dict[str, Any] = {
     "per_template": 1,
     "unanswerable": "skip",  # or "keep": kept as drafts marked for the unanswerable split
     "template_ids": [],  # empty: every template
+    "paraphrase_headers": False,  # template runs: header names in questions paraphrased by the run's endpoint
     "max_context_chars": 8000,
     "queue": "",  # Celery queue; empty for settings.TATCURATE_DRAFTING_QUEUE (curation/queues.py)
 }
@@ -79,6 +80,8 @@ def run_create(
     bad_ids = set(merged["template_ids"] or []) - set(TEMPLATE_IDS)
     if bad_ids:
         raise InvalidInput(f"Unknown question templates: {', '.join(sorted(bad_ids))}.")
+    if not isinstance(merged["paraphrase_headers"], bool):
+        raise InvalidInput("paraphrase_headers must be true or false.")
     for name in ("chunk_size", "per_template", "max_context_chars"):
         if not isinstance(merged[name], int) or merged[name] < 0:
             raise InvalidInput(f"{name} must be a non-negative whole number.")
@@ -115,25 +118,29 @@ def run_create(
         raise InvalidInput(f"Unknown generation parameters: {', '.join(sorted(unknown_params))}.")
     snapshot: dict[str, Any] = {}
     hashes: dict[str, str] = {}
-    if kind == DraftingRun.Kind.LLM:
+    paraphrasing = kind == DraftingRun.Kind.TEMPLATE and merged["paraphrase_headers"]
+    if kind == DraftingRun.Kind.LLM or paraphrasing:
         if endpoint is None:
-            raise InvalidInput("An LLM drafting run needs a model endpoint.")
+            raise InvalidInput(
+                "An LLM drafting run needs a model endpoint."
+                if kind == DraftingRun.Kind.LLM
+                else "Paraphrasing header names needs a model endpoint."
+            )
         if endpoint.project_id not in (None, project.pk):
             raise InvalidInput("That endpoint belongs to another project.")
+        snapshot = _endpoint_snapshot(endpoint)
+        params = {**(endpoint.generation_params or {}), **params}
+    if paraphrasing:
+        # The prompt version is recorded by its hash; the drafter reads that exact version back.
+        hashes = {"header_paraphrase": prompt_template_current(project=project, kind="header_paraphrase").content_hash}
+        question_template = answer_template = None
+    elif kind == DraftingRun.Kind.LLM:
         question_template = question_template or prompt_template_current(project=project, kind="question")
         answer_template = answer_template or prompt_template_current(project=project, kind="rationale_answer")
         for template, expected in ((question_template, "question"), (answer_template, "rationale_answer")):
             if template.project_id != project.pk or template.kind != expected:
                 raise InvalidInput(f"Template {template.pk} is not a {expected} template of this project.")
         hashes = {"question": question_template.content_hash, "rationale_answer": answer_template.content_hash}
-        snapshot = {
-            "id": endpoint.pk,
-            "name": endpoint.name,
-            "base_url": endpoint.base_url,
-            "model": endpoint.model,
-            "generation_params": endpoint.generation_params,
-        }
-        params = {**(endpoint.generation_params or {}), **params}
     else:
         endpoint = question_template = answer_template = None
         params = {}
@@ -170,6 +177,16 @@ def run_create(
         position += 1
     DraftingItem.objects.bulk_create(items)
     return run
+
+
+def _endpoint_snapshot(endpoint: ModelEndpoint) -> dict[str, Any]:
+    return {
+        "id": endpoint.pk,
+        "name": endpoint.name,
+        "base_url": endpoint.base_url,
+        "model": endpoint.model,
+        "generation_params": endpoint.generation_params,
+    }
 
 
 def chunks_enqueue(run: DraftingRun, chunks: list[int]) -> None:

@@ -97,3 +97,20 @@ def test_failed_llm_run_shows_the_error_and_retry(project, personas, drafting_ba
         client.post(f"/p/{project.slug}/drafting/runs/{run.pk}/retry/")
     run.refresh_from_db()
     assert run.status == DraftingRun.Status.FAILED and set(run.items.values_list("attempts", flat=True)) == {2}
+
+
+def test_template_run_form_offers_header_paraphrasing_with_the_chosen_endpoint(
+    project, personas, drafting_batch, drafting_contexts
+):
+    client = _client(personas["manager"])
+    page = client.get(f"/p/{project.slug}/drafting/").content.decode()
+    assert 'name="paraphrase_headers"' in page and "Paraphrase header names in the questions" in page
+    endpoint = endpoint_on(project, "http://127.0.0.1:9/v1", name="Paraphraser")
+    fields = {"batch": drafting_batch.pk, "kind": "template", "endpoint": endpoint.pk, "template_ids": ["extreme_row"]}
+    client.post(f"/p/{project.slug}/drafting/", fields)
+    plain = DraftingRun.objects.get()
+    assert plain.options["paraphrase_headers"] is False and plain.endpoint is None  # off unless ticked
+    client.post(f"/p/{project.slug}/drafting/", {**fields, "paraphrase_headers": "on", "redraft": "on"})
+    run = DraftingRun.objects.exclude(pk=plain.pk).get()
+    assert run.options["paraphrase_headers"] is True and run.endpoint == endpoint
+    assert run.template_hashes["header_paraphrase"]

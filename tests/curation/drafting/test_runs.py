@@ -11,7 +11,7 @@ from curation.errors import InvalidInput, NotPermitted
 from curation.models import Context, Instance
 from curation.states import Status
 from tests.curation.drafting.conftest import endpoint_on, garbage
-from tests.support.fault_server import FaultServer, ok, unauthorized
+from tests.support.fault_server import Fault, FaultServer, completion_body, ok, unauthorized
 
 pytestmark = pytest.mark.django_db
 
@@ -194,3 +194,53 @@ def test_an_empty_batch_says_how_to_fill_it(project, personas):
     with pytest.raises(InvalidInput, match=r"Batch “Empty” holds no short contexts yet.*Fill a batch from papers"):
         run_create(project=project, actor=personas["manager"], kind="template", batch=empty)
     assert not DraftingRun.objects.exists()
+
+
+def _header_reply(request: dict) -> Fault:
+    prompt = request["messages"][-1]["content"]
+    phrases = {'"Dev"': "development-set accuracy", '"Test"': "test-set accuracy", '"Params (M)"': "parameter count"}
+    for quoted, phrase in phrases.items():
+        if quoted in prompt:
+            return Fault(body=completion_body(f"{phrase}\n{phrase}"))
+    return Fault(body=completion_body("something else"))
+
+
+def test_template_run_can_paraphrase_header_names_with_its_endpoint(
+    project, personas, drafting_batch, drafting_contexts
+):
+    options = {"template_ids": ["extreme_row", "cell_difference"], "per_template": 3, "paraphrase_headers": True}
+    with FaultServer(responder=_header_reply) as server:
+        endpoint = endpoint_on(project, server.base_url)
+        with pytest.raises(InvalidInput, match="Paraphrasing header names needs a model endpoint"):
+            run_create(
+                project=project, actor=personas["manager"], kind="template", batch=drafting_batch, options=options
+            )
+        run = _run(project, personas["manager"], "template", drafting_batch, endpoint=endpoint, options=options)
+        asked = server.chat_request_count
+    assert run.status == DraftingRun.Status.COMPLETED, run.error
+    assert 1 <= asked <= 3  # each header asked once per run, not once per question
+    assert run.template_hashes["header_paraphrase"] and run.endpoint_snapshot["model"] == "fault-model"
+    instances = list(Instance.objects.filter(project=project))
+    phrase = {"Dev": "development-set accuracy", "Test": "test-set accuracy", "Params (M)": "parameter count"}
+    for instance in instances:
+        column = instance.draft["slots"]["column"]
+        assert phrase[column] in instance.question, instance.question
+        assert column not in instance.question.replace(phrase[column], "")
+        assert instance.draft["header_paraphrase"] == run.template_hashes["header_paraphrase"]
+
+
+def test_header_paraphrasing_is_off_by_default(project, personas, drafting_batch, drafting_contexts):
+    with FaultServer(responder=_header_reply) as server:
+        endpoint = endpoint_on(project, server.base_url)
+        run = _run(
+            project, personas["manager"], "template", drafting_batch, endpoint=endpoint,
+            options={"template_ids": ["extreme_row"]},
+        )  # fmt: skip
+        assert server.chat_request_count == 0
+    assert run.endpoint is None and "header_paraphrase" not in run.template_hashes
+    assert all(i.draft["slots"]["column"] in i.question for i in Instance.objects.filter(project=project))
+    with pytest.raises(InvalidInput, match="paraphrase_headers must be true or false"):
+        run_create(
+            project=project, actor=personas["manager"], kind="template", batch=drafting_batch,
+            options={"paraphrase_headers": "yes"},
+        )  # fmt: skip

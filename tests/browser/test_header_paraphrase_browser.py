@@ -1,0 +1,50 @@
+"""A manager ticks header paraphrasing on a template run: the endpoint paraphrases the header names in the questions."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from playwright.sync_api import expect
+
+from curation.models import Instance
+from tests.browser.conftest import open_in_project, type_into
+from tests.curation.drafting.conftest import endpoint_on, make_contexts
+from tests.support.fault_server import Fault, FaultServer, completion_body
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+SCREENSHOTS = os.environ.get("TATCURATE_SCREENSHOTS", "")
+
+
+def _reply(request: dict) -> Fault:
+    prompt = request["messages"][-1]["content"]
+    return Fault(body=completion_body("accuracy on the development set" if '"Dev"' in prompt else "a measure"))
+
+
+def test_manager_drafts_template_questions_with_paraphrased_headers(
+    page, live_server, login, project, personas, settings
+):
+    from curation.models import Batch
+
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+    batch = Batch.objects.create(project=project, name="Paraphrase batch", state=Batch.State.OPEN)
+    make_contexts(project, batch, 1)
+    with FaultServer(responder=_reply) as server:
+        endpoint = endpoint_on(project, server.base_url, name="Paraphraser")
+        login(page, "manager")
+        open_in_project(page, "Drafting")
+        page.locator("#new-run select[name=batch]").select_option(label="Paraphrase batch (Open)")
+        page.get_by_label("Templates: answers computed by tool programs (no model)").click()
+        page.locator("#new-run select[name=endpoint]").select_option(label=f"{endpoint.name} (fault-model)")
+        page.locator("#new-run select[name=template_ids]").select_option(["extreme_row"])
+        type_into(page, "#new-run input[name=per_template]", "6")
+        box = page.get_by_label("Paraphrase header names in the questions with the endpoint above")
+        expect(box).to_be_visible()
+        box.click()
+        if SCREENSHOTS:
+            page.screenshot(path=f"{SCREENSHOTS}/drafting-paraphrase-1366.png", full_page=True)
+        page.get_by_role("button", name="Start drafting").click()
+        expect(page.locator("#run-status")).to_contain_text("Completed")
+    dev = [i for i in Instance.objects.filter(context__batch=batch) if i.draft["slots"]["column"] == "Dev"]
+    assert dev and all("accuracy on the development set" in i.question for i in dev)
