@@ -341,33 +341,34 @@ def history_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     return render(request, "annotate/review/history.html", {**page_context(request, project), **data})
 
 
-@login_required
-@require_POST
-def instance_discard(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+def _history_step(request: HttpRequest, slug: str, pk: int, serializer: type, step: Callable[..., Any], done: str):
+    """A manager's step from an instance's history page (discard, restore): the API's input serializer checks the
+    form, the service decides, and the page says what happened."""
     project_of(request, slug)
-    data = DiscardSerializer(data=request.POST)  # the API's input serializer
+    data = serializer(data=request.POST)
     if not data.is_valid():
         messages.error(request, form_problems(data))
         return redirect("review-history", slug=slug, pk=pk)
-    service_attempt(
+    service_attempt(request, lambda: step(instance_id=pk, actor=request.user, **data.validated_data), done)
+    return redirect("review-history", slug=slug, pk=pk)
+
+
+@login_required
+@require_POST
+def instance_discard(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    return _history_step(
         request,
-        lambda: instance_services.instance_discard(instance_id=pk, actor=request.user, **data.validated_data),
+        slug,
+        pk,
+        DiscardSerializer,
+        instance_services.instance_discard,
         f"#{pk} discarded (it can be restored).",
     )
-    return redirect("review-history", slug=slug, pk=pk)
 
 
 @login_required
 @require_POST
 def instance_restore(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
-    project_of(request, slug)
-    data = RestoreSerializer(data=request.POST)  # the API's input serializer
-    if not data.is_valid():
-        messages.error(request, form_problems(data))
-        return redirect("review-history", slug=slug, pk=pk)
-    service_attempt(
-        request,
-        lambda: instance_services.instance_restore(instance_id=pk, actor=request.user, **data.validated_data),
-        f"#{pk} restored as a draft.",
+    return _history_step(
+        request, slug, pk, RestoreSerializer, instance_services.instance_restore, f"#{pk} restored as a draft."
     )
-    return redirect("review-history", slug=slug, pk=pk)
