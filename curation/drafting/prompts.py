@@ -97,11 +97,11 @@ Question: Between beam search and sampling, which decoding strategy has the lowe
 === end ===
 
 === examples: aggregation ===
-Table 2: Exact match. | Dataset | Ours | / | SQuAD | 85.1 | / | NQ | 44.0 | / | TQA | 63.2 | / | HQA | 58.7 | / | BioASQ | 49.5 |
+Table 2: Exact match. | Dataset | Ours | / | SQuAD | 85.1 | / | NQ | 44.0 | / | TQA | 63.2 | / | HQA | 58.7 | / | Bio | 49.5 |
 Paragraph: Ours is the retrieval-augmented reader described in Section 3.
 Question: What is the average exact-match score of the proposed model over the five datasets?
 
-Table 1: Corpus sizes. | Language | Train | Test | / | de | 12,000 | 1,000 | / | fr | 9,500 | 1,000 | / | sw | 2,100 | 500 |
+Table 1: Corpus sizes. | Language | Train | Test | / | de | 12,000 | 900 | / | fr | 9,500 | 900 | / | sw | 2,100 | 500 |
 Paragraph: The training splits are used for all three languages.
 Question: What is the total number of training examples across all three languages?
 
@@ -115,7 +115,7 @@ Table 3: Summarisation. | System | ROUGE-L | / | S1 | 38.2 | / | S2 | 40.9 | / |
 Paragraph: S3 is the method proposed in this paper.
 Question: Where does the proposed method rank among all systems by ROUGE-L?
 
-Table 2: Accuracy. | Model | easy | hard | / | A | 91.0 | 60.2 | / | B | 89.5 | 64.8 | / | C | 90.1 | 58.9 | / | D | 88.0 | 61.7 |
+Table 2: Accuracy. | Model | easy | hard | / | A | 91.0 | 60.2 | / | B | 89.5 | 64.8 | / | C | 90.1 | 58.9 | / | D | 88 | 61.7 |
 Paragraph: The hard split holds the questions that need two or more hops.
 Question: Which three models have the highest accuracy on the hard split?
 
@@ -129,7 +129,7 @@ Table 3: Out-of-domain F1. | Model | F1 | / | B1 | 61.0 | / | B2 | 58.3 | / | B3
 Paragraph: B1-B3 are the baselines of Section 4.
 Question: How many baselines outperform the proposed model on the out-of-domain set?
 
-Table 2: Effect of augmentation. | Dataset | base | +aug | / | D1 | 70.1 | 73.0 | / | D2 | 65.4 | 66.1 | / | D3 | 80.2 | 82.9 |
+Table 2: Augmentation. | Dataset | base | +aug | / | D1 | 70.1 | 73.0 | / | D2 | 65.4 | 66.1 | / | D3 | 80.2 | 82.9 |
 Paragraph: +aug adds back-translated copies of every training sentence.
 Question: How many datasets show an improvement of more than 2 points with data augmentation?
 
@@ -167,7 +167,7 @@ Question: What do the results suggest about the benefit of pre-training on in-do
 === end ===
 
 === examples: anomaly_detection ===
-Table 2: Results by dataset. | Dataset | Base | Ours | / | D1 | 70.2 | 73.5 | / | D2 | 68.0 | 71.9 | / | D3 | 75.4 | 74.1 |
+Table 2: Results. | Dataset | Base | Ours | / | D1 | 70.2 | 73.5 | / | D2 | 68.0 | 71.9 | / | D3 | 75.4 | 74.1 |
 Paragraph: D3 has very short inputs, where the extra context our method uses is rarely available.
 Question: Which result does not follow the general trend in the table, and what reason does the text give for it?
 
