@@ -97,7 +97,7 @@ Question: Between beam search and sampling, which decoding strategy has the lowe
 === end ===
 
 === examples: aggregation ===
-Table 2: Exact match. | Dataset | Ours | / | SQuAD | 85.1 | / | NQ | 44.0 | / | TQA | 63.2 | / | HQA | 58.7 | / | Bio | 49.5 |
+Table 2: EM. | Dataset | Ours | / | SQuAD | 85.1 | / | NQ | 44.0 | / | TQA | 63.2 | / | HQA | 58.7 | / | Bio | 49.5 |
 Paragraph: Ours is the retrieval-augmented reader described in Section 3.
 Question: What is the average exact-match score of the proposed model over the five datasets?
 
@@ -115,7 +115,7 @@ Table 3: Summarisation. | System | ROUGE-L | / | S1 | 38.2 | / | S2 | 40.9 | / |
 Paragraph: S3 is the method proposed in this paper.
 Question: Where does the proposed method rank among all systems by ROUGE-L?
 
-Table 2: Accuracy. | Model | easy | hard | / | A | 91.0 | 60.2 | / | B | 89.5 | 64.8 | / | C | 90.1 | 58.9 | / | D | 88 | 61.7 |
+Table 2: Acc. | Model | easy | hard | / | A | 91 | 60.2 | / | B | 89 | 64.8 | / | C | 90 | 58.9 | / | D | 88 | 61.7 |
 Paragraph: The hard split holds the questions that need two or more hops.
 Question: Which three models have the highest accuracy on the hard split?
 
