@@ -16,7 +16,7 @@ from tests.browser.conftest import open_in_project, type_into
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-LONG = " ".join(f"Step {n}: the table gives {n}.5 for model A against {n}.1 for model B on split {n}." for n in range(40))
+LONG = " ".join(f"Step {n}: the table gives {n}.5 for model A against {n}.1 for model B on {n}." for n in range(40))
 
 
 def in_viewport(page, selector: str) -> bool:
@@ -33,7 +33,9 @@ def test_the_decision_buttons_are_visible_without_scrolling_and_stay_so(
     drafted = make_instance(
         batch=batch, draft={"question": "Draft: which model wins?", "rationale": LONG.replace("model", "system")}
     )
-    instance = submit(project, personas["annotator"], drafted, question="Which model wins on every split?", rationale=LONG)
+    instance = submit(
+        project, personas["annotator"], drafted, question="Which model wins on each split?", rationale=LONG
+    )
     review_claim(instance_id=instance.pk, user=personas["verifier"])
     page.set_viewport_size({"width": width, "height": height})
     login(page, "verifier")
