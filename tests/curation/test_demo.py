@@ -77,9 +77,7 @@ def test_the_demo_gold_items_carry_their_real_answer_types_and_the_release_count
     from curation.releases.services import release_cut
 
     run_demo()
-    gold = {
-        i.question: i.answer_type for i in Instance.objects.filter(project__slug="demo", status=Status.VALIDATED)
-    }
+    gold = {i.question: i.answer_type for i in Instance.objects.filter(project__slug="demo", status=Status.VALIDATED)}
     assert len(gold) == 15 and "" not in gold.values()
     assert gold["Which methods have an average LAS below 74.5?"] == "multi-span"
     assert gold["By how many LAS points do sparse adapters beat LoRA on Tagalog?"] == "arithmetic"
