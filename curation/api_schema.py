@@ -28,6 +28,10 @@ CONFLICT = {"409": "The object's state or version does not allow this now."}
 
 
 class AutoSchema(SpectacularAutoSchema):
+    def get_description(self) -> str:  # type: ignore[override]
+        # One view class serving several URLs (given its service by the URLconf) is given each one's description.
+        return getattr(self.view, "description", "") or super().get_description()
+
     def _get_response_bodies(self, direction: str = "response") -> dict[str, Any]:
         responses = super()._get_response_bodies(direction=direction)
         statuses = ERROR_STATUSES | (CONFLICT if self.method != "GET" else {})

@@ -78,6 +78,9 @@ def header_row_count(spans: Sequence[Span], row_count: int) -> int:
     return 0 if count >= row_count else count
 
 
+_CAPTION_NUMBER = re.compile(r"^\s*Table\s+([A-Z]?\d+(?:\.\d+)?)\b", re.IGNORECASE)
+
+
 def _clean(text: Any) -> str:
     return re.sub(r"\s+", " ", str(text if text is not None else "")).strip()
 
@@ -155,18 +158,29 @@ class TableShape:
             return [list(row) for row in self.grid]
         return [self.prompt_columns(), *self.body_rows()]
 
-    def tool_input(self, label: str | None = None) -> dict[str, Any]:
-        """The table as a ToolBox reads it: one flattened header row over the body rows."""
+    def tool_input(self, label: str | None = None, position: int = 0) -> dict[str, Any]:
+        """The table as a ToolBox reads it: one flattened header row over the body rows, under its reader name."""
         return {
-            "label": label if label is not None else self.display_label(),
+            "label": label if label is not None else self.display_label(position),
+            "name": self.reader_name(position),
             "caption": self.caption,
             "rows": self.prompt_rows(),
             "header_rows": 1,
         }
 
+    def reader_name(self, position: int = 0) -> str:
+        """What the paper calls the table, as questions write it: "Table 2" from its number (the LaTeX counter),
+        else from a caption that starts "Table 2", else from its place (`position`, from 0)."""
+        if self.number:
+            return f"Table {self.number}"
+        captioned = _CAPTION_NUMBER.match(self.caption or "")
+        if captioned:
+            return f"Table {captioned.group(1)}"
+        return f"Table {position + 1}"
+
     def display_label(self, position: int = 0) -> str:
-        """The name a prompt or tool box uses: the LaTeX label, else `Table N`."""
-        return self.label or (f"Table {self.number}" if self.number else f"Table {position + 1}")
+        """The name a prompt or tool box uses: the LaTeX label, else the reader name (`Table N`)."""
+        return self.label or self.reader_name(position)
 
     # --- HTML ---------------------------------------------------------------------------------------------
 

@@ -115,4 +115,4 @@ def batches_page(request: HttpRequest, slug: str) -> HttpResponse:
         "gating_choices": Project.Gating.choices,
         "status_choices": [(s.value, s.label) for s in Status],
     }
-    return render(request, "annotate/review/batches.html", context)
+    return render(request, "annotate/batches/batches.html", context)

@@ -89,7 +89,7 @@ def dashboard_page(request: HttpRequest, slug: str) -> HttpResponse:
             for person in drift_of(user=request.user, project=project)
         ],
     }
-    return render(request, "annotate/review/dashboard.html", context)
+    return render(request, "annotate/dashboard/dashboard.html", context)
 
 
 @login_required

@@ -133,14 +133,21 @@ def guidelines_versions(*, user: AbstractBaseUser, project: Project) -> QuerySet
     return Guidelines.objects.filter(project=project).select_related("created_by").order_by("-version")
 
 
+# Who must read a project's guidelines: the people who write and review its questions. A manager publishes them and
+# an operator looks after the machine; neither is flagged (both may still open the page and read it).
+GUIDELINES_READERS = (Role.ANNOTATOR, Role.VERIFIER)
+
+
 def unread_guidelines(user: AbstractBaseUser) -> list[Project]:
-    """Projects of the viewer whose newest guidelines version the viewer has not read (one query)."""
+    """Projects where the viewer must read the guidelines (GUIDELINES_READERS) and has not read the newest version."""
     if not getattr(user, "is_authenticated", False):
         return []
     newest = Guidelines.objects.filter(project=OuterRef("pk")).order_by("-version")
     read_ids = GuidelinesRead.objects.filter(user=user).values("guidelines_id")
+    readers = Membership.objects.filter(user=user, role__in=GUIDELINES_READERS).values("project_id")
     return list(
         projects_visible_to(user)
+        .filter(pk__in=readers)
         .annotate(
             guidelines_id=Subquery(newest.values("pk")[:1]), guidelines_version=Subquery(newest.values("version")[:1])
         )

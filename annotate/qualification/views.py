@@ -113,11 +113,14 @@ def attempt_page(request: HttpRequest, pk: int) -> HttpResponse:
     is_own = attempt.user_id == request.user.pk
     context: dict[str, Any] = {"attempt": attempt, "project": project, "exam": exam, "is_own": is_own}
     if attempt.submitted_at is not None:
-        results = attempt.results or []
+        # Each item keeps its exam number; the page lists the mistakes first, then what was right.
+        results = [{**result, "number": number} for number, result in enumerate(attempt.results or [], start=1)]
         context.update(
             {
                 "results": results,
                 "mistakes": [r for r in results if r.get("em") == 0.0],
+                "correct": [r for r in results if r.get("em")],
+                "unscored": [r for r in results if r.get("em") is None],
                 "correct_count": sum(1 for r in results if r.get("em")),
                 "seconds_taken": (attempt.submitted_at - attempt.started_at).total_seconds(),
                 "retry_at": services.retry_at(project=project, user=attempt.user, exam=exam)

@@ -10,7 +10,6 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotate.instances import services as instance_services
 from annotate.review import selectors as review_selectors
 from annotate.review import services as review
 from annotate.review.models import Discussion, DiscussionMessage, ReviewComment
@@ -209,18 +208,27 @@ class RoundClaimApi(APIView):
 
 
 class RoundVersionedStepApi(APIView):
-    """A round's step that needs only the version the reviewer saw: release a round-one review back to the pile,
-    or confirm in round two (the instance is validated)."""
+    """A step on one instance that needs the version its actor saw, plus what its input serializer asks for
+    (comments, a reason): round one's approve, request changes and give back, round two's confirm, a manager's
+    discard and restore. The URLconf gives each its service, input, actor keyword and documented description."""
 
-    step: Callable[..., Instance] | None = None  # the round's service, given by the URLconf
+    step: Callable[..., Instance] | None = None  # the service, given by the URLconf
+    input_serializer: type[serializers.Serializer] = VersionSerializer
+    actor_keyword = "user"  # the services of the review rounds say `user`; those of the instance's lifecycle `actor`
+    description = ""  # the operation's description in the schema (AutoSchema reads it)
 
-    @extend_schema(request=VersionSerializer, responses=InstanceSerializer)
+    def get_serializer(self, *args: object, **kwargs: object) -> serializers.Serializer:
+        """The input serializer: the schema documents the request body from it."""
+        return self.input_serializer(*args, **kwargs)
+
+    @extend_schema(responses=InstanceSerializer)
     def post(self, request: Request, pk: int) -> Response:
         _project_instance(request, pk)
-        payload = VersionSerializer(data=request.data)
+        payload = self.get_serializer(data=request.data)
         payload.is_valid(raise_exception=True)
-        version = payload.validated_data["expected_version"]
-        return Response(_instance_body(self.step(instance_id=pk, user=request.user, expected_version=version)))
+        fields = dict(payload.validated_data)
+        instance = self.step(instance_id=pk, **{self.actor_keyword: request.user}, **fields)
+        return Response(_instance_body(instance))
 
 
 # --- Round one ------------------------------------------------------------------------------------------------
@@ -241,38 +249,6 @@ class ReviewQueueApi(APIView):
                 "discussions": [d.pk for d in data["discussions"]],
             }
         )
-
-
-class ReviewApproveApi(APIView):
-    @extend_schema(request=DecisionSerializer, responses=InstanceSerializer)
-    def post(self, request: Request, pk: int) -> Response:
-        """Approve in round one: on to round two."""
-        _project_instance(request, pk)
-        payload = DecisionSerializer(data=request.data)
-        payload.is_valid(raise_exception=True)
-        instance = review.review_approve(
-            instance_id=pk,
-            user=request.user,
-            expected_version=payload.validated_data["expected_version"],
-            comments=payload.validated_data["comments"],
-        )
-        return Response(_instance_body(instance))
-
-
-class ReviewRequestChangesApi(APIView):
-    @extend_schema(request=DecisionSerializer, responses=InstanceSerializer)
-    def post(self, request: Request, pk: int) -> Response:
-        """Send back to the annotator with comments (on the instance or on fields)."""
-        _project_instance(request, pk)
-        payload = DecisionSerializer(data=request.data)
-        payload.is_valid(raise_exception=True)
-        instance = review.review_request_changes(
-            instance_id=pk,
-            user=request.user,
-            expected_version=payload.validated_data["expected_version"],
-            comments=payload.validated_data["comments"],
-        )
-        return Response(_instance_body(instance))
 
 
 class ReviewPingApi(APIView):
@@ -423,35 +399,3 @@ class RevisionDiffApi(APIView):
                 "diff": data["diff"] or [],
             }
         )
-
-
-class DiscardApi(APIView):
-    @extend_schema(request=DiscardSerializer, responses=InstanceSerializer)
-    def post(self, request: Request, pk: int) -> Response:
-        """A manager discards an instance (a state; nothing is deleted)."""
-        _project_instance(request, pk)
-        payload = DiscardSerializer(data=request.data)
-        payload.is_valid(raise_exception=True)
-        instance = instance_services.instance_discard(
-            instance_id=pk,
-            actor=request.user,
-            expected_version=payload.validated_data["expected_version"],
-            reason=payload.validated_data["reason"],
-        )
-        return Response(_instance_body(instance))
-
-
-class RestoreApi(APIView):
-    @extend_schema(request=RestoreSerializer, responses=InstanceSerializer)
-    def post(self, request: Request, pk: int) -> Response:
-        """A manager restores a discarded instance as a draft."""
-        _project_instance(request, pk)
-        payload = RestoreSerializer(data=request.data)
-        payload.is_valid(raise_exception=True)
-        instance = instance_services.instance_restore(
-            instance_id=pk,
-            actor=request.user,
-            expected_version=payload.validated_data["expected_version"],
-            reason=payload.validated_data["reason"],
-        )
-        return Response(_instance_body(instance))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.urls import path
 
+from annotate.instances import services as instance_services
 from annotate.review import api as api_review
 from annotate.review import services as review
 from annotate.review import views as views_review
@@ -41,13 +42,27 @@ api_patterns = [
     ),
     path(
         "instances/<int:pk>/review/release/",
-        api_review.RoundVersionedStepApi.as_view(step=review.review_release),
+        api_review.RoundVersionedStepApi.as_view(
+            step=review.review_release, description="Give a held round-one review back to the pile."
+        ),
         name="api-review-release",
     ),
-    path("instances/<int:pk>/review/approve/", api_review.ReviewApproveApi.as_view(), name="api-review-approve"),
+    path(
+        "instances/<int:pk>/review/approve/",
+        api_review.RoundVersionedStepApi.as_view(
+            step=review.review_approve,
+            input_serializer=api_review.DecisionSerializer,
+            description="Approve in round one: on to round two.",
+        ),
+        name="api-review-approve",
+    ),
     path(
         "instances/<int:pk>/review/request-changes/",
-        api_review.ReviewRequestChangesApi.as_view(),
+        api_review.RoundVersionedStepApi.as_view(
+            step=review.review_request_changes,
+            input_serializer=api_review.DecisionSerializer,
+            description="Send back to the annotator with comments (on the instance or on fields).",
+        ),
         name="api-review-request-changes",
     ),
     path("instances/<int:pk>/review/ping/", api_review.ReviewPingApi.as_view(), name="api-review-ping"),
@@ -64,7 +79,9 @@ api_patterns = [
     ),
     path(
         "instances/<int:pk>/round2/confirm/",
-        api_review.RoundVersionedStepApi.as_view(step=review.round2_confirm),
+        api_review.RoundVersionedStepApi.as_view(
+            step=review.round2_confirm, description="Confirm in round two: the instance is validated."
+        ),
         name="api-round2-confirm",
     ),
     path("instances/<int:pk>/round2/flag/", api_review.Round2FlagApi.as_view(), name="api-round2-flag"),
@@ -75,6 +92,24 @@ api_patterns = [
     path("discussions/<int:pk>/messages/", api_review.DiscussionReplyApi.as_view(), name="api-discussion-reply"),
     path("discussions/<int:pk>/resolve/", api_review.DiscussionResolveApi.as_view(), name="api-discussion-resolve"),
     path("instances/<int:pk>/revisions/diff/", api_review.RevisionDiffApi.as_view(), name="api-revision-diff"),
-    path("instances/<int:pk>/discard/", api_review.DiscardApi.as_view(), name="api-instance-discard"),
-    path("instances/<int:pk>/restore/", api_review.RestoreApi.as_view(), name="api-instance-restore"),
+    path(
+        "instances/<int:pk>/discard/",
+        api_review.RoundVersionedStepApi.as_view(
+            step=instance_services.instance_discard,
+            input_serializer=api_review.DiscardSerializer,
+            actor_keyword="actor",
+            description="A manager discards an instance (a state; nothing is deleted).",
+        ),
+        name="api-instance-discard",
+    ),
+    path(
+        "instances/<int:pk>/restore/",
+        api_review.RoundVersionedStepApi.as_view(
+            step=instance_services.instance_restore,
+            input_serializer=api_review.RestoreSerializer,
+            actor_keyword="actor",
+            description="A manager restores a discarded instance as a draft.",
+        ),
+        name="api-instance-restore",
+    ),
 ]

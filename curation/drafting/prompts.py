@@ -32,7 +32,7 @@ The generated question must meet:
 5. The question must be answerable from the context alone, without outside sources; refer to rows, columns
    and settings by the names the context uses, and to a table as "Table N".
 
-Examples of questions of this type (each for a different context):
+Examples of questions of this type, each under its own short context (not the context you are given):
 {{examples}}
 
 Context:
@@ -41,83 +41,186 @@ Context:
 Write the question on one line, starting with "Question:".
 
 === examples: table_lookup ===
+Table 3 (tab:speed): Inference speed. | Model | Tokens/s | / | Distil-6 | 1,850 | / | Teacher-12 | 920 |
+Table 4 (tab:abl): Ablations. | Variant | F1 | / | full | 71.2 | / | - copy | 66.0 |
 Question: Which table reports the inference speed of the distilled models?
+
+Table 2 (tab:abl): Ablation study. | Variant | ROUGE-L | / | full | 40.1 | / | w/o copy | 37.2 |
+Paragraph: Removing the copy mechanism costs about three points.
 Question: In which table can we find the ablation without the copy mechanism?
+
+Table 5 (tab:hp): Fine-tuning settings. | Task | LR | Epochs | / | SQuAD | 3e-5 | 2 | / | MNLI | 2e-5 | 3 |
+Table 6 (tab:res): Results. | Task | Score | / | SQuAD | 88.5 | / | MNLI | 86.1 |
 Question: Which table lists the hyper-parameters used for fine-tuning on SQuAD?
 === end ===
 
 === examples: span_lookup ===
+Table 1: Encoder settings. | Setting | Encoder | Acc | / | A | frozen | 78.4 | / | B | tuned | 82.0 |
+Paragraph: Setting A is trained with SGD, setting B with Adam.
 Question: Which optimizer is used when the encoder is frozen?
+
+Table 2: Baseline results. | Dataset | F1 | / | D1 | 71.2 | / | D2 | 64.5 |
+Paragraph: D1 is NewsQA and D2 is HotpotQA.
 Question: What is the name of the dataset on which the baseline scores 71.2 F1?
+
+Table 4: Summarisation results. | System | Score | / | Ours | 41.3 | / | PGN | 39.5 |
+Paragraph: For summarisation we report ROUGE-L; for translation, BLEU.
 Question: Which metric do the authors report for the summarisation experiments?
 === end ===
 
 === examples: arithmetic_calculation ===
+Table 2: WMT14 En-De. | Model | BLEU | / | Transformer | 27.3 | / | Transformer + BT | 28.9 |
+Paragraph: BT denotes back-translation of 4.5M monolingual sentences.
 Question: By how many BLEU points does back-translation improve the plain transformer on WMT14 En-De?
+
+Table 1: Model sizes. | Model | Layers | Hidden | / | base | 12 | 768 | / | large | 24 | 1024 |
+Paragraph: The base model has 110M parameters and the large model 340M.
 Question: What is the ratio of the parameter count of the large model to that of the base model?
+
+Table 3: Accuracy by training data. | Setting | Acc | / | full | 84.0 | / | low | 71.4 |
+Paragraph: The full setting uses 10k training examples, the low setting 1k.
 Question: What is the percentage change in accuracy when the training set shrinks from 10k to 1k examples?
 === end ===
 
 === examples: comparison ===
+Table 2: Test set. | Objective | P | R | / | MLM | 80.1 | 76.5 | / | RTD | 79.4 | 78.2 |
+Paragraph: RTD is the replaced-token-detection objective; MLM masks 15% of tokens.
 Question: Which of the two pre-training objectives gives higher recall on the test set?
+
+Table 3: GLUE dev. | Model | MNLI | / | Ours | 90.4 | / | M2 | 90.2 |
+Paragraph: M2 is RoBERTa-large trained with the same budget.
 Question: Is the F1 of the proposed method on MNLI above or below that of RoBERTa-large?
+
+Table 4: Decoding. | Strategy | PPL | / | D1 | 12.8 | / | D2 | 15.1 |
+Paragraph: D1 is beam search with width 5 and D2 is nucleus sampling.
 Question: Between beam search and sampling, which decoding strategy has the lower perplexity?
 === end ===
 
 === examples: aggregation ===
+Table 2: EM. | Dataset | Ours | / | SQuAD | 85.1 | / | NQ | 44.0 | / | TQA | 63.2 | / | HQA | 58.7 | / | Bio | 49.5 |
+Paragraph: Ours is the retrieval-augmented reader described in Section 3.
 Question: What is the average exact-match score of the proposed model over the five datasets?
+
+Table 1: Corpus sizes. | Language | Train | Test | / | de | 12,000 | 900 | / | fr | 9,500 | 900 | / | sw | 2,100 | 500 |
+Paragraph: The training splits are used for all three languages.
 Question: What is the total number of training examples across all three languages?
+
+Table 5: Latency (ms). | Model | Latency | / | M1 | 21 | / | M2 | 14 | / | M3 | 12 |
+Paragraph: M2 and M3 use 8-bit quantisation; M1 runs in full precision.
 Question: What is the mean latency of the models that use quantisation?
 === end ===
 
 === examples: ranking ===
+Table 3: Summarisation. | System | ROUGE-L | / | S1 | 38.2 | / | S2 | 40.9 | / | S3 | 39.7 |
+Paragraph: S3 is the method proposed in this paper.
 Question: Where does the proposed method rank among all systems by ROUGE-L?
+
+Table 2: Acc. | Model | easy | hard | / | A | 91 | 60.2 | / | B | 89 | 64.8 | / | C | 90 | 58.9 | / | D | 88 | 61.7 |
+Paragraph: The hard split holds the questions that need two or more hops.
 Question: Which three models have the highest accuracy on the hard split?
+
+Table 4: Tokeniser throughput. | Tokeniser | Time (s) | / | BPE | 4.1 | / | WordPiece | 3.6 | / | Unigram | 5.0 |
+Paragraph: Time is the wall-clock time to tokenise the 1GB corpus; lower is faster.
 Question: Order the tokenisers from fastest to slowest.
 === end ===
 
 === examples: counting ===
+Table 3: Out-of-domain F1. | Model | F1 | / | B1 | 61.0 | / | B2 | 58.3 | / | B3 | 63.4 | / | Ours | 60.2 |
+Paragraph: B1-B3 are the baselines of Section 4.
 Question: How many baselines outperform the proposed model on the out-of-domain set?
+
+Table 2: Augmentation. | Dataset | base | +aug | / | D1 | 70.1 | 73.0 | / | D2 | 65.4 | 66.1 | / | D3 | 80.2 | 82.9 |
+Paragraph: +aug adds back-translated copies of every training sentence.
 Question: How many datasets show an improvement of more than 2 points with data augmentation?
+
+Table 1: Languages. | Language | Sentences | / | de | 40k | / | sw | 8k | / | yo | 6k | / | fr | 35k |
+Paragraph: All four languages are evaluated on the same test protocol.
 Question: How many of the evaluated languages have fewer than 10k training sentences?
 === end ===
 
 === examples: domain_knowledge_calculation ===
+Table 4: Entity tagger. | Metric | Value | / | Precision | 82.0 | / | Recall | 78.0 |
+Paragraph: The tagger is a CRF over contextual embeddings.
 Question: Using the precision and recall reported for the entity tagger, what is its F1 score?
+
+Table 1: Pre-training. | Model | FLOPs/token | / | base | 6.6e8 |
+Paragraph: The base model is pre-trained on 3.3B tokens.
 Question: Given the reported FLOPs per token and the number of tokens, how many FLOPs did pre-training take?
+
+Table 3: Test accuracy. | Classifier | Acc (%) | / | SVM | 91.2 | / | CNN | 94.6 |
+Paragraph: Both classifiers use the same features.
 Question: What is the error rate of the best classifier, given its accuracy on the test set?
 === end ===
 
 === examples: descriptive_analysis ===
+Table 2: Retrieval depth. | Passages | Acc | / | 1 | 52.0 | / | 5 | 58.3 | / | 20 | 59.1 |
+Paragraph: More passages add evidence but also distractors.
 Question: How does accuracy change as more passages are retrieved, and what explanation does the paragraph give?
+
+Table 3: Model size. | Size | QA | NLI | / | 125M | 60.1 | 78.0 | / | 350M | 64.2 | 80.4 | / | 1.3B | 66.0 | 79.9 |
+Paragraph: Larger models help most on tasks that need world knowledge.
 Question: What trend do the results show across model sizes, and is it consistent for every task?
+
+Table 4: Pre-training data. | Corpus | BioNER F1 | / | Wiki | 84.2 | / | PubMed | 87.9 |
+Paragraph: PubMed is in-domain for the biomedical tasks.
 Question: What do the results suggest about the benefit of pre-training on in-domain text?
 === end ===
 
 === examples: anomaly_detection ===
+Table 2: Results. | Dataset | Base | Ours | / | D1 | 70.2 | 73.5 | / | D2 | 68.0 | 71.9 | / | D3 | 75.4 | 74.1 |
+Paragraph: D3 has very short inputs, where the extra context our method uses is rarely available.
 Question: Which result does not follow the general trend in the table, and what reason does the text give for it?
+
+Table 3: Per-dataset accuracy. | Dataset | Baseline | Ours | / | News | 81.0 | 84.2 | / | Tweets | 77.5 | 75.9 |
+Paragraph: Tweets are full of misspellings that our tokeniser splits into many pieces.
 Question: On which dataset does the proposed method fall behind the baseline, and why might that be?
+
+Table 4: Recall by window size. | Window | Recall | / | 64 | 70.1 | / | 128 | 72.4 | / | 256 | 65.0 | / | 512 | 74.2 |
+Paragraph: Window 256 was trained with half the batch size because of memory limits.
 Question: Which configuration shows an unexpected drop in recall compared with its neighbours?
 === end ===
 
 === examples: causal_analysis ===
+Table 3: Ablation by length. | Variant | short | long | / | full | 80.2 | 74.5 | / | - attention | 79.0 | 61.3 |
+Paragraph: Without attention the decoder must compress the whole input into one vector.
 Question: Why does removing the attention layer hurt long documents more than short ones?
+
+Table 2: Zero-shot vs fine-tuned. | Setting | Acc | / | zero-shot | 55.4 | / | fine-tuned | 81.7 |
+Paragraph: The authors attribute the gap to the unusual label vocabulary of the task.
 Question: What causes the gap between the zero-shot and the fine-tuned results, according to the authors?
+
+Table 4: Steps to converge. | Schedule | Steps | / | random | 40k | / | curriculum | 22k |
+Paragraph: The curriculum shows short, frequent examples first.
 Question: Why does the model trained with curriculum learning converge faster?
 === end ===
 
 === examples: tabulation ===
+Table 1: Main results. | Model | Acc | / | M1 | 81.2 | / | M2 | 84.0 |
+Paragraph: M1 has 110M parameters and M2 has 340M.
 Question: Build a table with the model names as rows and their accuracy and parameter count as columns.
+
+Table 2: Data splits. | Dataset | Train | Dev | Test | / | D1 | 8,000 | 1,000 | 1,000 | / | D2 | 5,500 | 700 | 700 |
 Question: List each dataset with its number of training, validation and test examples, in a table.
+
+Table 3: F1 on the test sets. | System | T1 | T2 | / | A | 70.1 | 65.2 | / | B | 72.3 | 66.0 | / | C | 69.8 | 67.4 |
 Question: Put the F1 scores of the three systems on the two test sets into a two-row table.
 === end ===
 
 === examples: default ===
+Table 2: Main results. | Setting | Score | / | S1 | 71.0 | / | S2 | 74.8 | / | S3 | 73.1 |
+Paragraph: S2 adds the auxiliary loss described in Section 3.
 Question: Which setting gives the best score, and by how much does it beat the second best?
+
+Table 1: Main results. | Model | F1 | / | A | 88.2 | / | B | 86.9 | / | C | 80.4 |
+Paragraph: A and B are our two variants; C is the published baseline.
 Question: What is the difference between the two highest values in the main results table?
+
+Table 3: Comparison with baselines. | Method | Acc | / | B1 | 79.0 | / | B2 | 82.5 | / | Ours | 84.1 |
+Paragraph: B2 is the strongest published baseline.
 Question: How does the proposed method compare with the strongest baseline?
 === end ===
 """
+
 
 DEFAULT_ANSWER_TEMPLATE = """\
 Answer a question about a scientific paper from the given context (tables and a paragraph).
@@ -436,6 +539,18 @@ DEFAULT_TEMPLATES: dict[str, tuple[str, str]] = {
     "rationale_answer": (ANSWER_TEMPLATE_NAME, DEFAULT_ANSWER_TEMPLATE),
     "header_paraphrase": (HEADER_TEMPLATE_NAME, DEFAULT_HEADER_TEMPLATE),
 }
+
+# Content hashes of earlier shipped defaults: a project still on one of them, unedited, moves to today's default as a
+# new version (its runs keep pointing at the version they used).
+SUPERSEDED_DEFAULT_HASHES: dict[str, frozenset[str]] = {
+    "question": frozenset(
+        {
+            "1fb50ce384296a9a71f7dcfade4de7b1980aecaaa7a325d2654b17826cd767d5",
+            "91dd120e14b80375bceddd42defd1d86aec9f5b92a73de3a1fc82e1c59d5f997",  # examples without their contexts
+        }
+    ),
+}
+DEFAULT_UPDATE_NOTES = {"question": "Default updated: every example question comes with its own short context."}
 
 
 def example_codes(template: str) -> Sequence[str]:

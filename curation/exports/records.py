@@ -7,6 +7,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from curation.exports.derivation import derivation_of
 from curation.table_shape import shape_from_frozen
 
 Item = Mapping[str, Any]
@@ -116,8 +117,9 @@ def tatqa_question(item: Item, order: int) -> dict[str, Any]:
     question["uid"] = item["uid"]
     question["question"] = item.get("question", "")
     question["answer"] = _native_answer(item)
-    if "derivation" in question or item.get("derivation"):
-        question["derivation"] = item.get("derivation", "")
+    derivation = derivation_of(item)
+    if "derivation" in question or derivation:
+        question["derivation"] = derivation
     question["answer_type"] = item.get("answer_type", "")
     if "answer_from" in question or item.get("answer_source"):
         question["answer_from"] = item.get("answer_source", "")
@@ -318,6 +320,7 @@ def csv_row(item: Item, short: FrozenContext, long: FrozenContext) -> list[str]:
     values = {
         **{column: item.get(column) or "" for column in CSV_COLUMNS},
         "answer": " | ".join(answer),
+        "derivation": derivation_of(item),
         "answer_json": json.dumps(answer, ensure_ascii=False),
         "context_kind": context["context_kind"],
         "tables_json": json.dumps(context["tables"], ensure_ascii=False),
@@ -339,7 +342,7 @@ def parquet_row(item: Item, short: FrozenContext, long: FrozenContext) -> dict[s
         "answer_form": item.get("answer_form", ""),
         "answer_source": item.get("answer_source", ""),
         "scale": item.get("scale", ""),
-        "derivation": item.get("derivation", ""),
+        "derivation": derivation_of(item),
         "program": item.get("program", ""),
         "reasoning_type": item.get("reasoning_type") or "",
         "reasoning_subtype": item.get("reasoning_subtype") or "",

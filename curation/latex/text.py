@@ -248,19 +248,24 @@ class TextRenderer:
         cursor = NodeCursor(nodes)
         math = in_math
         math_start = 0  # where the current formula starts in `out`: a script needs something before it
+        attached = False  # the formula opens right after a word (`Acc$_{dev}$`, `10$^{-3}$`): that is the base
         while not cursor.at_end():
             node = cursor.next()
             if isinstance(node, Group):
                 out.append(Group(self._prepare(node.children, references, in_cell, math)))
             elif isinstance(node, Token) and (node.kind == MATH or node.is_cs("(", ")", "[", "]")):
                 math = not math if node.kind == MATH else node.name in ("(", "[")
+                previous = out[-1] if out else None
+                attached = (
+                    math and isinstance(previous, Token) and previous.kind == CHAR and previous.text[-1:].isalnum()
+                )
                 out.append(node)
                 math_start = len(out)
             elif isinstance(node, Token) and node.is_cs("ensuremath"):
                 out.append(node)
                 out.append(Group(self._prepare(cursor.argument() or [], references, in_cell, True)))
             elif math and isinstance(node, Token) and node.kind == CHAR and ("_" in node.text or "^" in node.text):
-                out.extend(_flatten_scripts(node, cursor, has_base=_has_content(out[math_start:])))
+                out.extend(_flatten_scripts(node, cursor, has_base=attached or _has_content(out[math_start:])))
             elif isinstance(node, Env) and node.name in MATH_ENVS:
                 out.append(Env(node.name, self._prepare(node.children, references, in_cell, True), node.file))
             elif isinstance(node, Env):
@@ -329,6 +334,9 @@ class TextRenderer:
 
 
 _EXPONENT = re.compile(r"^[-+−]?\d")
+_WORD_SCRIPT = re.compile(r"^[A-Za-z][A-Za-z-]*[A-Za-z]$")  # `dev`, `macro`, `CE`: a name, not an index
+_ORDINAL = re.compile(r"^(?:st|nd|rd|th)$")
+_TEXT_COMMANDS = ("text", "textrm", "mathrm", "textit", "mathit", "textsf", "mathsf", "textbf", "mathbf", "texttt")
 
 
 def _has_content(nodes: list[Node]) -> bool:
@@ -339,7 +347,8 @@ def _flatten_scripts(token: Token, cursor: NodeCursor, *, has_base: bool) -> lis
     """A math run with `_`/`^` as a reader writes it on one line: `β_2` → β2, `10^{21}` → 10^21, `87.3^*` → 87.3*.
 
     The caret stays only before an exponent (a number, maybe signed) that follows something, where dropping it
-    would change the number read; `^\\circ` is a degree sign.
+    would change the number read; `^\\circ` is a degree sign. A script that is a word keeps its mark, as plain-text
+    tables write it (`Acc_{dev}` → Acc_dev, `F1_{\\text{macro}}` → F1_macro), except an ordinal (`5^{th}` → 5th).
     """
     out: list[Node] = []
     text = ""
@@ -366,6 +375,10 @@ def _flatten_scripts(token: Token, cursor: NodeCursor, *, has_base: bool) -> lis
                 text += "^"
                 in_exponent = True
                 continue
+        if has_base and not rest and _WORD_SCRIPT.match(_script_text(cursor, following)):
+            if char == "_" or not _ORDINAL.match(_script_text(cursor, following)):
+                text += char
+                continue
         if text:
             out.append(Token(CHAR, text, token.file))
             text = ""
@@ -373,6 +386,16 @@ def _flatten_scripts(token: Token, cursor: NodeCursor, *, has_base: bool) -> lis
     if text:
         out.append(Token(CHAR, text, token.file))
     return out
+
+
+def _script_text(cursor: NodeCursor, following: Node | None) -> str:
+    """The text of a braced script, or of a script that is one text command (`_\\text{macro}`)."""
+    if isinstance(following, Group):
+        return latex_to_text(to_latex(following.children)).strip()
+    after = cursor.nodes[cursor.position + 1] if cursor.position + 1 < len(cursor.nodes) else None
+    if isinstance(following, Token) and following.is_cs(*_TEXT_COMMANDS) and isinstance(after, Group):
+        return latex_to_text(to_latex(after.children)).strip()
+    return ""
 
 
 def _is_circle(node: Node | None) -> bool:

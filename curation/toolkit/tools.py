@@ -77,6 +77,7 @@ class _Table:
     columns: list[str]
     row_names: list[str]
     cells: list[list[str]]  # body rows, aligned with columns (first column holds the row names)
+    name: str = ""  # what the paper calls it ("Table 2"), as questions write it
 
 
 def _normalise(text: str) -> str:
@@ -101,7 +102,7 @@ def normalise_tables(tables: Sequence[Mapping[str, Any]]) -> list[_Table]:
     used_labels: set[str] = set()
     for position, table in enumerate(tables):
         rows = [[str(cell) for cell in row] for row in table.get("rows") or []]
-        label = str(table.get("label") or f"Table {position + 1}")
+        label = str(table.get("label") or table.get("name") or f"Table {position + 1}")
         if label in used_labels:
             label = f"{label} ({position + 1})"
         used_labels.add(label)
@@ -110,7 +111,8 @@ def normalise_tables(tables: Sequence[Mapping[str, Any]]) -> list[_Table]:
         body = shape.body_rows()
         columns = _unique(shape.prompt_columns(), "column")
         row_names = _unique((row[0] if row else "" for row in body), "row")
-        normalised.append(_Table(label, str(table.get("caption") or ""), columns, row_names, body))
+        name = str(table.get("name") or "")
+        normalised.append(_Table(label, str(table.get("caption") or ""), columns, row_names, body, name))
     return normalised
 
 
@@ -126,14 +128,17 @@ def _schema(properties: dict[str, Any], required: Sequence[str] = ()) -> dict[st
 
 _NUMBER = {"type": ["number", "string"], "description": "A number, or a numeric cell such as '1,234' or '12.5%'."}
 _NUMBERS = {"type": "array", "items": _NUMBER, "minItems": 1, "description": "The numbers."}
-_TABLE = {"type": "string", "description": "The table's label, as returned by list_tables."}
+_TABLE = {"type": "string", "description": 'The table\'s label or its name ("Table 2"), as list_tables returns them.'}
 _ROW = {"type": "string", "description": "The row name (the row's first cell), as returned by search_row_names."}
 _COLUMN = {"type": "string", "description": "The column name (header), as returned by search_column_names."}
 _QUERY = {"type": "string", "description": "Keywords to look for."}
 _OPTIONAL_TABLE = {"type": "string", "description": "Optional: only search this table."}
 
 TOOL_SPECS: dict[str, tuple[str, dict[str, Any]]] = {
-    "list_tables": ("List the tables in the context with their labels, captions and sizes.", _schema({})),
+    "list_tables": (
+        'List the tables in the context with their labels, names ("Table 2"), captions and sizes.',
+        _schema({}),
+    ),
     "search_column_names": (
         "Find column names (headers) that match keywords; returns [{table, column}].",
         _schema({"query": _QUERY, "table": _OPTIONAL_TABLE}, ["query"]),
@@ -302,7 +307,7 @@ class ToolBox:
     # Lookups -----------------------------------------------------------------------------------
 
     def table(self, label: str) -> _Table:
-        """Find a table by label (case-insensitive), or raise a ToolError listing the labels."""
+        """Find a table by label or by its name ("Table 2"), case-insensitive, or raise a ToolError listing them."""
         for table in self.tables:
             if table.label == label:
                 return table
@@ -310,6 +315,9 @@ class ToolBox:
         for table in self.tables:
             if _normalise(table.label) == wanted:
                 return table
+        named = [table for table in self.tables if table.name and _normalise(table.name) == wanted]
+        if len(named) == 1:
+            return named[0]
         labels = [table.label for table in self.tables]
         close = difflib.get_close_matches(label, labels, n=3, cutoff=0.5)
         hint = f" Did you mean {', '.join(map(repr, close))}?" if close else ""
@@ -364,6 +372,7 @@ class ToolBox:
         return [
             {
                 "table": table.label,
+                **({"name": table.name} if table.name else {}),
                 "caption": table.caption,
                 "rows": len(table.row_names),
                 "columns": len(table.columns),

@@ -99,7 +99,7 @@ def tool_tables(context: Mapping[str, Any] | None) -> list[dict[str, Any]]:
     tables = []
     for position, table in enumerate((context or {}).get("tables") or []):
         shape = shape_from_frozen(table)
-        tables.append(shape.tool_input(shape.display_label(position)))
+        tables.append(shape.tool_input(shape.display_label(position), position))
     return tables
 
 

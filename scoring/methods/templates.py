@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Mapping
 
 PLACEHOLDERS = ("{Table}", "{Paragraph}", "{Question}", "{Tips}")
@@ -166,8 +167,15 @@ def templates_hash(templates: Mapping[str, str]) -> str:
 
 
 def render(template: str, **values: str) -> str:
-    """Replace `{Table}`, `{Paragraph}`, `{Question}`, `{Tips}` literally; unknown braces are left alone."""
+    """Replace `{Table}`, `{Paragraph}`, `{Question}`, `{Tips}` literally; unknown braces are left alone.
+
+    A placeholder with nothing to fill it that stands on its own line under a heading (`Paragraph:` over
+    `{Paragraph}`, when the release excluded the paragraph) takes its heading with it: no empty section is shown.
+    """
     text = template
     for name, value in values.items():
+        if not value.strip():
+            placeholder = re.escape("{" + name + "}")
+            text = re.sub(rf"(?m)^[^\n{{}}]*:[ \t]*\n[ \t]*{placeholder}[ \t]*(?:\n|\Z)", "", text)
         text = text.replace("{" + name + "}", value)
     return text

@@ -144,7 +144,7 @@ def run_tool_loop(
     output = MethodOutput()
     names = tool_names(settings.tools)
     box = ToolBox(tables, tools=names)
-    system = render(settings.templates["tool_system"], Paragraph=paragraphs or "(none)", Question=question)
+    system = render(settings.templates["tool_system"], Paragraph=paragraphs, Question=question)
     examples = shot_examples(names, settings.few_shot, seed=settings.seed)
     native = settings.supports_tools
     if settings.tools == "data":

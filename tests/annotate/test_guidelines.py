@@ -116,3 +116,23 @@ def test_page_seeds_default_shows_versions_side_by_side_and_lets_managers_publis
     assert logged_in("annotator").post("/p/test-project/guidelines/", {"text": "# Mine"}).status_code == 403
     assert Guidelines.objects.filter(project=project).count() == 2  # the annotator's post was refused
     assert logged_in("outsider").get("/p/test-project/guidelines/").status_code == 404
+
+
+def test_the_banner_is_for_the_roles_that_must_read_and_goes_once_read_for_each(project, personas):
+    from curation.models import Membership
+    from curation.states import Role
+
+    guidelines_ensure_default(project=project)  # version 1, written by nobody: nobody has read it
+    assert banner_for(personas["manager"]) == []  # publishes them; not flagged, on no page
+    assert "guidelines-banner" not in logged_in("manager").get("/p/test-project/").content.decode()
+    for name in ("annotator", "annotator2", "verifier"):
+        assert banner_for(personas[name]) == ["test-project"], name
+    Membership.objects.create(user=personas["manager"], project=project, role=Role.ANNOTATOR)
+    assert banner_for(personas["manager"]) == ["test-project"]  # a manager who also annotates must read them
+    for name in ("annotator", "verifier", "manager"):
+        client = logged_in(name)
+        assert "guidelines-banner" in client.get("/p/test-project/").content.decode(), name
+        client.get("/p/test-project/guidelines/")
+        assert "guidelines-banner" not in client.get("/p/test-project/").content.decode(), name
+        assert banner_for(personas[name]) == [], name
+    assert banner_for(personas["annotator2"]) == ["test-project"]  # one person's reading is not another's

@@ -99,7 +99,8 @@ def test_submit_passes_and_results_say_so(project, exam, gold):
     response = client.post(f"/qualification/attempts/{attempt.pk}/submit/", form_for(attempt, answers))
     assert response.status_code == 302
     html = client.get(f"/qualification/attempts/{attempt.pk}/").content.decode()
-    assert "Passed." in html and "<h2>No mistakes</h2>" in html
+    assert "Passed." in html and 'id="no-mistakes">No mistakes.' in html
+    assert f'id="results-heading">{len(gold)} of {len(gold)} correct' in html
     assert Membership.objects.get(user__username="novice", role="annotator").is_qualified
     landing = client.get("/p/test-project/qualification/").content.decode()
     assert "You are qualified" in landing
@@ -113,7 +114,14 @@ def test_failed_results_list_each_mistake_and_when_to_retry(project, exam, gold)
     answers[gold[2].pk] = ["73.9%"]
     client.post(f"/qualification/attempts/{attempt.pk}/submit/", form_for(attempt, answers))
     html = client.get(f"/qualification/attempts/{attempt.pk}/").content.decode()
-    assert "Not passed." in html and "1 mistake" in html
+    assert "Not passed." in html and 'id="mistakes-heading">1 mistake<' in html
+    assert f'id="results-heading">{len(gold) - 1} of {len(gold)} correct' in html
+    assert f'id="correct-heading">{len(gold) - 1} correct' in html
+    # The gold answer is shown for the mistake; a correct item shows the candidate's own answer, marked correct.
+    mistake = html.split('id="mistakes-heading"')[1].split('id="correct-heading"')[0]
+    assert "73.9%" in mistake and 'class="gold"' in mistake and mistake.count('class="card result mistake"') == 1
+    correct = html.split('id="correct-heading"')[1]
+    assert 'class="gold"' not in correct and correct.count("✓ correct") == len(gold) - 1
     assert "Scale or percent differs" in html
     assert "you may try again from" in html
     landing = client.get("/p/test-project/qualification/").content.decode()

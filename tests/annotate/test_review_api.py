@@ -260,3 +260,35 @@ def test_revision_diff_between_two_chosen_revisions(personas, project, world, ap
     rows = {row["field"]: row for row in data["diff"]}
     assert rows["answer"]["changed"] and ["insert", "Model "] in rows["answer"]["parts"]
     assert not rows["question"]["changed"]
+
+
+def test_the_one_versioned_step_class_documents_each_urls_own_body_and_description(db):
+    from drf_spectacular.generators import SchemaGenerator
+
+    schema = SchemaGenerator().get_schema(request=None, public=True)
+    expected = {
+        "/api/instances/{id}/review/approve/": ("DecisionRequest", "Approve in round one"),
+        "/api/instances/{id}/review/request-changes/": ("DecisionRequest", "Send back to the annotator"),
+        "/api/instances/{id}/review/release/": ("VersionRequest", "Give a held round-one review back"),
+        "/api/instances/{id}/round2/confirm/": ("VersionRequest", "Confirm in round two"),
+        "/api/instances/{id}/discard/": ("DiscardRequest", "A manager discards"),
+        "/api/instances/{id}/restore/": ("RestoreRequest", "A manager restores"),
+    }
+    paths = {path.replace("{pk}", "{id}"): item for path, item in schema["paths"].items()}
+    for path, (component, description) in expected.items():
+        operation = paths[path]["post"]
+        body = operation["requestBody"]["content"]["application/json"]["schema"]["$ref"]
+        assert body == f"#/components/schemas/{component}", path
+        assert operation["description"].startswith(description), path
+        assert operation["responses"]["200"]["content"]["application/json"]["schema"]["$ref"].endswith("/Instance")
+    assert schema["components"]["schemas"]["DiscardRequest"]["required"] == ["expected_version", "reason"]
+
+
+def test_a_discard_without_a_reason_is_a_400_naming_it_and_changes_nothing(personas, world, api_client_for):
+    before = Instance.objects.get(pk=world["sub"].pk)
+    response = api_client_for(personas["manager"]).post(
+        f"/api/instances/{world['sub'].pk}/discard/", {"expected_version": before.version}, format="json"
+    )
+    assert response.status_code == 400 and "reason" in response.json()
+    after = Instance.objects.get(pk=world["sub"].pk)
+    assert (after.status, after.version) == (before.status, before.version)

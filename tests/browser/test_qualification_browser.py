@@ -96,6 +96,13 @@ def test_candidate_fails_and_sees_each_mistake_with_gold_and_reason(page, live_s
     expect(page.locator("#verdict")).to_contain_text("Not passed")
     mistakes = page.locator("li.result.mistake")
     expect(mistakes).to_have_count(3)
+    expect(page.locator("#results-heading")).to_have_text("1 of 4 correct")
+    expect(page.locator("#mistakes-heading")).to_have_text("3 mistakes")
+    expect(page.locator("#correct-heading")).to_have_text("1 correct")
+    expect(page.locator("#result-1")).to_contain_text("✓ correct")  # listed as correct, under its own heading
+    expect(page.locator("#result-1 .gold")).to_have_count(0)
+    assert page.locator("#correct-heading ~ ol li.correct").count() == 1
+    page.screenshot(path="var/t/exam-results.png", full_page=True)
     second = page.locator("#result-2")
     expect(second.locator(".gold")).to_contain_text("Brambleworthset")
     expect(second.locator(".reason")).to_contain_text("Missing: “Brambleworthset”")

@@ -71,3 +71,22 @@ def test_the_exam_page_tells_a_candidate_how_many_questions_one_attempt_has(db, 
     page = re.sub(r"\s+", " ", client.get("/p/demo/qualification/").content.decode())
     # Each attempt draws 5 of the pool of 15: the page says 5, and where they come from.
     assert "The exam has <strong>5</strong> questions, drawn from a pool of 15" in page
+
+
+def test_the_demo_gold_items_carry_their_real_answer_types_and_the_release_counts_no_unknown(db):
+    from curation.releases.services import release_cut
+
+    run_demo()
+    gold = {i.question: i.answer_type for i in Instance.objects.filter(project__slug="demo", status=Status.VALIDATED)}
+    assert len(gold) == 15 and "" not in gold.values()
+    assert gold["Which methods have an average LAS below 74.5?"] == "multi-span"
+    assert gold["By how many LAS points do sparse adapters beat LoRA on Tagalog?"] == "arithmetic"
+    assert gold["How many minutes per epoch does 90% sparsity save over 50% sparsity on Wolof?"] == "arithmetic"
+    assert gold["On which treebank does LoRA reach its lowest LAS?"] == "span"
+    assert gold["How many parameters, in millions, does LoRA train?"] == "span"  # read from the table, not counted
+    assert sorted(set(gold.values())) == ["arithmetic", "multi-span", "span"]
+    project = Batch.objects.get(name="Validated demo items").project
+    release = release_cut(
+        project=project, actor=None, name="demo-gold", batch_ids=[Batch.objects.get(name="Validated demo items").pk]
+    )
+    assert "unknown" not in json.dumps(release.statistics)

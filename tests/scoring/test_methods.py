@@ -189,3 +189,28 @@ def test_templates_are_overridable_and_hashed():
 def test_code_is_found_in_fences_or_after_prose():
     assert extract_code("Sure!\n```python\nans = 1\n```\nDone") == "ans = 1"
     assert extract_code("We compute it.\nx = 2\nans = x * 3") == "x = 2\nans = x * 3"
+
+
+@pytest.mark.parametrize("method", ["direct", "cot", "pot", "car", "calculator", "reversing", "tatllm", "tool"])
+def test_a_context_without_paragraphs_shows_no_empty_paragraph_heading(method):
+    # The release excluded the paragraph: SciTaT's layout shows the table and the question, no bare "Paragraph:".
+    tables_only = {**CONTEXT, "paragraphs": []}
+    chat = ScriptedChat(*["Reason: r\nAnswer: 1\n```python\nans = 1\n```"] * 2)
+    if method == "tool":
+        chat = ScriptedChat(Reply(tool_calls=[ToolCall("1", "final_answer", '{"answer": "1"}', {"answer": "1"})]))
+    extra = {"supports_tools": True} if method == "tool" else {}
+    run_method(method, question="Q?", context=tables_only, chat=chat, run_program=sandbox,
+               settings=settings_for(method, **extra))  # fmt: skip
+    prompts = [message["content"] for call in chat.calls for message in call["messages"]]
+    for prompt in prompts:
+        lines = [line.strip() for line in prompt.splitlines()]
+        for heading in ("Paragraph:", "Text:"):
+            assert heading not in lines, (method, prompt)
+        assert "(none)" not in prompt
+    assert any("| Total sales | 1,496.5 | 1,202.9 |" in prompt for prompt in prompts) or method == "tool"
+    chat = ScriptedChat(*["Reason: r\nAnswer: 1\n```python\nans = 1\n```"] * 2)
+    if method != "tool":
+        run_method(method, question="Q?", context=CONTEXT, chat=chat, run_program=sandbox,
+                   settings=settings_for(method))  # fmt: skip
+        first = chat.calls[0]["messages"][0]["content"]
+        assert "\nParagraph:\nSales grew" in first or "\nText:\nSales grew" in first, method

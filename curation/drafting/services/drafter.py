@@ -3,7 +3,6 @@ run's questions; and the plain data a prompt shows of a context. Knows nothing o
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -175,7 +174,7 @@ class Drafter:
         by_label: dict[str, Table] = {}
         table_dicts = []
         for position, table in enumerate(tables):
-            label = table.label or (f"Table {table.number}" if table.number else f"Table {position + 1}")
+            label = shape_from_row(table).display_label(position)  # as scoring's tool box labels it
             if label in by_label:
                 label = f"{label} ({position + 1})"
             by_label[label] = table
@@ -238,17 +237,9 @@ class Drafter:
         return Outcome(drafts=drafts, raw_output={"templates": len(drafts)}, note=note)
 
 
-_CAPTION_NUMBER = re.compile(r"^\s*Table\s+([A-Z]?\d+(?:\.\d+)?)\b", re.IGNORECASE)
-
-
 def reader_name(table: Table, position: int) -> str:
-    """What the paper calls a table: "Table 2" from its number (the LaTeX counter), its caption, or its order."""
-    if table.number:
-        return f"Table {table.number}"
-    captioned = _CAPTION_NUMBER.match(table.caption or "")
-    if captioned:
-        return f"Table {captioned.group(1)}"
-    return f"Table {table.order + 1 if table.order is not None else position + 1}"
+    """What the paper calls a stored table ("Table 2"): the table representation's rule, placed by its order."""
+    return shape_from_row(table).reader_name(table.order if table.order is not None else position)
 
 
 def context_subtypes(context: Context) -> list[str]:

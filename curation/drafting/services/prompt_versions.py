@@ -14,11 +14,21 @@ from curation.states import Role
 
 
 def prompt_templates_ensure_defaults(*, project: Project) -> None:
-    """Give a project the default templates of every kind it lacks (idempotent)."""
+    """Give a project today's default of every kind it lacks or still holds an earlier, unedited default of."""
     for kind, (name, text) in prompts.DEFAULT_TEMPLATES.items():
-        if not PromptTemplate.objects.filter(project=project, kind=kind).exists():
+        latest = PromptTemplate.objects.filter(project=project, kind=kind).order_by("-created_at", "-id").first()
+        if latest is None:
             PromptTemplate.objects.create(
                 project=project, kind=kind, name=name, text=text, content_hash=prompts.content_hash(text)
+            )
+        elif latest.content_hash in prompts.SUPERSEDED_DEFAULT_HASHES.get(kind, ()):
+            PromptTemplate.objects.create(
+                project=project,
+                kind=kind,
+                name=latest.name,
+                text=text,
+                content_hash=prompts.content_hash(text),
+                note=prompts.DEFAULT_UPDATE_NOTES.get(kind, "Default updated."),
             )
 
 
@@ -27,7 +37,7 @@ def prompt_template_current(*, project: Project, kind: str) -> PromptTemplate:
     if kind not in PromptTemplate.Kind.values:
         raise InvalidInput(f"{kind!r} is not a template kind; expected one of {', '.join(PromptTemplate.Kind.values)}.")
     current = PromptTemplate.objects.filter(project=project, kind=kind).order_by("-created_at", "-id").first()
-    if current is None:
+    if current is None or current.content_hash in prompts.SUPERSEDED_DEFAULT_HASHES.get(kind, ()):
         prompt_templates_ensure_defaults(project=project)
         current = PromptTemplate.objects.filter(project=project, kind=kind).order_by("-created_at", "-id").first()
     assert current is not None

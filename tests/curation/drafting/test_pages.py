@@ -114,3 +114,30 @@ def test_template_run_form_offers_header_paraphrasing_with_the_chosen_endpoint(
     run = DraftingRun.objects.exclude(pk=plain.pk).get()
     assert run.options["paraphrase_headers"] is True and run.endpoint == endpoint
     assert run.template_hashes["header_paraphrase"]
+
+
+def test_a_project_on_the_earlier_default_question_prompt_gets_todays_default_as_a_new_version(project, personas):
+    from curation.drafting import prompts
+    from curation.drafting.services.prompt_versions import prompt_template_current
+
+    earlier = next(iter(prompts.SUPERSEDED_DEFAULT_HASHES["question"]))
+    PromptTemplate.objects.create(
+        project=project, kind="question", name=prompts.QUESTION_TEMPLATE_NAME, text="old", content_hash=earlier
+    )
+    current = prompt_template_current(project=project, kind="question")
+    assert current.content_hash == prompts.content_hash(prompts.DEFAULT_QUESTION_TEMPLATE) != earlier
+    assert "own short context" in current.note
+    assert PromptTemplate.objects.filter(project=project, kind="question").count() == 2
+    assert prompt_template_current(project=project, kind="question").pk == current.pk  # once, not on every read
+    page = _client(personas["manager"]).get(f"/p/{project.slug}/drafting/prompts/").content.decode()
+    assert "BT denotes back-translation" in page
+
+
+def test_an_edited_question_prompt_is_never_replaced_by_the_default(project, personas):
+    from curation.drafting import prompts
+    from curation.drafting.services.prompt_versions import prompt_template_current
+
+    PromptTemplate.objects.create(
+        project=project, kind="question", name="Mine", text="Mine {{context}}", content_hash=prompts.content_hash("x")
+    )
+    assert prompt_template_current(project=project, kind="question").name == "Mine"

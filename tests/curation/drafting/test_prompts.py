@@ -17,6 +17,7 @@ from curation.drafting.prompts import (
     parse_rationale_answer,
     question_messages,
     render,
+    split_examples,
 )
 from curation.taxonomy import DEFAULT_TAXONOMY
 
@@ -37,9 +38,24 @@ def test_default_question_template_has_three_examples_for_every_leaf_type():
     for code in leaf_codes:
         context = ContextData(tables=CONTEXT.tables, paragraphs=[], reasoning_type_code=code)
         text = question_messages(DEFAULT_QUESTION_TEMPLATE, context)[0]["content"]
-        examples = text.split("Examples of questions of this type")[1].split("Context:")[0]
+        examples = text.split("Examples of questions of this type")[1].split("\nContext:\n")[0]
         assert examples.count("Question:") == 3, code
     assert "=== examples" not in prompt
+
+
+def test_every_default_example_question_comes_after_its_own_table():
+    # SciTaT Table 8 shows the model table -> paragraph -> question; a bare question teaches it nothing of the context.
+    _, blocks = split_examples(DEFAULT_QUESTION_TEMPLATE)
+    for code, block in blocks.items():
+        examples = [example.strip() for example in block.split("\n\n")]
+        assert len(examples) == 3, code
+        for example in examples:
+            lines = example.splitlines()
+            assert lines[-1].startswith("Question: "), (code, example)
+            assert lines[0].startswith("Table ") and "| " in lines[0], (code, example)
+            assert sum(line.startswith("Question:") for line in lines) == 1, (code, example)
+    prompt = question_messages(DEFAULT_QUESTION_TEMPLATE, CONTEXT)[0]["content"]
+    assert "Paragraph: Without attention the decoder must compress" in prompt
 
 
 def test_question_prompt_shows_context_type_and_text_requirement():

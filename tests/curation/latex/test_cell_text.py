@@ -32,6 +32,23 @@ CELLS = [
     (r"$90^\circ$", "90°"),
     (r"$90^{\circ}$C", "90°C"),
     (r"\texttt{a\_b}", "a_b"),
+    # A word as a script is a name: it keeps its mark, as plain-text tables write it (not `Accdev`).
+    (r"Acc$_{dev}$", "Acc_dev"),
+    (r"F1$_{\text{macro}}$", "F1_macro"),
+    (r"Precision$_{\text{Macro}}$", "Precision_Macro"),
+    (r"$\text{F1}_\text{weighted}$", "F1_weighted"),
+    (r"$\mathrm{Acc}_{dev}$ (\%)", "Acc_dev (%)"),
+    (r"LOWNER$_{train}$", "LOWNER_train"),
+    (r"$L_{CE}$", "L_CE"),
+    (r"Acc$^{test}$", "Acc^test"),
+    (r"$\text{BLEU}^{*}$", "BLEU*"),
+    (r"BLEU$^{\dagger}$", "BLEU†"),
+    # The base of a script written just before the formula is still its base: the exponent keeps its caret.
+    (r"10$^{-3}$", "10^-3"),
+    (r"(×10$^{-3}$)", "(×10^-3)"),
+    (r"g cm$^{-3}$", "g cm^-3"),
+    (r"m$^2$", "m^2"),
+    (r"2$^{nd}$", "2nd"),
 ]
 
 
@@ -54,3 +71,8 @@ def test_xspace_keeps_its_space_before_a_parenthesis_but_not_before_punctuation(
     assert result.paragraphs[0].text.startswith(
         "We call it TaT-LLM (ours), TaT-LLM. And TaT-LLM's size, TaT-LLM x, TaT-LLM y, TaT-LLM"
     )
+
+
+def test_word_subscripts_in_a_paragraph_read_as_names(extract_latex):
+    result = extract_latex(r"We report F1$_{\text{macro}}$ and Acc$_{dev}$ with a rate of 10$^{-3}$ for $x_1$.")
+    assert result.paragraphs[0].text == "We report F1_macro and Acc_dev with a rate of 10^-3 for x1."

@@ -182,3 +182,47 @@ def test_tool_groups_cover_the_issue_list():
         "add", "subtract", "multiply", "divide", "sum", "mean", "max", "min", "count", "rank", "greater_than",
         "less_than", "proportion",
     }  # fmt: skip
+
+
+def test_list_tables_names_each_table_as_questions_do_and_get_cell_accepts_that_name():
+    from scoring.methods.base import tool_tables
+
+    frozen = {
+        "tables": [
+            {"label": "tab:main", "number": "2", "caption": "Main results.", "cells": [["M", "Acc"], ["A", "1"]]},
+            {"label": "", "number": "", "caption": "Table 5: Costs.", "cells": [["S", "Cost"], ["B", "9"]]},
+            {"label": "tab:x", "number": "", "caption": "Extra.", "cells": [["S", "N"], ["C", "4"]]},
+        ]
+    }
+    box = ToolBox(tool_tables(frozen))
+    listing = box.call("list_tables")
+    assert [(t["table"], t["name"]) for t in listing] == [
+        ("tab:main", "Table 2"),
+        ("Table 5", "Table 5"),  # no label: what the caption says the paper calls it
+        ("tab:x", "Table 3"),
+    ]
+    assert box.call("get_cell", {"table": "tab:main", "row": "A", "column": "Acc"}) == "1"
+    assert box.call("get_cell", {"table": "table 2", "row": "A", "column": "Acc"}) == "1"
+    assert box.call("get_cell", {"table": "Table 5", "row": "B", "column": "Cost"}) == "9"
+    assert box.call("get_row", {"table": "Table 3", "row": "C"}) == {"N": "4"}
+    assert box.call("get_cell", {"table": "Table 9", "row": "A", "column": "Acc"}).startswith(
+        "Error: no table labelled 'Table 9'."
+    )
+
+
+def test_the_drafter_and_the_tool_box_name_a_table_by_one_rule():
+    from curation.drafting.services.drafter import reader_name
+    from curation.table_shape import shape_from_rows
+
+    class Row:
+        grid: list = []
+        cells = [["M", "Acc"], ["A", "1"]]
+        spans: list = []
+        header_rows = 1
+        label = "tab:a"
+        caption = "Table 4: Speed."
+        number = ""
+        order = 0
+
+    shape = shape_from_rows(Row.cells, label=Row.label, caption=Row.caption, number="")
+    assert reader_name(Row(), 0) == shape.reader_name(0) == shape.tool_input(position=0)["name"] == "Table 4"

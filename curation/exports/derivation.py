@@ -1,0 +1,171 @@
+"""An arithmetic item's derivation as TAT-QA writes it (`(3.6-2.9)/2.9`), from what the item holds (pure).
+
+The item's own derivation wins; else its FinQA-style program (`subtract(3.6, 2.9), divide(#0, 2.9)`); else the
+arithmetic steps of its essential actions (the template drafter's executed tool program). Anything that is not
+plain arithmetic (a max, a ranking, a table aggregate) gives no derivation rather than a wrong one.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from curation.toolkit.numbers import clean_cell, parse_number
+
+_ATOM, _PRODUCT, _SUM = 3, 2, 1
+_FINQA_STEP = re.compile(r"\s*(\w+)\s*\(([^()]*)\)\s*(?:,|$)")
+_FINQA_OPERATORS = {"add": "+", "subtract": "-", "multiply": "*", "divide": "/"}
+_NUMBER_TEXT = re.compile(r"[^\d.,\-−]")
+
+
+@dataclass(frozen=True)
+class _Expression:
+    text: str
+    precedence: int
+
+
+def _atom(text: str) -> _Expression:
+    return _Expression(text, _ATOM)
+
+
+def _binary(left: _Expression, operator: str, right: _Expression) -> _Expression:
+    precedence = _SUM if operator in "+-" else _PRODUCT
+    left_text = f"({left.text})" if left.precedence < precedence else left.text
+    # `a-(b-c)` and `a/(b*c)` need their brackets; `a+(b+c)` reads the same without.
+    needs = right.precedence < precedence or (right.precedence == precedence and operator in "-/")
+    right_text = f"({right.text})" if needs else right.text
+    return _Expression(f"{left_text}{operator}{right_text}", precedence)
+
+
+def _chain(operands: Sequence[_Expression], operator: str) -> _Expression:
+    result = operands[0]
+    for operand in operands[1:]:
+        result = _binary(result, operator, operand)
+    return result
+
+
+def _written(value: Any) -> str:
+    """A number as the table wrote it, without its unit marks (`$1,200` → 1,200, `12.5%` → 12.5)."""
+    if isinstance(value, bool):
+        raise ValueError("not a number")
+    if isinstance(value, int | float):
+        return str(int(value)) if float(value).is_integer() else repr(float(value))
+    text = _NUMBER_TEXT.sub("", clean_cell(str(value))).replace("−", "-")
+    if not text or parse_number(text) is None:
+        raise ValueError(f"not a number: {value!r}")
+    return text
+
+
+def from_program(program: str) -> str:
+    """A FinQA program of add/subtract/multiply/divide steps (`#n` = step n, `const_100` = 100) as one expression."""
+    steps: list[_Expression] = []
+    position = 0
+    text = (program or "").strip()
+    while position < len(text):
+        match = _FINQA_STEP.match(text, position)
+        if match is None or match.group(1) not in _FINQA_OPERATORS:
+            return ""
+        arguments = [argument.strip() for argument in match.group(2).split(",")]
+        if len(arguments) != 2:
+            return ""
+        operands = []
+        for argument in arguments:
+            if argument.startswith("#") and argument[1:].isdigit() and int(argument[1:]) < len(steps):
+                operands.append(steps[int(argument[1:])])
+            elif argument.startswith("const_"):
+                operands.append(_atom(argument[len("const_") :].replace("m", "-", 1)))
+            else:
+                try:
+                    operands.append(_atom(_written(argument)))
+                except ValueError:
+                    return ""
+        steps.append(_binary(operands[0], _FINQA_OPERATORS[match.group(1)], operands[1]))
+        position = match.end()
+    return steps[-1].text if steps else ""
+
+
+def _number_of(value: Any) -> float | None:
+    if isinstance(value, bool):
+        return None
+    return float(value) if isinstance(value, int | float) else parse_number(value)
+
+
+def from_actions(actions: Sequence[Mapping[str, Any]], *, is_percentage: bool = False) -> str:
+    """The arithmetic tool calls of an executed program as one expression. A number an earlier call returned is
+    that call: a cell as the table wrote it (`1,200`), a step as its expression. A percentage's closing `*100` is
+    left out, as TAT-QA's derivations do (the scale says it)."""
+    by_value: dict[float, _Expression] = {}
+
+    def operand(value: Any) -> _Expression:
+        number = _number_of(value)
+        if number is not None and number in by_value:
+            return by_value[number]
+        return _atom(_written(value))
+
+    def remember(value: Any, expression: _Expression) -> None:
+        number = _number_of(value)
+        if number is not None:
+            by_value[number] = expression
+
+    last: _Expression | None = None
+    last_action: Mapping[str, Any] | None = None
+    for action in actions:
+        tool = str(action.get("tool") or "")
+        arguments = action.get("arguments") or {}
+        result = action.get("result")
+        try:
+            if tool == "get_cell":
+                remember(result, _atom(_written(result)))
+                continue
+            if tool in ("get_row", "get_column") and isinstance(result, Mapping):
+                for cell in result.values():
+                    if _number_of(cell) is not None:
+                        remember(cell, _atom(_written(cell)))
+                continue
+            if tool in ("list_tables", "think", "final_answer") or tool.startswith("search_"):
+                continue
+            if tool in ("add", "sum", "multiply", "mean"):
+                operands = [operand(value) for value in arguments.get("numbers") or []]
+                if not operands:
+                    return ""
+                expression = _chain(operands, "*" if tool == "multiply" else "+")
+                if tool == "mean":
+                    expression = _binary(expression, "/", _atom(str(len(operands))))
+            elif tool in ("subtract", "divide"):
+                symbol = "-" if tool == "subtract" else "/"
+                expression = _binary(operand(arguments["a"]), symbol, operand(arguments["b"]))
+            elif tool == "proportion":
+                expression = _binary(operand(arguments["part"]), "/", operand(arguments["total"]))
+                if arguments.get("as_percentage"):
+                    expression = _binary(expression, "*", _atom("100"))
+            else:
+                return ""  # a max, a rank, a count: not an arithmetic expression
+        except (KeyError, TypeError, ValueError):
+            return ""
+        remember(result, expression)
+        last, last_action = expression, action
+    if last is None or last_action is None:
+        return ""
+    if is_percentage:
+        numbers = list((last_action.get("arguments") or {}).get("numbers") or [])
+        if last_action.get("tool") == "multiply" and len(numbers) == 2 and _number_of(numbers[1]) == 100:
+            return operand(numbers[0]).text
+        if last_action.get("tool") == "proportion" and (last_action.get("arguments") or {}).get("as_percentage"):
+            arguments = last_action["arguments"]
+            return _binary(operand(arguments["part"]), "/", operand(arguments["total"])).text
+    return last.text
+
+
+def derivation_of(item: Mapping[str, Any]) -> str:
+    """What TAT-QA's `derivation` holds for a frozen item: the arithmetic expression of an arithmetic answer."""
+    if item.get("derivation"):
+        return str(item["derivation"])
+    if item.get("answer_type") != "arithmetic":
+        return ""
+    answer = [str(value) for value in item.get("answer") or []]
+    is_percentage = item.get("scale") == "percent" or (len(answer) == 1 and answer[0].strip().endswith("%"))
+    return from_program(str(item.get("program") or "")) or from_actions(
+        item.get("essential_actions") or [], is_percentage=is_percentage
+    )

@@ -1,0 +1,70 @@
+"""Round one: the decision buttons are in sight without scrolling, at 1366×768 and 390 px, however long the diff."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from playwright.sync_api import expect
+
+from annotate.review.services import review_claim
+from curation.models import Instance
+from curation.services.batches import batch_create, batch_open
+from curation.states import Status
+from tests.annotate.review_helpers import submit
+from tests.browser.conftest import open_in_project, type_into
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+LONG = " ".join(f"Step {n}: the table gives {n}.5 for model A against {n}.1 for model B on {n}." for n in range(40))
+
+
+def in_viewport(page, selector: str) -> bool:
+    return page.locator(selector).evaluate(
+        "el => { const r = el.getBoundingClientRect(); return r.top >= 0 && r.bottom <= innerHeight && r.width > 0; }"
+    )
+
+
+@pytest.mark.parametrize(("width", "height"), [(1366, 768), (390, 844)])
+def test_the_decision_buttons_are_visible_without_scrolling_and_stay_so(
+    page, login, live_server, personas, project, make_instance, width, height
+):
+    batch = batch_open(batch_id=batch_create(project=project, actor=None, name="Batch 1").pk, actor=None)
+    drafted = make_instance(
+        batch=batch, draft={"question": "Draft: which model wins?", "rationale": LONG.replace("model", "system")}
+    )
+    instance = submit(
+        project, personas["annotator"], drafted, question="Which model wins on each split?", rationale=LONG
+    )
+    review_claim(instance_id=instance.pk, user=personas["verifier"])
+    page.set_viewport_size({"width": width, "height": height})
+    login(page, "verifier")
+    open_in_project(page, "Review queue")
+    page.get_by_role("link", name=re.compile(rf"#{instance.pk}\b")).first.click()
+    page.wait_for_url(re.compile(rf"/review/{instance.pk}/$"))
+    expect(page.locator("#diff-panel")).to_contain_text("system")  # the long diff is there
+    for button in ("#approve-button", "#changes-button", "#release-button"):
+        expect(page.locator(button)).to_be_visible()
+        assert in_viewport(page, button), (button, width)
+    page.screenshot(path=f"var/t/review-decision-{width}.png")
+    # Reading down to the last comment field keeps the decision in sight.
+    type_into(page, "#c-rationale", "Cite the split names.")
+    assert in_viewport(page, "#changes-button")
+    page.screenshot(path=f"var/t/review-decision-{width}-scrolled.png")
+    page.click("#changes-button")
+    page.wait_for_url(lambda url: f"/review/{instance.pk}/" not in url)
+    assert Instance.objects.get(pk=instance.pk).status == Status.CHANGES_REQUESTED
+
+
+def test_alt_a_still_approves_from_the_top_bar(page, login, live_server, personas, project, make_instance):
+    batch = batch_open(batch_id=batch_create(project=project, actor=None, name="Batch 1").pk, actor=None)
+    instance = submit(project, personas["annotator"], make_instance(batch=batch), rationale=LONG)
+    review_claim(instance_id=instance.pk, user=personas["verifier"])
+    page.set_viewport_size({"width": 1366, "height": 768})
+    login(page, "verifier")
+    open_in_project(page, "Review queue")
+    page.get_by_role("link", name=re.compile(rf"#{instance.pk}\b")).first.click()
+    page.wait_for_url(re.compile(rf"/review/{instance.pk}/$"))
+    page.keyboard.press("Alt+a")
+    page.wait_for_url(lambda url: f"/review/{instance.pk}/" not in url)
+    assert Instance.objects.get(pk=instance.pk).status == Status.ROUND2_REVIEW

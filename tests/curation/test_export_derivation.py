@@ -1,0 +1,97 @@
+"""TAT-QA's `derivation` of an arithmetic item, written from what the item holds: its program or executed steps."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import zipfile
+
+import pytest
+
+from curation.exports import write_export_zip
+from curation.exports.derivation import derivation_of, from_actions, from_program
+from curation.models import Instance
+from curation.releases.services import release_cut
+from curation.toolkit.tools import Program, ToolBox
+
+TABLE = {"label": "tab:rev", "caption": "Revenue", "rows": [["Segment", "2018", "2019"], ["Cloud", "2.9", "3.6"]]}
+COSTS = {"label": "tab:cost", "caption": "Cost", "rows": [["System", "Cost ($)"], ["A", "$1,200"], ["B", "$900"]]}
+
+
+def percentage_change_actions() -> list[dict]:
+    """The template drafter's percentage-change program, executed: read two cells, subtract, divide, times 100."""
+    program = Program(ToolBox([TABLE]))
+    before = float(program.run("get_cell", table="tab:rev", row="Cloud", column="2018"))
+    after = float(program.run("get_cell", table="tab:rev", row="Cloud", column="2019"))
+    change = program.run("subtract", a=after, b=before)
+    share = program.run("divide", a=change, b=before)
+    program.run("multiply", numbers=[share, 100])
+    return program.essential_actions()
+
+
+def test_a_finqa_program_reads_as_one_bracketed_expression():
+    assert from_program("subtract(3.6, 2.9), divide(#0, 2.9)") == "(3.6-2.9)/2.9"
+    assert from_program("add(44.1, 56.7)") == "44.1+56.7"
+    assert from_program("divide(100, const_4), subtract(#0, 5), subtract(10, #1)") == "10-(100/4-5)"
+    assert from_program("table_max(revenue, none)") == ""  # not an arithmetic expression: none rather than wrong
+    assert from_program("greater(3, 2)") == "" and from_program("") == ""
+
+
+def test_executed_steps_read_as_tatqa_writes_them_with_cells_as_the_table_wrote_them():
+    actions = percentage_change_actions()
+    assert from_actions(actions, is_percentage=True) == "(3.6-2.9)/2.9"  # the scale says percent, as in TAT-QA
+    assert from_actions(actions) == "(3.6-2.9)/2.9*100"
+    program = Program(ToolBox([COSTS]))
+    a = program.run("get_cell", table="tab:cost", row="A", column="Cost ($)")
+    b = program.run("get_cell", table="tab:cost", row="B", column="Cost ($)")
+    program.run("add", numbers=[a, b])
+    assert from_actions(program.essential_actions()) == "1,200+900"
+    program.run("max", numbers=[a, b])
+    assert from_actions(program.essential_actions()) == ""
+
+
+def test_only_arithmetic_items_get_a_derivation_and_their_own_wins():
+    actions = percentage_change_actions()
+    item = {"answer_type": "arithmetic", "answer": ["24.14%"], "essential_actions": actions}
+    assert derivation_of(item) == "(3.6-2.9)/2.9"
+    assert derivation_of({**item, "derivation": "3.6/2.9-1"}) == "3.6/2.9-1"
+    assert derivation_of({**item, "program": "subtract(3.6, 2.9), divide(#0, 2.9)"}) == "(3.6-2.9)/2.9"
+    assert derivation_of({**item, "answer_type": "span"}) == ""
+
+
+@pytest.fixture(autouse=True)
+def media(settings, tmp_path):
+    settings.MEDIA_ROOT = tmp_path / "media"
+
+
+def test_the_tatqa_and_csv_exports_carry_the_derivation_of_arithmetic_items(release_world, tmp_path):
+    first, second = release_world["instances"][:2]
+    Instance.objects.filter(pk=first.pk).update(
+        answer_type="arithmetic", answer=["24.14"], scale="percent", essential_actions=percentage_change_actions()
+    )
+    Instance.objects.filter(pk=second.pk).update(
+        answer_type="arithmetic", answer=["0.7"], program="subtract(3.6, 2.9)", derivation=""
+    )
+    release = release_cut(
+        project=release_world["project"],
+        actor=None,
+        name="demo",
+        batch_ids=[b.pk for b in release_world["batches"]],
+        license="CC-BY-4.0",
+        citation="",
+        split_seed=3,
+    )
+    write_export_zip(release, "tatqa", tmp_path / "t.zip")
+    with zipfile.ZipFile(tmp_path / "t.zip") as bundle:
+        documents = json.loads(bundle.read("data/demo-v1.json"))
+    questions = {q["question"]: q for d in documents for q in d["questions"]}
+    assert questions[first.question]["derivation"] == "(3.6-2.9)/2.9"
+    assert questions[second.question]["derivation"] == "3.6-2.9"
+    spans = [q for text, q in questions.items() if text not in (first.question, second.question)]
+    assert spans and all(q["derivation"] == "" for q in spans)
+    write_export_zip(release, "csv", tmp_path / "c.zip")
+    with zipfile.ZipFile(tmp_path / "c.zip") as bundle:
+        name = next(n for n in bundle.namelist() if n.startswith("data/"))
+        rows = list(csv.DictReader(io.StringIO(bundle.read(name).decode())))
+    assert {row["question"]: row["derivation"] for row in rows}[first.question] == "(3.6-2.9)/2.9"
