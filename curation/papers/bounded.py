@@ -7,6 +7,7 @@ that is hit becomes a `LimitExceeded` whose message says which limit, for which 
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 import resource
@@ -31,6 +32,11 @@ MAX_ANSWER_BYTES = 256 * MIB
 # How much of the child's stderr is kept to explain an unexpected exit.
 STDERR_TAIL = 2000
 MEMORY_EXIT = 3  # curation/papers/child.py exits with this after a MemoryError
+PR_SET_PDEATHSIG = 1
+try:  # loaded here, in the parent: the child only calls it between fork and exec
+    _LIBC: ctypes.CDLL | None = ctypes.CDLL(None)
+except OSError:  # not Linux: the CPU and wall limits still end the child
+    _LIBC = None
 
 
 @dataclass(frozen=True)
@@ -60,8 +66,15 @@ def size_words(count: int) -> str:
     return f"{count} bytes"
 
 
+def _die_with_parent() -> None:
+    """Ask Linux to kill the child when the process that started it dies (a worker killed mid-job)."""
+    if _LIBC is not None and hasattr(_LIBC, "prctl"):
+        _LIBC.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
 def _limit_child(limits: IngestLimits) -> Callable[[], None]:
     def apply() -> None:
+        _die_with_parent()
         resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_s, limits.cpu_s + 1))
         resource.setrlimit(resource.RLIMIT_AS, (limits.memory_bytes, limits.memory_bytes))
         # What an archive may write in all, plus room for the temporary folder's bookkeeping.
