@@ -101,8 +101,8 @@ def sources_read_bounded(
     when a limit is hit; the child is killed with its process group then, and always before this returns."""
     request = {"files": [{"path": str(path), "name": name} for path, name in files], "archive": asdict(limits.archive)}
     with tempfile.TemporaryDirectory(prefix="tat-child-") as scratch, open(Path(scratch) / "stderr", "w+b") as errors:
+        # Nothing of the worker's environment (database and broker URLs, keys) reaches the child.
         environment = {
-            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
             "PYTHONPATH": str(ROOT),
             "TMPDIR": scratch,
             "LANG": "C.UTF-8",
