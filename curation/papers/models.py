@@ -17,7 +17,7 @@ class IngestJob(JobRow):
     class State(models.TextChoices):
         PENDING = "pending", "Waiting for a worker"
         RUNNING = "running", "Being read"
-        DONE = "done", "Stored"
+        DONE = "done", "Papers stored"
         FAILED = "failed", "Failed"
         DISCARDED = "discarded", "Discarded"
 
@@ -57,6 +57,11 @@ class IngestJob(JobRow):
     @property
     def files_total(self) -> int:
         return len(self.files)
+
+    @property
+    def reason(self) -> str:
+        """Why it failed, without the "Nothing was stored." the page says in its heading."""
+        return self.error.removeprefix("Nothing was stored. ")
 
     @property
     def percent(self) -> int:
