@@ -15,6 +15,7 @@ TASK_QUEUE_SETTINGS = {
     "scoring.run_chunk": "TATCURATE_SCORING_QUEUE",
     "curation.export_build": "TATCURATE_EXPORTS_QUEUE",
     "curation.release_cut": "TATCURATE_EXPORTS_QUEUE",
+    "curation.paper_ingest": "TATCURATE_EXPORTS_QUEUE",  # files in and out share the exports worker
 }
 
 

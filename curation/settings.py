@@ -227,6 +227,11 @@ TATCURATE_MAX_UPLOAD_BYTES = env_int("TATCURATE_MAX_UPLOAD_BYTES", 50 * 1024 * 1
 TATCURATE_MAX_UNPACKED_BYTES = env_int("TATCURATE_MAX_UNPACKED_BYTES", 200 * 1024 * 1024, minimum=1024)
 TATCURATE_MAX_ARCHIVE_MEMBERS = env_int("TATCURATE_MAX_ARCHIVE_MEMBERS", 2000, minimum=1)
 TATCURATE_MAX_COMPRESSION_RATIO = env_int("TATCURATE_MAX_COMPRESSION_RATIO", 100, minimum=1)
+# Uploaded sources are read by a worker in a child process with these bounds (curation/papers/bounded.py): CPU
+# seconds, wall seconds (then it is killed) and address space in bytes. A source that hits one is refused with why.
+TATCURATE_INGEST_CPU_S = env_int("TATCURATE_INGEST_CPU_S", 60, minimum=1)
+TATCURATE_INGEST_WALL_S = env_int("TATCURATE_INGEST_WALL_S", 120, minimum=1)
+TATCURATE_INGEST_MEMORY_BYTES = env_int("TATCURATE_INGEST_MEMORY_BYTES", 1024 * 1024 * 1024, minimum=128 * 1024 * 1024)
 
 # --- Work settings
 TATCURATE_LEASE_MINUTES = env_int("TATCURATE_LEASE_MINUTES", 30, minimum=1)

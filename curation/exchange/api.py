@@ -16,6 +16,7 @@ from curation.exchange.draft_import import drafts_import
 from curation.exchange.work_export import FORMATS, work_export
 from curation.serializers import database_id_field
 from curation.states import Status
+from curation.uploads import upload_read
 
 
 class DraftImportApi(APIView):
@@ -39,7 +40,7 @@ class DraftImportApi(APIView):
         created = drafts_import(
             project=project,
             actor=request.user,
-            content=upload.read(),
+            content=upload_read(upload),
             file_format=payload.validated_data["file_format"],
             source_name=upload.name,
             batch_id=payload.validated_data.get("batch"),

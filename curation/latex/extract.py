@@ -38,7 +38,7 @@ def extract_directory(root: Path, *, main_file: str | None = None) -> PaperExtra
     result = PaperExtraction(main_file=main_file or "")
     try:
         _extract_into(result, root, main_file)
-    except SourceTooLarge:  # refused whole: a cut file would give a paper that silently ends early
+    except (SourceTooLarge, MemoryError):  # refused whole: a cut file would give a paper that silently ends early
         raise
     except Exception as error:  # the contract: best effort plus a warning, whatever the input
         result.warnings.append(f"extraction stopped early: {type(error).__name__}: {error}")

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from django.db.models import QuerySet
-from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from django.urls import reverse
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field, inline_serializer
 from rest_framework import generics, serializers, status
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.request import Request
@@ -14,8 +15,9 @@ from curation import selectors
 from curation.api_parsers import StrictJSONParser
 from curation.errors import InvalidInput, NotFound
 from curation.models import Batch, Context, Project, ReasoningType
+from curation.papers import ingestion
 from curation.papers import selectors as paper_selectors
-from curation.papers import services as paper_services
+from curation.papers.models import IngestJob
 from curation.serializers import PaperSerializer
 from curation.services import contexts as context_services
 
@@ -35,6 +37,46 @@ class IngestResultSerializer(serializers.Serializer):
         "ContextCounts", {"short": serializers.IntegerField(), "long": serializers.IntegerField()}
     )
     warnings = serializers.ListField(child=serializers.CharField())
+
+
+class IngestJobSerializer(serializers.ModelSerializer):
+    """An ingestion job as the API shows it: state, stage with counts, the reason when it failed, the results."""
+
+    url = serializers.SerializerMethodField()
+    project = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    stage_label = serializers.CharField(source="get_stage_display", read_only=True)
+    files_total = serializers.IntegerField(read_only=True)
+    percent = serializers.IntegerField(read_only=True)
+    files = serializers.SerializerMethodField()
+    results = IngestResultSerializer(many=True, read_only=True)
+    rejected = serializers.SerializerMethodField()
+
+    class Meta:
+        model = IngestJob
+        fields = [
+            "id", "url", "project", "state", "stage", "stage_label", "files", "files_done", "files_total",
+            "current_file", "tables_found", "paragraphs_found", "percent", "error", "limit", "rejected", "results",
+            "attempts", "created_at", "finished_at",
+        ]  # fmt: skip
+
+    def get_url(self, job: IngestJob) -> str:
+        return reverse("api-ingest-job", args=[job.pk])
+
+    @extend_schema_field(
+        inline_serializer(
+            "IngestFile", {"name": serializers.CharField(), "size": serializers.IntegerField()}, many=True
+        )
+    )
+    def get_files(self, job: IngestJob) -> list[dict[str, object]]:
+        return [{"name": item["name"], "size": item["size"]} for item in job.files]
+
+    @extend_schema_field(
+        inline_serializer(
+            "IngestRejected", {"source_name": serializers.CharField(), "reason": serializers.CharField()}, many=True
+        )
+    )
+    def get_rejected(self, job: IngestJob) -> list[dict[str, str]]:
+        return list(job.rejected)
 
 
 class ContextSerializer(serializers.ModelSerializer):
@@ -63,10 +105,11 @@ class ProjectPaperListApi(APIView):
 
     @extend_schema(
         request={"multipart/form-data": PaperUploadInputSerializer},
-        responses={201: IngestResultSerializer(many=True)},
-        description="Upload one or several .tex files or source archives (field `files`). Managers only. "
-        "If any file is refused (unsafe or oversize archive, unknown format) nothing is stored and the answer "
-        "is 400 with a reason per file.",
+        responses={202: IngestJobSerializer},
+        description="Upload one or several .tex files or source archives (field `files`). Managers only. The "
+        "files are checked (size, type) and stored, and a worker reads them in a bounded process: the answer is 202 "
+        "with the ingestion job (its `url` shows stage, counts and, when a limit was hit, the reason). If any file "
+        "is refused at the door nothing is stored and the answer is 400 with a reason per file.",
     )
     def post(self, request: Request, slug: str) -> Response:
         project = selectors.project_get(user=request.user, slug=slug)
@@ -74,11 +117,43 @@ class ProjectPaperListApi(APIView):
         payload = self.PaperUploadInputSerializer(data={"files": files, "batch": request.data.get("batch") or None})
         payload.is_valid(raise_exception=True)
         batch = _batch_of(project, payload.validated_data.get("batch"))
-        results = paper_services.papers_ingest(
+        job = ingestion.ingest_job_request(
             project=project, actor=request.user, uploads=payload.validated_data["files"], batch=batch
         )
-        body = IngestResultSerializer([result.as_dict() for result in results], many=True).data
-        return Response(body, status=status.HTTP_201_CREATED)
+        body = IngestJobSerializer(job).data
+        return Response(body, status=status.HTTP_202_ACCEPTED, headers={"Location": body["url"]})
+
+
+class IngestJobApi(APIView):
+    @extend_schema(responses=IngestJobSerializer, description="An ingestion job: poll it for progress. Managers only.")
+    def get(self, request: Request, pk: int) -> Response:
+        job = paper_selectors.ingest_job_get(user=request.user, job_id=pk)
+        return Response(IngestJobSerializer(job).data)
+
+
+class IngestJobRetryApi(APIView):
+    @extend_schema(
+        request=None,
+        responses={202: IngestJobSerializer},
+        description="Queue a failed ingestion again with its stored files (409 unless it failed). Managers only.",
+    )
+    def post(self, request: Request, pk: int) -> Response:
+        job = paper_selectors.ingest_job_get(user=request.user, job_id=pk)
+        job = ingestion.ingest_job_retry(job=job, actor=request.user)
+        return Response(IngestJobSerializer(job).data, status=status.HTTP_202_ACCEPTED)
+
+
+class IngestJobDiscardApi(APIView):
+    @extend_schema(
+        request=None,
+        responses=IngestJobSerializer,
+        description="Discard a failed or waiting ingestion and its stored files (409 while it runs or once it is "
+        "done). Managers only.",
+    )
+    def post(self, request: Request, pk: int) -> Response:
+        job = paper_selectors.ingest_job_get(user=request.user, job_id=pk)
+        job = ingestion.ingest_job_discard(job=job, actor=request.user)
+        return Response(IngestJobSerializer(job).data)
 
 
 class ContextListApi(generics.ListAPIView):

@@ -7,8 +7,10 @@ from django.db.models import Count, Prefetch, QuerySet
 
 from curation.errors import NotFound
 from curation.models import Context, Paper, Paragraph, Project, Table
+from curation.papers.models import IngestJob
 from curation.papers.services import paper_flag_reason
 from curation.selectors import papers_visible_to
+from curation.states import Role
 
 
 def papers_of_project(*, user: AbstractBaseUser, project: Project) -> list[Paper]:
@@ -100,3 +102,21 @@ def paper_versions(*, user: AbstractBaseUser, paper: Paper) -> QuerySet[Paper]:
         .order_by("version")
         .values("pk", "version")
     )
+
+
+def ingest_job_get(*, user: AbstractBaseUser, job_id: int, project: Project | None = None) -> IngestJob:
+    """One ingestion job for a manager of its project (anyone else: NotFound, as if it did not exist)."""
+    jobs = IngestJob.objects.visible_to(user, (Role.MANAGER,)).select_related("project", "requested_by", "batch")
+    if project is not None:
+        jobs = jobs.filter(project=project)
+    job = jobs.filter(pk=job_id).first()
+    if job is None:
+        raise NotFound(f"No ingestion {job_id}.")
+    return job
+
+
+def ingest_jobs_open(*, user: AbstractBaseUser, project: Project) -> list[IngestJob]:
+    """A manager's view of the project's ingestion jobs still waiting, running or failed (newest first)."""
+    finished = (IngestJob.State.DONE, IngestJob.State.DISCARDED)
+    jobs = IngestJob.objects.visible_to(user, (Role.MANAGER,)).filter(project=project).exclude(state__in=finished)
+    return list(jobs.select_related("requested_by").order_by("-created_at", "-id")[:20])

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import re
 import tempfile
 from collections.abc import Iterable, Sequence
@@ -16,10 +15,9 @@ from django.db import IntegrityError, transaction
 from django.db.models import Max
 
 from curation.errors import InvalidInput
-from curation.latex import ArchiveLimits, PaperExtraction, SourceTooLarge, UnsafeArchiveError, extract_paper
-from curation.latex.archive import archive_kind
-from curation.latex.extract import PLAIN_SUFFIXES
+from curation.latex import ArchiveLimits, PaperExtraction
 from curation.models import Batch, Context, Paper, Paragraph, Project, Table
+from curation.papers.reading import source_read
 from curation.services.projects import require_role
 from curation.states import Role
 
@@ -130,22 +128,6 @@ def arxiv_id_from_name(name: str) -> str:
     return ""
 
 
-LATEX_NEEDED = (
-    "TaT-Curate reads tables and text from LaTeX sources: upload the .tex file, its folder, "
-    "or the source archive (on arXiv: “TeX Source”, a .tar.gz)."
-)
-
-
-def _check_latex_source(path: Path, name: str) -> None:
-    """Refuse a file that is neither LaTeX nor an archive with what to upload instead (PDFs are the usual case)."""
-    if path.suffix.lower() in PLAIN_SUFFIXES or archive_kind(path) is not None:
-        return
-    with path.open("rb") as handle:
-        is_pdf = handle.read(5) == b"%PDF-" or path.suffix.lower() == ".pdf"
-    what = "this is a PDF" if is_pdf else "this is neither a .tex file nor a source archive"
-    raise InvalidInput(f"{name}: {what}. {LATEX_NEEDED}", detail={"source_name": name})
-
-
 def paper_source_read(
     *, path_or_upload: str | Path | Upload, source_name: str = "", limits: ArchiveLimits | None = None
 ) -> PaperSource:
@@ -154,25 +136,10 @@ def paper_source_read(
     with tempfile.TemporaryDirectory(prefix="tat-ingest-") as folder:
         path = _local_path(path_or_upload, Path(folder), limits)
         name = source_name or _default_source_name(path_or_upload, path)
-        if path.is_dir():
-            sha256 = _folder_sha256(path, limits)
-        elif not path.is_file():
-            raise InvalidInput(f"{name}: no such file or folder")
-        else:
-            _check_file_size(path, name, limits)
-            _check_latex_source(path, name)
-            sha256 = ""
-        try:
-            extraction = extract_paper(path, limits=limits)
-        except UnsafeArchiveError as error:
-            raise InvalidInput(f"{name}: archive rejected: {error}", detail={"source_name": name}) from error
-        except SourceTooLarge as error:
-            raise InvalidInput(f"{name}: {error}", detail={"source_name": name}) from error
-        except OSError as error:
-            raise InvalidInput(f"{name}: cannot read the source: {error}", detail={"source_name": name}) from error
-        if not sha256:
-            sha256 = _file_sha256(path, extraction)
-    return PaperSource(source_name=name, sha256=sha256, arxiv_id=arxiv_id_from_name(name), extraction=extraction)
+        read = source_read(path=path, name=name, limits=limits)
+    return PaperSource(
+        source_name=name, sha256=read.sha256, arxiv_id=arxiv_id_from_name(name), extraction=read.extraction
+    )
 
 
 def paper_ingest(
@@ -438,62 +405,6 @@ def _default_source_name(path_or_upload: str | Path | Upload, path: Path | None)
     if isinstance(path_or_upload, str | Path):
         return Path(path_or_upload).name or str(path_or_upload)
     return _safe_file_name(path_or_upload.name or "upload") if path is None else path.name
-
-
-def _check_file_size(path: Path, name: str, limits: ArchiveLimits) -> None:
-    size = path.stat().st_size
-    if size > limits.max_compressed_bytes:
-        raise InvalidInput(
-            f"{name}: file is {size} bytes, over the {limits.max_compressed_bytes}-byte limit",
-            detail={"source_name": name},
-        )
-
-
-def _folder_files(root: Path) -> list[Path]:
-    return sorted(
-        (path for path in root.rglob("*") if path.is_file() and ".git" not in path.relative_to(root).parts),
-        key=lambda path: path.relative_to(root).as_posix(),
-    )
-
-
-def _folder_sha256(root: Path, limits: ArchiveLimits) -> str:
-    files = _folder_files(root)
-    if len(files) > limits.max_members:
-        raise InvalidInput(f"{root.name}: folder has more than {limits.max_members} files")
-    total = sum(path.stat().st_size for path in files)
-    if total > limits.max_uncompressed_bytes:
-        raise InvalidInput(f"{root.name}: folder holds more than {limits.max_uncompressed_bytes} bytes")
-    return _files_sha256(root, files)
-
-
-def _files_sha256(root: Path, files: list[Path]) -> str:
-    # Names are part of the digest, so moving a file is a change; each content is hashed separately to stream.
-    digest = hashlib.sha256()
-    for path in files:
-        digest.update(path.relative_to(root).as_posix().encode())
-        digest.update(b"\0")
-        digest.update(_sha256_of(path).encode())
-        digest.update(b"\n")
-    return digest.hexdigest()
-
-
-def _sha256_of(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        while chunk := handle.read(1024 * 1024):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
-def _file_sha256(path: Path, extraction: PaperExtraction) -> str:
-    if path.suffix.lower() not in (".tex", ".ltx"):
-        return _sha256_of(path)
-    # A .tex beside the files it \input s: the source is the main file plus what it included.
-    root = path.parent
-    included = {root / name for name in extraction.files if (root / name).is_file()} - {path}
-    if not included:
-        return _sha256_of(path)
-    return _files_sha256(root, sorted({path, *included}, key=lambda item: item.relative_to(root).as_posix()))
 
 
 def _clip(text: str | None, length: int) -> str:

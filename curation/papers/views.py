@@ -18,6 +18,7 @@ from curation import selectors
 from curation.errors import InvalidInput
 from curation.models import Project
 from curation.page_errors import FORM_ERRORS, form_problems
+from curation.papers import ingestion
 from curation.papers import selectors as paper_selectors
 from curation.papers import services as paper_services
 from curation.papers.display import mention_segments
@@ -68,22 +69,61 @@ def project_papers(request: HttpRequest, slug: str) -> HttpResponse:
 @login_required
 def papers_upload(request: HttpRequest, slug: str) -> HttpResponse:
     project, _ = _project_for(request, slug, roles={Role.MANAGER.value}, action="ingest papers")
-    context: dict[str, object] = {"project": project, "batches": selectors.batches_visible_to(request.user, project)}
+    context: dict[str, object] = {
+        "project": project,
+        "batches": selectors.batches_visible_to(request.user, project),
+        "jobs": paper_selectors.ingest_jobs_open(user=request.user, project=project),
+    }
     if request.method != "POST":
         return render(request, "curation/papers_upload.html", context)
     batch_id = request.POST.get("batch") or ""
     batch_pk = int(batch_id) if batch_id.isdigit() else None
     batch = selectors.batch_of_project(user=request.user, project=project, batch_id=batch_pk)
     try:
-        results = paper_services.papers_ingest(
+        job = ingestion.ingest_job_request(
             project=project, actor=request.user, uploads=request.FILES.getlist("files"), batch=batch
         )
     except InvalidInput as exc:
         context["error"] = exc.message
         context["rejected"] = exc.detail.get("rejected", [])
         return render(request, "curation/papers_upload.html", context, status=400)
-    context["results"] = results
-    return render(request, "curation/papers_upload.html", context, status=201 if results else 200)
+    return redirect("ingest-job", project.slug, job.pk)
+
+
+@login_required
+def ingest_job_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    project, _ = _project_for(request, slug, roles={Role.MANAGER.value}, action="ingest papers")
+    job = paper_selectors.ingest_job_get(user=request.user, project=project, job_id=pk)
+    context = {"project": project, "job": job, "is_active": job.state in (job.State.PENDING, job.State.RUNNING)}
+    return render(request, "curation/ingest_job.html", context)
+
+
+@login_required
+@require_POST
+def ingest_job_retry(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    project, _ = _project_for(request, slug, roles={Role.MANAGER.value}, action="ingest papers")
+    job = paper_selectors.ingest_job_get(user=request.user, project=project, job_id=pk)
+    try:
+        ingestion.ingest_job_retry(job=job, actor=request.user)
+    except FORM_ERRORS as exc:
+        messages.error(request, exc.message)
+    else:
+        messages.success(request, f"Ingestion {job.pk} is queued again.")
+    return redirect("ingest-job", project.slug, job.pk)
+
+
+@login_required
+@require_POST
+def ingest_job_discard(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    project, _ = _project_for(request, slug, roles={Role.MANAGER.value}, action="ingest papers")
+    job = paper_selectors.ingest_job_get(user=request.user, project=project, job_id=pk)
+    try:
+        ingestion.ingest_job_discard(job=job, actor=request.user)
+    except FORM_ERRORS as exc:
+        messages.error(request, exc.message)
+        return redirect("ingest-job", project.slug, job.pk)
+    messages.success(request, f"Ingestion {job.pk} discarded; its files are deleted and nothing was stored.")
+    return redirect("papers-upload", project.slug)
 
 
 @login_required

@@ -19,6 +19,7 @@ from curation import selectors
 from curation.api_parsers import StrictJSONParser
 from curation.errors import InvalidInput, NotFound
 from curation.releases import selectors as release_selectors
+from curation.uploads import upload_read
 from scoring.methods.toolloop import MAX_TURNS_LIMIT
 from scoring.runs import creation as run_creation
 from scoring.runs import exports, table_formats
@@ -341,7 +342,7 @@ class ScoringPredictionUploadApi(APIView):
             actor=request.user,
             format=values["format"],
             name=values["file"].name,
-            content=values["file"].read(),
+            content=upload_read(values["file"]),
             label=values["label"],
             method=values["method"],
             setting=values["setting"],
@@ -373,7 +374,9 @@ class ScoringOfficialFiguresApi(APIView):
         data.is_valid(raise_exception=True)
         values = data.validated_data
         figures = upload_services.official_figures(
-            benchmark=values["benchmark"], gold=values["gold"].read(), predictions=values["predictions"].read()
+            benchmark=values["benchmark"],
+            gold=upload_read(values["gold"]),
+            predictions=upload_read(values["predictions"]),
         )
         return Response(self.OfficialFiguresOutputSerializer(figures).data)
 

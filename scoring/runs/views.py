@@ -19,6 +19,7 @@ from curation.page_errors import FORM_ERRORS, form_problems
 from curation.queues import waiting_label
 from curation.releases import selectors as release_selectors
 from curation.releases.models import Release
+from curation.uploads import upload_read
 from scoring.methods.templates import DEFAULT_TEMPLATES
 from scoring.methods.toolloop import MAX_TURNS_LIMIT
 from scoring.metrics import files
@@ -121,7 +122,7 @@ def release_upload(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
         actor=request.user,
         format=request.POST.get("format", "jsonl"),
         name=upload.name,
-        content=upload.read(),
+        content=upload_read(upload),
         label=request.POST.get("label", ""),
         method=request.POST.get("method", ""),
         setting=request.POST.get("setting", "short"),
@@ -365,7 +366,9 @@ def official_figures(request: HttpRequest, slug: str) -> HttpResponse:
             if gold is None or predictions is None:
                 raise InvalidInput("Choose a gold file and a predictions file.")
             figures = upload_services.official_figures(
-                benchmark=request.POST.get("benchmark", ""), gold=gold.read(), predictions=predictions.read()
+                benchmark=request.POST.get("benchmark", ""),
+                gold=upload_read(gold),
+                predictions=upload_read(predictions),
             )
         except FORM_ERRORS as exc:
             messages.error(request, exc.message)

@@ -60,3 +60,15 @@ def row_counts() -> dict[str, int]:
         "links": Paragraph.mentioned_tables.through.objects.count(),
         "context_tables": Context.tables.through.objects.count(),
     }
+
+
+def run_pending_ingestions() -> list:
+    """Do a worker's part in this process: read every waiting ingestion job (through the real bounded child) and
+    store it. The worker tests (test_ingest_worker.py) do the same through a real Celery worker."""
+    from curation.papers.ingestion import ingest_job_run
+    from curation.papers.models import IngestJob
+
+    return [
+        ingest_job_run(job_id=pk, worker="test")
+        for pk in IngestJob.objects.filter(state="pending").values_list("pk", flat=True)
+    ]

@@ -1,4 +1,5 @@
-"""Ingestion and context API: every endpoint × every role, uploads (201 per file, 400 with reasons), assignment."""
+"""Ingestion and context API: every endpoint × every role, uploads (202 with the job, 400 with reasons at the door,
+the job's reasons afterwards), assignment."""
 
 from __future__ import annotations
 
@@ -8,9 +9,10 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from curation.models import Context, Paper, ReasoningType
+from curation.papers.models import IngestJob
 from curation.papers.services import paper_ingest
 from curation.services.lifecycle import instance_create
-from tests.curation.ingest_helpers import FIXTURES, PAPER, row_counts, tar_gz
+from tests.curation.ingest_helpers import FIXTURES, PAPER, row_counts, run_pending_ingestions, tar_gz
 
 ROLES = ["annotator", "verifier", "manager", "outsider", "anonymous"]
 
@@ -43,7 +45,7 @@ def request_for(world, name: str):
 
 MATRIX = {
     "papers:list": (200, 200, 200, 404, 401),
-    "papers:upload": (403, 403, 201, 404, 401),
+    "papers:upload": (403, 403, 202, 404, 401),
     "contexts:list": (200, 200, 200, 404, 401),
     "contexts:assign": (403, 403, 200, 404, 401),
     "context:detail": (200, 200, 200, 404, 401),  # the annotator sees the context of their own instance
@@ -72,34 +74,57 @@ def test_annotator_lists_only_contexts_of_their_work_and_no_papers(world, api_cl
     assert client.get(f"/api/contexts/{world['other'].pk}/").status_code == 404
 
 
-def test_upload_answers_201_with_a_result_per_file(world, api_client_for):
+def test_upload_answers_202_with_the_job_and_the_job_reports_a_result_per_file(world, api_client_for):
     client = api_client_for(world["people"]["manager"])
     slug = world["project"].slug
     packed = gzip.compress(PAPER.encode())
     files = [upload("2401.01234v2.gz", packed), upload("other.tex", PAPER.encode() + b"%")]
+    before = row_counts()
     response = client.post(f"/api/projects/{slug}/papers/", {"files": files}, format="multipart")
-    assert response.status_code == 201, response.content
-    body = response.json()
-    assert [item["source_name"] for item in body] == ["2401.01234v2.gz", "other.tex"]
-    assert body[0]["status"] == "created" and body[0]["arxiv_id"] == "2401.01234v2"
-    assert body[0]["tables"] == 2 and body[0]["contexts"] == {"short": 2, "long": 1}
+    assert response.status_code == 202, response.content
+    job = response.json()
+    assert response["Location"] == job["url"] == f"/api/ingestions/{job['id']}/"
+    assert (job["state"], job["stage"], job["files_total"], job["results"]) == ("pending", "stored", 2, [])
+    assert [item["name"] for item in job["files"]] == ["2401.01234v2.gz", "other.tex"]
+    assert row_counts() == before  # nothing is read in the request
+    run_pending_ingestions()
+    body = client.get(job["url"]).json()
+    assert (body["state"], body["stage"], body["percent"], body["error"]) == ("done", "done", 100, "")
+    assert [item["source_name"] for item in body["results"]] == ["2401.01234v2.gz", "other.tex"]
+    assert body["results"][0]["status"] == "created" and body["results"][0]["arxiv_id"] == "2401.01234v2"
+    assert body["results"][0]["tables"] == 2 and body["results"][0]["contexts"] == {"short": 2, "long": 1}
+    assert body["tables_found"] == 4 and body["files_done"] == 2
     same = upload("2401.01234v2.gz", packed)
     again = client.post(f"/api/projects/{slug}/papers/", {"files": [same]}, format="multipart")
-    assert again.status_code == 201 and again.json()[0]["status"] == "unchanged"
+    assert again.status_code == 202
+    run_pending_ingestions()
+    assert client.get(again.json()["url"]).json()["results"][0]["status"] == "unchanged"
 
 
-def test_unsafe_upload_is_400_with_the_reason_and_writes_nothing(world, api_client_for, tmp_path):
+def test_an_unsafe_archive_fails_its_job_with_the_reason_and_writes_nothing(world, api_client_for, tmp_path):
     client = api_client_for(world["people"]["manager"])
     slug = world["project"].slug
     bad = tar_gz(tmp_path / "evil.tar.gz", {"../escape.tex": PAPER})
     before = row_counts()
     files = [upload("fine.tex"), SimpleUploadedFile("evil.tar.gz", bad.read_bytes())]
     response = client.post(f"/api/projects/{slug}/papers/", {"files": files}, format="multipart")
+    assert response.status_code == 202
+    run_pending_ingestions()
+    body = client.get(response.json()["url"]).json()
+    assert body["state"] == "failed" and body["limit"] == "refused"
+    assert body["rejected"][0]["source_name"] == "evil.tar.gz"
+    assert "traversal" in body["rejected"][0]["reason"] and "Nothing was stored" in body["error"]
+    assert row_counts() == before
+
+
+def test_a_pdf_among_the_uploads_is_400_at_the_door_and_stores_no_file(world, api_client_for):
+    client = api_client_for(world["people"]["manager"])
+    files = [upload("fine.tex"), upload("paper.pdf", b"%PDF-1.7 compiled")]
+    response = client.post(f"/api/projects/{world['project'].slug}/papers/", {"files": files}, format="multipart")
     assert response.status_code == 400
     body = response.json()
-    assert body["rejected"][0]["source_name"] == "evil.tar.gz"
-    assert "traversal" in body["rejected"][0]["reason"] and "traversal" in body["detail"]
-    assert row_counts() == before
+    assert [item["source_name"] for item in body["rejected"]] == ["paper.pdf"] and "is a PDF" in body["detail"]
+    assert not IngestJob.objects.exists()
 
 
 def test_oversize_upload_is_400(world, api_client_for, settings):

@@ -68,3 +68,22 @@ def test_progress_bar_goes_to_stderr(project, capsys):
 def test_unknown_project_is_a_clear_error(db):
     with pytest.raises(CommandError, match="no project with the slug 'nope'"):
         run("--project", "nope", str(FIXTURES / "floats"))
+
+
+def test_a_source_that_hits_a_limit_is_rejected_with_the_limit_in_the_json(project, tmp_path, settings):
+    """The command reads through the same bounded child as the worker: a looping source stops at the CPU limit."""
+    from tests.curation.hostile_sources import doubling_macros
+
+    settings.TATCURATE_INGEST_CPU_S = 2
+    out = io.StringIO()
+    with pytest.raises(CommandError, match=r"1 of 2 input\(s\) rejected \(loop.tex\)"):
+        call_command(
+            "ingest_papers", "--project", project.slug, "--json", "--no-progress",
+            str(doubling_macros(tmp_path / "loop.tex")), str(FIXTURES / "floats"),
+            stdout=out, stderr=io.StringIO(),
+        )  # fmt: skip
+    summary = json.loads(out.getvalue())
+    assert summary["rejected"] == [
+        {"source_name": "loop.tex", "reason": "loop.tex: extraction used more than 2 s of CPU time"}
+    ]
+    assert [paper["source_name"] for paper in summary["papers"]] == ["floats"]

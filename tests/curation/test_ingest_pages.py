@@ -10,9 +10,10 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
 from curation.models import Context, Paper
+from curation.papers.models import IngestJob
 from curation.papers.services import paper_ingest
 from tests.conftest import PASSWORD
-from tests.curation.ingest_helpers import FIXTURES, PAPER, row_counts, tar_gz
+from tests.curation.ingest_helpers import FIXTURES, PAPER, row_counts, run_pending_ingestions, tar_gz
 
 
 def logged_in(username: str) -> Client:
@@ -58,10 +59,16 @@ def test_plain_multipart_upload_stores_and_reports_each_file(project, personas, 
         SimpleUploadedFile("2401.01234v2.tar.gz", archive.read_bytes()),
         SimpleUploadedFile("single.tex", PAPER.replace("Ours", "Single").encode()),
     ]
-    response = logged_in("manager").post("/p/test-project/papers/upload/", {"files": files})
-    assert response.status_code == 201
-    html = response.content.decode()
-    assert html.count("created") >= 2 and "Packed Paper" in html
+    browser = logged_in("manager")
+    response = browser.post("/p/test-project/papers/upload/", {"files": files})
+    job = IngestJob.objects.get()
+    assert response.status_code == 302 and response["Location"] == f"/p/test-project/papers/ingestions/{job.pk}/"
+    waiting = browser.get(response["Location"]).content.decode()
+    assert "Waiting for a worker" in waiting and 'hx-trigger="every 1s"' in waiting and "0 of 2" in waiting
+    assert not Paper.objects.exists()
+    run_pending_ingestions()
+    html = browser.get(response["Location"]).content.decode()
+    assert html.count("created") >= 2 and "Packed Paper" in html and "hx-trigger" not in html
     assert Paper.objects.filter(project=project).count() == 2
     paper = Paper.objects.get(arxiv_id="2401.01234v2")
     assert f"/p/test-project/papers/{paper.pk}/" in html
@@ -71,10 +78,12 @@ def test_refused_upload_shows_the_reason_and_stores_nothing(project, personas, t
     bad = tar_gz(tmp_path / "evil.tar.gz", {"/etc/evil.tex": PAPER})
     before = row_counts()
     files = [SimpleUploadedFile("ok.tex", PAPER.encode()), SimpleUploadedFile("evil.tar.gz", bad.read_bytes())]
-    response = logged_in("manager").post("/p/test-project/papers/upload/", {"files": files})
-    assert response.status_code == 400
-    html = response.content.decode()
+    browser = logged_in("manager")
+    response = browser.post("/p/test-project/papers/upload/", {"files": files}, follow=True)
+    run_pending_ingestions()
+    html = browser.get(response.redirect_chain[-1][0]).content.decode()
     assert "Nothing was stored" in html and "evil.tar.gz" in html and "absolute path" in html
+    assert ">Retry</button>" in html and ">Discard</button>" in html
     assert row_counts() == before
 
 

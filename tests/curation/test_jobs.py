@@ -171,6 +171,7 @@ def test_one_failing_reaper_does_not_stop_the_others(monkeypatch, caplog):
         "broken kind": -1,
         "drafting items": 0,
         "export builds": 0,
+        "ingestion jobs": 0,
         "release cuts": 0,
         "scoring chunks": 0,
     }

@@ -1,4 +1,5 @@
-"""Store LaTeX sources as papers with tables, paragraphs and contexts; one transaction per source."""
+"""Store LaTeX sources as papers with tables, paragraphs and contexts; one transaction per source. Each source is
+read inline through the same bounded child process as the worker's ingestion jobs (TATCURATE_INGEST_* limits)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ from tqdm import tqdm
 
 from curation.errors import DomainError
 from curation.models import Batch, Project
-from curation.papers.services import NEW_VERSION, IngestResult, paper_ingest
+from curation.papers.ingestion import paper_ingest_bounded
+from curation.papers.services import NEW_VERSION, IngestResult
 
 
 class Command(BaseCommand):
@@ -41,7 +43,7 @@ class Command(BaseCommand):
         for path in bar:
             bar.set_postfix_str(path.name[:40])
             try:
-                result = paper_ingest(project=project, actor=None, path_or_upload=path, batch=batch)
+                result = paper_ingest_bounded(project=project, actor=None, path=path, batch=batch)
             except DomainError as error:
                 rejected.append({"source_name": path.name, "reason": error.message})
                 if not options["json"]:

@@ -1,0 +1,152 @@
+"""Reading one paper source without Django: refuse what is not LaTeX, hash it, unpack and extract it.
+
+Pure (no Django, no database), so the bounded child process (curation/papers/child.py) imports only this and
+curation.latex; the web and the worker never run it on untrusted bytes outside that child.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from curation.errors import InvalidInput
+from curation.latex import ArchiveLimits, PaperExtraction, SourceTooLarge, UnsafeArchiveError, extract_paper
+from curation.latex.archive import archive_kind, unpack_archive
+from curation.latex.extract import PLAIN_SUFFIXES, extract_directory
+from curation.latex.results import CellSpan, ExtractedParagraph, ExtractedTable, SubTable
+
+LATEX_NEEDED = (
+    "TaT-Curate reads tables and text from LaTeX sources: upload the .tex file, its folder, "
+    "or the source archive (on arXiv: “TeX Source”, a .tar.gz)."
+)
+
+Progress = Callable[[str, dict[str, Any]], None]
+
+
+@dataclass
+class SourceRead:
+    """What reading one source found: its digest and its extraction (the database write needs nothing else)."""
+
+    sha256: str
+    extraction: PaperExtraction
+
+
+def check_latex_source(path: Path, name: str) -> None:
+    """Refuse a file that is neither LaTeX nor an archive with what to upload instead (PDFs are the usual case)."""
+    if path.suffix.lower() in PLAIN_SUFFIXES or archive_kind(path) is not None:
+        return
+    with path.open("rb") as handle:
+        is_pdf = handle.read(5) == b"%PDF-" or path.suffix.lower() == ".pdf"
+    what = "this is a PDF" if is_pdf else "this is neither a .tex file nor a source archive"
+    raise InvalidInput(f"{name}: {what}. {LATEX_NEEDED}", detail={"source_name": name})
+
+
+def check_file_size(path: Path, name: str, limits: ArchiveLimits) -> None:
+    size = path.stat().st_size
+    if size > limits.max_compressed_bytes:
+        raise InvalidInput(
+            f"{name}: file is {size} bytes, over the {limits.max_compressed_bytes}-byte limit",
+            detail={"source_name": name},
+        )
+
+
+def source_read(*, path: Path, name: str, limits: ArchiveLimits, progress: Progress | None = None) -> SourceRead:
+    """Check, hash and extract one source (a .tex, a folder or an archive); InvalidInput says why it is refused.
+    `progress(stage, counts)` hears "unpacking" (with the member count once unpacked) and "extracting"."""
+    report = progress or (lambda stage, counts: None)
+    if path.is_dir():
+        sha256 = folder_sha256(path, limits)
+    elif not path.is_file():
+        raise InvalidInput(f"{name}: no such file or folder")
+    else:
+        check_file_size(path, name, limits)
+        check_latex_source(path, name)
+        sha256 = ""
+    try:
+        if path.is_file() and path.suffix.lower() not in PLAIN_SUFFIXES:
+            with tempfile.TemporaryDirectory(prefix="tat-latex-") as folder:
+                root = Path(folder) / "source"
+                report("unpacking", {})
+                members = unpack_archive(path, root, limits)
+                report("extracting", {"members": len(members)})
+                extraction = extract_directory(root)
+        else:
+            report("extracting", {})
+            extraction = extract_paper(path, limits=limits)
+    except UnsafeArchiveError as error:
+        raise InvalidInput(f"{name}: archive rejected: {error}", detail={"source_name": name}) from error
+    except SourceTooLarge as error:
+        raise InvalidInput(f"{name}: {error}", detail={"source_name": name}) from error
+    except OSError as error:
+        raise InvalidInput(f"{name}: cannot read the source: {error}", detail={"source_name": name}) from error
+    if not sha256:
+        sha256 = file_sha256(path, extraction)
+    return SourceRead(sha256=sha256, extraction=extraction)
+
+
+def extraction_from_dict(data: dict[str, Any]) -> PaperExtraction:
+    """The PaperExtraction that `PaperExtraction.to_dict()` described (how the child's answer crosses back)."""
+    tables = [
+        ExtractedTable(
+            **{
+                **table,
+                "spans": [CellSpan(**span) for span in table.get("spans", [])],
+                "subtables": [SubTable(**sub) for sub in table.get("subtables", [])],
+            }
+        )
+        for table in data.get("tables", [])
+    ]
+    paragraphs = [ExtractedParagraph(**paragraph) for paragraph in data.get("paragraphs", [])]
+    plain = {key: value for key, value in data.items() if key not in ("tables", "paragraphs")}
+    return PaperExtraction(**plain, tables=tables, paragraphs=paragraphs)
+
+
+def folder_files(root: Path) -> list[Path]:
+    return sorted(
+        (path for path in root.rglob("*") if path.is_file() and ".git" not in path.relative_to(root).parts),
+        key=lambda path: path.relative_to(root).as_posix(),
+    )
+
+
+def folder_sha256(root: Path, limits: ArchiveLimits) -> str:
+    files = folder_files(root)
+    if len(files) > limits.max_members:
+        raise InvalidInput(f"{root.name}: folder has more than {limits.max_members} files")
+    total = sum(path.stat().st_size for path in files)
+    if total > limits.max_uncompressed_bytes:
+        raise InvalidInput(f"{root.name}: folder holds more than {limits.max_uncompressed_bytes} bytes")
+    return files_sha256(root, files)
+
+
+def files_sha256(root: Path, files: list[Path]) -> str:
+    # Names are part of the digest, so moving a file is a change; each content is hashed separately to stream.
+    digest = hashlib.sha256()
+    for path in files:
+        digest.update(path.relative_to(root).as_posix().encode())
+        digest.update(b"\0")
+        digest.update(sha256_of(path).encode())
+        digest.update(b"\n")
+    return digest.hexdigest()
+
+
+def sha256_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        while chunk := handle.read(1024 * 1024):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def file_sha256(path: Path, extraction: PaperExtraction) -> str:
+    if path.suffix.lower() not in (".tex", ".ltx"):
+        return sha256_of(path)
+    # A .tex beside the files it \input s: the source is the main file plus what it included.
+    root = path.parent
+    included = {root / name for name in extraction.files if (root / name).is_file()} - {path}
+    if not included:
+        return sha256_of(path)
+    return files_sha256(root, sorted({path, *included}, key=lambda item: item.relative_to(root).as_posix()))

@@ -1,0 +1,127 @@
+"""Ingestion end to end on a real Celery worker process (issue 19.3): the API answers 202 before anything is read,
+the worker reads each upload in its bounded child, a normal paper's tables appear, and hostile uploads fail their
+job with a reason a person understands while nothing of them is stored. A worker killed mid-job: the reaper hands
+the job to another worker, which stores the papers exactly once."""
+
+from __future__ import annotations
+
+import os
+import signal
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import Client
+
+from curation.models import Paper, Table
+from curation.papers import ingestion
+from curation.papers.models import IngestJob
+from tests.curation import hostile_sources as hostile
+from tests.curation.ingest_helpers import PAPER, row_counts, tar_gz
+from tests.support.workers import celery_worker, wait_for
+
+pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
+
+MIB = 1024 * 1024
+# The worker reads with small limits so each hostile input is stopped in seconds.
+WORKER_LIMITS = {
+    "TATCURATE_INGEST_CPU_S": "5",
+    "TATCURATE_INGEST_WALL_S": "90",
+    "TATCURATE_INGEST_MEMORY_BYTES": str(192 * MIB),
+    "TATCURATE_MAX_UNPACKED_BYTES": str(32 * MIB),
+}
+
+
+def finished(job_ids):
+    return IngestJob.objects.filter(pk__in=job_ids, state__in=("done", "failed")).count() == len(job_ids)
+
+
+def test_a_normal_paper_goes_through_the_worker_and_hostile_uploads_are_contained(
+    project, personas, api_client_for, tmp_path, settings
+):
+    client = api_client_for(personas["manager"])
+    uploads = {
+        "normal": tar_gz(tmp_path / "2401.01234.tar.gz", {"src/main.tex": PAPER}),
+        "loop": hostile.doubling_macros(tmp_path / "loop.tex"),
+        "memory": hostile.memory_bomb(tmp_path / "memory.tex"),
+        "bomb": hostile.tar_bomb(tmp_path / "bomb.tar.gz"),
+        "traversal": hostile.traversal(tmp_path / "traversal.tar.gz"),
+    }
+    jobs: dict[str, int] = {}
+    with celery_worker(queue="test-ingest-" + project.slug, env=WORKER_LIMITS) as worker:
+        settings.TATCURATE_EXPORTS_QUEUE = worker["queue"]
+        for kind in ("loop", "normal", "memory", "bomb", "traversal"):
+            path = uploads[kind]
+            before = row_counts()
+            upload = SimpleUploadedFile(path.name, path.read_bytes())
+            response = client.post(f"/api/projects/{project.slug}/papers/", {"files": [upload]}, format="multipart")
+            assert response.status_code == 202, response.content
+            body = response.json()
+            # The answer came before the work: nothing read, nothing stored (the loop alone takes 5 s of CPU).
+            assert (body["state"], body["stage"], body["results"]) == ("pending", "stored", [])
+            if kind == "loop":
+                assert row_counts() == before and IngestJob.objects.get(pk=body["id"]).state != "done"
+            jobs[kind] = body["id"]
+        wait_for(lambda: finished(jobs.values()), timeout=300, what="the worker to read every upload")
+    state = {kind: IngestJob.objects.get(pk=pk) for kind, pk in jobs.items()}
+    assert {kind: job.state for kind, job in state.items()} == {
+        "normal": "done",
+        "loop": "failed",
+        "memory": "failed",
+        "bomb": "failed",
+        "traversal": "failed",
+    }
+    assert state["loop"].error == "Nothing was stored. loop.tex: extraction used more than 5 s of CPU time"
+    assert state["memory"].error == "Nothing was stored. memory.tex: memory limit 192 MiB exceeded"
+    assert "archive expands to more than 33554432 bytes" in state["bomb"].error
+    assert "path traversal" in state["traversal"].error
+    assert {job.worker for job in state.values()} == {worker["hostname"]}
+    assert [state[kind].limit for kind in ("loop", "memory", "bomb")] == ["cpu", "memory", "refused"]
+
+    paper = Paper.objects.get()  # only the normal paper was stored
+    assert paper.source_name == "2401.01234.tar.gz" and Table.objects.filter(paper=paper).count() == 2
+    assert state["normal"].results[0]["paper_id"] == paper.pk and state["normal"].tables_found == 2
+    browser = Client()
+    browser.force_login(personas["manager"])
+    done_page = browser.get(f"/p/{project.slug}/papers/ingestions/{jobs['normal']}/").content.decode()
+    assert "Packed Paper" in done_page and f"/p/{project.slug}/papers/{paper.pk}/" in done_page
+    assert "Main results." in browser.get(f"/p/{project.slug}/papers/{paper.pk}/").content.decode()
+    failed_page = browser.get(f"/p/{project.slug}/papers/ingestions/{jobs['loop']}/").content.decode()
+    assert "extraction used more than 5 s of CPU time" in failed_page and ">Retry</button>" in failed_page
+
+
+def test_an_ingestion_whose_worker_is_killed_is_finished_once_by_another_worker(
+    project, personas, api_client_for, tmp_path, settings
+):
+    hold = tmp_path / "hold-the-ingestion"
+    hold.write_text("while this file exists the instrumented worker waits before reading")
+    queue = "test-ingest-kill-" + project.slug
+    settings.TATCURATE_EXPORTS_QUEUE = queue
+    client = api_client_for(personas["manager"])
+    upload = SimpleUploadedFile("2401.01234.tar.gz", tar_gz(tmp_path / "p.tar.gz", {"main.tex": PAPER}).read_bytes())
+    with celery_worker(
+        queue=queue, name="ingest-first", app="tests.support.held_ingest_worker",
+        env={"TATCURATE_TEST_INGEST_HOLD": str(hold)},
+    ) as first:  # fmt: skip
+        response = client.post(f"/api/projects/{project.slug}/papers/", {"files": [upload]}, format="multipart")
+        assert response.status_code == 202
+        job_id = response.json()["id"]
+        wait_for(
+            lambda: IngestJob.objects.filter(pk=job_id, state="running").exists(),
+            timeout=90,
+            what="the first worker to claim the ingestion",
+        )
+        os.killpg(first["process"].pid, signal.SIGKILL)
+        first["process"].wait()
+    job = IngestJob.objects.get(pk=job_id)
+    assert (job.state, job.worker, job.attempts) == ("running", first["hostname"], 1)
+    assert not Paper.objects.exists()
+
+    hold.unlink()
+    # The worker is dead, so any heartbeat is stale: a zero threshold stands in for five silent minutes.
+    assert ingestion.ingest_jobs_reap(stall_s=0) == 1
+    with celery_worker(queue=queue, name="ingest-second") as second:
+        wait_for(lambda: finished([job_id]), timeout=90, what="the second worker to finish the ingestion")
+    job.refresh_from_db()
+    assert (job.state, job.error, job.worker, job.attempts, job.claim_token) == ("done", "", second["hostname"], 2, "")
+    assert Paper.objects.count() == 1 and job.results[0]["status"] == "created"
+    assert not ingestion.ingest_job_folder(job).exists()  # the stored upload is gone once its papers are stored
