@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
@@ -33,6 +35,20 @@ class Claim:
     how: str  # "held" (their active lease), "resumed" (changes requested of them) or "claimed" (a fresh draft)
     status: str = Status.IN_REFINEMENT
     probe_id: int | None = None  # hidden gold served as if it were a draft (annotate.quality); instance_id is 0
+    copy_id: int | None = None  # a second, independent copy of someone else's instance (annotate.agreement)
+
+
+# Work served before a fresh draft by a package above the queue (double annotation's second copies), registered
+# from AnnotateConfig.ready: server(project_slug=…, user=…) returns what it served (copy_id, lease_expires_at, how)
+# or None. The queue stays below it, so the package may use the workspace's rules.
+_SERVED_BEFORE_DRAFTS: list[Callable[..., Any]] = []
+
+
+def serve_before_drafts(server: Callable[..., Any]) -> Callable[..., Any]:
+    """Register `server` to be asked before a fresh claim (from an AppConfig.ready)."""
+    if server not in _SERVED_BEFORE_DRAFTS:
+        _SERVED_BEFORE_DRAFTS.append(server)
+    return server
 
 
 def lease_deadline() -> datetime:
@@ -77,6 +93,9 @@ def queue_claim(*, project_slug: str, user: AbstractBaseUser) -> Claim | None:
     probe = _probe_instead(project_slug=project_slug, user=user)
     if probe is not None:
         return probe
+    copy = _copy_instead(project_slug=project_slug, user=user)
+    if copy is not None:
+        return copy
     deadline = lease_deadline()
     claimed = instance_claim(project_slug=project_slug, actor=user, lease_expires_at=deadline)
     if claimed is not None:
@@ -137,6 +156,16 @@ def _probe_instead(*, project_slug: str, user: AbstractBaseUser) -> Claim | None
     if probe is None:
         return None
     return Claim(0, 1, lease_deadline(), how="claimed", probe_id=probe.pk)
+
+
+def _copy_instead(*, project_slug: str, user: AbstractBaseUser) -> Claim | None:
+    """Work a package above the queue serves in place of a fresh draft (a second copy, served first since its
+    instance waits for it before round one); each server refuses in one query when it has nothing for this user."""
+    for server in _SERVED_BEFORE_DRAFTS:
+        served = server(project_slug=project_slug, user=user)
+        if served is not None:
+            return Claim(0, 1, served.lease_expires_at, how=served.how, copy_id=served.copy_id)
+    return None
 
 
 def _resume(*, instance_id: int, version: int, user: AbstractBaseUser) -> Claim:
