@@ -28,4 +28,4 @@ class AnnotateConfig(AppConfig):
         transition_rule(states.BOTH_VERSIONS_IN, agreement.both_versions_in)
         transition_rule(states.VERSION_CHOSEN, agreement.version_chosen)
         transition_rule(states.NOT_SECOND_ANNOTATOR, agreement.not_second_annotator)
-        queue.serve_before_drafts(agreement.copy_serve)
+        queue.serve_before_drafts(agreement.copy_serve, pending=agreement.copies_pending)

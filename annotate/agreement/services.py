@@ -143,25 +143,17 @@ class CopyServed:
     how: str  # "held" or "claimed"
 
 
-def copy_serve(*, project_slug: str, user: AbstractBaseUser) -> CopyServed | None:
-    """Called by the queue before a fresh draft: the copy this annotator holds, else an open copy of someone
-    else's instance (waiting, or a lease that ran out), claimed by one conditional UPDATE. Never the first
-    annotator's own instance (also a database constraint); on PostgreSQL the pick skips rows others are claiming.
-    Only for a qualified annotator who holds no instance and has nothing sent back (then "Next" would not give a
-    fresh draft either). One query when the project has no open copy."""
-    mine = Instance.objects.filter(project_id=OuterRef("pk"), author_id=user.pk)
-    row = (
-        Project.objects.filter(slug=project_slug)
-        .annotate(
-            has_copies=Exists(DoubleAnnotation.objects.filter(project_id=OuterRef("pk"), state__in=OPEN_STATES)),
-            is_busy=Exists(mine.filter(status__in=(Status.IN_REFINEMENT, Status.CHANGES_REQUESTED))),
-        )
-        .values("pk", "has_copies", "is_busy")
-        .first()
-    )
-    if row is None or row["is_busy"] or not row["has_copies"]:
-        return None
-    project_id = row["pk"]
+def copies_pending(user: AbstractBaseUser) -> Exists:
+    """For the queue's first look (over the project row): the project has an open copy (waiting, or being
+    refined — perhaps by this user)."""
+    return Exists(DoubleAnnotation.objects.filter(project_id=OuterRef("pk"), state__in=OPEN_STATES))
+
+
+def copy_serve(*, project_id: int, user: AbstractBaseUser) -> CopyServed | None:
+    """Called by the queue before a fresh draft, when `copies_pending` holds and the annotator holds no instance and
+    has nothing sent back: the copy this annotator holds, else an open copy of someone else's instance (waiting, or
+    a lease that ran out), claimed by one conditional UPDATE. Never the first annotator's own instance (also a
+    database constraint); on PostgreSQL the pick skips rows others are claiming. Only for a qualified annotator."""
     held = DoubleAnnotation.objects.filter(
         project_id=project_id, second_annotator_id=user.pk, state=DoubleAnnotation.State.IN_REFINEMENT
     ).first()
@@ -361,13 +353,14 @@ def double_decide(
     """The round-one verifier keeps the first version, the second, or merges field by field (`choices`: field →
     "first" | "second"; a field left out keeps the instance's current value). The chosen values become a revision
     of the instance (the version that continues); the other is kept here for agreement only."""
+    # The instance first, by its own key (an id beyond the 64-bit range finds nothing rather than overflowing),
+    # and only among those the user may see: to anyone else a second version does not exist.
+    instance = Instance.objects.visible_to(user).filter(pk=instance_id).first()
     double = (
-        DoubleAnnotation.objects.select_for_update(of=("self",))
-        .select_related("instance")
-        .filter(instance_id=instance_id, instance__in=Instance.objects.visible_to(user))
-        .first()
+        DoubleAnnotation.objects.select_for_update(of=("self",)).filter(instance=instance).first()
+        if instance is not None
+        else None
     )
-    instance = double.instance if double is not None else None
     if double is None or instance is None:
         raise NotFound(f"Instance {instance_id} has no second version.")
     if instance.status != Status.ROUND1_REVIEW or instance.round1_verifier_id != user.pk:
