@@ -25,6 +25,7 @@ class AnnotateConfig(AppConfig):
         transition_rule(states.DISCUSSION_DECIDED, review.discussion_decided)
         # Double annotation: draw on first submission, hold round one for the second version, serve copies first.
         on_transition(agreement.double_after_submit, targets=(states.Status.SUBMITTED,))
+        on_transition(agreement.double_after_discard, targets=(states.Status.DISCARDED,))
         transition_rule(states.BOTH_VERSIONS_IN, agreement.both_versions_in)
         transition_rule(states.VERSION_CHOSEN, agreement.version_chosen)
         transition_rule(states.NOT_SECOND_ANNOTATOR, agreement.not_second_annotator)

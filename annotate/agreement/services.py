@@ -134,6 +134,12 @@ def double_after_submit(instance: Instance, source: str, target: str) -> None:
     )
 
 
+def double_after_discard(instance: Instance, source: str, target: str) -> None:
+    """After-transition hook (into discarded): a copy still open for a discarded instance is withdrawn, so nobody is
+    served work that no longer leads anywhere (a restored instance is drawn afresh on its next first submission)."""
+    DoubleAnnotation.objects.filter(instance_id=instance.pk, state__in=OPEN_STATES).delete()
+
+
 @dataclass(frozen=True)
 class CopyServed:
     """A second copy the queue gave an annotator: which, its lease, and whether it was already theirs."""

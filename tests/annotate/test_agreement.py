@@ -173,6 +173,15 @@ def test_concurrent_claimers_never_share_a_copy_nor_get_their_own(project, open_
     assert len(per_person) == len(set(per_person))  # nobody holds two copies
 
 
+def test_discarding_an_instance_withdraws_its_open_copy(personas, project, drafts):
+    double_on(project, personas["manager"])
+    instance, double = first_submission(project=project, user=personas["annotator"])
+    instance_transition(instance_id=instance.pk, target=Status.DISCARDED, actor=personas["manager"], reason="dup")
+    assert not DoubleAnnotation.objects.filter(pk=double.pk).exists()
+    claim = queue_claim(project_slug=project.slug, user=personas["annotator2"])
+    assert claim.copy_id is None and claim.instance_id != instance.pk
+
+
 # --- Round one ------------------------------------------------------------------------------------------------
 
 
