@@ -568,6 +568,9 @@ def test_the_figures_per_field_match_hand_computed_values(personas, project, dra
     result = json.loads(out.getvalue())
     assert result["overall"]["n"] == 4 and result["overall"]["answer_form_kappa"] == pytest.approx(0.5)
     assert result["batches"][0]["batch"] == "B1"
+    out = StringIO()
+    call_command("agreement", project.slug, stdout=out)
+    assert "pair annotator & annotator2 | 4 | 0.50" in out.getvalue()
 
 
 def test_alpha_counts_every_annotator_as_a_rater(personas, project, drafts, make_user):
