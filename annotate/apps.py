@@ -6,8 +6,9 @@ class AnnotateConfig(AppConfig):
     verbose_name = "Annotation"
 
     def ready(self) -> None:
+        from annotate.agreement import services as agreement
         from annotate.review import services as review
-        from annotate.work import workspace
+        from annotate.work import queue, workspace
         from annotate.work.batches import settle_after_transition
         from curation import states
         from curation.services.lifecycle import on_transition, transition_rule
@@ -22,3 +23,10 @@ class AnnotateConfig(AppConfig):
         transition_rule(states.DISCUSSION_OPENED, review.discussion_opened)
         transition_rule(states.DISCUSSION_OPEN, review.discussion_open)
         transition_rule(states.DISCUSSION_DECIDED, review.discussion_decided)
+        # Double annotation: draw on first submission, hold round one for the second version, serve copies first.
+        on_transition(agreement.double_after_submit, targets=(states.Status.SUBMITTED,))
+        on_transition(agreement.double_after_discard, targets=(states.Status.DISCARDED,))
+        transition_rule(states.BOTH_VERSIONS_IN, agreement.both_versions_in)
+        transition_rule(states.VERSION_CHOSEN, agreement.version_chosen)
+        transition_rule(states.NOT_SECOND_ANNOTATOR, agreement.not_second_annotator)
+        queue.serve_before_drafts(agreement.copy_serve, pending=agreement.copies_pending)

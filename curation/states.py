@@ -49,6 +49,11 @@ FLAG_EXPLAINED = "flag_explained"  # guard: a round-two flag says what is wrong
 DISCUSSION_OPENED = "discussion_opened"  # effect: the flag opens a Discussion with the round-one verifier
 DISCUSSION_OPEN = "discussion_open"  # guard: deciding a discussion needs one that is open
 DISCUSSION_DECIDED = "discussion_decided"  # effect: the open discussion records the decision
+# Double annotation (annotate.agreement): a selected instance waits for its second, independent version before
+# round one; the verifier keeps one (or merges) before approving; the second annotator never reviews it in round two.
+BOTH_VERSIONS_IN = "both_versions_in"  # guard: round one starts once the second version is in, not by its author
+VERSION_CHOSEN = "version_chosen"  # guard: approval needs the verifier's keep/merge decision
+NOT_SECOND_ANNOTATOR = "not_second_annotator"  # guard: round two is not done by the second annotator
 
 
 @dataclass(frozen=True)
@@ -117,7 +122,15 @@ TRANSITIONS: tuple[Transition, ...] = (
     ),
     # Only the reaper: the lease on resumed work (changes a verifier asked for) expired; it goes back to its author.
     _t(S.IN_REFINEMENT, S.CHANGES_REQUESTED, (), SYSTEM, False, "return resumed work", by_system=True),
-    _t(S.SUBMITTED, S.ROUND1_REVIEW, (Role.VERIFIER,), NOT_AUTHOR, False, "claim for round-one review"),
+    _t(
+        S.SUBMITTED,
+        S.ROUND1_REVIEW,
+        (Role.VERIFIER,),
+        NOT_AUTHOR,
+        False,
+        "claim for round-one review",
+        guards=(BOTH_VERSIONS_IN,),
+    ),
     _t(S.ROUND1_REVIEW, S.SUBMITTED, (Role.VERIFIER,), ROUND1_VERIFIER, False, "release the review", by_system=True),
     _t(
         S.ROUND1_REVIEW,
@@ -136,7 +149,7 @@ TRANSITIONS: tuple[Transition, ...] = (
         ROUND1_VERIFIER,
         False,
         "approve in round one",
-        guards=(SUBMISSION_COMPLETE,),
+        guards=(SUBMISSION_COMPLETE, VERSION_CHOSEN),
         effects=(APPROVAL_RECORDED,),
     ),
     _t(S.CHANGES_REQUESTED, S.IN_REFINEMENT, (Role.ANNOTATOR,), AUTHOR, True, "resume work on requested changes"),
@@ -149,6 +162,7 @@ TRANSITIONS: tuple[Transition, ...] = (
         ROUND2_REVIEWER,
         True,
         "take a round-two review",
+        guards=(NOT_SECOND_ANNOTATOR,),
         by_system=True,
     ),
     _t(

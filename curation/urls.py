@@ -9,6 +9,7 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 from rest_framework.authtoken.views import obtain_auth_token
 
+from annotate.agreement import urls as urls_agreement
 from annotate.batches import urls as urls_batches
 from annotate.dashboard import urls as urls_dashboard
 from annotate.instances import urls as urls_instances
@@ -55,6 +56,7 @@ api_patterns = [
     path("", include(urls_review.api_patterns)),
     path("", include(urls_batches.api_patterns)),
     path("", include(urls_quality.api_patterns)),
+    path("", include(urls_agreement.api_patterns)),
     path("", include(urls_dashboard.api_patterns)),
     path("", include(qualification_urls.api_patterns)),
     path("", include(scoring_urls.api_patterns)),
@@ -86,6 +88,7 @@ urlpatterns = [
     path("", include(urls_review.page_patterns)),
     path("", include(urls_batches.page_patterns)),
     path("", include(urls_quality.page_patterns)),
+    path("", include(urls_agreement.page_patterns)),
     path("", include(urls_dashboard.page_patterns)),
     path("", include(qualification_urls.page_patterns)),
     path("", include(scoring_urls.page_patterns)),

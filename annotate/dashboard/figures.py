@@ -18,6 +18,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Count
 from django.utils import timezone
 
+from annotate.agreement.selectors import agreement_csv_rows
 from annotate.dashboard.models import PaySettings
 from annotate.qualification.models import QualificationAttempt
 from annotate.review.models import Discussion
@@ -31,7 +32,7 @@ from curation.states import Role, Status
 S = Status
 ROUND1_DECISIONS = (S.ROUND2_REVIEW, S.CHANGES_REQUESTED)
 ROUND2_DECISIONS = (S.VALIDATED, S.IN_DISCUSSION)
-CSV_TABLES = ("batches", "throughput", "annotators", "verifiers", "time", "pay")
+CSV_TABLES = ("batches", "throughput", "annotators", "verifiers", "time", "pay", "agreement")
 
 
 def require_manager(*, user: AbstractBaseUser, project: Project) -> None:
@@ -359,6 +360,8 @@ def csv_rows(
         return verifier_stats(project)
     if table == "time":
         return time_per_instance(project, limit=100_000)
+    if table == "agreement":
+        return agreement_csv_rows(user=user, project=project)
     if table == "pay":
         end = end or timezone.localdate()
         report = pay_report(project, start=start or end.replace(day=1), end=end)

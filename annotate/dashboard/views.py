@@ -10,6 +10,7 @@ from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 
+from annotate.agreement import selectors as agreement_selectors
 from annotate.dashboard import figures as dashboard
 from annotate.dashboard import services as pay_services
 from annotate.dashboard.api import PaySettingsSerializer
@@ -75,6 +76,7 @@ def dashboard_page(request: HttpRequest, slug: str) -> HttpResponse:
         "csv_tables": dashboard.CSV_TABLES,
         "settings": dashboard.pay_settings_of(project),
         **quality_selectors.gold_figures(user=request.user, project=project),
+        **_agreement_section(request, project),
         "drift": [
             {
                 "user": person["user"],
@@ -90,6 +92,22 @@ def dashboard_page(request: HttpRequest, slug: str) -> HttpResponse:
         ],
     }
     return render(request, "annotate/dashboard/dashboard.html", context)
+
+
+def _agreement_section(request: HttpRequest, project: Project) -> dict:
+    """The dashboard's agreement section: the figures per batch and per annotator pair, and their chart (κ below 0
+    is drawn at 0; the table gives the value)."""
+    figures = agreement_selectors.agreement_figures(user=request.user, project=project)
+    series = agreement_selectors.CHART_SERIES
+    chart = charts.grouped_chart(
+        {
+            row["batch"]: {key: None if row[key] is None else max(row[key], 0.0) for key in series}
+            for row in figures["batches"]
+        },
+        series=[(key, agreement_selectors.FIGURE_LABELS[key]) for key in series],
+    )
+    legend = [(agreement_selectors.FIGURE_LABELS[key], charts.colour(index)) for index, key in enumerate(series)]
+    return {"agreement": {**figures, "chart": chart, "legend": legend, "labels": agreement_selectors.FIGURE_LABELS}}
 
 
 @login_required

@@ -7,6 +7,7 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Count, Q, QuerySet
 
+from annotate.agreement.selectors import double_for_review
 from annotate.diffing import answer_text, word_diff
 from annotate.review.models import Discussion, ReviewComment
 from annotate.review.services import discussion_participant, review_candidates, round2_candidates
@@ -61,6 +62,7 @@ def review_data(*, user: AbstractBaseUser, instance_id: int) -> dict[str, Any]:
         "events": list(instance.events.select_related("actor")),
         "discussions": list(Discussion.objects.filter(instance=instance).prefetch_related("messages__author")),
         "can_round1": instance.status == Status.ROUND1_REVIEW and instance.round1_verifier_id == user.pk,
+        "double": double_for_review(user=user, instance=instance),
         "can_round2": instance.status == Status.ROUND2_REVIEW and instance.round2_reviewer_id == user.pk,
     }
 

@@ -14,6 +14,7 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import Exists, F, OuterRef, Q
 from django.utils import timezone
 
+from annotate.agreement.services import awaiting_second_q, second_annotator_q
 from annotate.review.models import Discussion, DiscussionMessage, ReviewComment
 from annotate.work.leases import lease_expire
 from annotate.work.queue import lease_deadline
@@ -90,6 +91,8 @@ def review_candidates(*, project: Project, user: AbstractBaseUser):
         Instance.objects.filter(project=project, status=Status.SUBMITTED)
         .exclude(author=user)
         .filter(Q(round1_verifier__isnull=True) | Q(round1_verifier=user))
+        .exclude(awaiting_second_q())
+        .exclude(second_annotator_q(user))
     )
 
 
@@ -234,6 +237,7 @@ def round2_candidates(*, project: Project, user: AbstractBaseUser):
         Instance.objects.filter(project=project, status=Status.ROUND2_REVIEW)
         .exclude(author=user)
         .exclude(round1_verifier=user)
+        .exclude(second_annotator_q(user))
         .filter(
             Q(round2_reviewer__isnull=True)
             | Q(round2_reviewer=user)

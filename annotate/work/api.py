@@ -49,11 +49,15 @@ class ClaimSerializer(serializers.Serializer):
     def get_workspace(self, claim: queue.Claim) -> str:
         if claim.probe_id is not None:
             return reverse("api-probe", args=[claim.probe_id])
+        if claim.copy_id is not None:
+            return reverse("api-double-copy", args=[claim.copy_id])
         return reverse("api-workspace", args=[claim.instance_id])
 
     def get_page(self, claim: queue.Claim) -> str:
         if claim.probe_id is not None:
             return reverse("probe", args=[self.context["slug"], claim.probe_id])
+        if claim.copy_id is not None:
+            return reverse("double-copy", args=[self.context["slug"], claim.copy_id])
         return reverse("workspace", args=[self.context["slug"], claim.instance_id])
 
 

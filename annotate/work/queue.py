@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
@@ -33,6 +35,22 @@ class Claim:
     how: str  # "held" (their active lease), "resumed" (changes requested of them) or "claimed" (a fresh draft)
     status: str = Status.IN_REFINEMENT
     probe_id: int | None = None  # hidden gold served as if it were a draft (annotate.quality); instance_id is 0
+    copy_id: int | None = None  # a second, independent copy of someone else's instance (annotate.agreement)
+
+
+# Work served before a fresh draft by a package above the queue (double annotation's second copies), registered
+# from AnnotateConfig.ready as (server, pending): `pending(user)` is an expression over the project row (OuterRef
+# "pk") saying whether the server may have something for this user, asked inside the queue's first look so that
+# "Next" stays one query plus the claim when nothing is pending; `server(project_id=…, user=…)` then returns what
+# it served (copy_id, lease_expires_at, how) or None. The queue stays below it, so the package may use the
+# workspace's rules.
+_SERVED_BEFORE_DRAFTS: list[tuple[Callable[..., Any], Callable[[AbstractBaseUser], Any]]] = []
+
+
+def serve_before_drafts(server: Callable[..., Any], *, pending: Callable[[AbstractBaseUser], Any]) -> None:
+    """Register `server` to be asked before a fresh claim when `pending` holds (from an AppConfig.ready)."""
+    if (server, pending) not in _SERVED_BEFORE_DRAFTS:
+        _SERVED_BEFORE_DRAFTS.append((server, pending))
 
 
 def lease_deadline() -> datetime:
@@ -74,9 +92,10 @@ def queue_claim(*, project_slug: str, user: AbstractBaseUser) -> Claim | None:
     sent back, or a refusal). None when nothing is left. Expired leases are returned by the periodic reaper
     (annotate.leases_reap, every minute), not here.
     """
-    probe = _probe_instead(project_slug=project_slug, user=user)
-    if probe is not None:
-        return probe
+    look = _first_look(project_slug=project_slug, user=user)
+    instead = _probe_instead(look=look, user=user) or _served_instead(look=look, user=user)
+    if instead is not None:
+        return instead
     deadline = lease_deadline()
     claimed = instance_claim(project_slug=project_slug, actor=user, lease_expires_at=deadline)
     if claimed is not None:
@@ -113,13 +132,13 @@ def queue_claim(*, project_slug: str, user: AbstractBaseUser) -> Claim | None:
     return None
 
 
-def _probe_instead(*, project_slug: str, user: AbstractBaseUser) -> Claim | None:
-    """Hidden gold in place of a fresh draft: the annotator's open probe, or a new one when one is due — only when
-    they hold no instance and nothing was sent back to them (then "Next" would not give a fresh draft either).
-
-    One query when hidden gold is off and no probe is open (the common case), so "Next" stays two statements."""
+def _first_look(*, project_slug: str, user: AbstractBaseUser) -> dict[str, Any] | None:
+    """In one query, what comes before a fresh claim: whether the annotator is busy (holds an instance or has work
+    sent back), hidden gold's settings and open probe, and each registered server's `pending` flag. One query when
+    hidden gold is off and nothing is pending (the common case), so "Next" stays two statements."""
     mine = Instance.objects.filter(project_id=OuterRef("pk"), author_id=user.pk)
-    row = (
+    pending = {f"pending_{index}": check(user) for index, (_, check) in enumerate(_SERVED_BEFORE_DRAFTS)}
+    return (
         Project.objects.filter(slug=project_slug)
         .annotate(
             gold_every=Coalesce(F("quality__gold_every"), 0),
@@ -127,16 +146,36 @@ def _probe_instead(*, project_slug: str, user: AbstractBaseUser) -> Claim | None
                 GoldProbe.objects.filter(project_id=OuterRef("pk"), user_id=user.pk, submitted_at=None)
             ),
             is_busy=Exists(mine.filter(status__in=(Status.IN_REFINEMENT, Status.CHANGES_REQUESTED))),
+            **pending,
         )
-        .values("pk", "gold_every", "has_open_probe", "is_busy")
+        .values("pk", "gold_every", "has_open_probe", "is_busy", *pending)
         .first()
     )
-    if row is None or row["is_busy"] or not (row["has_open_probe"] or row["gold_every"] >= 2):
+
+
+def _probe_instead(*, look: dict[str, Any] | None, user: AbstractBaseUser) -> Claim | None:
+    """Hidden gold in place of a fresh draft: the annotator's open probe, or a new one when one is due — only when
+    they hold no instance and nothing was sent back to them (then "Next" would not give a fresh draft either)."""
+    if look is None or look["is_busy"] or not (look["has_open_probe"] or look["gold_every"] >= 2):
         return None
-    probe = probe_serve(project=Project.objects.get(pk=row["pk"]), user=user)
+    probe = probe_serve(project=Project.objects.get(pk=look["pk"]), user=user)
     if probe is None:
         return None
     return Claim(0, 1, lease_deadline(), how="claimed", probe_id=probe.pk)
+
+
+def _served_instead(*, look: dict[str, Any] | None, user: AbstractBaseUser) -> Claim | None:
+    """Work a package above the queue serves in place of a fresh draft (a second copy, served first since its
+    instance waits for it before round one), under the same condition as hidden gold: nothing held or sent back."""
+    if look is None or look["is_busy"]:
+        return None
+    for index, (server, _) in enumerate(_SERVED_BEFORE_DRAFTS):
+        if not look[f"pending_{index}"]:
+            continue
+        served = server(project_id=look["pk"], user=user)
+        if served is not None:
+            return Claim(0, 1, served.lease_expires_at, how=served.how, copy_id=served.copy_id)
+    return None
 
 
 def _resume(*, instance_id: int, version: int, user: AbstractBaseUser) -> Claim:

@@ -45,6 +45,8 @@ def work_next(request: HttpRequest, slug: str) -> HttpResponse:
         return redirect("work-home", slug=slug)
     if claim.probe_id is not None:
         return redirect("probe", slug=slug, pk=claim.probe_id)
+    if claim.copy_id is not None:
+        return redirect("double-copy", slug=slug, pk=claim.copy_id)
     return redirect("workspace", slug=slug, pk=claim.instance_id)
 
 

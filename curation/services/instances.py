@@ -151,6 +151,32 @@ def instance_edit(
     is_manager = Role.MANAGER.value in roles_in(user=actor, project_id=instance.project_id)
     if editor_field is None or (getattr(instance, editor_field) != actor.pk and not is_manager):
         raise NotPermitted("You cannot edit this instance in its current state.")
+    return _edit_apply(
+        instance=instance, actor=actor, expected_version=expected_version, fields=fields, kind=kind, note=note
+    )
+
+
+@transaction.atomic
+def instance_adopt(
+    *, instance_id: int, actor: AbstractBaseUser, expected_version: int, fields: dict[str, Any], note: str
+) -> Instance:
+    """The round-one verifier holding the review writes fields taken from another version of the same item (double
+    annotation: keep the second annotator's version, or merge); version-checked, kept as a revision like any edit.
+    Nobody else edits in round one."""
+    instance = Instance.objects.select_related("project", "context").filter(pk=instance_id).first()
+    if instance is None:
+        raise NotFound(f"Instance {instance_id} does not exist.")
+    if instance.status != Status.ROUND1_REVIEW or instance.round1_verifier_id != actor.pk:
+        raise NotPermitted("Only the verifier holding this round-one review may choose between its versions.")
+    return _edit_apply(
+        instance=instance, actor=actor, expected_version=expected_version, fields=fields, kind="edit", note=note
+    )
+
+
+def _edit_apply(
+    *, instance: Instance, actor: AbstractBaseUser, expected_version: int, fields: dict[str, Any], kind: str, note: str
+) -> Instance:
+    instance_id = instance.pk
     if expected_version != instance.version:
         raise Conflict(
             "This instance was changed elsewhere; reload it (your text is kept) and apply your edit again.",

@@ -1,0 +1,111 @@
+"""Pages of double annotation: the second annotator's copy page, the round-one verifier's keep/merge form, and the
+managers' settings form (the figures are a section of the dashboard)."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+
+from annotate.agreement import selectors as agreement_selectors
+from annotate.agreement import services as agreement_services
+from annotate.agreement.api import CHOICES, AgreementSettingsSerializer, CopyFieldsSerializer, decide_choices
+from curation import selectors
+from curation.answer_types import ANSWER_TYPES, SCALES
+from curation.page_errors import form_problems, service_attempt
+
+
+def _copy_fields(request: HttpRequest) -> dict:
+    """The copy form's POST in the API's input shape (answer one item per line, tables as checkboxes)."""
+    post = request.POST
+    data: dict = {name: post.get(name, "") for name in ("question", "rationale", "answer_form", "answer_source")}
+    data.update({name: post.get(name, "") for name in ("answer_type", "scale")})
+    data["answer"] = [line.strip() for line in post.get("answer", "").splitlines() if line.strip()]
+    data["reasoning_type_id"] = post.get("reasoning_type_id") or None
+    data["relevant_table_ids"] = post.getlist("relevant_table_ids")
+    return data
+
+
+@login_required
+def copy_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    """The second copy the queue served: the context and a form started from the draft; Save or Submit."""
+    project = selectors.project_get(user=request.user, slug=slug)
+    data = agreement_selectors.copy_shown(user=request.user, copy_id=pk)
+    if data["project"].pk != project.pk:
+        raise Http404("No such item in this project.")
+    if request.method == "POST":
+        payload = CopyFieldsSerializer(data=_copy_fields(request))
+        if not payload.is_valid():
+            messages.error(request, form_problems(payload))
+            return redirect("double-copy", slug=slug, pk=pk)
+        fields = dict(payload.validated_data)
+        if request.POST.get("action") == "submit":
+            done = service_attempt(
+                request,
+                lambda: agreement_services.copy_submit(copy_id=pk, user=request.user, fields=fields),
+                "Submitted. Thank you — take the next one when you are ready.",
+            )
+            if done:
+                return redirect("work-home", slug=slug)
+        else:
+            service_attempt(
+                request, lambda: agreement_services.copy_save(copy_id=pk, user=request.user, fields=fields), "Saved."
+            )
+        return redirect("double-copy", slug=slug, pk=pk)
+    return render(
+        request,
+        "annotate/agreement/copy.html",
+        {**data, "answer_types": ANSWER_TYPES, "scales": SCALES[1:], "answer_text": "\n".join(data["copy"].answer)},
+    )
+
+
+@login_required
+@require_POST
+def decide_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    """The round-one verifier keeps the first version, the second, or merges field by field."""
+    selectors.project_get(user=request.user, slug=slug)
+    keep = request.POST.get("keep", "")
+    fields = {
+        name: request.POST[f"choice_{name}"]
+        for name in agreement_services.CHOSEN_FIELDS
+        if request.POST.get(f"choice_{name}") in CHOICES
+    }
+    try:
+        version = int(request.POST.get("expected_version", ""))
+    except ValueError:
+        messages.error(request, "The page is out of date; reload it and choose again.")
+        return redirect("review", slug=slug, pk=pk)
+    if keep not in (*CHOICES, "merge"):
+        messages.error(request, "Choose: keep the first version, keep the second, or merge.")
+        return redirect("review", slug=slug, pk=pk)
+    labels = {"first": "Kept the first version", "second": "Kept the second version", "merge": "Merged the versions"}
+    service_attempt(
+        request,
+        lambda: agreement_services.double_decide(
+            instance_id=pk, user=request.user, expected_version=version, choices=decide_choices(keep, fields)
+        ),
+        f"{labels[keep]}; now approve or request changes.",
+    )
+    return redirect(f"{reverse('review', kwargs={'slug': slug, 'pk': pk})}#double")
+
+
+@login_required
+@require_POST
+def agreement_settings_page(request: HttpRequest, slug: str) -> HttpResponse:
+    """The dashboard's double-annotation form (managers); the API's input serializer checks it."""
+    project = selectors.project_get(user=request.user, slug=slug)
+    payload = AgreementSettingsSerializer(data=request.POST)
+    if not payload.is_valid():
+        messages.error(request, form_problems(payload))
+    else:
+        service_attempt(
+            request,
+            lambda: agreement_services.agreement_configure(
+                project=project, actor=request.user, **payload.validated_data
+            ),
+            "Double-annotation settings saved.",
+        )
+    return redirect(f"{reverse('dashboard', kwargs={'slug': slug})}#agreement")

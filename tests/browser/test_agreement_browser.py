@@ -1,0 +1,133 @@
+"""Double annotation in a real browser: two annotators refine the same draft independently, the verifier sees both
+side by side in round one, keeps the second and approves; the manager's dashboard shows agreement with counts."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from playwright.sync_api import expect
+
+from annotate.agreement.models import DoubleAnnotation
+from annotate.agreement.selectors import project_agreement
+from curation.models import Instance
+from curation.states import Status
+from tests.annotate.agreement_helpers import double_on, first_submission, second_submission
+from tests.browser.conftest import follow, type_into
+from tests.browser.test_review_flow import open_as
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+SHOTS = "/tmp/agree-shots"
+
+
+def test_two_annotators_refine_one_draft_the_verifier_keeps_one_and_the_dashboard_shows_agreement(
+    browser, live_server, personas, project, context, drafts
+):
+    double_on(project, personas["manager"], fraction=1.0, seed=3)
+    # One pair done before (so the dashboard has two items to agree on); the second pair is worked in the browser.
+    first_submission(project=project, user=personas["annotator"])
+    second_submission(project=project, user=personas["annotator2"])
+
+    # The first annotator refines a fresh draft in the workspace and submits it.
+    first = open_as(browser, live_server, "annotator")
+    follow(first, "Test Project", within="header.topbar nav")
+    follow(first, "Work queue")
+    first.locator("#next-button").click()
+    first.wait_for_url(re.compile(r"/work/\d+/$"))
+    pk = int(first.url.rstrip("/").rsplit("/", 1)[1])
+    draft_question = Instance.objects.get(pk=pk).draft["question"]
+    type_into(first, "#f-question", "Which model is more accurate, by Table 1?")
+    first.locator("#f-question").blur()
+    expect(first.locator("#save-state")).to_have_text("All changes saved")
+    first.check("input[name=answer_form][value=short]")
+    first.check("input[name=answer_source][value=table]")
+    first.check("input[name=relevant_table_ids]")
+    first.check("input[name=answer_type][value=span]")
+    first.keyboard.press("Control+Enter")
+    first.wait_for_url(lambda url: f"/work/{pk}/" not in url)
+    assert Instance.objects.get(pk=pk).status == Status.SUBMITTED
+    double = DoubleAnnotation.objects.get(instance_id=pk)
+
+    # Their next Next is never their own instance's copy.
+    first.goto(f"{live_server.url}/p/{project.slug}/work/")
+    first.locator("#next-button").click()
+    first.wait_for_url(re.compile(r"/work/\d+/$"))
+    assert "/work/copy/" not in first.url
+
+    # The second annotator is served the copy: the same draft, none of the first annotator's work.
+    second = open_as(browser, live_server, "annotator2")
+    follow(second, "Test Project", within="header.topbar nav")
+    follow(second, "Work queue")
+    second.locator("#next-button").click()
+    second.wait_for_url(re.compile(rf"/work/copy/{double.pk}/$"))
+    expect(second.locator("#f-question")).to_have_value(draft_question)
+    expect(second.locator("body")).not_to_contain_text("by Table 1?")
+    expect(second.locator(".ws-context")).to_contain_text("Accuracy by model.")
+    second.set_viewport_size({"width": 390, "height": 900})
+    second.screenshot(path=f"{SHOTS}/copy-390.png", full_page=True)
+    second.set_viewport_size({"width": 1366, "height": 900})
+    type_into(second, "#f-question", "Which model reaches the higher accuracy?")
+    type_into(second, "#f-answer", "A")
+    second.check("input[name=answer_form][value=free]")
+    second.check("input[name=answer_source][value=table]")
+    second.check("input[name=relevant_table_ids]")
+    second.check("input[name=answer_type][value=span]")
+    second.screenshot(path=f"{SHOTS}/copy-1366.png", full_page=True)
+    second.keyboard.press("Control+Enter")
+    second.wait_for_url(re.compile(r"/work/$"))
+    expect(second.locator("body")).to_contain_text("Submitted.")
+    double.refresh_from_db()
+    assert double.state == DoubleAnnotation.State.SUBMITTED and double.second_annotator == personas["annotator2"]
+
+    # The verifier takes round one: both versions side by side, the differences marked; keeps the second.
+    verifier = open_as(browser, live_server, "verifier")
+    follow(verifier, "Test Project", within="header.topbar nav")
+    follow(verifier, "Review queue")
+    verifier.locator("#review-next").click()
+    verifier.wait_for_url(re.compile(r"/review/\d+/$"))
+    if not verifier.url.endswith(f"/review/{pk}/"):  # the pair done before came first: keep its first, approve
+        expect(verifier.locator("#double")).to_be_visible()
+        verifier.locator("#keep-first").click()
+        verifier.wait_for_url(re.compile(r"#double$"))
+        verifier.locator("#approve-button").click()  # then the next review opens: ours
+        verifier.wait_for_url(re.compile(rf"/review/{pk}/$"))
+    section = verifier.locator("#double")
+    expect(section).to_be_visible()
+    row = section.locator("tr[data-field=question]")
+    expect(row).to_contain_text("differs")
+    expect(row).to_contain_text("by Table 1?")
+    expect(row).to_contain_text("reaches the higher accuracy?")
+    expect(section.locator("tr[data-field=answer_form]")).to_contain_text("free")
+    section.screenshot(path=f"{SHOTS}/round-one-side-by-side.png")
+    verifier.set_viewport_size({"width": 390, "height": 900})
+    verifier.screenshot(path=f"{SHOTS}/round-one-390.png", full_page=True)
+    verifier.set_viewport_size({"width": 1366, "height": 900})
+    verifier.keyboard.press("Alt+2")  # keep the second version
+    verifier.wait_for_url(re.compile(r"#double$"))
+    expect(verifier.locator("body")).to_contain_text("Kept the second version")
+    expect(verifier.locator("#v-question")).to_contain_text("Which model reaches the higher accuracy?")
+    verifier.locator("#approve-button").click()
+    verifier.wait_for_load_state()
+    kept = Instance.objects.get(pk=pk)
+    assert kept.status == Status.ROUND2_REVIEW and kept.question == "Which model reaches the higher accuracy?"
+    assert kept.answer_form == "free"
+
+    # The manager's dashboard: agreement per batch and per annotator pair, with counts.
+    manager = open_as(browser, live_server, "manager")
+    follow(manager, "Test Project", within="header.topbar nav")
+    follow(manager, "Dashboard")
+    table = manager.locator("#agreement-table")
+    figures = project_agreement(project)
+    assert figures["overall"]["n"] == 2 and figures["batches"][0]["answer_form_kappa"] is not None
+    batch_row = table.locator("tr[data-group=batch]")
+    expect(batch_row.locator("td.n")).to_have_text("2")
+    expect(batch_row.locator("td.kappa").first).to_have_text(f"{figures['batches'][0]['answer_form_kappa']:.2f}")
+    expect(batch_row.locator("td.alpha").first).to_have_text(f"{figures['batches'][0]['answer_form_alpha']:.2f}")
+    pair_row = table.locator("tr[data-group=pair]")
+    expect(pair_row).to_contain_text("annotator & annotator2")
+    expect(pair_row.locator("td.n")).to_have_text("2")
+    expect(manager.locator("#agreement svg.grouped-chart")).to_be_visible()
+    manager.locator("#agreement").screenshot(path=f"{SHOTS}/dashboard-agreement.png")
+    manager.set_viewport_size({"width": 390, "height": 900})
+    manager.locator("#agreement").screenshot(path=f"{SHOTS}/dashboard-agreement-390.png")
