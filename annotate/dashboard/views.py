@@ -13,6 +13,8 @@ from django.shortcuts import redirect, render
 from annotate.dashboard import figures as dashboard
 from annotate.dashboard import services as pay_services
 from annotate.dashboard.api import PaySettingsSerializer
+from annotate.dashboard.draft_costs import draft_costs_of
+from annotate.dashboard.edit_costs import DIMENSION_LABELS, FIELD_LABELS, FIELDS, chart_rows
 from annotate.quality import selectors as quality_selectors
 from annotate.quality.drift import LABELS as DRIFT_LABELS
 from annotate.quality.drift import SERIES as DRIFT_SERIES
@@ -89,7 +91,27 @@ def dashboard_page(request: HttpRequest, slug: str) -> HttpResponse:
             for person in drift_of(user=request.user, project=project)
         ],
     }
+    context["draft_costs"] = _draft_cost_sections(draft_costs_of(user=request.user, project=project))
     return render(request, "annotate/review/dashboard.html", context)
+
+
+def _draft_cost_sections(figures: dict) -> dict:
+    """The draft-edit figures with one chart per dimension: mean change per field (%) and the median refining time."""
+    labels = [FIELD_LABELS[name] for name in FIELDS]
+    return {
+        **figures,
+        "field_labels": labels,
+        "sections": [
+            {
+                "dimension": dimension,
+                "label": DIMENSION_LABELS[dimension],
+                "groups": groups,
+                "chart": charts.grouped_bars(chart_rows(groups), label="group", series=labels),
+                "time_chart": charts.grouped_bars(chart_rows(groups), label="group", series=("median seconds",)),
+            }
+            for dimension, groups in figures["dimensions"].items()
+        ],
+    }
 
 
 @login_required

@@ -27,6 +27,11 @@ def gold_figures(*, user: AbstractBaseUser, project: Project) -> dict[str, Any]:
     is below the project's threshold (the alert), whether they are paused, and the audit of decisions."""
     if Role.MANAGER not in roles_of(user=user, project=project):
         raise NotPermitted("Only managers of this project see hidden-gold figures.")
+    return project_gold_figures(project)
+
+
+def project_gold_figures(project: Project) -> dict[str, Any]:
+    """`gold_figures` without the role check: the operator's command reads it (people come through `gold_figures`)."""
     quality = quality_settings_of(project)
     memberships = Membership.objects.filter(project=project, role=Role.ANNOTATOR).select_related("user")
     probed = set(GoldProbe.objects.filter(project=project).values_list("user_id", flat=True))
@@ -55,3 +60,11 @@ def gold_figures(*, user: AbstractBaseUser, project: Project) -> dict[str, Any]:
             }
         )
     return {"quality": quality, "gold_rows": rows, "decisions": decisions}
+
+
+GOLD_COLUMNS = ("user", "n", "total", "em", "low", "high", "is_below", "is_paused")
+
+
+def gold_rows(figures: dict[str, Any]) -> list[dict[str, Any]]:
+    """The hidden-gold table as the page shows it, one row per annotator: the CSV and `--json` shape."""
+    return [{name: row[name] for name in GOLD_COLUMNS} for row in figures["gold_rows"]]
