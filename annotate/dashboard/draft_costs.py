@@ -26,7 +26,7 @@ def _group_labels(values: dict[str, Any], reasoning_type: str | None, prompts: d
         prompt = f"template {values['template_id']}" if values["template_id"] else ""
     else:
         digest = values["template_hashes__question"] or ""
-        prompt = prompts.get(digest, f"prompt {digest[:10]}") if digest else ""
+        prompt = prompts.get(digest, f"prompt {digest[:8]}") if digest else ""
     endpoint = values["endpoint__name"] or ""
     if endpoint and values["model"] and values["model"] != endpoint:
         endpoint = f"{endpoint} · {values['model']}"
@@ -34,7 +34,8 @@ def _group_labels(values: dict[str, Any], reasoning_type: str | None, prompts: d
 
 
 def _prompt_names(project: Project) -> dict[str, str]:
-    """Question prompt versions by content hash, named as the drafting pages list them (oldest is v1)."""
+    """Question prompt versions by content hash, numbered in the order they were made (the oldest is v1); a hash no
+    version row has any more shows as `prompt <its first 8 hex digits>`."""
     names: dict[str, str] = {}
     hashes = (
         PromptTemplate.objects.filter(project=project, kind="question")
@@ -42,7 +43,7 @@ def _prompt_names(project: Project) -> dict[str, str]:
         .values_list("content_hash", flat=True)
     )
     for digest in hashes:
-        names.setdefault(digest, f"question prompt v{len(names) + 1} ({digest[:8]})")
+        names.setdefault(digest, f"prompt v{len(names) + 1}")
     return names
 
 

@@ -1,4 +1,4 @@
-"""Reads of hidden gold: the probe an annotator holds (never its answer) and the managers' per-annotator figures."""
+"""Reads of hidden gold: the managers' per-annotator figures (a probe is shown by annotate.work.probes)."""
 
 from __future__ import annotations
 
@@ -6,20 +6,12 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 
-from annotate.qualification.selectors import gold_items_shown
 from annotate.quality.models import GoldProbe, QualityDecision
-from annotate.quality.services import gold_figure, is_below_threshold, own_probe, quality_settings_of
+from annotate.quality.services import gold_figure, is_below_threshold, quality_settings_of
 from curation.errors import NotPermitted
 from curation.models import Membership, Project
 from curation.selectors import roles_of
 from curation.states import Role
-
-
-def probe_shown(*, user: AbstractBaseUser, probe_id: int) -> dict[str, Any]:
-    """The annotator's own open probe as the page and API show it: question and context, as a draft would look."""
-    probe = own_probe(probe_id=probe_id, user=user)
-    item = gold_items_shown([probe.gold_id])[0]
-    return {"probe": probe, "project": probe.project, **item}
 
 
 def gold_figures(*, user: AbstractBaseUser, project: Project) -> dict[str, Any]:

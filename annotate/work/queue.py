@@ -12,7 +12,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from annotate.quality.models import GoldProbe
-from annotate.quality.services import probe_serve
+from annotate.quality.services import probe_numbered, probe_serve
 from curation.errors import Conflict, NotFound, NotPermitted
 from curation.models import Batch, Instance, Membership, Project
 from curation.selectors import claimable_drafts
@@ -32,7 +32,8 @@ class Claim:
     lease_expires_at: datetime
     how: str  # "held" (their active lease), "resumed" (changes requested of them) or "claimed" (a fresh draft)
     status: str = Status.IN_REFINEMENT
-    probe_id: int | None = None  # hidden gold served as if it were a draft (annotate.quality); instance_id is 0
+    # Hidden gold served as if it were a draft (annotate.quality): instance_id is then the probe's number.
+    probe_id: int | None = None
 
 
 def lease_deadline() -> datetime:
@@ -136,7 +137,9 @@ def _probe_instead(*, project_slug: str, user: AbstractBaseUser) -> Claim | None
     probe = probe_serve(project=Project.objects.get(pk=row["pk"]), user=user)
     if probe is None:
         return None
-    return Claim(0, 1, lease_deadline(), how="claimed", probe_id=probe.pk)
+    probe = probe_numbered(probe)
+    how = "held" if row["has_open_probe"] else "claimed"
+    return Claim(probe.number, probe.version, lease_deadline(), how=how, probe_id=probe.pk)
 
 
 def _resume(*, instance_id: int, version: int, user: AbstractBaseUser) -> Claim:
@@ -193,7 +196,9 @@ def queue_counts(*, project: Project, user: AbstractBaseUser) -> dict[str, int]:
         "available": claimable_drafts(project=project, user=user).count(),
         "assigned": open_drafts.filter(assigned_to=user).count(),
         "changes_requested": mine.filter(status=Status.CHANGES_REQUESTED).count(),
-        "held": mine.filter(status=Status.IN_REFINEMENT).count(),
+        # A hidden-gold probe in their hands counts as held, as the draft it looks like would.
+        "held": mine.filter(status=Status.IN_REFINEMENT).count()
+        + GoldProbe.objects.filter(project=project, user_id=user.pk, submitted_at=None).count(),
         "submitted": mine.exclude(
             status__in=(Status.DRAFTED, Status.IN_REFINEMENT, Status.CHANGES_REQUESTED, Status.DISCARDED)
         ).count(),
