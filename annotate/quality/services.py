@@ -159,14 +159,17 @@ def own_probe(*, probe_id: int, user: AbstractBaseUser, lock: bool = False) -> G
 
 
 @transaction.atomic
-def probe_submit(*, probe_id: int, user: AbstractBaseUser, answer: Any, rationale: str = "") -> GoldProbe:
-    """Score the annotator's answer to a probe with the exam's EM, close it, and check their running figure."""
+def probe_submit(
+    *, probe_id: int, user: AbstractBaseUser, answer: Any, rationale: str = "", is_abstention: bool = False
+) -> GoldProbe:
+    """Score the annotator's answer to a probe with the exam's EM, close it, and check their running figure. An
+    abstention (the workspace's "not answerable") answers nothing, so it scores 0 against the validated gold."""
     probe = own_probe(probe_id=probe_id, user=user, lock=True)
     cleaned = clean_answer(key=str(probe.pk), value={"answer": answer, "rationale": rationale})
-    if not cleaned["answer"]:
+    if not cleaned["answer"] and not is_abstention:
         raise InvalidInput("Give at least one answer item.", detail={"field": "answer"})
     gold = [str(item) for item in probe.gold.answer]
-    em = float(exact_match(cleaned["answer"], gold))
+    em = float(exact_match(cleaned["answer"], gold)) if cleaned["answer"] else 0.0
     changed = GoldProbe.objects.filter(pk=probe.pk, submitted_at=None).update(
         submitted_at=timezone.now(), answer=cleaned["answer"], rationale=cleaned["rationale"], em=em
     )

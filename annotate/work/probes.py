@@ -122,8 +122,13 @@ def probe_workspace_submit(
             "Not ready to submit: " + " ".join(p["message"] for p in problems), detail={"problems": problems}
         )
     saved = probe.fields or {}
+    is_abstention = not saved.get("is_answerable", True)
     return probe_submit(
-        probe_id=probe.pk, user=user, answer=list(saved.get("answer", [])), rationale=saved.get("rationale", "")
+        probe_id=probe.pk,
+        user=user,
+        answer=[] if is_abstention else list(saved.get("answer", [])),
+        rationale=saved.get("rationale", ""),
+        is_abstention=is_abstention,
     )
 
 

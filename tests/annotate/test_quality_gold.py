@@ -298,3 +298,19 @@ def test_only_managers_change_hidden_gold_from_the_page(personas, project, perso
     response = client.post(f"/p/{project.slug}/quality/settings/", {"gold_every": "5", "gold_min_sample": "3"})
     assert response.status_code in (403, 404)
     assert not QualitySettings.objects.filter(project=project, gold_every=5).exists()
+
+
+def test_a_probe_marked_not_answerable_is_submitted_like_a_draft_and_scores_zero(
+    personas, project, drafts, gold, api_client_for
+):
+    gold_on(project, personas["manager"])
+    probe = work_until_probe(project=project, user=personas["annotator"])
+    mine = api_client_for(personas["annotator"])
+    url = f"/api/instances/{probe.number}/"
+    refused = mine.post(f"{url}submit/", {"expected_version": 1, "is_answerable": False}, format="json")
+    assert refused.status_code == 400 and "unanswerable_reason" in str(refused.json())  # the draft's rule
+    # The refused submission wrote nothing (its edit rolled back with it): still version 1.
+    body = {"expected_version": 1, "is_answerable": False, "unanswerable_reason": "No table gives it."}
+    response = mine.post(f"{url}submit/", body, format="json")
+    assert response.status_code == 200 and response.json()["status"] == "submitted"
+    assert GoldProbe.objects.get(pk=probe.pk).em == 0.0
