@@ -126,7 +126,10 @@ class CostTally:
         self.instances += 1
         for dimension in DIMENSIONS:
             key = groups.get(dimension) or "(none)"
-            self.groups[dimension].setdefault(key, GroupTally()).add(distances, seconds)
+            tally = self.groups[dimension].get(key)
+            if tally is None:
+                tally = self.groups[dimension][key] = GroupTally()
+            tally.add(distances, seconds)
 
     def figures(self) -> dict[str, Any]:
         return {
