@@ -36,15 +36,21 @@ PROBE_FIELDS = (
 )
 
 
-def held_probe(*, user: AbstractBaseUser, number: int) -> GoldProbe | None:
-    """The open probe the annotator works on as instance #number, or None (then it is an instance's number)."""
+def numbered_probe(*, user: AbstractBaseUser, number: int) -> GoldProbe | None:
+    """The annotator's probe worked on as instance #number, open or closed, or None (then it is an instance's)."""
     if not user.is_authenticated:
         return None
     return (
         GoldProbe.objects.select_related("project", "gold", "gold__context", "gold__reasoning_type")
-        .filter(number=number, user_id=user.pk, submitted_at=None)
+        .filter(number=number, user_id=user.pk)
         .first()
     )
+
+
+def held_probe(*, user: AbstractBaseUser, number: int) -> GoldProbe | None:
+    """The open probe the annotator works on as instance #number, or None (then it is an instance's number)."""
+    probe = numbered_probe(user=user, number=number)
+    return probe if probe is not None and probe.submitted_at is None else None
 
 
 def open_probes(*, project_id: int, user: AbstractBaseUser) -> QuerySet[GoldProbe]:

@@ -19,7 +19,7 @@ from curation.errors import InvalidInput, NotFound, NotPermitted
 from curation.models import Instance, InstanceRevision, Membership, TransitionEvent
 from curation.states import Role, Status
 from tests.annotate.qualification_support import make_gold
-from tests.annotate.quality_helpers import gold_on, work_until_probe
+from tests.annotate.quality_helpers import gold_on, refine_and_submit, work_until_probe
 from tests.conftest import PASSWORD
 
 
@@ -233,7 +233,7 @@ def test_the_workspace_api_serves_a_probe_as_an_instance_to_its_holder_only(
     assert response.status_code == 200 and response.json()["status"] == "submitted"
     assert "em" not in response.json()
     assert GoldProbe.objects.get(pk=probe.pk).em == 1.0
-    assert mine.get(f"/api/instances/{number}/workspace/").status_code == 404  # no longer held
+    assert mine.get(f"/api/instances/{number}/workspace/").status_code == 403  # submitted: as a submitted draft
 
 
 def test_a_probe_can_be_skipped_with_a_reason_and_is_not_scored(personas, project, drafts, gold, api_client_for):
@@ -314,3 +314,20 @@ def test_a_probe_marked_not_answerable_is_submitted_like_a_draft_and_scores_zero
     response = mine.post(f"{url}submit/", body, format="json")
     assert response.status_code == 200 and response.json()["status"] == "submitted"
     assert GoldProbe.objects.get(pk=probe.pk).em == 0.0
+
+
+def test_reopening_a_submitted_probe_reads_as_reopening_a_submitted_draft(personas, project, drafts, gold):
+    gold_on(project, personas["manager"])
+    probe = work_until_probe(project=project, user=personas["annotator"])
+    probe_submit(probe_id=probe.pk, user=personas["annotator"], answer=["x"])
+    gold_on(project, personas["manager"], gold_every=0)
+    claim = queue_claim(project_slug=project.slug, user=personas["annotator"])
+    submitted_draft = refine_and_submit(Instance.objects.get(pk=claim.instance_id), personas["annotator"])
+    client = Client()
+    assert client.login(username="annotator", password=PASSWORD)
+    answers = []
+    for number in (probe.number, submitted_draft.pk):
+        response = client.get(f"/p/{project.slug}/work/{number}/", follow=True)
+        answers.append((response.status_code, response.redirect_chain[-1][0] if response.redirect_chain else ""))
+        assert "This instance is submitted: it is not in your hands now." in response.content.decode()
+    assert answers[0] == answers[1]
