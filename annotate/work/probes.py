@@ -53,9 +53,9 @@ def held_probe(*, user: AbstractBaseUser, number: int) -> GoldProbe | None:
     return probe if probe is not None and probe.submitted_at is None else None
 
 
-def open_probes(*, project_id: int, user: AbstractBaseUser) -> QuerySet[GoldProbe]:
-    """The annotator's open probes in a project (at most one), for the queue page's "In your hands"."""
-    return GoldProbe.objects.filter(project_id=project_id, user_id=user.pk, submitted_at=None)
+def own_probes(*, project_id: int, user: AbstractBaseUser) -> QuerySet[GoldProbe]:
+    """The annotator's probes in a project, for their queue page (listed as the drafts they look like)."""
+    return GoldProbe.objects.filter(project_id=project_id, user_id=user.pk)
 
 
 def probe_instance(probe: GoldProbe, *, shown_status: str = "") -> Instance:

@@ -201,7 +201,8 @@ def queue_counts(*, project: Project, user: AbstractBaseUser) -> dict[str, int]:
         + GoldProbe.objects.filter(project=project, user_id=user.pk, submitted_at=None).count(),
         "submitted": mine.exclude(
             status__in=(Status.DRAFTED, Status.IN_REFINEMENT, Status.CHANGES_REQUESTED, Status.DISCARDED)
-        ).count(),
+        ).count()
+        + GoldProbe.objects.filter(project=project, user_id=user.pk, skip_reason="").exclude(submitted_at=None).count(),
     }
 
 

@@ -8,7 +8,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Prefetch
 
 from annotate.diffing import answer_text, word_diff
-from annotate.work.probes import numbered_probe, open_probes, probe_instance
+from annotate.work.probes import numbered_probe, own_probes, probe_instance
 from annotate.work.workspace import (
     marked_tables,
     submission_problems,
@@ -111,16 +111,20 @@ def workspace_data(*, user: AbstractBaseUser, instance_id: int) -> dict[str, Any
 
 
 def work_of_annotator(*, user: AbstractBaseUser, project: Project) -> dict[str, Any]:
-    """The annotator's own instances on their queue page: held, sent back, and the latest done."""
+    """The annotator's own instances on their queue page: held, sent back, and the first done. Their hidden-gold
+    probes are listed among them as the drafts they look like (held while open, submitted once answered)."""
     mine = Instance.objects.visible_to(user).filter(project=project, author=user).select_related("reasoning_type")
-    probes = [
-        probe_instance(probe)
-        for probe in open_probes(project_id=project.pk, user=user).select_related("gold", "gold__context")
-        if probe.number is not None
-    ]
+    probes = list(
+        own_probes(project_id=project.pk, user=user)
+        .filter(number__isnull=False, skip_reason="")
+        .select_related("gold", "gold__context")
+        .order_by("number")[:50]
+    )
+    held = [probe_instance(probe) for probe in probes if probe.submitted_at is None]
+    answered = [probe_instance(probe) for probe in probes if probe.submitted_at is not None]
+    done = mine.exclude(status__in=(Status.IN_REFINEMENT, Status.CHANGES_REQUESTED, Status.DRAFTED))[:50]
     return {
-        # A hidden-gold probe in their hands is listed as the draft it looks like.
-        "held": [*mine.filter(status=Status.IN_REFINEMENT), *probes],
+        "held": [*mine.filter(status=Status.IN_REFINEMENT), *held],
         "returned": mine.filter(status=Status.CHANGES_REQUESTED),
-        "done": mine.exclude(status__in=(Status.IN_REFINEMENT, Status.CHANGES_REQUESTED, Status.DRAFTED))[:50],
+        "done": sorted([*done, *answered], key=lambda instance: instance.pk)[:50],
     }

@@ -331,3 +331,8 @@ def test_reopening_a_submitted_probe_reads_as_reopening_a_submitted_draft(person
         answers.append((response.status_code, response.redirect_chain[-1][0] if response.redirect_chain else ""))
         assert "This instance is submitted: it is not in your hands now." in response.content.decode()
     assert answers[0] == answers[1]
+    queue_page = client.get(f"/p/{project.slug}/work/").content.decode()
+    for number in (probe.number, submitted_draft.pk):  # both listed as done, submitted
+        assert f"<tr><td>{number}</td>" in queue_page
+    assert queue_page.count("s-submitted") >= 2
+    assert 'data-count="submitted">2<' in queue_page
