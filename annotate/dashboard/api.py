@@ -14,6 +14,7 @@ from rest_framework.views import APIView
 
 from annotate.dashboard import figures as dashboard
 from annotate.dashboard import services as pay_services
+from annotate.dashboard.draft_costs import draft_costs_of
 from curation import selectors
 from curation.errors import InvalidInput
 
@@ -104,3 +105,43 @@ class DashboardCsvApi(APIView):
         response = HttpResponse(dashboard.to_csv(rows), content_type="text/csv; charset=utf-8")
         response["Content-Disposition"] = f'attachment; filename="{project.slug}-{table}.csv"'
         return response
+
+
+# One field's and one group's figures: the shapes inside DraftCostsApi's answer.
+class DraftFieldCostOutputSerializer(serializers.Serializer):
+    n = serializers.IntegerField(help_text="Instances whose draft recorded this field")
+    mean_distance = serializers.FloatField(
+        allow_null=True, help_text="Mean edit distance normalised by the longer length (0 kept … 1 replaced)"
+    )
+    unchanged_share = serializers.FloatField(allow_null=True, help_text="Share submitted exactly as drafted")
+    rewritten_share = serializers.FloatField(
+        allow_null=True, help_text="Share whose normalised distance is above the threshold"
+    )
+
+
+class DraftGroupCostOutputSerializer(serializers.Serializer):
+    group = serializers.CharField(help_text="The drafter, prompt version, endpoint or reasoning type")
+    instances = serializers.IntegerField()
+    timed = serializers.IntegerField(help_text="Instances with recorded refining time")
+    median_seconds = serializers.FloatField(allow_null=True, help_text="Median active refining time")
+    mean_seconds = serializers.FloatField(allow_null=True)
+    fields = serializers.DictField(child=DraftFieldCostOutputSerializer(), help_text="Figures per field")
+
+
+class DraftCostsApi(APIView):
+    class DraftCostsOutputSerializer(serializers.Serializer):
+        instances = serializers.IntegerField(help_text="Drafted instances submitted at least once")
+        threshold = serializers.FloatField(help_text="Normalised distance above which a field counts as rewritten")
+        fields = serializers.ListField(child=serializers.CharField())
+        dimensions = serializers.DictField(
+            child=DraftGroupCostOutputSerializer(many=True),
+            help_text="drafter, prompt_version, endpoint, reasoning_type: one row per group",
+        )
+
+    @extend_schema(responses=DraftCostsOutputSerializer)
+    def get(self, request: Request, slug: str) -> Response:
+        """What the drafts cost: per field, how much annotators changed the drafts, by drafter, prompt version,
+        model endpoint and reasoning type, with refining time (managers)."""
+        project = selectors.project_get(user=request.user, slug=slug)
+        figures = draft_costs_of(user=request.user, project=project)
+        return Response(self.DraftCostsOutputSerializer(figures).data)

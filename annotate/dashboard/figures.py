@@ -19,8 +19,12 @@ from django.db.models import Count
 from django.utils import timezone
 
 from annotate.agreement.selectors import agreement_csv_rows
+from annotate.dashboard.draft_costs import draft_costs
+from annotate.dashboard.edit_costs import flat_rows
 from annotate.dashboard.models import PaySettings
 from annotate.qualification.models import QualificationAttempt
+from annotate.quality.drift import drift_rows, project_drift
+from annotate.quality.selectors import gold_rows, project_gold_figures
 from annotate.review.models import Discussion
 from annotate.work.batches import SETTLED
 from annotate.work.models import WorkTime
@@ -32,7 +36,18 @@ from curation.states import Role, Status
 S = Status
 ROUND1_DECISIONS = (S.ROUND2_REVIEW, S.CHANGES_REQUESTED)
 ROUND2_DECISIONS = (S.VALIDATED, S.IN_DISCUSSION)
-CSV_TABLES = ("batches", "throughput", "annotators", "verifiers", "time", "pay", "agreement")
+CSV_TABLES = (
+    "batches",
+    "throughput",
+    "annotators",
+    "verifiers",
+    "time",
+    "pay",
+    "agreement",
+    "gold",
+    "drift",
+    "draft_costs",
+)
 
 
 def require_manager(*, user: AbstractBaseUser, project: Project) -> None:
@@ -375,6 +390,12 @@ def csv_rows(
             }
             for row in report["rows"]
         ]
+    if table == "gold":
+        return gold_rows(project_gold_figures(project))
+    if table == "drift":
+        return drift_rows(project_drift(project))
+    if table == "draft_costs":
+        return flat_rows(draft_costs(project))
     raise InvalidInput(f"Unknown table {table!r}; expected one of {', '.join(CSV_TABLES)}.")
 
 

@@ -16,4 +16,5 @@ api_patterns = [
     path("projects/<slug:slug>/pay-settings/", api_dashboard.PaySettingsApi.as_view(), name="api-pay-settings"),
     path("projects/<slug:slug>/dashboard/", api_dashboard.DashboardApi.as_view(), name="api-dashboard"),
     path("projects/<slug:slug>/dashboard/csv/", api_dashboard.DashboardCsvApi.as_view(), name="api-dashboard-csv"),
+    path("projects/<slug:slug>/dashboard/draft-costs/", api_dashboard.DraftCostsApi.as_view(), name="api-draft-costs"),
 ]

@@ -14,6 +14,8 @@ from annotate.agreement import selectors as agreement_selectors
 from annotate.dashboard import figures as dashboard
 from annotate.dashboard import services as pay_services
 from annotate.dashboard.api import PaySettingsSerializer
+from annotate.dashboard.draft_costs import draft_costs_of
+from annotate.dashboard.edit_costs import DIMENSION_LABELS, FIELD_LABELS, FIELDS, chart_rows
 from annotate.quality import selectors as quality_selectors
 from annotate.quality.drift import LABELS as DRIFT_LABELS
 from annotate.quality.drift import SERIES as DRIFT_SERIES
@@ -91,6 +93,7 @@ def dashboard_page(request: HttpRequest, slug: str) -> HttpResponse:
             for person in drift_of(user=request.user, project=project)
         ],
     }
+    context["draft_costs"] = _draft_cost_sections(draft_costs_of(user=request.user, project=project))
     return render(request, "annotate/dashboard/dashboard.html", context)
 
 
@@ -108,6 +111,25 @@ def _agreement_section(request: HttpRequest, project: Project) -> dict:
     )
     legend = [(agreement_selectors.FIGURE_LABELS[key], charts.colour(index)) for index, key in enumerate(series)]
     return {"agreement": {**figures, "chart": chart, "legend": legend, "labels": agreement_selectors.FIGURE_LABELS}}
+
+
+def _draft_cost_sections(figures: dict) -> dict:
+    """The draft-edit figures with one chart per dimension: mean change per field (%) and the median refining time."""
+    labels = [FIELD_LABELS[name] for name in FIELDS]
+    return {
+        **figures,
+        "field_labels": labels,
+        "sections": [
+            {
+                "dimension": dimension,
+                "label": DIMENSION_LABELS[dimension],
+                "groups": groups,
+                "chart": charts.grouped_bars(chart_rows(groups), label="group", series=labels),
+                "time_chart": charts.grouped_bars(chart_rows(groups), label="group", series=("median seconds",)),
+            }
+            for dimension, groups in figures["dimensions"].items()
+        ],
+    }
 
 
 @login_required

@@ -1,4 +1,4 @@
-"""API of hidden gold: the probe an annotator holds (as a draft looks, never its answer) and the managers' doors."""
+"""API of hidden gold: the managers' doors (a probe is worked on through the workspace API, as a draft)."""
 
 from __future__ import annotations
 
@@ -11,40 +11,6 @@ from rest_framework.views import APIView
 from annotate.quality import selectors as quality_selectors
 from annotate.quality import services as quality_services
 from curation import selectors
-from curation.serializers import ParagraphSerializer, TableSerializer
-
-
-class ProbeApi(APIView):
-    class ProbeOutputSerializer(serializers.Serializer):
-        item = serializers.IntegerField(source="probe.pk")
-        question = serializers.CharField()
-        paper_title = serializers.CharField()
-        paragraphs = ParagraphSerializer(many=True)
-        tables = TableSerializer(many=True)
-
-    @extend_schema(responses=ProbeOutputSerializer)
-    def get(self, request: Request, pk: int) -> Response:
-        """The item you hold: its question and context (the answer is yours to give)."""
-        data = quality_selectors.probe_shown(user=request.user, probe_id=pk)
-        return Response(self.ProbeOutputSerializer(data).data)
-
-
-class ProbeSubmitApi(APIView):
-    class ProbeSubmitInputSerializer(serializers.Serializer):
-        answer = serializers.ListField(child=serializers.CharField(allow_blank=True, max_length=2000), max_length=30)
-        rationale = serializers.CharField(required=False, allow_blank=True, max_length=10_000, default="")
-
-    class ProbeSubmitOutputSerializer(serializers.Serializer):
-        item = serializers.IntegerField(source="pk")
-        submitted_at = serializers.DateTimeField()
-
-    @extend_schema(request=ProbeSubmitInputSerializer, responses=ProbeSubmitOutputSerializer)
-    def post(self, request: Request, pk: int) -> Response:
-        """Submit your answer to the item you hold."""
-        payload = self.ProbeSubmitInputSerializer(data=request.data)
-        payload.is_valid(raise_exception=True)
-        probe = quality_services.probe_submit(probe_id=pk, user=request.user, **payload.validated_data)
-        return Response(self.ProbeSubmitOutputSerializer(probe).data)
 
 
 class QualitySettingsSerializer(serializers.Serializer):

@@ -85,6 +85,11 @@ def drift_of(*, user: AbstractBaseUser, project: Project) -> list[dict[str, Any]
     """Managers only: each annotator's weekly drift rows and guideline markers, by username."""
     if Role.MANAGER not in roles_of(user=user, project=project):
         raise NotPermitted("Only managers of this project see drift.")
+    return project_drift(project)
+
+
+def project_drift(project: Project) -> list[dict[str, Any]]:
+    """`drift_of` without the role check: the operator's command reads it (people come through `drift_of`)."""
     people = weekly_drift(
         events=TransitionEvent.objects.filter(instance__project=project).values(
             "instance_id", "from_status", "to_status", "created_at"
@@ -101,3 +106,26 @@ def drift_of(*, user: AbstractBaseUser, project: Project) -> list[dict[str, Any]
         for user_id in sorted(people, key=lambda pk: names.get(pk, ""))
         if user_id in names
     ]
+
+
+def drift_rows(people: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The drift lines as the page draws them, one row per annotator and week (with the sample of each rate and
+    the guidelines published that week): the CSV and `--json` shape."""
+    rows = []
+    for person in people:
+        markers: dict[int, list[str]] = defaultdict(list)
+        for marker in person["markers"]:
+            markers[marker["index"]].append(marker["text"])
+        for index, row in enumerate(person["rows"]):
+            rows.append(
+                {
+                    "user": person["user"],
+                    "week": row["week"].isoformat(),
+                    **{name: None if row[name] is None else round(row[name], 4) for name in SERIES},
+                    "round1_n": row["n"]["round1"],
+                    "round2_n": row["n"]["round2"],
+                    "gold_n": row["n"]["gold"],
+                    "guidelines": "; ".join(markers.get(index, [])),
+                }
+            )
+    return rows

@@ -38,6 +38,12 @@ class GoldProbe(models.Model):
     answer = models.JSONField(default=list, blank=True)
     rationale = models.TextField(blank=True)
     em = models.FloatField(null=True, blank=True, help_text="Exact match with the gold answer, once submitted")
+    # The probe is shown in the workspace as instance #number: a number taken from the instances' own sequence, so
+    # it sits among the drafts' numbers and no instance ever has it.
+    number = models.PositiveBigIntegerField(null=True, blank=True, unique=True)
+    fields = models.JSONField(default=dict, blank=True, help_text="The annotator's autosaved work on the probe")
+    version = models.PositiveIntegerField(default=1)
+    skip_reason = models.CharField(max_length=500, blank=True, help_text="Given back unanswered, with this reason")
 
     class Meta:
         ordering = ["project", "user", "served_at", "id"]

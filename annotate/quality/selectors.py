@@ -1,4 +1,4 @@
-"""Reads of hidden gold: the probe an annotator holds (never its answer) and the managers' per-annotator figures."""
+"""Reads of hidden gold: the managers' per-annotator figures (a probe is shown by annotate.work.probes)."""
 
 from __future__ import annotations
 
@@ -6,20 +6,12 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 
-from annotate.qualification.selectors import gold_items_shown
 from annotate.quality.models import GoldProbe, QualityDecision
-from annotate.quality.services import gold_figure, is_below_threshold, own_probe, quality_settings_of
+from annotate.quality.services import gold_figure, is_below_threshold, quality_settings_of
 from curation.errors import NotPermitted
 from curation.models import Membership, Project
 from curation.selectors import roles_of
 from curation.states import Role
-
-
-def probe_shown(*, user: AbstractBaseUser, probe_id: int) -> dict[str, Any]:
-    """The annotator's own open probe as the page and API show it: question and context, as a draft would look."""
-    probe = own_probe(probe_id=probe_id, user=user)
-    item = gold_items_shown([probe.gold_id])[0]
-    return {"probe": probe, "project": probe.project, **item}
 
 
 def gold_figures(*, user: AbstractBaseUser, project: Project) -> dict[str, Any]:
@@ -27,6 +19,11 @@ def gold_figures(*, user: AbstractBaseUser, project: Project) -> dict[str, Any]:
     is below the project's threshold (the alert), whether they are paused, and the audit of decisions."""
     if Role.MANAGER not in roles_of(user=user, project=project):
         raise NotPermitted("Only managers of this project see hidden-gold figures.")
+    return project_gold_figures(project)
+
+
+def project_gold_figures(project: Project) -> dict[str, Any]:
+    """`gold_figures` without the role check: the operator's command reads it (people come through `gold_figures`)."""
     quality = quality_settings_of(project)
     memberships = Membership.objects.filter(project=project, role=Role.ANNOTATOR).select_related("user")
     probed = set(GoldProbe.objects.filter(project=project).values_list("user_id", flat=True))
@@ -55,3 +52,11 @@ def gold_figures(*, user: AbstractBaseUser, project: Project) -> dict[str, Any]:
             }
         )
     return {"quality": quality, "gold_rows": rows, "decisions": decisions}
+
+
+GOLD_COLUMNS = ("user", "n", "total", "em", "low", "high", "is_below", "is_paused")
+
+
+def gold_rows(figures: dict[str, Any]) -> list[dict[str, Any]]:
+    """The hidden-gold table as the page shows it, one row per annotator: the CSV and `--json` shape."""
+    return [{name: row[name] for name in GOLD_COLUMNS} for row in figures["gold_rows"]]

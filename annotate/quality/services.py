@@ -69,6 +69,24 @@ def quality_configure(
     return quality
 
 
+def number_reserve(project: Project) -> int:
+    """A number from the instances' own id sequence that no instance will ever have: a bare row is inserted and
+    deleted in the caller's transaction (a PostgreSQL sequence and SQLite's AUTOINCREMENT never hand a number out
+    twice), so a probe's number sits among the drafts' numbers."""
+    placeholder = Instance.objects.create(project=project)
+    Instance.objects.filter(pk=placeholder.pk).delete()
+    return placeholder.pk
+
+
+def probe_numbered(probe: GoldProbe) -> GoldProbe:
+    """The probe with its workspace number (probes served before numbers existed get one on their next claim)."""
+    if probe.number is None:
+        with transaction.atomic():
+            GoldProbe.objects.filter(pk=probe.pk, number=None).update(number=number_reserve(probe.project))
+        probe.refresh_from_db()
+    return probe
+
+
 def open_probe(*, project_id: int, user: AbstractBaseUser) -> GoldProbe | None:
     """The probe the annotator holds in this project (served, not yet submitted)."""
     return GoldProbe.objects.filter(project_id=project_id, user_id=user.pk, submitted_at=None).first()
@@ -124,7 +142,7 @@ def probe_serve(*, project: Project, user: AbstractBaseUser) -> GoldProbe | None
         return None
     try:
         with transaction.atomic():
-            return GoldProbe.objects.create(project=project, user=user, gold=gold)
+            return GoldProbe.objects.create(project=project, user=user, gold=gold, number=number_reserve(project))
     except IntegrityError:  # a second tab served one at the same moment: that one is theirs
         return open_probe(project_id=project.pk, user=user)
 
@@ -141,14 +159,17 @@ def own_probe(*, probe_id: int, user: AbstractBaseUser, lock: bool = False) -> G
 
 
 @transaction.atomic
-def probe_submit(*, probe_id: int, user: AbstractBaseUser, answer: Any, rationale: str = "") -> GoldProbe:
-    """Score the annotator's answer to a probe with the exam's EM, close it, and check their running figure."""
+def probe_submit(
+    *, probe_id: int, user: AbstractBaseUser, answer: Any, rationale: str = "", is_abstention: bool = False
+) -> GoldProbe:
+    """Score the annotator's answer to a probe with the exam's EM, close it, and check their running figure. An
+    abstention (the workspace's "not answerable") answers nothing, so it scores 0 against the validated gold."""
     probe = own_probe(probe_id=probe_id, user=user, lock=True)
     cleaned = clean_answer(key=str(probe.pk), value={"answer": answer, "rationale": rationale})
-    if not cleaned["answer"]:
+    if not cleaned["answer"] and not is_abstention:
         raise InvalidInput("Give at least one answer item.", detail={"field": "answer"})
     gold = [str(item) for item in probe.gold.answer]
-    em = float(exact_match(cleaned["answer"], gold))
+    em = float(exact_match(cleaned["answer"], gold)) if cleaned["answer"] else 0.0
     changed = GoldProbe.objects.filter(pk=probe.pk, submitted_at=None).update(
         submitted_at=timezone.now(), answer=cleaned["answer"], rationale=cleaned["rationale"], em=em
     )

@@ -9,7 +9,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotate.work import queue, workspace
+from annotate.work import probes, queue, workspace
 from annotate.work import selectors as work_selectors
 from curation import selectors
 from curation.answer_types import ANSWER_TYPES, SCALES
@@ -47,15 +47,11 @@ class ClaimSerializer(serializers.Serializer):
         return claim.instance_id or None
 
     def get_workspace(self, claim: queue.Claim) -> str:
-        if claim.probe_id is not None:
-            return reverse("api-probe", args=[claim.probe_id])
         if claim.copy_id is not None:
             return reverse("api-double-copy", args=[claim.copy_id])
         return reverse("api-workspace", args=[claim.instance_id])
 
     def get_page(self, claim: queue.Claim) -> str:
-        if claim.probe_id is not None:
-            return reverse("probe", args=[self.context["slug"], claim.probe_id])
         if claim.copy_id is not None:
             return reverse("double-copy", args=[self.context["slug"], claim.copy_id])
         return reverse("workspace", args=[self.context["slug"], claim.instance_id])
@@ -109,10 +105,15 @@ class SaveResultSerializer(serializers.Serializer):
     suggested_scale = serializers.CharField()
 
 
+def _shown(instance: Instance) -> dict:
+    """An instance as the API returns it; a probe shown as an instance (never saved) as it is."""
+    return InstanceSerializer(instance if instance._state.adding else selectors.instance_for_output(instance.pk)).data
+
+
 def _save_result(instance) -> dict:
     suggested = workspace.suggested_answer_kind(instance)
     return {
-        "instance": InstanceSerializer(selectors.instance_for_output(instance.pk)).data,
+        "instance": _shown(instance),
         "problems": workspace.submission_problems(instance),
         "suggested_form": workspace.suggested_answer_form(instance.answer),
         "suggested_type": suggested["answer_type"],
@@ -129,7 +130,7 @@ class AutosaveApi(APIView):
         fields = dict(payload.validated_data)
         expected_version = fields.pop("expected_version")
         note = fields.pop("note", "")
-        instance = workspace.workspace_autosave(
+        instance = probes.held_autosave(
             instance_id=pk, user=request.user, expected_version=expected_version, fields=fields, note=note
         )
         return Response(_save_result(instance))
@@ -144,10 +145,10 @@ class SubmitApi(APIView):
         fields = dict(payload.validated_data)
         expected_version = fields.pop("expected_version")
         fields.pop("note", None)
-        instance = workspace.workspace_submit(
+        instance = probes.held_submit(
             instance_id=pk, user=request.user, expected_version=expected_version, fields=fields or None
         )
-        return Response(InstanceSerializer(selectors.instance_for_output(instance.pk)).data)
+        return Response(_shown(instance))
 
 
 class SkipSerializer(serializers.Serializer):
@@ -159,7 +160,7 @@ class SkipApi(APIView):
     def post(self, request: Request, pk: int) -> Response:
         payload = SkipSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
-        instance = workspace.workspace_skip(instance_id=pk, user=request.user, reason=payload.validated_data["reason"])
+        instance = probes.held_skip(instance_id=pk, user=request.user, reason=payload.validated_data["reason"])
         return Response(InstanceSerializer(instance).data)
 
 
@@ -172,6 +173,9 @@ class PingApi(APIView):
     @extend_schema(request=None, responses=PingResultSerializer)
     def post(self, request: Request, pk: int) -> Response:
         """The workspace is in use: count active time and renew the lease."""
+        probe = probes.held_probe(user=request.user, number=pk)
+        if probe is not None:  # hidden gold: its time is not work on an instance, its lease is the session's
+            return Response({"active_seconds": 0.0, "lease_expires_at": queue.lease_deadline()})
         work_selectors.held_instance(user=request.user, instance_id=pk)
         seconds = workspace.work_ping(instance_id=pk, user=request.user, activity="refine")
         deadline = queue.lease_renew(instance_id=pk, user=request.user)
@@ -200,7 +204,7 @@ class WorkspaceApi(APIView):
         """The held instance with its whole context, as the workspace page shows it."""
         data = work_selectors.workspace_data(user=request.user, instance_id=pk)
         body = {
-            "instance": InstanceSerializer(data["instance"]).data,
+            "instance": _shown(data["instance"]),
             "draft": data["instance"].draft or {},
             "context_kind": data["context"].kind if data["context"] else None,
             "tables": TableSerializer(data["context_tables"], many=True).data,

@@ -14,7 +14,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from annotate.quality.models import GoldProbe
-from annotate.quality.services import probe_serve
+from annotate.quality.services import probe_numbered, probe_serve
 from curation.errors import Conflict, NotFound, NotPermitted
 from curation.models import Batch, Instance, Membership, Project
 from curation.selectors import claimable_drafts
@@ -34,7 +34,8 @@ class Claim:
     lease_expires_at: datetime
     how: str  # "held" (their active lease), "resumed" (changes requested of them) or "claimed" (a fresh draft)
     status: str = Status.IN_REFINEMENT
-    probe_id: int | None = None  # hidden gold served as if it were a draft (annotate.quality); instance_id is 0
+    # Hidden gold served as if it were a draft (annotate.quality): instance_id is then the probe's number.
+    probe_id: int | None = None
     copy_id: int | None = None  # a second, independent copy of someone else's instance (annotate.agreement)
 
 
@@ -161,7 +162,9 @@ def _probe_instead(*, look: dict[str, Any] | None, user: AbstractBaseUser) -> Cl
     probe = probe_serve(project=Project.objects.get(pk=look["pk"]), user=user)
     if probe is None:
         return None
-    return Claim(0, 1, lease_deadline(), how="claimed", probe_id=probe.pk)
+    probe = probe_numbered(probe)
+    how = "held" if look["has_open_probe"] else "claimed"
+    return Claim(probe.number, probe.version, lease_deadline(), how=how, probe_id=probe.pk)
 
 
 def _served_instead(*, look: dict[str, Any] | None, user: AbstractBaseUser) -> Claim | None:
@@ -232,10 +235,13 @@ def queue_counts(*, project: Project, user: AbstractBaseUser) -> dict[str, int]:
         "available": claimable_drafts(project=project, user=user).count(),
         "assigned": open_drafts.filter(assigned_to=user).count(),
         "changes_requested": mine.filter(status=Status.CHANGES_REQUESTED).count(),
-        "held": mine.filter(status=Status.IN_REFINEMENT).count(),
+        # A hidden-gold probe in their hands counts as held, as the draft it looks like would.
+        "held": mine.filter(status=Status.IN_REFINEMENT).count()
+        + GoldProbe.objects.filter(project=project, user_id=user.pk, submitted_at=None).count(),
         "submitted": mine.exclude(
             status__in=(Status.DRAFTED, Status.IN_REFINEMENT, Status.CHANGES_REQUESTED, Status.DISCARDED)
-        ).count(),
+        ).count()
+        + GoldProbe.objects.filter(project=project, user_id=user.pk, skip_reason="").exclude(submitted_at=None).count(),
     }
 
 

@@ -8,7 +8,13 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Prefetch
 
 from annotate.diffing import answer_text, word_diff
-from annotate.work.workspace import submission_problems, suggested_answer_form, suggested_answer_kind
+from annotate.work.probes import numbered_probe, own_probes, probe_instance
+from annotate.work.workspace import (
+    marked_tables,
+    submission_problems,
+    suggested_answer_form,
+    suggested_answer_kind,
+)
 from curation.answer_types import ANSWER_TYPE_LABELS, SCALE_LABELS
 from curation.errors import NotFound, NotPermitted
 from curation.models import Instance, Paragraph, Project, ReasoningType, Table
@@ -28,6 +34,18 @@ def held_instance(*, user: AbstractBaseUser, instance_id: int) -> Instance:
     if instance.status != Status.IN_REFINEMENT:
         raise NotPermitted(f"This instance is {instance.get_status_display().lower()}: it is not in your hands now.")
     return instance
+
+
+def held_item(*, user: AbstractBaseUser, instance_id: int) -> Instance:
+    """What the annotator holds as #instance_id: their hidden-gold probe shown as an instance, or the instance."""
+    probe = numbered_probe(user=user, number=instance_id)
+    if probe is None:
+        return held_instance(user=user, instance_id=instance_id)
+    if probe.skip_reason:  # given back: gone from their hands as a skipped draft is
+        raise NotFound(f"No instance {instance_id} in your work.")
+    if probe.submitted_at is not None:  # the words a submitted instance gets
+        raise NotPermitted("This instance is submitted: it is not in your hands now.")
+    return probe_instance(probe)
 
 
 def draft_diffs(instance: Instance) -> dict[str, list[tuple[str, str]]]:
@@ -54,6 +72,7 @@ def instance_context(instance: Instance) -> dict[str, Any]:
         paragraphs = list(
             paper.paragraphs.prefetch_related(Prefetch("mentioned_tables", queryset=Table.objects.only("id", "number")))
         )
+    marked = marked_tables(instance)
     if context is not None and context.kind == "short":
         table_ids = set(context.tables.values_list("id", flat=True))
         paragraph_ids = {context.paragraph_id}
@@ -66,15 +85,17 @@ def instance_context(instance: Instance) -> dict[str, Any]:
         "context_tables": [t for t in tables if t.pk in table_ids],
         "context_paragraphs": [p for p in paragraphs if p.pk in paragraph_ids],
         "all_paragraphs": paragraphs,
-        "relevant_ids": set(instance.relevant_tables.values_list("id", flat=True)),
-        "excluded_table_ids": set(instance.excluded_tables.values_list("id", flat=True)),
-        "excluded_paragraph_ids": set(instance.excluded_paragraphs.values_list("id", flat=True)),
+        "relevant_ids": marked["relevant"],
+        "excluded_table_ids": marked["excluded"],
+        "excluded_paragraph_ids": marked["excluded_paragraphs"]
+        if "excluded_paragraphs" in marked
+        else set(instance.excluded_paragraphs.values_list("id", flat=True)),
     }
 
 
 def workspace_data(*, user: AbstractBaseUser, instance_id: int) -> dict[str, Any]:
     """Everything the workspace shows for a held instance, in a fixed number of queries."""
-    instance = held_instance(user=user, instance_id=instance_id)
+    instance = held_item(user=user, instance_id=instance_id)
     types = list(ReasoningType.objects.filter(project=instance.project).select_related("parent"))
     return {
         "instance": instance,
@@ -90,10 +111,20 @@ def workspace_data(*, user: AbstractBaseUser, instance_id: int) -> dict[str, Any
 
 
 def work_of_annotator(*, user: AbstractBaseUser, project: Project) -> dict[str, Any]:
-    """The annotator's own instances on their queue page: held, sent back, and the latest done."""
+    """The annotator's own instances on their queue page: held, sent back, and the first done. Their hidden-gold
+    probes are listed among them as the drafts they look like (held while open, submitted once answered)."""
     mine = Instance.objects.visible_to(user).filter(project=project, author=user).select_related("reasoning_type")
+    probes = list(
+        own_probes(project_id=project.pk, user=user)
+        .filter(number__isnull=False, skip_reason="")
+        .select_related("gold", "gold__context")
+        .order_by("number")[:50]
+    )
+    held = [probe_instance(probe) for probe in probes if probe.submitted_at is None]
+    answered = [probe_instance(probe) for probe in probes if probe.submitted_at is not None]
+    done = mine.exclude(status__in=(Status.IN_REFINEMENT, Status.CHANGES_REQUESTED, Status.DRAFTED))[:50]
     return {
-        "held": mine.filter(status=Status.IN_REFINEMENT),
+        "held": [*mine.filter(status=Status.IN_REFINEMENT), *held],
         "returned": mine.filter(status=Status.CHANGES_REQUESTED),
-        "done": mine.exclude(status__in=(Status.IN_REFINEMENT, Status.CHANGES_REQUESTED, Status.DRAFTED))[:50],
+        "done": sorted([*done, *answered], key=lambda instance: instance.pk)[:50],
     }

@@ -8,7 +8,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
-from annotate.work import queue, workspace
+from annotate.work import probes, queue
 from annotate.work import selectors as work_selectors
 from curation import selectors
 from curation.errors import NotPermitted
@@ -43,8 +43,6 @@ def work_next(request: HttpRequest, slug: str) -> HttpResponse:
             " Well done — check back later.",
         )
         return redirect("work-home", slug=slug)
-    if claim.probe_id is not None:
-        return redirect("probe", slug=slug, pk=claim.probe_id)
     if claim.copy_id is not None:
         return redirect("double-copy", slug=slug, pk=claim.copy_id)
     return redirect("workspace", slug=slug, pk=claim.instance_id)
@@ -67,7 +65,7 @@ def workspace_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
 @login_required
 def workspace_diff(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     """The draft-versus-current panel (swapped in by htmx after each save)."""
-    instance = work_selectors.held_instance(user=request.user, instance_id=pk)
+    instance = work_selectors.held_item(user=request.user, instance_id=pk)
     return render(
         request, "annotate/work/_diff.html", {"instance": instance, "diffs": work_selectors.draft_diffs(instance)}
     )
@@ -86,6 +84,6 @@ def work_resume(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
 @require_POST
 def workspace_skip(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     _project(request, slug)
-    workspace.workspace_skip(instance_id=pk, user=request.user, reason=request.POST.get("reason", ""))
+    probes.held_skip(instance_id=pk, user=request.user, reason=request.POST.get("reason", ""))
     messages.info(request, "Skipped; it went back to the queue for others (you will not be given it again soon).")
     return work_next(request, slug)

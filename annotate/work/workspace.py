@@ -13,7 +13,7 @@ from annotate.work.models import WorkTime
 from annotate.work.queue import lease_renew
 from curation.answer_types import ANSWER_TYPES
 from curation.errors import InvalidInput, NotFound, NotPermitted
-from curation.models import Instance
+from curation.models import Instance, Table
 from curation.services.instances import answer_kind_suggested, instance_edit
 from curation.services.lifecycle import instance_transition
 from curation.states import Status
@@ -31,7 +31,11 @@ def suggested_answer_form(answer: list[str]) -> str:
 def suggested_answer_kind(instance: Instance) -> dict[str, str]:
     """The answer type and scale suggested for an instance from its current answer and its relevant tables
     (else its context's tables)."""
-    tables = list(instance.relevant_tables.all())
+    marked = getattr(instance, "marked", None)
+    if marked is not None:
+        tables = list(Table.objects.filter(pk__in=marked["relevant"]))
+    else:
+        tables = list(instance.relevant_tables.all())
     if not tables and instance.context_id:
         tables = list(instance.context.tables.all())
     return answer_kind_suggested(
@@ -43,13 +47,26 @@ def suggested_answer_kind(instance: Instance) -> dict[str, str]:
     )
 
 
+def marked_tables(instance: Instance) -> dict[str, set[int]]:
+    """The tables an instance marks: relevant, and wrongly extracted. A hidden-gold probe shown as an instance
+    (annotate.quality) carries its own in `marked` instead of the instance's relations."""
+    marked = getattr(instance, "marked", None)
+    if marked is not None:
+        return marked
+    return {
+        "relevant": set(instance.relevant_tables.values_list("id", flat=True)),
+        "excluded": set(instance.excluded_tables.values_list("id", flat=True)),
+    }
+
+
 def submission_problems(instance: Instance) -> list[dict[str, str]]:
     """What keeps an instance from being submitted, as {field, message} for the form to show."""
     problems = []
     if not instance.question.strip():
         problems.append({"field": "question", "message": "Write the question."})
+    marked = marked_tables(instance)
     if not instance.is_answerable:
-        return problems + _unanswerable_problems(instance)
+        return problems + _unanswerable_problems(instance, marked)
     if not [item for item in instance.answer if item.strip()]:
         problems.append({"field": "answer", "message": "Give at least one answer item."})
     if any(not item.strip() for item in instance.answer):
@@ -62,8 +79,7 @@ def submission_problems(instance: Instance) -> list[dict[str, str]]:
         problems.append(
             {"field": "answer_type", "message": "Choose the answer type: span, multi-span, arithmetic or count."}
         )
-    relevant = set(instance.relevant_tables.values_list("id", flat=True))
-    excluded = set(instance.excluded_tables.values_list("id", flat=True))
+    relevant, excluded = marked["relevant"], marked["excluded"]
     if instance.answer_source in (Instance.AnswerSource.TABLE, Instance.AnswerSource.TABLE_TEXT) and not relevant:
         problems.append(
             {"field": "relevant_tables", "message": "The answer comes from a table: mark the relevant table(s)."}
@@ -82,7 +98,7 @@ def submission_problems(instance: Instance) -> list[dict[str, str]]:
     return problems
 
 
-def _unanswerable_problems(instance: Instance) -> list[dict[str, str]]:
+def _unanswerable_problems(instance: Instance, marked: dict[str, set[int]]) -> list[dict[str, str]]:
     """An unanswerable question needs the reason the context cannot answer it, and no answer (its gold is the
     abstention: an answer left in would be exported as if it held)."""
     problems = []
@@ -97,8 +113,7 @@ def _unanswerable_problems(instance: Instance) -> list[dict[str, str]]:
         problems.append(
             {"field": "answer", "message": "A question marked not answerable has no answer: remove the answer items."}
         )
-    relevant = set(instance.relevant_tables.values_list("id", flat=True))
-    if relevant & set(instance.excluded_tables.values_list("id", flat=True)):
+    if marked["relevant"] & marked["excluded"]:
         problems.append(
             {"field": "relevant_tables", "message": "A table marked as wrongly extracted cannot be relevant."}
         )

@@ -19,7 +19,7 @@ from curation.errors import InvalidInput, NotFound, NotPermitted
 from curation.models import Instance, InstanceRevision, Membership, TransitionEvent
 from curation.states import Role, Status
 from tests.annotate.qualification_support import make_gold
-from tests.annotate.quality_helpers import gold_on, work_until_probe
+from tests.annotate.quality_helpers import gold_on, refine_and_submit, work_until_probe
 from tests.conftest import PASSWORD
 
 
@@ -199,44 +199,83 @@ def test_restore_api_per_role(personas, project, drafts, gold, api_client_for, p
     assert is_qualified(project, personas["annotator2"]) == (expected == 200)
 
 
-def test_probe_api_serves_the_holder_only_and_scores_on_submit(personas, project, drafts, gold, api_client_for):
+def test_the_workspace_api_serves_a_probe_as_an_instance_to_its_holder_only(
+    personas, project, drafts, gold, api_client_for
+):
     gold_on(project, personas["manager"])
     probe = work_until_probe(project=project, user=personas["annotator"])
+    number = probe.number
+    assert number and not Instance.objects.filter(pk=number).exists()  # a number no instance has
+    assert number > max(d.pk for d in drafts)  # among the drafts' numbers, not the old gold's
     for name in ("annotator2", "manager", "verifier", "outsider"):
-        assert api_client_for(personas[name]).get(f"/api/items/{probe.pk}/").status_code == 404
+        assert api_client_for(personas[name]).get(f"/api/instances/{number}/workspace/").status_code == 404
     mine = api_client_for(personas["annotator"])
-    shown = mine.get(f"/api/items/{probe.pk}/").json()
-    assert shown["question"] == probe.gold.question and shown["tables"]
-    assert mine.post(f"/api/items/{probe.pk}/submit/", {"answer": "not a list"}, format="json").status_code == 400
-    assert GoldProbe.objects.get(pk=probe.pk).submitted_at is None  # nothing partial written
-    response = mine.post(f"/api/items/{probe.pk}/submit/", {"answer": list(probe.gold.answer)}, format="json")
-    assert response.status_code == 200 and "em" not in response.json()
+    shown = mine.get(f"/api/instances/{number}/workspace/").json()
+    assert shown["instance"]["id"] == number and shown["instance"]["status"] == "in_refinement"
+    assert shown["instance"]["question"] == probe.gold.question and shown["tables"]
+    assert shown["instance"]["answer"] == [] and shown["instance"]["rationale"] == ""
+    url = f"/api/instances/{number}/"
+    bad = mine.post(f"{url}autosave/", {"expected_version": 1, "answer": "not a list"}, format="json")
+    assert bad.status_code == 400
+    assert GoldProbe.objects.get(pk=probe.pk).fields == {}  # nothing partial written
+    tables = shown["context_table_ids"]
+    body = {"answer": list(probe.gold.answer), "answer_form": "short", "answer_source": "table"}
+    saved = mine.post(f"{url}autosave/", {"expected_version": 1, **body}, format="json")
+    assert saved.status_code == 200 and saved.json()["instance"]["version"] == 2
+    assert {p["field"] for p in saved.json()["problems"]} == {"answer_type", "relevant_tables"}  # the draft's rule
+    stale = mine.post(f"{url}autosave/", {"expected_version": 1, "question": "x"}, format="json")
+    assert stale.status_code == 409
+    refused = mine.post(f"{url}submit/", {"expected_version": 2}, format="json")
+    assert refused.status_code == 400 and GoldProbe.objects.get(pk=probe.pk).submitted_at is None
+    assert mine.post(f"{url}ping/").status_code == 200
+    final = {"expected_version": 2, "answer_type": "span", "relevant_table_ids": tables}
+    response = mine.post(f"{url}submit/", final, format="json")
+    assert response.status_code == 200 and response.json()["status"] == "submitted"
+    assert "em" not in response.json()
     assert GoldProbe.objects.get(pk=probe.pk).em == 1.0
+    assert mine.get(f"/api/instances/{number}/workspace/").status_code == 403  # submitted: as a submitted draft
+
+
+def test_a_probe_can_be_skipped_with_a_reason_and_is_not_scored(personas, project, drafts, gold, api_client_for):
+    gold_on(project, personas["manager"])
+    probe = work_until_probe(project=project, user=personas["annotator"])
+    mine = api_client_for(personas["annotator"])
+    assert mine.post(f"/api/instances/{probe.number}/skip/", {"reason": ""}, format="json").status_code == 400
+    skipped = mine.post(f"/api/instances/{probe.number}/skip/", {"reason": "not my field"}, format="json")
+    assert skipped.status_code == 200 and skipped.json()["status"] == "drafted"
+    probe.refresh_from_db()
+    assert probe.submitted_at is not None and probe.em is None and probe.skip_reason == "not my field"
+    assert gold_figure(project=project, user_id=personas["annotator"].pk)["n"] == 0
 
 
 def test_the_queue_api_points_at_the_probe(personas, project, drafts, gold, api_client_for):
     gold_on(project, personas["manager"])
     probe = work_until_probe(project=project, user=personas["annotator"])
     body = api_client_for(personas["annotator"]).post(f"/api/projects/{project.slug}/queue/next/").json()
-    assert body["page"] == f"/p/{project.slug}/work/item/{probe.pk}/"
-    assert body["workspace"] == f"/api/items/{probe.pk}/"
+    assert body["instance"] == probe.number and body["how"] == "held"
+    assert body["page"] == f"/p/{project.slug}/work/{probe.number}/"
+    assert body["workspace"] == f"/api/instances/{probe.number}/workspace/"
 
 
 # --- pages ----------------------------------------------------------------------------------------------------------
 
 
-def test_next_opens_the_probe_page_and_submitting_returns_to_the_queue(personas, project, drafts, gold):
+def test_next_opens_the_probe_in_the_workspace_page(personas, project, drafts, gold):
     gold_on(project, personas["manager"])
     probe = work_until_probe(project=project, user=personas["annotator"])
     client = Client()
     assert client.login(username="annotator", password=PASSWORD)
     response = client.post(f"/p/{project.slug}/work/next/")
-    assert response.status_code == 302 and response["Location"] == f"/p/{project.slug}/work/item/{probe.pk}/"
+    assert response.status_code == 302 and response["Location"] == f"/p/{project.slug}/work/{probe.number}/"
     page = client.get(response["Location"]).content.decode()
     assert probe.gold.question in page and "Accuracy by model." in page
-    response = client.post(response["Location"], {"answer": "\n".join(probe.gold.answer), "rationale": "read it"})
-    assert response.status_code == 302 and response["Location"] == f"/p/{project.slug}/work/"
-    assert GoldProbe.objects.get(pk=probe.pk).em == 1.0
+    assert f"Refine #{probe.number}" in page and 'id="refine-form"' in page and "workspace.js" in page
+    assert f"/api/instances/{probe.number}/autosave/" in page
+    diff = client.get(f"/p/{project.slug}/work/{probe.number}/diff/")
+    assert diff.status_code == 200
+    skipped = client.post(f"/p/{project.slug}/work/{probe.number}/skip/", {"reason": "cannot read the table"})
+    assert skipped.status_code == 302
+    assert GoldProbe.objects.get(pk=probe.pk).skip_reason == "cannot read the table"
 
 
 def test_dashboard_alerts_a_manager_and_restores_from_the_page(personas, project, drafts, gold):
@@ -259,3 +298,41 @@ def test_only_managers_change_hidden_gold_from_the_page(personas, project, perso
     response = client.post(f"/p/{project.slug}/quality/settings/", {"gold_every": "5", "gold_min_sample": "3"})
     assert response.status_code in (403, 404)
     assert not QualitySettings.objects.filter(project=project, gold_every=5).exists()
+
+
+def test_a_probe_marked_not_answerable_is_submitted_like_a_draft_and_scores_zero(
+    personas, project, drafts, gold, api_client_for
+):
+    gold_on(project, personas["manager"])
+    probe = work_until_probe(project=project, user=personas["annotator"])
+    mine = api_client_for(personas["annotator"])
+    url = f"/api/instances/{probe.number}/"
+    refused = mine.post(f"{url}submit/", {"expected_version": 1, "is_answerable": False}, format="json")
+    assert refused.status_code == 400 and "unanswerable_reason" in str(refused.json())  # the draft's rule
+    # The refused submission wrote nothing (its edit rolled back with it): still version 1.
+    body = {"expected_version": 1, "is_answerable": False, "unanswerable_reason": "No table gives it."}
+    response = mine.post(f"{url}submit/", body, format="json")
+    assert response.status_code == 200 and response.json()["status"] == "submitted"
+    assert GoldProbe.objects.get(pk=probe.pk).em == 0.0
+
+
+def test_reopening_a_submitted_probe_reads_as_reopening_a_submitted_draft(personas, project, drafts, gold):
+    gold_on(project, personas["manager"])
+    probe = work_until_probe(project=project, user=personas["annotator"])
+    probe_submit(probe_id=probe.pk, user=personas["annotator"], answer=["x"])
+    gold_on(project, personas["manager"], gold_every=0)
+    claim = queue_claim(project_slug=project.slug, user=personas["annotator"])
+    submitted_draft = refine_and_submit(Instance.objects.get(pk=claim.instance_id), personas["annotator"])
+    client = Client()
+    assert client.login(username="annotator", password=PASSWORD)
+    answers = []
+    for number in (probe.number, submitted_draft.pk):
+        response = client.get(f"/p/{project.slug}/work/{number}/", follow=True)
+        answers.append((response.status_code, response.redirect_chain[-1][0] if response.redirect_chain else ""))
+        assert "This instance is submitted: it is not in your hands now." in response.content.decode()
+    assert answers[0] == answers[1]
+    queue_page = client.get(f"/p/{project.slug}/work/").content.decode()
+    for number in (probe.number, submitted_draft.pk):  # both listed as done, submitted
+        assert f"<tr><td>{number}</td>" in queue_page
+    assert queue_page.count("s-submitted") >= 2
+    assert 'data-count="submitted">2<' in queue_page

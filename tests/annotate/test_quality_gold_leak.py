@@ -21,7 +21,9 @@ def probe_world(project, personas, context, paper, drafts):
     answered = work_until_probe(project=project, user=personas["annotator"])
     probe_submit(probe_id=answered.pk, user=personas["annotator"], answer=["my guess"])
     held = work_until_probe(project=project, user=personas["annotator"])
-    ids = sorted({answered.pk, held.pk, paper.pk, context.pk, *(g.pk for g in gold), drafts[0].pk})
+    # The probes' own ids and the numbers they are worked on under (an instance's URLs: page, diff, API).
+    numbers = {answered.number, held.number}
+    ids = sorted({answered.pk, held.pk, *numbers, paper.pk, context.pk, *(g.pk for g in gold), drafts[0].pk})
     code = ReasoningType.objects.filter(project=project).first().code
     values = {
         "int": [str(i) for i in ids],
@@ -40,4 +42,7 @@ def test_no_page_or_endpoint_shows_an_annotator_the_gold_of_a_probe(probe_world)
     bodies = probe(client, probe_world["values"])
     assert len(bodies) > 200  # the walk really went through the application
     assert any(probe_world["held"].gold.question in body for body in bodies.values())  # and reached the probe
+    held = probe_world["held"]
+    workspace_pages = [url for url, body in bodies.items() if f"Refine #{held.number}" in body]
+    assert workspace_pages, "the walk opened the probe in the workspace"
     assert leaks(bodies) == []

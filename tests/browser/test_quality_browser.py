@@ -1,5 +1,5 @@
-"""Hidden gold in a real browser: the annotator answers an item the queue served, fails it and is paused; the
-manager sees the alert on the dashboard and restores them with a reason."""
+"""Hidden gold in a real browser: the annotator answers an item the queue served in the ordinary workspace, fails it and
+is paused; the manager sees the alert on the dashboard and restores them with a reason."""
 
 from __future__ import annotations
 
@@ -31,18 +31,35 @@ def test_a_failing_annotator_is_paused_and_a_manager_restores_them(
 
     page = open_as(browser, live_server, "annotator")
     page.goto(f"{live_server.url}/p/{project.slug}/work/")
+    expect(page.locator("main")).to_contain_text(f"#{probe.number}")  # "In your hands", as a draft would be
     page.locator("#next-button").click()
-    page.wait_for_url(re.compile(rf"/work/item/{probe.pk}/$"))
-    expect(page.get_by_role("heading", name=re.compile("Refine"))).to_be_visible()
+    # The ordinary workspace, at an instance's URL: autosave, shortcuts, skip, diff.
+    page.wait_for_url(re.compile(rf"/work/{probe.number}/$"))
+    expect(page.get_by_role("heading", name=re.compile(rf"Refine #{probe.number}"))).to_be_visible()
     expect(page.locator(".ws-context")).to_contain_text("Accuracy by model.")
-    expect(page.locator("#probe-form")).to_contain_text(probe.gold.question)
+    expect(page.locator("#f-question")).to_have_value(probe.gold.question)
+    expect(page.locator("#skip-button")).to_be_visible()
     page.screenshot(path=f"{SHOTS}/probe.png", full_page=True)
-    type_into(page, "#f-answer", "a wrong answer")
+    type_into(page, "#refine-form input[name=answer]", "a wrong answer")
+    page.locator("#refine-form input[name=answer]").blur()
+    expect(page.locator("#save-state")).to_have_text("All changes saved")
+    assert GoldProbe.objects.get(pk=probe.pk).fields["answer"] == ["a wrong answer"]  # autosaved on the probe
+    page.reload()
+    expect(page.locator("#refine-form input[name=answer]")).to_have_value("a wrong answer")
     type_into(page, "#f-rationale", "I guessed.")
-    page.get_by_role("button", name="Submit").click()
-    page.wait_for_url(re.compile(r"/work/$"))
-    expect(page.locator("body")).to_contain_text("Submitted.")
+    page.locator("h1").click()
+    page.keyboard.press("?")
+    expect(page.locator("#shortcuts")).to_be_visible()
+    page.keyboard.press("Escape")
+    page.check("input[name=answer_form][value=short]")
+    page.check("input[name=answer_source][value=table]")
+    page.check("input[name=relevant_table_ids]")
+    page.keyboard.press("Alt+t")  # span, by the keyboard as on any draft
+    expect(page.locator("input[name=answer_type][value=span]")).to_be_checked()
+    page.keyboard.press("Control+Enter")
+    page.wait_for_url(lambda url: f"/work/{probe.number}/" not in url)
     assert GoldProbe.objects.get(pk=probe.pk).em == 0.0
+    assert GoldProbe.objects.get(pk=probe.pk).rationale == "I guessed."
     assert not Membership.objects.get(project=project, user=annotator, role=Role.ANNOTATOR).is_qualified
 
     manager = open_as(browser, live_server, "manager")

@@ -144,6 +144,13 @@ def _item_commit(run: DraftingRun, item: DraftingItem, token: str, outcome: Outc
             tools=[action.get("tool", "") for action in fields.get("essential_actions") or []],
         )
         fields = {**suggested, **fields}
+        # The draft keeps every field the annotator may change, so what they changed can be measured later.
+        fields["draft"] = {
+            **fields.get("draft", {}),
+            "answer_type": fields.get("answer_type", ""),
+            "scale": fields.get("scale", ""),
+            "relevant_table_ids": sorted(table.pk for table in fields.get("relevant_tables") or []),
+        }
         instance = instance_create(
             project_id=run.project_id,
             actor=None,

@@ -244,3 +244,13 @@ def test_header_paraphrasing_is_off_by_default(project, personas, drafting_batch
             project=project, actor=personas["manager"], kind="template", batch=drafting_batch,
             options={"paraphrase_headers": "yes"},
         )  # fmt: skip
+
+
+def test_a_draft_records_every_field_the_annotator_may_change(project, personas, drafting_batch, drafting_contexts):
+    """The draft keeps the suggested answer type and scale and the relevant tables it was made with, so the
+    dashboard's *What the drafts cost* can compare them with the annotator's submission."""
+    _run(project, personas["manager"], "template", drafting_batch, options={"template_ids": ["cell_difference"]})
+    instance = Instance.objects.filter(project=project).first()
+    assert instance.draft["answer_type"] == instance.answer_type and instance.answer_type
+    assert instance.draft["scale"] == instance.scale
+    assert instance.draft["relevant_table_ids"] == sorted(instance.relevant_tables.values_list("id", flat=True))

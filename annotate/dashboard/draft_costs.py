@@ -1,0 +1,101 @@
+"""What the drafts cost: per field, how much annotators changed each draft before submitting it, by drafter, prompt
+version, model endpoint and reasoning type, with refining time. A fixed number of queries whatever the project's
+size: the first submissions stream in one query, the times in one, the prompt names in one."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db.models import Sum
+
+from annotate.dashboard.edit_costs import CostTally, field_distances
+from annotate.work.models import WorkTime
+from curation.drafting.models import PromptTemplate
+from curation.errors import NotPermitted
+from curation.models import InstanceRevision, Project
+from curation.selectors import roles_of
+from curation.states import Role, Status
+
+
+def _group_labels(values: dict[str, Any], reasoning_type: str | None, prompts: dict[str, str]) -> dict[str, str]:
+    """The groups one draft falls in. Template drafts name their question template as their prompt version;
+    imported drafts have no drafter of ours (`import`), no prompt and no endpoint."""
+    drafter = values["drafter"] or ("import" if values["provenance__source"] == "import" else "")
+    if drafter == "template":
+        prompt = f"template {values['template_id']}" if values["template_id"] else ""
+    else:
+        digest = values["template_hashes__question"] or ""
+        prompt = prompts.get(digest, f"prompt {digest[:8]}") if digest else ""
+    endpoint = values["endpoint__name"] or ""
+    if endpoint and values["model"] and values["model"] != endpoint:
+        endpoint = f"{endpoint} · {values['model']}"
+    return {"drafter": drafter, "prompt_version": prompt, "endpoint": endpoint, "reasoning_type": reasoning_type or ""}
+
+
+def _prompt_names(project: Project) -> dict[str, str]:
+    """Question prompt versions by content hash, numbered in the order they were made (the oldest is v1); a hash no
+    version row has any more shows as `prompt <its first 8 hex digits>`."""
+    names: dict[str, str] = {}
+    hashes = (
+        PromptTemplate.objects.filter(project=project, kind="question")
+        .order_by("created_at", "id")
+        .values_list("content_hash", flat=True)
+    )
+    for digest in hashes:
+        names.setdefault(digest, f"prompt v{len(names) + 1}")
+    return names
+
+
+def draft_costs(project: Project) -> dict[str, Any]:
+    """The project's draft-edit figures (no role check: `draft_costs_of` is the door for people, the command is the
+    operator's). Each instance counts once, with its first submission: what the annotator made of the draft, before
+    any reviewer asked for changes. Discarded instances and instances never submitted are not counted."""
+    seconds = dict(
+        WorkTime.objects.filter(instance__project=project, activity="refine")
+        .values_list("instance_id")
+        .annotate(total=Sum("active_seconds"))
+        .values_list("instance_id", "total")
+    )
+    prompts = _prompt_names(project)
+    submissions = (
+        InstanceRevision.objects.filter(instance__project=project, kind="submit")
+        .exclude(instance__status=Status.DISCARDED)
+        .order_by("instance_id", "number")
+        .values_list(
+            "instance_id",
+            "fields",
+            "instance__draft",
+            "instance__reasoning_type__code",
+        )
+    )
+    tally = CostTally()
+    previous = None
+    for instance_id, fields, draft, reasoning_type in submissions.iterator(chunk_size=2000):
+        if instance_id == previous:  # a resubmission after changes requested: the first one counts
+            continue
+        previous = instance_id
+        draft = draft if isinstance(draft, dict) else {}
+        if not draft:
+            continue  # written from scratch, not drafted
+        values = {
+            "drafter": draft.get("drafter") or "",
+            "template_id": draft.get("template_id") or "",
+            "template_hashes__question": (draft.get("template_hashes") or {}).get("question") or "",
+            "endpoint__name": (draft.get("endpoint") or {}).get("name") or "",
+            "model": draft.get("model") or "",
+            "provenance__source": (draft.get("provenance") or {}).get("source") or "",
+        }
+        tally.add(
+            groups=_group_labels(values, reasoning_type, prompts),
+            distances=field_distances(draft, fields),
+            seconds=seconds.get(instance_id),
+        )
+    return tally.figures()
+
+
+def draft_costs_of(*, user: AbstractBaseUser, project: Project) -> dict[str, Any]:
+    """Managers only: the draft-edit figures the dashboard, its CSV, the API and the command show."""
+    if Role.MANAGER not in roles_of(user=user, project=project):
+        raise NotPermitted("Only managers of this project see what the drafts cost.")
+    return draft_costs(project)

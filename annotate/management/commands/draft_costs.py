@@ -1,0 +1,59 @@
+"""`draft_costs --project P [--json]`: how much annotators changed the drafts, per field and group (the dashboard's
+*What the drafts cost*, from the same selector)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from annotate.dashboard.draft_costs import draft_costs
+from annotate.dashboard.edit_costs import DIMENSION_LABELS, FIELD_LABELS, FIELDS, flat_rows
+from curation.models import Project
+
+
+def _percent(value: float | None) -> str:
+    return "—" if value is None else f"{100 * value:.0f}%"
+
+
+class Command(BaseCommand):
+    help = (
+        "Per field, how much annotators changed the drafts (edit distance normalised by the longer length, share "
+        "kept unchanged, share rewritten) by drafter, prompt version, model endpoint and reasoning type, with the "
+        "median refining time."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--project", required=True, help="project slug")
+        parser.add_argument("--json", action="store_true", help="print one JSON object: the figures and flat rows")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        project = Project.objects.filter(slug=options["project"]).first()
+        if project is None:
+            raise CommandError(f"no project with the slug {options['project']!r}")
+        figures = draft_costs(project)
+        if options["json"]:
+            self.stdout.write(json.dumps({**figures, "rows": flat_rows(figures)}, ensure_ascii=False))
+            return
+        self.stdout.write(
+            f"{figures['instances']} drafted instances submitted; rewritten = normalised distance above "
+            f"{figures['threshold']}"
+        )
+        for dimension, groups in figures["dimensions"].items():
+            self.stdout.write(f"by {DIMENSION_LABELS[dimension]}:")
+            for group in groups:
+                seconds = group["median_seconds"]
+                self.stdout.write(
+                    f"  {group['group']}: {group['instances']} instances, median "
+                    f"{'—' if seconds is None else f'{seconds:.0f} s'}"
+                )
+                for name in FIELDS:
+                    cost = group["fields"][name]
+                    if not cost["n"]:
+                        continue
+                    self.stdout.write(
+                        f"    {FIELD_LABELS[name]}: distance {cost['mean_distance']:.2f}, unchanged "
+                        f"{_percent(cost['unchanged_share'])}, rewritten {_percent(cost['rewritten_share'])} "
+                        f"(n {cost['n']})"
+                    )

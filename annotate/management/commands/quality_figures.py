@@ -1,0 +1,60 @@
+"""`quality_figures --project P [--figure gold|drift] [--json]`: the dashboard's hidden-gold table and drift lines,
+from the same selectors as the page."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from annotate.quality.drift import drift_rows, project_drift
+from annotate.quality.selectors import gold_rows, project_gold_figures
+from curation.models import Project
+
+
+def _number(value: float | None) -> str:
+    return "—" if value is None else f"{value:.2f}"
+
+
+class Command(BaseCommand):
+    help = (
+        "Print the hidden-gold running EM per annotator (n, 95 % Wilson interval, alert, pause) and the weekly drift "
+        "rows (round-one approval, round-two flags, hidden-gold EM, guidelines published)."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--project", required=True, help="project slug")
+        parser.add_argument("--figure", choices=("gold", "drift", "all"), default="all")
+        parser.add_argument("--json", action="store_true", help='print one JSON object: {"gold": […], "drift": […]}')
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        project = Project.objects.filter(slug=options["project"]).first()
+        if project is None:
+            raise CommandError(f"no project with the slug {options['project']!r}")
+        figure = options["figure"]
+        result: dict[str, list[dict[str, Any]]] = {}
+        if figure in ("gold", "all"):
+            result["gold"] = gold_rows(project_gold_figures(project))
+        if figure in ("drift", "all"):
+            result["drift"] = drift_rows(project_drift(project))
+        if options["json"]:
+            self.stdout.write(json.dumps(result, ensure_ascii=False))
+            return
+        if "gold" in result:
+            self.stdout.write("hidden gold:" if result["gold"] else "hidden gold: no gold answered yet")
+            for row in result["gold"]:
+                state = "paused" if row["is_paused"] else ("below the threshold" if row["is_below"] else "ok")
+                self.stdout.write(
+                    f"  {row['user']}: EM {_number(row['em'])} over {row['n']} ({row['total']} in all), "
+                    f"95 % {row['low']:.2f}–{row['high']:.2f}, {state}"
+                )
+        if "drift" in result:
+            self.stdout.write("drift:" if result["drift"] else "drift: no decisions or hidden gold yet")
+            for row in result["drift"]:
+                marker = f"  [{row['guidelines']}]" if row["guidelines"] else ""
+                self.stdout.write(
+                    f"  {row['user']} week of {row['week']}: round-one approval {_number(row['round1_approval'])} "
+                    f"(n {row['round1_n']}), round-two flags {_number(row['round2_flags'])} (n {row['round2_n']}), "
+                    f"hidden-gold EM {_number(row['gold_em'])} (n {row['gold_n']}){marker}"
+                )
