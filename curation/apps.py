@@ -9,6 +9,7 @@ NOUN_MODEL_MODULES = (
     "curation.datasets.models",
     "curation.drafting.models",
     "curation.releases.models",
+    "curation.webhooks.models",
 )
 
 
@@ -29,5 +30,6 @@ class CurationConfig(AppConfig):
         reaper_register(kind="drafting items", path="curation.drafting.services.reaper.items_reap")
         reaper_register(kind="export builds", path="curation.releases.services.exports_reap")
         reaper_register(kind="release cuts", path="curation.releases.services.cuts_reap")
+        reaper_register(kind="webhook deliveries", path="curation.webhooks.services.deliveries_reap")
         # An import with --as-release cuts a release; releases/ sits above datasets/, so it is named here.
         import_release_register(path="curation.releases.services.release_cut")
