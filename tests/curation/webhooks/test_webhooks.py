@@ -5,12 +5,16 @@ from __future__ import annotations
 
 import json
 import time
+from io import StringIO
 
+import kombu.exceptions
 import pytest
+from django.core.management import call_command
 from django.test import Client
 
 from annotate.quality.services import probe_submit
 from curation.errors import InvalidInput, NotPermitted
+from curation.jobs import job_task
 from curation.models import Batch
 from curation.services.lifecycle import instance_transition
 from curation.states import Status
@@ -288,3 +292,41 @@ def test_an_annotator_paused_by_hidden_gold_is_an_event(personas, project, draft
     [delivery] = WebhookDelivery.objects.filter(webhook=hook)
     data = json.loads(delivery.body)["data"]
     assert (data["annotator"], data["em"], data["sample"], data["threshold"]) == ("annotator", 0.0, 2, 0.9)
+
+
+def test_a_broker_that_refuses_the_message_never_fails_the_cause_and_the_reaper_sends_it(
+    project, personas, monkeypatch, django_capture_on_commit_callbacks
+):
+    """A fault injected where the message is sent: the cause commits, the delivery waits, the reaper nudges it."""
+    hook = hook_for(project, personas)
+    task = job_task("curation.webhook_deliver")
+    sent: list[list] = []
+
+    def refuse(*args, **kwargs):
+        raise kombu.exceptions.OperationalError("broker down")
+
+    monkeypatch.setattr(task, "apply_async", refuse)
+    with django_capture_on_commit_callbacks(execute=True):
+        [delivery] = webhook_services.webhook_emit(project=project, event="release.cut", payload={})
+    delivery.refresh_from_db()
+    assert delivery.state == "pending" and delivery.attempts == 0
+    monkeypatch.setattr(task, "apply_async", lambda args=None, **kwargs: sent.append(args))
+    with django_capture_on_commit_callbacks(execute=True):
+        assert webhook_services.deliveries_reap(stall_s=0) == 1
+    assert sent == [[delivery.pk]] and hook.pk == delivery.webhook_id
+
+
+def test_the_deliveries_command_lists_with_json(project, personas):
+    hook = hook_for(project, personas)
+    [delivery] = webhook_services.webhook_emit(project=project, event="release.cut", payload={})
+    out = StringIO()
+    call_command("webhooks_deliveries", "--project", project.slug, "--json", stdout=out)
+    [row] = json.loads(out.getvalue())
+    assert (row["id"], row["webhook"], row["event"], row["state"], row["attempts"]) == (
+        delivery.pk,
+        hook.pk,
+        "release.cut",
+        "pending",
+        [],
+    )
+    assert hook.secret not in out.getvalue()
