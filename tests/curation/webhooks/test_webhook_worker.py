@@ -76,6 +76,8 @@ def test_a_release_cut_reaches_the_receiver_signed_with_the_hooks_secret(project
     assert event["data"]["release"]["id"] == release.pk and event["data"]["release"]["item_count"] == 2
     [attempt] = done.attempt_rows.all()
     assert (attempt.status_code, attempt.response_excerpt, attempt.error) == (200, "answered 200", "")
+    worker_log = (ROOT / "var" / f"worker-{webhook_worker['queue']}.log").read_text()
+    assert "curation.webhook_deliver" in worker_log and secret not in worker_log  # never logged
 
 
 def test_a_receiver_that_fails_twice_is_retried_and_three_attempts_are_recorded(project, personas, webhook_worker):

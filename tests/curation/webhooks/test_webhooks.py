@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import json
 import time
+from datetime import timedelta
 from io import StringIO
 
 import kombu.exceptions
 import pytest
 from django.core.management import call_command
 from django.test import Client
+from django.utils import timezone
 
 from annotate.quality.services import probe_submit
 from curation.errors import InvalidInput, NotPermitted
@@ -330,3 +332,27 @@ def test_the_deliveries_command_lists_with_json(project, personas):
         [],
     )
     assert hook.secret not in out.getvalue()
+
+
+def test_the_reaper_sends_a_silent_workers_delivery_again_and_gives_up_after_its_attempts(
+    project, personas, settings, monkeypatch, django_capture_on_commit_callbacks
+):
+    settings.TATCURATE_WEBHOOK_MAX_ATTEMPTS = 2
+    hook_for(project, personas)
+    [delivery] = webhook_services.webhook_emit(project=project, event="release.cut", payload={})
+    sent: list = []
+    monkeypatch.setattr(job_task("curation.webhook_deliver"), "apply_async", lambda args=None, **kw: sent.append(args))
+    long_ago = timezone.now() - timedelta(hours=1)
+    WebhookDelivery.objects.filter(pk=delivery.pk).update(
+        state="sending", attempts=1, claim_token="gone", heartbeat_at=long_ago, next_attempt_at=long_ago
+    )
+    with django_capture_on_commit_callbacks(execute=True):
+        assert webhook_services.deliveries_reap(stall_s=60) >= 1
+    delivery.refresh_from_db()
+    assert delivery.state == "pending" and [delivery.pk] in sent
+    WebhookDelivery.objects.filter(pk=delivery.pk).update(
+        state="sending", attempts=2, claim_token="gone", heartbeat_at=long_ago
+    )
+    webhook_services.deliveries_reap(stall_s=60)
+    delivery.refresh_from_db()
+    assert delivery.state == "failed" and "Given up after 2 attempts" in delivery.error
