@@ -4,6 +4,7 @@ registers them with the app, whose label (`annotate`) and table names they keep.
 from __future__ import annotations
 
 from annotate.agreement.models import AgreementSettings, DoubleAnnotation  # noqa: F401
+from annotate.batches.models import Announcement, AnnouncementRead  # noqa: F401
 from annotate.dashboard.models import PaySettings  # noqa: F401
 from annotate.qualification.models import (  # noqa: F401
     Guidelines,

@@ -10,6 +10,7 @@ NOUN_MODEL_MODULES = (
     "curation.drafting.models",
     "curation.releases.models",
     "curation.papers.models",
+    "curation.webhooks.models",
 )
 
 
@@ -31,5 +32,6 @@ class CurationConfig(AppConfig):
         reaper_register(kind="export builds", path="curation.releases.services.exports_reap")
         reaper_register(kind="release cuts", path="curation.releases.services.cuts_reap")
         reaper_register(kind="ingestion jobs", path="curation.papers.ingestion.ingest_jobs_reap")
+        reaper_register(kind="webhook deliveries", path="curation.webhooks.services.deliveries_reap")
         # An import with --as-release cuts a release; releases/ sits above datasets/, so it is named here.
         import_release_register(path="curation.releases.services.release_cut")

@@ -169,6 +169,10 @@ class Batch(models.Model):
     order = models.PositiveIntegerField(default=0)
     state = models.CharField(max_length=20, choices=State.choices, default=State.PLANNED)
     opened_at = models.DateTimeField(null=True, blank=True)
+    # When its last instance settled (validated, released or discarded): set once, so batch.settled is sent once.
+    settled_at = models.DateTimeField(null=True, blank=True)
+    # The manager's deadline for the batch (SciTaT C.1: clarified before each batch); shown as a countdown.
+    deadline_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     objects = ProjectScopedQuerySet.as_manager()
 

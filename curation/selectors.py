@@ -8,6 +8,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Count, Q, QuerySet
 
 from curation import visibility
+from curation.deadlines import deadline_state
 from curation.errors import NotFound
 from curation.models import Batch, Instance, Paper, Project, ReasoningType
 from curation.states import Role, Status
@@ -66,6 +67,13 @@ def batches_visible_to(user: AbstractBaseUser, project: Project | None = None) -
     """Batches of the projects the user belongs to."""
     qs = Batch.objects.visible_to(user)
     return qs.filter(project=project) if project is not None else qs
+
+
+def batch_deadlines(*, user: AbstractBaseUser, project: Project) -> list[dict[str, Any]]:
+    """The project's open batches that have a deadline, overdue first, then the nearest (the work queue's list)."""
+    batches = batches_visible_to(user, project).filter(state=Batch.State.OPEN, deadline_at__isnull=False)
+    rows = [{"batch": batch, "deadline": deadline_state(batch)} for batch in batches]
+    return sorted(rows, key=lambda row: row["deadline"].sort_key)
 
 
 def reasoning_types_of(*, user: AbstractBaseUser, project: Project) -> QuerySet[ReasoningType]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from curation.answer_types import ANSWER_TYPES, SCALES
+from curation.deadlines import deadline_state
 from curation.models import Batch, Instance, InstanceRevision, Paper, Paragraph, Project, ReasoningType, Table
 from curation.models import TransitionEvent as Event
 from curation.states import Role, Status
@@ -63,10 +64,14 @@ class ReasoningTypeUpdateSerializer(serializers.Serializer):
 
 class BatchSerializer(serializers.ModelSerializer):
     project = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    is_overdue = serializers.SerializerMethodField(help_text="Past its deadline and not settled yet")
 
     class Meta:
         model = Batch
-        fields = ["id", "project", "name", "order", "state", "opened_at", "created_at"]
+        fields = ["id", "project", "name", "order", "state", "opened_at", "created_at", "deadline_at", "is_overdue"]
+
+    def get_is_overdue(self, batch: Batch) -> bool:
+        return deadline_state(batch).is_overdue
 
 
 class BatchCreateSerializer(serializers.Serializer):

@@ -256,6 +256,13 @@ TATCURATE_JOB_MAX_ATTEMPTS = env_int("TATCURATE_JOB_MAX_ATTEMPTS", 3, minimum=1)
 # (names, *.suffix wildcards, addresses or networks such as 10.0.0.0/8); link-local and metadata addresses never.
 TATCURATE_ENDPOINT_HOSTS = env_list("TATCURATE_ENDPOINT_HOSTS", [])
 
+# --- Webhooks (curation/webhooks/): URLs pass the same allow-list as endpoints; a delivery is tried at most this
+# many times, waiting BACKOFF_S, then twice, four times as long… between attempts (capped at an hour).
+TATCURATE_WEBHOOKS_QUEUE = env_str("TATCURATE_WEBHOOKS_QUEUE", "celery")
+TATCURATE_WEBHOOK_MAX_ATTEMPTS = env_int("TATCURATE_WEBHOOK_MAX_ATTEMPTS", 5, minimum=1)
+TATCURATE_WEBHOOK_BACKOFF_S = env_int("TATCURATE_WEBHOOK_BACKOFF_S", 10, minimum=0)
+TATCURATE_WEBHOOK_TIMEOUT_S = env_int("TATCURATE_WEBHOOK_TIMEOUT_S", 10, minimum=1)
+
 # --- Web tier (curation/gunicorn_conf.py, curation/web_worker.py): slow or idle clients hold no thread.
 TATCURATE_WEB_WORKERS = env_int("TATCURATE_WEB_WORKERS", 2, minimum=1)
 # An idle kept-alive connection is closed after this many seconds.

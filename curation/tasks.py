@@ -16,4 +16,5 @@ def jobs_reap_task() -> dict[str, int]:
 # autodiscover_tasks() imports only `<app>.tasks`; the drafting and release tasks live in their own packages.
 import curation.drafting.tasks  # noqa: E402
 import curation.papers.tasks  # noqa: E402
-import curation.releases.tasks  # noqa: E402,F401
+import curation.releases.tasks  # noqa: E402
+import curation.webhooks.tasks  # noqa: E402,F401

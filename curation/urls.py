@@ -24,6 +24,7 @@ from curation.health import healthz
 from curation.members import urls as member_urls
 from curation.papers import urls as ingest_urls
 from curation.releases import urls as release_urls
+from curation.webhooks import urls as webhook_urls
 from scoring.health import sandbox_health
 from scoring.runs import urls as scoring_urls
 
@@ -49,6 +50,7 @@ api_patterns = [
     path("", include(member_urls.api_patterns)),
     path("", include(exchange_urls.api_patterns)),
     path("", include(release_urls.api_patterns)),
+    path("", include(webhook_urls.api_patterns)),
     path("", include(ingest_urls.api_patterns)),
     path("", include(drafting_urls.api_patterns)),
     path("", include(urls_work.api_patterns)),
@@ -81,6 +83,7 @@ urlpatterns = [
     path("", include(member_urls.page_patterns)),
     path("", include(exchange_urls.page_patterns)),
     path("", include(release_urls.page_patterns)),
+    path("", include(webhook_urls.page_patterns)),
     path("", include(ingest_urls.page_patterns)),
     path("", include(drafting_urls.page_patterns)),
     path("", include(urls_work.page_patterns)),

@@ -1,17 +1,21 @@
-"""REST API of batches: assign drafts or contexts, fill from papers, the project's gating mode (managers)."""
+"""REST API of batches: assign drafts or contexts, fill from papers, the project's gating mode, deadlines (managers);
+announcements (managers post, annotators and verifiers mark them read)."""
 
 from __future__ import annotations
 
 from drf_spectacular.utils import extend_schema
-from rest_framework import serializers
+from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotate.batches import selectors as announcement_selectors
+from annotate.batches.announcements import announcement_mark_read, announcement_post
 from annotate.work import batches as batch_flow
 from curation import selectors
 from curation.errors import NotFound
 from curation.serializers import BatchSerializer
+from curation.services.batches import batch_deadline_set
 
 
 class AssignSerializer(serializers.Serializer):
@@ -84,3 +88,84 @@ class GatingApi(APIView):
             project=project, actor=request.user, gating=payload.validated_data["gating"]
         )
         return Response({"gating": project.gating})
+
+
+class DeadlineSerializer(serializers.Serializer):
+    deadline_at = serializers.DateTimeField(allow_null=True, help_text="ISO 8601 with a time zone; null removes it")
+
+
+class BatchDeadlineApi(APIView):
+    @extend_schema(request=DeadlineSerializer, responses=BatchSerializer)
+    def post(self, request: Request, pk: int) -> Response:
+        """Set or remove a batch's deadline (shown with a countdown in the queue and on the dashboard). Managers."""
+        batch = selectors.batches_visible_to(request.user).filter(pk=pk).first()
+        if batch is None:
+            raise NotFound(f"No batch {pk} that you may see.")
+        payload = DeadlineSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        batch = batch_deadline_set(batch_id=pk, actor=request.user, deadline_at=payload.validated_data["deadline_at"])
+        return Response(BatchSerializer(batch).data)
+
+
+class AnnouncementSerializer(serializers.Serializer):
+    id = serializers.IntegerField(source="announcement.pk")
+    text = serializers.CharField(source="announcement.text", help_text="Markdown as written")
+    html = serializers.CharField(help_text="Rendered and sanitised as guidelines are")
+    batch = serializers.IntegerField(source="announcement.batch_id", allow_null=True)
+    created_by = serializers.CharField(source="announcement.created_by.username", allow_null=True, default=None)
+    created_at = serializers.DateTimeField(source="announcement.created_at")
+
+
+class AnnouncementWithReadsSerializer(AnnouncementSerializer):
+    reads = serializers.IntegerField(help_text="Annotators and verifiers who marked it read")
+    audience = serializers.IntegerField(help_text="Annotators and verifiers of the project")
+
+
+class AnnouncementListApi(APIView):
+    class AnnouncementInputSerializer(serializers.Serializer):
+        text = serializers.CharField(max_length=20_000)
+        batch = serializers.IntegerField(required=False, allow_null=True, min_value=1, max_value=2**63 - 1)
+
+    @extend_schema(responses=AnnouncementWithReadsSerializer(many=True))
+    def get(self, request: Request, slug: str) -> Response:
+        """The project's recent announcements with how many read them. Managers only."""
+        project = selectors.project_get(user=request.user, slug=slug)
+        rows = announcement_selectors.announcements_of(user=request.user, project=project)
+        return Response(AnnouncementWithReadsSerializer(rows, many=True).data)
+
+    @extend_schema(request=AnnouncementInputSerializer, responses={201: AnnouncementWithReadsSerializer})
+    def post(self, request: Request, slug: str) -> Response:
+        """Post an announcement to the project's annotators and verifiers. Managers only."""
+        project = selectors.project_get(user=request.user, slug=slug)
+        payload = self.AnnouncementInputSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        announcement = announcement_post(
+            project=project,
+            actor=request.user,
+            text=payload.validated_data["text"],
+            batch_id=payload.validated_data.get("batch"),
+        )
+        rows = announcement_selectors.announcements_of(user=request.user, project=project)
+        row = next(r for r in rows if r["announcement"].pk == announcement.pk)
+        return Response(AnnouncementWithReadsSerializer(row).data, status=status.HTTP_201_CREATED)
+
+
+class AnnouncementUnreadApi(APIView):
+    @extend_schema(responses=AnnouncementSerializer(many=True))
+    def get(self, request: Request, slug: str) -> Response:
+        """The viewer's announcements of this project not marked read yet (what the banner shows)."""
+        project = selectors.project_get(user=request.user, slug=slug)
+        rows = announcement_selectors.unread_announcements(request.user, project=project)
+        return Response(AnnouncementSerializer(rows, many=True).data)
+
+
+class AnnouncementReadApi(APIView):
+    class AnnouncementReadSerializer(serializers.Serializer):
+        announcement = serializers.IntegerField(source="announcement_id")
+        read_at = serializers.DateTimeField()
+
+    @extend_schema(request=None, responses=AnnouncementReadSerializer)
+    def post(self, request: Request, pk: int) -> Response:
+        """Record "I've read it" (idempotent). Annotators and verifiers of the announcement's project."""
+        read = announcement_mark_read(announcement_id=pk, user=request.user)
+        return Response(self.AnnouncementReadSerializer(read).data)

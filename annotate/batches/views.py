@@ -7,7 +7,12 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.views.decorators.http import require_POST
 
+from annotate.batches import selectors as announcement_selectors
+from annotate.batches.announcements import announcement_mark_read, announcement_post
 from annotate.dashboard import figures as dashboard
 from annotate.dashboard.views import _require_manager_page
 from annotate.review import selectors as review_selectors
@@ -15,8 +20,8 @@ from annotate.review.pages import page_context, project_of
 from annotate.work import batches as batch_flow
 from curation import selectors
 from curation.models import Batch, Project
-from curation.page_errors import service_attempt
-from curation.services.batches import batch_create, batch_open
+from curation.page_errors import form_problems, service_attempt
+from curation.services.batches import batch_create, batch_deadline_set, batch_open
 from curation.states import Status
 
 
@@ -37,6 +42,23 @@ class BatchFillForm(forms.Form):
         required=False, min_value=1, error_messages={"min_value": "Contexts per paper must be at least 1."}
     )
     seed = forms.IntegerField(required=False)
+
+
+class DeadlineForm(forms.Form):
+    """A batch's deadline, in the server's time zone; empty removes it."""
+
+    deadline_at = forms.DateTimeField(
+        required=False,
+        label="Deadline",
+        input_formats=["%Y-%m-%dT%H:%M", "%Y-%m-%d %H:%M", "%Y-%m-%d"],
+        widget=forms.DateTimeInput(attrs={"type": "datetime-local"}, format="%Y-%m-%dT%H:%M"),
+    )
+
+
+class AnnouncementForm(forms.Form):
+    text = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 4}), max_length=20_000, label="Announcement (Markdown)", strip=True
+    )
 
 
 def _ids(values: list[str]) -> list[int]:
@@ -96,6 +118,30 @@ def batches_page(request: HttpRequest, slug: str) -> HttpResponse:
                     f"{len(sample.context_ids)} context(s) from {sample.papers} paper(s) ({drawn} short contexts, "
                     f"seed {sample.seed}) added to the batch, with {sample.moved} draft(s).",
                 )
+        elif action == "deadline":
+            form = DeadlineForm(request.POST)
+            if not form.is_valid():
+                messages.error(request, form_problems(form))
+                return redirect("batches", slug=slug)
+            deadline_at = form.cleaned_data["deadline_at"]
+            service_attempt(
+                request,
+                lambda: batch_deadline_set(batch_id=batch_id, actor=request.user, deadline_at=deadline_at),
+                "Deadline saved." if deadline_at else "Deadline removed.",
+            )
+        elif action == "announce":
+            form = AnnouncementForm(request.POST)
+            if not form.is_valid():
+                messages.error(request, form_problems(form))
+                return redirect(f"{request.path}#announcements")
+            service_attempt(
+                request,
+                lambda: announcement_post(
+                    project=project, actor=request.user, text=form.cleaned_data["text"], batch_id=batch_id or None
+                ),
+                "Announcement posted: each annotator and verifier sees it on their next page until they mark it read.",
+            )
+            return redirect(f"{request.path}#announcements")
         elif action == "gating":
             service_attempt(
                 request,
@@ -113,6 +159,20 @@ def batches_page(request: HttpRequest, slug: str) -> HttpResponse:
         **review_selectors.unbatched_work(user=request.user, project=project),
         "fill_papers": review_selectors.papers_with_unbatched_contexts(user=request.user, project=project),
         "gating_choices": Project.Gating.choices,
+        "announcements": announcement_selectors.announcements_of(user=request.user, project=project),
+        "announcement_form": AnnouncementForm(),
         "status_choices": [(s.value, s.label) for s in Status],
     }
     return render(request, "annotate/batches/batches.html", context)
+
+
+@login_required
+@require_POST
+def announcement_read_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    """The banner's "I've read it": recorded once, then back to the page the viewer was on."""
+    selectors.project_get(user=request.user, slug=slug)
+    announcement_mark_read(announcement_id=pk, user=request.user)
+    target = request.POST.get("next", "")
+    if not url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}, require_https=False):
+        target = reverse("project", kwargs={"slug": slug})
+    return redirect(target)

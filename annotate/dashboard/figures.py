@@ -28,6 +28,7 @@ from annotate.quality.selectors import gold_rows, project_gold_figures
 from annotate.review.models import Discussion
 from annotate.work.batches import SETTLED
 from annotate.work.models import WorkTime
+from curation.deadlines import deadline_state
 from curation.errors import InvalidInput, NotPermitted
 from curation.models import Batch, Instance, Membership, Project, TransitionEvent
 from curation.selectors import roles_of
@@ -65,7 +66,8 @@ def _events(project: Project) -> list[dict[str, Any]]:
 
 
 def batch_progress(project: Project) -> list[dict[str, Any]]:
-    """Per batch (and the unbatched rest): instances per status, total, settled share, and whether it is complete."""
+    """Per batch (and the unbatched rest): instances per status, total, settled share, whether it is complete, and its
+    deadline; overdue batches first."""
     rows = Instance.objects.filter(project=project).values_list("batch_id", "status").annotate(n=Count("id"))
     per_batch: dict[int | None, dict[str, int]] = defaultdict(dict)
     for batch_id, status, n in rows:
@@ -97,9 +99,11 @@ def batch_progress(project: Project) -> list[dict[str, Any]]:
                 "validated": counts.get(S.VALIDATED, 0) + counts.get(S.RELEASED, 0),
                 "is_complete": bool(total) and settled == total,
                 "segments": segments,
+                "deadline": deadline_state(batch) if batch else None,
             }
         )
-    return result
+    # Overdue batches first (curation/deadlines.py), the rest in their order.
+    return sorted(result, key=lambda row: not (row["deadline"] and row["deadline"].is_overdue))
 
 
 def throughput(project: Project, *, days: int = 30, today: date | None = None) -> list[dict[str, Any]]:

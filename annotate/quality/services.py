@@ -22,6 +22,7 @@ from curation.models import Batch, Instance, Membership, Project
 from curation.selectors import instances_visible_to
 from curation.services.projects import require_role
 from curation.states import Role, Status
+from curation.webhooks.services import webhook_emit
 from scoring.metrics.scitat import exact_match
 
 MAX_GOLD_EVERY = 1000
@@ -216,7 +217,7 @@ def annotator_check(*, project: Project, user: AbstractBaseUser) -> QualityDecis
     ).update(is_qualified=False)
     if not changed:
         return None
-    return QualityDecision.objects.create(
+    decision = QualityDecision.objects.create(
         project=project,
         user_id=user.pk,
         action=QualityDecision.Action.PAUSED,
@@ -228,6 +229,16 @@ def annotator_check(*, project: Project, user: AbstractBaseUser) -> QualityDecis
         em=figure["em"],
         sample=figure["n"],
     )
+    payload = {
+        "annotator": user.get_username(),
+        "em": figure["em"],
+        "sample": figure["n"],
+        "threshold": quality.gold_threshold,
+        "reason": decision.reason,
+        "decided_at": decision.created_at,
+    }
+    webhook_emit(project=project, event="annotator.paused", payload=payload)
+    return decision
 
 
 @transaction.atomic

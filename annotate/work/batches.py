@@ -8,13 +8,15 @@ from dataclasses import dataclass
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import Count, Q
+from django.utils import timezone
 
 from curation.errors import Conflict, InvalidInput, NotFound
 from curation.models import Batch, Context, Instance, Project
 from curation.services.batches import batch_open
 from curation.services.projects import require_role
 from curation.states import Role, Status
+from curation.webhooks.services import webhook_emit
 
 SETTLED = (Status.VALIDATED, Status.RELEASED, Status.DISCARDED)
 
@@ -42,12 +44,33 @@ def batch_settle(*, batch_id: int | None) -> Batch | None:
     if batch_id is None:
         return None
     batch = Batch.objects.select_for_update().select_related("project").filter(pk=batch_id).first()
-    if batch is None or batch.project.gating != Project.Gating.SEQUENTIAL:
+    if batch is None:
+        return None
+    batch_mark_settled(batch=batch)
+    if batch.project.gating != Project.Gating.SEQUENTIAL:
         return None
     if batch.state != Batch.State.OPEN or not batch_is_complete(batch):
         return None
     Batch.objects.filter(pk=batch.pk, state=Batch.State.OPEN).update(state=Batch.State.CLOSED)
     return batches_advance(project=batch.project)
+
+
+def batch_mark_settled(*, batch: Batch) -> bool:
+    """The one place a batch becomes settled: the first time every instance of it is validated, released or
+    discarded, `settled_at` is set (once, by a conditional UPDATE under the caller's row lock) and `batch.settled`
+    goes to the project's webhooks. True when this call settled it."""
+    if batch.settled_at is not None or not batch_is_complete(batch):
+        return False
+    now = timezone.now()
+    if not Batch.objects.filter(pk=batch.pk, settled_at__isnull=True).update(settled_at=now):
+        return False
+    batch.settled_at = now
+    counts = dict(
+        Instance.objects.filter(batch=batch).values_list("status").annotate(n=Count("id")).values_list("status", "n")
+    )
+    payload = {"batch": {"id": batch.pk, "name": batch.name, "settled_at": now}, "counts": counts}
+    webhook_emit(project=batch.project, event="batch.settled", payload=payload)
+    return True
 
 
 @transaction.atomic

@@ -27,6 +27,7 @@ def work_home(request: HttpRequest, slug: str) -> HttpResponse:
         "assigned": queue.assigned_drafts(project=project, user=request.user)[:50],
         **work_selectors.work_of_annotator(user=request.user, project=project),
         "roles": selectors.roles_of(user=request.user, project=project),
+        "deadlines": selectors.batch_deadlines(user=request.user, project=project),
     }
     return render(request, "annotate/work/queue.html", context)
 

@@ -29,6 +29,7 @@ from curation.services.lifecycle import instances_transition_bulk
 from curation.services.projects import require_role
 from curation.states import Role, Status
 from curation.table_shape import shape_from_row
+from curation.webhooks.services import webhook_emit
 
 SPLITS = ("train", "dev", "test")
 _VERSION_SUFFIX = re.compile(r"-v\d+$")  # the label adds the version: "demo-v1" would read "demo-v1-v1"
@@ -511,7 +512,25 @@ def release_cut(
         )
         if before_commit is not None:
             before_commit(release)
+        webhook_emit(project=project, event="release.cut", payload=release_cut_payload(release, batches=batches))
         return release
+
+
+def release_cut_payload(release: Release, *, batches: Any) -> dict[str, Any]:
+    """What the `release.cut` webhook event says about a new release."""
+    return {
+        "release": {
+            "id": release.pk,
+            "name": release.name,
+            "version": release.version,
+            "label": release.label,
+            "item_count": release.item_count,
+            "content_hash": release.content_hash,
+            "created_at": release.created_at,
+        },
+        "batches": [{"id": batch.pk, "name": batch.name} for batch in batches],
+        "cut_by": release.created_by.get_username() if release.created_by else None,
+    }
 
 
 # What a page or the API may pass to a cut besides the project, the actor, the name and the batches.

@@ -11,6 +11,7 @@ from django.utils import timezone
 
 from curation.jobs import job_enqueue
 from curation.releases.models import ReleaseItem
+from curation.webhooks.services import webhook_emit
 from scoring.runs.models import RunChunk, ScoringRun
 from scoring.runs.progress import run_results_compute
 
@@ -19,12 +20,36 @@ logger = logging.getLogger(__name__)
 
 
 def run_transition(run: ScoringRun, sources: tuple[str, ...], target: str, **assignments: Any) -> bool:
+    """Move a run from one of `sources` to `target` (compare-and-set); a run that finished (completed or failed)
+    sends `scoring_run.finished` to the project's webhooks."""
     changed = ScoringRun.objects.filter(pk=run.pk, status__in=sources).update(status=target, **assignments)
     if changed:
         run.status = target
         for name, value in assignments.items():
             setattr(run, name, value)
+        if target in FINISHED:
+            webhook_emit(project=run.project, event="scoring_run.finished", payload=run_finished_payload(run))
     return bool(changed)
+
+
+FINISHED = (Status.COMPLETED, Status.FAILED)
+
+
+def run_finished_payload(run: ScoringRun) -> dict[str, Any]:
+    """What the `scoring_run.finished` webhook event says about a run."""
+    return {
+        "run": {
+            "id": run.pk,
+            "status": run.status,
+            "label": run.label,
+            "method": run.method,
+            "setting": run.setting,
+            "items_total": run.items_total,
+            "finished_at": run.finished_at,
+            "error": run.error,
+        },
+        "release": {"id": run.release_id},
+    }
 
 
 def chunks_enqueue(run: ScoringRun, chunk_ids: list[int]) -> None:

@@ -33,6 +33,7 @@ PAGES = {
         "Exam settings",
         "Import a dataset",
         "Import drafts",
+        "Webhooks",
         "Releases",
         "Discussions",
         "Guidelines",

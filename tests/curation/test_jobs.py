@@ -174,5 +174,6 @@ def test_one_failing_reaper_does_not_stop_the_others(monkeypatch, caplog):
         "ingestion jobs": 0,
         "release cuts": 0,
         "scoring chunks": 0,
+        "webhook deliveries": 0,
     }
     assert "the broken kind reaper failed" in caplog.text

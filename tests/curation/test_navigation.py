@@ -24,6 +24,7 @@ MANAGER = {
     "imports/",
     "members/",
     "drafts/import/",
+    "webhooks/",
 }
 EXPECTED = {
     "annotator": EVERYONE | QUALIFIED,

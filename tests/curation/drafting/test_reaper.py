@@ -103,7 +103,13 @@ def test_the_one_beat_reaper_runs_every_kind(started, settings):
     _vanish(started)
     settings.TATCURATE_JOB_STALL_S = 60
     counts = jobs_reap()
-    assert counts == {"drafting items": 3, "export builds": 0, "release cuts": 0, "scoring chunks": 0}
+    assert counts == {
+        "drafting items": 3,
+        "export builds": 0,
+        "release cuts": 0,
+        "scoring chunks": 0,
+        "webhook deliveries": 0,
+    }
     assert settings.CELERY_BEAT_SCHEDULE["reap-stalled-jobs"]["task"] == "curation.jobs_reap"
 
 

@@ -1,0 +1,62 @@
+"""Set or remove a batch's deadline (an operator command; the batches page and API do the same for managers)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db.models import Q
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
+
+from curation.deadlines import deadline_state
+from curation.errors import DomainError
+from curation.models import Batch, Project
+from curation.services.batches import batch_deadline_set
+
+
+class Command(BaseCommand):
+    help = (
+        "Set a batch's deadline (--deadline 2027-01-15T17:00, in the server's time zone unless it carries one) or "
+        "remove it (--clear); the work queue and the dashboard show it with a countdown."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--project", required=True, help="project slug")
+        parser.add_argument("--batch", required=True, help="batch id or name")
+        group = parser.add_mutually_exclusive_group(required=True)
+        group.add_argument("--deadline", help="ISO 8601 date and time")
+        group.add_argument("--clear", action="store_true", help="remove the deadline")
+        parser.add_argument("--json", action="store_true", help="print one JSON summary on stdout")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        project = Project.objects.filter(slug=options["project"]).first()
+        if project is None:
+            raise CommandError(f"no project with the slug {options['project']!r}")
+        key = options["batch"]
+        batch = Batch.objects.filter(project=project).filter(Q(pk=int(key)) if key.isdigit() else Q(name=key)).first()
+        if batch is None:
+            raise CommandError(f"project {project.slug!r} has no batch {key!r}")
+        deadline_at = None
+        if not options["clear"]:
+            deadline_at = parse_datetime(options["deadline"])
+            if deadline_at is None:
+                raise CommandError(f"--deadline {options['deadline']!r} is not an ISO 8601 date and time")
+            if timezone.is_naive(deadline_at):
+                deadline_at = timezone.make_aware(deadline_at)
+        try:
+            batch = batch_deadline_set(batch_id=batch.pk, actor=None, deadline_at=deadline_at)
+        except DomainError as error:
+            raise CommandError(error.message) from error
+        state = deadline_state(batch)
+        if options["json"]:
+            at = batch.deadline_at.isoformat() if batch.deadline_at else None
+            self.stdout.write(
+                json.dumps({"batch": batch.pk, "name": batch.name, "deadline_at": at, "label": state.label})
+            )
+            return
+        self.stdout.write(
+            f"batch {batch.name!r}: "
+            + (f"deadline {batch.deadline_at:%Y-%m-%d %H:%M} ({state.label})" if batch.deadline_at else "no deadline")
+        )

@@ -1,0 +1,70 @@
+"""List a project's recent webhook deliveries with their attempts (an operator command; managers use the page)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from curation.models import Project
+from curation.webhooks.models import WebhookDelivery
+
+
+class Command(BaseCommand):
+    help = "List a project's most recent webhook deliveries (state, attempts, last status); --json for one object each."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--project", required=True, help="project slug")
+        parser.add_argument("--state", choices=WebhookDelivery.State.values, help="only deliveries in this state")
+        parser.add_argument("--limit", type=int, default=50)
+        parser.add_argument("--json", action="store_true", help="print a JSON list on stdout")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        project = Project.objects.filter(slug=options["project"]).first()
+        if project is None:
+            raise CommandError(f"no project with the slug {options['project']!r}")
+        if options["limit"] < 1:
+            raise CommandError("--limit must be at least 1")
+        deliveries = WebhookDelivery.objects.filter(webhook__project=project).select_related("webhook")
+        if options["state"]:
+            deliveries = deliveries.filter(state=options["state"])
+        rows = []
+        for delivery in deliveries.prefetch_related("attempt_rows").order_by("-created_at", "-id")[: options["limit"]]:
+            attempts = list(delivery.attempt_rows.all())
+            rows.append(
+                {
+                    "id": delivery.pk,
+                    "webhook": delivery.webhook_id,
+                    "url": delivery.webhook.url,
+                    "event": delivery.event,
+                    "state": delivery.state,
+                    "attempts": [
+                        {
+                            "number": a.number,
+                            "status_code": a.status_code,
+                            "duration_ms": a.duration_ms,
+                            "error": a.error,
+                        }
+                        for a in attempts
+                    ],
+                    "created_at": delivery.created_at.isoformat(),
+                    "error": delivery.error,
+                }
+            )
+        if options["json"]:
+            self.stdout.write(json.dumps(rows))
+            return
+        if not rows:
+            self.stdout.write(f"no webhook deliveries in {project.slug}")
+        for row in rows:
+            last = row["attempts"][-1] if row["attempts"] else None
+            answer = (
+                "not sent yet"
+                if last is None
+                else (f"HTTP {last['status_code']}" if last["status_code"] else last["error"])
+            )
+            self.stdout.write(
+                f"{row['id']:>6}  {row['event']:<22} {row['state']:<9} {len(row['attempts'])} attempt(s)  {answer}"
+                f"  → {row['url']}"
+            )

@@ -1,0 +1,1 @@
+"""Webhooks: a project's registered URLs, the signed deliveries of its events, and their attempts."""

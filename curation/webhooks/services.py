@@ -1,0 +1,368 @@
+"""Every write of webhooks: register, change, remove, reveal a secret; emit an event; send, replay and reap a delivery.
+
+- **Managers only** for everything a person does here (`require_role`); `webhook_emit` is called by the services
+  whose change the event reports (a release cut, a run finishing, a pause, a batch settling), never by a view.
+- **One outbound rule**: a hook's URL is checked at registration and again before each attempt by the allow-list
+  of model endpoints (`curation.endpoints.outbound`), and each connection's peer too.
+- **Never blocks the cause**: `webhook_emit` only writes delivery rows in the caller's transaction; their messages
+  go after the commit (`curation.jobs`), and a broker that refuses them leaves the rows to the reaper.
+- **Bounded retries**: 2xx delivers; 408, 429, 5xx, timeouts and connection errors are tried again after an
+  exponential backoff, at most TATCURATE_WEBHOOK_MAX_ATTEMPTS times; any other answer gives up at once.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+import httpx
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
+from django.core.serializers.json import DjangoJSONEncoder
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from curation.endpoints.django_client import outbound_policy
+from curation.endpoints.outbound import GuardedBackend, OutboundRefused
+from curation.errors import InvalidInput, NotFound
+from curation.jobs import job_claim, job_reap, job_stall_cutoff, job_task, job_token
+from curation.models import Project
+from curation.services.projects import require_role
+from curation.states import Role
+from curation.webhooks.models import EVENT_NAMES, TEST_EVENT, Webhook, WebhookAttempt, WebhookDelivery
+from curation.webhooks.signing import secret_new, signed_headers
+
+logger = logging.getLogger(__name__)
+
+TASK_NAME = "curation.webhook_deliver"
+RETRIED_STATUSES = frozenset({408, 429})
+EXCERPT_CHARS = 500
+MAX_BACKOFF_S = 3600
+
+
+# --- Registration ---------------------------------------------------------------------------------------------
+
+
+def _clean_url(url: str) -> str:
+    url = (url or "").strip()
+    if not url:
+        raise InvalidInput("A webhook needs a URL.", detail={"field": "url"})
+    if len(url) > 500:
+        raise InvalidInput("A webhook URL has at most 500 characters.", detail={"field": "url"})
+    if not url.lower().startswith(("http://", "https://")):
+        raise InvalidInput(f"{url!r} is not an http:// or https:// URL.", detail={"field": "url"})
+    refusal = outbound_policy().url_refusal(url)
+    if refusal:
+        raise InvalidInput(
+            f"This URL is refused: {refusal}. An operator allows hosts with TATCURATE_ENDPOINT_HOSTS.",
+            detail={"field": "url"},
+        )
+    return url
+
+
+def _clean_events(events: list[str] | None) -> list[str]:
+    events = list(dict.fromkeys(events or []))
+    unknown = [event for event in events if event not in EVENT_NAMES]
+    if unknown:
+        raise InvalidInput(
+            f"Unknown events: {', '.join(map(str, unknown))}; expected some of {', '.join(EVENT_NAMES)}.",
+            detail={"field": "events"},
+        )
+    if not events:
+        raise InvalidInput("Choose at least one event.", detail={"field": "events"})
+    return [event for event in EVENT_NAMES if event in events]
+
+
+def _hook_of(*, project: Project, webhook_id: int) -> Webhook:
+    hook = Webhook.objects.filter(project=project, pk=webhook_id).first()
+    if hook is None:
+        raise NotFound(f"No webhook {webhook_id} in this project.")
+    return hook
+
+
+@transaction.atomic
+def webhook_create(
+    *, project: Project, actor: AbstractBaseUser, url: str, events: list[str], description: str = ""
+) -> tuple[Webhook, str]:
+    """Register a URL for `events` with a new secret, returned this once. Managers only; the URL must pass the
+    outbound allow-list."""
+    require_role(user=actor, project=project, roles=(Role.MANAGER,), action="register webhooks")
+    hook = Webhook.objects.create(
+        project=project,
+        url=_clean_url(url),
+        events=_clean_events(events),
+        description=(description or "").strip()[:200],
+        secret=secret_new(),
+        created_by=actor,
+    )
+    return hook, hook.secret
+
+
+@transaction.atomic
+def webhook_update(
+    *,
+    project: Project,
+    actor: AbstractBaseUser,
+    webhook_id: int,
+    events: list[str] | None = None,
+    is_active: bool | None = None,
+    url: str | None = None,
+    description: str | None = None,
+) -> Webhook:
+    """Change a hook's events, URL, description or whether it is active (the secret stays). Managers only."""
+    require_role(user=actor, project=project, roles=(Role.MANAGER,), action="change webhooks")
+    hook = _hook_of(project=project, webhook_id=webhook_id)
+    if events is not None:
+        hook.events = _clean_events(events)
+    if url is not None:
+        hook.url = _clean_url(url)
+    if is_active is not None:
+        hook.is_active = bool(is_active)
+    if description is not None:
+        hook.description = description.strip()[:200]
+    hook.save(update_fields=["events", "url", "is_active", "description"])
+    return hook
+
+
+@transaction.atomic
+def webhook_delete(*, project: Project, actor: AbstractBaseUser, webhook_id: int) -> None:
+    """Remove a hook and its deliveries. Managers only."""
+    require_role(user=actor, project=project, roles=(Role.MANAGER,), action="remove webhooks")
+    _hook_of(project=project, webhook_id=webhook_id).delete()
+
+
+def webhook_secret_reveal(*, project: Project, actor: AbstractBaseUser, webhook_id: int) -> str:
+    """A hook's secret, for a manager who asks for it (never part of a list, a log or another page)."""
+    require_role(user=actor, project=project, roles=(Role.MANAGER,), action="see webhook secrets")
+    return _hook_of(project=project, webhook_id=webhook_id).secret
+
+
+# --- Emission -------------------------------------------------------------------------------------------------
+
+
+def _body(*, delivery: WebhookDelivery, project: Project, payload: dict[str, Any]) -> str:
+    envelope = {
+        "id": str(delivery.uid),
+        "event": delivery.event,
+        "created_at": timezone.now().isoformat(),
+        "project": {"slug": project.slug, "name": project.name},
+        "data": payload,
+    }
+    return json.dumps(envelope, cls=DjangoJSONEncoder, sort_keys=True, ensure_ascii=False)
+
+
+def _nudge(delivery_id: int, countdown: float = 0) -> None:
+    """Send the delivery's message once the caller commits. A broker that refuses it loses nothing: the row is
+    the record, and the reaper sends a pending row whose attempt is overdue."""
+
+    def send() -> None:
+        try:
+            job_task(TASK_NAME).apply_async(
+                args=[delivery_id], countdown=countdown or None, queue=settings.TATCURATE_WEBHOOKS_QUEUE
+            )
+        except Exception:
+            logger.warning("webhook delivery %s: the broker refused the message; the reaper sends it", delivery_id)
+
+    transaction.on_commit(send)
+
+
+def _deliveries_create(
+    *, project: Project, hooks: list[Webhook], event: str, payload: dict[str, Any], replay_of: WebhookDelivery | None
+) -> list[WebhookDelivery]:
+    created = []
+    for hook in hooks:
+        delivery = WebhookDelivery(webhook=hook, event=event, next_attempt_at=timezone.now(), replay_of=replay_of)
+        delivery.body = _body(delivery=delivery, project=project, payload=payload)
+        delivery.save()
+        _nudge(delivery.pk)
+        created.append(delivery)
+    return created
+
+
+def webhook_emit(*, project: Project, event: str, payload: dict[str, Any]) -> list[WebhookDelivery]:
+    """Queue `event` for every active hook of `project` that subscribed to it, in the caller's transaction (so a
+    rolled-back cause sends nothing); the worker sends them after the commit. Called by services, not by people.
+    Without a subscribed hook it costs one query (and no savepoint)."""
+    if event not in EVENT_NAMES:
+        raise ValueError(f"unknown webhook event {event!r}")
+    hooks = [hook for hook in Webhook.objects.filter(project=project, is_active=True) if event in hook.events]
+    if not hooks:
+        return []
+    with transaction.atomic(savepoint=False):  # part of the cause's transaction, or its own
+        return _deliveries_create(project=project, hooks=hooks, event=event, payload=payload, replay_of=None)
+
+
+@transaction.atomic
+def webhook_test_send(*, project: Project, actor: AbstractBaseUser, webhook_id: int) -> WebhookDelivery:
+    """Queue a `webhook.test` event to one hook (active or not), so a manager can check the receiver. Managers
+    only."""
+    require_role(user=actor, project=project, roles=(Role.MANAGER,), action="send test events")
+    hook = _hook_of(project=project, webhook_id=webhook_id)
+    payload = {"message": "A test event from TaT-Curate.", "sent_by": actor.get_username()}
+    return _deliveries_create(project=project, hooks=[hook], event=TEST_EVENT, payload=payload, replay_of=None)[0]
+
+
+@transaction.atomic
+def delivery_replay(*, project: Project, actor: AbstractBaseUser, delivery_id: int) -> WebhookDelivery:
+    """Send a past delivery's body again as a new delivery (a new id and new attempts; the body's event id stays,
+    so a receiver can tell a replay from a new event). Managers only."""
+    require_role(user=actor, project=project, roles=(Role.MANAGER,), action="replay webhook deliveries")
+    deliveries = WebhookDelivery.objects.select_related("webhook").filter(webhook__project=project, pk=delivery_id)
+    original = deliveries.first()
+    if original is None:
+        raise NotFound(f"No webhook delivery {delivery_id} in this project.")
+    replay = WebhookDelivery.objects.create(
+        webhook=original.webhook,
+        event=original.event,
+        body=original.body,
+        next_attempt_at=timezone.now(),
+        replay_of=original,
+    )
+    _nudge(replay.pk)
+    return replay
+
+
+# --- Sending (the worker's side) ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one POST gave: its status code (None without an answer), an excerpt of the answer, the error, and
+    whether the outbound allow-list refused it (never retried)."""
+
+    status_code: int | None
+    excerpt: str = ""
+    error: str = ""
+    is_refused: bool = False
+
+
+def _post(*, url: str, body: bytes, headers: dict[str, str]) -> Outcome:
+    """One POST through the outbound guard (redirects are not followed)."""
+    policy = outbound_policy()
+    timeout = settings.TATCURATE_WEBHOOK_TIMEOUT_S
+    try:
+        policy.check_url(url)
+        transport = httpx.HTTPTransport()
+        transport._pool._network_backend = GuardedBackend(policy)  # each connection's peer is checked, as endpoints'
+        with httpx.Client(transport=transport, timeout=timeout, follow_redirects=False) as client:
+            response = client.post(url, content=body, headers=headers)
+    except OutboundRefused as refused:
+        return Outcome(None, error=str(refused)[:EXCERPT_CHARS], is_refused=True)
+    except httpx.TimeoutException as error:
+        return Outcome(None, error=f"timed out after {timeout} s ({type(error).__name__})")
+    except httpx.HTTPError as error:
+        return Outcome(None, error=f"{type(error).__name__}: {error}"[:EXCERPT_CHARS])
+    is_success = 200 <= response.status_code < 300
+    return Outcome(
+        response.status_code,
+        excerpt=response.text[:EXCERPT_CHARS],
+        error="" if is_success else f"HTTP {response.status_code}",
+    )
+
+
+def is_retried(outcome: Outcome) -> bool:
+    """The retry rule: no answer (timeout, connection error) or 408/429/5xx is tried again; a URL the allow-list
+    refuses, a 2xx and any other status are not."""
+    if outcome.status_code is None:
+        return not outcome.is_refused
+    return outcome.status_code in RETRIED_STATUSES or outcome.status_code >= 500
+
+
+def backoff_s(attempt: int) -> float:
+    """How long to wait after failed attempt number `attempt` (1, 2, 4… times TATCURATE_WEBHOOK_BACKOFF_S)."""
+    return float(min(settings.TATCURATE_WEBHOOK_BACKOFF_S * 2 ** (attempt - 1), MAX_BACKOFF_S))
+
+
+def _silent(stall_s: float | None = None) -> Q:
+    stall_s = settings.TATCURATE_JOB_STALL_S if stall_s is None else stall_s
+    return Q(state=WebhookDelivery.State.SENDING) & (
+        Q(heartbeat_at__isnull=True) | Q(heartbeat_at__lt=job_stall_cutoff(stall_s))
+    )
+
+
+def delivery_send(*, delivery_id: int, worker: str = "") -> WebhookDelivery | None:
+    """Make one attempt of a pending delivery whose time has come (the task's only call), record it, and then
+    deliver, schedule the next attempt, or give up. A delivered or failed one, one a live worker holds, or one not
+    due yet is left alone, so a duplicated message is harmless."""
+    delivery = WebhookDelivery.objects.select_related("webhook").filter(pk=delivery_id).first()
+    if delivery is None or delivery.state in (WebhookDelivery.State.DELIVERED, WebhookDelivery.State.FAILED):
+        return delivery
+    token = job_token()
+    due = Q(state=WebhookDelivery.State.PENDING) & (
+        Q(next_attempt_at__isnull=True) | Q(next_attempt_at__lte=timezone.now())
+    )
+    if not job_claim(
+        rows=WebhookDelivery.objects.filter(due | _silent(), pk=delivery_id),
+        token=token,
+        worker=worker,
+        running=WebhookDelivery.State.SENDING,
+        attempts_field="attempts",
+        state_field="state",
+    ):
+        return delivery
+    delivery.refresh_from_db()
+    hook = delivery.webhook
+    body = delivery.body.encode()
+    headers = signed_headers(secret=hook.secret, body=body, event=delivery.event, delivery=str(delivery.uid))
+    started_at = timezone.now()
+    clock = time.monotonic()
+    outcome = _post(url=hook.url, body=body, headers=headers)
+    WebhookAttempt.objects.update_or_create(
+        delivery=delivery,
+        number=delivery.attempts,
+        defaults={
+            "started_at": started_at,
+            "status_code": outcome.status_code,
+            "response_excerpt": outcome.excerpt,
+            "duration_ms": int((time.monotonic() - clock) * 1000),
+            "error": outcome.error,
+        },
+    )
+    mine = WebhookDelivery.objects.filter(pk=delivery.pk, claim_token=token)
+    now = timezone.now()
+    code = outcome.status_code
+    if code is not None and 200 <= code < 300:
+        mine.update(state=WebhookDelivery.State.DELIVERED, finished_at=now, claim_token="", error="")
+    elif is_retried(outcome) and delivery.attempts < settings.TATCURATE_WEBHOOK_MAX_ATTEMPTS:
+        wait = backoff_s(delivery.attempts)
+        if mine.update(
+            state=WebhookDelivery.State.PENDING,
+            next_attempt_at=now + timedelta(seconds=wait),
+            claim_token="",
+            error=outcome.error,
+        ):
+            _nudge(delivery.pk, countdown=wait)
+    else:
+        why = f" (given up after {delivery.attempts} attempts)" if is_retried(outcome) else " (not retried)"
+        mine.update(state=WebhookDelivery.State.FAILED, finished_at=now, claim_token="", error=outcome.error + why)
+    delivery.refresh_from_db()
+    return delivery
+
+
+def deliveries_reap(*, stall_s: float | None = None) -> int:
+    """Send again a delivery whose worker went silent mid-attempt (or give it up after its attempts), and nudge a
+    pending one whose attempt is overdue by the stall time (its message was lost). Run by the beat reaper."""
+    stall_s = settings.TATCURATE_JOB_STALL_S if stall_s is None else stall_s
+    with transaction.atomic():
+        requeued, failed = job_reap(
+            stalled=WebhookDelivery.objects.filter(_silent(stall_s)),
+            waiting=WebhookDelivery.State.PENDING,
+            failed=WebhookDelivery.State.FAILED,
+            attempts_field="attempts",
+            max_attempts=settings.TATCURATE_WEBHOOK_MAX_ATTEMPTS,
+            state_field="state",
+            describe=str,
+        )
+        overdue = list(
+            WebhookDelivery.objects.filter(
+                state=WebhookDelivery.State.PENDING, next_attempt_at__lt=job_stall_cutoff(stall_s)
+            ).values_list("pk", flat=True)
+        )
+        for delivery_id in {row.pk for row in requeued} | set(overdue):
+            _nudge(delivery_id)
+    return len(requeued) + len(failed) + len(overdue)

@@ -1,0 +1,122 @@
+"""The managers' webhooks page: register a hook (events as checkboxes), change or remove it, reveal its secret, send
+a test event, and read and replay recent deliveries (interfaces only: the services decide)."""
+
+from __future__ import annotations
+
+from django import forms
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST
+
+from curation.errors import DomainError
+from curation.models import Project
+from curation.page_errors import FORM_ERRORS, form_problems
+from curation.webhooks import selectors as webhook_selectors
+from curation.webhooks import services as webhook_services
+from curation.webhooks.models import EVENTS
+from curation.webhooks.permissions import managed_project
+
+
+class WebhookForm(forms.Form):
+    url = forms.CharField(max_length=500, label="Receiver URL", widget=forms.URLInput(attrs={"size": 50}))
+    events = forms.MultipleChoiceField(choices=EVENTS, widget=forms.CheckboxSelectMultiple, label="Events")
+    description = forms.CharField(max_length=200, required=False, label="Description (optional)")
+
+
+class WebhookEventsForm(forms.Form):
+    events = forms.MultipleChoiceField(choices=EVENTS, widget=forms.CheckboxSelectMultiple, label="Events")
+    is_active = forms.BooleanField(required=False, label="Active")
+
+
+def _apply(form: forms.Form, exc: DomainError) -> None:
+    field = exc.detail.get("field")
+    form.add_error(field if field in form.fields else None, exc.message)
+
+
+def _page(request: HttpRequest, project: Project, **extras: object) -> HttpResponse:
+    hooks = list(webhook_selectors.webhooks_of(user=request.user, project=project))
+    context = {
+        "project": project,
+        "hooks": [
+            {
+                "hook": hook,
+                "form": WebhookEventsForm(
+                    initial={"events": hook.events, "is_active": hook.is_active}, prefix=f"h{hook.pk}"
+                ),
+            }
+            for hook in hooks
+        ],
+        "deliveries": webhook_selectors.deliveries_of(user=request.user, project=project),
+        "form": WebhookForm(auto_id="hook_%s"),
+        **extras,
+    }
+    return render(request, "curation/webhooks.html", context)
+
+
+@login_required
+def webhooks_page(request: HttpRequest, slug: str) -> HttpResponse:
+    """GET: the hooks and recent deliveries. POST: register a hook; its secret is shown on this answer only."""
+    project = managed_project(user=request.user, slug=slug)
+    if request.method != "POST":
+        return _page(request, project)
+    form = WebhookForm(request.POST, auto_id="hook_%s")
+    if form.is_valid():
+        try:
+            hook, secret = webhook_services.webhook_create(project=project, actor=request.user, **form.cleaned_data)
+        except FORM_ERRORS as exc:
+            _apply(form, exc)
+        else:
+            # Rendered, not redirected: the secret is shown this once.
+            return _page(request, project, created={"hook": hook, "secret": secret})
+    return _page(request, project, form=form)
+
+
+@login_required
+@require_POST
+def webhook_update_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    project = managed_project(user=request.user, slug=slug)
+    form = WebhookEventsForm(request.POST, prefix=f"h{pk}")
+    if not form.is_valid():
+        messages.error(request, form_problems(form))
+    else:
+        webhook_services.webhook_update(project=project, actor=request.user, webhook_id=pk, **form.cleaned_data)
+        messages.success(request, "Webhook saved.")
+    return redirect("webhooks", slug=slug)
+
+
+@login_required
+@require_POST
+def webhook_delete_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    project = managed_project(user=request.user, slug=slug)
+    webhook_services.webhook_delete(project=project, actor=request.user, webhook_id=pk)
+    messages.success(request, "Webhook removed with its deliveries.")
+    return redirect("webhooks", slug=slug)
+
+
+@login_required
+@require_POST
+def webhook_secret_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    """Reveal a hook's secret on this answer only (a POST, so it is never in a link, a history or a cache)."""
+    project = managed_project(user=request.user, slug=slug, action="see webhook secrets")
+    secret = webhook_services.webhook_secret_reveal(project=project, actor=request.user, webhook_id=pk)
+    return _page(request, project, revealed={"hook_id": pk, "secret": secret})
+
+
+@login_required
+@require_POST
+def webhook_test_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    project = managed_project(user=request.user, slug=slug, action="send test events")
+    webhook_services.webhook_test_send(project=project, actor=request.user, webhook_id=pk)
+    messages.success(request, "Test event queued; a worker sends it. Reload to see the attempt.")
+    return redirect("webhooks", slug=slug)
+
+
+@login_required
+@require_POST
+def delivery_replay_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    project = managed_project(user=request.user, slug=slug, action="replay webhook deliveries")
+    webhook_services.delivery_replay(project=project, actor=request.user, delivery_id=pk)
+    messages.success(request, "Delivery queued again; a worker sends it.")
+    return redirect("webhooks", slug=slug)

@@ -1,0 +1,74 @@
+"""A manager registers a webhook by clicks, copies the secret shown once, sends a test event that a real worker
+delivers to a receiver on localhost, and replays it; a refused URL is explained beside the field."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from playwright.sync_api import expect
+
+from curation.webhooks.models import WebhookDelivery
+from curation.webhooks.signing import is_valid
+from tests.browser.conftest import follow, follow_project_nav
+from tests.browser.test_instance_browser import log_in
+from tests.curation.webhooks.receivers import receiver
+from tests.support.workers import celery_worker, wait_for
+
+pytestmark = [pytest.mark.browser, pytest.mark.worker, pytest.mark.django_db(transaction=True)]
+
+SCREENSHOTS = os.environ.get("TATCURATE_SCREENSHOTS", "")
+
+
+@pytest.mark.parametrize("width", [1366, 390])
+def test_a_manager_registers_a_hook_and_a_worker_delivers_its_test_event(
+    browser, live_server, personas, project, settings, width
+):
+    queue = f"test-webhooks-browser-{width}"
+    settings.TATCURATE_WEBHOOKS_QUEUE = queue
+    page = log_in(browser, live_server, "manager", width=width)
+    follow(page, "Test Project", within="header.topbar nav")
+    follow_project_nav(page, "Webhooks")
+    expect(page.locator("#no-hooks")).to_be_visible()
+
+    page.click("#hook_url")
+    page.keyboard.type("http://169.254.169.254/latest/meta-data/")
+    page.get_by_label("A release was cut").check()
+    page.get_by_role("button", name="Register").click()
+    expect(page.locator("#add-hook")).to_contain_text("link-local, metadata or reserved")
+
+    with receiver([200]) as hook_receiver, celery_worker(queue=queue, env={"TATCURATE_WEBHOOKS_QUEUE": queue}):
+        page.click("#hook_url")
+        page.fill("#hook_url", hook_receiver["url"])
+        page.get_by_label("A release was cut").check()
+        page.get_by_role("button", name="Register").click()
+        secret = page.locator("#webhook-secret").inner_text()
+        assert secret.startswith("whsec_")
+        expect(page.locator("#new-secret")).to_contain_text("only this once")
+        follow_project_nav(page, "Webhooks")
+        expect(page.locator("#webhook-secret")).to_have_count(0)  # gone on the next visit
+
+        page.get_by_role("button", name="Send a test event to webhook").first.click()
+        expect(page.locator(".messages")).to_contain_text("Test event queued")
+        wait_for(lambda: WebhookDelivery.objects.filter(state="delivered").exists(), what="the worker's delivery")
+        page.reload()
+        row = page.locator("#deliveries tbody tr").first
+        expect(row).to_contain_text("webhook.test")
+        expect(row.locator(".delivery-state")).to_contain_text("Delivered")
+        row.locator("summary").click()
+        expect(row).to_contain_text("HTTP 200")
+        if SCREENSHOTS:
+            page.screenshot(path=f"{SCREENSHOTS}/webhooks-{width}.png", full_page=True)
+        [request] = hook_receiver["requests"]
+        headers = {k.lower(): v for k, v in request["headers"].items()}
+        assert is_valid(
+            secret=secret,
+            body=request["body"],
+            timestamp=headers["x-tatcurate-timestamp"],
+            header=headers["x-tatcurate-signature"],
+        )
+
+        row.get_by_role("button", name="Replay delivery").click()
+        expect(page.locator(".messages")).to_contain_text("Delivery queued again")
+        wait_for(lambda: len(hook_receiver["requests"]) == 2, what="the replay to arrive")
+    assert hook_receiver["requests"][1]["body"] == request["body"]

@@ -1,0 +1,48 @@
+"""A small webhook receiver on localhost (http.server in a thread) that records each request and answers with the
+statuses it is told to, in order (the last one repeats)."""
+
+from __future__ import annotations
+
+import threading
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+
+@contextmanager
+def receiver(statuses: list[int] | None = None):
+    """Yields {'url', 'requests'}: each request as {'headers', 'body'}."""
+    answers = list(statuses or [200])
+    requests: list[dict] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            requests.append({"headers": dict(self.headers.items()), "body": body})
+            status = answers[min(len(requests) - 1, len(answers) - 1)]
+            reply = f"answered {status}".encode()
+            self.send_response(status)
+            self.send_header("Content-Length", str(len(reply)))
+            self.end_headers()
+            self.wfile.write(reply)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield {"url": f"http://127.0.0.1:{server.server_address[1]}/hook", "requests": requests}
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def closed_port_url() -> str:
+    """A loopback URL nothing listens on (the port was free a moment ago)."""
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    return f"http://127.0.0.1:{port}/hook"

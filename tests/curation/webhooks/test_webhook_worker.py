@@ -1,0 +1,120 @@
+"""Webhook deliveries end to end on a real Celery worker process: a receiver on localhost gets a signed
+`release.cut` that verifies with the hook's secret; 5xx answers are retried with backoff and every attempt is
+recorded; an unreachable receiver is given up after the bounded attempts."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from curation.releases import services as release_services
+from curation.webhooks import services as webhook_services
+from curation.webhooks.models import WebhookDelivery
+from curation.webhooks.signing import SIGNATURE_HEADER, TIMESTAMP_HEADER, is_valid
+from tests.curation.test_release_scale import validated_world
+from tests.curation.webhooks.receivers import closed_port_url, receiver
+from tests.support.workers import ROOT, celery_worker, wait_for
+
+pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
+
+
+@pytest.fixture
+def webhook_worker(project, settings):
+    """A worker on a private queue that sends webhooks with a one-second backoff and at most three attempts."""
+    queue = "test-webhooks-" + project.slug
+    settings.TATCURATE_WEBHOOKS_QUEUE = queue
+    settings.TATCURATE_WEBHOOK_MAX_ATTEMPTS = 3
+    env = {"TATCURATE_WEBHOOKS_QUEUE": queue, "TATCURATE_WEBHOOK_BACKOFF_S": "1", "TATCURATE_WEBHOOK_MAX_ATTEMPTS": "3"}
+    with celery_worker(queue=queue, env=env) as worker:
+        yield worker
+
+
+def readme_verify():
+    """The receiver's `verify` exactly as the README shows it."""
+    readme = (ROOT / "README.md").read_text()
+    snippet = readme.split("```python\nimport hashlib, hmac, time\n", 1)[1].split("```", 1)[0]
+    namespace: dict = {}
+    exec("import hashlib, hmac, time\n" + snippet, namespace)
+    return namespace["verify"]
+
+
+def _finished(delivery_id: int) -> WebhookDelivery | None:
+    return WebhookDelivery.objects.filter(pk=delivery_id, state__in=("delivered", "failed")).first()
+
+
+def test_a_release_cut_reaches_the_receiver_signed_with_the_hooks_secret(project, personas, webhook_worker):
+    batch = validated_world(project, papers=1, per_paper=2)
+    with receiver([200]) as hook_receiver:
+        hook, secret = webhook_services.webhook_create(
+            project=project, actor=personas["manager"], url=hook_receiver["url"], events=["release.cut"]
+        )
+        release = release_services.release_cut(
+            project=project, actor=personas["manager"], name="v1", batch_ids=[batch.pk]
+        )
+        delivery = WebhookDelivery.objects.get(webhook=hook)
+        done = wait_for(lambda: _finished(delivery.pk), timeout=60, what="the worker to deliver release.cut")
+        assert (done.state, done.attempts, done.worker) == ("delivered", 1, webhook_worker["hostname"])
+        [request] = hook_receiver["requests"]
+    headers = {name.lower(): value for name, value in request["headers"].items()}
+    assert headers["x-tatcurate-event"] == "release.cut"
+    assert is_valid(
+        secret=secret,
+        body=request["body"],
+        timestamp=headers[TIMESTAMP_HEADER.lower()],
+        header=headers[SIGNATURE_HEADER.lower()],
+    )
+    assert not is_valid(
+        secret="whsec_wrong",
+        body=request["body"],
+        timestamp=headers[TIMESTAMP_HEADER.lower()],
+        header=headers[SIGNATURE_HEADER.lower()],
+    )
+    assert readme_verify()(secret, request["body"], headers["x-tatcurate-timestamp"], headers["x-tatcurate-signature"])
+    event = json.loads(request["body"])
+    assert event["event"] == "release.cut" and event["id"] == str(delivery.uid)
+    assert event["data"]["release"]["id"] == release.pk and event["data"]["release"]["item_count"] == 2
+    [attempt] = done.attempt_rows.all()
+    assert (attempt.status_code, attempt.response_excerpt, attempt.error) == (200, "answered 200", "")
+    worker_log = (ROOT / "var" / f"worker-{webhook_worker['queue']}.log").read_text()
+    assert "curation.webhook_deliver" in worker_log and secret not in worker_log  # never logged
+
+
+def test_a_receiver_that_fails_twice_is_retried_and_three_attempts_are_recorded(project, personas, webhook_worker):
+    with receiver([500, 500, 200]) as hook_receiver:
+        hook, _ = webhook_services.webhook_create(
+            project=project, actor=personas["manager"], url=hook_receiver["url"], events=["release.cut"]
+        )
+        delivery = webhook_services.webhook_test_send(project=project, actor=personas["manager"], webhook_id=hook.pk)
+        done = wait_for(lambda: _finished(delivery.pk), timeout=60, what="the third attempt")
+        assert len(hook_receiver["requests"]) == 3
+    attempts = list(done.attempt_rows.values_list("number", "status_code", "error"))
+    assert (done.state, done.attempts) == ("delivered", 3)
+    assert attempts == [(1, 500, "HTTP 500"), (2, 500, "HTTP 500"), (3, 200, "")]
+    # The same body each time, each attempt signed with its own timestamp.
+    bodies = {bytes(r["body"]) for r in hook_receiver["requests"]}
+    assert len(bodies) == 1
+
+
+def test_an_unreachable_receiver_is_given_up_after_the_bounded_attempts(project, personas, webhook_worker):
+    hook, _ = webhook_services.webhook_create(
+        project=project, actor=personas["manager"], url=closed_port_url(), events=["release.cut"]
+    )
+    delivery = webhook_services.webhook_test_send(project=project, actor=personas["manager"], webhook_id=hook.pk)
+    done = wait_for(lambda: _finished(delivery.pk), timeout=60, what="the delivery to be given up")
+    assert (done.state, done.attempts) == ("failed", 3)
+    assert "given up after 3 attempts" in done.error
+    attempts = list(done.attempt_rows.all())
+    assert [a.number for a in attempts] == [1, 2, 3]
+    assert all(a.status_code is None and "ConnectError" in a.error for a in attempts)
+
+
+def test_a_4xx_answer_is_not_retried(project, personas, webhook_worker):
+    with receiver([404]) as hook_receiver:
+        hook, _ = webhook_services.webhook_create(
+            project=project, actor=personas["manager"], url=hook_receiver["url"], events=["release.cut"]
+        )
+        delivery = webhook_services.webhook_test_send(project=project, actor=personas["manager"], webhook_id=hook.pk)
+        done = wait_for(lambda: _finished(delivery.pk), timeout=60, what="the delivery to fail")
+        assert len(hook_receiver["requests"]) == 1
+    assert (done.state, done.attempts) == ("failed", 1) and "not retried" in done.error
