@@ -546,22 +546,29 @@ def release_cut_request(
 
 
 def _silent(stall_s: float | None = None) -> Q:
-    """A running job row whose worker has not renewed its heartbeat within `stall_s` (TATCURATE_JOB_STALL_S)."""
-    stall_s = settings.TATCURATE_JOB_STALL_S if stall_s is None else stall_s
+    """A running job row whose worker has not renewed its heartbeat within `stall_s` (the one stall rule of
+    curation.jobs when None)."""
     return Q(state="running") & (Q(heartbeat_at__isnull=True) | Q(heartbeat_at__lt=job_stall_cutoff(stall_s)))
 
 
 def _silent_reap(
-    model: type[ExportArtifact] | type[ReleaseCut], *, task_name: str, stall_s: float | None, describe: Callable
+    model: type[ExportArtifact] | type[ReleaseCut],
+    *,
+    task_name: str,
+    stall_s: float | None,
+    describe: Callable,
+    held_by: str | None = None,
 ) -> int:
-    """Requeue (after commit) or fail the silent rows of `model`; how many were reaped."""
+    """Requeue (after commit) or fail the silent rows of `model` — or, given `held_by`, the running rows that
+    worker holds, whatever their heartbeat (it is shutting down or has restarted); how many were reaped."""
+    rows = model.objects.filter(state="running", worker=held_by) if held_by else model.objects.filter(_silent(stall_s))
     with transaction.atomic():
         requeued, failed = job_reap(
-            stalled=model.objects.filter(_silent(stall_s)),
+            stalled=rows,
             waiting="pending",
             failed="failed",
             attempts_field="attempts",
-            max_attempts=settings.TATCURATE_JOB_MAX_ATTEMPTS,
+            max_attempts=settings.TATCURATE_JOB_MAX_ATTEMPTS if held_by is None else None,
             state_field="state",
             describe=describe,
         )
@@ -650,6 +657,18 @@ def cuts_reap(*, stall_s: float | None = None) -> int:
         task_name="curation.release_cut",
         stall_s=stall_s,
         describe=lambda cut: f"release cut {cut.pk} ({cut.name})",
+    )
+
+
+def cuts_release_for_worker(*, worker: str) -> int:
+    """Send the cuts `worker` was running back to the exports queue at once (it shut down, or restarted under its
+    old name); returns how many. Called on Celery's worker_shutdown and worker_ready (curation.jobs)."""
+    return _silent_reap(
+        ReleaseCut,
+        task_name="curation.release_cut",
+        stall_s=None,
+        describe=lambda cut: f"release cut {cut.pk} ({cut.name})",
+        held_by=worker,
     )
 
 
@@ -798,6 +817,18 @@ def exports_reap(*, stall_s: float | None = None) -> int:
         task_name="curation.export_build",
         stall_s=stall_s,
         describe=lambda artifact: f"export {artifact.pk} ({artifact.format})",
+    )
+
+
+def exports_release_for_worker(*, worker: str) -> int:
+    """Send the builds `worker` was writing back to the exports queue at once; returns how many. Called on Celery's
+    worker_shutdown and worker_ready (curation.jobs)."""
+    return _silent_reap(
+        ExportArtifact,
+        task_name="curation.export_build",
+        stall_s=None,
+        describe=lambda artifact: f"export {artifact.pk} ({artifact.format})",
+        held_by=worker,
     )
 
 

@@ -12,7 +12,8 @@ from curation.jobs import job_reap, job_stall_cutoff
 
 
 def runs_resume_for_worker(*, worker: str) -> int:
-    """Requeue work a restarted worker (same hostname) left behind; the item rows make the requeue harmless."""
+    """Requeue the drafting work `worker` holds: it is shutting down, or restarted under the same name after dying
+    (Celery's worker_shutdown and worker_ready, curation.jobs); the item rows make the requeue harmless."""
     active = (DraftingRun.Status.QUEUED, DraftingRun.Status.RUNNING)
     stale = DraftingItem.objects.filter(worker=worker, status__in=OPEN_ITEM_STATES, run__status__in=active)
     by_run: dict[int, set[int]] = {}
@@ -28,8 +29,7 @@ def runs_resume_for_worker(*, worker: str) -> int:
 def items_reap(*, stall_s: float | None = None) -> int:
     """Requeue the chunks of started runs whose worker went silent (its heartbeat on the items is stale, whatever
     the new worker is called); an item claimed TATCURATE_JOB_MAX_ATTEMPTS times fails instead. Returns how many
-    items were reaped. Run by the beat reaper (curation.jobs_reap)."""
-    stall_s = settings.TATCURATE_JOB_STALL_S if stall_s is None else stall_s
+    items were reaped. Run by the beat reaper (curation.jobs_reap); `stall_s` defaults to the one stall rule."""
     stalled = DraftingItem.objects.filter(
         run__status__in=(DraftingRun.Status.QUEUED, DraftingRun.Status.RUNNING),
         run__started_at__isnull=False,
