@@ -22,7 +22,7 @@ from curation.datasets.models import ImportRecord, SourceRecord
 from curation.errors import Conflict, DomainError, InvalidInput, NotFound
 from curation.exports.rows import ITEM_CHUNK, release_items, release_rows
 from curation.exports.statistics import release_statistics
-from curation.jobs import job_claim, job_enqueue, job_reap, job_stall_cutoff, job_token
+from curation.jobs import job_claim, job_enqueue, job_heartbeating, job_reap, job_stall_cutoff, job_token
 from curation.models import Batch, Context, Instance, InstanceRevision, Paper, Paragraph, Project, Table
 from curation.releases.models import ExportArtifact, Release, ReleaseContext, ReleaseCut, ReleaseItem
 from curation.services.lifecycle import instances_transition_bulk
@@ -629,15 +629,17 @@ def release_cut_build(*, cut_id: int, worker: str = "") -> ReleaseCut | None:
     options = dict(cut.options)
     batch_ids = options.pop("batch_ids")
     try:
-        release_cut(
-            project=cut.project,
-            actor=cut.requested_by,
-            name=cut.name,
-            batch_ids=batch_ids,
-            progress=progress,
-            before_commit=mark_ready,
-            **options,
-        )
+        # Beats between the frozen chunks, and from a side thread through the release's long final write.
+        with job_heartbeating(lambda: bool(mine.update(heartbeat_at=timezone.now()))):
+            release_cut(
+                project=cut.project,
+                actor=cut.requested_by,
+                name=cut.name,
+                batch_ids=batch_ids,
+                progress=progress,
+                before_commit=mark_ready,
+                **options,
+            )
     except _CutTakenOver:
         pass  # the worker holding the claim now finishes (or fails) the cut
     except Exception as error:
@@ -782,7 +784,9 @@ def export_build(*, artifact_id: int, worker: str = "") -> ExportArtifact | None
     absolute.parent.mkdir(parents=True, exist_ok=True)
     temporary = absolute.with_suffix(f".{token}.partial")
     try:
-        digest, size = write_export_zip(artifact.release, artifact.format, temporary, progress=progress)
+        # Beats every 1,000 items, and from a side thread however long one stretch of the writer takes.
+        with job_heartbeating(lambda: bool(mine.update(heartbeat_at=timezone.now()))):
+            digest, size = write_export_zip(artifact.release, artifact.format, temporary, progress=progress)
         if not mine.exists():
             raise _BuildTakenOver(artifact_id)
         temporary.replace(absolute)

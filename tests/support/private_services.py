@@ -6,12 +6,19 @@ from __future__ import annotations
 import os
 import pwd
 import shutil
+import socket
 import subprocess
 import tempfile
 import time
 from pathlib import Path
 
 PG_BIN = Path("/usr/lib/postgresql/15/bin")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
 
 
 def redis_available() -> bool:
@@ -87,7 +94,8 @@ class PrivatePostgres:
     def create(self) -> PrivatePostgres:
         if os.geteuid() == 0:
             shutil.chown(self.directory, "postgres", "postgres")
-        self._run(_pg_binary("initdb"), "-D", str(self.data), "-U", "postgres", "-A", "trust", "-E", "UTF8", "--no-sync")
+        initdb = _pg_binary("initdb")
+        self._run(initdb, "-D", str(self.data), "-U", "postgres", "-A", "trust", "-E", "UTF8", "--no-sync")
         options = f"-p {self.port} -k {self.directory} -c listen_addresses=127.0.0.1 -c fsync=off"
         with open(self.data / "postgresql.auto.conf", "a") as conf:
             conf.write("max_connections = 200\n")

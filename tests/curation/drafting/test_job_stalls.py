@@ -17,21 +17,22 @@ from curation.drafting.models import DraftingItem, DraftingRun
 from curation.drafting.services.items import chunk_process
 from curation.drafting.services.reaper import items_reap
 from curation.drafting.services.runs import run_create
-from curation.endpoints import limits
+from curation.endpoints import django_client, limits
 from curation.jobs import job_stall_cutoff, job_stall_seconds, jobs_reap, jobs_release_for_worker
 from curation.releases.models import ExportArtifact
 from curation.transient import TransientOutage
 from tests.curation.drafting.conftest import endpoint_on, make_contexts, scripted_reply
 from tests.support.fault_server import FaultServer
-from tests.support.local_model import free_port
-from tests.support.private_services import PrivateRedis, redis_available
+from tests.support.private_services import PrivateRedis, free_port, redis_available
 
 
 @pytest.fixture
 def sent(monkeypatch):
     """Messages that would leave for the broker (below the transaction-aware send of curation/jobs.py)."""
     messages: list[tuple[str, list]] = []
-    monkeypatch.setattr(Task, "apply_async", lambda task, args=None, kwargs=None, **o: messages.append((task.name, args)))
+    monkeypatch.setattr(
+        Task, "apply_async", lambda task, args=None, kwargs=None, **o: messages.append((task.name, args))
+    )
     return messages
 
 
@@ -155,6 +156,7 @@ def test_a_redis_outage_hands_a_drafting_item_back_untried_and_the_run_completes
     redis = PrivateRedis(free_port(), tmp_path)
     redis.start()
     settings.REDIS_URL = redis.url
+    django_client._clients.clear()  # a client made earlier holds its limiter on another Redis
     settings.TATCURATE_TRANSIENT_RETRY_S = 1  # the outage below outlasts the retries
     make_contexts(project, drafting_batch, 2)
     try:
@@ -174,6 +176,7 @@ def test_a_redis_outage_hands_a_drafting_item_back_untried_and_the_run_completes
         redis.stop()
         limits._limiters.clear()
         limits._redis_clients.clear()
+        django_client._clients.clear()
     assert requests == 4  # two items, two calls each, each asked once
     assert set(run.items.values_list("status", "attempts")) == {("drafted", 1)}
     assert DraftingRun.objects.get(pk=run.pk).status == "completed"
