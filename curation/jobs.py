@@ -15,7 +15,8 @@
   idempotent: it takes a row over by the same conditional UPDATE, so two reapers never both re-enqueue it.
 - **A worker's own claims**: each kind also registers how to hand back the rows a named worker holds; a worker
   that shuts down, or starts again under its old name (after kill -9), hands them back at once
-  (`jobs_release_for_worker`, connected to Celery's worker_shutdown and worker_ready in curation/tasks.py).
+  (`jobs_release_for_worker`, connected to Celery's worker_shutting_down, worker_shutdown and worker_ready in
+  curation/tasks.py).
 """
 
 from __future__ import annotations
