@@ -133,6 +133,13 @@ def job_stall_seconds() -> float:
     return job_heartbeat_seconds() * int(settings.TATCURATE_JOB_STALL_BEATS)
 
 
+def job_forgotten_seconds() -> float:
+    """After how long a queued row that no worker has touched is sent again: its message may have been lost (a
+    broker restarted without its data). Fifteen stall periods (2 minutes by default), so a run waiting behind
+    others is not flooded with copies of its messages; a worker busy with the run takes such rows itself."""
+    return 15 * job_stall_seconds()
+
+
 def job_stall_cutoff(stall_s: float | None = None, *, now: datetime | None = None) -> datetime:
     """Heartbeats older than this are stalled (`stall_s` defaults to the one rule, `job_stall_seconds`)."""
     return (now or timezone.now()) - timedelta(seconds=job_stall_seconds() if stall_s is None else stall_s)

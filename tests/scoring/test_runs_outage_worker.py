@@ -49,10 +49,10 @@ def test_redis_stopped_postgres_restarted_and_a_worker_killed_mid_run_score_ever
     # Each fault was injected while the run was under way.
     assert disturbances["redis_stopped_at_items"] < disturbances["postgres_restarted_at_items"] < ITEMS
     assert disturbances["worker_killed_at_items"] < ITEMS
-    assert {"redis_outage_s", "postgres_down_s", "killed_chunk_taken_over_after_s"} <= set(disturbances)
+    assert {"redis_outage_s", "postgres_down_s", "killed_claim_taken_over_after_s"} <= set(disturbances)
     assert run["status"] == "completed", result
     assert run["predictions"] == run["scored"] == run["items"] == ITEMS, result
     assert run["failed"] == run["duplicate_predictions"] == 0
     # Only the requests the killed worker had in flight (at most the endpoint's limit) were asked again.
     assert 0 <= run["requests_asked_again"] <= result["concurrency_limit"], result
-    assert run["max_chunk_deliveries"] == 2  # the killed worker's chunk, taken over once
+    assert run["max_deliveries"] == 2  # the killed worker's chunk, taken over once

@@ -4,6 +4,7 @@ in one transaction, so an item is drafted exactly once however often its message
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -66,6 +67,37 @@ def chunk_process(
                     on_item(item)
     transient_call(run_finish_if_done, run_id=run_id)
     return drafted
+
+
+def run_work(*, run_id: int, chunk: int, worker: str = "", budget_s: float = 600.0) -> int:
+    """Draft a chunk, then keep taking the run's pending chunks that no worker has begun while `budget_s` lasts;
+    returns how many items this call drafted. Called by the task.
+
+    The item rows, not the messages, are the record of work: a lost message (a broker restarted without its data)
+    never leaves a run unfinished while a worker is on it, and the messages of chunks taken this way find nothing
+    pending and exit quietly."""
+    started = time.monotonic()
+    drafted = _chunk_or_outage(run_id=run_id, chunk=chunk, worker=worker)
+    unbegun = DraftingItem.objects.filter(
+        run_id=run_id,
+        run__status__in=(DraftingRun.Status.QUEUED, DraftingRun.Status.RUNNING),
+        status=DraftingItem.Status.PENDING,
+        worker="",
+    )
+    while time.monotonic() - started < budget_s:
+        following = transient_call(unbegun.order_by("chunk").values_list("chunk", flat=True).first)
+        if following is None:
+            break
+        drafted += _chunk_or_outage(run_id=run_id, chunk=following, worker=worker)
+    return drafted
+
+
+def _chunk_or_outage(*, run_id: int, chunk: int, worker: str) -> int:
+    try:
+        return chunk_process(run_id=run_id, chunk=chunk, worker=worker)
+    except TransientOutage as outage:
+        outage.chunk = chunk  # type: ignore[attr-defined]  # the chunk to send again
+        raise
 
 
 def run_process_inline(*, run_id: int, on_item: Callable[[DraftingItem], None] | None = None) -> DraftingRun:

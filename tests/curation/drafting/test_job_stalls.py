@@ -180,3 +180,28 @@ def test_a_redis_outage_hands_a_drafting_item_back_untried_and_the_run_completes
     assert requests == 4  # two items, two calls each, each asked once
     assert set(run.items.values_list("status", "attempts")) == {("drafted", 1)}
     assert DraftingRun.objects.get(pk=run.pk).status == "completed"
+
+
+@pytest.mark.django_db
+def test_a_run_whose_messages_were_lost_is_sent_again_once_a_period(
+    project, drafting_batch, sent, django_capture_on_commit_callbacks
+):
+    contexts = make_contexts(project, drafting_batch, 3)
+    run = run_create(
+        project=project, actor=None, kind="template", context_ids=[c.pk for c in contexts], options={"chunk_size": 2}
+    )
+    # Started three minutes ago; no worker ever began an item (the broker lost the messages with its data).
+    DraftingRun.objects.filter(pk=run.pk).update(
+        started_at=timezone.now() - timedelta(minutes=3), status=DraftingRun.Status.RUNNING
+    )
+    with django_capture_on_commit_callbacks(execute=True):
+        assert items_reap() == 2  # both chunks
+    assert sorted(args for _, args in sent) == [[run.pk, 0], [run.pk, 1]]
+    with django_capture_on_commit_callbacks(execute=True):
+        assert items_reap() == 0  # not again until another period has passed untouched
+    assert len(sent) == 2
+    # A run started a moment ago is waiting for its messages, not forgotten.
+    DraftingRun.objects.filter(pk=run.pk).update(started_at=timezone.now())
+    run.items.update(heartbeat_at=None)
+    with django_capture_on_commit_callbacks(execute=True):
+        assert items_reap() == 0
