@@ -7,20 +7,13 @@ the benchmark prints the wall times side by side."""
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 from django.conf import settings
 
-from tests.support.private_services import postgres_unavailable_reason, redis_available
+from tests.support.outage import outage_disturbed_run, outage_unavailable_reason
 
-ROOT = Path(__file__).resolve().parents[2]
 ITEMS = 300
-_cannot = postgres_unavailable_reason() or (None if redis_available() else "needs redis-server and redis-cli")
+_cannot = outage_unavailable_reason()
 
 pytestmark = [
     pytest.mark.worker,
@@ -32,18 +25,7 @@ pytestmark = [
 
 
 def test_redis_stopped_postgres_restarted_and_a_worker_killed_mid_run_score_every_item_exactly_once():
-    env = {name: value for name, value in os.environ.items() if name not in ("DATABASE_URL", "REDIS_URL")}
-    env.pop("CELERY_BROKER_URL", None)
-    completed = subprocess.run(
-        [sys.executable, "benchmarks/outage.py", "--scenario", "disturbed", "--items", str(ITEMS), "--latency", "0.15"],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=1200,
-    )
-    assert completed.returncode == 0, completed.stderr[-4000:]
-    result = json.loads(completed.stdout)
+    result = outage_disturbed_run(kind="scoring", items=ITEMS, latency_s=0.15)
     run = result["disturbed"]
     disturbances = run["disturbances"]
     # Each fault was injected while the run was under way.
