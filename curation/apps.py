@@ -27,10 +27,23 @@ class CurationConfig(AppConfig):
         from curation.datasets.services import import_release_register
         from curation.jobs import reaper_register
 
-        # The beat reaper (curation.jobs_reap) runs these; each requeues or fails its stalled rows.
-        reaper_register(kind="drafting items", path="curation.drafting.services.reaper.items_reap")
-        reaper_register(kind="export builds", path="curation.releases.services.exports_reap")
-        reaper_register(kind="release cuts", path="curation.releases.services.cuts_reap")
+        # The beat reaper (curation.jobs_reap) runs these; each requeues or fails its stalled rows. The second
+        # function hands back a worker's own rows when it shuts down or starts again (curation/tasks.py).
+        reaper_register(
+            kind="drafting items",
+            path="curation.drafting.services.reaper.items_reap",
+            worker_path="curation.drafting.services.reaper.runs_resume_for_worker",
+        )
+        reaper_register(
+            kind="export builds",
+            path="curation.releases.services.exports_reap",
+            worker_path="curation.releases.services.exports_release_for_worker",
+        )
+        reaper_register(
+            kind="release cuts",
+            path="curation.releases.services.cuts_reap",
+            worker_path="curation.releases.services.cuts_release_for_worker",
+        )
         reaper_register(kind="ingestion jobs", path="curation.papers.ingestion.ingest_jobs_reap")
         reaper_register(kind="webhook deliveries", path="curation.webhooks.services.deliveries_reap")
         # An import with --as-release cuts a release; releases/ sits above datasets/, so it is named here.

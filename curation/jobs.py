@@ -4,25 +4,36 @@
   use `TransactionAwareTask`, whose `apply_async` waits for the commit when called inside an atomic block, so a
   worker never looks for a row that is not committed yet, and a rolled-back write sends nothing.
 - **Claim and heartbeat**: a job row (`JobRow`) holds a claim token, the worker's name and a heartbeat time. A
-  worker claims it with one conditional UPDATE, renews the heartbeat while it works, and writes its result only
-  while its token is still on the row, so a duplicated or redelivered task exits quietly.
+  worker claims it with one conditional UPDATE, renews the heartbeat every `job_heartbeat_seconds()` while it
+  works (from a side thread, `job_heartbeating`, where one step can outlast a beat: a long model call), and
+  writes its result only while its token is still on the row, so a duplicated or redelivered task exits quietly.
+- **Stall rule** (`job_stall_seconds`, the one threshold of every kind): a row whose heartbeat missed
+  TATCURATE_JOB_STALL_BEATS beats in a row is stalled — seconds, not minutes.
 - **Reaper**: each app registers the function that reaps its kind of job (`reaper_register`, in its AppConfig);
-  one beat task (`curation.jobs_reap`, every minute) runs them all. A reaper sends a row whose heartbeat went
-  stale back to the queue, or fails it after `TATCURATE_JOB_MAX_ATTEMPTS` claims, and is idempotent: it takes a
-  row over by the same conditional UPDATE, so two reapers never both re-enqueue it.
+  one beat task (`curation.jobs_reap`, every heartbeat interval) runs them all. A reaper sends a row whose
+  heartbeat went stale back to the queue, or fails it after `TATCURATE_JOB_MAX_ATTEMPTS` claims, and is
+  idempotent: it takes a row over by the same conditional UPDATE, so two reapers never both re-enqueue it.
+- **A worker's own claims**: each kind also registers how to hand back the rows a named worker holds; a worker
+  that shuts down, or starts again under its old name (after kill -9), hands them back at once
+  (`jobs_release_for_worker`, connected to Celery's worker_shutting_down, worker_shutdown and worker_ready in
+  curation/tasks.py).
 """
 
 from __future__ import annotations
 
 import logging
+import threading
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from datetime import datetime, timedelta
 from typing import Any
 
 from celery import Task, current_app
-from django.db import models, transaction
+from django.conf import settings
+from django.db import connection, models, transaction
 from django.db.models import F, QuerySet
+from django.db.models.functions import Greatest
 from django.utils import timezone
 from django.utils.module_loading import import_string
 
@@ -102,13 +113,72 @@ def job_heartbeat(*, rows: QuerySet, token: str) -> bool:
     return bool(rows.filter(claim_token=token).update(heartbeat_at=timezone.now()))
 
 
-def job_release(*, rows: QuerySet, token: str, waiting: str, state_field: str = "status") -> bool:
-    """Hand a claimed row back to the queue (shutdown, time limit, pause)."""
-    return bool(rows.filter(claim_token=token).update(**{state_field: waiting, "claim_token": ""}))
+def job_release(
+    *, rows: QuerySet, token: str, waiting: str, state_field: str = "status", uncount: str | None = None
+) -> bool:
+    """Hand a claimed row back to the queue (shutdown, time limit, pause, an outage). `uncount` names the attempts
+    field to take this claim off again: an outage is not the row's attempt, so it never adds up to a give-up."""
+    extra = {uncount: Greatest(F(uncount) - 1, 0)} if uncount else {}
+    return bool(rows.filter(claim_token=token).update(**{state_field: waiting, "claim_token": ""}, **extra))
 
 
-def job_stall_cutoff(stall_s: float, *, now: datetime | None = None) -> datetime:
-    return (now or timezone.now()) - timedelta(seconds=stall_s)
+def job_heartbeat_seconds() -> float:
+    """How often a worker renews the claims it holds (TATCURATE_JOB_HEARTBEAT_S)."""
+    return float(settings.TATCURATE_JOB_HEARTBEAT_S)
+
+
+def job_stall_seconds() -> float:
+    """After how long without a heartbeat a claimed row is stalled: TATCURATE_JOB_STALL_BEATS missed beats. The
+    one threshold of drafting items, scoring chunks, export builds and release cuts."""
+    return job_heartbeat_seconds() * int(settings.TATCURATE_JOB_STALL_BEATS)
+
+
+def job_forgotten_seconds() -> float:
+    """After how long a queued row that no worker has touched is sent again: its message may have been lost (a
+    broker restarted without its data). Fifteen stall periods (2 minutes by default), so a run waiting behind
+    others is not flooded with copies of its messages; a worker busy with the run takes such rows itself."""
+    return 15 * job_stall_seconds()
+
+
+def job_stall_cutoff(stall_s: float | None = None, *, now: datetime | None = None) -> datetime:
+    """Heartbeats older than this are stalled (`stall_s` defaults to the one rule, `job_stall_seconds`)."""
+    return (now or timezone.now()) - timedelta(seconds=job_stall_seconds() if stall_s is None else stall_s)
+
+
+@contextmanager
+def job_heartbeating(beat: Callable[[], bool]) -> Iterator[threading.Event]:
+    """Call `beat` every heartbeat interval from a side thread while the block runs, so a step that outlasts the
+    stall threshold (a slow model call) keeps its claim while its worker lives. Yields an event set once `beat`
+    returns False (the claim was taken over). A failing beat (the database restarting) is tried again at the next
+    interval on a fresh connection; the work is never held up by it.
+
+    Inside an atomic block no thread is started: another connection cannot see rows that transaction holds, so
+    the caller's own beats between its steps are all there is (the inline runs of tests and commands)."""
+    lost = threading.Event()
+    if transaction.get_connection().in_atomic_block:
+        yield lost
+        return
+    stop = threading.Event()
+
+    def loop() -> None:
+        try:
+            while not stop.wait(job_heartbeat_seconds()):
+                try:
+                    if not beat():
+                        lost.set()
+                        return
+                except Exception as error:  # an outage: this beat is missed, the next one reconnects
+                    logger.warning("heartbeat missed (%s: %s)", type(error).__name__, error)
+                    connection.close()
+        finally:
+            connection.close()  # this thread's own connection
+
+    thread = threading.Thread(target=loop, name="job-heartbeat", daemon=True)
+    thread.start()
+    try:
+        yield lost
+    finally:
+        stop.set()  # not joined: a beat waiting on a database outage must not hold up the work that finished
 
 
 def job_reap(
@@ -155,11 +225,30 @@ def job_reap(
 # --- The one beat reaper ---------------------------------------------------------------------------------------
 
 _REAPERS: dict[str, str] = {}
+_WORKER_RELEASERS: dict[str, str] = {}
 
 
-def reaper_register(*, kind: str, path: str) -> None:
-    """Register `path` (a dotted function returning how many rows it reaped) as the reaper of `kind`."""
+def reaper_register(*, kind: str, path: str, worker_path: str | None = None) -> None:
+    """Register `path` (a dotted function returning how many rows it reaped) as the reaper of `kind`, and
+    `worker_path` (a function of `worker=` returning how many rows it handed back) as the way to hand back at once
+    the rows of `kind` a named worker holds."""
     _REAPERS[kind] = path
+    if worker_path is not None:
+        _WORKER_RELEASERS[kind] = worker_path
+
+
+def jobs_release_for_worker(*, worker: str) -> dict[str, int]:
+    """Hand back every row `worker` holds, of every kind (the worker is shutting down, or starting again under its
+    old name after dying), so its work is taken over at once rather than when its heartbeats go stale. One failing
+    kind (the database briefly away) does not stop the rest; the beat reaper still covers what is missed."""
+    counts: dict[str, int] = {}
+    for kind, path in sorted(_WORKER_RELEASERS.items()):
+        try:
+            counts[kind] = int(import_string(path)(worker=worker))
+        except Exception:
+            logger.exception("could not hand back the %s of %s", kind, worker)
+            counts[kind] = -1
+    return counts
 
 
 def jobs_reap() -> dict[str, int]:

@@ -140,10 +140,15 @@ CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
+# Every job row's worker renews its heartbeat this often (seconds); a row that missed TATCURATE_JOB_STALL_BEATS
+# beats in a row is stalled and the beat reaper takes it over (curation/jobs.py: job_stall_seconds).
+TATCURATE_JOB_HEARTBEAT_S = env_int("TATCURATE_JOB_HEARTBEAT_S", 2, minimum=1)
+TATCURATE_JOB_STALL_BEATS = env_int("TATCURATE_JOB_STALL_BEATS", 4, minimum=2)
 CELERY_BEAT_SCHEDULE = {
     "reap-expired-leases": {"task": "annotate.leases_reap", "schedule": 60.0},
     # One reaper for every kind of background job: drafting items, scoring chunks, export builds (curation/jobs.py).
-    "reap-stalled-jobs": {"task": "curation.jobs_reap", "schedule": 60.0},
+    # As often as a job renews its heartbeat, so a silent worker's rows are taken over seconds after they go stale.
+    "reap-stalled-jobs": {"task": "curation.jobs_reap", "schedule": float(TATCURATE_JOB_HEARTBEAT_S)},
 }
 CELERY_BEAT_SCHEDULE_FILENAME = str(DATA_DIR / "celerybeat-schedule")
 # Separate queues so a long drafting run never starves scoring or exports (curation/queues.py routes them);
@@ -237,8 +242,6 @@ TATCURATE_INGEST_MEMORY_BYTES = env_int("TATCURATE_INGEST_MEMORY_BYTES", 1024 * 
 TATCURATE_LEASE_MINUTES = env_int("TATCURATE_LEASE_MINUTES", 30, minimum=1)
 TATCURATE_SET_ASIDE_HOURS = env_int("TATCURATE_SET_ASIDE_HOURS", 24, minimum=0)
 TATCURATE_LOCAL_MODEL_PORT = env_int("TATCURATE_LOCAL_MODEL_PORT", 8089, minimum=1)
-# Scoring: a chunk whose worker is silent this long is sent again.
-TATCURATE_SCORING_STALL_S = env_int("TATCURATE_SCORING_STALL_S", 300, minimum=10)
 # Scoring: a local bert-base-uncased folder (config.json, model.safetensors, tokenizer.json) enables the SciTaT
 # paper's BERTScore (layer 12) as a run option; unset, runs use the bundled all-MiniLM-L6-v2 and the option says why.
 TATCURATE_BERT_BASE_UNCASED_DIR = env_str("TATCURATE_BERT_BASE_UNCASED_DIR")
@@ -248,8 +251,7 @@ TATCURATE_BERT_BASE_UNCASED_DIR = env_str("TATCURATE_BERT_BASE_UNCASED_DIR")
 TATCURATE_UNSAFE_RUN_PROGRAMS_UNISOLATED = env_bool("TATCURATE_UNSAFE_RUN_PROGRAMS_UNISOLATED", False)
 # How long a broker, cache, semaphore or database outage is ridden out before work is handed back (transient.py).
 TATCURATE_TRANSIENT_RETRY_S = env_int("TATCURATE_TRANSIENT_RETRY_S", 30, minimum=1)
-# A drafting item or export build whose heartbeat is older than this is reaped; given up after this many claims.
-TATCURATE_JOB_STALL_S = env_int("TATCURATE_JOB_STALL_S", 300, minimum=10)
+# A job row (drafting item, scoring chunk, export build, release cut) is given up after this many claims.
 TATCURATE_JOB_MAX_ATTEMPTS = env_int("TATCURATE_JOB_MAX_ATTEMPTS", 3, minimum=1)
 
 # --- Outbound requests (curation/endpoints/outbound.py): model endpoints may be on loopback or on these hosts

@@ -8,7 +8,11 @@ class ScoringConfig(AppConfig):
     def ready(self) -> None:
         from curation.jobs import reaper_register
 
-        reaper_register(kind="scoring chunks", path="scoring.runs.reaper.runs_reap")
+        reaper_register(
+            kind="scoring chunks",
+            path="scoring.runs.reaper.runs_reap",
+            worker_path="scoring.runs.reaper.runs_resume_for_worker",
+        )
 
         from curation.drafting.duplicates import question_embedder_register
         from scoring.metrics import sentence_embedding

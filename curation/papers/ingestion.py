@@ -20,7 +20,15 @@ from django.db.models import Q
 from django.utils import timezone
 
 from curation.errors import Conflict, DomainError, InvalidInput
-from curation.jobs import job_claim, job_enqueue, job_heartbeat, job_reap, job_stall_cutoff, job_token
+from curation.jobs import (
+    job_claim,
+    job_enqueue,
+    job_heartbeat,
+    job_heartbeat_seconds,
+    job_reap,
+    job_stall_cutoff,
+    job_token,
+)
 from curation.models import Batch, Project
 from curation.papers.bounded import IngestLimits, LimitExceeded, sources_read_bounded
 from curation.papers.models import IngestJob
@@ -102,7 +110,7 @@ class _TakenOver(Exception):
 
 
 def _silent(stall_s: float | None = None) -> Q:
-    stall_s = settings.TATCURATE_JOB_STALL_S if stall_s is None else stall_s
+    """A running job whose worker missed its heartbeats (the one stall rule, curation.jobs)."""
     return Q(state=IngestJob.State.RUNNING) & (
         Q(heartbeat_at__isnull=True) | Q(heartbeat_at__lt=job_stall_cutoff(stall_s))
     )
@@ -158,6 +166,7 @@ def ingest_job_run(*, job_id: int, worker: str = "") -> IngestJob | None:
             limits=ingest_limits(),
             progress=progress,
             tick=tick,
+            tick_s=job_heartbeat_seconds(),
         )
         refused = [{"source_name": a["source_name"], "reason": a["refused"]} for a in answers if "refused" in a]
         if refused:

@@ -22,7 +22,7 @@ from curation.datasets.models import ImportRecord, SourceRecord
 from curation.errors import Conflict, DomainError, InvalidInput, NotFound
 from curation.exports.rows import ITEM_CHUNK, release_items, release_rows
 from curation.exports.statistics import release_statistics
-from curation.jobs import job_claim, job_enqueue, job_reap, job_stall_cutoff, job_token
+from curation.jobs import job_claim, job_enqueue, job_heartbeating, job_reap, job_stall_cutoff, job_token
 from curation.models import Batch, Context, Instance, InstanceRevision, Paper, Paragraph, Project, Table
 from curation.releases.models import ExportArtifact, Release, ReleaseContext, ReleaseCut, ReleaseItem
 from curation.services.lifecycle import instances_transition_bulk
@@ -565,22 +565,29 @@ def release_cut_request(
 
 
 def _silent(stall_s: float | None = None) -> Q:
-    """A running job row whose worker has not renewed its heartbeat within `stall_s` (TATCURATE_JOB_STALL_S)."""
-    stall_s = settings.TATCURATE_JOB_STALL_S if stall_s is None else stall_s
+    """A running job row whose worker has not renewed its heartbeat within `stall_s` (the one stall rule of
+    curation.jobs when None)."""
     return Q(state="running") & (Q(heartbeat_at__isnull=True) | Q(heartbeat_at__lt=job_stall_cutoff(stall_s)))
 
 
 def _silent_reap(
-    model: type[ExportArtifact] | type[ReleaseCut], *, task_name: str, stall_s: float | None, describe: Callable
+    model: type[ExportArtifact] | type[ReleaseCut],
+    *,
+    task_name: str,
+    stall_s: float | None,
+    describe: Callable,
+    held_by: str | None = None,
 ) -> int:
-    """Requeue (after commit) or fail the silent rows of `model`; how many were reaped."""
+    """Requeue (after commit) or fail the silent rows of `model` — or, given `held_by`, the running rows that
+    worker holds, whatever their heartbeat (it is shutting down or has restarted); how many were reaped."""
+    rows = model.objects.filter(state="running", worker=held_by) if held_by else model.objects.filter(_silent(stall_s))
     with transaction.atomic():
         requeued, failed = job_reap(
-            stalled=model.objects.filter(_silent(stall_s)),
+            stalled=rows,
             waiting="pending",
             failed="failed",
             attempts_field="attempts",
-            max_attempts=settings.TATCURATE_JOB_MAX_ATTEMPTS,
+            max_attempts=settings.TATCURATE_JOB_MAX_ATTEMPTS if held_by is None else None,
             state_field="state",
             describe=describe,
         )
@@ -641,15 +648,17 @@ def release_cut_build(*, cut_id: int, worker: str = "") -> ReleaseCut | None:
     options = dict(cut.options)
     batch_ids = options.pop("batch_ids")
     try:
-        release_cut(
-            project=cut.project,
-            actor=cut.requested_by,
-            name=cut.name,
-            batch_ids=batch_ids,
-            progress=progress,
-            before_commit=mark_ready,
-            **options,
-        )
+        # Beats between the frozen chunks, and from a side thread through the release's long final write.
+        with job_heartbeating(lambda: bool(mine.update(heartbeat_at=timezone.now()))):
+            release_cut(
+                project=cut.project,
+                actor=cut.requested_by,
+                name=cut.name,
+                batch_ids=batch_ids,
+                progress=progress,
+                before_commit=mark_ready,
+                **options,
+            )
     except _CutTakenOver:
         pass  # the worker holding the claim now finishes (or fails) the cut
     except Exception as error:
@@ -669,6 +678,18 @@ def cuts_reap(*, stall_s: float | None = None) -> int:
         task_name="curation.release_cut",
         stall_s=stall_s,
         describe=lambda cut: f"release cut {cut.pk} ({cut.name})",
+    )
+
+
+def cuts_release_for_worker(*, worker: str) -> int:
+    """Send the cuts `worker` was running back to the exports queue at once (it shut down, or restarted under its
+    old name); returns how many. Called on Celery's worker_shutdown and worker_ready (curation.jobs)."""
+    return _silent_reap(
+        ReleaseCut,
+        task_name="curation.release_cut",
+        stall_s=None,
+        describe=lambda cut: f"release cut {cut.pk} ({cut.name})",
+        held_by=worker,
     )
 
 
@@ -782,7 +803,9 @@ def export_build(*, artifact_id: int, worker: str = "") -> ExportArtifact | None
     absolute.parent.mkdir(parents=True, exist_ok=True)
     temporary = absolute.with_suffix(f".{token}.partial")
     try:
-        digest, size = write_export_zip(artifact.release, artifact.format, temporary, progress=progress)
+        # Beats every 1,000 items, and from a side thread however long one stretch of the writer takes.
+        with job_heartbeating(lambda: bool(mine.update(heartbeat_at=timezone.now()))):
+            digest, size = write_export_zip(artifact.release, artifact.format, temporary, progress=progress)
         if not mine.exists():
             raise _BuildTakenOver(artifact_id)
         temporary.replace(absolute)
@@ -817,6 +840,18 @@ def exports_reap(*, stall_s: float | None = None) -> int:
         task_name="curation.export_build",
         stall_s=stall_s,
         describe=lambda artifact: f"export {artifact.pk} ({artifact.format})",
+    )
+
+
+def exports_release_for_worker(*, worker: str) -> int:
+    """Send the builds `worker` was writing back to the exports queue at once; returns how many. Called on Celery's
+    worker_shutdown and worker_ready (curation.jobs)."""
+    return _silent_reap(
+        ExportArtifact,
+        task_name="curation.export_build",
+        stall_s=None,
+        describe=lambda artifact: f"export {artifact.pk} ({artifact.format})",
+        held_by=worker,
     )
 
 

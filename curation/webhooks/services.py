@@ -30,7 +30,15 @@ from django.utils import timezone
 from curation.endpoints.django_client import outbound_policy
 from curation.endpoints.outbound import GuardedBackend, OutboundRefused
 from curation.errors import InvalidInput, NotFound
-from curation.jobs import job_claim, job_reap, job_stall_cutoff, job_task, job_token
+from curation.jobs import (
+    job_claim,
+    job_heartbeating,
+    job_reap,
+    job_stall_cutoff,
+    job_stall_seconds,
+    job_task,
+    job_token,
+)
 from curation.models import Project
 from curation.services.projects import require_role
 from curation.states import Role
@@ -279,7 +287,7 @@ def backoff_s(attempt: int) -> float:
 
 
 def _silent(stall_s: float | None = None) -> Q:
-    stall_s = settings.TATCURATE_JOB_STALL_S if stall_s is None else stall_s
+    """A delivery mid-attempt whose worker missed its heartbeats (the one stall rule, curation.jobs)."""
     return Q(state=WebhookDelivery.State.SENDING) & (
         Q(heartbeat_at__isnull=True) | Q(heartbeat_at__lt=job_stall_cutoff(stall_s))
     )
@@ -311,7 +319,13 @@ def delivery_send(*, delivery_id: int, worker: str = "") -> WebhookDelivery | No
     headers = signed_headers(secret=hook.secret, body=body, event=delivery.event, delivery=str(delivery.uid))
     started_at = timezone.now()
     clock = time.monotonic()
-    outcome = _post(url=hook.url, body=body, headers=headers)
+    # The attempt may outlast the stall threshold (a receiver that answers slowly): beat while it runs.
+    with job_heartbeating(
+        lambda: bool(
+            WebhookDelivery.objects.filter(pk=delivery.pk, claim_token=token).update(heartbeat_at=timezone.now())
+        )
+    ):
+        outcome = _post(url=hook.url, body=body, headers=headers)
     WebhookAttempt.objects.update_or_create(
         delivery=delivery,
         number=delivery.attempts,
@@ -347,7 +361,7 @@ def delivery_send(*, delivery_id: int, worker: str = "") -> WebhookDelivery | No
 def deliveries_reap(*, stall_s: float | None = None) -> int:
     """Send again a delivery whose worker went silent mid-attempt (or give it up after its attempts), and nudge a
     pending one whose attempt is overdue by the stall time (its message was lost). Run by the beat reaper."""
-    stall_s = settings.TATCURATE_JOB_STALL_S if stall_s is None else stall_s
+    stall_s = job_stall_seconds() if stall_s is None else stall_s
     with transaction.atomic():
         requeued, failed = job_reap(
             stalled=WebhookDelivery.objects.filter(_silent(stall_s)),

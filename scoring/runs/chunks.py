@@ -22,7 +22,7 @@ from django.utils import timezone
 from curation.endpoints.client import ChatClient
 from curation.endpoints.django_client import limiter_options
 from curation.endpoints.errors import EndpointError
-from curation.jobs import job_claim, job_heartbeat, job_release, job_stall_cutoff, job_token
+from curation.jobs import job_claim, job_heartbeat, job_heartbeat_seconds, job_release, job_stall_cutoff, job_token
 from curation.releases.models import ReleaseContext, ReleaseItem
 from curation.transient import TransientOutage, is_transient, transient_call
 from scoring.methods import MethodSettings, run_method
@@ -35,8 +35,6 @@ from scoring.runs.states import run_finish_if_done
 logger = logging.getLogger(__name__)
 
 Status = ScoringRun.Status
-# Heartbeat and pause/cancel check interval of a chunk in progress (not per prediction: one query less each).
-HEARTBEAT_SECONDS = 1.0
 PROGRAM_TIMEOUT_S = 10.0
 # The columns of a Prediction a chunk writes (the upsert sets exactly these).
 PREDICTION_FIELDS = (
@@ -65,7 +63,7 @@ def chunk_predictions_fail(chunk: RunChunk) -> None:
 
 
 def _claim(chunk_id: int, token: str, worker: str) -> bool:
-    stale = job_stall_cutoff(settings.TATCURATE_SCORING_STALL_S)
+    stale = job_stall_cutoff()
     return job_claim(
         rows=RunChunk.objects.filter(pk=chunk_id, run__status=Status.RUNNING).filter(
             Q(status=RunChunk.Status.QUEUED) | Q(status=RunChunk.Status.RUNNING, heartbeat_at__lt=stale)
@@ -81,8 +79,13 @@ def _heartbeat(chunk_id: int, token: str) -> bool:
     return job_heartbeat(rows=RunChunk.objects.filter(pk=chunk_id), token=token)
 
 
-def _release(chunk_id: int, token: str) -> None:
-    job_release(rows=RunChunk.objects.filter(pk=chunk_id), token=token, waiting=RunChunk.Status.QUEUED)
+def _release(chunk_id: int, token: str, *, is_outage: bool = False) -> None:
+    job_release(
+        rows=RunChunk.objects.filter(pk=chunk_id),
+        token=token,
+        waiting=RunChunk.Status.QUEUED,
+        uncount="deliveries" if is_outage else None,
+    )
 
 
 def _client(run: ScoringRun) -> ChatClient:
@@ -310,6 +313,9 @@ def chunk_process(*, chunk_id: int, worker: str = "") -> str:
             pending: dict[Future[dict[str, Any]], tuple[ReleaseItem, str]] = {}
             queue = list(rows)
             last_beat = time.monotonic()
+            # Heartbeat and pause/cancel check of the chunk (not per prediction: one query less each); the beats
+            # go on while the threads wait on slow model calls.
+            beat_s = job_heartbeat_seconds()
             stop = False
             while queue or pending:
                 while queue and len(pending) < width and not stop:
@@ -319,7 +325,7 @@ def chunk_process(*, chunk_id: int, worker: str = "") -> str:
                     pending[pool.submit(predict_item, run, item, contexts.get(context_id), chat)] = (row, setting)
                 if not pending:
                     break
-                finished, _ = wait(list(pending), timeout=HEARTBEAT_SECONDS, return_when=FIRST_COMPLETED)
+                finished, _ = wait(list(pending), timeout=beat_s, return_when=FIRST_COMPLETED)
                 for future in finished:
                     row, setting = pending.pop(future)
                     given = {"context": setting} if client is not None else {}
@@ -330,7 +336,7 @@ def chunk_process(*, chunk_id: int, worker: str = "") -> str:
                         outcome, stop = f"outage: {outage}", True
                         continue
                     transient_call(_save_prediction, run, row, {**fields, **given}, worker)
-                if time.monotonic() - last_beat >= HEARTBEAT_SECONDS:
+                if time.monotonic() - last_beat >= beat_s:
                     last_beat = time.monotonic()
                     if not transient_call(_heartbeat, chunk_id, token):
                         outcome, stop = "claim lost", True
@@ -342,16 +348,20 @@ def chunk_process(*, chunk_id: int, worker: str = "") -> str:
                     for future in list(pending):
                         if future.cancel():
                             pending.pop(future)
-    except BaseException:
-        # Soft time limit or shutdown: hand the chunk back so another delivery continues where this one stopped.
-        _release(chunk_id, token)
+    except BaseException as error:
+        # Soft time limit, shutdown or an outage: hand the chunk back so another delivery continues where this one
+        # stopped (an outage's release waits for the database to come back).
+        if is_transient(error):
+            transient_call(_release, chunk_id, token, is_outage=True)
+        else:
+            _release(chunk_id, token)
         raise
     finally:
         if client is not None:
             client.close()
     if outcome != "done":
         if outcome.startswith(("run", "outage")):
-            transient_call(_release, chunk_id, token)
+            transient_call(_release, chunk_id, token, is_outage=outcome.startswith("outage"))
         return outcome
     transient_call(
         RunChunk.objects.filter(pk=chunk_id, claim_token=token).update,

@@ -6,7 +6,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import transaction
 
-from curation.jobs import job_reap, job_stall_cutoff
+from curation.jobs import job_forgotten_seconds, job_reap, job_stall_cutoff, job_stall_seconds
 from scoring.runs.chunks import chunk_predictions_fail
 from scoring.runs.models import RunChunk, ScoringRun
 from scoring.runs.states import chunks_enqueue, run_finish_if_done
@@ -15,8 +15,9 @@ Status = ScoringRun.Status
 
 
 def runs_resume_for_worker(*, worker: str) -> int:
-    """A worker that starts again under its old name (after kill -9, OOM, a restart) hands back at once the chunks
-    its dead incarnation held, instead of waiting for their heartbeat to go stale. Returns how many."""
+    """A worker that shuts down, or starts again under its old name (after kill -9, OOM, a restart), hands back at
+    once the chunks it (or its dead incarnation) held, instead of waiting for their heartbeat to go stale (Celery's
+    worker_shutdown and worker_ready, curation.jobs). Returns how many."""
     held = RunChunk.objects.filter(run__status=Status.RUNNING, status=RunChunk.Status.RUNNING, worker=worker)
     with transaction.atomic():
         requeued, _ = job_reap(
@@ -36,14 +37,18 @@ def runs_resume_for_worker(*, worker: str) -> int:
 def runs_reap(*, stall_s: float | None = None) -> int:
     """Send again the chunks of running runs whose worker went silent (killed, lost); returns how many. Run by the
     beat reaper (curation.jobs_reap). A chunk delivered TATCURATE_JOB_MAX_ATTEMPTS times (its items keep killing
-    the worker) is given up instead: its unanswered items become failed predictions, which "retry failed" redoes."""
-    stall_s = settings.TATCURATE_SCORING_STALL_S if stall_s is None else stall_s
+    the worker) is given up instead: its unanswered items become failed predictions, which "retry failed" redoes.
+    `stall_s` defaults to the one stall rule (curation.jobs.job_stall_seconds)."""
+    forgotten_s = job_forgotten_seconds() if stall_s is None else 3 * stall_s
+    stall_s = job_stall_seconds() if stall_s is None else stall_s
     stalled = RunChunk.objects.filter(
         run__status=Status.RUNNING, status=RunChunk.Status.RUNNING, heartbeat_at__lt=job_stall_cutoff(stall_s)
     )
     # A queued chunk long after its message was sent: the message was lost (a broker without redelivery).
     forgotten = RunChunk.objects.filter(
-        run__status=Status.RUNNING, status=RunChunk.Status.QUEUED, enqueued_at__lt=job_stall_cutoff(3 * stall_s)
+        run__status=Status.RUNNING,
+        status=RunChunk.Status.QUEUED,
+        enqueued_at__lt=job_stall_cutoff(forgotten_s),
     )
     reaped = 0
     given_up: list[RunChunk] = []

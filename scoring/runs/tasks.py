@@ -8,13 +8,11 @@ import logging
 
 from celery import shared_task
 from celery.exceptions import SoftTimeLimitExceeded
-from celery.signals import worker_ready
 from django.conf import settings
 
 from curation.jobs import TransactionAwareTask
-from curation.transient import transient_call
+from curation.transient import is_transient, transient_call
 from scoring.runs.chunks import run_work
-from scoring.runs.reaper import runs_resume_for_worker
 
 logger = logging.getLogger(__name__)
 
@@ -49,18 +47,16 @@ def run_chunk_task(chunk_id: int) -> str:
         # The chunk was handed back by the service; the reaper (curation.jobs_reap) or this re-send continues it.
         run_chunk_task.apply_async(args=[chunk_id], queue=current_task.request.delivery_info.get("routing_key"))
         return "time limit: sent again"
-
-
-@worker_ready.connect
-def _resume_left_behind(sender: object = None, **kwargs: object) -> None:
-    """A worker that restarts under the same name requeues the scoring chunks it was holding when it died."""
-    hostname = getattr(sender, "hostname", "") or ""
-    if not hostname:
-        return
-    try:
-        requeued = runs_resume_for_worker(worker=hostname)
-    except Exception:  # a worker must start even if the database is briefly unavailable
-        logger.exception("could not requeue scoring chunks left by %s", hostname)
-        return
-    if requeued:
-        logger.info("requeued %d scoring chunk(s) left behind by %s", requeued, hostname)
+    except Exception as error:
+        if not is_transient(error):
+            raise
+        # The database or broker went away outside an item (claiming, reading the chunk): nothing was recorded
+        # as failed; send the chunk again once the outage has had time to pass (its row says what is left).
+        logger.warning("chunk %s: outage (%s); sent again in %ss", chunk_id, error, OUTAGE_RESEND_S)
+        transient_call(
+            run_chunk_task.apply_async,
+            args=[chunk_id],
+            countdown=OUTAGE_RESEND_S,
+            queue=current_task.request.delivery_info.get("routing_key"),
+        )
+        return "outage: sent again"

@@ -123,7 +123,7 @@ def test_the_beat_reaper_sends_a_silent_cut_back_to_the_exports_queue_once(
     _left_by(queued, worker="exports@gone", minutes=10)
     assert release_services.cuts_reap(stall_s=3600) == 0  # ten minutes is not silent for an hour's threshold
     with django_capture_on_commit_callbacks(execute=True):
-        counts = jobs_reap()  # the default threshold (TATCURATE_JOB_STALL_S, 5 minutes) through the one beat task
+        counts = jobs_reap()  # the default threshold (4 missed beats of 2 s) through the one beat task
     assert counts["release cuts"] == 1
     assert sent == [("curation.release_cut", [queued.pk])]
     queued.refresh_from_db()

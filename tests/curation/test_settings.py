@@ -73,7 +73,7 @@ def test_every_tatcurate_setting_is_in_the_readme_table():
     settings_source = (ROOT / "curation" / "settings.py").read_text()
     read = set(re.findall(r"env_(?:str|int|bool|list)\(\s*\"([A-Z_]+)\"", settings_source))
     table = set(re.findall(r"^\| `([A-Z_]+)` \|", (ROOT / "README.md").read_text(), flags=re.MULTILINE))
-    assert {"TATCURATE_SCORING_STALL_S", "TATCURATE_SCORING_QUEUE"} <= read
+    assert {"TATCURATE_JOB_HEARTBEAT_S", "TATCURATE_SCORING_QUEUE"} <= read
     assert read - table == set()
 
 

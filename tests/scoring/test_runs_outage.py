@@ -4,11 +4,8 @@ is asked once and scored once, and the run completes. The Redis is the test's ow
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 import threading
 import time
-from pathlib import Path
 
 import pytest
 
@@ -18,48 +15,21 @@ from scoring.runs.chunks import run_work
 from scoring.runs.creation import run_create
 from scoring.runs.lifecycle import run_start
 from tests.support import fault_server as fs
-from tests.support.local_model import free_port
+from tests.support.private_services import PrivateRedis, free_port, redis_available
 
 from .run_support import endpoint_for, small_release
 
 pytestmark = [
-    pytest.mark.skipif(shutil.which("redis-server") is None, reason="needs redis-server"),
+    pytest.mark.skipif(not redis_available(), reason="needs redis-server"),
     pytest.mark.django_db(transaction=True),
 ]
 OUTAGE_S = 5.0
 
 
-class OwnRedis:
-    """A throwaway redis-server on `port` that can be stopped and started again on the same port."""
-
-    def __init__(self, port: int, directory: Path) -> None:
-        self.port, self.directory, self.process = port, directory, None
-
-    def start(self) -> None:
-        command = ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
-        self.process = subprocess.Popen(
-            command, cwd=self.directory, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-        )
-        for _ in range(100):
-            if (
-                subprocess.run(["redis-cli", "-p", str(self.port), "ping"], capture_output=True).stdout.strip()
-                == b"PONG"
-            ):
-                return
-            time.sleep(0.05)
-        raise RuntimeError("redis-server did not start")
-
-    def stop(self) -> None:
-        if self.process is not None:
-            self.process.terminate()
-            self.process.wait(timeout=10)
-            self.process = None
-
-
 def test_a_five_second_redis_outage_fails_no_item_and_the_run_completes(project, personas, settings, tmp_path):
-    redis = OwnRedis(free_port(), tmp_path)
+    redis = PrivateRedis(free_port(), tmp_path)
     redis.start()
-    settings.REDIS_URL = f"redis://127.0.0.1:{redis.port}/0"
+    settings.REDIS_URL = redis.url
     release = small_release(project, documents=3, questions=6)
     outage: dict[str, float] = {}
     try:

@@ -4,6 +4,7 @@ in one transaction, so an item is drafted exactly once however often its message
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -13,12 +14,13 @@ from django.utils import timezone
 from curation.drafting.endpoints import describe_endpoint_error
 from curation.drafting.models import DraftingItem, DraftingRun
 from curation.drafting.services.drafter import Drafter, Outcome
-from curation.drafting.services.runs import chunks_pending, run_finish_if_done
+from curation.drafting.services.runs import OPEN_ITEM_STATES, chunks_pending, run_finish_if_done
 from curation.endpoints.errors import EndpointConfigError, EndpointError, EndpointUnauthorized
-from curation.jobs import job_claim, job_heartbeat, job_token
+from curation.jobs import job_claim, job_heartbeat, job_heartbeating, job_release, job_token
 from curation.services.instances import answer_kind_suggested
 from curation.services.lifecycle import instance_create
 from curation.states import Status
+from curation.transient import TransientOutage, is_transient, transient_call
 
 logger = logging.getLogger(__name__)
 
@@ -30,36 +32,72 @@ class _ClaimLost(Exception):
 def chunk_process(
     *, run_id: int, chunk: int, worker: str = "", on_item: Callable[[DraftingItem], None] | None = None
 ) -> int:
-    """Draft the pending items of one chunk, each committed on its own; returns how many this call drafted."""
-    run = DraftingRun.objects.select_related("project", "endpoint").filter(pk=run_id).first()
+    """Draft the pending items of one chunk, each committed on its own; returns how many this call drafted.
+
+    A broker, cache, semaphore or database outage that outlasts the retries (curation/transient.py) hands the item
+    back untouched and raises TransientOutage, so the task sends the chunk again: never an item's failure."""
+    run = transient_call(DraftingRun.objects.select_related("project", "endpoint").filter(pk=run_id).first)
     if run is None or not run.is_active:
         return 0
-    DraftingRun.objects.filter(pk=run_id, status=DraftingRun.Status.QUEUED).update(status=DraftingRun.Status.RUNNING)
-    item_ids = list(
-        DraftingItem.objects.filter(run_id=run_id, chunk=chunk, status=DraftingItem.Status.PENDING)
-        .order_by("pk")
-        .values_list("pk", flat=True)
+    transient_call(
+        DraftingRun.objects.filter(pk=run_id, status=DraftingRun.Status.QUEUED).update,
+        status=DraftingRun.Status.RUNNING,
     )
+    pending = DraftingItem.objects.filter(run_id=run_id, chunk=chunk, status=DraftingItem.Status.PENDING)
+    item_ids = transient_call(lambda: list(pending.order_by("pk").values_list("pk", flat=True)))
     if not item_ids:
-        run_finish_if_done(run_id=run_id)
+        transient_call(run_finish_if_done, run_id=run_id)
         return 0
-    # Stamp the chunk with this worker and a heartbeat, renewed after each item: a worker that vanishes leaves a
-    # stale heartbeat, and the reaper requeues the chunk (a restart under the same name requeues it at once).
-    chunk_rows = DraftingItem.objects.filter(run_id=run_id, chunk=chunk, status=DraftingItem.Status.PENDING)
-    chunk_rows.filter(pk__in=item_ids).update(worker=worker, heartbeat_at=timezone.now())
+    # Stamp the chunk with this worker and a heartbeat, renewed every beat (from a side thread, so a slow model call
+    # keeps it) and after each item: a worker that vanishes leaves a stale heartbeat, and the reaper requeues the
+    # chunk (a restart under the same name, or a shutdown, hands it back at once).
+    transient_call(pending.filter(pk__in=item_ids).update, worker=worker, heartbeat_at=timezone.now())
+    held = DraftingItem.objects.filter(run_id=run_id, chunk=chunk, worker=worker, status__in=OPEN_ITEM_STATES)
     drafter = Drafter(run)
     drafted = 0
-    for item_id in item_ids:
-        if not DraftingRun.objects.filter(pk=run_id, status=DraftingRun.Status.RUNNING).exists():
-            break
-        item = _item_draft(run, drafter, item_id, worker)
-        chunk_rows.filter(worker=worker).update(heartbeat_at=timezone.now())
-        if item is not None:
-            drafted += item.status == DraftingItem.Status.DRAFTED
-            if on_item is not None:
-                on_item(item)
-    run_finish_if_done(run_id=run_id)
+    with job_heartbeating(lambda: bool(held.update(heartbeat_at=timezone.now()))):
+        for item_id in item_ids:
+            if not transient_call(DraftingRun.objects.filter(pk=run_id, status=DraftingRun.Status.RUNNING).exists):
+                break
+            item = _item_draft(run, drafter, item_id, worker)
+            transient_call(held.update, heartbeat_at=timezone.now())
+            if item is not None:
+                drafted += item.status == DraftingItem.Status.DRAFTED
+                if on_item is not None:
+                    on_item(item)
+    transient_call(run_finish_if_done, run_id=run_id)
     return drafted
+
+
+def run_work(*, run_id: int, chunk: int, worker: str = "", budget_s: float = 600.0) -> int:
+    """Draft a chunk, then keep taking the run's pending chunks that no worker has begun while `budget_s` lasts;
+    returns how many items this call drafted. Called by the task.
+
+    The item rows, not the messages, are the record of work: a lost message (a broker restarted without its data)
+    never leaves a run unfinished while a worker is on it, and the messages of chunks taken this way find nothing
+    pending and exit quietly."""
+    started = time.monotonic()
+    drafted = _chunk_or_outage(run_id=run_id, chunk=chunk, worker=worker)
+    unbegun = DraftingItem.objects.filter(
+        run_id=run_id,
+        run__status__in=(DraftingRun.Status.QUEUED, DraftingRun.Status.RUNNING),
+        status=DraftingItem.Status.PENDING,
+        worker="",
+    )
+    while time.monotonic() - started < budget_s:
+        following = transient_call(unbegun.order_by("chunk").values_list("chunk", flat=True).first)
+        if following is None:
+            break
+        drafted += _chunk_or_outage(run_id=run_id, chunk=following, worker=worker)
+    return drafted
+
+
+def _chunk_or_outage(*, run_id: int, chunk: int, worker: str) -> int:
+    try:
+        return chunk_process(run_id=run_id, chunk=chunk, worker=worker)
+    except TransientOutage as outage:
+        outage.chunk = chunk  # type: ignore[attr-defined]  # the chunk to send again
+        raise
 
 
 def run_process_inline(*, run_id: int, on_item: Callable[[DraftingItem], None] | None = None) -> DraftingRun:
@@ -76,7 +114,8 @@ def run_process_inline(*, run_id: int, on_item: Callable[[DraftingItem], None] |
 
 def _item_draft(run: DraftingRun, drafter: Drafter, item_id: int, worker: str) -> DraftingItem | None:
     token = job_token()
-    claimed = job_claim(
+    claimed = transient_call(
+        job_claim,
         rows=DraftingItem.objects.filter(pk=item_id, status=DraftingItem.Status.PENDING),
         token=token,
         worker=worker,
@@ -86,12 +125,36 @@ def _item_draft(run: DraftingRun, drafter: Drafter, item_id: int, worker: str) -
     )
     if not claimed:
         return None
-    item = DraftingItem.objects.select_related("context", "context__reasoning_type").get(pk=item_id)
     try:
-        # The claim's heartbeat is renewed between the model calls of an item (a slow model takes minutes).
+        item = DraftingItem.objects.select_related("context", "context__reasoning_type").get(pk=item_id)
+        # The claim's heartbeat is renewed between the model calls of an item too (a slow model takes minutes).
         drafter.beat = lambda: job_heartbeat(rows=DraftingItem.objects.filter(pk=item_id), token=token)
         outcome = drafter.draft(item.context)
-    except EndpointError as error:
+    except Exception as error:
+        if not is_transient(error):
+            return _item_failure_record(run, item_id, token, error)
+        # An outage is not the item's failure: the item goes back untried (this claim uncounted), the chunk again.
+        transient_call(
+            job_release,
+            rows=DraftingItem.objects.filter(pk=item_id),
+            token=token,
+            waiting=DraftingItem.Status.PENDING,
+            uncount="attempts",
+        )
+        logger.warning("drafting item %s handed back: outage (%s: %s)", item_id, type(error).__name__, error)
+        raise TransientOutage(f"{type(error).__name__}: {error}") from error
+    try:
+        transient_call(_item_commit, run, item, token, outcome)
+    except _ClaimLost:
+        logger.info("drafting item %s was taken over by another worker; result dropped", item_id)
+        return None
+    return transient_call(DraftingItem.objects.get, pk=item_id)
+
+
+def _item_failure_record(run: DraftingRun, item_id: int, token: str, error: Exception) -> DraftingItem:
+    """Record why an item could not be drafted: the endpoint's described error, or the exception of a bug."""
+    item = DraftingItem.objects.get(pk=item_id)
+    if isinstance(error, EndpointError):
         _, message = describe_endpoint_error(error, base_url=run.endpoint_snapshot.get("base_url", ""))
         raw = getattr(error, "raw_output", {}) or {}
         _item_fail(item, token, message, raw)
@@ -101,16 +164,9 @@ def _item_draft(run: DraftingRun, drafter: Drafter, item_id: int, worker: str) -
                 status=DraftingItem.Status.FAILED, error=message, finished_at=timezone.now()
             )
             DraftingRun.objects.filter(pk=run.pk).update(error=message)
-        return DraftingItem.objects.get(pk=item_id)
-    except Exception as error:
-        logger.exception("drafting item %s failed", item_id)
+    else:
+        logger.error("drafting item %s failed", item_id, exc_info=error)
         _item_fail(item, token, f"{type(error).__name__}: {error}", {})
-        return DraftingItem.objects.get(pk=item_id)
-    try:
-        _item_commit(run, item, token, outcome)
-    except _ClaimLost:
-        logger.info("drafting item %s was taken over by another worker; result dropped", item_id)
-        return None
     return DraftingItem.objects.get(pk=item_id)
 
 

@@ -101,7 +101,7 @@ def test_items_of_an_unstarted_or_finished_run_are_left_alone(project, personas,
 
 def test_the_one_beat_reaper_runs_every_kind(started, settings):
     _vanish(started)
-    settings.TATCURATE_JOB_STALL_S = 60
+    settings.TATCURATE_JOB_HEARTBEAT_S = 15  # stalled after 4 missed beats: one minute
     counts = jobs_reap()
     assert counts == {
         "drafting items": 3,
