@@ -119,7 +119,8 @@ def main() -> None:
     parser.add_argument("--web-workers", type=int, default=4)
     args = parser.parse_args()
 
-    database_url = fresh_postgres_database(args.database_url, "tatcurate_bench_queue")
+    # Named after the given database, so benchmarks of several checkouts on one server do not drop each other's.
+    database_url = fresh_postgres_database(args.database_url, f"{args.database_url.rsplit('/', 1)[1]}_bench_queue")
     setup_django(database_url)
     tokens = prepare(args.clients, args.per_client)
 
