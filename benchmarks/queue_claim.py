@@ -130,7 +130,7 @@ def main() -> None:
     env = {**os.environ, "DATABASE_URL": database_url, "DJANGO_DEBUG": "true", "DATABASE_CONN_MAX_AGE": "60"}
     server = subprocess.Popen(
         [sys.executable, "-m", "gunicorn", "curation.wsgi", "--bind", f"127.0.0.1:{port}",
-         "--workers", str(args.web_workers), "--threads", "8", "--log-level", "warning", "--timeout", "120"],
+         "--workers", str(args.web_workers), "--threads", "8", "--log-level", "warning", "--timeout", "120", "--keep-alive", "75"],
         cwd=ROOT, env=env,
     )  # fmt: skip
     base = f"http://127.0.0.1:{port}"
