@@ -269,6 +269,8 @@ class Instance(models.Model):
             models.Index(fields=["project", "status"], name="instance_project_status"),
             # The queue: drafts of a batch in id order (the claim's window).
             models.Index(fields=["batch", "id"], condition=Q(status="drafted"), name="instance_drafts_by_batch"),
+            # The project's latest change: the key of its cached figures (annotate.dashboard.figures).
+            models.Index(fields=["project", "updated_at"], name="instance_project_updated"),
         ]
 
     def __str__(self) -> str:
@@ -306,6 +308,8 @@ class TransitionEvent(models.Model):
 
     class Meta:
         ordering = ["instance", "created_at", "id"]
+        # The dashboard's windows (submitted / validated per day, pay for a period) read the days they show.
+        indexes = [models.Index(fields=["to_status", "created_at"], name="event_status_time")]
 
     def __str__(self) -> str:
         return f"{self.from_status or 'new'} → {self.to_status} (instance {self.instance_id})"

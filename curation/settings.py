@@ -158,6 +158,9 @@ TATCURATE_SCORING_QUEUE = env_str("TATCURATE_SCORING_QUEUE", "scoring")
 TATCURATE_EXPORTS_QUEUE = env_str("TATCURATE_EXPORTS_QUEUE", "exports")
 # A release cut of at least this many validated instances runs on a worker (the exports queue), not in the request.
 TATCURATE_RELEASE_CUT_ASYNC_MIN_ITEMS = env_int("TATCURATE_RELEASE_CUT_ASYNC_MIN_ITEMS", 2000, minimum=1)
+# Whole-project figures (the manager's dashboard) are reused until an instance of the project changes, and at most
+# this many seconds (work-time pings and exam attempts move them without an instance write); 0 computes every time.
+TATCURATE_FIGURES_CACHE_S = env_int("TATCURATE_FIGURES_CACHE_S", 60, minimum=0)
 CELERY_TASK_DEFAULT_QUEUE = "celery"
 CELERY_TASK_ROUTES = ("curation.queues.task_queue_route",)
 CELERY_TASK_QUEUES = [

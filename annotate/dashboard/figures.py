@@ -10,12 +10,15 @@ import csv
 import io
 import statistics
 from collections import defaultdict
+from collections.abc import Callable
 from datetime import date, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
+from django.conf import settings as django_settings
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import Count
+from django.core.cache import cache
+from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 from django.utils import timezone
 
 from annotate.agreement.selectors import agreement_csv_rows
@@ -57,12 +60,21 @@ def require_manager(*, user: AbstractBaseUser, project: Project) -> None:
         raise NotPermitted("Only managers of this project see its dashboard.")
 
 
-def _events(project: Project) -> list[dict[str, Any]]:
-    return list(
-        TransitionEvent.objects.filter(instance__project=project)
-        .order_by("created_at", "id")
-        .values("instance_id", "actor_id", "from_status", "to_status", "created_at")
+def _project_events(project: Project) -> QuerySet[TransitionEvent]:
+    return TransitionEvent.objects.filter(instance__project=project).order_by()
+
+
+def _first_of_kind(events: QuerySet[TransitionEvent], **kind: Any) -> QuerySet[TransitionEvent]:
+    """The events of `events` that are their instance's first of `kind` (no earlier one, ties broken by id): read
+    through the instance's own events, so a window of days costs what is in it, not the project's whole history."""
+    earlier = TransitionEvent.objects.filter(instance_id=OuterRef("instance_id"), **kind).filter(
+        Q(created_at__lt=OuterRef("created_at")) | Q(created_at=OuterRef("created_at"), id__lt=OuterRef("id"))
     )
+    return events.filter(**kind).exclude(Exists(earlier))
+
+
+def _since(day: date) -> datetime:
+    return datetime.combine(day, datetime.min.time(), tzinfo=timezone.get_current_timezone())
 
 
 def batch_progress(project: Project) -> list[dict[str, Any]]:
@@ -111,18 +123,19 @@ def throughput(project: Project, *, days: int = 30, today: date | None = None) -
     today = today or timezone.localdate()
     start = today - timedelta(days=days - 1)
     buckets = {start + timedelta(days=i): {"submitted": 0, "validated": 0} for i in range(days)}
-    first_submit: set[int] = set()
-    for event in _events(project):
-        day = timezone.localtime(event["created_at"]).date()
-        if event["to_status"] == S.SUBMITTED and event["from_status"] == S.IN_REFINEMENT:
-            if event["instance_id"] in first_submit:
-                continue
-            first_submit.add(event["instance_id"])
+    window = _project_events(project).filter(created_at__gte=_since(start), created_at__lt=_since(today + timedelta(1)))
+    first_submits = _first_of_kind(window, from_status=S.IN_REFINEMENT, to_status=S.SUBMITTED)
+    for kind, events in (("submitted", first_submits), ("validated", window.filter(to_status=S.VALIDATED))):
+        for created_at in events.values_list("created_at", flat=True):
+            day = timezone.localtime(created_at).date()
             if day in buckets:
-                buckets[day]["submitted"] += 1
-        elif event["to_status"] == S.VALIDATED and day in buckets:
-            buckets[day]["validated"] += 1
+                buckets[day][kind] += 1
     return [{"date": day, **counts} for day, counts in sorted(buckets.items())]
+
+
+def _per(events: QuerySet[TransitionEvent], key: str, aggregate: Any) -> dict[int, int]:
+    """`aggregate` of `events` per value of `key` (an actor or an author), computed in the database."""
+    return dict(events.values_list(key).annotate(n=aggregate).values_list(key, "n"))
 
 
 def _rate(part: int, whole: int) -> float | None:
@@ -140,27 +153,28 @@ def _members(project: Project, role: str):
 def annotator_stats(project: Project) -> list[dict[str, Any]]:
     """Per annotator: exam EM (latest and best), instances refined, round-one approval without changes, round-two
     flag rate on their work, round-two reviews done, and median active refining time per instance."""
-    events = _events(project)
-    authors = dict(Instance.objects.filter(project=project).values_list("id", "author_id"))
-    refined: dict[int, set[int]] = defaultdict(set)
-    round1: dict[int, set[int]] = defaultdict(set)  # instances that got a round-one decision
-    sent_back: set[int] = set()
-    round2: dict[int, set[int]] = defaultdict(set)
-    flagged: set[int] = set()
-    reviews2: dict[int, int] = defaultdict(int)
-    for e in events:
-        iid, source, target = e["instance_id"], e["from_status"], e["to_status"]
-        if source == S.IN_REFINEMENT and target == S.SUBMITTED and e["actor_id"]:
-            refined[e["actor_id"]].add(iid)
-        if source == S.ROUND1_REVIEW and target in ROUND1_DECISIONS:
-            round1[authors.get(iid)].add(iid)
-            if target == S.CHANGES_REQUESTED:
-                sent_back.add(iid)
-        if source == S.ROUND2_REVIEW and target in ROUND2_DECISIONS:
-            round2[authors.get(iid)].add(iid)
-            reviews2[e["actor_id"]] += 1
-            if target == S.IN_DISCUSSION:
-                flagged.add(iid)
+    events = _project_events(project)
+    decided1 = Q(from_status=S.ROUND1_REVIEW, to_status__in=ROUND1_DECISIONS)
+    decided2 = Q(from_status=S.ROUND2_REVIEW, to_status__in=ROUND2_DECISIONS)
+    # Counted in the database, per person: what they refined (as the actor) and how their work fared (as the
+    # instance's author); sent-back and flagged instances are among the decided ones.
+    refined = _per(
+        events.filter(from_status=S.IN_REFINEMENT, to_status=S.SUBMITTED, actor__isnull=False),
+        "actor_id",
+        Count("instance_id", distinct=True),
+    )
+    by_author = {
+        row["instance__author_id"]: row
+        for row in events.filter(decided1 | decided2)
+        .values("instance__author_id")
+        .annotate(
+            round1=Count("instance_id", distinct=True, filter=decided1),
+            sent_back=Count("instance_id", distinct=True, filter=Q(decided1, to_status=S.CHANGES_REQUESTED)),
+            round2=Count("instance_id", distinct=True, filter=decided2),
+            flagged=Count("instance_id", distinct=True, filter=Q(decided2, to_status=S.IN_DISCUSSION)),
+        )
+    }
+    reviews2 = _per(events.filter(decided2), "actor_id", Count("id"))
     attempts: dict[int, list[QualificationAttempt]] = defaultdict(list)
     for attempt in QualificationAttempt.objects.filter(project=project, submitted_at__isnull=False).order_by(
         "submitted_at"
@@ -181,8 +195,9 @@ def annotator_stats(project: Project) -> list[dict[str, Any]]:
     for membership in _members(project, Role.ANNOTATOR):
         uid = membership.user_id
         scored = [a.score for a in attempts[uid] if a.score is not None]
-        decided1 = round1[uid]
-        decided2 = round2[uid]
+        fared = by_author.get(uid, {})
+        round1, clean1 = fared.get("round1", 0), fared.get("round1", 0) - fared.get("sent_back", 0)
+        round2, flagged = fared.get("round2", 0), fared.get("flagged", 0)
         rows.append(
             {
                 "user": membership.user.username,
@@ -190,15 +205,15 @@ def annotator_stats(project: Project) -> list[dict[str, Any]]:
                 "exam_latest": scored[-1] if scored else None,
                 "exam_best": max(scored) if scored else None,
                 "exam_attempts": len(attempts[uid]),
-                "refined": len(refined[uid]),
+                "refined": refined.get(uid, 0),
                 "validated": validated.get(uid, 0),
-                "round1_decided": len(decided1),
-                "round1_clean": len(decided1 - sent_back),
-                "round1_clean_rate": _rate(len(decided1 - sent_back), len(decided1)),
-                "round2_decided": len(decided2),
-                "round2_flagged": len(decided2 & flagged),
-                "round2_flag_rate": _rate(len(decided2 & flagged), len(decided2)),
-                "round2_reviews": reviews2[uid],
+                "round1_decided": round1,
+                "round1_clean": clean1,
+                "round1_clean_rate": _rate(clean1, round1),
+                "round2_decided": round2,
+                "round2_flagged": flagged,
+                "round2_flag_rate": _rate(flagged, round2),
+                "round2_reviews": reviews2.get(uid, 0),
                 "median_active_seconds": _median(seconds[uid]),
             }
         )
@@ -207,13 +222,9 @@ def annotator_stats(project: Project) -> list[dict[str, Any]]:
 
 def verifier_stats(project: Project) -> list[dict[str, Any]]:
     """Per verifier: round-one reviews decided, changes requested among them, discussions resolved, median time."""
-    reviews: dict[int, int] = defaultdict(int)
-    changes: dict[int, int] = defaultdict(int)
-    for e in _events(project):
-        if e["from_status"] == S.ROUND1_REVIEW and e["to_status"] in ROUND1_DECISIONS:
-            reviews[e["actor_id"]] += 1
-            if e["to_status"] == S.CHANGES_REQUESTED:
-                changes[e["actor_id"]] += 1
+    decided = _project_events(project).filter(from_status=S.ROUND1_REVIEW, to_status__in=ROUND1_DECISIONS)
+    reviews = _per(decided, "actor_id", Count("id"))
+    changes = _per(decided.filter(to_status=S.CHANGES_REQUESTED), "actor_id", Count("id"))
     resolved = dict(
         Discussion.objects.filter(instance__project=project)
         .exclude(decided_by=None)
@@ -232,9 +243,9 @@ def verifier_stats(project: Project) -> list[dict[str, Any]]:
         rows.append(
             {
                 "user": membership.user.username,
-                "reviews": reviews[uid],
-                "changes_requested": changes[uid],
-                "changes_rate": _rate(changes[uid], reviews[uid]),
+                "reviews": reviews.get(uid, 0),
+                "changes_requested": changes.get(uid, 0),
+                "changes_rate": _rate(changes.get(uid, 0), reviews.get(uid, 0)),
                 "discussions_resolved": resolved.get(uid, 0),
                 "median_review_seconds": _median(seconds[uid]),
             }
@@ -290,15 +301,11 @@ def pay_report(project: Project, *, start: date, end: date) -> dict[str, Any]:
     if end < start:
         raise InvalidInput("The period ends before it starts.")
     settings = pay_settings_of(project)
-    tz = timezone.get_current_timezone()
-    since = datetime.combine(start, datetime.min.time(), tzinfo=tz)
-    until = datetime.combine(end + timedelta(days=1), datetime.min.time(), tzinfo=tz)
-    first_validated: dict[int, datetime] = {}
-    for e in _events(project):
-        # Instances created validated (imported gold, exam items) were nobody's paid work.
-        if e["to_status"] == S.VALIDATED and e["from_status"] and e["instance_id"] not in first_validated:
-            first_validated[e["instance_id"]] = e["created_at"]
-    in_period = [iid for iid, at in first_validated.items() if since <= at < until]
+    # Instances created validated (imported gold, exam items) were nobody's paid work: their first validation
+    # has an empty source.
+    period = _project_events(project).filter(created_at__gte=_since(start), created_at__lt=_since(end + timedelta(1)))
+    first_validated = _first_of_kind(period, to_status=S.VALIDATED, from_status__gt="")
+    in_period = list(first_validated.values_list("instance_id", flat=True))
     authors = dict(
         Instance.objects.filter(pk__in=in_period, author__isnull=False)
         .exclude(status=S.DISCARDED)
@@ -344,21 +351,44 @@ def pay_report(project: Project, *, start: date, end: date) -> dict[str, Any]:
     }
 
 
+def project_figures(project: Project, name: str, compute: Callable[[], Any], *params: Any) -> Any:
+    """Figures of a project computed once per change of its instances and reused meanwhile (at most
+    TATCURATE_FIGURES_CACHE_S seconds, for what moves without an instance write: work-time pings, exam attempts).
+
+    The one place the dashboard's whole-project figures are cached. Every write of an instance (each transition,
+    edit, claim, assignment, through any door) sets its `updated_at`, so the project's latest `updated_at` (one
+    index probe) names the state the figures were computed from; a new one is a new key. Callers check the
+    viewer's role before calling."""
+    timeout = django_settings.TATCURATE_FIGURES_CACHE_S
+    latest = Instance.objects.filter(project=project).order_by("-updated_at").values_list("updated_at", flat=True)
+    stamp = latest.first()
+    if not timeout or stamp is None:
+        return compute()
+    key = ":".join(["figures", str(project.pk), name, stamp.isoformat(), *(str(p) for p in params)])
+    return cache.get_or_set(key, compute, timeout)
+
+
 def dashboard_data(*, user: AbstractBaseUser, project: Project, start: date | None = None, end: date | None = None):
     """Everything the manager's dashboard shows, for managers of the project only."""
     require_manager(user=user, project=project)
     end = end or timezone.localdate()
     start = start or end.replace(day=1)
-    return {
-        "batches": batch_progress(project),
-        "throughput": throughput(project),
-        "annotators": annotator_stats(project),
-        "verifiers": verifier_stats(project),
-        "time_people": time_per_person(project),
-        "time_instances": time_per_instance(project, limit=100),
-        "pay": pay_report(project, start=start, end=end),
-        "status_choices": [(s.value, s.label) for s in Status],
-    }
+    pay = pay_settings_of(project)
+
+    def compute() -> dict[str, Any]:
+        return {
+            "batches": batch_progress(project),
+            "throughput": throughput(project),
+            "annotators": annotator_stats(project),
+            "verifiers": verifier_stats(project),
+            "time_people": time_per_person(project),
+            "time_instances": time_per_instance(project, limit=100),
+            "pay": pay_report(project, start=start, end=end),
+            "status_choices": [(s.value, s.label) for s in Status],
+        }
+
+    # The pay rate is part of the key: a manager who just saved one sees it at once.
+    return project_figures(project, "dashboard", compute, start, end, pay.pay_per_instance, pay.currency)
 
 
 def csv_rows(

@@ -90,7 +90,9 @@ def dashboard_page(request: HttpRequest, slug: str) -> HttpResponse:
                     labels=DRIFT_LABELS,
                 ),
             }
-            for person in drift_of(user=request.user, project=project)
+            for person in dashboard.project_figures(
+                project, "drift", lambda: drift_of(user=request.user, project=project)
+            )
         ],
     }
     context["draft_costs"] = _draft_cost_sections(draft_costs_of(user=request.user, project=project))

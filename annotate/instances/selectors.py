@@ -56,11 +56,18 @@ def instances_browse(*, user: AbstractBaseUser, project: Project, filters: Insta
     return qs.order_by("-id")
 
 
-def browse_choices(*, user: AbstractBaseUser, project: Project) -> dict[str, QuerySet]:
+PAPER_CHOICES = 100
+
+
+def browse_choices(
+    *, user: AbstractBaseUser, project: Project, selected_paper: int | None = None
+) -> dict[str, QuerySet | list]:
     """The values the browser's filters offer this viewer: batches, papers, reasoning types and annotators.
 
     Papers are those the viewer may see (staff: every paper, so a paper without questions can be batched;
-    annotators: the papers of their own work); annotators are offered to staff only."""
+    annotators: the papers of their own work): the PAPER_CHOICES newest, and `selected_paper` (a paper page's
+    link to its instances) when the viewer may see it, by title; a page lists no more however large the project.
+    Annotators are offered to staff only."""
     visible = selectors.instances_visible_to(user, project)
     papers = (
         Paper.objects.visible_to(user, roles=None)
@@ -82,7 +89,13 @@ def browse_choices(*, user: AbstractBaseUser, project: Project) -> dict[str, Que
     )
     return {
         "batches": Batch.objects.visible_to(user).filter(project=project),
-        "papers": papers.order_by("title"),
+        "papers": sorted(
+            {
+                *papers.order_by("-created_at", "-pk")[:PAPER_CHOICES],
+                *(papers.filter(pk=selected_paper) if selected_paper is not None else ()),
+            },
+            key=lambda paper: (paper.title, paper.pk),
+        ),
         "reasoning_types": ReasoningType.objects.filter(project=project).select_related("parent"),
         "annotators": annotators,
         "qualified": (

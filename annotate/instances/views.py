@@ -14,7 +14,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 
 from annotate.instances import services as instance_bulk
-from annotate.instances.selectors import InstanceFilters, browse_choices, instances_browse
+from annotate.instances.selectors import PAPER_CHOICES, InstanceFilters, browse_choices, instances_browse
 from curation import selectors
 from curation.models import Project
 from curation.page_errors import FORM_ERRORS
@@ -141,7 +141,10 @@ def _run(request: HttpRequest, project: Project, form: BulkForm) -> str:
 def instance_browser(request: HttpRequest, slug: str) -> HttpResponse:
     project = _project(request, slug)
     roles = selectors.roles_of(user=request.user, project=project)
-    choices = browse_choices(user=request.user, project=project)
+    paper = request.GET.get("paper", "")
+    choices = browse_choices(
+        user=request.user, project=project, selected_paper=int(paper) if paper.isdigit() and len(paper) < 12 else None
+    )
     filter_form = FilterForm(request.GET or None, choices=choices)
     bulk_form = BulkForm(choices=choices, auto_id="bulk_%s")
     paper_form = PaperBatchForm(choices=choices, auto_id="papers_%s")
@@ -189,6 +192,7 @@ def instance_browser(request: HttpRequest, slug: str) -> HttpResponse:
         "bulk_form": bulk_form,
         "paper_form": paper_form,
         "page": page,
+        "paper_choices": PAPER_CHOICES,
         "query": query.urlencode(),
         "here": here,
     }

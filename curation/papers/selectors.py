@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import Count, Prefetch, QuerySet
+from django.core.paginator import Page, Paginator
+from django.db.models import Count, OuterRef, Prefetch, QuerySet, Subquery
+from django.db.models.functions import Coalesce
 
 from curation.errors import NotFound
 from curation.models import Context, Paper, Paragraph, Project, Table
@@ -12,21 +14,31 @@ from curation.papers.services import paper_flag_reason
 from curation.selectors import papers_visible_to
 from curation.states import Role
 
+PAPERS_PER_PAGE = 50
 
-def papers_of_project(*, user: AbstractBaseUser, project: Project) -> list[Paper]:
-    """A project's papers with table, paragraph and context counts and their flag, for managers and verifiers."""
-    papers = list(
+
+def _count_of(model: type, field: str) -> Coalesce:
+    """How many `model` rows point at the outer paper, counted for the rows a page shows (not the whole project)."""
+    rows = model.objects.filter(**{field: OuterRef("pk")}).order_by().values(field).annotate(n=Count("pk"))
+    return Coalesce(Subquery(rows.values("n")), 0)
+
+
+def papers_of_project(*, user: AbstractBaseUser, project: Project, page: str | int | None = None) -> Page:
+    """One page (PAPERS_PER_PAGE, newest first) of a project's papers with table, paragraph and context counts and
+    their flag, for managers and verifiers."""
+    papers = (
         papers_visible_to(user, project)
         .annotate(
-            table_count=Count("tables", distinct=True),
-            paragraph_count=Count("paragraphs", distinct=True),
-            context_count=Count("contexts", distinct=True),
+            table_count=_count_of(Table, "paper"),
+            paragraph_count=_count_of(Paragraph, "paper"),
+            context_count=_count_of(Context, "paper"),
         )
         .order_by("-created_at", "-pk")
     )
-    for paper in papers:
+    chosen = Paginator(papers, PAPERS_PER_PAGE).get_page(page)
+    for paper in chosen:
         paper.flag = paper_flag_reason(table_count=paper.table_count, origin=paper.origin)
-    return papers
+    return chosen
 
 
 def paper_get(*, user: AbstractBaseUser, project: Project, paper_id: int) -> Paper:

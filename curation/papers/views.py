@@ -55,7 +55,7 @@ def _project_for(request: HttpRequest, slug: str, *, roles: set[str], action: st
 @login_required
 def project_papers(request: HttpRequest, slug: str) -> HttpResponse:
     project, roles = _project_for(request, slug, roles=STAFF, action="see its papers")
-    papers = paper_selectors.papers_of_project(user=request.user, project=project)
+    papers = paper_selectors.papers_of_project(user=request.user, project=project, page=request.GET.get("page"))
     context = {
         "project": project,
         "papers": papers,

@@ -190,3 +190,24 @@ def test_api_browse_filters_and_bulk_retype(world, project, api_client_for, pers
         f"/api/projects/{project.slug}/instances/bulk/", {"action": "assign", "instance_ids": [1]}, format="json"
     )
     assert missing.status_code == 400 and "assignee" in missing.json()
+
+
+def test_browser_lists_a_bounded_number_of_papers_and_the_one_filtered_by(world, project, personas):
+    """However many papers a project has, the filter and the batch form list the newest PAPER_CHOICES, and a paper
+    asked for by its id (the link from a paper page) besides."""
+    from django.test import Client
+
+    from annotate.instances.selectors import PAPER_CHOICES
+    from tests.conftest import PASSWORD
+
+    oldest = Paper.objects.create(project=project, title="Oldest paper", origin="test")
+    Paper.objects.bulk_create(
+        [Paper(project=project, title=f"Paper {i:04d}", origin="test") for i in range(PAPER_CHOICES + 20)]
+    )
+    client = Client()
+    assert client.login(username="manager", password=PASSWORD)
+    html = client.get(f"/p/{project.slug}/instances/").content.decode()
+    assert html.count('name="papers"') == PAPER_CHOICES
+    assert "Oldest paper" not in html
+    html = client.get(f"/p/{project.slug}/instances/?paper={oldest.pk}").content.decode()
+    assert f'<option value="{oldest.pk}" selected>Oldest paper</option>' in html

@@ -1,0 +1,719 @@
+"""How the cost of every page and job grows with a project: measured at 10,000 and 100,000 instances (JSON).
+
+For each size a realistic project is generated into its own PostgreSQL database (`<base>_scale_<size>`; kept between
+runs with `--keep`, so iterating on a fix skips the generation): papers of 2 tables and 5 paragraphs with 5 short
+contexts and a long one, 4 instances per short context, every status represented, about 10 revisions and 5
+transition events per instance, 40 annotators (20 holding a lease, 20 free to claim), 5 verifiers, 2 managers,
+batches of 1,000, 5 releases cut by the real `release_cut`, 20 scoring runs with a prediction per item, work
+times, review comments and discussions.
+
+Per request (the Django test client in this process, so "server time" is the time inside the request: URL
+routing, middleware, view, template — no network; every statement sent counted): median and p95
+milliseconds and the query count. Every request runs in a transaction that is rolled back, so a claim or a
+review claim measures the same state each time and the kept database stays as generated.
+
+Per bulk job (each in a fresh child process): wall seconds and peak resident memory above the child's baseline
+(VmHWM − VmRSS before the job): cutting the validated instances (10% of the project: 10,000 items at 100,000),
+each export format of the largest release, importing TAT-QA dev into the project, the lease reaper (50 expired
+leases) and the scoring reaper (10 stalled chunks). Jobs that write roll back.
+
+Ratios are 100k ÷ 10k (largest ÷ smallest size). Targets: per-request time and queries ≤ 1.3; bulk seconds ≤ 11
+for 10× the data and peak memory ≤ 1.5×.
+
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/h7 REDIS_URL=redis://127.0.0.1:6379/7 \\
+        .venv/bin/python benchmarks/scale.py --sizes 10000 100000 [--keep] [--repeat 15] [--only pages|jobs]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from contextlib import contextmanager
+from datetime import timedelta
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _django import ROOT, fresh_postgres_database, setup_django
+
+SLUG = "scale"
+GENERATOR_VERSION = "4"  # bump when the generated shape changes: a kept database of another version is rebuilt
+CONTEXTS_PER_PAPER = 5
+ITEMS_PER_CONTEXT = 4
+BATCH_SIZE = 1000
+CHUNK = 5000
+HOLDERS = 20  # annotators holding one live lease each
+CLAIMERS = 20  # annotators holding nothing (they claim)
+VERIFIERS = 5
+EXPIRED_LEASES = 50
+STALLED_CHUNKS = 10
+
+# Share of the project in each status (per 100 instances), the revisions and the path of transitions each has.
+PATH_TO_VALIDATED = ["drafted", "in_refinement", "submitted", "round1_review", "round2_review", "validated"]
+SHAPE: list[tuple[str, int, int, list[str]]] = [
+    # status, per 100, revisions, path ("" → first is the creation event)
+    ("drafted", 33, 2, ["drafted"]),
+    ("submitted", 2, 8, ["drafted", "in_refinement", "submitted"]),
+    ("round1_review", 10, 9, ["drafted", "in_refinement", "submitted", "round1_review"]),
+    ("changes_requested", 3, 11, ["drafted", "in_refinement", "submitted", "round1_review", "changes_requested"]),
+    ("round2_review", 8, 12, PATH_TO_VALIDATED[:-1]),
+    ("in_discussion", 1, 14, [*PATH_TO_VALIDATED[:-1], "in_discussion"]),
+    ("validated", 10, 15, PATH_TO_VALIDATED),
+    ("released", 28, 16, [*PATH_TO_VALIDATED[:2], "drafted", *PATH_TO_VALIDATED[1:]]),  # one skip on the way
+    ("discarded", 5, 6, ["drafted", "in_refinement", "drafted", "discarded"]),
+]
+REVIEWED_ONCE = ("round2_review", "in_discussion", "validated", "released")
+REVIEWED_TWICE = ("in_discussion", "validated", "released")
+STATUS_OF = [status for status, share, _, _ in SHAPE for _ in range(share)]
+assert len(STATUS_OF) == 100
+
+
+def _status_mb(field: str) -> float:
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith(f"{field}:"):
+                return int(line.split()[1]) / 1024
+    raise RuntimeError(f"{field} not in /proc/self/status")
+
+
+# --- generation -------------------------------------------------------------------------------------------------
+
+
+def _users() -> dict[str, list]:
+    from django.contrib.auth import get_user_model
+
+    from curation.models import Membership, Project
+    from curation.states import Role
+
+    User = get_user_model()
+    project = Project.objects.get(slug=SLUG)
+    people: dict[str, list] = {"holders": [], "claimers": [], "verifiers": [], "managers": []}
+    for group, count in (("holders", HOLDERS), ("claimers", CLAIMERS), ("verifiers", VERIFIERS), ("managers", 2)):
+        for i in range(count):
+            user = User(username=f"{group}-{i}")
+            user.set_unusable_password()
+            people[group].append(user)
+    User.objects.bulk_create([u for group in people.values() for u in group])
+    for group in people:
+        people[group] = list(User.objects.filter(username__startswith=f"{group}-").order_by("id"))
+    memberships = []
+    for group, role in (("holders", "annotator"), ("claimers", "annotator"), ("verifiers", "verifier")):
+        memberships += [Membership(user=u, project=project, role=role, is_qualified=True) for u in people[group]]
+    memberships += [Membership(user=u, project=project, role=Role.MANAGER) for u in people["managers"]]
+    Membership.objects.bulk_create(memberships)
+    return people
+
+
+def _papers(project, size: int) -> list[tuple[int, list[int], list[int]]]:
+    """Papers with tables, paragraphs and contexts; [(short context id, its table ids, paper id)] in order."""
+    from curation.models import Context, Paper, Paragraph, Table
+
+    Mentions = Paragraph.mentioned_tables.through
+    ContextTables = Context.tables.through
+    papers_needed = -(-size // (CONTEXTS_PER_PAPER * ITEMS_PER_CONTEXT))
+    contexts: list[tuple[int, list[int], int]] = []
+    per_chunk = 500
+    for start in range(0, papers_needed, per_chunk):
+        papers = Paper.objects.bulk_create(
+            [
+                Paper(project=project, title=f"Scale paper {p}", origin="bench", source_name=f"paper-{p}.tex")
+                for p in range(start, min(start + per_chunk, papers_needed))
+            ]
+        )
+        tables, paragraphs = [], []
+        for paper in papers:
+            for t in range(2):
+                cells = [
+                    ["Model", "SST-2", "MNLI", "RTE"],
+                    *[[f"m{r}", f"{80 + r}.{t}", "71.2", "66.0"] for r in range(8)],
+                ]
+                tables.append(
+                    Table(paper=paper, order=t, number=str(t + 1), label=f"tab:{t}", caption=f"Results {t}",
+                          cells=cells, grid=cells, header_rows=1)
+                )  # fmt: skip
+            for g in range(CONTEXTS_PER_PAPER):
+                text = f"Model m{g} reaches {80 + g}.0 on SST-2 (Table {g % 2 + 1}), better than the baseline. " * 3
+                paragraphs.append(
+                    Paragraph(paper=paper, order=g, section="Results", text=text, mentions=[f"tab:{g % 2}"])
+                )
+        Table.objects.bulk_create(tables, batch_size=2000)
+        Paragraph.objects.bulk_create(paragraphs, batch_size=2000)
+        by_paper_tables: dict[int, list] = {}
+        for table in tables:
+            by_paper_tables.setdefault(table.paper_id, []).append(table)
+        Mentions.objects.bulk_create(
+            [Mentions(paragraph_id=p.pk, table_id=by_paper_tables[p.paper_id][p.order % 2].pk) for p in paragraphs],
+            batch_size=5000,
+        )
+        short = [Context(project=project, paper_id=p.paper_id, kind="short", paragraph=p) for p in paragraphs]
+        long = [Context(project=project, paper=paper, kind="long") for paper in papers]
+        Context.objects.bulk_create(short + long, batch_size=2000)
+        links = [
+            ContextTables(context_id=c.pk, table_id=by_paper_tables[c.paper_id][c.paragraph.order % 2].pk)
+            for c in short
+        ]
+        links += [ContextTables(context_id=c.pk, table_id=t.pk) for c in long for t in by_paper_tables[c.paper_id]]
+        ContextTables.objects.bulk_create(links, batch_size=5000)
+        contexts += [(c.pk, [by_paper_tables[c.paper_id][c.paragraph.order % 2].pk], c.paper_id) for c in short]
+    return contexts
+
+
+def _instance_fields(i: int) -> dict:
+    kinds = ("span", "arithmetic", "multi-span", "count")
+    return {
+        "question": f"What does model m{i % 8} reach on SST-2 in experiment {i}?",
+        "rationale": f"Row m{i % 8} of the table gives the SST-2 accuracy; the paragraph confirms it.",
+        "answer": [f"{80 + i % 8}.{i % 2}"],
+        "answer_form": "short" if i % 5 else "free",
+        "answer_source": ("table", "text", "table-text")[i % 3],
+        "answer_type": kinds[i % 4],
+        "scale": ("", "percent")[i % 2],
+    }
+
+
+def generate(size: int) -> dict:
+    """Write the project of `size` instances (bulk inserts in chunks of CHUNK; memory bounded by a chunk)."""
+    from django.db import connection
+
+    started = time.perf_counter()
+    _generate(size)
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE")
+        cursor.execute("CREATE TABLE IF NOT EXISTS bench_scale_meta (version text, size int)")
+        cursor.execute("INSERT INTO bench_scale_meta VALUES (%s, %s)", [GENERATOR_VERSION, size])
+    return {"seconds": round(time.perf_counter() - started, 1)}
+
+
+# A project grows at a team's pace, not all at once: PER_DAY new instances a day, each moving a step every STEP,
+# so the last 30 days hold the same activity at every size (a 100k project is older, not busier).
+PER_DAY = 300
+STEP = timedelta(hours=6)
+
+
+def _born(i: int, size: int, now):
+    return now - timedelta(days=(size - i) / PER_DAY + 3)
+
+
+@contextmanager
+def _given_timestamps():
+    """Let the bulk inserts write the generated created_at/updated_at instead of now (auto_now_add/auto_now off)."""
+    from annotate.review.models import Discussion, ReviewComment
+    from curation.models import Instance, InstanceRevision, TransitionEvent
+
+    fields = [Instance._meta.get_field("created_at"), Instance._meta.get_field("updated_at"),
+              InstanceRevision._meta.get_field("created_at"), TransitionEvent._meta.get_field("created_at"),
+              ReviewComment._meta.get_field("created_at"), Discussion._meta.get_field("opened_at")]  # fmt: skip
+    saved = [(f.auto_now, f.auto_now_add) for f in fields]
+    for f in fields:
+        f.auto_now = f.auto_now_add = False
+    try:
+        yield
+    finally:
+        for f, (auto_now, auto_now_add) in zip(fields, saved, strict=True):
+            f.auto_now, f.auto_now_add = auto_now, auto_now_add
+
+
+def _generate(size: int) -> None:
+    from django.db import transaction
+    from django.utils import timezone
+
+    from annotate.review.models import Discussion, ReviewComment
+    from annotate.work.models import WorkTime
+    from curation.models import Batch, Instance, InstanceRevision, TransitionEvent
+    from curation.releases.services import release_cut
+    from curation.services.projects import project_create
+
+    project = project_create(name="Scale", slug=SLUG, creator=None)
+    people = _users()
+    contexts = _papers(project, size)
+    reasoning = list(project.reasoning_types.filter(parent__isnull=False).values_list("pk", flat=True))
+    now = timezone.now()
+    batches = Batch.objects.bulk_create(
+        [
+            Batch(project=project, name=f"Batch {b}", order=b, state="open", opened_at=now)
+            for b in range(-(-size // BATCH_SIZE))
+        ]
+    )
+    holders, claimers, verifiers = people["holders"], people["claimers"], people["verifiers"]
+    annotators = holders + claimers
+    expired_left = EXPIRED_LEASES
+    stay_validated: list[int] = []
+    RelevantTables = Instance.relevant_tables.through
+    for start in range(0, size, CHUNK):
+        rows, shapes = [], []
+        with transaction.atomic(), _given_timestamps():
+            for i in range(start, min(start + CHUNK, size)):
+                status = STATUS_OF[(i * 37) % 100]  # spread statuses through the batches
+                context_id, _, _ = contexts[i // ITEMS_PER_CONTEXT]
+                author = annotators[i % len(annotators)] if status != "drafted" else None
+                verifier = verifiers[i % len(verifiers)]
+                reviewer = annotators[(i + 7) % len(annotators)]
+                fields = _instance_fields(i)
+                final = "validated" if status == "released" else status  # released by the cuts below
+                instance = Instance(
+                    project=project,
+                    batch=batches[i // BATCH_SIZE],
+                    context_id=context_id,
+                    reasoning_type_id=reasoning[i % len(reasoning)],
+                    status=final,
+                    version=max(1, len(SHAPE_BY_STATUS[status][1]) - 1),
+                    author=author,
+                    round1_verifier=verifier if status in REVIEWED_ONCE else None,
+                    round2_reviewer=reviewer if status in REVIEWED_TWICE else None,
+                    draft={"drafter": "bench", "prompt": "p1"},
+                    created_at=_born(i, size, now),
+                    updated_at=_born(i, size, now) + STEP * len(SHAPE_BY_STATUS[status][1]),
+                    **fields,
+                )  # fmt: skip
+                rows.append(instance)
+                shapes.append(status)
+            # A live lease for each holder, and EXPIRED_LEASES expired ones, in the first chunk.
+            if start + CHUNK >= size:  # the newest chunk
+                for holder in holders:
+                    row = next(r for r in rows if r.status == "drafted")
+                    row.status, row.author, row.lease_expires_at = "in_refinement", holder, now + timedelta(days=3650)
+                    shapes[rows.index(row)] = "in_refinement"
+                for _ in range(expired_left):
+                    row = next(r for r in rows if r.status == "drafted")
+                    row.status, row.author = "in_refinement", holders[_ % len(holders)]
+                    row.lease_expires_at = now - timedelta(hours=1)
+                    shapes[rows.index(row)] = "in_refinement"
+                expired_left = 0
+            Instance.objects.bulk_create(rows, batch_size=2000)
+            RelevantTables.objects.bulk_create(
+                [RelevantTables(instance_id=r.pk, table_id=contexts[(start + k) // ITEMS_PER_CONTEXT][1][0])
+                 for k, r in enumerate(rows) if r.author_id]
+            , batch_size=5000)  # fmt: skip
+            revisions, events, times, comments, discussions = [], [], [], [], []
+            for k, (row, status) in enumerate(zip(rows, shapes, strict=True)):
+                count, path = SHAPE_BY_STATUS[status]
+                snapshot = {**_instance_fields(start + k), "reasoning_type_id": row.reasoning_type_id}
+                for n in range(count):
+                    revisions.append(
+                        InstanceRevision(instance_id=row.pk, number=n + 1, author_id=row.author_id if n else None,
+                                         created_at=row.created_at + STEP * n * len(path) / count,
+                                         kind="draft" if n == 0 else ("submit" if n == count - 1 else "autosave"),
+                                         fields=snapshot)
+                    )  # fmt: skip
+                previous = ""
+                for v, target in enumerate(path):
+                    actor = (
+                        None
+                        if v == 0
+                        else (row.author_id if target in ("in_refinement", "submitted", "drafted") else None)
+                    )
+                    if target in ("round2_review", "changes_requested"):
+                        actor = verifiers[k % len(verifiers)].pk
+                    if target in ("validated", "in_discussion"):
+                        actor = row.round2_reviewer_id
+                    events.append(TransitionEvent(instance_id=row.pk, actor_id=actor, from_status=previous,
+                                                  created_at=row.created_at + STEP * v,
+                                                  to_status=target, version=max(1, v)))  # fmt: skip
+                    previous = target
+                if row.author_id:
+                    times.append(WorkTime(user_id=row.author_id, instance_id=row.pk, activity="refine",
+                                          active_seconds=120 + (k % 300)))  # fmt: skip
+                if row.round1_verifier_id:
+                    times.append(WorkTime(user_id=row.round1_verifier_id, instance_id=row.pk, activity="review1",
+                                          active_seconds=60 + (k % 100)))  # fmt: skip
+                if status == "changes_requested":
+                    comments.append(ReviewComment(instance_id=row.pk, author_id=verifiers[k % len(verifiers)].pk,
+                                                  created_at=row.updated_at,
+                                                  round=1, field="answer", text="Check the unit.",
+                                                  instance_version=row.version))  # fmt: skip
+                if status == "in_discussion":
+                    discussions.append(Discussion(instance_id=row.pk, opened_by_id=row.round2_reviewer_id,
+                                                  opened_at=row.updated_at,
+                                                  verifier_id=row.round1_verifier_id))  # fmt: skip
+                if status == "validated":
+                    stay_validated.append(row.pk)
+            InstanceRevision.objects.bulk_create(revisions, batch_size=5000)
+            TransitionEvent.objects.bulk_create(events, batch_size=5000)
+            WorkTime.objects.bulk_create(times, batch_size=5000)
+            ReviewComment.objects.bulk_create(comments, batch_size=5000)
+            Discussion.objects.bulk_create(discussions, batch_size=5000)
+    # Those that stay validated wait as round2_review while the 5 releases take the rest, a fifth of the batches each.
+    Instance.objects.filter(pk__in=stay_validated).update(status="round2_review")
+    batch_ids = [b.pk for b in batches]
+    manager = people["managers"][0]
+    fifth = max(1, len(batch_ids) // 5)
+    for r in range(5):
+        chosen = batch_ids[r * fifth : (r + 1) * fifth] if r < 4 else batch_ids[4 * fifth :]
+        if chosen:
+            release_cut(project=project, actor=manager, name=f"release-{r + 1}", batch_ids=chosen)
+    Instance.objects.filter(pk__in=stay_validated).update(status="validated")
+    _scoring(project, now)
+
+
+SHAPE_BY_STATUS = {status: (revisions, path) for status, _, revisions, path in SHAPE}
+SHAPE_BY_STATUS["in_refinement"] = (5, ["drafted", "in_refinement"])
+
+
+def _scoring(project, now) -> None:
+    """20 runs (4 per release, one running with stalled chunks on the last) with a prediction per release item."""
+    from curation.releases.models import Release, ReleaseItem
+    from scoring.runs.models import Prediction, RunChunk, ScoringRun
+
+    methods = ("direct", "cot", "pot", "car")
+    for r, release in enumerate(Release.objects.filter(project=project).order_by("id")):
+        for m, method in enumerate(methods):
+            running = r == 4 and m == 3
+            run = ScoringRun.objects.create(
+                project=project, release=release, label=f"model-{m}", method=method, setting="short",
+                config_hash=f"{r}-{m}", items_total=release.item_count,
+                status="running" if running else "completed", started_at=now, finished_at=None if running else now,
+            )  # fmt: skip
+            items = (
+                ReleaseItem.objects.filter(release=release).order_by("position").values_list("pk", "position", "uid")
+            )
+            batch = []
+            for pk, position, uid in items.iterator(chunk_size=CHUNK):
+                correct = (position + m) % 3 != 0
+                batch.append(
+                    Prediction(run=run, item_id=pk, position=position, uid=uid, status="scored", context="short",
+                               raw_output=f"Answer: {80 + position % 8}.0", answer=[f"{80 + position % 8}.0"],
+                               metrics={"em": float(correct), "f1": 1.0 if correct else 0.4}, is_correct=correct,
+                               tokens_in=900, tokens_out=40, latency_s=0.8)
+                )  # fmt: skip
+                if len(batch) == CHUNK:
+                    Prediction.objects.bulk_create(batch)
+                    batch = []
+            Prediction.objects.bulk_create(batch)
+            chunks = [
+                RunChunk(run=run, index=c, first_position=c * 8, last_position=c * 8 + 7,
+                         status="running" if running and c < STALLED_CHUNKS else "done",
+                         heartbeat_at=now - timedelta(hours=2) if running else None)
+                for c in range(-(-release.item_count // 8))
+            ]  # fmt: skip
+            RunChunk.objects.bulk_create(chunks, batch_size=5000)
+            if not running:
+                from scoring.runs.progress import run_results_compute
+
+                run_results_compute(run=run)
+
+
+# --- measurement ------------------------------------------------------------------------------------------------
+
+
+def _ids(size: int) -> dict:
+    """The ids the measured requests name (picked the same way at every size)."""
+    from django.contrib.auth import get_user_model
+
+    from curation.models import Instance, Paper
+    from curation.releases.models import Release
+    from scoring.runs.models import ScoringRun
+
+    User = get_user_model()
+    project_instances = Instance.objects.filter(project__slug=SLUG)
+    holder = User.objects.get(username="holders-0")
+    return {
+        "holder": holder,
+        "claimer": User.objects.get(username="claimers-0"),
+        "verifier": User.objects.get(username="verifiers-0"),
+        "reviewer2": User.objects.get(username="claimers-5"),
+        "manager": User.objects.get(username="managers-0"),
+        "held": project_instances.filter(author=holder, status="in_refinement", lease_expires_at__gt=_now()).first().pk,
+        "round1": project_instances.filter(status="round1_review").order_by("id").first().pk,
+        "round2": project_instances.filter(status="round2_review").exclude(author__username="claimers-5").first().pk,
+        "paper": Paper.objects.filter(project__slug=SLUG).order_by("id").first().pk,
+        "release": Release.objects.filter(project__slug=SLUG).order_by("-item_count", "id").first().pk,
+        "run": ScoringRun.objects.filter(project__slug=SLUG, status="completed").order_by("id").first().pk,
+    }
+
+
+def _now():
+    from django.utils import timezone
+
+    return timezone.now()
+
+
+def requests_to_measure(ids: dict) -> list[tuple[str, str, str, str]]:
+    """(name, who, method, url) of every measured request."""
+    p = f"/p/{SLUG}"
+    return [
+        ("queue_next_page", "claimer", "post", f"{p}/work/next/"),
+        ("queue_next_api", "claimer", "post", f"/api/projects/{SLUG}/queue/next/"),
+        ("workspace_page", "holder", "get", f"{p}/work/{ids['held']}/"),
+        ("workspace_api", "holder", "get", f"/api/instances/{ids['held']}/workspace/"),
+        ("work_home", "holder", "get", f"{p}/work/"),
+        ("review_next_page", "verifier", "post", f"{p}/review/next/"),
+        ("review_next_api", "verifier", "post", f"/api/projects/{SLUG}/review/next/"),
+        ("review_home", "verifier", "get", f"{p}/review/"),
+        ("review_page", "verifier", "get", f"{p}/review/{ids['round1']}/"),
+        ("round2_next_page", "reviewer2", "post", f"{p}/round2/next/"),
+        ("round2_next_api", "reviewer2", "post", f"/api/projects/{SLUG}/round2/next/"),
+        ("project_page", "manager", "get", f"{p}/"),
+        ("dashboard", "manager", "get", f"{p}/dashboard/"),
+        ("dashboard_api", "manager", "get", f"/api/projects/{SLUG}/dashboard/"),
+        ("pay_report_csv", "manager", "get", f"{p}/dashboard/pay.csv"),
+        ("instance_browser", "manager", "get", f"{p}/instances/"),
+        ("instance_browser_filtered", "manager", "get", f"{p}/instances/?status=round1_review&q=SST-2"),
+        ("batches_page", "manager", "get", f"{p}/batches/"),
+        ("papers_page", "manager", "get", f"{p}/papers/"),
+        ("paper_page", "manager", "get", f"{p}/papers/{ids['paper']}/"),
+        ("releases_page", "manager", "get", f"{p}/releases/"),
+        ("release_page", "manager", "get", f"{p}/releases/{ids['release']}/"),
+        ("release_statistics_api", "manager", "get", f"/api/releases/{ids['release']}/statistics/"),
+        ("scoring_run_page", "manager", "get", f"{p}/scoring/runs/{ids['run']}/"),
+        ("comparison_page", "manager", "get", f"{p}/releases/{ids['release']}/compare/"),
+        ("comparison_api", "manager", "get", f"/api/releases/{ids['release']}/scoring-comparison/"),
+        ("api_instances_annotator", "holder", "get", f"/api/projects/{SLUG}/instances/"),
+        ("api_instances_manager", "manager", "get", f"/api/projects/{SLUG}/instances/"),
+        ("api_instances_all_manager", "manager", "get", "/api/instances/"),
+        ("api_papers_manager", "manager", "get", f"/api/projects/{SLUG}/papers/"),
+        ("api_contexts_manager", "manager", "get", f"/api/projects/{SLUG}/contexts/"),
+        ("api_releases", "manager", "get", f"/api/projects/{SLUG}/releases/"),
+        ("api_release_items", "manager", "get", f"/api/releases/{ids['release']}/items/"),
+        ("api_scoring_runs", "manager", "get", f"/api/projects/{SLUG}/scoring-runs/"),
+        ("api_predictions", "manager", "get", f"/api/scoring-runs/{ids['run']}/predictions/"),
+        ("api_review_queue", "verifier", "get", f"/api/projects/{SLUG}/review/queue/"),
+        ("api_round2_queue", "reviewer2", "get", f"/api/projects/{SLUG}/round2/queue/"),
+        ("api_queue", "claimer", "get", f"/api/projects/{SLUG}/queue/"),
+    ]
+
+
+def measure_requests(repeat: int, only: set[str] | None) -> dict:
+    from django.db import connection, transaction
+    from django.test import Client
+
+    def accept(url: str) -> str:
+        return "application/json" if url.startswith("/api/") else "text/html"
+
+    ids = _ids(0)
+    clients = {}
+    for who in ("holder", "claimer", "verifier", "reviewer2", "manager"):
+        clients[who] = Client(raise_request_exception=False)
+        clients[who].force_login(ids[who])
+    figures = {}
+    for name, who, method, url in requests_to_measure(ids):
+        if only and name not in only:
+            continue
+        client = clients[who]
+        timings, queries, status = [], 0, 0
+        for attempt in range(repeat + 1):  # the first is a warm-up (template loading, caches)
+            sent = [0]
+
+            def counted(execute, sql, params, many, context, sent=sent):
+                sent[0] += 1  # every statement (not the query log, which stops at 9,000)
+                return execute(sql, params, many, context)
+
+            with transaction.atomic(), connection.execute_wrapper(counted):
+                started = time.perf_counter()
+                response = getattr(client, method)(url, HTTP_ACCEPT=accept(url))
+                elapsed = (time.perf_counter() - started) * 1000
+                if hasattr(response, "streaming_content"):
+                    b"".join(response.streaming_content)
+                transaction.set_rollback(True)
+            status = response.status_code
+            if attempt:
+                timings.append(elapsed)
+                queries = sent[0]  # the request's own transactions count as a savepoint pair
+        timings.sort()
+        figures[name] = {
+            "status": status,
+            "median_ms": round(statistics.median(timings), 1),
+            "p95_ms": round(timings[math.ceil(0.95 * len(timings)) - 1], 1),  # nearest rank
+            "queries": queries,
+        }
+    return figures
+
+
+JOBS = ["release_cut", "import_tatqa_dev", "leases_reap", "runs_reap"]
+
+
+def job(name: str, argument: str) -> dict:
+    """Run one bulk job in this (fresh) process; seconds and peak memory above the baseline. Writes roll back."""
+    from django.db import transaction
+
+    from curation.models import Batch, Project
+
+    project = Project.objects.get(slug=SLUG)
+    extra: dict = {}
+    if name.startswith("export:"):
+        import curation.exports.card
+        import curation.exports.writers  # noqa: F401  (pyarrow and friends load before the baseline)
+        from curation.exports import write_export_zip
+        from curation.releases.models import Release
+
+        release = Release.objects.select_related("project").get(pk=int(argument))
+        out = Path(tempfile.mkdtemp(prefix="scale-export-")) / "out.zip"
+        baseline = _status_mb("VmRSS")
+        started = time.perf_counter()
+        _, size = write_export_zip(release, name.split(":", 1)[1], out)
+        seconds = time.perf_counter() - started
+        out.unlink()
+        extra = {"items": release.item_count, "zip_bytes": size}
+    elif name == "import_tatqa_dev":
+        from curation.datasets.services import dataset_import
+        from tests.scoring.metrics.shared_data import shared_data_dir
+
+        path = shared_data_dir() / "tatqa" / "tatqa_dataset_dev.json"
+        content = path.read_bytes()
+        baseline = _status_mb("VmRSS")
+        started = time.perf_counter()
+        with transaction.atomic():
+            result = dataset_import(project=project, actor=None, format="tatqa", source_name=path.name, content=content,
+                                    as_release="tatqa-dev")  # fmt: skip
+            extra = {"counts": result.counts}
+            transaction.set_rollback(True)
+        seconds = time.perf_counter() - started
+    else:
+        from annotate.work.leases import leases_reap
+        from curation.releases.services import release_cut
+        from scoring.runs.reaper import runs_reap
+
+        baseline = _status_mb("VmRSS")
+        started = time.perf_counter()
+        with transaction.atomic():
+            if name == "release_cut":
+                batch_ids = list(Batch.objects.filter(project=project).values_list("pk", flat=True))
+                release = release_cut(project=project, actor=None, name="measured-cut", batch_ids=batch_ids)
+                extra = {"items": release.item_count}
+            elif name == "leases_reap":
+                extra = {"returned": leases_reap()}
+            elif name == "runs_reap":
+                extra = {"reaped": runs_reap()}
+            transaction.set_rollback(True)
+        seconds = time.perf_counter() - started
+    peak = _status_mb("VmHWM")
+    return {"seconds": round(seconds, 2), "peak_mb": round(peak - baseline, 1), **extra}
+
+
+def measure_jobs(database_url: str) -> dict:
+    from curation.exports import EXPORT_FORMATS
+    from curation.releases.models import Release
+
+    release = Release.objects.filter(project__slug=SLUG).order_by("-item_count", "id").first()
+    names = [*JOBS, *(f"export:{fmt}" for fmt in EXPORT_FORMATS)]
+    env = {**os.environ, "DATABASE_URL": database_url}
+    figures = {}
+    for name in names:
+        command = [sys.executable, __file__, "--job", name, str(release.pk), "--database-url", database_url]
+        completed = subprocess.run(command, env=env, capture_output=True, text=True, cwd=ROOT)
+        if completed.returncode:
+            figures[name] = {"error": completed.stderr.strip().splitlines()[-1][:300]}
+            continue
+        figures[name] = json.loads(completed.stdout.strip().splitlines()[-1])
+    return figures
+
+
+def _database_ready(url: str) -> bool:
+    import psycopg
+
+    try:
+        with psycopg.connect(url) as connection:
+            row = connection.execute("SELECT version FROM bench_scale_meta").fetchone()
+            return row is not None and row[0] == GENERATOR_VERSION
+    except psycopg.Error:
+        return False
+
+
+def one_size(size: int, base_url: str, keep: bool, repeat: int, only: str, names: set[str] | None) -> dict:
+    """Generate (unless kept) and measure one size, in this process."""
+    name = f"{base_url.rsplit('/', 1)[1]}_scale_{size}"
+    url = base_url.rsplit("/", 1)[0] + f"/{name}"
+    result: dict = {"database": name}
+    if keep and _database_ready(url):
+        setup_django(url)
+        result["generated"] = "kept"
+    else:
+        url = fresh_postgres_database(base_url, name)
+        setup_django(url)
+        result["generated"] = generate(size)
+    from django.db.models import Count
+
+    from curation.models import Instance, InstanceRevision, TransitionEvent
+    from scoring.runs.models import Prediction
+
+    instances = Instance.objects.filter(project__slug=SLUG)
+    result["shape"] = {
+        "instances": instances.count(),
+        "revisions": InstanceRevision.objects.count(),
+        "events": TransitionEvent.objects.count(),
+        "predictions": Prediction.objects.count(),
+        "statuses": dict(instances.order_by().values_list("status").annotate(n=Count("id"))),
+    }
+    if only in ("all", "pages"):
+        result["requests"] = measure_requests(repeat, names)
+    if only in ("all", "jobs"):
+        result["jobs"] = measure_jobs(url)
+    return result
+
+
+def ratios(small: dict, big: dict) -> dict:
+    out: dict = {"requests": {}, "jobs": {}, "misses": []}
+    for name, figure in big.get("requests", {}).items():
+        base = small["requests"].get(name)
+        if not base:
+            continue
+        entry = {
+            "median_ms": round(figure["median_ms"] / max(base["median_ms"], 0.1), 2),
+            "p95_ms": round(figure["p95_ms"] / max(base["p95_ms"], 0.1), 2),
+            "queries": round(figure["queries"] / max(base["queries"], 1), 2),
+        }
+        out["requests"][name] = entry
+        if entry["median_ms"] > 1.3 or entry["queries"] > 1.3:
+            out["misses"].append(name)
+    for name, figure in big.get("jobs", {}).items():
+        base = small.get("jobs", {}).get(name)
+        if not base or "error" in figure or "error" in base:
+            continue
+        entry = {
+            "seconds": round(figure["seconds"] / max(base["seconds"], 0.01), 2),
+            "peak_mb": round(figure["peak_mb"] / max(base["peak_mb"], 1.0), 2),
+        }
+        out["jobs"][name] = entry
+        if entry["seconds"] > 11 or entry["peak_mb"] > 1.5:
+            out["misses"].append(name)
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
+    parser.add_argument("--keep", action="store_true", help="reuse a database generated earlier for a size")
+    parser.add_argument("--repeat", type=int, default=15)
+    parser.add_argument("--only", choices=("all", "pages", "jobs"), default="all")
+    parser.add_argument("--names", nargs="*", help="measure only these requests")
+    parser.add_argument(
+        "--database-url", default=os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/h7")
+    )
+    parser.add_argument("--size", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--job", nargs=2, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if not args.database_url.startswith("postgres"):
+        raise SystemExit("scale.py measures PostgreSQL: set DATABASE_URL=postgres://…")
+    if args.job:
+        setup_django(args.database_url)
+        print(json.dumps(job(*args.job)))
+        return
+    if args.size:
+        names = set(args.names) if args.names else None
+        print(json.dumps(one_size(args.size, args.database_url, args.keep, args.repeat, args.only, names)))
+        return
+    report: dict = {"server_time": "Django test client in process (time inside the request)", "sizes": {}}
+    for size in args.sizes:
+        command = [sys.executable, __file__, "--size", str(size), "--database-url", args.database_url,
+                   "--repeat", str(args.repeat), "--only", args.only, *(["--keep"] if args.keep else []),
+                   *(["--names", *args.names] if args.names else [])]  # fmt: skip
+        completed = subprocess.run(command, capture_output=True, text=True, cwd=ROOT)
+        if completed.returncode:
+            sys.stderr.write(completed.stderr)
+            raise SystemExit(f"size {size} failed")
+        report["sizes"][str(size)] = json.loads(completed.stdout.strip().splitlines()[-1])
+        (ROOT / "var").mkdir(exist_ok=True)  # each size's figures as soon as they are known
+        (ROOT / "var" / f"scale-{size}.json").write_text(json.dumps(report["sizes"][str(size)], indent=2))
+    sizes = sorted(args.sizes)
+    if len(sizes) >= 2:
+        report["ratio_big_over_small"] = ratios(report["sizes"][str(sizes[0])], report["sizes"][str(sizes[-1])])
+    print(json.dumps(report, indent=2))
+
+
+if __name__ == "__main__":
+    main()
