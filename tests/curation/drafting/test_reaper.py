@@ -106,6 +106,7 @@ def test_the_one_beat_reaper_runs_every_kind(started, settings):
     assert counts == {
         "drafting items": 3,
         "export builds": 0,
+        "ingestion jobs": 0,
         "release cuts": 0,
         "scoring chunks": 0,
         "webhook deliveries": 0,
