@@ -39,11 +39,31 @@ def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix: N
         test["NAME"] = f"{test.get('NAME') or 'test_' + database['NAME']}{suffix}"
 
 
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_newgateway(gateway) -> None:
+    """Each xdist worker gets a data directory of its own (its SQLite file, filesystem broker, media, endpoint lock
+    files and the Celery workers it starts), set in its environment before it loads the settings."""
+    from django.conf import settings
+
+    data_dir = str(Path(settings.DATA_DIR) / f"xdist-{gateway.id}")
+    gateway.remote_exec(f"import os; os.environ['TATCURATE_DATA_DIR'] = {data_dir!r}").waitclose()
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The real-model tests share one SmolLM2 server (tests/support/local_model.py): one xdist worker runs them all."""
+    if not config.pluginmanager.hasplugin("xdist"):
+        return
+    for item in items:
+        if item.get_closest_marker("model"):
+            item.add_marker(pytest.mark.xdist_group("local-model"))
+
+
 def pytest_sessionfinish(session: pytest.Session) -> None:
     from django.conf import settings
 
     name = settings.DATABASES["default"].get("TEST", {}).get("NAME", "")
-    if settings.DATABASES["default"]["ENGINE"].endswith("sqlite3") and name.endswith(f"_{os.getpid()}.sqlite3"):
+    if settings.DATABASES["default"]["ENGINE"].endswith("sqlite3") and f"_{os.getpid()}.sqlite3" in name:
         for extra in ("-wal", "-shm", "-journal"):
             Path(f"{name}{extra}").unlink(missing_ok=True)
 
