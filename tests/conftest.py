@@ -49,14 +49,24 @@ def pytest_xdist_newgateway(gateway) -> None:
     gateway.remote_exec(f"import os; os.environ['TATCURATE_DATA_DIR'] = {data_dir!r}").waitclose()
 
 
+def _uses_a_module_fixture(item: pytest.Item) -> bool:
+    fixture_info = getattr(item, "_fixtureinfo", None)
+    definitions = fixture_info.name2fixturedefs.values() if fixture_info else ()
+    return any(defs and defs[-1].scope in ("module", "package") for defs in definitions)
+
+
 @pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """The real-model tests share one SmolLM2 server (tests/support/local_model.py): one xdist worker runs them all."""
+    """xdist groups: the real-model tests share one SmolLM2 server (tests/support/local_model.py), so one worker runs
+    them all; a module whose tests share a module-scoped world (a permission matrix, a migrated web tier, an
+    imported dataset) runs on one worker, so the world is built once rather than once per worker."""
     if not config.pluginmanager.hasplugin("xdist"):
         return
     for item in items:
         if item.get_closest_marker("model"):
             item.add_marker(pytest.mark.xdist_group("local-model"))
+        elif _uses_a_module_fixture(item):
+            item.add_marker(pytest.mark.xdist_group(Path(item.nodeid.split("::", 1)[0]).stem))
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
