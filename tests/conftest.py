@@ -58,13 +58,17 @@ def _uses_a_module_fixture(item: pytest.Item) -> bool:
 @pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """xdist groups: the real-model tests share one SmolLM2 server (tests/support/local_model.py), so one worker runs
-    them all; a module whose tests share a module-scoped world (a permission matrix, a migrated web tier, an
-    imported dataset) runs on one worker, so the world is built once rather than once per worker."""
+    them all; the browser tests run on one worker too (one Chromium, and no two live servers and browsers fighting
+    over the cores while a page waits out its timeout); a module whose tests share a module-scoped world (a
+    permission matrix, a migrated web tier, an imported dataset) runs on one worker, so the world is built once
+    rather than once per worker."""
     if not config.pluginmanager.hasplugin("xdist"):
         return
     for item in items:
         if item.get_closest_marker("model"):
             item.add_marker(pytest.mark.xdist_group("local-model"))
+        elif "tests/browser/" in item.nodeid:
+            item.add_marker(pytest.mark.xdist_group("browser"))
         elif _uses_a_module_fixture(item):
             item.add_marker(pytest.mark.xdist_group(Path(item.nodeid.split("::", 1)[0]).stem))
 
