@@ -4,7 +4,9 @@
 
 Each tree is a `git archive` of a commit (HEAD for this one) unpacked into a temporary directory, run with this
 checkout's virtualenv and its own data directory, one after the other in the same window, so both see the same
-machine. Prints one JSON object: seconds, passed/failed/skipped counts of each, and after/before.
+machine. Each runs with its own pytest configuration (pyproject.toml: from pytest-xdist on, one worker per core),
+as its `scripts/test` would. Prints one JSON object: seconds, passed/failed/skipped counts and the load average
+around each run, and after/before.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ def _unpack(ref: str, into: Path) -> Path:
 def _time_suite(tree: Path, pytest_args: list[str]) -> dict[str, object]:
     env = {key: value for key, value in os.environ.items() if key not in ("DATABASE_URL", "REDIS_URL")}
     env["TATCURATE_DATA_DIR"] = str(tree / "var" / "suite-time")
+    load_before = [round(x, 2) for x in os.getloadavg()]
     started = time.monotonic()
     result = subprocess.run(
         [str(tree / ".venv" / "bin" / "pytest"), "-q", "-p", "no:cacheprovider", *pytest_args],
@@ -46,7 +49,15 @@ def _time_suite(tree: Path, pytest_args: list[str]) -> dict[str, object]:
     seconds = time.monotonic() - started
     last = (result.stdout.strip().splitlines() or [""])[-1]
     counts = {kind.rstrip("s") if kind.startswith("error") else kind: int(n) for n, kind in SUMMARY.findall(last)}
-    return {"seconds": round(seconds, 1), "exit_code": result.returncode, "summary": last, **counts}
+    return {
+        "seconds": round(seconds, 1),
+        "exit_code": result.returncode,
+        "summary": last,
+        **counts,
+        # The machine may be shared: the 1-minute load average as the run began and ended says how busy it was.
+        "load_average_at_start": load_before,
+        "load_average_at_end": [round(x, 2) for x in os.getloadavg()],
+    }
 
 
 def main() -> None:

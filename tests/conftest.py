@@ -39,11 +39,45 @@ def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix: N
         test["NAME"] = f"{test.get('NAME') or 'test_' + database['NAME']}{suffix}"
 
 
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_newgateway(gateway) -> None:
+    """Each xdist worker gets a data directory of its own (its SQLite file, filesystem broker, media, endpoint lock
+    files and the Celery workers it starts), set in its environment before it loads the settings."""
+    from django.conf import settings
+
+    data_dir = str(Path(settings.DATA_DIR) / f"xdist-{gateway.id}")
+    gateway.remote_exec(f"import os; os.environ['TATCURATE_DATA_DIR'] = {data_dir!r}").waitclose()
+
+
+def _uses_a_module_fixture(item: pytest.Item) -> bool:
+    fixture_info = getattr(item, "_fixtureinfo", None)
+    definitions = fixture_info.name2fixturedefs.values() if fixture_info else ()
+    return any(defs and defs[-1].scope in ("module", "package") for defs in definitions)
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """xdist groups: the real-model tests share one SmolLM2 server (tests/support/local_model.py), so one worker runs
+    them all; the browser tests run on one worker too (one Chromium, and no two live servers and browsers fighting
+    over the cores while a page waits out its timeout); a module whose tests share a module-scoped world (a
+    permission matrix, a migrated web tier, an imported dataset) runs on one worker, so the world is built once
+    rather than once per worker."""
+    if not config.pluginmanager.hasplugin("xdist"):
+        return
+    for item in items:
+        if item.get_closest_marker("model"):
+            item.add_marker(pytest.mark.xdist_group("local-model"))
+        elif "tests/browser/" in item.nodeid:
+            item.add_marker(pytest.mark.xdist_group("browser"))
+        elif _uses_a_module_fixture(item):
+            item.add_marker(pytest.mark.xdist_group(Path(item.nodeid.split("::", 1)[0]).stem))
+
+
 def pytest_sessionfinish(session: pytest.Session) -> None:
     from django.conf import settings
 
     name = settings.DATABASES["default"].get("TEST", {}).get("NAME", "")
-    if settings.DATABASES["default"]["ENGINE"].endswith("sqlite3") and name.endswith(f"_{os.getpid()}.sqlite3"):
+    if settings.DATABASES["default"]["ENGINE"].endswith("sqlite3") and f"_{os.getpid()}.sqlite3" in name:
         for extra in ("-wal", "-shm", "-journal"):
             Path(f"{name}{extra}").unlink(missing_ok=True)
 

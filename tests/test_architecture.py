@@ -6,6 +6,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from tests.support.sources import parsed
+
 ROOT = Path(__file__).resolve().parents[1]
 APPS = ("curation", "annotate", "scoring")
 # The only core files that may name every app: the URLconf, the settings and the Celery app configuration.
@@ -29,7 +31,7 @@ def imported_names(path: Path, module: str, modules: dict[str, Path]) -> list[tu
     """(dotted name imported, line, is a star import) for every import statement anywhere in the file.
 
     `from a import b` names the module `a.b` when there is one, else `a` (b is then a name defined in a)."""
-    tree = ast.parse(path.read_text(), filename=str(path))
+    tree = parsed(path)
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     found = []
     for node in ast.walk(tree):

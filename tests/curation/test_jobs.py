@@ -12,6 +12,7 @@ from django.utils import timezone
 from curation.jobs import job_enqueue, job_task
 from curation.releases.models import ExportArtifact
 from curation.releases.services import export_build, export_request, exports_reap, release_cut
+from tests.support.sources import parsed
 from tests.support.workers import celery_worker, wait_for
 
 
@@ -152,7 +153,7 @@ def test_no_service_imports_a_task_module():
         for path in (root / app).rglob("*.py"):
             if "services" not in path.parts and path.stem != "services":
                 continue
-            for node in ast.walk(ast.parse(path.read_text())):
+            for node in ast.walk(parsed(path)):
                 names = [node.module or ""] if isinstance(node, ast.ImportFrom) else []
                 names += [alias.name for alias in node.names] if isinstance(node, ast.Import) else []
                 names += [f"{node.module}.{a.name}" for a in node.names] if isinstance(node, ast.ImportFrom) else []

@@ -13,6 +13,7 @@ from curation.errors import Conflict, InvalidInput, NotFound, NotPermitted
 from curation.models import Instance, TransitionEvent
 from curation.services.lifecycle import instance_transition
 from curation.states import TRANSITION_TABLE, Status
+from tests.support.sources import parsed
 
 S = Status
 
@@ -234,7 +235,7 @@ RAW_STATUS_WRITE = re.compile(
 def _status_writes(path: Path) -> list[str]:
     """Places that write an Instance status: `<instance>.status = …`, `x.status = Status.…`, or
     update/create(status=…) on an Instance queryset or manager."""
-    tree = ast.parse(path.read_text(), filename=str(path))
+    tree = parsed(path)
     found = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and RAW_STATUS_WRITE.search(node.value):

@@ -5,6 +5,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from tests.support.sources import parsed
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -17,7 +19,7 @@ def _view_modules() -> list[Path]:
 def test_no_view_module_queries_a_model_manager():
     offenders = []
     for path in _view_modules():
-        for node in ast.walk(ast.parse(path.read_text())):
+        for node in ast.walk(parsed(path)):
             if isinstance(node, ast.Attribute) and node.attr == "objects" and isinstance(node.value, ast.Name):
                 offenders.append(f"{path.relative_to(ROOT)}:{node.lineno}: {node.value.id}.objects (use a selector)")
     assert offenders == []
@@ -26,7 +28,7 @@ def test_no_view_module_queries_a_model_manager():
 def test_no_view_module_turns_not_found_into_a_404_itself():
     offenders = []
     for path in _view_modules():
-        for node in ast.walk(ast.parse(path.read_text())):
+        for node in ast.walk(parsed(path)):
             if isinstance(node, ast.ExceptHandler) and node.type is not None:
                 names = {n.id for n in ast.walk(node.type) if isinstance(n, ast.Name)}
                 if "NotFound" in names:

@@ -26,6 +26,7 @@ from scoring.runs.uploads import upload_run_create
 from tests.conftest import context_build, instance_build, paper_build, personas_build, project_build, user_build
 from tests.scoring.run_support import endpoint_for, small_release
 from tests.support.shared_world import shared_world, world_copy
+from tests.support.sources import parsed
 
 pytestmark = pytest.mark.django_db
 
@@ -255,7 +256,7 @@ def test_no_selector_decides_visibility_by_hand():
             if "migrations" in path.parts or name == "curation/visibility.py":
                 continue
             source = path.read_text()
-            for node in ast.walk(ast.parse(source)):
+            for node in ast.walk(parsed(path, source)):
                 text = ast.unparse(node) if isinstance(node, ast.Attribute) else ""
                 if text.endswith(".is_superuser") or text.endswith(".is_staff"):
                     offenders.append(f"{name}: {text} (the operator rule lives in curation.visibility)")
@@ -297,7 +298,7 @@ def test_every_selector_read_of_a_scoped_model_starts_from_visible_to():
     offenders = []
     for path in sorted(ROOT.glob("*/**/*selectors.py")):
         name = path.relative_to(ROOT).as_posix()
-        for function in ast.walk(ast.parse(path.read_text())):
+        for function in ast.walk(parsed(path)):
             if not isinstance(function, ast.FunctionDef) or (name, function.name) in _UNSCOPED_READS:
                 continue
             for node in ast.walk(function):

@@ -48,6 +48,10 @@ def web_tier(tmp_path_factory):
                 break
             except OSError:
                 time.sleep(0.2)
+        # The master accepts before its worker has loaded the app: one answered request first, so the tests time
+        # a warm worker (a cold one on a busy machine outlasted their 15 s).
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/login/", timeout=120) as response:
+            assert response.status == 200
         yield port
     finally:
         server.terminate()
