@@ -11,7 +11,14 @@ from django.contrib.auth.models import AbstractBaseUser
 
 from annotate.agreement.metrics import answer_em_f1, cohen_kappa, jaccard, krippendorff_alpha_nominal
 from annotate.agreement.models import DoubleAnnotation
-from annotate.agreement.services import CHOSEN_FIELDS, agreement_settings_of, copy_problems, own_copy, second_fields
+from annotate.agreement.services import (
+    CHOSEN_FIELDS,
+    agreement_settings_of,
+    awaiting_second_q,
+    copy_problems,
+    own_copy,
+    second_fields,
+)
 from annotate.diffing import answer_text, word_diff
 from curation.errors import NotFound, NotPermitted
 from curation.models import Instance, Project, ReasoningType, Table
@@ -197,6 +204,12 @@ def agreement_of(scores: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
+def awaiting_second_count(project: Project) -> int:
+    """How many instances wait for a second annotator (their copy is not in): held back from round one, so the
+    round-one pile and the dashboard say so."""
+    return Instance.objects.filter(project=project).filter(awaiting_second_q()).count()
+
+
 def agreement_figures(*, user: AbstractBaseUser, project: Project) -> dict[str, Any]:
     """Managers only: agreement over every instance with both versions in, overall, per batch and per annotator
     pair, each with its count; plus the settings and how many copies are still open."""
@@ -241,9 +254,7 @@ def project_agreement(project: Project) -> dict[str, Any]:
             {"annotators": list(pair), "pair": " & ".join(pair), **agreement_of(scores)}
             for pair, scores in sorted(by_pair.items())
         ],
-        "open_copies": DoubleAnnotation.objects.filter(
-            project=project, state__in=(DoubleAnnotation.State.WAITING, DoubleAnnotation.State.IN_REFINEMENT)
-        ).count(),
+        "open_copies": awaiting_second_count(project),
         "decided": sum(1 for double in doubles if double.state == DoubleAnnotation.State.DECIDED),
     }
 
