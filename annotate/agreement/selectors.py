@@ -20,6 +20,7 @@ from annotate.agreement.services import (
     second_fields,
 )
 from annotate.diffing import answer_text, word_diff
+from curation.answer_types import ANSWER_TYPE_LABELS, SCALE_LABELS
 from curation.errors import NotFound, NotPermitted
 from curation.models import Instance, Project, ReasoningType, Table
 from curation.selectors import roles_of
@@ -89,6 +90,14 @@ def copy_shown(*, user: AbstractBaseUser, copy_id: int) -> dict[str, Any]:
     }
 
 
+CHOICE_LABELS: dict[str, dict[str, Any]] = {
+    "answer_form": dict(Instance.AnswerForm.choices),
+    "answer_source": dict(Instance.AnswerSource.choices),
+    "answer_type": ANSWER_TYPE_LABELS,
+    "scale": {key: label for key, label in SCALE_LABELS.items() if key},
+}
+
+
 def _display(name: str, value: Any, *, tables: dict[int, str], types: dict[int, str]) -> str:
     if name == "answer":
         return answer_text([str(item) for item in value or []])
@@ -96,6 +105,10 @@ def _display(name: str, value: Any, *, tables: dict[int, str], types: dict[int, 
         return ", ".join(tables.get(pk, f"table {pk}") for pk in value or [])
     if name == "reasoning_type_id":
         return types.get(value, "") if value else ""
+    # Coded fields show their labels, as the rest of the app does (never the stored slug).
+    labels = CHOICE_LABELS.get(name)
+    if labels is not None and value:
+        return str(labels.get(value, value))
     return str(value or "")
 
 

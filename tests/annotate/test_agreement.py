@@ -664,3 +664,30 @@ def test_the_review_home_and_the_dashboard_say_how_many_wait_for_a_second_annota
     assert re.search(r'id="agreement-awaiting-second">\s*1 waiting for a second annotator', dashboard)
     client.force_login(personas["annotator"])  # annotators have no round-one pile: nothing said to them
     assert 'id="awaiting-second"' not in client.get(f"/p/{project.slug}/review/").content.decode()
+
+
+def test_the_side_by_side_rows_show_labels_not_stored_codes(personas, project, drafts):
+    from annotate.agreement.selectors import double_for_review
+
+    instance = _approved_pair(personas, project, ALL_FIRST)
+    rows = {row["field"]: row for row in double_for_review(user=personas["verifier"], instance=instance)["rows"]}
+    assert rows["answer_type"]["first"] == "Span" and rows["answer_form"]["first"] == "Short-form"
+    assert rows["answer_source"]["first"] == "Table"
+    reasoning_type = Instance.objects.get(pk=instance.pk).reasoning_type
+    assert rows["reasoning_type_id"]["first"] == reasoning_type.name != reasoning_type.code
+
+
+def test_the_agreement_chart_speaks_the_tables_scale(personas, project, drafts, client):
+    double_on(project, personas["manager"])
+    first_submission(project=project, user=personas["annotator"])
+    second_submission(project=project, user=personas["annotator2"])  # same answer: EM 1.00
+    client.force_login(personas["manager"])
+    body = client.get(f"/p/{project.slug}/dashboard/").content.decode()
+    section = body[body.index('id="agreement"') :]
+    chart = section[section.index("<svg") : section.index("</svg>")]
+    table = section[section.index('id="agreement-table"') :]
+    em = re.search(r'<tr data-group="batch"[^>]*>.*?<td class="n">\d+</td><td>\d+</td><td>([^<]+)</td>', table, re.S)
+    assert em and em.group(1) == "1.00"
+    values = re.findall(r'class="value">([^<]*)</text>', chart)
+    assert values[0] == "1.00" and "100.0" not in chart
+    assert re.search(r'class="axis">1</text>', chart)
