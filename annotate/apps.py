@@ -28,5 +28,5 @@ class AnnotateConfig(AppConfig):
         on_transition(agreement.double_after_discard, targets=(states.Status.DISCARDED,))
         transition_rule(states.BOTH_VERSIONS_IN, agreement.both_versions_in)
         transition_rule(states.VERSION_CHOSEN, agreement.version_chosen)
-        transition_rule(states.NOT_SECOND_ANNOTATOR, agreement.not_second_annotator)
+        transition_rule(states.NOT_OWN_WORK, agreement.not_own_work)
         queue.serve_before_drafts(agreement.copy_serve, pending=agreement.copies_pending)

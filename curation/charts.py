@@ -115,9 +115,18 @@ def bar_chart(counts: Mapping[str, Any], *, labels: Mapping[str, str] | None = N
 
 
 def grouped_chart(
-    groups: Mapping[str, Mapping[str, float | None]], *, series: Sequence[tuple[str, str]]
+    groups: Mapping[str, Mapping[str, float | None]],
+    *,
+    series: Sequence[tuple[str, str]],
+    as_percent: bool = True,
 ) -> dict[str, Any]:
-    """Vertical bars, one group per key and one bar per (key, label) of series, values in [0, 1]."""
+    """Vertical bars, one group per key and one bar per (key, label) of series, values in [0, 1] (a value outside is
+    drawn at the nearer end, its label says the value). The bars' labels and the axis are in the scale the page's
+    table uses: percent (0–100, one decimal) or, with `as_percent=False`, the figure itself (0–1, two decimals)."""
+
+    def shown(value: float) -> str | float:
+        return round(100 * value, 1) if as_percent else f"{value:.2f}"
+
     width_per_group, bar = 150, 30
     bars, labels = [], []
     for index, (name, values) in enumerate(groups.items()):
@@ -127,7 +136,7 @@ def grouped_chart(
         labels.append({"x": x0 + 45, "y": 198 + 14 * (index % 2), "label": name, "short": short})
         for offset, (key, label) in enumerate(series):
             value = values.get(key)
-            height = round(160 * (value or 0.0), 1)
+            height = round(160 * min(max(value or 0.0, 0.0), 1.0), 1)
             bars.append(
                 {
                     "x": x0 + offset * bar,
@@ -135,11 +144,16 @@ def grouped_chart(
                     "height": height,
                     "width": bar - 4,
                     "colour": colour(offset),
-                    "title": f"{name} {label}: {'—' if value is None else round(100 * value, 1)}",
-                    "value": "" if value is None else round(100 * value, 1),
+                    "title": f"{name} {label}: {'—' if value is None else shown(value)}",
+                    "value": "" if value is None else shown(value),
                 }
             )
-    return {"bars": bars, "labels": labels, "width": 80 + width_per_group * max(len(groups), 1)}
+    return {
+        "bars": bars,
+        "labels": labels,
+        "width": 80 + width_per_group * max(len(groups), 1),
+        "axis_top": "100" if as_percent else "1",
+    }
 
 
 def rate_chart(

@@ -50,10 +50,12 @@ DISCUSSION_OPENED = "discussion_opened"  # effect: the flag opens a Discussion w
 DISCUSSION_OPEN = "discussion_open"  # guard: deciding a discussion needs one that is open
 DISCUSSION_DECIDED = "discussion_decided"  # effect: the open discussion records the decision
 # Double annotation (annotate.agreement): a selected instance waits for its second, independent version before
-# round one; the verifier keeps one (or merges) before approving; the second annotator never reviews it in round two.
+# round one; the verifier keeps one (or merges) before approving. Round two: nobody reviews their own work.
 BOTH_VERSIONS_IN = "both_versions_in"  # guard: round one starts once the second version is in, not by its author
 VERSION_CHOSEN = "version_chosen"  # guard: approval needs the verifier's keep/merge decision
-NOT_SECOND_ANNOTATOR = "not_second_annotator"  # guard: round two is not done by the second annotator
+# guard: round two is not done by anyone whose work is in the kept version (the author; with double annotation the
+# author if the first version was kept, the second annotator if the second was, both if merged)
+NOT_OWN_WORK = "not_own_work"
 
 
 @dataclass(frozen=True)
@@ -162,7 +164,7 @@ TRANSITIONS: tuple[Transition, ...] = (
         ROUND2_REVIEWER,
         True,
         "take a round-two review",
-        guards=(NOT_SECOND_ANNOTATOR,),
+        guards=(NOT_OWN_WORK,),
         by_system=True,
     ),
     _t(
@@ -172,7 +174,7 @@ TRANSITIONS: tuple[Transition, ...] = (
         ROUND2_REVIEWER,
         True,
         "confirm in round two",
-        guards=(SUBMISSION_COMPLETE,),
+        guards=(NOT_OWN_WORK, SUBMISSION_COMPLETE),
     ),
     _t(
         S.ROUND2_REVIEW,
@@ -181,7 +183,7 @@ TRANSITIONS: tuple[Transition, ...] = (
         ROUND2_REVIEWER,
         True,
         "flag an error in round two",
-        guards=(FLAG_EXPLAINED,),
+        guards=(NOT_OWN_WORK, FLAG_EXPLAINED),
         effects=(DISCUSSION_OPENED,),
     ),
     _t(

@@ -11,8 +11,16 @@ from django.contrib.auth.models import AbstractBaseUser
 
 from annotate.agreement.metrics import answer_em_f1, cohen_kappa, jaccard, krippendorff_alpha_nominal
 from annotate.agreement.models import DoubleAnnotation
-from annotate.agreement.services import CHOSEN_FIELDS, agreement_settings_of, copy_problems, own_copy, second_fields
+from annotate.agreement.services import (
+    CHOSEN_FIELDS,
+    agreement_settings_of,
+    awaiting_second_q,
+    copy_problems,
+    own_copy,
+    second_fields,
+)
 from annotate.diffing import answer_text, word_diff
+from curation.answer_types import ANSWER_TYPE_LABELS, SCALE_LABELS
 from curation.errors import NotFound, NotPermitted
 from curation.models import Instance, Project, ReasoningType, Table
 from curation.selectors import roles_of
@@ -82,6 +90,14 @@ def copy_shown(*, user: AbstractBaseUser, copy_id: int) -> dict[str, Any]:
     }
 
 
+CHOICE_LABELS: dict[str, dict[str, Any]] = {
+    "answer_form": dict(Instance.AnswerForm.choices),
+    "answer_source": dict(Instance.AnswerSource.choices),
+    "answer_type": ANSWER_TYPE_LABELS,
+    "scale": {key: label for key, label in SCALE_LABELS.items() if key},
+}
+
+
 def _display(name: str, value: Any, *, tables: dict[int, str], types: dict[int, str]) -> str:
     if name == "answer":
         return answer_text([str(item) for item in value or []])
@@ -89,6 +105,10 @@ def _display(name: str, value: Any, *, tables: dict[int, str], types: dict[int, 
         return ", ".join(tables.get(pk, f"table {pk}") for pk in value or [])
     if name == "reasoning_type_id":
         return types.get(value, "") if value else ""
+    # Coded fields show their labels, as the rest of the app does (never the stored slug).
+    labels = CHOICE_LABELS.get(name)
+    if labels is not None and value:
+        return str(labels.get(value, value))
     return str(value or "")
 
 
@@ -197,6 +217,12 @@ def agreement_of(scores: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
+def awaiting_second_count(project: Project) -> int:
+    """How many instances wait for a second annotator (their copy is not in): held back from round one, so the
+    round-one pile and the dashboard say so."""
+    return Instance.objects.filter(project=project).filter(awaiting_second_q()).count()
+
+
 def agreement_figures(*, user: AbstractBaseUser, project: Project) -> dict[str, Any]:
     """Managers only: agreement over every instance with both versions in, overall, per batch and per annotator
     pair, each with its count; plus the settings and how many copies are still open."""
@@ -241,9 +267,7 @@ def project_agreement(project: Project) -> dict[str, Any]:
             {"annotators": list(pair), "pair": " & ".join(pair), **agreement_of(scores)}
             for pair, scores in sorted(by_pair.items())
         ],
-        "open_copies": DoubleAnnotation.objects.filter(
-            project=project, state__in=(DoubleAnnotation.State.WAITING, DoubleAnnotation.State.IN_REFINEMENT)
-        ).count(),
+        "open_copies": awaiting_second_count(project),
         "decided": sum(1 for double in doubles if double.state == DoubleAnnotation.State.DECIDED),
     }
 

@@ -2,7 +2,7 @@
 someone other than the first annotator, save and submit the copy, and the round-one verifier's keep/merge decision.
 
 The pipeline's rules stay in the lifecycle: the transition table names this package's guards (curation.states:
-BOTH_VERSIONS_IN, VERSION_CHOSEN, NOT_SECOND_ANNOTATOR), registered in AnnotateConfig.ready, so every door (page,
+BOTH_VERSIONS_IN, VERSION_CHOSEN, NOT_OWN_WORK), registered in AnnotateConfig.ready, so every door (page,
 API, generic transition endpoint) meets them. The copy is never an Instance: it cannot be queued, released or
 exported.
 """
@@ -441,13 +441,12 @@ def version_chosen(*, instance: Instance, actor: AbstractBaseUser | None, detail
         raise InvalidInput("Two versions of this instance are in: keep one (or merge) before approving.")
 
 
-def not_second_annotator(*, instance: Instance, actor: AbstractBaseUser | None, details: dict[str, Any]) -> None:
-    """The second annotator does not review the instance in round two (it may be their own version)."""
-    if (
-        actor is not None
-        and DoubleAnnotation.objects.filter(instance_id=instance.pk, second_annotator_id=actor.pk).exists()
-    ):
-        raise NotPermitted("Round two must be done by someone who did not annotate this instance.")
+def not_own_work(*, instance: Instance, actor: AbstractBaseUser | None, details: dict[str, Any]) -> None:
+    """Round two is not done by anyone whose work is in the kept version (`own_work_q`, the queue's rule too)."""
+    if actor is not None and Instance.objects.filter(pk=instance.pk).filter(own_work_q(actor)).exists():
+        raise NotPermitted(
+            "Nobody reviews their own work: your version is in this instance, so round two is for another annotator."
+        )
 
 
 def awaiting_second_q() -> Q:
@@ -455,6 +454,16 @@ def awaiting_second_q() -> Q:
     return Q(double_annotation__state__in=OPEN_STATES)
 
 
+def own_work_q(user: AbstractBaseUser) -> Q:
+    """Instances whose kept version holds this user's work, so they may not review them in round two: the author's
+    unless the second version was kept; the second annotator's unless the first was kept (merged: both's)."""
+    return (Q(author_id=user.pk) & ~Q(double_annotation__decision=DoubleAnnotation.Decision.KEPT_SECOND)) | (
+        Q(double_annotation__second_annotator_id=user.pk)
+        & ~Q(double_annotation__decision=DoubleAnnotation.Decision.KEPT_FIRST)
+    )
+
+
 def second_annotator_q(user: AbstractBaseUser) -> Q:
-    """Instances whose second version this user refined: kept out of their round-two pile."""
+    """Instances whose second version this user refined: kept out of their round-one pile (both versions are
+    theirs to be judged)."""
     return Q(double_annotation__second_annotator_id=user.pk)

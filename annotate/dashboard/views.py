@@ -100,16 +100,14 @@ def dashboard_page(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 def _agreement_section(request: HttpRequest, project: Project) -> dict:
-    """The dashboard's agreement section: the figures per batch and per annotator pair, and their chart (κ below 0
-    is drawn at 0; the table gives the value)."""
+    """The dashboard's agreement section: the figures per batch and per annotator pair, and their chart in the
+    table's scale (0–1, two decimals; κ below 0 is drawn at 0, its label gives the value)."""
     figures = agreement_selectors.agreement_figures(user=request.user, project=project)
     series = agreement_selectors.CHART_SERIES
     chart = charts.grouped_chart(
-        {
-            row["batch"]: {key: None if row[key] is None else max(row[key], 0.0) for key in series}
-            for row in figures["batches"]
-        },
+        {row["batch"]: {key: row[key] for key in series} for row in figures["batches"]},
         series=[(key, agreement_selectors.FIGURE_LABELS[key]) for key in series],
+        as_percent=False,
     )
     legend = [(agreement_selectors.FIGURE_LABELS[key], charts.colour(index)) for index, key in enumerate(series)]
     return {"agreement": {**figures, "chart": chart, "legend": legend, "labels": agreement_selectors.FIGURE_LABELS}}

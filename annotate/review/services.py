@@ -14,7 +14,7 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import Exists, F, OuterRef, Q
 from django.utils import timezone
 
-from annotate.agreement.services import awaiting_second_q, second_annotator_q
+from annotate.agreement.services import awaiting_second_q, own_work_q, second_annotator_q
 from annotate.review.models import Discussion, DiscussionMessage, ReviewComment
 from annotate.work.leases import lease_expire
 from annotate.work.queue import lease_deadline
@@ -231,13 +231,13 @@ def require_round2_annotator(*, project_id: int, user: AbstractBaseUser) -> None
 
 
 def round2_candidates(*, project: Project, user: AbstractBaseUser):
-    """Round-two instances this annotator may take: not their own, not verified by them, not held by another."""
+    """Round-two instances this annotator may take: no work of theirs in the kept version (`own_work_q`), not
+    verified by them, not held by another."""
     now = timezone.now()
     return (
         Instance.objects.filter(project=project, status=Status.ROUND2_REVIEW)
-        .exclude(author=user)
+        .exclude(own_work_q(user))
         .exclude(round1_verifier=user)
-        .exclude(second_annotator_q(user))
         .filter(
             Q(round2_reviewer__isnull=True)
             | Q(round2_reviewer=user)

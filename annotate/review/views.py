@@ -13,6 +13,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
+from annotate.agreement.selectors import awaiting_second_count
 from annotate.instances import services as instance_services
 from annotate.review import selectors as review_selectors
 from annotate.review import services as review
@@ -144,6 +145,8 @@ def review_home(request: HttpRequest, slug: str) -> HttpResponse:
     roles = context["roles"]
     if Role.VERIFIER in roles:
         context["round1"] = review_selectors.review_queue(project=project, user=request.user)
+    if Role.VERIFIER in roles or Role.MANAGER in roles:
+        context["awaiting_second"] = awaiting_second_count(project)
     if Role.ANNOTATOR in roles:
         context["round2"] = review_selectors.round2_queue(project=project, user=request.user)
     context["discussions"] = list(

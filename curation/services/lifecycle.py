@@ -136,7 +136,8 @@ def _check_actor(transition: Transition, instance: Instance, actor: AbstractBase
         if instance.round1_verifier_id != actor_id:
             raise NotPermitted(f"Only the round-one verifier of this instance may {transition.description}.")
     elif relation == ROUND2_REVIEWER:
-        if actor_id in (instance.author_id, instance.round1_verifier_id):
+        # Whose work is in the instance is the NOT_OWN_WORK guard's rule (double annotation decides it).
+        if actor_id == instance.round1_verifier_id:
             raise NotPermitted("Round two must be done by someone other than the author and the round-one verifier.")
         if instance.round2_reviewer_id not in (None, actor_id):
             raise NotPermitted("Another annotator is already reviewing this instance in round two.")

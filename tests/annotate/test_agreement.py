@@ -14,7 +14,7 @@ from django.core.management import call_command
 from django.db import connection
 
 from annotate.agreement.models import DoubleAnnotation
-from annotate.agreement.services import agreement_configure, copy_save, double_decide, is_drawn
+from annotate.agreement.services import CHOSEN_FIELDS, agreement_configure, copy_save, double_decide, is_drawn
 from annotate.review.services import (
     review_approve,
     review_claim,
@@ -311,6 +311,48 @@ def test_the_second_annotator_never_reviews_the_instance_in_round_two(personas, 
     assert round2_next(project=project, user=third).pk == instance.pk
 
 
+def _approved_pair(personas, project, choices):
+    """Two annotators only (annotator, annotator2): a pair decided with `choices` and approved into round two."""
+    double_on(project, personas["manager"])
+    instance, _ = first_submission(project=project, user=personas["annotator"])
+    second_submission(project=project, user=personas["annotator2"])
+    held = review_next(project=project, user=personas["verifier"])
+    double_decide(instance_id=held.pk, user=personas["verifier"], expected_version=held.version, choices=choices)
+    held.refresh_from_db()
+    review_approve(instance_id=held.pk, user=personas["verifier"], expected_version=held.version)
+    return instance
+
+
+ALL_FIRST = {name: "first" for name in CHOSEN_FIELDS}
+ALL_SECOND = {name: "second" for name in CHOSEN_FIELDS}
+
+
+@pytest.mark.parametrize(
+    ("choices", "reviewer", "excluded"),
+    [(ALL_FIRST, "annotator2", "annotator"), (ALL_SECOND, "annotator", "annotator2")],
+    ids=["kept-first", "kept-second"],
+)
+def test_with_two_annotators_the_one_whose_version_was_not_kept_reviews_round_two(
+    personas, project, drafts, choices, reviewer, excluded
+):
+    instance = _approved_pair(personas, project, choices)
+    assert round2_next(project=project, user=personas[excluded]) is None
+    with pytest.raises(NotPermitted, match="Nobody reviews their own work"):
+        round2_claim(instance_id=instance.pk, user=personas[excluded])
+    assert round2_next(project=project, user=personas[reviewer]).pk == instance.pk
+    instance.refresh_from_db()
+    assert instance.status == Status.ROUND2_REVIEW and instance.round2_reviewer == personas[reviewer]
+
+
+def test_a_merged_pair_is_reviewed_in_round_two_by_neither_annotator(personas, project, drafts):
+    instance = _approved_pair(personas, project, {**ALL_FIRST, "question": "second"})
+    for name in ("annotator", "annotator2"):
+        assert round2_next(project=project, user=personas[name]) is None
+        with pytest.raises(NotPermitted, match="Nobody reviews their own work"):
+            round2_claim(instance_id=instance.pk, user=personas[name])
+    assert Instance.objects.get(pk=instance.pk).round2_reviewer is None
+
+
 def test_one_of_the_two_annotators_cannot_verify_the_pair_in_round_one(personas, project, drafts):
     double_on(project, personas["manager"])
     membership_add(project=project, actor=None, username="annotator2", role="verifier")
@@ -604,3 +646,48 @@ def test_the_dashboard_form_sets_double_annotation_and_says_what_is_wrong(person
     client.force_login(personas["verifier"])
     assert client.post(url, {"double_fraction": "0.5"}).status_code in (302, 403)
     assert agreement_settings_of(project).double_fraction == 0.25
+
+
+def test_the_review_home_and_the_dashboard_say_how_many_wait_for_a_second_annotator(personas, project, drafts, client):
+    double_on(project, personas["manager"])
+    first_submission(project=project, user=personas["annotator"])
+    first_submission(project=project, user=personas["annotator"])
+    for name in ("verifier", "manager"):
+        client.force_login(personas[name])
+        home = client.get(f"/p/{project.slug}/review/").content.decode()
+        assert re.search(r'id="awaiting-second">\s*2 waiting for a second annotator', home), name
+    client.force_login(personas["manager"])
+    dashboard = client.get(f"/p/{project.slug}/dashboard/").content.decode()
+    assert re.search(r'id="agreement-awaiting-second">\s*2 waiting for a second annotator', dashboard)
+    second_submission(project=project, user=personas["annotator2"])
+    dashboard = client.get(f"/p/{project.slug}/dashboard/").content.decode()
+    assert re.search(r'id="agreement-awaiting-second">\s*1 waiting for a second annotator', dashboard)
+    client.force_login(personas["annotator"])  # annotators have no round-one pile: nothing said to them
+    assert 'id="awaiting-second"' not in client.get(f"/p/{project.slug}/review/").content.decode()
+
+
+def test_the_side_by_side_rows_show_labels_not_stored_codes(personas, project, drafts):
+    from annotate.agreement.selectors import double_for_review
+
+    instance = _approved_pair(personas, project, ALL_FIRST)
+    rows = {row["field"]: row for row in double_for_review(user=personas["verifier"], instance=instance)["rows"]}
+    assert rows["answer_type"]["first"] == "Span" and rows["answer_form"]["first"] == "Short-form"
+    assert rows["answer_source"]["first"] == "Table"
+    reasoning_type = Instance.objects.get(pk=instance.pk).reasoning_type
+    assert rows["reasoning_type_id"]["first"] == reasoning_type.name != reasoning_type.code
+
+
+def test_the_agreement_chart_speaks_the_tables_scale(personas, project, drafts, client):
+    double_on(project, personas["manager"])
+    first_submission(project=project, user=personas["annotator"])
+    second_submission(project=project, user=personas["annotator2"])  # same answer: EM 1.00
+    client.force_login(personas["manager"])
+    body = client.get(f"/p/{project.slug}/dashboard/").content.decode()
+    section = body[body.index('id="agreement"') :]
+    chart = section[section.index("<svg") : section.index("</svg>")]
+    table = section[section.index('id="agreement-table"') :]
+    em = re.search(r'<tr data-group="batch"[^>]*>.*?<td class="n">\d+</td><td>\d+</td><td>([^<]+)</td>', table, re.S)
+    assert em and em.group(1) == "1.00"
+    values = re.findall(r'class="value">([^<]*)</text>', chart)
+    assert values[0] == "1.00" and "100.0" not in chart
+    assert re.search(r'class="axis">1</text>', chart)

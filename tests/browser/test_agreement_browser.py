@@ -20,6 +20,23 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 SHOTS = "/tmp/agree-shots"
 
+# The words of a table whose letters land on more than one line (a word broken mid-word, not at a space or a
+# hyphen), as a reader sees them.
+WORDS_SPLIT_ACROSS_LINES = """selector => {
+  const split = [];
+  const walker = document.createTreeWalker(document.querySelector(selector), NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    for (const match of node.textContent.matchAll(/[^\\s-]+/g)) {
+      const range = document.createRange();
+      range.setStart(node, match.index);
+      range.setEnd(node, match.index + match[0].length);
+      const tops = new Set([...range.getClientRects()].filter(r => r.width > 0).map(r => Math.round(r.top)));
+      if (tops.size > 1) split.push(match[0]);
+    }
+  }
+  return split;
+}"""
+
 
 def test_two_annotators_refine_one_draft_the_verifier_keeps_one_and_the_dashboard_shows_agreement(
     browser, live_server, personas, project, context, drafts
@@ -98,10 +115,13 @@ def test_two_annotators_refine_one_draft_the_verifier_keeps_one_and_the_dashboar
     expect(row).to_contain_text("differs")
     expect(row).to_contain_text("by Table 1?")
     expect(row).to_contain_text("reaches the higher accuracy?")
-    expect(section.locator("tr[data-field=answer_form]")).to_contain_text("free")
+    expect(section.locator("tr[data-field=answer_form]")).to_contain_text("Free-form")
+    expect(section.locator("tr[data-field=answer_type]")).to_contain_text("Span")
     section.screenshot(path=f"{SHOTS}/round-one-side-by-side.png")
     verifier.set_viewport_size({"width": 390, "height": 900})
     verifier.screenshot(path=f"{SHOTS}/round-one-390.png", full_page=True)
+    section.screenshot(path=f"{SHOTS}/round-one-side-by-side-390.png")
+    assert verifier.evaluate(WORDS_SPLIT_ACROSS_LINES, "#double .double-table") == []
     verifier.set_viewport_size({"width": 1366, "height": 900})
     verifier.keyboard.press("Alt+2")  # keep the second version
     verifier.wait_for_url(re.compile(r"#double$"))
