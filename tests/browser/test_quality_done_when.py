@@ -175,7 +175,9 @@ def test_two_annotators_hidden_gold_double_annotation_dashboard_pause_requalify_
         passing = log_in(browser, live_server, good.username)
         open_project(passing)
         kinds = work_until_dry(passing, good)
-        assert "probe" in kinds and GoldProbe.objects.get(user=good).em == 1.0, kinds
+        assert "probe" in kinds and set(GoldProbe.objects.filter(user=good).values_list("em", flat=True)) == {1.0}, (
+            kinds
+        )
 
         # The paused one re-qualifies through the exam and works again (the second copies wait for them).
         take_exam(failing, bad)
