@@ -14,6 +14,21 @@ from curation.selectors import roles_of
 from curation.states import Role
 
 
+def is_paused(*, last_decision: QualityDecision | None, is_qualified: bool) -> bool:
+    """The one rule of "paused": the annotator's latest hidden-gold decision paused them and they have not
+    re-qualified since (the exam passed again, or a manager's restore, makes them qualified)."""
+    return bool(last_decision and last_decision.action == QualityDecision.Action.PAUSED and not is_qualified)
+
+
+def pause_of(*, project: Project, user: AbstractBaseUser) -> QualityDecision | None:
+    """The decision that pauses this annotator now, or None: what the queue tells them and why."""
+    last = QualityDecision.objects.filter(project=project, user_id=user.pk).order_by("-created_at", "-id").first()
+    is_qualified = Membership.objects.filter(
+        project=project, user_id=user.pk, role=Role.ANNOTATOR, is_qualified=True
+    ).exists()
+    return last if is_paused(last_decision=last, is_qualified=is_qualified) else None
+
+
 def gold_figures(*, user: AbstractBaseUser, project: Project) -> dict[str, Any]:
     """Managers only: every annotator's running hidden-gold EM with its sample size and Wilson interval, whether it
     is below the project's threshold (the alert), whether they are paused, and the audit of decisions."""
@@ -43,9 +58,7 @@ def project_gold_figures(project: Project) -> dict[str, Any]:
                 "user": membership.user.username,
                 **figure,
                 "is_below": is_below_threshold(quality=quality, figure=figure),
-                "is_paused": bool(
-                    last and last.action == QualityDecision.Action.PAUSED and not membership.is_qualified
-                ),
+                "is_paused": is_paused(last_decision=last, is_qualified=membership.is_qualified),
                 "total": GoldProbe.objects.filter(
                     project=project, user_id=membership.user_id, em__isnull=False
                 ).count(),

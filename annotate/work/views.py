@@ -8,6 +8,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
+from annotate.quality.selectors import pause_of
 from annotate.work import probes, queue
 from annotate.work import selectors as work_selectors
 from curation import selectors
@@ -28,6 +29,7 @@ def work_home(request: HttpRequest, slug: str) -> HttpResponse:
         **work_selectors.work_of_annotator(user=request.user, project=project),
         "roles": selectors.roles_of(user=request.user, project=project),
         "deadlines": selectors.batch_deadlines(user=request.user, project=project),
+        "pause": pause_of(project=project, user=request.user),
     }
     return render(request, "annotate/work/queue.html", context)
 
@@ -35,8 +37,14 @@ def work_home(request: HttpRequest, slug: str) -> HttpResponse:
 @login_required
 @require_POST
 def work_next(request: HttpRequest, slug: str) -> HttpResponse:
-    _project(request, slug)
-    claim = queue.queue_claim(project_slug=slug, user=request.user)
+    project = _project(request, slug)
+    try:
+        claim = queue.queue_claim(project_slug=slug, user=request.user)
+    except NotPermitted:
+        if pause_of(project=project, user=request.user) is None:
+            raise
+        # Paused by hidden gold (often right after submitting the probe that did it): the queue says why and how on.
+        return redirect("work-home", slug=slug)
     if claim is None:
         messages.info(
             request,
