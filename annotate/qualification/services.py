@@ -193,6 +193,13 @@ def _earlier_items(*, project: Project, user: AbstractBaseUser) -> list[list[int
     return [list(item_ids) for item_ids in attempts.values_list("item_ids", flat=True)]
 
 
+def items_seen_in_exams(user: AbstractBaseUser) -> set[int]:
+    """Every gold instance the user was shown in any exam attempt (open or submitted, in any project): hidden gold
+    must not serve them again, or the annotator would recognise the question (and may remember its answer)."""
+    attempts = QualificationAttempt.objects.filter(user_id=user.pk).values_list("item_ids", flat=True)
+    return {pk for item_ids in attempts for pk in (item_ids or []) if isinstance(pk, int)}
+
+
 def exam_items_draw(*, pool: list[int], size: int, earlier: list[list[int]]) -> list[int]:
     """`size` items of the pool (in pool order) that none of the earlier attempts had, while enough remain; when
     too few are new, the rest are those seen longest ago, so a retry repeats as little as the pool allows."""

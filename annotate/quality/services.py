@@ -14,7 +14,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from annotate.qualification.services import clean_answer, gold_candidates
+from annotate.qualification.services import clean_answer, gold_candidates, items_seen_in_exams
 from annotate.quality.intervals import wilson_interval
 from annotate.quality.models import GoldProbe, QualityDecision, QualitySettings
 from curation.errors import Conflict, InvalidInput, NotFound
@@ -110,9 +110,11 @@ def probe_is_due(*, quality: QualitySettings, user: AbstractBaseUser, claims_so_
 
 
 def _gold_for(*, project: Project, user: AbstractBaseUser) -> Instance | None:
-    """A gold instance the annotator has never been probed with and cannot open through their own work."""
+    """A gold instance the annotator has never been probed with, never saw in their qualification exam, and cannot
+    open through their own work."""
     probed = set(GoldProbe.objects.filter(user_id=user.pk).values_list("gold_id", flat=True))
-    candidates = [instance for instance in gold_candidates(project) if instance.pk not in probed]
+    seen = probed | items_seen_in_exams(user)
+    candidates = [instance for instance in gold_candidates(project) if instance.pk not in seen]
     if not candidates:
         return None
     visible = set(instances_visible_to(user).filter(pk__in=[c.pk for c in candidates]).values_list("pk", flat=True))

@@ -1,7 +1,8 @@
 """Hidden gold in the workspace: a probe is worked on like a draft — its page and API routes are an instance's, under
 a number taken from the instances' sequence (`annotate.quality.services.number_reserve`); its autosaved fields live
 on the probe; submitting checks the same completeness rule as a draft's and scores the answer with the exam's EM;
-skipping gives it back with a reason. Nothing here touches an instance, and the gold answer is never read."""
+skipping gives it back with a reason. Nothing here touches an instance; a probe opens as its gold was drafted, and
+the refined gold answer is never read."""
 
 from __future__ import annotations
 
@@ -58,29 +59,65 @@ def own_probes(*, project_id: int, user: AbstractBaseUser) -> QuerySet[GoldProbe
     return GoldProbe.objects.filter(project_id=project_id, user_id=user.pk)
 
 
+def drafted_fields(gold: Instance) -> dict:
+    """What a probe opens with, as a real draft of that context would: the gold instance's draft as produced (its
+    `draft` record, before anyone refined it) — rationale, answer, answer form/source/type, scale and answerability as
+    the drafter gave them, and the tables it marked relevant. Gold without a drafted answer (imported validated data,
+    written from scratch) opens as an imported draft does: the question only, rationale and answer empty.
+
+    The question is the validated one (the gold answer scores an answer to that question, so a probe must ask it).
+    The refined gold answer and rationale are never read here: the answer served is the draft's own, which equals the
+    gold answer only where the draft already said it — then it is what the drafter wrote, not a leak of the gold."""
+    draft = gold.draft if isinstance(gold.draft, dict) else {}
+    answer = draft.get("answer")
+    drafted = {
+        "question": gold.question,
+        "rationale": str(draft.get("rationale") or ""),
+        "answer": [str(item) for item in answer] if isinstance(answer, list) else [],
+    }
+    for name in ("answer_form", "answer_source", "answer_type", "scale", "unanswerable_reason"):
+        drafted[name] = str(draft.get(name) or "")
+    drafted["is_answerable"] = draft.get("is_answerable") is not False
+    tables = draft.get("relevant_table_ids")
+    drafted["relevant_table_ids"] = (
+        [int(pk) for pk in tables if isinstance(pk, int)] if isinstance(tables, list) else []
+    )
+    return drafted
+
+
+def _draft_record(gold: Instance) -> dict:
+    """The gold's draft record as a real draft's reads; a drafted question is the one asked (see `drafted_fields`)."""
+    draft = dict(gold.draft) if isinstance(gold.draft, dict) else {}
+    if "question" in draft:
+        draft["question"] = gold.question
+    return draft
+
+
 def probe_instance(probe: GoldProbe, *, shown_status: str = "") -> Instance:
     """The probe as the workspace shows an instance: unsaved, numbered, in refinement, holding the gold question and
-    context with the annotator's autosaved fields — never the gold answer, rationale or marks."""
-    fields = probe.fields or {}
+    context, prefilled as a real draft (`drafted_fields`), with the annotator's autosaved fields over it — never the
+    refined gold answer, rationale or marks."""
     gold = probe.gold
+    fields = {**drafted_fields(gold), **(probe.fields or {})}
     instance = Instance(
         pk=probe.number,
         project=probe.project,
         context=gold.context,
         reasoning_type_id=fields.get("reasoning_type_id", gold.reasoning_type_id),
-        question=fields.get("question", gold.question),
-        rationale=fields.get("rationale", ""),
-        answer=list(fields.get("answer", [])),
-        answer_form=fields.get("answer_form", ""),
-        answer_source=fields.get("answer_source", ""),
-        answer_type=fields.get("answer_type", ""),
-        scale=fields.get("scale", ""),
-        is_answerable=fields.get("is_answerable", True),
-        unanswerable_reason=fields.get("unanswerable_reason", ""),
+        question=fields["question"],
+        rationale=fields["rationale"],
+        answer=list(fields["answer"]),
+        answer_form=fields["answer_form"],
+        answer_source=fields["answer_source"],
+        answer_type=fields["answer_type"],
+        scale=fields["scale"],
+        is_answerable=fields["is_answerable"],
+        unanswerable_reason=fields["unanswerable_reason"],
         status=shown_status or (Status.SUBMITTED if probe.submitted_at else Status.IN_REFINEMENT),
         version=probe.version,
         author_id=probe.user_id,
-        draft={"question": gold.question, "rationale": "", "answer": []},
+        # The draft record as a real draft's reads; its question is the one asked (see `drafted_fields`).
+        draft=_draft_record(gold),
         created_at=probe.served_at,
         updated_at=probe.served_at,
     )
@@ -127,13 +164,13 @@ def probe_workspace_submit(
         raise InvalidInput(
             "Not ready to submit: " + " ".join(p["message"] for p in problems), detail={"problems": problems}
         )
-    saved = probe.fields or {}
-    is_abstention = not saved.get("is_answerable", True)
+    shown = probe_instance(probe)  # the draft's prefill with the annotator's edits over it, as they submit it
+    is_abstention = not shown.is_answerable
     return probe_submit(
         probe_id=probe.pk,
         user=user,
-        answer=[] if is_abstention else list(saved.get("answer", [])),
-        rationale=saved.get("rationale", ""),
+        answer=[] if is_abstention else list(shown.answer),
+        rationale=shown.rationale,
         is_abstention=is_abstention,
     )
 

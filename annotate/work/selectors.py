@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import Prefetch
+from django.db.models import Min, Prefetch, Q
 
 from annotate.diffing import answer_text, word_diff
 from annotate.work.probes import numbered_probe, own_probes, probe_instance
@@ -112,7 +112,11 @@ def workspace_data(*, user: AbstractBaseUser, instance_id: int) -> dict[str, Any
 
 def work_of_annotator(*, user: AbstractBaseUser, project: Project) -> dict[str, Any]:
     """The annotator's own instances on their queue page: held, sent back, and the first done. Their hidden-gold
-    probes are listed among them as the drafts they look like (held while open, submitted once answered)."""
+    probes are listed among them as the drafts they look like (held while open, handed in once answered).
+
+    Done reads the same for every item: handed in, and when (its first submission) — never where it went since in
+    the pipeline, because a probe goes nowhere: a status that moved on for real items and stayed "Submitted" for
+    probes would point the probes out. Sent-back items are listed apart, as before."""
     mine = Instance.objects.visible_to(user).filter(project=project, author=user).select_related("reasoning_type")
     probes = list(
         own_probes(project_id=project.pk, user=user)
@@ -121,8 +125,15 @@ def work_of_annotator(*, user: AbstractBaseUser, project: Project) -> dict[str, 
         .order_by("number")[:50]
     )
     held = [probe_instance(probe) for probe in probes if probe.submitted_at is None]
-    answered = [probe_instance(probe) for probe in probes if probe.submitted_at is not None]
-    done = mine.exclude(status__in=(Status.IN_REFINEMENT, Status.CHANGES_REQUESTED, Status.DRAFTED))[:50]
+    answered = []
+    for probe in probes:
+        if probe.submitted_at is not None:
+            shown = probe_instance(probe)
+            shown.handed_in_at = probe.submitted_at
+            answered.append(shown)
+    done = mine.exclude(status__in=(Status.IN_REFINEMENT, Status.CHANGES_REQUESTED, Status.DRAFTED)).annotate(
+        handed_in_at=Min("events__created_at", filter=Q(events__to_status=Status.SUBMITTED))
+    )[:50]
     return {
         "held": [*mine.filter(status=Status.IN_REFINEMENT), *held],
         "returned": mine.filter(status=Status.CHANGES_REQUESTED),

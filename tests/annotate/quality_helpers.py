@@ -7,6 +7,9 @@ from annotate.quality.services import quality_configure
 from annotate.work.queue import queue_claim
 from annotate.work.workspace import workspace_autosave, workspace_submit
 from curation.models import Instance
+from curation.services.lifecycle import instance_create
+from curation.states import Status
+from tests.annotate.qualification_support import GOLD
 
 
 def refine_and_submit(instance: Instance, user) -> Instance:
@@ -40,3 +43,41 @@ def work_until_probe(*, project, user, limit: int = 12) -> GoldProbe:
 
 def gold_on(project, manager, **values) -> None:
     quality_configure(project=project, actor=manager, **{"gold_every": 2, **values})
+
+
+# The drafts the gold of `make_refined_gold` was refined from: their answers and rationales are not the gold's, so
+# a probe may show them (they are what the drafter said) while the refined gold answer stays hidden.
+DRAFTED = [
+    (["Draftwort-one"], "Draft-rationale Pebbleshade one."),
+    (["Draftwort-two"], "Draft-rationale Pebbleshade two."),
+    (["Draftwort-three"], "Draft-rationale Pebbleshade three."),
+    (["Draftwort-four"], "Draft-rationale Pebbleshade four."),
+]
+
+
+def make_refined_gold(project, context) -> list:
+    """The GOLD instances as drafted by a drafter whose answers an annotator then corrected (draft ≠ gold)."""
+    table_ids = sorted(context.tables.values_list("id", flat=True))
+    return [
+        instance_create(
+            project_id=project.pk,
+            actor=None,
+            initial_status=Status.VALIDATED,
+            context=context,
+            question=question,
+            answer=answer,
+            rationale=rationale,
+            answer_type="span",
+            draft={
+                "drafter": "llm",
+                "question": question.replace("?", " exactly?"),
+                "answer": drafted_answer,
+                "rationale": drafted_rationale,
+                "answer_type": "arithmetic",
+                "scale": "percent",
+                "relevant_table_ids": table_ids,
+            },
+            reason="refined gold for tests",
+        )
+        for (question, answer, rationale), (drafted_answer, drafted_rationale) in zip(GOLD, DRAFTED, strict=True)
+    ]

@@ -213,7 +213,9 @@ def test_the_workspace_api_serves_a_probe_as_an_instance_to_its_holder_only(
     shown = mine.get(f"/api/instances/{number}/workspace/").json()
     assert shown["instance"]["id"] == number and shown["instance"]["status"] == "in_refinement"
     assert shown["instance"]["question"] == probe.gold.question and shown["tables"]
-    assert shown["instance"]["answer"] == [] and shown["instance"]["rationale"] == ""
+    # Opened as its gold was drafted (this fixture's drafts already said the gold answer: the draft, not a leak).
+    assert shown["instance"]["answer"] == probe.gold.draft["answer"]
+    assert shown["instance"]["rationale"] == probe.gold.draft["rationale"]
     url = f"/api/instances/{number}/"
     bad = mine.post(f"{url}autosave/", {"expected_version": 1, "answer": "not a list"}, format="json")
     assert bad.status_code == 400
@@ -310,7 +312,8 @@ def test_a_probe_marked_not_answerable_is_submitted_like_a_draft_and_scores_zero
     refused = mine.post(f"{url}submit/", {"expected_version": 1, "is_answerable": False}, format="json")
     assert refused.status_code == 400 and "unanswerable_reason" in str(refused.json())  # the draft's rule
     # The refused submission wrote nothing (its edit rolled back with it): still version 1.
-    body = {"expected_version": 1, "is_answerable": False, "unanswerable_reason": "No table gives it."}
+    # As with a draft, the drafted answer is cleared for an abstention.
+    body = {"expected_version": 1, "is_answerable": False, "unanswerable_reason": "No table gives it.", "answer": []}
     response = mine.post(f"{url}submit/", body, format="json")
     assert response.status_code == 200 and response.json()["status"] == "submitted"
     assert GoldProbe.objects.get(pk=probe.pk).em == 0.0

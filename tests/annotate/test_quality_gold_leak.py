@@ -8,15 +8,15 @@ from django.test import Client
 
 from annotate.quality.services import probe_submit
 from curation.models import ReasoningType
-from tests.annotate.qualification_support import make_gold
-from tests.annotate.quality_helpers import gold_on, work_until_probe
+from tests.annotate.quality_helpers import DRAFTED, gold_on, make_refined_gold, work_until_probe
 from tests.annotate.test_qualification_gold_leak import leaks, probe
 from tests.conftest import PASSWORD
 
 
 @pytest.fixture
 def probe_world(project, personas, context, paper, drafts):
-    gold = make_gold(project, context)
+    # Gold refined from drafts that said something else: the probe opens with the draft, never the refined gold.
+    gold = make_refined_gold(project, context)
     gold_on(project, personas["manager"])
     answered = work_until_probe(project=project, user=personas["annotator"])
     probe_submit(probe_id=answered.pk, user=personas["annotator"], answer=["my guess"])
@@ -45,4 +45,9 @@ def test_no_page_or_endpoint_shows_an_annotator_the_gold_of_a_probe(probe_world)
     held = probe_world["held"]
     workspace_pages = [url for url, body in bodies.items() if f"Refine #{held.number}" in body]
     assert workspace_pages, "the walk opened the probe in the workspace"
+    # The probe opens prefilled as a real draft: the draft's own answer and rationale are on its workspace page …
+    drafted_answer, drafted_rationale = next((a, r) for a, r in DRAFTED if a == held.gold.draft["answer"])
+    assert all(drafted_answer[0] in body and drafted_rationale in body for body in (bodies[u] for u in workspace_pages))
+    # … while the refined gold answer and rationale, which differ from the draft's, are served nowhere.
+    assert held.gold.answer != drafted_answer
     assert leaks(bodies) == []

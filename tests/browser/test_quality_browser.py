@@ -11,8 +11,7 @@ from playwright.sync_api import expect
 from annotate.quality.models import GoldProbe, QualityDecision
 from curation.models import Membership
 from curation.states import Role
-from tests.annotate.qualification_support import make_gold
-from tests.annotate.quality_helpers import gold_on, work_until_probe
+from tests.annotate.quality_helpers import gold_on, make_refined_gold, work_until_probe
 from tests.browser.conftest import follow, type_into
 from tests.browser.test_review_flow import open_as
 
@@ -24,7 +23,7 @@ SHOTS = "/tmp/s21-shots"
 def test_a_failing_annotator_is_paused_and_a_manager_restores_them(
     browser, live_server, personas, project, context, drafts
 ):
-    make_gold(project, context)
+    make_refined_gold(project, context)  # gold refined from drafts that said something else
     gold_on(project, personas["manager"], gold_threshold=0.9, gold_min_sample=1, is_pause_on_fail=True)
     annotator = personas["annotator"]
     probe = work_until_probe(project=project, user=annotator)  # the queue has an item of hidden gold for them
@@ -39,6 +38,9 @@ def test_a_failing_annotator_is_paused_and_a_manager_restores_them(
     expect(page.locator(".ws-context")).to_contain_text("Accuracy by model.")
     expect(page.locator("#f-question")).to_have_value(probe.gold.question)
     expect(page.locator("#skip-button")).to_be_visible()
+    # Opened as its gold was drafted: the draft's answer and rationale, as a real draft opens.
+    expect(page.locator("#refine-form input[name=answer]")).to_have_value(probe.gold.draft["answer"][0])
+    expect(page.locator("#f-rationale")).to_have_value(probe.gold.draft["rationale"])
     page.screenshot(path=f"{SHOTS}/probe.png", full_page=True)
     type_into(page, "#refine-form input[name=answer]", "a wrong answer")
     page.locator("#refine-form input[name=answer]").blur()
@@ -54,7 +56,7 @@ def test_a_failing_annotator_is_paused_and_a_manager_restores_them(
     page.check("input[name=answer_form][value=short]")
     page.check("input[name=answer_source][value=table]")
     page.check("input[name=relevant_table_ids]")
-    page.keyboard.press("Alt+t")  # span, by the keyboard as on any draft
+    page.check("input[name=answer_type][value=span]")  # over the type the draft came with, as on any draft
     expect(page.locator("input[name=answer_type][value=span]")).to_be_checked()
     page.keyboard.press("Control+Enter")
     page.wait_for_url(lambda url: f"/work/{probe.number}/" not in url)
