@@ -36,6 +36,10 @@ def read_json(path: Path) -> Any:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as error:
         raise PredictionFileError(f"{path}: cannot read ({error.strerror or error})") from error
+    except UnicodeDecodeError as error:
+        raise PredictionFileError(
+            f"{path}: not UTF-8 text (byte {error.start} cannot be read); upload a JSON file"
+        ) from error
     try:
         return json_loads_strict(text)
     except JsonInputError as error:

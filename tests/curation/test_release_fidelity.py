@@ -249,7 +249,7 @@ def test_release_frozen_before_grids_still_exports_rectangular_tables(excluded_p
 
 def test_header_rows_the_extractor_reports_are_stored_and_used_by_every_consumer(project, monkeypatch):
     """When the extractor knows the header (h15b fills `header_rows`), ingestion stores it and prompts follow it."""
-    from curation.papers import services as papers
+    from curation.papers import reading as papers  # where paper_ingest reads a source in process
 
     real = papers.extract_paper
 
