@@ -21,6 +21,14 @@ class DeadlineState:
     label: str  # "due in 2 days 3 h", "overdue by 5 h", "" without a deadline
 
     @property
+    def when(self) -> str:
+        """The deadline in the configured time zone, named: "2026-12-01 18:00 UTC" ("" without a deadline)."""
+        if self.at is None:
+            return ""
+        local = timezone.localtime(self.at)
+        return f"{local:%Y-%m-%d %H:%M} {local.tzname()}"
+
+    @property
     def sort_key(self) -> tuple[int, float]:
         """Overdue first (the most overdue on top), then the nearest deadline, then batches without one."""
         if self.at is None:

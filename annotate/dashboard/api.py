@@ -102,7 +102,7 @@ class DashboardCsvApi(APIView):
             start=_date_param(request, "start"),
             end=_date_param(request, "end"),
         )
-        response = HttpResponse(dashboard.to_csv(rows), content_type="text/csv; charset=utf-8")
+        response = HttpResponse(dashboard.to_csv(rows, table=table), content_type="text/csv; charset=utf-8")
         response["Content-Disposition"] = f'attachment; filename="{project.slug}-{table}.csv"'
         return response
 

@@ -9,7 +9,7 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Sum
 
-from annotate.dashboard.edit_costs import CostTally, field_distances
+from annotate.dashboard.edit_costs import NOT_RECORDED, CostTally, field_distances
 from annotate.work.models import WorkTime
 from curation.drafting.models import PromptTemplate
 from curation.errors import NotPermitted
@@ -19,8 +19,9 @@ from curation.states import Role, Status
 
 
 def _group_labels(values: dict[str, Any], reasoning_type: str | None, prompts: dict[str, str]) -> dict[str, str]:
-    """The groups one draft falls in. Template drafts name their question template as their prompt version;
-    imported drafts have no drafter of ours (`import`), no prompt and no endpoint."""
+    """The groups one draft falls in, worded as a person reads them. Template drafts name their question template
+    as their prompt version and have no model endpoint; imported drafts have no drafter of ours (`import`), no
+    prompt and no endpoint; what a draft did not record reads "not recorded"."""
     drafter = values["drafter"] or ("import" if values["provenance__source"] == "import" else "")
     if drafter == "template":
         prompt = f"template {values['template_id']}" if values["template_id"] else ""
@@ -30,7 +31,13 @@ def _group_labels(values: dict[str, Any], reasoning_type: str | None, prompts: d
     endpoint = values["endpoint__name"] or ""
     if endpoint and values["model"] and values["model"] != endpoint:
         endpoint = f"{endpoint} · {values['model']}"
-    return {"drafter": drafter, "prompt_version": prompt, "endpoint": endpoint, "reasoning_type": reasoning_type or ""}
+    missing = {"template": "no endpoint (template drafts)", "import": "imported (no endpoint)"}
+    return {
+        "drafter": drafter or NOT_RECORDED,
+        "prompt_version": prompt or ("imported (no prompt)" if drafter == "import" else NOT_RECORDED),
+        "endpoint": endpoint or missing.get(drafter, NOT_RECORDED),
+        "reasoning_type": reasoning_type or "no reasoning type",
+    }
 
 
 def _prompt_names(project: Project) -> dict[str, str]:
@@ -66,7 +73,7 @@ def draft_costs(project: Project) -> dict[str, Any]:
             "instance_id",
             "fields",
             "instance__draft",
-            "instance__reasoning_type__code",
+            "instance__reasoning_type__name",
         )
     )
     tally = CostTally()

@@ -22,6 +22,8 @@ FIELD_LABELS = {
 }
 # A field counts as rewritten when its normalised distance is above this (more than half of it changed).
 REWRITTEN_ABOVE = 0.5
+# The group of a draft that did not record a dimension.
+NOT_RECORDED = "not recorded"
 DIMENSIONS = ("drafter", "prompt_version", "endpoint", "reasoning_type")
 DIMENSION_LABELS = {
     "drafter": "drafter",
@@ -125,7 +127,7 @@ class CostTally:
     def add(self, *, groups: Mapping[str, str], distances: Mapping[str, float], seconds: float | None) -> None:
         self.instances += 1
         for dimension in DIMENSIONS:
-            key = groups.get(dimension) or "(none)"
+            key = groups.get(dimension) or NOT_RECORDED
             tally = self.groups[dimension].get(key)
             if tally is None:
                 tally = self.groups[dimension][key] = GroupTally()
@@ -141,6 +143,21 @@ class CostTally:
                 for dimension, groups in self.groups.items()
             },
         }
+
+
+# The CSV and `--json` columns of `flat_rows`, in order.
+COST_COLUMNS = (
+    "dimension",
+    "group",
+    "instances",
+    "median_refine_seconds",
+    "mean_refine_seconds",
+    "field",
+    "n",
+    "mean_distance",
+    "unchanged_share",
+    "rewritten_share",
+)
 
 
 def flat_rows(figures: Mapping[str, Any]) -> list[dict[str, Any]]:

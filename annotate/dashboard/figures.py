@@ -21,13 +21,15 @@ from django.core.cache import cache
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 from django.utils import timezone
 
+from annotate.agreement.selectors import FIGURES as AGREEMENT_FIGURES
 from annotate.agreement.selectors import agreement_csv_rows
 from annotate.dashboard.draft_costs import draft_costs
-from annotate.dashboard.edit_costs import flat_rows
+from annotate.dashboard.edit_costs import COST_COLUMNS, flat_rows
 from annotate.dashboard.models import PaySettings
 from annotate.qualification.models import QualificationAttempt
+from annotate.quality.drift import SERIES as DRIFT_SERIES
 from annotate.quality.drift import drift_rows, project_drift
-from annotate.quality.selectors import gold_rows, project_gold_figures
+from annotate.quality.selectors import GOLD_COLUMNS, gold_rows, project_gold_figures
 from annotate.review.models import Discussion
 from annotate.work.batches import SETTLED
 from annotate.work.models import WorkTime
@@ -52,6 +54,19 @@ CSV_TABLES = (
     "drift",
     "draft_costs",
 )
+# How the dashboard's CSV links name each table.
+CSV_LABELS = {
+    "batches": "batches",
+    "throughput": "throughput",
+    "annotators": "annotators",
+    "verifiers": "verifiers",
+    "time": "time per instance",
+    "pay": "pay",
+    "agreement": "agreement",
+    "gold": "hidden gold",
+    "drift": "drift",
+    "draft_costs": "draft costs",
+}
 
 
 def require_manager(*, user: AbstractBaseUser, project: Project) -> None:
@@ -433,12 +448,64 @@ def csv_rows(
     raise InvalidInput(f"Unknown table {table!r}; expected one of {', '.join(CSV_TABLES)}.")
 
 
-def to_csv(rows: list[dict[str, Any]]) -> str:
-    """CSV text with a header from the first row's keys (empty string when there are no rows)."""
-    if not rows:
-        return ""
+def csv_columns(table: str) -> list[str]:
+    """The columns of one dashboard table, in the order its rows have them: the header of an empty CSV."""
+    columns = {
+        "batches": ["batch", "state", "total", "settled", *Status.values],
+        "throughput": ["date", "submitted", "validated"],
+        "annotators": [
+            "user",
+            "is_qualified",
+            "exam_latest",
+            "exam_best",
+            "exam_attempts",
+            "refined",
+            "validated",
+            "round1_decided",
+            "round1_clean",
+            "round1_clean_rate",
+            "round2_decided",
+            "round2_flagged",
+            "round2_flag_rate",
+            "round2_reviews",
+            "median_active_seconds",
+        ],
+        "verifiers": [
+            "user",
+            "reviews",
+            "changes_requested",
+            "changes_rate",
+            "discussions_resolved",
+            "median_review_seconds",
+        ],
+        "time": ["instance", "status", "user", "activity", "active_seconds"],
+        "agreement": ["group", "name", "n", "raters", *AGREEMENT_FIGURES],
+        "pay": [
+            "user",
+            "validated",
+            "active_hours",
+            "minutes_per_instance",
+            "amount",
+            "hourly",
+            "rate",
+            "currency",
+            "start",
+            "end",
+        ],
+        "gold": list(GOLD_COLUMNS),
+        "drift": ["user", "week", *DRIFT_SERIES, "round1_n", "round2_n", "gold_n", "guidelines"],
+        "draft_costs": list(COST_COLUMNS),
+    }
+    if table not in columns:
+        raise InvalidInput(f"Unknown table {table!r}; expected one of {', '.join(CSV_TABLES)}.")
+    return columns[table]
+
+
+def to_csv(rows: list[dict[str, Any]], *, table: str) -> str:
+    """CSV text of one dashboard table: its header row always (from `csv_columns` when there are no rows), then
+    the rows."""
     buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=list(rows[0]), lineterminator="\n")
+    writer = csv.DictWriter(buffer, fieldnames=list(rows[0]) if rows else csv_columns(table), lineterminator="\n")
     writer.writeheader()
     for row in rows:
         writer.writerow({k: "" if v is None else v for k, v in row.items()})

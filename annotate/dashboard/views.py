@@ -75,7 +75,7 @@ def dashboard_page(request: HttpRequest, slug: str) -> HttpResponse:
         "verifier_chart": charts.grouped_bars(
             data["verifiers"], label="user", series=("reviews", "changes_requested", "discussions_resolved")
         ),
-        "csv_tables": dashboard.CSV_TABLES,
+        "csv_tables": [(table, dashboard.CSV_LABELS[table]) for table in dashboard.CSV_TABLES],
         "settings": dashboard.pay_settings_of(project),
         **quality_selectors.gold_figures(user=request.user, project=project),
         **_agreement_section(request, project),
@@ -114,22 +114,24 @@ def _agreement_section(request: HttpRequest, project: Project) -> dict:
 
 
 def _draft_cost_sections(figures: dict) -> dict:
-    """The draft-edit figures with one chart per dimension: mean change per field (%) and the median refining time."""
+    """The draft-edit figures with one chart per dimension: mean change per field (%) and the median refining time.
+    A chart whose values are all 0 is left out (`changed` / `timed` false): the page says so instead."""
     labels = [FIELD_LABELS[name] for name in FIELDS]
-    return {
-        **figures,
-        "field_labels": labels,
-        "sections": [
+    sections = []
+    for dimension, groups in figures["dimensions"].items():
+        rows = chart_rows(groups)
+        sections.append(
             {
                 "dimension": dimension,
                 "label": DIMENSION_LABELS[dimension],
                 "groups": groups,
-                "chart": charts.grouped_bars(chart_rows(groups), label="group", series=labels),
-                "time_chart": charts.grouped_bars(chart_rows(groups), label="group", series=("median seconds",)),
+                "changed": any(row[label] for row in rows for label in labels),
+                "timed": any(row["median seconds"] for row in rows),
+                "chart": charts.grouped_bars(rows, label="group", series=labels),
+                "time_chart": charts.grouped_bars(rows, label="group", series=("median seconds",)),
             }
-            for dimension, groups in figures["dimensions"].items()
-        ],
-    }
+        )
+    return {**figures, "field_labels": labels, "sections": sections}
 
 
 @login_required
@@ -142,6 +144,6 @@ def dashboard_csv(request: HttpRequest, slug: str, table: str) -> HttpResponse:
     except InvalidInput as exc:
         # The table is part of this page's path: an unknown one is no page (the API answers 400 for its query).
         raise Http404(exc.message) from exc
-    response = HttpResponse(dashboard.to_csv(rows), content_type="text/csv; charset=utf-8")
+    response = HttpResponse(dashboard.to_csv(rows, table=table), content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{project.slug}-{table}.csv"'
     return response

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from scoring.metrics import tatqa
@@ -27,6 +28,25 @@ def _scale_word(item: str) -> str:
     return next((word for word in SCALE_WORDS if word in lowered), "")
 
 
+def _bare_number(item: str) -> float | None:
+    """The figure as written, without its scale word or percent sign ("5 million" and "5%" are both 5)."""
+    bare = re.sub(rf"%|\b(?:{'|'.join(SCALE_WORDS)})\b", " ", item, flags=re.IGNORECASE).strip()
+    return _number(bare)
+
+
+def _same_figure(predicted: str, gold: str) -> bool:
+    """Whether the figures as written, without scale or percent sign, agree to the coarser of their precisions."""
+    mine, theirs = _bare_number(predicted), _bare_number(gold)
+    if mine is None or theirs is None:
+        return mine == theirs
+    places = min(_decimals(predicted), _decimals(gold))
+    return round(mine, places) == round(theirs, places)
+
+
+def _close(a: float, b: float) -> bool:
+    return abs(a - b) < 1e-6 * max(1.0, abs(a), abs(b))
+
+
 def _decimals(item: str) -> int:
     digits = tatqa._clean_number(item).split()
     if not digits or "." not in digits[0]:
@@ -47,6 +67,13 @@ def explain_number(predicted: str, gold: str) -> str:
         what = {"": "no scale or percent sign", "%": "a percent sign"}
         yours = what.get(mine_scale, f"the scale word “{mine_scale}”")
         wanted = what.get(gold_scale, f"the scale word “{gold_scale}”")
+        if not _same_figure(predicted, gold) and not _close(mine, theirs):
+            # Neither the figure as written (to the coarser precision) nor its scaled value agrees: the value
+            # itself is wrong, not only its scale.
+            return (
+                f"Value differs: you wrote “{predicted}”, the gold answer is “{gold}” (a different number; "
+                f"the scale differs too: you wrote {yours}, the gold answer has {wanted})."
+            )
         return f"Scale or percent differs: you wrote {yours}, the gold answer has {wanted} (“{predicted}” vs “{gold}”)."
     if theirs and mine and abs(mine * 100 - theirs) < 1e-6 * max(1.0, abs(theirs)):
         return f"Off by a factor of 100: “{predicted}” vs “{gold}” — a ratio written where a percentage is expected?"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.db import models
@@ -51,6 +52,12 @@ class Webhook(models.Model):
 
     def __str__(self) -> str:
         return f"webhook {self.pk} → {self.url}"
+
+    @property
+    def address(self) -> str:
+        """The receiver as people name it on the page: host (and port) and path, without scheme or query."""
+        parts = urlsplit(self.url)
+        return f"{parts.netloc}{parts.path}" or self.url
 
 
 class WebhookDelivery(JobRow):

@@ -91,6 +91,18 @@ def test_the_queue_shows_open_batches_deadlines_overdue_first(project, personas,
     section = page.split('id="deadlines"', 1)[1].split("</section>", 1)[0]
     assert section.index('data-batch="B1"') < section.index('data-batch="B2"')
     assert "overdue by 2 h" in section and "due in 2 days" in section and 'data-overdue="true"' in section
+    # The batch's own name, not "Batch B1"; the deadline names its time zone.
+    assert "<strong>B1</strong>:" in section and "Batch <strong>" not in section
+    when = deadline_state(Batch.objects.get(pk=later.pk)).when
+    assert when in section and when.endswith(" UTC")
+
+
+@pytest.mark.parametrize("zone", ["UTC", "Europe/Berlin"])
+def test_a_deadline_is_worded_in_the_configured_time_zone(settings, zone):
+    settings.TIME_ZONE = zone
+    at = timezone.make_aware(timezone.datetime(2026, 7, 1, 12, 30), timezone.get_fixed_timezone(0))
+    expected = {"UTC": "2026-07-01 12:30 UTC", "Europe/Berlin": "2026-07-01 14:30 CEST"}[zone]
+    assert deadline_state(Batch(name="B", state="open", deadline_at=at)).when == expected
 
 
 def test_the_dashboard_and_batches_page_mark_overdue_batches_and_list_them_first(project, personas, drafts):

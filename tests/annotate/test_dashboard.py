@@ -195,3 +195,26 @@ def test_a_tiny_refine_time_gives_no_hourly_rate_on_page_api_and_csv(
     assert [row["hourly"] for row in csv.DictReader(io.StringIO(pay_csv.content.decode()))] == [""]
     client.force_login(personas["manager"])
     assert client.get(f"/p/{project.slug}/dashboard/").status_code == 200
+
+
+# gold rows are built from GOLD_COLUMNS itself (and the scripted history has no gold).
+@pytest.mark.parametrize("table", [t for t in dashboard.CSV_TABLES if t != "gold"])
+def test_csv_columns_are_the_rows_keys(personas, project, history, table):
+    rows = dashboard.csv_rows(user=personas["manager"], project=project, table=table)
+    assert rows, table
+    assert list(rows[0]) == dashboard.csv_columns(table)
+
+
+@pytest.mark.parametrize("table", ("gold", "drift", "draft_costs", "pay", "time"))
+def test_an_empty_table_downloads_its_header_row(personas, project, client, table):
+    client.force_login(personas["manager"])
+    response = client.get(f"/p/{project.slug}/dashboard/{table}.csv")
+    assert response.status_code == 200
+    assert response.content.decode() == ",".join(dashboard.csv_columns(table)) + "\n"
+
+
+def test_csv_links_have_readable_names(personas, project, client):
+    client.force_login(personas["manager"])
+    page = client.get(f"/p/{project.slug}/dashboard/").content.decode()
+    links = page[page.index('class="csv-links small">CSV:') :].split("</p>", 1)[0]
+    assert ">draft costs</a>" in links and ">hidden gold</a>" in links and "draft_costs</a>" not in links

@@ -164,7 +164,7 @@ def test_figures_by_drafter_prompt_and_endpoint(project, drafted):
     assert by_prompt["prompt aaaaaaaa"]["instances"] == 3
     by_endpoint = groups_of(figures, "endpoint")
     assert {name: g["instances"] for name, g in by_endpoint.items()} == {
-        "(none)": 1,
+        "no endpoint (template drafts)": 1,
         "hosted · smollm2": 1,
         "local · smollm2": 3,
     }
@@ -252,3 +252,43 @@ def test_the_dashboard_shows_the_figures(project, personas, drafted, client):
     page = client.get(f"/p/{project.slug}/dashboard/").content.decode()
     assert 'data-dimension="drafter"' in page and 'data-group="template"' in page
     assert "/dashboard/draft_costs.csv" in page
+
+
+def test_groups_read_as_a_person_would(project, drafted):
+    """Reasoning types by their taxonomy name (not their code); what a draft has no value for says why."""
+    from curation.models import ReasoningType
+
+    reasoning_type = ReasoningType.objects.filter(project=project, parent__isnull=False).first()
+    drafted["kept"].reasoning_type = reasoning_type
+    drafted["kept"].save(update_fields=["reasoning_type"])
+    figures = draft_costs(project)
+    by_type = groups_of(figures, "reasoning_type")
+    assert reasoning_type.name in by_type and reasoning_type.code not in by_type
+    assert by_type["no reasoning type"]["instances"] == 4
+    assert "(none)" not in json.dumps(figures)
+    assert groups_of(figures, "endpoint")["no endpoint (template drafts)"]["instances"] == 1
+
+
+def test_imported_drafts_say_they_were_imported(project, open_batch, context, personas):
+    tables = sorted(context.tables.values_list("id", flat=True))
+    draft = {**template_draft(tables), "drafter": "", "provenance": {"source": "import"}}
+    draft.pop("template_id")
+    instance = Instance.objects.create(project=project, batch=open_batch, context=context, question="Q?", draft=draft)
+    submit(project, personas["annotator"], instance, question=draft["question"], relevant_table_ids=tables)
+    figures = draft_costs(project)
+    assert set(groups_of(figures, "drafter")) == {"import"}
+    assert set(groups_of(figures, "prompt_version")) == {"imported (no prompt)"}
+    assert set(groups_of(figures, "endpoint")) == {"imported (no endpoint)"}
+
+
+def test_a_chart_of_zeros_says_nothing_was_changed(project, open_batch, context, personas, client):
+    tables = sorted(context.tables.values_list("id", flat=True))
+    instance = Instance.objects.create(
+        project=project, batch=open_batch, context=context, question=QUESTION, draft=llm_draft(tables)
+    )
+    submit(project, personas["annotator"], instance, question=QUESTION, rationale=RATIONALE, relevant_table_ids=tables)
+    client.force_login(personas["manager"])
+    page = client.get(f"/p/{project.slug}/dashboard/").content.decode()
+    section = page[page.index('id="draft-costs"') :]
+    assert section.count("No field was changed yet") == 4  # one per dimension, instead of bars of 0
+    assert 'aria-label="Draft changes by' not in section

@@ -15,6 +15,9 @@ from annotate.qualification.feedback import explain_mismatch
         (["12.4"], ["12.5"], "Number differs: you wrote “12.4”, the gold answer is “12.5”"),
         (["12.3"], ["12.3%"], "Scale or percent differs"),
         (["5 million"], ["5"], "the scale word “million”"),
+        (["73.9%"], ["73.915"], "Scale or percent differs"),  # the same figure, rounded: only the scale is wrong
+        (["7%"], ["5"], "Value differs: you wrote “7%”, the gold answer is “5”"),
+        (["7 thousand"], ["5 million"], "Value differs"),
         (["0.123"], ["12.3"], "Off by a factor of 100"),
         (["-3"], ["3"], "Sign differs"),
         (["12.35"], ["12.3"], "Rounded differently"),

@@ -101,6 +101,7 @@ def test_submit_passes_and_results_say_so(project, exam, gold):
     html = client.get(f"/qualification/attempts/{attempt.pk}/").content.decode()
     assert "Passed." in html and 'id="no-mistakes">No mistakes.' in html
     assert f'id="results-heading">{len(gold)} of {len(gold)} correct' in html
+    assert html.count(f"{len(gold)} of {len(gold)} correct") == 1  # once, not in the summary too
     assert Membership.objects.get(user__username="novice", role="annotator").is_qualified
     landing = client.get("/p/test-project/qualification/").content.decode()
     assert "You are qualified" in landing

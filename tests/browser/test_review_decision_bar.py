@@ -19,6 +19,15 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 LONG = " ".join(f"Step {n}: the table gives {n}.5 for model A against {n}.1 for model B on {n}." for n in range(40))
 
 
+def hit(page, selector: str) -> bool:
+    """The button itself is what a click at its centre reaches (nothing covers it)."""
+    return page.locator(selector).evaluate(
+        "el => { const r = el.getBoundingClientRect();"
+        " const at = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);"
+        " return at === el || el.contains(at); }"
+    )
+
+
 def in_viewport(page, selector: str) -> bool:
     return page.locator(selector).evaluate(
         "el => { const r = el.getBoundingClientRect(); return r.top >= 0 && r.bottom <= innerHeight && r.width > 0; }"
@@ -42,6 +51,8 @@ def test_the_decision_buttons_are_visible_without_scrolling_and_stay_so(
     open_in_project(page, "Review queue")
     page.get_by_role("link", name=re.compile(rf"#{instance.pk}\b")).first.click()
     page.wait_for_url(re.compile(rf"/review/{instance.pk}/$"))
+    heading = page.get_by_role("heading", level=1).inner_text()
+    assert heading.startswith(f"Round one · #{instance.pk}") and "Round 1 review" not in heading
     expect(page.locator("#diff-panel")).to_contain_text("system")  # the long diff is there
     for button in ("#approve-button", "#changes-button", "#release-button"):
         expect(page.locator(button)).to_be_visible()
@@ -51,6 +62,13 @@ def test_the_decision_buttons_are_visible_without_scrolling_and_stay_so(
     type_into(page, "#c-rationale", "Cite the split names.")
     assert in_viewport(page, "#changes-button")
     page.screenshot(path=f"var/t/review-decision-{width}-scrolled.png")
+    # Down past the panel to the end of the page (the history): the buttons are still there to click.
+    page.evaluate("() => window.scrollTo(0, document.documentElement.scrollHeight)")
+    at_end = "() => scrollY > 0 && Math.ceil(scrollY + innerHeight) >= document.documentElement.scrollHeight - 2"
+    assert page.evaluate(at_end)
+    for button in ("#approve-button", "#changes-button", "#release-button"):
+        assert in_viewport(page, button) and hit(page, button), (button, width)
+    page.screenshot(path=f"var/t/review-decision-{width}-bottom.png")
     page.click("#changes-button")
     page.wait_for_url(lambda url: f"/review/{instance.pk}/" not in url)
     assert Instance.objects.get(pk=instance.pk).status == Status.CHANGES_REQUESTED

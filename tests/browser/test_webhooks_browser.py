@@ -4,6 +4,8 @@ delivers to a receiver on localhost, and replays it; a refused URL is explained 
 from __future__ import annotations
 
 import os
+import re
+from urllib.parse import urlsplit
 
 import pytest
 from playwright.sync_api import expect
@@ -48,12 +50,22 @@ def test_a_manager_registers_a_hook_and_a_worker_delivers_its_test_event(
         follow_project_nav(page, "Webhooks")
         expect(page.locator("#webhook-secret")).to_have_count(0)  # gone on the next visit
 
-        page.get_by_role("button", name="Send a test event to webhook").first.click()
+        hooks = page.locator("#hooks")
+        # "Active" is its own field, not one of the events; each button's accessible name starts with its text.
+        expect(hooks.get_by_role("checkbox", name=re.compile(r"^\s*Active\b"))).to_be_checked()
+        expect(hooks.locator("fieldset").get_by_role("checkbox", name=re.compile(r"^\s*Active\b"))).to_have_count(0)
+        for button in hooks.locator("tbody button").all():
+            assert (button.get_attribute("aria-label") or button.inner_text()).startswith(button.inner_text()), (
+                button.inner_text()
+            )
+        page.get_by_role("button", name="Send test event to").first.click()
         expect(page.locator(".messages")).to_contain_text("Test event queued")
         wait_for(lambda: WebhookDelivery.objects.filter(state="delivered").exists(), what="the worker's delivery")
         page.reload()
         row = page.locator("#deliveries tbody tr").first
         expect(row).to_contain_text("webhook.test")
+        receiver_url = urlsplit(hook_receiver["url"])
+        expect(row).to_contain_text(f"{receiver_url.netloc}{receiver_url.path}")  # the receiver, not "1"
         expect(row.locator(".delivery-state")).to_contain_text("Delivered")
         row.locator("summary").click()
         expect(row).to_contain_text("HTTP 200")
