@@ -74,6 +74,11 @@ def work_one(page, user, *, index: int, gold_answer_wrong: bool) -> str | None:
         answer = ["A"]
         if index % 2:  # every other draft's question rewritten, the rest kept as drafted
             type_into(page, "#f-question", f"Which model scores higher on accuracy in Table 1 (item {index})?")
+    # A probe opens with its gold's original draft filled in, as a draft does: clear the drafted answer items first.
+    while page.locator("#answer-items .answer-item").count() > 1:
+        page.locator("#answer-items .answer-item:last-child button.remove").click()
+    if kind == "probe":
+        page.select_option("#f-scale", probe.gold.scale or "")
     type_into(page, "#f-answer, #answer-items input[name=answer]", answer[0])  # a copy has one box, a line each
     for item in answer[1:]:
         page.locator("#add-item").click()

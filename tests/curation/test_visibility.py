@@ -290,6 +290,9 @@ _UNSCOPED_READS = {
     # A run's error sample: the caller read the run through visible_to; the sampled predictions (with gold) are read
     # only after can_see_predictions, or by an operator command (user=None).
     ("scoring/runs/selectors.py", "error_sample_report"),
+    # How many instances wait for a second annotator: a count of a project whose page checked the viewer's role
+    # (round-one home: verifiers and managers; dashboard: managers), never a list.
+    ("annotate/agreement/selectors.py", "awaiting_second_count"),
 }
 _SCOPED_MODELS = ("Instance", "Paper", "Batch", "Context", "Release", "ScoringRun", "ModelEndpoint", "Prediction")
 
