@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -42,11 +43,25 @@ def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix: N
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_newgateway(gateway) -> None:
     """Each xdist worker gets a data directory of its own (its SQLite file, filesystem broker, media, endpoint lock
-    files and the Celery workers it starts), set in its environment before it loads the settings."""
+    files and the Celery workers it starts) and, on Redis, a database of its own (cache and broker: a shared one let
+    one worker read another's cached figures and its Celery processes take another's tasks), set in its environment
+    before it loads the settings."""
     from django.conf import settings
 
     data_dir = str(Path(settings.DATA_DIR) / f"xdist-{gateway.id}")
-    gateway.remote_exec(f"import os; os.environ['TATCURATE_DATA_DIR'] = {data_dir!r}").waitclose()
+    env = {"TATCURATE_DATA_DIR": data_dir}
+    if os.environ.get("REDIS_URL"):
+        env["REDIS_URL"] = xdist_redis_url(os.environ["REDIS_URL"], gateway.id)
+    gateway.remote_exec(f"import os; os.environ.update({env!r})").waitclose()
+
+
+def xdist_redis_url(url: str, gateway_id: str) -> str:
+    """The Redis URL of one xdist worker: the same server, database 1 + the worker's number after the one given
+    (modulo Redis's 16), e.g. redis://h:6379/0 → /1 for gw0, /2 for gw1."""
+    parts = urlsplit(url)
+    base = int(parts.path.strip("/") or 0)
+    number = int(gateway_id.removeprefix("gw") or 0)
+    return urlunsplit(parts._replace(path=f"/{(base + 1 + number) % 16}"))
 
 
 def _uses_a_module_fixture(item: pytest.Item) -> bool:

@@ -19,7 +19,7 @@ from scoring.runs.lifecycle import run_start as scoring_run_start
 from tests.curation.drafting.conftest import endpoint_on, make_contexts, scripted_reply
 from tests.scoring.run_support import endpoint_for, small_release
 from tests.support import fault_server as fs
-from tests.support.workers import celery_worker, wait_for
+from tests.support.workers import celery_worker, private_queue, wait_for
 
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 
@@ -41,8 +41,8 @@ def test_scoring_makes_progress_while_a_long_drafting_run_holds_the_drafting_wor
     with (
         fs.FaultServer(responder=slow_model) as drafting_server,
         fs.FaultServer(responder=lambda request: fs.ok("Reason: by year. Answer: 2019")) as scoring_server,
-        celery_worker(queue="test-drafting-" + project.slug) as drafting_worker,
-        celery_worker(queue="test-scoring-" + project.slug) as scoring_worker,
+        celery_worker(queue=private_queue("test-drafting")) as drafting_worker,
+        celery_worker(queue=private_queue("test-scoring")) as scoring_worker,
     ):
         # The queues come from the settings, as in scripts/start: one worker per queue, concurrency 1.
         settings.TATCURATE_DRAFTING_QUEUE = drafting_worker["queue"]

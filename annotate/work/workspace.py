@@ -13,7 +13,7 @@ from annotate.work.models import WorkTime
 from annotate.work.queue import lease_renew
 from curation.answer_types import ANSWER_TYPES
 from curation.errors import InvalidInput, NotFound, NotPermitted
-from curation.models import Instance, Table
+from curation.models import Instance, Table, TransitionEvent
 from curation.services.instances import answer_kind_suggested, instance_edit
 from curation.services.lifecycle import instance_transition
 from curation.states import Status
@@ -120,13 +120,19 @@ def _unanswerable_problems(instance: Instance, marked: dict[str, set[int]]) -> l
     return problems
 
 
+NOT_HELD = "You do not hold this instance any more; take the next one from your queue."
+
+
 def _held(instance_id: int, user: AbstractBaseUser) -> Instance:
     # Another project's instance and a missing id answer alike (404), before its state is looked at.
     instance = Instance.objects.visible_to(user).filter(pk=instance_id).first()
     if instance is None:
+        # Whoever once took it knows it exists: a save that lands just after the lease was reaped is told so.
+        if TransitionEvent.objects.filter(instance_id=instance_id, actor_id=user.pk).exists():
+            raise NotPermitted(NOT_HELD)
         raise NotFound(f"Instance {instance_id} does not exist.")
     if instance.status != Status.IN_REFINEMENT or instance.author_id != user.pk:
-        raise NotPermitted("You do not hold this instance any more; take the next one from your queue.")
+        raise NotPermitted(NOT_HELD)
     return instance
 
 

@@ -238,6 +238,21 @@ def test_expired_lease_returns_to_queue_and_keeps_the_work(personas, project, dr
     assert returned.revisions.filter(kind="lease-expired", fields__question="Kept?").exists()
 
 
+def test_an_autosave_after_the_lease_was_reaped_says_the_instance_is_no_longer_held(personas, project, drafts):
+    """The holder's page saves a moment after the reaper took the instance back: a 403 that says so (not a 404)."""
+    user = personas["annotator"]
+    instance = queue_next(project=project, user=user)
+    assert leases_reap(now=timezone.now() + timedelta(hours=1)) == 1
+    with pytest.raises(NotPermitted, match="do not hold this instance any more"):
+        workspace_autosave(
+            instance_id=instance.pk, user=user, expected_version=instance.version, fields={"question": "Late?"}
+        )
+    with pytest.raises(NotFound):  # an outsider still learns nothing, not even that the id exists
+        workspace_autosave(
+            instance_id=instance.pk, user=personas["outsider"], expected_version=instance.version, fields={}
+        )
+
+
 def test_work_time_counts_short_gaps_only(personas, project, drafts, monkeypatch):
     user = personas["annotator"]
     instance = queue_next(project=project, user=user)

@@ -34,7 +34,7 @@ from tests.browser.conftest import follow, follow_project_nav, open_in_project, 
 from tests.browser.test_instance_browser import log_in
 from tests.browser.test_release_done_when import qualify_by_exam
 from tests.curation.webhooks.receivers import receiver
-from tests.support.workers import celery_worker, wait_for
+from tests.support.workers import celery_worker, private_queue, wait_for
 
 pytestmark = [pytest.mark.browser, pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 
@@ -125,7 +125,7 @@ def take_exam(page, user) -> None:
 def test_two_annotators_hidden_gold_double_annotation_dashboard_pause_requalify_and_a_signed_release_cut(
     browser, live_server, personas, project, context, settings
 ):
-    queue = "test-quality-done-when"
+    queue = private_queue("test-quality-done-when")
     settings.TATCURATE_WEBHOOKS_QUEUE = queue
     good, bad = personas["annotator"], personas["annotator2"]
     gold = make_gold(project, context)

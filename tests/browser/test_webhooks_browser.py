@@ -15,7 +15,7 @@ from curation.webhooks.signing import is_valid
 from tests.browser.conftest import follow, follow_project_nav
 from tests.browser.test_instance_browser import log_in
 from tests.curation.webhooks.receivers import receiver
-from tests.support.workers import celery_worker, wait_for
+from tests.support.workers import celery_worker, private_queue, wait_for
 
 pytestmark = [pytest.mark.browser, pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 
@@ -26,7 +26,7 @@ SCREENSHOTS = os.environ.get("TATCURATE_SCREENSHOTS", "")
 def test_a_manager_registers_a_hook_and_a_worker_delivers_its_test_event(
     browser, live_server, personas, project, settings, width
 ):
-    queue = f"test-webhooks-browser-{width}"
+    queue = private_queue(f"test-webhooks-browser-{width}")
     settings.TATCURATE_WEBHOOKS_QUEUE = queue
     page = log_in(browser, live_server, "manager", width=width)
     follow(page, "Test Project", within="header.topbar nav")

@@ -17,7 +17,7 @@ from curation.papers import ingestion
 from curation.papers.models import IngestJob
 from tests.curation import hostile_sources as hostile
 from tests.curation.ingest_helpers import PAPER, row_counts, tar_gz
-from tests.support.workers import celery_worker, wait_for
+from tests.support.workers import celery_worker, private_queue, wait_for
 
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 
@@ -47,7 +47,7 @@ def test_a_normal_paper_goes_through_the_worker_and_hostile_uploads_are_containe
         "traversal": hostile.traversal(tmp_path / "traversal.tar.gz"),
     }
     jobs: dict[str, int] = {}
-    with celery_worker(queue="test-ingest-" + project.slug, env=WORKER_LIMITS) as worker:
+    with celery_worker(queue=private_queue("test-ingest"), env=WORKER_LIMITS) as worker:
         settings.TATCURATE_EXPORTS_QUEUE = worker["queue"]
         for kind in ("loop", "normal", "memory", "bomb", "traversal"):
             path = uploads[kind]
@@ -94,7 +94,7 @@ def test_an_ingestion_whose_worker_is_killed_is_finished_once_by_another_worker(
 ):
     hold = tmp_path / "hold-the-ingestion"
     hold.write_text("while this file exists the instrumented worker waits before reading")
-    queue = "test-ingest-kill-" + project.slug
+    queue = private_queue("test-ingest-kill")
     settings.TATCURATE_EXPORTS_QUEUE = queue
     client = api_client_for(personas["manager"])
     upload = SimpleUploadedFile("2401.01234.tar.gz", tar_gz(tmp_path / "p.tar.gz", {"main.tex": PAPER}).read_bytes())

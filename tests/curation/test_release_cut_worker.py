@@ -14,7 +14,7 @@ from curation.releases import services as release_services
 from curation.releases.models import Release, ReleaseCut
 from curation.states import Status
 from tests.curation.test_release_scale import validated_world
-from tests.support.workers import celery_worker, wait_for
+from tests.support.workers import celery_worker, private_queue, wait_for
 
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 
@@ -24,7 +24,7 @@ def test_a_big_cut_is_frozen_by_the_exports_worker(project, personas, settings):
     batch = validated_world(project, papers=4, per_paper=5)
     browser = Client()
     browser.force_login(personas["manager"])
-    with celery_worker(queue="test-exports-" + project.slug) as worker:
+    with celery_worker(queue=private_queue("test-exports")) as worker:
         settings.TATCURATE_EXPORTS_QUEUE = worker["queue"]
         page = browser.post(f"/p/{project.slug}/releases/", {"name": "big", "batch_ids": [batch.pk]}, follow=True)
         assert "is being cut on a worker: 20 instances" in page.content.decode()
@@ -50,7 +50,7 @@ def test_a_cut_whose_worker_is_killed_mid_cut_is_finished_once_by_another_worker
     batch = validated_world(project, papers=4, per_paper=5)
     hold = tmp_path / "hold-the-cut"
     hold.write_text("while this file exists the instrumented worker waits before its second chunk")
-    queue = "test-exports-kill-" + project.slug
+    queue = private_queue("test-exports-kill")
     settings.TATCURATE_EXPORTS_QUEUE = queue
     with celery_worker(
         queue=queue,

@@ -37,6 +37,17 @@ def wait_for(predicate, *, timeout: float = 60.0, interval: float = 0.2, what: s
     raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}")
 
 
+def _xdist_suffix() -> str:
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+    return f"-{worker}" if worker else ""
+
+
+def private_queue(kind: str) -> str:
+    """A queue name no other test process uses: the xdist workers share one Redis, so a fixed name would let one
+    worker's Celery process take (and fail) another's tasks against the wrong test database."""
+    return f"{kind}{_xdist_suffix()}-{uuid.uuid4().hex[:8]}"
+
+
 @contextmanager
 def celery_worker(
     *,
@@ -47,15 +58,16 @@ def celery_worker(
     app: str = "curation",
     env: dict[str, str] | None = None,
 ) -> Iterator[dict]:
-    """Run `celery worker` in a subprocess on a private queue; yields {'queue', 'hostname', 'process'}. The worker
-    is called `<queue>@localhost` unless `name` gives it another name (a replacement on another machine); `app`
-    names another Celery app module (a test's instrumented one) and `env` adds environment variables."""
+    """Run `celery worker` in a subprocess on a private queue; yields {'queue', 'hostname', 'process', 'log'}. The
+    worker is called `<queue>@localhost` unless `name` gives it another name (a replacement on another machine; the
+    xdist worker's id is added, as the processes share one Redis); `app` names another Celery app module (a test's
+    instrumented one) and `env` adds environment variables."""
     from curation.models import WorkerHeartbeat
 
-    queue = queue or f"test-{uuid.uuid4().hex[:10]}"
-    hostname = f"{name or queue}@localhost"
+    queue = queue or private_queue("test")
+    hostname = f"{name or queue}{_xdist_suffix()}@localhost"
     env = {**os.environ, **(env or {}), "DATABASE_URL": test_database_url(), "CELERY_TASK_ALWAYS_EAGER": "false"}
-    log_path = log_path or ROOT / "var" / f"worker-{name or queue}.log"
+    log_path = log_path or ROOT / "var" / f"worker-{name or queue}{_xdist_suffix()}.log"
     log_path.parent.mkdir(parents=True, exist_ok=True)
     log = open(log_path, "w")
     command = [
@@ -72,7 +84,7 @@ def celery_worker(
         )
         if process.poll() is not None:
             raise AssertionError(f"worker exited early with {process.returncode}; see {log.name}")
-        yield {"queue": queue, "hostname": hostname, "process": process}
+        yield {"queue": queue, "hostname": hostname, "process": process, "log": log_path}
     finally:
         if process.poll() is None:
             os.killpg(process.pid, 15)

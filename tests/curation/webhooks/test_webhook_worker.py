@@ -14,7 +14,7 @@ from curation.webhooks.models import WebhookDelivery
 from curation.webhooks.signing import SIGNATURE_HEADER, TIMESTAMP_HEADER, is_valid
 from tests.curation.test_release_scale import validated_world
 from tests.curation.webhooks.receivers import closed_port_url, receiver
-from tests.support.workers import ROOT, celery_worker, wait_for
+from tests.support.workers import ROOT, celery_worker, private_queue, wait_for
 
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 
@@ -22,7 +22,7 @@ pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 @pytest.fixture
 def webhook_worker(project, settings):
     """A worker on a private queue that sends webhooks with a one-second backoff and at most three attempts."""
-    queue = "test-webhooks-" + project.slug
+    queue = private_queue("test-webhooks")
     settings.TATCURATE_WEBHOOKS_QUEUE = queue
     settings.TATCURATE_WEBHOOK_MAX_ATTEMPTS = 3
     env = {"TATCURATE_WEBHOOKS_QUEUE": queue, "TATCURATE_WEBHOOK_BACKOFF_S": "1", "TATCURATE_WEBHOOK_MAX_ATTEMPTS": "3"}
@@ -76,7 +76,7 @@ def test_a_release_cut_reaches_the_receiver_signed_with_the_hooks_secret(project
     assert event["data"]["release"]["id"] == release.pk and event["data"]["release"]["item_count"] == 2
     [attempt] = done.attempt_rows.all()
     assert (attempt.status_code, attempt.response_excerpt, attempt.error) == (200, "answered 200", "")
-    worker_log = (ROOT / "var" / f"worker-{webhook_worker['queue']}.log").read_text()
+    worker_log = webhook_worker["log"].read_text()
     assert "curation.webhook_deliver" in worker_log and secret not in worker_log  # never logged
 
 
