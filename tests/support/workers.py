@@ -65,9 +65,9 @@ def celery_worker(
     from curation.models import WorkerHeartbeat
 
     queue = queue or private_queue("test")
-    hostname = f"{name or queue}{_xdist_suffix()}@localhost"
+    hostname = f"{name + _xdist_suffix() if name else queue}@localhost"
     env = {**os.environ, **(env or {}), "DATABASE_URL": test_database_url(), "CELERY_TASK_ALWAYS_EAGER": "false"}
-    log_path = log_path or ROOT / "var" / f"worker-{name or queue}{_xdist_suffix()}.log"
+    log_path = log_path or ROOT / "var" / f"worker-{hostname.split('@')[0]}.log"
     log_path.parent.mkdir(parents=True, exist_ok=True)
     log = open(log_path, "w")
     command = [
