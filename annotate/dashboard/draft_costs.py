@@ -1,6 +1,7 @@
 """What the drafts cost: per field, how much annotators changed each draft before submitting it, by drafter, prompt
 version, model endpoint and reasoning type, with refining time. A fixed number of queries whatever the project's
-size: the first submissions stream in one query, the times in one, the prompt names in one."""
+size: the first submissions stream in one query, the times in one, the prompt names in one. The doors read them
+through the project figures cache, so a second view until the next instance change reads none of them."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Sum
 
 from annotate.dashboard.edit_costs import NOT_RECORDED, CostTally, field_distances
+from annotate.dashboard.figures_cache import project_figures
 from annotate.work.models import WorkTime
 from curation.drafting.models import PromptTemplate
 from curation.errors import NotPermitted
@@ -102,7 +104,13 @@ def draft_costs(project: Project) -> dict[str, Any]:
 
 
 def draft_costs_of(*, user: AbstractBaseUser, project: Project) -> dict[str, Any]:
-    """Managers only: the draft-edit figures the dashboard, its CSV, the API and the command show."""
+    """Managers only: the draft-edit figures the dashboard, its CSV and the API show (cached)."""
     if Role.MANAGER not in roles_of(user=user, project=project):
         raise NotPermitted("Only managers of this project see what the drafts cost.")
-    return draft_costs(project)
+    return draft_costs_cached(project)
+
+
+def draft_costs_cached(project: Project) -> dict[str, Any]:
+    """The draft-edit figures from the project figures cache (the dashboard's rule: recomputed after any change of
+    the project's instances); no role check, as `draft_costs`."""
+    return project_figures(project, "draft_costs", lambda: draft_costs(project))

@@ -10,21 +10,19 @@ import csv
 import io
 import statistics
 from collections import defaultdict
-from collections.abc import Callable
 from datetime import date, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
-from django.conf import settings as django_settings
 from django.contrib.auth.models import AbstractBaseUser
-from django.core.cache import cache
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 from django.utils import timezone
 
 from annotate.agreement.selectors import FIGURES as AGREEMENT_FIGURES
 from annotate.agreement.selectors import agreement_csv_rows
-from annotate.dashboard.draft_costs import draft_costs
+from annotate.dashboard.draft_costs import draft_costs_of
 from annotate.dashboard.edit_costs import COST_COLUMNS, flat_rows
+from annotate.dashboard.figures_cache import project_figures
 from annotate.dashboard.models import PaySettings
 from annotate.qualification.models import QualificationAttempt
 from annotate.quality.drift import SERIES as DRIFT_SERIES
@@ -366,23 +364,6 @@ def pay_report(project: Project, *, start: date, end: date) -> dict[str, Any]:
     }
 
 
-def project_figures(project: Project, name: str, compute: Callable[[], Any], *params: Any) -> Any:
-    """Figures of a project computed once per change of its instances and reused meanwhile (at most
-    TATCURATE_FIGURES_CACHE_S seconds, for what moves without an instance write: work-time pings, exam attempts).
-
-    The one place the dashboard's whole-project figures are cached. Every write of an instance (each transition,
-    edit, claim, assignment, through any door) sets its `updated_at`, so the project's latest `updated_at` (one
-    index probe) names the state the figures were computed from; a new one is a new key. Callers check the
-    viewer's role before calling."""
-    timeout = django_settings.TATCURATE_FIGURES_CACHE_S
-    latest = Instance.objects.filter(project=project).order_by("-updated_at").values_list("updated_at", flat=True)
-    stamp = latest.first()
-    if not timeout or stamp is None:
-        return compute()
-    key = ":".join(["figures", str(project.pk), name, stamp.isoformat(), *(str(p) for p in params)])
-    return cache.get_or_set(key, compute, timeout)
-
-
 def dashboard_data(*, user: AbstractBaseUser, project: Project, start: date | None = None, end: date | None = None):
     """Everything the manager's dashboard shows, for managers of the project only."""
     require_manager(user=user, project=project)
@@ -444,7 +425,7 @@ def csv_rows(
     if table == "drift":
         return drift_rows(project_drift(project))
     if table == "draft_costs":
-        return flat_rows(draft_costs(project))
+        return flat_rows(draft_costs_of(user=user, project=project))
     raise InvalidInput(f"Unknown table {table!r}; expected one of {', '.join(CSV_TABLES)}.")
 
 

@@ -292,3 +292,40 @@ def test_a_chart_of_zeros_says_nothing_was_changed(project, open_batch, context,
     section = page[page.index('id="draft-costs"') :]
     assert section.count("No field was changed yet") == 4  # one per dimension, instead of bars of 0
     assert 'aria-label="Draft changes by' not in section
+
+
+def source_queries(queries) -> list[str]:
+    """The queries that read the figures' sources: submissions, refining times (the aggregate) and prompt names."""
+    sources = ("curation_instancerevision", "annotate_worktime", "curation_prompttemplate", "SUM(")
+    return [q["sql"] for q in queries.captured_queries if any(source in q["sql"] for source in sources)]
+
+
+def test_a_second_view_is_served_from_the_cache_until_an_instance_changes(project, personas, drafted, client):
+    manager = personas["manager"]
+    first = draft_costs_of(user=manager, project=project)
+    with CaptureQueriesContext(connection) as queries:
+        again = draft_costs_of(user=manager, project=project)
+    assert again == first
+    assert source_queries(queries) == []  # the role check and the project's latest change only
+    assert len(queries) <= 2
+    client.force_login(manager)
+    client.get(f"/p/{project.slug}/dashboard/")
+    with CaptureQueriesContext(connection) as queries:
+        page = client.get(f"/p/{project.slug}/dashboard/")
+    assert page.status_code == 200 and 'data-group="template"' in page.content.decode()
+    assert not [sql for sql in source_queries(queries) if "curation_instancerevision" in sql]
+    # A change to one instance of the project (here a discard, through its service) is a new state: recomputed.
+    kept = Instance.objects.get(pk=drafted["kept"].pk)
+    instance_discard(instance_id=kept.pk, actor=manager, expected_version=kept.version, reason="duplicate")
+    with CaptureQueriesContext(connection) as queries:
+        changed = draft_costs_of(user=manager, project=project)
+    assert source_queries(queries) != []
+    assert (first["instances"], changed["instances"]) == (5, 4)
+
+
+def test_the_cache_off_recomputes_every_view(project, personas, drafted, settings):
+    settings.TATCURATE_FIGURES_CACHE_S = 0
+    draft_costs_of(user=personas["manager"], project=project)
+    with CaptureQueriesContext(connection) as queries:
+        draft_costs_of(user=personas["manager"], project=project)
+    assert source_queries(queries) != []

@@ -8,7 +8,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from annotate.dashboard.draft_costs import draft_costs
+from annotate.dashboard.draft_costs import draft_costs_cached
 from annotate.dashboard.edit_costs import DIMENSION_LABELS, FIELD_LABELS, FIELDS, flat_rows
 from curation.models import Project
 
@@ -32,7 +32,7 @@ class Command(BaseCommand):
         project = Project.objects.filter(slug=options["project"]).first()
         if project is None:
             raise CommandError(f"no project with the slug {options['project']!r}")
-        figures = draft_costs(project)
+        figures = draft_costs_cached(project)
         if options["json"]:
             self.stdout.write(json.dumps({**figures, "rows": flat_rows(figures)}, ensure_ascii=False))
             return
