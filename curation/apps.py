@@ -44,7 +44,15 @@ class CurationConfig(AppConfig):
             path="curation.releases.services.cuts_reap",
             worker_path="curation.releases.services.cuts_release_for_worker",
         )
-        reaper_register(kind="ingestion jobs", path="curation.papers.ingestion.ingest_jobs_reap")
-        reaper_register(kind="webhook deliveries", path="curation.webhooks.services.deliveries_reap")
+        reaper_register(
+            kind="ingestion jobs",
+            path="curation.papers.ingestion.ingest_jobs_reap",
+            worker_path="curation.papers.ingestion.ingest_jobs_release_for_worker",
+        )
+        reaper_register(
+            kind="webhook deliveries",
+            path="curation.webhooks.services.deliveries_reap",
+            worker_path="curation.webhooks.services.deliveries_release_for_worker",
+        )
         # An import with --as-release cuts a release; releases/ sits above datasets/, so it is named here.
         import_release_register(path="curation.releases.services.release_cut")

@@ -7,8 +7,8 @@
   worker claims it with one conditional UPDATE, renews the heartbeat every `job_heartbeat_seconds()` while it
   works (from a side thread, `job_heartbeating`, where one step can outlast a beat: a long model call), and
   writes its result only while its token is still on the row, so a duplicated or redelivered task exits quietly.
-- **Stall rule** (`job_stall_seconds`, the one threshold of every kind): a row whose heartbeat missed
-  TATCURATE_JOB_STALL_BEATS beats in a row is stalled — seconds, not minutes.
+- **Stall rule** (`job_stall_seconds`, the one threshold of every kind; `job_silent`, the one filter): a row whose
+  heartbeat missed TATCURATE_JOB_STALL_BEATS beats in a row is stalled — seconds, not minutes.
 - **Reaper**: each app registers the function that reaps its kind of job (`reaper_register`, in its AppConfig);
   one beat task (`curation.jobs_reap`, every heartbeat interval) runs them all. A reaper sends a row whose
   heartbeat went stale back to the queue, or fails it after `TATCURATE_JOB_MAX_ATTEMPTS` claims, and is
@@ -32,7 +32,7 @@ from typing import Any
 from celery import Task, current_app
 from django.conf import settings
 from django.db import connection, models, transaction
-from django.db.models import F, QuerySet
+from django.db.models import F, Q, QuerySet
 from django.db.models.functions import Greatest
 from django.utils import timezone
 from django.utils.module_loading import import_string
@@ -143,6 +143,14 @@ def job_forgotten_seconds() -> float:
 def job_stall_cutoff(stall_s: float | None = None, *, now: datetime | None = None) -> datetime:
     """Heartbeats older than this are stalled (`stall_s` defaults to the one rule, `job_stall_seconds`)."""
     return (now or timezone.now()) - timedelta(seconds=job_stall_seconds() if stall_s is None else stall_s)
+
+
+def job_silent(*, running: str | tuple[str, ...], state_field: str = "status", stall_s: float | None = None) -> Q:
+    """The stall rule as a filter: a row in its `running` state (or one of them) whose worker has missed its
+    heartbeats (none yet, or the last one before `job_stall_cutoff(stall_s)`). Every reaper, and every claim that
+    takes over a silent row, filters with this."""
+    held = Q(**{f"{state_field}__in": running}) if isinstance(running, tuple) else Q(**{state_field: running})
+    return held & (Q(heartbeat_at__isnull=True) | Q(heartbeat_at__lt=job_stall_cutoff(stall_s)))
 
 
 @contextmanager

@@ -26,7 +26,7 @@ from curation.jobs import (
     job_heartbeat,
     job_heartbeat_seconds,
     job_reap,
-    job_stall_cutoff,
+    job_silent,
     job_token,
 )
 from curation.models import Batch, Project
@@ -111,9 +111,7 @@ class _TakenOver(Exception):
 
 def _silent(stall_s: float | None = None) -> Q:
     """A running job whose worker missed its heartbeats (the one stall rule, curation.jobs)."""
-    return Q(state=IngestJob.State.RUNNING) & (
-        Q(heartbeat_at__isnull=True) | Q(heartbeat_at__lt=job_stall_cutoff(stall_s))
-    )
+    return job_silent(running=IngestJob.State.RUNNING, state_field="state", stall_s=stall_s)
 
 
 def ingest_job_run(*, job_id: int, worker: str = "") -> IngestJob | None:
@@ -263,22 +261,34 @@ def ingest_job_discard(*, job: IngestJob, actor: AbstractBaseUser | None) -> Ing
     return job
 
 
-def ingest_jobs_reap(*, stall_s: float | None = None) -> int:
-    """Send a job whose worker went silent back to the queue, or fail it after TATCURATE_JOB_MAX_ATTEMPTS claims;
-    nothing of it was stored. Returns how many were reaped. Run by the beat reaper (curation.jobs_reap)."""
+def _requeue(rows: Any, *, max_attempts: int | None) -> int:
+    """Send `rows` back to the queue (after commit), or fail those claimed `max_attempts` times; how many."""
     with transaction.atomic():
         requeued, failed = job_reap(
-            stalled=IngestJob.objects.filter(_silent(stall_s)),
+            stalled=rows,
             waiting=IngestJob.State.PENDING,
             failed=IngestJob.State.FAILED,
             attempts_field="attempts",
-            max_attempts=settings.TATCURATE_JOB_MAX_ATTEMPTS,
+            max_attempts=max_attempts,
             state_field="state",
             describe=lambda job: f"ingestion {job.pk}",
         )
         for row in requeued:
             job_enqueue(task_name=TASK_NAME, args=[row.pk])
     return len(requeued) + len(failed)
+
+
+def ingest_jobs_reap(*, stall_s: float | None = None) -> int:
+    """Send a job whose worker went silent back to the queue, or fail it after TATCURATE_JOB_MAX_ATTEMPTS claims;
+    nothing of it was stored. Returns how many were reaped. Run by the beat reaper (curation.jobs_reap)."""
+    return _requeue(IngestJob.objects.filter(_silent(stall_s)), max_attempts=settings.TATCURATE_JOB_MAX_ATTEMPTS)
+
+
+def ingest_jobs_release_for_worker(*, worker: str) -> int:
+    """Send the jobs `worker` was running back to the queue at once, whatever their heartbeat (it is shutting down,
+    or started again under its old name after dying); never a failure. Called through curation.jobs on Celery's
+    worker_shutting_down, worker_shutdown and worker_ready."""
+    return _requeue(IngestJob.objects.filter(state=IngestJob.State.RUNNING, worker=worker), max_attempts=None)
 
 
 def paper_ingest_bounded(

@@ -22,7 +22,7 @@ from curation.datasets.models import ImportRecord, SourceRecord
 from curation.errors import Conflict, DomainError, InvalidInput, NotFound
 from curation.exports.rows import ITEM_CHUNK, release_items, release_rows
 from curation.exports.statistics import release_statistics
-from curation.jobs import job_claim, job_enqueue, job_heartbeating, job_reap, job_stall_cutoff, job_token
+from curation.jobs import job_claim, job_enqueue, job_heartbeating, job_reap, job_silent, job_token
 from curation.models import Batch, Context, Instance, InstanceRevision, Paper, Paragraph, Project, Table
 from curation.releases.models import ExportArtifact, Release, ReleaseContext, ReleaseCut, ReleaseItem
 from curation.services.lifecycle import instances_transition_bulk
@@ -567,7 +567,7 @@ def release_cut_request(
 def _silent(stall_s: float | None = None) -> Q:
     """A running job row whose worker has not renewed its heartbeat within `stall_s` (the one stall rule of
     curation.jobs when None)."""
-    return Q(state="running") & (Q(heartbeat_at__isnull=True) | Q(heartbeat_at__lt=job_stall_cutoff(stall_s)))
+    return job_silent(running="running", state_field="state", stall_s=stall_s)
 
 
 def _silent_reap(

@@ -34,6 +34,7 @@ from curation.jobs import (
     job_claim,
     job_heartbeating,
     job_reap,
+    job_silent,
     job_stall_cutoff,
     job_stall_seconds,
     job_task,
@@ -288,9 +289,7 @@ def backoff_s(attempt: int) -> float:
 
 def _silent(stall_s: float | None = None) -> Q:
     """A delivery mid-attempt whose worker missed its heartbeats (the one stall rule, curation.jobs)."""
-    return Q(state=WebhookDelivery.State.SENDING) & (
-        Q(heartbeat_at__isnull=True) | Q(heartbeat_at__lt=job_stall_cutoff(stall_s))
-    )
+    return job_silent(running=WebhookDelivery.State.SENDING, state_field="state", stall_s=stall_s)
 
 
 def delivery_send(*, delivery_id: int, worker: str = "") -> WebhookDelivery | None:
@@ -363,14 +362,8 @@ def deliveries_reap(*, stall_s: float | None = None) -> int:
     pending one whose attempt is overdue by the stall time (its message was lost). Run by the beat reaper."""
     stall_s = job_stall_seconds() if stall_s is None else stall_s
     with transaction.atomic():
-        requeued, failed = job_reap(
-            stalled=WebhookDelivery.objects.filter(_silent(stall_s)),
-            waiting=WebhookDelivery.State.PENDING,
-            failed=WebhookDelivery.State.FAILED,
-            attempts_field="attempts",
-            max_attempts=settings.TATCURATE_WEBHOOK_MAX_ATTEMPTS,
-            state_field="state",
-            describe=str,
+        requeued, failed = _requeue(
+            WebhookDelivery.objects.filter(_silent(stall_s)), max_attempts=settings.TATCURATE_WEBHOOK_MAX_ATTEMPTS
         )
         overdue = list(
             WebhookDelivery.objects.filter(
@@ -380,3 +373,28 @@ def deliveries_reap(*, stall_s: float | None = None) -> int:
         for delivery_id in {row.pk for row in requeued} | set(overdue):
             _nudge(delivery_id)
     return len(requeued) + len(failed) + len(overdue)
+
+
+def deliveries_release_for_worker(*, worker: str) -> int:
+    """Send again at once the deliveries `worker` was attempting, whatever their heartbeat (it is shutting down, or
+    started again under its old name after dying); never a give-up. Called through curation.jobs on Celery's
+    worker_shutting_down, worker_shutdown and worker_ready."""
+    held = WebhookDelivery.objects.filter(state=WebhookDelivery.State.SENDING, worker=worker)
+    with transaction.atomic():
+        requeued, _ = _requeue(held, max_attempts=None)
+        for delivery in requeued:
+            _nudge(delivery.pk)
+    return len(requeued)
+
+
+def _requeue(rows: Any, *, max_attempts: int | None) -> tuple[list[WebhookDelivery], list[WebhookDelivery]]:
+    """Take `rows` (deliveries mid-attempt) back to pending, or give up those attempted `max_attempts` times."""
+    return job_reap(
+        stalled=rows,
+        waiting=WebhookDelivery.State.PENDING,
+        failed=WebhookDelivery.State.FAILED,
+        attempts_field="attempts",
+        max_attempts=max_attempts,
+        state_field="state",
+        describe=str,
+    )

@@ -22,7 +22,14 @@ from django.utils import timezone
 from curation.endpoints.client import ChatClient
 from curation.endpoints.django_client import limiter_options
 from curation.endpoints.errors import EndpointError
-from curation.jobs import job_claim, job_heartbeat, job_heartbeat_seconds, job_release, job_stall_cutoff, job_token
+from curation.jobs import (
+    job_claim,
+    job_heartbeat,
+    job_heartbeat_seconds,
+    job_release,
+    job_silent,
+    job_token,
+)
 from curation.releases.models import ReleaseContext, ReleaseItem
 from curation.transient import TransientOutage, is_transient, transient_call
 from scoring.methods import MethodSettings, run_method
@@ -63,10 +70,9 @@ def chunk_predictions_fail(chunk: RunChunk) -> None:
 
 
 def _claim(chunk_id: int, token: str, worker: str) -> bool:
-    stale = job_stall_cutoff()
     return job_claim(
         rows=RunChunk.objects.filter(pk=chunk_id, run__status=Status.RUNNING).filter(
-            Q(status=RunChunk.Status.QUEUED) | Q(status=RunChunk.Status.RUNNING, heartbeat_at__lt=stale)
+            Q(status=RunChunk.Status.QUEUED) | job_silent(running=RunChunk.Status.RUNNING)
         ),
         token=token,
         worker=worker,

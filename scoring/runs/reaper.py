@@ -6,7 +6,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import transaction
 
-from curation.jobs import job_forgotten_seconds, job_reap, job_stall_cutoff, job_stall_seconds
+from curation.jobs import job_forgotten_seconds, job_reap, job_silent, job_stall_cutoff, job_stall_seconds
 from scoring.runs.chunks import chunk_predictions_fail
 from scoring.runs.models import RunChunk, ScoringRun
 from scoring.runs.states import chunks_enqueue, run_finish_if_done
@@ -42,7 +42,7 @@ def runs_reap(*, stall_s: float | None = None) -> int:
     forgotten_s = job_forgotten_seconds() if stall_s is None else 3 * stall_s
     stall_s = job_stall_seconds() if stall_s is None else stall_s
     stalled = RunChunk.objects.filter(
-        run__status=Status.RUNNING, status=RunChunk.Status.RUNNING, heartbeat_at__lt=job_stall_cutoff(stall_s)
+        job_silent(running=RunChunk.Status.RUNNING, stall_s=stall_s), run__status=Status.RUNNING
     )
     # A queued chunk long after its message was sent: the message was lost (a broker without redelivery).
     forgotten = RunChunk.objects.filter(

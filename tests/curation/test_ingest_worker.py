@@ -1,7 +1,8 @@
 """Ingestion end to end on a real Celery worker process (issue 19.3): the API answers 202 before anything is read,
 the worker reads each upload in its bounded child, a normal paper's tables appear, and hostile uploads fail their
 job with a reason a person understands while nothing of them is stored. A worker killed mid-job: the reaper hands
-the job to another worker, which stores the papers exactly once."""
+the job to another worker, which stores the papers exactly once; one that starts again under its old name hands
+its job back at once."""
 
 from __future__ import annotations
 
@@ -125,3 +126,41 @@ def test_an_ingestion_whose_worker_is_killed_is_finished_once_by_another_worker(
     assert (job.state, job.error, job.worker, job.attempts, job.claim_token) == ("done", "", second["hostname"], 2, "")
     assert Paper.objects.count() == 1 and job.results[0]["status"] == "created"
     assert not ingestion.ingest_job_folder(job).exists()  # the stored upload is gone once its papers are stored
+
+
+def test_a_worker_started_again_under_its_old_name_hands_back_its_ingestion_at_once(
+    project, personas, api_client_for, tmp_path, settings
+):
+    """kill -9 mid-job, then the same worker name starts again: on worker_ready it hands back what its dead
+    incarnation held (curation/tasks.py), and finishes the job itself — no reaper, no stall wait."""
+    hold = tmp_path / "hold-the-ingestion"
+    hold.write_text("while this file exists the instrumented worker waits before reading")
+    queue = private_queue("test-ingest-restart")
+    settings.TATCURATE_EXPORTS_QUEUE = queue
+    # A stall threshold of minutes: only the hand-back can free the job within this test.
+    slow_reaper = {"TATCURATE_EXPORTS_QUEUE": queue, "TATCURATE_JOB_HEARTBEAT_S": "60"}
+    client = api_client_for(personas["manager"])
+    upload = SimpleUploadedFile("2401.01234.tar.gz", tar_gz(tmp_path / "p.tar.gz", {"main.tex": PAPER}).read_bytes())
+    with celery_worker(
+        queue=queue, name="ingest-restarted", app="tests.support.held_ingest_worker",
+        env={**slow_reaper, "TATCURATE_TEST_INGEST_HOLD": str(hold)},
+    ) as first:  # fmt: skip
+        response = client.post(f"/api/projects/{project.slug}/papers/", {"files": [upload]}, format="multipart")
+        assert response.status_code == 202
+        job_id = response.json()["id"]
+        wait_for(
+            lambda: IngestJob.objects.filter(pk=job_id, state="running").exists(),
+            timeout=90,
+            what="the first worker to claim the ingestion",
+        )
+        os.killpg(first["process"].pid, signal.SIGKILL)
+        first["process"].wait()
+    job = IngestJob.objects.get(pk=job_id)
+    assert (job.state, job.worker, job.attempts) == ("running", first["hostname"], 1)
+    hold.unlink()
+    with celery_worker(queue=queue, name="ingest-restarted", env=slow_reaper) as again:
+        assert again["hostname"] == first["hostname"]
+        wait_for(lambda: finished([job_id]), timeout=90, what="the restarted worker to finish the ingestion")
+    job.refresh_from_db()
+    assert (job.state, job.error, job.worker, job.attempts, job.claim_token) == ("done", "", first["hostname"], 2, "")
+    assert Paper.objects.count() == 1 and job.results[0]["status"] == "created"

@@ -162,6 +162,59 @@ def test_no_service_imports_a_task_module():
     assert offenders == []
 
 
+def stall_filters(root, paths) -> list[str]:
+    """Where a module filters on a heartbeat's age itself (`heartbeat_at__lt=` / `heartbeat_at__isnull=`)."""
+    import ast
+
+    found = []
+    for path in paths:
+        for node in ast.walk(parsed(path)):
+            if isinstance(node, ast.keyword) and node.arg in ("heartbeat_at__lt", "heartbeat_at__isnull"):
+                found.append(f"{path.relative_to(root)}:{node.value.lineno}")
+    return found
+
+
+def test_the_stall_rule_is_one_filter_in_curation_jobs(tmp_path):
+    """Every reaper and every takeover of a silent row filters with `job_silent`; none writes the rule again."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    paths = [path for app in ("curation", "annotate", "scoring") for path in (root / app).rglob("*.py")]
+    offenders = stall_filters(root, [path for path in paths if path != root / "curation" / "jobs.py"])
+    assert offenders == []
+    assert stall_filters(root, [root / "curation" / "jobs.py"])  # the rule itself, so the check can see one
+    copy = tmp_path / "reaper.py"
+    copy.write_text("rows = Row.objects.filter(state='running', heartbeat_at__lt=cutoff)\n")
+    assert stall_filters(tmp_path, [copy]) == ["reaper.py:1"]
+
+
+@pytest.mark.django_db
+def test_a_silent_row_is_one_that_missed_its_beats_in_a_running_state(project, personas):
+    from curation.jobs import job_silent, job_stall_seconds
+    from curation.papers.models import IngestJob
+
+    now = timezone.now()
+    beats = {
+        "fresh": now,
+        "stale": now - timedelta(seconds=job_stall_seconds() + 1),
+        "never": None,
+    }
+    ids = {}
+    for name, beat in beats.items():
+        for state in ("running", "pending"):
+            job = IngestJob.objects.create(project=project, requested_by=personas["manager"], files=[])
+            IngestJob.objects.filter(pk=job.pk).update(state=state, heartbeat_at=beat)
+            ids[job.pk] = (name, state)
+    silent = IngestJob.objects.filter(job_silent(running="running", state_field="state"), pk__in=ids)
+    assert sorted(ids[pk] for pk in silent.values_list("pk", flat=True)) == [("never", "running"), ("stale", "running")]
+    both = job_silent(running=("running", "pending"), state_field="state")
+    assert IngestJob.objects.filter(both, pk__in=ids).count() == 4
+    patient = job_silent(running="running", state_field="state", stall_s=3600)  # an hour: only "never" is silent
+    assert [ids[pk] for pk in IngestJob.objects.filter(patient, pk__in=ids).values_list("pk", flat=True)] == [
+        ("never", "running")
+    ]
+
+
 @pytest.mark.django_db
 def test_one_failing_reaper_does_not_stop_the_others(monkeypatch, caplog):
     from curation import jobs

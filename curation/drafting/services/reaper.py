@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from curation.drafting.models import DraftingItem, DraftingRun
 from curation.drafting.services.runs import OPEN_ITEM_STATES, chunks_enqueue, chunks_pending, run_finish_if_done
-from curation.jobs import job_forgotten_seconds, job_reap, job_stall_cutoff
+from curation.jobs import job_forgotten_seconds, job_reap, job_silent, job_stall_cutoff
 
 logger = logging.getLogger(__name__)
 
@@ -36,10 +36,9 @@ def items_reap(*, stall_s: float | None = None) -> int:
     the new worker is called); an item claimed TATCURATE_JOB_MAX_ATTEMPTS times fails instead. Returns how many
     items were reaped. Run by the beat reaper (curation.jobs_reap); `stall_s` defaults to the one stall rule."""
     stalled = DraftingItem.objects.filter(
+        job_silent(running=OPEN_ITEM_STATES, stall_s=stall_s),
         run__status__in=(DraftingRun.Status.QUEUED, DraftingRun.Status.RUNNING),
         run__started_at__isnull=False,
-        status__in=OPEN_ITEM_STATES,
-        heartbeat_at__lt=job_stall_cutoff(stall_s),
     ).exclude(status=DraftingItem.Status.PENDING, worker="")  # no worker began it: _silent_runs_resend's part
     with transaction.atomic():
         requeued, failed = job_reap(

@@ -1,5 +1,6 @@
 """A small webhook receiver on localhost (http.server in a thread) that records each request and answers with the
-statuses it is told to, in order (the last one repeats)."""
+statuses it is told to, in order (the last one repeats); given `hold`, it answers the first request only once that
+event is set (a receiver that is slow while a test stops the worker)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
 @contextmanager
-def receiver(statuses: list[int] | None = None):
+def receiver(statuses: list[int] | None = None, *, hold: threading.Event | None = None):
     """Yields {'url', 'requests'}: each request as {'headers', 'body'}."""
     answers = list(statuses or [200])
     requests: list[dict] = []
@@ -19,6 +20,8 @@ def receiver(statuses: list[int] | None = None):
             body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
             requests.append({"headers": dict(self.headers.items()), "body": body})
             status = answers[min(len(requests) - 1, len(answers) - 1)]
+            if hold is not None and len(requests) == 1:
+                hold.wait(timeout=120)
             reply = f"answered {status}".encode()
             self.send_response(status)
             self.send_header("Content-Length", str(len(reply)))
@@ -34,6 +37,8 @@ def receiver(statuses: list[int] | None = None):
     try:
         yield {"url": f"http://127.0.0.1:{server.server_address[1]}/hook", "requests": requests}
     finally:
+        if hold is not None:
+            hold.set()
         server.shutdown()
         server.server_close()
 

@@ -1,10 +1,14 @@
 """Webhook deliveries end to end on a real Celery worker process: a receiver on localhost gets a signed
 `release.cut` that verifies with the hook's secret; 5xx answers are retried with backoff and every attempt is
-recorded; an unreachable receiver is given up after the bounded attempts."""
+recorded; an unreachable receiver is given up after the bounded attempts; a worker stopped mid-attempt hands the
+delivery back at once."""
 
 from __future__ import annotations
 
 import json
+import os
+import signal
+import threading
 
 import pytest
 
@@ -118,3 +122,33 @@ def test_a_4xx_answer_is_not_retried(project, personas, webhook_worker):
         done = wait_for(lambda: _finished(delivery.pk), timeout=60, what="the delivery to fail")
         assert len(hook_receiver["requests"]) == 1
     assert (done.state, done.attempts) == ("failed", 1) and "not retried" in done.error
+
+
+def test_a_worker_stopped_mid_attempt_hands_the_delivery_back_at_once(project, personas, settings):
+    """A cold shutdown abandons the attempt in progress; the worker hands the delivery back as it stops
+    (curation/tasks.py), so a replacement sends it again without waiting for the stall reaper."""
+    queue = private_queue("test-webhooks-stop")
+    settings.TATCURATE_WEBHOOKS_QUEUE = queue
+    # A stall threshold of minutes: only the worker's own hand-back can free the delivery within this test.
+    env = {"TATCURATE_WEBHOOKS_QUEUE": queue, "TATCURATE_JOB_HEARTBEAT_S": "60"}
+    hold = threading.Event()
+    with receiver([200], hold=hold) as hook_receiver:
+        hook, _ = webhook_services.webhook_create(
+            project=project, actor=personas["manager"], url=hook_receiver["url"], events=["release.cut"]
+        )
+        # prefork: a cold shutdown terminates the child running the task, then the worker itself shuts down.
+        with celery_worker(queue=queue, env=env, concurrency=2) as first:
+            delivery = webhook_services.webhook_test_send(
+                project=project, actor=personas["manager"], webhook_id=hook.pk
+            )
+            wait_for(lambda: len(hook_receiver["requests"]) == 1, timeout=60, what="the first attempt to arrive")
+            assert WebhookDelivery.objects.get(pk=delivery.pk).worker == first["hostname"]
+            os.killpg(first["process"].pid, signal.SIGQUIT)  # cold shutdown: the attempt in progress is abandoned
+            first["process"].wait(timeout=60)
+        delivery.refresh_from_db()
+        assert (delivery.state, delivery.claim_token, delivery.attempts) == ("pending", "", 1)
+        with celery_worker(queue=queue, name="hooks-replacement", env=env) as second:
+            done = wait_for(lambda: _finished(delivery.pk), timeout=60, what="the replacement to deliver")
+        assert len(hook_receiver["requests"]) == 2
+    assert (done.state, done.attempts, done.worker) == ("delivered", 2, second["hostname"])
+    assert list(done.attempt_rows.values_list("number", "status_code")) == [(2, 200)]  # the abandoned one left none

@@ -356,3 +356,29 @@ def test_the_reaper_sends_a_silent_workers_delivery_again_and_gives_up_after_its
     webhook_services.deliveries_reap(stall_s=60)
     delivery.refresh_from_db()
     assert delivery.state == "failed" and "Given up after 2 attempts" in delivery.error
+
+
+def test_a_worker_hands_back_the_deliveries_it_is_attempting_at_once(
+    project, personas, monkeypatch, django_capture_on_commit_callbacks
+):
+    """On shutdown or a restart under its old name (curation/tasks.py) a worker's deliveries mid-attempt go back to
+    pending whatever their heartbeat, never given up, and are sent again; another worker's are left alone."""
+    from curation.jobs import jobs_release_for_worker
+
+    hook_for(project, personas)
+    [mine] = webhook_services.webhook_emit(project=project, event="release.cut", payload={})
+    [theirs] = webhook_services.webhook_emit(project=project, event="release.cut", payload={})
+    sent: list = []
+    monkeypatch.setattr(job_task("curation.webhook_deliver"), "apply_async", lambda args=None, **kw: sent.append(args))
+    now = timezone.now()
+    for delivery, worker in ((mine, "hooks@host-a"), (theirs, "hooks@host-b")):
+        WebhookDelivery.objects.filter(pk=delivery.pk).update(
+            state="sending", attempts=9, claim_token="t", worker=worker, heartbeat_at=now
+        )
+    with django_capture_on_commit_callbacks(execute=True):
+        counts = jobs_release_for_worker(worker="hooks@host-a")
+    assert counts["webhook deliveries"] == 1 and sent == [[mine.pk]]
+    mine.refresh_from_db()
+    theirs.refresh_from_db()
+    assert (mine.state, mine.claim_token, mine.error) == ("pending", "", "")  # 9 attempts, still not given up
+    assert (theirs.state, theirs.claim_token) == ("sending", "t")
