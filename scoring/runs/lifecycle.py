@@ -79,7 +79,11 @@ def run_retry_failed(*, run: ScoringRun, actor: AbstractBaseUser | None) -> int:
         if not positions:
             raise InvalidInput("This run has no failed predictions.")
         if not run_transition(
-            run, (Status.COMPLETED, Status.FAILED, Status.CANCELLED, Status.PAUSED), Status.RUNNING, finished_at=None
+            run,
+            (Status.COMPLETED, Status.FAILED, Status.CANCELLED, Status.PAUSED),
+            Status.RUNNING,
+            finished_at=None,
+            error="",
         ):
             raise Conflict(f"Run {run.pk} is {run.status}; wait until it stops.")
         failed.delete()

@@ -76,11 +76,16 @@ def run_results_compute(*, run: ScoringRun) -> dict[str, Any]:
     return summary
 
 
-def run_progress(run: ScoringRun) -> dict[str, Any]:
-    """Done, failed, remaining, rate (items/s over the run so far) and an ETA in seconds."""
-    counts = Prediction.objects.filter(run=run).aggregate(
+def prediction_counts(run: ScoringRun) -> dict[str, int]:
+    """How many items of the run have a prediction (`done`) and how many of those failed (`failed`)."""
+    return Prediction.objects.filter(run=run).aggregate(
         done=Count("id"), failed=Count("id", filter=Q(status=Prediction.Status.FAILED))
     )
+
+
+def run_progress(run: ScoringRun) -> dict[str, Any]:
+    """Done, failed, remaining, rate (items/s over the run so far) and an ETA in seconds."""
+    counts = prediction_counts(run)
     done, total = counts["done"], run.items_total
     elapsed = (timezone.now() - run.started_at).total_seconds() if run.started_at else 0.0
     if run.finished_at and run.started_at:

@@ -1,5 +1,6 @@
 """The run's status changes only by compare-and-set (`run_transition`); chunks are sent to the workers once the
-transaction commits (`chunks_enqueue`); the last chunk done completes the run and computes its results."""
+transaction commits (`chunks_enqueue`); the last chunk done finishes the run — completed, or failed when no item
+was answered — and computes its results."""
 
 from __future__ import annotations
 
@@ -12,8 +13,8 @@ from django.utils import timezone
 from curation.jobs import job_enqueue
 from curation.releases.models import ReleaseItem
 from curation.webhooks.services import webhook_emit
-from scoring.runs.models import RunChunk, ScoringRun
-from scoring.runs.progress import run_results_compute
+from scoring.runs.models import Prediction, RunChunk, ScoringRun
+from scoring.runs.progress import prediction_counts, run_results_compute
 
 Status = ScoringRun.Status
 logger = logging.getLogger(__name__)
@@ -36,7 +37,9 @@ FINISHED = (Status.COMPLETED, Status.FAILED)
 
 
 def run_finished_payload(run: ScoringRun) -> dict[str, Any]:
-    """What the `scoring_run.finished` webhook event says about a run."""
+    """What the `scoring_run.finished` webhook event says about a run: its final status (completed or failed), how
+    many of its items failed, and why it failed."""
+    counts = prediction_counts(run)
     return {
         "run": {
             "id": run.pk,
@@ -45,6 +48,7 @@ def run_finished_payload(run: ScoringRun) -> dict[str, Any]:
             "method": run.method,
             "setting": run.setting,
             "items_total": run.items_total,
+            "items_failed": counts["failed"],
             "finished_at": run.finished_at,
             "error": run.error,
         },
@@ -62,7 +66,9 @@ def chunks_enqueue(run: ScoringRun, chunk_ids: list[int]) -> None:
 
 
 def run_finish_if_done(*, run_id: int) -> bool:
-    """Running → completed once every chunk is done (exactly one caller wins), then compute the results."""
+    """Running → finished once every chunk is done (exactly one caller wins), then compute the results. Finished
+    is `completed` when at least one item was answered, `failed` (with the first item's error) when every one
+    failed — the endpoint never answered, the sandbox refused every program; "retry failed" redoes either."""
     if RunChunk.objects.filter(run_id=run_id).exclude(status=RunChunk.Status.DONE).exists():
         return False
     run = ScoringRun.objects.get(pk=run_id)
@@ -73,7 +79,13 @@ def run_finish_if_done(*, run_id: int) -> bool:
     if items.exclude(predictions__run_id=run_id).exists():
         logger.warning("run %s: every chunk is done but some items have no prediction; not completing", run_id)
         return False
-    if not run_transition(run, (Status.RUNNING,), Status.COMPLETED, finished_at=timezone.now()):
+    counts = prediction_counts(run)
+    target, why = Status.COMPLETED, {}
+    if counts["done"] and counts["failed"] == counts["done"]:
+        first = Prediction.objects.filter(run_id=run_id).order_by("position").values_list("error", flat=True).first()
+        target = Status.FAILED
+        why = {"error": f"Every one of the {counts['done']} items failed; the first: {first or 'no reason given'}"}
+    if not run_transition(run, (Status.RUNNING,), target, finished_at=timezone.now(), **why):
         return False
     run_results_compute(run=run)
     return True

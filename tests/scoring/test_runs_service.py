@@ -186,3 +186,58 @@ def test_a_worker_starting_again_under_its_name_hands_back_its_dead_chunks_at_on
     assert RunChunk.objects.get(pk=first.pk).status == "queued"
     assert RunChunk.objects.get(pk=second.pk).status == "running"  # another worker's chunk is not touched
     assert run_chunks.chunk_process(chunk_id=first.pk) == "done"
+
+
+def finished_events(run) -> list[dict]:
+    """What the project's `scoring_run.finished` deliveries said about `run`, in order."""
+    import json
+
+    from curation.webhooks.models import WebhookDelivery
+
+    bodies = WebhookDelivery.objects.filter(event="scoring_run.finished").order_by("pk").values_list("body", flat=True)
+    events = [json.loads(body)["data"]["run"] for body in bodies]
+    return [event for event in events if event["id"] == run.pk]
+
+
+def test_a_run_whose_every_item_fails_finishes_failed_and_its_webhook_says_so(project, personas, started):
+    from curation.webhooks.services import webhook_create
+
+    webhook_create(
+        project=project, actor=personas["manager"], url="http://127.0.0.1:9/hook", events=["scoring_run.finished"]
+    )
+    run, server = started["run"], started["server"]
+    server.default = fs.server_error(503)  # the endpoint never answers: every item fails
+    for chunk_id in run.chunks.values_list("pk", flat=True):
+        run_chunks.chunk_process(chunk_id=chunk_id)
+    run.refresh_from_db()
+    assert run.status == "failed" and Prediction.objects.filter(run=run, status="failed").count() == 4
+    assert run.error.startswith("Every one of the 4 items failed; the first: EndpointRetriesExhausted")
+    [event] = finished_events(run)
+    assert (event["status"], event["items_total"], event["items_failed"]) == ("failed", 4, 4)
+    assert event["error"] == run.error
+    # Retried once the endpoint is back: the same run completes, its error gone, and says so too.
+    server.default = fs.ok("Answer: 2019")
+    assert run_lifecycle.run_retry_failed(run=run, actor=personas["manager"]) == 4
+    for chunk_id in run.chunks.filter(status="queued").values_list("pk", flat=True):
+        run_chunks.chunk_process(chunk_id=chunk_id)
+    run.refresh_from_db()
+    assert (run.status, run.error) == ("completed", "")
+    assert [(e["status"], e["items_failed"], e["error"]) for e in finished_events(run)] == [
+        ("failed", 4, event["error"]),
+        ("completed", 0, ""),
+    ]
+
+
+def test_a_run_with_some_failed_items_completes_and_its_webhook_counts_them(project, personas, started):
+    from curation.webhooks.services import webhook_create
+
+    webhook_create(
+        project=project, actor=personas["manager"], url="http://127.0.0.1:9/hook", events=["scoring_run.finished"]
+    )
+    run, server = started["run"], started["server"]
+    server.script(fs.server_error(503), fs.bad_request("maximum context length exceeded"))
+    for chunk_id in run.chunks.values_list("pk", flat=True):
+        run_chunks.chunk_process(chunk_id=chunk_id)
+    run.refresh_from_db()
+    [event] = finished_events(run)
+    assert (run.status, event["status"], event["items_failed"], event["error"]) == ("completed", "completed", 2, "")
