@@ -323,6 +323,14 @@ class ToolBox:
         hint = f" Did you mean {', '.join(map(repr, close))}?" if close else ""
         raise ToolError(f"no table labelled {label!r}.{hint} Tables: {', '.join(map(repr, labels)) or 'none'}")
 
+    def table_id(self, name: str) -> str:
+        """The label of the table `name` names, as `table` resolves it (its label or its reader name, "Table 2"), or
+        `name` itself when it names none: two calls naming one table either way compare equal by it."""
+        try:
+            return self.table(name).label
+        except ToolError:
+            return name
+
     @staticmethod
     def _resolve(name: str, candidates: Sequence[str], kind: str, table: _Table) -> int:
         for index, candidate in enumerate(candidates):

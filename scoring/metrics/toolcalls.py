@@ -5,16 +5,18 @@ Post-processing, in order: `think` and `final_answer` calls are dropped; `less_t
 (the essential search's `result` is that name — a string, or a mapping such as {table, row}; a list result is searched
 item by item, so a search returning several hits is credited when one of them is the name, and one search naming
 several essential names credits each of them while counting once as a true call);
-list arguments compare as multisets; each essential action is matched at most once, so a repeated identical call
-counts once as true and the rest as false. Precision = true calls / scored calls; recall = matched essential
-actions / essential actions. The error rate is the share of outputs with at least one failing tool call.
+list arguments compare as multisets; a `table` argument compares as the table it names when the caller gives the
+tools' resolver (`table_id`: "Table 2" and its label "tab:results" are one table); each essential action is matched
+at most once, so a repeated identical call counts once as true and the rest as false. Precision = true calls /
+scored calls; recall = matched essential actions / essential actions. The error rate is the share of outputs with
+at least one failing tool call.
 """
 
 from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -113,13 +115,25 @@ def _search_credited(call: ToolCall, expected: Any) -> bool:
     return result_contains(call.result, expected)
 
 
-def _matches(call: ToolCall, essential: ToolCall) -> bool:
+TableId = Callable[[str], str]
+
+
+def _table_named(arguments: Any, table_id: TableId | None) -> Any:
+    """`arguments` with its `table` argument replaced by the id of the table it names (unchanged without one)."""
+    if table_id is None or not isinstance(arguments, Mapping) or not isinstance(arguments.get("table"), str):
+        return arguments
+    return {**arguments, "table": table_id(arguments["table"])}
+
+
+def _matches(call: ToolCall, essential: ToolCall, table_id: TableId | None = None) -> bool:
     if call.name != essential.name:
         return False
     if call.name.startswith("search_") and essential.result is not None:
         # The paper credits any search whose result contained the right name, whatever the query was.
         return _search_credited(call, essential.result)
-    return canonical_arguments(call.arguments) == canonical_arguments(essential.arguments)
+    return canonical_arguments(_table_named(call.arguments, table_id)) == canonical_arguments(
+        _table_named(essential.arguments, table_id)
+    )
 
 
 @dataclass
@@ -134,8 +148,11 @@ class ToolCallScore:
     has_error: bool
 
 
-def score_tool_calls(calls: Sequence[ToolCall], essential_actions: Sequence[ToolCall]) -> ToolCallScore:
-    """Compare one output's tool calls with its essential actions after the paper's post-processing."""
+def score_tool_calls(
+    calls: Sequence[ToolCall], essential_actions: Sequence[ToolCall], *, table_id: TableId | None = None
+) -> ToolCallScore:
+    """Compare one output's tool calls with its essential actions after the paper's post-processing; `table_id`
+    (the ToolBox's `table_id` over the item's tables) says which table a `table` argument names."""
     essentials = [normalise_call(action) for action in essential_actions if action.name not in EXCLUDED_TOOLS]
     scored = [normalise_call(call) for call in calls if call.name not in EXCLUDED_TOOLS]
     matched = [False] * len(essentials)
@@ -143,13 +160,15 @@ def score_tool_calls(calls: Sequence[ToolCall], essential_actions: Sequence[Tool
     for call in scored:
         if call.name.startswith("search_"):
             # One search whose hit list names several essential names discovered them all: one true call.
-            credited = [i for i, essential in enumerate(essentials) if not matched[i] and _matches(call, essential)]
+            credited = [
+                i for i, essential in enumerate(essentials) if not matched[i] and _matches(call, essential, table_id)
+            ]
             for index in credited:
                 matched[index] = True
             true_positives += bool(credited)
             continue
         for index, essential in enumerate(essentials):
-            if not matched[index] and _matches(call, essential):
+            if not matched[index] and _matches(call, essential, table_id):
                 matched[index] = True
                 true_positives += 1
                 break

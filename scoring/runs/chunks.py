@@ -256,6 +256,7 @@ def predict_item(
         scale=fields.get("scale") or "",
         tool_trace=trace,
         program_tokens=program_tokens,
+        context=context,
         **_metric_options(run, item),
     )
     fields["metrics"] = metrics

@@ -11,6 +11,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from curation.toolkit.extraction import is_abstention
+from curation.toolkit.tools import ToolBox
+from scoring.methods.base import tool_tables
 from scoring.metrics import aggregate, finqa, scitat, tatqa, toolcalls
 
 TATQA_FORMATS = ("tatqa", "tatdqa")
@@ -108,8 +110,10 @@ def item_metrics(
     program_tokens: Sequence[str] | None = None,
     bertscorer: scitat.TextScorer | None = None,
     scale_mode: tatqa.ScaleMode = "predicted",
+    context: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Every figure that applies to one prediction of one item, plus `is_correct` and token counts.
+    """Every figure that applies to one prediction of one item, plus `is_correct` and token counts. `context` (the
+    item's frozen context) lets a tool call name a table by its label or its reader name, as the tools accept.
 
     `scale_mode="ignore"` scores TAT-QA answers without the predicted scale (the eval card's option for zero-shot
     models, which rarely give one); SciTaT EM and F1 never use the scale."""
@@ -161,7 +165,8 @@ def item_metrics(
     if tool_trace or item.get("essential_actions"):
         calls = tool_calls_of(tool_trace)
         essentials = essential_calls(item)
-        scored = toolcalls.score_tool_calls(calls, essentials)
+        tables = tool_tables(context)
+        scored = toolcalls.score_tool_calls(calls, essentials, table_id=ToolBox(tables).table_id if tables else None)
         metrics.update(
             tool_calls=scored.scored_calls,
             tool_error=scored.has_error,

@@ -128,3 +128,46 @@ def test_data_tools_prompt_tells_the_model_to_do_the_arithmetic_itself():
     assert "perform any necessary arithmetic manually" in data_system
     assert "perform any necessary arithmetic manually" not in all_chat.calls[0]["messages"][0]["content"]
     assert "list_tables" in data_system and "search_row_names" in data_system
+
+
+def test_a_table_named_by_its_reader_name_matches_the_essential_action_naming_its_label():
+    """The tools accept a table by label ("tab:glue") or by what the paper calls it ("Table 1"); so does scoring."""
+    draft = _draft("cell_difference", row_a="BERT-large", row_b="BERT-base", column="Test")
+    assert {a["arguments"].get("table") for a in draft["essential_actions"] if a["tool"] == "get_cell"} == {"tab:glue"}
+    output, _ = _loop(
+        draft["question"],
+        [
+            {"tool": "list_tables", "arguments": {}},
+            {"tool": "search_row_names", "arguments": {"query": "bert"}},
+            {"tool": "search_column_names", "arguments": {"query": "test set"}},
+            {"tool": "get_cell", "arguments": {"table": "Table 1", "row": "BERT-large", "column": "Test"}},
+            {"tool": "get_cell", "arguments": {"table": "table 1", "row": "BERT-base", "column": "Test"}},
+            {"tool": "subtract", "arguments": {"a": "85.9", "b": "83.2"}},
+            {"tool": "final_answer", "arguments": {"answer": "2.7"}},
+        ],
+    )
+    cells = [step for step in output.tool_trace if step["name"] == "get_cell"]
+    assert [(step["is_error"], step["result"]) for step in cells] == [(False, "85.9"), (False, "83.2")]
+    metrics = item_metrics(
+        _item(draft), answer=output.answer, scale=output.scale, tool_trace=output.tool_trace, context=CONTEXT
+    )
+    assert (metrics["tool_precision"], metrics["tool_recall"]) == (1.0, 1.0)
+    # Without the item's tables the names are compared as text: the two cells do not count.
+    blind = item_metrics(_item(draft), answer=output.answer, scale=output.scale, tool_trace=output.tool_trace)
+    assert blind["tool_recall"] == pytest.approx(5 / 7)
+
+
+def test_a_table_argument_naming_no_table_never_matches():
+    draft = _draft("cell_difference", row_a="BERT-large", row_b="BERT-base", column="Test")
+    output, _ = _loop(
+        draft["question"],
+        [
+            {"tool": "get_cell", "arguments": {"table": "Table 9", "row": "BERT-large", "column": "Test"}},
+            {"tool": "final_answer", "arguments": {"answer": "2.7"}},
+        ],
+    )
+    assert output.tool_trace[0]["is_error"]
+    metrics = item_metrics(
+        _item(draft), answer=output.answer, scale=output.scale, tool_trace=output.tool_trace, context=CONTEXT
+    )
+    assert (metrics["tool_precision"], metrics["tool_recall"]) == (0.0, 0.0)
