@@ -19,6 +19,12 @@ class DeadlineState:
     seconds_left: int | None  # negative once passed; None without a deadline
     is_overdue: bool
     label: str  # "due in 2 days 3 h", "overdue by 5 h", "" without a deadline
+    is_settled: bool = False  # the batch settled or closed: its deadline no longer applies
+
+    @property
+    def is_pending(self) -> bool:
+        """The batch has a deadline that still applies (ahead, or passed while the work goes on)."""
+        return self.at is not None and not self.is_settled
 
     @property
     def when(self) -> str:
@@ -59,7 +65,7 @@ def deadline_state(batch: Any, *, now: datetime | None = None) -> DeadlineState:
     seconds_left = int((at - (now or timezone.now())).total_seconds())
     is_done = getattr(batch, "settled_at", None) is not None or getattr(batch, "state", "") == "closed"
     if is_done:
-        return DeadlineState(at, seconds_left, False, "settled")
+        return DeadlineState(at, seconds_left, False, "settled", is_settled=True)
     if seconds_left < 0:
         return DeadlineState(at, seconds_left, True, f"overdue by {duration_words(seconds_left)}")
     return DeadlineState(at, seconds_left, False, f"due in {duration_words(seconds_left)}")

@@ -10,6 +10,7 @@ from django.db.models import Count, Q
 from annotate.batches.announcements import AUDIENCE
 from annotate.batches.models import Announcement, AnnouncementRead
 from annotate.rendering import render_markdown
+from curation.deadlines import deadline_state
 from curation.members.selectors import members_of
 from curation.models import Project
 from curation.services.projects import require_role
@@ -18,7 +19,8 @@ from curation.states import Role
 
 def unread_announcements(user: AbstractBaseUser, *, project: Project | None = None) -> list[dict[str, Any]]:
     """Announcements of the viewer's projects (as annotator or verifier) the viewer has not marked read, oldest
-    first, each with its sanitised HTML: the same rule as unread guidelines, shown by the same banner."""
+    first, each with its sanitised HTML and, when it is about a batch whose deadline still applies, that deadline:
+    the same rule as unread guidelines, shown by the same banner."""
     if not getattr(user, "is_authenticated", False):
         return []
     read = AnnouncementRead.objects.filter(user=user).values("announcement_id")
@@ -31,7 +33,12 @@ def unread_announcements(user: AbstractBaseUser, *, project: Project | None = No
         .select_related("project", "batch", "created_by")
         .order_by("created_at", "id")[:5]
     )
-    return [{"announcement": a, "html": render_markdown(a.text)} for a in unread]
+    rows = []
+    for a in unread:
+        deadline = deadline_state(a.batch) if a.batch is not None else None
+        pending = deadline if deadline is not None and deadline.is_pending else None
+        rows.append({"announcement": a, "html": render_markdown(a.text), "deadline": pending})
+    return rows
 
 
 def announcements_of(*, user: AbstractBaseUser, project: Project, limit: int = 20) -> list[dict[str, Any]]:

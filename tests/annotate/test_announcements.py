@@ -40,7 +40,7 @@ def test_annotators_and_verifiers_see_it_on_every_page_until_they_mark_it_read(p
     pages = ("/", f"/p/{project.slug}/", f"/p/{project.slug}/work/", f"/p/{project.slug}/instances/")
     for url in pages:
         banner = banner_of(annotator.get(url).content.decode())
-        assert "<strong>Deadline</strong> is Friday." in banner and "batch B1" in banner, url
+        assert "<strong>Deadline</strong> is Friday." in banner and "about batch <strong>B1</strong>" in banner, url
     announcement = Announcement.objects.get()
     back = annotator.post(
         f"/p/{project.slug}/announcements/{announcement.pk}/read/", {"next": f"/p/{project.slug}/work/"}
@@ -131,3 +131,36 @@ def test_a_post_without_text_is_a_400_naming_the_field(project, personas, api_cl
     )
     assert response.status_code == 400 and "text" in response.json()
     assert not Announcement.objects.exists()
+
+
+def test_the_banner_says_who_wrote_it_about_which_batch_and_its_deadline_only_when_there_is_one(
+    project, personas, open_batch
+):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from curation.deadlines import deadline_state
+    from curation.models import Batch
+
+    post = {"project": project, "actor": personas["manager"]}
+    announcement_post(**post, text="Please re-read section 3.")
+    banner = banner_of(logged_in("annotator").get("/").content.decode())
+    assert "Please re-read section 3." in banner and "from manager" in banner
+    assert "about batch" not in banner and "deadline" not in banner  # about no batch: no batch, no deadline
+    AnnouncementRead.objects.all().delete()
+    Announcement.objects.all().delete()
+
+    announcement_post(**post, text="Take the long tables first.", batch_id=open_batch.pk)
+    banner = banner_of(logged_in("annotator").get("/").content.decode())
+    assert "about batch <strong>B1</strong>" in banner and "deadline" not in banner  # B1 has no deadline yet
+
+    Batch.objects.filter(pk=open_batch.pk).update(deadline_at=timezone.now() + timedelta(days=2, hours=5))
+    state = deadline_state(Batch.objects.get(pk=open_batch.pk))
+    banner = banner_of(logged_in("annotator").get("/").content.decode())
+    assert "Take the long tables first." in banner and "about batch <strong>B1</strong>" in banner
+    assert 'class="announcement-deadline"' in banner and state.when in banner and "due in 2 days" in banner
+
+    Batch.objects.filter(pk=open_batch.pk).update(settled_at=timezone.now())  # settled: the deadline is over
+    banner = banner_of(logged_in("annotator").get("/").content.decode())
+    assert "about batch <strong>B1</strong>" in banner and "deadline" not in banner

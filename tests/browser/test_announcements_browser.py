@@ -32,7 +32,7 @@ def test_an_annotator_sees_the_announcement_once_and_the_deadline(browser, live_
     expect(manager.locator(".messages")).to_contain_text("Deadline saved.")
     expect(manager.locator("tr[data-batch='B1'] .batch-deadline")).to_contain_text("due in 2 days")
     manager.get_by_label("Announcement (Markdown)").click()
-    manager.keyboard.type("Batch **B1** is due on Friday; read section 3 of the guidelines.")
+    manager.keyboard.type("Please read **section 3** of the guidelines before your next instance.")
     manager.locator("#announcements select[name=batch]").select_option(label="B1")
     manager.get_by_role("button", name="Post announcement").click()
     expect(manager.locator("#announcements")).to_contain_text("read by 0 of 5")
@@ -43,8 +43,15 @@ def test_an_annotator_sees_the_announcement_once_and_the_deadline(browser, live_
     annotator = log_in(browser, live_server, "annotator", width=390)
     banner = annotator.locator(".announcement-banner")
     expect(banner).to_have_count(1)
-    expect(banner).to_contain_text("Batch B1 is due on Friday")
-    expect(banner.locator("strong", has_text="B1")).to_be_visible()
+    # The manager's message, who wrote it, the batch it is about and that batch's deadline, as the queue words it.
+    expect(banner.locator(".announcement-text")).to_have_text(
+        "Please read section 3 of the guidelines before your next instance."
+    )
+    expect(banner.locator("strong", has_text="section 3")).to_be_visible()
+    expect(banner).to_contain_text("from manager")
+    expect(banner).to_contain_text("about batch B1")
+    expect(banner.locator(".announcement-deadline")).to_contain_text(re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d UTC"))
+    expect(banner.locator(".announcement-deadline")).to_contain_text("due in 2 days")
     follow(annotator, "Test Project", within="header.topbar nav")
     expect(annotator.locator(".announcement-banner")).to_have_count(1)  # still there until read
     if SCREENSHOTS:
