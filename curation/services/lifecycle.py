@@ -389,8 +389,9 @@ class _PreparingCursor(psycopg.Cursor):
 def _claim_cursor() -> Any:
     """A cursor for the claim. On PostgreSQL it prepares the statement, so each connection plans the claim once and
     then only executes it (Django's own cursors bind on the client, so every claim would be planned anew, which
-    took as long as executing it). Django's wrapper stays around it, so query logging and execute wrappers see
-    the claim as any other statement."""
+    took as long as executing it; psycopg drops a connection's prepared statements on a rollback, and the next
+    claim prepares it again). Django's wrapper stays around it, so query logging and execute wrappers see the
+    claim as any other statement."""
     if connection.vendor != "postgresql":
         return connection.cursor()
     connection.ensure_connection()
