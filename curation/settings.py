@@ -93,10 +93,9 @@ elif DATABASE_URL:
     # Django turns psycopg's prepared statements off; the claim's cursor (curation.services.lifecycle) asks for them
     # explicitly, and its one generic plan serves from the first claim on a connection. Django's own cursors bind on
     # the client and are never prepared, so neither setting touches them.
-    DATABASES["default"]["OPTIONS"] = {
-        "prepare_threshold": 1_000_000,
-        "options": "-c plan_cache_mode=force_generic_plan",
-    }
+    _url_options = DATABASES["default"].setdefault("OPTIONS", {})  # what the URL's query gives (sslmode, …) stays
+    _url_options["prepare_threshold"] = 1_000_000
+    _url_options["options"] = f"{_url_options.get('options', '')} -c plan_cache_mode=force_generic_plan".strip()
 else:
     DATABASES = {
         "default": {
