@@ -8,7 +8,7 @@ same 64 clients, request for request. Every claim is real: each client claims on
 trivial phases alternate in `--rounds` rounds after an untimed warm-up. A last phase has the clients submit
 what they claimed and claim again, which reports the claim + submit cycle rate. Target: zero double
 assignments, ratio ≥ 0.95 and claim p95 ≤ 1.2 × the trivial endpoint's p95 (`p95_ratio`).
-Usage: python benchmarks/queue_claim.py [--clients 64] [--per-client 16] [--rounds 4] [--database-url …]
+Usage: python benchmarks/queue_claim.py [--clients 64] [--per-client 16] [--rounds 4] [--database-url …] [--port N]
 """
 
 from __future__ import annotations
@@ -79,6 +79,27 @@ def prepare(clients: int, per_client: int) -> list[list[str]]:
     return tokens
 
 
+def autovacuum_analyze() -> list[str]:
+    """What autovacuum's analyze would have done by now, when the server has autovacuum off (a shared benchmark
+    machine): ANALYZE each table whose rows changed since its last analyze beyond autovacuum's own rule
+    (autovacuum_analyze_threshold + autovacuum_analyze_scale_factor × rows). The tables it names."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW autovacuum")
+        if cursor.fetchone()[0] == "on":
+            return []  # the server keeps the statistics itself
+        cursor.execute(
+            "SELECT s.relname FROM pg_stat_user_tables s JOIN pg_class c ON c.oid = s.relid"
+            " WHERE s.n_mod_since_analyze > current_setting('autovacuum_analyze_threshold')::float"
+            " + current_setting('autovacuum_analyze_scale_factor')::float * GREATEST(c.reltuples, 0)"
+        )
+        tables = [name for (name,) in cursor.fetchall()]
+        for name in tables:
+            cursor.execute(f'ANALYZE "{name}"')
+    return tables
+
+
 def run_clients(base: str, tokens: list[list[str]], work) -> tuple[float, list]:
     """Run `work(http, client_tokens)` in one thread per client, all starting together; (seconds, results)."""
     results: list = []
@@ -118,6 +139,7 @@ def main() -> None:
         "--database-url", default=os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/test")
     )
     parser.add_argument("--web-workers", type=int, default=4)
+    parser.add_argument("--port", type=int, default=0, help="the server's port (default: a free one)")
     args = parser.parse_args()
 
     # Named after the given database, so benchmarks of several checkouts on one server do not drop each other's.
@@ -125,7 +147,7 @@ def main() -> None:
     setup_django(database_url)
     tokens = prepare(args.clients, args.per_client)
 
-    port = free_port()
+    port = args.port or free_port()
     logging.getLogger("httpx").setLevel(logging.WARNING)
     env = {**os.environ, "DATABASE_URL": database_url, "DJANGO_DEBUG": "true", "DATABASE_CONN_MAX_AGE": "60"}
     server = subprocess.Popen(
@@ -168,13 +190,16 @@ def main() -> None:
         run_clients(base, tokens, warm_up)
         # Side by side: the two kinds of request alternate in rounds, so a slow moment of the machine
         # weighs on both alike. Each round claims once for a slice of every client's annotators, then
-        # sends as many trivial requests with the same tokens.
+        # sends as many trivial requests with the same tokens. Between rounds the statistics are kept as
+        # autovacuum keeps them on a live database (each round claims 1/12 of the drafts).
         claims: list = []
         trivial_latencies: list[float] = []
         claim_seconds = trivial_seconds = 0.0
+        analyzed = 0
         size = max(1, args.per_client // args.rounds)
         for start in range(0, args.per_client, size):
             round_tokens = [client_tokens[start : start + size] for client_tokens in tokens]
+            analyzed += len(autovacuum_analyze())
             seconds, results = run_clients(base, round_tokens, claim_once_each)
             claim_seconds, claims = claim_seconds + seconds, claims + results
             seconds, results = run_clients(base, round_tokens, trivial)
@@ -232,6 +257,7 @@ def main() -> None:
                 "trivial_rps": round(trivial_rps, 1),
                 "throughput_ratio": round(claim_rps / trivial_rps, 3),
                 "submit_and_claim_cycles_per_s": round(len(cycles) / cycle_seconds, 1) if cycles else None,
+                "tables_analyzed_between_rounds": analyzed,
                 **({"submit_and_claim_error": cycle_error} if cycle_error else {}),
             }
         )

@@ -269,6 +269,12 @@ class Instance(models.Model):
             models.Index(fields=["project", "status"], name="instance_project_status"),
             # The queue: drafts of a batch in id order (the claim's window).
             models.Index(fields=["batch", "id"], condition=Q(status="drafted"), name="instance_drafts_by_batch"),
+            # What an annotator holds (a lease, or work sent back): the claim and "Next" ask it every time.
+            models.Index(
+                fields=["author", "project"],
+                condition=Q(status__in=[Status.IN_REFINEMENT, Status.CHANGES_REQUESTED]),
+                name="instance_held_by_author",
+            ),
             # The project's latest change: the key of its cached figures (annotate.dashboard.figures).
             models.Index(fields=["project", "updated_at"], name="instance_project_updated"),
         ]
@@ -309,7 +315,21 @@ class TransitionEvent(models.Model):
     class Meta:
         ordering = ["instance", "created_at", "id"]
         # The dashboard's windows (submitted / validated per day, pay for a period) read the days they show.
-        indexes = [models.Index(fields=["to_status", "created_at"], name="event_status_time")]
+        indexes = [
+            models.Index(fields=["to_status", "created_at"], name="event_status_time"),
+            # The claim (curation.services.lifecycle): an annotator's last claims (reasoning types spread) and the
+            # drafts they set aside (skipped or gave back), read without the rest of their history.
+            models.Index(
+                fields=["actor", "id"],
+                condition=Q(from_status=Status.DRAFTED, to_status=Status.IN_REFINEMENT),
+                name="event_claims_by_actor",
+            ),
+            models.Index(
+                fields=["actor", "instance", "created_at"],
+                condition=Q(from_status=Status.IN_REFINEMENT, to_status=Status.DRAFTED),
+                name="event_set_asides_by_actor",
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"{self.from_status or 'new'} → {self.to_status} (instance {self.instance_id})"

@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
+import functools
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import Exists, F, OuterRef, QuerySet, Subquery
-from django.db.models.functions import Coalesce
+from django.db import connection
+from django.db.models import Exists, OuterRef, QuerySet, Subquery
 from django.utils import timezone
 
-from annotate.quality.models import GoldProbe
+from annotate.quality.models import GoldProbe, QualitySettings
 from annotate.quality.services import probe_numbered, probe_serve
 from curation.errors import Conflict, NotFound, NotPermitted
 from curation.models import Batch, Instance, Membership, Project
@@ -89,18 +92,27 @@ def queue_claim(*, project_slug: str, user: AbstractBaseUser) -> Claim | None:
     The fresh claim is the lifecycle's `instance_claim`: one conditional UPDATE that picks the row (batch
     order, reasoning types spread) and, on PostgreSQL, skips rows other claimers hold, so no instance is ever
     held by two annotators. It is tried first, because it only succeeds for a qualified annotator holding
-    nothing: then "Next" is that one statement. Otherwise one more query says why (a lease to give back, work
-    sent back, or a refusal). None when nothing is left. Expired leases are returned by the periodic reaper
-    (annotate.leases_reap, every minute), not here.
+    nothing and with nothing to be served instead (the look's rule, asked inside the same statement): then "Next"
+    is that one statement. Otherwise the look says whether hidden gold or a second copy comes instead, and one more
+    query says why nothing was claimed (a lease to give back, work sent back, or a refusal). None when nothing is
+    left. Expired leases are returned by the periodic reaper (annotate.leases_reap, every minute), not here.
     """
+    deadline = lease_deadline()
+    claimed = instance_claim(
+        project_slug=project_slug, actor=user, lease_expires_at=deadline, unless=_something_first_sql()
+    )
+    if claimed is not None:
+        return Claim(*claimed, deadline, how="claimed")
     look = _first_look(project_slug=project_slug, user=user)
     instead = _probe_instead(look=look, user=user) or _served_instead(look=look, user=user)
     if instead is not None:
         return instead
-    deadline = lease_deadline()
-    claimed = instance_claim(project_slug=project_slug, actor=user, lease_expires_at=deadline)
-    if claimed is not None:
-        return Claim(*claimed, deadline, how="claimed")
+    if look is not None and _something_first(look) and not look["is_busy"]:
+        # Hidden gold or a second copy was asked and had nothing for this user after all: a fresh draft then.
+        deadline = lease_deadline()
+        claimed = instance_claim(project_slug=project_slug, actor=user, lease_expires_at=deadline)
+        if claimed is not None:
+            return Claim(*claimed, deadline, how="claimed")
 
     state = _claimer_state(project_slug=project_slug, user=user)
     if state["held_id"] is not None:
@@ -133,31 +145,82 @@ def queue_claim(*, project_slug: str, user: AbstractBaseUser) -> Claim | None:
     return None
 
 
-def _first_look(*, project_slug: str, user: AbstractBaseUser) -> dict[str, Any] | None:
-    """In one query, what comes before a fresh claim: whether the annotator is busy (holds an instance or has work
-    sent back), hidden gold's settings and open probe, and each registered server's `pending` flag. One query when
-    hidden gold is off and nothing is pending (the common case), so "Next" stays two statements."""
+def _look(*, project_slug: str, user: AbstractBaseUser) -> QuerySet[Project]:
+    """What comes before a fresh claim, over the project row: whether the annotator is busy (holds an instance or
+    has work sent back), whether hidden gold is on or a probe of theirs is open, and each registered server's
+    `pending` flag. `_first_look` reads it; `_something_first_sql` asks it inside the claim."""
     mine = Instance.objects.filter(project_id=OuterRef("pk"), author_id=user.pk)
     pending = {f"pending_{index}": check(user) for index, (_, check) in enumerate(_SERVED_BEFORE_DRAFTS)}
     return (
         Project.objects.filter(slug=project_slug)
         .annotate(
-            gold_every=Coalesce(F("quality__gold_every"), 0),
+            is_gold_on=Exists(QualitySettings.objects.filter(project_id=OuterRef("pk"), gold_every__gte=2)),
             has_open_probe=Exists(
                 GoldProbe.objects.filter(project_id=OuterRef("pk"), user_id=user.pk, submitted_at=None)
             ),
             is_busy=Exists(mine.filter(status__in=(Status.IN_REFINEMENT, Status.CHANGES_REQUESTED))),
             **pending,
         )
-        .values("pk", "gold_every", "has_open_probe", "is_busy", *pending)
-        .first()
+        .values("pk", "is_gold_on", "has_open_probe", "is_busy", *pending)
     )
+
+
+def _comes_first() -> list[str]:
+    """The look's flags under which something may be served instead of a fresh draft (to someone not busy)."""
+    return ["is_gold_on", "has_open_probe", *(f"pending_{index}" for index in range(len(_SERVED_BEFORE_DRAFTS)))]
+
+
+def _something_first(look: dict[str, Any]) -> bool:
+    return any(look[flag] for flag in _comes_first())
+
+
+def _first_look(*, project_slug: str, user: AbstractBaseUser) -> dict[str, Any] | None:
+    """In one query, what comes before a fresh claim (`_look`), when the claim itself claimed nothing."""
+    return _look(project_slug=project_slug, user=user).order_by().first()
+
+
+# Placeholders the look is compiled with once (no user or project has them; the user id stays in the range of a
+# user's key, or Django would compile the comparison away): the claim passes the real ones as %(actor)s, %(slug)s.
+_ACTOR_PLACEHOLDER = -2_147_480_001
+_SLUG_PLACEHOLDER = "\x00the claimed project"
+
+
+_SOMETHING_FIRST = "EXISTS (SELECT 1 FROM ({look}) look WHERE {flags})"
+
+
+@functools.cache
+def _something_first_sql_for(vendor: str, servers: int) -> tuple[str, tuple[tuple[str, Any], ...]]:
+    placeholder_user = get_user_model()(pk=_ACTOR_PLACEHOLDER)
+    sql, params = _look(project_slug=_SLUG_PLACEHOLDER, user=placeholder_user).query.sql_with_params()
+    named: list[tuple[str, Any]] = []
+
+    def name(match: re.Match[str]) -> str:
+        if match.group() == "%%":
+            return "%%"
+        value = params[len(named)]
+        key = {_ACTOR_PLACEHOLDER: "actor", _SLUG_PLACEHOLDER: "slug"}.get(value, f"look_{len(named)}")
+        named.append((key, value))
+        return f"%({key})s"
+
+    sql = re.sub(r"%%|%s", name, sql)
+    if not {"actor", "slug"} <= {key for key, _ in named}:  # the look would not be about this user and project
+        raise RuntimeError("The queue's look no longer compiles with its user and project as parameters.")
+    flags = " OR ".join(f"look.{flag}" for flag in _comes_first())
+    fixed = tuple((key, value) for key, value in named if key.startswith("look_"))
+    return _SOMETHING_FIRST.format(look=sql, flags=flags), fixed
+
+
+def _something_first_sql() -> tuple[str, dict[str, Any]]:
+    """`_look`'s rule as an SQL condition for the claim (the claim claims nothing when it holds), compiled once per
+    process: its text never changes between claims, so PostgreSQL keeps one prepared plan for the claim with it."""
+    sql, fixed = _something_first_sql_for(connection.vendor, len(_SERVED_BEFORE_DRAFTS))
+    return sql, dict(fixed)
 
 
 def _probe_instead(*, look: dict[str, Any] | None, user: AbstractBaseUser) -> Claim | None:
     """Hidden gold in place of a fresh draft: the annotator's open probe, or a new one when one is due — only when
     they hold no instance and nothing was sent back to them (then "Next" would not give a fresh draft either)."""
-    if look is None or look["is_busy"] or not (look["has_open_probe"] or look["gold_every"] >= 2):
+    if look is None or look["is_busy"] or not (look["has_open_probe"] or look["is_gold_on"]):
         return None
     probe = probe_serve(project=Project.objects.get(pk=look["pk"]), user=user)
     if probe is None:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Iterable, Mapping
 from contextlib import nullcontext
 from datetime import datetime, timedelta
 from typing import Any
 
+import psycopg
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import connection, transaction
@@ -264,7 +266,7 @@ claimer AS (
         SELECT 1 FROM curation_instance h
         WHERE h.author_id = m.user_id AND h.project_id = m.project_id
           AND h.status IN ({in_refinement}, {changes_requested})
-      )
+      ){unless}
 ),
 recent AS (
     SELECT claimed.reasoning_type_id, COUNT(*) AS n
@@ -313,14 +315,14 @@ WHERE status = {drafted} AND id = (
     SELECT i.id
     FROM curation_instance i
     LEFT JOIN recent r ON COALESCE(r.reasoning_type_id, 0) = COALESCE(i.reasoning_type_id, 0)
-    WHERE i.id IN (SELECT id FROM upcoming) AND i.status = {drafted}
+    WHERE {among_upcoming} AND i.status = {drafted}
     ORDER BY CASE WHEN i.assigned_to_id = %(actor)s THEN 0 ELSE 1 END, COALESCE(r.n, 0), i.id
     LIMIT 1 {lock}
 )
 RETURNING id, version"""
 _CLAIM_AUDIT = """
 INSERT INTO curation_transitionevent (instance_id, actor_id, from_status, to_status, version, reason, created_at)
-SELECT id, %(actor)s, {drafted}, {in_refinement}, version, %(reason)s, %(now)s FROM {source}"""
+SELECT id, %(actor)s, {drafted}, {in_refinement}, version, CAST(%(reason)s AS text), %(now)s FROM {source}"""
 
 # A draft this annotator skipped (their own in_refinement → drafted) recently is set aside for them.
 _CLAIM_NOT_SET_ASIDE = """AND NOT EXISTS (
@@ -337,9 +339,10 @@ def _sql_literal(value: str) -> str:
     return f"'{value}'"
 
 
-def claim_sql() -> dict[str, str]:
+def claim_sql(unless: str = "") -> dict[str, str]:
     """The claim statements per database vendor (and SQLite's audit insert), with every status, role and batch
-    state taken from curation.states / the models, never copied: renaming a value renames it here too."""
+    state taken from curation.states / the models, never copied: renaming a value renames it here too. With
+    `unless` (an SQL condition), the claimer may claim only while it does not hold."""
     names = {
         "drafted": Status.DRAFTED.value,
         "in_refinement": Status.IN_REFINEMENT.value,
@@ -349,19 +352,25 @@ def claim_sql() -> dict[str, str]:
     }
     literals = {name: _sql_literal(value) for name, value in names.items()}
     literals["not_set_aside"] = _CLAIM_NOT_SET_ASIDE.format(**literals)
-    ctes = _CLAIM_CTES.format(**literals)
+    ctes = _CLAIM_CTES.format(unless=f"\n      AND NOT ({unless})" if unless else "", **literals)
+    # PostgreSQL reads the candidates by primary key whatever the table's size (with IN the planner may hash them
+    # against a scan of the whole table); SQLite has no arrays.
+    postgres_update = _CLAIM_UPDATE.format(
+        lock="FOR UPDATE OF i SKIP LOCKED", among_upcoming="i.id = ANY(ARRAY(SELECT id FROM upcoming))", **literals
+    )
+    sqlite_update = _CLAIM_UPDATE.format(lock="", among_upcoming="i.id IN (SELECT id FROM upcoming)", **literals)
     return {
         "postgresql": (
-            f"WITH {ctes},"
-            f"\nclaimed AS ({_CLAIM_UPDATE.format(lock='FOR UPDATE OF i SKIP LOCKED', **literals)}\n),"
+            f"WITH {ctes},\nclaimed AS ({postgres_update}\n),"
             f"\naudit AS ({_CLAIM_AUDIT.format(source='claimed', **literals)}\n)\nSELECT id, version FROM claimed"
         ),
-        "sqlite": f"WITH {ctes}{_CLAIM_UPDATE.format(lock='', **literals)}",
+        "sqlite": f"WITH {ctes}{sqlite_update}",
         "sqlite_audit": _CLAIM_AUDIT.format(source="(SELECT %(id)s AS id, %(version)s AS version)", **literals),
     }
 
 
 CLAIM_SQL = claim_sql()
+_claim_sql_unless = functools.cache(claim_sql)  # one text per caller's condition, so it stays one prepared plan
 
 
 def set_aside_since() -> datetime:
@@ -369,11 +378,39 @@ def set_aside_since() -> datetime:
     return timezone.now() - timedelta(hours=settings.TATCURATE_SET_ASIDE_HOURS)
 
 
+class _PreparingCursor(psycopg.Cursor):
+    """A psycopg cursor that binds parameters on the server and prepares every statement it runs (once per
+    connection: psycopg keeps the prepared statements by their text)."""
+
+    def execute(self, query: Any, params: Any = None, **options: Any) -> Any:
+        return super().execute(query, params, prepare=True)
+
+
+def _claim_cursor() -> Any:
+    """A cursor for the claim. On PostgreSQL it prepares the statement, so each connection plans the claim once and
+    then only executes it (Django's own cursors bind on the client, so every claim would be planned anew, which
+    took as long as executing it; psycopg drops a connection's prepared statements on a rollback, and the next
+    claim prepares it again). Django's wrapper stays around it, so query logging and execute wrappers see the
+    claim as any other statement."""
+    if connection.vendor != "postgresql":
+        return connection.cursor()
+    connection.ensure_connection()
+    raw = _PreparingCursor(connection.connection)
+    return connection.make_debug_cursor(raw) if connection.queries_logged else connection.make_cursor(raw)
+
+
 def instance_claim(
-    *, project_slug: str, actor: AbstractBaseUser, lease_expires_at: datetime, reason: str = "claimed from the queue"
+    *,
+    project_slug: str,
+    actor: AbstractBaseUser,
+    lease_expires_at: datetime,
+    reason: str = "claimed from the queue",
+    unless: tuple[str, Mapping[str, Any]] | None = None,
 ) -> tuple[int, int] | None:
     """Claim the next drafted instance of the project for `actor`: (id, version) of what they now hold, or None
     when nothing is left or they may not claim (not a qualified annotator, or already holding work there).
+    `unless` is the caller's SQL condition with its parameters (it may name %(actor)s and %(slug)s), asked in the
+    same statement: while it holds, nothing is claimed (the queue's "something comes before a fresh draft").
 
     One statement moves the row (see CLAIM_SQL), so two claimers never get the same instance. On PostgreSQL,
     with no hook watching claims, that statement is the whole transaction (no BEGIN/COMMIT round trips).
@@ -387,16 +424,18 @@ def instance_claim(
         "now": timezone.now(),
         "reason": reason,
         "set_aside_since": set_aside_since(),
+        **(unless[1] if unless else {}),
     }
+    statements = _claim_sql_unless(unless[0]) if unless else CLAIM_SQL
     hooks = _hooks_for(Status.IN_REFINEMENT)
     single_statement = connection.vendor == "postgresql" and not hooks
-    with nullcontext() if single_statement else transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute(CLAIM_SQL[connection.vendor], params)
+    with nullcontext() if single_statement else transaction.atomic(), _claim_cursor() as cursor:
+        cursor.execute(statements[connection.vendor], params)
         row = cursor.fetchone()
         if row is None:
             return None
         if connection.vendor != "postgresql":
-            cursor.execute(CLAIM_SQL["sqlite_audit"], {**params, "id": row[0], "version": row[1]})
+            cursor.execute(statements["sqlite_audit"], {**params, "id": row[0], "version": row[1]})
         if hooks:
             instance = Instance.objects.get(pk=row[0])
             for hook in hooks:

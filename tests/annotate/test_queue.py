@@ -550,3 +550,43 @@ def test_resume_api_by_role(personas, project, drafts, api_client_for, persona, 
     assert Instance.objects.get(pk=submitted.pk).status == (
         Status.IN_REFINEMENT if expected == 200 else Status.CHANGES_REQUESTED
     )
+
+
+def test_a_qualification_revoked_between_claims_is_refused_at_the_next_claim(personas, project, drafts):
+    """The claim reads membership and qualification inside its own statement on every call (prepared once per
+    connection on PostgreSQL, never a cached answer): a pause takes effect at the very next claim."""
+    from curation.models import Membership
+
+    user = personas["annotator"]
+    for _ in range(7):  # enough claims on this connection for the statement to be prepared and planned once
+        claim = queue_claim(project_slug=project.slug, user=user)
+        assert claim is not None and claim.how == "claimed"
+        instance_transition(instance_id=claim.instance_id, target=Status.DRAFTED, actor=None)  # the lease ran out
+    # What a hidden-gold pause does (annotate.quality.services.annotator_check).
+    Membership.objects.filter(project=project, user=user, role="annotator").update(is_qualified=False)
+    with pytest.raises(NotPermitted, match="qualification exam"):
+        queue_claim(project_slug=project.slug, user=user)
+    assert instance_claim(project_slug=project.slug, actor=user, lease_expires_at=lease_deadline()) is None
+    assert not Instance.objects.filter(project=project, status=Status.IN_REFINEMENT).exists()
+    Membership.objects.filter(project=project, user=user, role="annotator").update(is_qualified=True)
+    assert queue_claim(project_slug=project.slug, user=user).how == "claimed"  # re-qualified: at once again
+
+
+def test_the_claim_asks_the_queues_look_live_though_its_sql_is_compiled_once(personas, project, drafts):
+    """Hidden gold switched on after Next compiled its look: the claim with the look inside refuses (the queue then
+    asks hidden gold first), the bare claim does not."""
+    from annotate.quality.services import quality_configure
+    from annotate.work.queue import _something_first_sql
+
+    user = personas["annotator"]
+
+    def claim(**options):
+        return instance_claim(project_slug=project.slug, actor=user, lease_expires_at=lease_deadline(), **options)
+
+    claimed = claim(unless=_something_first_sql())
+    assert claimed is not None
+    instance_transition(instance_id=claimed[0], target=Status.DRAFTED, actor=None)
+    quality_configure(project=project, actor=personas["manager"], gold_every=2)
+    assert claim(unless=_something_first_sql()) is None
+    assert not Instance.objects.filter(project=project, status=Status.IN_REFINEMENT).exists()
+    assert claim() is not None
