@@ -376,13 +376,13 @@ class _FrozenSpill:
         self._contexts.close()
 
     def items_add(self, items: list[dict[str, Any]]) -> None:
-        self._items.writelines(json.dumps(item, ensure_ascii=False).encode() + b"\n" for item in items)
+        self._items.writelines(json.dumps(item).encode() + b"\n" for item in items)
         self.item_count += len(items)
 
     def contexts_add(self, contexts: dict[str, dict[str, Any]]) -> None:
         self._contexts.seek(0, 2)
         for key, data in contexts.items():
-            line = json.dumps(data, ensure_ascii=False).encode()
+            line = json.dumps(data).encode()  # ASCII escapes: any string the database takes goes to disk too
             self._places[key] = (self._contexts.tell(), len(line))
             self._contexts.write(line + b"\n")
 
