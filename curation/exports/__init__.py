@@ -96,7 +96,7 @@ def write_bundle(
 def source_papers(release: Any) -> list[dict[str, Any]]:
     """The papers the release's questions are asked over (key, title, arXiv id), once each, from its long contexts."""
     papers: dict[str, dict[str, Any]] = {}
-    for paper in release.contexts.filter(kind="long").values_list("data__paper", flat=True).iterator():
+    for paper in release.contexts.filter(kind="long").order_by("id").values_list("data__paper", flat=True).iterator():
         if isinstance(paper, dict) and paper.get("key"):
             papers.setdefault(paper["key"], paper)
     return [papers[key] for key in sorted(papers)]

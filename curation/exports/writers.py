@@ -144,18 +144,37 @@ PARQUET_SCHEMA = pa.schema(
 )
 
 
+# Rows turned into Arrow at a time: a row group is gathered as compact Arrow batches, not as Python dicts.
+PARQUET_CONVERT_ROWS = 200
+
+
 def write_parquet(path: Path, rows: Iterable[Row], progress: Callable[[int], None] | None) -> int:
-    """Parquet in record batches of PARQUET_BATCH_ROWS rows (one row group each), via pyarrow's ParquetWriter."""
+    """Parquet in row groups of PARQUET_BATCH_ROWS rows via pyarrow's ParquetWriter, each group gathered as Arrow
+    batches of PARQUET_CONVERT_ROWS rows and written as one (the file is the same as from one batch per group)."""
     count = 0
-    batch: list[dict[str, Any]] = []
+    pending: list[dict[str, Any]] = []
+    group: list[pa.RecordBatch] = []
+    grouped = 0
+
+    def group_write() -> None:
+        nonlocal count, grouped
+        writer.write_table(pa.Table.from_batches(group, schema=PARQUET_SCHEMA).combine_chunks())
+        count += grouped
+        group.clear()
+        grouped = 0
+
     with pq.ParquetWriter(str(path), PARQUET_SCHEMA, compression="zstd") as writer:
         for row in _counted(rows, progress):
-            batch.append(records.parquet_row(*row))
-            if len(batch) >= PARQUET_BATCH_ROWS:
-                writer.write_batch(pa.RecordBatch.from_pylist(batch, schema=PARQUET_SCHEMA))
-                count += len(batch)
-                batch = []
-        if batch or not count:
-            writer.write_batch(pa.RecordBatch.from_pylist(batch, schema=PARQUET_SCHEMA))
-            count += len(batch)
+            pending.append(records.parquet_row(*row))
+            if len(pending) >= PARQUET_CONVERT_ROWS or grouped + len(pending) >= PARQUET_BATCH_ROWS:
+                group.append(pa.RecordBatch.from_pylist(pending, schema=PARQUET_SCHEMA))
+                grouped += len(pending)
+                pending = []
+                if grouped >= PARQUET_BATCH_ROWS:
+                    group_write()
+        if pending or (not group and not count):  # an empty release still gets its one (empty) row group
+            group.append(pa.RecordBatch.from_pylist(pending, schema=PARQUET_SCHEMA))
+            grouped += len(pending)
+        if group:
+            group_write()
     return count

@@ -6,8 +6,10 @@ import hashlib
 import json
 import random
 import re
-from collections.abc import Callable, Iterator
+import tempfile
+from collections.abc import Callable, Container, Iterator
 from dataclasses import dataclass
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +38,8 @@ _VERSION_SUFFIX = re.compile(r"-v\d+$")  # the label adds the version: "demo-v1"
 DEFAULT_SPLIT_RATIOS = {"train": 0.8, "dev": 0.1, "test": 0.1}
 # The split every question marked "not answerable from this context" is frozen into, whatever the seed.
 UNANSWERABLE_SPLIT = "unanswerable"
+# Contexts written or read per query: long ones are whole papers, so fewer at once than items.
+CONTEXT_CHUNK = 200
 # Releases up to this many items are exported inside the request; bigger ones go to a Celery worker.
 SYNC_EXPORT_MAX_ITEMS = 5000
 
@@ -250,13 +254,15 @@ def _freeze_chunk(
     project: Project,
     chunk: list[int],
     frozen_contexts: dict[str, dict[str, Any]],
+    known_contexts: Container[str],
     seen_uids: set[str],
     question_sources: dict[int, SourceRecord],
     papers: dict[int, _PaperParts],
 ) -> list[dict[str, Any]]:
-    """Freeze the items of `chunk` (instance ids in release order) and any context they need that is not frozen yet.
-    Each call costs the same few queries whatever the chunk's size; an instance that is no longer validated
-    (changed since the cut began) fails the whole cut."""
+    """Freeze the items of `chunk` (instance ids in release order) and, into `frozen_contexts`, any context they need
+    that is neither there nor in `known_contexts` (frozen by an earlier chunk). `papers` keeps only the papers this
+    chunk needs, so what it holds is bounded by the chunk. Each call costs the same few queries whatever the chunk's
+    size; an instance that is no longer validated (changed since the cut began) fails the whole cut."""
     loaded = {
         i.pk: i
         for i in Instance.objects.filter(pk__in=chunk, status=Status.VALIDATED)
@@ -286,6 +292,8 @@ def _freeze_chunk(
     wanted = {i.context.paper_id for i in instances if i.context_id} | {
         r.paper_id for r in sources.values() if r.paper_id
     }
+    for gone in set(papers) - wanted:
+        del papers[gone]
     new_papers = wanted - set(papers)
     if new_papers:
         papers.update(_papers_load(new_papers))
@@ -319,12 +327,12 @@ def _freeze_chunk(
         if parts is not None and (instance.context_id or parts.tables or parts.paragraphs):
             # The long context is frozen beside every question, so both SciTaT settings cover the same questions.
             long_key = _context_key(paper_key, excluded)
-            if long_key not in frozen_contexts:
+            if long_key not in frozen_contexts and long_key not in known_contexts:
                 native = paper_sources[paper_id].data if paper_id in paper_sources else {}
                 frozen_contexts[long_key] = _freeze_paper(parts, paper_key, native, excluded=excluded)
         if instance.context_id and instance.context.kind == Context.Kind.SHORT:
             short_key = _context_key(f"{paper_key}/context-{instance.context_id}", excluded)
-            if short_key not in frozen_contexts:
+            if short_key not in frozen_contexts and short_key not in known_contexts:
                 native_record = context_sources.get(instance.context_id)
                 instance.context.paper = parts.paper
                 frozen_contexts[short_key] = _freeze_short(
@@ -347,6 +355,57 @@ def _freeze_chunk(
             )
         )
     return items
+
+
+class _FrozenSpill:
+    """What a cut has frozen so far, on disk (unnamed temporary files, gone with the process however it ends):
+    items in release order and contexts by key, so a cut holds a chunk in memory, not the whole release. In memory
+    stay only each context's key and place in its file."""
+
+    def __init__(self) -> None:
+        self._items = tempfile.TemporaryFile()
+        self._contexts = tempfile.TemporaryFile()
+        self._places: dict[str, tuple[int, int]] = {}  # context key → (offset, length) in its file
+        self.item_count = 0
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._places
+
+    def close(self) -> None:
+        self._items.close()
+        self._contexts.close()
+
+    def items_add(self, items: list[dict[str, Any]]) -> None:
+        self._items.writelines(json.dumps(item).encode() + b"\n" for item in items)
+        self.item_count += len(items)
+
+    def contexts_add(self, contexts: dict[str, dict[str, Any]]) -> None:
+        self._contexts.seek(0, 2)
+        for key, data in contexts.items():
+            line = json.dumps(data).encode()  # ASCII escapes: any string the database takes goes to disk too
+            self._places[key] = (self._contexts.tell(), len(line))
+            self._contexts.write(line + b"\n")
+
+    def context(self, key: str) -> dict[str, Any] | None:
+        place = self._places.get(key)
+        if place is None:
+            return None
+        self._contexts.seek(place[0])
+        return json.loads(self._contexts.read(place[1]))
+
+    def contexts(self, *, by_key: bool = False) -> Iterator[tuple[str, dict[str, Any]]]:
+        """(key, data) in the order they were frozen, or sorted by key (the order the content hash reads)."""
+        for key in sorted(self._places) if by_key else list(self._places):
+            yield key, self.context(key)  # type: ignore[misc]
+
+    def items(self, splits: Callable[[dict[str, Any]], None]) -> Iterator[dict[str, Any]]:
+        """The frozen items in release order, each given its split by `splits` first."""
+        self._items.flush()
+        self._items.seek(0)
+        for line in self._items:
+            item = json.loads(line)
+            splits(item)
+            yield item
 
 
 def _cut_scope(
@@ -399,56 +458,102 @@ def release_cut(
     `before_commit` runs inside the write transaction once everything is written; if it raises, nothing of the cut
     remains (a worker that lost its claim on the ReleaseCut meanwhile).
 
-    The instances are read and frozen outside any transaction (so a worker's progress is visible); what is written
-    (the release, its frozen rows and the batched moves) is one transaction, whose conditional UPDATE checks each
-    instance is still validated at the version that was frozen: an instance changed meanwhile fails the whole cut
-    (Conflict) and nothing of it remains."""
+    The instances are read and frozen a chunk at a time outside any transaction (so a worker's progress is visible),
+    each chunk going to disk (`_FrozenSpill`), so memory is bounded by a chunk and time grows with the items; what is
+    written (the release, its frozen rows and the batched moves, a chunk per query) is one transaction, whose
+    conditional UPDATE checks each instance is still validated at the version that was frozen: an instance changed
+    meanwhile fails the whole cut (Conflict) and nothing of it remains."""
     slug, batches, instance_ids = _cut_scope(
         project=project, actor=actor, name=name, batch_ids=batch_ids, in_file_order=import_record is not None
     )
-    # The instances are read and frozen a chunk at a time, each chunk with a fixed number of queries (its
-    # instances with everything they reference, their source records, and the papers first met in it).
-    frozen_contexts: dict[str, dict[str, Any]] = {}
-    items: list[dict[str, Any]] = []
+    spill = _FrozenSpill()
+    try:
+        return _cut_write(
+            project=project,
+            actor=actor,
+            slug=slug,
+            batches=batches,
+            instance_ids=instance_ids,
+            spill=spill,
+            release_fields={
+                "description": description,
+                "changelog": changelog,
+                "license": license,
+                "citation": citation,
+                "import_record": import_record,
+            },
+            split_seed=split_seed,
+            split_ratios=split_ratios,
+            progress=progress,
+            before_commit=before_commit,
+        )
+    finally:
+        spill.close()
+
+
+def _cut_write(
+    *,
+    project: Project,
+    actor: AbstractBaseUser | None,
+    slug: str,
+    batches: list[Batch],
+    instance_ids: list[int],
+    spill: _FrozenSpill,
+    release_fields: dict[str, Any],
+    split_seed: int | None,
+    split_ratios: dict[str, float] | None,
+    progress: Callable[[int], None] | None,
+    before_commit: Callable[[Release], None] | None,
+) -> Release:
+    """The two halves of `release_cut`: freeze every chunk into `spill`, then write the release from it."""
+    # Each chunk is read and frozen with a fixed number of queries (its instances with everything they reference,
+    # their source records, and the papers it needs), then goes to disk: what is held across chunks is the context
+    # keys, the uids, the answerable questions per paper (for the splits) and the versions frozen.
     seen_uids: set[str] = set()
-    question_sources: dict[int, SourceRecord] = {}
     papers: dict[int, _PaperParts] = {}
+    split_sizes: dict[str, int] = {}
+    versions: dict[int, int] = {}
+    attributions: set[str] = set()
+    notes: set[str] = set()
     for start in range(0, len(instance_ids), ITEM_CHUNK):
         chunk = instance_ids[start : start + ITEM_CHUNK]
-        items.extend(
-            _freeze_chunk(
-                project=project,
-                chunk=chunk,
-                frozen_contexts=frozen_contexts,
-                seen_uids=seen_uids,
-                question_sources=question_sources,
-                papers=papers,
-            )
+        new_contexts: dict[str, dict[str, Any]] = {}
+        question_sources: dict[int, SourceRecord] = {}
+        items = _freeze_chunk(
+            project=project,
+            chunk=chunk,
+            frozen_contexts=new_contexts,
+            known_contexts=spill,
+            seen_uids=seen_uids,
+            question_sources=question_sources,
+            papers=papers,
         )
+        for record in question_sources.values():
+            if record.import_record.attribution:
+                attributions.add(record.import_record.attribution)
+            notes.update(record.import_record.notes)
+        for instance_id, item in zip(chunk, items, strict=True):
+            versions[instance_id] = item["instance_version"]
+            # Unanswerable questions stay in their own split (meta paper §3.4); train/dev/test share the rest.
+            if item["split"] != UNANSWERABLE_SPLIT:
+                group = item["paper"] or item["uid"]
+                split_sizes[group] = split_sizes.get(group, 0) + 1
+        spill.contexts_add(new_contexts)
+        spill.items_add(items)
         if progress is not None:
             progress(len(chunk))
 
     ratios: dict[str, float] = {}
+    assignment: dict[str, str] = {}
     if split_seed is not None:
         ratios = dict(split_ratios or DEFAULT_SPLIT_RATIOS)
-        sizes: dict[str, int] = {}
-        # Unanswerable questions stay in their own split (meta paper §3.4); train/dev/test share the answerable ones.
-        answerable = [item for item in items if item["split"] != UNANSWERABLE_SPLIT]
-        for item in answerable:
-            sizes[item["paper"] or item["uid"]] = sizes.get(item["paper"] or item["uid"], 0) + 1
-        assignment = assign_splits(sizes, seed=split_seed, ratios=ratios)
-        for item in answerable:
+        assignment = assign_splits(split_sizes, seed=split_seed, ratios=ratios)
+
+    def split(item: dict[str, Any]) -> None:
+        if assignment and item["split"] != UNANSWERABLE_SPLIT:
             item["split"] = assignment[item["paper"] or item["uid"]]
 
-    attribution = "\n\n".join(
-        sorted(
-            {r.import_record.attribution for r in question_sources.values() if r.import_record.attribution}
-            if question_sources
-            else set()
-        )
-    )
-    notes = sorted({note for r in question_sources.values() for note in r.import_record.notes})
-    digest = content_hash(iter(sorted(frozen_contexts.items())), iter(items))
+    digest = content_hash(spill.contexts(by_key=True), spill.items(split))
     with transaction.atomic():
         previous = Release.objects.filter(project=project, name=slug).order_by("-version").first()
         version = (Release.objects.filter(project=project, name=slug).aggregate(v=Max("version"))["v"] or 0) + 1
@@ -456,58 +561,49 @@ def release_cut(
             project=project,
             name=slug,
             version=version,
-            description=description,
-            changelog=changelog,
-            license=license,
-            citation=citation,
-            attribution=attribution,
-            notes=notes,
-            import_record=import_record,
+            **release_fields,
+            attribution="\n\n".join(sorted(attributions)),
+            notes=sorted(notes),
             supersedes=previous,
             content_hash=digest,
-            item_count=len(items),
+            item_count=spill.item_count,
             split_seed=split_seed,
             split_ratios=ratios,
             created_by=actor,
-            statistics=release_statistics(items, lambda key: frozen_contexts.get(key)),
+            statistics=release_statistics(spill.items(split), spill.context),
         )
         release.batches.set(batches)
-        context_rows = {
-            key: row
-            for key, row in zip(
-                frozen_contexts,
-                ReleaseContext.objects.bulk_create(
-                    [
-                        ReleaseContext(release=release, key=k, kind=d["kind"], data=d)
-                        for k, d in frozen_contexts.items()
-                    ],
-                    batch_size=500,
-                ),
-                strict=True,
+        # Written a chunk at a time from the spill: contexts first (items point at them), then items.
+        context_ids: dict[str, int] = {}
+        contexts = spill.contexts()
+        while part := list(islice(contexts, CONTEXT_CHUNK)):
+            created = ReleaseContext.objects.bulk_create(
+                [ReleaseContext(release=release, key=k, kind=d["kind"], data=d) for k, d in part]
             )
-        }
-        ReleaseItem.objects.bulk_create(
-            (
+            context_ids.update((row.key, row.pk) for row in created)
+        items = spill.items(split)
+        position = 0
+        while part := list(islice(items, ITEM_CHUNK)):
+            ReleaseItem.objects.bulk_create(
                 ReleaseItem(
                     release=release,
-                    position=position,
-                    instance_id=instance_id,
+                    position=position + offset,
+                    instance_id=instance_ids[position + offset],
                     uid=item["uid"],
                     split=item["split"],
-                    short_context=context_rows.get(item["short_context"]) if item["short_context"] else None,
-                    long_context=context_rows.get(item["long_context"]) if item["long_context"] else None,
+                    short_context_id=context_ids[item["short_context"]] if item["short_context"] else None,
+                    long_context_id=context_ids[item["long_context"]] if item["long_context"] else None,
                     data=item,
                 )
-                for position, (instance_id, item) in enumerate(zip(instance_ids, items, strict=True))
-            ),
-            batch_size=ITEM_CHUNK,
-        )
+                for offset, item in enumerate(part)
+            )
+            position += len(part)
         reason = f"included in release {release.label}" + (f" cut by {actor}" if actor is not None else "")
         instances_transition_bulk(
             instance_ids=instance_ids,
             target=Status.RELEASED,
             expected_status=Status.VALIDATED,
-            expected_versions={pk: item["instance_version"] for pk, item in zip(instance_ids, items, strict=True)},
+            expected_versions=versions,
             reason=reason,
         )
         if before_commit is not None:
@@ -693,13 +789,21 @@ def cuts_release_for_worker(*, worker: str) -> int:
     )
 
 
+def _contexts_in_key_order(release: Release) -> Iterator[tuple[str, dict[str, Any]]]:
+    """(key, data) of every frozen context of `release`, sorted by key in Python (as the cut hashed them, whatever
+    the database's collation), their data read a chunk at a time."""
+    keys = sorted(ReleaseContext.objects.filter(release=release).order_by().values_list("key", "pk"))
+    for start in range(0, len(keys), CONTEXT_CHUNK):
+        part = keys[start : start + CONTEXT_CHUNK]
+        data = dict(ReleaseContext.objects.filter(pk__in=[pk for _, pk in part]).order_by().values_list("pk", "data"))
+        for key, pk in part:
+            yield key, data[pk]
+
+
 def release_hash_recompute(release: Release) -> str:
-    """The content hash recomputed from the stored frozen rows (equal to `content_hash` unless tampered with)."""
-    contexts = (
-        (key, data)
-        for key, data in ReleaseContext.objects.filter(release=release).order_by("key").values_list("key", "data")
-    )
-    return content_hash(iter(sorted(contexts)), release_items(release))
+    """The content hash recomputed from the stored frozen rows, streamed (equal to `content_hash` unless tampered
+    with)."""
+    return content_hash(_contexts_in_key_order(release), release_items(release))
 
 
 def release_statistics_recompute(release: Release) -> dict[str, Any]:

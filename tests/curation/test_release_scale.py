@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import pytest
+from django.db import connection, transaction
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 
 from curation.errors import Conflict, InvalidInput, NotPermitted
+from curation.exports import EXPORT_FORMATS, write_export_zip
 from curation.models import Batch, Context, Instance, Paper, Paragraph, Table, TransitionEvent
 from curation.releases import services as release_services
-from curation.releases.models import Release, ReleaseCut, ReleaseItem
+from curation.releases.models import Release, ReleaseContext, ReleaseCut, ReleaseItem
 from curation.services.lifecycle import instance_create, instance_transition, instances_transition_bulk
 from curation.states import Status
 
@@ -80,6 +83,48 @@ def test_queries_grow_per_chunk_not_per_item(project, monkeypatch, django_assert
     assert list(
         ReleaseItem.objects.filter(release=release).order_by("position").values_list("position", flat=True)
     ) == (list(range(40)))
+
+
+def test_a_cut_in_many_chunks_freezes_the_same_release_as_in_one(project, monkeypatch):
+    """Chunks of 4 split papers across chunks: a context frozen by an earlier chunk is not frozen again, a paper
+    dropped after its chunk is read again when needed, and the release (hash, rows, statistics) is the same."""
+    batch = validated_world(project, papers=3, per_paper=5)
+    cuts = []
+    for chunk in (1000, 4):
+        monkeypatch.setattr(release_services, "ITEM_CHUNK", chunk)
+        with transaction.atomic():
+            release = _cut(project, batch)
+            cuts.append(
+                (
+                    release.content_hash,
+                    release.statistics,
+                    list(
+                        ReleaseItem.objects.filter(release=release)
+                        .order_by("position")
+                        .values_list("uid", "data", "short_context__key", "long_context__key")
+                    ),
+                    sorted(ReleaseContext.objects.filter(release=release).values_list("key", "data")),
+                )
+            )
+            assert release_services.release_hash_recompute(release) == release.content_hash
+            transaction.set_rollback(True)
+    assert cuts[0] == cuts[1]
+    assert len(cuts[0][3]) == len({key for key, _ in cuts[0][3]})  # each context once
+
+
+@pytest.mark.parametrize("fmt", sorted(EXPORT_FORMATS))
+def test_an_export_costs_queries_per_chunk_not_per_item(project, monkeypatch, tmp_path, fmt):
+    """Read back in chunks of 10 (each: its items, and the contexts it needs): 40 items cost 3 chunks more than 10."""
+    monkeypatch.setattr("curation.exports.rows.ROW_CHUNK", 10)
+    counts = []
+    for papers in (2, 8):
+        release = _cut(project, validated_world(project, papers=papers, per_paper=5), name=f"export-{papers}")
+        release = Release.objects.select_related("project").get(pk=release.pk)
+        with CaptureQueriesContext(connection) as queries:
+            write_export_zip(release, fmt, tmp_path / f"{fmt}-{papers}.zip")
+        counts.append(len(queries))
+    per_chunk = 2
+    assert counts[1] == counts[0] + 3 * per_chunk, counts
 
 
 def test_an_instance_that_stops_being_validated_mid_cut_fails_the_whole_cut(project, personas, monkeypatch):
