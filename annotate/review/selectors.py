@@ -177,19 +177,23 @@ def open_comments_for_author(*, user: AbstractBaseUser, instance: Instance) -> l
     return list(comments_of(instance).filter(is_resolved=False))
 
 
-def papers_with_unbatched_contexts(*, user: AbstractBaseUser, project: Project) -> list[Paper]:
-    """The project's papers that still have short contexts without a batch, with that count (`free_contexts`),
-    for the batch page's "fill from papers" form. Staff of the project only (others get an empty list)."""
-    return list(
-        papers_visible_to(user, project)
-        .annotate(
-            free_contexts=Count(
-                "contexts", filter=Q(contexts__kind=Context.Kind.SHORT, contexts__batch__isnull=True), distinct=True
-            )
-        )
-        .filter(free_contexts__gt=0)
-        .order_by("pk")
+FILL_PAPERS_PER_PAGE = 50
+
+
+def papers_with_unbatched_contexts(
+    *, user: AbstractBaseUser, project: Project, offset: int = 0, limit: int = FILL_PAPERS_PER_PAGE
+) -> tuple[list[Paper], bool]:
+    """One page of the project's papers that still have short contexts without a batch, in id order, each with that
+    count (`free_contexts`), and whether more follow: the batch page's "fill from papers" form. A page reads its own
+    papers only (no count of the whole project), however many papers the project has. Staff of the project only
+    (others get an empty page)."""
+    free = Q(contexts__kind=Context.Kind.SHORT, contexts__batch__isnull=True)
+    visible = papers_visible_to(user, project)
+    window = list(
+        visible.filter(free).distinct().order_by("pk").values_list("pk", flat=True)[offset : offset + limit + 1]
     )
+    papers = visible.filter(pk__in=window[:limit]).annotate(free_contexts=Count("contexts", filter=free)).order_by("pk")
+    return list(papers), len(window) > limit
 
 
 def unbatched_work(*, user: AbstractBaseUser, project: Project, limit: int = 200) -> dict[str, Any]:
@@ -200,5 +204,8 @@ def unbatched_work(*, user: AbstractBaseUser, project: Project, limit: int = 200
         .select_related("reasoning_type", "context__paper")
         .order_by("id")
     )
-    contexts = Context.objects.visible_to(user).filter(project=project, batch__isnull=True).select_related("paper")
+    # In id order (the order they were made in): the model's ordering sorts by paper title, which sorts every
+    # context in no batch to show the first `limit`.
+    contexts = Context.objects.visible_to(user).filter(project=project, batch__isnull=True)
+    contexts = contexts.select_related("paper").order_by("id")
     return {"unbatched": drafts[:limit], "contexts": contexts[:limit]}
