@@ -138,11 +138,25 @@ def discussions_visible_to(user: AbstractBaseUser, project: Project | None = Non
     """Threads the viewer is involved in (reviewer, verifier, the instance's author); managers see their projects'."""
     if not user.is_authenticated:
         return Discussion.objects.none()
-    qs = Discussion.objects.select_related("instance", "opened_by", "verifier", "decided_by")
+    threads = Discussion.objects.order_by()
     if project is not None:
-        qs = qs.filter(instance__project=project)
-    involved = Q(opened_by=user) | Q(verifier=user) | Q(instance__author=user)
-    return qs.filter(involved | Discussion.objects.project_q(user, (Role.MANAGER,)))
+        threads = threads.filter(instance__project=project)
+    # The doors united, each its own subquery: one OR across the thread's and its instance's columns makes
+    # PostgreSQL read every instance of the table, where each door alone reads threads and instances by key.
+    doors = [threads.filter(door).values("pk") for door in _discussion_doors(user)]
+    return Discussion.objects.select_related("instance", "opened_by", "verifier", "decided_by").filter(
+        pk__in=doors[0].union(*doors[1:])
+    )
+
+
+def _discussion_doors(user: AbstractBaseUser) -> list[Q]:
+    """Each way a viewer is involved in a thread (reviewer or verifier, the instance's author, a manager of its
+    project): `discussions_visible_to` admits any of them."""
+    return [
+        Q(opened_by=user) | Q(verifier=user),
+        Q(instance__author=user),
+        Discussion.objects.project_q(user, (Role.MANAGER,)),
+    ]
 
 
 def discussion_data(*, user: AbstractBaseUser, discussion_id: int) -> dict[str, Any]:
