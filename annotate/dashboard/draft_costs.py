@@ -13,6 +13,7 @@ from annotate.dashboard.edit_costs import NOT_RECORDED, CostTally, field_distanc
 from annotate.work.models import WorkTime
 from curation.drafting.models import PromptTemplate
 from curation.errors import NotPermitted
+from curation.figures_cache import project_figures
 from curation.models import InstanceRevision, Project
 from curation.selectors import roles_of
 from curation.states import Role, Status
@@ -105,4 +106,4 @@ def draft_costs_of(*, user: AbstractBaseUser, project: Project) -> dict[str, Any
     """Managers only: the draft-edit figures the dashboard, its CSV, the API and the command show."""
     if Role.MANAGER not in roles_of(user=user, project=project):
         raise NotPermitted("Only managers of this project see what the drafts cost.")
-    return draft_costs(project)
+    return project_figures(project, "draft_costs", lambda: draft_costs(project))

@@ -10,14 +10,11 @@ import csv
 import io
 import statistics
 from collections import defaultdict
-from collections.abc import Callable
 from datetime import date, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
-from django.conf import settings as django_settings
 from django.contrib.auth.models import AbstractBaseUser
-from django.core.cache import cache
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 from django.utils import timezone
 
@@ -35,6 +32,7 @@ from annotate.work.batches import SETTLED
 from annotate.work.models import WorkTime
 from curation.deadlines import deadline_state
 from curation.errors import InvalidInput, NotPermitted
+from curation.figures_cache import project_figures
 from curation.models import Batch, Instance, Membership, Project, TransitionEvent
 from curation.selectors import roles_of
 from curation.states import Role, Status
@@ -382,23 +380,6 @@ def pay_report(project: Project, *, start: date, end: date) -> dict[str, Any]:
         "total_instances": sum(r["validated"] for r in rows),
         "total_amount": sum((r["amount"] for r in rows), Decimal("0")),
     }
-
-
-def project_figures(project: Project, name: str, compute: Callable[[], Any], *params: Any) -> Any:
-    """Figures of a project computed once per change of its instances and reused meanwhile (at most
-    TATCURATE_FIGURES_CACHE_S seconds, for what moves without an instance write: work-time pings, exam attempts).
-
-    The one place the dashboard's whole-project figures are cached. Every write of an instance (each transition,
-    edit, claim, assignment, through any door) sets its `updated_at`, so the project's latest `updated_at` (one
-    index probe) names the state the figures were computed from; a new one is a new key. Callers check the
-    viewer's role before calling."""
-    timeout = django_settings.TATCURATE_FIGURES_CACHE_S
-    latest = Instance.objects.filter(project=project).order_by("-updated_at").values_list("updated_at", flat=True)
-    stamp = latest.first()
-    if not timeout or stamp is None:
-        return compute()
-    key = ":".join(["figures", str(project.pk), name, stamp.isoformat(), *(str(p) for p in params)])
-    return cache.get_or_set(key, compute, timeout)
 
 
 def dashboard_data(*, user: AbstractBaseUser, project: Project, start: date | None = None, end: date | None = None):
