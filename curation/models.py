@@ -309,7 +309,12 @@ class TransitionEvent(models.Model):
     class Meta:
         ordering = ["instance", "created_at", "id"]
         # The dashboard's windows (submitted / validated per day, pay for a period) read the days they show.
-        indexes = [models.Index(fields=["to_status", "created_at"], name="event_status_time")]
+        indexes = [
+            models.Index(fields=["to_status", "created_at"], name="event_status_time"),
+            # An instance's first event of a kind (the dashboard's first submissions, the pay report's first
+            # validations): a probe per event of the window instead of a hash of the project's whole history.
+            models.Index(fields=["instance", "to_status", "created_at"], name="event_instance_kind_time"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.from_status or 'new'} → {self.to_status} (instance {self.instance_id})"
