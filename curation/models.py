@@ -269,7 +269,7 @@ class Instance(models.Model):
             models.Index(fields=["project", "status"], name="instance_project_status"),
             # The queue: drafts of a batch in id order (the claim's window).
             models.Index(fields=["batch", "id"], condition=Q(status="drafted"), name="instance_drafts_by_batch"),
-            # The project's latest change: the key of its cached figures (annotate.dashboard.figures).
+            # The project's latest change: the key of its cached figures (curation.figures_cache).
             models.Index(fields=["project", "updated_at"], name="instance_project_updated"),
         ]
 
