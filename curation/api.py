@@ -150,7 +150,9 @@ class InstanceListApi(generics.ListAPIView):
         if slug:
             instances = instances.filter(project__slug=slug)
         wanted = self.request.query_params.get("status")
-        return instances.filter(status=wanted) if wanted else instances
+        # In id order (the pk index): the model's ordering sorts by project name, which sorts every visible row
+        # to answer one page.
+        return (instances.filter(status=wanted) if wanted else instances).order_by("id")
 
 
 class InstanceDetailApi(APIView):

@@ -275,7 +275,7 @@ class Instance(models.Model):
                 condition=Q(status__in=[Status.IN_REFINEMENT, Status.CHANGES_REQUESTED]),
                 name="instance_held_by_author",
             ),
-            # The project's latest change: the key of its cached figures (annotate.dashboard.figures).
+            # The project's latest change: the key of its cached figures (curation.figures_cache).
             models.Index(fields=["project", "updated_at"], name="instance_project_updated"),
         ]
 
@@ -329,6 +329,9 @@ class TransitionEvent(models.Model):
                 condition=Q(from_status=Status.IN_REFINEMENT, to_status=Status.DRAFTED),
                 name="event_set_asides_by_actor",
             ),
+            # An instance's first event of a kind (the dashboard's first submissions, the pay report's first
+            # validations): a probe per event of the window instead of a hash of the project's whole history.
+            models.Index(fields=["instance", "to_status", "created_at"], name="event_instance_kind_time"),
         ]
 
     def __str__(self) -> str:

@@ -10,6 +10,7 @@ from django.db.models import Count, Q, QuerySet
 from curation import visibility
 from curation.deadlines import deadline_state
 from curation.errors import NotFound
+from curation.figures_cache import project_figures
 from curation.models import Batch, Instance, Paper, Project, ReasoningType
 from curation.states import Role, Status
 
@@ -124,7 +125,7 @@ def project_overview(*, user: AbstractBaseUser, project: Project, roles: set[str
             "discussions": project.instances.filter(status=Status.IN_DISCUSSION, round1_verifier=user).count(),
         }
     if Role.MANAGER in roles:
-        counts = status_counts(project)
+        counts = project_figures(project, "status_counts", lambda: status_counts(project))
         total = sum(counts.values())
         overview["manager"] = {
             "counts": [(Status(s).label, s, n, round(100 * n / (total or 1), 1)) for s, n in counts.items()],

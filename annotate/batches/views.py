@@ -5,6 +5,7 @@ from __future__ import annotations
 from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -63,6 +64,15 @@ class AnnouncementForm(forms.Form):
 
 def _ids(values: list[str]) -> list[int]:
     return [int(v) for v in values if v.isdigit()]
+
+
+PROGRESS_PER_PAGE = 10  # progress rows a page: each counts its batch's instances and carries its own forms
+MAX_PAGE = 100_000
+
+
+def _page_number(raw: str | None) -> int:
+    """A 1-based page number from the query string; anything else (or past MAX_PAGE) is the nearest valid one."""
+    return min(max(int(raw), 1), MAX_PAGE) if raw and raw.isdigit() and len(raw) < 12 else 1
 
 
 @login_required
@@ -152,12 +162,29 @@ def batches_page(request: HttpRequest, slug: str) -> HttpResponse:
             )
         return redirect("batches", slug=slug)
     batch_flow.batches_advance(project=project)
+    batches = dashboard.batches_in_progress_order(project)
+    progress_page = Paginator(batches, PROGRESS_PER_PAGE).get_page(request.GET.get("page"))
+    papers_page = _page_number(request.GET.get("papers"))
+    fill_papers, more_papers = review_selectors.papers_with_unbatched_contexts(
+        user=request.user,
+        project=project,
+        offset=(papers_page - 1) * review_selectors.FILL_PAPERS_PER_PAGE,
+        limit=review_selectors.FILL_PAPERS_PER_PAGE,
+    )
     context = {
         **page_context(request, project),
-        "progress": dashboard.batch_progress(project),
+        "batches": batches,
+        "progress_page": progress_page,
+        "progress": dashboard.batch_progress(
+            project, batches=list(progress_page.object_list), with_unbatched=not progress_page.has_next()
+        ),
         "open_or_planned": selectors.batches_visible_to(request.user, project).exclude(state=Batch.State.CLOSED),
         **review_selectors.unbatched_work(user=request.user, project=project),
-        "fill_papers": review_selectors.papers_with_unbatched_contexts(user=request.user, project=project),
+        "fill_papers": fill_papers,
+        "fill_papers_from": (papers_page - 1) * review_selectors.FILL_PAPERS_PER_PAGE + 1,
+        "fill_papers_to": (papers_page - 1) * review_selectors.FILL_PAPERS_PER_PAGE + len(fill_papers),
+        "fill_papers_previous": papers_page - 1 if papers_page > 1 else None,
+        "fill_papers_next": papers_page + 1 if more_papers else None,
         "gating_choices": Project.Gating.choices,
         "announcements": announcement_selectors.announcements_of(user=request.user, project=project),
         "announcement_form": AnnouncementForm(),

@@ -11,10 +11,10 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Sum
 
 from annotate.dashboard.edit_costs import NOT_RECORDED, CostTally, field_distances
-from annotate.dashboard.figures_cache import project_figures
 from annotate.work.models import WorkTime
 from curation.drafting.models import PromptTemplate
 from curation.errors import NotPermitted
+from curation.figures_cache import project_figures
 from curation.models import InstanceRevision, Project
 from curation.selectors import roles_of
 from curation.states import Role, Status
@@ -111,6 +111,6 @@ def draft_costs_of(*, user: AbstractBaseUser, project: Project) -> dict[str, Any
 
 
 def draft_costs_cached(project: Project) -> dict[str, Any]:
-    """The draft-edit figures from the project figures cache (the dashboard's rule: recomputed after any change of
-    the project's instances); no role check, as `draft_costs`."""
+    """The draft-edit figures from the project figures cache (recomputed after any change of the project's
+    instances); no role check, as `draft_costs`."""
     return project_figures(project, "draft_costs", lambda: draft_costs(project))

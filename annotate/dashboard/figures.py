@@ -22,7 +22,6 @@ from annotate.agreement.selectors import FIGURES as AGREEMENT_FIGURES
 from annotate.agreement.selectors import agreement_csv_rows
 from annotate.dashboard.draft_costs import draft_costs_of
 from annotate.dashboard.edit_costs import COST_COLUMNS, flat_rows
-from annotate.dashboard.figures_cache import project_figures
 from annotate.dashboard.models import PaySettings
 from annotate.qualification.models import QualificationAttempt
 from annotate.quality.drift import SERIES as DRIFT_SERIES
@@ -33,6 +32,7 @@ from annotate.work.batches import SETTLED
 from annotate.work.models import WorkTime
 from curation.deadlines import deadline_state
 from curation.errors import InvalidInput, NotPermitted
+from curation.figures_cache import project_figures
 from curation.models import Batch, Instance, Membership, Project, TransitionEvent
 from curation.selectors import roles_of
 from curation.states import Role, Status
@@ -90,18 +90,37 @@ def _since(day: date) -> datetime:
     return datetime.combine(day, datetime.min.time(), tzinfo=timezone.get_current_timezone())
 
 
-def batch_progress(project: Project) -> list[dict[str, Any]]:
+def batches_in_progress_order(project: Project) -> list[Batch]:
+    """The project's batches in the order their progress rows are shown: overdue ones first (curation/deadlines.py),
+    the rest in their order. A batch's deadline is its own fields, so the order costs one read of the batches."""
+    batches = list(Batch.objects.filter(project=project).order_by("order", "id"))
+    return sorted(batches, key=lambda batch: not deadline_state(batch).is_overdue)
+
+
+def batch_progress(
+    project: Project, *, batches: list[Batch] | None = None, with_unbatched: bool = True
+) -> list[dict[str, Any]]:
     """Per batch (and the unbatched rest): instances per status, total, settled share, whether it is complete, and its
-    deadline; overdue batches first."""
-    rows = Instance.objects.filter(project=project).values_list("batch_id", "status").annotate(n=Count("id"))
+    deadline; overdue batches first. `batches` (in `batches_in_progress_order`) narrows the rows to one page of them,
+    so a page counts the instances of its own batches only; `with_unbatched` adds the "(no batch)" row when there
+    are instances in no batch."""
+    instances = Instance.objects.filter(project=project)
+    if batches is None:
+        chosen: list[Batch | None] = list(batches_in_progress_order(project))
+    else:
+        chosen = list(batches)
+        in_rows = Q(batch__in=[b.pk for b in batches])
+        instances = instances.filter(in_rows | Q(batch__isnull=True) if with_unbatched else in_rows)
+    if not with_unbatched:
+        instances = instances.filter(batch__isnull=False)
+    rows = instances.values_list("batch_id", "status").annotate(n=Count("id"))
     per_batch: dict[int | None, dict[str, int]] = defaultdict(dict)
     for batch_id, status, n in rows:
         per_batch[batch_id][status] = n
-    result = []
-    batches: list[Batch | None] = list(Batch.objects.filter(project=project).order_by("order", "id"))
     if None in per_batch:
-        batches.append(None)
-    for batch in batches:
+        chosen.append(None)
+    result = []
+    for batch in chosen:
         counts = per_batch.get(batch.pk if batch else None, {})
         total = sum(counts.values())
         settled = sum(counts.get(s, 0) for s in SETTLED)
@@ -127,8 +146,7 @@ def batch_progress(project: Project) -> list[dict[str, Any]]:
                 "deadline": deadline_state(batch) if batch else None,
             }
         )
-    # Overdue batches first (curation/deadlines.py), the rest in their order.
-    return sorted(result, key=lambda row: not (row["deadline"] and row["deadline"].is_overdue))
+    return result
 
 
 def throughput(project: Project, *, days: int = 30, today: date | None = None) -> list[dict[str, Any]]:

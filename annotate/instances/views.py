@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from django import forms
@@ -12,6 +13,7 @@ from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils.functional import cached_property
 
 from annotate.instances import services as instance_bulk
 from annotate.instances.selectors import PAPER_CHOICES, InstanceFilters, browse_choices, instances_browse
@@ -23,6 +25,24 @@ from curation.services.instances import instances_retype
 from curation.states import Role, Status
 
 PAGE_SIZE = 50
+COUNT_UP_TO = 1000  # matches counted at most: past it the page says "more than 1,000" and offers the first pages
+
+
+class CappedPaginator(Paginator):
+    """Pages of the newest matches, counting at most COUNT_UP_TO of them: a page costs what it shows, not the
+    project's size (a count of every match reads every matching row). `is_capped` says the count stopped there."""
+
+    @cached_property
+    def count(self) -> int:
+        return self.object_list[: COUNT_UP_TO + 1].count()
+
+    @property
+    def is_capped(self) -> bool:
+        return self.count > COUNT_UP_TO
+
+    @cached_property
+    def num_pages(self) -> int:
+        return math.ceil(min(self.count, COUNT_UP_TO) / self.per_page) or 1
 
 
 class IdListField(forms.Field):
@@ -180,7 +200,7 @@ def instance_browser(request: HttpRequest, slug: str) -> HttpResponse:
             paper_form = form
         else:
             bulk_form = form
-    page = Paginator(
+    page = CappedPaginator(
         instances_browse(user=request.user, project=project, filters=filter_form.filters()), PAGE_SIZE
     ).get_page(request.GET.get("page"))
     query = request.GET.copy()
@@ -193,6 +213,7 @@ def instance_browser(request: HttpRequest, slug: str) -> HttpResponse:
         "paper_form": paper_form,
         "page": page,
         "paper_choices": PAPER_CHOICES,
+        "count_up_to": COUNT_UP_TO,
         "query": query.urlencode(),
         "here": here,
     }

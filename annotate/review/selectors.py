@@ -138,11 +138,25 @@ def discussions_visible_to(user: AbstractBaseUser, project: Project | None = Non
     """Threads the viewer is involved in (reviewer, verifier, the instance's author); managers see their projects'."""
     if not user.is_authenticated:
         return Discussion.objects.none()
-    qs = Discussion.objects.select_related("instance", "opened_by", "verifier", "decided_by")
+    threads = Discussion.objects.order_by()
     if project is not None:
-        qs = qs.filter(instance__project=project)
-    involved = Q(opened_by=user) | Q(verifier=user) | Q(instance__author=user)
-    return qs.filter(involved | Discussion.objects.project_q(user, (Role.MANAGER,)))
+        threads = threads.filter(instance__project=project)
+    # The doors united, each its own subquery: one OR across the thread's and its instance's columns makes
+    # PostgreSQL read every instance of the table, where each door alone reads threads and instances by key.
+    doors = [threads.filter(door).values("pk") for door in _discussion_doors(user)]
+    return Discussion.objects.select_related("instance", "opened_by", "verifier", "decided_by").filter(
+        pk__in=doors[0].union(*doors[1:])
+    )
+
+
+def _discussion_doors(user: AbstractBaseUser) -> list[Q]:
+    """Each way a viewer is involved in a thread (reviewer or verifier, the instance's author, a manager of its
+    project): `discussions_visible_to` admits any of them."""
+    return [
+        Q(opened_by=user) | Q(verifier=user),
+        Q(instance__author=user),
+        Discussion.objects.project_q(user, (Role.MANAGER,)),
+    ]
 
 
 def discussion_data(*, user: AbstractBaseUser, discussion_id: int) -> dict[str, Any]:
@@ -177,19 +191,23 @@ def open_comments_for_author(*, user: AbstractBaseUser, instance: Instance) -> l
     return list(comments_of(instance).filter(is_resolved=False))
 
 
-def papers_with_unbatched_contexts(*, user: AbstractBaseUser, project: Project) -> list[Paper]:
-    """The project's papers that still have short contexts without a batch, with that count (`free_contexts`),
-    for the batch page's "fill from papers" form. Staff of the project only (others get an empty list)."""
-    return list(
-        papers_visible_to(user, project)
-        .annotate(
-            free_contexts=Count(
-                "contexts", filter=Q(contexts__kind=Context.Kind.SHORT, contexts__batch__isnull=True), distinct=True
-            )
-        )
-        .filter(free_contexts__gt=0)
-        .order_by("pk")
+FILL_PAPERS_PER_PAGE = 50
+
+
+def papers_with_unbatched_contexts(
+    *, user: AbstractBaseUser, project: Project, offset: int = 0, limit: int = FILL_PAPERS_PER_PAGE
+) -> tuple[list[Paper], bool]:
+    """One page of the project's papers that still have short contexts without a batch, in id order, each with that
+    count (`free_contexts`), and whether more follow: the batch page's "fill from papers" form. A page reads its own
+    papers only (no count of the whole project), however many papers the project has. Staff of the project only
+    (others get an empty page)."""
+    free = Q(contexts__kind=Context.Kind.SHORT, contexts__batch__isnull=True)
+    visible = papers_visible_to(user, project)
+    window = list(
+        visible.filter(free).distinct().order_by("pk").values_list("pk", flat=True)[offset : offset + limit + 1]
     )
+    papers = visible.filter(pk__in=window[:limit]).annotate(free_contexts=Count("contexts", filter=free)).order_by("pk")
+    return list(papers), len(window) > limit
 
 
 def unbatched_work(*, user: AbstractBaseUser, project: Project, limit: int = 200) -> dict[str, Any]:
@@ -200,5 +218,8 @@ def unbatched_work(*, user: AbstractBaseUser, project: Project, limit: int = 200
         .select_related("reasoning_type", "context__paper")
         .order_by("id")
     )
-    contexts = Context.objects.visible_to(user).filter(project=project, batch__isnull=True).select_related("paper")
+    # In id order (the order they were made in): the model's ordering sorts by paper title, which sorts every
+    # context in no batch to show the first `limit`.
+    contexts = Context.objects.visible_to(user).filter(project=project, batch__isnull=True)
+    contexts = contexts.select_related("paper").order_by("id")
     return {"unbatched": drafts[:limit], "contexts": contexts[:limit]}

@@ -15,6 +15,7 @@ from curation import selectors
 from curation.api_parsers import StrictJSONParser
 from curation.errors import InvalidInput, NotFound
 from curation.models import Batch, Context, Project, ReasoningType
+from curation.pagination import BoundedLimitOffsetPagination
 from curation.papers import ingestion
 from curation.papers import selectors as paper_selectors
 from curation.papers.models import IngestJob
@@ -92,6 +93,7 @@ class ContextSerializer(serializers.ModelSerializer):
 
 class ProjectPaperListApi(APIView):
     parser_classes = [MultiPartParser, FormParser]
+    pagination_class = BoundedLimitOffsetPagination  # so the schema documents the paged envelope it answers
 
     class PaperUploadInputSerializer(serializers.Serializer):
         files = serializers.ListField(child=serializers.FileField(allow_empty_file=True), allow_empty=False)
@@ -100,8 +102,12 @@ class ProjectPaperListApi(APIView):
     @extend_schema(responses=PaperSerializer(many=True))
     def get(self, request: Request, slug: str) -> Response:
         project = selectors.project_get(user=request.user, slug=slug)
-        papers = selectors.papers_visible_to(request.user, project).select_related("project").order_by("-created_at")
-        return Response(PaperSerializer(papers, many=True).data)
+        papers = (
+            selectors.papers_visible_to(request.user, project).select_related("project").order_by("-created_at", "-pk")
+        )
+        paginator = BoundedLimitOffsetPagination()
+        page = paginator.paginate_queryset(papers, request, view=self)
+        return paginator.get_paginated_response(PaperSerializer(page, many=True).data)
 
     @extend_schema(
         request={"multipart/form-data": PaperUploadInputSerializer},

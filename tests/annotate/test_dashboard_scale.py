@@ -63,3 +63,15 @@ def test_throughput_counts_first_submissions_inside_the_window_only(personas, pr
     rows = dashboard.throughput(project)
     assert sum(row["submitted"] for row in rows) == 1
     assert rows[-1]["submitted"] == 1
+
+
+def test_drafts_cost_is_reused_until_an_instance_changes(personas, project, drafts, django_assert_max_num_queries):
+    from annotate.dashboard.draft_costs import draft_costs_of
+
+    manager = personas["manager"]
+    first = draft_costs_of(user=manager, project=project)
+    # The role and the project's latest change: no revision is read again.
+    with django_assert_max_num_queries(2):
+        assert draft_costs_of(user=manager, project=project) == first
+    submit(project, personas["annotator"], drafts[0])
+    assert draft_costs_of(user=manager, project=project) != first

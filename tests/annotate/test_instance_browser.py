@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
+from django.db import connection
 
 from annotate.instances.selectors import InstanceFilters, instances_browse
 from annotate.instances.services import batch_add_papers, instances_discard
@@ -211,3 +214,38 @@ def test_browser_lists_a_bounded_number_of_papers_and_the_one_filtered_by(world,
     assert "Oldest paper" not in html
     html = client.get(f"/p/{project.slug}/instances/?paper={oldest.pk}").content.decode()
     assert f'<option value="{oldest.pk}" selected>Oldest paper</option>' in html
+
+
+def test_the_page_counts_at_most_count_up_to_matches_and_says_so(client, world, project, make_instance, monkeypatch):
+    from annotate.instances import views as browser_views
+
+    monkeypatch.setattr(browser_views, "COUNT_UP_TO", 4)
+    monkeypatch.setattr(browser_views, "PAGE_SIZE", 2)
+    made = [make_instance(question=f"Counted question {n}?") for n in range(6)]
+    client.force_login(world["people"]["verifier"])
+    first = client.get(f"/p/{project.slug}/instances/", {"q": "Counted"}).content.decode()
+    assert "More than 4 instances" in first and "page 1 of 2" in first
+    assert [int(pk) for pk in re.findall(r'data-instance="(\d+)"', first)] == [made[5].pk, made[4].pk]
+    last = client.get(f"/p/{project.slug}/instances/", {"q": "Counted", "page": 9}).content.decode()
+    assert "page 2 of 2" in last and ">Next<" not in last
+    # Under the limit the count is exact.
+    exact = client.get(f"/p/{project.slug}/instances/", {"q": "Counted question 5"}).content.decode()
+    assert "1 instance" in exact and "More than" not in exact
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="trigram indexes are PostgreSQL's")
+def test_text_search_can_read_the_trigram_indexes_on_postgresql(world, project):
+    from annotate.instances.selectors import matching_text
+
+    sql, params = matching_text(Instance.objects.order_by(), "recall of B").values("pk").query.sql_with_params()
+    with connection.cursor() as cursor:
+        # A tiny table is cheaper to read whole (or along any index); with those ways closed, what is left is a
+        # bitmap over an index whose expression is the search's own.
+        cursor.execute("SET LOCAL enable_seqscan = off")
+        cursor.execute("SET LOCAL enable_indexscan = off")
+        cursor.execute(f"EXPLAIN {sql}", params)
+        plan = "\n".join(row[0] for row in cursor.fetchall())
+    for index in ("instance_question_trgm", "instance_answer_trgm", "instance_rationale_trgm"):
+        assert index in plan, plan
+    manager = world["people"]["manager"]
+    assert browse(manager, project, text="recall of B") == {world["loose"].pk}

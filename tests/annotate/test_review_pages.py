@@ -167,6 +167,22 @@ def test_badges_count_open_discussions_for_those_involved(personas, project, dra
     assert 'class="badge discussion-badge" id="open-discussions-badge">1<' in page
 
 
+def test_a_thread_seen_through_several_doors_counts_and_lists_once(personas, project, drafts, rf):
+    from annotate.review.selectors import discussions_visible_to
+    from curation.models import Membership
+    from curation.states import Role
+
+    to_discussion(project, personas)
+    verifier = personas["verifier"]
+    # The verifier of the thread who also manages the project sees it twice over: still one thread.
+    Membership.objects.create(user=verifier, project=project, role=Role.MANAGER)
+    request = rf.get("/")
+    request.user = verifier
+    assert review_badges(request)["review_badges"]["open_discussions"] == 1
+    assert len(list(discussions_visible_to(verifier, project).filter(outcome=""))) == 1
+    assert list(discussions_visible_to(personas["verifier2"], project)) == []
+
+
 def test_history_page_diffs_two_chosen_revisions_and_manager_discards(personas, project, drafts):
     approved = to_round2(project, personas)
     numbers = list(approved.revisions.values_list("number", flat=True))

@@ -117,6 +117,21 @@ def test_lists_are_scoped_to_the_viewer(world, api_client_for):
     assert [i["id"] for i in manager.get("/api/instances/").json()["results"]] == [world["instance"].pk]
 
 
+def test_instances_list_pages_in_id_order_across_projects(world, api_client_for):
+    from curation.models import Membership
+    from curation.services.projects import project_create
+    from curation.states import Role
+
+    # A second project whose name sorts first: the list still goes by id, not by project name.
+    other = project_create(name="Aardvark", creator=None, slug="aardvark")
+    Membership.objects.create(user=world["people"]["manager"], project=other, role=Role.MANAGER)
+    later = [instance_build(other, context_build(other, paper_build(other))) for _ in range(2)]
+    manager = api_client_for(world["people"]["manager"])
+    first = manager.get("/api/instances/?limit=2").json()
+    assert [i["id"] for i in first["results"]] == [world["instance"].pk, later[0].pk] and first["count"] == 3
+    assert [i["id"] for i in manager.get(first["next"]).json()["results"]] == [later[1].pk]
+
+
 def test_stale_edit_gets_409_with_current_version(world, api_client_for):
     client = api_client_for(world["people"]["annotator"])
     url = f"/api/instances/{world['instance'].pk}/"

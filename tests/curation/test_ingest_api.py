@@ -70,8 +70,33 @@ def test_annotator_lists_only_contexts_of_their_work_and_no_papers(world, api_cl
     slug = world["project"].slug
     contexts = client.get(f"/api/projects/{slug}/contexts/").json()
     assert [c["id"] for c in contexts["results"]] == [world["mine"].pk]
-    assert client.get(f"/api/projects/{slug}/papers/").json() == []
+    assert client.get(f"/api/projects/{slug}/papers/").json()["results"] == []
     assert client.get(f"/api/contexts/{world['other'].pk}/").status_code == 404
+
+
+def test_project_papers_list_pages_with_a_next_link_newest_first(world, api_client_for):
+    project = world["project"]
+    later = [
+        Paper.objects.create(project=project, title=f"Later {n}", origin="test", source_name=f"later-{n}.tex")
+        for n in range(2)
+    ]
+    client = api_client_for(world["people"]["manager"])
+    first = client.get(f"/api/projects/{project.slug}/papers/?limit=2").json()
+    assert first["count"] == 3
+    assert [p["id"] for p in first["results"]] == [later[1].pk, later[0].pk]
+    assert "offset=2" in first["next"] and first["previous"] is None
+    rest = client.get(first["next"]).json()
+    assert [p["id"] for p in rest["results"]] == [world["paper"].pk] and rest["next"] is None
+
+
+def test_project_papers_list_schema_documents_the_paged_envelope(db):
+    from drf_spectacular.generators import SchemaGenerator
+
+    schema = SchemaGenerator().get_schema(request=None, public=True)
+    response = schema["paths"]["/api/projects/{slug}/papers/"]["get"]["responses"]["200"]
+    envelope = response["content"]["application/json"]["schema"]["$ref"].rsplit("/", 1)[1]
+    assert envelope == "PaginatedPaperList"
+    assert {"count", "next", "previous", "results"} <= set(schema["components"]["schemas"][envelope]["properties"])
 
 
 def test_upload_answers_202_with_the_job_and_the_job_reports_a_result_per_file(world, api_client_for):

@@ -66,6 +66,24 @@ def test_manager_sees_status_counts(personas, make_instance):
     assert 'title="Drafted: 2"' in html
 
 
+def test_status_counts_are_reused_until_an_instance_changes(personas, make_instance):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from curation.models import Instance
+
+    make_instance()
+    manager = logged_in("manager")
+    manager.get("/p/test-project/")
+    with CaptureQueriesContext(connection) as captured:
+        manager.get("/p/test-project/")
+    assert not any('GROUP BY "curation_instance"."status"' in q["sql"] for q in captured.captured_queries)
+    Instance.objects.update(status="submitted")  # a write past the services (no updated_at): not a change
+    make_instance()  # a new instance is a change of the project: counted at once
+    html = manager.get("/p/test-project/").content.decode()
+    assert 'title="Drafted: 1"' in html and 'title="Submitted: 1"' in html
+
+
 def test_instance_history_page_lists_transitions(personas, make_instance):
     instance = make_instance()
     html = logged_in("manager").get(f"/instances/{instance.pk}/history/").content.decode()
