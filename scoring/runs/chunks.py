@@ -15,12 +15,11 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any
 
 from django.conf import settings
-from django.core.cache import cache as django_cache
 from django.db.models import Q
 from django.utils import timezone
 
 from curation.endpoints.client import ChatClient
-from curation.endpoints.django_client import limiter_options
+from curation.endpoints.django_client import client_for
 from curation.endpoints.errors import EndpointError
 from curation.jobs import job_claim, job_heartbeat, job_heartbeat_seconds, job_release, job_stall_cutoff, job_token
 from curation.releases.models import ReleaseContext, ReleaseItem
@@ -96,8 +95,9 @@ def _client(run: ScoringRun) -> ChatClient:
 
         # The embedded demo model: start it beside this worker when nothing answers on its port yet.
         ensure_running(urlsplit(run.endpoint.base_url).port or 8089)
-    cache = django_cache if run.options.get("use_cache", True) else None
-    return ChatClient(run.endpoint.config(), cache=cache, **limiter_options())
+    # The process's shared client of the endpoint (its kept-alive connections serve chunk after chunk; the operator's
+    # outbound policy): never closed here.
+    return client_for(run.endpoint, use_cache=run.options.get("use_cache", True))
 
 
 def _settings_of(run: ScoringRun, position: int) -> MethodSettings:
@@ -385,9 +385,6 @@ def chunk_process(*, chunk_id: int, worker: str = "") -> str:
         else:
             _release(chunk_id, token)
         raise
-    finally:
-        if client is not None:
-            client.close()
     if outcome != "done":
         if outcome.startswith(("run", "outage")):
             transient_call(_release, chunk_id, token, is_outage=outcome.startswith("outage"))
