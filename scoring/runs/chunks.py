@@ -63,8 +63,12 @@ def chunk_predictions_fail(chunk: RunChunk) -> None:
 
 def _claim(chunk_id: int, token: str, worker: str) -> bool:
     stale = job_stall_cutoff()
+    # The run's status by `run_id__in`, never a join: a joined filter makes Django write `WHERE id IN (SELECT … FROM
+    # runchunk JOIN run …)`, whose inner read of the chunk PostgreSQL does not check again after waiting for a rival
+    # claim's row lock, so two workers took the same chunk. The chunk's own columns stay in the UPDATE's WHERE.
+    running = ScoringRun.objects.filter(status=Status.RUNNING).values("pk")
     return job_claim(
-        rows=RunChunk.objects.filter(pk=chunk_id, run__status=Status.RUNNING).filter(
+        rows=RunChunk.objects.filter(pk=chunk_id, run_id__in=running).filter(
             Q(status=RunChunk.Status.QUEUED) | Q(status=RunChunk.Status.RUNNING, heartbeat_at__lt=stale)
         ),
         token=token,
