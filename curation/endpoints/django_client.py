@@ -19,15 +19,21 @@ _clients: dict[str, ChatClient] = {}
 _lock = threading.Lock()
 
 
-def client_for(endpoint) -> ChatClient:
+def client_for(endpoint, *, use_cache: bool = True) -> ChatClient:
     """One client per endpoint configuration and process (its connection pool is reused); the concurrency
-    limit holds across workers (see limiter_options). An edited endpoint gets a new client."""
+    limit holds across workers (see limiter_options). An edited endpoint gets a new client. `use_cache=False`: one
+    that neither reads nor writes the request cache (a scoring run that asks the model afresh)."""
     config = endpoint.config()
-    key = json.dumps([dataclasses.asdict(config), settings.TATCURATE_ENDPOINT_HOSTS], sort_keys=True, default=str)
+    limits = limiter_options()
+    key = json.dumps(
+        [dataclasses.asdict(config), settings.TATCURATE_ENDPOINT_HOSTS, limits, use_cache], sort_keys=True, default=str
+    )
     with _lock:
         client = _clients.get(key)
         if client is None:
-            client = _clients[key] = ChatClient(config, cache=cache, outbound=outbound_policy(), **limiter_options())
+            client = _clients[key] = ChatClient(
+                config, cache=cache if use_cache else None, outbound=outbound_policy(), **limits
+            )
         return client
 
 

@@ -15,7 +15,8 @@ import functools
 import importlib.util
 import json
 import math
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -195,7 +196,27 @@ class MiniLMBertScorer:
         ]
 
 
-@functools.lru_cache(maxsize=2)
+def computed_once(maxsize: int) -> Callable[[Any], Any]:
+    """`functools.lru_cache(maxsize)` whose misses are computed one at a time: threads asking together for the same
+    weights or the same text's embedding (the lanes of a drafting chunk, the threads of a scoring chunk) wait for the
+    first instead of each loading or computing it again."""
+
+    def decorate(function: Any) -> Any:
+        cached = functools.lru_cache(maxsize=maxsize)(function)
+        lock = threading.Lock()
+
+        @functools.wraps(function)
+        def computed(*args: Any, **kwargs: Any) -> Any:
+            with lock:
+                return cached(*args, **kwargs)
+
+        computed.cache_clear = cached.cache_clear  # type: ignore[attr-defined]
+        return computed
+
+    return decorate
+
+
+@computed_once(maxsize=2)
 def default_scorer(layer: int = DEFAULT_LAYER) -> MiniLMBertScorer:
     """One shared scorer per process (loading the weights takes a moment)."""
     return MiniLMBertScorer(layer=layer)
@@ -222,7 +243,7 @@ def paper_model_directory(path: str) -> Path:
     return directory
 
 
-@functools.lru_cache(maxsize=2)
+@computed_once(maxsize=2)
 def paper_scorer(path: str) -> MiniLMBertScorer:
     """SciTaT's BERTScore: bert-base-uncased, layer 12, from the directory at `path` (one per process)."""
     return MiniLMBertScorer(

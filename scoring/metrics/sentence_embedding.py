@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from scoring.metrics.bertscore import BertScoreUnavailableError, default_scorer, model_directory
+from scoring.metrics.bertscore import BertScoreUnavailableError, computed_once, default_scorer, model_directory
 
 NAME = "all-MiniLM-L6-v2 cosine"
 
@@ -19,6 +19,7 @@ def is_available() -> bool:
     return True
 
 
+@computed_once(maxsize=4096)
 def sentence_embedding(text: str) -> np.ndarray:
     """A unit vector for `text`: the mean of its token states ([CLS] and [SEP] included, as sentence-transformers)."""
     scorer = default_scorer()

@@ -15,12 +15,11 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any
 
 from django.conf import settings
-from django.core.cache import cache as django_cache
 from django.db.models import Q
 from django.utils import timezone
 
 from curation.endpoints.client import ChatClient
-from curation.endpoints.django_client import limiter_options
+from curation.endpoints.django_client import client_for
 from curation.endpoints.errors import EndpointError
 from curation.jobs import (
     job_claim,
@@ -70,8 +69,12 @@ def chunk_predictions_fail(chunk: RunChunk) -> None:
 
 
 def _claim(chunk_id: int, token: str, worker: str) -> bool:
+    # The run's status by `run_id__in`, never a join: a joined filter makes Django write `WHERE id IN (SELECT … FROM
+    # runchunk JOIN run …)`, whose inner read of the chunk PostgreSQL does not check again after waiting for a rival
+    # claim's row lock, so two workers took the same chunk. The chunk's own columns stay in the UPDATE's WHERE.
+    running = ScoringRun.objects.filter(status=Status.RUNNING).values("pk")
     return job_claim(
-        rows=RunChunk.objects.filter(pk=chunk_id, run__status=Status.RUNNING).filter(
+        rows=RunChunk.objects.filter(pk=chunk_id, run_id__in=running).filter(
             Q(status=RunChunk.Status.QUEUED) | job_silent(running=RunChunk.Status.RUNNING)
         ),
         token=token,
@@ -102,8 +105,9 @@ def _client(run: ScoringRun) -> ChatClient:
 
         # The embedded demo model: start it beside this worker when nothing answers on its port yet.
         ensure_running(urlsplit(run.endpoint.base_url).port or 8089)
-    cache = django_cache if run.options.get("use_cache", True) else None
-    return ChatClient(run.endpoint.config(), cache=cache, **limiter_options())
+    # The process's shared client of the endpoint (its kept-alive connections serve chunk after chunk; the operator's
+    # outbound policy): never closed here.
+    return client_for(run.endpoint, use_cache=run.options.get("use_cache", True))
 
 
 def _settings_of(run: ScoringRun, position: int) -> MethodSettings:
@@ -173,19 +177,24 @@ def _metric_options(run: ScoringRun, item: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _failure(item: dict[str, Any], message: str) -> dict[str, Any]:
+    """The fields of a failed prediction of `item` (no answer), before it is scored like any other."""
+    return {"uid": item["uid"], "status": Prediction.Status.FAILED, "error": message, "answer": [], "scale": ""}
+
+
 def _failed_fields(run: ScoringRun, item: dict[str, Any], message: str) -> dict[str, Any]:
     """A failed prediction of `item`, scored like any other (no answer)."""
-    fields = {"uid": item["uid"], "status": Prediction.Status.FAILED, "error": message, "answer": [], "scale": ""}
-    metrics = result_metrics.item_metrics(
-        item, answer=[], scale="", tool_trace=[], program_tokens=None, **_metric_options(run, item)
-    )
-    return {**fields, "metrics": metrics, "is_correct": bool(metrics.get("is_correct"))}
+    return score_item(run, item, _failure(item, message), [], None)
 
 
-def predict_item(
+Answered = tuple[dict[str, Any], list[dict[str, Any]], list[str] | None]  # fields, tool trace, program tokens
+
+
+def answer_item(
     run: ScoringRun, item: dict[str, Any], context: dict[str, Any] | None, chat: Callable[..., Any] | None
-) -> dict[str, Any]:
-    """Answer and score one item (no database access, so threads can run it); endpoint failures → status failed."""
+) -> Answered:
+    """Ask for one item's answer (no database access, so threads can run it); endpoint failures → status failed.
+    `score_item` scores what it returns."""
     fields: dict[str, Any] = {"uid": item["uid"], "status": Prediction.Status.SCORED, "error": ""}
     program_tokens = None
     trace: list[dict[str, Any]] = []
@@ -195,9 +204,8 @@ def predict_item(
         trace = fields.get("tool_trace") or []
     elif (isolation := _program_isolation(run)) is not None and isolation.isolation == "refused":
         # Fail closed, before asking the model: the item is retried once the worker can isolate programs.
-        return _failed_fields(
-            run, item, f"model-written code was not run: no isolation on this worker ({isolation.reason})"
-        )
+        message = f"model-written code was not run: no isolation on this worker ({isolation.reason})"
+        return _failure(item, message), [], None
     else:
         assert chat is not None
         try:
@@ -249,6 +257,20 @@ def predict_item(
                 attempt_log=output.attempts[-20:],
                 isolation=output.isolation,
             )
+    return fields, trace, program_tokens
+
+
+def score_item(
+    run: ScoringRun,
+    item: dict[str, Any],
+    fields: dict[str, Any],
+    trace: list[dict[str, Any]],
+    program_tokens: list[str] | None,
+    *,
+    context: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The metrics of an answered item (no database access), added to its fields; `context` (the item's frozen
+    context) lets tool-call scoring read a table argument as the table it names."""
     started = time.perf_counter()
     metrics = result_metrics.item_metrics(
         item,
@@ -259,10 +281,12 @@ def predict_item(
         context=context,
         **_metric_options(run, item),
     )
-    fields["metrics"] = metrics
-    fields["is_correct"] = bool(metrics.get("is_correct"))
-    fields["metrics_s"] = round(time.perf_counter() - started, 5)
-    return fields
+    return {
+        **fields,
+        "metrics": metrics,
+        "is_correct": bool(metrics.get("is_correct")),
+        "metrics_s": round(time.perf_counter() - started, 5),
+    }
 
 
 def _save_prediction(run: ScoringRun, item_row: ReleaseItem, fields: dict[str, Any], worker: str) -> None:
@@ -291,14 +315,16 @@ def chunk_process(*, chunk_id: int, worker: str = "") -> str:
     run = chunk.run
     if (isolation := _program_isolation(run)) is not None:
         _isolation_record(run, isolation.isolation)  # the run page says so before the first item is answered
-    done = set(Prediction.objects.filter(run=run).values_list("item_id", flat=True))
-    rows = [
-        row
-        for row in ReleaseItem.objects.filter(
+    rows = list(
+        ReleaseItem.objects.filter(
             release=run.release, position__gte=chunk.first_position, position__lte=chunk.last_position
         ).order_by("position")
-        if row.pk not in done
-    ]
+    )
+    # The chunk's own items only (by the unique (run, item) index): the whole run's predictions grow with the run.
+    done = set(
+        Prediction.objects.filter(run=run, item_id__in=[row.pk for row in rows]).values_list("item_id", flat=True)
+    )
+    rows = [row for row in rows if row.pk not in done]
 
     def context_of(row: ReleaseItem) -> tuple[str, int | None]:
         """The setting's context of an item: short where the release has one, else (always for "long") the paper."""
@@ -312,37 +338,47 @@ def chunk_process(*, chunk_id: int, worker: str = "") -> str:
     client = _client(run) if run.method != ScoringRun.Method.UPLOAD else None
     # The run's own parameters (over the endpoint's defaults) go with every request of the run.
     chat = functools.partial(client.chat, **run.generation_params) if client is not None else None
-    # Twice the endpoint's limit: while some threads compute metrics or run programs, others hold every request
-    # slot; the limiter (shared through Redis) still bounds the requests in flight to the limit.
+    # Twice the endpoint's limit: while some threads run programs or wait for their answer to be read, others hold
+    # every request slot; the limiter (shared through Redis) still bounds the requests in flight to the limit.
     width = max(1, min(2 * (run.endpoint.concurrency_limit if run.endpoint else 1), len(rows) or 1))
     try:
-        with ThreadPoolExecutor(max_workers=width, thread_name_prefix=f"run{run.pk}") as pool:
-            pending: dict[Future[dict[str, Any]], tuple[ReleaseItem, str]] = {}
+        with (
+            ThreadPoolExecutor(max_workers=width, thread_name_prefix=f"run{run.pk}") as pool,
+            # Metrics in a thread of their own: an answered item frees its request thread at once, so neither
+            # scoring nor loading BERTScore's weights (the first free-form item) holds a request back.
+            ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"run{run.pk}-metrics") as scorer,
+        ):
+            asking: dict[Future[Answered], tuple[ReleaseItem, str, dict[str, Any]]] = {}
+            scoring: dict[Future[dict[str, Any]], tuple[ReleaseItem, str]] = {}
             queue = list(rows)
             last_beat = time.monotonic()
             # Heartbeat and pause/cancel check of the chunk (not per prediction: one query less each); the beats
             # go on while the threads wait on slow model calls.
             beat_s = job_heartbeat_seconds()
             stop = False
-            while queue or pending:
-                while queue and len(pending) < width and not stop:
+            while queue or asking or scoring:
+                while queue and len(asking) < width and not stop:
                     row = queue.pop(0)
                     setting, context_id = context_of(row)
-                    item = {**row.data, "position": row.position}
-                    pending[pool.submit(predict_item, run, item, contexts.get(context_id), chat)] = (row, setting)
-                if not pending:
+                    item, context = {**row.data, "position": row.position}, contexts.get(context_id)
+                    asking[pool.submit(answer_item, run, item, context, chat)] = (row, setting, item, context)
+                if not asking and not scoring:
                     break
-                finished, _ = wait(list(pending), timeout=beat_s, return_when=FIRST_COMPLETED)
+                finished, _ = wait([*asking, *scoring], timeout=beat_s, return_when=FIRST_COMPLETED)
                 for future in finished:
-                    row, setting = pending.pop(future)
-                    given = {"context": setting} if client is not None else {}
-                    try:
-                        fields = future.result()
-                    except TransientOutage as outage:  # the item stays unanswered; the others finish and save
-                        logger.warning("chunk %s handed back: %s", chunk_id, outage)
-                        outcome, stop = f"outage: {outage}", True
+                    if future in asking:
+                        row, setting, item, context = asking.pop(future)
+                        try:
+                            answered = future.result()
+                        except TransientOutage as outage:  # the item stays unanswered; the others finish and save
+                            logger.warning("chunk %s handed back: %s", chunk_id, outage)
+                            outcome, stop = f"outage: {outage}", True
+                            continue
+                        scoring[scorer.submit(score_item, run, item, *answered, context=context)] = (row, setting)
                         continue
-                    transient_call(_save_prediction, run, row, {**fields, **given}, worker)
+                    row, setting = scoring.pop(future)
+                    given = {"context": setting} if client is not None else {}
+                    transient_call(_save_prediction, run, row, {**future.result(), **given}, worker)
                 if time.monotonic() - last_beat >= beat_s:
                     last_beat = time.monotonic()
                     if not transient_call(_heartbeat, chunk_id, token):
@@ -352,9 +388,9 @@ def chunk_process(*, chunk_id: int, worker: str = "") -> str:
                         outcome, stop = f"run {status}", True
                 if stop:
                     queue.clear()
-                    for future in list(pending):
+                    for future in list(asking):
                         if future.cancel():
-                            pending.pop(future)
+                            asking.pop(future)
     except BaseException as error:
         # Soft time limit, shutdown or an outage: hand the chunk back so another delivery continues where this one
         # stopped (an outage's release waits for the database to come back).
@@ -363,9 +399,6 @@ def chunk_process(*, chunk_id: int, worker: str = "") -> str:
         else:
             _release(chunk_id, token)
         raise
-    finally:
-        if client is not None:
-            client.close()
     if outcome != "done":
         if outcome.startswith(("run", "outage")):
             transient_call(_release, chunk_id, token, is_outage=outcome.startswith("outage"))

@@ -110,6 +110,8 @@ class FaultServer:
         self.requests: list[dict[str, Any]] = []
         self.in_flight = 0
         self.max_in_flight = 0
+        # (arrived, answered) on time.monotonic() of each chat request: how busy the endpoint's slots were.
+        self.spans: list[tuple[float, float]] = []
         self._script: deque[Fault] = deque()
         self._cycle: list[Fault] = []
         self._cycle_index = 0
@@ -167,6 +169,7 @@ class FaultServer:
         """Forget recorded requests and the in-flight maximum."""
         with self._lock:
             self.requests.clear()
+            self.spans.clear()
             self.max_in_flight = self.in_flight
 
     def _next_fault(self, request: dict[str, Any]) -> Fault:
@@ -180,14 +183,16 @@ class FaultServer:
                 return fault
         return self.responder(request) if self.responder else self.default
 
-    def _enter(self) -> None:
+    def _enter(self) -> float:
         with self._lock:
             self.in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        return time.monotonic()
 
-    def _leave(self) -> None:
+    def _leave(self, arrived: float) -> None:
         with self._lock:
             self.in_flight -= 1
+            self.spans.append((arrived, time.monotonic()))
 
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
         server = self
@@ -237,14 +242,14 @@ class FaultServer:
                     self._send(bad_request("request body is not JSON"))
                     return
                 request["_headers"] = dict(self.headers.items())
-                server._enter()
+                arrived = server._enter()
                 try:
                     fault = server._next_fault(request)
                     delay = server.latency_s + fault.delay_s
                     if delay:
                         time.sleep(delay)
                 finally:
-                    server._leave()
+                    server._leave(arrived)
                 self._send(fault)
 
         return Handler

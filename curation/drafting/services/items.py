@@ -4,11 +4,12 @@ in one transaction, so an item is drafted exactly once however often its message
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from curation.drafting.endpoints import describe_endpoint_error
@@ -53,20 +54,94 @@ def chunk_process(
     # chunk (a restart under the same name, or a shutdown, hands it back at once).
     transient_call(pending.filter(pk__in=item_ids).update, worker=worker, heartbeat_at=timezone.now())
     held = DraftingItem.objects.filter(run_id=run_id, chunk=chunk, worker=worker, status__in=OPEN_ITEM_STATES)
-    drafter = Drafter(run)
-    drafted = 0
     with job_heartbeating(lambda: bool(held.update(heartbeat_at=timezone.now()))):
-        for item_id in item_ids:
-            if not transient_call(DraftingRun.objects.filter(pk=run_id, status=DraftingRun.Status.RUNNING).exists):
-                break
-            item = _item_draft(run, drafter, item_id, worker)
-            transient_call(held.update, heartbeat_at=timezone.now())
-            if item is not None:
-                drafted += item.status == DraftingItem.Status.DRAFTED
-                if on_item is not None:
-                    on_item(item)
+        drafted = _items_draft(run, item_ids, worker=worker, held=held, on_item=on_item)
     transient_call(run_finish_if_done, run_id=run_id)
     return drafted
+
+
+def lanes_width(run: DraftingRun, items: int) -> int:
+    """How many of a chunk's items are drafted at once: for an LLM run twice its endpoint's concurrency limit (while
+    some lanes read, check or commit, the others hold every request slot; the shared limiter still bounds what is in
+    flight), else one. Inside an atomic block one, in this thread: other connections could not see its rows."""
+    if run.kind != DraftingRun.Kind.LLM or run.endpoint is None or transaction.get_connection().in_atomic_block:
+        return 1
+    return max(1, min(items, 2 * run.endpoint.concurrency_limit))
+
+
+def _items_draft(
+    run: DraftingRun,
+    item_ids: list[int],
+    *,
+    worker: str,
+    held: Any,
+    on_item: Callable[[DraftingItem], None] | None,
+) -> int:
+    """Draft `item_ids` in `lanes_width` lanes, each item claimed and committed on its own; never two items of one
+    paper at once, since an LLM question's duplicate check reads what was already asked of its paper. A cancelled
+    run or an outage stops every lane after its current item; the outage (or any error) is raised here."""
+    width = lanes_width(run, len(item_ids))
+    of_chunk = DraftingItem.objects.filter(pk__in=item_ids)
+    papers = dict(transient_call(lambda: list(of_chunk.values_list("pk", "context__paper_id"))))
+    waiting = list(item_ids)
+    papers_busy: set[object] = set()
+    changed = threading.Condition()
+    state: dict[str, Any] = {"drafted": 0, "stop": False, "error": None}
+
+    def paper_of(item_id: int) -> object:
+        return papers.get(item_id) or ("item", item_id)
+
+    def next_item() -> int | None:
+        with changed:
+            while not state["stop"] and waiting:
+                for index, item_id in enumerate(waiting):
+                    if paper_of(item_id) not in papers_busy:
+                        papers_busy.add(paper_of(item_id))
+                        return waiting.pop(index)
+                changed.wait()
+            return None
+
+    def lane() -> None:
+        drafter = Drafter(run)
+        try:
+            while (item_id := next_item()) is not None:
+                try:
+                    running = DraftingRun.objects.filter(pk=run.pk, status=DraftingRun.Status.RUNNING)
+                    if not transient_call(running.exists):
+                        with changed:
+                            state["stop"] = True
+                        break
+                    item = _item_draft(run, drafter, item_id, worker)
+                    transient_call(held.update, heartbeat_at=timezone.now())
+                finally:
+                    with changed:
+                        papers_busy.discard(paper_of(item_id))
+                        changed.notify_all()
+                if item is not None:
+                    with changed:
+                        state["drafted"] += item.status == DraftingItem.Status.DRAFTED
+                        if on_item is not None:
+                            on_item(item)
+        except BaseException as error:
+            with changed:
+                state["error"] = state["error"] or error
+                state["stop"] = True
+                changed.notify_all()
+        finally:
+            if width > 1:
+                connection.close()  # this lane's own connection
+
+    if width == 1:
+        lane()
+    else:
+        lanes = [threading.Thread(target=lane, name=f"drafting-{run.pk}-{n}", daemon=True) for n in range(width)]
+        for thread in lanes:
+            thread.start()
+        for thread in lanes:
+            thread.join()
+    if state["error"] is not None:
+        raise state["error"]
+    return state["drafted"]
 
 
 def run_work(*, run_id: int, chunk: int, worker: str = "", budget_s: float = 600.0) -> int:

@@ -25,7 +25,7 @@ from curation.states import Role, Status
 
 DEFAULT_OPTIONS: dict[str, Any] = {
     "redraft": False,  # draft contexts that already have a draft of this kind
-    "chunk_size": 0,  # 0: 4 contexts a task for LLM runs, 25 for template runs
+    "chunk_size": 0,  # 0: twice the endpoint's concurrency limit (at least 4) for LLM runs, 25 for template runs
     "seed": 0,
     "per_template": 1,
     "unanswerable": "skip",  # or "keep": kept as drafts marked for the unanswerable split
@@ -159,7 +159,9 @@ def run_create(
         created_by=actor,
     )
     already = set() if merged["redraft"] else _drafted_context_ids(project, kind, ids)
-    chunk_size = merged["chunk_size"] or (4 if kind == DraftingRun.Kind.LLM else 25)
+    chunk_size = merged["chunk_size"] or (
+        max(4, 2 * endpoint.concurrency_limit) if kind == DraftingRun.Kind.LLM and endpoint is not None else 25
+    )
     items = []
     position = 0
     for context_id in ids:

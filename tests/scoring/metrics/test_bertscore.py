@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import threading
+import time
 
 import numpy as np
 import pytest
@@ -101,3 +103,25 @@ def test_paper_setting_reads_a_masked_lm_checkpoint_at_layer_12(scorer, tmp_path
     assert (result.metric, result.model, result.layer) == ("bertscore_bert_base_uncased_l12", "bert-base-uncased", 12)
     different = paper.score("Bananas are yellow fruit.", "The model improves accuracy.").f1
     assert different != pytest.approx(scorer.score("Bananas are yellow fruit.", "The model improves accuracy.").f1)
+
+
+def test_threads_asking_together_for_weights_or_an_embedding_get_one_computation():
+    calls: list[str] = []
+
+    @bertscore.computed_once(maxsize=8)
+    def load(name: str) -> object:
+        calls.append(name)
+        time.sleep(0.2)  # a load that takes a moment: the other threads arrive while it runs
+        return object()
+
+    results: list[object] = []
+    threads = [threading.Thread(target=lambda: results.append(load("minilm"))) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert calls == ["minilm"]
+    assert len(results) == 8 and all(result is results[0] for result in results)
+    load.cache_clear()
+    load("minilm")
+    assert calls == ["minilm", "minilm"]
