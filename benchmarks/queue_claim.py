@@ -17,6 +17,7 @@ import argparse
 import json
 import logging
 import os
+import secrets
 import socket
 import statistics
 import subprocess
@@ -149,7 +150,19 @@ def main() -> None:
 
     port = args.port or free_port()
     logging.getLogger("httpx").setLevel(logging.WARNING)
-    env = {**os.environ, "DATABASE_URL": database_url, "DJANGO_DEBUG": "true", "DATABASE_CONN_MAX_AGE": "60"}
+    # The production shape behind a TLS-terminating proxy (README › Running on PostgreSQL and Redis): DEBUG off (it
+    # would keep every statement's SQL), plain HTTP on loopback, token auth (no cookies).
+    env = {
+        **os.environ,
+        "DATABASE_URL": database_url,
+        "DATABASE_CONN_MAX_AGE": "60",
+        "DJANGO_DEBUG": "false",
+        "DJANGO_SECRET_KEY": secrets.token_urlsafe(48),
+        "DJANGO_ALLOWED_HOSTS": "127.0.0.1,localhost",
+        "DJANGO_SECURE_SSL_REDIRECT": "false",
+        "DJANGO_SECURE_COOKIES": "false",
+        "DJANGO_HSTS_SECONDS": "0",
+    }
     server = subprocess.Popen(
         [sys.executable, "-m", "gunicorn", "curation.wsgi", "--bind", f"127.0.0.1:{port}",
          "--workers", str(args.web_workers), "--threads", "8", "--log-level", "warning",
