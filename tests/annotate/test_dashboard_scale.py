@@ -11,8 +11,9 @@ from django.utils import timezone
 from annotate.dashboard import figures as dashboard
 from annotate.dashboard.services import pay_settings_set
 from annotate.instances.services import instance_discard
+from annotate.review import services as review
 from curation.models import Instance, TransitionEvent
-from tests.annotate.review_helpers import submit
+from tests.annotate.review_helpers import submit, to_round2
 
 
 def drafted_count(data) -> int:
@@ -75,3 +76,31 @@ def test_drafts_cost_is_reused_until_an_instance_changes(personas, project, draf
         assert draft_costs_of(user=manager, project=project) == first
     submit(project, personas["annotator"], drafts[0])
     assert draft_costs_of(user=manager, project=project) != first
+
+
+def validate(project, people, instance: Instance) -> None:
+    approved = to_round2(project, people, instance)
+    claimed = review.round2_claim(instance_id=approved.pk, user=people["annotator2"])
+    review.round2_confirm(instance_id=claimed.pk, user=people["annotator2"], expected_version=claimed.version)
+
+
+def pay_csv(client, project) -> list[dict[str, str]]:
+    import csv
+    import io
+
+    response = client.get(f"/api/projects/{project.slug}/dashboard/csv/?table=pay")
+    assert response.status_code == 200
+    return list(csv.DictReader(io.StringIO(response.content.decode())))
+
+
+def test_pay_csv_is_reused_until_an_instance_changes_and_lists_every_annotator_paid(
+    personas, project, drafts, api_client_for, django_assert_max_num_queries
+):
+    manager = api_client_for(personas["manager"])
+    validate(project, personas, drafts[0])
+    first = pay_csv(manager, project)
+    assert [(row["user"], row["validated"]) for row in first] == [("annotator", "1")]
+    with django_assert_max_num_queries(7):  # who asks, their role, the rate, the latest change: no event is read
+        assert pay_csv(manager, project) == first
+    validate(project, personas, drafts[1])
+    assert [(row["user"], row["validated"]) for row in pay_csv(manager, project)] == [("annotator", "2")]
