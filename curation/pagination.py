@@ -31,6 +31,13 @@ def count_up_to(rows: QuerySet | list) -> int:
     return min(len(rows), COUNT_UP_TO + 1)
 
 
+def capped_count(rows: QuerySet | list) -> tuple[int, bool]:
+    """How many rows, at most COUNT_UP_TO, and whether there are more: a count that costs at most COUNT_UP_TO + 1
+    rows read, for lists and for the queue's figures ("more than 1,000 drafts")."""
+    counted = count_up_to(rows)
+    return min(counted, COUNT_UP_TO), counted > COUNT_UP_TO
+
+
 class BoundedLimitOffsetPagination(LimitOffsetPagination):
     max_limit = MAX_LIMIT
 
@@ -46,9 +53,7 @@ class BoundedLimitOffsetPagination(LimitOffsetPagination):
         if self.limit is None:
             return None
         self.offset = self.get_offset(request)
-        counted = count_up_to(queryset)
-        self.count_capped = counted > COUNT_UP_TO
-        self.count = min(counted, COUNT_UP_TO)
+        self.count, self.count_capped = capped_count(queryset)
         if self.count > self.limit and self.template is not None:
             self.display_page_controls = True
         rows = list(queryset[self.offset : self.offset + self.limit + 1])
