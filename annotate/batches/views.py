@@ -5,7 +5,6 @@ from __future__ import annotations
 from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -66,7 +65,6 @@ def _ids(values: list[str]) -> list[int]:
     return [int(v) for v in values if v.isdigit()]
 
 
-PROGRESS_PER_PAGE = 10  # progress rows a page: each counts its batch's instances and carries its own forms
 MAX_PAGE = 100_000
 
 
@@ -162,8 +160,7 @@ def batches_page(request: HttpRequest, slug: str) -> HttpResponse:
             )
         return redirect("batches", slug=slug)
     batch_flow.batches_advance(project=project)
-    batches = dashboard.batches_in_progress_order(project)
-    progress_page = Paginator(batches, PROGRESS_PER_PAGE).get_page(request.GET.get("page"))
+    progress_page, progress = dashboard.batch_progress_page(project, request.GET.get("page"))
     papers_page = _page_number(request.GET.get("papers"))
     fill_papers, more_papers = review_selectors.papers_with_unbatched_contexts(
         user=request.user,
@@ -173,11 +170,9 @@ def batches_page(request: HttpRequest, slug: str) -> HttpResponse:
     )
     context = {
         **page_context(request, project),
-        "batches": batches,
+        "batches": progress_page.paginator.object_list,
         "progress_page": progress_page,
-        "progress": dashboard.batch_progress(
-            project, batches=list(progress_page.object_list), with_unbatched=not progress_page.has_next()
-        ),
+        "progress": progress,
         "open_or_planned": selectors.batches_visible_to(request.user, project).exclude(state=Batch.State.CLOSED),
         **review_selectors.unbatched_work(user=request.user, project=project),
         "fill_papers": fill_papers,

@@ -15,6 +15,7 @@ from decimal import Decimal
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
+from django.core.paginator import Page, Paginator
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 from django.utils import timezone
 
@@ -95,6 +96,17 @@ def batches_in_progress_order(project: Project) -> list[Batch]:
     the rest in their order. A batch's deadline is its own fields, so the order costs one read of the batches."""
     batches = list(Batch.objects.filter(project=project).order_by("order", "id"))
     return sorted(batches, key=lambda batch: not deadline_state(batch).is_overdue)
+
+
+PROGRESS_PER_PAGE = 10  # progress rows a page: each counts its batch's instances and carries its own forms
+
+
+def batch_progress_page(project: Project, page: str | None) -> tuple[Page, list[dict[str, Any]]]:
+    """One page of progress rows, overdue batches first, as the batches page and the dashboard show them: each row
+    counts only its own batch's instances, and the "(no batch)" row comes on the last page."""
+    progress_page = Paginator(batches_in_progress_order(project), PROGRESS_PER_PAGE).get_page(page)
+    rows = batch_progress(project, batches=list(progress_page.object_list), with_unbatched=not progress_page.has_next())
+    return progress_page, rows
 
 
 def batch_progress(
@@ -427,7 +439,19 @@ def csv_rows(
         return agreement_csv_rows(user=user, project=project)
     if table == "pay":
         end = end or timezone.localdate()
-        report = pay_report(project, start=start or end.replace(day=1), end=end)
+        start = start or end.replace(day=1)
+        pay = pay_settings_of(project)
+        # Reused like the dashboard's figures: the first validation of each event in the period is a probe per
+        # event, but PostgreSQL's guess of a day's events grows with the table (a parallel plan at 100k).
+        report = project_figures(
+            project,
+            "pay",
+            lambda: pay_report(project, start=start, end=end),
+            start,
+            end,
+            pay.pay_per_instance,
+            pay.currency,
+        )
         return [
             {
                 **row,

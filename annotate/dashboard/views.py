@@ -17,9 +17,9 @@ from annotate.dashboard.api import PaySettingsSerializer
 from annotate.dashboard.draft_costs import draft_costs_of
 from annotate.dashboard.edit_costs import DIMENSION_LABELS, FIELD_LABELS, FIELDS, chart_rows
 from annotate.quality import selectors as quality_selectors
+from annotate.quality.drift import DRIFT_WINDOW_WEEKS, drift_of, drift_window
 from annotate.quality.drift import LABELS as DRIFT_LABELS
 from annotate.quality.drift import SERIES as DRIFT_SERIES
-from annotate.quality.drift import drift_of
 from annotate.review.pages import page_context, project_of
 from annotate.work import batches as batch_flow
 from curation import charts, selectors
@@ -34,14 +34,16 @@ def _require_manager_page(request: HttpRequest, project: Project) -> None:
         raise PermissionDenied("Only managers of this project see this page.")
 
 
-def _period(request: HttpRequest) -> tuple[date | None, date | None]:
-    def parse(name: str) -> date | None:
-        try:
-            return date.fromisoformat(request.GET.get(name, ""))
-        except ValueError:
-            return None
+def _day(request: HttpRequest, name: str) -> date | None:
+    """A date from the query string; anything else is no date (the page's default)."""
+    try:
+        return date.fromisoformat(request.GET.get(name, ""))
+    except ValueError:
+        return None
 
-    return parse("start"), parse("end")
+
+def _period(request: HttpRequest) -> tuple[date | None, date | None]:
+    return _day(request, "start"), _day(request, "end")
 
 
 @login_required
@@ -63,9 +65,20 @@ def dashboard_page(request: HttpRequest, slug: str) -> HttpResponse:
     batch_flow.batches_advance(project=project)
     start, end = _period(request)
     data = dashboard.dashboard_data(user=request.user, project=project, start=start, end=end)
+    # The API and the CSV keep every batch and week; the page shows a page of batches and a window of weeks.
+    progress_page, progress = dashboard.batch_progress_page(project, request.GET.get("page"))
+    drift = drift_window(
+        dashboard.project_figures(project, "drift", lambda: drift_of(user=request.user, project=project)),
+        last_week=_day(request, "drift_until"),
+        weeks=None if request.GET.get("drift_weeks") == "all" else DRIFT_WINDOW_WEEKS,
+    )
     context = {
         **page_context(request, project),
         **data,
+        "batches": progress,
+        "progress_page": progress_page,
+        "drift_window": drift,
+        "drift_window_weeks": DRIFT_WINDOW_WEEKS,
         "throughput_chart": charts.line_chart(
             data["throughput"], series=("submitted", "validated"), label=lambda row: row["date"].strftime("%m-%d")
         ),
@@ -90,9 +103,7 @@ def dashboard_page(request: HttpRequest, slug: str) -> HttpResponse:
                     labels=DRIFT_LABELS,
                 ),
             }
-            for person in dashboard.project_figures(
-                project, "drift", lambda: drift_of(user=request.user, project=project)
-            )
+            for person in drift["people"]
         ],
     }
     context["draft_costs"] = _draft_cost_sections(draft_costs_of(user=request.user, project=project))

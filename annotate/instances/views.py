@@ -17,7 +17,7 @@ from django.utils.functional import cached_property
 
 from annotate.instances import services as instance_bulk
 from annotate.instances.selectors import PAPER_CHOICES, InstanceFilters, browse_choices, instances_browse
-from curation import selectors
+from curation import pagination, selectors
 from curation.models import Project
 from curation.page_errors import FORM_ERRORS
 from curation.services.assignments import instances_assign
@@ -25,7 +25,6 @@ from curation.services.instances import instances_retype
 from curation.states import Role, Status
 
 PAGE_SIZE = 50
-COUNT_UP_TO = 1000  # matches counted at most: past it the page says "more than 1,000" and offers the first pages
 
 
 class CappedPaginator(Paginator):
@@ -34,15 +33,15 @@ class CappedPaginator(Paginator):
 
     @cached_property
     def count(self) -> int:
-        return self.object_list[: COUNT_UP_TO + 1].count()
+        return pagination.count_up_to(self.object_list)
 
     @property
     def is_capped(self) -> bool:
-        return self.count > COUNT_UP_TO
+        return self.count > pagination.COUNT_UP_TO
 
     @cached_property
     def num_pages(self) -> int:
-        return math.ceil(min(self.count, COUNT_UP_TO) / self.per_page) or 1
+        return math.ceil(min(self.count, pagination.COUNT_UP_TO) / self.per_page) or 1
 
 
 class IdListField(forms.Field):
@@ -213,7 +212,7 @@ def instance_browser(request: HttpRequest, slug: str) -> HttpResponse:
         "paper_form": paper_form,
         "page": page,
         "paper_choices": PAPER_CHOICES,
-        "count_up_to": COUNT_UP_TO,
+        "count_up_to": pagination.COUNT_UP_TO,
         "query": query.urlencode(),
         "here": here,
     }

@@ -81,6 +81,39 @@ def weekly_drift(
     return people
 
 
+DRIFT_WINDOW_WEEKS = 26  # weeks the dashboard draws at once; the CSV keeps every week
+
+
+def drift_window(
+    people: Iterable[Mapping[str, Any]], *, last_week: date | None = None, weeks: int | None = DRIFT_WINDOW_WEEKS
+) -> dict[str, Any]:
+    """The drift lines cut to `weeks` weeks ending with `last_week` (the latest measured week when None); `weeks`
+    None keeps every week. People with no week in the window are left out; markers keep their weeks. Returns the
+    people, the window's first and last week, and the last week of the window before it (None at the start)."""
+    people = list(people)
+    latest = max((person["rows"][-1]["week"] for person in people if person["rows"]), default=None)
+    earliest = min((person["rows"][0]["week"] for person in people if person["rows"]), default=None)
+    if latest is None or weeks is None:
+        return {"people": people, "first": earliest, "last": latest, "earlier": None, "later": None}
+    last = week_of(min(last_week, latest)) if last_week else latest
+    first = last - timedelta(weeks=weeks - 1)
+    cut = []
+    for person in people:
+        keep = [index for index, row in enumerate(person["rows"]) if first <= row["week"] <= last]
+        if not keep:
+            continue
+        start, stop = keep[0], keep[-1] + 1
+        markers = [{**m, "index": m["index"] - start} for m in person["markers"] if start <= m["index"] < stop]
+        cut.append({**person, "rows": person["rows"][start:stop], "markers": markers})
+    return {
+        "people": cut,
+        "first": first,
+        "last": last,
+        "earlier": first - timedelta(weeks=1) if earliest < first else None,
+        "later": min(last + timedelta(weeks=weeks), latest) if last < latest else None,
+    }
+
+
 def drift_of(*, user: AbstractBaseUser, project: Project) -> list[dict[str, Any]]:
     """Managers only: each annotator's weekly drift rows and guideline markers, by username."""
     if Role.MANAGER not in roles_of(user=user, project=project):

@@ -144,7 +144,8 @@ class ReviewQueueSerializer(serializers.Serializer):
 
 class Round2QueueSerializer(serializers.Serializer):
     held = serializers.ListField(child=serializers.IntegerField())
-    available = serializers.IntegerField()
+    available = serializers.IntegerField(help_text="Instances you may take for round two, counted up to 1,000.")
+    available_capped = serializers.BooleanField(help_text="True when more than 1,000 wait (available is 1,000).")
     discussions = serializers.ListField(child=serializers.IntegerField())
 
 
@@ -285,6 +286,7 @@ class Round2QueueApi(APIView):
             {
                 "held": [i.pk for i in data["held"]],
                 "available": data["available"],
+                "available_capped": data["available_capped"],
                 "discussions": [d.pk for d in data["discussions"]],
             }
         )

@@ -14,6 +14,7 @@ from annotate.review.services import discussion_participant, review_candidates, 
 from annotate.work.selectors import draft_diffs, instance_context
 from curation.errors import NotFound, NotPermitted
 from curation.models import Context, Instance, InstanceRevision, Paper, Project
+from curation.pagination import capped_count
 from curation.selectors import instances_visible_to, papers_visible_to, roles_of
 from curation.states import Role, Status
 
@@ -124,12 +125,17 @@ def review_queue(*, project: Project, user: AbstractBaseUser) -> dict[str, Any]:
 
 
 def round2_queue(*, project: Project, user: AbstractBaseUser) -> dict[str, Any]:
-    """An annotator's round-two pile: what they hold and how many they may take."""
+    """An annotator's round-two pile: what they hold and how many they may take (counted up to 1,000,
+    `available_capped` when there are more)."""
+    available, available_capped = capped_count(
+        round2_candidates(project=project, user=user).filter(round2_reviewer__isnull=True)
+    )
     return {
         "held": list(
             Instance.objects.visible_to(user).filter(project=project, status=Status.ROUND2_REVIEW, round2_reviewer=user)
         ),
-        "available": round2_candidates(project=project, user=user).filter(round2_reviewer__isnull=True).count(),
+        "available": available,
+        "available_capped": available_capped,
         "discussions": list(discussions_visible_to(user, project).filter(outcome="").select_related("instance")),
     }
 

@@ -18,7 +18,8 @@ from curation.serializers import InstanceSerializer, ParagraphSerializer, TableS
 
 
 class QueueCountsSerializer(serializers.Serializer):
-    available = serializers.IntegerField()
+    available = serializers.IntegerField(help_text="Drafts you may claim, counted up to 1,000.")
+    available_capped = serializers.BooleanField(help_text="True when more than 1,000 drafts wait (available is 1,000).")
     changes_requested = serializers.IntegerField()
     held = serializers.IntegerField()
     submitted = serializers.IntegerField()

@@ -20,6 +20,7 @@ from annotate.quality.models import GoldProbe, QualitySettings
 from annotate.quality.services import probe_numbered, probe_serve
 from curation.errors import Conflict, NotFound, NotPermitted
 from curation.models import Batch, Instance, Membership, Project
+from curation.pagination import capped_count
 from curation.selectors import claimable_drafts
 from curation.services.lifecycle import instance_claim, instance_transition
 from curation.states import Role, Status
@@ -290,12 +291,14 @@ def lease_renew(*, instance_id: int, user: AbstractBaseUser) -> datetime | None:
 
 
 def queue_counts(*, project: Project, user: AbstractBaseUser) -> dict[str, int]:
-    """What waits for this annotator: open drafts they may claim (those assigned to them among them), their change
-    requests, what they hold."""
+    """What waits for this annotator: open drafts they may claim (those assigned to them among them; counted up to
+    1,000, `available_capped` when there are more), their change requests, what they hold."""
     mine = Instance.objects.filter(project=project, author=user)
     open_drafts = Instance.objects.filter(project=project, status=Status.DRAFTED, batch__state=Batch.State.OPEN)
+    available, available_capped = capped_count(claimable_drafts(project=project, user=user))
     return {
-        "available": claimable_drafts(project=project, user=user).count(),
+        "available": available,
+        "available_capped": available_capped,
         "assigned": open_drafts.filter(assigned_to=user).count(),
         "changes_requested": mine.filter(status=Status.CHANGES_REQUESTED).count(),
         # A hidden-gold probe in their hands counts as held, as the draft it looks like would.

@@ -10,12 +10,13 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, QuerySet
 
 from curation import selectors, visibility
 from curation.datasets.models import ImportRecord
 from curation.errors import NotFound, NotPermitted
-from curation.models import Project
+from curation.figures_cache import project_figures
+from curation.models import Instance, Project
 from curation.releases.models import ExportArtifact, Release, ReleaseCut
 from curation.states import Role, Status
 
@@ -91,7 +92,13 @@ def newer_release(*, user: AbstractBaseUser, release: Release) -> Release | None
 
 
 def batches_to_release(*, user: AbstractBaseUser, project: Project) -> list[dict[str, Any]]:
-    """The project's batches with how many validated instances each would freeze (the cut form's choices)."""
-    validated = Count("instances", filter=Q(instances__status=Status.VALIDATED))
-    batches = selectors.batches_visible_to(user, project).annotate(validated=validated)
-    return [{"batch": batch, "validated": batch.validated} for batch in batches]
+    """The project's batches with how many validated instances each would freeze (the cut form's choices). The
+    counts read every validated instance of the project, so they are whole-project figures, reused until an
+    instance of the project changes (curation/figures_cache.py); which batches the viewer sees is read each time."""
+
+    def validated_per_batch() -> dict[int, int]:
+        validated = Instance.objects.filter(project=project, status=Status.VALIDATED, batch__isnull=False)
+        return dict(validated.order_by().values("batch_id").annotate(n=Count("id")).values_list("batch_id", "n"))
+
+    validated = project_figures(project, "validated_per_batch", validated_per_batch)
+    return [{"batch": b, "validated": validated.get(b.pk, 0)} for b in selectors.batches_visible_to(user, project)]

@@ -9,7 +9,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from annotate.batches import views as batch_views
+from annotate.dashboard import figures as dashboard_figures
 from annotate.review import selectors as review_selectors
 from curation.models import Batch, Context, Paper, Paragraph
 
@@ -45,15 +45,15 @@ def manager_client(client, personas):
 
 
 def test_progress_shows_a_page_of_batches_with_page_controls(manager_client, project, make_instance):
-    batches = add_batches(project, batch_views.PROGRESS_PER_PAGE + 3)
+    batches = add_batches(project, dashboard_figures.PROGRESS_PER_PAGE + 3)
     make_instance(question="In no batch?")
     first = manager_client.get(f"/p/{project.slug}/batches/").content.decode()
-    assert progress_rows(first) == [b.name for b in batches[: batch_views.PROGRESS_PER_PAGE]]
+    assert progress_rows(first) == [b.name for b in batches[: dashboard_figures.PROGRESS_PER_PAGE]]
     assert 'id="progress-pager"' in first and 'href="?page=2"' in first
-    assert f"Batches 1–{batch_views.PROGRESS_PER_PAGE} of {len(batches)}" in first
+    assert f"Batches 1–{dashboard_figures.PROGRESS_PER_PAGE} of {len(batches)}" in first
     second = manager_client.get(f"/p/{project.slug}/batches/", {"page": 2}).content.decode()
     # The rest of the batches, and the instances in no batch after them, on the last page.
-    assert progress_rows(second) == [b.name for b in batches[batch_views.PROGRESS_PER_PAGE :]] + ["(no batch)"]
+    assert progress_rows(second) == [b.name for b in batches[dashboard_figures.PROGRESS_PER_PAGE :]] + ["(no batch)"]
     assert 'href="?page=1"' in second and 'href="?page=3"' not in second
     # An announcement may still be about any batch, whichever page of progress is shown.
     for html in (first, second):
@@ -65,7 +65,7 @@ def test_overdue_batches_come_first_across_pages(manager_client, project):
 
     from django.utils import timezone
 
-    batches = add_batches(project, batch_views.PROGRESS_PER_PAGE + 2)
+    batches = add_batches(project, dashboard_figures.PROGRESS_PER_PAGE + 2)
     late = batches[-1]
     Batch.objects.filter(pk=late.pk).update(state="open", deadline_at=timezone.now() - timedelta(days=1))
     first = manager_client.get(f"/p/{project.slug}/batches/").content.decode()
@@ -105,6 +105,6 @@ def test_the_batch_page_sends_the_same_queries_at_two_sizes(manager_client, proj
     add_papers(project, 2)
     make_instance(question="In no batch?")
     small = queries()
-    add_batches(project, 4 * batch_views.PROGRESS_PER_PAGE, start=3)
+    add_batches(project, 4 * dashboard_figures.PROGRESS_PER_PAGE, start=3)
     add_papers(project, 3 * review_selectors.FILL_PAPERS_PER_PAGE, start=2)
     assert queries() == small

@@ -11,8 +11,9 @@ from django.utils import timezone
 from annotate.dashboard import figures as dashboard
 from annotate.dashboard.services import pay_settings_set
 from annotate.instances.services import instance_discard
+from annotate.review import services as review
 from curation.models import Instance, TransitionEvent
-from tests.annotate.review_helpers import submit
+from tests.annotate.review_helpers import submit, to_round2
 
 
 def drafted_count(data) -> int:
@@ -75,3 +76,95 @@ def test_drafts_cost_is_reused_until_an_instance_changes(personas, project, draf
         assert draft_costs_of(user=manager, project=project) == first
     submit(project, personas["annotator"], drafts[0])
     assert draft_costs_of(user=manager, project=project) != first
+
+
+def validate(project, people, instance: Instance) -> None:
+    approved = to_round2(project, people, instance)
+    claimed = review.round2_claim(instance_id=approved.pk, user=people["annotator2"])
+    review.round2_confirm(instance_id=claimed.pk, user=people["annotator2"], expected_version=claimed.version)
+
+
+def pay_csv(client, project) -> list[dict[str, str]]:
+    import csv
+    import io
+
+    response = client.get(f"/api/projects/{project.slug}/dashboard/csv/?table=pay")
+    assert response.status_code == 200
+    return list(csv.DictReader(io.StringIO(response.content.decode())))
+
+
+def test_pay_csv_is_reused_until_an_instance_changes_and_lists_every_annotator_paid(
+    personas, project, drafts, api_client_for, django_assert_max_num_queries
+):
+    manager = api_client_for(personas["manager"])
+    validate(project, personas, drafts[0])
+    first = pay_csv(manager, project)
+    assert [(row["user"], row["validated"]) for row in first] == [("annotator", "1")]
+    with django_assert_max_num_queries(7):  # who asks, their role, the rate, the latest change: no event is read
+        assert pay_csv(manager, project) == first
+    validate(project, personas, drafts[1])
+    assert [(row["user"], row["validated"]) for row in pay_csv(manager, project)] == [("annotator", "2")]
+
+
+def dashboard_batch_rows(html: str) -> list[str]:
+    import re
+
+    table = html.split('id="batch-table"', 1)[1].split("</table>", 1)[0]
+    return re.findall(r'<tr data-batch="([^"]+)"', table)
+
+
+def test_the_dashboard_shows_a_page_of_batches_like_the_batches_page(personas, project, client, make_instance):
+    from curation.models import Batch
+
+    batches = [
+        Batch.objects.create(project=project, name=f"Wave {n:03d}", order=n)
+        for n in range(dashboard.PROGRESS_PER_PAGE + 2)
+    ]
+    make_instance(question="In no batch?")
+    client.force_login(personas["manager"])
+    first = client.get(f"/p/{project.slug}/dashboard/", {"start": "2026-01-01"}).content.decode()
+    assert dashboard_batch_rows(first) == [b.name for b in batches[: dashboard.PROGRESS_PER_PAGE]]
+    assert 'id="progress-pager"' in first and 'href="?start=2026-01-01&amp;page=2"' in first
+    second = client.get(f"/p/{project.slug}/dashboard/", {"page": 2}).content.decode()
+    assert dashboard_batch_rows(second) == [b.name for b in batches[dashboard.PROGRESS_PER_PAGE :]] + ["(no batch)"]
+    # The API and the CSV keep every batch.
+    assert len(dashboard.csv_rows(user=personas["manager"], project=project, table="batches")) == len(batches) + 1
+
+
+def drift_person(user: str, first_week, weeks: int, markers: list[int]) -> dict:
+    return {
+        "user": user,
+        "rows": [{"week": first_week + timedelta(weeks=n), "n": {}} for n in range(weeks)],
+        "markers": [{"index": index, "text": f"guidelines v{index}"} for index in markers],
+    }
+
+
+def test_drift_window_keeps_the_last_weeks_and_leads_to_earlier_ones():
+    from datetime import date
+
+    from annotate.quality.drift import drift_window
+
+    monday = date(2026, 1, 5)
+    people = [drift_person("old", monday, 40, [0, 30]), drift_person("gone", monday, 5, [])]
+    recent = drift_window(people, weeks=26)
+    assert [p["user"] for p in recent["people"]] == ["old"]  # nothing of "gone" in the last 26 weeks
+    (old,) = recent["people"]
+    assert len(old["rows"]) == 26 and old["rows"][-1]["week"] == monday + timedelta(weeks=39)
+    assert old["markers"] == [{"index": 30 - 14, "text": "guidelines v30"}]
+    assert recent["earlier"] == monday + timedelta(weeks=13) and recent["later"] is None
+    earlier = drift_window(people, last_week=recent["earlier"], weeks=26)
+    assert [len(p["rows"]) for p in earlier["people"]] == [14, 5] and earlier["earlier"] is None
+    assert earlier["later"] == monday + timedelta(weeks=39)
+    whole = drift_window(people, weeks=None)
+    assert [len(p["rows"]) for p in whole["people"]] == [40, 5] and whole["first"] == monday
+
+
+def test_the_dashboard_offers_the_whole_drift_history(personas, project, drafts, client):
+    from tests.annotate.review_helpers import to_round2
+
+    to_round2(project, personas)
+    client.force_login(personas["manager"])
+    page = client.get(f"/p/{project.slug}/dashboard/").content.decode()
+    assert 'id="drift-pager"' in page and 'href="?drift_weeks=all#drift">Whole history</a>' in page
+    whole = client.get(f"/p/{project.slug}/dashboard/", {"drift_weeks": "all"}).content.decode()
+    assert 'data-user="annotator"' in whole and 'href="?#drift">The last 26 weeks</a>' in whole

@@ -218,8 +218,9 @@ def test_browser_lists_a_bounded_number_of_papers_and_the_one_filtered_by(world,
 
 def test_the_page_counts_at_most_count_up_to_matches_and_says_so(client, world, project, make_instance, monkeypatch):
     from annotate.instances import views as browser_views
+    from curation import pagination
 
-    monkeypatch.setattr(browser_views, "COUNT_UP_TO", 4)
+    monkeypatch.setattr(pagination, "COUNT_UP_TO", 4)
     monkeypatch.setattr(browser_views, "PAGE_SIZE", 2)
     made = [make_instance(question=f"Counted question {n}?") for n in range(6)]
     client.force_login(world["people"]["verifier"])

@@ -292,3 +292,20 @@ def test_a_discard_without_a_reason_is_a_400_naming_it_and_changes_nothing(perso
     assert response.status_code == 400 and "reason" in response.json()
     after = Instance.objects.get(pk=world["sub"].pk)
     assert (after.status, after.version) == (before.status, before.version)
+
+
+def test_round2_queue_counts_up_to_the_cap_and_says_so(personas, project, drafts, api_client_for, monkeypatch, client):
+    from curation import pagination
+    from tests.annotate.review_helpers import to_round2
+
+    reviewer = api_client_for(personas["annotator2"])
+    to_round2(project, personas)
+    exact = reviewer.get(f"/api/projects/{project.slug}/round2/queue/").json()
+    assert exact["available"] >= 1 and exact["available_capped"] is False
+    monkeypatch.setattr(pagination, "COUNT_UP_TO", exact["available"])
+    to_round2(project, personas)
+    capped = reviewer.get(f"/api/projects/{project.slug}/round2/queue/").json()
+    assert (capped["available"], capped["available_capped"]) == (exact["available"], True)
+    client.force_login(personas["annotator2"])
+    page = client.get(f"/p/{project.slug}/review/").content.decode()
+    assert f"More than {exact['available']} instance" in page

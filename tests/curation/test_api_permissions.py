@@ -132,6 +132,34 @@ def test_instances_list_pages_in_id_order_across_projects(world, api_client_for)
     assert [i["id"] for i in manager.get(first["next"]).json()["results"]] == [later[1].pk]
 
 
+def test_instances_list_counts_up_to_the_cap_and_next_still_leads_past_it(world, api_client_for, monkeypatch):
+    from curation import pagination
+
+    monkeypatch.setattr(pagination, "COUNT_UP_TO", 2)
+    project = world["instance"].project
+    more = [
+        instance_build(project, context_build(project, paper_build(project)), question=f"Capped question {n}?")
+        for n in range(3)
+    ]
+    manager = api_client_for(world["people"]["manager"])
+    first = manager.get("/api/instances/?limit=2").json()
+    assert first["count"] == 2 and first["count_capped"] is True
+    assert [i["id"] for i in first["results"]] == [world["instance"].pk, more[0].pk]
+    second = manager.get(first["next"]).json()
+    assert [i["id"] for i in second["results"]] == [more[1].pk, more[2].pk] and second["previous"]
+    assert second["next"] is None  # the page itself shows there is nothing after it
+    # Under the cap the count is exact and not capped.
+    exact = manager.get(f"/api/projects/{project.slug}/instances/", {"q": "Capped question 2"}).json()
+    assert exact["count"] == 1 and exact["count_capped"] is False and exact["next"] is None
+
+
+def test_the_schema_documents_the_capped_count():
+    from curation.pagination import BoundedLimitOffsetPagination
+
+    envelope = BoundedLimitOffsetPagination().get_paginated_response_schema({"type": "array"})
+    assert "count_capped" in envelope["required"] and envelope["properties"]["count_capped"]["type"] == "boolean"
+
+
 def test_stale_edit_gets_409_with_current_version(world, api_client_for):
     client = api_client_for(world["people"]["annotator"])
     url = f"/api/instances/{world['instance'].pk}/"

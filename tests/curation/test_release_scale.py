@@ -318,3 +318,23 @@ def test_the_batched_move_refuses_an_instance_edited_since_it_was_frozen(project
             expected_versions=stale,
         )
     assert raised.value.detail == {"instance_ids": [min(versions)]}
+
+
+def test_the_cut_forms_counts_are_reused_until_an_instance_changes(project, personas, django_assert_max_num_queries):
+    from annotate.instances.services import instance_discard
+    from curation.releases.selectors import batches_to_release
+
+    batch = validated_world(project, papers=1, per_paper=2)
+    empty = Batch.objects.create(project=project, name="Empty batch")
+    manager = personas["manager"]
+    rows = batches_to_release(user=manager, project=project)
+    assert {row["batch"].pk: row["validated"] for row in rows} == {batch.pk: 2, empty.pk: 0}
+    with django_assert_max_num_queries(2):  # the latest change and the batches: no instance is counted again
+        assert [row["validated"] for row in batches_to_release(user=manager, project=project)] == [2, 0]
+    instance = Instance.objects.filter(batch=batch).first()
+    instance_discard(instance_id=instance.pk, actor=manager, expected_version=instance.version, reason="dup")
+    browser = Client()
+    browser.force_login(manager)
+    page = browser.get(f"/p/{project.slug}/releases/").content.decode()
+    assert f'{batch.name} <span class="muted">(1 validated)</span>' in page
+    assert 'Empty batch <span class="muted">(0 validated)</span>' in page
