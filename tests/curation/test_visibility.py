@@ -293,6 +293,10 @@ _UNSCOPED_READS = {
     # How many instances wait for a second annotator: a count of a project whose page checked the viewer's role
     # (round-one home: verifiers and managers; dashboard: managers), never a list.
     ("annotate/agreement/selectors.py", "awaiting_second_count"),
+    # The cut form's validated count per batch: a cached whole-project count (figures cache), shown to managers only
+    # (the releases page asks it only for a manager); the batches themselves are read through batches_visible_to.
+    ("curation/releases/selectors.py", "batches_to_release"),
+    ("curation/releases/selectors.py", "validated_per_batch"),
 }
 _SCOPED_MODELS = ("Instance", "Paper", "Batch", "Context", "Release", "ScoringRun", "ModelEndpoint", "Prediction")
 

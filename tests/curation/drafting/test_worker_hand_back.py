@@ -51,5 +51,6 @@ def test_a_worker_stopped_mid_item_hands_its_drafting_items_back_at_once(project
     items = DraftingItem.objects.filter(run=run)
     assert set(items.values_list("status", flat=True)) == {"drafted"}
     assert Instance.objects.filter(project=project).count() == len(contexts)  # each context drafted once
-    # Two calls a context, and at most the one call in flight at the stop asked again.
-    assert 2 * len(contexts) <= requests <= 2 * len(contexts) + 1
+    # Two calls a context, and at most what the items in flight at the stop had asked (two calls each) asked again:
+    # a chunk drafts its contexts in parallel lanes, so here both may have been in flight.
+    assert 2 * len(contexts) <= requests <= 2 * len(contexts) + 2 * len(contexts)
