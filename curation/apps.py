@@ -50,9 +50,16 @@ class CurationConfig(AppConfig):
             worker_path="curation.papers.ingestion.ingest_jobs_release_for_worker",
         )
         reaper_register(
+            kind="dataset imports",
+            path="curation.datasets.jobs.import_jobs_reap",
+            worker_path="curation.datasets.jobs.import_jobs_release_for_worker",
+        )
+        reaper_register(
             kind="webhook deliveries",
             path="curation.webhooks.services.deliveries_reap",
             worker_path="curation.webhooks.services.deliveries_release_for_worker",
         )
         # An import with --as-release cuts a release; releases/ sits above datasets/, so it is named here.
-        import_release_register(path="curation.releases.services.release_cut")
+        import_release_register(
+            path="curation.releases.services.release_cut", name_path="curation.releases.services.release_name_slug"
+        )

@@ -230,6 +230,38 @@ def job_reap(
     return requeued, given_up
 
 
+def job_requeue(
+    *,
+    rows: QuerySet,
+    task_name: str,
+    max_attempts: int | None,
+    describe: Callable[[Any], str] = str,
+    waiting: str = "pending",
+    failed: str = "failed",
+    state_field: str = "state",
+    given_up: Callable[[Any], None] | None = None,
+) -> int:
+    """Reap `rows` (stalled, or held by a worker that is stopping) with `job_reap`, in one transaction, and send
+    each row sent back to the queue its message again after commit (`given_up` is called, after commit, with each
+    row failed instead); how many rows were reaped. The reaper and the worker hand-back of the job kinds whose row
+    is the whole job (ingestions, dataset imports)."""
+    with transaction.atomic():
+        requeued, failed_rows = job_reap(
+            stalled=rows,
+            waiting=waiting,
+            failed=failed,
+            attempts_field="attempts",
+            max_attempts=max_attempts,
+            state_field=state_field,
+            describe=describe,
+        )
+        for row in requeued:
+            job_enqueue(task_name=task_name, args=[row.pk])
+        for row in failed_rows if given_up is not None else ():
+            transaction.on_commit(lambda row=row: given_up(row))
+    return len(requeued) + len(failed_rows)
+
+
 # --- The one beat reaper ---------------------------------------------------------------------------------------
 
 _REAPERS: dict[str, str] = {}

@@ -16,6 +16,7 @@ TASK_QUEUE_SETTINGS = {
     "curation.export_build": "TATCURATE_EXPORTS_QUEUE",
     "curation.release_cut": "TATCURATE_EXPORTS_QUEUE",
     "curation.paper_ingest": "TATCURATE_EXPORTS_QUEUE",  # files in and out share the exports worker
+    "curation.dataset_import": "TATCURATE_EXPORTS_QUEUE",
 }
 
 

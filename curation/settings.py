@@ -164,6 +164,8 @@ TATCURATE_SCORING_QUEUE = env_str("TATCURATE_SCORING_QUEUE", "scoring")
 TATCURATE_EXPORTS_QUEUE = env_str("TATCURATE_EXPORTS_QUEUE", "exports")
 # A release cut of at least this many validated instances runs on a worker (the exports queue), not in the request.
 TATCURATE_RELEASE_CUT_ASYNC_MIN_ITEMS = env_int("TATCURATE_RELEASE_CUT_ASYNC_MIN_ITEMS", 2000, minimum=1)
+# A dataset file of this many questions or more is imported by the exports worker (curation/datasets/jobs.py).
+TATCURATE_DATASET_IMPORT_ASYNC_MIN_QUESTIONS = env_int("TATCURATE_DATASET_IMPORT_ASYNC_MIN_QUESTIONS", 500, minimum=1)
 # Whole-project figures (the manager's dashboard) are reused until an instance of the project changes, and at most
 # this many seconds (work-time pings and exam attempts move them without an instance write); 0 computes every time.
 TATCURATE_FIGURES_CACHE_S = env_int("TATCURATE_FIGURES_CACHE_S", 60, minimum=0)
@@ -211,6 +213,7 @@ SPECTACULAR_SETTINGS = {
         "RoleEnum": "curation.states.Role",
         "AnswerFormEnum": "curation.models.Instance.AnswerForm",
         "AnswerSourceEnum": "curation.models.Instance.AnswerSource",
+        "DatasetFormatEnum": "curation.datasets.models.ImportRecord.Format",
     },
     # Swagger UI draws a list of 150+ rows (tags and open operations) only where the window is: tags start closed
     # so every tag is on the page (and found by the browser's search); the filter box narrows them by name.

@@ -57,6 +57,7 @@ def _hand_back_on_cold_shutdown(sender: object = None, how: str = "", **kwargs: 
 
 
 # autodiscover_tasks() imports only `<app>.tasks`; the drafting and release tasks live in their own packages.
+import curation.datasets.tasks  # noqa: E402
 import curation.drafting.tasks  # noqa: E402
 import curation.papers.tasks  # noqa: E402
 import curation.releases.tasks  # noqa: E402

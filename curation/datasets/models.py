@@ -5,7 +5,10 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
-__all__ = ["ImportRecord", "SourceRecord"]
+from curation.jobs import JobRow
+from curation.visibility import ProjectScopedQuerySet
+
+__all__ = ["ImportJob", "ImportRecord", "SourceRecord"]
 
 
 class ImportRecord(models.Model):
@@ -66,3 +69,46 @@ class SourceRecord(models.Model):
 
     def __str__(self) -> str:
         return f"{self.format} {self.kind} {self.key}"
+
+
+class ImportJob(JobRow):
+    """A big import waiting for or running on a worker (TATCURATE_DATASET_IMPORT_ASYNC_MIN_QUESTIONS questions and
+    more): the file checked and stored by the web request, imported by the exports worker in one transaction. Small
+    files import in the request and leave no such row. A job row: the worker holding its claim token renews the
+    heartbeat while it writes; the beat reaper takes a silent one over."""
+
+    class State(models.TextChoices):
+        PENDING = "pending", "Waiting for a worker"
+        RUNNING = "running", "Being imported"
+        DONE = "done", "Imported"
+        FAILED = "failed", "Failed"
+
+    project = models.ForeignKey("curation.Project", on_delete=models.CASCADE, related_name="import_jobs")
+    format = models.CharField(max_length=10, choices=ImportRecord.Format.choices)
+    source_name = models.CharField(max_length=500)
+    source_sha256 = models.CharField(max_length=64)
+    source_bytes = models.PositiveBigIntegerField(default=0)
+    stored = models.CharField(max_length=64, help_text="The file's name under MEDIA_ROOT/imports/ until it is imported")
+    as_release = models.CharField(max_length=100, blank=True)
+    state = models.CharField(max_length=10, choices=State.choices, default=State.PENDING)
+    questions_done = models.PositiveIntegerField(default=0)
+    questions_total = models.PositiveIntegerField(default=0)
+    record = models.ForeignKey(ImportRecord, null=True, blank=True, on_delete=models.SET_NULL, related_name="jobs")
+    error = models.TextField(blank=True)
+    attempts = models.PositiveIntegerField(default=0)  # claims by a worker; the reaper gives up after a few
+    requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    objects = ProjectScopedQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["project", "-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"import of {self.source_name} ({self.state})"
+
+    @property
+    def percent(self) -> int:
+        if self.state == self.State.DONE:
+            return 100
+        return min(99, round(100 * self.questions_done / self.questions_total)) if self.questions_total else 0

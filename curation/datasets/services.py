@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import models, transaction
@@ -22,19 +23,28 @@ from curation.toolkit.strict_json import JsonInputError, json_loads_strict
 
 # releases/ sits above datasets/ (its pages and API call the import), so the cut behind `as_release` is registered
 # by name from CurationConfig.ready instead of imported upward; an import asked for a release without it fails loudly.
-_RELEASE_CUT_PATH: str | None = None
+_RELEASE_PATHS: dict[str, str] = {}
 
 
-def import_release_register(*, path: str) -> None:
-    """Register `path` (a dotted `release_cut`) as the cut an import with `as_release` makes in its transaction."""
-    global _RELEASE_CUT_PATH
-    _RELEASE_CUT_PATH = path
+def import_release_register(*, path: str, name_path: str) -> None:
+    """Register `path` (a dotted `release_cut`) as the cut an import with `as_release` makes in its transaction,
+    and `name_path` (a dotted `release_name_slug`) as the check of its name before a big file is queued."""
+    _RELEASE_PATHS.update(cut=path, name=name_path)
+
+
+def _release_function(which: str) -> Callable[..., Any]:
+    if which not in _RELEASE_PATHS:
+        raise RuntimeError("no release cut is registered (CurationConfig.ready registers curation.releases.services)")
+    return import_string(_RELEASE_PATHS[which])
 
 
 def _release_cut() -> Callable[..., models.Model]:
-    if _RELEASE_CUT_PATH is None:
-        raise RuntimeError("no release cut is registered (CurationConfig.ready registers curation.releases.services)")
-    return import_string(_RELEASE_CUT_PATH)
+    return _release_function("cut")
+
+
+def release_name_checked(name: str) -> str:
+    """The slug the release `name` would be cut under; InvalidInput as the cut itself would say."""
+    return _release_function("name")(name)
 
 
 @dataclass

@@ -25,7 +25,7 @@ from curation.jobs import (
     job_enqueue,
     job_heartbeat,
     job_heartbeat_seconds,
-    job_reap,
+    job_requeue,
     job_silent,
     job_token,
 )
@@ -263,19 +263,9 @@ def ingest_job_discard(*, job: IngestJob, actor: AbstractBaseUser | None) -> Ing
 
 def _requeue(rows: Any, *, max_attempts: int | None) -> int:
     """Send `rows` back to the queue (after commit), or fail those claimed `max_attempts` times; how many."""
-    with transaction.atomic():
-        requeued, failed = job_reap(
-            stalled=rows,
-            waiting=IngestJob.State.PENDING,
-            failed=IngestJob.State.FAILED,
-            attempts_field="attempts",
-            max_attempts=max_attempts,
-            state_field="state",
-            describe=lambda job: f"ingestion {job.pk}",
-        )
-        for row in requeued:
-            job_enqueue(task_name=TASK_NAME, args=[row.pk])
-    return len(requeued) + len(failed)
+    return job_requeue(
+        rows=rows, task_name=TASK_NAME, max_attempts=max_attempts, describe=lambda job: f"ingestion {job.pk}"
+    )
 
 
 def ingest_jobs_reap(*, stall_s: float | None = None) -> int:

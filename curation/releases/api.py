@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from django.conf import settings
 from django.http import FileResponse
+from django.urls import reverse
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
 from rest_framework.pagination import PageNumberPagination
@@ -14,16 +14,17 @@ from rest_framework.views import APIView
 
 from curation import selectors
 from curation.api_parsers import StrictJSONParser
-from curation.datasets import services as dataset_services
+from curation.datasets import jobs as dataset_jobs
 from curation.datasets.formats import FORMATS
-from curation.datasets.models import ImportRecord
-from curation.errors import InvalidInput, NotFound
+from curation.datasets.models import ImportJob, ImportRecord
+from curation.errors import NotFound
 from curation.exports import EXPORT_FORMATS
 from curation.exports.statistics import presented
 from curation.releases import selectors as release_selectors
 from curation.releases import services as release_services
 from curation.releases.models import ExportArtifact, Release, ReleaseCut, ReleaseItem
 from curation.serializers import database_id_field
+from curation.uploads import upload_read
 
 
 class ReleaseSerializer(serializers.ModelSerializer):
@@ -105,6 +106,37 @@ class ExportArtifactSerializer(serializers.ModelSerializer):
 
 class ExportRequestSerializer(serializers.Serializer):
     format = serializers.ChoiceField(choices=sorted(EXPORT_FORMATS))
+
+
+class ImportJobSerializer(serializers.ModelSerializer):
+    requested_by = serializers.SlugRelatedField(slug_field="username", read_only=True, allow_null=True)
+    percent = serializers.IntegerField(read_only=True)
+    url = serializers.SerializerMethodField()
+
+    class Meta:
+        model = ImportJob
+        fields = [
+            "id",
+            "url",
+            "format",
+            "source_name",
+            "source_sha256",
+            "source_bytes",
+            "as_release",
+            "state",
+            "questions_done",
+            "questions_total",
+            "percent",
+            "record",
+            "error",
+            "attempts",
+            "requested_by",
+            "created_at",
+            "finished_at",
+        ]
+
+    def get_url(self, job: ImportJob) -> str:
+        return reverse("api-import-job", args=[job.pk])
 
 
 class ImportRecordSerializer(serializers.ModelSerializer):
@@ -234,21 +266,36 @@ class ImportListApi(APIView):
         imports = release_selectors.imports_visible_to(user=request.user, project=project)
         return Response(ImportRecordSerializer(imports, many=True).data)
 
-    @extend_schema(request={"multipart/form-data": ImportUploadSerializer}, responses={201: ImportResultSerializer})
+    @extend_schema(
+        request={"multipart/form-data": ImportUploadSerializer},
+        responses={
+            201: ImportResultSerializer,
+            200: ImportResultSerializer,
+            202: OpenApiResponse(ImportJobSerializer, description="A big file: queued on a worker (follow `url`)"),
+        },
+    )
     def post(self, request: Request, slug: str) -> Response:
         project = selectors.project_get(user=request.user, slug=slug)
         payload = ImportUploadSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
         upload = payload.validated_data["file"]
-        if upload.size > settings.TATCURATE_MAX_UPLOAD_BYTES:
-            raise InvalidInput("The file is larger than the upload limit; use the import_dataset command.")
-        result = dataset_services.dataset_import(
+        result = dataset_jobs.dataset_import_request(
             project=project,
             actor=request.user,
             format=payload.validated_data["format"],
             source_name=upload.name,
-            content=upload.read(),
+            content=upload_read(upload),
             as_release=payload.validated_data["as_release"],
         )
+        if isinstance(result, ImportJob):
+            return Response(ImportJobSerializer(result).data, status=status.HTTP_202_ACCEPTED)
         code = status.HTTP_201_CREATED if result.created else status.HTTP_200_OK
         return Response(result.as_dict(), status=code)
+
+
+class ImportJobDetailApi(APIView):
+    """A big import on a worker: its state and progress, and the import it became once done (managers only)."""
+
+    @extend_schema(responses=ImportJobSerializer)
+    def get(self, request: Request, pk: int) -> Response:
+        return Response(ImportJobSerializer(release_selectors.import_job_get(user=request.user, job_id=pk)).data)

@@ -13,7 +13,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Count, QuerySet
 
 from curation import selectors, visibility
-from curation.datasets.models import ImportRecord
+from curation.datasets.models import ImportJob, ImportRecord
 from curation.errors import NotFound, NotPermitted
 from curation.figures_cache import project_figures
 from curation.models import Instance, Project
@@ -79,6 +79,26 @@ def imports_visible_to(*, user: AbstractBaseUser, project: Project) -> QuerySet[
     if Role.MANAGER not in selectors.roles_of(user=user, project=project):
         raise NotPermitted("Only a manager of this project may see its imports.")
     return ImportRecord.objects.filter(project=project).select_related("created_by", "batch")
+
+
+def import_jobs_visible_to(*, user: AbstractBaseUser, project: Project) -> QuerySet[ImportJob]:
+    """Big imports on a worker that are waiting, running or failed (a done one is its import record): managers
+    only, like the imports themselves."""
+    imports_visible_to(user=user, project=project)  # the same refusal for anyone else
+    return (
+        ImportJob.objects.visible_to(user)
+        .filter(project=project)
+        .exclude(state=ImportJob.State.DONE)
+        .select_related("requested_by")
+    )
+
+
+def import_job_get(*, user: AbstractBaseUser, job_id: int) -> ImportJob:
+    """One import job of a project the user manages (done ones too: the API says what it became); NotFound else."""
+    job = ImportJob.objects.visible_to(user).select_related("project", "record").filter(pk=job_id).first()
+    if job is None or Role.MANAGER not in selectors.roles_of(user=user, project=job.project):
+        raise NotFound("No such import job.")
+    return job
 
 
 def newer_release(*, user: AbstractBaseUser, release: Release) -> Release | None:

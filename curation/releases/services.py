@@ -408,14 +408,9 @@ class _FrozenSpill:
             yield item
 
 
-def _cut_scope(
-    *, project: Project, actor: AbstractBaseUser | None, name: str, batch_ids: list[int], in_file_order: bool = False
-) -> tuple[str, list[Batch], list[int]]:
-    """What a cut would release, checked: (slug, batches, validated instance ids in release order). Items are
-    grouped by paper and context; a release cut from an import keeps the file's order (instances are created in
-    it), so its export gives the records back in the order they came."""
-    if actor is not None:
-        require_role(user=actor, project=project, roles=(Role.MANAGER,), action="cut releases")
+def release_name_slug(name: str) -> str:
+    """The slug a release of `name` is cut under; InvalidInput when there is none or it carries a version (the rule
+    of every cut, and of an import's `as_release` checked before its file is queued)."""
     slug = slugify(name)[:100]
     if not slug:
         raise InvalidInput("A release needs a name.")
@@ -424,6 +419,18 @@ def _cut_scope(
             f"Leave the version out of the name ({slug!r} would be labelled {slug}-v1): "
             "cuts of one name are numbered v1, v2, … by themselves."
         )
+    return slug
+
+
+def _cut_scope(
+    *, project: Project, actor: AbstractBaseUser | None, name: str, batch_ids: list[int], in_file_order: bool = False
+) -> tuple[str, list[Batch], list[int]]:
+    """What a cut would release, checked: (slug, batches, validated instance ids in release order). Items are
+    grouped by paper and context; a release cut from an import keeps the file's order (instances are created in
+    it), so its export gives the records back in the order they came."""
+    if actor is not None:
+        require_role(user=actor, project=project, roles=(Role.MANAGER,), action="cut releases")
+    slug = release_name_slug(name)
     batches = list(Batch.objects.filter(project=project, pk__in=batch_ids))
     if not batch_ids or len(batches) != len(set(batch_ids)):
         raise InvalidInput("Choose one or more batches of this project.")

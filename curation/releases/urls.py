@@ -22,6 +22,7 @@ page_patterns = [
 api_patterns = [
     path("projects/<slug:slug>/releases/", release_api.ReleaseListApi.as_view(), name="api-releases"),
     path("projects/<slug:slug>/imports/", release_api.ImportListApi.as_view(), name="api-imports"),
+    path("import-jobs/<int:pk>/", release_api.ImportJobDetailApi.as_view(), name="api-import-job"),
     path("releases/<int:pk>/", release_api.ReleaseDetailApi.as_view(), name="api-release"),
     path("releases/<int:pk>/statistics/", release_api.ReleaseStatisticsApi.as_view(), name="api-release-statistics"),
     path("releases/<int:pk>/items/", release_api.ReleaseItemListApi.as_view(), name="api-release-items"),

@@ -12,8 +12,10 @@ from django.template.defaultfilters import pluralize
 
 from curation import selectors
 from curation.charts import bar_chart
+from curation.datasets import jobs as dataset_jobs
 from curation.datasets import services as dataset_services
 from curation.datasets.formats import FORMATS
+from curation.datasets.models import ImportJob
 from curation.errors import InvalidInput
 from curation.exports import EXPORT_FORMATS
 from curation.exports.statistics import presented
@@ -23,6 +25,7 @@ from curation.releases import selectors as release_selectors
 from curation.releases import services as release_services
 from curation.releases.models import Release, ReleaseCut
 from curation.states import Role
+from curation.uploads import upload_read
 
 
 def _project(request: HttpRequest, slug: str) -> tuple[Project, set[str]]:
@@ -176,19 +179,24 @@ def dataset_import_page(request: HttpRequest, slug: str) -> HttpResponse:
         try:
             if upload is None:
                 raise InvalidInput("Choose a file to import.")
-            if upload.size > settings.TATCURATE_MAX_UPLOAD_BYTES:
-                raise InvalidInput("The file is larger than the upload limit; use the import_dataset command.")
-            result = dataset_services.dataset_import(
+            result = dataset_jobs.dataset_import_request(
                 project=project,
                 actor=request.user,
                 format=request.POST.get("format", ""),
                 source_name=upload.name,
-                content=upload.read(),
+                content=upload_read(upload),
                 as_release=request.POST.get("as_release", "").strip(),
             )
         except FORM_ERRORS as exc:
             messages.error(request, exc.message)
         else:
+            if isinstance(result, ImportJob):
+                messages.success(
+                    request,
+                    f"{upload.name} is being imported on a worker: {result.questions_total} questions. "
+                    "Its progress is below; the import appears under Past imports when it is done.",
+                )
+                return redirect("dataset-import", slug=project.slug)
             counts = result.record.counts
             if result.created:
                 messages.success(request, f"Imported {dataset_services.import_counts_text(counts)} from {upload.name}.")
@@ -199,5 +207,13 @@ def dataset_import_page(request: HttpRequest, slug: str) -> HttpResponse:
             if result.release is not None:
                 return redirect("release", slug=project.slug, pk=result.release.pk)
             return redirect("dataset-import", slug=project.slug)
-    imports = release_selectors.imports_visible_to(user=request.user, project=project)
-    return render(request, "curation/imports.html", {"project": project, "imports": imports, "formats": FORMATS})
+    jobs = list(release_selectors.import_jobs_visible_to(user=request.user, project=project))
+    context = {
+        "project": project,
+        "imports": release_selectors.imports_visible_to(user=request.user, project=project),
+        "jobs": jobs,
+        "jobs_active": any(job.state != ImportJob.State.FAILED for job in jobs),
+        "async_min": settings.TATCURATE_DATASET_IMPORT_ASYNC_MIN_QUESTIONS,
+        "formats": FORMATS,
+    }
+    return render(request, "curation/imports.html", context)

@@ -223,6 +223,7 @@ def test_one_failing_reaper_does_not_stop_the_others(monkeypatch, caplog):
     counts = jobs.jobs_reap()
     assert counts == {
         "broken kind": -1,
+        "dataset imports": 0,
         "drafting items": 0,
         "export builds": 0,
         "ingestion jobs": 0,
