@@ -82,6 +82,20 @@ class JobRow(models.Model):
         abstract = True
 
 
+class RequestedJob(JobRow):
+    """A job row that is the whole of one piece of work a person asked for (an ingestion, a release cut, a dataset
+    import): who asked and when, how often a worker claimed it, when it finished and why it failed."""
+
+    error = models.TextField(blank=True)
+    attempts = models.PositiveIntegerField(default=0)  # claims by a worker; the reaper gives up after a few
+    requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        abstract = True
+
+
 def job_token() -> str:
     return uuid.uuid4().hex
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
-from curation.jobs import JobRow
+from curation.jobs import RequestedJob
 from curation.visibility import ProjectScopedQuerySet
 
 __all__ = ["ImportJob", "ImportRecord", "SourceRecord"]
@@ -71,7 +71,7 @@ class SourceRecord(models.Model):
         return f"{self.format} {self.kind} {self.key}"
 
 
-class ImportJob(JobRow):
+class ImportJob(RequestedJob):
     """A big import waiting for or running on a worker (TATCURATE_DATASET_IMPORT_ASYNC_MIN_QUESTIONS questions and
     more): the file checked and stored by the web request, imported by the exports worker in one transaction. Small
     files import in the request and leave no such row. A job row: the worker holding its claim token renews the
@@ -94,11 +94,6 @@ class ImportJob(JobRow):
     questions_done = models.PositiveIntegerField(default=0)
     questions_total = models.PositiveIntegerField(default=0)
     record = models.ForeignKey(ImportRecord, null=True, blank=True, on_delete=models.SET_NULL, related_name="jobs")
-    error = models.TextField(blank=True)
-    attempts = models.PositiveIntegerField(default=0)  # claims by a worker; the reaper gives up after a few
-    requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
-    created_at = models.DateTimeField(auto_now_add=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
     objects = ProjectScopedQuerySet.as_manager()
 
     class Meta:

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from django.conf import settings
 from django.db import models
 
-from curation.jobs import JobRow
+from curation.jobs import RequestedJob
 from curation.visibility import ProjectScopedQuerySet
 
 
-class IngestJob(JobRow):
+class IngestJob(RequestedJob):
     """One upload of one or several sources: checked and stored by the web request, read by a worker in a bounded
     child process (curation/papers/bounded.py), stored as papers in one transaction. A job row: the worker holding
     its claim token renews the heartbeat while the child runs; the beat reaper takes a silent one over."""
@@ -40,12 +39,7 @@ class IngestJob(JobRow):
     paragraphs_found = models.PositiveIntegerField(default=0)
     results = models.JSONField(default=list, help_text="One IngestResult per stored source once done")
     rejected = models.JSONField(default=list, help_text="[{source_name, reason}] when sources were refused")
-    error = models.TextField(blank=True)
     limit = models.CharField(max_length=20, blank=True, help_text="The limit that was hit: cpu, memory, wall, …")
-    attempts = models.PositiveIntegerField(default=0)  # claims by a worker; the reaper gives up after a few
-    requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
-    created_at = models.DateTimeField(auto_now_add=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
     objects = ProjectScopedQuerySet.as_manager()
 
     class Meta:

@@ -6,7 +6,7 @@ from django.conf import settings
 from django.db import models
 
 from curation.datasets.models import ImportRecord
-from curation.jobs import JobRow
+from curation.jobs import JobRow, RequestedJob
 from curation.visibility import ProjectScopedQuerySet
 
 __all__ = ["ExportArtifact", "Release", "ReleaseContext", "ReleaseCut", "ReleaseItem"]
@@ -132,7 +132,7 @@ class ExportArtifact(JobRow):
         return self.items_done / self.items_total if self.items_total else (1.0 if self.state == "ready" else 0.0)
 
 
-class ReleaseCut(JobRow):
+class ReleaseCut(RequestedJob):
     """A big cut waiting for or running on a worker (TATCURATE_RELEASE_CUT_ASYNC_MIN_ITEMS and more): what was asked,
     how far it is, and the release it became. Small cuts run in the request and leave no such row. A job row: the
     worker holding its claim token renews the heartbeat per frozen chunk; the reaper takes a silent one over."""
@@ -150,11 +150,6 @@ class ReleaseCut(JobRow):
     items_done = models.PositiveIntegerField(default=0)
     items_total = models.PositiveIntegerField(default=0)
     release = models.OneToOneField(Release, null=True, blank=True, on_delete=models.SET_NULL, related_name="cut")
-    error = models.TextField(blank=True)
-    attempts = models.PositiveIntegerField(default=0)  # claims by a worker; the reaper gives up after a few
-    requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
-    created_at = models.DateTimeField(auto_now_add=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
     objects = ProjectScopedQuerySet.as_manager()
 
     class Meta:
