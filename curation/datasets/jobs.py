@@ -24,7 +24,7 @@ from django.utils import timezone
 
 from curation.datasets.models import ImportJob, ImportRecord
 from curation.datasets.services import ImportResult, dataset_import, dataset_read, release_name_checked
-from curation.errors import DomainError
+from curation.errors import Conflict, DomainError
 from curation.jobs import (
     job_claim,
     job_enqueue,
@@ -191,6 +191,19 @@ def dataset_import_run(*, job_id: int, worker: str = "") -> ImportJob | None:
     if job.state in FINISHED:
         import_job_file(job).unlink(missing_ok=True)
     return job
+
+
+def import_job_dismiss(*, job: ImportJob, actor: AbstractBaseUser | None) -> None:
+    """Remove a failed job from the list (nothing of it was imported; its file is already gone). Managers only;
+    a waiting, running or finished job cannot be dismissed."""
+    if actor is not None:
+        require_role(user=actor, project=job.project, roles=(Role.MANAGER,), action="dismiss imports")
+    deleted, _ = ImportJob.objects.filter(pk=job.pk, state=ImportJob.State.FAILED).delete()
+    if not deleted:
+        raise Conflict(
+            f"The import of {job.source_name} is {job.get_state_display().lower()}; only a failed one is dismissed."
+        )
+    import_job_file(job).unlink(missing_ok=True)
 
 
 def _record_of(job: ImportJob) -> ImportRecord | None:

@@ -299,3 +299,11 @@ class ImportJobDetailApi(APIView):
     @extend_schema(responses=ImportJobSerializer)
     def get(self, request: Request, pk: int) -> Response:
         return Response(ImportJobSerializer(release_selectors.import_job_get(user=request.user, job_id=pk)).data)
+
+    @extend_schema(
+        responses={204: None, 409: OpenApiResponse(description="Not failed: only a failed job is dismissed")}
+    )
+    def delete(self, request: Request, pk: int) -> Response:
+        job = release_selectors.import_job_get(user=request.user, job_id=pk)
+        dataset_jobs.import_job_dismiss(job=job, actor=request.user)
+        return Response(status=status.HTTP_204_NO_CONTENT)

@@ -174,6 +174,16 @@ def dataset_import_page(request: HttpRequest, slug: str) -> HttpResponse:
     project, roles = _project(request, slug)
     if Role.MANAGER not in roles:
         raise PermissionDenied("Only a manager of this project may import datasets.")
+    if request.method == "POST" and request.POST.get("action") == "dismiss":
+        number = request.POST.get("job", "")
+        job = release_selectors.import_job_get(user=request.user, job_id=int(number) if number.isdigit() else 0)
+        try:
+            dataset_jobs.import_job_dismiss(job=job, actor=request.user)
+        except FORM_ERRORS as exc:
+            messages.error(request, exc.message)
+        else:
+            messages.success(request, f"The failed import of {job.source_name} was dismissed.")
+        return redirect("dataset-import", slug=project.slug)
     if request.method == "POST":
         upload = request.FILES.get("file")
         try:

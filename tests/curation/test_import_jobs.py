@@ -315,3 +315,28 @@ def test_the_imports_page_with_its_jobs_is_refused_to_anyone_but_a_manager(queue
     browser.force_login(personas[who])
     response = browser.get(f"/p/{project.slug}/imports/")
     assert response.status_code in (403, 404) and b"dev.json" not in response.content
+
+
+def test_a_failed_job_is_dismissed_from_the_page_and_a_waiting_one_is_not(queued, project, personas):
+    browser = Client()
+    browser.force_login(personas["manager"])
+    url = f"/p/{project.slug}/imports/"
+    page = browser.post(url, {"action": "dismiss", "job": queued.pk}, follow=True).content.decode()
+    assert "is waiting for a worker; only a failed one is dismissed" in page and ImportJob.objects.exists()
+    ImportJob.objects.filter(pk=queued.pk).update(state="failed", error="Given up.")
+    assert 'aria-label="Dismiss the failed import of dev.json"' in browser.get(url).content.decode()
+    page = browser.post(url, {"action": "dismiss", "job": queued.pk}, follow=True).content.decode()
+    assert "The failed import of dev.json was dismissed." in page and not ImportJob.objects.exists()
+    assert "Imports on a worker" not in page
+
+
+@pytest.mark.parametrize(("who", "code"), [("manager", 204), ("verifier", 404), ("annotator", 404), ("outsider", 404)])
+def test_only_a_manager_dismisses_a_failed_job_through_the_api(queued, personas, api_client_for, who, code):
+    ImportJob.objects.filter(pk=queued.pk).update(state="failed")
+    assert api_client_for(personas[who]).delete(f"/api/import-jobs/{queued.pk}/").status_code == code
+    assert ImportJob.objects.filter(pk=queued.pk).exists() == (code != 204)
+
+
+def test_a_waiting_job_is_not_dismissed_through_the_api(queued, personas, api_client_for):
+    response = api_client_for(personas["manager"]).delete(f"/api/import-jobs/{queued.pk}/")
+    assert response.status_code == 409 and ImportJob.objects.filter(pk=queued.pk).exists()
