@@ -9,7 +9,6 @@ from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_field
 from rest_framework import serializers, status
-from rest_framework.pagination import PageNumberPagination
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -18,6 +17,7 @@ from rest_framework.views import APIView
 from curation import selectors
 from curation.api_parsers import StrictJSONParser
 from curation.errors import InvalidInput, NotFound
+from curation.pagination import BoundedLimitOffsetPagination
 from curation.releases import selectors as release_selectors
 from curation.uploads import upload_read
 from scoring.methods.toolloop import MAX_TURNS_LIMIT
@@ -120,10 +120,10 @@ class PredictionDetailOutputSerializer(PredictionOutputSerializer):
         ]  # fmt: skip
 
 
-class PredictionPagination(PageNumberPagination):
-    page_size = 100
-    max_page_size = 1000
-    page_size_query_param = "page_size"
+class PredictionPagination(BoundedLimitOffsetPagination):
+    """The API's paging (curation/pagination.py: `?limit`, `?offset`, a count capped at 1,000), 100 a page."""
+
+    default_limit = 100
 
 
 def _release_for(user: Any, release_id: int, slug: str | None = None) -> Any:
@@ -241,7 +241,10 @@ class ScoringRunActionApi(APIView):
 
 
 class ScoringPredictionListApi(APIView):
-    """A run's predictions beside their gold answers (gold readers only); `?wrong=1` keeps the wrong ones."""
+    """A run's predictions beside their gold answers (gold readers only), in the release's order; `?wrong=1` keeps
+    the wrong ones."""
+
+    pagination_class = PredictionPagination  # so the schema documents the paged envelope it answers
 
     @extend_schema(responses=PredictionOutputSerializer(many=True))
     def get(self, request: Request, pk: int) -> Response:

@@ -175,7 +175,11 @@ class Prediction(models.Model):
     class Meta:
         ordering = ["run", "position"]
         constraints = [models.UniqueConstraint(fields=["run", "item"], name="unique_run_prediction")]
-        indexes = [models.Index(fields=["run", "status"], name="scoring_prediction_status")]
+        indexes = [
+            models.Index(fields=["run", "status"], name="scoring_prediction_status"),
+            # A run's predictions in the release's order: a page of a big run reads its rows, not the whole run.
+            models.Index(fields=["run", "position"], name="scoring_prediction_position"),
+        ]
 
     def __str__(self) -> str:
         return f"prediction {self.uid} of run {self.run_id}"
@@ -208,7 +212,14 @@ class ErrorTag(models.Model):
 
     @property
     def label(self) -> str:
-        return self.custom_label if self.kind == self.Kind.CUSTOM and self.custom_label else self.get_kind_display()
+        return self.label_of(self.kind, self.custom_label)
+
+    @classmethod
+    def label_of(cls, kind: str, custom_label: str) -> str:
+        """A tag's label as people read it: its custom label when it is a custom tag, else its kind's name."""
+        if kind == cls.Kind.CUSTOM and custom_label:
+            return custom_label
+        return str(dict(cls.Kind.choices).get(kind, kind))
 
 
 class ErrorSample(models.Model):

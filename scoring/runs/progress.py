@@ -77,15 +77,44 @@ def run_results_compute(*, run: ScoringRun) -> dict[str, Any]:
 
 
 def prediction_counts(run: ScoringRun) -> dict[str, int]:
-    """How many items of the run have a prediction (`done`) and how many of those failed (`failed`)."""
+    """How many items of the run have a prediction (`done`), how many of those failed (`failed`) and how many are
+    wrong (`wrong`, the failed ones included), counted now (what finishing a run decides on)."""
     return Prediction.objects.filter(run=run).aggregate(
-        done=Count("id"), failed=Count("id", filter=Q(status=Prediction.Status.FAILED))
+        done=Count("id"),
+        failed=Count("id", filter=Q(status=Prediction.Status.FAILED)),
+        wrong=Count("id", filter=Q(is_correct=False)),
     )
+
+
+def results_are_current(run: ScoringRun) -> bool:
+    """Whether the run's stored results describe its predictions as they are: computed after it last finished
+    (a retry sets it running again with `finished_at` cleared, so until its results are computed anew they are
+    not current)."""
+    return (
+        run.status in (Status.COMPLETED, Status.FAILED)
+        and run.finished_at is not None
+        and run.results_computed_at is not None
+        and run.results_computed_at >= run.finished_at
+    )
+
+
+def run_counts(run: ScoringRun) -> dict[str, int]:
+    """`prediction_counts` for pages: read from the results stored when the run finished while they are current
+    (a finished run's predictions do not change), so a page costs the same for a run of 50 or 50,000 predictions;
+    counted while it runs, or for results stored before they held `correct`."""
+    results = run.results or {}
+    if results_are_current(run) and all(key in results for key in ("count", "failed", "correct")):
+        return {
+            "done": results["count"],
+            "failed": results["failed"],
+            "wrong": results["count"] - results["correct"],
+        }
+    return prediction_counts(run)
 
 
 def run_progress(run: ScoringRun) -> dict[str, Any]:
     """Done, failed, remaining, rate (items/s over the run so far) and an ETA in seconds."""
-    counts = prediction_counts(run)
+    counts = run_counts(run)
     done, total = counts["done"], run.items_total
     elapsed = (timezone.now() - run.started_at).total_seconds() if run.started_at else 0.0
     if run.finished_at and run.started_at:

@@ -233,6 +233,7 @@ def run_summary(
         "count": len(records),
         "scored": sum(1 for r in records if r.get("status") == "scored"),
         "failed": sum(1 for r in records if r.get("status") == "failed"),
+        "correct": sum(1 for r in records if r.get("is_correct")),
         "short_form_count": sum(1 for r in records if r.get("short_form")),
         "free_form_count": sum(1 for r in records if r.get("short_form") is False),
         "figures": _figures(records, main_keys, seed, resamples),

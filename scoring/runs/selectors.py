@@ -7,7 +7,9 @@ from collections import Counter
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import QuerySet
+from django.core.paginator import Page, Paginator
+from django.db.models import Count, QuerySet
+from django.utils.functional import cached_property
 
 from curation import selectors
 from curation.endpoints.models import ModelEndpoint
@@ -19,8 +21,10 @@ from scoring.runs import table_formats
 from scoring.runs.comparison import TABLE_KEYS, comparison_tables
 from scoring.runs.models import ErrorSample, ErrorTag, Prediction, ScoringRun
 from scoring.runs.permissions import can_see_predictions
+from scoring.runs.progress import run_counts
 
 GOLD_REFUSAL = "Predictions sit beside gold answers: managers, verifiers and qualified annotators only."
+PREDICTIONS_PER_PAGE = 50
 
 
 def runs_of(*, user: AbstractBaseUser, project: Project, release: Release | None = None) -> QuerySet[ScoringRun]:
@@ -46,15 +50,41 @@ def run_get(*, user: AbstractBaseUser, run_id: int) -> ScoringRun:
 
 
 def predictions_of(*, user: AbstractBaseUser, run: ScoringRun) -> QuerySet[Prediction]:
-    """A run's predictions with their items (gold answers): gold readers only."""
+    """A run's predictions in the release's order (the index on run and position) with their items (gold
+    answers): gold readers only."""
     if not can_see_predictions(user=user, project=run.project):
         raise NotPermitted(GOLD_REFUSAL)
     return (
         Prediction.objects.visible_to(user)
         .filter(run=run)
+        .order_by("position")
         .select_related("item")
         .prefetch_related("error_tags__tagged_by")
     )
+
+
+class _CountedPaginator(Paginator):
+    """Pages of a list whose length is already known (a run's stored counts), so paging never counts the rows."""
+
+    def __init__(self, object_list: QuerySet, per_page: int, *, count: int) -> None:
+        super().__init__(object_list, per_page)
+        self._known_count = count
+
+    @cached_property
+    def count(self) -> int:
+        return self._known_count
+
+
+def predictions_page(*, user: AbstractBaseUser, run: ScoringRun, wrong_only: bool, page: str | int | None) -> Page:
+    """One page (PREDICTIONS_PER_PAGE, in the release's order) of a run's predictions, or of its wrong ones, for gold
+    readers; how many there are comes from the run's counts (stored once it finished), so a page of a run of 50,000
+    reads 50 rows."""
+    predictions = predictions_of(user=user, run=run)
+    counts = run_counts(run)
+    if wrong_only:
+        predictions = predictions.filter(is_correct=False)
+    total = counts["wrong"] if wrong_only else counts["done"]
+    return _CountedPaginator(predictions, PREDICTIONS_PER_PAGE, count=total).get_page(page)
 
 
 def prediction_get(*, user: AbstractBaseUser, prediction_id: int) -> Prediction:
@@ -81,9 +111,15 @@ def endpoints_for(*, user: AbstractBaseUser, project: Project) -> QuerySet[Model
 def error_distribution(run: ScoringRun) -> dict[str, dict[str, int]]:
     """Tagged error types of a run's predictions, split by short-form and free-form answers (SciTaT figure 6)."""
     split: dict[str, Counter[str]] = {"short_form": Counter(), "free_form": Counter()}
-    for tag in ErrorTag.objects.filter(prediction__run=run).select_related("prediction"):
-        form = "short_form" if (tag.prediction.metrics or {}).get("short_form") else "free_form"
-        split[form][tag.label] += 1
+    # Counted in the database, a row per (kind, label, form): the page reads the tallies, not every tag's prediction.
+    tallies = (
+        ErrorTag.objects.filter(prediction__run=run)
+        .values_list("kind", "custom_label", "prediction__metrics__short_form")
+        .annotate(tags=Count("id"))
+        .order_by("kind", "custom_label")
+    )
+    for kind, custom_label, short_form, tags in tallies:
+        split["short_form" if short_form else "free_form"][ErrorTag.label_of(kind, custom_label)] += tags
     return {form: dict(counts.most_common()) for form, counts in split.items()}
 
 

@@ -143,12 +143,12 @@ def _run_context(request: HttpRequest, run: ScoringRun) -> dict[str, Any]:
     }
     errors = scoring_selectors.error_distribution(run)
     may_see = can_see_predictions(user=request.user, project=run.project)
+    wrong_only = request.GET.get("wrong") == "1"
     predictions = None
     if may_see:
-        predictions = scoring_selectors.predictions_of(user=request.user, run=run)
-        if request.GET.get("wrong") == "1":
-            predictions = predictions.filter(is_correct=False)
-        predictions = predictions[:500]
+        predictions = scoring_selectors.predictions_page(
+            user=request.user, run=run, wrong_only=wrong_only, page=request.GET.get("page")
+        )
     return {
         "project": run.project,
         "run": run,
@@ -191,6 +191,7 @@ def _run_context(request: HttpRequest, run: ScoringRun) -> dict[str, Any]:
         "type_chart": grouped_chart(by_type, series=METRIC_LABELS) if by_type else None,
         "error_charts": {form: bar_chart(counts) for form, counts in errors.items() if counts},
         "predictions": predictions,
+        "wrong_only": wrong_only,
         "legend": [(label, colour(i)) for i, (_, label) in enumerate(METRIC_LABELS)],
         "modes": _modes(run),
         "error_sample": scoring_selectors.error_sample_report(user=request.user, run=run),
