@@ -13,7 +13,8 @@ milliseconds and the query count. Every request runs in a transaction that is ro
 review claim measures the same state each time and the kept database stays as generated. The sizes are measured
 side by side in time, so a busy moment of the machine weighs on both alike: one process per size (its own Django,
 database and cache: REDIS_URL's Redis database n for the first size, n+1 for the next, each emptied when its
-process starts, since both projects have the same slug and primary keys), and for each request a warm-up at every
+process starts: both projects have the same slug and primary keys, and the figures cache's keys differ only by the
+latest instance change), and for each request a warm-up at every
 size, then `--repeat` rounds of one repetition at each size, the sizes' order reversed every other round; the
 parent reads each sample back over a pipe. Beside the ratio of medians, `paired_median` is the median of the
 rounds' own big ÷ small ratios.
@@ -666,7 +667,8 @@ def database_url_of(base_url: str, size: int) -> str:
 
 def cache_url_of(redis_url: str, index: int) -> str:
     """The Redis database of the `index`-th size: REDIS_URL's own (n, default 0) + index. The projects of two sizes
-    have the same slug and primary keys, so one cache would hand one size the other's figures."""
+    have the same slug and primary keys, so nothing but their latest instance change (in the figures cache's keys)
+    would keep one size's cached figures from the other."""
     if not redis_url:
         return ""  # each child then has its own in-process cache
     head, _, tail = redis_url.rstrip("/").rpartition("/")
@@ -706,7 +708,7 @@ def serve(size: int, base_url: str, keep: bool) -> None:
     }
     ready["release"] = Release.objects.filter(project__slug=SLUG).order_by("-item_count", "id").first().pk
     session = RequestSession()
-    ready["requests"] = list(session.requests)
+    ready["requests"], ready["jobs"] = list(session.requests), job_names()
     replies.write(json.dumps(ready) + "\n")
     for line in sys.stdin:
         command = json.loads(line)
@@ -760,19 +762,18 @@ def _loadavg() -> list[float]:
     return [round(x, 2) for x in os.getloadavg()]
 
 
-def measure_pages(processes: list[SizeProcess], repeat: int, names: set[str] | None) -> dict[int, dict]:
-    """Every request, each size's repetitions interleaved with the other's (`side_by_side`)."""
+def measure_pages(processes: list[SizeProcess], repeat: int, names: set[str] | None) -> dict[int, dict[str, list]]:
+    """Every request's samples, each size's repetitions interleaved with the other's (`side_by_side`)."""
     measured = [name for name in processes[0].ready["requests"] if not names or name in names]
     at = {process.size: process.request for process in processes}
-    samples = side_by_side(measured, at, rounds=lambda name: repeat, warm_up=True)
-    return samples
+    return side_by_side(measured, at, rounds=lambda name: repeat, warm_up=True)
 
 
 def measure_jobs(processes: list[SizeProcess], names: set[str] | None) -> dict[int, dict]:
     """Every bulk job, each run in a fresh child, the sizes alternating run by run. An export of the smaller release
     takes a fraction of a second, so one busy moment decides a single run: each export runs EXPORT_RUNS times and the
     run of median seconds is reported."""
-    chosen = [name for name in job_names() if not names or name in names]
+    chosen = [name for name in processes[0].ready["jobs"] if not names or name in names]
     at = {process.size: process.job for process in processes}
     samples = side_by_side(chosen, at, rounds=lambda name: EXPORT_RUNS if name.startswith("export:") else 1,
                            warm_up=False)  # fmt: skip
@@ -942,6 +943,9 @@ def main() -> None:
                 processes.append(SizeProcess(size, args.database_url, cache_url_of(redis_url, index), args.keep))
                 ready = processes[-1].ready
                 report["sizes"][str(size)] = {key: ready[key] for key in ("database", "generated", "shape")}
+                for asked, known in ((args.names, ready["requests"]), (args.jobs, ready["jobs"])):
+                    if unknown := sorted(set(asked or ()) - set(known)):
+                        raise SystemExit(f"no such request or job: {', '.join(unknown)} (known: {', '.join(known)})")
         paired: dict[str, float] = {}
         if args.only in ("all", "pages"):
             report["loadavg"]["pages"] = {"start": _loadavg()}

@@ -142,7 +142,8 @@ def test_a_size_process_generates_its_project_and_answers_one_sample_per_request
     process = module.SizeProcess(400, base_url, "", keep=False)
     try:
         assert process.ready["shape"]["instances"] == 400
-        assert "dashboard" in process.ready["requests"] and process.ready["generated"]["seconds"] > 0
+        assert "dashboard" in process.ready["requests"] and "leases_reap" in process.ready["jobs"]
+        assert process.ready["generated"]["seconds"] > 0
         sample = process.request("api_queue")
         assert sample["status"] == 200 and sample["queries"] > 0 and sample["ms"] > 0
         assert process.request("dashboard")["status"] == 200
