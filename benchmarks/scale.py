@@ -9,15 +9,14 @@ times, review comments and discussions.
 
 Per request (the Django test client in each size's own long-lived process, so "server time" is the time inside the
 request: URL routing, middleware, view, template — no network; every statement sent counted): median and p95
-milliseconds and the query count. Every request runs in a transaction that is rolled back, so a claim or a
-review claim measures the same state each time and the kept database stays as generated. The sizes are measured
-side by side in time, so a busy moment of the machine weighs on both alike: one process per size (its own Django,
-database and cache: REDIS_URL's Redis database n for the first size, n+1 for the next, each emptied when its
-process starts: both projects have the same slug and primary keys, and the figures cache's keys differ only by the
-latest instance change), and for each request a warm-up at every
-size, then `--repeat` rounds of one repetition at each size, the sizes' order reversed every other round; the
-parent reads each sample back over a pipe. Beside the ratio of medians, `paired_median` is the median of the
-rounds' own big ÷ small ratios.
+milliseconds and the query count. Every request runs in a transaction that is rolled back, so a claim or a review
+claim measures the same state each time and the kept database stays as generated. The sizes are measured side by
+side in time, so a busy moment of the machine weighs on both alike: one process per size (its own Django, database
+and cache: REDIS_URL's Redis database n for the first size, n+1 for the next, each emptied when its process starts:
+both projects have the same slug and primary keys, and the figures cache's keys differ only by the latest instance
+change), and for each request a warm-up at every size, then `--repeat` rounds of one repetition at each size, the
+sizes' order reversed every other round; the parent reads each sample back over a pipe. Beside the ratio of medians,
+`paired_median` is the median of the rounds' own big ÷ small ratios.
 
 Per bulk job (each run in a fresh child process, with DEBUG off as on the workers, the sizes alternating run by
 run): wall seconds and peak resident memory above the child's baseline (VmHWM − VmRSS before the job): cutting the
