@@ -7,22 +7,38 @@ transition events per instance, 40 annotators (20 holding a lease, 20 free to cl
 batches of 1,000, 5 releases cut by the real `release_cut`, 20 scoring runs with a prediction per item, work
 times, review comments and discussions.
 
-Per request (the Django test client in this process, so "server time" is the time inside the request: URL
-routing, middleware, view, template — no network; every statement sent counted): median and p95
-milliseconds and the query count. Every request runs in a transaction that is rolled back, so a claim or a
-review claim measures the same state each time and the kept database stays as generated.
+Per request (the Django test client in each size's own long-lived process, so "server time" is the time inside the
+request: URL routing, middleware, view, template — no network; every statement sent counted): median and p95
+milliseconds and the query count. Every request runs in a transaction that is rolled back, so a claim or a review
+claim measures the same state each time and the kept database stays as generated. The sizes are measured side by
+side in time, so a busy moment of the machine weighs on both alike: one process per size (its own Django, database
+and cache: REDIS_URL's Redis database n for the first size, n+1 for the next, each emptied when its process starts:
+both projects have the same slug and primary keys, and the figures cache's keys differ only by the latest instance
+change), and for each request a warm-up at every size, then `--repeat` rounds of one repetition at each size, the
+sizes' order reversed every other round; the parent reads each sample back over a pipe. Beside the ratio of medians,
+`paired_median` is the median of the rounds' own big ÷ small ratios.
 
-Per bulk job (each in a fresh child process, with DEBUG off as on the workers): wall seconds and peak resident
-memory above the child's baseline (VmHWM − VmRSS before the job): cutting the validated instances (10% of the
-project: 10,000 items at 100,000), each export format of the largest release (the median of 3 runs), importing
-TAT-QA dev into the project, the lease reaper (50 expired leases) and the scoring reaper (10 stalled chunks). Jobs
-that write roll back.
+Per bulk job (each run in a fresh child process, with DEBUG off as on the workers, the sizes alternating run by
+run): wall seconds and peak resident memory above the child's baseline (VmHWM − VmRSS before the job): cutting the
+validated instances (10% of the project: 10,000 items at 100,000), each export format of the largest release (the
+median of 3 runs), importing TAT-QA dev into the project, the lease reaper (50 expired leases) and the scoring
+reaper (10 stalled chunks). Jobs that write roll back.
 
-Ratios are 100k ÷ 10k (largest ÷ smallest size). Targets: per-request time and queries ≤ 1.3; bulk seconds ≤ 11
-for 10× the data and peak memory ≤ 1.5×.
+The hot paths (`--only hot`, and in `all`), each benchmark run as a subprocess on databases and ports of its own,
+its JSON under "hot_paths": 64 clients claiming beside the trivial endpoint (queue_claim.py, its server on the first
+of `--ports`), a scoring and a drafting run at an endpoint's limit on 2 workers (run_throughput.py --kind both, at its
+default latency), and the embedded start twice (start_time.py on the other two ports: a fresh copy of HEAD, whose
+first start installs, or the installed `--start-tree`).
+
+Ratios are 100k ÷ 10k (largest ÷ smallest size). "targets" holds every figure the issue names with its value, its
+target and whether it held, and "not_held" lists those that did not: per-request time and queries ≤ 1.3; bulk
+seconds ≤ 11 for 10× the data and peak memory ≤ 1.5×; claim throughput ≥ 0.95 of the trivial endpoint's, claim p95
+≤ 1.2× its p95, no double assignment; scoring and drafting runs ≥ 0.95 of C / L; the second start's first page
+≤ 30 s. "loadavg" is the load average at the start and end of each phase.
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/h7 REDIS_URL=redis://127.0.0.1:6379/7 \\
-        .venv/bin/python benchmarks/scale.py --sizes 10000 100000 [--keep] [--repeat 15] [--only pages|jobs]
+        .venv/bin/python benchmarks/scale.py --sizes 10000 100000 [--keep] [--repeat 15] [--only all|pages|jobs|hot]
+        [--names dashboard …] [--jobs leases_reap export:csv …] [--ports 8221 8231 8232] [--start-tree DIR]
 """
 
 from __future__ import annotations
@@ -36,6 +52,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
@@ -479,50 +496,83 @@ def requests_to_measure(ids: dict) -> list[tuple[str, str, str, str]]:
     ]
 
 
-def measure_requests(repeat: int, only: set[str] | None) -> dict:
-    from django.db import connection, transaction
-    from django.test import Client
+class RequestSession:
+    """The measured requests of one size, in that size's process: each asked once at a time, rolled back."""
 
-    def accept(url: str) -> str:
-        return "application/json" if url.startswith("/api/") else "text/html"
+    def __init__(self) -> None:
+        from django.test import Client
 
-    ids = _ids(0)
-    clients = {}
-    for who in ("holder", "claimer", "verifier", "reviewer2", "manager"):
-        clients[who] = Client(raise_request_exception=False)
-        clients[who].force_login(ids[who])
-    figures = {}
-    for name, who, method, url in requests_to_measure(ids):
-        if only and name not in only:
-            continue
-        client = clients[who]
-        timings, queries, status = [], 0, 0
-        for attempt in range(repeat + 1):  # the first is a warm-up (template loading, caches)
-            sent = [0]
+        ids = _ids(0)
+        self.requests = {name: (who, method, url) for name, who, method, url in requests_to_measure(ids)}
+        self.clients = {}
+        for who in ("holder", "claimer", "verifier", "reviewer2", "manager"):
+            self.clients[who] = Client(raise_request_exception=False)
+            self.clients[who].force_login(ids[who])
 
-            def counted(execute, sql, params, many, context, sent=sent):
-                sent[0] += 1  # every statement (not the query log, which stops at 9,000)
-                return execute(sql, params, many, context)
+    def once(self, name: str) -> dict:
+        """One repetition of request `name`: its status, server milliseconds and every statement it sent."""
+        from django.db import connection, transaction
 
-            with transaction.atomic(), connection.execute_wrapper(counted):
-                started = time.perf_counter()
-                response = getattr(client, method)(url, HTTP_ACCEPT=accept(url))
-                elapsed = (time.perf_counter() - started) * 1000
-                if hasattr(response, "streaming_content"):
-                    b"".join(response.streaming_content)
-                transaction.set_rollback(True)
-            status = response.status_code
-            if attempt:
-                timings.append(elapsed)
-                queries = sent[0]  # the request's own transactions count as a savepoint pair
-        timings.sort()
-        figures[name] = {
-            "status": status,
-            "median_ms": round(statistics.median(timings), 1),
-            "p95_ms": round(timings[math.ceil(0.95 * len(timings)) - 1], 1),  # nearest rank
-            "queries": queries,
-        }
-    return figures
+        who, method, url = self.requests[name]
+        sent = [0]
+
+        def counted(execute, sql, params, many, context):
+            sent[0] += 1  # every statement (not the query log, which stops at 9,000)
+            return execute(sql, params, many, context)
+
+        accept = "application/json" if url.startswith("/api/") else "text/html"
+        with transaction.atomic(), connection.execute_wrapper(counted):
+            started = time.perf_counter()
+            response = getattr(self.clients[who], method)(url, HTTP_ACCEPT=accept)
+            if hasattr(response, "streaming_content"):
+                b"".join(response.streaming_content)
+            elapsed = (time.perf_counter() - started) * 1000
+            transaction.set_rollback(True)
+        # The request's own transactions count as a savepoint pair.
+        return {"status": response.status_code, "ms": elapsed, "queries": sent[0]}
+
+
+def side_by_side(
+    names: list[str], at: dict[int, Callable[[str], dict]], rounds: Callable[[str], int], warm_up: bool
+) -> dict[int, dict[str, list[dict]]]:
+    """Each of `names` at every size, side by side in time: (a warm-up at each size, then) `rounds(name)` rounds of
+    one sample at each size, the sizes' order reversed every other round, so a busy moment of the machine weighs on
+    both sizes alike. The samples by size and name, in the order taken."""
+    sizes = list(at)
+    samples: dict[int, dict[str, list[dict]]] = {size: {} for size in sizes}
+    for name in names:
+        if warm_up:  # template loading, connection and caches
+            for size in sizes:
+                at[size](name)
+        for round_ in range(rounds(name)):
+            for size in sizes if round_ % 2 == 0 else sizes[::-1]:
+                samples[size].setdefault(name, []).append(at[size](name))
+    return samples
+
+
+def request_figures(samples: list[dict]) -> dict:
+    """Median and p95 (nearest rank) milliseconds of a request's samples, its status and query count."""
+    timings = sorted(sample["ms"] for sample in samples)
+    return {
+        "status": samples[-1]["status"],
+        "median_ms": round(statistics.median(timings), 1),
+        "p95_ms": round(timings[math.ceil(0.95 * len(timings)) - 1], 1),
+        "queries": samples[-1]["queries"],
+    }
+
+
+def job_figures(samples: list[dict]) -> dict:
+    """A job's run of median seconds (an error if any run failed), with the number of runs when more than one."""
+    errors = [sample for sample in samples if "error" in sample]
+    if errors:
+        return errors[0]
+    runs = sorted(samples, key=lambda run: run["seconds"])
+    return {**runs[len(runs) // 2], **({"runs": len(runs)} if len(runs) > 1 else {})}
+
+
+def paired_ratios(small: list[dict], big: list[dict]) -> float:
+    """The median over rounds of big ÷ small milliseconds, each pair taken side by side."""
+    return round(statistics.median(b["ms"] / max(s["ms"], 0.1) for s, b in zip(small, big, strict=True)), 2)
 
 
 JOBS = ["release_cut", "import_tatqa_dev", "leases_reap", "runs_reap"]
@@ -593,28 +643,10 @@ def job(name: str, argument: str) -> dict:
     return {"seconds": round(seconds, 2), "peak_mb": round(peak - baseline, 1), **extra}
 
 
-def measure_jobs(database_url: str) -> dict:
+def job_names() -> list[str]:
     from curation.exports import EXPORT_FORMATS
-    from curation.releases.models import Release
 
-    release = Release.objects.filter(project__slug=SLUG).order_by("-item_count", "id").first()
-    names = [*JOBS, *(f"export:{fmt}" for fmt in EXPORT_FORMATS)]
-    env = {**os.environ, "DATABASE_URL": database_url}
-    figures = {}
-    for name in names:
-        command = [sys.executable, __file__, "--job", name, str(release.pk), "--database-url", database_url]
-        runs = []
-        # An export of the smaller release takes a fraction of a second, so one busy moment decides a single run:
-        # each export runs EXPORT_RUNS times (a fresh child each) and the run of median seconds is reported.
-        for _ in range(EXPORT_RUNS if name.startswith("export:") else 1):
-            completed = subprocess.run(command, env=env, capture_output=True, text=True, cwd=ROOT)
-            if completed.returncode:
-                runs = [{"error": completed.stderr.strip().splitlines()[-1][:300]}]
-                break
-            runs.append(json.loads(completed.stdout.strip().splitlines()[-1]))
-        runs.sort(key=lambda run: run.get("seconds", 0))
-        figures[name] = {**runs[len(runs) // 2], **({"runs": len(runs)} if len(runs) > 1 else {})}
-    return figures
+    return [*JOBS, *(f"export:{fmt}" for fmt in EXPORT_FORMATS)]
 
 
 def _database_ready(url: str) -> bool:
@@ -628,39 +660,181 @@ def _database_ready(url: str) -> bool:
         return False
 
 
-def one_size(size: int, base_url: str, keep: bool, repeat: int, only: str, names: set[str] | None) -> dict:
-    """Generate (unless kept) and measure one size, in this process."""
-    name = f"{base_url.rsplit('/', 1)[1]}_scale_{size}"
-    url = base_url.rsplit("/", 1)[0] + f"/{name}"
-    result: dict = {"database": name}
+def database_url_of(base_url: str, size: int) -> str:
+    return base_url.rsplit("/", 1)[0] + f"/{base_url.rsplit('/', 1)[1]}_scale_{size}"
+
+
+def cache_url_of(redis_url: str, index: int) -> str:
+    """The Redis database of the `index`-th size: REDIS_URL's own (n, default 0) + index. The projects of two sizes
+    have the same slug and primary keys, so nothing but their latest instance change (in the figures cache's keys)
+    would keep one size's cached figures from the other."""
+    if not redis_url:
+        return ""  # each child then has its own in-process cache
+    head, _, tail = redis_url.rstrip("/").rpartition("/")
+    if head.endswith(":") or not tail.isdigit():  # redis://host:6379 (no database named)
+        return f"{redis_url.rstrip('/')}/{index}"
+    return f"{head}/{int(tail) + index}"
+
+
+def serve(size: int, base_url: str, keep: bool) -> None:
+    """The long-lived process of one size: generate its database (unless kept), empty its cache, report its shape,
+    then answer the parent's commands on stdin, one JSON line each way: {"request": name} → one sample, {} → exit."""
+    replies = os.fdopen(os.dup(1), "w", buffering=1)
+    os.dup2(2, 1)  # whatever else prints goes to stderr, never into the replies
+    url = database_url_of(base_url, size)
+    ready: dict = {"database": url.rsplit("/", 1)[1]}
     if keep and _database_ready(url):
         setup_django(url)
-        result["generated"] = "kept"
+        ready["generated"] = "kept"
     else:
-        url = fresh_postgres_database(base_url, name)
-        setup_django(url)
-        result["generated"] = generate(size)
+        setup_django(fresh_postgres_database(base_url, ready["database"]))
+        ready["generated"] = generate(size)
+    from django.core.cache import cache
     from django.db.models import Count
 
     from curation.models import Instance, InstanceRevision, TransitionEvent
+    from curation.releases.models import Release
     from scoring.runs.models import Prediction
 
+    cache.clear()  # its own Redis database: what a run with other sizes left there is not this project's
     instances = Instance.objects.filter(project__slug=SLUG)
-    result["shape"] = {
+    ready["shape"] = {
         "instances": instances.count(),
         "revisions": InstanceRevision.objects.count(),
         "events": TransitionEvent.objects.count(),
         "predictions": Prediction.objects.count(),
         "statuses": dict(instances.order_by().values_list("status").annotate(n=Count("id"))),
     }
-    if only in ("all", "pages"):
-        result["requests"] = measure_requests(repeat, names)
-    if only in ("all", "jobs"):
-        result["jobs"] = measure_jobs(url)
-    return result
+    ready["release"] = Release.objects.filter(project__slug=SLUG).order_by("-item_count", "id").first().pk
+    session = RequestSession()
+    ready["requests"], ready["jobs"] = list(session.requests), job_names()
+    replies.write(json.dumps(ready) + "\n")
+    for line in sys.stdin:
+        command = json.loads(line)
+        if "request" not in command:
+            break
+        replies.write(json.dumps(session.once(command["request"])) + "\n")
 
 
-def ratios(small: dict, big: dict) -> dict:
+class SizeProcess:
+    """The parent's handle on one size's long-lived process (`serve`)."""
+
+    def __init__(self, size: int, base_url: str, cache_url: str, keep: bool) -> None:
+        self.size, self.cache_url = size, cache_url
+        self.database_url = database_url_of(base_url, size)
+        command = [sys.executable, __file__, "--serve", str(size), "--database-url", base_url,
+                   *(["--keep"] if keep else [])]  # fmt: skip
+        env = {**os.environ, "REDIS_URL": cache_url}
+        self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=ROOT,
+                                        env=env)  # fmt: skip
+        self.ready = self._reply()
+
+    def _reply(self) -> dict:
+        line = self.process.stdout.readline()
+        if not line:
+            raise SystemExit(f"size {self.size} failed (its stderr is above)")
+        return json.loads(line)
+
+    def request(self, name: str) -> dict:
+        self.process.stdin.write(json.dumps({"request": name}) + "\n")
+        self.process.stdin.flush()
+        return self._reply()
+
+    def job(self, name: str) -> dict:
+        """One run of bulk job `name` in a fresh child (for its peak memory) on this size's database and cache."""
+        command = [sys.executable, __file__, "--job", name, str(self.ready["release"]),
+                   "--database-url", self.database_url]  # fmt: skip
+        env = {**os.environ, "DATABASE_URL": self.database_url, "REDIS_URL": self.cache_url}
+        completed = subprocess.run(command, env=env, capture_output=True, text=True, cwd=ROOT)
+        if completed.returncode:
+            return {"error": (completed.stderr.strip().splitlines() or ["no output"])[-1][:300]}
+        return json.loads(completed.stdout.strip().splitlines()[-1])
+
+    def close(self) -> None:
+        if self.process.poll() is None:
+            self.process.stdin.write("{}\n")
+            self.process.stdin.close()
+            self.process.wait(timeout=60)
+
+
+def _loadavg() -> list[float]:
+    return [round(x, 2) for x in os.getloadavg()]
+
+
+def measure_pages(processes: list[SizeProcess], repeat: int, names: set[str] | None) -> dict[int, dict[str, list]]:
+    """Every request's samples, each size's repetitions interleaved with the other's (`side_by_side`)."""
+    measured = [name for name in processes[0].ready["requests"] if not names or name in names]
+    at = {process.size: process.request for process in processes}
+    return side_by_side(measured, at, rounds=lambda name: repeat, warm_up=True)
+
+
+def measure_jobs(processes: list[SizeProcess], names: set[str] | None) -> dict[int, dict]:
+    """Every bulk job, each run in a fresh child, the sizes alternating run by run. An export of the smaller release
+    takes a fraction of a second, so one busy moment decides a single run: each export runs EXPORT_RUNS times and the
+    run of median seconds is reported."""
+    chosen = [name for name in processes[0].ready["jobs"] if not names or name in names]
+    at = {process.size: process.job for process in processes}
+    samples = side_by_side(chosen, at, rounds=lambda name: EXPORT_RUNS if name.startswith("export:") else 1,
+                           warm_up=False)  # fmt: skip
+    return {size: {name: job_figures(runs) for name, runs in by_name.items()} for size, by_name in samples.items()}
+
+
+# --- the hot paths ------------------------------------------------------------------------------------------------
+
+
+def _json_printed(stdout: str) -> dict:
+    """The last JSON object a benchmark printed (one line or indented: it starts at a line's first column)."""
+    lines = stdout.splitlines()
+    for start in range(len(lines) - 1, -1, -1):
+        if lines[start].startswith("{"):
+            try:
+                return json.loads("\n".join(lines[start:]))
+            except json.JSONDecodeError:
+                continue
+    raise ValueError("no JSON object in its output")
+
+
+def hot_commands(database_url: str, redis_url: str, ports: list[int], start_tree: str | None) -> dict[str, list[str]]:
+    """The hot-path benchmarks, each with its own databases (named after `database_url`'s) and ports."""
+    claim_port, web_port, model_port = ports
+    benchmarks = ROOT / "benchmarks"
+    return {
+        "claim": [sys.executable, str(benchmarks / "queue_claim.py"), "--clients", "64", "--database-url",
+                  database_url, "--port", str(claim_port)],
+        "runs": [sys.executable, str(benchmarks / "run_throughput.py"), "--kind", "both", "--database-url",
+                 database_url, *(["--redis-url", redis_url] if redis_url else [])],
+        "start": [sys.executable, str(benchmarks / "start_time.py"), "--port", str(web_port), "--model-port",
+                  str(model_port), *(["--tree", start_tree] if start_tree else [])],
+    }  # fmt: skip
+
+
+def measure_hot(commands: dict[str, list[str]]) -> dict:
+    """Run each hot-path benchmark in turn as it runs alone; its JSON, or why there is none."""
+    figures = {}
+    for name, command in commands.items():
+        started = time.perf_counter()
+        completed = subprocess.run(command, capture_output=True, text=True, cwd=ROOT)
+        seconds = round(time.perf_counter() - started, 1)
+        try:
+            figures[name] = {**_json_printed(completed.stdout), "wall_s": seconds}
+        except ValueError:
+            figures[name] = {"error": (completed.stderr.strip().splitlines() or ["no output"])[-1][:300],
+                             "returncode": completed.returncode, "wall_s": seconds}  # fmt: skip
+    return figures
+
+
+# --- ratios and targets -------------------------------------------------------------------------------------------
+
+REQUEST_RATIO_MAX = 1.3  # per-request time and queries at 10× the data
+JOB_SECONDS_RATIO_MAX = 11.0
+JOB_MEMORY_RATIO_MAX = 1.5
+CLAIM_THROUGHPUT_MIN = 0.95  # claim requests/s ÷ the trivial endpoint's, same server, same run
+CLAIM_P95_RATIO_MAX = 1.2
+RUN_THROUGHPUT_MIN = 0.95  # achieved ÷ C / L
+SECOND_START_MAX_S = 30.0
+
+
+def ratios(small: dict, big: dict, paired: dict[str, float] | None = None) -> dict:
     out: dict = {"requests": {}, "jobs": {}, "misses": []}
     for name, figure in big.get("requests", {}).items():
         base = small["requests"].get(name)
@@ -670,9 +844,10 @@ def ratios(small: dict, big: dict) -> dict:
             "median_ms": round(figure["median_ms"] / max(base["median_ms"], 0.1), 2),
             "p95_ms": round(figure["p95_ms"] / max(base["p95_ms"], 0.1), 2),
             "queries": round(figure["queries"] / max(base["queries"], 1), 2),
+            **({"paired_median": paired[name]} if paired and name in paired else {}),
         }
         out["requests"][name] = entry
-        if entry["median_ms"] > 1.3 or entry["queries"] > 1.3:
+        if entry["median_ms"] > REQUEST_RATIO_MAX or entry["queries"] > REQUEST_RATIO_MAX:
             out["misses"].append(name)
     for name, figure in big.get("jobs", {}).items():
         base = small.get("jobs", {}).get(name)
@@ -683,9 +858,45 @@ def ratios(small: dict, big: dict) -> dict:
             "peak_mb": round(figure["peak_mb"] / max(base["peak_mb"], 1.0), 2),
         }
         out["jobs"][name] = entry
-        if entry["seconds"] > 11 or entry["peak_mb"] > 1.5:
+        if entry["seconds"] > JOB_SECONDS_RATIO_MAX or entry["peak_mb"] > JOB_MEMORY_RATIO_MAX:
             out["misses"].append(name)
     return out
+
+
+def _target(value, bound: float, at_most: bool = True) -> dict:
+    held = value is not None and (value <= bound if at_most else value >= bound)
+    return {"value": value, "target": f"{'<=' if at_most else '>='} {bound:g}", "held": held}
+
+
+def targets(report: dict) -> dict:
+    """Every figure the issue names that this run measured, beside its target and whether it held (a figure that
+    failed to come, e.g. a job that errored or a benchmark without output, did not hold)."""
+    out: dict = {}
+    growth = report.get("ratio_big_over_small", {})
+    for name, entry in growth.get("requests", {}).items():
+        out[f"requests.{name}.median_ms"] = _target(entry["median_ms"], REQUEST_RATIO_MAX)
+        out[f"requests.{name}.queries"] = _target(entry["queries"], REQUEST_RATIO_MAX)
+    sizes = report.get("sizes", {})
+    if growth and sizes:
+        big = sizes[max(sizes, key=int)]
+        for name in big.get("jobs", {}):
+            entry = growth.get("jobs", {}).get(name, {})
+            out[f"jobs.{name}.seconds"] = _target(entry.get("seconds"), JOB_SECONDS_RATIO_MAX)
+            out[f"jobs.{name}.peak_mb"] = _target(entry.get("peak_mb"), JOB_MEMORY_RATIO_MAX)
+    hot = report.get("hot_paths")
+    if hot is not None:
+        claim, runs, start = hot.get("claim", {}), hot.get("runs", {}), hot.get("start", {})
+        out["claim.throughput_ratio"] = _target(claim.get("throughput_ratio"), CLAIM_THROUGHPUT_MIN, at_most=False)
+        out["claim.p95_ratio"] = _target(claim.get("p95_ratio"), CLAIM_P95_RATIO_MAX)
+        out["claim.double_assignments"] = _target(claim.get("double_assignments"), 0)
+        for kind in ("scoring", "drafting"):
+            out[f"runs.{kind}.ratio"] = _target(runs.get(kind, {}).get("ratio"), RUN_THROUGHPUT_MIN, at_most=False)
+        second = start.get("second_start", {}).get("first_page_s")
+        out["start.second_start_s"] = _target(second, SECOND_START_MAX_S)
+    return out
+
+
+# --- the run ------------------------------------------------------------------------------------------------------
 
 
 def main() -> None:
@@ -693,12 +904,21 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
     parser.add_argument("--keep", action="store_true", help="reuse a database generated earlier for a size")
     parser.add_argument("--repeat", type=int, default=15)
-    parser.add_argument("--only", choices=("all", "pages", "jobs"), default="all")
+    parser.add_argument("--only", choices=("all", "pages", "jobs", "hot"), default="all")
     parser.add_argument("--names", nargs="*", help="measure only these requests")
+    parser.add_argument("--jobs", nargs="*", help="run only these bulk jobs (e.g. leases_reap export:csv)")
     parser.add_argument(
         "--database-url", default=os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/h7")
     )
-    parser.add_argument("--size", type=int, help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--ports", type=int, nargs=3, default=[8221, 8231, 8232], metavar=("CLAIM", "WEB", "MODEL"),
+        help="the hot paths' ports: the claim benchmark's server, the start's web and model servers",
+    )  # fmt: skip
+    parser.add_argument(
+        "--start-tree",
+        help="time the starts of this installed tree (start_time.py --tree) instead of a fresh copy of HEAD's",
+    )
+    parser.add_argument("--serve", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--job", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if not args.database_url.startswith("postgres"):
@@ -707,25 +927,59 @@ def main() -> None:
         setup_django(args.database_url)
         print(json.dumps(job(*args.job)))
         return
-    if args.size:
-        names = set(args.names) if args.names else None
-        print(json.dumps(one_size(args.size, args.database_url, args.keep, args.repeat, args.only, names)))
+    if args.serve:
+        serve(args.serve, args.database_url, args.keep)
         return
-    report: dict = {"server_time": "Django test client in process (time inside the request)", "sizes": {}}
-    for size in args.sizes:
-        command = [sys.executable, __file__, "--size", str(size), "--database-url", args.database_url,
-                   "--repeat", str(args.repeat), "--only", args.only, *(["--keep"] if args.keep else []),
-                   *(["--names", *args.names] if args.names else [])]  # fmt: skip
-        completed = subprocess.run(command, capture_output=True, text=True, cwd=ROOT)
-        if completed.returncode:
-            sys.stderr.write(completed.stderr)
-            raise SystemExit(f"size {size} failed")
-        report["sizes"][str(size)] = json.loads(completed.stdout.strip().splitlines()[-1])
-        (ROOT / "var").mkdir(exist_ok=True)  # each size's figures as soon as they are known
-        (ROOT / "var" / f"scale-{size}.json").write_text(json.dumps(report["sizes"][str(size)], indent=2))
+    redis_url = os.environ.get("REDIS_URL", "")
     sizes = sorted(args.sizes)
-    if len(sizes) >= 2:
-        report["ratio_big_over_small"] = ratios(report["sizes"][str(sizes[0])], report["sizes"][str(sizes[-1])])
+    report: dict = {"server_time": "Django test client in process (time inside the request)", "loadavg": {},
+                    "sizes": {}}  # fmt: skip
+    processes: list[SizeProcess] = []
+    try:
+        if args.only != "hot":
+            # Every size's database is generated (or found kept) before anything is measured.
+            for index, size in enumerate(sizes):
+                processes.append(SizeProcess(size, args.database_url, cache_url_of(redis_url, index), args.keep))
+                ready = processes[-1].ready
+                report["sizes"][str(size)] = {key: ready[key] for key in ("database", "generated", "shape")}
+                for asked, known in ((args.names, ready["requests"]), (args.jobs, ready["jobs"])):
+                    if unknown := sorted(set(asked or ()) - set(known)):
+                        raise SystemExit(f"no such request or job: {', '.join(unknown)} (known: {', '.join(known)})")
+        paired: dict[str, float] = {}
+        if args.only in ("all", "pages"):
+            report["loadavg"]["pages"] = {"start": _loadavg()}
+            samples = measure_pages(processes, args.repeat, set(args.names) if args.names else None)
+            report["loadavg"]["pages"]["end"] = _loadavg()
+            for size, by_name in samples.items():
+                report["sizes"][str(size)]["requests"] = {name: request_figures(s) for name, s in by_name.items()}
+            if len(sizes) >= 2:
+                small, big = samples[sizes[0]], samples[sizes[-1]]
+                paired = {name: paired_ratios(small[name], big[name]) for name in big}
+        for process in processes:  # the jobs run in fresh children; the hot paths want the cores
+            process.close()
+        if args.only in ("all", "jobs"):
+            report["loadavg"]["jobs"] = {"start": _loadavg()}
+            figures = measure_jobs(processes, set(args.jobs) if args.jobs else None)
+            report["loadavg"]["jobs"]["end"] = _loadavg()
+            for size, by_name in figures.items():
+                report["sizes"][str(size)]["jobs"] = by_name
+        if args.only != "hot":
+            (ROOT / "var").mkdir(exist_ok=True)  # each size's figures, as the report below has them
+            for size in sizes:
+                (ROOT / "var" / f"scale-{size}.json").write_text(json.dumps(report["sizes"][str(size)], indent=2))
+            if len(sizes) >= 2:
+                small, big = report["sizes"][str(sizes[0])], report["sizes"][str(sizes[-1])]
+                report["ratio_big_over_small"] = ratios(small, big, paired)
+        if args.only in ("all", "hot"):
+            report["loadavg"]["hot"] = {"start": _loadavg()}
+            report["hot_paths"] = measure_hot(hot_commands(args.database_url, redis_url, args.ports, args.start_tree))
+            report["loadavg"]["hot"]["end"] = _loadavg()
+    finally:
+        for process in processes:
+            if process.process.poll() is None:
+                process.process.kill()
+    report["targets"] = targets(report)
+    report["not_held"] = [name for name, entry in report["targets"].items() if not entry["held"]]
     print(json.dumps(report, indent=2))
 
 
