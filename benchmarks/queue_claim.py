@@ -4,11 +4,16 @@ Figures: claims, double_assignments (must be 0: the same instance in two answers
 database's own audit rows), claim latency p50/p95, and throughput_ratio = claim throughput ÷ throughput of a
 trivial authenticated endpoint (GET /api/projects/), both measured on the same server in the same run by the
 same 64 clients, request for request. Every claim is real: each client claims once for each of its
-`--per-client` annotators (an annotator holding a lease cannot claim again until they submit). Claim and
-trivial phases alternate in `--rounds` rounds after an untimed warm-up. A last phase has the clients submit
-what they claimed and claim again, which reports the claim + submit cycle rate. Target: zero double
-assignments, ratio ≥ 0.95 and claim p95 ≤ 1.2 × the trivial endpoint's p95 (`p95_ratio`).
-Usage: python benchmarks/queue_claim.py [--clients 64] [--per-client 16] [--rounds 4] [--database-url …] [--port N]
+`--per-client` annotators (an annotator holding a lease cannot claim again until they submit). Side by side in
+time: after an untimed warm-up, `--rounds` rounds each run a claim phase and a trivial phase with the same
+tokens, the order swapped every round (claim first, then trivial first), so a load change of the machine weighs
+on both kinds alike and neither always runs first. The ratios are of the pooled figures (all rounds); `rounds`
+gives each round's own, and `round_throughput_ratios` / `round_p95_ratios` their spread. A last phase has the
+clients submit what they claimed and claim again, which reports the claim + submit cycle rate (`--no-cycle`
+leaves it out: it is no target and takes minutes on a busy machine). Target: zero
+double assignments, ratio ≥ 0.95 and claim p95 ≤ 1.2 × the trivial endpoint's p95 (`p95_ratio`).
+Usage: python benchmarks/queue_claim.py [--clients 64] [--per-client 16] [--rounds 8] [--warm-claims 4] [--no-cycle]
+       [--database-url …] [--port N]
 """
 
 from __future__ import annotations
@@ -38,43 +43,68 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def prepare(clients: int, per_client: int) -> list[list[str]]:
-    """A project with `per_client` qualified annotators for each client (their tokens) and enough complete drafts
-    for one claim per annotator plus the claim + submit phase."""
+def prepare(clients: int, per_client: int, warm: int) -> list[list[str]]:
+    """A project with `warm` + `per_client` qualified annotators for each client (their tokens, the warm-up's
+    first) and enough complete drafts for one claim per annotator plus the claim + submit phase. Written in bulk
+    (as `instance_create` and `membership_add` would write them, audit rows included), so a run spends its minutes
+    measuring."""
     from django.contrib.auth import get_user_model
+    from django.contrib.auth.hashers import make_password
     from django.db import connection
+    from django.utils import timezone
     from rest_framework.authtoken.models import Token
 
-    from curation.models import Context, Paper, Paragraph
+    from curation.models import Context, Instance, Membership, Paper, Paragraph, TransitionEvent
     from curation.services.batches import batch_create, batch_open
-    from curation.services.lifecycle import instance_create
-    from curation.services.projects import membership_add, project_create
+    from curation.services.projects import project_create
+    from curation.states import Role, Status
 
     project = project_create(name="Bench", slug="bench", creator=None)
     paper = Paper.objects.create(project=project, title="bench")
     paragraph = Paragraph.objects.create(paper=paper, order=0, text="Some text.")
     context = Context.objects.create(project=project, paper=paper, kind="short", paragraph=paragraph)
     batch = batch_open(batch_id=batch_create(project=project, actor=None, name="b").pk, actor=None)
-    for i in range(3 * clients * per_client):
-        instance_create(
-            project_id=project.pk,
-            actor=None,
-            context=context,
-            batch=batch,
-            question=f"Question {i}?",
-            answer=["yes"],
-            answer_form="short",
-            answer_source="text",
-            answer_type="span",
-        )
-    tokens: list[list[str]] = []
-    User = get_user_model()
-    for c in range(clients):
-        tokens.append([])
-        for a in range(per_client):
-            user = User.objects.create_user(f"claimer{c}-{a}")  # no password: tokens only, no hashing
-            membership_add(project=project, actor=None, username=user.username, role="annotator", is_qualified=True)
-            tokens[c].append(Token.objects.create(user=user).key)
+    drafts = Instance.objects.bulk_create(
+        [
+            Instance(
+                project=project,
+                status=Status.DRAFTED,
+                version=1,
+                context=context,
+                batch=batch,
+                question=f"Question {i}?",
+                answer=["yes"],
+                answer_form="short",
+                answer_source="text",
+                answer_type="span",
+            )
+            for i in range(clients * (3 * per_client + warm))
+        ],
+        batch_size=2000,
+    )
+    TransitionEvent.objects.bulk_create(
+        [TransitionEvent(instance=draft, from_status="", to_status=Status.DRAFTED, version=1) for draft in drafts],
+        batch_size=2000,
+    )
+    unusable = make_password(None)  # no password: tokens only, no hashing
+    users = get_user_model().objects.bulk_create(
+        [
+            get_user_model()(username=f"claimer{c}-{a}", password=unusable)
+            for c in range(clients)
+            for a in range(warm + per_client)
+        ]
+    )
+    now = timezone.now()
+    Membership.objects.bulk_create(
+        [
+            Membership(user=user, project=project, role=Role.ANNOTATOR, is_qualified=True, qualified_at=now)
+            for user in users
+        ]
+    )
+    keys = [
+        token.key for token in Token.objects.bulk_create([Token(user=user, key=Token.generate_key()) for user in users])
+    ]
+    tokens = [keys[c * (warm + per_client) : (c + 1) * (warm + per_client)] for c in range(clients)]
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE")  # planner statistics, as autovacuum keeps them on a live database
     return tokens
@@ -131,11 +161,33 @@ def run_clients(base: str, tokens: list[list[str]], work) -> tuple[float, list]:
     return time.perf_counter() - started, results
 
 
+def percentile_95(values: list[float]) -> float:
+    ordered = sorted(values)
+    return ordered[int(0.95 * (len(ordered) - 1))]
+
+
+def figures(claim_ms: list[float], claim_seconds: float, trivial_ms: list[float], trivial_seconds: float) -> dict:
+    """Claim and trivial latency and throughput of one stretch of the run, and the two ratios the targets read."""
+    claim_rps, trivial_rps = len(claim_ms) / claim_seconds, len(trivial_ms) / trivial_seconds
+    claim_p95, trivial_p95 = percentile_95(claim_ms), percentile_95(trivial_ms)
+    return {
+        "claim_p50_ms": round(statistics.median(claim_ms), 1),
+        "claim_p95_ms": round(claim_p95, 1),
+        "trivial_p95_ms": round(trivial_p95, 1),
+        "p95_ratio": round(claim_p95 / trivial_p95, 2),
+        "claim_rps": round(claim_rps, 1),
+        "trivial_rps": round(trivial_rps, 1),
+        "throughput_ratio": round(claim_rps / trivial_rps, 3),
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--clients", type=int, default=64)
     parser.add_argument("--per-client", type=int, default=16, help="annotators per client (one claim each)")
-    parser.add_argument("--rounds", type=int, default=4, help="claim and trivial phases alternate this often")
+    parser.add_argument("--rounds", type=int, default=8, help="claim and trivial phases alternate this often")
+    parser.add_argument("--warm-claims", type=int, default=4, help="untimed claims per client before the rounds")
+    parser.add_argument("--no-cycle", action="store_true", help="leave out the claim + submit cycle phase")
     parser.add_argument(
         "--database-url", default=os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/test")
     )
@@ -146,7 +198,11 @@ def main() -> None:
     # Named after the given database, so benchmarks of several checkouts on one server do not drop each other's.
     database_url = fresh_postgres_database(args.database_url, f"{args.database_url.rsplit('/', 1)[1]}_bench_queue")
     setup_django(database_url)
-    tokens = prepare(args.clients, args.per_client)
+    # Annotators of the warm-ups: the first one's, then two a client for each round (after an ANALYZE).
+    warm = args.warm_claims + 2 * args.rounds
+    tokens = prepare(args.clients, args.per_client, warm)
+    warm_tokens = [client_tokens[:warm] for client_tokens in tokens]
+    tokens = [client_tokens[warm:] for client_tokens in tokens]
 
     port = args.port or free_port()
     logging.getLogger("httpx").setLevel(logging.WARNING)
@@ -196,27 +252,46 @@ def main() -> None:
                 yield (time.perf_counter() - started) * 1000
 
         def warm_up(http: httpx.Client, client_tokens: list[str]):
-            for token in client_tokens[:2]:  # every server thread opens its database connection, untimed
+            # Untimed, as a live server would have served both kinds before: every server thread opens its database
+            # connection, and each connection prepares the claim and plans its first executions (PostgreSQL plans
+            # a prepared statement's first five anew before it keeps a generic plan), by annotators of their own.
+            for token in tokens[0][:2]:
                 http.get("/api/projects/", headers=auth(token)).raise_for_status()
-                yield None
+            yield from claim_once_each(http, client_tokens)
 
-        run_clients(base, tokens, warm_up)
+        _, warm_claims = run_clients(base, [held[: args.warm_claims] for held in warm_tokens], warm_up)
         # Side by side: the two kinds of request alternate in rounds, so a slow moment of the machine
-        # weighs on both alike. Each round claims once for a slice of every client's annotators, then
-        # sends as many trivial requests with the same tokens. Between rounds the statistics are kept as
-        # autovacuum keeps them on a live database (each round claims 1/12 of the drafts).
-        claims: list = []
-        trivial_latencies: list[float] = []
-        claim_seconds = trivial_seconds = 0.0
+        # weighs on both alike. Each round claims once for a slice of every client's annotators and sends
+        # as many trivial requests with the same tokens, claims first in even rounds and trivial requests
+        # first in odd ones. Between rounds the statistics are kept as autovacuum keeps them on a live
+        # database (each round claims 1/24 of the drafts). An ANALYZE makes every connection plan the claim anew
+        # (its prepared plan is invalidated), which a live server pays once per ANALYZE, not every few seconds as
+        # here: after one, two untimed claims a client, by annotators of their own, before the round.
+        rounds: list[dict] = []
         analyzed = 0
         size = max(1, args.per_client // args.rounds)
-        for start in range(0, args.per_client, size):
+        for number, start in enumerate(range(0, args.per_client, size)):
             round_tokens = [client_tokens[start : start + size] for client_tokens in tokens]
-            analyzed += len(autovacuum_analyze())
-            seconds, results = run_clients(base, round_tokens, claim_once_each)
-            claim_seconds, claims = claim_seconds + seconds, claims + results
-            seconds, results = run_clients(base, round_tokens, trivial)
-            trivial_seconds, trivial_latencies = trivial_seconds + seconds, trivial_latencies + results
+            analyzed_now = len(autovacuum_analyze())
+            analyzed += analyzed_now
+            if analyzed_now:
+                reserve = args.warm_claims + 2 * number
+                warm_claims += run_clients(base, [held[reserve : reserve + 2] for held in warm_tokens], warm_up)[1]
+            phases = [("claim", claim_once_each), ("trivial", trivial)]
+            if number % 2:
+                phases.reverse()
+            measured = {kind: run_clients(base, round_tokens, work) for kind, work in phases}
+            rounds.append(
+                {
+                    "claims": measured["claim"][1],
+                    "claim_seconds": measured["claim"][0],
+                    "trivial": measured["trivial"][1],
+                    "trivial_seconds": measured["trivial"][0],
+                    "first": "claim" if number % 2 == 0 else "trivial",
+                    "tables_analyzed_before": analyzed_now,
+                }
+            )
+        claims = [claim for one in rounds for claim in one["claims"]]
 
         def submit_and_claim(http: httpx.Client, client_tokens: list[str]):
             for token in client_tokens:
@@ -231,7 +306,7 @@ def main() -> None:
                 yield (response.json()["instance"], token, 0.0)
 
         try:
-            cycle_seconds, cycles = run_clients(base, tokens, submit_and_claim)
+            cycle_seconds, cycles = (0.0, []) if args.no_cycle else run_clients(base, tokens, submit_and_claim)
             cycle_error = ""
         except SystemExit as exc:  # the claim figures above stand; say why the cycle rate is missing
             cycle_seconds, cycles, cycle_error = 0.0, [], str(exc)[:300]
@@ -239,7 +314,7 @@ def main() -> None:
         server.terminate()
         server.wait(timeout=30)
 
-    claimed_ids = [pk for pk, _, _ in claims] + [pk for pk, _, _ in cycles]
+    claimed_ids = [pk for pk, _, _ in warm_claims + claims + cycles]
     from django.db.models import Count
 
     from curation.models import TransitionEvent
@@ -251,27 +326,40 @@ def main() -> None:
         .filter(n__gt=1)
         .count()
     )
-    latencies = sorted(latency for _, _, latency in claims)
-    trivial_sorted = sorted(trivial_latencies)
-    trivial_p95 = trivial_sorted[int(0.95 * (len(trivial_sorted) - 1))]
-    claim_rps = len(claims) / claim_seconds
-    trivial_rps = len(trivial_latencies) / trivial_seconds
+    pooled = figures(
+        [latency for _, _, latency in claims],
+        sum(one["claim_seconds"] for one in rounds),
+        [latency for one in rounds for latency in one["trivial"]],
+        sum(one["trivial_seconds"] for one in rounds),
+    )
+    per_round = [
+        {
+            "first": one["first"],
+            "tables_analyzed_before": one["tables_analyzed_before"],
+            **figures(
+                [latency for _, _, latency in one["claims"]],
+                one["claim_seconds"],
+                one["trivial"],
+                one["trivial_seconds"],
+            ),
+        }
+        for one in rounds
+    ]
     print(
         json.dumps(
             {
                 "clients": args.clients,
-                "claims": len(claims) + len(cycles),
+                "claims": len(warm_claims) + len(claims) + len(cycles),
                 "double_assignments": len(claimed_ids) - len(set(claimed_ids)) + claimed_twice,
-                "claim_p50_ms": round(statistics.median(latencies), 1),
-                "claim_p95_ms": round(latencies[int(0.95 * (len(latencies) - 1))], 1),
-                "trivial_p95_ms": round(trivial_p95, 1),
-                "p95_ratio": round(latencies[int(0.95 * (len(latencies) - 1))] / trivial_p95, 2),
-                "claim_rps": round(claim_rps, 1),
-                "trivial_rps": round(trivial_rps, 1),
-                "throughput_ratio": round(claim_rps / trivial_rps, 3),
+                **pooled,
+                "round_throughput_ratios": [one["throughput_ratio"] for one in per_round],
+                "round_p95_ratios": [one["p95_ratio"] for one in per_round],
+                "round_median_throughput_ratio": statistics.median(one["throughput_ratio"] for one in per_round),
+                "round_median_p95_ratio": statistics.median(one["p95_ratio"] for one in per_round),
                 "submit_and_claim_cycles_per_s": round(len(cycles) / cycle_seconds, 1) if cycles else None,
                 "tables_analyzed_between_rounds": analyzed,
                 **({"submit_and_claim_error": cycle_error} if cycle_error else {}),
+                "rounds": per_round,
             }
         )
     )

@@ -281,13 +281,16 @@ recent AS (
     GROUP BY claimed.reasoning_type_id
 ),
 first_batch AS (
-    SELECT b.id FROM curation_batch b
-    WHERE b.project_id = (SELECT project_id FROM claimer) AND b.state = {open}
-      AND EXISTS (
-        SELECT 1 FROM curation_instance d WHERE d.batch_id = b.id AND d.status = {drafted} {not_set_aside}
+    SELECT open_batch.id FROM (
+        SELECT b.id, b."order" FROM curation_batch b
+        WHERE b.project_id = (SELECT project_id FROM claimer) AND b.state = {open}
+        ORDER BY b."order", b.id {in_order}
+    ) open_batch
+    WHERE EXISTS (
+        SELECT 1 FROM curation_instance d WHERE d.batch_id = open_batch.id AND d.status = {drafted} {not_set_aside}
           AND (d.assigned_to_id IS NULL OR d.assigned_to_id = %(actor)s)
       )
-    ORDER BY b."order", b.id
+    ORDER BY open_batch."order", open_batch.id
     LIMIT 1
 ),
 upcoming AS (
@@ -352,7 +355,14 @@ def claim_sql(unless: str = "") -> dict[str, str]:
     }
     literals = {name: _sql_literal(value) for name, value in names.items()}
     literals["not_set_aside"] = _CLAIM_NOT_SET_ASIDE.format(**literals)
-    ctes = _CLAIM_CTES.format(unless=f"\n      AND NOT ({unless})" if unless else "", **literals)
+    unless = f"\n      AND NOT ({unless})" if unless else ""
+    # The open batches are put in order first and then asked for a draft one by one until one has some, so a claim
+    # probes one batch, not every open batch of the project (with the probe inside the ordered query, PostgreSQL
+    # probed each of a 100k project's 100 open batches before keeping the first: 1.9 ms of the claim → 0.09 ms).
+    # The inner query is a fence the planner does not flatten (OFFSET 0 on PostgreSQL; LIMIT -1, no limit, on
+    # SQLite, which takes no OFFSET without a LIMIT); the outer ORDER BY keeps the batch order whatever the plan.
+    ctes = _CLAIM_CTES.format(unless=unless, in_order="OFFSET 0", **literals)
+    sqlite_ctes = _CLAIM_CTES.format(unless=unless, in_order="LIMIT -1", **literals)
     # PostgreSQL reads the candidates by primary key whatever the table's size (with IN the planner may hash them
     # against a scan of the whole table); SQLite has no arrays.
     postgres_update = _CLAIM_UPDATE.format(
@@ -364,7 +374,7 @@ def claim_sql(unless: str = "") -> dict[str, str]:
             f"WITH {ctes},\nclaimed AS ({postgres_update}\n),"
             f"\naudit AS ({_CLAIM_AUDIT.format(source='claimed', **literals)}\n)\nSELECT id, version FROM claimed"
         ),
-        "sqlite": f"WITH {ctes}{sqlite_update}",
+        "sqlite": f"WITH {sqlite_ctes}{sqlite_update}",
         "sqlite_audit": _CLAIM_AUDIT.format(source="(SELECT %(id)s AS id, %(version)s AS version)", **literals),
     }
 

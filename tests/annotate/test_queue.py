@@ -21,7 +21,7 @@ from annotate.work.workspace import (
     workspace_submit,
 )
 from curation.errors import Conflict, InvalidInput, NotFound, NotPermitted
-from curation.models import Instance, TransitionEvent
+from curation.models import Batch, Instance, TransitionEvent
 from curation.services.batches import batch_create, batch_open
 from curation.services.lifecycle import instance_claim, instance_transition
 from curation.states import Status
@@ -80,6 +80,24 @@ def test_claims_take_batches_in_order(personas, project, open_batch, make_instan
     claimed = [queue_next(project=project, user=personas[name]).pk for name in ("annotator", "annotator2")]
     assert sorted(claimed) == sorted(i.pk for i in early)
     assert Instance.objects.get(pk=late.pk).status == Status.DRAFTED
+
+
+def test_claims_follow_the_batch_order_past_batches_without_drafts(personas, project, open_batch, make_instance):
+    """The claim takes the first open batch in the batch order that still has a draft: an earlier one whose drafts
+    are all taken is passed over, and a batch created last but ordered before the others comes first."""
+    taken = batch_open(batch_id=batch_create(project=project, actor=None, name="taken").pk, actor=None)
+    ordered_first = batch_open(batch_id=batch_create(project=project, actor=None, name="first").pk, actor=None)
+    Batch.objects.filter(pk=taken.pk).update(order=0)
+    Batch.objects.filter(pk=ordered_first.pk).update(order=1)
+    Batch.objects.filter(pk=open_batch.pk).update(order=2)
+    make_instance(batch=taken, initial_status=Status.VALIDATED)  # no draft left in it
+    wanted = [make_instance(batch=ordered_first) for _ in range(2)]
+    later = [make_instance(batch=open_batch) for _ in range(2)]
+    claimed = [queue_next(project=project, user=personas[name]).pk for name in ("annotator", "annotator2")]
+    assert sorted(claimed) == sorted(i.pk for i in wanted)
+    assert set(Instance.objects.filter(pk__in=[i.pk for i in later]).values_list("status", flat=True)) == {
+        Status.DRAFTED
+    }
 
 
 def test_the_claim_says_how_the_instance_came(personas, project, drafts):
