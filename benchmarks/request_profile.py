@@ -3,7 +3,8 @@
 For each named request of `scale.py` (the same URL, the same person), on each kept scale database: every statement
 sent with its time (the fastest of `--repeat` runs, each in a transaction rolled back), then the statements whose
 time grows most between the first and the last database, each with `EXPLAIN (ANALYZE, BUFFERS)` on the last one
-(`--explain N`), and the Python functions whose own time grows most (cProfile, `--profile`). Statements are matched
+(`--explain N`), the buffers each SELECT reads at each size (`--buffers`: a figure the machine's load does not
+move) and the Python functions whose own time grows most (cProfile, `--profile`). Statements are matched
 by their text with the numbers taken out, in the order they are sent.
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/h2 REDIS_URL=redis://127.0.0.1:6379/6 \\
@@ -110,6 +111,33 @@ def explain(url: str, sql: str, params) -> str:
     return "\n".join(row[0] for row in rows)
 
 
+def buffers(url: str, statements: list) -> list[int | None]:
+    """Shared buffers (8 kB pages, hit or read) each SELECT touches, planning included: what a statement reads,
+    whatever else the machine is doing (None for what is not a SELECT or cannot be explained out of its request)."""
+    import psycopg
+
+    out: list[int | None] = []
+    with psycopg.connect(url.replace("postgres://", "postgresql://")) as connection:
+        for _, _, sql, params in statements:
+            if not sql.lstrip().upper().startswith(("SELECT", "WITH")):
+                out.append(None)
+                continue
+            try:
+                (plan,) = connection.execute(
+                    f"EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) {sql}", params or None
+                ).fetchone()
+            except psycopg.Error:
+                connection.rollback()
+                out.append(None)
+                continue
+            top = plan[0]
+            total = top["Plan"].get("Shared Hit Blocks", 0) + top["Plan"].get("Shared Read Blocks", 0)
+            planning = top.get("Planning", {})
+            out.append(total + planning.get("Shared Hit Blocks", 0) + planning.get("Shared Read Blocks", 0))
+        connection.rollback()
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("names", nargs="+")
@@ -118,6 +146,7 @@ def main() -> None:
     parser.add_argument("--top", type=int, default=8, help="statements and functions shown per request")
     parser.add_argument("--explain", type=int, default=3, help="statements explained on the last database")
     parser.add_argument("--profile", action="store_true", help="also profile the Python side (cProfile)")
+    parser.add_argument("--buffers", action="store_true", help="also the pages each SELECT reads (load-independent)")
     parser.add_argument("--database-url", default=os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1/h2"))
     parser.add_argument("--url", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -141,6 +170,17 @@ def main() -> None:
         a, b = small[name]["statements"], big[name]["statements"]
         print(f"\n== {name}: status {small[name]['status']} → {big[name]['status']}, {len(a)} → {len(b)} statements, "
               f"{sum(s[1] for s in a):.1f} → {sum(s[1] for s in b):.1f} ms in SQL")  # fmt: skip
+        if args.buffers:
+            pages_a, pages_b = buffers(urls[0], a), buffers(urls[-1], b)
+            grown = sorted(
+                (pair for pair in zip(pages_a, pages_b, b, strict=False) if None not in pair[:2]),
+                key=lambda pair: pair[1] - pair[0],
+                reverse=True,
+            )
+            total_a, total_b = sum(p or 0 for p in pages_a), sum(p or 0 for p in pages_b)
+            print(f"   buffers (8 kB pages) of every SELECT: {total_a} → {total_b}")
+            for before, after, statement in grown[: args.top]:
+                print(f"  {before:8d} → {after:8d} pages  {statement[0][:200]}")
         pairs = [(sa, sb) for sa, sb in zip(a, b, strict=False)]
         mismatched = sum(sa[0] != sb[0] for sa, sb in pairs)
         if mismatched or len(a) != len(b):
