@@ -82,6 +82,7 @@ def weekly_drift(
 
 
 DRIFT_WINDOW_WEEKS = 26  # weeks the dashboard draws at once; the CSV keeps every week
+DRIFT_PEOPLE_PER_PAGE = 10  # annotators whose charts the dashboard draws at once; the CSV keeps everyone
 
 
 def drift_window(

@@ -7,7 +7,7 @@ from typing import Any
 
 from django.http import HttpRequest
 
-from annotate.review import selectors as review_selectors
+from annotate.review.context import open_discussions
 from curation import selectors
 from curation.models import Project
 
@@ -19,8 +19,9 @@ def project_of(request: HttpRequest, slug: str) -> Project:
 
 def page_context(request: HttpRequest, project: Project) -> dict[str, Any]:
     """What every annotate page's navigation needs: the viewer's roles and their open-discussion badge."""
+    badge = open_discussions(request)
     return {
         "project": project,
         "roles": selectors.roles_of(user=request.user, project=project),
-        "badges": {"open_discussions": review_selectors.unresolved_discussion_count(request.user)},
+        "badges": {"open_discussions": badge["count"], "open_discussions_shown": badge["shown"]},
     }

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
+from django.db import connection
 from django.db.models import Count, Q, QuerySet
 
 from annotate.agreement.selectors import double_for_review
@@ -185,9 +186,28 @@ def discussion_data(*, user: AbstractBaseUser, discussion_id: int) -> dict[str, 
     }
 
 
+BADGE_UP_TO = 99  # the badge says "99+" past this many open threads
+
+
 def unresolved_discussion_count(user: AbstractBaseUser) -> int:
-    """Open threads the viewer is involved in, for the badges on their pages."""
-    return discussions_visible_to(user).filter(outcome="").count()
+    """Open threads the viewer is involved in, for the badges on their pages, counted up to BADGE_UP_TO + 1 (the
+    badge shows "99+" then): every page shows it, and a manager's door holds every open thread of their projects,
+    so an exact count would grow with the project. Each door reads at most BADGE_UP_TO + 1 of its open threads;
+    the count is exact below the cap (a door that stops at the cap has more than BADGE_UP_TO by itself)."""
+    if not user.is_authenticated:
+        return 0
+    threads = Discussion.objects.order_by().filter(outcome="")
+    doors = [threads.filter(door).values("pk")[: BADGE_UP_TO + 1] for door in _discussion_doors(user)]
+    if connection.features.supports_slicing_ordering_in_compound:  # PostgreSQL: the doors united in one query
+        counted = doors[0].union(*doors[1:]).count()
+    else:  # SQLite takes no LIMIT inside a UNION: a query per door, united here
+        counted = len({row["pk"] for door in doors for row in door})
+    return min(counted, BADGE_UP_TO + 1)
+
+
+def discussion_badge(count: int) -> str:
+    """How the badge writes a count of `unresolved_discussion_count`: "99+" past the cap."""
+    return f"{BADGE_UP_TO}+" if count > BADGE_UP_TO else str(count)
 
 
 def open_comments_for_author(*, user: AbstractBaseUser, instance: Instance) -> list[ReviewComment]:

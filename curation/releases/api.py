@@ -64,7 +64,15 @@ class ReleaseDetailSerializer(ReleaseSerializer):
 
 class ReleaseCutSerializer(serializers.Serializer):
     name = serializers.SlugField(max_length=100)
-    batch_ids = serializers.ListField(child=database_id_field(), min_length=1)
+    batch_ids = serializers.ListField(child=database_id_field(), required=False, default=list)
+    batches = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        default="",
+        max_length=2000,
+        help_text='"all" (every batch with validated instances) or batch ids and ranges, e.g. "3-7, 12"; with '
+        "batch_ids or instead of them",
+    )
     description = serializers.CharField(required=False, allow_blank=True, default="")
     changelog = serializers.CharField(required=False, allow_blank=True, default="")
     license = serializers.CharField(required=False, allow_blank=True, default="", max_length=200)

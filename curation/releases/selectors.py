@@ -111,14 +111,26 @@ def newer_release(*, user: AbstractBaseUser, release: Release) -> Release | None
     )
 
 
-def batches_to_release(*, user: AbstractBaseUser, project: Project) -> list[dict[str, Any]]:
-    """The project's batches with how many validated instances each would freeze (the cut form's choices). The
-    counts read every validated instance of the project, so they are whole-project figures, reused until an
-    instance of the project changes (curation/figures_cache.py); which batches the viewer sees is read each time."""
+RECENT_BATCHES = 10  # batches the cut form offers as boxes to tick; any other is typed as a number or range
+
+
+def batches_to_release(*, user: AbstractBaseUser, project: Project) -> dict[str, Any]:
+    """What the cut form offers: how many validated instances wait in how many batches (the default, "every batch
+    with validated instances") and the RECENT_BATCHES latest of those batches to tick, each with its count; the
+    other batches are typed by number. The counts read every validated instance of the project, so they are
+    whole-project figures, reused until an instance of the project changes (curation/figures_cache.py); which
+    batches the viewer sees is read each time (their ids only, then a page of them)."""
 
     def validated_per_batch() -> dict[int, int]:
         validated = Instance.objects.filter(project=project, status=Status.VALIDATED, batch__isnull=False)
         return dict(validated.order_by().values("batch_id").annotate(n=Count("id")).values_list("batch_id", "n"))
 
     validated = project_figures(project, "validated_per_batch", validated_per_batch)
-    return [{"batch": b, "validated": validated.get(b.pk, 0)} for b in selectors.batches_visible_to(user, project)]
+    waiting = selectors.batches_visible_to(user, project).filter(pk__in=list(validated))
+    ids = list(waiting.values_list("pk", flat=True))
+    recent = waiting.order_by("-order", "-id")[:RECENT_BATCHES]
+    return {
+        "instances": sum(validated[pk] for pk in ids),
+        "batches": len(ids),
+        "recent": [{"batch": b, "validated": validated[b.pk]} for b in recent],
+    }

@@ -640,15 +640,68 @@ def release_cut_payload(release: Release, *, batches: Any) -> dict[str, Any]:
 CUT_OPTIONS = ("description", "changelog", "license", "citation", "split_seed", "split_ratios")
 
 
+ALL_BATCHES = "all"
+MAX_BATCH_PARTS = 100  # numbers and ranges in one typed list of batches
+_BATCH_PART = re.compile(r"(\d{1,9})(?:\s*[-–]\s*(\d{1,9}))?")
+
+
+def cut_batch_ids(*, project: Project, batch_ids: list[int], batches: str = "") -> list[int]:
+    """The batches a cut names, as ids: `batch_ids` and, in `batches`, either "all" (every batch of the project with
+    validated instances, alone) or batch numbers and ranges separated by commas ("3-7, 12": batch 12 and the
+    project's batches numbered 3 to 7). Each number must be a batch of the project and each range must hold one; a
+    range is read as a range, never listed out, so "1-999999" costs what "1-9" does."""
+    parts = [part.strip() for part in batches.split(",") if part.strip()]
+    if ALL_BATCHES in (part.lower() for part in parts):
+        if batch_ids or len(parts) > 1:
+            raise InvalidInput("Choose every batch with validated instances, or some batches: not both.")
+        waiting = Instance.objects.filter(project=project, status=Status.VALIDATED, batch__isnull=False)
+        ids = list(waiting.order_by("batch_id").values_list("batch_id", flat=True).distinct())
+        if not ids:
+            raise InvalidInput("No batch of this project has validated instances to release.")
+        return ids
+    if len(parts) > MAX_BATCH_PARTS:
+        raise InvalidInput(f"Name at most {MAX_BATCH_PARTS} batch numbers or ranges at once (use ranges: 3-7).")
+    ranges = []
+    for part in parts:
+        match = _BATCH_PART.fullmatch(part)
+        if not match:
+            raise InvalidInput(f"Batches are numbers or ranges separated by commas, e.g. 3-7, 12: not {part!r}.")
+        low, high = int(match[1]), int(match[2] or match[1])
+        if low > high:
+            raise InvalidInput(f"The range {part} runs backwards: write {high}-{low}.")
+        ranges.append((low, high))
+    if not ranges:
+        return sorted(set(batch_ids))
+    within = Q()
+    for low, high in ranges:
+        within |= Q(pk__range=(low, high))
+    found = list(Batch.objects.filter(project=project).filter(within).values_list("pk", flat=True))
+    for low, high in ranges:
+        if not any(low <= pk <= high for pk in found):
+            what = f"batch {low}" if low == high else f"batch numbered {low}-{high}"
+            raise InvalidInput(f"This project has no {what}.")
+    return sorted(set(batch_ids) | set(found))
+
+
 def release_cut_request(
-    *, project: Project, actor: AbstractBaseUser | None, name: str, batch_ids: list[int], **options: Any
+    *,
+    project: Project,
+    actor: AbstractBaseUser | None,
+    name: str,
+    batch_ids: list[int] | None = None,
+    batches: str = "",
+    **options: Any,
 ) -> Release | ReleaseCut:
     """Cut now (fewer than TATCURATE_RELEASE_CUT_ASYNC_MIN_ITEMS validated instances: the Release) or on a worker of
     the exports queue (the ReleaseCut that tracks it). Either way the same checks refuse a bad cut before anything
-    is written, and the worker runs the same `release_cut`."""
+    is written, and the worker runs the same `release_cut`. The batches are `batch_ids` and `batches` ("all", or
+    numbers and ranges: `cut_batch_ids`), resolved to ids here, so the worker cuts the batches named when asked."""
     unknown = set(options) - set(CUT_OPTIONS)
     if unknown:
         raise InvalidInput(f"Unknown release options: {', '.join(sorted(unknown))}.")
+    if actor is not None:
+        require_role(user=actor, project=project, roles=(Role.MANAGER,), action="cut releases")
+    batch_ids = cut_batch_ids(project=project, batch_ids=list(batch_ids or []), batches=batches)
     slug, _, instance_ids = _cut_scope(project=project, actor=actor, name=name, batch_ids=batch_ids)
     if len(instance_ids) < settings.TATCURATE_RELEASE_CUT_ASYNC_MIN_ITEMS:
         return release_cut(project=project, actor=actor, name=name, batch_ids=batch_ids, **options)

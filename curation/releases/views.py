@@ -54,6 +54,7 @@ def release_list(request: HttpRequest, slug: str) -> HttpResponse:
                 actor=request.user,
                 name=request.POST.get("name", ""),
                 batch_ids=[int(b) for b in request.POST.getlist("batch_ids") if b.isdigit()],
+                batches=_batches_typed(request),
                 description=request.POST.get("description", ""),
                 changelog=request.POST.get("changelog", ""),
                 license=request.POST.get("license", ""),
@@ -73,7 +74,7 @@ def release_list(request: HttpRequest, slug: str) -> HttpResponse:
                 f"Release {result.label} cut: {result.item_count} instance{pluralize(result.item_count)} frozen.",
             )
             return redirect("release", slug=project.slug, pk=result.pk)
-    batches = release_selectors.batches_to_release(user=request.user, project=project) if is_manager else []
+    batches = release_selectors.batches_to_release(user=request.user, project=project) if is_manager else None
     cuts = list(release_selectors.release_cuts_of(user=request.user, project=project))
     context = {
         "project": project,
@@ -83,8 +84,25 @@ def release_list(request: HttpRequest, slug: str) -> HttpResponse:
         "cuts": cuts,
         "cuts_active": any(c.state != ReleaseCut.State.FAILED for c in cuts),
         "batches": batches,
+        # What a refused cut asked for, shown again so the manager corrects it rather than starting over.
+        "asked": {
+            "name": request.POST.get("name", ""),
+            "scope": request.POST.get("scope", release_services.ALL_BATCHES),
+            "batch_ids": request.POST.getlist("batch_ids"),
+            "batch_range": request.POST.get("batch_range", ""),
+        },
     }
     return render(request, "curation/releases.html", context)
+
+
+def _batches_typed(request: HttpRequest) -> str:
+    """The cut form's batches besides the ticked boxes, as `release_cut_request` reads them: "all" when the
+    manager chose every batch with validated instances, and the typed numbers and ranges (both, if both were
+    given: the service refuses that with a message)."""
+    typed = request.POST.get("batch_range", "")
+    if request.POST.get("scope") == release_services.ALL_BATCHES:
+        return f"{release_services.ALL_BATCHES}, {typed}"
+    return typed
 
 
 @login_required

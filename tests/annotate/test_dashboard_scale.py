@@ -168,3 +168,59 @@ def test_the_dashboard_offers_the_whole_drift_history(personas, project, drafts,
     assert 'id="drift-pager"' in page and 'href="?drift_weeks=all#drift">Whole history</a>' in page
     whole = client.get(f"/p/{project.slug}/dashboard/", {"drift_weeks": "all"}).content.decode()
     assert 'data-user="annotator"' in whole and 'href="?#drift">The last 26 weeks</a>' in whole
+
+
+def test_the_dashboard_draws_a_page_of_annotators_drift(personas, project, client, monkeypatch, settings):
+    """A chart per annotator, a page of them at once (the CSV keeps everyone); the pager says which and leads on."""
+    import re
+
+    from annotate.dashboard import views
+    from annotate.quality.drift import DRIFT_PEOPLE_PER_PAGE, SERIES, week_of
+
+    settings.TATCURATE_FIGURES_CACHE_S = 0
+    first_week = week_of(timezone.localdate()) - timedelta(weeks=3)
+    people = [drift_person(f"person-{n:02d}", first_week, 4, []) for n in range(DRIFT_PEOPLE_PER_PAGE + 2)]
+    for person in people:
+        for row in person["rows"]:
+            row.update({name: 0.5 for name in SERIES})
+    monkeypatch.setattr(views, "drift_of", lambda **_: people)
+    client.force_login(personas["manager"])
+
+    def drawn(html: str) -> list[str]:
+        return re.findall(r'<figure class="drift" data-user="([^"]+)"', html)
+
+    first = client.get(f"/p/{project.slug}/dashboard/").content.decode()
+    assert drawn(first) == [person["user"] for person in people[:DRIFT_PEOPLE_PER_PAGE]]
+    shown = f"Annotators 1–{DRIFT_PEOPLE_PER_PAGE} of {len(people)}"
+    assert shown in first and 'href="?drift_page=2#drift">Next</a>' in first
+    second = client.get(f"/p/{project.slug}/dashboard/", {"drift_page": 2}).content.decode()
+    assert drawn(second) == [person["user"] for person in people[DRIFT_PEOPLE_PER_PAGE:]]
+    assert f"Annotators {DRIFT_PEOPLE_PER_PAGE + 1}–{len(people)} of {len(people)}" in second
+    assert 'href="?drift_page=1#drift">Previous</a>' in second and ">Next</a>" not in second.split('id="drift"')[1]
+
+
+def dashboard_queries(client, url: str) -> int:
+    """The queries of the dashboard once its figures are cached (the first visit after a change fills them)."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    client.get(url)
+    with CaptureQueriesContext(connection) as sent:
+        assert client.get(url).status_code == 200
+    return len(sent)
+
+
+def test_the_dashboard_costs_the_same_queries_with_3_and_30_batches(personas, project, client, make_instance):
+    from curation.models import Batch
+
+    client.force_login(personas["manager"])
+    url = f"/p/{project.slug}/dashboard/"
+
+    def grow_to(batches: int) -> None:
+        for n in range(Batch.objects.filter(project=project).count(), batches):
+            make_instance(question=f"In batch {n}?", batch=Batch.objects.create(project=project, name=f"B{n}", order=n))
+
+    grow_to(3)
+    few = dashboard_queries(client, url)
+    grow_to(30)
+    assert dashboard_queries(client, url) == few

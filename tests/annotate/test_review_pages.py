@@ -183,6 +183,28 @@ def test_a_thread_seen_through_several_doors_counts_and_lists_once(personas, pro
     assert list(discussions_visible_to(personas["verifier2"], project)) == []
 
 
+def test_the_badge_counts_up_to_its_cap_and_says_more(personas, project, drafts, rf, monkeypatch):
+    """A manager's door holds every open thread of the project: the badge stops counting at the cap ("2+" here)."""
+    from annotate.review import selectors as review_selectors
+    from annotate.review.models import Discussion
+
+    monkeypatch.setattr(review_selectors, "BADGE_UP_TO", 2)
+    for instance in drafts[:3]:
+        Discussion.objects.create(instance=instance, opened_by=personas["annotator2"], verifier=personas["verifier"])
+
+    def badge(user):
+        request = rf.get("/")
+        request.user = user
+        return review_badges(request)["review_badges"]
+
+    assert badge(personas["manager"]) == {"open_discussions": 3, "open_discussions_shown": "2+"}
+    assert badge(personas["verifier2"]) == {"open_discussions": 0, "open_discussions_shown": "0"}
+    Discussion.objects.exclude(instance=drafts[0]).update(outcome=Discussion.Outcome.ACCEPTED)
+    assert badge(personas["manager"]) == {"open_discussions": 1, "open_discussions_shown": "1"}
+    page = logged_in("manager").get(f"/p/{project.slug}/review/").content.decode()
+    assert 'id="open-discussions-badge">1<' in page and "1 open discussion<" in page
+
+
 def test_history_page_diffs_two_chosen_revisions_and_manager_discards(personas, project, drafts):
     approved = to_round2(project, personas)
     numbers = list(approved.revisions.values_list("number", flat=True))

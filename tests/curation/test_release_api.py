@@ -156,3 +156,16 @@ def test_releases_cannot_be_edited_or_deleted_through_the_api(world, api_client_
     assert client.patch(url, {"description": "changed"}, format="json").status_code == 405
     assert client.put(url, {"description": "changed"}, format="json").status_code == 405
     assert client.delete(url).status_code == 405
+
+
+def test_the_api_cuts_every_waiting_batch_or_typed_ranges(world, api_client_for):
+    client = api_client_for(world["people"]["manager"])
+    url = f"/api/projects/{world['project'].slug}/releases/"
+    second = world["batches"][1]
+    refused = client.post(url, {"name": "both", "batches": "all", "batch_ids": [second.pk]}, format="json")
+    assert refused.status_code == 400 and "not both" in json.dumps(refused.json())
+    backwards = client.post(url, {"name": "back", "batches": f"{second.pk}-1"}, format="json")
+    assert backwards.status_code == 400 and "runs backwards" in json.dumps(backwards.json())
+    created = client.post(url, {"name": "every", "batches": "all"}, format="json")
+    assert created.status_code == 201, created.content
+    assert created.json()["item_count"] == 2 and created.json()["batches"] == [second.pk]

@@ -7,6 +7,7 @@ import json
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
+from curation.errors import InvalidInput
 from curation.releases.models import Release
 from curation.releases.services import release_cut
 
@@ -130,3 +131,72 @@ def test_malformed_upload_shows_the_path_and_writes_nothing(world, client):
     response = client.post(page_url(world, "imports"), {"format": "tatqa", "file": upload}, follow=True)
     assert "[0].questions[0].scale" in response.content.decode()
     assert Release.objects.count() == 1 and not world["project"].imports.exists()
+
+
+def cut_form(html: str) -> str:
+    return html.split('id="cut-release"', 1)[1].split("</form>", 1)[0]
+
+
+def test_the_cut_form_offers_every_waiting_batch_by_default_and_names_the_rest(world, client):
+    second = world["batches"][1]  # the first batch is released by the fixture: the second still waits
+    form = cut_form(client_for(client, world["people"]["manager"]).get(page_url(world, "releases")).content.decode())
+    assert '<input type="radio" name="scope" value="all" checked>' in form
+    assert "(2 instances in 1 batch)" in form
+    assert f'value="{second.pk}"> <span class="muted">#{second.pk}</span> {second.name}' in form
+    assert 'name="batch_range"' in form and world["batches"][0].name not in form
+
+
+def test_manager_cuts_every_waiting_batch_from_the_page(world, client):
+    client_for(client, world["people"]["manager"])
+    response = client.post(page_url(world, "releases"), {"name": "demo", "scope": "all"})
+    release = Release.objects.get(name="demo", version=2)
+    assert response.status_code == 302 and release.item_count == 2
+    assert list(release.batches.all()) == [world["batches"][1]]
+
+
+def test_manager_cuts_typed_batch_numbers_from_the_page(world, client):
+    second = world["batches"][1]
+    client_for(client, world["people"]["manager"])
+    response = client.post(
+        page_url(world, "releases"),
+        {"name": "typed", "scope": "chosen", "batch_range": f"{second.pk}-{second.pk + 50}"},
+    )
+    assert response.status_code == 302
+    assert list(Release.objects.get(name="typed").batches.all()) == [second]
+
+
+@pytest.mark.parametrize(
+    ("typed", "scope", "message"),
+    [
+        ("3-x", "chosen", "Batches are numbers or ranges separated by commas, e.g. 3-7, 12: not &#x27;3-x&#x27;."),
+        ("9-3", "chosen", "The range 9-3 runs backwards: write 3-9."),
+        ("{missing}", "chosen", "This project has no batch {missing}."),
+        ("{missing}-{beyond}", "chosen", "This project has no batch numbered {missing}-{beyond}."),
+        ("{second}", "all", "Choose every batch with validated instances, or some batches: not both."),
+        ("", "chosen", "Choose one or more batches of this project."),
+    ],
+)
+def test_a_refused_batch_choice_says_why_and_keeps_what_was_typed(world, client, typed, scope, message):
+    numbers = {"second": world["batches"][1].pk, "missing": world["batches"][1].pk + 1000}
+    numbers["beyond"] = numbers["missing"] + 5
+    typed, message = typed.format(**numbers), message.format(**numbers)
+    client_for(client, world["people"]["manager"])
+    response = client.post(page_url(world, "releases"), {"name": "typo", "scope": scope, "batch_range": typed})
+    html = response.content.decode()
+    assert response.status_code == 200 and message in html
+    assert f'name="batch_range" value="{typed}"' in html and 'name="name"' in html and 'value="typo"' in html
+    assert not Release.objects.filter(name="typo").exists()
+
+
+def test_a_range_takes_only_this_projects_batches(world):
+    from curation.models import Batch
+    from curation.releases.services import cut_batch_ids
+    from curation.services.projects import project_create
+
+    other = project_create(name="Other", creator=None, slug="other")
+    foreign = Batch.objects.create(project=other, name="Not ours")
+    first, second = world["batches"]
+    typed = f"{min(first.pk, second.pk)}-{foreign.pk}"
+    assert cut_batch_ids(project=world["project"], batch_ids=[], batches=typed) == sorted([first.pk, second.pk])
+    with pytest.raises(InvalidInput, match=f"This project has no batch {foreign.pk}."):
+        cut_batch_ids(project=world["project"], batch_ids=[], batches=f"{second.pk}, {foreign.pk}")

@@ -325,16 +325,44 @@ def test_the_cut_forms_counts_are_reused_until_an_instance_changes(project, pers
     from curation.releases.selectors import batches_to_release
 
     batch = validated_world(project, papers=1, per_paper=2)
-    empty = Batch.objects.create(project=project, name="Empty batch")
+    Batch.objects.create(project=project, name="Empty batch")
     manager = personas["manager"]
-    rows = batches_to_release(user=manager, project=project)
-    assert {row["batch"].pk: row["validated"] for row in rows} == {batch.pk: 2, empty.pk: 0}
-    with django_assert_max_num_queries(2):  # the latest change and the batches: no instance is counted again
-        assert [row["validated"] for row in batches_to_release(user=manager, project=project)] == [2, 0]
+    offered = batches_to_release(user=manager, project=project)
+    assert (offered["instances"], offered["batches"]) == (2, 1)
+    assert [(row["batch"], row["validated"]) for row in offered["recent"]] == [(batch, 2)]  # no empty batch
+    # The latest change, the batches' ids and the latest of them: no instance is counted again.
+    with django_assert_max_num_queries(3):
+        assert batches_to_release(user=manager, project=project) == offered
     instance = Instance.objects.filter(batch=batch).first()
     instance_discard(instance_id=instance.pk, actor=manager, expected_version=instance.version, reason="dup")
     browser = Client()
     browser.force_login(manager)
     page = browser.get(f"/p/{project.slug}/releases/").content.decode()
     assert f'{batch.name} <span class="muted">(1 validated)</span>' in page
-    assert 'Empty batch <span class="muted">(0 validated)</span>' in page
+    assert "(1 instance in 1 batch)" in page and "Empty batch" not in page
+
+
+def releases_page_queries(browser: Client, url: str) -> tuple[int, str]:
+    """The queries of the releases page once its figures are cached (the first visit after a change fills them)."""
+    browser.get(url)
+    with CaptureQueriesContext(connection) as sent:
+        page = browser.get(url).content.decode()
+    return len(sent), page
+
+
+def test_the_cut_form_costs_the_same_queries_with_3_and_30_batches(project, personas):
+    """The form shows the totals and the latest batches, never a row per batch (100 batches rendered 100 rows)."""
+    from curation.releases.selectors import RECENT_BATCHES
+
+    browser = Client()
+    browser.force_login(personas["manager"])
+    url = f"/p/{project.slug}/releases/"
+    for _ in range(3):
+        validated_world(project, papers=1, per_paper=1)
+    few_queries, few = releases_page_queries(browser, url)
+    for _ in range(27):
+        validated_world(project, papers=1, per_paper=1)
+    many_queries, many = releases_page_queries(browser, url)
+    assert few_queries == many_queries
+    assert few.count('name="batch_ids"') == 3 and many.count('name="batch_ids"') == RECENT_BATCHES
+    assert "(30 instances in 30 batches)" in many and f"The {RECENT_BATCHES} latest of the 30 batches" in many
