@@ -200,3 +200,10 @@ def test_a_range_takes_only_this_projects_batches(world):
     assert cut_batch_ids(project=world["project"], batch_ids=[], batches=typed) == sorted([first.pk, second.pk])
     with pytest.raises(InvalidInput, match=f"This project has no batch {foreign.pk}."):
         cut_batch_ids(project=world["project"], batch_ids=[], batches=f"{second.pk}, {foreign.pk}")
+
+
+def test_the_batches_page_shows_the_numbers_the_cut_form_takes(world, client):
+    client_for(client, world["people"]["manager"])
+    page = client.get(f"/p/{world['project'].slug}/batches/").content.decode()
+    for batch in world["batches"]:
+        assert f"#{batch.pk}</span> {batch.name}</td>" in page
