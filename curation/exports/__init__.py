@@ -30,6 +30,17 @@ EXTENSIONS = {
     "parquet": "parquet",
     "csv": "csv",
 }
+# The frozen contexts each layout reads beside an item (curation.exports.rows): a TAT-DQA document is its questions
+# alone, JSON lines carries the question's context and the whole paper, the others the context it was asked on.
+CONTEXTS_READ = {
+    "scitat": "primary",
+    "tatqa": "primary",
+    "tatdqa": "none",
+    "finqa": "primary",
+    "jsonl": "both",
+    "parquet": "primary",
+    "csv": "primary",
+}
 COPY_CHUNK = 1 << 20
 
 
@@ -138,7 +149,7 @@ def write_export_zip(
     return write_bundle(
         out_path,
         fmt=fmt,
-        rows=release_rows(release),
+        rows=release_rows(release, contexts=CONTEXTS_READ[fmt]),
         card=lambda files: dataset_card(fields, fmt, files),
         name=release.label,
         progress=progress,
