@@ -37,3 +37,24 @@ def test_the_unread_guidelines_banner_is_a_box_on_the_work_pages(page, login, li
     assert banner.is_visible()
     assert banner.evaluate(BACKGROUND) not in ("rgba(0, 0, 0, 0)", "transparent")
     assert banner.evaluate("el => getComputedStyle(el).borderTopStyle") == "solid"
+
+
+@pytest.mark.parametrize("width", [1366, 390])
+def test_the_top_bar_keeps_the_viewers_name_and_links_clear_of_the_project_links(
+    page, login, live_server, project, personas, width
+):
+    page.set_viewport_size({"width": width, "height": 844})
+    login(page, "annotator")
+    topbar = page.locator("header.topbar")
+    boxes = [topbar.locator(selector).bounding_box() for selector in (".who", "nav a >> nth=0")]
+    who, project_link = boxes
+    apart = (
+        who["x"] >= project_link["x"] + project_link["width"]
+        or project_link["x"] >= who["x"] + who["width"]
+        or who["y"] >= project_link["y"] + project_link["height"]
+        or project_link["y"] >= who["y"] + who["height"]
+    )
+    assert apart, (width, who, project_link)
+    topbar.get_by_role("link", name="Password").click()  # a click at its centre reaches it: nothing covers it
+    page.wait_for_url("**/password/")
+    assert page.get_by_role("heading", level=1).inner_text() == "Change your password"
