@@ -78,6 +78,9 @@ urlpatterns = [
     path("", views.home, name="home"),
     path("login/", auth_views.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    # Anyone logged in changes their own password here (an account a manager made starts with a generated one).
+    path("password/", auth_views.PasswordChangeView.as_view(), name="password_change"),
+    path("password/done/", auth_views.PasswordChangeDoneView.as_view(), name="password_change_done"),
     path("p/<slug:slug>/", views.project_overview, name="project"),
     path("instances/<int:pk>/history/", views.instance_history, name="instance-history"),
     path("", include(member_urls.page_patterns)),

@@ -1,4 +1,5 @@
-"""Round one: the decision buttons are in sight without scrolling, at 1366×768 and 390 px, however long the diff."""
+"""Round one and round two: the decision buttons are in sight without scrolling, at 1366×768 and 390 px, however long
+the diff."""
 
 from __future__ import annotations
 
@@ -7,11 +8,11 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from annotate.review.services import review_claim
+from annotate.review.services import review_claim, round2_claim
 from curation.models import Instance
 from curation.services.batches import batch_create, batch_open
 from curation.states import Status
-from tests.annotate.review_helpers import submit
+from tests.annotate.review_helpers import submit, to_round2
 from tests.browser.conftest import open_in_project, type_into
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -86,3 +87,28 @@ def test_alt_a_still_approves_from_the_top_bar(page, login, live_server, persona
     page.keyboard.press("Alt+a")
     page.wait_for_url(lambda url: f"/review/{instance.pk}/" not in url)
     assert Instance.objects.get(pk=instance.pk).status == Status.ROUND2_REVIEW
+
+
+@pytest.mark.parametrize(("width", "height"), [(1366, 768), (390, 844)])
+def test_round_two_confirm_and_flag_are_in_sight_without_scrolling(
+    page, login, live_server, personas, project, make_instance, width, height
+):
+    batch = batch_open(batch_id=batch_create(project=project, actor=None, name="Batch 1").pk, actor=None)
+    instance = to_round2(project, personas, make_instance(batch=batch))
+    claimed = round2_claim(instance_id=instance.pk, user=personas["annotator2"])
+    page.set_viewport_size({"width": width, "height": height})
+    login(page, "annotator2")
+    open_in_project(page, "Round two")
+    page.get_by_role("link", name=re.compile(rf"#{claimed.pk}\b")).first.click()
+    page.wait_for_url(re.compile(rf"/round2/{instance.pk}/$"))
+    for button in ("#confirm-button", "#flag-button"):
+        expect(page.locator(button)).to_be_visible()
+        assert in_viewport(page, button) and hit(page, button), (button, width)
+    page.screenshot(path=f"var/t/round2-decision-{width}.png")
+    # Writing the flag's message at the end of the form keeps the buttons in sight; flagging needs no scrolling back.
+    type_into(page, "#c-answer", "The answer should name both models.")
+    type_into(page, "#flag-message", "Both models tie on the test split.")
+    assert in_viewport(page, "#flag-button") and hit(page, "#flag-button")
+    page.click("#flag-button")
+    page.wait_for_url(lambda url: f"/round2/{instance.pk}/" not in url)
+    assert Instance.objects.get(pk=instance.pk).status == Status.IN_DISCUSSION

@@ -176,3 +176,27 @@ def test_member_api_gives_the_password_once(personas, project, api_client_for):
     assert body["member"]["role"] == "verifier"
     members = client.get(f"/api/projects/{project.slug}/members/").json()
     assert "scripted" in [m["username"] for m in members] and "initial_password" not in str(members)
+
+
+def test_a_created_member_changes_the_generated_password_from_the_top_bar(client, personas, project):
+    _, generated = member_create(project=project, actor=personas["manager"], username="newcomer", role=Role.ANNOTATOR)
+    assert client.login(username="newcomer", password=generated)
+    home = client.get("/").content.decode()
+    assert 'href="/password/"' in home  # the top bar's "Password" link
+    form = client.get("/password/")
+    assert form.status_code == 200 and "Change your password" in form.content.decode()
+    wrong = client.post("/password/", {"old_password": "nope", "new_password1": "x", "new_password2": "x"})
+    assert wrong.status_code == 200 and "Your old password was entered incorrectly" in wrong.content.decode()
+    new = "tables-and-text-2026"
+    done = client.post(
+        "/password/", {"old_password": generated, "new_password1": new, "new_password2": new}, follow=True
+    )
+    assert "Password changed" in done.content.decode()
+    assert client.get("/").status_code == 200  # still logged in
+    user = get_user_model().objects.get(username="newcomer")
+    assert user.check_password(new) and not user.check_password(generated)
+
+
+def test_the_password_page_asks_a_stranger_to_log_in(client):
+    response = client.get("/password/")
+    assert response.status_code == 302 and response["Location"].startswith("/login/")

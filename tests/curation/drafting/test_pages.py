@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from django.template.loader import render_to_string
 from django.test import Client
 
 from curation.drafting.models import DraftingRun, PromptTemplate
@@ -75,6 +76,8 @@ def test_manager_starts_a_template_run_and_the_run_page_shows_progress(
     assert response.status_code == 302 and response.url.endswith(f"/drafting/runs/{run.pk}/")
     page = client.get(response.url).content.decode()
     assert "Completed" in page and 'value="100"' in page and "3 drafted" in page
+    # The run's options read as name and value, not as a Python dict.
+    assert "<code>per_template</code> 1" in page and "{&#x27;" not in page
     assert client.get(f"/p/{project.slug}/drafting/runs/{run.pk}/progress/").status_code == 286
     assert Instance.objects.filter(batch=drafting_batch, status="drafted").count() == sum(
         run.items.values_list("instance_count", flat=True)
@@ -141,3 +144,14 @@ def test_an_edited_question_prompt_is_never_replaced_by_the_default(project, per
         project=project, kind="question", name="Mine", text="Mine {{context}}", content_hash=prompts.content_hash("x")
     )
     assert prompt_template_current(project=project, kind="question").name == "Mine"
+
+
+@pytest.mark.parametrize(("instances", "words"), [(1, "1 draft in the queue"), (2, "2 drafts in the queue")])
+def test_the_run_progress_counts_drafts_in_words_that_agree(project, instances, words):
+    run = DraftingRun(pk=1, project=project, kind="template", status="completed")
+    counts = {"drafted": 1, "failed": 0, "pending": 0, "running": 0, "skipped": 0, "cancelled": 0}
+    html = render_to_string(
+        "curation/drafting/_run_progress.html",
+        {"run": run, "project": project, "counts": {**counts, "instances": instances}, "percent": 100, "items": []},
+    )
+    assert words in html
