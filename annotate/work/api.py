@@ -177,7 +177,7 @@ class PingApi(APIView):
         probe = probes.held_probe(user=request.user, number=pk)
         if probe is not None:  # hidden gold: its time is not work on an instance, its lease is the session's
             return Response({"active_seconds": 0.0, "lease_expires_at": queue.lease_deadline()})
-        work_selectors.held_instance(user=request.user, instance_id=pk)
+        workspace.instance_held(pk, request.user)
         seconds = workspace.work_ping(instance_id=pk, user=request.user, activity="refine")
         deadline = queue.lease_renew(instance_id=pk, user=request.user)
         return Response({"active_seconds": seconds, "lease_expires_at": deadline})

@@ -123,7 +123,9 @@ def _unanswerable_problems(instance: Instance, marked: dict[str, set[int]]) -> l
 NOT_HELD = "You do not hold this instance any more; take the next one from your queue."
 
 
-def _held(instance_id: int, user: AbstractBaseUser) -> Instance:
+def instance_held(instance_id: int, user: AbstractBaseUser) -> Instance:
+    """The instance `user` holds in refinement (the rule of every write from the workspace: autosave, submit,
+    ping); someone who once took it but holds it no more is told so (NotPermitted, NOT_HELD), anyone else NotFound."""
     # Another project's instance and a missing id answer alike (404), before its state is looked at.
     instance = Instance.objects.visible_to(user).filter(pk=instance_id).first()
     if instance is None:
@@ -141,7 +143,7 @@ def workspace_autosave(
     *, instance_id: int, user: AbstractBaseUser, expected_version: int, fields: dict[str, Any], note: str = ""
 ) -> Instance:
     """Save the holder's edit as an autosave revision and renew the lease; a stale version is a Conflict."""
-    _held(instance_id, user)
+    instance_held(instance_id, user)
     instance = instance_edit(
         instance_id=instance_id,
         actor=user,
@@ -160,7 +162,7 @@ def workspace_submit(
     *, instance_id: int, user: AbstractBaseUser, expected_version: int, fields: dict[str, Any] | None = None
 ) -> Instance:
     """Save any last edit, check the instance is complete, and hand it to round-one review."""
-    instance = _held(instance_id, user)
+    instance = instance_held(instance_id, user)
     if fields:
         instance = instance_edit(
             instance_id=instance_id, actor=user, expected_version=expected_version, fields=fields, kind="edit"
@@ -191,7 +193,7 @@ def submission_complete(*, instance: Instance, actor: AbstractBaseUser | None, d
 @transaction.atomic
 def workspace_skip(*, instance_id: int, user: AbstractBaseUser, reason: str) -> Instance:
     """Give a fresh draft back to the queue with a reason; autosaved work stays in the revisions."""
-    instance = _held(instance_id, user)
+    instance = instance_held(instance_id, user)
     reason = reason.strip()
     if not reason:
         raise InvalidInput("Say why you skip this instance (it helps whoever takes it next).")

@@ -307,11 +307,45 @@ def prediction_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
         "project": prediction.run.project,
         "run": prediction.run,
         "prediction": prediction,
+        "stages": _stages(prediction.stages or {}),
         "item": prediction.item.data,
         "kinds": ErrorTag.Kind.choices,
         **scoring_selectors.prediction_page(user=request.user, prediction=prediction),
     }
     return render(request, "scoring/prediction.html", context)
+
+
+# How a prediction's answer was read, as a person reads it: the recorded flags and counts by name, then each
+# intermediate model call (CaR's reasoner, the calculator step) with its prompt and output.
+STAGE_LABELS = {
+    "rule": "Answer read by rule",
+    "is_parsed": "Answer found in the output",
+    "requests": "Model requests",
+    "json_schema": "Answer schema sent to the model",
+}
+
+
+def _stages(stages: dict[str, Any]) -> dict[str, list[tuple[str, Any]]]:
+    facts, steps = [], []
+    for key, value in stages.items():
+        if isinstance(value, dict):
+            steps.append((key.replace("_", " ").capitalize(), {**value, "prompt": _prompt_text(value.get("prompt"))}))
+        else:
+            if isinstance(value, bool):
+                shown = "yes" if value else "no"
+            else:
+                shown = value if value not in ("", None) else "—"
+            facts.append((STAGE_LABELS.get(key, key.replace("_", " ").capitalize()), shown))
+    return {"facts": facts, "steps": steps}
+
+
+def _prompt_text(prompt: Any) -> str:
+    """A recorded prompt as text: chat messages one after the other under their role, anything else as it is."""
+    if isinstance(prompt, list):
+        return "\n\n".join(
+            f"{m.get('role', '')}:\n{m.get('content', '')}" if isinstance(m, dict) else str(m) for m in prompt
+        )
+    return "" if prompt is None else str(prompt)
 
 
 def _comparison_charts(tables: dict[str, Any]) -> dict[str, list[tuple[str, dict[str, Any]]]]:

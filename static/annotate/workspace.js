@@ -12,6 +12,7 @@
   let dirty = false;
   let saving = null;
   let lastActivity = Date.now();
+  let gone = false;  // the instance is no longer this person's (lease reaped, taken back): nothing more is sent
 
   function collect() {
     const data = new FormData(form);
@@ -70,7 +71,25 @@
     setState("Changed elsewhere", "error");
   }
 
+  // The server refused because this person no longer holds the instance (the lease ran out and it went back to
+  // the queue): keep what they typed since the last save — in the form, read-only so nothing more is typed into
+  // a dead end, and in this browser, so it is put back if the instance comes back to them — and say so.
+  function lost(detail) {
+    if (gone) return;
+    gone = true;
+    if (dirty) localStorage.setItem(storageKey, JSON.stringify({ base: loaded, mine: collect() }));
+    form.querySelectorAll("input, textarea, select, button").forEach((control) => {
+      if (control.matches("textarea, input[type=text], input:not([type])")) control.readOnly = true;
+      else control.disabled = true;
+    });
+    document.getElementById("lost-text").textContent = detail || "You do not hold this instance any more.";
+    document.getElementById("lost-unsaved").hidden = !dirty;
+    document.getElementById("lost-banner").hidden = false;
+    setState(dirty ? "Not saved: this instance is no longer yours" : "This instance is no longer yours", "error");
+  }
+
   async function save() {
+    if (gone) return false;
     if (saving) return saving;
     if (!dirty) return true;
     const fields = collect();
@@ -98,6 +117,7 @@
       }
       dirty = true;
       if (status === 409) { conflict(); return false; }
+      if (status === 403) { lost(payload && payload.detail); return false; }
       setState((payload && payload.detail) || "Could not save (" + status + ")", "error");
       return false;
     }).catch(() => { saving = null; dirty = true; setState("Offline — will retry", "warn"); return false; });
@@ -114,7 +134,7 @@
   }
 
   async function submit() {
-    if (!(await flush())) return;
+    if (gone || !(await flush())) return;
     setState("Submitting…");
     const { status, payload } = await post(root.dataset.submit, { expected_version: version });
     if (status === 200) {
@@ -128,6 +148,7 @@
       return;
     }
     if (status === 409) { conflict(); return; }
+    if (status === 403) { lost(payload && payload.detail); return; }
     showProblems((payload && payload.problems) || []);
     setState((payload && payload.detail) || "Could not submit", "error");
   }
@@ -301,7 +322,8 @@
 
   setInterval(() => { if (dirty) save(); }, 4000);
   setInterval(() => {
-    if (Date.now() - lastActivity < 60000) post(root.dataset.ping, {});
+    if (gone || Date.now() - lastActivity >= 60000) return;
+    post(root.dataset.ping, {}).then(({ status, payload }) => { if (status === 403) lost(payload && payload.detail); }, () => {});
   }, 20000);
   ["keydown", "mousemove", "scroll"].forEach((name) => document.addEventListener(name, () => { lastActivity = Date.now(); }, { passive: true }));
   window.addEventListener("beforeunload", (e) => { if (dirty) { save(); e.preventDefault(); } });

@@ -100,6 +100,35 @@ def test_a_change_elsewhere_keeps_what_was_typed(page, live_server, login, perso
     assert (saved.question, saved.rationale) == ("Typed here and not lost", "other tab")
 
 
+def test_a_lease_that_ran_out_keeps_what_was_typed_and_says_so(page, live_server, login, personas, project, drafts):
+    """The reaper takes the instance back while the annotator types: the next save is refused, and the page says
+    so, keeps the typing in the form (read-only) and in the browser, and links back to the queue."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from annotate.work.leases import leases_reap
+
+    login(page, "annotator")
+    pk = claim(page, live_server, project)
+    Instance.objects.filter(pk=pk).update(lease_expires_at=timezone.now() - timedelta(minutes=1))
+    assert leases_reap() == 1
+    type_into(page, "#f-question", "Typed after the lease ran out")
+    page.locator("#f-question").blur()
+    banner = page.locator("#lost-banner")
+    expect(banner).to_be_visible()
+    expect(banner).to_contain_text("You do not hold this instance any more")
+    expect(banner).to_contain_text("What you typed since the last save was not saved")
+    expect(page.locator("#save-state")).to_have_text("Not saved: this instance is no longer yours")
+    expect(page.locator("#f-question")).to_have_value("Typed after the lease ran out")
+    expect(page.locator("#f-question")).not_to_be_editable()
+    stored = page.evaluate(f"localStorage.getItem('tatcurate-unsaved-{pk}')")
+    assert "Typed after the lease ran out" in stored
+    assert Instance.objects.get(pk=pk).question != "Typed after the lease ran out"
+    banner.get_by_role("link", name="Back to your queue").click()
+    page.wait_for_url(lambda url: url.rstrip("/").endswith("/work"))
+
+
 def test_two_annotators_in_two_browsers_never_get_the_same_instance(browser, live_server, personas, project, drafts):
     from tests.conftest import PASSWORD
 

@@ -164,3 +164,22 @@ def test_a_tag_without_a_kind_or_with_a_long_label_is_refused_by_the_api_seriali
     long_label = client.post(url, {"kind": "custom", "custom_label": "x" * 61}, follow=True).content.decode()
     assert "Custom label: Ensure this field has no more than 60 characters." in long_label
     assert not ErrorTag.objects.filter(prediction=wrong).exists()
+
+
+def test_the_prediction_page_says_how_the_answer_was_read_in_words(client, personas, scored, project):
+    prediction = Prediction.objects.filter(run=scored["run"]).first()
+    Prediction.objects.filter(pk=prediction.pk).update(
+        latency_s=27.0958,
+        stages={
+            "rule": "answer_is",
+            "is_parsed": True,
+            "requests": 2,
+            "reasoner": {"prompt": [{"role": "user", "content": "Think it through."}], "output": "First, the table…"},
+        },
+    )
+    logged_in(client, "verifier")
+    page = client.get(reverse("scoring-prediction", args=[project.slug, prediction.pk])).content.decode()
+    assert "<dt>Answer read by rule</dt><dd>answer_is</dd>" in page
+    assert "<dt>Answer found in the output</dt><dd>yes</dd>" in page and "<dt>Model requests</dt><dd>2</dd>" in page
+    assert "<h3>Reasoner step</h3>" in page and "user:\nThink it through." in page and "First, the table…" in page
+    assert "27.1 s" in page and "27.0958" not in page and "{&#x27;" not in page
