@@ -80,6 +80,8 @@ class Paper(models.Model):
                 name="unique_latex_paper_version",
             ),
         ]
+        # The papers page: a project's newest papers first, 50 a page, read in order rather than sorted whole.
+        indexes = [models.Index(fields=["project", "-created_at", "-id"], name="paper_project_newest")]
 
     def __str__(self) -> str:
         return self.title
@@ -277,6 +279,9 @@ class Instance(models.Model):
             ),
             # The project's latest change: the key of its cached figures (curation.figures_cache).
             models.Index(fields=["project", "updated_at"], name="instance_project_updated"),
+            # An annotator's own work in id order with its status (the queue's "Submitted" count, their first done
+            # items): read from the index, not from every row of theirs, however long they have worked here.
+            models.Index(fields=["project", "author", "id"], include=["status"], name="instance_author_work"),
         ]
 
     def __str__(self) -> str:

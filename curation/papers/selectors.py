@@ -9,6 +9,7 @@ from django.db.models.functions import Coalesce
 
 from curation.errors import NotFound
 from curation.models import Context, Paper, Paragraph, Project, Table
+from curation.pagination import capped_count
 from curation.papers.models import IngestJob
 from curation.papers.services import paper_flag_reason
 from curation.selectors import papers_visible_to
@@ -89,9 +90,10 @@ def context_counts(paper: Paper) -> dict[str, int]:
     return counts
 
 
-def unassigned_context_count(*, user: AbstractBaseUser, project: Project) -> int:
-    """Short contexts of the project still without a reasoning type (the papers page's call to assign them)."""
-    return contexts_visible_to(user, project).filter(kind=Context.Kind.SHORT, reasoning_type__isnull=True).count()
+def unassigned_context_count(*, user: AbstractBaseUser, project: Project) -> tuple[int, bool]:
+    """Short contexts of the project still without a reasoning type (the papers page's call to assign them):
+    counted up to 1,000, and whether there are more (`capped_count`)."""
+    return capped_count(contexts_visible_to(user, project).filter(kind=Context.Kind.SHORT, reasoning_type__isnull=True))
 
 
 def contexts_of_paper(*, user: AbstractBaseUser, paper: Paper) -> list[Context]:

@@ -56,12 +56,17 @@ def _project_for(request: HttpRequest, slug: str, *, roles: set[str], action: st
 def project_papers(request: HttpRequest, slug: str) -> HttpResponse:
     project, roles = _project_for(request, slug, roles=STAFF, action="see its papers")
     papers = paper_selectors.papers_of_project(user=request.user, project=project, page=request.GET.get("page"))
+    is_manager = Role.MANAGER in roles
+    unassigned, unassigned_more = (
+        paper_selectors.unassigned_context_count(user=request.user, project=project) if is_manager else (0, False)
+    )
     context = {
         "project": project,
         "papers": papers,
-        "is_manager": Role.MANAGER in roles,
+        "is_manager": is_manager,
         "batches": selectors.batches_visible_to(request.user, project),
-        "unassigned": paper_selectors.unassigned_context_count(user=request.user, project=project),
+        "unassigned": unassigned,
+        "unassigned_more": unassigned_more,
     }
     return render(request, "curation/papers.html", context)
 

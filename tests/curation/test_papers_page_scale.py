@@ -40,3 +40,19 @@ def test_papers_page_shows_one_page_with_counts_in_the_same_queries_at_any_size(
     assert "<td>2</td><td>1</td><td>1</td>" in html  # tables, paragraphs, contexts of a paper on the page
     last, _ = papers_page(client, "?page=3")
     assert last.count('<tr>\n    <td><a href="/p/test-project/papers/') == 3 and "Previous" in last
+
+
+def test_the_unassigned_count_stops_at_a_thousand_and_says_more(client, personas, project, monkeypatch):
+    from curation import pagination
+    from curation.models import Context, Paper
+
+    monkeypatch.setattr(pagination, "COUNT_UP_TO", 3)
+    paper = Paper.objects.create(project=project, title="Many contexts", origin="test")
+    for _ in range(5):
+        Context.objects.create(project=project, paper=paper, kind=Context.Kind.SHORT)
+    client.force_login(personas["manager"])
+    page = client.get(f"/p/{project.slug}/papers/").content.decode()
+    assert '<p id="unassigned-count">More than 3 contexts without a reasoning type.' in page
+    monkeypatch.setattr(pagination, "COUNT_UP_TO", 10)
+    page = client.get(f"/p/{project.slug}/papers/").content.decode()
+    assert '<p id="unassigned-count">5 contexts without a reasoning type.' in page
