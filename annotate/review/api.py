@@ -138,7 +138,8 @@ class PingSerializer(serializers.Serializer):
 class ReviewQueueSerializer(serializers.Serializer):
     held = serializers.ListField(child=serializers.IntegerField())
     returning = serializers.ListField(child=serializers.IntegerField())
-    waiting = serializers.IntegerField()
+    waiting = serializers.IntegerField(help_text="How many wait, counted up to 1,000.")
+    waiting_capped = serializers.BooleanField(help_text="True when more than 1,000 wait (waiting is 1,000).")
     discussions = serializers.ListField(child=serializers.IntegerField())
 
 
@@ -247,6 +248,7 @@ class ReviewQueueApi(APIView):
                 "held": [i.pk for i in data["held"]],
                 "returning": [i.pk for i in data["returning"]],
                 "waiting": data["waiting_count"],
+                "waiting_capped": data["waiting_capped"],
                 "discussions": [d.pk for d in data["discussions"]],
             }
         )

@@ -110,8 +110,10 @@ def history_data(
 
 
 def review_queue(*, project: Project, user: AbstractBaseUser) -> dict[str, Any]:
-    """A verifier's round-one pile: what they hold, what returns to them, and what waits."""
+    """A verifier's round-one pile: what they hold, what returns to them, and what waits (counted up to 1,000,
+    `waiting_capped` when there are more)."""
     waiting = review_candidates(project=project, user=user).select_related("author", "reasoning_type")
+    waiting_count, waiting_capped = capped_count(waiting)
     return {
         "held": list(
             Instance.objects.visible_to(user)
@@ -120,8 +122,9 @@ def review_queue(*, project: Project, user: AbstractBaseUser) -> dict[str, Any]:
         ),
         "returning": list(waiting.filter(round1_verifier=user).order_by("updated_at")),
         "waiting": list(waiting.filter(round1_verifier__isnull=True).order_by("updated_at")[:50]),
-        "waiting_count": waiting.count(),
-        "discussions": list(discussions_visible_to(user, project).filter(outcome="").select_related("instance")),
+        "waiting_count": waiting_count,
+        "waiting_capped": waiting_capped,
+        "discussions": list(discussions_visible_to(user, project, open_only=True).select_related("instance")),
     }
 
 
@@ -137,17 +140,22 @@ def round2_queue(*, project: Project, user: AbstractBaseUser) -> dict[str, Any]:
         ),
         "available": available,
         "available_capped": available_capped,
-        "discussions": list(discussions_visible_to(user, project).filter(outcome="").select_related("instance")),
+        "discussions": list(discussions_visible_to(user, project, open_only=True).select_related("instance")),
     }
 
 
-def discussions_visible_to(user: AbstractBaseUser, project: Project | None = None) -> QuerySet[Discussion]:
-    """Threads the viewer is involved in (reviewer, verifier, the instance's author); managers see their projects'."""
+def discussions_visible_to(
+    user: AbstractBaseUser, project: Project | None = None, *, open_only: bool = False
+) -> QuerySet[Discussion]:
+    """Threads the viewer is involved in (reviewer, verifier, the instance's author); managers see their projects'.
+    `open_only` keeps the undecided ones, inside each door (so a door reads its open threads, not all it ever had)."""
     if not user.is_authenticated:
         return Discussion.objects.none()
     threads = Discussion.objects.order_by()
     if project is not None:
         threads = threads.filter(instance__project=project)
+    if open_only:
+        threads = threads.filter(outcome="")
     # The doors united, each its own subquery: one OR across the thread's and its instance's columns makes
     # PostgreSQL read every instance of the table, where each door alone reads threads and instances by key.
     doors = [threads.filter(door).values("pk") for door in _discussion_doors(user)]

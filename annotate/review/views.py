@@ -150,7 +150,7 @@ def review_home(request: HttpRequest, slug: str) -> HttpResponse:
     if Role.ANNOTATOR in roles:
         context["round2"] = review_selectors.round2_queue(project=project, user=request.user)
     context["discussions"] = list(
-        review_selectors.discussions_visible_to(request.user, project).filter(outcome="").select_related("instance")
+        review_selectors.discussions_visible_to(request.user, project, open_only=True).select_related("instance")
     )
     return render(request, "annotate/review/home.html", context)
 

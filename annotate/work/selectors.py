@@ -134,10 +134,8 @@ def work_of_annotator(*, user: AbstractBaseUser, project: Project) -> dict[str, 
     # The first 50 done, chosen before their first submission is looked up: the lookup groups events, so asked of
     # the whole of an annotator's work it would read every event of theirs for a page of 50.
     first_done = mine.exclude(status__in=(Status.IN_REFINEMENT, Status.CHANGES_REQUESTED, Status.DRAFTED))
-    done = (
-        Instance.objects.filter(pk__in=list(first_done.order_by("pk").values_list("pk", flat=True)[:50]))
-        .select_related("reasoning_type")
-        .annotate(handed_in_at=Min("events__created_at", filter=Q(events__to_status=Status.SUBMITTED)))
+    done = mine.filter(pk__in=list(first_done.order_by("pk").values_list("pk", flat=True)[:50])).annotate(
+        handed_in_at=Min("events__created_at", filter=Q(events__to_status=Status.SUBMITTED))
     )
     return {
         "held": [*mine.filter(status=Status.IN_REFINEMENT), *held],
