@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import re
 import shutil
 import tempfile
 import zipfile
@@ -110,7 +111,12 @@ def source_papers(release: Any) -> list[dict[str, Any]]:
     for paper in release.contexts.filter(kind="long").order_by("id").values_list("data__paper", flat=True).iterator():
         if isinstance(paper, dict) and paper.get("key"):
             papers.setdefault(paper["key"], paper)
-    return [papers[key] for key in sorted(papers)]
+    return [papers[key] for key in sorted(papers, key=_natural)]
+
+
+def _natural(key: str) -> list[Any]:
+    """ "paper-9" before "paper-10": the digits of a key compared as numbers."""
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", key)]
 
 
 def release_card_fields(release: Any) -> dict[str, Any]:

@@ -15,7 +15,11 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 SCREENSHOTS = os.environ.get("TATCURATE_SCREENSHOTS", "")
 
 
-def test_manager_imports_unlabelled_questions_and_sees_the_drafts(page, live_server, login, project, personas):
+def test_manager_imports_unlabelled_questions_and_sees_the_drafts(
+    page, live_server, login, project, personas, settings
+):
+    # In the request, as a file under the worker threshold is (a big file's worker path: test_import_worker.py).
+    settings.TATCURATE_DATASET_IMPORT_ASYNC_MIN_QUESTIONS = 5000
     path = shared_data_dir() / "tatqa" / "tatqa_dataset_test.json"
     login(page, "manager")
     open_in_project(page, "Import a dataset")

@@ -193,3 +193,14 @@ def test_export_command_writes_the_zip(release, tmp_path):
     )
     result = json.loads(out.getvalue())
     assert result["items"] == 6 and result["sha256"] == hashlib.sha256(target.read_bytes()).hexdigest()
+
+
+def test_source_papers_list_in_number_order_not_text_order():
+    from curation.exports import _natural
+
+    assert sorted(["paper-10", "paper-9", "tatqa:b", "paper-100"], key=_natural) == [
+        "paper-9",
+        "paper-10",
+        "paper-100",
+        "tatqa:b",
+    ]

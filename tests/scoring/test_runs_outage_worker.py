@@ -37,4 +37,6 @@ def test_redis_stopped_postgres_restarted_and_a_worker_killed_mid_run_score_ever
     assert run["failed"] == run["duplicate_predictions"] == 0
     # Only the requests the killed worker had in flight (at most the endpoint's limit) were asked again.
     assert 0 <= run["requests_asked_again"] <= result["concurrency_limit"], result
-    assert run["max_deliveries"] == 2  # the killed worker's chunk, taken over once
+    # The killed worker's chunk, taken over once: a second delivery, unless a hand-back during the outage took that
+    # count off again (an outage is not the chunk's attempt); never a third.
+    assert 1 <= run["max_deliveries"] <= 2, result
