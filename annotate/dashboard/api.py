@@ -34,6 +34,15 @@ def _date_param(request: Request, name: str) -> date | None:
         raise InvalidInput(f"{name} must be a date as YYYY-MM-DD.") from exc
 
 
+def _page_param(request: Request, name: str) -> int | None:
+    value = request.query_params.get(name)
+    if not value:
+        return None
+    if not value.isdigit() or int(value) < 1:
+        raise InvalidInput(f"{name} must be a page number (1, 2, …).")
+    return int(value)
+
+
 class PaySettingsApi(APIView):
     @extend_schema(request=PaySettingsSerializer, responses=PaySettingsSerializer)
     def post(self, request: Request, slug: str) -> Response:
@@ -46,22 +55,43 @@ class PaySettingsApi(APIView):
 
 class DashboardApi(APIView):
     @extend_schema(
-        parameters=[OpenApiParameter("start", str, required=False), OpenApiParameter("end", str, required=False)],
+        parameters=[
+            OpenApiParameter("start", str, required=False),
+            OpenApiParameter("end", str, required=False),
+            OpenApiParameter(
+                "batches_page",
+                int,
+                required=False,
+                description=f"Which page of batch rows ({dashboard.PROGRESS_PER_PAGE} a page, overdue first, as the "
+                "page shows them); every batch at once: the batches CSV (`…/dashboard/csv/?table=batches`).",
+            ),
+        ],
         responses={200: OpenApiTypes.OBJECT},
     )
     def get(self, request: Request, slug: str) -> Response:
-        """The manager's dashboard figures as JSON."""
+        """The manager's dashboard figures as JSON: the project's totals, one page of batch rows, throughput, people,
+        time and pay."""
         project = selectors.project_get(user=request.user, slug=slug)
         data = dashboard.dashboard_data(
             user=request.user, project=project, start=_date_param(request, "start"), end=_date_param(request, "end")
         )
+        wanted = _page_param(request, "batches_page")
+        progress_page, progress = dashboard.batch_progress_page(project, wanted)
+        if wanted is not None and wanted > progress_page.paginator.num_pages:
+            raise InvalidInput(f"batches_page {wanted} is past the last page ({progress_page.paginator.num_pages}).")
         pay = data["pay"]
         return Response(
             {
+                "totals": data["totals"],
                 "batches": [
                     {k: b[k] for k in ("name", "state", "counts", "total", "settled", "validated", "is_complete")}
-                    for b in data["batches"]
+                    for b in progress
                 ],
+                "batches_page": {
+                    "number": progress_page.number,
+                    "pages": progress_page.paginator.num_pages,
+                    "batches": progress_page.paginator.count,
+                },
                 "throughput": [{**t, "date": t["date"].isoformat()} for t in data["throughput"]],
                 "annotators": data["annotators"],
                 "verifiers": data["verifiers"],

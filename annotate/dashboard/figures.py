@@ -161,6 +161,19 @@ def batch_progress(
     return result
 
 
+def status_totals(project: Project) -> dict[str, Any]:
+    """The whole project's instances per status, total, settled and validated: one grouped count (the dashboard's
+    figures keep it; the rows per batch come a page at a time from `batch_progress_page`)."""
+    counts = dict(Instance.objects.filter(project=project).values_list("status").annotate(n=Count("id")))
+    total = sum(counts.values())
+    return {
+        "counts": {s: counts.get(s, 0) for s in Status.values},
+        "total": total,
+        "settled": sum(counts.get(s, 0) for s in SETTLED),
+        "validated": counts.get(S.VALIDATED, 0) + counts.get(S.RELEASED, 0),
+    }
+
+
 def throughput(project: Project, *, days: int = 30, today: date | None = None) -> list[dict[str, Any]]:
     """Per day over the last `days` days: instances submitted (first submissions) and validated."""
     today = today or timezone.localdate()
@@ -403,7 +416,7 @@ def dashboard_data(*, user: AbstractBaseUser, project: Project, start: date | No
 
     def compute() -> dict[str, Any]:
         return {
-            "batches": batch_progress(project),
+            "totals": status_totals(project),
             "throughput": throughput(project),
             "annotators": annotator_stats(project),
             "verifiers": verifier_stats(project),

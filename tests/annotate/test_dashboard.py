@@ -139,6 +139,27 @@ def test_dashboard_json_and_page_agree(personas, project, history, api_client_fo
     assert "<polyline" in page and "stacked-bar" in page
 
 
+def test_dashboard_api_pages_its_batch_rows_as_the_page_does(personas, project, api_client_for):
+    """Every batch at once grew the answer with the project (10 → 100 batches at 10k → 100k instances): the API
+    answers one page of rows, overdue first, the project's totals beside them, and refuses a page past the end."""
+    from curation.models import Batch
+
+    Batch.objects.bulk_create([Batch(project=project, name=f"Z{n:02}", order=100 + n) for n in range(12)])
+    pages = dashboard.PROGRESS_PER_PAGE
+    batches = Batch.objects.filter(project=project).count()
+    manager = api_client_for(personas["manager"])
+    first = manager.get(f"/api/projects/{project.slug}/dashboard/").json()
+    assert len(first["batches"]) == pages
+    assert first["batches_page"] == {"number": 1, "pages": -(-batches // pages), "batches": batches}
+    last = manager.get(f"/api/projects/{project.slug}/dashboard/?batches_page={first['batches_page']['pages']}")
+    names = [row["name"] for row in last.json()["batches"]]
+    assert names[-1] == "Z11" and len(names) == batches - pages * (first["batches_page"]["pages"] - 1)
+    assert first["totals"]["total"] == Instance.objects.filter(project=project).count()
+    for bad in ("0", "x", str(first["batches_page"]["pages"] + 1)):
+        refused = manager.get(f"/api/projects/{project.slug}/dashboard/?batches_page={bad}")
+        assert refused.status_code == 400 and "batches_page" in str(refused.json())
+
+
 def test_dashboard_is_for_managers_only(personas, project, history):
     for person in ("annotator", "verifier", "outsider"):
         with pytest.raises(NotPermitted):

@@ -17,7 +17,7 @@ from tests.annotate.review_helpers import submit, to_round2
 
 
 def drafted_count(data) -> int:
-    return sum(batch["counts"]["drafted"] for batch in data["batches"])
+    return data["totals"]["counts"]["drafted"]
 
 
 def test_second_dashboard_reuses_the_figures_in_a_few_queries(personas, project, drafts, django_assert_max_num_queries):
