@@ -35,8 +35,8 @@ def project_get(*, user: AbstractBaseUser, slug: str) -> Project:
 
 def instances_visible_to(user: AbstractBaseUser, project: Project | None = None) -> QuerySet[Instance]:
     """Managers and verifiers see a project's instances; annotators see what they wrote or review in round two."""
-    qs = Instance.objects.visible_to(user).select_related("project", "reasoning_type", "batch")
-    return qs.filter(project=project) if project is not None else qs
+    visible = Instance.objects.visible_to(user, project_id=None if project is None else project.pk)
+    return visible.select_related("project", "reasoning_type", "batch")
 
 
 def with_output_relations(qs: QuerySet[Instance]) -> QuerySet[Instance]:

@@ -121,12 +121,33 @@ class PaperQuerySet(ProjectScopedQuerySet):
 class InstanceQuerySet(ProjectScopedQuerySet):
     """Instances: curators see the project's; annotators what they wrote or review in round two."""
 
-    def visible_to(self, user: Viewer, roles: Iterable[str] | None = None) -> ProjectScopedQuerySet:
-        """With `roles`, plain project scoping; without, the instance rule (curators all, annotators their own)."""
+    @staticmethod
+    def own_q(user: Viewer) -> Q:
+        """An annotator's own instances: those they wrote and those they review in round two."""
+        return Q(author_id=user.pk) | Q(round2_reviewer_id=user.pk)
+
+    def visible_to(
+        self, user: Viewer, roles: Iterable[str] | None = None, *, project_id: int | None = None
+    ) -> ProjectScopedQuerySet:
+        """With `roles`, plain project scoping; without, the instance rule (curators all, annotators their own).
+
+        With `project_id`, the same rule inside that project, the viewer's roles there read first: the whole project
+        for a curator, their own instances for an annotator, nothing otherwise. Across projects the membership test
+        is left to every row (an OR of subqueries, which no index serves: an annotator's list walked the project's
+        instances to find theirs); inside one, an annotator's rows come from the indexes on author and reviewer."""
         if roles is not None or not user.is_authenticated:
-            return super().visible_to(user, roles)
-        own = Q(author_id=user.pk) | Q(round2_reviewer_id=user.pk)
-        return self.filter(self.project_q(user, CURATORS) | (self.project_q(user, (Role.ANNOTATOR,)) & own))
+            scoped = super().visible_to(user, roles)
+            return scoped if project_id is None else scoped.filter(project_id=project_id)
+        if project_id is None:
+            own = self.own_q(user)
+            return self.filter(self.project_q(user, CURATORS) | (self.project_q(user, (Role.ANNOTATOR,)) & own))
+        held = roles_in(user=user, project_id=project_id)
+        rows = self.filter(project_id=project_id)
+        if held & {str(role) for role in CURATORS}:
+            return rows
+        if Role.ANNOTATOR.value in held:
+            return rows.filter(self.own_q(user))
+        return rows.none()
 
 
 class ContextQuerySet(ProjectScopedQuerySet):

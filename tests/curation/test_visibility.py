@@ -184,6 +184,10 @@ def test_instances_and_their_contexts_by_role(world, person):
     expected = {instances[key].pk for key in INSTANCE_RULE[person]}
     ours = {instance.pk for instance in instances.values()}
     assert _ids(selectors.instances_visible_to(user)) & ours == expected
+    # Inside one project the rule is resolved for the viewer first (visible_in): the same rows, every role.
+    in_project = _ids(selectors.instances_visible_to(user, world["project"]))
+    assert in_project == _ids(selectors.instances_visible_to(user).filter(project=world["project"]))
+    assert in_project & ours == expected
     for key, instance in instances.items():
         if key in INSTANCE_RULE[person]:
             assert selectors.instance_get(user=user, instance_id=instance.pk).pk == instance.pk
