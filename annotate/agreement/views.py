@@ -14,7 +14,7 @@ from annotate.agreement import selectors as agreement_selectors
 from annotate.agreement import services as agreement_services
 from annotate.agreement.api import CHOICES, AgreementSettingsSerializer, CopyFieldsSerializer, decide_choices
 from curation import selectors
-from curation.answer_types import ANSWER_TYPES, SCALES
+from curation.answer_types import ANSWER_TYPE_LABELS, ANSWER_TYPES, SCALE_LABELS, SCALES
 from curation.page_errors import form_problems, service_attempt
 
 
@@ -58,7 +58,13 @@ def copy_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     return render(
         request,
         "annotate/agreement/copy.html",
-        {**data, "answer_types": ANSWER_TYPES, "scales": SCALES[1:], "answer_text": "\n".join(data["copy"].answer)},
+        {
+            **data,
+            "answer_types": [(value, ANSWER_TYPE_LABELS[value]) for value in ANSWER_TYPES],
+            "scales": [(value, SCALE_LABELS[value]) for value in SCALES if value],
+            "answer_text": "\n".join(data["copy"].answer),
+            "problem_fields": {problem["field"] for problem in data["problems"]},
+        },
     )
 
 
