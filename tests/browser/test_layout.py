@@ -145,3 +145,27 @@ def test_on_a_phone_each_rows_actions_are_on_screen_without_scrolling_a_table_si
     assert page.evaluate(
         "document.querySelector('#members').scrollWidth <= document.querySelector('#members').clientWidth"
     )
+
+
+def test_on_a_phone_the_instances_and_the_dashboards_people_tables_read_without_sideways_scrolling(
+    page, live_server, demo_with_release
+):
+    """The instances list (its Status column was cut off) and the dashboard's annotator and verifier tables (they
+    scrolled inside their card) stack one card per row at 390 px, each cell named by its column."""
+    log_in(page, live_server, "manager")
+    page.set_viewport_size({"width": 390, "height": 800})
+    follow(page, PROJECT, within="main")
+    follow_project_nav(page, "Instances")
+    status = page.locator("#instance-table tbody tr").first.locator("td[data-label=Status]")
+    expect(status).to_be_visible()
+    box = status.bounding_box()
+    assert box["x"] >= 0 and box["x"] + box["width"] <= 390, box
+    page.screenshot(path="/tmp/layout-instances-390.png", full_page=True)
+    follow_project_nav(page, "Dashboard")
+    for table in ("#annotator-table", "#verifier-table"):
+        expect(page.locator(f"{table} tbody tr").first.locator("td").nth(1)).to_have_attribute(
+            "data-label", re.compile(".")
+        )
+        assert page.evaluate(f"(t => t.scrollWidth <= t.clientWidth)(document.querySelector('{table}'))"), table
+    page.locator("#annotators").screenshot(path="/tmp/layout-annotators-390.png")
+    assert page.evaluate("document.documentElement.scrollWidth <= document.documentElement.clientWidth")
