@@ -1,6 +1,6 @@
 """Layout check: on each role's main pages, reached by clicking through the navigation, every form control can be
-reached and is not covered (the element at its centre is the control or inside it), and the page never scrolls
-sideways, at a laptop width (1366 px) and a phone width (390 px)."""
+reached and is not covered (the element at its centre is the control or inside it), no button keeps the browser's
+default style, and the page never scrolls sideways, at a laptop width (1366 px) and a phone width (390 px)."""
 
 from __future__ import annotations
 
@@ -106,7 +106,7 @@ def test_every_control_of_the_main_pages_is_reachable_and_uncovered(page, live_s
     assert not problems, "\n".join(problems)
 
 
-def test_the_layout_check_catches_the_old_progress_bar_collision_and_a_sideways_scroll(
+def test_the_layout_check_catches_the_old_progress_bar_collision_a_sideways_scroll_and_a_default_button(
     page, live_server, demo_with_release
 ):
     log_in(page, live_server, "manager")
@@ -122,6 +122,9 @@ def test_the_layout_check_catches_the_old_progress_bar_collision_and_a_sideways_
     assert any("cut off by form.form-stack" in p for p in page.evaluate(PROBLEMS))
     page.evaluate("document.querySelector('main').style.minWidth = '1800px'")
     assert any("page scrolls sideways" in p for p in page.evaluate(PROBLEMS))
+    # A button left to the browser's own style (what a plain <button> looked like before app.css styled them all).
+    page.evaluate("document.querySelector('main button').style.all = 'revert'")
+    assert any("the browser's default button style" in p for p in page.evaluate(PROBLEMS))
 
 
 def test_on_a_phone_each_rows_actions_are_on_screen_without_scrolling_a_table_sideways(
