@@ -202,6 +202,13 @@ def test_the_second_annotator_reads_what_the_copy_page_asks_and_why_submit_is_re
     expect(second.locator("body")).to_contain_text("Submitted.")
     assert DoubleAnnotation.objects.get().state == DoubleAnnotation.State.SUBMITTED
 
+    # Back to the copy's page: it is no longer theirs, and the page says so and leads back to the queue.
+    second.go_back()
+    expect(second.locator("#copy-gone")).to_contain_text("not in your work any more")
+    assert second.locator("#copy-form").count() == 0
+    follow(second, "Back to your queue", within="main")
+    assert second.url.endswith("/work/")
+
 
 def test_on_a_phone_the_two_versions_stack_field_by_field_without_sideways_scrolling(
     browser, live_server, personas, project, context, drafts
