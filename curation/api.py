@@ -6,6 +6,7 @@ from django.db.models import Prefetch
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema
 from rest_framework import generics, status
+from rest_framework.authtoken.views import ObtainAuthToken
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -20,7 +21,13 @@ from curation.services import projects as project_services
 from curation.states import Role
 
 
+class TokenObtainApi(ObtainAuthToken):
+    """Exchange your username and password for your API token (then send `Authorization: Token <token>`)."""
+
+
 class ProjectListApi(APIView):
+    """List the projects you belong to, with your roles in each, or create a project (you become its manager)."""
+
     @extend_schema(responses=serializers.ProjectSerializer(many=True))
     def get(self, request: Request) -> Response:
         projects = list(selectors.projects_visible_to(request.user))
@@ -40,6 +47,8 @@ class ProjectListApi(APIView):
 
 
 class ProjectDetailApi(APIView):
+    """One project you belong to, with your roles in it."""
+
     @extend_schema(responses=serializers.ProjectSerializer)
     def get(self, request: Request, slug: str) -> Response:
         project = selectors.project_get(user=request.user, slug=slug)
@@ -48,6 +57,8 @@ class ProjectDetailApi(APIView):
 
 
 class MembershipListApi(APIView):
+    """List a project's members and their roles, or add an existing user to it. Managers only."""
+
     @extend_schema(responses=serializers.MembershipSerializer(many=True))
     def get(self, request: Request, slug: str) -> Response:
         project = selectors.project_get(user=request.user, slug=slug)
@@ -65,6 +76,8 @@ class MembershipListApi(APIView):
 
 
 class ReasoningTypeListApi(APIView):
+    """The project's reasoning-type taxonomy (types and subtypes) with their target shares."""
+
     @extend_schema(responses=serializers.ReasoningTypeSerializer(many=True))
     def get(self, request: Request, slug: str) -> Response:
         project = selectors.project_get(user=request.user, slug=slug)
@@ -73,6 +86,8 @@ class ReasoningTypeListApi(APIView):
 
 
 class ReasoningTypeDetailApi(APIView):
+    """Change a reasoning type's name, description or target share (named by its code). Managers only."""
+
     @extend_schema(request=serializers.ReasoningTypeUpdateSerializer, responses=serializers.ReasoningTypeSerializer)
     def patch(self, request: Request, slug: str, code: str) -> Response:
         project = selectors.project_get(user=request.user, slug=slug)
@@ -86,6 +101,8 @@ class ReasoningTypeDetailApi(APIView):
 
 
 class BatchListApi(APIView):
+    """List the batches you may see (`?project=` to narrow), or create a batch in a project you manage."""
+
     @extend_schema(responses=serializers.BatchSerializer(many=True))
     def get(self, request: Request) -> Response:
         batches = selectors.batches_visible_to(request.user).select_related("project")
@@ -104,6 +121,8 @@ class BatchListApi(APIView):
 
 
 class BatchOpenApi(APIView):
+    """Open a batch: its drafts enter the annotators' queue. Managers only."""
+
     @extend_schema(request=None, responses=serializers.BatchSerializer)
     def post(self, request: Request, pk: int) -> Response:
         batch = selectors.batches_visible_to(request.user).filter(pk=pk).first()
@@ -114,6 +133,8 @@ class BatchOpenApi(APIView):
 
 
 class PaperListApi(generics.ListAPIView):
+    """List the papers you may see (`?project=` to narrow)."""
+
     serializer_class = serializers.PaperSerializer
 
     def get_queryset(self):
@@ -123,6 +144,8 @@ class PaperListApi(generics.ListAPIView):
 
 
 class PaperDetailApi(APIView):
+    """One paper you may see, with its tables, paragraphs and which tables each paragraph mentions."""
+
     @extend_schema(responses=serializers.PaperDetailSerializer)
     def get(self, request: Request, pk: int) -> Response:
         paper = (
@@ -138,6 +161,8 @@ class PaperDetailApi(APIView):
 
 
 class InstanceListApi(generics.ListAPIView):
+    """List the instances you may see, in id order (`?project=` and `?status=` to narrow)."""
+
     serializer_class = serializers.InstanceSerializer
 
     def get_queryset(self):
@@ -156,6 +181,8 @@ class InstanceListApi(generics.ListAPIView):
 
 
 class InstanceDetailApi(APIView):
+    """Read one instance you may see, or edit its fields (with `expected_version`) as your role allows."""
+
     @extend_schema(responses=serializers.InstanceSerializer)
     def get(self, request: Request, pk: int) -> Response:
         instance = selectors.instance_get(user=request.user, instance_id=pk)
@@ -189,6 +216,8 @@ class InstanceTransitionApi(APIView):
 
 
 class InstanceHistoryApi(APIView):
+    """An instance's history: every revision of its fields and every status change, with who and when."""
+
     @extend_schema(responses=serializers.HistorySerializer)
     def get(self, request: Request, pk: int) -> Response:
         instance = selectors.instance_get(user=request.user, instance_id=pk)

@@ -7,7 +7,6 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
-from rest_framework.authtoken.views import obtain_auth_token
 
 from annotate.agreement import urls as urls_agreement
 from annotate.batches import urls as urls_batches
@@ -29,7 +28,7 @@ from scoring.health import sandbox_health
 from scoring.runs import urls as scoring_urls
 
 api_patterns = [
-    path("auth/token/", obtain_auth_token, name="api-token"),
+    path("auth/token/", api.TokenObtainApi.as_view(), name="api-token"),
     path("projects/", api.ProjectListApi.as_view(), name="api-projects"),
     path("projects/<slug:slug>/", api.ProjectDetailApi.as_view(), name="api-project"),
     path("projects/<slug:slug>/members/", api.MembershipListApi.as_view(), name="api-members"),

@@ -14,7 +14,8 @@ from annotate.agreement import selectors as agreement_selectors
 from annotate.agreement import services as agreement_services
 from annotate.agreement.api import CHOICES, AgreementSettingsSerializer, CopyFieldsSerializer, decide_choices
 from curation import selectors
-from curation.answer_types import ANSWER_TYPES, SCALES
+from curation.answer_types import ANSWER_TYPE_LABELS, ANSWER_TYPES, SCALE_LABELS, SCALES
+from curation.errors import NotFound
 from curation.page_errors import form_problems, service_attempt
 
 
@@ -33,7 +34,11 @@ def _copy_fields(request: HttpRequest) -> dict:
 def copy_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     """The second copy the queue served: the context and a form started from the draft; Save or Submit."""
     project = selectors.project_get(user=request.user, slug=slug)
-    data = agreement_selectors.copy_shown(user=request.user, copy_id=pk)
+    try:
+        data = agreement_selectors.copy_shown(user=request.user, copy_id=pk)
+    except NotFound:
+        # Handed in, passed on when its lease ran out, or never this person's: one answer for all, naming none.
+        return render(request, "annotate/agreement/copy_gone.html", {"project": project, "copy_id": pk}, status=404)
     if data["project"].pk != project.pk:
         raise Http404("No such item in this project.")
     if request.method == "POST":
@@ -58,7 +63,13 @@ def copy_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     return render(
         request,
         "annotate/agreement/copy.html",
-        {**data, "answer_types": ANSWER_TYPES, "scales": SCALES[1:], "answer_text": "\n".join(data["copy"].answer)},
+        {
+            **data,
+            "answer_types": [(value, ANSWER_TYPE_LABELS[value]) for value in ANSWER_TYPES],
+            "scales": [(value, SCALE_LABELS[value]) for value in SCALES if value],
+            "answer_text": "\n".join(data["copy"].answer),
+            "problem_fields": {problem["field"] for problem in data["problems"]},
+        },
     )
 
 

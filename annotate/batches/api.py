@@ -79,6 +79,8 @@ class BatchFillApi(APIView):
 
 
 class GatingApi(APIView):
+    """Set how the project opens batches: manual, or sequential (the next opens when one is done). Managers only."""
+
     @extend_schema(request=GatingSerializer, responses=GatingSerializer)
     def post(self, request: Request, slug: str) -> Response:
         project = selectors.project_get(user=request.user, slug=slug)

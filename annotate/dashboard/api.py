@@ -44,6 +44,8 @@ def _page_param(request: Request, name: str) -> int | None:
 
 
 class PaySettingsApi(APIView):
+    """Set the project's pay per validated instance and its currency (for the dashboard's pay). Managers only."""
+
     @extend_schema(request=PaySettingsSerializer, responses=PaySettingsSerializer)
     def post(self, request: Request, slug: str) -> Response:
         project = selectors.project_get(user=request.user, slug=slug)

@@ -19,6 +19,8 @@ from curation.states import Status
 
 
 class InstanceBrowseApi(APIView):
+    """Browse the project's instances you may see, filtered by status, batch, paper, type, annotator or text."""
+
     pagination_class = BoundedLimitOffsetPagination  # so the schema documents the paged envelope it answers
 
     class InstanceBrowseFilterSerializer(serializers.Serializer):
@@ -54,6 +56,8 @@ class InstanceBrowseApi(APIView):
 
 
 class InstanceBulkApi(APIView):
+    """Assign, unassign, retype or discard many instances of the project at once. Managers only."""
+
     class InstanceBulkInputSerializer(serializers.Serializer):
         action = serializers.ChoiceField(choices=["assign", "unassign", "retype", "discard"])
         instance_ids = serializers.ListField(child=database_id_field(), allow_empty=False)
@@ -95,6 +99,8 @@ class InstanceBulkApi(APIView):
 
 
 class PaperBatchApi(APIView):
+    """Put every short context of the chosen papers, and their drafts, into a planned or open batch. Managers only."""
+
     class PaperBatchInputSerializer(serializers.Serializer):
         batch = serializers.IntegerField()
         papers = serializers.ListField(child=serializers.IntegerField(), allow_empty=False)

@@ -98,6 +98,8 @@ def _fresh(attempt: QualificationAttempt) -> QualificationAttempt:
 
 
 class QualificationSettingsApi(APIView):
+    """Read the project's exam settings (managers also see its items), or change them (managers)."""
+
     class SettingsInput(serializers.Serializer):
         threshold = serializers.FloatField(required=False, min_value=0.01, max_value=1.0)
         size = serializers.IntegerField(required=False, min_value=1, max_value=services.MAX_EXAM_SIZE)
@@ -167,6 +169,8 @@ class QualificationSettingsApi(APIView):
 
 
 class AttemptListApi(APIView):
+    """List exam attempts (annotators their own, managers all), or start (or resume) your own attempt."""
+
     @extend_schema(responses=AttemptSummaryOutput(many=True))
     def get(self, request: Request, slug: str) -> Response:
         project = project_get(user=request.user, slug=slug)
@@ -184,6 +188,8 @@ class AttemptListApi(APIView):
 
 
 class AttemptDetailApi(APIView):
+    """Read your exam attempt (its items, answers and deadline), or save answers while it is open."""
+
     class AnswersInput(serializers.Serializer):
         answers = serializers.DictField()
 
@@ -201,6 +207,8 @@ class AttemptDetailApi(APIView):
 
 
 class AttemptSubmitApi(APIView):
+    """Hand in your exam attempt (with last answers); it is scored and may qualify you."""
+
     class SubmitInput(serializers.Serializer):
         answers = serializers.DictField(required=False)
 
@@ -227,6 +235,8 @@ class GuidelinesOutput(serializers.ModelSerializer):
 
 
 class GuidelinesApi(APIView):
+    """Read the project's annotation guidelines, current and past versions, or publish a new one (managers)."""
+
     class PublishInput(serializers.Serializer):
         text = serializers.CharField(trim_whitespace=False)
         note = serializers.CharField(required=False, allow_blank=True, max_length=300, default="")
@@ -261,6 +271,8 @@ class GuidelinesApi(APIView):
 
 
 class GuidelinesReadApi(APIView):
+    """Mark the project's current (or a given) guidelines version as read by you."""
+
     class ReadInput(serializers.Serializer):
         version = serializers.IntegerField(required=False, min_value=1)
 

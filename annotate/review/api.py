@@ -279,6 +279,8 @@ class ReviewPingApi(APIView):
 
 
 class Round2QueueApi(APIView):
+    """What waits for you in round two: held reviews, how many are available, your discussions."""
+
     @extend_schema(responses=Round2QueueSerializer)
     def get(self, request: Request, slug: str) -> Response:
         project = selectors.project_get(user=request.user, slug=slug)
@@ -315,6 +317,8 @@ class Round2FlagApi(APIView):
 
 
 class InstanceCommentsApi(APIView):
+    """The review comments on an instance you may see, field by field."""
+
     @extend_schema(responses=CommentSerializer(many=True))
     def get(self, request: Request, pk: int) -> Response:
         instance = _visible_instance(request, pk)
@@ -322,6 +326,8 @@ class InstanceCommentsApi(APIView):
 
 
 class CommentResolveApi(APIView):
+    """Mark a review comment as dealt with (its author, the instance's annotator or a manager)."""
+
     @extend_schema(request=None, responses=CommentSerializer)
     def post(self, request: Request, pk: int) -> Response:
         comment = ReviewComment.objects.filter(pk=pk).first()
@@ -345,6 +351,8 @@ class DiscussionListApi(APIView):
 
 
 class DiscussionDetailApi(APIView):
+    """One round-two discussion you may see, with its messages."""
+
     @extend_schema(responses=DiscussionDetailSerializer)
     def get(self, request: Request, pk: int) -> Response:
         data = review_selectors.discussion_data(user=request.user, discussion_id=pk)
@@ -352,6 +360,8 @@ class DiscussionDetailApi(APIView):
 
 
 class DiscussionReplyApi(APIView):
+    """Add a message to a round-two discussion you take part in."""
+
     @extend_schema(request=ReplySerializer, responses={201: MessageSerializer})
     def post(self, request: Request, pk: int) -> Response:
         review_selectors.discussion_data(user=request.user, discussion_id=pk)

@@ -26,6 +26,8 @@ class QueueCountsSerializer(serializers.Serializer):
 
 
 class QueueApi(APIView):
+    """What waits for you in the work queue: drafts you may claim, your change requests, what you hold."""
+
     @extend_schema(responses=QueueCountsSerializer)
     def get(self, request: Request, slug: str) -> Response:
         project = selectors.project_get(user=request.user, slug=slug)
@@ -157,6 +159,8 @@ class SkipSerializer(serializers.Serializer):
 
 
 class SkipApi(APIView):
+    """Give back an item you hold, with a reason; it returns to the queue."""
+
     @extend_schema(request=SkipSerializer, responses=InstanceSerializer)
     def post(self, request: Request, pk: int) -> Response:
         payload = SkipSerializer(data=request.data)

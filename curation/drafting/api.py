@@ -74,6 +74,8 @@ class EndpointTestOutputSerializer(serializers.Serializer):
 
 
 class ProjectEndpointListApi(APIView):
+    """List the project's model endpoints, or add one (any OpenAI-compatible server). Managers only."""
+
     @extend_schema(responses=ModelEndpointOutputSerializer(many=True))
     def get(self, request: Request, slug: str) -> Response:
         project = drafting_selectors.managed_project_get(user=request.user, slug=slug, action="see model endpoints")
@@ -90,6 +92,8 @@ class ProjectEndpointListApi(APIView):
 
 
 class EndpointDetailApi(APIView):
+    """Read or change one model endpoint (its key stays in the server's environment). Managers only."""
+
     @extend_schema(responses=ModelEndpointOutputSerializer)
     def get(self, request: Request, pk: int) -> Response:
         endpoint = endpoint_services.endpoint_get(user=request.user, endpoint_id=pk)
@@ -105,6 +109,8 @@ class EndpointDetailApi(APIView):
 
 
 class EndpointTestApi(APIView):
+    """Send one tiny request to a model endpoint and report status, latency and reply. Managers only."""
+
     @extend_schema(
         request=None,
         responses=EndpointTestOutputSerializer,
@@ -130,6 +136,8 @@ class PromptTemplateOutputSerializer(serializers.ModelSerializer):
 
 
 class PromptTemplateListApi(APIView):
+    """List every version of the project's drafting prompts, or save a new version of one. Managers only."""
+
     class PromptTemplateInputSerializer(serializers.Serializer):
         kind = serializers.CharField(help_text=KIND_HELP)
         text = serializers.CharField(trim_whitespace=False)
@@ -217,6 +225,8 @@ class DraftingRunDetailOutputSerializer(DraftingRunOutputSerializer):
 
 
 class DraftingRunListApi(APIView):
+    """List the project's latest drafting runs, or create one over a batch or chosen contexts. Managers only."""
+
     class DraftingRunInputSerializer(serializers.Serializer):
         kind = serializers.CharField(help_text="llm or template")
         batch = database_id_field(required=False, allow_null=True)
@@ -291,6 +301,8 @@ def _run_arguments(project: Any, user: Any, data: dict[str, Any]) -> dict[str, A
 
 
 class DraftingRunDetailApi(APIView):
+    """One drafting run with its settings, progress and items. Managers only."""
+
     @extend_schema(responses=DraftingRunDetailOutputSerializer)
     def get(self, request: Request, pk: int) -> Response:
         run = drafting_selectors.run_get(user=request.user, run_id=pk)
@@ -298,6 +310,8 @@ class DraftingRunDetailApi(APIView):
 
 
 class DraftingRunActionApi(APIView):
+    """Cancel, resume, or retry the failed items of a drafting run (the URL names which). Managers only."""
+
     action_name = ""
 
     @extend_schema(request=None, responses=DraftingRunOutputSerializer)

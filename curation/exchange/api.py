@@ -20,6 +20,8 @@ from curation.uploads import upload_read
 
 
 class DraftImportApi(APIView):
+    """Import drafts written elsewhere (JSONL or CSV) onto the project's contexts, as queued drafts. Managers only."""
+
     parser_classes = [MultiPartParser]
 
     class DraftImportInputSerializer(serializers.Serializer):
@@ -50,6 +52,8 @@ class DraftImportApi(APIView):
 
 
 class WorkExportApi(APIView):
+    """Download the project's work in progress (any status, not a release) as JSONL or CSV."""
+
     class WorkExportFilterSerializer(serializers.Serializer):
         # Not `format`: DRF reads that query parameter to pick a renderer.
         file_format = serializers.ChoiceField(choices=list(FORMATS))

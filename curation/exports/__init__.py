@@ -9,6 +9,7 @@ import re
 import shutil
 import tempfile
 import zipfile
+from collections import Counter
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,7 @@ from typing import Any
 EXPORT_FORMATS: dict[str, str] = {
     "scitat": "SciTaT JSON",
     "tatqa": "TAT-QA JSON",
-    "tatdqa": "TAT-DQA JSON (questions with their doc: uid, page, source)",
+    "tatdqa": "TAT-DQA JSON (questions grouped by their document, `doc`)",
     "finqa": "FinQA JSON",
     "jsonl": "JSON lines (context inline)",
     "parquet": "Parquet (Hugging Face datasets)",
@@ -66,15 +67,17 @@ def write_bundle(
     *,
     fmt: str,
     rows: Iterable[Any],
-    card: Callable[[list[str]], str],
+    card: Callable[[list[str], Counter[tuple[str, ...]]], str],
     name: str,
     progress: Callable[[int], None] | None = None,
 ) -> tuple[str, int]:
-    """Write the zip at `out_path`; returns (sha256 of the zip, its size in bytes)."""
+    """Write the zip at `out_path`; returns (sha256 of the zip, its size in bytes). The card is written last, from
+    the data files' names and what the data held (for tatdqa, the keys of each document's `doc`)."""
     from curation.exports.writers import write_parquet, write_text_format
 
     data_name = f"data/{name}.{EXTENSIONS[fmt]}"
     sums: list[tuple[str, str]] = []
+    doc_keys: Counter[tuple[str, ...]] = Counter()
     with zipfile.ZipFile(out_path, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=6) as bundle:
         if fmt == "parquet":
             # Parquet wants a seekable file: write it to disk, then copy it into the zip in chunks.
@@ -89,12 +92,12 @@ def write_bundle(
                 hashing = _HashingWriter(entry)
                 buffered = io.BufferedWriter(hashing, buffer_size=COPY_CHUNK)
                 text = io.TextIOWrapper(buffered, encoding="utf-8", newline="")
-                write_text_format(fmt, text, rows, progress)
+                write_text_format(fmt, text, rows, progress, doc_keys=doc_keys)
                 text.flush()
                 text.detach()
                 buffered.flush()
         sums.append((hashing.digest.hexdigest(), data_name))
-        readme = card([data_name]).encode("utf-8")
+        readme = card([data_name], doc_keys).encode("utf-8")
         bundle.writestr("README.md", readme)
         sums.append((hashlib.sha256(readme).hexdigest(), "README.md"))
         bundle.writestr("SHA256SUMS", "".join(f"{digest}  {path}\n" for digest, path in sums))
@@ -156,7 +159,7 @@ def write_export_zip(
         out_path,
         fmt=fmt,
         rows=release_rows(release, contexts=CONTEXTS_READ[fmt]),
-        card=lambda files: dataset_card(fields, fmt, files),
+        card=lambda files, doc_keys: dataset_card(fields, fmt, files, doc_keys=doc_keys),
         name=release.label,
         progress=progress,
     )

@@ -13,8 +13,8 @@ FORMAT_NOTES = {
     "an imported record keeps every key of its source (question_c, answer_c, tables[].latex, …) first, in its order.",
     "tatqa": "`data/{name}.json`: TAT-QA's layout, a list of documents {table, paragraphs, questions}; imported "
     "TAT-QA questions keep their uids, orders, native answers and every other key, in the file's order.",
-    "tatdqa": "`data/{name}.json`: TAT-DQA's layout, a list of documents {doc{uid, page, source}, questions}: "
-    "`doc` ties each question to its PDF page; imported documents and questions come back as the file had them.",
+    "tatdqa": "`data/{name}.json`: TAT-DQA's layout, a list of documents {doc, questions}. {doc_keys} "
+    "Imported documents and questions come back as the file had them.",
     "finqa": "`data/{name}.json`: FinQA's layout {id, pre_text, post_text, filename, table, qa{question, program, "
     "exe_ans, …}}.",
     "jsonl": "`data/{name}.jsonl`: one instance per line, its context inline (`context`; `paper_context` is the "
@@ -24,6 +24,25 @@ FORMAT_NOTES = {
     "csv": "`data/{name}.csv`: questions and answers (answer items joined with ' | ', the exact list in answer_json), "
     "and the context as JSON: tables_json (each table's rectangular grid) and paragraphs_json.",
 }
+
+
+def doc_keys_text(doc_keys: Mapping[tuple[str, ...], int]) -> str:
+    """What the TAT-DQA documents' `doc` holds, from the counts the writer took as it wrote them: imported documents
+    keep TAT-DQA's {uid, page, source} (the PDF page), documents curated from LaTeX papers carry only `uid` (the
+    paper's key), so the card says which of them the file has, and how many."""
+    if not doc_keys:
+        return "The file holds no document."
+    shapes = sorted(doc_keys.items(), key=lambda shape: (-shape[1], shape[0]))
+    parts = [
+        f"{{{', '.join(keys)}}} in {count} document{'s' if count != 1 else ''}" if keys else f"no `doc` in {count}"
+        for keys, count in shapes
+    ]
+    text = "`doc` holds " + "; ".join(parts) + "."
+    if any("page" in keys for keys in doc_keys):
+        text += " `page` and `source` tie a document imported from TAT-DQA to its PDF page."
+    if any(keys == ("uid",) for keys in doc_keys):
+        text += " A document curated here from a LaTeX paper has no PDF page: its `uid` is the paper's key."
+    return text
 
 
 def _table(header: list[str], rows: list[list[Any]]) -> str:
@@ -92,8 +111,15 @@ def statistics_markdown(stats: Mapping[str, Any]) -> str:
     return "\n\n".join(parts)
 
 
-def dataset_card(release: Mapping[str, Any], fmt: str, data_files: list[str]) -> str:
-    """README.md for the zip: metadata, hash, statistics, license, citation and the sources' attribution."""
+def dataset_card(
+    release: Mapping[str, Any],
+    fmt: str,
+    data_files: list[str],
+    *,
+    doc_keys: Mapping[tuple[str, ...], int] | None = None,
+) -> str:
+    """README.md for the zip: metadata, hash, statistics, license, citation and the sources' attribution; for tatdqa,
+    `doc_keys` (what the written documents' `doc` held) makes the format note say what the file really has."""
     name = release["label"]
     license_id = release.get("license") or "other"
     front = f"---\nlicense: {license_id.lower()}\npretty_name: {release['name']}\n---\n"
@@ -116,7 +142,7 @@ def dataset_card(release: Mapping[str, Any], fmt: str, data_files: list[str]) ->
         "## Files\n\n"
         + "\n".join(f"- `{f}`" for f in data_files)
         + "\n\n"
-        + FORMAT_NOTES[fmt].replace("{name}", name)
+        + FORMAT_NOTES[fmt].replace("{name}", name).replace("{doc_keys}", doc_keys_text(doc_keys or {}))
         + "\n\n`SHA256SUMS` holds the sha256 of every other file (check with `sha256sum -c SHA256SUMS`)."
     )
     sections.append("## Statistics\n\n" + statistics_markdown(release.get("statistics", {})))

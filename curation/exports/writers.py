@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from itertools import groupby
 from pathlib import Path
@@ -68,14 +69,27 @@ def tatqa_documents(rows: Iterable[Row]) -> Iterator[dict[str, Any]]:
         yield records.tatqa_document(records.primary_context(short, long), [row[0] for row in grouped])
 
 
-def tatdqa_documents(rows: Iterable[Row]) -> Iterator[dict[str, Any]]:
-    """Adjacent items of the same paper (a TAT-DQA document: one PDF page) form one TAT-DQA document."""
+def tatdqa_documents(rows: Iterable[Row], doc_keys: Counter[tuple[str, ...]] | None = None) -> Iterator[dict[str, Any]]:
+    """Adjacent items of the same paper (a TAT-DQA document: one PDF page) form one TAT-DQA document; `doc_keys`
+    counts the documents by the keys their `doc` holds (for the dataset card)."""
     for _, group in groupby(rows, key=lambda row: row[0].get("paper", "")):
-        yield records.tatdqa_document([row[0] for row in group])
+        document = records.tatdqa_document([row[0] for row in group])
+        if doc_keys is not None:
+            doc = document.get("doc")
+            doc_keys[tuple(doc) if isinstance(doc, dict) else ()] += 1
+        yield document
 
 
-def write_text_format(fmt: str, out: IO[str], rows: Iterable[Row], progress: Callable[[int], None] | None) -> int:
-    """Write `rows` in a text layout (scitat, tatqa, tatdqa, finqa, jsonl, csv); returns the number of records."""
+def write_text_format(
+    fmt: str,
+    out: IO[str],
+    rows: Iterable[Row],
+    progress: Callable[[int], None] | None,
+    *,
+    doc_keys: Counter[tuple[str, ...]] | None = None,
+) -> int:
+    """Write `rows` in a text layout (scitat, tatqa, tatdqa, finqa, jsonl, csv); returns the number of records.
+    For tatdqa, `doc_keys` receives what the documents' `doc` held, as written."""
     counted = _counted(rows, progress)
     if fmt == "scitat":
         return write_json_array(out, (records.scitat_record(*row) for row in counted))
@@ -84,7 +98,7 @@ def write_text_format(fmt: str, out: IO[str], rows: Iterable[Row], progress: Cal
     if fmt == "tatqa":
         return write_json_array(out, tatqa_documents(counted))
     if fmt == "tatdqa":
-        return write_json_array(out, tatdqa_documents(counted))
+        return write_json_array(out, tatdqa_documents(counted, doc_keys))
     if fmt == "jsonl":
         return write_jsonl(out, (records.jsonl_record(*row) for row in counted))
     if fmt == "csv":

@@ -15,6 +15,8 @@ from curation.states import Role
 
 
 class MemberCreateApi(APIView):
+    """Create a new user account as a member of the project; its first password is shown once. Managers only."""
+
     class MemberCreateInputSerializer(serializers.Serializer):
         username = serializers.CharField(max_length=150)
         email = serializers.EmailField(required=False, allow_blank=True)
@@ -37,6 +39,8 @@ class MemberCreateApi(APIView):
 
 
 class MembershipDetailApi(APIView):
+    """Change a member's role, or remove the member from the project. Managers only."""
+
     class MemberRoleSerializer(serializers.Serializer):
         role = serializers.ChoiceField(choices=Role.choices)
 

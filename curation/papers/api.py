@@ -92,6 +92,8 @@ class ContextSerializer(serializers.ModelSerializer):
 
 
 class ProjectPaperListApi(APIView):
+    """List the project's papers, newest first and paged, or upload LaTeX sources to ingest (managers)."""
+
     parser_classes = [MultiPartParser, FormParser]
     pagination_class = BoundedLimitOffsetPagination  # so the schema documents the paged envelope it answers
 
@@ -131,6 +133,8 @@ class ProjectPaperListApi(APIView):
 
 
 class IngestJobApi(APIView):
+    """Follow one ingestion of uploaded LaTeX sources: its stage, counts and any refusal. Managers only."""
+
     @extend_schema(responses=IngestJobSerializer, description="An ingestion job: poll it for progress. Managers only.")
     def get(self, request: Request, pk: int) -> Response:
         job = paper_selectors.ingest_job_get(user=request.user, job_id=pk)
@@ -138,6 +142,8 @@ class IngestJobApi(APIView):
 
 
 class IngestJobRetryApi(APIView):
+    """Queue a failed ingestion again with its stored files. Managers only."""
+
     @extend_schema(
         request=None,
         responses={202: IngestJobSerializer},
@@ -150,6 +156,8 @@ class IngestJobRetryApi(APIView):
 
 
 class IngestJobDiscardApi(APIView):
+    """Discard a failed or waiting ingestion and its stored files. Managers only."""
+
     @extend_schema(
         request=None,
         responses=IngestJobSerializer,
@@ -163,6 +171,8 @@ class IngestJobDiscardApi(APIView):
 
 
 class ContextListApi(generics.ListAPIView):
+    """List the project's contexts, filtered by batch, paper, kind or the short ones without a reasoning type."""
+
     serializer_class = ContextSerializer
 
     @extend_schema(
@@ -196,6 +206,8 @@ class ContextListApi(generics.ListAPIView):
 
 
 class ContextAssignApi(APIView):
+    """Give the project's short contexts reasoning types by the taxonomy's target shares. Managers only."""
+
     parser_classes = [StrictJSONParser, FormParser, MultiPartParser]
 
     class ContextAssignInputSerializer(serializers.Serializer):
@@ -229,6 +241,8 @@ class ContextAssignApi(APIView):
 
 
 class ContextDetailApi(APIView):
+    """Read one context (a paragraph and its tables, or a whole paper), or set its reasoning type (managers)."""
+
     class ContextUpdateInputSerializer(serializers.Serializer):
         reasoning_type = serializers.CharField(allow_null=True, help_text="a leaf type's code, or null")
 

@@ -185,6 +185,8 @@ class ImportResultSerializer(serializers.Serializer):
 
 
 class ReleaseListApi(APIView):
+    """List the project's releases, or cut a new one from validated batches (managers)."""
+
     @extend_schema(responses=ReleaseSerializer(many=True))
     def get(self, request: Request, slug: str) -> Response:
         project = selectors.project_get(user=request.user, slug=slug)
@@ -209,6 +211,8 @@ class ReleaseListApi(APIView):
 
 
 class ReleaseDetailApi(APIView):
+    """One release you may see: its metadata, content hash, statistics and exports."""
+
     @extend_schema(responses=ReleaseDetailSerializer)
     def get(self, request: Request, pk: int) -> Response:
         release = release_selectors.release_get(user=request.user, release_id=pk)
@@ -216,6 +220,8 @@ class ReleaseDetailApi(APIView):
 
 
 class ReleaseStatisticsApi(APIView):
+    """A release's statistics: SciTaT tables 2–4 and TAT-QA-style counts."""
+
     @extend_schema(responses=OpenApiResponse(description="SciTaT tables 2–4 and TAT-QA-style counts"))
     def get(self, request: Request, pk: int) -> Response:
         release = release_selectors.release_get(user=request.user, release_id=pk)
@@ -223,6 +229,8 @@ class ReleaseStatisticsApi(APIView):
 
 
 class ReleaseItemListApi(APIView):
+    """The frozen items of a release, in release order, paged."""
+
     @extend_schema(responses=ReleaseItemSerializer(many=True))
     def get(self, request: Request, pk: int) -> Response:
         release = release_selectors.release_gold_get(user=request.user, release_id=pk)
@@ -232,6 +240,8 @@ class ReleaseItemListApi(APIView):
 
 
 class ReleaseExportListApi(APIView):
+    """List a release's exports, or ask for one in a format (built on a worker when not ready yet)."""
+
     @extend_schema(responses=ExportArtifactSerializer(many=True))
     def get(self, request: Request, pk: int) -> Response:
         release = release_selectors.release_get(user=request.user, release_id=pk)
@@ -254,6 +264,8 @@ class ReleaseExportListApi(APIView):
 
 
 class ReleaseExportDownloadApi(APIView):
+    """Download a release's export zip (data, dataset card, checksums) in one format."""
+
     @extend_schema(responses={(200, "application/zip"): OpenApiResponse(description="The export zip")})
     def get(self, request: Request, pk: int, export_format: str) -> FileResponse:
         # Not named `format`: DRF reserves that URL keyword for format suffixes.
@@ -266,6 +278,8 @@ class ReleaseExportDownloadApi(APIView):
 
 
 class ImportListApi(APIView):
+    """List the project's dataset imports, or import a TAT-QA, TAT-DQA, FinQA or SciTaT file. Managers only."""
+
     parser_classes = [MultiPartParser, FormParser, StrictJSONParser]
 
     @extend_schema(responses=ImportRecordSerializer(many=True))

@@ -47,6 +47,8 @@ class WebhookDeliverySerializer(serializers.ModelSerializer):
 
 
 class WebhookListApi(APIView):
+    """List the project's webhooks, or register one (its signing secret is shown once). Managers only."""
+
     class WebhookCreateInputSerializer(serializers.Serializer):
         url = serializers.CharField(max_length=500)
         events = serializers.ListField(child=serializers.ChoiceField(choices=EVENT_NAMES), allow_empty=False)
@@ -74,6 +76,8 @@ class WebhookListApi(APIView):
 
 
 class WebhookDetailApi(APIView):
+    """Read, change (URL, events, description, active) or delete one webhook. Managers only."""
+
     class WebhookUpdateInputSerializer(serializers.Serializer):
         url = serializers.CharField(max_length=500, required=False)
         events = serializers.ListField(
@@ -110,6 +114,8 @@ class WebhookDetailApi(APIView):
 
 
 class WebhookSecretApi(APIView):
+    """Reveal a webhook's signing secret. Managers only."""
+
     class WebhookSecretSerializer(serializers.Serializer):
         secret = serializers.CharField()
 
@@ -121,6 +127,8 @@ class WebhookSecretApi(APIView):
 
 
 class WebhookTestApi(APIView):
+    """Send a webhook.test event to a webhook now. Managers only."""
+
     @extend_schema(request=None, responses={202: WebhookDeliverySerializer}, summary="Send a webhook.test event")
     def post(self, request: Request, slug: str, pk: int) -> Response:
         project = managed_project(user=request.user, slug=slug, action="send test events")
@@ -130,6 +138,8 @@ class WebhookTestApi(APIView):
 
 
 class WebhookDeliveryListApi(APIView):
+    """The 50 most recent webhook deliveries of the project, with their attempts. Managers only."""
+
     @extend_schema(
         parameters=[OpenApiParameter("webhook", int, description="Only this hook's deliveries")],
         responses=WebhookDeliverySerializer(many=True),
@@ -151,6 +161,8 @@ class WebhookDeliveryListApi(APIView):
 
 
 class WebhookDeliveryReplayApi(APIView):
+    """Send a webhook delivery again, as a new delivery. Managers only."""
+
     @extend_schema(request=None, responses={202: WebhookDeliverySerializer}, summary="Send a delivery again")
     def post(self, request: Request, slug: str, pk: int) -> Response:
         project = managed_project(user=request.user, slug=slug, action="replay webhook deliveries")

@@ -1,5 +1,5 @@
 // Layout check (tests/browser/test_layout.py): for every visible control of <main>, scroll it into view and ask
-// what the browser finds at its centre and whether it has a label; a box that hides its overflow must contain it; the page must not scroll sideways.
+// what the browser finds at its centre, whether it has a label and (a button) the app's style; a box that hides its overflow must contain it; the page must not scroll sideways.
 () => {
   const problems = [];
   const doc = document.documentElement;
@@ -26,6 +26,11 @@
     const named = el.tagName === "BUTTON" || ["submit", "button", "reset"].includes(el.type)
       || (el.labels && el.labels.length) || el.getAttribute("aria-label") || el.getAttribute("aria-labelledby") || el.title;
     if (!named) problems.push(`${name} has no label`);
+    // A button the browser draws itself (Chromium's ButtonFace grey, outset border): app.css styles every button.
+    if ((el.tagName === "BUTTON" || ["submit", "button", "reset"].includes(el.type))
+        && (style.borderTopStyle === "outset" || style.backgroundColor === "rgb(239, 239, 239)")) {
+      problems.push(`${name} has the browser's default button style`);
+    }
     el.scrollIntoView({block: "center", inline: "center"});
     const box = el.getBoundingClientRect();
     if (box.width < 8 || box.height < 8) { problems.push(`${name} is ${box.width}x${box.height} px`); continue; }

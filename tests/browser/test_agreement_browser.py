@@ -14,6 +14,7 @@ from curation.models import Instance
 from curation.states import Status
 from tests.annotate.agreement_helpers import double_on, first_submission, second_submission
 from tests.browser.conftest import follow, type_into
+from tests.browser.test_layout import check as layout_problems
 from tests.browser.test_review_flow import open_as
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -151,3 +152,93 @@ def test_two_annotators_refine_one_draft_the_verifier_keeps_one_and_the_dashboar
     manager.locator("#agreement").screenshot(path=f"{SHOTS}/dashboard-agreement.png")
     manager.set_viewport_size({"width": 390, "height": 900})
     manager.locator("#agreement").screenshot(path=f"{SHOTS}/dashboard-agreement-390.png")
+
+
+def test_the_second_annotator_reads_what_the_copy_page_asks_and_why_submit_is_refused(
+    browser, live_server, personas, project, context, drafts
+):
+    double_on(project, personas["manager"], fraction=1.0, seed=3)
+    first_submission(project=project, user=personas["annotator"])
+
+    second = open_as(browser, live_server, "annotator2")
+    follow(second, "Test Project", within="header.topbar nav")
+    follow(second, "Work queue")
+    second.locator("#next-button").click()
+    second.wait_for_url(re.compile(r"/work/copy/\d+/$"))
+    expect(second.get_by_role("heading", name=re.compile("^Second annotation"))).to_be_visible()
+    expect(second.locator("#copy-about")).to_contain_text("you do not see their version")
+    # Every field has a label and a line of help; the choices read as words, not as stored values.
+    expect(second.get_by_label("Question")).to_be_visible()
+    expect(second.locator("#h-answer")).to_have_text(re.compile("One item per line"))
+    expect(second.locator("#fs-answer-type")).to_contain_text("Multi-span")
+    expect(second.get_by_label("Scale")).to_contain_text("Thousand")
+    # The draft is not ready: the page says so before Submit, and Submit is refused with the reason.
+    banner = second.locator("#problems-banner")
+    expect(banner).to_contain_text("Before you can submit")
+    expect(banner).to_contain_text("Give at least one answer item.")
+    expect(second.locator("#fs-answer-form")).to_have_class(re.compile("invalid"))
+    for width in (1366, 390):
+        second.set_viewport_size({"width": width, "height": 900})
+        second.screenshot(path=f"{SHOTS}/copy-empty-{width}.png", full_page=True)
+    # Every control reachable and uncovered, every button in the app's style, no sideways scroll, at both widths.
+    assert layout_problems(second, "copy page") == []
+    second.locator("#submit-copy").click()
+    second.wait_for_load_state()
+    assert re.search(r"/work/copy/\d+/$", second.url), "a refused submit stays on the page"
+    expect(second.locator(".messages")).to_contain_text("answer")
+    assert DoubleAnnotation.objects.get().state == DoubleAnnotation.State.IN_REFINEMENT
+
+    # Filled in as a person does, the warnings go and Submit hands the copy in.
+    type_into(second, "#f-answer", "A")
+    second.check("input[name=answer_form][value=short]")
+    second.check("input[name=answer_source][value=table]")
+    second.check("input[name=relevant_table_ids]")
+    second.check("input[name=answer_type][value=span]")
+    second.locator("#save-copy").click()
+    second.wait_for_load_state()
+    expect(second.locator("#problems-banner")).to_have_count(0)
+    second.locator("#submit-copy").click()
+    second.wait_for_url(re.compile(r"/work/$"))
+    expect(second.locator("body")).to_contain_text("Submitted.")
+    assert DoubleAnnotation.objects.get().state == DoubleAnnotation.State.SUBMITTED
+
+    # Back to the copy's page: it is no longer theirs, and the page says so and leads back to the queue.
+    second.go_back()
+    expect(second.locator("#copy-gone")).to_contain_text("not in your work any more")
+    assert second.locator("#copy-form").count() == 0
+    follow(second, "Back to your queue", within="main")
+    assert second.url.endswith("/work/")
+
+
+def test_on_a_phone_the_two_versions_stack_field_by_field_without_sideways_scrolling(
+    browser, live_server, personas, project, context, drafts
+):
+    double_on(project, personas["manager"], fraction=1.0, seed=3)
+    first_submission(project=project, user=personas["annotator"])
+    second_submission(project=project, user=personas["annotator2"], question="Which model reaches the top accuracy?")
+
+    verifier = open_as(browser, live_server, "verifier")
+    verifier.set_viewport_size({"width": 390, "height": 900})
+    follow(verifier, "Test Project", within="header.topbar nav")
+    follow(verifier, "Review queue")
+    verifier.locator("#review-next").click()
+    verifier.wait_for_url(re.compile(r"/review/\d+/$"))
+    section = verifier.locator("#double")
+    expect(section).to_be_visible()
+    section.screenshot(path=f"{SHOTS}/round-one-stacked-390.png")
+    table = "#double .double-table"
+    assert verifier.evaluate(f"(t => t.scrollWidth <= t.clientWidth)(document.querySelector('{table}'))")
+    assert verifier.evaluate("document.documentElement.scrollWidth <= document.documentElement.clientWidth")
+    # Each version sits under the field's name, named by its column, the second below the first.
+    row = section.locator("tr[data-field=question]")
+    first, second = row.locator("td.diff").nth(0), row.locator("td.diff").nth(1)
+    expect(first).to_have_attribute("data-label", "First version")
+    expect(second).to_contain_text("top accuracy?")
+    assert second.bounding_box()["y"] >= first.bounding_box()["y"] + first.bounding_box()["height"] - 1
+    keep = row.get_by_label("second")
+    box = keep.bounding_box()
+    assert box["x"] >= 0 and box["x"] + box["width"] <= 390, box
+    keep.check()
+    verifier.locator("#keep-merge").click()
+    verifier.wait_for_url(re.compile(r"#double$"))
+    expect(verifier.locator("body")).to_contain_text("Merged the versions")

@@ -1,6 +1,6 @@
 """Layout check: on each role's main pages, reached by clicking through the navigation, every form control can be
-reached and is not covered (the element at its centre is the control or inside it), and the page never scrolls
-sideways, at a laptop width (1366 px) and a phone width (390 px)."""
+reached and is not covered (the element at its centre is the control or inside it), no button keeps the browser's
+default style, and the page never scrolls sideways, at a laptop width (1366 px) and a phone width (390 px)."""
 
 from __future__ import annotations
 
@@ -106,7 +106,7 @@ def test_every_control_of_the_main_pages_is_reachable_and_uncovered(page, live_s
     assert not problems, "\n".join(problems)
 
 
-def test_the_layout_check_catches_the_old_progress_bar_collision_and_a_sideways_scroll(
+def test_the_layout_check_catches_the_old_progress_bar_collision_a_sideways_scroll_and_a_default_button(
     page, live_server, demo_with_release
 ):
     log_in(page, live_server, "manager")
@@ -122,6 +122,9 @@ def test_the_layout_check_catches_the_old_progress_bar_collision_and_a_sideways_
     assert any("cut off by form.form-stack" in p for p in page.evaluate(PROBLEMS))
     page.evaluate("document.querySelector('main').style.minWidth = '1800px'")
     assert any("page scrolls sideways" in p for p in page.evaluate(PROBLEMS))
+    # A button left to the browser's own style (what a plain <button> looked like before app.css styled them all).
+    page.evaluate("document.querySelector('main button').style.all = 'revert'")
+    assert any("the browser's default button style" in p for p in page.evaluate(PROBLEMS))
 
 
 def test_on_a_phone_each_rows_actions_are_on_screen_without_scrolling_a_table_sideways(
@@ -145,3 +148,27 @@ def test_on_a_phone_each_rows_actions_are_on_screen_without_scrolling_a_table_si
     assert page.evaluate(
         "document.querySelector('#members').scrollWidth <= document.querySelector('#members').clientWidth"
     )
+
+
+def test_on_a_phone_the_instances_and_the_dashboards_people_tables_read_without_sideways_scrolling(
+    page, live_server, demo_with_release
+):
+    """The instances list (its Status column was cut off) and the dashboard's annotator and verifier tables (they
+    scrolled inside their card) stack one card per row at 390 px, each cell named by its column."""
+    log_in(page, live_server, "manager")
+    page.set_viewport_size({"width": 390, "height": 800})
+    follow(page, PROJECT, within="main")
+    follow_project_nav(page, "Instances")
+    status = page.locator("#instance-table tbody tr").first.locator("td[data-label=Status]")
+    expect(status).to_be_visible()
+    box = status.bounding_box()
+    assert box["x"] >= 0 and box["x"] + box["width"] <= 390, box
+    page.screenshot(path="/tmp/layout-instances-390.png", full_page=True)
+    follow_project_nav(page, "Dashboard")
+    for table in ("#annotator-table", "#verifier-table"):
+        expect(page.locator(f"{table} tbody tr").first.locator("td").nth(1)).to_have_attribute(
+            "data-label", re.compile(".")
+        )
+        assert page.evaluate(f"(t => t.scrollWidth <= t.clientWidth)(document.querySelector('{table}'))"), table
+    page.locator("#annotators").screenshot(path="/tmp/layout-annotators-390.png")
+    assert page.evaluate("document.documentElement.scrollWidth <= document.documentElement.clientWidth")

@@ -7,11 +7,13 @@ import hashlib
 import io
 import json
 import zipfile
+from collections import Counter
 
 import pyarrow.parquet as pq
 import pytest
 from celery import Task
 
+from curation.datasets.services import dataset_import
 from curation.exports import EXPORT_FORMATS, write_export_zip
 from curation.exports.writers import write_json_array
 from curation.releases import services as release_services
@@ -204,3 +206,34 @@ def test_source_papers_list_in_number_order_not_text_order():
         "paper-100",
         "tatqa:b",
     ]
+
+
+def exported_tatdqa(release, tmp_path) -> tuple[list[dict], str]:
+    write_export_zip(release, "tatdqa", tmp_path / "tatdqa.zip")
+    files = unpack(tmp_path / "tatdqa.zip")
+    return json.loads(files[f"data/{release.label}.json"]), files["README.md"].decode()
+
+
+def test_tatdqa_card_says_documents_curated_from_latex_carry_only_their_uid(release, tmp_path):
+    documents, card = exported_tatdqa(release, tmp_path)
+    assert documents and all(list(document["doc"]) == ["uid"] for document in documents)
+    assert f"`doc` holds {{uid}} in {len(documents)} documents." in card
+    assert "its `uid` is the paper's key" in card
+    assert "page, source" not in card and "tie a document imported from TAT-DQA" not in card
+
+
+def test_tatdqa_card_counts_the_doc_keys_the_file_really_holds(project, shared_data, tmp_path):
+    documents = json.loads((shared_data / "tatdqa" / "tatdqa_dataset_dev.json").read_bytes())[:5]
+    imported = dataset_import(
+        project=project,
+        actor=None,
+        format="tatdqa",
+        source_name="dev.json",
+        content=json.dumps(documents).encode(),
+        as_release="tatdqa-dev",
+    )
+    written, card = exported_tatdqa(imported.release, tmp_path)
+    shapes = Counter(tuple(document["doc"]) for document in written)
+    assert shapes == {("uid", "page", "source"): 5}, shapes
+    assert "`doc` holds {uid, page, source} in 5 documents." in card
+    assert "tie a document imported from TAT-DQA to its PDF page" in card and "paper's key" not in card
