@@ -122,6 +122,38 @@ def job_claim(
     )
 
 
+def job_take(
+    model: type[models.Model] | QuerySet,
+    pk: int,
+    *,
+    worker: str,
+    waiting: Q | str = "pending",
+    running: str = "running",
+    state_field: str = "state",
+    attempts_field: str = "attempts",
+    **reset: Any,
+) -> str | None:
+    """Claim row `pk` of `model` (or of a queryset, the rows it may be taken among) for `worker` when it waits
+    (`waiting`: that state, or a filter) or its worker went silent in `running` (`job_silent`), in one conditional
+    UPDATE: a fresh token, the worker, a heartbeat, one more claim counted in `attempts_field`, and the fields of
+    `reset` (an earlier claim's progress set back). The claim's token, or None when a live worker holds the row or
+    it finished meanwhile (a duplicate message). The claim of every job kind that is one row: ingestions, dataset
+    imports, release cuts, export builds, webhook deliveries and scoring chunks."""
+    token = job_token()
+    rows = model._default_manager.all() if isinstance(model, type) else model
+    may_wait = Q(**{state_field: waiting}) if isinstance(waiting, str) else waiting
+    taken = job_claim(
+        rows=rows.filter(may_wait | job_silent(running=running, state_field=state_field), pk=pk),
+        token=token,
+        worker=worker,
+        running=running,
+        attempts_field=attempts_field,
+        state_field=state_field,
+        **reset,
+    )
+    return token if taken else None
+
+
 def job_heartbeat(*, rows: QuerySet, token: str) -> bool:
     """Renew the claim; False when another worker (or the reaper) has taken the row over."""
     return bool(rows.filter(claim_token=token).update(heartbeat_at=timezone.now()))

@@ -26,12 +26,11 @@ from curation.datasets.models import ImportJob, ImportRecord
 from curation.datasets.services import ImportResult, dataset_import, dataset_read, release_name_checked
 from curation.errors import Conflict, DomainError
 from curation.jobs import (
-    job_claim,
     job_enqueue,
     job_heartbeating,
     job_requeue,
     job_silent,
-    job_token,
+    job_take,
 )
 from curation.models import Project
 from curation.services.projects import require_role
@@ -126,16 +125,8 @@ def dataset_import_run(*, job_id: int, worker: str = "") -> ImportJob | None:
     job = ImportJob.objects.select_related("project", "requested_by").filter(pk=job_id).first()
     if job is None or job.state in FINISHED:
         return job
-    token = job_token()
-    if not job_claim(
-        rows=ImportJob.objects.filter(Q(state=ImportJob.State.PENDING) | _silent(), pk=job_id),
-        token=token,
-        worker=worker,
-        running=ImportJob.State.RUNNING,
-        attempts_field="attempts",
-        state_field="state",
-        questions_done=0,
-    ):
+    token = job_take(ImportJob, job_id, worker=worker, questions_done=0)
+    if token is None:
         job.refresh_from_db()
         return job  # held by a live worker, or finished meanwhile: a duplicate message exits quietly
     mine = ImportJob.objects.filter(pk=job_id, claim_token=token)

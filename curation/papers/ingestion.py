@@ -21,13 +21,12 @@ from django.utils import timezone
 
 from curation.errors import Conflict, DomainError, InvalidInput
 from curation.jobs import (
-    job_claim,
     job_enqueue,
     job_heartbeat,
     job_heartbeat_seconds,
     job_requeue,
     job_silent,
-    job_token,
+    job_take,
 )
 from curation.models import Batch, Project
 from curation.papers.bounded import IngestLimits, LimitExceeded, sources_read_bounded
@@ -122,20 +121,17 @@ def ingest_job_run(*, job_id: int, worker: str = "") -> IngestJob | None:
     job = IngestJob.objects.select_related("project", "batch", "requested_by").filter(pk=job_id).first()
     if job is None or job.state in FINISHED:
         return job
-    token = job_token()
-    if not job_claim(
-        rows=IngestJob.objects.filter(Q(state=IngestJob.State.PENDING) | _silent(), pk=job_id),
-        token=token,
+    token = job_take(
+        IngestJob,
+        job_id,
         worker=worker,
-        running=IngestJob.State.RUNNING,
-        attempts_field="attempts",
-        state_field="state",
         stage=IngestJob.Stage.STORED,
         files_done=0,
         tables_found=0,
         paragraphs_found=0,
         current_file="",
-    ):
+    )
+    if token is None:
         job.refresh_from_db()
         return job  # held by a live worker, or finished meanwhile: a duplicate message exits quietly
     mine = IngestJob.objects.filter(pk=job_id, claim_token=token)

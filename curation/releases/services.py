@@ -24,7 +24,7 @@ from curation.datasets.models import ImportRecord, SourceRecord
 from curation.errors import Conflict, DomainError, InvalidInput, NotFound
 from curation.exports.rows import ITEM_CHUNK, release_items, release_rows
 from curation.exports.statistics import release_statistics
-from curation.jobs import job_claim, job_enqueue, job_heartbeating, job_reap, job_silent, job_token
+from curation.jobs import job_enqueue, job_heartbeating, job_requeue, job_silent, job_take
 from curation.models import Batch, Context, Instance, InstanceRevision, Paper, Paragraph, Project, Table
 from curation.releases.models import ExportArtifact, Release, ReleaseContext, ReleaseCut, ReleaseItem
 from curation.services.lifecycle import instances_transition_bulk
@@ -726,30 +726,12 @@ def _silent(stall_s: float | None = None) -> Q:
     return job_silent(running="running", state_field="state", stall_s=stall_s)
 
 
-def _silent_reap(
-    model: type[ExportArtifact] | type[ReleaseCut],
-    *,
-    task_name: str,
-    stall_s: float | None,
-    describe: Callable,
-    held_by: str | None = None,
-) -> int:
-    """Requeue (after commit) or fail the silent rows of `model` — or, given `held_by`, the running rows that
-    worker holds, whatever their heartbeat (it is shutting down or has restarted); how many were reaped."""
-    rows = model.objects.filter(state="running", worker=held_by) if held_by else model.objects.filter(_silent(stall_s))
-    with transaction.atomic():
-        requeued, failed = job_reap(
-            stalled=rows,
-            waiting="pending",
-            failed="failed",
-            attempts_field="attempts",
-            max_attempts=settings.TATCURATE_JOB_MAX_ATTEMPTS if held_by is None else None,
-            state_field="state",
-            describe=describe,
-        )
-        for row in requeued:
-            job_enqueue(task_name=task_name, args=[row.pk])
-    return len(requeued) + len(failed)
+def _describe_cut(cut: ReleaseCut) -> str:
+    return f"release cut {cut.pk} ({cut.name})"
+
+
+def _describe_export(artifact: ExportArtifact) -> str:
+    return f"export {artifact.pk} ({artifact.format})"
 
 
 class _CutTakenOver(Exception):
@@ -767,16 +749,8 @@ def release_cut_build(*, cut_id: int, worker: str = "") -> ReleaseCut | None:
     cut = ReleaseCut.objects.select_related("project", "requested_by").filter(pk=cut_id).first()
     if cut is None or cut.state in (ReleaseCut.State.READY, ReleaseCut.State.FAILED):
         return cut
-    token = job_token()
-    if not job_claim(
-        rows=ReleaseCut.objects.filter(Q(state=ReleaseCut.State.PENDING) | _silent(), pk=cut_id),
-        token=token,
-        worker=worker,
-        running=ReleaseCut.State.RUNNING,
-        attempts_field="attempts",
-        state_field="state",
-        items_done=0,
-    ):
+    token = job_take(ReleaseCut, cut_id, worker=worker, items_done=0)
+    if token is None:
         cut.refresh_from_db()
         return cut  # held by a live worker, or finished meanwhile: a duplicate message exits quietly
     mine = ReleaseCut.objects.filter(pk=cut_id, claim_token=token)
@@ -829,23 +803,22 @@ def cuts_reap(*, stall_s: float | None = None) -> int:
     """Send a cut whose worker went silent back to the exports queue, or fail it (with the reason) after
     TATCURATE_JOB_MAX_ATTEMPTS claims; its half-frozen release was never written. Returns how many were reaped.
     Run by the beat reaper (curation.jobs_reap)."""
-    return _silent_reap(
-        ReleaseCut,
+    return job_requeue(
+        rows=ReleaseCut.objects.filter(_silent(stall_s)),
         task_name="curation.release_cut",
-        stall_s=stall_s,
-        describe=lambda cut: f"release cut {cut.pk} ({cut.name})",
+        max_attempts=settings.TATCURATE_JOB_MAX_ATTEMPTS,
+        describe=_describe_cut,
     )
 
 
 def cuts_release_for_worker(*, worker: str) -> int:
     """Send the cuts `worker` was running back to the exports queue at once (it shut down, or restarted under its
     old name); returns how many. Called on Celery's worker_shutdown and worker_ready (curation.jobs)."""
-    return _silent_reap(
-        ReleaseCut,
+    return job_requeue(
+        rows=ReleaseCut.objects.filter(state=ReleaseCut.State.RUNNING, worker=worker),
         task_name="curation.release_cut",
-        stall_s=None,
-        describe=lambda cut: f"release cut {cut.pk} ({cut.name})",
-        held_by=worker,
+        max_attempts=None,
+        describe=_describe_cut,
     )
 
 
@@ -940,18 +913,16 @@ def export_build(*, artifact_id: int, worker: str = "") -> ExportArtifact | None
         return artifact
     # Claimed by one conditional UPDATE: a waiting or failed build (or a ready one whose file is gone), or one whose
     # writer went silent.
-    token = job_token()
     waiting = Q(state__in=(ExportArtifact.State.PENDING, ExportArtifact.State.FAILED, ExportArtifact.State.READY))
-    if not job_claim(
-        rows=ExportArtifact.objects.filter(waiting | _silent(), pk=artifact_id),
-        token=token,
+    token = job_take(
+        ExportArtifact,
+        artifact_id,
         worker=worker,
-        running=ExportArtifact.State.RUNNING,
-        attempts_field="attempts",
-        state_field="state",
+        waiting=waiting,
         items_done=0,
         items_total=artifact.release.item_count,
-    ):
+    )
+    if token is None:
         artifact.refresh_from_db()
         return artifact  # a live worker is writing it (or it is ready): a duplicate message exits quietly
     mine = ExportArtifact.objects.filter(pk=artifact_id, claim_token=token)
@@ -999,23 +970,22 @@ def export_build(*, artifact_id: int, worker: str = "") -> ExportArtifact | None
 def exports_reap(*, stall_s: float | None = None) -> int:
     """Send a build whose writer went silent back to the exports queue, or fail it after TATCURATE_JOB_MAX_ATTEMPTS
     builds; returns how many were reaped. Run by the beat reaper (curation.jobs_reap)."""
-    return _silent_reap(
-        ExportArtifact,
+    return job_requeue(
+        rows=ExportArtifact.objects.filter(_silent(stall_s)),
         task_name="curation.export_build",
-        stall_s=stall_s,
-        describe=lambda artifact: f"export {artifact.pk} ({artifact.format})",
+        max_attempts=settings.TATCURATE_JOB_MAX_ATTEMPTS,
+        describe=_describe_export,
     )
 
 
 def exports_release_for_worker(*, worker: str) -> int:
     """Send the builds `worker` was writing back to the exports queue at once; returns how many. Called on Celery's
     worker_shutdown and worker_ready (curation.jobs)."""
-    return _silent_reap(
-        ExportArtifact,
+    return job_requeue(
+        rows=ExportArtifact.objects.filter(state=ExportArtifact.State.RUNNING, worker=worker),
         task_name="curation.export_build",
-        stall_s=None,
-        describe=lambda artifact: f"export {artifact.pk} ({artifact.format})",
-        held_by=worker,
+        max_attempts=None,
+        describe=_describe_export,
     )
 
 

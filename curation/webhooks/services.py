@@ -31,14 +31,13 @@ from curation.endpoints.django_client import outbound_policy
 from curation.endpoints.outbound import GuardedBackend, OutboundRefused
 from curation.errors import InvalidInput, NotFound
 from curation.jobs import (
-    job_claim,
     job_heartbeating,
     job_reap,
     job_silent,
     job_stall_cutoff,
     job_stall_seconds,
+    job_take,
     job_task,
-    job_token,
 )
 from curation.models import Project
 from curation.services.projects import require_role
@@ -299,18 +298,11 @@ def delivery_send(*, delivery_id: int, worker: str = "") -> WebhookDelivery | No
     delivery = WebhookDelivery.objects.select_related("webhook").filter(pk=delivery_id).first()
     if delivery is None or delivery.state in (WebhookDelivery.State.DELIVERED, WebhookDelivery.State.FAILED):
         return delivery
-    token = job_token()
     due = Q(state=WebhookDelivery.State.PENDING) & (
         Q(next_attempt_at__isnull=True) | Q(next_attempt_at__lte=timezone.now())
     )
-    if not job_claim(
-        rows=WebhookDelivery.objects.filter(due | _silent(), pk=delivery_id),
-        token=token,
-        worker=worker,
-        running=WebhookDelivery.State.SENDING,
-        attempts_field="attempts",
-        state_field="state",
-    ):
+    token = job_take(WebhookDelivery, delivery_id, worker=worker, waiting=due, running=WebhookDelivery.State.SENDING)
+    if token is None:
         return delivery
     delivery.refresh_from_db()
     hook = delivery.webhook

@@ -15,19 +15,16 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any
 
 from django.conf import settings
-from django.db.models import Q
 from django.utils import timezone
 
 from curation.endpoints.client import ChatClient
 from curation.endpoints.django_client import client_for
 from curation.endpoints.errors import EndpointError
 from curation.jobs import (
-    job_claim,
     job_heartbeat,
     job_heartbeat_seconds,
     job_release,
-    job_silent,
-    job_token,
+    job_take,
 )
 from curation.releases.models import ReleaseContext, ReleaseItem
 from curation.transient import TransientOutage, is_transient, transient_call
@@ -68,18 +65,18 @@ def chunk_predictions_fail(chunk: RunChunk) -> None:
 # --- Processing ------------------------------------------------------------------------------------------------
 
 
-def _claim(chunk_id: int, token: str, worker: str) -> bool:
+def _claim(chunk_id: int, worker: str) -> str | None:
     # The run's status by `run_id__in`, never a join: a joined filter makes Django write `WHERE id IN (SELECT … FROM
     # runchunk JOIN run …)`, whose inner read of the chunk PostgreSQL does not check again after waiting for a rival
     # claim's row lock, so two workers took the same chunk. The chunk's own columns stay in the UPDATE's WHERE.
     running = ScoringRun.objects.filter(status=Status.RUNNING).values("pk")
-    return job_claim(
-        rows=RunChunk.objects.filter(pk=chunk_id, run_id__in=running).filter(
-            Q(status=RunChunk.Status.QUEUED) | job_silent(running=RunChunk.Status.RUNNING)
-        ),
-        token=token,
+    return job_take(
+        RunChunk.objects.filter(run_id__in=running),
+        chunk_id,
         worker=worker,
+        waiting=RunChunk.Status.QUEUED,
         running=RunChunk.Status.RUNNING,
+        state_field="status",
         attempts_field="deliveries",
     )
 
@@ -308,8 +305,8 @@ def chunk_process(*, chunk_id: int, worker: str = "") -> str:
     """Process one chunk: claim it, answer each item not yet predicted, commit each prediction on its own, then mark
     the chunk done and, for the last chunk, finish the run. Called by the task; returns what happened."""
     worker = worker or socket.gethostname()
-    token = job_token()
-    if not _claim(chunk_id, token, worker):
+    token = _claim(chunk_id, worker)
+    if token is None:
         return "skipped"
     chunk = RunChunk.objects.select_related("run__endpoint", "run__project", "run__release").get(pk=chunk_id)
     run = chunk.run

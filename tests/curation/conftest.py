@@ -1,4 +1,5 @@
-"""Fixtures of the release, import and export tests: validated work in batches, and shared benchmark files."""
+"""Fixtures of the release, import and export tests: validated work in batches, shared benchmark files, and the
+messages the job kinds send."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from curation.models import Batch, Context, Paper, Paragraph, ReasoningType, Tab
 from curation.services.lifecycle import instance_create
 from curation.states import Status
 from tests.scoring.metrics.shared_data import shared_data_dir
+from tests.support.jobs import broker_messages
 
 
 @pytest.fixture
@@ -78,3 +80,15 @@ def write_json(tmp_path):
 @pytest.fixture
 def shared_data() -> Path:
     return shared_data_dir()
+
+
+@pytest.fixture
+def sent(monkeypatch) -> list[tuple]:
+    """(task name, args) of each message that would leave for the broker, recorded instead of sent."""
+    return broker_messages(monkeypatch)
+
+
+@pytest.fixture
+def sent_routed(monkeypatch) -> list[tuple]:
+    """(task name, args, queue) of each message that would leave for the broker, recorded instead of sent."""
+    return broker_messages(monkeypatch, with_queue=True)

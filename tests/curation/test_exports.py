@@ -11,7 +11,6 @@ from collections import Counter
 
 import pyarrow.parquet as pq
 import pytest
-from celery import Task
 
 from curation.datasets.services import dataset_import
 from curation.exports import EXPORT_FORMATS, write_export_zip
@@ -140,15 +139,12 @@ def test_small_export_is_built_once_and_cached(release, monkeypatch, release_wor
     assert first.pk == second.pk and first.sha256 == second.sha256 and len(calls) == 1
 
 
-def test_big_export_goes_to_the_worker_after_commit(release, monkeypatch, django_capture_on_commit_callbacks):
+def test_big_export_goes_to_the_worker_after_commit(release, monkeypatch, sent, django_capture_on_commit_callbacks):
     monkeypatch.setattr(release_services, "SYNC_EXPORT_MAX_ITEMS", 0)
-    sent = []
-    # Below the transaction-aware send (curation/jobs.py), where the message would leave for the broker.
-    monkeypatch.setattr(Task, "apply_async", lambda task, args=None, kwargs=None, **options: sent.append(args))
     with django_capture_on_commit_callbacks(execute=True) as callbacks:
         artifact = export_request(release=release, actor=None, format="jsonl")
         assert sent == []  # nothing leaves before the artifact row is committed
-    assert len(callbacks) == 1 and sent == [[artifact.pk]]
+    assert len(callbacks) == 1 and sent == [("curation.export_build", [artifact.pk])]
     assert artifact.state == ExportArtifact.State.PENDING
     assert export_build_task(artifact.pk) == "ready"
     artifact.refresh_from_db()

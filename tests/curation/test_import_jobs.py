@@ -7,15 +7,12 @@ from __future__ import annotations
 import json
 import threading
 import time
-from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from celery import Task
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import connection
 from django.test import Client
-from django.utils import timezone
 
 from curation.datasets import jobs as dataset_jobs
 from curation.datasets.models import ImportJob, ImportRecord
@@ -26,6 +23,7 @@ from curation.models import Instance
 from curation.releases.models import Release
 from tests.conftest import postgres_only
 from tests.curation.test_imports import tatqa_document, tatqa_question
+from tests.support.jobs import left_by
 
 pytestmark = pytest.mark.django_db
 
@@ -36,16 +34,6 @@ def tatqa_file(documents: int = 3, per_document: int = 2) -> bytes:
         for i in range(documents)
     ]
     return json.dumps(data).encode()
-
-
-@pytest.fixture
-def sent(monkeypatch):
-    """Messages that would leave for the broker (below the transaction-aware send of curation/jobs.py)."""
-    messages: list[tuple[str, list]] = []
-    monkeypatch.setattr(
-        Task, "apply_async", lambda task, args=None, kwargs=None, **o: messages.append((task.name, args))
-    )
-    return messages
 
 
 @pytest.fixture
@@ -145,27 +133,15 @@ def test_only_a_manager_may_queue_an_import(project, personas, big):
     assert not ImportJob.objects.exists()
 
 
-def _left_by(job: ImportJob, *, worker: str, minutes: float, attempts: int = 1) -> None:
-    """What a worker leaves when it stops mid-import: the job running, claimed by it, its heartbeat `minutes` old."""
-    ImportJob.objects.filter(pk=job.pk).update(
-        state=ImportJob.State.RUNNING,
-        claim_token="dead-token",
-        worker=worker,
-        attempts=attempts,
-        questions_done=2,
-        heartbeat_at=timezone.now() - timedelta(minutes=minutes),
-    )
-
-
 def test_a_job_held_by_a_live_worker_is_left_to_it(queued):
-    _left_by(queued, worker="exports@host-a", minutes=0)
+    left_by(queued, worker="exports@host-a", minutes=0, questions_done=2)
     job = dataset_jobs.dataset_import_run(job_id=queued.pk, worker="exports@host-b")
     assert (job.state, job.worker, job.claim_token) == ("running", "exports@host-a", "dead-token")
     assert not ImportRecord.objects.exists()
 
 
 def test_a_redelivered_task_takes_over_a_silent_job_and_imports_it_once(queued):
-    _left_by(queued, worker="exports@host-a", minutes=10)
+    left_by(queued, worker="exports@host-a", minutes=10, questions_done=2)
     job = dataset_jobs.dataset_import_run(job_id=queued.pk, worker="exports@host-b")
     assert (job.state, job.worker, job.attempts) == ("done", "exports@host-b", 2)
     assert ImportRecord.objects.count() == 1 and Instance.objects.count() == 6
@@ -173,7 +149,7 @@ def test_a_redelivered_task_takes_over_a_silent_job_and_imports_it_once(queued):
 
 def test_a_job_whose_import_committed_before_its_worker_died_is_only_marked_done(queued, project):
     dataset_import(project=project, actor=None, format="tatqa", source_name="dev.json", content=tatqa_file())
-    _left_by(queued, worker="exports@host-a", minutes=10)
+    left_by(queued, worker="exports@host-a", minutes=10, questions_done=2)
     job = dataset_jobs.dataset_import_run(job_id=queued.pk, worker="exports@host-b")
     assert job.state == "done" and job.record == ImportRecord.objects.get() and Instance.objects.count() == 6
 
@@ -181,13 +157,13 @@ def test_a_job_whose_import_committed_before_its_worker_died_is_only_marked_done
 def test_the_beat_reaper_sends_a_silent_job_back_once_and_gives_up_after_the_attempts(
     queued, sent, settings, big, django_capture_on_commit_callbacks
 ):
-    _left_by(queued, worker="exports@host-a", minutes=10)
+    left_by(queued, worker="exports@host-a", minutes=10, questions_done=2)
     with django_capture_on_commit_callbacks(execute=True):
         assert jobs_reap()["dataset imports"] == 1 and jobs_reap()["dataset imports"] == 0
     assert sent == [("curation.dataset_import", [queued.pk])]
     queued.refresh_from_db()
     assert (queued.state, queued.claim_token) == ("pending", "")
-    _left_by(queued, worker="exports@host-a", minutes=10, attempts=settings.TATCURATE_JOB_MAX_ATTEMPTS)
+    left_by(queued, worker="exports@host-a", minutes=10, attempts=settings.TATCURATE_JOB_MAX_ATTEMPTS, questions_done=2)
     with django_capture_on_commit_callbacks(execute=True):
         assert jobs_reap()["dataset imports"] == 1
     queued.refresh_from_db()
@@ -196,7 +172,7 @@ def test_the_beat_reaper_sends_a_silent_job_back_once_and_gives_up_after_the_att
 
 
 def test_a_stopping_worker_hands_its_job_back_at_once(queued, sent, django_capture_on_commit_callbacks):
-    _left_by(queued, worker="exports@host-a", minutes=0)
+    left_by(queued, worker="exports@host-a", minutes=0, questions_done=2)
     with django_capture_on_commit_callbacks(execute=True):
         assert dataset_jobs.import_jobs_release_for_worker(worker="exports@host-b") == 0
         assert dataset_jobs.import_jobs_release_for_worker(worker="exports@host-a") == 1

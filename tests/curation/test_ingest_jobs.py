@@ -163,17 +163,11 @@ def test_a_refused_upload_at_the_door_leaves_no_file_and_no_job(project, persona
     assert (set(root.iterdir()) if root.exists() else set()) == folders
 
 
-def test_a_worker_hands_back_the_jobs_it_holds_at_once(
-    project, personas, monkeypatch, django_capture_on_commit_callbacks
-):
+def test_a_worker_hands_back_the_jobs_it_holds_at_once(project, personas, sent, django_capture_on_commit_callbacks):
     """On shutdown or a restart under its old name (curation/tasks.py) a worker's running jobs go back to the queue
     whatever their heartbeat, never failed, and are sent again; another worker's live job is left alone."""
-    from celery import Task
-
     from curation.jobs import jobs_release_for_worker
 
-    sent: list[tuple[str, list]] = []
-    monkeypatch.setattr(Task, "apply_async", lambda task, args=None, kwargs=None, **o: sent.append((task.name, args)))
     mine, theirs = queued(project, personas), queued(project, personas)
     sent.clear()
     now = timezone.now()

@@ -5,25 +5,15 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
-from celery import Task
 from django.db import transaction
 from django.utils import timezone
 
 from curation.jobs import job_enqueue, job_task
 from curation.releases.models import ExportArtifact
 from curation.releases.services import export_build, export_request, exports_reap, release_cut
+from tests.support.jobs import left_by
 from tests.support.sources import parsed
 from tests.support.workers import celery_worker, wait_for
-
-
-@pytest.fixture
-def sent(monkeypatch):
-    """Messages that would leave for the broker (below the transaction-aware send)."""
-    messages: list[tuple[str, list, str | None]] = []
-    monkeypatch.setattr(
-        Task, "apply_async", lambda task, args=None, kwargs=None, **o: messages.append((task.name, args, o["queue"]))
-    )
-    return messages
 
 
 @pytest.fixture
@@ -41,40 +31,33 @@ def release(release_world):
 
 def _left_by_a_dead_worker(release, *, minutes: int = 10) -> ExportArtifact:
     """An export build whose writer vanished: running, claimed, its heartbeat minutes old."""
-    return ExportArtifact.objects.create(
-        release=release,
-        format="jsonl",
-        state=ExportArtifact.State.RUNNING,
-        items_total=release.item_count,
-        claim_token="dead",
-        worker="gone@old-host",
-        attempts=1,
-        heartbeat_at=timezone.now() - timedelta(minutes=minutes),
-    )
+    artifact = ExportArtifact.objects.create(release=release, format="jsonl", items_total=release.item_count)
+    left_by(artifact, worker="gone@old-host", minutes=minutes)
+    return artifact
 
 
 # --- Transaction-aware enqueue ---------------------------------------------------------------------------------
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_job_sent_inside_a_transaction_leaves_after_the_commit(sent):
+def test_a_job_sent_inside_a_transaction_leaves_after_the_commit(sent_routed):
     with transaction.atomic():
         job_enqueue(task_name="curation.export_build", args=[7], queue="exports-test")
         with transaction.atomic():  # a savepoint: still waits for the outermost commit
             job_enqueue(task_name="curation.drafting_chunk", args=[1, 2])
-        assert sent == []
-    assert sent == [("curation.export_build", [7], "exports-test"), ("curation.drafting_chunk", [1, 2], None)]
+        assert sent_routed == []
+    assert sent_routed == [("curation.export_build", [7], "exports-test"), ("curation.drafting_chunk", [1, 2], None)]
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_job_sent_inside_a_rolled_back_transaction_never_leaves(sent):
+def test_a_job_sent_inside_a_rolled_back_transaction_never_leaves(sent_routed):
     with pytest.raises(RuntimeError):
         with transaction.atomic():
             job_enqueue(task_name="curation.export_build", args=[7])
             raise RuntimeError("the write failed")
-    assert sent == []
+    assert sent_routed == []
     job_enqueue(task_name="curation.export_build", args=[8])  # outside a transaction: at once
-    assert sent == [("curation.export_build", [8], None)]
+    assert sent_routed == [("curation.export_build", [8], None)]
 
 
 def test_every_job_task_is_found_by_name_and_is_transaction_aware():
@@ -86,18 +69,18 @@ def test_every_job_task_is_found_by_name_and_is_transaction_aware():
 
 
 @pytest.mark.django_db
-def test_a_stalled_export_build_is_sent_again_once(release, sent, django_capture_on_commit_callbacks, settings):
+def test_a_stalled_export_build_is_sent_again_once(release, sent_routed, django_capture_on_commit_callbacks, settings):
     settings.TATCURATE_EXPORTS_QUEUE = "exports-test"
     artifact = _left_by_a_dead_worker(release)
     assert exports_reap(stall_s=3600) == 0
     with django_capture_on_commit_callbacks(execute=True):
         assert exports_reap(stall_s=60) == 1
-    assert sent == [("curation.export_build", [artifact.pk], None)]
+    assert sent_routed == [("curation.export_build", [artifact.pk], None)]
     artifact.refresh_from_db()
     assert artifact.state == ExportArtifact.State.PENDING and artifact.claim_token == ""
     with django_capture_on_commit_callbacks(execute=True):
         assert exports_reap(stall_s=60) == 0  # idempotent
-    assert len(sent) == 1
+    assert len(sent_routed) == 1
 
 
 @pytest.mark.django_db
@@ -106,20 +89,20 @@ def test_a_duplicate_message_leaves_a_live_build_alone(release, settings, tmp_pa
     artifact = _left_by_a_dead_worker(release, minutes=0)  # its writer is alive: a fresh heartbeat
     assert export_build(artifact_id=artifact.pk, worker="other@host").state == ExportArtifact.State.RUNNING
     artifact.refresh_from_db()
-    assert artifact.claim_token == "dead" and artifact.worker == "gone@old-host"
+    assert artifact.claim_token == "dead-token" and artifact.worker == "gone@old-host"
     ExportArtifact.objects.filter(pk=artifact.pk).update(heartbeat_at=timezone.now() - timedelta(hours=1))
     built = export_build(artifact_id=artifact.pk, worker="other@host")  # a silent writer is taken over
     assert built.state == ExportArtifact.State.READY and built.worker == "other@host" and built.attempts == 2
 
 
 @pytest.mark.django_db
-def test_an_export_lost_with_its_worker_too_often_fails(release, settings, sent, tmp_path):
+def test_an_export_lost_with_its_worker_too_often_fails(release, settings, sent_routed, tmp_path):
     settings.TATCURATE_JOB_MAX_ATTEMPTS = 1
     artifact = _left_by_a_dead_worker(release)
     assert exports_reap(stall_s=60) == 1
     artifact.refresh_from_db()
     assert artifact.state == ExportArtifact.State.FAILED and "gone@old-host" in artifact.error
-    assert sent == []
+    assert sent_routed == []
     settings.MEDIA_ROOT = tmp_path
     again = export_request(release=release, actor=None, format="jsonl")  # asked again: built afresh
     assert again.state == ExportArtifact.State.READY and again.attempts == 1

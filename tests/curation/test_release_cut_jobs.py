@@ -3,11 +3,7 @@ and the beat reaper, so a cut whose worker died is finished once (or failed with
 
 from __future__ import annotations
 
-from datetime import timedelta
-
 import pytest
-from celery import Task
-from django.utils import timezone
 
 from curation.jobs import jobs_reap
 from curation.models import Instance, TransitionEvent
@@ -15,18 +11,9 @@ from curation.releases import services as release_services
 from curation.releases.models import Release, ReleaseCut
 from curation.states import Status
 from tests.curation.test_release_scale import validated_world
+from tests.support.jobs import left_by
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def sent(monkeypatch):
-    """Messages that would leave for the broker (below the transaction-aware send of curation/jobs.py)."""
-    messages: list[tuple[str, list]] = []
-    monkeypatch.setattr(
-        Task, "apply_async", lambda task, args=None, kwargs=None, **o: messages.append((task.name, args))
-    )
-    return messages
 
 
 @pytest.fixture
@@ -43,18 +30,6 @@ def queued(project, personas, settings, sent, django_capture_on_commit_callbacks
     return cut
 
 
-def _left_by(cut: ReleaseCut, *, worker: str, minutes: float, attempts: int = 1) -> None:
-    """What a worker leaves when it stops mid-cut: the cut running, claimed by it, its heartbeat `minutes` old."""
-    ReleaseCut.objects.filter(pk=cut.pk).update(
-        state=ReleaseCut.State.RUNNING,
-        claim_token="dead-token",
-        worker=worker,
-        attempts=attempts,
-        items_done=2,
-        heartbeat_at=timezone.now() - timedelta(minutes=minutes),
-    )
-
-
 def test_a_worker_claims_the_cut_and_records_itself(queued):
     built = release_services.release_cut_build(cut_id=queued.pk, worker="exports@host-a")
     assert (built.state, built.worker, built.attempts, built.claim_token) == ("ready", "exports@host-a", 1, "")
@@ -62,7 +37,7 @@ def test_a_worker_claims_the_cut_and_records_itself(queued):
 
 
 def test_a_cut_held_by_a_live_worker_is_left_to_it(queued):
-    _left_by(queued, worker="exports@host-a", minutes=0)
+    left_by(queued, worker="exports@host-a", minutes=0, items_done=2)
     built = release_services.release_cut_build(cut_id=queued.pk, worker="exports@host-b")
     assert (built.state, built.worker, built.claim_token, built.attempts) == (
         "running",
@@ -74,7 +49,7 @@ def test_a_cut_held_by_a_live_worker_is_left_to_it(queued):
 
 
 def test_a_redelivered_task_takes_over_a_silent_cut_and_releases_it_once(queued):
-    _left_by(queued, worker="exports@host-a", minutes=10)
+    left_by(queued, worker="exports@host-a", minutes=10, items_done=2)
     built = release_services.release_cut_build(cut_id=queued.pk, worker="exports@host-b")
     assert (built.state, built.worker, built.attempts) == ("ready", "exports@host-b", 2)
     assert Release.objects.count() == 1 and built.release.item_count == 6
@@ -120,7 +95,7 @@ def test_a_claim_lost_inside_the_write_rolls_the_whole_release_back(queued, monk
 def test_the_beat_reaper_sends_a_silent_cut_back_to_the_exports_queue_once(
     queued, sent, django_capture_on_commit_callbacks
 ):
-    _left_by(queued, worker="exports@gone", minutes=10)
+    left_by(queued, worker="exports@gone", minutes=10, items_done=2)
     assert release_services.cuts_reap(stall_s=3600) == 0  # ten minutes is not silent for an hour's threshold
     with django_capture_on_commit_callbacks(execute=True):
         counts = jobs_reap()  # the default threshold (4 missed beats of 2 s) through the one beat task
@@ -137,7 +112,7 @@ def test_the_beat_reaper_sends_a_silent_cut_back_to_the_exports_queue_once(
 
 def test_a_cut_whose_workers_keep_dying_fails_with_the_reason_and_no_release(queued, sent, settings):
     settings.TATCURATE_JOB_MAX_ATTEMPTS = 3
-    _left_by(queued, worker="exports@gone", minutes=10, attempts=3)
+    left_by(queued, worker="exports@gone", minutes=10, attempts=3, items_done=2)
     assert release_services.cuts_reap(stall_s=60) == 1
     queued.refresh_from_db()
     assert queued.state == "failed" and queued.finished_at is not None

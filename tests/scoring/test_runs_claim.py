@@ -38,13 +38,13 @@ def test_a_claim_that_waited_for_a_rivals_lock_finds_the_chunk_taken(project, pe
 
     def rival() -> None:
         try:
-            results["rival"] = _claim(chunk.pk, "rival-token", "scoring@rival")
+            results["rival"] = _claim(chunk.pk, "scoring@rival")
         finally:
             rival_done.set()
             connection.close()
 
     with transaction.atomic():
-        results["first"] = _claim(chunk.pk, "first-token", "scoring@first")  # holds the row lock until commit
+        results["first"] = _claim(chunk.pk, "scoring@first")  # holds the row lock until commit
         thread = threading.Thread(target=rival)
         thread.start()
         deadline = time.monotonic() + 20
@@ -53,5 +53,5 @@ def test_a_claim_that_waited_for_a_rivals_lock_finds_the_chunk_taken(project, pe
         assert not rival_done.is_set(), "the rival's claim did not wait for the row lock"
     thread.join(timeout=20)
     chunk.refresh_from_db()
-    assert (results["first"], results["rival"]) == (True, False)
-    assert (chunk.claim_token, chunk.worker, chunk.deliveries) == ("first-token", "scoring@first", 1)
+    assert results["first"] and results["rival"] is None  # the first claim's token; the rival took nothing
+    assert (chunk.claim_token, chunk.worker, chunk.deliveries) == (results["first"], "scoring@first", 1)

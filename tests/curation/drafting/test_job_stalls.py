@@ -9,7 +9,6 @@ import time
 from datetime import timedelta
 
 import pytest
-from celery import Task
 from django.db import connection
 from django.utils import timezone
 
@@ -24,16 +23,6 @@ from curation.transient import TransientOutage
 from tests.curation.drafting.conftest import endpoint_on, make_contexts, scripted_reply
 from tests.support.fault_server import FaultServer
 from tests.support.private_services import PrivateRedis, free_port, redis_available
-
-
-@pytest.fixture
-def sent(monkeypatch):
-    """Messages that would leave for the broker (below the transaction-aware send of curation/jobs.py)."""
-    messages: list[tuple[str, list]] = []
-    monkeypatch.setattr(
-        Task, "apply_async", lambda task, args=None, kwargs=None, **o: messages.append((task.name, args))
-    )
-    return messages
 
 
 def _started_llm_run(project, batch, base_url: str, **endpoint_fields) -> DraftingRun:

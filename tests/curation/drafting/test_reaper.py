@@ -5,7 +5,6 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
-from celery import Task
 from django.utils import timezone
 
 from curation.drafting.models import DraftingItem, DraftingRun
@@ -20,22 +19,12 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def sent(monkeypatch):
-    """Messages that would leave for the broker (below the transaction-aware send of curation/jobs.py)."""
-    messages: list[tuple[str, list, str | None]] = []
-    monkeypatch.setattr(
-        Task, "apply_async", lambda task, args=None, kwargs=None, **o: messages.append((task.name, args, o["queue"]))
-    )
-    return messages
-
-
-@pytest.fixture
-def started(project, personas, drafting_batch, drafting_contexts, sent, django_capture_on_commit_callbacks):
+def started(project, personas, drafting_batch, drafting_contexts, sent_routed, django_capture_on_commit_callbacks):
     run = run_create(project=project, actor=personas["manager"], kind="template", batch=drafting_batch)
     with django_capture_on_commit_callbacks(execute=True):
         run_start(run_id=run.pk, actor=personas["manager"], queue="drafting-test")
-    assert sent == [("curation.drafting_chunk", [run.pk, 0], "drafting-test")]
-    sent.clear()
+    assert sent_routed == [("curation.drafting_chunk", [run.pk, 0], "drafting-test")]
+    sent_routed.clear()
     return run
 
 
@@ -50,19 +39,19 @@ def _vanish(run: DraftingRun, *, minutes: int = 10) -> DraftingItem:
 
 
 def test_a_stale_chunk_is_sent_again_once_and_a_new_worker_finishes_it(
-    started, sent, drafting_contexts, django_capture_on_commit_callbacks
+    started, sent_routed, drafting_contexts, django_capture_on_commit_callbacks
 ):
     item = _vanish(started)
     assert items_reap(stall_s=3600) == 0  # ten minutes is not stale for an hour's threshold
     with django_capture_on_commit_callbacks(execute=True):
         assert items_reap(stall_s=60) == len(drafting_contexts)
-        assert sent == []  # the message waits for the commit of the requeue
-    assert sent == [("curation.drafting_chunk", [started.pk, 0], "drafting-test")]
+        assert sent_routed == []  # the message waits for the commit of the requeue
+    assert sent_routed == [("curation.drafting_chunk", [started.pk, 0], "drafting-test")]
     item.refresh_from_db()
     assert item.status == DraftingItem.Status.PENDING and item.claim_token == ""
     with django_capture_on_commit_callbacks(execute=True):
         assert items_reap(stall_s=60) == 0  # idempotent: the requeued rows carry a fresh heartbeat
-    assert len(sent) == 1
+    assert len(sent_routed) == 1
 
     assert chunk_process(run_id=started.pk, chunk=0, worker="new@other-host") == len(drafting_contexts)
     started.refresh_from_db()
@@ -82,11 +71,11 @@ def test_the_late_result_of_a_reaped_worker_is_dropped(started):
     assert not Instance.objects.filter(question="late?").exists()
 
 
-def test_an_item_lost_with_its_worker_too_often_fails_and_the_run_finishes(started, settings, sent):
+def test_an_item_lost_with_its_worker_too_often_fails_and_the_run_finishes(started, settings, sent_routed):
     settings.TATCURATE_JOB_MAX_ATTEMPTS = 1
     item = _vanish(started)
     DraftingItem.objects.exclude(pk=item.pk).filter(run=started).update(status=DraftingItem.Status.DRAFTED)
-    assert items_reap(stall_s=60) == 1 and sent == []
+    assert items_reap(stall_s=60) == 1 and sent_routed == []
     item.refresh_from_db()
     assert item.status == DraftingItem.Status.FAILED and "Given up after 1 attempts" in item.error
     started.refresh_from_db()
