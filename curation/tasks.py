@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import logging
+import os
+import signal
 import threading
+import time
+from collections.abc import Callable
 
+from billiard.common import REMAP_SIGTERM
 from celery import shared_task
 from celery.signals import worker_ready, worker_shutdown, worker_shutting_down
 from django.db import connection
@@ -38,22 +43,69 @@ def _hand_back_own_claims(sender: object = None, **kwargs: object) -> None:
         _hand_back(hostname)
 
 
-@worker_shutting_down.connect
-def _hand_back_on_cold_shutdown(sender: object = None, how: str = "", **kwargs: object) -> None:
-    """A cold shutdown abandons the tasks in progress (a warm one lets them finish): their rows are handed back now.
-    This runs inside the worker's signal handler, so the work is done on a thread with its own connection."""
-    if how != "Cold" or not sender:
-        return
+# After the first hand-back of a cold shutdown, again at these seconds: a pool child dies when its blocking call
+# returns, and until then its other lanes may claim a row the first pass freed.
+HAND_BACK_AGAIN_AFTER_S = (1.0, 3.0, 10.0, 30.0)
+
+
+def _hand_back_from_signal_handler(hostname: str, *, again_after: tuple[float, ...] = ()) -> None:
+    """Hand back from inside a signal handler: on a thread with its own connection (the main thread may be anywhere,
+    a transaction included), whose first pass is waited for at most 10 s; the passes `again_after` go on behind
+    (a daemon thread: an exit ends them, after worker_shutdown's own hand-back)."""
+    first_pass = threading.Event()
 
     def hand_back() -> None:
         try:
-            _hand_back(str(sender))
+            _hand_back(hostname)
+            first_pass.set()
+            waited = 0.0
+            for at in again_after:
+                time.sleep(at - waited)
+                waited = at
+                _hand_back(hostname)
         finally:
+            first_pass.set()
             connection.close()
 
-    thread = threading.Thread(target=hand_back, name="hand-back", daemon=True)
-    thread.start()
-    thread.join(timeout=10)
+    threading.Thread(target=hand_back, name="hand-back", daemon=True).start()
+    first_pass.wait(timeout=10)
+
+
+@worker_shutting_down.connect
+def _hand_back_on_cold_shutdown(sender: object = None, how: str = "", **kwargs: object) -> None:
+    """A cold shutdown abandons the tasks in progress (a warm one lets them finish): their rows are handed back now
+    (a second Ctrl+C comes this way; SIGQUIT has handed them back already, below)."""
+    if how == "Cold" and sender:
+        _hand_back_from_signal_handler(str(sender))
+
+
+def _cold_signals() -> list[signal.Signals]:
+    return [signal.SIGQUIT] + ([signal.SIGTERM] if REMAP_SIGTERM == "SIGQUIT" else [])
+
+
+@worker_ready.connect
+def _hand_back_first_on_cold_shutdown(sender: object = None, **kwargs: object) -> None:
+    """SIGQUIT hands the worker's rows back before Celery's own cold-shutdown handler runs. That handler stops the
+    pool first and sends worker_shutting_down after, and under load billiard's pool.stop() can deadlock (its task
+    handler waiting for the pool's inqueue lock while a child waits in _do_exit for the outqueue lock, billiard
+    4.3.2): the worker then never exits and never handed back, leaving its rows to the stall reaper. Handed back
+    first, a row whose task is still running is freed at once; that task's late writes are refused by its token."""
+    hostname = getattr(sender, "hostname", "") or ""
+    if not hostname or threading.current_thread() is not threading.main_thread():
+        return
+    main_pid = os.getpid()  # a pool child forked later inherits the handler, and must not hand back the worker's
+    for signum in _cold_signals():
+        celery_handler = signal.getsignal(signum)
+        if not callable(celery_handler) or getattr(celery_handler, "hands_back_first", False):
+            continue
+
+        def hand_back_then_celery(number: int, frame: object, celery_handler: Callable = celery_handler) -> None:
+            if os.getpid() == main_pid:
+                _hand_back_from_signal_handler(hostname, again_after=HAND_BACK_AGAIN_AFTER_S)
+            celery_handler(number, frame)
+
+        hand_back_then_celery.hands_back_first = True  # type: ignore[attr-defined]
+        signal.signal(signum, hand_back_then_celery)
 
 
 # autodiscover_tasks() imports only `<app>.tasks`; the drafting and release tasks live in their own packages.

@@ -90,3 +90,47 @@ def test_a_cut_whose_worker_is_killed_mid_cut_is_finished_once_by_another_worker
     assert set(Instance.objects.filter(batch=batch).values_list("status", flat=True)) == {Status.RELEASED}
     released = TransitionEvent.objects.filter(to_status=Status.RELEASED, instance__batch=batch)
     assert released.count() == 20 and released.values("instance").distinct().count() == 20
+
+
+def test_a_cold_stopped_worker_whose_pool_hangs_hands_the_cut_back_at_once(project, personas, settings, tmp_path):
+    """kill -QUIT of the worker (its main process, as a service manager sends it) while it holds a cut, with the
+    pool's stop hanging for good (an injected fault; billiard can deadlock there under load): the worker never exits,
+    but it handed the cut back as the signal arrived, before Celery's shutdown reached the pool, so a replacement
+    finishes it without waiting for the stall reaper."""
+    settings.TATCURATE_RELEASE_CUT_ASYNC_MIN_ITEMS = 10
+    batch = validated_world(project, papers=4, per_paper=5)
+    hold = tmp_path / "hold-the-cut"
+    hold.write_text("while this file exists the instrumented worker waits before its second chunk")
+    queue = private_queue("test-exports-stuck")
+    settings.TATCURATE_EXPORTS_QUEUE = queue
+    # A stall threshold of minutes: only the worker's own hand-back can free the cut within this test.
+    env = {"TATCURATE_TEST_CUT_HOLD": str(hold), "TATCURATE_JOB_HEARTBEAT_S": "60", "TATCURATE_EXPORTS_QUEUE": queue}
+    with celery_worker(
+        queue=queue, name="exports-stuck", app="tests.support.stuck_pool_worker", env=env, concurrency=2
+    ) as first:
+        cut = release_services.release_cut_request(
+            project=project, actor=personas["manager"], name="big", batch_ids=[batch.pk]
+        )
+        wait_for(
+            lambda: ReleaseCut.objects.filter(pk=cut.pk, state="running", items_done=5).exists(),
+            timeout=90,
+            what="the first worker to freeze its first chunk",
+        )
+        os.kill(first["process"].pid, signal.SIGQUIT)
+        wait_for(
+            lambda: ReleaseCut.objects.filter(pk=cut.pk, state="pending", claim_token="").exists(),
+            timeout=30,
+            what="the stopped worker to hand the cut back",
+        )
+        assert first["process"].poll() is None  # still stuck in the pool's stop: the hand-back came first
+        assert "handed back {'release cuts': 1}" in first["log"].read_text()
+    hold.unlink()
+    with celery_worker(queue=queue, name="exports-after-stuck") as second:
+        wait_for(
+            lambda: ReleaseCut.objects.filter(pk=cut.pk, state__in=("ready", "failed")).exists(),
+            timeout=90,
+            what="the replacement to finish the cut",
+        )
+    cut.refresh_from_db()
+    assert (cut.state, cut.worker, cut.items_done) == ("ready", second["hostname"], 20)
+    assert Release.objects.count() == 1 and Release.objects.get().item_count == 20
