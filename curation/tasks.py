@@ -13,6 +13,7 @@ from billiard.common import REMAP_SIGTERM
 from celery import shared_task
 from celery.signals import worker_ready, worker_shutdown, worker_shutting_down
 from django.db import connection
+from kombu.common import ignore_errors
 
 from curation.jobs import jobs_reap, jobs_release_for_worker
 
@@ -48,14 +49,17 @@ def _hand_back_own_claims(sender: object = None, **kwargs: object) -> None:
 HAND_BACK_AGAIN_AFTER_S = (1.0, 3.0, 10.0, 30.0)
 
 
-def _hand_back_from_signal_handler(hostname: str, *, again_after: tuple[float, ...] = ()) -> None:
+def _hand_back_from_signal_handler(
+    hostname: str, *, first_after: float = 0.0, again_after: tuple[float, ...] = ()
+) -> None:
     """Hand back from inside a signal handler: on a thread with its own connection (the main thread may be anywhere,
-    a transaction included), whose first pass is waited for at most 10 s; the passes `again_after` go on behind
-    (a daemon thread: an exit ends them, after worker_shutdown's own hand-back)."""
+    a transaction included), whose first pass, `first_after` seconds on, is waited for at most 10 s more; the passes
+    `again_after` go on behind (a daemon thread: an exit ends them, after worker_shutdown's own hand-back)."""
     first_pass = threading.Event()
 
     def hand_back() -> None:
         try:
+            time.sleep(first_after)
             _hand_back(hostname)
             first_pass.set()
             waited = 0.0
@@ -68,7 +72,16 @@ def _hand_back_from_signal_handler(hostname: str, *, again_after: tuple[float, .
             connection.close()
 
     threading.Thread(target=hand_back, name="hand-back", daemon=True).start()
-    first_pass.wait(timeout=10)
+    first_pass.wait(timeout=first_after + 10)
+
+
+def _fetch_in_flight_s(consumer: object) -> float:
+    """How long a message sent now may still be taken by this worker's last fetch, its consumer cancelled: kombu's
+    Redis transport keeps one BRPOP waiting `brpop_timeout` seconds (1), and a stopping worker never reads its reply,
+    so a task sent again inside that second would be lost in it. No wait on a broker without one."""
+    transport = getattr(getattr(consumer, "connection", None), "transport", None)
+    waits = float(getattr(transport, "brpop_timeout", 0) or 0)
+    return waits + 0.25 if waits else 0.0
 
 
 @worker_shutting_down.connect
@@ -93,6 +106,7 @@ def _hand_back_first_on_cold_shutdown(sender: object = None, **kwargs: object) -
     hostname = getattr(sender, "hostname", "") or ""
     if not hostname or threading.current_thread() is not threading.main_thread():
         return
+    consumer = sender
     main_pid = os.getpid()  # a pool child forked later inherits the handler, and must not hand back the worker's
     for signum in _cold_signals():
         celery_handler = signal.getsignal(signum)
@@ -101,7 +115,14 @@ def _hand_back_first_on_cold_shutdown(sender: object = None, **kwargs: object) -
 
         def hand_back_then_celery(number: int, frame: object, celery_handler: Callable = celery_handler) -> None:
             if os.getpid() == main_pid:
-                _hand_back_from_signal_handler(hostname, again_after=HAND_BACK_AGAIN_AFTER_S)
+                # Stop taking messages first (Celery's handler does the same, later): a task the hand-back sends
+                # again must reach another worker, not sit unacknowledged in this one until the broker's timeout.
+                task_consumer = getattr(consumer, "task_consumer", None)
+                if task_consumer is not None:
+                    ignore_errors(consumer, task_consumer.cancel)
+                _hand_back_from_signal_handler(
+                    hostname, first_after=_fetch_in_flight_s(consumer), again_after=HAND_BACK_AGAIN_AFTER_S
+                )
             celery_handler(number, frame)
 
         hand_back_then_celery.hands_back_first = True  # type: ignore[attr-defined]
