@@ -8,11 +8,13 @@ import io
 import re
 import shutil
 import tempfile
+import time
 import zipfile
+from array import array
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 EXPORT_FORMATS: dict[str, str] = {
     "scitat": "SciTaT JSON",
@@ -43,7 +45,11 @@ CONTEXTS_READ = {
     "parquet": "primary",
     "csv": "primary",
 }
-COPY_CHUNK = 1 << 20
+# Bytes moved at a time (a text member's buffer before the compressor, the parquet copy, the zip's hash): a fixed
+# buffer that a small release fills less than a big one, so kept small it does not read as growth.
+COPY_CHUNK = 1 << 16
+# Source papers of the card read per query.
+PAPER_CHUNK = 100
 
 
 class _HashingWriter(io.RawIOBase):
@@ -62,22 +68,36 @@ class _HashingWriter(io.RawIOBase):
         return len(data)
 
 
+def _text_member(bundle: zipfile.ZipFile, member: str | zipfile.ZipInfo, write: Callable[[IO[str]], Any]) -> str:
+    """Write a zip member as UTF-8 text through `write(stream)`, in pieces; returns the sha256 of its bytes."""
+    with bundle.open(member, "w", force_zip64=isinstance(member, str)) as entry:
+        hashing = _HashingWriter(entry)
+        buffered = io.BufferedWriter(hashing, buffer_size=COPY_CHUNK)
+        text = io.TextIOWrapper(buffered, encoding="utf-8", newline="")
+        write(text)
+        text.flush()
+        text.detach()
+        buffered.flush()
+    return hashing.digest.hexdigest()
+
+
 def write_bundle(
     out_path: Path,
     *,
     fmt: str,
     rows: Iterable[Any],
-    card: Callable[[list[str], Counter[tuple[str, ...]]], str],
+    card: Callable[[list[str], Counter[tuple[str, ...]]], Iterable[str]],
     name: str,
     progress: Callable[[int], None] | None = None,
 ) -> tuple[str, int]:
     """Write the zip at `out_path`; returns (sha256 of the zip, its size in bytes). The card is written last, from
-    the data files' names and what the data held (for tatdqa, the keys of each document's `doc`)."""
+    the data files' names and what the data held (for tatdqa, the keys of each document's `doc`); it comes in
+    pieces and is written as it comes, so neither the data nor the card is ever whole in memory."""
     from curation.exports.writers import write_parquet, write_text_format
 
     data_name = f"data/{name}.{EXTENSIONS[fmt]}"
-    sums: list[tuple[str, str]] = []
     doc_keys: Counter[tuple[str, ...]] = Counter()
+    sums: list[tuple[str, str]] = []
     with zipfile.ZipFile(out_path, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=6) as bundle:
         if fmt == "parquet":
             # Parquet wants a seekable file: write it to disk, then copy it into the zip in chunks.
@@ -87,19 +107,19 @@ def write_bundle(
                 with bundle.open(data_name, "w", force_zip64=True) as entry, parquet_path.open("rb") as source:
                     hashing = _HashingWriter(entry)
                     shutil.copyfileobj(source, hashing, COPY_CHUNK)
+            sums.append((hashing.digest.hexdigest(), data_name))
         else:
-            with bundle.open(data_name, "w", force_zip64=True) as entry:
-                hashing = _HashingWriter(entry)
-                buffered = io.BufferedWriter(hashing, buffer_size=COPY_CHUNK)
-                text = io.TextIOWrapper(buffered, encoding="utf-8", newline="")
-                write_text_format(fmt, text, rows, progress, doc_keys=doc_keys)
-                text.flush()
-                text.detach()
-                buffered.flush()
-        sums.append((hashing.digest.hexdigest(), data_name))
-        readme = card([data_name], doc_keys).encode("utf-8")
-        bundle.writestr("README.md", readme)
-        sums.append((hashlib.sha256(readme).hexdigest(), "README.md"))
+
+            def write_data(out: IO[str]) -> None:
+                write_text_format(fmt, out, rows, progress, doc_keys=doc_keys)
+
+            sums.append((_text_member(bundle, data_name, write_data), data_name))
+        # As `writestr` would name it (its time and mode), so the zip reads as before the card was streamed.
+        readme = zipfile.ZipInfo("README.md", date_time=time.localtime(time.time())[:6])
+        readme.compress_type, readme.external_attr = bundle.compression, 0o600 << 16
+        readme._compresslevel = bundle.compresslevel  # type: ignore[attr-defined]  # what writestr sets
+        pieces = card([data_name], doc_keys)  # what the card reads up front, read before the card's member is opened
+        sums.append((_text_member(bundle, readme, lambda out: out.writelines(pieces)), "README.md"))
         bundle.writestr("SHA256SUMS", "".join(f"{digest}  {path}\n" for digest, path in sums))
     digest = hashlib.sha256()
     with out_path.open("rb") as written:
@@ -108,13 +128,32 @@ def write_bundle(
     return digest.hexdigest(), out_path.stat().st_size
 
 
-def source_papers(release: Any) -> list[dict[str, Any]]:
-    """The papers the release's questions are asked over (key, title, arXiv id), once each, from its long contexts."""
-    papers: dict[str, dict[str, Any]] = {}
-    for paper in release.contexts.filter(kind="long").order_by("id").values_list("data__paper", flat=True).iterator():
-        if isinstance(paper, dict) and paper.get("key"):
-            papers.setdefault(paper["key"], paper)
-    return [papers[key] for key in sorted(papers, key=_natural)]
+def source_papers(release: Any) -> Iterator[dict[str, Any]]:
+    """The papers the release's questions are asked over (key, title, arXiv id), once each (the first long context
+    of a key), in number order of their keys, read in chunks of PAPER_CHUNK as they are consumed.
+
+    The order is found now, eagerly, and kept as context ids alone: each key's first id is held only while the keys
+    are sorted (the databases cannot sort "paper-9" before "paper-10"), and the papers are never all in memory.
+    """
+    contexts = release.contexts.filter(kind="long").order_by()
+    first: dict[str, int] = {}
+    for pk, key in contexts.order_by("id").values_list("id", "data__paper__key").iterator(chunk_size=PAPER_CHUNK):
+        if isinstance(key, str) and key:
+            first.setdefault(key, pk)
+    order = array("q", (first[key] for key in sorted(first, key=_natural)))
+    del first
+    return _papers_in_order(contexts, order)
+
+
+def _papers_in_order(contexts: Any, order: array[int]) -> Iterator[dict[str, Any]]:
+    for start in range(0, len(order), PAPER_CHUNK):
+        ids = order[start : start + PAPER_CHUNK]
+        # Iterated, not evaluated: an evaluated queryset keeps its rows in its result cache, and the queryset goes
+        # with its compiler in a reference cycle, so each chunk's papers would live on until a collection.
+        papers = dict(contexts.filter(pk__in=list(ids)).values_list("id", "data__paper").iterator())
+        for pk in ids:
+            yield papers[pk]
+        del papers  # before the next chunk is read, so one chunk is held at a time
 
 
 def _natural(key: str) -> list[Any]:
@@ -141,7 +180,6 @@ def release_card_fields(release: Any) -> dict[str, Any]:
         "split_seed": release.split_seed,
         "split_ratios": release.split_ratios,
         "statistics": release.statistics,
-        "papers": source_papers(release),
     }
 
 
@@ -159,7 +197,7 @@ def write_export_zip(
         out_path,
         fmt=fmt,
         rows=release_rows(release, contexts=CONTEXTS_READ[fmt]),
-        card=lambda files, doc_keys: dataset_card(fields, fmt, files, doc_keys=doc_keys),
+        card=lambda files, doc_keys: dataset_card(fields, fmt, files, papers=source_papers(release), doc_keys=doc_keys),
         name=release.label,
         progress=progress,
     )

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import itertools
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from curation.exports.statistics import presented
@@ -45,10 +46,16 @@ def doc_keys_text(doc_keys: Mapping[tuple[str, ...], int]) -> str:
     return text
 
 
-def _table(header: list[str], rows: list[list[Any]]) -> str:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
-    return "\n".join(lines)
+def _table_lines(header: list[str], rows: Iterable[list[Any]]) -> Iterator[str]:
+    """A markdown table's lines (no line ends), one row at a time."""
+    yield "| " + " | ".join(header) + " |"
+    yield "|" + "---|" * len(header)
+    for row in rows:
+        yield "| " + " | ".join(str(cell) for cell in row) + " |"
+
+
+def _table(header: list[str], rows: Iterable[list[Any]]) -> str:
+    return "\n".join(_table_lines(header, rows))
 
 
 def statistics_markdown(stats: Mapping[str, Any]) -> str:
@@ -116,14 +123,16 @@ def dataset_card(
     fmt: str,
     data_files: list[str],
     *,
+    papers: Iterable[Mapping[str, Any]] = (),
     doc_keys: Mapping[tuple[str, ...], int] | None = None,
-) -> str:
-    """README.md for the zip: metadata, hash, statistics, license, citation and the sources' attribution; for tatdqa,
-    `doc_keys` (what the written documents' `doc` held) makes the format note say what the file really has."""
+) -> Iterator[str]:
+    """README.md for the zip, in pieces: metadata, hash, statistics, the source papers (`papers`, consumed as they
+    are written), license, citation and the sources' attribution; for tatdqa, `doc_keys` (what the written
+    documents' `doc` held) makes the format note say what the file really has."""
     name = release["label"]
     license_id = release.get("license") or "other"
     front = f"---\nlicense: {license_id.lower()}\npretty_name: {release['name']}\n---\n"
-    sections = [
+    sections: list[str | Iterator[str]] = [
         front,
         f"# {release['name']} (version {release['version']})",
         release.get("description") or "",
@@ -148,17 +157,7 @@ def dataset_card(
     sections.append("## Statistics\n\n" + statistics_markdown(release.get("statistics", {})))
     if release.get("notes"):
         sections.append("## Notes\n\n" + "\n".join(f"- {note}" for note in release["notes"]))
-    if release.get("papers"):
-        sections.append(
-            "## Source papers\n\nThe questions are asked over the tables and text of these papers:\n\n"
-            + _table(
-                ["Key", "Title", "arXiv"],
-                [
-                    [p["key"], (p.get("title") or "").replace("|", "\\|"), p.get("arxiv_id") or ""]
-                    for p in release["papers"]
-                ],
-            )
-        )
+    sections.append(_papers_section(papers))
     sections.append(f"## License\n\n{release.get('license') or 'Not stated by the project.'}")
     if release.get("citation"):
         sections.append("## Citation\n\n" + release["citation"])
@@ -167,4 +166,31 @@ def dataset_card(
             "## Sources and attribution\n\nThis release derives from the data below; its license and "
             "attribution apply.\n\n" + release["attribution"]
         )
-    return "\n\n".join(s for s in sections if s) + "\n"
+    written = False
+    for section in sections:
+        pieces = iter([section]) if isinstance(section, str) else section
+        head = next(pieces, "")
+        if not head:  # an empty section (no description, no papers) is left out with its separator
+            continue
+        yield ("\n\n" if written else "") + head
+        yield from pieces
+        written = True
+    yield "\n"
+
+
+def _papers_section(papers: Iterable[Mapping[str, Any]]) -> Iterator[str]:
+    """The source papers as a table, a row at a time; nothing when there are none."""
+    rows = iter(papers)
+    first = next(rows, None)
+    if first is None:
+        return
+    lines = _table_lines(
+        ["Key", "Title", "arXiv"],
+        (
+            [p["key"], (p.get("title") or "").replace("|", "\\|"), p.get("arxiv_id") or ""]
+            for p in itertools.chain([first], rows)
+        ),
+    )
+    yield "## Source papers\n\nThe questions are asked over the tables and text of these papers:\n\n" + next(lines)
+    for line in lines:
+        yield "\n" + line

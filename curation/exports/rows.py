@@ -60,11 +60,15 @@ def release_rows(
     decoded: dict[int, dict[str, Any]] = {}  # the contexts of the row last yielded
     last = -1
     while True:
+        rows = []  # the last chunk goes before the next is read, so one chunk is held at a time
+        # Iterated, not evaluated: an evaluated queryset keeps its rows in its result cache, and the queryset goes
+        # with its compiler in a reference cycle, so each chunk would live on until a collection.
         rows = list(
             apps.get_model("curation", "ReleaseItem")
             .objects.filter(release=release, position__gt=last)
             .order_by("position")
             .values_list("position", Cast("data", TextField()), "short_context_id", "long_context_id")[:chunk]
+            .iterator()
         )
         if not rows:
             return
@@ -78,6 +82,7 @@ def release_rows(
                 .objects.filter(pk__in=missing)
                 .order_by()  # not the model's ordering, which joins the release and the project to sort
                 .values_list("id", Cast("data", TextField()))
+                .iterator()
             )
         for (_, text, _, _), pair in zip(rows, read, strict=True):
             decoded = {key: decoded[key] if key in decoded else json.loads(texts[key]) for key in pair if key}
