@@ -7,7 +7,7 @@ import json
 import random
 import re
 import tempfile
-from collections.abc import Callable, Container, Iterator
+from collections.abc import Callable, Container, Iterable, Iterator
 from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path
@@ -293,7 +293,7 @@ def _freeze_chunk(
         r.paper_id for r in sources.values() if r.paper_id
     }
     for gone in set(papers) - wanted:
-        del papers[gone]
+        _forget_prefetched(papers.pop(gone).paragraphs)
     new_papers = wanted - set(papers)
     if new_papers:
         papers.update(_papers_load(new_papers))
@@ -354,7 +354,21 @@ def _freeze_chunk(
                 excluded=exclusions,
             )
         )
+    _forget_prefetched(loaded.values(), (i.context for i in instances if i.context_id))
     return items
+
+
+def _forget_prefetched(*groups: Iterable[Any]) -> None:
+    """Drop the rows' prefetched related querysets. Each holds its row in its hints (a reference cycle), so a chunk's
+    instances, contexts and paragraphs would wait for the cyclic collector instead of going when the chunk is done:
+    surviving young collections, they made CPython run its full collection over the whole heap again and again (at
+    10,000 items, 50 of them took 19.7 s of a 42.7-s cut)."""
+    for group in groups:
+        for row in group:
+            row.__dict__.pop("_prefetched_objects_cache", None)
+            paragraph = row._state.fields_cache.get("paragraph")  # a context's paragraph, prefetched with it
+            if paragraph is not None:
+                paragraph.__dict__.pop("_prefetched_objects_cache", None)
 
 
 class _FrozenSpill:
