@@ -90,11 +90,12 @@ if DATABASE_URL.startswith("sqlite:"):
 elif DATABASE_URL:
     DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=env_int("DATABASE_CONN_MAX_AGE", 60))}
     DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
-    # Django turns psycopg's prepared statements off; the claim's cursor (curation.services.lifecycle) asks for them
-    # explicitly, and its one generic plan serves from the first claim on a connection. Django's own cursors bind on
-    # the client and are never prepared, so neither setting touches them.
+    # Prepared statements stay off on the connection (Django's default, `prepare_threshold` None): with any threshold
+    # psycopg remembers the text of the last 100 statements of every cursor, a client-bound statement's values
+    # inlined, so a connection that wrote a release kept tens of MB of INSERT text alive. Only the claim's cursor
+    # (curation.services.lifecycle) prepares, turning them on around its own statement; its one generic plan serves
+    # from the first claim on a connection.
     _url_options = DATABASES["default"].setdefault("OPTIONS", {})  # what the URL's query gives (sslmode, …) stays
-    _url_options["prepare_threshold"] = 1_000_000
     _url_options["options"] = f"{_url_options.get('options', '')} -c plan_cache_mode=force_generic_plan".strip()
 else:
     DATABASES = {

@@ -388,12 +388,22 @@ def set_aside_since() -> datetime:
     return timezone.now() - timedelta(hours=settings.TATCURATE_SET_ASIDE_HOURS)
 
 
+# Any threshold psycopg would reach by counting: the claim's cursor asks for preparing itself.
+_PREPARE_ON_REQUEST_ONLY = 1_000_000
+
+
 class _PreparingCursor(psycopg.Cursor):
     """A psycopg cursor that binds parameters on the server and prepares every statement it runs (once per
-    connection: psycopg keeps the prepared statements by their text)."""
+    connection: psycopg keeps the prepared statements by their text). Prepared statements are off on the connection
+    (settings: with them on, psycopg keeps the text of every cursor's last 100 statements, values inlined), so
+    they are on only while this cursor's statement runs; a statement prepared once stays prepared."""
 
     def execute(self, query: Any, params: Any = None, **options: Any) -> Any:
-        return super().execute(query, params, prepare=True)
+        self.connection.prepare_threshold = _PREPARE_ON_REQUEST_ONLY
+        try:
+            return super().execute(query, params, prepare=True)
+        finally:
+            self.connection.prepare_threshold = None
 
 
 def _claim_cursor() -> Any:

@@ -608,3 +608,21 @@ def test_the_claim_asks_the_queues_look_live_though_its_sql_is_compiled_once(per
     assert claim(unless=_something_first_sql()) is None
     assert not Instance.objects.filter(project=project, status=Status.IN_REFINEMENT).exists()
     assert claim() is not None
+
+
+@postgres_only()
+@pytest.mark.postgres
+def test_the_claim_is_prepared_on_its_connection_and_nothing_else_is(personas, project, drafts):
+    """The claim's statement is a prepared statement of the connection (planned once, then only executed); every
+    other statement binds on the client and is never prepared, so the connection remembers none of their texts."""
+    user = personas["annotator"]
+    for _ in range(3):
+        claim = queue_claim(project_slug=project.slug, user=user)
+        assert claim is not None and claim.how == "claimed"
+        instance_transition(instance_id=claim.instance_id, target=Status.DRAFTED, actor=None)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT statement FROM pg_prepared_statements")
+        prepared = [row[0] for row in cursor.fetchall()]
+    assert len(prepared) == 1, prepared
+    assert "UPDATE" in prepared[0].upper() and "curation_instance" in prepared[0]
+    assert connection.connection.prepare_threshold is None  # off again once the claim has run
