@@ -143,6 +143,27 @@ def test_a_frozen_chunk_leaves_no_cycles_of_its_prefetched_rows(project, monkeyp
     assert garbage < 150, garbage
 
 
+def test_a_chunk_reads_the_cells_only_of_the_tables_it_freezes(project):
+    """A table that is only named in the release (mentioned by a paragraph, relevant to an item, excluded by one) is
+    read as its key; cells are read for the paper's tables (its long context) and the short contexts' tables."""
+    batch = validated_world(project, papers=3, per_paper=3)
+    Instance.objects.get(question="Q0.0?").relevant_tables.set(Table.objects.filter(paper__title="Paper 0"))
+    instance_ids = list(Instance.objects.filter(batch=batch).order_by("id").values_list("pk", flat=True))
+    with CaptureQueriesContext(connection) as queries:
+        items = release_services._freeze_chunk(
+            project=project,
+            chunk=instance_ids,
+            frozen_contexts={},
+            known_contexts=set(),
+            seen_uids=set(),
+            question_sources={},
+            papers={},
+        )
+    reading_cells = [q["sql"] for q in queries.captured_queries if '"curation_table"."cells"' in q["sql"]]
+    assert len(reading_cells) == 2, reading_cells
+    assert items[0]["relevant_tables"] == [f"{items[0]['paper']}/table-0"]
+
+
 @pytest.mark.parametrize("fmt", sorted(EXPORT_FORMATS))
 def test_an_export_costs_queries_per_chunk_not_per_item(project, monkeypatch, tmp_path, fmt):
     """Read back in chunks of 10 (each: its items, and the contexts it needs, which TAT-DQA does not read): 40 items
