@@ -28,10 +28,11 @@ def setup_django(database_url: str | None = None) -> str:
 
 
 def fresh_postgres_database(base_url: str, name: str) -> str:
-    """Drop and create database `name` on the server of `base_url`; return its URL."""
+    """Drop and create database `name` on the server of `base_url`; return its URL. `base_url`'s own database need
+    not exist: the statements run in the server's maintenance database."""
     import psycopg
 
-    with psycopg.connect(base_url, autocommit=True) as connection:
+    with psycopg.connect(base_url.rsplit("/", 1)[0] + "/postgres", autocommit=True) as connection:
         connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         connection.execute(f'CREATE DATABASE "{name}"')
     return base_url.rsplit("/", 1)[0] + f"/{name}"

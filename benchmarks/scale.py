@@ -20,9 +20,9 @@ sizes' order reversed every other round; the parent reads each sample back over 
 
 Per bulk job (each run in a fresh child process, with DEBUG off as on the workers, the sizes alternating run by
 run): wall seconds and peak resident memory above the child's baseline (VmHWM − VmRSS before the job): cutting the
-validated instances (10% of the project: 10,000 items at 100,000), each export format of the largest release (the
-median of 3 runs), importing TAT-QA dev into the project, the lease reaper (50 expired leases) and the scoring
-reaper (10 stalled chunks). Jobs that write roll back.
+validated instances (10% of the project: 10,000 items at 100,000), each export format of the largest release,
+importing TAT-QA dev into the project, the lease reaper (50 expired leases) and the scoring reaper (10 stalled
+chunks); each the run of median seconds of 3. Jobs that write roll back.
 
 The hot paths (`--only hot`, and in `all`), each benchmark run as a subprocess on databases and ports of its own,
 its JSON under "hot_paths": 64 clients claiming beside the trivial endpoint (queue_claim.py, its server on the first
@@ -578,7 +578,7 @@ def paired_ratios(small: list[dict], big: list[dict]) -> float:
 
 
 JOBS = ["release_cut", "import_tatqa_dev", "leases_reap", "runs_reap"]
-EXPORT_RUNS = 3
+JOB_RUNS = 3
 
 
 def job(name: str, argument: str) -> dict:
@@ -771,13 +771,13 @@ def measure_pages(processes: list[SizeProcess], repeat: int, names: set[str] | N
 
 
 def measure_jobs(processes: list[SizeProcess], names: set[str] | None) -> dict[int, dict]:
-    """Every bulk job, each run in a fresh child, the sizes alternating run by run. An export of the smaller release
-    takes a fraction of a second, so one busy moment decides a single run: each export runs EXPORT_RUNS times and the
-    run of median seconds is reported."""
+    """Every bulk job, each run in a fresh child, the sizes alternating run by run. One busy moment of the machine
+    decides a single run (an export of the smaller release takes a fraction of a second; the small cut's 3 s moved by
+    ±10% from run to run, its ratio with it): each job runs JOB_RUNS times and the run of median seconds is
+    reported."""
     chosen = [name for name in processes[0].ready["jobs"] if not names or name in names]
     at = {process.size: process.job for process in processes}
-    samples = side_by_side(chosen, at, rounds=lambda name: EXPORT_RUNS if name.startswith("export:") else 1,
-                           warm_up=False)  # fmt: skip
+    samples = side_by_side(chosen, at, rounds=lambda name: JOB_RUNS, warm_up=False)
     return {size: {name: job_figures(runs) for name, runs in by_name.items()} for size, by_name in samples.items()}
 
 
