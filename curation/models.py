@@ -282,6 +282,16 @@ class Instance(models.Model):
             # An annotator's own work in id order with its status (the queue's "Submitted" count, their first done
             # items): read from the index, not from every row of theirs, however long they have worked here.
             models.Index(fields=["project", "author", "id"], include=["status"], name="instance_author_work"),
+            # Round one's pile in the order it is served (resubmissions to their verifier first, then the oldest):
+            # a verifier's Next and lists read the first rows of it, however many instances wait.
+            models.Index(
+                fields=["project", "round1_verifier", "updated_at", "id"],
+                include=["author", "version"],
+                condition=Q(status="submitted"),
+                name="instance_round1_pile",
+            ),
+            # Everything one person wrote, by id alone (the discussion badge's "their instance", across projects).
+            models.Index(fields=["author", "id"], name="instance_by_author"),
         ]
 
     def __str__(self) -> str:

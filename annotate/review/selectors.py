@@ -11,7 +11,7 @@ from django.db.models import Count, Q, QuerySet
 from annotate.agreement.selectors import double_for_review
 from annotate.diffing import answer_text, word_diff
 from annotate.review.models import Discussion, ReviewComment
-from annotate.review.services import discussion_participant, review_candidates, round2_candidates
+from annotate.review.services import ROUND1_ORDER, discussion_participant, review_candidates, round2_candidates
 from annotate.work.selectors import draft_diffs, instance_context
 from curation.errors import NotFound, NotPermitted
 from curation.models import Context, Instance, InstanceRevision, Paper, Project
@@ -120,8 +120,8 @@ def review_queue(*, project: Project, user: AbstractBaseUser) -> dict[str, Any]:
             .filter(project=project, status=Status.ROUND1_REVIEW, round1_verifier=user)
             .select_related("author")
         ),
-        "returning": list(waiting.filter(round1_verifier=user).order_by("updated_at")),
-        "waiting": list(waiting.filter(round1_verifier__isnull=True).order_by("updated_at")[:50]),
+        "returning": list(waiting.filter(round1_verifier=user).order_by(*ROUND1_ORDER)),
+        "waiting": list(waiting.filter(round1_verifier__isnull=True).order_by(*ROUND1_ORDER)[:50]),
         "waiting_count": waiting_count,
         "waiting_capped": waiting_capped,
         "discussions": list(discussions_visible_to(user, project, open_only=True).select_related("instance")),

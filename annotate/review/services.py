@@ -28,6 +28,11 @@ from curation.states import Role, Status
 from curation.visibility import roles_in
 
 CLAIM_CANDIDATES = 25
+# The order round one's pile is served in, by Next and by every list of it: resubmissions to their verifier first,
+# then the oldest. It is the order of the index `instance_round1_pile`, so a list reads its first rows only, however
+# many wait (a list ordered by `updated_at` alone was sorted whole: the planner does not take `IS NULL` as an
+# equality).
+ROUND1_ORDER = (F("round1_verifier").asc(nulls_last=True), "updated_at", "id")
 MAX_COMMENT_LENGTH = 5000
 COMMENT_FIELDS = tuple(ReviewComment.Field.values)
 
@@ -144,11 +149,7 @@ def review_next(*, project: Project, user: AbstractBaseUser) -> Instance | None:
             if connection.vendor == "postgresql":
                 qs = qs.select_for_update(skip_locked=True, of=("self",))
             # Resubmissions come back to their verifier first; then oldest first.
-            candidates = list(
-                qs.order_by(F("round1_verifier").asc(nulls_last=True), "updated_at", "id").only("id", "version")[
-                    :CLAIM_CANDIDATES
-                ]
-            )
+            candidates = list(qs.order_by(*ROUND1_ORDER).only("id", "version")[:CLAIM_CANDIDATES])
             if not candidates:
                 return None
             for candidate in candidates:
