@@ -15,6 +15,7 @@ from rest_framework.views import APIView
 from annotate.dashboard import figures as dashboard
 from annotate.dashboard import services as pay_services
 from annotate.dashboard.draft_costs import draft_costs_of
+from annotate.review import selectors as review_selectors
 from curation import selectors
 from curation.errors import InvalidInput
 
@@ -71,7 +72,8 @@ class DashboardApi(APIView):
         responses={200: OpenApiTypes.OBJECT},
     )
     def get(self, request: Request, slug: str) -> Response:
-        """The manager's dashboard figures as JSON: the project's totals, one page of batch rows, throughput, people,
+        """The manager's dashboard figures as JSON: the project's totals, one page of batch rows, the round-two
+        instances nobody may review (`round2_stranded`: count, first ids, qualified annotators), throughput, people,
         time and pay."""
         project = selectors.project_get(user=request.user, slug=slug)
         data = dashboard.dashboard_data(
@@ -94,6 +96,7 @@ class DashboardApi(APIView):
                     "pages": progress_page.paginator.num_pages,
                     "batches": progress_page.paginator.count,
                 },
+                "round2_stranded": review_selectors.round2_stranded(project=project),
                 "throughput": [{**t, "date": t["date"].isoformat()} for t in data["throughput"]],
                 "annotators": data["annotators"],
                 "verifiers": data["verifiers"],

@@ -21,6 +21,7 @@ from annotate.quality import selectors as quality_selectors
 from annotate.quality.drift import DRIFT_PEOPLE_PER_PAGE, DRIFT_WINDOW_WEEKS, drift_of, drift_window
 from annotate.quality.drift import LABELS as DRIFT_LABELS
 from annotate.quality.drift import SERIES as DRIFT_SERIES
+from annotate.review import selectors as review_selectors
 from annotate.review.pages import page_context, project_of
 from annotate.work import batches as batch_flow
 from curation import charts, selectors
@@ -80,6 +81,8 @@ def dashboard_page(request: HttpRequest, slug: str) -> HttpResponse:
         **data,
         "batches": progress,
         "progress_page": progress_page,
+        # Not among the cached figures: it changes when an annotator qualifies, which changes no instance.
+        "round2_stranded": review_selectors.round2_stranded(project=project),
         "drift_window": drift,
         "drift_window_weeks": DRIFT_WINDOW_WEEKS,
         "drift_page": drift_page,

@@ -11,10 +11,17 @@ from django.db.models import Count, Q, QuerySet
 from annotate.agreement.selectors import double_for_review
 from annotate.diffing import answer_text, word_diff
 from annotate.review.models import Discussion, ReviewComment
-from annotate.review.services import ROUND1_ORDER, discussion_participant, review_candidates, round2_candidates
+from annotate.review.services import (
+    ROUND1_ORDER,
+    ROUND2_BARRED_AT_MOST,
+    discussion_participant,
+    review_candidates,
+    round2_candidates,
+    round2_open_to,
+)
 from annotate.work.selectors import draft_diffs, instance_context
 from curation.errors import NotFound, NotPermitted
-from curation.models import Context, Instance, InstanceRevision, Paper, Project
+from curation.models import Context, Instance, InstanceRevision, Membership, Paper, Project
 from curation.pagination import capped_count
 from curation.selectors import instances_visible_to, papers_visible_to, roles_of
 from curation.states import Role, Status
@@ -142,6 +149,28 @@ def round2_queue(*, project: Project, user: AbstractBaseUser) -> dict[str, Any]:
         "available_capped": available_capped,
         "discussions": list(discussions_visible_to(user, project, open_only=True).select_related("instance")),
     }
+
+
+# How many stranded instances the manager is shown by number (the count is exact).
+STRANDED_SHOWN = 20
+
+
+def round2_stranded(*, project: Project) -> dict[str, Any]:
+    """Round-two instances no qualified annotator of the project may review (each barred by `round2_barred_q`:
+    a merged pair in a project of two annotators, or an author whose only colleague verified it or is not qualified
+    yet). Nothing moves them but another qualified annotator, so the manager is told: `count`, the first
+    `STRANDED_SHOWN` ids, and `qualified`, how many qualified annotators the project has. With more qualified
+    annotators than round two ever bars from one instance, none can be stranded and nothing is read."""
+    qualified = list(
+        Membership.objects.filter(project=project, role=Role.ANNOTATOR, is_qualified=True).select_related("user")
+    )
+    if len(qualified) > ROUND2_BARRED_AT_MOST:
+        return {"count": 0, "ids": [], "qualified": len(qualified)}
+    stranded = Instance.objects.filter(project=project, status=Status.ROUND2_REVIEW)
+    for membership in qualified:
+        stranded = stranded.exclude(pk__in=round2_open_to(project=project, user=membership.user).values("pk"))
+    ids = list(stranded.order_by("id").values_list("pk", flat=True))
+    return {"count": len(ids), "ids": ids[:STRANDED_SHOWN], "qualified": len(qualified)}
 
 
 def discussions_visible_to(

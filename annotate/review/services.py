@@ -231,19 +231,30 @@ def require_round2_annotator(*, project_id: int, user: AbstractBaseUser) -> None
         raise NotPermitted("Pass the qualification exam first; then you can review in round two.")
 
 
+# Who round two bars from an instance: whoever wrote its kept version (the author, a second annotator, both when
+# the verifier merged them) and its round-one verifier. At most this many people, so a project with more qualified
+# annotators always has someone left for every instance.
+ROUND2_BARRED_AT_MOST = 3
+
+
+def round2_barred_q(user: AbstractBaseUser) -> Q:
+    """Round-two instances this person may not review: their work is in the kept version, or they verified it.
+    For `exclude` only: with no double annotation its decision is NULL, so `filter` would miss the author."""
+    return own_work_q(user) | Q(round1_verifier_id=user.pk)
+
+
+def round2_open_to(*, project: Project, user: AbstractBaseUser):
+    """Round-two instances this person is not barred from (`round2_barred_q`), held or not."""
+    return Instance.objects.filter(project=project, status=Status.ROUND2_REVIEW).exclude(round2_barred_q(user))
+
+
 def round2_candidates(*, project: Project, user: AbstractBaseUser):
-    """Round-two instances this annotator may take: no work of theirs in the kept version (`own_work_q`), not
-    verified by them, not held by another."""
+    """Round-two instances this annotator may take: open to them (`round2_open_to`), not held by another."""
     now = timezone.now()
-    return (
-        Instance.objects.filter(project=project, status=Status.ROUND2_REVIEW)
-        .exclude(own_work_q(user))
-        .exclude(round1_verifier=user)
-        .filter(
-            Q(round2_reviewer__isnull=True)
-            | Q(round2_reviewer=user)
-            | Q(lease_expires_at__isnull=False, lease_expires_at__lt=now)
-        )
+    return round2_open_to(project=project, user=user).filter(
+        Q(round2_reviewer__isnull=True)
+        | Q(round2_reviewer=user)
+        | Q(lease_expires_at__isnull=False, lease_expires_at__lt=now)
     )
 
 

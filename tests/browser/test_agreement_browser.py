@@ -11,8 +11,10 @@ from playwright.sync_api import expect
 from annotate.agreement.models import DoubleAnnotation
 from annotate.agreement.selectors import project_agreement
 from curation.models import Instance
+from curation.services.projects import membership_add
 from curation.states import Status
 from tests.annotate.agreement_helpers import double_on, first_submission, second_submission
+from tests.annotate.test_round2_stranded import MERGED, _approved_pair
 from tests.browser.conftest import follow, type_into
 from tests.browser.test_layout import check as layout_problems
 from tests.browser.test_review_flow import open_as
@@ -242,3 +244,32 @@ def test_on_a_phone_the_two_versions_stack_field_by_field_without_sideways_scrol
     verifier.locator("#keep-merge").click()
     verifier.wait_for_url(re.compile(r"#double$"))
     expect(verifier.locator("body")).to_contain_text("Merged the versions")
+
+
+def test_the_manager_is_told_of_a_merged_pair_nobody_may_review_and_reaches_the_way_out(
+    browser, live_server, personas, project, context, drafts
+):
+    """Two qualified annotators, their versions merged in round one: neither may review it in round two. The
+    dashboard says so, links to the instance and to Members; a third qualified annotator ends it."""
+    instance = _approved_pair(personas, project, MERGED)
+    manager = open_as(browser, live_server, "manager")
+    follow(manager, "Test Project", within="header.topbar nav")
+    follow(manager, "Dashboard", within="nav.project-nav")
+    banner = manager.locator("#round2-stranded")
+    expect(banner).to_be_visible()
+    expect(banner).to_contain_text("1 instance waits in round two with nobody to review it.")
+    expect(banner).to_contain_text("this project's 2 qualified annotators each did one or the other")
+    assert not layout_problems(manager, "dashboard with the round-two warning")
+    manager.screenshot(path=f"{SHOTS}/round2-stranded.png")
+    banner.get_by_role("link", name=f"#{instance.pk}").click()
+    manager.wait_for_url(re.compile(rf"/history/{instance.pk}/$"))
+    expect(manager.locator("main")).to_contain_text(instance.question)
+    manager.go_back()
+    manager.locator("#round2-stranded").get_by_role("link", name="Add an annotator").click()
+    manager.wait_for_url(re.compile(r"/members/$"))
+    expect(manager.locator("h1")).to_contain_text("Members")
+    # A colleague who did not verify it joins as a qualified annotator.
+    membership_add(project=project, actor=None, username="verifier2", role="annotator", is_qualified=True)
+    follow(manager, "Dashboard", within="nav.project-nav")
+    expect(manager.locator("#batches")).to_be_visible()
+    expect(manager.locator("#round2-stranded")).to_have_count(0)

@@ -1,0 +1,103 @@
+"""Round-two instances nobody may review: the manager is told, on the dashboard and in its API, and told no more
+once someone may take them."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from annotate.agreement.services import CHOSEN_FIELDS, double_decide
+from annotate.review.selectors import round2_stranded
+from annotate.review.services import ROUND2_BARRED_AT_MOST, review_approve, review_next, round2_next
+from annotate.work.queue import queue_claim
+from curation.models import Instance, Membership
+from curation.services.projects import membership_add
+from curation.states import Status
+from tests.annotate.agreement_helpers import double_on, first_submission, second_submission, submit_instance
+
+ALL_FIRST = {name: "first" for name in CHOSEN_FIELDS}
+MERGED = {**ALL_FIRST, "question": "second"}
+
+
+def _approved_pair(personas, project, choices):
+    """The two qualified annotators' pair, decided with `choices` and approved into round two."""
+    double_on(project, personas["manager"])
+    instance, _ = first_submission(project=project, user=personas["annotator"])
+    second_submission(project=project, user=personas["annotator2"])
+    held = review_next(project=project, user=personas["verifier"])
+    double_decide(instance_id=held.pk, user=personas["verifier"], expected_version=held.version, choices=choices)
+    held.refresh_from_db()
+    review_approve(instance_id=held.pk, user=personas["verifier"], expected_version=held.version)
+    instance.refresh_from_db()
+    assert instance.status == Status.ROUND2_REVIEW
+    return instance
+
+
+def test_a_merged_pair_with_two_annotators_is_stranded_until_a_third_qualifies(personas, project, drafts, make_user):
+    instance = _approved_pair(personas, project, MERGED)
+    assert round2_stranded(project=project) == {"count": 1, "ids": [instance.pk], "qualified": 2}
+    third = make_user("annotator3")
+    membership_add(project=project, actor=None, username="annotator3", role="annotator", is_qualified=False)
+    assert round2_stranded(project=project)["count"] == 1  # not qualified yet: still nobody
+    membership_add(project=project, actor=None, username="annotator3", role="annotator", is_qualified=True)
+    assert round2_stranded(project=project) == {"count": 0, "ids": [], "qualified": 3}
+    assert round2_next(project=project, user=third).pk == instance.pk
+
+
+@pytest.mark.parametrize("kept", ["first", "second"])
+def test_a_pair_that_kept_one_version_is_not_stranded(personas, project, drafts, kept):
+    _approved_pair(personas, project, {name: kept for name in CHOSEN_FIELDS})
+    assert round2_stranded(project=project)["count"] == 0
+
+
+def test_an_author_whose_only_colleague_is_not_qualified_is_stranded(personas, project, drafts):
+    # annotator2 is not qualified (yet): the author (annotator) is the only qualified annotator.
+    Membership.objects.filter(project=project, user=personas["annotator2"]).update(is_qualified=False)
+    claim = queue_claim(project_slug=project.slug, user=personas["annotator"])
+    submitted = submit_instance(Instance.objects.get(pk=claim.instance_id), personas["annotator"])
+    held = review_next(project=project, user=personas["verifier"])
+    assert held.pk == submitted.pk
+    review_approve(instance_id=held.pk, user=personas["verifier"], expected_version=held.version)
+    assert round2_stranded(project=project) == {"count": 1, "ids": [submitted.pk], "qualified": 1}
+    membership_add(project=project, actor=None, username="annotator2", role="annotator", is_qualified=True)
+    assert round2_stranded(project=project)["count"] == 0
+
+
+def test_with_more_qualified_annotators_than_round_two_bars_no_instance_is_read(personas, project, make_user):
+    for index in range(ROUND2_BARRED_AT_MOST + 1 - 2):  # personas bring two qualified annotators
+        make_user(f"extra{index}")
+        membership_add(project=project, actor=None, username=f"extra{index}", role="annotator", is_qualified=True)
+    with CaptureQueriesContext(connection) as queries:
+        assert round2_stranded(project=project) == {"count": 0, "ids": [], "qualified": ROUND2_BARRED_AT_MOST + 1}
+    assert len(queries) == 1 and "curation_instance" not in queries[0]["sql"]
+
+
+def test_the_dashboard_and_its_api_name_the_stranded_instances_and_the_way_out(
+    personas, project, drafts, client, api_client_for
+):
+    instance = _approved_pair(personas, project, MERGED)
+    client.force_login(personas["manager"])
+    page = client.get(f"/p/{project.slug}/dashboard/").content.decode()
+    banner = re.search(r'<section class="banner warn" id="round2-stranded".*?</section>', page, re.S).group(0)
+    text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", "", banner))
+    assert "1 instance waits in round two with nobody to review it." in text
+    assert "this project's 2 qualified annotators each did one or the other" in text
+    assert f'href="/p/{project.slug}/members/"' in banner
+    assert f'href="/p/{project.slug}/qualification/"' in banner
+    assert f'href="/p/{project.slug}/history/{instance.pk}/"' in banner
+    assert client.get(f"/p/{project.slug}/history/{instance.pk}/").status_code == 200
+    body = api_client_for(personas["manager"]).get(f"/api/projects/{project.slug}/dashboard/").json()
+    assert body["round2_stranded"] == {"count": 1, "ids": [instance.pk], "qualified": 2}
+
+    membership_add(project=project, actor=None, username="verifier2", role="annotator", is_qualified=True)
+    assert 'id="round2-stranded"' not in client.get(f"/p/{project.slug}/dashboard/").content.decode()
+    body = api_client_for(personas["manager"]).get(f"/api/projects/{project.slug}/dashboard/").json()
+    assert body["round2_stranded"]["count"] == 0
+
+
+def test_nothing_is_said_while_every_round_two_instance_has_a_reviewer(personas, project, client):
+    client.force_login(personas["manager"])
+    assert 'id="round2-stranded"' not in client.get(f"/p/{project.slug}/dashboard/").content.decode()
