@@ -172,3 +172,28 @@ def test_on_a_phone_the_instances_and_the_dashboards_people_tables_read_without_
         assert page.evaluate(f"(t => t.scrollWidth <= t.clientWidth)(document.querySelector('{table}'))"), table
     page.locator("#annotators").screenshot(path="/tmp/layout-annotators-390.png")
     assert page.evaluate("document.documentElement.scrollWidth <= document.documentElement.clientWidth")
+
+
+def test_on_a_phone_the_endpoints_are_cards_and_the_dashboards_bar_charts_keep_legible_text(
+    page, live_server, demo_with_release
+):
+    """The model endpoints table scrolled sideways at 390 px (its Test button off screen), and the dashboard's
+    people charts were drawn 580 wide, so a phone shrank their 12-px text to 7 px."""
+    log_in(page, live_server, "manager")
+    page.set_viewport_size({"width": 390, "height": 800})
+    follow(page, PROJECT, within="main")
+    follow_project_nav(page, "Model endpoints")
+    test = page.locator("#endpoint-list tbody tr").first.get_by_role("button", name="Test")
+    expect(test).to_be_visible()
+    box = test.bounding_box()
+    assert box["x"] >= 0 and box["x"] + box["width"] <= 390, box
+    expect(page.locator("#endpoint-list tbody tr").first.locator("td").nth(2)).to_have_attribute(
+        "data-label", "Base URL"
+    )
+    assert page.evaluate("(t => t.scrollWidth <= t.clientWidth)(document.querySelector('#endpoint-list'))")
+    page.screenshot(path="/tmp/layout-endpoints-390.png", full_page=True)
+    follow_project_nav(page, "Dashboard")
+    label = page.locator("#annotators svg.bar-chart text").first
+    expect(label).to_be_visible()
+    assert label.bounding_box()["height"] >= 10, label.bounding_box()  # 12 px drawn at ≥ 0.8 of its size
+    page.locator("#annotators").screenshot(path="/tmp/layout-annotator-bars-390.png")
