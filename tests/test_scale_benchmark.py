@@ -66,6 +66,14 @@ def test_figures_of_samples_median_p95_paired_ratio_and_a_failed_job_run():
     assert module.job_figures([runs[0], {"error": "boom"}]) == {"error": "boom"}
 
 
+def test_a_short_job_s_growth_ratio_comes_from_its_seconds_not_from_them_rounded_to_10_ms():
+    module = scale()
+    small = {"jobs": {"export:parquet": module.job_result(seconds=0.0549, peak_mb=19.21, items=560)}}
+    big = {"jobs": {"export:parquet": module.job_result(seconds=0.6012, peak_mb=27.53, items=5600)}}
+    assert small["jobs"]["export:parquet"] == {"seconds": 0.0549, "peak_mb": 19.2, "items": 560}
+    assert module.ratios(small, big)["jobs"]["export:parquet"]["seconds"] == 10.95  # rounded first: 0.6 / 0.05 = 12.0
+
+
 def test_each_size_gets_its_own_redis_database():
     cache_url_of = scale().cache_url_of
     assert cache_url_of("redis://127.0.0.1:6379/3", 0) == "redis://127.0.0.1:6379/3"
