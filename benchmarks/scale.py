@@ -22,7 +22,8 @@ Per bulk job (each run in a fresh child process, with DEBUG off as on the worker
 run): wall seconds and peak resident memory above the child's baseline (VmHWM − VmRSS before the job): cutting the
 validated instances (10% of the project: 10,000 items at 100,000), each export format of the largest release,
 importing TAT-QA dev into the project, the lease reaper (50 expired leases) and the scoring reaper (10 stalled
-chunks); each the run of median seconds of 3 (of 5 for the cut, of 7 for an export), timed to 0.1 ms. Jobs that write roll back.
+chunks); each the run of median seconds of 3 (of 5 for the cut, of 7 for an export), timed to 0.1 ms. Jobs that
+write roll back.
 
 The hot paths (`--only hot`, and in `all`), each benchmark run as a subprocess on databases and ports of its own,
 its JSON under "hot_paths": 64 clients claiming beside the trivial endpoint (queue_claim.py, its server on the first
