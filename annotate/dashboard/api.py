@@ -96,7 +96,7 @@ class DashboardApi(APIView):
                     "pages": progress_page.paginator.num_pages,
                     "batches": progress_page.paginator.count,
                 },
-                "round2_stranded": review_selectors.round2_stranded(project=project),
+                "round2_stranded": review_selectors.round2_stranded(user=request.user, project=project),
                 "throughput": [{**t, "date": t["date"].isoformat()} for t in data["throughput"]],
                 "annotators": data["annotators"],
                 "verifiers": data["verifiers"],

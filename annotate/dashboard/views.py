@@ -82,7 +82,7 @@ def dashboard_page(request: HttpRequest, slug: str) -> HttpResponse:
         "batches": progress,
         "progress_page": progress_page,
         # Not among the cached figures: it changes when an annotator qualifies, which changes no instance.
-        "round2_stranded": review_selectors.round2_stranded(project=project),
+        "round2_stranded": review_selectors.round2_stranded(user=request.user, project=project),
         "drift_window": drift,
         "drift_window_weeks": DRIFT_WINDOW_WEEKS,
         "drift_page": drift_page,

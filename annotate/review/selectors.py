@@ -21,7 +21,8 @@ from annotate.review.services import (
 )
 from annotate.work.selectors import draft_diffs, instance_context
 from curation.errors import NotFound, NotPermitted
-from curation.models import Context, Instance, InstanceRevision, Membership, Paper, Project
+from curation.members.selectors import qualified_annotators
+from curation.models import Context, Instance, InstanceRevision, Paper, Project
 from curation.pagination import capped_count
 from curation.selectors import instances_visible_to, papers_visible_to, roles_of
 from curation.states import Role, Status
@@ -155,18 +156,17 @@ def round2_queue(*, project: Project, user: AbstractBaseUser) -> dict[str, Any]:
 STRANDED_SHOWN = 20
 
 
-def round2_stranded(*, project: Project) -> dict[str, Any]:
+def round2_stranded(*, user: AbstractBaseUser, project: Project) -> dict[str, Any]:
     """Round-two instances no qualified annotator of the project may review (each barred by `round2_barred_q`:
     a merged pair in a project of two annotators, or an author whose only colleague verified it or is not qualified
     yet). Nothing moves them but another qualified annotator, so the manager is told: `count`, the first
     `STRANDED_SHOWN` ids, and `qualified`, how many qualified annotators the project has. With more qualified
-    annotators than round two ever bars from one instance, none can be stranded and nothing is read."""
-    qualified = list(
-        Membership.objects.filter(project=project, role=Role.ANNOTATOR, is_qualified=True).select_related("user")
-    )
+    annotators than round two ever bars from one instance, none can be stranded and nothing is read. For the
+    dashboard, whose doors check the manager; the instances are read as `user` may see them."""
+    qualified = list(qualified_annotators(project=project))
     if len(qualified) > ROUND2_BARRED_AT_MOST:
         return {"count": 0, "ids": [], "qualified": len(qualified)}
-    stranded = Instance.objects.filter(project=project, status=Status.ROUND2_REVIEW)
+    stranded = Instance.objects.visible_to(user, project_id=project.pk).filter(status=Status.ROUND2_REVIEW)
     for membership in qualified:
         stranded = stranded.exclude(pk__in=round2_open_to(project=project, user=membership.user).values("pk"))
     ids = list(stranded.order_by("id").values_list("pk", flat=True))

@@ -18,6 +18,12 @@ def members_of(*, user: AbstractBaseUser, project: Project) -> QuerySet[Membersh
     return Membership.objects.filter(project=project).select_related("user").order_by("user__username", "role")
 
 
+def qualified_annotators(*, project: Project) -> QuerySet[Membership]:
+    """The project's qualified annotators with their users (who may claim drafts and review in round two): a read of
+    the team, for a caller that has checked the viewer's role."""
+    return Membership.objects.filter(project=project, role=Role.ANNOTATOR, is_qualified=True).select_related("user")
+
+
 def memberships_of_user(*, user: AbstractBaseUser) -> QuerySet[Membership]:
     """The viewer's own memberships with their projects, by project name (the home page's list)."""
     return Membership.objects.filter(user_id=user.pk).select_related("project").order_by("project__name", "role")

@@ -18,6 +18,11 @@ from curation.services.projects import membership_add
 from curation.states import Status
 from tests.annotate.agreement_helpers import double_on, first_submission, second_submission, submit_instance
 
+
+def stranded(personas, project):
+    return round2_stranded(user=personas["manager"], project=project)
+
+
 ALL_FIRST = {name: "first" for name in CHOSEN_FIELDS}
 MERGED = {**ALL_FIRST, "question": "second"}
 
@@ -38,19 +43,19 @@ def _approved_pair(personas, project, choices):
 
 def test_a_merged_pair_with_two_annotators_is_stranded_until_a_third_qualifies(personas, project, drafts, make_user):
     instance = _approved_pair(personas, project, MERGED)
-    assert round2_stranded(project=project) == {"count": 1, "ids": [instance.pk], "qualified": 2}
+    assert stranded(personas, project) == {"count": 1, "ids": [instance.pk], "qualified": 2}
     third = make_user("annotator3")
     membership_add(project=project, actor=None, username="annotator3", role="annotator", is_qualified=False)
-    assert round2_stranded(project=project)["count"] == 1  # not qualified yet: still nobody
+    assert stranded(personas, project)["count"] == 1  # not qualified yet: still nobody
     membership_add(project=project, actor=None, username="annotator3", role="annotator", is_qualified=True)
-    assert round2_stranded(project=project) == {"count": 0, "ids": [], "qualified": 3}
+    assert stranded(personas, project) == {"count": 0, "ids": [], "qualified": 3}
     assert round2_next(project=project, user=third).pk == instance.pk
 
 
 @pytest.mark.parametrize("kept", ["first", "second"])
 def test_a_pair_that_kept_one_version_is_not_stranded(personas, project, drafts, kept):
     _approved_pair(personas, project, {name: kept for name in CHOSEN_FIELDS})
-    assert round2_stranded(project=project)["count"] == 0
+    assert stranded(personas, project)["count"] == 0
 
 
 def test_an_author_whose_only_colleague_is_not_qualified_is_stranded(personas, project, drafts):
@@ -61,9 +66,9 @@ def test_an_author_whose_only_colleague_is_not_qualified_is_stranded(personas, p
     held = review_next(project=project, user=personas["verifier"])
     assert held.pk == submitted.pk
     review_approve(instance_id=held.pk, user=personas["verifier"], expected_version=held.version)
-    assert round2_stranded(project=project) == {"count": 1, "ids": [submitted.pk], "qualified": 1}
+    assert stranded(personas, project) == {"count": 1, "ids": [submitted.pk], "qualified": 1}
     membership_add(project=project, actor=None, username="annotator2", role="annotator", is_qualified=True)
-    assert round2_stranded(project=project)["count"] == 0
+    assert stranded(personas, project)["count"] == 0
 
 
 def test_with_more_qualified_annotators_than_round_two_bars_no_instance_is_read(personas, project, make_user):
@@ -71,7 +76,7 @@ def test_with_more_qualified_annotators_than_round_two_bars_no_instance_is_read(
         make_user(f"extra{index}")
         membership_add(project=project, actor=None, username=f"extra{index}", role="annotator", is_qualified=True)
     with CaptureQueriesContext(connection) as queries:
-        assert round2_stranded(project=project) == {"count": 0, "ids": [], "qualified": ROUND2_BARRED_AT_MOST + 1}
+        assert stranded(personas, project) == {"count": 0, "ids": [], "qualified": ROUND2_BARRED_AT_MOST + 1}
     assert len(queries) == 1 and "curation_instance" not in queries[0]["sql"]
 
 
