@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from annotate.agreement.models import DoubleAnnotation
-from annotate.agreement.services import agreement_configure, copy_submit
+from annotate.agreement.services import agreement_configure, copy_submit, double_decide
+from annotate.review.services import review_approve, review_next
 from annotate.work.queue import queue_claim
 from annotate.work.workspace import workspace_autosave, workspace_submit
 from curation.models import Instance
+from curation.states import Status
 
 FIRST = {
     "question": "Which model is the most accurate one?",
@@ -48,3 +50,17 @@ def second_submission(*, project, user, **fields) -> DoubleAnnotation:
         **fields,
     }
     return copy_submit(copy_id=copy.pk, user=user, fields=values)
+
+
+def approved_pair(personas, project, choices) -> Instance:
+    """The pair of annotator and annotator2, decided with `choices` and approved into round two."""
+    double_on(project, personas["manager"])
+    instance, _ = first_submission(project=project, user=personas["annotator"])
+    second_submission(project=project, user=personas["annotator2"])
+    held = review_next(project=project, user=personas["verifier"])
+    double_decide(instance_id=held.pk, user=personas["verifier"], expected_version=held.version, choices=choices)
+    held.refresh_from_db()
+    review_approve(instance_id=held.pk, user=personas["verifier"], expected_version=held.version)
+    instance.refresh_from_db()
+    assert instance.status == Status.ROUND2_REVIEW
+    return instance

@@ -29,7 +29,13 @@ from curation.models import Instance, Table
 from curation.services.lifecycle import instance_transition
 from curation.services.projects import membership_add
 from curation.states import Status
-from tests.annotate.agreement_helpers import double_on, first_submission, second_submission, submit_instance
+from tests.annotate.agreement_helpers import (
+    approved_pair,
+    double_on,
+    first_submission,
+    second_submission,
+    submit_instance,
+)
 from tests.conftest import postgres_only
 
 # --- Selection ------------------------------------------------------------------------------------------------
@@ -311,18 +317,6 @@ def test_the_second_annotator_never_reviews_the_instance_in_round_two(personas, 
     assert round2_next(project=project, user=third).pk == instance.pk
 
 
-def _approved_pair(personas, project, choices):
-    """Two annotators only (annotator, annotator2): a pair decided with `choices` and approved into round two."""
-    double_on(project, personas["manager"])
-    instance, _ = first_submission(project=project, user=personas["annotator"])
-    second_submission(project=project, user=personas["annotator2"])
-    held = review_next(project=project, user=personas["verifier"])
-    double_decide(instance_id=held.pk, user=personas["verifier"], expected_version=held.version, choices=choices)
-    held.refresh_from_db()
-    review_approve(instance_id=held.pk, user=personas["verifier"], expected_version=held.version)
-    return instance
-
-
 ALL_FIRST = {name: "first" for name in CHOSEN_FIELDS}
 ALL_SECOND = {name: "second" for name in CHOSEN_FIELDS}
 
@@ -335,7 +329,7 @@ ALL_SECOND = {name: "second" for name in CHOSEN_FIELDS}
 def test_with_two_annotators_the_one_whose_version_was_not_kept_reviews_round_two(
     personas, project, drafts, choices, reviewer, excluded
 ):
-    instance = _approved_pair(personas, project, choices)
+    instance = approved_pair(personas, project, choices)
     assert round2_next(project=project, user=personas[excluded]) is None
     with pytest.raises(NotPermitted, match="Nobody reviews their own work"):
         round2_claim(instance_id=instance.pk, user=personas[excluded])
@@ -345,7 +339,7 @@ def test_with_two_annotators_the_one_whose_version_was_not_kept_reviews_round_tw
 
 
 def test_a_merged_pair_is_reviewed_in_round_two_by_neither_annotator(personas, project, drafts):
-    instance = _approved_pair(personas, project, {**ALL_FIRST, "question": "second"})
+    instance = approved_pair(personas, project, {**ALL_FIRST, "question": "second"})
     for name in ("annotator", "annotator2"):
         assert round2_next(project=project, user=personas[name]) is None
         with pytest.raises(NotPermitted, match="Nobody reviews their own work"):
@@ -669,7 +663,7 @@ def test_the_review_home_and_the_dashboard_say_how_many_wait_for_a_second_annota
 def test_the_side_by_side_rows_show_labels_not_stored_codes(personas, project, drafts):
     from annotate.agreement.selectors import double_for_review
 
-    instance = _approved_pair(personas, project, ALL_FIRST)
+    instance = approved_pair(personas, project, ALL_FIRST)
     rows = {row["field"]: row for row in double_for_review(user=personas["verifier"], instance=instance)["rows"]}
     assert rows["answer_type"]["first"] == "Span" and rows["answer_form"]["first"] == "Short-form"
     assert rows["answer_source"]["first"] == "Table"

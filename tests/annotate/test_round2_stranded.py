@@ -9,14 +9,16 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from annotate.agreement.services import CHOSEN_FIELDS, double_decide
+from annotate.agreement.services import CHOSEN_FIELDS
 from annotate.review.selectors import round2_stranded
 from annotate.review.services import ROUND2_BARRED_AT_MOST, review_approve, review_next, round2_next
 from annotate.work.queue import queue_claim
 from curation.models import Instance, Membership
 from curation.services.projects import membership_add
-from curation.states import Status
-from tests.annotate.agreement_helpers import double_on, first_submission, second_submission, submit_instance
+from tests.annotate.agreement_helpers import (
+    approved_pair,
+    submit_instance,
+)
 
 
 def stranded(personas, project):
@@ -27,22 +29,8 @@ ALL_FIRST = {name: "first" for name in CHOSEN_FIELDS}
 MERGED = {**ALL_FIRST, "question": "second"}
 
 
-def _approved_pair(personas, project, choices):
-    """The two qualified annotators' pair, decided with `choices` and approved into round two."""
-    double_on(project, personas["manager"])
-    instance, _ = first_submission(project=project, user=personas["annotator"])
-    second_submission(project=project, user=personas["annotator2"])
-    held = review_next(project=project, user=personas["verifier"])
-    double_decide(instance_id=held.pk, user=personas["verifier"], expected_version=held.version, choices=choices)
-    held.refresh_from_db()
-    review_approve(instance_id=held.pk, user=personas["verifier"], expected_version=held.version)
-    instance.refresh_from_db()
-    assert instance.status == Status.ROUND2_REVIEW
-    return instance
-
-
 def test_a_merged_pair_with_two_annotators_is_stranded_until_a_third_qualifies(personas, project, drafts, make_user):
-    instance = _approved_pair(personas, project, MERGED)
+    instance = approved_pair(personas, project, MERGED)
     assert stranded(personas, project) == {"count": 1, "ids": [instance.pk], "qualified": 2}
     third = make_user("annotator3")
     membership_add(project=project, actor=None, username="annotator3", role="annotator", is_qualified=False)
@@ -54,7 +42,7 @@ def test_a_merged_pair_with_two_annotators_is_stranded_until_a_third_qualifies(p
 
 @pytest.mark.parametrize("kept", ["first", "second"])
 def test_a_pair_that_kept_one_version_is_not_stranded(personas, project, drafts, kept):
-    _approved_pair(personas, project, {name: kept for name in CHOSEN_FIELDS})
+    approved_pair(personas, project, {name: kept for name in CHOSEN_FIELDS})
     assert stranded(personas, project)["count"] == 0
 
 
@@ -83,7 +71,7 @@ def test_with_more_qualified_annotators_than_round_two_bars_no_instance_is_read(
 def test_the_dashboard_and_its_api_name_the_stranded_instances_and_the_way_out(
     personas, project, drafts, client, api_client_for
 ):
-    instance = _approved_pair(personas, project, MERGED)
+    instance = approved_pair(personas, project, MERGED)
     client.force_login(personas["manager"])
     page = client.get(f"/p/{project.slug}/dashboard/").content.decode()
     banner = re.search(r'<section class="banner warn" id="round2-stranded".*?</section>', page, re.S).group(0)

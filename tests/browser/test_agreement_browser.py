@@ -13,8 +13,8 @@ from annotate.agreement.selectors import project_agreement
 from curation.models import Instance
 from curation.services.projects import membership_add
 from curation.states import Status
-from tests.annotate.agreement_helpers import double_on, first_submission, second_submission
-from tests.annotate.test_round2_stranded import MERGED, _approved_pair
+from tests.annotate.agreement_helpers import approved_pair, double_on, first_submission, second_submission
+from tests.annotate.test_round2_stranded import MERGED
 from tests.browser.conftest import follow, type_into
 from tests.browser.test_layout import check as layout_problems
 from tests.browser.test_review_flow import open_as
@@ -251,7 +251,7 @@ def test_the_manager_is_told_of_a_merged_pair_nobody_may_review_and_reaches_the_
 ):
     """Two qualified annotators, their versions merged in round one: neither may review it in round two. The
     dashboard says so, links to the instance and to Members; a third qualified annotator ends it."""
-    instance = _approved_pair(personas, project, MERGED)
+    instance = approved_pair(personas, project, MERGED)
     manager = open_as(browser, live_server, "manager")
     follow(manager, "Test Project", within="header.topbar nav")
     follow(manager, "Dashboard", within="nav.project-nav")
