@@ -42,6 +42,13 @@ class Workers:
         os.killpg(process.pid, signal.SIGKILL)
         process.wait()
 
+    def freeze(self, hostname: str) -> None:
+        """Stop `hostname` where it stands (SIGSTOP), so what it holds can be read without it moving on."""
+        os.killpg(self.processes[hostname][0].pid, signal.SIGSTOP)
+
+    def thaw(self, hostname: str) -> None:
+        os.killpg(self.processes[hostname][0].pid, signal.SIGCONT)
+
     def stop_all(self) -> None:
         for process, log in self.processes.values():
             if process.poll() is None:

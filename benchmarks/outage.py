@@ -46,6 +46,7 @@ from tests.support.private_services import (  # noqa: E402
 
 REDIS_OUTAGE_S = 5.0
 POSTGRES_DOWN_S = 2.5
+FROZEN_SETTLE_S = 0.1
 
 
 def _query(function, default=None):
@@ -95,10 +96,16 @@ def _disturb(job, *, redis: PrivateRedis, postgres: PrivatePostgres, workers: Wo
             postgres.start()
             record["postgres_down_s"] = round(time.monotonic() - started, 2)
         if wait_until(0.65):
+            # Frozen first and read while frozen: a worker read as holding a claim and killed a moment later may
+            # have finished that item in between, and die holding nothing (then nothing is taken over).
             held = None
             while held is None and running():
+                workers.freeze(victim)
+                time.sleep(FROZEN_SETTLE_S)  # a commit already sent lands before the read
                 held = _query(lambda: job.held_by(victim))
-                time.sleep(0.05)
+                if held is None:
+                    workers.thaw(victim)
+                    time.sleep(0.05)
             if held is not None:
                 record["worker_killed_at_items"] = done()
                 workers.kill(victim)
