@@ -7,10 +7,12 @@ class AnnotateConfig(AppConfig):
 
     def ready(self) -> None:
         from annotate.agreement import services as agreement
+        from annotate.qualification.selectors import EXAM_POOL_WITHHELD, exam_pool_instance_ids
         from annotate.review import services as review
         from annotate.work import queue, workspace
         from annotate.work.batches import settle_after_transition
         from curation import states
+        from curation.releases.withheld import withhold_from_releases
         from curation.services.lifecycle import on_transition, transition_rule
 
         on_transition(settle_after_transition, targets=(states.Status.VALIDATED, states.Status.DISCARDED))
@@ -30,3 +32,5 @@ class AnnotateConfig(AppConfig):
         transition_rule(states.VERSION_CHOSEN, agreement.version_chosen)
         transition_rule(states.NOT_OWN_WORK, agreement.not_own_work)
         queue.serve_before_drafts(agreement.copy_serve, pending=agreement.copies_pending)
+        # Release cuts leave the exam's gold pool out unless the manager includes it.
+        withhold_from_releases(EXAM_POOL_WITHHELD, exam_pool_instance_ids)

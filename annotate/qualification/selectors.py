@@ -7,7 +7,13 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import OuterRef, QuerySet, Subquery
 
-from annotate.qualification.models import Guidelines, GuidelinesRead, QualificationAttempt, QualificationSettings
+from annotate.qualification.models import (
+    Guidelines,
+    GuidelinesRead,
+    QualificationAttempt,
+    QualificationItem,
+    QualificationSettings,
+)
 from annotate.qualification.services import retry_at, settings_of
 from curation.errors import NotFound, NotPermitted
 from curation.models import Instance, Membership, Paragraph, Project
@@ -16,6 +22,16 @@ from curation.states import Role
 
 # The only Instance fields an exam item is built from: nothing here can hold the answer.
 EXAM_ITEM_FIELDS = ("id", "question", "context")
+
+
+# Why a release cut leaves the exam's gold out (said on the releases page and in the release's notes): published,
+# these answers would reach every future candidate before their exam.
+EXAM_POOL_WITHHELD = "in the qualification exam's gold pool"
+
+
+def exam_pool_instance_ids(project: Project) -> QuerySet:
+    """The ids of the instances in the project's exam gold pool, as a subquery (what release cuts withhold)."""
+    return QualificationItem.objects.filter(settings__project=project).values("instance_id")
 
 
 def exam_items(attempt: QualificationAttempt) -> list[dict[str, Any]]:

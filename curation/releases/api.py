@@ -79,6 +79,12 @@ class ReleaseCutSerializer(serializers.Serializer):
     citation = serializers.CharField(required=False, allow_blank=True, default="")
     split_seed = serializers.IntegerField(required=False, allow_null=True, default=None)
     split_ratios = serializers.DictField(child=serializers.FloatField(min_value=0), required=False, default=None)
+    include_withheld = serializers.BooleanField(
+        required=False,
+        default=False,
+        help_text="Also release what the cut withholds by default (the qualification exam's gold pool): its answers "
+        "become public with the release",
+    )
 
 
 class ReleaseItemSerializer(serializers.ModelSerializer):

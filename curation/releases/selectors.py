@@ -18,6 +18,7 @@ from curation.errors import NotFound, NotPermitted
 from curation.figures_cache import project_figures
 from curation.models import Instance, Project
 from curation.releases.models import ExportArtifact, Release, ReleaseCut
+from curation.releases.withheld import withheld_counts
 from curation.states import Role, Status
 
 
@@ -129,8 +130,15 @@ def batches_to_release(*, user: AbstractBaseUser, project: Project) -> dict[str,
     waiting = selectors.batches_visible_to(user, project).filter(pk__in=list(validated))
     ids = list(waiting.values_list("pk", flat=True))
     recent = waiting.order_by("-order", "-id")[:RECENT_BATCHES]
+    # Read each time (configuring the exam moves no instance, so the figures cache would not see it).
+    withheld = withheld_counts(
+        project=project,
+        instances=Instance.objects.filter(project=project, status=Status.VALIDATED, batch_id__in=ids),
+    )
     return {
         "instances": sum(validated[pk] for pk in ids),
         "batches": len(ids),
         "recent": [{"batch": b, "validated": validated[b.pk]} for b in recent],
+        "withheld": [{"reason": reason, "count": n} for reason, n in sorted(withheld.items())],
+        "withheld_total": sum(withheld.values()),
     }

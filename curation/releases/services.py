@@ -27,6 +27,7 @@ from curation.exports.statistics import release_statistics
 from curation.jobs import job_enqueue, job_heartbeating, job_requeue, job_silent, job_take
 from curation.models import Batch, Context, Instance, InstanceRevision, Paper, Paragraph, Project, Table
 from curation.releases.models import ExportArtifact, Release, ReleaseContext, ReleaseCut, ReleaseItem
+from curation.releases.withheld import withheld_counts, withheld_note, withheld_q, withheld_reasons
 from curation.services.lifecycle import instances_transition_bulk
 from curation.services.projects import require_role
 from curation.states import Role, Status
@@ -443,26 +444,51 @@ def release_name_slug(name: str) -> str:
     return slug
 
 
+@dataclass(frozen=True)
+class _CutScope:
+    slug: str
+    batches: list[Batch]
+    instance_ids: list[int]
+    withheld: dict[str, int]  # reason: validated instances of the batches left out for it
+
+
 def _cut_scope(
-    *, project: Project, actor: AbstractBaseUser | None, name: str, batch_ids: list[int], in_file_order: bool = False
-) -> tuple[str, list[Batch], list[int]]:
-    """What a cut would release, checked: (slug, batches, validated instance ids in release order). Items are
-    grouped by paper and context; a release cut from an import keeps the file's order (instances are created in
-    it), so its export gives the records back in the order they came."""
+    *,
+    project: Project,
+    actor: AbstractBaseUser | None,
+    name: str,
+    batch_ids: list[int],
+    in_file_order: bool = False,
+    include_withheld: bool = False,
+) -> _CutScope:
+    """What a cut would release, checked: its slug, batches, validated instance ids in release order and what it
+    withholds. Items are grouped by paper and context; a release cut from an import keeps the file's order
+    (instances are created in it), so its export gives the records back in the order they came. Instances an app
+    withholds (`withhold_from_releases`) are left out unless `include_withheld`."""
     if actor is not None:
         require_role(user=actor, project=project, roles=(Role.MANAGER,), action="cut releases")
     slug = release_name_slug(name)
     batches = list(Batch.objects.filter(project=project, pk__in=batch_ids))
     if not batch_ids or len(batches) != len(set(batch_ids)):
         raise InvalidInput("Choose one or more batches of this project.")
+    validated = Instance.objects.filter(project=project, batch_id__in=batch_ids, status=Status.VALIDATED)
+    withheld = {} if include_withheld else withheld_counts(project=project, instances=validated)
+    if withheld:
+        validated = validated.exclude(withheld_q(project))
     instance_ids = list(
-        Instance.objects.filter(project=project, batch_id__in=batch_ids, status=Status.VALIDATED)
-        .order_by(*(("id",) if in_file_order else ("context__paper_id", "context_id", "id")))
-        .values_list("pk", flat=True)
+        validated.order_by(*(("id",) if in_file_order else ("context__paper_id", "context_id", "id"))).values_list(
+            "pk", flat=True
+        )
     )
+    if not instance_ids and withheld:
+        raise InvalidInput(
+            f"Every validated instance of those batches is withheld ({withheld_reasons(withheld)}). "
+            "Include withheld instances to cut them anyway: their answers become public with the release.",
+            detail={"withheld": withheld},
+        )
     if not instance_ids:
         raise InvalidInput("Those batches have no validated instances to release.")
-    return slug, batches, instance_ids
+    return _CutScope(slug, batches, instance_ids, withheld)
 
 
 def release_cut(
@@ -478,6 +504,7 @@ def release_cut(
     split_seed: int | None = None,
     split_ratios: dict[str, float] | None = None,
     import_record: ImportRecord | None = None,
+    include_withheld: bool = False,
     progress: Callable[[int], None] | None = None,
     before_commit: Callable[[Release], None] | None = None,
 ) -> Release:
@@ -491,17 +518,23 @@ def release_cut(
     written (the release, its frozen rows and the batched moves, a chunk per query) is one transaction, whose
     conditional UPDATE checks each instance is still validated at the version that was frozen: an instance changed
     meanwhile fails the whole cut (Conflict) and nothing of it remains."""
-    slug, batches, instance_ids = _cut_scope(
-        project=project, actor=actor, name=name, batch_ids=batch_ids, in_file_order=import_record is not None
+    scope = _cut_scope(
+        project=project,
+        actor=actor,
+        name=name,
+        batch_ids=batch_ids,
+        in_file_order=import_record is not None,
+        include_withheld=include_withheld,
     )
     spill = _FrozenSpill()
     try:
         return _cut_write(
             project=project,
             actor=actor,
-            slug=slug,
-            batches=batches,
-            instance_ids=instance_ids,
+            slug=scope.slug,
+            batches=scope.batches,
+            instance_ids=scope.instance_ids,
+            withheld=scope.withheld,
             spill=spill,
             release_fields={
                 "description": description,
@@ -526,6 +559,7 @@ def _cut_write(
     slug: str,
     batches: list[Batch],
     instance_ids: list[int],
+    withheld: dict[str, int],
     spill: _FrozenSpill,
     release_fields: dict[str, Any],
     split_seed: int | None,
@@ -542,7 +576,7 @@ def _cut_write(
     split_sizes: dict[str, int] = {}
     versions: dict[int, int] = {}
     attributions: set[str] = set()
-    notes: set[str] = set()
+    notes: set[str] = {withheld_note(withheld)} if withheld else set()
     for start in range(0, len(instance_ids), ITEM_CHUNK):
         chunk = instance_ids[start : start + ITEM_CHUNK]
         new_contexts: dict[str, dict[str, Any]] = {}
@@ -658,7 +692,7 @@ def release_cut_payload(release: Release, *, batches: Any) -> dict[str, Any]:
 
 
 # What a page or the API may pass to a cut besides the project, the actor, the name and the batches.
-CUT_OPTIONS = ("description", "changelog", "license", "citation", "split_seed", "split_ratios")
+CUT_OPTIONS = ("description", "changelog", "license", "citation", "split_seed", "split_ratios", "include_withheld")
 
 
 ALL_BATCHES = "all"
@@ -723,7 +757,14 @@ def release_cut_request(
     if actor is not None:
         require_role(user=actor, project=project, roles=(Role.MANAGER,), action="cut releases")
     batch_ids = cut_batch_ids(project=project, batch_ids=list(batch_ids or []), batches=batches)
-    slug, _, instance_ids = _cut_scope(project=project, actor=actor, name=name, batch_ids=batch_ids)
+    scope = _cut_scope(
+        project=project,
+        actor=actor,
+        name=name,
+        batch_ids=batch_ids,
+        include_withheld=bool(options.get("include_withheld")),
+    )
+    slug, instance_ids = scope.slug, scope.instance_ids
     if len(instance_ids) < settings.TATCURATE_RELEASE_CUT_ASYNC_MIN_ITEMS:
         return release_cut(project=project, actor=actor, name=name, batch_ids=batch_ids, **options)
     with transaction.atomic():

@@ -60,6 +60,7 @@ def release_list(request: HttpRequest, slug: str) -> HttpResponse:
                 license=request.POST.get("license", ""),
                 citation=request.POST.get("citation", ""),
                 split_seed=int(seed) if seed.lstrip("-").isdigit() else None,
+                include_withheld=request.POST.get("include_withheld") == "on",
             )
         except InvalidInput as exc:
             messages.error(request, exc.message)
@@ -90,6 +91,7 @@ def release_list(request: HttpRequest, slug: str) -> HttpResponse:
             "scope": request.POST.get("scope", release_services.ALL_BATCHES),
             "batch_ids": request.POST.getlist("batch_ids"),
             "batch_range": request.POST.get("batch_range", ""),
+            "include_withheld": request.POST.get("include_withheld") == "on",
         },
     }
     return render(request, "curation/releases.html", context)

@@ -54,7 +54,7 @@ def demo_with_release(db):
     call_command("demo", "--json", stdout=StringIO())
     project = Project.objects.get(slug="demo")
     batch = Batch.objects.get(project=project, name="Validated demo items")
-    return release_cut(project=project, actor=None, name="demo", batch_ids=[batch.pk])
+    return release_cut(project=project, actor=None, name="demo", batch_ids=[batch.pk], include_withheld=True)
 
 
 def check(page, where: str) -> list[str]:

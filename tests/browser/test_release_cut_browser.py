@@ -47,3 +47,26 @@ def test_a_big_cut_shows_its_progress_then_its_release(
     expect(page.locator("#release-list")).to_contain_text("big")
     page.locator("#release-list").get_by_role("link", name="big").click()
     expect(page.locator("h1")).to_contain_text("big")
+
+
+def test_the_demo_manager_sees_the_exam_pool_withheld_and_includes_it_by_the_box(page, live_server, login):
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    call_command("demo", "--json", stdout=StringIO())
+    login(page, "manager", "demo-manager")
+    open_in_project(page, "Releases", project="Demo: sparse adapters paper")
+    withheld = page.locator("#cut-withheld")
+    expect(withheld).to_contain_text("15 validated instances in the qualification exam's gold pool")
+    type_into(page, "#cut-release input[name=name]", "demo")
+    page.get_by_role("button", name="Cut release").click()
+    expect(page.locator(".messages")).to_contain_text("Every validated instance of those batches is withheld")
+    # The refused form keeps what was asked; the manager ticks the box, having read what it does.
+    expect(page.locator("#cut-release input[name=name]")).to_have_value("demo")
+    expect(page.locator("#include-withheld-hint")).to_contain_text("Their answers become public with the release")
+    page.get_by_label("Include the 15 withheld instances").check()
+    if SCREENSHOTS:
+        page.screenshot(path=f"{SCREENSHOTS}/release-withheld-1366.png", full_page=True)
+    page.get_by_role("button", name="Cut release").click()
+    expect(page.locator(".messages")).to_contain_text("Release demo-v1 cut: 15 instances frozen.")

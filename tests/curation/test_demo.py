@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 import re
 from io import StringIO
@@ -61,7 +62,13 @@ def test_a_first_release_can_be_cut_from_the_demo_by_its_manager(db, client):
     batch = validated.first().batch
     assert re.search(rf'name="batch_ids" value="{batch.pk}"\s*>', page)  # offered, not disabled
     frozen = validated.filter(batch=batch).count()
-    response = client.post("/p/demo/releases/", {"name": "demo", "batch_ids": [batch.pk]}, follow=True)
+    # The demo's validated items are the exam's gold pool: the form says so, and a cut leaves them out unless asked.
+    assert f"{frozen} validated instances in the qualification exam's gold pool" in html.unescape(page)
+    refused = client.post("/p/demo/releases/", {"name": "demo", "batch_ids": [batch.pk]}, follow=True)
+    assert "Every validated instance of those batches is withheld" in refused.content.decode()
+    response = client.post(
+        "/p/demo/releases/", {"name": "demo", "batch_ids": [batch.pk], "include_withheld": "on"}, follow=True
+    )
     assert f"Release demo-v1 cut: {frozen} instances frozen." in response.content.decode()
 
 
@@ -87,6 +94,10 @@ def test_the_demo_gold_items_carry_their_real_answer_types_and_the_release_count
     assert sorted(set(gold.values())) == ["arithmetic", "multi-span", "span"]
     project = Batch.objects.get(name="Validated demo items").project
     release = release_cut(
-        project=project, actor=None, name="demo-gold", batch_ids=[Batch.objects.get(name="Validated demo items").pk]
+        project=project,
+        actor=None,
+        name="demo-gold",
+        batch_ids=[Batch.objects.get(name="Validated demo items").pk],
+        include_withheld=True,
     )
     assert "unknown" not in json.dumps(release.statistics)

@@ -1,0 +1,79 @@
+"""`cut_release NAME --project P --batches "all" | "3-7, 12" [--include-withheld] [--json]`: cut a release from
+validated batches, as the releases page does (the same `release_cut`, its checks and what it withholds), inline with
+a progress bar."""
+
+from __future__ import annotations
+
+import json
+
+from django.core.management.base import BaseCommand, CommandError
+from tqdm import tqdm
+
+from curation.errors import DomainError
+from curation.models import Project
+from curation.releases.services import ALL_BATCHES, cut_batch_ids, release_cut
+
+
+class Command(BaseCommand):
+    help = "Cut a release (a new version of NAME) from the validated instances of the project's batches."
+
+    def add_arguments(self, parser) -> None:
+        parser.add_argument("name", help="the release's name, without a version (cuts are numbered v1, v2, …)")
+        parser.add_argument("--project", required=True, help="project slug")
+        parser.add_argument(
+            "--batches",
+            default=ALL_BATCHES,
+            help='"all" (every batch with validated instances; the default) or batch numbers and ranges: "3-7, 12"',
+        )
+        parser.add_argument("--description", default="")
+        parser.add_argument("--changelog", default="")
+        parser.add_argument("--license", default="")
+        parser.add_argument("--citation", default="")
+        parser.add_argument("--split-seed", dest="split_seed", type=int, default=None, help="train/dev/test by paper")
+        parser.add_argument(
+            "--include-withheld",
+            action="store_true",
+            help="also release what cuts withhold (the qualification exam's gold pool): its answers become public",
+        )
+        parser.add_argument("--json", action="store_true", help="print the result as one JSON object")
+        parser.add_argument("--no-progress", action="store_true")
+
+    def handle(self, *args, **options) -> None:
+        project = Project.objects.filter(slug=options["project"]).first()
+        if project is None:
+            raise CommandError(f"No project {options['project']!r}.")
+        quiet = options["no_progress"] or options["json"]
+        try:
+            batch_ids = cut_batch_ids(project=project, batch_ids=[], batches=options["batches"])
+            with tqdm(desc=f"cut {options['name']}", unit="item", disable=quiet) as bar:
+                release = release_cut(
+                    project=project,
+                    actor=None,
+                    name=options["name"],
+                    batch_ids=batch_ids,
+                    description=options["description"],
+                    changelog=options["changelog"],
+                    license=options["license"],
+                    citation=options["citation"],
+                    split_seed=options["split_seed"],
+                    include_withheld=options["include_withheld"],
+                    progress=bar.update,
+                )
+        except DomainError as error:
+            raise CommandError(error.message) from error
+        result = {
+            "release": release.label,
+            "id": release.pk,
+            "items": release.item_count,
+            "content_hash": release.content_hash,
+            "batches": batch_ids,
+            "notes": release.notes,
+        }
+        if options["json"]:
+            self.stdout.write(json.dumps(result, ensure_ascii=False))
+            return
+        self.stdout.write(
+            f"Release {release.label} cut: {release.item_count} instances frozen ({release.content_hash[:12]})."
+        )
+        for note in release.notes:
+            self.stdout.write(note)
