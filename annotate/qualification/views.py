@@ -22,7 +22,7 @@ from curation.models import Project
 from curation.page_errors import FORM_ERRORS
 from curation.selectors import project_get, roles_of
 from curation.services.projects import require_role
-from curation.states import Role
+from curation.states import Role, Status
 
 
 class IdListField(forms.Field):
@@ -197,11 +197,14 @@ def qualification_manage(request: HttpRequest, slug: str) -> HttpResponse:
         attempt.seconds_taken = (
             (attempt.submitted_at - attempt.started_at).total_seconds() if attempt.submitted_at else None
         )
+    candidates = services.gold_candidates(project)
     context = {
         "project": project,
         "exam": exam,
         "chosen": set(chosen),
-        "candidates": services.gold_candidates(project),
+        "candidates": candidates,
+        # Released items are public wherever their release went: a candidate may have read their answers.
+        "chosen_released": sum(1 for i in candidates if i.pk in set(chosen) and i.status == Status.RELEASED),
         "attempts": attempts,
         "annotators": selectors.annotators_with_exam_summary(project=project),
         "form": form,

@@ -181,3 +181,18 @@ def test_exam_settings_refused_field_by_field_and_nothing_saved(project, persona
     assert ranged.status_code == 400
     assert "threshold must be between 0.01 and 1." in ranged.content.decode().split('name="threshold"', 1)[1]
     assert not QualificationSettings.objects.filter(project=project, item_links__isnull=False).exists()
+
+
+def test_the_manager_is_told_which_chosen_items_are_already_released(project, personas, gold, exam):
+    from curation.services.lifecycle import instances_transition_bulk
+    from curation.states import Status
+
+    client = logged_in("manager")
+    quiet = client.get("/p/test-project/qualification/manage/").content.decode()
+    assert 'id="pool-released"' not in quiet and "Release cuts withhold the chosen items" in quiet
+    instances_transition_bulk(
+        instance_ids=[gold[1].pk], target=Status.RELEASED, expected_status=Status.VALIDATED, reason="released elsewhere"
+    )
+    page = client.get("/p/test-project/qualification/manage/").content.decode()
+    assert "1 chosen item is already in a release" in page
+    assert page.count('<span class="badge">released</span>') == 1
