@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import date
+from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -69,11 +70,16 @@ def dashboard_page(request: HttpRequest, slug: str) -> HttpResponse:
     data = dashboard.dashboard_data(user=request.user, project=project, start=start, end=end)
     # The API and the CSV keep every batch and week; the page shows a page of batches and a window of weeks.
     progress_page, progress = dashboard.batch_progress_page(project, request.GET.get("page"))
-    drift = drift_window(
-        dashboard.project_figures(project, "drift", lambda: drift_of(user=request.user, project=project)),
-        last_week=_day(request, "drift_until"),
-        weeks=None if request.GET.get("drift_weeks") == "all" else DRIFT_WINDOW_WEEKS,
-    )
+    last_week = _day(request, "drift_until")
+    weeks = None if request.GET.get("drift_weeks") == "all" else DRIFT_WINDOW_WEEKS
+
+    def window() -> dict[str, Any]:
+        history = dashboard.project_figures(project, "drift", lambda: drift_of(user=request.user, project=project))
+        return drift_window(history, last_week=last_week, weeks=weeks)
+
+    # The window drawn is cached besides the whole history it is cut from: a long project's history is many times
+    # the 26 weeks shown, and reading all of it back on every view grew the page with the project.
+    drift = dashboard.project_figures(project, "drift-window", window, last_week, weeks)
     # A chart per annotator: a page of them at once (40 annotators over 26 weeks drew 300 kB of SVG).
     drift_page = Paginator(drift["people"], DRIFT_PEOPLE_PER_PAGE).get_page(request.GET.get("drift_page"))
     context = {

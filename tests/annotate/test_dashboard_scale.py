@@ -224,3 +224,34 @@ def test_the_dashboard_costs_the_same_queries_with_3_and_30_batches(personas, pr
     few = dashboard_queries(client, url)
     grow_to(30)
     assert dashboard_queries(client, url) == few
+
+
+def test_the_drift_window_drawn_is_cached_besides_the_history_it_is_cut_from(
+    personas, project, client, monkeypatch, make_instance
+):
+    """A view of the default window reads that window back, not the whole history; another window is cut from the
+    cached history (drift_of runs once for all of them until an instance changes)."""
+    from annotate.dashboard import views
+    from annotate.quality.drift import SERIES, week_of
+
+    first_week = week_of(timezone.localdate()) - timedelta(weeks=39)
+    people = [drift_person("long", first_week, 40, [])]
+    for row in people[0]["rows"]:
+        row.update({name: 0.5 for name in SERIES})
+    computed: list[int] = []
+    monkeypatch.setattr(views, "drift_of", lambda **_: computed.append(1) or people)
+    cut: list[object] = []
+    window = views.drift_window
+    monkeypatch.setattr(
+        views, "drift_window", lambda history, **how: cut.append(how["weeks"]) or window(history, **how)
+    )
+    make_instance(question="Something to stamp the figures with?")
+    client.force_login(personas["manager"])
+    url = f"/p/{project.slug}/dashboard/"
+    first = client.get(url).content.decode()
+    again = client.get(url).content.decode()
+    whole = client.get(url, {"drift_weeks": "all"}).content.decode()
+    assert computed == [1]  # the history once …
+    assert cut == [26, None]  # … and each window once: the second view read its window back whole
+    assert 'data-user="long"' in first and first.count("<figure") == again.count("<figure")
+    assert 'href="?#drift">The last 26 weeks</a>' in whole
