@@ -185,7 +185,7 @@ class InstanceDetailApi(APIView):
 
     @extend_schema(responses=serializers.InstanceSerializer)
     def get(self, request: Request, pk: int) -> Response:
-        instance = selectors.instance_get(user=request.user, instance_id=pk)
+        instance = selectors.instance_shown(user=request.user, instance_id=pk)
         return Response(serializers.InstanceSerializer(instance).data)
 
     @extend_schema(request=serializers.InstanceEditSerializer, responses=serializers.InstanceSerializer)
@@ -220,9 +220,5 @@ class InstanceHistoryApi(APIView):
 
     @extend_schema(responses=serializers.HistorySerializer)
     def get(self, request: Request, pk: int) -> Response:
-        instance = selectors.instance_get(user=request.user, instance_id=pk)
-        data = {
-            "revisions": instance.revisions.select_related("author"),
-            "events": instance.events.select_related("actor"),
-        }
-        return Response(serializers.HistorySerializer(data).data)
+        history = selectors.instance_history_get(user=request.user, instance_id=pk)
+        return Response(serializers.HistorySerializer(history).data)

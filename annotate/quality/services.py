@@ -12,6 +12,7 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
+from django.db.models import F
 from django.utils import timezone
 
 from annotate.qualification.services import clean_answer, gold_candidates, items_seen_in_exams
@@ -145,7 +146,10 @@ def probe_serve(*, project: Project, user: AbstractBaseUser) -> GoldProbe | None
         return None
     try:
         with transaction.atomic():
-            return GoldProbe.objects.create(project=project, user=user, gold=gold, number=number_reserve(project))
+            # At version 2, as a draft is once claimed (drafted at 1): the version the workspace shows must not differ.
+            return GoldProbe.objects.create(
+                project=project, user=user, gold=gold, number=number_reserve(project), version=2
+            )
     except IntegrityError:  # a second tab served one at the same moment: that one is theirs
         return open_probe(project_id=project.pk, user=user)
 
@@ -174,7 +178,11 @@ def probe_submit(
     gold = [str(item) for item in probe.gold.answer]
     em = float(exact_match(cleaned["answer"], gold)) if cleaned["answer"] else 0.0
     changed = GoldProbe.objects.filter(pk=probe.pk, submitted_at=None).update(
-        submitted_at=timezone.now(), answer=cleaned["answer"], rationale=cleaned["rationale"], em=em
+        submitted_at=timezone.now(),
+        answer=cleaned["answer"],
+        rationale=cleaned["rationale"],
+        em=em,
+        version=F("version") + 1,  # as a draft's submission moves its version on
     )
     if changed != 1:
         raise Conflict("This item was submitted already.")

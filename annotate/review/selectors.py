@@ -25,6 +25,7 @@ from curation.members.selectors import qualified_annotators
 from curation.models import Context, Instance, InstanceRevision, Paper, Project
 from curation.pagination import capped_count
 from curation.selectors import instances_visible_to, papers_visible_to, roles_of
+from curation.stand_ins import stand_in_of
 from curation.states import Role, Status
 
 # What a revision diff compares, in the order a reader scans an instance.
@@ -55,22 +56,32 @@ def instance_for_review(*, user: AbstractBaseUser, instance_id: int) -> Instance
     return instance
 
 
+def instance_record(*, user: AbstractBaseUser, instance_id: int) -> tuple[Instance, list[InstanceRevision], list]:
+    """An instance the viewer may see with its revisions and timeline — or, under a number the viewer works on that
+    is no instance's (curation.stand_ins), that item's, so it reads as the instance it stands for."""
+    stand_in = stand_in_of(user=user, number=instance_id)
+    if stand_in is not None:
+        return stand_in.instance, stand_in.revisions, stand_in.events
+    instance = instance_for_review(user=user, instance_id=instance_id)
+    return instance, list(instance.revisions.select_related("author")), list(instance.events.select_related("actor"))
+
+
 def comments_of(instance: Instance) -> QuerySet[ReviewComment]:
-    return ReviewComment.objects.filter(instance=instance).select_related("author", "resolved_by")
+    # By id: a stand-in (never saved) has none, as its number is no instance's.
+    return ReviewComment.objects.filter(instance_id=instance.pk).select_related("author", "resolved_by")
 
 
 def review_data(*, user: AbstractBaseUser, instance_id: int) -> dict[str, Any]:
     """Everything a review page shows: instance, context, draft diff, comments, revisions, timeline, discussions."""
-    instance = instance_for_review(user=user, instance_id=instance_id)
-    revisions = list(instance.revisions.select_related("author"))
+    instance, revisions, events = instance_record(user=user, instance_id=instance_id)
     return {
         "instance": instance,
         **instance_context(instance),
         "diffs": draft_diffs(instance),
         "comments": list(comments_of(instance)),
         "revisions": revisions,
-        "events": list(instance.events.select_related("actor")),
-        "discussions": list(Discussion.objects.filter(instance=instance).prefetch_related("messages__author")),
+        "events": events,
+        "discussions": list(Discussion.objects.filter(instance_id=instance.pk).prefetch_related("messages__author")),
         "can_round1": instance.status == Status.ROUND1_REVIEW and instance.round1_verifier_id == user.pk,
         "double": double_for_review(user=user, instance=instance),
         "can_round2": instance.status == Status.ROUND2_REVIEW and instance.round2_reviewer_id == user.pk,
@@ -95,8 +106,7 @@ def history_data(
     *, user: AbstractBaseUser, instance_id: int, first: int | None = None, second: int | None = None
 ) -> dict[str, Any]:
     """An instance's revisions, transitions and a diff between two of its revisions (default: the last two)."""
-    instance = instance_for_review(user=user, instance_id=instance_id)
-    revisions = list(instance.revisions.select_related("author"))
+    instance, revisions, events = instance_record(user=user, instance_id=instance_id)
     numbers = [r.number for r in revisions]
     diff = None
     chosen: tuple[InstanceRevision, InstanceRevision] | None = None
@@ -109,7 +119,7 @@ def history_data(
     return {
         "instance": instance,
         "revisions": revisions,
-        "events": list(instance.events.select_related("actor")),
+        "events": events,
         "pair": chosen,
         "diff": diff,
         "comments": list(comments_of(instance)),

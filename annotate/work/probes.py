@@ -14,10 +14,12 @@ from django.utils import timezone
 from annotate.quality.models import GoldProbe
 from annotate.quality.services import probe_submit
 from annotate.work import workspace
+from annotate.work.queue import lease_deadline
 from annotate.work.workspace import submission_problems
-from curation.errors import Conflict, InvalidInput
-from curation.models import Instance
+from curation.errors import Conflict, InvalidInput, NotPermitted
+from curation.models import Batch, Instance, InstanceRevision, TransitionEvent
 from curation.services.instances import fields_clean
+from curation.stand_ins import StandIn
 from curation.states import Status
 
 PROBE_FIELDS = (
@@ -49,9 +51,14 @@ def numbered_probe(*, user: AbstractBaseUser, number: int) -> GoldProbe | None:
 
 
 def held_probe(*, user: AbstractBaseUser, number: int) -> GoldProbe | None:
-    """The open probe the annotator works on as instance #number, or None (then it is an instance's number)."""
+    """The open probe the annotator works on as instance #number, or None (then it is an instance's number, or a
+    probe given back: gone from their work as a skipped draft is). One handed in is refused as a submitted draft is."""
     probe = numbered_probe(user=user, number=number)
-    return probe if probe is not None and probe.submitted_at is None else None
+    if probe is None or probe.skip_reason:
+        return None
+    if probe.submitted_at is not None:
+        raise NotPermitted("This instance is submitted: it is not in your hands now.")
+    return probe
 
 
 def own_probes(*, project_id: int, user: AbstractBaseUser) -> QuerySet[GoldProbe]:
@@ -93,15 +100,26 @@ def _draft_record(gold: Instance) -> dict:
     return draft
 
 
+def _shown_batch_id(probe: GoldProbe) -> int | None:
+    """A batch for the probe to sit in, as every claimed draft does: the project's open one it was served from (its
+    first open batch), else its latest — never the gold's own, an old batch that would tell the item apart."""
+    batches = Batch.objects.filter(project_id=probe.project_id)
+    return (
+        batches.filter(state=Batch.State.OPEN).order_by("pk").values_list("pk", flat=True).first()
+        or batches.order_by("-pk").values_list("pk", flat=True).first()
+    )
+
+
 def probe_instance(probe: GoldProbe, *, shown_status: str = "") -> Instance:
     """The probe as the workspace shows an instance: unsaved, numbered, in refinement, holding the gold question and
     context, prefilled as a real draft (`drafted_fields`), with the annotator's autosaved fields over it — never the
-    refined gold answer, rationale or marks."""
+    refined gold answer, rationale or marks. Held, it has a lease and a batch as a claimed draft has."""
     gold = probe.gold
     fields = {**drafted_fields(gold), **(probe.fields or {})}
     instance = Instance(
         pk=probe.number,
         project=probe.project,
+        batch_id=_shown_batch_id(probe),
         context=gold.context,
         reasoning_type_id=fields.get("reasoning_type_id", gold.reasoning_type_id),
         question=fields["question"],
@@ -116,10 +134,11 @@ def probe_instance(probe: GoldProbe, *, shown_status: str = "") -> Instance:
         status=shown_status or (Status.SUBMITTED if probe.submitted_at else Status.IN_REFINEMENT),
         version=probe.version,
         author_id=probe.user_id,
+        lease_expires_at=lease_deadline() if probe.submitted_at is None and not shown_status else None,
         # The draft record as a real draft's reads; its question is the one asked (see `drafted_fields`).
         draft=_draft_record(gold),
         created_at=probe.served_at,
-        updated_at=probe.served_at,
+        updated_at=probe.submitted_at or probe.served_at,
     )
     instance.marked = {  # read by annotate.work.workspace instead of the instance's relations
         "relevant": set(fields.get("relevant_table_ids", [])),
@@ -127,6 +146,63 @@ def probe_instance(probe: GoldProbe, *, shown_status: str = "") -> Instance:
         "excluded_paragraphs": set(fields.get("excluded_paragraph_ids", [])),
     }
     return instance
+
+
+def _revision_fields(instance: Instance) -> dict:
+    """The editable fields as an instance's revision stores them."""
+    marked = instance.marked
+    return {
+        **{name: getattr(instance, name) for name in PROBE_FIELDS if not name.endswith("_ids")},
+        "relevant_table_ids": sorted(marked["relevant"]),
+        "excluded_table_ids": sorted(marked["excluded"]),
+        "excluded_paragraph_ids": sorted(marked["excluded_paragraphs"]),
+    }
+
+
+def probe_stand_in(*, user: AbstractBaseUser, number: int) -> StandIn | None:
+    """The annotator's probe numbered #number as every read of one instance shows it (curation.stand_ins), or None.
+
+    Its timeline is a claimed draft's — drafted, claimed from the queue, submitted by the annotator — and its
+    revisions are its autosaved and handed-in fields; a probe given back is gone from the annotator's work, as a
+    skipped draft is. Nothing of the gold beyond what `probe_instance` shows is read."""
+    probe = numbered_probe(user=user, number=number)
+    if probe is None or probe.skip_reason:
+        return None
+    instance = probe_instance(probe)
+    stand_in = StandIn(instance=instance)
+    claimed_version = 2  # a draft is drafted at version 1 and claimed at 2 (`probe_serve` starts probes there)
+
+    def event(from_status: str, to_status: str, version: int, reason: str, actor, at) -> TransitionEvent:
+        return TransitionEvent(
+            instance=instance,
+            actor=actor,
+            from_status=from_status,
+            to_status=to_status,
+            version=version,
+            reason=reason,
+            created_at=at,
+        )
+
+    stand_in.events = [
+        event("", Status.DRAFTED, 1, "", None, probe.served_at),
+        event(Status.DRAFTED, Status.IN_REFINEMENT, claimed_version, "claimed from the queue", user, probe.served_at),
+    ]
+    # Every save moved the version on by one and left a revision, as a draft's autosaves do; the fields of each are
+    # the last saved (a probe keeps no earlier ones).
+    is_submitted = probe.submitted_at is not None
+    saves = max(probe.version - claimed_version - int(is_submitted), 0)
+    kinds = ["autosave"] * saves + (["submit"] if is_submitted else [])
+    fields = _revision_fields(instance)
+    stand_in.revisions = [
+        InstanceRevision(instance=instance, number=n, author=user, kind=kind, fields=fields)
+        for n, kind in enumerate(kinds, start=1)
+    ]
+    if is_submitted:
+        submitted = (Status.IN_REFINEMENT, Status.SUBMITTED, probe.version, "submitted by the annotator")
+        stand_in.events.append(event(*submitted, user, probe.submitted_at))
+    for revision in stand_in.revisions:
+        revision.created_at = probe.submitted_at if revision.kind == "submit" else probe.served_at
+    return stand_in
 
 
 @transaction.atomic

@@ -296,14 +296,16 @@ def queue_counts(*, project: Project, user: AbstractBaseUser) -> dict[str, int]:
     mine = Instance.objects.filter(project=project, author=user)
     open_drafts = Instance.objects.filter(project=project, status=Status.DRAFTED, batch__state=Batch.State.OPEN)
     available, available_capped = capped_count(claimable_drafts(project=project, user=user))
+    open_probes = GoldProbe.objects.filter(project=project, user_id=user.pk, submitted_at=None).count()
     return {
-        "available": available,
+        # A probe in their hands counts as the draft it looks like, taken from what waits: a claim that left the
+        # count unchanged would point it out.
+        "available": available if available_capped else max(available - open_probes, 0),
         "available_capped": available_capped,
         "assigned": open_drafts.filter(assigned_to=user).count(),
         "changes_requested": mine.filter(status=Status.CHANGES_REQUESTED).count(),
         # A hidden-gold probe in their hands counts as held, as the draft it looks like would.
-        "held": mine.filter(status=Status.IN_REFINEMENT).count()
-        + GoldProbe.objects.filter(project=project, user_id=user.pk, submitted_at=None).count(),
+        "held": mine.filter(status=Status.IN_REFINEMENT).count() + open_probes,
         "submitted": mine.exclude(
             status__in=(Status.DRAFTED, Status.IN_REFINEMENT, Status.CHANGES_REQUESTED, Status.DISCARDED)
         ).count()

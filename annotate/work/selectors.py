@@ -8,7 +8,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Min, Prefetch, Q
 
 from annotate.diffing import answer_text, word_diff
-from annotate.work.probes import numbered_probe, own_probes, probe_instance
+from annotate.work.probes import held_probe, own_probes, probe_instance
 from annotate.work.workspace import (
     marked_tables,
     submission_problems,
@@ -38,14 +38,8 @@ def held_instance(*, user: AbstractBaseUser, instance_id: int) -> Instance:
 
 def held_item(*, user: AbstractBaseUser, instance_id: int) -> Instance:
     """What the annotator holds as #instance_id: their hidden-gold probe shown as an instance, or the instance."""
-    probe = numbered_probe(user=user, number=instance_id)
-    if probe is None:
-        return held_instance(user=user, instance_id=instance_id)
-    if probe.skip_reason:  # given back: gone from their hands as a skipped draft is
-        raise NotFound(f"No instance {instance_id} in your work.")
-    if probe.submitted_at is not None:  # the words a submitted instance gets
-        raise NotPermitted("This instance is submitted: it is not in your hands now.")
-    return probe_instance(probe)
+    probe = held_probe(user=user, number=instance_id)
+    return probe_instance(probe) if probe is not None else held_instance(user=user, instance_id=instance_id)
 
 
 def draft_diffs(instance: Instance) -> dict[str, list[tuple[str, str]]]:

@@ -217,20 +217,21 @@ def test_the_workspace_api_serves_a_probe_as_an_instance_to_its_holder_only(
     assert shown["instance"]["answer"] == probe.gold.draft["answer"]
     assert shown["instance"]["rationale"] == probe.gold.draft["rationale"]
     url = f"/api/instances/{number}/"
-    bad = mine.post(f"{url}autosave/", {"expected_version": 1, "answer": "not a list"}, format="json")
+    bad = mine.post(f"{url}autosave/", {"expected_version": 2, "answer": "not a list"}, format="json")
     assert bad.status_code == 400
     assert GoldProbe.objects.get(pk=probe.pk).fields == {}  # nothing partial written
     tables = shown["context_table_ids"]
     body = {"answer": list(probe.gold.answer), "answer_form": "short", "answer_source": "table"}
-    saved = mine.post(f"{url}autosave/", {"expected_version": 1, **body}, format="json")
-    assert saved.status_code == 200 and saved.json()["instance"]["version"] == 2
+    # A probe is at version 2 as a claimed draft is (drafted at 1, claimed at 2).
+    saved = mine.post(f"{url}autosave/", {"expected_version": 2, **body}, format="json")
+    assert saved.status_code == 200 and saved.json()["instance"]["version"] == 3
     assert {p["field"] for p in saved.json()["problems"]} == {"answer_type", "relevant_tables"}  # the draft's rule
-    stale = mine.post(f"{url}autosave/", {"expected_version": 1, "question": "x"}, format="json")
+    stale = mine.post(f"{url}autosave/", {"expected_version": 2, "question": "x"}, format="json")
     assert stale.status_code == 409
-    refused = mine.post(f"{url}submit/", {"expected_version": 2}, format="json")
+    refused = mine.post(f"{url}submit/", {"expected_version": 3}, format="json")
     assert refused.status_code == 400 and GoldProbe.objects.get(pk=probe.pk).submitted_at is None
     assert mine.post(f"{url}ping/").status_code == 200
-    final = {"expected_version": 2, "answer_type": "span", "relevant_table_ids": tables}
+    final = {"expected_version": 3, "answer_type": "span", "relevant_table_ids": tables}
     response = mine.post(f"{url}submit/", final, format="json")
     assert response.status_code == 200 and response.json()["status"] == "submitted"
     assert "em" not in response.json()
@@ -309,11 +310,11 @@ def test_a_probe_marked_not_answerable_is_submitted_like_a_draft_and_scores_zero
     probe = work_until_probe(project=project, user=personas["annotator"])
     mine = api_client_for(personas["annotator"])
     url = f"/api/instances/{probe.number}/"
-    refused = mine.post(f"{url}submit/", {"expected_version": 1, "is_answerable": False}, format="json")
+    refused = mine.post(f"{url}submit/", {"expected_version": 2, "is_answerable": False}, format="json")
     assert refused.status_code == 400 and "unanswerable_reason" in str(refused.json())  # the draft's rule
-    # The refused submission wrote nothing (its edit rolled back with it): still version 1.
+    # The refused submission wrote nothing (its edit rolled back with it): still version 2, as claimed.
     # As with a draft, the drafted answer is cleared for an abstention.
-    body = {"expected_version": 1, "is_answerable": False, "unanswerable_reason": "No table gives it.", "answer": []}
+    body = {"expected_version": 2, "is_answerable": False, "unanswerable_reason": "No table gives it.", "answer": []}
     response = mine.post(f"{url}submit/", body, format="json")
     assert response.status_code == 200 and response.json()["status"] == "submitted"
     assert GoldProbe.objects.get(pk=probe.pk).em == 0.0
