@@ -11,7 +11,7 @@ class AnnotateConfig(AppConfig):
         from annotate.review import services as review
         from annotate.work import queue, workspace
         from annotate.work.batches import settle_after_transition
-        from annotate.work.probes import probe_stand_in
+        from annotate.work.probes import probe_stand_in, probe_stand_ins
         from curation import states
         from curation.releases.withheld import withhold_from_releases
         from curation.services.lifecycle import on_transition, transition_rule
@@ -37,4 +37,4 @@ class AnnotateConfig(AppConfig):
         # Release cuts leave the exam's gold pool out unless the manager includes it.
         withhold_from_releases(EXAM_POOL_WITHHELD, exam_pool_instance_ids)
         # Hidden gold answers every read of one instance as the draft it looks like, to its annotator.
-        stand_in_register(probe_stand_in)
+        stand_in_register(probe_stand_in, probe_stand_ins)

@@ -9,7 +9,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotate.instances import services as instance_bulk
-from annotate.instances.selectors import InstanceFilters, instances_browse
+from annotate.instances.selectors import InstanceFilters, instances_listed
 from curation import selectors
 from curation.pagination import BoundedLimitOffsetPagination
 from curation.serializers import DATABASE_ID_MAX, InstanceSerializer, database_id_field
@@ -47,9 +47,12 @@ class InstanceBrowseApi(APIView):
             annotator=data.get("annotator", ""),
             text=data.get("q", ""),
         )
-        instances = selectors.with_output_relations(
-            instances_browse(user=request.user, project=project, filters=filters)
-        ).select_related("assigned_to")
+        instances = instances_listed(
+            user=request.user,
+            project=project,
+            filters=filters,
+            rows=lambda rows: selectors.with_output_relations(rows).select_related("assigned_to"),
+        )
         paginator = BoundedLimitOffsetPagination()
         page = paginator.paginate_queryset(instances, request, view=self)
         return paginator.get_paginated_response(InstanceSerializer(page, many=True).data)

@@ -16,7 +16,7 @@ from django.urls import reverse
 from django.utils.functional import cached_property
 
 from annotate.instances import services as instance_bulk
-from annotate.instances.selectors import PAPER_CHOICES, InstanceFilters, browse_choices, instances_browse
+from annotate.instances.selectors import PAPER_CHOICES, InstanceFilters, browse_choices, instances_listed
 from curation import pagination, selectors
 from curation.models import Project
 from curation.page_errors import FORM_ERRORS
@@ -200,7 +200,7 @@ def instance_browser(request: HttpRequest, slug: str) -> HttpResponse:
         else:
             bulk_form = form
     page = CappedPaginator(
-        instances_browse(user=request.user, project=project, filters=filter_form.filters()), PAGE_SIZE
+        instances_listed(user=request.user, project=project, filters=filter_form.filters()), PAGE_SIZE
     ).get_page(request.GET.get("page"))
     query = request.GET.copy()
     query.pop("page", None)

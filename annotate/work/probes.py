@@ -6,6 +6,8 @@ the refined gold answer is never read."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.db.models import F, QuerySet
@@ -110,7 +112,10 @@ def _shown_batch_id(probe: GoldProbe) -> int | None:
     )
 
 
-def probe_instance(probe: GoldProbe, *, shown_status: str = "") -> Instance:
+_SHOWN_BATCH = object()  # `probe_instance` finds the batch itself
+
+
+def probe_instance(probe: GoldProbe, *, shown_status: str = "", batch_id: Any = _SHOWN_BATCH) -> Instance:
     """The probe as the workspace shows an instance: unsaved, numbered, in refinement, holding the gold question and
     context, prefilled as a real draft (`drafted_fields`), with the annotator's autosaved fields over it — never the
     refined gold answer, rationale or marks. Held, it has a lease and a batch as a claimed draft has."""
@@ -119,7 +124,7 @@ def probe_instance(probe: GoldProbe, *, shown_status: str = "") -> Instance:
     instance = Instance(
         pk=probe.number,
         project=probe.project,
-        batch_id=_shown_batch_id(probe),
+        batch_id=_shown_batch_id(probe) if batch_id is _SHOWN_BATCH else batch_id,
         context=gold.context,
         reasoning_type_id=fields.get("reasoning_type_id", gold.reasoning_type_id),
         question=fields["question"],
@@ -146,6 +151,23 @@ def probe_instance(probe: GoldProbe, *, shown_status: str = "") -> Instance:
         "excluded_paragraphs": set(fields.get("excluded_paragraph_ids", [])),
     }
     return instance
+
+
+def probe_stand_ins(*, user: AbstractBaseUser, project_id: int | None = None) -> list[Instance]:
+    """The annotator's probes (those not given back) as the instances they look like, for the lists of the instances
+    they may see (curation.stand_ins): a handed-in probe is listed as a handed-in draft is."""
+    probes = GoldProbe.objects.select_related("project", "gold__context", "gold__reasoning_type").filter(
+        user_id=user.pk, skip_reason="", number__isnull=False
+    )
+    if project_id is not None:
+        probes = probes.filter(project_id=project_id)
+    batches: dict[int, int | None] = {}
+    shown = []
+    for probe in probes:
+        if probe.project_id not in batches:
+            batches[probe.project_id] = _shown_batch_id(probe)
+        shown.append(probe_instance(probe, batch_id=batches[probe.project_id]))
+    return shown
 
 
 def _revision_fields(instance: Instance) -> dict:
