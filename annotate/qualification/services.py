@@ -82,11 +82,13 @@ def auto_pick(project: Project, size: int) -> list[Instance]:
     """`size` gold instances, spread over the top-level reasoning types in turn, short-form answers first.
 
     Short-form first because the exam is scored with EM, which SciTaT applies to short-form answers only; free-form
-    items are used only when there are not enough short-form ones. Deterministic: ordered by type code, then id.
+    items are used only when there are not enough short-form ones. Within each, unreleased items first: a released
+    one's answer is public wherever its release went. Deterministic: ordered by type code, then id.
     """
     short: dict[str, list[Instance]] = {}
     free: dict[str, list[Instance]] = {}
-    for instance in gold_candidates(project):
+    # Stable: the id order holds among the validated ones and among the released ones.
+    for instance in sorted(gold_candidates(project), key=lambda i: i.status == Status.RELEASED):
         bucket = short if is_short_form([str(item) for item in instance.answer]) else free
         bucket.setdefault(_type_key(instance), []).append(instance)
     picked = _round_robin(short, size)

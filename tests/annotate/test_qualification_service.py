@@ -124,6 +124,31 @@ def test_exam_items_draw_avoids_earlier_items_while_enough_remain(pool, size, ea
     assert services.exam_items_draw(pool=pool, size=size, earlier=earlier) == drawn
 
 
+def test_auto_pick_takes_unreleased_items_before_released_ones(project, personas, context):
+    from curation.services.lifecycle import instances_transition_bulk
+
+    look_up = ReasoningType.objects.get(project=project, code="span_lookup")
+    items = [
+        instance_create(
+            project_id=project.pk,
+            actor=None,
+            initial_status=Status.VALIDATED,
+            context=context,
+            reasoning_type=look_up,
+            question=f"Q{n}?",
+            answer=["x"],
+        )
+        for n in range(4)
+    ]
+    released = items[:2]  # the oldest, which id order alone would pick first
+    instances_transition_bulk(
+        instance_ids=[i.pk for i in released], target=Status.RELEASED, expected_status=Status.VALIDATED, reason="cut"
+    )
+    exam = services.qualification_configure(project=project, actor=personas["manager"], instance_ids=None, size=1)
+    pool = list(exam.item_links.order_by("order").values_list("instance_id", flat=True))
+    assert pool == [items[2].pk, items[3].pk, items[0].pk]  # the unreleased first, released only to fill the pool
+
+
 def test_auto_pick_without_gold_data_says_what_to_do(project, personas):
     with pytest.raises(InvalidInput, match="no validated instances"):
         services.qualification_configure(project=project, actor=personas["manager"], instance_ids=None)
