@@ -46,7 +46,7 @@ from tests.support.private_services import (  # noqa: E402
 
 REDIS_OUTAGE_S = 5.0
 POSTGRES_DOWN_S = 2.5
-FROZEN_SETTLE_S = 0.1
+FROZEN_SETTLE_S = 0.05
 
 
 def _query(function, default=None):
@@ -96,16 +96,19 @@ def _disturb(job, *, redis: PrivateRedis, postgres: PrivatePostgres, workers: Wo
             postgres.start()
             record["postgres_down_s"] = round(time.monotonic() - started, 2)
         if wait_until(0.65):
-            # Frozen first and read while frozen: a worker read as holding a claim and killed a moment later may
-            # have finished that item in between, and die holding nothing (then nothing is taken over).
+            # Read holding a claim, then frozen and read again while frozen: read and killed at once, it could finish
+            # its item in between and die holding nothing. Frozen only when seen holding, so it is not slowed down
+            # (a slowed worker leaves its queue's tasks to the other one and may hold nothing again).
             held = None
             while held is None and running():
+                if _query(lambda: job.held_by(victim)) is None:
+                    time.sleep(0.02)
+                    continue
                 workers.freeze(victim)
                 time.sleep(FROZEN_SETTLE_S)  # a commit already sent lands before the read
                 held = _query(lambda: job.held_by(victim))
                 if held is None:
                     workers.thaw(victim)
-                    time.sleep(0.05)
             if held is not None:
                 record["worker_killed_at_items"] = done()
                 workers.kill(victim)
