@@ -17,7 +17,7 @@ def setup_django(database_url: str | None = None) -> str:
         database_url = f"sqlite:///{folder}/bench.sqlite3"
         os.environ.setdefault("TATCURATE_DATA_DIR", folder)
     os.environ["DATABASE_URL"] = database_url
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "curation.settings")
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     sys.path.insert(0, str(ROOT))
     import django
     from django.core.management import call_command

@@ -220,7 +220,7 @@ def main() -> None:
         "DJANGO_HSTS_SECONDS": "0",
     }
     server = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "curation.wsgi", "--bind", f"127.0.0.1:{port}",
+        [sys.executable, "-m", "gunicorn", "config.wsgi", "--bind", f"127.0.0.1:{port}",
          "--workers", str(args.web_workers), "--threads", "8", "--log-level", "warning",
          "--timeout", "120", "--keep-alive", "75"],
         cwd=ROOT, env=env,

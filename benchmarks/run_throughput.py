@@ -126,7 +126,7 @@ def main() -> None:
     try:
         # This process's first message loads every task module and connects to the broker (a web worker pays that
         # once, at its first run): done before the clock starts.
-        from curation.celery import app
+        from config.celery import app
         from curation.jobs import job_task
 
         for task_name in ("scoring.run_chunk", "curation.drafting_chunk"):

@@ -1,6 +1,6 @@
 """Ordinary authenticated requests while 200 idle and 50 slow-sending connections are held open; prints JSON.
 
-Starts the web tier in the shape scripts/start runs (`--shape asgi`, curation/gunicorn_conf.py) or in the
+Starts the web tier in the shape scripts/start runs (`--shape asgi`, config/gunicorn_conf.py) or in the
 shapes it replaced (`--shape gthread`: 2 workers x 4 threads; `--shape sync`: 4 sync workers, the old README
 production line), on a fresh SQLite database. Rounds alternate an unloaded phase and a loaded phase, so a slow
 moment of the shared machine weighs on both alike. The attackers keep their connections open for the whole
@@ -31,9 +31,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 SHAPES = {
-    "asgi": ["-c", "python:curation.gunicorn_conf", "curation.asgi"],
-    "gthread": ["curation.wsgi", "--workers", "2", "--threads", "4"],
-    "sync": ["curation.wsgi", "--workers", "4"],
+    "asgi": ["-c", "python:config.gunicorn_conf", "config.asgi"],
+    "gthread": ["config.wsgi", "--workers", "2", "--threads", "4"],
+    "sync": ["config.wsgi", "--workers", "4"],
 }
 
 

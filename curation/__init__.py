@@ -1,5 +1,1 @@
-"""TaT-Curate project package and core domain."""
-
-from curation.celery import app as celery_app
-
-__all__ = ("celery_app",)
+"""TaT-Curate's core domain: projects, papers, drafting, the lifecycle, releases and the pure helpers."""

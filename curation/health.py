@@ -24,7 +24,7 @@ def _database() -> dict[str, Any]:
 
 
 def _broker() -> dict[str, Any]:
-    from curation.celery import app
+    from celery import current_app as app
 
     started = time.perf_counter()
     try:

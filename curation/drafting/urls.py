@@ -1,4 +1,4 @@
-"""URLs of drafting: manager pages and the API; included by curation/urls.py."""
+"""URLs of drafting: manager pages and the API; included by config/urls.py."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""URLs of ingestion: paper pages and upload, the papers and contexts API; included by curation/urls.py."""
+"""URLs of ingestion: paper pages and upload, the papers and contexts API; included by config/urls.py."""
 
 from __future__ import annotations
 

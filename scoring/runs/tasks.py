@@ -1,5 +1,5 @@
 """Celery tasks of scoring runs (thin: ids in, one service call). Chunks run under the global
-CELERY_TASK_TIME_LIMIT / CELERY_TASK_SOFT_TIME_LIMIT (curation/settings.py), which stay far below the broker's
+CELERY_TASK_TIME_LIMIT / CELERY_TASK_SOFT_TIME_LIMIT (config/settings.py), which stay far below the broker's
 visibility timeout (3 h on Redis), so a live task is never handed to a second worker by the broker itself."""
 
 from __future__ import annotations

@@ -91,13 +91,13 @@ def test_gunicorn_on_the_start_environment_shows_plain_pages_and_serves_static_f
     env = {
         **embedded_env(tmp_path),
         "TATCURATE_DATA_DIR": str(tmp_path),
-        "DJANGO_SETTINGS_MODULE": "curation.settings",
+        "DJANGO_SETTINGS_MODULE": "config.settings",
         "TATCURATE_WEB_WORKERS": "1",
     }
     port = _free_port()
     gunicorn = Path(sys.executable).with_name("gunicorn")
     server = subprocess.Popen(
-        [str(gunicorn), "-c", "python:curation.gunicorn_conf", "curation.asgi", "--bind", f"127.0.0.1:{port}"],
+        [str(gunicorn), "-c", "python:config.gunicorn_conf", "config.asgi", "--bind", f"127.0.0.1:{port}"],
         cwd=ROOT,
         env=env,
         stdout=subprocess.DEVNULL,

@@ -25,7 +25,7 @@ def test_healthz_counts_only_workers_with_a_recent_heartbeat(db, client):
 
 
 def test_healthz_is_503_when_the_broker_is_unreachable(db, client, settings):
-    from curation.celery import app
+    from config.celery import app
 
     original = app.conf.broker_url
     app.conf.broker_url = "redis://127.0.0.1:1/0"

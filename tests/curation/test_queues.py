@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from curation.celery import app
+from config.celery import app
 
 
 def routed_queue(task_name: str, **options: object) -> str:

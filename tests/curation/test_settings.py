@@ -43,14 +43,14 @@ _ENV_READS_ALLOWED = {
 
 
 def _app_modules():
-    for app in ("curation", "annotate", "scoring"):
+    for app in ("config", "curation", "annotate", "scoring"):
         for path in sorted((ROOT / app).rglob("*.py")):
             if "migrations" not in path.parts:
                 yield path.relative_to(ROOT).as_posix(), path.read_text()
 
 
 def test_no_setting_is_read_outside_the_settings_module():
-    """Settings are read in curation/settings.py only: no os.environ/getenv elsewhere, no getattr(settings, x, d)."""
+    """Settings are read in config/settings.py only: no os.environ/getenv elsewhere, no getattr(settings, x, d)."""
     offenders = []
     for name, source in _app_modules():
         for node in ast.walk(parsed(ROOT / name, source)):
@@ -60,7 +60,7 @@ def test_no_setting_is_read_outside_the_settings_module():
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr":
                 if len(node.args) == 3 and ast.unparse(node.args[0]) == "settings":
                     offenders.append(f"{name}: {text}")
-            if name in ("curation/settings.py", "curation/env.py"):
+            if name in ("config/settings.py", "curation/env.py"):
                 continue
             if isinstance(node, ast.Call) and ast.unparse(node.func) in ("os.getenv", "getenv"):
                 offenders.append(f"{name}: {text}")
@@ -73,7 +73,7 @@ def test_no_setting_is_read_outside_the_settings_module():
 
 
 def test_every_tatcurate_setting_is_in_the_readme_table():
-    settings_source = (ROOT / "curation" / "settings.py").read_text()
+    settings_source = (ROOT / "config" / "settings.py").read_text()
     read = set(re.findall(r"env_(?:str|int|bool|list)\(\s*\"([A-Z_]+)\"", settings_source))
     table = set(re.findall(r"^\| `([A-Z_]+)` \|", (ROOT / "README.md").read_text(), flags=re.MULTILINE))
     assert {"TATCURATE_JOB_HEARTBEAT_S", "TATCURATE_SCORING_QUEUE"} <= read
@@ -113,7 +113,7 @@ def test_env_list_splits_on_commas(monkeypatch):
 
 def _settings_in_subprocess(env: dict[str, str], expression: str) -> subprocess.CompletedProcess:
     code = (
-        "import django, os; os.environ['DJANGO_SETTINGS_MODULE'] = 'curation.settings'; django.setup(); "
+        "import django, os; os.environ['DJANGO_SETTINGS_MODULE'] = 'config.settings'; django.setup(); "
         f"from django.conf import settings; print(repr(({expression})))"
     )
     base = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL", "CELERY_BROKER_URL")}

@@ -1,4 +1,4 @@
-"""The web tier (gunicorn + curation.web_worker) serves ordinary requests while idle or slow clients hold sockets."""
+"""The web tier (gunicorn + config.web_worker) serves ordinary requests while idle or slow clients hold sockets."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-WEB_TIER = ["-c", "python:curation.gunicorn_conf", "curation.asgi"]
+WEB_TIER = ["-c", "python:config.gunicorn_conf", "config.asgi"]
 
 
 def _free_port() -> int:
@@ -29,7 +29,7 @@ def web_tier(tmp_path_factory):
     env = {
         **{k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL", "CELERY_BROKER_URL")},
         "TATCURATE_DATA_DIR": str(data_dir),
-        "DJANGO_SETTINGS_MODULE": "curation.settings",
+        "DJANGO_SETTINGS_MODULE": "config.settings",
         "TATCURATE_WEB_WORKERS": "1",
         "TATCURATE_KEEPALIVE_S": "1",
         "TATCURATE_HEADER_TIMEOUT_S": "2",
@@ -122,11 +122,9 @@ def test_an_idle_kept_alive_connection_is_closed_after_its_response(web_tier):
 
 
 def test_the_web_tier_keeps_no_database_connection_across_requests(tmp_path):
-    # gunicorn reads its configuration (and so the settings) in the master, before curation.asgi is imported.
+    # gunicorn reads its configuration (and so the settings) in the master, before config.asgi is imported.
     code = (
-        "import curation.gunicorn_conf\n"
-        "from curation import settings\n"
-        "print(settings.DATABASES['default']['CONN_MAX_AGE'])"
+        "import config.gunicorn_conf\nfrom config import settings\nprint(settings.DATABASES['default']['CONN_MAX_AGE'])"
     )
     env = {
         **{k: v for k, v in os.environ.items() if k != "DATABASE_CONN_MAX_AGE"},

@@ -88,7 +88,7 @@ def test_pot_runs_the_program_in_the_sandbox_and_answers_with_ans():
 
 
 def test_pot_program_that_reads_host_files_gets_nothing_and_the_answer_stays_empty():
-    chat = ScriptedChat("```python\nans = open('/work/main/curation/settings.py').read()\n```")
+    chat = ScriptedChat("```python\nans = open('/work/main/config/settings.py').read()\n```")
     out = run_method("pot", question="?", context=CONTEXT, chat=chat, run_program=sandbox,
                      settings=settings_for("pot"))  # fmt: skip
     if out.program_result["isolation"] == "bwrap":

@@ -22,7 +22,7 @@ from scoring.sandbox import (
 )
 
 REPO = Path(__file__).resolve().parents[2]
-SETTINGS = REPO / "curation" / "settings.py"
+SETTINGS = REPO / "config" / "settings.py"
 STRONGEST = available_isolation()
 needs_bwrap = pytest.mark.skipif(STRONGEST != ISOLATION_BWRAP, reason="bubblewrap cannot start on this machine")
 # The limits are the sandbox's own (rlimits, wall clock, output caps): where bubblewrap cannot start they are

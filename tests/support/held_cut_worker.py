@@ -10,10 +10,10 @@ import time
 
 import django
 
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "curation.settings")
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 django.setup()
 
-from curation.celery import app  # noqa: E402
+from config.celery import app  # noqa: E402
 from curation.releases import services  # noqa: E402
 
 __all__ = ["app"]

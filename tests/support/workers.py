@@ -55,7 +55,7 @@ def celery_worker(
     queue: str | None = None,
     log_path: Path | None = None,
     name: str | None = None,
-    app: str = "curation",
+    app: str = "config",
     env: dict[str, str] | None = None,
 ) -> Iterator[dict]:
     """Run `celery worker` in a subprocess on a private queue; yields {'queue', 'hostname', 'process', 'log'}. The

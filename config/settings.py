@@ -56,8 +56,8 @@ MIDDLEWARE = [
     "csp.middleware.CSPMiddleware",
 ]
 
-ROOT_URLCONF = "curation.urls"
-WSGI_APPLICATION = "curation.wsgi.application"
+ROOT_URLCONF = "config.urls"
+WSGI_APPLICATION = "config.wsgi.application"
 
 TEMPLATES = [
     {
@@ -281,7 +281,7 @@ TATCURATE_WEBHOOK_MAX_ATTEMPTS = env_int("TATCURATE_WEBHOOK_MAX_ATTEMPTS", 5, mi
 TATCURATE_WEBHOOK_BACKOFF_S = env_int("TATCURATE_WEBHOOK_BACKOFF_S", 10, minimum=0)
 TATCURATE_WEBHOOK_TIMEOUT_S = env_int("TATCURATE_WEBHOOK_TIMEOUT_S", 10, minimum=1)
 
-# --- Web tier (curation/gunicorn_conf.py, curation/web_worker.py): slow or idle clients hold no thread.
+# --- Web tier (config/gunicorn_conf.py, config/web_worker.py): slow or idle clients hold no thread.
 TATCURATE_WEB_WORKERS = env_int("TATCURATE_WEB_WORKERS", 2, minimum=1)
 # An idle kept-alive connection is closed after this many seconds.
 TATCURATE_KEEPALIVE_S = env_int("TATCURATE_KEEPALIVE_S", 5, minimum=1)

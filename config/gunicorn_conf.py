@@ -1,6 +1,6 @@
 """The web tier's gunicorn configuration, shared by scripts/start, the README's production shape and benchmarks.
 
-gunicorn -c python:curation.gunicorn_conf curation.asgi --bind HOST:PORT
+gunicorn -c python:config.gunicorn_conf config.asgi --bind HOST:PORT
 """
 
 from __future__ import annotations
@@ -8,12 +8,12 @@ from __future__ import annotations
 import os
 
 # Before the settings are read (here, in gunicorn's master, whose imports the workers inherit): under ASGI a
-# kept database connection would outlive the thread of its request (see curation/asgi.py).
+# kept database connection would outlive the thread of its request (see config/asgi.py).
 os.environ.setdefault("DATABASE_CONN_MAX_AGE", "0")
 
-from curation import settings as app_settings
+from config import settings as app_settings
 
-worker_class = "curation.web_worker.WebWorker"
+worker_class = "config.web_worker.WebWorker"
 workers = app_settings.TATCURATE_WEB_WORKERS
 keepalive = app_settings.TATCURATE_KEEPALIVE_S
 # A worker whose event loop has not notified the arbiter for this long (hung) is restarted.

@@ -54,6 +54,6 @@ class HeaderDeadlineProtocol(H11Protocol):
 
 
 class WebWorker(UvicornWorker):
-    """gunicorn worker class: asyncio loop, h11 parser with a header deadline, Django through curation.asgi."""
+    """gunicorn worker class: asyncio loop, h11 parser with a header deadline, Django through config.asgi."""
 
     CONFIG_KWARGS = {"loop": "asyncio", "http": HeaderDeadlineProtocol, "lifespan": "off"}
