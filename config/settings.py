@@ -274,6 +274,9 @@ TATCURATE_JOB_MAX_ATTEMPTS = env_int("TATCURATE_JOB_MAX_ATTEMPTS", 3, minimum=1)
 # (names, *.suffix wildcards, addresses or networks such as 10.0.0.0/8); link-local and metadata addresses never.
 TATCURATE_ENDPOINT_HOSTS = env_list("TATCURATE_ENDPOINT_HOSTS", [])
 
+# --- Hugging Face Hub (push_release): a write token for the dataset repositories releases are pushed to.
+HF_TOKEN = env_str("HF_TOKEN", "")
+
 # --- Webhooks (curation/webhooks/): URLs pass the same allow-list as endpoints; a delivery is tried at most this
 # many times, waiting BACKOFF_S, then twice, four times as long… between attempts (capped at an hour).
 TATCURATE_WEBHOOKS_QUEUE = env_str("TATCURATE_WEBHOOKS_QUEUE", "celery")

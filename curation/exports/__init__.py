@@ -22,7 +22,8 @@ EXPORT_FORMATS: dict[str, str] = {
     "tatdqa": "TAT-DQA JSON (questions grouped by their document, `doc`)",
     "finqa": "FinQA JSON",
     "jsonl": "JSON lines (context inline)",
-    "parquet": "Parquet (Hugging Face datasets)",
+    "parquet": "Parquet (one file, each question with the context it was asked on)",
+    "hf": "Hugging Face datasets folder (Parquet per context setting and split, configs in the card)",
     "csv": "CSV of questions and answers",
 }
 EXTENSIONS = {
@@ -32,6 +33,7 @@ EXTENSIONS = {
     "finqa": "json",
     "jsonl": "jsonl",
     "parquet": "parquet",
+    "hf": "parquet",
     "csv": "csv",
 }
 # The frozen contexts each layout reads beside an item (curation.exports.rows): a TAT-DQA document is its questions
@@ -43,6 +45,7 @@ CONTEXTS_READ = {
     "finqa": "primary",
     "jsonl": "both",
     "parquet": "primary",
+    "hf": "both",
     "csv": "primary",
 }
 # Bytes moved at a time (a text member's buffer before the compressor, the parquet copy, the zip's hash): a fixed
@@ -93,21 +96,26 @@ def write_bundle(
     """Write the zip at `out_path`; returns (sha256 of the zip, its size in bytes). The card is written last, from
     the data files' names and what the data held (for tatdqa, the keys of each document's `doc`); it comes in
     pieces and is written as it comes, so neither the data nor the card is ever whole in memory."""
-    from curation.exports.writers import write_parquet, write_text_format
+    from curation.exports.writers import write_parquet, write_parquet_folder, write_text_format
 
     data_name = f"data/{name}.{EXTENSIONS[fmt]}"
     doc_keys: Counter[tuple[str, ...]] = Counter()
     sums: list[tuple[str, str]] = []
     with zipfile.ZipFile(out_path, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=6) as bundle:
-        if fmt == "parquet":
+        if EXTENSIONS[fmt] == "parquet":
             # Parquet wants a seekable file: write it to disk, then copy it into the zip in chunks.
             with tempfile.TemporaryDirectory() as tmp:
-                parquet_path = Path(tmp) / "data.parquet"
-                write_parquet(parquet_path, rows, progress)
-                with bundle.open(data_name, "w", force_zip64=True) as entry, parquet_path.open("rb") as source:
-                    hashing = _HashingWriter(entry)
-                    shutil.copyfileobj(source, hashing, COPY_CHUNK)
-            sums.append((hashing.digest.hexdigest(), data_name))
+                folder = Path(tmp)
+                if fmt == "hf":
+                    written = {f"data/{part}": folder / part for part in write_parquet_folder(folder, rows, progress)}
+                else:
+                    write_parquet(folder / "data.parquet", rows, progress)
+                    written = {data_name: folder / "data.parquet"}
+                for member, path in written.items():
+                    with bundle.open(member, "w", force_zip64=True) as entry, path.open("rb") as source:
+                        hashing = _HashingWriter(entry)
+                        shutil.copyfileobj(source, hashing, COPY_CHUNK)
+                    sums.append((hashing.digest.hexdigest(), member))
         else:
 
             def write_data(out: IO[str]) -> None:
@@ -118,7 +126,9 @@ def write_bundle(
         readme = zipfile.ZipInfo("README.md", date_time=time.localtime(time.time())[:6])
         readme.compress_type, readme.external_attr = bundle.compression, 0o600 << 16
         readme._compresslevel = bundle.compresslevel  # type: ignore[attr-defined]  # what writestr sets
-        pieces = card([data_name], doc_keys)  # what the card reads up front, read before the card's member is opened
+        pieces = card(
+            [member for _digest, member in sums], doc_keys
+        )  # what the card reads up front, read before the card's member is opened
         sums.append((_text_member(bundle, readme, lambda out: out.writelines(pieces)), "README.md"))
         bundle.writestr("SHA256SUMS", "".join(f"{digest}  {path}\n" for digest, path in sums))
     digest = hashlib.sha256()

@@ -22,6 +22,11 @@ FORMAT_NOTES = {
     "whole paper when the question was asked on a short context).",
     "parquet": "`data/{name}.parquet`: one row per instance with its context as nested lists; loads with "
     "`datasets.load_dataset('parquet', data_files=…)`.",
+    "hf": "`data/{setting}/{split}.parquet`: a Hugging Face `datasets` folder, one Parquet file per context setting "
+    "(`short`: the paragraph and tables the question was asked on; `long`: the whole paper) and split, declared as "
+    "configs in this card's header, so `datasets.load_dataset(folder, 'short')` reads it as is, and "
+    "`load_dataset('parquet', data_files={'test': 'data/short/test.parquet'})` reads one file. Columns as the "
+    "`parquet` format's.",
     "csv": "`data/{name}.csv`: questions and answers (answer items joined with ' | ', the exact list in answer_json), "
     "and the context as JSON: tables_json (each table's rectangular grid) and paragraphs_json.",
 }
@@ -131,7 +136,7 @@ def dataset_card(
     documents' `doc` held) makes the format note say what the file really has."""
     name = release["label"]
     license_id = release.get("license") or "other"
-    front = f"---\nlicense: {license_id.lower()}\npretty_name: {release['name']}\n---\n"
+    front = f"---\nlicense: {license_id.lower()}\npretty_name: {release['name']}\n{hf_configs(data_files)}---\n"
     sections: list[str | Iterator[str]] = [
         front,
         f"# {release['name']} (version {release['version']})",
@@ -176,6 +181,21 @@ def dataset_card(
         yield from pieces
         written = True
     yield "\n"
+
+
+def hf_configs(data_files: Iterable[str]) -> str:
+    """The card header's `configs` (Hugging Face datasets): one config per context setting of the files named
+    `data/{setting}/{split}.parquet`, its splits those files; "" for a format without such files."""
+    settings: dict[str, list[tuple[str, str]]] = {}
+    for path in data_files:
+        parts = path.split("/")
+        if len(parts) == 3 and parts[0] == "data" and parts[2].endswith(".parquet"):
+            settings.setdefault(parts[1], []).append((parts[2].removesuffix(".parquet"), path))
+    lines = ["configs:"] if settings else []
+    for number, (setting, files) in enumerate(settings.items()):
+        lines += [f"- config_name: {setting}", *(["  default: true"] if number == 0 else []), "  data_files:"]
+        lines += [f"  - split: {split}\n    path: {path}" for split, path in files]
+    return "".join(f"{line}\n" for line in lines)
 
 
 def _papers_section(papers: Iterable[Mapping[str, Any]]) -> Iterator[str]:

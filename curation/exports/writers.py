@@ -162,33 +162,72 @@ PARQUET_SCHEMA = pa.schema(
 PARQUET_CONVERT_ROWS = 200
 
 
+class _ParquetFile:
+    """One Parquet file written in row groups of PARQUET_BATCH_ROWS rows via pyarrow's ParquetWriter, each group
+    gathered as Arrow batches of PARQUET_CONVERT_ROWS rows and written as one (the same file as from one batch per
+    group), so memory holds one group whatever the file's size."""
+
+    def __init__(self, path: Path) -> None:
+        self.writer = pq.ParquetWriter(str(path), PARQUET_SCHEMA, compression="zstd")
+        self.pending: list[dict[str, Any]] = []
+        self.group: list[pa.RecordBatch] = []
+        self.grouped = self.count = 0
+
+    def add(self, row: dict[str, Any]) -> None:
+        self.pending.append(row)
+        if len(self.pending) >= PARQUET_CONVERT_ROWS or self.grouped + len(self.pending) >= PARQUET_BATCH_ROWS:
+            self._gather()
+            if self.grouped >= PARQUET_BATCH_ROWS:
+                self._write_group()
+
+    def close(self) -> int:
+        if self.pending or (not self.group and not self.count):  # an empty file still gets its one row group
+            self._gather()
+        if self.group:
+            self._write_group()
+        self.writer.close()
+        return self.count
+
+    def _gather(self) -> None:
+        self.group.append(pa.RecordBatch.from_pylist(self.pending, schema=PARQUET_SCHEMA))
+        self.grouped += len(self.pending)
+        self.pending = []
+
+    def _write_group(self) -> None:
+        self.writer.write_table(pa.Table.from_batches(self.group, schema=PARQUET_SCHEMA).combine_chunks())
+        self.count += self.grouped
+        self.group.clear()
+        self.grouped = 0
+
+
 def write_parquet(path: Path, rows: Iterable[Row], progress: Callable[[int], None] | None) -> int:
-    """Parquet in row groups of PARQUET_BATCH_ROWS rows via pyarrow's ParquetWriter, each group gathered as Arrow
-    batches of PARQUET_CONVERT_ROWS rows and written as one (the file is the same as from one batch per group)."""
-    count = 0
-    pending: list[dict[str, Any]] = []
-    group: list[pa.RecordBatch] = []
-    grouped = 0
+    """One Parquet file of every row, its context the one the question was asked on."""
+    file = _ParquetFile(path)
+    for row in _counted(rows, progress):
+        file.add(records.parquet_row(*row))
+    return file.close()
 
-    def group_write() -> None:
-        nonlocal count, grouped
-        writer.write_table(pa.Table.from_batches(group, schema=PARQUET_SCHEMA).combine_chunks())
-        count += grouped
-        group.clear()
-        grouped = 0
 
-    with pq.ParquetWriter(str(path), PARQUET_SCHEMA, compression="zstd") as writer:
-        for row in _counted(rows, progress):
-            pending.append(records.parquet_row(*row))
-            if len(pending) >= PARQUET_CONVERT_ROWS or grouped + len(pending) >= PARQUET_BATCH_ROWS:
-                group.append(pa.RecordBatch.from_pylist(pending, schema=PARQUET_SCHEMA))
-                grouped += len(pending)
-                pending = []
-                if grouped >= PARQUET_BATCH_ROWS:
-                    group_write()
-        if pending or (not group and not count):  # an empty release still gets its one (empty) row group
-            group.append(pa.RecordBatch.from_pylist(pending, schema=PARQUET_SCHEMA))
-            grouped += len(pending)
-        if group:
-            group_write()
-    return count
+# The context settings of the Hugging Face layout (SciTaT §2.5: every question in both): the setting's name and the
+# (short, long) pair its rows are built from (a question without a short context is asked on the whole paper).
+HF_SETTINGS = {
+    "short": lambda short, long: (short, long),
+    "long": lambda short, long: (None, long if long is not None else short),
+}
+
+
+def write_parquet_folder(directory: Path, rows: Iterable[Row], progress: Callable[[int], None] | None) -> list[str]:
+    """The Hugging Face `datasets` layout: `{setting}/{split}.parquet` under `directory`, one file per context
+    setting (HF_SETTINGS) and split, each streamed as the rows come; returns the files' paths relative to it."""
+    files: dict[tuple[str, str], _ParquetFile] = {}
+    for item, short, long in _counted(rows, progress):
+        split = item.get("split") or "test"
+        for setting, contexts in HF_SETTINGS.items():
+            key = (setting, split)
+            if key not in files:
+                (directory / setting).mkdir(parents=True, exist_ok=True)
+                files[key] = _ParquetFile(directory / setting / f"{split}.parquet")
+            files[key].add(records.parquet_row(item, *contexts(short, long)))
+    for file in files.values():
+        file.close()
+    return [f"{setting}/{split}.parquet" for setting in HF_SETTINGS for key, split in sorted(files) if key == setting]

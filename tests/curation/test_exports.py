@@ -53,7 +53,11 @@ def test_every_format_is_a_zip_with_data_card_and_valid_checksums(release, fmt, 
     assert digest == hashlib.sha256(out.read_bytes()).hexdigest() and size == out.stat().st_size
     files = unpack(out)
     data_names = [n for n in files if n.startswith("data/")]
-    assert len(data_names) == 1 and set(files) == {*data_names, "README.md", "SHA256SUMS"}
+    assert set(files) == {*data_names, "README.md", "SHA256SUMS"}
+    splits = (
+        {row["split"] for row in pq.read_table(io.BytesIO(files[data_names[0]])).to_pylist()} if fmt == "hf" else {}
+    )
+    assert len(data_names) == (2 * len(splits) if fmt == "hf" else 1)  # hf: one file per context setting and split
     for line in files["SHA256SUMS"].decode().splitlines():
         expected, name = line.split("  ")
         assert hashlib.sha256(files[name]).hexdigest() == expected
@@ -85,6 +89,57 @@ def test_parquet_loads_with_nested_context(release, tmp_path):
     row = table.slice(0, 1).to_pylist()[0]
     assert row["answer"] == ["A"] and row["tables"][0]["cells"] == [["Model", "Acc"], ["A", "8"]]
     assert row["paragraphs"][0]["text"] == "Model A reaches 8 points."
+
+
+def test_hf_folder_loads_with_the_datasets_library_by_config_and_by_file(release_world, tmp_path):
+    import datasets
+
+    release = release_cut(
+        project=release_world["project"],
+        actor=None,
+        name="hf",
+        batch_ids=[b.pk for b in release_world["batches"]],
+        license="CC-BY-4.0",
+        split_seed=3,
+        split_ratios={"train": 1, "test": 1},  # two papers: one in each split
+    )
+    write_export_zip(release, "hf", tmp_path / "x.zip")
+    folder = tmp_path / "hf"
+    zipfile.ZipFile(tmp_path / "x.zip").extractall(folder)
+    card = (folder / "README.md").read_text()
+    assert card.startswith("---\nlicense: cc-by-4.0\n") and "- config_name: short\n  default: true\n" in card
+    items = {item["uid"]: item for item in release.items.values_list("data", flat=True)}
+    by_split = Counter(item["split"] for item in items.values())
+    assert set(by_split) == {"train", "test"}
+    for setting in ("short", "long"):
+        loaded = datasets.load_dataset(str(folder), setting, cache_dir=str(tmp_path / "cache"))
+        assert {name: len(rows) for name, rows in loaded.items()} == dict(by_split)
+        assert loaded[next(iter(by_split))].features["tables"].feature["cells"] == datasets.List(
+            datasets.List(datasets.Value("string"))
+        )
+        for split in loaded.values():
+            for row in split:
+                expected = "long" if setting == "long" or not items[row["uid"]].get("short_context") else "short"
+                assert (row["context_kind"], row["answer"]) == (expected, [str(a) for a in items[row["uid"]]["answer"]])
+    short_test = folder / "data" / "short" / f"{next(iter(by_split))}.parquet"
+    one = datasets.load_dataset("parquet", data_files={"x": str(short_test)}, cache_dir=str(tmp_path / "cache"))
+    assert one["x"].num_rows == by_split[next(iter(by_split))]
+
+
+def test_push_release_dry_run_lists_the_folder_and_a_real_push_needs_a_token(release, settings):
+    from django.core.management import CommandError, call_command
+
+    out = io.StringIO()
+    call_command("push_release", release.name, project=release.project.slug, repo="team/demo", dry_run=True,
+                 json=True, stdout=out)  # fmt: skip
+    result = json.loads(out.getvalue())
+    assert result["uploaded"] is False and result["repo"] == "team/demo"
+    assert "README.md" in result["files"] and any(f.startswith("data/short/") for f in result["files"])
+    settings.HF_TOKEN = ""
+    with pytest.raises(CommandError, match="HF_TOKEN"):
+        call_command("push_release", release.name, project=release.project.slug, repo="team/demo")
+    with pytest.raises(CommandError, match="OWNER/NAME"):
+        call_command("push_release", release.name, project=release.project.slug, repo="demo", dry_run=True)
 
 
 def test_csv_lists_questions_and_exact_answers(release, tmp_path):

@@ -1,0 +1,63 @@
+"""`push_release NAME --project P --repo OWNER/NAME`: upload a release's Hugging Face datasets folder to the Hub."""
+
+from __future__ import annotations
+
+import json
+import tempfile
+import zipfile
+from pathlib import Path
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError
+
+from curation.exports import write_export_zip
+from curation.management.commands.release_stats import release_by_name
+
+
+class Command(BaseCommand):
+    help = (
+        "Upload a release as a Hugging Face datasets folder (the `hf` export: Parquet per context setting and split, "
+        "the dataset card with its configs, licence and attribution) to a dataset repository on the Hub, with the "
+        "token in HF_TOKEN. --dry-run builds the folder and says what would be uploaded, with no network."
+    )
+
+    def add_arguments(self, parser) -> None:
+        parser.add_argument("name")
+        parser.add_argument("--project", required=True, help="project slug")
+        parser.add_argument("--repo", required=True, help="the dataset repository, OWNER/NAME")
+        parser.add_argument("--release-version", dest="release_version", type=int, default=None)
+        parser.add_argument("--private", action="store_true", help="create the repository private")
+        parser.add_argument("--dry-run", action="store_true", help="build and list, upload nothing")
+        parser.add_argument("--json", action="store_true", help="print the result as one JSON object")
+
+    def handle(self, *args, **options) -> None:
+        if options["repo"].count("/") != 1 or not all(options["repo"].split("/")):
+            raise CommandError(f"--repo must be OWNER/NAME, not {options['repo']!r}")
+        if not options["dry_run"] and not settings.HF_TOKEN:
+            raise CommandError("No Hugging Face token: set HF_TOKEN (a write token), or use --dry-run.")
+        release = release_by_name(project=options["project"], name=options["name"], version=options["release_version"])
+        with tempfile.TemporaryDirectory() as tmp:
+            folder = Path(tmp) / "folder"
+            write_export_zip(release, "hf", Path(tmp) / "hf.zip")
+            with zipfile.ZipFile(Path(tmp) / "hf.zip") as bundle:
+                bundle.extractall(folder)
+            files = sorted(str(path.relative_to(folder)) for path in folder.rglob("*") if path.is_file())
+            result = {"release": release.label, "repo": options["repo"], "files": files, "uploaded": False}
+            if not options["dry_run"]:
+                from huggingface_hub import HfApi
+
+                api = HfApi(token=settings.HF_TOKEN)
+                api.create_repo(options["repo"], repo_type="dataset", private=options["private"], exist_ok=True)
+                commit = api.upload_folder(
+                    repo_id=options["repo"],
+                    repo_type="dataset",
+                    folder_path=str(folder),
+                    commit_message=f"{release.label} ({release.content_hash[:12]})",
+                )
+                result.update(uploaded=True, commit=str(commit))
+        if options["json"]:
+            self.stdout.write(json.dumps(result))
+        else:
+            verb = "uploaded" if result["uploaded"] else "would upload (dry run)"
+            self.stdout.write(f"{verb} {len(files)} files of {release.label} to {options['repo']}:")
+            self.stdout.writelines(f"  {name}" for name in files)
