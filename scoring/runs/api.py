@@ -321,7 +321,9 @@ class ScoringPredictionUploadApi(APIView):
 
     class PredictionUploadInputSerializer(serializers.Serializer):
         release = serializers.IntegerField()
-        format = serializers.CharField(help_text="jsonl, tatqa, scitat or finqa")
+        format = serializers.CharField(
+            help_text="jsonl, tatqa, scitat, finqa or inspect (an Inspect AI eval log of the exported task)"
+        )
         file = serializers.FileField()
         label = serializers.CharField(required=False, allow_blank=True, default="")
         method = serializers.CharField(

@@ -17,7 +17,7 @@ from scoring.runs.creation import run_create
 from scoring.runs.lifecycle import run_start
 from scoring.runs.models import ScoringRun
 
-UPLOAD_FORMATS = ("jsonl", "tatqa", "scitat", "finqa")
+UPLOAD_FORMATS = ("jsonl", "tatqa", "scitat", "finqa", "inspect")
 
 
 def _with_file(content: bytes, reader: Any) -> Any:
@@ -79,6 +79,19 @@ def predictions_read(*, format: str, content: bytes) -> dict[str, dict[str, Any]
         for uid, tokens in programs:
             result[uid] = {"answer": [], "scale": "", "program_tokens": list(tokens)}
         return result
+    if format == "inspect":
+        from scoring.harness import HarnessLogError, answer_of, inspect_log_completions
+
+        try:
+            completions = inspect_log_completions(content)
+        except HarnessLogError as error:
+            raise InvalidInput(f"The Inspect log: {error}.") from error
+        # The answer and scale the task's scorer read from the text (its method's extraction), so the run's figures
+        # are the ones the log's scorer recorded.
+        return {
+            uid: {**answer_of(found["raw_output"], method=found["method"]), **found}
+            for uid, found in completions.items()
+        }
     raise InvalidInput(f"Unknown predictions format {format!r}; expected one of {', '.join(UPLOAD_FORMATS)}.")
 
 
@@ -100,6 +113,12 @@ def upload_run_create(
     `method`, `setting`, `few_shot` and `tools` declare the experiment the file comes from, so comparisons place it
     (a JSONL line may carry the `tool_trace` of a tool-loop run, scored against the essential actions)."""
     predictions = predictions_read(format=format, content=content)
+    # A harness log says the experiment itself (each sample's method and setting): it fills what the form left open.
+    stated = {key: {p.pop(key) for p in predictions.values() if key in p} for key in ("method", "setting")}
+    if len(stated["method"]) == 1 and not method:
+        method = stated["method"].pop()
+    if len(stated["setting"]) == 1:
+        setting = stated["setting"].pop()
     if not predictions:
         raise InvalidInput("The file holds no predictions.")
     known = set(release.items.values_list("uid", flat=True))

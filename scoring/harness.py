@@ -1,0 +1,138 @@
+"""A release in the evaluation harnesses researchers already use (Inspect AI), and their logs back: the samples carry
+the prompt the project's own method would send, and one function scores a model's text for the exported task's scorer
+and for the log's upload alike, so both give the same figures per question (pure: plain data, no Django)."""
+
+from __future__ import annotations
+
+import io
+import json
+import zipfile
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+from curation.toolkit.extraction import extract_answer
+from scoring.methods import MethodSettings, run_method, templates_for
+from scoring.runs.results import item_metrics
+
+# The methods a harness task asks with (single-turn prompts: the harness generates once) and the context settings.
+HARNESS_METHODS = ("direct", "cot")
+HARNESS_SETTINGS = ("short", "long")
+BREAKDOWN_KEYS = ("reasoning_type", "answer_form", "answer_source", "split")
+
+
+class HarnessLogError(ValueError):
+    """A log that is not an Inspect eval log of a TaT-Curate task."""
+
+
+def prompt_of(method: str, question: str, context: Mapping[str, Any] | None, templates: Mapping[str, str]) -> str:
+    """The message the project's `method` sends for this question and context: recorded from the method itself."""
+    sent: list[str] = []
+
+    def record(messages: list[dict[str, Any]], **_: Any) -> SimpleNamespace:
+        sent.append(messages[-1]["content"])
+        return SimpleNamespace(text="", tokens_in=0, tokens_out=0, latency_s=0.0, attempts=[])
+
+    run_method(method, question=question, context=context, chat=record, run_program=None,  # type: ignore[arg-type]
+               settings=MethodSettings(templates=templates))  # fmt: skip
+    return sent[0]
+
+
+def inspect_samples(
+    rows: Iterable[tuple[Mapping[str, Any], Mapping[str, Any] | None, Mapping[str, Any] | None]],
+    *,
+    method: str,
+    setting: str,
+    templates: Mapping[str, str] | None = None,
+) -> Iterator[dict[str, Any]]:
+    """Inspect samples (id, input, target, metadata) of a release's (item, short, long) rows in one method and
+    context setting: `short` asks on the question's own context (the whole paper when it has none), `long` on the
+    whole paper. The metadata carries the frozen item (what the scorer scores against) and the breakdowns."""
+    templates = templates or templates_for(method)
+    for item, short, long in rows:
+        context = (short or long) if setting == "short" else (long or short)
+        yield {
+            "id": item["uid"],
+            "input": prompt_of(method, item.get("question", ""), context, templates),
+            "target": [str(answer) for answer in item.get("answer") or []],
+            "metadata": {
+                "method": method,
+                "setting": setting,
+                **{key: item.get(key) or "" for key in BREAKDOWN_KEYS},
+                "item": dict(item),
+            },
+        }
+
+
+def write_inspect_zip(
+    out: Any, rows: Callable[[], Iterable[tuple[Mapping[str, Any], Any, Any]]], *, readme: str
+) -> dict[str, int]:
+    """The Inspect task of a release as a zip at `out`: the task module (scoring/inspect_task.py as it is), one JSON
+    lines file of samples per context setting and method (`rows()` is read once for each), and `readme`; returns the
+    samples written per file."""
+    counts: dict[str, int] = {}
+    with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as bundle:
+        bundle.write(Path(__file__).with_name("inspect_task.py"), "tatcurate_task.py")
+        for setting in HARNESS_SETTINGS:
+            for method in HARNESS_METHODS:
+                name = f"data/{setting}-{method}.jsonl"
+                counts[name] = 0
+                with bundle.open(name, "w") as entry, io.TextIOWrapper(entry, encoding="utf-8") as text:
+                    for sample in inspect_samples(rows(), method=method, setting=setting):
+                        text.write(json.dumps(sample, ensure_ascii=False) + "\n")
+                        counts[name] += 1
+        bundle.writestr("README.md", readme)
+    return counts
+
+
+def score_completion(item: Mapping[str, Any], completion: str, *, method: str) -> dict[str, Any]:
+    """The project's figures for a model's text on one item: the method's answer extraction, then the metrics of
+    a scoring run (scoring.runs.results.item_metrics), with the extracted answer and scale beside them."""
+    found = answer_of(completion, method=method)
+    return {**found, **item_metrics(item, answer=found["answer"], scale=found["scale"])}
+
+
+def answer_of(completion: str, *, method: str) -> dict[str, Any]:
+    """{answer: items, scale} of a model's text, read as the project's `method` reads its outputs."""
+    extracted = extract_answer(completion or "", method=method)
+    return {"answer": [str(a) for a in extracted.items], "scale": extracted.scale}
+
+
+def inspect_log_completions(content: bytes) -> dict[str, dict[str, Any]]:
+    """uid → {raw_output, method, setting} of an Inspect eval log (`.eval`, a zip of samples, or `.json`), the first
+    epoch of each sample. HarnessLogError names what is missing."""
+    if content[:2] == b"PK":
+        import zipfile_zstd  # noqa: F401  (Zstandard in zipfile: Inspect compresses its .eval members with it)
+
+        try:
+            with zipfile.ZipFile(io.BytesIO(content)) as bundle:
+                names = [n for n in bundle.namelist() if n.startswith("samples/") and n.endswith(".json")]
+                samples = [json.loads(bundle.read(name)) for name in sorted(names)]
+        except (zipfile.BadZipFile, ValueError) as error:
+            raise HarnessLogError(f"not a readable .eval log: {error}") from error
+    else:
+        try:
+            samples = json.loads(content).get("samples") or []
+        except (ValueError, AttributeError) as error:
+            raise HarnessLogError("not an Inspect JSON log (an object with `samples`)") from error
+    found: dict[str, dict[str, Any]] = {}
+    for sample in samples:
+        method = (sample.get("metadata") or {}).get("method")
+        if method not in HARNESS_METHODS:
+            raise HarnessLogError(f"sample {sample.get('id')!r} has no TaT-Curate method in its metadata")
+        if int(sample.get("epoch") or 1) == 1:
+            output = sample.get("output") or {}
+            setting = sample["metadata"].get("setting", "short")
+            found[str(sample["id"])] = {"raw_output": _completion(output), "method": method, "setting": setting}
+    if not found:
+        raise HarnessLogError("the log holds no samples")
+    return found
+
+
+def _completion(output: Mapping[str, Any]) -> str:
+    if output.get("completion") is not None:
+        return str(output["completion"])
+    choices = output.get("choices") or [{}]
+    content = (choices[0].get("message") or {}).get("content") or ""
+    return content if isinstance(content, str) else "".join(part.get("text", "") for part in content)

@@ -1,0 +1,96 @@
+"""A release as an Inspect AI task: exported with the prompts the project's methods send, run by `inspect eval`
+against the real local model, and its log brought back as a scoring run with the same per-question figures."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+from django.core.management import call_command
+
+from curation.errors import InvalidInput
+from curation.releases.models import ReleaseItem
+from scoring.models import Prediction
+from scoring.runs.uploads import upload_run_create
+
+from .run_support import local_model_url, small_release
+
+FIGURES = ("em", "f1", "tatqa_em", "tatqa_f1", "is_correct")
+
+
+def _export(project, release, out: Path) -> dict:
+    printed = io.StringIO()
+    call_command("export_inspect_task", release=str(release.pk), project=project.slug, out=out, json=True,
+                 stdout=printed)  # fmt: skip
+    return json.loads(printed.getvalue())
+
+
+def _samples(bundle: Path, name: str) -> list[dict]:
+    return [json.loads(line) for line in zipfile.ZipFile(bundle).read(name).decode().splitlines()]
+
+
+def test_inspect_export_asks_every_question_in_both_settings_with_the_methods_prompts(project, tmp_path):
+    release = small_release(project, questions=3)
+    result = _export(project, release, tmp_path / "task.zip")
+    assert result["samples"] == {f"data/{s}-{m}.jsonl": 3 for s in ("short", "long") for m in ("direct", "cot")}
+    names = set(zipfile.ZipFile(tmp_path / "task.zip").namelist())
+    assert {"tatcurate_task.py", "README.md"} <= names
+    items = {row.uid: row.data for row in ReleaseItem.objects.filter(release=release)}
+    for sample in _samples(tmp_path / "task.zip", "data/short-cot.jsonl"):
+        item = items[sample["id"]]
+        assert sample["target"] == [str(a) for a in item["answer"]] and sample["metadata"]["item"]["uid"] == item["uid"]
+        # The CoT template's own words, the question, and a cell of the question's table are in the prompt.
+        assert 'Represent your answer with: "Reason:' in sample["input"] and item["question"] in sample["input"]
+        assert sample["metadata"]["answer_source"] == item.get("answer_source", "")
+    direct = _samples(tmp_path / "task.zip", "data/short-direct.jsonl")[0]["input"]
+    assert "Reason:" not in direct and "Please answer the question" in direct
+
+
+def test_an_upload_that_is_not_an_inspect_log_of_the_task_is_refused_with_the_reason(project):
+    release = small_release(project, questions=1)
+    uid = release.items.values_list("uid", flat=True).first()
+    foreign = json.dumps({"samples": [{"id": uid, "epoch": 1, "output": {"completion": "7"}, "metadata": {}}]})
+    for content, reason in ((b"PK\x03\x04 broken", "not a readable .eval log"), (b"[1, 2]", "not an Inspect JSON log"),
+                            (foreign.encode(), "has no TaT-Curate method")):  # fmt: skip
+        with pytest.raises(InvalidInput, match=reason):
+            upload_run_create(release=release, actor=None, format="inspect", name="log.json", content=content)
+    ours = json.dumps({"samples": [{"id": uid, "epoch": 1, "output": {"completion": "Answer: 7"},
+                                    "metadata": {"method": "cot", "setting": "long"}}]})  # fmt: skip
+    run = upload_run_create(release=release, actor=None, format="inspect", name="log.json", content=ours.encode())
+    assert (run.options["reported_method"], run.setting) == ("cot", "long")
+
+
+@pytest.mark.model
+@pytest.mark.django_db(transaction=True)
+def test_inspect_eval_on_the_local_model_comes_back_as_a_run_with_the_scorers_figures(project, tmp_path):
+    release = small_release(project, questions=2)
+    _export(project, release, tmp_path / "task.zip")
+    task = tmp_path / "task"
+    zipfile.ZipFile(tmp_path / "task.zip").extractall(task)
+    env = {**os.environ, "LOCAL_BASE_URL": local_model_url(), "LOCAL_API_KEY": "none", "INSPECT_LOG_DIR": "logs"}
+    inspect = Path(sys.executable).with_name("inspect")
+    done = subprocess.run(
+        [str(inspect), "eval", "tatcurate_task.py", "-T", "setting=short", "-T", "method=cot", "--display", "plain",
+         "--model", "openai-api/local/SmolLM2-135M-Instruct", "--max-tokens", "32", "--temperature", "0"],
+        cwd=task, env=env, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    (log,) = (task / "logs").glob("*.eval")
+    with zipfile.ZipFile(log) as bundle:
+        logged = [json.loads(bundle.read(n)) for n in bundle.namelist() if n.startswith("samples/")]
+    assert len(logged) == 2 and all(s["output"]["completion"] for s in logged)
+    run = upload_run_create(release=release, actor=None, format="inspect", name=log.name, content=log.read_bytes())
+    run.refresh_from_db()
+    assert run.status == "completed" and run.setting == "short"
+    ours = {p.uid: p for p in Prediction.objects.filter(run=run)}
+    for sample in logged:
+        scorer = sample["scores"]["tatcurate_metrics"]["metadata"]["figures"]
+        prediction = ours[str(sample["id"])]
+        assert prediction.raw_output == sample["output"]["completion"]
+        assert {k: prediction.metrics.get(k) for k in FIGURES} == {k: scorer.get(k) for k in FIGURES}
