@@ -4,7 +4,7 @@
     (LOCAL_BASE_URL=http://host:port/v1 LOCAL_API_KEY=…: any OpenAI-compatible endpoint)
 
 The samples hold the prompt the project's method sends (Direct or CoT, the same text); the scorer is the project's
-own (scoring.harness.score_completion: the method's answer extraction and a scoring run's metrics), so it needs
+own (scoring.runs.harness.score_completion: the method's answer extraction and a scoring run's metrics), so it needs
 TaT-Curate importable (run it from the project's virtualenv, or `pip install` the project). Each score keeps the
 breakdowns (reasoning type, answer form, answer source, split) in its metadata; its log uploads back as a run.
 """
@@ -18,7 +18,7 @@ from inspect_ai.dataset import json_dataset
 from inspect_ai.scorer import Score, Target, mean, scorer, stderr
 from inspect_ai.solver import TaskState, generate
 
-from scoring.harness import HARNESS_METHODS, HARNESS_SETTINGS, score_completion
+from scoring.runs.harness import HARNESS_METHODS, HARNESS_SETTINGS, score_completion
 
 DATA = Path(__file__).resolve().parent / "data"
 

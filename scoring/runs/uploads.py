@@ -80,7 +80,7 @@ def predictions_read(*, format: str, content: bytes) -> dict[str, dict[str, Any]
             result[uid] = {"answer": [], "scale": "", "program_tokens": list(tokens)}
         return result
     if format == "inspect":
-        from scoring.harness import HarnessLogError, answer_of, inspect_log_completions
+        from scoring.runs.harness import HarnessLogError, answer_of, inspect_log_completions
 
         try:
             completions = inspect_log_completions(content)

@@ -9,7 +9,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from curation.exports.rows import release_rows
 from curation.models import Project
-from scoring.harness import HARNESS_METHODS, HARNESS_SETTINGS, write_inspect_zip
+from scoring.runs.harness import HARNESS_METHODS, HARNESS_SETTINGS, write_inspect_zip
 from scoring.management.commands.score import _release
 
 README = """# {name} (version {version}) as an Inspect AI task

@@ -73,7 +73,7 @@ def write_inspect_zip(
     samples written per file."""
     counts: dict[str, int] = {}
     with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as bundle:
-        bundle.write(Path(__file__).with_name("inspect_task.py"), "tatcurate_task.py")
+        bundle.write(Path(__file__).parents[1] / "inspect_task.py", "tatcurate_task.py")
         for setting in HARNESS_SETTINGS:
             for method in HARNESS_METHODS:
                 name = f"data/{setting}-{method}.jsonl"
