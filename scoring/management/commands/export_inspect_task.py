@@ -9,8 +9,8 @@ from django.core.management.base import BaseCommand, CommandError
 
 from curation.exports.rows import release_rows
 from curation.models import Project
-from scoring.runs.harness import HARNESS_METHODS, HARNESS_SETTINGS, write_inspect_zip
 from scoring.management.commands.score import _release
+from scoring.runs.harness import HARNESS_METHODS, HARNESS_SETTINGS, write_inspect_zip
 
 README = """# {name} (version {version}) as an Inspect AI task
 
