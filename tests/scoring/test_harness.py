@@ -12,11 +12,12 @@ import zipfile
 from pathlib import Path
 
 import pytest
+import zipfile_zstd  # noqa: F401  (Inspect writes its .eval members with Zstandard)
 from django.core.management import call_command
 
 from curation.errors import InvalidInput
 from curation.releases.models import ReleaseItem
-from scoring.models import Prediction
+from scoring.models import Prediction, ScoringRun
 from scoring.runs.uploads import upload_run_create
 
 from .run_support import local_model_url, small_release
@@ -85,8 +86,10 @@ def test_inspect_eval_on_the_local_model_comes_back_as_a_run_with_the_scorers_fi
     with zipfile.ZipFile(log) as bundle:
         logged = [json.loads(bundle.read(n)) for n in bundle.namelist() if n.startswith("samples/")]
     assert len(logged) == 2 and all(s["output"]["completion"] for s in logged)
-    run = upload_run_create(release=release, actor=None, format="inspect", name=log.name, content=log.read_bytes())
-    run.refresh_from_db()
+    printed = io.StringIO()
+    call_command("upload_predictions", str(log), release=str(release.pk), project=project.slug, format="inspect",
+                 json=True, stdout=printed)  # fmt: skip
+    run = ScoringRun.objects.get(pk=json.loads(printed.getvalue())["run"])
     assert run.status == "completed" and run.setting == "short"
     ours = {p.uid: p for p in Prediction.objects.filter(run=run)}
     for sample in logged:

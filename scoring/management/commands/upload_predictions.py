@@ -1,0 +1,48 @@
+"""`upload_predictions FILE --release R --project P --format F`: predictions or a harness log as a scoring run."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from curation.errors import InvalidInput
+from curation.models import Project
+from scoring.management.commands.score import _release
+from scoring.runs.uploads import UPLOAD_FORMATS, upload_run_create
+
+
+class Command(BaseCommand):
+    help = (
+        "Score a predictions file (JSONL, TAT-QA, SciTaT, FinQA) or an Inspect AI log of the release's exported task "
+        "against a release: a scoring run with the project's metrics and breakdowns, as the upload page makes."
+    )
+
+    def add_arguments(self, parser) -> None:
+        parser.add_argument("file", type=Path)
+        parser.add_argument("--release", required=True, help="release name (latest version), name-vN, or id")
+        parser.add_argument("--project", required=True, help="project slug")
+        parser.add_argument("--format", required=True, choices=UPLOAD_FORMATS)
+        parser.add_argument("--label", default="", help="model name shown in comparisons")
+        parser.add_argument("--json", action="store_true", help="print the result as one JSON object")
+
+    def handle(self, *args, **options) -> None:
+        project = Project.objects.filter(slug=options["project"]).first()
+        if project is None:
+            raise CommandError(f"No project {options['project']!r}.")
+        release = _release(project, options["release"])
+        path: Path = options["file"]
+        try:
+            run = upload_run_create(release=release, actor=None, format=options["format"], name=path.name,
+                                    content=path.read_bytes(), label=options["label"])  # fmt: skip
+        except (InvalidInput, OSError) as error:
+            raise CommandError(str(error)) from error
+        run.refresh_from_db()
+        result = {
+            "run": run.pk,
+            "status": run.status,
+            "label": run.label,
+            "figures": (run.results or {}).get("figures"),
+        }
+        self.stdout.write(json.dumps(result) if options["json"] else f"run {run.pk} ({run.status}): {run.label}")
