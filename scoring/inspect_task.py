@@ -15,7 +15,7 @@ from pathlib import Path
 
 from inspect_ai import Task, task
 from inspect_ai.dataset import json_dataset
-from inspect_ai.scorer import Score, Target, mean, scorer, stderr
+from inspect_ai.scorer import Metric, SampleScore, Score, Target, mean, metric, scorer
 from inspect_ai.solver import TaskState, generate
 
 from scoring.runs.harness import HARNESS_METHODS, HARNESS_SETTINGS, score_completion
@@ -23,18 +23,25 @@ from scoring.runs.harness import HARNESS_METHODS, HARNESS_SETTINGS, score_comple
 DATA = Path(__file__).resolve().parent / "data"
 
 
-@scorer(metrics={"em": [mean(), stderr()], "f1": [mean()], "correct": [mean()]})
+@metric
+def applicable_mean() -> Metric:
+    """The mean over the questions a figure applies to (EM: short-form answers, F1: free-form ones), as a run's."""
+
+    def compute(scores: list[SampleScore]) -> float:
+        values = [float(s.score.value) for s in scores if s.score.value is not None]  # type: ignore[arg-type]
+        return sum(values) / len(values) if values else float("nan")
+
+    return compute
+
+
+@scorer(metrics={"em": [applicable_mean()], "f1": [applicable_mean()], "correct": [mean()]})
 def tatcurate_metrics():
     """The project's per-question figures (EM and F1 as SciTaT's official scripts; correct as a scoring run)."""
 
     async def score(state: TaskState, target: Target) -> Score:
         figures = score_completion(state.metadata["item"], state.output.completion, method=state.metadata["method"])
         return Score(
-            value={
-                "em": float(figures["em"] or 0.0),
-                "f1": float(figures["f1"] or 0.0),
-                "correct": float(bool(figures["is_correct"])),
-            },
+            value={"em": figures["em"], "f1": figures["f1"], "correct": float(bool(figures["is_correct"]))},
             answer=" | ".join(figures["answer"]),
             metadata={"figures": figures, **{k: v for k, v in state.metadata.items() if k != "item"}},
         )

@@ -1,6 +1,7 @@
-"""A release in the evaluation harnesses researchers already use (Inspect AI), and their logs back: the samples carry
-the prompt the project's own method would send, and one function scores a model's text for the exported task's scorer
-and for the log's upload alike, so both give the same figures per question (pure: plain data, no Django)."""
+"""A release in the evaluation harnesses researchers use (Inspect AI, lm-evaluation-harness), and their logs back.
+
+The samples carry the prompt the project's own method would send, and one function scores a model's text for the
+exported tasks' scorers and for a log's upload alike, so both give the same figures per question (pure: no Django)."""
 
 from __future__ import annotations
 
@@ -65,15 +66,48 @@ def inspect_samples(
         }
 
 
-def write_inspect_zip(
+# One lm-evaluation-harness task per context setting and method; the samples come from the shared data files.
+LM_EVAL_TASK = """task: tatcurate_{setting}_{method}
+custom_dataset: !function utils.load_samples
+dataset_kwargs:
+  setting: {setting}
+  method: {method}
+test_split: test
+output_type: generate_until
+doc_to_text: "{{{{input}}}}"
+doc_to_target: "{{{{target}}}}"
+process_results: !function utils.process_results
+generation_kwargs:
+  until: []
+  do_sample: false
+  max_gen_toks: 512
+metric_list:
+  - metric: em
+    aggregation: !function utils.applicable_mean
+    higher_is_better: true
+  - metric: f1
+    aggregation: !function utils.applicable_mean
+    higher_is_better: true
+  - metric: correct
+    aggregation: mean
+    higher_is_better: true
+metadata:
+  version: 1.0
+"""
+
+
+def write_harness_zip(
     out: Any, rows: Callable[[], Iterable[tuple[Mapping[str, Any], Any, Any]]], *, readme: str
 ) -> dict[str, int]:
-    """The Inspect task of a release as a zip at `out`: the task module (scoring/inspect_task.py as it is), one JSON
-    lines file of samples per context setting and method (`rows()` is read once for each), and `readme`; returns the
-    samples written per file."""
+    """A release as tasks of the harnesses, in a zip at `out`: one JSON lines file of samples per context setting and
+    method (`rows()` is read once for each), the Inspect AI task module (scoring/inspect_task.py as it is), the
+    lm-evaluation-harness task configs with their functions (scoring/lm_eval_utils.py as it is), and `readme`;
+    returns the samples written per file."""
     counts: dict[str, int] = {}
+    shipped = Path(__file__).parents[1]
     with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as bundle:
-        bundle.write(Path(__file__).parents[1] / "inspect_task.py", "tatcurate_task.py")
+        bundle.write(shipped / "inspect_task.py", "tatcurate_task.py")
+        bundle.write(shipped / "lm_eval_utils.py", "lm_eval/utils.py")
         for setting in HARNESS_SETTINGS:
             for method in HARNESS_METHODS:
                 name = f"data/{setting}-{method}.jsonl"
@@ -82,6 +116,8 @@ def write_inspect_zip(
                     for sample in inspect_samples(rows(), method=method, setting=setting):
                         text.write(json.dumps(sample, ensure_ascii=False) + "\n")
                         counts[name] += 1
+                task = LM_EVAL_TASK.format(setting=setting, method=method)
+                bundle.writestr(f"lm_eval/tatcurate_{setting}_{method}.yaml", task)
         bundle.writestr("README.md", readme)
     return counts
 
@@ -99,9 +135,22 @@ def answer_of(completion: str, *, method: str) -> dict[str, Any]:
     return {"answer": [str(a) for a in extracted.items], "scale": extracted.scale}
 
 
-def inspect_log_completions(content: bytes) -> dict[str, dict[str, Any]]:
-    """uid → {raw_output, method, setting} of an Inspect eval log (`.eval`, a zip of samples, or `.json`), the first
-    epoch of each sample. HarnessLogError names what is missing."""
+def log_completions(content: bytes, *, harness: str) -> dict[str, dict[str, Any]]:
+    """uid → {raw_output, method, setting} of a harness's log of the exported tasks: Inspect's eval log (`.eval`, a
+    zip of samples, or `.json`) or lm-evaluation-harness's samples file (JSON lines, `--log_samples`); the first
+    epoch or response of each sample. HarnessLogError names what is missing."""
+    found: dict[str, dict[str, Any]] = {}
+    for uid, text, metadata in (_inspect_samples if harness == "inspect" else _lm_eval_samples)(content):
+        if metadata.get("method") not in HARNESS_METHODS:
+            raise HarnessLogError(f"sample {uid!r} has no TaT-Curate method in its metadata")
+        found.setdefault(str(uid), {"raw_output": text, "method": metadata["method"],
+                                    "setting": metadata.get("setting") or "short"})  # fmt: skip
+    if not found:
+        raise HarnessLogError("the log holds no samples")
+    return found
+
+
+def _inspect_samples(content: bytes) -> Iterator[tuple[Any, str, Mapping[str, Any]]]:
     if content[:2] == b"PK":
         import zipfile_zstd  # noqa: F401  (Zstandard in zipfile: Inspect compresses its .eval members with it)
 
@@ -116,18 +165,22 @@ def inspect_log_completions(content: bytes) -> dict[str, dict[str, Any]]:
             samples = json.loads(content).get("samples") or []
         except (ValueError, AttributeError) as error:
             raise HarnessLogError("not an Inspect JSON log (an object with `samples`)") from error
-    found: dict[str, dict[str, Any]] = {}
-    for sample in samples:
-        method = (sample.get("metadata") or {}).get("method")
-        if method not in HARNESS_METHODS:
-            raise HarnessLogError(f"sample {sample.get('id')!r} has no TaT-Curate method in its metadata")
-        if int(sample.get("epoch") or 1) == 1:
-            output = sample.get("output") or {}
-            setting = sample["metadata"].get("setting", "short")
-            found[str(sample["id"])] = {"raw_output": _completion(output), "method": method, "setting": setting}
-    if not found:
-        raise HarnessLogError("the log holds no samples")
-    return found
+    for sample in sorted(samples, key=lambda s: int(s.get("epoch") or 1)):
+        yield sample.get("id"), _completion(sample.get("output") or {}), sample.get("metadata") or {}
+
+
+def _lm_eval_samples(content: bytes) -> Iterator[tuple[Any, str, Mapping[str, Any]]]:
+    for number, line in enumerate(content.decode("utf-8", errors="replace").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+            doc, responses = record["doc"], record.get("filtered_resps") or record["resps"]
+        except (ValueError, KeyError, TypeError) as error:
+            raise HarnessLogError(f"line {number} is not an lm-evaluation-harness sample ({error})") from error
+        while isinstance(responses, list):  # resps are [[text]], filtered_resps [text]
+            responses = responses[0] if responses else ""
+        yield doc.get("id"), str(responses), doc
 
 
 def _completion(output: Mapping[str, Any]) -> str:

@@ -17,7 +17,7 @@ from scoring.runs.creation import run_create
 from scoring.runs.lifecycle import run_start
 from scoring.runs.models import ScoringRun
 
-UPLOAD_FORMATS = ("jsonl", "tatqa", "scitat", "finqa", "inspect")
+UPLOAD_FORMATS = ("jsonl", "tatqa", "scitat", "finqa", "inspect", "lm_eval")
 
 
 def _with_file(content: bytes, reader: Any) -> Any:
@@ -79,13 +79,13 @@ def predictions_read(*, format: str, content: bytes) -> dict[str, dict[str, Any]
         for uid, tokens in programs:
             result[uid] = {"answer": [], "scale": "", "program_tokens": list(tokens)}
         return result
-    if format == "inspect":
-        from scoring.runs.harness import HarnessLogError, answer_of, inspect_log_completions
+    if format in ("inspect", "lm_eval"):
+        from scoring.runs.harness import HarnessLogError, answer_of, log_completions
 
         try:
-            completions = inspect_log_completions(content)
+            completions = log_completions(content, harness=format)
         except HarnessLogError as error:
-            raise InvalidInput(f"The Inspect log: {error}.") from error
+            raise InvalidInput(f"The {format} log: {error}.") from error
         # The answer and scale the task's scorer read from the text (its method's extraction), so the run's figures
         # are the ones the log's scorer recorded.
         return {
