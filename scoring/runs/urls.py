@@ -9,6 +9,7 @@ from scoring.runs import api, views
 page_patterns = [
     path("p/<slug:slug>/releases/<int:pk>/score/", views.release_score, name="release-score"),
     path("p/<slug:slug>/releases/<int:pk>/score/upload/", views.release_upload, name="release-score-upload"),
+    path("p/<slug:slug>/releases/<int:pk>/harness/", views.release_harness_tasks, name="release-harness-tasks"),
     path("p/<slug:slug>/releases/<int:pk>/compare/", views.release_compare, name="release-compare"),
     path(
         "p/<slug:slug>/releases/<int:pk>/compare/<slug:table>.<slug:file_format>",

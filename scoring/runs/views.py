@@ -3,12 +3,14 @@ prediction's drill-down with error tagging, the comparison across runs, uploads 
 
 from __future__ import annotations
 
+import tempfile
+from pathlib import Path
 from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 
@@ -32,6 +34,7 @@ from scoring.runs import progress as runs_progress
 from scoring.runs import selectors as scoring_selectors
 from scoring.runs import uploads as upload_services
 from scoring.runs.api import ScoringErrorTagApi, comparison_file_response, export_response
+from scoring.runs.exports import release_harness_zip
 from scoring.runs.forms import (
     BERTSCORE_CHOICES,
     EXTRACTION_CHOICES,
@@ -107,6 +110,17 @@ def _whole_number(text: str, name: str) -> int:
         return int(text or 0)
     except ValueError as error:
         raise InvalidInput(f"The {name} is a whole number, not {text!r}.") from error
+
+
+@login_required
+def release_harness_tasks(request: HttpRequest, slug: str, pk: int) -> FileResponse:
+    """The release as Inspect AI and lm-evaluation-harness tasks (a zip), for those who may score models on it."""
+    release = _release(request, slug, pk)
+    if not can_run(user=request.user, project=release.project):
+        raise PermissionDenied("Only a manager or verifier of this project may score models.")
+    out = tempfile.NamedTemporaryFile(suffix=".zip")  # removed when the response closes it
+    release_harness_zip(release, Path(out.name))
+    return FileResponse(out, as_attachment=True, filename=f"{release.label}-harness-tasks.zip")
 
 
 @login_required

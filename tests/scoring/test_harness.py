@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 import zipfile
@@ -78,6 +79,28 @@ def test_lm_eval_loads_the_exported_tasks_and_scores_with_the_project_scorer(pro
             "correct": float(figures["is_correct"]),
         }
     assert task.process_results(doc, [right])["correct"] == 1.0
+
+
+@pytest.mark.parametrize("person", ["manager", "verifier", "annotator", "outsider"])
+def test_the_scoring_page_offers_the_harness_tasks_to_those_who_score_models(project, personas, person):
+    from django.test import Client
+
+    from tests.conftest import PASSWORD
+
+    release = small_release(project, questions=2)
+    client = Client()
+    assert client.login(username=person, password=PASSWORD)
+    page = client.get(f"/p/{project.slug}/releases/{release.pk}/score/")
+    download = f"/p/{project.slug}/releases/{release.pk}/harness/"
+    if person in ("annotator", "outsider"):  # an annotator reads runs; an outsider sees no release
+        assert page.status_code == (200 if person == "annotator" else 404) and b"harness tasks" not in page.content
+        assert client.get(download).status_code == (403 if person == "annotator" else 404)
+        return
+    link = re.search(r'href="([^"]+)" download>Download the harness tasks', page.content.decode()).group(1)
+    response = client.get(link)
+    assert response.status_code == 200 and response["Content-Disposition"].endswith('-harness-tasks.zip"')
+    names = zipfile.ZipFile(io.BytesIO(b"".join(response.streaming_content))).namelist()
+    assert "tatcurate_task.py" in names and "data/short-cot.jsonl" in names
 
 
 def test_an_upload_that_is_not_an_inspect_log_of_the_task_is_refused_with_the_reason(project):

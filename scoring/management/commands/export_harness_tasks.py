@@ -7,41 +7,9 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from curation.exports.rows import release_rows
 from curation.models import Project
 from scoring.management.commands.score import _release
-from scoring.runs.harness import HARNESS_METHODS, HARNESS_SETTINGS, write_harness_zip
-
-README = """# {name} (version {version}) as evaluation harness tasks
-
-{items} questions of the TaT-Curate project "{project}", content hash `{content_hash}`, in two context settings
-({settings}) asked with the project's methods ({methods}): the prompts are the ones the project's scoring runs send.
-
-Both scorers are the project's own, so run them where TaT-Curate is importable (its virtualenv).
-
-Inspect AI (`tatcurate_task.py`, samples in `data/`):
-
-    LOCAL_BASE_URL=http://127.0.0.1:8089/v1 LOCAL_API_KEY=none \\
-      inspect eval tatcurate_task.py -T setting=short -T method=cot --model openai-api/local/MODEL
-
-lm-evaluation-harness (`lm_eval/`, tasks `tatcurate_{{short,long}}_{{direct,cot}}`):
-
-    lm_eval --include_path lm_eval --tasks tatcurate_short_cot --log_samples --output_path out \\
-      --model local-chat-completions --apply_chat_template \\
-      --model_args model=MODEL,base_url=http://127.0.0.1:8089/v1/chat/completions
-
-Bring a run back: upload the Inspect log (`logs/*.eval`) as format `inspect`, or lm-evaluation-harness's samples file
-(`out/**/samples_*.jsonl`) as format `lm_eval`, on the release's scoring page, with the API or with
-`manage.py upload_predictions`: it becomes a scoring run with the project's metrics and breakdowns.
-
-## License
-
-{license}
-
-## Sources and attribution
-
-{attribution}
-"""
+from scoring.runs.exports import release_harness_zip
 
 
 class Command(BaseCommand):
@@ -61,20 +29,9 @@ class Command(BaseCommand):
         if project is None:
             raise CommandError(f"No project {options['project']!r}.")
         release = _release(project, options["release"])
-        readme = README.format(
-            name=release.name,
-            version=release.version,
-            items=release.item_count,
-            project=project.name,
-            content_hash=release.content_hash,
-            settings=", ".join(HARNESS_SETTINGS),
-            methods=", ".join(HARNESS_METHODS),
-            license=release.license or "Not stated by the project.",
-            attribution=release.attribution or "None recorded.",
-        )
         out: Path = options["out"]
         out.parent.mkdir(parents=True, exist_ok=True)
-        counts = write_harness_zip(out, lambda: release_rows(release), readme=readme)
+        counts = release_harness_zip(release, out)
         if options["json"]:
             self.stdout.write(json.dumps({"release": release.label, "path": str(out), "samples": counts}))
         else:
