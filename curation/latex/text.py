@@ -11,6 +11,7 @@ from typing import Any
 
 from pylatexenc import latex2text, latexwalker, macrospec
 
+from curation.latex.symbols import FONT_SWITCHES, GLUE_COMMANDS, SPACES, SYMBOLS
 from curation.latex.tokens import ACTIVE, ALIGN, CHAR, CS, MATH, SPACE, VERBATIM, Token, escape
 from curation.latex.tree import Env, Group, Node, NodeCursor, to_latex
 
@@ -57,8 +58,8 @@ _WALKER_SPECS = [
     ("slashbox", "[{{"), ("backslashbox", "[{{"), ("rotatebox", "[{{"), ("rot", "{"), ("bigstrut", "["),
     ("textsubscript", "{"), ("bm", "{"), ("boldsymbol", "{"), ("label", "{"), ("centering", ""),
     ("xspace", ""), ("strut", ""), ("mathds", "{"), ("mathbbm", "{"), ("textup", "{"), ("textmd", "{"),
-    ("textnormal", "{"), ("checkmark", ""), ("cmark", ""), ("xmark", ""), ("S", ""), ("P", ""),
-    ("textdegree", ""), ("tabularnewline", ""), ("setlength", "{{"), ("addtolength", "{{"),
+    ("textnormal", "{"), ("tabularnewline", ""), ("mathit", "{"), ("mathbf", "{"), ("mathsf", "{"),
+    ("mathtt", "{"), ("mathrm", "{"), ("mathnormal", "{"), ("setlength", "{{"), ("addtolength", "{{"),
     ("renewcommand", "{{"), ("footnote", "[{"), ("url", "{"), ("nolinkurl", "{"), ("orcidlink", "{"),
     ("email", "{"), ("textls", "[{"), ("maketitle", ""), ("twocolumn", "["),
     ("onecolumn", ""), ("scriptsize", ""), ("selectfont", ""), ("linebreak", "["),
@@ -71,8 +72,10 @@ _TEXT_SPECS: dict[str, str | None] = {
     "mbox": "%(1)s", "fbox": "%(1)s", "uline": "%(1)s", "sout": "%(1)s", "st": "%(1)s", "hl": "%(1)s",
     "Block": "%(3)s", "diagbox": "%(2)s / %(3)s", "slashbox": "%(2)s / %(3)s", "backslashbox": "%(2)s / %(3)s",
     "rotatebox": "%(3)s", "rot": "%(1)s", "textsubscript": "%(1)s", "bm": "%(1)s", "boldsymbol": "%(1)s",
-    "mathds": "%(1)s", "mathbbm": "%(1)s", "textup": "%(1)s", "textmd": "%(1)s", "textnormal": "%(1)s",
-    "checkmark": "✓", "cmark": "✓", "xmark": "✗", "S": "§", "P": "¶", "textdegree": "°", "hspace": " ",
+    "mathds": "%(1)s", "mathbbm": "%(1)s", "mathit": "%(1)s", "mathbf": "%(1)s", "mathsf": "%(1)s",
+    "mathtt": "%(1)s", "mathrm": "%(1)s", "mathnormal": "%(1)s", "textup": "%(1)s", "textmd": "%(1)s",
+    "textnormal": "%(1)s",
+    "hspace": " ",
     "url": "%(1)s", "nolinkurl": "%(1)s", "email": "%(1)s", "textls": "%(2)s", "tabularnewline": " ",
     "linebreak": " ",
     **dict.fromkeys(
@@ -91,8 +94,11 @@ _DINGS = {"51": "✓", "52": "✔", "55": "✗", "56": "✘", "72": "★", "73":
 @lru_cache(maxsize=1)
 def _converter() -> latex2text.LatexNodes2Text:
     walker_db = latexwalker.get_default_latex_context_db()
+    symbols = [*SYMBOLS, *SPACES]
     walker_db.add_context_category(
-        "tat-curate", macros=[macrospec.MacroSpec(name, args) for name, args in _WALKER_SPECS], prepend=True
+        "tat-curate",
+        macros=[macrospec.MacroSpec(name, args) for name, args in [*_WALKER_SPECS, *((name, "") for name in symbols)]],
+        prepend=True,
     )
     text_db = latex2text.get_default_latex_context_db()
     text_specs = [
@@ -101,6 +107,8 @@ def _converter() -> latex2text.LatexNodes2Text:
         else latex2text.MacroTextSpec(name, simplify_repl=repl)
         for name, repl in _TEXT_SPECS.items()
     ]
+    text_specs += [latex2text.MacroTextSpec(name, simplify_repl=char) for name, char in SYMBOLS.items()]
+    text_specs += [latex2text.MacroTextSpec(name, simplify_repl=" ") for name in SPACES]
     text_specs.append(latex2text.MacroTextSpec("ding", simplify_repl=_ding))
     text_specs += [latex2text.MacroTextSpec(name, simplify_repl=_quantity) for name in _QUANTITY_ARGS]
     text_db.add_context_category("tat-curate", macros=text_specs, prepend=True)
@@ -256,9 +264,7 @@ class TextRenderer:
             elif isinstance(node, Token) and (node.kind == MATH or node.is_cs("(", ")", "[", "]")):
                 math = not math if node.kind == MATH else node.name in ("(", "[")
                 previous = out[-1] if out else None
-                attached = (
-                    math and isinstance(previous, Token) and previous.kind == CHAR and previous.text[-1:].isalnum()
-                )
+                attached = math and _ends_word(previous)
                 out.append(node)
                 math_start = len(out)
             elif isinstance(node, Token) and node.is_cs("ensuremath"):
@@ -285,6 +291,15 @@ class TextRenderer:
                 cursor.star()
                 cursor.optional()
                 out.append(Token(SPACE, " "))
+            elif node.kind == CS and node.name in GLUE_COMMANDS:
+                if not _skip_glue(cursor):
+                    out.append(Token(SPACE, " "))
+            elif node.kind == CS and node.name in FONT_SWITCHES:
+                continue
+            elif node.kind == CS and node.name == "textsubscript":
+                script = cursor.argument() or []
+                word = _WORD_SCRIPT.match(latex_to_text(to_latex(script)))
+                out.extend([Token(CHAR, "_" if word else ""), Group(self._prepare(script, references, in_cell, math))])
             elif node.kind == CS and in_cell and node.name in ("footnote", "tablefootnote"):
                 cursor.optional()
                 cursor.argument()
@@ -375,8 +390,9 @@ def _flatten_scripts(token: Token, cursor: NodeCursor, *, has_base: bool) -> lis
                 text += "^"
                 in_exponent = True
                 continue
-        if has_base and not rest and _WORD_SCRIPT.match(_script_text(cursor, following)):
-            if char == "_" or not _ORDINAL.match(_script_text(cursor, following)):
+        script = _script_text(cursor, following) if not rest else ""
+        if has_base and (_WORD_SCRIPT.match(script) or (_is_upright(cursor, following) and script.isalpha())):
+            if char == "_" or not _ORDINAL.match(script):
                 text += char
                 continue
         if text:
@@ -388,6 +404,57 @@ def _flatten_scripts(token: Token, cursor: NodeCursor, *, has_base: bool) -> lis
     return out
 
 
+_GLUE_NUMBER = re.compile(r"[-+]*(?:\d+(?:[.,]\d*)?|[.,]\d+)?")
+_GLUE_UNIT = re.compile(r"(?:true)?(?:pt|pc|in|bp|cm|mm|dd|cc|sp|em|ex|mu|px|fil+)", re.IGNORECASE)
+
+
+def _skip_glue(cursor: NodeCursor) -> bool:
+    """Read the glue after `\\hskip`/`\\kern` (`1em`, `-2pt`, `0.5\\tabcolsep`, `2pt plus 1fil minus 1pt`) without
+    printing it; True when it is negative (a kern pulling text together prints no space)."""
+    negative = False
+    for part in range(3):
+        cursor.skip_spaces()
+        node = cursor.nodes[cursor.position] if not cursor.at_end() else None
+        if part:  # only `plus <glue>` or `minus <glue>` may follow the dimension
+            keyword = next((word for word in ("plus", "minus") if _char_text(node).startswith(word)), None)
+            if keyword is None:
+                break
+            _take_chars(cursor, len(keyword))
+            cursor.skip_spaces()
+            node = cursor.nodes[cursor.position] if not cursor.at_end() else None
+        if isinstance(node, Group):
+            cursor.next()
+            continue
+        text = _char_text(node)
+        number = _GLUE_NUMBER.match(text)
+        length = number.end() if number else 0
+        unit = _GLUE_UNIT.match(text, length)
+        negative = negative or (not part and text[:length].count("-") % 2 == 1)
+        if unit:
+            _take_chars(cursor, unit.end())
+            continue
+        if length:
+            _take_chars(cursor, length)
+        following = cursor.nodes[cursor.position] if not cursor.at_end() else None
+        if isinstance(following, Token) and following.kind == CS:  # a length register: \\tabcolsep, \\fill
+            cursor.next()
+    return negative
+
+
+def _char_text(node: Node | None) -> str:
+    return node.text if isinstance(node, Token) and node.kind == CHAR else ""
+
+
+def _take_chars(cursor: NodeCursor, count: int) -> None:
+    """Consume the first `count` characters of the character token at the cursor."""
+    node = cursor.nodes[cursor.position]
+    assert isinstance(node, Token)
+    if count >= len(node.text):
+        cursor.next()
+    else:
+        cursor.nodes[cursor.position] = Token(CHAR, node.text[count:], node.file)
+
+
 def _script_text(cursor: NodeCursor, following: Node | None) -> str:
     """The text of a braced script, or of a script that is one text command (`_\\text{macro}`)."""
     if isinstance(following, Group):
@@ -396,6 +463,21 @@ def _script_text(cursor: NodeCursor, following: Node | None) -> str:
     if isinstance(following, Token) and following.is_cs(*_TEXT_COMMANDS) and isinstance(after, Group):
         return latex_to_text(to_latex(after.children)).strip()
     return ""
+
+
+def _ends_word(node: Node | None) -> bool:
+    """Whether a letter or digit is the last thing printed before a formula (`Acc$_{dev}$`, `{\\rm Acc}$_x$`)."""
+    if isinstance(node, Group):
+        return _ends_word(node.children[-1] if node.children else None)
+    return isinstance(node, Token) and node.kind == CHAR and node.text[-1:].isalnum()
+
+
+def _is_upright(cursor: NodeCursor, following: Node | None) -> bool:
+    """A script set in a text font (`_{\\rm h}`, `_\\text{h}`, `_{\\mathrm{h}}`) is a name, however short."""
+    if isinstance(following, Group):
+        inner = [child for child in following.children if not (isinstance(child, Token) and child.kind == SPACE)]
+        following = inner[0] if inner else None
+    return isinstance(following, Token) and (following.is_cs(*_TEXT_COMMANDS) or following.is_cs(*FONT_SWITCHES))
 
 
 def _is_circle(node: Node | None) -> bool:
