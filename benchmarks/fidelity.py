@@ -8,6 +8,8 @@ annotator struck out its paragraph or its first table; one release is cut and ex
   the paper's widest row (cells plus their \\multicolumn spans, counted from the extractor's rows). Target 1.0.
 - `header_rows`: the header count every consumer uses against hand labels — `benchmarks/fidelity_labels.json`,
   and any `expected_header_rows.json` ({label: rows}) beside a fixture paper.
+- `header_rows_everywhere`: the extractor's header count against the one stored, the paper page's (`<thead>`)
+  and every export's that carries one (SciTaT, JSONL, Parquet). Target: no disagreement.
 - `exclusion_share`: the share of items whose struck-out paragraph text and table are absent from that item's
   record in every export (CSV: its row). Target 1.0.
 
@@ -94,6 +96,9 @@ def main() -> None:
     batch = batch_open(batch_id=batch_create(project=project, actor=None, name="fidelity").pk, actor=None)
     labels = expected_labels()
     widths: dict[int, int] = {}  # Table pk -> widest source row
+    extracted_headers: dict[int, int] = {}  # Table pk -> the extractor's header rows
+    header_disagreements: list[dict[str, Any]] = []
+    header_copies = 0
     header_checks: list[dict[str, Any]] = []
     papers = 0
     for folder in paper_folders():
@@ -106,6 +111,19 @@ def main() -> None:
         folder_labels = labels.get(str(folder.relative_to(ROOT)), {})
         for order, table in enumerate(extracted):
             widths[rows[order].pk] = widest_row(table)
+            extracted_headers[rows[order].pk] = table.header_rows
+            stored, page = shape_from_row(rows[order]).header_rows, shape_from_row(rows[order]).html_header_rows()
+            header_copies += 2
+            for place, count in (("stored", stored), ("paper_page", page)):
+                if count != table.header_rows:
+                    header_disagreements.append(
+                        {
+                            "where": place,
+                            "table": f"{folder.name}/{order}",
+                            "extractor": table.header_rows,
+                            "found": count,
+                        }
+                    )
             key = table.label or (f"Table {table.number}" if table.number else "")
             if key not in folder_labels and f"#{order}" in folder_labels:
                 key = f"#{order}"
@@ -150,10 +168,16 @@ def main() -> None:
     misshapen: list[dict[str, Any]] = []
     clean = dict.fromkeys(excluded_texts, True)
 
-    def check_table(fmt: str, key: str, grid: list[list[str]]) -> None:
-        nonlocal table_copies, faithful_copies
+    def check_table(fmt: str, key: str, grid: list[list[str]], header_rows: int | None = None) -> None:
+        nonlocal table_copies, faithful_copies, header_copies
         table_copies += 1
         table = by_key.get(key)
+        if header_rows is not None and table is not None:
+            header_copies += 1
+            if header_rows != extracted_headers.get(table.pk):
+                header_disagreements.append(
+                    {"where": fmt, "table": key, "extractor": extracted_headers.get(table.pk), "found": header_rows}
+                )
         width = widths.get(table.pk) if table is not None else None
         if width is not None and is_rectangular(grid, width):
             faithful_copies += 1
@@ -190,7 +214,7 @@ def main() -> None:
             for record in records:
                 if fmt == "scitat":
                     for t in record["tables"]:
-                        check_table(fmt, t["table_id"], t["table"])
+                        check_table(fmt, t["table_id"], t["table"], t["header_rows"])
                     paragraphs = [record.get("paragraph") or {}, *(record.get("paragraphs") or [])]
                     check_clean(
                         record["id"],
@@ -201,7 +225,7 @@ def main() -> None:
                 elif fmt == "jsonl":
                     for context in (record["context"], record.get("paper_context")):
                         for t in (context or {}).get("tables") or []:
-                            check_table(fmt, t["key"], t["cells"])
+                            check_table(fmt, t["key"], t["cells"], t["header_rows"])
                         check_clean(
                             record["uid"],
                             fmt,
@@ -210,7 +234,7 @@ def main() -> None:
                         )
                 elif fmt == "parquet":
                     for t in record["tables"]:
-                        check_table(fmt, t["key"], t["cells"])
+                        check_table(fmt, t["key"], t["cells"], t["header_rows"])
                     check_clean(
                         record["uid"],
                         fmt,
@@ -254,6 +278,11 @@ def main() -> None:
                     "correct": correct,
                     "accuracy": round(correct / len(header_checks), 4) if header_checks else None,
                     "misses": [check for check in header_checks if check["expected"] != check["detected"]],
+                },
+                "header_rows_everywhere": {
+                    "copies_checked": header_copies,
+                    "same_as_extractor": header_copies - len(header_disagreements),
+                    "disagreements": header_disagreements[:20],
                 },
                 "items_with_exclusions": len(clean),
                 "items_clean_in_every_export": sum(clean.values()),

@@ -509,6 +509,7 @@ class DocumentWalker:
         sub_headers: dict[int | None, int] = {}
         # Several tabulars side by side or stacked, outside subtables: each is its own grid (one SubTable each).
         separate = len(pending.parts) > 1 and not pending.sub_parts
+        first_grid = True
         for part_index, (env, sub) in enumerate(pending.parts):
             try:
                 parsed = parse_tabular(env, renderer, self.macros.column_types)
@@ -525,8 +526,9 @@ class DocumentWalker:
             table.cell_references.extend(parsed.references)
             width = max(width, max((len(row) for row in parsed.grid), default=0))
             sub_rows.setdefault(sub, []).extend(range(offset, offset + len(parsed.rows)))
-            if table.header_rows is None and parsed.rows:
+            if first_grid and parsed.rows:
                 table.header_rows = parsed.header_rows
+                first_grid = False
             if parsed.rows:
                 sub_headers.setdefault(sub, parsed.header_rows)
             if separate:
@@ -538,7 +540,7 @@ class DocumentWalker:
                         number=None,
                         first_row=offset,
                         row_count=len(parsed.rows),
-                        header_rows=parsed.header_rows if parsed.rows else None,
+                        header_rows=parsed.header_rows,
                     )
                 )
         table.grid = [row + [""] * (width - len(row)) for row in table.grid]
@@ -553,7 +555,7 @@ class DocumentWalker:
                     number=part.number,
                     first_row=rows[0] if rows else len(table.rows),
                     row_count=len(rows),
-                    header_rows=sub_headers.get(sub),
+                    header_rows=sub_headers.get(sub, 0),
                 )
             )
         return table

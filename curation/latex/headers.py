@@ -42,8 +42,9 @@ def header_rows(
     below it has no header.
     """
     count = len(rows)
-    if count == 0:
+    if count <= 1:  # a lone row is the table's only content: a header needs a body under it
         return 0
+    rows = _filled_from_below(rows, spans)
     width = max(_widths(rows, spans), default=0)
     closing = next(
         (index for index in range(1, min(count, MAX_HEADER_ROWS + 1)) if _has(rules_before, index, FULL_RULES)),
@@ -58,6 +59,8 @@ def header_rows(
         found = closing
         while found > 1 and _is_group_label(rows[found - 1], spans, found - 1, width):
             found -= 1
+        if found == closing:
+            found = _ruled_sub_header_end(rows, spans, rules_before, closing, width)
         return _reach(found, spans, count)
     if closing is None and _no_header(rows):
         return 0
@@ -70,6 +73,52 @@ def header_rows(
             break
         found += 1
     return _reach(found, spans, count)
+
+
+def _ruled_sub_header_end(
+    rows: Sequence[Sequence[str]],
+    spans: Sequence[CellSpan],
+    rules_before: Sequence[Sequence[str]],
+    closing: int,
+    width: int,
+) -> int:
+    """Where the header ends when a second whole-width rule closes sub-header rows under the first one.
+
+    `Model & \\multicolumn{2}{c}{Dev} \\\\ \\midrule & Acc & F1 \\\\ \\midrule`: the rows between the two rules
+    are the header's second row when each sits under column groups or a `\\cmidrule`, or leaves its first cell
+    empty (a units row), and none of them reads as data; otherwise the first rule closes the header.
+    """
+    following = next(
+        (
+            index
+            for index in range(closing + 1, min(len(rows), MAX_HEADER_ROWS + 1))
+            if _has(rules_before, index, FULL_RULES)
+        ),
+        None,
+    )
+    if following is None:
+        return closing
+    between = range(closing, following)
+    if all(
+        not _is_data_row(rows[index])
+        and not _is_group_label(rows[index], spans, index, width)
+        and any(cell.strip() for cell in rows[index])
+        and (_is_sub_header_position(index, spans, rules_before) or not rows[index][0].strip())
+        for index in between
+    ):
+        return following
+    return closing
+
+
+def _filled_from_below(rows: Sequence[Sequence[str]], spans: Sequence[CellSpan]) -> list[list[str]]:
+    """Rows whose first cell a `\\multirow{-2}` written in a row below covers read with that cell's text."""
+    filled = [list(row) for row in rows]
+    for span in spans:
+        if span.column == 0 and span.top < span.row:
+            for index in range(span.top, span.row):
+                if filled[index] and not filled[index][0].strip():
+                    filled[index][0] = rows[span.row][span.cell]
+    return filled
 
 
 def _has(rules_before: Sequence[Sequence[str]], index: int, kinds: frozenset[str]) -> bool:

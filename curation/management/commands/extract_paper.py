@@ -44,7 +44,6 @@ class Command(BaseCommand):
         for table in result.tables:
             shape = f"{len(table.rows)}x{max((len(row) for row in table.grid), default=0)}"
             header = f", {table.header_rows} header row{'' if table.header_rows == 1 else 's'}"
-            header = header if table.header_rows is not None else ""
             self.stdout.write(
                 f"table {table.number or '-'} [{table.label}] {table.kind} {shape}{header}: {table.caption}"
             )
