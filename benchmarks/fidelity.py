@@ -10,6 +10,8 @@ annotator struck out its paragraph or its first table; one release is cut and ex
   and any `expected_header_rows.json` ({label: rows}) beside a fixture paper.
 - `header_rows_everywhere`: the extractor's header count against the one stored, the paper page's (`<thead>`)
   and every export's that carries one (SciTaT, JSONL, Parquet). Target: no disagreement.
+- `hand_truth`: against the hand-written truth of real papers' tables (`truth.json` beside them), the share of
+  grid cells read exactly (targets: cells 0.99, captions 1.0), captions and notes.
 - `exclusion_share`: the share of items whose struck-out paragraph text and table are absent from that item's
   record in every export (CSV: its row). Target 1.0.
 
@@ -33,6 +35,7 @@ sys.path.insert(0, str(ROOT))
 FIXTURES = ROOT / "tests" / "curation" / "latex" / "fixtures"
 DEMO = ROOT / "curation" / "demo" / "paper"
 LABELS = Path(__file__).with_name("fidelity_labels.json")
+TRUTH = "truth.json"  # beside standalone papers: per file, its tables' caption, cells, header rows, notes by hand
 
 
 def paper_folders() -> list[Path]:
@@ -44,7 +47,7 @@ def paper_folders() -> list[Path]:
     for tex in sorted(FIXTURES.rglob("*.tex")):
         if "\\begin{document}" not in tex.read_text(errors="replace"):
             continue
-        if (tex.parent / "expected.json").is_file():
+        if (tex.parent / "expected.json").is_file() or (tex.parent / TRUTH).is_file():
             found.append(tex)
             continue
         folder = tex.parent
@@ -65,13 +68,47 @@ def expected_labels() -> dict[str, dict[str, int]]:
     """Hand-labelled header rows by paper folder (relative to the repository) and table label."""
     labels: dict[str, dict[str, int]] = json.loads(LABELS.read_text()) if LABELS.is_file() else {}
     labels.pop("_about", None)
+    # Header rows target: 0.97 of the labelled tables (hand labels, expected.json files and truth.json files).
     for path in FIXTURES.rglob("expected_header_rows.json"):
         data = json.loads(path.read_text())
         labels.setdefault(str(path.parent.relative_to(ROOT)), {}).update(data.get("tables", data))
     for path in FIXTURES.rglob("expected.json"):  # one standalone paper per file, its first table labelled
         for name, rows in json.loads(path.read_text()).items():
             labels.setdefault(str((path.parent / name).relative_to(ROOT)), {})["#0"] = rows
+    for paper, tables in truth_tables().items():
+        labels.setdefault(paper, {}).update({f"#{order}": table["header_rows"] for order, table in enumerate(tables)})
     return labels
+
+
+def truth_tables() -> dict[str, list[dict[str, Any]]]:
+    """Hand-written truth of real papers' tables by paper file (relative to the repository), in float order."""
+    found: dict[str, list[dict[str, Any]]] = {}
+    for path in FIXTURES.rglob(TRUTH):
+        for name, tables in json.loads(path.read_text()).items():
+            if name != "_about":
+                found[str((path.parent / name).relative_to(ROOT))] = tables
+    return found
+
+
+def score_against_truth(extracted: list[Any], truth: list[dict[str, Any]], tally: dict[str, Any], paper: str) -> None:
+    """Add one paper's cells (position by position in the grid), captions and notes to the running tally."""
+    for order, expected in enumerate(truth):
+        table = extracted[order] if order < len(extracted) else None
+        grid = table.grid if table is not None else []
+        for row_index, row in enumerate(expected["cells"]):
+            for column, text in enumerate(row):
+                found = grid[row_index][column] if row_index < len(grid) and column < len(grid[row_index]) else None
+                tally["cells"] += 1
+                if found == text:
+                    tally["cells_right"] += 1
+                elif len(tally["cell_misses"]) < 20:
+                    tally["cell_misses"].append({"paper": paper, "table": order, "expected": text, "found": found})
+        for field in ("caption", "notes"):
+            tally[field] += 1
+            if table is not None and getattr(table, field) == expected[field]:
+                tally[f"{field}_right"] += 1
+            else:
+                tally[f"{field}_misses"].append({"paper": paper, "table": order})
 
 
 def main() -> None:
@@ -99,6 +136,11 @@ def main() -> None:
     extracted_headers: dict[int, int] = {}  # Table pk -> the extractor's header rows
     header_disagreements: list[dict[str, Any]] = []
     header_copies = 0
+    truths = truth_tables()
+    tally: dict[str, Any] = {
+        "cells": 0, "cells_right": 0, "cell_misses": [], "caption": 0, "caption_right": 0, "caption_misses": [],
+        "notes": 0, "notes_right": 0, "notes_misses": [],
+    }  # fmt: skip
     header_checks: list[dict[str, Any]] = []
     papers = 0
     for folder in paper_folders():
@@ -107,6 +149,9 @@ def main() -> None:
             continue
         papers += 1
         extracted = extract_paper(folder).tables
+        paper_key = str(folder.relative_to(ROOT))
+        if paper_key in truths:
+            score_against_truth(extracted, truths[paper_key], tally, folder.name)
         rows = {t.order: t for t in Table.objects.filter(paper=result.paper)}
         folder_labels = labels.get(str(folder.relative_to(ROOT)), {})
         for order, table in enumerate(extracted):
@@ -278,6 +323,20 @@ def main() -> None:
                     "correct": correct,
                     "accuracy": round(correct / len(header_checks), 4) if header_checks else None,
                     "misses": [check for check in header_checks if check["expected"] != check["detected"]],
+                },
+                "hand_truth": {
+                    "tables": sum(len(tables) for tables in truths.values()),
+                    "cells": tally["cells"],
+                    "cells_accuracy": round(tally["cells_right"] / tally["cells"], 4) if tally["cells"] else None,
+                    "cells_target": 0.99,
+                    "captions_accuracy": round(tally["caption_right"] / tally["caption"], 4)
+                    if tally["caption"]
+                    else None,
+                    "captions_target": 1.0,
+                    "notes_accuracy": round(tally["notes_right"] / tally["notes"], 4) if tally["notes"] else None,
+                    "cell_misses": tally["cell_misses"],
+                    "caption_misses": tally["caption_misses"],
+                    "notes_misses": tally["notes_misses"],
                 },
                 "header_rows_everywhere": {
                     "copies_checked": header_copies,

@@ -17,7 +17,9 @@ FULL_RULES = frozenset(
 PARTIAL_RULES = frozenset({"cmidrule", "cline", "cdashline", "cmidrulec", "clineB", "cdottedline"})
 MAX_HEADER_ROWS = 5
 _COLUMN_NUMBER = re.compile(r"^\((\d+)\)$")
-_NUMBER = re.compile(r"^[~≈∼<>≤≥±+\-−–]?[$€£¥]?\(?\.?\d[\d.,]*([eE][-+−]?\d+)?\)?(%|[kKMBx×])?([±(][\d.,]+\)?)?[*†‡]*$")
+_NUMBER = re.compile(
+    r"^[~≈∼<>≤≥±+\-−–]?[$€£¥]?\(?\.?\d[\d.,]*([eE][-+−]?\d+)?\)?(%|[kKMBx×])?([±(][\d.,]+\)?|\+[\d.]+/[-−][\d.]+)?[*†‡]*$"
+)
 
 
 def is_number(text: str) -> bool:
@@ -44,12 +46,27 @@ def header_rows(
     count = len(rows)
     if count <= 1:  # a lone row is the table's only content: a header needs a body under it
         return 0
-    rows = _filled_from_below(rows, spans)
+    return min(_header_rows(_filled_from_below(rows, spans), spans, rules_before), count - 1)
+
+
+def _header_rows(
+    rows: Sequence[Sequence[str]], spans: Sequence[CellSpan], rules_before: Sequence[Sequence[str]]
+) -> int:
+    count = len(rows)
     width = max(_widths(rows, spans), default=0)
     closing = next(
         (index for index in range(1, min(count, MAX_HEADER_ROWS + 1)) if _has(rules_before, index, FULL_RULES)),
         None,
     )
+    if not spans and _is_data_row(rows[0]) and len({tuple(rules) for rules in rules_before[1:count]}) <= 1:
+        return 0  # ruled alike between every two rows, a first row of a label and numbers is a body row
+    if (
+        rows[0]
+        and rows[0][0].strip()
+        and _is_group_label(rows[0], spans, 0, width)
+        and any(_is_group_label(rows[index], spans, index, width) for index in range(1, count))
+    ):
+        return 0  # the first of several group labels across the table: the body starts at once, without a header
     if closing == 1 and count > 2 and _is_group_label(rows[0], spans, 0, width):
         # A title row across the table, ruled off from the column headers below it ("Top 5%"): the header
         # is the title plus the header of the rows under it.
@@ -62,7 +79,7 @@ def header_rows(
         if found == closing:
             found = _ruled_sub_header_end(rows, spans, rules_before, closing, width)
         return _reach(found, spans, count)
-    if closing is None and _no_header(rows):
+    if closing is None and _no_header(_filled(rows, spans)):
         return 0
     found = 1
     while found < min(count, MAX_HEADER_ROWS):
@@ -108,6 +125,17 @@ def _ruled_sub_header_end(
     ):
         return following
     return closing
+
+
+def _filled(rows: Sequence[Sequence[str]], spans: Sequence[CellSpan]) -> list[list[str]]:
+    """Rows whose empty first cell a `\\multirow` above it covers read with that cell's text."""
+    filled = [list(row) for row in rows]
+    for span in spans:
+        if span.column == 0:
+            for index in range(span.top, min(span.top + span.rowspan, len(rows))):
+                if filled[index] and not filled[index][0].strip():
+                    filled[index][0] = rows[span.row][span.cell]
+    return filled
 
 
 def _filled_from_below(rows: Sequence[Sequence[str]], spans: Sequence[CellSpan]) -> list[list[str]]:

@@ -32,6 +32,9 @@ class ParsedTabular:
     rules_before: list[tuple[str, ...]] = field(default_factory=list)
     rules_after: tuple[str, ...] = ()
     header_rows: int = 0
+    # Rows of a longtable's last foot (above `\\endlastfoot`): notes printed under the table, not rows of it.
+    foot_rows: list[list[list[Node]]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
 
 def column_hidden_flags(
@@ -146,6 +149,9 @@ def _split_rows(nodes: list[Node], result: ParsedTabular) -> tuple[list[list[lis
                     kept_until = len(rows)
                 elif node.name == "endfoot":
                     del rows[kept_until:], rules[kept_until:]
+                elif node.name == "endlastfoot":
+                    result.foot_rows.extend(rows[kept_until:])
+                    del rows[kept_until:], rules[kept_until:]
                 kept_until = len(rows)
                 continue
             if node.kind == CS and node.name == "caption":
@@ -258,6 +264,10 @@ def parse_tabular(env: Env, renderer: TextRenderer, column_types: dict[str, tupl
             top = row_index + rowspan + 1 if rowspan < 0 else row_index
             height = min(abs(rowspan), len(rendered) - top) if rowspan > 0 else row_index - max(top, 0) + 1
             result.spans.append(CellSpan(row_index, cell_index, column, max(top, 0), max(height, 1), colspan))
+    for foot_row in result.foot_rows:
+        cells = [renderer.render(_extract_span(cell)[0], result.references, in_cell=True) for cell in foot_row]
+        if any(cells):
+            result.notes.append(" ".join(cell for cell in cells if cell))
     result.grid = build_grid(result.rows, result.spans)
     result.header_rows = header_rows(result.rows, result.spans, result.rules_before)
     return result

@@ -37,7 +37,7 @@ MATH_ENVS = frozenset(
 )  # fmt: skip
 RULE_COMMANDS: dict[str, int] = {
     "hline": 0, "toprule": 0, "midrule": 0, "bottomrule": 0, "cmidrule": 1, "cline": 1, "specialrule": 3,
-    "addlinespace": 0, "hdashline": 0, "cdashline": 1, "morecmidrules": 0, "Xhline": 1, "hhline": 1,
+    "addlinespace": 0, "hdashline": 0, "cdashline": 1, "morecmidrules": 0, "Xhline": 1, "Xcline": 2, "hhline": 1,
     "noalign": 1, "rowcolor": 1, "rowcolors": 3, "arrayrulecolor": 1, "midrulec": 0, "hlineB": 1, "clineB": 2,
     "Hline": 0, "svhline": 0, "tabucline": 0, "firsthline": 0, "lasthline": 0, "thickhline": 0, "hrule": 0,
     "bottomrulec": 0, "toprulec": 0, "cmidrulec": 1, "hdottedline": 0, "cdottedline": 1, "heavyrulewidth": 0,
@@ -54,8 +54,8 @@ _WALKER_SPECS = [
     ("thanks", "{"), ("sisetup", "{"), ("num", "[{"), ("SI", "[{[{"), ("si", "[{"), ("qty", "[{{"),
     ("unit", "[{"), ("tablenum", "[{"), ("SIrange", "[{{{"), ("qtyrange", "[{{{"), ("numrange", "[{{"),
     ("ensuremath", "{"), ("mbox", "{"), ("fbox", "{"), ("uline", "{"),
-    ("sout", "{"), ("st", "{"), ("hl", "{"), ("Block", "[{{"), ("SetCell", "[{"), ("diagbox", "[{{"),
-    ("slashbox", "[{{"), ("backslashbox", "[{{"), ("rotatebox", "[{{"), ("rot", "{"), ("bigstrut", "["),
+    ("sout", "{"), ("st", "{"), ("hl", "{"), ("Block", "[{{"), ("SetCell", "[{"),
+    ("rotatebox", "[{{"), ("rot", "{"), ("bigstrut", "["),
     ("textsubscript", "{"), ("bm", "{"), ("boldsymbol", "{"), ("label", "{"), ("centering", ""),
     ("xspace", ""), ("strut", ""), ("mathds", "{"), ("mathbbm", "{"), ("textup", "{"), ("textmd", "{"),
     ("textnormal", "{"), ("tabularnewline", ""), ("mathit", "{"), ("mathbf", "{"), ("mathsf", "{"),
@@ -67,10 +67,10 @@ _WALKER_SPECS = [
 _TEXT_SPECS: dict[str, str | None] = {
     "texttt": "%(1)s", "textsf": "%(1)s", "href": "%(2)s", "textcolor": "%(3)s", "colorbox": "%(3)s",
     "makebox": "%(3)s", "parbox": "%(5)s", "raisebox": "%(4)s", "resizebox": "%(4)s", "scalebox": "%(3)s",
-    "adjustbox": "%(2)s", "makecell": "%(2)s", "thead": "%(2)s", "shortstack": "%(2)s", "num": "%(2)s",
-    "numrange": "%(2)s–%(3)s", "tablenum": "%(2)s", "ensuremath": "%(1)s",
+    "adjustbox": "%(2)s", "makecell": "%(2)s", "thead": "%(2)s", "shortstack": "%(2)s",
+    "ensuremath": "%(1)s",
     "mbox": "%(1)s", "fbox": "%(1)s", "uline": "%(1)s", "sout": "%(1)s", "st": "%(1)s", "hl": "%(1)s",
-    "Block": "%(3)s", "diagbox": "%(2)s / %(3)s", "slashbox": "%(2)s / %(3)s", "backslashbox": "%(2)s / %(3)s",
+    "Block": "%(3)s",
     "rotatebox": "%(3)s", "rot": "%(1)s", "textsubscript": "%(1)s", "bm": "%(1)s", "boldsymbol": "%(1)s",
     "mathds": "%(1)s", "mathbbm": "%(1)s", "mathit": "%(1)s", "mathbf": "%(1)s", "mathsf": "%(1)s",
     "mathtt": "%(1)s", "mathrm": "%(1)s", "mathnormal": "%(1)s", "textup": "%(1)s", "textmd": "%(1)s",
@@ -125,7 +125,8 @@ def _ding(node: latexwalker.LatexMacroNode, l2tobj: latex2text.LatexNodes2Text) 
 
 # siunitx: which arguments of each macro hold the number(s) and the unit (indices into the argument list).
 _QUANTITY_ARGS: dict[str, tuple[tuple[int, ...], int | None]] = {
-    "SI": ((1,), 3), "qty": ((1,), 2), "si": ((), 1), "unit": ((), 1), "SIrange": ((1, 2), 3),
+    "num": ((1,), None), "tablenum": ((1,), None), "numrange": ((1, 2), None), "SI": ((1,), 3), "qty": ((1,), 2),
+    "si": ((), 1), "unit": ((), 1), "SIrange": ((1, 2), 3),
     "qtyrange": ((1, 2), 3),
 }  # fmt: skip
 _UNITS = {
@@ -171,6 +172,19 @@ def unit_text(source: str) -> str:
     return out
 
 
+_E_NOTATION = re.compile(r"^([-+−]?)(\d*[.,]?\d*)\s*[eEdD]\s*([-+−]?\d+)$")
+
+
+def siunitx_number(text: str) -> str:
+    """A number as siunitx prints it: `4.74e5` → 4.74×10^5, `e-3` → 10^-3, `1.2 +- 0.3` → 1.2 ± 0.3."""
+    compact = text.strip().replace("+-", " ± ")
+    match = _E_NOTATION.match(compact.replace(" ", ""))
+    if match is None:
+        return compact
+    sign, mantissa, exponent = match.groups()
+    return f"{sign}{mantissa}×10^{exponent}" if mantissa else f"{sign}10^{exponent}"
+
+
 def _quantity(node: latexwalker.LatexMacroNode, l2tobj: latex2text.LatexNodes2Text) -> str:
     """\\SI{5}{\\percent} → 5%, \\qty{3.2}{\\milli\\second} → 3.2 ms, \\si{\\GHz} → GHz, ranges with a dash."""
     number_indices, unit_index = _QUANTITY_ARGS[node.macroname]
@@ -179,7 +193,9 @@ def _quantity(node: latexwalker.LatexMacroNode, l2tobj: latex2text.LatexNodes2Te
     def argument(index: int) -> Any:
         return arguments[index] if index < len(arguments) else None
 
-    numbers = [l2tobj.nodelist_to_text([argument(i)]).strip() for i in number_indices if argument(i) is not None]
+    numbers = [
+        siunitx_number(l2tobj.nodelist_to_text([argument(i)])) for i in number_indices if argument(i) is not None
+    ]
     unit_node = argument(unit_index) if unit_index is not None else None
     unit = unit_text(unit_node.latex_verbatim().strip()[1:-1]) if unit_node is not None else ""
     if not numbers:
@@ -270,6 +286,18 @@ class TextRenderer:
             elif isinstance(node, Token) and node.is_cs("ensuremath"):
                 out.append(node)
                 out.append(Group(self._prepare(cursor.argument() or [], references, in_cell, True)))
+            elif math and isinstance(node, Token) and (errors := _asymmetric_error(node, cursor)):
+                out.extend(errors)
+            elif isinstance(node, Token) and node.is_cs("diagbox", "slashbox", "backslashbox"):
+                cursor.optional()
+                cursor.optional()
+                labels = [cursor.argument() or [], cursor.argument() or []]
+                following = cursor.nodes[cursor.position] if not cursor.at_end() else None
+                if isinstance(following, Group):  # \\diagbox{row}{middle}{column}
+                    labels.append(cursor.argument() or [])
+                for position, label in enumerate(labels):
+                    out.extend([Token(CHAR, " / ")] if position else [])
+                    out.append(Group(self._prepare(label, references, in_cell, math)))
             elif math and isinstance(node, Token) and node.kind == CHAR and ("_" in node.text or "^" in node.text):
                 out.extend(_flatten_scripts(node, cursor, has_base=attached or _has_content(out[math_start:])))
             elif isinstance(node, Env) and node.name in MATH_ENVS:
@@ -465,6 +493,43 @@ def _script_text(cursor: NodeCursor, following: Node | None) -> str:
     return ""
 
 
+_ERROR_BASE = re.compile(r"(\d[\d.]*)([_^])$")
+_SIGNED = re.compile(r"^[-+−]\s*\d[\d.]*$")
+
+
+def _asymmetric_error(token: Token, cursor: NodeCursor) -> list[Node] | None:
+    """`4.21_{-2.60}^{+11.2}` (either order): a value with its lower and upper error, never a subtraction.
+
+    It reads `4.21 +11.2/-2.60`, the upper error first, as plain-text catalogues write it."""
+    nodes, position = cursor.nodes, cursor.position
+    match = _ERROR_BASE.search(token.text) if token.kind == CHAR else None
+    before = next((node for node in reversed(nodes[: position - 1]) if not _is_space(node)), None)
+    separate_base = isinstance(before, Group) or (isinstance(before, Token) and before.text[-1:].isdigit())
+    if separate_base and token.text in ("_", "^"):  # `{21.35}^{+0.37}_{-0.26}`, `0.54 _{-0.16}^{+0.32}`
+        match = re.match(r"()([_^])$", token.text)
+    if match is None or position + 1 >= len(nodes) or not isinstance(nodes[position], Group):
+        return None
+    other = "^" if match.group(2) == "_" else "_"
+    mark = nodes[position + 1]
+    if not (isinstance(mark, Token) and mark.kind == CHAR and mark.text == other):
+        return None
+    if position + 2 >= len(nodes) or not isinstance(nodes[position + 2], Group):
+        return None
+    first, second = (
+        normalize_space(latex_to_text(to_latex(nodes[index].children))) for index in (position, position + 2)
+    )
+    if not (_SIGNED.match(first) and _SIGNED.match(second)):
+        return None
+    upper, lower = (second, first) if match.group(2) == "_" else (first, second)
+    cursor.position += 3
+    base = token.text[: match.start(2)]
+    return [Token(CHAR, escape(f"{base} {upper.replace(' ', '')}/{lower.replace(' ', '')}"), token.file)]
+
+
+def _is_space(node: Node) -> bool:
+    return isinstance(node, Token) and node.kind == SPACE
+
+
 def _ends_word(node: Node | None) -> bool:
     """Whether a letter or digit is the last thing printed before a formula (`Acc$_{dev}$`, `{\\rm Acc}$_x$`)."""
     if isinstance(node, Group):
@@ -509,12 +574,12 @@ def skip_tabular_arguments(name: str, cursor: NodeCursor) -> list[Node]:
         cursor.optional()
         cursor.argument()
     cursor.optional()
-    if name == "tabu":
+    if name in ("tabu", "longtabu"):  # `\\begin{tabu} to 0.5\\textwidth {…}`: the width comes before the columns
         cursor.skip_spaces()
         node = cursor.nodes[cursor.position] if not cursor.at_end() else None
         if isinstance(node, Token) and node.kind == CHAR and node.text.strip().startswith(("to", "spread")):
-            cursor.next()
-            cursor.next()
+            while not cursor.at_end() and not isinstance(cursor.nodes[cursor.position], Group):
+                cursor.next()
     if name in ("tblr", "longtblr", "talltblr"):
         spec = cursor.argument() or []
         return spec
