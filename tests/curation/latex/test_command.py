@@ -44,7 +44,7 @@ def test_text_output_gives_each_tables_header_rows():
 
 
 def test_manage_py_extract_paper_runs_the_pure_extractor_without_django():
-    """The command only extracts: Django's apps are never set up, its settings never read."""
+    """The command only extracts: Django's apps are never set up, its settings never read, Celery never started."""
     script = (
         "import json, runpy, sys\n"
         f"sys.argv = ['manage.py', 'extract_paper', {str(FIXTURES / 'multifile')!r}, '--json']\n"
@@ -53,6 +53,7 @@ def test_manage_py_extract_paper_runs_the_pure_extractor_without_django():
         "except SystemExit as exit:\n"
         "    apps = sys.modules.get('django.apps')\n"
         "    set_up = bool(apps and apps.apps.ready) or 'django.db.backends.base.base' in sys.modules\n"
+        "    set_up = set_up or 'celery' in sys.modules\n"
         "    sys.stderr.write(json.dumps({'status': exit.code, 'django_set_up': set_up}))\n"
     )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
