@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from curation.latex.headers import header_rows
 from curation.latex.results import CellSpan
-from curation.latex.text import RULE_COMMANDS, TextRenderer, skip_tabular_arguments
+from curation.latex.text import RULE_COMMANDS, TextRenderer, siunitx_number, skip_tabular_arguments, space_operators
 from curation.latex.tokens import ALIGN, CHAR, CS, PAR, SPACE, Token, serialize
 from curation.latex.tree import Env, Group, Node, NodeCursor, to_latex
 
@@ -37,11 +37,17 @@ class ParsedTabular:
     notes: list[str] = field(default_factory=list)
 
 
-def column_hidden_flags(
-    spec: list[Node], column_types: dict[str, tuple[int, list[Token]]], depth: int = 0
-) -> list[bool]:
-    """One flag per column of a column specification: True for columns whose content is swallowed."""
-    flags: list[bool] = []
+@dataclass(frozen=True)
+class Column:
+    """One column of a column specification: whether its content is swallowed, whether siunitx sets it (`S`)."""
+
+    hidden: bool = False
+    siunitx: bool = False
+
+
+def column_specs(spec: list[Node], column_types: dict[str, tuple[int, list[Token]]], depth: int = 0) -> list[Column]:
+    """The columns of a column specification, `\\newcolumntype` columns and `*{n}{…}` repeats expanded."""
+    flags: list[Column] = []
     if depth > 10:
         return flags
     cursor = NodeCursor(spec)
@@ -59,7 +65,7 @@ def column_hidden_flags(
             if letter == "*":
                 if last:
                     count = _to_int(to_latex(cursor.argument() or []), 1)
-                    inner = column_hidden_flags(cursor.argument() or [], column_types, depth + 1)
+                    inner = column_specs(cursor.argument() or [], column_types, depth + 1)
                     flags.extend(inner * max(0, min(count, 100)))
                 continue
             if letter in column_types:
@@ -67,10 +73,10 @@ def column_hidden_flags(
                 arguments = [cursor.argument() or [] for _ in range(count)] if last else []
                 body_nodes: list[Node] = list(_substitute_nodes(body, arguments))
                 hidden = bool(_HIDING.search(serialize(body)))
-                inner = column_hidden_flags(_as_nodes(body_nodes), column_types, depth + 1) or [False]
-                flags.extend([hidden or flag for flag in inner])
+                inner = column_specs(_as_nodes(body_nodes), column_types, depth + 1) or [Column()]
+                flags.extend(Column(hidden or column.hidden, column.siunitx) for column in inner)
                 continue
-            flags.append(False)
+            flags.append(Column(siunitx=letter == "S"))
             if last:
                 cursor.optional()
                 while not cursor.at_end() and isinstance(cursor.nodes[cursor.position], Group):
@@ -229,7 +235,8 @@ def parse_tabular(env: Env, renderer: TextRenderer, column_types: dict[str, tupl
     """Rows as a reader sees them: rules and empty rows gone, spans recorded, hidden columns dropped."""
     cursor = NodeCursor(env.children)
     spec = skip_tabular_arguments(env.name, cursor)
-    hidden = column_hidden_flags(spec, column_types) if env.name not in ("tblr", "longtblr", "talltblr") else []
+    columns = column_specs(spec, column_types) if env.name not in ("tblr", "longtblr", "talltblr") else []
+    hidden = [column.hidden for column in columns]
     result = ParsedTabular(env=env.name, rows=[], spans=[], grid=[])
     raw_rows, raw_rules = _split_rows(cursor.nodes[cursor.position :], result)
     rendered: list[tuple[list[str], list[tuple[int, int, int, int]]]] = []
@@ -249,6 +256,8 @@ def parse_tabular(env: Env, renderer: TextRenderer, column_types: dict[str, tupl
             colspan -= len(covered)
             visible_start = start - sum(1 for index in range(min(start, len(hidden))) if hidden[index])
             text = renderer.render(content, result.references, in_cell=True)
+            if colspan == 1 and start < len(columns) and columns[start].siunitx:  # `S` columns print numbers
+                text = space_operators(siunitx_number(text))
             if colspan != 1 or rowspan != 1:
                 row_spans.append((len(cells), visible_start, rowspan, max(colspan, 1)))
             cells.append(text)

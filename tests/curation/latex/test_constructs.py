@@ -105,3 +105,15 @@ def test_bicaption_diagbox_and_rotated_floats(extract_latex) -> None:
         [["Row / Column", "a", "x / y / z"], ["1", "2", "3"]],
         "sidewaystable",
     )
+
+
+def test_siunitx_s_columns_print_their_numbers(extract_latex) -> None:
+    body = r"""\newcolumntype{Y}{S[table-format=1.2e1]}
+    \begin{table}\caption{S}\begin{tabular}{lS[table-format=1.2]Yc}\toprule
+    {Model} & {Rate} & {Events} & Raw \\ \midrule
+    A & 1.2 +- 0.3 & 4.74e5 & 4.74e5 \\ B & 0.5 & 2e-3 & x \\ \bottomrule\end{tabular}\end{table}"""
+    assert _table(extract_latex, body).rows == [
+        ["Model", "Rate", "Events", "Raw"],
+        ["A", "1.2 ± 0.3", "4.74 × 10^5", "4.74e5"],
+        ["B", "0.5", "2 × 10^-3", "x"],
+    ]
