@@ -7,7 +7,15 @@ from dataclasses import dataclass, field
 
 from curation.latex.headers import header_rows
 from curation.latex.results import CellSpan
-from curation.latex.text import RULE_COMMANDS, TextRenderer, siunitx_number, skip_tabular_arguments, space_operators
+from curation.latex.text import (
+    RULE_COMMANDS,
+    TextRenderer,
+    latex_to_text,
+    normalize_space,
+    siunitx_number,
+    skip_tabular_arguments,
+    space_operators,
+)
 from curation.latex.tokens import ALIGN, CHAR, CS, PAR, SPACE, Token, serialize
 from curation.latex.tree import Env, Group, Node, NodeCursor, to_latex
 
@@ -43,11 +51,15 @@ class Column:
 
     hidden: bool = False
     siunitx: bool = False
+    # What an `@{…}` before the column prints between it and the previous one (`r@{.}l`, `S@{${}\pm{}$}S`):
+    # the two read as one cell, `12345.6`, `85.6 ± 0.3`.
+    joined_by: str = ""
 
 
 def column_specs(spec: list[Node], column_types: dict[str, tuple[int, list[Token]]], depth: int = 0) -> list[Column]:
     """The columns of a column specification, `\\newcolumntype` columns and `*{n}{…}` repeats expanded."""
     flags: list[Column] = []
+    separator = ""
     if depth > 10:
         return flags
     cursor = NodeCursor(spec)
@@ -60,7 +72,11 @@ def column_specs(spec: list[Node], column_types: dict[str, tuple[int, list[Token
             last = position == len(text) - 1
             if letter in " |:;,.!@<>" or letter.isdigit():
                 if letter in "!@<>" and last:
-                    cursor.argument()
+                    argument = cursor.argument() or []
+                    printed = latex_to_text(to_latex(argument)) if letter == "@" and flags else ""
+                    separator = (
+                        printed if printed and len(printed) <= 3 and not any(c.isalpha() for c in printed) else ""
+                    )
                 continue
             if letter == "*":
                 if last:
@@ -76,7 +92,8 @@ def column_specs(spec: list[Node], column_types: dict[str, tuple[int, list[Token
                 inner = column_specs(_as_nodes(body_nodes), column_types, depth + 1) or [Column()]
                 flags.extend(Column(hidden or column.hidden, column.siunitx) for column in inner)
                 continue
-            flags.append(Column(siunitx=letter == "S"))
+            flags.append(Column(siunitx=letter == "S", joined_by=separator))
+            separator = ""
             if last:
                 cursor.optional()
                 while not cursor.at_end() and isinstance(cursor.nodes[cursor.position], Group):
@@ -237,6 +254,7 @@ def parse_tabular(env: Env, renderer: TextRenderer, column_types: dict[str, tupl
     spec = skip_tabular_arguments(env.name, cursor)
     columns = column_specs(spec, column_types) if env.name not in ("tblr", "longtblr", "talltblr") else []
     hidden = [column.hidden for column in columns]
+    joins = [index for index, column in enumerate(columns) if column.joined_by]
     result = ParsedTabular(env=env.name, rows=[], spans=[], grid=[])
     raw_rows, raw_rules = _split_rows(cursor.nodes[cursor.position :], result)
     rendered: list[tuple[list[str], list[tuple[int, int, int, int]]]] = []
@@ -253,11 +271,17 @@ def parse_tabular(env: Env, renderer: TextRenderer, column_types: dict[str, tupl
             covered = [index for index in range(start, start + colspan) if index < len(hidden) and hidden[index]]
             if colspan == 1 and covered:
                 continue
-            colspan -= len(covered)
+            colspan -= len(covered) + sum(1 for index in joins if start < index < start + colspan)
             visible_start = start - sum(1 for index in range(min(start, len(hidden))) if hidden[index])
+            visible_start -= sum(1 for index in joins if index <= start)
             text = renderer.render(content, result.references, in_cell=True)
             if colspan == 1 and start < len(columns) and columns[start].siunitx:  # `S` columns print numbers
                 text = space_operators(siunitx_number(text))
+            if start in joins and cells and colspan == 1 and rowspan == 1:
+                left = cells.pop()
+                text = (
+                    space_operators(normalize_space(f"{left}{columns[start].joined_by}{text}")) if left or text else ""
+                )
             if colspan != 1 or rowspan != 1:
                 row_spans.append((len(cells), visible_start, rowspan, max(colspan, 1)))
             cells.append(text)
