@@ -19,7 +19,7 @@ TABLE_FLOATS = {
     "margintable": "margintable", "fullwidthtable": "table", "tablehere": "table", "stable": "table",
 }  # fmt: skip
 # Environments inside a float whose leading arguments are settings (`\\begin{adjustbox}{max width=…}`).
-_FLOAT_ENV_ARGUMENTS = {"adjustbox": 1, "minipage": 1}
+_FLOAT_ENV_ARGUMENTS = {"adjustbox": 1, "minipage": 1, "tablenotes": 0, "TableNotes": 0}
 FIGURE_FLOATS = frozenset(
     {"figure", "figure*", "wrapfigure", "wrapfigure*", "sidewaysfigure", "sidewaysfigure*", "SCfigure",
      "SCfigure*", "marginfigure", "algorithm", "algorithm*", "listing", "listing*", "subfigure"}
@@ -380,7 +380,7 @@ class DocumentWalker:
                     pending.sub_parts.append(_Part(None, [], node.name))
                     self._scan_float(node.children, pending, len(pending.sub_parts) - 1)
                 elif node.name in ("tablenotes", "TableNotes"):
-                    pending.notes.append(node.children)
+                    pending.notes.extend(_items(_env_body(node)))
                 elif node.name not in FIGURE_FLOATS:
                     self._scan_float(_env_body(node), pending, sub)
             elif isinstance(node, Group):
@@ -509,6 +509,8 @@ class DocumentWalker:
         sub_headers: dict[int | None, int] = {}
         # Several tabulars side by side or stacked, outside subtables: each is its own grid (one SubTable each).
         separate = len(pending.parts) > 1 and not pending.sub_parts
+        first_grid = True
+        foot_notes: list[str] = []
         for part_index, (env, sub) in enumerate(pending.parts):
             try:
                 parsed = parse_tabular(env, renderer, self.macros.column_types)
@@ -523,10 +525,12 @@ class DocumentWalker:
             table.spans.extend(parsed.spans)
             table.grid.extend(parsed.grid)
             table.cell_references.extend(parsed.references)
+            foot_notes.extend(parsed.notes)
             width = max(width, max((len(row) for row in parsed.grid), default=0))
             sub_rows.setdefault(sub, []).extend(range(offset, offset + len(parsed.rows)))
-            if table.header_rows is None and parsed.rows:
+            if first_grid and parsed.rows:
                 table.header_rows = parsed.header_rows
+                first_grid = False
             if parsed.rows:
                 sub_headers.setdefault(sub, parsed.header_rows)
             if separate:
@@ -538,12 +542,12 @@ class DocumentWalker:
                         number=None,
                         first_row=offset,
                         row_count=len(parsed.rows),
-                        header_rows=parsed.header_rows if parsed.rows else None,
+                        header_rows=parsed.header_rows,
                     )
                 )
         table.grid = [row + [""] * (width - len(row)) for row in table.grid]
         table.notes = [renderer.render(note, caption_references) for note in pending.notes]
-        table.notes = [note for note in table.notes if note]
+        table.notes = [note for note in [*table.notes, *foot_notes] if note]
         for sub, part in enumerate(pending.sub_parts):
             rows = sub_rows.get(sub, [])
             table.subtables.append(
@@ -553,7 +557,7 @@ class DocumentWalker:
                     number=part.number,
                     first_row=rows[0] if rows else len(table.rows),
                     row_count=len(rows),
-                    header_rows=sub_headers.get(sub),
+                    header_rows=sub_headers.get(sub, 0),
                 )
             )
         return table
@@ -582,6 +586,20 @@ def _env_body(env: Env) -> list[Node]:
         cursor.argument()
     cursor.optional()
     return cursor.nodes[cursor.position :]
+
+
+def _items(nodes: list[Node]) -> list[list[Node]]:
+    """A tablenotes list as one note per `\\item`, each with its marker (`\\item[a] Text` → `a Text`)."""
+    items: list[list[Node]] = [[]]
+    cursor = NodeCursor(nodes)
+    while not cursor.at_end():
+        node = cursor.next()
+        if isinstance(node, Token) and node.is_cs("item"):
+            marker = cursor.optional()
+            items.append([Group(marker), Token(SPACE, " ")] if marker else [])
+        elif node is not None:
+            items[-1].append(node)
+    return [item for item in items if any(not (isinstance(node, Token) and node.kind in (SPACE, PAR)) for node in item)]
 
 
 def _holds_float_parts(nodes: list[Node]) -> bool:

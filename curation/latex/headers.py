@@ -17,7 +17,9 @@ FULL_RULES = frozenset(
 PARTIAL_RULES = frozenset({"cmidrule", "cline", "cdashline", "cmidrulec", "clineB", "cdottedline"})
 MAX_HEADER_ROWS = 5
 _COLUMN_NUMBER = re.compile(r"^\((\d+)\)$")
-_NUMBER = re.compile(r"^[~≈∼<>≤≥±+\-−–]?[$€£¥]?\(?\.?\d[\d.,]*([eE][-+−]?\d+)?\)?(%|[kKMBx×])?([±(][\d.,]+\)?)?[*†‡]*$")
+_NUMBER = re.compile(
+    r"^[~≈∼<>≤≥±+\-−–]?[$€£¥]?\(?\.?\d[\d.,]*([eE][-+−]?\d+)?\)?(%|[kKMBx×])?([±(][\d.,]+\)?|\+[\d.]+/[-−][\d.]+)?[*†‡]*$"
+)
 
 
 def is_number(text: str) -> bool:
@@ -42,13 +44,29 @@ def header_rows(
     below it has no header.
     """
     count = len(rows)
-    if count == 0:
+    if count <= 1:  # a lone row is the table's only content: a header needs a body under it
         return 0
+    return min(_header_rows(_filled_from_below(rows, spans), spans, rules_before), count - 1)
+
+
+def _header_rows(
+    rows: Sequence[Sequence[str]], spans: Sequence[CellSpan], rules_before: Sequence[Sequence[str]]
+) -> int:
+    count = len(rows)
     width = max(_widths(rows, spans), default=0)
     closing = next(
         (index for index in range(1, min(count, MAX_HEADER_ROWS + 1)) if _has(rules_before, index, FULL_RULES)),
         None,
     )
+    if not spans and _is_data_row(rows[0]) and len({tuple(rules) for rules in rules_before[1:count]}) <= 1:
+        return 0  # ruled alike between every two rows, a first row of a label and numbers is a body row
+    if (
+        rows[0]
+        and rows[0][0].strip()
+        and _is_group_label(rows[0], spans, 0, width)
+        and any(_is_group_label(rows[index], spans, index, width) for index in range(1, count))
+    ):
+        return 0  # the first of several group labels across the table: the body starts at once, without a header
     if closing == 1 and count > 2 and _is_group_label(rows[0], spans, 0, width):
         # A title row across the table, ruled off from the column headers below it ("Top 5%"): the header
         # is the title plus the header of the rows under it.
@@ -58,8 +76,10 @@ def header_rows(
         found = closing
         while found > 1 and _is_group_label(rows[found - 1], spans, found - 1, width):
             found -= 1
+        if found == closing:
+            found = _ruled_sub_header_end(rows, spans, rules_before, closing, width)
         return _reach(found, spans, count)
-    if closing is None and _no_header(rows):
+    if closing is None and _no_header(_filled(rows, spans)):
         return 0
     found = 1
     while found < min(count, MAX_HEADER_ROWS):
@@ -70,6 +90,63 @@ def header_rows(
             break
         found += 1
     return _reach(found, spans, count)
+
+
+def _ruled_sub_header_end(
+    rows: Sequence[Sequence[str]],
+    spans: Sequence[CellSpan],
+    rules_before: Sequence[Sequence[str]],
+    closing: int,
+    width: int,
+) -> int:
+    """Where the header ends when a second whole-width rule closes sub-header rows under the first one.
+
+    `Model & \\multicolumn{2}{c}{Dev} \\\\ \\midrule & Acc & F1 \\\\ \\midrule`: the rows between the two rules
+    are the header's second row when each sits under column groups or a `\\cmidrule`, or leaves its first cell
+    empty (a units row), and none of them reads as data; otherwise the first rule closes the header.
+    """
+    following = next(
+        (
+            index
+            for index in range(closing + 1, min(len(rows), MAX_HEADER_ROWS + 1))
+            if _has(rules_before, index, FULL_RULES)
+        ),
+        None,
+    )
+    if following is None:
+        return closing
+    between = range(closing, following)
+    if all(
+        not _is_data_row(rows[index])
+        and not _is_group_label(rows[index], spans, index, width)
+        and any(cell.strip() for cell in rows[index])
+        and (_is_sub_header_position(index, spans, rules_before) or not rows[index][0].strip())
+        for index in between
+    ):
+        return following
+    return closing
+
+
+def _filled(rows: Sequence[Sequence[str]], spans: Sequence[CellSpan]) -> list[list[str]]:
+    """Rows whose empty first cell a `\\multirow` above it covers read with that cell's text."""
+    filled = [list(row) for row in rows]
+    for span in spans:
+        if span.column == 0:
+            for index in range(span.top, min(span.top + span.rowspan, len(rows))):
+                if filled[index] and not filled[index][0].strip():
+                    filled[index][0] = rows[span.row][span.cell]
+    return filled
+
+
+def _filled_from_below(rows: Sequence[Sequence[str]], spans: Sequence[CellSpan]) -> list[list[str]]:
+    """Rows whose first cell a `\\multirow{-2}` written in a row below covers read with that cell's text."""
+    filled = [list(row) for row in rows]
+    for span in spans:
+        if span.column == 0 and span.top < span.row:
+            for index in range(span.top, span.row):
+                if filled[index] and not filled[index][0].strip():
+                    filled[index][0] = rows[span.row][span.cell]
+    return filled
 
 
 def _has(rules_before: Sequence[Sequence[str]], index: int, kinds: frozenset[str]) -> bool:

@@ -17,6 +17,7 @@ from curation.latex.tokens import (
     Token,
     TokenStream,
     serialize,
+    tokenize,
 )
 
 MAX_EXPANSIONS = 200_000
@@ -75,6 +76,7 @@ class MacroTable:
     environments: dict[str, Macro] = field(default_factory=dict)
     column_types: dict[str, tuple[int, list[Token]]] = field(default_factory=dict)
     skipped: set[str] = field(default_factory=set)
+    acronyms: dict[str, tuple[list[Token], list[Token]]] = field(default_factory=dict)  # key: (short, long)
 
 
 # A body may (re)define commands, e.g. `\renewcommand\arraystretch{0.9}` inside a table-building macro: the
@@ -173,6 +175,43 @@ def _xparse_params(spec: list[Token]) -> list[tuple[str, list[Token] | None]] | 
     return params
 
 
+# Acronyms (acronym, glossaries, acro packages): definitions, and which form each use prints. `\\ac` prints the
+# short form, as it does on every use after the first; `\\acf` the long form with the short one in brackets.
+_ACRONYM_DEFINITIONS = frozenset(
+    {"newacronym", "acro", "acrodef", "newacro", "DeclareAcronym", "newglossaryentry", "newabbreviation"}
+)
+_ACRONYM_USES: dict[str, tuple[str, bool, bool]] = {  # name: (form, plural, capitalised)
+    **{name: ("short", False, False) for name in ("ac", "acs", "acsu", "gls", "acrshort", "glsxtrshort", "acused")},
+    **{name: ("short", True, False) for name in ("acp", "acsp", "glspl", "acrshortpl")},
+    **{name: ("long", False, False) for name in ("acl", "aclu", "acrlong", "glsxtrlong", "glsdesc")},
+    **{name: ("long", True, False) for name in ("aclp", "acrlongpl")},
+    **{name: ("full", False, False) for name in ("acf", "acfi", "acrfull", "glsxtrfull")},
+    **{name: ("full", True, False) for name in ("acfp", "acrfullpl")},
+    "Ac": ("short", False, True), "Acs": ("short", False, True), "Gls": ("short", False, True),
+    "Acp": ("short", True, True), "Glspl": ("short", True, True), "Acl": ("long", False, True),
+    "Aclp": ("long", True, True), "Acf": ("full", False, True), "Acrlong": ("long", False, True),
+}  # fmt: skip
+
+
+def _keyvalues(tokens: list[Token]) -> dict[str, list[Token]]:
+    """`short = CNN, long = {convolutional network}` as {key: value tokens}, the braces around a value removed."""
+    text, parts, depth, start = serialize(tokens), [], 0, 0
+    for position, char in enumerate(text + ","):
+        depth += {"{": 1, "}": -1}.get(char, 0)
+        if char == "," and depth == 0:
+            parts.append(text[start:position])
+            start = position + 1
+    found: dict[str, list[Token]] = {}
+    for part in parts:
+        key, equals, value = part.partition("=")
+        value = value.strip()
+        if value.startswith("{") and value.endswith("}"):
+            value = value[1:-1]
+        if equals:
+            found[key.strip()] = tokenize(value)
+    return found
+
+
 class MacroExpander:
     """Consumes definitions and expands uses in one left-to-right pass, as TeX would."""
 
@@ -184,6 +223,7 @@ class MacroExpander:
 
     def expand(self, tokens: list[Token]) -> list[Token]:
         """Return the tokens with definitions removed and user macros replaced by their bodies."""
+        self._collect_acronyms(tokens)  # an acronym list often comes after the text that uses it
         stream = TokenStream(tokens)
         out: list[Token] = []
         while stream:
@@ -216,6 +256,19 @@ class MacroExpander:
             elif name in ("begin", "end") and self.table.environments:
                 if not self._expand_environment(token, stream, out):
                     out.append(token)
+            elif (
+                name == "bicaption"
+            ):  # the bicaption package: \bicaption[list entry]{first language}[list entry]{second}
+                stream.read_optional()
+                first = stream.read_argument() or []
+                stream.read_optional()
+                second = stream.read_argument() or []
+                joined = [*first, Token(CHAR, " / ", token.file), *second] if second else first
+                stream.push([Token(CS, "\\caption", token.file), Token(BGROUP, "{"), *joined, Token(EGROUP, "}")])
+            elif name in _ACRONYM_DEFINITIONS:
+                _read_acronym_definition(name, stream)
+            elif name in _ACRONYM_USES and self._expand_acronym(name, stream, token):
+                pass
             elif name == "xspace":
                 if _xspace_adds_space(stream.peek()):
                     out.append(Token(SPACE, " ", token.file))
@@ -229,6 +282,38 @@ class MacroExpander:
             else:
                 out.append(token)
         return out
+
+    def _collect_acronyms(self, tokens: list[Token]) -> None:
+        stream = TokenStream(tokens)
+        while stream:
+            token = stream.next()
+            if token is not None and token.kind == CS and token.name in _ACRONYM_DEFINITIONS:
+                definition = _read_acronym_definition(token.name, stream)
+                if definition is not None:
+                    self.table.acronyms[definition[0]] = definition[1:]
+
+    def _expand_acronym(self, name: str, stream: TokenStream, token: Token) -> bool:
+        """Push the printed form of an acronym use (`\\acs{cnn}` → CNN); False when the key is unknown."""
+        stream.read_star()
+        stream.read_optional()
+        key_tokens = stream.read_argument() or []
+        key = serialize(key_tokens).strip()
+        if key not in self.table.acronyms:
+            stream.push([Token(BGROUP, "{"), *key_tokens, Token(EGROUP, "}")])
+            return False
+        short, long = self.table.acronyms[key]
+        form, plural, capitalised = _ACRONYM_USES[name]
+        suffix = [Token(CHAR, "s")] if plural else []
+        if form == "short":
+            printed = [*short, *suffix]
+        elif form == "long":
+            printed = [*long, *suffix]
+        else:
+            printed = [*long, *suffix, Token(SPACE, " "), Token(CHAR, "("), *short, *suffix, Token(CHAR, ")")]
+        if capitalised and printed and printed[0].kind == CHAR:
+            printed[0] = Token(CHAR, printed[0].text[:1].upper() + printed[0].text[1:], printed[0].file)
+        stream.push([Token(BGROUP, "{"), *printed, Token(EGROUP, "}")])
+        return True
 
     def _count(self) -> bool:
         self.expansions += 1
@@ -366,6 +451,26 @@ class MacroExpander:
         else:
             stream.push(list(macro.end_body or []))
         return True
+
+
+def _read_acronym_definition(name: str, stream: TokenStream) -> tuple[str, list[Token], list[Token]] | None:
+    """Consume one definition; (key, short form, long form), or None for a definition without both forms."""
+    stream.read_star()
+    if name in ("newacronym", "newabbreviation"):  # \\newacronym[options]{key}{short}{long}
+        stream.read_optional()
+        key, short, long = stream.read_argument(), stream.read_argument(), stream.read_argument()
+    elif name in ("DeclareAcronym", "newglossaryentry"):  # {key}{short = …, long = …} / {name = …, description = …}
+        key = stream.read_argument()
+        values = _keyvalues(stream.read_argument() or [])
+        short = values.get("short", values.get("name"))
+        long = values.get("long", values.get("description", short))
+    else:  # \\acro{key}[short]{long}: the key is the short form unless one is given
+        key = stream.read_argument()
+        short = stream.read_optional() or key
+        long = stream.read_argument()
+    if key is None or short is None or long is None:
+        return None
+    return serialize(key).strip(), short, long
 
 
 def _substitute(body: list[Token], arguments: list[list[Token]]) -> list[Token]:

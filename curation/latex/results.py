@@ -31,7 +31,7 @@ class SubTable:
     number: str | None
     first_row: int
     row_count: int
-    header_rows: int | None = None
+    header_rows: int = 0
 
 
 @dataclass
@@ -39,7 +39,7 @@ class ExtractedTable:
     """One live table float in document order.
 
     `header_rows` counts the leading rows of `rows` that form the header (of the first grid when the float
-    holds several, see `subtables`); None when the table has no rows.
+    holds several, see `subtables`); 0 when the table has no rows (a float holding an image).
     """
 
     index: int
@@ -60,7 +60,7 @@ class ExtractedTable:
     notes: list[str] = field(default_factory=list)
     caption_references: list[str] = field(default_factory=list)
     cell_references: list[str] = field(default_factory=list)
-    header_rows: int | None = None  # leading grid rows forming the header; None when the extractor cannot tell
+    header_rows: int = 0  # leading grid rows forming the header
 
 
 @dataclass

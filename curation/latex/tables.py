@@ -7,7 +7,15 @@ from dataclasses import dataclass, field
 
 from curation.latex.headers import header_rows
 from curation.latex.results import CellSpan
-from curation.latex.text import RULE_COMMANDS, TextRenderer, skip_tabular_arguments
+from curation.latex.text import (
+    RULE_COMMANDS,
+    TextRenderer,
+    latex_to_text,
+    normalize_space,
+    siunitx_number,
+    skip_tabular_arguments,
+    space_operators,
+)
 from curation.latex.tokens import ALIGN, CHAR, CS, PAR, SPACE, Token, serialize
 from curation.latex.tree import Env, Group, Node, NodeCursor, to_latex
 
@@ -32,13 +40,26 @@ class ParsedTabular:
     rules_before: list[tuple[str, ...]] = field(default_factory=list)
     rules_after: tuple[str, ...] = ()
     header_rows: int = 0
+    # Rows of a longtable's last foot (above `\\endlastfoot`): notes printed under the table, not rows of it.
+    foot_rows: list[list[list[Node]]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
 
-def column_hidden_flags(
-    spec: list[Node], column_types: dict[str, tuple[int, list[Token]]], depth: int = 0
-) -> list[bool]:
-    """One flag per column of a column specification: True for columns whose content is swallowed."""
-    flags: list[bool] = []
+@dataclass(frozen=True)
+class Column:
+    """One column of a column specification: whether its content is swallowed, whether siunitx sets it (`S`)."""
+
+    hidden: bool = False
+    siunitx: bool = False
+    # What an `@{…}` before the column prints between it and the previous one (`r@{.}l`, `S@{${}\pm{}$}S`):
+    # the two read as one cell, `12345.6`, `85.6 ± 0.3`.
+    joined_by: str = ""
+
+
+def column_specs(spec: list[Node], column_types: dict[str, tuple[int, list[Token]]], depth: int = 0) -> list[Column]:
+    """The columns of a column specification, `\\newcolumntype` columns and `*{n}{…}` repeats expanded."""
+    flags: list[Column] = []
+    separator = ""
     if depth > 10:
         return flags
     cursor = NodeCursor(spec)
@@ -51,12 +72,16 @@ def column_hidden_flags(
             last = position == len(text) - 1
             if letter in " |:;,.!@<>" or letter.isdigit():
                 if letter in "!@<>" and last:
-                    cursor.argument()
+                    argument = cursor.argument() or []
+                    printed = latex_to_text(to_latex(argument)) if letter == "@" and flags else ""
+                    separator = (
+                        printed if printed and len(printed) <= 3 and not any(c.isalpha() for c in printed) else ""
+                    )
                 continue
             if letter == "*":
                 if last:
                     count = _to_int(to_latex(cursor.argument() or []), 1)
-                    inner = column_hidden_flags(cursor.argument() or [], column_types, depth + 1)
+                    inner = column_specs(cursor.argument() or [], column_types, depth + 1)
                     flags.extend(inner * max(0, min(count, 100)))
                 continue
             if letter in column_types:
@@ -64,10 +89,11 @@ def column_hidden_flags(
                 arguments = [cursor.argument() or [] for _ in range(count)] if last else []
                 body_nodes: list[Node] = list(_substitute_nodes(body, arguments))
                 hidden = bool(_HIDING.search(serialize(body)))
-                inner = column_hidden_flags(_as_nodes(body_nodes), column_types, depth + 1) or [False]
-                flags.extend([hidden or flag for flag in inner])
+                inner = column_specs(_as_nodes(body_nodes), column_types, depth + 1) or [Column()]
+                flags.extend(Column(hidden or column.hidden, column.siunitx) for column in inner)
                 continue
-            flags.append(False)
+            flags.append(Column(siunitx=letter == "S", joined_by=separator))
+            separator = ""
             if last:
                 cursor.optional()
                 while not cursor.at_end() and isinstance(cursor.nodes[cursor.position], Group):
@@ -146,6 +172,9 @@ def _split_rows(nodes: list[Node], result: ParsedTabular) -> tuple[list[list[lis
                     kept_until = len(rows)
                 elif node.name == "endfoot":
                     del rows[kept_until:], rules[kept_until:]
+                elif node.name == "endlastfoot":
+                    result.foot_rows.extend(rows[kept_until:])
+                    del rows[kept_until:], rules[kept_until:]
                 kept_until = len(rows)
                 continue
             if node.kind == CS and node.name == "caption":
@@ -223,7 +252,9 @@ def parse_tabular(env: Env, renderer: TextRenderer, column_types: dict[str, tupl
     """Rows as a reader sees them: rules and empty rows gone, spans recorded, hidden columns dropped."""
     cursor = NodeCursor(env.children)
     spec = skip_tabular_arguments(env.name, cursor)
-    hidden = column_hidden_flags(spec, column_types) if env.name not in ("tblr", "longtblr", "talltblr") else []
+    columns = column_specs(spec, column_types) if env.name not in ("tblr", "longtblr", "talltblr") else []
+    hidden = [column.hidden for column in columns]
+    joins = [index for index, column in enumerate(columns) if column.joined_by]
     result = ParsedTabular(env=env.name, rows=[], spans=[], grid=[])
     raw_rows, raw_rules = _split_rows(cursor.nodes[cursor.position :], result)
     rendered: list[tuple[list[str], list[tuple[int, int, int, int]]]] = []
@@ -240,9 +271,17 @@ def parse_tabular(env: Env, renderer: TextRenderer, column_types: dict[str, tupl
             covered = [index for index in range(start, start + colspan) if index < len(hidden) and hidden[index]]
             if colspan == 1 and covered:
                 continue
-            colspan -= len(covered)
+            colspan -= len(covered) + sum(1 for index in joins if start < index < start + colspan)
             visible_start = start - sum(1 for index in range(min(start, len(hidden))) if hidden[index])
+            visible_start -= sum(1 for index in joins if index <= start)
             text = renderer.render(content, result.references, in_cell=True)
+            if colspan == 1 and start < len(columns) and columns[start].siunitx:  # `S` columns print numbers
+                text = space_operators(siunitx_number(text))
+            if start in joins and cells and colspan == 1 and rowspan == 1:
+                left = cells.pop()
+                text = (
+                    space_operators(normalize_space(f"{left}{columns[start].joined_by}{text}")) if left or text else ""
+                )
             if colspan != 1 or rowspan != 1:
                 row_spans.append((len(cells), visible_start, rowspan, max(colspan, 1)))
             cells.append(text)
@@ -258,6 +297,10 @@ def parse_tabular(env: Env, renderer: TextRenderer, column_types: dict[str, tupl
             top = row_index + rowspan + 1 if rowspan < 0 else row_index
             height = min(abs(rowspan), len(rendered) - top) if rowspan > 0 else row_index - max(top, 0) + 1
             result.spans.append(CellSpan(row_index, cell_index, column, max(top, 0), max(height, 1), colspan))
+    for foot_row in result.foot_rows:
+        cells = [renderer.render(_extract_span(cell)[0], result.references, in_cell=True) for cell in foot_row]
+        if any(cells):
+            result.notes.append(" ".join(cell for cell in cells if cell))
     result.grid = build_grid(result.rows, result.spans)
     result.header_rows = header_rows(result.rows, result.spans, result.rules_before)
     return result

@@ -11,6 +11,7 @@ from typing import Any
 
 from pylatexenc import latex2text, latexwalker, macrospec
 
+from curation.latex.symbols import FONT_SWITCHES, GLUE_COMMANDS, SPACES, SYMBOLS
 from curation.latex.tokens import ACTIVE, ALIGN, CHAR, CS, MATH, SPACE, VERBATIM, Token, escape
 from curation.latex.tree import Env, Group, Node, NodeCursor, to_latex
 
@@ -36,7 +37,7 @@ MATH_ENVS = frozenset(
 )  # fmt: skip
 RULE_COMMANDS: dict[str, int] = {
     "hline": 0, "toprule": 0, "midrule": 0, "bottomrule": 0, "cmidrule": 1, "cline": 1, "specialrule": 3,
-    "addlinespace": 0, "hdashline": 0, "cdashline": 1, "morecmidrules": 0, "Xhline": 1, "hhline": 1,
+    "addlinespace": 0, "hdashline": 0, "cdashline": 1, "morecmidrules": 0, "Xhline": 1, "Xcline": 2, "hhline": 1,
     "noalign": 1, "rowcolor": 1, "rowcolors": 3, "arrayrulecolor": 1, "midrulec": 0, "hlineB": 1, "clineB": 2,
     "Hline": 0, "svhline": 0, "tabucline": 0, "firsthline": 0, "lasthline": 0, "thickhline": 0, "hrule": 0,
     "bottomrulec": 0, "toprulec": 0, "cmidrulec": 1, "hdottedline": 0, "cdottedline": 1, "heavyrulewidth": 0,
@@ -53,12 +54,12 @@ _WALKER_SPECS = [
     ("thanks", "{"), ("sisetup", "{"), ("num", "[{"), ("SI", "[{[{"), ("si", "[{"), ("qty", "[{{"),
     ("unit", "[{"), ("tablenum", "[{"), ("SIrange", "[{{{"), ("qtyrange", "[{{{"), ("numrange", "[{{"),
     ("ensuremath", "{"), ("mbox", "{"), ("fbox", "{"), ("uline", "{"),
-    ("sout", "{"), ("st", "{"), ("hl", "{"), ("Block", "[{{"), ("SetCell", "[{"), ("diagbox", "[{{"),
-    ("slashbox", "[{{"), ("backslashbox", "[{{"), ("rotatebox", "[{{"), ("rot", "{"), ("bigstrut", "["),
+    ("sout", "{"), ("st", "{"), ("hl", "{"), ("Block", "[{{"), ("SetCell", "[{"),
+    ("rotatebox", "[{{"), ("rot", "{"), ("bigstrut", "["),
     ("textsubscript", "{"), ("bm", "{"), ("boldsymbol", "{"), ("label", "{"), ("centering", ""),
     ("xspace", ""), ("strut", ""), ("mathds", "{"), ("mathbbm", "{"), ("textup", "{"), ("textmd", "{"),
-    ("textnormal", "{"), ("checkmark", ""), ("cmark", ""), ("xmark", ""), ("S", ""), ("P", ""),
-    ("textdegree", ""), ("tabularnewline", ""), ("setlength", "{{"), ("addtolength", "{{"),
+    ("textnormal", "{"), ("tabularnewline", ""), ("mathit", "{"), ("mathbf", "{"), ("mathsf", "{"),
+    ("mathtt", "{"), ("mathrm", "{"), ("mathnormal", "{"), ("setlength", "{{"), ("addtolength", "{{"),
     ("renewcommand", "{{"), ("footnote", "[{"), ("url", "{"), ("nolinkurl", "{"), ("orcidlink", "{"),
     ("email", "{"), ("textls", "[{"), ("maketitle", ""), ("twocolumn", "["),
     ("onecolumn", ""), ("scriptsize", ""), ("selectfont", ""), ("linebreak", "["),
@@ -66,13 +67,15 @@ _WALKER_SPECS = [
 _TEXT_SPECS: dict[str, str | None] = {
     "texttt": "%(1)s", "textsf": "%(1)s", "href": "%(2)s", "textcolor": "%(3)s", "colorbox": "%(3)s",
     "makebox": "%(3)s", "parbox": "%(5)s", "raisebox": "%(4)s", "resizebox": "%(4)s", "scalebox": "%(3)s",
-    "adjustbox": "%(2)s", "makecell": "%(2)s", "thead": "%(2)s", "shortstack": "%(2)s", "num": "%(2)s",
-    "numrange": "%(2)s–%(3)s", "tablenum": "%(2)s", "ensuremath": "%(1)s",
+    "adjustbox": "%(2)s", "makecell": "%(2)s", "thead": "%(2)s", "shortstack": "%(2)s",
+    "ensuremath": "%(1)s",
     "mbox": "%(1)s", "fbox": "%(1)s", "uline": "%(1)s", "sout": "%(1)s", "st": "%(1)s", "hl": "%(1)s",
-    "Block": "%(3)s", "diagbox": "%(2)s / %(3)s", "slashbox": "%(2)s / %(3)s", "backslashbox": "%(2)s / %(3)s",
+    "Block": "%(3)s",
     "rotatebox": "%(3)s", "rot": "%(1)s", "textsubscript": "%(1)s", "bm": "%(1)s", "boldsymbol": "%(1)s",
-    "mathds": "%(1)s", "mathbbm": "%(1)s", "textup": "%(1)s", "textmd": "%(1)s", "textnormal": "%(1)s",
-    "checkmark": "✓", "cmark": "✓", "xmark": "✗", "S": "§", "P": "¶", "textdegree": "°", "hspace": " ",
+    "mathds": "%(1)s", "mathbbm": "%(1)s", "mathit": "%(1)s", "mathbf": "%(1)s", "mathsf": "%(1)s",
+    "mathtt": "%(1)s", "mathrm": "%(1)s", "mathnormal": "%(1)s", "textup": "%(1)s", "textmd": "%(1)s",
+    "textnormal": "%(1)s",
+    "hspace": " ",
     "url": "%(1)s", "nolinkurl": "%(1)s", "email": "%(1)s", "textls": "%(2)s", "tabularnewline": " ",
     "linebreak": " ",
     **dict.fromkeys(
@@ -91,8 +94,11 @@ _DINGS = {"51": "✓", "52": "✔", "55": "✗", "56": "✘", "72": "★", "73":
 @lru_cache(maxsize=1)
 def _converter() -> latex2text.LatexNodes2Text:
     walker_db = latexwalker.get_default_latex_context_db()
+    symbols = [*SYMBOLS, *SPACES]
     walker_db.add_context_category(
-        "tat-curate", macros=[macrospec.MacroSpec(name, args) for name, args in _WALKER_SPECS], prepend=True
+        "tat-curate",
+        macros=[macrospec.MacroSpec(name, args) for name, args in [*_WALKER_SPECS, *((name, "") for name in symbols)]],
+        prepend=True,
     )
     text_db = latex2text.get_default_latex_context_db()
     text_specs = [
@@ -101,6 +107,8 @@ def _converter() -> latex2text.LatexNodes2Text:
         else latex2text.MacroTextSpec(name, simplify_repl=repl)
         for name, repl in _TEXT_SPECS.items()
     ]
+    text_specs += [latex2text.MacroTextSpec(name, simplify_repl=char) for name, char in SYMBOLS.items()]
+    text_specs += [latex2text.MacroTextSpec(name, simplify_repl=" ") for name in SPACES]
     text_specs.append(latex2text.MacroTextSpec("ding", simplify_repl=_ding))
     text_specs += [latex2text.MacroTextSpec(name, simplify_repl=_quantity) for name in _QUANTITY_ARGS]
     text_db.add_context_category("tat-curate", macros=text_specs, prepend=True)
@@ -117,7 +125,8 @@ def _ding(node: latexwalker.LatexMacroNode, l2tobj: latex2text.LatexNodes2Text) 
 
 # siunitx: which arguments of each macro hold the number(s) and the unit (indices into the argument list).
 _QUANTITY_ARGS: dict[str, tuple[tuple[int, ...], int | None]] = {
-    "SI": ((1,), 3), "qty": ((1,), 2), "si": ((), 1), "unit": ((), 1), "SIrange": ((1, 2), 3),
+    "num": ((1,), None), "tablenum": ((1,), None), "numrange": ((1, 2), None), "SI": ((1,), 3), "qty": ((1,), 2),
+    "si": ((), 1), "unit": ((), 1), "SIrange": ((1, 2), 3),
     "qtyrange": ((1, 2), 3),
 }  # fmt: skip
 _UNITS = {
@@ -163,6 +172,19 @@ def unit_text(source: str) -> str:
     return out
 
 
+_E_NOTATION = re.compile(r"^([-+−]?)(\d*[.,]?\d*)\s*[eEdD]\s*([-+−]?\d+)$")
+
+
+def siunitx_number(text: str) -> str:
+    """A number as siunitx prints it: `4.74e5` → 4.74×10^5, `e-3` → 10^-3, `1.2 +- 0.3` → 1.2 ± 0.3."""
+    compact = text.strip().replace("+-", " ± ")
+    match = _E_NOTATION.match(compact.replace(" ", ""))
+    if match is None:
+        return compact
+    sign, mantissa, exponent = match.groups()
+    return f"{sign}{mantissa}×10^{exponent}" if mantissa else f"{sign}10^{exponent}"
+
+
 def _quantity(node: latexwalker.LatexMacroNode, l2tobj: latex2text.LatexNodes2Text) -> str:
     """\\SI{5}{\\percent} → 5%, \\qty{3.2}{\\milli\\second} → 3.2 ms, \\si{\\GHz} → GHz, ranges with a dash."""
     number_indices, unit_index = _QUANTITY_ARGS[node.macroname]
@@ -171,7 +193,9 @@ def _quantity(node: latexwalker.LatexMacroNode, l2tobj: latex2text.LatexNodes2Te
     def argument(index: int) -> Any:
         return arguments[index] if index < len(arguments) else None
 
-    numbers = [l2tobj.nodelist_to_text([argument(i)]).strip() for i in number_indices if argument(i) is not None]
+    numbers = [
+        siunitx_number(l2tobj.nodelist_to_text([argument(i)])) for i in number_indices if argument(i) is not None
+    ]
     unit_node = argument(unit_index) if unit_index is not None else None
     unit = unit_text(unit_node.latex_verbatim().strip()[1:-1]) if unit_node is not None else ""
     if not numbers:
@@ -256,14 +280,24 @@ class TextRenderer:
             elif isinstance(node, Token) and (node.kind == MATH or node.is_cs("(", ")", "[", "]")):
                 math = not math if node.kind == MATH else node.name in ("(", "[")
                 previous = out[-1] if out else None
-                attached = (
-                    math and isinstance(previous, Token) and previous.kind == CHAR and previous.text[-1:].isalnum()
-                )
+                attached = math and _ends_word(previous)
                 out.append(node)
                 math_start = len(out)
             elif isinstance(node, Token) and node.is_cs("ensuremath"):
                 out.append(node)
                 out.append(Group(self._prepare(cursor.argument() or [], references, in_cell, True)))
+            elif math and isinstance(node, Token) and (errors := _asymmetric_error(node, cursor)):
+                out.extend(errors)
+            elif isinstance(node, Token) and node.is_cs("diagbox", "slashbox", "backslashbox"):
+                cursor.optional()
+                cursor.optional()
+                labels = [cursor.argument() or [], cursor.argument() or []]
+                following = cursor.nodes[cursor.position] if not cursor.at_end() else None
+                if isinstance(following, Group):  # \\diagbox{row}{middle}{column}
+                    labels.append(cursor.argument() or [])
+                for position, label in enumerate(labels):
+                    out.extend([Token(CHAR, " / ")] if position else [])
+                    out.append(Group(self._prepare(label, references, in_cell, math)))
             elif math and isinstance(node, Token) and node.kind == CHAR and ("_" in node.text or "^" in node.text):
                 out.extend(_flatten_scripts(node, cursor, has_base=attached or _has_content(out[math_start:])))
             elif isinstance(node, Env) and node.name in MATH_ENVS:
@@ -285,6 +319,15 @@ class TextRenderer:
                 cursor.star()
                 cursor.optional()
                 out.append(Token(SPACE, " "))
+            elif node.kind == CS and node.name in GLUE_COMMANDS:
+                if not _skip_glue(cursor):
+                    out.append(Token(SPACE, " "))
+            elif node.kind == CS and node.name in FONT_SWITCHES:
+                continue
+            elif node.kind == CS and node.name == "textsubscript":
+                script = cursor.argument() or []
+                word = _WORD_SCRIPT.match(latex_to_text(to_latex(script)))
+                out.extend([Token(CHAR, "_" if word else ""), Group(self._prepare(script, references, in_cell, math))])
             elif node.kind == CS and in_cell and node.name in ("footnote", "tablefootnote"):
                 cursor.optional()
                 cursor.argument()
@@ -375,8 +418,9 @@ def _flatten_scripts(token: Token, cursor: NodeCursor, *, has_base: bool) -> lis
                 text += "^"
                 in_exponent = True
                 continue
-        if has_base and not rest and _WORD_SCRIPT.match(_script_text(cursor, following)):
-            if char == "_" or not _ORDINAL.match(_script_text(cursor, following)):
+        script = _script_text(cursor, following) if not rest else ""
+        if has_base and (_WORD_SCRIPT.match(script) or (_is_upright(cursor, following) and script.isalpha())):
+            if char == "_" or not _ORDINAL.match(script):
                 text += char
                 continue
         if text:
@@ -388,6 +432,57 @@ def _flatten_scripts(token: Token, cursor: NodeCursor, *, has_base: bool) -> lis
     return out
 
 
+_GLUE_NUMBER = re.compile(r"[-+]*(?:\d+(?:[.,]\d*)?|[.,]\d+)?")
+_GLUE_UNIT = re.compile(r"(?:true)?(?:pt|pc|in|bp|cm|mm|dd|cc|sp|em|ex|mu|px|fil+)", re.IGNORECASE)
+
+
+def _skip_glue(cursor: NodeCursor) -> bool:
+    """Read the glue after `\\hskip`/`\\kern` (`1em`, `-2pt`, `0.5\\tabcolsep`, `2pt plus 1fil minus 1pt`) without
+    printing it; True when it is negative (a kern pulling text together prints no space)."""
+    negative = False
+    for part in range(3):
+        cursor.skip_spaces()
+        node = cursor.nodes[cursor.position] if not cursor.at_end() else None
+        if part:  # only `plus <glue>` or `minus <glue>` may follow the dimension
+            keyword = next((word for word in ("plus", "minus") if _char_text(node).startswith(word)), None)
+            if keyword is None:
+                break
+            _take_chars(cursor, len(keyword))
+            cursor.skip_spaces()
+            node = cursor.nodes[cursor.position] if not cursor.at_end() else None
+        if isinstance(node, Group):
+            cursor.next()
+            continue
+        text = _char_text(node)
+        number = _GLUE_NUMBER.match(text)
+        length = number.end() if number else 0
+        unit = _GLUE_UNIT.match(text, length)
+        negative = negative or (not part and text[:length].count("-") % 2 == 1)
+        if unit:
+            _take_chars(cursor, unit.end())
+            continue
+        if length:
+            _take_chars(cursor, length)
+        following = cursor.nodes[cursor.position] if not cursor.at_end() else None
+        if isinstance(following, Token) and following.kind == CS:  # a length register: \\tabcolsep, \\fill
+            cursor.next()
+    return negative
+
+
+def _char_text(node: Node | None) -> str:
+    return node.text if isinstance(node, Token) and node.kind == CHAR else ""
+
+
+def _take_chars(cursor: NodeCursor, count: int) -> None:
+    """Consume the first `count` characters of the character token at the cursor."""
+    node = cursor.nodes[cursor.position]
+    assert isinstance(node, Token)
+    if count >= len(node.text):
+        cursor.next()
+    else:
+        cursor.nodes[cursor.position] = Token(CHAR, node.text[count:], node.file)
+
+
 def _script_text(cursor: NodeCursor, following: Node | None) -> str:
     """The text of a braced script, or of a script that is one text command (`_\\text{macro}`)."""
     if isinstance(following, Group):
@@ -396,6 +491,58 @@ def _script_text(cursor: NodeCursor, following: Node | None) -> str:
     if isinstance(following, Token) and following.is_cs(*_TEXT_COMMANDS) and isinstance(after, Group):
         return latex_to_text(to_latex(after.children)).strip()
     return ""
+
+
+_ERROR_BASE = re.compile(r"(\d[\d.]*)([_^])$")
+_SIGNED = re.compile(r"^[-+−]\s*\d[\d.]*$")
+
+
+def _asymmetric_error(token: Token, cursor: NodeCursor) -> list[Node] | None:
+    """`4.21_{-2.60}^{+11.2}` (either order): a value with its lower and upper error, never a subtraction.
+
+    It reads `4.21 +11.2/-2.60`, the upper error first, as plain-text catalogues write it."""
+    nodes, position = cursor.nodes, cursor.position
+    match = _ERROR_BASE.search(token.text) if token.kind == CHAR else None
+    before = next((node for node in reversed(nodes[: position - 1]) if not _is_space(node)), None)
+    separate_base = isinstance(before, Group) or (isinstance(before, Token) and before.text[-1:].isdigit())
+    if separate_base and token.text in ("_", "^"):  # `{21.35}^{+0.37}_{-0.26}`, `0.54 _{-0.16}^{+0.32}`
+        match = re.match(r"()([_^])$", token.text)
+    if match is None or position + 1 >= len(nodes) or not isinstance(nodes[position], Group):
+        return None
+    other = "^" if match.group(2) == "_" else "_"
+    mark = nodes[position + 1]
+    if not (isinstance(mark, Token) and mark.kind == CHAR and mark.text == other):
+        return None
+    if position + 2 >= len(nodes) or not isinstance(nodes[position + 2], Group):
+        return None
+    first, second = (
+        normalize_space(latex_to_text(to_latex(nodes[index].children))) for index in (position, position + 2)
+    )
+    if not (_SIGNED.match(first) and _SIGNED.match(second)):
+        return None
+    upper, lower = (second, first) if match.group(2) == "_" else (first, second)
+    cursor.position += 3
+    base = token.text[: match.start(2)]
+    return [Token(CHAR, escape(f"{base} {upper.replace(' ', '')}/{lower.replace(' ', '')}"), token.file)]
+
+
+def _is_space(node: Node) -> bool:
+    return isinstance(node, Token) and node.kind == SPACE
+
+
+def _ends_word(node: Node | None) -> bool:
+    """Whether a letter or digit is the last thing printed before a formula (`Acc$_{dev}$`, `{\\rm Acc}$_x$`)."""
+    if isinstance(node, Group):
+        return _ends_word(node.children[-1] if node.children else None)
+    return isinstance(node, Token) and node.kind == CHAR and node.text[-1:].isalnum()
+
+
+def _is_upright(cursor: NodeCursor, following: Node | None) -> bool:
+    """A script set in a text font (`_{\\rm h}`, `_\\text{h}`, `_{\\mathrm{h}}`) is a name, however short."""
+    if isinstance(following, Group):
+        inner = [child for child in following.children if not (isinstance(child, Token) and child.kind == SPACE)]
+        following = inner[0] if inner else None
+    return isinstance(following, Token) and (following.is_cs(*_TEXT_COMMANDS) or following.is_cs(*FONT_SWITCHES))
 
 
 def _is_circle(node: Node | None) -> bool:
@@ -427,12 +574,12 @@ def skip_tabular_arguments(name: str, cursor: NodeCursor) -> list[Node]:
         cursor.optional()
         cursor.argument()
     cursor.optional()
-    if name == "tabu":
+    if name in ("tabu", "longtabu"):  # `\\begin{tabu} to 0.5\\textwidth {…}`: the width comes before the columns
         cursor.skip_spaces()
         node = cursor.nodes[cursor.position] if not cursor.at_end() else None
         if isinstance(node, Token) and node.kind == CHAR and node.text.strip().startswith(("to", "spread")):
-            cursor.next()
-            cursor.next()
+            while not cursor.at_end() and not isinstance(cursor.nodes[cursor.position], Group):
+                cursor.next()
     if name in ("tblr", "longtblr", "talltblr"):
         spec = cursor.argument() or []
         return spec

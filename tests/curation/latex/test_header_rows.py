@@ -129,7 +129,27 @@ def test_a_multirow_reaching_the_last_row_does_not_make_the_whole_table_a_header
         CellSpan(row=0, cell=1, column=1, top=0, rowspan=1, colspan=2),
         CellSpan(row=2, cell=0, column=0, top=1, rowspan=2, colspan=1),
     ]
-    assert header_rows(rows, spans, [("toprule",), (), ()]) == 2
+    # `\multirow{-2}{*}{low}` written in the last row labels rows 1 and 2 alike: both are body rows ("low").
+    assert header_rows(rows, spans, [("toprule",), (), ()]) == 1
+
+
+def test_two_header_rows_separated_by_a_midrule_count_as_two():
+    groups = [["Model", "Dev"], ["", "Acc", "F1"], ["A", "1", "2"], ["B", "3", "4"]]
+    group_span = [CellSpan(row=0, cell=1, column=1, top=0, rowspan=1, colspan=2)]
+    assert header_rows(groups, group_span, [("toprule",), ("midrule",), ("midrule",), ()]) == 2
+    units = [["Model", "Time", "Memory"], ["", "(s)", "(GB)"], ["A", "1", "2"], ["B", "3", "4"]]
+    assert header_rows(units, [], [("toprule",), ("midrule",), ("midrule",), ()]) == 2
+    # A table ruled under every row: the first rule closes a one-row header.
+    ruled = [["Model", "Note"], ["A", "good"], ["B", "bad"], ["C", "fair"]]
+    assert header_rows(ruled, [], [("hline",), ("hline",), ("hline",), ("hline",)]) == 1
+    # Summary rows set off by a second rule are body rows.
+    summary = [["Model", "Acc"], ["A", "1"], ["B", "2"], ["Mean", "1.5"]]
+    assert header_rows(summary, [], [("toprule",), ("midrule",), (), ("midrule",)]) == 1
+
+
+def test_a_float_without_a_tabular_has_zero_header_rows(extract_latex):
+    result = extract_latex(r"\begin{table}\caption{An image}\includegraphics{t.png}\end{table}")
+    assert result.tables[0].rows == [] and result.tables[0].header_rows == 0
 
 
 def test_layout_arguments_around_tabulars_are_not_text_between_them(extract_latex):
