@@ -87,6 +87,7 @@ def test_every_page_a_role_uses_is_photographed_for_its_guide(browser, live_serv
             "Import a dataset": "manager-import-dataset",
             "Import drafts": "manager-import-drafts",
             "Webhooks": "manager-webhooks",
+            "Export work in progress": "manager-work-export",
         },
     )
     follow_project_nav(manager, "Papers")
@@ -102,8 +103,7 @@ def test_every_page_a_role_uses_is_photographed_for_its_guide(browser, live_serv
     annotator = person(browser, live_server, "annotator")
     shot(annotator, "annotator-home")
     follow(annotator, PROJECT, within="main")
-    follow_project_nav(annotator, "Guidelines")
-    shot(annotator, "annotator-guidelines")
+    nav_shots(annotator, {"Guidelines": "annotator-guidelines", "Releases": "annotator-releases"})
     follow_project_nav(annotator, "Qualification exam")
     annotator.click("#start-exam")
     annotator.wait_for_url(re.compile(r"/qualification/attempts/\d+/$"))
@@ -135,12 +135,16 @@ def test_every_page_a_role_uses_is_photographed_for_its_guide(browser, live_serv
     annotator.keyboard.press("Control+Enter")
     annotator.wait_for_url(lambda url: f"/work/{refined}/" not in url)
     assert Instance.objects.get(pk=refined).status == Status.SUBMITTED
+    nav_shots(annotator, {"Instances": "annotator-instances"})
 
     # The verifier: home, papers, discussions, the review queue and a round-one review.
     verifier = person(browser, live_server, "verifier")
     shot(verifier, "verifier-home")
     follow(verifier, PROJECT, within="main")
-    nav_shots(verifier, {"Papers": "verifier-papers", "Discussions": "verifier-discussions"})
+    nav_shots(
+        verifier,
+        {"Papers": "verifier-papers", "Instances": "verifier-instances", "Discussions": "verifier-discussions"},
+    )
     follow_project_nav(verifier, "Review queue")
     shot(verifier, "verifier-review-queue")
     verifier.click("#review-next")
@@ -167,7 +171,6 @@ def test_every_page_a_role_uses_is_photographed_for_its_guide(browser, live_serv
     shot(manager, "manager-releases")
     follow(manager, release.name, within="main")
     shot(manager, "manager-release")
-    shot(manager, "researcher-release")
 
     # The researcher's pages: score a model, a run scored from an uploaded file, the comparison.
     follow(manager, "Score a model")
@@ -187,6 +190,12 @@ def test_every_page_a_role_uses_is_photographed_for_its_guide(browser, live_serv
     expect(manager.locator("h1")).to_contain_text("Scoring run")
     expect(manager.locator("#figures")).to_contain_text("EM")
     shot(manager, "researcher-run")
+    manager.locator("#figures").scroll_into_view_if_needed()
+    manager.evaluate("document.querySelector('#figures').closest('section, .card, main').scrollIntoView()")
+    shot(manager, "researcher-run-figures")
+    manager.locator("#predictions a[href*='/scoring/predictions/']").first.click()
+    manager.wait_for_url(re.compile(r"/scoring/predictions/\d+/$"))
+    shot(manager, "researcher-prediction")
     manager.goto(f"{live_server.url}/p/{project.slug}/releases/{release.pk}/compare/")
     shot(manager, "researcher-comparison")
 
