@@ -112,4 +112,4 @@ def test_the_unsafe_setting_is_off_by_default():
     from django.conf import settings
 
     assert settings.TATCURATE_UNSAFE_RUN_PROGRAMS_UNISOLATED is False
-    assert "TATCURATE_UNSAFE_RUN_PROGRAMS_UNISOLATED" in Path(settings.BASE_DIR, "README.md").read_text()
+    assert "TATCURATE_UNSAFE_RUN_PROGRAMS_UNISOLATED" in Path(settings.BASE_DIR, "docs", "configuration.md").read_text()
