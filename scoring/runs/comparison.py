@@ -9,7 +9,8 @@ Tables (one shape each: stub columns, column groups, columns, rows of cells, so 
 - `table5`: SciTaT table 5, model × method rows, long/short × EM/F1/BERTScore columns, a Δ row under CaR (its gain
   over the mean of the group's other methods), the best of each model under each setting in bold;
 - `table6`: SciTaT table 6, CaR against Reasoner (= CoT), Calculator only and Reversing;
-- `table2`: the meta paper's table 2, tool runs with all tools by n-shot: accuracy, precision ± SD, recall ± SD, Err.;
+- `table2`: the meta paper's table 2, tool runs with all tools by n-shot: accuracy (answerable questions, as the
+  paper), precision ± SD, recall ± SD, Err., then all-item accuracy and abstention in their own columns;
 - `figure2b`: accuracy with all tools against data tools only, per model;
 - `figure5`: EM/F1/BERTScore by reasoning type, averaged across models, per method and setting;
 - `table11`: output tokens of short-form and free-form answers per model × method and setting, gold answers first.
@@ -262,16 +263,23 @@ def _fraction(value: float | None, sd: float | None = None, ci: Mapping[str, Any
 
 
 def tool_cells(record: Mapping[str, Any] | None) -> list[dict[str, Any]]:
-    """Accuracy, precision ± SD, recall ± SD and error rate of one tool run (fractions, as the paper prints them)."""
+    """Acc., precision ± SD, recall ± SD and Err. of one tool run as the paper defines them (answerable questions
+    only: its table 2 is "on the answerable split"), then accuracy over every item and the share of unanswerable
+    questions abstained on, each in its own column (fractions, as the paper prints them)."""
     if record is None:
-        return [_fraction(None)] * 4
+        return [_fraction(None)] * len(TOOL_COLUMNS)
     results = record.get("results") or {}
     precision, recall = _figure(record, "tool_precision"), _figure(record, "tool_recall")
+    answerability = results.get("answerability") or {}
+    # A run summarised before answerability was recorded held answerable questions only.
+    answerable = (answerability.get("answerable") or {}).get("accuracy", results.get("accuracy"))
     return [
-        _fraction(results.get("accuracy")),
+        _fraction(answerable),
         _fraction(precision.get("mean"), precision.get("sd"), precision),
         _fraction(recall.get("mean"), recall.get("sd"), recall),
         _fraction((results.get("tool") or {}).get("error_rate")),
+        _fraction(results.get("accuracy")),
+        _fraction((answerability.get("unanswerable") or {}).get("accuracy")),
     ]
 
 
@@ -280,6 +288,8 @@ TOOL_COLUMNS = [
     {"key": "precision", "label": "Precision ± SD"},
     {"key": "recall", "label": "Recall ± SD"},
     {"key": "error_rate", "label": "Err."},
+    {"key": "accuracy_all", "label": "Acc. (all items)"},
+    {"key": "abstention", "label": "Abstained (unanswerable)"},
 ]
 
 
@@ -300,14 +310,16 @@ def table2(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
             }
             for (shot,), record in sorted(cells.items(), key=lambda item: item[0][0] or 0)
         ]
-        _bold_best(group_rows, lower_is_better=[False, False, False, True])
+        _bold_best(group_rows, lower_is_better=[False, False, False, True, False, False])
         rows.extend(group_rows)
     return {
         "key": "table2",
         "title": TITLES["table2"],
-        "caption": "Tool-loop runs with all tools. Acc. is final-answer accuracy; precision and recall compare the "
-        "calls with the essential actions (± one standard deviation over questions; 95% bootstrap CIs in the CSV); "
-        "Err. is the share of outputs with at least one failed tool call. Best per model in bold (lowest Err.).",
+        "caption": "Tool-loop runs with all tools. Acc. is final-answer accuracy on the answerable questions, as the "
+        "paper's table 2; precision and recall compare the calls with the essential actions (± one standard deviation "
+        "over questions; 95% bootstrap CIs in the CSV); Err. is the share of answerable outputs with at least one "
+        "failed tool call. Acc. (all items) also counts unanswerable questions (abstaining is right on them); "
+        "Abstained (unanswerable) is the share of those the model declined. Best per model in bold (lowest Err.).",
         "stub": ["Model", "n-shot"],
         "column_groups": [],
         "columns": TOOL_COLUMNS,

@@ -163,5 +163,23 @@ def test_latex_escape_leaves_no_special_character_bare(raw, escaped):
 def test_csv_has_a_column_per_value_with_sd_and_ci_beside_it():
     rows = list(csv.reader(io.StringIO(table_csv(comparison_tables([tool_record(0)])["table2"]))))
     assert rows[0] == ["Model", "n-shot", "row", "Acc.", "Precision", "Precision SD", "Precision CI low",
-                       "Precision CI high", "Recall", "Recall CI low", "Recall CI high", "Err."]  # fmt: skip
+                       "Precision CI high", "Recall", "Recall CI low", "Recall CI high", "Err.", "Acc. (all items)",
+                       "Abstained (unanswerable)"]  # fmt: skip
     assert rows[1][:8] == ["qwen3-32b", "0-shot", "run", "0.7", "0.8", "0.12", "0.79", "0.81"]
+
+
+def test_table2_accuracy_is_over_answerable_questions_with_all_items_and_abstention_apart():
+    from scoring.runs.results import run_summary
+
+    # 50 answerable (40 right) and 15 unanswerable (3 abstained on): the paper's Acc. is 40/50, not 43/65.
+    answerable = [{"uid": f"a{i}", "is_answerable": True, "is_correct": i < 40, "tool_error": False} for i in range(50)]
+    unanswerable = [
+        {"uid": f"u{i}", "is_answerable": False, "is_correct": i < 3, "abstained": i < 3} for i in range(15)
+    ]
+    results = run_summary(answerable + unanswerable, resamples=10)
+    rec = record("tool", model="qwen3-32b", few_shot=0, tools="all", prompt="tool1", results=results)
+    table = comparison_tables([rec])["table2"]
+    labels = [column["label"] for column in table["columns"]]
+    assert labels == ["Acc.", "Precision ± SD", "Recall ± SD", "Err.", "Acc. (all items)", "Abstained (unanswerable)"]
+    (row,) = table["rows"]
+    assert texts(row) == ["0.80", "—", "—", "0.00", "0.66", "0.20"]
