@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from curation.toolkit.numbers import fixed
 from curation.toolkit.strict_json import JsonInputError, json_loads_strict
 from scoring.metrics import finqa, scitat, tatqa
 
@@ -332,7 +333,7 @@ def summary_lines(summary: Mapping[str, Any]) -> list[str]:
     for key, label in labels.items():
         value = summary.get(key)
         if isinstance(value, int | float) and not isinstance(value, bool):
-            lines.append(f"{label} {value * 100:.2f}")
+            lines.append(f"{label} {fixed(value, 2, scale=100)}")
     for key in ("mode", "scale_mode", "count", "prediction_count", "short_form_count", "free_form_count"):
         if key in summary:
             lines.append(f"{key}: {summary[key]}")

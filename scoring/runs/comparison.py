@@ -21,6 +21,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+from curation.toolkit.numbers import fixed, half_up
+
 # The parts of a run's configuration that make it a different experiment.
 IDENTITY = ("model", "method", "setting", "few_shot", "tools", "prompt", "scale_mode", "extraction")
 SETTINGS = (("long", "Long context"), ("short", "Short context"))
@@ -85,19 +87,25 @@ def _mean_of(values: Iterable[float | None]) -> float | None:
     return sum(present) / len(present) if present else None
 
 
-def _cell(value: float | None, *, digits: int = 1, sd: float | None = None, low: float | None = None,
+def _cell(value: float | None, *, digits: int = 1, scale: int = 1, sd: float | None = None, low: float | None = None,
           high: float | None = None, signed: bool = False, show_sd: bool = True) -> dict[str, Any]:  # fmt: skip
+    """A printed cell: `value × scale` as text rounded half-up (`fixed`, the one rounding of pages, CSV and LaTeX);
+    the CSV's value, SD and CI carry two more decimals rounded the same way."""
     if value is None:
         return {"value": None, "text": "—", "is_best": False}
-    text = f"{value:+.{digits}f}" if signed else f"{value:.{digits}f}"
-    cell: dict[str, Any] = {"value": round(value, digits + 2), "text": text, "is_best": False}
+
+    def precise(number: float) -> float:
+        return float(half_up(number, digits + 2, scale=scale))
+
+    text = fixed(value, digits, scale=scale, signed=signed)
+    cell: dict[str, Any] = {"value": precise(value), "text": text, "is_best": False}
     if sd is not None:
-        cell["sd"] = round(sd, digits + 2)
+        cell["sd"] = precise(sd)
         if show_sd:
-            cell["text"] = f"{text} ± {sd:.{digits}f}"
+            cell["text"] = f"{text} ± {fixed(sd, digits, scale=scale)}"
     if low is not None and high is not None:
-        cell["ci"] = [round(low, digits + 2), round(high, digits + 2)]
-        cell["ci_text"] = f"[{low:.{digits}f}, {high:.{digits}f}]"
+        cell["ci"] = [precise(low), precise(high)]
+        cell["ci_text"] = f"[{fixed(low, digits, scale=scale)}, {fixed(high, digits, scale=scale)}]"
     return cell
 
 
@@ -105,10 +113,9 @@ def _percent(record: Mapping[str, Any] | None, key: str) -> dict[str, Any]:
     estimate = _figure(record, key) if record else {}
     if estimate.get("mean") is None:
         return _cell(None)
-    scaled = {name: 100 * estimate[name] for name in ("mean", "low", "high") if estimate.get(name) is not None}
     # SciTaT prints bare means; the SD goes to the CSV beside the CI.
-    return _cell(scaled["mean"], low=scaled.get("low"), high=scaled.get("high"), show_sd=False,
-                 sd=100 * estimate["sd"] if estimate.get("sd") is not None else None)  # fmt: skip
+    return _cell(estimate["mean"], scale=100, low=estimate.get("low"), high=estimate.get("high"), show_sd=False,
+                 sd=estimate.get("sd"))  # fmt: skip
 
 
 class _Grouping:
@@ -390,7 +397,7 @@ def figure5(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
                     "kind": "run",
                     "method": values["method"],
                     "stub": [name, rtype if rtype != "—" else "no reasoning type", str(len(models))],
-                    "cells": [_cell(None if v is None else 100 * v) for v in averaged],
+                    "cells": [_cell(v, scale=100) for v in averaged],
                     "run_ids": sorted(i for r in cells.values() for i in r["run_ids"]),
                     "models": models,
                 }

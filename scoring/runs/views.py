@@ -19,6 +19,7 @@ from curation.page_errors import FORM_ERRORS, form_problems
 from curation.queues import waiting_label
 from curation.releases import selectors as release_selectors
 from curation.releases.models import Release
+from curation.toolkit.numbers import fixed
 from curation.uploads import upload_read
 from scoring.methods.templates import DEFAULT_TEMPLATES
 from scoring.methods.toolloop import MAX_TURNS_LIMIT
@@ -62,7 +63,8 @@ def _run(request: HttpRequest, slug: str, pk: int) -> ScoringRun:
 def _percent(estimate: dict[str, Any] | None) -> str:
     if not estimate:
         return "—"
-    return f"{100 * estimate['mean']:.1f} [{100 * estimate['low']:.1f}, {100 * estimate['high']:.1f}]"
+    mean, low, high = (fixed(estimate[name], scale=100) for name in ("mean", "low", "high"))
+    return f"{mean} [{low}, {high}]"
 
 
 @login_required

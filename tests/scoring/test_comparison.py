@@ -183,3 +183,18 @@ def test_table2_accuracy_is_over_answerable_questions_with_all_items_and_abstent
     assert labels == ["Acc.", "Precision ± SD", "Recall ± SD", "Err.", "Acc. (all items)", "Abstained (unanswerable)"]
     (row,) = table["rows"]
     assert texts(row) == ["0.80", "—", "—", "0.00", "0.66", "0.20"]
+
+
+def test_printed_cells_round_half_up_the_same_on_page_csv_and_latex():
+    # SciTaT-style means that end in 5 at the printed digit: half-even (and 100 × float) would print 63.4 and 40.1.
+    rec = record("cot", figures={"em": 0.6345, "f1": 0.4015, "bertscore": 0.7})
+    table = comparison_tables([rec])["table5"]
+    (row,) = table["rows"]
+    assert texts(row)[3:5] == ["63.5", "40.2"]
+    assert row["cells"][3]["ci_text"] == "[62.4, 64.5]"  # the record's bounds are 0.6244999… and 0.6445
+    latex = table_latex(table)
+    assert "63.5 & 40.2" in latex
+    csv_row = list(csv.reader(io.StringIO(table_csv(table))))[1]
+    assert "63.45" in csv_row and "40.15" in csv_row  # two more digits, the same rounding, no float noise
+    tool = tool_record(0, accuracy=0.125)
+    assert texts(comparison_tables([tool])["table2"]["rows"][0])[0] == "0.13"

@@ -14,6 +14,7 @@ from curation.errors import DomainError
 from curation.models import Project
 from curation.releases.models import Release
 from curation.toolkit.extraction import EXTRACTION_MODES
+from curation.toolkit.numbers import fixed
 from scoring.metrics.tatqa import SCALE_MODES
 from scoring.models import ScoringRun
 from scoring.runs import chunks as run_chunks
@@ -145,6 +146,7 @@ class Command(BaseCommand):
         )
         for name, estimate in (run.results or {}).get("figures", {}).items():
             self.stdout.write(
-                f"{name}: {100 * estimate['mean']:.1f} [{100 * estimate['low']:.1f}, {100 * estimate['high']:.1f}] "
+                f"{name}: {fixed(estimate['mean'], scale=100)} "
+                f"[{fixed(estimate['low'], scale=100)}, {fixed(estimate['high'], scale=100)}] "
                 f"(n={estimate['count']})"
             )
