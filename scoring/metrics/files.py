@@ -31,8 +31,9 @@ class ScoredFile:
     unknown_uids: list[str] = field(default_factory=list)
 
 
-def read_json(path: Path) -> Any:
-    """Parse a JSON file or raise PredictionFileError naming it and the line of the fault."""
+def read_json(path: Path, *, allow_non_finite: bool = False) -> Any:
+    """Parse a JSON file or raise PredictionFileError naming it and the line of the fault (NaN and ±Infinity are
+    faults unless `allow_non_finite`)."""
     try:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as error:
@@ -42,7 +43,7 @@ def read_json(path: Path) -> Any:
             f"{path}: not UTF-8 text (byte {error.start} cannot be read); upload a JSON file"
         ) from error
     try:
-        return json_loads_strict(text)
+        return json_loads_strict(text, allow_non_finite=allow_non_finite)
     except JsonInputError as error:
         where = f"not valid JSON at line {error.line} column {error.column}: {error.reason}" if error.reason else error
         raise PredictionFileError(f"{path}: {where}") from error
@@ -68,8 +69,9 @@ def load_tatqa_gold(path: Path) -> list[dict[str, Any]]:
 
 def load_tatqa_predictions(path: Path) -> dict[str, tuple[Any, str | None]]:
     """`{uid: [answer, scale]}`; the answer is a string, a number or a list (anything else is scored as its text, as
-    the official script does), the scale a string (or null)."""
-    data = read_json(path)
+    the official script does), the scale a string (or null). NaN and ±Infinity are read, as tatqa_eval.py's json.load
+    reads them: the metric scores such a row wrong and marks it."""
+    data = read_json(path, allow_non_finite=True)
     if not isinstance(data, dict):
         raise PredictionFileError(f"{path}: expected an object {{uid: [answer, scale]}}, got {type(data).__name__}")
     predictions: dict[str, tuple[Any, str | None]] = {}
@@ -248,6 +250,7 @@ def score_files(
                 "is_scale_correct": score.is_scale_correct,
                 "answer_type": score.answer_type,
                 "answer_from": score.answer_from,
+                "is_non_finite": score.is_non_finite,
             }
             for score in report.questions
         ]
@@ -337,7 +340,7 @@ def summary_lines(summary: Mapping[str, Any]) -> list[str]:
     for key in ("mode", "scale_mode", "count", "prediction_count", "short_form_count", "free_form_count"):
         if key in summary:
             lines.append(f"{key}: {summary[key]}")
-    for key in ("duplicate_uids", "missing_uids"):
+    for key in ("duplicate_uids", "missing_uids", "non_finite_uids"):
         if summary.get(key):
             shown = ", ".join(summary[key][:10])
             more = f" and {len(summary[key]) - 10} more" if len(summary[key]) > 10 else ""

@@ -187,3 +187,30 @@ def test_tatqa_dict_answer_is_scored_as_text_not_refused_whole(tmp_path):
     summary = json.loads(out)
     assert summary["em"] == 0.5
     assert any("JSON objects (e.g. u2): scored as their text" in note for note in summary["notes"])
+
+
+@pytest.mark.parametrize("mode", ["official", "tatllm"])
+def test_a_non_finite_prediction_is_a_wrong_marked_row_and_the_file_is_scored(tmp_path, mode):
+    gold_data = [{"questions": [*TATQA_GOLD[0]["questions"], {**TATQA_GOLD[0]["questions"][1], "uid": "u3"}]}]
+    gold = write(tmp_path / "gold.json", gold_data)
+    pred = tmp_path / "pred.json"
+    # tatqa_eval.py's json.load reads these constants; the file is scored, the rows are wrong.
+    pred.write_text('{"u1": [["yes"], ""], "u2": [NaN, "million"], "u3": [[Infinity, -Infinity], "million"]}')
+    out, _ = run("--format", "tatqa", "--gold", gold, "--pred", str(pred), "--mode", mode, "--json",
+                 "--details", str(tmp_path / "details.jsonl"))  # fmt: skip
+    summary = json.loads(out)
+    assert summary["em"] == pytest.approx(1 / 3) and summary["non_finite_uids"] == ["u2", "u3"]
+    assert summary["scale_accuracy"] == 1.0  # the scale is still read, as the official script reads it
+    rows = {row["uid"]: row for row in map(json.loads, (tmp_path / "details.jsonl").read_text().splitlines())}
+    assert [rows[uid]["is_non_finite"] for uid in ("u1", "u2", "u3")] == [False, True, True]
+    assert rows["u2"]["em"] == rows["u3"]["f1"] == 0.0
+    text, _ = run("--format", "tatqa", "--gold", gold, "--pred", str(pred), "--mode", mode)
+    assert "non_finite_uids: 2 (u2, u3)" in text
+
+
+def test_a_non_finite_number_in_a_gold_file_is_still_refused(tmp_path):
+    gold = tmp_path / "gold.json"
+    gold.write_text(json.dumps(TATQA_GOLD).replace("2.5", "NaN"))
+    pred = write(tmp_path / "pred.json", {"u1": [["yes"], ""]})
+    with pytest.raises(CommandError, match="not a finite number"):
+        run("--format", "tatqa", "--gold", str(gold), "--pred", pred)
