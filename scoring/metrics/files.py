@@ -269,11 +269,8 @@ def score_files(
                 "FinQA's evaluate.py scores programs only: this file holds numeric answers, so the headline is the "
                 "numeric-answer accuracy (not an official figure)."
             )
-        if report.unknown_uids:
-            notes.append(
-                "FinQA's evaluate.py stops with a KeyError at an id the gold file lacks; "
-                "those predictions were left out."
-            )
+        if report.official_failure:
+            notes.append(report.official_failure)
         summary = {"format": benchmark, "em": headline, "f1": None, **report.summary(), "notes": notes}
         details = [
             {
@@ -321,6 +318,10 @@ def summary_lines(summary: Mapping[str, Any]) -> list[str]:
         labels = {
             "execution_accuracy": f"Execution accuracy (official: over {predictions} predictions)",
             "program_accuracy": f"Program accuracy (official: over {predictions} predictions)",
+            "execution_accuracy_over_known": f"Execution accuracy (ours, not official: over the {predictions} "
+            "predictions whose id is in the gold)",
+            "program_accuracy_over_known": f"Program accuracy (ours, not official: over the {predictions} "
+            "predictions whose id is in the gold)",
             "execution_accuracy_over_gold": f"Execution accuracy over {count} gold questions (missing = wrong)",
             "program_accuracy_over_gold": f"Program accuracy over {count} gold questions (missing = wrong)",
             "numeric_accuracy": "Numeric-answer accuracy (not official)",

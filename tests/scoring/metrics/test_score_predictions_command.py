@@ -214,3 +214,19 @@ def test_a_non_finite_number_in_a_gold_file_is_still_refused(tmp_path):
     pred = write(tmp_path / "pred.json", {"u1": [["yes"], ""]})
     with pytest.raises(CommandError, match="not a finite number"):
         run("--format", "tatqa", "--gold", str(gold), "--pred", pred)
+
+
+def test_a_finqa_id_not_in_the_gold_reports_the_official_failure_and_labels_our_figure(tmp_path):
+    gold_path = shared_data_dir() / "finqa" / "finqa_dev_200.json"
+    records = json.loads(gold_path.read_text(encoding="utf-8"))[:5]
+    gold = write(tmp_path / "gold.json", records)
+    predictions = [{"id": r["id"], "predicted": finqa.program_tokenization(r["qa"]["program"])} for r in records]
+    predictions.insert(2, {"id": "ghost", "predicted": ["add(", "1", "2", ")", "EOF"]})
+    pred = write(tmp_path / "pred.json", predictions)
+    out, _ = run("--format", "finqa", "--gold", gold, "--pred", pred)
+    assert "(official" not in out  # no figure is labelled official
+    assert "stops with a KeyError at prediction 3 of 6 (id 'ghost' is not in the gold file)" in out
+    assert "Execution accuracy (ours, not official: over the 5 predictions whose id is in the gold) 100.00" in out
+    summary = json.loads(run("--format", "finqa", "--gold", gold, "--pred", pred, "--json")[0])
+    assert summary["execution_accuracy"] is None and summary["em"] is None
+    assert summary["execution_accuracy_over_known"] == 1.0 and summary["unknown_uids"] == ["ghost"]
