@@ -230,3 +230,17 @@ def test_a_finqa_id_not_in_the_gold_reports_the_official_failure_and_labels_our_
     summary = json.loads(run("--format", "finqa", "--gold", gold, "--pred", pred, "--json")[0])
     assert summary["execution_accuracy"] is None and summary["em"] is None
     assert summary["execution_accuracy_over_known"] == 1.0 and summary["unknown_uids"] == ["ghost"]
+
+
+@pytest.mark.parametrize("mode", ["official", "fixed"])
+def test_a_scitat_file_without_free_form_questions_reports_no_f1(tmp_path, mode):
+    gold = write(tmp_path / "gold.json", [{"id": "s", "answer": ["BERT"]}, {"id": "t", "answer": ["12.5"]}])
+    pred = write(tmp_path / "pred.json", {"s": ["BERT"], "t": ["12.5"]})
+    args = ("--format", "scitat", "--gold", gold, "--pred", pred, "--no-bertscore", "--mode", mode)
+    summary = json.loads(run(*args, "--json")[0])
+    assert (summary["free_form_count"], summary["f1"], summary["em"]) == (0, None, 1.0)
+    out, _ = run(*args)
+    assert "SciTaT EM (short-form questions) 100.00" in out and "F1" not in out
+    free = write(tmp_path / "free.json", [{"id": "f", "answer": ["the model improves accuracy on all tasks"]}])
+    summary = json.loads(run("--format", "scitat", "--gold", free, "--pred", pred, "--no-bertscore", "--json")[0])
+    assert summary["short_form_count"] == 0 and summary["em"] is None
