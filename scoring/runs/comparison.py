@@ -88,7 +88,8 @@ def _mean_of(values: Iterable[float | None]) -> float | None:
 
 
 def _cell(value: float | None, *, digits: int = 1, scale: int = 1, sd: float | None = None, low: float | None = None,
-          high: float | None = None, signed: bool = False, show_sd: bool = True) -> dict[str, Any]:  # fmt: skip
+          high: float | None = None, signed: bool = False, show_sd: bool = True,
+          note: str = "") -> dict[str, Any]:  # fmt: skip
     """A printed cell: `value × scale` as text rounded half-up (`fixed`, the one rounding of pages, CSV and LaTeX);
     the CSV's value, SD and CI carry two more decimals rounded the same way."""
     if value is None:
@@ -106,6 +107,8 @@ def _cell(value: float | None, *, digits: int = 1, scale: int = 1, sd: float | N
     if low is not None and high is not None:
         cell["ci"] = [precise(low), precise(high)]
         cell["ci_text"] = f"[{fixed(low, digits, scale=scale)}, {fixed(high, digits, scale=scale)}]"
+    if note:  # the interval is over questions for want of papers, or there is none: say which and why
+        cell["ci_note"] = note
     return cell
 
 
@@ -115,7 +118,7 @@ def _percent(record: Mapping[str, Any] | None, key: str) -> dict[str, Any]:
         return _cell(None)
     # SciTaT prints bare means; the SD goes to the CSV beside the CI.
     return _cell(estimate["mean"], scale=100, low=estimate.get("low"), high=estimate.get("high"), show_sd=False,
-                 sd=estimate.get("sd"))  # fmt: skip
+                 sd=estimate.get("sd"), note=estimate.get("note") or "")  # fmt: skip
 
 
 class _Grouping:
@@ -266,7 +269,7 @@ def table6(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
 
 def _fraction(value: float | None, sd: float | None = None, ci: Mapping[str, Any] | None = None) -> dict[str, Any]:
     ci = ci or {}
-    return _cell(value, digits=2, sd=sd, low=ci.get("low"), high=ci.get("high"))
+    return _cell(value, digits=2, sd=sd, low=ci.get("low"), high=ci.get("high"), note=ci.get("note") or "")
 
 
 def tool_cells(record: Mapping[str, Any] | None) -> list[dict[str, Any]]:

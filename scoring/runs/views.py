@@ -19,11 +19,11 @@ from curation.page_errors import FORM_ERRORS, form_problems
 from curation.queues import waiting_label
 from curation.releases import selectors as release_selectors
 from curation.releases.models import Release
-from curation.toolkit.numbers import fixed
 from curation.uploads import upload_read
 from scoring.methods.templates import DEFAULT_TEMPLATES
 from scoring.methods.toolloop import MAX_TURNS_LIMIT
 from scoring.metrics import files
+from scoring.metrics.aggregate import interval_text
 from scoring.metrics.error_analysis import MAX_PER_FORM
 from scoring.metrics.error_analysis import PER_FORM as ERROR_SAMPLE_PER_FORM
 from scoring.runs import creation as run_creation
@@ -58,13 +58,6 @@ def _run(request: HttpRequest, slug: str, pk: int) -> ScoringRun:
     if run.project.slug != slug:
         raise Http404("No such run in this project.")
     return run
-
-
-def _percent(estimate: dict[str, Any] | None) -> str:
-    if not estimate:
-        return "—"
-    mean, low, high = (fixed(estimate[name], scale=100) for name in ("mean", "low", "high"))
-    return f"{mean} [{low}, {high}]"
 
 
 @login_required
@@ -161,11 +154,11 @@ def _run_context(request: HttpRequest, run: ScoringRun) -> dict[str, Any]:
         "results": results,
         "headline": results.get("headline"),
         "headline_rows": [
-            (figure["label"], _percent(figure), figure.get("count"))
+            (figure["label"], interval_text(figure), figure.get("count"))
             for figure in (results.get("headline") or {}).get("figures", [])
         ],
         "figure_rows": [
-            (label, _percent(figures.get(key)), (figures.get(key) or {}).get("count"))
+            (label, interval_text(figures.get(key)), (figures.get(key) or {}).get("count"))
             for key, label in (
                 ("em", "EM (short-form, fixed mode)"),
                 ("f1", "F1 (free-form, fixed mode)"),
@@ -184,7 +177,7 @@ def _run_context(request: HttpRequest, run: ScoringRun) -> dict[str, Any]:
             (
                 attribute.replace("_", " "),
                 [
-                    (name, values.get("count"), *(_percent(values.get(key)) for key, _ in METRIC_LABELS))
+                    (name, values.get("count"), *(interval_text(values.get(key)) for key, _ in METRIC_LABELS))
                     for name, values in groups.items()
                 ],
             )

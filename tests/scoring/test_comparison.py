@@ -198,3 +198,12 @@ def test_printed_cells_round_half_up_the_same_on_page_csv_and_latex():
     assert "63.45" in csv_row and "40.15" in csv_row  # two more digits, the same rounding, no float noise
     tool = tool_record(0, accuracy=0.125)
     assert texts(comparison_tables([tool])["table2"]["rows"][0])[0] == "0.13"
+
+
+def test_a_cell_whose_interval_is_over_questions_says_so_in_the_csv():
+    rec = record("cot", figures={"em": 0.8})
+    rec["results"]["figures"]["em"]["note"] = "bootstrap over questions: 2 paper(s), fewer than 10 to resample papers"
+    table = comparison_tables([rec])["table5"]
+    assert table["rows"][0]["cells"][3]["ci_note"].startswith("bootstrap over questions")
+    header, row = list(csv.reader(io.StringIO(table_csv(table))))
+    assert row[header.index("Short context EM CI note")].startswith("bootstrap over questions: 2 paper(s)")

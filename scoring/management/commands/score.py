@@ -14,7 +14,7 @@ from curation.errors import DomainError
 from curation.models import Project
 from curation.releases.models import Release
 from curation.toolkit.extraction import EXTRACTION_MODES
-from curation.toolkit.numbers import fixed
+from scoring.metrics.aggregate import interval_text
 from scoring.metrics.tatqa import SCALE_MODES
 from scoring.models import ScoringRun
 from scoring.runs import chunks as run_chunks
@@ -145,8 +145,4 @@ class Command(BaseCommand):
             f"run {run.pk} {run.status}: {progress['done']}/{progress['total']} done, {progress['failed']} failed"
         )
         for name, estimate in (run.results or {}).get("figures", {}).items():
-            self.stdout.write(
-                f"{name}: {fixed(estimate['mean'], scale=100)} "
-                f"[{fixed(estimate['low'], scale=100)}, {fixed(estimate['high'], scale=100)}] "
-                f"(n={estimate['count']})"
-            )
+            self.stdout.write(f"{name}: {interval_text(estimate)} (n={estimate['count']})")
