@@ -244,3 +244,34 @@ def test_a_scitat_file_without_free_form_questions_reports_no_f1(tmp_path, mode)
     free = write(tmp_path / "free.json", [{"id": "f", "answer": ["the model improves accuracy on all tasks"]}])
     summary = json.loads(run("--format", "scitat", "--gold", free, "--pred", pred, "--no-bertscore", "--json")[0])
     assert summary["short_form_count"] == 0 and summary["em"] is None
+
+
+def test_python_m_scoring_metrics_prints_what_the_command_prints_without_django_or_sympy(tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    gold = write(tmp_path / "gold.json", TATQA_GOLD)
+    pred = write(tmp_path / "pred.json", {"u1": [["yes"], ""], "u2": [2.5, "million"], "ghost": [["x"], ""]})
+    args = ["--format", "tatqa", "--gold", gold, "--pred", pred]
+    # Run as `python -m scoring.metrics` does, then list what the process imported.
+    script = (
+        "import runpy, sys; sys.argv = ['scoring.metrics', *sys.argv[1:]]\n"
+        "try:\n    runpy.run_module('scoring.metrics', run_name='__main__')\nexcept SystemExit as stop:\n"
+        "    assert not stop.code, stop.code\n"
+        "print(sorted({m.split('.')[0] for m in sys.modules} & {'django', 'celery', 'sympy', 'numpy'}))"
+    )
+    root = Path(__file__).resolve().parents[3]
+    completed = subprocess.run(
+        [sys.executable, "-c", script, *args], cwd=root, capture_output=True, text=True, check=True
+    )
+    *lines, loaded = completed.stdout.splitlines()
+    assert loaded == "[]"
+    out, err = run(*args)
+    assert lines == out.splitlines() and "Exact-match accuracy 100.00" in lines
+    assert completed.stderr.strip() == err.strip()  # the unknown uid, named the same way
+    failed = subprocess.run(
+        [sys.executable, "-m", "scoring.metrics", "--format", "tatqa", "--gold", gold, "--pred", str(tmp_path / "no")],
+        cwd=root, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert failed.returncode == 2 and "cannot read" in failed.stderr
