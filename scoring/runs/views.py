@@ -123,6 +123,9 @@ def release_upload(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
         setting=request.POST.get("setting", "short"),
         few_shot=_whole_number(request.POST.get("few_shot", "0"), "n-shot"),
         tools=request.POST.get("tools", "all"),
+        scale_mode=request.POST.get("scale_mode") or "predicted",
+        extraction=request.POST.get("extraction") or "default",
+        bertscore=request.POST.get("bertscore") or "minilm",
     )
     messages.success(request, f"{upload.name} scored against {release.label}.")
     return redirect("scoring-run", slug=slug, pk=run.pk)
