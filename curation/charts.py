@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from curation.toolkit.numbers import fixed
+
 # One palette for every chart, so a series has the same colour wherever it is drawn.
 PALETTE = ("#2457c5", "#12b76a", "#f79009", "#ee46bc", "#7a5af8", "#53b1fd", "#f04438", "#475467")
 LABEL_CHARS = 24  # at the chart's 11 px, 24 characters fit in the two group widths a label row gives each
@@ -109,7 +111,7 @@ def bar_chart(counts: Mapping[str, Any], *, labels: Mapping[str, str] | None = N
         {
             "label": (labels or {}).get(key, key),
             "value": value,
-            "percent": round(100 * value / total, 1),
+            "percent": fixed(value / total, 1, scale=100),
             "width": round(300 * value / top, 1),
             "y": 24 * index,
             "colour": colour(index),
@@ -129,8 +131,8 @@ def grouped_chart(
     drawn at the nearer end, its label says the value). The bars' labels and the axis are in the scale the page's
     table uses: percent (0–100, one decimal) or, with `as_percent=False`, the figure itself (0–1, two decimals)."""
 
-    def shown(value: float) -> str | float:
-        return round(100 * value, 1) if as_percent else f"{value:.2f}"
+    def shown(value: float) -> str:
+        return fixed(value, 1, scale=100) if as_percent else fixed(value, 2)
 
     width_per_group, bar = 150, 30
     bars, labels = [], []
@@ -190,7 +192,7 @@ def rate_chart(
                 segments.append([])
                 continue
             segments[-1].append((x(i), y(value)))
-            dots.append({"x": x(i), "y": y(value), "value": round(value, 2), "label": label(row)})
+            dots.append({"x": x(i), "y": y(value), "value": fixed(value, 2), "label": label(row)})
         lines.append(
             {
                 "name": (labels or {}).get(name, name),

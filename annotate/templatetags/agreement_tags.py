@@ -4,16 +4,18 @@ from __future__ import annotations
 
 from django import template
 
+from curation.toolkit.numbers import fixed
+
 register = template.Library()
 
 
 @register.filter
 def figure(value: float | None) -> str:
     """An agreement figure to two decimals; an undefined one (None) as a dash."""
-    return "—" if value is None else f"{value:.2f}"
+    return fixed(value, 2)
 
 
 @register.filter
 def percent(value: float | None) -> str:
     """A share in [0, 1] as a whole percentage."""
-    return "—" if value is None else f"{100 * value:.0f} %"
+    return "—" if value is None else f"{fixed(value, 0, scale=100)} %"

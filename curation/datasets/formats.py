@@ -457,7 +457,9 @@ def parse_scitat(data: Any) -> ParsedDataset:
                     header_rows=_header_rows(table, t_path),
                 )
             )
-        paper = _get(record, "paper", path, (dict,), required=False) or {}
+        # The project's export writes `paper: {id, title}`: every context of one paper id is one paper on import.
+        paper = _get(record, "paper", path, (dict, str), required=False) or {}
+        paper = {"id": paper} if isinstance(paper, str) else paper
         paper_key = str(paper.get("id") or p_key or uid)
         paper_title = str(paper.get("title") or f"SciTaT paper {paper_key}")
         context_key = f"{p_key or uid}|{'|'.join(t.key for t in tables)}"
@@ -490,8 +492,9 @@ def parse_scitat(data: Any) -> ParsedDataset:
             indexes = [keys.index(str(r)) for r in relevant if str(r) in keys]
         else:
             indexes = list(range(len(tables))) if answer_source in ("table", "table-text") else []
-        reasoning_type = _get(record, "question_subtype", path, (str,), required=False) or _get(
-            record, "question_type", path, (str,), required=False
+        # SciTaT's formaliser writes `question_type: null` for a question it has not typed.
+        reasoning_type = _get(record, "question_subtype", path, (str, type(None)), required=False) or _get(
+            record, "question_type", path, (str, type(None)), required=False
         )
         questions.append(
             ParsedQuestion(

@@ -180,6 +180,9 @@ def _write(
     tables: dict[str, list[Table]] = {}
     records: list[SourceRecord] = []
     new_contexts = 0
+    # One Paper per paper key of the file (a SciTaT paper holds many contexts), its tables and paragraphs by key, so
+    # a table two contexts cite is one table of the paper.
+    paper_parts: dict[str, tuple[Paper, dict[str, Table], dict[str, Paragraph]]] = {}
     for parsed_context in parsed.contexts:
         key = parsed_context.key
         if key not in wanted_contexts:
@@ -190,34 +193,48 @@ def _write(
             contexts[key] = Context.objects.filter(pk=context_id).first()
             tables[key] = list(Table.objects.filter(paper_id=paper_id).order_by("order"))
             continue
-        paper = Paper.objects.create(
-            project=project,
-            title=parsed_context.paper_title or parsed_context.title,
-            source_name=source_name,
-            origin=fmt,
-            created_by=actor,
-        )
-        created_tables = Table.objects.bulk_create(
+        group = parsed_context.paper_key or key
+        if group not in paper_parts:
+            paper = Paper.objects.create(
+                project=project,
+                title=parsed_context.paper_title or parsed_context.title,
+                source_name=source_name,
+                origin=fmt,
+                created_by=actor,
+            )
+            paper_parts[group] = (paper, {}, {})
+        paper, paper_tables, paper_paragraphs = paper_parts[group]
+        table_keys = [t.key or f"#{len(paper_tables) + i}" for i, t in enumerate(parsed_context.tables)]
+        new_tables = {k: t for k, t in zip(table_keys, parsed_context.tables, strict=True) if k not in paper_tables}
+        created = Table.objects.bulk_create(
             Table(
                 paper=paper,
-                order=i,
+                order=len(paper_tables) + i,
                 label=t.label,
                 caption=t.caption,
                 cells=t.cells,
                 grid=t.cells,
                 header_rows=t.header_rows,
             )
-            for i, t in enumerate(parsed_context.tables)
+            for i, t in enumerate(new_tables.values())
         )
-        Paragraph.objects.bulk_create(
-            Paragraph(paper=paper, order=i, section=p.section, text=p.text)
-            for i, p in enumerate(parsed_context.paragraphs)
+        paper_tables.update(zip(new_tables, created, strict=True))
+        created_tables = [paper_tables[k] for k in table_keys]
+        paragraph_keys = [p.key or f"#{len(paper_paragraphs) + i}" for i, p in enumerate(parsed_context.paragraphs)]
+        new_paragraphs = {
+            k: p for k, p in zip(paragraph_keys, parsed_context.paragraphs, strict=True) if k not in paper_paragraphs
+        }
+        created = Paragraph.objects.bulk_create(
+            Paragraph(paper=paper, order=len(paper_paragraphs) + i, section=p.section, text=p.text)
+            for i, p in enumerate(new_paragraphs.values())
         )
+        paper_paragraphs.update(zip(new_paragraphs, created, strict=True))
+        context_paragraphs = [paper_paragraphs[k] for k in paragraph_keys]
         context = None
         if parsed_context.kind != "none":
             context = Context.objects.create(project=project, paper=paper, kind=parsed_context.kind, batch=batch)
-            if parsed_context.kind == "short" and parsed_context.paragraphs:
-                context.paragraph = paper.paragraphs.first()
+            if parsed_context.kind == "short" and context_paragraphs:
+                context.paragraph = context_paragraphs[0]
                 context.save(update_fields=["paragraph"])
             context.tables.set(created_tables)
         papers[key], contexts[key], tables[key] = paper, context, created_tables

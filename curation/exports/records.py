@@ -209,10 +209,10 @@ def scitat_record(item: Item, short: FrozenContext, long: FrozenContext) -> dict
     if source is None:
         return record
     # An imported record is written back as it came: its keys in its order, its paragraph and tables (ids, LaTeX,
-    # numeric or null cells, `extract_table`) while the frozen context still holds them, its own question type
+    # numeric or null cells, `extract_table`) while the frozen context still holds them, its own paper, question type
     # and answer; the project's own keys follow.
     record["answer"] = _native_answer(item)
-    for key in ("question_type",):
+    for key in ("question_type", "paper"):
         if key in source:
             record[key] = source[key]
     source_paragraph = source.get("paragraph")

@@ -1,5 +1,5 @@
 """`{{ mapping|settings_text }}`: a flat mapping of settings or figures as a person reads them ("temperature 0.0 ·
-max tokens 256"), instead of a Python dict."""
+max tokens 256"), instead of a Python dict; `{{ share|percent }}`: a share as a rounded percentage."""
 
 from __future__ import annotations
 
@@ -8,6 +8,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from django import template
+
+from curation.toolkit.numbers import fixed
 
 register = template.Library()
 
@@ -29,3 +31,9 @@ def settings_text(mapping: Mapping[str, Any] | None) -> str:
     if not mapping:
         return "—"
     return " · ".join(f"{str(key).replace('_', ' ')} {_value(value)}" for key, value in mapping.items())
+
+
+@register.filter
+def percent(value: float | None, digits: int = 0) -> str:
+    """A share in [0, 1] as a percentage rounded half-up (`fixed`, the one rounding of printed figures), — for None."""
+    return fixed(value, int(digits), scale=100)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
+from decimal import ROUND_HALF_UP, Decimal
 
 _EMPTY = {"", "-", "--", "—", "–", "n/a", "na", "nan", "none", "null", "?", "x", "✗", "✓"}
 
@@ -113,6 +114,21 @@ def parse_number(text: object) -> float | None:
     """Return the numeric value of a cell as written (12.5% → 12.5), or None when it is not a number."""
     parsed = parse_numeric(text)
     return None if parsed is None else parsed.value
+
+
+def half_up(value: float, digits: int, *, scale: int = 1) -> Decimal:
+    """`value × scale` rounded half-up on its decimal value, as the papers round (0.6345 at scale 100 → 63.5, where
+    float arithmetic and Python's half-even give 63.4). The one rounding of every printed figure."""
+    rounded = (Decimal(str(value)) * scale).quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP)
+    return rounded if rounded else abs(rounded)  # never "-0.0"
+
+
+def fixed(value: float | None, digits: int = 1, *, scale: int = 1, signed: bool = False, missing: str = "—") -> str:
+    """A figure as printed on pages, CSV, LaTeX and commands: `digits` decimals rounded half-up (`half_up`), a sign
+    when `signed`, `missing` for None or a non-finite value."""
+    if value is None or not math.isfinite(value):
+        return missing
+    return format(half_up(value, digits, scale=scale), "+f" if signed else "f")
 
 
 def format_number(value: float, *, decimals: int = 2) -> str:

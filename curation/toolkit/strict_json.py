@@ -31,12 +31,13 @@ class JsonInputError(ValueError):
         return f"line {number}: not JSON ({self.reason})" if self.reason else f"line {number}: {self}"
 
 
-def _check(value: Any, *, max_depth: int) -> None:
-    """Walk without recursion; the first non-finite number or over-deep container raises, naming its path."""
+def _check(value: Any, *, max_depth: int, allow_non_finite: bool = False) -> None:
+    """Walk without recursion; the first non-finite number (unless allowed) or over-deep container raises, naming
+    its path."""
     stack: list[tuple[Any, str, int]] = [(value, "$", 0)]
     while stack:
         node, path, depth = stack.pop()
-        if isinstance(node, float) and not math.isfinite(node):
+        if isinstance(node, float) and not math.isfinite(node) and not allow_non_finite:
             raise JsonInputError(f"{path}: {node} is not a finite number (NaN and Infinity are refused).", path=path)
         if isinstance(node, dict | list):
             if depth >= max_depth:
@@ -47,8 +48,11 @@ def _check(value: Any, *, max_depth: int) -> None:
                 stack.append((child, child_path, depth + 1))
 
 
-def json_loads_strict(text: str | bytes, *, max_depth: int = MAX_DEPTH) -> Any:
-    """Parse JSON text, refusing non-finite numbers and nesting past `max_depth` with a JsonInputError."""
+def json_loads_strict(text: str | bytes, *, max_depth: int = MAX_DEPTH, allow_non_finite: bool = False) -> Any:
+    """Parse JSON text, refusing non-finite numbers and nesting past `max_depth` with a JsonInputError.
+
+    `allow_non_finite` keeps NaN and ±Infinity for a reader that scores them as the official script does (a TAT-QA
+    prediction file); such values must never be stored or echoed."""
     try:
         value = json.loads(text)
     except json.JSONDecodeError as error:
@@ -60,5 +64,5 @@ def json_loads_strict(text: str | bytes, *, max_depth: int = MAX_DEPTH) -> Any:
         ) from error
     except RecursionError as error:
         raise JsonInputError(f"$: nested deeper than {max_depth} levels.", path="$") from error
-    _check(value, max_depth=max_depth)
+    _check(value, max_depth=max_depth, allow_non_finite=allow_non_finite)
     return value

@@ -8,22 +8,33 @@ from typing import Any
 
 import numpy as np
 
+from curation.toolkit.numbers import fixed
+
 DEFAULT_RESAMPLES = 1000
 DEFAULT_CONFIDENCE = 0.95
 
 
+# Fewer papers than this and a paper-clustered bootstrap says little (two papers give at most three distinct
+# resample means): the interval is then over questions, and says so.
+MIN_CLUSTERS = 10
+
+
 @dataclass(frozen=True)
 class Estimate:
-    """A mean with its percentile bootstrap interval and how it was computed."""
+    """A mean with its percentile bootstrap interval, how it was computed and what it resampled (`unit`: "paper"
+    or "question"). `low`/`high` are None where no interval can be told; `note` then says why, and says when
+    questions were resampled because there were too few papers."""
 
     count: int
     mean: float
-    low: float
-    high: float
+    low: float | None
+    high: float | None
     confidence: float
     resamples: int
     seed: int
     clustered: bool
+    unit: str = "question"
+    note: str = ""
 
     def as_dict(self) -> dict[str, Any]:
         """Plain-dict form for JSON output."""
@@ -42,21 +53,28 @@ def bootstrap_mean(
     resamples: int = DEFAULT_RESAMPLES,
     confidence: float = DEFAULT_CONFIDENCE,
     clusters: Sequence[Hashable] | None = None,
+    min_clusters: int = MIN_CLUSTERS,
 ) -> Estimate:
-    """Mean with a percentile bootstrap CI; with `clusters` (e.g. paper ids) whole clusters are resampled."""
+    """Mean with a percentile bootstrap CI; with `clusters` (e.g. paper ids) whole clusters are resampled when there
+    are at least `min_clusters` of them, else the questions (the note says so). An interval every resample agrees
+    on (one question, or all values equal) is no interval: None, with the reason."""
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be between 0 and 1, got {confidence}")
     if clusters is not None and len(clusters) != len(values):
         raise ValueError(f"{len(values)} values but {len(clusters)} cluster labels")
     data = np.asarray(values, dtype=float)
     if data.size == 0:
-        return Estimate(0, 0.0, 0.0, 0.0, confidence, resamples, seed, clusters is not None)
+        return Estimate(0, 0.0, None, None, confidence, resamples, seed, False, note="no interval: no values")
+    note = ""
+    labels = list(dict.fromkeys(clusters)) if clusters is not None else []
+    if clusters is not None and len(labels) < min_clusters:
+        note = f"bootstrap over questions: {len(labels)} paper(s), fewer than {min_clusters} to resample papers"
+        clusters = None
     generator = np.random.default_rng(seed)
     if clusters is None:
         picks = generator.integers(0, data.size, size=(resamples, data.size))
         statistics = data[picks].mean(axis=1)
     else:
-        labels = list(dict.fromkeys(clusters))
         index = {label: position for position, label in enumerate(labels)}
         sums = np.zeros(len(labels))
         counts = np.zeros(len(labels))
@@ -67,17 +85,35 @@ def bootstrap_mean(
         # The mean of the pooled questions of the sampled clusters, not a mean of cluster means.
         statistics = sums[picks].sum(axis=1) / counts[picks].sum(axis=1)
     tail = (1 - confidence) / 2 * 100
-    low, high = np.percentile(statistics, [tail, 100 - tail])
+    low, high = (float(bound) for bound in np.percentile(statistics, [tail, 100 - tail]))
+    bounds: tuple[float | None, float | None] = (low, high)
+    if low == high:
+        reason = "one question" if data.size == 1 else f"all {data.size} values are equal"
+        note = f"no interval: every resample has the same mean ({reason})"
+        bounds = (None, None)
     return Estimate(
         count=int(data.size),
         mean=float(data.mean()),
-        low=float(low),
-        high=float(high),
+        low=bounds[0],
+        high=bounds[1],
         confidence=confidence,
         resamples=resamples,
         seed=seed,
         clustered=clusters is not None,
+        unit="paper" if clusters is not None else "question",
+        note=note,
     )
+
+
+def interval_text(estimate: Mapping[str, Any] | None) -> str:
+    """An estimate (`Estimate.as_dict()`) as printed, in percent: "63.5 [60.1, 66.8]", with its note when the
+    interval is over questions for want of papers or is absent ("80.0 (no interval: …)"), "—" for none."""
+    if not estimate:
+        return "—"
+    text = fixed(estimate["mean"], scale=100)
+    if estimate.get("low") is not None and estimate.get("high") is not None:
+        text += f" [{fixed(estimate['low'], scale=100)}, {fixed(estimate['high'], scale=100)}]"
+    return f"{text} ({estimate['note']})" if estimate.get("note") else text
 
 
 def breakdown(
@@ -89,6 +125,7 @@ def breakdown(
     seed: int = 0,
     resamples: int = DEFAULT_RESAMPLES,
     confidence: float = DEFAULT_CONFIDENCE,
+    min_clusters: int = MIN_CLUSTERS,
 ) -> dict[str, Estimate]:
     """Group records by an attribute (reasoning type, answer form, …) and estimate `metric` in each group.
 
@@ -107,6 +144,7 @@ def breakdown(
             resamples=resamples,
             confidence=confidence,
             clusters=[member.get(cluster_by) for member in members] if cluster_by else None,
+            min_clusters=min_clusters,
         )
         for key, members in sorted(groups.items())
     }

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from curation.toolkit.numbers import fixed
 from curation.toolkit.strict_json import JsonInputError, json_loads_strict
 from scoring.metrics import finqa, scitat, tatqa
 
@@ -30,8 +31,9 @@ class ScoredFile:
     unknown_uids: list[str] = field(default_factory=list)
 
 
-def read_json(path: Path) -> Any:
-    """Parse a JSON file or raise PredictionFileError naming it and the line of the fault."""
+def read_json(path: Path, *, allow_non_finite: bool = False) -> Any:
+    """Parse a JSON file or raise PredictionFileError naming it and the line of the fault (NaN and ±Infinity are
+    faults unless `allow_non_finite`)."""
     try:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as error:
@@ -41,7 +43,7 @@ def read_json(path: Path) -> Any:
             f"{path}: not UTF-8 text (byte {error.start} cannot be read); upload a JSON file"
         ) from error
     try:
-        return json_loads_strict(text)
+        return json_loads_strict(text, allow_non_finite=allow_non_finite)
     except JsonInputError as error:
         where = f"not valid JSON at line {error.line} column {error.column}: {error.reason}" if error.reason else error
         raise PredictionFileError(f"{path}: {where}") from error
@@ -67,8 +69,9 @@ def load_tatqa_gold(path: Path) -> list[dict[str, Any]]:
 
 def load_tatqa_predictions(path: Path) -> dict[str, tuple[Any, str | None]]:
     """`{uid: [answer, scale]}`; the answer is a string, a number or a list (anything else is scored as its text, as
-    the official script does), the scale a string (or null)."""
-    data = read_json(path)
+    the official script does), the scale a string (or null). NaN and ±Infinity are read, as tatqa_eval.py's json.load
+    reads them: the metric scores such a row wrong and marks it."""
+    data = read_json(path, allow_non_finite=True)
     if not isinstance(data, dict):
         raise PredictionFileError(f"{path}: expected an object {{uid: [answer, scale]}}, got {type(data).__name__}")
     predictions: dict[str, tuple[Any, str | None]] = {}
@@ -247,6 +250,7 @@ def score_files(
                 "is_scale_correct": score.is_scale_correct,
                 "answer_type": score.answer_type,
                 "answer_from": score.answer_from,
+                "is_non_finite": score.is_non_finite,
             }
             for score in report.questions
         ]
@@ -265,11 +269,8 @@ def score_files(
                 "FinQA's evaluate.py scores programs only: this file holds numeric answers, so the headline is the "
                 "numeric-answer accuracy (not an official figure)."
             )
-        if report.unknown_uids:
-            notes.append(
-                "FinQA's evaluate.py stops with a KeyError at an id the gold file lacks; "
-                "those predictions were left out."
-            )
+        if report.official_failure:
+            notes.append(report.official_failure)
         summary = {"format": benchmark, "em": headline, "f1": None, **report.summary(), "notes": notes}
         details = [
             {
@@ -317,6 +318,10 @@ def summary_lines(summary: Mapping[str, Any]) -> list[str]:
         labels = {
             "execution_accuracy": f"Execution accuracy (official: over {predictions} predictions)",
             "program_accuracy": f"Program accuracy (official: over {predictions} predictions)",
+            "execution_accuracy_over_known": f"Execution accuracy (ours, not official: over the {predictions} "
+            "predictions whose id is in the gold)",
+            "program_accuracy_over_known": f"Program accuracy (ours, not official: over the {predictions} "
+            "predictions whose id is in the gold)",
             "execution_accuracy_over_gold": f"Execution accuracy over {count} gold questions (missing = wrong)",
             "program_accuracy_over_gold": f"Program accuracy over {count} gold questions (missing = wrong)",
             "numeric_accuracy": "Numeric-answer accuracy (not official)",
@@ -332,11 +337,11 @@ def summary_lines(summary: Mapping[str, Any]) -> list[str]:
     for key, label in labels.items():
         value = summary.get(key)
         if isinstance(value, int | float) and not isinstance(value, bool):
-            lines.append(f"{label} {value * 100:.2f}")
+            lines.append(f"{label} {fixed(value, 2, scale=100)}")
     for key in ("mode", "scale_mode", "count", "prediction_count", "short_form_count", "free_form_count"):
         if key in summary:
             lines.append(f"{key}: {summary[key]}")
-    for key in ("duplicate_uids", "missing_uids"):
+    for key in ("duplicate_uids", "missing_uids", "non_finite_uids"):
         if summary.get(key):
             shown = ", ".join(summary[key][:10])
             more = f" and {len(summary[key]) - 10} more" if len(summary[key]) > 10 else ""

@@ -14,8 +14,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-import sympy
-
 ALL_OPERATIONS = (
     "add",
     "subtract",
@@ -220,6 +218,8 @@ def _check_predicted(steps: list[str], symbols: Mapping[str, str]) -> dict[int, 
 
 def equal_program(gold: Sequence[str], predicted: Sequence[str]) -> bool:
     """Official `equal_program`: gold arguments become symbols a0, a1, …; equal when sympy forms are equal."""
+    import sympy  # imported here: 1.6 s of start-up that TAT-QA and SciTaT scoring never need
+
     gold_steps = "|".join(list(gold)[:-1]).split(")")[:-1]
     symbols, gold_by_index = _symbol_map(gold_steps)
     predicted_tokens = list(predicted)[:-1]
@@ -289,13 +289,17 @@ class FinqaReport:
     `execution_accuracy` / `program_accuracy` are evaluate.py's: one score per prediction of a known id, a
     duplicated id scored each time, divided by the number of predictions. `*_over_gold` divide by the gold
     questions, one (the last) prediction per id, a missing prediction counting as wrong.
+
+    A program whose id the gold lacks stops evaluate.py with a KeyError before it prints anything: then the official
+    figures are None, `official_failure` says where it stops, and `*_over_known` hold our figure over the
+    predictions of known ids (never to be called official).
     """
 
     mode: str
     count: int
     prediction_count: int
-    execution_accuracy: float
-    program_accuracy: float
+    execution_accuracy: float | None
+    program_accuracy: float | None
     execution_accuracy_over_gold: float
     program_accuracy_over_gold: float
     numeric_accuracy: float | None
@@ -303,10 +307,14 @@ class FinqaReport:
     questions: list[FinqaQuestionScore] = field(default_factory=list)
     unknown_uids: list[str] = field(default_factory=list)
     duplicate_uids: list[str] = field(default_factory=list)
+    official_failure: str | None = None
+    execution_accuracy_over_known: float | None = None
+    program_accuracy_over_known: float | None = None
 
     @property
-    def headline(self) -> float:
-        """The figure the mode stands for: official over predictions, fixed over gold questions."""
+    def headline(self) -> float | None:
+        """The figure the mode stands for: official over predictions (None where evaluate.py stops), fixed over gold
+        questions."""
         return self.execution_accuracy if self.mode == "official" else self.execution_accuracy_over_gold
 
     def summary(self) -> dict[str, Any]:
@@ -371,12 +379,24 @@ def score_dataset(
     # evaluate.py: `for tmp in data` over the predictions (an unknown id would stop it with a KeyError).
     by_prediction = [score_question(records[uid], tokens) for uid, tokens in entries if uid in records]
     given = [uid for uid, _ in entries]
+    execution = _share(score.exe_correct for score in by_prediction)
+    program = _share(score.prog_correct for score in by_prediction)
+    stop = next(((index, uid) for index, uid in enumerate(given) if uid not in records), None)
+    failure = None
+    if stop is not None:
+        failure = (
+            f"FinQA's evaluate.py stops with a KeyError at prediction {stop[0] + 1} of {len(given)} (id {stop[1]!r} "
+            "is not in the gold file) and prints no figure: there is no official figure for this file."
+        )
     return FinqaReport(
         mode=mode,
         count=len(by_gold),
         prediction_count=len(by_prediction),
-        execution_accuracy=_share(score.exe_correct for score in by_prediction),
-        program_accuracy=_share(score.prog_correct for score in by_prediction),
+        execution_accuracy=None if failure else execution,
+        program_accuracy=None if failure else program,
+        official_failure=failure,
+        execution_accuracy_over_known=execution if failure else None,
+        program_accuracy_over_known=program if failure else None,
         execution_accuracy_over_gold=_share(score.exe_correct for score in by_gold),
         program_accuracy_over_gold=_share(score.prog_correct for score in by_gold),
         numeric_accuracy=_share(bool(score.numeric_correct) for score in by_gold) if numeric_answers else None,

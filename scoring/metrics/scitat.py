@@ -95,8 +95,8 @@ class ScitatReport:
     count: int
     short_form_count: int
     free_form_count: int
-    em: float
-    f1: float
+    em: float | None
+    f1: float | None
     bertscore: float | None
     bertscore_info: dict[str, Any] | None
     mode: str = "official"
@@ -256,11 +256,10 @@ def score_dataset(
         count=len(scores),
         short_form_count=len(short),
         free_form_count=len(free),
-        em=sum(score.em or 0.0 for score in short) / len(short) if short else 0.0,
-        f1=sum(score.f1 or 0.0 for score in free) / len(free) if free else 0.0,
-        bertscore=(sum(score.bertscore or 0.0 for score in free) / len(free) if free else 0.0)
-        if bertscorer is not None
-        else None,
+        # No question of a form, no figure of it (None, not 0.0): EM is over short-form, F1/BERTScore over free-form.
+        em=sum(score.em or 0.0 for score in short) / len(short) if short else None,
+        f1=sum(score.f1 or 0.0 for score in free) / len(free) if free else None,
+        bertscore=sum(s.bertscore or 0.0 for s in free) / len(free) if free and bertscorer is not None else None,
         bertscore_info=bertscorer.info() if bertscorer is not None else None,
         mode=mode,
         questions=scores,

@@ -267,6 +267,7 @@ class QuestionScore:
     gold_scale: str = ""
     predicted_scale: str | None = None
     has_prediction: bool = False
+    is_non_finite: bool = False
 
     def as_dict(self) -> dict[str, Any]:
         """Plain-dict form for JSON output."""
@@ -319,6 +320,10 @@ def score_question(
     if scale_mode == "ignore":
         gold_scale = predicted_scale = ""
     items = prediction if isinstance(prediction, list) else [prediction]
+    if any(isinstance(item, float) and not math.isfinite(item) for item in items):
+        # tatqa_eval.py reads NaN/Infinity (json.load) and renders them as text that matches no gold: a wrong row.
+        result.is_non_finite = True
+        return result
     if numeric_tolerance and answer_type == "arithmetic" and len(items) == 1:
         gold_number = to_number(gold_items[0], mode)
         predicted_text = str(items[0])
@@ -371,6 +376,7 @@ class TatqaReport:
             "scale_accuracy": self.scale_accuracy,
             "pivots": self.pivots,
             "unknown_uids": self.unknown_uids,
+            "non_finite_uids": [score.uid for score in self.questions if score.is_non_finite],
         }
 
 

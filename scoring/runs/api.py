@@ -332,6 +332,11 @@ class ScoringPredictionUploadApi(APIView):
         setting = serializers.CharField(required=False, default="short", help_text="short or long")
         few_shot = serializers.IntegerField(required=False, default=0, help_text="0, 1 or 3")
         tools = serializers.CharField(required=False, default="all", help_text="all or data")
+        scale_mode = serializers.CharField(default="predicted", help_text="predicted, or ignore (TAT-QA scale)")
+        extraction = serializers.CharField(
+            default="default", help_text="how model text in the file is read: default, or official (SciTaT's scripts)"
+        )
+        bertscore = serializers.CharField(default="minilm", help_text="minilm, or paper (bert-base-uncased, layer 12)")
 
     parser_classes = [MultiPartParser]
 
@@ -353,6 +358,9 @@ class ScoringPredictionUploadApi(APIView):
             setting=values["setting"],
             few_shot=values["few_shot"],
             tools=values["tools"],
+            scale_mode=values["scale_mode"],
+            extraction=values["extraction"],
+            bertscore=values["bertscore"],
         )
         return Response(ScoringRunDetailOutputSerializer(run).data, status=status.HTTP_201_CREATED)
 

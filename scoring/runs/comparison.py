@@ -9,7 +9,8 @@ Tables (one shape each: stub columns, column groups, columns, rows of cells, so 
 - `table5`: SciTaT table 5, model × method rows, long/short × EM/F1/BERTScore columns, a Δ row under CaR (its gain
   over the mean of the group's other methods), the best of each model under each setting in bold;
 - `table6`: SciTaT table 6, CaR against Reasoner (= CoT), Calculator only and Reversing;
-- `table2`: the meta paper's table 2, tool runs with all tools by n-shot: accuracy, precision ± SD, recall ± SD, Err.;
+- `table2`: the meta paper's table 2, tool runs with all tools by n-shot: accuracy (answerable questions, as the
+  paper), precision ± SD, recall ± SD, Err., then all-item accuracy and abstention in their own columns;
 - `figure2b`: accuracy with all tools against data tools only, per model;
 - `figure5`: EM/F1/BERTScore by reasoning type, averaged across models, per method and setting;
 - `table11`: output tokens of short-form and free-form answers per model × method and setting, gold answers first.
@@ -19,6 +20,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
+
+from curation.toolkit.numbers import fixed, half_up
 
 # The parts of a run's configuration that make it a different experiment.
 IDENTITY = ("model", "method", "setting", "few_shot", "tools", "prompt", "scale_mode", "extraction")
@@ -84,19 +87,28 @@ def _mean_of(values: Iterable[float | None]) -> float | None:
     return sum(present) / len(present) if present else None
 
 
-def _cell(value: float | None, *, digits: int = 1, sd: float | None = None, low: float | None = None,
-          high: float | None = None, signed: bool = False, show_sd: bool = True) -> dict[str, Any]:  # fmt: skip
+def _cell(value: float | None, *, digits: int = 1, scale: int = 1, sd: float | None = None, low: float | None = None,
+          high: float | None = None, signed: bool = False, show_sd: bool = True,
+          note: str = "") -> dict[str, Any]:  # fmt: skip
+    """A printed cell: `value × scale` as text rounded half-up (`fixed`, the one rounding of pages, CSV and LaTeX);
+    the CSV's value, SD and CI carry two more decimals rounded the same way."""
     if value is None:
         return {"value": None, "text": "—", "is_best": False}
-    text = f"{value:+.{digits}f}" if signed else f"{value:.{digits}f}"
-    cell: dict[str, Any] = {"value": round(value, digits + 2), "text": text, "is_best": False}
+
+    def precise(number: float) -> float:
+        return float(half_up(number, digits + 2, scale=scale))
+
+    text = fixed(value, digits, scale=scale, signed=signed)
+    cell: dict[str, Any] = {"value": precise(value), "text": text, "is_best": False}
     if sd is not None:
-        cell["sd"] = round(sd, digits + 2)
+        cell["sd"] = precise(sd)
         if show_sd:
-            cell["text"] = f"{text} ± {sd:.{digits}f}"
+            cell["text"] = f"{text} ± {fixed(sd, digits, scale=scale)}"
     if low is not None and high is not None:
-        cell["ci"] = [round(low, digits + 2), round(high, digits + 2)]
-        cell["ci_text"] = f"[{low:.{digits}f}, {high:.{digits}f}]"
+        cell["ci"] = [precise(low), precise(high)]
+        cell["ci_text"] = f"[{fixed(low, digits, scale=scale)}, {fixed(high, digits, scale=scale)}]"
+    if note:  # the interval is over questions for want of papers, or there is none: say which and why
+        cell["ci_note"] = note
     return cell
 
 
@@ -104,10 +116,9 @@ def _percent(record: Mapping[str, Any] | None, key: str) -> dict[str, Any]:
     estimate = _figure(record, key) if record else {}
     if estimate.get("mean") is None:
         return _cell(None)
-    scaled = {name: 100 * estimate[name] for name in ("mean", "low", "high") if estimate.get(name) is not None}
     # SciTaT prints bare means; the SD goes to the CSV beside the CI.
-    return _cell(scaled["mean"], low=scaled.get("low"), high=scaled.get("high"), show_sd=False,
-                 sd=100 * estimate["sd"] if estimate.get("sd") is not None else None)  # fmt: skip
+    return _cell(estimate["mean"], scale=100, low=estimate.get("low"), high=estimate.get("high"), show_sd=False,
+                 sd=estimate.get("sd"), note=estimate.get("note") or "")  # fmt: skip
 
 
 class _Grouping:
@@ -258,20 +269,27 @@ def table6(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
 
 def _fraction(value: float | None, sd: float | None = None, ci: Mapping[str, Any] | None = None) -> dict[str, Any]:
     ci = ci or {}
-    return _cell(value, digits=2, sd=sd, low=ci.get("low"), high=ci.get("high"))
+    return _cell(value, digits=2, sd=sd, low=ci.get("low"), high=ci.get("high"), note=ci.get("note") or "")
 
 
 def tool_cells(record: Mapping[str, Any] | None) -> list[dict[str, Any]]:
-    """Accuracy, precision ± SD, recall ± SD and error rate of one tool run (fractions, as the paper prints them)."""
+    """Acc., precision ± SD, recall ± SD and Err. of one tool run as the paper defines them (answerable questions
+    only: its table 2 is "on the answerable split"), then accuracy over every item and the share of unanswerable
+    questions abstained on, each in its own column (fractions, as the paper prints them)."""
     if record is None:
-        return [_fraction(None)] * 4
+        return [_fraction(None)] * len(TOOL_COLUMNS)
     results = record.get("results") or {}
     precision, recall = _figure(record, "tool_precision"), _figure(record, "tool_recall")
+    answerability = results.get("answerability") or {}
+    # A run summarised before answerability was recorded held answerable questions only.
+    answerable = (answerability.get("answerable") or {}).get("accuracy", results.get("accuracy"))
     return [
-        _fraction(results.get("accuracy")),
+        _fraction(answerable),
         _fraction(precision.get("mean"), precision.get("sd"), precision),
         _fraction(recall.get("mean"), recall.get("sd"), recall),
         _fraction((results.get("tool") or {}).get("error_rate")),
+        _fraction(results.get("accuracy")),
+        _fraction((answerability.get("unanswerable") or {}).get("accuracy")),
     ]
 
 
@@ -280,6 +298,8 @@ TOOL_COLUMNS = [
     {"key": "precision", "label": "Precision ± SD"},
     {"key": "recall", "label": "Recall ± SD"},
     {"key": "error_rate", "label": "Err."},
+    {"key": "accuracy_all", "label": "Acc. (all items)"},
+    {"key": "abstention", "label": "Abstained (unanswerable)"},
 ]
 
 
@@ -300,14 +320,16 @@ def table2(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
             }
             for (shot,), record in sorted(cells.items(), key=lambda item: item[0][0] or 0)
         ]
-        _bold_best(group_rows, lower_is_better=[False, False, False, True])
+        _bold_best(group_rows, lower_is_better=[False, False, False, True, False, False])
         rows.extend(group_rows)
     return {
         "key": "table2",
         "title": TITLES["table2"],
-        "caption": "Tool-loop runs with all tools. Acc. is final-answer accuracy; precision and recall compare the "
-        "calls with the essential actions (± one standard deviation over questions; 95% bootstrap CIs in the CSV); "
-        "Err. is the share of outputs with at least one failed tool call. Best per model in bold (lowest Err.).",
+        "caption": "Tool-loop runs with all tools. Acc. is final-answer accuracy on the answerable questions, as the "
+        "paper's table 2; precision and recall compare the calls with the essential actions (± one standard deviation "
+        "over questions; 95% bootstrap CIs in the CSV); Err. is the share of answerable outputs with at least one "
+        "failed tool call. Acc. (all items) also counts unanswerable questions (abstaining is right on them); "
+        "Abstained (unanswerable) is the share of those the model declined. Best per model in bold (lowest Err.).",
         "stub": ["Model", "n-shot"],
         "column_groups": [],
         "columns": TOOL_COLUMNS,
@@ -378,7 +400,7 @@ def figure5(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
                     "kind": "run",
                     "method": values["method"],
                     "stub": [name, rtype if rtype != "—" else "no reasoning type", str(len(models))],
-                    "cells": [_cell(None if v is None else 100 * v) for v in averaged],
+                    "cells": [_cell(v, scale=100) for v in averaged],
                     "run_ids": sorted(i for r in cells.values() for i in r["run_ids"]),
                     "models": models,
                 }

@@ -13,7 +13,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from curation.toolkit.extraction import extract_answer
+from curation.toolkit.extraction import extract_answer, extract_answer_official
 from scoring.methods import MethodSettings, run_method, templates_for
 from scoring.runs.results import item_metrics
 
@@ -129,10 +129,12 @@ def score_completion(item: Mapping[str, Any], completion: str, *, method: str) -
     return {**found, **item_metrics(item, answer=found["answer"], scale=found["scale"])}
 
 
-def answer_of(completion: str, *, method: str) -> dict[str, Any]:
-    """{answer: items, scale} of a model's text, read as the project's `method` reads its outputs."""
-    extracted = extract_answer(completion or "", method=method)
-    return {"answer": [str(a) for a in extracted.items], "scale": extracted.scale}
+def answer_of(completion: str, *, method: str, extraction: str = "default") -> dict[str, Any]:
+    """{answer: items, scale} of a model's text, read as the project's `method` reads its outputs (`extraction`
+    official: as SciTaT's scripts read them)."""
+    reader = extract_answer_official if extraction == "official" else extract_answer
+    extracted = reader(completion or "", method=method)
+    return {"answer": [str(a) for a in extracted.items], "scale": extracted.scale or ""}
 
 
 def log_completions(content: bytes, *, harness: str) -> dict[str, dict[str, Any]]:

@@ -56,6 +56,9 @@ def table_csv(table: Mapping[str, Any]) -> str:
         if _has(table, index, "ci"):
             header.extend([f"{name.replace(' ± SD', '')} CI low", f"{name.replace(' ± SD', '')} CI high"])
             plan.extend([(index, "ci_low"), (index, "ci_high")])
+        if _has(table, index, "ci_note"):
+            header.append(f"{name.replace(' ± SD', '')} CI note")
+            plan.append((index, "ci_note"))
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(header)

@@ -11,9 +11,11 @@ from django.contrib.auth.models import AbstractBaseUser
 
 from curation.errors import InvalidInput
 from curation.releases.models import Release
+from curation.toolkit.extraction import EXTRACTION_MODES
 from curation.toolkit.strict_json import JsonInputError, json_loads_strict
 from scoring.metrics import files
 from scoring.runs.creation import run_create
+from scoring.runs.harness import answer_of
 from scoring.runs.lifecycle import run_start
 from scoring.runs.models import ScoringRun
 
@@ -38,8 +40,12 @@ def _items(value: Any) -> list[str]:
     return [str(value)]
 
 
-def predictions_read(*, format: str, content: bytes) -> dict[str, dict[str, Any]]:
-    """uid → {answer: [items], scale, program_tokens?, raw_output?}; InvalidInput names the fault."""
+def predictions_read(
+    *, format: str, content: bytes, extraction: str = "default", method: str = ""
+) -> dict[str, dict[str, Any]]:
+    """uid → {answer: [items], scale, program_tokens?, raw_output?}; InvalidInput names the fault. Model text (a
+    JSONL line with `raw_output` and no `answer`, SciTaT's `response`/`output`) is read with the run's `extraction`
+    (default, or official: SciTaT's scripts)."""
     if format == "jsonl":
         predictions: dict[str, dict[str, Any]] = {}
         for number, line in enumerate(content.decode("utf-8", errors="replace").splitlines(), start=1):
@@ -51,11 +57,12 @@ def predictions_read(*, format: str, content: bytes) -> dict[str, dict[str, Any]
                 raise InvalidInput(error.one_line(number)) from error
             if not isinstance(record, dict) or not record.get("uid"):
                 raise InvalidInput(f"line {number}: expected an object with 'uid' and 'answer'")
-            predictions[str(record["uid"])] = {
-                "answer": _items(record.get("answer")),
-                "scale": str(record.get("scale") or ""),
-                "raw_output": str(record.get("raw_output") or ""),
-            }
+            raw_output = str(record.get("raw_output") or "")
+            answer, scale = _items(record.get("answer")), str(record.get("scale") or "")
+            if "answer" not in record and raw_output:  # model text, read as a run reads it
+                read = answer_of(raw_output, method=method or "direct", extraction=extraction)
+                answer, scale = read["answer"], read["scale"]
+            predictions[str(record["uid"])] = {"answer": answer, "scale": scale, "raw_output": raw_output}
             trace = record.get("tool_trace")
             if trace is not None:
                 is_calls = isinstance(trace, list) and all(isinstance(s, dict) and s.get("name") for s in trace)
@@ -70,7 +77,11 @@ def predictions_read(*, format: str, content: bytes) -> dict[str, dict[str, Any]
         from scoring.metrics import scitat
 
         loaded = _with_file(content, files.load_scitat_predictions)
-        return {uid: {"answer": scitat.prediction_items(value), "scale": ""} for uid, value in loaded}
+        mode = "official" if extraction == "official" else "fixed"
+        return {
+            uid: {"answer": [str(item) for item in scitat.prediction_items(value, mode)], "scale": ""}
+            for uid, value in loaded
+        }
     if format == "finqa":
         programs, answers = _with_file(content, files.load_finqa_predictions)
         result: dict[str, dict[str, Any]] = {
@@ -80,7 +91,7 @@ def predictions_read(*, format: str, content: bytes) -> dict[str, dict[str, Any]
             result[uid] = {"answer": [], "scale": "", "program_tokens": list(tokens)}
         return result
     if format in ("inspect", "lm_eval"):
-        from scoring.runs.harness import HarnessLogError, answer_of, log_completions
+        from scoring.runs.harness import HarnessLogError, log_completions
 
         try:
             completions = log_completions(content, harness=format)
@@ -89,7 +100,7 @@ def predictions_read(*, format: str, content: bytes) -> dict[str, dict[str, Any]
         # The answer and scale the task's scorer read from the text (its method's extraction), so the run's figures
         # are the ones the log's scorer recorded.
         return {
-            uid: {**answer_of(found["raw_output"], method=found["method"]), **found}
+            uid: {**answer_of(found["raw_output"], method=found["method"], extraction=extraction), **found}
             for uid, found in completions.items()
         }
     raise InvalidInput(f"Unknown predictions format {format!r}; expected one of {', '.join(UPLOAD_FORMATS)}.")
@@ -107,12 +118,18 @@ def upload_run_create(
     setting: str = "short",
     few_shot: int = 0,
     tools: str = "all",
+    scale_mode: str = "predicted",
+    extraction: str = "default",
+    bertscore: str = "minilm",
 ) -> ScoringRun:
     """Score an uploaded predictions file against a release: a run of method 'upload', scored at once (managers and
     verifiers). uids the release does not hold are ignored; release items the file lacks count as unanswered.
     `method`, `setting`, `few_shot` and `tools` declare the experiment the file comes from, so comparisons place it
-    (a JSONL line may carry the `tool_trace` of a tool-loop run, scored against the essential actions)."""
-    predictions = predictions_read(format=format, content=content)
+    (a JSONL line may carry the `tool_trace` of a tool-loop run, scored against the essential actions). The scoring
+    options are a run's: `scale_mode`, `extraction` (how model text in the file is read) and the `bertscore` model."""
+    if extraction not in EXTRACTION_MODES:  # checked before the file is read with it; run_create checks the rest
+        raise InvalidInput(f"The answer extraction is {' or '.join(EXTRACTION_MODES)}.")
+    predictions = predictions_read(format=format, content=content, extraction=extraction, method=method)
     # A harness log says the experiment itself (each sample's method and setting): it fills what the form left open.
     stated = {key: {p.pop(key) for p in predictions.values() if key in p} for key in ("method", "setting")}
     if len(stated["method"]) == 1 and not method:
@@ -137,6 +154,9 @@ def upload_run_create(
         setting=setting,
         few_shot=few_shot,
         tools=tools,
+        scale_mode=scale_mode,
+        extraction=extraction,
+        bertscore=bertscore,
     )
     return run_start(run=run, actor=actor)
 

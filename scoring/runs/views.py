@@ -25,6 +25,7 @@ from curation.uploads import upload_read
 from scoring.methods.templates import DEFAULT_TEMPLATES
 from scoring.methods.toolloop import MAX_TURNS_LIMIT
 from scoring.metrics import files
+from scoring.metrics.aggregate import interval_text
 from scoring.metrics.error_analysis import MAX_PER_FORM
 from scoring.metrics.error_analysis import PER_FORM as ERROR_SAMPLE_PER_FORM
 from scoring.runs import creation as run_creation
@@ -60,12 +61,6 @@ def _run(request: HttpRequest, slug: str, pk: int) -> ScoringRun:
     if run.project.slug != slug:
         raise Http404("No such run in this project.")
     return run
-
-
-def _percent(estimate: dict[str, Any] | None) -> str:
-    if not estimate:
-        return "—"
-    return f"{100 * estimate['mean']:.1f} [{100 * estimate['low']:.1f}, {100 * estimate['high']:.1f}]"
 
 
 @login_required
@@ -142,6 +137,9 @@ def release_upload(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
         setting=request.POST.get("setting", "short"),
         few_shot=_whole_number(request.POST.get("few_shot", "0"), "n-shot"),
         tools=request.POST.get("tools", "all"),
+        scale_mode=request.POST.get("scale_mode") or "predicted",
+        extraction=request.POST.get("extraction") or "default",
+        bertscore=request.POST.get("bertscore") or "minilm",
     )
     messages.success(request, f"{upload.name} scored against {release.label}.")
     return redirect("scoring-run", slug=slug, pk=run.pk)
@@ -173,11 +171,11 @@ def _run_context(request: HttpRequest, run: ScoringRun) -> dict[str, Any]:
         "results": results,
         "headline": results.get("headline"),
         "headline_rows": [
-            (figure["label"], _percent(figure), figure.get("count"))
+            (figure["label"], interval_text(figure), figure.get("count"))
             for figure in (results.get("headline") or {}).get("figures", [])
         ],
         "figure_rows": [
-            (label, _percent(figures.get(key)), (figures.get(key) or {}).get("count"))
+            (label, interval_text(figures.get(key)), (figures.get(key) or {}).get("count"))
             for key, label in (
                 ("em", "EM (short-form, fixed mode)"),
                 ("f1", "F1 (free-form, fixed mode)"),
@@ -196,7 +194,7 @@ def _run_context(request: HttpRequest, run: ScoringRun) -> dict[str, Any]:
             (
                 attribute.replace("_", " "),
                 [
-                    (name, values.get("count"), *(_percent(values.get(key)) for key, _ in METRIC_LABELS))
+                    (name, values.get("count"), *(interval_text(values.get(key)) for key, _ in METRIC_LABELS))
                     for name, values in groups.items()
                 ],
             )

@@ -21,8 +21,21 @@ def test_every_chart_gives_the_same_series_the_same_palette_colour():
     assert charts.colour(len(charts.PALETTE)) == charts.PALETTE[0]
 
 
-def test_the_chart_module_imports_only_the_standard_library():
-    tree = ast.parse(Path(charts.__file__).read_text())
+def _imports(path: str) -> set[str]:
+    tree = ast.parse(Path(path).read_text())
     names = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
-    names |= {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module}
-    assert {name.split(".")[0] for name in names} <= set(sys.stdlib_module_names) | {"__future__"}
+    return names | {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module}
+
+
+def test_the_chart_module_imports_only_the_standard_library_and_the_one_rounding():
+    from curation.toolkit import numbers
+
+    standard = set(sys.stdlib_module_names) | {"__future__"}
+    assert {name.split(".")[0] for name in _imports(charts.__file__) - {"curation.toolkit.numbers"}} <= standard
+    assert {name.split(".")[0] for name in _imports(numbers.__file__)} <= standard
+
+
+def test_chart_labels_round_half_up_as_the_tables_do():
+    grouped = charts.grouped_chart({"a": {"x": 0.6345, "y": 0.4015}}, series=(("x", "X"), ("y", "Y")))
+    assert [bar["value"] for bar in grouped["bars"]] == ["63.5", "40.2"]
+    assert [bar["percent"] for bar in charts.bar_chart({"x": 1, "y": 15})["bars"]] == ["6.3", "93.8"]

@@ -172,3 +172,42 @@ def test_import_command_says_how_many_came_in_as_drafts(project, tmp_path):
         {**document["questions"][0], "uid": "q-3"}]}]), encoding="utf-8")  # fmt: skip
     call_command("import_dataset", "--format", "tatqa", str(path), "--project", project.slug, "--json", stdout=out)
     assert json.loads(out.getvalue())["counts"]["drafts"] == 1
+
+
+def two_paper_scitat_records() -> list[dict[str, Any]]:
+    """Two papers as the project's export writes them (`paper: {id, title}`), two paragraphs each citing one shared
+    table, and a question SciTaT's formaliser left untyped (`question_type: null`)."""
+    records = []
+    for paper in ("P1", "P2"):
+        table = {"table_id": f"{paper}-t1", "label": "tab:a", "caption": "Scores.", "table": [["M", "S"], ["A", "1"]]}
+        for n in (1, 2):
+            records.append(
+                {
+                    "id": f"{paper}-q{n}",
+                    "paper": {"id": paper, "title": f"Paper {paper}"},
+                    "paragraph": {"paragraph_id": f"{paper}-p{n}", "text": f"Paragraph {n} of {paper} cites Table 1."},
+                    "tables": [table],
+                    "question": f"Question {n}?",
+                    "question_type": None if n == 2 else "Look Up",
+                    "answer": ["A"],
+                    "answer_type": "span",
+                }
+            )
+    return records
+
+
+def test_a_scitat_export_reimports_with_its_papers_and_round_trips_unchanged(project):
+    from curation.models import Paper
+    from curation.services.projects import project_create
+
+    first = round_trip(project, "scitat", two_paper_scitat_records())
+    papers = Paper.objects.filter(project=project)
+    assert papers.count() == 2  # one paper per `paper.id`, not one per context
+    assert [p.tables.count() for p in papers.order_by("id")] == [1, 1]  # the table both paragraphs cite, once
+    assert [p.paragraphs.count() for p in papers.order_by("id")] == [2, 2]
+    assert [r["paper"]["id"] for r in first] == ["P1", "P1", "P2", "P2"]
+    assert first[1]["question_type"] is None
+    other = project_create(name="Second", creator=None, slug="second")
+    second = round_trip(other, "scitat", first)
+    assert Paper.objects.filter(project=other).count() == 2
+    assert first_difference(first, second) is None

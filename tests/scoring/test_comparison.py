@@ -163,5 +163,47 @@ def test_latex_escape_leaves_no_special_character_bare(raw, escaped):
 def test_csv_has_a_column_per_value_with_sd_and_ci_beside_it():
     rows = list(csv.reader(io.StringIO(table_csv(comparison_tables([tool_record(0)])["table2"]))))
     assert rows[0] == ["Model", "n-shot", "row", "Acc.", "Precision", "Precision SD", "Precision CI low",
-                       "Precision CI high", "Recall", "Recall CI low", "Recall CI high", "Err."]  # fmt: skip
+                       "Precision CI high", "Recall", "Recall CI low", "Recall CI high", "Err.", "Acc. (all items)",
+                       "Abstained (unanswerable)"]  # fmt: skip
     assert rows[1][:8] == ["qwen3-32b", "0-shot", "run", "0.7", "0.8", "0.12", "0.79", "0.81"]
+
+
+def test_table2_accuracy_is_over_answerable_questions_with_all_items_and_abstention_apart():
+    from scoring.runs.results import run_summary
+
+    # 50 answerable (40 right) and 15 unanswerable (3 abstained on): the paper's Acc. is 40/50, not 43/65.
+    answerable = [{"uid": f"a{i}", "is_answerable": True, "is_correct": i < 40, "tool_error": False} for i in range(50)]
+    unanswerable = [
+        {"uid": f"u{i}", "is_answerable": False, "is_correct": i < 3, "abstained": i < 3} for i in range(15)
+    ]
+    results = run_summary(answerable + unanswerable, resamples=10)
+    rec = record("tool", model="qwen3-32b", few_shot=0, tools="all", prompt="tool1", results=results)
+    table = comparison_tables([rec])["table2"]
+    labels = [column["label"] for column in table["columns"]]
+    assert labels == ["Acc.", "Precision ± SD", "Recall ± SD", "Err.", "Acc. (all items)", "Abstained (unanswerable)"]
+    (row,) = table["rows"]
+    assert texts(row) == ["0.80", "—", "—", "0.00", "0.66", "0.20"]
+
+
+def test_printed_cells_round_half_up_the_same_on_page_csv_and_latex():
+    # SciTaT-style means that end in 5 at the printed digit: half-even (and 100 × float) would print 63.4 and 40.1.
+    rec = record("cot", figures={"em": 0.6345, "f1": 0.4015, "bertscore": 0.7})
+    table = comparison_tables([rec])["table5"]
+    (row,) = table["rows"]
+    assert texts(row)[3:5] == ["63.5", "40.2"]
+    assert row["cells"][3]["ci_text"] == "[62.4, 64.5]"  # the record's bounds are 0.6244999… and 0.6445
+    latex = table_latex(table)
+    assert "63.5 & 40.2" in latex
+    csv_row = list(csv.reader(io.StringIO(table_csv(table))))[1]
+    assert "63.45" in csv_row and "40.15" in csv_row  # two more digits, the same rounding, no float noise
+    tool = tool_record(0, accuracy=0.125)
+    assert texts(comparison_tables([tool])["table2"]["rows"][0])[0] == "0.13"
+
+
+def test_a_cell_whose_interval_is_over_questions_says_so_in_the_csv():
+    rec = record("cot", figures={"em": 0.8})
+    rec["results"]["figures"]["em"]["note"] = "bootstrap over questions: 2 paper(s), fewer than 10 to resample papers"
+    table = comparison_tables([rec])["table5"]
+    assert table["rows"][0]["cells"][3]["ci_note"].startswith("bootstrap over questions")
+    header, row = list(csv.reader(io.StringIO(table_csv(table))))
+    assert row[header.index("Short context EM CI note")].startswith("bootstrap over questions: 2 paper(s)")

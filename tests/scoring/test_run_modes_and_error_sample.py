@@ -126,3 +126,35 @@ def test_error_sample_command_draws_reproducibly_and_reports_as_json(project, pe
     short = drawn["distribution"]["short_form"]
     assert short["sample_size"] == min(2, short["errors"]) and short["tagged"] == 0
     assert drawn["seed"] == 3 and ErrorSample.objects.filter(run=run).count() == 2
+
+
+def test_an_upload_takes_a_runs_scoring_options_from_the_page_and_the_api(project, personas):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+    from rest_framework.test import APIClient
+
+    release = small_release(project, questions=2)
+    uid = release.items.order_by("position").values_list("uid", flat=True).first()
+    content = json.dumps({"uid": uid, "raw_output": "Reasoning: r\nAnswer: 42"}).encode()
+    options = {"scale_mode": "ignore", "extraction": "official", "bertscore": "minilm"}
+    page = _client("manager").post(
+        f"/p/{project.slug}/releases/{release.pk}/score/upload/",
+        {"format": "jsonl", "file": SimpleUploadedFile("p.jsonl", content), **options},
+    )
+    assert page.status_code == 302
+    official = ScoringRun.objects.get(method="upload")
+    assert {key: official.options[key] for key in options} == options
+    api = APIClient()
+    api.force_authenticate(personas["manager"])
+    response = api.post(
+        f"/api/projects/{project.slug}/scoring-runs/upload/",
+        {"release": release.pk, "format": "jsonl", "file": SimpleUploadedFile("p.jsonl", content)},
+        format="multipart",
+    )
+    assert response.status_code == 201, response.content
+    default = ScoringRun.objects.get(pk=response.json()["id"])
+    assert default.options["extraction"] == "default" and default.options["scale_mode"] == "predicted"
+    # The model text is read as the chosen extraction reads it: the official Direct QA rule keeps the whole text.
+    answers = {
+        run.options["extraction"]: Prediction.objects.get(run=run, item__uid=uid).answer for run in (official, default)
+    }
+    assert answers["default"] == ["42"] and answers["official"] != ["42"]

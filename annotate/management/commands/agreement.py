@@ -8,10 +8,11 @@ from django.core.management.base import BaseCommand, CommandError
 
 from annotate.agreement.selectors import FIGURE_LABELS, FIGURES, project_agreement
 from curation.models import Project
+from curation.toolkit.numbers import fixed
 
 
 def _figure(value: float | None) -> str:
-    return "—" if value is None else f"{value:.2f}"
+    return fixed(value, 2)
 
 
 class Command(BaseCommand):

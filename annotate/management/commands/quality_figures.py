@@ -11,10 +11,11 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from annotate.quality.drift import drift_rows, project_drift
 from annotate.quality.selectors import gold_rows, project_gold_figures
 from curation.models import Project
+from curation.toolkit.numbers import fixed
 
 
 def _number(value: float | None) -> str:
-    return "—" if value is None else f"{value:.2f}"
+    return fixed(value, 2)
 
 
 class Command(BaseCommand):
@@ -47,7 +48,7 @@ class Command(BaseCommand):
                 state = "paused" if row["is_paused"] else ("below the threshold" if row["is_below"] else "ok")
                 self.stdout.write(
                     f"  {row['user']}: EM {_number(row['em'])} over {row['n']} ({row['total']} in all), "
-                    f"95 % {row['low']:.2f}–{row['high']:.2f}, {state}"
+                    f"95 % {fixed(row['low'], 2)}–{fixed(row['high'], 2)}, {state}"
                 )
         if "drift" in result:
             self.stdout.write("drift:" if result["drift"] else "drift: no decisions or hidden gold yet")

@@ -9,6 +9,7 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 
 from curation.errors import DomainError
+from curation.toolkit.numbers import fixed
 from scoring.metrics.error_analysis import PER_FORM
 from scoring.runs import predictions as prediction_services
 from scoring.runs import selectors as scoring_selectors
@@ -56,4 +57,4 @@ class Command(BaseCommand):
                 f"{figures['tagged']} tagged"
             )
             for row in figures["types"]:
-                self.stdout.write(f"    {row['label']}: {row['count']} ({100 * row['share']:.0f}%)")
+                self.stdout.write(f"    {row['label']}: {row['count']} ({fixed(row['share'], 0, scale=100)}%)")

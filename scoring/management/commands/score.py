@@ -14,6 +14,7 @@ from curation.errors import DomainError
 from curation.models import Project
 from curation.releases.models import Release
 from curation.toolkit.extraction import EXTRACTION_MODES
+from scoring.metrics.aggregate import interval_text
 from scoring.metrics.tatqa import SCALE_MODES
 from scoring.models import ScoringRun
 from scoring.runs import chunks as run_chunks
@@ -144,7 +145,4 @@ class Command(BaseCommand):
             f"run {run.pk} {run.status}: {progress['done']}/{progress['total']} done, {progress['failed']} failed"
         )
         for name, estimate in (run.results or {}).get("figures", {}).items():
-            self.stdout.write(
-                f"{name}: {100 * estimate['mean']:.1f} [{100 * estimate['low']:.1f}, {100 * estimate['high']:.1f}] "
-                f"(n={estimate['count']})"
-            )
+            self.stdout.write(f"{name}: {interval_text(estimate)} (n={estimate['count']})")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from curation.toolkit.numbers import clean_cell, format_number, parse_number, parse_numeric
+from curation.toolkit.numbers import clean_cell, fixed, format_number, parse_number, parse_numeric
 
 
 @pytest.mark.parametrize(
@@ -83,3 +83,20 @@ def test_clean_cell_strips_markup_but_keeps_text():
 )
 def test_format_number(value, text):
     assert format_number(value) == text
+
+
+@pytest.mark.parametrize(
+    ("value", "digits", "scale", "text"),
+    [
+        (63.45, 1, 1, "63.5"),
+        (40.15, 1, 1, "40.2"),
+        (0.6345, 1, 100, "63.5"),  # 100 × 0.6345 is 63.449999… as a float
+        (0.4015, 1, 100, "40.2"),
+        (0.125, 2, 1, "0.13"),
+        (-0.04, 1, 1, "0.0"),
+        (None, 1, 1, "—"),
+        (float("nan"), 1, 1, "—"),
+    ],
+)
+def test_fixed_rounds_half_up_on_the_decimal_value(value, digits, scale, text):
+    assert fixed(value, digits, scale=scale) == text

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from scoring.metrics.aggregate import bootstrap_mean, breakdown, mean
+from scoring.metrics.aggregate import MIN_CLUSTERS, bootstrap_mean, breakdown, interval_text, mean
 
 VALUES = [1.0, 0.0, 1.0, 1.0, 0.0, 1.0, 0.0, 1.0, 1.0, 1.0]
 
@@ -26,8 +26,8 @@ def test_clustered_bootstrap_resamples_whole_papers_and_is_wider_for_correlated_
     values = [1.0] * 10 + [0.0] * 10
     papers = ["p1"] * 10 + ["p2"] * 10
     plain = bootstrap_mean(values, seed=1)
-    clustered = bootstrap_mean(values, seed=1, clusters=papers)
-    assert clustered.clustered
+    clustered = bootstrap_mean(values, seed=1, clusters=papers, min_clusters=2)
+    assert clustered.clustered and clustered.unit == "paper"
     assert clustered.high - clustered.low > plain.high - plain.low
     # With two clusters, every resample is all of p1, all of p2, or both.
     assert {clustered.low, clustered.high} <= {0.0, 0.5, 1.0}
@@ -44,9 +44,37 @@ def test_breakdown_groups_by_attribute_and_skips_missing_metric():
     assert set(result) == {"look_up", "numerical"}
     assert result["look_up"].mean == 0.5
     assert result["look_up"].count == 2
-    assert result["look_up"].clustered
+    # Two papers are too few to resample papers: the interval is over questions, and says so.
+    assert not result["look_up"].clustered and result["look_up"].unit == "question"
+    assert result["look_up"].note.startswith("bootstrap over questions: 2 paper(s)")
 
 
 def test_invalid_confidence_is_refused():
     with pytest.raises(ValueError):
         bootstrap_mean(VALUES, confidence=1.5)
+
+
+def test_a_two_paper_release_is_not_a_silent_degenerate_interval():
+    # Each paper 4 of 5 right: every paper resample has mean 0.80, so a paper bootstrap would say [0.80, 0.80].
+    values = [1.0, 1.0, 1.0, 1.0, 0.0] * 2
+    papers = ["p1"] * 5 + ["p2"] * 5
+    estimate = bootstrap_mean(values, seed=0, clusters=papers)
+    assert estimate.unit == "question" and not estimate.clustered
+    assert estimate.low < estimate.mean == 0.8 < estimate.high
+    assert f"fewer than {MIN_CLUSTERS}" in estimate.note
+    assert interval_text(estimate.as_dict()).endswith(
+        f"(bootstrap over questions: 2 paper(s), fewer than {MIN_CLUSTERS} to resample papers)"
+    )
+    many = bootstrap_mean(values * 3, seed=0, clusters=[f"p{i}" for i in range(30)])
+    assert many.unit == "paper" and many.note == ""
+
+
+def test_an_interval_every_resample_agrees_on_is_shown_as_none_with_the_reason():
+    estimate = bootstrap_mean([1.0] * 12, seed=0)
+    assert (estimate.low, estimate.high) == (None, None)
+    assert estimate.note == "no interval: every resample has the same mean (all 12 values are equal)"
+    assert (
+        interval_text(estimate.as_dict())
+        == "100.0 (no interval: every resample has the same mean (all 12 values are equal))"
+    )
+    assert bootstrap_mean([0.5], seed=0).note.endswith("(one question)")

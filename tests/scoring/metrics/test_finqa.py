@@ -76,13 +76,17 @@ def test_official_accuracy_divides_by_predictions_and_over_gold_counts_missing_a
         {"id": "a", "table": [], "qa": {"program": "add(1, 2)", "exe_ans": 3.0}},
         {"id": "b", "table": [], "qa": {"program": "add(2, 2)", "exe_ans": 4.0}},
     ]
-    report = finqa.score_dataset(records, {"a": tokens("add(2, 1)"), "zzz": tokens("add(1, 1)")})
-    # evaluate.py: exe_correct / len(predictions of known ids) — the one prediction is right.
-    assert report.execution_accuracy == 1.0
+    report = finqa.score_dataset(records, {"a": tokens("add(2, 1)")})
+    # evaluate.py: exe_correct / len(predictions) — the one prediction is right.
+    assert report.execution_accuracy == 1.0 and report.headline == 1.0
     assert report.execution_accuracy_over_gold == 0.5
     assert report.program_accuracy_over_gold == 0.5
-    assert report.headline == 1.0
-    assert report.unknown_uids == ["zzz"]
+    assert report.official_failure is None and report.execution_accuracy_over_known is None
+    # An id the gold lacks stops evaluate.py: no official figure, ours over the known ids apart.
+    stopped = finqa.score_dataset(records, {"a": tokens("add(2, 1)"), "zzz": tokens("add(1, 1)")})
+    assert stopped.execution_accuracy is None and stopped.headline is None
+    assert stopped.execution_accuracy_over_known == 1.0 and stopped.unknown_uids == ["zzz"]
+    assert "KeyError at prediction 2 of 2 (id 'zzz'" in (stopped.official_failure or "")
     fixed = finqa.score_dataset(records, {"a": tokens("add(2, 1)")}, mode="fixed")
     assert fixed.headline == 0.5
 

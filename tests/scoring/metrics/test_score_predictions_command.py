@@ -187,3 +187,91 @@ def test_tatqa_dict_answer_is_scored_as_text_not_refused_whole(tmp_path):
     summary = json.loads(out)
     assert summary["em"] == 0.5
     assert any("JSON objects (e.g. u2): scored as their text" in note for note in summary["notes"])
+
+
+@pytest.mark.parametrize("mode", ["official", "tatllm"])
+def test_a_non_finite_prediction_is_a_wrong_marked_row_and_the_file_is_scored(tmp_path, mode):
+    gold_data = [{"questions": [*TATQA_GOLD[0]["questions"], {**TATQA_GOLD[0]["questions"][1], "uid": "u3"}]}]
+    gold = write(tmp_path / "gold.json", gold_data)
+    pred = tmp_path / "pred.json"
+    # tatqa_eval.py's json.load reads these constants; the file is scored, the rows are wrong.
+    pred.write_text('{"u1": [["yes"], ""], "u2": [NaN, "million"], "u3": [[Infinity, -Infinity], "million"]}')
+    out, _ = run("--format", "tatqa", "--gold", gold, "--pred", str(pred), "--mode", mode, "--json",
+                 "--details", str(tmp_path / "details.jsonl"))  # fmt: skip
+    summary = json.loads(out)
+    assert summary["em"] == pytest.approx(1 / 3) and summary["non_finite_uids"] == ["u2", "u3"]
+    assert summary["scale_accuracy"] == 1.0  # the scale is still read, as the official script reads it
+    rows = {row["uid"]: row for row in map(json.loads, (tmp_path / "details.jsonl").read_text().splitlines())}
+    assert [rows[uid]["is_non_finite"] for uid in ("u1", "u2", "u3")] == [False, True, True]
+    assert rows["u2"]["em"] == rows["u3"]["f1"] == 0.0
+    text, _ = run("--format", "tatqa", "--gold", gold, "--pred", str(pred), "--mode", mode)
+    assert "non_finite_uids: 2 (u2, u3)" in text
+
+
+def test_a_non_finite_number_in_a_gold_file_is_still_refused(tmp_path):
+    gold = tmp_path / "gold.json"
+    gold.write_text(json.dumps(TATQA_GOLD).replace("2.5", "NaN"))
+    pred = write(tmp_path / "pred.json", {"u1": [["yes"], ""]})
+    with pytest.raises(CommandError, match="not a finite number"):
+        run("--format", "tatqa", "--gold", str(gold), "--pred", pred)
+
+
+def test_a_finqa_id_not_in_the_gold_reports_the_official_failure_and_labels_our_figure(tmp_path):
+    gold_path = shared_data_dir() / "finqa" / "finqa_dev_200.json"
+    records = json.loads(gold_path.read_text(encoding="utf-8"))[:5]
+    gold = write(tmp_path / "gold.json", records)
+    predictions = [{"id": r["id"], "predicted": finqa.program_tokenization(r["qa"]["program"])} for r in records]
+    predictions.insert(2, {"id": "ghost", "predicted": ["add(", "1", "2", ")", "EOF"]})
+    pred = write(tmp_path / "pred.json", predictions)
+    out, _ = run("--format", "finqa", "--gold", gold, "--pred", pred)
+    assert "(official" not in out  # no figure is labelled official
+    assert "stops with a KeyError at prediction 3 of 6 (id 'ghost' is not in the gold file)" in out
+    assert "Execution accuracy (ours, not official: over the 5 predictions whose id is in the gold) 100.00" in out
+    summary = json.loads(run("--format", "finqa", "--gold", gold, "--pred", pred, "--json")[0])
+    assert summary["execution_accuracy"] is None and summary["em"] is None
+    assert summary["execution_accuracy_over_known"] == 1.0 and summary["unknown_uids"] == ["ghost"]
+
+
+@pytest.mark.parametrize("mode", ["official", "fixed"])
+def test_a_scitat_file_without_free_form_questions_reports_no_f1(tmp_path, mode):
+    gold = write(tmp_path / "gold.json", [{"id": "s", "answer": ["BERT"]}, {"id": "t", "answer": ["12.5"]}])
+    pred = write(tmp_path / "pred.json", {"s": ["BERT"], "t": ["12.5"]})
+    args = ("--format", "scitat", "--gold", gold, "--pred", pred, "--no-bertscore", "--mode", mode)
+    summary = json.loads(run(*args, "--json")[0])
+    assert (summary["free_form_count"], summary["f1"], summary["em"]) == (0, None, 1.0)
+    out, _ = run(*args)
+    assert "SciTaT EM (short-form questions) 100.00" in out and "F1" not in out
+    free = write(tmp_path / "free.json", [{"id": "f", "answer": ["the model improves accuracy on all tasks"]}])
+    summary = json.loads(run("--format", "scitat", "--gold", free, "--pred", pred, "--no-bertscore", "--json")[0])
+    assert summary["short_form_count"] == 0 and summary["em"] is None
+
+
+def test_python_m_scoring_metrics_prints_what_the_command_prints_without_django_or_sympy(tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    gold = write(tmp_path / "gold.json", TATQA_GOLD)
+    pred = write(tmp_path / "pred.json", {"u1": [["yes"], ""], "u2": [2.5, "million"], "ghost": [["x"], ""]})
+    args = ["--format", "tatqa", "--gold", gold, "--pred", pred]
+    # Run as `python -m scoring.metrics` does, then list what the process imported.
+    script = (
+        "import runpy, sys; sys.argv = ['scoring.metrics', *sys.argv[1:]]\n"
+        "try:\n    runpy.run_module('scoring.metrics', run_name='__main__')\nexcept SystemExit as stop:\n"
+        "    assert not stop.code, stop.code\n"
+        "print(sorted({m.split('.')[0] for m in sys.modules} & {'django', 'celery', 'sympy', 'numpy'}))"
+    )
+    root = Path(__file__).resolve().parents[3]
+    completed = subprocess.run(
+        [sys.executable, "-c", script, *args], cwd=root, capture_output=True, text=True, check=True
+    )
+    *lines, loaded = completed.stdout.splitlines()
+    assert loaded == "[]"
+    out, err = run(*args)
+    assert lines == out.splitlines() and "Exact-match accuracy 100.00" in lines
+    assert completed.stderr.strip() == err.strip()  # the unknown uid, named the same way
+    failed = subprocess.run(
+        [sys.executable, "-m", "scoring.metrics", "--format", "tatqa", "--gold", gold, "--pred", str(tmp_path / "no")],
+        cwd=root, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert failed.returncode == 2 and "cannot read" in failed.stderr
