@@ -191,15 +191,3 @@ def test_queue_names_come_from_the_environment_and_a_plain_worker_consumes_them_
     result = _settings_in_subprocess(env, expression)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "(['celery', 'cpu', 'gpu', 'exports', 'control'], 'gpu')"
-
-
-def test_webhook_deliveries_and_every_reaper_run_on_a_queue_no_long_task_uses(settings):
-    """Issue 35, defect 4: deliveries and the beat reapers never wait behind ingestion, exports or drafting."""
-    from curation.queues import TASK_QUEUE_SETTINGS, queue_for
-
-    short = {"curation.webhook_deliver", *(entry["task"] for entry in settings.CELERY_BEAT_SCHEDULE.values())}
-    assert {queue_for(name) for name in short} == {settings.TATCURATE_CONTROL_QUEUE} == {"control"}
-    long_queues = {queue_for(name) for name in TASK_QUEUE_SETTINGS if name not in short} | {"celery"}
-    assert "control" not in long_queues
-    start = (ROOT / "scripts" / "start").read_text()
-    assert '"control:$control_queue:--beat"' in start  # its own worker, which also runs the scheduler
