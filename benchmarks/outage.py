@@ -202,7 +202,13 @@ def main() -> int:
         workers = Workers(data_dir, queue)
         # scripts/start's shape: the control queue with the scheduler (the beat reaper), and the run's workers.
         names = [
-            workers.start("control", settings.TATCURATE_CONTROL_QUEUE, "--beat", "-s", str(data_dir / "beat")),
+            workers.start(
+                "control",
+                f"{settings.CELERY_TASK_DEFAULT_QUEUE},{settings.TATCURATE_CONTROL_QUEUE}",
+                "--beat",
+                "-s",
+                str(data_dir / "beat"),
+            ),
             workers.start(f"{args.kind}-1", queue),
             workers.start(f"{args.kind}-2", queue),
         ]
