@@ -7,7 +7,7 @@ model requests asked more than once (at most the killed worker's in-flight ones)
 chunk waited before it was taken over.
 
 The model is an in-process fake server with a fixed latency (the one place nothing is injected); the workers are
-the production shape of scripts/start: a default worker with the scheduler (the beat reaper), and scoring workers.
+the production shape of scripts/start: a control worker with the scheduler (the beat reaper), and scoring workers.
 `--kind drafting` does the same to an LLM drafting run (two requests a context; each context drafted once).
 
 Usage: python benchmarks/outage.py [--items 300] [--latency 0.5] [--concurrency 2] [--scenario both|disturbed]
@@ -200,9 +200,15 @@ def main() -> int:
         jobs = {name: job_class(items=args.items, endpoint_for=endpoint_for) for name in scenarios}
         queue = f"outage-{uuid.uuid4().hex[:8]}"
         workers = Workers(data_dir, queue)
-        # scripts/start's shape: the default queue with the scheduler (the beat reaper), and the run's workers.
+        # scripts/start's shape: the control queue with the scheduler (the beat reaper), and the run's workers.
         names = [
-            workers.start("default", settings.CELERY_TASK_DEFAULT_QUEUE, "--beat", "-s", str(data_dir / "beat")),
+            workers.start(
+                "control",
+                f"{settings.CELERY_TASK_DEFAULT_QUEUE},{settings.TATCURATE_CONTROL_QUEUE}",
+                "--beat",
+                "-s",
+                str(data_dir / "beat"),
+            ),
             workers.start(f"{args.kind}-1", queue),
             workers.start(f"{args.kind}-2", queue),
         ]
@@ -213,7 +219,7 @@ def main() -> int:
             "items": args.items,
             "latency_s": args.latency,
             "concurrency_limit": args.concurrency,
-            "workers": f"1 default (beat reaper) + 2 {args.kind}, solo pool",
+            "workers": f"1 control (beat reaper) + 2 {args.kind}, solo pool",
             "heartbeat_s": job_heartbeat_seconds(),
             "stall_s": job_stall_seconds(),
         }

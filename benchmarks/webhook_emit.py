@@ -74,6 +74,7 @@ def main() -> None:
     args = parser.parse_args()
     from _django import setup_django
 
+    os.environ.setdefault("TATCURATE_WEBHOOK_HOSTS", "127.0.0.1")  # the receiver is on this machine
     setup_django(os.environ.get("BENCH_DATABASE_URL"))
     from curation.jobs import job_task
     from curation.webhooks.services import TASK_NAME

@@ -163,6 +163,9 @@ CELERY_BEAT_SCHEDULE_FILENAME = str(DATA_DIR / "celerybeat-schedule")
 TATCURATE_DRAFTING_QUEUE = env_str("TATCURATE_DRAFTING_QUEUE", "drafting")
 TATCURATE_SCORING_QUEUE = env_str("TATCURATE_SCORING_QUEUE", "scoring")
 TATCURATE_EXPORTS_QUEUE = env_str("TATCURATE_EXPORTS_QUEUE", "exports")
+# Webhook deliveries and the beat reapers: short tasks on a worker of their own, never behind ingestion or a run.
+TATCURATE_CONTROL_QUEUE = env_str("TATCURATE_CONTROL_QUEUE", "control")
+TATCURATE_WEBHOOKS_QUEUE = env_str("TATCURATE_WEBHOOKS_QUEUE", TATCURATE_CONTROL_QUEUE)
 # A release cut of at least this many validated instances runs on a worker (the exports queue), not in the request.
 TATCURATE_RELEASE_CUT_ASYNC_MIN_ITEMS = env_int("TATCURATE_RELEASE_CUT_ASYNC_MIN_ITEMS", 2000, minimum=1)
 # A dataset file of this many questions or more is imported by the exports worker (curation/datasets/jobs.py).
@@ -174,7 +177,16 @@ CELERY_TASK_DEFAULT_QUEUE = "celery"
 CELERY_TASK_ROUTES = ("curation.queues.task_queue_route",)
 CELERY_TASK_QUEUES = [
     Queue(name, Exchange(name), routing_key=name)
-    for name in dict.fromkeys(["celery", TATCURATE_DRAFTING_QUEUE, TATCURATE_SCORING_QUEUE, TATCURATE_EXPORTS_QUEUE])
+    for name in dict.fromkeys(
+        [
+            "celery",
+            TATCURATE_DRAFTING_QUEUE,
+            TATCURATE_SCORING_QUEUE,
+            TATCURATE_EXPORTS_QUEUE,
+            TATCURATE_CONTROL_QUEUE,
+            TATCURATE_WEBHOOKS_QUEUE,
+        ]
+    )
 ]
 
 # --- Auth and API
@@ -277,9 +289,12 @@ TATCURATE_ENDPOINT_HOSTS = env_list("TATCURATE_ENDPOINT_HOSTS", [])
 # --- Hugging Face Hub (push_release): a write token for the dataset repositories releases are pushed to.
 HF_TOKEN = env_str("HF_TOKEN", "")
 
-# --- Webhooks (curation/webhooks/): URLs pass the same allow-list as endpoints; a delivery is tried at most this
-# many times, waiting BACKOFF_S, then twice, four times as long… between attempts (capped at an hour).
-TATCURATE_WEBHOOKS_QUEUE = env_str("TATCURATE_WEBHOOKS_QUEUE", "celery")
+# --- Webhooks (curation/webhooks/): receivers only on these hosts (names, *.suffix, `*` for any name, addresses,
+# networks); a listed name reaches only public addresses, loopback and private ones only when listed as addresses
+# or networks (127.0.0.1, 10.0.0.0/8); link-local and metadata never. Empty: no receiver is allowed.
+TATCURATE_WEBHOOK_HOSTS = env_list("TATCURATE_WEBHOOK_HOSTS", [])
+# A delivery is tried at most MAX_ATTEMPTS times, waiting BACKOFF_S, then twice, four times as long… between
+# attempts (capped at an hour).
 TATCURATE_WEBHOOK_MAX_ATTEMPTS = env_int("TATCURATE_WEBHOOK_MAX_ATTEMPTS", 5, minimum=1)
 TATCURATE_WEBHOOK_BACKOFF_S = env_int("TATCURATE_WEBHOOK_BACKOFF_S", 10, minimum=0)
 TATCURATE_WEBHOOK_TIMEOUT_S = env_int("TATCURATE_WEBHOOK_TIMEOUT_S", 10, minimum=1)

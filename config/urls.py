@@ -102,4 +102,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
 ]
 
+handler400 = "curation.views.bad_request"
 handler403 = "curation.views.forbidden"
+handler404 = "curation.views.not_found"
+handler500 = "curation.views.server_error"

@@ -1,5 +1,6 @@
-"""Which Celery queue each kind of background work goes to: drafting, scoring and exports never wait behind
-one another (each queue gets its own worker in scripts/start); periodic reapers stay on the default queue."""
+"""Which Celery queue each kind of background work goes to: drafting, scoring, exports (with paper ingestion and
+dataset imports) and control (webhook deliveries and the periodic reapers: short tasks that must never wait behind
+a long one) never wait behind one another; each queue gets its own worker in scripts/start."""
 
 from __future__ import annotations
 
@@ -17,6 +18,9 @@ TASK_QUEUE_SETTINGS = {
     "curation.release_cut": "TATCURATE_EXPORTS_QUEUE",
     "curation.paper_ingest": "TATCURATE_EXPORTS_QUEUE",  # files in and out share the exports worker
     "curation.dataset_import": "TATCURATE_EXPORTS_QUEUE",
+    "curation.webhook_deliver": "TATCURATE_WEBHOOKS_QUEUE",
+    "curation.jobs_reap": "TATCURATE_CONTROL_QUEUE",
+    "annotate.leases_reap": "TATCURATE_CONTROL_QUEUE",
 }
 
 

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import wraps
+
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
+from django.db import connections
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
+from django.views import defaults
 
 from curation import selectors
 from curation.members import selectors as member_selectors
@@ -43,5 +48,46 @@ def instance_history(request: HttpRequest, pk: int) -> HttpResponse:
     return render(request, "curation/instance_history.html", context)
 
 
+View = Callable[..., HttpResponse]
+API_PREFIX = "/api/"
+
+
+def _connections_checked() -> None:
+    """Close this thread's connections that are unusable or past their age and have the others health-checked at
+    their next query (never one inside a transaction: a test's, or a view's that failed)."""
+    for connection in connections.all(initialized_only=True):
+        if not connection.in_atomic_block:
+            connection.close_if_unusable_or_obsolete()
+
+
+def _error_page(status: int, code: str, detail: str) -> Callable[[View], View]:
+    """An error page: under /api/ the API's JSON error body (`curation.api_errors`' shape, as the schema documents),
+    else the HTML page. Under ASGI Django renders it in a thread pool of its own (response_for_exception with
+    thread_sensitive=False), outside the request's started and finished signals, so the connection its session and
+    user lookups open there is neither checked nor closed by them, and after a database restart it is stale: every
+    error page checks its thread's connections before it renders and lets go of them after."""
+
+    def decorate(view: View) -> View:
+        @wraps(view)
+        def page(request: HttpRequest, *args: object, **kwargs: object) -> HttpResponse:
+            if request.path.startswith(API_PREFIX):
+                return JsonResponse({"error": code, "detail": detail}, status=status)
+            _connections_checked()
+            try:
+                return view(request, *args, **kwargs)
+            finally:
+                _connections_checked()
+
+        return page
+
+    return decorate
+
+
+@_error_page(403, "forbidden", "You may not do this.")
 def forbidden(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
     return render(request, "403.html", {"message": str(exception or "")}, status=403)
+
+
+bad_request = _error_page(400, "invalid", "Bad request.")(defaults.bad_request)
+not_found = _error_page(404, "not_found", "No API endpoint at this address.")(defaults.page_not_found)
+server_error = _error_page(500, "server_error", "Server error.")(defaults.server_error)

@@ -19,7 +19,11 @@ from hypothesis import HealthCheck, given, settings
 from rest_framework.authtoken.models import Token
 from schemathesis.checks import not_a_server_error
 from schemathesis.core.failures import FailureGroup
-from schemathesis.specs.openapi.checks import response_schema_conformance, status_code_conformance
+from schemathesis.specs.openapi.checks import (
+    content_type_conformance,
+    response_schema_conformance,
+    status_code_conformance,
+)
 
 from tests.conftest import context_build, drafts_build, open_batch_build, paper_build, personas_build, project_build
 
@@ -34,7 +38,7 @@ EXCLUDED = {
     ("POST", "/api/projects/{slug}/scoring-runs/"),
 }
 
-CHECKS = [not_a_server_error, status_code_conformance, response_schema_conformance]
+CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance]
 
 
 @pytest.fixture
@@ -96,3 +100,12 @@ def test_every_operation_answers_documented_statuses_and_shapes(wsgi_app, capsys
         )
     assert operations >= 100, operations  # the schema was loaded whole, not an empty or error page
     assert not failures, "\n\n".join(failures)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("path", ["/api/batches/-1/assign/", "/api/no-such-endpoint/", "/api/papers/x/"])
+def test_an_address_no_api_route_matches_answers_the_json_error_body_not_the_html_page(client, path):
+    response = client.post(path)
+    assert (response.status_code, response["Content-Type"]) == (404, "application/json")
+    assert response.json()["error"] == "not_found"
+    assert "<html" in client.get("/no-such-page/").content.decode()  # pages keep theirs

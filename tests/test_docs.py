@@ -101,7 +101,7 @@ def documented_settings() -> set[str]:
 
 
 def settings_source() -> str:
-    """The source of the settings module in use (curation.settings today, config.settings after the move)."""
+    """The source of the settings module in use (config.settings)."""
     module = os.environ.get("DJANGO_SETTINGS_MODULE") or settings.SETTINGS_MODULE
     origin = importlib.util.find_spec(module).origin
     return Path(origin).read_text()

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
@@ -16,7 +17,7 @@ from annotate.review.models import Discussion, DiscussionMessage, ReviewComment
 from annotate.work.workspace import work_ping
 from curation import selectors
 from curation.answer_types import ANSWER_TYPES, SCALES
-from curation.errors import NotFound, NotPermitted
+from curation.errors import DomainError, NotFound, NotPermitted
 from curation.models import Instance
 from curation.serializers import InstanceSerializer
 
@@ -173,12 +174,20 @@ def _visible_instance(request: Request, pk: int):
     return selectors.instance_shown(user=request.user, instance_id=pk)
 
 
-def _project_instance(request: Request, pk: int):
-    """For actions anyone in the project may attempt (claims): 404 outside the project, else the service decides."""
-    instance = Instance.objects.filter(pk=pk, project__in=selectors.projects_visible_to(request.user)).first()
-    if instance is None:
-        raise NotFound(f"No instance {pk} in your projects.")
-    return instance
+@contextmanager
+def _attempted(request: Request, pk: int) -> Iterator[None]:
+    """For actions anyone in the project may attempt (claims, steps): the service decides, but an instance the person
+    may not see answers exactly as a missing one (404), whatever the service refuses, so no status tells a hidden
+    item from an absent id. Validate the body before: a bad body is a 400 for both alike."""
+    missing = NotFound(f"No instance {pk} in your projects.")
+    if not Instance.objects.filter(pk=pk, project__in=selectors.projects_visible_to(request.user)).exists():
+        raise missing
+    try:
+        yield
+    except DomainError:
+        if selectors.instances_visible_to(request.user).filter(pk=pk).exists():
+            raise
+        raise missing from None
 
 
 # --- Steps both rounds share: one class per action, given the round's service by the URLconf (as_view(...)) ----
@@ -206,8 +215,9 @@ class RoundClaimApi(APIView):
 
     @extend_schema(request=None, responses=InstanceSerializer)
     def post(self, request: Request, pk: int) -> Response:
-        _project_instance(request, pk)
-        return Response(_instance_body(self.claim(instance_id=pk, user=request.user)))
+        with _attempted(request, pk):
+            instance = self.claim(instance_id=pk, user=request.user)
+        return Response(_instance_body(instance))
 
 
 class RoundVersionedStepApi(APIView):
@@ -226,11 +236,11 @@ class RoundVersionedStepApi(APIView):
 
     @extend_schema(responses=InstanceSerializer)
     def post(self, request: Request, pk: int) -> Response:
-        _project_instance(request, pk)
         payload = self.get_serializer(data=request.data)
         payload.is_valid(raise_exception=True)
         fields = dict(payload.validated_data)
-        instance = self.step(instance_id=pk, **{self.actor_keyword: request.user}, **fields)
+        with _attempted(request, pk):
+            instance = self.step(instance_id=pk, **{self.actor_keyword: request.user}, **fields)
         return Response(_instance_body(instance))
 
 
@@ -301,16 +311,16 @@ class Round2FlagApi(APIView):
     @extend_schema(request=FlagSerializer, responses={201: DiscussionDetailSerializer})
     def post(self, request: Request, pk: int) -> Response:
         """Flag errors: opens a discussion with the round-one verifier."""
-        _project_instance(request, pk)
         payload = FlagSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
-        discussion = review.round2_flag(
-            instance_id=pk,
-            user=request.user,
-            expected_version=payload.validated_data["expected_version"],
-            comments=payload.validated_data["comments"],
-            message=payload.validated_data["message"],
-        )
+        with _attempted(request, pk):
+            discussion = review.round2_flag(
+                instance_id=pk,
+                user=request.user,
+                expected_version=payload.validated_data["expected_version"],
+                comments=payload.validated_data["comments"],
+                message=payload.validated_data["message"],
+            )
         return Response(DiscussionDetailSerializer(discussion).data, status=status.HTTP_201_CREATED)
 
 

@@ -80,7 +80,8 @@ def import_counts_text(counts: dict[str, int]) -> str:
 
 
 def dataset_read(*, format: str, content: bytes) -> ParsedDataset:
-    """Parse and validate a file's bytes; InvalidInput names the JSON path (or line) of the first fault."""
+    """Parse and validate a file's bytes; InvalidInput names the JSON path (or line) of the first fault, or says the
+    file holds no questions (an empty import would store a record and a batch for nothing)."""
     if format not in FORMATS:
         raise InvalidInput(f"Unknown format {format!r}; expected one of {', '.join(FORMATS)}.")
     try:
@@ -91,9 +92,12 @@ def dataset_read(*, format: str, content: bytes) -> ParsedDataset:
         where = {"path": error.path} if error.path else {"line": error.line, "column": error.column}
         raise InvalidInput(str(error), detail=where) from error
     try:
-        return parse_dataset(format, data)
+        parsed = parse_dataset(format, data)
     except DatasetFormatError as error:
         raise InvalidInput(f"Malformed {format} file at {error}", detail={"path": error.path}) from error
+    if not parsed.questions:
+        raise InvalidInput(f"The {format} file holds no questions: nothing to import.")
+    return parsed
 
 
 def _reasoning_types(project: Project) -> dict[str, ReasoningType]:

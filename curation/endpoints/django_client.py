@@ -49,9 +49,11 @@ def limit_is_shared() -> bool:
     return bool(settings.REDIS_URL) or settings.CELERY_BROKER_URL.startswith("filesystem://")
 
 
-def outbound_policy() -> OutboundPolicy:
-    """Where endpoints may be: loopback and TATCURATE_ENDPOINT_HOSTS (link-local and metadata ranges never)."""
+def outbound_policy(setting: str = "TATCURATE_ENDPOINT_HOSTS", **options: Any) -> OutboundPolicy:
+    """Where outbound requests may go: by default the endpoints' rule (loopback and TATCURATE_ENDPOINT_HOSTS);
+    webhooks pass their own setting and options (curation.webhooks.services.webhook_policy). Link-local and metadata
+    ranges never."""
     try:
-        return OutboundPolicy.from_entries(settings.TATCURATE_ENDPOINT_HOSTS)
+        return OutboundPolicy.from_entries(getattr(settings, setting), setting=setting, **options)
     except ValueError as error:
-        raise ConfigurationError(f"TATCURATE_ENDPOINT_HOSTS holds an invalid network: {error}") from None
+        raise ConfigurationError(f"{setting} holds an invalid network: {error}") from None

@@ -1,8 +1,9 @@
-"""Where the server may send model requests: loopback and the operator's list; link-local and metadata never.
+"""Where the server may send requests: the operator's list for each kind (model endpoints: loopback too; webhooks:
+nothing implicit, and loopback or private addresses only when listed as addresses); link-local and metadata never.
 
-Pure (no Django). The policy is checked twice: on the URL before a request (its host resolved, every
-address checked) and on the address each connection actually reached (so a name that resolves elsewhere
-between the two checks, DNS rebinding, still cannot reach a refused range).
+Pure (no Django). The host is resolved and every address checked on the URL before a request, and again when each
+connection opens: the connection goes to an address just checked (pinned), never to a second lookup of the name, so
+a name rebound between the check and the connection (DNS rebinding) cannot reach a refused range.
 """
 
 from __future__ import annotations
@@ -61,11 +62,16 @@ def _resolve(host: str, port: int) -> list[Address]:
 
 @dataclass(frozen=True)
 class OutboundPolicy:
-    """Allowed hosts: names (`models.example.org`, `*.example.org`), addresses and networks (`10.0.0.0/8`)."""
+    """Allowed hosts: names (`models.example.org`, `*.example.org`, `*` for any name), addresses and networks
+    (`10.0.0.0/8`). `implicit`: networks allowed unlisted; `names_reach_private`: whether a listed name may resolve
+    to a loopback or private address (otherwise only a listed address or network reaches one)."""
 
     names: tuple[str, ...] = ()
     networks: tuple[Network, ...] = ()
     resolve: Callable[[str, int], list[Address]] = _resolve
+    implicit: tuple[Network, ...] = LOOPBACK
+    names_reach_private: bool = True
+    setting: str = "TATCURATE_ENDPOINT_HOSTS"
 
     @classmethod
     def from_entries(cls, entries: Iterable[str], **kwargs: Any) -> OutboundPolicy:
@@ -83,15 +89,42 @@ class OutboundPolicy:
 
     def _name_is_listed(self, host: str) -> bool:
         host = host.lower().rstrip(".")
-        return any(host == name or (name.startswith("*.") and host.endswith(name[1:])) for name in self.names)
+        return any(
+            host == name or name == "*" or (name.startswith("*.") and host.endswith(name[1:])) for name in self.names
+        )
 
     def address_refusal(self, address: Address, *, is_name_listed: bool) -> str:
         """Why a connection to `address` is refused, or "" when it is allowed."""
         if any(address in network for network in ALWAYS_REFUSED):
-            return f"{address} is a link-local, metadata or reserved address, which endpoints may never use"
-        if is_name_listed or any(address in network for network in (*LOOPBACK, *self.networks)):
+            return f"{address} is a link-local, metadata or reserved address, which is never allowed"
+        if any(address in network for network in (*self.implicit, *self.networks)):
             return ""
-        return f"{address} is neither loopback nor in TATCURATE_ENDPOINT_HOSTS"
+        if is_name_listed and (self.names_reach_private or address.is_global):
+            return ""
+        if is_name_listed:
+            return f"{address} is a loopback or private address, allowed only listed as an address in {self.setting}"
+        return f"{address} is {'neither loopback nor ' if self.implicit else 'not '}in {self.setting}"
+
+    def addresses(self, host: str, port: int) -> tuple[list[Address], str]:
+        """The addresses of `host` (resolved once) and why connecting to them is refused ("" when every one is
+        allowed). A listed name that cannot be resolved now is not refused (its connection fails instead)."""
+        literal = _address(host)
+        is_listed = literal is None and self._name_is_listed(host)
+        if literal is not None:
+            addresses = [literal]
+        else:
+            try:
+                addresses = self.resolve(host, port)
+            except OSError as error:
+                return [], "" if is_listed else f"the host {host} cannot be resolved ({error})"
+            if not addresses:
+                return [], f"the host {host} has no address"
+        for address in addresses:
+            refusal = self.address_refusal(address, is_name_listed=is_listed)
+            if refusal:
+                about = host if literal is not None else f"{host} (resolves to {address})"
+                return addresses, f"requests to {about} are refused: {refusal.split(' ', 1)[1]}"
+        return addresses, ""
 
     def url_refusal(self, url: str) -> str:
         """Why requests to `url` are refused ("" when allowed): its host is resolved and every address checked."""
@@ -103,46 +136,33 @@ class OutboundPolicy:
             port = parts.port or (443 if parts.scheme == "https" else 80)
         except ValueError:
             return f"{url!r} has an invalid port"
-        literal = _address(host)
-        is_listed = literal is None and self._name_is_listed(host)
-        if literal is not None:
-            addresses = [literal]
-        else:
-            try:
-                addresses = self.resolve(host, port)
-            except OSError as error:
-                # A listed name that does not resolve now is no danger: the connection's peer is checked too.
-                return "" if is_listed else f"the host {host} cannot be resolved ({error})"
-            if not addresses:
-                return f"the host {host} has no address"
-        for address in addresses:
-            refusal = self.address_refusal(address, is_name_listed=is_listed)
-            if refusal:
-                about = host if literal is not None else f"{host} (resolves to {address})"
-                return f"requests to {about} are refused: {refusal.split(' ', 1)[1]}"
-        return ""
+        return self.addresses(host, port)[1]
 
     def check_url(self, url: str) -> None:
         """Raise OutboundRefused unless requests to `url` are allowed."""
         refusal = self.url_refusal(url)
         if refusal:
-            raise OutboundRefused(f"{refusal}. An operator allows hosts with TATCURATE_ENDPOINT_HOSTS.")
+            raise OutboundRefused(f"{refusal}. An operator allows hosts with {self.setting}.")
 
 
 class GuardedBackend(httpcore.SyncBackend):
-    """httpcore's socket backend that checks the address each new connection reached against the policy."""
+    """httpcore's socket backend that resolves each new connection's host once, checks every address against the
+    policy and connects to a checked address (pinned: no second lookup a rebound name could answer). TLS still
+    verifies the certificate against the host name."""
 
     def __init__(self, policy: OutboundPolicy) -> None:
         self.policy = policy
 
     def connect_tcp(self, host: str, port: int, *args: Any, **kwargs: Any) -> httpcore.NetworkStream:
-        stream = super().connect_tcp(host, port, *args, **kwargs)
-        peer = _address(str(stream.get_extra_info("socket").getpeername()[0]))
-        is_listed = _address(host) is None and self.policy._name_is_listed(host)
-        refusal = (
-            "unknown peer address" if peer is None else self.policy.address_refusal(peer, is_name_listed=is_listed)
-        )
+        addresses, refusal = self.policy.addresses(host, port)
         if refusal:
-            stream.close()
-            raise OutboundRefused(f"the connection to {host} reached a refused address: {refusal}")
-        return stream
+            raise OutboundRefused(f"{refusal}. An operator allows hosts with {self.policy.setting}.")
+        if not addresses:
+            raise httpcore.ConnectError(f"the host {host} cannot be resolved")
+        error: Exception | None = None
+        for address in addresses:
+            try:
+                return super().connect_tcp(str(address), port, *args, **kwargs)
+            except httpcore.ConnectError as failed:
+                error = failed
+        raise error

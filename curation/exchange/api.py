@@ -62,7 +62,10 @@ class WorkExportApi(APIView):
 
     @extend_schema(
         parameters=[WorkExportFilterSerializer],
-        responses={200: OpenApiResponse(OpenApiTypes.BINARY, description="JSONL or CSV; not a release")},
+        responses={
+            (200, "application/x-ndjson"): OpenApiResponse(OpenApiTypes.STR, description="JSONL; not a release"),
+            (200, "text/csv"): OpenApiResponse(OpenApiTypes.STR, description="CSV; not a release"),
+        },
     )
     def get(self, request: Request, slug: str) -> StreamingHttpResponse:
         project = selectors.project_get(user=request.user, slug=slug)

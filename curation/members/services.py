@@ -17,6 +17,7 @@ from django.db import transaction
 from curation.errors import InvalidInput, NotFound
 from curation.models import Membership, Project
 from curation.services.projects import membership_add, require_role
+from curation.services.unique import create_unique
 from curation.states import Role
 
 
@@ -51,12 +52,13 @@ def member_create(
     if not username or len(username) > 150:
         raise InvalidInput("A username has 1 to 150 characters.", detail={"field": "username"})
     User = get_user_model()
-    if User.objects.filter(username__iexact=username).exists():
-        raise InvalidInput(
-            f"A user called {username!r} exists already; add them by name instead.", detail={"field": "username"}
-        )
     password = secrets.token_urlsafe(12)
-    User.objects.create_user(username=username, email=email.strip(), password=password)
+    create_unique(
+        lambda: User.objects.create_user(username=username, email=email.strip(), password=password),
+        taken=User.objects.filter(username__iexact=username).exists,
+        field="username",
+        message=f"A user called {username!r} exists already; add them by name instead.",
+    )
     return membership_add(project=project, actor=actor, username=username, role=role), password
 
 

@@ -10,6 +10,7 @@ from django.utils.text import slugify
 
 from curation.errors import InvalidInput, NotPermitted
 from curation.models import Membership, Project, ReasoningType
+from curation.services.unique import create_unique
 from curation.states import Role
 from curation.taxonomy import seed_taxonomy
 from curation.visibility import can_create_projects, roles_in
@@ -34,9 +35,12 @@ def project_create(*, name: str, creator: AbstractBaseUser | None, slug: str = "
     slug = slugify(slug or name)[:80]
     if not slug:
         raise InvalidInput(f"Cannot make a slug from {name!r}; give one explicitly.")
-    if Project.objects.filter(slug=slug).exists():
-        raise InvalidInput(f"A project with the slug {slug!r} exists already.")
-    project = Project.objects.create(name=name, slug=slug, description=description)
+    project = create_unique(
+        lambda: Project.objects.create(name=name, slug=slug, description=description),
+        taken=Project.objects.filter(slug=slug).exists,
+        field="slug",
+        message=f"A project with the slug {slug!r} exists already.",
+    )
     seed_taxonomy(project, ReasoningType)
     if creator is not None:
         Membership.objects.create(user=creator, project=project, role=Role.MANAGER)

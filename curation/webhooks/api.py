@@ -29,7 +29,7 @@ class WebhookSerializer(serializers.ModelSerializer):
 class WebhookAttemptSerializer(serializers.ModelSerializer):
     class Meta:
         model = WebhookAttempt
-        fields = ["number", "started_at", "status_code", "response_excerpt", "duration_ms", "error"]
+        fields = ["number", "started_at", "status_code", "duration_ms", "error"]
 
 
 class WebhookDeliverySerializer(serializers.ModelSerializer):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import uuid
 from urllib.parse import urlsplit
 
@@ -90,16 +91,21 @@ class WebhookDelivery(JobRow):
     def __str__(self) -> str:
         return f"delivery {self.pk} ({self.event}) to webhook {self.webhook_id}"
 
+    @property
+    def event_id(self) -> str:
+        """The event's id, the body's `id` and the `webhook-id` header: the receiver's one de-duplication key (the
+        same on every attempt and on a replay, whose body is the original's)."""
+        return json.loads(self.body)["id"]
+
 
 class WebhookAttempt(models.Model):
-    """One HTTP request of a delivery: its status code (none when it never got an answer), a short excerpt of the
-    response, how long it took, and the error."""
+    """One HTTP request of a delivery: its status code (none when it never got an answer), how long it took, and the
+    error (never the receiver's body)."""
 
     delivery = models.ForeignKey(WebhookDelivery, on_delete=models.CASCADE, related_name="attempt_rows")
     number = models.PositiveIntegerField()
     started_at = models.DateTimeField()
     status_code = models.PositiveIntegerField(null=True, blank=True)
-    response_excerpt = models.CharField(max_length=500, blank=True)
     duration_ms = models.PositiveIntegerField(default=0)
     error = models.CharField(max_length=500, blank=True)
 

@@ -2,8 +2,12 @@
 
 - **Managers only** for everything a person does here (`require_role`); `webhook_emit` is called by the services
   whose change the event reports (a release cut, a run finishing, a pause, a batch settling), never by a view.
-- **One outbound rule**: a hook's URL is checked at registration and again before each attempt by the allow-list
-  of model endpoints (`curation.endpoints.outbound`), and each connection's peer too.
+- **One outbound rule** (`curation.endpoints.outbound`, `webhook_policy`): a hook's URL is checked at registration
+  and again when each connection opens, against TATCURATE_WEBHOOK_HOSTS; loopback and private addresses only when
+  listed as addresses, link-local never; the connection is pinned to the address checked.
+- **No page is a probe**: an attempt records its status code and timing, never the receiver's body, and every
+  failure to get an HTTP answer (refused, reset, timed out, not HTTP) reads alike, so open and closed ports look
+  the same.
 - **Never blocks the cause**: `webhook_emit` only writes delivery rows in the caller's transaction; their messages
   go after the commit (`curation.jobs`), and a broker that refuses them leaves the rows to the reaper.
 - **Bounded retries**: 2xx delivers; 408, 429, 5xx, timeouts and connection errors are tried again after an
@@ -28,7 +32,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from curation.endpoints.django_client import outbound_policy
-from curation.endpoints.outbound import GuardedBackend, OutboundRefused
+from curation.endpoints.outbound import GuardedBackend, OutboundPolicy, OutboundRefused
 from curation.errors import InvalidInput, NotFound
 from curation.jobs import (
     job_heartbeating,
@@ -49,8 +53,14 @@ logger = logging.getLogger(__name__)
 
 TASK_NAME = "curation.webhook_deliver"
 RETRIED_STATUSES = frozenset({408, 429})
-EXCERPT_CHARS = 500
 MAX_BACKOFF_S = 3600
+NO_ANSWER = "no HTTP answer from the receiver (connection failed, reset or timed out)"
+
+
+def webhook_policy() -> OutboundPolicy:
+    """Where receivers may be: TATCURATE_WEBHOOK_HOSTS only, nothing implicit; a listed name reaches public addresses
+    only (loopback and private ones must be listed as addresses or networks)."""
+    return outbound_policy("TATCURATE_WEBHOOK_HOSTS", implicit=(), names_reach_private=False)
 
 
 # --- Registration ---------------------------------------------------------------------------------------------
@@ -64,10 +74,10 @@ def _clean_url(url: str) -> str:
         raise InvalidInput("A webhook URL has at most 500 characters.", detail={"field": "url"})
     if not url.lower().startswith(("http://", "https://")):
         raise InvalidInput(f"{url!r} is not an http:// or https:// URL.", detail={"field": "url"})
-    refusal = outbound_policy().url_refusal(url)
+    refusal = webhook_policy().url_refusal(url)
     if refusal:
         raise InvalidInput(
-            f"This URL is refused: {refusal}. An operator allows hosts with TATCURATE_ENDPOINT_HOSTS.",
+            f"This URL is refused: {refusal}. An operator allows hosts with TATCURATE_WEBHOOK_HOSTS.",
             detail={"field": "url"},
         )
     return url
@@ -170,9 +180,7 @@ def _nudge(delivery_id: int, countdown: float = 0) -> None:
 
     def send() -> None:
         try:
-            job_task(TASK_NAME).apply_async(
-                args=[delivery_id], countdown=countdown or None, queue=settings.TATCURATE_WEBHOOKS_QUEUE
-            )
+            job_task(TASK_NAME).apply_async(args=[delivery_id], countdown=countdown or None)  # curation.queues
         except Exception:
             logger.warning("webhook delivery %s: the broker refused the message; the reaper sends it", delivery_id)
 
@@ -217,8 +225,8 @@ def webhook_test_send(*, project: Project, actor: AbstractBaseUser, webhook_id: 
 
 @transaction.atomic
 def delivery_replay(*, project: Project, actor: AbstractBaseUser, delivery_id: int) -> WebhookDelivery:
-    """Send a past delivery's body again as a new delivery (a new id and new attempts; the body's event id stays,
-    so a receiver can tell a replay from a new event). Managers only."""
+    """Send a past delivery's body again as a new delivery with new attempts; the event id (body `id`, header
+    `webhook-id`) stays, so a receiver that has processed it drops the replay. Managers only."""
     require_role(user=actor, project=project, roles=(Role.MANAGER,), action="replay webhook deliveries")
     deliveries = WebhookDelivery.objects.select_related("webhook").filter(webhook__project=project, pk=delivery_id)
     original = deliveries.first()
@@ -240,37 +248,29 @@ def delivery_replay(*, project: Project, actor: AbstractBaseUser, delivery_id: i
 
 @dataclass(frozen=True)
 class Outcome:
-    """What one POST gave: its status code (None without an answer), an excerpt of the answer, the error, and
-    whether the outbound allow-list refused it (never retried)."""
+    """What one POST gave: its status code (None without an answer), the error, and whether the outbound allow-list
+    refused it (never retried). Never the receiver's body."""
 
     status_code: int | None
-    excerpt: str = ""
     error: str = ""
     is_refused: bool = False
 
 
 def _post(*, url: str, body: bytes, headers: dict[str, str]) -> Outcome:
-    """One POST through the outbound guard (redirects are not followed)."""
-    policy = outbound_policy()
-    timeout = settings.TATCURATE_WEBHOOK_TIMEOUT_S
+    """One POST through the outbound guard (redirects are not followed; the answer's body is never read)."""
+    transport = httpx.HTTPTransport()
+    transport._pool._network_backend = GuardedBackend(webhook_policy())  # checked and pinned per connection
     try:
-        policy.check_url(url)
-        transport = httpx.HTTPTransport()
-        transport._pool._network_backend = GuardedBackend(policy)  # each connection's peer is checked, as endpoints'
-        with httpx.Client(transport=transport, timeout=timeout, follow_redirects=False) as client:
-            response = client.post(url, content=body, headers=headers)
+        with httpx.Client(
+            transport=transport, timeout=settings.TATCURATE_WEBHOOK_TIMEOUT_S, follow_redirects=False
+        ) as client:
+            with client.stream("POST", url, content=body, headers=headers) as response:
+                code = response.status_code
     except OutboundRefused as refused:
-        return Outcome(None, error=str(refused)[:EXCERPT_CHARS], is_refused=True)
-    except httpx.TimeoutException as error:
-        return Outcome(None, error=f"timed out after {timeout} s ({type(error).__name__})")
-    except httpx.HTTPError as error:
-        return Outcome(None, error=f"{type(error).__name__}: {error}"[:EXCERPT_CHARS])
-    is_success = 200 <= response.status_code < 300
-    return Outcome(
-        response.status_code,
-        excerpt=response.text[:EXCERPT_CHARS],
-        error="" if is_success else f"HTTP {response.status_code}",
-    )
+        return Outcome(None, error=str(refused)[:500], is_refused=True)
+    except httpx.HTTPError:
+        return Outcome(None, error=NO_ANSWER)
+    return Outcome(code, error="" if 200 <= code < 300 else f"HTTP {code}")
 
 
 def is_retried(outcome: Outcome) -> bool:
@@ -307,7 +307,7 @@ def delivery_send(*, delivery_id: int, worker: str = "") -> WebhookDelivery | No
     delivery.refresh_from_db()
     hook = delivery.webhook
     body = delivery.body.encode()
-    headers = signed_headers(secret=hook.secret, body=body, event=delivery.event, delivery=str(delivery.uid))
+    headers = signed_headers(secret=hook.secret, body=body, message_id=delivery.event_id)
     started_at = timezone.now()
     clock = time.monotonic()
     # The attempt may outlast the stall threshold (a receiver that answers slowly): beat while it runs.
@@ -323,7 +323,6 @@ def delivery_send(*, delivery_id: int, worker: str = "") -> WebhookDelivery | No
         defaults={
             "started_at": started_at,
             "status_code": outcome.status_code,
-            "response_excerpt": outcome.excerpt,
             "duration_ms": int((time.monotonic() - clock) * 1000),
             "error": outcome.error,
         },

@@ -146,14 +146,15 @@ def request_for(name: str, w, slug: str):
 
 
 # In ROLES order. `annotator` wrote everything; `verifier` did round one; `annotator2` holds r2held and opened the
-# discussion. 404 = the viewer may not even know the object exists; 403 = known but not theirs to act on.
+# discussion. 404 = the viewer may not even know the object exists; 403 = known but not theirs to act on. An action
+# on an instance the viewer may not see answers 404 whatever refuses it, as a missing id does (issue 35).
 MATRIX = {
     "review:queue": (403, 403, 200, 403, 404, 401),
     "review:next": (403, 403, 200, 403, 404, 401),
-    "review:claim": (403, 403, 200, 403, 404, 401),
-    "review:release": (403, 403, 200, 403, 404, 401),
-    "review:approve": (403, 403, 200, 403, 404, 401),
-    "review:changes": (403, 403, 200, 403, 404, 401),
+    "review:claim": (403, 404, 200, 403, 404, 401),
+    "review:release": (403, 404, 200, 403, 404, 401),
+    "review:approve": (403, 404, 200, 403, 404, 401),
+    "review:changes": (403, 404, 200, 403, 404, 401),
     "review:ping": (403, 404, 200, 403, 404, 401),
     "round2:queue": (200, 200, 403, 403, 404, 401),
     "round2:next": (204, 200, 403, 403, 404, 401),
@@ -167,8 +168,8 @@ MATRIX = {
     "discussions:reply": (403, 201, 201, 201, 404, 401),
     "discussions:resolve": (403, 403, 200, 403, 404, 401),
     "revisions:diff": (200, 404, 200, 200, 404, 401),
-    "instances:discard": (403, 403, 403, 200, 404, 401),
-    "instances:restore": (403, 403, 403, 200, 404, 401),
+    "instances:discard": (403, 404, 403, 200, 404, 401),
+    "instances:restore": (404, 404, 403, 200, 404, 401),
     "batches:assign": (403, 403, 403, 200, 404, 401),
     "gating": (403, 403, 403, 200, 404, 401),
     "pay": (403, 403, 403, 200, 404, 401),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from django.contrib.auth import get_user_model
 
-from curation.errors import InvalidInput, NotPermitted
+from curation.errors import Conflict, InvalidInput, NotPermitted
 from curation.members.services import member_create, membership_remove, membership_set_role
 from curation.models import Membership, Project
 from curation.services.projects import project_create
@@ -44,9 +44,11 @@ def test_member_create_returns_a_working_one_time_password(personas, project):
 
 
 def test_member_create_refuses_existing_names_and_bad_ones(personas, project):
-    for name, message in (("Annotator", "exists already"), ("no spaces", "cannot be a username")):
-        with pytest.raises(InvalidInput, match=message):
-            member_create(project=project, actor=personas["manager"], username=name, role=Role.ANNOTATOR)
+    with pytest.raises(Conflict, match="exists already") as taken:
+        member_create(project=project, actor=personas["manager"], username="Annotator", role=Role.ANNOTATOR)
+    assert taken.value.detail == {"field": "username"}
+    with pytest.raises(InvalidInput, match="cannot be a username"):
+        member_create(project=project, actor=personas["manager"], username="no spaces", role=Role.ANNOTATOR)
     assert get_user_model().objects.filter(username="no spaces").count() == 0
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from config.celery import app
+from tests.support.workers import ROOT
 
 
 def routed_queue(task_name: str, **options: object) -> str:
@@ -15,21 +16,34 @@ def test_drafting_scoring_and_exports_each_go_to_their_own_queue():
     queues = {
         name: routed_queue(name)
         for name in (
-            "curation.drafting_chunk", "scoring.run_chunk", "curation.export_build", "annotate.leases_reap",
-            "curation.jobs_reap",
+            "curation.drafting_chunk", "scoring.run_chunk", "curation.export_build", "curation.paper_ingest",
+            "annotate.leases_reap", "curation.jobs_reap", "curation.webhook_deliver",
         )
     }  # fmt: skip
     assert queues == {
         "curation.drafting_chunk": "drafting",
         "scoring.run_chunk": "scoring",
         "curation.export_build": "exports",
-        "annotate.leases_reap": "celery",
-        "curation.jobs_reap": "celery",  # the one job reaper stays on the default queue, beside the lease reaper
+        "curation.paper_ingest": "exports",
+        # Short tasks that must never wait behind a long one (issue 35, defect 4: behind a 120 s hostile upload).
+        "annotate.leases_reap": "control",
+        "curation.jobs_reap": "control",
+        "curation.webhook_deliver": "control",
     }
 
 
+def test_webhook_deliveries_and_every_reaper_run_on_a_queue_no_long_task_uses(settings):
+    from curation.queues import TASK_QUEUE_SETTINGS, queue_for
+
+    short = {"curation.webhook_deliver", *(entry["task"] for entry in settings.CELERY_BEAT_SCHEDULE.values())}
+    assert {queue_for(name) for name in short} == {settings.TATCURATE_CONTROL_QUEUE} == {"control"}
+    assert "control" not in {queue_for(name) for name in TASK_QUEUE_SETTINGS if name not in short} | {"celery"}
+    start = (ROOT / "scripts" / "start").read_text()
+    assert '"control:$control_queue:--beat"' in start  # its own worker, which also runs the scheduler
+
+
 def test_a_worker_without_a_queue_list_consumes_every_queue():
-    assert {"celery", "drafting", "scoring", "exports"} <= set(app.amqp.queues)
+    assert {"celery", "drafting", "scoring", "exports", "control"} <= set(app.amqp.queues)
 
 
 def test_a_sender_naming_a_queue_wins_over_the_route():

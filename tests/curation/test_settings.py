@@ -182,4 +182,4 @@ def test_queue_names_come_from_the_environment_and_a_plain_worker_consumes_them_
     )
     result = _settings_in_subprocess(env, expression)
     assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == "(['celery', 'cpu', 'gpu', 'exports'], 'gpu')"
+    assert result.stdout.strip() == "(['celery', 'cpu', 'gpu', 'exports', 'control'], 'gpu')"

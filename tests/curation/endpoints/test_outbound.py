@@ -6,7 +6,6 @@ import ipaddress
 
 import pytest
 
-from curation.endpoints import outbound
 from curation.endpoints.client import ChatClient
 from curation.endpoints.config import EndpointConfig
 from curation.endpoints.models import ModelEndpoint
@@ -73,14 +72,24 @@ def test_the_client_refuses_before_sending_anything():
     assert refused.value.attempts == []
 
 
-def test_every_connection_is_checked_where_it_landed(monkeypatch):
+def test_each_connection_resolves_once_checks_every_address_and_connects_to_a_checked_one():
+    answers = iter([[ipaddress.ip_address("127.0.0.1")], [ipaddress.ip_address(a) for a in ("127.0.0.1", "10.9.9.9")]])
+    lookups: list[str] = []
+
+    def resolve(host, port):
+        lookups.append(host)
+        return next(answers)
+
+    backend = GuardedBackend(OutboundPolicy(resolve=resolve))
     with FaultServer() as server:
         port = int(server.base_url.rsplit(":", 1)[1].split("/")[0])
-        GuardedBackend(OutboundPolicy()).connect_tcp("127.0.0.1", port).close()
-        # As if a name had been rebound after the URL check: the peer address is outside what is allowed.
-        monkeypatch.setattr(outbound, "LOOPBACK", ())
-        with pytest.raises(OutboundRefused, match="reached a refused address"):
-            GuardedBackend(OutboundPolicy()).connect_tcp("127.0.0.1", port)
+        # The name resolves nowhere for the system: only the pinned, checked address can have been connected to.
+        stream = backend.connect_tcp("rebinding.invalid", port)
+        assert stream.get_extra_info("socket").getpeername()[0] == "127.0.0.1" and lookups == ["rebinding.invalid"]
+        stream.close()
+        # Rebound so that one of its addresses is refused: nothing is connected.
+        with pytest.raises(OutboundRefused, match=r"10\.9\.9\.9"):
+            backend.connect_tcp("rebinding.invalid", port)
     client = ChatClient(EndpointConfig(base_url="http://127.0.0.1:9/v1", model="m"))
     assert isinstance(client._http._transport._pool._network_backend, GuardedBackend)
 

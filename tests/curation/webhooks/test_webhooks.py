@@ -3,16 +3,25 @@
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import hmac
 import json
-import time
-from datetime import timedelta
+import socket
+import threading
+from contextlib import contextmanager
+from datetime import UTC, datetime, timedelta
+from importlib import import_module
 from io import StringIO
 
 import kombu.exceptions
 import pytest
+from django.apps import apps as django_apps
 from django.core.management import call_command
 from django.test import Client
 from django.utils import timezone
+from standardwebhooks.webhooks import Webhook as Verifier
+from standardwebhooks.webhooks import WebhookVerificationError
 
 from annotate.quality.services import probe_submit
 from curation.errors import InvalidInput, NotPermitted
@@ -23,12 +32,13 @@ from curation.states import Status
 from curation.webhooks import services as webhook_services
 from curation.webhooks.models import Webhook, WebhookDelivery
 from curation.webhooks.services import Outcome, is_retried
-from curation.webhooks.signing import is_valid, signature, signed_headers
+from curation.webhooks.signing import secret_new, signed_headers
 from scoring.runs.models import ScoringRun
 from scoring.runs.states import run_transition
 from tests.annotate.qualification_support import make_gold
 from tests.annotate.quality_helpers import gold_on, work_until_probe
 from tests.conftest import PASSWORD, instance_build
+from tests.curation.webhooks.receivers import closed_port_url, receiver
 from tests.scoring.run_support import small_release
 
 ROLES = ["annotator", "verifier", "manager", "outsider", "anonymous"]
@@ -42,16 +52,42 @@ def hook_for(project, personas, events=("release.cut",), url=RECEIVER) -> Webhoo
 # --- Signing (pure) ---------------------------------------------------------------------------------------------
 
 
-def test_a_signature_verifies_only_with_its_secret_body_and_a_recent_timestamp():
-    body = b'{"event": "release.cut"}'
-    headers = signed_headers(secret="s3cret", body=body, event="release.cut", delivery="d1", now=1_000_000)
-    stamp, header = headers["X-TatCurate-Timestamp"], headers["X-TatCurate-Signature"]
-    assert header == signature(secret="s3cret", timestamp=1_000_000, body=body) and header.startswith("sha256=")
-    assert is_valid(secret="s3cret", body=body, timestamp=stamp, header=header, now=1_000_100)
-    assert not is_valid(secret="other", body=body, timestamp=stamp, header=header, now=1_000_100)
-    assert not is_valid(secret="s3cret", body=body + b" ", timestamp=stamp, header=header, now=1_000_100)
-    assert not is_valid(secret="s3cret", body=body, timestamp="1000001", header=header, now=1_000_100)
-    assert not is_valid(secret="s3cret", body=body, timestamp=stamp, header=header, now=1_000_000 + 301)  # replayed
+def _verifies(secret: str, body: bytes, headers: dict[str, str]) -> bool:
+    """What a receiver does: the Standard Webhooks reference verifier (5-minute window)."""
+    try:
+        Verifier(secret).verify(body, headers)
+    except WebhookVerificationError:
+        return False
+    return True
+
+
+def test_a_signature_verifies_with_the_standard_verifier_only_with_its_secret_body_id_and_a_recent_timestamp():
+    secret, body = secret_new(), b'{"event": "release.cut", "id": "e1"}'
+    now = datetime.now(UTC)
+    headers = signed_headers(secret=secret, body=body, message_id="e1", now=now)
+    assert headers["webhook-id"] == "e1" and headers["webhook-signature"].startswith("v1,")
+    assert _verifies(secret, body, headers)
+    assert not _verifies(secret_new(), body, headers)
+    assert not _verifies(secret, body + b" ", headers)
+    assert not _verifies(secret, body, {**headers, "webhook-id": "e2"})
+    assert not _verifies(secret, body, {**headers, "webhook-timestamp": str(int(now.timestamp()) + 1)})
+    # Inside the 5-minute window a captured request verifies (the receiver drops its seen webhook-id); past it, not.
+    recent = signed_headers(secret=secret, body=body, message_id="e1", now=now - timedelta(minutes=4))
+    old = signed_headers(secret=secret, body=body, message_id="e1", now=now - timedelta(minutes=6))
+    assert _verifies(secret, body, recent) and not _verifies(secret, body, old)
+
+
+def test_an_old_secret_rewritten_by_the_migration_keeps_its_hmac_key(project, personas):
+    old = "whsec_" + "A-b_" * 10  # the old form: its UTF-8 bytes were the key
+    hook = hook_for(project, personas)
+    Webhook.objects.filter(pk=hook.pk).update(secret=old)
+    import_module("curation.migrations.0025_harden_webhooks_standard_signing").secrets_to_standard_form(
+        django_apps, None
+    )
+    rewritten = Webhook.objects.get(pk=hook.pk).secret
+    body, stamp = "{}", datetime.now(UTC)
+    expected = hmac.new(old.encode(), f"e1.{int(stamp.timestamp())}.{body}".encode(), hashlib.sha256).digest()
+    assert Verifier(rewritten).sign("e1", stamp, body) == "v1," + base64.b64encode(expected).decode()
 
 
 def test_the_retry_rule():
@@ -68,7 +104,9 @@ def test_the_retry_rule():
     "url, says",
     [
         ("http://169.254.169.254/latest/meta-data/", "link-local, metadata or reserved"),
-        ("http://10.1.2.3/hook", "neither loopback nor in TATCURATE_ENDPOINT_HOSTS"),
+        ("http://10.1.2.3/hook", "not in TATCURATE_WEBHOOK_HOSTS"),
+        ("http://127.0.0.2:8200/api/auth/token/", "not in TATCURATE_WEBHOOK_HOSTS"),
+        ("http://[::1]:8200/", "not in TATCURATE_WEBHOOK_HOSTS"),
         ("http://[fe80::1]/hook", "link-local, metadata or reserved"),
         ("ftp://127.0.0.1/hook", "not an http:// or https:// URL"),
         ("", "may not be blank"),
@@ -85,10 +123,21 @@ def test_disallowed_urls_are_refused_at_registration_with_a_clear_400(project, p
 
 
 def test_an_operator_listed_host_is_allowed_and_link_local_never(project, personas, settings):
-    settings.TATCURATE_ENDPOINT_HOSTS = ["10.0.0.0/8", "169.254.0.0/16"]
+    settings.TATCURATE_WEBHOOK_HOSTS = ["10.0.0.0/8", "169.254.0.0/16"]
     assert hook_for(project, personas, url="http://10.1.2.3/hook").url == "http://10.1.2.3/hook"
     with pytest.raises(InvalidInput, match="link-local"):
         hook_for(project, personas, url="http://169.254.169.254/")
+
+
+def test_loopback_is_refused_unless_the_operator_lists_it_even_where_endpoints_may_go(project, personas, settings):
+    settings.TATCURATE_WEBHOOK_HOSTS = []
+    settings.TATCURATE_ENDPOINT_HOSTS = ["127.0.0.1"]
+    with pytest.raises(InvalidInput, match="TATCURATE_WEBHOOK_HOSTS"):
+        hook_for(project, personas, url="http://127.0.0.1:8200/api/auth/token/")
+    # A listed name reaches public addresses only: a name resolving to loopback or a private range is refused.
+    settings.TATCURATE_WEBHOOK_HOSTS = ["localhost", "*"]
+    with pytest.raises(InvalidInput, match="loopback or private"):
+        hook_for(project, personas, url="http://localhost:8200/")
 
 
 def test_unknown_or_no_events_are_a_400_naming_the_field(project, personas, api_client_for):
@@ -184,6 +233,9 @@ def test_replay_sends_the_same_body_as_a_new_delivery(project, personas, api_cli
         original.pk,
         "pending",
     )
+    # One de-duplication key: the event id, the body's `id` and the `webhook-id` header, kept by the replay.
+    assert replay.event_id == original.event_id == json.loads(original.body)["id"] == str(original.uid)
+    assert replay.uid != original.uid
 
 
 def test_services_refuse_people_who_are_not_managers(project, personas):
@@ -280,8 +332,8 @@ def test_the_page_registers_shows_the_secret_once_and_replays(project, personas)
 
 
 def test_the_timestamp_header_is_recent():
-    headers = signed_headers(secret="s", body=b"{}", event="webhook.test", delivery="d")
-    assert abs(int(headers["X-TatCurate-Timestamp"]) - time.time()) < 300
+    headers = signed_headers(secret=secret_new(), body=b"{}", message_id="d")
+    assert abs(int(headers["webhook-timestamp"]) - datetime.now(UTC).timestamp()) < 300
 
 
 def test_an_annotator_paused_by_hidden_gold_is_an_event(personas, project, drafts, context):
@@ -382,3 +434,66 @@ def test_a_worker_hands_back_the_deliveries_it_is_attempting_at_once(
     theirs.refresh_from_db()
     assert (mine.state, mine.claim_token, mine.error) == ("pending", "", "")  # 9 attempts, still not given up
     assert (theirs.state, theirs.claim_token) == ("sending", "t")
+
+
+# --- No page is a probe (issue 35, defect 1) ---------------------------------------------------------------------
+
+
+@contextmanager
+def silent_port():
+    """A loopback port that accepts connections and closes them without a word (open, but not HTTP)."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+    stop = threading.Event()
+
+    def serve() -> None:
+        server.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                server.accept()[0].close()
+            except OSError:
+                continue
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.getsockname()[1]}/hook"
+    finally:
+        stop.set()
+        thread.join()
+        server.close()
+
+
+def test_a_test_send_shows_status_and_timing_never_the_reply_and_ports_read_alike(project, personas, settings):
+    settings.TATCURATE_WEBHOOK_MAX_ATTEMPTS = 1
+    manager = personas["manager"]
+    with receiver([500]) as service, silent_port() as silent:
+        urls = {"answers": service["url"], "silent": silent, "closed": closed_port_url()}
+        sent = {}
+        for name, url in urls.items():
+            hook = hook_for(project, personas, url=url)
+            delivery = webhook_services.webhook_test_send(project=project, actor=manager, webhook_id=hook.pk)
+            sent[name] = webhook_services.delivery_send(delivery_id=delivery.pk)
+        assert len(service["requests"]) == 1
+    [answered] = sent["answers"].attempt_rows.all()
+    assert (answered.status_code, answered.error) == (500, "HTTP 500")
+    no_answer = [delivery.attempt_rows.get() for delivery in (sent["silent"], sent["closed"])]
+    assert [(a.status_code, a.error) for a in no_answer] == [(None, webhook_services.NO_ANSWER)] * 2
+    assert sent["silent"].error == sent["closed"].error
+    browser = Client()
+    browser.login(username=manager.username, password=PASSWORD)
+    page = browser.get(f"/p/{project.slug}/webhooks/").content.decode()
+    api = browser.get(f"/api/projects/{project.slug}/webhook-deliveries/").content.decode()
+    assert "HTTP 500" in page and "answered 500" not in page and "answered 500" not in api
+    assert "Connection refused" not in page + api and "ConnectError" not in page + api
+
+
+def test_a_hook_whose_host_left_the_list_is_refused_at_send_time_without_a_request(project, personas, settings):
+    with receiver([200]) as service:
+        hook = hook_for(project, personas, url=service["url"])
+        settings.TATCURATE_WEBHOOK_HOSTS = []
+        delivery = webhook_services.webhook_test_send(project=project, actor=personas["manager"], webhook_id=hook.pk)
+        done = webhook_services.delivery_send(delivery_id=delivery.pk)
+        assert service["requests"] == []
+    assert done.state == "failed" and "TATCURATE_WEBHOOK_HOSTS" in done.error and "not retried" in done.error
