@@ -13,7 +13,6 @@ from django.db.models.functions import Cast
 
 from curation import selectors
 from curation.models import Batch, Instance, Membership, Paper, Project, ReasoningType
-from curation.stand_ins import WithStandIns, with_stand_ins
 from curation.states import Role
 
 
@@ -27,23 +26,6 @@ class InstanceFilters:
     reasoning_type: int | None = None
     annotator: str = ""
     text: str = ""
-
-    def matches(self, instance: Instance) -> bool:
-        """Whether one instance passes the filters: `instances_browse`'s filtering, for an instance not in the
-        database (a stand-in, curation.stand_ins); tests hold the two to the same answers."""
-        context = instance.context
-        kind = instance.reasoning_type
-        text = self.text.strip().lower()
-        written = " ".join([instance.question, *map(str, instance.answer or []), instance.rationale]).lower()
-        people = (getattr(instance.author, "username", None), getattr(instance.assigned_to, "username", None))
-        return (
-            (not self.status or instance.status == self.status)
-            and (self.batch is None or instance.batch_id == (self.batch or None))
-            and (self.paper is None or (context is not None and context.paper_id == self.paper))
-            and (self.reasoning_type is None or (kind is not None and self.reasoning_type in (kind.pk, kind.parent_id)))
-            and (not self.annotator or self.annotator in people)
-            and (not text or text in written)
-        )
 
 
 def instances_browse(*, user: AbstractBaseUser, project: Project, filters: InstanceFilters) -> QuerySet[Instance]:
@@ -78,17 +60,9 @@ def instances_listed(
     project: Project,
     filters: InstanceFilters,
     rows: Callable[[QuerySet[Instance]], QuerySet[Instance]] = lambda instances: instances,
-) -> QuerySet[Instance] | WithStandIns:
-    """`instances_browse` as the browser and its API list it: with what the viewer works on under an instance's number
-    (hidden gold in an annotator's hands) among the rows, where the instance it looks like would be. `rows` adds what
-    the caller reads of each row (joins)."""
-    return with_stand_ins(
-        rows(instances_browse(user=user, project=project, filters=filters)),
-        user=user,
-        project_id=project.pk,
-        keep=filters.matches,
-        descending=True,
-    )
+) -> QuerySet[Instance]:
+    """`instances_browse` as the browser and its API list it; `rows` adds what the caller reads of each row (joins)."""
+    return rows(instances_browse(user=user, project=project, filters=filters))
 
 
 def matching_text(instances: QuerySet[Instance], text: str) -> QuerySet[Instance]:

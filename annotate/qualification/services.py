@@ -70,7 +70,8 @@ def _round_robin(groups: dict[str, list[Instance]], wanted: int) -> list[Instanc
 def gold_candidates(project: Project) -> list[Instance]:
     """Instances fit to be exam items: validated or released, with a question and at least one answer item."""
     instances = (
-        Instance.objects.filter(project=project, status__in=GOLD_STATUSES)
+        Instance.objects.without_probes()
+        .filter(project=project, status__in=GOLD_STATUSES)
         .exclude(question="")
         .select_related("reasoning_type__parent")
         .order_by("id")

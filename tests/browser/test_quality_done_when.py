@@ -66,8 +66,8 @@ def work_one(page, user, *, index: int, gold_answer_wrong: bool) -> str | None:
     if not re.search(r"/work/(copy/)?\d+/$", url):
         return None
     number = int(url.rstrip("/").rsplit("/", 1)[1])
-    probe = GoldProbe.objects.filter(user=user, submitted_at=None).first()
-    kind = "copy" if "/work/copy/" in url else "probe" if probe and probe.number == number else "draft"
+    probe = GoldProbe.objects.filter(instance_id=number).first()
+    kind = "copy" if "/work/copy/" in url else "probe" if probe else "draft"
     if kind == "probe":
         answer = ["a wrong answer"] if gold_answer_wrong else [str(item) for item in probe.gold.answer]
     else:
