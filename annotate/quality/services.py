@@ -126,11 +126,6 @@ def probes_due(*, drafts: int, probes: int, gold_every: int, batch_id: int) -> i
     return max((drafts + offset) // (gold_every - 1) - probes, 0)
 
 
-def _gold_pool(project: Project) -> list[Instance]:
-    """Gold fit to be a probe: validated or released instances with a question and an answer (never a probe)."""
-    return gold_candidates(project)
-
-
 @transaction.atomic
 def probes_top_up(*, batch: Batch) -> list[Instance]:
     """Give a batch not yet closed its share of hidden gold (`probes_due`) as new drafted instances of it, made as its
@@ -147,8 +142,8 @@ def probes_top_up(*, batch: Batch) -> list[Instance]:
         gold_every=quality.gold_every,
         batch_id=batch.pk,
     )
-    pool = _gold_pool(batch.project)
-    if not due or not pool:
+    pool = gold_candidates(batch.project) if due else []  # validated gold, never a probe
+    if not pool:
         return []
     sibling = drafts.order_by("-pk").first()
     first_event = (
