@@ -243,6 +243,8 @@ def test_dashboard_alerts_a_manager_and_restores_from_the_page(personas, project
     assert client.login(username="manager", password=PASSWORD)
     page = client.get(f"/p/{project.slug}/dashboard/").content.decode()
     assert 'id="hidden-gold"' in page and "below the threshold" in page and "paused" in page
+    # Listed as a probe here only: the manager's quality figures name its instance, gold and score.
+    assert f'data-probe="{probe.instance_id}"' in page and f"#{probe.gold_id}" in page
     response = client.post(f"/p/{project.slug}/quality/restore/{personas['annotator'].pk}/", {"reason": "ok now"})
     assert response.status_code == 302
     assert is_qualified(project, personas["annotator"])
