@@ -8,14 +8,14 @@ class AnnotateConfig(AppConfig):
     def ready(self) -> None:
         from annotate.agreement import services as agreement
         from annotate.qualification.selectors import EXAM_POOL_WITHHELD, exam_pool_instance_ids
+        from annotate.quality.services import probe_score, probes_after_drafting
         from annotate.review import services as review
         from annotate.work import queue, workspace
         from annotate.work.batches import settle_after_transition
-        from annotate.work.probes import probe_stand_in, probe_stand_ins
         from curation import states
+        from curation.drafting.signals import drafts_committed
         from curation.releases.withheld import withhold_from_releases
         from curation.services.lifecycle import on_transition, transition_rule
-        from curation.stand_ins import stand_in_register
 
         on_transition(settle_after_transition, targets=(states.Status.VALIDATED, states.Status.DISCARDED))
         # The guards and effects the transition table names (curation.states) for the annotation moves.
@@ -36,5 +36,6 @@ class AnnotateConfig(AppConfig):
         queue.serve_before_drafts(agreement.copy_serve, pending=agreement.copies_pending)
         # Release cuts leave the exam's gold pool out unless the manager includes it.
         withhold_from_releases(EXAM_POOL_WITHHELD, exam_pool_instance_ids)
-        # Hidden gold answers every read of one instance as the draft it looks like, to its annotator.
-        stand_in_register(probe_stand_in, probe_stand_ins)
+        # Hidden gold: probes join a batch as its drafts are committed, and are scored when first submitted.
+        drafts_committed.connect(probes_after_drafting, dispatch_uid="hidden gold after drafting")
+        on_transition(probe_score, targets=(states.Status.SUBMITTED,))

@@ -12,7 +12,6 @@ from curation.deadlines import deadline_state
 from curation.errors import NotFound
 from curation.figures_cache import project_figures
 from curation.models import Batch, Instance, Paper, Project, ReasoningType
-from curation.stand_ins import stand_in_of
 from curation.states import Role, Status
 
 
@@ -60,10 +59,8 @@ def instance_get(*, user: AbstractBaseUser, instance_id: int) -> Instance:
 
 
 def instance_shown(*, user: AbstractBaseUser, instance_id: int) -> Instance:
-    """Instance #instance_id as the viewer may read it: what they work on under that number when it is not an
-    instance (an unsaved stand-in, curation.stand_ins), else an instance they may see (NotFound otherwise)."""
-    stand_in = stand_in_of(user=user, number=instance_id)
-    return stand_in.instance if stand_in is not None else instance_get(user=user, instance_id=instance_id)
+    """Instance #instance_id as the viewer may read it (NotFound unless they may see it)."""
+    return instance_get(user=user, instance_id=instance_id)
 
 
 def papers_visible_to(user: AbstractBaseUser, project: Project | None = None) -> QuerySet[Paper]:
@@ -151,11 +148,7 @@ def recent_instances(*, user: AbstractBaseUser, project: Project, roles: set[str
 
 
 def instance_history_get(*, user: AbstractBaseUser, instance_id: int) -> dict[str, Any]:
-    """One instance the viewer may see, with its revisions and audit events (NotFound otherwise); a stand-in
-    (curation.stand_ins) with its own."""
-    stand_in = stand_in_of(user=user, number=instance_id)
-    if stand_in is not None:
-        return {"instance": stand_in.instance, "revisions": stand_in.revisions, "events": stand_in.events}
+    """One instance the viewer may see, with its revisions and audit events (NotFound otherwise)."""
     instance = instance_get(user=user, instance_id=instance_id)
     return {
         "instance": instance,

@@ -178,12 +178,6 @@ class InstanceSerializer(serializers.ModelSerializer):
             "updated_at",
         ]
 
-    def to_representation(self, instance: Instance) -> dict:
-        data = super().to_representation(instance)
-        if instance._state.adding:  # a stand-in (curation.stand_ins) marks its tables on itself, not in the join table
-            data["relevant_tables"] = sorted(getattr(instance, "marked", {}).get("relevant", ()))
-        return data
-
 
 class InstanceEditSerializer(serializers.Serializer):
     expected_version = serializers.IntegerField(min_value=1)

@@ -121,6 +121,12 @@ class PaperQuerySet(ProjectScopedQuerySet):
 class InstanceQuerySet(ProjectScopedQuerySet):
     """Instances: curators see the project's; annotators what they wrote or review in round two."""
 
+    def without_probes(self) -> InstanceQuerySet:
+        """The one rule that keeps hidden-gold probes (ordinary instances marked in annotate.quality's manager-only
+        table, reverse name `gold_probe`) out of what must not count them: release cuts and their statistics, gold
+        for exams and probes, agreement draws, draft costs."""
+        return self.filter(gold_probe__isnull=True)
+
     @staticmethod
     def own_q(user: Viewer) -> Q:
         """An annotator's own instances: those they wrote and those they review in round two."""

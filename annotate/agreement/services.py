@@ -123,6 +123,8 @@ def double_after_submit(instance: Instance, source: str, target: str) -> None:
         return
     if not is_drawn(seed=agreement.seed, fraction=agreement.double_fraction, instance_id=instance.pk):
         return
+    if not Instance.objects.without_probes().filter(pk=instance.pk).exists():
+        return  # hidden gold measures one annotator against gold, not two against each other
     fields = {name: value for name, value in revision_fields(instance).items() if name in CHOSEN_FIELDS}
     DoubleAnnotation.objects.create(
         project_id=instance.project_id,

@@ -15,7 +15,7 @@ from annotate.work.models import WorkTime
 from curation.drafting.models import PromptTemplate
 from curation.errors import NotPermitted
 from curation.figures_cache import project_figures
-from curation.models import InstanceRevision, Project
+from curation.models import Instance, InstanceRevision, Project
 from curation.selectors import roles_of
 from curation.states import Role, Status
 
@@ -68,7 +68,9 @@ def draft_costs(project: Project) -> dict[str, Any]:
     )
     prompts = _prompt_names(project)
     submissions = (
-        InstanceRevision.objects.filter(instance__project=project, kind="submit")
+        InstanceRevision.objects.filter(
+            instance__in=Instance.objects.without_probes().filter(project=project), kind="submit"
+        )
         .exclude(instance__status=Status.DISCARDED)
         .order_by("instance_id", "number")
         .values_list(

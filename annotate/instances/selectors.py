@@ -3,100 +3,29 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Mapping
+from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import Q, QuerySet, TextField
-from django.db.models.functions import Cast
+from django.db.models import Q, QuerySet
 
+from annotate.instances.filters import InstanceFilterSet
 from curation import selectors
-from curation.models import Batch, Instance, Membership, Paper, Project, ReasoningType
-from curation.stand_ins import WithStandIns, with_stand_ins
+from curation.models import Batch, Membership, Paper, Project, ReasoningType
 from curation.states import Role
 
 
-@dataclass(frozen=True)
-class InstanceFilters:
-    """What the browser narrows by; empty values filter nothing. `batch=0` means "in no batch"."""
-
-    status: str = ""
-    batch: int | None = None
-    paper: int | None = None
-    reasoning_type: int | None = None
-    annotator: str = ""
-    text: str = ""
-
-    def matches(self, instance: Instance) -> bool:
-        """Whether one instance passes the filters: `instances_browse`'s filtering, for an instance not in the
-        database (a stand-in, curation.stand_ins); tests hold the two to the same answers."""
-        context = instance.context
-        kind = instance.reasoning_type
-        text = self.text.strip().lower()
-        written = " ".join([instance.question, *map(str, instance.answer or []), instance.rationale]).lower()
-        people = (getattr(instance.author, "username", None), getattr(instance.assigned_to, "username", None))
-        return (
-            (not self.status or instance.status == self.status)
-            and (self.batch is None or instance.batch_id == (self.batch or None))
-            and (self.paper is None or (context is not None and context.paper_id == self.paper))
-            and (self.reasoning_type is None or (kind is not None and self.reasoning_type in (kind.pk, kind.parent_id)))
-            and (not self.annotator or self.annotator in people)
-            and (not text or text in written)
-        )
-
-
-def instances_browse(*, user: AbstractBaseUser, project: Project, filters: InstanceFilters) -> QuerySet[Instance]:
-    """The instances of `project` the user may see that match `filters`, newest first.
-
-    The text search looks in the question, the answer and the rationale (case-insensitive); the annotator is
-    the author or the person a draft is assigned to."""
+def instances_filtered(
+    *, user: AbstractBaseUser, project: Project, data: Mapping[str, Any] | None
+) -> InstanceFilterSet:
+    """The instances of `project` the user may see under the browser's filters (`InstanceFilterSet`, bound to `data`;
+    unbound, nothing is filtered), newest first: the page and the API read its `qs` once `is_valid()`."""
     selectors.project_get(user=user, slug=project.slug)
-    qs = selectors.instances_visible_to(user, project).select_related(
+    rows = selectors.instances_visible_to(user, project).select_related(
         "author", "assigned_to", "context__paper", "batch", "reasoning_type"
     )
-    if filters.status:
-        qs = qs.filter(status=filters.status)
-    if filters.batch is not None:
-        qs = qs.filter(batch__isnull=True) if filters.batch == 0 else qs.filter(batch_id=filters.batch)
-    if filters.paper is not None:
-        qs = qs.filter(context__paper_id=filters.paper)
-    if filters.reasoning_type is not None:
-        qs = qs.filter(
-            Q(reasoning_type_id=filters.reasoning_type) | Q(reasoning_type__parent_id=filters.reasoning_type)
-        )
-    if filters.annotator:
-        qs = qs.filter(Q(author__username=filters.annotator) | Q(assigned_to__username=filters.annotator))
-    if filters.text.strip():
-        qs = matching_text(qs, filters.text.strip())
-    return qs.order_by("-id")
-
-
-def instances_listed(
-    *,
-    user: AbstractBaseUser,
-    project: Project,
-    filters: InstanceFilters,
-    rows: Callable[[QuerySet[Instance]], QuerySet[Instance]] = lambda instances: instances,
-) -> QuerySet[Instance] | WithStandIns:
-    """`instances_browse` as the browser and its API list it: with what the viewer works on under an instance's number
-    (hidden gold in an annotator's hands) among the rows, where the instance it looks like would be. `rows` adds what
-    the caller reads of each row (joins)."""
-    return with_stand_ins(
-        rows(instances_browse(user=user, project=project, filters=filters)),
-        user=user,
-        project_id=project.pk,
-        keep=filters.matches,
-        descending=True,
-    )
-
-
-def matching_text(instances: QuerySet[Instance], text: str) -> QuerySet[Instance]:
-    """The instances whose question, answer or rationale holds `text`, in any case. On PostgreSQL the trigram
-    indexes of migration 0019 cover exactly these expressions, so a search reads the rows that hold the text."""
-    return instances.annotate(answer_text=Cast("answer", TextField())).filter(
-        Q(question__icontains=text) | Q(answer_text__icontains=text) | Q(rationale__icontains=text)
-    )
+    return InstanceFilterSet(data, queryset=rows.order_by("-id"))
 
 
 PAPER_CHOICES = 100

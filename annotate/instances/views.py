@@ -16,13 +16,13 @@ from django.urls import reverse
 from django.utils.functional import cached_property
 
 from annotate.instances import services as instance_bulk
-from annotate.instances.selectors import PAPER_CHOICES, InstanceFilters, browse_choices, instances_listed
+from annotate.instances.selectors import PAPER_CHOICES, browse_choices, instances_filtered
 from curation import pagination, selectors
 from curation.models import Project
 from curation.page_errors import FORM_ERRORS
 from curation.services.assignments import instances_assign
 from curation.services.instances import instances_retype
-from curation.states import Role, Status
+from curation.states import Role
 
 PAGE_SIZE = 50
 
@@ -54,37 +54,6 @@ class IdListField(forms.Field):
             return [int(v) for v in (value or [])]
         except (TypeError, ValueError) as exc:
             raise ValidationError("Instance ids are numbers.") from exc
-
-
-class FilterForm(forms.Form):
-    status = forms.ChoiceField(required=False)
-    batch = forms.TypedChoiceField(required=False, coerce=int, empty_value=None)
-    paper = forms.TypedChoiceField(required=False, coerce=int, empty_value=None)
-    reasoning_type = forms.TypedChoiceField(required=False, coerce=int, empty_value=None, label="Reasoning type")
-    annotator = forms.ChoiceField(required=False)
-    q = forms.CharField(required=False, max_length=200, label="Text", help_text="question, answer or rationale")
-
-    def __init__(self, *args: Any, choices: dict[str, Any], **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        anything = [("", "any")]
-        self.fields["status"].choices = anything + list(Status.choices)
-        self.fields["batch"].choices = anything + [(0, "no batch")] + [(b.pk, b.name) for b in choices["batches"]]
-        self.fields["paper"].choices = anything + [(p.pk, p.title[:80]) for p in choices["papers"]]
-        self.fields["reasoning_type"].choices = anything + [
-            (t.pk, f"{t.parent.name} › {t.name}" if t.parent else t.name) for t in choices["reasoning_types"]
-        ]
-        self.fields["annotator"].choices = anything + [(u.username, u.username) for u in choices["annotators"]]
-
-    def filters(self) -> InstanceFilters:
-        data = self.cleaned_data if self.is_bound and self.is_valid() else {}
-        return InstanceFilters(
-            status=data.get("status") or "",
-            batch=data.get("batch"),
-            paper=data.get("paper"),
-            reasoning_type=data.get("reasoning_type"),
-            annotator=data.get("annotator") or "",
-            text=data.get("q") or "",
-        )
 
 
 class BulkForm(forms.Form):
@@ -164,7 +133,7 @@ def instance_browser(request: HttpRequest, slug: str) -> HttpResponse:
     choices = browse_choices(
         user=request.user, project=project, selected_paper=int(paper) if paper.isdigit() and len(paper) < 12 else None
     )
-    filter_form = FilterForm(request.GET or None, choices=choices)
+    filters = instances_filtered(user=request.user, project=project, data=request.GET or None).offer(choices)
     bulk_form = BulkForm(choices=choices, auto_id="bulk_%s")
     paper_form = PaperBatchForm(choices=choices, auto_id="papers_%s")
     here = f"{reverse('instances', args=[project.slug])}?{request.GET.urlencode()}"
@@ -199,15 +168,15 @@ def instance_browser(request: HttpRequest, slug: str) -> HttpResponse:
             paper_form = form
         else:
             bulk_form = form
-    page = CappedPaginator(
-        instances_listed(user=request.user, project=project, filters=filter_form.filters()), PAGE_SIZE
-    ).get_page(request.GET.get("page"))
+    # Filters that do not hold (a value out of range) filter nothing, and the form says why.
+    rows = filters.qs if filters.is_valid() else filters.queryset
+    page = CappedPaginator(rows, PAGE_SIZE).get_page(request.GET.get("page"))
     query = request.GET.copy()
     query.pop("page", None)
     context = {
         "project": project,
         "is_manager": Role.MANAGER in roles,
-        "filter_form": filter_form,
+        "filter_form": filters.form,
         "bulk_form": bulk_form,
         "paper_form": paper_form,
         "page": page,

@@ -40,7 +40,7 @@ def exam_items(attempt: QualificationAttempt) -> list[dict[str, Any]]:
 
 
 def gold_items_shown(item_ids: list[int]) -> list[dict[str, Any]]:
-    """Gold instances as a candidate or a hidden-gold probe shows them, in the given order: question and context
+    """Gold instances as an exam shows them, in the given order: question and context
     only (EXAM_ITEM_FIELDS), never an answer, rationale or relevant table."""
     instances = (
         Instance.objects.filter(pk__in=item_ids)

@@ -70,7 +70,8 @@ def _round_robin(groups: dict[str, list[Instance]], wanted: int) -> list[Instanc
 def gold_candidates(project: Project) -> list[Instance]:
     """Instances fit to be exam items: validated or released, with a question and at least one answer item."""
     instances = (
-        Instance.objects.filter(project=project, status__in=GOLD_STATUSES)
+        Instance.objects.without_probes()
+        .filter(project=project, status__in=GOLD_STATUSES)
         .exclude(question="")
         .select_related("reasoning_type__parent")
         .order_by("id")
@@ -189,12 +190,6 @@ def retry_at(*, project: Project, user: AbstractBaseUser, exam: QualificationSet
     return when if when > timezone.now() else None
 
 
-def _earlier_items(*, project: Project, user: AbstractBaseUser) -> list[list[int]]:
-    """The items of the candidate's earlier attempts, oldest attempt first."""
-    attempts = QualificationAttempt.objects.filter(project=project, user=user).order_by("started_at", "id")
-    return [list(item_ids) for item_ids in attempts.values_list("item_ids", flat=True)]
-
-
 def items_seen_in_exams(user: AbstractBaseUser) -> set[int]:
     """Every gold instance the user was shown in any exam attempt (open or submitted, in any project): hidden gold
     must not serve them again, or the annotator would recognise the question (and may remember its answer)."""
@@ -202,19 +197,20 @@ def items_seen_in_exams(user: AbstractBaseUser) -> set[int]:
     return {pk for item_ids in attempts for pk in (item_ids or []) if isinstance(pk, int)}
 
 
-def exam_items_draw(*, pool: list[int], size: int, earlier: list[list[int]]) -> list[int]:
-    """`size` items of the pool (in pool order) that none of the earlier attempts had, while enough remain; when
-    too few are new, the rest are those seen longest ago, so a retry repeats as little as the pool allows."""
-    last_seen: dict[int, int] = {}
-    for index, item_ids in enumerate(earlier):
-        for pk in item_ids:
-            last_seen[pk] = index
-    fresh = [pk for pk in pool if pk not in last_seen]
-    if len(fresh) >= size:
-        return fresh[:size]
-    seen = sorted((pk for pk in pool if pk in last_seen), key=lambda pk: last_seen[pk])
-    chosen = set(fresh + seen[: size - len(fresh)])
-    return [pk for pk in pool if pk in chosen]
+def exam_items_draw(*, pool: list[int], size: int, seen: set[int]) -> list[int]:
+    """`size` items of the pool (in pool order) the candidate was never shown, or [] when fewer remain: a retry
+    never serves an item whose answer the candidate saw in an earlier attempt's feedback."""
+    fresh = [pk for pk in pool if pk not in seen]
+    return fresh[:size] if len(fresh) >= size else []
+
+
+def exam_pool_capacity(exam: QualificationSettings) -> dict[str, int]:
+    """What the pool allows each candidate: attempts of `size` unseen items (the first and its retries), and how
+    much gold to add for one more retry."""
+    pool = exam.item_links.count() if exam.pk else 0
+    size = max(exam.size, 1)
+    attempts = pool // size
+    return {"pool": pool, "size": size, "retries": max(attempts - 1, 0), "to_add": size - pool % size}
 
 
 def attempt_start(*, project: Project, user: AbstractBaseUser) -> QualificationAttempt:
@@ -244,8 +240,19 @@ def attempt_start(*, project: Project, user: AbstractBaseUser) -> QualificationA
         raise Conflict("The exam of this project is not set up yet; ask a manager to choose its items.")
     # Items the candidate can already open elsewhere (as author, reviewer, verifier or manager) would test nothing.
     visible = set(instances_visible_to(user).filter(pk__in=pool).values_list("pk", flat=True))
-    earlier = _earlier_items(project=project, user=user)
-    item_ids = exam_items_draw(pool=[pk for pk in pool if pk not in visible], size=exam.size, earlier=earlier)
+    seen = items_seen_in_exams(user)
+    reachable = [pk for pk in pool if pk not in visible]
+    # A first attempt takes what a small pool has; a retry needs a whole exam of unseen items.
+    is_retry = QualificationAttempt.objects.filter(project=project, user=user).exists()
+    size = exam.size if is_retry else min(exam.size, len(reachable))
+    item_ids = exam_items_draw(pool=reachable, size=size, seen=seen)
+    if reachable and not item_ids:
+        unseen = sum(1 for pk in reachable if pk not in seen)
+        raise NotPermitted(
+            f"A retry needs {exam.size} exam items you have not been shown yet, and only {unseen} remain: the exam "
+            "never asks again what its feedback answered. A manager must add gold to the exam's pool first.",
+            detail={"reason": "exam_pool_exhausted", "unseen": unseen, "size": exam.size},
+        )
     if not item_ids:
         raise NotPermitted(
             "You can already see every exam item through your other work or roles, so the exam would not measure "

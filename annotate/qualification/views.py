@@ -206,6 +206,7 @@ def qualification_manage(request: HttpRequest, slug: str) -> HttpResponse:
         # Released items are public wherever their release went: a candidate may have read their answers.
         "chosen_released": sum(1 for i in candidates if i.pk in set(chosen) and i.status == Status.RELEASED),
         "attempts": attempts,
+        "capacity": services.exam_pool_capacity(exam),
         "annotators": selectors.annotators_with_exam_summary(project=project),
         "form": form,
     }

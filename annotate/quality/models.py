@@ -27,35 +27,28 @@ class QualitySettings(models.Model):
 
 
 class GoldProbe(models.Model):
-    """One validated gold instance served to one annotator as if it were a draft. Its answer is scored with the
-    exam's EM and goes nowhere else: the gold instance itself is never touched."""
+    """Which instance is a hidden-gold probe, of which gold item, and its score: the manager-only mark of an ordinary
+    instance of a batch (served, worked on, reviewed as a draft is). No annotator-visible read joins this table; the
+    one rule that keeps probes out of releases and figures is `InstanceQuerySet.without_probes`."""
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="gold_probes")
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    # Null only for probes scored before probes were instances (their scores still count in the running figure).
+    instance = models.OneToOneField(
+        Instance, null=True, blank=True, on_delete=models.CASCADE, related_name="gold_probe"
+    )
     gold = models.ForeignKey(Instance, on_delete=models.PROTECT, related_name="+")
-    served_at = models.DateTimeField(auto_now_add=True)
+    # Set when the probe is first submitted: who answered it, when, and how it scored against the gold.
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+    )
     submitted_at = models.DateTimeField(null=True, blank=True)
-    answer = models.JSONField(default=list, blank=True)
-    rationale = models.TextField(blank=True)
     em = models.FloatField(null=True, blank=True, help_text="Exact match with the gold answer, once submitted")
-    # The probe is shown in the workspace as instance #number: a number taken from the instances' own sequence, so
-    # it sits among the drafts' numbers and no instance ever has it.
-    number = models.PositiveBigIntegerField(null=True, blank=True, unique=True)
-    fields = models.JSONField(default=dict, blank=True, help_text="The annotator's autosaved work on the probe")
-    version = models.PositiveIntegerField(default=1)
-    skip_reason = models.CharField(max_length=500, blank=True, help_text="Given back unanswered, with this reason")
 
     class Meta:
-        ordering = ["project", "user", "served_at", "id"]
-        constraints = [
-            models.UniqueConstraint(
-                fields=["project", "user"], condition=models.Q(submitted_at=None), name="one_open_gold_probe"
-            ),
-            models.UniqueConstraint(fields=["user", "gold"], name="gold_probe_once_per_user"),
-        ]
+        ordering = ["project", "instance_id", "id"]
 
     def __str__(self) -> str:
-        return f"gold probe {self.gold_id} for {self.user} ({self.em})"
+        return f"gold probe {self.gold_id} as #{self.instance_id} ({self.em})"
 
 
 class QualityDecision(models.Model):

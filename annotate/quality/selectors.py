@@ -1,4 +1,4 @@
-"""Reads of hidden gold: the managers' per-annotator figures (a probe is shown by annotate.work.probes)."""
+"""Reads of hidden gold: the managers' per-annotator figures and list of probes (nobody else reads `GoldProbe`)."""
 
 from __future__ import annotations
 
@@ -64,7 +64,13 @@ def project_gold_figures(project: Project) -> dict[str, Any]:
                 ).count(),
             }
         )
-    return {"quality": quality, "gold_rows": rows, "decisions": decisions}
+    # The only place probes are listed as probes: the manager's quality figures.
+    probes = list(
+        GoldProbe.objects.filter(project=project, instance__isnull=False)
+        .select_related("instance", "user")
+        .order_by("-instance_id")[:200]
+    )
+    return {"quality": quality, "gold_rows": rows, "decisions": decisions, "probes": probes}
 
 
 GOLD_COLUMNS = ("user", "n", "total", "em", "low", "high", "is_below", "is_paused")

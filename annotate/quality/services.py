@@ -1,26 +1,29 @@
-"""Writes for hidden gold: configure it, serve a probe in the queue, score its submission, pause and restore.
+"""Writes for hidden gold: configure it, put probes into open batches, score a submitted probe, pause and restore.
 
-A probe is never an Instance of the pipeline: serving it touches no instance, its answer is stored on the probe
-only, and the gold answer is read only inside `probe_submit` (scoring).
+A probe is an ordinary instance of the batch it is served in (drafted with the batch's drafts, claimed, leased,
+autosaved, submitted and reviewed as they are); only `GoldProbe` (manager-only) says which instances are probes and
+of which gold. The gold answer is read only in `probe_score`.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import random
+from collections import Counter
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import IntegrityError, transaction
-from django.db.models import F
+from django.db import transaction
 from django.utils import timezone
 
-from annotate.qualification.services import clean_answer, gold_candidates, items_seen_in_exams
+from annotate.qualification.models import QualificationAttempt
+from annotate.qualification.services import gold_candidates
 from annotate.quality.intervals import wilson_interval
 from annotate.quality.models import GoldProbe, QualityDecision, QualitySettings
-from curation.errors import Conflict, InvalidInput, NotFound
-from curation.models import Batch, Instance, Membership, Project
-from curation.selectors import instances_visible_to
+from curation.errors import Conflict, InvalidInput
+from curation.models import Batch, Instance, Membership, Project, TransitionEvent
+from curation.services.lifecycle import instance_create
 from curation.services.projects import require_role
 from curation.states import Role, Status
 from curation.webhooks.services import webhook_emit
@@ -68,127 +71,161 @@ def quality_configure(
     if is_pause_on_fail is not None:
         quality.is_pause_on_fail = bool(is_pause_on_fail)
     quality.save()
+    if quality.gold_every < 2:
+        probes_withdraw(project)
+    for batch in Batch.objects.filter(project=project).exclude(state=Batch.State.CLOSED).select_related("project"):
+        probes_top_up(batch=batch)
     return quality
 
 
-def number_reserve(project: Project) -> int:
-    """A number from the instances' own id sequence that no instance will ever have: a bare row is inserted and
-    deleted in the caller's transaction (a PostgreSQL sequence and SQLite's AUTOINCREMENT never hand a number out
-    twice), so a probe's number sits among the drafts' numbers."""
-    placeholder = Instance.objects.create(project=project)
-    Instance.objects.filter(pk=placeholder.pk).delete()
-    return placeholder.pk
+def drafted_fields(gold: Instance) -> dict[str, Any]:
+    """What a probe opens with, as a real draft of that context would: the gold item's draft as produced (before
+    anyone refined it) under the validated question (the gold answer scores an answer to that question). Gold with
+    no drafted answer opens as an imported draft does: the question only. The refined gold answer is never read."""
+    draft = gold.draft if isinstance(gold.draft, dict) else {}
+    answer = draft.get("answer")
+    fields: dict[str, Any] = {
+        "question": gold.question,
+        "rationale": str(draft.get("rationale") or ""),
+        "answer": [str(item) for item in answer] if isinstance(answer, list) else [],
+        "is_answerable": draft.get("is_answerable") is not False,
+    }
+    for name in ("answer_form", "answer_source", "answer_type", "scale", "unanswerable_reason"):
+        fields[name] = str(draft.get(name) or "")
+    return fields
 
 
-def probe_numbered(probe: GoldProbe) -> GoldProbe:
-    """The probe with its workspace number (probes served before numbers existed get one on their next claim)."""
-    if probe.number is None:
-        with transaction.atomic():
-            GoldProbe.objects.filter(pk=probe.pk, number=None).update(number=number_reserve(probe.project))
-        probe.refresh_from_db()
-    return probe
+# What a draft record says about where it came from (the run, its model and prompts): a probe's record takes these
+# from the batch's latest draft, so it names the run the batch's drafts name.
+PROVENANCE_KEYS = ("drafter", "run", "endpoint", "model", "template_hashes", "params", "seed", "provenance")
 
 
-def open_probe(*, project_id: int, user: AbstractBaseUser) -> GoldProbe | None:
-    """The probe the annotator holds in this project (served, not yet submitted)."""
-    return GoldProbe.objects.filter(project_id=project_id, user_id=user.pk, submitted_at=None).first()
+def _draft_record(gold: Instance, *, sibling: dict[str, Any]) -> dict[str, Any]:
+    """The probe's draft record: the gold item's own as produced (its question the one asked), with the provenance
+    of the batch's latest draft; none when the batch's drafts have none (written from scratch or imported)."""
+    if not sibling:
+        return {}
+    record = dict(gold.draft) if isinstance(gold.draft, dict) else {}
+    record.update({key: sibling[key] for key in PROVENANCE_KEYS if key in sibling})
+    record.update(
+        question=gold.question,
+        context=gold.context_id,
+        relevant_table_ids=sorted(record.get("relevant_table_ids") or []),
+    )
+    if isinstance(record.get("raw"), dict) and "question" in record["raw"]:
+        record["raw"] = {**record["raw"], "question": gold.question}
+    return record
 
 
-def _claims_so_far(*, project_id: int, user: AbstractBaseUser) -> int:
-    """Fresh claims the annotator made in the project (instances they authored) plus probes served."""
-    authored = Instance.objects.filter(project_id=project_id, author_id=user.pk).count()
-    return authored + GoldProbe.objects.filter(project_id=project_id, user_id=user.pk).count()
-
-
-def probe_is_due(*, quality: QualitySettings, user: AbstractBaseUser, claims_so_far: int) -> bool:
-    """One claim in every `gold_every` is gold; where in each block of N it falls is drawn per (project, user,
-    block) with a seeded generator, so the pattern cannot be counted but is reproducible."""
-    n = quality.gold_every
-    if n < 2:
-        return False
-    block, position = divmod(claims_so_far, n)
-    return position == random.Random(f"{quality.project_id}:{user.pk}:{block}").randrange(n)
-
-
-def _gold_for(*, project: Project, user: AbstractBaseUser) -> Instance | None:
-    """A gold instance the annotator has never been probed with, never saw in their qualification exam, and cannot
-    open through their own work."""
-    probed = set(GoldProbe.objects.filter(user_id=user.pk).values_list("gold_id", flat=True))
-    seen = probed | items_seen_in_exams(user)
-    candidates = [instance for instance in gold_candidates(project) if instance.pk not in seen]
-    if not candidates:
-        return None
-    visible = set(instances_visible_to(user).filter(pk__in=[c.pk for c in candidates]).values_list("pk", flat=True))
-    fit = [instance for instance in candidates if instance.pk not in visible]
-    if not fit:
-        return None
-    return random.Random(f"{project.pk}:{user.pk}:{len(probed)}").choice(fit)
-
-
-def probe_serve(*, project: Project, user: AbstractBaseUser) -> GoldProbe | None:
-    """Called by the queue before a fresh claim: the annotator's open probe, or a new one when one is due; None
-    otherwise. Only for a qualified annotator, and only while real drafts are waiting (an empty queue that still
-    served work would give the gold away)."""
-    probe = open_probe(project_id=project.pk, user=user)
-    if probe is not None:
-        return probe
-    quality = quality_settings_of(project)
-    if quality.gold_every < 2:
-        return None
-    if not Membership.objects.filter(project=project, user_id=user.pk, role=Role.ANNOTATOR, is_qualified=True).exists():
-        return None
-    if not Instance.objects.filter(project=project, status=Status.DRAFTED, batch__state=Batch.State.OPEN).exists():
-        return None
-    if not probe_is_due(quality=quality, user=user, claims_so_far=_claims_so_far(project_id=project.pk, user=user)):
-        return None
-    gold = _gold_for(project=project, user=user)
-    if gold is None:
-        return None
-    try:
-        with transaction.atomic():
-            # At version 2, as a draft is once claimed (drafted at 1): the version the workspace shows must not differ.
-            return GoldProbe.objects.create(
-                project=project, user=user, gold=gold, number=number_reserve(project), version=2
-            )
-    except IntegrityError:  # a second tab served one at the same moment: that one is theirs
-        return open_probe(project_id=project.pk, user=user)
-
-
-def own_probe(*, probe_id: int, user: AbstractBaseUser, lock: bool = False) -> GoldProbe:
-    """The annotator's own open probe; anything else is not found (a probe looks like a draft to no one else)."""
-    probes = GoldProbe.objects.select_related("project")
-    if lock:
-        probes = probes.select_for_update()
-    probe = probes.filter(pk=probe_id, user_id=user.pk, submitted_at=None).first() if user.is_authenticated else None
-    if probe is None:
-        raise NotFound(f"No item {probe_id} in your work.")
-    return probe
+def probes_due(*, drafts: int, probes: int, gold_every: int, batch_id: int) -> int:
+    """How many probes a batch of `drafts` drafts should hold by now: one in every `gold_every` of its instances,
+    the first after a seeded number of drafts (so a batch's pattern cannot be counted), never before a draft."""
+    if gold_every < 2:
+        return 0
+    offset = random.Random(f"hidden gold:{batch_id}").randrange(gold_every - 1)
+    return max((drafts + offset) // (gold_every - 1) - probes, 0)
 
 
 @transaction.atomic
-def probe_submit(
-    *, probe_id: int, user: AbstractBaseUser, answer: Any, rationale: str = "", is_abstention: bool = False
-) -> GoldProbe:
-    """Score the annotator's answer to a probe with the exam's EM, close it, and check their running figure. An
-    abstention (the workspace's "not answerable") answers nothing, so it scores 0 against the validated gold."""
-    probe = own_probe(probe_id=probe_id, user=user, lock=True)
-    cleaned = clean_answer(key=str(probe.pk), value={"answer": answer, "rationale": rationale})
-    if not cleaned["answer"] and not is_abstention:
-        raise InvalidInput("Give at least one answer item.", detail={"field": "answer"})
-    gold = [str(item) for item in probe.gold.answer]
-    em = float(exact_match(cleaned["answer"], gold)) if cleaned["answer"] else 0.0
-    changed = GoldProbe.objects.filter(pk=probe.pk, submitted_at=None).update(
-        submitted_at=timezone.now(),
-        answer=cleaned["answer"],
-        rationale=cleaned["rationale"],
-        em=em,
-        version=F("version") + 1,  # as a draft's submission moves its version on
+def probes_top_up(*, batch: Batch) -> list[Instance]:
+    """Give a batch not yet closed its share of hidden gold (`probes_due`) as new drafted instances of it, made as its
+    drafts are: same audit reason, a draft record naming the same run. Called in the transaction that commits drafts
+    (so probes are numbered among them), and when hidden gold is switched on. Returns the probes made."""
+    quality = quality_settings_of(batch.project)
+    if quality.gold_every < 2 or batch.state == Batch.State.CLOSED:
+        return []
+    Batch.objects.select_for_update().filter(pk=batch.pk).values_list("pk").first()  # one top-up at a time
+    drafts = Instance.objects.filter(batch=batch).without_probes()
+    due = probes_due(
+        drafts=drafts.count(),
+        probes=GoldProbe.objects.filter(instance__batch=batch).count(),
+        gold_every=quality.gold_every,
+        batch_id=batch.pk,
     )
-    if changed != 1:
-        raise Conflict("This item was submitted already.")
-    probe.refresh_from_db()
-    annotator_check(project=probe.project, user=user)
-    return probe
+    pool = gold_candidates(batch.project) if due else []  # validated gold, never a probe
+    if not pool:
+        return []
+    sibling = drafts.order_by("-pk").first()
+    first_event = (
+        TransitionEvent.objects.filter(instance=sibling, from_status="").first() if sibling is not None else None
+    )
+    served = Counter(GoldProbe.objects.filter(project=batch.project).values_list("gold_id", flat=True))
+    made = []
+    for _ in range(due):
+        # The gold least used so far, ties drawn with a seeded generator: probes spread over the whole pool.
+        rng = random.Random(f"hidden gold:{batch.pk}:{sum(served.values())}")
+        gold = min(pool, key=lambda g: (served[g.pk], rng.random()))
+        served[gold.pk] += 1
+        fields = drafted_fields(gold)
+        sibling_draft = sibling.draft if sibling is not None and isinstance(sibling.draft, dict) else {}
+        instance = instance_create(
+            project_id=batch.project_id,
+            actor=None,
+            initial_status=Status.DRAFTED,
+            reason=first_event.reason if first_event is not None else "",
+            batch_id=batch.pk,
+            context=gold.context,
+            reasoning_type=gold.reasoning_type,
+            draft=_draft_record(gold, sibling=sibling_draft),
+            relevant_tables=list(gold.draft.get("relevant_table_ids") or []) if isinstance(gold.draft, dict) else [],
+            **fields,
+        )
+        GoldProbe.objects.create(project=batch.project, instance=instance, gold=gold)
+        made.append(instance)
+    return made
+
+
+def probes_after_drafting(*, batch_id: int | None, **_: Any) -> None:
+    """Receiver of `drafts_committed`: the batch's drafts grew, so its share of probes may have too."""
+    batch = Batch.objects.select_related("project").filter(pk=batch_id).first() if batch_id else None
+    if batch is not None:
+        probes_top_up(batch=batch)
+
+
+def probes_withdraw(project: Project) -> int:
+    """Hidden gold switched off: the project's probes nobody has claimed yet (drafted at version 1, so no annotator
+    ever had them) leave the queue. Probes in someone's hands go on as drafts do."""
+    unclaimed = Instance.objects.filter(project=project, status=Status.DRAFTED, version=1, gold_probe__isnull=False)
+    deleted, _ = Instance.objects.filter(pk__in=list(unclaimed.values_list("pk", flat=True))).delete()
+    return deleted
+
+
+def probe_score(instance: Instance, source: str, target: str) -> None:
+    """After-transition hook (into submitted): a probe's first submission is scored against its gold with the exam's
+    EM (an abstention answers nothing, so it scores 0) and the annotator's running figure is checked. Later
+    submissions (after changes requested) score nothing: the first answer is the measure."""
+    if source != Status.IN_REFINEMENT or instance.author_id is None:
+        return
+    probe = GoldProbe.objects.select_for_update().filter(instance_id=instance.pk, em=None).first()
+    if probe is None:
+        return
+    given = (
+        [str(item) for item in instance.answer] if instance.is_answerable and isinstance(instance.answer, list) else []
+    )
+    gold = [str(item) for item in probe.gold.answer]
+    em = float(exact_match(given, gold)) if given else 0.0
+    GoldProbe.objects.filter(pk=probe.pk).update(user_id=instance.author_id, submitted_at=timezone.now(), em=em)
+    annotator_check(project=instance.project, user=instance.author)
+
+
+# The claim passes over a probe whose gold the claimer answered as a probe, worked on, or was shown in an exam.
+_PASSED_OVER = """EXISTS (SELECT 1 FROM {probes} g WHERE g.instance_id = d.id AND (
+    EXISTS (SELECT 1 FROM {probes} a WHERE a.gold_id = g.gold_id AND a.user_id = %(actor)s)
+    OR EXISTS (SELECT 1 FROM {instances} w WHERE w.id = g.gold_id
+               AND (w.author_id = %(actor)s OR w.round1_verifier_id = %(actor)s OR w.round2_reviewer_id = %(actor)s))
+    OR EXISTS (SELECT 1 FROM {in_exam})))"""
+_IN_EXAM = {
+    "postgresql": "{attempts} q WHERE q.user_id = %(actor)s AND q.item_ids::jsonb @> to_jsonb(g.gold_id)",
+    "sqlite": "{attempts} q, json_each(q.item_ids) j WHERE q.user_id = %(actor)s AND j.value = g.gold_id",
+}
+
+
+@functools.cache
+def probes_passed_over_sql(vendor: str) -> str:
+    """The claim's condition (on candidate `d`, claimer %(actor)s) for the probes it passes over: those whose gold
+    the claimer has answered as a probe, was shown in an exam (its feedback shows the answer), or worked on."""
+    in_exam = _IN_EXAM.get(vendor, _IN_EXAM["sqlite"]).format(attempts=QualificationAttempt._meta.db_table)
+    return _PASSED_OVER.format(probes=GoldProbe._meta.db_table, instances=Instance._meta.db_table, in_exam=in_exam)
 
 
 def gold_figure(*, project: Project, user_id: int) -> dict[str, Any]:

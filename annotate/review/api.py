@@ -169,8 +169,7 @@ def _instance_body(instance) -> dict:
 
 
 def _visible_instance(request: Request, pk: int):
-    """Existence is only revealed to those who may see the instance (others get 404); a number its viewer works on
-    that is no instance's reads as the instance it stands for (curation.stand_ins)."""
+    """Existence is only revealed to those who may see the instance (others get 404)."""
     return selectors.instance_shown(user=request.user, instance_id=pk)
 
 

@@ -25,7 +25,6 @@ from curation.members.selectors import qualified_annotators
 from curation.models import Context, Instance, InstanceRevision, Paper, Project
 from curation.pagination import capped_count
 from curation.selectors import instances_visible_to, papers_visible_to, roles_of
-from curation.stand_ins import stand_in_of
 from curation.states import Role, Status
 
 # What a revision diff compares, in the order a reader scans an instance.
@@ -57,17 +56,12 @@ def instance_for_review(*, user: AbstractBaseUser, instance_id: int) -> Instance
 
 
 def instance_record(*, user: AbstractBaseUser, instance_id: int) -> tuple[Instance, list[InstanceRevision], list]:
-    """An instance the viewer may see with its revisions and timeline — or, under a number the viewer works on that
-    is no instance's (curation.stand_ins), that item's, so it reads as the instance it stands for."""
-    stand_in = stand_in_of(user=user, number=instance_id)
-    if stand_in is not None:
-        return stand_in.instance, stand_in.revisions, stand_in.events
+    """An instance the viewer may see with its revisions and timeline."""
     instance = instance_for_review(user=user, instance_id=instance_id)
     return instance, list(instance.revisions.select_related("author")), list(instance.events.select_related("actor"))
 
 
 def comments_of(instance: Instance) -> QuerySet[ReviewComment]:
-    # By id: a stand-in (never saved) has none, as its number is no instance's.
     return ReviewComment.objects.filter(instance_id=instance.pk).select_related("author", "resolved_by")
 
 

@@ -9,7 +9,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotate.work import probes, queue, workspace
+from annotate.work import queue, workspace
 from annotate.work import selectors as work_selectors
 from curation import selectors
 from curation.answer_types import ANSWER_TYPES, SCALES
@@ -109,8 +109,8 @@ class SaveResultSerializer(serializers.Serializer):
 
 
 def _shown(instance: Instance) -> dict:
-    """An instance as the API returns it; a probe shown as an instance (never saved) as it is."""
-    return InstanceSerializer(instance if instance._state.adding else selectors.instance_for_output(instance.pk)).data
+    """An instance as the API returns it."""
+    return InstanceSerializer(selectors.instance_for_output(instance.pk)).data
 
 
 def _save_result(instance) -> dict:
@@ -133,7 +133,7 @@ class AutosaveApi(APIView):
         fields = dict(payload.validated_data)
         expected_version = fields.pop("expected_version")
         note = fields.pop("note", "")
-        instance = probes.held_autosave(
+        instance = workspace.workspace_autosave(
             instance_id=pk, user=request.user, expected_version=expected_version, fields=fields, note=note
         )
         return Response(_save_result(instance))
@@ -148,7 +148,7 @@ class SubmitApi(APIView):
         fields = dict(payload.validated_data)
         expected_version = fields.pop("expected_version")
         fields.pop("note", None)
-        instance = probes.held_submit(
+        instance = workspace.workspace_submit(
             instance_id=pk, user=request.user, expected_version=expected_version, fields=fields or None
         )
         return Response(_shown(instance))
@@ -165,7 +165,7 @@ class SkipApi(APIView):
     def post(self, request: Request, pk: int) -> Response:
         payload = SkipSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
-        instance = probes.held_skip(instance_id=pk, user=request.user, reason=payload.validated_data["reason"])
+        instance = workspace.workspace_skip(instance_id=pk, user=request.user, reason=payload.validated_data["reason"])
         return Response(InstanceSerializer(instance).data)
 
 
@@ -178,9 +178,6 @@ class PingApi(APIView):
     @extend_schema(request=None, responses=PingResultSerializer)
     def post(self, request: Request, pk: int) -> Response:
         """The workspace is in use: count active time and renew the lease."""
-        probe = probes.held_probe(user=request.user, number=pk)
-        if probe is not None:  # hidden gold: its time is not work on an instance, its lease is the session's
-            return Response({"active_seconds": 0.0, "lease_expires_at": queue.lease_deadline()})
         workspace.instance_held(pk, request.user)
         seconds = workspace.work_ping(instance_id=pk, user=request.user, activity="refine")
         deadline = queue.lease_renew(instance_id=pk, user=request.user)

@@ -16,8 +16,7 @@ from django.db import connection
 from django.db.models import Exists, OuterRef, QuerySet, Subquery
 from django.utils import timezone
 
-from annotate.quality.models import GoldProbe, QualitySettings
-from annotate.quality.services import probe_numbered, probe_serve
+from annotate.quality.services import probes_passed_over_sql
 from curation.errors import Conflict, NotFound, NotPermitted
 from curation.models import Batch, Instance, Membership, Project
 from curation.pagination import capped_count
@@ -38,8 +37,6 @@ class Claim:
     lease_expires_at: datetime
     how: str  # "held" (their active lease), "resumed" (changes requested of them) or "claimed" (a fresh draft)
     status: str = Status.IN_REFINEMENT
-    # Hidden gold served as if it were a draft (annotate.quality): instance_id is then the probe's number.
-    probe_id: int | None = None
     copy_id: int | None = None  # a second, independent copy of someone else's instance (annotate.agreement)
 
 
@@ -94,24 +91,22 @@ def queue_claim(*, project_slug: str, user: AbstractBaseUser) -> Claim | None:
     order, reasoning types spread) and, on PostgreSQL, skips rows other claimers hold, so no instance is ever
     held by two annotators. It is tried first, because it only succeeds for a qualified annotator holding
     nothing and with nothing to be served instead (the look's rule, asked inside the same statement): then "Next"
-    is that one statement. Otherwise the look says whether hidden gold or a second copy comes instead, and one more
+    is that one statement. Otherwise the look says whether a second copy comes instead, and one more
     query says why nothing was claimed (a lease to give back, work sent back, or a refusal). None when nothing is
     left. Expired leases are returned by the periodic reaper (annotate.leases_reap, every minute), not here.
     """
     deadline = lease_deadline()
-    claimed = instance_claim(
-        project_slug=project_slug, actor=user, lease_expires_at=deadline, unless=_something_first_sql()
-    )
+    claimed = _claim(project_slug=project_slug, user=user, deadline=deadline, unless=_something_first_sql())
     if claimed is not None:
         return Claim(*claimed, deadline, how="claimed")
     look = _first_look(project_slug=project_slug, user=user)
-    instead = _probe_instead(look=look, user=user) or _served_instead(look=look, user=user)
+    instead = _served_instead(look=look, user=user)
     if instead is not None:
         return instead
     if look is not None and _something_first(look) and not look["is_busy"]:
-        # Hidden gold or a second copy was asked and had nothing for this user after all: a fresh draft then.
+        # A second copy was asked and had nothing for this user after all: a fresh draft then.
         deadline = lease_deadline()
-        claimed = instance_claim(project_slug=project_slug, actor=user, lease_expires_at=deadline)
+        claimed = _claim(project_slug=project_slug, user=user, deadline=deadline)
         if claimed is not None:
             return Claim(*claimed, deadline, how="claimed")
 
@@ -140,35 +135,45 @@ def queue_claim(*, project_slug: str, user: AbstractBaseUser) -> Claim | None:
         if not open_drafts.exists():
             return None
         deadline = lease_deadline()
-        claimed = instance_claim(project_slug=project_slug, actor=user, lease_expires_at=deadline)
+        claimed = _claim(project_slug=project_slug, user=user, deadline=deadline)
         if claimed is not None:
             return Claim(*claimed, deadline, how="claimed")
     return None
 
 
+def _claim(
+    *, project_slug: str, user: AbstractBaseUser, deadline: datetime, unless: tuple[str, dict] | None = None
+) -> tuple[int, int] | None:
+    """The lifecycle's claim, passing over hidden-gold probes of gold this annotator has seen (a probe is a draft
+    like any other to everyone else)."""
+    return instance_claim(
+        project_slug=project_slug,
+        actor=user,
+        lease_expires_at=deadline,
+        unless=unless,
+        passing_over=probes_passed_over_sql(connection.vendor),
+    )
+
+
 def _look(*, project_slug: str, user: AbstractBaseUser) -> QuerySet[Project]:
     """What comes before a fresh claim, over the project row: whether the annotator is busy (holds an instance or
-    has work sent back), whether hidden gold is on or a probe of theirs is open, and each registered server's
-    `pending` flag. `_first_look` reads it; `_something_first_sql` asks it inside the claim."""
+    has work sent back), and each registered server's `pending` flag. `_first_look` reads it; `_something_first_sql`
+    asks it inside the claim."""
     mine = Instance.objects.filter(project_id=OuterRef("pk"), author_id=user.pk)
     pending = {f"pending_{index}": check(user) for index, (_, check) in enumerate(_SERVED_BEFORE_DRAFTS)}
     return (
         Project.objects.filter(slug=project_slug)
         .annotate(
-            is_gold_on=Exists(QualitySettings.objects.filter(project_id=OuterRef("pk"), gold_every__gte=2)),
-            has_open_probe=Exists(
-                GoldProbe.objects.filter(project_id=OuterRef("pk"), user_id=user.pk, submitted_at=None)
-            ),
             is_busy=Exists(mine.filter(status__in=(Status.IN_REFINEMENT, Status.CHANGES_REQUESTED))),
             **pending,
         )
-        .values("pk", "is_gold_on", "has_open_probe", "is_busy", *pending)
+        .values("pk", "is_busy", *pending)
     )
 
 
 def _comes_first() -> list[str]:
     """The look's flags under which something may be served instead of a fresh draft (to someone not busy)."""
-    return ["is_gold_on", "has_open_probe", *(f"pending_{index}" for index in range(len(_SERVED_BEFORE_DRAFTS)))]
+    return [f"pending_{index}" for index in range(len(_SERVED_BEFORE_DRAFTS))]
 
 
 def _something_first(look: dict[str, Any]) -> bool:
@@ -218,22 +223,9 @@ def _something_first_sql() -> tuple[str, dict[str, Any]]:
     return sql, dict(fixed)
 
 
-def _probe_instead(*, look: dict[str, Any] | None, user: AbstractBaseUser) -> Claim | None:
-    """Hidden gold in place of a fresh draft: the annotator's open probe, or a new one when one is due — only when
-    they hold no instance and nothing was sent back to them (then "Next" would not give a fresh draft either)."""
-    if look is None or look["is_busy"] or not (look["has_open_probe"] or look["is_gold_on"]):
-        return None
-    probe = probe_serve(project=Project.objects.get(pk=look["pk"]), user=user)
-    if probe is None:
-        return None
-    probe = probe_numbered(probe)
-    how = "held" if look["has_open_probe"] else "claimed"
-    return Claim(probe.number, probe.version, lease_deadline(), how=how, probe_id=probe.pk)
-
-
 def _served_instead(*, look: dict[str, Any] | None, user: AbstractBaseUser) -> Claim | None:
     """Work a package above the queue serves in place of a fresh draft (a second copy, served first since its
-    instance waits for it before round one), under the same condition as hidden gold: nothing held or sent back."""
+    instance waits for it before round one), only when nothing is held or sent back."""
     if look is None or look["is_busy"]:
         return None
     for index, (server, _) in enumerate(_SERVED_BEFORE_DRAFTS):
@@ -296,20 +288,15 @@ def queue_counts(*, project: Project, user: AbstractBaseUser) -> dict[str, int]:
     mine = Instance.objects.filter(project=project, author=user)
     open_drafts = Instance.objects.filter(project=project, status=Status.DRAFTED, batch__state=Batch.State.OPEN)
     available, available_capped = capped_count(claimable_drafts(project=project, user=user))
-    open_probes = GoldProbe.objects.filter(project=project, user_id=user.pk, submitted_at=None).count()
     return {
-        # A probe in their hands counts as the draft it looks like, taken from what waits: a claim that left the
-        # count unchanged would point it out.
-        "available": available if available_capped else max(available - open_probes, 0),
+        "available": available,
         "available_capped": available_capped,
         "assigned": open_drafts.filter(assigned_to=user).count(),
         "changes_requested": mine.filter(status=Status.CHANGES_REQUESTED).count(),
-        # A hidden-gold probe in their hands counts as held, as the draft it looks like would.
-        "held": mine.filter(status=Status.IN_REFINEMENT).count() + open_probes,
+        "held": mine.filter(status=Status.IN_REFINEMENT).count(),
         "submitted": mine.exclude(
             status__in=(Status.DRAFTED, Status.IN_REFINEMENT, Status.CHANGES_REQUESTED, Status.DISCARDED)
-        ).count()
-        + GoldProbe.objects.filter(project=project, user_id=user.pk, skip_reason="").exclude(submitted_at=None).count(),
+        ).count(),
     }
 
 

@@ -8,7 +8,6 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Min, Prefetch, Q
 
 from annotate.diffing import answer_text, word_diff
-from annotate.work.probes import held_probe, own_probes, probe_instance
 from annotate.work.workspace import (
     marked_tables,
     submission_problems,
@@ -37,9 +36,8 @@ def held_instance(*, user: AbstractBaseUser, instance_id: int) -> Instance:
 
 
 def held_item(*, user: AbstractBaseUser, instance_id: int) -> Instance:
-    """What the annotator holds as #instance_id: their hidden-gold probe shown as an instance, or the instance."""
-    probe = held_probe(user=user, number=instance_id)
-    return probe_instance(probe) if probe is not None else held_instance(user=user, instance_id=instance_id)
+    """What the annotator holds as #instance_id."""
+    return held_instance(user=user, instance_id=instance_id)
 
 
 def draft_diffs(instance: Instance) -> dict[str, list[tuple[str, str]]]:
@@ -81,9 +79,7 @@ def instance_context(instance: Instance) -> dict[str, Any]:
         "all_paragraphs": paragraphs,
         "relevant_ids": marked["relevant"],
         "excluded_table_ids": marked["excluded"],
-        "excluded_paragraph_ids": marked["excluded_paragraphs"]
-        if "excluded_paragraphs" in marked
-        else set(instance.excluded_paragraphs.values_list("id", flat=True)),
+        "excluded_paragraph_ids": set(instance.excluded_paragraphs.values_list("id", flat=True)),
     }
 
 
@@ -105,26 +101,9 @@ def workspace_data(*, user: AbstractBaseUser, instance_id: int) -> dict[str, Any
 
 
 def work_of_annotator(*, user: AbstractBaseUser, project: Project) -> dict[str, Any]:
-    """The annotator's own instances on their queue page: held, sent back, and the first done. Their hidden-gold
-    probes are listed among them as the drafts they look like (held while open, handed in once answered).
-
-    Done reads the same for every item: handed in, and when (its first submission) — never where it went since in
-    the pipeline, because a probe goes nowhere: a status that moved on for real items and stayed "Submitted" for
-    probes would point the probes out. Sent-back items are listed apart, as before."""
+    """The annotator's own instances on their queue page: held, sent back, and the first done (each with when it
+    was first handed in)."""
     mine = Instance.objects.visible_to(user).filter(project=project, author=user).select_related("reasoning_type")
-    probes = list(
-        own_probes(project_id=project.pk, user=user)
-        .filter(number__isnull=False, skip_reason="")
-        .select_related("gold", "gold__context")
-        .order_by("number")[:50]
-    )
-    held = [probe_instance(probe) for probe in probes if probe.submitted_at is None]
-    answered = []
-    for probe in probes:
-        if probe.submitted_at is not None:
-            shown = probe_instance(probe)
-            shown.handed_in_at = probe.submitted_at
-            answered.append(shown)
     # The first 50 done, chosen before their first submission is looked up: the lookup groups events, so asked of
     # the whole of an annotator's work it would read every event of theirs for a page of 50.
     first_done = mine.exclude(status__in=(Status.IN_REFINEMENT, Status.CHANGES_REQUESTED, Status.DRAFTED))
@@ -132,7 +111,7 @@ def work_of_annotator(*, user: AbstractBaseUser, project: Project) -> dict[str, 
         handed_in_at=Min("events__created_at", filter=Q(events__to_status=Status.SUBMITTED))
     )
     return {
-        "held": [*mine.filter(status=Status.IN_REFINEMENT), *held],
+        "held": mine.filter(status=Status.IN_REFINEMENT),
         "returned": mine.filter(status=Status.CHANGES_REQUESTED),
-        "done": sorted([*done, *answered], key=lambda instance: instance.pk)[:50],
+        "done": done.order_by("pk"),
     }

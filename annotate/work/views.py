@@ -9,7 +9,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from annotate.quality.selectors import pause_of
-from annotate.work import probes, queue
+from annotate.work import queue, workspace
 from annotate.work import selectors as work_selectors
 from curation import selectors
 from curation.errors import NotPermitted
@@ -93,6 +93,6 @@ def work_resume(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
 @require_POST
 def workspace_skip(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     _project(request, slug)
-    probes.held_skip(instance_id=pk, user=request.user, reason=request.POST.get("reason", ""))
+    workspace.workspace_skip(instance_id=pk, user=request.user, reason=request.POST.get("reason", ""))
     messages.info(request, "Skipped; it went back to the queue for others (you will not be given it again soon).")
     return work_next(request, slug)

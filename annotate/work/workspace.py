@@ -13,7 +13,7 @@ from annotate.work.models import WorkTime
 from annotate.work.queue import lease_renew
 from curation.answer_types import ANSWER_TYPES
 from curation.errors import InvalidInput, NotFound, NotPermitted
-from curation.models import Instance, Table, TransitionEvent
+from curation.models import Instance, TransitionEvent
 from curation.services.instances import answer_kind_suggested, instance_edit
 from curation.services.lifecycle import instance_transition
 from curation.states import Status
@@ -31,11 +31,7 @@ def suggested_answer_form(answer: list[str]) -> str:
 def suggested_answer_kind(instance: Instance) -> dict[str, str]:
     """The answer type and scale suggested for an instance from its current answer and its relevant tables
     (else its context's tables)."""
-    marked = getattr(instance, "marked", None)
-    if marked is not None:
-        tables = list(Table.objects.filter(pk__in=marked["relevant"]))
-    else:
-        tables = list(instance.relevant_tables.all())
+    tables = list(instance.relevant_tables.all())
     if not tables and instance.context_id:
         tables = list(instance.context.tables.all())
     return answer_kind_suggested(
@@ -48,11 +44,7 @@ def suggested_answer_kind(instance: Instance) -> dict[str, str]:
 
 
 def marked_tables(instance: Instance) -> dict[str, set[int]]:
-    """The tables an instance marks: relevant, and wrongly extracted. A hidden-gold probe shown as an instance
-    (annotate.quality) carries its own in `marked` instead of the instance's relations."""
-    marked = getattr(instance, "marked", None)
-    if marked is not None:
-        return marked
+    """The tables an instance marks: relevant, and wrongly extracted."""
     return {
         "relevant": set(instance.relevant_tables.values_list("id", flat=True)),
         "excluded": set(instance.excluded_tables.values_list("id", flat=True)),

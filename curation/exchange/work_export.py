@@ -22,7 +22,6 @@ from curation import selectors
 from curation.errors import InvalidInput, NotFound
 from curation.models import Batch, Instance, Project, Table
 from curation.releases.selectors import can_read_gold
-from curation.stand_ins import with_stand_ins
 from curation.states import Status
 
 FORMATS = ("jsonl", "csv")
@@ -154,13 +153,7 @@ def work_export(
         qs = qs.filter(batch_id=batch_id)
     qs = qs.prefetch_related(Prefetch("context__tables", queryset=Table.objects.only("id", "number", "label")))
     answers_included = can_read_gold(user=user, project=project)
-    # What the viewer works on under an instance's number (curation.stand_ins) is exported where it would be.
-    rows = with_stand_ins(
-        qs.order_by("id"),
-        user=user,
-        project_id=project.pk,
-        keep=lambda i: (not statuses or i.status in statuses) and (batch_id is None or i.batch_id == batch_id),
-    )
+    rows = qs.order_by("id")
     records = (work_record(i, answers_included=answers_included) for i in rows.iterator(chunk_size=500))
     stamp = timezone.now().strftime("%Y%m%d-%H%M")
     filename = f"{project.slug}-work-in-progress-not-a-release-{stamp}.{file_format}"

@@ -123,7 +123,9 @@ def batches_to_release(*, user: AbstractBaseUser, project: Project) -> dict[str,
     batches the viewer sees is read each time (their ids only, then a page of them)."""
 
     def validated_per_batch() -> dict[int, int]:
-        validated = Instance.objects.filter(project=project, status=Status.VALIDATED, batch__isnull=False)
+        validated = Instance.objects.without_probes().filter(
+            project=project, status=Status.VALIDATED, batch__isnull=False
+        )
         return dict(validated.order_by().values("batch_id").annotate(n=Count("id")).values_list("batch_id", "n"))
 
     validated = project_figures(project, "validated_per_batch", validated_per_batch)
@@ -133,7 +135,7 @@ def batches_to_release(*, user: AbstractBaseUser, project: Project) -> dict[str,
     # Read each time (configuring the exam moves no instance, so the figures cache would not see it).
     withheld = withheld_counts(
         project=project,
-        instances=Instance.objects.filter(project=project, status=Status.VALIDATED, batch_id__in=ids),
+        instances=Instance.objects.without_probes().filter(project=project, status=Status.VALIDATED, batch_id__in=ids),
     )
     return {
         "instances": sum(validated[pk] for pk in ids),

@@ -471,7 +471,9 @@ def _cut_scope(
     batches = list(Batch.objects.filter(project=project, pk__in=batch_ids))
     if not batch_ids or len(batches) != len(set(batch_ids)):
         raise InvalidInput("Choose one or more batches of this project.")
-    validated = Instance.objects.filter(project=project, batch_id__in=batch_ids, status=Status.VALIDATED)
+    validated = Instance.objects.without_probes().filter(
+        project=project, batch_id__in=batch_ids, status=Status.VALIDATED
+    )
     withheld = {} if include_withheld else withheld_counts(project=project, instances=validated)
     if withheld:
         validated = validated.exclude(withheld_q(project))
@@ -709,7 +711,9 @@ def cut_batch_ids(*, project: Project, batch_ids: list[int], batches: str = "") 
     if ALL_BATCHES in (part.lower() for part in parts):
         if batch_ids or len(parts) > 1:
             raise InvalidInput("Choose every batch with validated instances, or some batches: not both.")
-        waiting = Instance.objects.filter(project=project, status=Status.VALIDATED, batch__isnull=False)
+        waiting = Instance.objects.without_probes().filter(
+            project=project, status=Status.VALIDATED, batch__isnull=False
+        )
         ids = list(waiting.order_by("batch_id").values_list("batch_id", flat=True).distinct())
         if not ids:
             raise InvalidInput("No batch of this project has validated instances to release.")

@@ -115,12 +115,6 @@ def _clean(fields: dict[str, Any], instance: Instance) -> dict[str, Any]:
     return cleaned
 
 
-def fields_clean(fields: dict[str, Any], instance: Instance) -> dict[str, Any]:
-    """The edit rule of `instance_edit` (what may be edited, with which values and ids) for a caller that keeps the
-    fields elsewhere: hidden gold's probes, worked on in the same workspace, keep their fields on the probe."""
-    return _clean(fields, instance)
-
-
 def context_table_ids(instance: Instance) -> set[int]:
     """Tables an instance's context offers: the linked tables (short) or all of the paper's (long)."""
     if not instance.context_id:

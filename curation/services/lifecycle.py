@@ -342,10 +342,11 @@ def _sql_literal(value: str) -> str:
     return f"'{value}'"
 
 
-def claim_sql(unless: str = "") -> dict[str, str]:
+def claim_sql(unless: str = "", passing_over: str = "") -> dict[str, str]:
     """The claim statements per database vendor (and SQLite's audit insert), with every status, role and batch
     state taken from curation.states / the models, never copied: renaming a value renames it here too. With
-    `unless` (an SQL condition), the claimer may claim only while it does not hold."""
+    `unless` (an SQL condition), the claimer may claim only while it does not hold; with `passing_over` (an SQL
+    condition on the candidate draft `d`, in the current vendor's dialect), drafts it holds for are not claimed."""
     names = {
         "drafted": Status.DRAFTED.value,
         "in_refinement": Status.IN_REFINEMENT.value,
@@ -354,7 +355,9 @@ def claim_sql(unless: str = "") -> dict[str, str]:
         "open": Batch.State.OPEN.value,
     }
     literals = {name: _sql_literal(value) for name, value in names.items()}
-    literals["not_set_aside"] = _CLAIM_NOT_SET_ASIDE.format(**literals)
+    literals["not_set_aside"] = _CLAIM_NOT_SET_ASIDE.format(**literals) + (
+        f"\n      AND NOT {passing_over}" if passing_over else ""
+    )
     unless = f"\n      AND NOT ({unless})" if unless else ""
     # The open batches are put in order first and then asked for a draft one by one until one has some, so a claim
     # probes one batch, not every open batch of the project (with the probe inside the ordered query, PostgreSQL
@@ -426,11 +429,14 @@ def instance_claim(
     lease_expires_at: datetime,
     reason: str = "claimed from the queue",
     unless: tuple[str, Mapping[str, Any]] | None = None,
+    passing_over: str = "",
 ) -> tuple[int, int] | None:
     """Claim the next drafted instance of the project for `actor`: (id, version) of what they now hold, or None
     when nothing is left or they may not claim (not a qualified annotator, or already holding work there).
     `unless` is the caller's SQL condition with its parameters (it may name %(actor)s and %(slug)s), asked in the
     same statement: while it holds, nothing is claimed (the queue's "something comes before a fresh draft").
+    `passing_over` is the caller's SQL condition on a candidate `d` (it may name %(actor)s): drafts it holds for are
+    left for others (hidden gold's probes of gold the claimer has seen).
 
     One statement moves the row (see CLAIM_SQL), so two claimers never get the same instance. On PostgreSQL,
     with no hook watching claims, that statement is the whole transaction (no BEGIN/COMMIT round trips).
@@ -446,7 +452,7 @@ def instance_claim(
         "set_aside_since": set_aside_since(),
         **(unless[1] if unless else {}),
     }
-    statements = _claim_sql_unless(unless[0]) if unless else CLAIM_SQL
+    statements = _claim_sql_unless(unless[0] if unless else "", passing_over) if unless or passing_over else CLAIM_SQL
     hooks = _hooks_for(Status.IN_REFINEMENT)
     single_statement = connection.vendor == "postgresql" and not hooks
     with nullcontext() if single_statement else transaction.atomic(), _claim_cursor() as cursor:

@@ -1,4 +1,4 @@
-"""Test shorthand for hidden gold: a project with gold and drafts, and an annotator working until a probe comes."""
+"""Test shorthand for hidden gold: an annotator working until a probe comes, and answering it as a draft."""
 
 from __future__ import annotations
 
@@ -12,15 +12,15 @@ from curation.states import Status
 from tests.annotate.qualification_support import GOLD
 
 
-def refine_and_submit(instance: Instance, user) -> Instance:
-    """Fill in what submission needs and submit (as the workspace does)."""
+def refine_and_submit(instance: Instance, user, answer: list[str] | None = None) -> Instance:
+    """Fill in what submission needs and submit (as the workspace does); a probe is submitted as a draft is."""
     saved = workspace_autosave(
         instance_id=instance.pk,
         user=user,
         expected_version=instance.version,
         fields={
-            "question": "Which model wins?",
-            "answer": ["A"],
+            **({} if instance.question else {"question": "Which model wins?"}),
+            "answer": ["A"] if answer is None else answer,
             "answer_form": "short",
             "answer_source": "table",
             "answer_type": "span",
@@ -35,10 +35,17 @@ def work_until_probe(*, project, user, limit: int = 12) -> GoldProbe:
     for _ in range(limit):
         claim = queue_claim(project_slug=project.slug, user=user)
         assert claim is not None, "the queue ran dry before serving hidden gold"
-        if claim.probe_id is not None:
-            return GoldProbe.objects.get(pk=claim.probe_id)
+        probe = GoldProbe.objects.filter(instance_id=claim.instance_id).select_related("instance", "gold").first()
+        if probe is not None:
+            return probe
         refine_and_submit(Instance.objects.get(pk=claim.instance_id), user)
     raise AssertionError(f"no hidden gold in {limit} claims")
+
+
+def submit_probe(probe: GoldProbe, user, answer: list[str]) -> GoldProbe:
+    """Answer a held probe in the workspace, as any draft is answered; the probe's mark, scored."""
+    refine_and_submit(Instance.objects.get(pk=probe.instance_id), user, answer=answer)
+    return GoldProbe.objects.get(pk=probe.pk)
 
 
 def gold_on(project, manager, **values) -> None:

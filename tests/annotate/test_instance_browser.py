@@ -6,8 +6,9 @@ import re
 
 import pytest
 from django.db import connection
+from rest_framework.test import APIClient
 
-from annotate.instances.selectors import InstanceFilters, instances_browse
+from annotate.instances.selectors import instances_filtered
 from annotate.instances.services import batch_add_papers, instances_discard
 from curation.errors import InvalidInput, NotFound, NotPermitted
 from curation.models import Batch, Context, Instance, Paper, ReasoningType, TransitionEvent
@@ -30,9 +31,10 @@ def world(personas, project, paper, drafts, make_instance):
 
 
 def browse(user, project, **filters):
-    return set(
-        instances_browse(user=user, project=project, filters=InstanceFilters(**filters)).values_list("pk", flat=True)
-    )
+    data = {"q" if name == "text" else name: str(value) for name, value in filters.items()}
+    found = instances_filtered(user=user, project=project, data=data)
+    assert found.is_valid(), found.errors
+    return set(found.qs.values_list("pk", flat=True))
 
 
 def test_filters_narrow_by_status_batch_paper_type_annotator_and_text(world, project, open_batch):
@@ -46,6 +48,13 @@ def test_filters_narrow_by_status_batch_paper_type_annotator_and_text(world, pro
     subtype = world["drafts"][0].reasoning_type
     assert browse(manager, project, reasoning_type=subtype.pk) == {d.pk for d in world["drafts"][0::2]}
     assert browse(manager, project, reasoning_type=subtype.parent_id) >= {d.pk for d in world["drafts"][0::2]}
+    # The codes the pages show work as well as ids, a type's code taking its subtypes in.
+    assert browse(manager, project, reasoning_type=subtype.code) == {d.pk for d in world["drafts"][0::2]}
+    assert browse(manager, project, reasoning_type=subtype.parent.code) == browse(
+        manager, project, reasoning_type=subtype.parent_id
+    )
+    with pytest.raises(InvalidInput, match="No reasoning type 'XX-9'"):
+        browse(manager, project, reasoning_type="XX-9")
     assert browse(manager, project, annotator="annotator") == {held.pk}
     assert browse(manager, project, text="RECALL") == {loose.pk}  # question, any case
     assert browse(manager, project, text="0.42") == {loose.pk}  # answer
@@ -236,7 +245,7 @@ def test_the_page_counts_at_most_count_up_to_matches_and_says_so(client, world, 
 
 @pytest.mark.skipif(connection.vendor != "postgresql", reason="trigram indexes are PostgreSQL's")
 def test_text_search_can_read_the_trigram_indexes_on_postgresql(world, project):
-    from annotate.instances.selectors import matching_text
+    from annotate.instances.filters import matching_text
 
     sql, params = matching_text(Instance.objects.order_by(), "recall of B").values("pk").query.sql_with_params()
     with connection.cursor() as cursor:
@@ -250,3 +259,22 @@ def test_text_search_can_read_the_trigram_indexes_on_postgresql(world, project):
         assert index in plan, plan
     manager = world["people"]["manager"]
     assert browse(manager, project, text="recall of B") == {world["loose"].pk}
+
+
+def test_the_page_and_the_api_filter_by_the_type_codes_the_page_offers(client, world, project, personas):
+    subtype = world["drafts"][0].reasoning_type
+    expected = {d.pk for d in world["drafts"][0::2]}
+    client.force_login(personas["manager"])
+    html = client.get(f"/p/{project.slug}/instances/").content.decode()
+    assert f'<option value="{subtype.code}">' in html  # the select box offers codes
+    page = client.get(f"/p/{project.slug}/instances/", {"reasoning_type": subtype.code}).content.decode()
+    assert {int(pk) for pk in re.findall(r'name="instances" value="(\d+)"', page)} == expected
+    api = APIClient()
+    api.force_authenticate(personas["manager"])
+    url = f"/api/projects/{project.slug}/instances/"
+    listed = api.get(url, {"reasoning_type": subtype.code}).json()
+    assert {row["id"] for row in listed["results"]} == expected
+    assert {row["id"] for row in api.get(url, {"reasoning_type": subtype.pk}).json()["results"]} == expected
+    bad = api.get(url, {"reasoning_type": "XX-9"})
+    assert bad.status_code == 400 and "XX-9" in str(bad.json())
+    assert api.get(url, {"batch": "-1"}).status_code == 400

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from django.test import Client
 from django.utils import timezone
 
 from annotate.qualification import services
@@ -14,6 +15,7 @@ from curation.models import Membership, ReasoningType
 from curation.services.lifecycle import instance_create
 from curation.states import Role, Status
 from tests.annotate.qualification_support import GOLD, correct_answers, make_gold
+from tests.conftest import PASSWORD
 
 
 @pytest.fixture
@@ -87,41 +89,66 @@ def _fail(attempt, user):
     return services.attempt_submit(attempt_id=attempt.pk, user=user, answers=wrong)
 
 
-def test_a_retry_draws_items_the_candidate_has_not_seen(project, personas, context):
+def test_replaying_feedback_on_every_retry_never_passes_and_an_exhausted_pool_refuses_with_the_reason(
+    project, personas, context
+):
     gold = make_gold(project, context) + make_gold(project, context)  # eight gold items
     services.qualification_configure(
         project=project, actor=personas["manager"], instance_ids=[i.pk for i in gold], size=3, retry_delay_hours=0
     )
     novice = personas["novice"]
-    first = services.attempt_start(project=project, user=novice)
-    _fail(first, novice)
-    second = services.attempt_start(project=project, user=novice)
-    assert len(first.item_ids) == len(second.item_ids) == 3
-    assert not set(first.item_ids) & set(second.item_ids)
-    _fail(second, novice)
-    # Two items are left unseen: both are used, and the third is the one seen longest ago.
-    third = services.attempt_start(project=project, user=novice)
-    unseen = {i.pk for i in gold} - set(first.item_ids) - set(second.item_ids)
-    assert unseen <= set(third.item_ids) and len(third.item_ids) == 3
-    assert (set(third.item_ids) - unseen) <= set(first.item_ids)
+    learned: dict[int, list[str]] = {}  # every gold answer the feedback has shown so far
+    served: list[int] = []
+    for _ in range(2):  # 8 items of 3 per attempt: the first attempt and one retry
+        attempt = services.attempt_start(project=project, user=novice)
+        assert not set(attempt.item_ids) & set(served)  # nothing whose answer was shown
+        served += attempt.item_ids
+        replayed = {
+            str(pk): {"answer": learned.get(pk, ["not it"]), "rationale": "from the feedback"}
+            for pk in attempt.item_ids
+        }
+        scored = services.attempt_submit(attempt_id=attempt.pk, user=novice, answers=replayed)
+        assert scored.passed is False and scored.score == 0.0
+        learned.update({row["instance_id"]: row["gold"] for row in scored.results})
+    with pytest.raises(NotPermitted) as refused:
+        services.attempt_start(project=project, user=novice)
+    assert refused.value.detail == {"reason": "exam_pool_exhausted", "unseen": 2, "size": 3}
+    assert "add gold" in refused.value.message
+    client = Client()
+    assert client.login(username="novice", password=PASSWORD)
+    page = client.post(f"/p/{project.slug}/qualification/start/", follow=True)
+    assert "only 2 remain" in page.content.decode()  # the candidate is told why
+    assert QualificationAttempt.objects.filter(user=novice).count() == 2
     # Another candidate starts from the beginning of the pool.
     other = Membership.objects.get(project=project, user=personas["annotator2"], role=Role.ANNOTATOR)
     Membership.objects.filter(pk=other.pk).update(is_qualified=False)
-    assert services.attempt_start(project=project, user=personas["annotator2"]).item_ids == first.item_ids
+    assert services.attempt_start(project=project, user=personas["annotator2"]).item_ids == served[:3]
+
+
+def test_the_exam_page_says_how_many_retries_the_pool_supports(project, personas, context):
+    gold = make_gold(project, context) + make_gold(project, context)
+    services.qualification_configure(
+        project=project, actor=personas["manager"], instance_ids=[i.pk for i in gold], size=3
+    )
+    client = Client()
+    assert client.login(username="manager", password=PASSWORD)
+    page = client.get(f"/p/{project.slug}/qualification/manage/").content.decode()
+    assert "The pool of 8 items supports 1 retry per candidate" in page
+    assert "Add 1 more gold item for one more retry." in page
 
 
 @pytest.mark.parametrize(
-    ("pool", "size", "earlier", "drawn"),
+    ("pool", "size", "seen", "drawn"),
     [
-        ([1, 2, 3, 4, 5, 6], 2, [], [1, 2]),
-        ([1, 2, 3, 4, 5, 6], 2, [[1, 2]], [3, 4]),
-        ([1, 2, 3, 4, 5, 6], 2, [[1, 2], [3, 4], [5, 6]], [1, 2]),
-        ([1, 2, 3, 4, 5, 6], 3, [[1, 2, 3], [4, 5]], [1, 2, 6]),  # unseen 6, then the oldest seen
-        ([1, 2], 3, [], [1, 2]),  # a pool smaller than the exam gives what it has
+        ([1, 2, 3, 4, 5, 6], 2, set(), [1, 2]),
+        ([1, 2, 3, 4, 5, 6], 2, {1, 2}, [3, 4]),
+        ([1, 2, 3, 4, 5, 6], 2, {1, 2, 3, 4, 5}, []),  # one unseen item cannot make an exam of two
+        ([1, 2, 3, 4, 5, 6], 3, {1, 2, 3, 4}, []),
+        ([1, 2], 2, set(), [1, 2]),
     ],
 )
-def test_exam_items_draw_avoids_earlier_items_while_enough_remain(pool, size, earlier, drawn):
-    assert services.exam_items_draw(pool=pool, size=size, earlier=earlier) == drawn
+def test_exam_items_draw_only_items_never_shown(pool, size, seen, drawn):
+    assert services.exam_items_draw(pool=pool, size=size, seen=seen) == drawn
 
 
 def test_auto_pick_takes_unreleased_items_before_released_ones(project, personas, context):
@@ -259,7 +286,15 @@ def test_threshold_is_inclusive(project, personas, exam, gold):
     assert services.attempt_submit(attempt_id=attempt.pk, user=personas["novice"], answers=answers).passed is True
 
 
-def test_retry_waits_for_the_delay_and_every_attempt_is_kept(project, personas, exam, gold):
+def test_retry_waits_for_the_delay_and_every_attempt_is_kept(project, personas, context, gold):
+    more = make_gold(project, context)  # a pool of two exams: the retry draws items never shown
+    services.qualification_configure(
+        project=project,
+        actor=personas["manager"],
+        instance_ids=[i.pk for i in gold + more],
+        size=4,
+        retry_delay_hours=24,
+    )
     novice = personas["novice"]
     first = services.attempt_start(project=project, user=novice)
     first = services.attempt_submit(attempt_id=first.pk, user=novice, answers={})
@@ -271,7 +306,7 @@ def test_retry_waits_for_the_delay_and_every_attempt_is_kept(project, personas, 
     QualificationAttempt.objects.filter(pk=first.pk).update(submitted_at=timezone.now() - timedelta(hours=25))
     second = services.attempt_start(project=project, user=novice)
     assert second.pk != first.pk
-    services.attempt_submit(attempt_id=second.pk, user=novice, answers=correct_answers(gold))
+    services.attempt_submit(attempt_id=second.pk, user=novice, answers=correct_answers(more))
     kept = QualificationAttempt.objects.filter(user=novice).order_by("started_at").values_list("passed", flat=True)
     kept = list(kept)
     assert kept == [False, True]

@@ -13,9 +13,8 @@ from django.core.management import call_command
 from annotate.qualification.guidelines import guidelines_publish
 from annotate.quality.drift import drift_of, drift_rows
 from annotate.quality.selectors import gold_figures, gold_rows
-from annotate.quality.services import probe_submit
 from tests.annotate.qualification_support import make_gold
-from tests.annotate.quality_helpers import gold_on, work_until_probe
+from tests.annotate.quality_helpers import gold_on, submit_probe, work_until_probe
 from tests.annotate.review_helpers import to_discussion, to_round2
 
 
@@ -25,7 +24,7 @@ def measured(personas, project, drafts, context):
     make_gold(project, context)
     gold_on(project, personas["manager"])
     probe = work_until_probe(project=project, user=personas["annotator"])
-    probe_submit(probe_id=probe.pk, user=personas["annotator"], answer=["wrong"])
+    submit_probe(probe, personas["annotator"], ["wrong"])
     gold_on(project, personas["manager"], gold_every=0)  # the rest of the work is real drafts
     guidelines_publish(project=project, actor=personas["manager"], text="# New rules", note="clarified scales")
     to_round2(project, personas)

@@ -6,9 +6,8 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
-from annotate.quality.services import probe_submit
 from curation.models import ReasoningType
-from tests.annotate.quality_helpers import DRAFTED, gold_on, make_refined_gold, work_until_probe
+from tests.annotate.quality_helpers import DRAFTED, gold_on, make_refined_gold, submit_probe, work_until_probe
 from tests.annotate.test_qualification_gold_leak import leaks, probe
 from tests.conftest import PASSWORD
 
@@ -19,10 +18,10 @@ def probe_world(project, personas, context, paper, drafts):
     gold = make_refined_gold(project, context)
     gold_on(project, personas["manager"])
     answered = work_until_probe(project=project, user=personas["annotator"])
-    probe_submit(probe_id=answered.pk, user=personas["annotator"], answer=["my guess"])
+    submit_probe(answered, personas["annotator"], ["my guess"])
     held = work_until_probe(project=project, user=personas["annotator"])
-    # The probes' own ids and the numbers they are worked on under (an instance's URLs: page, diff, API).
-    numbers = {answered.number, held.number}
+    # The probes' instance numbers (an instance's URLs: page, diff, API) and their marks' ids.
+    numbers = {answered.instance_id, held.instance_id}
     ids = sorted({answered.pk, held.pk, *numbers, paper.pk, context.pk, *(g.pk for g in gold), drafts[0].pk})
     code = ReasoningType.objects.filter(project=project).first().code
     values = {
@@ -43,7 +42,7 @@ def test_no_page_or_endpoint_shows_an_annotator_the_gold_of_a_probe(probe_world)
     assert len(bodies) > 200  # the walk really went through the application
     assert any(probe_world["held"].gold.question in body for body in bodies.values())  # and reached the probe
     held = probe_world["held"]
-    workspace_pages = [url for url, body in bodies.items() if f"Refine #{held.number}" in body]
+    workspace_pages = [url for url, body in bodies.items() if f"Refine #{held.instance_id}" in body]
     assert workspace_pages, "the walk opened the probe in the workspace"
     # The probe opens prefilled as a real draft: the draft's own answer and rationale are on its workspace page …
     drafted_answer, drafted_rationale = next((a, r) for a, r in DRAFTED if a == held.gold.draft["answer"])

@@ -591,10 +591,10 @@ def test_a_qualification_revoked_between_claims_is_refused_at_the_next_claim(per
 
 
 def test_the_claim_asks_the_queues_look_live_though_its_sql_is_compiled_once(personas, project, drafts):
-    """Hidden gold switched on after Next compiled its look: the claim with the look inside refuses (the queue then
-    asks hidden gold first), the bare claim does not."""
-    from annotate.quality.services import quality_configure
+    """A second copy opened after Next compiled its look: the claim with the look inside refuses (the queue then
+    serves the copy first), the bare claim does not."""
     from annotate.work.queue import _something_first_sql
+    from tests.annotate.agreement_helpers import double_on, first_submission
 
     user = personas["annotator"]
 
@@ -604,9 +604,10 @@ def test_the_claim_asks_the_queues_look_live_though_its_sql_is_compiled_once(per
     claimed = claim(unless=_something_first_sql())
     assert claimed is not None
     instance_transition(instance_id=claimed[0], target=Status.DRAFTED, actor=None)
-    quality_configure(project=project, actor=personas["manager"], gold_every=2)
+    double_on(project, personas["manager"])
+    first_submission(project=project, user=personas["annotator2"])  # a copy now waits for a second annotator
     assert claim(unless=_something_first_sql()) is None
-    assert not Instance.objects.filter(project=project, status=Status.IN_REFINEMENT).exists()
+    assert not Instance.objects.filter(project=project, status=Status.IN_REFINEMENT, author=user).exists()
     assert claim() is not None
 
 

@@ -9,7 +9,7 @@ import pytest
 from playwright.sync_api import expect
 
 from annotate.quality.models import GoldProbe, QualityDecision
-from curation.models import Membership
+from curation.models import Instance, Membership
 from curation.states import Role
 from tests.annotate.quality_helpers import gold_on, make_refined_gold, work_until_probe
 from tests.browser.conftest import follow, type_into
@@ -30,11 +30,11 @@ def test_a_failing_annotator_is_paused_and_a_manager_restores_them(
 
     page = open_as(browser, live_server, "annotator")
     page.goto(f"{live_server.url}/p/{project.slug}/work/")
-    expect(page.locator("main")).to_contain_text(f"#{probe.number}")  # "In your hands", as a draft would be
+    expect(page.locator("main")).to_contain_text(f"#{probe.instance_id}")  # "In your hands", as a draft would be
     page.locator("#next-button").click()
     # The ordinary workspace, at an instance's URL: autosave, shortcuts, skip, diff.
-    page.wait_for_url(re.compile(rf"/work/{probe.number}/$"))
-    expect(page.get_by_role("heading", name=re.compile(rf"Refine #{probe.number}"))).to_be_visible()
+    page.wait_for_url(re.compile(rf"/work/{probe.instance_id}/$"))
+    expect(page.get_by_role("heading", name=re.compile(rf"Refine #{probe.instance_id}"))).to_be_visible()
     expect(page.locator(".ws-context")).to_contain_text("Accuracy by model.")
     expect(page.locator("#f-question")).to_have_value(probe.gold.question)
     expect(page.locator("#skip-button")).to_be_visible()
@@ -45,7 +45,7 @@ def test_a_failing_annotator_is_paused_and_a_manager_restores_them(
     type_into(page, "#refine-form input[name=answer]", "a wrong answer")
     page.locator("#refine-form input[name=answer]").blur()
     expect(page.locator("#save-state")).to_have_text("All changes saved")
-    assert GoldProbe.objects.get(pk=probe.pk).fields["answer"] == ["a wrong answer"]  # autosaved on the probe
+    assert Instance.objects.get(pk=probe.instance_id).answer == ["a wrong answer"]  # autosaved as a draft is
     page.reload()
     expect(page.locator("#refine-form input[name=answer]")).to_have_value("a wrong answer")
     type_into(page, "#f-rationale", "I guessed.")
@@ -59,9 +59,9 @@ def test_a_failing_annotator_is_paused_and_a_manager_restores_them(
     page.check("input[name=answer_type][value=span]")  # over the type the draft came with, as on any draft
     expect(page.locator("input[name=answer_type][value=span]")).to_be_checked()
     page.keyboard.press("Control+Enter")
-    page.wait_for_url(lambda url: f"/work/{probe.number}/" not in url)
+    page.wait_for_url(lambda url: f"/work/{probe.instance_id}/" not in url)
     assert GoldProbe.objects.get(pk=probe.pk).em == 0.0
-    assert GoldProbe.objects.get(pk=probe.pk).rationale == "I guessed."
+    assert Instance.objects.get(pk=probe.instance_id).rationale == "I guessed."
     assert not Membership.objects.get(project=project, user=annotator, role=Role.ANNOTATOR).is_qualified
 
     manager = open_as(browser, live_server, "manager")

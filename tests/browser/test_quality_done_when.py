@@ -68,8 +68,8 @@ def work_one(page, user, *, index: int, gold_answer_wrong: bool) -> str | None:
     if not re.search(r"/work/(copy/)?\d+/$", url):
         return None
     number = int(url.rstrip("/").rsplit("/", 1)[1])
-    probe = GoldProbe.objects.filter(user=user, submitted_at=None).first()
-    kind = "copy" if "/work/copy/" in url else "probe" if probe and probe.number == number else "draft"
+    probe = GoldProbe.objects.filter(instance_id=number).first()
+    kind = "copy" if "/work/copy/" in url else "probe" if probe else "draft"
     if kind == "probe":
         answer = ["a wrong answer"] if gold_answer_wrong else [str(item) for item in probe.gold.answer]
     else:
@@ -151,7 +151,7 @@ def test_two_annotators_hidden_gold_double_annotation_dashboard_pause_requalify_
     type_into(gold_form, "input[name=gold_min_sample]", "1")
     gold_form.get_by_label("Pause until re-qualified").check()
     gold_form.get_by_role("button", name="Save hidden gold").click()
-    expect(manager.locator("#hidden-gold")).to_contain_text("One claim in 5 serves a validated gold item")
+    expect(manager.locator("#hidden-gold")).to_contain_text("One instance in 5 of every batch is a validated gold item")
     double_form = manager.locator("#agreement form").first
     type_into(double_form, "input[name=double_fraction]", "0.2")
     type_into(double_form, "input[name=seed]", str(seed))
@@ -217,7 +217,11 @@ def test_two_annotators_hidden_gold_double_annotation_dashboard_pause_requalify_
             verifier.locator("#approve-button").click()
             verifier.wait_for_url(lambda u, reviewed=reviewed: not u.startswith(reviewed))
         assert kept == 2
-        assert Instance.objects.filter(project=project, status=Status.ROUND2_REVIEW).count() == DRAFTS
+        # Probes are reviewed as drafts are (the batch holds them among its drafts).
+        probes = GoldProbe.objects.filter(instance__batch=batch).count()
+        assert (
+            probes and Instance.objects.filter(project=project, status=Status.ROUND2_REVIEW).count() == DRAFTS + probes
+        )
 
         # Round two: each annotator confirms the other's work; a third (qualified through the exam service) takes
         # the double-annotated items, which neither of their two annotators may take.
@@ -228,14 +232,14 @@ def test_two_annotators_hidden_gold_double_annotation_dashboard_pause_requalify_
             if not page.locator("#round2-next").count():
                 continue
             page.locator("#round2-next").click()  # each confirmation then opens the next, until none is left
-            for _ in range(DRAFTS):
+            for _ in range(2 * DRAFTS):
                 page.wait_for_load_state()
                 if not re.search(r"/round2/\d+/$", page.url):
                     break
                 confirmed = page.url
                 page.locator("#confirm-button").click()
                 page.wait_for_url(lambda u, confirmed=confirmed: u != confirmed)
-        assert Instance.objects.filter(batch=batch, status=Status.VALIDATED).count() == DRAFTS
+        assert Instance.objects.filter(batch=batch, status=Status.VALIDATED).count() == DRAFTS + probes
 
         # The dashboard: running gold EM per annotator with n, agreement with counts, draft costs by drafter, drift.
         follow_project_nav(manager, "Dashboard")
@@ -266,7 +270,8 @@ def test_two_annotators_hidden_gold_double_annotation_dashboard_pause_requalify_
             expect(manager.locator(f"#drift figure[data-user={user.username}] polyline").first).to_be_attached()
         assert list(QualityDecision.objects.filter(user=bad).values_list("action", flat=True)) == ["paused"]
 
-        # The manager cuts a release through the page; the worker delivers a signed release.cut.
+        # The manager cuts a release through the page (probes are neither offered nor frozen); the worker delivers a
+        # signed release.cut.
         follow_project_nav(manager, "Releases")
         type_into(manager, "#cut-release input[name=name]", "quality")
         manager.locator("#cut-release").get_by_label(f"{batch.name} ({DRAFTS} validated)").click()

@@ -16,6 +16,7 @@ from curation.drafting.endpoints import describe_endpoint_error
 from curation.drafting.models import DraftingItem, DraftingRun
 from curation.drafting.services.drafter import Drafter, Outcome
 from curation.drafting.services.runs import OPEN_ITEM_STATES, chunks_pending, run_finish_if_done
+from curation.drafting.signals import drafts_committed
 from curation.endpoints.errors import EndpointConfigError, EndpointError, EndpointUnauthorized
 from curation.jobs import job_claim, job_heartbeat, job_heartbeating, job_release, job_token
 from curation.services.instances import answer_kind_suggested
@@ -294,3 +295,4 @@ def _item_commit(run: DraftingRun, item: DraftingItem, token: str, outcome: Outc
         first = first or instance
     if first is not None:
         DraftingItem.objects.filter(pk=item.pk).update(instance=first)
+        drafts_committed.send(sender=DraftingRun, run=run, batch_id=first.batch_id)

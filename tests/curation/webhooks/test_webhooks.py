@@ -23,7 +23,6 @@ from django.utils import timezone
 from standardwebhooks.webhooks import Webhook as Verifier
 from standardwebhooks.webhooks import WebhookVerificationError
 
-from annotate.quality.services import probe_submit
 from curation.errors import InvalidInput, NotPermitted
 from curation.jobs import job_task
 from curation.models import Batch
@@ -36,7 +35,7 @@ from curation.webhooks.signing import secret_new, signed_headers
 from scoring.runs.models import ScoringRun
 from scoring.runs.states import run_transition
 from tests.annotate.qualification_support import make_gold
-from tests.annotate.quality_helpers import gold_on, work_until_probe
+from tests.annotate.quality_helpers import gold_on, submit_probe, work_until_probe
 from tests.conftest import PASSWORD, instance_build
 from tests.curation.webhooks.receivers import closed_port_url, receiver
 from tests.scoring.run_support import small_release
@@ -342,7 +341,7 @@ def test_an_annotator_paused_by_hidden_gold_is_an_event(personas, project, draft
     gold_on(project, personas["manager"], gold_threshold=0.9, gold_min_sample=2, is_pause_on_fail=True)
     annotator = personas["annotator"]
     for answer in ("wrong", "wrong again"):
-        probe_submit(probe_id=work_until_probe(project=project, user=annotator).pk, user=annotator, answer=[answer])
+        submit_probe(work_until_probe(project=project, user=annotator), annotator, [answer])
     [delivery] = WebhookDelivery.objects.filter(webhook=hook)
     data = json.loads(delivery.body)["data"]
     assert (data["annotator"], data["em"], data["sample"], data["threshold"]) == ("annotator", 0.0, 2, 0.9)
