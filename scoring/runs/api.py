@@ -146,6 +146,15 @@ class ScoringRunListApi(APIView):
         setting = serializers.CharField(default="short", help_text="short or long")
         label = serializers.CharField(required=False, allow_blank=True, default="", max_length=200)
         limit = serializers.IntegerField(required=False, allow_null=True, default=None, min_value=1)
+        per_template = serializers.IntegerField(
+            required=False,
+            allow_null=True,
+            default=None,
+            min_value=1,
+            help_text="score a sample: this many answerable questions per question template (the meta paper draws "
+            "20), instead of the whole release",
+        )
+        sample_seed = serializers.IntegerField(required=False, default=0, help_text="the sample's seed")
         few_shot = serializers.IntegerField(default=0, help_text="tool examples per tool: 0, 1 or 3")
         tools = serializers.CharField(default="all", help_text="all, or data (data tools only)")
         max_turns = serializers.IntegerField(
@@ -204,6 +213,8 @@ class ScoringRunListApi(APIView):
             extraction=values["extraction"],
             bertscore=values["bertscore"],
             limit=values["limit"],
+            per_template=values["per_template"],
+            sample_seed=values["sample_seed"],
             chunk_size=values["chunk_size"],
         )
         run_lifecycle.run_start(run=run, actor=request.user)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import random
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
@@ -26,6 +27,37 @@ from scoring.runs.permissions import runner_require
 from scoring.runs.progress import BERTSCORE_MODELS, paper_bertscore_unavailable
 
 DEFAULT_CHUNK_SIZE = 8
+# The meta paper's table 2: "a sample of 400 questions (20 per type) … on the answerable split".
+PAPER_PER_TEMPLATE = 20
+
+
+def per_template_positions(release: Release, *, per_template: int, seed: int = 0) -> list[int]:
+    """The meta paper's sample of a release: `per_template` answerable questions of each question template (the
+    template drafter's `template_id`; questions without one form one group), drawn at random with `seed`, each
+    template from its own seeded generator so adding a template does not change the others' draws."""
+    groups: dict[str, list[int]] = {}
+    rows = ReleaseItem.objects.filter(release=release).exclude(split=UNANSWERABLE_SPLIT)
+    for position, template in rows.values_list("position", "instance__draft__template_id").order_by("position"):
+        groups.setdefault(str(template or ""), []).append(position)
+    chosen: list[int] = []
+    for template, positions in sorted(groups.items()):
+        generator = random.Random(f"{seed}:{template}")
+        chosen += generator.sample(positions, min(per_template, len(positions)))
+    return sorted(chosen)
+
+
+def _chunk_ranges(positions: list[int], chunk_size: int) -> list[tuple[int, int]]:
+    """(first, last) position ranges of at most `chunk_size` items that hold only `positions` (a sample's gaps are
+    never inside a chunk, since a chunk scores every release item of its range)."""
+    ranges: list[tuple[int, int]] = []
+    start = 0
+    for i in range(1, len(positions) + 1):
+        if i == len(positions) or i - start == chunk_size or positions[i] != positions[i - 1] + 1:
+            ranges.append((positions[start], positions[i - 1]))
+            start = i
+    return ranges
+
+
 TOOL_OPTIONS = ("all", "data")
 FEW_SHOTS = (0, 1, 3)
 
@@ -95,6 +127,8 @@ def run_create(
     json_schema: bool = True,
     use_cache: bool = True,
     limit: int | None = None,
+    per_template: int | None = None,
+    sample_seed: int = 0,
     chunk_size: int = DEFAULT_CHUNK_SIZE,
     uploaded: dict[str, Any] | None = None,
     upload_name: str = "",
@@ -140,6 +174,8 @@ def run_create(
         raise InvalidInput(f"The paper's BERTScore (bert-base-uncased, layer 12) is unavailable: {reason}.")
     if limit is not None and limit < 1:
         raise InvalidInput("The limit is a positive number of items.")
+    if per_template is not None and (per_template < 1 or limit is not None):
+        raise InvalidInput("A per-template sample is a positive number of questions per template, without a limit.")
     chunk_size = max(1, min(int(chunk_size), 500))
     used_templates = templates_for(method, {**project_templates(project), **(templates or {})})
     if abstention is None:  # offered exactly when the release froze questions that cannot be answered
@@ -152,9 +188,12 @@ def run_create(
     unknown = set(params) - GENERATION_PARAM_NAMES
     if unknown:
         raise InvalidInput(f"Unknown generation parameters: {', '.join(sorted(unknown))}.")
-    positions = list(
-        ReleaseItem.objects.filter(release=release).order_by("position").values_list("position", flat=True)[:limit]
-    )
+    if per_template is not None:
+        positions = per_template_positions(release, per_template=per_template, seed=sample_seed)
+    else:
+        positions = list(
+            ReleaseItem.objects.filter(release=release).order_by("position").values_list("position", flat=True)[:limit]
+        )
     if not positions:
         raise InvalidInput("That release has no items.")
     options = {
@@ -168,6 +207,8 @@ def run_create(
         "bertscore": bertscore,
         "abstention": bool(abstention),
     }
+    if per_template is not None:
+        options["sample"] = {"per_template": per_template, "seed": sample_seed, "split": "answerable"}
     if reported_method:
         # The method the uploaded predictions came from: with setting, n-shot and tools it places them in comparisons.
         options["reported_method"] = reported_method
@@ -205,12 +246,7 @@ def run_create(
             created_by=actor if actor is not None and actor.is_authenticated else None,
         )
         RunChunk.objects.bulk_create(
-            RunChunk(
-                run=run,
-                index=index,
-                first_position=positions[start],
-                last_position=positions[min(start + chunk_size, len(positions)) - 1],
-            )
-            for index, start in enumerate(range(0, len(positions), chunk_size))
+            RunChunk(run=run, index=index, first_position=first, last_position=last)
+            for index, (first, last) in enumerate(_chunk_ranges(positions, chunk_size))
         )
     return run

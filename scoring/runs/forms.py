@@ -28,6 +28,10 @@ class ScoringRunForm(forms.Form):
     method = forms.ChoiceField(choices=METHOD_CHOICES)
     setting = forms.ChoiceField(choices=ScoringRun.Setting.choices, required=False)
     limit = forms.IntegerField(required=False, min_value=1)
+    per_template = forms.IntegerField(
+        required=False, min_value=1, help_text="A sample: answerable questions per template (the meta paper: 20)."
+    )
+    sample_seed = forms.IntegerField(required=False)
     max_tokens = forms.IntegerField(required=False, min_value=1)
     temperature = forms.FloatField(required=False, min_value=0)
     label = forms.CharField(
@@ -69,6 +73,8 @@ class ScoringRunForm(forms.Form):
             "extraction": data["extraction"] or "default",
             "bertscore": data["bertscore"] or "minilm",
             "limit": data["limit"],
+            "per_template": data["per_template"],
+            "sample_seed": data["sample_seed"] or 0,
             "generation_params": {name: data[name] for name in ("max_tokens", "temperature") if data[name] is not None},
         }
 

@@ -7,11 +7,9 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from django.db.models import Max
 from django.utils import timezone
 
 from curation.jobs import job_enqueue
-from curation.releases.models import ReleaseItem
 from curation.webhooks.services import webhook_emit
 from scoring.runs.models import Prediction, RunChunk, ScoringRun
 from scoring.runs.progress import prediction_counts, run_results_compute
@@ -72,11 +70,10 @@ def run_finish_if_done(*, run_id: int) -> bool:
     if RunChunk.objects.filter(run_id=run_id).exclude(status=RunChunk.Status.DONE).exists():
         return False
     run = ScoringRun.objects.get(pk=run_id)
-    # Never "completed" with an item unattempted: every release item has its prediction (a given-up chunk's items
-    # have failed ones), whatever the chunks' flags say.
-    last = RunChunk.objects.filter(run_id=run_id).aggregate(last=Max("last_position"))["last"]
-    items = ReleaseItem.objects.filter(release_id=run.release_id, position__lte=last if last is not None else -1)
-    if items.exclude(predictions__run_id=run_id).exists():
+    # Never "completed" with an item unattempted: every item of the run (the release's, its first `limit` or its
+    # per-template sample) has its prediction (a given-up chunk's items have failed ones), whatever the chunks' flags
+    # say; (run, item) is unique, so the count tells.
+    if Prediction.objects.filter(run_id=run_id).count() < run.items_total:
         logger.warning("run %s: every chunk is done but some items have no prediction; not completing", run_id)
         return False
     counts = prediction_counts(run)

@@ -225,6 +225,8 @@ def _modes(run: ScoringRun) -> list[tuple[str, str]]:
         ("Answer extraction", choices.get(options.get("extraction", "default"), "")),
         ("BERTScore model", bertscore),
     ]
+    if sample := options.get("sample"):
+        rows.append(("Sample", f"{sample['per_template']} answerable questions per template, seed {sample['seed']}"))
     if options.get("abstention"):
         rows.append(("Abstention", "offered: the prompts say to answer “Not answerable” when the context lacks it"))
     if run.method == ScoringRun.Method.TOOL:

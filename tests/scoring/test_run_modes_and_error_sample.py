@@ -158,3 +158,33 @@ def test_an_upload_takes_a_runs_scoring_options_from_the_page_and_the_api(projec
         run.options["extraction"]: Prediction.objects.get(run=run, item__uid=uid).answer for run in (official, default)
     }
     assert answers["default"] == ["42"] and answers["official"] != ["42"]
+
+
+def test_a_per_template_sample_scores_n_answerable_questions_of_each_template_and_completes(project, personas):
+    from curation.models import Instance
+    from scoring.runs.creation import per_template_positions
+
+    release = small_release(project, documents=2, questions=8)
+    items = list(release.items.order_by("position"))
+    for index, item in enumerate(items):  # three templates: a, b, c, a, b, c, …
+        Instance.objects.filter(pk=item.instance_id).update(draft={"template_id": "abc"[index % 3]})
+    sample = per_template_positions(release, per_template=2, seed=5)
+    assert len(sample) == 6 and sample == per_template_positions(release, per_template=2, seed=5)
+    templates = [("abc"[items.index(next(i for i in items if i.position == p)) % 3]) for p in sample]
+    assert sorted(templates) == ["a", "a", "b", "b", "c", "c"]
+    uids = {item.uid for item in items if item.position in sample}
+    content = "\n".join(json.dumps({"uid": item.uid, "answer": ["x"]}) for item in items).encode()
+    run = run_create(
+        release=release, actor=personas["manager"], method="upload", per_template=2, sample_seed=5,
+        uploaded={item.uid: {"answer": ["x"], "scale": ""} for item in items}, upload_name="p.jsonl",
+    )  # fmt: skip
+    assert content and run.items_total == 6 and run.options["sample"] == {"per_template": 2, "seed": 5,
+                                                                          "split": "answerable"}  # fmt: skip
+    from scoring.runs.lifecycle import run_start
+
+    run = run_start(run=run, actor=personas["manager"])
+    run.refresh_from_db()
+    assert run.status == "completed", run.error
+    assert set(Prediction.objects.filter(run=run).values_list("item__uid", flat=True)) == uids
+    page = _client("manager").get(f"/p/{project.slug}/scoring/runs/{run.pk}/").content.decode()
+    assert "2 answerable questions per template, seed 5" in page
