@@ -5,16 +5,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import types
-from pathlib import Path
-
-if "curation" not in sys.modules:
-    # The metrics use only curation.toolkit (pure); the curation package's __init__ loads the Celery app and with it
-    # Django's settings, a second of start-up a file-scoring command does not need. Its subpackages are found from
-    # a bare package of the same path instead.
-    package = types.ModuleType("curation")
-    package.__path__ = [str(Path(__file__).resolve().parents[2] / "curation")]
-    sys.modules["curation"] = package
 
 from scoring.metrics import command
 
