@@ -141,7 +141,8 @@ def key_status(endpoint: ModelEndpoint) -> str:
 
 
 def describe_endpoint_error(error: EndpointError, *, base_url: str = "") -> tuple[str, str]:
-    """(kind, sentence for a person) for an endpoint failure: down, unauthorized, garbage, rejected, busy, config."""
+    """(kind, sentence for a person) for an endpoint failure: down (no HTTP answer, whatever the reason), unauthorized,
+    garbage, rejected, unavailable, busy, config."""
     where = f" at {base_url}" if base_url else ""
     tries = f" after {len(error.attempts)} attempt(s)" if error.attempts else ""
     if isinstance(error, EndpointUnauthorized):
@@ -157,10 +158,13 @@ def describe_endpoint_error(error: EndpointError, *, base_url: str = "") -> tupl
         return "busy", f"No free slot for the endpoint in time: {error}"
     if isinstance(error, EndpointRetriesExhausted):
         last = error.attempts[-1] if error.attempts else None
-        if last is not None and last.status is None and last.error.startswith("connection"):
-            return "down", f"The endpoint{where} is unreachable{tries} ({last.error})."
         if last is not None and last.status is None:
-            return "timeout", f"The endpoint{where} did not answer in time{tries} ({last.error})."
+            # One sentence for refused, reset, silent and timed-out connections: no test tells an open port from a
+            # closed one (the attempt's own error stays in the log).
+            return (
+                "down",
+                f"The endpoint{where} is unreachable{tries}: no HTTP answer (refused, reset or timed out).",
+            )
         return "unavailable", f"The endpoint{where} kept failing{tries}: {error}"
     return "error", str(error)
 

@@ -9,6 +9,7 @@ from curation.drafting.services.runs import run_create
 from curation.endpoints.models import ModelEndpoint
 from curation.models import Batch, Instance
 from tests.curation.drafting.conftest import endpoint_on, garbage, make_contexts, scripted_reply
+from tests.curation.webhooks.receivers import closed_port_url, silent_port
 from tests.support.fault_server import FaultServer, unauthorized
 from tests.support.shared_world import base_world_build, shared_world, world_copy
 
@@ -134,6 +135,18 @@ def test_endpoint_test_reports_down_401_and_garbage_clearly(world, api_client_fo
         endpoint = endpoint_on(world["project"], url or server.base_url, name=f"Faulty {kind}")
         body = client.post(f"/api/endpoints/{endpoint.pk}/test/").json()
     assert body["is_ok"] is False and body["kind"] == kind and words in body["message"]
+
+
+def test_the_endpoint_test_tells_no_open_port_from_a_closed_one(world, api_client_for):
+    """Issue 35, defect 1: a port that accepts and says nothing, and one nothing listens on, read alike."""
+    client = api_client_for(world["people"]["manager"])
+    answers = []
+    with silent_port() as silent:
+        for name, url in (("Silent", silent), ("Closed", closed_port_url())):
+            endpoint = endpoint_on(world["project"], url.removesuffix("/hook") + "/v1", name=name)
+            body = client.post(f"/api/endpoints/{endpoint.pk}/test/").json()
+            answers.append((body["kind"], body["status"], body["message"].replace(url.removesuffix("/hook"), "URL")))
+    assert answers[0] == answers[1] and answers[0][:2] == ("down", None), answers
 
 
 def test_endpoint_test_reports_latency_and_reply(world, api_client_for):

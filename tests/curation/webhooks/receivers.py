@@ -4,6 +4,7 @@ event is set (a receiver that is slow while a test stops the worker)."""
 
 from __future__ import annotations
 
+import socket
 import threading
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -45,9 +46,33 @@ def receiver(statuses: list[int] | None = None, *, hold: threading.Event | None 
 
 def closed_port_url() -> str:
     """A loopback URL nothing listens on (the port was free a moment ago)."""
-    import socket
-
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     return f"http://127.0.0.1:{port}/hook"
+
+
+@contextmanager
+def silent_port():
+    """A loopback port that accepts connections and closes them without a word (open, but not HTTP)."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+    stop = threading.Event()
+
+    def serve() -> None:
+        server.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                server.accept()[0].close()
+            except OSError:
+                continue
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.getsockname()[1]}/hook"
+    finally:
+        stop.set()
+        thread.join()
+        server.close()

@@ -7,9 +7,6 @@ import base64
 import hashlib
 import hmac
 import json
-import socket
-import threading
-from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from importlib import import_module
 from io import StringIO
@@ -37,7 +34,7 @@ from scoring.runs.states import run_transition
 from tests.annotate.qualification_support import make_gold
 from tests.annotate.quality_helpers import gold_on, submit_probe, work_until_probe
 from tests.conftest import PASSWORD, instance_build
-from tests.curation.webhooks.receivers import closed_port_url, receiver
+from tests.curation.webhooks.receivers import closed_port_url, receiver, silent_port
 from tests.scoring.run_support import small_release
 
 ROLES = ["annotator", "verifier", "manager", "outsider", "anonymous"]
@@ -436,32 +433,6 @@ def test_a_worker_hands_back_the_deliveries_it_is_attempting_at_once(
 
 
 # --- No page is a probe (issue 35, defect 1) ---------------------------------------------------------------------
-
-
-@contextmanager
-def silent_port():
-    """A loopback port that accepts connections and closes them without a word (open, but not HTTP)."""
-    server = socket.socket()
-    server.bind(("127.0.0.1", 0))
-    server.listen()
-    stop = threading.Event()
-
-    def serve() -> None:
-        server.settimeout(0.2)
-        while not stop.is_set():
-            try:
-                server.accept()[0].close()
-            except OSError:
-                continue
-
-    thread = threading.Thread(target=serve, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.getsockname()[1]}/hook"
-    finally:
-        stop.set()
-        thread.join()
-        server.close()
 
 
 def test_a_test_send_shows_status_and_timing_never_the_reply_and_ports_read_alike(project, personas, settings):
