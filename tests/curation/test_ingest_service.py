@@ -188,7 +188,7 @@ def test_oversize_upload_is_refused_before_it_is_read(project, personas):
 
 def test_malformed_latex_is_stored_best_effort_with_warnings(project):
     broken = (
-        "\\documentclass{article}\\begin{document}\\section{Oops\n"
+        "\\documentclass{article}\\begin{document}\\section{Oops}\n"
         "See Table~\\ref{t}. \\begin{table}\\caption{Half}\\label{t}\\begin{tabular}{cc} a & \\textbf{b \\\\ "
         "\\multicolumn{9}{c}{x} \\\\ \\end{table} {{{ \\end{itemize}\n\x00 stray"
     )

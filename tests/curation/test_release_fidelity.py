@@ -9,6 +9,7 @@ import json
 import zipfile
 from pathlib import Path
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
@@ -94,12 +95,12 @@ def export_text(release, fmt, tmp_path) -> str:
     out = tmp_path / f"{fmt}.zip"
     write_export_zip(release, fmt, out)
     with zipfile.ZipFile(out) as bundle:
-        name = next(n for n in bundle.namelist() if n.startswith("data/"))
-        data = bundle.read(name)
-    if fmt == "parquet":
-        (tmp_path / "x.parquet").write_bytes(data)
-        return json.dumps(pq.read_table(tmp_path / "x.parquet").to_pylist(), ensure_ascii=False)
-    return data.decode()
+        names = [n for n in bundle.namelist() if n.startswith("data/")]
+        data = [bundle.read(name) for name in names]
+    if names[0].endswith(".parquet"):  # parquet, and hf's files per setting and split
+        rows = [row for d in data for row in pq.read_table(pa.BufferReader(d)).to_pylist()]
+        return json.dumps(rows, ensure_ascii=False)
+    return data[0].decode()
 
 
 def table_one_grids(fmt: str, text: str) -> list[list[list[str]]]:

@@ -199,8 +199,10 @@ def finished_events(run) -> list[dict]:
     return [event for event in events if event["id"] == run.pk]
 
 
-def test_a_run_whose_every_item_fails_finishes_failed_and_its_webhook_says_so(project, personas, started):
+def test_a_run_whose_every_item_fails_finishes_failed_and_its_webhook_says_so(project, personas, started, settings):
     from curation.webhooks.services import webhook_create
+
+    settings.TATCURATE_WEBHOOK_HOSTS = ["127.0.0.1"]  # the receiver below is on this machine
 
     webhook_create(
         project=project, actor=personas["manager"], url="http://127.0.0.1:9/hook", events=["scoring_run.finished"]
@@ -228,8 +230,10 @@ def test_a_run_whose_every_item_fails_finishes_failed_and_its_webhook_says_so(pr
     ]
 
 
-def test_a_run_with_some_failed_items_completes_and_its_webhook_counts_them(project, personas, started):
+def test_a_run_with_some_failed_items_completes_and_its_webhook_counts_them(project, personas, started, settings):
     from curation.webhooks.services import webhook_create
+
+    settings.TATCURATE_WEBHOOK_HOSTS = ["127.0.0.1"]  # the receiver below is on this machine
 
     webhook_create(
         project=project, actor=personas["manager"], url="http://127.0.0.1:9/hook", events=["scoring_run.finished"]
