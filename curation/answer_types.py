@@ -15,7 +15,7 @@ ANSWER_TYPE_LABELS = {"span": "Span", "multi-span": "Multi-span", "arithmetic": 
 SCALES = ("", "thousand", "million", "billion", "percent")
 SCALE_LABELS = {"": "None", "thousand": "Thousand", "million": "Million", "billion": "Billion", "percent": "Percent"}
 
-_NUMBER = re.compile(r"^[-−+(]?[$€£¥]?\s*\d[\d,]*(?:\.\d+)?\s*%?\)?$")
+_NUMBER = re.compile(r"^[-−+(]?[$€£¥]?\s*[-−(]?\s*\d[\d,]*(?:\.\d+)?\s*%?\)?$")
 _NUMBER_IN_TEXT = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)?")
 # An operation between two numbers ("87.3 - 81.0", "(2 + 3) / 2", "12 × 4") or a result line ("… = 6.3").
 _OPERATION = re.compile(r"\d\s*[%)\]]*\s*[-−+*/×÷]\s*[(\[]*\s*[-−]?\s*[$€£]?\d|=\s*[-−]?[$€£]?\d")
@@ -24,7 +24,14 @@ _ADDITIVE = re.compile(r"\d\s*[%)\]]*\s*[-−+]\s*[(\[]*\s*[-−]?\s*[$€£]?\d
 _TIMES_HUNDRED = re.compile(r"[*×x]\s*100(?![\d.,])|\b100\s*[*×]|\btimes 100\b", re.IGNORECASE)
 _COUNT_QUESTION = re.compile(r"^\s*(?:how many|what is the (?:total )?number of|count)\b", re.IGNORECASE)
 _PERCENT_QUESTION = re.compile(r"\bpercent(?:age)?\b|%|\bproportion\b.*\bin percent|\bas a percent", re.IGNORECASE)
-_PER_UNIT = re.compile(r"\bper (?:share|unit|employee|ton|barrel|day)\b|\bEPS\b|\bratio\b", re.IGNORECASE)
+_PER_UNIT = re.compile(
+    r"\bper (?:\w+ ){0,2}(?:share|unit|employee|ton|barrel|day)s?\b|\bEPS\b|\bratio\b", re.IGNORECASE
+)
+# Units that are no scale: "Lives (Years)", "(in days)", "(x)"; and counts of years, times, items.
+_PLAIN_UNIT = re.compile(r"\(\s*(?:in\s+)?(?:years?|months?|days?|hours?|times|x)\s*\)", re.IGNORECASE)
+_COUNT_OF_THINGS = re.compile(
+    r"^\s*(?:in )?how many (?:years|times|months|quarters|periods|segments|countries)\b", re.IGNORECASE
+)
 _YEAR = re.compile(r"^(?:19|20)\d\d$")
 _INTEGER = re.compile(r"^\d+$")
 # Tools of a recorded program (the template drafter's essential actions) that compute a new number.
@@ -33,7 +40,13 @@ _PERCENT_TOOLS = frozenset({"proportion", "percentage", "percentage_change"})
 # "%" as a unit ("Accuracy (%)", "% change", "Margin %"), not inside a name ("4.875% Senior Notes").
 _PERCENT_WORD = re.compile(r"(?<![\d.])%|\bpercent(?:age)?s?\b|\bpct\b", re.IGNORECASE)
 _EXCEPT = re.compile(r"\bexcept\b[^)]*", re.IGNORECASE)
-_ANY_SCALE_WORD = re.compile(r"\b(?:thousands?|millions?|billions?|bn|mn)\b|['’]000", re.IGNORECASE)
+# A cell that is nothing but a scale note: "$ MILLION", "In thousands", "US$'000", "(RM million)", "£m".
+_SCALE_ONLY = re.compile(
+    r"^\W*(?:(?:amounts?|all|figures|dollars|in|of|us|usd|eur|gbp|aud|cad|rm|rmb|hk|s|a|nz|[$€£¥])\W*)*"
+    r"(thousands?|millions?|billions?|['’]?000s?|mn?|bn)\W*(?:(?:of|us|dollars?|usd|euros?)\W*)*$",
+    re.IGNORECASE,
+)
+_SCALE_PREFIXES = (("thousand", "thousand"), ("thousand", "000"), ("million", "m"), ("billion", "b"))
 # Scale words as tables write them: "(in millions)", "$ in thousands", "in $000s", "(millions)", "Params (M)".
 _MONEY_WORDS = (
     ("billion", re.compile(r"\bbillions?\b|[$€£¥]\s*['’]?bn\b|\bin\s+bn\b|\(\s*b\s*\)", re.IGNORECASE)),
@@ -176,13 +189,16 @@ def _headers(table: TableText, cell: _Cell) -> list[tuple[str, str]]:
 
 
 def _table_notes(table: TableText) -> set[str]:
-    """Scale notes of a whole table: in its caption or a text cell ("(in thousands)", "$'000"); a column's own unit
-    ("Params (M)") is its column's, not the table's."""
-    return _text_notes(
-        text
-        for text in [table.caption, *(str(cell) for row in table.rows for cell in row)]
-        if text and not is_number(text)
-    )
+    """Scale notes of a whole table: in its caption, or a text cell that is a note ("(in thousands)", "$ MILLION",
+    "$'000"); a column's own unit ("Params (M)") is its column's, not the table's."""
+    texts = [str(cell) for row in table.rows for cell in row if str(cell).strip() and not is_number(str(cell))]
+    notes = _text_notes([table.caption, *texts])
+    for text in texts:
+        match = _SCALE_ONLY.match(_EXCEPT.sub("", text).strip())
+        if match:
+            word = match.group(1).lower().strip("'’")
+            notes.add(next(scale for scale, prefix in _SCALE_PREFIXES if word.startswith(prefix)))
+    return notes
 
 
 def _text_notes(texts: Iterable[str]) -> set[str]:
@@ -198,15 +214,17 @@ def _quote(text: str) -> str:
     return text if len(text) <= 40 else text[:37] + "…"
 
 
-def _cell_scale(tables: Sequence[TableText], cell: _Cell, notes: set[str], any_scale_word: bool) -> Suggestion:
+def _cell_scale(tables: Sequence[TableText], cell: _Cell, notes: set[str]) -> Suggestion:
     """The scale of one cell: its own %, a unit in its row or column header, else the table's (or text's) note."""
     table = tables[cell.table]
     if "%" in cell.text:
         return Suggestion("percent", f"cell '{cell.text}' → percent")
     headers = _headers(table, cell)
-    for kind, header in headers:
-        if _PER_UNIT.search(header):
-            return Suggestion("", f"{kind} '{_quote(header)}' is a per-unit value → None")
+    # A per-share value is read in its own row (or its nearest column header), not a section title above.
+    nearest = [header for header in headers if header[0] == "row"] + [h for h in headers if h[0] == "column"][-1:]
+    for kind, header in nearest:
+        if _PER_UNIT.search(header) or _PLAIN_UNIT.search(header):
+            return Suggestion("", f"{kind} '{_quote(header)}' is a per-unit value or a duration → None")
     for kind, header in headers:
         unit = _unit_of(header)
         if unit:
@@ -258,7 +276,7 @@ def suggest_scale(
     if not all(is_number(item) for item in items):
         # TAT-QA's convention: an answer that writes its unit ("$85.1 million") keeps the scale None.
         return Suggestion("", "the answer is text; any unit is written in it")
-    if answer_type == "count":
+    if answer_type == "count" or _COUNT_OF_THINGS.match(question or ""):
         return Suggestion("", "a count has no scale")
     if all(_YEAR.match(item) for item in items) and not _OPERATION.search(rationale or ""):
         return Suggestion("", "the answer is a year")
@@ -269,43 +287,39 @@ def suggest_scale(
     percent_question = bool(_PERCENT_QUESTION.search(question or ""))
     if tools & _PERCENT_TOOLS or _TIMES_HUNDRED.search(rationale):
         return Suggestion("percent", "the derivation multiplies a ratio by 100")
+    if _PER_UNIT.search(question or "") and not percent_question:
+        return Suggestion("", "the question asks for a per-unit value → None")
     text_notes = _text_notes(notes)
-    any_scale_word = any(_ANY_SCALE_WORD.search(text or "") for text in [*notes, *(t.caption for t in tables)])
+
+    def from_cells(values: Sequence[float], what: str) -> Suggestion | None:
+        cells = _source_cells(tables, values)
+        if not cells:
+            return None
+        found = _agreed([_cell_scale(tables, cell, text_notes) for cell in cells])
+        return Suggestion(found.value, f"{what}{found.evidence}")
+
+    numbers = [v for v in (_value(m.group()) for m in _NUMBER_IN_TEXT.finditer(rationale.split("=")[0])) if v]
     if _DIVISION.search(rationale) or tools & {"divide"}:
         if percent_question:
             return Suggestion("percent", "a ratio the question asks as a percentage")
-        operands = [_value(m.group()) for m in _NUMBER_IN_TEXT.finditer(rationale)]
-        divisors = re.findall(r"[/÷]\s*\(?\s*(\d+(?:\.\d+)?)\s*\)?\s*$", rationale.strip())
-        if divisors and float(divisors[0]) in {2.0, 3.0, 4.0, 5.0, 6.0} and _ADDITIVE.search(rationale):
-            # An average: (a + b) / 2 keeps the operands' scale.
-            values = [v for v in operands[:-1] if v is not None]
-            cells = _source_cells(tables, values)
-            if cells:
-                found = _agreed(
-                    [_cell_scale(tables, cell, text_notes, any_scale_word) for cell in _first_cells(cells, values)]
-                )
-                if found.value is not None:
-                    return Suggestion(found.value, f"an average of cells: {found.evidence}")
-            return Suggestion(None, "an average of values found in no cell")
+        divisor = re.search(r"[/÷]\s*\(?\s*(\d+(?:\.\d+)?)\s*\)?\s*$", rationale.split("=")[0].strip())
+        if divisor and float(divisor.group(1)) in {2.0, 3.0, 4.0, 5.0, 6.0} and _ADDITIVE.search(rationale):
+            # An average, (a + b) / 2, keeps its operands' scale.
+            found = from_cells(numbers[:-1], "an average of cells: ")
+            return found or Suggestion(None, "an average of values found in no cell")
         return Suggestion(None, "a ratio: its scale depends on how it is read — choose")
     if _OPERATION.search(rationale) or tools & ARITHMETIC_TOOLS:
-        values = [v for v in (_value(m.group()) for m in _NUMBER_IN_TEXT.finditer(rationale.split("=")[0])) if v]
-        cells = _source_cells(tables, values)
-        if not cells:
+        found = from_cells(numbers, "computed from cells: ")
+        if found is None:
             return Suggestion(None, "the operands are found in no cell")
-        found = _agreed([_cell_scale(tables, cell, text_notes, any_scale_word) for cell in _first_cells(cells, values)])
         if found.value == "percent" and not _ADDITIVE.search(rationale):
             return Suggestion(None, "a product of percentages — choose")
-        if found.value is None:
-            return found
-        return Suggestion(found.value, f"computed from cells: {found.evidence}")
-    values = [v for v in (_value(item) for item in items) if v is not None]
-    cells = _source_cells(tables, values)
-    if not cells:
+        return found
+    found = from_cells([v for v in (_value(item) for item in items) if v is not None], "")
+    if found is None:
         if percent_question:
             return Suggestion("percent", "the question asks for a percentage")
         return _text_unit(items, notes)
-    found = _agreed([_cell_scale(tables, cell, text_notes, any_scale_word) for cell in _first_cells(cells, values)])
     if found.value is not None and percent_question and found.value != "percent":
         return Suggestion(None, f"the question asks for a percentage but {found.evidence}")
     return found
@@ -334,8 +348,3 @@ def _text_unit(items: Sequence[str], notes: Sequence[str]) -> Suggestion:
     if found:
         return Suggestion(None, "the text writes the answer without a unit, or with several — choose")
     return Suggestion(None, "the answer is found in no cell and no text")
-
-
-def _first_cells(cells: Sequence[_Cell], values: Sequence[float]) -> list[_Cell]:
-    """Each value's matching cells; a value found in several cells keeps them all (they must agree)."""
-    return [cell for cell in cells if any(abs((_value(cell.text) or -1) - v) < 1e-9 for v in values)]

@@ -89,3 +89,29 @@ def test_percent_from_the_derivation_and_none_for_text_years_and_written_units()
     assert _scale(["$85.1 million"]).value == ""
     per_share = TableText(rows=[["(in thousands)", "2019"], ["Earnings per share", "2.41"]])
     assert _scale(["2.41"], tables=[per_share]).value == ""
+
+
+def test_a_stub_cell_that_is_only_a_scale_note_scales_the_table_but_a_column_unit_only_its_column():
+    table = TableText(rows=[["", "F19", "F18"], ["$ MILLION", "53 WEEKS", "52 WEEKS"], ["Sales", "1,671", "1,612"]])
+    average = _scale(["1641.5"], rationale="(1,671 + 1,612) / 2", tables=[table])
+    assert (average.value, average.evidence) == ("million", "an average of cells: the table's note → million")
+    assert (
+        _scale(["$(426)"], tables=[TableText(rows=[["In thousands", "2019"], ["Cash", "$(426)"]])]).value == "thousand"
+    )
+    assert _scale(["81.0"], rationale="", tables=[TABLE]).value == "percent"  # 'Params (M)' is not the table's
+
+
+def test_a_per_share_question_has_no_scale_unless_it_asks_for_a_percentage():
+    table = TableText(rows=[["(in thousands)", "2019"], ["Net income", "2.41"]])
+    assert _scale(["2.41"], question="What is the earnings per diluted share?", tables=[table]).value == ""
+    change = _scale(["3.1"], rationale="(2.41 - 2.34) / 2.34 * 100", question="What is the change in EPS per share?")
+    assert change.value == "percent"
+
+
+def test_counts_of_years_and_durations_have_no_scale_even_under_a_scale_note():
+    table = TableText(
+        rows=[["(in millions)", "Lives (Years)", "Cost"], ["Land", "20", "300"], ["Services", "5", "5,100"]]
+    )
+    assert _scale(["20"], tables=[table]).value == ""
+    assert _scale(["1"], question="How many years did Services exceed $5,000 million?", tables=[table]).value == ""
+    assert _scale(["5,100"], tables=[table]).value == "million"
