@@ -15,7 +15,7 @@ ANSWER_TYPE_LABELS = {"span": "Span", "multi-span": "Multi-span", "arithmetic": 
 SCALES = ("", "thousand", "million", "billion", "percent")
 SCALE_LABELS = {"": "None", "thousand": "Thousand", "million": "Million", "billion": "Billion", "percent": "Percent"}
 
-_NUMBER = re.compile(r"^[-−+(]?[$€£¥]?\s*[-−(]?\s*\d[\d,]*(?:\.\d+)?\s*%?\)?$")
+_NUMBER = re.compile(r"^[-−+(]?[$€£¥]?\s*[-−(]?\s*\d[\d,]*(?:\.\d+)?(?:e[-+]?\d+)?\s*%?\)?$")
 _NUMBER_IN_TEXT = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)?")
 # An operation between two numbers ("87.3 - 81.0", "(2 + 3) / 2", "12 × 4") or a result line ("… = 6.3").
 _OPERATION = re.compile(r"\d\s*[%)\]]*\s*[-−+*/×÷]\s*[(\[]*\s*[-−]?\s*[$€£]?\d|=\s*[-−]?[$€£]?\d")

@@ -187,6 +187,7 @@ class Drafter:
                 }
             )
         options = run.options
+        rejected: list[dict[str, Any]] = []
         results = draft_template_questions(
             table_dicts,
             seed=int(options.get("seed") or 0),
@@ -195,6 +196,7 @@ class Drafter:
             template_ids=options.get("template_ids") or None,
             preferred_subtypes=context_subtypes(context),
             header_phrases=self._header_phrases if options.get("paraphrase_headers") else None,
+            rejected=rejected,
         )
         drafts = []
         for result in results:
@@ -234,7 +236,11 @@ class Drafter:
                 }
             )
         note = "" if drafts else "no question template fits this context's tables"
-        return Outcome(drafts=drafts, raw_output={"templates": len(drafts)}, note=note)
+        if rejected:
+            # A draft whose answer its own program does not reproduce never reaches an annotator; the run says so.
+            reasons = "; ".join(dict.fromkeys(f"{item['template_id']}: {item['reason']}" for item in rejected))
+            note = f"{note + '. ' if note else ''}{len(rejected)} dropped by their self-check ({reasons})"[:1000]
+        return Outcome(drafts=drafts, raw_output={"templates": len(drafts), "rejected": rejected}, note=note)
 
 
 def reader_name(table: Table, position: int) -> str:
