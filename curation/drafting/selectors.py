@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Q, QuerySet
 
 from curation import selectors
 from curation.drafting.models import DraftingItem, DraftingRun, PromptTemplate
+from curation.drafting.templates import TEMPLATE_SUBTYPES
 from curation.errors import NotFound, NotPermitted
-from curation.models import Project
+from curation.models import Project, ReasoningType
 from curation.states import Role
 
 
@@ -68,3 +71,35 @@ def prompt_templates_of(*, project: Project, kind: str | None = None) -> QuerySe
         .order_by("kind", "-created_at", "-id")
     )
     return qs.filter(kind=kind) if kind else qs
+
+
+def run_type_summary(run: DraftingRun) -> list[dict[str, Any]]:
+    """Per assigned reasoning type of a run's contexts: contexts assigned, drafts made, contexts routed to the LLM
+    drafter, and drafts dropped by their self-check with the reasons."""
+    rows: dict[str, dict[str, Any]] = {}
+    for item in run_items(run):
+        reasoning_type = item.context.reasoning_type
+        name = reasoning_type.name if reasoning_type else "(none assigned)"
+        row = rows.setdefault(
+            name, {"type": name, "assigned": 0, "drafted": 0, "routed": 0, "dropped": 0, "reasons": {}}
+        )
+        row["assigned"] += 1
+        row["drafted"] += item.instance_count
+        raw = item.raw_output or {}
+        row["routed"] += bool(raw.get("routed"))
+        for rejected in raw.get("rejected") or []:
+            row["dropped"] += 1
+            reason = str(rejected.get("reason", "")) if isinstance(rejected, dict) else str(rejected)
+            row["reasons"][reason] = row["reasons"].get(reason, 0) + 1
+    return sorted(rows.values(), key=lambda row: row["type"])
+
+
+def types_without_templates(*, project: Project) -> list[ReasoningType]:
+    """The project's reasoning types no question template exercises (a type counts as covered when one of its
+    subtypes is): a template run routes contexts assigned them to the LLM drafter."""
+    types = list(ReasoningType.objects.filter(project=project).prefetch_related("subtypes").order_by("order"))
+    return [
+        t
+        for t in types
+        if t.code not in TEMPLATE_SUBTYPES and not any(sub.code in TEMPLATE_SUBTYPES for sub in t.subtypes.all())
+    ]

@@ -608,6 +608,10 @@ TEMPLATES: tuple[QuestionTemplate, ...] = (
 )
 
 
+# The reasoning subtypes the templates truly exercise; any other assigned type is routed to the LLM drafter.
+TEMPLATE_SUBTYPES = frozenset(template.subtype for template in TEMPLATES)
+
+
 # Rationale ---------------------------------------------------------------------------------------
 
 

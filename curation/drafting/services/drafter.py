@@ -9,7 +9,7 @@ from typing import Any
 
 from curation.drafting import duplicates, prompts
 from curation.drafting.models import DraftingRun, PromptTemplate
-from curation.drafting.templates import draft_template_questions
+from curation.drafting.templates import TEMPLATE_SUBTYPES, draft_template_questions
 from curation.endpoints.config import GENERATION_PARAM_NAMES
 from curation.endpoints.errors import EndpointConfigError, EndpointError
 from curation.models import Context, Instance, ReasoningType, Table
@@ -170,6 +170,12 @@ class Drafter:
 
     def _draft_templates(self, context: Context) -> Outcome:
         run = self.run
+        assigned = context_subtypes(context)
+        if assigned and not set(assigned) & TEMPLATE_SUBTYPES:
+            # No template exercises this type: drafting other types in its place would hide it from the release.
+            name = context.reasoning_type.name
+            note = f"routed to the LLM drafter: no template drafts {name}"
+            return Outcome(drafts=[], raw_output={"templates": 0, "routed": context.reasoning_type.code}, note=note)
         tables = list(context.tables.all().order_by("paper_id", "order"))
         by_label: dict[str, Table] = {}
         table_dicts = []

@@ -155,3 +155,32 @@ def test_the_run_progress_counts_drafts_in_words_that_agree(project, instances, 
         {"run": run, "project": project, "counts": {**counts, "instances": instances}, "percent": 100, "items": []},
     )
     assert words in html
+
+
+def test_no_assigned_type_is_silently_skipped_by_the_template_drafter(
+    project, personas, drafting_batch, drafting_contexts, settings, django_capture_on_commit_callbacks
+):
+    from curation.models import ReasoningType
+
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+    descriptive = ReasoningType.objects.get(project=project, code="descriptive_analysis")
+    drafting_contexts[0].reasoning_type = descriptive
+    drafting_contexts[0].save(update_fields=["reasoning_type"])
+    client = _client(personas["manager"])
+    home = client.get(f"/p/{project.slug}/drafting/").content.decode()
+    # Before a run: which types no template drafts, and what happens to them.
+    assert 'id="routed-types"' in home and "Descriptive Analysis" in home and "Tabulation" in home
+    assert "<strong>Comparison</strong>" not in home
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(
+            f"/p/{project.slug}/drafting/",
+            {"batch": drafting_batch.pk, "kind": "template", "per_template": "1", "seed": "0", "unanswerable": "skip"},
+        )
+    run = DraftingRun.objects.get()
+    assert not Instance.objects.filter(context=drafting_contexts[0]).exists()
+    assert Instance.objects.filter(context=drafting_contexts[1]).exists()
+    page = client.get(f"/p/{project.slug}/drafting/runs/{run.pk}/").content.decode()
+    assert "routed to the LLM drafter: no template drafts Descriptive Analysis" in page
+    summary = page[page.index('id="run-types"') : page.index('id="run-items"')]
+    assert "<tr><td>Descriptive Analysis</td><td>1</td><td>0</td><td>1</td>" in summary
+    assert "<tr><td>Comparison</td><td>2</td>" in summary
