@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
@@ -103,3 +104,38 @@ def types_without_templates(*, project: Project) -> list[ReasoningType]:
         for t in types
         if t.code not in TEMPLATE_SUBTYPES and not any(sub.code in TEMPLATE_SUBTYPES for sub in t.subtypes.all())
     ]
+
+
+def endpoint_speeds(*, project: Project, endpoints: Iterable[Any], batches: Iterable[Any]) -> list[dict[str, Any]]:
+    """Per endpoint: the measured seconds per context over its latest drafted LLM items (none yet: None), and the
+    estimated time of a run over each batch's short contexts."""
+    sizes = [(batch, batch.contexts.filter(kind="short").count()) for batch in batches if hasattr(batch, "contexts")]
+    rows = []
+    for endpoint in endpoints:
+        items = (
+            DraftingItem.objects.filter(
+                run__project=project,
+                run__kind=DraftingRun.Kind.LLM,
+                run__endpoint=endpoint,
+                status=DraftingItem.Status.DRAFTED,
+                claimed_at__isnull=False,
+                finished_at__isnull=False,
+            )
+            .order_by("-finished_at")
+            .values_list("claimed_at", "finished_at")[:50]
+        )
+        durations = [(finished - claimed).total_seconds() for claimed, finished in items]
+        seconds = sum(durations) / len(durations) if durations else None
+        rows.append(
+            {
+                "endpoint": endpoint,
+                "seconds_per_context": seconds,
+                "measured_contexts": len(durations),
+                "estimates": [
+                    {"batch": batch, "contexts": size, "minutes": seconds * size / 60} for batch, size in sizes
+                ]
+                if seconds is not None
+                else [],
+            }
+        )
+    return rows

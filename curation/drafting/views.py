@@ -179,6 +179,9 @@ def drafting_home(request: HttpRequest, slug: str) -> HttpResponse:
             "endpoints": endpoints,
             "question_templates": TEMPLATES,
             "types_without_templates": drafting_selectors.types_without_templates(project=project),
+            "endpoint_speeds": drafting_selectors.endpoint_speeds(
+                project=project, endpoints=endpoints, batches=batches
+            ),
             "runs": [
                 {
                     "run": run,

@@ -184,3 +184,22 @@ def test_no_assigned_type_is_silently_skipped_by_the_template_drafter(
     summary = page[page.index('id="run-types"') : page.index('id="run-items"')]
     assert "<tr><td>Descriptive Analysis</td><td>1</td><td>0</td><td>1</td>" in summary
     assert "<tr><td>Comparison</td><td>2</td>" in summary
+
+
+def test_the_drafting_page_gives_each_endpoints_measured_speed_and_calls_the_local_model_a_demonstration(
+    project, personas, drafting_batch, drafting_contexts, model_server
+):
+    from curation.drafting.services.items import run_process_inline
+    from curation.drafting.services.runs import run_create
+
+    local = endpoint_on(project, model_server.base_url, name="Local demo", is_local_default=True)
+    client = _client(personas["manager"])
+    page = client.get(f"/p/{project.slug}/drafting/").content.decode()
+    assert "Local demo: no speed measured yet" in page
+    assert 'id="local-model-note"' in page and f'href="/p/{project.slug}/endpoints/"' in page
+    run = run_create(project=project, actor=personas["manager"], kind="llm", batch=drafting_batch, endpoint=local)
+    run_process_inline(run_id=run.pk)
+    page = client.get(f"/p/{project.slug}/drafting/").content.decode()
+    speeds = page[page.index('id="endpoint-speeds"') :]
+    assert "Local demo: measured" in speeds and "over the last 3" in speeds
+    assert f"a run over {drafting_batch.name} (3 contexts) ≈" in speeds
