@@ -23,7 +23,15 @@ _DIVISION = re.compile(r"\d\s*[%)\]]*\s*[/÷]")
 _ADDITIVE = re.compile(r"\d\s*[%)\]]*\s*[-−+]\s*[(\[]*\s*[-−]?\s*[$€£]?\d")
 _TIMES_HUNDRED = re.compile(r"[*×x]\s*100(?![\d.,])|\b100\s*[*×]|\btimes 100\b", re.IGNORECASE)
 _COUNT_QUESTION = re.compile(r"^\s*(?:how many|what is the (?:total )?number of|count)\b", re.IGNORECASE)
-_PERCENT_QUESTION = re.compile(r"\bpercent(?:age)?\b|%|\bproportion\b.*\bin percent|\bas a percent", re.IGNORECASE)
+# The question asks for a percentage ("percentage change", "what percent", "% change"); a "%" inside a name such as
+# "Readmission (%)" is no such request.
+_PERCENT_QUESTION = re.compile(
+    r"\bpercent(?:age)?\b(?!\s*\))|(?<![(\w])%\s*(?:change|of|increase|decrease|growth)\b|\bas a percent",
+    re.IGNORECASE,
+)
+_RANK_QUESTION = re.compile(r"\brank(?:ed|ing)?\b|\bposition\b", re.IGNORECASE)
+# Row names that count things: their values are counts, whatever the column's unit.
+_COUNT_ROW = re.compile(r"^\s*(?:observations|obs\.?|n|#\s*\w*|number of\b.*|no\. of\b.*|count)\s*$", re.IGNORECASE)
 _PER_UNIT = re.compile(
     r"\bper (?:\w+ ){0,2}(?:share|unit|employee|ton|barrel|day)s?\b|\bEPS\b|\bratio\b", re.IGNORECASE
 )
@@ -223,7 +231,7 @@ def _cell_scale(tables: Sequence[TableText], cell: _Cell, notes: set[str]) -> Su
     # A per-share value is read in its own row (or its nearest column header), not a section title above.
     nearest = [header for header in headers if header[0] == "row"] + [h for h in headers if h[0] == "column"][-1:]
     for kind, header in nearest:
-        if _PER_UNIT.search(header) or _PLAIN_UNIT.search(header):
+        if _PER_UNIT.search(header) or _PLAIN_UNIT.search(header) or (kind == "row" and _COUNT_ROW.match(header)):
             return Suggestion("", f"{kind} '{_quote(header)}' is a per-unit value or a duration → None")
     for kind, header in headers:
         unit = _unit_of(header)
@@ -278,6 +286,8 @@ def suggest_scale(
         return Suggestion("", "the answer is text; any unit is written in it")
     if answer_type == "count" or _COUNT_OF_THINGS.match(question or ""):
         return Suggestion("", "a count has no scale")
+    if len(items) == 1 and _INTEGER.match(items[0]) and _RANK_QUESTION.search(question or ""):
+        return Suggestion("", "a rank has no scale")
     if all(_YEAR.match(item) for item in items) and not _OPERATION.search(rationale or ""):
         return Suggestion("", "the answer is a year")
     if any(item.endswith("%") for item in items):

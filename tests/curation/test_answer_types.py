@@ -115,3 +115,14 @@ def test_counts_of_years_and_durations_have_no_scale_even_under_a_scale_note():
     assert _scale(["20"], tables=[table]).value == ""
     assert _scale(["1"], question="How many years did Services exceed $5,000 million?", tables=[table]).value == ""
     assert _scale(["5,100"], tables=[table]).value == "million"
+
+
+def test_a_percent_sign_inside_a_name_asks_for_no_percentage_and_ranks_and_counted_rows_have_no_scale():
+    table = TableText(
+        rows=[["Feature", "Share (%)", "Mean"], ["Readmission (%)", "12.1", "3.5"], ["Observations", "48", "410"]]
+    )
+    rank = _scale(["2"], question="What is the rank of Readmission (%) by Mean?", tables=[table])
+    assert (rank.value, rank.evidence) == ("", "a rank has no scale")
+    assert _scale(["48"], tables=[table]).value == ""  # the Observations row counts, under a (%) column
+    ratio = _scale(["3.46"], rationale="12.1 / 3.5", question="Divide the Mean of Readmission (%) by 3.5?")
+    assert ratio.value is None
