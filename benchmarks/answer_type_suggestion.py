@@ -1,51 +1,74 @@
-"""Print JSON with how often the suggested answer type and scale agree with TAT-QA's gold on its dev set."""
+"""Print JSON: how often the answer type and scale are preselected (coverage) and how often a preselection equals the
+gold (precision), overall and per gold value, on a TAT-QA-layout file (TAT-QA dev by default)."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import sys
-from collections import Counter
+from collections import Counter, defaultdict
 from pathlib import Path
 
 REPOSITORY = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPOSITORY))
 
-from curation.answer_types import header_texts, suggested_answer_type, suggested_scale  # noqa: E402
+from curation.answer_types import TableText, suggest_answer_type, suggest_scale  # noqa: E402
+
+DEFAULT = (
+    Path(os.environ.get("TATCURATE_SHARED_DIR", REPOSITORY / ".." / "shared")) / "data/tatqa/tatqa_dataset_dev.json"
+)
+
+
+def _summary(counts: Counter[str]) -> dict[str, float | int]:
+    return {
+        "questions": counts["questions"],
+        "coverage": round(counts["preselected"] / counts["questions"], 4) if counts["questions"] else 0.0,
+        "precision": round(counts["correct"] / counts["preselected"], 4) if counts["preselected"] else None,
+    }
 
 
 def main() -> None:
-    """Suggest from question, derivation (as the rationale), answer and table header; compare with the gold."""
-    data = Path(os.environ.get("TATCURATE_SHARED_DIR", REPOSITORY / ".." / "shared")) / "data" / "tatqa"
-    documents = json.loads((data / "tatqa_dataset_dev.json").read_text(encoding="utf-8"))
-    totals: Counter[str] = Counter()
-    by_type: dict[str, Counter[str]] = {}
+    """Suggest from the question, the derivation (as the rationale), the answer, the table and the paragraphs."""
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--dataset", type=Path, default=DEFAULT, help="a TAT-QA-layout JSON file with gold labels")
+    path = parser.parse_args().dataset
+    documents = json.loads(path.read_text(encoding="utf-8"))
+    totals = {"answer_type": Counter(), "scale": Counter()}
+    by_gold: dict[str, dict[str, Counter[str]]] = {"answer_type": defaultdict(Counter), "scale": defaultdict(Counter)}
     for document in documents:
-        rows = document["table"]["table"]
-        texts = header_texts(caption="", rows=rows, header_rows=3)
+        tables = [TableText(rows=document["table"]["table"])]
+        notes = [paragraph["text"] for paragraph in document.get("paragraphs", [])]
         for question in document["questions"]:
+            if "answer_type" not in question:
+                continue
             answer = question["answer"] if isinstance(question["answer"], list) else [str(question["answer"])]
-            answer_type = suggested_answer_type(
-                question=question["question"], rationale=question.get("derivation", ""), answer=answer
+            derivation = question.get("derivation", "")
+            kind = suggest_answer_type(question=question["question"], rationale=derivation, answer=answer)
+            scale = suggest_scale(
+                question=question["question"],
+                rationale=derivation,
+                answer=answer,
+                tables=tables,
+                notes=notes,
+                answer_type=kind.value,
             )
-            scale = suggested_scale(question=question["question"], answer=answer, table_texts=texts)
-            gold_type = question["answer_type"]
-            totals["questions"] += 1
-            totals["type_agrees"] += answer_type == gold_type
-            totals["scale_agrees"] += scale == question["scale"]
-            counts = by_type.setdefault(gold_type, Counter())
-            counts["questions"] += 1
-            counts["type_agrees"] += answer_type == gold_type
-    n = totals["questions"]
+            for field, suggestion in (("answer_type", kind), ("scale", scale)):
+                for counts in (totals[field], by_gold[field][question[field] or "none"]):
+                    counts["questions"] += 1
+                    counts["preselected"] += suggestion.value is not None
+                    counts["correct"] += suggestion.value == question[field]
     print(
         json.dumps(
             {
-                "benchmark": "answer_type_suggestion_tatqa_dev",
-                "questions": n,
-                "answer_type_agreement": round(100 * totals["type_agrees"] / n, 2),
-                "scale_agreement": round(100 * totals["scale_agrees"] / n, 2),
-                "answer_type_agreement_by_gold_type": {
-                    kind: round(100 * c["type_agrees"] / c["questions"], 2) for kind, c in sorted(by_type.items())
+                "benchmark": "answer_type_suggestion",
+                "dataset": path.name,
+                **{
+                    field: {
+                        **_summary(totals[field]),
+                        "by_gold": {gold: _summary(c) for gold, c in sorted(by_gold[field].items())},
+                    }
+                    for field in ("scale", "answer_type")
                 },
             }
         )

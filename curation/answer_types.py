@@ -1,30 +1,94 @@
-"""TAT-QA's answer types and scales, and the suggestion of both from an answer, its rationale and its tables (pure)."""
+"""TAT-QA's answer types and scales, and their suggestion from the answer's own source, with the evidence (pure).
+
+A suggestion is made only from evidence: the cells the answer is read or computed from (their units, their row and
+column headers), the table's scale notes, the notes of the surrounding text, and the derivation. When the evidence
+is absent or conflicts, the suggestion has no value and nothing is preselected."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 ANSWER_TYPES = ("span", "multi-span", "arithmetic", "count")
 ANSWER_TYPE_LABELS = {"span": "Span", "multi-span": "Multi-span", "arithmetic": "Arithmetic", "count": "Count"}
 SCALES = ("", "thousand", "million", "billion", "percent")
 SCALE_LABELS = {"": "None", "thousand": "Thousand", "million": "Million", "billion": "Billion", "percent": "Percent"}
 
-_NUMBER = re.compile(r"^[-−+(]?[$€£¥]?\s*\d[\d,]*(?:\.\d+)?\s*%?\)?$")
+_NUMBER = re.compile(r"^[-−+(]?[$€£¥]?\s*[-−(]?\s*\d[\d,]*(?:\.\d+)?(?:e[-+]?\d+)?\s*%?\)?$")
+_NUMBER_IN_TEXT = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)?")
 # An operation between two numbers ("87.3 - 81.0", "(2 + 3) / 2", "12 × 4") or a result line ("… = 6.3").
-_OPERATION = re.compile(r"\d\s*\)?\s*[-−+*/×÷]\s*\(?\s*[$€£]?\d|=\s*[-−]?[$€£]?\d")
+_OPERATION = re.compile(r"\d\s*[%)\]]*\s*[-−+*/×÷]\s*[(\[]*\s*[-−]?\s*[$€£]?\d|=\s*[-−]?[$€£]?\d")
+_DIVISION = re.compile(r"\d\s*[%)\]]*\s*[/÷]")
+_ADDITIVE = re.compile(r"\d\s*[%)\]]*\s*[-−+]\s*[(\[]*\s*[-−]?\s*[$€£]?\d")
+_TIMES_HUNDRED = re.compile(r"[*×x]\s*100(?![\d.,])|\b100\s*[*×]|\btimes 100\b", re.IGNORECASE)
 _COUNT_QUESTION = re.compile(r"^\s*(?:how many|what is the (?:total )?number of|count)\b", re.IGNORECASE)
+# The question asks for a percentage ("percentage change", "what percent", "% change"); a "%" inside a name such as
+# "Readmission (%)" is no such request.
+_PERCENT_QUESTION = re.compile(
+    r"\bpercent(?:age)?\b(?!\s*\))|(?<![(\w])%\s*(?:change|of|increase|decrease|growth)\b|\bas a percent",
+    re.IGNORECASE,
+)
+_RANK_QUESTION = re.compile(r"\brank(?:ed|ing)?\b|\bposition\b", re.IGNORECASE)
+# Row names that count things: their values are counts, whatever the column's unit.
+_COUNT_ROW = re.compile(r"^\s*(?:observations|obs\.?|n|#\s*\w*|number of\b.*|no\. of\b.*|count)\s*$", re.IGNORECASE)
+_PER_UNIT = re.compile(
+    r"\bper (?:\w+ ){0,2}(?:share|unit|employee|ton|barrel|day)s?\b|\bEPS\b|\bratio\b", re.IGNORECASE
+)
+# Units that are no scale: "Lives (Years)", "(in days)", "(x)"; and counts of years, times, items.
+_PLAIN_UNIT = re.compile(r"\(\s*(?:in\s+)?(?:years?|months?|days?|hours?|times|x)\s*\)", re.IGNORECASE)
+_COUNT_OF_THINGS = re.compile(
+    r"^\s*(?:in )?how many (?:years|times|months|quarters|periods|segments|countries)\b", re.IGNORECASE
+)
+_YEAR = re.compile(r"^(?:19|20)\d\d$")
 _INTEGER = re.compile(r"^\d+$")
 # Tools of a recorded program (the template drafter's essential actions) that compute a new number.
-ARITHMETIC_TOOLS = frozenset({"add", "sum", "subtract", "multiply", "divide", "mean", "proportion"})
-# Scale words as tables write them: "(in millions)", "$ in thousands", "in $000s", "(millions)", "Accuracy (%)".
-_SCALE_WORDS = (
-    ("billion", re.compile(r"\bbillions?\b|[$€£¥]\s*['’]?bn\b|\bin\s+bn\b", re.IGNORECASE)),
-    ("million", re.compile(r"\bmillions?\b|[$€£¥]\s*['’]?m(?:n|m)?\b|\bin\s+m(?:n|m)\b", re.IGNORECASE)),
-    ("thousand", re.compile(r"\bthousands?\b|[$€£¥]\s*['’]?000s?\b|\bin\s+000s?\b", re.IGNORECASE)),
-    ("percent", re.compile(r"%|\bpercent(?:age)?s?\b", re.IGNORECASE)),
+ARITHMETIC_TOOLS = frozenset({"add", "sum", "subtract", "multiply", "divide", "mean", "proportion", "percentage"})
+_PERCENT_TOOLS = frozenset({"proportion", "percentage", "percentage_change"})
+# "%" as a unit ("Accuracy (%)", "% change", "Margin %"), not inside a name ("4.875% Senior Notes").
+_PERCENT_WORD = re.compile(r"(?<![\d.])%|\bpercent(?:age)?s?\b|\bpct\b", re.IGNORECASE)
+_EXCEPT = re.compile(r"\bexcept\b[^)]*", re.IGNORECASE)
+# A cell that is nothing but a scale note: "$ MILLION", "In thousands", "US$'000", "(RM million)", "£m".
+_SCALE_ONLY = re.compile(
+    r"^\W*(?:(?:amounts?|all|figures|dollars|in|of|us|usd|eur|gbp|aud|cad|rm|rmb|hk|s|a|nz|[$€£¥])\W*)*"
+    r"(thousands?|millions?|billions?|['’]?000s?|mn?|bn)\W*(?:(?:of|us|dollars?|usd|euros?)\W*)*$",
+    re.IGNORECASE,
 )
-_PERCENT_QUESTION = re.compile(r"%|\bpercent(?:age)?\b", re.IGNORECASE)
+_SCALE_PREFIXES = (("thousand", "thousand"), ("thousand", "000"), ("million", "m"), ("billion", "b"))
+# Scale words as tables write them: "(in millions)", "$ in thousands", "in $000s", "(millions)", "Params (M)".
+_MONEY_WORDS = (
+    ("billion", re.compile(r"\bbillions?\b|[$€£¥]\s*['’]?bn\b|\bin\s+bn\b|\(\s*b\s*\)", re.IGNORECASE)),
+    ("million", re.compile(r"\bmillions?\b|[$€£¥]\s*['’]?m(?:n|m)?\b|\bin\s+m(?:n|m)\b|\(\s*m\s*\)", re.IGNORECASE)),
+    (
+        "thousand",
+        re.compile(r"\bthousands?\b|[$€£¥]?\s*['’]000s?\b|\$\s*000s?\b|\bin\s+000s?\b|\(\s*k\s*\)", re.IGNORECASE),
+    ),
+)
+# A scale note in running text: "(in thousands)", "in millions, except per share data", "$ in millions".
+_TEXT_NOTES = (
+    ("billion", re.compile(r"\bin\s+(?:[$€£¥]\s*)?billions\b|\(\s*[$€£¥]?\s*billions?\s*\)", re.IGNORECASE)),
+    ("million", re.compile(r"\bin\s+(?:[$€£¥]\s*)?millions\b|\(\s*[$€£¥]?\s*millions?\s*\)", re.IGNORECASE)),
+    (
+        "thousand",
+        re.compile(r"\bin\s+(?:[$€£¥]\s*)?thousands\b|\(\s*[$€£¥]?\s*thousands?\s*\)|['’]000s?\b", re.IGNORECASE),
+    ),
+)
+
+
+@dataclass(frozen=True)
+class Suggestion:
+    """A suggested value with its evidence; `value` None means no suggestion (nothing is preselected)."""
+
+    value: str | None
+    evidence: str
+
+
+@dataclass(frozen=True)
+class TableText:
+    """What the suggestion reads of a table: its caption and its rows of cell texts."""
+
+    rows: Sequence[Sequence[str]]
+    caption: str = ""
 
 
 def is_number(text: str) -> bool:
@@ -32,46 +96,265 @@ def is_number(text: str) -> bool:
     return bool(_NUMBER.match(text.strip()))
 
 
-def suggested_answer_type(*, question: str, rationale: str, answer: Sequence[str], tools: Iterable[str] = ()) -> str:
-    """Count for a "how many" question answered by a whole number; several items, multi-span; a number the
-    rationale (or the recorded program's `tools`) computes, arithmetic; any other answer, span; no answer, nothing."""
-    items = [item.strip() for item in answer if item.strip()]
-    tools = set(tools)
+def _value(text: str) -> float | None:
+    """The magnitude a number in text stands for (sign, currency, % and thousands separators ignored)."""
+    match = _NUMBER_IN_TEXT.search(text.replace(" ", "") if _NUMBER.match(text.strip()) else text)
+    if not match:
+        return None
+    try:
+        return abs(float(match.group().replace(",", "")))
+    except ValueError:
+        return None
+
+
+def _items(answer: Sequence[str]) -> list[str]:
+    return [str(item).strip() for item in answer if str(item).strip()]
+
+
+def suggest_answer_type(
+    *, question: str, rationale: str, answer: Sequence[str], tools: Iterable[str] = ()
+) -> Suggestion:
+    """Multi-span for several items; count for a whole number a "how many" question gets without arithmetic;
+    arithmetic for a number the rationale (or the recorded program) computes; span for a single item read as is."""
+    items = _items(answer)
+    tools = {tool for tool in tools if tool}
     if not items:
-        return ""
+        return Suggestion(None, "no answer yet")
+    computed = bool(_OPERATION.search(rationale or "")) or bool(tools & ARITHMETIC_TOOLS)
     is_whole = len(items) == 1 and bool(_INTEGER.match(items[0].replace(",", "")))
-    if is_whole and (_COUNT_QUESTION.match(question) or "count" in tools):
-        return "count"
+    if is_whole and "count" in tools:
+        return Suggestion("count", "the program counts")
+    if is_whole and _COUNT_QUESTION.match(question or "") and not computed and not _YEAR.match(items[0]):
+        if (rationale or "").strip() and not _NUMBER_IN_TEXT.fullmatch(rationale.strip().replace(",", "")):
+            return Suggestion("count", "a 'how many' question answered by a whole number the rationale lists")
+        return Suggestion(None, "a 'how many' question: a count or a value read from a cell — choose")
     if len(items) > 1:
-        return "multi-span"
-    if is_number(items[0]) and (_OPERATION.search(rationale) or tools & ARITHMETIC_TOOLS):
-        return "arithmetic"
-    return "span"
+        return Suggestion("multi-span", f"{len(items)} answer items")
+    if computed:
+        if not is_number(items[0]):
+            return Suggestion("span", "one text item; the rationale compares numbers")
+        return Suggestion("arithmetic", "the rationale computes the answer" if not tools else "the program computes")
+    return Suggestion("span", "one answer item, not computed")
 
 
-def table_scale(texts: Iterable[str]) -> str:
-    """The first scale word in a table's caption and header cells (given in that order), or ""."""
-    for text in texts:
-        for scale, pattern in _SCALE_WORDS:
-            if pattern.search(text or ""):
-                return scale
-    return ""
+# --- scale -------------------------------------------------------------------------------------------------------
 
 
-def suggested_scale(*, question: str, answer: Sequence[str], table_texts: Iterable[str] = ()) -> str:
-    """Percent when the answer or question says so; else, for a numeric answer, the scale its tables declare."""
-    items = [item.strip() for item in answer if item.strip()]
-    if not items:
-        return ""
-    if any(item.endswith("%") for item in items) or (
-        all(is_number(item) for item in items) and _PERCENT_QUESTION.search(question)
-    ):
+def _unit_of(text: str) -> str | None:
+    """The scale a header or cell text names, or None ("except per share and percentages" names no scale)."""
+    text = _EXCEPT.sub("", text)
+    if _PERCENT_WORD.search(text):
         return "percent"
+    for scale, pattern in _MONEY_WORDS:
+        if pattern.search(text):
+            return scale
+    return None
+
+
+@dataclass(frozen=True)
+class _Cell:
+    table: int
+    row: int
+    column: int
+    text: str
+
+
+def _source_cells(tables: Sequence[TableText], values: Sequence[float]) -> list[_Cell]:
+    """The cells whose number equals one of `values` (each value's cells)."""
+    found: list[_Cell] = []
+    for t, table in enumerate(tables):
+        for r, row in enumerate(table.rows):
+            for c, cell in enumerate(row):
+                text = str(cell).strip()
+                if not text or not re.search(r"\d", text) or len(text) > 24:
+                    continue
+                number = _value(text)
+                if number is not None and any(abs(number - v) < 1e-9 for v in values):
+                    found.append(_Cell(t, r, c, text))
+    return found
+
+
+def _headers(table: TableText, cell: _Cell) -> list[tuple[str, str]]:
+    """The row header and the column headers of a cell as (kind, text)."""
+    rows = table.rows
+    out: list[tuple[str, str]] = []
+    row = rows[cell.row]
+    for text in row[: cell.column]:
+        if str(text).strip() and not is_number(str(text)):
+            out.append(("row", str(text).strip()))
+            break
+    for r in range(cell.row):
+        above = rows[r]
+        text = ""
+        for c in range(min(cell.column, len(above) - 1), -1, -1):
+            candidate = str(above[c]).strip()
+            if candidate:
+                text = candidate if c == cell.column or not is_number(candidate) else ""
+                break
+        if text and not is_number(text):
+            out.append(("column", text))
+    return out
+
+
+def _table_notes(table: TableText) -> set[str]:
+    """Scale notes of a whole table: in its caption, or a text cell that is a note ("(in thousands)", "$ MILLION",
+    "$'000"); a column's own unit ("Params (M)") is its column's, not the table's."""
+    texts = [str(cell) for row in table.rows for cell in row if str(cell).strip() and not is_number(str(cell))]
+    notes = _text_notes([table.caption, *texts])
+    for text in texts:
+        match = _SCALE_ONLY.match(_EXCEPT.sub("", text).strip())
+        if match:
+            word = match.group(1).lower().strip("'’")
+            notes.add(next(scale for scale, prefix in _SCALE_PREFIXES if word.startswith(prefix)))
+    return notes
+
+
+def _text_notes(texts: Iterable[str]) -> set[str]:
+    notes = set()
+    for text in texts:
+        for scale, pattern in _TEXT_NOTES:
+            if pattern.search(text or ""):
+                notes.add(scale)
+    return notes
+
+
+def _quote(text: str) -> str:
+    return text if len(text) <= 40 else text[:37] + "…"
+
+
+def _cell_scale(tables: Sequence[TableText], cell: _Cell, notes: set[str]) -> Suggestion:
+    """The scale of one cell: its own %, a unit in its row or column header, else the table's (or text's) note."""
+    table = tables[cell.table]
+    if "%" in cell.text:
+        return Suggestion("percent", f"cell '{cell.text}' → percent")
+    headers = _headers(table, cell)
+    # A per-share value is read in its own row (or its nearest column header), not a section title above.
+    nearest = [header for header in headers if header[0] == "row"] + [h for h in headers if h[0] == "column"][-1:]
+    for kind, header in nearest:
+        if _PER_UNIT.search(header) or _PLAIN_UNIT.search(header) or (kind == "row" and _COUNT_ROW.match(header)):
+            return Suggestion("", f"{kind} '{_quote(header)}' is a per-unit value or a duration → None")
+    for kind, header in headers:
+        unit = _unit_of(header)
+        if unit:
+            return Suggestion(unit, f"{kind} '{_quote(header)}' → {unit}")
+    table_notes = _table_notes(table)
+    if len(table_notes) == 1:
+        (scale,) = table_notes
+        return Suggestion(scale, f"the table's note → {scale}")
+    if len(table_notes) > 1:
+        return Suggestion(None, "the table names several scales")
+    if len(notes) == 1:
+        (scale,) = notes
+        return Suggestion(scale, f"the text's note 'in {scale}s' → {scale}")
+    if len(notes) > 1:
+        return Suggestion(None, "the text names several scales")
+    if re.search(r"[$€£¥]", cell.text):
+        return Suggestion(None, f"cell '{cell.text}' is an amount, but no scale note is found")
+    return Suggestion(None, f"cell '{cell.text}' has no unit and no scale note is found — choose")
+
+
+def _agreed(suggestions: Sequence[Suggestion]) -> Suggestion:
+    values = {s.value for s in suggestions}
+    if len(values) == 1 and None not in values:
+        return suggestions[0]
+    known = [s for s in suggestions if s.value is not None]
+    if not known:
+        return suggestions[0] if suggestions else Suggestion(None, "no source cell found")
+    return Suggestion(None, "the source cells disagree: " + "; ".join(dict.fromkeys(s.evidence for s in known)))
+
+
+def suggest_scale(
+    *,
+    question: str,
+    rationale: str,
+    answer: Sequence[str],
+    tables: Sequence[TableText] = (),
+    notes: Sequence[str] = (),
+    answer_type: str | None = None,
+    tools: Iterable[str] = (),
+) -> Suggestion:
+    """The scale of the answer from its source: text answers, years and counts have none; a "%" on the answer,
+    a ratio multiplied by 100 or a percentage tool gives percent; a value read from cells or computed by adding
+    or subtracting them takes the cells' scale (their own %, their headers' units, the table's or text's note).
+    A ratio of two cells, a value found in no cell, or cells that disagree give no suggestion."""
+    items = _items(answer)
+    tools = {tool for tool in tools if tool}
+    if not items:
+        return Suggestion(None, "no answer yet")
     if not all(is_number(item) for item in items):
-        return ""
-    return table_scale(table_texts)
+        # TAT-QA's convention: an answer that writes its unit ("$85.1 million") keeps the scale None.
+        return Suggestion("", "the answer is text; any unit is written in it")
+    if answer_type == "count" or _COUNT_OF_THINGS.match(question or ""):
+        return Suggestion("", "a count has no scale")
+    if len(items) == 1 and _INTEGER.match(items[0]) and _RANK_QUESTION.search(question or ""):
+        return Suggestion("", "a rank has no scale")
+    if all(_YEAR.match(item) for item in items) and not _OPERATION.search(rationale or ""):
+        return Suggestion("", "the answer is a year")
+    if any(item.endswith("%") for item in items):
+        # TAT-QA's convention: an answer that writes its own % keeps the scale None (scorers read the %).
+        return Suggestion("", f"answer '{items[0]}' writes its own % → scale None")
+    rationale = rationale or ""
+    percent_question = bool(_PERCENT_QUESTION.search(question or ""))
+    if tools & _PERCENT_TOOLS or _TIMES_HUNDRED.search(rationale):
+        return Suggestion("percent", "the derivation multiplies a ratio by 100")
+    if _PER_UNIT.search(question or "") and not percent_question:
+        return Suggestion("", "the question asks for a per-unit value → None")
+    text_notes = _text_notes(notes)
+
+    def from_cells(values: Sequence[float], what: str) -> Suggestion | None:
+        cells = _source_cells(tables, values)
+        if not cells:
+            return None
+        found = _agreed([_cell_scale(tables, cell, text_notes) for cell in cells])
+        return Suggestion(found.value, f"{what}{found.evidence}")
+
+    numbers = [v for v in (_value(m.group()) for m in _NUMBER_IN_TEXT.finditer(rationale.split("=")[0])) if v]
+    if _DIVISION.search(rationale) or tools & {"divide"}:
+        if percent_question:
+            return Suggestion("percent", "a ratio the question asks as a percentage")
+        divisor = re.search(r"[/÷]\s*\(?\s*(\d+(?:\.\d+)?)\s*\)?\s*$", rationale.split("=")[0].strip())
+        if divisor and float(divisor.group(1)) in {2.0, 3.0, 4.0, 5.0, 6.0} and _ADDITIVE.search(rationale):
+            # An average, (a + b) / 2, keeps its operands' scale.
+            found = from_cells(numbers[:-1], "an average of cells: ")
+            return found or Suggestion(None, "an average of values found in no cell")
+        return Suggestion(None, "a ratio: its scale depends on how it is read — choose")
+    if _OPERATION.search(rationale) or tools & ARITHMETIC_TOOLS:
+        found = from_cells(numbers, "computed from cells: ")
+        if found is None:
+            return Suggestion(None, "the operands are found in no cell")
+        if found.value == "percent" and not _ADDITIVE.search(rationale):
+            return Suggestion(None, "a product of percentages — choose")
+        return found
+    found = from_cells([v for v in (_value(item) for item in items) if v is not None], "")
+    if found is None:
+        if percent_question:
+            return Suggestion("percent", "the question asks for a percentage")
+        return _text_unit(items, notes)
+    if found.value is not None and percent_question and found.value != "percent":
+        return Suggestion(None, f"the question asks for a percentage but {found.evidence}")
+    return found
 
 
-def header_texts(*, caption: str, rows: Sequence[Sequence[str]], header_rows: int = 1) -> list[str]:
-    """What a table says about its units: the caption, then the cells of its header rows."""
-    return [caption or "", *(str(cell) for row in rows[: max(header_rows, 1)] for cell in row)]
+_TEXT_UNITS = (
+    ("percent", r"\s*(?:%|percent\b|per cent\b)"),
+    ("billion", r"\s*(?:billion\b|bn\b)"),
+    ("million", r"\s*(?:million\b|mn\b|m\b)"),
+    ("thousand", r"\s*thousand\b"),
+)
+
+
+def _text_unit(items: Sequence[str], notes: Sequence[str]) -> Suggestion:
+    """The unit the text writes after the answer's number ("$5.2 million", "12.5%"), when every mention agrees."""
+    found: set[str] = set()
+    for item in items:
+        number = re.escape(item.strip().lstrip("$€£¥").strip())
+        for text in notes:
+            for match in re.finditer(rf"(?<![\d.,]){number}(?![\d]|[.,]\d)", text or ""):
+                rest = text[match.end() : match.end() + 12]
+                found.add(next((unit for unit, pattern in _TEXT_UNITS if re.match(pattern, rest, re.IGNORECASE)), "?"))
+    if len(found) == 1 and "?" not in found:
+        (unit,) = found
+        return Suggestion(unit, f"the text writes '{items[0]}' with its unit → {unit}")
+    if found:
+        return Suggestion(None, "the text writes the answer without a unit, or with several — choose")
+    return Suggestion(None, "the answer is found in no cell and no text")

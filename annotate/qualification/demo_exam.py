@@ -6,7 +6,7 @@ from django.db import transaction
 
 from annotate.qualification.guidelines import guidelines_ensure_default
 from annotate.qualification.models import QualificationSettings
-from curation.answer_types import suggested_answer_type
+from curation.answer_types import suggest_answer_type
 from curation.models import Context, Project, ReasoningType
 from curation.services.batches import batch_create
 from curation.services.lifecycle import instance_create
@@ -174,7 +174,7 @@ def demo_exam_seed(*, project: Project) -> QualificationSettings | None:
             answer_source=source,
             # The answer type (span, multi-span, arithmetic) by the rule drafts and the workspace use; the scale is
             # left empty: these answers carry their unit in the question, and the exam compares the text.
-            answer_type=suggested_answer_type(question=question, rationale=rationale, answer=answer),
+            answer_type=suggest_answer_type(question=question, rationale=rationale, answer=answer).value or "",
             relevant_tables=[t for t in contexts[label].tables.all() if t.label == label] if source != "text" else [],
             external_uid=f"demo-exam-{index}",
         )

@@ -105,12 +105,24 @@ class SaveResultSerializer(serializers.Serializer):
     problems = serializers.ListField(child=serializers.DictField())
     suggested_form = serializers.CharField()
     suggested_type = serializers.CharField()
-    suggested_scale = serializers.CharField()
+    suggested_scale = serializers.CharField(allow_null=True)
+    suggested_type_evidence = serializers.CharField()
+    suggested_scale_evidence = serializers.CharField()
 
 
 def _shown(instance: Instance) -> dict:
     """An instance as the API returns it."""
     return InstanceSerializer(selectors.instance_for_output(instance.pk)).data
+
+
+def _suggestion_fields(suggested: dict) -> dict:
+    """The suggested answer type and scale with their evidence; a scale of None is "", no suggestion is null."""
+    return {
+        "suggested_type": suggested["answer_type"],
+        "suggested_scale": suggested["scale"] if suggested["has_scale"] else None,
+        "suggested_type_evidence": suggested["answer_type_evidence"],
+        "suggested_scale_evidence": suggested["scale_evidence"],
+    }
 
 
 def _save_result(instance) -> dict:
@@ -119,8 +131,7 @@ def _save_result(instance) -> dict:
         "instance": _shown(instance),
         "problems": workspace.submission_problems(instance),
         "suggested_form": workspace.suggested_answer_form(instance.answer),
-        "suggested_type": suggested["answer_type"],
-        "suggested_scale": suggested["scale"],
+        **_suggestion_fields(suggested),
     }
 
 
@@ -197,7 +208,9 @@ class WorkspaceSerializer(serializers.Serializer):
     problems = serializers.ListField(child=serializers.DictField())
     suggested_form = serializers.CharField()
     suggested_type = serializers.CharField()
-    suggested_scale = serializers.CharField()
+    suggested_scale = serializers.CharField(allow_null=True)
+    suggested_type_evidence = serializers.CharField()
+    suggested_scale_evidence = serializers.CharField()
 
 
 class WorkspaceApi(APIView):
@@ -217,7 +230,6 @@ class WorkspaceApi(APIView):
             "excluded_paragraph_ids": sorted(data["excluded_paragraph_ids"]),
             "problems": data["problems"],
             "suggested_form": data["suggested_form"],
-            "suggested_type": data["suggested"]["answer_type"],
-            "suggested_scale": data["suggested"]["scale"],
+            **_suggestion_fields(data["suggested"]),
         }
         return Response(body)

@@ -14,7 +14,7 @@ from annotate.work.queue import lease_renew
 from curation.answer_types import ANSWER_TYPES
 from curation.errors import InvalidInput, NotFound, NotPermitted
 from curation.models import Instance, TransitionEvent
-from curation.services.instances import answer_kind_suggested, instance_edit
+from curation.services.instances import answer_kind_evidence, instance_edit
 from curation.services.lifecycle import instance_transition
 from curation.states import Status
 from curation.toolkit.answer_form import answer_form
@@ -30,17 +30,26 @@ def suggested_answer_form(answer: list[str]) -> str:
 
 def suggested_answer_kind(instance: Instance) -> dict[str, str]:
     """The answer type and scale suggested for an instance from its current answer and its relevant tables
-    (else its context's tables)."""
+    (else its context's tables): each value ("" when evidence is absent or conflicts) and its evidence."""
     tables = list(instance.relevant_tables.all())
     if not tables and instance.context_id:
         tables = list(instance.context.tables.all())
-    return answer_kind_suggested(
+    evidence = answer_kind_evidence(
         question=instance.question,
         rationale=instance.rationale,
         answer=instance.answer,
         tables=tables,
         tools=[action.get("tool", "") for action in instance.essential_actions or [] if isinstance(action, dict)],
     )
+    return {
+        "answer_type": evidence["answer_type"].value or "",
+        "has_answer_type": evidence["answer_type"].value is not None,
+        "answer_type_evidence": evidence["answer_type"].evidence,
+        # "" is a scale (None), so whether one is suggested is said apart.
+        "scale": evidence["scale"].value or "",
+        "has_scale": evidence["scale"].value is not None,
+        "scale_evidence": evidence["scale"].evidence,
+    }
 
 
 def marked_tables(instance: Instance) -> dict[str, set[int]]:

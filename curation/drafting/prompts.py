@@ -397,6 +397,17 @@ _REASON_LABEL = re.compile(
     re.IGNORECASE,
 )
 _ANSWER_LABEL = re.compile(r"(?:^|\n)[ \t]*[#*_\s]*(?:final[ \t]+)?answer[ \t]*[*_]*[ \t]*[:：][*_]*", re.IGNORECASE)
+# "Reason: … = 2.5. Answer: 2.5" on one line: the label follows a sentence's end.
+_INLINE_ANSWER_LABEL = re.compile(
+    r"(?<=[.!?)\]])[ \t]+[*_]*(?:final[ \t]+)?answer[ \t]*[*_]*[ \t]*[:：][*_]*", re.IGNORECASE
+)
+_LIST_MARK = re.compile(r"^\s*(?:\d{1,2}[.)]|[-*•])\s+")
+
+
+def _answer_items(items: Sequence[str]) -> list[str]:
+    """Answer items, one per line when the model wrote them one per line ("S2\\nS3" is two items)."""
+    lines = [_LIST_MARK.sub("", line).strip() for item in items for line in str(item).splitlines()]
+    return [line for line in lines if line]
 
 
 @dataclass(frozen=True)
@@ -492,9 +503,11 @@ def parse_rationale_answer(output: str) -> ParsedAnswer:
     if not text:
         return ParsedAnswer(rationale="", answer=[], error="the model returned no text", rule="empty")
     # The prompt ends with "Reason:", so an output that starts straight with the reasoning is normal.
-    answer_matches = list(_ANSWER_LABEL.finditer(text))
     reason_match = _REASON_LABEL.search(text)
     rationale_start = reason_match.end() if reason_match else 0
+    answer_matches = list(_ANSWER_LABEL.finditer(text))
+    if not any(match.start() >= rationale_start for match in answer_matches):
+        answer_matches += list(_INLINE_ANSWER_LABEL.finditer(text, rationale_start))[-1:]
     if answer_matches:
         first_answer = next((m for m in answer_matches if m.start() >= rationale_start), answer_matches[-1])
         rationale = text[rationale_start : first_answer.start()] if first_answer.start() > rationale_start else ""
@@ -504,12 +517,13 @@ def parse_rationale_answer(output: str) -> ParsedAnswer:
         if cut:
             segment = segment[: cut.start()]
         extracted = extract_answer("Answer: " + segment.strip(), method="cot")
-        items = [item for item in extracted.items if item]
+        items = _answer_items([item for item in extracted.items if item])
         if items:
             return ParsedAnswer(rationale=_tidy(rationale), answer=items, rule="label")
     extracted = extract_answer(text, method="cot")
     if extracted.is_parsed and extracted.items:
-        return ParsedAnswer(rationale=_tidy(text[rationale_start:]), answer=extracted.items, rule=extracted.rule)
+        items = _answer_items(extracted.items)
+        return ParsedAnswer(rationale=_tidy(text[rationale_start:]), answer=items, rule=extracted.rule)
     return ParsedAnswer(
         rationale=_tidy(text[rationale_start:]), answer=[], error="no answer found in the model's output", rule="raw"
     )

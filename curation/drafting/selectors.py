@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import Any
+
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Q, QuerySet
 
 from curation import selectors
 from curation.drafting.models import DraftingItem, DraftingRun, PromptTemplate
+from curation.drafting.templates import TEMPLATE_SUBTYPES
 from curation.errors import NotFound, NotPermitted
-from curation.models import Project
+from curation.models import Project, ReasoningType
 from curation.states import Role
 
 
@@ -68,3 +72,70 @@ def prompt_templates_of(*, project: Project, kind: str | None = None) -> QuerySe
         .order_by("kind", "-created_at", "-id")
     )
     return qs.filter(kind=kind) if kind else qs
+
+
+def run_type_summary(run: DraftingRun) -> list[dict[str, Any]]:
+    """Per assigned reasoning type of a run's contexts: contexts assigned, drafts made, contexts routed to the LLM
+    drafter, and drafts dropped by their self-check with the reasons."""
+    rows: dict[str, dict[str, Any]] = {}
+    for item in run_items(run):
+        reasoning_type = item.context.reasoning_type
+        name = reasoning_type.name if reasoning_type else "(none assigned)"
+        row = rows.setdefault(
+            name, {"type": name, "assigned": 0, "drafted": 0, "routed": 0, "dropped": 0, "reasons": {}}
+        )
+        row["assigned"] += 1
+        row["drafted"] += item.instance_count
+        raw = item.raw_output or {}
+        row["routed"] += bool(raw.get("routed"))
+        for rejected in raw.get("rejected") or []:
+            row["dropped"] += 1
+            reason = str(rejected.get("reason", "")) if isinstance(rejected, dict) else str(rejected)
+            row["reasons"][reason] = row["reasons"].get(reason, 0) + 1
+    return sorted(rows.values(), key=lambda row: row["type"])
+
+
+def types_without_templates(*, project: Project) -> list[ReasoningType]:
+    """The project's reasoning types no question template exercises (a type counts as covered when one of its
+    subtypes is): a template run routes contexts assigned them to the LLM drafter."""
+    types = list(ReasoningType.objects.filter(project=project).prefetch_related("subtypes").order_by("order"))
+    return [
+        t
+        for t in types
+        if t.code not in TEMPLATE_SUBTYPES and not any(sub.code in TEMPLATE_SUBTYPES for sub in t.subtypes.all())
+    ]
+
+
+def endpoint_speeds(*, project: Project, endpoints: Iterable[Any], batches: Iterable[Any]) -> list[dict[str, Any]]:
+    """Per endpoint: the measured seconds per context over its latest drafted LLM items (none yet: None), and the
+    estimated time of a run over each batch's short contexts."""
+    sizes = [(batch, batch.contexts.filter(kind="short").count()) for batch in batches if hasattr(batch, "contexts")]
+    rows = []
+    for endpoint in endpoints:
+        items = (
+            DraftingItem.objects.filter(
+                run__project=project,
+                run__kind=DraftingRun.Kind.LLM,
+                run__endpoint=endpoint,
+                status=DraftingItem.Status.DRAFTED,
+                claimed_at__isnull=False,
+                finished_at__isnull=False,
+            )
+            .order_by("-finished_at")
+            .values_list("claimed_at", "finished_at")[:50]
+        )
+        durations = [(finished - claimed).total_seconds() for claimed, finished in items]
+        seconds = sum(durations) / len(durations) if durations else None
+        rows.append(
+            {
+                "endpoint": endpoint,
+                "seconds_per_context": seconds,
+                "measured_contexts": len(durations),
+                "estimates": [
+                    {"batch": batch, "contexts": size, "minutes": seconds * size / 60} for batch, size in sizes
+                ]
+                if seconds is not None
+                else [],
+            }
+        )
+    return rows

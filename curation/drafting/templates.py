@@ -8,7 +8,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from curation.toolkit.numbers import clean_cell, format_number, parse_number, parse_numeric
+from curation.drafting.self_check import draft_problem
+from curation.toolkit.numbers import clean_cell, format_number, parse_number, parse_numeric, without_citations
 from curation.toolkit.tools import Program, ToolBox, ToolError
 
 HeaderPhrases = Callable[[str], Sequence[str]]
@@ -409,7 +410,7 @@ TEMPLATES: tuple[QuestionTemplate, ...] = (
         "arithmetic_calculation",
         (
             "What is the ratio of the {column} of {row_a} to that of {row_b}{where}?",
-            "How many times the {column} of {row_b} is the {column} of {row_a}{where}?",
+            "The {column} of {row_a} is how many times that of {row_b}{where}?",
             "Divide the {column} of {row_a} by that of {row_b}{where}: what do you get?",
         ),
         _row_pairs,
@@ -607,6 +608,10 @@ TEMPLATES: tuple[QuestionTemplate, ...] = (
 )
 
 
+# The reasoning subtypes the templates truly exercise; any other assigned type is routed to the LLM drafter.
+TEMPLATE_SUBTYPES = frozenset(template.subtype for template in TEMPLATES)
+
+
 # Rationale ---------------------------------------------------------------------------------------
 
 
@@ -707,10 +712,11 @@ def _step(
     if tool == "mean":
         return f"Their mean is {number(result)}."
     if tool == "divide":
-        quotient = _as_written(result, slots, same_unit=False)
+        quotient = _precise(result)
         return f"{number(arguments['a'])} divided by {number(arguments['b'])} is {quotient}."
     if tool == "multiply":
-        factors = " times ".join(_as_written(value, slots, same_unit=False) for value in arguments["numbers"])
+        # An intermediate value keeps four decimals: "0.3789 times 100 is 37.89", never "0.38 times 100 is 37.89".
+        factors = " times ".join(_precise(value) for value in arguments["numbers"])
         return f"{factors} is {_as_written(result, slots, same_unit=False)}."
     if tool in ("max", "min"):
         return f"The {'largest' if tool == 'max' else 'smallest'} of them is {number(result)}."
@@ -727,6 +733,11 @@ def _step(
     if tool == "search_row_names":
         return f"Searching the row names for {arguments['query']} finds it in {view.name}."
     return ""
+
+
+def _precise(value: Any) -> str:
+    """An intermediate result as a rationale states it: four decimals, so a later step does not round midway."""
+    return format_number(value, decimals=4) if isinstance(value, int | float) and abs(value) < 1e15 else str(value)
 
 
 def _phrase(header: str, rng: random.Random, header_phrases: HeaderPhrases | None) -> str:
@@ -750,6 +761,7 @@ def draft_template_questions(
     header_phrases: HeaderPhrases | None = None,
     template_ids: Iterable[str] | None = None,
     preferred_subtypes: Sequence[str] = (),
+    rejected: list[dict[str, Any]] | None = None,
 ) -> list[dict[str, Any]]:
     """Instantiate question templates over `tables`, answering each by executing its tool program.
 
@@ -758,6 +770,8 @@ def draft_template_questions(
     `preferred_subtypes` (the context's assigned reasoning type) come first, in that order.
     A table may carry `name` (what the paper calls it, "Table 2": used in questions and rationales) and
     `has_header` (False: its first row is data, so no column is asked about).
+    Every draft checks itself (curation.drafting.self_check): one that fails is dropped and, when `rejected` is
+    given, recorded there as {template_id, question, reason}. A question already drafted is not drafted again.
     """
     toolbox = ToolBox(tables)
     chosen = set(template_ids) if template_ids is not None else None
@@ -766,6 +780,7 @@ def draft_template_questions(
         raise ValueError(f"unknown template ids: {sorted(unknown)}")
     views = [_TableView(toolbox, index, tables[index]) for index in range(len(toolbox.tables))]
     drafts: list[dict[str, Any]] = []
+    asked: set[str] = set()
     preference = {code: position for position, code in enumerate(preferred_subtypes)}
     ordered = sorted(TEMPLATES, key=lambda template: preference.get(template.subtype, len(preference)))
     for template in ordered:
@@ -785,7 +800,14 @@ def draft_template_questions(
             ):
                 break
             draft = _instantiate(template, view, slots, toolbox, rng, header_phrases)
-            if draft is None:
+            if draft is None or _asked(draft, asked):
+                continue
+            problem = draft_problem(draft, tables)
+            if problem:
+                if rejected is not None:
+                    rejected.append(
+                        {"template_id": template.template_id, "question": draft["question"], "reason": problem}
+                    )
                 continue
             if draft["is_answerable"] and len(answerable) < per_template:
                 answerable.append(draft)
@@ -793,6 +815,22 @@ def draft_template_questions(
                 unanswerable.append(draft)
         drafts.extend(answerable + unanswerable)
     return drafts
+
+
+def _asked(draft: Mapping[str, Any], asked: set[str]) -> bool:
+    """Whether the same question (or the same whole-column computation) was drafted already; remembers it."""
+    keys = {re.sub(r"\W+", " ", draft["question"].lower()).strip()}
+    slots = draft["slots"]
+    if draft["template_id"] in _WHOLE_COLUMN:
+        keys.add(f"{draft['template_id']} of {slots.get('table')}:{slots.get('column')}")
+    if keys & asked:
+        return True
+    asked.update(keys)
+    return False
+
+
+# Templates over a whole column: a context asks each once per column, however it is phrased.
+_WHOLE_COLUMN = frozenset({"column_sum", "column_mean", "rows_above_mean", "extreme_value"})
 
 
 def _instantiate(
@@ -822,19 +860,21 @@ def _instantiate(
         "where": view.where,
         "entity": view.entity,
         "entities": view.entities,
-        "row": slots.get("row", ""),
-        "row_a": slots.get("row_a", ""),
-        "row_b": slots.get("row_b", ""),
+        "row": without_citations(slots.get("row", "")),
+        "row_a": without_citations(slots.get("row_a", "")),
+        "row_b": without_citations(slots.get("row_b", "")),
         "direction": slots.get("direction", ""),
         "k": slots.get("k", ""),
-        "subset_text": _join(slots["subset"]) if "subset" in slots else "",
+        "subset_text": _join([without_citations(row) for row in slots["subset"]]) if "subset" in slots else "",
     }
     for key in ("column", "column_a", "column_b"):
         if key in slots:
-            words[key] = _phrase(slots[key], rng, header_phrases)
+            words[key] = without_citations(_phrase(slots[key], rng, header_phrases))
     if header_phrases is None and re.fullmatch(r"(19|20)\d{2}", words.get("column", "")):
         words["column"] = f"value in {words['column']}"  # "the 2019 of BERT" reads badly
     question = template.phrasings[phrasing_index].format(**words)
+    # Names as a reader writes them: a citation key left in a row name is no part of the question or the answer.
+    answer = [without_citations(item) for item in answer]
     recorded_slots = {key: value for key, value in slots.items() if key not in ("rows", "units", "written", "name")}
     return {
         "question": question,
@@ -845,7 +885,7 @@ def _instantiate(
         "template_id": template.template_id,
         "phrasing_index": phrasing_index,
         "slots": recorded_slots,
-        "rationale": _rationale(program, view, slots, answer) if is_answerable else "",
+        "rationale": without_citations(_rationale(program, view, slots, answer)) if is_answerable else "",
         "essential_actions": program.essential_actions(),
         "relevant_tables": [view.label],
         "is_answerable": is_answerable,

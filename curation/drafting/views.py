@@ -178,6 +178,10 @@ def drafting_home(request: HttpRequest, slug: str) -> HttpResponse:
             "batches": batches,
             "endpoints": endpoints,
             "question_templates": TEMPLATES,
+            "types_without_templates": drafting_selectors.types_without_templates(project=project),
+            "endpoint_speeds": drafting_selectors.endpoint_speeds(
+                project=project, endpoints=endpoints, batches=batches
+            ),
             "runs": [
                 {
                     "run": run,
@@ -202,6 +206,7 @@ def _run_context(run: DraftingRun) -> dict[str, Any]:
         "counts": counts,
         "percent": round(100 * done / open_total) if open_total else 100,
         "items": drafting_selectors.run_items(run),
+        "type_summary": drafting_selectors.run_type_summary(run),
         "is_active": run.is_active,
         "waiting": waiting_label(drafting_selectors.run_queued_behind(run)),
     }

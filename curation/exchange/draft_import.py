@@ -3,7 +3,10 @@
 Each record names its context either by `context` (a context id) or by `paper` (id, arXiv id, source file
 name or exact title) plus `paragraph` (the ¶ number on the paper page) and/or `table` (number or LaTeX label).
 `question` is required; `answer` (a string, or a JSON list of strings), `rationale`, `reasoning_type` (a code
-of the project's taxonomy) and `external_id` are optional. Every error names its line and field; a file
+of the project's taxonomy), `answer_type` (span, multi-span, arithmetic, count), `scale` (none, thousand, million,
+billion, percent), `relevant_tables` (numbers or labels of the context's tables, a list or comma-separated) and
+`external_id` are optional; an answer type or scale a line does not give is suggested from evidence, as for any
+draft. Every error names its line and field; a file
 with any error writes nothing. Managers only.
 """
 
@@ -18,14 +21,29 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.db.models import Q
 
+from curation.answer_types import ANSWER_TYPES, SCALES
 from curation.errors import InvalidInput, NotFound
-from curation.models import Batch, Context, Instance, Paper, Project, ReasoningType
+from curation.models import Batch, Context, Instance, Paper, Project, ReasoningType, Table
+from curation.services.instances import answer_kind_suggested
 from curation.services.lifecycle import instance_create
 from curation.services.projects import require_role
 from curation.states import Role
 from curation.toolkit.strict_json import JsonInputError, json_loads_strict
 
-FIELDS = ("context", "paper", "paragraph", "table", "question", "answer", "rationale", "reasoning_type", "external_id")
+FIELDS = (
+    "context",
+    "paper",
+    "paragraph",
+    "table",
+    "question",
+    "answer",
+    "rationale",
+    "reasoning_type",
+    "answer_type",
+    "scale",
+    "relevant_tables",
+    "external_id",
+)
 MAX_ERRORS = 20
 MAX_RECORDS = 20000
 
@@ -41,6 +59,9 @@ class DraftRecord:
     rationale: str
     reasoning_type: ReasoningType | None
     external_id: str
+    answer_type: str | None = None
+    scale: str | None = None
+    relevant_tables: list[Table] = field(default_factory=list)
 
 
 @dataclass
@@ -171,6 +192,21 @@ def _answer(value: Any) -> list[str] | None:
     return None
 
 
+def _relevant_tables(value: Any, context: Context) -> list[Table] | str:
+    """The context's tables a line names by number or label, or why they cannot be matched."""
+    if value in (None, ""):
+        return []
+    refs = value if isinstance(value, list) else str(value).split(",")
+    tables = list(context.tables.all())
+    found: list[Table] = []
+    for ref in (str(ref).strip() for ref in refs):
+        match = [t for t in tables if ref in (t.number, t.label, *t.labels)]
+        if not match:
+            return f"table {ref!r} is not a table of the context"
+        found += [t for t in match if t not in found]
+    return found
+
+
 def draft_records_validate(*, project: Project, records: list[tuple[int, dict[str, Any]]]) -> list[DraftRecord]:
     """Match every record to its context and check every field; InvalidInput lists the first errors by line."""
     problems = _Problems()
@@ -210,9 +246,35 @@ def draft_records_validate(*, project: Project, records: list[tuple[int, dict[st
         context = _context_for(project, raw, line, problems, cache)
         if context is None or answer is None or not isinstance(question, str) or not isinstance(rationale, str):
             continue
+        answer_type = str(raw.get("answer_type") or "").strip().lower() or None
+        if answer_type is not None and answer_type not in ANSWER_TYPES:
+            problems.add(line, "answer_type", f"{answer_type!r} is not one of {', '.join(ANSWER_TYPES)}")
+            continue
+        scale = raw.get("scale")
+        scale = None if scale in (None, "") else str(scale).strip().lower()
+        if scale == "none":
+            scale = ""
+        if scale is not None and scale not in SCALES:
+            problems.add(line, "scale", f"{scale!r} is not one of none, {', '.join(SCALES[1:])}")
+            continue
+        relevant = _relevant_tables(raw.get("relevant_tables"), context)
+        if isinstance(relevant, str):
+            problems.add(line, "relevant_tables", relevant)
+            continue
         reasoning_type = types.get(code) if code else context.reasoning_type
         valid.append(
-            DraftRecord(line, context, question.strip(), answer, rationale.strip(), reasoning_type, external_id)
+            DraftRecord(
+                line,
+                context,
+                question.strip(),
+                answer,
+                rationale.strip(),
+                reasoning_type,
+                external_id,
+                answer_type=answer_type,
+                scale=scale,
+                relevant_tables=relevant,
+            )
         )
     if problems.messages:
         shown = problems.messages[:MAX_ERRORS]
@@ -251,6 +313,17 @@ def drafts_import(
     created = []
     for record in records:
         provenance = {"source": "import", "file": source_name, "line": record.line}
+        # What the line gives is kept; what it does not is suggested from evidence (or left for the annotator).
+        suggested = answer_kind_suggested(
+            question=record.question,
+            rationale=record.rationale,
+            answer=record.answer,
+            tables=record.relevant_tables or record.context.tables.all(),
+        )
+        kind = {
+            "answer_type": record.answer_type if record.answer_type is not None else suggested["answer_type"],
+            "scale": record.scale if record.scale is not None else suggested["scale"],
+        }
         created.append(
             instance_create(
                 project_id=project.pk,
@@ -263,10 +336,14 @@ def drafts_import(
                 answer=record.answer,
                 rationale=record.rationale,
                 external_uid=record.external_id,
+                relevant_tables=record.relevant_tables,
+                **kind,
                 draft={
                     "question": record.question,
                     "answer": record.answer,
                     "rationale": record.rationale,
+                    **kind,
+                    "relevant_table_ids": sorted(table.pk for table in record.relevant_tables),
                     "provenance": provenance,
                 },
             )

@@ -10,9 +10,9 @@ from django.db import transaction
 from django.db.models import F, Max
 from django.utils import timezone
 
-from curation.answer_types import ANSWER_TYPES, SCALES, header_texts, suggested_answer_type, suggested_scale
+from curation.answer_types import ANSWER_TYPES, SCALES, Suggestion, TableText, suggest_answer_type, suggest_scale
 from curation.errors import Conflict, InvalidInput, NotFound, NotPermitted
-from curation.models import Instance, InstanceRevision, Project, Table
+from curation.models import Instance, InstanceRevision, Paragraph, Project, Table
 from curation.services.projects import require_role
 from curation.states import Role, Status
 from curation.table_shape import shape_from_row
@@ -42,20 +42,40 @@ _EDITORS = {
 }
 
 
+def answer_kind_evidence(
+    *, question: str, rationale: str, answer: list[str], tables: Iterable[Table], tools: Iterable[str] = ()
+) -> dict[str, Suggestion]:
+    """The answer type and scale suggested for an answer, each with its evidence (curation.answer_types): from the
+    cells of `tables` the answer is read or computed from, their headers, the tables' captions and scale notes, and
+    the text of the paragraphs that mention them."""
+    tables = sorted(tables, key=lambda t: (t.paper_id, t.order))
+    texts = [TableText(rows=shape.grid, caption=shape.caption) for shape in map(shape_from_row, tables)]
+    notes = list(
+        Paragraph.objects.filter(mentioned_tables__in=[table.pk for table in tables])
+        .distinct()
+        .values_list("text", flat=True)
+    )
+    tools = [tool for tool in tools if tool]
+    answer_type = suggest_answer_type(question=question, rationale=rationale, answer=answer, tools=tools)
+    scale = suggest_scale(
+        question=question,
+        rationale=rationale,
+        answer=answer,
+        tables=texts,
+        notes=notes,
+        answer_type=answer_type.value,
+        tools=tools,
+    )
+    return {"answer_type": answer_type, "scale": scale}
+
+
 def answer_kind_suggested(
     *, question: str, rationale: str, answer: list[str], tables: Iterable[Table], tools: Iterable[str] = ()
 ) -> dict[str, str]:
-    """The answer type and scale suggested for an answer: from the answer and its rationale (or the tools of its
-    recorded program), and from the scale words in the captions and header rows of `tables`. Drafts start from it;
-    the workspace offers it."""
-    texts: list[str] = []
-    for table in sorted(tables, key=lambda t: (t.paper_id, t.order)):
-        shape = shape_from_row(table)
-        texts += header_texts(caption=shape.caption, rows=shape.grid, header_rows=shape.header_rows)
-    return {
-        "answer_type": suggested_answer_type(question=question, rationale=rationale, answer=answer, tools=tools),
-        "scale": suggested_scale(question=question, answer=answer, table_texts=texts),
-    }
+    """What a new draft starts with: the suggested answer type and scale where evidence backs them, else unset ("");
+    the annotator confirms or chooses."""
+    evidence = answer_kind_evidence(question=question, rationale=rationale, answer=answer, tables=tables, tools=tools)
+    return {field: suggestion.value or "" for field, suggestion in evidence.items()}
 
 
 def revision_fields(instance: Instance) -> dict[str, Any]:

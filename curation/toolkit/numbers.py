@@ -41,6 +41,16 @@ class ParsedNumber:
     unit: str = ""  # currency and/or suffix as written ("$", "ms", "M"), so callers can refuse to mix units
 
 
+# A citation left in a name: "[jing2021seeking]", "[devlin2019bert, liu2019]", "\\cite{key}" / "\\citep{key}".
+_BIB_KEY = r"[A-Za-z][\w:.-]*\d{2,4}[\w:.-]*"
+_CITATION = re.compile(rf"\s*(?:\[{_BIB_KEY}(?:\s*[,;]\s*{_BIB_KEY})*\]|\\cite[tp]?\*?\{{[^}}]*\}})")
+
+
+def without_citations(text: str) -> str:
+    """A name without the citation keys a LaTeX table left in it ("BERT [devlin2019bert]" → "BERT")."""
+    return _CITATION.sub("", str(text)).strip() or str(text).strip()
+
+
 def clean_cell(text: str) -> str:
     """Strip markup from a cell (bold markers, LaTeX wrappers, math dollars, footnote marks) and trim it."""
     cleaned = str(text).strip()

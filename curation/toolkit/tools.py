@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from curation.table_shape import shape_from_rows
+from curation.table_shape import HEADER_JOINER, shape_from_rows
 from curation.toolkit.numbers import clean_cell, parse_number
 
 DATA_TOOLS = (
@@ -96,6 +96,18 @@ def _unique(names: Iterable[str], fallback: str) -> list[str]:
     return result
 
 
+def _without_full_width_rows(columns: Sequence[str]) -> list[str]:
+    """Column names without the text of a header row that spans the whole table, the row-name column included (a
+    section or prompt row such as "Zero-shot prompting"): flattened, it is a part of every name, and names no column.
+    A name made only of it is kept."""
+    parts = [name.split(HEADER_JOINER) for name in columns]
+    if len(parts) < 3:
+        return list(columns)
+    spanning = set(parts[0]).intersection(*parts[1:])
+    kept = [[part for part in split if part not in spanning] for split in parts]
+    return [HEADER_JOINER.join(left) or name for name, left in zip(columns, kept, strict=True)]
+
+
 def normalise_tables(tables: Sequence[Mapping[str, Any]]) -> list[_Table]:
     """Turn raw tables ({label, caption, rows[, header_rows]}) into named rows and columns."""
     normalised = []
@@ -109,7 +121,7 @@ def normalise_tables(tables: Sequence[Mapping[str, Any]]) -> list[_Table]:
         # Header flattening is the table representation's rule (curation.table_shape), shared with every prompt.
         shape = shape_from_rows(rows, header_rows=max(1, int(table.get("header_rows") or 1)))
         body = shape.body_rows()
-        columns = _unique(shape.prompt_columns(), "column")
+        columns = _unique(_without_full_width_rows(shape.prompt_columns()), "column")
         row_names = _unique((row[0] if row else "" for row in body), "row")
         name = str(table.get("name") or "")
         normalised.append(_Table(label, str(table.get("caption") or ""), columns, row_names, body, name))

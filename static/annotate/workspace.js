@@ -105,8 +105,8 @@
         root.dataset.version = String(version);
         showProblems(payload.problems);
         document.getElementById("form-hint").textContent = payload.suggested_form ? "suggested: " + payload.suggested_form : "";
-        showHint("type-hint", payload.suggested_type);
-        showHint("scale-hint", payload.suggested_scale);
+        showHint("type-hint", payload.suggested_type, payload.suggested_type_evidence, Boolean(payload.suggested_type));
+        showHint("scale-hint", payload.suggested_scale, payload.suggested_scale_evidence, payload.suggested_scale !== null);
         loaded = { ...loaded, ...fields };
         setState("All changes saved", "ok");
         localStorage.removeItem(storageKey);
@@ -154,11 +154,13 @@
   }
 
   // The suggested answer type / scale: a button that applies it, hidden when there is nothing to suggest.
-  function showHint(id, value) {
+  // A suggestion shows its evidence; without evidence (value null, or "" for the type) there is nothing to apply.
+  function showHint(id, value, evidence, isSuggested) {
     const hint = document.getElementById(id);
     hint.dataset.value = value || "";
-    hint.textContent = "suggested: " + (value || "");
-    hint.hidden = !value;
+    hint.textContent = "suggested: " + (value || "none");
+    hint.hidden = !isSuggested;
+    document.getElementById(id.replace("-hint", "-evidence")).textContent = evidence || "";
   }
 
   function markDirty() { dirty = true; lastActivity = Date.now(); setState("Unsaved changes", "warn"); }
@@ -172,20 +174,12 @@
   }
 
   // Keyboard helpers: step through a radio group, toggle the n-th relevant-table box.
-  function cycleRadio(name) {
+  function focusRadio(name) {
     const radios = [...form.querySelectorAll(`input[name=${name}]`)];
-    const current = radios.findIndex((r) => r.checked);
-    const next = radios[(current + 1) % radios.length];
-    next.checked = true;
-    next.focus();
-    markDirty();
+    const target = radios.find((radio) => radio.checked) || radios[0];
+    if (target) target.focus();
   }
 
-  function cycleSelect(select) {
-    select.selectedIndex = (select.selectedIndex + 1) % select.options.length;
-    select.focus();
-    markDirty();
-  }
 
   function toggleTable(index) {
     const boxes = form.querySelectorAll("input[name=relevant_table_ids]");
@@ -307,10 +301,11 @@
         d: () => document.getElementById("diff-button").click(),
         a: () => { const first = document.querySelector("#answer-items input"); if (first) first.focus(); },
         i: addItem,
-        f: () => cycleRadio("answer_form"),
-        o: () => cycleRadio("answer_source"),
-        t: () => cycleRadio("answer_type"),
-        c: () => cycleSelect(form.scale),
+        // Shortcuts move focus only: a value changes by the annotator's own choice, never silently.
+        f: () => focusRadio("answer_form"),
+        o: () => focusRadio("answer_source"),
+        t: () => focusRadio("answer_type"),
+        c: () => form.scale.focus(),
         n: async () => { if (await flush()) window.location.href = root.dataset.home; },
       };
       if (actions[key]) { e.preventDefault(); actions[key](); return; }

@@ -77,7 +77,10 @@ def test_autosave_api_suggests_type_and_scale_from_answer_rationale_and_table(pe
     body = {"expected_version": held.version, "answer": ["6.3"], "rationale": "87.3 - 81.0 = 6.3"}
     body["relevant_table_ids"] = list(held.context.tables.values_list("id", flat=True))
     data = client.post(f"/api/instances/{held.pk}/autosave/", body, format="json").json()
-    assert (data["suggested_type"], data["suggested_scale"]) == ("arithmetic", "percent")
+    # A caption's "%" alone is no evidence: the scale is left to the annotator, and the reason is given.
+    assert (data["suggested_type"], data["suggested_scale"]) == ("arithmetic", None)
+    assert data["suggested_type_evidence"] == "the rationale computes the answer"
+    assert "no unit" in data["suggested_scale_evidence"] or "no cell" in data["suggested_scale_evidence"]
     body = {"expected_version": data["instance"]["version"], "answer": ["A", "B"]}
     data = client.post(f"/api/instances/{held.pk}/autosave/", body, format="json").json()
     assert (data["suggested_type"], data["suggested_scale"]) == ("multi-span", "")
@@ -100,8 +103,9 @@ def test_workspace_page_offers_answer_type_and_scale_with_their_shortcuts(person
     for value in ("span", "multi-span", "arithmetic", "count"):
         assert f'name="answer_type" value="{value}"' in page
     assert 'id="f-scale"' in page and '<option value="million"' in page
-    assert "Next answer type" in page and "Next scale" in page
+    assert "Focus the answer type" in page and "Focus the scale" in page  # shortcuts move focus only
     assert 'id="type-hint" data-value="span"' in page  # the draft's answer ["A"] reads as a span
+    assert "one answer item, not computed" in page  # beside the control, the evidence
 
 
 def test_review_pages_show_the_answer_type_and_scale(personas, project, drafts):

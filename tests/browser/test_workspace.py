@@ -43,11 +43,15 @@ def test_claim_edit_autosave_reload_and_submit_with_the_keyboard(page, live_serv
     page.check("input[name=answer_form][value=short]")
     page.check("input[name=answer_source][value=table]")
     page.check("input[name=relevant_table_ids]")
-    page.keyboard.press("Alt+t")  # span…
-    page.keyboard.press("Alt+t")  # …multi-span
-    expect(page.locator("input[name=answer_type][value=multi-span]")).to_be_checked()
-    page.keyboard.press("Alt+c")  # the scale steps from none to thousand
-    expect(page.locator("#f-scale")).to_have_value("thousand")
+    scale_before = page.locator("#f-scale").input_value()
+    page.keyboard.press("Alt+t")  # moves focus to the answer type; it never changes it
+    expect(page.locator("input[name=answer_type]:focus")).to_have_count(1)
+    expect(page.locator("input[name=answer_type]:checked")).to_have_count(0)
+    page.check("input[name=answer_type][value=multi-span]")
+    page.keyboard.press("Alt+c")  # moves focus to the scale, which keeps its value
+    expect(page.locator("#f-scale")).to_be_focused()
+    expect(page.locator("#f-scale")).to_have_value(scale_before)
+    page.select_option("#f-scale", "thousand")
     page.keyboard.press("Control+Enter")
     page.wait_for_url(lambda url: f"/work/{pk}/" not in url)
 
@@ -155,15 +159,39 @@ def test_the_suggested_answer_type_follows_the_answer_and_applies_on_click(
     pk = claim(page, live_server, project)
     page.locator("h1").click()
     page.keyboard.press("?")
-    expect(page.locator("#shortcuts")).to_contain_text("Next answer type")
+    expect(page.locator("#shortcuts")).to_contain_text("Focus the answer type")
     page.keyboard.press("Escape")
     hint = page.locator("#type-hint")
     expect(hint).to_have_text("suggested: span")
+    expect(page.locator("#type-evidence")).to_have_text("one answer item, not computed")  # its evidence, beside it
     page.click("#add-item")
     page.keyboard.type("B")
     page.locator("#f-question").click()
     expect(hint).to_have_text("suggested: multi-span")
+    expect(page.locator("#type-evidence")).to_have_text("2 answer items")
     hint.click()
     expect(page.locator("input[name=answer_type][value=multi-span]")).to_be_checked()
     expect(page.locator("#save-state")).to_have_text("All changes saved")
     assert Instance.objects.get(pk=pk).answer_type == "multi-span"
+
+
+def test_without_evidence_nothing_is_suggested_and_submit_asks_for_a_choice(
+    page, live_server, login, personas, project, drafts
+):
+    login(page, "annotator")
+    pk = claim(page, live_server, project)
+    type_into(page, "#f-question", "How many models are there?")
+    page.keyboard.press("Alt+a")
+    page.keyboard.press("Control+a")
+    page.keyboard.type("7")
+    page.locator("#f-question").click()
+    expect(page.locator("#save-state")).to_have_text("All changes saved")
+    # A count or a value read from a cell? No evidence decides, so nothing is offered and nothing is chosen.
+    expect(page.locator("#type-hint")).to_be_hidden()
+    expect(page.locator("#type-evidence")).to_contain_text("choose")
+    expect(page.locator("#scale-hint")).to_be_hidden()
+    expect(page.locator("#scale-evidence")).to_contain_text("no cell")
+    expect(page.locator("input[name=answer_type]:checked")).to_have_count(0)
+    page.click("#submit-button")
+    expect(page.locator("#problems")).to_contain_text("Choose the answer type")
+    assert Instance.objects.get(pk=pk).status == Status.IN_REFINEMENT

@@ -1,10 +1,10 @@
-"""Suggested answer type and scale (TAT-QA's kinds), from the answer, its rationale and its tables."""
+"""Suggested answer type and scale (TAT-QA's kinds) from the answer's own source, each with its evidence."""
 
 from __future__ import annotations
 
 import pytest
 
-from curation.answer_types import header_texts, suggested_answer_type, suggested_scale, table_scale
+from curation.answer_types import TableText, suggest_answer_type, suggest_scale
 
 
 @pytest.mark.parametrize(
@@ -14,43 +14,115 @@ from curation.answer_types import header_texts, suggested_answer_type, suggested
         ("Which models beat the baseline?", "", ["A", "B"], "multi-span"),
         ("By how much does A beat B?", "87.3 - 81.0 = 6.3", ["6.3"], "arithmetic"),
         ("What is the average?", "(2 + 4) / 2", ["3"], "arithmetic"),
+        ("What is the change?", "4.7% - 5.3%", ["-0.6"], "arithmetic"),
+        ("What is the change?", "-1.9-(-2.2)", ["0.3"], "arithmetic"),
         ("What is A's accuracy?", "Table 1 gives A 87.3.", ["87.3"], "span"),
         ("How many models exceed 80?", "A and B exceed 80.", ["2"], "count"),
         ("How many points does A gain?", "87.3 - 81.0 = 6.3", ["6.3"], "arithmetic"),
-        ("Which model?", "", ["", " "], ""),
+        ("How many employees are there?", "", ["1200"], None),
+        ("Which model?", "", ["", " "], None),
     ],
 )
 def test_answer_type_follows_the_answer_and_what_the_rationale_computes(question, rationale, answer, expected):
-    assert suggested_answer_type(question=question, rationale=rationale, answer=answer) == expected
+    suggestion = suggest_answer_type(question=question, rationale=rationale, answer=answer)
+    assert suggestion.value == expected
+    assert suggestion.evidence
 
 
-@pytest.mark.parametrize(
-    ("texts", "expected"),
-    [
-        (["Revenue (in millions)"], "million"),
-        (["", "$ in thousands"], "thousand"),
-        (["€m", "2019"], "million"),
-        (["Assets, in billions of dollars"], "billion"),
-        (["Accuracy (%)", "Model"], "percent"),
-        (["Model", "Acc"], ""),
+TABLE = TableText(
+    rows=[
+        ["Model", "Params (M)", "Acc (%)", "Rank"],
+        ["A", "110", "87.3", "1"],
+        ["B", "340", "81.0", "2"],
     ],
+    caption="Results (%) of the models.",
 )
-def test_table_scale_reads_scale_words_of_captions_and_headers(texts, expected):
-    assert table_scale(texts) == expected
 
 
-def test_scale_applies_to_numeric_answers_only():
-    texts = header_texts(caption="Sales (in millions).", rows=[["Region", "2019"], ["EU", "12.5"]])
-    assert suggested_scale(question="What were EU sales in 2019?", answer=["12.5"], table_texts=texts) == "million"
-    assert suggested_scale(question="Which region sold most?", answer=["EU"], table_texts=texts) == ""
+def _scale(answer, rationale="", question="What is it?", notes=(), tables=(TABLE,), answer_type=None):
+    return suggest_scale(
+        question=question, rationale=rationale, answer=answer, tables=tables, notes=notes, answer_type=answer_type
+    )
 
 
-def test_percent_comes_from_the_answer_or_the_question_first():
-    texts = ["Sales (in millions)."]
-    assert suggested_scale(question="What share?", answer=["12%"], table_texts=texts) == "percent"
-    assert suggested_scale(question="What is the percentage change?", answer=["3.1"], table_texts=texts) == "percent"
+def test_a_cell_read_takes_its_column_unit_with_the_evidence():
+    params = _scale(["340"])
+    assert (params.value, params.evidence) == ("million", "column 'Params (M)' → million")
+    assert _scale(["87.3"]).value == "percent"
+    assert _scale(["6.3"], rationale="87.3 - 81.0").value == "percent"
 
 
-def test_header_texts_stop_at_the_header_rows():
-    rows = [["Model", "Acc (%)"], ["A", "in millions"]]
-    assert header_texts(caption="", rows=rows, header_rows=1) == ["", "Model", "Acc (%)"]
+def test_the_captions_percent_alone_never_makes_a_count_rank_or_difference_percent():
+    assert _scale(["2"], answer_type="count").value == ""
+    rank = _scale(["2"], question="Which rank does B hold?")
+    assert rank.value != "percent"
+    difference = _scale(["1"], rationale="2 - 1")
+    assert difference.value is None and "no unit" in difference.evidence
+
+
+def test_the_tables_or_the_texts_scale_note_applies_to_its_cells():
+    table = TableText(rows=[["", "2019"], ["Sales", "1,496.5"], ["Cost", "1,202.9"]])
+    noted = TableText(rows=[["(in thousands)", "2019"], ["Sales", "1,496.5"]])
+    assert _scale(["1,496.5"], tables=[noted]).value == "thousand"
+    assert _scale(["1,496.5"], tables=[table], notes=["All amounts in millions."]).value == "million"
+    assert _scale(["293.6"], rationale="1,496.5 - 1,202.9", tables=[table], notes=["(in millions)"]).value == "million"
+
+
+def test_absent_or_conflicting_evidence_preselects_nothing():
+    table = TableText(rows=[["", "2019"], ["Sales", "$1,496.5"]])
+    assert _scale(["1,496.5"], tables=[table]).value is None
+    assert _scale(["1,496.5"], tables=[table], notes=["in thousands", "in millions"]).value is None
+    assert _scale(["9.99"]).value is None
+    assert _scale(["1.24"], rationale="1,496.5 / 1,202.9", tables=[table]).value is None
+    assert _scale([]).value is None
+
+
+def test_percent_from_the_derivation_and_none_for_text_years_and_written_units():
+    assert _scale(["24.4"], rationale="(1,496.5 - 1,202.9) / 1,202.9 * 100").value == "percent"
+    assert (
+        _scale(["24.4"], rationale="(1,496.5 - 1,202.9) / 1,202.9", question="What is the percentage change?").value
+        == "percent"
+    )
+    assert _scale(["2019"]).value == ""
+    assert _scale(["Model A"]).value == ""
+    assert _scale(["12.5%"]).value == ""
+    assert _scale(["$85.1 million"]).value == ""
+    per_share = TableText(rows=[["(in thousands)", "2019"], ["Earnings per share", "2.41"]])
+    assert _scale(["2.41"], tables=[per_share]).value == ""
+
+
+def test_a_stub_cell_that_is_only_a_scale_note_scales_the_table_but_a_column_unit_only_its_column():
+    table = TableText(rows=[["", "F19", "F18"], ["$ MILLION", "53 WEEKS", "52 WEEKS"], ["Sales", "1,671", "1,612"]])
+    average = _scale(["1641.5"], rationale="(1,671 + 1,612) / 2", tables=[table])
+    assert (average.value, average.evidence) == ("million", "an average of cells: the table's note → million")
+    assert (
+        _scale(["$(426)"], tables=[TableText(rows=[["In thousands", "2019"], ["Cash", "$(426)"]])]).value == "thousand"
+    )
+    assert _scale(["81.0"], rationale="", tables=[TABLE]).value == "percent"  # 'Params (M)' is not the table's
+
+
+def test_a_per_share_question_has_no_scale_unless_it_asks_for_a_percentage():
+    table = TableText(rows=[["(in thousands)", "2019"], ["Net income", "2.41"]])
+    assert _scale(["2.41"], question="What is the earnings per diluted share?", tables=[table]).value == ""
+    change = _scale(["3.1"], rationale="(2.41 - 2.34) / 2.34 * 100", question="What is the change in EPS per share?")
+    assert change.value == "percent"
+
+
+def test_counts_of_years_and_durations_have_no_scale_even_under_a_scale_note():
+    table = TableText(
+        rows=[["(in millions)", "Lives (Years)", "Cost"], ["Land", "20", "300"], ["Services", "5", "5,100"]]
+    )
+    assert _scale(["20"], tables=[table]).value == ""
+    assert _scale(["1"], question="How many years did Services exceed $5,000 million?", tables=[table]).value == ""
+    assert _scale(["5,100"], tables=[table]).value == "million"
+
+
+def test_a_percent_sign_inside_a_name_asks_for_no_percentage_and_ranks_and_counted_rows_have_no_scale():
+    table = TableText(
+        rows=[["Feature", "Share (%)", "Mean"], ["Readmission (%)", "12.1", "3.5"], ["Observations", "48", "410"]]
+    )
+    rank = _scale(["2"], question="What is the rank of Readmission (%) by Mean?", tables=[table])
+    assert (rank.value, rank.evidence) == ("", "a rank has no scale")
+    assert _scale(["48"], tables=[table]).value == ""  # the Observations row counts, under a (%) column
+    ratio = _scale(["3.46"], rationale="12.1 / 3.5", question="Divide the Mean of Readmission (%) by 3.5?")
+    assert ratio.value is None

@@ -166,3 +166,38 @@ def test_the_command_imports_and_reports_every_problem(personas, project, librar
     with pytest.raises(CommandError, match="line 2, context: no context '999999'"):
         call_command("import_drafts", str(bad), "--project", project.slug)
     assert Instance.objects.count() == 1
+
+
+def test_imported_drafts_keep_the_answer_type_scale_and_tables_their_lines_give(personas, project, library):
+    first, second = library["first"], library["second"]
+    content = jsonl(
+        {"context": second.pk, "question": "How fast?", "answer": "3", "answer_type": "span", "scale": "thousand",
+         "relevant_tables": "2"},
+        {"context": second.pk, "question": "Which?", "answer": ["A", "B"], "scale": "none",
+         "relevant_tables": ["tab:speed"]},
+        {"context": first.pk, "question": "Who?", "answer": ["A", "B"]},
+    )  # fmt: skip
+    given, partly, suggested = drafts_import(
+        project=project, actor=personas["manager"], content=content, file_format="jsonl"
+    )
+    table2 = Table.objects.get(label="tab:speed")
+    assert (given.answer_type, given.scale) == ("span", "thousand")
+    assert list(given.relevant_tables.all()) == [table2] and given.draft["relevant_table_ids"] == [table2.pk]
+    assert (partly.answer_type, partly.scale) == ("multi-span", "")  # the type suggested, the scale given
+    assert (suggested.answer_type, suggested.draft["answer_type"]) == ("multi-span", "multi-span")
+
+
+def test_an_unknown_answer_type_scale_or_table_names_its_line(personas, project, library):
+    second = library["second"].pk
+    content = jsonl(
+        {"context": second, "question": "Q?", "answer_type": "guess"},
+        {"context": second, "question": "Q?", "scale": "dozen"},
+        {"context": second, "question": "Q?", "relevant_tables": "7"},
+    )
+    with pytest.raises(InvalidInput) as caught:
+        drafts_import(project=project, actor=personas["manager"], content=content, file_format="jsonl")
+    errors = caught.value.detail["errors"]
+    assert errors[0].startswith("line 1, answer_type: 'guess' is not one of span")
+    assert errors[1].startswith("line 2, scale: 'dozen' is not one of none")
+    assert errors[2] == "line 3, relevant_tables: table '7' is not a table of the context"
+    assert not Instance.objects.exists()

@@ -9,7 +9,7 @@ from typing import Any
 
 from curation.drafting import duplicates, prompts
 from curation.drafting.models import DraftingRun, PromptTemplate
-from curation.drafting.templates import draft_template_questions
+from curation.drafting.templates import TEMPLATE_SUBTYPES, draft_template_questions
 from curation.endpoints.config import GENERATION_PARAM_NAMES
 from curation.endpoints.errors import EndpointConfigError, EndpointError
 from curation.models import Context, Instance, ReasoningType, Table
@@ -170,6 +170,12 @@ class Drafter:
 
     def _draft_templates(self, context: Context) -> Outcome:
         run = self.run
+        assigned = context_subtypes(context)
+        if assigned and not set(assigned) & TEMPLATE_SUBTYPES:
+            # No template exercises this type: drafting other types in its place would hide it from the release.
+            name = context.reasoning_type.name
+            note = f"routed to the LLM drafter: no template drafts {name}"
+            return Outcome(drafts=[], raw_output={"templates": 0, "routed": context.reasoning_type.code}, note=note)
         tables = list(context.tables.all().order_by("paper_id", "order"))
         by_label: dict[str, Table] = {}
         table_dicts = []
@@ -187,6 +193,7 @@ class Drafter:
                 }
             )
         options = run.options
+        rejected: list[dict[str, Any]] = []
         results = draft_template_questions(
             table_dicts,
             seed=int(options.get("seed") or 0),
@@ -195,6 +202,7 @@ class Drafter:
             template_ids=options.get("template_ids") or None,
             preferred_subtypes=context_subtypes(context),
             header_phrases=self._header_phrases if options.get("paraphrase_headers") else None,
+            rejected=rejected,
         )
         drafts = []
         for result in results:
@@ -234,7 +242,11 @@ class Drafter:
                 }
             )
         note = "" if drafts else "no question template fits this context's tables"
-        return Outcome(drafts=drafts, raw_output={"templates": len(drafts)}, note=note)
+        if rejected:
+            # A draft whose answer its own program does not reproduce never reaches an annotator; the run says so.
+            reasons = "; ".join(dict.fromkeys(f"{item['template_id']}: {item['reason']}" for item in rejected))
+            note = f"{note + '. ' if note else ''}{len(rejected)} dropped by their self-check ({reasons})"[:1000]
+        return Outcome(drafts=drafts, raw_output={"templates": len(drafts), "rejected": rejected}, note=note)
 
 
 def reader_name(table: Table, position: int) -> str:

@@ -155,3 +155,51 @@ def test_the_run_progress_counts_drafts_in_words_that_agree(project, instances, 
         {"run": run, "project": project, "counts": {**counts, "instances": instances}, "percent": 100, "items": []},
     )
     assert words in html
+
+
+def test_no_assigned_type_is_silently_skipped_by_the_template_drafter(
+    project, personas, drafting_batch, drafting_contexts, settings, django_capture_on_commit_callbacks
+):
+    from curation.models import ReasoningType
+
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+    descriptive = ReasoningType.objects.get(project=project, code="descriptive_analysis")
+    drafting_contexts[0].reasoning_type = descriptive
+    drafting_contexts[0].save(update_fields=["reasoning_type"])
+    client = _client(personas["manager"])
+    home = client.get(f"/p/{project.slug}/drafting/").content.decode()
+    # Before a run: which types no template drafts, and what happens to them.
+    assert 'id="routed-types"' in home and "Descriptive Analysis" in home and "Tabulation" in home
+    assert "<strong>Comparison</strong>" not in home
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(
+            f"/p/{project.slug}/drafting/",
+            {"batch": drafting_batch.pk, "kind": "template", "per_template": "1", "seed": "0", "unanswerable": "skip"},
+        )
+    run = DraftingRun.objects.get()
+    assert not Instance.objects.filter(context=drafting_contexts[0]).exists()
+    assert Instance.objects.filter(context=drafting_contexts[1]).exists()
+    page = client.get(f"/p/{project.slug}/drafting/runs/{run.pk}/").content.decode()
+    assert "routed to the LLM drafter: no template drafts Descriptive Analysis" in page
+    summary = page[page.index('id="run-types"') : page.index('id="run-items"')]
+    assert "<tr><td>Descriptive Analysis</td><td>1</td><td>0</td><td>1</td>" in summary
+    assert "<tr><td>Comparison</td><td>2</td>" in summary
+
+
+def test_the_drafting_page_gives_each_endpoints_measured_speed_and_calls_the_local_model_a_demonstration(
+    project, personas, drafting_batch, drafting_contexts, model_server
+):
+    from curation.drafting.services.items import run_process_inline
+    from curation.drafting.services.runs import run_create
+
+    local = endpoint_on(project, model_server.base_url, name="Local demo", is_local_default=True)
+    client = _client(personas["manager"])
+    page = client.get(f"/p/{project.slug}/drafting/").content.decode()
+    assert "Local demo: no speed measured yet" in page
+    assert 'id="local-model-note"' in page and f'href="/p/{project.slug}/endpoints/"' in page
+    run = run_create(project=project, actor=personas["manager"], kind="llm", batch=drafting_batch, endpoint=local)
+    run_process_inline(run_id=run.pk)
+    page = client.get(f"/p/{project.slug}/drafting/").content.decode()
+    speeds = page[page.index('id="endpoint-speeds"') :]
+    assert "Local demo: measured" in speeds and "over the last 3" in speeds
+    assert f"a run over {drafting_batch.name} (3 contexts) ≈" in speeds

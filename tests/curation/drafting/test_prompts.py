@@ -152,6 +152,10 @@ def test_parse_question_flags_output_without_a_question(output):
         ),
         ("Reasoning: list them\nAnswer:\n- A\n- B", "list them", ["A", "B"]),
         ("Reason: compare\nFinal Answer: 12.5%", "compare", ["12.5%"]),
+        # Reason and Answer on one line: the answer label stays out of the rationale.
+        ("Reason: 74.0 - 71.5 = 2.5. Answer: 2.5", "74.0 - 71.5 = 2.5.", ["2.5"]),
+        # Items one per line are separate items.
+        ("Reason: the two lowest\nAnswer: S2\nS3", "the two lowest", ["S2", "S3"]),
         (
             "A is better than B because 87.3 > 81.0. So the answer is A.",
             "A is better than B because 87.3 > 81.0. So the answer is A.",

@@ -156,16 +156,21 @@ def test_llm_run_needs_an_endpoint(project, personas, drafting_batch, drafting_c
         run_create(project=project, actor=personas["manager"], kind="llm", batch=drafting_batch)
 
 
-def test_drafts_start_with_the_suggested_answer_type_and_scale(project, personas, drafting_batch, drafting_contexts):
+def test_drafts_start_with_the_suggested_answer_type_and_no_scale_from_a_caption_alone(
+    project, personas, drafting_batch, drafting_contexts
+):
     drafting_contexts[0].tables.update(caption="Accuracy (%) on the task.")
     _run(project, personas["manager"], "template", drafting_batch, options={"per_template": 1, "seed": 4})
     instances = Instance.objects.filter(project=project)
     difference = instances.filter(draft__template_id="cell_difference", context=drafting_contexts[0]).first()
-    assert (difference.answer_type, difference.scale) == ("arithmetic", "percent")
+    # The caption's "%" is no evidence: the difference takes its cells' own column unit, or none.
+    assert difference.answer_type == "arithmetic" and difference.scale != "percent"
+    if "Params" in difference.question:
+        assert difference.scale == "million"
     lookups = instances.exclude(answer_type__in=("span", "multi-span", "arithmetic", "count"))
     assert not lookups.exists()
     other = instances.filter(draft__template_id="cell_difference", context=drafting_contexts[1]).first()
-    assert (other.answer_type, other.scale) == ("arithmetic", "")
+    assert other.answer_type == "arithmetic" and other.scale == ("million" if "Params" in other.question else "")
 
 
 def test_llm_drafts_start_with_the_suggested_answer_type(

@@ -1,0 +1,122 @@
+"""Draft with the templates over LaTeX papers' tables and print JSON: drafts, self-check pass rate, the share of
+drafts whose stated scale matches their source cells, and per reasoning type drafted/routed.
+
+Each .tex file (or folder) under --fixtures is extracted with the LaTeX pipeline; every table is drafted
+(`draft_template_questions`, 2 questions per template). A draft's stated scale is the one a new draft starts with
+(the evidence-based suggestion, `curation.answer_types.suggest_scale`, over the frozen table); it matches its
+source cells when a percent scale comes from a computed percentage, from cells that carry % or from columns whose
+header names %, and when no other scale is stated for a computed percentage written without %. Routed types are
+SciTaT table 4's subtypes no template exercises (they go to the LLM drafter).
+
+    .venv/bin/python benchmarks/template_quality.py [--fixtures DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from curation.answer_types import TableText, suggest_scale  # noqa: E402
+from curation.drafting.self_check import draft_problem  # noqa: E402
+from curation.drafting.templates import TEMPLATE_SUBTYPES, draft_template_questions  # noqa: E402
+from curation.latex import extract_paper  # noqa: E402
+from curation.table_shape import shape_from_extracted  # noqa: E402
+from curation.taxonomy import DEFAULT_TAXONOMY  # noqa: E402
+from curation.toolkit.numbers import parse_numeric  # noqa: E402
+
+DEFAULT_FIXTURES = ROOT / "tests" / "curation" / "latex" / "fixtures" / "headers"
+
+
+def _read_cells(draft: dict) -> list[str]:
+    cells: list[str] = []
+    for action in draft["essential_actions"]:
+        if action["tool"] == "get_cell":
+            cells.append(str(action["result"]))
+        elif action["tool"] == "get_column":
+            cells += [str(value) for value in action["result"].values()]
+    return cells
+
+
+def _scale_matches(draft: dict, scale: str | None, cells: list[str]) -> bool:
+    if scale is None:
+        return True  # nothing preselected: nothing stated that could be wrong
+    percent_cells = [bool((parsed := parse_numeric(cell)) and parsed.is_percent) for cell in cells]
+    computes_percent = any(
+        a["tool"] in ("proportion",) or (a["tool"] == "multiply" and 100 in a["arguments"].get("numbers", []))
+        for a in draft["essential_actions"]
+    )
+    columns = [str(a["arguments"].get("column", "")) for a in draft["essential_actions"] if "column" in a["arguments"]]
+    percent_columns = bool(columns) and all("%" in column or "percent" in column.lower() for column in columns)
+    if scale == "percent":
+        return computes_percent or percent_columns or (bool(percent_cells) and all(percent_cells))
+    return not computes_percent or draft["answer"][0].endswith("%")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--fixtures", type=Path, default=DEFAULT_FIXTURES)
+    options = parser.parse_args()
+    sources = sorted(p for p in options.fixtures.iterdir() if p.suffix == ".tex" or p.is_dir())
+    totals: Counter[str] = Counter()
+    drafted: Counter[str] = Counter()
+    for source in sources:
+        for position, table in enumerate(extract_paper(source).tables):
+            shape = shape_from_extracted(table)
+            tool_table = shape.tool_input(f"{source.stem}:{position}", position)
+            totals["tables"] += 1
+            rejected: list[dict] = []
+            drafts = draft_template_questions([tool_table], seed=0, per_template=2, rejected=rejected)
+            totals["rejected"] += len(rejected)
+            for draft in drafts:
+                totals["drafts"] += 1
+                drafted[draft["reasoning_subtype"]] += 1
+                totals["pass"] += draft_problem(draft, [tool_table]) is None
+                if not draft["is_answerable"]:
+                    continue
+                scale = suggest_scale(
+                    question=draft["question"],
+                    rationale=draft["rationale"],
+                    answer=draft["answer"],
+                    tables=[TableText(rows=tool_table["rows"], caption=tool_table["caption"])],
+                    tools=[a["tool"] for a in draft["essential_actions"]],
+                ).value
+                totals["answerable"] += 1
+                totals["scale_matches"] += _scale_matches(draft, scale, _read_cells(draft))
+                totals["scale_preselected"] += scale is not None
+    subtypes = [code for _, _, _, rows in DEFAULT_TAXONOMY for code, *_ in rows]
+    generated = totals["drafts"] + totals["rejected"]
+    print(
+        json.dumps(
+            {
+                "benchmark": "template_quality",
+                "sources": len(sources),
+                "tables": totals["tables"],
+                "drafts": totals["drafts"],
+                "dropped_by_self_check": totals["rejected"],
+                "self_check_pass_rate_before_dropping": round(totals["drafts"] / generated, 4) if generated else None,
+                "self_check_pass_rate_of_kept": round(totals["pass"] / totals["drafts"], 4)
+                if totals["drafts"]
+                else None,
+                "scale_preselected_share": round(totals["scale_preselected"] / totals["answerable"], 4)
+                if totals["answerable"]
+                else None,
+                "scale_matches_source_cells": round(totals["scale_matches"] / totals["answerable"], 4)
+                if totals["answerable"]
+                else None,
+                "by_reasoning_type": {
+                    code: {"drafted": drafted[code], "routed": code not in TEMPLATE_SUBTYPES} for code in subtypes
+                },
+            },
+            indent=2,
+        )
+    )
+
+
+if __name__ == "__main__":
+    main()
