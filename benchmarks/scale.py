@@ -641,7 +641,7 @@ def job(name: str, argument: str) -> dict:
     else:
         from annotate.work.leases import leases_reap
         from curation.releases.services import release_cut
-        from scoring.runs.reaper import runs_reap
+        from scoring.runs.chunks import SCORING_CHUNKS
 
         baseline = _status_mb("VmRSS")
         started = time.perf_counter()
@@ -653,7 +653,7 @@ def job(name: str, argument: str) -> dict:
             elif name == "leases_reap":
                 extra = {"returned": leases_reap()}
             elif name == "runs_reap":
-                extra = {"reaped": runs_reap()}
+                extra = {"reaped": SCORING_CHUNKS.reap()}
             transaction.set_rollback(True)
         seconds = time.perf_counter() - started
     return job_result(seconds=seconds, peak_mb=_status_mb("VmHWM") - baseline, **extra)

@@ -17,7 +17,7 @@ from curation.exports import EXPORT_FORMATS, write_export_zip
 from curation.exports.writers import write_json_array
 from curation.releases import services as release_services
 from curation.releases.models import ExportArtifact
-from curation.releases.services import export_build, export_request, release_cut
+from curation.releases.services import EXPORT_BUILDS, export_request, release_cut
 from curation.releases.tasks import export_build_task
 from scoring.metrics import scitat
 
@@ -126,13 +126,13 @@ def test_json_array_writer_streams_element_by_element():
 
 def test_small_export_is_built_once_and_cached(release, monkeypatch, release_world):
     calls = []
-    real = release_services.export_build
+    real = EXPORT_BUILDS.run
 
-    def counting(**kwargs):
-        calls.append(kwargs)
-        return real(**kwargs)
+    def counting(pk, **kwargs):
+        calls.append(pk)
+        return real(pk, **kwargs)
 
-    monkeypatch.setattr(release_services, "export_build", counting)
+    monkeypatch.setattr(EXPORT_BUILDS, "run", counting)
     first = export_request(release=release, actor=release_world["people"]["manager"], format="csv")
     second = export_request(release=release, actor=release_world["people"]["manager"], format="csv")
     assert first.state == second.state == ExportArtifact.State.READY
@@ -164,7 +164,7 @@ def test_failed_export_is_recorded_and_can_be_retried(release, monkeypatch):
 
     monkeypatch.setattr(exports, "write_export_zip", broken)
     with pytest.raises(OSError):
-        export_build(artifact_id=artifact.pk)
+        EXPORT_BUILDS.run(artifact.pk)
     artifact.refresh_from_db()
     assert artifact.state == ExportArtifact.State.FAILED and "disk full" in artifact.error
     monkeypatch.undo()

@@ -75,7 +75,7 @@ def test_a_cut_whose_worker_is_killed_mid_cut_is_finished_once_by_another_worker
 
     hold.unlink()
     # The worker is dead, so any heartbeat is stale: a zero threshold stands in for five silent minutes.
-    assert release_services.cuts_reap(stall_s=0) == 1
+    assert release_services.RELEASE_CUTS.reap(stall_s=0) == 1
     with celery_worker(queue=queue, name="exports-second") as second:
         wait_for(
             lambda: ReleaseCut.objects.filter(pk=cut.pk, state__in=("ready", "failed")).exists(),

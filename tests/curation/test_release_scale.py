@@ -314,12 +314,12 @@ def test_a_cut_at_the_threshold_is_queued_then_built_by_the_worker_service(
         return real_load(paper_ids)
 
     monkeypatch.setattr(release_services, "_papers_load", watch)
-    built = release_services.release_cut_build(cut_id=cut.pk)
+    built = release_services.RELEASE_CUTS.run(cut.pk)
     assert built.state == ReleaseCut.State.READY and built.items_done == 6
     assert seen == [0, 2] and built.release.item_count == 6 and built.release.license == "CC-BY-4.0"
     assert built.release.created_by == personas["manager"]
     assert set(Instance.objects.filter(batch=batch).values_list("status", flat=True)) == {Status.RELEASED}
-    assert release_services.release_cut_build(cut_id=cut.pk).release == built.release  # redelivery: no second cut
+    assert release_services.RELEASE_CUTS.run(cut.pk).release == built.release  # redelivery: no second cut
 
 
 def test_bad_cuts_are_refused_before_anything_is_queued(project, personas, settings):
@@ -350,7 +350,7 @@ def test_a_queued_cut_whose_instance_changed_fails_with_its_reason(project, pers
         return real_statistics(*args, **kwargs)
 
     monkeypatch.setattr(release_services, "release_statistics", discard_then_count)
-    built = release_services.release_cut_build(cut_id=cut.pk)
+    built = release_services.RELEASE_CUTS.run(cut.pk)
     assert built.state == ReleaseCut.State.FAILED and "no longer validated" in built.error
     assert not Release.objects.exists()
     assert set(Instance.objects.filter(batch=batch).values_list("status", flat=True)) == {Status.VALIDATED}
@@ -377,7 +377,7 @@ def test_the_releases_page_queues_a_big_cut_and_shows_its_progress(project, pers
     ReleaseCut.objects.update(state=ReleaseCut.State.RUNNING, items_done=2)
     page = browser.get(f"/p/{project.slug}/releases/").content.decode()
     assert "Being frozen" in page and "2 of 6 frozen" in page
-    release_services.release_cut_build(cut_id=ReleaseCut.objects.get().pk)
+    release_services.RELEASE_CUTS.run(ReleaseCut.objects.get().pk)
     page = browser.get(f"/p/{project.slug}/releases/").content.decode()
     assert "Cuts on a worker" not in page and 'hx-trigger="every 2s"' not in page and "big-v1" not in page
     assert ">big</a>" in page

@@ -108,7 +108,7 @@ def test_a_cut_on_a_worker_withholds_the_same_and_includes_when_asked(exam_world
             include_withheld=include,
         )
         assert queued.items_total == expected
-        built = release_services.release_cut_build(cut_id=queued.pk, worker="exports@host")
+        built = release_services.RELEASE_CUTS.run(queued.pk, worker="exports@host")
         assert built.state == "ready" and built.release.item_count == expected
 
 
