@@ -8,7 +8,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from scoring.metrics import files, tatqa
+from scoring.metrics import benchmarks, files, tatqa
 
 UNKNOWN_UIDS_SHOWN = 10
 
@@ -23,7 +23,7 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         """Declare the CLI of issue 4."""
-        parser.add_argument("--format", required=True, choices=files.FORMATS, dest="benchmark")
+        parser.add_argument("--format", required=True, choices=benchmarks.FORMATS, dest="benchmark")
         parser.add_argument("--gold", required=True, type=Path, help="the benchmark's own gold file")
         parser.add_argument("--pred", required=True, type=Path, help="the prediction file in the benchmark's format")
         parser.add_argument(
@@ -57,7 +57,7 @@ class Command(BaseCommand):
             except bertscore.BertScoreUnavailableError as error:
                 raise CommandError(f"BERTScore unavailable: {error} (use --no-bertscore)") from error
         try:
-            scored = files.score_files(
+            scored = benchmarks.score_files(
                 options["benchmark"],
                 options["gold"],
                 options["pred"],
