@@ -224,9 +224,9 @@ def copy_serve(*, project_id: int, user: AbstractBaseUser) -> CopyServed | None:
 
 
 def copies_reap(*, now: datetime) -> int:
-    """Send every copy whose lease ran out back to the queue (the lease reaper's part, `leases_reap`): it waits for
-    a second annotator again; whoever takes it next starts afresh from the draft, unless it is the one who held it
-    (`copy_serve`). How many."""
+    """Send every copy whose lease ran out back to the queue (the lease beat task's part, annotate.leases_reap): it
+    waits for a second annotator again; whoever takes it next starts afresh from the draft, unless it is the one who
+    held it (`copy_serve`). How many."""
     expired = DoubleAnnotation.objects.filter(state=DoubleAnnotation.State.IN_REFINEMENT, lease_expires_at__lt=now)
     return expired.update(state=DoubleAnnotation.State.WAITING, lease_expires_at=None)
 

@@ -1,5 +1,4 @@
-"""Leases: where an expired lease goes, written once, and the periodic reaper that is its only caller at scale (of
-instances and of double-annotation copies)."""
+"""Leases: where an expired lease goes, written once, and the periodic reaper that is its only caller at scale."""
 
 from __future__ import annotations
 
@@ -9,7 +8,6 @@ from datetime import datetime
 from django.db import transaction
 from django.utils import timezone
 
-from annotate.agreement.services import copies_reap
 from curation.errors import Conflict, InvalidInput
 from curation.models import Instance
 from curation.services.instances import revision_record
@@ -59,14 +57,13 @@ def lease_expire(*, instance: Instance) -> bool:
 
 
 def leases_reap(*, now: datetime | None = None) -> int:
-    """Return every expired lease, of instances and of double-annotation copies (run by beat every minute; requests
-    never call it). A row that cannot be moved is logged and skipped, never the end of the run; a lost race (the
-    holder acted) is skipped quietly."""
+    """Return every expired lease (run by beat every minute; requests never call it). A row that cannot be moved
+    is logged and skipped, never the end of the run; a lost race (the holder acted) is skipped quietly."""
     now = now or timezone.now()
-    returned = copies_reap(now=now)
     expired = Instance.objects.filter(status__in=LEASED_STATUSES, lease_expires_at__lt=now).only(
         "id", "status", "version", "project_id", "author_id", "round1_verifier_id", "round2_reviewer_id"
     )
+    returned = 0
     for instance in expired:
         try:
             returned += lease_expire(instance=instance)
