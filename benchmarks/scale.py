@@ -247,7 +247,7 @@ def _generate(size: int) -> None:
     from annotate.review.models import Discussion, ReviewComment
     from annotate.work.models import WorkTime
     from curation.models import Batch, Instance, InstanceRevision, TransitionEvent
-    from curation.releases.services import release_cut
+    from curation.releases.services.cut import release_cut
     from curation.services.projects import project_create
 
     project = project_create(name="Scale", slug=SLUG, creator=None)
@@ -640,7 +640,7 @@ def job(name: str, argument: str) -> dict:
         seconds = time.perf_counter() - started
     else:
         from annotate.work.leases import leases_reap
-        from curation.releases.services import release_cut
+        from curation.releases.services.cut import release_cut
         from scoring.runs.chunks import SCORING_CHUNKS
 
         baseline = _status_mb("VmRSS")

@@ -30,13 +30,14 @@ class CurationConfig(AppConfig):
         # The job kinds of the core; the beat reaper (curation.jobs_reap) and the worker hand-back run them all.
         job_kinds_register(
             "curation.drafting.services.jobs.DRAFTING_ITEMS",
-            "curation.releases.services.EXPORT_BUILDS",
-            "curation.releases.services.RELEASE_CUTS",
+            "curation.releases.services.jobs.EXPORT_BUILDS",
+            "curation.releases.services.jobs.RELEASE_CUTS",
             "curation.papers.ingestion.INGEST_JOBS",
             "curation.datasets.jobs.DATASET_IMPORTS",
             "curation.webhooks.services.WEBHOOK_DELIVERIES",
         )
         # An import with --as-release cuts a release; releases/ sits above datasets/, so it is named here.
         import_release_register(
-            path="curation.releases.services.release_cut", name_path="curation.releases.services.release_name_slug"
+            path="curation.releases.services.cut.release_cut",
+            name_path="curation.releases.services.cut.release_name_slug",
         )

@@ -16,7 +16,7 @@ from annotate.work.workspace import submission_problems, workspace_autosave, wor
 from curation.errors import InvalidInput
 from curation.exports import write_export_zip
 from curation.models import Instance
-from curation.releases.services import release_cut
+from curation.releases.services.cut import release_cut
 from curation.states import Status
 from tests.annotate.queue_helpers import queue_next
 from tests.annotate.review_helpers import COMPLETE, submit, to_round2

@@ -8,7 +8,7 @@ import pytest
 from playwright.sync_api import expect
 
 from curation.releases.models import ReleaseCut
-from curation.releases.services import RELEASE_CUTS
+from curation.releases.services.jobs import RELEASE_CUTS
 from tests.browser.conftest import open_in_project, type_into
 from tests.curation.test_release_scale import validated_world
 

@@ -15,9 +15,11 @@ import pytest
 from curation.datasets.services import dataset_import
 from curation.exports import EXPORT_FORMATS, write_export_zip
 from curation.exports.writers import write_json_array
-from curation.releases import services as release_services
 from curation.releases.models import ExportArtifact
-from curation.releases.services import EXPORT_BUILDS, export_request, release_cut
+from curation.releases.services import exports as export_services
+from curation.releases.services.cut import release_cut
+from curation.releases.services.exports import export_request
+from curation.releases.services.jobs import EXPORT_BUILDS
 from curation.releases.tasks import export_build_task
 from scoring.metrics import scitat
 
@@ -140,7 +142,7 @@ def test_small_export_is_built_once_and_cached(release, monkeypatch, release_wor
 
 
 def test_big_export_goes_to_the_worker_after_commit(release, monkeypatch, sent, django_capture_on_commit_callbacks):
-    monkeypatch.setattr(release_services, "SYNC_EXPORT_MAX_ITEMS", 0)
+    monkeypatch.setattr(export_services, "SYNC_EXPORT_MAX_ITEMS", 0)
     with django_capture_on_commit_callbacks(execute=True) as callbacks:
         artifact = export_request(release=release, actor=None, format="jsonl")
         assert sent == []  # nothing leaves before the artifact row is committed
@@ -149,9 +151,9 @@ def test_big_export_goes_to_the_worker_after_commit(release, monkeypatch, sent, 
     assert export_build_task(artifact.pk) == "ready"
     artifact.refresh_from_db()
     assert artifact.items_done == artifact.items_total == 6 and artifact.path
-    mtime = (release_services.Path(release_services.settings.MEDIA_ROOT) / artifact.path).stat().st_mtime_ns
+    mtime = (export_services.Path(export_services.settings.MEDIA_ROOT) / artifact.path).stat().st_mtime_ns
     assert export_build_task(artifact.pk) == "ready"  # a redelivered task leaves the finished file alone
-    assert (release_services.Path(release_services.settings.MEDIA_ROOT) / artifact.path).stat().st_mtime_ns == mtime
+    assert (export_services.Path(export_services.settings.MEDIA_ROOT) / artifact.path).stat().st_mtime_ns == mtime
 
 
 def test_failed_export_is_recorded_and_can_be_retried(release, monkeypatch):

@@ -12,7 +12,7 @@ from django.core.management import call_command
 from curation.datasets.services import dataset_import
 from curation.models import Project
 from curation.releases.models import Release
-from curation.releases.services import release_hash_recompute
+from curation.releases.services.cut import release_hash_recompute
 from curation.services.projects import project_create
 from scoring.metrics import benchmarks, tatqa
 from tests.scoring.metrics.shared_data import shared_data_dir

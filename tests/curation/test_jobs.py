@@ -10,7 +10,9 @@ from django.utils import timezone
 
 from curation.jobs import JobKind, job_enqueue, job_task
 from curation.releases.models import ExportArtifact
-from curation.releases.services import EXPORT_BUILDS, export_request, release_cut
+from curation.releases.services.cut import release_cut
+from curation.releases.services.exports import export_request
+from curation.releases.services.jobs import EXPORT_BUILDS
 from tests.support.jobs import left_by
 from tests.support.sources import parsed
 from tests.support.workers import celery_worker, wait_for

@@ -49,7 +49,7 @@ def test_a_job_row_is_stalled_after_a_few_missed_heartbeats_not_minutes(settings
 
 @pytest.mark.django_db
 def test_every_kind_is_reaped_by_the_same_seconds_threshold(project, drafting_batch, sent, release_world):
-    from curation.releases.services import release_cut
+    from curation.releases.services.cut import release_cut
 
     contexts = make_contexts(project, drafting_batch, 2)
     run = run_create(project=project, actor=None, kind="template", context_ids=[c.pk for c in contexts])

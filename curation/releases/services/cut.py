@@ -1,4 +1,5 @@
-"""Releases: cut (freeze validated instances and their contexts, hash, split, count), verify, and build exports."""
+"""Cutting a release: freeze validated instances and their contexts, hash, split, count; the cut request (a big
+one goes to a worker, curation/releases/services/jobs.py), and the recomputed hash and statistics that verify it."""
 
 from __future__ import annotations
 
@@ -10,23 +11,21 @@ import tempfile
 from collections.abc import Callable, Container, Iterable, Iterator
 from dataclasses import dataclass
 from itertools import islice
-from pathlib import Path
 from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.db.models import Max, Prefetch, Q
-from django.utils import timezone
 from django.utils.text import slugify
 
 from curation.datasets.models import ImportRecord, SourceRecord
-from curation.errors import Conflict, DomainError, InvalidInput, NotFound
+from curation.errors import Conflict, InvalidInput
 from curation.exports.rows import ITEM_CHUNK, release_items, release_rows
 from curation.exports.statistics import release_statistics
-from curation.jobs import JobKind, JobTakenOver, job_enqueue
+from curation.jobs import job_enqueue
 from curation.models import Batch, Context, Instance, InstanceRevision, Paper, Paragraph, Project, Table
-from curation.releases.models import ExportArtifact, Release, ReleaseContext, ReleaseCut, ReleaseItem
+from curation.releases.models import Release, ReleaseContext, ReleaseCut, ReleaseItem
 from curation.releases.withheld import withheld_counts, withheld_note, withheld_q, withheld_reasons
 from curation.services.lifecycle import instances_transition_bulk
 from curation.services.projects import require_role
@@ -41,8 +40,6 @@ DEFAULT_SPLIT_RATIOS = {"train": 0.8, "dev": 0.1, "test": 0.1}
 UNANSWERABLE_SPLIT = "unanswerable"
 # Contexts written or read per query: long ones are whole papers, so fewer at once than items.
 CONTEXT_CHUNK = 200
-# Releases up to this many items are exported inside the request; bigger ones go to a Celery worker.
-SYNC_EXPORT_MAX_ITEMS = 5000
 
 
 def _named(relation: str, model: Any = Table) -> Prefetch:
@@ -779,73 +776,6 @@ def release_cut_request(
     return cut
 
 
-# --- Jobs of the exports queue (release cuts and export builds share their states) ----------------------------
-
-
-class ReleaseCuts(JobKind):
-    """Release cuts: a worker runs one queued cut (the worker's side of `release_cut_request`), renewing its claim
-    with each frozen chunk. The release and the cut's "ready" are written in one transaction, so a cut is released
-    exactly once and a worker that lost its claim leaves nothing behind. A domain error (an instance changed
-    meanwhile, the requester is no longer a manager) fails the cut with its message; any other error fails it too,
-    and is raised for the worker's log and Celery's retry policy."""
-
-    name = "release cuts"
-    model = ReleaseCut
-    task_name = "curation.release_cut"
-    finished = (ReleaseCut.State.READY, ReleaseCut.State.FAILED)
-
-    def load(self, pk: int) -> ReleaseCut | None:
-        return ReleaseCut.objects.select_related("project", "requested_by").filter(pk=pk).first()
-
-    def reset(self, row: ReleaseCut) -> dict[str, Any]:
-        return {"items_done": 0}
-
-    def work(self, cut: ReleaseCut, pk: int, token: str) -> None:
-        done = 0
-
-        def progress(count: int) -> None:
-            nonlocal done
-            done += count
-            if not self.beat(pk, token, items_done=done):
-                raise JobTakenOver(pk)
-
-        def mark_ready(release: Release) -> None:
-            # Inside the release's transaction: the row lock makes a second claimant wait, then find the token gone.
-            if not self.mine(pk, token).update(
-                state=ReleaseCut.State.READY,
-                release=release,
-                items_done=release.item_count,
-                finished_at=timezone.now(),
-                heartbeat_at=timezone.now(),
-                claim_token="",
-                error="",
-            ):
-                raise JobTakenOver(pk)
-
-        options = dict(cut.options)
-        batch_ids = options.pop("batch_ids")
-        try:
-            # Beats between the frozen chunks, and from a side thread through the release's long final write.
-            with self.heartbeating(pk, token):
-                release_cut(
-                    project=cut.project,
-                    actor=cut.requested_by,
-                    name=cut.name,
-                    batch_ids=batch_ids,
-                    progress=progress,
-                    before_commit=mark_ready,
-                    **options,
-                )
-        except (JobTakenOver, DomainError):
-            raise
-        except Exception as error:
-            self.fail(self.mine(pk, token), str(error))
-            raise  # a bug or an outage: the worker's log and Celery's retry policy see it
-
-
-RELEASE_CUTS = ReleaseCuts()
-
-
 def _contexts_in_key_order(release: Release) -> Iterator[tuple[str, dict[str, Any]]]:
     """(key, data) of every frozen context of `release`, sorted by key in Python (as the cut hashed them, whatever
     the database's collation), their data read a chunk at a time."""
@@ -876,121 +806,3 @@ def release_statistics_recompute(release: Release) -> dict[str, Any]:
             yield item
 
     return release_statistics(items(), current.get)
-
-
-# --- Exports -------------------------------------------------------------------------------------------------
-
-
-def _export_path(release: Release, fmt: str) -> Path:
-    return Path("exports") / release.project.slug / f"{release.label}-{fmt}.zip"
-
-
-def _export_absolute(artifact: ExportArtifact) -> Path:
-    return Path(settings.MEDIA_ROOT) / _export_path(artifact.release, artifact.format)
-
-
-def export_request(*, release: Release, actor: AbstractBaseUser | None, format: str) -> ExportArtifact:
-    """Get the cached export of `release` in `format`, building it now (small releases) or on a worker (big ones).
-    Callers check that the actor may read gold answers."""
-    from curation.exports import EXPORT_FORMATS
-
-    if format not in EXPORT_FORMATS:
-        raise InvalidInput(f"Unknown export format {format!r}; expected one of {', '.join(EXPORT_FORMATS)}.")
-    with transaction.atomic():
-        artifact, created = ExportArtifact.objects.get_or_create(
-            release=release, format=format, defaults={"items_total": release.item_count, "requested_by": actor}
-        )
-        if not created and artifact.state == ExportArtifact.State.READY:
-            if (Path(settings.MEDIA_ROOT) / artifact.path).is_file():
-                return artifact
-        if not created and artifact.state == ExportArtifact.State.FAILED:
-            # A new request: the reaper counts this build's attempts afresh.
-            ExportArtifact.objects.filter(pk=artifact.pk).update(
-                state=ExportArtifact.State.PENDING, error="", attempts=0
-            )
-        elif not created and artifact.state in (ExportArtifact.State.PENDING, ExportArtifact.State.RUNNING):
-            return artifact
-        elif not created:
-            ExportArtifact.objects.filter(pk=artifact.pk).update(
-                state=ExportArtifact.State.PENDING, items_done=0, attempts=0
-            )
-        if release.item_count > SYNC_EXPORT_MAX_ITEMS:
-            job_enqueue(task_name="curation.export_build", args=[artifact.pk])  # sent after commit
-            artifact.refresh_from_db()
-            return artifact
-    EXPORT_BUILDS.run(artifact.pk, worker="web")
-    artifact.refresh_from_db()
-    return artifact
-
-
-class ExportBuilds(JobKind):
-    """Export builds: a worker writes one export zip (idempotent: a ready artifact whose file exists is left alone).
-    A waiting or failed build (or a ready one whose file is gone), or one whose writer went silent, is claimed; the
-    zip is written beside its place and moved there only while the claim holds."""
-
-    name = "export builds"
-    model = ExportArtifact
-    task_name = "curation.export_build"
-    waiting = Q(state__in=(ExportArtifact.State.PENDING, ExportArtifact.State.FAILED, ExportArtifact.State.READY))
-    finished = ()
-
-    def load(self, pk: int) -> ExportArtifact | None:
-        return ExportArtifact.objects.select_related("release__project").filter(pk=pk).first()
-
-    def is_finished(self, artifact: ExportArtifact) -> bool:
-        return artifact.state == ExportArtifact.State.READY and _export_absolute(artifact).is_file()
-
-    def reset(self, artifact: ExportArtifact) -> dict[str, Any]:
-        return {"items_done": 0, "items_total": artifact.release.item_count}
-
-    def work(self, artifact: ExportArtifact, pk: int, token: str) -> None:
-        from curation.exports import write_export_zip
-
-        total = artifact.release.item_count
-        done = 0
-
-        def progress(count: int) -> None:
-            nonlocal done
-            done += count
-            if (done % ITEM_CHUNK == 0 or done == total) and not self.beat(pk, token, items_done=done):
-                raise JobTakenOver(pk)
-
-        absolute = _export_absolute(artifact)
-        absolute.parent.mkdir(parents=True, exist_ok=True)
-        temporary = absolute.with_suffix(f".{token}.partial")
-        try:
-            # Beats every 1,000 items, and from a side thread however long one stretch of the writer takes.
-            with self.heartbeating(pk, token):
-                digest, size = write_export_zip(artifact.release, artifact.format, temporary, progress=progress)
-            if not self.mine(pk, token).exists():
-                raise JobTakenOver(pk)
-            temporary.replace(absolute)
-        except Exception as error:
-            temporary.unlink(missing_ok=True)
-            if not isinstance(error, JobTakenOver):
-                self.fail(self.mine(pk, token), str(error))
-            raise
-        self.mine(pk, token).update(
-            state=ExportArtifact.State.READY,
-            path=str(_export_path(artifact.release, artifact.format)),
-            sha256=digest,
-            size_bytes=size,
-            items_done=total,
-            finished_at=timezone.now(),
-            heartbeat_at=timezone.now(),
-            claim_token="",
-            error="",
-        )
-
-
-EXPORT_BUILDS = ExportBuilds()
-
-
-def export_file(*, artifact: ExportArtifact) -> Path:
-    """The file of a ready export; Conflict while it is still being built."""
-    if artifact.state != ExportArtifact.State.READY:
-        raise Conflict(f"The {artifact.format} export is {artifact.get_state_display().lower()}; try again shortly.")
-    absolute = Path(settings.MEDIA_ROOT) / artifact.path
-    if not absolute.is_file():
-        raise NotFound("The export file is missing; request the export again.")
-    return absolute
