@@ -6,6 +6,7 @@ plain data out; no Django."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,27 @@ from scoring.metrics.files import (
 )
 
 
+@dataclass(frozen=True)
+class FileOptions:
+    """How a file is scored: the official script's or the fixed reading, the TAT-QA scale, FinQA's tolerance, and
+    the BERTScore model of SciTaT's free-form answers."""
+
+    mode: str = "official"
+    scale_mode: tatqa.ScaleMode = "predicted"
+    numeric_tolerance: bool = False
+    bertscorer: scitat.TextScorer | None = None
+
+
+@dataclass(frozen=True)
+class ItemPrediction:
+    """A run's prediction of one item: its answer items (non-empty), scale, program tokens, and the scale mode."""
+
+    answer: list[str]
+    scale: str
+    program_tokens: Sequence[str] | None
+    scale_mode: tatqa.ScaleMode
+
+
 class Scorer:
     """A benchmark's scoring: its format, its name, its native metrics (key, label) for a run's headline."""
 
@@ -29,28 +51,11 @@ class Scorer:
     benchmark: str = ""
     native_metrics: tuple[tuple[str, str], ...] = ()
 
-    def score_file(
-        self,
-        gold_path: Path,
-        prediction_path: Path,
-        *,
-        mode: str = "official",
-        scale_mode: tatqa.ScaleMode = "predicted",
-        numeric_tolerance: bool = False,
-        bertscorer: scitat.TextScorer | None = None,
-    ) -> ScoredFile:
+    def score_file(self, gold_path: Path, prediction_path: Path, options: FileOptions) -> ScoredFile:
         """Score one prediction file against one gold file of this benchmark."""
         raise NotImplementedError
 
-    def item_native(
-        self,
-        item: Mapping[str, Any],
-        answer: list[str],
-        scale: str,
-        *,
-        program_tokens: Sequence[str] | None,
-        scale_mode: tatqa.ScaleMode,
-    ) -> dict[str, Any]:
+    def item_native(self, item: Mapping[str, Any], prediction: ItemPrediction) -> dict[str, Any]:
         """The benchmark's own figures of one prediction of one item (its answer items, non-empty)."""
         raise NotImplementedError
 
@@ -65,25 +70,16 @@ class TatQA(Scorer):
             ("tatqa_f1", f"{benchmark} F1 (with scale)"),
         )
 
-    def score_file(
-        self,
-        gold_path: Path,
-        prediction_path: Path,
-        *,
-        mode: str = "official",
-        scale_mode: tatqa.ScaleMode = "predicted",
-        numeric_tolerance: bool = False,
-        bertscorer: scitat.TextScorer | None = None,
-    ) -> ScoredFile:
+    def score_file(self, gold_path: Path, prediction_path: Path, options: FileOptions) -> ScoredFile:
         gold = load_tatqa_gold(gold_path)
         predictions = load_tatqa_predictions(prediction_path)
         try:
             report = tatqa.score_dataset(
                 gold,
                 predictions,
-                mode=mode,  # type: ignore[arg-type]
-                scale_mode=scale_mode,
-                numeric_tolerance=numeric_tolerance,
+                mode=options.mode,  # type: ignore[arg-type]
+                scale_mode=options.scale_mode,
+                numeric_tolerance=options.numeric_tolerance,
             )
         except ValueError as error:
             raise PredictionFileError(f"{prediction_path}: {error}") from error
@@ -94,7 +90,7 @@ class TatQA(Scorer):
             notes.append(
                 f"{len(odd)} answer(s) are JSON objects (e.g. {odd[0]}): scored as their text, as tatqa_eval.py does."
             )
-        if null_scales and mode == "official":
+        if null_scales and options.mode == "official":
             notes.append(
                 f"{len(null_scales)} prediction(s) have a null scale (e.g. {null_scales[0]}): the official "
                 "tatqa_eval.py stops on a number with a null scale; they were scored as having no scale."
@@ -113,15 +109,8 @@ class TatQA(Scorer):
         ]
         return ScoredFile(summary, details, report.unknown_uids)
 
-    def item_native(
-        self,
-        item: Mapping[str, Any],
-        answer: list[str],
-        scale: str,
-        *,
-        program_tokens: Sequence[str] | None,
-        scale_mode: tatqa.ScaleMode,
-    ) -> dict[str, Any]:
+    def item_native(self, item: Mapping[str, Any], prediction: ItemPrediction) -> dict[str, Any]:
+        answer, scale = prediction.answer or None, prediction.scale or ""
         native = item.get("native") or {}
         question = dict(native)
         if not ("answer" in native and "answer_type" in native):
@@ -133,9 +122,9 @@ class TatQA(Scorer):
                 "scale": item.get("scale", ""),
             }
         try:
-            tat = tatqa.score_question(question, answer or None, scale or "", mode="official", scale_mode=scale_mode)
+            tat = tatqa.score_question(question, answer, scale, mode="official", scale_mode=prediction.scale_mode)
         except ValueError:
-            tat = tatqa.score_question(question, answer or None, scale or "", mode="fixed", scale_mode=scale_mode)
+            tat = tatqa.score_question(question, answer, scale, mode="fixed", scale_mode=prediction.scale_mode)
         return {"tatqa_em": tat.em, "tatqa_f1": tat.f1, "scale_correct": tat.is_scale_correct}
 
 
@@ -146,21 +135,12 @@ class FinQA(Scorer):
     benchmark = "FinQA"
     native_metrics = (("finqa_execution", "FinQA execution accuracy"),)
 
-    def score_file(
-        self,
-        gold_path: Path,
-        prediction_path: Path,
-        *,
-        mode: str = "official",
-        scale_mode: tatqa.ScaleMode = "predicted",
-        numeric_tolerance: bool = False,
-        bertscorer: scitat.TextScorer | None = None,
-    ) -> ScoredFile:
-        if mode not in finqa.MODES:
-            raise PredictionFileError(f"FinQA scoring modes are {' and '.join(finqa.MODES)}, not {mode!r}")
+    def score_file(self, gold_path: Path, prediction_path: Path, options: FileOptions) -> ScoredFile:
+        if options.mode not in finqa.MODES:
+            raise PredictionFileError(f"FinQA scoring modes are {' and '.join(finqa.MODES)}, not {options.mode!r}")
         gold = load_finqa_gold(gold_path)
         programs, answers = load_finqa_predictions(prediction_path)
-        report = finqa.score_dataset(gold, programs, numeric_answers=answers, mode=mode)  # type: ignore[arg-type]
+        report = finqa.score_dataset(gold, programs, numeric_answers=answers, mode=options.mode)  # type: ignore[arg-type]
         notes = []
         headline: float | None = report.headline
         if not programs and answers:
@@ -188,17 +168,10 @@ class FinQA(Scorer):
         ]
         return ScoredFile(summary, details, report.unknown_uids)
 
-    def item_native(
-        self,
-        item: Mapping[str, Any],
-        answer: list[str],
-        scale: str,
-        *,
-        program_tokens: Sequence[str] | None,
-        scale_mode: tatqa.ScaleMode,
-    ) -> dict[str, Any]:
-        if program_tokens is not None and item.get("native"):
-            return {"finqa_execution": float(finqa.score_question(item["native"], program_tokens).exe_correct)}
+    def item_native(self, item: Mapping[str, Any], prediction: ItemPrediction) -> dict[str, Any]:
+        answer, tokens = prediction.answer, prediction.program_tokens
+        if tokens is not None and item.get("native"):
+            return {"finqa_execution": float(finqa.score_question(item["native"], tokens).exe_correct)}
         native = item.get("native") or {}
         qa = native.get("qa", native)
         gold_value = next((qa[key] for key in ("exe_ans", "answer") if key in qa and qa[key] not in (None, "")), None)
@@ -220,22 +193,13 @@ class SciTaT(Scorer):
         ("bertscore", "SciTaT BERTScore (free-form)"),
     )
 
-    def score_file(
-        self,
-        gold_path: Path,
-        prediction_path: Path,
-        *,
-        mode: str = "official",
-        scale_mode: tatqa.ScaleMode = "predicted",
-        numeric_tolerance: bool = False,
-        bertscorer: scitat.TextScorer | None = None,
-    ) -> ScoredFile:
-        if mode not in scitat.MODES:
-            raise PredictionFileError(f"SciTaT scoring modes are {' and '.join(scitat.MODES)}, not {mode!r}")
+    def score_file(self, gold_path: Path, prediction_path: Path, options: FileOptions) -> ScoredFile:
+        if options.mode not in scitat.MODES:
+            raise PredictionFileError(f"SciTaT scoring modes are {' and '.join(scitat.MODES)}, not {options.mode!r}")
         gold = load_scitat_gold(gold_path)
         predictions = load_scitat_predictions(prediction_path, [str(record["id"]) for record in gold])
         try:
-            report = scitat.score_dataset(gold, predictions, bertscorer=bertscorer, mode=mode)  # type: ignore[arg-type]
+            report = scitat.score_dataset(gold, predictions, bertscorer=options.bertscorer, mode=options.mode)  # type: ignore[arg-type]
         except ValueError as error:
             raise PredictionFileError(f"{prediction_path}: {error}") from error
         summary = {"format": self.format, **report.summary()}
@@ -251,15 +215,7 @@ class SciTaT(Scorer):
         ]
         return ScoredFile(summary, details, report.unknown_uids)
 
-    def item_native(
-        self,
-        item: Mapping[str, Any],
-        answer: list[str],
-        scale: str,
-        *,
-        program_tokens: Sequence[str] | None,
-        scale_mode: tatqa.ScaleMode,
-    ) -> dict[str, Any]:
+    def item_native(self, item: Mapping[str, Any], prediction: ItemPrediction) -> dict[str, Any]:
         # SciTaT's evaluate.py on this one prediction (a run has a prediction for every question, so its
         # denominators are the release's); a question the official script cannot score is counted apart.
         native = item.get("native") or {}
@@ -271,7 +227,7 @@ class SciTaT(Scorer):
         if item.get("source_format") == "scitat" and "answer" in native:
             record = {"id": item.get("uid"), "answer": native["answer"], "answer_type": native.get("answer_type", "")}
         try:
-            official = scitat.score_question_official(record, answer)
+            official = scitat.score_question_official(record, prediction.answer)
         except ValueError:
             return {"scitat_unscorable": True}
         return {"scitat_em": official.em, "scitat_f1": official.f1}
@@ -291,5 +247,5 @@ def scorer_of(benchmark: str) -> Scorer:
 
 
 def score_files(benchmark: str, gold_path: Path, prediction_path: Path, **options: Any) -> ScoredFile:
-    """Score one prediction file against one gold file of `benchmark` (`Scorer.score_file`'s options)."""
-    return scorer_of(benchmark).score_file(gold_path, prediction_path, **options)
+    """Score one prediction file against one gold file of `benchmark` (the options of `FileOptions`)."""
+    return scorer_of(benchmark).score_file(gold_path, prediction_path, FileOptions(**options))

@@ -14,7 +14,7 @@ from curation.toolkit.extraction import is_abstention
 from curation.toolkit.tools import ToolBox
 from scoring.methods.base import tool_tables
 from scoring.metrics import aggregate, scitat, tatqa, toolcalls
-from scoring.metrics.benchmarks import SCORERS
+from scoring.metrics.benchmarks import SCORERS, ItemPrediction
 
 # SciTaT §4.4 calls a free-form answer an error below BERTScore 60; without BERTScore, F1 below 0.5.
 FREE_FORM_CORRECT_BERTSCORE = 0.6
@@ -100,8 +100,9 @@ def item_metrics(
     scorers = [SCORERS.get(metrics["source_format"])]
     if item.get("program") and metrics["source_format"] != "finqa":
         scorers.append(SCORERS["finqa"])
+    prediction = ItemPrediction(answer, scale, program_tokens, scale_mode)
     for scorer in filter(None, scorers):
-        metrics.update(scorer.item_native(item, answer, scale, program_tokens=program_tokens, scale_mode=scale_mode))
+        metrics.update(scorer.item_native(item, prediction))
     if tool_trace or item.get("essential_actions"):
         calls = tool_calls_of(tool_trace)
         essentials = essential_calls(item)
