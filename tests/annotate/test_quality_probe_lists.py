@@ -9,7 +9,6 @@ import json
 import re
 
 import pytest
-from django.test import Client
 
 from annotate.instances.selectors import InstanceFilters, instances_browse
 from annotate.work.queue import queue_claim
@@ -17,13 +16,7 @@ from curation.models import Instance
 from curation.stand_ins import WithStandIns
 from curation.states import Status
 from tests.annotate.quality_helpers import gold_on, make_refined_gold, refine_and_submit, work_until_probe
-from tests.conftest import PASSWORD
-
-
-def logged_in(username: str) -> Client:
-    client = Client()
-    assert client.login(username=username, password=PASSWORD)
-    return client
+from tests.support.clients import logged_in
 
 
 @pytest.fixture

@@ -17,24 +17,10 @@ from curation.exports import EXPORT_FORMATS, write_export_zip
 from curation.exports.writers import write_json_array
 from curation.releases.models import ExportArtifact
 from curation.releases.services import exports as export_services
-from curation.releases.services.cut import release_cut
 from curation.releases.services.exports import export_request
 from curation.releases.services.jobs import EXPORT_BUILDS
 from curation.releases.tasks import export_build_task
 from scoring.metrics import scitat
-
-
-@pytest.fixture
-def release(release_world):
-    return release_cut(
-        project=release_world["project"],
-        actor=None,
-        name="demo",
-        batch_ids=[b.pk for b in release_world["batches"]],
-        license="CC-BY-4.0",
-        citation="@misc{demo}",
-        split_seed=3,
-    )
 
 
 @pytest.fixture(autouse=True)

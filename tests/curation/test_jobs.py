@@ -10,25 +10,11 @@ from django.utils import timezone
 
 from curation.jobs import JobKind, job_enqueue, job_task
 from curation.releases.models import ExportArtifact
-from curation.releases.services.cut import release_cut
 from curation.releases.services.exports import export_request
 from curation.releases.services.jobs import EXPORT_BUILDS
 from tests.support.jobs import left_by
 from tests.support.sources import parsed
 from tests.support.workers import celery_worker, wait_for
-
-
-@pytest.fixture
-def release(release_world):
-    return release_cut(
-        project=release_world["project"],
-        actor=None,
-        name="demo",
-        batch_ids=[b.pk for b in release_world["batches"]],
-        license="CC-BY-4.0",
-        citation="@misc{demo}",
-        split_seed=3,
-    )
 
 
 def _left_by_a_dead_worker(release, *, minutes: int = 10) -> ExportArtifact:
