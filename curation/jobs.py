@@ -102,77 +102,6 @@ class RequestedJob(JobRow):
         abstract = True
 
 
-def job_token() -> str:
-    return uuid.uuid4().hex
-
-
-def job_claim(
-    *,
-    rows: QuerySet,
-    token: str,
-    worker: str,
-    running: str,
-    attempts_field: str,
-    state_field: str = "status",
-    **extra: Any,
-) -> bool:
-    """Take the rows of `rows` (already filtered to those that may be taken) in one conditional UPDATE."""
-    return bool(
-        rows.update(
-            **{state_field: running, attempts_field: F(attempts_field) + 1},
-            claim_token=token,
-            worker=worker,
-            heartbeat_at=timezone.now(),
-            **extra,
-        )
-    )
-
-
-def job_take(
-    model: type[models.Model] | QuerySet,
-    pk: int,
-    *,
-    worker: str,
-    waiting: Q | str = "pending",
-    running: str = "running",
-    state_field: str = "state",
-    attempts_field: str = "attempts",
-    **reset: Any,
-) -> str | None:
-    """Claim row `pk` of `model` (or of a queryset, the rows it may be taken among) for `worker` when it waits
-    (`waiting`: that state, or a filter) or its worker went silent in `running` (`job_silent`), in one conditional
-    UPDATE: a fresh token, the worker, a heartbeat, one more claim counted in `attempts_field`, and the fields of
-    `reset` (an earlier claim's progress set back). The claim's token, or None when a live worker holds the row or
-    it finished meanwhile (a duplicate message). `JobKind.take` calls it."""
-    token = job_token()
-    rows = model._default_manager.all() if isinstance(model, type) else model
-    may_wait = Q(**{state_field: waiting}) if isinstance(waiting, str) else waiting
-    taken = job_claim(
-        rows=rows.filter(may_wait | job_silent(running=running, state_field=state_field), pk=pk),
-        token=token,
-        worker=worker,
-        running=running,
-        attempts_field=attempts_field,
-        state_field=state_field,
-        **reset,
-    )
-    return token if taken else None
-
-
-def job_heartbeat(*, rows: QuerySet, token: str) -> bool:
-    """Renew the claim; False when another worker (or the reaper) has taken the row over."""
-    return bool(rows.filter(claim_token=token).update(heartbeat_at=timezone.now()))
-
-
-def job_release(
-    *, rows: QuerySet, token: str, waiting: str, state_field: str = "status", uncount: str | None = None
-) -> bool:
-    """Hand a claimed row back to the queue (shutdown, time limit, pause, an outage). `uncount` names the attempts
-    field to take this claim off again: an outage is not the row's attempt, so it never adds up to a give-up."""
-    extra = {uncount: Greatest(F(uncount) - 1, 0)} if uncount else {}
-    return bool(rows.filter(claim_token=token).update(**{state_field: waiting, "claim_token": ""}, **extra))
-
-
 def job_heartbeat_seconds() -> float:
     """How often a worker renews the claims it holds (TATCURATE_JOB_HEARTBEAT_S)."""
     return float(settings.TATCURATE_JOB_HEARTBEAT_S)
@@ -240,47 +169,6 @@ def job_heartbeating(beat: Callable[[], bool]) -> Iterator[threading.Event]:
         stop.set()  # not joined: a beat waiting on a database outage must not hold up the work that finished
 
 
-def job_reap(
-    *,
-    stalled: QuerySet,
-    waiting: str,
-    failed: str | None,
-    attempts_field: str,
-    max_attempts: int | None,
-    state_field: str = "status",
-    describe: Callable[[Any], str] = str,
-    error_field: str | None = "error",
-) -> tuple[list[Any], list[Any]]:
-    """Send each stalled row back to `waiting`, or to `failed` once it has been claimed `max_attempts` times
-    (never, when `max_attempts` is None). A failed row gets a `finished_at` and, unless `error_field` is None, the
-    reason in that field.
-
-    Each row is taken by a conditional UPDATE on the values just read (token and heartbeat), so a worker that
-    renewed its claim meanwhile, or a second reaper, wins and the row is left alone. Returns (requeued, failed)
-    rows; the caller enqueues the requeued ones."""
-    requeued: list[Any] = []
-    given_up: list[Any] = []
-    now = timezone.now()
-    for row in list(stalled):
-        same = type(row).objects.filter(
-            pk=row.pk,
-            **{state_field: getattr(row, state_field)},
-            claim_token=row.claim_token,
-            heartbeat_at=row.heartbeat_at,
-        )
-        attempts = getattr(row, attempts_field)
-        if failed is not None and max_attempts is not None and attempts >= max_attempts:
-            message = f"Given up after {attempts} attempts: the worker ({row.worker or 'unknown'}) went silent."
-            errors = {error_field: message} if error_field else {}
-            if same.update(**{state_field: failed, "claim_token": "", "finished_at": now, **errors}):
-                logger.warning("reaper: %s failed (%s)", describe(row), message)
-                given_up.append(row)
-        elif same.update(**{state_field: waiting, "claim_token": "", "heartbeat_at": now}):
-            logger.warning("reaper: %s sent again (worker %s went silent)", describe(row), row.worker)
-            requeued.append(row)
-    return requeued, given_up
-
-
 # --- A job kind: what differs, declared; the rest, once ----------------------------------------------------------
 
 
@@ -320,29 +208,26 @@ class JobKind:
         return self.model._default_manager.all()
 
     def take(self, pk: int, *, worker: str, waiting: Q | str | None = None, **reset: Any) -> str | None:
-        """Claim row `pk` (`job_take`); the claim's token, or None when it is held by a live worker or finished."""
+        """Claim row `pk` for `worker` in one conditional UPDATE when it waits (`waiting`: a state or a filter,
+        `self.waiting` by default) or, if the kind allows, its worker went silent: a fresh token, the worker, a
+        heartbeat, one more claim counted, and the fields of `reset` (an earlier claim's progress set back). The
+        token, or None when a live worker holds the row or it finished meanwhile (a duplicate message)."""
+        waiting = self.waiting if waiting is None else waiting
         running = self.running if isinstance(self.running, str) else self.running[0]
+        may_take = Q(**{self.state_field: waiting}) if isinstance(waiting, str) else waiting
         if self.is_taken_over_when_silent:
-            return job_take(
-                self.claimable(),
-                pk,
+            may_take |= job_silent(running=running, state_field=self.state_field)
+        token = uuid.uuid4().hex
+        taken = (
+            self.claimable()
+            .filter(may_take, pk=pk)
+            .update(
+                **{self.state_field: running, self.attempts_field: F(self.attempts_field) + 1},
+                claim_token=token,
                 worker=worker,
-                waiting=self.waiting if waiting is None else waiting,
-                running=running,
-                state_field=self.state_field,
-                attempts_field=self.attempts_field,
+                heartbeat_at=timezone.now(),
                 **reset,
             )
-        token = job_token()
-        rows = self.claimable().filter(pk=pk, **{self.state_field: self.waiting if waiting is None else waiting})
-        taken = job_claim(
-            rows=rows,
-            token=token,
-            worker=worker,
-            running=running,
-            attempts_field=self.attempts_field,
-            state_field=self.state_field,
-            **reset,
         )
         return token if taken else None
 
@@ -351,7 +236,7 @@ class JobKind:
         return self.model._default_manager.filter(pk=pk, claim_token=token)
 
     def beat(self, pk: int, token: str, **progress: Any) -> bool:
-        """Renew the claim (with the `progress` fields); False when it was taken over."""
+        """Renew the claim (with the `progress` fields); False when another worker (or the reaper) took it over."""
         return bool(self.mine(pk, token).update(heartbeat_at=timezone.now(), **progress))
 
     def heartbeating(self, pk: int, token: str) -> Any:
@@ -359,15 +244,12 @@ class JobKind:
         return job_heartbeating(lambda: self.beat(pk, token))
 
     def release(self, pk: int, token: str, *, is_outage: bool = False) -> bool:
-        """Hand the claimed row back to the queue; an outage's claim is not counted as an attempt."""
+        """Hand the claimed row back to the queue (shutdown, time limit, pause, an outage). An outage's claim is
+        taken off the attempts again: it is not the row's attempt, so it never adds up to a give-up."""
         waiting = self.waiting if isinstance(self.waiting, str) else "pending"
-        return job_release(
-            rows=self.model._default_manager.filter(pk=pk),
-            token=token,
-            waiting=waiting,
-            state_field=self.state_field,
-            uncount=self.attempts_field if is_outage else None,
-        )
+        attempts = {self.attempts_field: Greatest(F(self.attempts_field) - 1, 0)} if is_outage else {}
+        changes = {self.state_field: waiting, "claim_token": "", **attempts}
+        return bool(self.model._default_manager.filter(pk=pk, claim_token=token).update(**changes))
 
     def fail(self, mine: QuerySet, message: str, **fields: Any) -> None:
         """Finish the claimed row as failed with `message`."""
@@ -440,20 +322,31 @@ class JobKind:
         """Called, inside the reaper's transaction, with the rows it failed."""
 
     def requeue(self, rows: QuerySet, *, max_attempts: int | None) -> tuple[list[Any], list[Any]]:
-        """Reap `rows` with `job_reap` in one transaction: each sent back (`send_again`), or failed once claimed
-        `max_attempts` times (`given_up`). Returns (requeued, failed) rows."""
+        """In one transaction, send each of `rows` back to the queue (`send_again`), or fail it once it has been
+        claimed `max_attempts` times (never, when None; `given_up`). Returns (requeued, failed) rows.
+
+        Each row is taken by a conditional UPDATE on the values just read (token and heartbeat), so a worker that
+        renewed its claim meanwhile, or a second reaper, wins and the row is left alone."""
         waiting = self.waiting if isinstance(self.waiting, str) else "pending"
+        requeued: list[Any] = []
+        failed: list[Any] = []
+        now = timezone.now()
         with transaction.atomic():
-            requeued, failed = job_reap(
-                stalled=rows,
-                waiting=waiting,
-                failed=self.failed,
-                attempts_field=self.attempts_field,
-                max_attempts=max_attempts,
-                state_field=self.state_field,
-                describe=self.describe,
-                error_field=self.error_field,
-            )
+            for row in list(rows):
+                state = getattr(row, self.state_field)
+                same = self.model._default_manager.filter(
+                    pk=row.pk, claim_token=row.claim_token, heartbeat_at=row.heartbeat_at, **{self.state_field: state}
+                )
+                attempts = getattr(row, self.attempts_field)
+                if self.failed is not None and max_attempts is not None and attempts >= max_attempts:
+                    message = f"Given up after {attempts} attempts: the worker ({row.worker or 'unknown'}) went silent."
+                    errors = {self.error_field: message} if self.error_field else {}
+                    if same.update(**{self.state_field: self.failed}, claim_token="", finished_at=now, **errors):
+                        logger.warning("reaper: %s failed (%s)", self.describe(row), message)
+                        failed.append(row)
+                elif same.update(**{self.state_field: waiting}, claim_token="", heartbeat_at=now):
+                    logger.warning("reaper: %s sent again (worker %s went silent)", self.describe(row), row.worker)
+                    requeued.append(row)
             self.send_again(requeued)
             self.given_up(failed)
         return requeued, failed
