@@ -122,7 +122,7 @@ def main() -> None:
     from curation.models import Context, Instance, Table
     from curation.papers.services import paper_ingest
     from curation.releases.models import ReleaseItem
-    from curation.releases.services import release_cut
+    from curation.releases.services.cut import release_cut
     from curation.services.batches import batch_create, batch_open
     from curation.services.lifecycle import instance_create
     from curation.services.projects import project_create

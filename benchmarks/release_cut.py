@@ -76,7 +76,7 @@ def generate(size: int) -> tuple[object, int]:
 def measure(size: int) -> dict:
     from django.db import connection
 
-    from curation.releases.services import release_cut
+    from curation.releases.services.cut import release_cut
 
     project, batch_id = generate(size)
     count = 0

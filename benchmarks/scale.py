@@ -247,7 +247,7 @@ def _generate(size: int) -> None:
     from annotate.review.models import Discussion, ReviewComment
     from annotate.work.models import WorkTime
     from curation.models import Batch, Instance, InstanceRevision, TransitionEvent
-    from curation.releases.services import release_cut
+    from curation.releases.services.cut import release_cut
     from curation.services.projects import project_create
 
     project = project_create(name="Scale", slug=SLUG, creator=None)
@@ -640,8 +640,8 @@ def job(name: str, argument: str) -> dict:
         seconds = time.perf_counter() - started
     else:
         from annotate.work.leases import leases_reap
-        from curation.releases.services import release_cut
-        from scoring.runs.reaper import runs_reap
+        from curation.releases.services.cut import release_cut
+        from scoring.runs.chunks import SCORING_CHUNKS
 
         baseline = _status_mb("VmRSS")
         started = time.perf_counter()
@@ -653,7 +653,7 @@ def job(name: str, argument: str) -> dict:
             elif name == "leases_reap":
                 extra = {"returned": leases_reap()}
             elif name == "runs_reap":
-                extra = {"reaped": runs_reap()}
+                extra = {"reaped": SCORING_CHUNKS.reap()}
             transaction.set_rollback(True)
         seconds = time.perf_counter() - started
     return job_result(seconds=seconds, peak_mb=_status_mb("VmHWM") - baseline, **extra)

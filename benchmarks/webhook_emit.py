@@ -45,7 +45,7 @@ def cut_seconds(size: int, *, name: str, hook_url: str | None) -> tuple[float, i
     from django.db import transaction
     from release_cut import generate
 
-    from curation.releases.services import release_cut
+    from curation.releases.services.cut import release_cut
     from curation.webhooks.models import WebhookDelivery
     from curation.webhooks.services import webhook_create
 

@@ -25,41 +25,19 @@ class CurationConfig(AppConfig):
 
     def ready(self) -> None:
         from curation.datasets.services import import_release_register
-        from curation.jobs import reaper_register
+        from curation.jobs import job_kinds_register
 
-        # The beat reaper (curation.jobs_reap) runs these; each requeues or fails its stalled rows. The second
-        # function hands back a worker's own rows when it shuts down or starts again (curation/tasks.py).
-        reaper_register(
-            kind="drafting items",
-            path="curation.drafting.services.reaper.items_reap",
-            worker_path="curation.drafting.services.reaper.runs_resume_for_worker",
-        )
-        reaper_register(
-            kind="export builds",
-            path="curation.releases.services.exports_reap",
-            worker_path="curation.releases.services.exports_release_for_worker",
-        )
-        reaper_register(
-            kind="release cuts",
-            path="curation.releases.services.cuts_reap",
-            worker_path="curation.releases.services.cuts_release_for_worker",
-        )
-        reaper_register(
-            kind="ingestion jobs",
-            path="curation.papers.ingestion.ingest_jobs_reap",
-            worker_path="curation.papers.ingestion.ingest_jobs_release_for_worker",
-        )
-        reaper_register(
-            kind="dataset imports",
-            path="curation.datasets.jobs.import_jobs_reap",
-            worker_path="curation.datasets.jobs.import_jobs_release_for_worker",
-        )
-        reaper_register(
-            kind="webhook deliveries",
-            path="curation.webhooks.services.deliveries_reap",
-            worker_path="curation.webhooks.services.deliveries_release_for_worker",
+        # The job kinds of the core; the beat reaper (curation.jobs_reap) and the worker hand-back run them all.
+        job_kinds_register(
+            "curation.drafting.services.jobs.DRAFTING_ITEMS",
+            "curation.releases.services.jobs.EXPORT_BUILDS",
+            "curation.releases.services.jobs.RELEASE_CUTS",
+            "curation.papers.ingestion.INGEST_JOBS",
+            "curation.datasets.jobs.DATASET_IMPORTS",
+            "curation.webhooks.services.WEBHOOK_DELIVERIES",
         )
         # An import with --as-release cuts a release; releases/ sits above datasets/, so it is named here.
         import_release_register(
-            path="curation.releases.services.release_cut", name_path="curation.releases.services.release_name_slug"
+            path="curation.releases.services.cut.release_cut",
+            name_path="curation.releases.services.cut.release_name_slug",
         )

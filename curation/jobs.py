@@ -1,5 +1,10 @@
-"""The one background-job mechanism of drafting items, scoring chunks and export builds.
+"""The one background-job mechanism, and its seven job kinds: ingestion jobs, dataset imports, release cuts,
+export builds, webhook deliveries, scoring chunks and drafting items (a `JobKind` each, registered by its app).
 
+- **A kind is a declaration** (`JobKind`): its row model and states, its task, and what it runs. The base claims,
+  beats, hands back and reaps; a kind whose row is the whole job (ingestion, import, cut, export, delivery) gets its
+  Celery task from `job_kind_task`, and drafting items and scoring chunks are claimed item by item or chunk by
+  chunk by their own workers through the same `take`, `beat` and `release`.
 - **Enqueue**: `job_enqueue` sends a task by name (so no service imports its own task module); the task classes
   use `TransactionAwareTask`, whose `apply_async` waits for the commit when called inside an atomic block, so a
   worker never looks for a row that is not committed yet, and a rolled-back write sends nothing.
@@ -9,14 +14,13 @@
   writes its result only while its token is still on the row, so a duplicated or redelivered task exits quietly.
 - **Stall rule** (`job_stall_seconds`, the one threshold of every kind; `job_silent`, the one filter): a row whose
   heartbeat missed TATCURATE_JOB_STALL_BEATS beats in a row is stalled — seconds, not minutes.
-- **Reaper**: each app registers the function that reaps its kind of job (`reaper_register`, in its AppConfig);
-  one beat task (`curation.jobs_reap`, every heartbeat interval) runs them all. A reaper sends a row whose
-  heartbeat went stale back to the queue, or fails it after `TATCURATE_JOB_MAX_ATTEMPTS` claims, and is
-  idempotent: it takes a row over by the same conditional UPDATE, so two reapers never both re-enqueue it.
-- **A worker's own claims**: each kind also registers how to hand back the rows a named worker holds; a worker
-  that shuts down, or starts again under its old name (after kill -9), hands them back at once
-  (`jobs_release_for_worker`, connected to Celery's worker_shutting_down, worker_shutdown and worker_ready in
-  curation/tasks.py).
+- **Reaper**: one beat task (`curation.jobs_reap`, every heartbeat interval) runs `JobKind.reap` of every
+  registered kind. It sends a row whose heartbeat went stale back to the queue, or fails it after
+  `TATCURATE_JOB_MAX_ATTEMPTS` claims, and is idempotent: it takes a row over by the same conditional UPDATE, so
+  two reapers never both re-enqueue it.
+- **A worker's own claims**: a worker that shuts down, or starts again under its old name (after kill -9), hands
+  back at once the rows it holds of every kind (`jobs_release_for_worker`, connected to Celery's
+  worker_shutting_down, worker_shutdown and worker_ready in curation/tasks.py).
 """
 
 from __future__ import annotations
@@ -29,13 +33,15 @@ from contextlib import contextmanager
 from datetime import datetime, timedelta
 from typing import Any
 
-from celery import Task, current_app
+from celery import Task, current_app, shared_task
 from django.conf import settings
 from django.db import connection, models, transaction
 from django.db.models import F, Q, QuerySet
 from django.db.models.functions import Greatest
 from django.utils import timezone
 from django.utils.module_loading import import_string
+
+from curation.errors import DomainError
 
 logger = logging.getLogger(__name__)
 
@@ -96,78 +102,6 @@ class RequestedJob(JobRow):
         abstract = True
 
 
-def job_token() -> str:
-    return uuid.uuid4().hex
-
-
-def job_claim(
-    *,
-    rows: QuerySet,
-    token: str,
-    worker: str,
-    running: str,
-    attempts_field: str,
-    state_field: str = "status",
-    **extra: Any,
-) -> bool:
-    """Take the rows of `rows` (already filtered to those that may be taken) in one conditional UPDATE."""
-    return bool(
-        rows.update(
-            **{state_field: running, attempts_field: F(attempts_field) + 1},
-            claim_token=token,
-            worker=worker,
-            heartbeat_at=timezone.now(),
-            **extra,
-        )
-    )
-
-
-def job_take(
-    model: type[models.Model] | QuerySet,
-    pk: int,
-    *,
-    worker: str,
-    waiting: Q | str = "pending",
-    running: str = "running",
-    state_field: str = "state",
-    attempts_field: str = "attempts",
-    **reset: Any,
-) -> str | None:
-    """Claim row `pk` of `model` (or of a queryset, the rows it may be taken among) for `worker` when it waits
-    (`waiting`: that state, or a filter) or its worker went silent in `running` (`job_silent`), in one conditional
-    UPDATE: a fresh token, the worker, a heartbeat, one more claim counted in `attempts_field`, and the fields of
-    `reset` (an earlier claim's progress set back). The claim's token, or None when a live worker holds the row or
-    it finished meanwhile (a duplicate message). The claim of every job kind that is one row: ingestions, dataset
-    imports, release cuts, export builds, webhook deliveries and scoring chunks."""
-    token = job_token()
-    rows = model._default_manager.all() if isinstance(model, type) else model
-    may_wait = Q(**{state_field: waiting}) if isinstance(waiting, str) else waiting
-    taken = job_claim(
-        rows=rows.filter(may_wait | job_silent(running=running, state_field=state_field), pk=pk),
-        token=token,
-        worker=worker,
-        running=running,
-        attempts_field=attempts_field,
-        state_field=state_field,
-        **reset,
-    )
-    return token if taken else None
-
-
-def job_heartbeat(*, rows: QuerySet, token: str) -> bool:
-    """Renew the claim; False when another worker (or the reaper) has taken the row over."""
-    return bool(rows.filter(claim_token=token).update(heartbeat_at=timezone.now()))
-
-
-def job_release(
-    *, rows: QuerySet, token: str, waiting: str, state_field: str = "status", uncount: str | None = None
-) -> bool:
-    """Hand a claimed row back to the queue (shutdown, time limit, pause, an outage). `uncount` names the attempts
-    field to take this claim off again: an outage is not the row's attempt, so it never adds up to a give-up."""
-    extra = {uncount: Greatest(F(uncount) - 1, 0)} if uncount else {}
-    return bool(rows.filter(claim_token=token).update(**{state_field: waiting, "claim_token": ""}, **extra))
-
-
 def job_heartbeat_seconds() -> float:
     """How often a worker renews the claims it holds (TATCURATE_JOB_HEARTBEAT_S)."""
     return float(settings.TATCURATE_JOB_HEARTBEAT_S)
@@ -175,7 +109,7 @@ def job_heartbeat_seconds() -> float:
 
 def job_stall_seconds() -> float:
     """After how long without a heartbeat a claimed row is stalled: TATCURATE_JOB_STALL_BEATS missed beats. The
-    one threshold of drafting items, scoring chunks, export builds and release cuts."""
+    one threshold of every job kind."""
     return job_heartbeat_seconds() * int(settings.TATCURATE_JOB_STALL_BEATS)
 
 
@@ -235,115 +169,246 @@ def job_heartbeating(beat: Callable[[], bool]) -> Iterator[threading.Event]:
         stop.set()  # not joined: a beat waiting on a database outage must not hold up the work that finished
 
 
-def job_reap(
-    *,
-    stalled: QuerySet,
-    waiting: str,
-    failed: str | None,
-    attempts_field: str,
-    max_attempts: int | None,
-    state_field: str = "status",
-    describe: Callable[[Any], str] = str,
-    error_field: str | None = "error",
-) -> tuple[list[Any], list[Any]]:
-    """Send each stalled row back to `waiting`, or to `failed` once it has been claimed `max_attempts` times
-    (never, when `max_attempts` is None). A failed row gets a `finished_at` and, unless `error_field` is None, the
-    reason in that field.
+# --- A job kind: what differs, declared; the rest, once ----------------------------------------------------------
 
-    Each row is taken by a conditional UPDATE on the values just read (token and heartbeat), so a worker that
-    renewed its claim meanwhile, or a second reaper, wins and the row is left alone. Returns (requeued, failed)
-    rows; the caller enqueues the requeued ones."""
-    requeued: list[Any] = []
-    given_up: list[Any] = []
-    now = timezone.now()
-    for row in list(stalled):
-        same = type(row).objects.filter(
-            pk=row.pk,
-            **{state_field: getattr(row, state_field)},
-            claim_token=row.claim_token,
-            heartbeat_at=row.heartbeat_at,
+
+class JobTakenOver(Exception):
+    """The reaper (or a redelivered task on another worker) took the row over; this worker stops writing."""
+
+
+class JobKind:
+    """One kind of background job. The mechanism owns the claim (`take`), the heartbeat (`beat`, `heartbeating`),
+    the hand-back (`release`, `release_for_worker`) and the reaper (`reap`); a kind declares its row model and
+    states, its task, and what it runs (`work`, for the kinds whose row is the whole job, run by `run`). The
+    defaults are those of a `RequestedJob` row: states pending → running → done/failed, sent again by its task."""
+
+    name: str = ""  # how logs, the reaper's counts and this module's docstring name it
+    model: type[models.Model]
+    task_name: str = ""
+    state_field = "state"
+    waiting: Any = "pending"  # the state a row waits in (or a filter of the rows that may be taken)
+    running: str | tuple[str, ...] = "running"
+    failed: str | None = "failed"
+    finished: tuple[str, ...] = ("done", "failed")
+    attempts_field = "attempts"
+    error_field: str | None = "error"
+    is_taken_over_when_silent = True  # `take` also takes a row whose worker went silent
+
+    def max_attempts(self) -> int | None:
+        """How many claims before the reaper gives a stalled row up (TATCURATE_JOB_MAX_ATTEMPTS)."""
+        return int(settings.TATCURATE_JOB_MAX_ATTEMPTS)
+
+    def describe(self, row: Any) -> str:
+        return f"{self.name} {row.pk}"
+
+    # Claim, heartbeat, hand-back.
+
+    def claimable(self) -> QuerySet:
+        """The rows a worker may claim at all (the scoring chunks of a running run, …)."""
+        return self.model._default_manager.all()
+
+    def take(self, pk: int, *, worker: str, waiting: Q | str | None = None, **reset: Any) -> str | None:
+        """Claim row `pk` for `worker` in one conditional UPDATE when it waits (`waiting`: a state or a filter,
+        `self.waiting` by default) or, if the kind allows, its worker went silent: a fresh token, the worker, a
+        heartbeat, one more claim counted, and the fields of `reset` (an earlier claim's progress set back). The
+        token, or None when a live worker holds the row or it finished meanwhile (a duplicate message)."""
+        waiting = self.waiting if waiting is None else waiting
+        running = self.running if isinstance(self.running, str) else self.running[0]
+        may_take = Q(**{self.state_field: waiting}) if isinstance(waiting, str) else waiting
+        if self.is_taken_over_when_silent:
+            may_take |= job_silent(running=running, state_field=self.state_field)
+        token = uuid.uuid4().hex
+        taken = (
+            self.claimable()
+            .filter(may_take, pk=pk)
+            .update(
+                **{self.state_field: running, self.attempts_field: F(self.attempts_field) + 1},
+                claim_token=token,
+                worker=worker,
+                heartbeat_at=timezone.now(),
+                **reset,
+            )
         )
-        attempts = getattr(row, attempts_field)
-        if failed is not None and max_attempts is not None and attempts >= max_attempts:
-            message = f"Given up after {attempts} attempts: the worker ({row.worker or 'unknown'}) went silent."
-            errors = {error_field: message} if error_field else {}
-            if same.update(**{state_field: failed, "claim_token": "", "finished_at": now, **errors}):
-                logger.warning("reaper: %s failed (%s)", describe(row), message)
-                given_up.append(row)
-        elif same.update(**{state_field: waiting, "claim_token": "", "heartbeat_at": now}):
-            logger.warning("reaper: %s sent again (worker %s went silent)", describe(row), row.worker)
-            requeued.append(row)
-    return requeued, given_up
+        return token if taken else None
 
+    def mine(self, pk: int, token: str) -> QuerySet:
+        """The row while this claim holds it: every write of the claimant goes through this."""
+        return self.model._default_manager.filter(pk=pk, claim_token=token)
 
-def job_requeue(
-    *,
-    rows: QuerySet,
-    task_name: str,
-    max_attempts: int | None,
-    describe: Callable[[Any], str] = str,
-    waiting: str = "pending",
-    failed: str = "failed",
-    state_field: str = "state",
-    given_up: Callable[[Any], None] | None = None,
-) -> int:
-    """Reap `rows` (stalled, or held by a worker that is stopping) with `job_reap`, in one transaction, and send
-    each row sent back to the queue its message again after commit (`given_up` is called, after commit, with each
-    row failed instead); how many rows were reaped. The reaper and the worker hand-back of the job kinds whose row
-    is the whole job (ingestions, dataset imports)."""
-    with transaction.atomic():
-        requeued, failed_rows = job_reap(
-            stalled=rows,
-            waiting=waiting,
-            failed=failed,
-            attempts_field="attempts",
-            max_attempts=max_attempts,
-            state_field=state_field,
-            describe=describe,
+    def beat(self, pk: int, token: str, **progress: Any) -> bool:
+        """Renew the claim (with the `progress` fields); False when another worker (or the reaper) took it over."""
+        return bool(self.mine(pk, token).update(heartbeat_at=timezone.now(), **progress))
+
+    def heartbeating(self, pk: int, token: str) -> Any:
+        """`job_heartbeating` of this claim."""
+        return job_heartbeating(lambda: self.beat(pk, token))
+
+    def release(self, pk: int, token: str, *, is_outage: bool = False) -> bool:
+        """Hand the claimed row back to the queue (shutdown, time limit, pause, an outage). An outage's claim is
+        taken off the attempts again: it is not the row's attempt, so it never adds up to a give-up."""
+        waiting = self.waiting if isinstance(self.waiting, str) else "pending"
+        attempts = {self.attempts_field: Greatest(F(self.attempts_field) - 1, 0)} if is_outage else {}
+        changes = {self.state_field: waiting, "claim_token": "", **attempts}
+        return bool(self.model._default_manager.filter(pk=pk, claim_token=token).update(**changes))
+
+    def fail(self, mine: QuerySet, message: str, **fields: Any) -> None:
+        """Finish the claimed row as failed with `message`."""
+        mine.update(
+            **{self.state_field: self.failed},
+            error=message[:4000],
+            finished_at=timezone.now(),
+            claim_token="",
+            **fields,
         )
-        for row in requeued:
-            job_enqueue(task_name=task_name, args=[row.pk])
-        for row in failed_rows if given_up is not None else ():
-            transaction.on_commit(lambda row=row: given_up(row))
-    return len(requeued) + len(failed_rows)
+
+    # Running one row (the kinds whose row is the whole job).
+
+    def load(self, pk: int) -> Any:
+        """The row a task's id names, with what `work` reads of it."""
+        return self.model._default_manager.filter(pk=pk).first()
+
+    def is_finished(self, row: Any) -> bool:
+        return getattr(row, self.state_field) in self.finished
+
+    def reset(self, row: Any) -> dict[str, Any]:
+        """The fields a fresh claim sets back (an earlier claim's progress)."""
+        return {}
+
+    def work(self, row: Any, pk: int, token: str) -> None:
+        """Do the job under the claim `token`; raise JobTakenOver when a conditional write finds the claim gone."""
+        raise NotImplementedError
+
+    def after(self, row: Any) -> None:
+        """Called with the row read again once `run` is over (clean up what a finished job leaves)."""
+
+    def run(self, pk: int, *, worker: str = "") -> Any:
+        """Run row `pk` once: a finished row, or one a live worker holds, is left alone (a duplicate message exits
+        quietly); a domain error fails the row with its message; a lost claim leaves the row to its new holder."""
+        row = self.load(pk)
+        if row is None or self.is_finished(row):
+            return row
+        token = self.take(pk, worker=worker, **self.reset(row))
+        if token is not None:
+            try:
+                self.work(row, pk, token)
+            except JobTakenOver:
+                pass  # the worker holding the claim now finishes (or fails) the job
+            except DomainError as error:
+                self.fail(self.mine(pk, token), error.message)
+        row.refresh_from_db()
+        self.after(row)
+        return row
+
+    # The reaper.
+
+    def stalled(self, stall_s: float | None = None) -> QuerySet:
+        """The rows whose worker went silent (the one stall rule, `job_silent`)."""
+        running = self.running if isinstance(self.running, str) else tuple(self.running)
+        return self.model._default_manager.filter(
+            job_silent(running=running, state_field=self.state_field, stall_s=stall_s)
+        )
+
+    def held_by(self, worker: str) -> QuerySet:
+        """The rows `worker` holds."""
+        running = (self.running,) if isinstance(self.running, str) else tuple(self.running)
+        return self.model._default_manager.filter(**{f"{self.state_field}__in": running}, worker=worker)
+
+    def send_again(self, rows: list[Any]) -> None:
+        """Send the message of each row sent back to the queue (after commit)."""
+        for row in rows:
+            job_enqueue(task_name=self.task_name, args=[row.pk])
+
+    def given_up(self, rows: list[Any]) -> None:
+        """Called, inside the reaper's transaction, with the rows it failed."""
+
+    def requeue(self, rows: QuerySet, *, max_attempts: int | None) -> tuple[list[Any], list[Any]]:
+        """In one transaction, send each of `rows` back to the queue (`send_again`), or fail it once it has been
+        claimed `max_attempts` times (never, when None; `given_up`). Returns (requeued, failed) rows.
+
+        Each row is taken by a conditional UPDATE on the values just read (token and heartbeat), so a worker that
+        renewed its claim meanwhile, or a second reaper, wins and the row is left alone."""
+        waiting = self.waiting if isinstance(self.waiting, str) else "pending"
+        requeued: list[Any] = []
+        failed: list[Any] = []
+        now = timezone.now()
+        with transaction.atomic():
+            for row in list(rows):
+                state = getattr(row, self.state_field)
+                same = self.model._default_manager.filter(
+                    pk=row.pk, claim_token=row.claim_token, heartbeat_at=row.heartbeat_at, **{self.state_field: state}
+                )
+                attempts = getattr(row, self.attempts_field)
+                if self.failed is not None and max_attempts is not None and attempts >= max_attempts:
+                    message = f"Given up after {attempts} attempts: the worker ({row.worker or 'unknown'}) went silent."
+                    errors = {self.error_field: message} if self.error_field else {}
+                    if same.update(**{self.state_field: self.failed}, claim_token="", finished_at=now, **errors):
+                        logger.warning("reaper: %s failed (%s)", self.describe(row), message)
+                        failed.append(row)
+                elif same.update(**{self.state_field: waiting}, claim_token="", heartbeat_at=now):
+                    logger.warning("reaper: %s sent again (worker %s went silent)", self.describe(row), row.worker)
+                    requeued.append(row)
+            self.send_again(requeued)
+            self.given_up(failed)
+        return requeued, failed
+
+    def reap(self, *, stall_s: float | None = None) -> int:
+        """Send each row whose worker went silent back to the queue, or fail it after `max_attempts` claims; how
+        many were reaped. Run by the beat reaper (`jobs_reap`)."""
+        requeued, failed = self.requeue(self.stalled(stall_s), max_attempts=self.max_attempts())
+        return len(requeued) + len(failed)
+
+    def release_for_worker(self, *, worker: str) -> int:
+        """Send the rows `worker` holds back to the queue at once, whatever their heartbeat (it is shutting down,
+        or started again under its old name after dying); never a failure."""
+        requeued, _ = self.requeue(self.held_by(worker), max_attempts=None)
+        return len(requeued)
+
+
+def job_kind_task(kind: JobKind) -> Task:
+    """The Celery task of a kind whose row is the whole job: an id in, `kind.run`, the row's state out."""
+
+    @shared_task(name=kind.task_name, acks_late=True, bind=True, base=TransactionAwareTask)
+    def job_run_task(self: Task, pk: int) -> str:
+        row = kind.run(pk, worker=self.request.hostname or "")
+        return getattr(row, kind.state_field) if row is not None else "missing"
+
+    return job_run_task
 
 
 # --- The one beat reaper ---------------------------------------------------------------------------------------
 
-_REAPERS: dict[str, str] = {}
-_WORKER_RELEASERS: dict[str, str] = {}
+_KIND_PATHS: set[str] = set()
 
 
-def reaper_register(*, kind: str, path: str, worker_path: str | None = None) -> None:
-    """Register `path` (a dotted function returning how many rows it reaped) as the reaper of `kind`, and
-    `worker_path` (a function of `worker=` returning how many rows it handed back) as the way to hand back at once
-    the rows of `kind` a named worker holds."""
-    _REAPERS[kind] = path
-    if worker_path is not None:
-        _WORKER_RELEASERS[kind] = worker_path
+def job_kinds_register(*paths: str) -> None:
+    """Register job kinds by the dotted path of their `JobKind` (each app in its AppConfig.ready, so the core
+    names none of the apps above it)."""
+    _KIND_PATHS.update(paths)
+
+
+def job_kinds() -> list[JobKind]:
+    """Every registered job kind, by name."""
+    return sorted((import_string(path) for path in _KIND_PATHS), key=lambda kind: kind.name)
+
+
+def _each_kind(call: Callable[[JobKind], int], what: str) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for kind in job_kinds():
+        try:
+            counts[kind.name] = int(call(kind))
+        except Exception:  # one failing kind (the database briefly away) does not stop the rest
+            logger.exception("%s: %s failed", kind.name, what)
+            counts[kind.name] = -1
+    return counts
 
 
 def jobs_release_for_worker(*, worker: str) -> dict[str, int]:
     """Hand back every row `worker` holds, of every kind (the worker is shutting down, or starting again under its
-    old name after dying), so its work is taken over at once rather than when its heartbeats go stale. One failing
-    kind (the database briefly away) does not stop the rest; the beat reaper still covers what is missed."""
-    counts: dict[str, int] = {}
-    for kind, path in sorted(_WORKER_RELEASERS.items()):
-        try:
-            counts[kind] = int(import_string(path)(worker=worker))
-        except Exception:
-            logger.exception("could not hand back the %s of %s", kind, worker)
-            counts[kind] = -1
-    return counts
+    old name after dying), so its work is taken over at once rather than when its heartbeats go stale. The beat
+    reaper still covers what is missed."""
+    return _each_kind(lambda kind: kind.release_for_worker(worker=worker), "hand-back")
 
 
 def jobs_reap() -> dict[str, int]:
-    """Run every registered reaper (the beat task `curation.jobs_reap`); one failing kind does not stop the rest."""
-    counts: dict[str, int] = {}
-    for kind, path in sorted(_REAPERS.items()):
-        try:
-            counts[kind] = int(import_string(path)())
-        except Exception:
-            logger.exception("the %s reaper failed", kind)
-            counts[kind] = -1
-    return counts
+    """Run every kind's reaper (the beat task `curation.jobs_reap`)."""
+    return _each_kind(lambda kind: kind.reap(), "reaper")

@@ -22,7 +22,7 @@ logger = logging.getLogger(__name__)
 
 @shared_task(name="curation.jobs_reap", acks_late=True)
 def jobs_reap_task() -> dict[str, int]:
-    """Reap the stalled drafting items, scoring chunks and export builds (beat runs this every heartbeat interval)."""
+    """Reap the stalled rows of every job kind (beat runs this every heartbeat interval)."""
     return jobs_reap()
 
 

@@ -184,16 +184,16 @@ class DiscussionQuerySet(ProjectScopedQuerySet):
 class ModelEndpointQuerySet(ProjectScopedQuerySet):
     """Model endpoints: a project's own (`project` set) and global ones (`project` empty, usable by every project).
 
-    The one answer to "who may see an endpoint": a project's endpoint is seen by whoever holds `roles` in that
-    project; a global one by whoever holds `roles` in some project (in `project`, when one is given); operators
-    see them all. Who may *change* one is a service's check (drafting/endpoints.py)."""
+    The one answer to "who may see an endpoint", for drafting and scoring alike: those who pick one to run a model,
+    the managers and verifiers (CURATORS) of the project that owns it; a global one, of some project (of `project`,
+    when one is given); operators see them all. Who may *change* one is a service's check (drafting/endpoints.py)."""
 
     def usable_in(self, project: Any) -> ModelEndpointQuerySet:
         """The endpoints a project can draft or score with: its own and the global ones."""
         return self.filter(Q(project=project) | Q(project__isnull=True))
 
     def visible_to(
-        self, user: Viewer, roles: Iterable[str] | None = None, *, project: Any = None
+        self, user: Viewer, roles: Iterable[str] | None = CURATORS, *, project: Any = None
     ) -> ModelEndpointQuerySet:
         """Endpoints the user may see (see the class); with `project`, only those usable there."""
         if not user.is_authenticated:

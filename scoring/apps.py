@@ -6,13 +6,9 @@ class ScoringConfig(AppConfig):
     verbose_name = "Scoring"
 
     def ready(self) -> None:
-        from curation.jobs import reaper_register
+        from curation.jobs import job_kinds_register
 
-        reaper_register(
-            kind="scoring chunks",
-            path="scoring.runs.reaper.runs_reap",
-            worker_path="scoring.runs.reaper.runs_resume_for_worker",
-        )
+        job_kinds_register("scoring.runs.chunks.SCORING_CHUNKS")
 
         from curation.drafting.duplicates import question_embedder_register
         from scoring.metrics import sentence_embedding

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import random
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
@@ -199,7 +200,7 @@ def copy_serve(*, project_id: int, user: AbstractBaseUser) -> CopyServed | None:
                 "second_annotator_id": user.pk,
                 "lease_expires_at": deadline,
             }
-            if candidate.second_annotator_id is not None:  # taken over after a lease ran out: start afresh
+            if candidate.second_annotator_id not in (None, user.pk):  # another's lease ran out: start afresh
                 changes.update(_copy_start(Instance.objects.select_related("context").get(pk=candidate.instance_id)))
             try:
                 with transaction.atomic():
@@ -222,6 +223,14 @@ def copy_serve(*, project_id: int, user: AbstractBaseUser) -> CopyServed | None:
             if changed == 1:
                 return CopyServed(candidate.pk, deadline, "claimed")
     return None
+
+
+def copies_reap(*, now: datetime) -> int:
+    """Send every copy whose lease ran out back to the queue (the lease beat task's part, annotate.leases_reap): it
+    waits for a second annotator again; whoever takes it next starts afresh from the draft, unless it is the one who
+    held it (`copy_serve`). How many."""
+    expired = DoubleAnnotation.objects.filter(state=DoubleAnnotation.State.IN_REFINEMENT, lease_expires_at__lt=now)
+    return expired.update(state=DoubleAnnotation.State.WAITING, lease_expires_at=None)
 
 
 def held_copy(*, copy_id: int, user: AbstractBaseUser, lock: bool = False) -> DoubleAnnotation | None:

@@ -10,6 +10,8 @@ import csv
 import io
 import statistics
 from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from decimal import Decimal
 from typing import Any
@@ -41,31 +43,6 @@ from curation.states import Role, Status
 S = Status
 ROUND1_DECISIONS = (S.ROUND2_REVIEW, S.CHANGES_REQUESTED)
 ROUND2_DECISIONS = (S.VALIDATED, S.IN_DISCUSSION)
-CSV_TABLES = (
-    "batches",
-    "throughput",
-    "annotators",
-    "verifiers",
-    "time",
-    "pay",
-    "agreement",
-    "gold",
-    "drift",
-    "draft_costs",
-)
-# How the dashboard's CSV links name each table.
-CSV_LABELS = {
-    "batches": "batches",
-    "throughput": "throughput",
-    "annotators": "annotators",
-    "verifiers": "verifiers",
-    "time": "time per instance",
-    "pay": "pay",
-    "agreement": "agreement",
-    "gold": "hidden gold",
-    "drift": "drift",
-    "draft_costs": "draft costs",
-}
 
 
 def require_manager(*, user: AbstractBaseUser, project: Project) -> None:
@@ -430,111 +407,101 @@ def dashboard_data(*, user: AbstractBaseUser, project: Project, start: date | No
     return project_figures(project, "dashboard", compute, start, end, pay.pay_per_instance, pay.currency)
 
 
-def csv_rows(
-    *, user: AbstractBaseUser, project: Project, table: str, start: date | None = None, end: date | None = None
-):
-    """Rows of one dashboard table for CSV export (the same figures the page shows)."""
-    require_manager(user=user, project=project)
-    if table == "batches":
-        return [
+def _pay_rows(user: AbstractBaseUser, project: Project, start: date | None, end: date | None) -> list[dict[str, Any]]:
+    end = end or timezone.localdate()
+    start = start or end.replace(day=1)
+    pay = pay_settings_of(project)
+    # Reused like the dashboard's figures: the first validation of each event in the period is a probe per event,
+    # but PostgreSQL's guess of a day's events grows with the table (a parallel plan at 100k).
+    figures = lambda: pay_report(project, start=start, end=end)  # noqa: E731
+    report = project_figures(project, "pay", figures, start, end, pay.pay_per_instance, pay.currency)
+    period = {"rate": report["rate"], "currency": report["currency"], "start": report["start"], "end": report["end"]}
+    return [{**row, **period} for row in report["rows"]]
+
+
+@dataclass(frozen=True)
+class CsvTable:
+    """One dashboard table a manager may download: how its link is named, its columns in the order its rows have
+    them (the header of an empty CSV), and its rows (the same figures the page shows)."""
+
+    label: str
+    columns: tuple[str, ...]
+    rows: Callable[[AbstractBaseUser, Project, date | None, date | None], list[dict[str, Any]]]
+
+
+ANNOTATOR_COLUMNS = (
+    "user", "is_qualified", "exam_latest", "exam_best", "exam_attempts", "refined", "validated", "round1_decided",
+    "round1_clean", "round1_clean_rate", "round2_decided", "round2_flagged", "round2_flag_rate", "round2_reviews",
+    "median_active_seconds",
+)  # fmt: skip
+VERIFIER_COLUMNS = (
+    "user", "reviews", "changes_requested", "changes_rate", "discussions_resolved", "median_review_seconds",
+)  # fmt: skip
+PAY_COLUMNS = (
+    "user", "validated", "active_hours", "minutes_per_instance", "amount", "hourly", "rate", "currency", "start", "end",
+)  # fmt: skip
+# The registry of the dashboard's CSV tables, in the order the page links them.
+CSV_TABLES: dict[str, CsvTable] = {
+    "batches": CsvTable(
+        "batches",
+        ("batch", "state", "total", "settled", *Status.values),
+        lambda user, project, start, end: [
             {"batch": b["name"], "state": b["state"], "total": b["total"], "settled": b["settled"], **b["counts"]}
             for b in batch_progress(project)
-        ]
-    if table == "throughput":
-        return [{**row, "date": row["date"].isoformat()} for row in throughput(project)]
-    if table == "annotators":
-        return annotator_stats(project)
-    if table == "verifiers":
-        return verifier_stats(project)
-    if table == "time":
-        return time_per_instance(project, limit=100_000)
-    if table == "agreement":
-        return agreement_csv_rows(user=user, project=project)
-    if table == "pay":
-        end = end or timezone.localdate()
-        start = start or end.replace(day=1)
-        pay = pay_settings_of(project)
-        # Reused like the dashboard's figures: the first validation of each event in the period is a probe per
-        # event, but PostgreSQL's guess of a day's events grows with the table (a parallel plan at 100k).
-        report = project_figures(
-            project,
-            "pay",
-            lambda: pay_report(project, start=start, end=end),
-            start,
-            end,
-            pay.pay_per_instance,
-            pay.currency,
-        )
-        return [
-            {
-                **row,
-                "rate": report["rate"],
-                "currency": report["currency"],
-                "start": report["start"],
-                "end": report["end"],
-            }
-            for row in report["rows"]
-        ]
-    if table == "gold":
-        return gold_rows(project_gold_figures(project))
-    if table == "drift":
-        return drift_rows(project_drift(project))
-    if table == "draft_costs":
-        return flat_rows(draft_costs_of(user=user, project=project))
-    raise InvalidInput(f"Unknown table {table!r}; expected one of {', '.join(CSV_TABLES)}.")
+        ],
+    ),
+    "throughput": CsvTable(
+        "throughput",
+        ("date", "submitted", "validated"),
+        lambda user, project, start, end: [{**row, "date": row["date"].isoformat()} for row in throughput(project)],
+    ),
+    "annotators": CsvTable("annotators", ANNOTATOR_COLUMNS, lambda user, project, start, end: annotator_stats(project)),
+    "verifiers": CsvTable("verifiers", VERIFIER_COLUMNS, lambda user, project, start, end: verifier_stats(project)),
+    "time": CsvTable(
+        "time per instance",
+        ("instance", "status", "user", "activity", "active_seconds"),
+        lambda user, project, start, end: time_per_instance(project, limit=100_000),
+    ),
+    "pay": CsvTable("pay", PAY_COLUMNS, _pay_rows),
+    "agreement": CsvTable(
+        "agreement",
+        ("group", "name", "n", "raters", *AGREEMENT_FIGURES),
+        lambda user, project, start, end: agreement_csv_rows(user=user, project=project),
+    ),
+    "gold": CsvTable(
+        "hidden gold", tuple(GOLD_COLUMNS), lambda user, project, start, end: gold_rows(project_gold_figures(project))
+    ),
+    "drift": CsvTable(
+        "drift",
+        ("user", "week", *DRIFT_SERIES, "round1_n", "round2_n", "gold_n", "guidelines"),
+        lambda user, project, start, end: drift_rows(project_drift(project)),
+    ),
+    "draft_costs": CsvTable(
+        "draft costs",
+        tuple(COST_COLUMNS),
+        lambda user, project, start, end: flat_rows(draft_costs_of(user=user, project=project)),
+    ),
+}
+
+
+def csv_table(table: str) -> CsvTable:
+    """The registered table called `table`; InvalidInput names the others."""
+    if table not in CSV_TABLES:
+        raise InvalidInput(f"Unknown table {table!r}; expected one of {', '.join(CSV_TABLES)}.")
+    return CSV_TABLES[table]
+
+
+def csv_rows(
+    *, user: AbstractBaseUser, project: Project, table: str, start: date | None = None, end: date | None = None
+) -> list[dict[str, Any]]:
+    """Rows of one dashboard table for CSV export (the same figures the page shows), for managers only."""
+    require_manager(user=user, project=project)
+    return csv_table(table).rows(user, project, start, end)
 
 
 def csv_columns(table: str) -> list[str]:
     """The columns of one dashboard table, in the order its rows have them: the header of an empty CSV."""
-    columns = {
-        "batches": ["batch", "state", "total", "settled", *Status.values],
-        "throughput": ["date", "submitted", "validated"],
-        "annotators": [
-            "user",
-            "is_qualified",
-            "exam_latest",
-            "exam_best",
-            "exam_attempts",
-            "refined",
-            "validated",
-            "round1_decided",
-            "round1_clean",
-            "round1_clean_rate",
-            "round2_decided",
-            "round2_flagged",
-            "round2_flag_rate",
-            "round2_reviews",
-            "median_active_seconds",
-        ],
-        "verifiers": [
-            "user",
-            "reviews",
-            "changes_requested",
-            "changes_rate",
-            "discussions_resolved",
-            "median_review_seconds",
-        ],
-        "time": ["instance", "status", "user", "activity", "active_seconds"],
-        "agreement": ["group", "name", "n", "raters", *AGREEMENT_FIGURES],
-        "pay": [
-            "user",
-            "validated",
-            "active_hours",
-            "minutes_per_instance",
-            "amount",
-            "hourly",
-            "rate",
-            "currency",
-            "start",
-            "end",
-        ],
-        "gold": list(GOLD_COLUMNS),
-        "drift": ["user", "week", *DRIFT_SERIES, "round1_n", "round2_n", "gold_n", "guidelines"],
-        "draft_costs": list(COST_COLUMNS),
-    }
-    if table not in columns:
-        raise InvalidInput(f"Unknown table {table!r}; expected one of {', '.join(CSV_TABLES)}.")
-    return columns[table]
+    return list(csv_table(table).columns)
 
 
 def to_csv(rows: list[dict[str, Any]], *, table: str) -> str:

@@ -101,7 +101,7 @@ def dashboard_page(request: HttpRequest, slug: str) -> HttpResponse:
         "verifier_chart": charts.grouped_bars(
             data["verifiers"], label="user", series=("reviews", "changes_requested", "discussions_resolved")
         ),
-        "csv_tables": [(table, dashboard.CSV_LABELS[table]) for table in dashboard.CSV_TABLES],
+        "csv_tables": [(name, table.label) for name, table in dashboard.CSV_TABLES.items()],
         "settings": dashboard.pay_settings_of(project),
         **quality_selectors.gold_figures(user=request.user, project=project),
         **_agreement_section(request, project),

@@ -19,19 +19,12 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
-from django.db.models import Q
 from django.utils import timezone
 
 from curation.datasets.models import ImportJob, ImportRecord
 from curation.datasets.services import ImportResult, dataset_import, dataset_read, release_name_checked
-from curation.errors import Conflict, DomainError
-from curation.jobs import (
-    job_enqueue,
-    job_heartbeating,
-    job_requeue,
-    job_silent,
-    job_take,
-)
+from curation.errors import Conflict
+from curation.jobs import JobKind, JobTakenOver, job_enqueue, job_heartbeating
 from curation.models import Project
 from curation.services.projects import require_role
 from curation.states import Role
@@ -108,80 +101,70 @@ def dataset_import_request(
     return job
 
 
-class _TakenOver(Exception):
-    """The reaper (or a redelivered task on another worker) took the job over; this worker's import rolls back."""
+class DatasetImports(JobKind):
+    """Dataset imports: a worker imports one queued file (the worker's side of `dataset_import_request`). The import
+    rolls back whole when the claim is lost midway; a domain error (the requester is no longer a manager, a release
+    of that name cannot be cut) fails the job with its message, and nothing is written."""
 
+    name = "dataset imports"
+    model = ImportJob
+    task_name = TASK_NAME
+    finished = FINISHED
 
-def _silent(stall_s: float | None = None) -> Q:
-    """A running job whose worker missed its heartbeats (the one stall rule, curation.jobs)."""
-    return job_silent(running=ImportJob.State.RUNNING, state_field="state", stall_s=stall_s)
+    def load(self, pk: int) -> ImportJob | None:
+        return ImportJob.objects.select_related("project", "requested_by").filter(pk=pk).first()
 
+    def reset(self, row: ImportJob) -> dict[str, Any]:
+        return {"questions_done": 0}
 
-def dataset_import_run(*, job_id: int, worker: str = "") -> ImportJob | None:
-    """Import one queued file (the worker's side of `dataset_import_request`). A pending job, or a running one whose
-    worker went silent, is claimed by one conditional UPDATE; a finished one, or one a live worker holds, is left
-    alone. The import rolls back whole when the claim is lost midway; a domain error (the requester is no longer a
-    manager, a release of that name cannot be cut) fails the job with its message, and nothing is written."""
-    job = ImportJob.objects.select_related("project", "requested_by").filter(pk=job_id).first()
-    if job is None or job.state in FINISHED:
-        return job
-    token = job_take(ImportJob, job_id, worker=worker, questions_done=0)
-    if token is None:
-        job.refresh_from_db()
-        return job  # held by a live worker, or finished meanwhile: a duplicate message exits quietly
-    mine = ImportJob.objects.filter(pk=job_id, claim_token=token)
-    done = [0]
-
-    def beat() -> bool:  # the side thread, on its own connection: the progress the page shows
-        return bool(mine.update(heartbeat_at=timezone.now(), questions_done=done[0]))
-
-    try:
-        with job_heartbeating(beat) as lost:
+    def work(self, job: ImportJob, pk: int, token: str) -> None:
+        done = [0]
+        # The side thread's beats, on its own connection, carry the progress the page shows.
+        with job_heartbeating(lambda: self.beat(pk, token, questions_done=done[0])) as lost:
 
             def progress(count: int) -> None:
                 done[0] += count
                 if lost.is_set():
-                    raise _TakenOver(job_id)
+                    raise JobTakenOver(pk)
 
+            try:
+                content = import_job_file(job).read_bytes()
+            except FileNotFoundError:
+                gone = "The stored file is gone (removed from the media folder); upload it again."
+                self.fail(self.mine(pk, token), gone)
+                return
             try:
                 result = dataset_import(
                     project=job.project,
                     actor=job.requested_by,
                     format=job.format,
                     source_name=job.source_name,
-                    content=import_job_file(job).read_bytes(),
+                    content=content,
                     as_release=job.as_release,
                     progress=progress,
                 )
             except IntegrityError:  # a worker that held the claim before committed the same file meanwhile
                 result = None
-        record = result.record if result is not None else _record_of(job)
-        mine.update(
+        self.mine(pk, token).update(
             state=ImportJob.State.DONE,
-            record=record,
+            record=result.record if result is not None else _record_of(job),
             questions_done=job.questions_total,
             finished_at=timezone.now(),
             heartbeat_at=timezone.now(),
             claim_token="",
             error="",
         )
-    except _TakenOver:
-        pass  # the worker holding the claim now imports (or fails) the file
-    except DomainError as error:
-        mine.update(
-            state=ImportJob.State.FAILED, error=error.message[:4000], finished_at=timezone.now(), claim_token=""
-        )
-    except FileNotFoundError:
-        mine.update(
-            state=ImportJob.State.FAILED,
-            error="The stored file is gone (removed from the media folder); upload it again.",
-            finished_at=timezone.now(),
-            claim_token="",
-        )
-    job.refresh_from_db()
-    if job.state in FINISHED:
-        import_job_file(job).unlink(missing_ok=True)
-    return job
+
+    def after(self, job: ImportJob) -> None:
+        if job.state in FINISHED:
+            import_job_file(job).unlink(missing_ok=True)
+
+    def given_up(self, rows: list[ImportJob]) -> None:
+        for job in rows:  # nothing of it was imported
+            transaction.on_commit(lambda job=job: import_job_file(job).unlink(missing_ok=True))
+
+
+DATASET_IMPORTS = DatasetImports()
 
 
 def import_job_dismiss(*, job: ImportJob, actor: AbstractBaseUser | None) -> None:
@@ -199,30 +182,3 @@ def import_job_dismiss(*, job: ImportJob, actor: AbstractBaseUser | None) -> Non
 
 def _record_of(job: ImportJob) -> ImportRecord | None:
     return ImportRecord.objects.filter(project=job.project, format=job.format, source_sha256=job.source_sha256).first()
-
-
-def import_jobs_reap(*, stall_s: float | None = None) -> int:
-    """Send a job whose worker went silent back to the queue, or fail it after TATCURATE_JOB_MAX_ATTEMPTS claims
-    (and remove its stored file: nothing of it was imported). How many were reaped; run by the beat reaper."""
-    return job_requeue(
-        rows=ImportJob.objects.filter(_silent(stall_s)),
-        task_name=TASK_NAME,
-        max_attempts=settings.TATCURATE_JOB_MAX_ATTEMPTS,
-        describe=_describe,
-        given_up=lambda job: import_job_file(job).unlink(missing_ok=True),
-    )
-
-
-def import_jobs_release_for_worker(*, worker: str) -> int:
-    """Send the jobs `worker` was running back to the queue at once (it is shutting down, or started again under its
-    old name after dying); never a failure. Called through curation.jobs on the worker signals."""
-    return job_requeue(
-        rows=ImportJob.objects.filter(state=ImportJob.State.RUNNING, worker=worker),
-        task_name=TASK_NAME,
-        max_attempts=None,
-        describe=_describe,
-    )
-
-
-def _describe(job: Any) -> str:
-    return f"dataset import {job.pk} ({job.source_name})"

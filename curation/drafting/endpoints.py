@@ -46,18 +46,17 @@ _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 def endpoints_visible_to(user: AbstractBaseUser, project: Project) -> QuerySet[ModelEndpoint]:
-    """The project's own endpoints and the global ones, for the project's managers; nothing for anyone else."""
-    return ModelEndpoint.objects.visible_to(user, (Role.MANAGER,), project=project).order_by("project_id", "name")
+    """The project's own endpoints and the global ones, for whoever may see them (curation.visibility)."""
+    return ModelEndpoint.objects.visible_to(user, project=project).order_by("project_id", "name")
 
 
 def endpoint_get(*, user: AbstractBaseUser, endpoint_id: int) -> ModelEndpoint:
-    """An endpoint the user manages (curation.visibility); other members are refused, everyone else learns nothing."""
-    endpoint = ModelEndpoint.objects.visible_to(user, (Role.MANAGER,)).select_related("project").filter(pk=endpoint_id)
-    found = endpoint.first()
+    """An endpoint the user may see (curation.visibility); other members are refused, everyone else learns nothing."""
+    found = ModelEndpoint.objects.visible_to(user).select_related("project").filter(pk=endpoint_id).first()
     if found is not None:
         return found
-    if ModelEndpoint.objects.visible_to(user).filter(pk=endpoint_id).exists():
-        raise NotPermitted("Only a manager of this project may see its model endpoints.")
+    if ModelEndpoint.objects.visible_to(user, roles=None).filter(pk=endpoint_id).exists():
+        raise NotPermitted("Only a manager or verifier of this project may see its model endpoints.")
     raise NotFound(f"No endpoint {endpoint_id} that you may see.")
 
 

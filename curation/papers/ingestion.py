@@ -16,18 +16,10 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
-from django.db.models import Q
 from django.utils import timezone
 
-from curation.errors import Conflict, DomainError, InvalidInput
-from curation.jobs import (
-    job_enqueue,
-    job_heartbeat,
-    job_heartbeat_seconds,
-    job_requeue,
-    job_silent,
-    job_take,
-)
+from curation.errors import Conflict, InvalidInput
+from curation.jobs import JobKind, JobTakenOver, job_enqueue, job_heartbeat_seconds
 from curation.models import Batch, Project
 from curation.papers.bounded import IngestLimits, LimitExceeded, sources_read_bounded
 from curation.papers.models import IngestJob
@@ -104,82 +96,75 @@ def ingest_job_request(
     return job
 
 
-class _TakenOver(Exception):
-    """The reaper (or a redelivered task on another worker) took the job over; this worker stops writing."""
+class IngestJobs(JobKind):
+    """Ingestion jobs: a worker reads and stores one queued upload (the worker's side of `ingest_job_request`).
+    Every write is conditional on the worker's claim token, and the papers and the job's "done" are written in one
+    transaction, so a job is stored exactly once and a worker that lost its claim leaves nothing behind."""
 
+    name = "ingestion jobs"
+    model = IngestJob
+    task_name = TASK_NAME
+    finished = FINISHED
 
-def _silent(stall_s: float | None = None) -> Q:
-    """A running job whose worker missed its heartbeats (the one stall rule, curation.jobs)."""
-    return job_silent(running=IngestJob.State.RUNNING, state_field="state", stall_s=stall_s)
+    def load(self, pk: int) -> IngestJob | None:
+        return IngestJob.objects.select_related("project", "batch", "requested_by").filter(pk=pk).first()
 
+    def reset(self, row: IngestJob) -> dict[str, Any]:
+        return {
+            "stage": IngestJob.Stage.STORED,
+            "files_done": 0,
+            "tables_found": 0,
+            "paragraphs_found": 0,
+            "current_file": "",
+        }
 
-def ingest_job_run(*, job_id: int, worker: str = "") -> IngestJob | None:
-    """Read and store one queued job (the worker's side of `ingest_job_request`). Claimed by one conditional
-    UPDATE (a pending job, or a running one whose worker went silent); every later write is conditional on this
-    worker's claim token, and the papers and the job's "done" are written in one transaction, so a job is stored
-    exactly once and a worker that lost its claim leaves nothing behind. A finished job is left alone."""
-    job = IngestJob.objects.select_related("project", "batch", "requested_by").filter(pk=job_id).first()
-    if job is None or job.state in FINISHED:
-        return job
-    token = job_take(
-        IngestJob,
-        job_id,
-        worker=worker,
-        stage=IngestJob.Stage.STORED,
-        files_done=0,
-        tables_found=0,
-        paragraphs_found=0,
-        current_file="",
-    )
-    if token is None:
-        job.refresh_from_db()
-        return job  # held by a live worker, or finished meanwhile: a duplicate message exits quietly
-    mine = IngestJob.objects.filter(pk=job_id, claim_token=token)
-    found = {"tables": 0, "paragraphs": 0}
+    def work(self, job: IngestJob, pk: int, token: str) -> None:
+        mine = self.mine(pk, token)
+        found = {"tables": 0, "paragraphs": 0}
 
-    def progress(report: dict[str, Any]) -> None:
-        changes: dict[str, Any] = {"current_file": str(report.get("file", ""))[:255], "heartbeat_at": timezone.now()}
-        if report.get("stage") in STAGE_OF_PROGRESS:
-            changes["stage"] = STAGE_OF_PROGRESS[report["stage"]]
-        if report.get("stage") == "extracted":
-            found["tables"] += int(report.get("tables", 0))
-            found["paragraphs"] += int(report.get("paragraphs", 0))
-            changes.update(tables_found=found["tables"], paragraphs_found=found["paragraphs"])
-        changes["files_done"] = int(report.get("files_done", 0))
-        if not mine.update(**changes):
-            raise _TakenOver(job_id)
+        def progress(report: dict[str, Any]) -> None:
+            changes: dict[str, Any] = {"current_file": str(report.get("file", ""))[:255]}
+            if report.get("stage") in STAGE_OF_PROGRESS:
+                changes["stage"] = STAGE_OF_PROGRESS[report["stage"]]
+            if report.get("stage") == "extracted":
+                found["tables"] += int(report.get("tables", 0))
+                found["paragraphs"] += int(report.get("paragraphs", 0))
+                changes.update(tables_found=found["tables"], paragraphs_found=found["paragraphs"])
+            changes["files_done"] = int(report.get("files_done", 0))
+            if not self.beat(pk, token, **changes):
+                raise JobTakenOver(pk)
 
-    def tick() -> None:
-        if not job_heartbeat(rows=IngestJob.objects.filter(pk=job_id), token=token):
-            raise _TakenOver(job_id)
+        def tick() -> None:
+            if not self.beat(pk, token):
+                raise JobTakenOver(pk)
 
-    root = ingest_job_folder(job)
-    try:
-        answers = sources_read_bounded(
-            files=[(root / item["stored"], item["name"]) for item in job.files],
-            limits=ingest_limits(),
-            progress=progress,
-            tick=tick,
-            tick_s=job_heartbeat_seconds(),
-        )
+        root = ingest_job_folder(job)
+        try:
+            answers = sources_read_bounded(
+                files=[(root / item["stored"], item["name"]) for item in job.files],
+                limits=ingest_limits(),
+                progress=progress,
+                tick=tick,
+                tick_s=job_heartbeat_seconds(),
+            )
+        except LimitExceeded as error:
+            self.fail(mine, f"Nothing was stored. {error.message}", limit=error.limit)
+            return
         refused = [{"source_name": a["source_name"], "reason": a["refused"]} for a in answers if "refused" in a]
         if refused:
             reasons = "; ".join(f"{item['source_name']}: {item['reason']}" for item in refused)
-            _fail(mine, f"Nothing was stored. {reasons}", limit="refused", rejected=refused)
-        else:
-            if not mine.update(stage=IngestJob.Stage.SAVING, heartbeat_at=timezone.now()):
-                raise _TakenOver(job_id)
-            _store_all(job, mine, answers)
-    except _TakenOver:
-        pass  # the worker holding the claim now finishes (or fails) the job
-    except LimitExceeded as error:
-        _fail(mine, f"Nothing was stored. {error.message}", limit=error.limit)
-    except DomainError as error:  # the requester is no longer a manager, the batch went away, …
-        _fail(mine, error.message, limit="")
-    job.refresh_from_db()
-    if job.state == IngestJob.State.DONE:
-        shutil.rmtree(root, ignore_errors=True)
-    return job
+            self.fail(mine, f"Nothing was stored. {reasons}", limit="refused", rejected=refused)
+            return
+        if not self.beat(pk, token, stage=IngestJob.Stage.SAVING):
+            raise JobTakenOver(pk)
+        _store_all(job, mine, answers)
+
+    def after(self, job: IngestJob) -> None:
+        if job.state == IngestJob.State.DONE:
+            shutil.rmtree(ingest_job_folder(job), ignore_errors=True)
+
+
+INGEST_JOBS = IngestJobs()
 
 
 def _store_all(job: IngestJob, mine: Any, answers: list[dict[str, Any]]) -> None:
@@ -209,18 +194,7 @@ def _store_all(job: IngestJob, mine: Any, answers: list[dict[str, Any]]) -> None
             error="",
             limit="",
         ):
-            raise _TakenOver(job.pk)
-
-
-def _fail(mine: Any, message: str, *, limit: str, rejected: list[dict[str, str]] | None = None) -> None:
-    mine.update(
-        state=IngestJob.State.FAILED,
-        error=message[:4000],
-        limit=limit,
-        rejected=rejected or [],
-        finished_at=timezone.now(),
-        claim_token="",
-    )
+            raise JobTakenOver(job.pk)
 
 
 def ingest_job_retry(*, job: IngestJob, actor: AbstractBaseUser | None) -> IngestJob:
@@ -255,26 +229,6 @@ def ingest_job_discard(*, job: IngestJob, actor: AbstractBaseUser | None) -> Ing
     shutil.rmtree(ingest_job_folder(job), ignore_errors=True)
     job.refresh_from_db()
     return job
-
-
-def _requeue(rows: Any, *, max_attempts: int | None) -> int:
-    """Send `rows` back to the queue (after commit), or fail those claimed `max_attempts` times; how many."""
-    return job_requeue(
-        rows=rows, task_name=TASK_NAME, max_attempts=max_attempts, describe=lambda job: f"ingestion {job.pk}"
-    )
-
-
-def ingest_jobs_reap(*, stall_s: float | None = None) -> int:
-    """Send a job whose worker went silent back to the queue, or fail it after TATCURATE_JOB_MAX_ATTEMPTS claims;
-    nothing of it was stored. Returns how many were reaped. Run by the beat reaper (curation.jobs_reap)."""
-    return _requeue(IngestJob.objects.filter(_silent(stall_s)), max_attempts=settings.TATCURATE_JOB_MAX_ATTEMPTS)
-
-
-def ingest_jobs_release_for_worker(*, worker: str) -> int:
-    """Send the jobs `worker` was running back to the queue at once, whatever their heartbeat (it is shutting down,
-    or started again under its old name after dying); never a failure. Called through curation.jobs on Celery's
-    worker_shutting_down, worker_shutdown and worker_ready."""
-    return _requeue(IngestJob.objects.filter(state=IngestJob.State.RUNNING, worker=worker), max_attempts=None)
 
 
 def paper_ingest_bounded(

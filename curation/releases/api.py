@@ -21,8 +21,9 @@ from curation.errors import NotFound
 from curation.exports import EXPORT_FORMATS
 from curation.exports.statistics import presented
 from curation.releases import selectors as release_selectors
-from curation.releases import services as release_services
 from curation.releases.models import ExportArtifact, Release, ReleaseCut, ReleaseItem
+from curation.releases.services import cut as cut_services
+from curation.releases.services import exports as export_services
 from curation.serializers import database_id_field
 from curation.uploads import upload_read
 
@@ -207,7 +208,7 @@ class ReleaseListApi(APIView):
         project = selectors.project_get(user=request.user, slug=slug)
         payload = ReleaseCutSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
-        result = release_services.release_cut_request(project=project, actor=request.user, **payload.validated_data)
+        result = cut_services.release_cut_request(project=project, actor=request.user, **payload.validated_data)
         if isinstance(result, ReleaseCut):  # big: queued on a worker; the releases page shows its progress
             return Response(
                 {"cut": result.pk, "name": result.name, "state": result.state, "items_total": result.items_total},
@@ -262,7 +263,7 @@ class ReleaseExportListApi(APIView):
         release = release_selectors.release_gold_get(user=request.user, release_id=pk)
         payload = ExportRequestSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
-        artifact = release_services.export_request(
+        artifact = export_services.export_request(
             release=release, actor=request.user, format=payload.validated_data["format"]
         )
         code = status.HTTP_200_OK if artifact.state == ExportArtifact.State.READY else status.HTTP_202_ACCEPTED
@@ -279,7 +280,7 @@ class ReleaseExportDownloadApi(APIView):
         artifact = release_selectors.exports_of(release=release).get(export_format)
         if artifact is None:
             raise NotFound(f"No {export_format} export yet; request one first (POST …/exports/).")
-        path = release_services.export_file(artifact=artifact)
+        path = export_services.export_file(artifact=artifact)
         return FileResponse(path.open("rb"), as_attachment=True, filename=f"{release.label}-{export_format}.zip")
 
 

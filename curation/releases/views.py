@@ -22,8 +22,9 @@ from curation.exports.statistics import presented
 from curation.models import Project
 from curation.page_errors import FORM_ERRORS
 from curation.releases import selectors as release_selectors
-from curation.releases import services as release_services
 from curation.releases.models import Release, ReleaseCut
+from curation.releases.services import cut as cut_services
+from curation.releases.services import exports as export_services
 from curation.states import Role
 from curation.uploads import upload_read
 
@@ -49,7 +50,7 @@ def release_list(request: HttpRequest, slug: str) -> HttpResponse:
             raise PermissionDenied("Only a manager of this project may cut releases.")
         seed = request.POST.get("split_seed", "").strip()
         try:
-            result = release_services.release_cut_request(
+            result = cut_services.release_cut_request(
                 project=project,
                 actor=request.user,
                 name=request.POST.get("name", ""),
@@ -88,7 +89,7 @@ def release_list(request: HttpRequest, slug: str) -> HttpResponse:
         # What a refused cut asked for, shown again so the manager corrects it rather than starting over.
         "asked": {
             "name": request.POST.get("name", ""),
-            "scope": request.POST.get("scope", release_services.ALL_BATCHES),
+            "scope": request.POST.get("scope", cut_services.ALL_BATCHES),
             "batch_ids": request.POST.getlist("batch_ids"),
             "batch_range": request.POST.get("batch_range", ""),
             "include_withheld": request.POST.get("include_withheld") == "on",
@@ -102,8 +103,8 @@ def _batches_typed(request: HttpRequest) -> str:
     manager chose every batch with validated instances, and the typed numbers and ranges (both, if both were
     given: the service refuses that with a message)."""
     typed = request.POST.get("batch_range", "")
-    if request.POST.get("scope") == release_services.ALL_BATCHES:
-        return f"{release_services.ALL_BATCHES}, {typed}"
+    if request.POST.get("scope") == cut_services.ALL_BATCHES:
+        return f"{cut_services.ALL_BATCHES}, {typed}"
     return typed
 
 
@@ -159,7 +160,7 @@ def release_downloads(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
         raise PermissionDenied("Downloads carry gold answers: managers, verifiers and qualified annotators only.")
     if request.method == "POST":
         try:
-            artifact = release_services.export_request(
+            artifact = export_services.export_request(
                 release=release, actor=request.user, format=request.POST.get("format", "")
             )
         except FORM_ERRORS as exc:
@@ -185,7 +186,7 @@ def release_download_file(request: HttpRequest, slug: str, pk: int, format: str)
     artifact = release_selectors.exports_of(release=release).get(format)
     if artifact is None:
         raise Http404("Request this export first.")
-    path = release_services.export_file(artifact=artifact)
+    path = export_services.export_file(artifact=artifact)
     return FileResponse(path.open("rb"), as_attachment=True, filename=f"{release.label}-{format}.zip")
 
 

@@ -34,15 +34,7 @@ from django.utils import timezone
 from curation.endpoints.django_client import outbound_policy
 from curation.endpoints.outbound import GuardedBackend, OutboundPolicy, OutboundRefused
 from curation.errors import InvalidInput, NotFound
-from curation.jobs import (
-    job_heartbeating,
-    job_reap,
-    job_silent,
-    job_stall_cutoff,
-    job_stall_seconds,
-    job_take,
-    job_task,
-)
+from curation.jobs import JobKind, job_stall_cutoff, job_stall_seconds, job_task
 from curation.models import Project
 from curation.services.projects import require_role
 from curation.states import Role
@@ -286,11 +278,6 @@ def backoff_s(attempt: int) -> float:
     return float(min(settings.TATCURATE_WEBHOOK_BACKOFF_S * 2 ** (attempt - 1), MAX_BACKOFF_S))
 
 
-def _silent(stall_s: float | None = None) -> Q:
-    """A delivery mid-attempt whose worker missed its heartbeats (the one stall rule, curation.jobs)."""
-    return job_silent(running=WebhookDelivery.State.SENDING, state_field="state", stall_s=stall_s)
-
-
 def delivery_send(*, delivery_id: int, worker: str = "") -> WebhookDelivery | None:
     """Make one attempt of a pending delivery whose time has come (the task's only call), record it, and then
     deliver, schedule the next attempt, or give up. A delivered or failed one, one a live worker holds, or one not
@@ -301,7 +288,7 @@ def delivery_send(*, delivery_id: int, worker: str = "") -> WebhookDelivery | No
     due = Q(state=WebhookDelivery.State.PENDING) & (
         Q(next_attempt_at__isnull=True) | Q(next_attempt_at__lte=timezone.now())
     )
-    token = job_take(WebhookDelivery, delivery_id, worker=worker, waiting=due, running=WebhookDelivery.State.SENDING)
+    token = WEBHOOK_DELIVERIES.take(delivery_id, worker=worker, waiting=due)
     if token is None:
         return delivery
     delivery.refresh_from_db()
@@ -311,11 +298,7 @@ def delivery_send(*, delivery_id: int, worker: str = "") -> WebhookDelivery | No
     started_at = timezone.now()
     clock = time.monotonic()
     # The attempt may outlast the stall threshold (a receiver that answers slowly): beat while it runs.
-    with job_heartbeating(
-        lambda: bool(
-            WebhookDelivery.objects.filter(pk=delivery.pk, claim_token=token).update(heartbeat_at=timezone.now())
-        )
-    ):
+    with WEBHOOK_DELIVERIES.heartbeating(delivery.pk, token):
         outcome = _post(url=hook.url, body=body, headers=headers)
     WebhookAttempt.objects.update_or_create(
         delivery=delivery,
@@ -348,44 +331,36 @@ def delivery_send(*, delivery_id: int, worker: str = "") -> WebhookDelivery | No
     return delivery
 
 
-def deliveries_reap(*, stall_s: float | None = None) -> int:
-    """Send again a delivery whose worker went silent mid-attempt (or give it up after its attempts), and nudge a
-    pending one whose attempt is overdue by the stall time (its message was lost). Run by the beat reaper."""
-    stall_s = job_stall_seconds() if stall_s is None else stall_s
-    with transaction.atomic():
-        requeued, failed = _requeue(
-            WebhookDelivery.objects.filter(_silent(stall_s)), max_attempts=settings.TATCURATE_WEBHOOK_MAX_ATTEMPTS
-        )
-        overdue = list(
-            WebhookDelivery.objects.filter(
+class WebhookDeliveries(JobKind):
+    """Webhook deliveries: a worker makes one attempt (`delivery_send`); a delivery whose worker went silent
+    mid-attempt is sent again (or given up after TATCURATE_WEBHOOK_MAX_ATTEMPTS), and a pending one whose attempt
+    is overdue by the stall time is nudged (its message was lost)."""
+
+    name = "webhook deliveries"
+    model = WebhookDelivery
+    task_name = TASK_NAME
+    running = WebhookDelivery.State.SENDING
+    finished = (WebhookDelivery.State.DELIVERED, WebhookDelivery.State.FAILED)
+
+    def max_attempts(self) -> int:
+        return int(settings.TATCURATE_WEBHOOK_MAX_ATTEMPTS)
+
+    def run(self, pk: int, *, worker: str = "") -> WebhookDelivery | None:
+        return delivery_send(delivery_id=pk, worker=worker)
+
+    def send_again(self, rows: list[WebhookDelivery]) -> None:
+        for delivery in rows:
+            _nudge(delivery.pk)
+
+    def reap(self, *, stall_s: float | None = None) -> int:
+        stall_s = job_stall_seconds() if stall_s is None else stall_s
+        with transaction.atomic():
+            overdue = WebhookDelivery.objects.filter(
                 state=WebhookDelivery.State.PENDING, next_attempt_at__lt=job_stall_cutoff(stall_s)
             ).values_list("pk", flat=True)
-        )
-        for delivery_id in {row.pk for row in requeued} | set(overdue):
-            _nudge(delivery_id)
-    return len(requeued) + len(failed) + len(overdue)
+            for delivery_id in overdue:
+                _nudge(delivery_id)
+            return super().reap(stall_s=stall_s) + len(overdue)
 
 
-def deliveries_release_for_worker(*, worker: str) -> int:
-    """Send again at once the deliveries `worker` was attempting, whatever their heartbeat (it is shutting down, or
-    started again under its old name after dying); never a give-up. Called through curation.jobs on Celery's
-    worker_shutting_down, worker_shutdown and worker_ready."""
-    held = WebhookDelivery.objects.filter(state=WebhookDelivery.State.SENDING, worker=worker)
-    with transaction.atomic():
-        requeued, _ = _requeue(held, max_attempts=None)
-        for delivery in requeued:
-            _nudge(delivery.pk)
-    return len(requeued)
-
-
-def _requeue(rows: Any, *, max_attempts: int | None) -> tuple[list[WebhookDelivery], list[WebhookDelivery]]:
-    """Take `rows` (deliveries mid-attempt) back to pending, or give up those attempted `max_attempts` times."""
-    return job_reap(
-        stalled=rows,
-        waiting=WebhookDelivery.State.PENDING,
-        failed=WebhookDelivery.State.FAILED,
-        attempts_field="attempts",
-        max_attempts=max_attempts,
-        state_field="state",
-        describe=str,
-    )
+WEBHOOK_DELIVERIES = WebhookDeliveries()

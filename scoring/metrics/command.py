@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from scoring.metrics import files, tatqa
+from scoring.metrics import benchmarks, files, tatqa
 
 UNKNOWN_UIDS_SHOWN = 10
 
@@ -20,7 +20,7 @@ class CommandFailure(ValueError):
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """`--format tatqa|tatdqa|finqa|scitat --gold GOLD --pred PRED [--mode] [--scale] [...]`."""
-    parser.add_argument("--format", required=True, choices=files.FORMATS, dest="benchmark")
+    parser.add_argument("--format", required=True, choices=benchmarks.FORMATS, dest="benchmark")
     parser.add_argument("--gold", required=True, type=Path, help="the benchmark's own gold file")
     parser.add_argument("--pred", required=True, type=Path, help="the prediction file in the benchmark's format")
     parser.add_argument(
@@ -53,7 +53,7 @@ def run(options: Mapping[str, Any], *, out: Callable[[str], Any], err: Callable[
         except bertscore.BertScoreUnavailableError as error:
             raise CommandFailure(f"BERTScore unavailable: {error} (use --no-bertscore)") from error
     try:
-        scored = files.score_files(
+        scored = benchmarks.score_files(
             options["benchmark"],
             options["gold"],
             options["pred"],

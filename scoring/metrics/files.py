@@ -1,6 +1,7 @@
-"""Read and validate benchmark gold and prediction files (errors name file, uid and fault), and score them.
+"""Read and validate benchmark gold and prediction files (errors name file, uid and fault), and say their figures.
 
-Shared by the `score_predictions` command and the web application, so both report the same figures.
+Shared by the `score_predictions` command and the web application (through scoring/metrics/benchmarks.py), so both
+report the same figures.
 """
 
 from __future__ import annotations
@@ -13,9 +14,7 @@ from typing import Any
 
 from curation.toolkit.numbers import fixed
 from curation.toolkit.strict_json import JsonInputError, json_loads_strict
-from scoring.metrics import finqa, scitat, tatqa
-
-FORMATS: tuple[str, ...] = ("tatqa", "tatdqa", "finqa", "scitat")
+from scoring.metrics import finqa
 
 
 class PredictionFileError(ValueError):
@@ -207,105 +206,6 @@ def load_scitat_predictions(path: Path, gold_ids: list[str] | None = None) -> li
             raise PredictionFileError(f"{path}: record {index} has no 'id' (and no gold question at that position)")
         entries.append((uid, _scitat_record_prediction(path, uid, record)))
     return entries
-
-
-def score_files(
-    benchmark: str,
-    gold_path: Path,
-    prediction_path: Path,
-    *,
-    mode: tatqa.Mode = "official",
-    scale_mode: tatqa.ScaleMode = "predicted",
-    numeric_tolerance: bool = False,
-    bertscorer: scitat.TextScorer | None = None,
-) -> ScoredFile:
-    """Score one prediction file against one gold file of the given benchmark."""
-    if benchmark in ("tatqa", "tatdqa"):
-        gold = load_tatqa_gold(gold_path)
-        predictions = load_tatqa_predictions(prediction_path)
-        try:
-            report = tatqa.score_dataset(
-                gold, predictions, mode=mode, scale_mode=scale_mode, numeric_tolerance=numeric_tolerance
-            )
-        except ValueError as error:
-            raise PredictionFileError(f"{prediction_path}: {error}") from error
-        notes = []
-        null_scales = sorted(uid for uid, (_, scale) in predictions.items() if scale is None)
-        odd = sorted(uid for uid, (answer, _) in predictions.items() if isinstance(answer, dict))
-        if odd:
-            notes.append(
-                f"{len(odd)} answer(s) are JSON objects (e.g. {odd[0]}): scored as their text, as tatqa_eval.py does."
-            )
-        if null_scales and mode == "official":
-            notes.append(
-                f"{len(null_scales)} prediction(s) have a null scale (e.g. {null_scales[0]}): the official "
-                "tatqa_eval.py stops on a number with a null scale; they were scored as having no scale."
-            )
-        summary = {"format": benchmark, **report.summary(), "notes": notes}
-        details = [
-            {
-                "uid": score.uid,
-                "em": score.em,
-                "f1": score.f1,
-                "is_scale_correct": score.is_scale_correct,
-                "answer_type": score.answer_type,
-                "answer_from": score.answer_from,
-                "is_non_finite": score.is_non_finite,
-            }
-            for score in report.questions
-        ]
-        return ScoredFile(summary, details, report.unknown_uids)
-    if benchmark == "finqa":
-        if mode not in finqa.MODES:
-            raise PredictionFileError(f"FinQA scoring modes are {' and '.join(finqa.MODES)}, not {mode!r}")
-        gold = load_finqa_gold(gold_path)
-        programs, answers = load_finqa_predictions(prediction_path)
-        report = finqa.score_dataset(gold, programs, numeric_answers=answers, mode=mode)  # type: ignore[arg-type]
-        notes = []
-        headline: float | None = report.headline
-        if not programs and answers:
-            headline = report.numeric_accuracy
-            notes.append(
-                "FinQA's evaluate.py scores programs only: this file holds numeric answers, so the headline is the "
-                "numeric-answer accuracy (not an official figure)."
-            )
-        if report.official_failure:
-            notes.append(report.official_failure)
-        summary = {"format": benchmark, "em": headline, "f1": None, **report.summary(), "notes": notes}
-        details = [
-            {
-                "uid": score.uid,
-                "em": float(score.exe_correct),
-                "f1": None,
-                "exe_correct": score.exe_correct,
-                "prog_correct": score.prog_correct,
-                "numeric_correct": score.numeric_correct,
-            }
-            for score in report.questions
-        ]
-        return ScoredFile(summary, details, report.unknown_uids)
-    if benchmark == "scitat":
-        if mode not in scitat.MODES:
-            raise PredictionFileError(f"SciTaT scoring modes are {' and '.join(scitat.MODES)}, not {mode!r}")
-        gold = load_scitat_gold(gold_path)
-        predictions = load_scitat_predictions(prediction_path, [str(record["id"]) for record in gold])
-        try:
-            report = scitat.score_dataset(gold, predictions, bertscorer=bertscorer, mode=mode)  # type: ignore[arg-type]
-        except ValueError as error:
-            raise PredictionFileError(f"{prediction_path}: {error}") from error
-        summary = {"format": benchmark, **report.summary()}
-        details = [
-            {
-                "uid": score.uid,
-                "em": score.em,
-                "f1": score.f1,
-                "short_form": score.short_form,
-                "bertscore": score.bertscore,
-            }
-            for score in report.questions
-        ]
-        return ScoredFile(summary, details, report.unknown_uids)
-    raise PredictionFileError(f"unknown format {benchmark!r}; expected one of {', '.join(FORMATS)}")
 
 
 def summary_lines(summary: Mapping[str, Any]) -> list[str]:

@@ -29,6 +29,7 @@ from scoring.runs import progress as runs_progress
 from scoring.runs import selectors as scoring_selectors
 from scoring.runs import uploads as upload_services
 from scoring.runs.models import ErrorTag, Prediction, ScoringRun
+from scoring.runs.permissions import runner_require
 
 
 class ScoringRunOutputSerializer(serializers.ModelSerializer):
@@ -196,6 +197,7 @@ class ScoringRunListApi(APIView):
             scoring_selectors.endpoints_for(user=request.user, project=project).filter(pk=values["endpoint"]).first()
         )
         if endpoint is None:
+            runner_require(request.user, project, "score models")  # who may not run learns that, not "no such"
             raise InvalidInput("No such endpoint in this project.")
         run = run_creation.run_create(
             release=release,

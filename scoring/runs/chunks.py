@@ -20,12 +20,7 @@ from django.utils import timezone
 from curation.endpoints.client import ChatClient
 from curation.endpoints.django_client import client_for
 from curation.endpoints.errors import EndpointError
-from curation.jobs import (
-    job_heartbeat,
-    job_heartbeat_seconds,
-    job_release,
-    job_take,
-)
+from curation.jobs import JobKind, job_forgotten_seconds, job_heartbeat_seconds, job_stall_cutoff
 from curation.releases.models import ReleaseContext, ReleaseItem
 from curation.transient import TransientOutage, is_transient, transient_call
 from scoring.methods import MethodSettings, run_method
@@ -33,7 +28,7 @@ from scoring.methods.base import MIN_TURNS, PROGRAM_METHODS
 from scoring.runs import results as result_metrics
 from scoring.runs.models import Prediction, RunChunk, ScoringRun
 from scoring.runs.progress import bertscorer_load
-from scoring.runs.states import run_finish_if_done
+from scoring.runs.states import chunks_enqueue, run_finish_if_done
 
 logger = logging.getLogger(__name__)
 
@@ -65,33 +60,59 @@ def chunk_predictions_fail(chunk: RunChunk) -> None:
 # --- Processing ------------------------------------------------------------------------------------------------
 
 
-def _claim(chunk_id: int, worker: str) -> str | None:
-    # The run's status by `run_id__in`, never a join: a joined filter makes Django write `WHERE id IN (SELECT … FROM
-    # runchunk JOIN run …)`, whose inner read of the chunk PostgreSQL does not check again after waiting for a rival
-    # claim's row lock, so two workers took the same chunk. The chunk's own columns stay in the UPDATE's WHERE.
-    running = ScoringRun.objects.filter(status=Status.RUNNING).values("pk")
-    return job_take(
-        RunChunk.objects.filter(run_id__in=running),
-        chunk_id,
-        worker=worker,
-        waiting=RunChunk.Status.QUEUED,
-        running=RunChunk.Status.RUNNING,
-        state_field="status",
-        attempts_field="deliveries",
-    )
+class ScoringChunks(JobKind):
+    """Scoring chunks: a worker claims a queued chunk of a running run and answers its items (`run_work`). The
+    reaper sends again a chunk whose worker went silent, or one still queued long after its message was sent (the
+    message was lost: a broker without redelivery); a chunk delivered TATCURATE_JOB_MAX_ATTEMPTS times (its items
+    keep killing the worker) is given up instead: its unanswered items become failed predictions, which "retry
+    failed" redoes."""
+
+    name = "scoring chunks"
+    model = RunChunk
+    state_field = "status"
+    waiting = RunChunk.Status.QUEUED
+    running = RunChunk.Status.RUNNING
+    failed = RunChunk.Status.DONE
+    attempts_field = "deliveries"
+    error_field = None
+
+    def describe(self, chunk: RunChunk) -> str:
+        return f"chunk {chunk.index} of run {chunk.run_id}"
+
+    def claimable(self) -> Any:
+        # The run's status by `run_id__in`, never a join: a joined filter makes Django write `WHERE id IN (SELECT …
+        # FROM runchunk JOIN run …)`, whose inner read of the chunk PostgreSQL does not check again after waiting for
+        # a rival claim's row lock, so two workers took the same chunk. The chunk's own columns stay in the WHERE.
+        return RunChunk.objects.filter(run_id__in=ScoringRun.objects.filter(status=Status.RUNNING).values("pk"))
+
+    def stalled(self, stall_s: float | None = None) -> Any:
+        return super().stalled(stall_s).filter(run__status=Status.RUNNING).select_related("run")
+
+    def held_by(self, worker: str) -> Any:
+        return super().held_by(worker).filter(run__status=Status.RUNNING).select_related("run")
+
+    def send_again(self, rows: list[RunChunk]) -> None:
+        for chunk in rows:
+            chunks_enqueue(chunk.run, [chunk.pk])
+
+    def given_up(self, rows: list[RunChunk]) -> None:
+        for chunk in rows:  # in the same transaction as the chunk's "done": both happen, or neither
+            chunk_predictions_fail(chunk)
+
+    def reap(self, *, stall_s: float | None = None) -> int:
+        requeued, failed = self.requeue(self.stalled(stall_s), max_attempts=self.max_attempts())
+        for run_id in {chunk.run_id for chunk in failed}:
+            run_finish_if_done(run_id=run_id)
+        forgotten = RunChunk.objects.filter(
+            run__status=Status.RUNNING,
+            status=RunChunk.Status.QUEUED,
+            enqueued_at__lt=job_stall_cutoff(job_forgotten_seconds() if stall_s is None else 3 * stall_s),
+        )
+        resent, _ = self.requeue(forgotten.select_related("run"), max_attempts=None)
+        return len(requeued) + len(failed) + len(resent)
 
 
-def _heartbeat(chunk_id: int, token: str) -> bool:
-    return job_heartbeat(rows=RunChunk.objects.filter(pk=chunk_id), token=token)
-
-
-def _release(chunk_id: int, token: str, *, is_outage: bool = False) -> None:
-    job_release(
-        rows=RunChunk.objects.filter(pk=chunk_id),
-        token=token,
-        waiting=RunChunk.Status.QUEUED,
-        uncount="deliveries" if is_outage else None,
-    )
+SCORING_CHUNKS = ScoringChunks()
 
 
 def _client(run: ScoringRun) -> ChatClient:
@@ -305,7 +326,7 @@ def chunk_process(*, chunk_id: int, worker: str = "") -> str:
     """Process one chunk: claim it, answer each item not yet predicted, commit each prediction on its own, then mark
     the chunk done and, for the last chunk, finish the run. Called by the task; returns what happened."""
     worker = worker or socket.gethostname()
-    token = _claim(chunk_id, worker)
+    token = SCORING_CHUNKS.take(chunk_id, worker=worker)
     if token is None:
         return "skipped"
     chunk = RunChunk.objects.select_related("run__endpoint", "run__project", "run__release").get(pk=chunk_id)
@@ -378,7 +399,7 @@ def chunk_process(*, chunk_id: int, worker: str = "") -> str:
                     transient_call(_save_prediction, run, row, {**future.result(), **given}, worker)
                 if time.monotonic() - last_beat >= beat_s:
                     last_beat = time.monotonic()
-                    if not transient_call(_heartbeat, chunk_id, token):
+                    if not transient_call(SCORING_CHUNKS.beat, chunk_id, token):
                         outcome, stop = "claim lost", True
                     status = transient_call(ScoringRun.objects.filter(pk=run.pk).values_list("status", flat=True).first)
                     if status != Status.RUNNING and not stop:
@@ -392,13 +413,13 @@ def chunk_process(*, chunk_id: int, worker: str = "") -> str:
         # Soft time limit, shutdown or an outage: hand the chunk back so another delivery continues where this one
         # stopped (an outage's release waits for the database to come back).
         if is_transient(error):
-            transient_call(_release, chunk_id, token, is_outage=True)
+            transient_call(SCORING_CHUNKS.release, chunk_id, token, is_outage=True)
         else:
-            _release(chunk_id, token)
+            SCORING_CHUNKS.release(chunk_id, token)
         raise
     if outcome != "done":
         if outcome.startswith(("run", "outage")):
-            transient_call(_release, chunk_id, token, is_outage=outcome.startswith("outage"))
+            transient_call(SCORING_CHUNKS.release, chunk_id, token, is_outage=outcome.startswith("outage"))
         return outcome
     transient_call(
         RunChunk.objects.filter(pk=chunk_id, claim_token=token).update,

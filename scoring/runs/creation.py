@@ -15,7 +15,7 @@ from django.utils import timezone
 from curation.endpoints.models import ModelEndpoint
 from curation.errors import InvalidInput
 from curation.releases.models import Release, ReleaseItem
-from curation.releases.services import UNANSWERABLE_SPLIT
+from curation.releases.services.cut import UNANSWERABLE_SPLIT
 from curation.toolkit.extraction import EXTRACTION_MODES
 from scoring.methods import METHODS, templates_for, templates_hash
 from scoring.methods.base import MIN_TURNS

@@ -13,23 +13,9 @@ from typing import Any
 from curation.toolkit.extraction import is_abstention
 from curation.toolkit.tools import ToolBox
 from scoring.methods.base import tool_tables
-from scoring.metrics import aggregate, finqa, scitat, tatqa, toolcalls
+from scoring.metrics import aggregate, scitat, tatqa, toolcalls
+from scoring.metrics.benchmarks import SCORERS, ItemPrediction
 
-TATQA_FORMATS = ("tatqa", "tatdqa")
-# A run's headline: the native metric of its release's format, in that format's own words (key, label).
-NATIVE_METRICS: dict[str, tuple[str, tuple[tuple[str, str], ...]]] = {
-    "tatqa": ("TAT-QA", (("tatqa_em", "TAT-QA EM (with scale)"), ("tatqa_f1", "TAT-QA F1 (with scale)"))),
-    "tatdqa": ("TAT-DQA", (("tatqa_em", "TAT-DQA EM (with scale)"), ("tatqa_f1", "TAT-DQA F1 (with scale)"))),
-    "finqa": ("FinQA", (("finqa_execution", "FinQA execution accuracy"),)),
-    "scitat": (
-        "SciTaT",
-        (
-            ("scitat_em", "SciTaT EM (short-form, official)"),
-            ("scitat_f1", "SciTaT F1 (free-form, official)"),
-            ("bertscore", "SciTaT BERTScore (free-form)"),
-        ),
-    ),
-}
 # SciTaT §4.4 calls a free-form answer an error below BERTScore 60; without BERTScore, F1 below 0.5.
 FREE_FORM_CORRECT_BERTSCORE = 0.6
 FREE_FORM_CORRECT_F1 = 0.5
@@ -42,37 +28,6 @@ def is_short_form(item: Mapping[str, Any]) -> bool:
     if form in ("short", "free"):
         return form == "short"
     return scitat.is_short_form([str(a) for a in item.get("answer") or []])
-
-
-def _tatqa_question(item: Mapping[str, Any]) -> dict[str, Any]:
-    native = item.get("native") or {}
-    if "answer" in native and "answer_type" in native:
-        return dict(native)
-    return {
-        "uid": item.get("uid"),
-        "answer": item.get("answer"),
-        "answer_type": item.get("answer_type") or "span",
-        "answer_from": item.get("answer_source", ""),
-        "scale": item.get("scale", ""),
-    }
-
-
-def _finqa_gold(item: Mapping[str, Any]) -> Any:
-    native = item.get("native") or {}
-    qa = native.get("qa", native)
-    for key in ("exe_ans", "answer"):
-        if key in qa and qa[key] not in (None, ""):
-            return qa[key]
-    answers = item.get("answer") or []
-    return answers[0] if answers else None
-
-
-def _scitat_gold_record(item: Mapping[str, Any]) -> dict[str, Any]:
-    """The SciTaT record evaluate.py would read for an item: the imported record, else the curated answer."""
-    native = item.get("native") or {}
-    if item.get("source_format") == "scitat" and "answer" in native:
-        return {"id": item.get("uid"), "answer": native["answer"], "answer_type": native.get("answer_type", "")}
-    return {"id": item.get("uid"), "answer": list(item.get("answer") or []), "answer_type": item.get("answer_type")}
 
 
 def tool_calls_of(trace: Sequence[Mapping[str, Any]]) -> list[toolcalls.ToolCall]:
@@ -141,27 +96,13 @@ def item_metrics(
     if not short and bertscorer is not None:
         metrics["bertscore"] = bertscorer.f1_many([". ".join(answer)], [". ".join(gold)])[0] if answer else 0.0
     metrics["source_format"] = item.get("source_format") or "scitat"
-    if metrics["source_format"] == "scitat":
-        # SciTaT's evaluate.py on this one prediction (a run has a prediction for every question, so its
-        # denominators are the release's); a question the official script cannot score is counted apart.
-        try:
-            official = scitat.score_question_official(_scitat_gold_record(item), answer)
-            metrics["scitat_em"], metrics["scitat_f1"] = official.em, official.f1
-        except ValueError:
-            metrics["scitat_unscorable"] = True
-    if item.get("source_format") in TATQA_FORMATS:
-        question = _tatqa_question(item)
-        try:
-            tat = tatqa.score_question(question, answer or None, scale or "", mode="official", scale_mode=scale_mode)
-        except ValueError:
-            tat = tatqa.score_question(question, answer or None, scale or "", mode="fixed", scale_mode=scale_mode)
-        metrics.update(tatqa_em=tat.em, tatqa_f1=tat.f1, scale_correct=tat.is_scale_correct)
-    if item.get("program") or item.get("source_format") == "finqa":
-        gold_value = _finqa_gold(item)
-        if program_tokens is not None and item.get("native"):
-            metrics["finqa_execution"] = float(finqa.score_question(item["native"], program_tokens).exe_correct)
-        elif gold_value is not None:
-            metrics["finqa_execution"] = float(bool(answer) and finqa.numeric_answer_correct(answer[0], gold_value))
+    # The item's benchmark, chosen once; a program is also executed as FinQA's evaluate.py would.
+    scorers = [SCORERS.get(metrics["source_format"])]
+    if item.get("program") and metrics["source_format"] != "finqa":
+        scorers.append(SCORERS["finqa"])
+    prediction = ItemPrediction(answer, scale, program_tokens, scale_mode)
+    for scorer in filter(None, scorers):
+        metrics.update(scorer.item_native(item, prediction))
     if tool_trace or item.get("essential_actions"):
         calls = tool_calls_of(tool_trace)
         essentials = essential_calls(item)
@@ -295,14 +236,16 @@ def native_headline(records: Sequence[Mapping[str, Any]], figures: Mapping[str, 
     """The run's headline figures: the native metric of its release's format, each with its label, plus the mode
     the SciTaT figures follow and how many questions the official SciTaT script could not score."""
     fmt = native_format(records)
-    benchmark, metrics = NATIVE_METRICS.get(fmt, NATIVE_METRICS["scitat"])
+    scorer = SCORERS.get(fmt, SCORERS["scitat"])
     return {
         "format": fmt,
-        "benchmark": benchmark,
+        "benchmark": scorer.benchmark,
         "scitat_mode": "official" if fmt == "scitat" else None,
         "unscorable_by_official": sum(1 for r in records if r.get("scitat_unscorable")),
         "figures": [
-            {"key": key, "label": label, **(figures.get(key) or {})} for key, label in metrics if key in figures
+            {"key": key, "label": label, **(figures.get(key) or {})}
+            for key, label in scorer.native_metrics
+            if key in figures
         ],
     }
 

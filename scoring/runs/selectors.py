@@ -103,7 +103,8 @@ def prediction_get(*, user: AbstractBaseUser, prediction_id: int) -> Prediction:
 
 
 def endpoints_for(*, user: AbstractBaseUser, project: Project) -> QuerySet[ModelEndpoint]:
-    """Endpoints usable in a project (its own and the global ones), for its members (curation.visibility)."""
+    """Endpoints usable in a project (its own and the global ones), for whoever may see them (curation.visibility);
+    a project the user is not in is not found."""
     selectors.project_get(user=user, slug=project.slug)
     return ModelEndpoint.objects.visible_to(user, project=project)
 

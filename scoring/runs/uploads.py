@@ -13,7 +13,7 @@ from curation.errors import InvalidInput
 from curation.releases.models import Release
 from curation.toolkit.extraction import EXTRACTION_MODES
 from curation.toolkit.strict_json import JsonInputError, json_loads_strict
-from scoring.metrics import files
+from scoring.metrics import benchmarks, files
 from scoring.runs.creation import run_create
 from scoring.runs.harness import answer_of
 from scoring.runs.lifecycle import run_start
@@ -163,8 +163,8 @@ def upload_run_create(
 
 def official_figures(*, benchmark: str, gold: bytes, predictions: bytes) -> dict[str, Any]:
     """The official script's figures for a gold file and a prediction file (nothing is stored)."""
-    if benchmark not in files.FORMATS:
-        raise InvalidInput(f"Unknown benchmark {benchmark!r}; expected one of {', '.join(files.FORMATS)}.")
+    if benchmark not in benchmarks.FORMATS:
+        raise InvalidInput(f"Unknown benchmark {benchmark!r}; expected one of {', '.join(benchmarks.FORMATS)}.")
     with tempfile.TemporaryDirectory() as directory:
         gold_path, prediction_path = Path(directory) / "gold.json", Path(directory) / "predictions.json"
         gold_path.write_bytes(gold)
@@ -175,7 +175,7 @@ def official_figures(*, benchmark: str, gold: bytes, predictions: bytes) -> dict
 
             scorer = bertscorer_load()
         try:
-            scored = files.score_files(benchmark, gold_path, prediction_path, bertscorer=scorer)
+            scored = benchmarks.score_files(benchmark, gold_path, prediction_path, bertscorer=scorer)
         except files.PredictionFileError as error:
             message = (
                 str(error).replace(str(gold_path), "the gold file").replace(str(prediction_path), "the predictions")

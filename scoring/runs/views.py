@@ -24,7 +24,7 @@ from curation.releases.models import Release
 from curation.uploads import upload_read
 from scoring.methods.templates import DEFAULT_TEMPLATES
 from scoring.methods.toolloop import MAX_TURNS_LIMIT
-from scoring.metrics import files
+from scoring.metrics import benchmarks
 from scoring.metrics.aggregate import interval_text
 from scoring.metrics.error_analysis import MAX_PER_FORM
 from scoring.metrics.error_analysis import PER_FORM as ERROR_SAMPLE_PER_FORM
@@ -422,5 +422,5 @@ def official_figures(request: HttpRequest, slug: str) -> HttpResponse:
         except FORM_ERRORS as exc:
             messages.error(request, exc.message)
     return render(
-        request, "scoring/official.html", {"project": project, "figures": figures, "benchmarks": files.FORMATS}
+        request, "scoring/official.html", {"project": project, "figures": figures, "benchmarks": benchmarks.FORMATS}
     )

@@ -23,6 +23,7 @@ from annotate.review.services import (
     round2_claim,
     round2_next,
 )
+from annotate.tasks import leases_reap_task
 from annotate.work.queue import queue_claim
 from curation.errors import Conflict, InvalidInput, NotFound, NotPermitted
 from curation.models import Instance, Table
@@ -117,6 +118,29 @@ def test_an_expired_copy_lease_passes_to_another_annotator_who_starts_afresh(
     assert queue_claim(project_slug=project.slug, user=third).copy_id == double.pk
     double.refresh_from_db()
     assert double.second_annotator == third and double.question == double.instance.draft["question"]
+
+
+def test_the_lease_beat_task_sends_an_expired_copy_back_and_its_holder_keeps_their_work_if_they_take_it_again(
+    personas, project, drafts
+):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    double_on(project, personas["manager"])
+    _, double = first_submission(project=project, user=personas["annotator"])
+    claim = queue_claim(project_slug=project.slug, user=personas["annotator2"])
+    copy_save(copy_id=claim.copy_id, user=personas["annotator2"], fields={"question": "half done"})
+    assert leases_reap_task() == 0  # a live lease stays
+    DoubleAnnotation.objects.filter(pk=double.pk).update(lease_expires_at=timezone.now() - timedelta(minutes=1))
+    assert leases_reap_task() == 1
+    double.refresh_from_db()
+    assert (double.state, double.lease_expires_at) == (DoubleAnnotation.State.WAITING, None)
+    with pytest.raises(NotFound):
+        copy_save(copy_id=double.pk, user=personas["annotator2"], fields={"question": "too late"})
+    assert queue_claim(project_slug=project.slug, user=personas["annotator2"]).copy_id == double.pk
+    double.refresh_from_db()
+    assert double.state == DoubleAnnotation.State.IN_REFINEMENT and double.question == "half done"
 
 
 @postgres_only()

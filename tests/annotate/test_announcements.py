@@ -5,20 +5,13 @@ door."""
 from __future__ import annotations
 
 import pytest
-from django.test import Client
 
 from annotate.batches.announcements import announcement_mark_read, announcement_post
 from annotate.batches.models import Announcement, AnnouncementRead
 from curation.errors import InvalidInput, NotFound, NotPermitted
-from tests.conftest import PASSWORD
+from tests.support.clients import logged_in
 
 ROLES = ["annotator", "verifier", "manager", "outsider", "anonymous"]
-
-
-def logged_in(username: str) -> Client:
-    client = Client()
-    client.login(username=username, password=PASSWORD)
-    return client
 
 
 def banner_of(html: str) -> str:

@@ -9,24 +9,17 @@ import zipfile
 
 import pyarrow.parquet as pq
 import pytest
-from django.test import Client
 
 from annotate.review import services as review
 from annotate.work.workspace import submission_problems, workspace_autosave, workspace_submit
 from curation.errors import InvalidInput
 from curation.exports import write_export_zip
 from curation.models import Instance
-from curation.releases.services import release_cut
+from curation.releases.services.cut import release_cut
 from curation.states import Status
 from tests.annotate.queue_helpers import queue_next
 from tests.annotate.review_helpers import COMPLETE, submit, to_round2
-from tests.conftest import PASSWORD
-
-
-def logged_in(username: str) -> Client:
-    client = Client()
-    assert client.login(username=username, password=PASSWORD)
-    return client
+from tests.support.clients import logged_in
 
 
 @pytest.fixture

@@ -9,22 +9,15 @@ from io import StringIO
 
 import pytest
 from django.core.management import call_command
-from django.test import Client
 from django.utils import timezone
 
 from curation.deadlines import deadline_state, duration_words
 from curation.errors import InvalidInput, NotPermitted
 from curation.models import Batch
 from curation.services.batches import batch_create, batch_deadline_set, batch_open
-from tests.conftest import PASSWORD
+from tests.support.clients import logged_in
 
 ROLES = ["annotator", "verifier", "manager", "outsider", "anonymous"]
-
-
-def logged_in(username: str) -> Client:
-    client = Client()
-    client.login(username=username, password=PASSWORD)
-    return client
 
 
 def test_the_countdown_words_and_the_overdue_rule():

@@ -4,20 +4,14 @@ from __future__ import annotations
 
 import pytest
 from django.template.loader import render_to_string
-from django.test import Client, RequestFactory
+from django.test import RequestFactory
 
 from annotate.context_processors import guidelines_banner
 from annotate.qualification.guidelines import guidelines_ensure_default, guidelines_mark_read, guidelines_publish
 from annotate.qualification.models import Guidelines, GuidelinesRead
 from annotate.rendering import render_markdown
 from curation.errors import InvalidInput, NotFound, NotPermitted
-from tests.conftest import PASSWORD
-
-
-def logged_in(username: str) -> Client:
-    client = Client()
-    assert client.login(username=username, password=PASSWORD)
-    return client
+from tests.support.clients import logged_in
 
 
 def banner_for(user) -> list[str]:

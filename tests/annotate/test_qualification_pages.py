@@ -5,20 +5,13 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
-from django.test import Client
 from django.utils import timezone
 
 from annotate.qualification import services
 from annotate.qualification.models import QualificationAttempt, QualificationSettings
 from curation.models import Membership
 from tests.annotate.qualification_support import make_gold
-from tests.conftest import PASSWORD
-
-
-def logged_in(username: str) -> Client:
-    client = Client()
-    assert client.login(username=username, password=PASSWORD)
-    return client
+from tests.support.clients import logged_in
 
 
 @pytest.fixture

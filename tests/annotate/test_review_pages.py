@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from django.test import Client
 
 from annotate.review import services as review
 from annotate.review.context import review_badges
@@ -12,16 +11,9 @@ from curation.models import Batch, Instance
 from curation.states import Status
 from tests.annotate.queue_helpers import queue_next
 from tests.annotate.review_helpers import submit, to_discussion, to_round2
-from tests.conftest import PASSWORD
+from tests.support.clients import logged_in
 
 ROLES = ["annotator", "annotator2", "verifier", "manager", "outsider", "anonymous"]
-
-
-def logged_in(username: str | None) -> Client:
-    client = Client()
-    if username:
-        assert client.login(username=username, password=PASSWORD)
-    return client
 
 
 @pytest.fixture

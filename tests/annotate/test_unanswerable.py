@@ -14,7 +14,7 @@ from annotate.work.workspace import submission_problems, workspace_submit
 from curation.errors import InvalidInput
 from curation.exports.records import scitat_record
 from curation.models import Instance
-from curation.releases.services import UNANSWERABLE_SPLIT, release_cut
+from curation.releases.services.cut import UNANSWERABLE_SPLIT, release_cut
 from curation.toolkit.extraction import ABSTENTION_ANSWER, extract_answer, is_abstention
 from scoring.runs.results import item_metrics, run_summary
 from scoring.runs.uploads import upload_run_create

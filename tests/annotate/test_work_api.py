@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import pytest
 from django.db import connection
-from django.test import Client
 
 from curation.models import Context, Instance, Paper, Paragraph, Table
 from tests.annotate.queue_helpers import queue_next
-from tests.conftest import PASSWORD
+from tests.support.clients import logged_in
 from tests.support.queries import count_queries
 
 ROLES = ["annotator", "annotator2", "verifier", "manager", "outsider", "anonymous"]
@@ -95,12 +94,6 @@ def test_autosave_returns_problems_and_the_suggested_form(personas, project, hel
     data = client.post(f"/api/instances/{held.pk}/autosave/", body, format="json").json()
     assert data["suggested_form"] == "free"
     assert {p["field"] for p in data["problems"]} >= {"answer_form", "answer_source"}
-
-
-def logged_in(username: str) -> Client:
-    client = Client()
-    assert client.login(username=username, password=PASSWORD)
-    return client
 
 
 def test_workspace_page_shows_context_tables_and_highlighted_mentions(personas, project, held):

@@ -10,7 +10,7 @@ import pytest
 from playwright.sync_api import expect
 
 from curation.models import Paper
-from curation.papers.ingestion import ingest_job_run
+from curation.papers.ingestion import INGEST_JOBS
 from tests.browser.conftest import follow, open_in_project
 from tests.curation import hostile_sources as hostile
 from tests.curation.ingest_helpers import PAPER, tar_gz
@@ -49,7 +49,7 @@ def test_an_upload_is_followed_to_its_papers(page, live_server, login, project, 
     expect(page.get_by_text("2401.01234.tar.gz")).to_be_visible()
     assert not Paper.objects.exists()  # nothing is read in the request
 
-    ingest_job_run(job_id=queued[0], worker="test")
+    INGEST_JOBS.run(queued[0], worker="test")
     results = page.locator("#upload-results")
     expect(results).to_contain_text("created", timeout=10000)  # the page refreshes itself
     expect(progress).to_contain_text("1 of 1")
@@ -66,7 +66,7 @@ def test_a_source_that_hits_the_cpu_limit_shows_why_and_can_be_discarded(
     settings.TATCURATE_INGEST_CPU_S = 2
     login(page, "manager")
     upload(page, hostile.doubling_macros(tmp_path / "loop.tex"))
-    ingest_job_run(job_id=queued[0], worker="test")
+    INGEST_JOBS.run(queued[0], worker="test")
     error = page.locator("#ingest-error")
     expect(error).to_contain_text("loop.tex: extraction used more than 2 s of CPU time", timeout=10000)
     expect(error).to_contain_text("Nothing was stored")
@@ -78,7 +78,7 @@ def test_a_source_that_hits_the_cpu_limit_shows_why_and_can_be_discarded(
     error.get_by_role("button", name="Retry").click()
     expect(page.locator(".messages")).to_contain_text("queued again")
     expect(page.locator("#ingest-progress")).to_contain_text("Waiting for a worker")
-    ingest_job_run(job_id=queued[-1], worker="test")
+    INGEST_JOBS.run(queued[-1], worker="test")
     page.locator("#ingest-error").get_by_role("button", name="Discard").click(timeout=20000)
     expect(page.locator(".messages")).to_contain_text("discarded")
     expect(page.locator("h1")).to_contain_text("Upload papers")

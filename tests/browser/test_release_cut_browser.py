@@ -8,7 +8,7 @@ import pytest
 from playwright.sync_api import expect
 
 from curation.releases.models import ReleaseCut
-from curation.releases.services import release_cut_build
+from curation.releases.services.jobs import RELEASE_CUTS
 from tests.browser.conftest import open_in_project, type_into
 from tests.curation.test_release_scale import validated_world
 
@@ -42,7 +42,7 @@ def test_a_big_cut_shows_its_progress_then_its_release(
     if SCREENSHOTS:
         page.screenshot(path=f"{SCREENSHOTS}/release-cut-progress-1366.png", full_page=True)
 
-    release_cut_build(cut_id=queued[0])
+    RELEASE_CUTS.run(queued[0])
     expect(page.locator("#release-cuts")).to_have_count(0, timeout=10000)
     expect(page.locator("#release-list")).to_contain_text("big")
     page.locator("#release-list").get_by_role("link", name="big").click()

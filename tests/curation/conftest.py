@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from curation.models import Batch, Context, Paper, Paragraph, ReasoningType, Table
+from curation.releases.services.cut import release_cut
 from curation.services.lifecycle import instance_create
 from curation.states import Status
 from tests.scoring.metrics.shared_data import shared_data_dir
@@ -65,6 +66,20 @@ def release_world(project, personas):
         "instances": instances,
         "drafted": drafted,
     }
+
+
+@pytest.fixture
+def release(release_world):
+    """The release demo v1 of `release_world` (split seed 3)."""
+    return release_cut(
+        project=release_world["project"],
+        actor=None,
+        name="demo",
+        batch_ids=[b.pk for b in release_world["batches"]],
+        license="CC-BY-4.0",
+        citation="@misc{demo}",
+        split_seed=3,
+    )
 
 
 @pytest.fixture

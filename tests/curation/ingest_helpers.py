@@ -65,10 +65,10 @@ def row_counts() -> dict[str, int]:
 def run_pending_ingestions() -> list:
     """Do a worker's part in this process: read every waiting ingestion job (through the real bounded child) and
     store it. The worker tests (test_ingest_worker.py) do the same through a real Celery worker."""
-    from curation.papers.ingestion import ingest_job_run
+    from curation.papers.ingestion import INGEST_JOBS
     from curation.papers.models import IngestJob
 
     return [
-        ingest_job_run(job_id=pk, worker="test")
+        INGEST_JOBS.run(pk, worker="test")
         for pk in IngestJob.objects.filter(state="pending").values_list("pk", flat=True)
     ]

@@ -81,7 +81,7 @@ def test_the_exam_page_tells_a_candidate_how_many_questions_one_attempt_has(db, 
 
 
 def test_the_demo_gold_items_carry_their_real_answer_types_and_the_release_counts_no_unknown(db):
-    from curation.releases.services import release_cut
+    from curation.releases.services.cut import release_cut
 
     run_demo()
     gold = {i.question: i.answer_type for i in Instance.objects.filter(project__slug="demo", status=Status.VALIDATED)}

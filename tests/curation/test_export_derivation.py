@@ -12,7 +12,7 @@ import pytest
 from curation.exports import write_export_zip
 from curation.exports.derivation import derivation_of, from_actions, from_program
 from curation.models import Instance
-from curation.releases.services import release_cut
+from curation.releases.services.cut import release_cut
 from curation.toolkit.tools import Program, ToolBox
 
 TABLE = {"label": "tab:rev", "caption": "Revenue", "rows": [["Segment", "2018", "2019"], ["Cloud", "2.9", "3.6"]]}

@@ -15,24 +15,13 @@ import pytest
 from curation.datasets.services import dataset_import
 from curation.exports import EXPORT_FORMATS, write_export_zip
 from curation.exports.writers import write_json_array
-from curation.releases import services as release_services
 from curation.releases.models import ExportArtifact
-from curation.releases.services import export_build, export_request, release_cut
+from curation.releases.services import exports as export_services
+from curation.releases.services.cut import release_cut
+from curation.releases.services.exports import export_request
+from curation.releases.services.jobs import EXPORT_BUILDS
 from curation.releases.tasks import export_build_task
 from scoring.metrics import scitat
-
-
-@pytest.fixture
-def release(release_world):
-    return release_cut(
-        project=release_world["project"],
-        actor=None,
-        name="demo",
-        batch_ids=[b.pk for b in release_world["batches"]],
-        license="CC-BY-4.0",
-        citation="@misc{demo}",
-        split_seed=3,
-    )
 
 
 @pytest.fixture(autouse=True)
@@ -181,13 +170,13 @@ def test_json_array_writer_streams_element_by_element():
 
 def test_small_export_is_built_once_and_cached(release, monkeypatch, release_world):
     calls = []
-    real = release_services.export_build
+    real = EXPORT_BUILDS.run
 
-    def counting(**kwargs):
-        calls.append(kwargs)
-        return real(**kwargs)
+    def counting(pk, **kwargs):
+        calls.append(pk)
+        return real(pk, **kwargs)
 
-    monkeypatch.setattr(release_services, "export_build", counting)
+    monkeypatch.setattr(EXPORT_BUILDS, "run", counting)
     first = export_request(release=release, actor=release_world["people"]["manager"], format="csv")
     second = export_request(release=release, actor=release_world["people"]["manager"], format="csv")
     assert first.state == second.state == ExportArtifact.State.READY
@@ -195,7 +184,7 @@ def test_small_export_is_built_once_and_cached(release, monkeypatch, release_wor
 
 
 def test_big_export_goes_to_the_worker_after_commit(release, monkeypatch, sent, django_capture_on_commit_callbacks):
-    monkeypatch.setattr(release_services, "SYNC_EXPORT_MAX_ITEMS", 0)
+    monkeypatch.setattr(export_services, "SYNC_EXPORT_MAX_ITEMS", 0)
     with django_capture_on_commit_callbacks(execute=True) as callbacks:
         artifact = export_request(release=release, actor=None, format="jsonl")
         assert sent == []  # nothing leaves before the artifact row is committed
@@ -204,9 +193,9 @@ def test_big_export_goes_to_the_worker_after_commit(release, monkeypatch, sent, 
     assert export_build_task(artifact.pk) == "ready"
     artifact.refresh_from_db()
     assert artifact.items_done == artifact.items_total == 6 and artifact.path
-    mtime = (release_services.Path(release_services.settings.MEDIA_ROOT) / artifact.path).stat().st_mtime_ns
+    mtime = (export_services.Path(export_services.settings.MEDIA_ROOT) / artifact.path).stat().st_mtime_ns
     assert export_build_task(artifact.pk) == "ready"  # a redelivered task leaves the finished file alone
-    assert (release_services.Path(release_services.settings.MEDIA_ROOT) / artifact.path).stat().st_mtime_ns == mtime
+    assert (export_services.Path(export_services.settings.MEDIA_ROOT) / artifact.path).stat().st_mtime_ns == mtime
 
 
 def test_failed_export_is_recorded_and_can_be_retried(release, monkeypatch):
@@ -219,7 +208,7 @@ def test_failed_export_is_recorded_and_can_be_retried(release, monkeypatch):
 
     monkeypatch.setattr(exports, "write_export_zip", broken)
     with pytest.raises(OSError):
-        export_build(artifact_id=artifact.pk)
+        EXPORT_BUILDS.run(artifact.pk)
     artifact.refresh_from_db()
     assert artifact.state == ExportArtifact.State.FAILED and "disk full" in artifact.error
     monkeypatch.undo()

@@ -15,6 +15,7 @@ from django.db import connection
 from django.test import Client
 
 from curation.datasets import jobs as dataset_jobs
+from curation.datasets.jobs import DATASET_IMPORTS
 from curation.datasets.models import ImportJob, ImportRecord
 from curation.datasets.services import dataset_import
 from curation.errors import InvalidInput
@@ -89,13 +90,13 @@ def test_a_big_file_is_stored_and_queued_and_nothing_imported_yet(queued, big):
 
 
 def test_the_worker_imports_it_whole_marks_it_done_and_removes_the_file(queued, big):
-    job = dataset_jobs.dataset_import_run(job_id=queued.pk, worker="exports@host-a")
+    job = DATASET_IMPORTS.run(queued.pk, worker="exports@host-a")
     assert (job.state, job.worker, job.attempts, job.claim_token, job.error) == ("done", "exports@host-a", 1, "", "")
     assert job.questions_done == 6 and job.percent == 100
     assert job.record.counts["questions"] == 6 and Instance.objects.count() == 6
     assert Release.objects.get().import_record == job.record  # as_release: cut in the import's transaction
     assert stored_files(big) == []
-    assert dataset_jobs.dataset_import_run(job_id=queued.pk, worker="exports@host-b").worker == "exports@host-a"
+    assert DATASET_IMPORTS.run(queued.pk, worker="exports@host-b").worker == "exports@host-a"
 
 
 @pytest.mark.parametrize(
@@ -120,7 +121,7 @@ def test_a_bad_big_file_is_refused_at_once_and_nothing_is_stored(
 
 def test_the_same_file_while_it_waits_or_once_imported_is_not_queued_again(queued, project, personas, sent):
     assert request_import(project, personas, tatqa_file()) == queued and sent == []
-    dataset_jobs.dataset_import_run(job_id=queued.pk, worker="exports@host-a")
+    DATASET_IMPORTS.run(queued.pk, worker="exports@host-a")
     again = request_import(project, personas, tatqa_file())
     assert not again.created and again.record == ImportJob.objects.get().record and ImportJob.objects.count() == 1
 
@@ -135,14 +136,14 @@ def test_only_a_manager_may_queue_an_import(project, personas, big):
 
 def test_a_job_held_by_a_live_worker_is_left_to_it(queued):
     left_by(queued, worker="exports@host-a", minutes=0, questions_done=2)
-    job = dataset_jobs.dataset_import_run(job_id=queued.pk, worker="exports@host-b")
+    job = DATASET_IMPORTS.run(queued.pk, worker="exports@host-b")
     assert (job.state, job.worker, job.claim_token) == ("running", "exports@host-a", "dead-token")
     assert not ImportRecord.objects.exists()
 
 
 def test_a_redelivered_task_takes_over_a_silent_job_and_imports_it_once(queued):
     left_by(queued, worker="exports@host-a", minutes=10, questions_done=2)
-    job = dataset_jobs.dataset_import_run(job_id=queued.pk, worker="exports@host-b")
+    job = DATASET_IMPORTS.run(queued.pk, worker="exports@host-b")
     assert (job.state, job.worker, job.attempts) == ("done", "exports@host-b", 2)
     assert ImportRecord.objects.count() == 1 and Instance.objects.count() == 6
 
@@ -150,7 +151,7 @@ def test_a_redelivered_task_takes_over_a_silent_job_and_imports_it_once(queued):
 def test_a_job_whose_import_committed_before_its_worker_died_is_only_marked_done(queued, project):
     dataset_import(project=project, actor=None, format="tatqa", source_name="dev.json", content=tatqa_file())
     left_by(queued, worker="exports@host-a", minutes=10, questions_done=2)
-    job = dataset_jobs.dataset_import_run(job_id=queued.pk, worker="exports@host-b")
+    job = DATASET_IMPORTS.run(queued.pk, worker="exports@host-b")
     assert job.state == "done" and job.record == ImportRecord.objects.get() and Instance.objects.count() == 6
 
 
@@ -174,15 +175,15 @@ def test_the_beat_reaper_sends_a_silent_job_back_once_and_gives_up_after_the_att
 def test_a_stopping_worker_hands_its_job_back_at_once(queued, sent, django_capture_on_commit_callbacks):
     left_by(queued, worker="exports@host-a", minutes=0, questions_done=2)
     with django_capture_on_commit_callbacks(execute=True):
-        assert dataset_jobs.import_jobs_release_for_worker(worker="exports@host-b") == 0
-        assert dataset_jobs.import_jobs_release_for_worker(worker="exports@host-a") == 1
+        assert DATASET_IMPORTS.release_for_worker(worker="exports@host-b") == 0
+        assert DATASET_IMPORTS.release_for_worker(worker="exports@host-a") == 1
     queued.refresh_from_db()
     assert queued.state == "pending" and sent == [("curation.dataset_import", [queued.pk])]
 
 
 def test_a_requester_no_longer_manager_fails_the_job_with_the_reason_and_nothing_is_written(queued, personas, big):
     personas["manager"].memberships.all().delete()
-    job = dataset_jobs.dataset_import_run(job_id=queued.pk, worker="exports@host-a")
+    job = DATASET_IMPORTS.run(queued.pk, worker="exports@host-a")
     assert job.state == "failed" and "Only a manager" in job.error
     assert not ImportRecord.objects.exists() and not Instance.objects.exists() and stored_files(big) == []
 
@@ -215,7 +216,7 @@ def test_a_claim_lost_midway_rolls_the_whole_import_back(project, personas, big,
         return real(**{**kwargs, "progress": step})
 
     monkeypatch.setattr(dataset_jobs, "dataset_import", taken_over_midway)
-    after = dataset_jobs.dataset_import_run(job_id=job.pk, worker="exports@host-a")
+    after = DATASET_IMPORTS.run(job.pk, worker="exports@host-a")
     assert (after.state, after.claim_token) == ("running", "the-reapers")
     assert not ImportRecord.objects.exists() and not Instance.objects.exists()
 
@@ -234,7 +235,7 @@ def test_the_page_queues_a_big_file_and_shows_its_progress_until_it_is_done(proj
     page = browser.post(url, {"format": "tatqa", "file": upload(tatqa_file())}, follow=True).content.decode()
     assert "dev.json is being imported on a worker: 6 questions" in page
     assert "Imports on a worker" in page and "0 of 6 questions" in page and 'hx-trigger="every 2s"' in page
-    dataset_jobs.dataset_import_run(job_id=ImportJob.objects.get().pk, worker="exports@host-a")
+    DATASET_IMPORTS.run(ImportJob.objects.get().pk, worker="exports@host-a")
     page = browser.get(url).content.decode()
     assert "Imports on a worker" not in page and 'hx-trigger="every 2s"' not in page
     assert "<td>dev.json</td><td>TAT-QA</td><td>6</td>" in page
@@ -261,7 +262,7 @@ def test_the_api_answers_202_with_the_job_and_its_url_shows_the_import_it_became
     body = response.json()
     assert (body["state"], body["questions_total"], body["record"]) == ("pending", 6, None)
     assert body["url"] == f"/api/import-jobs/{body['id']}/"
-    dataset_jobs.dataset_import_run(job_id=body["id"], worker="exports@host-a")
+    DATASET_IMPORTS.run(body["id"], worker="exports@host-a")
     done = client.get(body["url"]).json()
     assert (done["state"], done["percent"], done["record"]) == ("done", 100, ImportRecord.objects.get().pk)
 

@@ -12,9 +12,9 @@ from django.core.management import call_command
 from curation.datasets.services import dataset_import
 from curation.models import Project
 from curation.releases.models import Release
-from curation.releases.services import release_hash_recompute
+from curation.releases.services.cut import release_hash_recompute
 from curation.services.projects import project_create
-from scoring.metrics import files, tatqa
+from scoring.metrics import benchmarks, tatqa
 from tests.scoring.metrics.shared_data import shared_data_dir
 
 SLUG = "tatqa-dev-import"
@@ -117,8 +117,8 @@ def test_official_scorer_gives_identical_results_on_both(tatqa_dev, exported_tat
     exported_path = tmp_path / "exported.json"
     exported_path.write_text(json.dumps(exported), encoding="utf-8")
     predictions = tatqa_dev["path"].parent / "sample_prediction.json"
-    on_original = files.score_files("tatqa", tatqa_dev["path"], predictions)
-    on_export = files.score_files("tatqa", exported_path, predictions)
+    on_original = benchmarks.score_files("tatqa", tatqa_dev["path"], predictions)
+    on_export = benchmarks.score_files("tatqa", exported_path, predictions)
     assert on_original.summary == on_export.summary
     assert on_original.details == on_export.details
     assert on_original.summary["count"] == 1668 and 0 < on_original.summary["em"] < 1

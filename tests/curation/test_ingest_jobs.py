@@ -14,6 +14,7 @@ from django.utils import timezone
 from curation.errors import Conflict
 from curation.models import Paper
 from curation.papers import ingestion
+from curation.papers.ingestion import INGEST_JOBS
 from curation.papers.models import IngestJob
 from curation.services.projects import project_create
 from tests.curation.ingest_helpers import PAPER, row_counts
@@ -97,18 +98,18 @@ def test_a_retried_job_is_read_again_from_its_stored_files(project, personas):
     ingestion.ingest_job_retry(job=job, actor=personas["manager"])
     job.refresh_from_db()
     assert (job.state, job.error, job.limit, job.attempts) == ("pending", "", "", 0)
-    job = ingestion.ingest_job_run(job_id=job.pk, worker="w")
+    job = INGEST_JOBS.run(job.pk, worker="w")
     assert job.state == "done" and Paper.objects.count() == 1
 
 
 def test_a_duplicate_message_for_a_finished_or_held_job_exits_quietly(project, personas):
     job = queued(project, personas)
     IngestJob.objects.filter(pk=job.pk).update(state="running", claim_token="theirs", heartbeat_at=timezone.now())
-    assert ingestion.ingest_job_run(job_id=job.pk, worker="late").claim_token == "theirs"  # a live worker holds it
+    assert INGEST_JOBS.run(job.pk, worker="late").claim_token == "theirs"  # a live worker holds it
     IngestJob.objects.filter(pk=job.pk).update(state="pending", claim_token="")
-    done = ingestion.ingest_job_run(job_id=job.pk, worker="w")
+    done = INGEST_JOBS.run(job.pk, worker="w")
     before = row_counts()
-    again = ingestion.ingest_job_run(job_id=job.pk, worker="again")
+    again = INGEST_JOBS.run(job.pk, worker="again")
     assert (again.state, again.worker, row_counts()) == ("done", done.worker, before)
 
 
@@ -123,7 +124,7 @@ def test_a_worker_that_lost_its_claim_stores_nothing(project, personas, monkeypa
 
     monkeypatch.setattr(ingestion, "sources_read_bounded", read_then_lose_the_claim)
     before = row_counts()
-    ingestion.ingest_job_run(job_id=job.pk, worker="slow")
+    INGEST_JOBS.run(job.pk, worker="slow")
     job.refresh_from_db()
     assert (job.state, job.claim_token, row_counts()) == ("running", "taken-over", before)
 
@@ -133,23 +134,17 @@ def test_the_reaper_sends_a_silent_job_again_then_fails_it_with_the_reason(proje
     job = queued(project, personas)
     stale = timezone.now() - timedelta(hours=1)
     IngestJob.objects.filter(pk=job.pk).update(state="running", claim_token="t1", attempts=1, heartbeat_at=stale)
-    assert ingestion.ingest_jobs_reap(stall_s=3600 * 2) == 0  # not silent for that long
-    assert ingestion.ingest_jobs_reap(stall_s=60) == 1
+    assert INGEST_JOBS.reap(stall_s=3600 * 2) == 0  # not silent for that long
+    assert INGEST_JOBS.reap(stall_s=60) == 1
     job.refresh_from_db()
     assert (job.state, job.claim_token) == ("pending", "")
     IngestJob.objects.filter(pk=job.pk).update(
         state="running", claim_token="t2", attempts=2, worker="gone@host", heartbeat_at=stale
     )
-    assert ingestion.ingest_jobs_reap(stall_s=60) == 1
+    assert INGEST_JOBS.reap(stall_s=60) == 1
     job.refresh_from_db()
     assert job.state == "failed" and "gone@host" in job.error and job.finished_at is not None
-    assert ingestion.ingest_jobs_reap(stall_s=60) == 0  # idempotent
-
-
-def test_the_beat_reaper_runs_the_ingestion_reaper():
-    from curation.jobs import _REAPERS
-
-    assert _REAPERS["ingestion jobs"] == "curation.papers.ingestion.ingest_jobs_reap"
+    assert INGEST_JOBS.reap(stall_s=60) == 0  # idempotent
 
 
 def test_a_refused_upload_at_the_door_leaves_no_file_and_no_job(project, personas, settings):

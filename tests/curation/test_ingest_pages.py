@@ -7,19 +7,12 @@ from pathlib import Path
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
-from django.test import Client
 
 from curation.models import Context, Paper
 from curation.papers.models import IngestJob
 from curation.papers.services import paper_ingest
-from tests.conftest import PASSWORD
 from tests.curation.ingest_helpers import FIXTURES, PAPER, row_counts, run_pending_ingestions, tar_gz
-
-
-def logged_in(username: str) -> Client:
-    client = Client()
-    assert client.login(username=username, password=PASSWORD)
-    return client
+from tests.support.clients import logged_in
 
 
 @pytest.fixture

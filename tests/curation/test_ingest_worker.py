@@ -15,6 +15,7 @@ from django.test import Client
 
 from curation.models import Paper, Table
 from curation.papers import ingestion
+from curation.papers.ingestion import INGEST_JOBS
 from curation.papers.models import IngestJob
 from tests.curation import hostile_sources as hostile
 from tests.curation.ingest_helpers import PAPER, row_counts, tar_gz
@@ -119,7 +120,7 @@ def test_an_ingestion_whose_worker_is_killed_is_finished_once_by_another_worker(
 
     hold.unlink()
     # The worker is dead, so any heartbeat is stale: a zero threshold stands in for five silent minutes.
-    assert ingestion.ingest_jobs_reap(stall_s=0) == 1
+    assert INGEST_JOBS.reap(stall_s=0) == 1
     with celery_worker(queue=queue, name="ingest-second") as second:
         wait_for(lambda: finished([job_id]), timeout=90, what="the second worker to finish the ingestion")
     job.refresh_from_db()

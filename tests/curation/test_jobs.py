@@ -8,25 +8,13 @@ import pytest
 from django.db import transaction
 from django.utils import timezone
 
-from curation.jobs import job_enqueue, job_task
+from curation.jobs import JobKind, job_enqueue, job_task
 from curation.releases.models import ExportArtifact
-from curation.releases.services import export_build, export_request, exports_reap, release_cut
+from curation.releases.services.exports import export_request
+from curation.releases.services.jobs import EXPORT_BUILDS
 from tests.support.jobs import left_by
 from tests.support.sources import parsed
 from tests.support.workers import celery_worker, wait_for
-
-
-@pytest.fixture
-def release(release_world):
-    return release_cut(
-        project=release_world["project"],
-        actor=None,
-        name="demo",
-        batch_ids=[b.pk for b in release_world["batches"]],
-        license="CC-BY-4.0",
-        citation="@misc{demo}",
-        split_seed=3,
-    )
 
 
 def _left_by_a_dead_worker(release, *, minutes: int = 10) -> ExportArtifact:
@@ -72,14 +60,14 @@ def test_every_job_task_is_found_by_name_and_is_transaction_aware():
 def test_a_stalled_export_build_is_sent_again_once(release, sent_routed, django_capture_on_commit_callbacks, settings):
     settings.TATCURATE_EXPORTS_QUEUE = "exports-test"
     artifact = _left_by_a_dead_worker(release)
-    assert exports_reap(stall_s=3600) == 0
+    assert EXPORT_BUILDS.reap(stall_s=3600) == 0
     with django_capture_on_commit_callbacks(execute=True):
-        assert exports_reap(stall_s=60) == 1
+        assert EXPORT_BUILDS.reap(stall_s=60) == 1
     assert sent_routed == [("curation.export_build", [artifact.pk], None)]
     artifact.refresh_from_db()
     assert artifact.state == ExportArtifact.State.PENDING and artifact.claim_token == ""
     with django_capture_on_commit_callbacks(execute=True):
-        assert exports_reap(stall_s=60) == 0  # idempotent
+        assert EXPORT_BUILDS.reap(stall_s=60) == 0  # idempotent
     assert len(sent_routed) == 1
 
 
@@ -87,11 +75,11 @@ def test_a_stalled_export_build_is_sent_again_once(release, sent_routed, django_
 def test_a_duplicate_message_leaves_a_live_build_alone(release, settings, tmp_path):
     settings.MEDIA_ROOT = tmp_path
     artifact = _left_by_a_dead_worker(release, minutes=0)  # its writer is alive: a fresh heartbeat
-    assert export_build(artifact_id=artifact.pk, worker="other@host").state == ExportArtifact.State.RUNNING
+    assert EXPORT_BUILDS.run(artifact.pk, worker="other@host").state == ExportArtifact.State.RUNNING
     artifact.refresh_from_db()
     assert artifact.claim_token == "dead-token" and artifact.worker == "gone@old-host"
     ExportArtifact.objects.filter(pk=artifact.pk).update(heartbeat_at=timezone.now() - timedelta(hours=1))
-    built = export_build(artifact_id=artifact.pk, worker="other@host")  # a silent writer is taken over
+    built = EXPORT_BUILDS.run(artifact.pk, worker="other@host")  # a silent writer is taken over
     assert built.state == ExportArtifact.State.READY and built.worker == "other@host" and built.attempts == 2
 
 
@@ -99,7 +87,7 @@ def test_a_duplicate_message_leaves_a_live_build_alone(release, settings, tmp_pa
 def test_an_export_lost_with_its_worker_too_often_fails(release, settings, sent_routed, tmp_path):
     settings.TATCURATE_JOB_MAX_ATTEMPTS = 1
     artifact = _left_by_a_dead_worker(release)
-    assert exports_reap(stall_s=60) == 1
+    assert EXPORT_BUILDS.reap(stall_s=60) == 1
     artifact.refresh_from_db()
     assert artifact.state == ExportArtifact.State.FAILED and "gone@old-host" in artifact.error
     assert sent_routed == []
@@ -114,7 +102,7 @@ def test_an_export_whose_worker_vanished_is_reaped_and_built_by_a_new_worker(rel
     artifact = _left_by_a_dead_worker(release)
     with celery_worker(name="replacement") as worker:
         settings.TATCURATE_EXPORTS_QUEUE = worker["queue"]
-        assert exports_reap(stall_s=60) == 1
+        assert EXPORT_BUILDS.reap(stall_s=60) == 1
         wait_for(
             lambda: ExportArtifact.objects.get(pk=artifact.pk).state == ExportArtifact.State.READY,
             timeout=60,
@@ -198,11 +186,21 @@ def test_a_silent_row_is_one_that_missed_its_beats_in_a_running_state(project, p
     ]
 
 
+class _BrokenKind(JobKind):
+    name = "broken kind"
+
+    def reap(self, *, stall_s: float | None = None) -> int:
+        raise RuntimeError("the database went away")
+
+
+BROKEN_KIND = _BrokenKind()
+
+
 @pytest.mark.django_db
 def test_one_failing_reaper_does_not_stop_the_others(monkeypatch, caplog):
     from curation import jobs
 
-    monkeypatch.setitem(jobs._REAPERS, "broken kind", "curation.jobs.no_such_reaper")
+    monkeypatch.setattr(jobs, "_KIND_PATHS", {*jobs._KIND_PATHS, "tests.curation.test_jobs.BROKEN_KIND"})
     counts = jobs.jobs_reap()
     assert counts == {
         "broken kind": -1,
@@ -214,4 +212,25 @@ def test_one_failing_reaper_does_not_stop_the_others(monkeypatch, caplog):
         "scoring chunks": 0,
         "webhook deliveries": 0,
     }
-    assert "the broken kind reaper failed" in caplog.text
+    assert "broken kind: reaper failed" in caplog.text
+
+
+def test_the_job_kinds_come_from_the_code_and_the_mechanism_names_each_one():
+    """The kinds are read from the registry (every app's AppConfig.ready), not from prose: each has a model with a
+    claim, a Celery task registered under its name (drafting items and scoring chunks send per-chunk tasks of their
+    own), and curation/jobs.py's docstring names it."""
+    from celery import current_app
+
+    from curation import jobs
+
+    kinds = jobs.job_kinds()
+    names = [kind.name for kind in kinds]
+    assert len(names) == len(set(names)) == 7
+    current_app.loader.import_default_modules()
+    for kind in kinds:
+        assert kind.name in " ".join(jobs.__doc__.split()), f"curation/jobs.py does not name {kind.name}"
+        assert {"claim_token", "worker", "heartbeat_at"} <= {field.name for field in kind.model._meta.fields}
+        if kind.task_name:
+            assert kind.task_name in current_app.tasks
+    number = "zero one two three four five six seven eight nine ten".split()[len(kinds)]
+    assert f"its {number} job kinds" in " ".join(jobs.__doc__.split())

@@ -6,9 +6,8 @@ import re
 from urllib.parse import urlparse
 
 import pytest
-from django.test import Client
 
-from tests.conftest import PASSWORD
+from tests.support.clients import logged_in
 
 SLUG = "test-project"
 EVERYONE = {"", "guidelines/", "releases/", "instances/", "work-export/"}
@@ -32,12 +31,6 @@ EXPECTED = {
     "verifier": EVERYONE | STAFF | {"review/"},
     "manager": EVERYONE | STAFF | MANAGER,
 }
-
-
-def logged_in(username: str) -> Client:
-    client = Client()
-    assert client.login(username=username, password=PASSWORD)
-    return client
 
 
 def project_nav_links(html: str) -> set[str]:

@@ -3,17 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from django.test import Client
 
-from tests.conftest import PASSWORD
+from tests.support.clients import logged_in
 
 SLUG = "test-project"
-
-
-def logged_in(username: str) -> Client:
-    client = Client()
-    assert client.login(username=username, password=PASSWORD)
-    return client
 
 
 def messages_of(response) -> list[tuple[str, str]]:

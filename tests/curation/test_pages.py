@@ -5,13 +5,7 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
-from tests.conftest import PASSWORD
-
-
-def logged_in(username: str) -> Client:
-    client = Client()
-    assert client.login(username=username, password=PASSWORD)
-    return client
+from tests.support.clients import logged_in
 
 
 def test_login_page_and_redirect_for_anonymous(db, client):

@@ -7,7 +7,8 @@ import json
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from curation.releases.services import export_request, release_cut
+from curation.releases.services.cut import release_cut
+from curation.releases.services.exports import export_request
 
 ROLES = ["annotator", "novice", "verifier", "manager", "outsider", "anonymous"]
 TATQA_FILE = [

@@ -10,8 +10,9 @@ import pytest
 from django.test import Client
 
 from curation.models import Instance, TransitionEvent
-from curation.releases import services as release_services
 from curation.releases.models import Release, ReleaseCut
+from curation.releases.services import cut as cut_services
+from curation.releases.services import jobs as release_jobs
 from curation.states import Status
 from tests.curation.test_release_scale import validated_world
 from tests.support.workers import celery_worker, private_queue, wait_for
@@ -58,7 +59,7 @@ def test_a_cut_whose_worker_is_killed_mid_cut_is_finished_once_by_another_worker
         app="tests.support.held_cut_worker",
         env={"TATCURATE_TEST_CUT_HOLD": str(hold)},
     ) as first:
-        cut = release_services.release_cut_request(
+        cut = cut_services.release_cut_request(
             project=project, actor=personas["manager"], name="big", batch_ids=[batch.pk]
         )
         wait_for(
@@ -75,7 +76,7 @@ def test_a_cut_whose_worker_is_killed_mid_cut_is_finished_once_by_another_worker
 
     hold.unlink()
     # The worker is dead, so any heartbeat is stale: a zero threshold stands in for five silent minutes.
-    assert release_services.cuts_reap(stall_s=0) == 1
+    assert release_jobs.RELEASE_CUTS.reap(stall_s=0) == 1
     with celery_worker(queue=queue, name="exports-second") as second:
         wait_for(
             lambda: ReleaseCut.objects.filter(pk=cut.pk, state__in=("ready", "failed")).exists(),
@@ -108,7 +109,7 @@ def test_a_cold_stopped_worker_whose_pool_hangs_hands_the_cut_back_at_once(proje
     with celery_worker(
         queue=queue, name="exports-stuck", app="tests.support.stuck_pool_worker", env=env, concurrency=2
     ) as first:
-        cut = release_services.release_cut_request(
+        cut = cut_services.release_cut_request(
             project=project, actor=personas["manager"], name="big", batch_ids=[batch.pk]
         )
         wait_for(

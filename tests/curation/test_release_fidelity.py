@@ -22,7 +22,7 @@ from curation.exports.rows import release_rows
 from curation.models import Context, Paper
 from curation.papers.services import paper_ingest
 from curation.releases.models import ReleaseContext
-from curation.releases.services import release_cut
+from curation.releases.services.cut import release_cut
 from curation.services.batches import batch_create, batch_open
 from curation.services.lifecycle import instance_create
 from curation.toolkit.tools import ToolBox

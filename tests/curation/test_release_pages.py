@@ -9,7 +9,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 
 from curation.errors import InvalidInput
 from curation.releases.models import Release
-from curation.releases.services import release_cut
+from curation.releases.services.cut import release_cut
 
 from .test_release_api import TATQA_FILE
 
@@ -190,7 +190,7 @@ def test_a_refused_batch_choice_says_why_and_keeps_what_was_typed(world, client,
 
 def test_a_range_takes_only_this_projects_batches(world):
     from curation.models import Batch
-    from curation.releases.services import cut_batch_ids
+    from curation.releases.services.cut import cut_batch_ids
     from curation.services.projects import project_create
 
     other = project_create(name="Other", creator=None, slug="other")

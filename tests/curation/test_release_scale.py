@@ -13,8 +13,9 @@ from curation.errors import Conflict, InvalidInput, NotPermitted
 from curation.exports import CONTEXTS_READ, EXPORT_FORMATS, write_export_zip
 from curation.exports.rows import NONE, PRIMARY, release_rows
 from curation.models import Batch, Context, Instance, Paper, Paragraph, Table, TransitionEvent
-from curation.releases import services as release_services
 from curation.releases.models import Release, ReleaseContext, ReleaseCut, ReleaseItem
+from curation.releases.services import cut as cut_services
+from curation.releases.services import jobs as release_jobs
 from curation.services.lifecycle import instance_create, instance_transition, instances_transition_bulk
 from curation.states import Status
 
@@ -50,7 +51,7 @@ def validated_world(project, *, papers: int, per_paper: int) -> Batch:
 
 
 def _cut(project, batch, name="scale"):
-    return release_services.release_cut(project=project, actor=None, name=name, batch_ids=[batch.pk])
+    return cut_services.release_cut(project=project, actor=None, name=name, batch_ids=[batch.pk])
 
 
 @pytest.mark.parametrize(("papers", "per_paper"), [(2, 3), (12, 10)])
@@ -73,7 +74,7 @@ def test_a_cut_costs_the_same_queries_at_6_and_120_items(project, django_assert_
 
 def test_queries_grow_per_chunk_not_per_item(project, monkeypatch, django_assert_max_num_queries):
     """With chunks of 10, 40 items (4 chunks) may cost at most 4 chunks' worth more than 10 items (1 chunk)."""
-    monkeypatch.setattr(release_services, "ITEM_CHUNK", 10)
+    monkeypatch.setattr(cut_services, "ITEM_CHUNK", 10)
     monkeypatch.setattr("curation.services.lifecycle.BULK_TRANSITION_CHUNK", 10)
     small = validated_world(project, papers=2, per_paper=5)
     big = validated_world(project, papers=8, per_paper=5)
@@ -95,7 +96,7 @@ def test_a_cut_in_many_chunks_freezes_the_same_release_as_in_one(project, monkey
     batch = validated_world(project, papers=3, per_paper=5)
     cuts = []
     for chunk in (1000, 4):
-        monkeypatch.setattr(release_services, "ITEM_CHUNK", chunk)
+        monkeypatch.setattr(cut_services, "ITEM_CHUNK", chunk)
         with transaction.atomic():
             release = _cut(project, batch)
             cuts.append(
@@ -110,7 +111,7 @@ def test_a_cut_in_many_chunks_freezes_the_same_release_as_in_one(project, monkey
                     sorted(ReleaseContext.objects.filter(release=release).values_list("key", "data")),
                 )
             )
-            assert release_services.release_hash_recompute(release) == release.content_hash
+            assert cut_services.release_hash_recompute(release) == release.content_hash
             transaction.set_rollback(True)
     assert cuts[0] == cuts[1]
     assert len(cuts[0][3]) == len({key for key, _ in cuts[0][3]})  # each context once
@@ -124,11 +125,11 @@ def test_a_frozen_chunk_leaves_no_cycles_of_its_prefetched_rows(project, monkeyp
 
     batch = validated_world(project, papers=6, per_paper=5)
     instance_ids = list(Instance.objects.filter(batch=batch).order_by("id").values_list("pk", flat=True))
-    monkeypatch.setattr(release_services, "ITEM_CHUNK", 10)
+    monkeypatch.setattr(cut_services, "ITEM_CHUNK", 10)
     gc.collect()
     gc.disable()
     try:
-        release_services._freeze_chunk(
+        cut_services._freeze_chunk(
             project=project,
             chunk=instance_ids[:10],
             frozen_contexts={},
@@ -151,7 +152,7 @@ def test_a_chunk_reads_the_cells_only_of_the_tables_it_freezes(project):
     Instance.objects.get(question="Q0.0?").relevant_tables.set(Table.objects.filter(paper__title="Paper 0"))
     instance_ids = list(Instance.objects.filter(batch=batch).order_by("id").values_list("pk", flat=True))
     with CaptureQueriesContext(connection) as queries:
-        items = release_services._freeze_chunk(
+        items = cut_services._freeze_chunk(
             project=project,
             chunk=instance_ids,
             frozen_contexts={},
@@ -223,13 +224,13 @@ def test_an_instance_that_stops_being_validated_mid_cut_fails_the_whole_cut(proj
     move; the conditional UPDATE then moves fewer rows than frozen, and nothing of the cut remains."""
     batch = validated_world(project, papers=2, per_paper=3)
     victim = Instance.objects.filter(batch=batch).order_by("id").last()
-    real_statistics = release_services.release_statistics
+    real_statistics = cut_services.release_statistics
 
     def discard_then_count(*args, **kwargs):
         instance_transition(instance_id=victim.pk, target=Status.DISCARDED, actor=personas["manager"])
         return real_statistics(*args, **kwargs)
 
-    monkeypatch.setattr(release_services, "release_statistics", discard_then_count)
+    monkeypatch.setattr(cut_services, "release_statistics", discard_then_count)
     with pytest.raises(Conflict, match="no longer validated") as raised:
         _cut(project, batch)
     assert raised.value.detail == {"instance_ids": [victim.pk]}
@@ -240,10 +241,10 @@ def test_an_instance_that_stops_being_validated_mid_cut_fails_the_whole_cut(proj
 
 def test_an_instance_changed_before_its_chunk_is_read_fails_the_cut(project, personas, monkeypatch):
     """Between chunks: the second chunk finds an instance no longer validated, and the cut fails whole."""
-    monkeypatch.setattr(release_services, "ITEM_CHUNK", 3)
+    monkeypatch.setattr(cut_services, "ITEM_CHUNK", 3)
     batch = validated_world(project, papers=2, per_paper=3)
     last = Instance.objects.filter(batch=batch).order_by("id").last()
-    real_load = release_services._papers_load
+    real_load = cut_services._papers_load
     calls = []
 
     def load_then_discard(paper_ids):
@@ -252,7 +253,7 @@ def test_an_instance_changed_before_its_chunk_is_read_fails_the_cut(project, per
             instance_transition(instance_id=last.pk, target=Status.DISCARDED, actor=personas["manager"])
         return real_load(paper_ids)
 
-    monkeypatch.setattr(release_services, "_papers_load", load_then_discard)
+    monkeypatch.setattr(cut_services, "_papers_load", load_then_discard)
     with pytest.raises(Conflict, match="stopped being validated"):
         _cut(project, batch)
     assert not Release.objects.exists() and not ReleaseItem.objects.exists()
@@ -280,7 +281,7 @@ def test_the_batched_move_is_checked_by_the_transition_table(project):
 def test_a_cut_below_the_threshold_runs_in_the_request(project, personas, settings):
     settings.TATCURATE_RELEASE_CUT_ASYNC_MIN_ITEMS = 7
     batch = validated_world(project, papers=2, per_paper=3)
-    result = release_services.release_cut_request(
+    result = cut_services.release_cut_request(
         project=project, actor=personas["manager"], name="small", batch_ids=[batch.pk]
     )
     assert isinstance(result, Release) and result.item_count == 6
@@ -293,12 +294,12 @@ def test_a_cut_at_the_threshold_is_queued_then_built_by_the_worker_service(
     from curation.releases import tasks
 
     settings.TATCURATE_RELEASE_CUT_ASYNC_MIN_ITEMS = 6
-    monkeypatch.setattr(release_services, "ITEM_CHUNK", 2)
+    monkeypatch.setattr(cut_services, "ITEM_CHUNK", 2)
     batch = validated_world(project, papers=2, per_paper=3)
     sent = []
     monkeypatch.setattr(tasks.release_cut_task, "apply_async", lambda args, queue=None: sent.append(*args))
     with django_capture_on_commit_callbacks(execute=True):
-        cut = release_services.release_cut_request(
+        cut = cut_services.release_cut_request(
             project=project, actor=personas["manager"], name="big", batch_ids=[batch.pk], license="CC-BY-4.0"
         )
     assert isinstance(cut, ReleaseCut) and sent == [cut.pk]
@@ -307,19 +308,19 @@ def test_a_cut_at_the_threshold_is_queued_then_built_by_the_worker_service(
     assert set(Instance.objects.filter(batch=batch).values_list("status", flat=True)) == {Status.VALIDATED}
 
     seen = []
-    real_load = release_services._papers_load
+    real_load = cut_services._papers_load
 
     def watch(paper_ids):  # the progress row as each chunk starts (chunks of 2 of 6)
         seen.append(ReleaseCut.objects.get(pk=cut.pk).items_done)
         return real_load(paper_ids)
 
-    monkeypatch.setattr(release_services, "_papers_load", watch)
-    built = release_services.release_cut_build(cut_id=cut.pk)
+    monkeypatch.setattr(cut_services, "_papers_load", watch)
+    built = release_jobs.RELEASE_CUTS.run(cut.pk)
     assert built.state == ReleaseCut.State.READY and built.items_done == 6
     assert seen == [0, 2] and built.release.item_count == 6 and built.release.license == "CC-BY-4.0"
     assert built.release.created_by == personas["manager"]
     assert set(Instance.objects.filter(batch=batch).values_list("status", flat=True)) == {Status.RELEASED}
-    assert release_services.release_cut_build(cut_id=cut.pk).release == built.release  # redelivery: no second cut
+    assert release_jobs.RELEASE_CUTS.run(cut.pk).release == built.release  # redelivery: no second cut
 
 
 def test_bad_cuts_are_refused_before_anything_is_queued(project, personas, settings):
@@ -331,7 +332,7 @@ def test_bad_cuts_are_refused_before_anything_is_queued(project, personas, setti
         ("x", personas["manager"], [batch.pk + 99], InvalidInput),
     ):
         with pytest.raises(error):
-            release_services.release_cut_request(project=project, actor=actor, name=name, batch_ids=batch_ids)
+            cut_services.release_cut_request(project=project, actor=actor, name=name, batch_ids=batch_ids)
     assert not ReleaseCut.objects.exists()
 
 
@@ -341,16 +342,16 @@ def test_a_queued_cut_whose_instance_changed_fails_with_its_reason(project, pers
     settings.TATCURATE_RELEASE_CUT_ASYNC_MIN_ITEMS = 1
     monkeypatch.setattr(tasks.release_cut_task, "apply_async", lambda args, queue=None: None)  # no worker here
     batch = validated_world(project, papers=1, per_paper=3)
-    cut = release_services.release_cut_request(project=project, actor=None, name="late", batch_ids=[batch.pk])
+    cut = cut_services.release_cut_request(project=project, actor=None, name="late", batch_ids=[batch.pk])
     victim = Instance.objects.filter(batch=batch).first()
-    real_statistics = release_services.release_statistics
+    real_statistics = cut_services.release_statistics
 
     def discard_then_count(*args, **kwargs):
         instance_transition(instance_id=victim.pk, target=Status.DISCARDED, actor=personas["manager"])
         return real_statistics(*args, **kwargs)
 
-    monkeypatch.setattr(release_services, "release_statistics", discard_then_count)
-    built = release_services.release_cut_build(cut_id=cut.pk)
+    monkeypatch.setattr(cut_services, "release_statistics", discard_then_count)
+    built = release_jobs.RELEASE_CUTS.run(cut.pk)
     assert built.state == ReleaseCut.State.FAILED and "no longer validated" in built.error
     assert not Release.objects.exists()
     assert set(Instance.objects.filter(batch=batch).values_list("status", flat=True)) == {Status.VALIDATED}
@@ -377,7 +378,7 @@ def test_the_releases_page_queues_a_big_cut_and_shows_its_progress(project, pers
     ReleaseCut.objects.update(state=ReleaseCut.State.RUNNING, items_done=2)
     page = browser.get(f"/p/{project.slug}/releases/").content.decode()
     assert "Being frozen" in page and "2 of 6 frozen" in page
-    release_services.release_cut_build(cut_id=ReleaseCut.objects.get().pk)
+    release_jobs.RELEASE_CUTS.run(ReleaseCut.objects.get().pk)
     page = browser.get(f"/p/{project.slug}/releases/").content.decode()
     assert "Cuts on a worker" not in page and 'hx-trigger="every 2s"' not in page and "big-v1" not in page
     assert ">big</a>" in page

@@ -15,8 +15,9 @@ from annotate.qualification.services import qualification_configure
 from curation.errors import InvalidInput
 from curation.exports import write_export_zip
 from curation.models import Instance, TransitionEvent
-from curation.releases import services as release_services
 from curation.releases.models import Release, ReleaseItem
+from curation.releases.services import cut as cut_services
+from curation.releases.services import jobs as release_jobs
 from curation.states import Status
 
 pytestmark = pytest.mark.django_db
@@ -37,7 +38,7 @@ def exam_world(release_world):
 
 
 def cut(world, **options):
-    return release_services.release_cut(
+    return cut_services.release_cut(
         project=world["project"],
         actor=world["people"]["manager"],
         name="scitat",
@@ -81,7 +82,7 @@ def test_batches_holding_only_withheld_instances_are_refused_with_the_reason_and
         instance_ids=[i.pk for i in in_batch],
     )
     with pytest.raises(InvalidInput) as refused:
-        release_services.release_cut(
+        cut_services.release_cut(
             project=release_world["project"], actor=release_world["people"]["manager"], name="x", batch_ids=[batch.pk]
         )
     assert "Every validated instance of those batches is withheld" in refused.value.message
@@ -100,7 +101,7 @@ def test_without_an_exam_nothing_is_withheld(release_world):
 def test_a_cut_on_a_worker_withholds_the_same_and_includes_when_asked(exam_world, settings, sent):
     settings.TATCURATE_RELEASE_CUT_ASYNC_MIN_ITEMS = 1
     for include, expected in ((False, 4), (True, 2)):
-        queued = release_services.release_cut_request(
+        queued = cut_services.release_cut_request(
             project=exam_world["project"],
             actor=exam_world["people"]["manager"],
             name="queued",
@@ -108,7 +109,7 @@ def test_a_cut_on_a_worker_withholds_the_same_and_includes_when_asked(exam_world
             include_withheld=include,
         )
         assert queued.items_total == expected
-        built = release_services.release_cut_build(cut_id=queued.pk, worker="exports@host")
+        built = release_jobs.RELEASE_CUTS.run(queued.pk, worker="exports@host")
         assert built.state == "ready" and built.release.item_count == expected
 
 

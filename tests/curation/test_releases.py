@@ -8,7 +8,7 @@ from curation.errors import InvalidInput, NotPermitted
 from curation.exports.statistics import release_statistics
 from curation.models import Instance, Paragraph, Table, TransitionEvent
 from curation.releases.models import Release, ReleaseItem
-from curation.releases.services import (
+from curation.releases.services.cut import (
     assign_splits,
     release_cut,
     release_hash_recompute,

@@ -10,7 +10,7 @@ import pytest
 from django.db import connection, transaction
 
 from scoring.models import RunChunk
-from scoring.runs.chunks import _claim
+from scoring.runs.chunks import SCORING_CHUNKS
 from scoring.runs.creation import run_create
 from scoring.runs.lifecycle import run_start
 from tests.conftest import postgres_only
@@ -38,13 +38,13 @@ def test_a_claim_that_waited_for_a_rivals_lock_finds_the_chunk_taken(project, pe
 
     def rival() -> None:
         try:
-            results["rival"] = _claim(chunk.pk, "scoring@rival")
+            results["rival"] = SCORING_CHUNKS.take(chunk.pk, worker="scoring@rival")
         finally:
             rival_done.set()
             connection.close()
 
     with transaction.atomic():
-        results["first"] = _claim(chunk.pk, "scoring@first")  # holds the row lock until commit
+        results["first"] = SCORING_CHUNKS.take(chunk.pk, worker="scoring@first")  # holds the row lock until commit
         thread = threading.Thread(target=rival)
         thread.start()
         deadline = time.monotonic() + 20

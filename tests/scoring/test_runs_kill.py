@@ -9,9 +9,9 @@ import time
 import pytest
 
 from scoring.models import Prediction, RunChunk, ScoringRun
+from scoring.runs.chunks import SCORING_CHUNKS
 from scoring.runs.creation import run_create
 from scoring.runs.lifecycle import run_start
-from scoring.runs.reaper import runs_reap
 from tests.support import fault_server as fs
 from tests.support.workers import celery_worker, wait_for
 
@@ -42,7 +42,7 @@ def test_a_killed_worker_loses_only_its_in_flight_requests_and_each_item_is_scor
         assert killed_at < 12, "the run finished before the kill"
         assert ScoringRun.objects.get(pk=run.pk).status == "running"
         time.sleep(3.0)  # longer than the reaper's stall threshold below: the dead worker's chunk looks stalled
-        assert runs_reap(stall_s=2.0) >= 1
+        assert SCORING_CHUNKS.reap(stall_s=2.0) >= 1
         with celery_worker(queue=queue):
             wait_for(
                 lambda: ScoringRun.objects.get(pk=run.pk).status == "completed", timeout=90, what="the run to finish"

@@ -13,7 +13,7 @@ from scoring.runs import chunks as run_chunks
 from scoring.runs import creation as run_creation
 from scoring.runs import lifecycle as run_lifecycle
 from scoring.runs import progress as runs_progress
-from scoring.runs import reaper as run_reaper
+from scoring.runs.chunks import SCORING_CHUNKS
 from tests.support import fault_server as fs
 
 from .run_support import endpoint_for, small_release
@@ -58,7 +58,7 @@ def test_the_reaper_sends_a_silent_chunk_again_and_the_next_delivery_skips_done_
     stale = timezone.now() - timedelta(minutes=10)
     RunChunk.objects.filter(pk=first.pk).update(status="running", claim_token="dead", heartbeat_at=stale)
     before = len(sent)
-    assert run_reaper.runs_reap(stall_s=60) == 1
+    assert SCORING_CHUNKS.reap(stall_s=60) == 1
     assert RunChunk.objects.get(pk=first.pk).status == "queued"
     assert run_chunks.chunk_process(chunk_id=first.pk) == "done"
     assert started["server"].chat_request_count == 1  # only the item the dead worker had not finished
@@ -158,14 +158,14 @@ def test_a_chunk_that_keeps_losing_its_worker_is_given_up_as_failed_predictions(
     RunChunk.objects.filter(pk=first.pk).update(
         status="running", claim_token="dead", worker="gone@host", heartbeat_at=stale, deliveries=2
     )
-    assert run_reaper.runs_reap(stall_s=60) == 1
+    assert SCORING_CHUNKS.reap(stall_s=60) == 1
     assert RunChunk.objects.get(pk=first.pk).status == "done"
     failed = Prediction.objects.filter(run=run, status="failed").order_by("position")
     assert list(failed.values_list("position", flat=True)) == [0, 1]
     assert "Given up after 2 deliveries" in failed[0].error and "gone@host" in failed[0].error
     run.refresh_from_db()
     assert run.status == "completed" and run.results["count"] == 4
-    assert run_reaper.runs_reap(stall_s=60) == 0
+    assert SCORING_CHUNKS.reap(stall_s=60) == 0
     assert run_lifecycle.run_retry_failed(run=run, actor=None) == 2  # the usual way to try them again
     assert RunChunk.objects.get(pk=first.pk).deliveries == 0  # and the reaper counts its deliveries afresh
 
@@ -181,8 +181,8 @@ def test_a_worker_starting_again_under_its_name_hands_back_its_dead_chunks_at_on
     RunChunk.objects.filter(pk=second.pk).update(
         status="running", claim_token="live", worker="w2@host", heartbeat_at=fresh
     )
-    assert run_reaper.runs_reap(stall_s=60) == 0
-    assert run_reaper.runs_resume_for_worker(worker="w1@host") == 1
+    assert SCORING_CHUNKS.reap(stall_s=60) == 0
+    assert SCORING_CHUNKS.release_for_worker(worker="w1@host") == 1
     assert RunChunk.objects.get(pk=first.pk).status == "queued"
     assert RunChunk.objects.get(pk=second.pk).status == "running"  # another worker's chunk is not touched
     assert run_chunks.chunk_process(chunk_id=first.pk) == "done"

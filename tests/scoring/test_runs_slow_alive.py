@@ -10,10 +10,9 @@ import pytest
 from django.db import connection
 
 from scoring.models import Prediction, RunChunk
-from scoring.runs.chunks import chunk_process
+from scoring.runs.chunks import SCORING_CHUNKS, chunk_process
 from scoring.runs.creation import run_create
 from scoring.runs.lifecycle import run_start
-from scoring.runs.reaper import runs_reap
 from tests.support import fault_server as fs
 
 from .run_support import endpoint_for, small_release
@@ -44,7 +43,7 @@ def test_a_slow_model_call_keeps_its_scoring_chunk_and_is_never_taken_over(proje
         worker.start()
         reaped, beats = 0, set()
         while worker.is_alive():
-            reaped += runs_reap()
+            reaped += SCORING_CHUNKS.reap()
             beats.add(RunChunk.objects.get(pk=chunk.pk).heartbeat_at)
             time.sleep(0.2)
         worker.join()

@@ -14,7 +14,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 django.setup()
 
 from config.celery import app  # noqa: E402
-from curation.releases import services  # noqa: E402
+from curation.releases.services import cut as services  # noqa: E402
 
 __all__ = ["app"]
 

@@ -15,20 +15,17 @@ from django.utils import timezone
 from curation.drafting.endpoints import describe_endpoint_error
 from curation.drafting.models import DraftingItem, DraftingRun
 from curation.drafting.services.drafter import Drafter, Outcome
+from curation.drafting.services.jobs import DRAFTING_ITEMS
 from curation.drafting.services.runs import OPEN_ITEM_STATES, chunks_pending, run_finish_if_done
 from curation.drafting.signals import drafts_committed
 from curation.endpoints.errors import EndpointConfigError, EndpointError, EndpointUnauthorized
-from curation.jobs import job_claim, job_heartbeat, job_heartbeating, job_release, job_token
+from curation.jobs import JobTakenOver, job_heartbeating
 from curation.services.instances import answer_kind_suggested
 from curation.services.lifecycle import instance_create
 from curation.states import Status
 from curation.transient import TransientOutage, is_transient, transient_call
 
 logger = logging.getLogger(__name__)
-
-
-class _ClaimLost(Exception):
-    """Another worker took the item over (it was requeued); this worker's result is dropped."""
 
 
 def chunk_process(
@@ -189,39 +186,24 @@ def run_process_inline(*, run_id: int, on_item: Callable[[DraftingItem], None] |
 
 
 def _item_draft(run: DraftingRun, drafter: Drafter, item_id: int, worker: str) -> DraftingItem | None:
-    token = job_token()
-    claimed = transient_call(
-        job_claim,
-        rows=DraftingItem.objects.filter(pk=item_id, status=DraftingItem.Status.PENDING),
-        token=token,
-        worker=worker,
-        running=DraftingItem.Status.RUNNING,
-        attempts_field="attempts",
-        claimed_at=timezone.now(),
-    )
-    if not claimed:
+    token = transient_call(DRAFTING_ITEMS.take, item_id, worker=worker, claimed_at=timezone.now())
+    if token is None:
         return None
     try:
         item = DraftingItem.objects.select_related("context", "context__reasoning_type").get(pk=item_id)
         # The claim's heartbeat is renewed between the model calls of an item too (a slow model takes minutes).
-        drafter.beat = lambda: job_heartbeat(rows=DraftingItem.objects.filter(pk=item_id), token=token)
+        drafter.beat = lambda: DRAFTING_ITEMS.beat(item_id, token)
         outcome = drafter.draft(item.context)
     except Exception as error:
         if not is_transient(error):
             return _item_failure_record(run, item_id, token, error)
         # An outage is not the item's failure: the item goes back untried (this claim uncounted), the chunk again.
-        transient_call(
-            job_release,
-            rows=DraftingItem.objects.filter(pk=item_id),
-            token=token,
-            waiting=DraftingItem.Status.PENDING,
-            uncount="attempts",
-        )
+        transient_call(DRAFTING_ITEMS.release, item_id, token, is_outage=True)
         logger.warning("drafting item %s handed back: outage (%s: %s)", item_id, type(error).__name__, error)
         raise TransientOutage(f"{type(error).__name__}: {error}") from error
     try:
         transient_call(_item_commit, run, item, token, outcome)
-    except _ClaimLost:
+    except JobTakenOver:
         logger.info("drafting item %s was taken over by another worker; result dropped", item_id)
         return None
     return transient_call(DraftingItem.objects.get, pk=item_id)
@@ -263,7 +245,7 @@ def _item_commit(run: DraftingRun, item: DraftingItem, token: str, outcome: Outc
         instance_count=len(outcome.drafts),
     )
     if updated != 1:
-        raise _ClaimLost(item.pk)
+        raise JobTakenOver(item.pk)
     context = item.context
     first = None
     for fields in outcome.drafts:

@@ -11,7 +11,7 @@ from tqdm import tqdm
 
 from curation.errors import DomainError
 from curation.models import Project
-from curation.releases.services import ALL_BATCHES, cut_batch_ids, release_cut
+from curation.releases.services.cut import ALL_BATCHES, cut_batch_ids, release_cut
 
 
 class Command(BaseCommand):

@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from curation.drafting.models import DraftingItem, DraftingRun
 from curation.drafting.services.items import chunk_process
-from curation.drafting.services.reaper import items_reap
+from curation.drafting.services.jobs import DRAFTING_ITEMS
 from curation.drafting.services.runs import run_create
 from curation.endpoints import django_client, limits
 from curation.jobs import job_stall_cutoff, job_stall_seconds, jobs_reap, jobs_release_for_worker
@@ -49,7 +49,7 @@ def test_a_job_row_is_stalled_after_a_few_missed_heartbeats_not_minutes(settings
 
 @pytest.mark.django_db
 def test_every_kind_is_reaped_by_the_same_seconds_threshold(project, drafting_batch, sent, release_world):
-    from curation.releases.services import release_cut
+    from curation.releases.services.cut import release_cut
 
     contexts = make_contexts(project, drafting_batch, 2)
     run = run_create(project=project, actor=None, kind="template", context_ids=[c.pk for c in contexts])
@@ -90,10 +90,10 @@ def test_a_worker_hands_back_what_it_holds_of_every_kind_at_once(
     run.items.update(worker="drafting@host-a", heartbeat_at=timezone.now())
     DraftingItem.objects.filter(pk=first.pk).update(status="running", claim_token="t", attempts=1)
     DraftingItem.objects.filter(pk=others[0].pk).update(worker="drafting@host-b")
-    assert items_reap() == 0
+    assert DRAFTING_ITEMS.reap() == 0
     with django_capture_on_commit_callbacks(execute=True):
         counts = jobs_release_for_worker(worker="drafting@host-a")
-    assert counts["drafting items"] == 1  # one chunk sent again
+    assert counts["drafting items"] == 2  # its two items (one running, one begun), in one chunk sent again
     assert sent == [("curation.drafting_chunk", [run.pk, 0])]
     first.refresh_from_db()
     assert (first.status, first.claim_token) == ("pending", "")
@@ -121,7 +121,7 @@ def test_a_slow_model_call_keeps_its_drafting_claim_and_is_never_taken_over(proj
         worker.start()
         reaped, beats = 0, set()
         while worker.is_alive():
-            reaped += items_reap()
+            reaped += DRAFTING_ITEMS.reap()
             beats.update(run.items.exclude(heartbeat_at=None).values_list("heartbeat_at", flat=True))
             time.sleep(0.2)
         worker.join()
@@ -184,13 +184,13 @@ def test_a_run_whose_messages_were_lost_is_sent_again_once_a_period(
         started_at=timezone.now() - timedelta(minutes=3), status=DraftingRun.Status.RUNNING
     )
     with django_capture_on_commit_callbacks(execute=True):
-        assert items_reap() == 2  # both chunks
+        assert DRAFTING_ITEMS.reap() == 2  # both chunks
     assert sorted(args for _, args in sent) == [[run.pk, 0], [run.pk, 1]]
     with django_capture_on_commit_callbacks(execute=True):
-        assert items_reap() == 0  # not again until another period has passed untouched
+        assert DRAFTING_ITEMS.reap() == 0  # not again until another period has passed untouched
     assert len(sent) == 2
     # A run started a moment ago is waiting for its messages, not forgotten.
     DraftingRun.objects.filter(pk=run.pk).update(started_at=timezone.now())
     run.items.update(heartbeat_at=None)
     with django_capture_on_commit_callbacks(execute=True):
-        assert items_reap() == 0
+        assert DRAFTING_ITEMS.reap() == 0

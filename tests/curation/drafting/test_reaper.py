@@ -9,8 +9,8 @@ from django.utils import timezone
 
 from curation.drafting.models import DraftingItem, DraftingRun
 from curation.drafting.services.drafter import Outcome
-from curation.drafting.services.items import _ClaimLost, _item_commit, chunk_process
-from curation.drafting.services.reaper import items_reap
+from curation.drafting.services.items import JobTakenOver, _item_commit, chunk_process
+from curation.drafting.services.jobs import DRAFTING_ITEMS
 from curation.drafting.services.runs import run_create, run_start
 from curation.jobs import jobs_reap
 from curation.models import Instance
@@ -42,15 +42,15 @@ def test_a_stale_chunk_is_sent_again_once_and_a_new_worker_finishes_it(
     started, sent_routed, drafting_contexts, django_capture_on_commit_callbacks
 ):
     item = _vanish(started)
-    assert items_reap(stall_s=3600) == 0  # ten minutes is not stale for an hour's threshold
+    assert DRAFTING_ITEMS.reap(stall_s=3600) == 0  # ten minutes is not stale for an hour's threshold
     with django_capture_on_commit_callbacks(execute=True):
-        assert items_reap(stall_s=60) == len(drafting_contexts)
+        assert DRAFTING_ITEMS.reap(stall_s=60) == len(drafting_contexts)
         assert sent_routed == []  # the message waits for the commit of the requeue
     assert sent_routed == [("curation.drafting_chunk", [started.pk, 0], "drafting-test")]
     item.refresh_from_db()
     assert item.status == DraftingItem.Status.PENDING and item.claim_token == ""
     with django_capture_on_commit_callbacks(execute=True):
-        assert items_reap(stall_s=60) == 0  # idempotent: the requeued rows carry a fresh heartbeat
+        assert DRAFTING_ITEMS.reap(stall_s=60) == 0  # idempotent: the requeued rows carry a fresh heartbeat
     assert len(sent_routed) == 1
 
     assert chunk_process(run_id=started.pk, chunk=0, worker="new@other-host") == len(drafting_contexts)
@@ -62,10 +62,10 @@ def test_a_stale_chunk_is_sent_again_once_and_a_new_worker_finishes_it(
 
 def test_the_late_result_of_a_reaped_worker_is_dropped(started):
     item = _vanish(started)
-    items_reap(stall_s=60)
+    DRAFTING_ITEMS.reap(stall_s=60)
     # The old worker wakes up and commits with its token: nothing is written, the item stays for the new worker.
     late = Outcome(drafts=[{"question": "late?", "answer": ["x"]}], raw_output={})
-    with pytest.raises(_ClaimLost):
+    with pytest.raises(JobTakenOver):
         _item_commit(started, DraftingItem.objects.get(pk=item.pk), "t0", late)
     assert DraftingItem.objects.get(pk=item.pk).status == DraftingItem.Status.PENDING
     assert not Instance.objects.filter(question="late?").exists()
@@ -75,7 +75,7 @@ def test_an_item_lost_with_its_worker_too_often_fails_and_the_run_finishes(start
     settings.TATCURATE_JOB_MAX_ATTEMPTS = 1
     item = _vanish(started)
     DraftingItem.objects.exclude(pk=item.pk).filter(run=started).update(status=DraftingItem.Status.DRAFTED)
-    assert items_reap(stall_s=60) == 1 and sent_routed == []
+    assert DRAFTING_ITEMS.reap(stall_s=60) == 1 and sent_routed == []
     item.refresh_from_db()
     assert item.status == DraftingItem.Status.FAILED and "Given up after 1 attempts" in item.error
     started.refresh_from_db()
@@ -85,7 +85,7 @@ def test_an_item_lost_with_its_worker_too_often_fails_and_the_run_finishes(start
 def test_items_of_an_unstarted_or_finished_run_are_left_alone(project, personas, drafting_batch, drafting_contexts):
     run = run_create(project=project, actor=personas["manager"], kind="template", batch=drafting_batch)
     run.items.update(heartbeat_at=timezone.now() - timedelta(hours=1))
-    assert items_reap(stall_s=60) == 0  # not started: nothing was ever sent
+    assert DRAFTING_ITEMS.reap(stall_s=60) == 0  # not started: nothing was ever sent
 
 
 def test_the_one_beat_reaper_runs_every_kind(started, settings):
@@ -107,13 +107,12 @@ def test_the_one_beat_reaper_runs_every_kind(started, settings):
 def test_an_llm_item_renews_its_claim_between_its_two_model_calls(
     project, personas, drafting_batch, drafting_contexts, model_server, monkeypatch
 ):
-    from curation.drafting.services import items as item_services
     from curation.drafting.services.items import run_process_inline
     from tests.curation.drafting.conftest import endpoint_on
 
     beats = []
-    real = item_services.job_heartbeat
-    monkeypatch.setattr(item_services, "job_heartbeat", lambda **kw: beats.append(kw["token"]) or real(**kw))
+    real = DRAFTING_ITEMS.beat
+    monkeypatch.setattr(DRAFTING_ITEMS, "beat", lambda pk, token, **kw: beats.append(token) or real(pk, token, **kw))
     run = run_create(
         project=project,
         actor=None,

@@ -9,7 +9,7 @@ import time
 import pytest
 
 from curation.drafting.models import DraftingItem, DraftingRun
-from curation.drafting.services.reaper import items_reap
+from curation.drafting.services.jobs import DRAFTING_ITEMS
 from curation.drafting.services.runs import run_create, run_start
 from curation.endpoints import local_model
 from curation.endpoints.models import ModelEndpoint
@@ -119,13 +119,13 @@ def test_a_vanished_worker_is_reaped_and_its_chunk_finished_by_a_differently_nam
             os.killpg(first["process"].pid, signal.SIGKILL)
             first["process"].wait()
         assert run.items.filter(status=DraftingItem.Status.DRAFTED).count() < len(contexts)
-        assert items_reap(stall_s=60) == 0  # the dead worker's heartbeat is still fresh: nothing is reaped yet
+        assert DRAFTING_ITEMS.reap(stall_s=60) == 0  # the dead worker's heartbeat is still fresh: nothing is reaped yet
         time.sleep(2.5)
         # The replacement has another name, so it resumes nothing at start-up; only the reaper gets the chunk going.
         with celery_worker(queue=queue, name="replacement") as second:
             time.sleep(1.0)
             assert DraftingRun.objects.get(pk=run.pk).status == DraftingRun.Status.RUNNING
-            assert items_reap(stall_s=2.0) >= 1
+            assert DRAFTING_ITEMS.reap(stall_s=2.0) >= 1
             run = wait_for(lambda: _finished(run.pk), timeout=120, what="the replacement to finish the run")
 
     assert run.status == DraftingRun.Status.COMPLETED, run.error
@@ -133,4 +133,4 @@ def test_a_vanished_worker_is_reaped_and_its_chunk_finished_by_a_differently_nam
         assert Instance.objects.filter(context=context).count() == 1
     assert run.items.filter(status=DraftingItem.Status.DRAFTED).count() == len(contexts)
     assert run.items.filter(worker=second["hostname"]).exists()
-    assert items_reap(stall_s=2.0) == 0  # done items are never reaped again
+    assert DRAFTING_ITEMS.reap(stall_s=2.0) == 0  # done items are never reaped again

@@ -13,7 +13,7 @@ import pytest
 from standardwebhooks.webhooks import Webhook as Verifier
 from standardwebhooks.webhooks import WebhookVerificationError
 
-from curation.releases import services as release_services
+from curation.releases.services import cut as cut_services
 from curation.webhooks import services as webhook_services
 from curation.webhooks.models import WebhookDelivery
 from tests.curation.test_release_scale import validated_world
@@ -50,9 +50,7 @@ def test_a_release_cut_reaches_the_receiver_signed_with_the_hooks_secret(project
         hook, secret = webhook_services.webhook_create(
             project=project, actor=personas["manager"], url=hook_receiver["url"], events=["release.cut"]
         )
-        release = release_services.release_cut(
-            project=project, actor=personas["manager"], name="v1", batch_ids=[batch.pk]
-        )
+        release = cut_services.release_cut(project=project, actor=personas["manager"], name="v1", batch_ids=[batch.pk])
         delivery = WebhookDelivery.objects.get(webhook=hook)
         done = wait_for(lambda: _finished(delivery.pk), timeout=60, what="the worker to deliver release.cut")
         assert (done.state, done.attempts, done.worker) == ("delivered", 1, webhook_worker["hostname"])

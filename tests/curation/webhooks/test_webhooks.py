@@ -27,7 +27,7 @@ from curation.services.lifecycle import instance_transition
 from curation.states import Status
 from curation.webhooks import services as webhook_services
 from curation.webhooks.models import Webhook, WebhookDelivery
-from curation.webhooks.services import Outcome, is_retried
+from curation.webhooks.services import WEBHOOK_DELIVERIES, Outcome, is_retried
 from curation.webhooks.signing import secret_new, signed_headers
 from scoring.runs.models import ScoringRun
 from scoring.runs.states import run_transition
@@ -362,7 +362,7 @@ def test_a_broker_that_refuses_the_message_never_fails_the_cause_and_the_reaper_
     assert delivery.state == "pending" and delivery.attempts == 0
     monkeypatch.setattr(task, "apply_async", lambda args=None, **kwargs: sent.append(args))
     with django_capture_on_commit_callbacks(execute=True):
-        assert webhook_services.deliveries_reap(stall_s=0) == 1
+        assert WEBHOOK_DELIVERIES.reap(stall_s=0) == 1
     assert sent == [[delivery.pk]] and hook.pk == delivery.webhook_id
 
 
@@ -395,13 +395,13 @@ def test_the_reaper_sends_a_silent_workers_delivery_again_and_gives_up_after_its
         state="sending", attempts=1, claim_token="gone", heartbeat_at=long_ago, next_attempt_at=long_ago
     )
     with django_capture_on_commit_callbacks(execute=True):
-        assert webhook_services.deliveries_reap(stall_s=60) >= 1
+        assert WEBHOOK_DELIVERIES.reap(stall_s=60) >= 1
     delivery.refresh_from_db()
     assert delivery.state == "pending" and [delivery.pk] in sent
     WebhookDelivery.objects.filter(pk=delivery.pk).update(
         state="sending", attempts=2, claim_token="gone", heartbeat_at=long_ago
     )
-    webhook_services.deliveries_reap(stall_s=60)
+    WEBHOOK_DELIVERIES.reap(stall_s=60)
     delivery.refresh_from_db()
     assert delivery.state == "failed" and "Given up after 2 attempts" in delivery.error
 

@@ -13,7 +13,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from scoring.metrics import files, scitat
+from scoring.metrics import benchmarks, scitat
 
 DATA = Path(__file__).parent / "data" / "scitat_official"
 OFFICIAL = json.loads((DATA / "official_figures.json").read_text(encoding="utf-8"))["runs"]
@@ -65,14 +65,14 @@ def test_official_mode_equals_scitat_evaluate_on_every_question(tmp_path, predic
 @pytest.mark.parametrize("predictions", sorted(OFFICIAL))
 def test_official_bertscore_compares_the_strings_scitat_compares(predictions):
     recorder = PairRecorder()
-    files.score_files("scitat", DATA / "gold.json", DATA / predictions, mode="official", bertscorer=recorder)
+    benchmarks.score_files("scitat", DATA / "gold.json", DATA / predictions, mode="official", bertscorer=recorder)
     expected = [tuple(q["bertscore_pair"]) for q in OFFICIAL[predictions]["questions"] if not q["short_form"]]
     assert recorder.pairs == expected
 
 
 def test_official_leaves_unpredicted_questions_out_and_fixed_counts_them_as_zero():
-    official = files.score_files("scitat", DATA / "gold.json", DATA / "predictions.json", mode="official")
-    fixed = files.score_files("scitat", DATA / "gold.json", DATA / "predictions.json", mode="fixed")
+    official = benchmarks.score_files("scitat", DATA / "gold.json", DATA / "predictions.json", mode="official")
+    fixed = benchmarks.score_files("scitat", DATA / "gold.json", DATA / "predictions.json", mode="fixed")
     assert official.summary["missing_uids"] == ["2401.00001-11", "2401.00001-12"]
     assert official.summary["count"] == 14
     assert fixed.summary["count"] == 16
@@ -90,7 +90,7 @@ def test_official_counts_a_duplicate_prediction_twice_and_reports_it(tmp_path):
         json.dumps([{"id": "2401.00001-6", "pred": ["BERT"]}, {"id": "2401.00001-6", "pred": ["GPT"]}]),
         encoding="utf-8",
     )
-    report = files.score_files("scitat", gold, pred, mode="official")
+    report = benchmarks.score_files("scitat", gold, pred, mode="official")
     assert report.summary["duplicate_uids"] == ["2401.00001-6"]
     assert [row["em"] for row in report.details] == [1.0, 0.0]
     assert report.summary["em"] == 0.5
@@ -99,7 +99,7 @@ def test_official_counts_a_duplicate_prediction_twice_and_reports_it(tmp_path):
 def test_records_without_id_take_gold_ids_by_position(tmp_path):
     pred = tmp_path / "pred.json"
     pred.write_text(json.dumps([{"pred": ["12", "7"]}, {"pred": ["1.5", "2.25"]}]), encoding="utf-8")
-    report = files.score_files("scitat", DATA / "gold.json", pred, mode="official")
+    report = benchmarks.score_files("scitat", DATA / "gold.json", pred, mode="official")
     assert [row["uid"] for row in report.details] == ["2401.00001-1", "2401.00001-2"]
 
 

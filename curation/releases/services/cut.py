@@ -1,4 +1,5 @@
-"""Releases: cut (freeze validated instances and their contexts, hash, split, count), verify, and build exports."""
+"""Cutting a release: freeze validated instances and their contexts, hash, split, count; the cut request (a big
+one goes to a worker, curation/releases/services/jobs.py), and the recomputed hash and statistics that verify it."""
 
 from __future__ import annotations
 
@@ -10,23 +11,21 @@ import tempfile
 from collections.abc import Callable, Container, Iterable, Iterator
 from dataclasses import dataclass
 from itertools import islice
-from pathlib import Path
 from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.db.models import Max, Prefetch, Q
-from django.utils import timezone
 from django.utils.text import slugify
 
 from curation.datasets.models import ImportRecord, SourceRecord
-from curation.errors import Conflict, DomainError, InvalidInput, NotFound
+from curation.errors import Conflict, InvalidInput
 from curation.exports.rows import ITEM_CHUNK, release_items, release_rows
 from curation.exports.statistics import release_statistics
-from curation.jobs import job_enqueue, job_heartbeating, job_requeue, job_silent, job_take
+from curation.jobs import job_enqueue
 from curation.models import Batch, Context, Instance, InstanceRevision, Paper, Paragraph, Project, Table
-from curation.releases.models import ExportArtifact, Release, ReleaseContext, ReleaseCut, ReleaseItem
+from curation.releases.models import Release, ReleaseContext, ReleaseCut, ReleaseItem
 from curation.releases.withheld import withheld_counts, withheld_note, withheld_q, withheld_reasons
 from curation.services.lifecycle import instances_transition_bulk
 from curation.services.projects import require_role
@@ -41,8 +40,6 @@ DEFAULT_SPLIT_RATIOS = {"train": 0.8, "dev": 0.1, "test": 0.1}
 UNANSWERABLE_SPLIT = "unanswerable"
 # Contexts written or read per query: long ones are whole papers, so fewer at once than items.
 CONTEXT_CHUNK = 200
-# Releases up to this many items are exported inside the request; bigger ones go to a Celery worker.
-SYNC_EXPORT_MAX_ITEMS = 5000
 
 
 def _named(relation: str, model: Any = Table) -> Prefetch:
@@ -783,111 +780,6 @@ def release_cut_request(
     return cut
 
 
-# --- Jobs of the exports queue (release cuts and export builds share their states) ----------------------------
-
-
-def _silent(stall_s: float | None = None) -> Q:
-    """A running job row whose worker has not renewed its heartbeat within `stall_s` (the one stall rule of
-    curation.jobs when None)."""
-    return job_silent(running="running", state_field="state", stall_s=stall_s)
-
-
-def _describe_cut(cut: ReleaseCut) -> str:
-    return f"release cut {cut.pk} ({cut.name})"
-
-
-def _describe_export(artifact: ExportArtifact) -> str:
-    return f"export {artifact.pk} ({artifact.format})"
-
-
-class _CutTakenOver(Exception):
-    """The reaper (or a redelivered task on another worker) took the cut over; this worker stops writing."""
-
-
-def release_cut_build(*, cut_id: int, worker: str = "") -> ReleaseCut | None:
-    """Run one queued cut (the worker's side of `release_cut_request`), renewing its claim with each frozen chunk.
-
-    Claimed by one conditional UPDATE: a pending cut, or a running one whose worker went silent (a redelivered task
-    takes it over). Every later write is conditional on this worker's claim token, and the release and the cut's
-    "ready" are written in one transaction, so a cut is released exactly once and a worker that lost its claim
-    leaves nothing behind. A ready or failed cut, or one a live worker holds, is left alone. A domain error (an
-    instance changed meanwhile, the requester is no longer a manager) fails the cut with its message."""
-    cut = ReleaseCut.objects.select_related("project", "requested_by").filter(pk=cut_id).first()
-    if cut is None or cut.state in (ReleaseCut.State.READY, ReleaseCut.State.FAILED):
-        return cut
-    token = job_take(ReleaseCut, cut_id, worker=worker, items_done=0)
-    if token is None:
-        cut.refresh_from_db()
-        return cut  # held by a live worker, or finished meanwhile: a duplicate message exits quietly
-    mine = ReleaseCut.objects.filter(pk=cut_id, claim_token=token)
-    done = 0
-
-    def progress(count: int) -> None:
-        nonlocal done
-        done += count
-        if not mine.update(items_done=done, heartbeat_at=timezone.now()):
-            raise _CutTakenOver(cut_id)
-
-    def mark_ready(release: Release) -> None:
-        # Inside the release's transaction: the row lock makes a second claimant wait, then find the token gone.
-        if not mine.update(
-            state=ReleaseCut.State.READY,
-            release=release,
-            items_done=release.item_count,
-            finished_at=timezone.now(),
-            heartbeat_at=timezone.now(),
-            claim_token="",
-            error="",
-        ):
-            raise _CutTakenOver(cut_id)
-
-    options = dict(cut.options)
-    batch_ids = options.pop("batch_ids")
-    try:
-        # Beats between the frozen chunks, and from a side thread through the release's long final write.
-        with job_heartbeating(lambda: bool(mine.update(heartbeat_at=timezone.now()))):
-            release_cut(
-                project=cut.project,
-                actor=cut.requested_by,
-                name=cut.name,
-                batch_ids=batch_ids,
-                progress=progress,
-                before_commit=mark_ready,
-                **options,
-            )
-    except _CutTakenOver:
-        pass  # the worker holding the claim now finishes (or fails) the cut
-    except Exception as error:
-        mine.update(state=ReleaseCut.State.FAILED, error=str(error)[:2000], finished_at=timezone.now(), claim_token="")
-        if not isinstance(error, DomainError):
-            raise  # a bug or an outage: the worker's log and Celery's retry policy see it
-    cut.refresh_from_db()
-    return cut
-
-
-def cuts_reap(*, stall_s: float | None = None) -> int:
-    """Send a cut whose worker went silent back to the exports queue, or fail it (with the reason) after
-    TATCURATE_JOB_MAX_ATTEMPTS claims; its half-frozen release was never written. Returns how many were reaped.
-    Run by the beat reaper (curation.jobs_reap)."""
-    return job_requeue(
-        rows=ReleaseCut.objects.filter(_silent(stall_s)),
-        task_name="curation.release_cut",
-        max_attempts=settings.TATCURATE_JOB_MAX_ATTEMPTS,
-        describe=_describe_cut,
-    )
-
-
-def cuts_release_for_worker(*, worker: str) -> int:
-    """Send the cuts `worker` was running back to the exports queue at once (it shut down, or restarted under its
-    old name); returns how many. Called on Celery's worker_shutdown and worker_ready (curation.jobs)."""
-    return job_requeue(
-        rows=ReleaseCut.objects.filter(state=ReleaseCut.State.RUNNING, worker=worker),
-        task_name="curation.release_cut",
-        max_attempts=None,
-        describe=_describe_cut,
-    )
-
-
 def _contexts_in_key_order(release: Release) -> Iterator[tuple[str, dict[str, Any]]]:
     """(key, data) of every frozen context of `release`, sorted by key in Python (as the cut hashed them, whatever
     the database's collation), their data read a chunk at a time."""
@@ -918,148 +810,3 @@ def release_statistics_recompute(release: Release) -> dict[str, Any]:
             yield item
 
     return release_statistics(items(), current.get)
-
-
-# --- Exports -------------------------------------------------------------------------------------------------
-
-
-def _export_path(release: Release, fmt: str) -> Path:
-    relative = Path("exports") / release.project.slug / f"{release.label}-{fmt}.zip"
-    return relative
-
-
-def export_request(*, release: Release, actor: AbstractBaseUser | None, format: str) -> ExportArtifact:
-    """Get the cached export of `release` in `format`, building it now (small releases) or on a worker (big ones).
-    Callers check that the actor may read gold answers."""
-    from curation.exports import EXPORT_FORMATS
-
-    if format not in EXPORT_FORMATS:
-        raise InvalidInput(f"Unknown export format {format!r}; expected one of {', '.join(EXPORT_FORMATS)}.")
-    with transaction.atomic():
-        artifact, created = ExportArtifact.objects.get_or_create(
-            release=release, format=format, defaults={"items_total": release.item_count, "requested_by": actor}
-        )
-        if not created and artifact.state == ExportArtifact.State.READY:
-            if (Path(settings.MEDIA_ROOT) / artifact.path).is_file():
-                return artifact
-        if not created and artifact.state == ExportArtifact.State.FAILED:
-            # A new request: the reaper counts this build's attempts afresh.
-            ExportArtifact.objects.filter(pk=artifact.pk).update(
-                state=ExportArtifact.State.PENDING, error="", attempts=0
-            )
-        elif not created and artifact.state in (ExportArtifact.State.PENDING, ExportArtifact.State.RUNNING):
-            return artifact
-        elif not created:
-            ExportArtifact.objects.filter(pk=artifact.pk).update(
-                state=ExportArtifact.State.PENDING, items_done=0, attempts=0
-            )
-        if release.item_count > SYNC_EXPORT_MAX_ITEMS:
-            job_enqueue(task_name="curation.export_build", args=[artifact.pk])  # sent after commit
-            artifact.refresh_from_db()
-            return artifact
-    export_build(artifact_id=artifact.pk, worker="web")
-    artifact.refresh_from_db()
-    return artifact
-
-
-class _BuildTakenOver(Exception):
-    """The reaper (or another worker) took the build over; this writer stops and leaves the file to it."""
-
-
-def export_build(*, artifact_id: int, worker: str = "") -> ExportArtifact | None:
-    """Write one export zip (idempotent: a ready artifact whose file exists is left alone). Used by the worker."""
-    from curation.exports import write_export_zip
-
-    artifact = ExportArtifact.objects.select_related("release__project").filter(pk=artifact_id).first()
-    if artifact is None:
-        return None
-    path = _export_path(artifact.release, artifact.format)
-    absolute = Path(settings.MEDIA_ROOT) / path
-    if artifact.state == ExportArtifact.State.READY and absolute.is_file():
-        return artifact
-    # Claimed by one conditional UPDATE: a waiting or failed build (or a ready one whose file is gone), or one whose
-    # writer went silent.
-    waiting = Q(state__in=(ExportArtifact.State.PENDING, ExportArtifact.State.FAILED, ExportArtifact.State.READY))
-    token = job_take(
-        ExportArtifact,
-        artifact_id,
-        worker=worker,
-        waiting=waiting,
-        items_done=0,
-        items_total=artifact.release.item_count,
-    )
-    if token is None:
-        artifact.refresh_from_db()
-        return artifact  # a live worker is writing it (or it is ready): a duplicate message exits quietly
-    mine = ExportArtifact.objects.filter(pk=artifact_id, claim_token=token)
-    done = 0
-
-    def progress(count: int) -> None:
-        nonlocal done
-        done += count
-        if done % ITEM_CHUNK == 0 or done == artifact.release.item_count:
-            if not mine.update(items_done=done, heartbeat_at=timezone.now()):
-                raise _BuildTakenOver(artifact_id)
-
-    absolute.parent.mkdir(parents=True, exist_ok=True)
-    temporary = absolute.with_suffix(f".{token}.partial")
-    try:
-        # Beats every 1,000 items, and from a side thread however long one stretch of the writer takes.
-        with job_heartbeating(lambda: bool(mine.update(heartbeat_at=timezone.now()))):
-            digest, size = write_export_zip(artifact.release, artifact.format, temporary, progress=progress)
-        if not mine.exists():
-            raise _BuildTakenOver(artifact_id)
-        temporary.replace(absolute)
-    except _BuildTakenOver:
-        temporary.unlink(missing_ok=True)
-        artifact.refresh_from_db()
-        return artifact
-    except Exception as error:
-        temporary.unlink(missing_ok=True)
-        mine.update(state=ExportArtifact.State.FAILED, error=str(error)[:2000], claim_token="")
-        raise
-    mine.update(
-        state=ExportArtifact.State.READY,
-        path=str(path),
-        sha256=digest,
-        size_bytes=size,
-        items_done=artifact.release.item_count,
-        finished_at=timezone.now(),
-        heartbeat_at=timezone.now(),
-        claim_token="",
-        error="",
-    )
-    artifact.refresh_from_db()
-    return artifact
-
-
-def exports_reap(*, stall_s: float | None = None) -> int:
-    """Send a build whose writer went silent back to the exports queue, or fail it after TATCURATE_JOB_MAX_ATTEMPTS
-    builds; returns how many were reaped. Run by the beat reaper (curation.jobs_reap)."""
-    return job_requeue(
-        rows=ExportArtifact.objects.filter(_silent(stall_s)),
-        task_name="curation.export_build",
-        max_attempts=settings.TATCURATE_JOB_MAX_ATTEMPTS,
-        describe=_describe_export,
-    )
-
-
-def exports_release_for_worker(*, worker: str) -> int:
-    """Send the builds `worker` was writing back to the exports queue at once; returns how many. Called on Celery's
-    worker_shutdown and worker_ready (curation.jobs)."""
-    return job_requeue(
-        rows=ExportArtifact.objects.filter(state=ExportArtifact.State.RUNNING, worker=worker),
-        task_name="curation.export_build",
-        max_attempts=None,
-        describe=_describe_export,
-    )
-
-
-def export_file(*, artifact: ExportArtifact) -> Path:
-    """The file of a ready export; Conflict while it is still being built."""
-    if artifact.state != ExportArtifact.State.READY:
-        raise Conflict(f"The {artifact.format} export is {artifact.get_state_display().lower()}; try again shortly.")
-    absolute = Path(settings.MEDIA_ROOT) / artifact.path
-    if not absolute.is_file():
-        raise NotFound("The export file is missing; request the export again.")
-    return absolute

@@ -1,0 +1,1 @@
+"""The writes of releases, one module per noun: cut (freeze, hash, split), jobs (the cut and export kinds), exports."""
