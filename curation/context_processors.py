@@ -10,9 +10,8 @@ def navigation(request: HttpRequest) -> dict[str, object]:
     user = getattr(request, "user", None)
     if user is None or not user.is_authenticated:
         return {"nav_projects": [], "nav_project": None}
-    from curation.models import Membership
+    from curation.members.selectors import is_qualified_annotator
     from curation.selectors import projects_visible_to, roles_of
-    from curation.states import Role
 
     projects = list(projects_visible_to(user).only("slug", "name")[:20])
     match = getattr(request, "resolver_match", None)
@@ -23,8 +22,6 @@ def navigation(request: HttpRequest) -> dict[str, object]:
     nav_project = None
     if current is not None:
         roles = roles_of(user=user, project=current)
-        qualified = Membership.objects.filter(
-            user=user, project=current, role=Role.ANNOTATOR, is_qualified=True
-        ).exists()
+        qualified = is_qualified_annotator(project=current, user=user)
         nav_project = {"project": current, "roles": roles, "qualified": qualified, "url_name": match.url_name}
     return {"nav_projects": projects, "nav_project": nav_project}

@@ -19,6 +19,7 @@ from annotate.qualification.services import clean_answer, gold_candidates, items
 from annotate.quality.intervals import wilson_interval
 from annotate.quality.models import GoldProbe, QualityDecision, QualitySettings
 from curation.errors import Conflict, InvalidInput, NotFound
+from curation.members.selectors import is_qualified_annotator
 from curation.models import Batch, Instance, Membership, Project
 from curation.selectors import instances_visible_to
 from curation.services.projects import require_role
@@ -135,7 +136,7 @@ def probe_serve(*, project: Project, user: AbstractBaseUser) -> GoldProbe | None
     quality = quality_settings_of(project)
     if quality.gold_every < 2:
         return None
-    if not Membership.objects.filter(project=project, user_id=user.pk, role=Role.ANNOTATOR, is_qualified=True).exists():
+    if not is_qualified_annotator(project=project, user=user):
         return None
     if not Instance.objects.filter(project=project, status=Status.DRAFTED, batch__state=Batch.State.OPEN).exists():
         return None
