@@ -215,6 +215,8 @@ def review_decide(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
             lambda: review.review_release(instance_id=pk, user=request.user, expected_version=version),
             f"#{pk} is back in the review pile.",
         )
+        if done:  # to the pile, not straight into the next review: with one verifier that would be this one again
+            return redirect("review-home", slug=slug)
     if not done:
         return redirect("review", slug=slug, pk=pk)
     if form.cleaned_data["then"] == "next":
@@ -234,7 +236,7 @@ def round2_home(request: HttpRequest, slug: str) -> HttpResponse:
 @require_POST
 def round2_decide(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     project_of(request, slug)
-    form = DecisionForm(request.POST, actions=("confirm", "flag"))
+    form = DecisionForm(request.POST, actions=("confirm", "flag", "release"))
     if not form.is_valid():
         messages.error(request, form_problems(form))
         return redirect("round2", slug=slug, pk=pk)
@@ -245,6 +247,14 @@ def round2_decide(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
             lambda: review.round2_confirm(instance_id=pk, user=request.user, expected_version=version),
             f"#{pk} confirmed: it is validated.",
         )
+    elif action == "release":
+        done = service_attempt(
+            request,
+            lambda: review.round2_release(instance_id=pk, user=request.user, expected_version=version),
+            f"#{pk} is back in the round-two pile.",
+        )
+        if done:
+            return redirect("review-home", slug=slug)
     else:
         done = service_attempt(
             request,
