@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from django import template
 
 from curation.table_shape import shape_from_row
@@ -9,12 +11,25 @@ from curation.table_shape import shape_from_row
 register = template.Library()
 
 
+def _comparable(text: str) -> str:
+    """A cell or an answer item as compared for highlighting: no spaces, thousands commas, % or $ signs, case."""
+    return re.sub(r"[\s,%$]", "", str(text)).lower()
+
+
 @register.inclusion_tag("curation/_data_table.html")
-def data_table(table, highlight_ids=None, header_rows: int | None = None):
+def data_table(table, highlight_ids=None, header_rows: int | None = None, answer=None):
+    """The table; the cells of its first column are `first-col` (kept in view while it scrolls sideways), and with
+    `answer` (the instance's answer items) the cells holding an answer item are `answer-cell`: the answer's source
+    cells, as far as the text tells."""
     shape = shape_from_row(table)
     rows = shape.html_layout()
     if header_rows is None:
         header_rows = shape.html_header_rows()
+    wanted = {_comparable(item) for item in (answer or []) if _comparable(item)}
+    for row in rows:
+        for cell in row:
+            cell["first"] = cell["column"] == 0
+            cell["answer"] = bool(wanted) and _comparable(cell["text"]) in wanted
     return {
         "table": table,
         "head": rows[:header_rows],
