@@ -1,0 +1,72 @@
+"""Day-one page fixes: banners only for the current project, the exam results page inside its project's
+navigation, the role message's article, and a 403 logged on one line."""
+
+from __future__ import annotations
+
+import logging
+
+from django.test import Client
+
+from annotate.qualification.guidelines import guidelines_ensure_default
+from annotate.qualification.models import QualificationAttempt
+from curation.members.views import with_article
+from curation.models import Membership
+from curation.services.projects import project_create
+from curation.states import Role
+from tests.conftest import PASSWORD
+
+
+def logged_in(username: str) -> Client:
+    client = Client()
+    assert client.login(username=username, password=PASSWORD)
+    return client
+
+
+def test_a_projects_page_shows_only_its_own_guideline_banners(project, personas):
+    other = project_create(name="Other project", creator=None, slug="other")
+    Membership.objects.create(user=personas["annotator"], project=other, role=Role.ANNOTATOR)
+    guidelines_ensure_default(project=project)
+    guidelines_ensure_default(project=other)
+    client = logged_in("annotator")
+    on_project = client.get(f"/p/{project.slug}/").content.decode()
+    assert f'data-project="{project.slug}"' in on_project and 'data-project="other"' not in on_project
+    home = client.get("/").content.decode()
+    assert f'data-project="{project.slug}"' in home and 'data-project="other"' in home
+
+
+def test_the_exam_results_page_has_the_project_navigation(project, personas):
+    attempt = QualificationAttempt.objects.create(project=project, user=personas["novice"], item_ids=[])
+    html = logged_in("novice").get(f"/qualification/attempts/{attempt.pk}/").content.decode()
+    assert 'class="project-nav' in html or "project-nav" in html
+
+
+def test_the_role_message_has_the_right_article(project, personas, make_user):
+    assert (with_article("annotator"), with_article("verifier")) == ("an annotator", "a verifier")
+    make_user("newcomer")
+    response = logged_in("manager").post(
+        f"/p/{project.slug}/members/", {"username": "newcomer", "role": "annotator"}, follow=True
+    )
+    assert "newcomer is now an annotator of Test Project." in response.content.decode()
+
+
+def test_a_403_is_logged_on_one_line(settings):
+    from curation.log_filters import RefusalsOnOneLine
+
+    assert "refusals_on_one_line" in settings.LOGGING["handlers"]["console"]["filters"]
+    try:
+        raise PermissionError("Only a manager of this project may see its members.")
+    except PermissionError:
+        import sys
+
+        exc_info = sys.exc_info()
+
+    def record(status: int) -> logging.LogRecord:
+        made = logging.LogRecord("django.request", logging.WARNING, __file__, 1, "Forbidden: %s", ("/p/x/",), exc_info)
+        made.status_code = status
+        return made
+
+    refused, failed = record(403), record(500)
+    RefusalsOnOneLine().filter(refused)
+    RefusalsOnOneLine().filter(failed)
+    assert "\n" not in logging.Formatter("%(levelname)s %(name)s %(message)s").format(refused)
+    assert "Traceback" in logging.Formatter("%(message)s").format(failed)  # a fault keeps its traceback
