@@ -70,3 +70,28 @@ def test_a_403_is_logged_on_one_line(settings):
     RefusalsOnOneLine().filter(failed)
     assert "\n" not in logging.Formatter("%(levelname)s %(name)s %(message)s").format(refused)
     assert "Traceback" in logging.Formatter("%(message)s").format(failed)  # a fault keeps its traceback
+
+
+def test_skip_and_stop_claims_nothing_new(project, personas, drafts):
+    from curation.models import Instance
+    from curation.states import Status
+    from tests.annotate.queue_helpers import queue_next
+
+    held = queue_next(project=project, user=personas["annotator"])
+    client = logged_in("annotator")
+    response = client.post(f"/p/{project.slug}/work/{held.pk}/skip/", {"reason": "not my field", "then": "stop"})
+    assert response.status_code == 302 and response["Location"] == f"/p/{project.slug}/work/"
+    assert not Instance.objects.filter(author=personas["annotator"], status=Status.IN_REFINEMENT).exists()
+    assert Instance.objects.get(pk=held.pk).status == Status.DRAFTED
+    workspace = client.get(f"/p/{project.slug}/work/")
+    assert workspace.status_code == 200
+
+
+def test_the_draft_diff_sits_at_the_top_of_the_form_panel_not_below_submit(project, personas, drafts):
+    from tests.annotate.queue_helpers import queue_next
+
+    held = queue_next(project=project, user=personas["annotator"])
+    html = logged_in("annotator").get(f"/p/{project.slug}/work/{held.pk}/").content.decode()
+    panel = html[html.index('class="ws-form"') :]
+    assert panel.index('id="diff-container"') < panel.index('id="submit-button"')
+    assert 'id="skip-stop"' in html
