@@ -16,16 +16,27 @@ def _comparable(text: str) -> str:
     return re.sub(r"[\s,%$]", "", str(text)).lower()
 
 
+# A number as a rationale quotes it: "72.8", "1,204", "-3.5", "12%" — not a table's number ("Table 1").
+RATIONALE_NUMBER = re.compile(r"(?<![Tt]able )(?<![\d.,])-?\d[\d,]*(?:\.\d+)?%?")
+
+
+def source_values(instance) -> set[str]:
+    """What the answer was taken or computed from, as far as the text tells: its answer items and the numbers its
+    rationale quotes (comparable form)."""
+    values = [*(instance.answer or []), *RATIONALE_NUMBER.findall(instance.rationale or "")]
+    return {_comparable(value) for value in values} - {""}
+
+
 @register.inclusion_tag("curation/_data_table.html")
 def data_table(table, highlight_ids=None, header_rows: int | None = None, answer=None):
     """The table; the cells of its first column are `first-col` (kept in view while it scrolls sideways), and with
-    `answer` (the instance's answer items) the cells holding an answer item are `answer-cell`: the answer's source
-    cells, as far as the text tells."""
+    `answer` (an instance) the cells holding its answer items or the numbers its rationale quotes are `answer-cell`:
+    the answer's source cells, as far as the text tells."""
     shape = shape_from_row(table)
     rows = shape.html_layout()
     if header_rows is None:
         header_rows = shape.html_header_rows()
-    wanted = {_comparable(item) for item in (answer or []) if _comparable(item)}
+    wanted = source_values(answer) if answer is not None else set()
     for row in rows:
         for cell in row:
             cell["first"] = cell["column"] == 0

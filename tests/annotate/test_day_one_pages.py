@@ -95,3 +95,18 @@ def test_the_draft_diff_sits_at_the_top_of_the_form_panel_not_below_submit(proje
     panel = html[html.index('class="ws-form"') :]
     assert panel.index('id="diff-container"') < panel.index('id="submit-button"')
     assert 'id="skip-stop"' in html
+
+
+def test_the_answer_and_the_numbers_its_rationale_quotes_mark_their_cells(project, personas, context):
+    from types import SimpleNamespace
+
+    from curation.templatetags.tables import data_table, source_values
+
+    table = context.tables.get()  # Model/Acc; A 87.3; B 81.0
+    instance = SimpleNamespace(answer=["6.3"], rationale="Table 1: A has 87.3 and B has 81.0; 87.3 minus 81.0 is 6.3.")
+    assert source_values(instance) == {"6.3", "87.3", "81.0"}  # not the "1" of "Table 1"
+    rendered = data_table(table, answer=instance)
+    marked = [c["text"] for row in rendered["head"] + rendered["body"] for c in row if c["answer"]]
+    assert marked == ["87.3", "81.0"]
+    assert [c["text"] for row in rendered["body"] for c in row if c["first"]] == ["A", "B"]
+    assert not any(c["answer"] for row in data_table(table)["body"] for c in row)
