@@ -11,8 +11,14 @@ def guidelines_banner(request: HttpRequest) -> dict[str, object]:
     `unread_announcements`: announcements to the viewer they have not marked read (each with its HTML)."""
     from annotate.batches.selectors import unread_announcements
     from annotate.qualification.selectors import unread_guidelines
+    from curation.context_processors import current_project_slug
 
     user = getattr(request, "user", None)
     if user is None or not user.is_authenticated:
         return {"unread_guidelines": [], "unread_announcements": []}
-    return {"unread_guidelines": unread_guidelines(user), "unread_announcements": unread_announcements(user)}
+    guidelines, announcements = unread_guidelines(user), unread_announcements(user)
+    slug = current_project_slug(request)
+    if slug:  # a project's page shows that project's banners only (the home page shows them all)
+        guidelines = [p for p in guidelines if p.slug == slug]
+        announcements = [row for row in announcements if row["announcement"].project.slug == slug]
+    return {"unread_guidelines": guidelines, "unread_announcements": announcements}

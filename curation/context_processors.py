@@ -5,26 +5,30 @@ from __future__ import annotations
 from django.http import HttpRequest
 
 
+def current_project_slug(request: HttpRequest) -> str | None:
+    """The slug of the project a page belongs to: its URL's <slug>, or what a view set as `request.project_slug`
+    for a page addressed without one (an exam attempt)."""
+    match = getattr(request, "resolver_match", None)
+    return (match.kwargs.get("slug") if match else None) or getattr(request, "project_slug", None)
+
+
 def navigation(request: HttpRequest) -> dict[str, object]:
     """`nav_projects` for the top bar; `nav_project` (project, roles, qualified) on pages under /p/<slug>/."""
     user = getattr(request, "user", None)
     if user is None or not user.is_authenticated:
         return {"nav_projects": [], "nav_project": None}
-    from curation.models import Membership
+    from curation.members.selectors import is_qualified_annotator
     from curation.selectors import projects_visible_to, roles_of
-    from curation.states import Role
 
     projects = list(projects_visible_to(user).only("slug", "name")[:20])
     match = getattr(request, "resolver_match", None)
-    slug = match.kwargs.get("slug") if match else None
+    slug = current_project_slug(request)
     current = next((p for p in projects if p.slug == slug), None)
     if current is None and slug:
         current = projects_visible_to(user).filter(slug=slug).first()
     nav_project = None
     if current is not None:
         roles = roles_of(user=user, project=current)
-        qualified = Membership.objects.filter(
-            user=user, project=current, role=Role.ANNOTATOR, is_qualified=True
-        ).exists()
+        qualified = is_qualified_annotator(project=current, user=user)
         nav_project = {"project": current, "roles": roles, "qualified": qualified, "url_name": match.url_name}
     return {"nav_projects": projects, "nav_project": nav_project}

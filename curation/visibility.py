@@ -209,6 +209,13 @@ class ModelEndpointQuerySet(ProjectScopedQuerySet):
         return self.filter(scope)
 
 
+# What "a qualified annotator" is, in one place: an annotator membership whose qualification stands, however it was
+# given (the exam passed, a manager's vouch, a restore after a hidden-gold pause: each sets `is_qualified`).
+# Read through `curation.members.selectors.is_qualified_annotator` / `qualified_annotators`; the claim's SQL in
+# curation/services/lifecycle.py and the queue's one-query read in annotate/work/queue.py repeat it inline.
+QUALIFIED = Q(role=Role.ANNOTATOR, is_qualified=True)
+
+
 def can_read_gold(*, user: Viewer, project_id: int) -> bool:
     """Gold answers are for managers, verifiers and *qualified* annotators of the project (and operators): the exam
     is drawn from gold data, so an annotator who has not passed it never sees a gold answer."""
@@ -219,4 +226,4 @@ def can_read_gold(*, user: Viewer, project_id: int) -> bool:
     if sees_every_project(user, CURATORS):
         return True
     memberships = Membership.objects.filter(user_id=user.pk, project_id=project_id)
-    return memberships.filter(Q(role__in=[str(role) for role in CURATORS]) | Q(is_qualified=True)).exists()
+    return memberships.filter(Q(role__in=[str(role) for role in CURATORS]) | QUALIFIED).exists()

@@ -17,3 +17,41 @@
   document.addEventListener("DOMContentLoaded", function () { label(document); });
   document.addEventListener("htmx:afterSwap", function (event) { label(event.target); });
 })();
+
+// A data table wider than its box scrolls inside it (app.css keeps its header row and first column in view): mark
+// the box `data-scrolls` and say above it how many columns lie to the right, so nobody misses them. Runs again when
+// the window is resized.
+(function () {
+  function mark() {
+    document.querySelectorAll(".table-wrap").forEach(function (wrap) {
+      var table = wrap.querySelector("table");
+      var hint = wrap.previousElementSibling && wrap.previousElementSibling.classList.contains("scroll-hint")
+        ? wrap.previousElementSibling : null;
+      if (!table || table.scrollWidth <= wrap.clientWidth + 1) {
+        wrap.removeAttribute("data-scrolls");
+        if (hint) hint.remove();
+        return;
+      }
+      wrap.setAttribute("data-scrolls", "x");
+      var row = table.querySelector("tbody tr") || table.querySelector("tr");
+      var hidden = row ? Array.prototype.filter.call(row.children, function (cell) {
+        return cell.offsetLeft + cell.offsetWidth > wrap.clientWidth + 1;
+      }).length : 0;
+      if (!hint) {
+        hint = document.createElement("p");
+        hint.className = "scroll-hint";
+        wrap.parentNode.insertBefore(hint, wrap);
+      }
+      hint.textContent = "Wider than this box: scroll it sideways" + (hidden ? " for " + hidden + " more column" + (hidden === 1 ? "" : "s") : "") + " →";
+    });
+  }
+  // Sizes change on load, resize, a swap or a section opening: a ResizeObserver sees every one.
+  var observer = window.ResizeObserver ? new ResizeObserver(function () { mark(); }) : null;
+  function watch() {
+    mark();
+    if (observer) document.querySelectorAll(".table-wrap, .table-wrap > table").forEach(function (box) { observer.observe(box); });
+  }
+  document.addEventListener("DOMContentLoaded", watch);
+  window.addEventListener("resize", mark);
+  document.addEventListener("htmx:afterSwap", watch);
+})();

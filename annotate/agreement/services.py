@@ -25,7 +25,8 @@ from annotate.work.queue import lease_deadline
 from annotate.work.workspace import submission_problems
 from curation.answer_types import ANSWER_TYPES, SCALES
 from curation.errors import Conflict, InvalidInput, NotFound, NotPermitted
-from curation.models import Instance, Membership, Project
+from curation.members.selectors import is_qualified_annotator
+from curation.models import Instance, Project
 from curation.services.instances import answer_kind_suggested, context_table_ids, instance_adopt, revision_fields
 from curation.services.lifecycle import instance_is_resumed
 from curation.services.projects import require_role
@@ -172,9 +173,7 @@ def copy_serve(*, project_id: int, user: AbstractBaseUser) -> CopyServed | None:
             lease_expires_at=deadline
         )
         return CopyServed(held.pk, deadline, "held")
-    if not Membership.objects.filter(
-        project_id=project_id, user_id=user.pk, role=Role.ANNOTATOR, is_qualified=True
-    ).exists():
+    if not is_qualified_annotator(project=project_id, user=user):
         return None
     now = timezone.now()
     open_copies = (

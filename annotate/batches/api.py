@@ -3,6 +3,8 @@ announcements (managers post, annotators and verifiers mark them read)."""
 
 from __future__ import annotations
 
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.request import Request
@@ -92,8 +94,22 @@ class GatingApi(APIView):
         return Response({"gating": project.gating})
 
 
+class ZonedDateTimeField(serializers.DateTimeField):
+    """An ISO 8601 moment that names its time zone: DRF would read "2027-01-15T17:00" as the server's zone (UTC)
+    without a word, so a value without one is refused with the reason."""
+
+    def to_internal_value(self, value: object) -> object:
+        if isinstance(value, str):
+            parsed = parse_datetime(value.strip())
+            if parsed is not None and timezone.is_naive(parsed):
+                raise serializers.ValidationError(
+                    f"{value!r} has no time zone; add one, e.g. {value.strip()}Z (UTC) or {value.strip()}+01:00."
+                )
+        return super().to_internal_value(value)
+
+
 class DeadlineSerializer(serializers.Serializer):
-    deadline_at = serializers.DateTimeField(allow_null=True, help_text="ISO 8601 with a time zone; null removes it")
+    deadline_at = ZonedDateTimeField(allow_null=True, help_text="ISO 8601 with a time zone; null removes it")
 
 
 class BatchDeadlineApi(APIView):

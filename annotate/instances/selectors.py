@@ -12,6 +12,7 @@ from django.db.models import Q, QuerySet
 
 from annotate.instances.filters import InstanceFilterSet
 from curation import selectors
+from curation.members.selectors import qualified_annotators
 from curation.models import Batch, Membership, Paper, Project, ReasoningType
 from curation.states import Role
 
@@ -71,10 +72,6 @@ def browse_choices(
         "reasoning_types": ReasoningType.objects.filter(project=project).select_related("parent"),
         "annotators": annotators,
         "qualified": (
-            Membership.objects.filter(project=project, role=Role.ANNOTATOR, is_qualified=True)
-            .select_related("user")
-            .order_by("user__username")
-            if sees_team
-            else Membership.objects.none()
+            qualified_annotators(project=project).order_by("user__username") if sees_team else Membership.objects.none()
         ),
     }

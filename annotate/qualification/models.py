@@ -89,3 +89,30 @@ class GuidelinesRead(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user} read v{self.guidelines.version}"
+
+
+class Vouch(models.Model):
+    """A manager's recorded decision that an annotator is qualified without the exam (a new project's first
+    annotators have no gold to be examined on). Revoking it takes back the qualification it gave."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="vouches")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    vouched_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    reason = models.TextField()
+    created_at = models.DateTimeField(auto_now_add=True)
+    gave_qualification = models.BooleanField(help_text="False when the annotator was qualified already")
+    revoked_at = models.DateTimeField(null=True, blank=True)
+    revoked_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+
+    class Meta:
+        ordering = ["project", "-created_at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["project", "user"], condition=models.Q(revoked_at=None), name="one_standing_vouch"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.vouched_by} vouches for {self.user} in {self.project}"

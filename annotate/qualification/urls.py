@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from django.urls import path
 
-from annotate.qualification import api, views
+from annotate.qualification import api, views, vouch_views
 
 page_patterns = [
     path("p/<slug:slug>/guidelines/", views.guidelines_page, name="guidelines"),
     path("p/<slug:slug>/qualification/", views.qualification_page, name="qualification"),
     path("p/<slug:slug>/qualification/start/", views.qualification_start, name="qualification-start"),
     path("p/<slug:slug>/qualification/manage/", views.qualification_manage, name="qualification-manage"),
+    path("p/<slug:slug>/vouches/", vouch_views.vouch_create, name="vouch-create"),
+    path("p/<slug:slug>/vouches/<int:pk>/revoke/", vouch_views.vouch_revoke, name="vouch-revoke"),
     path("qualification/attempts/<int:pk>/", views.attempt_page, name="qualification-attempt"),
     path("qualification/attempts/<int:pk>/save/", views.attempt_save, name="qualification-attempt-save"),
     path("qualification/attempts/<int:pk>/submit/", views.attempt_submit, name="qualification-attempt-submit"),

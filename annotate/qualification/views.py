@@ -109,6 +109,7 @@ def attempt_page(request: HttpRequest, pk: int) -> HttpResponse:
         attempt.refresh_from_db()
         messages.info(request, "Time ran out: your attempt was scored with the answers saved before the deadline.")
     project = attempt.project
+    request.project_slug = project.slug  # the project navigation, although the address has no slug
     exam = services.settings_of(project)
     is_own = attempt.user_id == request.user.pk
     context: dict[str, Any] = {"attempt": attempt, "project": project, "exam": exam, "is_own": is_own}

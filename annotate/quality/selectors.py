@@ -9,6 +9,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from annotate.quality.models import GoldProbe, QualityDecision
 from annotate.quality.services import gold_figure, is_below_threshold, quality_settings_of
 from curation.errors import NotPermitted
+from curation.members.selectors import is_qualified_annotator
 from curation.models import Membership, Project
 from curation.selectors import roles_of
 from curation.states import Role
@@ -23,10 +24,8 @@ def is_paused(*, last_decision: QualityDecision | None, is_qualified: bool) -> b
 def pause_of(*, project: Project, user: AbstractBaseUser) -> QualityDecision | None:
     """The decision that pauses this annotator now, or None: what the queue tells them and why."""
     last = QualityDecision.objects.filter(project=project, user_id=user.pk).order_by("-created_at", "-id").first()
-    is_qualified = Membership.objects.filter(
-        project=project, user_id=user.pk, role=Role.ANNOTATOR, is_qualified=True
-    ).exists()
-    return last if is_paused(last_decision=last, is_qualified=is_qualified) else None
+    qualified = is_qualified_annotator(project=project, user=user)
+    return last if is_paused(last_decision=last, is_qualified=qualified) else None
 
 
 def gold_figures(*, user: AbstractBaseUser, project: Project) -> dict[str, Any]:

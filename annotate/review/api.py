@@ -132,6 +132,10 @@ class RestoreSerializer(VersionSerializer):
     reason = serializers.CharField(max_length=500, required=False, allow_blank=True, default="")
 
 
+class RevisionRestoreSerializer(VersionSerializer):
+    revision = serializers.IntegerField(min_value=1, help_text="The number of the revision to restore")
+
+
 class PingSerializer(serializers.Serializer):
     activity = serializers.ChoiceField(choices=["review1", "review2", "discussion"])
 

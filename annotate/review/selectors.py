@@ -25,6 +25,7 @@ from curation.members.selectors import qualified_annotators
 from curation.models import Context, Instance, InstanceRevision, Paper, Project
 from curation.pagination import capped_count
 from curation.selectors import instances_visible_to, papers_visible_to, roles_of
+from curation.services.instances import may_edit_now, revision_fields, revision_restorable
 from curation.states import Role, Status
 
 # What a revision diff compares, in the order a reader scans an instance.
@@ -97,10 +98,19 @@ def revision_diff(*, before: dict[str, Any], after: dict[str, Any]) -> list[dict
 
 
 def history_data(
-    *, user: AbstractBaseUser, instance_id: int, first: int | None = None, second: int | None = None
+    *,
+    user: AbstractBaseUser,
+    instance_id: int,
+    first: int | None = None,
+    second: int | None = None,
+    restore: int | None = None,
 ) -> dict[str, Any]:
-    """An instance's revisions, transitions and a diff between two of its revisions (default: the last two)."""
+    """An instance's revisions, transitions and a diff between two of its revisions (default: the last two); for
+    whoever may edit it now (`may_edit_now`), `can_restore`, and with `restore` the revision offered for restoring
+    with what restoring it would change (`restore_diff`: now → that revision)."""
     instance, revisions, events = instance_record(user=user, instance_id=instance_id)
+    can_restore = may_edit_now(instance=instance, user=user)
+    offered = next((r for r in revisions if r.number == restore), None) if can_restore else None
     numbers = [r.number for r in revisions]
     diff = None
     chosen: tuple[InstanceRevision, InstanceRevision] | None = None
@@ -118,6 +128,11 @@ def history_data(
         "diff": diff,
         "comments": list(comments_of(instance)),
         "is_manager": Role.MANAGER in roles_of(user=user, project=instance.project),
+        "can_restore": can_restore,
+        "restore_offered": offered,
+        "restore_diff": revision_diff(before=revision_fields(instance), after=revision_restorable(offered))
+        if offered
+        else None,
     }
 
 

@@ -102,8 +102,8 @@ def review_candidates(*, project: Project, user: AbstractBaseUser):
 
 
 def _given_back_recently(user: AbstractBaseUser) -> Exists:
-    """The instance was given back by this verifier within TATCURATE_SET_ASIDE_HOURS: their Next passes over it
-    (others take it meanwhile; they can still claim it from their list)."""
+    """The instance was given back by this verifier within TATCURATE_SET_ASIDE_HOURS: their Next serves it only
+    once nothing else waits for them (others take it first; with one verifier it comes back to them)."""
     return Exists(
         TransitionEvent.objects.filter(
             instance_id=OuterRef("pk"),
@@ -133,7 +133,8 @@ def review_claim(*, instance_id: int, user: AbstractBaseUser, expected_version: 
 
 
 def review_next(*, project: Project, user: AbstractBaseUser) -> Instance | None:
-    """The verifier's next review: the one they hold, else instances returning to them, else the oldest submitted.
+    """The verifier's next review: the one they hold, else instances returning to them, else the oldest submitted;
+    what they gave back lately comes last (`_given_back_recently`); it never strands.
 
     Each claim is one compare-and-set; a lost race moves on to the next candidate. None when nothing waits.
     Other verifiers' expired reviews are returned by the periodic reaper (annotate.leases_reap), never here.
@@ -145,11 +146,15 @@ def review_next(*, project: Project, user: AbstractBaseUser) -> Instance | None:
     lost: set[int] = set()
     while True:
         with transaction.atomic():
-            qs = review_candidates(project=project, user=user).exclude(pk__in=lost).exclude(_given_back_recently(user))
+            qs = (
+                review_candidates(project=project, user=user)
+                .exclude(pk__in=lost)
+                .annotate(set_aside=_given_back_recently(user))
+            )
             if connection.vendor == "postgresql":
                 qs = qs.select_for_update(skip_locked=True, of=("self",))
-            # Resubmissions come back to their verifier first; then oldest first.
-            candidates = list(qs.order_by(*ROUND1_ORDER).only("id", "version")[:CLAIM_CANDIDATES])
+            # Resubmissions come back to their verifier first; then oldest first; what they gave back last.
+            candidates = list(qs.order_by("set_aside", *ROUND1_ORDER).only("id", "version")[:CLAIM_CANDIDATES])
             if not candidates:
                 return None
             for candidate in candidates:
@@ -169,8 +174,8 @@ def review_lease_renew(*, instance_id: int, user: AbstractBaseUser) -> Instance 
 
 @transaction.atomic
 def review_release(*, instance_id: int, user: AbstractBaseUser, expected_version: int | None = None) -> Instance:
-    """Give a claimed review back to the pile for every other verifier (the lifecycle unassigns it); it stays out
-    of this verifier's Next for TATCURATE_SET_ASIDE_HOURS, though they may still claim it from their list."""
+    """Give a claimed review back to the pile (the lifecycle unassigns it): other verifiers' Next serves it as
+    before, this verifier's only after everything else for TATCURATE_SET_ASIDE_HOURS (`review_next`)."""
     instance = _instance(instance_id)
     return instance_transition(
         instance_id=instance_id,
@@ -290,6 +295,24 @@ def round2_claim(*, instance_id: int, user: AbstractBaseUser) -> Instance:
         reason="took the round-two review",
         assignments={"lease_expires_at": lease_deadline()},
     )
+
+
+@transaction.atomic
+def round2_release(*, instance_id: int, user: AbstractBaseUser, expected_version: int) -> Instance:
+    """Give a held round-two review back: audited as a move by its holder, then unassigned, so it waits for the
+    next taker again (the holder's own Next included, after older ones: `round2_next` goes by `updated_at`)."""
+    instance = instance_transition(
+        instance_id=instance_id,
+        target=Status.ROUND2_REVIEW,
+        actor=user,
+        expected_status=Status.ROUND2_REVIEW,
+        expected_version=expected_version,
+        reason="round-two review given back",
+    )
+    if instance.round2_reviewer_id != user.pk:  # pragma: no cover - the lifecycle refuses anyone else
+        raise NotPermitted("Only the annotator holding this round-two review may give it back.")
+    Instance.objects.filter(pk=instance_id).update(round2_reviewer=None, lease_expires_at=None)
+    return _instance(instance_id)
 
 
 def round2_next(*, project: Project, user: AbstractBaseUser) -> Instance | None:

@@ -8,6 +8,7 @@ from annotate.instances import services as instance_services
 from annotate.review import api as api_review
 from annotate.review import services as review
 from annotate.review import views as views_review
+from curation.services.instances import instance_revision_restore
 
 page_patterns = [
     path("p/<slug:slug>/review/", views_review.review_home, name="review-home"),
@@ -26,6 +27,7 @@ page_patterns = [
     path("p/<slug:slug>/history/<int:pk>/", views_review.history_page, name="review-history"),
     path("p/<slug:slug>/history/<int:pk>/discard/", views_review.instance_discard, name="instance-discard"),
     path("p/<slug:slug>/history/<int:pk>/restore/", views_review.instance_restore, name="instance-restore"),
+    path("p/<slug:slug>/history/<int:pk>/restore-revision/", views_review.revision_restore, name="revision-restore"),
 ]
 
 api_patterns = [
@@ -111,5 +113,24 @@ api_patterns = [
             description="A manager restores a discarded instance as a draft.",
         ),
         name="api-instance-restore",
+    ),
+    path(
+        "instances/<int:pk>/revisions/restore/",
+        api_review.RoundVersionedStepApi.as_view(
+            step=instance_revision_restore,
+            input_serializer=api_review.RevisionRestoreSerializer,
+            actor_keyword="actor",
+            description="Undo: restore an earlier revision as a new one (whoever may edit the instance now; 409 when "
+            "expected_version is stale).",
+        ),
+        name="api-revision-restore",
+    ),
+    path(
+        "instances/<int:pk>/round2/release/",
+        api_review.RoundVersionedStepApi.as_view(
+            step=review.round2_release,
+            description="Give a held round-two review back; it waits for the next taker again.",
+        ),
+        name="api-round2-release",
     ),
 ]

@@ -17,12 +17,13 @@ from annotate.agreement.selectors import awaiting_second_count
 from annotate.instances import services as instance_services
 from annotate.review import selectors as review_selectors
 from annotate.review import services as review
-from annotate.review.api import DiscardSerializer, ReplySerializer, RestoreSerializer
+from annotate.review.api import DiscardSerializer, ReplySerializer, RestoreSerializer, RevisionRestoreSerializer
 from annotate.review.models import ReviewComment
 from annotate.review.pages import page_context, project_of
 from curation.answer_types import ANSWER_TYPE_LABELS, SCALE_LABELS
 from curation.models import Instance, Project
 from curation.page_errors import form_problems, service_attempt
+from curation.services.instances import instance_revision_restore
 from curation.states import Role
 
 COMMENT_FIELDS = [(value or "instance", label) for value, label in ReviewComment.Field.choices]
@@ -215,6 +216,8 @@ def review_decide(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
             lambda: review.review_release(instance_id=pk, user=request.user, expected_version=version),
             f"#{pk} is back in the review pile.",
         )
+        if done:  # to the pile, not straight into the next review: with one verifier that would be this one again
+            return redirect("review-home", slug=slug)
     if not done:
         return redirect("review", slug=slug, pk=pk)
     if form.cleaned_data["then"] == "next":
@@ -234,7 +237,7 @@ def round2_home(request: HttpRequest, slug: str) -> HttpResponse:
 @require_POST
 def round2_decide(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     project_of(request, slug)
-    form = DecisionForm(request.POST, actions=("confirm", "flag"))
+    form = DecisionForm(request.POST, actions=("confirm", "flag", "release"))
     if not form.is_valid():
         messages.error(request, form_problems(form))
         return redirect("round2", slug=slug, pk=pk)
@@ -245,6 +248,14 @@ def round2_decide(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
             lambda: review.round2_confirm(instance_id=pk, user=request.user, expected_version=version),
             f"#{pk} confirmed: it is validated.",
         )
+    elif action == "release":
+        done = service_attempt(
+            request,
+            lambda: review.round2_release(instance_id=pk, user=request.user, expected_version=version),
+            f"#{pk} is back in the round-two pile.",
+        )
+        if done:
+            return redirect("review-home", slug=slug)
     else:
         done = service_attempt(
             request,
@@ -338,7 +349,9 @@ def history_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
         value = request.GET.get(name, "")
         return int(value) if value.isdigit() else None
 
-    data = review_selectors.history_data(user=request.user, instance_id=pk, first=number("a"), second=number("b"))
+    data = review_selectors.history_data(
+        user=request.user, instance_id=pk, first=number("a"), second=number("b"), restore=number("restore")
+    )
     if data["instance"].project_id != project.pk:
         raise Http404("No such instance in this project.")
     return render(request, "annotate/review/history.html", {**page_context(request, project), **data})
@@ -353,6 +366,24 @@ def _history_step(request: HttpRequest, slug: str, pk: int, serializer: type, st
         messages.error(request, form_problems(data))
         return redirect("review-history", slug=slug, pk=pk)
     service_attempt(request, lambda: step(instance_id=pk, actor=request.user, **data.validated_data), done)
+    return redirect("review-history", slug=slug, pk=pk)
+
+
+@login_required
+@require_POST
+def revision_restore(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    """Undo from the history page: restore a revision as a new one (version-checked; a stale page is told)."""
+    project_of(request, slug)
+    data = RevisionRestoreSerializer(data=request.POST)
+    if not data.is_valid():
+        messages.error(request, form_problems(data))
+        return redirect("review-history", slug=slug, pk=pk)
+    number = data.validated_data["revision"]
+    service_attempt(
+        request,
+        lambda: instance_revision_restore(instance_id=pk, actor=request.user, **data.validated_data),
+        f"Revision {number} restored as a new revision.",
+    )
     return redirect("review-history", slug=slug, pk=pk)
 
 

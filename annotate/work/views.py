@@ -95,4 +95,6 @@ def workspace_skip(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     _project(request, slug)
     workspace.workspace_skip(instance_id=pk, user=request.user, reason=request.POST.get("reason", ""))
     messages.info(request, "Skipped; it went back to the queue for others (you will not be given it again soon).")
+    if request.POST.get("then") == "stop":  # stop empty-handed: nothing new is claimed
+        return redirect("work-home", slug=slug)
     return work_next(request, slug)

@@ -9,6 +9,7 @@ from curation import selectors
 from curation.models import Membership, Project
 from curation.services.projects import require_role
 from curation.states import Role
+from curation.visibility import QUALIFIED
 
 
 def members_of(*, user: AbstractBaseUser, project: Project) -> QuerySet[Membership]:
@@ -18,10 +19,17 @@ def members_of(*, user: AbstractBaseUser, project: Project) -> QuerySet[Membersh
     return Membership.objects.filter(project=project).select_related("user").order_by("user__username", "role")
 
 
-def qualified_annotators(*, project: Project) -> QuerySet[Membership]:
+def qualified_annotators(*, project: Project | int) -> QuerySet[Membership]:
     """The project's qualified annotators with their users (who may claim drafts and review in round two): a read of
     the team, for a caller that has checked the viewer's role."""
-    return Membership.objects.filter(project=project, role=Role.ANNOTATOR, is_qualified=True).select_related("user")
+    project_id = project if isinstance(project, int) else project.pk
+    return Membership.objects.filter(QUALIFIED, project_id=project_id).select_related("user")
+
+
+def is_qualified_annotator(*, project: Project | int, user: AbstractBaseUser | int) -> bool:
+    """Whether `user` is a qualified annotator of `project` (QUALIFIED): the one test every check uses."""
+    user_id = user if isinstance(user, int) else user.pk
+    return qualified_annotators(project=project).filter(user_id=user_id).exists()
 
 
 def memberships_of_user(*, user: AbstractBaseUser) -> QuerySet[Membership]:

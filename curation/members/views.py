@@ -43,6 +43,11 @@ class RoleForm(forms.Form):
     role = forms.ChoiceField(choices=Role.choices)
 
 
+def with_article(role: str) -> str:
+    """'an annotator', 'a verifier', 'a manager'."""
+    return f"{'an' if role[:1] in 'aeiou' else 'a'} {role}"
+
+
 def _project(request: HttpRequest, slug: str) -> Project:
     return selectors.project_get(user=request.user, slug=slug)
 
@@ -109,7 +114,9 @@ def members(request: HttpRequest, slug: str) -> HttpResponse:
         except FORM_ERRORS as exc:
             _apply(form, exc)
         else:
-            messages.success(request, f"{membership.user.username} is now a {membership.role} of {project.name}.")
+            messages.success(
+                request, f"{membership.user.username} is now {with_article(membership.role)} of {project.name}."
+            )
             return redirect("members", slug=project.slug)
     return _members_page(request, project, add_form=form)
 
@@ -129,7 +136,7 @@ def member_role(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     except InvalidInput as exc:
         messages.error(request, exc.message)
     else:
-        messages.success(request, f"{membership.user.username} is now a {membership.role}.")
+        messages.success(request, f"{membership.user.username} is now {with_article(membership.role)}.")
     return redirect("members", slug=project.slug)
 
 

@@ -167,12 +167,48 @@ def instance_edit(
     instance = Instance.objects.select_related("project", "context").filter(pk=instance_id).first()
     if instance is None:
         raise NotFound(f"Instance {instance_id} does not exist.")
-    editor_field = _EDITORS.get(instance.status)
-    is_manager = Role.MANAGER.value in roles_in(user=actor, project_id=instance.project_id)
-    if editor_field is None or (getattr(instance, editor_field) != actor.pk and not is_manager):
+    if not may_edit_now(instance=instance, user=actor):
         raise NotPermitted("You cannot edit this instance in its current state.")
     return _edit_apply(
         instance=instance, actor=actor, expected_version=expected_version, fields=fields, kind=kind, note=note
+    )
+
+
+def may_edit_now(*, instance: Instance, user: AbstractBaseUser) -> bool:
+    """Who may edit an instance's content now (`_EDITORS`: its holder while refining, its round-one verifier while
+    deciding a flag; a manager of the project in those states): the rule of `instance_edit` and of the pages'
+    edit and restore controls."""
+    editor_field = _EDITORS.get(instance.status)
+    if editor_field is None or not user.is_authenticated:
+        return False
+    return getattr(instance, editor_field) == user.pk or Role.MANAGER.value in roles_in(
+        user=user, project_id=instance.project_id
+    )
+
+
+def revision_restorable(revision: InstanceRevision) -> dict[str, Any]:
+    """The fields a restore of `revision` writes: its editable fields (a note it carries is not one)."""
+    allowed = set(EDITABLE_FIELDS) | set(_RELATION_FIELDS)
+    return {name: value for name, value in revision.fields.items() if name in allowed}
+
+
+@transaction.atomic
+def instance_revision_restore(
+    *, instance_id: int, actor: AbstractBaseUser, expected_version: int, revision: int
+) -> Instance:
+    """Undo: write an earlier revision's fields back as a new revision ("restore"), by whoever may edit the instance
+    now and version-checked like every edit (a stale version is a Conflict: 409)."""
+    number = revision
+    restored = InstanceRevision.objects.filter(instance_id=instance_id, number=number).first()
+    if restored is None:
+        raise NotFound(f"Instance {instance_id} has no revision {number}.")
+    return instance_edit(
+        instance_id=instance_id,
+        actor=actor,
+        expected_version=expected_version,
+        fields=revision_restorable(restored),
+        kind="restore",
+        note=f"restored revision {number}",
     )
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from django import template
 
 from curation.table_shape import shape_from_row
@@ -9,12 +11,36 @@ from curation.table_shape import shape_from_row
 register = template.Library()
 
 
+def _comparable(text: str) -> str:
+    """A cell or an answer item as compared for highlighting: no spaces, thousands commas, % or $ signs, case."""
+    return re.sub(r"[\s,%$]", "", str(text)).lower()
+
+
+# A number as a rationale quotes it: "72.8", "1,204", "-3.5", "12%" — not a table's number ("Table 1").
+RATIONALE_NUMBER = re.compile(r"(?<![Tt]able )(?<![\d.,])-?\d[\d,]*(?:\.\d+)?%?")
+
+
+def source_values(instance) -> set[str]:
+    """What the answer was taken or computed from, as far as the text tells: its answer items and the numbers its
+    rationale quotes (comparable form)."""
+    values = [*(instance.answer or []), *RATIONALE_NUMBER.findall(instance.rationale or "")]
+    return {_comparable(value) for value in values} - {""}
+
+
 @register.inclusion_tag("curation/_data_table.html")
-def data_table(table, highlight_ids=None, header_rows: int | None = None):
+def data_table(table, highlight_ids=None, header_rows: int | None = None, answer=None):
+    """The table; the cells of its first column are `first-col` (kept in view while it scrolls sideways), and with
+    `answer` (an instance) the cells holding its answer items or the numbers its rationale quotes are `answer-cell`:
+    the answer's source cells, as far as the text tells."""
     shape = shape_from_row(table)
     rows = shape.html_layout()
     if header_rows is None:
         header_rows = shape.html_header_rows()
+    wanted = source_values(answer) if answer is not None else set()
+    for row in rows:
+        for cell in row:
+            cell["first"] = cell["column"] == 0
+            cell["answer"] = bool(wanted) and _comparable(cell["text"]) in wanted
     return {
         "table": table,
         "head": rows[:header_rows],

@@ -273,6 +273,7 @@
   document.getElementById("diff-button").addEventListener("click", async () => {
     const box = document.getElementById("diff-container");
     box.hidden = !box.hidden;
+    if (!box.hidden) box.scrollIntoView({ block: "start" });
     // Save first, so the diff compares the draft with what is on screen.
     if (!box.hidden && (await flush()) && window.htmx) {
       htmx.ajax("GET", root.dataset.diff, { target: "#diff-panel", swap: "outerHTML" });

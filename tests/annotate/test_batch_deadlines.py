@@ -64,7 +64,9 @@ def test_deadline_api_per_role(project, personas, open_batch, api_client_for, pe
         assert response.json()["is_overdue"] is False and response.json()["deadline_at"]
 
 
-@pytest.mark.parametrize("body", [{"deadline_at": "tomorrow"}, {}, {"deadline_at": "2001-01-01T00:00Z"}])
+@pytest.mark.parametrize(
+    "body", [{"deadline_at": "tomorrow"}, {}, {"deadline_at": "2001-01-01T00:00Z"}, {"deadline_at": "2999-01-15T17:00"}]
+)
 def test_a_bad_deadline_is_a_400_naming_the_field(project, personas, open_batch, api_client_for, body):
     response = api_client_for(personas["manager"]).post(f"/api/batches/{open_batch.pk}/deadline/", body, format="json")
     assert response.status_code == 400 and "deadline_at" in json.dumps(response.json())
@@ -146,3 +148,16 @@ def test_the_command_sets_and_clears_a_deadline_with_json(project, open_batch):
     call_command("batch_deadline", "--project", project.slug, "--batch", str(open_batch.pk), "--clear", stdout=out)
     open_batch.refresh_from_db()
     assert open_batch.deadline_at is None
+
+
+def test_a_zoneless_deadline_is_refused_saying_how_to_give_one(project, personas, open_batch, api_client_for):
+    response = api_client_for(personas["manager"]).post(
+        f"/api/batches/{open_batch.pk}/deadline/", {"deadline_at": "2999-01-15T17:00"}, format="json"
+    )
+    assert response.status_code == 400 and "has no time zone" in json.dumps(response.json())
+    zoned = api_client_for(personas["manager"]).post(
+        f"/api/batches/{open_batch.pk}/deadline/", {"deadline_at": "2999-01-15T17:00+01:00"}, format="json"
+    )
+    assert zoned.status_code == 200
+    open_batch.refresh_from_db()
+    assert open_batch.deadline_at.isoformat() == "2999-01-15T16:00:00+00:00"

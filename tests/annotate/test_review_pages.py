@@ -93,12 +93,15 @@ def test_give_back_then_next_from_the_page_does_not_hand_the_same_review_back(pe
     first = submit(project, personas["annotator"])
     second = submit(project, personas["annotator2"])
     claimed = review.review_next(project=project, user=personas["verifier"])
-    response = logged_in("verifier").post(
+    client = logged_in("verifier")
+    response = client.post(
         f"/p/{project.slug}/review/{claimed.pk}/decide/",
         {"action": "release", "expected_version": claimed.version, "then": "next"},
     )
+    assert response.status_code == 302 and response["Location"] == f"/p/{project.slug}/review/"
+    assert f'href="/p/{project.slug}/review/{claimed.pk}/"' in client.get(response["Location"]).content.decode()
     other = ({first.pk, second.pk} - {claimed.pk}).pop()
-    assert response.status_code == 302 and response["Location"] == f"/p/{project.slug}/review/{other}/"
+    assert client.post(f"/p/{project.slug}/review/next/")["Location"] == f"/p/{project.slug}/review/{other}/"
     assert Instance.objects.get(pk=claimed.pk).status == Status.SUBMITTED
     assert review.review_next(project=project, user=personas["verifier2"]).pk == claimed.pk
 

@@ -1,9 +1,41 @@
 // Layout check (tests/browser/test_layout.py): for every visible control of <main>, scroll it into view and ask
-// what the browser finds at its centre, whether it has a label and (a button) the app's style; a box that hides its overflow must contain it; the page must not scroll sideways.
-() => {
+// what the browser finds at its centre, whether it has a label and (a button) the app's style; a box that hides its overflow must contain it; the page must not scroll sideways;
+// a data table wider than its box scrolls in a box that shows it, header row and first column kept in view.
+async () => {
+  // The page loaded, then two frames: what its scripts do on load and on a resize (tables.js marking wide tables)
+  // has run.
+  if (document.readyState !== "complete") await new Promise(done => addEventListener("load", done, {once: true}));
+  await new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)));
   const problems = [];
   const doc = document.documentElement;
   if (doc.scrollWidth > doc.clientWidth + 1) problems.push(`page scrolls sideways: ${doc.scrollWidth} > ${doc.clientWidth}`);
+  // A data table wider than its box must scroll inside a box that shows it does (tables.js marks it
+  // `data-scrolls` and writes a hint), with its header row and first column kept in view (sticky); the box itself
+  // must fit its pane.
+  for (const table of document.querySelectorAll("main table.data")) {
+    if (table.closest("dialog:not([open]), details:not([open]), [hidden]")) continue;
+    const tableBox = table.getBoundingClientRect();
+    if (tableBox.width === 0) continue;
+    const tname = `table ${(table.closest("[id]") || {}).id || ""} "${(table.caption ? table.caption.innerText : "").slice(0, 30)}"`;
+    let box = null;
+    for (let a = table.parentElement; a && a !== doc; a = a.parentElement) {
+      const s = getComputedStyle(a);
+      if (["auto", "scroll", "hidden", "clip"].includes(s.overflowX)) { box = a; break; }
+    }
+    const pane = table.closest(".ws-context, .ws-form, .card, section, main");
+    if (box && pane && pane.contains(box) && box.getBoundingClientRect().right > pane.getBoundingClientRect().right + 1) {
+      problems.push(`${tname}: its box is wider than its pane`);
+    }
+    if (table.scrollWidth <= (box ? box.clientWidth : pane.clientWidth) + 1) continue;  // it fits
+    if (!box || !["auto", "scroll"].includes(getComputedStyle(box).overflowX)) {
+      problems.push(`${tname} is wider than its pane and does not scroll inside a box`); continue;
+    }
+    if (!box.hasAttribute("data-scrolls")) problems.push(`${tname} scrolls sideways without showing that it does`);
+    const head = table.querySelector("thead th");
+    if (head && getComputedStyle(head).position !== "sticky") problems.push(`${tname}: its header row scrolls away`);
+    const first = table.querySelector("tbody tr > :first-child");
+    if (first && getComputedStyle(first).position !== "sticky") problems.push(`${tname}: its first column scrolls away`);
+  }
   const controls = document.querySelectorAll("main input:not([type=hidden]), main select, main textarea, main button");
   for (const el of controls) {
     const style = getComputedStyle(el);

@@ -97,7 +97,7 @@ def test_paper_page_renders_tables_with_spans_captions_and_raw_latex(ingested):
     block = html[html.index(f'id="table-{table.pk}"') :]
     block = block[: block.index("</table>")]
     assert "<table" in block and "Main results of CaR. See Table 2." in block
-    assert re.search(r'<th rowspan="2">Model</th>', block)
+    assert re.search(r'<th class="first-col" rowspan="2">Model</th>', block)  # the first column stays in view
     assert re.search(r'<th colspan="2">Acc\.</th>', block)
     # The multirow reaches into row two, so both rows are header rows and "Dev" is a header cell too.
     assert "<th>Dev</th>" in block and "<td>86.0 ± 0.2</td>" in block

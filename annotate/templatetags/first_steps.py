@@ -1,0 +1,42 @@
+"""Template tags for a new project's first steps: the manager's checklist and the vouches (who vouched, when, why)
+on the members, exam set-up and dashboard pages."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import template
+
+from annotate.dashboard.checklist import first_release_steps
+from annotate.qualification.vouching import standing_vouches
+from curation.models import Membership
+from curation.states import Role
+
+register = template.Library()
+
+
+@register.inclusion_tag("annotate/dashboard/_checklist.html")
+def first_release_checklist(project: Any) -> dict[str, Any]:
+    steps = first_release_steps(project=project)
+    return {"steps": steps, "next_step": next((s for s in steps if not s.done), None)}
+
+
+@register.inclusion_tag("annotate/qualification/_vouches.html", takes_context=True)
+def vouches(context: template.Context, project: Any, editable: bool = True) -> dict[str, Any]:
+    """The standing vouches; with `editable`, a Revoke button on each and a form to vouch for an unqualified
+    annotator (the pages that show it are a manager's)."""
+    request = context.get("request")
+    return {
+        "project": project,
+        "vouches": list(standing_vouches(project=project)),
+        "unqualified": list(
+            Membership.objects.filter(project=project, role=Role.ANNOTATOR, is_qualified=False)
+            .select_related("user")
+            .order_by("user__username")
+        )
+        if editable
+        else [],
+        "editable": editable,
+        "next": request.get_full_path() if request else "",
+        "csrf_token": context.get("csrf_token"),
+    }

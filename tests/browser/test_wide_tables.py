@@ -1,0 +1,69 @@
+"""Wide tables are readable at 1366 px: a table wider than its pane scrolls inside a box that shows it does, its
+header row and first column stay in view, the answer's cells are highlighted; the layout check fails without that."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from curation.models import Context, Paper, Paragraph, Table
+from tests.annotate.review_helpers import submit
+from tests.browser.test_layout import PROBLEMS
+from tests.browser.test_review_flow import open_as
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+COLUMNS = 18
+WIDE = [["Model", *[f"Benchmark {c}" for c in range(1, COLUMNS)]]] + [
+    [name, *[f"{row}{c}.{c}" for c in range(1, COLUMNS)]] for row, name in enumerate(("Alpha", "Beta", "Gamma"), 1)
+]
+
+
+def _table(cells_in_html: str) -> str:
+    return f"<main><section class='card' style='width:320px'>{cells_in_html}</section></main>"
+
+
+def _wide_html() -> str:
+    head = "".join(f"<th>{text}</th>" for text in WIDE[0])
+    body = "".join("<tr>" + "".join(f"<td>{text}</td>" for text in row) + "</tr>" for row in WIDE[1:])
+    return f"<table class='data'><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def test_the_layout_check_fails_on_a_wide_table_that_does_not_show_it_scrolls(page):
+    page.set_content(_table(f"<div style='overflow:auto'>{_wide_html()}</div>"))
+    problems = page.evaluate(PROBLEMS)
+    assert any("scrolls sideways without showing" in p for p in problems), problems
+    assert any("header row scrolls away" in p for p in problems), problems
+    assert any("first column scrolls away" in p for p in problems), problems
+    page.set_content(_table(f"<div style='overflow:hidden'>{_wide_html()}</div>"))
+    assert any("does not scroll inside a box" in p for p in page.evaluate(PROBLEMS))
+
+
+def test_a_wide_relevant_table_in_the_review_pane_scrolls_visibly_with_header_and_first_column_kept(
+    browser, live_server, project, personas, open_batch
+):
+    paper = Paper.objects.create(project=project, title="A paper with a wide table", origin="test")
+    table = Table.objects.create(paper=paper, order=0, number="1", caption="Eighteen columns.", cells=WIDE)
+    paragraph = Paragraph.objects.create(paper=paper, order=0, section="Results", text="Table 1 has it all.")
+    context = Context.objects.create(project=project, paper=paper, kind=Context.Kind.SHORT, paragraph=paragraph)
+    context.tables.set([table])
+    from tests.conftest import instance_build
+
+    instance = instance_build(project, context, batch=open_batch, draft={"question": "Draft?"})
+    submitted = submit(project, personas["annotator"], instance, answer=["25.5"])  # Beta, benchmark 5
+    verifier = open_as(browser, live_server, "verifier")
+    verifier.set_viewport_size({"width": 1366, "height": 800})
+    verifier.goto(f"{live_server.url}/p/{project.slug}/review/{submitted.pk}/")
+    wrap = verifier.locator(f"#table-{table.pk}")
+    assert wrap.get_attribute("data-scrolls") == "x"
+    assert verifier.locator(".scroll-hint").first.is_visible()
+    assert "more column" in verifier.locator(".scroll-hint").first.inner_text()
+    assert verifier.locator("td.answer-cell").all_inner_texts() == ["25.5"]
+    problems = [p for p in verifier.evaluate(PROBLEMS) if "table" in p]
+    assert problems == []
+    wrap.evaluate("box => box.scrollLeft = box.scrollWidth")  # scrolled to the far right, the first column stays
+    first = verifier.locator("tbody td.first-col").first.bounding_box()
+    assert first["x"] >= wrap.bounding_box()["x"] - 1
+    Path("var/screenshots").mkdir(parents=True, exist_ok=True)
+    verifier.screenshot(path="var/screenshots/review-wide-table-1366.png")
