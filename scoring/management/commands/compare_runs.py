@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import json
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand
 
-from curation.models import Project
-from scoring.management.commands.score import _release
+from scoring.management.commands.score import project_release
 from scoring.runs import table_formats
 from scoring.runs.comparison import TABLE_KEYS
 from scoring.runs.models import ScoringRun
@@ -25,10 +24,7 @@ class Command(BaseCommand):
         parser.add_argument("--json", action="store_true", help="every table as JSON instead")
 
     def handle(self, *args, **options) -> None:
-        project = Project.objects.filter(slug=options["project"]).first()
-        if project is None:
-            raise CommandError(f"No project {options['project']!r}.")
-        release = _release(project, options["release"])
+        _project, release = project_release(options)
         # An operator's command sees every run of the release (the page and API scope them to the viewer).
         comparison = release_comparison(ScoringRun.objects.filter(release=release))
         if options["json"]:

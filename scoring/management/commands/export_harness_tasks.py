@@ -5,10 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand
 
-from curation.models import Project
-from scoring.management.commands.score import _release
+from scoring.management.commands.score import project_release
 from scoring.runs.exports import release_harness_zip
 
 
@@ -25,10 +24,7 @@ class Command(BaseCommand):
         parser.add_argument("--json", action="store_true", help="print the result as one JSON object")
 
     def handle(self, *args, **options) -> None:
-        project = Project.objects.filter(slug=options["project"]).first()
-        if project is None:
-            raise CommandError(f"No project {options['project']!r}.")
-        release = _release(project, options["release"])
+        _project, release = project_release(options)
         out: Path = options["out"]
         out.parent.mkdir(parents=True, exist_ok=True)
         counts = release_harness_zip(release, out)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import time
+from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
@@ -24,6 +25,15 @@ from scoring.runs import progress as runs_progress
 from scoring.runs.progress import BERTSCORE_MODELS
 
 FINISHED = (ScoringRun.Status.COMPLETED, ScoringRun.Status.FAILED, ScoringRun.Status.CANCELLED)
+
+
+def project_release(options: dict[str, Any]) -> tuple[Project, Release]:
+    """The project of `--project` (slug) and its release of `--release` (name, name-vN or id); CommandError names
+    what is missing. Every scoring command that reads a release finds it here."""
+    project = Project.objects.filter(slug=options["project"]).first()
+    if project is None:
+        raise CommandError(f"No project {options['project']!r}.")
+    return project, _release(project, options["release"])
 
 
 def _release(project: Project, name: str) -> Release:
@@ -79,10 +89,7 @@ class Command(BaseCommand):
         parser.add_argument("--no-progress", action="store_true", help="no progress bar")
 
     def handle(self, *args, **options) -> None:
-        project = Project.objects.filter(slug=options["project"]).first()
-        if project is None:
-            raise CommandError(f"No project {options['project']!r}.")
-        release = _release(project, options["release"])
+        project, release = project_release(options)
         endpoint = _endpoint(project, options["endpoint"])
         params = {key: options[key] for key in ("max_tokens", "temperature", "seed") if options[key] is not None}
         try:

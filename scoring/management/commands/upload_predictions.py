@@ -8,8 +8,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from curation.errors import InvalidInput
-from curation.models import Project
-from scoring.management.commands.score import _release
+from scoring.management.commands.score import project_release
 from scoring.runs.uploads import UPLOAD_FORMATS, upload_run_create
 
 
@@ -28,10 +27,7 @@ class Command(BaseCommand):
         parser.add_argument("--json", action="store_true", help="print the result as one JSON object")
 
     def handle(self, *args, **options) -> None:
-        project = Project.objects.filter(slug=options["project"]).first()
-        if project is None:
-            raise CommandError(f"No project {options['project']!r}.")
-        release = _release(project, options["release"])
+        _project, release = project_release(options)
         path: Path = options["file"]
         try:
             run = upload_run_create(release=release, actor=None, format=options["format"], name=path.name,
