@@ -19,7 +19,15 @@ from scoring.runs.harness import answer_of
 from scoring.runs.lifecycle import run_start
 from scoring.runs.models import ScoringRun
 
-UPLOAD_FORMATS = ("jsonl", "tatqa", "scitat", "finqa", "inspect", "lm_eval")
+# The files an upload reads, by format, as the upload form names them.
+UPLOAD_FORMATS = {
+    "jsonl": "JSON lines: uid, answer, scale",
+    "tatqa": "TAT-QA / TAT-DQA predictions",
+    "scitat": "SciTaT predictions",
+    "finqa": "FinQA predictions",
+    "inspect": "Inspect AI log of the harness task (.eval, .json)",
+    "lm_eval": "lm-evaluation-harness samples (samples_*.jsonl)",
+}
 
 
 def _with_file(content: bytes, reader: Any) -> Any:
