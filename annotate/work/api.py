@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from django.urls import reverse
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -13,6 +14,7 @@ from annotate.work import queue, workspace
 from annotate.work import selectors as work_selectors
 from curation import selectors
 from curation.answer_types import ANSWER_TYPES, SCALES
+from curation.errors import InvalidInput
 from curation.models import Instance
 from curation.serializers import InstanceSerializer, ParagraphSerializer, TableSerializer
 
@@ -201,8 +203,9 @@ class WorkspaceSerializer(serializers.Serializer):
     context_kind = serializers.CharField(allow_null=True)
     tables = TableSerializer(many=True)
     context_table_ids = serializers.ListField(child=serializers.IntegerField())
-    paragraphs = ParagraphSerializer(many=True)
+    paragraphs = ParagraphSerializer(many=True, help_text="the context's own (a long context's: the whole paper)")
     context_paragraph_ids = serializers.ListField(child=serializers.IntegerField())
+    paper_paragraphs = serializers.DictField(help_text="the paper's paragraph count and the URL that pages them")
     excluded_table_ids = serializers.ListField(child=serializers.IntegerField())
     excluded_paragraph_ids = serializers.ListField(child=serializers.IntegerField())
     problems = serializers.ListField(child=serializers.DictField())
@@ -213,11 +216,34 @@ class WorkspaceSerializer(serializers.Serializer):
     suggested_scale_evidence = serializers.CharField()
 
 
+PAGE_PARAMETER = OpenApiParameter("page", OpenApiTypes.INT, description="1 to the number of pages")
+
+
+class PaperParagraphsSerializer(serializers.Serializer):
+    count = serializers.IntegerField()
+    page = serializers.IntegerField()
+    pages = serializers.IntegerField()
+    paragraphs = ParagraphSerializer(many=True)
+
+
+class InstancePaperApi(APIView):
+    @extend_schema(responses=PaperParagraphsSerializer, parameters=[PAGE_PARAMETER])
+    def get(self, request: Request, pk: int) -> Response:
+        """The paragraphs of the held instance's paper, a page at a time (`?page=N`), for its holder."""
+        try:
+            number = int(request.query_params.get("page", "1"))
+        except ValueError as error:
+            raise InvalidInput("page is a whole number") from error
+        data = work_selectors.paper_paragraphs_page(user=request.user, instance_id=pk, page=number)
+        return Response({**data, "paragraphs": ParagraphSerializer(data["paragraphs"], many=True).data})
+
+
 class WorkspaceApi(APIView):
     @extend_schema(responses=WorkspaceSerializer)
     def get(self, request: Request, pk: int) -> Response:
-        """The held instance with its whole context, as the workspace page shows it."""
-        data = work_selectors.workspace_data(user=request.user, instance_id=pk)
+        """The held instance with its context's own paragraphs and tables; the rest of the paper is paged on demand
+        (`paper_paragraphs.url`), so a claim-and-open reads what it shows whatever the paper's size."""
+        data = work_selectors.workspace_data(user=request.user, instance_id=pk, whole_paper=False)
         body = {
             "instance": _shown(data["instance"]),
             "draft": data["instance"].draft or {},
@@ -226,6 +252,10 @@ class WorkspaceApi(APIView):
             "context_table_ids": sorted(t.pk for t in data["context_tables"]),
             "paragraphs": ParagraphSerializer(data["all_paragraphs"], many=True).data,
             "context_paragraph_ids": sorted(p.pk for p in data["context_paragraphs"]),
+            "paper_paragraphs": {
+                "count": data["paper_paragraph_count"],
+                "url": reverse("api-instance-paper", args=[pk]) + "?page=1",
+            },
             "excluded_table_ids": sorted(data["excluded_table_ids"]),
             "excluded_paragraph_ids": sorted(data["excluded_paragraph_ids"]),
             "problems": data["problems"],

@@ -15,7 +15,7 @@ from annotate.work.workspace import (
     suggested_answer_kind,
 )
 from curation.answer_types import ANSWER_TYPE_LABELS, SCALE_LABELS
-from curation.errors import NotFound, NotPermitted
+from curation.errors import InvalidInput, NotFound, NotPermitted
 from curation.models import Instance, Paragraph, Project, ReasoningType, Table
 from curation.states import Status
 
@@ -50,8 +50,10 @@ def draft_diffs(instance: Instance) -> dict[str, list[tuple[str, str]]]:
     }
 
 
-def instance_context(instance: Instance) -> dict[str, Any]:
-    """The instance's context as the workspace shows it: its paragraph(s) and tables, and the whole paper.
+def instance_context(instance: Instance, *, whole_paper: bool = True) -> dict[str, Any]:
+    """The instance's context as the workspace shows it: its paragraph(s) and tables, and (`whole_paper`) every
+    paragraph of the paper; without it, a short context reads only its own paragraph and tables, and the paper's
+    paragraph count (the rest comes page by page: `paper_paragraphs_page`).
 
     A fixed number of queries whatever the paper's size (mentions are prefetched with the table numbers).
     """
@@ -59,10 +61,12 @@ def instance_context(instance: Instance) -> dict[str, Any]:
     paper = context.paper if context else None
     tables: list[Table] = []
     paragraphs: list[Paragraph] = []
+    own_only = not whole_paper and context is not None and context.kind == "short"
     if paper is not None:
-        tables = list(paper.tables.all())
+        tables = list(context.tables.all()) if own_only else list(paper.tables.all())
+        read = Paragraph.objects.filter(pk=context.paragraph_id) if own_only else paper.paragraphs.all()
         paragraphs = list(
-            paper.paragraphs.prefetch_related(Prefetch("mentioned_tables", queryset=Table.objects.only("id", "number")))
+            read.prefetch_related(Prefetch("mentioned_tables", queryset=Table.objects.only("id", "number")))
         )
     marked = marked_tables(instance)
     if context is not None and context.kind == "short":
@@ -77,19 +81,40 @@ def instance_context(instance: Instance) -> dict[str, Any]:
         "context_tables": [t for t in tables if t.pk in table_ids],
         "context_paragraphs": [p for p in paragraphs if p.pk in paragraph_ids],
         "all_paragraphs": paragraphs,
+        "paper_paragraph_count": paper.paragraphs.count() if own_only else len(paragraphs),
         "relevant_ids": marked["relevant"],
         "excluded_table_ids": marked["excluded"],
         "excluded_paragraph_ids": set(instance.excluded_paragraphs.values_list("id", flat=True)),
     }
 
 
-def workspace_data(*, user: AbstractBaseUser, instance_id: int) -> dict[str, Any]:
-    """Everything the workspace shows for a held instance, in a fixed number of queries."""
+# Paragraphs of a paper per page of the workspace API's whole-paper reading.
+PAPER_PAGE_SIZE = 100
+
+
+def paper_paragraphs_page(*, user: AbstractBaseUser, instance_id: int, page: int) -> dict[str, Any]:
+    """One page of the paragraphs of a held instance's paper, in order (for its holder); a page past the end is
+    refused, naming how many there are."""
+    instance = held_item(user=user, instance_id=instance_id)
+    paper_id = instance.context.paper_id if instance.context else None
+    paragraphs = Paragraph.objects.filter(paper_id=paper_id).order_by("order", "pk")
+    count = paragraphs.count()
+    pages = max(1, -(-count // PAPER_PAGE_SIZE))
+    if not 1 <= page <= pages:
+        raise InvalidInput(f"page is a number from 1 to {pages}, not {page}")
+    start = (page - 1) * PAPER_PAGE_SIZE
+    shown = paragraphs.prefetch_related(Prefetch("mentioned_tables", queryset=Table.objects.only("id", "number")))
+    return {"count": count, "page": page, "pages": pages, "paragraphs": list(shown[start : start + PAPER_PAGE_SIZE])}
+
+
+def workspace_data(*, user: AbstractBaseUser, instance_id: int, whole_paper: bool = True) -> dict[str, Any]:
+    """Everything the workspace shows for a held instance, in a fixed number of queries (`whole_paper`: see
+    instance_context)."""
     instance = held_item(user=user, instance_id=instance_id)
     types = list(ReasoningType.objects.filter(project=instance.project).select_related("parent"))
     return {
         "instance": instance,
-        **instance_context(instance),
+        **instance_context(instance, whole_paper=whole_paper),
         "reasoning_types": [t for t in types if not any(o.parent_id == t.pk for o in types)],
         "diffs": draft_diffs(instance),
         "suggested_form": suggested_answer_form(instance.answer),

@@ -20,6 +20,7 @@ api_patterns = [
     path("projects/<slug:slug>/queue/", api_work.QueueApi.as_view(), name="api-queue"),
     path("projects/<slug:slug>/queue/next/", api_work.QueueNextApi.as_view(), name="api-queue-next"),
     path("instances/<int:pk>/workspace/", api_work.WorkspaceApi.as_view(), name="api-workspace"),
+    path("instances/<int:pk>/paper/", api_work.InstancePaperApi.as_view(), name="api-instance-paper"),
     path("instances/<int:pk>/autosave/", api_work.AutosaveApi.as_view(), name="api-autosave"),
     path("instances/<int:pk>/submit/", api_work.SubmitApi.as_view(), name="api-submit"),
     path("instances/<int:pk>/skip/", api_work.SkipApi.as_view(), name="api-skip"),

@@ -105,7 +105,9 @@ def comparable(reads: dict) -> dict:
         {**{k: v for k, v in event.items() if k != "created_at"}, "actor": event["actor"] and "the annotator"}
         for event in reads["history"]["events"]
     ]
-    workspace = {k: v for k, v in reads["workspace"].items() if k not in ("instance", "draft", "tables", "paragraphs")}
+    # The suggestions are read from the answer's own text and cells (evidence or none), content like the question.
+    own_content = ("instance", "draft", "tables", "paragraphs", "suggested_type", "suggested_scale")
+    workspace = {k: v for k, v in reads["workspace"].items() if k not in own_content and not k.endswith("_evidence")}
     return shape({"instance": instance, "draft_keys": sorted(draft), "events": events, "workspace": workspace})
 
 

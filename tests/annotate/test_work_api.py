@@ -150,3 +150,31 @@ def test_workspace_query_count_does_not_grow_with_the_paper(personas, project, o
         instance_transition(instance_id=instance.pk, target="drafted", actor=personas["annotator"])
     assert counts[0] > 5
     assert counts[0] == counts[1]
+
+
+def test_workspace_api_reads_the_contexts_own_paragraphs_and_pages_the_rest_of_the_paper(
+    personas, project, open_batch, make_instance
+):
+    from curation.services.lifecycle import instance_transition
+
+    client = logged_in("annotator")
+    counts, bodies = [], []
+    for paragraphs in (3, 150):
+        context = _paper_with(project, paragraphs, 2)
+        instance = make_instance(batch=open_batch, context=context)
+        instance_transition(instance_id=instance.pk, target="in_refinement", actor=personas["annotator"])
+        with count_queries() as queries:
+            body = client.get(f"/api/instances/{instance.pk}/workspace/").json()
+        counts.append(len(queries))
+        bodies.append((instance, body))
+    assert counts[0] == counts[1]  # a bigger paper costs the claim-and-open nothing
+    instance, body = bodies[1]
+    assert [p["id"] for p in body["paragraphs"]] == [instance.context.paragraph_id] == body["context_paragraph_ids"]
+    assert body["paper_paragraphs"]["count"] == 150 and len(body["tables"]) == 1
+    first = client.get(body["paper_paragraphs"]["url"]).json()
+    second = client.get(f"/api/instances/{instance.pk}/paper/?page=2").json()
+    assert (first["count"], first["pages"], len(first["paragraphs"]), len(second["paragraphs"])) == (150, 2, 100, 50)
+    every = [p["order"] for p in first["paragraphs"] + second["paragraphs"]]
+    assert every == list(range(150))
+    assert client.get(f"/api/instances/{instance.pk}/paper/?page=3").status_code == 400
+    assert logged_in("annotator2").get(f"/api/instances/{instance.pk}/paper/?page=1").status_code == 404
