@@ -27,7 +27,7 @@ class Workers:
         hostname = f"{name}@localhost"
         log = open(self.data_dir / f"worker-{name}.log", "w")  # closed with the process in stop_all
         command = [
-            sys.executable, "-m", "celery", "-A", "curation", "worker", "--pool", "solo", "-Q", queues,
+            sys.executable, "-m", "celery", "-A", "config", "worker", "--pool", "solo", "-Q", queues,
             "-n", hostname, "--without-gossip", "--without-mingle", "--loglevel", loglevel, *extra,
         ]  # fmt: skip
         env = {**os.environ, "CELERY_TASK_ALWAYS_EAGER": "false"}

@@ -15,7 +15,7 @@ from django.core.management import call_command
 from playwright.sync_api import expect
 
 from curation.models import Batch, Instance, Project
-from curation.releases.services import release_cut
+from curation.releases.services.cut import release_cut
 from curation.states import Status
 from tests.browser.conftest import follow, follow_project_nav, type_into
 
