@@ -29,7 +29,7 @@ class WebhookSerializer(serializers.ModelSerializer):
 class WebhookAttemptSerializer(serializers.ModelSerializer):
     class Meta:
         model = WebhookAttempt
-        fields = ["number", "started_at", "status_code", "duration_ms", "error"]
+        fields = ["number", "started_at", "status_code", "duration_ms", "response_headers", "error"]
 
 
 class WebhookDeliverySerializer(serializers.ModelSerializer):

@@ -99,14 +99,15 @@ class WebhookDelivery(JobRow):
 
 
 class WebhookAttempt(models.Model):
-    """One HTTP request of a delivery: its status code (none when it never got an answer), how long it took, and the
-    error (never the receiver's body)."""
+    """One HTTP request of a delivery: its status code (none when it never got an answer), how long it took, the
+    receiver's answer headers, and the error (never the receiver's body)."""
 
     delivery = models.ForeignKey(WebhookDelivery, on_delete=models.CASCADE, related_name="attempt_rows")
     number = models.PositiveIntegerField()
     started_at = models.DateTimeField()
     status_code = models.PositiveIntegerField(null=True, blank=True)
     duration_ms = models.PositiveIntegerField(default=0)
+    response_headers = models.JSONField(default=dict, blank=True, help_text="the answer's headers (names lower-cased)")
     error = models.CharField(max_length=500, blank=True)
 
     class Meta:

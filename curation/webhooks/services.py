@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
@@ -240,12 +240,17 @@ def delivery_replay(*, project: Project, actor: AbstractBaseUser, delivery_id: i
 
 @dataclass(frozen=True)
 class Outcome:
-    """What one POST gave: its status code (None without an answer), the error, and whether the outbound allow-list
-    refused it (never retried). Never the receiver's body."""
+    """What one POST gave: its status code (None without an answer), the answer's headers, the error, and whether the
+    outbound allow-list refused it (never retried). Never the receiver's body."""
 
     status_code: int | None
     error: str = ""
     is_refused: bool = False
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+# An answer's headers as an attempt keeps them: at most this many, each value cut to this many characters.
+KEPT_HEADERS, KEPT_HEADER_CHARS = 30, 200
 
 
 def _post(*, url: str, body: bytes, headers: dict[str, str]) -> Outcome:
@@ -258,11 +263,13 @@ def _post(*, url: str, body: bytes, headers: dict[str, str]) -> Outcome:
         ) as client:
             with client.stream("POST", url, content=body, headers=headers) as response:
                 code = response.status_code
+                answered = {name.lower(): value[:KEPT_HEADER_CHARS] for name, value in response.headers.items()}
     except OutboundRefused as refused:
         return Outcome(None, error=str(refused)[:500], is_refused=True)
     except httpx.HTTPError:
         return Outcome(None, error=NO_ANSWER)
-    return Outcome(code, error="" if 200 <= code < 300 else f"HTTP {code}")
+    kept = dict(list(answered.items())[:KEPT_HEADERS])
+    return Outcome(code, error="" if 200 <= code < 300 else f"HTTP {code}", headers=kept)
 
 
 def is_retried(outcome: Outcome) -> bool:
@@ -307,6 +314,7 @@ def delivery_send(*, delivery_id: int, worker: str = "") -> WebhookDelivery | No
             "started_at": started_at,
             "status_code": outcome.status_code,
             "duration_ms": int((time.monotonic() - clock) * 1000),
+            "response_headers": outcome.headers,
             "error": outcome.error,
         },
     )

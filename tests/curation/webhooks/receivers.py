@@ -25,6 +25,7 @@ def receiver(statuses: list[int] | None = None, *, hold: threading.Event | None 
                 hold.wait(timeout=120)
             reply = f"answered {status}".encode()
             self.send_response(status)
+            self.send_header("X-Receiver-Trace", f"trace-{len(requests)}")
             self.send_header("Content-Length", str(len(reply)))
             self.end_headers()
             self.wfile.write(reply)

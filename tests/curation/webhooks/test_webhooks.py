@@ -448,14 +448,19 @@ def test_a_test_send_shows_status_and_timing_never_the_reply_and_ports_read_alik
         assert len(service["requests"]) == 1
     [answered] = sent["answers"].attempt_rows.all()
     assert (answered.status_code, answered.error) == (500, "HTTP 500")
+    # The answer's headers are kept (names lower-cased), its body never.
+    assert answered.response_headers["x-receiver-trace"] == "trace-1"
     no_answer = [delivery.attempt_rows.get() for delivery in (sent["silent"], sent["closed"])]
-    assert [(a.status_code, a.error) for a in no_answer] == [(None, webhook_services.NO_ANSWER)] * 2
+    assert [(a.status_code, a.error, a.response_headers) for a in no_answer] == [
+        (None, webhook_services.NO_ANSWER, {})
+    ] * 2
     assert sent["silent"].error == sent["closed"].error
     browser = Client()
     browser.login(username=manager.username, password=PASSWORD)
     page = browser.get(f"/p/{project.slug}/webhooks/").content.decode()
     api = browser.get(f"/api/projects/{project.slug}/webhook-deliveries/").content.decode()
     assert "HTTP 500" in page and "answered 500" not in page and "answered 500" not in api
+    assert "trace-1" in page and '"x-receiver-trace":"trace-1"' in api.replace(" ", "")
     assert "Connection refused" not in page + api and "ConnectError" not in page + api
 
 
