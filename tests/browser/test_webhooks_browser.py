@@ -71,8 +71,9 @@ def test_a_manager_registers_a_hook_and_a_worker_delivers_its_test_event(
         receiver_url = urlsplit(hook_receiver["url"])
         expect(row).to_contain_text(f"{receiver_url.netloc}{receiver_url.path}")  # the receiver, not "1"
         expect(row.locator(".delivery-state")).to_contain_text("Delivered")
-        row.locator("summary").click()
+        row.locator("summary").first.click()  # the attempts; each attempt's answer headers fold inside
         expect(row).to_contain_text("HTTP 200")
+        expect(row.locator(".answer-headers summary")).to_contain_text("answer headers")
         if SCREENSHOTS:
             page.screenshot(path=f"{SCREENSHOTS}/webhooks-{width}.png", full_page=True)
         [request] = hook_receiver["requests"]
