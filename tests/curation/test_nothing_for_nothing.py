@@ -37,6 +37,7 @@ def _tar_gz(members: dict[str, bytes]) -> bytes:
         ("empty.tex", EMPTY_DOCUMENT),
         ("2401.00002.tar.gz", _tar_gz({"main.tex": EMPTY_DOCUMENT, "figure.png": b"\x89PNG" + b"\1" * 200})),
     ],
+    ids=["gzip-of-zeros", "empty-tex", "tar-gz-without-text"],  # gzip stamps the time: ids from bytes differ per worker
 )
 def test_a_source_that_expands_to_no_text_is_refused_with_a_reason(project, tmp_path, name, content):
     path = tmp_path / name
