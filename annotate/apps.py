@@ -7,6 +7,7 @@ class AnnotateConfig(AppConfig):
 
     def ready(self) -> None:
         from annotate.agreement import services as agreement
+        from annotate.qualification.first_gold import exam_gold_pooled
         from annotate.qualification.selectors import EXAM_POOL_WITHHELD, exam_pool_instance_ids
         from annotate.quality.services import probe_score, probes_after_drafting
         from annotate.review import services as review
@@ -34,6 +35,7 @@ class AnnotateConfig(AppConfig):
         transition_rule(states.VERSION_CHOSEN, agreement.version_chosen)
         transition_rule(states.NOT_OWN_WORK, agreement.not_own_work)
         queue.serve_before_drafts(agreement.copy_serve, pending=agreement.copies_pending)
+        transition_rule(states.EXAM_GOLD_POOLED, exam_gold_pooled)
         # Release cuts leave the exam's gold pool out unless the manager includes it.
         withhold_from_releases(EXAM_POOL_WITHHELD, exam_pool_instance_ids)
         # Hidden gold: probes join a batch as its drafts are committed, and are scored when first submitted.

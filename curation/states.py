@@ -56,6 +56,9 @@ VERSION_CHOSEN = "version_chosen"  # guard: approval needs the verifier's keep/m
 # guard: round two is not done by anyone whose work is in the kept version (the author; with double annotation the
 # author if the first version was kept, the second annotator if the second was, both if merged)
 NOT_OWN_WORK = "not_own_work"
+# A new project's first gold: a manager checks a draft against its table and validates it; it joins the exam's gold
+# pool (which release cuts withhold), so a project with nobody qualified yet can examine its first annotators.
+EXAM_GOLD_POOLED = "exam_gold_pooled"  # effect: the validated draft joins the qualification exam's pool
 
 
 @dataclass(frozen=True)
@@ -100,6 +103,16 @@ S = Status
 NON_RELEASED = [s for s in Status if s not in (S.RELEASED, S.DISCARDED)]
 
 TRANSITIONS: tuple[Transition, ...] = (
+    _t(
+        S.DRAFTED,
+        S.VALIDATED,
+        (Role.MANAGER,),
+        NOT_AUTHOR,
+        False,
+        "validate a draft as exam gold",
+        guards=(SUBMISSION_COMPLETE,),
+        effects=(EXAM_GOLD_POOLED,),
+    ),
     _t(S.DRAFTED, S.IN_REFINEMENT, (Role.ANNOTATOR,), ANYONE, True, "claim a draft"),
     # By the holder: skip; by the reaper: the lease on a fresh draft expired.
     _t(

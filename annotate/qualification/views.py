@@ -14,11 +14,12 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
+from annotate.qualification import first_gold, selectors, services
 from annotate.qualification import guidelines as guidelines_services
-from annotate.qualification import selectors, services
 from annotate.rendering import render_markdown
-from curation.errors import DomainError
-from curation.models import Project
+from curation.answer_types import ANSWER_TYPE_LABELS, SCALE_LABELS
+from curation.errors import DomainError, NotFound
+from curation.models import Instance, Project
 from curation.page_errors import FORM_ERRORS
 from curation.selectors import project_get, roles_of
 from curation.services.projects import require_role
@@ -58,6 +59,32 @@ class ExamSettingsForm(forms.Form):
             "time_limit_minutes": data["time_limit_minutes"],
             "retry_delay_hours": 24 if data["retry_delay_hours"] is None else data["retry_delay_hours"],
         }
+
+
+class GoldForm(forms.Form):
+    """A manager's check of a draft before it becomes exam gold: what an annotator's submission holds."""
+
+    expected_version = forms.IntegerField(widget=forms.HiddenInput)
+    question = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}))
+    answer = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), help_text="one answer item per line")
+    rationale = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 3}))
+    answer_type = forms.ChoiceField(choices=[("", "— choose —"), *ANSWER_TYPE_LABELS.items()])
+    scale = forms.ChoiceField(choices=list(SCALE_LABELS.items()), required=False)
+    answer_form = forms.ChoiceField(choices=[("", "— choose —"), *Instance.AnswerForm.choices])
+    answer_source = forms.ChoiceField(choices=[("", "— choose —"), *Instance.AnswerSource.choices])
+    relevant_table_ids = forms.TypedMultipleChoiceField(
+        coerce=int, required=False, label="Relevant tables", widget=forms.CheckboxSelectMultiple
+    )
+
+    def __init__(self, *args: Any, tables: list[Any], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["relevant_table_ids"].choices = [(t.pk, f"Table {t.number or t.label or t.pk}") for t in tables]
+
+    def edit_fields(self) -> dict[str, Any]:
+        data = dict(self.cleaned_data)
+        data.pop("expected_version")
+        data["answer"] = [line.strip() for line in data["answer"].splitlines() if line.strip()]
+        return {**data, "is_answerable": True}
 
 
 def _project(request: HttpRequest, slug: str) -> Project:
@@ -212,6 +239,56 @@ def qualification_manage(request: HttpRequest, slug: str) -> HttpResponse:
         "form": form,
     }
     return render(request, "annotate/qualification/manage.html", context, status=400 if form.errors else 200)
+
+
+@login_required
+def gold_drafts(request: HttpRequest, slug: str) -> HttpResponse:
+    """Drafts a manager may check and validate as the exam's first gold."""
+    project = _project(request, slug)
+    require_role(user=request.user, project=project, roles=(Role.MANAGER,), action="validate drafts as exam gold")
+    drafts = first_gold.drafts_to_validate(project)
+    exam = services.settings_of(project)
+    pool = exam.item_links.count() if exam.pk else 0
+    context = {"project": project, "drafts": drafts[:100], "total": drafts.count(), "exam": exam, "pool": pool}
+    return render(request, "annotate/qualification/gold_drafts.html", context)
+
+
+@login_required
+def gold_check(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    """One draft beside its context: the manager corrects it and validates it as gold, or goes back."""
+    project = _project(request, slug)
+    require_role(user=request.user, project=project, roles=(Role.MANAGER,), action="validate drafts as exam gold")
+    instance = first_gold.instance_of(project, pk)
+    if instance is None:
+        raise NotFound(f"No draft #{pk} in this project.")
+    (shown,) = selectors.gold_items_shown([instance.pk])  # the context as the exam will show it
+    data = {"instance": instance, "item": shown}
+    initial = {
+        "expected_version": instance.version,
+        **{name: getattr(instance, name) for name in ("question", "rationale", "answer_type", "scale")},
+        **{name: getattr(instance, name) for name in ("answer_form", "answer_source")},
+        "answer": "\n".join(instance.answer or []),
+        "relevant_table_ids": sorted(instance.relevant_tables.values_list("id", flat=True)),
+    }
+    form = GoldForm(request.POST or None, initial=initial, tables=shown["tables"])
+    if request.method == "POST" and form.is_valid():
+        try:
+            first_gold.gold_validate(
+                project=project,
+                actor=request.user,
+                instance_id=pk,
+                expected_version=form.cleaned_data["expected_version"],
+                fields=form.edit_fields(),
+            )
+        except FORM_ERRORS as exc:
+            problems = exc.detail.get("problems") or [{"field": exc.detail.get("field"), "message": exc.message}]
+            for problem in problems:
+                form.add_error(problem["field"] if problem.get("field") in form.fields else None, problem["message"])
+        else:
+            messages.success(request, f"#{pk} is validated and in the exam's gold pool.")
+            return redirect("qualification-gold", slug=project.slug)
+    context = {**data, "project": project, "form": form, "is_draft": instance.status == Status.DRAFTED}
+    return render(request, "annotate/qualification/gold_check.html", context, status=400 if form.errors else 200)
 
 
 def _line_diff(old: str, new: str) -> list[tuple[str, str]]:

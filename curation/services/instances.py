@@ -169,7 +169,7 @@ def instance_edit(
         raise NotFound(f"Instance {instance_id} does not exist.")
     if not may_edit_now(instance=instance, user=actor):
         raise NotPermitted("You cannot edit this instance in its current state.")
-    return _edit_apply(
+    return edit_apply(
         instance=instance, actor=actor, expected_version=expected_version, fields=fields, kind=kind, note=note
     )
 
@@ -224,14 +224,16 @@ def instance_adopt(
         raise NotFound(f"Instance {instance_id} does not exist.")
     if instance.status != Status.ROUND1_REVIEW or instance.round1_verifier_id != actor.pk:
         raise NotPermitted("Only the verifier holding this round-one review may choose between its versions.")
-    return _edit_apply(
+    return edit_apply(
         instance=instance, actor=actor, expected_version=expected_version, fields=fields, kind="edit", note=note
     )
 
 
-def _edit_apply(
+def edit_apply(
     *, instance: Instance, actor: AbstractBaseUser, expected_version: int, fields: dict[str, Any], kind: str, note: str
 ) -> Instance:
+    """Write `fields` (validated) made on `expected_version` as a new version and revision; the caller has checked
+    that `actor` may edit the instance now."""
     instance_id = instance.pk
     if expected_version != instance.version:
         raise Conflict(

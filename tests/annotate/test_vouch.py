@@ -116,7 +116,7 @@ def test_the_exam_page_of_a_new_project_offers_the_three_ways_to_start(project, 
     html = logged_in("manager").get(f"/p/{project.slug}/qualification/manage/").content.decode()
     assert 'id="ways-to-start"' in html
     assert f'href="/p/{project.slug}/imports/"' in html and 'id="vouch-form"' in html
-    assert f'href="/p/{project.slug}/review/"' in html
+    assert f'href="/p/{project.slug}/qualification/gold/"' in html
 
 
 def test_the_project_page_shows_managers_the_first_release_checklist(project, personas, drafts):

@@ -110,3 +110,32 @@ def test_candidate_fails_and_sees_each_mistake_with_gold_and_reason(page, live_s
     expect(page.locator("#result-4 .reason")).to_have_text("No answer was given.")
     expect(page.locator("#verdict")).to_contain_text("you may try again from")
     assert not Membership.objects.get(user=personas["novice"], role="annotator").is_qualified
+
+
+def test_a_manager_builds_the_first_gold_from_drafts_through_the_pages(page, login, project, personas, drafts):
+    """A new project with no gold: from the exam settings the manager checks a draft beside its table, corrects it,
+    and validates it; the layout check passes at 1366 and 390 px."""
+    from pathlib import Path
+
+    from annotate.qualification.models import QualificationItem
+    from tests.browser.test_layout import PROBLEMS
+
+    login(page, "manager")
+    open_in_project(page, "Exam settings")
+    page.locator("#first-gold-link").click()
+    page.get_by_role("link", name=f"Check #{drafts[0].pk}").click()
+    expect(page.locator("table.data td", has_text="87.3")).to_be_visible()
+    page.locator("#id_answer").click()
+    page.locator("#id_answer").fill("A")
+    page.locator("#id_answer_type").select_option("span")
+    page.locator("#id_answer_form").select_option("short")
+    page.locator("#id_answer_source").select_option("table")
+    page.get_by_role("checkbox", name="Table 1").check()
+    Path("var/screenshots").mkdir(parents=True, exist_ok=True)
+    for width in (1366, 390):
+        page.set_viewport_size({"width": width, "height": 900})
+        assert page.evaluate(PROBLEMS) == []
+        page.screenshot(path=f"var/screenshots/first-gold-{width}.png", full_page=True)
+    page.locator("#gold-validate").click()
+    expect(page.locator(".messages")).to_contain_text(f"#{drafts[0].pk} is validated and in the exam's gold pool")
+    assert list(QualificationItem.objects.values_list("instance_id", flat=True)) == [drafts[0].pk]

@@ -87,6 +87,7 @@ PATHS[S.RELEASED] = [*PATHS[S.VALIDATED], (S.RELEASED, "manager")]
 # Who may perform each legal transition in the scenario above (the first is the one the tests use).
 ALLOWED_ACTOR = {
     (S.DRAFTED, S.IN_REFINEMENT): ("annotator", "annotator2"),
+    (S.DRAFTED, S.VALIDATED): "manager",  # a new project's first gold (annotate.qualification.first_gold)
     (S.IN_REFINEMENT, S.DRAFTED): "annotator",
     (S.IN_REFINEMENT, S.SUBMITTED): "annotator",
     (S.IN_REFINEMENT, S.CHANGES_REQUESTED): (),  # only the lease reaper (actor=None)
