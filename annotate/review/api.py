@@ -279,7 +279,7 @@ class ReviewPingApi(APIView):
         involved = {
             "review1": instance.round1_verifier_id,
             "review2": instance.round2_reviewer_id,
-            "discussion": instance.round1_verifier_id,
+            "discussion": instance.round1_verifier_id,  # who decides its open discussion (a take makes it so)
         }[activity]
         if involved != request.user.pk:
             raise NotPermitted("You are not reviewing this instance.")
@@ -402,6 +402,28 @@ class DiscussionResolveApi(APIView):
             fields=dict(data.get("fields") or {}) or None,
             message=data["message"],
         )
+        return Response(DiscussionDetailSerializer(discussion).data)
+
+
+class DiscussionHandApi(APIView):
+    """Give a discussion back (its deciding verifier), or take a given-back one (a verifier who may decide it)."""
+
+    step: Callable[..., Discussion] | None = None
+
+    @extend_schema(request=None, responses=DiscussionDetailSerializer)
+    def post(self, request: Request, pk: int) -> Response:
+        review_selectors.discussion_data(user=request.user, discussion_id=pk)
+        return Response(DiscussionDetailSerializer(self.step(discussion_id=pk, user=request.user)).data)
+
+
+class DiscussionNextApi(APIView):
+    @extend_schema(request=None, responses={200: DiscussionDetailSerializer, 204: None})
+    def post(self, request: Request, slug: str) -> Response:
+        """Your next discussion: one you hold, else the oldest given-back one you may take (204: none waits)."""
+        project = selectors.project_get(user=request.user, slug=slug)
+        discussion = review.discussion_next(project=project, user=request.user)
+        if discussion is None:
+            return Response(status=status.HTTP_204_NO_CONTENT)
         return Response(DiscussionDetailSerializer(discussion).data)
 
 

@@ -63,7 +63,10 @@ class Discussion(models.Model):
 
     instance = models.ForeignKey(Instance, on_delete=models.CASCADE, related_name="discussions")
     opened_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
-    verifier = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    # Who decides it: the round-one verifier, or the verifier who took it after a give-back; empty while it waits.
+    verifier = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
     outcome = models.CharField(max_length=20, choices=Outcome.choices, blank=True, default=Outcome.OPEN)
     resolution = models.CharField(max_length=20, choices=Resolution.choices, blank=True, default=Resolution.NONE)
     decided_by = models.ForeignKey(

@@ -15,6 +15,7 @@ from annotate.review.services import (
     ROUND1_ORDER,
     ROUND2_BARRED_AT_MOST,
     discussion_participant,
+    may_take_discussion,
     review_candidates,
     round2_candidates,
     round2_open_to,
@@ -219,6 +220,7 @@ def _discussion_doors(user: AbstractBaseUser) -> list[Q]:
         Q(opened_by=user) | Q(verifier=user),
         Q(instance__author=user),
         Discussion.objects.project_q(user, (Role.MANAGER,)),
+        Q(verifier__isnull=True, outcome="") & Discussion.objects.project_q(user, (Role.VERIFIER,)),  # given back
     ]
 
 
@@ -237,8 +239,9 @@ def discussion_data(*, user: AbstractBaseUser, discussion_id: int) -> dict[str, 
         "diffs": draft_diffs(instance),
         "can_reply": discussion.is_open and discussion_participant(discussion=discussion, user=user),
         "can_decide": discussion.is_open
-        and instance.round1_verifier_id == user.pk
+        and discussion.verifier_id == user.pk
         and instance.status == Status.IN_DISCUSSION,
+        "can_take": discussion.is_open and discussion.verifier_id is None and may_take_discussion(discussion, user),
     }
 
 

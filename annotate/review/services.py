@@ -11,7 +11,7 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Exists, F, OuterRef, Q
+from django.db.models import Exists, F, OuterRef, Q, QuerySet
 from django.utils import timezone
 
 from annotate.agreement.services import awaiting_second_q, own_work_q, second_annotator_q
@@ -426,10 +426,12 @@ def discussion_resolve(
     """
     discussion = _discussion(discussion_id)
     instance = discussion.instance
-    if user.pk != instance.round1_verifier_id:
-        raise NotPermitted("Only the round-one verifier of this instance decides its discussion.")
     if not discussion.is_open:
         raise Conflict("This discussion has already been decided.")
+    if discussion.verifier_id is None:
+        raise Conflict("This discussion was given back; take it before you decide it.")
+    if user.pk != discussion.verifier_id:
+        raise NotPermitted("Only the verifier who holds this discussion decides it.")
     decision = _DECISIONS.get((outcome, action if outcome == Discussion.Outcome.ACCEPTED else ""))
     if decision is None:
         raise InvalidInput("Choose: reject the flag, or accept it and either edit the instance or send it back.")
@@ -460,6 +462,71 @@ def discussion_resolve(
     )
     discussion.refresh_from_db()
     return discussion
+
+
+def may_take_discussion(discussion: Discussion, user: AbstractBaseUser) -> bool:
+    """A given-back discussion is for any verifier of the project but the flag's two sides (nobody decides a flag
+    on their own work)."""
+    instance = discussion.instance
+    if user.pk in (instance.author_id, discussion.opened_by_id):
+        return False
+    return Role.VERIFIER.value in roles_in(user=user, project_id=instance.project_id)
+
+
+def discussions_waiting(*, project: Project, user: AbstractBaseUser) -> QuerySet[Discussion]:
+    """Open discussions given back, which `user` may take, oldest first."""
+    return (
+        Discussion.objects.filter(instance__project=project, outcome="", verifier__isnull=True)
+        .exclude(instance__author=user)
+        .exclude(opened_by=user)
+        .select_related("instance")
+        .order_by("opened_at", "id")
+    )
+
+
+@transaction.atomic
+def discussion_give_back(*, discussion_id: int, user: AbstractBaseUser) -> Discussion:
+    """The deciding verifier hands an open discussion back: it waits for any verifier who may decide it (the same
+    one too, when the project has one), and `discussion_next` serves it."""
+    discussion = _discussion(discussion_id)
+    if discussion.verifier_id != user.pk:
+        raise NotPermitted("Only the verifier who holds this discussion may give it back.")
+    if not Discussion.objects.filter(pk=discussion.pk, outcome="", verifier=user).update(verifier=None):
+        raise Conflict("This discussion has been decided meanwhile.")
+    DiscussionMessage.objects.create(
+        discussion=discussion, author=None, text=f"Given back by {user.get_username()}; any verifier may take it."
+    )
+    discussion.refresh_from_db()
+    return discussion
+
+
+@transaction.atomic
+def discussion_take(*, discussion_id: int, user: AbstractBaseUser) -> Discussion:
+    """A verifier takes a given-back discussion and decides it from then on; they become the instance's round-one
+    verifier (who decides its flag, and reviews it again if they send it back)."""
+    discussion = _discussion(discussion_id)
+    if discussion.verifier_id == user.pk and discussion.is_open:
+        return discussion
+    if not may_take_discussion(discussion, user):
+        raise NotPermitted("Only a verifier of this project who is not a side of the flag may take this discussion.")
+    if not Discussion.objects.filter(pk=discussion.pk, outcome="", verifier__isnull=True).update(verifier=user):
+        raise Conflict("Another verifier took this discussion first, or it has been decided.")
+    Instance.objects.filter(pk=discussion.instance_id).update(round1_verifier=user)
+    DiscussionMessage.objects.create(discussion=discussion, author=None, text=f"Taken by {user.get_username()}.")
+    discussion.refresh_from_db()
+    return discussion
+
+
+def discussion_next(*, project: Project, user: AbstractBaseUser) -> Discussion | None:
+    """The verifier's next discussion: one they hold, else the oldest given-back one they may take (None: none)."""
+    require_verifier(project=project, user=user)
+    held = Discussion.objects.filter(instance__project=project, outcome="", verifier=user).order_by("opened_at")
+    for discussion in [*held[:1], *discussions_waiting(project=project, user=user)[:5]]:
+        try:
+            return discussion_take(discussion_id=discussion.pk, user=user)
+        except Conflict:
+            continue  # taken by someone else meanwhile: the next one
+    return None
 
 
 # (outcome, action) → (resolution, target, reason) of a verifier's decision on a flag.

@@ -21,7 +21,20 @@ page_patterns = [
     path("p/<slug:slug>/round2/<int:pk>/", views_review.round_page, {"stage": views_review.ROUND_TWO}, name="round2"),
     path("p/<slug:slug>/round2/<int:pk>/decide/", views_review.round2_decide, name="round2-decide"),
     path("p/<slug:slug>/discussions/", views_review.discussion_list, name="discussions"),
+    path("p/<slug:slug>/discussions/next/", views_review.discussion_next, name="discussions-next"),
     path("p/<slug:slug>/discussions/<int:pk>/", views_review.discussion_page, name="discussion"),
+    path(
+        "p/<slug:slug>/discussions/<int:pk>/give-back/",
+        views_review.discussion_hand,
+        {"step": review.discussion_give_back},
+        name="discussion-give-back",
+    ),
+    path(
+        "p/<slug:slug>/discussions/<int:pk>/take/",
+        views_review.discussion_hand,
+        {"step": review.discussion_take},
+        name="discussion-take",
+    ),
     path("p/<slug:slug>/discussions/<int:pk>/reply/", views_review.discussion_reply, name="discussion-reply"),
     path("p/<slug:slug>/discussions/<int:pk>/resolve/", views_review.discussion_resolve, name="discussion-resolve"),
     path("p/<slug:slug>/history/<int:pk>/", views_review.history_page, name="review-history"),
@@ -93,6 +106,17 @@ api_patterns = [
     path("discussions/<int:pk>/", api_review.DiscussionDetailApi.as_view(), name="api-discussion"),
     path("discussions/<int:pk>/messages/", api_review.DiscussionReplyApi.as_view(), name="api-discussion-reply"),
     path("discussions/<int:pk>/resolve/", api_review.DiscussionResolveApi.as_view(), name="api-discussion-resolve"),
+    path(
+        "discussions/<int:pk>/give-back/",
+        api_review.DiscussionHandApi.as_view(step=review.discussion_give_back),
+        name="api-discussion-give-back",
+    ),
+    path(
+        "discussions/<int:pk>/take/",
+        api_review.DiscussionHandApi.as_view(step=review.discussion_take),
+        name="api-discussion-take",
+    ),
+    path("projects/<slug:slug>/discussions/next/", api_review.DiscussionNextApi.as_view(), name="api-discussions-next"),
     path("instances/<int:pk>/revisions/diff/", api_review.RevisionDiffApi.as_view(), name="api-revision-diff"),
     path(
         "instances/<int:pk>/discard/",

@@ -18,7 +18,7 @@ from annotate.instances import services as instance_services
 from annotate.review import selectors as review_selectors
 from annotate.review import services as review
 from annotate.review.api import DiscardSerializer, ReplySerializer, RestoreSerializer, RevisionRestoreSerializer
-from annotate.review.models import ReviewComment
+from annotate.review.models import Discussion, ReviewComment
 from annotate.review.pages import page_context, project_of
 from curation.answer_types import ANSWER_TYPE_LABELS, SCALE_LABELS
 from curation.models import Instance, Project
@@ -336,6 +336,31 @@ def discussion_resolve(request: HttpRequest, slug: str, pk: int) -> HttpResponse
         "Discussion decided.",
     )
     return redirect("discussion", slug=slug, pk=pk)
+
+
+@login_required
+@require_POST
+def discussion_hand(request: HttpRequest, slug: str, pk: int, *, step: Callable[..., Discussion]) -> HttpResponse:
+    """Give a discussion back, or take a given-back one."""
+    project_of(request, slug)
+    done = service_attempt(request, lambda: step(discussion_id=pk, user=request.user))
+    if done and step is review.discussion_give_back:
+        messages.success(request, "Given back: it waits for a verifier, and Next discussion serves it.")
+        return redirect("discussions", slug=slug)
+    return redirect("discussion", slug=slug, pk=pk)
+
+
+@login_required
+@require_POST
+def discussion_next(request: HttpRequest, slug: str) -> HttpResponse:
+    """Open the verifier's next discussion (held, else the oldest given back); back to the list when none."""
+    project = project_of(request, slug)
+    discussion = service_attempt(request, lambda: review.discussion_next(project=project, user=request.user))
+    if isinstance(discussion, Discussion):
+        return redirect("discussion", slug=slug, pk=discussion.pk)
+    if discussion is True:
+        messages.info(request, "No discussion is waiting for you.")
+    return redirect("discussions", slug=slug)
 
 
 # --- History, discard, restore --------------------------------------------------------------------------------

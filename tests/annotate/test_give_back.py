@@ -7,9 +7,10 @@ import pytest
 from django.test import Client
 
 from annotate.review import services as review
+from curation.errors import Conflict, NotPermitted
 from curation.models import Instance, Membership
 from curation.states import Role, Status
-from tests.annotate.review_helpers import submit, to_round2
+from tests.annotate.review_helpers import submit, to_discussion, to_round2
 from tests.conftest import PASSWORD
 
 
@@ -91,3 +92,59 @@ def test_a_discussion_stays_with_its_verifier_and_is_linked_from_their_reviews(p
     home = logged_in("verifier").get(f"/p/{project.slug}/review/").content.decode()
     assert f'href="/p/{project.slug}/discussions/{discussion.pk}/"' in home
     assert Membership.objects.filter(user=one_verifier["verifier"], role=Role.VERIFIER).exists()
+
+
+def test_a_lone_verifier_gives_a_discussion_back_and_next_serves_it_again(project, one_verifier, drafts):
+    discussion = to_discussion(project, one_verifier)
+    instance = discussion.instance
+    client = logged_in("verifier")
+    page = client.get(f"/p/{project.slug}/discussions/{discussion.pk}/").content.decode()
+    assert 'id="give-back-button"' in page
+    gave = client.post(f"/p/{project.slug}/discussions/{discussion.pk}/give-back/")
+    assert gave["Location"] == f"/p/{project.slug}/discussions/"
+    discussion.refresh_from_db()
+    assert discussion.verifier is None and discussion.is_open
+    listing = client.get(gave["Location"]).content.decode()
+    assert "given back, waiting" in listing and 'id="next-discussion"' in listing
+    assert 'id="take-button"' in client.get(f"/p/{project.slug}/discussions/{discussion.pk}/").content.decode()
+    with pytest.raises(Conflict, match="given back"):  # nobody decides it until someone takes it
+        review.discussion_resolve(
+            discussion_id=discussion.pk, user=one_verifier["verifier"], outcome="rejected", expected_version=0
+        )
+    again = client.post(f"/p/{project.slug}/discussions/next/")
+    assert again["Location"] == f"/p/{project.slug}/discussions/{discussion.pk}/"  # Next serves it
+    discussion.refresh_from_db()
+    assert discussion.verifier == one_verifier["verifier"]
+    assert 'id="reject-button"' in client.get(again["Location"]).content.decode()
+    held = Instance.objects.get(pk=instance.pk)
+    review.discussion_resolve(
+        discussion_id=discussion.pk, user=one_verifier["verifier"], outcome="rejected", expected_version=held.version
+    )
+    assert Instance.objects.get(pk=instance.pk).status == Status.VALIDATED
+
+
+def test_another_verifier_takes_a_given_back_discussion_and_decides_it(project, personas, drafts):
+    discussion = to_discussion(project, personas)
+    instance = discussion.instance
+    review.discussion_give_back(discussion_id=discussion.pk, user=personas["verifier"])
+    # The flag's two sides and other roles cannot take it; the second verifier can, through the API.
+    for who in ("annotator", "annotator2", "manager"):
+        response = logged_in(who).post(f"/api/discussions/{discussion.pk}/take/")
+        assert response.status_code == 403, who
+    assert logged_in("outsider").post(f"/api/discussions/{discussion.pk}/take/").status_code == 404
+    taken = logged_in("verifier2").post(f"/api/discussions/{discussion.pk}/take/")
+    assert taken.status_code == 200 and taken.json()["verifier"] == "verifier2"
+    assert Instance.objects.get(pk=instance.pk).round1_verifier == personas["verifier2"]
+    assert logged_in("verifier").post(f"/api/projects/{project.slug}/discussions/next/").status_code == 204
+    assert (
+        logged_in("verifier").post(f"/api/discussions/{discussion.pk}/give-back/").status_code == 404
+    )  # not theirs now
+    with pytest.raises(NotPermitted):
+        review.discussion_resolve(
+            discussion_id=discussion.pk, user=personas["verifier"], outcome="rejected", expected_version=0
+        )
+    held = Instance.objects.get(pk=instance.pk)
+    review.discussion_resolve(
+        discussion_id=discussion.pk, user=personas["verifier2"], outcome="rejected", expected_version=held.version
+    )
+    assert Instance.objects.get(pk=instance.pk).status == Status.VALIDATED

@@ -134,3 +134,22 @@ def test_four_personas_take_a_batch_through_both_rounds(browser, live_server, pe
     expect(manager.locator('#verifiers tr[data-user="verifier"] .changes')).to_have_text("1")
     expect(manager.locator('#verifiers tr[data-user="verifier"] .resolved')).to_have_text("1")
     expect(manager.locator("#pay-total-instances")).to_have_text("1")
+
+
+def test_a_lone_verifier_gives_a_discussion_back_and_takes_it_again(browser, live_server, personas, project, drafts):
+    from curation.models import Membership
+    from tests.annotate.review_helpers import to_discussion
+
+    Membership.objects.filter(user=personas["verifier2"]).delete()
+    discussion = to_discussion(project, personas)
+    page = open_as(browser, live_server, "verifier")
+    open_in_project(page, "Discussions")
+    page.get_by_role("link", name=re.compile(f"#{discussion.instance_id} ")).click()
+    page.locator("#give-back-button").click()
+    expect(page.locator(".messages")).to_contain_text("Given back")
+    expect(page.locator("table.grid")).to_contain_text("given back, waiting")
+    page.locator("#next-discussion").click()
+    expect(page.locator("#reject-button")).to_be_visible()
+    page.locator("#reject-button").click()
+    expect(page.locator("#discussion-state")).to_contain_text("Flag rejected")
+    assert Instance.objects.get(pk=discussion.instance_id).status == Status.VALIDATED
