@@ -22,7 +22,7 @@ from annotate.qualification.services import gold_candidates
 from annotate.quality.intervals import wilson_interval
 from annotate.quality.models import GoldProbe, QualityDecision, QualitySettings
 from curation.errors import Conflict, InvalidInput
-from curation.models import Batch, Instance, Membership, Project, TransitionEvent
+from curation.models import Batch, Context, Instance, Membership, Project, TransitionEvent
 from curation.services.lifecycle import instance_create
 from curation.services.projects import require_role
 from curation.states import Role, Status
@@ -150,11 +150,14 @@ def probes_top_up(*, batch: Batch) -> list[Instance]:
         TransitionEvent.objects.filter(instance=sibling, from_status="").first() if sibling is not None else None
     )
     served = Counter(GoldProbe.objects.filter(project=batch.project).values_list("gold_id", flat=True))
+    # A probe reads like its batch: gold from the papers the batch's drafts come from goes first.
+    batch_papers = set(drafts.values_list("context__paper_id", flat=True))
+    paper_of = dict(Context.objects.filter(pk__in={g.context_id for g in pool}).values_list("pk", "paper_id"))
     made = []
     for _ in range(due):
-        # The gold least used so far, ties drawn with a seeded generator: probes spread over the whole pool.
+        # Then the gold least used so far, ties drawn with a seeded generator: probes spread over the pool.
         rng = random.Random(f"hidden gold:{batch.pk}:{sum(served.values())}")
-        gold = min(pool, key=lambda g: (served[g.pk], rng.random()))
+        gold = min(pool, key=lambda g: (paper_of.get(g.context_id) not in batch_papers, served[g.pk], rng.random()))
         served[gold.pk] += 1
         fields = drafted_fields(gold)
         sibling_draft = sibling.draft if sibling is not None and isinstance(sibling.draft, dict) else {}
