@@ -14,6 +14,21 @@ ANSWER_TYPES = ("span", "multi-span", "arithmetic", "count")
 ANSWER_TYPE_LABELS = {"span": "Span", "multi-span": "Multi-span", "arithmetic": "Arithmetic", "count": "Count"}
 SCALES = ("", "thousand", "million", "billion", "percent")
 SCALE_LABELS = {"": "None", "thousand": "Thousand", "million": "Million", "billion": "Billion", "percent": "Percent"}
+# A stored scale is "" for None and null while nobody has chosen one. A page's <select> cannot tell "" from "not
+# chosen", so there the scale None is NO_SCALE and "" is "— choose —".
+NO_SCALE = "none"
+SCALE_FORM_CHOICES = (("", "— choose —"), *((value or NO_SCALE, label) for value, label in SCALE_LABELS.items()))
+
+
+def scale_of_form(value: str | None) -> str | None:
+    """A page's scale choice as stored: None when not chosen, "" for the scale None."""
+    return None if not value else "" if value == NO_SCALE else value
+
+
+def scale_for_form(scale: str | None) -> str:
+    """A stored scale as a page's <select> value (the inverse of `scale_of_form`)."""
+    return "" if scale is None else scale or NO_SCALE
+
 
 _NUMBER = re.compile(r"^[-−+(]?[$€£¥]?\s*[-−(]?\s*\d[\d,]*(?:\.\d+)?(?:e[-+]?\d+)?\s*%?\)?$")
 _NUMBER_IN_TEXT = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)?")

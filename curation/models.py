@@ -228,7 +228,8 @@ class Instance(models.Model):
     answer_form = models.CharField(max_length=10, choices=AnswerForm.choices, blank=True)
     answer_source = models.CharField(max_length=12, choices=AnswerSource.choices, blank=True)
     answer_type = models.CharField(max_length=20, blank=True, help_text="span, multi-span, arithmetic, count …")
-    scale = models.CharField(max_length=20, blank=True)
+    # null is "not chosen yet", "" the scale None: two meanings a string alone cannot hold apart.
+    scale = models.CharField(max_length=20, blank=True, null=True, default=None)  # noqa: DJ001
     derivation = models.TextField(blank=True)
     program = models.TextField(blank=True, help_text="FinQA-style program, when the source has one")
     is_answerable = models.BooleanField(

@@ -189,7 +189,9 @@ class InstanceEditSerializer(serializers.Serializer):
     answer_type = serializers.ChoiceField(choices=ANSWER_TYPES, required=False, allow_blank=True)
     is_answerable = serializers.BooleanField(required=False)
     unanswerable_reason = serializers.CharField(required=False, allow_blank=True, max_length=2000)
-    scale = serializers.ChoiceField(choices=[scale for scale in SCALES if scale], required=False, allow_blank=True)
+    scale = serializers.ChoiceField(
+        choices=[scale for scale in SCALES if scale], required=False, allow_blank=True, allow_null=True
+    )
     reasoning_type_id = database_id_field(required=False, allow_null=True)
     relevant_table_ids = serializers.ListField(child=database_id_field(), required=False)
 

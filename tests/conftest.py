@@ -156,6 +156,7 @@ def instance_build(project, default_context, **fields: object):
     """An instance on `default_context` unless `fields` names another context."""
     fields.setdefault("question", "Which model is more accurate?")
     fields.setdefault("answer", ["A"])
+    fields.setdefault("scale", "")  # chosen: no scale (a draft without evidence has none chosen: null)
     fields.setdefault("context", default_context)
     return instance_create(project_id=project.pk, actor=None, **fields)
 

@@ -28,7 +28,7 @@ class CopyFieldsSerializer(serializers.Serializer):
     answer_form = serializers.CharField(required=False, allow_blank=True, max_length=10)
     answer_source = serializers.CharField(required=False, allow_blank=True, max_length=12)
     answer_type = serializers.CharField(required=False, allow_blank=True, max_length=20)
-    scale = serializers.CharField(required=False, allow_blank=True, max_length=20)
+    scale = serializers.CharField(required=False, allow_blank=True, allow_null=True, max_length=20)
     reasoning_type_id = serializers.IntegerField(required=False, allow_null=True, min_value=1, max_value=2**63 - 1)
     relevant_table_ids = serializers.ListField(
         child=serializers.IntegerField(min_value=1, max_value=2**63 - 1), max_length=200, required=False

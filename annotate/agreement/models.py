@@ -58,7 +58,8 @@ class DoubleAnnotation(models.Model):
     answer_form = models.CharField(max_length=10, choices=Instance.AnswerForm.choices, blank=True)
     answer_source = models.CharField(max_length=12, choices=Instance.AnswerSource.choices, blank=True)
     answer_type = models.CharField(max_length=20, blank=True)
-    scale = models.CharField(max_length=20, blank=True)
+    # null is "not chosen yet", "" the scale None: two meanings a string alone cannot hold apart.
+    scale = models.CharField(max_length=20, blank=True, null=True, default=None)  # noqa: DJ001
     reasoning_type = models.ForeignKey(ReasoningType, null=True, blank=True, on_delete=models.SET_NULL)
     relevant_table_ids = models.JSONField(default=list, blank=True)
     submitted_at = models.DateTimeField(null=True, blank=True)

@@ -23,11 +23,16 @@ from django.utils import timezone
 from annotate.agreement.models import AgreementSettings, DoubleAnnotation
 from annotate.work.queue import lease_deadline
 from annotate.work.workspace import submission_problems
-from curation.answer_types import ANSWER_TYPES, SCALES
 from curation.errors import Conflict, InvalidInput, NotFound, NotPermitted
 from curation.members.selectors import is_qualified_annotator
 from curation.models import Instance, Project
-from curation.services.instances import answer_kind_suggested, context_table_ids, instance_adopt, revision_fields
+from curation.services.instances import (
+    answer_kind_suggested,
+    clean_answer_fields,
+    context_table_ids,
+    instance_adopt,
+    revision_fields,
+)
 from curation.services.lifecycle import instance_is_resumed
 from curation.services.projects import require_role
 from curation.states import Role, Status
@@ -271,6 +276,7 @@ class _CopyAsInstance:
     answer_form: str
     answer_source: str
     answer_type: str
+    scale: str | None
     relevant_tables: _Ids
     excluded_tables: _Ids
     is_answerable: bool = True
@@ -281,23 +287,7 @@ def _clean_copy(copy: DoubleAnnotation, fields: dict[str, Any]) -> dict[str, Any
     unknown = set(fields) - set(CHOSEN_FIELDS)
     if unknown:
         raise InvalidInput(f"These fields cannot be edited: {', '.join(sorted(unknown))}.")
-    cleaned = dict(fields)
-    for name in ("question", "rationale"):
-        if name in cleaned and not isinstance(cleaned[name], str):
-            raise InvalidInput(f"{name} must be a string.", detail={"field": name})
-    if "answer" in cleaned:
-        answer = cleaned["answer"]
-        if not isinstance(answer, list) or not all(isinstance(item, str) for item in answer):
-            raise InvalidInput("answer must be a list of strings.", detail={"field": "answer"})
-        cleaned["answer"] = [item.strip() for item in answer if item.strip()]
-    if cleaned.get("answer_form", "") not in ("", *Instance.AnswerForm.values):
-        raise InvalidInput("answer_form must be short or free.", detail={"field": "answer_form"})
-    if cleaned.get("answer_source", "") not in ("", *Instance.AnswerSource.values):
-        raise InvalidInput("answer_source must be text, table or table-text.", detail={"field": "answer_source"})
-    if cleaned.get("answer_type", "") not in ("", *ANSWER_TYPES):
-        raise InvalidInput(f"answer_type must be one of {', '.join(ANSWER_TYPES)}.", detail={"field": "answer_type"})
-    if cleaned.get("scale", "") not in SCALES:
-        raise InvalidInput(f"scale must be empty or one of {', '.join(SCALES[1:])}.", detail={"field": "scale"})
+    cleaned = clean_answer_fields(dict(fields), drop_empty_items=True)
     if (
         cleaned.get("reasoning_type_id") is not None
         and not copy.project.reasoning_types.filter(pk=cleaned["reasoning_type_id"]).exists()
@@ -324,6 +314,7 @@ def copy_problems(copy: DoubleAnnotation) -> list[dict[str, str]]:
             answer_form=copy.answer_form,
             answer_source=copy.answer_source,
             answer_type=copy.answer_type,
+            scale=copy.scale,
             relevant_tables=_Ids(list(copy.relevant_table_ids)),
             excluded_tables=_Ids(list(copy.instance.excluded_tables.values_list("id", flat=True))),
         )

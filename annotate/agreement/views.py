@@ -14,7 +14,7 @@ from annotate.agreement import selectors as agreement_selectors
 from annotate.agreement import services as agreement_services
 from annotate.agreement.api import CHOICES, AgreementSettingsSerializer, CopyFieldsSerializer, decide_choices
 from curation import selectors
-from curation.answer_types import ANSWER_TYPE_LABELS, ANSWER_TYPES, SCALE_LABELS, SCALES
+from curation.answer_types import ANSWER_TYPE_LABELS, ANSWER_TYPES, SCALE_FORM_CHOICES, scale_for_form, scale_of_form
 from curation.page_errors import form_problems, service_attempt
 
 
@@ -22,7 +22,8 @@ def _copy_fields(request: HttpRequest) -> dict:
     """The copy form's POST in the API's input shape (answer one item per line, tables as checkboxes)."""
     post = request.POST
     data: dict = {name: post.get(name, "") for name in ("question", "rationale", "answer_form", "answer_source")}
-    data.update({name: post.get(name, "") for name in ("answer_type", "scale")})
+    data["answer_type"] = post.get("answer_type", "")
+    data["scale"] = scale_of_form(post.get("scale"))
     data["answer"] = [line.strip() for line in post.get("answer", "").splitlines() if line.strip()]
     data["reasoning_type_id"] = post.get("reasoning_type_id") or None
     data["relevant_table_ids"] = post.getlist("relevant_table_ids")
@@ -64,7 +65,8 @@ def copy_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
         {
             **data,
             "answer_types": [(value, ANSWER_TYPE_LABELS[value]) for value in ANSWER_TYPES],
-            "scales": [(value, SCALE_LABELS[value]) for value in SCALES if value],
+            "scales": SCALE_FORM_CHOICES,
+            "scale_value": scale_for_form(data["copy"].scale),
             "answer_text": "\n".join(data["copy"].answer),
             "problem_fields": {problem["field"] for problem in data["problems"]},
         },

@@ -17,7 +17,7 @@ from django.views.decorators.http import require_POST
 from annotate.qualification import first_gold, selectors, services
 from annotate.qualification import guidelines as guidelines_services
 from annotate.rendering import render_markdown
-from curation.answer_types import ANSWER_TYPE_LABELS, SCALE_LABELS
+from curation.answer_types import ANSWER_TYPE_LABELS, SCALE_FORM_CHOICES, scale_for_form, scale_of_form
 from curation.errors import DomainError, NotFound
 from curation.models import Instance, Project
 from curation.page_errors import FORM_ERRORS
@@ -69,7 +69,7 @@ class GoldForm(forms.Form):
     answer = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), help_text="one answer item per line")
     rationale = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 3}))
     answer_type = forms.ChoiceField(choices=[("", "— choose —"), *ANSWER_TYPE_LABELS.items()])
-    scale = forms.ChoiceField(choices=list(SCALE_LABELS.items()), required=False)
+    scale = forms.ChoiceField(choices=SCALE_FORM_CHOICES)
     answer_form = forms.ChoiceField(choices=[("", "— choose —"), *Instance.AnswerForm.choices])
     answer_source = forms.ChoiceField(choices=[("", "— choose —"), *Instance.AnswerSource.choices])
     relevant_table_ids = forms.TypedMultipleChoiceField(
@@ -84,6 +84,7 @@ class GoldForm(forms.Form):
         data = dict(self.cleaned_data)
         data.pop("expected_version")
         data["answer"] = [line.strip() for line in data["answer"].splitlines() if line.strip()]
+        data["scale"] = scale_of_form(data["scale"])
         return {**data, "is_answerable": True}
 
 
@@ -265,7 +266,8 @@ def gold_check(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     data = {"instance": instance, "item": shown}
     initial = {
         "expected_version": instance.version,
-        **{name: getattr(instance, name) for name in ("question", "rationale", "answer_type", "scale")},
+        **{name: getattr(instance, name) for name in ("question", "rationale", "answer_type")},
+        "scale": scale_for_form(instance.scale),
         **{name: getattr(instance, name) for name in ("answer_form", "answer_source")},
         "answer": "\n".join(instance.answer or []),
         "relevant_table_ids": sorted(instance.relevant_tables.values_list("id", flat=True)),

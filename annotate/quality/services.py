@@ -21,6 +21,7 @@ from annotate.qualification.models import QualificationAttempt
 from annotate.qualification.services import gold_candidates
 from annotate.quality.intervals import wilson_interval
 from annotate.quality.models import GoldProbe, QualityDecision, QualitySettings
+from curation.answer_types import SCALES
 from curation.errors import Conflict, InvalidInput
 from curation.models import Batch, Context, Instance, Membership, Project, TransitionEvent
 from curation.services.lifecycle import instance_create
@@ -90,8 +91,9 @@ def drafted_fields(gold: Instance) -> dict[str, Any]:
         "answer": [str(item) for item in answer] if isinstance(answer, list) else [],
         "is_answerable": draft.get("is_answerable") is not False,
     }
-    for name in ("answer_form", "answer_source", "answer_type", "scale", "unanswerable_reason"):
+    for name in ("answer_form", "answer_source", "answer_type", "unanswerable_reason"):
         fields[name] = str(draft.get(name) or "")
+    fields["scale"] = draft.get("scale") if draft.get("scale") in SCALES else None  # as drafted: null, not chosen
     return fields
 
 

@@ -20,7 +20,7 @@ from annotate.review import services as review
 from annotate.review.api import DiscardSerializer, ReplySerializer, RestoreSerializer, RevisionRestoreSerializer
 from annotate.review.models import Discussion, ReviewComment
 from annotate.review.pages import page_context, project_of
-from curation.answer_types import ANSWER_TYPE_LABELS, SCALE_LABELS
+from curation.answer_types import ANSWER_TYPE_LABELS, SCALE_FORM_CHOICES, scale_for_form, scale_of_form
 from curation.models import Instance, Project
 from curation.page_errors import form_problems, service_attempt
 from curation.services.instances import instance_revision_restore
@@ -78,7 +78,10 @@ class ResolveForm(forms.Form):
                 "rationale": data["rationale"],
                 "answer": [line.strip() for line in data["answer"].splitlines() if line.strip()],
             }
-            fields.update({name: data[name] for name in ("answer_type", "scale") if name in self.data})
+            if "answer_type" in self.data:
+                fields["answer_type"] = data["answer_type"]
+            if "scale" in self.data:
+                fields["scale"] = scale_of_form(data["scale"])
         return {
             "outcome": outcome,
             "action": action,
@@ -301,7 +304,8 @@ def discussion_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
         **page_context(request, project),
         "answer_lines": "\n".join(data["instance"].answer),
         "answer_types": list(ANSWER_TYPE_LABELS.items()),
-        "scales": list(SCALE_LABELS.items()),
+        "scales": SCALE_FORM_CHOICES,
+        "scale_value": scale_for_form(data["instance"].scale),
     }
     return render(request, "annotate/review/discussion.html", {**context, **data})
 

@@ -92,7 +92,7 @@ class AutosaveSerializer(serializers.Serializer):
     answer_form = serializers.ChoiceField(choices=Instance.AnswerForm.choices, required=False, allow_blank=True)
     answer_source = serializers.ChoiceField(choices=Instance.AnswerSource.choices, required=False, allow_blank=True)
     answer_type = serializers.ChoiceField(choices=ANSWER_TYPES, required=False, allow_blank=True)
-    scale = serializers.ChoiceField(choices=SCALES, required=False, allow_blank=True)
+    scale = serializers.ChoiceField(choices=SCALES, required=False, allow_blank=True, allow_null=True)
     reasoning_type_id = serializers.IntegerField(required=False, allow_null=True)
     is_answerable = serializers.BooleanField(required=False)
     unanswerable_reason = serializers.CharField(required=False, allow_blank=True, max_length=2000)

@@ -14,7 +14,7 @@ from annotate.work.workspace import (
     suggested_answer_form,
     suggested_answer_kind,
 )
-from curation.answer_types import ANSWER_TYPE_LABELS, SCALE_LABELS
+from curation.answer_types import ANSWER_TYPE_LABELS, SCALE_FORM_CHOICES, scale_for_form
 from curation.errors import InvalidInput, NotFound, NotPermitted
 from curation.models import Instance, Paragraph, Project, ReasoningType, Table
 from curation.states import Status
@@ -120,7 +120,8 @@ def workspace_data(*, user: AbstractBaseUser, instance_id: int, whole_paper: boo
         "suggested_form": suggested_answer_form(instance.answer),
         "suggested": suggested_answer_kind(instance),
         "answer_types": list(ANSWER_TYPE_LABELS.items()),
-        "scales": list(SCALE_LABELS.items()),
+        "scales": SCALE_FORM_CHOICES,
+        "scale_value": scale_for_form(instance.scale),
         "problems": submission_problems(instance),
     }
 

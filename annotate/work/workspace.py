@@ -80,6 +80,8 @@ def submission_problems(instance: Instance) -> list[dict[str, str]]:
         problems.append(
             {"field": "answer_type", "message": "Choose the answer type: span, multi-span, arithmetic or count."}
         )
+    if instance.scale is None:
+        problems.append({"field": "scale", "message": "Choose the scale (None when the answer has no unit scale)."})
     relevant, excluded = marked["relevant"], marked["excluded"]
     if instance.answer_source in (Instance.AnswerSource.TABLE, Instance.AnswerSource.TABLE_TEXT) and not relevant:
         problems.append(

@@ -287,7 +287,9 @@ def parse_tatqa(data: Any, *, with_context: bool = True) -> ParsedDataset:
             answer_from = ""
             if with_context:
                 answer_from = _optional_choice(question, "answer_from", q_path, ANSWER_SOURCES, required=not is_draft)
-            scale = _optional_choice(question, "scale", q_path, TATQA_SCALES, required=not is_draft)
+            scale: str | None = _optional_choice(question, "scale", q_path, TATQA_SCALES, required=not is_draft)
+            if is_draft and "scale" not in question:
+                scale = None  # unlabelled: not chosen (the scale None is a choice, "")
             derivation = _get(question, "derivation", q_path, (str,), required=False) or ""
             _get(question, "order", q_path, (int,), required=False)
             questions.append(

@@ -72,10 +72,10 @@ def answer_kind_evidence(
 def answer_kind_suggested(
     *, question: str, rationale: str, answer: list[str], tables: Iterable[Table], tools: Iterable[str] = ()
 ) -> dict[str, str]:
-    """What a new draft starts with: the suggested answer type and scale where evidence backs them, else unset ("");
-    the annotator confirms or chooses."""
+    """What a new draft starts with: the suggested answer type and scale where evidence backs them, else unset
+    (answer type "", scale None; the scale "" is a choice: no scale); the annotator confirms or chooses."""
     evidence = answer_kind_evidence(question=question, rationale=rationale, answer=answer, tables=tables, tools=tools)
-    return {field: suggestion.value or "" for field, suggestion in evidence.items()}
+    return {"answer_type": evidence["answer_type"].value or "", "scale": evidence["scale"].value}
 
 
 def revision_fields(instance: Instance) -> dict[str, Any]:
@@ -97,16 +97,15 @@ def revision_fields(instance: Instance) -> dict[str, Any]:
     }
 
 
-def _clean(fields: dict[str, Any], instance: Instance) -> dict[str, Any]:
-    unknown = set(fields) - set(EDITABLE_FIELDS) - set(_RELATION_FIELDS)
-    if unknown:
-        raise InvalidInput(f"These fields cannot be edited: {', '.join(sorted(unknown))}.")
-    cleaned = dict(fields)
+def clean_answer_fields(cleaned: dict[str, Any], *, drop_empty_items: bool = False) -> dict[str, Any]:
+    """The checks every edit of an answer shares (an instance's, a double-annotation copy's): types, and the choices
+    of form, source, answer type and scale (null: not chosen yet, "": no scale). Answer items are stripped, empty
+    ones kept for the submission rule to name unless `drop_empty_items`."""
     if "answer" in cleaned:
         answer = cleaned["answer"]
         if not isinstance(answer, list) or not all(isinstance(item, str) for item in answer):
             raise InvalidInput("answer must be a list of strings.", detail={"field": "answer"})
-        cleaned["answer"] = [item.strip() for item in answer]
+        cleaned["answer"] = [item.strip() for item in answer if item.strip() or not drop_empty_items]
     if "is_answerable" in cleaned and not isinstance(cleaned["is_answerable"], bool):
         raise InvalidInput("is_answerable must be true or false.", detail={"field": "is_answerable"})
     for name in ("question", "rationale", "unanswerable_reason"):
@@ -118,8 +117,19 @@ def _clean(fields: dict[str, Any], instance: Instance) -> dict[str, Any]:
         raise InvalidInput("answer_source must be text, table or table-text.", detail={"field": "answer_source"})
     if cleaned.get("answer_type", "") not in ("", *ANSWER_TYPES):
         raise InvalidInput(f"answer_type must be one of {', '.join(ANSWER_TYPES)}.", detail={"field": "answer_type"})
-    if cleaned.get("scale", "") not in SCALES:
-        raise InvalidInput(f"scale must be empty or one of {', '.join(SCALES[1:])}.", detail={"field": "scale"})
+    if cleaned.get("scale") not in (None, *SCALES):
+        raise InvalidInput(
+            f"scale must be null (not chosen), empty (none) or one of {', '.join(SCALES[1:])}.",
+            detail={"field": "scale"},
+        )
+    return cleaned
+
+
+def _clean(fields: dict[str, Any], instance: Instance) -> dict[str, Any]:
+    unknown = set(fields) - set(EDITABLE_FIELDS) - set(_RELATION_FIELDS)
+    if unknown:
+        raise InvalidInput(f"These fields cannot be edited: {', '.join(sorted(unknown))}.")
+    cleaned = clean_answer_fields(dict(fields))
     if cleaned.get("reasoning_type_id") is not None:
         if not instance.project.reasoning_types.filter(pk=cleaned["reasoning_type_id"]).exists():
             raise InvalidInput("That reasoning type is not in this project.", detail={"field": "reasoning_type_id"})

@@ -14,6 +14,9 @@
   let lastActivity = Date.now();
   let gone = false;  // the instance is no longer this person's (lease reaped, taken back): nothing more is sent
 
+  // The scale select's "" is "not chosen" (stored null) and "none" the scale None (stored ""): see answer_types.py.
+  const scaleStored = (choice) => (choice === "" ? null : choice === "none" ? "" : choice);
+
   function collect() {
     const data = new FormData(form);
     const typeSelect = document.getElementById("f-type");
@@ -24,7 +27,7 @@
       answer_form: data.get("answer_form") || "",
       answer_source: data.get("answer_source") || "",
       answer_type: data.get("answer_type") || "",
-      scale: data.get("scale") || "",
+      scale: scaleStored(data.get("scale") || ""),
       relevant_table_ids: data.getAll("relevant_table_ids").map(Number),
       excluded_table_ids: [...document.querySelectorAll(".exclude-table:checked")].map((e) => Number(e.value)),
       excluded_paragraph_ids: [...document.querySelectorAll(".exclude-paragraph:checked")].map((e) => Number(e.value)),
@@ -204,7 +207,7 @@
       for (const item of value) box.appendChild(itemRow(item));
       return;
     }
-    if (name === "scale") { form.scale.value = value; return; }
+    if (name === "scale") { form.scale.value = value === null || value === undefined ? "" : value || "none"; return; }
     if (name === "answer_form" || name === "answer_source" || name === "answer_type") {
       form.querySelectorAll(`input[name=${name}]`).forEach((radio) => { radio.checked = radio.value === value; });
       return;

@@ -17,6 +17,7 @@ FIRST = {
     "answer_form": "short",
     "answer_source": "table",
     "answer_type": "span",
+    "scale": "",
 }
 
 

@@ -24,6 +24,7 @@ def refine_and_submit(instance: Instance, user, answer: list[str] | None = None)
             "answer_form": "short",
             "answer_source": "table",
             "answer_type": "span",
+            "scale": "",
             "relevant_table_ids": list(instance.context.tables.values_list("id", flat=True)),
         },
     )

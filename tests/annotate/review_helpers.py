@@ -14,6 +14,7 @@ COMPLETE = {
     "answer_form": "short",
     "answer_source": "table",
     "answer_type": "span",
+    "scale": "",
 }
 
 

@@ -152,7 +152,7 @@ def test_the_verifier_corrects_the_answer_type_when_resolving_a_flag(personas, p
             "question": "How many models are compared?",
             "answer": "2",
             "answer_type": "count",
-            "scale": "",
+            "scale": "none",
         },
     )
     final = Instance.objects.get(pk=discussion.instance_id)
@@ -175,3 +175,28 @@ def test_a_flag_resolved_by_editing_cannot_clear_the_answer_type(personas, proje
         )
     assert Instance.objects.get(pk=instance.pk).status == Status.IN_DISCUSSION
     assert Instance.objects.get(pk=instance.pk).answer_type == "span"
+
+
+def test_an_unchosen_scale_is_not_the_scale_none(personas, project, held, api_client_for):
+    """null is "not chosen" (what a draft starts with when no evidence decides), "" is the scale None: the page
+    shows "— choose —" for the first and None for the second, and submission asks for a choice."""
+    from curation.services.instances import answer_kind_suggested
+
+    no_evidence = answer_kind_suggested(question="How many models?", rationale="", answer=["7"], tables=[])
+    assert no_evidence["scale"] is None  # nothing decides: nothing is preselected
+    Instance.objects.filter(pk=held.pk).update(scale=None)
+    page = logged_in("annotator").get(f"/p/{project.slug}/work/{held.pk}/").content.decode()
+    assert '<option value="" selected>— choose —</option>' in page and '<option value="none" >None</option>' in page
+    client = api_client_for(personas["annotator"])
+    held.refresh_from_db()
+    body = {**{k: v for k, v in COMPLETE.items() if k != "scale"}, "expected_version": held.version}
+    body["relevant_table_ids"] = list(held.context.tables.values_list("id", flat=True))
+    refused = client.post(f"/api/instances/{held.pk}/submit/", body, format="json")
+    assert refused.status_code == 400 and "Choose the scale" in json.dumps(refused.json())
+    assert Instance.objects.get(pk=held.pk).status == Status.IN_REFINEMENT
+    version = Instance.objects.get(pk=held.pk).version
+    done = client.post(
+        f"/api/instances/{held.pk}/submit/", {**body, "expected_version": version, "scale": ""}, format="json"
+    )
+    assert done.status_code == 200, done.content
+    assert Instance.objects.get(pk=held.pk).scale == ""  # chosen: no scale

@@ -93,6 +93,7 @@ def drafted(project, open_batch, context, personas):
                 rationale=draft["rationale"],
                 answer=draft["answer"],
                 answer_type=draft["answer_type"],
+                scale=draft.get("scale", ""),
                 draft=draft,
             ).pk
         )

@@ -18,7 +18,7 @@ COMPLETE = {
     "answer": "A\n",
     "rationale": "Row A has 87.3, row B 81.0.",
     "answer_type": "span",
-    "scale": "",
+    "scale": "none",
     "answer_form": "short",
     "answer_source": "table",
 }

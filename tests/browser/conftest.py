@@ -47,6 +47,13 @@ def type_into(page, selector: str, text: str) -> None:
     field.fill(text)
 
 
+def choose_scale(page, value: str = "none") -> None:
+    """Choose the scale as a person does when the draft has none chosen ("— choose —": no evidence decided it);
+    a scale the draft already holds is kept."""
+    if page.locator("#f-scale").input_value() == "":
+        page.select_option("#f-scale", value)
+
+
 def follow(page, name: str, *, within: str = "body") -> None:
     """Click the visible link called `name` (exactly), inside `within` (e.g. the project navigation)."""
     page.locator(within).get_by_role("link", name=name, exact=True).first.click()

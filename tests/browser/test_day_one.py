@@ -17,7 +17,7 @@ from playwright.sync_api import expect
 from curation.models import Instance
 from curation.releases.models import Release
 from curation.states import Status
-from tests.browser.conftest import follow, follow_project_nav, type_into
+from tests.browser.conftest import choose_scale, follow, follow_project_nav, type_into
 from tests.browser.test_layout import PROBLEMS
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -149,6 +149,7 @@ def test_day_one_from_an_empty_database_to_a_release(browser, live_server, tmp_p
     ann.click("#f-question")
     ann.keyboard.press("End")
     ann.keyboard.type(" (as reported)")
+    choose_scale(ann)
     ann.keyboard.press("Control+Enter")
     ann.wait_for_url(lambda url: f"/work/{refined}/" not in url)
     assert Instance.objects.get(pk=refined).status == Status.SUBMITTED

@@ -34,6 +34,9 @@ def test_demo_annotator_works_through_drafts_with_the_keyboard(page, live_server
         page.keyboard.press("End")
         page.keyboard.type(f" (checked {round_})")
         page.keyboard.press("Alt+o")  # focus the answer source: a shortcut never changes a value
+        page.keyboard.press("Alt+c")  # focus the scale; when none is chosen yet, type N for None
+        if page.locator("#f-scale").input_value() == "":
+            page.keyboard.type("N")
         page.keyboard.press("Control+Enter")
         page.wait_for_url(lambda url, pk=pk: f"/work/{pk}/" not in url)
         submitted.append(pk)

@@ -128,6 +128,7 @@ def test_a_manager_builds_the_first_gold_from_drafts_through_the_pages(page, log
     page.locator("#id_answer").click()
     page.locator("#id_answer").fill("A")
     page.locator("#id_answer_type").select_option("span")
+    page.locator("#id_scale").select_option("none")
     page.locator("#id_answer_form").select_option("short")
     page.locator("#id_answer_source").select_option("table")
     page.get_by_role("checkbox", name="Table 1").check()

@@ -79,8 +79,8 @@ def work_one(page, user, *, index: int, gold_answer_wrong: bool) -> str | None:
     # A probe opens with its gold's original draft filled in, as a draft does: clear the drafted answer items first.
     while page.locator("#answer-items .answer-item").count() > 1:
         page.locator("#answer-items .answer-item:last-child button.remove").click()
-    if kind == "probe":
-        page.select_option("#f-scale", probe.gold.scale or "")
+    # The scale is chosen as a person does (the gold's for a probe, answered right; else the scale None).
+    page.select_option("#f-scale", (probe.gold.scale if kind == "probe" else "") or "none")
     type_into(page, "#f-answer, #answer-items input[name=answer]", answer[0])  # a copy has one box, a line each
     for item in answer[1:]:
         page.locator("#add-item").click()

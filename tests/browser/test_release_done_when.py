@@ -26,7 +26,7 @@ from curation.models import Instance, Project
 from curation.releases.models import Release
 from curation.states import Status
 from scoring.runs.models import Prediction
-from tests.browser.conftest import follow, follow_project_nav, type_into
+from tests.browser.conftest import choose_scale, follow, follow_project_nav, type_into
 from tests.curation.test_release_fidelity import HEADER, PROMPT_HEADER, table_one_grids
 from tests.scoring.run_support import endpoint_for
 from tests.support import fault_server as fs
@@ -95,6 +95,7 @@ def test_refined_item_with_a_struck_paragraph_is_faithful_in_every_export_and_pr
     annotator.keyboard.press("End")
     annotator.keyboard.type(" (Table 1)")
     expect(annotator.get_by_label("Arithmetic")).to_be_checked()  # the suggested answer type, kept
+    choose_scale(annotator)
     annotator.keyboard.press("Control+Enter")
     annotator.wait_for_url(lambda url: f"/work/{refined.pk}/" not in url)
     refined.refresh_from_db()

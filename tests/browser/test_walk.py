@@ -19,7 +19,7 @@ from curation.models import Instance, Paper
 from curation.releases.models import Release
 from curation.states import Status
 from scoring.models import ScoringRun
-from tests.browser.conftest import follow, follow_project_nav, type_into
+from tests.browser.conftest import choose_scale, follow, follow_project_nav, type_into
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -128,6 +128,7 @@ def test_the_readme_pipeline_by_clicks_and_keys(browser, live_server, tmp_path, 
     annotator.click("#f-question")
     annotator.keyboard.press("End")
     annotator.keyboard.type(" (as reported)")
+    choose_scale(annotator)
     annotator.keyboard.press("Control+Enter")
     annotator.wait_for_url(lambda url: f"/work/{refined}/" not in url)
     assert Instance.objects.get(pk=refined).status == Status.SUBMITTED

@@ -178,8 +178,10 @@ def test_the_suggested_answer_type_follows_the_answer_and_applies_on_click(
 def test_without_evidence_nothing_is_suggested_and_submit_asks_for_a_choice(
     page, live_server, login, personas, project, drafts
 ):
+    Instance.objects.filter(pk__in=[d.pk for d in drafts]).update(scale=None)  # as drafted without evidence
     login(page, "annotator")
     pk = claim(page, live_server, project)
+    expect(page.locator("#f-scale")).to_have_value("")  # "— choose —": no scale is preselected
     type_into(page, "#f-question", "How many models are there?")
     page.keyboard.press("Alt+a")
     page.keyboard.press("Control+a")
@@ -194,4 +196,8 @@ def test_without_evidence_nothing_is_suggested_and_submit_asks_for_a_choice(
     expect(page.locator("input[name=answer_type]:checked")).to_have_count(0)
     page.click("#submit-button")
     expect(page.locator("#problems")).to_contain_text("Choose the answer type")
+    expect(page.locator("#problems")).to_contain_text("Choose the scale")
     assert Instance.objects.get(pk=pk).status == Status.IN_REFINEMENT
+    page.select_option("#f-scale", "none")  # the scale None, chosen
+    expect(page.locator("#save-state")).to_have_text("All changes saved")
+    assert Instance.objects.get(pk=pk).scale == ""

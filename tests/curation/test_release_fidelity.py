@@ -68,6 +68,7 @@ def refine_and_validate(project, personas, context: Context, **fields):
         "answer": ["73.4"],
         "answer_form": "short",
         "answer_type": "span",
+        "scale": "",
         "answer_source": "table",
         "relevant_table_ids": list(context.tables.values_list("id", flat=True)),
         **fields,
