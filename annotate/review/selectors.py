@@ -21,7 +21,7 @@ from annotate.review.services import (
     round2_open_to,
 )
 from annotate.work.selectors import draft_diffs, instance_context
-from curation.errors import NotFound, NotPermitted
+from curation.errors import NotFound
 from curation.members.selectors import qualified_annotators
 from curation.models import Context, Instance, InstanceRevision, Paper, Project
 from curation.pagination import capped_count
@@ -267,13 +267,6 @@ def unresolved_discussion_count(user: AbstractBaseUser) -> int:
 def discussion_badge(count: int) -> str:
     """How the badge writes a count of `unresolved_discussion_count`: "99+" past the cap."""
     return f"{BADGE_UP_TO}+" if count > BADGE_UP_TO else str(count)
-
-
-def open_comments_for_author(*, user: AbstractBaseUser, instance: Instance) -> list[ReviewComment]:
-    """Unresolved review comments the annotator should act on while refining."""
-    if instance.author_id != user.pk:
-        raise NotPermitted("These comments are for the instance's annotator.")
-    return list(comments_of(instance).filter(is_resolved=False))
 
 
 FILL_PAPERS_PER_PAGE = 50

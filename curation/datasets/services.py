@@ -328,8 +328,3 @@ def _write(
             import_record=record,
         )
     return ImportResult(record=record, created=True, release=release, counts=record.counts)
-
-
-def imports_of(*, project: Project) -> list[ImportRecord]:
-    """Imports of a project, newest first (callers check that the viewer is a manager)."""
-    return list(ImportRecord.objects.filter(project=project).select_related("created_by", "batch"))

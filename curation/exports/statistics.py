@@ -61,13 +61,6 @@ def _counts(counter: Counter[str], order: Iterable[str] = ()) -> dict[str, int]:
     return {key: counter[key] for key in keys}
 
 
-def _shares(counter: Counter[str], total: int) -> dict[str, dict[str, float | int]]:
-    return {
-        key: {"count": count, "percent": _round(100 * count / total) if total else 0.0}
-        for key, count in sorted(counter.items(), key=lambda kv: (-kv[1], kv[0]))
-    }
-
-
 def release_statistics(
     items: Iterable[Mapping[str, Any]], context_of: Callable[[str], Mapping[str, Any] | None]
 ) -> dict[str, Any]:

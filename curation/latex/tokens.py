@@ -40,10 +40,6 @@ class Token:
         """Whether this is one of the given control sequences."""
         return self.kind == CS and self.text[1:] in names
 
-    def is_char(self, char: str) -> bool:
-        """Whether this is exactly the given character token."""
-        return self.kind == CHAR and self.text == char
-
 
 def _is_letter(char: str) -> bool:
     return char.isalpha() or char == "@"
