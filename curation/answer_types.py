@@ -200,14 +200,14 @@ def _headers(table: TableText, cell: _Cell) -> list[tuple[str, str]]:
             break
     for r in range(cell.row):
         above = rows[r]
-        text = ""
+        text, own = "", True
         for c in range(min(cell.column, len(above) - 1), -1, -1):
             candidate = str(above[c]).strip()
             if candidate:
-                text = candidate if c == cell.column or not is_number(candidate) else ""
+                text, own = (candidate if c == cell.column or not is_number(candidate) else ""), c == cell.column
                 break
         if text and not is_number(text):
-            out.append(("column", text))
+            out.append(("column" if own else "spanning column", text))
     return out
 
 
@@ -250,7 +250,8 @@ def _cell_scale(tables: Sequence[TableText], cell: _Cell, notes: set[str]) -> Su
             return Suggestion("", f"{kind} '{_quote(header)}' is a per-unit value or a duration → None")
     for kind, header in headers:
         unit = _unit_of(header)
-        if unit:
+        # A "%" header spanning from the left ("Percent Change" over "Actual", "Constant") is not a later column's.
+        if unit and not (unit == "percent" and kind == "spanning column"):
             return Suggestion(unit, f"{kind} '{_quote(header)}' → {unit}")
     table_notes = _table_notes(table)
     if len(table_notes) == 1:

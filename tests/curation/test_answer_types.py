@@ -126,3 +126,21 @@ def test_a_percent_sign_inside_a_name_asks_for_no_percentage_and_ranks_and_count
     assert _scale(["48"], tables=[table]).value == ""  # the Observations row counts, under a (%) column
     ratio = _scale(["3.46"], rationale="12.1 / 3.5", question="Divide the Mean of Readmission (%) by 3.5?")
     assert ratio.value is None
+
+
+def test_a_difference_of_percentages_is_percent_as_tatqa_gold_has_it_and_of_amounts_never():
+    # TAT-QA dev and test gold give scale percent to 30 of 32 differences of two percentage cells ("4.7% - 5.3%").
+    assert _scale(["6.3"], rationale="87.3 - 81.0", question="What is the difference between the two").value == (
+        "percent"
+    )
+    # "Percent Change" spans "Actual" and "Constant" only; the 2018 amounts to its right are millions.
+    oracle = TableText(
+        rows=[
+            ["", "", "Percent Change", ""],
+            ["(Dollars in millions)", "2019", "Actual", "Constant", "2018"],
+            ["Americas", "$18,410", "2%", "3%", "$18,030"],
+            ["Asia Pacific", "5,004", "3%", "7%", "4,848"],
+        ]
+    )
+    difference = _scale(["13182"], rationale="18,030 - 4,848", tables=[oracle])
+    assert (difference.value, difference.evidence) == ("million", "computed from cells: the table's note → million")
