@@ -304,7 +304,9 @@ def suggest_scale(
         return Suggestion("", "a count has no scale")
     if len(items) == 1 and _INTEGER.match(items[0]) and _RANK_QUESTION.search(question or ""):
         return Suggestion("", "a rank has no scale")
-    if all(_YEAR.match(item) for item in items) and not _OPERATION.search(rationale or ""):
+    if all(_YEAR.match(item) for item in items) and (
+        not _OPERATION.search(rationale or "") or re.match(r"\s*(?:which|what|in which) years?\b", question or "", re.I)
+    ):
         return Suggestion("", "the answer is a year")
     if any(item.endswith("%") for item in items):
         # TAT-QA's convention: an answer that writes its own % keeps the scale None (scorers read the %).

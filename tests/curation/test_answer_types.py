@@ -144,3 +144,8 @@ def test_a_difference_of_percentages_is_percent_as_tatqa_gold_has_it_and_of_amou
     )
     difference = _scale(["13182"], rationale="18,030 - 4,848", tables=[oracle])
     assert (difference.value, difference.evidence) == ("million", "computed from cells: the table's note → million")
+
+
+def test_the_year_a_question_asks_for_has_no_scale_though_the_rationale_computes_percentages():
+    which = _scale(["2019"], question="Which year had the lowest percentage difference?", rationale="(6.66-6.58)/6.58")
+    assert (which.value, which.evidence) == ("", "the answer is a year")
