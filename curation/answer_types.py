@@ -253,17 +253,12 @@ def _cell_scale(tables: Sequence[TableText], cell: _Cell, notes: set[str]) -> Su
         # A "%" header spanning from the left ("Percent Change" over "Actual", "Constant") is not a later column's.
         if unit and not (unit == "percent" and kind == "spanning column"):
             return Suggestion(unit, f"{kind} '{_quote(header)}' → {unit}")
-    table_notes = _table_notes(table)
-    if len(table_notes) == 1:
-        (scale,) = table_notes
-        return Suggestion(scale, f"the table's note → {scale}")
-    if len(table_notes) > 1:
-        return Suggestion(None, "the table names several scales")
-    if len(notes) == 1:
-        (scale,) = notes
-        return Suggestion(scale, f"the text's note 'in {scale}s' → {scale}")
-    if len(notes) > 1:
-        return Suggestion(None, "the text names several scales")
+    for found, where in ((_table_notes(table), "table"), (notes, "text")):
+        if len(found) > 1:
+            return Suggestion(None, f"the {where} names several scales")
+        for scale in found:
+            note = "note" if where == "table" else f"note 'in {scale}s'"
+            return Suggestion(scale, f"the {where}'s {note} → {scale}")
     if re.search(r"[$€£¥]", cell.text):
         return Suggestion(None, f"cell '{cell.text}' is an amount, but no scale note is found")
     return Suggestion(None, f"cell '{cell.text}' has no unit and no scale note is found — choose")
