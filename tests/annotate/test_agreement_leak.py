@@ -48,6 +48,7 @@ def _found(bodies: dict[str, str], mark: str) -> list[str]:
     return [where for where, body in bodies.items() if mark in body]
 
 
+@pytest.mark.walk
 @pytest.mark.django_db
 def test_the_first_annotator_never_meets_the_second_version(pair_world):
     client = Client(raise_request_exception=False)  # a server error is a response too: its page is searched
@@ -58,6 +59,7 @@ def test_the_first_annotator_never_meets_the_second_version(pair_world):
     assert _found(bodies, SECOND_MARK) == []
 
 
+@pytest.mark.walk
 @pytest.mark.django_db
 def test_the_second_annotator_never_meets_the_first_version(pair_world):
     client = Client(raise_request_exception=False)
@@ -68,6 +70,7 @@ def test_the_second_annotator_never_meets_the_first_version(pair_world):
     assert _found(bodies, FIRST_MARK) == []
 
 
+@pytest.mark.walk
 @pytest.mark.django_db
 def test_the_walk_finds_both_versions_where_they_are_shown(pair_world):
     client = Client(raise_request_exception=False)

@@ -130,6 +130,7 @@ def leaks(bodies: dict[str, str]) -> list[tuple[str, str]]:
     return [(where, gold) for where, body in bodies.items() for gold in GOLD_STRINGS if gold in body]
 
 
+@pytest.mark.walk
 @pytest.mark.django_db
 def test_no_page_or_endpoint_shows_a_candidate_any_gold_answer_before_submission(exam_world):
     client = Client(raise_request_exception=False)  # a server error is a response too: its page is searched
@@ -142,6 +143,7 @@ def test_no_page_or_endpoint_shows_a_candidate_any_gold_answer_before_submission
     assert attempt.submitted_at is None, "a probe submitted the attempt: the test would no longer be 'before'"
 
 
+@pytest.mark.walk
 @pytest.mark.django_db
 def test_the_probe_finds_gold_where_it_is_legitimately_shown(exam_world):
     # The same probe as the manager, who sees the exam items with their answers, must find them: the search works.

@@ -34,6 +34,7 @@ def probe_world(project, personas, context, paper, drafts):
     return {"held": held, "values": values}
 
 
+@pytest.mark.walk
 @pytest.mark.django_db
 def test_no_page_or_endpoint_shows_an_annotator_the_gold_of_a_probe(probe_world):
     client = Client(raise_request_exception=False)  # a server error is a response too: its page is searched
