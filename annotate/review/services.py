@@ -22,7 +22,8 @@ from annotate.work.queue import lease_deadline
 from annotate.work.workspace import work_ping
 from curation.answer_types import ANSWER_TYPES
 from curation.errors import Conflict, InvalidInput, NotFound, NotPermitted
-from curation.models import Instance, Membership, Project, TransitionEvent
+from curation.members.selectors import is_qualified_annotator
+from curation.models import Instance, Project, TransitionEvent
 from curation.services.instances import instance_edit
 from curation.services.lifecycle import instance_transition, set_aside_since
 from curation.states import Role, Status
@@ -250,12 +251,9 @@ def review_request_changes(
 
 
 def require_round2_annotator(*, project_id: int, user: AbstractBaseUser) -> None:
-    """Refuse anyone but a qualified annotator of the project."""
-    membership = Membership.objects.filter(user=user, project_id=project_id, role=Role.ANNOTATOR).first()
-    if membership is None:
-        raise NotPermitted("Only annotators of this project do round-two reviews.")
-    if not membership.is_qualified:
-        raise NotPermitted("Pass the qualification exam first; then you can review in round two.")
+    """Refuse anyone but a qualified annotator of the project (the one selector, `is_qualified_annotator`)."""
+    if not is_qualified_annotator(project=project_id, user=user):
+        raise NotPermitted("Only qualified annotators review in round two: pass the qualification exam first.")
 
 
 # Who round two bars from an instance: whoever wrote its kept version (the author, a second annotator, both when
