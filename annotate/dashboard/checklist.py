@@ -17,6 +17,55 @@ PAST_ROUND_ONE = (Status.ROUND2_REVIEW, Status.IN_DISCUSSION, Status.VALIDATED, 
 PAST_ROUND_TWO = (Status.VALIDATED, Status.RELEASED)
 
 
+def _has_members(p: Project) -> bool:
+    roles = list(Membership.objects.filter(project=p).values_list("role", flat=True))
+    return Role.VERIFIER in roles and roles.count(Role.ANNOTATOR) >= 2
+
+
+# key, label, url name, what the link does, whether the project has done it
+STEPS = (
+    ("papers", "Papers", "papers-upload", "Upload papers", lambda p: p.papers.exists()),
+    (
+        "batch",
+        "An open batch",
+        "batches",
+        "Put contexts in a batch and open it",
+        lambda p: p.batches.filter(state=Batch.State.OPEN).exists(),
+    ),
+    ("drafts", "Drafts", "drafting", "Run drafting", lambda p: p.instances.exists()),
+    (
+        "qualified",
+        "Gold or vouched annotators",
+        "qualification-manage",
+        "Qualify the first annotators",
+        lambda p: qualified_annotators(project=p).exists(),
+    ),
+    (
+        "exam",
+        "Exam",
+        "qualification-manage",
+        "Choose the exam's gold",
+        lambda p: QualificationItem.objects.filter(settings__project=p).exists(),
+    ),
+    ("members", "Members (a verifier and two annotators)", "members", "Add members", _has_members),
+    (
+        "round1",
+        "Round one",
+        "review-home",
+        "Review in round one",
+        lambda p: p.instances.filter(status__in=PAST_ROUND_ONE).exists(),
+    ),
+    (
+        "round2",
+        "Round two",
+        "round2-home",
+        "Review in round two",
+        lambda p: p.instances.filter(status__in=PAST_ROUND_TWO).exists(),
+    ),
+    ("release", "Release", "releases", "Cut a release", lambda p: Release.objects.filter(project=p).exists()),
+)
+
+
 @dataclass(frozen=True)
 class Step:
     key: str
@@ -27,62 +76,9 @@ class Step:
 
 
 def first_release_steps(*, project: Project) -> list[Step]:
-    """The nine steps in order (papers, batch, drafts, qualified annotators, exam, members, round one, round two,
-    release), each done or not, with a link to its page. For a caller that has checked the viewer is a manager."""
+    """STEPS in order, each done or not, with a link to its page. For a caller that has checked the viewer is a
+    manager."""
     slug = {"slug": project.slug}
-    instances = project.instances.all()
-    roles = set(Membership.objects.filter(project=project).values_list("role", flat=True))
-    qualified = qualified_annotators(project=project).exists()
     return [
-        Step("papers", "Papers", project.papers.exists(), reverse("papers-upload", kwargs=slug), "Upload papers"),
-        Step(
-            "batch",
-            "An open batch",
-            project.batches.filter(state=Batch.State.OPEN).exists(),
-            reverse("batches", kwargs=slug),
-            "Put contexts in a batch and open it",
-        ),
-        Step("drafts", "Drafts", instances.exists(), reverse("drafting", kwargs=slug), "Run drafting"),
-        Step(
-            "qualified",
-            "Gold or vouched annotators",
-            qualified,
-            reverse("qualification-manage", kwargs=slug),
-            "Qualify the first annotators",
-        ),
-        Step(
-            "exam",
-            "Exam",
-            QualificationItem.objects.filter(settings__project=project).exists(),
-            reverse("qualification-manage", kwargs=slug),
-            "Choose the exam's gold",
-        ),
-        Step(
-            "members",
-            "Members (a verifier and two annotators)",
-            Role.VERIFIER in roles and Membership.objects.filter(project=project, role=Role.ANNOTATOR).count() >= 2,
-            reverse("members", kwargs=slug),
-            "Add members",
-        ),
-        Step(
-            "round1",
-            "Round one",
-            instances.filter(status__in=PAST_ROUND_ONE).exists(),
-            reverse("review-home", kwargs=slug),
-            "Review in round one",
-        ),
-        Step(
-            "round2",
-            "Round two",
-            instances.filter(status__in=PAST_ROUND_TWO).exists(),
-            reverse("round2-home", kwargs=slug),
-            "Review in round two",
-        ),
-        Step(
-            "release",
-            "Release",
-            Release.objects.filter(project=project).exists(),
-            reverse("releases", kwargs=slug),
-            "Cut a release",
-        ),
+        Step(key, label, done(project), reverse(url, kwargs=slug), action) for key, label, url, action, done in STEPS
     ]

@@ -6,7 +6,8 @@ Conflict and writes nothing. Content edits go through `instance_edit` (version-c
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from functools import partial
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
@@ -21,7 +22,8 @@ from annotate.work.queue import lease_deadline
 from annotate.work.workspace import work_ping
 from curation.answer_types import ANSWER_TYPES
 from curation.errors import Conflict, InvalidInput, NotFound, NotPermitted
-from curation.models import Instance, Membership, Project, TransitionEvent
+from curation.members.selectors import is_qualified_annotator
+from curation.models import Instance, Project, TransitionEvent
 from curation.services.instances import instance_edit
 from curation.services.lifecycle import instance_transition, set_aside_since
 from curation.states import Role, Status
@@ -135,31 +137,35 @@ def review_claim(*, instance_id: int, user: AbstractBaseUser, expected_version: 
 def review_next(*, project: Project, user: AbstractBaseUser) -> Instance | None:
     """The verifier's next review: the one they hold, else instances returning to them, else the oldest submitted;
     what they gave back lately comes last (`_given_back_recently`); it never strands.
-
-    Each claim is one compare-and-set; a lost race moves on to the next candidate. None when nothing waits.
-    Other verifiers' expired reviews are returned by the periodic reaper (annotate.leases_reap), never here.
-    """
+    Others' expired reviews are returned by the periodic reaper (annotate.leases_reap), never here."""
     require_verifier(project=project, user=user)
     held = Instance.objects.filter(project=project, status=Status.ROUND1_REVIEW, round1_verifier=user).first()
     if held is not None:
         return review_lease_renew(instance_id=held.pk, user=user) or held
+
+    def pick(lost: set[int]) -> list[Instance]:
+        qs = review_candidates(project=project, user=user).exclude(pk__in=lost)
+        qs = qs.annotate(set_aside=_given_back_recently(user))
+        if connection.vendor == "postgresql":
+            qs = qs.select_for_update(skip_locked=True, of=("self",))
+        # Resubmissions come back to their verifier first; then oldest first; what they gave back last.
+        return list(qs.order_by("set_aside", *ROUND1_ORDER).only("id", "version")[:CLAIM_CANDIDATES])
+
+    return _claim_first(pick, lambda c: review_claim(instance_id=c.pk, user=user, expected_version=c.version))
+
+
+def _claim_first(pick: Callable[[set[int]], list[Instance]], claim: Callable[[Instance], Instance]) -> Instance | None:
+    """Claim the first candidate `pick` offers that nobody else wins: each claim is one compare-and-set, a lost race
+    moves on to the next. None when nothing waits."""
     lost: set[int] = set()
     while True:
         with transaction.atomic():
-            qs = (
-                review_candidates(project=project, user=user)
-                .exclude(pk__in=lost)
-                .annotate(set_aside=_given_back_recently(user))
-            )
-            if connection.vendor == "postgresql":
-                qs = qs.select_for_update(skip_locked=True, of=("self",))
-            # Resubmissions come back to their verifier first; then oldest first; what they gave back last.
-            candidates = list(qs.order_by("set_aside", *ROUND1_ORDER).only("id", "version")[:CLAIM_CANDIDATES])
+            candidates = pick(lost)
             if not candidates:
                 return None
             for candidate in candidates:
                 try:
-                    return review_claim(instance_id=candidate.pk, user=user, expected_version=candidate.version)
+                    return claim(candidate)
                 except (Conflict, NotPermitted):
                     lost.add(candidate.pk)
 
@@ -172,19 +178,36 @@ def review_lease_renew(*, instance_id: int, user: AbstractBaseUser) -> Instance 
     return Instance.objects.get(pk=instance_id) if updated else None
 
 
+# round → (the status a held review is in, where giving it back moves it, the audited reason)
+_GIVE_BACK = {
+    1: (Status.ROUND1_REVIEW, Status.SUBMITTED, "review released by the verifier"),
+    2: (Status.ROUND2_REVIEW, Status.ROUND2_REVIEW, "round-two review given back"),
+}
+
+
 @transaction.atomic
-def review_release(*, instance_id: int, user: AbstractBaseUser, expected_version: int | None = None) -> Instance:
-    """Give a claimed review back to the pile (the lifecycle unassigns it): other verifiers' Next serves it as
-    before, this verifier's only after everything else for TATCURATE_SET_ASIDE_HOURS (`review_next`)."""
-    instance = _instance(instance_id)
-    return instance_transition(
+def give_back(*, round: int, instance_id: int, user: AbstractBaseUser, expected_version: int | None = None) -> Instance:
+    """Give a held review of either round back to the pile, audited as a move by its holder (the lifecycle refuses
+    anyone else). Round one's lifecycle unassigns it: other verifiers' Next serves it as before, this verifier's
+    only after everything else for TATCURATE_SET_ASIDE_HOURS (`review_next`). Round two stays in its status and is
+    unassigned here, so the holder's own Next serves it after older ones (`round2_next` goes by `updated_at`)."""
+    held, target, reason = _GIVE_BACK[round]
+    instance = instance_transition(
         instance_id=instance_id,
-        target=Status.SUBMITTED,
+        target=target,
         actor=user,
-        expected_status=Status.ROUND1_REVIEW,
-        expected_version=instance.version if expected_version is None else expected_version,
-        reason="review released by the verifier",
+        expected_status=held,
+        expected_version=_instance(instance_id).version if expected_version is None else expected_version,
+        reason=reason,
     )
+    if round == 2:
+        Instance.objects.filter(pk=instance_id).update(round2_reviewer=None, lease_expires_at=None)
+        instance = _instance(instance_id)
+    return instance
+
+
+review_release = partial(give_back, round=1)
+round2_release = partial(give_back, round=2)
 
 
 @transaction.atomic
@@ -228,12 +251,9 @@ def review_request_changes(
 
 
 def require_round2_annotator(*, project_id: int, user: AbstractBaseUser) -> None:
-    """Refuse anyone but a qualified annotator of the project."""
-    membership = Membership.objects.filter(user=user, project_id=project_id, role=Role.ANNOTATOR).first()
-    if membership is None:
-        raise NotPermitted("Only annotators of this project do round-two reviews.")
-    if not membership.is_qualified:
-        raise NotPermitted("Pass the qualification exam first; then you can review in round two.")
+    """Refuse anyone but a qualified annotator of the project (the one selector, `is_qualified_annotator`)."""
+    if not is_qualified_annotator(project=project_id, user=user):
+        raise NotPermitted("Only qualified annotators review in round two: pass the qualification exam first.")
 
 
 # Who round two bars from an instance: whoever wrote its kept version (the author, a second annotator, both when
@@ -297,44 +317,20 @@ def round2_claim(*, instance_id: int, user: AbstractBaseUser) -> Instance:
     )
 
 
-@transaction.atomic
-def round2_release(*, instance_id: int, user: AbstractBaseUser, expected_version: int) -> Instance:
-    """Give a held round-two review back: audited as a move by its holder, then unassigned, so it waits for the
-    next taker again (the holder's own Next included, after older ones: `round2_next` goes by `updated_at`)."""
-    instance = instance_transition(
-        instance_id=instance_id,
-        target=Status.ROUND2_REVIEW,
-        actor=user,
-        expected_status=Status.ROUND2_REVIEW,
-        expected_version=expected_version,
-        reason="round-two review given back",
-    )
-    if instance.round2_reviewer_id != user.pk:  # pragma: no cover - the lifecycle refuses anyone else
-        raise NotPermitted("Only the annotator holding this round-two review may give it back.")
-    Instance.objects.filter(pk=instance_id).update(round2_reviewer=None, lease_expires_at=None)
-    return _instance(instance_id)
-
-
 def round2_next(*, project: Project, user: AbstractBaseUser) -> Instance | None:
     """The annotator's next round-two review: the one they hold, else the oldest one they may take."""
     require_round2_annotator(project_id=project.pk, user=user)
     held = Instance.objects.filter(project=project, status=Status.ROUND2_REVIEW, round2_reviewer=user).first()
     if held is not None:
         return round2_claim(instance_id=held.pk, user=user)
-    lost: set[int] = set()
-    while True:
-        candidates = list(
+    return _claim_first(
+        lambda lost: list(
             round2_candidates(project=project, user=user)
             .exclude(pk__in=lost)
             .order_by("updated_at", "id")[:CLAIM_CANDIDATES]
-        )
-        if not candidates:
-            return None
-        for candidate in candidates:
-            try:
-                return round2_claim(instance_id=candidate.pk, user=user)
-            except (Conflict, NotPermitted):
-                lost.add(candidate.pk)
+        ),
+        lambda c: round2_claim(instance_id=c.pk, user=user),
+    )
 
 
 @transaction.atomic

@@ -6,7 +6,7 @@ The model and the sandbox are passed in as callables, so the methods stay plain 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -106,8 +106,3 @@ def tool_tables(context: Mapping[str, Any] | None) -> list[dict[str, Any]]:
 def user_message(text: str) -> list[dict[str, Any]]:
     """A single-turn conversation."""
     return [{"role": "user", "content": text}]
-
-
-def word_count(items: Sequence[str]) -> int:
-    """Tokens of answer items as SciTaT table 11 counts them (whitespace tokens)."""
-    return sum(len(str(item).split()) for item in items)
