@@ -29,8 +29,8 @@ from annotate.quality.services import gold_figure
 from curation.models import Instance, Membership
 from curation.services.batches import batch_create, batch_open
 from curation.states import Role, Status
-from tests.annotate.qualification_support import make_gold
-from tests.annotate.test_draft_costs import llm_draft, template_draft
+from tests.annotate.dashboard.test_draft_costs import llm_draft, template_draft
+from tests.annotate.qualification.support import make_gold
 from tests.browser.conftest import follow, follow_project_nav, open_in_project, type_into
 from tests.browser.test_instance_browser import log_in
 from tests.browser.test_release_done_when import qualify_by_exam
