@@ -72,19 +72,32 @@ def open_in_project(page, name: str, project: str = "Test Project") -> None:
     follow_project_nav(page, name)
 
 
+def log_in(page, url: str, username: str, password: str = PASSWORD) -> None:
+    """Open the home page at `url` (the only typed URL), log in through the form, land at home."""
+    page.goto(f"{url}/")
+    page.wait_for_url("**/login/**")
+    type_into(page, "input[name=username]", username)
+    type_into(page, "input[name=password]", password)
+    page.click("button[type=submit]")
+    page.wait_for_url(f"{url}/")
+
+
+def person(browser, live_server, username: str, password: str | None = None, *, project: str | None = None, **args):
+    """A person at their own browser (a 1366 x 900 window unless `args` say otherwise): logged in, with the demo
+    password `demo-USERNAME` unless given one, then on `project`'s page when one is named."""
+    context = browser.new_context(**{"viewport": {"width": 1366, "height": 900}, **args})
+    context.set_default_timeout(20000)
+    page = context.new_page()
+    log_in(page, live_server.url, username, password or f"demo-{username}")
+    if project:
+        follow(page, project, within="main")
+    return page
+
+
 @pytest.fixture
 def login(live_server):
-    """login(page, username): open the home page (the only typed URL), log in through the form, land at home."""
-
-    def do_login(page, username: str, password: str = PASSWORD) -> None:
-        page.goto(f"{live_server.url}/")
-        page.wait_for_url("**/login/**")
-        type_into(page, "input[name=username]", username)
-        type_into(page, "input[name=password]", password)
-        page.click("button[type=submit]")
-        page.wait_for_url(f"{live_server.url}/")
-
-    return do_login
+    """login(page, username): log_in on the live server."""
+    return lambda page, username, password=PASSWORD: log_in(page, live_server.url, username, password)
 
 
 @pytest.fixture

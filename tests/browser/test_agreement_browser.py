@@ -13,8 +13,8 @@ from annotate.agreement.selectors import project_agreement
 from curation.models import Instance
 from curation.services.projects import membership_add
 from curation.states import Status
-from tests.annotate.agreement_helpers import approved_pair, double_on, first_submission, second_submission
-from tests.annotate.test_round2_stranded import MERGED
+from tests.annotate.agreement.helpers import approved_pair, double_on, first_submission, second_submission
+from tests.annotate.review.test_round2_stranded import MERGED
 from tests.browser.conftest import follow, type_into
 from tests.browser.test_layout import check as layout_problems
 from tests.browser.test_review_flow import open_as

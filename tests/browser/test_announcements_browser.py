@@ -12,8 +12,8 @@ from django.utils import timezone
 from playwright.sync_api import expect
 
 from annotate.batches.models import AnnouncementRead
-from tests.browser.conftest import follow, follow_project_nav
-from tests.browser.test_instance_browser import log_in
+from tests.browser.conftest import follow, follow_project_nav, person
+from tests.conftest import PASSWORD
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -21,7 +21,7 @@ SCREENSHOTS = os.environ.get("TATCURATE_SCREENSHOTS", "")
 
 
 def test_an_annotator_sees_the_announcement_once_and_the_deadline(browser, live_server, personas, project, drafts):
-    manager = log_in(browser, live_server, "manager")
+    manager = person(browser, live_server, "manager", PASSWORD)
     follow(manager, "Test Project", within="header.topbar nav")
     follow_project_nav(manager, "Batches")
     row = manager.locator("tr[data-batch='B1']")
@@ -40,7 +40,7 @@ def test_an_annotator_sees_the_announcement_once_and_the_deadline(browser, live_
     if SCREENSHOTS:
         manager.screenshot(path=f"{SCREENSHOTS}/batches-announcements-1366.png", full_page=True)
 
-    annotator = log_in(browser, live_server, "annotator", width=390)
+    annotator = person(browser, live_server, "annotator", PASSWORD, viewport={"width": 390, "height": 900})
     banner = annotator.locator(".announcement-banner")
     expect(banner).to_have_count(1)
     # The manager's message, who wrote it, the batch it is about and that batch's deadline, as the queue words it.

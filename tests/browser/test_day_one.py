@@ -17,11 +17,12 @@ from playwright.sync_api import expect
 from curation.models import Instance
 from curation.releases.models import Release
 from curation.states import Status
-from tests.browser.conftest import choose_scale, follow, follow_project_nav, type_into
+from tests.browser.conftest import choose_scale, follow, follow_project_nav, person, type_into
 from tests.browser.test_layout import PROBLEMS
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
+PROJECT = "Day one"
 SHOTS = Path(__file__).resolve().parents[2] / "var" / "screenshots" / "day-one"
 COLUMNS = ("Model", "MMLU", "GSM8K", "HumanEval", "ARC-C", "HellaSwag", "TruthfulQA", "WinoGrande", "DROP", "BBH")
 ROWS = (("Small", 41.2), ("Base", 55.8), ("Large", 67.3))
@@ -69,20 +70,6 @@ def shoot(page, name: str) -> list[str]:
     return problems
 
 
-def person(browser, live_server, username: str, password: str, project: str | None = "Day one"):
-    context = browser.new_context(viewport={"width": 1366, "height": 900})
-    context.set_default_timeout(20000)
-    page = context.new_page()
-    page.goto(f"{live_server.url}/")
-    type_into(page, "input[name=username]", username)
-    type_into(page, "input[name=password]", password)
-    page.click("button[type=submit]")
-    page.wait_for_url(f"{live_server.url}/")
-    if project:
-        follow(page, project, within="main")
-    return page
-
-
 def test_day_one_from_an_empty_database_to_a_release(browser, live_server, tmp_path, settings):
     settings.CELERY_TASK_ALWAYS_EAGER = True  # ingestion, drafting and the cut run inside the request
     SHOTS.mkdir(parents=True, exist_ok=True)
@@ -90,7 +77,7 @@ def test_day_one_from_an_empty_database_to_a_release(browser, live_server, tmp_p
     problems: list[str] = []
 
     # 1. The operator creates the project and the team's accounts (each password shown once).
-    operator = person(browser, live_server, "operator", "operator-pass", project=None)
+    operator = person(browser, live_server, "operator", "operator-pass")
     follow(operator, "New project", within="main")
     type_into(operator, "input[name=name]", "Day one")
     operator.get_by_role("button", name="Create").click()
@@ -103,7 +90,7 @@ def test_day_one_from_an_empty_database_to_a_release(browser, live_server, tmp_p
         passwords[username] = operator.locator("#initial-password").inner_text()
 
     # 2. The manager vouches for both annotators (no gold yet) and sees the checklist.
-    lead = person(browser, live_server, "lead", passwords["lead"])
+    lead = person(browser, live_server, "lead", passwords["lead"], project=PROJECT)
     expect(lead.locator("#first-release-checklist")).to_be_visible()
     problems += shoot(lead, "01-project-checklist")
     follow_project_nav(lead, "Exam settings")
@@ -140,7 +127,7 @@ def test_day_one_from_an_empty_database_to_a_release(browser, live_server, tmp_p
     assert Instance.objects.filter(status=Status.DRAFTED).exists()
 
     # 4. Refine: ann takes a draft from the queue and submits it.
-    ann = person(browser, live_server, "ann", passwords["ann"])
+    ann = person(browser, live_server, "ann", passwords["ann"], project=PROJECT)
     follow_project_nav(ann, "Work queue")
     ann.click("#next-button")
     ann.wait_for_url(re.compile(r"/work/\d+/$"))
@@ -155,7 +142,7 @@ def test_day_one_from_an_empty_database_to_a_release(browser, live_server, tmp_p
     assert Instance.objects.get(pk=refined).status == Status.SUBMITTED
 
     # 5. Round one with one verifier: take it, give it back, take it again from Next, approve.
-    vera = person(browser, live_server, "vera", passwords["vera"])
+    vera = person(browser, live_server, "vera", passwords["vera"], project=PROJECT)
     follow_project_nav(vera, "Review queue")
     vera.click("#review-next")
     vera.wait_for_url(re.compile(rf"/review/{refined}/$"))
@@ -169,7 +156,7 @@ def test_day_one_from_an_empty_database_to_a_release(browser, live_server, tmp_p
     assert Instance.objects.get(pk=refined).status == Status.ROUND2_REVIEW
 
     # 6. Round two: bob confirms.
-    bob = person(browser, live_server, "bob", passwords["bob"])
+    bob = person(browser, live_server, "bob", passwords["bob"], project=PROJECT)
     follow_project_nav(bob, "Round two")
     bob.click("#round2-next")
     bob.wait_for_url(re.compile(rf"/round2/{refined}/$"))

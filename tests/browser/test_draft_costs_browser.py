@@ -10,8 +10,8 @@ import pytest
 from playwright.sync_api import expect
 
 from curation.models import Instance
-from tests.annotate.review_helpers import submit
-from tests.annotate.test_draft_costs import llm_draft, template_draft
+from tests.annotate.dashboard.test_draft_costs import llm_draft, template_draft
+from tests.annotate.review.helpers import submit
 from tests.browser.conftest import open_in_project
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

@@ -9,6 +9,7 @@ import pytest
 from playwright.sync_api import expect
 
 from curation.models import Instance
+from tests.browser.conftest import person
 from tests.conftest import PASSWORD
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -16,24 +17,9 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 SCREENSHOTS = os.environ.get("TATCURATE_SCREENSHOTS", "")
 
 
-def log_in(browser, live_server, username: str, *, width: int = 1366):
-    """A person's own browser: the login form, each field clicked before typing."""
-    context = browser.new_context(viewport={"width": width, "height": 900})
-    context.set_default_timeout(15000)
-    page = context.new_page()
-    page.goto(f"{live_server.url}/")
-    page.click("input[name=username]")
-    page.keyboard.type(username)
-    page.click("input[name=password]")
-    page.keyboard.type(PASSWORD)
-    page.click("button[type=submit]")
-    page.wait_for_url(f"{live_server.url}/")
-    return page
-
-
 def test_manager_searches_filters_and_assigns_by_clicks(browser, live_server, personas, project, drafts, make_instance):
     target = make_instance(batch=drafts[0].batch, question="What is the recall of model B?", answer=["0.42"])
-    page = log_in(browser, live_server, "manager")
+    page = person(browser, live_server, "manager", PASSWORD)
     page.get_by_role("link", name=project.name).first.click()
     page.locator("nav.project-nav").get_by_role("link", name="Instances").click()
     expect(page.locator("#result-count")).to_contain_text(f"{len(drafts) + 1} instances")
@@ -63,7 +49,7 @@ def test_manager_searches_filters_and_assigns_by_clicks(browser, live_server, pe
     expect(page.locator("#bulk-actions")).to_contain_text("This action needs it.")
     assert Instance.objects.get(pk=target.pk).status == "drafted"
 
-    annotator = log_in(browser, live_server, "annotator2")
+    annotator = person(browser, live_server, "annotator2", PASSWORD)
     annotator.get_by_role("link", name=project.name).first.click()
     annotator.locator("nav.project-nav").get_by_role("link", name="Work queue").click()
     expect(annotator.locator("#assigned")).to_contain_text(f"#{target.pk}")
@@ -72,7 +58,7 @@ def test_manager_searches_filters_and_assigns_by_clicks(browser, live_server, pe
 
 
 def test_the_browser_fits_a_phone(browser, live_server, personas, project, drafts):
-    page = log_in(browser, live_server, "manager", width=390)
+    page = person(browser, live_server, "manager", PASSWORD, viewport={"width": 390, "height": 900})
     page.get_by_role("link", name=project.name).first.click()
     page.locator("nav.project-nav").get_by_role("link", name="Instances").click()
     page.click("#id_q")

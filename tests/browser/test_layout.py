@@ -14,7 +14,7 @@ from playwright.sync_api import expect
 
 from curation.models import Batch, Project
 from curation.releases.services.cut import release_cut
-from tests.browser.conftest import follow, follow_project_nav, type_into
+from tests.browser.conftest import follow, follow_project_nav, log_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -68,17 +68,9 @@ def check(page, where: str) -> list[str]:
     return found
 
 
-def log_in(page, live_server, username: str) -> None:
-    page.goto(f"{live_server.url}/")
-    type_into(page, "input[name=username]", username)
-    type_into(page, "input[name=password]", f"demo-{username}")
-    page.click("button[type=submit]")
-    page.wait_for_url(f"{live_server.url}/")
-
-
 @pytest.mark.parametrize("username", sorted(PAGES))
 def test_every_control_of_the_main_pages_is_reachable_and_uncovered(page, live_server, demo_with_release, username):
-    log_in(page, live_server, username)
+    log_in(page, live_server.url, username, f"demo-{username}")
     problems = check(page, "home")
     follow(page, PROJECT, within="main")
     problems += check(page, "project page")
@@ -109,7 +101,7 @@ def test_every_control_of_the_main_pages_is_reachable_and_uncovered(page, live_s
 def test_the_layout_check_catches_the_old_progress_bar_collision_a_sideways_scroll_and_a_default_button(
     page, live_server, demo_with_release
 ):
-    log_in(page, live_server, "manager")
+    log_in(page, live_server.url, "manager", "demo-manager")
     follow(page, PROJECT, within="main")
     follow_project_nav(page, "Drafting")
     assert page.evaluate(PROBLEMS) == []
@@ -134,7 +126,7 @@ def test_on_a_phone_each_rows_actions_are_on_screen_without_scrolling_a_table_si
 ):
     """Rows with their own actions (a member's Remove, an instance's History) become one card per row on a phone,
     each cell named by its column, so no action waits off screen inside a side-scrolling table."""
-    log_in(page, live_server, "manager")
+    log_in(page, live_server.url, "manager", "demo-manager")
     page.set_viewport_size({"width": 390, "height": 800})
     follow(page, PROJECT, within="main")
     history = page.get_by_role("link", name="History").first
@@ -157,7 +149,7 @@ def test_on_a_phone_the_instances_and_the_dashboards_people_tables_read_without_
 ):
     """The instances list (its Status column was cut off) and the dashboard's annotator and verifier tables (they
     scrolled inside their card) stack one card per row at 390 px, each cell named by its column."""
-    log_in(page, live_server, "manager")
+    log_in(page, live_server.url, "manager", "demo-manager")
     page.set_viewport_size({"width": 390, "height": 800})
     follow(page, PROJECT, within="main")
     follow_project_nav(page, "Instances")
@@ -181,7 +173,7 @@ def test_on_a_phone_the_endpoints_are_cards_and_the_dashboards_bar_charts_keep_l
 ):
     """The model endpoints table scrolled sideways at 390 px (its Test button off screen), and the dashboard's
     people charts were drawn 580 wide, so a phone shrank their 12-px text to 7 px."""
-    log_in(page, live_server, "manager")
+    log_in(page, live_server.url, "manager", "demo-manager")
     page.set_viewport_size({"width": 390, "height": 800})
     follow(page, PROJECT, within="main")
     follow_project_nav(page, "Model endpoints")

@@ -9,7 +9,8 @@ from django.contrib.auth import get_user_model
 from playwright.sync_api import expect
 
 from curation.models import Membership
-from tests.browser.test_instance_browser import log_in
+from tests.browser.conftest import person
+from tests.conftest import PASSWORD
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -17,7 +18,7 @@ SCREENSHOTS = os.environ.get("TATCURATE_SCREENSHOTS", "")
 
 
 def test_manager_starts_a_project_and_adds_people(browser, live_server, personas, project):
-    page = log_in(browser, live_server, "manager")
+    page = person(browser, live_server, "manager", PASSWORD)
     page.get_by_role("link", name="New project").click()
     page.click("#id_name")
     page.keyboard.type("Finance tables")

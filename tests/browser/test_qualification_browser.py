@@ -10,7 +10,7 @@ from playwright.sync_api import expect
 from annotate.qualification import services
 from annotate.qualification.models import QualificationAttempt
 from curation.models import Membership
-from tests.annotate.qualification_support import make_gold
+from tests.annotate.qualification.support import make_gold
 from tests.browser.conftest import open_in_project
 
 pytestmark = pytest.mark.django_db(transaction=True)

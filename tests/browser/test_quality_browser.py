@@ -11,7 +11,7 @@ from playwright.sync_api import expect
 from annotate.quality.models import GoldProbe, QualityDecision
 from curation.models import Instance, Membership
 from curation.states import Role
-from tests.annotate.quality_helpers import gold_on, make_refined_gold, work_until_probe
+from tests.annotate.quality.helpers import gold_on, make_refined_gold, work_until_probe
 from tests.browser.conftest import follow, type_into
 from tests.browser.test_review_flow import open_as
 

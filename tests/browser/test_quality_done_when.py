@@ -29,11 +29,11 @@ from annotate.quality.services import gold_figure
 from curation.models import Instance, Membership
 from curation.services.batches import batch_create, batch_open
 from curation.states import Role, Status
-from tests.annotate.qualification_support import make_gold
-from tests.annotate.test_draft_costs import llm_draft, template_draft
-from tests.browser.conftest import follow, follow_project_nav, open_in_project, type_into
-from tests.browser.test_instance_browser import log_in
+from tests.annotate.dashboard.test_draft_costs import llm_draft, template_draft
+from tests.annotate.qualification.support import make_gold
+from tests.browser.conftest import follow, follow_project_nav, open_in_project, person, type_into
 from tests.browser.test_release_done_when import qualify_by_exam
+from tests.conftest import PASSWORD
 from tests.curation.webhooks.conftest import LOOPBACK_ALLOWED
 from tests.curation.webhooks.receivers import receiver
 from tests.support.workers import celery_worker, private_queue, wait_for
@@ -142,7 +142,7 @@ def test_two_annotators_hidden_gold_double_annotation_dashboard_pause_requalify_
     seed = seed_drawing([d.pk for d in drafts])
 
     # The manager switches hidden gold (1 in 5, pause below 0.5 over 1) and double annotation (20 %) on.
-    manager = log_in(browser, live_server, "manager")
+    manager = person(browser, live_server, "manager", PASSWORD)
     open_project(manager)
     follow_project_nav(manager, "Dashboard")
     gold_form = manager.locator("#hidden-gold form").first
@@ -169,7 +169,7 @@ def test_two_annotators_hidden_gold_double_annotation_dashboard_pause_requalify_
         secret = manager.locator("#webhook-secret").inner_text()
 
         # The failing annotator works until served hidden gold, answers it wrongly and is paused; they are told.
-        failing = log_in(browser, live_server, bad.username)
+        failing = person(browser, live_server, bad.username, PASSWORD)
         open_project(failing)
         kinds = work_until_dry(failing, bad, gold_answer_wrong=True, stop_when_paused=True)
         assert kinds[-1] == "probe" and GoldProbe.objects.get(user=bad).em == 0.0, kinds
@@ -182,7 +182,7 @@ def test_two_annotators_hidden_gold_double_annotation_dashboard_pause_requalify_
         failing.locator("#paused").get_by_role("link", name="qualification exam").click()
 
         # The other annotator works through the batch, answering their hidden gold right.
-        passing = log_in(browser, live_server, good.username)
+        passing = person(browser, live_server, good.username, PASSWORD)
         open_project(passing)
         kinds = work_until_dry(passing, good)
         assert "probe" in kinds and set(GoldProbe.objects.filter(user=good).values_list("em", flat=True)) == {1.0}, (
@@ -199,7 +199,7 @@ def test_two_annotators_hidden_gold_double_annotation_dashboard_pause_requalify_
         assert doubles.count() == 2 and all(d.state == DoubleAnnotation.State.SUBMITTED for d in doubles)
 
         # Round one: the verifier approves each item, keeping the first version of a double-annotated one.
-        verifier = log_in(browser, live_server, "verifier")
+        verifier = person(browser, live_server, "verifier", PASSWORD)
         open_project(verifier)
         follow_project_nav(verifier, "Review queue")
         verifier.locator("#review-next").click()  # each approval then opens the next review, until none is left
@@ -226,7 +226,7 @@ def test_two_annotators_hidden_gold_double_annotation_dashboard_pause_requalify_
         # Round two: each annotator confirms the other's work; a third (qualified through the exam service) takes
         # the double-annotated items, which neither of their two annotators may take.
         qualify_by_exam(project, "novice")
-        third = log_in(browser, live_server, "novice")
+        third = person(browser, live_server, "novice", PASSWORD)
         for page in (passing, failing, third):
             open_in_project(page, "Round two")
             if not page.locator("#round2-next").count():

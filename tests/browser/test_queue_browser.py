@@ -12,8 +12,8 @@ from annotate.work.workspace import workspace_autosave
 from curation.models import Instance
 from curation.services.batches import batch_create, batch_open
 from curation.states import Status
-from tests.annotate.queue_helpers import queue_next
-from tests.annotate.review_helpers import submit
+from tests.annotate.review.helpers import submit
+from tests.annotate.work.helpers import queue_next
 from tests.browser.test_review_flow import open_as
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

@@ -26,7 +26,7 @@ from curation.models import Instance, Project
 from curation.releases.models import Release
 from curation.states import Status
 from scoring.runs.models import Prediction
-from tests.browser.conftest import choose_scale, follow, follow_project_nav, type_into
+from tests.browser.conftest import choose_scale, follow, follow_project_nav, person, type_into
 from tests.curation.test_release_fidelity import HEADER, PROMPT_HEADER, table_one_grids
 from tests.scoring.run_support import endpoint_for
 from tests.support import fault_server as fs
@@ -38,19 +38,6 @@ LAYOUT_CHECK = "\n".join(  # a JS function (its leading comment lines dropped): 
     line for line in (Path(__file__).parent / "layout_check.js").read_text().splitlines() if not line.startswith("//")
 )
 FORMATS = ("scitat", "tatqa", "jsonl", "parquet", "csv")
-
-
-def person(browser, live_server, username: str):
-    context = browser.new_context(viewport={"width": 1366, "height": 900}, accept_downloads=True)
-    context.set_default_timeout(20000)
-    page = context.new_page()
-    page.goto(f"{live_server.url}/")
-    type_into(page, "input[name=username]", username)
-    type_into(page, "input[name=password]", f"demo-{username}")
-    page.click("button[type=submit]")
-    page.wait_for_url(f"{live_server.url}/")
-    follow(page, PROJECT, within="main")
-    return page
 
 
 def qualify_by_exam(project: Project, username: str) -> None:
@@ -80,7 +67,7 @@ def test_refined_item_with_a_struck_paragraph_is_faithful_in_every_export_and_pr
     project = Project.objects.get(slug="demo")
 
     # Refine: annotator2 (qualified) takes the next draft, the one on Table 1's paragraph, strikes the paragraph.
-    annotator = person(browser, live_server, "annotator2")
+    annotator = person(browser, live_server, "annotator2", project=PROJECT, accept_downloads=True)
     follow_project_nav(annotator, "Work queue")
     annotator.click("#next-button")
     annotator.wait_for_url(re.compile(r"/work/\d+/$"))
@@ -103,7 +90,7 @@ def test_refined_item_with_a_struck_paragraph_is_faithful_in_every_export_and_pr
     assert list(refined.excluded_paragraphs.values_list("pk", flat=True)) == [paragraph.pk]
 
     # Round one: the verifier approves it from the review queue.
-    verifier = person(browser, live_server, "verifier")
+    verifier = person(browser, live_server, "verifier", project=PROJECT, accept_downloads=True)
     follow_project_nav(verifier, "Review queue")
     verifier.click("#review-next")
     verifier.wait_for_url(re.compile(rf"/review/{refined.pk}/$"))
@@ -112,7 +99,7 @@ def test_refined_item_with_a_struck_paragraph_is_faithful_in_every_export_and_pr
 
     # Round two: the other annotator passes the exam, then confirms it.
     qualify_by_exam(project, "annotator")
-    second = person(browser, live_server, "annotator")
+    second = person(browser, live_server, "annotator", project=PROJECT, accept_downloads=True)
     follow_project_nav(second, "Round two")
     second.click("#round2-next")
     second.wait_for_url(re.compile(rf"/round2/{refined.pk}/$"))
@@ -121,7 +108,7 @@ def test_refined_item_with_a_struck_paragraph_is_faithful_in_every_export_and_pr
     assert Instance.objects.get(pk=refined.pk).status == Status.VALIDATED
 
     # Cut: the manager ticks the item's batch only (other demo items legitimately use the same paragraph).
-    manager = person(browser, live_server, "manager")
+    manager = person(browser, live_server, "manager", project=PROJECT, accept_downloads=True)
     follow_project_nav(manager, "Releases")
     type_into(manager, "#cut-release input[name=name]", "faithful")
     manager.locator("#cut-release").get_by_label(f"{refined.batch.name} (1 validated)").click()

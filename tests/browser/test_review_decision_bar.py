@@ -12,7 +12,7 @@ from annotate.review.services import review_claim, round2_claim
 from curation.models import Instance
 from curation.services.batches import batch_create, batch_open
 from curation.states import Status
-from tests.annotate.review_helpers import submit, to_round2
+from tests.annotate.review.helpers import submit, to_round2
 from tests.browser.conftest import open_in_project, type_into
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

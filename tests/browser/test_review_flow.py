@@ -138,7 +138,7 @@ def test_four_personas_take_a_batch_through_both_rounds(browser, live_server, pe
 
 def test_a_lone_verifier_gives_a_discussion_back_and_takes_it_again(browser, live_server, personas, project, drafts):
     from curation.models import Membership
-    from tests.annotate.review_helpers import to_discussion
+    from tests.annotate.review.helpers import to_discussion
 
     Membership.objects.filter(user=personas["verifier2"]).delete()
     discussion = to_discussion(project, personas)

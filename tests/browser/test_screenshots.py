@@ -17,7 +17,7 @@ from playwright.sync_api import expect
 from curation.models import Batch, Instance, Project
 from curation.releases.services.cut import release_cut
 from curation.states import Status
-from tests.browser.conftest import follow, follow_project_nav, type_into
+from tests.browser.conftest import follow, follow_project_nav, person
 
 OUT = os.environ.get("TATCURATE_DOCS_SCREENSHOTS", "")
 pytestmark = [
@@ -28,19 +28,6 @@ pytestmark = [
 
 PROJECT = "Demo: sparse adapters paper"
 WIDTH, HEIGHT = 1366, 860
-
-
-def person(browser, live_server, username: str):
-    """A person at their own browser, logged in with the demo password, on the demo project's page."""
-    context = browser.new_context(viewport={"width": WIDTH, "height": HEIGHT})
-    context.set_default_timeout(20000)
-    page = context.new_page()
-    page.goto(f"{live_server.url}/")
-    type_into(page, "input[name=username]", username)
-    type_into(page, "input[name=password]", f"demo-{username}")
-    page.click("button[type=submit]")
-    page.wait_for_url(f"{live_server.url}/")
-    return page
 
 
 def shot(page, name: str) -> None:
@@ -70,7 +57,7 @@ def test_every_page_a_role_uses_is_photographed_for_its_guide(browser, live_serv
     release = release_cut(project=project, actor=None, name="demo", batch_ids=[batch.pk], include_withheld=True)
 
     # The manager: the project page and every page of the navigation.
-    manager = person(browser, live_server, "manager")
+    manager = person(browser, live_server, "manager", viewport={"width": WIDTH, "height": HEIGHT})
     follow(manager, PROJECT, within="main")
     shot(manager, "manager-project")
     nav_shots(
@@ -100,7 +87,7 @@ def test_every_page_a_role_uses_is_photographed_for_its_guide(browser, live_serv
     shot(manager, "manager-paper")
 
     # A new annotator: home, guidelines, the exam, its result.
-    annotator = person(browser, live_server, "annotator")
+    annotator = person(browser, live_server, "annotator", viewport={"width": WIDTH, "height": HEIGHT})
     shot(annotator, "annotator-home")
     follow(annotator, PROJECT, within="main")
     nav_shots(annotator, {"Guidelines": "annotator-guidelines", "Releases": "annotator-releases"})
@@ -138,7 +125,7 @@ def test_every_page_a_role_uses_is_photographed_for_its_guide(browser, live_serv
     nav_shots(annotator, {"Instances": "annotator-instances"})
 
     # The verifier: home, papers, discussions, the review queue and a round-one review.
-    verifier = person(browser, live_server, "verifier")
+    verifier = person(browser, live_server, "verifier", viewport={"width": WIDTH, "height": HEIGHT})
     shot(verifier, "verifier-home")
     follow(verifier, PROJECT, within="main")
     nav_shots(
@@ -154,7 +141,7 @@ def test_every_page_a_role_uses_is_photographed_for_its_guide(browser, live_serv
     verifier.wait_for_url(lambda url: f"/review/{refined}/" not in url)
 
     # A second qualified annotator confirms it in round two.
-    second = person(browser, live_server, "annotator2")
+    second = person(browser, live_server, "annotator2", viewport={"width": WIDTH, "height": HEIGHT})
     follow(second, PROJECT, within="main")
     follow_project_nav(second, "Round two")
     shot(second, "annotator-round2-queue")

@@ -19,7 +19,7 @@ from curation.models import Instance, Paper
 from curation.releases.models import Release
 from curation.states import Status
 from scoring.models import ScoringRun
-from tests.browser.conftest import choose_scale, follow, follow_project_nav, type_into
+from tests.browser.conftest import choose_scale, follow, follow_project_nav, person, type_into
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -50,20 +50,6 @@ Large & 83.9 & 770 \\
 """
 
 
-def person(browser, live_server, username: str):
-    """A person at their own browser: opens the home page, logs in, opens the demo project from the list."""
-    context = browser.new_context(viewport={"width": 1366, "height": 900}, accept_downloads=True)
-    context.set_default_timeout(20000)
-    page = context.new_page()
-    page.goto(f"{live_server.url}/")
-    type_into(page, "input[name=username]", username)
-    type_into(page, "input[name=password]", f"demo-{username}")
-    page.click("button[type=submit]")
-    page.wait_for_url(f"{live_server.url}/")
-    follow(page, PROJECT, within="main")
-    return page
-
-
 def test_the_readme_pipeline_by_clicks_and_keys(browser, live_server, tmp_path, settings):
     settings.CELERY_TASK_ALWAYS_EAGER = True  # drafting runs and exports inside the request: no worker needed
     call_command("demo", "--json", stdout=StringIO())
@@ -71,7 +57,7 @@ def test_the_readme_pipeline_by_clicks_and_keys(browser, live_server, tmp_path, 
     paper_file.write_text(WALK_PAPER)
 
     # 1-3. The manager makes a batch, uploads the paper into it, types its contexts, opens it and drafts it.
-    manager = person(browser, live_server, "manager")
+    manager = person(browser, live_server, "manager", project=PROJECT, accept_downloads=True)
     follow_project_nav(manager, "Batches")
     type_into(manager, "input[name=name]", "Walk batch")
     manager.get_by_role("button", name="Create").click()
@@ -103,7 +89,7 @@ def test_the_readme_pipeline_by_clicks_and_keys(browser, live_server, tmp_path, 
     assert drafts.exists() and all(d.draft.get("drafter") == "template" and d.draft.get("template_id") for d in drafts)
 
     # 4. The new annotator reads the exam page, takes the exam with the keyboard and passes.
-    annotator = person(browser, live_server, "annotator")
+    annotator = person(browser, live_server, "annotator", project=PROJECT, accept_downloads=True)
     follow_project_nav(annotator, "Qualification exam")
     annotator.click("#start-exam")
     annotator.wait_for_url(re.compile(r"/qualification/attempts/\d+/$"))
@@ -134,7 +120,7 @@ def test_the_readme_pipeline_by_clicks_and_keys(browser, live_server, tmp_path, 
     assert Instance.objects.get(pk=refined).status == Status.SUBMITTED
 
     # 6. Round one: the verifier takes the next review and approves it.
-    verifier = person(browser, live_server, "verifier")
+    verifier = person(browser, live_server, "verifier", project=PROJECT, accept_downloads=True)
     follow_project_nav(verifier, "Review queue")
     verifier.click("#review-next")
     verifier.wait_for_url(re.compile(rf"/review/{refined}/$"))
@@ -143,7 +129,7 @@ def test_the_readme_pipeline_by_clicks_and_keys(browser, live_server, tmp_path, 
     assert Instance.objects.get(pk=refined).status == Status.ROUND2_REVIEW
 
     # Round two: another qualified annotator confirms it.
-    second = person(browser, live_server, "annotator2")
+    second = person(browser, live_server, "annotator2", project=PROJECT, accept_downloads=True)
     follow_project_nav(second, "Round two")
     second.click("#round2-next")
     second.wait_for_url(re.compile(rf"/round2/{refined}/$"))

@@ -12,8 +12,8 @@ from playwright.sync_api import expect
 from standardwebhooks.webhooks import Webhook as Verifier
 
 from curation.webhooks.models import WebhookDelivery
-from tests.browser.conftest import follow, follow_project_nav
-from tests.browser.test_instance_browser import log_in
+from tests.browser.conftest import follow, follow_project_nav, person
+from tests.conftest import PASSWORD
 from tests.curation.webhooks.conftest import LOOPBACK_ALLOWED
 from tests.curation.webhooks.receivers import receiver
 from tests.support.workers import celery_worker, private_queue, wait_for
@@ -30,7 +30,7 @@ def test_a_manager_registers_a_hook_and_a_worker_delivers_its_test_event(
     queue = private_queue(f"test-webhooks-browser-{width}")
     settings.TATCURATE_WEBHOOKS_QUEUE = queue
     settings.TATCURATE_WEBHOOK_HOSTS = LOOPBACK_ALLOWED
-    page = log_in(browser, live_server, "manager", width=width)
+    page = person(browser, live_server, "manager", PASSWORD, viewport={"width": width, "height": 900})
     follow(page, "Test Project", within="header.topbar nav")
     follow_project_nav(page, "Webhooks")
     expect(page.locator("#no-hooks")).to_be_visible()

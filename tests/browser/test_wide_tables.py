@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from curation.models import Context, Paper, Paragraph, Table
-from tests.annotate.review_helpers import submit
+from tests.annotate.review.helpers import submit
 from tests.browser.test_layout import PROBLEMS
 from tests.browser.test_review_flow import open_as
 

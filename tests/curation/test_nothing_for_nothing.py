@@ -15,7 +15,7 @@ from curation.datasets.services import dataset_import
 from curation.errors import InvalidInput
 from curation.models import Batch, Instance, Paper
 from curation.papers.services import paper_ingest
-from tests.annotate.qualification_support import make_gold
+from tests.annotate.qualification.support import make_gold
 
 EMPTY_DOCUMENT = rb"\documentclass{article}\begin{document}\end{document}"
 

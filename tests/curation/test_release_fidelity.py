@@ -28,7 +28,7 @@ from curation.services.lifecycle import instance_create
 from curation.toolkit.tools import ToolBox
 from scoring.methods.base import render_context, tool_tables
 from scoring.metrics.toolcalls import result_contains
-from tests.annotate.queue_helpers import queue_next
+from tests.annotate.work.helpers import queue_next
 
 DEMO_PAPER = Path(__file__).resolve().parents[2] / "curation" / "demo" / "paper"
 HEADER = ["Method", "Params (M)", "LAS on test", "", "", "", "Avg."]

@@ -9,7 +9,7 @@ from django.contrib.auth import get_user_model
 from rest_framework.test import APIClient
 
 from curation.models import Membership, Project
-from tests.annotate.test_review_concurrency import race
+from tests.annotate.review.test_review_concurrency import race
 from tests.conftest import postgres_only
 
 pytestmark = [postgres_only(), pytest.mark.postgres, pytest.mark.django_db(transaction=True)]

@@ -13,7 +13,7 @@ from curation.exchange.work_export import COLUMNS, work_export
 from curation.models import Instance, Membership
 from curation.services.lifecycle import instance_transition
 from curation.states import Status
-from tests.annotate.queue_helpers import queue_next
+from tests.annotate.work.helpers import queue_next
 
 ROLES = ["annotator", "verifier", "manager", "outsider", "anonymous"]
 

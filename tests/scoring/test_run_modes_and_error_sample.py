@@ -7,22 +7,15 @@ import json
 from io import StringIO
 
 from django.core.management import call_command
-from django.test import Client
 
 from curation.releases.models import ReleaseItem
 from scoring.methods.base import MIN_TURNS
 from scoring.models import ErrorSample, ErrorTag, Prediction, ScoringRun
 from scoring.runs.creation import run_create
 from scoring.runs.uploads import upload_run_create
-from tests.conftest import PASSWORD
+from tests.support.clients import logged_in
 
 from .run_support import endpoint_for, small_release
-
-
-def _client(username: str) -> Client:
-    client = Client()
-    assert client.login(username=username, password=PASSWORD)
-    return client
 
 
 def _wrong_upload(project, release):
@@ -51,9 +44,9 @@ def test_tool_run_derives_its_turn_cap_from_the_longest_program_and_records_ever
     assert other.options["max_turns"] == MIN_TURNS and other.options["scale_mode"] == "ignore"
     same_but_modes = run_create(release=release, actor=personas["manager"], method="cot", endpoint=endpoint)
     assert other.config_hash != same_but_modes.config_hash  # a run's identity includes its modes
-    page = _client("manager").get(f"/p/{project.slug}/scoring/runs/{other.pk}/").content.decode()
+    page = logged_in("manager").get(f"/p/{project.slug}/scoring/runs/{other.pk}/").content.decode()
     assert "ignore scale (zero-shot models)" in page and "official (SciTaT&#x27;s scripts)" in page
-    tool_page = _client("manager").get(f"/p/{project.slug}/scoring/runs/{run.pk}/").content.decode()
+    tool_page = logged_in("manager").get(f"/p/{project.slug}/scoring/runs/{run.pk}/").content.decode()
     assert "24 turns (longest program: 20 calls" in tool_page
 
 
@@ -61,7 +54,7 @@ def test_bad_modes_and_the_unconfigured_paper_bertscore_are_refused_with_the_rea
     settings.TATCURATE_BERT_BASE_UNCASED_DIR = ""
     release = small_release(project, questions=2)
     endpoint = endpoint_for(project, "http://127.0.0.1:9/v1")
-    client = _client("manager")
+    client = logged_in("manager")
     url = f"/api/projects/{project.slug}/scoring-runs/"
     base = {"release": release.pk, "endpoint": endpoint.pk, "method": "cot"}
     for extra, fragment in (
@@ -81,7 +74,7 @@ def test_bad_modes_and_the_unconfigured_paper_bertscore_are_refused_with_the_rea
 def test_manager_draws_the_error_sample_from_the_run_page_and_sees_its_distribution(project, personas):
     release = small_release(project, questions=6)
     run = _wrong_upload(project, release)
-    client = _client("manager")
+    client = logged_in("manager")
     url = f"/p/{project.slug}/scoring/runs/{run.pk}/"
     assert 'id="draw-error-sample"' in client.get(url).content.decode()
     response = client.post(url, {"action": "draw-error-sample", "seed": "7", "per_form": "4"})
@@ -107,11 +100,11 @@ def test_only_runners_draw_error_samples(project, personas):
     run = _wrong_upload(project, release)
     url = f"/p/{project.slug}/scoring/runs/{run.pk}/"
     body = {"action": "draw-error-sample", "seed": "1"}
-    assert _client("annotator").post(url, body).status_code == 403
-    assert _client("outsider").post(url, body).status_code == 404
+    assert logged_in("annotator").post(url, body).status_code == 403
+    assert logged_in("outsider").post(url, body).status_code == 404
     assert not ErrorSample.objects.exists()
-    assert _client("verifier").post(url, body).status_code == 302
-    assert 'id="draw-error-sample"' not in _client("annotator").get(url).content.decode()
+    assert logged_in("verifier").post(url, body).status_code == 302
+    assert 'id="draw-error-sample"' not in logged_in("annotator").get(url).content.decode()
 
 
 def test_error_sample_command_draws_reproducibly_and_reports_as_json(project, personas):
@@ -136,7 +129,7 @@ def test_an_upload_takes_a_runs_scoring_options_from_the_page_and_the_api(projec
     uid = release.items.order_by("position").values_list("uid", flat=True).first()
     content = json.dumps({"uid": uid, "raw_output": "Reasoning: r\nAnswer: 42"}).encode()
     options = {"scale_mode": "ignore", "extraction": "official", "bertscore": "minilm"}
-    page = _client("manager").post(
+    page = logged_in("manager").post(
         f"/p/{project.slug}/releases/{release.pk}/score/upload/",
         {"format": "jsonl", "file": SimpleUploadedFile("p.jsonl", content), **options},
     )
@@ -186,5 +179,5 @@ def test_a_per_template_sample_scores_n_answerable_questions_of_each_template_an
     run.refresh_from_db()
     assert run.status == "completed", run.error
     assert set(Prediction.objects.filter(run=run).values_list("item__uid", flat=True)) == uids
-    page = _client("manager").get(f"/p/{project.slug}/scoring/runs/{run.pk}/").content.decode()
+    page = logged_in("manager").get(f"/p/{project.slug}/scoring/runs/{run.pk}/").content.decode()
     assert "2 answerable questions per template, seed 5" in page

@@ -4,34 +4,27 @@ from __future__ import annotations
 
 import pytest
 from django.template.loader import render_to_string
-from django.test import Client
 
 from curation.drafting.models import DraftingRun, PromptTemplate
 from curation.models import Instance
-from tests.conftest import PASSWORD
 from tests.curation.drafting.conftest import endpoint_on
+from tests.support.clients import logged_in
 from tests.support.fault_server import FaultServer, unauthorized
 
 pytestmark = pytest.mark.django_db
 
 
-def _client(user) -> Client:
-    client = Client()
-    assert client.login(username=user.username, password=PASSWORD)
-    return client
-
-
 def test_non_managers_are_refused_every_drafting_page(project, personas):
     slug = project.slug
     for name, expected in (("annotator", 403), ("verifier", 403), ("outsider", 404)):
-        client = _client(personas[name])
+        client = logged_in(personas[name].username)
         for url in (f"/p/{slug}/drafting/", f"/p/{slug}/endpoints/", f"/p/{slug}/drafting/prompts/"):
             assert client.get(url).status_code == expected, (name, url)
 
 
 def test_endpoints_page_shows_key_status_and_limit_scope_and_test_reports_401(project, personas, monkeypatch):
     monkeypatch.delenv("MISSING_DRAFT_KEY", raising=False)
-    client = _client(personas["manager"])
+    client = logged_in(personas["manager"].username)
     with FaultServer(default=unauthorized()) as server:
         created = client.post(
             f"/p/{project.slug}/endpoints/",
@@ -50,7 +43,7 @@ def test_endpoints_page_shows_key_status_and_limit_scope_and_test_reports_401(pr
 
 
 def test_prompt_page_saves_a_new_version(project, personas):
-    client = _client(personas["manager"])
+    client = logged_in(personas["manager"].username)
     page = client.get(f"/p/{project.slug}/drafting/prompts/")
     assert page.status_code == 200 and "=== examples: comparison ===" in page.content.decode()
     response = client.post(
@@ -65,7 +58,7 @@ def test_manager_starts_a_template_run_and_the_run_page_shows_progress(
     project, personas, drafting_batch, drafting_contexts, settings, django_capture_on_commit_callbacks
 ):
     settings.CELERY_TASK_ALWAYS_EAGER = True
-    client = _client(personas["manager"])
+    client = logged_in(personas["manager"].username)
     assert client.get(f"/p/{project.slug}/drafting/").status_code == 200
     with django_capture_on_commit_callbacks(execute=True):
         response = client.post(
@@ -87,7 +80,7 @@ def test_manager_starts_a_template_run_and_the_run_page_shows_progress(
 def test_failed_llm_run_shows_the_error_and_retry(project, personas, drafting_batch, drafting_contexts, settings,
                                                   django_capture_on_commit_callbacks):  # fmt: skip
     settings.CELERY_TASK_ALWAYS_EAGER = True
-    client = _client(personas["manager"])
+    client = logged_in(personas["manager"].username)
     endpoint = endpoint_on(project, "http://127.0.0.1:9/v1", name="Down")
     with django_capture_on_commit_callbacks(execute=True):
         client.post(
@@ -105,7 +98,7 @@ def test_failed_llm_run_shows_the_error_and_retry(project, personas, drafting_ba
 def test_template_run_form_offers_header_paraphrasing_with_the_chosen_endpoint(
     project, personas, drafting_batch, drafting_contexts
 ):
-    client = _client(personas["manager"])
+    client = logged_in(personas["manager"].username)
     page = client.get(f"/p/{project.slug}/drafting/").content.decode()
     assert 'name="paraphrase_headers"' in page and "Paraphrase header names in the questions" in page
     endpoint = endpoint_on(project, "http://127.0.0.1:9/v1", name="Paraphraser")
@@ -132,7 +125,7 @@ def test_a_project_on_the_earlier_default_question_prompt_gets_todays_default_as
     assert "own short context" in current.note
     assert PromptTemplate.objects.filter(project=project, kind="question").count() == 2
     assert prompt_template_current(project=project, kind="question").pk == current.pk  # once, not on every read
-    page = _client(personas["manager"]).get(f"/p/{project.slug}/drafting/prompts/").content.decode()
+    page = logged_in(personas["manager"].username).get(f"/p/{project.slug}/drafting/prompts/").content.decode()
     assert "BT denotes back-translation" in page
 
 
@@ -166,7 +159,7 @@ def test_no_assigned_type_is_silently_skipped_by_the_template_drafter(
     descriptive = ReasoningType.objects.get(project=project, code="descriptive_analysis")
     drafting_contexts[0].reasoning_type = descriptive
     drafting_contexts[0].save(update_fields=["reasoning_type"])
-    client = _client(personas["manager"])
+    client = logged_in(personas["manager"].username)
     home = client.get(f"/p/{project.slug}/drafting/").content.decode()
     # Before a run: which types no template drafts, and what happens to them.
     assert 'id="routed-types"' in home and "Descriptive Analysis" in home and "Tabulation" in home
@@ -193,7 +186,7 @@ def test_the_drafting_page_gives_each_endpoints_measured_speed_and_calls_the_loc
     from curation.drafting.services.runs import run_create
 
     local = endpoint_on(project, model_server.base_url, name="Local demo", is_local_default=True)
-    client = _client(personas["manager"])
+    client = logged_in(personas["manager"].username)
     page = client.get(f"/p/{project.slug}/drafting/").content.decode()
     assert "Local demo: no speed measured yet" in page
     assert 'id="local-model-note"' in page and f'href="/p/{project.slug}/endpoints/"' in page

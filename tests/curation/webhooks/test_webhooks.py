@@ -31,8 +31,8 @@ from curation.webhooks.services import WEBHOOK_DELIVERIES, Outcome, is_retried
 from curation.webhooks.signing import secret_new, signed_headers
 from scoring.runs.models import ScoringRun
 from scoring.runs.states import run_transition
-from tests.annotate.qualification_support import make_gold
-from tests.annotate.quality_helpers import gold_on, submit_probe, work_until_probe
+from tests.annotate.qualification.support import make_gold
+from tests.annotate.quality.helpers import gold_on, submit_probe, work_until_probe
 from tests.conftest import PASSWORD, instance_build
 from tests.curation.webhooks.receivers import closed_port_url, receiver, silent_port
 from tests.scoring.run_support import small_release

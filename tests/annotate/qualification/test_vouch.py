@@ -1,0 +1,121 @@
+"""A manager's vouch qualifies a new project's first annotators: recorded (who, when, why), shown on the members,
+exam set-up and dashboard pages, counted wherever qualification counts, and revocable; managers only."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from annotate.qualification import vouching
+from annotate.qualification.models import Vouch
+from curation.errors import Conflict, InvalidInput, NotPermitted
+from curation.members.selectors import is_qualified_annotator
+from curation.models import Instance, Membership
+from curation.services.lifecycle import instance_claim
+from curation.states import Role, Status
+from tests.support.clients import logged_in
+
+
+def claim(project, user):
+    return instance_claim(project_slug=project.slug, actor=user, lease_expires_at=timezone.now() + timedelta(hours=1))
+
+
+def test_a_vouch_qualifies_is_recorded_and_revoking_takes_the_qualification_back(project, personas, drafts):
+    novice = personas["novice"]
+    assert not is_qualified_annotator(project=project, user=novice)
+    assert claim(project, novice) is None
+
+    vouch = vouching.vouch_create(
+        project=project, actor=personas["manager"], user_id=novice.pk, reason="Co-wrote the guidelines"
+    )
+    assert (vouch.vouched_by, vouch.reason, vouch.gave_qualification) == (
+        personas["manager"],
+        "Co-wrote the guidelines",
+        True,
+    )
+    assert is_qualified_annotator(project=project, user=novice)
+    claimed = claim(project, novice)  # the claim's own SQL counts the vouch too
+    assert claimed is not None
+    assert Instance.objects.get(pk=claimed[0]).status == Status.IN_REFINEMENT
+
+    vouching.vouch_revoke(project=project, actor=personas["manager"], vouch_id=vouch.pk)
+    vouch.refresh_from_db()
+    assert vouch.revoked_at is not None and vouch.revoked_by == personas["manager"]
+    assert not is_qualified_annotator(project=project, user=novice)
+    with pytest.raises(Conflict):
+        vouching.vouch_revoke(project=project, actor=personas["manager"], vouch_id=vouch.pk)
+
+
+def test_revoking_a_vouch_for_someone_qualified_already_leaves_their_qualification(project, personas):
+    vouch = vouching.vouch_create(
+        project=project, actor=personas["manager"], user_id=personas["annotator"].pk, reason="Passed elsewhere"
+    )
+    assert vouch.gave_qualification is False
+    vouching.vouch_revoke(project=project, actor=personas["manager"], vouch_id=vouch.pk)
+    assert is_qualified_annotator(project=project, user=personas["annotator"])
+
+
+def test_bad_vouches_are_refused_with_a_reason(project, personas):
+    manager = personas["manager"]
+    with pytest.raises(InvalidInput, match="Say why"):
+        vouching.vouch_create(project=project, actor=manager, user_id=personas["novice"].pk, reason="  ")
+    with pytest.raises(InvalidInput, match="Only an annotator"):
+        vouching.vouch_create(project=project, actor=manager, user_id=personas["verifier"].pk, reason="x")
+    vouching.vouch_create(project=project, actor=manager, user_id=personas["novice"].pk, reason="x")
+    with pytest.raises(Conflict, match="already"):
+        vouching.vouch_create(project=project, actor=manager, user_id=personas["novice"].pk, reason="again")
+
+
+@pytest.mark.parametrize("who", ["annotator", "verifier"])
+def test_only_managers_vouch(project, personas, who):
+    with pytest.raises(NotPermitted):
+        vouching.vouch_create(project=project, actor=personas[who], user_id=personas["novice"].pk, reason="x")
+
+
+@pytest.mark.parametrize(("who", "status"), [("annotator", 403), ("verifier", 403), ("outsider", 404)])
+def test_pages_refuse_vouch_and_revoke_to_everyone_but_managers(project, personas, who, status):
+    vouch = vouching.vouch_create(project=project, actor=personas["manager"], user_id=personas["novice"].pk, reason="x")
+    client = logged_in(who)
+    created = client.post(f"/p/{project.slug}/vouches/", {"user": personas["novice"].pk, "reason": "y"})
+    revoked = client.post(f"/p/{project.slug}/vouches/{vouch.pk}/revoke/")
+    assert (created.status_code, revoked.status_code) == (status, status)
+    vouch.refresh_from_db()
+    assert vouch.revoked_at is None and Vouch.objects.count() == 1
+    assert is_qualified_annotator(project=project, user=personas["novice"])
+
+
+def test_a_manager_vouches_and_revokes_through_the_pages(project, personas):
+    client = logged_in("manager")
+    members = client.get(f"/p/{project.slug}/members/").content.decode()
+    assert 'id="vouch-form"' in members and f'<option value="{personas["novice"].pk}">novice</option>' in members
+    response = client.post(
+        f"/p/{project.slug}/vouches/",
+        {"user": personas["novice"].pk, "reason": "Wrote the pilot questions", "next": f"/p/{project.slug}/members/"},
+    )
+    assert response.status_code == 302 and response["Location"] == f"/p/{project.slug}/members/"
+    members = client.get(f"/p/{project.slug}/members/").content.decode()
+    assert 'data-vouch="novice"' in members and "Wrote the pilot questions" in members
+    for page in (f"/p/{project.slug}/dashboard/", f"/p/{project.slug}/qualification/manage/"):
+        assert 'data-vouch="novice"' in client.get(page).content.decode(), page
+    vouch = Vouch.objects.get()
+    client.post(f"/p/{project.slug}/vouches/{vouch.pk}/revoke/")
+    assert not Membership.objects.get(user=personas["novice"], role=Role.ANNOTATOR).is_qualified
+    assert 'data-vouch="novice"' not in client.get(f"/p/{project.slug}/members/").content.decode()
+
+
+def test_the_exam_page_of_a_new_project_offers_the_three_ways_to_start(project, personas):
+    html = logged_in("manager").get(f"/p/{project.slug}/qualification/manage/").content.decode()
+    assert 'id="ways-to-start"' in html
+    assert f'href="/p/{project.slug}/imports/"' in html and 'id="vouch-form"' in html
+    assert f'href="/p/{project.slug}/qualification/gold/"' in html
+
+
+def test_the_project_page_shows_managers_the_first_release_checklist(project, personas, drafts):
+    manager_page = logged_in("manager").get(f"/p/{project.slug}/").content.decode()
+    assert 'id="first-release-checklist"' in manager_page
+    assert 'data-step="papers" data-done="yes"' in manager_page and 'data-step="drafts" data-done="yes"' in manager_page
+    assert 'data-step="release" data-done="no"' in manager_page
+    assert 'id="checklist-next">Choose the exam' in manager_page  # the first step not done
+    assert 'id="first-release-checklist"' not in logged_in("annotator").get(f"/p/{project.slug}/").content.decode()

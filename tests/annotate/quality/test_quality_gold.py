@@ -1,0 +1,292 @@
+"""Hidden gold in the work queue: a probe is an instance of the batch, scored with the exam's EM, never released;
+running EM with a Wilson interval; the alert, the audited pause and a restore; a test per role on every door."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+from django.test import Client
+
+from annotate.qualification.models import QualificationAttempt
+from annotate.qualification.services import gold_candidates
+from annotate.quality.intervals import wilson_interval
+from annotate.quality.models import GoldProbe, QualityDecision, QualitySettings
+from annotate.quality.services import annotator_restore, gold_figure, probes_due
+from annotate.work.queue import queue_claim
+from curation.drafting.signals import drafts_committed
+from curation.errors import InvalidInput, NotPermitted
+from curation.models import Instance, Membership, TransitionEvent
+from curation.states import Role, Status
+from tests.annotate.qualification.support import make_gold
+from tests.annotate.quality.helpers import gold_on, refine_and_submit, submit_probe, work_until_probe
+from tests.conftest import PASSWORD, instance_build
+
+
+@pytest.fixture
+def gold(project, context):
+    return make_gold(project, context)
+
+
+def is_qualified(project, user) -> bool:
+    return Membership.objects.get(project=project, user=user, role=Role.ANNOTATOR).is_qualified
+
+
+def test_wilson_interval_matches_the_textbook_values():
+    low, high = wilson_interval(8, 10)
+    assert (round(low, 4), round(high, 4)) == (0.4902, 0.9433)  # Wilson (1927), 95 %: 8/10 → [0.490, 0.943]
+    assert wilson_interval(0, 0) == (0.0, 1.0)
+    assert wilson_interval(5, 5)[1] == 1.0 and wilson_interval(5, 5)[0] > 0.5
+
+
+def test_a_batch_holds_one_probe_in_every_n_instances_as_it_grows():
+    for n in (2, 3, 5):
+        held = [probes_due(drafts=d, probes=0, gold_every=n, batch_id=9) for d in range(200)]
+        assert all(b - a in (0, 1) for a, b in itertools.pairwise(held))  # at most one more per draft
+        assert abs(held[-1] - 199 / (n - 1)) <= 1  # probes are 1/n of the instances
+    assert probes_due(drafts=50, probes=0, gold_every=0, batch_id=9) == 0
+    assert probes_due(drafts=9, probes=9, gold_every=2, batch_id=9) == 0
+
+
+def test_hidden_gold_is_off_by_default(personas, project, drafts, gold):
+    for _ in range(6):
+        claim = queue_claim(project_slug=project.slug, user=personas["annotator"])
+        Instance.objects.filter(pk=claim.instance_id).update(status=Status.SUBMITTED)
+    assert not GoldProbe.objects.exists()
+
+
+def test_drafts_committed_bring_probes_numbered_among_them(personas, project, open_batch, context, gold):
+    gold_on(project, personas["manager"])
+    made = []
+    for i in range(6):  # as drafting commits one context's drafts at a time
+        made.append(instance_build(project, context, batch=open_batch, draft={"drafter": "llm", "run": 7}).pk)
+        drafts_committed.send(sender=None, run=None, batch_id=open_batch.pk)
+    probes = sorted(GoldProbe.objects.values_list("instance_id", flat=True))
+    assert len(probes) == 6
+    in_order = sorted([*made, *probes])
+    assert in_order[0] in made and all(p - 1 in made for p in probes)  # each right after a draft
+    shown = Instance.objects.get(pk=probes[0])
+    assert shown.batch_id == open_batch.pk and shown.status == Status.DRAFTED and shown.version == 1
+    assert shown.draft["run"] == 7 and shown.draft["question"] == shown.question
+
+
+def test_probes_come_from_the_papers_of_their_batch_when_there_is_gold_from_them(
+    personas, project, open_batch, context, gold
+):
+    from curation.models import Context, Paper
+
+    other_paper = Paper.objects.create(project=project, title="Another paper", origin="test")
+    elsewhere = Context.objects.create(project=project, paper=other_paper, kind=Context.Kind.LONG)
+    Instance.objects.filter(pk__in=[g.pk for g in gold[1:]]).update(context=elsewhere)  # one gold on the batch's paper
+    gold_on(project, personas["manager"])
+    for _ in range(4):
+        instance_build(project, context, batch=open_batch, draft={"drafter": "llm", "run": 7})
+        drafts_committed.send(sender=None, run=None, batch_id=open_batch.pk)
+    probes = list(GoldProbe.objects.select_related("instance__context"))
+    assert len(probes) == 4
+    assert {p.gold_id for p in probes} == {gold[0].pk}  # the gold of the batch's own paper, though less spread
+    assert {p.instance.context.paper_id for p in probes} == {context.paper_id}
+
+
+def test_switching_hidden_gold_on_and_off_adds_and_withdraws_unclaimed_probes(personas, project, drafts, gold):
+    gold_on(project, personas["manager"])
+    probes = list(GoldProbe.objects.select_related("instance"))
+    assert len(probes) == len(drafts)  # one in two
+    for probe in probes:
+        assert probe.instance.batch_id == drafts[0].batch_id and probe.instance.status == Status.DRAFTED
+        event = TransitionEvent.objects.get(instance=probe.instance)
+        assert (event.from_status, event.to_status, event.version) == ("", "drafted", 1)
+        assert event.reason == TransitionEvent.objects.filter(instance=drafts[0]).first().reason
+    held = work_until_probe(project=project, user=personas["annotator"])
+    gold_on(project, personas["manager"], gold_every=0)
+    assert list(GoldProbe.objects.values_list("pk", flat=True)) == [held.pk]  # the one in someone's hands stays
+    assert Instance.objects.filter(pk=held.instance_id, status=Status.IN_REFINEMENT).exists()
+
+
+def test_a_probe_is_scored_then_reviewed_as_a_draft_and_never_released_or_gold(personas, project, drafts, gold):
+    gold_on(project, personas["manager"])
+    before = {g.pk: (g.status, g.version, list(g.answer)) for g in Instance.objects.filter(pk__in=[g.pk for g in gold])}
+    probe = work_until_probe(project=project, user=personas["annotator"])
+    # Served again while held, whatever "Next" is pressed.
+    assert queue_claim(project_slug=project.slug, user=personas["annotator"]).instance_id == probe.instance_id
+    answer = [item.upper() for item in probe.gold.answer][::-1]  # case and order do not matter to EM
+    scored = submit_probe(probe, personas["annotator"], answer)
+    assert scored.em == 1.0 and scored.user == personas["annotator"] and scored.submitted_at is not None
+    after = {g.pk: (g.status, g.version, list(g.answer)) for g in Instance.objects.filter(pk__in=[g.pk for g in gold])}
+    assert after == before  # the gold itself is never touched
+    # Then it goes where a submitted draft goes: round one, as any other.
+    assert Instance.objects.get(pk=probe.instance_id).status == Status.SUBMITTED
+    Instance.objects.filter(pk=probe.instance_id).update(status=Status.VALIDATED)  # as round one would
+    # One rule keeps it out of releases, exams, gold for probes, agreement and draft costs.
+    assert not Instance.objects.without_probes().filter(pk=probe.instance_id).exists()
+    assert probe.instance_id not in {g.pk for g in gold_candidates(project)}
+    assert Instance.objects.without_probes().filter(pk=drafts[0].pk).exists()
+
+
+def test_no_probe_of_gold_the_annotator_answered_or_saw_in_an_exam(personas, project, drafts, gold):
+    annotator = personas["annotator"]
+    QualificationAttempt.objects.create(project=project, user=annotator, item_ids=[gold[0].pk, gold[1].pk])
+    gold_on(project, personas["manager"])
+    served = []
+    while (claim := queue_claim(project_slug=project.slug, user=annotator)) is not None:
+        probe = GoldProbe.objects.filter(instance_id=claim.instance_id).first()
+        if probe is not None:
+            served.append(probe.gold_id)
+            submit_probe(probe, annotator, ["x"])
+        else:
+            refine_and_submit(Instance.objects.get(pk=claim.instance_id), annotator)
+    assert served and len(served) == len(set(served))  # never the same gold twice
+    assert not {gold[0].pk, gold[1].pk} & set(served)  # never gold of their exam
+    # Others are served what this annotator passed over.
+    other = work_until_probe(project=project, user=personas["annotator2"])
+    assert other.instance.status == Status.IN_REFINEMENT
+
+
+def test_no_gold_is_served_when_no_real_draft_waits(personas, project, open_batch, gold):
+    gold_on(project, personas["manager"], gold_every=2)
+    for _ in range(4):
+        assert queue_claim(project_slug=project.slug, user=personas["annotator"]) is None
+    assert not GoldProbe.objects.exists()
+
+
+def test_below_the_threshold_over_the_minimum_sample_pauses_and_a_manager_restores(personas, project, drafts, gold):
+    gold_on(project, personas["manager"], gold_threshold=0.9, gold_min_sample=2, is_pause_on_fail=True)
+    annotator = personas["annotator"]
+    first = work_until_probe(project=project, user=annotator)
+    submit_probe(first, annotator, ["wrong"])
+    assert is_qualified(project, annotator)  # one item is below the minimum sample
+    second = work_until_probe(project=project, user=annotator)
+    submit_probe(second, annotator, ["wrong again"])
+    assert not is_qualified(project, annotator)
+    decision = QualityDecision.objects.get(project=project, user=annotator)
+    assert decision.action == "paused" and decision.sample == 2 and decision.em == 0.0 and decision.actor is None
+    with pytest.raises(NotPermitted):
+        queue_claim(project_slug=project.slug, user=annotator)
+    with pytest.raises(NotPermitted):
+        annotator_restore(project=project, actor=personas["verifier"], user_id=annotator.pk, reason="fine")
+    with pytest.raises(InvalidInput):
+        annotator_restore(project=project, actor=personas["manager"], user_id=annotator.pk, reason="  ")
+    restored = annotator_restore(
+        project=project, actor=personas["manager"], user_id=annotator.pk, reason="Talked it through"
+    )
+    assert restored.action == "restored" and restored.actor == personas["manager"]
+    assert is_qualified(project, annotator)
+    assert gold_figure(project=project, user_id=annotator.pk)["n"] == 0  # a fresh record after the restore
+    with pytest.raises(InvalidInput):  # not paused any more
+        annotator_restore(project=project, actor=personas["manager"], user_id=annotator.pk, reason="again")
+
+
+def test_without_pause_on_fail_the_annotator_keeps_working(personas, project, drafts, gold):
+    gold_on(project, personas["manager"], gold_threshold=0.9, gold_min_sample=1)
+    probe = work_until_probe(project=project, user=personas["annotator"])
+    submit_probe(probe, personas["annotator"], ["wrong"])
+    assert is_qualified(project, personas["annotator"])
+    assert not QualityDecision.objects.exists()
+
+
+# --- API: role × action -------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("persona", "expected"),
+    [("manager", 200), ("verifier", 403), ("annotator", 403), ("outsider", 404), (None, 401)],
+)
+def test_quality_settings_api_per_role(personas, project, api_client_for, persona, expected):
+    client = api_client_for(personas[persona] if persona else None)
+    url = f"/api/projects/{project.slug}/quality/"
+    assert client.get(url).status_code == expected
+    response = client.patch(url, {"gold_every": 5}, format="json")
+    assert response.status_code == expected
+    assert QualitySettings.objects.filter(project=project, gold_every=5).exists() == (expected == 200)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [{"gold_every": -1}, {"gold_every": 1}, {"gold_threshold": 1.5}, {"gold_min_sample": 0}, {"gold_every": "often"}],
+)
+def test_bad_quality_settings_are_a_400_naming_the_field_and_save_nothing(personas, project, api_client_for, body):
+    client = api_client_for(personas["manager"])
+    response = client.patch(
+        f"/api/projects/{project.slug}/quality/",
+        {**body, "gold_min_sample": 3} if "gold_min_sample" not in body else body,
+        format="json",
+    )
+    assert response.status_code == 400
+    assert next(iter(body)) in str(response.json())
+    assert not QualitySettings.objects.filter(project=project).exclude(gold_every=0, gold_min_sample=10).exists()
+
+
+@pytest.mark.parametrize(
+    ("persona", "expected"),
+    [("manager", 200), ("verifier", 403), ("annotator", 403), ("annotator2", 403), ("outsider", 404)],
+)
+def test_gold_figures_api_per_role(personas, project, drafts, gold, api_client_for, persona, expected):
+    gold_on(project, personas["manager"])
+    probe = work_until_probe(project=project, user=personas["annotator"])
+    submit_probe(probe, personas["annotator"], list(probe.gold.answer))
+    response = api_client_for(personas[persona]).get(f"/api/projects/{project.slug}/quality/gold/")
+    assert response.status_code == expected
+    if expected == 200:
+        (row,) = response.json()
+        assert row["user"] == "annotator" and row["n"] == 1 and row["em"] == 1.0
+        assert 0.2 < row["low"] < 0.21 and row["high"] == 1.0  # Wilson for 1/1
+
+
+@pytest.mark.parametrize(
+    ("persona", "expected"),
+    [("manager", 200), ("verifier", 403), ("annotator", 403), ("annotator2", 403), ("outsider", 404)],
+)
+def test_restore_api_per_role(personas, project, drafts, gold, api_client_for, persona, expected):
+    gold_on(project, personas["manager"], gold_threshold=0.9, gold_min_sample=1, is_pause_on_fail=True)
+    probe = work_until_probe(project=project, user=personas["annotator2"])
+    submit_probe(probe, personas["annotator2"], ["wrong"])
+    assert not is_qualified(project, personas["annotator2"])
+    response = api_client_for(personas[persona]).post(
+        f"/api/projects/{project.slug}/quality/restore/",
+        {"user": personas["annotator2"].pk, "reason": "Re-read the guidelines together"},
+        format="json",
+    )
+    assert response.status_code == expected
+    assert is_qualified(project, personas["annotator2"]) == (expected == 200)
+
+
+# --- pages ----------------------------------------------------------------------------------------------------------
+
+
+def test_dashboard_alerts_a_manager_and_restores_from_the_page(personas, project, drafts, gold):
+    gold_on(project, personas["manager"], gold_threshold=0.9, gold_min_sample=1, is_pause_on_fail=True)
+    probe = work_until_probe(project=project, user=personas["annotator"])
+    submit_probe(probe, personas["annotator"], ["wrong"])
+    client = Client()
+    assert client.login(username="manager", password=PASSWORD)
+    page = client.get(f"/p/{project.slug}/dashboard/").content.decode()
+    assert 'id="hidden-gold"' in page and "below the threshold" in page and "paused" in page
+    # Listed as a probe here only: the manager's quality figures name its instance, gold and score.
+    assert f'data-probe="{probe.instance_id}"' in page and f"#{probe.gold_id}" in page
+    response = client.post(f"/p/{project.slug}/quality/restore/{personas['annotator'].pk}/", {"reason": "ok now"})
+    assert response.status_code == 302
+    assert is_qualified(project, personas["annotator"])
+
+
+@pytest.mark.parametrize("persona", ["annotator", "verifier", "outsider"])
+def test_only_managers_change_hidden_gold_from_the_page(personas, project, persona):
+    client = Client()
+    assert client.login(username=persona, password=PASSWORD)
+    response = client.post(f"/p/{project.slug}/quality/settings/", {"gold_every": "5", "gold_min_sample": "3"})
+    assert response.status_code in (403, 404)
+    assert not QualitySettings.objects.filter(project=project, gold_every=5).exists()
+
+
+def test_a_probe_marked_not_answerable_is_submitted_like_a_draft_and_scores_zero(
+    personas, project, drafts, gold, api_client_for
+):
+    gold_on(project, personas["manager"])
+    probe = work_until_probe(project=project, user=personas["annotator"])
+    mine = api_client_for(personas["annotator"])
+    url = f"/api/instances/{probe.instance_id}/"
+    refused = mine.post(f"{url}submit/", {"expected_version": 2, "is_answerable": False}, format="json")
+    assert refused.status_code == 400 and "unanswerable_reason" in str(refused.json())  # the draft's rule
+    body = {"expected_version": 2, "is_answerable": False, "unanswerable_reason": "No table gives it.", "answer": []}
+    response = mine.post(f"{url}submit/", body, format="json")
+    assert response.status_code == 200 and response.json()["status"] == "submitted"
+    assert GoldProbe.objects.get(pk=probe.pk).em == 0.0
