@@ -153,7 +153,7 @@ def probes_top_up(*, batch: Batch) -> list[Instance]:
     )
     served = Counter(GoldProbe.objects.filter(project=batch.project).values_list("gold_id", flat=True))
     # A probe reads like its batch: gold from the papers the batch's drafts come from goes first.
-    batch_papers = set(drafts.values_list("context__paper_id", flat=True))
+    batch_papers = set(drafts.values_list("context__paper_id", flat=True).distinct())
     paper_of = dict(Context.objects.filter(pk__in={g.context_id for g in pool}).values_list("pk", "paper_id"))
     made = []
     for _ in range(due):

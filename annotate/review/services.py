@@ -507,7 +507,7 @@ def discussion_take(*, discussion_id: int, user: AbstractBaseUser) -> Discussion
         raise NotPermitted("Only a verifier of this project who is not a side of the flag may take this discussion.")
     if not Discussion.objects.filter(pk=discussion.pk, outcome="", verifier__isnull=True).update(verifier=user):
         raise Conflict("Another verifier took this discussion first, or it has been decided.")
-    Instance.objects.filter(pk=discussion.instance_id).update(round1_verifier=user)
+    Instance.objects.filter(pk=discussion.instance_id).update(round1_verifier=user, version=F("version") + 1)
     DiscussionMessage.objects.create(discussion=discussion, author=None, text=f"Taken by {user.get_username()}.")
     discussion.refresh_from_db()
     return discussion
