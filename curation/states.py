@@ -231,8 +231,3 @@ SYSTEM_TRANSITIONS: frozenset[tuple[str, str]] = frozenset(key for key, t in TRA
 
 # The statuses in which an instance is held under a lease (claim, review); see annotate.work.leases.
 LEASED_STATUSES: tuple[str, ...] = (S.IN_REFINEMENT.value, S.ROUND1_REVIEW.value, S.ROUND2_REVIEW.value)
-
-
-def allowed_targets(source: str) -> list[str]:
-    """Statuses reachable from `source` by some person (moves only a background job makes are left out)."""
-    return [t.target for t in TRANSITIONS if t.source == source and t.roles]

@@ -565,8 +565,3 @@ SUPERSEDED_DEFAULT_HASHES: dict[str, frozenset[str]] = {
     ),
 }
 DEFAULT_UPDATE_NOTES = {"question": "Default updated: every example question comes with its own short context."}
-
-
-def example_codes(template: str) -> Sequence[str]:
-    """Reasoning-type codes that have an example block in the template."""
-    return list(split_examples(template)[1])

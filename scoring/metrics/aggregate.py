@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -114,37 +114,3 @@ def interval_text(estimate: Mapping[str, Any] | None) -> str:
     if estimate.get("low") is not None and estimate.get("high") is not None:
         text += f" [{fixed(estimate['low'], scale=100)}, {fixed(estimate['high'], scale=100)}]"
     return f"{text} ({estimate['note']})" if estimate.get("note") else text
-
-
-def breakdown(
-    records: Iterable[Mapping[str, Any]],
-    *,
-    metric: str,
-    by: str | Callable[[Mapping[str, Any]], Hashable],
-    cluster_by: str | None = None,
-    seed: int = 0,
-    resamples: int = DEFAULT_RESAMPLES,
-    confidence: float = DEFAULT_CONFIDENCE,
-    min_clusters: int = MIN_CLUSTERS,
-) -> dict[str, Estimate]:
-    """Group records by an attribute (reasoning type, answer form, …) and estimate `metric` in each group.
-
-    Records whose metric is None (e.g. EM of a free-form question) are left out of that metric.
-    """
-    groups: dict[str, list[Mapping[str, Any]]] = {}
-    for record in records:
-        if record.get(metric) is None:
-            continue
-        key = by(record) if callable(by) else record.get(by)
-        groups.setdefault(str(key if key is not None else ""), []).append(record)
-    return {
-        key: bootstrap_mean(
-            [float(member[metric]) for member in members],
-            seed=seed,
-            resamples=resamples,
-            confidence=confidence,
-            clusters=[member.get(cluster_by) for member in members] if cluster_by else None,
-            min_clusters=min_clusters,
-        )
-        for key, members in sorted(groups.items())
-    }

@@ -14,9 +14,8 @@ at least one failing tool call.
 
 from __future__ import annotations
 
-import math
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,16 +30,6 @@ class ToolCall:
     arguments: Any = field(default_factory=dict)
     result: Any = None
     is_error: bool = False
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> ToolCall:
-        """Build from `{"name", "arguments", "result"?, "is_error"?}`."""
-        return cls(
-            name=str(data["name"]),
-            arguments=data.get("arguments", {}),
-            result=data.get("result"),
-            is_error=bool(data.get("is_error", False)),
-        )
 
 
 def _canonical_value(value: Any) -> Any:
@@ -179,38 +168,4 @@ def score_tool_calls(
         scored_calls=len(scored),
         essential_count=len(essentials),
         has_error=any(call.is_error for call in calls),
-    )
-
-
-@dataclass
-class ToolCallReport:
-    """Mean (± population standard deviation) precision and recall over outputs, and the error rate."""
-
-    count: int
-    precision: float
-    precision_std: float
-    recall: float
-    recall_std: float
-    error_rate: float
-
-
-def _mean_std(values: list[float]) -> tuple[float, float]:
-    if not values:
-        return 0.0, 0.0
-    mean = sum(values) / len(values)
-    return mean, math.sqrt(sum((value - mean) ** 2 for value in values) / len(values))
-
-
-def score_outputs(outputs: Iterable[tuple[Sequence[ToolCall], Sequence[ToolCall]]]) -> ToolCallReport:
-    """Aggregate `(calls, essential_actions)` pairs into mean precision, recall and the error rate."""
-    scores = [score_tool_calls(calls, essentials) for calls, essentials in outputs]
-    precision, precision_std = _mean_std([score.precision for score in scores])
-    recall, recall_std = _mean_std([score.recall for score in scores])
-    return ToolCallReport(
-        count=len(scores),
-        precision=precision,
-        precision_std=precision_std,
-        recall=recall,
-        recall_std=recall_std,
-        error_rate=sum(score.has_error for score in scores) / len(scores) if scores else 0.0,
     )

@@ -10,7 +10,6 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
-from django.utils import timezone
 
 from curation.endpoints.models import ModelEndpoint
 from curation.errors import InvalidInput
@@ -75,25 +74,6 @@ def project_templates(project: Any) -> dict[str, str]:
     for stage, text in ScoringTemplate.objects.filter(project=project).values_list("stage", "text"):
         latest.setdefault(stage, text)
     return latest
-
-
-def scoring_template_save(*, project: Any, actor: AbstractBaseUser | None, stage: str, text: str) -> ScoringTemplate:
-    """Save a new version of a stage's template (managers and verifiers); the same text twice is one version."""
-    runner_require(actor, project, "edit prompt templates")
-    from scoring.methods.templates import DEFAULT_TEMPLATES, template_hash
-
-    if stage not in DEFAULT_TEMPLATES:
-        raise InvalidInput(f"Unknown template stage {stage!r}; expected one of {', '.join(DEFAULT_TEMPLATES)}.")
-    if not text.strip():
-        raise InvalidInput("A template cannot be empty.")
-    digest = template_hash(text)
-    template, created = ScoringTemplate.objects.get_or_create(
-        project=project, stage=stage, sha256=digest, defaults={"text": text, "created_by": actor}
-    )
-    if not created:
-        # Re-saving an older version makes it the latest again.
-        ScoringTemplate.objects.filter(pk=template.pk).update(created_at=timezone.now())
-    return template
 
 
 def _turn_cap(release: Release, method: str, max_turns: int | None) -> dict[str, Any]:

@@ -11,7 +11,6 @@ from curation.drafting.prompts import (
     TableData,
     answer_messages,
     content_hash,
-    example_codes,
     parse_header_phrases,
     parse_question,
     parse_rationale_answer,
@@ -33,7 +32,7 @@ CONTEXT = ContextData(
 
 def test_default_question_template_has_three_examples_for_every_leaf_type():
     leaf_codes = {sub[0] for _, _, _, subs in DEFAULT_TAXONOMY for sub in subs}
-    assert leaf_codes <= set(example_codes(DEFAULT_QUESTION_TEMPLATE))
+    assert leaf_codes <= set(split_examples(DEFAULT_QUESTION_TEMPLATE)[1])
     prompt = question_messages(DEFAULT_QUESTION_TEMPLATE, CONTEXT)[0]["content"]
     for code in leaf_codes:
         context = ContextData(tables=CONTEXT.tables, paragraphs=[], reasoning_type_code=code)

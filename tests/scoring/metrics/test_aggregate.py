@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from scoring.metrics.aggregate import MIN_CLUSTERS, bootstrap_mean, breakdown, interval_text, mean
+from scoring.metrics.aggregate import MIN_CLUSTERS, bootstrap_mean, interval_text, mean
 
 VALUES = [1.0, 0.0, 1.0, 1.0, 0.0, 1.0, 0.0, 1.0, 1.0, 1.0]
 
@@ -33,20 +33,12 @@ def test_clustered_bootstrap_resamples_whole_papers_and_is_wider_for_correlated_
     assert {clustered.low, clustered.high} <= {0.0, 0.5, 1.0}
 
 
-def test_breakdown_groups_by_attribute_and_skips_missing_metric():
-    records = [
-        {"reasoning_type": "look_up", "em": 1.0, "paper": "a"},
-        {"reasoning_type": "look_up", "em": 0.0, "paper": "b"},
-        {"reasoning_type": "analysis", "em": None, "paper": "a"},
-        {"reasoning_type": "numerical", "em": 1.0, "paper": "a"},
-    ]
-    result = breakdown(records, metric="em", by="reasoning_type", cluster_by="paper", seed=3)
-    assert set(result) == {"look_up", "numerical"}
-    assert result["look_up"].mean == 0.5
-    assert result["look_up"].count == 2
+def test_too_few_clusters_fall_back_to_questions_and_say_so():
     # Two papers are too few to resample papers: the interval is over questions, and says so.
-    assert not result["look_up"].clustered and result["look_up"].unit == "question"
-    assert result["look_up"].note.startswith("bootstrap over questions: 2 paper(s)")
+    result = bootstrap_mean([1.0, 0.0], seed=3, clusters=["a", "b"])
+    assert result.mean == 0.5 and result.count == 2
+    assert not result.clustered and result.unit == "question"
+    assert result.note.startswith("bootstrap over questions: 2 paper(s)")
 
 
 def test_invalid_confidence_is_refused():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from scoring.metrics.toolcalls import ToolCall, score_outputs, score_tool_calls
+from scoring.metrics.toolcalls import ToolCall, score_tool_calls
 
 ESSENTIALS = [
     ToolCall("search_for_indicator_names", {"keywords": "school enrolment"}, result="School enrollment, secondary"),
@@ -49,10 +49,11 @@ def test_think_and_final_answer_are_excluded():
     assert result.precision == 1.0
 
 
-def test_error_rate_is_share_of_outputs_with_a_failing_call():
+def test_an_output_with_a_failing_call_counts_as_an_error_and_its_call_lowers_precision():
     good = [ToolCall("add", {"values": [1, 2, 3]})]
     failing = [ToolCall("retrieve_value", {"indicator_code": "BAD"}, is_error=True), *good]
-    report = score_outputs([(good, ESSENTIALS), (failing, ESSENTIALS), (good, ESSENTIALS), (good, ESSENTIALS)])
-    assert report.error_rate == 0.25
-    assert report.recall == pytest.approx(0.25)
-    assert report.precision == pytest.approx((1 + 0.5 + 1 + 1) / 4)
+    assert not score_tool_calls(good, ESSENTIALS).has_error
+    scored = score_tool_calls(failing, ESSENTIALS)
+    assert scored.has_error
+    assert scored.precision == pytest.approx(0.5)
+    assert scored.recall == pytest.approx(0.25)
