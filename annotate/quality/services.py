@@ -23,7 +23,7 @@ from annotate.quality.intervals import wilson_interval
 from annotate.quality.models import GoldProbe, QualityDecision, QualitySettings
 from curation.answer_types import SCALES
 from curation.errors import Conflict, InvalidInput
-from curation.models import Batch, Context, Instance, Membership, Project, TransitionEvent
+from curation.models import Batch, Context, Instance, InstanceRevision, Membership, Project, TransitionEvent
 from curation.services.lifecycle import instance_create
 from curation.services.projects import require_role
 from curation.states import Role, Status
@@ -75,8 +75,49 @@ def quality_configure(
     if quality.gold_every < 2:
         probes_withdraw(project)
     for batch in Batch.objects.filter(project=project).exclude(state=Batch.State.CLOSED).select_related("project"):
-        probes_top_up(batch=batch)
+        probes_interleave(batch, probes_top_up(batch=batch))
     return quality
+
+
+def probes_interleave(batch: Batch, probes: list[Instance]) -> None:
+    """Probes made for a batch already drafted (hidden gold switched on late) take seeded places among the batch's
+    drafts nobody has claimed yet: from the first place taken on, those drafts and the probes get new ids in the new
+    order, and each probe the drafting time of the draft before it, so neither ids nor times set them apart."""
+    if not probes:
+        return
+    made = {probe.pk for probe in probes}
+    unclaimed = Instance.objects.filter(batch=batch, status=Status.DRAFTED, version=1, author=None)
+    order = list(unclaimed.exclude(pk__in=made).order_by("pk"))
+    if not order:
+        return
+    rng = random.Random(f"hidden gold late:{batch.pk}:{min(made)}")
+    for probe in probes:
+        order.insert(rng.randrange(len(order) + 1), probe)
+    start = min(order.index(probe) for probe in probes)
+    previous = order[start - 1] if start else next(item for item in order if item.pk not in made)
+    for item in order[start:]:
+        if item.pk in made:  # the probe takes the times of the draft before it, its history's included
+            item.created_at, item.updated_at = previous.created_at, previous.updated_at
+            for rows in (TransitionEvent.objects, InstanceRevision.objects):
+                first = rows.filter(instance_id=previous.pk).order_by("pk").values_list("created_at", flat=True)
+                rows.filter(instance_id=item.pk).update(created_at=first.first() or previous.created_at)
+        else:
+            previous = item
+        _reissue(item)  # a draft keeps being `previous` under its new id
+
+
+def _reissue(instance: Instance) -> None:
+    """Save the instance anew under the next id with the times it carries; every row pointing at it (history,
+    revisions, its probe mark) follows."""
+    old, created, updated = instance.pk, instance.created_at, instance.updated_at
+    instance.pk = None
+    instance.save(force_insert=True)
+    Instance.objects.filter(pk=instance.pk).update(created_at=created, updated_at=updated)
+    for relation in Instance._meta.get_fields(include_hidden=True):
+        if relation.auto_created and not relation.concrete and (relation.one_to_many or relation.one_to_one):
+            rows = relation.related_model._base_manager.filter(**{relation.field.attname: old})
+            rows.update(**{relation.field.attname: instance.pk})
+    Instance.objects.filter(pk=old).delete()
 
 
 def drafted_fields(gold: Instance) -> dict[str, Any]:

@@ -4,9 +4,11 @@ running EM with a Wilson interval; the alert, the audited pause and a restore; a
 from __future__ import annotations
 
 import itertools
+from datetime import timedelta
 
 import pytest
 from django.test import Client
+from django.utils import timezone
 
 from annotate.qualification.models import QualificationAttempt
 from annotate.qualification.services import gold_candidates
@@ -101,6 +103,25 @@ def test_switching_hidden_gold_on_and_off_adds_and_withdraws_unclaimed_probes(pe
     gold_on(project, personas["manager"], gold_every=0)
     assert list(GoldProbe.objects.values_list("pk", flat=True)) == [held.pk]  # the one in someone's hands stays
     assert Instance.objects.filter(pk=held.instance_id, status=Status.IN_REFINEMENT).exists()
+
+
+def test_switched_on_late_probes_take_ids_and_drafting_times_among_the_unclaimed_drafts(
+    personas, project, open_batch, drafts, gold
+):
+    claimed = queue_claim(project_slug=project.slug, user=personas["annotator2"]).instance_id  # keeps its id
+    Instance.objects.filter(batch=open_batch).update(created_at=timezone.now() - timedelta(days=2))
+    switched_on = timezone.now()
+    gold_on(project, personas["manager"])
+    rows = list(Instance.objects.filter(batch=open_batch).order_by("pk").values_list("pk", "created_at"))
+    probes = set(GoldProbe.objects.values_list("instance_id", flat=True))
+    draft_ids = [pk for pk, _ in rows if pk not in probes]
+    assert claimed in draft_ids and len(probes) == len(drafts)
+    assert min(probes) < max(draft_ids)  # among the drafts, not after them
+    assert [at for _, at in rows] == sorted(at for _, at in rows)  # times rise with ids
+    assert all(at < switched_on for _, at in rows)
+    for pk in [pk for pk, _ in rows]:  # every instance kept its one drafted event, from before the switch
+        (event,) = TransitionEvent.objects.filter(instance_id=pk, from_status="")
+        assert event.to_status == Status.DRAFTED and event.created_at < switched_on
 
 
 def test_a_probe_is_scored_then_reviewed_as_a_draft_and_never_released_or_gold(personas, project, drafts, gold):
