@@ -8,6 +8,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.db.backends.postgresql.operations import DatabaseOperations as PostgresOperations
 from rest_framework.test import APIClient
 
 from curation.models import Context, Paper, Paragraph, ReasoningType, Table
@@ -38,6 +39,19 @@ def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix: N
         test["NAME"] = str(name)
     else:
         test["NAME"] = f"{test.get('NAME') or 'test_' + database['NAME']}{suffix}"
+
+
+def _flush_by_delete(self, style, tables, *, reset_sequences=False, allow_cascade=False):
+    """The flush after each transactional test (live server, worker, browser) on PostgreSQL, as DELETEs: TRUNCATE of
+    the ~70 tables costs 0.4-0.8 s each time on a busy machine, DELETE of their few rows 0.03 s. The flush runs in one
+    transaction and the foreign keys are deferred, so the order of the tables does not matter."""
+    if reset_sequences:
+        return _truncate(self, style, tables, reset_sequences=True, allow_cascade=allow_cascade)
+    return [f"{style.SQL_KEYWORD('DELETE FROM')} {style.SQL_FIELD(self.quote_name(table))};" for table in tables]
+
+
+_truncate = PostgresOperations.sql_flush
+PostgresOperations.sql_flush = _flush_by_delete
 
 
 @pytest.hookimpl(optionalhook=True)
