@@ -185,7 +185,8 @@ def probes_top_up(*, batch: Batch) -> list[Instance]:
         gold_every=quality.gold_every,
         batch_id=batch.pk,
     )
-    pool = gold_candidates(batch.project) if due else []  # validated gold, never a probe
+    # A probe reads like its batch: its gold comes from the papers the batch's drafts come from, or there is none.
+    pool = gold_of_batch_papers(batch) if due else []
     if not pool:
         return []
     sibling = drafts.order_by("-pk").first()
@@ -193,14 +194,11 @@ def probes_top_up(*, batch: Batch) -> list[Instance]:
         TransitionEvent.objects.filter(instance=sibling, from_status="").first() if sibling is not None else None
     )
     served = Counter(GoldProbe.objects.filter(project=batch.project).values_list("gold_id", flat=True))
-    # A probe reads like its batch: gold from the papers the batch's drafts come from goes first.
-    batch_papers = set(drafts.values_list("context__paper_id", flat=True).distinct())
-    paper_of = dict(Context.objects.filter(pk__in={g.context_id for g in pool}).values_list("pk", "paper_id"))
     made = []
     for _ in range(due):
-        # Then the gold least used so far, ties drawn with a seeded generator: probes spread over the pool.
+        # The gold least used so far, ties drawn with a seeded generator: probes spread over the pool.
         rng = random.Random(f"hidden gold:{batch.pk}:{sum(served.values())}")
-        gold = min(pool, key=lambda g: (paper_of.get(g.context_id) not in batch_papers, served[g.pk], rng.random()))
+        gold = min(pool, key=lambda g: (served[g.pk], rng.random()))
         served[gold.pk] += 1
         fields = drafted_fields(gold)
         sibling_draft = sibling.draft if sibling is not None and isinstance(sibling.draft, dict) else {}
@@ -219,6 +217,14 @@ def probes_top_up(*, batch: Batch) -> list[Instance]:
         GoldProbe.objects.create(project=batch.project, instance=instance, gold=gold)
         made.append(instance)
     return made
+
+
+def gold_of_batch_papers(batch: Batch) -> list[Instance]:
+    """Validated gold (never a probe) on the papers of the batch's drafts: what its probes may be drawn from. A
+    probe from another paper would stand out among the batch's drafts, so none is made from one."""
+    papers = Instance.objects.filter(batch=batch).without_probes().values("context__paper_id")
+    contexts = set(Context.objects.filter(paper_id__in=papers).values_list("pk", flat=True))
+    return [gold for gold in gold_candidates(batch.project) if gold.context_id in contexts]
 
 
 def probes_after_drafting(*, batch_id: int | None, **_: Any) -> None:

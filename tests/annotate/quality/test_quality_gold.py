@@ -72,22 +72,31 @@ def test_drafts_committed_bring_probes_numbered_among_them(personas, project, op
     assert shown.draft["run"] == 7 and shown.draft["question"] == shown.question
 
 
-def test_probes_come_from_the_papers_of_their_batch_when_there_is_gold_from_them(
+def test_probes_come_only_from_the_papers_of_their_batch_and_the_dashboard_names_a_batch_without_gold(
     personas, project, open_batch, context, gold
 ):
     from curation.models import Context, Paper
 
     other_paper = Paper.objects.create(project=project, title="Another paper", origin="test")
     elsewhere = Context.objects.create(project=project, paper=other_paper, kind=Context.Kind.LONG)
-    Instance.objects.filter(pk__in=[g.pk for g in gold[1:]]).update(context=elsewhere)  # one gold on the batch's paper
+    Instance.objects.filter(pk__in=[g.pk for g in gold]).update(context=elsewhere)  # no gold on the batch's paper
     gold_on(project, personas["manager"])
     for _ in range(4):
         instance_build(project, context, batch=open_batch, draft={"drafter": "llm", "run": 7})
         drafts_committed.send(sender=None, run=None, batch_id=open_batch.pk)
+    assert not GoldProbe.objects.exists()  # a probe from another paper would stand out
+    client = Client()
+    client.force_login(personas["manager"])
+    page = client.get(f"/p/{project.slug}/dashboard/").content.decode()
+    assert 'id="batches-without-gold"' in page and open_batch.name in page
+
+    Instance.objects.filter(pk=gold[0].pk).update(context=context)  # gold on the batch's paper
+    instance_build(project, context, batch=open_batch, draft={"drafter": "llm", "run": 7})
+    drafts_committed.send(sender=None, run=None, batch_id=open_batch.pk)
     probes = list(GoldProbe.objects.select_related("instance__context"))
-    assert len(probes) == 4
-    assert {p.gold_id for p in probes} == {gold[0].pk}  # the gold of the batch's own paper, though less spread
+    assert probes and {p.gold_id for p in probes} == {gold[0].pk}
     assert {p.instance.context.paper_id for p in probes} == {context.paper_id}
+    assert 'id="batches-without-gold"' not in client.get(f"/p/{project.slug}/dashboard/").content.decode()
 
 
 def test_switching_hidden_gold_on_and_off_adds_and_withdraws_unclaimed_probes(personas, project, drafts, gold):
