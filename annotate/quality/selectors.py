@@ -5,13 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import Exists, OuterRef
 
 from annotate.quality.models import GoldProbe, QualityDecision
-from annotate.quality.services import gold_figure, gold_of_batch_papers, is_below_threshold, quality_settings_of
+from annotate.quality.services import batches_without_gold, gold_figure, is_below_threshold, quality_settings_of
 from curation.errors import NotPermitted
 from curation.members.selectors import is_qualified_annotator
-from curation.models import Batch, Instance, Membership, Project
+from curation.models import Membership, Project
 from curation.selectors import roles_of
 from curation.states import Role
 
@@ -70,11 +69,7 @@ def project_gold_figures(project: Project) -> dict[str, Any]:
         .select_related("instance", "user")
         .order_by("-instance_id")[:200]
     )
-    # Hidden gold on, yet a batch gets no probes: none of its papers has gold (a probe from another paper would
-    # stand out among its drafts).
-    drafted = Exists(Instance.objects.filter(batch=OuterRef("pk")))
-    open_batches = Batch.objects.filter(drafted, project=project).exclude(state=Batch.State.CLOSED).order_by("pk")
-    without_gold = [b for b in open_batches if not gold_of_batch_papers(b)] if quality.gold_every >= 2 else []
+    without_gold = batches_without_gold(project) if quality.gold_every >= 2 else []
     return {
         "quality": quality,
         "gold_rows": rows,

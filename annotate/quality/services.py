@@ -15,6 +15,7 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
+from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
 from annotate.qualification.models import QualificationAttempt
@@ -225,6 +226,13 @@ def gold_of_batch_papers(batch: Batch) -> list[Instance]:
     papers = Instance.objects.filter(batch=batch).without_probes().values("context__paper_id")
     contexts = set(Context.objects.filter(paper_id__in=papers).values_list("pk", flat=True))
     return [gold for gold in gold_candidates(batch.project) if gold.context_id in contexts]
+
+
+def batches_without_gold(project: Project) -> list[Batch]:
+    """The project's drafted batches not closed whose papers have no gold: hidden gold makes no probes in them."""
+    drafted = Exists(Instance.objects.filter(batch=OuterRef("pk")))
+    batches = Batch.objects.filter(drafted, project=project).exclude(state=Batch.State.CLOSED).order_by("pk")
+    return [batch for batch in batches if not gold_of_batch_papers(batch)]
 
 
 def probes_after_drafting(*, batch_id: int | None, **_: Any) -> None:
