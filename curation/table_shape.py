@@ -1,8 +1,8 @@
 """The one table representation (grid, spans, header rows, label, caption, number) and its renderers.
 
-Pure Python, no Django: every consumer — HTML pages, drafting and scoring prompts, both ToolBoxes, the release
-freeze and every exporter — builds a `TableShape` from whatever it holds (an extraction result, an ORM row, a
-frozen release dict) and renders from it, so a table cannot come out in two shapes.
+Pure Python, no Django: every consumer — HTML pages, drafting and scoring prompts (`prompt_text`, one rendering
+for both), both ToolBoxes, the release freeze and every exporter — builds a `TableShape` from whatever it holds (an
+extraction result, an ORM row, a frozen release dict) and renders from it, so a table cannot come out in two shapes.
 
 Conventions:
 - `grid` is rectangular and a merged cell's text fills every position it covers (what flattening a header needs).
@@ -20,6 +20,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 HEADER_JOINER = " - "
+
+
+def prompt_cell(text: Any, limit: int | None = None) -> str:
+    text = re.sub(r"\s+", " ", str(text)).strip().replace("|", "/")
+    return text if limit is None or len(text) <= limit else text[: limit - 1] + "…"
 
 
 @dataclass(frozen=True)
@@ -157,6 +162,19 @@ class TableShape:
         if self.prompt_header_rows() == 0:
             return [list(row) for row in self.grid]
         return [self.prompt_columns(), *self.body_rows()]
+
+    def prompt_text(self, position: int = 0, *, max_rows: int | None = None, cell_chars: int | None = None) -> str:
+        """The table as every prompt shows it (drafting and scoring alike): its reader name and label over its
+        caption, then `prompt_rows()` as pipe-separated lines; a model with a small window gets `max_rows` rows and
+        cells cut to `cell_chars`."""
+        title = self.reader_name(position) + (f" ({self.label})" if self.label else "")
+        lines = [f"{title}: {prompt_cell(self.caption, cell_chars and 5 * cell_chars)}" if self.caption else title]
+        rows = self.prompt_rows()
+        for row in rows[:max_rows]:
+            lines.append("| " + " | ".join(prompt_cell(cell, cell_chars) for cell in row) + " |")
+        if max_rows is not None and len(rows) > max_rows:
+            lines.append(f"| … {len(rows) - max_rows} more rows |")
+        return "\n".join(lines)
 
     def tool_input(self, label: str | None = None, position: int = 0) -> dict[str, Any]:
         """The table as a ToolBox reads it: one flattened header row over the body rows, under its reader name."""

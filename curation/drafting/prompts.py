@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from curation.table_shape import TableShape, prompt_cell
 from curation.toolkit.extraction import extract_answer, strip_markdown
 
 # SciTaT Table 8, requirement 2: a question must need the paragraph as well as the tables. Only where the type
@@ -284,20 +285,10 @@ def split_examples(template: str) -> tuple[str, dict[str, str]]:
 
 
 @dataclass(frozen=True)
-class TableData:
-    """A table as the prompt shows it."""
-
-    label: str
-    caption: str
-    rows: list[list[str]]
-    number: str = ""
-
-
-@dataclass(frozen=True)
 class ContextData:
     """What a drafting prompt needs of a context: tables, paragraphs and the reasoning type."""
 
-    tables: list[TableData]
+    tables: list[TableShape]
     paragraphs: list[str]
     reasoning_type: str = ""
     reasoning_type_code: str = ""
@@ -306,27 +297,9 @@ class ContextData:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-def _cell(text: str, limit: int = 60) -> str:
-    text = re.sub(r"\s+", " ", str(text)).strip().replace("|", "/")
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def render_table(table: TableData, *, max_rows: int = 40) -> str:
-    """A table as pipe-separated rows under its number, label and caption."""
-    title = f"Table {table.number}" if table.number else "Table"
-    if table.label:
-        title += f" ({table.label})"
-    lines = [f"{title}: {_cell(table.caption, 300)}" if table.caption else title]
-    for row in table.rows[:max_rows]:
-        lines.append("| " + " | ".join(_cell(cell) for cell in row) + " |")
-    if len(table.rows) > max_rows:
-        lines.append(f"| … {len(table.rows) - max_rows} more rows |")
-    return "\n".join(lines)
-
-
 def render_context(context: ContextData, *, max_chars: int = 8000) -> str:
     """Tables then paragraphs, cut to `max_chars` so a small model's window is not exceeded."""
-    parts = [render_table(table) for table in context.tables]
+    parts = [table.prompt_text(position, max_rows=40, cell_chars=60) for position, table in enumerate(context.tables)]
     parts += ["Paragraph: " + re.sub(r"\s+", " ", text).strip() for text in context.paragraphs if text.strip()]
     text = "\n\n".join(parts)
     return text if len(text) <= max_chars else text[: max_chars - 1] + "…"
@@ -371,7 +344,7 @@ def answer_messages(
 
 def header_messages(template: str, header: str, caption: str = "") -> list[dict[str, str]]:
     """Chat messages asking for natural paraphrases of one table header."""
-    hint = f" in a table captioned “{_cell(caption, 160)}”" if caption else ""
+    hint = f" in a table captioned “{prompt_cell(caption, 160)}”" if caption else ""
     return [{"role": "user", "content": render(template, {"header": header, "caption_hint": hint})}]
 
 

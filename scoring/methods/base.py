@@ -5,7 +5,6 @@ The model and the sandbox are passed in as callables, so the methods stay plain 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -73,23 +72,13 @@ class MethodOutput:
         return asdict(self)
 
 
-def render_table(table: Mapping[str, Any]) -> str:
-    """One frozen table as label, caption and its rectangular prompt rows (multi-row headers flattened)."""
-    lines = []
-    if table.get("label"):
-        lines.append(f"Label: {table['label']}")
-    if table.get("caption"):
-        lines.append(f"Caption: {table['caption']}")
-    for row in shape_from_frozen(table).prompt_rows():
-        lines.append("| " + " | ".join(re.sub(r"\s+", " ", str(cell)).strip() for cell in row) + " |")
-    return "\n".join(lines)
-
-
 def render_context(context: Mapping[str, Any] | None) -> tuple[str, str]:
     """(tables text, paragraphs text) of a frozen context."""
     if not context:
         return "", ""
-    tables = "\n\n".join(render_table(table) for table in context.get("tables") or [])
+    tables = "\n\n".join(
+        shape_from_frozen(table).prompt_text(position) for position, table in enumerate(context.get("tables") or [])
+    )
     paragraphs = "\n\n".join(str(p.get("text", "")) for p in context.get("paragraphs") or [] if p.get("text"))
     return tables, paragraphs
 

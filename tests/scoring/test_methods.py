@@ -64,7 +64,7 @@ def test_direct_prompt_carries_table_paragraph_and_question_and_reads_the_answer
     out = run_method("direct", question="What were total sales in 2019?", context=CONTEXT, chat=chat,
                      run_program=sandbox, settings=settings_for("direct"))  # fmt: skip
     prompt = chat.calls[0]["messages"][0]["content"]
-    assert "| Total sales | 1,496.5 | 1,202.9 |" in prompt and "Caption: Sales by year" in prompt
+    assert "| Total sales | 1,496.5 | 1,202.9 |" in prompt and "Table 1 (tab:sales): Sales by year" in prompt
     assert 'Please answer the question "What were total sales in 2019?"' in prompt
     assert "fixed-price contracts" in prompt
     assert out.answer == ["$1,496.5 million"] and out.scale == "million"

@@ -279,10 +279,7 @@ def context_data(context: Context) -> prompts.ContextData:
     reasoning_type = context.reasoning_type
     parent = reasoning_type.parent if reasoning_type is not None and reasoning_type.parent_id else None
     return prompts.ContextData(
-        tables=[
-            prompts.TableData(label=t.label, caption=t.caption, rows=shape_from_row(t).prompt_rows(), number=t.number)
-            for t in tables
-        ],
+        tables=[shape_from_row(t) for t in tables],
         paragraphs=paragraphs,
         reasoning_type=reasoning_type.name if reasoning_type else "",
         reasoning_type_code=reasoning_type.code if reasoning_type else "",

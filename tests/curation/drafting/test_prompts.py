@@ -8,7 +8,6 @@ from curation.drafting.prompts import (
     DEFAULT_ANSWER_TEMPLATE,
     DEFAULT_QUESTION_TEMPLATE,
     ContextData,
-    TableData,
     answer_messages,
     content_hash,
     parse_header_phrases,
@@ -18,10 +17,15 @@ from curation.drafting.prompts import (
     render,
     split_examples,
 )
+from curation.table_shape import shape_from_rows
 from curation.taxonomy import DEFAULT_TAXONOMY
 
 CONTEXT = ContextData(
-    tables=[TableData("tab:main", "Accuracy by model.", [["Model", "Acc"], ["A", "87.3"], ["B", "81.0"]], "1")],
+    tables=[
+        shape_from_rows(
+            [["Model", "Acc"], ["A", "87.3"], ["B", "81.0"]], label="tab:main", caption="Accuracy by model.", number="1"
+        )
+    ],
     paragraphs=["Table 1 shows that A beats B."],
     reasoning_type="Causal Analysis",
     reasoning_type_code="causal_analysis",
@@ -93,7 +97,10 @@ def test_content_hash_ignores_line_ending_style():
 
 
 def test_long_context_is_cut_to_the_budget():
-    big = ContextData(tables=[TableData("t", "", [[str(i), "x" * 50] for i in range(500)])], paragraphs=["p" * 9000])
+    big = ContextData(
+        tables=[shape_from_rows([[str(i), "x" * 50] for i in range(500)], header_rows=0, label="t")],
+        paragraphs=["p" * 9000],
+    )
     assert len(question_messages("{{context}}", big, max_chars=3000)[0]["content"]) <= 3000
 
 
