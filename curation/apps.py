@@ -26,6 +26,8 @@ class CurationConfig(AppConfig):
     def ready(self) -> None:
         from curation.datasets.services import import_release_register
         from curation.jobs import job_kinds_register
+        from curation.releases.near_duplicates import NEAR_DUPLICATES_WITHHELD, withheld_near_duplicates
+        from curation.releases.withheld import withhold_from_releases
 
         # The job kinds of the core; the beat reaper (curation.jobs_reap) and the worker hand-back run them all.
         job_kinds_register(
@@ -41,3 +43,5 @@ class CurationConfig(AppConfig):
             path="curation.releases.services.cut.release_cut",
             name_path="curation.releases.services.cut.release_name_slug",
         )
+        # Near-duplicates a manager ticks on the cut form.
+        withhold_from_releases(NEAR_DUPLICATES_WITHHELD, withheld_near_duplicates)

@@ -9,7 +9,15 @@ from curation.datasets.models import ImportRecord
 from curation.jobs import JobRow, RequestedJob
 from curation.visibility import ProjectScopedQuerySet
 
-__all__ = ["ExportArtifact", "Release", "ReleaseContext", "ReleaseCut", "ReleaseItem"]
+__all__ = [
+    "ExportArtifact",
+    "NearDuplicate",
+    "NearDuplicateCheck",
+    "Release",
+    "ReleaseContext",
+    "ReleaseCut",
+    "ReleaseItem",
+]
 
 
 class Release(models.Model):
@@ -161,3 +169,49 @@ class ReleaseCut(RequestedJob):
     @property
     def percent(self) -> int:
         return round(100 * self.items_done / self.items_total) if self.items_total else 0
+
+
+class NearDuplicateCheck(models.Model):
+    """A project's last near-duplicate check (`curation.releases.near_duplicates`): when, at which threshold, what
+    it compared; its findings are the project's `NearDuplicate` rows."""
+
+    project = models.OneToOneField("curation.Project", on_delete=models.CASCADE, related_name="near_duplicate_check")
+    threshold = models.FloatField(default=0.9, help_text="Question similarity (0-1) from which a pair is a duplicate")
+    checked_at = models.DateTimeField(null=True, blank=True)
+    checked_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    compared = models.JSONField(default=dict, blank=True, help_text="Questions per side: candidates, references")
+    seconds = models.FloatField(default=0.0)
+
+    def __str__(self) -> str:
+        return f"near-duplicate check of {self.project_id} at {self.threshold}"
+
+
+class NearDuplicate(models.Model):
+    """A validated instance whose question (with its answer and table) nearly repeats another: in the same
+    release-to-be, an earlier release of the project, or a public dataset imported on this instance."""
+
+    class Against(models.TextChoices):
+        RELEASE = "release", "this release"
+        EARLIER = "earlier", "an earlier release"
+        IMPORTED = "imported", "an imported dataset"
+
+    project = models.ForeignKey("curation.Project", on_delete=models.CASCADE, related_name="near_duplicates")
+    instance = models.ForeignKey("curation.Instance", on_delete=models.CASCADE, related_name="near_duplicates")
+    against = models.CharField(max_length=10, choices=Against.choices)
+    source = models.CharField(max_length=300, help_text="Which dataset or release the other side is in")
+    other = models.ForeignKey("curation.Instance", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    other_project = models.ForeignKey(
+        "curation.Project", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    other_question = models.TextField()
+    similarity = models.FloatField()
+    is_withheld = models.BooleanField(default=False)
+
+    class Meta:
+        ordering = ["project", "instance", "-similarity", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["instance", "against", "source", "other"], name="unique_near_duplicate")
+        ]
+
+    def __str__(self) -> str:
+        return f"#{self.instance_id} ~ {self.source} ({self.similarity:.2f})"

@@ -17,7 +17,7 @@ from curation.datasets.models import ImportJob, ImportRecord
 from curation.errors import NotFound, NotPermitted
 from curation.figures_cache import project_figures
 from curation.models import Instance, Project
-from curation.releases.models import ExportArtifact, Release, ReleaseCut
+from curation.releases.models import ExportArtifact, NearDuplicate, NearDuplicateCheck, Release, ReleaseCut
 from curation.releases.withheld import withheld_counts
 from curation.states import Role, Status
 
@@ -143,4 +143,26 @@ def batches_to_release(*, user: AbstractBaseUser, project: Project) -> dict[str,
         "recent": [{"batch": b, "validated": validated[b.pk]} for b in recent],
         "withheld": [{"reason": reason, "count": n} for reason, n in sorted(withheld.items())],
         "withheld_total": sum(withheld.values()),
+    }
+
+
+NEAR_DUPLICATES_SHOWN = 200
+
+
+def near_duplicates_of(*, user: AbstractBaseUser, project: Project) -> dict[str, Any]:
+    """Managers only: the last near-duplicate check and its findings among the validated instances (the ones a cut
+    may still release), each with whether the viewer may open the other side (its project is one they see)."""
+    if Role.MANAGER not in selectors.roles_of(user=user, project=project):
+        raise NotPermitted("Only managers of this project see near-duplicates.")
+    check = NearDuplicateCheck.objects.filter(project=project).first()
+    findings = NearDuplicate.objects.filter(project=project, instance__status=Status.VALIDATED)
+    seen = set(selectors.projects_visible_to(user).values_list("pk", flat=True))
+    shown = list(findings.select_related("instance", "other_project")[:NEAR_DUPLICATES_SHOWN])
+    for finding in shown:
+        finding.other_is_visible = finding.other_id is not None and finding.other_project_id in seen
+    return {
+        "check": check,
+        "findings": shown,
+        "count": findings.count(),
+        "withheld": findings.filter(is_withheld=True).count(),
     }

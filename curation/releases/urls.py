@@ -10,6 +10,16 @@ from curation.releases import views as release_views
 page_patterns = [
     path("p/<slug:slug>/releases/", release_views.release_list, name="releases"),
     path("p/<slug:slug>/releases/<int:pk>/", release_views.release_detail, name="release"),
+    path(
+        "p/<slug:slug>/releases/near-duplicates/check/",
+        release_views.near_duplicates_check,
+        name="near-duplicates-check",
+    ),
+    path(
+        "p/<slug:slug>/releases/near-duplicates/withhold/",
+        release_views.near_duplicates_withhold,
+        name="near-duplicates-withhold",
+    ),
     path("p/<slug:slug>/releases/<int:pk>/downloads/", release_views.release_downloads, name="release-downloads"),
     path(
         "p/<slug:slug>/releases/<int:pk>/downloads/<slug:format>/",

@@ -9,6 +9,8 @@ from django.core.exceptions import PermissionDenied
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.template.defaultfilters import pluralize
+from django.urls import reverse
+from django.views.decorators.http import require_POST
 
 from curation import selectors
 from curation.charts import bar_chart
@@ -21,8 +23,9 @@ from curation.exports import EXPORT_FORMATS
 from curation.exports.statistics import presented
 from curation.models import Project
 from curation.page_errors import FORM_ERRORS
+from curation.releases import near_duplicates
 from curation.releases import selectors as release_selectors
-from curation.releases.models import Release, ReleaseCut
+from curation.releases.models import NearDuplicate, Release, ReleaseCut
 from curation.releases.services import cut as cut_services
 from curation.releases.services import exports as export_services
 from curation.states import Role
@@ -77,6 +80,7 @@ def release_list(request: HttpRequest, slug: str) -> HttpResponse:
             )
             return redirect("release", slug=project.slug, pk=result.pk)
     batches = release_selectors.batches_to_release(user=request.user, project=project) if is_manager else None
+    near = release_selectors.near_duplicates_of(user=request.user, project=project) if is_manager else None
     cuts = list(release_selectors.release_cuts_of(user=request.user, project=project))
     context = {
         "project": project,
@@ -86,6 +90,7 @@ def release_list(request: HttpRequest, slug: str) -> HttpResponse:
         "cuts": cuts,
         "cuts_active": any(c.state != ReleaseCut.State.FAILED for c in cuts),
         "batches": batches,
+        "near": near,
         # What a refused cut asked for, shown again so the manager corrects it rather than starting over.
         "asked": {
             "name": request.POST.get("name", ""),
@@ -96,6 +101,45 @@ def release_list(request: HttpRequest, slug: str) -> HttpResponse:
         },
     }
     return render(request, "curation/releases.html", context)
+
+
+@login_required
+@require_POST
+def near_duplicates_check(request: HttpRequest, slug: str) -> HttpResponse:
+    """Run the near-duplicate check now (managers), at the threshold typed on the releases page."""
+    project, _ = _project(request, slug)
+    try:
+        threshold = float(request.POST.get("threshold", ""))
+    except ValueError:
+        messages.error(request, "The threshold is a similarity between 0.5 and 1, such as 0.9.")
+        return redirect(f"{reverse('releases', kwargs={'slug': slug})}#near-duplicates")
+    try:
+        check = near_duplicates.near_duplicates_check(project=project, actor=request.user, threshold=threshold)
+    except InvalidInput as exc:
+        messages.error(request, exc.message)
+    else:
+        found = NearDuplicate.objects.filter(project=project).count()
+        messages.success(
+            request,
+            f"Checked {check.compared['candidates']} validated questions against {check.compared['references']} "
+            f"others in {check.seconds:.1f} s: {found} near-duplicate{pluralize(found)}.",
+        )
+    return redirect(f"{reverse('releases', kwargs={'slug': slug})}#near-duplicates")
+
+
+@login_required
+@require_POST
+def near_duplicates_withhold(request: HttpRequest, slug: str) -> HttpResponse:
+    """Withhold exactly the ticked near-duplicates from cuts (managers)."""
+    project, _ = _project(request, slug)
+    ticked = [int(pk) for pk in request.POST.getlist("withhold") if pk.isdigit()]
+    try:
+        count = near_duplicates.near_duplicates_withhold(project=project, actor=request.user, withheld_ids=ticked)
+    except InvalidInput as exc:
+        messages.error(request, exc.message)
+    else:
+        messages.success(request, f"{count} near-duplicate{pluralize(count)} withheld from cuts.")
+    return redirect(f"{reverse('releases', kwargs={'slug': slug})}#near-duplicates")
 
 
 def _batches_typed(request: HttpRequest) -> str:

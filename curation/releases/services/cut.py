@@ -26,6 +26,7 @@ from curation.exports.statistics import release_statistics
 from curation.jobs import job_enqueue
 from curation.models import Batch, Context, Instance, InstanceRevision, Paper, Paragraph, Project, Table
 from curation.releases.models import Release, ReleaseContext, ReleaseCut, ReleaseItem
+from curation.releases.near_duplicates import near_duplicates_note
 from curation.releases.withheld import withheld_counts, withheld_note, withheld_q, withheld_reasons
 from curation.services.lifecycle import instances_transition_bulk
 from curation.services.projects import require_role
@@ -447,6 +448,7 @@ class _CutScope:
     batches: list[Batch]
     instance_ids: list[int]
     withheld: dict[str, int]  # reason: validated instances of the batches left out for it
+    near_duplicates: str  # what the last near-duplicate check found among them, for the notes and the card
 
 
 def _cut_scope(
@@ -472,6 +474,7 @@ def _cut_scope(
         project=project, batch_id__in=batch_ids, status=Status.VALIDATED
     )
     withheld = {} if include_withheld else withheld_counts(project=project, instances=validated)
+    near_duplicates = near_duplicates_note(project, validated)
     if withheld:
         validated = validated.exclude(withheld_q(project))
     instance_ids = list(
@@ -487,7 +490,7 @@ def _cut_scope(
         )
     if not instance_ids:
         raise InvalidInput("Those batches have no validated instances to release.")
-    return _CutScope(slug, batches, instance_ids, withheld)
+    return _CutScope(slug, batches, instance_ids, withheld, near_duplicates)
 
 
 def release_cut(
@@ -534,6 +537,7 @@ def release_cut(
             batches=scope.batches,
             instance_ids=scope.instance_ids,
             withheld=scope.withheld,
+            near_duplicates=scope.near_duplicates,
             spill=spill,
             release_fields={
                 "description": description,
@@ -559,6 +563,7 @@ def _cut_write(
     batches: list[Batch],
     instance_ids: list[int],
     withheld: dict[str, int],
+    near_duplicates: str,
     spill: _FrozenSpill,
     release_fields: dict[str, Any],
     split_seed: int | None,
@@ -575,7 +580,7 @@ def _cut_write(
     split_sizes: dict[str, int] = {}
     versions: dict[int, int] = {}
     attributions: set[str] = set()
-    notes: set[str] = {withheld_note(withheld)} if withheld else set()
+    notes: set[str] = {near_duplicates, *([withheld_note(withheld)] if withheld else [])}
     for start in range(0, len(instance_ids), ITEM_CHUNK):
         chunk = instance_ids[start : start + ITEM_CHUNK]
         new_contexts: dict[str, dict[str, Any]] = {}
