@@ -28,7 +28,7 @@ from django.db.models import QuerySet
 from django.utils import timezone
 from rapidfuzz import fuzz
 
-from curation.datasets.models import SourceRecord
+from curation.datasets.models import ImportRecord, SourceRecord
 from curation.errors import InvalidInput
 from curation.models import Context, Instance, Project, Table
 from curation.releases.models import NearDuplicate, NearDuplicateCheck, ReleaseItem
@@ -142,7 +142,7 @@ def references_of(project: Project, *, exclude: set[int]) -> list[Question]:
         instance_id__in=exclude
     )
     imported = (
-        (f"i:{pk}", f"{fmt} {name}", q, a, c, pk, p)
+        (f"i:{pk}", f"{ImportRecord.Format(fmt).label} {name}", q, a, c, pk, p)
         for pk, fmt, name, q, a, c, p in records.values_list(
             "instance_id",
             "import_record__format",

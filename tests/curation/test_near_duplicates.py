@@ -82,7 +82,7 @@ def test_planted_duplicates_are_found_with_their_sources_and_near_questions_that
     assert check.compared["candidates"] == 5 and check.compared["references"] >= 50
     found = {(f.instance_id, f.against, f.source) for f in NearDuplicate.objects.filter(project=project)}
     assert found == {
-        (planted["contaminated"].pk, "imported", "tatqa tatqa_dataset_dev.json"),
+        (planted["contaminated"].pk, "imported", "TAT-QA tatqa_dataset_dev.json"),
         (planted["twin"].pk, "release", "this release"),
     }
     finding = NearDuplicate.objects.get(instance=planted["contaminated"])
@@ -99,7 +99,7 @@ def test_the_releases_page_lists_them_the_manager_withholds_one_and_the_cut_and_
     assert "2 near-duplicates" in page
     contaminated = NearDuplicate.objects.get(instance=planted["contaminated"])
     assert f"/p/{project.slug}/history/{planted['contaminated'].pk}/" in page  # our side
-    assert planted["source"]["question"][:40] in page and "an imported dataset: tatqa tatqa_dataset_dev.json" in page
+    assert planted["source"]["question"][:40] in page and "an imported dataset: TAT-QA tatqa_dataset_dev.json" in page
     assert f"/p/public/history/{contaminated.other_id}/" not in page  # the manager is not a member of that project
 
     client.post(f"/p/{project.slug}/releases/near-duplicates/withhold/", {"withhold": [contaminated.pk]})
@@ -113,7 +113,7 @@ def test_the_releases_page_lists_them_the_manager_withholds_one_and_the_cut_and_
     released = set(release.items.values_list("instance_id", flat=True))
     assert planted["contaminated"].pk not in released and planted["twin"].pk in released
     card = "".join(dataset_card(release_card_fields(release), "jsonl", ["data.jsonl"]))
-    assert "2 questions found (against tatqa tatqa_dataset_dev.json, this release), 1 withheld." in card
+    assert "2 questions found (against TAT-QA tatqa_dataset_dev.json, this release), 1 withheld." in card
     assert "1 validated instance withheld from this release: 1 marked as near-duplicates to withhold." in card
 
     again = near_duplicates_check(project=project, actor=personas["manager"])  # a new check keeps what was withheld
