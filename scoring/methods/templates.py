@@ -108,6 +108,20 @@ calculations (e.g. differences, sums, averages, ratios, counts), compute them yo
 
 TOOL_USER = """Question: {Question}"""
 
+# The judge's rubric for free-form answers (an optional metric beside BERTScore, never an official one). Its hash,
+# recorded with every verdict, is its version; a project saves its own under the stage "judge".
+JUDGE = """You grade an answer to a question about a scientific table and its text, against the gold answer.
+Question: {Question}
+Gold answer: {Gold}
+Answer to grade: {Answer}
+Rubric:
+- correct: the answer states what the gold answer states (wording, order and rounding may differ; nothing it
+  says contradicts the gold answer).
+- partially correct: it states part of the gold answer, or the gold answer with a claim the gold answer does not
+  support.
+- incorrect: it misses the gold answer's point, contradicts it, or answers another question.
+Reply on two lines: "Reasoning: <one or two sentences>" then "Verdict: <correct | partially correct | incorrect>"."""
+
 DEFAULT_TEMPLATES: dict[str, str] = {
     "direct": DIRECT,
     "cot": COT,
@@ -118,6 +132,7 @@ DEFAULT_TEMPLATES: dict[str, str] = {
     "tatllm": TATLLM,
     "tool_system": TOOL_SYSTEM,
     "tool_user": TOOL_USER,
+    "judge": JUDGE,
 }
 
 STAGES_BY_METHOD: dict[str, tuple[str, ...]] = {

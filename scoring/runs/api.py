@@ -175,6 +175,12 @@ class ScoringRunListApi(APIView):
         generation_params = serializers.DictField(required=False, default=dict)
         templates = serializers.DictField(child=serializers.CharField(), required=False, default=dict)
         chunk_size = serializers.IntegerField(default=run_creation.DEFAULT_CHUNK_SIZE, min_value=1, max_value=500)
+        judge = serializers.IntegerField(
+            required=False,
+            allow_null=True,
+            default=None,
+            help_text="An endpoint that grades free-form answers with the rubric (beside BERTScore; optional)",
+        )
 
     parser_classes = [StrictJSONParser]
 
@@ -199,6 +205,12 @@ class ScoringRunListApi(APIView):
         if endpoint is None:
             runner_require(request.user, project, "score models")  # who may not run learns that, not "no such"
             raise InvalidInput("No such endpoint in this project.")
+        endpoints = scoring_selectors.endpoints_for(user=request.user, project=project)
+        judge = None
+        if values["judge"] is not None:
+            judge = endpoints.filter(pk=values["judge"]).first()
+            if judge is None:
+                raise InvalidInput("No such judge endpoint in this project.", detail={"field": "judge"})
         run = run_creation.run_create(
             release=release,
             actor=request.user,
@@ -218,6 +230,7 @@ class ScoringRunListApi(APIView):
             per_template=values["per_template"],
             sample_seed=values["sample_seed"],
             chunk_size=values["chunk_size"],
+            judge=judge,
         )
         run_lifecycle.run_start(run=run, actor=request.user)
         return Response(ScoringRunDetailOutputSerializer(run).data, status=status.HTTP_201_CREATED)

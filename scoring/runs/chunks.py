@@ -20,11 +20,13 @@ from django.utils import timezone
 from curation.endpoints.client import ChatClient
 from curation.endpoints.django_client import client_for
 from curation.endpoints.errors import EndpointError
+from curation.endpoints.models import ModelEndpoint
 from curation.jobs import JobKind, job_forgotten_seconds, job_heartbeat_seconds, job_stall_cutoff
 from curation.releases.models import ReleaseContext, ReleaseItem
 from curation.transient import TransientOutage, is_transient, transient_call
 from scoring.methods import MethodSettings, run_method
 from scoring.methods.base import MIN_TURNS, PROGRAM_METHODS
+from scoring.metrics.judge import judge_answer
 from scoring.runs import results as result_metrics
 from scoring.runs.models import Prediction, RunChunk, ScoringRun
 from scoring.runs.progress import bertscorer_load
@@ -128,6 +130,14 @@ def _client(run: ScoringRun) -> ChatClient:
     return client_for(run.endpoint, use_cache=run.options.get("use_cache", True))
 
 
+def _judge_chat(run: ScoringRun) -> Callable[..., Any] | None:
+    """The judge endpoint's chat, deterministic (temperature 0), when the run has a judge."""
+    if not run.options.get("judge"):
+        return None
+    endpoint = ModelEndpoint.objects.get(pk=run.options["judge"]["endpoint"])
+    return functools.partial(client_for(endpoint).chat, temperature=0)
+
+
 def _settings_of(run: ScoringRun, position: int) -> MethodSettings:
     return MethodSettings(
         templates=run.templates,
@@ -209,10 +219,15 @@ Answered = tuple[dict[str, Any], list[dict[str, Any]], list[str] | None]  # fiel
 
 
 def answer_item(
-    run: ScoringRun, item: dict[str, Any], context: dict[str, Any] | None, chat: Callable[..., Any] | None
+    run: ScoringRun,
+    item: dict[str, Any],
+    context: dict[str, Any] | None,
+    chat: Callable[..., Any] | None,
+    judge: Callable[..., Any] | None = None,
 ) -> Answered:
     """Ask for one item's answer (no database access, so threads can run it); endpoint failures → status failed.
-    `score_item` scores what it returns."""
+    With a judge, a free-form item's answer is graded too (`stages["judge"]`). `score_item` scores what it
+    returns."""
     fields: dict[str, Any] = {"uid": item["uid"], "status": Prediction.Status.SCORED, "error": ""}
     program_tokens = None
     trace: list[dict[str, Any]] = []
@@ -275,6 +290,16 @@ def answer_item(
                 attempt_log=output.attempts[-20:],
                 isolation=output.isolation,
             )
+    if judge is not None and fields["status"] == Prediction.Status.SCORED and not result_metrics.is_short_form(item):
+        stages = fields.setdefault("stages", {})
+        stages["judge"] = judge_answer(
+            judge,
+            run.options["judge"]["rubric"],
+            question=item.get("question", ""),
+            gold=item.get("answer") or [],
+            answer=fields.get("answer") or [],
+            model=run.options["judge"]["model"],
+        )
     return fields, trace, program_tokens
 
 
@@ -299,6 +324,9 @@ def score_item(
         context=context,
         **_metric_options(run, item),
     )
+    verdict = (fields.get("stages") or {}).get("judge") or {}
+    if verdict.get("score") is not None:
+        metrics["judge"] = verdict["score"]  # beside BERTScore; `is_correct` stays the official metrics' verdict
     return {
         **fields,
         "metrics": metrics,
@@ -356,6 +384,7 @@ def chunk_process(*, chunk_id: int, worker: str = "") -> str:
     client = _client(run) if run.method != ScoringRun.Method.UPLOAD else None
     # The run's own parameters (over the endpoint's defaults) go with every request of the run.
     chat = functools.partial(client.chat, **run.generation_params) if client is not None else None
+    judge = _judge_chat(run)
     # Twice the endpoint's limit: while some threads run programs or wait for their answer to be read, others hold
     # every request slot; the limiter (shared through Redis) still bounds the requests in flight to the limit.
     width = max(1, min(2 * (run.endpoint.concurrency_limit if run.endpoint else 1), len(rows) or 1))
@@ -379,7 +408,7 @@ def chunk_process(*, chunk_id: int, worker: str = "") -> str:
                     row = queue.pop(0)
                     setting, context_id = context_of(row)
                     item, context = {**row.data, "position": row.position}, contexts.get(context_id)
-                    asking[pool.submit(answer_item, run, item, context, chat)] = (row, setting, item, context)
+                    asking[pool.submit(answer_item, run, item, context, chat, judge)] = (row, setting, item, context)
                 if not asking and not scoring:
                     break
                 finished, _ = wait([*asking, *scoring], timeout=beat_s, return_when=FIRST_COMPLETED)

@@ -18,7 +18,7 @@ from curation.releases.services.cut import UNANSWERABLE_SPLIT
 from curation.toolkit.extraction import EXTRACTION_MODES
 from scoring.methods import METHODS, templates_for, templates_hash
 from scoring.methods.base import MIN_TURNS
-from scoring.methods.templates import templates_offering_abstention
+from scoring.methods.templates import DEFAULT_TEMPLATES, templates_offering_abstention
 from scoring.methods.toolloop import MAX_TURNS_LIMIT, turn_cap
 from scoring.metrics.tatqa import SCALE_MODES
 from scoring.runs.models import RunChunk, ScoringRun, ScoringTemplate
@@ -114,6 +114,7 @@ def run_create(
     upload_name: str = "",
     upload_format: str = "",
     reported_method: str = "",
+    judge: ModelEndpoint | None = None,
 ) -> ScoringRun:
     """Create a queued run with its chunks (managers and verifiers; `actor=None` is an operator command).
 
@@ -138,6 +139,8 @@ def run_create(
             raise InvalidInput("Choose a model endpoint.")
         if endpoint.project_id not in (None, project.pk):
             raise InvalidInput("That endpoint belongs to another project.")
+    if judge is not None and judge.project_id not in (None, project.pk):
+        raise InvalidInput("That judge endpoint belongs to another project.")
     if tools not in TOOL_OPTIONS:
         raise InvalidInput("Tools are 'all' or 'data'.")
     if few_shot not in FEW_SHOTS:
@@ -189,6 +192,10 @@ def run_create(
     }
     if per_template is not None:
         options["sample"] = {"per_template": per_template, "seed": sample_seed, "split": "answerable"}
+    if judge is not None:
+        # An optional judge of free-form answers (beside BERTScore, never an official metric), with its rubric.
+        rubric = {**project_templates(project), **(templates or {})}.get("judge") or DEFAULT_TEMPLATES["judge"]
+        options["judge"] = {"endpoint": judge.pk, "model": judge.model, "rubric": rubric}
     if reported_method:
         # The method the uploaded predictions came from: with setting, n-shot and tools it places them in comparisons.
         options["reported_method"] = reported_method

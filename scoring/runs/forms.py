@@ -45,10 +45,17 @@ class ScoringRunForm(forms.Form):
     scale_mode = forms.ChoiceField(choices=SCALE_MODE_CHOICES, required=False)
     extraction = forms.ChoiceField(choices=EXTRACTION_CHOICES, required=False)
     bertscore = forms.ChoiceField(choices=BERTSCORE_CHOICES, required=False)
+    judge = forms.ModelChoiceField(
+        queryset=None,
+        required=False,
+        help_text="Optional: an endpoint that grades free-form answers against the gold with the rubric (beside "
+        "BERTScore, never an official metric).",
+    )
 
     def __init__(self, *args: Any, endpoints: QuerySet, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.fields["endpoint"].queryset = endpoints
+        self.fields["judge"].queryset = endpoints
         for stage in DEFAULT_TEMPLATES:
             self.fields[f"template_{stage}"] = forms.CharField(required=False, strip=False)
 
@@ -76,6 +83,7 @@ class ScoringRunForm(forms.Form):
             "per_template": data["per_template"],
             "sample_seed": data["sample_seed"] or 0,
             "generation_params": {name: data[name] for name in ("max_tokens", "temperature") if data[name] is not None},
+            "judge": data["judge"],
         }
 
 

@@ -9,7 +9,7 @@ from django.db import models
 from curation.jobs import JobRow
 from curation.visibility import PredictionQuerySet, ProjectScopedQuerySet
 
-__all__ = ["ErrorSample", "ErrorTag", "Prediction", "RunChunk", "ScoringRun", "ScoringTemplate"]
+__all__ = ["ErrorSample", "ErrorTag", "Prediction", "PredictionLabel", "RunChunk", "ScoringRun", "ScoringTemplate"]
 
 
 class ScoringTemplate(models.Model):
@@ -220,6 +220,23 @@ class ErrorTag(models.Model):
         if kind == cls.Kind.CUSTOM and custom_label:
             return custom_label
         return str(dict(cls.Kind.choices).get(kind, kind))
+
+
+class PredictionLabel(models.Model):
+    """A member's reading of a free-form prediction: correct or not (one per person). The judge's verdicts are
+    measured against these (`scoring.metrics.judge.agreement`)."""
+
+    prediction = models.ForeignKey(Prediction, on_delete=models.CASCADE, related_name="labels")
+    is_correct = models.BooleanField()
+    labelled_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    labelled_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["prediction", "labelled_at"]
+        constraints = [models.UniqueConstraint(fields=["prediction", "labelled_by"], name="unique_label_per_person")]
+
+    def __str__(self) -> str:
+        return f"{'correct' if self.is_correct else 'not correct'} ({self.prediction_id})"
 
 
 class ErrorSample(models.Model):

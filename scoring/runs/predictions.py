@@ -3,11 +3,14 @@ answers tag why a prediction is wrong."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib.auth.models import AbstractBaseUser
 
 from curation.errors import InvalidInput, NotPermitted
 from scoring.metrics.error_analysis import MAX_PER_FORM, PER_FORM, draw_error_sample
-from scoring.runs.models import ErrorSample, ErrorTag, Prediction, ScoringRun
+from scoring.metrics.judge import agreement
+from scoring.runs.models import ErrorSample, ErrorTag, Prediction, PredictionLabel, ScoringRun
 from scoring.runs.permissions import can_see_predictions, runner_require
 
 
@@ -36,6 +39,33 @@ def error_tag_clear(*, prediction: Prediction, actor: AbstractBaseUser) -> int:
         raise NotPermitted("Only people who may read gold answers tag errors.")
     deleted, _ = ErrorTag.objects.filter(prediction=prediction, tagged_by=actor).delete()
     return deleted
+
+
+def prediction_label_set(*, prediction: Prediction, actor: AbstractBaseUser, is_correct: bool) -> PredictionLabel:
+    """Say whether a free-form prediction is correct (one label per person; again replaces it). Gold readers only:
+    the labels measure how far the run's judge can be trusted."""
+    if not can_see_predictions(user=actor, project=prediction.run.project):
+        raise NotPermitted("Only people who may read gold answers label predictions.")
+    if (prediction.metrics or {}).get("short_form") is not False:
+        raise InvalidInput("Only free-form predictions are labelled: short-form ones are scored exactly.")
+    label, _ = PredictionLabel.objects.update_or_create(
+        prediction=prediction, labelled_by=actor, defaults={"is_correct": is_correct}
+    )
+    return label
+
+
+def judge_agreement(run: ScoringRun) -> dict[str, Any] | None:
+    """How the run's judge agrees with people's labels (kappa with its interval); None for a run without a judge."""
+    if not run.options.get("judge"):
+        return None
+    pairs = [
+        (stages["judge"]["score"] == 1.0, is_correct)
+        for stages, is_correct in PredictionLabel.objects.filter(prediction__run=run).values_list(
+            "prediction__stages", "is_correct"
+        )
+        if (stages or {}).get("judge", {}).get("score") is not None
+    ]
+    return agreement(pairs)
 
 
 def error_sample_draw(

@@ -169,6 +169,7 @@ def run_summary(
         "finqa_execution",
         "tool_precision",
         "tool_recall",
+        "judge",
     )
     summary: dict[str, Any] = {
         "count": len(records),

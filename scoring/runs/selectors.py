@@ -213,6 +213,7 @@ def prediction_page(*, user: AbstractBaseUser, prediction: Prediction) -> dict[s
     return {
         "tags": prediction.error_tags.select_related("tagged_by"),
         "my_tag": prediction.error_tags.filter(tagged_by=user).first(),
+        "my_label": prediction.labels.filter(labelled_by=user).first(),
         "next_wrong": wrong.filter(position__gt=prediction.position).order_by("position").first(),
         "previous_wrong": wrong.filter(position__lt=prediction.position).order_by("-position").first(),
     }

@@ -24,6 +24,7 @@ page_patterns = [
         name="scoring-run-export",
     ),
     path("p/<slug:slug>/scoring/predictions/<int:pk>/", views.prediction_detail, name="scoring-prediction"),
+    path("p/<slug:slug>/scoring/predictions/<int:pk>/label/", views.prediction_label, name="scoring-prediction-label"),
     path("p/<slug:slug>/scoring/official/", views.official_figures, name="scoring-official"),
 ]
 

@@ -13,6 +13,7 @@ from django.core.exceptions import PermissionDenied
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.views.decorators.http import require_POST
 
 from curation import selectors
 from curation.charts import bar_chart, colour, grouped_chart
@@ -187,9 +188,12 @@ def _run_context(request: HttpRequest, run: ScoringRun) -> dict[str, Any]:
                 ("finqa_execution", "FinQA execution accuracy"),
                 ("tool_precision", "Tool precision"),
                 ("tool_recall", "Tool recall"),
+                ("judge", "Judge's score (free-form; not an official metric)"),
             )
             if key in figures
         ],
+        "judge": run.options.get("judge"),
+        "judge_agreement": prediction_services.judge_agreement(run),
         "breakdown_tables": [
             (
                 attribute.replace("_", " "),
@@ -325,8 +329,27 @@ def prediction_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
         "item": prediction.item.data,
         "kinds": ErrorTag.Kind.choices,
         **scoring_selectors.prediction_page(user=request.user, prediction=prediction),
+        "judged": (prediction.stages or {}).get("judge"),
     }
     return render(request, "scoring/prediction.html", context)
+
+
+@login_required
+@require_POST
+def prediction_label(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    """A member says whether a free-form prediction is correct (the judge's agreement is measured on these)."""
+    prediction = scoring_selectors.prediction_get(user=request.user, prediction_id=pk)
+    if prediction.run.project.slug != slug:
+        raise Http404("No such prediction in this project.")
+    try:
+        prediction_services.prediction_label_set(
+            prediction=prediction, actor=request.user, is_correct=request.POST.get("is_correct") == "yes"
+        )
+    except InvalidInput as exc:  # who may not label is refused (403), not told on the page
+        messages.error(request, exc.message)
+    else:
+        messages.success(request, "Your reading of this answer is saved.")
+    return redirect("scoring-prediction", slug=slug, pk=pk)
 
 
 # How a prediction's answer was read, as a person reads it: the recorded flags and counts by name, then each
