@@ -15,7 +15,7 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
-from django.db.models import Exists, OuterRef
+from django.db.models import Case, Exists, Min, OuterRef, QuerySet, Value, When
 from django.utils import timezone
 
 from annotate.qualification.models import QualificationAttempt
@@ -32,6 +32,7 @@ from curation.webhooks.services import webhook_emit
 from scoring.metrics.scitat import exact_match
 
 MAX_GOLD_EVERY = 1000
+REISSUE_CHUNK = 500
 
 
 def quality_settings_of(project: Project) -> QualitySettings:
@@ -95,30 +96,61 @@ def probes_interleave(batch: Batch, probes: list[Instance]) -> None:
     for probe in probes:
         order.insert(rng.randrange(len(order) + 1), probe)
     start = min(order.index(probe) for probe in probes)
-    previous = order[start - 1] if start else next(item for item in order if item.pk not in made)
-    for item in order[start:]:
+    moved = order[start:]
+    drafts = [item for item in order if item.pk not in made]
+    first_times = {
+        model: dict(
+            model.objects.filter(instance_id__in=[d.pk for d in drafts])
+            .values("instance_id")
+            .annotate(at=Min("created_at"))
+            .values_list("instance_id", "at")
+        )
+        for model in (TransitionEvent, InstanceRevision)
+    }
+    previous = order[start - 1] if start else drafts[0]
+    probe_times: dict[int, Instance] = {}
+    for item in moved:
         if item.pk in made:  # the probe takes the times of the draft before it, its history's included
             item.created_at, item.updated_at = previous.created_at, previous.updated_at
-            for rows in (TransitionEvent.objects, InstanceRevision.objects):
-                first = rows.filter(instance_id=previous.pk).order_by("pk").values_list("created_at", flat=True)
-                rows.filter(instance_id=item.pk).update(created_at=first.first() or previous.created_at)
+            probe_times[item.pk] = previous
         else:
             previous = item
-        _reissue(item)  # a draft keeps being `previous` under its new id
+    for model, times in first_times.items():
+        _update_by_id(
+            model.objects.all(), "instance_id", "created_at",
+            {pk: times.get(draft.pk, draft.created_at) for pk, draft in probe_times.items()},
+        )  # fmt: skip
+    _reissue(moved)
 
 
-def _reissue(instance: Instance) -> None:
-    """Save the instance anew under the next id with the times it carries; every row pointing at it (history,
-    revisions, its probe mark) follows."""
-    old, created, updated = instance.pk, instance.created_at, instance.updated_at
-    instance.pk = None
-    instance.save(force_insert=True)
-    Instance.objects.filter(pk=instance.pk).update(created_at=created, updated_at=updated)
+def _update_by_id(rows: QuerySet, key: str, field: str, values: dict[int, Any]) -> None:
+    """Set `field` of the rows whose `key` is in `values` to that key's value, a chunk of keys per UPDATE."""
+    keys = list(values)
+    for start in range(0, len(keys), REISSUE_CHUNK):
+        chunk = keys[start : start + REISSUE_CHUNK]
+        cases = Case(
+            *(When(**{key: k}, then=Value(values[k])) for k in chunk), output_field=rows.model._meta.get_field(field)
+        )
+        rows.filter(**{f"{key}__in": chunk}).update(**{field: cases})
+
+
+def _reissue(instances: list[Instance]) -> None:
+    """Save the instances anew under the next ids, in this order, with the times they carry; every row pointing at
+    one (history, revisions, table choices, its probe mark) follows it. A fixed number of queries per chunk."""
+    old = [instance.pk for instance in instances]
+    times = {instance.pk: (instance.created_at, instance.updated_at) for instance in instances}
+    for instance in instances:
+        instance.pk = None
+    Instance.objects.bulk_create(instances, batch_size=REISSUE_CHUNK)  # ids in this order
+    new_of = {before: instance.pk for before, instance in zip(old, instances, strict=True)}
+    fresh = Instance.objects.filter(pk__in=new_of.values())
+    _update_by_id(fresh, "pk", "created_at", {new_of[pk]: at[0] for pk, at in times.items()})
+    _update_by_id(fresh, "pk", "updated_at", {new_of[pk]: at[1] for pk, at in times.items()})
     for relation in Instance._meta.get_fields(include_hidden=True):
         if relation.auto_created and not relation.concrete and (relation.one_to_many or relation.one_to_one):
-            rows = relation.related_model._base_manager.filter(**{relation.field.attname: old})
-            rows.update(**{relation.field.attname: instance.pk})
-    Instance.objects.filter(pk=old).delete()
+            rows = relation.related_model._base_manager.all()
+            _update_by_id(rows, relation.field.attname, relation.field.attname, new_of)
+    Instance.objects.filter(pk__in=old).delete()
 
 
 def drafted_fields(gold: Instance) -> dict[str, Any]:

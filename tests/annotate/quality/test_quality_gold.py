@@ -115,10 +115,13 @@ def test_switching_hidden_gold_on_and_off_adds_and_withdraws_unclaimed_probes(pe
 
 
 def test_switched_on_late_probes_take_ids_and_drafting_times_among_the_unclaimed_drafts(
-    personas, project, open_batch, drafts, gold
+    personas, project, open_batch, context, drafts, gold
 ):
     claimed = queue_claim(project_slug=project.slug, user=personas["annotator2"]).instance_id  # keeps its id
     Instance.objects.filter(batch=open_batch).update(created_at=timezone.now() - timedelta(days=2))
+    table = context.tables.first()
+    for draft in Instance.objects.filter(batch=open_batch):
+        draft.relevant_tables.set([table])
     switched_on = timezone.now()
     gold_on(project, personas["manager"])
     rows = list(Instance.objects.filter(batch=open_batch).order_by("pk").values_list("pk", "created_at"))
@@ -128,6 +131,8 @@ def test_switched_on_late_probes_take_ids_and_drafting_times_among_the_unclaimed
     assert min(probes) < max(draft_ids)  # among the drafts, not after them
     assert [at for _, at in rows] == sorted(at for _, at in rows)  # times rise with ids
     assert all(at < switched_on for _, at in rows)
+    for pk in draft_ids:  # a renumbered draft keeps its table choices (rows pointing at it follow it)
+        assert list(Instance.objects.get(pk=pk).relevant_tables.all()) == [table]
     for pk in [pk for pk, _ in rows]:  # every instance kept its one drafted event, from before the switch
         (event,) = TransitionEvent.objects.filter(instance_id=pk, from_status="")
         assert event.to_status == Status.DRAFTED and event.created_at < switched_on
