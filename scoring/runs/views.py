@@ -365,6 +365,8 @@ STAGE_LABELS = {
 def _stages(stages: dict[str, Any]) -> dict[str, list[tuple[str, Any]]]:
     facts, steps = [], []
     for key, value in stages.items():
+        if key == "judge":
+            continue  # shown on its own, beside the labels
         if isinstance(value, dict):
             steps.append((key.replace("_", " ").capitalize(), {**value, "prompt": _prompt_text(value.get("prompt"))}))
         else:
