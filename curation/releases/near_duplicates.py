@@ -41,6 +41,7 @@ TABLE_ALIKE = 60  # token-set similarity (0-100) from which two table signatures
 SIGNATURE_CELLS = 8
 CHUNK = 2000
 NEAR_DUPLICATES_WITHHELD = "marked as near-duplicates to withhold"
+NOT_CHECKED = "No near-duplicate check was run before this cut."
 
 _WORD = re.compile(r"[a-z0-9]+(?:\.[0-9]+)?")
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3})")
@@ -253,7 +254,7 @@ def near_duplicates_check(
         NearDuplicate.objects.bulk_create(rows, ignore_conflicts=True, batch_size=CHUNK)
         check.checked_at = timezone.now()
         check.checked_by = actor
-        check.compared = {"candidates": len(candidates), "references": len(references)}
+        check.compared = {"candidates": len(candidates), "references": len(references), "found": len(rows)}
         check.seconds = round(time.perf_counter() - started, 3)
         check.save()
     return check
@@ -281,7 +282,7 @@ def near_duplicates_note(project: Project, instances: QuerySet[Instance]) -> str
     """What a release's notes and dataset card say of the check over the instances a cut looked at."""
     check = NearDuplicateCheck.objects.filter(project=project).first()
     if check is None or check.checked_at is None:
-        return "No near-duplicate check was run before this cut."
+        return NOT_CHECKED
     findings = NearDuplicate.objects.filter(project=project, instance_id__in=instances.values("pk"))
     sources = sorted(set(findings.values_list("source", flat=True)))
     found = findings.values("instance_id").distinct().count()

@@ -25,7 +25,7 @@ from curation.models import Project
 from curation.page_errors import FORM_ERRORS
 from curation.releases import near_duplicates
 from curation.releases import selectors as release_selectors
-from curation.releases.models import NearDuplicate, Release, ReleaseCut
+from curation.releases.models import Release, ReleaseCut
 from curation.releases.services import cut as cut_services
 from curation.releases.services import exports as export_services
 from curation.states import Role
@@ -118,7 +118,7 @@ def near_duplicates_check(request: HttpRequest, slug: str) -> HttpResponse:
     except InvalidInput as exc:
         messages.error(request, exc.message)
     else:
-        found = NearDuplicate.objects.filter(project=project).count()
+        found = check.compared["found"]
         messages.success(
             request,
             f"Checked {check.compared['candidates']} validated questions against {check.compared['references']} "

@@ -16,6 +16,7 @@ from curation.errors import InvalidInput
 from curation.exports import write_export_zip
 from curation.models import Instance, TransitionEvent
 from curation.releases.models import Release, ReleaseItem
+from curation.releases.near_duplicates import NOT_CHECKED
 from curation.releases.services import cut as cut_services
 from curation.releases.services import jobs as release_jobs
 from curation.states import Status
@@ -54,7 +55,7 @@ def test_the_exam_pool_is_left_out_of_a_cut_and_stays_validated(exam_world):
     assert release.item_count == 4 and not released & pool
     assert set(Instance.objects.filter(pk__in=pool).values_list("status", flat=True)) == {Status.VALIDATED}
     assert not TransitionEvent.objects.filter(instance_id__in=pool, to_status=Status.RELEASED).exists()
-    assert release.notes == [NOTE]
+    assert release.notes == [NOTE, NOT_CHECKED]
 
 
 def test_the_dataset_card_of_the_release_says_what_was_withheld(exam_world, tmp_path):
@@ -69,7 +70,7 @@ def test_the_dataset_card_of_the_release_says_what_was_withheld(exam_world, tmp_
 
 def test_a_manager_who_includes_the_withheld_releases_everything(exam_world):
     release = cut(exam_world, include_withheld=True)
-    assert release.item_count == 6 and release.notes == []
+    assert release.item_count == 6 and release.notes == [NOT_CHECKED]
     assert Instance.objects.filter(pk__in=[i.pk for i in exam_world["pool"]], status=Status.RELEASED).count() == 2
 
 
@@ -95,7 +96,7 @@ def test_batches_holding_only_withheld_instances_are_refused_with_the_reason_and
 
 def test_without_an_exam_nothing_is_withheld(release_world):
     release = cut(release_world)
-    assert release.item_count == 6 and release.notes == []
+    assert release.item_count == 6 and release.notes == [NOT_CHECKED]
 
 
 def test_a_cut_on_a_worker_withholds_the_same_and_includes_when_asked(exam_world, settings, sent):
@@ -170,11 +171,11 @@ def test_the_command_cuts_as_the_page_does_and_includes_only_when_told(exam_worl
     slug = exam_world["project"].slug
     first = _command("cmd", "--project", slug)
     assert (first["release"], first["items"]) == ("cmd-v1", 4)
-    assert first["notes"] == [NOTE]
+    assert first["notes"] == [NOTE, NOT_CHECKED]
     with pytest.raises(CommandError, match="Every validated instance of those batches is withheld"):
         _command("cmd", "--project", slug)
     second = _command("cmd", "--project", slug, "--include-withheld")
-    assert (second["release"], second["items"], second["notes"]) == ("cmd-v2", 2, [])
+    assert (second["release"], second["items"], second["notes"]) == ("cmd-v2", 2, [NOT_CHECKED])
     with pytest.raises(CommandError, match="No batch of this project has validated instances"):
         _command("cmd", "--project", slug)
     with pytest.raises(CommandError, match="No project 'nope'"):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from annotate.quality.models import GoldProbe
 from annotate.quality.services import quality_configure
 from annotate.work.queue import queue_claim
@@ -49,8 +51,14 @@ def submit_probe(probe: GoldProbe, user, answer: list[str]) -> GoldProbe:
     return GoldProbe.objects.get(pk=probe.pk)
 
 
-def gold_on(project, manager, **values) -> None:
+def gold_on(project, manager, drafts: list | None = None, **values) -> None:
+    """Switch hidden gold on (1 in 2 unless told). Switched on after `drafts` were made, the unclaimed ones get new
+    ids among the probes: the list is brought up to date in place (each draft found again by its draft record)."""
     quality_configure(project=project, actor=manager, **{"gold_every": 2, **values})
+    if drafts:
+        now = Instance.objects.filter(batch_id__in={d.batch_id for d in drafts}).without_probes()
+        by_record = {json.dumps(i.draft, sort_keys=True): i for i in now}
+        drafts[:] = [by_record.get(json.dumps(d.draft, sort_keys=True), d) for d in drafts]
 
 
 # The drafts the gold of `make_refined_gold` was refined from: their answers and rationales are not the gold's, so

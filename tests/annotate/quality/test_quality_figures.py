@@ -22,10 +22,10 @@ from tests.annotate.review.helpers import to_discussion, to_round2
 def measured(personas, project, drafts, context):
     """The annotator answers one probe wrong; their work is approved once and flagged once; guidelines published."""
     make_gold(project, context)
-    gold_on(project, personas["manager"])
+    gold_on(project, personas["manager"], drafts=drafts)
     probe = work_until_probe(project=project, user=personas["annotator"])
     submit_probe(probe, personas["annotator"], ["wrong"])
-    gold_on(project, personas["manager"], gold_every=0)  # the rest of the work is real drafts
+    gold_on(project, personas["manager"], drafts=drafts, gold_every=0)  # the rest of the work is real drafts
     guidelines_publish(project=project, actor=personas["manager"], text="# New rules", note="clarified scales")
     to_round2(project, personas)
     to_discussion(project, personas)

@@ -100,7 +100,7 @@ def test_probes_come_only_from_the_papers_of_their_batch_and_the_dashboard_names
 
 
 def test_switching_hidden_gold_on_and_off_adds_and_withdraws_unclaimed_probes(personas, project, drafts, gold):
-    gold_on(project, personas["manager"])
+    gold_on(project, personas["manager"], drafts=drafts)
     probes = list(GoldProbe.objects.select_related("instance"))
     assert len(probes) == len(drafts)  # one in two
     for probe in probes:
@@ -109,7 +109,7 @@ def test_switching_hidden_gold_on_and_off_adds_and_withdraws_unclaimed_probes(pe
         assert (event.from_status, event.to_status, event.version) == ("", "drafted", 1)
         assert event.reason == TransitionEvent.objects.filter(instance=drafts[0]).first().reason
     held = work_until_probe(project=project, user=personas["annotator"])
-    gold_on(project, personas["manager"], gold_every=0)
+    gold_on(project, personas["manager"], drafts=drafts, gold_every=0)
     assert list(GoldProbe.objects.values_list("pk", flat=True)) == [held.pk]  # the one in someone's hands stays
     assert Instance.objects.filter(pk=held.instance_id, status=Status.IN_REFINEMENT).exists()
 
@@ -123,7 +123,7 @@ def test_switched_on_late_probes_take_ids_and_drafting_times_among_the_unclaimed
     for draft in Instance.objects.filter(batch=open_batch):
         draft.relevant_tables.set([table])
     switched_on = timezone.now()
-    gold_on(project, personas["manager"])
+    gold_on(project, personas["manager"], drafts=drafts)
     rows = list(Instance.objects.filter(batch=open_batch).order_by("pk").values_list("pk", "created_at"))
     probes = set(GoldProbe.objects.values_list("instance_id", flat=True))
     draft_ids = [pk for pk, _ in rows if pk not in probes]
@@ -139,7 +139,7 @@ def test_switched_on_late_probes_take_ids_and_drafting_times_among_the_unclaimed
 
 
 def test_a_probe_is_scored_then_reviewed_as_a_draft_and_never_released_or_gold(personas, project, drafts, gold):
-    gold_on(project, personas["manager"])
+    gold_on(project, personas["manager"], drafts=drafts)
     before = {g.pk: (g.status, g.version, list(g.answer)) for g in Instance.objects.filter(pk__in=[g.pk for g in gold])}
     probe = work_until_probe(project=project, user=personas["annotator"])
     # Served again while held, whatever "Next" is pressed.
@@ -161,7 +161,7 @@ def test_a_probe_is_scored_then_reviewed_as_a_draft_and_never_released_or_gold(p
 def test_no_probe_of_gold_the_annotator_answered_or_saw_in_an_exam(personas, project, drafts, gold):
     annotator = personas["annotator"]
     QualificationAttempt.objects.create(project=project, user=annotator, item_ids=[gold[0].pk, gold[1].pk])
-    gold_on(project, personas["manager"])
+    gold_on(project, personas["manager"], drafts=drafts)
     served = []
     while (claim := queue_claim(project_slug=project.slug, user=annotator)) is not None:
         probe = GoldProbe.objects.filter(instance_id=claim.instance_id).first()
@@ -185,7 +185,7 @@ def test_no_gold_is_served_when_no_real_draft_waits(personas, project, open_batc
 
 
 def test_below_the_threshold_over_the_minimum_sample_pauses_and_a_manager_restores(personas, project, drafts, gold):
-    gold_on(project, personas["manager"], gold_threshold=0.9, gold_min_sample=2, is_pause_on_fail=True)
+    gold_on(project, personas["manager"], drafts=drafts, gold_threshold=0.9, gold_min_sample=2, is_pause_on_fail=True)
     annotator = personas["annotator"]
     first = work_until_probe(project=project, user=annotator)
     submit_probe(first, annotator, ["wrong"])
@@ -212,7 +212,7 @@ def test_below_the_threshold_over_the_minimum_sample_pauses_and_a_manager_restor
 
 
 def test_without_pause_on_fail_the_annotator_keeps_working(personas, project, drafts, gold):
-    gold_on(project, personas["manager"], gold_threshold=0.9, gold_min_sample=1)
+    gold_on(project, personas["manager"], drafts=drafts, gold_threshold=0.9, gold_min_sample=1)
     probe = work_until_probe(project=project, user=personas["annotator"])
     submit_probe(probe, personas["annotator"], ["wrong"])
     assert is_qualified(project, personas["annotator"])
@@ -256,7 +256,7 @@ def test_bad_quality_settings_are_a_400_naming_the_field_and_save_nothing(person
     [("manager", 200), ("verifier", 403), ("annotator", 403), ("annotator2", 403), ("outsider", 404)],
 )
 def test_gold_figures_api_per_role(personas, project, drafts, gold, api_client_for, persona, expected):
-    gold_on(project, personas["manager"])
+    gold_on(project, personas["manager"], drafts=drafts)
     probe = work_until_probe(project=project, user=personas["annotator"])
     submit_probe(probe, personas["annotator"], list(probe.gold.answer))
     response = api_client_for(personas[persona]).get(f"/api/projects/{project.slug}/quality/gold/")
@@ -272,7 +272,7 @@ def test_gold_figures_api_per_role(personas, project, drafts, gold, api_client_f
     [("manager", 200), ("verifier", 403), ("annotator", 403), ("annotator2", 403), ("outsider", 404)],
 )
 def test_restore_api_per_role(personas, project, drafts, gold, api_client_for, persona, expected):
-    gold_on(project, personas["manager"], gold_threshold=0.9, gold_min_sample=1, is_pause_on_fail=True)
+    gold_on(project, personas["manager"], drafts=drafts, gold_threshold=0.9, gold_min_sample=1, is_pause_on_fail=True)
     probe = work_until_probe(project=project, user=personas["annotator2"])
     submit_probe(probe, personas["annotator2"], ["wrong"])
     assert not is_qualified(project, personas["annotator2"])
@@ -289,7 +289,7 @@ def test_restore_api_per_role(personas, project, drafts, gold, api_client_for, p
 
 
 def test_dashboard_alerts_a_manager_and_restores_from_the_page(personas, project, drafts, gold):
-    gold_on(project, personas["manager"], gold_threshold=0.9, gold_min_sample=1, is_pause_on_fail=True)
+    gold_on(project, personas["manager"], drafts=drafts, gold_threshold=0.9, gold_min_sample=1, is_pause_on_fail=True)
     probe = work_until_probe(project=project, user=personas["annotator"])
     submit_probe(probe, personas["annotator"], ["wrong"])
     client = Client()

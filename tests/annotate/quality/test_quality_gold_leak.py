@@ -16,7 +16,7 @@ from tests.conftest import PASSWORD
 def probe_world(project, personas, context, paper, drafts):
     # Gold refined from drafts that said something else: the probe opens with the draft, never the refined gold.
     gold = make_refined_gold(project, context)
-    gold_on(project, personas["manager"])
+    gold_on(project, personas["manager"], drafts=drafts)
     answered = work_until_probe(project=project, user=personas["annotator"])
     submit_probe(answered, personas["annotator"], ["my guess"])
     held = work_until_probe(project=project, user=personas["annotator"])

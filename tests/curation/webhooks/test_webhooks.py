@@ -335,7 +335,7 @@ def test_the_timestamp_header_is_recent():
 def test_an_annotator_paused_by_hidden_gold_is_an_event(personas, project, drafts, context):
     make_gold(project, context)
     hook = hook_for(project, personas, events=["annotator.paused"])
-    gold_on(project, personas["manager"], gold_threshold=0.9, gold_min_sample=2, is_pause_on_fail=True)
+    gold_on(project, personas["manager"], drafts=drafts, gold_threshold=0.9, gold_min_sample=2, is_pause_on_fail=True)
     annotator = personas["annotator"]
     for answer in ("wrong", "wrong again"):
         submit_probe(work_until_probe(project=project, user=annotator), annotator, [answer])
