@@ -84,13 +84,23 @@ def _uses_a_module_fixture(item: pytest.Item) -> bool:
     return any(defs and defs[-1].scope in ("module", "package") for defs in definitions)
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
+# Folders of pure functions (the LaTeX extractor, the metrics, the ToolBox): a test of theirs that takes no database
+# fixture is marked `nodb`, and CI runs it once (on the PostgreSQL run), there being no backend to tell apart.
+PURE_FOLDERS = ("tests/curation/latex/", "tests/scoring/metrics/", "tests/curation/toolkit/")
+DATABASE_FIXTURES = {"db", "transactional_db", "live_server"}
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups and -m deselects
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """xdist groups: the real-model tests share one SmolLM2 server (tests/support/local_model.py), so one worker runs
     them all; the browser tests run on one worker too (one Chromium, and no two live servers and browsers fighting
     over the cores while a page waits out its timeout); a module whose tests share a module-scoped world (a
     permission matrix, a migrated web tier, an imported dataset) runs on one worker, so the world is built once
     rather than once per worker."""
+    for item in items:
+        uses_database = item.get_closest_marker("django_db") or DATABASE_FIXTURES & set(item.fixturenames)
+        if item.nodeid.startswith(PURE_FOLDERS) and not uses_database:
+            item.add_marker(pytest.mark.nodb)
     if not config.pluginmanager.hasplugin("xdist"):
         return
     for item in items:
