@@ -163,3 +163,17 @@ def test_only_managers_check_and_withhold(project, personas, planted, person, st
 
 def test_normalising_keeps_numbers_and_drops_separators():
     assert normalise("What was Revenue in 2019 ($1,234.5)?") == "what was revenue in 2019 1234.5"
+
+
+def test_the_command_checks_as_the_page_does_and_prints_json(project, planted):
+    from io import StringIO
+
+    from django.core.management import CommandError, call_command
+
+    out = StringIO()
+    call_command("check_near_duplicates", "--project", project.slug, "--threshold", "0.85", "--json", stdout=out)
+    report = json.loads(out.getvalue())
+    assert report["candidates"] == 5 and report["found"] == 2
+    assert {row["instance"] for row in report["near_duplicates"]} == {planted["contaminated"].pk, planted["twin"].pk}
+    with pytest.raises(CommandError, match=r"between 0\.5 and 1"):
+        call_command("check_near_duplicates", "--project", project.slug, "--threshold", "2")
