@@ -15,7 +15,7 @@ TRUTH = {
     name: tables for name, tables in json.loads((CONSTRUCTS / "truth.json").read_text()).items() if name != "_about"
 }
 # (file, table index, field): where the extractor still reads a table differently from the truth (see README.md).
-KNOWN_MISSES = {("latex_book_tables.tex", 21, "header_rows")}
+KNOWN_MISSES = {("latex_book_tables.tex", 21, "header_rows"), ("gomap_rowcolor_threeparttable.tex", 1, "notes")}
 
 
 @pytest.mark.parametrize("name", sorted(TRUTH))
