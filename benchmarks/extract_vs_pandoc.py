@@ -17,6 +17,9 @@ Set-up: pandoc comes from Debian's package; when it is missing this script insta
 or through sudo). The application's own set-up never installs it.
 
     .venv/bin/python benchmarks/extract_vs_pandoc.py [--repeats 5]
+
+The figures of record (`benchmarks/results/extract_vs_pandoc.json`, shown in docs/benchmarks.md) keep this output
+under `raw`.
 """
 
 from __future__ import annotations
