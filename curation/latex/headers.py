@@ -102,8 +102,9 @@ def _ruled_sub_header_end(
     """Where the header ends when a second whole-width rule closes sub-header rows under the first one.
 
     `Model & \\multicolumn{2}{c}{Dev} \\\\ \\midrule & Acc & F1 \\\\ \\midrule`: the rows between the two rules
-    are the header's second row when each sits under column groups or a `\\cmidrule`, or leaves its first cell
-    empty (a units row), and none of them reads as data; otherwise the first rule closes the header.
+    are the header's second row when each sits under column groups or a `\\cmidrule`, leaves its first cell
+    empty (a units row) or is reached by a `\\multirow` from a row above it (`\\multirow{-2}{*}{Dataset}`), and
+    none of them reads as data; otherwise the first rule closes the header.
     """
     following = next(
         (
@@ -120,7 +121,11 @@ def _ruled_sub_header_end(
         not _is_data_row(rows[index])
         and not _is_group_label(rows[index], spans, index, width)
         and any(cell.strip() for cell in rows[index])
-        and (_is_sub_header_position(index, spans, rules_before) or not rows[index][0].strip())
+        and (
+            _is_sub_header_position(index, spans, rules_before)
+            or not rows[index][0].strip()
+            or any(closing <= span.top < index < span.top + span.rowspan for span in spans)
+        )
         for index in between
     ):
         return following

@@ -324,10 +324,10 @@ class TextRenderer:
                     out.append(Token(SPACE, " "))
             elif node.kind == CS and node.name in FONT_SWITCHES:
                 continue
-            elif node.kind == CS and node.name == "textsubscript":
+            elif node.kind == CS and node.name in ("textsubscript", "textsuperscript"):
                 script = cursor.argument() or []
-                word = _WORD_SCRIPT.match(latex_to_text(to_latex(script)))
-                out.extend([Token(CHAR, "_" if word else ""), Group(self._prepare(script, references, in_cell, math))])
+                mark = _text_script_mark(node.name, latex_to_text(to_latex(script)).strip())
+                out.extend([Token(CHAR, mark), Group(self._prepare(script, references, in_cell, math))])
             elif node.kind == CS and in_cell and node.name in ("footnote", "tablefootnote"):
                 cursor.optional()
                 cursor.argument()
@@ -379,6 +379,16 @@ class TextRenderer:
 _EXPONENT = re.compile(r"^[-+−]?\d")
 _WORD_SCRIPT = re.compile(r"^[A-Za-z][A-Za-z-]*[A-Za-z]$")  # `dev`, `macro`, `CE`: a name, not an index
 _ORDINAL = re.compile(r"^(?:st|nd|rd|th)$")
+
+
+def _text_script_mark(name: str, script: str) -> str:
+    """`_`/`^` before a text-mode script that would otherwise join the word (`Acc_dev`, `Annotations^a`, `x^2`);
+    none before a subscript index or number (`H2O`), an ordinal (`1st`) or a marker symbol (`87.3*`)."""
+    if name == "textsubscript":
+        return "_" if _WORD_SCRIPT.match(script) else ""
+    return "^" if script.isalnum() and not _ORDINAL.match(script) else ""
+
+
 _TEXT_COMMANDS = ("text", "textrm", "mathrm", "textit", "mathit", "textsf", "mathsf", "textbf", "mathbf", "texttt")
 
 

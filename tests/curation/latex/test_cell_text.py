@@ -49,6 +49,13 @@ CELLS = [
     (r"g cm$^{-3}$", "g cm^-3"),
     (r"m$^2$", "m^2"),
     (r"2$^{nd}$", "2nd"),
+    # Text-mode scripts read like math ones: a word or number keeps its mark, an ordinal or a symbol does not.
+    (r"Annotations\textsuperscript{a}", "Annotations^a"),
+    (r"10\textsuperscript{3}", "10^3"),
+    (r"1\textsuperscript{st}", "1st"),
+    (r"87.3\textsuperscript{*}", "87.3*"),
+    (r"Acc\textsubscript{dev}", "Acc_dev"),
+    (r"H\textsubscript{2}O", "H2O"),
 ]
 
 

@@ -58,6 +58,17 @@ def test_the_midrule_decides_where_a_header_of_numbers_ends():
     assert (with_rule, without_rule) == (2, 1)
 
 
+def test_a_header_row_reached_by_a_multirow_written_below_it_stays_in_the_header():
+    # FastRecon's table: groups, \\midrule, method names, then `\\multirow{-2}{*}{Dataset}` and citations, \\midrule.
+    rows = [["", "", "Image"], ["", "", "TDG", "Ours"], ["Dataset", "k", "[a]", "(ours)"], ["MVTec", "2", "71", "91"]]
+    spans = [
+        CellSpan(row=0, cell=2, column=2, top=0, rowspan=1, colspan=2),
+        CellSpan(row=2, cell=0, column=0, top=1, rowspan=2, colspan=1),
+        CellSpan(row=2, cell=1, column=1, top=1, rowspan=2, colspan=1),
+    ]
+    assert header_rows(rows, spans, [("toprule",), ("midrule",), (), ("midrule",)]) == 3
+
+
 def test_bold_data_rows_and_group_labels_are_body_rows(extract_latex):
     result = extract_latex(
         r"""\begin{table}\begin{tabular}{lcc}
