@@ -73,7 +73,10 @@ _SCALE_PREFIXES = (("thousand", "thousand"), ("thousand", "000"), ("million", "m
 # Scale words as tables write them: "(in millions)", "$ in thousands", "in $000s", "(millions)", "Params (M)".
 _MONEY_WORDS = (
     ("billion", re.compile(r"\bbillions?\b|[$€£¥]\s*['’]?bn\b|\bin\s+bn\b|\(\s*b\s*\)", re.IGNORECASE)),
-    ("million", re.compile(r"\bmillions?\b|[$€£¥]\s*['’]?m(?:n|m)?\b|\bin\s+m(?:n|m)\b|\(\s*m\s*\)", re.IGNORECASE)),
+    (
+        "million",
+        re.compile(r"\bmillions?\b|[$€£¥]\s*['’]?m(?:n|m)?\b|\bin\s+m(?:n|m)\b|(?-i:\(\s*M\s*\))", re.IGNORECASE),
+    ),
     (
         "thousand",
         re.compile(r"\bthousands?\b|[$€£¥]?\s*['’]000s?\b|\$\s*000s?\b|\bin\s+000s?\b|\(\s*k\s*\)", re.IGNORECASE),
