@@ -70,7 +70,8 @@ _SCALE_ONLY = re.compile(
     re.IGNORECASE,
 )
 _SCALE_PREFIXES = (("thousand", "thousand"), ("thousand", "000"), ("million", "m"), ("billion", "b"))
-# Scale words as tables write them: "(in millions)", "$ in thousands", "in $000s", "(millions)", "Params (M)".
+# Scale words as tables write them: "(in millions)", "$ in thousands", "in $000s", "(millions)", "Params (M)";
+# a lower-case "(m)" is metres ("Height Err. (m)"), never a million.
 _MONEY_WORDS = (
     ("billion", re.compile(r"\bbillions?\b|[$€£¥]\s*['’]?bn\b|\bin\s+bn\b|\(\s*b\s*\)", re.IGNORECASE)),
     (
