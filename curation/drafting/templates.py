@@ -653,7 +653,7 @@ def _rationale(program: Program, view: _TableView, slots: Mapping[str, Any], ans
         nonlocal cells, comparisons
         if cells:
             given = _join([f"{text} for {row}" for row, text in cells])
-            sentences.append(f"{view.name} gives {given} under {cell_column}.")
+            sentences.append(_ending(f"{view.name} gives {given} under {cell_column}"))
         if comparisons:
             sentences.append(_sentence(_join(comparisons)))
         cells, comparisons = [], []
@@ -702,6 +702,11 @@ def _sentence(text: str) -> str:
     return text[:1].upper() + text[1:] + "."
 
 
+def _ending(text: str) -> str:
+    """A full stop, once: a header ending in an abbreviation ("Multi.") gives "under Multi.", not "Multi.."."""
+    return text if text.endswith(".") else text + "."
+
+
 def _step(
     tool: str,
     arguments: Mapping[str, Any],
@@ -713,7 +718,7 @@ def _step(
     if tool == "get_column":
         used = [row for row in slots["rows"] if row in result]
         given = _join([f"{clean_cell(result[row])} for {row}" for row in used])
-        return f"{view.name} gives {given} under {arguments['column']}."
+        return _ending(f"{view.name} gives {given} under {arguments['column']}")
     if tool == "subtract":
         return f"{number(arguments['a'])} minus {number(arguments['b'])} is {number(result)}."
     if tool in ("add", "sum"):

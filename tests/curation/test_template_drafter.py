@@ -413,3 +413,15 @@ def test_an_unnamed_first_column_counts_entries():
     questions = [draft["question"] for draft in draft_template_questions([ONSET_F1], seed=0, per_template=20)]
     assert any("entries" in question for question in questions)
     assert not any("entrys" in question for question in questions)
+
+
+def test_a_header_ending_in_an_abbreviation_ends_the_sentence_once():
+    # PREDICT-EPFL/piqp, table time: median solve time in milliseconds, "Multi." for the multistage backend.
+    timings = {
+        "label": "tab:time",
+        "caption": "Median solve time in milliseconds.",
+        "rows": [["Instance", "Dense", "Multi."], ["Quadratic, n=128", "0.630", "0.255"], ["nql30", "--", "85.242"]],
+    }
+    drafts = draft_template_questions([timings], seed=0, per_template=5)
+    assert any("under Multi." in draft["rationale"] for draft in drafts)
+    assert not any(".." in draft["rationale"] for draft in drafts)
