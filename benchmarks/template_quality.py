@@ -5,8 +5,10 @@ Each .tex file (or folder) under --fixtures is extracted with the LaTeX pipeline
 (`draft_template_questions`, 2 questions per template). A draft's stated scale is the one a new draft starts with
 (the evidence-based suggestion, `curation.answer_types.suggest_scale`, over the frozen table); it matches its
 source cells when a percent scale comes from a computed percentage, from cells that carry % or from columns whose
-header names %, and when no other scale is stated for a computed percentage written without %. Routed types are
-SciTaT table 4's subtypes no template exercises (they go to the LLM drafter).
+header names %, and when no other scale is stated for a computed percentage written without %. A percent scale
+preselected for a count, a rank, or a difference of cells that are not percentages is a violation (target: 0).
+Routed types are SciTaT table 4's subtypes no template exercises (they go to the LLM drafter). The default fixtures
+are ten real papers' tables (benchmarks/papers/README.md).
 
     .venv/bin/python benchmarks/template_quality.py [--fixtures DIR]
 """
@@ -30,7 +32,7 @@ from curation.table_shape import shape_from_extracted  # noqa: E402
 from curation.taxonomy import DEFAULT_TAXONOMY  # noqa: E402
 from curation.toolkit.numbers import parse_numeric  # noqa: E402
 
-DEFAULT_FIXTURES = ROOT / "tests" / "curation" / "latex" / "fixtures" / "headers"
+DEFAULT_FIXTURES = ROOT / "benchmarks" / "papers" / "templates"
 
 
 def _read_cells(draft: dict) -> list[str]:
@@ -56,6 +58,16 @@ def _scale_matches(draft: dict, scale: str | None, cells: list[str]) -> bool:
     if scale == "percent":
         return computes_percent or percent_columns or (bool(percent_cells) and all(percent_cells))
     return not computes_percent or draft["answer"][0].endswith("%")
+
+
+def _percent_violation(draft: dict, scale: str | None, cells: list[str]) -> bool:
+    """A percent scale preselected for a count, a rank, or a difference of cells that are not percentages."""
+    if scale != "percent":
+        return False
+    if draft["reasoning_subtype"] in ("counting", "ranking"):
+        return True
+    all_percent = bool(cells) and all((parsed := parse_numeric(cell)) and parsed.is_percent for cell in cells)
+    return draft["essential_actions"][-1]["tool"] == "subtract" and not all_percent
 
 
 def main() -> None:
@@ -88,6 +100,7 @@ def main() -> None:
                 ).value
                 totals["answerable"] += 1
                 totals["scale_matches"] += _scale_matches(draft, scale, _read_cells(draft))
+                totals["percent_violations"] += _percent_violation(draft, scale, _read_cells(draft))
                 totals["scale_preselected"] += scale is not None
     subtypes = [code for _, _, _, rows in DEFAULT_TAXONOMY for code, *_ in rows]
     generated = totals["drafts"] + totals["rejected"]
@@ -109,6 +122,7 @@ def main() -> None:
                 "scale_matches_source_cells": round(totals["scale_matches"] / totals["answerable"], 4)
                 if totals["answerable"]
                 else None,
+                "percent_scale_on_count_rank_or_difference": totals["percent_violations"],
                 "by_reasoning_type": {
                     code: {"drafted": drafted[code], "routed": code not in TEMPLATE_SUBTYPES} for code in subtypes
                 },

@@ -70,10 +70,14 @@ _SCALE_ONLY = re.compile(
     re.IGNORECASE,
 )
 _SCALE_PREFIXES = (("thousand", "thousand"), ("thousand", "000"), ("million", "m"), ("billion", "b"))
-# Scale words as tables write them: "(in millions)", "$ in thousands", "in $000s", "(millions)", "Params (M)".
+# Scale words as tables write them: "(in millions)", "$ in thousands", "in $000s", "(millions)", "Params (M)";
+# a lower-case "(m)" is metres ("Height Err. (m)"), never a million.
 _MONEY_WORDS = (
     ("billion", re.compile(r"\bbillions?\b|[$€£¥]\s*['’]?bn\b|\bin\s+bn\b|\(\s*b\s*\)", re.IGNORECASE)),
-    ("million", re.compile(r"\bmillions?\b|[$€£¥]\s*['’]?m(?:n|m)?\b|\bin\s+m(?:n|m)\b|\(\s*m\s*\)", re.IGNORECASE)),
+    (
+        "million",
+        re.compile(r"\bmillions?\b|[$€£¥]\s*['’]?m(?:n|m)?\b|\bin\s+m(?:n|m)\b|(?-i:\(\s*M\s*\))", re.IGNORECASE),
+    ),
     (
         "thousand",
         re.compile(r"\bthousands?\b|[$€£¥]?\s*['’]000s?\b|\$\s*000s?\b|\bin\s+000s?\b|\(\s*k\s*\)", re.IGNORECASE),

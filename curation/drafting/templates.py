@@ -66,7 +66,13 @@ class _TableView:
         if not entity or _AUTO_NAME.match(entity) or len(entity) > 30:
             entity = "entry"
         self.entity = entity if entity.isupper() else entity.lower()
-        self.entities = self.entity if self.entity.endswith("s") else f"{self.entity}s"
+        self.entities = (
+            self.entity
+            if self.entity.endswith("s")
+            else f"{self.entity[:-1]}ies"
+            if re.search(r"[^aeiou]y$", self.entity)
+            else f"{self.entity}s"
+        )
         self.where = "" if self.is_only_table else f" in {self.name}"
 
     def has_summary_row(self) -> bool:
@@ -109,6 +115,8 @@ def _number(text: Any, slots: Mapping[str, Any]) -> float | int:
     slots["units"].add((parsed.unit.lower(), parsed.is_percent))
     if _GROUPED.search(str(text)):
         slots["written"].add("grouped")
+    if written := _DECIMALS.search(clean_cell(str(text))):
+        slots["decimals"] = min(4, max(slots["decimals"], len(written.group(1))))
     value = parsed.value
     return int(value) if value.is_integer() and abs(value) < 1e15 else value
 
@@ -123,19 +131,20 @@ def _column(program: Program, slots: Mapping[str, Any], column: str, rows: Seque
 
 
 _GROUPED = re.compile(r"\d,\d{3}(?!\d)")
+_DECIMALS = re.compile(r"^\D*\d[\d,]*\.(\d+)")
 
 
-def _fmt(value: float) -> str:
+def _fmt(value: float, decimals: int = 2) -> str:
     """A computed answer: two decimals at most, and a huge value in scientific notation, never its float digits."""
     if abs(value) >= 1e15:
         mantissa, exponent = f"{float(value):.4e}".split("e")
         return f"{format_number(float(mantissa), decimals=4)}e{int(exponent)}"
-    return format_number(value, decimals=2)
+    return format_number(value, decimals=decimals)
 
 
 def _same_unit(value: float, slots: Mapping[str, Any]) -> str:
-    """A computed value in the cells' unit: a sum, difference or mean of percentages is written with %."""
-    text = _fmt(value)
+    """A computed value in the cells' unit and precision (0.548 − 0.514 is 0.034, not 0.03), % kept for percentages."""
+    text = _fmt(value, slots["decimals"])
     return text + "%" if slots["units"] and all(is_percent for _, is_percent in slots["units"]) else text
 
 
@@ -644,7 +653,7 @@ def _rationale(program: Program, view: _TableView, slots: Mapping[str, Any], ans
         nonlocal cells, comparisons
         if cells:
             given = _join([f"{text} for {row}" for row, text in cells])
-            sentences.append(f"{view.name} gives {given} under {cell_column}.")
+            sentences.append(_ending(f"{view.name} gives {given} under {cell_column}"))
         if comparisons:
             sentences.append(_sentence(_join(comparisons)))
         cells, comparisons = [], []
@@ -693,6 +702,11 @@ def _sentence(text: str) -> str:
     return text[:1].upper() + text[1:] + "."
 
 
+def _ending(text: str) -> str:
+    """A full stop, once: a header ending in an abbreviation ("Multi.") gives "under Multi.", not "Multi.."."""
+    return text if text.endswith(".") else text + "."
+
+
 def _step(
     tool: str,
     arguments: Mapping[str, Any],
@@ -704,7 +718,7 @@ def _step(
     if tool == "get_column":
         used = [row for row in slots["rows"] if row in result]
         given = _join([f"{clean_cell(result[row])} for {row}" for row in used])
-        return f"{view.name} gives {given} under {arguments['column']}."
+        return _ending(f"{view.name} gives {given} under {arguments['column']}")
     if tool == "subtract":
         return f"{number(arguments['a'])} minus {number(arguments['b'])} is {number(result)}."
     if tool in ("add", "sum"):
@@ -842,6 +856,7 @@ def _instantiate(
     header_phrases: HeaderPhrases | None,
 ) -> dict[str, Any] | None:
     slots = {**slots, "table": view.label, "name": view.name, "rows": view.plain_rows, "units": set(), "written": set()}
+    slots["decimals"] = 2  # at least two decimals; more when the cells the answer uses write more
     program = Program(toolbox)
     is_answerable = True
     try:
@@ -875,7 +890,9 @@ def _instantiate(
     question = template.phrasings[phrasing_index].format(**words)
     # Names as a reader writes them: a citation key left in a row name is no part of the question or the answer.
     answer = [without_citations(item) for item in answer]
-    recorded_slots = {key: value for key, value in slots.items() if key not in ("rows", "units", "written", "name")}
+    recorded_slots = {
+        key: value for key, value in slots.items() if key not in ("rows", "units", "written", "name", "decimals")
+    }
     return {
         "question": question,
         "answer": answer,

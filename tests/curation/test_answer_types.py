@@ -149,3 +149,23 @@ def test_a_difference_of_percentages_is_percent_as_tatqa_gold_has_it_and_of_amou
 def test_the_year_a_question_asks_for_has_no_scale_though_the_rationale_computes_percentages():
     which = _scale(["2019"], question="Which year had the lowest percentage difference?", rationale="(6.66-6.58)/6.58")
     assert (which.value, which.evidence) == ("", "the answer is a year")
+
+
+def test_a_metres_column_is_no_million_scale():
+    # Dz298/ICRA23_universal_drone_controller, table rw_results: "(m)" is metres; "Params (M)" stays million.
+    drone = TableText(
+        rows=[
+            ["Method", "Height - Err. (m)", "Thrust - Err. (m/s^2)"],
+            ["PID", "0.06", "0.57"],
+            ["Ours", "0.05", "0.30"],
+        ],
+        caption="Real-World Results. Metrics are averaged over 5 experiments.",
+    )
+    height = suggest_scale(
+        question="What is the combined Height - Err. (m) of PID and Ours?",
+        rationale="Table 1 gives 0.06 for PID and 0.05 for Ours under Height - Err. (m). Their sum is 0.11.",
+        answer=["0.11"],
+        tables=[drone],
+        tools=["get_cell", "get_cell", "add"],
+    )
+    assert height.value != "million", height.evidence

@@ -388,3 +388,40 @@ def test_twenty_templates_with_the_boolean_and_list_answers_the_meta_paper_asks_
         replay = ToolBox([RESULTS])
         for action in draft["essential_actions"][2:]:
             assert result_contains(replay.call(action["tool"], action["arguments"]), action["result"])
+
+
+# chrisdonahue/sheetsage, table hooktheory_test (three-decimal F1 scores), and the first column of
+# Dz298/ICRA23_universal_drone_controller's table, whose header is empty.
+ONSET_F1 = {
+    "label": "tab:hooktheory_test",
+    "caption": "HookTheory test set performance of different combinations of representations.",
+    "rows": [["", "d", "Onset F1"], ["Mel", "229", "0.514"], ["MT3", "512", "0.550"], ["Mel, MT3", "741", "0.548"]],
+}
+
+
+def test_a_computed_answer_keeps_the_precision_its_cells_are_written_in():
+    drafts = draft_template_questions([ONSET_F1], seed=0, per_template=50, template_ids=["cell_difference"])
+    f1 = [draft for draft in drafts if draft["slots"]["column"] == "Onset F1"]
+    assert f1
+    for draft in f1:
+        values = {row[0]: float(row[2]) for row in ONSET_F1["rows"][1:]}
+        expected = values[draft["slots"]["row_a"]] - values[draft["slots"]["row_b"]]
+        assert draft["answer"] == [format_number(expected, decimals=3)], draft["rationale"]
+
+
+def test_an_unnamed_first_column_counts_entries():
+    questions = [draft["question"] for draft in draft_template_questions([ONSET_F1], seed=0, per_template=20)]
+    assert any("entries" in question for question in questions)
+    assert not any("entrys" in question for question in questions)
+
+
+def test_a_header_ending_in_an_abbreviation_ends_the_sentence_once():
+    # PREDICT-EPFL/piqp, table time: median solve time in milliseconds, "Multi." for the multistage backend.
+    timings = {
+        "label": "tab:time",
+        "caption": "Median solve time in milliseconds.",
+        "rows": [["Instance", "Dense", "Multi."], ["Quadratic, n=128", "0.630", "0.255"], ["nql30", "--", "85.242"]],
+    }
+    drafts = draft_template_questions([timings], seed=0, per_template=5)
+    assert any("under Multi." in draft["rationale"] for draft in drafts)
+    assert not any(".." in draft["rationale"] for draft in drafts)
