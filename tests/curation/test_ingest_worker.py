@@ -73,11 +73,17 @@ def test_a_normal_paper_goes_through_the_worker_and_hostile_uploads_are_containe
         "traversal": "failed",
     }
     assert state["loop"].error == "Nothing was stored. loop.tex: extraction used more than 5 s of CPU time"
-    assert state["memory"].error == "Nothing was stored. memory.tex: memory limit 192 MiB exceeded"
+    # The memory bomb is contained by whichever limit it meets first: its expansion also burns CPU, and on a busy
+    # machine the 5 s of CPU can come before the 192 MiB (test_ingest_bounded.py checks the memory limit alone).
+    assert state["memory"].error in {
+        "Nothing was stored. memory.tex: memory limit 192 MiB exceeded",
+        "Nothing was stored. memory.tex: extraction used more than 5 s of CPU time",
+    }
     assert "archive expands to more than 33554432 bytes" in state["bomb"].error
     assert "path traversal" in state["traversal"].error
     assert {job.worker for job in state.values()} == {worker["hostname"]}
-    assert [state[kind].limit for kind in ("loop", "memory", "bomb")] == ["cpu", "memory", "refused"]
+    assert [state[kind].limit for kind in ("loop", "bomb")] == ["cpu", "refused"]
+    assert state["memory"].limit in ("memory", "cpu")
 
     paper = Paper.objects.get()  # only the normal paper was stored
     assert paper.source_name == "2401.01234.tar.gz" and Table.objects.filter(paper=paper).count() == 2
