@@ -123,8 +123,13 @@ def test_a_cold_stopped_worker_whose_pool_hangs_hands_the_cut_back_at_once(proje
             timeout=30,
             what="the stopped worker to hand the cut back",
         )
+        # The row is handed back before the line is logged: wait for the line rather than read it at once.
+        wait_for(
+            lambda: "handed back {'release cuts': 1}" in first["log"].read_text(),
+            timeout=30,
+            what="the stopped worker to log its hand-back",
+        )
         assert first["process"].poll() is None  # still stuck in the pool's stop: the hand-back came first
-        assert "handed back {'release cuts': 1}" in first["log"].read_text()
     hold.unlink()
     with celery_worker(queue=queue, name="exports-after-stuck") as second:
         wait_for(
