@@ -9,6 +9,7 @@ NOUN_MODEL_MODULES = (
     "curation.datasets.models",
     "curation.drafting.models",
     "curation.releases.models",
+    "curation.panel.models",
     "curation.papers.models",
     "curation.webhooks.models",
 )

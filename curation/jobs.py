@@ -1,5 +1,6 @@
-"""The one background-job mechanism, and its seven job kinds: ingestion jobs, dataset imports, release cuts,
-export builds, webhook deliveries, scoring chunks and drafting items (a `JobKind` each, registered by its app).
+"""The one background-job mechanism, and its eight job kinds: ingestion jobs, dataset imports, release cuts,
+export builds, webhook deliveries, scoring chunks, drafting items and calibrations (a `JobKind` each, registered by
+its app).
 
 - **A kind is a declaration** (`JobKind`): its row model and states, its task, and what it runs. The base claims,
   beats, hands back and reaps; a kind whose row is the whole job (ingestion, import, cut, export, delivery) gets its

@@ -25,6 +25,9 @@ class Project(models.Model):
     slug = models.SlugField(max_length=80, unique=True)
     description = models.TextField(blank=True)
     gating = models.CharField(max_length=20, choices=Gating.choices, default=Gating.MANUAL)
+    panel = models.ManyToManyField(
+        "curation.ModelEndpoint", blank=True, related_name="panels", help_text="The models a calibration asks"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     objects = ProjectQuerySet.as_manager()
 
@@ -166,6 +169,11 @@ class Batch(models.Model):
         OPEN = "open", "Open"
         CLOSED = "closed", "Closed"
 
+    class PanelOrder(models.TextChoices):
+        OFF = "", "As drafted (the panel does not change the order)"
+        UNANSWERED_FIRST = "unanswered_first", "Serve first what no panel model answers"
+        HOLD_ANSWERED = "hold_answered", "Hold back what every panel model answers"
+
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="batches")
     name = models.CharField(max_length=200)
     order = models.PositiveIntegerField(default=0)
@@ -175,6 +183,8 @@ class Batch(models.Model):
     settled_at = models.DateTimeField(null=True, blank=True)
     # The manager's deadline for the batch (SciTaT C.1: clarified before each batch); shown as a countdown.
     deadline_at = models.DateTimeField(null=True, blank=True)
+    # How the panel's k of n orders the queue (curation.panel): off, hardest first, or hold back what all answer.
+    panel_order = models.CharField(max_length=20, choices=PanelOrder.choices, default=PanelOrder.OFF, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     objects = ProjectScopedQuerySet.as_manager()
 
@@ -262,6 +272,9 @@ class Instance(models.Model):
         related_name="assigned_instances",
         help_text="A draft a manager gave to one annotator: served to them first, to nobody else",
     )
+    # The latest calibration's verdict (curation.panel): answered correctly by k of the n panel models that answered.
+    panel_correct = models.PositiveSmallIntegerField(null=True, blank=True)
+    panel_size = models.PositiveSmallIntegerField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
     objects = InstanceQuerySet.as_manager()

@@ -14,6 +14,7 @@ DEFAULT_QUEUE = "celery"
 TASK_QUEUE_SETTINGS = {
     "curation.drafting_chunk": "TATCURATE_DRAFTING_QUEUE",
     "scoring.run_chunk": "TATCURATE_SCORING_QUEUE",
+    "scoring.calibrate": "TATCURATE_SCORING_QUEUE",
     "curation.export_build": "TATCURATE_EXPORTS_QUEUE",
     "curation.release_cut": "TATCURATE_EXPORTS_QUEUE",
     "curation.paper_ingest": "TATCURATE_EXPORTS_QUEUE",  # files in and out share the exports worker

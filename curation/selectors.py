@@ -12,6 +12,7 @@ from curation.deadlines import deadline_state
 from curation.errors import NotFound
 from curation.figures_cache import project_figures
 from curation.models import Batch, Instance, Paper, Project, ReasoningType
+from curation.panel.models import PANEL_HELD
 from curation.states import Role, Status
 
 
@@ -101,8 +102,10 @@ def status_counts(project: Project) -> dict[str, int]:
 def claimable_drafts(*, project: Project, user: AbstractBaseUser) -> QuerySet[Instance]:
     """The drafts `user` could take from the queue: drafted, in an open batch, and assigned to nobody or to them.
     Counted on the project page and the work queue alike (the claim itself is the SQL in services/lifecycle.py)."""
-    return Instance.objects.filter(project=project, status=Status.DRAFTED, batch__state=Batch.State.OPEN).filter(
-        Q(assigned_to__isnull=True) | Q(assigned_to=user)
+    return (
+        Instance.objects.filter(project=project, status=Status.DRAFTED, batch__state=Batch.State.OPEN)
+        .filter(Q(assigned_to__isnull=True) | Q(assigned_to=user))
+        .exclude(PANEL_HELD)
     )
 
 

@@ -8,7 +8,7 @@ class ScoringConfig(AppConfig):
     def ready(self) -> None:
         from curation.jobs import job_kinds_register
 
-        job_kinds_register("scoring.runs.chunks.SCORING_CHUNKS")
+        job_kinds_register("scoring.runs.chunks.SCORING_CHUNKS", "scoring.calibration.CALIBRATIONS")
 
         from curation.drafting.duplicates import question_embedder_register
         from scoring.metrics import sentence_embedding

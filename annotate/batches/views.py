@@ -1,4 +1,5 @@
-"""Pages of batches: create, fill with drafts or contexts, open, and the gating mode (managers)."""
+"""Pages of batches: create, fill with drafts or contexts, open, the gating mode, and difficulty against the panel
+(managers)."""
 
 from __future__ import annotations
 
@@ -19,8 +20,10 @@ from annotate.review import selectors as review_selectors
 from annotate.review.pages import page_context, project_of
 from annotate.work import batches as batch_flow
 from curation import selectors
+from curation.endpoints.models import ModelEndpoint
 from curation.models import Batch, Project
 from curation.page_errors import form_problems, service_attempt
+from curation.panel import services as panel
 from curation.services.batches import batch_create, batch_deadline_set, batch_open
 from curation.states import Status
 
@@ -66,11 +69,17 @@ def _ids(values: list[str]) -> list[int]:
 
 
 MAX_PAGE = 100_000
+PANEL_BATCHES = 25  # the panel card's batches (the first, in batch order)
 
 
 def _page_number(raw: str | None) -> int:
     """A 1-based page number from the query string; anything else (or past MAX_PAGE) is the nearest valid one."""
     return min(max(int(raw), 1), MAX_PAGE) if raw and raw.isdigit() and len(raw) < 12 else 1
+
+
+def _panel_rows(batches: list[Batch]) -> list[tuple[Batch, dict | None]]:
+    summaries = panel.panel_summaries(batches)
+    return [(batch, summaries.get(batch.pk)) for batch in batches]
 
 
 @login_required
@@ -150,6 +159,31 @@ def batches_page(request: HttpRequest, slug: str) -> HttpResponse:
                 "Announcement posted: each annotator and verifier sees it on their next page until they mark it read.",
             )
             return redirect(f"{request.path}#announcements")
+        elif action == "panel":
+            service_attempt(
+                request,
+                lambda: panel.panel_set(
+                    project=project, actor=request.user, endpoint_ids=_ids(request.POST.getlist("endpoint_ids"))
+                ),
+                "Panel saved.",
+            )
+            return redirect(f"{request.path}#panel")
+        elif action == "calibrate":
+            service_attempt(
+                request,
+                lambda: panel.calibration_request(batch_id=batch_id, actor=request.user),
+                "Calibration asked: each panel model answers every instance of the batch on the scoring worker.",
+            )
+            return redirect(f"{request.path}#panel")
+        elif action == "panel_order":
+            service_attempt(
+                request,
+                lambda: panel.batch_panel_order_set(
+                    batch_id=batch_id, actor=request.user, order=request.POST.get("panel_order", "")
+                ),
+                "Queue order saved.",
+            )
+            return redirect(f"{request.path}#panel")
         elif action == "gating":
             service_attempt(
                 request,
@@ -181,6 +215,10 @@ def batches_page(request: HttpRequest, slug: str) -> HttpResponse:
         "fill_papers_previous": papers_page - 1 if papers_page > 1 else None,
         "fill_papers_next": papers_page + 1 if more_papers else None,
         "gating_choices": Project.Gating.choices,
+        "panel": project.panel.all(),
+        "panel_endpoints": ModelEndpoint.objects.usable_in(project).order_by("name"),
+        "panel_batches": _panel_rows(list(selectors.batches_visible_to(request.user, project)[:PANEL_BATCHES])),
+        "panel_orders": Batch.PanelOrder.choices,
         "announcements": announcement_selectors.announcements_of(user=request.user, project=project),
         "announcement_form": AnnouncementForm(),
         "status_choices": [(s.value, s.label) for s in Status],

@@ -1,6 +1,6 @@
 """The instance browser's filters, one django-filter `FilterSet` for the page and the API: status, batch (0: in no
 batch), paper, reasoning type (a code as the pages show it, e.g. "NR-1", or an id; its subtypes included), annotator
-(author or assignee) and text (question, answer or rationale)."""
+(author or assignee), the panel's k (how many panel models answer it) and text (question, answer or rationale)."""
 
 from __future__ import annotations
 
@@ -24,6 +24,12 @@ class InstanceFilterSet(django_filters.FilterSet):
         method="filter_reasoning_type", label="Reasoning type", help_text='a type code ("NR-1") or id; with subtypes'
     )
     annotator = django_filters.CharFilter(method="filter_annotator", help_text="author or assignee username")
+    panel = django_filters.NumberFilter(
+        field_name="panel_correct",
+        min_value=0,
+        label="Answered by k panel models",
+        help_text="k of the latest calibration (0: no panel model answers it)",
+    )
     q = django_filters.CharFilter(
         method="filter_text", label="Text", max_length=200, help_text="question, answer or rationale"
     )

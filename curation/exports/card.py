@@ -114,6 +114,17 @@ def statistics_markdown(stats: Mapping[str, Any]) -> str:
     ):
         counts = stats.get(key, {})
         parts.append(f"### {title}\n\n" + _table(list(counts), [list(counts.values())]))
+    if panel := stats.get("panel"):
+        models = panel.get("models", {})
+        parts.append(
+            f"### Difficulty against the panel ({panel.get('calibrated', 0)} calibrated questions)\n\n"
+            + _table(
+                ["Model", "Answered correctly", "Asked", "%"],
+                [[m, r["answered"], r["asked"], r["percent"]] for m, r in models.items()],
+            )
+            + "\n\n"
+            + _table(["Answered by", *panel.get("k_of_n", {})], [["Questions", *panel.get("k_of_n", {}).values()]])
+        )
     lengths = stats.get("answer_length", {})
     parts.append(
         "### Answer length (words)\n\n"

@@ -26,6 +26,11 @@ DEFINITIONS = {
     "reasoning_type": "SciTaT table 4: questions per reasoning type and subtype, with shares in percent.",
     "answer_type_by_source_by_scale": "TAT-QA-style counts: answer type × answer source × scale.",
     "answer_length": "Words per answer (all items joined with a space).",
+    "panel": (
+        "Difficulty against the project's panel of models (present when items were calibrated): each model's share "
+        "of the calibrated questions it answered correctly (Direct QA, short context, the official metric), and how "
+        "many questions were answered by k of the n panel models."
+    ),
 }
 
 
@@ -84,8 +89,15 @@ def release_statistics(
     lengths: Counter[int] = Counter()  # length -> questions: bounded by distinct lengths, not by items
     with_program = 0
     in_both = 0
+    k_of_n: Counter[tuple[int, int]] = Counter()
+    panel_models: dict[str, Counter[str]] = defaultdict(Counter)
     for item in items:
         questions += 1
+        if panel := item.get("panel"):
+            k_of_n[(panel["k"], panel["n"])] += 1
+            for model, is_correct in panel.get("models", {}).items():
+                panel_models[model]["asked"] += 1
+                panel_models[model]["answered"] += bool(is_correct)
         if item.get("short_context") and item.get("long_context"):
             in_both += 1
         papers.add(item.get("paper") or "")
@@ -171,6 +183,16 @@ def release_statistics(
         label = next((lab for low, high, lab in LENGTH_BUCKETS if low <= length <= high), "51+" if length else "0")
         buckets[label] += count
     order = ["0", *(b[2] for b in LENGTH_BUCKETS), "51+"]
+    panel = {
+        "calibrated": sum(k_of_n.values()),
+        "models": {
+            model: {**counts, "percent": _round(100 * counts["answered"] / counts["asked"])}
+            for model, counts in sorted(panel_models.items())
+        },
+        "k_of_n": {
+            f"{k} of {n}": count for (k, n), count in sorted(k_of_n.items(), key=lambda kv: (kv[0][1], kv[0][0]))
+        },
+    }
     return {
         "questions": questions,
         "papers": len(papers - {""}),
@@ -196,6 +218,7 @@ def release_statistics(
             "median": _median(lengths),
             "max": max(lengths) if lengths else 0,
         },
+        **({"panel": panel} if k_of_n else {}),
         "definitions": DEFINITIONS,
     }
 
@@ -236,6 +259,15 @@ def presented(stats: Mapping[str, Any]) -> dict[str, Any]:
             code: {**row, "subtypes": {sub: row["subtypes"][sub] for sub in by_count(row.get("subtypes", {}))}}
             for code, row in ((c, result["reasoning_type"][c]) for c in by_count(result["reasoning_type"]))
         }
+    if "panel" in result:
+
+        def n_then_k(label: str) -> tuple[int, ...]:
+            k, _, n = label.partition(" of ")
+            return (int(n), int(k)) if k.isdigit() and n.isdigit() else (0, 0)
+
+        panel = dict(result["panel"])
+        panel["k_of_n"] = {label: panel["k_of_n"][label] for label in sorted(panel.get("k_of_n", {}), key=n_then_k)}
+        result["panel"] = panel
     if "answer_length" in result:
         lengths = dict(result["answer_length"])
         lengths["buckets"] = _ordered(lengths.get("buckets", {}), ["0", *(b[2] for b in LENGTH_BUCKETS), "51+"])

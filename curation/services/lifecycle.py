@@ -281,8 +281,8 @@ recent AS (
     GROUP BY claimed.reasoning_type_id
 ),
 first_batch AS (
-    SELECT open_batch.id FROM (
-        SELECT b.id, b."order" FROM curation_batch b
+    SELECT open_batch.id, open_batch.panel_order FROM (
+        SELECT b.id, b."order", b.panel_order FROM curation_batch b
         WHERE b.project_id = (SELECT project_id FROM claimer) AND b.state = {open}
         ORDER BY b."order", b.id {in_order}
     ) open_batch
@@ -309,6 +309,15 @@ upcoming AS (
         ORDER BY d.id
         LIMIT %(window)s
     ) pool
+    UNION ALL
+    SELECT id FROM (
+        SELECT d.id FROM curation_instance d
+        WHERE d.batch_id = (SELECT id FROM first_batch) AND d.status = {drafted} AND d.panel_correct = 0 {not_set_aside}
+          AND (d.assigned_to_id IS NULL OR d.assigned_to_id = %(actor)s)
+          AND (SELECT panel_order FROM first_batch) = {unanswered_first}
+        ORDER BY d.id
+        LIMIT %(window)s
+    ) unanswered
 )"""
 _CLAIM_UPDATE = """
 UPDATE curation_instance
@@ -319,7 +328,7 @@ WHERE status = {drafted} AND id = (
     FROM curation_instance i
     LEFT JOIN recent r ON COALESCE(r.reasoning_type_id, 0) = COALESCE(i.reasoning_type_id, 0)
     WHERE {among_upcoming} AND i.status = {drafted}
-    ORDER BY CASE WHEN i.assigned_to_id = %(actor)s THEN 0 ELSE 1 END, COALESCE(r.n, 0), i.id
+    ORDER BY CASE WHEN i.assigned_to_id = %(actor)s THEN 0 ELSE 1 END, {unanswered_rank}, COALESCE(r.n, 0), i.id
     LIMIT 1 {lock}
 )
 RETURNING id, version"""
@@ -333,6 +342,15 @@ _CLAIM_NOT_SET_ASIDE = """AND NOT EXISTS (
         WHERE s.instance_id = d.id AND s.actor_id = %(actor)s AND s.from_status = {in_refinement}
           AND s.to_status = {drafted} AND s.created_at > %(set_aside_since)s
       )"""
+# The batch's panel order (Batch.PanelOrder): what every panel model answered is held back; what none
+# answered comes first.
+_CLAIM_PANEL_HELD = """
+      AND NOT (COALESCE(d.panel_correct, -1) = COALESCE(d.panel_size, 0) AND EXISTS (
+        SELECT 1 FROM curation_batch hb WHERE hb.id = d.batch_id AND hb.panel_order = {hold_answered}
+      ))"""
+_CLAIM_UNANSWERED_RANK = """CASE WHEN i.panel_correct = 0 AND EXISTS (
+        SELECT 1 FROM curation_batch ub WHERE ub.id = i.batch_id AND ub.panel_order = {unanswered_first}
+    ) THEN 0 ELSE 1 END"""
 
 
 def _sql_literal(value: str) -> str:
@@ -353,9 +371,12 @@ def claim_sql(unless: str = "", passing_over: str = "") -> dict[str, str]:
         "changes_requested": Status.CHANGES_REQUESTED.value,
         "annotator": Role.ANNOTATOR.value,
         "open": Batch.State.OPEN.value,
+        "unanswered_first": Batch.PanelOrder.UNANSWERED_FIRST.value,
+        "hold_answered": Batch.PanelOrder.HOLD_ANSWERED.value,
     }
     literals = {name: _sql_literal(value) for name, value in names.items()}
-    literals["not_set_aside"] = _CLAIM_NOT_SET_ASIDE.format(**literals) + (
+    literals["unanswered_rank"] = _CLAIM_UNANSWERED_RANK.format(**literals)
+    literals["not_set_aside"] = (_CLAIM_NOT_SET_ASIDE + _CLAIM_PANEL_HELD).format(**literals) + (
         f"\n      AND NOT {passing_over}" if passing_over else ""
     )
     unless = f"\n      AND NOT ({unless})" if unless else ""

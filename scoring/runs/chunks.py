@@ -117,17 +117,21 @@ class ScoringChunks(JobKind):
 SCORING_CHUNKS = ScoringChunks()
 
 
-def _client(run: ScoringRun) -> ChatClient:
-    if run.endpoint.is_local_default:
+def endpoint_client(endpoint: ModelEndpoint, *, use_cache: bool = True) -> ChatClient:
+    """The process's shared client of `endpoint` (its kept-alive connections serve chunk after chunk; the operator's
+    outbound policy): never closed here. The embedded demo model is started beside this worker when nothing
+    answers on its port yet."""
+    if endpoint.is_local_default:
         from urllib.parse import urlsplit
 
         from curation.endpoints.local_model import ensure_running
 
-        # The embedded demo model: start it beside this worker when nothing answers on its port yet.
-        ensure_running(urlsplit(run.endpoint.base_url).port or 8089)
-    # The process's shared client of the endpoint (its kept-alive connections serve chunk after chunk; the operator's
-    # outbound policy): never closed here.
-    return client_for(run.endpoint, use_cache=run.options.get("use_cache", True))
+        ensure_running(urlsplit(endpoint.base_url).port or 8089)
+    return client_for(endpoint, use_cache=use_cache)
+
+
+def _client(run: ScoringRun) -> ChatClient:
+    return endpoint_client(run.endpoint, use_cache=run.options.get("use_cache", True))
 
 
 def _judge_chat(run: ScoringRun) -> Callable[..., Any] | None:

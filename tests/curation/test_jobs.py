@@ -204,6 +204,7 @@ def test_one_failing_reaper_does_not_stop_the_others(monkeypatch, caplog):
     counts = jobs.jobs_reap()
     assert counts == {
         "broken kind": -1,
+        "calibrations": 0,
         "dataset imports": 0,
         "drafting items": 0,
         "export builds": 0,
@@ -225,7 +226,7 @@ def test_the_job_kinds_come_from_the_code_and_the_mechanism_names_each_one():
 
     kinds = jobs.job_kinds()
     names = [kind.name for kind in kinds]
-    assert len(names) == len(set(names)) == 7
+    assert len(names) == len(set(names)) == 8
     current_app.loader.import_default_modules()
     for kind in kinds:
         assert kind.name in " ".join(jobs.__doc__.split()), f"curation/jobs.py does not name {kind.name}"

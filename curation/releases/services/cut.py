@@ -25,6 +25,7 @@ from curation.exports.rows import ITEM_CHUNK, release_items, release_rows
 from curation.exports.statistics import release_statistics
 from curation.jobs import job_enqueue
 from curation.models import Batch, Context, Instance, InstanceRevision, Paper, Paragraph, Project, Table
+from curation.panel.models import PanelAnswer
 from curation.releases.models import Release, ReleaseContext, ReleaseCut, ReleaseItem
 from curation.releases.near_duplicates import near_duplicates_note
 from curation.releases.withheld import withheld_counts, withheld_note, withheld_q, withheld_reasons
@@ -84,6 +85,23 @@ def assign_splits(paper_sizes: dict[str, int], *, seed: int, ratios: dict[str, f
         assignment[paper] = name
         filled[name] += paper_sizes[paper]
     return assignment
+
+
+def instances_frozen(*, project: Project, ids: list[int]) -> list[tuple[dict[str, Any], dict[str, Any] | None]]:
+    """Instances of any status as a release would freeze them now, each with the context a short-setting model is
+    given (its short context, else its paper's long one): what a calibration asks the panel about."""
+    contexts: dict[str, dict[str, Any]] = {}
+    items = _freeze_chunk(
+        project=project,
+        chunk=ids,
+        frozen_contexts=contexts,
+        known_contexts=(),
+        seen_uids=set(),
+        question_sources={},
+        papers={},
+        any_status=True,
+    )
+    return [(item, contexts.get(item["short_context"] or item["long_context"] or "")) for item in items]
 
 
 def _paper_key(paper: Paper, sources: dict[int, SourceRecord]) -> str:
@@ -264,14 +282,17 @@ def _freeze_chunk(
     seen_uids: set[str],
     question_sources: dict[int, SourceRecord],
     papers: dict[int, _PaperParts],
+    any_status: bool = False,
 ) -> list[dict[str, Any]]:
     """Freeze the items of `chunk` (instance ids in release order) and, into `frozen_contexts`, any context they need
     that is neither there nor in `known_contexts` (frozen by an earlier chunk). `papers` keeps only the papers this
     chunk needs, so what it holds is bounded by the chunk. Each call costs the same few queries whatever the chunk's
-    size; an instance that is no longer validated (changed since the cut began) fails the whole cut."""
+    size; an instance that is no longer validated (changed since the cut began) fails the whole cut, unless
+    `any_status` (a calibration asks the panel about drafts as they are: `instances_frozen`)."""
+    in_status = {} if any_status else {"status": Status.VALIDATED}
     loaded = {
         i.pk: i
-        for i in Instance.objects.filter(pk__in=chunk, status=Status.VALIDATED)
+        for i in Instance.objects.filter(pk__in=chunk, **in_status)
         .select_related("context", "context__paragraph", "reasoning_type__parent")
         .prefetch_related(
             _named("relevant_tables"),
@@ -313,6 +334,12 @@ def _freeze_chunk(
         for r in SourceRecord.objects.filter(context_id__in={i.context_id for i in instances if i.context_id})
         if r.context_id and r.kind == "context"
     }
+    panels: dict[int, dict[str, bool]] = {}
+    calibrated = [i.pk for i in instances if i.panel_size is not None]
+    for answer in (
+        PanelAnswer.objects.filter(instance_id__in=calibrated, error="").order_by("model") if calibrated else ()
+    ):
+        panels.setdefault(answer.instance_id, {})[answer.model] = answer.is_correct
     with_exclusions = [i.pk for i in instances if i.excluded_tables.all() or i.excluded_paragraphs.all()]
     revisions: dict[int, list[InstanceRevision]] = {}
     if with_exclusions:
@@ -360,6 +387,12 @@ def _freeze_chunk(
                 excluded=exclusions,
             )
         )
+        if instance.panel_size is not None:  # the panel's verdict: answered by k of the n models named
+            items[-1]["panel"] = {
+                "k": instance.panel_correct,
+                "n": instance.panel_size,
+                "models": panels.get(instance.pk, {}),
+            }
     _forget_prefetched(loaded.values(), (i.context for i in instances if i.context_id))
     return items
 

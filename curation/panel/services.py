@@ -1,0 +1,121 @@
+"""The panel of a project, a batch's panel order, and calibrations (asked here, answered by scoring's job kind).
+
+- `panel_set`: the endpoints a calibration asks (the project's own and global ones; at most PANEL_MAX).
+- `batch_panel_order_set`: how a batch's k of n orders its queue (`Batch.PanelOrder`; off by default).
+- `calibration_request`: one job row for the batch, sent to the scoring worker (`scoring.calibrate`).
+- `panel_summaries`: what the batches page shows of each batch: the distribution of k and each model's share.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.db.models import Count, Q
+
+from curation.endpoints.models import ModelEndpoint
+from curation.errors import Conflict, InvalidInput, NotFound
+from curation.jobs import job_enqueue
+from curation.models import Batch, Instance, Project
+from curation.panel.models import PANEL_HELD, Calibration, PanelAnswer
+from curation.services.projects import require_role
+from curation.states import Role, Status
+
+PANEL_MAX = 8
+CALIBRATE_TASK = "scoring.calibrate"
+
+
+@transaction.atomic
+def panel_set(*, project: Project, actor: AbstractBaseUser, endpoint_ids: list[int]) -> list[ModelEndpoint]:
+    """Name the project's panel (replacing it); an empty list leaves the project without a panel."""
+    require_role(user=actor, project=project, roles=(Role.MANAGER,), action="name the panel")
+    wanted = set(endpoint_ids)
+    if len(wanted) > PANEL_MAX:
+        raise InvalidInput(f"A panel has at most {PANEL_MAX} models; {len(wanted)} were chosen.")
+    endpoints = list(ModelEndpoint.objects.usable_in(project).filter(pk__in=wanted))
+    missing = wanted - {e.pk for e in endpoints}
+    if missing:
+        raise NotFound(f"No endpoint {', '.join(map(str, sorted(missing)))} usable in this project.")
+    project.panel.set(endpoints)
+    return endpoints
+
+
+def batch_panel_order_set(*, batch_id: int, actor: AbstractBaseUser, order: str) -> Batch:
+    """How the batch's queue uses its k of n (`Batch.PanelOrder`)."""
+    batch = Batch.objects.select_related("project").filter(pk=batch_id).first()
+    if batch is None:
+        raise NotFound(f"No batch {batch_id}.")
+    require_role(user=actor, project=batch.project, roles=(Role.MANAGER,), action="set a batch's panel order")
+    if order not in Batch.PanelOrder.values:
+        choices = ", ".join(repr(value) for value in Batch.PanelOrder.values)
+        raise InvalidInput(f"Panel order must be one of {choices}; got {order!r}.", detail={"field": "panel_order"})
+    Batch.objects.filter(pk=batch.pk).update(panel_order=order)
+    batch.panel_order = order
+    return batch
+
+
+def calibration_request(*, batch_id: int, actor: AbstractBaseUser | None) -> Calibration:
+    """Ask the panel to answer every instance of the batch (a job on the scoring queue). 409 while one of the batch
+    is still waiting or running; refused without a panel or without an instance to answer."""
+    batch = Batch.objects.select_related("project").filter(pk=batch_id).first()
+    if batch is None:
+        raise NotFound(f"No batch {batch_id}.")
+    project = batch.project
+    if actor is not None:
+        require_role(user=actor, project=project, roles=(Role.MANAGER,), action="calibrate a batch")
+    panel = list(project.panel.all())
+    if not panel:
+        raise InvalidInput(
+            "Name the project's panel of models first (Panel, on the batches page).", detail={"field": "panel"}
+        )
+    if not batch.instances.exclude(status=Status.DISCARDED).exists():
+        raise InvalidInput(f"Batch {batch.name} has no instance for the panel to answer.", detail={"field": "batch"})
+    with transaction.atomic():
+        Batch.objects.select_for_update().filter(pk=batch.pk).first()  # one calibration of a batch at a time
+        busy = Calibration.objects.filter(batch=batch, state__in=(Calibration.State.PENDING, Calibration.State.RUNNING))
+        if busy.exists():
+            raise Conflict(f"Batch {batch.name} is being calibrated already (calibration {busy.first().pk}).")
+        calibration = Calibration.objects.create(project=project, batch=batch, requested_by=actor)
+        calibration.endpoints.set(panel)
+        job_enqueue(task_name=CALIBRATE_TASK, args=[calibration.pk])  # sent after commit
+    return calibration
+
+
+def panel_summaries(batches: list[Batch]) -> dict[int, dict[str, Any]]:
+    """Per batch id, for the batches calibrated at least once: the latest calibration, the distribution of k (of n)
+    over its instances, the share each panel model answered correctly, how many drafts the panel order holds back
+    and how many instances have no verdict. Five queries, however many batches."""
+    ids = [batch.pk for batch in batches]
+    latest: dict[int, Calibration] = {}
+    for calibration in Calibration.objects.filter(batch_id__in=ids).order_by("batch_id", "-created_at", "-id"):
+        latest.setdefault(calibration.batch_id, calibration)
+    instances = Instance.objects.filter(batch_id__in=list(latest)).exclude(status=Status.DISCARDED)
+    summaries: dict[int, dict[str, Any]] = {
+        batch_id: {"calibration": calibration, "k_of_n": {}, "models": [], "held": 0, "uncalibrated": 0}
+        for batch_id, calibration in latest.items()
+    }
+    for row in (
+        instances.filter(panel_size__isnull=False)
+        .values("batch_id", "panel_correct", "panel_size")
+        .annotate(n=Count("id"))
+        .order_by("batch_id", "panel_size", "panel_correct")
+    ):
+        summaries[row["batch_id"]]["k_of_n"][f"{row['panel_correct']} of {row['panel_size']}"] = row["n"]
+    for row in (
+        PanelAnswer.objects.filter(instance__in=instances, error="")
+        .values("instance__batch_id", "model")
+        .annotate(answered=Count("id", filter=Q(is_correct=True)), asked=Count("id"))
+        .order_by("instance__batch_id", "model")
+    ):
+        share = round(100 * row["answered"] / row["asked"], 1) if row["asked"] else 0.0
+        summaries[row["instance__batch_id"]]["models"].append(
+            {"model": row["model"], "answered": row["answered"], "asked": row["asked"], "percent": share}
+        )
+    counts = instances.values("batch_id").annotate(
+        held=Count("id", filter=PANEL_HELD & Q(status=Status.DRAFTED)),
+        uncalibrated=Count("id", filter=Q(panel_size__isnull=True)),
+    )
+    for row in counts.order_by("batch_id"):
+        summaries[row["batch_id"]].update(held=row["held"], uncalibrated=row["uncalibrated"])
+    return summaries
