@@ -170,9 +170,9 @@ class Batch(models.Model):
         CLOSED = "closed", "Closed"
 
     class PanelOrder(models.TextChoices):
-        OFF = "", "As drafted (the panel does not change the order)"
-        UNANSWERED_FIRST = "unanswered_first", "Serve first what no panel model answers"
-        HOLD_ANSWERED = "hold_answered", "Hold back what every panel model answers"
+        OFF = "", "As drafted (off)"
+        UNANSWERED_FIRST = "unanswered_first", "What no model answers first"
+        HOLD_ANSWERED = "hold_answered", "Hold back what all answer"
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="batches")
     name = models.CharField(max_length=200)

@@ -207,3 +207,22 @@ def test_release_statistics_and_the_card_give_each_models_share_and_the_distribu
     card = statistics_markdown(release.statistics)
     assert "### Difficulty against the panel (6 calibrated questions)" in card
     assert "| strong | 4 | 6 | 66.67 |" in card and "| Questions | 2 | 2 | 2 |" in card
+
+
+def test_the_calibrate_command_names_the_panel_runs_and_prints_json(project, personas, batch, panel_server):
+    import json
+    from io import StringIO
+
+    from django.core.management import CommandError, call_command
+
+    panel_of(project, personas, panel_server, names=("strong", "weak"))
+    project.panel.clear()
+    out = StringIO()
+    call_command("calibrate", project=project.slug, batch=batch.name, panel=["strong"], json=True, stdout=out)
+    report = json.loads(out.getvalue())
+    assert (report["state"], report["items"], report["k_of_n"]) == ("done", 6, {"0 of 1": 2, "1 of 1": 4})
+    assert report["models"] == [{"model": "strong", "answered": 4, "asked": 6, "percent": 66.7}]
+    with pytest.raises(CommandError, match="No endpoint nowhere"):
+        call_command("calibrate", project=project.slug, batch=batch.name, panel=["nowhere"])
+    with pytest.raises(CommandError, match="No batch"):
+        call_command("calibrate", project=project.slug, batch="B9")

@@ -1,0 +1,65 @@
+"""`calibrate --project P --batch B [--panel NAME …] [--json]`: the batches page's Calibrate, run in this process."""
+
+from __future__ import annotations
+
+import json
+
+from django.core.management.base import BaseCommand, CommandError
+
+from curation.endpoints.models import ModelEndpoint
+from curation.errors import DomainError
+from curation.models import Batch, Project
+from curation.panel.services import calibration_request, panel_set, panel_summaries
+from scoring.calibration import CALIBRATIONS
+
+
+class Command(BaseCommand):
+    help = (
+        "Ask each model of the project's panel every question of a batch and record per item how many answered it "
+        "correctly (k of n); print the distribution of k and each model's share."
+    )
+
+    def add_arguments(self, parser) -> None:
+        parser.add_argument("--project", required=True, help="project slug")
+        parser.add_argument("--batch", required=True, help="batch name or id")
+        parser.add_argument("--panel", nargs="+", metavar="ENDPOINT", help="name the panel first (endpoint names)")
+        parser.add_argument("--json", action="store_true", help="print one JSON object")
+
+    def handle(self, *args, **options) -> None:
+        project = Project.objects.filter(slug=options["project"]).first()
+        if project is None:
+            raise CommandError(f"No project {options['project']!r}.")
+        key = options["batch"]
+        batch = Batch.objects.filter(project=project).filter(**({"pk": int(key)} if key.isdigit() else {"name": key}))
+        if not batch.exists():
+            raise CommandError(f"No batch {key!r} in {project.slug}.")
+        batch = batch.first()
+        try:
+            if options["panel"]:
+                endpoints = ModelEndpoint.objects.usable_in(project).filter(name__in=options["panel"])
+                unknown = set(options["panel"]) - {e.name for e in endpoints}
+                if unknown:
+                    raise CommandError(f"No endpoint {', '.join(sorted(unknown))} usable in {project.slug}.")
+                panel_set(project=project, actor=None, endpoint_ids=[e.pk for e in endpoints])
+            calibration = calibration_request(batch_id=batch.pk, actor=None)
+        except DomainError as error:
+            raise CommandError(error.message) from error
+        calibration = CALIBRATIONS.run(calibration.pk, worker="calibrate command")
+        summary = panel_summaries([batch]).get(batch.pk) or {}
+        report = {
+            "calibration": calibration.pk,
+            "state": calibration.state,
+            "error": calibration.error,
+            "items": calibration.items_total,
+            "k_of_n": summary.get("k_of_n", {}),
+            "models": summary.get("models", []),
+            "uncalibrated": summary.get("uncalibrated", 0),
+        }
+        if options["json"]:
+            self.stdout.write(json.dumps(report))
+            return
+        self.stdout.write(f"calibration {calibration.pk} of {batch.name}: {calibration.state}, {report['items']} items")
+        for label, count in report["k_of_n"].items():
+            self.stdout.write(f"answered by {label}: {count}")
+        for row in report["models"]:
+            self.stdout.write(f"{row['model']}: {row['answered']} of {row['asked']} ({row['percent']} %)")
