@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.db.models import QuerySet
 from django_filters.rest_framework import DjangoFilterBackend
+from django_filters.utils import translate_validation
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.generics import ListAPIView
@@ -31,11 +32,16 @@ class InstanceBrowseApi(ListAPIView):
     filterset_class = InstanceFilterSet
 
     def get_queryset(self) -> QuerySet[Instance]:
-        if getattr(self, "swagger_fake_view", False):  # the schema generator asks without a project
-            return Instance.objects.none()
+        # The schema generator's rows; a request's come from filter_queryset (the page's own filters, for the viewer).
+        return Instance.objects.none()
+
+    def filter_queryset(self, queryset: QuerySet[Instance]) -> QuerySet[Instance]:
+        """The page's filters for this viewer (`instances_filtered`: the panel's k is a manager's filter only)."""
         project = selectors.project_get(user=self.request.user, slug=self.kwargs["slug"])
-        rows = instances_filtered(user=self.request.user, project=project, data=None).queryset
-        return selectors.with_output_relations(rows).select_related("assigned_to")
+        filters = instances_filtered(user=self.request.user, project=project, data=self.request.query_params)
+        if not filters.is_valid():
+            raise translate_validation(filters.errors)
+        return selectors.with_output_relations(filters.qs).select_related("assigned_to")
 
 
 class InstanceBulkApi(APIView):

@@ -26,7 +26,12 @@ def instances_filtered(
     rows = selectors.instances_visible_to(user, project).select_related(
         "author", "assigned_to", "context__paper", "batch", "reasoning_type"
     )
-    return InstanceFilterSet(data, queryset=rows.order_by("-id"))
+    filters = InstanceFilterSet(data, queryset=rows.order_by("-id"))
+    if Role.MANAGER not in selectors.roles_of(user=user, project=project):
+        # The panel's verdicts are the manager's: an annotator who could sort their work by them could also tell
+        # a hidden-gold probe (made after the calibration, without a verdict) from the drafts around it.
+        del filters.filters["panel"]
+    return filters
 
 
 PAPER_CHOICES = 100

@@ -186,6 +186,14 @@ def test_the_batches_page_and_the_instance_browser_show_the_panel(project, perso
     annotator.force_login(personas["annotator"])
     refused = annotator.post(f"/p/{project.slug}/batches/", {"action": "calibrate", "batch": batch.pk})
     assert refused.status_code in (403, 404)
+    # The verdicts are the manager's: an annotator's browser has no panel column or filter (a probe made after a
+    # calibration has none, so sorting one's work by them would tell it from the drafts).
+    Instance.objects.filter(question="Q4?").update(author=personas["annotator"], status=Status.SUBMITTED)
+    Instance.objects.filter(question="Q0?").update(author=personas["annotator"], status=Status.SUBMITTED)
+    own = annotator.get(f"/p/{project.slug}/instances/", {"panel": 0}).content.decode()
+    assert "Q4?" in own and "Q0?" in own and 'name="panel"' not in own and "panel-k" not in own
+    api = annotator.get(f"/api/projects/{project.slug}/instances/", {"panel": 0})
+    assert sorted(row["question"] for row in api.json()["results"]) == ["Q0?", "Q4?"]
 
 
 def test_release_statistics_and_the_card_give_each_models_share_and_the_distribution_of_k(
