@@ -14,8 +14,8 @@ from collections import Counter
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import transaction
-from django.db.models import Case, Exists, Min, OuterRef, QuerySet, Value, When
+from django.db import connection, models, transaction
+from django.db.models import Exists, Min, OuterRef
 from django.utils import timezone
 
 from annotate.qualification.models import QualificationAttempt
@@ -25,7 +25,7 @@ from annotate.quality.models import GoldProbe, QualityDecision, QualitySettings
 from curation.answer_types import SCALES
 from curation.errors import Conflict, InvalidInput
 from curation.models import Batch, Context, Instance, InstanceRevision, Membership, Project, TransitionEvent
-from curation.services.lifecycle import instance_create
+from curation.services.lifecycle import instances_create
 from curation.services.projects import require_role
 from curation.states import Role, Status
 from curation.webhooks.services import webhook_emit
@@ -117,21 +117,29 @@ def probes_interleave(batch: Batch, probes: list[Instance]) -> None:
             previous = item
     for model, times in first_times.items():
         _update_by_id(
-            model.objects.all(), "instance_id", "created_at",
+            model, "instance", "created_at",
             {pk: times.get(draft.pk, draft.created_at) for pk, draft in probe_times.items()},
         )  # fmt: skip
     _reissue(moved)
 
 
-def _update_by_id(rows: QuerySet, key: str, field: str, values: dict[int, Any]) -> None:
-    """Set `field` of the rows whose `key` is in `values` to that key's value, a chunk of keys per UPDATE."""
+def _update_by_id(model: type[models.Model], key: str, field: str, values: dict[int, Any]) -> None:
+    """Set column `field` of `model`'s rows whose column `key` is in `values` to that key's value: one UPDATE … CASE
+    per chunk of keys, written as SQL (the ORM's Case/When took a second per thousand keys to build)."""
+    table = connection.ops.quote_name(model._meta.db_table)
+    key_column = connection.ops.quote_name(model._meta.get_field(key).column)
+    target = model._meta.get_field(field)
     keys = list(values)
-    for start in range(0, len(keys), REISSUE_CHUNK):
-        chunk = keys[start : start + REISSUE_CHUNK]
-        cases = Case(
-            *(When(**{key: k}, then=Value(values[k])) for k in chunk), output_field=rows.model._meta.get_field(field)
-        )
-        rows.filter(**{f"{key}__in": chunk}).update(**{field: cases})
+    with connection.cursor() as cursor:
+        for start in range(0, len(keys), REISSUE_CHUNK):
+            chunk = keys[start : start + REISSUE_CHUNK]
+            cases = " ".join(["WHEN %s THEN %s"] * len(chunk))
+            marks = ", ".join(["%s"] * len(chunk))
+            params = [p for k in chunk for p in (k, target.get_db_prep_value(values[k], connection))] + chunk
+            column = connection.ops.quote_name(target.column)
+            # Names are quoted from the models; every value is a parameter.
+            sql = f"UPDATE {table} SET {column} = CASE {key_column} {cases} END WHERE {key_column} IN ({marks})"  # noqa: S608
+            cursor.execute(sql, params)
 
 
 def _reissue(instances: list[Instance]) -> None:
@@ -143,13 +151,11 @@ def _reissue(instances: list[Instance]) -> None:
         instance.pk = None
     Instance.objects.bulk_create(instances, batch_size=REISSUE_CHUNK)  # ids in this order
     new_of = {before: instance.pk for before, instance in zip(old, instances, strict=True)}
-    fresh = Instance.objects.filter(pk__in=new_of.values())
-    _update_by_id(fresh, "pk", "created_at", {new_of[pk]: at[0] for pk, at in times.items()})
-    _update_by_id(fresh, "pk", "updated_at", {new_of[pk]: at[1] for pk, at in times.items()})
+    _update_by_id(Instance, "id", "created_at", {new_of[pk]: at[0] for pk, at in times.items()})
+    _update_by_id(Instance, "id", "updated_at", {new_of[pk]: at[1] for pk, at in times.items()})
     for relation in Instance._meta.get_fields(include_hidden=True):
         if relation.auto_created and not relation.concrete and (relation.one_to_many or relation.one_to_one):
-            rows = relation.related_model._base_manager.all()
-            _update_by_id(rows, relation.field.attname, relation.field.attname, new_of)
+            _update_by_id(relation.related_model, relation.field.name, relation.field.name, new_of)
     Instance.objects.filter(pk__in=old).delete()
 
 
@@ -227,28 +233,35 @@ def probes_top_up(*, batch: Batch) -> list[Instance]:
         TransitionEvent.objects.filter(instance=sibling, from_status="").first() if sibling is not None else None
     )
     served = Counter(GoldProbe.objects.filter(project=batch.project).values_list("gold_id", flat=True))
-    made = []
+    golds = []
     for _ in range(due):
         # The gold least used so far, ties drawn with a seeded generator: probes spread over the pool.
         rng = random.Random(f"hidden gold:{batch.pk}:{sum(served.values())}")
         gold = min(pool, key=lambda g: (served[g.pk], rng.random()))
         served[gold.pk] += 1
-        fields = drafted_fields(gold)
-        sibling_draft = sibling.draft if sibling is not None and isinstance(sibling.draft, dict) else {}
-        instance = instance_create(
-            project_id=batch.project_id,
-            actor=None,
-            initial_status=Status.DRAFTED,
-            reason=first_event.reason if first_event is not None else "",
-            batch_id=batch.pk,
-            context=gold.context,
-            reasoning_type=gold.reasoning_type,
-            draft=_draft_record(gold, sibling=sibling_draft),
-            relevant_tables=list(gold.draft.get("relevant_table_ids") or []) if isinstance(gold.draft, dict) else [],
-            **fields,
-        )
-        GoldProbe.objects.create(project=batch.project, instance=instance, gold=gold)
-        made.append(instance)
+        golds.append(gold)
+    sibling_draft = sibling.draft if sibling is not None and isinstance(sibling.draft, dict) else {}
+    made = instances_create(
+        project_id=batch.project_id,
+        actor=None,
+        reason=first_event.reason if first_event is not None else "",
+        rows=[
+            {
+                "batch_id": batch.pk,
+                "context_id": gold.context_id,
+                "reasoning_type_id": gold.reasoning_type_id,
+                "draft": _draft_record(gold, sibling=sibling_draft),
+                "relevant_tables": list(gold.draft.get("relevant_table_ids") or [])
+                if isinstance(gold.draft, dict)
+                else [],
+                **drafted_fields(gold),
+            }
+            for gold in golds
+        ],
+    )
+    GoldProbe.objects.bulk_create(
+        [GoldProbe(project=batch.project, instance=probe, gold=gold) for probe, gold in zip(made, golds, strict=True)]
+    )
     return made
 
 

@@ -500,16 +500,45 @@ def instance_create(
     **fields: Any,
 ) -> Instance:
     """Create an instance in its first status (drafted, or validated for imported gold data) with an audit row."""
+    return instances_create(
+        project_id=project_id, actor=actor, initial_status=initial_status, reason=reason, rows=[fields]
+    )[0]
+
+
+@transaction.atomic
+def instances_create(
+    *,
+    project_id: int,
+    actor: AbstractBaseUser | None,
+    rows: list[dict[str, Any]],
+    initial_status: str = Status.DRAFTED,
+    reason: str = "",
+) -> list[Instance]:
+    """`instance_create` of many (each of `rows` holds one instance's fields, `relevant_tables` a list of table
+    ids or tables), in a few bulk inserts whatever their number: the instances in this order, their audit rows and
+    their relevant tables."""
     if initial_status not in (Status.DRAFTED, Status.VALIDATED):
         raise InvalidInput(f"A new instance starts as drafted or validated, not {initial_status}.")
-    relevant_tables = fields.pop("relevant_tables", None)
-    instance = Instance.objects.create(project_id=project_id, status=initial_status, version=1, **fields)
-    if relevant_tables:
-        instance.relevant_tables.set(relevant_tables)
-    TransitionEvent.objects.create(
-        instance=instance, actor=actor, from_status="", to_status=initial_status, version=1, reason=reason
+    tables = [row.pop("relevant_tables", None) or [] for row in rows]
+    instances = Instance.objects.bulk_create(
+        [Instance(project_id=project_id, status=initial_status, version=1, **row) for row in rows]
     )
-    return instance
+    Instance.relevant_tables.through.objects.bulk_create(
+        [
+            Instance.relevant_tables.through(instance_id=instance.pk, table_id=getattr(table, "pk", table))
+            for instance, chosen in zip(instances, tables, strict=True)
+            for table in dict.fromkeys(chosen)
+        ]
+    )
+    TransitionEvent.objects.bulk_create(
+        [
+            TransitionEvent(
+                instance=instance, actor=actor, from_status="", to_status=initial_status, version=1, reason=reason
+            )
+            for instance in instances
+        ]
+    )
+    return instances
 
 
 # How many instances one statement of a batched transition names (well under SQLite's bound on parameters).
