@@ -205,12 +205,7 @@ class ScoringRunListApi(APIView):
         if endpoint is None:
             runner_require(request.user, project, "score models")  # who may not run learns that, not "no such"
             raise InvalidInput("No such endpoint in this project.")
-        endpoints = scoring_selectors.endpoints_for(user=request.user, project=project)
-        judge = None
-        if values["judge"] is not None:
-            judge = endpoints.filter(pk=values["judge"]).first()
-            if judge is None:
-                raise InvalidInput("No such judge endpoint in this project.", detail={"field": "judge"})
+        judge = scoring_selectors.judge_for(user=request.user, project=project, judge_id=values["judge"])
         run = run_creation.run_create(
             release=release,
             actor=request.user,
@@ -363,6 +358,9 @@ class ScoringPredictionUploadApi(APIView):
             default="default", help_text="how model text in the file is read: default, or official (SciTaT's scripts)"
         )
         bertscore = serializers.CharField(default="minilm", help_text="minilm, or paper (bert-base-uncased, layer 12)")
+        judge = serializers.IntegerField(
+            required=False, allow_null=True, default=None, help_text="an endpoint that grades free-form answers"
+        )
 
     parser_classes = [MultiPartParser]
 
@@ -387,6 +385,7 @@ class ScoringPredictionUploadApi(APIView):
             scale_mode=values["scale_mode"],
             extraction=values["extraction"],
             bertscore=values["bertscore"],
+            judge=scoring_selectors.judge_for(user=request.user, project=release.project, judge_id=values["judge"]),
         )
         return Response(ScoringRunDetailOutputSerializer(run).data, status=status.HTTP_201_CREATED)
 

@@ -13,7 +13,7 @@ from django.utils.functional import cached_property
 
 from curation import selectors
 from curation.endpoints.models import ModelEndpoint
-from curation.errors import NotFound, NotPermitted
+from curation.errors import InvalidInput, NotFound, NotPermitted
 from curation.models import Project
 from curation.releases.models import Release
 from scoring.metrics import error_analysis
@@ -107,6 +107,16 @@ def endpoints_for(*, user: AbstractBaseUser, project: Project) -> QuerySet[Model
     a project the user is not in is not found."""
     selectors.project_get(user=user, slug=project.slug)
     return ModelEndpoint.objects.visible_to(user, project=project)
+
+
+def judge_for(*, user: AbstractBaseUser, project: Project, judge_id: int | None) -> ModelEndpoint | None:
+    """The judge endpoint a run or an upload names (None when it names none), among those `user` may run."""
+    if judge_id is None:
+        return None
+    judge = endpoints_for(user=user, project=project).filter(pk=judge_id).first()
+    if judge is None:
+        raise InvalidInput("No such judge endpoint in this project.", detail={"field": "judge"})
+    return judge
 
 
 def error_distribution(run: ScoringRun) -> dict[str, dict[str, int]]:

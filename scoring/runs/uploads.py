@@ -9,6 +9,7 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 
+from curation.endpoints.models import ModelEndpoint
 from curation.errors import InvalidInput
 from curation.releases.models import Release
 from curation.toolkit.extraction import EXTRACTION_MODES
@@ -129,12 +130,14 @@ def upload_run_create(
     scale_mode: str = "predicted",
     extraction: str = "default",
     bertscore: str = "minilm",
+    judge: ModelEndpoint | None = None,
 ) -> ScoringRun:
     """Score an uploaded predictions file against a release: a run of method 'upload', scored at once (managers and
     verifiers). uids the release does not hold are ignored; release items the file lacks count as unanswered.
     `method`, `setting`, `few_shot` and `tools` declare the experiment the file comes from, so comparisons place it
     (a JSONL line may carry the `tool_trace` of a tool-loop run, scored against the essential actions). The scoring
-    options are a run's: `scale_mode`, `extraction` (how model text in the file is read) and the `bertscore` model."""
+    options are a run's: `scale_mode`, `extraction` (how model text in the file is read), the `bertscore` model and
+    an optional `judge` of the free-form answers."""
     if extraction not in EXTRACTION_MODES:  # checked before the file is read with it; run_create checks the rest
         raise InvalidInput(f"The answer extraction is {' or '.join(EXTRACTION_MODES)}.")
     predictions = predictions_read(format=format, content=content, extraction=extraction, method=method)
@@ -165,6 +168,7 @@ def upload_run_create(
         scale_mode=scale_mode,
         extraction=extraction,
         bertscore=bertscore,
+        judge=judge,
     )
     return run_start(run=run, actor=actor)
 

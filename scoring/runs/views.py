@@ -141,6 +141,11 @@ def release_upload(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
         scale_mode=request.POST.get("scale_mode") or "predicted",
         extraction=request.POST.get("extraction") or "default",
         bertscore=request.POST.get("bertscore") or "minilm",
+        judge=scoring_selectors.judge_for(
+            user=request.user,
+            project=release.project,
+            judge_id=_whole_number(request.POST["judge"], "judge") if request.POST.get("judge") else None,
+        ),
     )
     messages.success(request, f"{upload.name} scored against {release.label}.")
     return redirect("scoring-run", slug=slug, pk=run.pk)

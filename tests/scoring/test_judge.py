@@ -156,3 +156,35 @@ def test_only_gold_readers_label(project, personas, sent, person, status, labell
     response = client.post(f"/p/{project.slug}/scoring/predictions/{free.pk}/label/", {"is_correct": "yes"})
     assert response.status_code == status
     assert PredictionLabel.objects.exists() is labelled
+
+
+def test_an_uploaded_predictions_file_is_judged_too_through_the_page(project, personas, sent):
+    import json
+
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    release = small_release(project, documents=1, questions=4, name="uploaded")
+    items = list(release.items.order_by("position"))
+    content = "\n".join(json.dumps({"uid": item.uid, "answer": ["allowable costs plus a profit"]}) for item in items)
+    client = Client()
+    client.force_login(personas["verifier"])
+    with answering(JUDGED) as server:
+        judge = endpoint_for(project, server.base_url, name="judge", max_attempts=1)
+        response = client.post(
+            f"/p/{project.slug}/releases/{release.pk}/score/upload/",
+            {"format": "jsonl", "judge": judge.pk, "file": SimpleUploadedFile("p.jsonl", content.encode())},
+            follow=True,
+        )
+    assert response.status_code == 200, response.content[:500]
+    run = release.scoring_runs.get()
+    assert run.options["judge"]["endpoint"] == judge.pk
+    free = Prediction.objects.get(run=run, position=0)
+    assert free.stages["judge"]["verdict"] == "partially correct" and free.metrics["judge"] == 0.5
+    assert all("judge" not in p.stages for p in Prediction.objects.filter(run=run, position__gt=0))
+    refused = client.post(
+        f"/p/{project.slug}/releases/{release.pk}/score/upload/",
+        {"format": "jsonl", "judge": 999999, "file": SimpleUploadedFile("p.jsonl", content.encode())},
+        follow=True,
+    )
+    assert "No such judge endpoint in this project." in refused.content.decode()
+    assert release.scoring_runs.count() == 1  # nothing made of the refused upload

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
+from curation.endpoints.models import ModelEndpoint
 from curation.errors import InvalidInput
 from scoring.management.commands.score import project_release
 from scoring.runs.uploads import UPLOAD_FORMATS, upload_run_create
@@ -24,14 +25,20 @@ class Command(BaseCommand):
         parser.add_argument("--project", required=True, help="project slug")
         parser.add_argument("--format", required=True, choices=UPLOAD_FORMATS)
         parser.add_argument("--label", default="", help="model name shown in comparisons")
+        parser.add_argument("--judge", default="", help="name of an endpoint that grades the free-form answers")
         parser.add_argument("--json", action="store_true", help="print the result as one JSON object")
 
     def handle(self, *args, **options) -> None:
         _project, release = project_release(options)
         path: Path = options["file"]
+        judge = None
+        if options["judge"]:
+            judge = ModelEndpoint.objects.usable_in(release.project).filter(name=options["judge"]).first()
+            if judge is None:
+                raise CommandError(f"No endpoint {options['judge']!r} usable in {release.project.slug}.")
         try:
             run = upload_run_create(release=release, actor=None, format=options["format"], name=path.name,
-                                    content=path.read_bytes(), label=options["label"])  # fmt: skip
+                                    content=path.read_bytes(), label=options["label"], judge=judge)  # fmt: skip
         except (InvalidInput, OSError) as error:
             raise CommandError(str(error)) from error
         run.refresh_from_db()
