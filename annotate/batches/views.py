@@ -159,30 +159,27 @@ def batches_page(request: HttpRequest, slug: str) -> HttpResponse:
                 "Announcement posted: each annotator and verifier sees it on their next page until they mark it read.",
             )
             return redirect(f"{request.path}#announcements")
-        elif action == "panel":
-            service_attempt(
-                request,
-                lambda: panel.panel_set(
-                    project=project, actor=request.user, endpoint_ids=_ids(request.POST.getlist("endpoint_ids"))
+        elif action in ("panel", "calibrate", "panel_order"):
+            # Difficulty against a panel (curation.panel): name the panel, calibrate a batch, set its queue order.
+            call, done = {
+                "panel": (
+                    lambda: panel.panel_set(
+                        project=project, actor=request.user, endpoint_ids=_ids(request.POST.getlist("endpoint_ids"))
+                    ),
+                    "Panel saved.",
                 ),
-                "Panel saved.",
-            )
-            return redirect(f"{request.path}#panel")
-        elif action == "calibrate":
-            service_attempt(
-                request,
-                lambda: panel.calibration_request(batch_id=batch_id, actor=request.user),
-                "Calibration asked: each panel model answers every instance of the batch on the scoring worker.",
-            )
-            return redirect(f"{request.path}#panel")
-        elif action == "panel_order":
-            service_attempt(
-                request,
-                lambda: panel.batch_panel_order_set(
-                    batch_id=batch_id, actor=request.user, order=request.POST.get("panel_order", "")
+                "calibrate": (
+                    lambda: panel.calibration_request(batch_id=batch_id, actor=request.user),
+                    "Calibration asked: each panel model answers every instance of the batch on the scoring worker.",
                 ),
-                "Queue order saved.",
-            )
+                "panel_order": (
+                    lambda: panel.batch_panel_order_set(
+                        batch_id=batch_id, actor=request.user, order=request.POST.get("panel_order", "")
+                    ),
+                    "Queue order saved.",
+                ),
+            }[action]
+            service_attempt(request, call, done)
             return redirect(f"{request.path}#panel")
         elif action == "gating":
             service_attempt(
