@@ -20,7 +20,6 @@ from annotate.review import selectors as review_selectors
 from annotate.review.pages import page_context, project_of
 from annotate.work import batches as batch_flow
 from curation import selectors
-from curation.endpoints.models import ModelEndpoint
 from curation.models import Batch, Project
 from curation.page_errors import form_problems, service_attempt
 from curation.panel import services as panel
@@ -213,7 +212,7 @@ def batches_page(request: HttpRequest, slug: str) -> HttpResponse:
         "fill_papers_next": papers_page + 1 if more_papers else None,
         "gating_choices": Project.Gating.choices,
         "panel": project.panel.all(),
-        "panel_endpoints": ModelEndpoint.objects.usable_in(project).order_by("name"),
+        "panel_endpoints": panel.panel_candidates(user=request.user, project=project),
         "panel_batches": _panel_rows(list(selectors.batches_visible_to(request.user, project)[:PANEL_BATCHES])),
         "panel_orders": Batch.PanelOrder.choices,
         "announcements": announcement_selectors.announcements_of(user=request.user, project=project),

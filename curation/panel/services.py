@@ -12,7 +12,7 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
-from django.db.models import Count, Q
+from django.db.models import Count, Q, QuerySet
 
 from curation.endpoints.models import ModelEndpoint
 from curation.errors import Conflict, InvalidInput, NotFound
@@ -24,6 +24,11 @@ from curation.states import Role, Status
 
 PANEL_MAX = 8
 CALIBRATE_TASK = "scoring.calibrate"
+
+
+def panel_candidates(*, user: AbstractBaseUser, project: Project) -> QuerySet[ModelEndpoint]:
+    """The endpoints `user` may name to the project's panel: those usable in it that they may see."""
+    return ModelEndpoint.objects.visible_to(user, project=project).order_by("name")
 
 
 @transaction.atomic

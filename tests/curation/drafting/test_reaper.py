@@ -93,6 +93,7 @@ def test_the_one_beat_reaper_runs_every_kind(started, settings):
     settings.TATCURATE_JOB_HEARTBEAT_S = 15  # stalled after 4 missed beats: one minute
     counts = jobs_reap()
     assert counts == {
+        "calibrations": 0,
         "dataset imports": 0,
         "drafting items": 3,
         "export builds": 0,
