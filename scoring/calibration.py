@@ -109,10 +109,13 @@ class Calibrations(JobKind):
             raise JobTakenOver
         asked = set(PanelAnswer.objects.filter(calibration=row).values_list("instance_id", "model"))
         threads = max(1, min(MAX_THREADS, sum(e.concurrency_limit or 1 for e in endpoints)))
+        papers: dict[int, Any] = {}  # read once while consecutive chunks stay on a paper
         with self.heartbeating(pk, token) as lost, ThreadPoolExecutor(threads, "panel") as pool:
             for start in range(0, len(ids), CHUNK):
                 chunk = list(Instance.objects.filter(pk__in=ids[start : start + CHUNK]).values_list("pk", flat=True))
-                frozen = zip(sorted(chunk), instances_frozen(project=row.project, ids=sorted(chunk)), strict=True)
+                frozen = zip(
+                    sorted(chunk), instances_frozen(project=row.project, ids=sorted(chunk), papers=papers), strict=True
+                )
                 asks = [
                     (instance_id, item, context, endpoint)
                     for instance_id, (item, context) in frozen

@@ -87,9 +87,12 @@ def assign_splits(paper_sizes: dict[str, int], *, seed: int, ratios: dict[str, f
     return assignment
 
 
-def instances_frozen(*, project: Project, ids: list[int]) -> list[tuple[dict[str, Any], dict[str, Any] | None]]:
+def instances_frozen(
+    *, project: Project, ids: list[int], papers: dict[int, Any] | None = None
+) -> list[tuple[dict[str, Any], dict[str, Any] | None]]:
     """Instances of any status as a release would freeze them now, each with the context a short-setting model is
-    given (its short context, else its paper's long one): what a calibration asks the panel about."""
+    given (its short context, else its paper's long one): what a calibration asks the panel about. `papers` (kept by
+    the caller between chunks) spares reading a paper again for the next chunk of the same paper."""
     contexts: dict[str, dict[str, Any]] = {}
     items = _freeze_chunk(
         project=project,
@@ -98,7 +101,7 @@ def instances_frozen(*, project: Project, ids: list[int]) -> list[tuple[dict[str
         known_contexts=(),
         seen_uids=set(),
         question_sources={},
-        papers={},
+        papers={} if papers is None else papers,
         any_status=True,
     )
     return [(item, contexts.get(item["short_context"] or item["long_context"] or "")) for item in items]
