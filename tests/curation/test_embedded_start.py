@@ -81,7 +81,9 @@ def _get(url: str) -> tuple[int, str, dict[str, str]]:
 
     opener = urllib.request.build_opener(NoRedirect)
     try:
-        with opener.open(url, timeout=10) as response:
+        with opener.open(
+            url, timeout=60
+        ) as response:  # the first request waits for the worker to boot: long on a busy machine
             return response.status, response.read().decode(), dict(response.headers)
     except urllib.error.HTTPError as error:
         return error.code, error.read().decode(), dict(error.headers)
