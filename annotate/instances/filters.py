@@ -23,7 +23,9 @@ class InstanceFilterSet(django_filters.FilterSet):
     reasoning_type = django_filters.CharFilter(
         method="filter_reasoning_type", label="Reasoning type", help_text='a type code ("NR-1") or id; with subtypes'
     )
-    annotator = django_filters.CharFilter(method="filter_annotator", help_text="author or assignee username")
+    annotator = django_filters.CharFilter(
+        method="filter_annotator", label="Annotator", help_text="author or assignee username"
+    )
     panel = django_filters.NumberFilter(
         field_name="panel_correct",
         min_value=0,

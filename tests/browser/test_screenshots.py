@@ -17,7 +17,7 @@ from playwright.sync_api import expect
 from curation.models import Batch, Instance, Project
 from curation.releases.services.cut import release_cut
 from curation.states import Status
-from tests.browser.conftest import follow, follow_project_nav, person
+from tests.browser.conftest import choose_scale, follow, follow_project_nav, person
 
 OUT = os.environ.get("TATCURATE_DOCS_SCREENSHOTS", "")
 pytestmark = [
@@ -119,6 +119,7 @@ def test_every_page_a_role_uses_is_photographed_for_its_guide(browser, live_serv
     annotator.click("#f-question")
     annotator.keyboard.press("End")
     annotator.keyboard.type(" (as reported)")
+    choose_scale(annotator)
     annotator.keyboard.press("Control+Enter")
     annotator.wait_for_url(lambda url: f"/work/{refined}/" not in url)
     assert Instance.objects.get(pk=refined).status == Status.SUBMITTED

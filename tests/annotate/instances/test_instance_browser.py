@@ -75,6 +75,8 @@ def test_the_page_paginates_and_keeps_filters(client, world, project, make_insta
     client.force_login(world["people"]["verifier"])
     first = client.get(f"/p/{project.slug}/instances/", {"q": "Paged"}).content.decode()
     assert "55 instances" in first and "page 1 of 2" in first
+    labels = re.findall(r'<label for="id_\w+">([^<]+?) <', first)
+    assert labels[:6] == ["Status", "Batch", "Context paper", "Reasoning type", "Annotator", "Text"], labels
     assert "q=Paged&amp;page=2" in first
     second = client.get(f"/p/{project.slug}/instances/", {"q": "Paged", "page": 2}).content.decode()
     assert second.count("data-instance=") == 5
