@@ -68,7 +68,10 @@ class BatchSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Batch
-        fields = ["id", "project", "name", "order", "state", "opened_at", "created_at", "deadline_at", "is_overdue"]
+        fields = [
+            "id", "project", "name", "order", "state", "opened_at", "created_at", "deadline_at", "is_overdue",
+            "panel_order",
+        ]  # fmt: skip
 
     def get_is_overdue(self, batch: Batch) -> bool:
         return deadline_state(batch).is_overdue

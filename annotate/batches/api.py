@@ -1,5 +1,5 @@
-"""REST API of batches: assign drafts or contexts, fill from papers, the project's gating mode, deadlines (managers);
-announcements (managers post, annotators and verifiers mark them read)."""
+"""REST API of batches: assign drafts or contexts, fill from papers, the project's gating mode, deadlines, the panel
+and calibrations (managers); announcements (managers post, annotators and verifiers mark them read)."""
 
 from __future__ import annotations
 
@@ -15,9 +15,12 @@ from annotate.batches import selectors as announcement_selectors
 from annotate.batches.announcements import announcement_mark_read, announcement_post
 from annotate.work import batches as batch_flow
 from curation import selectors
-from curation.errors import NotFound
+from curation.errors import NotFound, NotPermitted
+from curation.models import Batch
+from curation.panel import services as panel
 from curation.serializers import BatchSerializer
 from curation.services.batches import batch_deadline_set
+from curation.states import Role
 
 
 class AssignSerializer(serializers.Serializer):
@@ -187,3 +190,96 @@ class AnnouncementReadApi(APIView):
         """Record "I've read it" (idempotent). Annotators and verifiers of the announcement's project."""
         read = announcement_mark_read(announcement_id=pk, user=request.user)
         return Response(self.AnnouncementReadSerializer(read).data)
+
+
+def _batch(request: Request, pk: int) -> Batch:
+    batch = selectors.batches_visible_to(request.user).select_related("project").filter(pk=pk).first()
+    if batch is None:
+        raise NotFound(f"No batch {pk} that you may see.")
+    return batch
+
+
+class PanelSerializer(serializers.Serializer):
+    endpoint_ids = serializers.ListField(
+        child=serializers.IntegerField(min_value=1, max_value=2**63 - 1),
+        max_length=panel.PANEL_MAX,
+        help_text="the endpoints a calibration asks (the project's own or global ones); empty: no panel",
+    )
+
+
+class ProjectPanelApi(APIView):
+    @extend_schema(responses=PanelSerializer)
+    def get(self, request: Request, slug: str) -> Response:
+        """The project's panel of models (managers)."""
+        project = selectors.project_get(user=request.user, slug=slug)
+        if Role.MANAGER not in selectors.roles_of(user=request.user, project=project):
+            raise NotPermitted("Only a manager of this project sees its panel.")
+        return Response({"endpoint_ids": sorted(project.panel.values_list("pk", flat=True))})
+
+    @extend_schema(request=PanelSerializer, responses=PanelSerializer)
+    def put(self, request: Request, slug: str) -> Response:
+        """Name the project's panel, replacing it (managers)."""
+        project = selectors.project_get(user=request.user, slug=slug)
+        payload = PanelSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        endpoints = panel.panel_set(
+            project=project, actor=request.user, endpoint_ids=payload.validated_data["endpoint_ids"]
+        )
+        return Response({"endpoint_ids": sorted(e.pk for e in endpoints)})
+
+
+class CalibrationSerializer(serializers.Serializer):
+    id = serializers.IntegerField(source="calibration.pk")
+    batch = serializers.IntegerField(source="calibration.batch_id")
+    state = serializers.CharField(source="calibration.state", help_text="pending, running, done or failed")
+    items_done = serializers.IntegerField(source="calibration.items_done")
+    items_total = serializers.IntegerField(source="calibration.items_total")
+    error = serializers.CharField(source="calibration.error")
+    created_at = serializers.DateTimeField(source="calibration.created_at")
+    finished_at = serializers.DateTimeField(source="calibration.finished_at", allow_null=True)
+    k_of_n = serializers.DictField(child=serializers.IntegerField(), help_text='questions per "k of n"')
+    models = serializers.ListField(
+        child=serializers.DictField(), help_text="per panel model: model, answered (correctly), asked, percent"
+    )
+    held = serializers.IntegerField(help_text="drafts the batch's panel order holds back")
+    uncalibrated = serializers.IntegerField(help_text="instances without a verdict")
+
+
+class BatchCalibrationApi(APIView):
+    @extend_schema(responses=CalibrationSerializer)
+    def get(self, request: Request, pk: int) -> Response:
+        """The batch's latest calibration with the distribution of k and each model's share (managers)."""
+        batch = _batch(request, pk)
+        if Role.MANAGER not in selectors.roles_of(user=request.user, project=batch.project):
+            raise NotPermitted("Only a manager of this project sees its calibrations.")
+        summary = panel.panel_summaries([batch]).get(batch.pk)
+        if summary is None:
+            raise NotFound(f"Batch {batch.name} was never calibrated.")
+        return Response(CalibrationSerializer(summary).data)
+
+    @extend_schema(request=None, responses={202: CalibrationSerializer})
+    def post(self, request: Request, pk: int) -> Response:
+        """Ask the project's panel to answer every instance of the batch, on the scoring worker (managers; 409 while
+        one is waiting or running)."""
+        batch = _batch(request, pk)
+        panel.calibration_request(batch_id=batch.pk, actor=request.user)
+        summary = panel.panel_summaries([batch])[batch.pk]
+        return Response(CalibrationSerializer(summary).data, status=status.HTTP_202_ACCEPTED)
+
+
+class PanelOrderSerializer(serializers.Serializer):
+    panel_order = serializers.ChoiceField(choices=Batch.PanelOrder.choices)
+
+
+class BatchPanelOrderApi(APIView):
+    @extend_schema(request=PanelOrderSerializer, responses=BatchSerializer)
+    def post(self, request: Request, pk: int) -> Response:
+        """How the batch's queue uses its panel verdicts: off, what no model answers first, or hold back what all
+        answer (managers)."""
+        _batch(request, pk)
+        payload = PanelOrderSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        batch = panel.batch_panel_order_set(
+            batch_id=pk, actor=request.user, order=payload.validated_data["panel_order"]
+        )
+        return Response(BatchSerializer(batch).data)

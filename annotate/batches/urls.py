@@ -17,6 +17,9 @@ api_patterns = [
     path("batches/<int:pk>/fill/", api_batches.BatchFillApi.as_view(), name="api-batch-fill"),
     path("projects/<slug:slug>/gating/", api_batches.GatingApi.as_view(), name="api-gating"),
     path("batches/<int:pk>/deadline/", api_batches.BatchDeadlineApi.as_view(), name="api-batch-deadline"),
+    path("batches/<int:pk>/calibration/", api_batches.BatchCalibrationApi.as_view(), name="api-batch-calibration"),
+    path("batches/<int:pk>/panel-order/", api_batches.BatchPanelOrderApi.as_view(), name="api-batch-panel-order"),
+    path("projects/<slug:slug>/panel/", api_batches.ProjectPanelApi.as_view(), name="api-project-panel"),
     path("projects/<slug:slug>/announcements/", api_batches.AnnouncementListApi.as_view(), name="api-announcements"),
     path(
         "projects/<slug:slug>/announcements/unread/",

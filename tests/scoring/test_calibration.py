@@ -234,3 +234,45 @@ def test_the_calibrate_command_names_the_panel_runs_and_prints_json(project, per
         call_command("calibrate", project=project.slug, batch=batch.name, panel=["nowhere"])
     with pytest.raises(CommandError, match="No batch"):
         call_command("calibrate", project=project.slug, batch="B9")
+
+
+def test_the_api_names_the_panel_calibrates_orders_and_reports_with_a_status_per_role(
+    project, personas, batch, panel_server, api_client_for
+):
+    strong, weak = panel_of(project, personas, panel_server, names=("strong", "weak"))
+    project.panel.clear()
+    manager = api_client_for(personas["manager"])
+    named = manager.put(f"/api/projects/{project.slug}/panel/", {"endpoint_ids": [strong.pk, weak.pk]}, format="json")
+    assert (named.status_code, named.json()) == (200, {"endpoint_ids": sorted([strong.pk, weak.pk])})
+    assert (
+        manager.put(f"/api/projects/{project.slug}/panel/", {"endpoint_ids": [99999]}, format="json").status_code == 404
+    )
+    assert manager.get(f"/api/batches/{batch.pk}/calibration/").status_code == 404  # never calibrated
+    asked = manager.post(f"/api/batches/{batch.pk}/calibration/")
+    assert asked.status_code == 202 and asked.json()["state"] == "pending"
+    assert manager.post(f"/api/batches/{batch.pk}/calibration/").status_code == 409
+    CALIBRATIONS.run(asked.json()["id"], worker="test")
+    report = manager.get(f"/api/batches/{batch.pk}/calibration/").json()
+    assert (report["state"], report["items_done"], report["k_of_n"]) == (
+        "done",
+        6,
+        {"0 of 2": 2, "1 of 2": 2, "2 of 2": 2},
+    )
+    ordered = manager.post(f"/api/batches/{batch.pk}/panel-order/", {"panel_order": "hold_answered"}, format="json")
+    assert (ordered.status_code, ordered.json()["panel_order"]) == (200, "hold_answered")
+    wrong = manager.post(f"/api/batches/{batch.pk}/panel-order/", {"panel_order": "easiest"}, format="json")
+    assert wrong.status_code == 400 and "panel_order" in wrong.json()
+
+    expected = {"annotator": 403, "verifier": 403, "outsider": 404, None: 401}
+    for role, code in expected.items():
+        client = api_client_for(personas[role] if role else None)
+        assert client.get(f"/api/projects/{project.slug}/panel/").status_code == code, role
+        assert (
+            client.put(f"/api/projects/{project.slug}/panel/", {"endpoint_ids": []}, format="json").status_code == code
+        )
+        assert client.get(f"/api/batches/{batch.pk}/calibration/").status_code == code, role
+        assert client.post(f"/api/batches/{batch.pk}/calibration/").status_code == code, role
+        assert (
+            client.post(f"/api/batches/{batch.pk}/panel-order/", {"panel_order": ""}, format="json").status_code == code
+        )
+    assert set(project.panel.all()) == {strong, weak} and Calibration.objects.count() == 1
