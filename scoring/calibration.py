@@ -107,7 +107,7 @@ class Calibrations(JobKind):
         )
         if not self.mine(pk, token).update(items_total=len(ids)):
             raise JobTakenOver
-        asked = set(PanelAnswer.objects.filter(calibration=row).values_list("instance_id", "model"))
+        asked = set(PanelAnswer.objects.filter(calibration=row).values_list("instance_id", "endpoint_id"))
         threads = max(1, min(MAX_THREADS, sum(e.concurrency_limit or 1 for e in endpoints)))
         papers: dict[int, Any] = {}  # read once while consecutive chunks stay on a paper
         with self.heartbeating(pk, token) as lost, ThreadPoolExecutor(threads, "panel") as pool:
@@ -121,7 +121,7 @@ class Calibrations(JobKind):
                     for instance_id, (item, context) in frozen
                     if _has_gold(item)
                     for endpoint in endpoints
-                    if (instance_id, endpoint.name) not in asked
+                    if (instance_id, endpoint.pk) not in asked
                 ]
                 answers = pool.map(lambda ask: (ask, panel_ask(*ask[1:])), asks)
                 PanelAnswer.objects.bulk_create(

@@ -63,7 +63,9 @@ class PanelAnswer(models.Model):
 
     class Meta:
         ordering = ["instance", "model"]
-        constraints = [models.UniqueConstraint(fields=["calibration", "instance", "model"], name="unique_panel_answer")]
+        constraints = [
+            models.UniqueConstraint(fields=["calibration", "instance", "endpoint"], name="unique_panel_answer")
+        ]
 
     def __str__(self) -> str:
         return f"{self.model} on #{self.instance_id}: {'right' if self.is_correct else 'wrong'}"
