@@ -198,6 +198,7 @@ def batches_page(request: HttpRequest, slug: str) -> HttpResponse:
         offset=(papers_page - 1) * review_selectors.FILL_PAPERS_PER_PAGE,
         limit=review_selectors.FILL_PAPERS_PER_PAGE,
     )
+    panel_rows = _panel_rows(list(selectors.batches_visible_to(request.user, project)[:PANEL_BATCHES]))
     context = {
         **page_context(request, project),
         "batches": progress_page.paginator.object_list,
@@ -213,7 +214,10 @@ def batches_page(request: HttpRequest, slug: str) -> HttpResponse:
         "gating_choices": Project.Gating.choices,
         "panel": project.panel.all(),
         "panel_endpoints": panel.panel_candidates(user=request.user, project=project),
-        "panel_batches": _panel_rows(list(selectors.batches_visible_to(request.user, project)[:PANEL_BATCHES])),
+        "panel_batches": panel_rows,
+        "calibrations_active": any(
+            summary and summary["calibration"].state in ("pending", "running") for _, summary in panel_rows
+        ),
         "panel_orders": Batch.PanelOrder.choices,
         "announcements": announcement_selectors.announcements_of(user=request.user, project=project),
         "announcement_form": AnnouncementForm(),
