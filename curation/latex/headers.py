@@ -86,27 +86,10 @@ def _header_rows(
         row = rows[found]
         if _is_data_row(row) or _is_group_label(row, spans, found, width) or not any(c.strip() for c in row[1:]):
             break  # a row of numbers, or a label of the rows below it ("Headline treatment effects"): the body
-        if not (
-            _is_sub_header_position(found, spans, rules_before)
-            or _reached(found, spans)
-            or _names_unlabelled_columns(rows[found - 1], row)
-        ):
+        if not (_is_sub_header_position(found, spans, rules_before) or _reached(found, spans)):
             break
         found += 1
     return _reach(found, spans, count)
-
-
-def _names_unlabelled_columns(above: Sequence[str], row: Sequence[str]) -> bool:
-    """A row naming every column under a row that labels only some of them: group labels written without
-    `\\multicolumn` (` & False &  & \\\\ & Any sharing & Messenger & Timeline`) are a header row over the names."""
-    names = [cell.strip() for cell in row[1:]]
-    return (
-        len(above) == len(row)
-        and any(cell.strip() for cell in above[1:])
-        and any(not cell.strip() for cell in above[1:])
-        and all(names)
-        and not any(is_number(name) for name in names)
-    )
 
 
 def _ruled_sub_header_end(
