@@ -19,6 +19,7 @@ KNOWN_MISSES = {
     ("latex_book_tables.tex", 21, "header_rows"),
     ("gomap_rowcolor_threeparttable.tex", 1, "notes"),
     ("nrega_fixest_etable.tex", 0, "notes"),
+    ("infodemic_siunitx_num.tex", 0, "header_rows"),
 }
 
 
