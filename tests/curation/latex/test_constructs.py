@@ -20,6 +20,11 @@ KNOWN_MISSES = {
     ("gomap_rowcolor_threeparttable.tex", 1, "notes"),
     ("nrega_fixest_etable.tex", 0, "notes"),
     ("infodemic_siunitx_num.tex", 0, "header_rows"),
+    ("phystnet_tabularx_tabularstar.tex", 0, "notes"),
+    ("phystnet_tabularx_tabularstar.tex", 1, "notes"),
+    ("phystnet_tabularx_tabularstar.tex", 2, "notes"),
+    ("blackholemerge_tabularstar.tex", 1, "cells"),
+    ("thesis_platoon_longtables.tex", 1, "cells"),
 }
 
 
