@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import logging
 import re
+import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
 from pylatexenc import latex2text, latexwalker, macrospec
+from pylatexenc.latex2text._defaultspecs import unicode_accents_list
 
 from curation.latex.symbols import FONT_SWITCHES, GLUE_COMMANDS, SPACES, SYMBOLS
 from curation.latex.tokens import ACTIVE, ALIGN, CHAR, CS, MATH, SPACE, VERBATIM, Token, escape
@@ -110,11 +112,24 @@ def _converter() -> latex2text.LatexNodes2Text:
     text_specs += [latex2text.MacroTextSpec(name, simplify_repl=char) for name, char in SYMBOLS.items()]
     text_specs += [latex2text.MacroTextSpec(name, simplify_repl=" ") for name in SPACES]
     text_specs.append(latex2text.MacroTextSpec("ding", simplify_repl=_ding))
+    text_specs += [
+        latex2text.MacroTextSpec(name, simplify_repl=lambda node, l2tobj, mark=mark: _accented(node, l2tobj, mark))
+        for name, mark in unicode_accents_list
+    ]
     text_specs += [latex2text.MacroTextSpec(name, simplify_repl=_quantity) for name in _QUANTITY_ARGS]
     text_db.add_context_category("tat-curate", macros=text_specs, prepend=True)
     converter = latex2text.LatexNodes2Text(latex_context=text_db, math_mode="text", strict_latex_spaces=False)
     converter._tat_walker_db = walker_db  # type: ignore[attr-defined]
     return converter
+
+
+def _accented(node: latexwalker.LatexMacroNode, l2tobj: latex2text.LatexNodes2Text, mark: str) -> str:
+    """An accent on the first character of its argument only, as TeX sets it on the nucleus: `\\dot{\\beta_i}` → β̇i
+    (pylatexenc marks every character, β̇i̇)."""
+    arguments = node.nodeargd.argnlist if node.nodeargd else []
+    text = l2tobj.nodelist_to_text([argument for argument in arguments if argument][-1:]).strip()
+    first = {"ı": "i", "ȷ": "j"}.get(text[:1], text[:1]) or " "
+    return unicodedata.normalize("NFC", first + mark) + text[1:]
 
 
 def _ding(node: latexwalker.LatexMacroNode, l2tobj: latex2text.LatexNodes2Text) -> str:

@@ -56,6 +56,11 @@ CELLS = [
     (r"87.3\textsuperscript{*}", "87.3*"),
     (r"Acc\textsubscript{dev}", "Acc_dev"),
     (r"H\textsubscript{2}O", "H2O"),
+    # An accent marks one character, the first of its argument: its script and the letters after it stay bare.
+    (r"$\dot{\beta_i}$", "β̇i"),
+    (r"$\dot{\psi}_i$", "ψ̇i"),
+    (r"$\hat{y}$", "ŷ"),
+    (r"$\tilde{x_1}$", "x̃1"),
 ]
 
 

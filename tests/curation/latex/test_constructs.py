@@ -24,7 +24,6 @@ KNOWN_MISSES = {
     ("phystnet_tabularx_tabularstar.tex", 1, "notes"),
     ("phystnet_tabularx_tabularstar.tex", 2, "notes"),
     ("blackholemerge_tabularstar.tex", 1, "cells"),
-    ("thesis_platoon_longtables.tex", 1, "cells"),
 }
 
 
