@@ -250,9 +250,14 @@ def latex_to_text(source: str) -> str:
     return space_operators(normalize_space(text))
 
 
+LINE_BREAK = "\u2028"  # a `\\` inside a cell or paragraph: a space, except after a word's hyphen
+_BROKEN_WORD = re.compile(r"(?<=\w-)\s*" + LINE_BREAK + r"\s*(?=\w)")
+
+
 def normalize_space(text: str) -> str:
-    """Collapse whitespace (including no-break spaces) to single spaces."""
-    return " ".join(text.replace("\xa0", " ").split())
+    """Collapse whitespace (including no-break spaces) to single spaces; a word broken after its hyphen by a line
+    break reads whole (`Cross-\\\\region` → Cross-region)."""
+    return " ".join(_BROKEN_WORD.sub("", text).replace("\xa0", " ").split())
 
 
 @dataclass
@@ -333,7 +338,7 @@ class TextRenderer:
             elif node.kind == CS and node.name in ("\\", "newline", "par"):
                 cursor.star()
                 cursor.optional()
-                out.append(Token(SPACE, " "))
+                out.append(Token(SPACE, LINE_BREAK if node.name != "par" else " "))
             elif node.kind == CS and node.name in GLUE_COMMANDS:
                 if not _skip_glue(cursor):
                     out.append(Token(SPACE, " "))

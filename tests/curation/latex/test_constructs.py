@@ -19,7 +19,6 @@ KNOWN_MISSES = {
     ("latex_book_tables.tex", 21, "header_rows"),
     ("gomap_rowcolor_threeparttable.tex", 1, "notes"),
     ("infodemic_siunitx_num.tex", 0, "header_rows"),
-    ("blackholemerge_tabularstar.tex", 1, "cells"),
 }
 
 
