@@ -16,6 +16,8 @@ annotator struck out its paragraph or its first table; one release is cut and ex
   record in every export (CSV: its row). Target 1.0.
 
     .venv/bin/python benchmarks/fidelity.py
+
+The figures of record (`benchmarks/results/fidelity.json`, shown in docs/benchmarks.md) keep this output under `raw`.
 """
 
 from __future__ import annotations

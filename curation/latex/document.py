@@ -547,7 +547,9 @@ class DocumentWalker:
                 )
         table.grid = [row + [""] * (width - len(row)) for row in table.grid]
         table.notes = [renderer.render(note, caption_references) for note in pending.notes]
-        table.notes = [note for note in [*table.notes, *foot_notes] if note]
+        # Text the float prints under its last tabular (a `Notes:` paragraph or minipage) is a note too.
+        below = renderer.render(pending.loose_text, caption_references) if pending.parts else ""
+        table.notes = [note for note in [*table.notes, *foot_notes, below] if note]
         for sub, part in enumerate(pending.sub_parts):
             rows = sub_rows.get(sub, [])
             table.subtables.append(

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import logging
 import re
+import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
 from pylatexenc import latex2text, latexwalker, macrospec
+from pylatexenc.latex2text._defaultspecs import unicode_accents_list
 
 from curation.latex.symbols import FONT_SWITCHES, GLUE_COMMANDS, SPACES, SYMBOLS
 from curation.latex.tokens import ACTIVE, ALIGN, CHAR, CS, MATH, SPACE, VERBATIM, Token, escape
@@ -110,11 +112,24 @@ def _converter() -> latex2text.LatexNodes2Text:
     text_specs += [latex2text.MacroTextSpec(name, simplify_repl=char) for name, char in SYMBOLS.items()]
     text_specs += [latex2text.MacroTextSpec(name, simplify_repl=" ") for name in SPACES]
     text_specs.append(latex2text.MacroTextSpec("ding", simplify_repl=_ding))
+    text_specs += [
+        latex2text.MacroTextSpec(name, simplify_repl=lambda node, l2tobj, mark=mark: _accented(node, l2tobj, mark))
+        for name, mark in unicode_accents_list
+    ]
     text_specs += [latex2text.MacroTextSpec(name, simplify_repl=_quantity) for name in _QUANTITY_ARGS]
     text_db.add_context_category("tat-curate", macros=text_specs, prepend=True)
     converter = latex2text.LatexNodes2Text(latex_context=text_db, math_mode="text", strict_latex_spaces=False)
     converter._tat_walker_db = walker_db  # type: ignore[attr-defined]
     return converter
+
+
+def _accented(node: latexwalker.LatexMacroNode, l2tobj: latex2text.LatexNodes2Text, mark: str) -> str:
+    """An accent on the first character of its argument only, as TeX sets it on the nucleus: `\\dot{\\beta_i}` → β̇i
+    (pylatexenc marks every character, β̇i̇)."""
+    arguments = node.nodeargd.argnlist if node.nodeargd else []
+    text = l2tobj.nodelist_to_text([argument for argument in arguments if argument][-1:]).strip()
+    first = {"ı": "i", "ȷ": "j"}.get(text[:1], text[:1]) or " "
+    return unicodedata.normalize("NFC", first + mark) + text[1:]
 
 
 def _ding(node: latexwalker.LatexMacroNode, l2tobj: latex2text.LatexNodes2Text) -> str:
@@ -235,9 +250,14 @@ def latex_to_text(source: str) -> str:
     return space_operators(normalize_space(text))
 
 
+LINE_BREAK = "\u2028"  # a `\\` inside a cell or paragraph: a space, except after a word's hyphen
+_BROKEN_WORD = re.compile(r"(?<=\w-)\s*" + LINE_BREAK + r"\s*(?=\w)")
+
+
 def normalize_space(text: str) -> str:
-    """Collapse whitespace (including no-break spaces) to single spaces."""
-    return " ".join(text.replace("\xa0", " ").split())
+    """Collapse whitespace (including no-break spaces) to single spaces; a word broken after its hyphen by a line
+    break reads whole (`Cross-\\\\region` → Cross-region)."""
+    return " ".join(_BROKEN_WORD.sub("", text).replace("\xa0", " ").split())
 
 
 @dataclass
@@ -318,7 +338,7 @@ class TextRenderer:
             elif node.kind == CS and node.name in ("\\", "newline", "par"):
                 cursor.star()
                 cursor.optional()
-                out.append(Token(SPACE, " "))
+                out.append(Token(SPACE, LINE_BREAK if node.name != "par" else " "))
             elif node.kind == CS and node.name in GLUE_COMMANDS:
                 if not _skip_glue(cursor):
                     out.append(Token(SPACE, " "))

@@ -56,6 +56,16 @@ CELLS = [
     (r"87.3\textsuperscript{*}", "87.3*"),
     (r"Acc\textsubscript{dev}", "Acc_dev"),
     (r"H\textsubscript{2}O", "H2O"),
+    # An accent marks one character, the first of its argument: its script and the letters after it stay bare.
+    (r"$\dot{\beta_i}$", "β̇i"),
+    (r"$\dot{\psi}_i$", "ψ̇i"),
+    (r"$\hat{y}$", "ŷ"),
+    (r"$\tilde{x_1}$", "x̃1"),
+    # A line broken inside a cell reads as a space, but a word broken after its hyphen reads whole.
+    (r"\makecell{Total GPU\\Power}", "Total GPU Power"),
+    (r"\shortstack{\textbf{Cross-}\\\textbf{region}}", "Cross-region"),
+    (r"\makecell[l]{Semi-\\[2pt] supervised}", "Semi-supervised"),
+    (r"\makecell{1.29 -\\4.26}", "1.29 - 4.26"),
 ]
 
 

@@ -18,7 +18,6 @@ TRUTH = {
 KNOWN_MISSES = {
     ("latex_book_tables.tex", 21, "header_rows"),
     ("gomap_rowcolor_threeparttable.tex", 1, "notes"),
-    ("nrega_fixest_etable.tex", 0, "notes"),
     ("infodemic_siunitx_num.tex", 0, "header_rows"),
 }
 
@@ -90,6 +89,18 @@ def test_longtable_last_foot_is_notes_and_its_caption_line_no_row(extract_latex)
         1,
         ["Note: values in ms."],
     )
+
+
+def test_text_under_the_tabular_in_its_float_is_a_note(extract_latex) -> None:
+    body = r"""\begin{table}\caption{T}\begin{tabular*}{\linewidth}{@{\extracolsep{\fill}}lc} A & B \\ x & 1 \\
+    \end{tabular*}\par\vspace{2pt}\begin{minipage}{\linewidth}\scriptsize\textit{Notes:} Values in ms.
+    \end{minipage}\label{tab:t}\end{table}
+    \begin{table}\centering\small\begin{tabular}{c} y \\ \end{tabular}\vspace{3pt}\caption{U}\end{table}"""
+    tables = extract_latex(body).tables
+    assert [(table.rows, table.notes) for table in tables] == [
+        ([["A", "B"], ["x", "1"]], ["Notes: Values in ms."]),
+        ([["y"]], []),
+    ]
 
 
 def test_tablenotes_are_notes_one_per_item(extract_latex) -> None:
