@@ -134,12 +134,13 @@ def suggest_answer_type(
     *, question: str, rationale: str, answer: Sequence[str], tools: Iterable[str] = ()
 ) -> Suggestion:
     """Multi-span for several items; count for a whole number a "how many" question gets without arithmetic;
-    arithmetic for a number the rationale (or the recorded program) computes; span for a single item read as is."""
+    arithmetic for a number the recorded program (else the rationale) computes; span for a single item read as is."""
     items = _items(answer)
     tools = {tool for tool in tools if tool}
     if not items:
         return Suggestion(None, "no answer yet")
-    computed = bool(_OPERATION.search(rationale or "")) or bool(tools & ARITHMETIC_TOOLS)
+    # A recorded program is the evidence when there is one: names in its rationale ("Qwen3.6-27B") read as operations.
+    computed = bool(tools & ARITHMETIC_TOOLS) if tools else bool(_OPERATION.search(rationale or ""))
     is_whole = len(items) == 1 and bool(_INTEGER.match(items[0].replace(",", "")))
     if is_whole and "count" in tools:
         return Suggestion("count", "the program counts")

@@ -237,6 +237,54 @@ class TableShape:
         return 0 if count >= self.height else count
 
 
+def row_names(body: Sequence[Sequence[str]]) -> tuple[list[str], int]:
+    """Each body row's name, from the leading columns that identify it, and how many leading columns that takes.
+
+    The first column names the rows, except: a column of row numbers (1, 2, 3 …) before a column of text names
+    none; and a first column that repeats (a `\\multirow` group label: "LLM", "Payload") names a row only with the
+    text columns after it: those alone when they tell the rows apart ("Kimi-K2.6"), else with the group in
+    parentheses ("small, PID (Free Hover)"). Names may still repeat or be empty; callers make them unique.
+    """
+    if not body or not body[0]:
+        return [], 0
+
+    def column(index: int) -> list[str]:
+        return [_clean(row[index]) if index < len(row) else "" for row in body]
+
+    def is_text(index: int) -> bool:
+        cells = [cell for cell in column(index) if cell]
+        return bool(cells) and sum(not _NUMERIC.match(cell) for cell in cells) * 2 > len(cells)
+
+    def is_unique(names: list[str]) -> bool:
+        given = [name for name in names if name]
+        return len(set(given)) == len(given)
+
+    width = max(len(row) for row in body)
+    first = 0
+    numbers = column(0)
+    if width > 2 and is_text(1) and numbers[:1] in (["0"], ["1"]):
+        start = int(numbers[0])
+        first = int(numbers == [str(start + offset) for offset in range(len(body))])
+    groups = column(first)
+    names, taken = groups, first + 1
+    details: list[int] = []
+    for index in range(first + 1, width):
+        if is_unique(names) or not is_text(index):
+            break
+        details.append(index)
+        parts = [", ".join(cell for cell in cells if cell) for cells in zip(*map(column, details), strict=True)]
+        if is_unique(parts) and all(parts):
+            return parts, index + 1
+        names = [
+            f"{part} ({group})" if part and group else part or group for part, group in zip(parts, groups, strict=True)
+        ]
+        taken = index + 1
+    return names, taken
+
+
+_NUMERIC = re.compile(r"^[-+−–~≈∼<>(]*[$€£]?\.?\d[\d.,]*")
+
+
 def shape_from_rows(
     grid: Sequence[Sequence[Any]],
     *,

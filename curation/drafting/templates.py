@@ -48,21 +48,23 @@ class _TableView:
         self.name = str(source.get("name") or "").strip() or self.label
         self.is_only_table = len(toolbox.tables) == 1
         self.rows = [name for name in self.table.row_names if name and not _AUTO_NAME.match(name)]
-        # A table without a header row has data values where its column names would be: no column to name.
+        # A table without a header row has data values where its column names would be: no column to name. The
+        # columns that name the rows ("Model") hold no values of them.
+        named_by = self.table.name_width
         self.header_columns = (
-            [column for column in self.table.columns[1:] if _is_header_name(column)]
+            [column for column in self.table.columns[named_by:] if _is_header_name(column)]
             if source.get("has_header", True)
             else []
         )
         self.numeric_columns = []
-        for column_index, column in enumerate(self.table.columns[1:], start=1):
+        for column_index, column in enumerate(self.table.columns[named_by:], start=named_by):
             if column not in self.header_columns:
                 continue
             parsed = [parse_number(cells[column_index]) for cells in self.table.cells]
             if sum(value is not None for value in parsed) >= max(2, len(parsed) // 2 + 1):
                 self.numeric_columns.append(column)
         self.plain_rows = [row for row in self.rows if not _SUMMARY_ROW.search(row)]
-        entity = clean_cell(self.table.columns[0]) if self.table.columns else ""
+        entity = clean_cell(self.table.columns[named_by - 1]) if self.table.columns else ""
         if not entity or _AUTO_NAME.match(entity) or len(entity) > 30:
             entity = "entry"
         self.entity = entity if entity.isupper() else entity.lower()

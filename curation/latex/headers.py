@@ -84,8 +84,8 @@ def _header_rows(
     found = 1
     while found < min(count, MAX_HEADER_ROWS):
         row = rows[found]
-        if _is_data_row(row) or _is_group_label(row, spans, found, width):
-            break
+        if _is_data_row(row) or _is_group_label(row, spans, found, width) or not any(c.strip() for c in row[1:]):
+            break  # a row of numbers, or a label of the rows below it ("Headline treatment effects"): the body
         if not (_is_sub_header_position(found, spans, rules_before) or _reached(found, spans)):
             break
         found += 1

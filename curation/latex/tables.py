@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from curation.latex.headers import header_rows
+from curation.latex.headers import MAX_HEADER_ROWS, PARTIAL_RULES, header_rows, is_number
 from curation.latex.results import CellSpan
 from curation.latex.text import (
     RULE_COMMANDS,
@@ -39,6 +39,8 @@ class ParsedTabular:
     # The rules drawn above each row (`midrule`, `cline`, …), and below the last one.
     rules_before: list[tuple[str, ...]] = field(default_factory=list)
     rules_after: tuple[str, ...] = ()
+    # The columns (from 0, first and last) a partial rule above each row underlines (`\\cmidrule{3-5}`: (2, 4)).
+    ranges_before: list[tuple[tuple[int, int], ...]] = field(default_factory=list)
     header_rows: int = 0
     # Rows of a longtable's last foot (above `\\endlastfoot`): notes printed under the table, not rows of it.
     foot_rows: list[list[list[Node]]] = field(default_factory=list)
@@ -124,11 +126,16 @@ def _to_int(text: str, default: int) -> int:
     return int(match.group()) if match else default
 
 
-def _split_rows(nodes: list[Node], result: ParsedTabular) -> tuple[list[list[list[Node]]], list[tuple[str, ...]]]:
-    """Raw rows of cells, and for each row the rules drawn above it; rules below the last row go to `result`."""
+def _split_rows(
+    nodes: list[Node], result: ParsedTabular
+) -> tuple[list[list[list[Node]]], list[tuple[str, ...]], list[tuple[tuple[int, int], ...]]]:
+    """Raw rows of cells, and for each row the rules drawn above it and the column ranges of its partial rules;
+    rules below the last row go to `result`."""
     rows: list[list[list[Node]]] = []
     rules: list[tuple[str, ...]] = []
+    ranges: list[tuple[tuple[int, int], ...]] = []
     pending_rules: list[str] = []
+    pending_ranges: list[tuple[int, int]] = []
     row: list[list[Node]] = []
     cell: list[Node] = []
     kept_until = 0
@@ -136,11 +143,12 @@ def _split_rows(nodes: list[Node], result: ParsedTabular) -> tuple[list[list[lis
     cursor = NodeCursor(nodes)
 
     def end_row() -> None:
-        nonlocal row, cell, pending_rules
+        nonlocal row, cell, pending_rules, pending_ranges
         row.append(cell)
         rows.append(row)
         rules.append(tuple(pending_rules))
-        row, cell, pending_rules = [], [], []
+        ranges.append(tuple(pending_ranges))
+        row, cell, pending_rules, pending_ranges = [], [], [], []
 
     while not cursor.at_end():
         node = cursor.next()
@@ -155,9 +163,10 @@ def _split_rows(nodes: list[Node], result: ParsedTabular) -> tuple[list[list[lis
                 end_row()
                 continue
             if node.kind == CS and node.name in RULE_COMMANDS:
-                _skip_rule(node.name, cursor)
+                reach = _skip_rule(node.name, cursor)
                 if not row and not _has_content(cell):
                     pending_rules.append(node.name)
+                    pending_ranges.extend([reach] if reach else [])
                 continue
             if node.kind == CS and node.name in _LONGTABLE_MARKS:
                 if row or any(_has_content(part) for part in [cell]):
@@ -168,13 +177,13 @@ def _split_rows(nodes: list[Node], result: ParsedTabular) -> tuple[list[list[lis
                     kept_until = len(rows)
                 elif node.name == "endhead":
                     if has_first_head:
-                        del rows[kept_until:], rules[kept_until:]
+                        del rows[kept_until:], rules[kept_until:], ranges[kept_until:]
                     kept_until = len(rows)
                 elif node.name == "endfoot":
-                    del rows[kept_until:], rules[kept_until:]
+                    del rows[kept_until:], rules[kept_until:], ranges[kept_until:]
                 elif node.name == "endlastfoot":
                     result.foot_rows.extend(rows[kept_until:])
-                    del rows[kept_until:], rules[kept_until:]
+                    del rows[kept_until:], rules[kept_until:], ranges[kept_until:]
                 kept_until = len(rows)
                 continue
             if node.kind == CS and node.name == "caption":
@@ -194,21 +203,26 @@ def _split_rows(nodes: list[Node], result: ParsedTabular) -> tuple[list[list[lis
     if row or _has_content(cell):
         end_row()
     result.rules_after = tuple(pending_rules)
-    return rows, rules
+    return rows, rules, ranges
 
 
 def _has_content(nodes: list[Node]) -> bool:
     return any(not (isinstance(node, Token) and node.kind in (SPACE, PAR)) for node in nodes)
 
 
-def _skip_rule(name: str, cursor: NodeCursor) -> None:
+def _skip_rule(name: str, cursor: NodeCursor) -> tuple[int, int] | None:
+    """Consume a rule's arguments; the columns a partial rule underlines (`\\cmidrule(lr){3-5}`: (2, 4))."""
     cursor.optional("(", ")")
     cursor.optional()
+    reach = None
     for _ in range(RULE_COMMANDS[name]):
         if name in ("cmidrule", "cmidrulec"):
             cursor.optional("(", ")")
-        cursor.argument()
+        argument = to_latex(cursor.argument() or [])
+        if name in PARTIAL_RULES and (found := re.fullmatch(r"\s*(\d+)\s*-\s*(\d+)\s*", argument)):
+            reach = reach or (int(found.group(1)) - 1, int(found.group(2)) - 1)
     cursor.optional()
+    return reach
 
 
 def _extract_span(nodes: list[Node]) -> tuple[list[Node], int, int]:
@@ -256,11 +270,13 @@ def parse_tabular(env: Env, renderer: TextRenderer, column_types: dict[str, tupl
     hidden = [column.hidden for column in columns]
     joins = [index for index, column in enumerate(columns) if column.joined_by]
     result = ParsedTabular(env=env.name, rows=[], spans=[], grid=[])
-    raw_rows, raw_rules = _split_rows(cursor.nodes[cursor.position :], result)
+    raw_rows, raw_rules, raw_ranges = _split_rows(cursor.nodes[cursor.position :], result)
     rendered: list[tuple[list[str], list[tuple[int, int, int, int]]]] = []
     carried: list[str] = []
-    for raw_row, rules in zip(raw_rows, raw_rules, strict=True):
+    carried_ranges: list[tuple[int, int]] = []
+    for raw_row, rules, ranges in zip(raw_rows, raw_rules, raw_ranges, strict=True):
         carried.extend(rules)
+        carried_ranges.extend(ranges)
         cells: list[str] = []
         row_spans: list[tuple[int, int, int, int]] = []
         column = 0
@@ -288,7 +304,8 @@ def parse_tabular(env: Env, renderer: TextRenderer, column_types: dict[str, tupl
         if any(cells):
             rendered.append((cells, row_spans))
             result.rules_before.append(tuple(carried))
-            carried = []
+            result.ranges_before.append(tuple(carried_ranges))
+            carried, carried_ranges = [], []
     # A rule above rows a reader does not see (empty ones) is drawn where the next visible row starts.
     result.rules_after = (*carried, *result.rules_after)
     result.rows = [cells for cells, _ in rendered]
@@ -301,9 +318,35 @@ def parse_tabular(env: Env, renderer: TextRenderer, column_types: dict[str, tupl
         cells = [renderer.render(_extract_span(cell)[0], result.references, in_cell=True) for cell in foot_row]
         if any(cells):
             result.notes.append(" ".join(cell for cell in cells if cell))
+    if not any(hidden) and not joins:  # ranges count the source's columns; these rows count the visible ones
+        _spread_lone_labels(result)
     result.grid = build_grid(result.rows, result.spans)
     result.header_rows = header_rows(result.rows, result.spans, result.rules_before)
     return result
+
+
+def _spread_lone_labels(result: ParsedTabular) -> None:
+    """A group label written without `\\multicolumn` over the columns a `\\cmidrule` under it groups (` & & False & &
+    \\\\ \\cmidrule{2-4}`) spans them, as `\\multicolumn` would: a label alone in the range, in a row of the first few
+    with no span, above the rule."""
+    for index, row in enumerate(result.rows[:MAX_HEADER_ROWS]):
+        if any(span.row == index for span in result.spans):
+            continue
+        below = [reach for ranges in result.ranges_before[index + 1 : MAX_HEADER_ROWS + 1] for reach in ranges]
+        merged: list[str] = []
+        spans: list[CellSpan] = []
+        column = 0
+        for first, last in sorted(set(below)):
+            labels = [cell for cell in row[first : last + 1] if cell.strip()]
+            if first < column or last >= len(row) or first == last or len(labels) != 1 or is_number(labels[0]):
+                continue
+            merged.extend(row[column:first])
+            spans.append(CellSpan(index, len(merged), first, index, 1, last - first + 1))
+            merged.append(labels[0])
+            column = last + 1
+        if spans:
+            result.rows[index] = [*merged, *row[column:]]
+            result.spans.extend(spans)
 
 
 def build_grid(rows: list[list[str]], spans: list[CellSpan]) -> list[list[str]]:

@@ -285,7 +285,13 @@ class TextRenderer:
     def render(self, nodes: list[Node], references: list[str] | None = None, *, in_cell: bool = False) -> str:
         """Readable text of nodes; labels referenced are appended to `references`."""
         prepared = self._prepare(nodes, references if references is not None else [], in_cell)
-        return latex_to_text(to_latex(prepared))
+        text = latex_to_text(to_latex(prepared))
+        if not in_cell:
+            return text
+        # A citation after a name ("Imagen~\\cite{imagen}") is no part of the name; only here is it known to be one,
+        # so a bracketed "[CLS]" written in the source stays. A cell holding nothing but citations keeps them.
+        bare = _CITED.sub("", text).strip()
+        return bare if bare else text.replace(_CITE_OPEN, "").replace(_CITE_CLOSE, "")
 
     def _prepare(self, nodes: list[Node], references: list[str], in_cell: bool, in_math: bool = False) -> list[Node]:
         out: list[Node] = []
@@ -334,7 +340,8 @@ class TextRenderer:
             elif node.kind == CS and node.name in REF_COMMANDS:
                 out.append(Token(CHAR, escape(self._reference(node.name, cursor, references))))
             elif node.kind == CS and node.name in CITE_COMMANDS:
-                out.append(Token(CHAR, escape(_citation(cursor))))
+                cited = _citation(cursor)
+                out.append(Token(CHAR, escape(f"{_CITE_OPEN}{cited}{_CITE_CLOSE}" if in_cell else cited)))
             elif node.kind == CS and node.name in ("\\", "newline", "par"):
                 cursor.star()
                 cursor.optional()
@@ -580,6 +587,11 @@ def _is_circle(node: Node | None) -> bool:
         inner = [child for child in node.children if not (isinstance(child, Token) and child.kind == SPACE)]
         return len(inner) == 1 and _is_circle(inner[0])
     return isinstance(node, Token) and node.is_cs("circ")
+
+
+# Private-use marks around a citation rendered in a cell, so `render` can tell it from text written in brackets.
+_CITE_OPEN, _CITE_CLOSE = "\ue000", "\ue001"
+_CITED = re.compile(f"\\s*{_CITE_OPEN}[^{_CITE_CLOSE}]*{_CITE_CLOSE}")
 
 
 def _citation(cursor: NodeCursor) -> str:

@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from curation.table_shape import HEADER_JOINER, shape_from_rows
+from curation.table_shape import HEADER_JOINER, row_names, shape_from_rows
 from curation.toolkit.numbers import clean_cell, parse_number
 
 DATA_TOOLS = (
@@ -76,8 +76,9 @@ class _Table:
     caption: str
     columns: list[str]
     row_names: list[str]
-    cells: list[list[str]]  # body rows, aligned with columns (first column holds the row names)
+    cells: list[list[str]]  # body rows, aligned with columns (the first `name_width` columns make the row names)
     name: str = ""  # what the paper calls it ("Table 2"), as questions write it
+    name_width: int = 1
 
 
 def _normalise(text: str) -> str:
@@ -122,9 +123,10 @@ def normalise_tables(tables: Sequence[Mapping[str, Any]]) -> list[_Table]:
         shape = shape_from_rows(rows, header_rows=max(1, int(table.get("header_rows") or 1)))
         body = shape.body_rows()
         columns = _unique(_without_full_width_rows(shape.prompt_columns()), "column")
-        row_names = _unique((row[0] if row else "" for row in body), "row")
+        names, name_width = row_names(body)
         name = str(table.get("name") or "")
-        normalised.append(_Table(label, str(table.get("caption") or ""), columns, row_names, body, name))
+        caption = str(table.get("caption") or "")
+        normalised.append(_Table(label, caption, columns, _unique(names, "row"), body, name, max(name_width, 1)))
     return normalised
 
 

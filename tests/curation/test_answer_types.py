@@ -169,3 +169,16 @@ def test_a_metres_column_is_no_million_scale():
         tools=["get_cell", "get_cell", "add"],
     )
     assert height.value != "million", height.evidence
+
+
+def test_a_recorded_program_that_only_reads_makes_no_arithmetic_of_names_with_digits_and_hyphens():
+    # embedders_dilemma's models (benchmarks/papers/templates): "Qwen3.6-27B" reads as "6 - 27" to a text rule.
+    rationale = (
+        "Table 1 gives 84.8 for Qwen3.6-27B, 90.8 for SFR-2 and 77.7 for F2LLM-14B under Cls (8). "
+        "The largest of them is 90.8."
+    )
+    question = "What is the highest Cls (8) reported for any model?"
+    read = suggest_answer_type(question=question, rationale=rationale, answer=["90.8"], tools=["get_column", "max"])
+    assert read.value == "span", read.evidence
+    summed = suggest_answer_type(question=question, rationale=rationale, answer=["253.3"], tools=["get_column", "sum"])
+    assert summed.value == "arithmetic"

@@ -5,7 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from curation.latex import extract_paper
-from curation.table_shape import Span, is_rectangular, shape_from_extracted, shape_from_frozen, shape_from_rows
+from curation.table_shape import (
+    Span,
+    is_rectangular,
+    row_names,
+    shape_from_extracted,
+    shape_from_frozen,
+    shape_from_rows,
+)
 
 DEMO_PAPER = Path(__file__).resolve().parents[2] / "curation" / "demo" / "paper"
 
@@ -94,3 +101,60 @@ def test_extractor_header_rows_win_over_the_span_count():
 def test_html_header_never_cuts_a_rowspan():
     shape = shape_from_rows([["A", "B"], ["A", "x"], ["c", "d"]], spans=[Span(0, 0, 2, 1)], header_rows=1)
     assert shape.html_header_rows() == 2
+
+
+# Body rows of three real tables (benchmarks/papers/templates): a rotated \multirow group label before the model
+# name (embedders_dilemma), a \multirow task group before vehicle and method (drone_controller), and xtable's row
+# numbers before scenario and evaluator type (wmt15_eyetracking).
+EMBEDDERS = [
+    ["LLM", "Gemini 3.1 Pro", "–", "85.2", "$154"],
+    ["LLM", "Kimi-K2.6", "–", "84.5", "$111"],
+    ["LLM", "Gemini 3.1 Flash Lite", "–", "82.9", "$7"],
+    ["Embedding", "Jina-v5-S", "596M", "90.4", "$0.03"],
+]
+DRONE = [
+    ["Free Hover", "small", "PID", "0.06", "0.51"],
+    ["Free Hover", "small", "Ours", "0.05", "0.30"],
+    ["Inertial Board", "small", "PID", "-", "-"],
+    ["Inertial Board", "large", "PID", "0.31", "0.37"],
+    ["Payload", "large", "PID", "0.19", "1.14"],
+    ["Payload", "", "Ours", "0.04", "0.34"],  # the source's \multirow{2} for "large" leaves this cell empty
+]
+WMT15 = [
+    ["1", "src", "biling", "36.89", "24.54"],
+    ["2", "src", "mono", "44.11", "28.58"],
+    ["3", "src+tgt", "biling", "40.16", "23.99"],
+    ["4", "src+tgt", "mono", "46.76", "29.69"],
+    ["5", "tgt", "biling", "26.41", "15.03"],
+]
+
+
+def test_a_repeated_group_label_in_the_first_column_does_not_name_the_rows():
+    assert row_names(EMBEDDERS) == (["Gemini 3.1 Pro", "Kimi-K2.6", "Gemini 3.1 Flash Lite", "Jina-v5-S"], 2)
+    assert row_names(DRONE) == (
+        [
+            "small, PID (Free Hover)",
+            "small, Ours (Free Hover)",
+            "small, PID (Inertial Board)",
+            "large, PID (Inertial Board)",
+            "large, PID (Payload)",
+            "Ours (Payload)",
+        ],
+        3,
+    )
+
+
+def test_a_first_column_of_row_numbers_does_not_name_the_rows():
+    assert row_names(WMT15) == (
+        ["biling (src)", "mono (src)", "biling (src+tgt)", "mono (src+tgt)", "biling (tgt)"],
+        3,
+    )
+
+
+def test_a_first_column_that_names_each_row_once_names_the_rows():
+    years = [["2019", "12.1"], ["2020", "14.0"], ["2021", "15.2"]]
+    assert row_names(years) == (["2019", "2020", "2021"], 1)
+    numbered = [["1", "0.5"], ["2", "0.7"], ["3", "0.9"]]  # consecutive, but nothing else names the rows
+    assert row_names(numbered) == (["1", "2", "3"], 1)
+    parti = [["Imagen", "Diffusion", "7.27"], ["Parti", "Autoregressive", "7.23"], ["", "", "(0.1)"]]
+    assert row_names(parti) == (["Imagen", "Parti", ""], 1)

@@ -425,3 +425,24 @@ def test_a_header_ending_in_an_abbreviation_ends_the_sentence_once():
     drafts = draft_template_questions([timings], seed=0, per_template=5)
     assert any("under Multi." in draft["rationale"] for draft in drafts)
     assert not any(".." in draft["rationale"] for draft in drafts)
+
+
+def test_rows_are_named_by_the_columns_that_identify_them_and_those_are_not_asked_about():
+    # embedders_dilemma's table (benchmarks/papers/templates): a rotated group label, then the model name.
+    embedders = {
+        "label": "tab:e",
+        "rows": [
+            ["", "Model", "Params", "Cls (8)", "Cost"],
+            ["LLM", "Gemini 3.1 Pro", "–", "85.2", "$154"],
+            ["LLM", "Kimi-K2.6", "–", "84.5", "$111"],
+            ["LLM", "Gemini 3.1 Flash Lite", "–", "82.9", "$7"],
+            ["Embedding", "Jina-v5-S", "596M", "90.4", "$0.03"],
+            ["Embedding", "SFR-2", "7.1B", "90.8", "$0.14"],
+        ],
+    }
+    drafts = draft_template_questions([embedders], per_template=50)
+    questions = " ".join(draft["question"] for draft in drafts)
+    assert "Gemini 3.1 Flash Lite" in questions
+    assert "LLM" not in questions and "Embedding" not in questions
+    assert "Model" not in questions  # the name column is no value of a row
+    assert any(draft["question"].startswith("How many models") for draft in drafts)

@@ -93,3 +93,21 @@ def test_xspace_keeps_its_space_before_a_parenthesis_but_not_before_punctuation(
 def test_word_subscripts_in_a_paragraph_read_as_names(extract_latex):
     result = extract_latex(r"We report F1$_{\text{macro}}$ and Acc$_{dev}$ with a rate of 10$^{-3}$ for $x_1$.")
     assert result.paragraphs[0].text == "We report F1_macro and Acc_dev with a rate of 10^-3 for x1."
+
+
+def test_a_citation_after_a_name_in_a_cell_is_no_part_of_the_cell(extract_latex):
+    # Parti's table 2 (rows of benchmarks/papers/templates/parti.tex): the key "imagen" has no digits, so no
+    # bracket rule can tell it from a bracketed name; where \cite is rendered it is known to be a citation.
+    result = extract_latex(
+        r"\begin{table}\begin{tabular}{lll}\texttt{[CLS]} pooling & Encoder & 3.1 \\"
+        r"Imagen~\cite{imagen} & Diffusion & 7.27 \\ Make-A-Scene \cite{gafni2022make} & Autoregressive & 11.84 \\"
+        r"\cite{roth2022towards} & (ours) & 1 \\"
+        r"\end{tabular}\end{table} See \cite{imagen}."
+    )
+    assert [row[0] for row in result.tables[0].rows] == [
+        "[CLS] pooling",  # brackets written in the source stay
+        "Imagen",
+        "Make-A-Scene",
+        "[roth2022towards]",  # a cell that is only a citation keeps it: it is the cell's content
+    ]
+    assert result.paragraphs[0].text == "See [imagen]."

@@ -18,7 +18,6 @@ TRUTH = {
 KNOWN_MISSES = {
     ("latex_book_tables.tex", 21, "header_rows"),
     ("gomap_rowcolor_threeparttable.tex", 1, "notes"),
-    ("infodemic_siunitx_num.tex", 0, "header_rows"),
 }
 
 

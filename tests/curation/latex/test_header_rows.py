@@ -16,6 +16,7 @@ from curation.latex.tables import parse_tabular
 from curation.latex.text import TextRenderer
 from curation.latex.tokens import tokenize
 from curation.latex.tree import Env, build_tree
+from curation.table_shape import shape_from_rows
 
 from .conftest import FIXTURES
 
@@ -184,3 +185,36 @@ def test_clines_under_every_row_and_model_numbering_rows():
     assert header_rows(grid_rows, [], ruled) == 1
     numbered = [["", "Score", "Score"], ["d (m)", "(1)", "(2)"], ["100", "0.01**", "0.008"], ["", "(0.1)", "(0.2)"]]
     assert header_rows(numbered, [], [("toprule",), (), ("midrule",), ()]) == 2
+
+
+# infodemic's table (benchmarks/papers/templates/infodemic.tex): "False" and "True" sit over the middle one of
+# their columns each, without \multicolumn, a \cmidrule under the row of names groups them.
+INFODEMIC = r"""\begin{tabular}[t]{lccccccc}
+ & \textbf{Sharing} &  & \textbf{False} &  &  & \textbf{True} & \\
+ & \textbf{Discernment} & Any sharing & Messenger & Timeline & Any sharing & Messenger & Timeline\\\cmidrule(lr){2-2}
+ \cmidrule(lr){3-5} \cmidrule(lr){6-8} \multicolumn{4}{l}{\textbf{Headline treatment effects}} \\
+\hspace{1em}Fact check & \num{-0.031} & \num{-0.006} & \num{-0.008} & \num{-0.003} & \num{0.001} & \num{0.001} & 0\\
+ & (\num{0.036}) & (\num{0.011}) & (\num{0.011}) & (\num{0.011}) & (\num{0.011}) & (\num{0.011}) & (0.01)\\
+\hspace{1em}Facebook tips & \num{0.054} & \num{-0.020} & \num{-0.020} & \num{-0.016} & \num{0.005} & \num{0.010} & 0\\
+\end{tabular}"""
+
+
+def test_group_labels_written_without_multicolumn_keep_the_row_of_names_under_them_in_the_header():
+    table = _parse(INFODEMIC)
+    assert table.header_rows == 2
+    columns = shape_from_rows(table.grid, header_rows=table.header_rows).prompt_columns()
+    assert columns[1] == "Sharing - Discernment"
+    assert columns[3] == "False - Messenger"
+
+
+def test_a_group_label_written_without_multicolumn_spans_the_columns_its_cmidrule_groups():
+    table = _parse(INFODEMIC)
+    assert shape_from_rows(table.grid, header_rows=table.header_rows).prompt_columns()[1:] == [
+        "Sharing - Discernment",
+        "False - Any sharing",
+        "False - Messenger",
+        "False - Timeline",
+        "True - Any sharing",
+        "True - Messenger",
+        "True - Timeline",
+    ]
