@@ -79,6 +79,9 @@ class _Table:
     cells: list[list[str]]  # body rows, aligned with columns (the first `name_width` columns make the row names)
     name: str = ""  # what the paper calls it ("Table 2"), as questions write it
     name_width: int = 1
+    # The names rows had before they were named by the columns that identify them: each row's first cell. Essential
+    # actions recorded then (in released items) name rows so, and `row_index` still resolves them.
+    first_cell_names: list[str] = field(default_factory=list)
 
 
 def _normalise(text: str) -> str:
@@ -126,7 +129,9 @@ def normalise_tables(tables: Sequence[Mapping[str, Any]]) -> list[_Table]:
         names, name_width = row_names(body)
         name = str(table.get("name") or "")
         caption = str(table.get("caption") or "")
-        normalised.append(_Table(label, caption, columns, _unique(names, "row"), body, name, max(name_width, 1)))
+        first_cells = _unique((row[0] if row else "" for row in body), "row")
+        row_names_now = _unique(names, "row")
+        normalised.append(_Table(label, caption, columns, row_names_now, body, name, max(name_width, 1), first_cells))
     return normalised
 
 
@@ -143,7 +148,7 @@ def _schema(properties: dict[str, Any], required: Sequence[str] = ()) -> dict[st
 _NUMBER = {"type": ["number", "string"], "description": "A number, or a numeric cell such as '1,234' or '12.5%'."}
 _NUMBERS = {"type": "array", "items": _NUMBER, "minItems": 1, "description": "The numbers."}
 _TABLE = {"type": "string", "description": 'The table\'s label or its name ("Table 2"), as list_tables returns them.'}
-_ROW = {"type": "string", "description": "The row name (the row's first cell), as returned by search_row_names."}
+_ROW = {"type": "string", "description": "The row name, as returned by search_row_names."}
 _COLUMN = {"type": "string", "description": "The column name (header), as returned by search_column_names."}
 _QUERY = {"type": "string", "description": "Keywords to look for."}
 _OPTIONAL_TABLE = {"type": "string", "description": "Optional: only search this table."}
@@ -158,7 +163,7 @@ TOOL_SPECS: dict[str, tuple[str, dict[str, Any]]] = {
         _schema({"query": _QUERY, "table": _OPTIONAL_TABLE}, ["query"]),
     ),
     "search_row_names": (
-        "Find row names (first cells of rows) that match keywords; returns [{table, row}].",
+        "Find row names (the cells that identify each row) that match keywords; returns [{table, row}].",
         _schema({"query": _QUERY, "table": _OPTIONAL_TABLE}, ["query"]),
     ),
     "get_cell": (
@@ -337,13 +342,26 @@ class ToolBox:
         hint = f" Did you mean {', '.join(map(repr, close))}?" if close else ""
         raise ToolError(f"no table labelled {label!r}.{hint} Tables: {', '.join(map(repr, labels)) or 'none'}")
 
-    def table_id(self, name: str) -> str:
-        """The label of the table `name` names, as `table` resolves it (its label or its reader name, "Table 2"), or
-        `name` itself when it names none: two calls naming one table either way compare equal by it."""
+    def names_now(self, value: Any) -> Any:
+        """`value` with the table and row it names as the tools name them now: a mapping's `table` (its label or its
+        reader name, "Table 2") becomes the table's label and its `row` (today's name or the row's first cell, the
+        name rows had before) the row's name today; a list item by item; anything else, or what names nothing,
+        unchanged. Two calls or results naming one table and row either way compare equal by it."""
+        if isinstance(value, list | tuple):
+            return [self.names_now(item) for item in value]
+        if not isinstance(value, Mapping) or not isinstance(value.get("table"), str):
+            return value
         try:
-            return self.table(name).label
+            table = self.table(value["table"])
         except ToolError:
-            return name
+            return value
+        named = {**value, "table": table.label}
+        if isinstance(value.get("row"), str):
+            try:
+                named["row"] = table.row_names[self.row_index(table, value["row"])]
+            except ToolError:
+                pass
+        return named
 
     @staticmethod
     def _resolve(name: str, candidates: Sequence[str], kind: str, table: _Table) -> int:
@@ -365,8 +383,16 @@ class ToolBox:
         raise ToolError(f"table {table.label!r} has no {kind} named {name!r}.{hint}{return_hint}")
 
     def row_index(self, table: _Table, row: str) -> int:
-        """Index of a row by name in a table, or a ToolError with suggestions."""
-        return self._resolve(row, table.row_names, "row", table)
+        """Index of a row by name in a table, or a ToolError with suggestions. A row's first cell, the name rows had
+        before they were named by the columns that identify them, still names it when today's names do not."""
+        try:
+            return self._resolve(row, table.row_names, "row", table)
+        except ToolError:
+            try:
+                return self._resolve(row, table.first_cell_names, "row", table)
+            except ToolError:
+                pass
+            raise
 
     def column_index(self, table: _Table, column: str) -> int:
         """Index of a column by name in a table, or a ToolError with suggestions."""

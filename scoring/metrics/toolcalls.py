@@ -5,11 +5,12 @@ Post-processing, in order: `think` and `final_answer` calls are dropped; `less_t
 (the essential search's `result` is that name — a string, or a mapping such as {table, row}; a list result is searched
 item by item, so a search returning several hits is credited when one of them is the name, and one search naming
 several essential names credits each of them while counting once as a true call);
-list arguments compare as multisets; a `table` argument compares as the table it names when the caller gives the
-tools' resolver (`table_id`: "Table 2" and its label "tab:results" are one table); each essential action is matched
-at most once, so a repeated identical call counts once as true and the rest as false. Precision = true calls /
-scored calls; recall = matched essential actions / essential actions. The error rate is the share of outputs with
-at least one failing tool call.
+list arguments compare as multisets; `table` and `row` arguments (and a search's expected name) compare as the table
+and row they name when the caller gives the tools' resolver (`names`: "Table 2" and its label "tab:results" are one
+table; a row's first cell, the name an older release's essential actions give it, and its name today are one
+row); each essential action is matched at most once, so a repeated identical call counts once as true and the rest
+as false. Precision = true calls / scored calls; recall = matched essential actions / essential actions. The error
+rate is the share of outputs with at least one failing tool call.
 """
 
 from __future__ import annotations
@@ -95,34 +96,30 @@ def result_contains(result: Any, name: Any) -> bool:
     return " ".join(str(name).split()).casefold() in " ".join(str(result).split()).casefold()
 
 
-def _search_credited(call: ToolCall, expected: Any) -> bool:
+Names = Callable[[Any], Any]
+
+
+def _same(value: Any) -> Any:
+    return value
+
+
+def _search_credited(call: ToolCall, expected: Any, names: Names) -> bool:
     if call.result is None or call.is_error:
         return False
+    found = names(call.result)
     if isinstance(expected, list | tuple):
         # Essential actions stored before the drafter recorded the name keep the whole hit list: any hit will do.
-        return any(result_contains(call.result, name) for name in expected)
-    return result_contains(call.result, expected)
+        return any(result_contains(found, names(name)) for name in expected)
+    return result_contains(found, names(expected))
 
 
-TableId = Callable[[str], str]
-
-
-def _table_named(arguments: Any, table_id: TableId | None) -> Any:
-    """`arguments` with its `table` argument replaced by the id of the table it names (unchanged without one)."""
-    if table_id is None or not isinstance(arguments, Mapping) or not isinstance(arguments.get("table"), str):
-        return arguments
-    return {**arguments, "table": table_id(arguments["table"])}
-
-
-def _matches(call: ToolCall, essential: ToolCall, table_id: TableId | None = None) -> bool:
+def _matches(call: ToolCall, essential: ToolCall, names: Names = _same) -> bool:
     if call.name != essential.name:
         return False
     if call.name.startswith("search_") and essential.result is not None:
         # The paper credits any search whose result contained the right name, whatever the query was.
-        return _search_credited(call, essential.result)
-    return canonical_arguments(_table_named(call.arguments, table_id)) == canonical_arguments(
-        _table_named(essential.arguments, table_id)
-    )
+        return _search_credited(call, essential.result, names)
+    return canonical_arguments(names(call.arguments)) == canonical_arguments(names(essential.arguments))
 
 
 @dataclass
@@ -138,10 +135,10 @@ class ToolCallScore:
 
 
 def score_tool_calls(
-    calls: Sequence[ToolCall], essential_actions: Sequence[ToolCall], *, table_id: TableId | None = None
+    calls: Sequence[ToolCall], essential_actions: Sequence[ToolCall], *, names: Names = _same
 ) -> ToolCallScore:
-    """Compare one output's tool calls with its essential actions after the paper's post-processing; `table_id`
-    (the ToolBox's `table_id` over the item's tables) says which table a `table` argument names."""
+    """Compare one output's tool calls with its essential actions after the paper's post-processing; `names` (the
+    ToolBox's `names_now` over the item's tables) says which table and row an argument or a search result names."""
     essentials = [normalise_call(action) for action in essential_actions if action.name not in EXCLUDED_TOOLS]
     scored = [normalise_call(call) for call in calls if call.name not in EXCLUDED_TOOLS]
     matched = [False] * len(essentials)
@@ -150,14 +147,14 @@ def score_tool_calls(
         if call.name.startswith("search_"):
             # One search whose hit list names several essential names discovered them all: one true call.
             credited = [
-                i for i, essential in enumerate(essentials) if not matched[i] and _matches(call, essential, table_id)
+                i for i, essential in enumerate(essentials) if not matched[i] and _matches(call, essential, names)
             ]
             for index in credited:
                 matched[index] = True
             true_positives += bool(credited)
             continue
         for index, essential in enumerate(essentials):
-            if not matched[index] and _matches(call, essential, table_id):
+            if not matched[index] and _matches(call, essential, names):
                 matched[index] = True
                 true_positives += 1
                 break

@@ -107,7 +107,7 @@ def item_metrics(
         calls = tool_calls_of(tool_trace)
         essentials = essential_calls(item)
         tables = tool_tables(context)
-        scored = toolcalls.score_tool_calls(calls, essentials, table_id=ToolBox(tables).table_id if tables else None)
+        scored = toolcalls.score_tool_calls(calls, essentials, names=ToolBox(tables).names_now)
         metrics.update(
             tool_calls=scored.scored_calls,
             tool_error=scored.has_error,

@@ -226,3 +226,46 @@ def test_the_drafter_and_the_tool_box_name_a_table_by_one_rule():
 
     shape = shape_from_rows(Row.cells, label=Row.label, caption=Row.caption, number="")
     assert reader_name(Row(), 0) == shape.reader_name(0) == shape.tool_input(position=0)["name"] == "Table 4"
+
+
+GROUPED = [
+    {
+        "label": "tab:models",
+        "caption": "Accuracy by model family",
+        "rows": [
+            ["Family", "Model", "Acc"],
+            ["LLM", "Kimi-K2.6", "70.1"],
+            ["LLM", "Qwen3", "61.0"],
+            ["Embed", "E5", "50.2"],
+        ],
+    }
+]
+
+
+def test_a_row_keeps_the_name_an_older_release_gave_it_for_calls_and_for_scoring():
+    """Rows are named by the columns that identify them ("Qwen3"); before, by their first cell ("LLM (2)"), and the
+    essential actions of items released then name them so: both names reach the row, and a model's call naming it
+    today matches an essential action naming it the old way (and a search credited by either name)."""
+    from scoring.metrics.toolcalls import ToolCall, score_tool_calls
+
+    box = ToolBox(GROUPED)
+    assert box.tables[0].row_names == ["Kimi-K2.6", "Qwen3", "E5"]
+    today = box.call("get_cell", {"table": "tab:models", "row": "Qwen3", "column": "Acc"})
+    assert today == box.call("get_cell", {"table": "TAB:MODELS", "row": "LLM (2)", "column": "Acc"}) == "61.0"
+
+    older_release = [
+        ToolCall("search_row_names", {"query": "LLM (2)"}, result={"table": "tab:models", "row": "LLM (2)"}),
+        ToolCall("get_cell", {"table": "tab:models", "row": "LLM (2)", "column": "Acc"}),
+    ]
+    hits = box.call("search_row_names", {"query": "qwen"})
+    model = [
+        ToolCall("search_row_names", {"query": "qwen"}, result=hits),
+        ToolCall("get_cell", {"table": "tab:models", "row": "Qwen3", "column": "Acc"}),
+    ]
+    scored = score_tool_calls(model, older_release, names=box.names_now)
+    assert (scored.true_positives, scored.recall, scored.precision) == (2, 1.0, 1.0)
+    # Without the resolver the two names are two rows: the rule the resolver adds is what makes them one.
+    assert score_tool_calls(model, older_release).true_positives == 0
+    # A row named the old way that is another row today stays a miss.
+    wrong = [ToolCall("get_cell", {"table": "tab:models", "row": "Kimi-K2.6", "column": "Acc"})]
+    assert score_tool_calls(wrong, older_release[1:], names=box.names_now).true_positives == 0
