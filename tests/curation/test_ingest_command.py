@@ -66,7 +66,7 @@ def test_progress_bar_goes_to_stderr(project, capsys):
 
 
 def test_unknown_project_is_a_clear_error(db):
-    with pytest.raises(CommandError, match="no project with the slug 'nope'"):
+    with pytest.raises(CommandError, match="No project 'nope'"):
         run("--project", "nope", str(FIXTURES / "floats"))
 
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand
 
 from annotate.agreement.selectors import FIGURE_LABELS, FIGURES, project_agreement
-from curation.models import Project
+from curation.management.lookup import project_named
 from curation.toolkit.numbers import fixed
 
 
@@ -23,9 +23,7 @@ class Command(BaseCommand):
         parser.add_argument("--json", action="store_true", help="print the figures as one JSON object")
 
     def handle(self, *args, **options) -> None:
-        project = Project.objects.filter(slug=options["project"]).first()
-        if project is None:
-            raise CommandError(f"No project {options['project']!r}.")
+        project = project_named(options["project"])
         figures = project_agreement(project)
         settings = figures.pop("agreement_settings")
         result = {

@@ -6,11 +6,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import BaseCommand, CommandParser
 
 from annotate.dashboard.draft_costs import draft_costs_cached
 from annotate.dashboard.edit_costs import DIMENSION_LABELS, FIELD_LABELS, FIELDS, flat_rows
-from curation.models import Project
+from curation.management.lookup import project_named
 
 
 def _percent(value: float | None) -> str:
@@ -29,9 +29,7 @@ class Command(BaseCommand):
         parser.add_argument("--json", action="store_true", help="print one JSON object: the figures and flat rows")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        project = Project.objects.filter(slug=options["project"]).first()
-        if project is None:
-            raise CommandError(f"no project with the slug {options['project']!r}")
+        project = project_named(options["project"])
         figures = draft_costs_cached(project)
         if options["json"]:
             self.stdout.write(json.dumps({**figures, "rows": flat_rows(figures)}, ensure_ascii=False))

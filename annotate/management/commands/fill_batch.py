@@ -6,11 +6,10 @@ import json
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
-from django.db.models import Q
 
 from annotate.work.batches import batch_fill_from_papers
 from curation.errors import DomainError
-from curation.models import Batch, Project
+from curation.management.lookup import batch_named, project_named
 
 
 class Command(BaseCommand):
@@ -28,13 +27,8 @@ class Command(BaseCommand):
         parser.add_argument("--json", action="store_true", help="print one JSON summary on stdout")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        project = Project.objects.filter(slug=options["project"]).first()
-        if project is None:
-            raise CommandError(f"no project with the slug {options['project']!r}")
-        key = options["batch"]
-        batch = Batch.objects.filter(project=project).filter(Q(pk=int(key)) if key.isdigit() else Q(name=key)).first()
-        if batch is None:
-            raise CommandError(f"project {project.slug!r} has no batch {key!r}")
+        project = project_named(options["project"])
+        batch = batch_named(project, options["batch"])
         try:
             sample = batch_fill_from_papers(
                 batch_id=batch.pk,

@@ -6,11 +6,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import BaseCommand, CommandParser
 
 from annotate.quality.drift import drift_rows, project_drift
 from annotate.quality.selectors import gold_rows, project_gold_figures
-from curation.models import Project
+from curation.management.lookup import project_named
 from curation.toolkit.numbers import fixed
 
 
@@ -30,9 +30,7 @@ class Command(BaseCommand):
         parser.add_argument("--json", action="store_true", help='print one JSON object: {"gold": […], "drift": […]}')
 
     def handle(self, *args: Any, **options: Any) -> None:
-        project = Project.objects.filter(slug=options["project"]).first()
-        if project is None:
-            raise CommandError(f"no project with the slug {options['project']!r}")
+        project = project_named(options["project"])
         figure = options["figure"]
         result: dict[str, list[dict[str, Any]]] = {}
         if figure in ("gold", "all"):

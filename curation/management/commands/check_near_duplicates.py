@@ -7,7 +7,7 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 
 from curation.errors import InvalidInput
-from curation.models import Project
+from curation.management.lookup import project_named
 from curation.releases.models import NearDuplicate
 from curation.releases.near_duplicates import near_duplicates_check
 
@@ -24,9 +24,7 @@ class Command(BaseCommand):
         parser.add_argument("--json", action="store_true", help="print one JSON object")
 
     def handle(self, *args, **options) -> None:
-        project = Project.objects.filter(slug=options["project"]).first()
-        if project is None:
-            raise CommandError(f"No project {options['project']!r}.")
+        project = project_named(options["project"])
         try:
             check = near_duplicates_check(project=project, actor=None, threshold=options["threshold"])
         except InvalidInput as error:

@@ -10,7 +10,7 @@ from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
 from curation.errors import DomainError
-from curation.models import Project
+from curation.management.lookup import project_named
 from curation.releases.services.cut import ALL_BATCHES, cut_batch_ids, release_cut
 
 
@@ -39,9 +39,7 @@ class Command(BaseCommand):
         parser.add_argument("--no-progress", action="store_true")
 
     def handle(self, *args, **options) -> None:
-        project = Project.objects.filter(slug=options["project"]).first()
-        if project is None:
-            raise CommandError(f"No project {options['project']!r}.")
+        project = project_named(options["project"])
         quiet = options["no_progress"] or options["json"]
         try:
             batch_ids = cut_batch_ids(project=project, batch_ids=[], batches=options["batches"])

@@ -8,7 +8,6 @@ import time
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
-from django.db.models import Q
 from tqdm import tqdm
 
 from curation.drafting.models import DraftingItem, DraftingRun
@@ -16,7 +15,7 @@ from curation.drafting.services import items as item_services
 from curation.drafting.services import runs as run_services
 from curation.endpoints.models import ModelEndpoint
 from curation.errors import DomainError
-from curation.models import Batch, Project
+from curation.management.lookup import batch_named, project_named
 
 
 class Command(BaseCommand):
@@ -39,15 +38,8 @@ class Command(BaseCommand):
         parser.add_argument("--no-progress", action="store_true")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        project = Project.objects.filter(slug=options["project"]).first()
-        if project is None:
-            raise CommandError(f"no project with the slug {options['project']!r}")
-        key = options["batch"]
-        batch = Batch.objects.filter(project=project).filter(
-            Q(pk=int(key)) if key.isdigit() else Q(name=key)
-        ).first()  # fmt: skip
-        if batch is None:
-            raise CommandError(f"project {project.slug!r} has no batch {key!r}")
+        project = project_named(options["project"])
+        batch = batch_named(project, options["batch"])
         endpoint = None
         if options["kind"] == "llm":
             usable = ModelEndpoint.objects.usable_in(project)

@@ -9,7 +9,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from curation.errors import DomainError
 from curation.exchange.work_export import FORMATS, work_export
-from curation.models import Project
+from curation.management.lookup import project_named
 
 
 class Command(BaseCommand):
@@ -27,9 +27,7 @@ class Command(BaseCommand):
         parser.add_argument("--out", help="file to write (default: standard output)")
 
     def handle(self, *args, **options) -> None:
-        project = Project.objects.filter(slug=options["project"]).first()
-        if project is None:
-            raise CommandError(f"No project {options['project']!r}.")
+        project = project_named(options["project"])
         user = get_user_model().objects.filter(username=options["username"]).first()
         if user is None:
             raise CommandError(f"No user {options['username']!r}.")

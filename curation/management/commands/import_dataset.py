@@ -11,7 +11,7 @@ from tqdm import tqdm
 from curation.datasets.formats import FORMATS
 from curation.datasets.services import dataset_import, import_counts_text
 from curation.errors import DomainError
-from curation.models import Project
+from curation.management.lookup import project_named
 
 
 class Command(BaseCommand):
@@ -27,9 +27,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options) -> None:
         path: Path = options["file"]
-        project = Project.objects.filter(slug=options["project"]).first()
-        if project is None:
-            raise CommandError(f"No project {options['project']!r}.")
+        project = project_named(options["project"])
         try:
             content = path.read_bytes()
         except OSError as error:

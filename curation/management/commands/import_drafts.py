@@ -9,7 +9,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from curation.errors import DomainError
 from curation.exchange.draft_import import drafts_import
-from curation.models import Project
+from curation.management.lookup import project_named
 
 
 class Command(BaseCommand):
@@ -24,9 +24,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options) -> None:
         path: Path = options["file"]
-        project = Project.objects.filter(slug=options["project"]).first()
-        if project is None:
-            raise CommandError(f"No project {options['project']!r}.")
+        project = project_named(options["project"])
         file_format = options["format"] or path.suffix.lstrip(".").lower()
         try:
             content = path.read_bytes()

@@ -12,7 +12,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
 from curation.errors import DomainError
-from curation.models import Batch, Project
+from curation.management.lookup import batch_named, project_named
 from curation.papers.ingestion import paper_ingest_bounded
 from curation.papers.services import NEW_VERSION, IngestResult
 
@@ -28,14 +28,10 @@ class Command(BaseCommand):
         parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        project = Project.objects.filter(slug=options["project"]).first()
-        if project is None:
-            raise CommandError(f"no project with the slug {options['project']!r}")
+        project = project_named(options["project"])
         batch = None
         if options["batch"] is not None:
-            batch = Batch.objects.filter(pk=options["batch"], project=project).first()
-            if batch is None:
-                raise CommandError(f"project {project.slug!r} has no batch {options['batch']}")
+            batch = batch_named(project, options["batch"])
         results: list[IngestResult] = []
         rejected: list[dict[str, str]] = []
         paths = [Path(path) for path in options["paths"]]

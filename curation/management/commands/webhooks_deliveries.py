@@ -7,7 +7,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from curation.models import Project
+from curation.management.lookup import project_named
 from curation.webhooks.models import WebhookDelivery
 
 
@@ -21,9 +21,7 @@ class Command(BaseCommand):
         parser.add_argument("--json", action="store_true", help="print a JSON list on stdout")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        project = Project.objects.filter(slug=options["project"]).first()
-        if project is None:
-            raise CommandError(f"no project with the slug {options['project']!r}")
+        project = project_named(options["project"])
         if options["limit"] < 1:
             raise CommandError("--limit must be at least 1")
         deliveries = WebhookDelivery.objects.filter(webhook__project=project).select_related("webhook")

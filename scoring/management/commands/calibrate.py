@@ -8,7 +8,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from curation.endpoints.models import ModelEndpoint
 from curation.errors import DomainError
-from curation.models import Batch, Project
+from curation.management.lookup import batch_named, project_named
 from curation.panel.services import calibration_request, panel_set, panel_summaries
 from scoring.calibration import CALIBRATIONS
 
@@ -26,14 +26,8 @@ class Command(BaseCommand):
         parser.add_argument("--json", action="store_true", help="print one JSON object")
 
     def handle(self, *args, **options) -> None:
-        project = Project.objects.filter(slug=options["project"]).first()
-        if project is None:
-            raise CommandError(f"No project {options['project']!r}.")
-        key = options["batch"]
-        batch = Batch.objects.filter(project=project).filter(**({"pk": int(key)} if key.isdigit() else {"name": key}))
-        if not batch.exists():
-            raise CommandError(f"No batch {key!r} in {project.slug}.")
-        batch = batch.first()
+        project = project_named(options["project"])
+        batch = batch_named(project, options["batch"])
         try:
             if options["panel"]:
                 endpoints = ModelEndpoint.objects.usable_in(project).filter(name__in=options["panel"])

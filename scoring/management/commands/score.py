@@ -12,6 +12,7 @@ from tqdm import tqdm
 
 from curation.endpoints.models import ModelEndpoint
 from curation.errors import DomainError
+from curation.management.lookup import project_named
 from curation.models import Project
 from curation.releases.models import Release
 from curation.toolkit.extraction import EXTRACTION_MODES
@@ -30,9 +31,7 @@ FINISHED = (ScoringRun.Status.COMPLETED, ScoringRun.Status.FAILED, ScoringRun.St
 def project_release(options: dict[str, Any]) -> tuple[Project, Release]:
     """The project of `--project` (slug) and its release of `--release` (name, name-vN or id); CommandError names
     what is missing. Every scoring command that reads a release finds it here."""
-    project = Project.objects.filter(slug=options["project"]).first()
-    if project is None:
-        raise CommandError(f"No project {options['project']!r}.")
+    project = project_named(options["project"])
     return project, _release(project, options["release"])
 
 

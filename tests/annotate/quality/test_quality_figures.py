@@ -81,7 +81,7 @@ def test_the_command_prints_the_same_figures(personas, project, measured):
 def test_the_command_names_an_unknown_project(db):
     from django.core.management import CommandError
 
-    with pytest.raises(CommandError, match="no project with the slug 'nope'"):
+    with pytest.raises(CommandError, match="No project 'nope'"):
         call_command("quality_figures", "--project", "nope")
 
 
