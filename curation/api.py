@@ -125,9 +125,7 @@ class BatchOpenApi(APIView):
 
     @extend_schema(request=None, responses=serializers.BatchSerializer)
     def post(self, request: Request, pk: int) -> Response:
-        batch = selectors.batches_visible_to(request.user).filter(pk=pk).first()
-        if batch is None:
-            raise NotFound(f"No batch {pk} that you may see.")
+        batch = selectors.batch_get(user=request.user, batch_id=pk)
         batch = batch_services.batch_open(batch_id=batch.pk, actor=request.user)
         return Response(serializers.BatchSerializer(batch).data)
 

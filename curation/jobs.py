@@ -103,6 +103,20 @@ class RequestedJob(JobRow):
         abstract = True
 
 
+class ProgressJob(RequestedJob):
+    """A requested job that counts the items it has done as it goes (a release cut, an export, a calibration)."""
+
+    items_done = models.PositiveIntegerField(default=0)
+    items_total = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        abstract = True
+
+    @property
+    def percent(self) -> int:
+        return round(100 * self.items_done / self.items_total) if self.items_total else 0
+
+
 def job_heartbeat_seconds() -> float:
     """How often a worker renews the claims it holds (TATCURATE_JOB_HEARTBEAT_S)."""
     return float(settings.TATCURATE_JOB_HEARTBEAT_S)

@@ -160,6 +160,14 @@ def instance_history_get(*, user: AbstractBaseUser, instance_id: int) -> dict[st
     }
 
 
+def batch_get(*, user: AbstractBaseUser, batch_id: int) -> Batch:
+    """A batch the viewer may see (with its project), or NotFound: one answer for every door that takes a batch id."""
+    batch = batches_visible_to(user).select_related("project").filter(pk=batch_id).first()
+    if batch is None:
+        raise NotFound(f"No batch {batch_id} that you may see.")
+    return batch
+
+
 def batch_of_project(*, user: AbstractBaseUser, project: Project, batch_id: int | None) -> Batch | None:
     """One batch of the project the viewer may see, or None (no id, or not one of the project's batches)."""
     if batch_id is None:

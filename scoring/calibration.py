@@ -82,9 +82,11 @@ def _verdicts_write(calibration: Calibration, instance_ids: list[int]) -> None:
         .annotate(k=Count("id", filter=Q(is_correct=True)), n=Count("id"))
     }
     PanelAnswer.objects.filter(instance_id__in=instance_ids).exclude(calibration=calibration).delete()
+    verdicts: dict[tuple[int | None, int | None], list[int]] = {}
     for instance_id in instance_ids:
-        k, n = counts.get(instance_id, (None, None))
-        Instance.objects.filter(pk=instance_id).update(panel_correct=k, panel_size=n)
+        verdicts.setdefault(counts.get(instance_id, (None, None)), []).append(instance_id)
+    for (k, n), ids in verdicts.items():  # one UPDATE per verdict, not per instance
+        Instance.objects.filter(pk__in=ids).update(panel_correct=k, panel_size=n)
 
 
 class Calibrations(JobKind):

@@ -15,12 +15,10 @@ from annotate.batches import selectors as announcement_selectors
 from annotate.batches.announcements import announcement_mark_read, announcement_post
 from annotate.work import batches as batch_flow
 from curation import selectors
-from curation.errors import NotFound, NotPermitted
 from curation.models import Batch
 from curation.panel import services as panel
 from curation.serializers import BatchSerializer
 from curation.services.batches import batch_deadline_set
-from curation.states import Role
 
 
 class AssignSerializer(serializers.Serializer):
@@ -61,9 +59,7 @@ class BatchAssignApi(APIView):
     @extend_schema(request=AssignSerializer, responses=AssignResultSerializer)
     def post(self, request: Request, pk: int) -> Response:
         """Put drafts (or the drafts of contexts) into a batch. Managers only."""
-        batch = selectors.batches_visible_to(request.user).filter(pk=pk).first()
-        if batch is None:
-            raise NotFound(f"No batch {pk} that you may see.")
+        batch = selectors.batch_get(user=request.user, batch_id=pk)
         payload = AssignSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
         moved = batch_flow.batch_assign(batch_id=pk, actor=request.user, **payload.validated_data)
@@ -74,9 +70,7 @@ class BatchFillApi(APIView):
     @extend_schema(request=FillSerializer, responses=FillResultSerializer)
     def post(self, request: Request, pk: int) -> Response:
         """Put short contexts without a batch into the batch: all of the papers', or a seeded N per paper."""
-        batch = selectors.batches_visible_to(request.user).filter(pk=pk).first()
-        if batch is None:
-            raise NotFound(f"No batch {pk} that you may see.")
+        selectors.batch_get(user=request.user, batch_id=pk)
         payload = FillSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
         sample = batch_flow.batch_fill_from_papers(batch_id=pk, actor=request.user, **payload.validated_data)
@@ -119,9 +113,7 @@ class BatchDeadlineApi(APIView):
     @extend_schema(request=DeadlineSerializer, responses=BatchSerializer)
     def post(self, request: Request, pk: int) -> Response:
         """Set or remove a batch's deadline (shown with a countdown in the queue and on the dashboard). Managers."""
-        batch = selectors.batches_visible_to(request.user).filter(pk=pk).first()
-        if batch is None:
-            raise NotFound(f"No batch {pk} that you may see.")
+        batch = selectors.batch_get(user=request.user, batch_id=pk)
         payload = DeadlineSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
         batch = batch_deadline_set(batch_id=pk, actor=request.user, deadline_at=payload.validated_data["deadline_at"])
@@ -192,13 +184,6 @@ class AnnouncementReadApi(APIView):
         return Response(self.AnnouncementReadSerializer(read).data)
 
 
-def _batch(request: Request, pk: int) -> Batch:
-    batch = selectors.batches_visible_to(request.user).select_related("project").filter(pk=pk).first()
-    if batch is None:
-        raise NotFound(f"No batch {pk} that you may see.")
-    return batch
-
-
 class PanelSerializer(serializers.Serializer):
     endpoint_ids = serializers.ListField(
         child=serializers.IntegerField(min_value=1, max_value=2**63 - 1),
@@ -212,9 +197,7 @@ class ProjectPanelApi(APIView):
     def get(self, request: Request, slug: str) -> Response:
         """The project's panel of models (managers)."""
         project = selectors.project_get(user=request.user, slug=slug)
-        if Role.MANAGER not in selectors.roles_of(user=request.user, project=project):
-            raise NotPermitted("Only a manager of this project sees its panel.")
-        return Response({"endpoint_ids": sorted(project.panel.values_list("pk", flat=True))})
+        return Response({"endpoint_ids": panel.panel_of(user=request.user, project=project)})
 
     @extend_schema(request=PanelSerializer, responses=PanelSerializer)
     def put(self, request: Request, slug: str) -> Response:
@@ -249,19 +232,15 @@ class BatchCalibrationApi(APIView):
     @extend_schema(responses=CalibrationSerializer)
     def get(self, request: Request, pk: int) -> Response:
         """The batch's latest calibration with the distribution of k and each model's share (managers)."""
-        batch = _batch(request, pk)
-        if Role.MANAGER not in selectors.roles_of(user=request.user, project=batch.project):
-            raise NotPermitted("Only a manager of this project sees its calibrations.")
-        summary = panel.panel_summaries([batch]).get(batch.pk)
-        if summary is None:
-            raise NotFound(f"Batch {batch.name} was never calibrated.")
+        batch = selectors.batch_get(user=request.user, batch_id=pk)
+        summary = panel.calibration_summary(user=request.user, batch=batch)
         return Response(CalibrationSerializer(summary).data)
 
     @extend_schema(request=None, responses={202: CalibrationSerializer})
     def post(self, request: Request, pk: int) -> Response:
         """Ask the project's panel to answer every instance of the batch, on the scoring worker (managers; 409 while
         one is waiting or running)."""
-        batch = _batch(request, pk)
+        batch = selectors.batch_get(user=request.user, batch_id=pk)
         panel.calibration_request(batch_id=batch.pk, actor=request.user)
         summary = panel.panel_summaries([batch])[batch.pk]
         return Response(CalibrationSerializer(summary).data, status=status.HTTP_202_ACCEPTED)
@@ -276,7 +255,7 @@ class BatchPanelOrderApi(APIView):
     def post(self, request: Request, pk: int) -> Response:
         """How the batch's queue uses its panel verdicts: off, what no model answers first, or hold back what all
         answer (managers)."""
-        _batch(request, pk)
+        selectors.batch_get(user=request.user, batch_id=pk)
         payload = PanelOrderSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
         batch = panel.batch_panel_order_set(

@@ -34,6 +34,11 @@ DEFINITIONS = {
 }
 
 
+def k_of_n_label(k: int, n: int) -> str:
+    """How a panel verdict reads on every page, statistic and card: "2 of 3" models answered it right."""
+    return f"{k} of {n}"
+
+
 def _median(counts: Counter[int]) -> float:
     """Median of a multiset given as value -> count."""
     total = sum(counts.values())
@@ -190,7 +195,7 @@ def release_statistics(
             for model, counts in sorted(panel_models.items())
         },
         "k_of_n": {
-            f"{k} of {n}": count for (k, n), count in sorted(k_of_n.items(), key=lambda kv: (kv[0][1], kv[0][0]))
+            k_of_n_label(k, n): count for (k, n), count in sorted(k_of_n.items(), key=lambda kv: (kv[0][1], kv[0][0]))
         },
     }
     return {

@@ -9,7 +9,7 @@ from __future__ import annotations
 from django.db import models
 from django.db.models import F, Q
 
-from curation.jobs import RequestedJob
+from curation.jobs import ProgressJob
 from curation.models import Batch
 from curation.visibility import ProjectScopedQuerySet
 
@@ -20,7 +20,7 @@ __all__ = ["PANEL_HELD", "Calibration", "PanelAnswer"]
 PANEL_HELD = Q(panel_correct=F("panel_size"), batch__panel_order=Batch.PanelOrder.HOLD_ANSWERED)
 
 
-class Calibration(RequestedJob):
+class Calibration(ProgressJob):
     """Every instance of a batch answered by each model of the panel named when it was asked (`endpoints`)."""
 
     class State(models.TextChoices):
@@ -29,12 +29,12 @@ class Calibration(RequestedJob):
         DONE = "done", "Done"
         FAILED = "failed", "Failed"
 
+    ACTIVE = (State.PENDING, State.RUNNING)  # a calibration in these states holds the batch: one at a time
+
     project = models.ForeignKey("curation.Project", on_delete=models.CASCADE, related_name="calibrations")
     batch = models.ForeignKey("curation.Batch", on_delete=models.CASCADE, related_name="calibrations")
     endpoints = models.ManyToManyField("curation.ModelEndpoint", related_name="+")
     state = models.CharField(max_length=10, choices=State.choices, default=State.PENDING)
-    items_done = models.PositiveIntegerField(default=0)
-    items_total = models.PositiveIntegerField(default=0)
     objects = ProjectScopedQuerySet.as_manager()
 
     class Meta:

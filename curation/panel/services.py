@@ -16,6 +16,7 @@ from django.db.models import Count, Q, QuerySet
 
 from curation.endpoints.models import ModelEndpoint
 from curation.errors import Conflict, InvalidInput, NotFound
+from curation.exports.statistics import k_of_n_label
 from curation.jobs import job_enqueue
 from curation.models import Batch, Instance, Project
 from curation.panel.models import PANEL_HELD, Calibration, PanelAnswer
@@ -32,6 +33,21 @@ def panel_candidates(*, user: AbstractBaseUser, project: Project) -> QuerySet[Mo
 
 
 @transaction.atomic
+def panel_of(*, user: AbstractBaseUser, project: Project) -> list[int]:
+    """The ids of the endpoints on the project's panel (its managers only)."""
+    require_role(user=user, project=project, roles=(Role.MANAGER,), action="see the panel")
+    return sorted(project.panel.values_list("pk", flat=True))
+
+
+def calibration_summary(*, user: AbstractBaseUser, batch: Batch) -> dict[str, Any]:
+    """The batch's latest calibration as `panel_summaries` gives it (its project's managers only)."""
+    require_role(user=user, project=batch.project, roles=(Role.MANAGER,), action="see a batch's calibrations")
+    summary = panel_summaries([batch]).get(batch.pk)
+    if summary is None:
+        raise NotFound(f"Batch {batch.name} was never calibrated.")
+    return summary
+
+
 def panel_set(*, project: Project, actor: AbstractBaseUser | None, endpoint_ids: list[int]) -> list[ModelEndpoint]:
     """Name the project's panel (replacing it); an empty list leaves the project without a panel. `actor=None` is
     an operator's command."""
@@ -80,7 +96,7 @@ def calibration_request(*, batch_id: int, actor: AbstractBaseUser | None) -> Cal
         raise InvalidInput(f"Batch {batch.name} has no instance for the panel to answer.", detail={"field": "batch"})
     with transaction.atomic():
         Batch.objects.select_for_update().filter(pk=batch.pk).first()  # one calibration of a batch at a time
-        busy = Calibration.objects.filter(batch=batch, state__in=(Calibration.State.PENDING, Calibration.State.RUNNING))
+        busy = Calibration.objects.filter(batch=batch, state__in=Calibration.ACTIVE)
         if busy.exists():
             raise Conflict(f"Batch {batch.name} is being calibrated already (calibration {busy.first().pk}).")
         calibration = Calibration.objects.create(project=project, batch=batch, requested_by=actor)
@@ -108,7 +124,7 @@ def panel_summaries(batches: list[Batch]) -> dict[int, dict[str, Any]]:
         .annotate(n=Count("id"))
         .order_by("batch_id", "panel_size", "panel_correct")
     ):
-        summaries[row["batch_id"]]["k_of_n"][f"{row['panel_correct']} of {row['panel_size']}"] = row["n"]
+        summaries[row["batch_id"]]["k_of_n"][k_of_n_label(row["panel_correct"], row["panel_size"])] = row["n"]
     for row in (
         PanelAnswer.objects.filter(instance__in=instances, error="")
         .values("instance__batch_id", "model")

@@ -6,7 +6,7 @@ from django.conf import settings
 from django.db import models
 
 from curation.datasets.models import ImportRecord
-from curation.jobs import JobRow, RequestedJob
+from curation.jobs import ProgressJob
 from curation.visibility import ProjectScopedQuerySet
 
 __all__ = [
@@ -105,7 +105,7 @@ class ReleaseItem(models.Model):
         return f"{self.release} #{self.position}"
 
 
-class ExportArtifact(JobRow):
+class ExportArtifact(ProgressJob):
     """A built (or building) download of one release in one format: the cache and the progress record."""
 
     class State(models.TextChoices):
@@ -117,16 +117,9 @@ class ExportArtifact(JobRow):
     release = models.ForeignKey(Release, on_delete=models.CASCADE, related_name="exports")
     format = models.CharField(max_length=20)
     state = models.CharField(max_length=10, choices=State.choices, default=State.PENDING)
-    items_done = models.PositiveIntegerField(default=0)
-    items_total = models.PositiveIntegerField(default=0)
     path = models.CharField(max_length=500, blank=True, help_text="Relative to MEDIA_ROOT")
     sha256 = models.CharField(max_length=64, blank=True)
     size_bytes = models.PositiveBigIntegerField(default=0)
-    error = models.TextField(blank=True)
-    attempts = models.PositiveIntegerField(default=0)  # builds begun; the reaper gives up after a few
-    requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
-    created_at = models.DateTimeField(auto_now_add=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["release", "format"]
@@ -140,7 +133,7 @@ class ExportArtifact(JobRow):
         return self.items_done / self.items_total if self.items_total else (1.0 if self.state == "ready" else 0.0)
 
 
-class ReleaseCut(RequestedJob):
+class ReleaseCut(ProgressJob):
     """A big cut waiting for or running on a worker (TATCURATE_RELEASE_CUT_ASYNC_MIN_ITEMS and more): what was asked,
     how far it is, and the release it became. Small cuts run in the request and leave no such row. A job row: the
     worker holding its claim token renews the heartbeat per frozen chunk; the reaper takes a silent one over."""
@@ -155,8 +148,6 @@ class ReleaseCut(RequestedJob):
     name = models.SlugField(max_length=100)
     options = models.JSONField(default=dict, help_text="The release_cut arguments: batch_ids, description, …")
     state = models.CharField(max_length=10, choices=State.choices, default=State.PENDING)
-    items_done = models.PositiveIntegerField(default=0)
-    items_total = models.PositiveIntegerField(default=0)
     release = models.OneToOneField(Release, null=True, blank=True, on_delete=models.SET_NULL, related_name="cut")
     objects = ProjectScopedQuerySet.as_manager()
 
@@ -165,10 +156,6 @@ class ReleaseCut(RequestedJob):
 
     def __str__(self) -> str:
         return f"cut of {self.name} ({self.state})"
-
-    @property
-    def percent(self) -> int:
-        return round(100 * self.items_done / self.items_total) if self.items_total else 0
 
 
 class NearDuplicateCheck(models.Model):
