@@ -2,13 +2,15 @@
 drafts whose stated scale matches their source cells, and per reasoning type drafted/routed.
 
 Each .tex file (or folder) under --fixtures is extracted with the LaTeX pipeline; every table is drafted
-(`draft_template_questions`, 2 questions per template). A draft's stated scale is the one a new draft starts with
-(the evidence-based suggestion, `curation.answer_types.suggest_scale`, over the frozen table); it matches its
-source cells when a percent scale comes from a computed percentage, from cells that carry % or from columns whose
-header names %, and when no other scale is stated for a computed percentage written without %. A percent scale
-preselected for a count, a rank, or a difference of cells that are not percentages is a violation (target: 0).
-Routed types are SciTaT table 4's subtypes no template exercises (they go to the LLM drafter). The default fixtures
-are ten real papers' tables (benchmarks/papers/README.md).
+(`draft_template_questions`, 2 questions per template), and a paper with several tables is drafted once more over
+all of them for the template that asks which table holds a value (table look-up needs more than one table). A
+draft's stated scale is the one a new draft starts with (the evidence-based suggestion,
+`curation.answer_types.suggest_scale`, over the frozen table); it matches its source cells when a percent scale
+comes from a computed percentage, from cells that carry % or from columns whose header names %, and when no other
+scale is stated for a computed percentage written without %. A percent scale preselected for a count, a rank, or a
+difference of cells that are not percentages is a violation (target: 0). Routed types are SciTaT table 4's subtypes
+no template exercises (they go to the LLM drafter). The default fixtures are ten real papers' tables
+(benchmarks/papers/README.md).
 
     .venv/bin/python benchmarks/template_quality.py [--fixtures DIR]
 """
@@ -77,31 +79,43 @@ def main() -> None:
     sources = sorted(p for p in options.fixtures.iterdir() if p.suffix == ".tex" or p.is_dir())
     totals: Counter[str] = Counter()
     drafted: Counter[str] = Counter()
+
+    def tally(drafts: list[dict], tables: list[dict], rejected: list[dict]) -> None:
+        totals["rejected"] += len(rejected)
+        for draft in drafts:
+            totals["drafts"] += 1
+            drafted[draft["reasoning_subtype"]] += 1
+            totals["pass"] += draft_problem(draft, tables) is None
+            if not draft["is_answerable"]:
+                continue
+            scale = suggest_scale(
+                question=draft["question"],
+                rationale=draft["rationale"],
+                answer=draft["answer"],
+                tables=[TableText(rows=table["rows"], caption=table["caption"]) for table in tables],
+                tools=[a["tool"] for a in draft["essential_actions"]],
+            ).value
+            totals["answerable"] += 1
+            totals["scale_matches"] += _scale_matches(draft, scale, _read_cells(draft))
+            totals["percent_violations"] += _percent_violation(draft, scale, _read_cells(draft))
+            totals["scale_preselected"] += scale is not None
+
     for source in sources:
+        paper_tables = []
         for position, table in enumerate(extract_paper(source).tables):
             shape = shape_from_extracted(table)
             tool_table = shape.tool_input(f"{source.stem}:{position}", position)
+            paper_tables.append(tool_table)
             totals["tables"] += 1
             rejected: list[dict] = []
             drafts = draft_template_questions([tool_table], seed=0, per_template=2, rejected=rejected)
-            totals["rejected"] += len(rejected)
-            for draft in drafts:
-                totals["drafts"] += 1
-                drafted[draft["reasoning_subtype"]] += 1
-                totals["pass"] += draft_problem(draft, [tool_table]) is None
-                if not draft["is_answerable"]:
-                    continue
-                scale = suggest_scale(
-                    question=draft["question"],
-                    rationale=draft["rationale"],
-                    answer=draft["answer"],
-                    tables=[TableText(rows=tool_table["rows"], caption=tool_table["caption"])],
-                    tools=[a["tool"] for a in draft["essential_actions"]],
-                ).value
-                totals["answerable"] += 1
-                totals["scale_matches"] += _scale_matches(draft, scale, _read_cells(draft))
-                totals["percent_violations"] += _percent_violation(draft, scale, _read_cells(draft))
-                totals["scale_preselected"] += scale is not None
+            tally(drafts, [tool_table], rejected)
+        if len(paper_tables) > 1:  # which table holds a value: asked of a context holding the paper's tables
+            rejected = []
+            drafts = draft_template_questions(
+                paper_tables, seed=0, per_template=2, rejected=rejected, template_ids=["table_lookup"]
+            )
+            tally(drafts, paper_tables, rejected)
     subtypes = [code for _, _, _, rows in DEFAULT_TAXONOMY for code, *_ in rows]
     generated = totals["drafts"] + totals["rejected"]
     print(
