@@ -50,6 +50,12 @@ def endpoints_visible_to(user: AbstractBaseUser, project: Project) -> QuerySet[M
     return ModelEndpoint.objects.visible_to(user, project=project).order_by("project_id", "name")
 
 
+def endpoint_preferred(endpoints: QuerySet[ModelEndpoint]) -> ModelEndpoint | None:
+    """The endpoint a run form starts on: the first real one (by name), else the embedded model, a demonstration
+    that drafts slowly and poorly and paraphrases headers no better than their own names."""
+    return endpoints.order_by("is_local_default", "name").first()
+
+
 def endpoint_get(*, user: AbstractBaseUser, endpoint_id: int) -> ModelEndpoint:
     """An endpoint the user may see (curation.visibility); other members are refused, everyone else learns nothing."""
     found = ModelEndpoint.objects.visible_to(user).select_related("project").filter(pk=endpoint_id).first()

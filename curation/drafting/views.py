@@ -177,6 +177,7 @@ def drafting_home(request: HttpRequest, slug: str) -> HttpResponse:
             "form": form,
             "batches": batches,
             "endpoints": endpoints,
+            "preferred_endpoint": endpoint_services.endpoint_preferred(endpoints),
             "question_templates": TEMPLATES,
             "types_without_templates": drafting_selectors.types_without_templates(project=project),
             "endpoint_speeds": drafting_selectors.endpoint_speeds(

@@ -1,4 +1,5 @@
-"""A manager ticks header paraphrasing on a template run: the endpoint paraphrases the header names in the questions."""
+"""A manager drafts template questions with a real endpoint set up: the form starts on it with header paraphrasing
+on, and the endpoint paraphrases the header names in the questions."""
 
 from __future__ import annotations
 
@@ -36,12 +37,15 @@ def test_manager_drafts_template_questions_with_paraphrased_headers(
         open_in_project(page, "Drafting")
         page.locator("#new-run select[name=batch]").select_option(label="Paraphrase batch (Open)")
         page.get_by_label("Templates: answers computed by tool programs (no model)").click()
-        page.locator("#new-run select[name=endpoint]").select_option(label=f"{endpoint.name} (fault-model)")
+        # A real endpoint is set up: the form starts on it, with paraphrasing on.
+        expect(page.locator("#new-run select[name=endpoint] option:checked")).to_have_text(
+            f"{endpoint.name} (fault-model)"
+        )
         page.locator("#new-run select[name=template_ids]").select_option(["extreme_row"])
         type_into(page, "#new-run input[name=per_template]", "6")
         box = page.get_by_label("Paraphrase header names in the questions with the endpoint above")
         expect(box).to_be_visible()
-        box.click()
+        expect(box).to_be_checked()
         if SCREENSHOTS:
             page.screenshot(path=f"{SCREENSHOTS}/drafting-paraphrase-1366.png", full_page=True)
         page.get_by_role("button", name="Start drafting").click()

@@ -112,6 +112,23 @@ def test_template_run_form_offers_header_paraphrasing_with_the_chosen_endpoint(
     assert run.template_hashes["header_paraphrase"]
 
 
+def test_the_run_form_starts_on_a_real_endpoint_with_paraphrasing_on_and_on_the_demo_with_it_off(project, personas):
+    import re
+
+    client = logged_in(personas["manager"].username)
+    box = re.compile(r'<input type="checkbox" name="paraphrase_headers"( checked)?')
+
+    def form() -> tuple[str, bool]:
+        page = client.get(f"/p/{project.slug}/drafting/").content.decode()
+        selected = re.search(r'<option value="\d+" selected>([^<]*)</option>', page)
+        return (selected.group(1) if selected else ""), bool(box.search(page).group(1))
+
+    endpoint_on(project, "http://127.0.0.1:9/v1", name="Local demo", is_local_default=True)
+    assert form() == ("Local demo (fault-model)", False)
+    endpoint_on(project, "http://127.0.0.1:9/v1", name="Team model")
+    assert form() == ("Team model (fault-model)", True)
+
+
 def test_a_project_on_the_earlier_default_question_prompt_gets_todays_default_as_a_new_version(project, personas):
     from curation.drafting import prompts
     from curation.drafting.services.prompt_versions import prompt_template_current
