@@ -73,6 +73,8 @@ class _TableView:
             if self.entity.endswith("s")
             else f"{self.entity[:-1]}ies"
             if re.search(r"[^aeiou]y$", self.entity)
+            else f"{self.entity}es"
+            if re.search(r"(sh|ch|x|z)$", self.entity)
             else f"{self.entity}s"
         )
         self.where = "" if self.is_only_table else f" in {self.name}"

@@ -446,3 +446,17 @@ def test_rows_are_named_by_the_columns_that_identify_them_and_those_are_not_aske
     assert "LLM" not in questions and "Embedding" not in questions
     assert "Model" not in questions  # the name column is no value of a row
     assert any(draft["question"].startswith("How many models") for draft in drafts)
+
+
+@pytest.mark.parametrize(
+    ("entity", "plural"),
+    [("Approach", "approaches"), ("Model", "models"), ("Strategy", "strategies"), ("Box", "boxes"), ("Days", "days")],
+)
+def test_questions_name_the_rows_in_the_plural_english_gives_them(entity, plural):
+    table = {
+        "label": "tab:t",
+        "caption": "Scores",
+        "rows": [[entity, "Acc"], ["A", "1.0"], ["B", "2.0"], ["C", "3.0"], ["D", "5.0"]],
+    }
+    drafts = draft_template_questions([table], seed=0, per_template=1, template_ids=["column_mean"])
+    assert [draft["question"] for draft in drafts] == [f"What is the average Acc across all {plural}?"]
