@@ -12,8 +12,8 @@ class AnnotateConfig(AppConfig):
         from annotate.quality.services import probe_score, probes_after_drafting
         from annotate.review import services as review
         from annotate.work import queue, workspace
-        from annotate.work.batches import settle_after_transition
         from curation import states
+        from curation.batches.services import settle_after_transition
         from curation.drafting.signals import drafts_committed
         from curation.releases.withheld import withhold_from_releases
         from curation.services.lifecycle import on_transition, transition_rule

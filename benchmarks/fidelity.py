@@ -117,6 +117,7 @@ def main() -> None:
     from benchmarks._django import setup_django
 
     setup_django()
+    from curation.batches.services import batch_create, batch_open
     from curation.exports import EXPORT_FORMATS, write_export_zip
     from curation.exports.records import CSV_COLUMNS
     from curation.exports.rows import release_rows
@@ -125,7 +126,6 @@ def main() -> None:
     from curation.papers.services import paper_ingest
     from curation.releases.models import ReleaseItem
     from curation.releases.services.cut import release_cut
-    from curation.services.batches import batch_create, batch_open
     from curation.services.lifecycle import instance_create
     from curation.services.projects import project_create
     from curation.states import Status

@@ -54,8 +54,8 @@ def prepare(clients: int, per_client: int, warm: int) -> list[list[str]]:
     from django.utils import timezone
     from rest_framework.authtoken.models import Token
 
+    from curation.batches.services import batch_create, batch_open
     from curation.models import Context, Instance, Membership, Paper, Paragraph, TransitionEvent
-    from curation.services.batches import batch_create, batch_open
     from curation.services.projects import project_create
     from curation.states import Role, Status
 

@@ -15,8 +15,8 @@ from _django import setup_django
 
 
 def build(paragraphs: int, tables: int):
+    from curation.batches.services import batch_create, batch_open
     from curation.models import Context, Paper, Paragraph, Project, Table
-    from curation.services.batches import batch_create, batch_open
     from curation.services.lifecycle import instance_create
 
     project = Project.objects.get(slug="bench")

@@ -12,9 +12,9 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from curation import selectors, serializers
+from curation.batches import services as batch_services
 from curation.errors import NotFound
 from curation.models import Membership, ReasoningType
-from curation.services import batches as batch_services
 from curation.services import instances as instance_services
 from curation.services import lifecycle
 from curation.services import projects as project_services

@@ -11,8 +11,8 @@ from django.contrib.auth import get_user_model
 from django.db.backends.postgresql.operations import DatabaseOperations as PostgresOperations
 from rest_framework.test import APIClient
 
+from curation.batches.services import batch_create, batch_open
 from curation.models import Context, Paper, Paragraph, ReasoningType, Table
-from curation.services.batches import batch_create, batch_open
 from curation.services.lifecycle import instance_create
 from curation.services.projects import membership_add, project_create
 from curation.states import Role

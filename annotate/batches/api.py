@@ -13,12 +13,12 @@ from rest_framework.views import APIView
 
 from annotate.batches import selectors as announcement_selectors
 from annotate.batches.announcements import announcement_mark_read, announcement_post
-from annotate.work import batches as batch_flow
 from curation import selectors
+from curation.batches import services as batch_flow
+from curation.batches.services import batch_deadline_set
 from curation.models import Batch
 from curation.panel import services as panel
 from curation.serializers import BatchSerializer
-from curation.services.batches import batch_deadline_set
 
 
 class AssignSerializer(serializers.Serializer):

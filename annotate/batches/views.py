@@ -18,13 +18,13 @@ from annotate.dashboard import figures as dashboard
 from annotate.dashboard.views import _require_manager_page
 from annotate.review import selectors as review_selectors
 from annotate.review.pages import page_context, project_of
-from annotate.work import batches as batch_flow
 from curation import selectors
+from curation.batches import services as batch_flow
+from curation.batches.services import batch_create, batch_deadline_set, batch_open
 from curation.models import Batch, Project
 from curation.page_errors import form_problems, service_attempt
 from curation.panel import services as panel
 from curation.panel.models import Calibration
-from curation.services.batches import batch_create, batch_deadline_set, batch_open
 from curation.states import Status
 
 

@@ -31,8 +31,8 @@ from annotate.quality.drift import SERIES as DRIFT_SERIES
 from annotate.quality.drift import drift_rows, project_drift
 from annotate.quality.selectors import GOLD_COLUMNS, gold_rows, project_gold_figures
 from annotate.review.models import Discussion
-from annotate.work.batches import SETTLED
 from annotate.work.models import WorkTime
+from curation.batches.services import SETTLED
 from curation.deadlines import deadline_state
 from curation.errors import InvalidInput, NotPermitted
 from curation.figures_cache import project_figures

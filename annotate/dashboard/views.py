@@ -24,8 +24,8 @@ from annotate.quality.drift import LABELS as DRIFT_LABELS
 from annotate.quality.drift import SERIES as DRIFT_SERIES
 from annotate.review import selectors as review_selectors
 from annotate.review.pages import page_context, project_of
-from annotate.work import batches as batch_flow
 from curation import charts, selectors
+from curation.batches import services as batch_flow
 from curation.errors import InvalidInput
 from curation.models import Project
 from curation.page_errors import form_problems, service_attempt

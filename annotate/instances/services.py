@@ -10,7 +10,7 @@ from __future__ import annotations
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
-from annotate.work.batches import batch_assign
+from curation.batches.services import batch_assign
 from curation.errors import InvalidInput, NotFound
 from curation.models import Batch, Context, Instance, Paper, Project
 from curation.services.lifecycle import instance_transition

@@ -7,8 +7,8 @@ from django.db import transaction
 from annotate.qualification.guidelines import guidelines_ensure_default
 from annotate.qualification.models import QualificationSettings
 from curation.answer_types import suggest_answer_type
+from curation.batches.services import batch_create
 from curation.models import Context, Project, ReasoningType
-from curation.services.batches import batch_create
 from curation.services.lifecycle import instance_create
 from curation.states import Status
 

@@ -11,11 +11,11 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import models, transaction
 from django.utils.module_loading import import_string
 
+from curation.batches.services import batch_create
 from curation.datasets.formats import ATTRIBUTION, FORMATS, LICENSE, DatasetFormatError, ParsedDataset, parse_dataset
 from curation.datasets.models import ImportRecord, SourceRecord
 from curation.errors import InvalidInput
 from curation.models import Context, Paper, Paragraph, Project, ReasoningType, Table
-from curation.services.batches import batch_create
 from curation.services.lifecycle import instance_create
 from curation.services.projects import require_role
 from curation.states import Role, Status

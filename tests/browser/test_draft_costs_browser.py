@@ -20,7 +20,7 @@ SHOTS = "/tmp/s21-shots"
 
 
 def test_a_manager_sees_the_draft_costs_and_downloads_the_csv(page, live_server, login, personas, project, context):
-    from curation.services.batches import batch_create, batch_open
+    from curation.batches.services import batch_create, batch_open
 
     batch = batch_open(batch_id=batch_create(project=project, actor=None, name="B1").pk, actor=None)
     tables = sorted(context.tables.values_list("id", flat=True))

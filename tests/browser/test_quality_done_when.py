@@ -26,8 +26,8 @@ from annotate.qualification.models import QualificationAttempt
 from annotate.qualification.services import qualification_configure
 from annotate.quality.models import GoldProbe, QualityDecision
 from annotate.quality.services import gold_figure
+from curation.batches.services import batch_create, batch_open
 from curation.models import Instance, Membership
-from curation.services.batches import batch_create, batch_open
 from curation.states import Role, Status
 from tests.annotate.dashboard.test_draft_costs import llm_draft, template_draft
 from tests.annotate.qualification.support import make_gold

@@ -9,8 +9,8 @@ from playwright.sync_api import expect
 
 from annotate.review import services as review
 from annotate.work.workspace import workspace_autosave
+from curation.batches.services import batch_create, batch_open
 from curation.models import Instance
-from curation.services.batches import batch_create, batch_open
 from curation.states import Status
 from tests.annotate.review.helpers import submit
 from tests.annotate.work.helpers import queue_next

@@ -9,8 +9,8 @@ import pytest
 from playwright.sync_api import expect
 
 from annotate.review.services import review_claim, round2_claim
+from curation.batches.services import batch_create, batch_open
 from curation.models import Instance
-from curation.services.batches import batch_create, batch_open
 from curation.states import Status
 from tests.annotate.review.helpers import submit, to_round2
 from tests.browser.conftest import open_in_project, type_into

@@ -8,9 +8,8 @@ import pytest
 from playwright.sync_api import expect
 
 from annotate.review.models import Discussion
-from annotate.work.batches import project_gating_set
+from curation.batches.services import batch_create, batch_open, project_gating_set
 from curation.models import Batch, Instance
-from curation.services.batches import batch_create, batch_open
 from curation.states import Status
 from tests.browser.conftest import open_in_project, type_into
 from tests.conftest import PASSWORD

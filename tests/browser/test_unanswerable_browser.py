@@ -10,9 +10,9 @@ import re
 import pytest
 from playwright.sync_api import expect
 
+from curation.batches.services import batch_create, batch_open
 from curation.models import Instance
 from curation.releases.models import Release
-from curation.services.batches import batch_create, batch_open
 from curation.states import Status
 from scoring.runs.models import ScoringRun
 from tests.browser.conftest import follow, open_in_project, type_into

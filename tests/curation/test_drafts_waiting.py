@@ -4,8 +4,8 @@ drafts of a batch not yet opened are not waiting for anyone."""
 from __future__ import annotations
 
 from annotate.work.queue import queue_counts
+from curation.batches.services import batch_create, batch_open
 from curation.selectors import project_overview
-from curation.services.batches import batch_create, batch_open
 
 
 def test_drafts_of_an_unopened_batch_are_not_waiting(db, project, personas, make_instance):

@@ -15,6 +15,7 @@ import pytest
 
 from annotate.review import services as review
 from annotate.work.workspace import workspace_submit
+from curation.batches.services import batch_create, batch_open
 from curation.drafting.services.drafter import table_input
 from curation.drafting.templates import draft_template_questions
 from curation.exports import EXPORT_FORMATS, write_export_zip
@@ -23,7 +24,6 @@ from curation.models import Context, Paper
 from curation.papers.services import paper_ingest
 from curation.releases.models import ReleaseContext
 from curation.releases.services.cut import release_cut
-from curation.services.batches import batch_create, batch_open
 from curation.services.lifecycle import instance_create
 from curation.toolkit.tools import ToolBox
 from scoring.methods.base import render_context, tool_tables

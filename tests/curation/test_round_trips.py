@@ -14,11 +14,11 @@ import pytest
 from django.core.management import call_command
 
 from annotate.work.queue import queue_claim
+from curation.batches.services import batch_open
 from curation.datasets.services import dataset_import, import_counts_text
 from curation.exports.rows import release_rows
 from curation.exports.writers import write_text_format
 from curation.models import Instance, Table
-from curation.services.batches import batch_open
 from curation.states import Status
 
 

@@ -232,7 +232,7 @@ def test_the_calibrate_command_names_the_panel_runs_and_prints_json(project, per
     assert report["models"] == [{"model": "strong", "answered": 4, "asked": 6, "percent": 66.7}]
     with pytest.raises(CommandError, match="No endpoint nowhere"):
         call_command("calibrate", project=project.slug, batch=batch.name, panel=["nowhere"])
-    with pytest.raises(CommandError, match="has no batch .B9."):
+    with pytest.raises(CommandError, match="has no batch 'B9'"):
         call_command("calibrate", project=project.slug, batch="B9")
 
 

@@ -9,10 +9,10 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
+from curation.batches.services import batch_deadline_set
 from curation.deadlines import deadline_state
 from curation.errors import DomainError
 from curation.management.lookup import batch_named, project_named
-from curation.services.batches import batch_deadline_set
 
 
 class Command(BaseCommand):

@@ -10,9 +10,9 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 from django.db import transaction
 
+from curation.batches.services import batch_create, batch_open
 from curation.demo.content import DRAFTS, PAPER_SOURCE
 from curation.models import Context, Project, ReasoningType
-from curation.services.batches import batch_create, batch_open
 from curation.services.lifecycle import instance_create
 from curation.services.projects import membership_add, project_create
 from curation.states import Role
@@ -101,7 +101,7 @@ class Command(BaseCommand):
         self.stdout.write(f"  model endpoint: {endpoint.name} at {endpoint.base_url}")
 
     def _content(self, project: Project) -> None:
-        from annotate.work.batches import batch_assign
+        from curation.batches.services import batch_assign
         from curation.papers.services import paper_ingest
         from curation.services.contexts import context_set_reasoning_type, contexts_assign_reasoning_types
         from curation.services.instances import answer_kind_suggested

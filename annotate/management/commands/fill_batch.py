@@ -7,7 +7,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from annotate.work.batches import batch_fill_from_papers
+from curation.batches.services import batch_fill_from_papers
 from curation.errors import DomainError
 from curation.management.lookup import batch_named, project_named
 

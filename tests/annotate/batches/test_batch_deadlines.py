@@ -11,10 +11,10 @@ import pytest
 from django.core.management import call_command
 from django.utils import timezone
 
+from curation.batches.services import batch_create, batch_deadline_set, batch_open
 from curation.deadlines import deadline_state, duration_words
 from curation.errors import InvalidInput, NotPermitted
 from curation.models import Batch
-from curation.services.batches import batch_create, batch_deadline_set, batch_open
 from tests.support.clients import logged_in
 
 ROLES = ["annotator", "verifier", "manager", "outsider", "anonymous"]

@@ -10,9 +10,9 @@ from rest_framework.test import APIClient
 
 from annotate.instances.selectors import instances_filtered
 from annotate.instances.services import batch_add_papers, instances_discard
+from curation.batches.services import batch_create
 from curation.errors import InvalidInput, NotFound, NotPermitted
 from curation.models import Batch, Context, Instance, Paper, ReasoningType, TransitionEvent
-from curation.services.batches import batch_create
 from curation.services.instances import instances_retype
 from curation.services.lifecycle import instance_transition
 from curation.states import Status

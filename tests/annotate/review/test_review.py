@@ -7,10 +7,9 @@ import pytest
 from annotate.instances.services import instance_discard, instance_restore
 from annotate.review import services as review
 from annotate.review.models import Discussion, DiscussionMessage, ReviewComment
-from annotate.work.batches import batch_assign, project_gating_set
+from curation.batches.services import batch_assign, batch_create, batch_open, project_gating_set
 from curation.errors import Conflict, InvalidInput, NotPermitted
 from curation.models import Batch, Instance, InstanceRevision, TransitionEvent
-from curation.services.batches import batch_create, batch_open
 from curation.states import Status
 from tests.annotate.review.helpers import submit, to_discussion, to_round2
 from tests.annotate.work.helpers import queue_next

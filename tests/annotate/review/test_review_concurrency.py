@@ -11,11 +11,10 @@ from django.db import connection
 from annotate.instances.services import instance_discard
 from annotate.review import services as review
 from annotate.review.models import ReviewComment
-from annotate.work.batches import project_gating_set
 from annotate.work.workspace import workspace_submit
+from curation.batches.services import batch_create, batch_open, project_gating_set
 from curation.errors import Conflict, DomainError
 from curation.models import Batch, Instance
-from curation.services.batches import batch_create, batch_open
 from curation.states import Status
 from tests.annotate.review.helpers import COMPLETE, submit, to_round2
 from tests.conftest import postgres_only

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from annotate.work.workspace import workspace_skip
+from curation.batches.services import batch_create, batch_open
 from curation.errors import InvalidInput, NotFound, NotPermitted
 from curation.models import Instance
 from curation.services.assignments import instances_assign
-from curation.services.batches import batch_create, batch_open
 from curation.states import Status
 from tests.annotate.work.helpers import queue_next
 

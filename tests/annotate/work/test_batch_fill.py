@@ -9,7 +9,7 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.test import Client
 
-from annotate.work.batches import batch_fill_from_papers, sample_per_paper
+from curation.batches.services import batch_fill_from_papers, sample_per_paper
 from curation.errors import InvalidInput, NotPermitted
 from curation.models import Batch, Context, Instance, Paper, Paragraph, Project
 from curation.services.lifecycle import instance_create

@@ -11,8 +11,8 @@ import pytest
 from django.utils import timezone
 
 from annotate.work.leases import leases_reap
+from curation.batches.services import batch_create, batch_open
 from curation.models import Instance
-from curation.services.batches import batch_create, batch_open
 from curation.states import Status
 from tests.annotate.review.test_review_concurrency import race
 from tests.annotate.work.helpers import queue_next

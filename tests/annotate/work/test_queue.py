@@ -20,9 +20,9 @@ from annotate.work.workspace import (
     workspace_skip,
     workspace_submit,
 )
+from curation.batches.services import batch_create, batch_open
 from curation.errors import Conflict, InvalidInput, NotFound, NotPermitted
 from curation.models import Batch, Instance, TransitionEvent
-from curation.services.batches import batch_create, batch_open
 from curation.services.lifecycle import instance_claim, instance_transition
 from curation.states import Status
 from tests.annotate.work.helpers import queue_next
@@ -338,8 +338,8 @@ def test_many_concurrent_claimers_never_share_an_instance(project, open_batch, m
 
 def test_any_path_to_validated_settles_a_sequential_batch(personas, project, open_batch, make_instance):
     """Gating is a lifecycle hook, so even the generic transition function opens the next batch."""
+    from curation.batches.services import batch_create
     from curation.models import Batch, Project
-    from curation.services.batches import batch_create
 
     Project.objects.filter(pk=project.pk).update(gating=Project.Gating.SEQUENTIAL)
     following = batch_create(project=project, actor=None, name="B2")

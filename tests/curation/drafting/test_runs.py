@@ -193,7 +193,7 @@ def test_drafting_targets_short_contexts_only(project, personas, drafting_batch,
 
 
 def test_an_empty_batch_says_how_to_fill_it(project, personas):
-    from curation.services.batches import batch_create
+    from curation.batches.services import batch_create
 
     empty = batch_create(project=project, actor=None, name="Empty")
     with pytest.raises(InvalidInput, match=r"Batch “Empty” holds no short contexts yet.*Fill a batch from papers"):
