@@ -330,7 +330,8 @@ class TextRenderer:
                 elif node.name in ("verbatim", "lstlisting", "minted", "tikzpicture", "pgfpicture"):
                     continue
                 else:
-                    out.append(Env(node.name, self._prepare(node.children, references, in_cell, math), node.file))
+                    children = _env_content(node)
+                    out.append(Env(node.name, self._prepare(children, references, in_cell, math), node.file))
             elif node.kind == CS and node.name in REF_COMMANDS:
                 out.append(Token(CHAR, escape(self._reference(node.name, cursor, references))))
             elif node.kind == CS and node.name in CITE_COMMANDS:
@@ -339,6 +340,8 @@ class TextRenderer:
                 cursor.star()
                 cursor.optional()
                 out.append(Token(SPACE, LINE_BREAK if node.name != "par" else " "))
+            elif node.kind == CS and node.name == "protect":  # guards the next command; prints nothing, and left in
+                continue  # place it would swallow the space a following `\\newline` becomes
             elif node.kind == CS and node.name in GLUE_COMMANDS:
                 if not _skip_glue(cursor):
                     out.append(Token(SPACE, " "))
@@ -619,3 +622,18 @@ def skip_tabular_arguments(name: str, cursor: NodeCursor) -> list[Node]:
 
 
 RenderFunction = Callable[[list[Node], "list[str] | None"], str]
+
+
+# Environments whose leading mandatory arguments are layout (rotating's angle), not text.
+_ENV_LAYOUT_ARGUMENTS = {"turn": 1, "rotate": 1}
+
+
+def _env_content(env: Env) -> list[Node]:
+    """An environment's children without the layout arguments it opens with (`\\begin{turn}{90}Text` → `Text`)."""
+    count = _ENV_LAYOUT_ARGUMENTS.get(env.name, 0)
+    if not count:
+        return env.children
+    cursor = NodeCursor(env.children)
+    for _ in range(count):
+        cursor.argument()
+    return cursor.nodes[cursor.position :]

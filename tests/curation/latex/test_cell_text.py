@@ -66,6 +66,12 @@ CELLS = [
     (r"\shortstack{\textbf{Cross-}\\\textbf{region}}", "Cross-region"),
     (r"\makecell[l]{Semi-\\[2pt] supervised}", "Semi-supervised"),
     (r"\makecell{1.29 -\\4.26}", "1.29 - 4.26"),
+    # \protect only guards the next command in moving arguments: the line break it guards still reads as a space.
+    (r"\textbf{Open\protect\newline source}", "Open source"),
+    (r"\makecell{Open\protect\\source}", "Open source"),
+    # rotating's turn and rotate environments: the angle is layout, not text.
+    (r"\begin{turn}{90}Exploratory\end{turn}", "Exploratory"),
+    (r"\begin{rotate}{45}Abc\end{rotate}", "Abc"),
 ]
 
 
