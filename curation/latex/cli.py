@@ -11,10 +11,13 @@ import json
 import os
 import sys
 from collections.abc import Callable
-from typing import Any
 
 from curation.latex.archive import MIB, ArchiveLimits, UnsafeArchiveError
 from curation.latex.extract import extract_paper
+
+TYPE_CHECKING = False  # `typing` is imported for type checkers only: a fresh process would pay for it
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class ExtractError(Exception):

@@ -8,7 +8,6 @@ import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
 
 from pylatexenc import latex2text, latexwalker, macrospec
 from pylatexenc.latex2text._defaultspecs import unicode_accents_list
@@ -16,6 +15,10 @@ from pylatexenc.latex2text._defaultspecs import unicode_accents_list
 from curation.latex.symbols import FONT_SWITCHES, GLUE_COMMANDS, SPACES, SYMBOLS
 from curation.latex.tokens import ACTIVE, ALIGN, CHAR, CS, MATH, SPACE, VERBATIM, Token, escape
 from curation.latex.tree import Env, Group, Node, NodeCursor, to_latex
+
+TYPE_CHECKING = False  # `typing` is imported for type checkers only: a fresh process would pay for it
+if TYPE_CHECKING:
+    from typing import Any
 
 # pylatexenc logs every parse hiccup; malformed input is reported through our warnings instead.
 logging.getLogger("pylatexenc").setLevel(logging.ERROR)
