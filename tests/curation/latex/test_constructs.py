@@ -19,13 +19,6 @@ KNOWN_MISSES = {
     ("latex_book_tables.tex", 21, "header_rows"),
     ("gomap_rowcolor_threeparttable.tex", 1, "notes"),
     ("infodemic_siunitx_num.tex", 0, "header_rows"),
-    # A relation in math keeps the source's spacing (`$\gamma=0.3$` reads `γ=0.3` where TeX sets `γ = 0.3`).
-    ("mpc2008_siunitx_tabularx.tex", 0, "notes"),
-    ("mpc2008_siunitx_tabularx.tex", 1, "notes"),
-    ("mpc2008_siunitx_tabularx.tex", 2, "notes"),
-    ("mpc2008_siunitx_tabularx.tex", 4, "notes"),
-    ("mpc2008_siunitx_tabularx.tex", 6, "notes"),
-    ("mpc2008_siunitx_tabularx.tex", 7, "notes"),
 }
 
 
