@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import gzip
-import shutil
 import stat
-import tarfile
-import zipfile
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath, PureWindowsPath
+
+# tarfile, zipfile, gzip and shutil are imported where an archive is read: `manage.py extract_paper` on a plain
+# .tex file runs in a fresh process, which would pay for them at every call.
 
 MIB = 1024 * 1024
 
@@ -36,6 +35,9 @@ class _Member:
 
 def archive_kind(path: Path) -> str | None:
     """Name the archive format by content ("tar", "zip", "gzip"), or None for a plain file."""
+    import tarfile
+    import zipfile
+
     if zipfile.is_zipfile(path):
         return "zip"
     with path.open("rb") as handle:
@@ -105,6 +107,8 @@ def _check_uncompressed(total: int, limits: ArchiveLimits, compressed: int) -> N
 
 
 def _unpack_tar(path: Path, destination: Path, limits: ArchiveLimits, compressed: int) -> list[str]:
+    import tarfile
+
     members: list[_Member] = []
     try:
         with tarfile.open(path, "r:*") as archive:
@@ -136,6 +140,9 @@ def _unpack_tar(path: Path, destination: Path, limits: ArchiveLimits, compressed
 
 
 def _unpack_zip(path: Path, destination: Path, limits: ArchiveLimits, compressed: int) -> list[str]:
+    import shutil
+    import zipfile
+
     try:
         with zipfile.ZipFile(path) as archive:
             infos = archive.infolist()
@@ -175,6 +182,8 @@ def _unpack_zip(path: Path, destination: Path, limits: ArchiveLimits, compressed
 
 
 def _unpack_gzip(path: Path, destination: Path, limits: ArchiveLimits, compressed: int) -> list[str]:
+    import gzip
+
     name = path.name.removesuffix(".gz").removesuffix(".tgz") or "main"
     if not name.endswith(".tex"):
         name += ".tex"

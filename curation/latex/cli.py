@@ -8,12 +8,16 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Callable
-from typing import Any
 
 from curation.latex.archive import MIB, ArchiveLimits, UnsafeArchiveError
 from curation.latex.extract import extract_paper
+
+TYPE_CHECKING = False  # `typing` is imported for type checkers only: a fresh process would pay for it
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class ExtractError(Exception):
@@ -59,9 +63,26 @@ def run(options: dict[str, Any], write: Callable[[str], Any], warn: Callable[[st
         write(warn(f"warning: {warning}"))
 
 
+class _HelpFormatter(argparse.HelpFormatter):
+    """argparse's formatter, sized without `shutil`: argparse imports it (and bz2, lzma) for the terminal width of
+    every parser, help printed or not, and a fresh process on one paper pays for each import."""
+
+    def __init__(self, prog: str) -> None:
+        try:
+            columns = int(os.environ["COLUMNS"])
+        except (KeyError, ValueError):
+            try:
+                columns = os.get_terminal_size(sys.__stdout__.fileno()).columns
+            except (AttributeError, ValueError, OSError):
+                columns = 80
+        super().__init__(prog, width=max(columns, 22) - 2)
+
+
 def main(argv: list[str] | None = None) -> int:
     """`python manage.py extract_paper PATH [--json]` without Django; returns the exit status."""
-    parser = argparse.ArgumentParser(prog="manage.py extract_paper", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="manage.py extract_paper", description=__doc__.splitlines()[0], formatter_class=_HelpFormatter
+    )
     add_arguments(parser)
     options = vars(parser.parse_args(argv))
     try:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import tempfile
 from pathlib import Path
 
 from curation.latex.archive import ArchiveLimits, unpack_archive
@@ -27,6 +26,8 @@ def extract_paper(
         return extract_directory(path, main_file=main_file)
     if path.suffix.lower() in PLAIN_SUFFIXES:
         return extract_directory(path.parent, main_file=main_file or path.name)
+    import tempfile  # only archives need a folder to unpack into: a fresh process on a .tex file skips it
+
     with tempfile.TemporaryDirectory(prefix="tat-latex-") as folder:
         root = Path(folder) / "source"
         unpack_archive(path, root, limits)

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any
+
+TYPE_CHECKING = False  # `typing` is imported for type checkers only: a fresh process would pay for it
+if TYPE_CHECKING:
+    from typing import Any
 
 
 @dataclass

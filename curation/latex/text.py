@@ -8,7 +8,6 @@ import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
 
 from pylatexenc import latex2text, latexwalker, macrospec
 from pylatexenc.latex2text._defaultspecs import unicode_accents_list
@@ -16,6 +15,10 @@ from pylatexenc.latex2text._defaultspecs import unicode_accents_list
 from curation.latex.symbols import FONT_SWITCHES, GLUE_COMMANDS, SPACES, SYMBOLS
 from curation.latex.tokens import ACTIVE, ALIGN, CHAR, CS, MATH, SPACE, VERBATIM, Token, escape
 from curation.latex.tree import Env, Group, Node, NodeCursor, to_latex
+
+TYPE_CHECKING = False  # `typing` is imported for type checkers only: a fresh process would pay for it
+if TYPE_CHECKING:
+    from typing import Any
 
 # pylatexenc logs every parse hiccup; malformed input is reported through our warnings instead.
 logging.getLogger("pylatexenc").setLevel(logging.ERROR)
@@ -293,9 +296,14 @@ class TextRenderer:
         bare = _CITED.sub("", text).strip()
         return bare if bare else text.replace(_CITE_OPEN, "").replace(_CITE_CLOSE, "")
 
-    def _prepare(self, nodes: list[Node], references: list[str], in_cell: bool, in_math: bool = False) -> list[Node]:
+    def _prepare(
+        self, nodes: list[Node], references: list[str], in_cell: bool, in_math: bool = False, formula: bool = False
+    ) -> list[Node]:
+        """`formula`: `nodes` are a formula's own atoms (an equation environment's body); formulas that open in
+        `nodes` are too. Groups inside a formula (scripts, arguments) are not: TeX spaces no relation there."""
         out: list[Node] = []
-        cursor = NodeCursor(nodes)
+        top = formula or not in_math  # relations between this list's atoms get TeX's spaces
+        cursor = NodeCursor(_split_relations(nodes, in_math) if top else nodes)
         math = in_math
         math_start = 0  # where the current formula starts in `out`: a script needs something before it
         attached = False  # the formula opens right after a word (`Acc$_{dev}$`, `10$^{-3}$`): that is the base
@@ -312,6 +320,9 @@ class TextRenderer:
             elif isinstance(node, Token) and node.is_cs("ensuremath"):
                 out.append(node)
                 out.append(Group(self._prepare(cursor.argument() or [], references, in_cell, True)))
+            elif math and top and _is_relation(node):
+                spaced = _operand_before(out[math_start:]) and _operand_after(cursor)
+                out.extend([Token(CHAR, " "), node, Token(CHAR, " ")] if spaced else [node])
             elif math and isinstance(node, Token) and (errors := _asymmetric_error(node, cursor)):
                 out.extend(errors)
             elif isinstance(node, Token) and node.is_cs("diagbox", "slashbox", "backslashbox"):
@@ -327,7 +338,8 @@ class TextRenderer:
             elif math and isinstance(node, Token) and node.kind == CHAR and ("_" in node.text or "^" in node.text):
                 out.extend(_flatten_scripts(node, cursor, has_base=attached or _has_content(out[math_start:])))
             elif isinstance(node, Env) and node.name in MATH_ENVS:
-                out.append(Env(node.name, self._prepare(node.children, references, in_cell, True), node.file))
+                body = self._prepare(node.children, references, in_cell, True, formula=True)
+                out.append(Env(node.name, body, node.file))
             elif isinstance(node, Env):
                 if node.name in TABULAR_ENVS:
                     out.append(Token(CHAR, " "))
@@ -336,7 +348,8 @@ class TextRenderer:
                 elif node.name in ("verbatim", "lstlisting", "minted", "tikzpicture", "pgfpicture"):
                     continue
                 else:
-                    out.append(Env(node.name, self._prepare(node.children, references, in_cell, math), node.file))
+                    children = _env_content(node)
+                    out.append(Env(node.name, self._prepare(children, references, in_cell, math), node.file))
             elif node.kind == CS and node.name in REF_COMMANDS:
                 out.append(Token(CHAR, escape(self._reference(node.name, cursor, references))))
             elif node.kind == CS and node.name in CITE_COMMANDS:
@@ -346,6 +359,8 @@ class TextRenderer:
                 cursor.star()
                 cursor.optional()
                 out.append(Token(SPACE, LINE_BREAK if node.name != "par" else " "))
+            elif node.kind == CS and node.name == "protect":  # guards the next command; prints nothing, and left in
+                continue  # place it would swallow the space a following `\\newline` becomes
             elif node.kind == CS and node.name in GLUE_COMMANDS:
                 if not _skip_glue(cursor):
                     out.append(Token(SPACE, " "))
@@ -631,3 +646,70 @@ def skip_tabular_arguments(name: str, cursor: NodeCursor) -> list[Node]:
 
 
 RenderFunction = Callable[[list[Node], "list[str] | None"], str]
+
+
+# Environments whose leading mandatory arguments are layout (rotating's angle), not text.
+_ENV_LAYOUT_ARGUMENTS = {"turn": 1, "rotate": 1}
+
+
+def _env_content(env: Env) -> list[Node]:
+    """An environment's children without the layout arguments it opens with (`\\begin{turn}{90}Text` → `Text`)."""
+    count = _ENV_LAYOUT_ARGUMENTS.get(env.name, 0)
+    if not count:
+        return env.children
+    cursor = NodeCursor(env.children)
+    for _ in range(count):
+        cursor.argument()
+    return cursor.nodes[cursor.position :]
+
+
+# Relations TeX sets with a thick space on each side when atoms stand on both sides (`$\\gamma=0.3$` → γ = 0.3).
+_RELATION_CHARS = re.compile(r"([=<>])")
+_RELATION_COMMANDS = frozenset({"leq", "geq", "neq", "le", "ge", "ne", "equiv", "ll", "gg", "leqslant", "geqslant"})
+
+
+def _is_relation(node: Node) -> bool:
+    if not isinstance(node, Token):
+        return False
+    if node.kind == CHAR:
+        return node.text in ("=", "<", ">")
+    return node.kind == CS and node.name in _RELATION_COMMANDS
+
+
+def _split_relations(nodes: list[Node], in_math: bool) -> list[Node]:
+    """The same nodes with `=`, `<` and `>` of this list's formulas as tokens of their own (`=0.3` → `=`, `0.3`)."""
+    out: list[Node] = []
+    math = in_math
+    for node in nodes:
+        if isinstance(node, Token) and (node.kind == MATH or node.is_cs("(", ")", "[", "]")):
+            math = not math if node.kind == MATH else node.name in ("(", "[")
+        if (
+            math
+            and isinstance(node, Token)
+            and node.kind == CHAR
+            and len(node.text) > 1
+            and _RELATION_CHARS.search(node.text)
+        ):
+            out.extend(Token(CHAR, part, node.file) for part in _RELATION_CHARS.split(node.text) if part)
+        else:
+            out.append(node)
+    return out
+
+
+def _operand_before(formula: list[Node]) -> bool:
+    """An atom precedes in the formula so far, not closed up by `\\!` and not itself a relation."""
+    for node in reversed(formula):
+        if isinstance(node, Token) and (node.kind == SPACE or (node.kind == CHAR and not node.text.strip())):
+            continue
+        return not (isinstance(node, Token) and (node.is_cs("!") or _is_relation(node)))
+    return False
+
+
+def _operand_after(cursor: NodeCursor) -> bool:
+    """An atom follows before the formula closes, not closed up by `\\!`."""
+    for node in cursor.nodes[cursor.position :]:
+        if isinstance(node, Token) and node.kind == SPACE:
+            continue
+        closing = isinstance(node, Token) and (node.kind == MATH or node.is_cs(")", "]", "!"))
+        return not closing
+    return False

@@ -66,6 +66,22 @@ CELLS = [
     (r"\shortstack{\textbf{Cross-}\\\textbf{region}}", "Cross-region"),
     (r"\makecell[l]{Semi-\\[2pt] supervised}", "Semi-supervised"),
     (r"\makecell{1.29 -\\4.26}", "1.29 - 4.26"),
+    # \protect only guards the next command in moving arguments: the line break it guards still reads as a space.
+    (r"\textbf{Open\protect\newline source}", "Open source"),
+    (r"\makecell{Open\protect\\source}", "Open source"),
+    # rotating's turn and rotate environments: the angle is layout, not text.
+    (r"\begin{turn}{90}Exploratory\end{turn}", "Exploratory"),
+    (r"\begin{rotate}{45}Abc\end{rotate}", "Abc"),
+    # TeX spaces a relation between two atoms of a formula; not alone, not in a script, not where `\!` closes it up.
+    (r"$\gamma=0.3$", "γ = 0.3"),
+    (r"$p<0.05$", "p < 0.05"),
+    (r"$\theta^d=0.85$", "θd = 0.85"),
+    (r"$t=10^{-4}$", "t = 10^-4"),
+    (r"$x\leq5$", "x ≤ 5"),
+    (r"$\gamma = 0.3$", "γ = 0.3"),
+    (r"$<$0.05", "<0.05"),
+    (r"$\kappa\!=\!0.26$", "κ=0.26"),
+    (r"$\sum_{i=1}^n x_i$", "∑i=1n xi"),
 ]
 
 

@@ -68,3 +68,20 @@ def test_manage_py_extract_paper_reports_an_unreadable_source(tmp_path):
         text=True,
     )
     assert done.returncode == 1 and "cannot read" in done.stderr
+
+
+def test_manage_py_extract_paper_on_a_tex_file_imports_no_archive_reader_or_django():
+    """A fresh process pays for every import: a plain .tex needs no tar/zip/gzip reader, temporary folder, `typing`
+    (annotations only) or Django. Read from `-X importtime`, which lists every module the process itself imports."""
+    paper = str(FIXTURES / "multifile" / "main.tex")
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", str(ROOT / "manage.py"), "extract_paper", paper, "--json"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
+    unneeded = {"tarfile", "zipfile", "gzip", "bz2", "lzma", "shutil", "tempfile", "typing", "django"}
+    assert "curation.latex.extract" in imported
+    assert sorted(imported & unneeded) == []
+    assert json.loads(done.stdout)["main_file"] == "main.tex"
