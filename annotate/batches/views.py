@@ -24,7 +24,6 @@ from curation.batches.services import batch_create, batch_deadline_set, batch_op
 from curation.models import Batch, Project
 from curation.page_errors import form_problems, service_attempt
 from curation.panel import services as panel
-from curation.panel.models import Calibration
 from curation.states import Status
 
 
@@ -216,9 +215,7 @@ def batches_page(request: HttpRequest, slug: str) -> HttpResponse:
         "panel": project.panel.all(),
         "panel_endpoints": panel.panel_candidates(user=request.user, project=project),
         "panel_batches": panel_rows,
-        "calibrations_active": any(
-            summary and summary["calibration"].state in Calibration.ACTIVE for _, summary in panel_rows
-        ),
+        "calibrations_active": any(summary and summary["active"] for _, summary in panel_rows),
         "panel_orders": Batch.PanelOrder.choices,
         "announcements": announcement_selectors.announcements_of(user=request.user, project=project),
         "announcement_form": AnnouncementForm(),

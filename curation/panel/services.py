@@ -115,7 +115,14 @@ def panel_summaries(batches: list[Batch]) -> dict[int, dict[str, Any]]:
         latest.setdefault(calibration.batch_id, calibration)
     instances = Instance.objects.filter(batch_id__in=list(latest)).exclude(status=Status.DISCARDED)
     summaries: dict[int, dict[str, Any]] = {
-        batch_id: {"calibration": calibration, "k_of_n": {}, "models": [], "held": 0, "uncalibrated": 0}
+        batch_id: {
+            "calibration": calibration,
+            "active": calibration.state in Calibration.ACTIVE,
+            "k_of_n": {},
+            "models": [],
+            "held": 0,
+            "uncalibrated": 0,
+        }
         for batch_id, calibration in latest.items()
     }
     for row in (

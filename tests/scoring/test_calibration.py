@@ -171,10 +171,12 @@ def test_the_batches_page_and_the_instance_browser_show_the_panel(project, perso
     assert "Calibration asked" in response.content.decode()
     polling = re.compile(r'<div id="panel-state"[^>]*hx-trigger="every 2s"')
     assert polling.search(response.content.decode())  # the card refreshes itself while the calibration waits
+    assert re.search(r'disabled title="Being calibrated">Calibrate ', response.content.decode())
     CALIBRATIONS.run(Calibration.objects.get().pk, worker="test")
     page = manager.get(f"/p/{project.slug}/batches/").content.decode()
     assert "0 of 2: 2" in page and "strong: 4 / 6 (66.7 %)" in page
     assert '<div id="panel-state"' in page and not polling.search(page)  # and stops once it is done
+    assert "Being calibrated" not in page
     response = manager.post(f"/p/{project.slug}/batches/", {"action": "calibrate", "batch": batch.pk}, follow=True)
     assert response.status_code == 200  # a second calibration of a done batch is fine
 
