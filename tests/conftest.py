@@ -182,6 +182,7 @@ def context_build(project, paper):
 def instance_build(project, default_context, **fields: object):
     """An instance on `default_context` unless `fields` names another context."""
     fields.setdefault("context", default_context)
+    fields.setdefault("scale", "")  # chosen: no scale (a draft without evidence has none chosen: null)
     return InstanceFactory(project=project, **fields)
 
 

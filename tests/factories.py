@@ -21,6 +21,7 @@ from curation.endpoints.models import ModelEndpoint
 from curation.models import Batch, Context, Instance, Paper, Paragraph, Project, Table
 from curation.services.lifecycle import instance_create
 from curation.services.projects import project_create
+from curation.states import Status
 
 
 class ProjectFactory(DjangoModelFactory):
@@ -125,8 +126,8 @@ class ModelEndpointFactory(DjangoModelFactory):
 
 
 class InstanceFactory(DjangoModelFactory):
-    """A drafted instance on a short context, made by `instance_create` (with its audit row); `initial_status=…`
-    to start elsewhere, e.g. validated."""
+    """A drafted instance on a short context, made by `instance_create` (with its audit row and, from
+    `relevant_tables`, its relevant tables); its scale not chosen yet (null) unless told."""
 
     class Meta:
         model = Instance
@@ -135,8 +136,13 @@ class InstanceFactory(DjangoModelFactory):
     project = factory.SelfAttribute("context.project")
     question = "Which model is more accurate?"
     answer = factory.LazyFunction(lambda: ["A"])
-    scale = ""  # chosen: no scale (a draft without evidence has none chosen: null)
 
     @classmethod
     def _create(cls, model_class, *args, project, **kwargs):
         return instance_create(project_id=project.pk, actor=None, **kwargs)
+
+
+class ValidatedInstanceFactory(InstanceFactory):
+    """An instance that starts validated, as gold data imported or refined earlier does."""
+
+    initial_status = Status.VALIDATED

@@ -10,15 +10,15 @@ import pytest
 
 from curation.models import ReasoningType
 from curation.releases.services.cut import release_cut
-from curation.services.lifecycle import instance_create
-from curation.states import Status
 from tests.factories import (
     BatchFactory,
+    InstanceFactory,
     LongContextFactory,
     PaperFactory,
     ParagraphFactory,
     ShortContextFactory,
     TableFactory,
+    ValidatedInstanceFactory,
 )
 from tests.scoring.metrics.shared_data import shared_data_dir
 from tests.support.jobs import broker_messages
@@ -47,10 +47,8 @@ def release_world(project, personas):
         papers.append(paper)
         for i, (context, batch) in enumerate(((short, batch1), (short, batch1), (long, batch2))):
             instances.append(
-                instance_create(
-                    project_id=project.pk,
-                    actor=None,
-                    initial_status=Status.VALIDATED,
+                ValidatedInstanceFactory(
+                    project=project,
                     batch=batch,
                     context=context,
                     question=f"Question {p_index}.{i}?",
@@ -63,7 +61,7 @@ def release_world(project, personas):
                     relevant_tables=tables[:1] if i != 2 else [],
                 )
             )
-    drafted = instance_create(project_id=project.pk, actor=None, batch=batch1, context=short, question="Draft?")
+    drafted = InstanceFactory(project=project, batch=batch1, context=short, question="Draft?", answer=[])
     return {
         "project": project,
         "people": personas,

@@ -16,9 +16,9 @@ from curation.models import Batch, Instance, Table, TransitionEvent
 from curation.releases.models import Release, ReleaseContext, ReleaseCut, ReleaseItem
 from curation.releases.services import cut as cut_services
 from curation.releases.services import jobs as release_jobs
-from curation.services.lifecycle import instance_create, instance_transition, instances_transition_bulk
+from curation.services.lifecycle import instance_transition, instances_transition_bulk
 from curation.states import Status
-from tests.factories import BatchFactory, ShortContextFactory, TableFactory
+from tests.factories import BatchFactory, ShortContextFactory, TableFactory, ValidatedInstanceFactory
 
 
 def validated_world(project, *, papers: int, per_paper: int) -> Batch:
@@ -35,10 +35,8 @@ def validated_world(project, *, papers: int, per_paper: int) -> Batch:
         )  # fmt: skip
         paragraph = context.paragraph
         for i in range(per_paper):
-            instance = instance_create(
-                project_id=project.pk,
-                actor=None,
-                initial_status=Status.VALIDATED,
+            instance = ValidatedInstanceFactory(
+                project=project,
                 batch=batch,
                 context=context,
                 question=f"Q{p}.{i}?",
