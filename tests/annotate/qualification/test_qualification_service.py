@@ -20,11 +20,6 @@ from tests.factories import ValidatedInstanceFactory
 
 
 @pytest.fixture
-def gold(project, personas, context):
-    return make_gold(project, context)
-
-
-@pytest.fixture
 def exam(project, personas, gold):
     return services.qualification_configure(
         project=project, actor=personas["manager"], instance_ids=[i.pk for i in gold], retry_delay_hours=24

@@ -20,15 +20,9 @@ from curation.drafting.signals import drafts_committed
 from curation.errors import InvalidInput, NotPermitted
 from curation.models import Instance, Membership, TransitionEvent
 from curation.states import Role, Status
-from tests.annotate.qualification.support import make_gold
 from tests.annotate.quality.helpers import gold_on, refine_and_submit, submit_probe, work_until_probe
 from tests.conftest import PASSWORD, instance_build
 from tests.factories import LongContextFactory
-
-
-@pytest.fixture
-def gold(project, context):
-    return make_gold(project, context)
 
 
 def is_qualified(project, user) -> bool:
