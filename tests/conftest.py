@@ -1,4 +1,5 @@
-"""Shared fixtures: the named personas of a project and small factories for papers and instances."""
+"""Shared fixtures: the named personas of a project, and its paper, context and instances built by the factories of
+tests/factories.py."""
 
 from __future__ import annotations
 
@@ -12,10 +13,17 @@ from django.db.backends.postgresql.operations import DatabaseOperations as Postg
 from rest_framework.test import APIClient
 
 from curation.batches.services import batch_create, batch_open
-from curation.models import Context, Paper, Paragraph, ReasoningType, Table
-from curation.services.lifecycle import instance_create
-from curation.services.projects import membership_add, project_create
+from curation.models import ReasoningType
+from curation.services.projects import membership_add
 from curation.states import Role
+from tests.factories import (
+    ContextFactory,
+    InstanceFactory,
+    PaperFactory,
+    ParagraphFactory,
+    ProjectFactory,
+    TableFactory,
+)
 
 PASSWORD = "correct-horse-battery-staple"
 
@@ -132,7 +140,7 @@ def user_build(username: str, **extra: object):
 
 
 def project_build():
-    return project_create(name="Test Project", creator=None, slug="test-project")
+    return ProjectFactory(name="Test Project", slug="test-project")
 
 
 def personas_build(project) -> dict:
@@ -154,35 +162,28 @@ def personas_build(project) -> dict:
 
 
 def paper_build(project):
-    paper = Paper.objects.create(project=project, title="A small paper", origin="test")
-    table = Table.objects.create(
+    """A paper with one table (model A beats B on accuracy) and one paragraph that mentions it."""
+    paper = PaperFactory(project=project, title="A small paper")
+    table = TableFactory(
         paper=paper,
-        order=0,
         label="tab:main",
         number="1",
         caption="Accuracy by model.",
         cells=[["Model", "Acc"], ["A", "87.3"], ["B", "81.0"]],
     )
-    paragraph = Paragraph.objects.create(paper=paper, order=0, section="Results", text="Table 1 shows A beats B.")
-    paragraph.mentioned_tables.add(table)
+    ParagraphFactory(paper=paper, section="Results", text="Table 1 shows A beats B.", mentioned_tables=[table])
     return paper
 
 
 def context_build(project, paper):
-    ctx = Context.objects.create(
-        project=project, paper=paper, kind=Context.Kind.SHORT, paragraph=paper.paragraphs.first()
-    )
-    ctx.tables.set(paper.tables.all())
-    return ctx
+    return ContextFactory(project=project, paper=paper, paragraph=paper.paragraphs.first(), tables=paper.tables.all())
 
 
 def instance_build(project, default_context, **fields: object):
     """An instance on `default_context` unless `fields` names another context."""
-    fields.setdefault("question", "Which model is more accurate?")
-    fields.setdefault("answer", ["A"])
-    fields.setdefault("scale", "")  # chosen: no scale (a draft without evidence has none chosen: null)
     fields.setdefault("context", default_context)
-    return instance_create(project_id=project.pk, actor=None, **fields)
+    fields.setdefault("scale", "")  # chosen: no scale (a draft without evidence has none chosen: null)
+    return InstanceFactory(project=project, **fields)
 
 
 # The fixtures below call the builders above; a module that builds its world once (tests/support/shared_world.py)

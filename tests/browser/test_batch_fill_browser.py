@@ -5,18 +5,16 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from curation.models import Batch, Context, Paper, Paragraph
+from curation.models import Context
+from tests.factories import BatchFactory, PaperFactory, ShortContextFactory
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def test_manager_samples_one_context_per_paper_from_the_batches_page(page, live_server, login, personas, project):
     for index, count in enumerate((3, 2, 1)):
-        paper = Paper.objects.create(project=project, title=f"Paper {index}", origin="test")
-        for order in range(count):
-            paragraph = Paragraph.objects.create(paper=paper, order=order, text=f"Paragraph {order}.")
-            Context.objects.create(project=project, paper=paper, kind=Context.Kind.SHORT, paragraph=paragraph)
-    batch = Batch.objects.create(project=project, name="Pilot")
+        ShortContextFactory.create_batch(count, paper=PaperFactory(project=project, title=f"Paper {index}"))
+    batch = BatchFactory(project=project, name="Pilot")
     login(page, "manager")
     page.get_by_role("link", name=project.name).first.click()
     page.get_by_role("link", name="Batches").first.click()

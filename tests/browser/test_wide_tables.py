@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from curation.models import Context, Paper, Paragraph, Table
 from tests.annotate.review.helpers import submit
 from tests.browser.test_layout import PROBLEMS
 from tests.browser.test_review_flow import open_as
+from tests.factories import ShortContextFactory, TableFactory
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -43,11 +43,13 @@ def test_the_layout_check_fails_on_a_wide_table_that_does_not_show_it_scrolls(pa
 def test_a_wide_relevant_table_in_the_review_pane_scrolls_visibly_with_header_and_first_column_kept(
     browser, live_server, project, personas, open_batch
 ):
-    paper = Paper.objects.create(project=project, title="A paper with a wide table", origin="test")
-    table = Table.objects.create(paper=paper, order=0, number="1", caption="Eighteen columns.", cells=WIDE)
-    paragraph = Paragraph.objects.create(paper=paper, order=0, section="Results", text="Table 1 has it all.")
-    context = Context.objects.create(project=project, paper=paper, kind=Context.Kind.SHORT, paragraph=paragraph)
-    context.tables.set([table])
+    table = TableFactory(
+        paper__project=project, paper__title="A paper with a wide table", number="1", caption="Eighteen columns.",
+        cells=WIDE,
+    )  # fmt: skip
+    context = ShortContextFactory(
+        paper=table.paper, paragraph__section="Results", paragraph__text="Table 1 has it all.", tables=[table]
+    )
     from tests.conftest import instance_build
 
     instance = instance_build(project, context, batch=open_batch, draft={"question": "Draft?"})

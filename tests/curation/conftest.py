@@ -8,10 +8,18 @@ from pathlib import Path
 
 import pytest
 
-from curation.models import Batch, Context, Paper, Paragraph, ReasoningType, Table
+from curation.models import ReasoningType
 from curation.releases.services.cut import release_cut
-from curation.services.lifecycle import instance_create
-from curation.states import Status
+from tests.factories import (
+    BatchFactory,
+    InstanceFactory,
+    LongContextFactory,
+    PaperFactory,
+    ParagraphFactory,
+    ShortContextFactory,
+    TableFactory,
+    ValidatedInstanceFactory,
+)
 from tests.scoring.metrics.shared_data import shared_data_dir
 from tests.support.jobs import broker_messages
 
@@ -19,32 +27,28 @@ from tests.support.jobs import broker_messages
 @pytest.fixture
 def release_world(project, personas):
     """Two papers (one with two tables), short and long contexts, and validated instances in two batches."""
-    batch1 = Batch.objects.create(project=project, name="Batch 1")
-    batch2 = Batch.objects.create(project=project, name="Batch 2")
+    batch1 = BatchFactory(project=project, name="Batch 1")
+    batch2 = BatchFactory(project=project, name="Batch 2")
     comparison = ReasoningType.objects.get(project=project, code="comparison")
     descriptive = ReasoningType.objects.get(project=project, code="descriptive_analysis")
     papers, instances = [], []
     for p_index in range(2):
-        paper = Paper.objects.create(project=project, title=f"Paper {p_index}", origin="test")
+        paper = PaperFactory(project=project, title=f"Paper {p_index}")
         tables = [
-            Table.objects.create(
-                paper=paper, order=t, label=f"tab:{t}", caption=f"Caption {t}", cells=[["Model", "Acc"], ["A", "8"]]
-            )
+            TableFactory(paper=paper, label=f"tab:{t}", caption=f"Caption {t}", cells=[["Model", "Acc"], ["A", "8"]])
             for t in range(2 - p_index)
         ]
-        paragraph = Paragraph.objects.create(paper=paper, order=0, section="Results", text="Model A reaches 8 points.")
-        paragraph.mentioned_tables.set(tables)
-        Paragraph.objects.create(paper=paper, order=1, section="Intro", text="We study adapters in this paper.")
-        short = Context.objects.create(project=project, paper=paper, kind=Context.Kind.SHORT, paragraph=paragraph)
-        short.tables.set(tables)
-        long = Context.objects.create(project=project, paper=paper, kind=Context.Kind.LONG)
+        short = ShortContextFactory(
+            paper=paper, tables=tables, paragraph__section="Results", paragraph__text="Model A reaches 8 points.",
+            paragraph__mentioned_tables=tables,
+        )  # fmt: skip
+        ParagraphFactory(paper=paper, section="Intro", text="We study adapters in this paper.")
+        long = LongContextFactory(paper=paper)
         papers.append(paper)
         for i, (context, batch) in enumerate(((short, batch1), (short, batch1), (long, batch2))):
             instances.append(
-                instance_create(
-                    project_id=project.pk,
-                    actor=None,
-                    initial_status=Status.VALIDATED,
+                ValidatedInstanceFactory(
+                    project=project,
                     batch=batch,
                     context=context,
                     question=f"Question {p_index}.{i}?",
@@ -57,7 +61,7 @@ def release_world(project, personas):
                     relevant_tables=tables[:1] if i != 2 else [],
                 )
             )
-    drafted = instance_create(project_id=project.pk, actor=None, batch=batch1, context=short, question="Draft?")
+    drafted = InstanceFactory(project=project, batch=batch1, context=short, question="Draft?", answer=[])
     return {
         "project": project,
         "people": personas,

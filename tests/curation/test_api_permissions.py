@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from curation.models import Batch, Instance, ReasoningType
+from curation.models import Instance, ReasoningType
 from curation.services.lifecycle import instance_transition
 from curation.states import Status
 from tests.conftest import context_build, instance_build, paper_build, personas_build, project_build
+from tests.factories import BatchFactory
 from tests.support.shared_world import shared_world, world_copy
 
 ROLES = ["annotator", "verifier", "manager", "outsider", "anonymous"]
@@ -25,7 +26,7 @@ def _world(django_db_setup, django_db_blocker):
         instance = instance_transition(
             instance_id=instance.pk, target=Status.IN_REFINEMENT, actor=personas["annotator"]
         )
-        batch = Batch.objects.create(project=project, name="Batch 1")
+        batch = BatchFactory(project=project, name="Batch 1")
         yield {"project": project, "paper": paper, "instance": instance, "batch": batch, "people": personas}
 
 

@@ -9,8 +9,9 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 
 from curation.errors import InvalidInput, NotPermitted
 from curation.exchange.draft_import import drafts_import
-from curation.models import Context, Instance, Paragraph, Table, TransitionEvent
+from curation.models import Context, Instance, Table, TransitionEvent
 from curation.states import Status
+from tests.factories import ShortContextFactory, TableFactory
 
 ROLES = ["annotator", "verifier", "manager", "outsider", "anonymous"]
 
@@ -20,10 +21,8 @@ def library(paper, context, open_batch):
     """The small paper (¶1 cites Table 1) with a second paragraph citing Table 2, both short contexts in B1."""
     paper.arxiv_id = "2401.01234"
     paper.save()
-    table2 = Table.objects.create(paper=paper, order=1, label="tab:speed", number="2", cells=[["Model", "ms"]])
-    paragraph2 = Paragraph.objects.create(paper=paper, order=1, text="Table 2 lists the speeds.")
-    second = Context.objects.create(project=paper.project, paper=paper, kind="short", paragraph=paragraph2)
-    second.tables.set([table2])
+    table2 = TableFactory(paper=paper, label="tab:speed", number="2", cells=[["Model", "ms"]])
+    second = ShortContextFactory(paper=paper, paragraph__text="Table 2 lists the speeds.", tables=[table2])
     Context.objects.filter(pk__in=[context.pk, second.pk]).update(batch=open_batch)
     return {"paper": paper, "first": context, "second": second}
 

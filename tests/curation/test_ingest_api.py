@@ -13,6 +13,7 @@ from curation.papers.models import IngestJob
 from curation.papers.services import paper_ingest
 from curation.services.lifecycle import instance_create
 from tests.curation.ingest_helpers import FIXTURES, PAPER, row_counts, run_pending_ingestions, tar_gz
+from tests.factories import PaperFactory
 
 ROLES = ["annotator", "verifier", "manager", "outsider", "anonymous"]
 
@@ -76,10 +77,7 @@ def test_annotator_lists_only_contexts_of_their_work_and_no_papers(world, api_cl
 
 def test_project_papers_list_pages_with_a_next_link_newest_first(world, api_client_for):
     project = world["project"]
-    later = [
-        Paper.objects.create(project=project, title=f"Later {n}", origin="test", source_name=f"later-{n}.tex")
-        for n in range(2)
-    ]
+    later = [PaperFactory(project=project, title=f"Later {n}", source_name=f"later-{n}.tex") for n in range(2)]
     client = api_client_for(world["people"]["manager"])
     first = client.get(f"/api/projects/{project.slug}/papers/?limit=2").json()
     assert first["count"] == 3

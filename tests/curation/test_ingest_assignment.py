@@ -7,20 +7,21 @@ from collections import Counter
 import pytest
 
 from curation.errors import InvalidInput, NotPermitted
-from curation.models import Batch, Context, Paper, ReasoningType
+from curation.models import Context, ReasoningType
 from curation.services.contexts import (
     apportion,
     context_set_reasoning_type,
     contexts_assign_reasoning_types,
     leaf_reasoning_types,
 )
+from tests.factories import BatchFactory, LongContextFactory, PaperFactory
 
 
 @pytest.fixture
 def many_contexts(project):
     """100 short contexts, the first 60 in a batch."""
-    paper = Paper.objects.create(project=project, title="P", origin="test")
-    batch = Batch.objects.create(project=project, name="B")
+    paper = PaperFactory(project=project, title="P")
+    batch = BatchFactory(project=project, name="B")
     contexts = Context.objects.bulk_create(
         Context(project=project, paper=paper, kind=Context.Kind.SHORT, batch=batch if i < 60 else None)
         for i in range(100)
@@ -118,9 +119,7 @@ def test_manager_override_sets_a_leaf_and_refuses_parents_and_other_projects(pro
 
 
 def test_long_contexts_get_no_reasoning_type(project, personas, many_contexts):
-    long = Context.objects.create(
-        project=project, paper=many_contexts["paper"], kind=Context.Kind.LONG, batch=many_contexts["batch"]
-    )
+    long = LongContextFactory(paper=many_contexts["paper"], batch=many_contexts["batch"])
     assert contexts_assign_reasoning_types(project=project, actor=None, seed=1).assigned == 100
     assert (
         contexts_assign_reasoning_types(project=project, actor=None, seed=1, batch=many_contexts["batch"]).assigned

@@ -13,7 +13,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 
 from curation.errors import InvalidInput, NotPermitted
 from curation.latex import ArchiveLimits
-from curation.models import Batch, Context, Paper
+from curation.models import Context, Paper
 from curation.papers.services import (
     CREATED,
     NEW_VERSION,
@@ -23,6 +23,7 @@ from curation.papers.services import (
     papers_ingest,
 )
 from tests.curation.ingest_helpers import FIXTURES, PAPER, row_counts, tar_gz
+from tests.factories import BatchFactory
 
 
 def test_multifile_fixture_is_stored_with_tables_paragraphs_and_links(project):
@@ -209,7 +210,7 @@ def test_only_managers_ingest(project, personas):
 
 
 def test_contexts_can_go_into_a_batch(project):
-    batch = Batch.objects.create(project=project, name="B")
+    batch = BatchFactory(project=project, name="B")
     result = paper_ingest(project=project, actor=None, path_or_upload=FIXTURES / "multifile", batch=batch)
     assert Context.objects.filter(paper=result.paper, batch=batch).count() == result.contexts == 4
 

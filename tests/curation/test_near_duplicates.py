@@ -16,13 +16,14 @@ from curation.datasets.services import dataset_import
 from curation.errors import InvalidInput, NotPermitted
 from curation.exports import release_card_fields
 from curation.exports.card import dataset_card
-from curation.models import Context, Instance, Paper, Table
+from curation.models import Instance
 from curation.releases.models import NearDuplicate
 from curation.releases.near_duplicates import near_duplicates_check, normalise
 from curation.releases.services.cut import release_cut
 from curation.services.projects import project_create
 from curation.states import Status
 from tests.conftest import instance_build, open_batch_build
+from tests.factories import ContextFactory, TableFactory
 
 TATQA_DEV = Path(__file__).resolve().parents[1] / "data" / "tatqa" / "tatqa_dataset_dev.json.xz"
 
@@ -40,11 +41,8 @@ def public_tatqa(db):
 
 
 def _with_table(project, rows):
-    paper = Paper.objects.create(project=project, title="Our report", origin="test")
-    table = Table.objects.create(paper=paper, order=0, cells=rows)
-    context = Context.objects.create(project=project, paper=paper, kind=Context.Kind.SHORT)
-    context.tables.add(table)
-    return context
+    table = TableFactory(paper__project=project, paper__title="Our report", cells=rows)
+    return ContextFactory(paper=table.paper, tables=[table])
 
 
 def _validated(project, context, batch, question, answer):

@@ -9,6 +9,7 @@ from django.test.utils import CaptureQueriesContext
 from curation.models import Context, Paper, Paragraph, Table
 from curation.papers.selectors import PAPERS_PER_PAGE
 from tests.conftest import PASSWORD
+from tests.factories import ContextFactory, PaperFactory
 
 
 def add_papers(project, count: int) -> None:
@@ -44,12 +45,9 @@ def test_papers_page_shows_one_page_with_counts_in_the_same_queries_at_any_size(
 
 def test_the_unassigned_count_stops_at_a_thousand_and_says_more(client, personas, project, monkeypatch):
     from curation import pagination
-    from curation.models import Context, Paper
 
     monkeypatch.setattr(pagination, "COUNT_UP_TO", 3)
-    paper = Paper.objects.create(project=project, title="Many contexts", origin="test")
-    for _ in range(5):
-        Context.objects.create(project=project, paper=paper, kind=Context.Kind.SHORT)
+    ContextFactory.create_batch(5, paper=PaperFactory(project=project, title="Many contexts"))
     client.force_login(personas["manager"])
     page = client.get(f"/p/{project.slug}/papers/").content.decode()
     assert '<p id="unassigned-count">More than 3 contexts without a reasoning type.' in page

@@ -10,6 +10,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from curation.errors import InvalidInput
 from curation.releases.models import Release
 from curation.releases.services.cut import release_cut
+from tests.factories import BatchFactory
 
 from .test_release_api import TATQA_FILE
 
@@ -189,12 +190,9 @@ def test_a_refused_batch_choice_says_why_and_keeps_what_was_typed(world, client,
 
 
 def test_a_range_takes_only_this_projects_batches(world):
-    from curation.models import Batch
     from curation.releases.services.cut import cut_batch_ids
-    from curation.services.projects import project_create
 
-    other = project_create(name="Other", creator=None, slug="other")
-    foreign = Batch.objects.create(project=other, name="Not ours")
+    foreign = BatchFactory(name="Not ours")  # of a project of its own
     first, second = world["batches"]
     typed = f"{min(first.pk, second.pk)}-{foreign.pk}"
     assert cut_batch_ids(project=world["project"], batch_ids=[], batches=typed) == sorted([first.pk, second.pk])

@@ -12,30 +12,31 @@ from django.test.utils import CaptureQueriesContext
 from curation.errors import Conflict, InvalidInput, NotPermitted
 from curation.exports import CONTEXTS_READ, EXPORT_FORMATS, write_export_zip
 from curation.exports.rows import NONE, PRIMARY, release_rows
-from curation.models import Batch, Context, Instance, Paper, Paragraph, Table, TransitionEvent
+from curation.models import Batch, Instance, Table, TransitionEvent
 from curation.releases.models import Release, ReleaseContext, ReleaseCut, ReleaseItem
 from curation.releases.services import cut as cut_services
 from curation.releases.services import jobs as release_jobs
-from curation.services.lifecycle import instance_create, instance_transition, instances_transition_bulk
+from curation.services.lifecycle import instance_transition, instances_transition_bulk
 from curation.states import Status
+from tests.factories import BatchFactory, ShortContextFactory, TableFactory, ValidatedInstanceFactory
 
 
 def validated_world(project, *, papers: int, per_paper: int) -> Batch:
     """`papers` papers, each with a table, a paragraph citing it and a short context; `per_paper` validated
     instances on each (one in three marks the paragraph as wrongly extracted), all in one batch."""
-    batch = Batch.objects.create(project=project, name=f"Batch {papers}x{per_paper}")
+    batch = BatchFactory(project=project, name=f"Batch {papers}x{per_paper}")
     for p in range(papers):
-        paper = Paper.objects.create(project=project, title=f"Paper {p}", origin="test")
-        table = Table.objects.create(paper=paper, order=0, label="tab:0", cells=[["Model", "Acc"], ["A", "8"]])
-        paragraph = Paragraph.objects.create(paper=paper, order=0, section="Results", text="A reaches 8.")
-        paragraph.mentioned_tables.set([table])
-        context = Context.objects.create(project=project, paper=paper, kind=Context.Kind.SHORT, paragraph=paragraph)
-        context.tables.set([table])
+        table = TableFactory(
+            paper__project=project, paper__title=f"Paper {p}", label="tab:0", cells=[["Model", "Acc"], ["A", "8"]]
+        )
+        context = ShortContextFactory(
+            paper=table.paper, tables=[table], paragraph__section="Results", paragraph__text="A reaches 8.",
+            paragraph__mentioned_tables=[table],
+        )  # fmt: skip
+        paragraph = context.paragraph
         for i in range(per_paper):
-            instance = instance_create(
-                project_id=project.pk,
-                actor=None,
-                initial_status=Status.VALIDATED,
+            instance = ValidatedInstanceFactory(
+                project=project,
                 batch=batch,
                 context=context,
                 question=f"Q{p}.{i}?",
@@ -418,7 +419,7 @@ def test_the_cut_forms_counts_are_reused_until_an_instance_changes(project, pers
     from curation.releases.selectors import batches_to_release
 
     batch = validated_world(project, papers=1, per_paper=2)
-    Batch.objects.create(project=project, name="Empty batch")
+    BatchFactory(project=project, name="Empty batch")
     manager = personas["manager"]
     offered = batches_to_release(user=manager, project=project)
     assert (offered["instances"], offered["batches"]) == (2, 1)

@@ -17,13 +17,14 @@ from curation.models import Batch, Context, Instance, Paper, Project
 from curation.papers import selectors as paper_selectors
 from curation.releases import selectors as release_selectors
 from curation.services.lifecycle import instance_transition
-from curation.services.projects import membership_add, project_create
+from curation.services.projects import membership_add
 from curation.states import Role, Status
 from curation.visibility import is_operator
 from scoring.models import Prediction, ScoringRun
 from scoring.runs import selectors as scoring_selectors
 from scoring.runs.uploads import upload_run_create
 from tests.conftest import context_build, instance_build, paper_build, personas_build, project_build, user_build
+from tests.factories import BatchFactory, ModelEndpointFactory, ProjectFactory
 from tests.scoring.run_support import endpoint_for, small_release
 from tests.support.shared_world import shared_world, world_copy
 from tests.support.sources import parsed
@@ -67,7 +68,7 @@ def _world_build(project, personas, context):
     people = dict(personas)
     people["operator"] = user_build("operator", is_superuser=True)
     people["staff"] = user_build("staff", is_staff=True)
-    other = project_create(name="Other", creator=None, slug="other")
+    other = ProjectFactory(name="Other", slug="other")
     membership_add(project=other, actor=None, username="outsider", role=Role.MANAGER)
     rows = {}
     for key, proj in (("mine", project), ("theirs", other)):
@@ -77,13 +78,13 @@ def _world_build(project, personas, context):
             "run": run,
             "prediction": prediction,
             "endpoint": endpoint_for(proj, "http://127.0.0.1:9/v1", name=f"e-{key}"),
-            "batch": Batch.objects.create(project=proj, name=f"b-{key}"),
+            "batch": BatchFactory(project=proj, name=f"b-{key}"),
         }
     written = make_instance(author=people["annotator"], question="Mine?")
     reviewed = make_instance(author=people["annotator2"], round2_reviewer=people["annotator"], question="R2?")
     theirs = make_instance(author=people["annotator2"], question="Theirs?")
     rows["instances"] = {"written": written, "reviewed": reviewed, "theirs": theirs}
-    rows["global"] = ModelEndpoint.objects.create(name="Global", base_url="http://127.0.0.1:9/v1", model="m")
+    rows["global"] = ModelEndpointFactory(project=None, name="Global")
     return {"project": project, "other": other, "people": people, "rows": rows, "context": context}
 
 

@@ -15,7 +15,7 @@ from django.urls import reverse
 
 from scoring.models import Prediction, ScoringRun
 from scoring.runs.uploads import upload_run_create
-from tests.conftest import PASSWORD
+from tests.support.clients import logged_in
 
 from .run_support import small_release
 from .test_runs_api import SALES_2019, jsonl
@@ -56,18 +56,12 @@ def uploaded(project, personas):
     return release
 
 
-def logged_in(client, username: str):
-    if username != "anonymous":
-        assert client.login(username=username, password=PASSWORD)
-    return client
-
-
 @pytest.mark.django_db
 @pytest.mark.parametrize(
     ("role", "expected"), [("novice", 200), ("verifier", 200), ("manager", 200), ("outsider", 404)]
 )
 def test_each_table_downloads_as_csv_and_latex_from_the_page(client, personas, project, uploaded, role, expected):
-    logged_in(client, role)
+    client = logged_in(role)
     url = reverse("release-compare-file", args=[project.slug, uploaded.pk, "table5", "csv"])
     response = client.get(url)
     assert response.status_code == expected
@@ -87,7 +81,7 @@ def test_each_table_downloads_as_csv_and_latex_from_the_page(client, personas, p
 
 @pytest.mark.django_db
 def test_page_shows_table_5_with_its_delta_row_and_bold_best(client, personas, project, uploaded):
-    html = logged_in(client, "annotator").get(reverse("release-compare", args=[project.slug, uploaded.pk]))
+    html = logged_in("annotator").get(reverse("release-compare", args=[project.slug, uploaded.pk]))
     text = html.content.decode()
     assert 'class="row-delta"' in text and "<strong>33.3" in text and 'role="region"' in text
     assert "SciTaT table 6" in text and "table 2" in text
@@ -155,7 +149,8 @@ def test_web_upload_declares_the_experiment_and_lands_in_its_cell(client, person
     url = reverse("release-score-upload", args=[project.slug, release.pk])
     upload = SimpleUploadedFile("car-long.jsonl", jsonl([{"uid": SALES_2019, "answer": ["2019"]}]))
     form = {"format": "jsonl", "file": upload, "label": "gpt-4o", "method": "car", "setting": "long", "few_shot": "0"}
-    response = logged_in(client, "manager").post(url, {**form, "tools": "all"})
+    client = logged_in("manager")
+    response = client.post(url, {**form, "tools": "all"})
     run = ScoringRun.objects.get(upload_name="car-long.jsonl")
     assert response.status_code == 302 and run.setting == "long" and run.options["reported_method"] == "car"
     page = client.get(reverse("release-compare", args=[project.slug, release.pk])).content.decode()

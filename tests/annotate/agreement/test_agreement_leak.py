@@ -8,9 +8,8 @@ from django.test import Client
 
 from annotate.agreement.models import DoubleAnnotation
 from annotate.work.queue import queue_claim
-from curation.models import ReasoningType
 from tests.annotate.agreement.helpers import double_on, first_submission, second_submission
-from tests.annotate.qualification.test_qualification_gold_leak import probe
+from tests.annotate.qualification.test_qualification_gold_leak import probe, probe_values
 from tests.conftest import PASSWORD
 
 FIRST_MARK = "Firstmarkquux"
@@ -33,14 +32,7 @@ def pair_world(project, personas, context, paper, drafts):
     held = queue_claim(project_slug=project.slug, user=personas["annotator2"])  # the second holds this copy
     assert held.copy_id == DoubleAnnotation.objects.get(instance=waiting).pk
     ids = sorted({decided.pk, waiting.pk, held.copy_id, paper.pk, context.pk, drafts[0].pk})
-    code = ReasoningType.objects.filter(project=project).first().code
-    values = {
-        "int": [str(i) for i in ids],
-        "slug": [project.slug, code],
-        "str": [project.slug, code],
-        "path": ["x"],
-        "uuid": ["00000000-0000-0000-0000-000000000000"],
-    }
+    values = probe_values(project, ids)
     return {"values": values, "waiting": waiting}
 
 

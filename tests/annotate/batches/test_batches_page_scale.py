@@ -11,21 +11,22 @@ from django.test.utils import CaptureQueriesContext
 
 from annotate.dashboard import figures as dashboard_figures
 from annotate.review import selectors as review_selectors
-from curation.models import Batch, Context, Paper, Paragraph
+from curation.models import Batch, Context, Paper
+from tests.factories import BatchFactory, ShortContextFactory
 
 
 def add_batches(project, count: int, start: int = 0) -> list[Batch]:
-    return [Batch.objects.create(project=project, name=f"Wave {n:03d}", order=n) for n in range(start, start + count)]
+    return [BatchFactory(project=project, name=f"Wave {n:03d}", order=n) for n in range(start, start + count)]
 
 
 def add_papers(project, count: int, start: int = 0) -> list[Paper]:
-    papers = []
-    for n in range(start, start + count):
-        paper = Paper.objects.create(project=project, title=f"Free paper {n:03d}", origin="test")
-        paragraph = Paragraph.objects.create(paper=paper, order=0, text="A paragraph.")
-        Context.objects.create(project=project, paper=paper, kind=Context.Kind.SHORT, paragraph=paragraph)
-        papers.append(paper)
-    return papers
+    """Papers of one paragraph and its short context, in no batch."""
+    return [
+        ShortContextFactory(
+            paper__project=project, paper__title=f"Free paper {n:03d}", paragraph__text="A paragraph."
+        ).paper
+        for n in range(start, start + count)
+    ]
 
 
 def progress_rows(html: str) -> list[str]:

@@ -18,7 +18,7 @@ from annotate.work.models import WorkTime
 from curation import charts
 from curation.errors import NotPermitted
 from curation.models import Instance
-from tests.annotate.review.helpers import submit, to_round2
+from tests.annotate.review.helpers import sent_back, submit, to_round2
 
 
 @pytest.fixture
@@ -29,11 +29,7 @@ def history(personas, project, drafts):
     i1 = review.round2_claim(instance_id=i1.pk, user=p["annotator2"])
     review.round2_confirm(instance_id=i1.pk, user=p["annotator2"], expected_version=i1.version)
 
-    i2 = submit(project, p["annotator"], drafts[1])
-    i2 = review.review_claim(instance_id=i2.pk, user=p["verifier"])
-    review.review_request_changes(
-        instance_id=i2.pk, user=p["verifier"], expected_version=i2.version, comments=[{"field": "", "text": "x"}]
-    )
+    sent_back(project, p, {"field": "", "text": "x"}, drafts[1])
     i2 = to_round2(project, p, drafts[1])
     i2 = review.round2_claim(instance_id=i2.pk, user=p["annotator2"])
     discussion = review.round2_flag(

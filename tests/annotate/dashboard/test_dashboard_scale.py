@@ -14,6 +14,7 @@ from annotate.instances.services import instance_discard
 from annotate.review import services as review
 from curation.models import Instance, TransitionEvent
 from tests.annotate.review.helpers import submit, to_round2
+from tests.factories import BatchFactory
 
 
 def drafted_count(data) -> int:
@@ -114,11 +115,8 @@ def dashboard_batch_rows(html: str) -> list[str]:
 
 
 def test_the_dashboard_shows_a_page_of_batches_like_the_batches_page(personas, project, client, make_instance):
-    from curation.models import Batch
-
     batches = [
-        Batch.objects.create(project=project, name=f"Wave {n:03d}", order=n)
-        for n in range(dashboard.PROGRESS_PER_PAGE + 2)
+        BatchFactory(project=project, name=f"Wave {n:03d}", order=n) for n in range(dashboard.PROGRESS_PER_PAGE + 2)
     ]
     make_instance(question="In no batch?")
     client.force_login(personas["manager"])
@@ -218,7 +216,7 @@ def test_the_dashboard_costs_the_same_queries_with_3_and_30_batches(personas, pr
 
     def grow_to(batches: int) -> None:
         for n in range(Batch.objects.filter(project=project).count(), batches):
-            make_instance(question=f"In batch {n}?", batch=Batch.objects.create(project=project, name=f"B{n}", order=n))
+            make_instance(question=f"In batch {n}?", batch=BatchFactory(project=project, name=f"B{n}", order=n))
 
     grow_to(3)
     few = dashboard_queries(client, url)

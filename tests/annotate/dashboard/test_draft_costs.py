@@ -21,11 +21,10 @@ from annotate.dashboard.edit_costs import (
     text_distance,
 )
 from annotate.instances.services import instance_discard
-from annotate.review import services as review
 from annotate.work.models import WorkTime
 from curation.errors import NotPermitted
 from curation.models import Instance
-from tests.annotate.review.helpers import submit
+from tests.annotate.review.helpers import sent_back, submit
 
 QUESTION = "Which model is more accurate?"
 RATIONALE = "Table 1: A has 87.3, B has 81.0."
@@ -117,13 +116,13 @@ def drafted(project, open_batch, context, personas):
         answer_type="arithmetic",
         relevant_table_ids=tables,
     )
-    first = submit(project, annotator, resubmitted, question=QUESTION + " x", relevant_table_ids=tables)
-    claimed = review.review_claim(instance_id=first.pk, user=personas["verifier"])
-    review.review_request_changes(
-        instance_id=claimed.pk,
-        user=personas["verifier"],
-        expected_version=claimed.version,
-        comments=[{"field": "question", "text": "Rewrite it entirely."}],
+    sent_back(
+        project,
+        personas,
+        {"field": "question", "text": "Rewrite it entirely."},
+        resubmitted,
+        question=QUESTION + " x",
+        relevant_table_ids=tables,
     )
     submit(project, annotator, resubmitted, question="Something else entirely, as the verifier asked?")
     submit(project, annotator, other_prompt, question=QUESTION, relevant_table_ids=tables)

@@ -17,6 +17,7 @@ from curation.services.instances import instances_retype
 from curation.services.lifecycle import instance_transition
 from curation.states import Status
 from tests.annotate.work.helpers import queue_next
+from tests.factories import PaperFactory
 
 ROLES = ["annotator", "verifier", "manager", "outsider", "anonymous"]
 
@@ -26,7 +27,7 @@ def world(personas, project, paper, drafts, make_instance):
     """Six drafts in B1 (the annotator holds one), a loose draft about recall, and a second paper."""
     held = queue_next(project=project, user=personas["annotator"])
     loose = make_instance(question="What is the recall of B?", answer=["0.42"], rationale="Read row B.")
-    other = Paper.objects.create(project=project, title="Another paper", origin="test")
+    other = PaperFactory(project=project, title="Another paper")
     return {"held": held, "loose": loose, "other_paper": other, "people": personas, "drafts": drafts}
 
 
@@ -214,7 +215,7 @@ def test_browser_lists_a_bounded_number_of_papers_and_the_one_filtered_by(world,
     from annotate.instances.selectors import PAPER_CHOICES
     from tests.conftest import PASSWORD
 
-    oldest = Paper.objects.create(project=project, title="Oldest paper", origin="test")
+    oldest = PaperFactory(project=project, title="Oldest paper")
     Paper.objects.bulk_create(
         [Paper(project=project, title=f"Paper {i:04d}", origin="test") for i in range(PAPER_CHOICES + 20)]
     )

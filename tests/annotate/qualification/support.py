@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from curation.services.lifecycle import instance_create
-from curation.states import Status
+from tests.factories import ValidatedInstanceFactory
 
 # (question, gold answer items, gold rationale). No gold string appears in the shared test context
 # (a table of models A/B with 87.3/81.0 and "Table 1 shows A beats B."), so any hit in a response is a leak.
@@ -19,10 +18,8 @@ GOLD_STRINGS = [item for _, answer, _ in GOLD for item in answer] + [rationale f
 def make_gold(project, context, reasoning_type=None) -> list:
     """Validated instances with the GOLD questions, answers and rationales (and a draft carrying the answer)."""
     return [
-        instance_create(
-            project_id=project.pk,
-            actor=None,
-            initial_status=Status.VALIDATED,
+        ValidatedInstanceFactory(
+            project=project,
             context=context,
             reasoning_type=reasoning_type,
             question=question,

@@ -88,15 +88,21 @@ def exam_world(project, personas, context, paper):
     attempt = services.attempt_start(project=project, user=personas["novice"])
     services.attempt_save(attempt_id=attempt.pk, user=personas["novice"], answers={str(gold[0].pk): ["my guess"]})
     ids = sorted({attempt.pk, paper.pk, context.pk, *(g.pk for g in gold), *(t.pk for t in paper.tables.all())})
+    values = probe_values(project, ids)
+    return {"gold": gold, "attempt": attempt, "values": values, "project": project}
+
+
+def probe_values(project, ids) -> dict[str, list[str]]:
+    """What `probe` puts in each kind of URL parameter: the world's ids (`ids`), the project's slug and a reasoning
+    type's code, a path and a uuid."""
     code = ReasoningType.objects.filter(project=project).first().code
-    values = {
+    return {
         "int": [str(i) for i in ids],
         "slug": [project.slug, code],
         "str": [project.slug, code],
         "path": ["x"],
         "uuid": ["00000000-0000-0000-0000-000000000000"],
     }
-    return {"gold": gold, "attempt": attempt, "values": values, "project": project}
 
 
 def probe(client: Client, values: dict[str, list[str]], *, writes: bool = True, queries: bool = True) -> dict[str, str]:

@@ -10,13 +10,7 @@ from django.utils import timezone
 from annotate.qualification import services
 from annotate.qualification.models import QualificationAttempt, QualificationSettings
 from curation.models import Membership
-from tests.annotate.qualification.support import make_gold
 from tests.support.clients import logged_in
-
-
-@pytest.fixture
-def gold(project, personas, context):
-    return make_gold(project, context)
 
 
 @pytest.fixture

@@ -16,11 +16,7 @@ from curation.services.lifecycle import instance_create
 from curation.states import Role, Status
 from tests.annotate.qualification.support import GOLD, correct_answers, make_gold
 from tests.conftest import PASSWORD
-
-
-@pytest.fixture
-def gold(project, personas, context):
-    return make_gold(project, context)
+from tests.factories import ValidatedInstanceFactory
 
 
 @pytest.fixture
@@ -156,14 +152,8 @@ def test_auto_pick_takes_unreleased_items_before_released_ones(project, personas
 
     look_up = ReasoningType.objects.get(project=project, code="span_lookup")
     items = [
-        instance_create(
-            project_id=project.pk,
-            actor=None,
-            initial_status=Status.VALIDATED,
-            context=context,
-            reasoning_type=look_up,
-            question=f"Q{n}?",
-            answer=["x"],
+        ValidatedInstanceFactory(
+            project=project, context=context, reasoning_type=look_up, question=f"Q{n}?", answer=["x"]
         )
         for n in range(4)
     ]

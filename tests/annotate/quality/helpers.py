@@ -9,9 +9,8 @@ from annotate.quality.services import quality_configure
 from annotate.work.queue import queue_claim
 from annotate.work.workspace import workspace_autosave, workspace_submit
 from curation.models import Instance
-from curation.services.lifecycle import instance_create
-from curation.states import Status
 from tests.annotate.qualification.support import GOLD
+from tests.factories import ValidatedInstanceFactory
 
 
 def refine_and_submit(instance: Instance, user, answer: list[str] | None = None) -> Instance:
@@ -75,10 +74,8 @@ def make_refined_gold(project, context) -> list:
     """The GOLD instances as drafted by a drafter whose answers an annotator then corrected (draft ≠ gold)."""
     table_ids = sorted(context.tables.values_list("id", flat=True))
     return [
-        instance_create(
-            project_id=project.pk,
-            actor=None,
-            initial_status=Status.VALIDATED,
+        ValidatedInstanceFactory(
+            project=project,
             context=context,
             question=question,
             answer=answer,

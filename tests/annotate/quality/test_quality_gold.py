@@ -20,14 +20,9 @@ from curation.drafting.signals import drafts_committed
 from curation.errors import InvalidInput, NotPermitted
 from curation.models import Instance, Membership, TransitionEvent
 from curation.states import Role, Status
-from tests.annotate.qualification.support import make_gold
 from tests.annotate.quality.helpers import gold_on, refine_and_submit, submit_probe, work_until_probe
 from tests.conftest import PASSWORD, instance_build
-
-
-@pytest.fixture
-def gold(project, context):
-    return make_gold(project, context)
+from tests.factories import LongContextFactory
 
 
 def is_qualified(project, user) -> bool:
@@ -75,10 +70,7 @@ def test_drafts_committed_bring_probes_numbered_among_them(personas, project, op
 def test_probes_come_only_from_the_papers_of_their_batch_and_the_dashboard_names_a_batch_without_gold(
     personas, project, open_batch, context, gold
 ):
-    from curation.models import Context, Paper
-
-    other_paper = Paper.objects.create(project=project, title="Another paper", origin="test")
-    elsewhere = Context.objects.create(project=project, paper=other_paper, kind=Context.Kind.LONG)
+    elsewhere = LongContextFactory(paper__project=project, paper__title="Another paper")
     Instance.objects.filter(pk__in=[g.pk for g in gold]).update(context=elsewhere)  # no gold on the batch's paper
     gold_on(project, personas["manager"])
     for _ in range(4):

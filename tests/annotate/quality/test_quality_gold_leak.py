@@ -6,8 +6,7 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
-from curation.models import ReasoningType
-from tests.annotate.qualification.test_qualification_gold_leak import leaks, probe
+from tests.annotate.qualification.test_qualification_gold_leak import leaks, probe, probe_values
 from tests.annotate.quality.helpers import DRAFTED, gold_on, make_refined_gold, submit_probe, work_until_probe
 from tests.conftest import PASSWORD
 
@@ -23,14 +22,7 @@ def probe_world(project, personas, context, paper, drafts):
     # The probes' instance numbers (an instance's URLs: page, diff, API) and their marks' ids.
     numbers = {answered.instance_id, held.instance_id}
     ids = sorted({answered.pk, held.pk, *numbers, paper.pk, context.pk, *(g.pk for g in gold), drafts[0].pk})
-    code = ReasoningType.objects.filter(project=project).first().code
-    values = {
-        "int": [str(i) for i in ids],
-        "slug": [project.slug, code],
-        "str": [project.slug, code],
-        "path": ["x"],
-        "uuid": ["00000000-0000-0000-0000-000000000000"],
-    }
+    values = probe_values(project, ids)
     return {"held": held, "values": values}
 
 

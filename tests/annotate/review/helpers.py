@@ -27,6 +27,15 @@ def submit(project, annotator, instance: Instance | None = None, **fields) -> In
     return workspace_submit(instance_id=claimed.pk, user=annotator, expected_version=claimed.version, fields=body)
 
 
+def sent_back(project, people, comment: dict, instance: Instance | None = None, **fields) -> Instance:
+    """Submitted by `annotator` (with `fields`), sent back by `verifier` with `comment`: changes requested."""
+    submitted = submit(project, people["annotator"], instance, **fields)
+    claimed = review.review_claim(instance_id=submitted.pk, user=people["verifier"])
+    return review.review_request_changes(
+        instance_id=claimed.pk, user=people["verifier"], expected_version=claimed.version, comments=[comment]
+    )
+
+
 def to_round2(project, people, instance: Instance | None = None) -> Instance:
     """Submitted by `annotator`, approved by `verifier`."""
     submitted = submit(project, people["annotator"], instance)

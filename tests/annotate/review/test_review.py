@@ -11,7 +11,7 @@ from curation.batches.services import batch_assign, batch_create, batch_open, pr
 from curation.errors import Conflict, InvalidInput, NotPermitted
 from curation.models import Batch, Instance, InstanceRevision, TransitionEvent
 from curation.states import Status
-from tests.annotate.review.helpers import submit, to_discussion, to_round2
+from tests.annotate.review.helpers import sent_back, submit, to_discussion, to_round2
 from tests.annotate.work.helpers import queue_next
 
 
@@ -240,15 +240,8 @@ def test_outsiders_cannot_take_part_in_a_discussion(personas, project, drafts):
 
 
 def test_comment_resolution_by_the_annotator(personas, project, drafts):
-    submitted = submit(project, personas["annotator"])
-    claimed = review.review_claim(instance_id=submitted.pk, user=personas["verifier"])
-    review.review_request_changes(
-        instance_id=claimed.pk,
-        user=personas["verifier"],
-        expected_version=claimed.version,
-        comments=[{"field": "rationale", "text": "Cite the table."}],
-    )
-    comment = ReviewComment.objects.get(instance=claimed)
+    returned = sent_back(project, personas, {"field": "rationale", "text": "Cite the table."})
+    comment = ReviewComment.objects.get(instance=returned)
     with pytest.raises(NotPermitted):
         review.comment_resolve(comment_id=comment.pk, user=personas["annotator2"])
     assert review.comment_resolve(comment_id=comment.pk, user=personas["annotator"]).is_resolved

@@ -7,10 +7,11 @@ import pytest
 from annotate.instances.services import instance_discard
 from annotate.review import services as review
 from annotate.review.models import ReviewComment
-from curation.models import Batch, Instance
+from curation.models import Instance
 from curation.states import Status
 from tests.annotate.review.helpers import submit, to_discussion, to_round2
 from tests.conftest import instance_build
+from tests.factories import BatchFactory
 from tests.support.shared_world import base_world_build, shared_world, world_copy
 
 ROLES = ["annotator", "annotator2", "verifier", "manager", "outsider", "anonymous"]
@@ -75,7 +76,7 @@ def _review_world(personas, project, drafts, make_instance):
         "comment": ReviewComment.objects.get(instance_id=discussion.instance_id),
         "gone": gone,
         "spare": make_instance(),
-        "batch": Batch.objects.create(project=project, name="B2", order=5),
+        "batch": BatchFactory(project=project, name="B2", order=5),
     }
 
 

@@ -11,9 +11,10 @@ from django.test import Client
 
 from curation.batches.services import batch_fill_from_papers, sample_per_paper
 from curation.errors import InvalidInput, NotPermitted
-from curation.models import Batch, Context, Instance, Paper, Paragraph, Project
+from curation.models import Batch, Context, Instance
 from curation.services.lifecycle import instance_create
 from tests.conftest import PASSWORD
+from tests.factories import BatchFactory, LongContextFactory, PaperFactory, ShortContextFactory
 
 ROLES = ["annotator", "annotator2", "verifier", "manager", "outsider", "anonymous"]
 
@@ -23,13 +24,11 @@ def library(project):
     """Four papers with 5, 3, 1 and 2 short contexts without a batch, one long context each, and a batch."""
     papers = []
     for index, count in enumerate((5, 3, 1, 2)):
-        paper = Paper.objects.create(project=project, title=f"Paper {index}", origin="test")
-        for order in range(count):
-            paragraph = Paragraph.objects.create(paper=paper, order=order, text=f"Paragraph {order}.")
-            Context.objects.create(project=project, paper=paper, kind=Context.Kind.SHORT, paragraph=paragraph)
-        Context.objects.create(project=project, paper=paper, kind=Context.Kind.LONG)
+        paper = PaperFactory(project=project, title=f"Paper {index}")
+        ShortContextFactory.create_batch(count, paper=paper)
+        LongContextFactory(paper=paper)
         papers.append(paper)
-    return {"papers": papers, "batch": Batch.objects.create(project=project, name="Sampled")}
+    return {"papers": papers, "batch": BatchFactory(project=project, name="Sampled")}
 
 
 def in_batch(batch) -> list[int]:
@@ -98,8 +97,7 @@ def test_bad_input_is_refused_and_nothing_moves(project, personas, library, kwar
 
 
 def test_a_paper_of_another_project_or_a_closed_batch_is_refused(project, personas, library):
-    other = Project.objects.create(name="Other", slug="other")
-    foreign = Paper.objects.create(project=other, title="Foreign", origin="test")
+    foreign = PaperFactory(title="Foreign")  # of a project of its own
     with pytest.raises(InvalidInput, match="not in this project"):
         batch_fill_from_papers(batch_id=library["batch"].pk, actor=personas["manager"], paper_ids=[foreign.pk])
     Batch.objects.filter(pk=library["batch"].pk).update(state=Batch.State.CLOSED)

@@ -384,17 +384,9 @@ def test_expired_round_two_lease_releases_the_reviewer(personas, project, open_b
 
 def _sent_back_and_resumed(project, personas):
     """An instance a verifier sent back, resumed by its annotator (in refinement under a lease again)."""
-    from annotate.review import services as review
-    from tests.annotate.review.helpers import submit
+    from tests.annotate.review.helpers import sent_back
 
-    submitted = submit(project, personas["annotator"])
-    claimed = review.review_claim(instance_id=submitted.pk, user=personas["verifier"])
-    review.review_request_changes(
-        instance_id=claimed.pk,
-        user=personas["verifier"],
-        expected_version=claimed.version,
-        comments=[{"field": "answer", "text": "Name both models."}],
-    )
+    submitted = sent_back(project, personas, {"field": "answer", "text": "Name both models."})
     claim = queue_claim(project_slug=project.slug, user=personas["annotator"])
     assert (claim.instance_id, claim.how) == (submitted.pk, "resumed")
     return Instance.objects.get(pk=submitted.pk)
@@ -551,17 +543,9 @@ def test_sent_back_work_opens_at_once_while_a_draft_is_held(personas, project, d
     [("annotator", 200), ("annotator2", 404), ("verifier", 404), ("manager", 404), ("outsider", 404)],
 )
 def test_resume_api_by_role(personas, project, drafts, api_client_for, persona, expected):
-    from annotate.review import services as review
-    from tests.annotate.review.helpers import submit
+    from tests.annotate.review.helpers import sent_back
 
-    submitted = submit(project, personas["annotator"])
-    claimed = review.review_claim(instance_id=submitted.pk, user=personas["verifier"])
-    review.review_request_changes(
-        instance_id=claimed.pk,
-        user=personas["verifier"],
-        expected_version=claimed.version,
-        comments=[{"field": "", "text": "Fix it."}],
-    )
+    submitted = sent_back(project, personas, {"field": "", "text": "Fix it."})
     response = api_client_for(personas[persona]).post(f"/api/instances/{submitted.pk}/resume/")
     assert response.status_code == expected, response.content[:200]
     if expected == 200:

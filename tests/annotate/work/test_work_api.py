@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 from django.db import connection
 
-from curation.models import Context, Instance, Paper, Paragraph, Table
+from curation.models import Context, Instance
 from tests.annotate.work.helpers import queue_next
+from tests.factories import ContextFactory, PaperFactory, ParagraphFactory, TableFactory
 from tests.support.clients import logged_in
 from tests.support.queries import count_queries
 
@@ -122,17 +123,11 @@ def test_novice_is_told_to_pass_the_exam(personas, project, drafts):
 
 
 def _paper_with(project, paragraphs: int, tables: int) -> Context:
-    paper = Paper.objects.create(project=project, title=f"{paragraphs} paragraphs")
-    made = [
-        Table.objects.create(paper=paper, order=i, number=str(i + 1), cells=[["a", "b"], ["1", "2"]])
-        for i in range(tables)
-    ]
+    paper = PaperFactory(project=project, title=f"{paragraphs} paragraphs")
+    made = [TableFactory(paper=paper, number=str(i + 1), cells=[["a", "b"], ["1", "2"]]) for i in range(tables)]
     for i in range(paragraphs):
-        paragraph = Paragraph.objects.create(paper=paper, order=i, text=f"See Table {i % tables + 1}.")
-        paragraph.mentioned_tables.add(made[i % tables])
-    context = Context.objects.create(project=project, paper=paper, kind="short", paragraph=paper.paragraphs.first())
-    context.tables.set(made[:1])
-    return context
+        ParagraphFactory(paper=paper, text=f"See Table {i % tables + 1}.", mentioned_tables=[made[i % tables]])
+    return ContextFactory(paper=paper, paragraph=paper.paragraphs.first(), tables=made[:1])
 
 
 def test_workspace_query_count_does_not_grow_with_the_paper(personas, project, open_batch, make_instance):

@@ -8,7 +8,8 @@ from collections.abc import Iterator
 import pytest
 
 from curation.endpoints.models import ModelEndpoint
-from curation.models import Batch, Context, Paper, Paragraph, ReasoningType, Table
+from curation.models import Batch, Context, ReasoningType
+from tests.factories import BatchFactory, ShortContextFactory, TableFactory
 from tests.support.fault_server import Fault, FaultServer, completion_body
 
 RESULTS_ROWS = [
@@ -20,25 +21,30 @@ RESULTS_ROWS = [
 ]
 
 
-def make_contexts(project, batch: Batch, count: int) -> list[Context]:
-    """`count` short contexts in `batch`, each one paragraph and one numeric table of its own paper."""
+def make_contexts(project, batch: Batch, count: int, *, one_paper: bool = False) -> list[Context]:
+    """`count` short contexts in `batch`, each one paragraph citing a numeric table: each of its own paper, or
+    (`one_paper`) all of one paper with its one table."""
     comparison = ReasoningType.objects.get(project=project, code="comparison")
+    numeric = {"number": "2", "caption": "Accuracy on the task.", "cells": RESULTS_ROWS}
+    shared = None
+    if one_paper:
+        shared = TableFactory(
+            paper__project=project, paper__title="One paper, many paragraphs", label="tab:results", **numeric
+        )
     contexts = []
     for index in range(count):
-        paper = Paper.objects.create(project=project, title=f"Drafting paper {index}", origin="test")
-        table = Table.objects.create(
-            paper=paper, order=0, label=f"tab:results{index}", number="2", caption="Accuracy on the task.",
-            cells=RESULTS_ROWS,
-        )  # fmt: skip
-        paragraph = Paragraph.objects.create(
-            paper=paper, order=0, text="Table 2 shows that our model beats RoBERTa with fewer parameters."
+        table = shared or TableFactory(
+            paper__project=project, paper__title=f"Drafting paper {index}", label=f"tab:results{index}", **numeric
         )
-        paragraph.mentioned_tables.add(table)
-        context = Context.objects.create(
-            project=project, paper=paper, kind=Context.Kind.SHORT, paragraph=paragraph,
+        text = (
+            f"Table 2 shows result {index}."
+            if one_paper
+            else "Table 2 shows that our model beats RoBERTa with fewer parameters."
+        )
+        context = ShortContextFactory(
+            paper=table.paper, paragraph__text=text, paragraph__mentioned_tables=[table], tables=[table],
             reasoning_type=comparison, batch=batch,
         )  # fmt: skip
-        context.tables.add(table)
         contexts.append(context)
     return contexts
 
@@ -69,7 +75,7 @@ def _empty_response_cache() -> Iterator[None]:
 
 @pytest.fixture
 def drafting_batch(project) -> Batch:
-    return Batch.objects.create(project=project, name="Drafting batch")
+    return BatchFactory(project=project, name="Drafting batch")
 
 
 @pytest.fixture

@@ -6,10 +6,10 @@ import pytest
 
 from curation.drafting.models import DraftingRun
 from curation.drafting.services.runs import run_create
-from curation.endpoints.models import ModelEndpoint
-from curation.models import Batch, Instance
+from curation.models import Instance
 from tests.curation.drafting.conftest import endpoint_on, garbage, make_contexts, scripted_reply
 from tests.curation.webhooks.receivers import closed_port_url, silent_port
+from tests.factories import BatchFactory, ModelEndpointFactory
 from tests.support.fault_server import FaultServer, unauthorized
 from tests.support.shared_world import base_world_build, shared_world, world_copy
 
@@ -25,11 +25,11 @@ def _world(django_db_setup, django_db_blocker):
     with FaultServer(responder=scripted_reply) as model_server, shared_world(django_db_blocker):
         base = base_world_build()
         project, personas = base["project"], base["personas"]
-        batch = Batch.objects.create(project=project, name="Drafting batch")
+        batch = BatchFactory(project=project, name="Drafting batch")
         make_contexts(project, batch, 3)
         endpoint = endpoint_on(project, model_server.base_url)
-        global_endpoint = ModelEndpoint.objects.create(
-            name="Global", base_url=model_server.base_url, model="fault-model"
+        global_endpoint = ModelEndpointFactory(
+            project=None, name="Global", base_url=model_server.base_url, model="fault-model"
         )
         run = run_create(project=project, actor=personas["manager"], kind="template", batch=batch)
         yield {"project": project, "people": personas, "endpoint": endpoint, "global": global_endpoint, "run": run}

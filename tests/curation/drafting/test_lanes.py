@@ -9,34 +9,16 @@ from django.db import transaction
 from curation.drafting.models import DraftingItem, DraftingRun
 from curation.drafting.services.items import lanes_width, run_process_inline
 from curation.drafting.services.runs import run_create
-from curation.models import Batch, Context, Instance, Paper, Paragraph, ReasoningType, Table
-from tests.curation.drafting.conftest import RESULTS_ROWS, endpoint_on, make_contexts, scripted_reply
+from curation.models import Instance
+from tests.curation.drafting.conftest import endpoint_on, make_contexts, scripted_reply
+from tests.factories import BatchFactory
 from tests.support.fault_server import FaultServer
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-def _contexts_of_one_paper(project, batch: Batch, count: int) -> list[Context]:
-    comparison = ReasoningType.objects.get(project=project, code="comparison")
-    paper = Paper.objects.create(project=project, title="One paper, many paragraphs", origin="test")
-    table = Table.objects.create(
-        paper=paper, order=0, label="tab:results", number="2", caption="Accuracy on the task.", cells=RESULTS_ROWS
-    )
-    contexts = []
-    for index in range(count):
-        paragraph = Paragraph.objects.create(paper=paper, order=index, text=f"Table 2 shows result {index}.")
-        paragraph.mentioned_tables.add(table)
-        context = Context.objects.create(
-            project=project, paper=paper, kind=Context.Kind.SHORT, paragraph=paragraph,
-            reasoning_type=comparison, batch=batch,
-        )  # fmt: skip
-        context.tables.add(table)
-        contexts.append(context)
-    return contexts
-
-
 def test_an_llm_chunk_drafts_contexts_of_different_papers_at_once_within_the_endpoints_limit(project, personas):
-    batch = Batch.objects.create(project=project, name="Lanes")
+    batch = BatchFactory(project=project, name="Lanes")
     contexts = make_contexts(project, batch, 8)  # each of its own paper
     with FaultServer(responder=scripted_reply, latency_s=0.3) as server:
         endpoint = endpoint_on(project, server.base_url, concurrency_limit=4)
@@ -52,8 +34,8 @@ def test_an_llm_chunk_drafts_contexts_of_different_papers_at_once_within_the_end
 
 
 def test_contexts_of_one_paper_are_drafted_one_after_another_so_a_repeated_question_is_rejected(project, personas):
-    batch = Batch.objects.create(project=project, name="One paper")
-    _contexts_of_one_paper(project, batch, 4)
+    batch = BatchFactory(project=project, name="One paper")
+    make_contexts(project, batch, 4, one_paper=True)
     # The fake model asks the same question of every context: only the first may become a draft.
     with FaultServer(responder=scripted_reply, latency_s=0.2) as server:
         endpoint = endpoint_on(project, server.base_url, concurrency_limit=4)
@@ -68,7 +50,7 @@ def test_contexts_of_one_paper_are_drafted_one_after_another_so_a_repeated_quest
 
 
 def test_a_template_run_or_an_open_transaction_drafts_in_one_lane(project, personas):
-    batch = Batch.objects.create(project=project, name="Templates")
+    batch = BatchFactory(project=project, name="Templates")
     make_contexts(project, batch, 3)
     run = run_create(project=project, actor=personas["manager"], kind="template", batch=batch)
     assert lanes_width(run, 3) == 1

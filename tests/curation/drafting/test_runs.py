@@ -8,9 +8,10 @@ from curation.drafting.models import DraftingItem, DraftingRun
 from curation.drafting.services.items import run_process_inline
 from curation.drafting.services.runs import run_cancel, run_create, run_retry_failed, run_start
 from curation.errors import InvalidInput, NotPermitted
-from curation.models import Context, Instance
+from curation.models import Instance
 from curation.states import Status
 from tests.curation.drafting.conftest import endpoint_on, garbage
+from tests.factories import LongContextFactory
 from tests.support.fault_server import Fault, FaultServer, completion_body, ok, unauthorized
 
 pytestmark = pytest.mark.django_db
@@ -183,8 +184,7 @@ def test_llm_drafts_start_with_the_suggested_answer_type(
 
 def test_drafting_targets_short_contexts_only(project, personas, drafting_batch, drafting_contexts):
     paper = drafting_contexts[0].paper
-    long = Context.objects.create(project=project, paper=paper, kind=Context.Kind.LONG, batch=drafting_batch)
-    long.tables.set(paper.tables.all())
+    long = LongContextFactory(paper=paper, batch=drafting_batch, tables=paper.tables.all())
     run = _run(project, personas["manager"], "template", drafting_batch, options={"per_template": 1})
     assert set(run.items.values_list("context_id", flat=True)) == {c.pk for c in drafting_contexts}
     assert not Instance.objects.filter(context=long).exists()

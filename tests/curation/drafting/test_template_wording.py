@@ -6,8 +6,9 @@ from pathlib import Path
 
 from curation.drafting.services.items import run_process_inline
 from curation.drafting.services.runs import run_create
-from curation.models import Context, Instance, ReasoningType, Table
+from curation.models import Context, Instance, ReasoningType
 from curation.papers.services import paper_ingest
+from tests.factories import ContextFactory, TableFactory
 
 HEADERS = Path(__file__).resolve().parents[1] / "latex" / "fixtures" / "headers"
 # multirow_header_no_rules.tex: \multirow{2}{*}{Method} over Dev/Test, each with EM and F1 beneath.
@@ -19,16 +20,14 @@ def _context(project, drafting_batch, code: str) -> Context:
     paper = paper_ingest(project=project, actor=None, path_or_upload=HEADERS / "multirow_header_no_rules.tex").paper
     (table,) = paper.tables.all()
     # A second table of the same paper with no header row: its first row is data, never a column name.
-    headerless = Table.objects.create(
-        paper=paper, order=1, number="2", label="tab:hyper", header_rows=0,
+    headerless = TableFactory(
+        paper=paper, number="2", label="tab:hyper", header_rows=0,
         cells=[["Learning rate", "0.001"], ["Batch size", "32"], ["Epochs", "3"]],
     )  # fmt: skip
-    context = Context.objects.create(
-        project=project, paper=paper, kind=Context.Kind.SHORT, batch=drafting_batch,
+    return ContextFactory(
+        paper=paper, batch=drafting_batch, tables=[table, headerless],
         reasoning_type=ReasoningType.objects.get(project=project, code=code),
     )  # fmt: skip
-    context.tables.add(table, headerless)
-    return context
 
 
 def test_template_questions_over_a_multirow_header_read_as_a_person_writes_them(project, personas, drafting_batch):

@@ -22,7 +22,6 @@ from standardwebhooks.webhooks import WebhookVerificationError
 
 from curation.errors import InvalidInput, NotPermitted
 from curation.jobs import job_task
-from curation.models import Batch
 from curation.services.lifecycle import instance_transition
 from curation.states import Status
 from curation.webhooks import services as webhook_services
@@ -35,6 +34,7 @@ from tests.annotate.qualification.support import make_gold
 from tests.annotate.quality.helpers import gold_on, submit_probe, work_until_probe
 from tests.conftest import PASSWORD, instance_build
 from tests.curation.webhooks.receivers import closed_port_url, receiver, silent_port
+from tests.factories import BatchFactory
 from tests.scoring.run_support import small_release
 
 ROLES = ["annotator", "verifier", "manager", "outsider", "anonymous"]
@@ -183,7 +183,7 @@ def test_emit_queues_one_delivery_per_subscribed_active_hook(project, personas):
 
 def test_a_batch_settles_once_when_its_last_instance_is_discarded(project, personas, context):
     hook = hook_for(project, personas, events=["batch.settled"])
-    batch = Batch.objects.create(project=project, name="B1")
+    batch = BatchFactory(project=project, name="B1")
     first, second = (instance_build(project, context, batch=batch) for _ in range(2))
     manager = personas["manager"]
     instance_transition(instance_id=first.pk, target=Status.DISCARDED, actor=manager, reason="dup")
