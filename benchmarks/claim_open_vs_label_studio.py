@@ -37,7 +37,7 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _django import ROOT, fresh_postgres_database, setup_django
-from queue_claim import free_port, percentile_95, prepare, run_clients
+from queue_claim import free_port, percentile_95, prepare, run_clients, server_env
 
 # Runs inside Label Studio's own virtualenv: an organisation with legacy token auth on, one project of plain-text
 # tasks, `clients × per_client` annotators with tokens (written in bulk, passwords unusable, as ours are).
@@ -179,17 +179,7 @@ def main() -> None:
 
     logging.getLogger("httpx").setLevel(logging.WARNING)
     ours_port, peer_port = free_port(), free_port()
-    ours_env = {
-        **os.environ,
-        "DATABASE_URL": database_url,
-        "DATABASE_CONN_MAX_AGE": "60",
-        "DJANGO_DEBUG": "false",
-        "DJANGO_SECRET_KEY": secrets.token_urlsafe(48),
-        "DJANGO_ALLOWED_HOSTS": "127.0.0.1,localhost",
-        "DJANGO_SECURE_SSL_REDIRECT": "false",
-        "DJANGO_SECURE_COOKIES": "false",
-        "DJANGO_HSTS_SECONDS": "0",
-    }
+    ours_env = server_env(database_url)
     servers = [
         gunicorn(Path(sys.executable), "config.wsgi", ours_port, args.web_workers, ROOT, ours_env),
         gunicorn(python, "core.wsgi:application", peer_port, args.web_workers, package, env),

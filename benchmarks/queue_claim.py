@@ -110,6 +110,22 @@ def prepare(clients: int, per_client: int, warm: int) -> list[list[str]]:
     return tokens
 
 
+def server_env(database_url: str) -> dict[str, str]:
+    """The production shape behind a TLS-terminating proxy (README › Running on PostgreSQL and Redis): DEBUG off (it
+    would keep every statement's SQL), plain HTTP on loopback, token auth (no cookies)."""
+    return {
+        **os.environ,
+        "DATABASE_URL": database_url,
+        "DATABASE_CONN_MAX_AGE": "60",
+        "DJANGO_DEBUG": "false",
+        "DJANGO_SECRET_KEY": secrets.token_urlsafe(48),
+        "DJANGO_ALLOWED_HOSTS": "127.0.0.1,localhost",
+        "DJANGO_SECURE_SSL_REDIRECT": "false",
+        "DJANGO_SECURE_COOKIES": "false",
+        "DJANGO_HSTS_SECONDS": "0",
+    }
+
+
 def autovacuum_analyze() -> list[str]:
     """What autovacuum's analyze would have done by now, when the server has autovacuum off (a shared benchmark
     machine): ANALYZE each table whose rows changed since its last analyze beyond autovacuum's own rule
@@ -206,19 +222,7 @@ def main() -> None:
 
     port = args.port or free_port()
     logging.getLogger("httpx").setLevel(logging.WARNING)
-    # The production shape behind a TLS-terminating proxy (README › Running on PostgreSQL and Redis): DEBUG off (it
-    # would keep every statement's SQL), plain HTTP on loopback, token auth (no cookies).
-    env = {
-        **os.environ,
-        "DATABASE_URL": database_url,
-        "DATABASE_CONN_MAX_AGE": "60",
-        "DJANGO_DEBUG": "false",
-        "DJANGO_SECRET_KEY": secrets.token_urlsafe(48),
-        "DJANGO_ALLOWED_HOSTS": "127.0.0.1,localhost",
-        "DJANGO_SECURE_SSL_REDIRECT": "false",
-        "DJANGO_SECURE_COOKIES": "false",
-        "DJANGO_HSTS_SECONDS": "0",
-    }
+    env = server_env(database_url)
     server = subprocess.Popen(
         [sys.executable, "-m", "gunicorn", "config.wsgi", "--bind", f"127.0.0.1:{port}",
          "--workers", str(args.web_workers), "--threads", "8", "--log-level", "warning",
