@@ -69,12 +69,9 @@ class _HelpFormatter(argparse.HelpFormatter):
 
     def __init__(self, prog: str) -> None:
         try:
-            columns = int(os.environ["COLUMNS"])
-        except (KeyError, ValueError):
-            try:
-                columns = os.get_terminal_size(sys.__stdout__.fileno()).columns
-            except (AttributeError, ValueError, OSError):
-                columns = 80
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns
+        except (AttributeError, ValueError, OSError):
+            columns = 80
         super().__init__(prog, width=max(columns, 22) - 2)
 
 
