@@ -80,46 +80,50 @@ def item_metrics(
         "answer_tokens": sum(len(a.split()) for a in answer),
         "gold_tokens": sum(len(g.split()) for g in gold),
         "is_answerable": item.get("is_answerable") is not False,
-        "abstained": is_abstention(answer),
+        # Whether the answer is only a refusal is asked last (curation's answer reading), after every metric module.
+        "abstained": None,
     }
-    if not metrics["is_answerable"]:
+    if metrics["is_answerable"]:
+        try:
+            score = scitat.score_question(str(item.get("uid")), gold, answer or None, mode="official")
+        except (TypeError, ValueError):
+            score = scitat.score_question(str(item.get("uid")), gold, answer or None, mode="fixed")
+        metrics["em"], metrics["f1"] = score.em, score.f1
+        metrics["bertscore"] = None
+        if not short and bertscorer is not None:
+            metrics["bertscore"] = bertscorer.f1_many([". ".join(answer)], [". ".join(gold)])[0] if answer else 0.0
+        metrics["source_format"] = item.get("source_format") or "scitat"
+        # The item's benchmark, chosen once; a program is also executed as FinQA's evaluate.py would.
+        scorers = [SCORERS.get(metrics["source_format"])]
+        if item.get("program") and metrics["source_format"] != "finqa":
+            scorers.append(SCORERS["finqa"])
+        prediction = ItemPrediction(answer, scale, program_tokens, scale_mode)
+        for scorer in filter(None, scorers):
+            metrics.update(scorer.item_native(item, prediction))
+        if tool_trace or item.get("essential_actions"):
+            calls = tool_calls_of(tool_trace)
+            essentials = essential_calls(item)
+            tables = tool_tables(context)
+            scored = toolcalls.score_tool_calls(calls, essentials, names=ToolBox(tables).names_now)
+            metrics.update(
+                tool_calls=scored.scored_calls,
+                tool_error=scored.has_error,
+                tool_precision=scored.precision if essentials else None,
+                tool_recall=scored.recall if essentials else None,
+            )
+        if short:
+            metrics["is_correct"] = metrics["em"] == 1.0
+        elif metrics["bertscore"] is not None:
+            metrics["is_correct"] = metrics["bertscore"] >= FREE_FORM_CORRECT_BERTSCORE
+        else:
+            metrics["is_correct"] = (metrics["f1"] or 0.0) >= FREE_FORM_CORRECT_F1
+    else:
         # An unanswerable question's gold is the abstention: abstaining is right, any answer is wrong. It is kept
         # out of EM/F1 (no gold text to match), so those stay comparable with the papers' answerable figures.
-        metrics.update(short_form=None, em=None, f1=None, bertscore=None, is_correct=metrics["abstained"])
-        return metrics
-    try:
-        score = scitat.score_question(str(item.get("uid")), gold, answer or None, mode="official")
-    except (TypeError, ValueError):
-        score = scitat.score_question(str(item.get("uid")), gold, answer or None, mode="fixed")
-    metrics["em"], metrics["f1"] = score.em, score.f1
-    metrics["bertscore"] = None
-    if not short and bertscorer is not None:
-        metrics["bertscore"] = bertscorer.f1_many([". ".join(answer)], [". ".join(gold)])[0] if answer else 0.0
-    metrics["source_format"] = item.get("source_format") or "scitat"
-    # The item's benchmark, chosen once; a program is also executed as FinQA's evaluate.py would.
-    scorers = [SCORERS.get(metrics["source_format"])]
-    if item.get("program") and metrics["source_format"] != "finqa":
-        scorers.append(SCORERS["finqa"])
-    prediction = ItemPrediction(answer, scale, program_tokens, scale_mode)
-    for scorer in filter(None, scorers):
-        metrics.update(scorer.item_native(item, prediction))
-    if tool_trace or item.get("essential_actions"):
-        calls = tool_calls_of(tool_trace)
-        essentials = essential_calls(item)
-        tables = tool_tables(context)
-        scored = toolcalls.score_tool_calls(calls, essentials, names=ToolBox(tables).names_now)
-        metrics.update(
-            tool_calls=scored.scored_calls,
-            tool_error=scored.has_error,
-            tool_precision=scored.precision if essentials else None,
-            tool_recall=scored.recall if essentials else None,
-        )
-    if short:
-        metrics["is_correct"] = metrics["em"] == 1.0
-    elif metrics["bertscore"] is not None:
-        metrics["is_correct"] = metrics["bertscore"] >= FREE_FORM_CORRECT_BERTSCORE
-    else:
-        metrics["is_correct"] = (metrics["f1"] or 0.0) >= FREE_FORM_CORRECT_F1
+        metrics.update(short_form=None, em=None, f1=None, bertscore=None)
+    metrics["abstained"] = is_abstention(answer)
+    if not metrics["is_answerable"]:
+        metrics["is_correct"] = metrics["abstained"]
     return metrics
 
 
