@@ -10,6 +10,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
+from curation.drafting.endpoints import endpoint_preferred
 from curation.drafting.models import DraftingItem, DraftingRun
 from curation.drafting.services import items as item_services
 from curation.drafting.services import runs as run_services
@@ -25,7 +26,11 @@ class Command(BaseCommand):
         parser.add_argument("--project", required=True, help="project slug")
         parser.add_argument("--batch", required=True, help="batch id or name")
         parser.add_argument("--kind", required=True, choices=DraftingRun.Kind.values)
-        parser.add_argument("--endpoint", default="", help="endpoint name (default: the local model endpoint)")
+        parser.add_argument(
+            "--endpoint",
+            default="",
+            help="endpoint name (default: the first real one, else the local model)",
+        )
         parser.add_argument("--max-tokens", type=int, default=None)
         parser.add_argument("--per-template", type=int, default=1)
         parser.add_argument("--seed", type=int, default=0)
@@ -44,13 +49,11 @@ class Command(BaseCommand):
         if options["kind"] == "llm":
             usable = ModelEndpoint.objects.usable_in(project)
             endpoint = (
-                usable.filter(name=options["endpoint"]).first()
-                if options["endpoint"]
-                else usable.filter(is_local_default=True).first()
+                usable.filter(name=options["endpoint"]).first() if options["endpoint"] else endpoint_preferred(usable)
             )
             if endpoint is None:
                 names = ", ".join(usable.values_list("name", flat=True)) or "none"
-                raise CommandError(f"no endpoint {options['endpoint'] or '(local default)'!r}; known: {names}")
+                raise CommandError(f"no endpoint {options['endpoint'] or '(default)'!r}; known: {names}")
         params = {"max_tokens": options["max_tokens"]} if options["max_tokens"] else {}
         try:
             run = run_services.run_create(
