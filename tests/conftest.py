@@ -92,9 +92,11 @@ def _uses_a_module_fixture(item: pytest.Item) -> bool:
     return any(defs and defs[-1].scope in ("module", "package") for defs in definitions)
 
 
-# Folders of pure functions (the LaTeX extractor, the metrics, the ToolBox): a test of theirs that takes no database
-# fixture is marked `nodb`, and CI runs it once (on the PostgreSQL run), there being no backend to tell apart.
-PURE_FOLDERS = ("tests/curation/latex/", "tests/scoring/metrics/", "tests/curation/toolkit/")
+# A test that takes no database fixture cannot reach the suite's database (pytest-django blocks it), and one whose
+# child processes need a database or a broker sets their environment itself (the settings, web-tier and start
+# tests): it is marked `nodb`, and CI runs it once (on the PostgreSQL run), there being no backend to tell apart.
+# Not a test that starts a Celery worker on the suite's broker (`worker`), nor a real-model test (`model`, which CI
+# runs on the embedded defaults).
 DATABASE_FIXTURES = {"db", "transactional_db", "live_server"}
 
 
@@ -106,8 +108,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     permission matrix, a migrated web tier, an imported dataset) runs on one worker, so the world is built once
     rather than once per worker."""
     for item in items:
-        uses_database = item.get_closest_marker("django_db") or DATABASE_FIXTURES & set(item.fixturenames)
-        if item.nodeid.startswith(PURE_FOLDERS) and not uses_database:
+        uses_backend = any(item.get_closest_marker(name) for name in ("django_db", "worker", "model"))
+        if not (uses_backend or DATABASE_FIXTURES & set(item.fixturenames)):
             item.add_marker(pytest.mark.nodb)
     if not config.pluginmanager.hasplugin("xdist"):
         return
