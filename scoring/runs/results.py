@@ -7,7 +7,8 @@ prediction counts as an empty answer (wrong), so a flaky endpoint cannot raise a
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+import threading
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from curation.toolkit.extraction import is_abstention
@@ -54,6 +55,24 @@ def essential_calls(item: Mapping[str, Any]) -> list[toolcalls.ToolCall]:
         for action in item.get("essential_actions") or []
         if isinstance(action, Mapping)
     ]
+
+
+# The tool box of the last few frozen contexts, by identity: a run's chunk holds one mapping per context and scores
+# many items of it, so the tables are read into a tool box once, not once per item. The entry keeps its context
+# alive, so an identity is never reused while it is cached.
+_TOOLBOXES: dict[int, tuple[Mapping[str, Any] | None, ToolBox]] = {}
+_TOOLBOXES_LOCK = threading.Lock()
+
+
+def names_now_of(context: Mapping[str, Any] | None) -> Callable[[Any], Any]:
+    """`ToolBox.names_now` over a frozen context's tables (the table and row a call names, as named today)."""
+    with _TOOLBOXES_LOCK:  # a run scores on several threads
+        cached = _TOOLBOXES.get(id(context))
+        if cached is None or cached[0] is not context:
+            if len(_TOOLBOXES) >= 32:
+                del _TOOLBOXES[next(iter(_TOOLBOXES))]
+            cached = _TOOLBOXES[id(context)] = (context, ToolBox(tool_tables(context)))
+    return cached[1].names_now
 
 
 def item_metrics(
@@ -103,8 +122,7 @@ def item_metrics(
         if tool_trace or item.get("essential_actions"):
             calls = tool_calls_of(tool_trace)
             essentials = essential_calls(item)
-            tables = tool_tables(context)
-            scored = toolcalls.score_tool_calls(calls, essentials, names=ToolBox(tables).names_now)
+            scored = toolcalls.score_tool_calls(calls, essentials, names=names_now_of(context))
             metrics.update(
                 tool_calls=scored.scored_calls,
                 tool_error=scored.has_error,

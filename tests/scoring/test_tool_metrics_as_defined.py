@@ -8,9 +8,11 @@ import json
 import pytest
 
 from curation.drafting.templates import draft_template_questions
+from curation.toolkit.tools import ToolBox
 from scoring.methods import MethodSettings, run_method, templates_for
 from scoring.methods.base import tool_tables
 from scoring.methods.toolloop import turn_cap
+from scoring.runs import results
 from scoring.runs.results import item_metrics
 from tests.scoring.test_methods import ScriptedChat, sandbox
 
@@ -171,3 +173,20 @@ def test_a_table_argument_naming_no_table_never_matches():
         _item(draft), answer=output.answer, scale=output.scale, tool_trace=output.tool_trace, context=CONTEXT
     )
     assert (metrics["tool_precision"], metrics["tool_recall"]) == (0.0, 0.0)
+
+
+def test_a_context_s_tables_are_read_into_a_tool_box_once_for_all_its_items(monkeypatch):
+    """A run scores many items of one frozen context: their tool calls are named by one tool box, built once; a
+    context given anew (another mapping, even an equal one) gets its own, and the figures do not change."""
+    built = []
+    monkeypatch.setattr(results, "ToolBox", lambda tables: built.append(tables) or ToolBox(tables))
+    draft = _draft("cell_difference", row_a="BERT-large", row_b="BERT-base", column="Test")
+    trace = [{"name": "get_cell", "arguments": {"table": "Table 1", "row": "BERT-large", "column": "Test"}}]
+    context = json.loads(json.dumps(CONTEXT))
+    first, second = (item_metrics(_item(draft), answer=["2.7"], scale="", tool_trace=trace, context=context)
+                     for _ in range(2))  # fmt: skip
+    assert len(built) == 1 and first["tool_recall"] == second["tool_recall"] > 0
+    again = item_metrics(
+        _item(draft), answer=["2.7"], scale="", tool_trace=trace, context=json.loads(json.dumps(CONTEXT))
+    )
+    assert len(built) == 2 and again["tool_recall"] == first["tool_recall"]
