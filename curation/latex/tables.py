@@ -291,7 +291,11 @@ def parse_tabular(env: Env, renderer: TextRenderer, column_types: dict[str, tupl
             visible_start = start - sum(1 for index in range(min(start, len(hidden))) if hidden[index])
             visible_start -= sum(1 for index in joins if index <= start)
             text = renderer.render(content, result.references, in_cell=True)
-            if colspan == 1 and start < len(columns) and columns[start].siunitx:  # `S` columns print numbers
+            # `S` columns print numbers; a \multicolumn cell is set by its own column type, not by siunitx.
+            own_type = any(
+                isinstance(node, Token) and node.kind == CS and node.name == "multicolumn" for node in raw_cell
+            )
+            if colspan == 1 and start < len(columns) and columns[start].siunitx and not own_type:
                 text = space_operators(siunitx_number(text))
             if start in joins and cells and colspan == 1 and rowspan == 1:
                 left = cells.pop()

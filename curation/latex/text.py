@@ -191,11 +191,13 @@ def unit_text(source: str) -> str:
 
 
 _E_NOTATION = re.compile(r"^([-+−]?)(\d*[.,]?\d*)\s*[eEdD]\s*([-+−]?\d+)$")
+_DECIMAL_COMMA = re.compile(r"(?<=\d),(?=\d)")
 
 
 def siunitx_number(text: str) -> str:
-    """A number as siunitx prints it: `4.74e5` → 4.74×10^5, `e-3` → 10^-3, `1.2 +- 0.3` → 1.2 ± 0.3."""
-    compact = text.strip().replace("+-", " ± ")
+    """A number as siunitx prints it: `4.74e5` → 4.74×10^5, `e-3` → 10^-3, `1.2 +- 0.3` → 1.2 ± 0.3, and a comma
+    between digits as the decimal point it is to siunitx (`-1,236` → -1.236, never one thousand two hundred)."""
+    compact = _DECIMAL_COMMA.sub(".", text.strip().replace("+-", " ± "))
     match = _E_NOTATION.match(compact.replace(" ", ""))
     if match is None:
         return compact

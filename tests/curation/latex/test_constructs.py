@@ -134,6 +134,16 @@ def test_siunitx_s_columns_print_their_numbers(extract_latex) -> None:
     ]
 
 
+def test_a_decimal_comma_is_a_decimal_point_to_siunitx_but_not_in_a_cell_of_its_own_type(extract_latex) -> None:
+    body = r"""\begin{table}\caption{C}\begin{tabular}{lSl}
+    Current & 0,5 & \qty{-1,236}{A} \\ Observations & \multicolumn{1}{c}{16,962} & \num{1,5e3} \\
+    \end{tabular}\end{table}"""
+    assert _table(extract_latex, body).rows == [
+        ["Current", "0.5", "-1.236 A"],
+        ["Observations", "16,962", "1.5 × 10^3"],
+    ]
+
+
 def test_columns_joined_by_at_expressions_read_as_one_cell(extract_latex) -> None:
     body = r"""\begin{table}\caption{J}\begin{tabular}{@{}lr@{.}lS@{${}\pm{}$}S@{}}\toprule
     Item & \multicolumn{2}{c}{Amount} & \multicolumn{2}{c}{Time (ms)} \\ \midrule
