@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Count, Min, OuterRef, Prefetch, Q, Subquery, prefetch_related_objects
 
@@ -112,17 +113,15 @@ def paper_paragraphs_page(*, user: AbstractBaseUser, instance_id: int, page: int
     return {"count": count, "page": page, "pages": pages, "paragraphs": list(shown[start : start + PAPER_PAGE_SIZE])}
 
 
-# The rows InstanceSerializer reads beside the instance's own (curation.selectors.with_output_relations, and
-# `assigned_to`), and its context: one join, not a query each.
-WORKSPACE_JOINS = (
-    "project",
-    "reasoning_type",
-    "author",
-    "round1_verifier",
-    "round2_reviewer",
-    "assigned_to",
-    "context",
-)
+# What the instance serializer and the workspace read of the instance's relations in the same row: its project (the
+# slug), reasoning type (the code) and context. Its people are named apart (`_name_people`): the holder is the user
+# authentication read, and the others are mostly empty; each join more costs PostgreSQL planning time on every read.
+WORKSPACE_JOINS = ("project", "reasoning_type", "context")
+# Tables' and paragraphs' order (their Meta.ordering is paper, then order) for rows of one paper: ordering by the
+# paper itself would join the paper and its project on every read to sort by the papers' own order.
+IN_PAPER = ("paper_id", "order")
+# Instance's people as the serializer shows them (by username), other than its author.
+PEOPLE = ("round1_verifier", "round2_reviewer", "assigned_to")
 
 
 def _ids_only(model: type[Table] | type[Paragraph]) -> Any:
@@ -130,15 +129,27 @@ def _ids_only(model: type[Table] | type[Paragraph]) -> Any:
     return model.objects.only("id").order_by()
 
 
+def _name_people(instance: Instance, holder: AbstractBaseUser) -> None:
+    """Attach the instance's people: the holder (its author, already read by authentication) and the others it
+    names, their usernames read in one query (none when it names nobody else)."""
+    instance.author = holder
+    ids = {getattr(instance, f"{name}_id") for name in PEOPLE} - {None, holder.pk}
+    people = {person.pk: person for person in get_user_model().objects.filter(pk__in=ids).only("id", "username")}
+    people[holder.pk] = holder
+    for name in PEOPLE:
+        if getattr(instance, f"{name}_id") is not None:
+            setattr(instance, name, people[getattr(instance, f"{name}_id")])
+
+
 def workspace_read(*, user: AbstractBaseUser, instance_id: int, whole_paper: bool) -> dict[str, Any]:
     """What the workspace shows of a held instance (`instance_context`'s keys but `paper`, the suggested answer
     kind and form, and what keeps it from being submitted), each kind of row read once, in a fixed number of
     queries whatever the paper's size: the instance with its joins (and, without `whole_paper`, the paper's
-    paragraph count as a subquery); its marks (relevant tables, excluded tables, excluded paragraphs: ids); the
-    shown tables; the shown paragraphs' mentions; the paragraphs that mention the suggestion's tables
-    (`answer_kind_evidence`); with `whole_paper` or a long context also the paper's paragraphs, and for a short
-    context in the whole paper its tables' ids. The suggestion reads its tables from those shown (a table it needs
-    that is not shown is read apart)."""
+    paragraph count as a subquery); the usernames of the people it names besides its holder, if any; its marks
+    (relevant tables, excluded tables, excluded paragraphs: ids); the shown tables; the shown paragraphs' mentions;
+    the paragraphs that mention the suggestion's tables (`answer_kind_evidence`); with `whole_paper` or a long
+    context also the paper's paragraphs, and for a short context in the whole paper its tables' ids. The suggestion
+    reads its tables from those shown (a table it needs that is not shown is read apart)."""
     # The whole paper's paragraphs are read apart, so the context's own is joined only when it is all that shows.
     instances = Instance.objects.visible_to(user).select_related(
         *WORKSPACE_JOINS, "context__paper" if whole_paper else "context__paragraph"
@@ -146,17 +157,23 @@ def workspace_read(*, user: AbstractBaseUser, instance_id: int, whole_paper: boo
     if not whole_paper:
         count = Paragraph.objects.filter(paper_id=OuterRef("context__paper_id")).order_by().values("paper_id")
         instances = instances.annotate(paper_paragraphs=Subquery(count.annotate(n=Count("pk")).values("n")))
-    instance = _held(instances.filter(pk=instance_id).first(), user=user, instance_id=instance_id)
+    # One row by its key: no ordering (the default one joins the project to sort by its name).
+    instance = _held(instances.filter(pk=instance_id).order_by().first(), user=user, instance_id=instance_id)
+    _name_people(instance, user)
     context = instance.context
     own_only = not whole_paper and context is not None and context.kind == Context.Kind.SHORT
-    numbers = Table.objects.only("id", "number")  # what a paragraph shows of the tables it mentions
+    numbers = Table.objects.only("id", "number").order_by(*IN_PAPER)  # what a paragraph shows of its mentions
     lookups: list[Any] = [
-        Prefetch("relevant_tables", queryset=Table.objects.only("id")),  # in the order the serializer lists them
+        # The serializer lists them in order; a relevant table is one of the context's, of its paper.
+        Prefetch("relevant_tables", queryset=Table.objects.only("id").order_by(*IN_PAPER)),
         Prefetch("excluded_tables", queryset=_ids_only(Table)),
         Prefetch("excluded_paragraphs", queryset=_ids_only(Paragraph)),
     ]
     if own_only:
-        lookups += ["context__tables", Prefetch("context__paragraph__mentioned_tables", queryset=numbers)]
+        lookups += [
+            Prefetch("context__tables", queryset=Table.objects.order_by(*IN_PAPER)),
+            Prefetch("context__paragraph__mentioned_tables", queryset=numbers),
+        ]
     prefetch_related_objects([instance], *lookups)
     tables: list[Table] = []
     paragraphs: list[Paragraph] = []
@@ -166,11 +183,11 @@ def workspace_read(*, user: AbstractBaseUser, instance_id: int, whole_paper: boo
         paragraphs = [context.paragraph] if context.paragraph is not None else []
         context_table_ids = [t.pk for t in tables]
     elif context is not None:
-        tables = list(Table.objects.filter(paper_id=context.paper_id))
+        tables = list(Table.objects.filter(paper_id=context.paper_id).order_by(*IN_PAPER))
         paragraphs = list(
-            Paragraph.objects.filter(paper_id=context.paper_id).prefetch_related(
-                Prefetch("mentioned_tables", queryset=numbers)
-            )
+            Paragraph.objects.filter(paper_id=context.paper_id)
+            .order_by(*IN_PAPER)
+            .prefetch_related(Prefetch("mentioned_tables", queryset=numbers))
         )
         if context.kind == Context.Kind.SHORT:
             through = Context.tables.through.objects.filter(context_id=context.pk)

@@ -198,17 +198,22 @@ def test_workspace_api_reads_each_kind_of_row_once(
     excluded_paragraphs = list(context.paper.paragraphs.order_by("order")[:2])
     instance.excluded_paragraphs.set(excluded_paragraphs)
     instance.assigned_to = personas["annotator"]
-    instance.save(update_fields=["assigned_to"])
+    if not relevant_in_context:
+        instance.round1_verifier = personas["verifier"]
+    instance.save(update_fields=["assigned_to", "round1_verifier"])
     client = api_client_for(personas["annotator"])  # authenticated without a query
-    # The instance with the rows it shows (project, reasoning type, people, context, its paragraph) and the paper's
+    # The instance with the rows it shows (project, reasoning type, context, its paragraph) and the paper's
     # paragraph count; its relevant tables, excluded tables and excluded paragraphs; the context's tables; its
-    # paragraph's mentions; the paragraphs that mention the suggestion's tables. A relevant table outside the
-    # context (not shown) is read for the suggestion: one more.
-    with django_assert_max_num_queries(7 if relevant_in_context else 8):
+    # paragraph's mentions; the paragraphs that mention the suggestion's tables. Its holder is the user who asks
+    # (no query). A relevant table outside the context (not shown) is read for the suggestion, and people other
+    # than the holder for their usernames: one query each.
+    with django_assert_max_num_queries(7 if relevant_in_context else 9):
         body = client.get(f"/api/instances/{instance.pk}/workspace/").json()
     fresh = Instance.objects.get(pk=instance.pk)
     assert body["instance"]["relevant_tables"] == [relevant.pk]
-    assert body["instance"]["assigned_to"] == "annotator" and body["instance"]["project"] == project.slug
+    assert (body["instance"]["author"], body["instance"]["assigned_to"]) == ("annotator", "annotator")
+    assert body["instance"]["round1_verifier"] == (None if relevant_in_context else "verifier")
+    assert body["instance"]["project"] == project.slug
     assert body["excluded_table_ids"] == [tables[1].pk]
     assert body["excluded_paragraph_ids"] == sorted(p.pk for p in excluded_paragraphs)
     assert [t["id"] for t in body["tables"]] == body["context_table_ids"] == [tables[0].pk]
