@@ -243,9 +243,9 @@ class WorkspaceApi(APIView):
     def get(self, request: Request, pk: int) -> Response:
         """The held instance with its context's own paragraphs and tables; the rest of the paper is paged on demand
         (`paper_paragraphs.url`), so a claim-and-open reads what it shows whatever the paper's size."""
-        data = work_selectors.workspace_data(user=request.user, instance_id=pk, whole_paper=False)
+        data = work_selectors.workspace_read(user=request.user, instance_id=pk, whole_paper=False)
         body = {
-            "instance": _shown(data["instance"]),
+            "instance": InstanceSerializer(data["instance"]).data,  # read with its output relations
             "draft": data["instance"].draft or {},
             "context_kind": data["context"].kind if data["context"] else None,
             "tables": TableSerializer(data["context_tables"], many=True).data,

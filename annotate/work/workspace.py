@@ -13,7 +13,7 @@ from annotate.work.models import WorkTime
 from annotate.work.queue import lease_renew
 from curation.answer_types import ANSWER_TYPES
 from curation.errors import InvalidInput, NotFound, NotPermitted
-from curation.models import Instance, TransitionEvent
+from curation.models import Instance, Table, TransitionEvent
 from curation.services.instances import answer_kind_evidence, instance_edit
 from curation.services.lifecycle import instance_transition
 from curation.states import Status
@@ -28,12 +28,14 @@ def suggested_answer_form(answer: list[str]) -> str:
     return answer_form(answer)
 
 
-def suggested_answer_kind(instance: Instance) -> dict[str, str]:
+def suggested_answer_kind(instance: Instance, tables: list[Table] | None = None) -> dict[str, str]:
     """The answer type and scale suggested for an instance from its current answer and its relevant tables
-    (else its context's tables): each value ("" when evidence is absent or conflicts) and its evidence."""
-    tables = list(instance.relevant_tables.all())
-    if not tables and instance.context_id:
-        tables = list(instance.context.tables.all())
+    (else its context's tables): each value ("" when evidence is absent or conflicts) and its evidence. A caller
+    that has read those tables already passes them as `tables`."""
+    if tables is None:
+        tables = list(instance.relevant_tables.all())
+        if not tables and instance.context_id:
+            tables = list(instance.context.tables.all())
     evidence = answer_kind_evidence(
         question=instance.question,
         rationale=instance.rationale,
@@ -60,12 +62,14 @@ def marked_tables(instance: Instance) -> dict[str, set[int]]:
     }
 
 
-def submission_problems(instance: Instance) -> list[dict[str, str]]:
-    """What keeps an instance from being submitted, as {field, message} for the form to show."""
+def submission_problems(instance: Instance, marked: dict[str, set[int]] | None = None) -> list[dict[str, str]]:
+    """What keeps an instance from being submitted, as {field, message} for the form to show (`marked`: its
+    `marked_tables`, when the caller has read them already)."""
     problems = []
     if not instance.question.strip():
         problems.append({"field": "question", "message": "Write the question."})
-    marked = marked_tables(instance)
+    if marked is None:
+        marked = marked_tables(instance)
     if not instance.is_answerable:
         return problems + _unanswerable_problems(instance, marked)
     if not [item for item in instance.answer if item.strip()]:

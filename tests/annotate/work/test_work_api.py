@@ -173,3 +173,84 @@ def test_workspace_api_reads_the_contexts_own_paragraphs_and_pages_the_rest_of_t
     assert every == list(range(150))
     assert client.get(f"/api/instances/{instance.pk}/paper/?page=3").status_code == 400
     assert logged_in("annotator2").get(f"/api/instances/{instance.pk}/paper/?page=1").status_code == 404
+
+
+def _held_on(context, *, personas, open_batch, make_instance) -> Instance:
+    from curation.services.lifecycle import instance_transition
+
+    instance = make_instance(batch=open_batch, context=context)
+    instance_transition(instance_id=instance.pk, target="in_refinement", actor=personas["annotator"])
+    return instance
+
+
+@pytest.mark.parametrize("relevant_in_context", [True, False])
+def test_workspace_api_reads_each_kind_of_row_once(
+    personas, project, open_batch, make_instance, api_client_for, django_assert_max_num_queries, relevant_in_context
+):
+    from annotate.work.workspace import submission_problems, suggested_answer_kind
+
+    context = _paper_with(project, 40, 3)
+    instance = _held_on(context, personas=personas, open_batch=open_batch, make_instance=make_instance)
+    tables = list(context.paper.tables.order_by("order"))
+    relevant = tables[0] if relevant_in_context else tables[2]
+    instance.relevant_tables.set([relevant])
+    instance.excluded_tables.set([tables[1]])
+    excluded_paragraphs = list(context.paper.paragraphs.order_by("order")[:2])
+    instance.excluded_paragraphs.set(excluded_paragraphs)
+    instance.assigned_to = personas["annotator"]
+    if not relevant_in_context:
+        instance.round1_verifier = personas["verifier"]
+    instance.save(update_fields=["assigned_to", "round1_verifier"])
+    client = api_client_for(personas["annotator"])  # authenticated without a query
+    # The instance with the rows it shows (project, reasoning type, context, its paragraph) and the paper's
+    # paragraph count; its relevant tables, excluded tables and excluded paragraphs; the context's tables; its
+    # paragraph's mentions; the paragraphs that mention the suggestion's tables. Its holder is the user who asks
+    # (no query). A relevant table outside the context (not shown) is read for the suggestion, and people other
+    # than the holder for their usernames: one query each.
+    with django_assert_max_num_queries(7 if relevant_in_context else 9):
+        body = client.get(f"/api/instances/{instance.pk}/workspace/").json()
+    fresh = Instance.objects.get(pk=instance.pk)
+    assert body["instance"]["relevant_tables"] == [relevant.pk]
+    assert (body["instance"]["author"], body["instance"]["assigned_to"]) == ("annotator", "annotator")
+    assert body["instance"]["round1_verifier"] == (None if relevant_in_context else "verifier")
+    assert body["instance"]["project"] == project.slug
+    assert body["excluded_table_ids"] == [tables[1].pk]
+    assert body["excluded_paragraph_ids"] == sorted(p.pk for p in excluded_paragraphs)
+    assert [t["id"] for t in body["tables"]] == body["context_table_ids"] == [tables[0].pk]
+    assert body["paragraphs"][0]["mentioned_tables"] == [tables[0].pk]
+    assert body["paper_paragraphs"]["count"] == 40
+    suggested = suggested_answer_kind(fresh)
+    assert (body["suggested_type"], body["suggested_type_evidence"], body["suggested_scale_evidence"]) == (
+        suggested["answer_type"],
+        suggested["answer_type_evidence"],
+        suggested["scale_evidence"],
+    )
+    assert body["problems"] == submission_problems(fresh)
+
+
+def test_workspace_api_of_a_long_context_reads_the_whole_paper_in_as_many_queries(
+    personas, project, open_batch, make_instance, api_client_for
+):
+    client = api_client_for(personas["annotator"])
+    counts = []
+    for paragraphs in (3, 60):
+        short = _paper_with(project, paragraphs, 2)
+        context = ContextFactory(paper=short.paper, kind=Context.Kind.LONG)
+        instance = _held_on(context, personas=personas, open_batch=open_batch, make_instance=make_instance)
+        with count_queries() as queries:
+            body = client.get(f"/api/instances/{instance.pk}/workspace/").json()
+        counts.append(len(queries))
+        assert body["context_kind"] == "long" and body["paper_paragraphs"]["count"] == paragraphs
+        assert [p["order"] for p in body["paragraphs"]] == list(range(paragraphs))
+        assert body["context_paragraph_ids"] == sorted(p["id"] for p in body["paragraphs"])
+        assert len(body["tables"]) == 2 == len(body["context_table_ids"])
+    assert counts[0] == counts[1]
+
+
+def test_workspace_api_of_a_short_context_without_a_paragraph(
+    personas, project, open_batch, make_instance, api_client_for
+):
+    context = ContextFactory(paper=PaperFactory(project=project), tables=[])
+    instance = _held_on(context, personas=personas, open_batch=open_batch, make_instance=make_instance)
+    body = api_client_for(personas["annotator"]).get(f"/api/instances/{instance.pk}/workspace/").json()
+    assert (body["paragraphs"], body["tables"], body["paper_paragraphs"]["count"]) == ([], [], 0)
