@@ -247,16 +247,10 @@ class ScoringRunActionApi(APIView):
 
     @extend_schema(request=None, responses=ScoringRunDetailOutputSerializer)
     def post(self, request: Request, pk: int, action: str) -> Response:
-        handlers = {
-            "pause": run_lifecycle.run_pause,
-            "resume": run_lifecycle.run_resume,
-            "cancel": run_lifecycle.run_cancel,
-            "retry-failed": run_lifecycle.run_retry_failed,
-        }
-        if action not in handlers:
+        if action not in run_lifecycle.RUN_ACTIONS:
             raise NotFound("Actions are pause, resume, cancel and retry-failed.")
         run = scoring_selectors.run_get(user=request.user, run_id=pk)
-        handlers[action](run=run, actor=request.user)
+        run_lifecycle.RUN_ACTIONS[action](run=run, actor=request.user)
         run.refresh_from_db()
         return Response(ScoringRunDetailOutputSerializer(run).data)
 

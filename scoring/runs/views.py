@@ -253,15 +253,9 @@ def run_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
         return _draw_error_sample(request, run)
     if request.method == "POST":
         action = request.POST.get("action", "")
-        handlers = {
-            "pause": run_lifecycle.run_pause,
-            "resume": run_lifecycle.run_resume,
-            "cancel": run_lifecycle.run_cancel,
-            "retry-failed": run_lifecycle.run_retry_failed,
-        }
-        if action not in handlers:
+        if action not in run_lifecycle.RUN_ACTIONS:
             raise Http404("Unknown action.")
-        handlers[action](run=run, actor=request.user)
+        run_lifecycle.RUN_ACTIONS[action](run=run, actor=request.user)
         messages.success(request, f"Run {run.pk}: {action.replace('-', ' ')} done.")
         return redirect("scoring-run", slug=slug, pk=pk)
     return render(request, "scoring/run.html", _run_context(request, run))
