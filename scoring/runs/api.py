@@ -206,27 +206,8 @@ class ScoringRunListApi(APIView):
             runner_require(request.user, project, "score models")  # who may not run learns that, not "no such"
             raise InvalidInput("No such endpoint in this project.")
         judge = scoring_selectors.judge_for(user=request.user, project=project, judge_id=values["judge"])
-        run = run_creation.run_create(
-            release=release,
-            actor=request.user,
-            method=values["method"],
-            setting=values["setting"],
-            endpoint=endpoint,
-            label=values["label"],
-            templates=values["templates"],
-            generation_params=values["generation_params"],
-            few_shot=values["few_shot"],
-            tools=values["tools"],
-            max_turns=values["max_turns"],
-            scale_mode=values["scale_mode"],
-            extraction=values["extraction"],
-            bertscore=values["bertscore"],
-            limit=values["limit"],
-            per_template=values["per_template"],
-            sample_seed=values["sample_seed"],
-            chunk_size=values["chunk_size"],
-            judge=judge,
-        )
+        options = {key: value for key, value in values.items() if key not in ("release", "endpoint", "judge")}
+        run = run_creation.run_create(release=release, actor=request.user, endpoint=endpoint, judge=judge, **options)
         run_lifecycle.run_start(run=run, actor=request.user)
         return Response(ScoringRunDetailOutputSerializer(run).data, status=status.HTTP_201_CREATED)
 
