@@ -344,23 +344,11 @@ class ScoringPredictionUploadApi(APIView):
         selectors.project_get(user=request.user, slug=slug)
         data = self.PredictionUploadInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        values = data.validated_data
-        release = _release_for(request.user, values["release"], slug)
+        values = dict(data.validated_data)
+        release, upload = _release_for(request.user, values.pop("release"), slug), values.pop("file")
+        judge = scoring_selectors.judge_for(user=request.user, project=release.project, judge_id=values.pop("judge"))
         run = upload_services.upload_run_create(
-            release=release,
-            actor=request.user,
-            format=values["format"],
-            name=values["file"].name,
-            content=upload_read(values["file"]),
-            label=values["label"],
-            method=values["method"],
-            setting=values["setting"],
-            few_shot=values["few_shot"],
-            tools=values["tools"],
-            scale_mode=values["scale_mode"],
-            extraction=values["extraction"],
-            bertscore=values["bertscore"],
-            judge=scoring_selectors.judge_for(user=request.user, project=release.project, judge_id=values["judge"]),
+            release=release, actor=request.user, name=upload.name, content=upload_read(upload), judge=judge, **values
         )
         return Response(ScoringRunDetailOutputSerializer(run).data, status=status.HTTP_201_CREATED)
 

@@ -171,7 +171,7 @@ def _run_context(request: HttpRequest, run: ScoringRun) -> dict[str, Any]:
         "project": run.project,
         "run": run,
         "progress": runs_progress.run_progress(run),
-        "is_active": run.status in (ScoringRun.Status.QUEUED, ScoringRun.Status.RUNNING),
+        "is_active": run.is_active,
         "may_run": can_run(user=request.user, project=run.project),
         "may_see": may_see,
         "results": results,
