@@ -37,7 +37,7 @@ from curation.deadlines import deadline_state
 from curation.errors import InvalidInput, NotPermitted
 from curation.figures_cache import project_figures
 from curation.models import Batch, Instance, Membership, Project, TransitionEvent
-from curation.selectors import roles_of
+from curation.selectors import roles_of, status_counts
 from curation.states import Role, Status
 
 S = Status
@@ -111,8 +111,8 @@ def batch_progress(
     result = []
     for batch in chosen:
         counts = per_batch.get(batch.pk if batch else None, {})
-        total = sum(counts.values())
-        settled = sum(counts.get(s, 0) for s in SETTLED)
+        totals = _totals(counts)
+        total = totals["total"]
         segments = []
         offset = 0.0
         for status in Status:
@@ -126,11 +126,8 @@ def batch_progress(
                 "batch": batch,
                 "name": batch.name if batch else "(no batch)",
                 "state": batch.state if batch else "",
-                "counts": {s: counts.get(s, 0) for s in Status.values},
-                "total": total,
-                "settled": settled,
-                "validated": counts.get(S.VALIDATED, 0) + counts.get(S.RELEASED, 0),
-                "is_complete": bool(total) and settled == total,
+                **totals,
+                "is_complete": bool(total) and totals["settled"] == total,
                 "segments": segments,
                 "deadline": deadline_state(batch) if batch else None,
             }
@@ -141,11 +138,13 @@ def batch_progress(
 def status_totals(project: Project) -> dict[str, Any]:
     """The whole project's instances per status, total, settled and validated: one grouped count (the dashboard's
     figures keep it; the rows per batch come a page at a time from `batch_progress_page`)."""
-    counts = dict(Instance.objects.filter(project=project).values_list("status").annotate(n=Count("id")))
-    total = sum(counts.values())
+    return _totals(status_counts(project))
+
+
+def _totals(counts: dict[str, int]) -> dict[str, Any]:
     return {
         "counts": {s: counts.get(s, 0) for s in Status.values},
-        "total": total,
+        "total": sum(counts.values()),
         "settled": sum(counts.get(s, 0) for s in SETTLED),
         "validated": counts.get(S.VALIDATED, 0) + counts.get(S.RELEASED, 0),
     }
@@ -166,9 +165,18 @@ def throughput(project: Project, *, days: int = 30, today: date | None = None) -
     return [{"date": day, **counts} for day, counts in sorted(buckets.items())]
 
 
-def _per(events: QuerySet[TransitionEvent], key: str, aggregate: Any) -> dict[int, int]:
-    """`aggregate` of `events` per value of `key` (an actor or an author), computed in the database."""
-    return dict(events.values_list(key).annotate(n=aggregate).values_list(key, "n"))
+def _per(rows: QuerySet, key: str, aggregate: Any) -> dict[int, int]:
+    """`aggregate` of `rows` per value of `key` (an actor or an author), computed in the database."""
+    return dict(rows.values_list(key).annotate(n=aggregate).values_list(key, "n"))
+
+
+def _seconds_per_user(project: Project, activity: str) -> dict[int, list[float]]:
+    seconds: dict[int, list[float]] = defaultdict(list)
+    for user_id, value in WorkTime.objects.filter(instance__project=project, activity=activity).values_list(
+        "user_id", "active_seconds"
+    ):
+        seconds[user_id].append(value)
+    return seconds
 
 
 def _rate(part: int, whole: int) -> float | None:
@@ -213,16 +221,9 @@ def annotator_stats(project: Project) -> list[dict[str, Any]]:
         "submitted_at"
     ):
         attempts[attempt.user_id].append(attempt)
-    seconds: dict[int, list[float]] = defaultdict(list)
-    for user_id, value in WorkTime.objects.filter(instance__project=project, activity="refine").values_list(
-        "user_id", "active_seconds"
-    ):
-        seconds[user_id].append(value)
-    validated = dict(
-        Instance.objects.filter(project=project, status__in=(S.VALIDATED, S.RELEASED))
-        .values_list("author_id")
-        .annotate(n=Count("id"))
-        .values_list("author_id", "n")
+    seconds = _seconds_per_user(project, "refine")
+    validated = _per(
+        Instance.objects.filter(project=project, status__in=(S.VALIDATED, S.RELEASED)), "author_id", Count("id")
     )
     rows = []
     for membership in _members(project, Role.ANNOTATOR):
@@ -258,18 +259,10 @@ def verifier_stats(project: Project) -> list[dict[str, Any]]:
     decided = _project_events(project).filter(from_status=S.ROUND1_REVIEW, to_status__in=ROUND1_DECISIONS)
     reviews = _per(decided, "actor_id", Count("id"))
     changes = _per(decided.filter(to_status=S.CHANGES_REQUESTED), "actor_id", Count("id"))
-    resolved = dict(
-        Discussion.objects.filter(instance__project=project)
-        .exclude(decided_by=None)
-        .values_list("decided_by")
-        .annotate(n=Count("id"))
-        .values_list("decided_by", "n")
+    resolved = _per(
+        Discussion.objects.filter(instance__project=project).exclude(decided_by=None), "decided_by", Count("id")
     )
-    seconds: dict[int, list[float]] = defaultdict(list)
-    for user_id, value in WorkTime.objects.filter(instance__project=project, activity="review1").values_list(
-        "user_id", "active_seconds"
-    ):
-        seconds[user_id].append(value)
+    seconds = _seconds_per_user(project, "review1")
     rows = []
     for membership in _members(project, Role.VERIFIER):
         uid = membership.user_id

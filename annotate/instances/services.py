@@ -89,7 +89,7 @@ def instance_discard(*, instance_id: int, actor: AbstractBaseUser, expected_vers
     current = Instance.objects.filter(pk=instance_id).values("status").first()
     if current is None:
         raise NotFound(f"Instance {instance_id} does not exist.")
-    instance = instance_transition(
+    return instance_transition(
         instance_id=instance_id,
         target=Status.DISCARDED,
         actor=actor,
@@ -97,7 +97,6 @@ def instance_discard(*, instance_id: int, actor: AbstractBaseUser, expected_vers
         expected_version=expected_version,
         reason=f"discarded: {reason}",
     )
-    return instance
 
 
 @transaction.atomic

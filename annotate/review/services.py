@@ -215,17 +215,8 @@ def review_approve(
     *, instance_id: int, user: AbstractBaseUser, expected_version: int, comments: list[dict[str, Any]] | None = None
 ) -> Instance:
     """Round one passes: the instance goes to round two. Only the verifier holding the review may approve."""
-    instance = instance_transition(
-        instance_id=instance_id,
-        target=Status.ROUND2_REVIEW,
-        actor=user,
-        expected_status=Status.ROUND1_REVIEW,
-        expected_version=expected_version,
-        reason="approved in round one",
-        details={"comments": comments or []},
-    )
-    work_ping(instance_id=instance_id, user=user, activity="review1")
-    return instance
+    reason = "approved in round one"
+    return _decide(1, instance_id, user, expected_version, Status.ROUND2_REVIEW, reason, comments=comments or [])
 
 
 @transaction.atomic
@@ -234,16 +225,30 @@ def review_request_changes(
 ) -> Instance:
     """Send the instance back to its annotator with at least one comment; it heads their queue on return."""
     summary = "; ".join(f"{c['field'] or 'instance'}: {c['text']}" for c in _clean_comments(comments))
+    reason = f"changes requested — {summary}"[:1000]
+    return _decide(1, instance_id, user, expected_version, Status.CHANGES_REQUESTED, reason, comments=comments)
+
+
+def _decide(
+    round: int,
+    instance_id: int,
+    user: AbstractBaseUser,
+    expected_version: int,
+    target: str,
+    reason: str,
+    **details: Any,
+) -> Instance:
+    """A reviewer's decision on the review of `round` they hold, counted as their review time."""
     instance = instance_transition(
         instance_id=instance_id,
-        target=Status.CHANGES_REQUESTED,
+        target=target,
         actor=user,
-        expected_status=Status.ROUND1_REVIEW,
+        expected_status=_GIVE_BACK[round][0],
         expected_version=expected_version,
-        reason=f"changes requested — {summary}"[:1000],
-        details={"comments": comments},
+        reason=reason,
+        details=details,
     )
-    work_ping(instance_id=instance_id, user=user, activity="review1")
+    work_ping(instance_id=instance_id, user=user, activity=f"review{round}")
     return instance
 
 
@@ -336,16 +341,7 @@ def round2_next(*, project: Project, user: AbstractBaseUser) -> Instance | None:
 @transaction.atomic
 def round2_confirm(*, instance_id: int, user: AbstractBaseUser, expected_version: int) -> Instance:
     """The second annotator finds nothing wrong: the instance is validated (and its batch may be complete)."""
-    instance = instance_transition(
-        instance_id=instance_id,
-        target=Status.VALIDATED,
-        actor=user,
-        expected_status=Status.ROUND2_REVIEW,
-        expected_version=expected_version,
-        reason="confirmed in round two",
-    )
-    work_ping(instance_id=instance_id, user=user, activity="review2")
-    return instance
+    return _decide(2, instance_id, user, expected_version, Status.VALIDATED, "confirmed in round two")
 
 
 @transaction.atomic
@@ -358,16 +354,10 @@ def round2_flag(
     message: str = "",
 ) -> Discussion:
     """The second annotator flags errors: the instance goes into discussion with its round-one verifier."""
-    instance = instance_transition(
-        instance_id=instance_id,
-        target=Status.IN_DISCUSSION,
-        actor=user,
-        expected_status=Status.ROUND2_REVIEW,
-        expected_version=expected_version,
-        reason="flagged in round two",
-        details={"comments": comments, "message": message},
+    reason = "flagged in round two"
+    instance = _decide(
+        2, instance_id, user, expected_version, Status.IN_DISCUSSION, reason, comments=comments, message=message
     )
-    work_ping(instance_id=instance_id, user=user, activity="review2")
     return Discussion.objects.get(instance=instance, outcome=Discussion.Outcome.OPEN)
 
 

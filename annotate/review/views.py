@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from django import forms
@@ -197,30 +198,18 @@ def review_decide(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
         messages.error(request, form_problems(form))
         return redirect("review", slug=slug, pk=pk)
     action, version, comments = form.cleaned_data["action"], form.cleaned_data["expected_version"], form.comments()
-    if action == "approve":
-        done = service_attempt(
-            request,
-            lambda: review.review_approve(
-                instance_id=pk, user=request.user, expected_version=version, comments=comments
-            ),
-            f"#{pk} approved: it goes to round two.",
-        )
-    elif action == "request_changes":
-        done = service_attempt(
-            request,
-            lambda: review.review_request_changes(
-                instance_id=pk, user=request.user, expected_version=version, comments=comments
-            ),
+    step, success = {
+        "approve": (partial(review.review_approve, comments=comments), f"#{pk} approved: it goes to round two."),
+        "request_changes": (
+            partial(review.review_request_changes, comments=comments),
             f"#{pk} went back to its annotator with your comments.",
-        )
-    else:
-        done = service_attempt(
-            request,
-            lambda: review.review_release(instance_id=pk, user=request.user, expected_version=version),
-            f"#{pk} is back in the review pile.",
-        )
-        if done:  # to the pile, not straight into the next review: with one verifier that would be this one again
-            return redirect("review-home", slug=slug)
+        ),
+        "release": (review.review_release, f"#{pk} is back in the review pile."),
+    }[action]
+    done = service_attempt(request, lambda: step(instance_id=pk, user=request.user, expected_version=version), success)
+    if done and action == "release":
+        # To the pile, not straight into the next review: with one verifier that would be this one again.
+        return redirect("review-home", slug=slug)
     if not done:
         return redirect("review", slug=slug, pk=pk)
     if form.cleaned_data["then"] == "next":
@@ -245,32 +234,17 @@ def round2_decide(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
         messages.error(request, form_problems(form))
         return redirect("round2", slug=slug, pk=pk)
     action, version = form.cleaned_data["action"], form.cleaned_data["expected_version"]
-    if action == "confirm":
-        done = service_attempt(
-            request,
-            lambda: review.round2_confirm(instance_id=pk, user=request.user, expected_version=version),
-            f"#{pk} confirmed: it is validated.",
-        )
-    elif action == "release":
-        done = service_attempt(
-            request,
-            lambda: review.round2_release(instance_id=pk, user=request.user, expected_version=version),
-            f"#{pk} is back in the round-two pile.",
-        )
-        if done:
-            return redirect("review-home", slug=slug)
-    else:
-        done = service_attempt(
-            request,
-            lambda: review.round2_flag(
-                instance_id=pk,
-                user=request.user,
-                expected_version=version,
-                comments=form.comments(),
-                message=form.cleaned_data["message"],
-            ),
+    step, success = {
+        "confirm": (review.round2_confirm, f"#{pk} confirmed: it is validated."),
+        "release": (review.round2_release, f"#{pk} is back in the round-two pile."),
+        "flag": (
+            partial(review.round2_flag, comments=form.comments(), message=form.cleaned_data["message"]),
             f"#{pk} flagged: a discussion with its verifier is open.",
-        )
+        ),
+    }[action]
+    done = service_attempt(request, lambda: step(instance_id=pk, user=request.user, expected_version=version), success)
+    if done and action == "release":
+        return redirect("review-home", slug=slug)
     if not done:
         return redirect("round2", slug=slug, pk=pk)
     if hasattr(done, "pk") and action == "flag":

@@ -96,18 +96,8 @@ class TatQA(Scorer):
                 "tatqa_eval.py stops on a number with a null scale; they were scored as having no scale."
             )
         summary = {"format": self.format, **report.summary(), "notes": notes}
-        details = [
-            {
-                "uid": score.uid,
-                "em": score.em,
-                "f1": score.f1,
-                "is_scale_correct": score.is_scale_correct,
-                "answer_type": score.answer_type,
-                "answer_from": score.answer_from,
-                "is_non_finite": score.is_non_finite,
-            }
-            for score in report.questions
-        ]
+        fields = ("uid", "em", "f1", "is_scale_correct", "answer_type", "answer_from", "is_non_finite")
+        details = [{name: getattr(score, name) for name in fields} for score in report.questions]
         return ScoredFile(summary, details, report.unknown_uids)
 
     def item_native(self, item: Mapping[str, Any], prediction: ItemPrediction) -> dict[str, Any]:
@@ -201,16 +191,8 @@ class SciTaT(Scorer):
         except ValueError as error:
             raise PredictionFileError(f"{prediction_path}: {error}") from error
         summary = {"format": self.format, **report.summary()}
-        details = [
-            {
-                "uid": score.uid,
-                "em": score.em,
-                "f1": score.f1,
-                "short_form": score.short_form,
-                "bertscore": score.bertscore,
-            }
-            for score in report.questions
-        ]
+        fields = ("uid", "em", "f1", "short_form", "bertscore")
+        details = [{name: getattr(score, name) for name in fields} for score in report.questions]
         return ScoredFile(summary, details, report.unknown_uids)
 
     def item_native(self, item: Mapping[str, Any], prediction: ItemPrediction) -> dict[str, Any]:

@@ -7,7 +7,7 @@ report the same figures.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -85,8 +85,9 @@ def load_tatqa_predictions(path: Path) -> dict[str, tuple[Any, str | None]]:
     return predictions
 
 
-def load_finqa_gold(path: Path) -> list[dict[str, Any]]:
-    """A FinQA file: records with `id`, `table` and `qa.program` / `qa.exe_ans` (or flat `program` / `answer`)."""
+def _gold_records(path: Path, read: Callable[[dict[str, Any]], Any]) -> list[dict[str, Any]]:
+    """A gold file that is a list of records, each with an `id` and what `read` takes from it (a KeyError names
+    what is missing)."""
     data = read_json(path)
     if not isinstance(data, list):
         raise PredictionFileError(f"{path}: expected a list of records, got {type(data).__name__}")
@@ -95,10 +96,15 @@ def load_finqa_gold(path: Path) -> list[dict[str, Any]]:
         if not uid:
             raise PredictionFileError(f"{path}: record {index} has no 'id'")
         try:
-            finqa.gold_fields(record)
+            read(record)
         except KeyError as error:
             raise PredictionFileError(f"{path}: id {uid}: missing {error.args[0]!r}") from error
     return data
+
+
+def load_finqa_gold(path: Path) -> list[dict[str, Any]]:
+    """A FinQA file: records with `id`, `table` and `qa.program` / `qa.exe_ans` (or flat `program` / `answer`)."""
+    return _gold_records(path, finqa.gold_fields)
 
 
 def load_finqa_predictions(path: Path) -> tuple[list[tuple[str, list[str]]], dict[str, Any]]:
@@ -129,16 +135,7 @@ def load_finqa_predictions(path: Path) -> tuple[list[tuple[str, list[str]]], dic
 
 def load_scitat_gold(path: Path) -> list[dict[str, Any]]:
     """A SciTaT file: a list of records with `id` and `answer` (a list of items or a string)."""
-    data = read_json(path)
-    if not isinstance(data, list):
-        raise PredictionFileError(f"{path}: expected a list of records, got {type(data).__name__}")
-    for index, record in enumerate(data):
-        uid = record.get("id") if isinstance(record, dict) else None
-        if not uid:
-            raise PredictionFileError(f"{path}: record {index} has no 'id'")
-        if "answer" not in record:
-            raise PredictionFileError(f"{path}: id {uid}: missing 'answer'")
-    return data
+    return _gold_records(path, lambda record: record["answer"])
 
 
 # SciTaT's evaluate.py reads these keys of a prediction record, first match wins.

@@ -77,20 +77,14 @@ RULES: dict[str, ModeRules] = {
 }
 
 
+# In the official code's order: the first word a label contains names its factor.
+SCALE_FACTORS = (("hundred", 100), ("thousand", 1000), ("million", 1000000), ("billion", 1000000000), ("percent", 0.01))
+
+
 def scale_to_number(scale: str | None) -> float:
     """Return the factor of a scale label, matched by substring as the official code does (none → 1)."""
     label = (scale or "").lower()
-    if "hundred" in label:
-        return 100
-    if "thousand" in label:
-        return 1000
-    if "million" in label:
-        return 1000000
-    if "billion" in label:
-        return 1000000000
-    if "percent" in label:
-        return 0.01
-    return 1
+    return next((factor for word, factor in SCALE_FACTORS if word in label), 1)
 
 
 def _clean_number(text: Any) -> str:

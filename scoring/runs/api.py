@@ -206,27 +206,8 @@ class ScoringRunListApi(APIView):
             runner_require(request.user, project, "score models")  # who may not run learns that, not "no such"
             raise InvalidInput("No such endpoint in this project.")
         judge = scoring_selectors.judge_for(user=request.user, project=project, judge_id=values["judge"])
-        run = run_creation.run_create(
-            release=release,
-            actor=request.user,
-            method=values["method"],
-            setting=values["setting"],
-            endpoint=endpoint,
-            label=values["label"],
-            templates=values["templates"],
-            generation_params=values["generation_params"],
-            few_shot=values["few_shot"],
-            tools=values["tools"],
-            max_turns=values["max_turns"],
-            scale_mode=values["scale_mode"],
-            extraction=values["extraction"],
-            bertscore=values["bertscore"],
-            limit=values["limit"],
-            per_template=values["per_template"],
-            sample_seed=values["sample_seed"],
-            chunk_size=values["chunk_size"],
-            judge=judge,
-        )
+        options = {key: value for key, value in values.items() if key not in ("release", "endpoint", "judge")}
+        run = run_creation.run_create(release=release, actor=request.user, endpoint=endpoint, judge=judge, **options)
         run_lifecycle.run_start(run=run, actor=request.user)
         return Response(ScoringRunDetailOutputSerializer(run).data, status=status.HTTP_201_CREATED)
 
@@ -247,16 +228,10 @@ class ScoringRunActionApi(APIView):
 
     @extend_schema(request=None, responses=ScoringRunDetailOutputSerializer)
     def post(self, request: Request, pk: int, action: str) -> Response:
-        handlers = {
-            "pause": run_lifecycle.run_pause,
-            "resume": run_lifecycle.run_resume,
-            "cancel": run_lifecycle.run_cancel,
-            "retry-failed": run_lifecycle.run_retry_failed,
-        }
-        if action not in handlers:
+        if action not in run_lifecycle.RUN_ACTIONS:
             raise NotFound("Actions are pause, resume, cancel and retry-failed.")
         run = scoring_selectors.run_get(user=request.user, run_id=pk)
-        handlers[action](run=run, actor=request.user)
+        run_lifecycle.RUN_ACTIONS[action](run=run, actor=request.user)
         run.refresh_from_db()
         return Response(ScoringRunDetailOutputSerializer(run).data)
 
@@ -369,23 +344,11 @@ class ScoringPredictionUploadApi(APIView):
         selectors.project_get(user=request.user, slug=slug)
         data = self.PredictionUploadInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        values = data.validated_data
-        release = _release_for(request.user, values["release"], slug)
+        values = dict(data.validated_data)
+        release, upload = _release_for(request.user, values.pop("release"), slug), values.pop("file")
+        judge = scoring_selectors.judge_for(user=request.user, project=release.project, judge_id=values.pop("judge"))
         run = upload_services.upload_run_create(
-            release=release,
-            actor=request.user,
-            format=values["format"],
-            name=values["file"].name,
-            content=upload_read(values["file"]),
-            label=values["label"],
-            method=values["method"],
-            setting=values["setting"],
-            few_shot=values["few_shot"],
-            tools=values["tools"],
-            scale_mode=values["scale_mode"],
-            extraction=values["extraction"],
-            bertscore=values["bertscore"],
-            judge=scoring_selectors.judge_for(user=request.user, project=release.project, judge_id=values["judge"]),
+            release=release, actor=request.user, name=upload.name, content=upload_read(upload), judge=judge, **values
         )
         return Response(ScoringRunDetailOutputSerializer(run).data, status=status.HTTP_201_CREATED)
 

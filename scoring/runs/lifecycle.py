@@ -103,3 +103,7 @@ def run_retry_failed(*, run: ScoringRun, actor: AbstractBaseUser | None) -> int:
         for chunk_id in run.chunks.filter(status=RunChunk.Status.QUEUED).values_list("pk", flat=True):
             chunk_process(chunk_id=chunk_id, worker="web")
     return len(positions)
+
+
+# The actions a person takes on a started run, by the names the pages and the API give them.
+RUN_ACTIONS = {"pause": run_pause, "resume": run_resume, "cancel": run_cancel, "retry-failed": run_retry_failed}

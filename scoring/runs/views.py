@@ -171,7 +171,7 @@ def _run_context(request: HttpRequest, run: ScoringRun) -> dict[str, Any]:
         "project": run.project,
         "run": run,
         "progress": runs_progress.run_progress(run),
-        "is_active": run.status in (ScoringRun.Status.QUEUED, ScoringRun.Status.RUNNING),
+        "is_active": run.is_active,
         "may_run": can_run(user=request.user, project=run.project),
         "may_see": may_see,
         "results": results,
@@ -253,15 +253,9 @@ def run_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
         return _draw_error_sample(request, run)
     if request.method == "POST":
         action = request.POST.get("action", "")
-        handlers = {
-            "pause": run_lifecycle.run_pause,
-            "resume": run_lifecycle.run_resume,
-            "cancel": run_lifecycle.run_cancel,
-            "retry-failed": run_lifecycle.run_retry_failed,
-        }
-        if action not in handlers:
+        if action not in run_lifecycle.RUN_ACTIONS:
             raise Http404("Unknown action.")
-        handlers[action](run=run, actor=request.user)
+        run_lifecycle.RUN_ACTIONS[action](run=run, actor=request.user)
         messages.success(request, f"Run {run.pk}: {action.replace('-', ' ')} done.")
         return redirect("scoring-run", slug=slug, pk=pk)
     return render(request, "scoring/run.html", _run_context(request, run))

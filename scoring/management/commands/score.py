@@ -26,6 +26,8 @@ from scoring.runs import progress as runs_progress
 from scoring.runs.progress import BERTSCORE_MODELS
 
 FINISHED = (ScoringRun.Status.COMPLETED, ScoringRun.Status.FAILED, ScoringRun.Status.CANCELLED)
+# The options passed to `run_create` as they are.
+RUN_OPTIONS = "method setting label few_shot tools max_turns scale_mode extraction bertscore limit chunk_size".split()
 
 
 def project_release(options: dict[str, Any]) -> tuple[Project, Release]:
@@ -95,19 +97,9 @@ class Command(BaseCommand):
             run = run_creation.run_create(
                 release=release,
                 actor=None,
-                method=options["method"],
-                setting=options["setting"],
                 endpoint=endpoint,
-                label=options["label"],
                 generation_params=params,
-                few_shot=options["few_shot"],
-                tools=options["tools"],
-                max_turns=options["max_turns"],
-                scale_mode=options["scale_mode"],
-                extraction=options["extraction"],
-                bertscore=options["bertscore"],
-                limit=options["limit"],
-                chunk_size=options["chunk_size"],
+                **{key: options[key] for key in RUN_OPTIONS},
             )
             run_lifecycle.run_start(run=run, actor=None, queue=options["queue"], dispatch=not options["inline"])
         except DomainError as error:
