@@ -262,6 +262,11 @@ def _extract_span(nodes: list[Node]) -> tuple[list[Node], int, int]:
     return out, colspan, rowspan
 
 
+def _has_own_type(cell: list[Node]) -> bool:
+    """Whether a cell is a `\\multicolumn`, set by the column type it names rather than its column's."""
+    return any(isinstance(node, Token) and node.kind == CS and node.name == "multicolumn" for node in cell)
+
+
 def parse_tabular(env: Env, renderer: TextRenderer, column_types: dict[str, tuple[int, list[Token]]]) -> ParsedTabular:
     """Rows as a reader sees them: rules and empty rows gone, spans recorded, hidden columns dropped."""
     cursor = NodeCursor(env.children)
@@ -292,10 +297,7 @@ def parse_tabular(env: Env, renderer: TextRenderer, column_types: dict[str, tupl
             visible_start -= sum(1 for index in joins if index <= start)
             text = renderer.render(content, result.references, in_cell=True)
             # `S` columns print numbers; a \multicolumn cell is set by its own column type, not by siunitx.
-            own_type = any(
-                isinstance(node, Token) and node.kind == CS and node.name == "multicolumn" for node in raw_cell
-            )
-            if colspan == 1 and start < len(columns) and columns[start].siunitx and not own_type:
+            if colspan == 1 and start < len(columns) and columns[start].siunitx and not _has_own_type(raw_cell):
                 text = space_operators(siunitx_number(text))
             if start in joins and cells and colspan == 1 and rowspan == 1:
                 left = cells.pop()
