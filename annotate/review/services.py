@@ -230,7 +230,7 @@ def review_request_changes(
 
 
 def _decide(
-    round: int,
+    stage: int,
     instance_id: int,
     user: AbstractBaseUser,
     expected_version: int,
@@ -238,17 +238,17 @@ def _decide(
     reason: str,
     **details: Any,
 ) -> Instance:
-    """A reviewer's decision on the review of `round` they hold, counted as their review time."""
+    """A reviewer's decision on the review of round `stage` (1 or 2) they hold, counted as their review time."""
     instance = instance_transition(
         instance_id=instance_id,
         target=target,
         actor=user,
-        expected_status=_GIVE_BACK[round][0],
+        expected_status=_GIVE_BACK[stage][0],
         expected_version=expected_version,
         reason=reason,
         details=details,
     )
-    work_ping(instance_id=instance_id, user=user, activity=f"review{round}")
+    work_ping(instance_id=instance_id, user=user, activity=f"review{stage}")
     return instance
 
 
