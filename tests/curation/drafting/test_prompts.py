@@ -15,6 +15,7 @@ from curation.drafting.prompts import (
     parse_rationale_answer,
     question_messages,
     render,
+    render_context,
     split_examples,
 )
 from curation.table_shape import shape_from_rows
@@ -101,7 +102,11 @@ def test_long_context_is_cut_to_the_budget():
         tables=[shape_from_rows([[str(i), "x" * 50] for i in range(500)], header_rows=0, label="t")],
         paragraphs=["p" * 9000],
     )
-    assert len(question_messages("{{context}}", big, max_chars=3000)[0]["content"]) <= 3000
+    content = question_messages("{{context}}", big, max_chars=3000)[0]["content"]
+    # Cut at the budget, the cut shown, and what is kept is the beginning of the whole rendering.
+    assert len(content) == 3000
+    assert content.endswith("…")
+    assert content[:-1] == render_context(big, max_chars=10**6)[:2999]
 
 
 @pytest.mark.parametrize(

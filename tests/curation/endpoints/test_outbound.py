@@ -122,6 +122,8 @@ def test_an_operator_listed_host_can_be_saved(project, personas, api_client_for,
         format="json",
     )
     assert response.status_code == 201, response.content
+    saved = ModelEndpoint.objects.get(pk=response.json()["id"])
+    assert (saved.project, saved.base_url, saved.model) == (project, "http://10.0.0.5:8000/v1", "m")
 
 
 @pytest.mark.django_db
