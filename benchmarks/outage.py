@@ -12,6 +12,7 @@ the production shape of scripts/start: a control worker with the scheduler (the 
 
 Usage: python benchmarks/outage.py [--items 300] [--latency 0.5] [--concurrency 2] [--scenario both|disturbed]
        [--kind scoring|drafting] [--keep-logs]   (the workers' logs are kept anyway when a run does not complete)
+       [--schema-from URL]   (copy a migrated database's schema rather than migrate the private one: the tests)
 """
 
 from __future__ import annotations
@@ -158,6 +159,10 @@ def main() -> int:
     parser.add_argument("--timeout", type=float, default=900.0, help="give a run up after this many seconds")
     parser.add_argument("--keep-logs", action="store_true", help="keep the workers' logs (printed as `logs`)")
     parser.add_argument("--kind", choices=("scoring", "drafting"), default="scoring")
+    parser.add_argument(
+        "--schema-from",
+        help="a migrated PostgreSQL database (of this code) whose schema the private one copies instead of migrating",
+    )
     args = parser.parse_args()
     # A SIGTERM (a timeout, Ctrl-C from a supervisor) still stops the workers and removes the private servers.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
@@ -177,7 +182,7 @@ def main() -> int:
         postgres.create()
         os.environ.update(TATCURATE_DATA_DIR=str(data_dir), REDIS_URL=redis.url, CELERY_BROKER_URL=redis.url)
         os.environ.pop("CELERY_TASK_ALWAYS_EAGER", None)
-        setup_django(postgres.create_database("tatcurate_outage"))
+        setup_django(postgres.create_database("tatcurate_outage", schema_from=args.schema_from))
 
         from django.conf import settings
 
@@ -212,6 +217,10 @@ def main() -> int:
             workers.start(f"{args.kind}-1", queue),
             workers.start(f"{args.kind}-2", queue),
         ]
+        # The runs are made while the workers start (each is a Python process loading Django): `_measure` then times
+        # the run itself, from its start.
+        for name, job in jobs.items():
+            job.create(label=name)
         workers.wait_ready(names)
         common = {"server": server, "queue": queue, "timeout_s": args.timeout}
         result: dict[str, Any] = {

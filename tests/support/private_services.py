@@ -116,8 +116,26 @@ class PrivatePostgres:
     def restart(self) -> None:
         self._ctl("restart", "-m", "fast")
 
-    def create_database(self, name: str) -> str:
+    def create_database(self, name: str, *, schema_from: str | None = None) -> str:
+        """Create database `name`; its URL. `schema_from` (the URL of a migrated database of the same code) gives it
+        that database's tables, indexes and migration records, not its other rows: what `migrate` would build on an
+        empty database (its data migrations change existing rows only), in a second or two where migrating takes
+        a minute on a busy machine (rendering the models' states, not the SQL)."""
         self._run(_pg_binary("createdb") or "createdb", "-h", "127.0.0.1", "-p", str(self.port), "-U", "postgres", name)
+        if schema_from is not None:
+            dump = _pg_binary("pg_dump") or "pg_dump"
+            schema = subprocess.run(
+                [dump, "--schema-only", "--no-owner", "--no-privileges", "-d", schema_from],
+                capture_output=True, text=True, check=True,
+            ).stdout  # fmt: skip
+            records = subprocess.run(
+                [dump, "--data-only", "--table", "django_migrations", "-d", schema_from],
+                capture_output=True, text=True, check=True,
+            ).stdout  # fmt: skip
+            subprocess.run(
+                [_pg_binary("psql") or "psql", "-q", "-v", "ON_ERROR_STOP=1", "-d", self.url(name)],
+                input=schema + records, capture_output=True, text=True, check=True,
+            )  # fmt: skip
         return self.url(name)
 
     def destroy(self) -> None:

@@ -67,5 +67,11 @@ def test_the_second_annotator_never_meets_the_first_version(pair_world):
 def test_the_walk_finds_both_versions_where_they_are_shown(pair_world):
     client = Client(raise_request_exception=False)
     assert client.login(username="manager", password=PASSWORD)
-    bodies = probe(client, pair_world["values"], writes=False, queries=False)
+    marks = set()
+
+    def both_found(fresh: dict[str, str]) -> bool:
+        marks.update(mark for mark in (FIRST_MARK, SECOND_MARK) if _found(fresh, mark))
+        return len(marks) == 2
+
+    bodies = probe(client, pair_world["values"], writes=False, queries=False, until=both_found)
     assert _found(bodies, FIRST_MARK) and _found(bodies, SECOND_MARK)

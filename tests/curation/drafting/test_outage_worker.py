@@ -15,6 +15,8 @@ _cannot = outage_unavailable_reason()
 
 pytestmark = [
     pytest.mark.worker,
+    # The suite's test database, migrated, lends its schema to the scenario's private one (tests/support/outage.py).
+    pytest.mark.django_db,
     pytest.mark.skipif(
         not settings.IS_POSTGRES, reason="the outage test is of the production shape: run it with DATABASE_URL"
     ),
