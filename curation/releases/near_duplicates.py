@@ -22,7 +22,6 @@ import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from datasketch import MinHash, MinHashLSH
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.db.models import QuerySet
@@ -185,6 +184,10 @@ def find_pairs(
 
     Questions with the same words are indexed once (a benchmark asks the same question of many tables), and within
     them only those with the candidate's answer are looked at."""
+    # Imported here, not at the top: datasketch brings in scipy, a second of every process's start (each Celery
+    # worker, each management command) that only a near-duplicate check uses.
+    from datasketch import MinHash, MinHashLSH
+
     groups: dict[str, dict[str, list[Question]]] = {}
     for question in [*references, *candidates]:
         groups.setdefault(question.question, {}).setdefault(question.answer, []).append(question)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import signal
 import threading
+from contextlib import ExitStack
 
 import pytest
 from standardwebhooks.webhooks import Webhook as Verifier
@@ -24,20 +25,30 @@ from tests.support.workers import celery_worker, private_queue, wait_for
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 
 
-@pytest.fixture
-def webhook_worker(project, settings):
-    """A worker on a private queue that sends webhooks with a one-second backoff and at most three attempts."""
+@pytest.fixture(scope="module")
+def shared_webhook_worker(django_db_setup, django_db_blocker):
+    """A worker on a private queue that sends webhooks with a one-second backoff and at most three attempts, started
+    once for the tests of this module that use it (each test waits for its own delivery to finish, so none leaves
+    work behind for the next)."""
     queue = private_queue("test-webhooks")
-    settings.TATCURATE_WEBHOOKS_QUEUE = queue
-    settings.TATCURATE_WEBHOOK_MAX_ATTEMPTS = 3
     env = {
         "TATCURATE_WEBHOOKS_QUEUE": queue,
         "TATCURATE_WEBHOOK_BACKOFF_S": "1",
         "TATCURATE_WEBHOOK_MAX_ATTEMPTS": "3",
         "TATCURATE_WEBHOOK_HOSTS": ",".join(LOOPBACK_ALLOWED),
     }
-    with celery_worker(queue=queue, env=env) as worker:
+    with ExitStack() as stack:
+        with django_db_blocker.unblock():  # the start waits for the worker's heartbeat row
+            worker = stack.enter_context(celery_worker(queue=queue, env=env))
         yield worker
+
+
+@pytest.fixture
+def webhook_worker(project, settings, shared_webhook_worker):
+    """The module's webhook worker, with this test's settings sending to its queue under its limits."""
+    settings.TATCURATE_WEBHOOKS_QUEUE = shared_webhook_worker["queue"]
+    settings.TATCURATE_WEBHOOK_MAX_ATTEMPTS = 3
+    return shared_webhook_worker
 
 
 def _finished(delivery_id: int) -> WebhookDelivery | None:
