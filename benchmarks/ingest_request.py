@@ -39,8 +39,8 @@ def main() -> None:
     from curation.papers.ingestion import ingest_limits
     from curation.papers.services import paper_source_read
     from curation.states import Role
-    from tests.curation.hostile_sources import doubling_macros
-    from tests.curation.ingest_helpers import PAPER, tar_gz
+    from tests.curation.papers.hostile_sources import doubling_macros
+    from tests.curation.papers.ingest_helpers import PAPER, tar_gz
 
     folder = Path(tempfile.mkdtemp(prefix="tat-bench-ingest-"))
     normal = tar_gz(folder / "2401.01234.tar.gz", {"main.tex": PAPER})

@@ -12,7 +12,7 @@ from playwright.sync_api import expect
 
 from tests.browser.conftest import follow, open_in_project
 from tests.scoring.run_support import small_release
-from tests.scoring.test_paper_tables import paper_tables
+from tests.scoring.runs.test_paper_tables import paper_tables
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

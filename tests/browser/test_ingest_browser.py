@@ -12,8 +12,8 @@ from playwright.sync_api import expect
 from curation.models import Paper
 from curation.papers.ingestion import INGEST_JOBS
 from tests.browser.conftest import follow, open_in_project
-from tests.curation import hostile_sources as hostile
-from tests.curation.ingest_helpers import PAPER, tar_gz
+from tests.curation.papers import hostile_sources as hostile
+from tests.curation.papers.ingest_helpers import PAPER, tar_gz
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

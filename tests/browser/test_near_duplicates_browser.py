@@ -10,7 +10,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.browser.conftest import open_in_project, type_into
-from tests.curation.test_near_duplicates import planted, public_tatqa  # noqa: F401 (fixtures)
+from tests.curation.releases.test_near_duplicates import planted, public_tatqa  # noqa: F401 (fixtures)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

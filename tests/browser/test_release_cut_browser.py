@@ -10,7 +10,7 @@ from playwright.sync_api import expect
 from curation.releases.models import ReleaseCut
 from curation.releases.services.jobs import RELEASE_CUTS
 from tests.browser.conftest import open_in_project, type_into
-from tests.curation.test_release_scale import validated_world
+from tests.curation.releases.test_release_scale import validated_world
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

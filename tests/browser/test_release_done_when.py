@@ -27,7 +27,7 @@ from curation.releases.models import Release
 from curation.states import Status
 from scoring.runs.models import Prediction
 from tests.browser.conftest import choose_scale, follow, follow_project_nav, person, type_into
-from tests.curation.test_release_fidelity import HEADER, PROMPT_HEADER, table_one_grids
+from tests.curation.releases.test_release_fidelity import HEADER, PROMPT_HEADER, table_one_grids
 from tests.scoring.run_support import endpoint_for
 from tests.support import fault_server as fs
 

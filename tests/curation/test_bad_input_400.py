@@ -14,7 +14,7 @@ from curation.datasets.models import ImportRecord
 from curation.models import Instance
 from curation.pagination import MAX_LIMIT, MAX_OFFSET, BoundedLimitOffsetPagination
 from curation.toolkit.strict_json import MAX_DEPTH, JsonInputError, json_loads_strict
-from tests.curation.test_release_api import TATQA_FILE
+from tests.curation.releases.test_release_api import TATQA_FILE
 
 NESTED = "[" * 100_000 + "]" * 100_000  # past the C decoder's recursion limit
 JUST_TOO_DEEP = "[" * (MAX_DEPTH + 1) + "]" * (MAX_DEPTH + 1)  # parses, but deeper than we accept

@@ -14,7 +14,7 @@ from scoring.methods.base import tool_tables
 from scoring.methods.toolloop import turn_cap
 from scoring.runs import results
 from scoring.runs.results import item_metrics
-from tests.scoring.test_methods import ScriptedChat, sandbox
+from tests.scoring.methods.test_methods import ScriptedChat, sandbox
 
 CONTEXT = {
     "tables": [

@@ -17,7 +17,7 @@ from standardwebhooks.webhooks import WebhookVerificationError
 from curation.releases.services import cut as cut_services
 from curation.webhooks import services as webhook_services
 from curation.webhooks.models import WebhookDelivery
-from tests.curation.test_release_scale import validated_world
+from tests.curation.releases.test_release_scale import validated_world
 from tests.curation.webhooks.conftest import LOOPBACK_ALLOWED
 from tests.curation.webhooks.receivers import closed_port_url, receiver
 from tests.support.workers import celery_worker, private_queue, wait_for

@@ -1,0 +1,42 @@
+"""The page that starts a scoring run validates its POST with a form: wrong fields are named, no run is made."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+
+from scoring.models import ScoringRun
+from tests.conftest import PASSWORD
+from tests.scoring.run_support import endpoint_for, small_release
+
+pytestmark = pytest.mark.django_db
+
+
+def test_a_zero_limit_and_negative_temperature_are_named_beside_their_fields(project, personas):
+    release = small_release(project, questions=2)
+    endpoint = endpoint_for(project, "http://127.0.0.1:9/v1")
+    client = Client()
+    assert client.login(username="verifier", password=PASSWORD)
+    response = client.post(
+        f"/p/{project.slug}/releases/{release.pk}/score/",
+        {"endpoint": endpoint.pk, "method": "cot", "limit": "0", "temperature": "-1", "max_turns": "999"},
+    )
+    assert response.status_code == 400
+    page = response.content.decode()
+    limit_part = page.split('name="limit"', 1)[1].split("<label", 1)[0]
+    assert "greater than or equal to 1" in limit_part and 'value="0"' in page
+    assert "greater than or equal to 0" in page.split('name="temperature"', 1)[1].split("<label", 1)[0]
+    assert "less than or equal to 200" in page.split('name="max_turns"', 1)[1].split("<label", 1)[0]
+    assert not ScoringRun.objects.filter(release=release).exists()
+
+
+def test_a_method_that_is_not_offered_is_refused(project, personas):
+    release = small_release(project, questions=2)
+    endpoint = endpoint_for(project, "http://127.0.0.1:9/v1")
+    client = Client()
+    assert client.login(username="manager", password=PASSWORD)
+    response = client.post(
+        f"/p/{project.slug}/releases/{release.pk}/score/", {"endpoint": endpoint.pk, "method": "upload"}
+    )
+    assert response.status_code == 400 and "Select a valid choice" in response.content.decode()
+    assert not ScoringRun.objects.filter(release=release).exists()
