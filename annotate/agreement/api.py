@@ -12,6 +12,7 @@ from rest_framework.views import APIView
 from annotate.agreement import selectors as agreement_selectors
 from annotate.agreement import services as agreement_services
 from curation import selectors
+from curation.api_inputs import valid_input
 from curation.serializers import ParagraphSerializer, TableSerializer
 
 CHOICES = ("first", "second")
@@ -63,9 +64,8 @@ class CopyApi(APIView):
     @extend_schema(request=CopyFieldsSerializer, responses=CopyOutputSerializer)
     def patch(self, request: Request, pk: int) -> Response:
         """Save an edit of your copy (renews its lease)."""
-        payload = CopyFieldsSerializer(data=request.data)
-        payload.is_valid(raise_exception=True)
-        agreement_services.copy_save(copy_id=pk, user=request.user, fields=dict(payload.validated_data))
+        payload = valid_input(CopyFieldsSerializer, request.data)
+        agreement_services.copy_save(copy_id=pk, user=request.user, fields=dict(payload))
         return Response(CopyOutputSerializer(agreement_selectors.copy_shown(user=request.user, copy_id=pk)).data)
 
 
@@ -78,9 +78,8 @@ class CopySubmitApi(APIView):
     @extend_schema(request=CopyFieldsSerializer, responses=CopySubmitOutputSerializer)
     def post(self, request: Request, pk: int) -> Response:
         """Hand in your copy (with any last edit); it must be complete, as a submitted instance must."""
-        payload = CopyFieldsSerializer(data=request.data)
-        payload.is_valid(raise_exception=True)
-        copy = agreement_services.copy_submit(copy_id=pk, user=request.user, fields=dict(payload.validated_data))
+        payload = valid_input(CopyFieldsSerializer, request.data)
+        copy = agreement_services.copy_submit(copy_id=pk, user=request.user, fields=dict(payload))
         return Response(self.CopySubmitOutputSerializer(copy).data)
 
 
@@ -139,13 +138,12 @@ class DoubleDecideApi(APIView):
     def post(self, request: Request, pk: int) -> Response:
         """Keep the first version, the second, or merge field by field (the round-one verifier holding the review);
         then approve or request changes as usual."""
-        payload = self.DecideInputSerializer(data=request.data)
-        payload.is_valid(raise_exception=True)
+        payload = valid_input(self.DecideInputSerializer, request.data)
         double = agreement_services.double_decide(
             instance_id=pk,
             user=request.user,
-            expected_version=payload.validated_data["expected_version"],
-            choices=decide_choices(payload.validated_data["keep"], payload.validated_data.get("fields") or {}),
+            expected_version=payload["expected_version"],
+            choices=decide_choices(payload["keep"], payload.get("fields") or {}),
         )
         return Response(self.DecideOutputSerializer(double).data)
 
@@ -176,9 +174,8 @@ class AgreementSettingsApi(APIView):
     def patch(self, request: Request, slug: str) -> Response:
         """Change the share of drafts refined twice and the seed of the selection (managers)."""
         project = selectors.project_get(user=request.user, slug=slug)
-        payload = AgreementSettingsSerializer(data=request.data)
-        payload.is_valid(raise_exception=True)
-        settings = agreement_services.agreement_configure(project=project, actor=request.user, **payload.validated_data)
+        payload = valid_input(AgreementSettingsSerializer, request.data)
+        settings = agreement_services.agreement_configure(project=project, actor=request.user, **payload)
         return Response(AgreementSettingsSerializer(settings).data)
 
 

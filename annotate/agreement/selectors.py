@@ -38,18 +38,7 @@ FIELD_LABELS = {
     "reasoning_type_id": "Reasoning type",
     "relevant_table_ids": "Relevant tables",
 }
-# The figures, in the order the dashboard, the API, the CSV and the command give them.
-FIGURES = (
-    "answer_em",
-    "answer_f1",
-    "answer_form_kappa",
-    "answer_source_kappa",
-    "reasoning_type_kappa",
-    "relevant_tables_jaccard",
-    "answer_form_alpha",
-    "answer_source_alpha",
-    "reasoning_type_alpha",
-)
+# The figures with their labels, in the order the dashboard, the API, the CSV and the command give them.
 FIGURE_LABELS = {
     "answer_em": "Answer EM",
     "answer_f1": "Answer F1",
@@ -61,6 +50,7 @@ FIGURE_LABELS = {
     "answer_source_alpha": "Answer source α",
     "reasoning_type_alpha": "Reasoning type α",
 }
+FIGURES = tuple(FIGURE_LABELS)
 CHART_SERIES = ("answer_em", "answer_f1", "answer_form_kappa", "answer_source_kappa", "reasoning_type_kappa")
 
 

@@ -14,6 +14,7 @@ from rest_framework.views import APIView
 from annotate.batches import selectors as announcement_selectors
 from annotate.batches.announcements import announcement_mark_read, announcement_post
 from curation import selectors
+from curation.api_inputs import valid_input
 from curation.batches import services as batch_flow
 from curation.batches.services import batch_deadline_set
 from curation.models import Batch
@@ -60,9 +61,8 @@ class BatchAssignApi(APIView):
     def post(self, request: Request, pk: int) -> Response:
         """Put drafts (or the drafts of contexts) into a batch. Managers only."""
         batch = selectors.batch_get(user=request.user, batch_id=pk)
-        payload = AssignSerializer(data=request.data)
-        payload.is_valid(raise_exception=True)
-        moved = batch_flow.batch_assign(batch_id=pk, actor=request.user, **payload.validated_data)
+        payload = valid_input(AssignSerializer, request.data)
+        moved = batch_flow.batch_assign(batch_id=pk, actor=request.user, **payload)
         return Response({"batch": BatchSerializer(batch).data, "moved": moved})
 
 
@@ -71,9 +71,8 @@ class BatchFillApi(APIView):
     def post(self, request: Request, pk: int) -> Response:
         """Put short contexts without a batch into the batch: all of the papers', or a seeded N per paper."""
         selectors.batch_get(user=request.user, batch_id=pk)
-        payload = FillSerializer(data=request.data)
-        payload.is_valid(raise_exception=True)
-        sample = batch_flow.batch_fill_from_papers(batch_id=pk, actor=request.user, **payload.validated_data)
+        payload = valid_input(FillSerializer, request.data)
+        sample = batch_flow.batch_fill_from_papers(batch_id=pk, actor=request.user, **payload)
         return Response(sample.as_dict())
 
 
@@ -83,11 +82,8 @@ class GatingApi(APIView):
     @extend_schema(request=GatingSerializer, responses=GatingSerializer)
     def post(self, request: Request, slug: str) -> Response:
         project = selectors.project_get(user=request.user, slug=slug)
-        payload = GatingSerializer(data=request.data)
-        payload.is_valid(raise_exception=True)
-        project = batch_flow.project_gating_set(
-            project=project, actor=request.user, gating=payload.validated_data["gating"]
-        )
+        payload = valid_input(GatingSerializer, request.data)
+        project = batch_flow.project_gating_set(project=project, actor=request.user, gating=payload["gating"])
         return Response({"gating": project.gating})
 
 
@@ -114,9 +110,8 @@ class BatchDeadlineApi(APIView):
     def post(self, request: Request, pk: int) -> Response:
         """Set or remove a batch's deadline (shown with a countdown in the queue and on the dashboard). Managers."""
         batch = selectors.batch_get(user=request.user, batch_id=pk)
-        payload = DeadlineSerializer(data=request.data)
-        payload.is_valid(raise_exception=True)
-        batch = batch_deadline_set(batch_id=pk, actor=request.user, deadline_at=payload.validated_data["deadline_at"])
+        payload = valid_input(DeadlineSerializer, request.data)
+        batch = batch_deadline_set(batch_id=pk, actor=request.user, deadline_at=payload["deadline_at"])
         return Response(BatchSerializer(batch).data)
 
 
@@ -150,13 +145,12 @@ class AnnouncementListApi(APIView):
     def post(self, request: Request, slug: str) -> Response:
         """Post an announcement to the project's annotators and verifiers. Managers only."""
         project = selectors.project_get(user=request.user, slug=slug)
-        payload = self.AnnouncementInputSerializer(data=request.data)
-        payload.is_valid(raise_exception=True)
+        payload = valid_input(self.AnnouncementInputSerializer, request.data)
         announcement = announcement_post(
             project=project,
             actor=request.user,
-            text=payload.validated_data["text"],
-            batch_id=payload.validated_data.get("batch"),
+            text=payload["text"],
+            batch_id=payload.get("batch"),
         )
         rows = announcement_selectors.announcements_of(user=request.user, project=project)
         row = next(r for r in rows if r["announcement"].pk == announcement.pk)
@@ -203,11 +197,8 @@ class ProjectPanelApi(APIView):
     def put(self, request: Request, slug: str) -> Response:
         """Name the project's panel, replacing it (managers)."""
         project = selectors.project_get(user=request.user, slug=slug)
-        payload = PanelSerializer(data=request.data)
-        payload.is_valid(raise_exception=True)
-        endpoints = panel.panel_set(
-            project=project, actor=request.user, endpoint_ids=payload.validated_data["endpoint_ids"]
-        )
+        payload = valid_input(PanelSerializer, request.data)
+        endpoints = panel.panel_set(project=project, actor=request.user, endpoint_ids=payload["endpoint_ids"])
         return Response({"endpoint_ids": sorted(e.pk for e in endpoints)})
 
 
@@ -256,9 +247,6 @@ class BatchPanelOrderApi(APIView):
         """How the batch's queue uses its panel verdicts: off, what no model answers first, or hold back what all
         answer (managers)."""
         selectors.batch_get(user=request.user, batch_id=pk)
-        payload = PanelOrderSerializer(data=request.data)
-        payload.is_valid(raise_exception=True)
-        batch = panel.batch_panel_order_set(
-            batch_id=pk, actor=request.user, order=payload.validated_data["panel_order"]
-        )
+        payload = valid_input(PanelOrderSerializer, request.data)
+        batch = panel.batch_panel_order_set(batch_id=pk, actor=request.user, order=payload["panel_order"])
         return Response(BatchSerializer(batch).data)

@@ -76,11 +76,6 @@ def _page_number(raw: str | None) -> int:
     return min(max(int(raw), 1), MAX_PAGE) if raw and raw.isdigit() and len(raw) < 12 else 1
 
 
-def _panel_rows(batches: list[Batch]) -> list[tuple[Batch, dict | None]]:
-    summaries = panel.panel_summaries(batches)
-    return [(batch, summaries.get(batch.pk)) for batch in batches]
-
-
 @login_required
 def batches_page(request: HttpRequest, slug: str) -> HttpResponse:
     """Create batches, fill them with drafts or contexts, open them, and choose the gating mode."""
@@ -198,7 +193,9 @@ def batches_page(request: HttpRequest, slug: str) -> HttpResponse:
         offset=(papers_page - 1) * review_selectors.FILL_PAPERS_PER_PAGE,
         limit=review_selectors.FILL_PAPERS_PER_PAGE,
     )
-    panel_rows = _panel_rows(list(selectors.batches_visible_to(request.user, project)[:PANEL_BATCHES]))
+    panel_batches = list(selectors.batches_visible_to(request.user, project)[:PANEL_BATCHES])
+    summaries = panel.panel_summaries(panel_batches)
+    panel_rows = [(batch, summaries.get(batch.pk)) for batch in panel_batches]
     context = {
         **page_context(request, project),
         "batches": progress_page.paginator.object_list,

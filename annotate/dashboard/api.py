@@ -17,6 +17,7 @@ from annotate.dashboard import services as pay_services
 from annotate.dashboard.draft_costs import draft_costs_of
 from annotate.review import selectors as review_selectors
 from curation import selectors
+from curation.api_inputs import valid_input
 from curation.errors import InvalidInput
 
 
@@ -50,9 +51,8 @@ class PaySettingsApi(APIView):
     @extend_schema(request=PaySettingsSerializer, responses=PaySettingsSerializer)
     def post(self, request: Request, slug: str) -> Response:
         project = selectors.project_get(user=request.user, slug=slug)
-        payload = PaySettingsSerializer(data=request.data)
-        payload.is_valid(raise_exception=True)
-        record = pay_services.pay_settings_set(project=project, actor=request.user, **payload.validated_data)
+        payload = valid_input(PaySettingsSerializer, request.data)
+        record = pay_services.pay_settings_set(project=project, actor=request.user, **payload)
         return Response({"pay_per_instance": str(record.pay_per_instance), "currency": record.currency})
 
 

@@ -12,25 +12,13 @@ from rapidfuzz.distance import Levenshtein
 
 # The fields compared between the draft and the annotator's first submission, in the order they are shown.
 FIELDS = ("question", "rationale", "answer", "answer_type", "scale", "relevant_tables")
-FIELD_LABELS = {
-    "question": "question",
-    "rationale": "rationale",
-    "answer": "answer",
-    "answer_type": "answer type",
-    "scale": "scale",
-    "relevant_tables": "relevant tables",
-}
+FIELD_LABELS = {name: name.replace("_", " ") for name in FIELDS}
 # A field counts as rewritten when its normalised distance is above this (more than half of it changed).
 REWRITTEN_ABOVE = 0.5
 # The group of a draft that did not record a dimension.
 NOT_RECORDED = "not recorded"
 DIMENSIONS = ("drafter", "prompt_version", "endpoint", "reasoning_type")
-DIMENSION_LABELS = {
-    "drafter": "drafter",
-    "prompt_version": "prompt version",
-    "endpoint": "model endpoint",
-    "reasoning_type": "reasoning type",
-}
+DIMENSION_LABELS = {**{name: name.replace("_", " ") for name in DIMENSIONS}, "endpoint": "model endpoint"}
 
 
 def text_distance(before: str, after: str) -> float:

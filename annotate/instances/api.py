@@ -16,11 +16,10 @@ from annotate.instances import services as instance_bulk
 from annotate.instances.filters import InstanceFilterSet
 from annotate.instances.selectors import instances_filtered
 from curation import selectors
+from curation.api_inputs import valid_input
 from curation.models import Instance
 from curation.pagination import BoundedLimitOffsetPagination
 from curation.serializers import InstanceSerializer, database_id_field
-from curation.services.assignments import instances_assign
-from curation.services.instances import instances_retype
 
 
 class InstanceBrowseApi(ListAPIView):
@@ -67,24 +66,9 @@ class InstanceBulkApi(APIView):
     @extend_schema(request=InstanceBulkInputSerializer, responses=InstanceBulkOutputSerializer)
     def post(self, request: Request, slug: str) -> Response:
         project = selectors.project_get(user=request.user, slug=slug)
-        payload = self.InstanceBulkInputSerializer(data=request.data)
-        payload.is_valid(raise_exception=True)
-        data = payload.validated_data
-        ids, action = data["instance_ids"], data["action"]
-        if action in ("assign", "unassign"):
-            assignee = data.get("assignee") if action == "assign" else None
-            changed = instances_assign(
-                project=project, actor=request.user, instance_ids=ids, assignee_username=assignee
-            )
-        elif action == "retype":
-            changed = instances_retype(
-                project=project, actor=request.user, instance_ids=ids, reasoning_type_id=data["reasoning_type"]
-            )
-        else:
-            changed = instance_bulk.instances_discard(
-                project=project, actor=request.user, instance_ids=ids, reason=data["reason"]
-            )
-        return Response(self.InstanceBulkOutputSerializer({"action": action, "changed": changed}).data)
+        data = valid_input(self.InstanceBulkInputSerializer, request.data)
+        changed = instance_bulk.instances_bulk(project=project, actor=request.user, **data)
+        return Response(self.InstanceBulkOutputSerializer({"action": data["action"], "changed": changed}).data)
 
 
 class PaperBatchApi(APIView):
@@ -101,12 +85,11 @@ class PaperBatchApi(APIView):
     @extend_schema(request=PaperBatchInputSerializer, responses=PaperBatchOutputSerializer)
     def post(self, request: Request, slug: str) -> Response:
         project = selectors.project_get(user=request.user, slug=slug)
-        payload = self.PaperBatchInputSerializer(data=request.data)
-        payload.is_valid(raise_exception=True)
+        payload = valid_input(self.PaperBatchInputSerializer, request.data)
         moved = instance_bulk.batch_add_papers(
             project=project,
             actor=request.user,
-            batch_id=payload.validated_data["batch"],
-            paper_ids=payload.validated_data["papers"],
+            batch_id=payload["batch"],
+            paper_ids=payload["papers"],
         )
         return Response(self.PaperBatchOutputSerializer(moved).data)

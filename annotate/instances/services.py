@@ -2,7 +2,7 @@
 papers; all or nothing; managers only).
 
 Re-typing and assigning many are core services (`curation.services.instances.instances_retype`,
-`curation.services.assignments.instances_assign`); the browser calls those directly.
+`curation.services.assignments.instances_assign`); `instances_bulk` calls them for the browser's page and API.
 """
 
 from __future__ import annotations
@@ -13,6 +13,8 @@ from django.db import transaction
 from curation.batches.services import batch_assign
 from curation.errors import InvalidInput, NotFound
 from curation.models import Batch, Context, Instance, Paper, Project
+from curation.services.assignments import instances_assign
+from curation.services.instances import instances_retype
 from curation.services.lifecycle import instance_transition
 from curation.services.projects import require_role
 from curation.states import Role, Status
@@ -51,6 +53,28 @@ def instances_discard(*, project: Project, actor: AbstractBaseUser, instance_ids
         )
         discarded += 1
     return discarded
+
+
+def instances_bulk(
+    *,
+    project: Project,
+    actor: AbstractBaseUser,
+    action: str,
+    instance_ids: list[int],
+    assignee: str | None = None,
+    reasoning_type: int | None = None,
+    reason: str = "",
+) -> int:
+    """The instance browser's bulk action (its page and API alike): assign drafts to an annotator or give them back to
+    everyone, change the reasoning type, or discard. Returns how many instances changed."""
+    if action in ("assign", "unassign"):
+        assignee = assignee if action == "assign" else None
+        return instances_assign(project=project, actor=actor, instance_ids=instance_ids, assignee_username=assignee)
+    if action == "retype":
+        return instances_retype(
+            project=project, actor=actor, instance_ids=instance_ids, reasoning_type_id=reasoning_type
+        )
+    return instances_discard(project=project, actor=actor, instance_ids=instance_ids, reason=reason)
 
 
 @transaction.atomic

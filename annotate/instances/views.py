@@ -18,10 +18,7 @@ from django.utils.functional import cached_property
 from annotate.instances import services as instance_bulk
 from annotate.instances.selectors import PAPER_CHOICES, browse_choices, instances_filtered
 from curation import pagination, selectors
-from curation.models import Project
 from curation.page_errors import FORM_ERRORS
-from curation.services.assignments import instances_assign
-from curation.services.instances import instances_retype
 from curation.states import Role
 
 PAGE_SIZE = 50
@@ -100,34 +97,18 @@ class PaperBatchForm(forms.Form):
         ]
 
 
-def _project(request: HttpRequest, slug: str) -> Project:
-    return selectors.project_get(user=request.user, slug=slug)
-
-
-def _run(request: HttpRequest, project: Project, form: BulkForm) -> str:
-    """Perform the bulk action the form names and say what happened."""
-    data = form.cleaned_data
-    ids, action = data["instances"], data["action"]
-    if action in ("assign", "unassign"):
-        assignee = data["assignee"] if action == "assign" else None
-        count = instances_assign(project=project, actor=request.user, instance_ids=ids, assignee_username=assignee)
-        return (
-            f"{count} draft(s) assigned to {assignee}." if assignee else f"{count} draft(s) back in the common queue."
-        )
-    if action == "retype":
-        count = instances_retype(
-            project=project, actor=request.user, instance_ids=ids, reasoning_type_id=data["reasoning_type"]
-        )
-        return f"{count} instance(s) got the new reasoning type."
-    count = instance_bulk.instances_discard(
-        project=project, actor=request.user, instance_ids=ids, reason=data["reason"]
-    )
-    return f"{count} instance(s) discarded."
+# What the page says once a bulk action went through.
+BULK_DONE = {
+    "assign": "{count} draft(s) assigned to {assignee}.",
+    "unassign": "{count} draft(s) back in the common queue.",
+    "retype": "{count} instance(s) got the new reasoning type.",
+    "discard": "{count} instance(s) discarded.",
+}
 
 
 @login_required
 def instance_browser(request: HttpRequest, slug: str) -> HttpResponse:
-    project = _project(request, slug)
+    project = selectors.project_get(user=request.user, slug=slug)
     roles = selectors.roles_of(user=request.user, project=project)
     paper = request.GET.get("paper", "")
     choices = browse_choices(
@@ -157,7 +138,14 @@ def instance_browser(request: HttpRequest, slug: str) -> HttpResponse:
                     )
                     done = f"{moved['contexts']} context(s) and {moved['drafts']} draft(s) put into the batch."
                 else:
-                    done = _run(request, project, form)
+                    data = form.cleaned_data
+                    count = instance_bulk.instances_bulk(
+                        project=project,
+                        actor=request.user,
+                        instance_ids=data["instances"],
+                        **{name: data[name] for name in ("action", "assignee", "reasoning_type", "reason")},
+                    )
+                    done = BULK_DONE[data["action"]].format(count=count, assignee=data["assignee"])
             except FORM_ERRORS as exc:
                 field = exc.detail.get("field")
                 form.add_error(field if field in form.fields else None, exc.message)

@@ -14,6 +14,7 @@ from annotate.qualification import guidelines as guidelines_services
 from annotate.qualification import selectors, services
 from annotate.qualification.models import Guidelines, QualificationAttempt, QualificationSettings
 from annotate.rendering import render_markdown
+from curation.api_inputs import valid_input
 from curation.models import Project, Table
 from curation.selectors import project_get, roles_of
 from curation.states import Role
@@ -151,9 +152,7 @@ class QualificationSettingsApi(APIView):
     @extend_schema(request=SettingsInput, responses=dict)
     def put(self, request: Request, slug: str) -> Response:
         project = project_get(user=request.user, slug=slug)
-        payload = self.SettingsInput(data=request.data)
-        payload.is_valid(raise_exception=True)
-        values = dict(payload.validated_data)
+        values = valid_input(self.SettingsInput, request.data)
         auto = values.pop("auto_pick")
         instance_ids = values.pop("instance_ids", None)
         if "time_limit_minutes" not in values:
@@ -200,9 +199,8 @@ class AttemptDetailApi(APIView):
 
     @extend_schema(request=AnswersInput, responses=dict)
     def patch(self, request: Request, pk: int) -> Response:
-        payload = self.AnswersInput(data=request.data)
-        payload.is_valid(raise_exception=True)
-        attempt = services.attempt_save(attempt_id=pk, user=request.user, answers=payload.validated_data["answers"])
+        payload = valid_input(self.AnswersInput, request.data)
+        attempt = services.attempt_save(attempt_id=pk, user=request.user, answers=payload["answers"])
         return Response({"id": attempt.pk, "answers": attempt.answers, "deadline_at": attempt.deadline_at})
 
 
@@ -214,11 +212,8 @@ class AttemptSubmitApi(APIView):
 
     @extend_schema(request=SubmitInput, responses=dict)
     def post(self, request: Request, pk: int) -> Response:
-        payload = self.SubmitInput(data=request.data)
-        payload.is_valid(raise_exception=True)
-        attempt = services.attempt_submit(
-            attempt_id=pk, user=request.user, answers=payload.validated_data.get("answers")
-        )
+        payload = valid_input(self.SubmitInput, request.data)
+        attempt = services.attempt_submit(attempt_id=pk, user=request.user, answers=payload.get("answers"))
         return Response(attempt_detail(attempt))
 
 
@@ -262,11 +257,8 @@ class GuidelinesApi(APIView):
     @extend_schema(request=PublishInput, responses={201: GuidelinesOutput})
     def post(self, request: Request, slug: str) -> Response:
         project = project_get(user=request.user, slug=slug)
-        payload = self.PublishInput(data=request.data)
-        payload.is_valid(raise_exception=True)
-        guidelines = guidelines_services.guidelines_publish(
-            project=project, actor=request.user, **payload.validated_data
-        )
+        payload = valid_input(self.PublishInput, request.data)
+        guidelines = guidelines_services.guidelines_publish(project=project, actor=request.user, **payload)
         return Response(GuidelinesOutput(guidelines).data, status=status.HTTP_201_CREATED)
 
 
@@ -279,9 +271,8 @@ class GuidelinesReadApi(APIView):
     @extend_schema(request=ReadInput, responses=dict)
     def post(self, request: Request, slug: str) -> Response:
         project = project_get(user=request.user, slug=slug)
-        payload = self.ReadInput(data=request.data)
-        payload.is_valid(raise_exception=True)
+        payload = valid_input(self.ReadInput, request.data)
         read = guidelines_services.guidelines_mark_read(
-            project=project, user=request.user, version=payload.validated_data.get("version")
+            project=project, user=request.user, version=payload.get("version")
         )
         return Response({"version": read.guidelines.version, "read_at": read.read_at})

@@ -19,7 +19,7 @@ from annotate.qualification import guidelines as guidelines_services
 from annotate.rendering import render_markdown
 from curation.answer_types import ANSWER_TYPE_LABELS, SCALE_FORM_CHOICES, scale_for_form, scale_of_form
 from curation.errors import DomainError, NotFound
-from curation.models import Instance, Project
+from curation.models import Instance
 from curation.page_errors import FORM_ERRORS
 from curation.selectors import project_get, roles_of
 from curation.services.projects import require_role
@@ -88,10 +88,6 @@ class GoldForm(forms.Form):
         return {**data, "is_answerable": True}
 
 
-def _project(request: HttpRequest, slug: str) -> Project:
-    return project_get(user=request.user, slug=slug)
-
-
 def _answers_from_form(request: HttpRequest, item_ids: list[int]) -> dict[str, dict[str, Any]]:
     """Items the form carries (`item-<id>` marker): `answer-<id>` inputs, one per list item, and `rationale-<id>`.
 
@@ -109,7 +105,7 @@ def _answers_from_form(request: HttpRequest, item_ids: list[int]) -> dict[str, d
 
 @login_required
 def qualification_page(request: HttpRequest, slug: str) -> HttpResponse:
-    project = _project(request, slug)
+    project = project_get(user=request.user, slug=slug)
     roles = roles_of(user=request.user, project=project)
     context: dict[str, Any] = {"project": project, "roles": roles, "is_manager": Role.MANAGER in roles}
     if Role.ANNOTATOR in roles:
@@ -125,7 +121,7 @@ def qualification_page(request: HttpRequest, slug: str) -> HttpResponse:
 @login_required
 @require_POST
 def qualification_start(request: HttpRequest, slug: str) -> HttpResponse:
-    project = _project(request, slug)
+    project = project_get(user=request.user, slug=slug)
     attempt = services.attempt_start(project=project, user=request.user)
     return redirect("qualification-attempt", pk=attempt.pk)
 
@@ -206,7 +202,7 @@ def attempt_submit(request: HttpRequest, pk: int) -> HttpResponse:
 
 @login_required
 def qualification_manage(request: HttpRequest, slug: str) -> HttpResponse:
-    project = _project(request, slug)
+    project = project_get(user=request.user, slug=slug)
     require_role(user=request.user, project=project, roles=(Role.MANAGER,), action="set up the exam")
     form = ExamSettingsForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
@@ -245,7 +241,7 @@ def qualification_manage(request: HttpRequest, slug: str) -> HttpResponse:
 @login_required
 def gold_drafts(request: HttpRequest, slug: str) -> HttpResponse:
     """Drafts a manager may check and validate as the exam's first gold."""
-    project = _project(request, slug)
+    project = project_get(user=request.user, slug=slug)
     require_role(user=request.user, project=project, roles=(Role.MANAGER,), action="validate drafts as exam gold")
     drafts = first_gold.drafts_to_validate(project)
     exam = services.settings_of(project)
@@ -257,7 +253,7 @@ def gold_drafts(request: HttpRequest, slug: str) -> HttpResponse:
 @login_required
 def gold_check(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     """One draft beside its context: the manager corrects it and validates it as gold, or goes back."""
-    project = _project(request, slug)
+    project = project_get(user=request.user, slug=slug)
     require_role(user=request.user, project=project, roles=(Role.MANAGER,), action="validate drafts as exam gold")
     instance = first_gold.instance_of(project, pk)
     if instance is None:
@@ -306,7 +302,7 @@ def _line_diff(old: str, new: str) -> list[tuple[str, str]]:
 
 @login_required
 def guidelines_page(request: HttpRequest, slug: str) -> HttpResponse:
-    project = _project(request, slug)
+    project = project_get(user=request.user, slug=slug)
     roles = roles_of(user=request.user, project=project)
     is_manager = Role.MANAGER in roles
     draft_text = None

@@ -11,6 +11,7 @@ from rest_framework.views import APIView
 from annotate.quality import selectors as quality_selectors
 from annotate.quality import services as quality_services
 from curation import selectors
+from curation.api_inputs import valid_input
 
 
 class QualitySettingsSerializer(serializers.Serializer):
@@ -34,9 +35,8 @@ class QualitySettingsApi(APIView):
     def patch(self, request: Request, slug: str) -> Response:
         """Change hidden gold: how often, the alert threshold and sample, and whether to pause (managers)."""
         project = selectors.project_get(user=request.user, slug=slug)
-        payload = QualitySettingsSerializer(data=request.data)
-        payload.is_valid(raise_exception=True)
-        quality = quality_services.quality_configure(project=project, actor=request.user, **payload.validated_data)
+        payload = valid_input(QualitySettingsSerializer, request.data)
+        quality = quality_services.quality_configure(project=project, actor=request.user, **payload)
         return Response(QualitySettingsSerializer(quality).data)
 
 
@@ -75,12 +75,11 @@ class RestoreApi(APIView):
     def post(self, request: Request, slug: str) -> Response:
         """Reverse a hidden-gold pause, with a reason (managers; audited)."""
         project = selectors.project_get(user=request.user, slug=slug)
-        payload = self.RestoreInputSerializer(data=request.data)
-        payload.is_valid(raise_exception=True)
+        payload = valid_input(self.RestoreInputSerializer, request.data)
         decision = quality_services.annotator_restore(
             project=project,
             actor=request.user,
-            user_id=payload.validated_data["user"],
-            reason=payload.validated_data["reason"],
+            user_id=payload["user"],
+            reason=payload["reason"],
         )
         return Response(self.RestoreOutputSerializer(decision).data)

@@ -17,6 +17,7 @@ from annotate.review.models import Discussion, DiscussionMessage, ReviewComment
 from annotate.work.workspace import work_ping
 from curation import selectors
 from curation.answer_types import ANSWER_TYPES, SCALES
+from curation.api_inputs import valid_input
 from curation.errors import DomainError, NotFound, NotPermitted
 from curation.models import Instance
 from curation.serializers import InstanceSerializer
@@ -239,9 +240,7 @@ class RoundVersionedStepApi(APIView):
 
     @extend_schema(responses=InstanceSerializer)
     def post(self, request: Request, pk: int) -> Response:
-        payload = self.get_serializer(data=request.data)
-        payload.is_valid(raise_exception=True)
-        fields = dict(payload.validated_data)
+        fields = valid_input(self.input_serializer, request.data)
         with _attempted(request, pk):
             instance = self.step(instance_id=pk, **{self.actor_keyword: request.user}, **fields)
         return Response(_instance_body(instance))
@@ -273,9 +272,7 @@ class ReviewPingApi(APIView):
     def post(self, request: Request, pk: int) -> Response:
         """A review page is in use: count active time (and renew a round-one lease)."""
         instance = _visible_instance(request, pk)
-        payload = PingSerializer(data=request.data)
-        payload.is_valid(raise_exception=True)
-        activity = payload.validated_data["activity"]
+        activity = valid_input(PingSerializer, request.data)["activity"]
         involved = {
             "review1": instance.round1_verifier_id,
             "review2": instance.round2_reviewer_id,
@@ -314,16 +311,9 @@ class Round2FlagApi(APIView):
     @extend_schema(request=FlagSerializer, responses={201: DiscussionDetailSerializer})
     def post(self, request: Request, pk: int) -> Response:
         """Flag errors: opens a discussion with the round-one verifier."""
-        payload = FlagSerializer(data=request.data)
-        payload.is_valid(raise_exception=True)
+        payload = valid_input(FlagSerializer, request.data)
         with _attempted(request, pk):
-            discussion = review.round2_flag(
-                instance_id=pk,
-                user=request.user,
-                expected_version=payload.validated_data["expected_version"],
-                comments=payload.validated_data["comments"],
-                message=payload.validated_data["message"],
-            )
+            discussion = review.round2_flag(instance_id=pk, user=request.user, **payload)
         return Response(DiscussionDetailSerializer(discussion).data, status=status.HTTP_201_CREATED)
 
 
@@ -379,9 +369,8 @@ class DiscussionReplyApi(APIView):
     @extend_schema(request=ReplySerializer, responses={201: MessageSerializer})
     def post(self, request: Request, pk: int) -> Response:
         review_selectors.discussion_data(user=request.user, discussion_id=pk)
-        payload = ReplySerializer(data=request.data)
-        payload.is_valid(raise_exception=True)
-        message = review.discussion_reply(discussion_id=pk, user=request.user, text=payload.validated_data["text"])
+        payload = valid_input(ReplySerializer, request.data)
+        message = review.discussion_reply(discussion_id=pk, user=request.user, text=payload["text"])
         return Response(MessageSerializer(message).data, status=status.HTTP_201_CREATED)
 
 
@@ -390,9 +379,7 @@ class DiscussionResolveApi(APIView):
     def post(self, request: Request, pk: int) -> Response:
         """The round-one verifier decides: reject (validated), or accept and edit (validated) or send back."""
         review_selectors.discussion_data(user=request.user, discussion_id=pk)
-        payload = ResolveSerializer(data=request.data)
-        payload.is_valid(raise_exception=True)
-        data = payload.validated_data
+        data = valid_input(ResolveSerializer, request.data)
         discussion = review.discussion_resolve(
             discussion_id=pk,
             user=request.user,

@@ -197,23 +197,32 @@ def review_decide(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     if not form.is_valid():
         messages.error(request, form_problems(form))
         return redirect("review", slug=slug, pk=pk)
-    action, version, comments = form.cleaned_data["action"], form.cleaned_data["expected_version"], form.comments()
-    step, success = {
+    comments = form.comments()
+    steps = {
         "approve": (partial(review.review_approve, comments=comments), f"#{pk} approved: it goes to round two."),
         "request_changes": (
             partial(review.review_request_changes, comments=comments),
             f"#{pk} went back to its annotator with your comments.",
         ),
         "release": (review.review_release, f"#{pk} is back in the review pile."),
-    }[action]
-    done = service_attempt(request, lambda: step(instance_id=pk, user=request.user, expected_version=version), success)
-    if done and action == "release":
-        # To the pile, not straight into the next review: with one verifier that would be this one again.
-        return redirect("review-home", slug=slug)
+    }
+    return _decided(request, slug, pk, form, steps[form.cleaned_data["action"]], stage=ROUND_ONE)
+
+
+def _decided(request: HttpRequest, slug: str, pk: int, form: DecisionForm, step: Any, *, stage: Stage) -> HttpResponse:
+    """Carry out a round's decision (`step`: its service and success message) and go on: back to the review on a
+    refusal, to the discussion a flag opened, to the next review when asked, else to the review home."""
+    service, success, version = *step, form.cleaned_data["expected_version"]
+    done = service_attempt(
+        request, lambda: service(instance_id=pk, user=request.user, expected_version=version), success
+    )
     if not done:
-        return redirect("review", slug=slug, pk=pk)
-    if form.cleaned_data["then"] == "next":
-        return round_next(request, slug, stage=ROUND_ONE)
+        return redirect(stage.page, slug=slug, pk=pk)
+    if isinstance(done, Discussion):
+        return redirect("discussion", slug=slug, pk=done.pk)
+    # A release goes to the pile, not straight into the next review: with one verifier that would be this one again.
+    if form.cleaned_data["then"] == "next" and form.cleaned_data["action"] != "release":
+        return round_next(request, slug, stage=stage)
     return redirect("review-home", slug=slug)
 
 
@@ -233,25 +242,15 @@ def round2_decide(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     if not form.is_valid():
         messages.error(request, form_problems(form))
         return redirect("round2", slug=slug, pk=pk)
-    action, version = form.cleaned_data["action"], form.cleaned_data["expected_version"]
-    step, success = {
+    steps = {
         "confirm": (review.round2_confirm, f"#{pk} confirmed: it is validated."),
         "release": (review.round2_release, f"#{pk} is back in the round-two pile."),
         "flag": (
             partial(review.round2_flag, comments=form.comments(), message=form.cleaned_data["message"]),
             f"#{pk} flagged: a discussion with its verifier is open.",
         ),
-    }[action]
-    done = service_attempt(request, lambda: step(instance_id=pk, user=request.user, expected_version=version), success)
-    if done and action == "release":
-        return redirect("review-home", slug=slug)
-    if not done:
-        return redirect("round2", slug=slug, pk=pk)
-    if hasattr(done, "pk") and action == "flag":
-        return redirect("discussion", slug=slug, pk=done.pk)
-    if form.cleaned_data["then"] == "next":
-        return round_next(request, slug, stage=ROUND_TWO)
-    return redirect("review-home", slug=slug)
+    }
+    return _decided(request, slug, pk, form, steps[form.cleaned_data["action"]], stage=ROUND_TWO)
 
 
 # --- Discussions ----------------------------------------------------------------------------------------------
@@ -360,52 +359,38 @@ def history_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     return render(request, "annotate/review/history.html", {**page_context(request, project), **data})
 
 
-def _history_step(request: HttpRequest, slug: str, pk: int, serializer: type, step: Callable[..., Any], done: str):
-    """A manager's step from an instance's history page (discard, restore): the API's input serializer checks the
-    form, the service decides, and the page says what happened."""
+# The steps of an instance's history page: the API's input serializer, the service, what the page says once done
+# (formatted with the pk and the form's values).
+HISTORY_STEPS = {
+    "discard": (DiscardSerializer, instance_services.instance_discard, "#{pk} discarded (it can be restored)."),
+    "restore": (RestoreSerializer, instance_services.instance_restore, "#{pk} restored as a draft."),
+    # Undo: restore a revision as a new one (version-checked; a stale page is told).
+    "restore-revision": (
+        RevisionRestoreSerializer,
+        instance_revision_restore,
+        "Revision {revision} restored as a new revision.",
+    ),
+}
+
+
+@login_required
+@require_POST
+def history_step(request: HttpRequest, slug: str, pk: int, *, step: str) -> HttpResponse:
+    """A step from an instance's history page (discard, restore, restore a revision): the API's input serializer
+    checks the form, the service decides, and the page says what happened."""
     project_of(request, slug)
+    serializer, service, done = HISTORY_STEPS[step]
     data = serializer(data=request.POST)
     if not data.is_valid():
         messages.error(request, form_problems(data))
         return redirect("review-history", slug=slug, pk=pk)
-    service_attempt(request, lambda: step(instance_id=pk, actor=request.user, **data.validated_data), done)
-    return redirect("review-history", slug=slug, pk=pk)
-
-
-@login_required
-@require_POST
-def revision_restore(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
-    """Undo from the history page: restore a revision as a new one (version-checked; a stale page is told)."""
-    project_of(request, slug)
-    data = RevisionRestoreSerializer(data=request.POST)
-    if not data.is_valid():
-        messages.error(request, form_problems(data))
-        return redirect("review-history", slug=slug, pk=pk)
-    number = data.validated_data["revision"]
+    values = data.validated_data
     service_attempt(
-        request,
-        lambda: instance_revision_restore(instance_id=pk, actor=request.user, **data.validated_data),
-        f"Revision {number} restored as a new revision.",
+        request, lambda: service(instance_id=pk, actor=request.user, **values), done.format(pk=pk, **values)
     )
     return redirect("review-history", slug=slug, pk=pk)
 
 
-@login_required
-@require_POST
-def instance_discard(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
-    return _history_step(
-        request,
-        slug,
-        pk,
-        DiscardSerializer,
-        instance_services.instance_discard,
-        f"#{pk} discarded (it can be restored).",
-    )
-
-
-@login_required
-@require_POST
-def instance_restore(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
-    return _history_step(
-        request, slug, pk, RestoreSerializer, instance_services.instance_restore, f"#{pk} restored as a draft."
-    )
+instance_discard = partial(history_step, step="discard")
+instance_restore = partial(history_step, step="restore")
+revision_restore = partial(history_step, step="restore-revision")

@@ -14,6 +14,7 @@ from annotate.work import queue, workspace
 from annotate.work import selectors as work_selectors
 from curation import selectors
 from curation.answer_types import ANSWER_TYPES, SCALES
+from curation.api_inputs import valid_input
 from curation.errors import InvalidInput
 from curation.models import Instance
 from curation.serializers import InstanceSerializer, ParagraphSerializer, TableSerializer
@@ -141,9 +142,7 @@ class AutosaveApi(APIView):
     @extend_schema(request=AutosaveSerializer, responses=SaveResultSerializer)
     def post(self, request: Request, pk: int) -> Response:
         """Save the holder's edit (409 with the current version when it changed elsewhere)."""
-        payload = AutosaveSerializer(data=request.data)
-        payload.is_valid(raise_exception=True)
-        fields = dict(payload.validated_data)
+        fields = valid_input(AutosaveSerializer, request.data)
         expected_version = fields.pop("expected_version")
         note = fields.pop("note", "")
         instance = workspace.workspace_autosave(
@@ -156,9 +155,7 @@ class SubmitApi(APIView):
     @extend_schema(request=AutosaveSerializer, responses=InstanceSerializer)
     def post(self, request: Request, pk: int) -> Response:
         """Submit for round-one review; 400 lists what is missing."""
-        payload = AutosaveSerializer(data=request.data)
-        payload.is_valid(raise_exception=True)
-        fields = dict(payload.validated_data)
+        fields = valid_input(AutosaveSerializer, request.data)
         expected_version = fields.pop("expected_version")
         fields.pop("note", None)
         instance = workspace.workspace_submit(
@@ -176,9 +173,8 @@ class SkipApi(APIView):
 
     @extend_schema(request=SkipSerializer, responses=InstanceSerializer)
     def post(self, request: Request, pk: int) -> Response:
-        payload = SkipSerializer(data=request.data)
-        payload.is_valid(raise_exception=True)
-        instance = workspace.workspace_skip(instance_id=pk, user=request.user, reason=payload.validated_data["reason"])
+        payload = valid_input(SkipSerializer, request.data)
+        instance = workspace.workspace_skip(instance_id=pk, user=request.user, reason=payload["reason"])
         return Response(InstanceSerializer(instance).data)
 
 

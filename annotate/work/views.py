@@ -15,13 +15,9 @@ from curation import selectors
 from curation.errors import NotPermitted
 
 
-def _project(request: HttpRequest, slug: str):
-    return selectors.project_get(user=request.user, slug=slug)
-
-
 @login_required
 def work_home(request: HttpRequest, slug: str) -> HttpResponse:
-    project = _project(request, slug)
+    project = selectors.project_get(user=request.user, slug=slug)
     context = {
         "project": project,
         "counts": queue.queue_counts(project=project, user=request.user),
@@ -37,7 +33,7 @@ def work_home(request: HttpRequest, slug: str) -> HttpResponse:
 @login_required
 @require_POST
 def work_next(request: HttpRequest, slug: str) -> HttpResponse:
-    project = _project(request, slug)
+    project = selectors.project_get(user=request.user, slug=slug)
     try:
         claim = queue.queue_claim(project_slug=slug, user=request.user)
     except NotPermitted:
@@ -59,7 +55,7 @@ def work_next(request: HttpRequest, slug: str) -> HttpResponse:
 
 @login_required
 def workspace_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
-    project = _project(request, slug)
+    project = selectors.project_get(user=request.user, slug=slug)
     try:
         data = work_selectors.workspace_data(user=request.user, instance_id=pk)
     except NotPermitted as exc:
@@ -84,7 +80,7 @@ def workspace_diff(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
 @require_POST
 def work_resume(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     """Open an item sent back to you (from "Sent back to you"), even while you hold a draft."""
-    _project(request, slug)
+    selectors.project_get(user=request.user, slug=slug)
     claim = queue.queue_resume(instance_id=pk, user=request.user)
     return redirect("workspace", slug=slug, pk=claim.instance_id)
 
@@ -92,7 +88,7 @@ def work_resume(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
 @login_required
 @require_POST
 def workspace_skip(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
-    _project(request, slug)
+    selectors.project_get(user=request.user, slug=slug)
     workspace.workspace_skip(instance_id=pk, user=request.user, reason=request.POST.get("reason", ""))
     messages.info(request, "Skipped; it went back to the queue for others (you will not be given it again soon).")
     if request.POST.get("then") == "stop":  # stop empty-handed: nothing new is claimed

@@ -15,6 +15,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from curation import selectors
+from curation.api_inputs import valid_input
 from curation.api_parsers import StrictJSONParser
 from curation.errors import InvalidInput, NotFound
 from curation.pagination import BoundedLimitOffsetPagination
@@ -127,7 +128,7 @@ class PredictionPagination(BoundedLimitOffsetPagination):
     default_limit = 100
 
 
-def _release_for(user: Any, release_id: int, slug: str | None = None) -> Any:
+def release_for(user: Any, release_id: int, slug: str | None = None) -> Any:
     release = release_selectors.release_get(user=user, release_id=release_id)
     if slug is not None and release.project.slug != slug:
         raise NotFound("No such release in this project.")
@@ -195,10 +196,8 @@ class ScoringRunListApi(APIView):
     @extend_schema(request=ScoringRunCreateInputSerializer, responses={201: ScoringRunDetailOutputSerializer})
     def post(self, request: Request, slug: str) -> Response:
         project = selectors.project_get(user=request.user, slug=slug)
-        data = self.ScoringRunCreateInputSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        values = data.validated_data
-        release = _release_for(request.user, values["release"], slug)
+        values = valid_input(self.ScoringRunCreateInputSerializer, request.data)
+        release = release_for(request.user, values["release"], slug)
         endpoint = (
             scoring_selectors.endpoints_for(user=request.user, project=project).filter(pk=values["endpoint"]).first()
         )
@@ -275,9 +274,9 @@ class ScoringErrorTagApi(APIView):
     @extend_schema(request=ErrorTagInputSerializer, responses=ErrorTagOutputSerializer)
     def put(self, request: Request, pk: int) -> Response:
         prediction = scoring_selectors.prediction_get(user=request.user, prediction_id=pk)
-        data = self.ErrorTagInputSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        tag = prediction_services.error_tag_set(prediction=prediction, actor=request.user, **data.validated_data)
+        tag = prediction_services.error_tag_set(
+            prediction=prediction, actor=request.user, **valid_input(self.ErrorTagInputSerializer, request.data)
+        )
         return Response(ErrorTagOutputSerializer(tag).data)
 
     @extend_schema(request=None, responses={204: OpenApiResponse(description="Removed")})
@@ -293,14 +292,14 @@ class ScoringRunExportApi(APIView):
     @extend_schema(responses={(200, "application/json"): OpenApiTypes.OBJECT, (200, "text/csv"): OpenApiTypes.STR})
     def get(self, request: Request, pk: int, export_format: str) -> HttpResponse:
         run = scoring_selectors.run_get(user=request.user, run_id=pk)
-        scoring_selectors.predictions_of(user=request.user, run=run)  # the permission check
-        return export_response(run, export_format)
+        return export_response(user=request.user, run=run, export_format=export_format)
 
 
-def export_response(run: ScoringRun, export_format: str) -> HttpResponse:
-    """The download of a run export (shared by the API and the pages)."""
+def export_response(*, user: Any, run: ScoringRun, export_format: str) -> HttpResponse:
+    """The download of a run export, for gold readers (shared by the API and the pages)."""
     import json
 
+    scoring_selectors.predictions_of(user=user, run=run)  # the permission check
     if export_format == "csv":
         response = HttpResponse(exports.run_csv(run), content_type="text/csv; charset=utf-8")
     elif export_format == "json":
@@ -342,10 +341,8 @@ class ScoringPredictionUploadApi(APIView):
     @extend_schema(request=PredictionUploadInputSerializer, responses={201: ScoringRunDetailOutputSerializer})
     def post(self, request: Request, slug: str) -> Response:
         selectors.project_get(user=request.user, slug=slug)
-        data = self.PredictionUploadInputSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        values = dict(data.validated_data)
-        release, upload = _release_for(request.user, values.pop("release"), slug), values.pop("file")
+        values = valid_input(self.PredictionUploadInputSerializer, request.data)
+        release, upload = release_for(request.user, values.pop("release"), slug), values.pop("file")
         judge = scoring_selectors.judge_for(user=request.user, project=release.project, judge_id=values.pop("judge"))
         run = upload_services.upload_run_create(
             release=release, actor=request.user, name=upload.name, content=upload_read(upload), judge=judge, **values
@@ -371,9 +368,7 @@ class ScoringOfficialFiguresApi(APIView):
 
     @extend_schema(request=OfficialFiguresInputSerializer, responses=OfficialFiguresOutputSerializer)
     def post(self, request: Request) -> Response:
-        data = self.OfficialFiguresInputSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        values = data.validated_data
+        values = valid_input(self.OfficialFiguresInputSerializer, request.data)
         figures = upload_services.official_figures(
             benchmark=values["benchmark"],
             gold=upload_read(values["gold"]),
@@ -396,7 +391,7 @@ class ScoringComparisonApi(APIView):
 
     @extend_schema(responses=ScoringComparisonOutputSerializer)
     def get(self, request: Request, pk: int) -> Response:
-        release = _release_for(request.user, pk)
+        release = release_for(request.user, pk)
         return Response(scoring_selectors.comparison(user=request.user, release=release))
 
 
@@ -408,7 +403,7 @@ class ScoringComparisonFileApi(APIView):
         responses={(200, "text/csv"): OpenApiTypes.STR, (200, "application/x-tex"): OpenApiTypes.STR},
     )
     def get(self, request: Request, pk: int, table: str, file_format: str) -> HttpResponse:
-        release = _release_for(request.user, pk)
+        release = release_for(request.user, pk)
         return comparison_file_response(user=request.user, release=release, table=table, file_format=file_format)
 
 

@@ -51,12 +51,17 @@ def chunk_predictions_fail(chunk: RunChunk) -> None:
         _isolation_record(run, isolation.isolation)  # the run page says so before the first item is answered
     done = set(Prediction.objects.filter(run=run).values_list("item_id", flat=True))
     message = f"Given up after {chunk.deliveries} deliveries: the worker ({chunk.worker or 'unknown'}) went silent."
-    rows = ReleaseItem.objects.filter(
-        release=run.release, position__gte=chunk.first_position, position__lte=chunk.last_position
-    ).order_by("position")
-    for row in rows:
+    for row in _chunk_items(chunk):
         if row.pk not in done:
-            _save_prediction(run, row, _failed_fields(run, {**row.data, "position": row.position}, message), "")
+            item = {**row.data, "position": row.position}
+            _save_prediction(run, row, score_item(run, item, _failure(item, message), [], None), "")
+
+
+def _chunk_items(chunk: RunChunk) -> Any:
+    """The release items of a chunk, in the release's order."""
+    return ReleaseItem.objects.filter(
+        release=chunk.run.release, position__gte=chunk.first_position, position__lte=chunk.last_position
+    ).order_by("position")
 
 
 # --- Processing ------------------------------------------------------------------------------------------------
@@ -214,11 +219,6 @@ def _failure(item: dict[str, Any], message: str) -> dict[str, Any]:
     return {"uid": item["uid"], "status": Prediction.Status.FAILED, "error": message, "answer": [], "scale": ""}
 
 
-def _failed_fields(run: ScoringRun, item: dict[str, Any], message: str) -> dict[str, Any]:
-    """A failed prediction of `item`, scored like any other (no answer)."""
-    return score_item(run, item, _failure(item, message), [], None)
-
-
 Answered = tuple[dict[str, Any], list[dict[str, Any]], list[str] | None]  # fields, tool trace, program tokens
 
 
@@ -365,11 +365,7 @@ def chunk_process(*, chunk_id: int, worker: str = "") -> str:
     run = chunk.run
     if (isolation := _program_isolation(run)) is not None:
         _isolation_record(run, isolation.isolation)  # the run page says so before the first item is answered
-    rows = list(
-        ReleaseItem.objects.filter(
-            release=run.release, position__gte=chunk.first_position, position__lte=chunk.last_position
-        ).order_by("position")
-    )
+    rows = list(_chunk_items(chunk))
     # The chunk's own items only (by the unique (run, item) index): the whole run's predictions grow with the run.
     done = set(
         Prediction.objects.filter(run=run, item_id__in=[row.pk for row in rows]).values_list("item_id", flat=True)

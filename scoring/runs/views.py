@@ -9,7 +9,6 @@ from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -20,8 +19,6 @@ from curation.charts import bar_chart, colour, grouped_chart
 from curation.errors import InvalidInput
 from curation.page_errors import FORM_ERRORS, form_problems
 from curation.queues import waiting_label
-from curation.releases import selectors as release_selectors
-from curation.releases.models import Release
 from curation.uploads import upload_read
 from scoring.methods.templates import DEFAULT_TEMPLATES
 from scoring.methods.toolloop import MAX_TURNS_LIMIT
@@ -35,7 +32,7 @@ from scoring.runs import predictions as prediction_services
 from scoring.runs import progress as runs_progress
 from scoring.runs import selectors as scoring_selectors
 from scoring.runs import uploads as upload_services
-from scoring.runs.api import ScoringErrorTagApi, comparison_file_response, export_response
+from scoring.runs.api import ScoringErrorTagApi, comparison_file_response, export_response, release_for
 from scoring.runs.exports import release_harness_zip
 from scoring.runs.forms import (
     BERTSCORE_CHOICES,
@@ -44,17 +41,10 @@ from scoring.runs.forms import (
     ErrorSampleForm,
     ScoringRunForm,
 )
-from scoring.runs.models import ErrorTag, ScoringRun
-from scoring.runs.permissions import can_run, can_see_predictions
+from scoring.runs.models import ErrorTag, Prediction, ScoringRun
+from scoring.runs.permissions import can_run, can_see_predictions, runner_require
 
 METRIC_LABELS = (("em", "EM"), ("f1", "F1"), ("bertscore", "BERTScore"))
-
-
-def _release(request: HttpRequest, slug: str, pk: int) -> Release:
-    release = release_selectors.release_get(user=request.user, release_id=pk)
-    if release.project.slug != slug:
-        raise Http404("No such release in this project.")
-    return release
 
 
 def _run(request: HttpRequest, slug: str, pk: int) -> ScoringRun:
@@ -64,16 +54,22 @@ def _run(request: HttpRequest, slug: str, pk: int) -> ScoringRun:
     return run
 
 
+def _prediction(request: HttpRequest, slug: str, pk: int) -> Prediction:
+    prediction = scoring_selectors.prediction_get(user=request.user, prediction_id=pk)
+    if prediction.run.project.slug != slug:
+        raise Http404("No such prediction in this project.")
+    return prediction
+
+
 @login_required
 def release_score(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
-    release = _release(request, slug, pk)
+    release = release_for(request.user, pk, slug)
     project = release.project
     may_run = can_run(user=request.user, project=project)
     endpoints = scoring_selectors.endpoints_for(user=request.user, project=project)
     form = ScoringRunForm(request.POST or None, endpoints=endpoints)
     if request.method == "POST":
-        if not may_run:
-            raise PermissionDenied("Only a manager or verifier of this project may score models.")
+        runner_require(request.user, project, "score models")
         if form.is_valid():
             run = run_creation.run_create(release=release, actor=request.user, **form.run_arguments())
             run_lifecycle.run_start(run=run, actor=request.user)
@@ -111,9 +107,8 @@ def _whole_number(text: str, name: str) -> int:
 @login_required
 def release_harness_tasks(request: HttpRequest, slug: str, pk: int) -> FileResponse:
     """The release as Inspect AI and lm-evaluation-harness tasks (a zip), for those who may score models on it."""
-    release = _release(request, slug, pk)
-    if not can_run(user=request.user, project=release.project):
-        raise PermissionDenied("Only a manager or verifier of this project may score models.")
+    release = release_for(request.user, pk, slug)
+    runner_require(request.user, release.project, "score models")
     out = tempfile.NamedTemporaryFile(suffix=".zip")  # removed when the response closes it
     release_harness_zip(release, Path(out.name))
     return FileResponse(out, as_attachment=True, filename=f"{release.label}-harness-tasks.zip")
@@ -121,7 +116,7 @@ def release_harness_tasks(request: HttpRequest, slug: str, pk: int) -> FileRespo
 
 @login_required
 def release_upload(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
-    release = _release(request, slug, pk)
+    release = release_for(request.user, pk, slug)
     if request.method != "POST":
         return redirect("release-score", slug=slug, pk=pk)
     upload = request.FILES.get("file")
@@ -293,17 +288,12 @@ def run_progress_fragment(request: HttpRequest, slug: str, pk: int) -> HttpRespo
 
 @login_required
 def run_export(request: HttpRequest, slug: str, pk: int, export_format: str) -> HttpResponse:
-    run = _run(request, slug, pk)
-    if not can_see_predictions(user=request.user, project=run.project):
-        raise PermissionDenied(scoring_selectors.GOLD_REFUSAL)
-    return export_response(run, export_format)
+    return export_response(user=request.user, run=_run(request, slug, pk), export_format=export_format)
 
 
 @login_required
 def prediction_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
-    prediction = scoring_selectors.prediction_get(user=request.user, prediction_id=pk)
-    if prediction.run.project.slug != slug:
-        raise Http404("No such prediction in this project.")
+    prediction = _prediction(request, slug, pk)
     if request.method == "POST":
         # The same input serializer as the API's PUT of a tag; "clear" is the page's DELETE.
         tag = ScoringErrorTagApi.ErrorTagInputSerializer(data=request.POST)
@@ -337,9 +327,7 @@ def prediction_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
 @require_POST
 def prediction_label(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     """A member says whether a free-form prediction is correct (the judge's agreement is measured on these)."""
-    prediction = scoring_selectors.prediction_get(user=request.user, prediction_id=pk)
-    if prediction.run.project.slug != slug:
-        raise Http404("No such prediction in this project.")
+    prediction = _prediction(request, slug, pk)
     try:
         prediction_services.prediction_label_set(
             prediction=prediction, actor=request.user, is_correct=request.POST.get("is_correct") == "yes"
@@ -408,7 +396,7 @@ def _comparison_charts(tables: dict[str, Any]) -> dict[str, list[tuple[str, dict
 
 @login_required
 def release_compare(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
-    release = _release(request, slug, pk)
+    release = release_for(request.user, pk, slug)
     comparison = scoring_selectors.comparison(user=request.user, release=release)
     tables = comparison["tables"]
     context = {
@@ -425,7 +413,7 @@ def release_compare(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
 
 @login_required
 def release_compare_file(request: HttpRequest, slug: str, pk: int, table: str, file_format: str) -> HttpResponse:
-    release = _release(request, slug, pk)
+    release = release_for(request.user, pk, slug)
     return comparison_file_response(user=request.user, release=release, table=table, file_format=file_format)
 
 
