@@ -159,11 +159,7 @@ class InstanceListApi(generics.ListAPIView):
     serializer_class = serializers.InstanceSerializer
 
     def get_queryset(self):
-        instances = (
-            selectors.instances_visible_to(self.request.user)
-            .select_related("author", "round1_verifier", "round2_reviewer")
-            .prefetch_related("relevant_tables")
-        )
+        instances = selectors.with_output_relations(selectors.instances_visible_to(self.request.user))
         slug = self.request.query_params.get("project")
         if slug:
             instances = instances.filter(project__slug=slug)
