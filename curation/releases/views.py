@@ -37,10 +37,13 @@ def _project(request: HttpRequest, slug: str) -> tuple[Project, set[str]]:
     return project, selectors.roles_of(user=request.user, project=project)
 
 
-def _release(request: HttpRequest, slug: str, pk: int) -> Release:
+def _release(request: HttpRequest, slug: str, pk: int, *, gold: bool = False) -> Release:
+    """The project's release `pk`; with `gold`, only for those who may read its gold answers (its downloads)."""
     release = release_selectors.release_get(user=request.user, release_id=pk)
     if release.project.slug != slug:
         raise Http404("No such release in this project.")
+    if gold and not release_selectors.can_read_gold(user=request.user, project=release.project):
+        raise PermissionDenied("Downloads carry gold answers: managers, verifiers and qualified annotators only.")
     return release
 
 
@@ -199,9 +202,7 @@ def release_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
 
 @login_required
 def release_downloads(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
-    release = _release(request, slug, pk)
-    if not release_selectors.can_read_gold(user=request.user, project=release.project):
-        raise PermissionDenied("Downloads carry gold answers: managers, verifiers and qualified annotators only.")
+    release = _release(request, slug, pk, gold=True)
     if request.method == "POST":
         try:
             artifact = export_services.export_request(
@@ -224,9 +225,7 @@ def release_downloads(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
 
 @login_required
 def release_download_file(request: HttpRequest, slug: str, pk: int, format: str) -> FileResponse:
-    release = _release(request, slug, pk)
-    if not release_selectors.can_read_gold(user=request.user, project=release.project):
-        raise PermissionDenied("Downloads carry gold answers: managers, verifiers and qualified annotators only.")
+    release = _release(request, slug, pk, gold=True)
     artifact = release_selectors.exports_of(release=release).get(format)
     if artifact is None:
         raise Http404("Request this export first.")
