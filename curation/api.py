@@ -12,6 +12,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from curation import selectors, serializers
+from curation.api_inputs import valid_input
 from curation.batches import services as batch_services
 from curation.errors import NotFound
 from curation.models import Membership, ReasoningType
@@ -39,9 +40,8 @@ class ProjectListApi(APIView):
 
     @extend_schema(request=serializers.ProjectCreateSerializer, responses={201: serializers.ProjectSerializer})
     def post(self, request: Request) -> Response:
-        payload = serializers.ProjectCreateSerializer(data=request.data)
-        payload.is_valid(raise_exception=True)
-        project = project_services.project_create(creator=request.user, **payload.validated_data)
+        payload = valid_input(serializers.ProjectCreateSerializer, request.data)
+        project = project_services.project_create(creator=request.user, **payload)
         context = {"roles": {project.pk: {Role.MANAGER.value}}}
         return Response(serializers.ProjectSerializer(project, context=context).data, status=status.HTTP_201_CREATED)
 
@@ -69,9 +69,8 @@ class MembershipListApi(APIView):
     @extend_schema(request=serializers.MembershipCreateSerializer, responses={201: serializers.MembershipSerializer})
     def post(self, request: Request, slug: str) -> Response:
         project = selectors.project_get(user=request.user, slug=slug)
-        payload = serializers.MembershipCreateSerializer(data=request.data)
-        payload.is_valid(raise_exception=True)
-        membership = project_services.membership_add(project=project, actor=request.user, **payload.validated_data)
+        payload = valid_input(serializers.MembershipCreateSerializer, request.data)
+        membership = project_services.membership_add(project=project, actor=request.user, **payload)
         return Response(serializers.MembershipSerializer(membership).data, status=status.HTTP_201_CREATED)
 
 
@@ -92,11 +91,8 @@ class ReasoningTypeDetailApi(APIView):
     def patch(self, request: Request, slug: str, code: str) -> Response:
         project = selectors.project_get(user=request.user, slug=slug)
         reasoning_type = get_object_or_404(ReasoningType, project=project, code=code)
-        payload = serializers.ReasoningTypeUpdateSerializer(data=request.data)
-        payload.is_valid(raise_exception=True)
-        updated = project_services.reasoning_type_update(
-            reasoning_type=reasoning_type, actor=request.user, **payload.validated_data
-        )
+        payload = valid_input(serializers.ReasoningTypeUpdateSerializer, request.data)
+        updated = project_services.reasoning_type_update(reasoning_type=reasoning_type, actor=request.user, **payload)
         return Response(serializers.ReasoningTypeSerializer(updated).data)
 
 
@@ -113,10 +109,9 @@ class BatchListApi(APIView):
 
     @extend_schema(request=serializers.BatchCreateSerializer, responses={201: serializers.BatchSerializer})
     def post(self, request: Request) -> Response:
-        payload = serializers.BatchCreateSerializer(data=request.data)
-        payload.is_valid(raise_exception=True)
-        project = selectors.project_get(user=request.user, slug=payload.validated_data["project"])
-        batch = batch_services.batch_create(project=project, actor=request.user, name=payload.validated_data["name"])
+        payload = valid_input(serializers.BatchCreateSerializer, request.data)
+        project = selectors.project_get(user=request.user, slug=payload["project"])
+        batch = batch_services.batch_create(project=project, actor=request.user, name=payload["name"])
         return Response(serializers.BatchSerializer(batch).data, status=status.HTTP_201_CREATED)
 
 
@@ -164,11 +159,7 @@ class InstanceListApi(generics.ListAPIView):
     serializer_class = serializers.InstanceSerializer
 
     def get_queryset(self):
-        instances = (
-            selectors.instances_visible_to(self.request.user)
-            .select_related("author", "round1_verifier", "round2_reviewer")
-            .prefetch_related("relevant_tables")
-        )
+        instances = selectors.with_output_relations(selectors.instances_visible_to(self.request.user))
         slug = self.request.query_params.get("project")
         if slug:
             instances = instances.filter(project__slug=slug)
@@ -189,9 +180,7 @@ class InstanceDetailApi(APIView):
     @extend_schema(request=serializers.InstanceEditSerializer, responses=serializers.InstanceSerializer)
     def patch(self, request: Request, pk: int) -> Response:
         selectors.instance_get(user=request.user, instance_id=pk)
-        payload = serializers.InstanceEditSerializer(data=request.data)
-        payload.is_valid(raise_exception=True)
-        fields = dict(payload.validated_data)
+        fields = valid_input(serializers.InstanceEditSerializer, request.data)
         expected_version = fields.pop("expected_version")
         instance = instance_services.instance_edit(
             instance_id=pk, actor=request.user, expected_version=expected_version, fields=fields
@@ -205,9 +194,7 @@ class InstanceTransitionApi(APIView):
     @extend_schema(request=serializers.TransitionSerializer, responses=serializers.InstanceSerializer)
     def post(self, request: Request, pk: int) -> Response:
         selectors.instance_get(user=request.user, instance_id=pk)
-        payload = serializers.TransitionSerializer(data=request.data)
-        payload.is_valid(raise_exception=True)
-        move = dict(payload.validated_data)
+        move = valid_input(serializers.TransitionSerializer, request.data)
         details = {"comments": move.pop("comments", []), "message": move.pop("message", "")}
         instance = lifecycle.instance_transition(instance_id=pk, actor=request.user, details=details, **move)
         return Response(serializers.InstanceSerializer(instance).data)

@@ -72,6 +72,12 @@ def form_problems(form: Any) -> str:
     return " ".join(parts)
 
 
+def form_error_add(form: Any, exc: DomainError) -> None:
+    """Show a refused input on the form: beside its field when the service names one, else above the form."""
+    field = exc.detail.get("field")
+    form.add_error(field if field in form.fields else None, exc.message)
+
+
 def service_attempt(request: HttpRequest, action: Callable[[], Any], success: str = "") -> Any:
     """Run a page's service call; a refusal or conflict (FORM_ERRORS) becomes a message on the next page instead of
     an error page, and `success` a message when it went through. None when refused, else the result (or True)."""

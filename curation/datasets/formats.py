@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -215,10 +216,20 @@ def _unique(key: str, path: str, seen: dict[str, str], what: str) -> None:
     seen[key] = path
 
 
-def _top_list(data: Any) -> list[Any]:
+def _records(data: Any) -> Iterator[tuple[str, dict[str, Any]]]:
+    """The file's records, each with its path (`[i]`): the file must be a JSON list of objects."""
     if not isinstance(data, list):
         raise DatasetFormatError("", f"expected a JSON list of records, got {_kind(data)}")
-    return data
+    return _objects(data, "")
+
+
+def _objects(items: list[Any], path: str) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Each item of the list at `path` with its own path (`path[i]`); an item that is not an object raises."""
+    for index, item in enumerate(items):
+        where = f"{path}[{index}]"
+        if not isinstance(item, dict):
+            raise DatasetFormatError(where, f"expected an object, got {_kind(item)}")
+        yield where, item
 
 
 def parse_tatqa(data: Any, *, with_context: bool = True) -> ParsedDataset:
@@ -228,19 +239,13 @@ def parse_tatqa(data: Any, *, with_context: bool = True) -> ParsedDataset:
     questions: list[ParsedQuestion] = []
     seen_questions: dict[str, str] = {}
     seen_contexts: dict[str, str] = {}
-    for index, document in enumerate(_top_list(data)):
-        path = f"[{index}]"
-        if not isinstance(document, dict):
-            raise DatasetFormatError(path, f"expected an object, got {_kind(document)}")
+    for path, document in _records(data):
         if with_context:
             table = _get(document, "table", path, (dict,))
             key = _get(table, "uid", f"{path}.table", (str,))
             cells = _cells(_get(table, "table", f"{path}.table", (list,)), f"{path}.table.table")
             paragraphs = []
-            for p_index, paragraph in enumerate(_get(document, "paragraphs", path, (list,))):
-                p_path = f"{path}.paragraphs[{p_index}]"
-                if not isinstance(paragraph, dict):
-                    raise DatasetFormatError(p_path, f"expected an object, got {_kind(paragraph)}")
+            for p_path, paragraph in _objects(_get(document, "paragraphs", path, (list,)), f"{path}.paragraphs"):
                 paragraphs.append(
                     ParsedParagraph(
                         order=_get(paragraph, "order", p_path, (int,)),
@@ -273,10 +278,7 @@ def parse_tatqa(data: Any, *, with_context: bool = True) -> ParsedDataset:
             context_key = None
             paper_key = doc_uid
             paper_title = f"{source} page {page}" if source else f"TAT-DQA document {doc_uid}"
-        for q_index, question in enumerate(_get(document, "questions", path, (list,))):
-            q_path = f"{path}.questions[{q_index}]"
-            if not isinstance(question, dict):
-                raise DatasetFormatError(q_path, f"expected an object, got {_kind(question)}")
+        for q_path, question in _objects(_get(document, "questions", path, (list,)), f"{path}.questions"):
             uid = _get(question, "uid", q_path, (str,))
             _unique(uid, f"{q_path}.uid", seen_questions, "question uid")
             text = _get(question, "question", q_path, (str,))
@@ -338,8 +340,7 @@ def _finqa_source(qa: dict[str, Any]) -> str:
 
 
 # Retrieval outputs of FinQA's retriever and the model input are predictions, not gold data: not curated (they
-# travel in the question's source record only).
-FINQA_DROPPED_KEYS = ("table_retrieved", "text_retrieved", "table_retrieved_all", "text_retrieved_all")
+# travel in the question's source record only; the record's table_retrieved* and text_retrieved* are never read).
 FINQA_DROPPED_QA_KEYS = ("model_input", "tfidftopn")
 
 
@@ -349,10 +350,7 @@ def parse_finqa(data: Any) -> ParsedDataset:
     fingerprints: dict[str, str] = {}
     questions: list[ParsedQuestion] = []
     seen: dict[str, str] = {}
-    for index, record in enumerate(_top_list(data)):
-        path = f"[{index}]"
-        if not isinstance(record, dict):
-            raise DatasetFormatError(path, f"expected an object, got {_kind(record)}")
+    for path, record in _records(data):
         uid = _get(record, "id", path, (str,))
         _unique(uid, f"{path}.id", seen, "id")
         pre = _list_of_str(_get(record, "pre_text", path, (list,)), f"{path}.pre_text")
@@ -434,10 +432,7 @@ def parse_scitat(data: Any) -> ParsedDataset:
     contexts: dict[str, ParsedContext] = {}
     questions: list[ParsedQuestion] = []
     seen: dict[str, str] = {}
-    for index, record in enumerate(_top_list(data)):
-        path = f"[{index}]"
-        if not isinstance(record, dict):
-            raise DatasetFormatError(path, f"expected an object, got {_kind(record)}")
+    for path, record in _records(data):
         uid = _get(record, "id", path, (str, int))
         uid = str(uid)
         _unique(uid, f"{path}.id", seen, "id")
@@ -446,10 +441,8 @@ def parse_scitat(data: Any) -> ParsedDataset:
         p_text = _get(paragraph, "text", f"{path}.paragraph", (str,), required=False) or ""
         p_key = str(_get(paragraph, "paragraph_id", f"{path}.paragraph", (str, int), required=False) or "")
         tables = []
-        for t_index, table in enumerate(_get(record, "tables", path, (list,), required=False) or []):
-            t_path = f"{path}.tables[{t_index}]"
-            if not isinstance(table, dict):
-                raise DatasetFormatError(t_path, f"expected an object, got {_kind(table)}")
+        tables_in_file = _get(record, "tables", path, (list,), required=False) or []
+        for t_index, (t_path, table) in enumerate(_objects(tables_in_file, f"{path}.tables")):
             tables.append(
                 ParsedTable(
                     label=_get(table, "label", t_path, (str,), required=False) or "",

@@ -12,6 +12,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from curation import selectors
+from curation.api_inputs import valid_input
 from curation.exchange.draft_import import drafts_import
 from curation.exchange.work_export import FORMATS, work_export
 from curation.serializers import database_id_field
@@ -36,16 +37,15 @@ class DraftImportApi(APIView):
     @extend_schema(request=DraftImportInputSerializer, responses={201: DraftImportOutputSerializer})
     def post(self, request: Request, slug: str) -> Response:
         project = selectors.project_get(user=request.user, slug=slug)
-        payload = self.DraftImportInputSerializer(data=request.data)
-        payload.is_valid(raise_exception=True)
-        upload = payload.validated_data["file"]
+        payload = valid_input(self.DraftImportInputSerializer, request.data)
+        upload = payload["file"]
         created = drafts_import(
             project=project,
             actor=request.user,
             content=upload_read(upload),
-            file_format=payload.validated_data["file_format"],
+            file_format=payload["file_format"],
             source_name=upload.name,
-            batch_id=payload.validated_data.get("batch"),
+            batch_id=payload.get("batch"),
         )
         data = {"created": len(created), "instance_ids": [i.pk for i in created]}
         return Response(self.DraftImportOutputSerializer(data).data, status=status.HTTP_201_CREATED)
@@ -69,16 +69,16 @@ class WorkExportApi(APIView):
     )
     def get(self, request: Request, slug: str) -> StreamingHttpResponse:
         project = selectors.project_get(user=request.user, slug=slug)
-        params = self.WorkExportFilterSerializer(
-            data={**request.query_params.dict(), "status": request.query_params.getlist("status")}
+        params = valid_input(
+            self.WorkExportFilterSerializer,
+            {**request.query_params.dict(), "status": request.query_params.getlist("status")},
         )
-        params.is_valid(raise_exception=True)
         export = work_export(
             user=request.user,
             project=project,
-            file_format=params.validated_data["file_format"],
-            statuses=params.validated_data.get("status", []),
-            batch_id=params.validated_data.get("batch"),
+            file_format=params["file_format"],
+            statuses=params.get("status", []),
+            batch_id=params.get("batch"),
         )
         response = StreamingHttpResponse(export.lines, content_type=export.content_type)
         response["Content-Disposition"] = f'attachment; filename="{export.filename}"'

@@ -15,7 +15,7 @@ from curation import selectors
 from curation.exchange.draft_import import drafts_import
 from curation.exchange.work_export import FORMATS, work_export
 from curation.models import Batch, Project
-from curation.page_errors import FORM_ERRORS
+from curation.page_errors import FORM_ERRORS, form_error_add
 from curation.states import Role, Status
 
 
@@ -76,8 +76,7 @@ def draft_import(request: HttpRequest, slug: str) -> HttpResponse:
         except FORM_ERRORS as exc:
             problems = exc.detail.get("errors") or []
             if not problems:
-                field = exc.detail.get("field")
-                form.add_error(field if field in form.fields else None, exc.message)
+                form_error_add(form, exc)
         else:
             messages.success(request, f"{len(created)} draft(s) imported from {upload.name}; they wait in the queue.")
             return redirect(f"{reverse('instances', args=[project.slug])}?status=drafted")

@@ -9,6 +9,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from curation import selectors
+from curation.api_inputs import valid_input
 from curation.members import services as member_services
 from curation.serializers import MembershipSerializer
 from curation.states import Role
@@ -29,11 +30,8 @@ class MemberCreateApi(APIView):
     @extend_schema(request=MemberCreateInputSerializer, responses={201: MemberCreateOutputSerializer})
     def post(self, request: Request, slug: str) -> Response:
         project = selectors.project_get(user=request.user, slug=slug)
-        payload = self.MemberCreateInputSerializer(data=request.data)
-        payload.is_valid(raise_exception=True)
-        membership, password = member_services.member_create(
-            project=project, actor=request.user, **payload.validated_data
-        )
+        payload = valid_input(self.MemberCreateInputSerializer, request.data)
+        membership, password = member_services.member_create(project=project, actor=request.user, **payload)
         data = self.MemberCreateOutputSerializer({"member": membership, "initial_password": password}).data
         return Response(data, status=status.HTTP_201_CREATED)
 
@@ -47,10 +45,9 @@ class MembershipDetailApi(APIView):
     @extend_schema(request=MemberRoleSerializer, responses=MembershipSerializer)
     def patch(self, request: Request, slug: str, pk: int) -> Response:
         project = selectors.project_get(user=request.user, slug=slug)
-        payload = self.MemberRoleSerializer(data=request.data)
-        payload.is_valid(raise_exception=True)
+        payload = valid_input(self.MemberRoleSerializer, request.data)
         membership = member_services.membership_set_role(
-            project=project, actor=request.user, membership_id=pk, role=payload.validated_data["role"]
+            project=project, actor=request.user, membership_id=pk, role=payload["role"]
         )
         return Response(MembershipSerializer(membership).data)
 

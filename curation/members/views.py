@@ -11,11 +11,10 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from curation import selectors
-from curation.errors import DomainError, InvalidInput
 from curation.members import selectors as member_selectors
 from curation.members import services as member_services
 from curation.models import Project
-from curation.page_errors import FORM_ERRORS
+from curation.page_errors import FORM_ERRORS, form_error_add, service_attempt
 from curation.services import projects as project_services
 from curation.states import Role
 
@@ -52,12 +51,6 @@ def _project(request: HttpRequest, slug: str) -> Project:
     return selectors.project_get(user=request.user, slug=slug)
 
 
-def _apply(form: forms.Form, exc: DomainError) -> None:
-    """Show a refused input on the form: beside its field when the service names one, else above the form."""
-    field = exc.detail.get("field")
-    form.add_error(field if field in form.fields else None, exc.message)
-
-
 @login_required
 def project_new(request: HttpRequest) -> HttpResponse:
     if not project_services.can_create_projects(request.user):
@@ -67,7 +60,7 @@ def project_new(request: HttpRequest) -> HttpResponse:
         try:
             project = project_services.project_create(creator=request.user, **form.cleaned_data)
         except FORM_ERRORS as exc:
-            _apply(form, exc)
+            form_error_add(form, exc)
         else:
             messages.success(request, f"Project {project.name} created; you are its manager. Add members next.")
             return redirect("members", slug=project.slug)
@@ -101,7 +94,7 @@ def members(request: HttpRequest, slug: str) -> HttpResponse:
                     project=project, actor=request.user, **form.cleaned_data
                 )
             except FORM_ERRORS as exc:
-                _apply(form, exc)
+                form_error_add(form, exc)
             else:
                 # Rendered, not redirected: the password is shown this once and stored nowhere in clear.
                 created = {"username": membership.user.username, "password": password, "role": membership.role}
@@ -112,7 +105,7 @@ def members(request: HttpRequest, slug: str) -> HttpResponse:
         try:
             membership = project_services.membership_add(project=project, actor=request.user, **form.cleaned_data)
         except FORM_ERRORS as exc:
-            _apply(form, exc)
+            form_error_add(form, exc)
         else:
             messages.success(
                 request, f"{membership.user.username} is now {with_article(membership.role)} of {project.name}."
@@ -129,13 +122,13 @@ def member_role(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     if not form.is_valid():
         messages.error(request, "Choose a role.")
         return redirect("members", slug=project.slug)
-    try:
-        membership = member_services.membership_set_role(
+    membership = service_attempt(
+        request,
+        lambda: member_services.membership_set_role(
             project=project, actor=request.user, membership_id=pk, role=form.cleaned_data["role"]
-        )
-    except InvalidInput as exc:
-        messages.error(request, exc.message)
-    else:
+        ),
+    )
+    if membership is not None:
         messages.success(request, f"{membership.user.username} is now {with_article(membership.role)}.")
     return redirect("members", slug=project.slug)
 
@@ -144,10 +137,9 @@ def member_role(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
 @require_POST
 def member_remove(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     project = _project(request, slug)
-    try:
-        member_services.membership_remove(project=project, actor=request.user, membership_id=pk)
-    except InvalidInput as exc:
-        messages.error(request, exc.message)
-    else:
-        messages.success(request, "Member removed; their past work stays.")
+    service_attempt(
+        request,
+        lambda: member_services.membership_remove(project=project, actor=request.user, membership_id=pk),
+        "Member removed; their past work stays.",
+    )
     return redirect("members", slug=project.slug)

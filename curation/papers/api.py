@@ -12,6 +12,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from curation import selectors
+from curation.api_inputs import valid_input
 from curation.api_parsers import StrictJSONParser
 from curation.errors import InvalidInput, NotFound
 from curation.models import Batch, Context, Project, ReasoningType
@@ -122,12 +123,11 @@ class ProjectPaperListApi(APIView):
     def post(self, request: Request, slug: str) -> Response:
         project = selectors.project_get(user=request.user, slug=slug)
         files = request.FILES.getlist("files") or request.FILES.getlist("file")
-        payload = self.PaperUploadInputSerializer(data={"files": files, "batch": request.data.get("batch") or None})
-        payload.is_valid(raise_exception=True)
-        batch = _batch_of(project, payload.validated_data.get("batch"))
-        job = ingestion.ingest_job_request(
-            project=project, actor=request.user, uploads=payload.validated_data["files"], batch=batch
+        payload = valid_input(
+            self.PaperUploadInputSerializer, {"files": files, "batch": request.data.get("batch") or None}
         )
+        batch = _batch_of(project, payload.get("batch"))
+        job = ingestion.ingest_job_request(project=project, actor=request.user, uploads=payload["files"], batch=batch)
         body = IngestJobSerializer(job).data
         return Response(body, status=status.HTTP_202_ACCEPTED, headers={"Location": body["url"]})
 
@@ -231,11 +231,10 @@ class ContextAssignApi(APIView):
     )
     def post(self, request: Request, slug: str) -> Response:
         project = selectors.project_get(user=request.user, slug=slug)
-        payload = self.ContextAssignInputSerializer(data=request.data)
-        payload.is_valid(raise_exception=True)
-        batch = _batch_of(project, payload.validated_data.get("batch"))
+        payload = valid_input(self.ContextAssignInputSerializer, request.data)
+        batch = _batch_of(project, payload.get("batch"))
         result = context_services.contexts_assign_reasoning_types(
-            project=project, actor=request.user, seed=payload.validated_data["seed"], batch=batch
+            project=project, actor=request.user, seed=payload["seed"], batch=batch
         )
         return Response(result.as_dict())
 
@@ -254,9 +253,8 @@ class ContextDetailApi(APIView):
     @extend_schema(request=ContextUpdateInputSerializer, responses=ContextSerializer)
     def patch(self, request: Request, pk: int) -> Response:
         context = paper_selectors.context_get(user=request.user, context_id=pk)
-        payload = self.ContextUpdateInputSerializer(data=request.data)
-        payload.is_valid(raise_exception=True)
-        code = payload.validated_data["reasoning_type"]
+        payload = valid_input(self.ContextUpdateInputSerializer, request.data)
+        code = payload["reasoning_type"]
         reasoning_type = None
         if code:
             reasoning_type = ReasoningType.objects.filter(project_id=context.project_id, code=code).first()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import tempfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -160,33 +160,6 @@ def paper_ingest(
     _require_manager(project=project, actor=actor, batch=batch)
     source = paper_source_read(path_or_upload=path_or_upload, source_name=source_name, limits=limits)
     return paper_store(project=project, actor=actor, source=source, batch=batch)
-
-
-def papers_ingest(
-    *,
-    project: Project,
-    actor: AbstractBaseUser | None,
-    uploads: Sequence[str | Path | Upload],
-    limits: ArchiveLimits | None = None,
-    batch: Batch | None = None,
-) -> list[IngestResult]:
-    """Ingest several sources; if any is refused nothing is stored and InvalidInput gives each reason. Managers only."""
-    _require_manager(project=project, actor=actor, batch=batch)
-    if not uploads:
-        raise InvalidInput("Choose at least one .tex file or source archive.")
-    sources: list[PaperSource] = []
-    rejected: list[dict[str, str]] = []
-    for upload in uploads:
-        try:
-            sources.append(paper_source_read(path_or_upload=upload, limits=limits))
-        except InvalidInput as error:
-            source_name = _default_source_name(upload, None)
-            reason = error.message.removeprefix(f"{source_name}: ")  # the name is shown beside the reason
-            rejected.append({"source_name": source_name, "reason": reason})
-    if rejected:
-        reasons = "; ".join(f"{item['source_name']}: {item['reason']}" for item in rejected)
-        raise InvalidInput(f"Nothing was stored. {reasons}", detail={"rejected": rejected})
-    return [paper_store(project=project, actor=actor, source=source, batch=batch) for source in sources]
 
 
 def paper_store(

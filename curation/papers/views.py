@@ -17,7 +17,7 @@ from django.views.decorators.http import require_POST
 from curation import selectors
 from curation.errors import InvalidInput
 from curation.models import Project
-from curation.page_errors import FORM_ERRORS, form_problems
+from curation.page_errors import form_problems, service_attempt
 from curation.papers import ingestion
 from curation.papers import selectors as paper_selectors
 from curation.papers import services as paper_services
@@ -108,12 +108,9 @@ def ingest_job_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
 def ingest_job_retry(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     project, _ = _project_for(request, slug, roles={Role.MANAGER.value}, action="ingest papers")
     job = paper_selectors.ingest_job_get(user=request.user, project=project, job_id=pk)
-    try:
-        ingestion.ingest_job_retry(job=job, actor=request.user)
-    except FORM_ERRORS as exc:
-        messages.error(request, exc.message)
-    else:
-        messages.success(request, f"Ingestion {job.pk} is queued again.")
+    service_attempt(
+        request, lambda: ingestion.ingest_job_retry(job=job, actor=request.user), f"Ingestion {job.pk} is queued again."
+    )
     return redirect("ingest-job", project.slug, job.pk)
 
 
@@ -122,12 +119,13 @@ def ingest_job_retry(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
 def ingest_job_discard(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     project, _ = _project_for(request, slug, roles={Role.MANAGER.value}, action="ingest papers")
     job = paper_selectors.ingest_job_get(user=request.user, project=project, job_id=pk)
-    try:
-        ingestion.ingest_job_discard(job=job, actor=request.user)
-    except FORM_ERRORS as exc:
-        messages.error(request, exc.message)
+    discarded = service_attempt(
+        request,
+        lambda: ingestion.ingest_job_discard(job=job, actor=request.user),
+        f"Ingestion {job.pk} discarded; its files are deleted and nothing was stored.",
+    )
+    if discarded is None:
         return redirect("ingest-job", project.slug, job.pk)
-    messages.success(request, f"Ingestion {job.pk} discarded; its files are deleted and nothing was stored.")
     return redirect("papers-upload", project.slug)
 
 
@@ -191,14 +189,14 @@ def contexts_assign(request: HttpRequest, slug: str) -> HttpResponse:
     if paper_id:
         chosen = paper_selectors.short_contexts_of_paper(user=request.user, project=project, paper_id=paper_id)
         batch = None
-    try:
-        result = context_services.contexts_assign_reasoning_types(
+    result = service_attempt(
+        request,
+        lambda: context_services.contexts_assign_reasoning_types(
             project=project, actor=request.user, seed=form.cleaned_data["seed"] or 0, contexts=chosen, batch=batch
-        )
-    except FORM_ERRORS as exc:
-        messages.error(request, exc.message)
-        return redirect(target)
-    messages.success(request, f"Assigned reasoning types to {result.assigned} contexts (seed {result.seed}).")
+        ),
+    )
+    if result is not None:
+        messages.success(request, f"Assigned reasoning types to {result.assigned} contexts (seed {result.seed}).")
     return redirect(target)
 
 

@@ -13,6 +13,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from curation import selectors
+from curation.api_inputs import valid_input
 from curation.api_parsers import StrictJSONParser
 from curation.datasets import jobs as dataset_jobs
 from curation.datasets.formats import FORMATS
@@ -206,9 +207,8 @@ class ReleaseListApi(APIView):
     )
     def post(self, request: Request, slug: str) -> Response:
         project = selectors.project_get(user=request.user, slug=slug)
-        payload = ReleaseCutSerializer(data=request.data)
-        payload.is_valid(raise_exception=True)
-        result = cut_services.release_cut_request(project=project, actor=request.user, **payload.validated_data)
+        payload = valid_input(ReleaseCutSerializer, request.data)
+        result = cut_services.release_cut_request(project=project, actor=request.user, **payload)
         if isinstance(result, ReleaseCut):  # big: queued on a worker; the releases page shows its progress
             return Response(
                 {"cut": result.pk, "name": result.name, "state": result.state, "items_total": result.items_total},
@@ -261,11 +261,8 @@ class ReleaseExportListApi(APIView):
     )
     def post(self, request: Request, pk: int) -> Response:
         release = release_selectors.release_gold_get(user=request.user, release_id=pk)
-        payload = ExportRequestSerializer(data=request.data)
-        payload.is_valid(raise_exception=True)
-        artifact = export_services.export_request(
-            release=release, actor=request.user, format=payload.validated_data["format"]
-        )
+        payload = valid_input(ExportRequestSerializer, request.data)
+        artifact = export_services.export_request(release=release, actor=request.user, format=payload["format"])
         code = status.HTTP_200_OK if artifact.state == ExportArtifact.State.READY else status.HTTP_202_ACCEPTED
         return Response(ExportArtifactSerializer(artifact).data, status=code)
 
@@ -305,16 +302,15 @@ class ImportListApi(APIView):
     )
     def post(self, request: Request, slug: str) -> Response:
         project = selectors.project_get(user=request.user, slug=slug)
-        payload = ImportUploadSerializer(data=request.data)
-        payload.is_valid(raise_exception=True)
-        upload = payload.validated_data["file"]
+        payload = valid_input(ImportUploadSerializer, request.data)
+        upload = payload["file"]
         result = dataset_jobs.dataset_import_request(
             project=project,
             actor=request.user,
-            format=payload.validated_data["format"],
+            format=payload["format"],
             source_name=upload.name,
             content=upload_read(upload),
-            as_release=payload.validated_data["as_release"],
+            as_release=payload["as_release"],
         )
         if isinstance(result, ImportJob):
             return Response(ImportJobSerializer(result).data, status=status.HTTP_202_ACCEPTED)

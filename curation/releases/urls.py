@@ -2,32 +2,26 @@
 
 from __future__ import annotations
 
-from django.urls import path
+from django.urls import include, path
 
 from curation.releases import api as release_api
 from curation.releases import views as release_views
 
-page_patterns = [
-    path("p/<slug:slug>/releases/", release_views.release_list, name="releases"),
-    path("p/<slug:slug>/releases/<int:pk>/", release_views.release_detail, name="release"),
+project_pages = [
+    path("releases/", release_views.release_list, name="releases"),
+    path("releases/<int:pk>/", release_views.release_detail, name="release"),
+    path("releases/near-duplicates/check/", release_views.near_duplicates_check, name="near-duplicates-check"),
+    path("releases/near-duplicates/withhold/", release_views.near_duplicates_withhold, name="near-duplicates-withhold"),
+    path("releases/<int:pk>/downloads/", release_views.release_downloads, name="release-downloads"),
     path(
-        "p/<slug:slug>/releases/near-duplicates/check/",
-        release_views.near_duplicates_check,
-        name="near-duplicates-check",
-    ),
-    path(
-        "p/<slug:slug>/releases/near-duplicates/withhold/",
-        release_views.near_duplicates_withhold,
-        name="near-duplicates-withhold",
-    ),
-    path("p/<slug:slug>/releases/<int:pk>/downloads/", release_views.release_downloads, name="release-downloads"),
-    path(
-        "p/<slug:slug>/releases/<int:pk>/downloads/<slug:format>/",
+        "releases/<int:pk>/downloads/<slug:format>/",
         release_views.release_download_file,
         name="release-download-file",
     ),
-    path("p/<slug:slug>/imports/", release_views.dataset_import_page, name="dataset-import"),
+    path("imports/", release_views.dataset_import_page, name="dataset-import"),
 ]
+
+page_patterns = [path("p/<slug:slug>/", include(project_pages))]
 
 api_patterns = [
     path("projects/<slug:slug>/releases/", release_api.ReleaseListApi.as_view(), name="api-releases"),

@@ -22,7 +22,7 @@ from curation.errors import InvalidInput
 from curation.exports import EXPORT_FORMATS
 from curation.exports.statistics import presented
 from curation.models import Project
-from curation.page_errors import FORM_ERRORS
+from curation.page_errors import FORM_ERRORS, service_attempt
 from curation.releases import near_duplicates
 from curation.releases import selectors as release_selectors
 from curation.releases.models import Release, ReleaseCut
@@ -37,10 +37,13 @@ def _project(request: HttpRequest, slug: str) -> tuple[Project, set[str]]:
     return project, selectors.roles_of(user=request.user, project=project)
 
 
-def _release(request: HttpRequest, slug: str, pk: int) -> Release:
+def _release(request: HttpRequest, slug: str, pk: int, *, gold: bool = False) -> Release:
+    """The project's release `pk`; with `gold`, only for those who may read its gold answers (its downloads)."""
     release = release_selectors.release_get(user=request.user, release_id=pk)
     if release.project.slug != slug:
         raise Http404("No such release in this project.")
+    if gold and not release_selectors.can_read_gold(user=request.user, project=release.project):
+        raise PermissionDenied("Downloads carry gold answers: managers, verifiers and qualified annotators only.")
     return release
 
 
@@ -113,11 +116,11 @@ def near_duplicates_check(request: HttpRequest, slug: str) -> HttpResponse:
     except ValueError:
         messages.error(request, "The threshold is a similarity between 0.5 and 1, such as 0.9.")
         return redirect(f"{reverse('releases', kwargs={'slug': slug})}#near-duplicates")
-    try:
-        check = near_duplicates.near_duplicates_check(project=project, actor=request.user, threshold=threshold)
-    except InvalidInput as exc:
-        messages.error(request, exc.message)
-    else:
+    check = service_attempt(
+        request,
+        lambda: near_duplicates.near_duplicates_check(project=project, actor=request.user, threshold=threshold),
+    )
+    if check is not None:
         found = check.compared["found"]
         messages.success(
             request,
@@ -133,11 +136,11 @@ def near_duplicates_withhold(request: HttpRequest, slug: str) -> HttpResponse:
     """Withhold exactly the ticked near-duplicates from cuts (managers)."""
     project, _ = _project(request, slug)
     ticked = [int(pk) for pk in request.POST.getlist("withhold") if pk.isdigit()]
-    try:
-        count = near_duplicates.near_duplicates_withhold(project=project, actor=request.user, withheld_ids=ticked)
-    except InvalidInput as exc:
-        messages.error(request, exc.message)
-    else:
+    count = service_attempt(
+        request,
+        lambda: near_duplicates.near_duplicates_withhold(project=project, actor=request.user, withheld_ids=ticked),
+    )
+    if count is not None:
         messages.success(request, f"{count} near-duplicate{pluralize(count)} withheld from cuts.")
     return redirect(f"{reverse('releases', kwargs={'slug': slug})}#near-duplicates")
 
@@ -199,9 +202,7 @@ def release_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
 
 @login_required
 def release_downloads(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
-    release = _release(request, slug, pk)
-    if not release_selectors.can_read_gold(user=request.user, project=release.project):
-        raise PermissionDenied("Downloads carry gold answers: managers, verifiers and qualified annotators only.")
+    release = _release(request, slug, pk, gold=True)
     if request.method == "POST":
         try:
             artifact = export_services.export_request(
@@ -224,9 +225,7 @@ def release_downloads(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
 
 @login_required
 def release_download_file(request: HttpRequest, slug: str, pk: int, format: str) -> FileResponse:
-    release = _release(request, slug, pk)
-    if not release_selectors.can_read_gold(user=request.user, project=release.project):
-        raise PermissionDenied("Downloads carry gold answers: managers, verifiers and qualified annotators only.")
+    release = _release(request, slug, pk, gold=True)
     artifact = release_selectors.exports_of(release=release).get(format)
     if artifact is None:
         raise Http404("Request this export first.")
@@ -242,12 +241,11 @@ def dataset_import_page(request: HttpRequest, slug: str) -> HttpResponse:
     if request.method == "POST" and request.POST.get("action") == "dismiss":
         number = request.POST.get("job", "")
         job = release_selectors.import_job_get(user=request.user, job_id=int(number) if number.isdigit() else 0)
-        try:
-            dataset_jobs.import_job_dismiss(job=job, actor=request.user)
-        except FORM_ERRORS as exc:
-            messages.error(request, exc.message)
-        else:
-            messages.success(request, f"The failed import of {job.source_name} was dismissed.")
+        service_attempt(
+            request,
+            lambda: dataset_jobs.import_job_dismiss(job=job, actor=request.user),
+            f"The failed import of {job.source_name} was dismissed.",
+        )
         return redirect("dataset-import", slug=project.slug)
     if request.method == "POST":
         upload = request.FILES.get("file")

@@ -9,6 +9,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from curation.api_inputs import valid_input
 from curation.errors import InvalidInput
 from curation.webhooks import selectors as webhook_selectors
 from curation.webhooks import services as webhook_services
@@ -69,9 +70,8 @@ class WebhookListApi(APIView):
     @extend_schema(request=WebhookCreateInputSerializer, responses={201: WebhookCreatedSerializer})
     def post(self, request: Request, slug: str) -> Response:
         project = managed_project(user=request.user, slug=slug, action="register webhooks")
-        payload = self.WebhookCreateInputSerializer(data=request.data)
-        payload.is_valid(raise_exception=True)
-        hook, _ = webhook_services.webhook_create(project=project, actor=request.user, **payload.validated_data)
+        payload = valid_input(self.WebhookCreateInputSerializer, request.data)
+        hook, _ = webhook_services.webhook_create(project=project, actor=request.user, **payload)
         return Response(self.WebhookCreatedSerializer(hook).data, status=status.HTTP_201_CREATED)
 
 
@@ -97,13 +97,10 @@ class WebhookDetailApi(APIView):
     @extend_schema(request=WebhookUpdateInputSerializer, responses=WebhookSerializer)
     def patch(self, request: Request, slug: str, pk: int) -> Response:
         hook = self._hook(request, slug, pk)
-        payload = self.WebhookUpdateInputSerializer(data=request.data)
-        payload.is_valid(raise_exception=True)
-        if not payload.validated_data:
+        payload = valid_input(self.WebhookUpdateInputSerializer, request.data)
+        if not payload:
             raise InvalidInput("Send at least one of url, events, description, is_active.")
-        hook = webhook_services.webhook_update(
-            project=hook.project, actor=request.user, webhook_id=hook.pk, **payload.validated_data
-        )
+        hook = webhook_services.webhook_update(project=hook.project, actor=request.user, webhook_id=hook.pk, **payload)
         return Response(WebhookSerializer(hook).data)
 
     @extend_schema(request=None, responses={204: None})

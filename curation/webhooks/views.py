@@ -10,9 +10,8 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
-from curation.errors import DomainError
 from curation.models import Project
-from curation.page_errors import FORM_ERRORS, form_problems
+from curation.page_errors import FORM_ERRORS, form_error_add, form_problems
 from curation.webhooks import selectors as webhook_selectors
 from curation.webhooks import services as webhook_services
 from curation.webhooks.models import EVENTS
@@ -28,11 +27,6 @@ class WebhookForm(forms.Form):
 class WebhookEventsForm(forms.Form):
     events = forms.MultipleChoiceField(choices=EVENTS, widget=forms.CheckboxSelectMultiple, label="Events")
     is_active = forms.BooleanField(required=False, label="Active")
-
-
-def _apply(form: forms.Form, exc: DomainError) -> None:
-    field = exc.detail.get("field")
-    form.add_error(field if field in form.fields else None, exc.message)
 
 
 def _page(request: HttpRequest, project: Project, **extras: object) -> HttpResponse:
@@ -66,7 +60,7 @@ def webhooks_page(request: HttpRequest, slug: str) -> HttpResponse:
         try:
             hook, secret = webhook_services.webhook_create(project=project, actor=request.user, **form.cleaned_data)
         except FORM_ERRORS as exc:
-            _apply(form, exc)
+            form_error_add(form, exc)
         else:
             # Rendered, not redirected: the secret is shown this once.
             return _page(request, project, created={"hook": hook, "secret": secret})

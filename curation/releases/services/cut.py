@@ -9,6 +9,7 @@ import random
 import re
 import tempfile
 from collections.abc import Callable, Container, Iterable, Iterator
+from contextlib import closing
 from dataclasses import dataclass
 from itertools import islice
 from typing import Any
@@ -564,154 +565,116 @@ def release_cut(
         in_file_order=import_record is not None,
         include_withheld=include_withheld,
     )
-    spill = _FrozenSpill()
-    try:
-        return _cut_write(
-            project=project,
-            actor=actor,
-            slug=scope.slug,
-            batches=scope.batches,
-            instance_ids=scope.instance_ids,
-            withheld=scope.withheld,
-            near_duplicates=scope.near_duplicates,
-            spill=spill,
-            release_fields={
-                "description": description,
-                "changelog": changelog,
-                "license": license,
-                "citation": citation,
-                "import_record": import_record,
-            },
-            split_seed=split_seed,
-            split_ratios=split_ratios,
-            progress=progress,
-            before_commit=before_commit,
-        )
-    finally:
-        spill.close()
-
-
-def _cut_write(
-    *,
-    project: Project,
-    actor: AbstractBaseUser | None,
-    slug: str,
-    batches: list[Batch],
-    instance_ids: list[int],
-    withheld: dict[str, int],
-    near_duplicates: str,
-    spill: _FrozenSpill,
-    release_fields: dict[str, Any],
-    split_seed: int | None,
-    split_ratios: dict[str, float] | None,
-    progress: Callable[[int], None] | None,
-    before_commit: Callable[[Release], None] | None,
-) -> Release:
-    """The two halves of `release_cut`: freeze every chunk into `spill`, then write the release from it."""
-    # Each chunk is read and frozen with a fixed number of queries (its instances with everything they reference,
-    # their source records, and the papers it needs), then goes to disk: what is held across chunks is the context
-    # keys, the uids, the answerable questions per paper (for the splits) and the versions frozen.
-    seen_uids: set[str] = set()
-    papers: dict[int, _PaperParts] = {}
-    split_sizes: dict[str, int] = {}
-    versions: dict[int, int] = {}
-    attributions: set[str] = set()
-    notes: set[str] = {near_duplicates, *([withheld_note(withheld)] if withheld else [])}
-    for start in range(0, len(instance_ids), ITEM_CHUNK):
-        chunk = instance_ids[start : start + ITEM_CHUNK]
-        new_contexts: dict[str, dict[str, Any]] = {}
-        question_sources: dict[int, SourceRecord] = {}
-        items = _freeze_chunk(
-            project=project,
-            chunk=chunk,
-            frozen_contexts=new_contexts,
-            known_contexts=spill,
-            seen_uids=seen_uids,
-            question_sources=question_sources,
-            papers=papers,
-        )
-        for record in question_sources.values():
-            if record.import_record.attribution:
-                attributions.add(record.import_record.attribution)
-            notes.update(record.import_record.notes)
-        for instance_id, item in zip(chunk, items, strict=True):
-            versions[instance_id] = item["instance_version"]
-            # Unanswerable questions stay in their own split (meta paper §3.4); train/dev/test share the rest.
-            if item["split"] != UNANSWERABLE_SPLIT:
-                group = item["paper"] or item["uid"]
-                split_sizes[group] = split_sizes.get(group, 0) + 1
-        spill.contexts_add(new_contexts)
-        spill.items_add(items)
-        if progress is not None:
-            progress(len(chunk))
-
-    ratios: dict[str, float] = {}
-    assignment: dict[str, str] = {}
-    if split_seed is not None:
-        ratios = dict(split_ratios or DEFAULT_SPLIT_RATIOS)
-        assignment = assign_splits(split_sizes, seed=split_seed, ratios=ratios)
-
-    def split(item: dict[str, Any]) -> None:
-        if assignment and item["split"] != UNANSWERABLE_SPLIT:
-            item["split"] = assignment[item["paper"] or item["uid"]]
-
-    digest = content_hash(spill.contexts(by_key=True), spill.items(split))
-    with transaction.atomic():
-        previous = Release.objects.filter(project=project, name=slug).order_by("-version").first()
-        version = (Release.objects.filter(project=project, name=slug).aggregate(v=Max("version"))["v"] or 0) + 1
-        release = Release.objects.create(
-            project=project,
-            name=slug,
-            version=version,
-            **release_fields,
-            attribution="\n\n".join(sorted(attributions)),
-            notes=sorted(notes),
-            supersedes=previous,
-            content_hash=digest,
-            item_count=spill.item_count,
-            split_seed=split_seed,
-            split_ratios=ratios,
-            created_by=actor,
-            statistics=release_statistics(spill.items(split), spill.context),
-        )
-        release.batches.set(batches)
-        # Written a chunk at a time from the spill: contexts first (items point at them), then items.
-        context_ids: dict[str, int] = {}
-        contexts = spill.contexts()
-        while part := list(islice(contexts, CONTEXT_CHUNK)):
-            created = ReleaseContext.objects.bulk_create(
-                [ReleaseContext(release=release, key=k, kind=d["kind"], data=d) for k, d in part]
+    slug, batches, instance_ids = scope.slug, scope.batches, scope.instance_ids
+    with closing(_FrozenSpill()) as spill:
+        # Each chunk is read and frozen with a fixed number of queries (its instances with everything they reference,
+        # their source records, and the papers it needs), then goes to disk: what is held across chunks is the context
+        # keys, the uids, the answerable questions per paper (for the splits) and the versions frozen.
+        seen_uids: set[str] = set()
+        papers: dict[int, _PaperParts] = {}
+        split_sizes: dict[str, int] = {}
+        versions: dict[int, int] = {}
+        attributions: set[str] = set()
+        notes: set[str] = {scope.near_duplicates, *([withheld_note(scope.withheld)] if scope.withheld else [])}
+        for start in range(0, len(instance_ids), ITEM_CHUNK):
+            chunk = instance_ids[start : start + ITEM_CHUNK]
+            new_contexts: dict[str, dict[str, Any]] = {}
+            question_sources: dict[int, SourceRecord] = {}
+            items = _freeze_chunk(
+                project=project,
+                chunk=chunk,
+                frozen_contexts=new_contexts,
+                known_contexts=spill,
+                seen_uids=seen_uids,
+                question_sources=question_sources,
+                papers=papers,
             )
-            context_ids.update((row.key, row.pk) for row in created)
-        items = spill.items(split)
-        position = 0
-        while part := list(islice(items, ITEM_CHUNK)):
-            ReleaseItem.objects.bulk_create(
-                ReleaseItem(
-                    release=release,
-                    position=position + offset,
-                    instance_id=instance_ids[position + offset],
-                    uid=item["uid"],
-                    split=item["split"],
-                    short_context_id=context_ids[item["short_context"]] if item["short_context"] else None,
-                    long_context_id=context_ids[item["long_context"]] if item["long_context"] else None,
-                    data=item,
+            for record in question_sources.values():
+                if record.import_record.attribution:
+                    attributions.add(record.import_record.attribution)
+                notes.update(record.import_record.notes)
+            for instance_id, item in zip(chunk, items, strict=True):
+                versions[instance_id] = item["instance_version"]
+                # Unanswerable questions stay in their own split (meta paper §3.4); train/dev/test share the rest.
+                if item["split"] != UNANSWERABLE_SPLIT:
+                    group = item["paper"] or item["uid"]
+                    split_sizes[group] = split_sizes.get(group, 0) + 1
+            spill.contexts_add(new_contexts)
+            spill.items_add(items)
+            if progress is not None:
+                progress(len(chunk))
+
+        ratios: dict[str, float] = {}
+        assignment: dict[str, str] = {}
+        if split_seed is not None:
+            ratios = dict(split_ratios or DEFAULT_SPLIT_RATIOS)
+            assignment = assign_splits(split_sizes, seed=split_seed, ratios=ratios)
+
+        def split(item: dict[str, Any]) -> None:
+            if assignment and item["split"] != UNANSWERABLE_SPLIT:
+                item["split"] = assignment[item["paper"] or item["uid"]]
+
+        digest = content_hash(spill.contexts(by_key=True), spill.items(split))
+        with transaction.atomic():
+            previous = Release.objects.filter(project=project, name=slug).order_by("-version").first()
+            version = (Release.objects.filter(project=project, name=slug).aggregate(v=Max("version"))["v"] or 0) + 1
+            release = Release.objects.create(
+                project=project,
+                name=slug,
+                version=version,
+                description=description,
+                changelog=changelog,
+                license=license,
+                citation=citation,
+                import_record=import_record,
+                attribution="\n\n".join(sorted(attributions)),
+                notes=sorted(notes),
+                supersedes=previous,
+                content_hash=digest,
+                item_count=spill.item_count,
+                split_seed=split_seed,
+                split_ratios=ratios,
+                created_by=actor,
+                statistics=release_statistics(spill.items(split), spill.context),
+            )
+            release.batches.set(batches)
+            # Written a chunk at a time from the spill: contexts first (items point at them), then items.
+            context_ids: dict[str, int] = {}
+            contexts = spill.contexts()
+            while part := list(islice(contexts, CONTEXT_CHUNK)):
+                created = ReleaseContext.objects.bulk_create(
+                    [ReleaseContext(release=release, key=k, kind=d["kind"], data=d) for k, d in part]
                 )
-                for offset, item in enumerate(part)
+                context_ids.update((row.key, row.pk) for row in created)
+            items = spill.items(split)
+            position = 0
+            while part := list(islice(items, ITEM_CHUNK)):
+                ReleaseItem.objects.bulk_create(
+                    ReleaseItem(
+                        release=release,
+                        position=position + offset,
+                        instance_id=instance_ids[position + offset],
+                        uid=item["uid"],
+                        split=item["split"],
+                        short_context_id=context_ids[item["short_context"]] if item["short_context"] else None,
+                        long_context_id=context_ids[item["long_context"]] if item["long_context"] else None,
+                        data=item,
+                    )
+                    for offset, item in enumerate(part)
+                )
+                position += len(part)
+            reason = f"included in release {release.label}" + (f" cut by {actor}" if actor is not None else "")
+            instances_transition_bulk(
+                instance_ids=instance_ids,
+                target=Status.RELEASED,
+                expected_status=Status.VALIDATED,
+                expected_versions=versions,
+                reason=reason,
             )
-            position += len(part)
-        reason = f"included in release {release.label}" + (f" cut by {actor}" if actor is not None else "")
-        instances_transition_bulk(
-            instance_ids=instance_ids,
-            target=Status.RELEASED,
-            expected_status=Status.VALIDATED,
-            expected_versions=versions,
-            reason=reason,
-        )
-        if before_commit is not None:
-            before_commit(release)
-        webhook_emit(project=project, event="release.cut", payload=release_cut_payload(release, batches=batches))
-        return release
+            if before_commit is not None:
+                before_commit(release)
+            webhook_emit(project=project, event="release.cut", payload=release_cut_payload(release, batches=batches))
+            return release
 
 
 def release_cut_payload(release: Release, *, batches: Any) -> dict[str, Any]:

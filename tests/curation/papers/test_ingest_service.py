@@ -14,13 +14,13 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from curation.errors import InvalidInput, NotPermitted
 from curation.latex import ArchiveLimits
 from curation.models import Context, Paper
+from curation.papers import ingestion
 from curation.papers.services import (
     CREATED,
     NEW_VERSION,
     UNCHANGED,
     arxiv_id_from_name,
     paper_ingest,
-    papers_ingest,
 )
 from tests.curation.papers.ingest_helpers import FIXTURES, PAPER, row_counts, tar_gz
 from tests.factories import BatchFactory
@@ -166,16 +166,23 @@ def test_limits_come_from_settings(project, tmp_path, settings):
 def test_uploads_are_ingested_and_a_bad_one_stores_none_of_them(project, personas):
     good = SimpleUploadedFile("good.tex", PAPER.encode())
     gzipped = SimpleUploadedFile("2312.00001.gz", gzip.compress(PAPER.replace("Ours", "Mine").encode()))
-    results = papers_ingest(project=project, actor=personas["manager"], uploads=[good, gzipped])
+    results = [
+        paper_ingest(project=project, actor=personas["manager"], path_or_upload=upload) for upload in (good, gzipped)
+    ]
     assert [r.status for r in results] == [CREATED, CREATED]
     assert results[1].paper.arxiv_id == "2312.00001"
     assert results[0].paper.created_by == personas["manager"]
     before = row_counts()
     fresh = SimpleUploadedFile("fresh.tex", PAPER.replace("Ours", "Theirs").encode())
     broken = SimpleUploadedFile("broken.tar.gz", b"\x1f\x8b\x08\x00garbage")
+    pdf = SimpleUploadedFile("paper.pdf", b"%PDF-1.7 compiled")
+    # Several uploads: one refused at the door stores none of them (a broken archive is the worker's to refuse).
     with pytest.raises(InvalidInput) as caught:
-        papers_ingest(project=project, actor=personas["manager"], uploads=[fresh, broken])
-    assert caught.value.detail["rejected"][0]["source_name"] == "broken.tar.gz"
+        ingestion.ingest_job_request(project=project, actor=personas["manager"], uploads=[fresh, pdf])
+    assert caught.value.detail["rejected"][0]["source_name"] == "paper.pdf"
+    assert row_counts() == before
+    with pytest.raises(InvalidInput, match=r"broken\.tar\.gz"):
+        paper_ingest(project=project, actor=personas["manager"], path_or_upload=broken)
     assert row_counts() == before
 
 
@@ -183,7 +190,7 @@ def test_oversize_upload_is_refused_before_it_is_read(project, personas):
     upload = SimpleUploadedFile("huge.tex", PAPER.encode())
     limits = ArchiveLimits(max_compressed_bytes=100)
     with pytest.raises(InvalidInput, match="over the 100-byte limit"):
-        papers_ingest(project=project, actor=personas["manager"], uploads=[upload], limits=limits)
+        paper_ingest(project=project, actor=personas["manager"], path_or_upload=upload, limits=limits)
     assert Paper.objects.count() == 0
 
 
@@ -194,7 +201,7 @@ def test_malformed_latex_is_stored_best_effort_with_warnings(project):
         "\\multicolumn{9}{c}{x} \\\\ \\end{table} {{{ \\end{itemize}\n\x00 stray"
     )
     upload = SimpleUploadedFile("broken.tex", broken.encode())
-    result = papers_ingest(project=project, actor=None, uploads=[upload])[0]
+    result = paper_ingest(project=project, actor=None, path_or_upload=upload)
     assert result.status == CREATED
     assert result.paper.warnings, "malformed input must say what went wrong"
     assert Paper.objects.filter(pk=result.paper.pk).exists()
