@@ -20,7 +20,6 @@ from curation.drafting.services import prompt_versions
 from curation.drafting.services import runs as run_services
 from curation.drafting.templates import TEMPLATES
 from curation.endpoints.django_client import limit_is_shared
-from curation.endpoints.models import ModelEndpoint
 from curation.models import Project
 from curation.page_errors import FORM_ERRORS
 
@@ -70,14 +69,10 @@ def endpoint_list(request: HttpRequest, slug: str) -> HttpResponse:
     )
 
 
-def _endpoint_for(request: HttpRequest, pk: int) -> ModelEndpoint:
-    return endpoint_services.endpoint_get(user=request.user, endpoint_id=pk)
-
-
 @login_required
 def endpoint_edit(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     project = _managed(request, slug, "manage model endpoints")
-    endpoint = _endpoint_for(request, pk)
+    endpoint = endpoint_services.endpoint_get(user=request.user, endpoint_id=pk)
     if endpoint.project_id not in (None, project.pk):
         raise Http404("No such endpoint in this project.")
     form = EndpointForm(request.POST or None)
@@ -110,7 +105,7 @@ def endpoint_edit(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
 @require_POST
 def endpoint_test(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     _managed(request, slug, "test model endpoints")
-    endpoint = _endpoint_for(request, pk)
+    endpoint = endpoint_services.endpoint_get(user=request.user, endpoint_id=pk)
     result = endpoint_services.endpoint_test(endpoint=endpoint, actor=request.user)
     return render(request, "curation/drafting/_endpoint_test.html", {"endpoint": endpoint, "result": result})
 

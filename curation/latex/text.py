@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 import re
 import unicodedata
-from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -631,9 +630,6 @@ def skip_tabular_arguments(name: str, cursor: NodeCursor) -> list[Node]:
     spec = cursor.argument() or []
     cursor.optional()
     return spec
-
-
-RenderFunction = Callable[[list[Node], "list[str] | None"], str]
 
 
 # Environments whose leading mandatory arguments are layout (rotating's angle), not text.
