@@ -70,15 +70,6 @@ class SlotTimeout(Exception):
     """No slot was free before the deadline."""
 
 
-class ConcurrencyLimiter(Protocol):
-    """A counting semaphore; `is_shared` says whether the limit holds across processes."""
-
-    limit: int
-    is_shared: bool
-
-    def slot(self, timeout_s: float | None = None) -> contextlib.AbstractContextManager[None]: ...
-
-
 class RateLimiter(Protocol):
     """Admits at most `max_requests` per `window_s`; `acquire` blocks until admitted."""
 
@@ -92,11 +83,12 @@ def _namespaced(identity: str, suffix: str) -> str:
     return f"{KEY_PREFIX}:{digest}:{suffix}"
 
 
-class _Slots:
-    """What the three semaphores share: a slot is held by `acquire` (which returns what `release` needs back) and
-    `slot` holds one for the duration of a block."""
+class ConcurrencyLimiter:
+    """A counting semaphore of `limit` slots; `is_shared` says whether the limit holds across processes. A slot is
+    taken by `acquire` (which returns what `release` needs back); `slot` holds one for the duration of a block."""
 
     limit: int
+    is_shared: bool
 
     def acquire(self, timeout_s: float | None = None) -> Any:
         raise NotImplementedError
@@ -117,7 +109,7 @@ class _Slots:
             self.release(held)
 
 
-class ThreadConcurrencyLimiter(_Slots):
+class ThreadConcurrencyLimiter(ConcurrencyLimiter):
     """Per-process semaphore; every client of one endpoint in this process shares it."""
 
     is_shared = False
@@ -136,7 +128,7 @@ class ThreadConcurrencyLimiter(_Slots):
         self._semaphore.release()
 
 
-class FileConcurrencyLimiter(_Slots):
+class FileConcurrencyLimiter(ConcurrencyLimiter):
     """Counting semaphore shared by every process of one machine: `limit` slot files, each held with an
     exclusive flock. The kernel drops a dead process's locks, so a killed worker never keeps a slot; flock
     locks belong to the open file, so threads of one process exclude each other too. Waiting threads of a
@@ -195,7 +187,7 @@ class FileConcurrencyLimiter(_Slots):
         os.close(held)
 
 
-class RedisConcurrencyLimiter(_Slots):
+class RedisConcurrencyLimiter(ConcurrencyLimiter):
     """Counting semaphore shared by all processes using the same Redis, with lease expiry."""
 
     is_shared = True
