@@ -17,7 +17,10 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+
+TYPE_CHECKING = False  # `typing` for type checkers only: the LaTeX extractor's fresh process would pay for it
+if TYPE_CHECKING:
+    from typing import Any
 
 HEADER_JOINER = " - "
 
@@ -39,6 +42,14 @@ class Span:
     def as_dict(self) -> dict[str, int]:
         return {"top": self.top, "column": self.column, "rowspan": self.rowspan, "colspan": self.colspan}
 
+    def covered(self) -> list[tuple[int, int]]:
+        """Every (row, column) position the block covers, its top-left first."""
+        return [
+            (r, c)
+            for r in range(self.top, self.top + self.rowspan)
+            for c in range(self.column, self.column + self.colspan)
+        ]
+
 
 def _clip_spans(spans: Sequence[Span], height: int, width: int) -> list[Span]:
     """Spans inside the grid, clipped to it; a span overlapping an earlier one is dropped (malformed sources)."""
@@ -49,10 +60,11 @@ def _clip_spans(spans: Sequence[Span], height: int, width: int) -> list[Span]:
             continue
         rowspan = max(1, min(span.rowspan, height - span.top))
         colspan = max(1, min(span.colspan, width - span.column))
-        cells = {(r, c) for r in range(span.top, span.top + rowspan) for c in range(span.column, span.column + colspan)}
+        clipped = Span(span.top, span.column, rowspan, colspan)
+        cells = set(clipped.covered())
         if (rowspan == 1 and colspan == 1) or cells & covered:
             continue
-        kept.append(Span(span.top, span.column, rowspan, colspan))
+        kept.append(clipped)
         covered |= cells
     return kept
 
@@ -69,17 +81,22 @@ def spans_from_dicts(spans: Sequence[Mapping[str, Any]] | None) -> list[Span]:
     return result
 
 
-def header_row_count(spans: Sequence[Span], row_count: int) -> int:
-    """Fallback header count: row one, plus any rows its \\multirow cells reach down into (0 if that is every row)."""
-    count = 1
+def header_reach(spans: Sequence[Any], count: int) -> int:
+    """`count` header rows widened until no \\multirow starting above their edge reaches below it (a rowspan may not
+    cross from <thead> into <tbody>: browsers cut it at the section edge). Spans need only `top` and `rowspan`."""
     changed = True
     while changed:
         changed = False
         for span in spans:
-            # A rowspan may not cross from <thead> into <tbody>: browsers cut it at the section edge.
             if span.top < count < span.top + span.rowspan:
                 count = span.top + span.rowspan
                 changed = True
+    return count
+
+
+def header_row_count(spans: Sequence[Span], row_count: int) -> int:
+    """Fallback header count: row one, plus any rows its \\multirow cells reach down into (0 if that is every row)."""
+    count = header_reach(spans, 1)
     return 0 if count >= row_count else count
 
 
@@ -115,10 +132,8 @@ class TableShape:
         """Rectangular rows for files: a merged cell's text at its top-left only, the positions it covers empty."""
         rows = [list(row) for row in self.grid]
         for span in self.spans:
-            for r in range(span.top, span.top + span.rowspan):
-                for c in range(span.column, span.column + span.colspan):
-                    if (r, c) != (span.top, span.column):
-                        rows[r][c] = ""
+            for r, c in span.covered()[1:]:
+                rows[r][c] = ""
         return rows
 
     def to_frozen(self) -> dict[str, Any]:
@@ -205,13 +220,7 @@ class TableShape:
     def html_layout(self) -> list[list[dict[str, Any]]]:
         """Rows of cells {text, rowspan, colspan, row, column}; positions a span covers are left out."""
         starts = {(s.top, s.column): s for s in self.spans}
-        covered = {
-            (r, c)
-            for s in self.spans
-            for r in range(s.top, s.top + s.rowspan)
-            for c in range(s.column, s.column + s.colspan)
-            if (r, c) != (s.top, s.column)
-        }
+        covered = {position for s in self.spans for position in s.covered()[1:]}
         layout = []
         for r, row in enumerate(self.grid):
             cells = []
@@ -226,14 +235,7 @@ class TableShape:
 
     def html_header_rows(self) -> int:
         """Rows drawn in <thead>: the header rows, widened so no rowspan crosses into the body."""
-        count = self.header_rows
-        changed = True
-        while changed and count:
-            changed = False
-            for span in self.spans:
-                if span.top < count < span.top + span.rowspan:
-                    count = span.top + span.rowspan
-                    changed = True
+        count = header_reach(self.spans, self.header_rows)
         return 0 if count >= self.height else count
 
 
@@ -301,10 +303,9 @@ def shape_from_rows(
     for span in clipped:
         # A merged cell's text fills every position it covers (a file grid leaves them empty: refill them).
         text = rows[span.top][span.column]
-        for r in range(span.top, span.top + span.rowspan):
-            for c in range(span.column, span.column + span.colspan):
-                if not rows[r][c]:
-                    rows[r][c] = text
+        for r, c in span.covered():
+            if not rows[r][c]:
+                rows[r][c] = text
     if header_rows is None:
         header_rows = header_row_count(clipped, len(rows))
     header_rows = max(0, min(int(header_rows), max(len(rows) - 1, 0)))
@@ -339,17 +340,10 @@ def shape_from_row(table: Any) -> TableShape:
 
 def shape_from_frozen(data: Mapping[str, Any]) -> TableShape:
     """From a frozen release table; releases cut before grids were frozen hold only `cells` (padded here)."""
-    if data.get("grid"):
-        return shape_from_rows(
-            data["grid"],
-            spans=spans_from_dicts(data.get("spans")),
-            header_rows=data.get("header_rows"),
-            label=data.get("label"),
-            caption=data.get("caption"),
-            number=data.get("number"),
-        )
+    has_grid = bool(data.get("grid"))
     return shape_from_rows(
-        data.get("cells") or data.get("rows") or [],
+        data["grid"] if has_grid else data.get("cells") or data.get("rows") or [],
+        spans=spans_from_dicts(data.get("spans")) if has_grid else [],
         header_rows=data.get("header_rows"),
         label=data.get("label"),
         caption=data.get("caption"),

@@ -19,7 +19,6 @@ from curation.endpoints.django_client import limit_is_shared
 from curation.endpoints.models import ModelEndpoint
 from curation.errors import InvalidInput, NotFound
 from curation.models import Batch
-from curation.queues import waiting_label
 from curation.serializers import database_id_field
 
 
@@ -204,17 +203,24 @@ class DraftingRunOutputSerializer(serializers.ModelSerializer):
             "created_by", "created_at", "started_at", "finished_at",
         ]  # fmt: skip
 
+    def _progress(self, run: DraftingRun) -> dict[str, Any]:
+        """`run_progress`, computed once per run and response for the three fields that show it."""
+        known = self.context.setdefault("run_progress", {})
+        if run.pk not in known:
+            known[run.pk] = run_services.run_progress(run)
+        return known[run.pk]
+
     @extend_schema_field(DraftingRunCountsSerializer)
     def get_counts(self, run: DraftingRun) -> dict[str, int]:
-        return run_services.run_counts(run)
+        return self._progress(run)["counts"]
 
     @extend_schema_field(serializers.IntegerField(allow_null=True))
     def get_queued_behind(self, run: DraftingRun) -> int | None:
-        return drafting_selectors.run_queued_behind(run)
+        return self._progress(run)["queued_behind"]
 
     @extend_schema_field(serializers.CharField())
     def get_waiting(self, run: DraftingRun) -> str:
-        return waiting_label(drafting_selectors.run_queued_behind(run))
+        return self._progress(run)["waiting"]
 
 
 class DraftingRunDetailOutputSerializer(DraftingRunOutputSerializer):
@@ -317,11 +323,5 @@ class DraftingRunActionApi(APIView):
     @extend_schema(request=None, responses=DraftingRunOutputSerializer)
     def post(self, request: Request, pk: int) -> Response:
         run = drafting_selectors.run_get(user=request.user, run_id=pk)
-        action = {
-            "retry": run_services.run_retry_failed,
-            "cancel": run_services.run_cancel,
-            "resume": run_services.run_resume,
-            "start": run_services.run_start,
-        }[self.action_name]
-        run = action(run_id=run.pk, actor=request.user)
+        run = run_services.RUN_ACTIONS[self.action_name](run_id=run.pk, actor=request.user)
         return Response(DraftingRunOutputSerializer(run).data)

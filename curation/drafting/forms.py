@@ -86,9 +86,7 @@ class EndpointForm(forms.Form):
         try:
             value = json.loads(raw) if raw else {}
         except ValueError as exc:
-            raise forms.ValidationError(
-                'Generation parameters must be a JSON object, e.g. {"temperature": 0}.'
-            ) from exc
+            raise forms.ValidationError(NOT_A_JSON_OBJECT) from exc
         if not isinstance(value, dict):
             raise forms.ValidationError(NOT_A_JSON_OBJECT)
         return value

@@ -323,20 +323,15 @@ def _solve_extreme_row(program: Program, slots: dict[str, Any]) -> list[str]:
     return [_unique_best(values, highest=slots["direction"] == "highest")]
 
 
-def _solve_extreme_value(program: Program, slots: dict[str, Any]) -> list[str]:
-    values = _column(program, slots, slots["column"], slots["rows"])
-    tool = "max" if slots["direction"] == "highest" else "min"
-    return [_same_unit(program.run(tool, numbers=list(values.values())), slots)]
+def _column_aggregate(tool: str) -> Callable[[Program, dict[str, Any]], list[str]]:
+    """A solver applying `tool` to a whole column, in the cells' unit ("extreme": max or min, by the direction)."""
 
+    def solve(program: Program, slots: dict[str, Any]) -> list[str]:
+        values = _column(program, slots, slots["column"], slots["rows"])
+        name = ("max" if slots["direction"] == "highest" else "min") if tool == "extreme" else tool
+        return [_same_unit(program.run(name, numbers=list(values.values())), slots)]
 
-def _solve_column_sum(program: Program, slots: dict[str, Any]) -> list[str]:
-    values = _column(program, slots, slots["column"], slots["rows"])
-    return [_same_unit(program.run("sum", numbers=list(values.values())), slots)]
-
-
-def _solve_column_mean(program: Program, slots: dict[str, Any]) -> list[str]:
-    values = _column(program, slots, slots["column"], slots["rows"])
-    return [_same_unit(program.run("mean", numbers=list(values.values())), slots)]
+    return solve
 
 
 def _solve_subset_mean(program: Program, slots: dict[str, Any]) -> list[str]:
@@ -512,7 +507,7 @@ TEMPLATES: tuple[QuestionTemplate, ...] = (
             "What is the {direction} value of {column} across all {entities}{where}?",
         ),
         _columns_with_direction,
-        _solve_extreme_value,
+        _column_aggregate("extreme"),
     ),
     QuestionTemplate(
         "column_sum",
@@ -522,7 +517,7 @@ TEMPLATES: tuple[QuestionTemplate, ...] = (
             "What is the sum of {column} over every {entity}{where}?",
         ),
         _whole_columns,
-        _solve_column_sum,
+        _column_aggregate("sum"),
     ),
     QuestionTemplate(
         "column_mean",
@@ -533,7 +528,7 @@ TEMPLATES: tuple[QuestionTemplate, ...] = (
             "On average, what {column} do the {entities}{where} reach?",
         ),
         _whole_columns,
-        _solve_column_mean,
+        _column_aggregate("mean"),
     ),
     QuestionTemplate(
         "subset_mean",

@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.urls import path
 
 from curation.drafting import api, views
+from curation.drafting.services.runs import RUN_ACTIONS
 
 page_patterns = [
     path("p/<slug:slug>/drafting/", views.drafting_home, name="drafting"),
@@ -24,19 +25,12 @@ api_patterns = [
     path("projects/<slug:slug>/prompt-templates/", api.PromptTemplateListApi.as_view(), name="api-prompt-templates"),
     path("projects/<slug:slug>/drafting-runs/", api.DraftingRunListApi.as_view(), name="api-drafting-runs"),
     path("drafting-runs/<int:pk>/", api.DraftingRunDetailApi.as_view(), name="api-drafting-run"),
-    path(
-        "drafting-runs/<int:pk>/retry/",
-        api.DraftingRunActionApi.as_view(action_name="retry"),
-        name="api-drafting-run-retry",
-    ),
-    path(
-        "drafting-runs/<int:pk>/cancel/",
-        api.DraftingRunActionApi.as_view(action_name="cancel"),
-        name="api-drafting-run-cancel",
-    ),
-    path(
-        "drafting-runs/<int:pk>/resume/",
-        api.DraftingRunActionApi.as_view(action_name="resume"),
-        name="api-drafting-run-resume",
+    *(
+        path(
+            f"drafting-runs/<int:pk>/{action}/",
+            api.DraftingRunActionApi.as_view(action_name=action),
+            name=f"api-drafting-run-{action}",
+        )
+        for action in RUN_ACTIONS
     ),
 ]

@@ -20,10 +20,8 @@ from curation.drafting.services import prompt_versions
 from curation.drafting.services import runs as run_services
 from curation.drafting.templates import TEMPLATES
 from curation.endpoints.django_client import limit_is_shared
-from curation.endpoints.models import ModelEndpoint
 from curation.models import Project
 from curation.page_errors import FORM_ERRORS
-from curation.queues import waiting_label
 
 
 def _managed(request: HttpRequest, slug: str, action: str) -> Project:
@@ -71,14 +69,10 @@ def endpoint_list(request: HttpRequest, slug: str) -> HttpResponse:
     )
 
 
-def _endpoint_for(request: HttpRequest, pk: int) -> ModelEndpoint:
-    return endpoint_services.endpoint_get(user=request.user, endpoint_id=pk)
-
-
 @login_required
 def endpoint_edit(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     project = _managed(request, slug, "manage model endpoints")
-    endpoint = _endpoint_for(request, pk)
+    endpoint = endpoint_services.endpoint_get(user=request.user, endpoint_id=pk)
     if endpoint.project_id not in (None, project.pk):
         raise Http404("No such endpoint in this project.")
     form = EndpointForm(request.POST or None)
@@ -111,7 +105,7 @@ def endpoint_edit(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
 @require_POST
 def endpoint_test(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     _managed(request, slug, "test model endpoints")
-    endpoint = _endpoint_for(request, pk)
+    endpoint = endpoint_services.endpoint_get(user=request.user, endpoint_id=pk)
     result = endpoint_services.endpoint_test(endpoint=endpoint, actor=request.user)
     return render(request, "curation/drafting/_endpoint_test.html", {"endpoint": endpoint, "result": result})
 
@@ -183,14 +177,7 @@ def drafting_home(request: HttpRequest, slug: str) -> HttpResponse:
             "endpoint_speeds": drafting_selectors.endpoint_speeds(
                 project=project, endpoints=endpoints, batches=batches
             ),
-            "runs": [
-                {
-                    "run": run,
-                    "counts": run_services.run_counts(run),
-                    "waiting": waiting_label(drafting_selectors.run_queued_behind(run)),
-                }
-                for run in runs
-            ],
+            "runs": [{"run": run, **run_services.run_progress(run)} for run in runs],
             "error": error,
             "limit_is_shared": limit_is_shared(),
         },
@@ -199,17 +186,12 @@ def drafting_home(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 def _run_context(run: DraftingRun) -> dict[str, Any]:
-    counts = run_services.run_counts(run)
-    open_total = counts["total"] - counts["skipped"]
-    done = counts["drafted"] + counts["failed"] + counts["cancelled"]
     return {
         "run": run,
-        "counts": counts,
-        "percent": round(100 * done / open_total) if open_total else 100,
+        **run_services.run_progress(run),
         "items": drafting_selectors.run_items(run),
         "type_summary": drafting_selectors.run_type_summary(run),
         "is_active": run.is_active,
-        "waiting": waiting_label(drafting_selectors.run_queued_behind(run)),
     }
 
 
@@ -233,11 +215,7 @@ def run_progress(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
 @require_POST
 def run_action(request: HttpRequest, slug: str, pk: int, action: str) -> HttpResponse:
     run = _run_for(request, slug, pk)
-    service = {
-        "retry": run_services.run_retry_failed,
-        "cancel": run_services.run_cancel,
-        "resume": run_services.run_resume,
-    }.get(action)
+    service = run_services.RUN_ACTIONS.get(action)
     if service is None:
         raise Http404("Unknown action.")
     service(run_id=run.pk, actor=request.user)

@@ -172,6 +172,29 @@ def parse_completion(body: Any) -> tuple[str, list[ToolCall], dict[str, int], st
     return content or "", tool_calls, usage, choices[0].get("finish_reason")
 
 
+def _chat_result(
+    body: dict[str, Any],
+    *,
+    attempts: list[AttemptRecord],
+    started: float,
+    params: dict[str, Any],
+    is_cached: bool = False,
+) -> ChatResult:
+    """A completion body (fresh or from the cache) as the result of a call begun at `started` (monotonic)."""
+    text, tool_calls, usage, finish_reason = parse_completion(body)
+    return ChatResult(
+        text=text,
+        tool_calls=tool_calls,
+        usage=usage,
+        attempts=attempts,
+        latency_s=time.monotonic() - started,
+        raw=body,
+        finish_reason=finish_reason,
+        is_cached=is_cached,
+        request_params=params,
+    )
+
+
 class ChatClient:
     """Calls one endpoint; safe to share between threads."""
 
@@ -263,18 +286,7 @@ class ChatClient:
             )
             cached = self.cache.get(key)
             if cached is not None:
-                text, tool_calls, usage, finish_reason = parse_completion(cached)
-                return ChatResult(
-                    text=text,
-                    tool_calls=tool_calls,
-                    usage=usage,
-                    attempts=[],
-                    latency_s=time.monotonic() - started,
-                    raw=cached,
-                    finish_reason=finish_reason,
-                    is_cached=True,
-                    request_params=merged,
-                )
+                return _chat_result(cached, attempts=[], started=started, params=merged, is_cached=True)
 
         self.outbound.check_url(self.config.chat_url)  # before the key is read or anything is sent
         attempts: list[AttemptRecord] = []
@@ -307,19 +319,10 @@ class ChatClient:
             error.attempts = attempts
             raise
 
-        text, tool_calls, usage, finish_reason = parse_completion(body)
+        result = _chat_result(body, attempts=attempts, started=started, params=merged)
         if key is not None and self.cache is not None:
             self.cache.set(key, body)
-        return ChatResult(
-            text=text,
-            tool_calls=tool_calls,
-            usage=usage,
-            attempts=attempts,
-            latency_s=time.monotonic() - started,
-            raw=body,
-            finish_reason=finish_reason,
-            request_params=merged,
-        )
+        return result
 
     def _wait(self, retry_state: tenacity.RetryCallState) -> float:
         error = retry_state.outcome.exception() if retry_state.outcome else None
@@ -379,24 +382,20 @@ class ChatClient:
 
     def _judge(self, response: httpx.Response, record: AttemptRecord) -> dict[str, Any]:
         """Classify one response: return its body, raise a transient error, or raise a final domain error."""
-        record.status = response.status_code
-        status = response.status_code
-        if status in RETRYABLE_STATUSES:
-            record.retry_after_s = parse_retry_after(response.headers.get("Retry-After"))
-            record.error = server_message(response)[:300]
-            raise _TransientError(f"HTTP {status}: {record.error}", retry_after_s=record.retry_after_s)
-        if status in (401, 403):
-            message = server_message(response)
-            record.error = message[:300]
-            key_hint = f" (key from ${self.config.api_key_env})" if self.config.api_key_env else " (no API key set)"
-            raise EndpointUnauthorized(
-                f"{self.config.chat_url} refused the credentials{key_hint}: HTTP {status}: {message}",
-                status=status,
-                server_message=message,
-            )
+        status = record.status = response.status_code
         if not 200 <= status < 300:
             message = server_message(response)
             record.error = message[:300]
+            if status in RETRYABLE_STATUSES:
+                record.retry_after_s = parse_retry_after(response.headers.get("Retry-After"))
+                raise _TransientError(f"HTTP {status}: {record.error}", retry_after_s=record.retry_after_s)
+            if status in (401, 403):
+                key_hint = f" (key from ${self.config.api_key_env})" if self.config.api_key_env else " (no API key set)"
+                raise EndpointUnauthorized(
+                    f"{self.config.chat_url} refused the credentials{key_hint}: HTTP {status}: {message}",
+                    status=status,
+                    server_message=message,
+                )
             raise EndpointBadRequest(
                 f"{self.config.chat_url} rejected the request: HTTP {status}: {message}",
                 status=status,

@@ -23,21 +23,24 @@ logger = logging.getLogger(__name__)
 
 KEY_PREFIX = "tatcurate:endpoint"
 
-# Lease-based counting semaphore: a holder is a member of a sorted set scored by its last heartbeat
-# (Redis server time, so clocks of different machines never matter); stale members are dropped first,
-# which frees the slots of a killed process once its lease runs out.
-_ACQUIRE_LUA = """
+# Sliding window of members scored by Redis server time (so clocks of different machines never matter): members
+# older than the window are dropped first, then a new member is admitted while fewer than the limit remain. Returns
+# '0' when admitted, else the seconds until the oldest member leaves. The lease-based counting semaphore uses it with
+# its lease as the window and renews the scores of the slots it holds, so a killed process's slots are freed once
+# their lease runs out; the requests-per-minute limit uses it with its window.
+_ADMIT_LUA = """
 local t = redis.call('TIME')
 local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
 local limit = tonumber(ARGV[1])
-local lease = tonumber(ARGV[2])
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - lease)
+local window = tonumber(ARGV[2])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
 if redis.call('ZCARD', KEYS[1]) < limit then
   redis.call('ZADD', KEYS[1], now, ARGV[3])
-  redis.call('EXPIRE', KEYS[1], math.ceil(lease) + 60)
-  return 1
+  redis.call('EXPIRE', KEYS[1], math.ceil(window) + tonumber(ARGV[4]))
+  return '0'
 end
-return 0
+local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+return tostring(tonumber(oldest[2]) + window - now)
 """
 
 _RENEW_LUA = """
@@ -62,34 +65,9 @@ redis.call('EXPIRE', KEYS[2], 60)
 return 1
 """
 
-# Sliding-window rate limit: returns 0 when admitted, else the seconds until the oldest entry leaves.
-_RATE_LUA = """
-local t = redis.call('TIME')
-local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
-local limit = tonumber(ARGV[1])
-local window = tonumber(ARGV[2])
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
-if redis.call('ZCARD', KEYS[1]) < limit then
-  redis.call('ZADD', KEYS[1], now, ARGV[3])
-  redis.call('EXPIRE', KEYS[1], math.ceil(window) + 1)
-  return '0'
-end
-local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
-return tostring(tonumber(oldest[2]) + window - now)
-"""
-
 
 class SlotTimeout(Exception):
     """No slot was free before the deadline."""
-
-
-class ConcurrencyLimiter(Protocol):
-    """A counting semaphore; `is_shared` says whether the limit holds across processes."""
-
-    limit: int
-    is_shared: bool
-
-    def slot(self, timeout_s: float | None = None) -> contextlib.AbstractContextManager[None]: ...
 
 
 class RateLimiter(Protocol):
@@ -105,7 +83,33 @@ def _namespaced(identity: str, suffix: str) -> str:
     return f"{KEY_PREFIX}:{digest}:{suffix}"
 
 
-class ThreadConcurrencyLimiter:
+class ConcurrencyLimiter:
+    """A counting semaphore of `limit` slots; `is_shared` says whether the limit holds across processes. A slot is
+    taken by `acquire` (which returns what `release` needs back); `slot` holds one for the duration of a block."""
+
+    limit: int
+    is_shared: bool
+
+    def acquire(self, timeout_s: float | None = None) -> Any:
+        raise NotImplementedError
+
+    def release(self, held: Any) -> None:
+        raise NotImplementedError
+
+    def _timed_out(self, timeout_s: float | None) -> SlotTimeout:
+        return SlotTimeout(f"no free slot of {self.limit} within {timeout_s}s")
+
+    @contextlib.contextmanager
+    def slot(self, timeout_s: float | None = None) -> Iterator[None]:
+        """Hold one of `limit` slots for the duration of the block."""
+        held = self.acquire(timeout_s)
+        try:
+            yield
+        finally:
+            self.release(held)
+
+
+class ThreadConcurrencyLimiter(ConcurrencyLimiter):
     """Per-process semaphore; every client of one endpoint in this process shares it."""
 
     is_shared = False
@@ -114,18 +118,17 @@ class ThreadConcurrencyLimiter:
         self.limit = limit
         self._semaphore = threading.BoundedSemaphore(limit)
 
-    @contextlib.contextmanager
-    def slot(self, timeout_s: float | None = None) -> Iterator[None]:
-        """Hold one of `limit` slots for the duration of the block."""
+    def acquire(self, timeout_s: float | None = None) -> None:
+        """Take one of `limit` slots, waiting at most `timeout_s`."""
         if not self._semaphore.acquire(timeout=timeout_s):
-            raise SlotTimeout(f"no free slot of {self.limit} within {timeout_s}s")
-        try:
-            yield
-        finally:
-            self._semaphore.release()
+            raise self._timed_out(timeout_s)
+
+    def release(self, held: None) -> None:
+        """Give the slot back."""
+        self._semaphore.release()
 
 
-class FileConcurrencyLimiter:
+class FileConcurrencyLimiter(ConcurrencyLimiter):
     """Counting semaphore shared by every process of one machine: `limit` slot files, each held with an
     exclusive flock. The kernel drops a dead process's locks, so a killed worker never keeps a slot; flock
     locks belong to the open file, so threads of one process exclude each other too. Waiting threads of a
@@ -164,7 +167,7 @@ class FileConcurrencyLimiter:
             while True:
                 remaining = None if deadline is None else deadline - time.monotonic()
                 if remaining is not None and remaining <= 0:
-                    raise SlotTimeout(f"no free slot of {self.limit} within {timeout_s}s")
+                    raise self._timed_out(timeout_s)
                 with self._line_changed:
                     if self._line[0] is not place:
                         self._line_changed.wait(timeout=remaining)
@@ -179,17 +182,12 @@ class FileConcurrencyLimiter:
                 self._line.remove(place)
                 self._line_changed.notify_all()
 
-    @contextlib.contextmanager
-    def slot(self, timeout_s: float | None = None) -> Iterator[None]:
-        """Hold one machine-wide slot for the duration of the block."""
-        descriptor = self.acquire(timeout_s)
-        try:
-            yield
-        finally:
-            os.close(descriptor)  # closing the file releases its lock
+    def release(self, held: int) -> None:
+        """Close the slot file: closing it releases its lock."""
+        os.close(held)
 
 
-class RedisConcurrencyLimiter:
+class RedisConcurrencyLimiter(ConcurrencyLimiter):
     """Counting semaphore shared by all processes using the same Redis, with lease expiry."""
 
     is_shared = True
@@ -200,7 +198,7 @@ class RedisConcurrencyLimiter:
         self._redis = client
         self._slots_key = _namespaced(identity, "slots")
         self._wake_key = _namespaced(identity, "wake")
-        self._acquire = client.register_script(_ACQUIRE_LUA)
+        self._admit = client.register_script(_ADMIT_LUA)
         self._renew = client.register_script(_RENEW_LUA)
         self._release = client.register_script(_RELEASE_LUA)
         self._held: set[str] = set()
@@ -210,7 +208,8 @@ class RedisConcurrencyLimiter:
     def try_acquire(self) -> str | None:
         """Take a slot without waiting; return its token, or None when all are taken."""
         token = uuid.uuid4().hex
-        if transient_call(self._acquire, keys=[self._slots_key], args=[self.limit, self.lease_s, token]):
+        wait = transient_call(self._admit, keys=[self._slots_key], args=[self.limit, self.lease_s, token, 60])
+        if float(wait) <= 0:
             with self._held_lock:
                 self._held.add(token)
                 self._start_heartbeat()
@@ -232,18 +231,9 @@ class RedisConcurrencyLimiter:
                 return token
             wait = 0.5 if deadline is None else min(0.5, deadline - time.monotonic())
             if wait <= 0:
-                raise SlotTimeout(f"no free slot of {self.limit} within {timeout_s}s")
+                raise self._timed_out(timeout_s)
             # The timed BLPOP also covers slots freed by lease expiry, which push no wake-up.
             transient_call(self._redis.blpop, [self._wake_key], timeout=max(wait, 0.01))
-
-    @contextlib.contextmanager
-    def slot(self, timeout_s: float | None = None) -> Iterator[None]:
-        """Hold one shared slot for the duration of the block."""
-        token = self.acquire(timeout_s)
-        try:
-            yield
-        finally:
-            self.release(token)
 
     def holders(self) -> int:
         """How many slots are taken right now (including not-yet-expired stale leases)."""
@@ -321,14 +311,16 @@ class RedisRateLimiter:
         self.max_requests = max_requests
         self.window_s = window_s
         self._key = _namespaced(identity, "rate")
-        self._admit = client.register_script(_RATE_LUA)
+        self._admit = client.register_script(_ADMIT_LUA)
         self._sleep = sleep
 
     def acquire(self) -> None:
         """Block until one more request fits into the shared window."""
         while True:
             wait = float(
-                transient_call(self._admit, keys=[self._key], args=[self.max_requests, self.window_s, uuid.uuid4().hex])
+                transient_call(
+                    self._admit, keys=[self._key], args=[self.max_requests, self.window_s, uuid.uuid4().hex, 1]
+                )
             )
             if wait <= 0:
                 return

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from curation.latex.results import CellSpan
+from curation.table_shape import header_reach
 
 # Rules drawn across the whole table; one of them under the first rows is how authors close a header.
 FULL_RULES = frozenset(
@@ -194,14 +195,7 @@ def _reached(index: int, spans: Sequence[CellSpan]) -> bool:
 
 def _reach(found: int, spans: Sequence[CellSpan], count: int) -> int:
     """Extend the header down to the last row a header cell's \\multirow reaches (not over the whole table)."""
-    reached = found
-    changed = True
-    while changed:
-        changed = False
-        for span in spans:
-            if span.top < reached < span.top + span.rowspan:
-                reached = min(span.top + span.rowspan, count)
-                changed = True
+    reached = min(header_reach(spans, found), count)
     return found if reached >= count > found else reached
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 import re
 import unicodedata
-from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -49,48 +48,35 @@ RULE_COMMANDS: dict[str, int] = {
     "tabularnewline": 0, "pagebreak": 0, "nopagebreak": 0, "newpage": 0, "linewd": 0,
 }  # fmt: skip
 
-_WALKER_SPECS = [
-    ("texttt", "{"), ("textsf", "{"), ("href", "{{"), ("rule", "[{{"), ("includegraphics", "[{"),
-    ("cellcolor", "[{"), ("rowcolor", "[{"), ("textcolor", "[{{"), ("color", "[{"), ("colorbox", "[{{"),
-    ("hspace", "*{"), ("vspace", "*{"), ("phantom", "{"), ("hphantom", "{"), ("vphantom", "{"), ("ding", "{"),
-    ("makebox", "[[{"), ("parbox", "[[[{{"), ("raisebox", "{[[{"), ("resizebox", "*{{{"), ("scalebox", "{[{"),
-    ("adjustbox", "{{"), ("makecell", "[{"), ("thead", "[{"), ("shortstack", "[{"), ("fontsize", "{{"),
-    ("addlinespace", "["), ("footnotemark", "["), ("footnotetext", "[{"), ("tnote", "{"), ("tablefootnote", "{"),
-    ("thanks", "{"), ("sisetup", "{"), ("num", "[{"), ("SI", "[{[{"), ("si", "[{"), ("qty", "[{{"),
-    ("unit", "[{"), ("tablenum", "[{"), ("SIrange", "[{{{"), ("qtyrange", "[{{{"), ("numrange", "[{{"),
-    ("ensuremath", "{"), ("mbox", "{"), ("fbox", "{"), ("uline", "{"),
-    ("sout", "{"), ("st", "{"), ("hl", "{"), ("Block", "[{{"), ("SetCell", "[{"),
-    ("rotatebox", "[{{"), ("rot", "{"), ("bigstrut", "["),
-    ("textsubscript", "{"), ("bm", "{"), ("boldsymbol", "{"), ("label", "{"), ("centering", ""),
-    ("xspace", ""), ("strut", ""), ("mathds", "{"), ("mathbbm", "{"), ("textup", "{"), ("textmd", "{"),
-    ("textnormal", "{"), ("tabularnewline", ""), ("mathit", "{"), ("mathbf", "{"), ("mathsf", "{"),
-    ("mathtt", "{"), ("mathrm", "{"), ("mathnormal", "{"), ("setlength", "{{"), ("addtolength", "{{"),
-    ("renewcommand", "{{"), ("footnote", "[{"), ("url", "{"), ("nolinkurl", "{"), ("orcidlink", "{"),
-    ("email", "{"), ("textls", "[{"), ("maketitle", ""), ("twocolumn", "["),
-    ("onecolumn", ""), ("scriptsize", ""), ("selectfont", ""), ("linebreak", "["),
-]  # fmt: skip
-_TEXT_SPECS: dict[str, str | None] = {
-    "texttt": "%(1)s", "textsf": "%(1)s", "href": "%(2)s", "textcolor": "%(3)s", "colorbox": "%(3)s",
-    "makebox": "%(3)s", "parbox": "%(5)s", "raisebox": "%(4)s", "resizebox": "%(4)s", "scalebox": "%(3)s",
-    "adjustbox": "%(2)s", "makecell": "%(2)s", "thead": "%(2)s", "shortstack": "%(2)s",
-    "ensuremath": "%(1)s",
-    "mbox": "%(1)s", "fbox": "%(1)s", "uline": "%(1)s", "sout": "%(1)s", "st": "%(1)s", "hl": "%(1)s",
-    "Block": "%(3)s",
-    "rotatebox": "%(3)s", "rot": "%(1)s", "textsubscript": "%(1)s", "bm": "%(1)s", "boldsymbol": "%(1)s",
-    "mathds": "%(1)s", "mathbbm": "%(1)s", "mathit": "%(1)s", "mathbf": "%(1)s", "mathsf": "%(1)s",
-    "mathtt": "%(1)s", "mathrm": "%(1)s", "mathnormal": "%(1)s", "textup": "%(1)s", "textmd": "%(1)s",
-    "textnormal": "%(1)s",
-    "hspace": " ",
-    "url": "%(1)s", "nolinkurl": "%(1)s", "email": "%(1)s", "textls": "%(2)s", "tabularnewline": " ",
-    "linebreak": " ",
-    **dict.fromkeys(
-        ["rule", "includegraphics", "cellcolor", "rowcolor", "color", "vspace", "phantom", "hphantom", "vphantom",
-         "fontsize", "addlinespace", "footnotemark", "footnotetext", "tnote", "tablefootnote", "thanks",
-         "sisetup", "SetCell", "bigstrut", "label", "centering", "xspace", "strut", "setlength", "addtolength",
-         "renewcommand", "orcidlink", "scriptsize", "selectfont", "footnote", "maketitle", "twocolumn",
-         "onecolumn"],
-        None,
-    ),
+# Macros pylatexenc is taught: their arguments (its spec: `{` mandatory, `[` optional, `*` a star) and what they print
+# (`%(n)s`: their n-th argument; None: nothing).
+_MACROS: dict[str, tuple[str, str | None]] = {
+    "texttt": ("{", "%(1)s"), "textsf": ("{", "%(1)s"), "href": ("{{", "%(2)s"), "rule": ("[{{", None),
+    "includegraphics": ("[{", None), "cellcolor": ("[{", None), "rowcolor": ("[{", None),
+    "textcolor": ("[{{", "%(3)s"), "color": ("[{", None), "colorbox": ("[{{", "%(3)s"), "hspace": ("*{", " "),
+    "vspace": ("*{", None), "phantom": ("{", None), "hphantom": ("{", None), "vphantom": ("{", None),
+    "makebox": ("[[{", "%(3)s"), "parbox": ("[[[{{", "%(5)s"), "raisebox": ("{[[{", "%(4)s"),
+    "resizebox": ("*{{{", "%(4)s"), "scalebox": ("{[{", "%(3)s"), "adjustbox": ("{{", "%(2)s"),
+    "makecell": ("[{", "%(2)s"), "thead": ("[{", "%(2)s"), "shortstack": ("[{", "%(2)s"), "fontsize": ("{{", None),
+    "addlinespace": ("[", None), "footnotemark": ("[", None), "footnotetext": ("[{", None), "tnote": ("{", None),
+    "tablefootnote": ("{", None), "thanks": ("{", None), "sisetup": ("{", None), "ensuremath": ("{", "%(1)s"),
+    "mbox": ("{", "%(1)s"), "fbox": ("{", "%(1)s"), "uline": ("{", "%(1)s"), "sout": ("{", "%(1)s"),
+    "st": ("{", "%(1)s"), "hl": ("{", "%(1)s"), "Block": ("[{{", "%(3)s"), "SetCell": ("[{", None),
+    "rotatebox": ("[{{", "%(3)s"), "rot": ("{", "%(1)s"), "bigstrut": ("[", None), "textsubscript": ("{", "%(1)s"),
+    "bm": ("{", "%(1)s"), "boldsymbol": ("{", "%(1)s"), "label": ("{", None), "centering": ("", None),
+    "xspace": ("", None), "strut": ("", None), "mathds": ("{", "%(1)s"), "mathbbm": ("{", "%(1)s"),
+    "textup": ("{", "%(1)s"), "textmd": ("{", "%(1)s"), "textnormal": ("{", "%(1)s"), "tabularnewline": ("", " "),
+    "mathit": ("{", "%(1)s"), "mathbf": ("{", "%(1)s"), "mathsf": ("{", "%(1)s"), "mathtt": ("{", "%(1)s"),
+    "mathrm": ("{", "%(1)s"), "mathnormal": ("{", "%(1)s"), "setlength": ("{{", None), "addtolength": ("{{", None),
+    "renewcommand": ("{{", None), "footnote": ("[{", None), "url": ("{", "%(1)s"), "nolinkurl": ("{", "%(1)s"),
+    "orcidlink": ("{", None), "email": ("{", "%(1)s"), "textls": ("[{", "%(2)s"), "maketitle": ("", None),
+    "twocolumn": ("[", None), "onecolumn": ("", None), "scriptsize": ("", None), "selectfont": ("", None),
+    "linebreak": ("[", " "),
+}  # fmt: skip
+# Macros printed by a function below (`_ding`, `_quantity`), with their arguments.
+_FUNCTION_MACROS = {
+    "ding": "{", "num": "[{", "SI": "[{[{", "si": "[{", "qty": "[{{", "unit": "[{", "tablenum": "[{", "SIrange": "[{{{",
+    "qtyrange": "[{{{", "numrange": "[{{",
 }  # fmt: skip
 # pifont's \ding numbers for the check and cross marks papers use in tables.
 _DINGS = {"51": "✓", "52": "✔", "55": "✗", "56": "✘", "72": "★", "73": "☆", "108": "●", "109": "❍", "110": "■"}
@@ -99,18 +85,17 @@ _DINGS = {"51": "✓", "52": "✔", "55": "✗", "56": "✘", "72": "★", "73":
 @lru_cache(maxsize=1)
 def _converter() -> latex2text.LatexNodes2Text:
     walker_db = latexwalker.get_default_latex_context_db()
-    symbols = [*SYMBOLS, *SPACES]
+    arguments = {**{name: args for name, (args, _) in _MACROS.items()}, **_FUNCTION_MACROS}
+    arguments.update(dict.fromkeys([*SYMBOLS, *SPACES], ""))
     walker_db.add_context_category(
-        "tat-curate",
-        macros=[macrospec.MacroSpec(name, args) for name, args in [*_WALKER_SPECS, *((name, "") for name in symbols)]],
-        prepend=True,
+        "tat-curate", macros=[macrospec.MacroSpec(name, args) for name, args in arguments.items()], prepend=True
     )
     text_db = latex2text.get_default_latex_context_db()
     text_specs = [
         latex2text.MacroTextSpec(name, discard=True)
         if repl is None
         else latex2text.MacroTextSpec(name, simplify_repl=repl)
-        for name, repl in _TEXT_SPECS.items()
+        for name, (_, repl) in _MACROS.items()
     ]
     text_specs += [latex2text.MacroTextSpec(name, simplify_repl=char) for name, char in SYMBOLS.items()]
     text_specs += [latex2text.MacroTextSpec(name, simplify_repl=" ") for name in SPACES]
@@ -645,9 +630,6 @@ def skip_tabular_arguments(name: str, cursor: NodeCursor) -> list[Node]:
     spec = cursor.argument() or []
     cursor.optional()
     return spec
-
-
-RenderFunction = Callable[[list[Node], "list[str] | None"], str]
 
 
 # Environments whose leading mandatory arguments are layout (rotating's angle), not text.

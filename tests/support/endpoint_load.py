@@ -7,7 +7,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from curation.endpoints import ChatClient, EndpointConfig
+from curation.endpoints.client import ChatClient
+from curation.endpoints.config import EndpointConfig
 
 
 def run_requests(

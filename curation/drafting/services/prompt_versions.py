@@ -13,22 +13,22 @@ from curation.services.projects import require_role
 from curation.states import Role
 
 
+def _latest(project: Project, kind: str) -> PromptTemplate | None:
+    return PromptTemplate.objects.filter(project=project, kind=kind).order_by("-created_at", "-id").first()
+
+
 def prompt_templates_ensure_defaults(*, project: Project) -> None:
     """Give a project today's default of every kind it lacks or still holds an earlier, unedited default of."""
     for kind, (name, text) in prompts.DEFAULT_TEMPLATES.items():
-        latest = PromptTemplate.objects.filter(project=project, kind=kind).order_by("-created_at", "-id").first()
-        if latest is None:
-            PromptTemplate.objects.create(
-                project=project, kind=kind, name=name, text=text, content_hash=prompts.content_hash(text)
-            )
-        elif latest.content_hash in prompts.SUPERSEDED_DEFAULT_HASHES.get(kind, ()):
+        latest = _latest(project, kind)
+        if latest is None or latest.content_hash in prompts.SUPERSEDED_DEFAULT_HASHES.get(kind, ()):
             PromptTemplate.objects.create(
                 project=project,
                 kind=kind,
-                name=latest.name,
+                name=latest.name if latest else name,
                 text=text,
                 content_hash=prompts.content_hash(text),
-                note=prompts.DEFAULT_UPDATE_NOTES.get(kind, "Default updated."),
+                note=prompts.DEFAULT_UPDATE_NOTES.get(kind, "Default updated.") if latest else "",
             )
 
 
@@ -36,10 +36,10 @@ def prompt_template_current(*, project: Project, kind: str) -> PromptTemplate:
     """The latest version of a project's template of `kind`, creating the defaults first when none exist."""
     if kind not in PromptTemplate.Kind.values:
         raise InvalidInput(f"{kind!r} is not a template kind; expected one of {', '.join(PromptTemplate.Kind.values)}.")
-    current = PromptTemplate.objects.filter(project=project, kind=kind).order_by("-created_at", "-id").first()
+    current = _latest(project, kind)
     if current is None or current.content_hash in prompts.SUPERSEDED_DEFAULT_HASHES.get(kind, ()):
         prompt_templates_ensure_defaults(project=project)
-        current = PromptTemplate.objects.filter(project=project, kind=kind).order_by("-created_at", "-id").first()
+        current = _latest(project, kind)
     assert current is not None
     return current
 

@@ -11,6 +11,7 @@ from django.db.models import Count
 from django.utils import timezone
 
 from curation.drafting.models import DraftingItem, DraftingRun, PromptTemplate
+from curation.drafting.selectors import run_queued_behind
 from curation.drafting.services.prompt_versions import prompt_template_current
 from curation.drafting.templates import TEMPLATES
 from curation.endpoints.config import GENERATION_PARAM_NAMES
@@ -18,7 +19,7 @@ from curation.endpoints.models import ModelEndpoint
 from curation.errors import Conflict, InvalidInput
 from curation.jobs import job_enqueue
 from curation.models import Batch, Context, Project
-from curation.queues import queue_for
+from curation.queues import queue_for, waiting_label
 from curation.services.contexts import LONG_CONTEXT_REFUSAL
 from curation.services.projects import require_role
 from curation.states import Role, Status
@@ -281,6 +282,25 @@ def run_counts(run: DraftingRun) -> dict[str, int]:
     counts["total"] = sum(counts[state] for state in DraftingItem.Status.values)
     counts["instances"] = sum(run.items.values_list("instance_count", flat=True))
     return counts
+
+
+# What a manager may do to a run once it exists, by the name pages and API routes use.
+RUN_ACTIONS = {"retry": run_retry_failed, "cancel": run_cancel, "resume": run_resume}
+
+
+def run_progress(run: DraftingRun) -> dict[str, Any]:
+    """A run's progress as pages and API show it: items per status (`counts`), the share of its items not skipped
+    that are done (`percent`), and while no item has begun its place in its queue (`queued_behind`, `waiting`)."""
+    counts = run_counts(run)
+    open_total = counts["total"] - counts["skipped"]
+    done = counts["drafted"] + counts["failed"] + counts["cancelled"]
+    queued_behind = run_queued_behind(run)
+    return {
+        "counts": counts,
+        "percent": round(100 * done / open_total) if open_total else 100,
+        "queued_behind": queued_behind,
+        "waiting": waiting_label(queued_behind),
+    }
 
 
 def run_finish_if_done(*, run_id: int) -> bool:

@@ -15,22 +15,24 @@ from email.utils import format_datetime
 
 import pytest
 
-from curation.endpoints import (
-    ChatClient,
+from curation.endpoints.client import ChatClient, json_schema_format, parse_retry_after
+from curation.endpoints.config import EndpointConfig
+from curation.endpoints.errors import (
     EndpointBadRequest,
-    EndpointConfig,
     EndpointConfigError,
     EndpointMalformedResponse,
     EndpointRetriesExhausted,
     EndpointUnauthorized,
+)
+from curation.endpoints.limits import (
+    FileConcurrencyLimiter,
     RedisConcurrencyLimiter,
     RedisRateLimiter,
+    SlotTimeout,
     ThreadConcurrencyLimiter,
     ThreadRateLimiter,
-    json_schema_format,
-    parse_retry_after,
+    redis_client,
 )
-from curation.endpoints.limits import FileConcurrencyLimiter, SlotTimeout, redis_client
 from tests.support.endpoint_load import run_requests
 from tests.support.fault_server import (
     FaultServer,
