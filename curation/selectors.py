@@ -173,8 +173,3 @@ def batch_of_project(*, user: AbstractBaseUser, project: Project, batch_id: int 
     if batch_id is None:
         return None
     return batches_visible_to(user, project).filter(pk=batch_id).first()
-
-
-def reasoning_type_by_code(*, user: AbstractBaseUser, project: Project, code: str) -> ReasoningType | None:
-    """The project's reasoning type with this code, or None."""
-    return reasoning_types_of(user=user, project=project).filter(code=code).first() if code else None

@@ -15,7 +15,7 @@ from curation import selectors
 from curation.api_inputs import valid_input
 from curation.api_parsers import StrictJSONParser
 from curation.errors import InvalidInput, NotFound
-from curation.models import Batch, Context, Project, ReasoningType
+from curation.models import Batch, Context, Project
 from curation.pagination import BoundedLimitOffsetPagination
 from curation.papers import ingestion
 from curation.papers import selectors as paper_selectors
@@ -254,14 +254,8 @@ class ContextDetailApi(APIView):
     def patch(self, request: Request, pk: int) -> Response:
         context = paper_selectors.context_get(user=request.user, context_id=pk)
         payload = valid_input(self.ContextUpdateInputSerializer, request.data)
-        code = payload["reasoning_type"]
-        reasoning_type = None
-        if code:
-            reasoning_type = ReasoningType.objects.filter(project_id=context.project_id, code=code).first()
-            if reasoning_type is None:
-                raise InvalidInput(f"{code!r} is not a reasoning type of this project.")
-        context = context_services.context_set_reasoning_type(
-            context=context, reasoning_type=reasoning_type, actor=request.user
+        context = context_services.context_set_reasoning_code(
+            context=context, code=payload["reasoning_type"], actor=request.user
         )
         return Response(ContextSerializer(context).data)
 

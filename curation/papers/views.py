@@ -205,14 +205,12 @@ def contexts_assign(request: HttpRequest, slug: str) -> HttpResponse:
 def context_reasoning_type(request: HttpRequest, pk: int) -> HttpResponse:
     context = paper_selectors.context_get(user=request.user, context_id=pk)
     code = request.POST.get("reasoning_type", "")
-    reasoning_type = selectors.reasoning_type_by_code(user=request.user, project=context.project, code=code)
     target = reverse("paper", args=[context.project.slug, context.paper_id]) + f"#context-{context.pk}"
-    try:
-        if code and reasoning_type is None:
-            raise InvalidInput(f"{code!r} is not a reasoning type of this project.")
-        context_services.context_set_reasoning_type(context=context, reasoning_type=reasoning_type, actor=request.user)
-    except InvalidInput as exc:
-        messages.error(request, exc.message)
-        return redirect(target)
+    service_attempt(
+        request,
+        lambda: context_services.context_set_reasoning_code(context=context, code=code, actor=request.user),
+        success=f"Context {context.pk}: reasoning type set to {code or 'none'}.",
+    )
+    return redirect(target)
     messages.success(request, f"Context {context.pk}: reasoning type set to {code or 'none'}.")
     return redirect(target)

@@ -130,3 +130,13 @@ def context_set_reasoning_type(
     context.reasoning_type = reasoning_type
     context.save(update_fields=["reasoning_type"])
     return context
+
+
+def context_set_reasoning_code(*, context: Context, code: str | None, actor: AbstractBaseUser | None) -> Context:
+    """`context_set_reasoning_type` by the type's code, as the page and the API receive it (empty or None: none)."""
+    reasoning_type = None
+    if code:
+        reasoning_type = ReasoningType.objects.filter(project_id=context.project_id, code=code).first()
+        if reasoning_type is None:
+            raise InvalidInput(f"{code!r} is not a reasoning type of this project.")
+    return context_set_reasoning_type(context=context, reasoning_type=reasoning_type, actor=actor)
