@@ -10,6 +10,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from curation.api_inputs import valid_input
 from curation.drafting import endpoints as endpoint_services
 from curation.drafting import selectors as drafting_selectors
 from curation.drafting.models import DraftingItem, DraftingRun, PromptTemplate
@@ -84,9 +85,8 @@ class ProjectEndpointListApi(APIView):
     @extend_schema(request=ModelEndpointInputSerializer, responses={201: ModelEndpointOutputSerializer})
     def post(self, request: Request, slug: str) -> Response:
         project = drafting_selectors.managed_project_get(user=request.user, slug=slug, action="add model endpoints")
-        payload = ModelEndpointInputSerializer(data=request.data)
-        payload.is_valid(raise_exception=True)
-        endpoint = endpoint_services.endpoint_create(project=project, actor=request.user, **payload.validated_data)
+        payload = valid_input(ModelEndpointInputSerializer, request.data)
+        endpoint = endpoint_services.endpoint_create(project=project, actor=request.user, **payload)
         return Response(ModelEndpointOutputSerializer(endpoint).data, status=status.HTTP_201_CREATED)
 
 
@@ -101,9 +101,8 @@ class EndpointDetailApi(APIView):
     @extend_schema(request=ModelEndpointInputSerializer(partial=True), responses=ModelEndpointOutputSerializer)
     def patch(self, request: Request, pk: int) -> Response:
         endpoint = endpoint_services.endpoint_get(user=request.user, endpoint_id=pk)
-        payload = ModelEndpointInputSerializer(data=request.data, partial=True)
-        payload.is_valid(raise_exception=True)
-        endpoint = endpoint_services.endpoint_update(endpoint=endpoint, actor=request.user, **payload.validated_data)
+        payload = valid_input(ModelEndpointInputSerializer, request.data, partial=True)
+        endpoint = endpoint_services.endpoint_update(endpoint=endpoint, actor=request.user, **payload)
         return Response(ModelEndpointOutputSerializer(endpoint).data)
 
 
@@ -156,9 +155,8 @@ class PromptTemplateListApi(APIView):
     @extend_schema(request=PromptTemplateInputSerializer, responses={201: PromptTemplateOutputSerializer})
     def post(self, request: Request, slug: str) -> Response:
         project = drafting_selectors.managed_project_get(user=request.user, slug=slug, action="edit prompt templates")
-        payload = self.PromptTemplateInputSerializer(data=request.data)
-        payload.is_valid(raise_exception=True)
-        template = prompt_versions.prompt_template_save(project=project, actor=request.user, **payload.validated_data)
+        payload = valid_input(self.PromptTemplateInputSerializer, request.data)
+        template = prompt_versions.prompt_template_save(project=project, actor=request.user, **payload)
         return Response(PromptTemplateOutputSerializer(template).data, status=status.HTTP_201_CREATED)
 
 
@@ -265,9 +263,7 @@ class DraftingRunListApi(APIView):
     )
     def post(self, request: Request, slug: str) -> Response:
         project = drafting_selectors.managed_project_get(user=request.user, slug=slug, action="start drafting runs")
-        payload = self.DraftingRunInputSerializer(data=request.data)
-        payload.is_valid(raise_exception=True)
-        data = payload.validated_data
+        data = valid_input(self.DraftingRunInputSerializer, request.data)
         run = run_services.run_create(
             project=project, actor=request.user, **_run_arguments(project, request.user, data)
         )
