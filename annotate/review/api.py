@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import NamedTuple
 
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
@@ -11,6 +12,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotate.instances import services as instance_services
 from annotate.review import selectors as review_selectors
 from annotate.review import services as review
 from annotate.review.models import Discussion, DiscussionMessage, ReviewComment
@@ -21,6 +23,7 @@ from curation.api_inputs import valid_input
 from curation.errors import DomainError, NotFound, NotPermitted
 from curation.models import Instance
 from curation.serializers import InstanceSerializer
+from curation.services.instances import instance_revision_restore
 
 # --- Serializers ----------------------------------------------------------------------------------------------
 
@@ -224,25 +227,87 @@ class RoundClaimApi(APIView):
         return Response(_instance_body(instance))
 
 
+class InstanceStep(NamedTuple):
+    """A version-checked step on one instance: its route under `instances/<pk>/`, its service and input serializer
+    (the history page posts the same), the operation's description, and the service's keyword for the actor (the
+    review rounds' services say `user`, those of the instance's lifecycle `actor`)."""
+
+    route: str
+    step: Callable[..., Instance]
+    description: str
+    input_serializer: type[serializers.Serializer] = VersionSerializer
+    actor_keyword: str = "user"
+
+
+# URL name → step, served by RoundVersionedStepApi (the URLconf makes one route of each).
+INSTANCE_STEPS = {
+    "api-review-release": InstanceStep(
+        "review/release/", review.review_release, "Give a held round-one review back to the pile."
+    ),
+    "api-review-approve": InstanceStep(
+        "review/approve/", review.review_approve, "Approve in round one: on to round two.", DecisionSerializer
+    ),
+    "api-review-request-changes": InstanceStep(
+        "review/request-changes/",
+        review.review_request_changes,
+        "Send back to the annotator with comments (on the instance or on fields).",
+        DecisionSerializer,
+    ),
+    "api-round2-confirm": InstanceStep(
+        "round2/confirm/", review.round2_confirm, "Confirm in round two: the instance is validated."
+    ),
+    "api-round2-release": InstanceStep(
+        "round2/release/",
+        review.round2_release,
+        "Give a held round-two review back; it waits for the next taker again.",
+    ),
+    "api-instance-discard": InstanceStep(
+        "discard/",
+        instance_services.instance_discard,
+        "A manager discards an instance (a state; nothing is deleted).",
+        DiscardSerializer,
+        "actor",
+    ),
+    "api-instance-restore": InstanceStep(
+        "restore/",
+        instance_services.instance_restore,
+        "A manager restores a discarded instance as a draft.",
+        RestoreSerializer,
+        "actor",
+    ),
+    "api-revision-restore": InstanceStep(
+        "revisions/restore/",
+        instance_revision_restore,
+        "Undo: restore an earlier revision as a new one (whoever may edit the instance now; 409 when "
+        "expected_version is stale).",
+        RevisionRestoreSerializer,
+        "actor",
+    ),
+}
+
+
 class RoundVersionedStepApi(APIView):
     """A step on one instance that needs the version its actor saw, plus what its input serializer asks for
-    (comments, a reason): round one's approve, request changes and give back, round two's confirm, a manager's
-    discard and restore. The URLconf gives each its service, input, actor keyword and documented description."""
+    (comments, a reason): round one's approve, request changes and give back, round two's confirm and give back, a
+    manager's discard and restore, restoring a revision. The URLconf gives each its `InstanceStep`."""
 
-    step: Callable[..., Instance] | None = None  # the service, given by the URLconf
-    input_serializer: type[serializers.Serializer] = VersionSerializer
-    actor_keyword = "user"  # the services of the review rounds say `user`; those of the instance's lifecycle `actor`
-    description = ""  # the operation's description in the schema (AutoSchema reads it)
+    instance_step: InstanceStep | None = None  # given by the URLconf
+
+    @property
+    def description(self) -> str:
+        """The operation's description in the schema (AutoSchema reads it)."""
+        return self.instance_step.description
 
     def get_serializer(self, *args: object, **kwargs: object) -> serializers.Serializer:
         """The input serializer: the schema documents the request body from it."""
-        return self.input_serializer(*args, **kwargs)
+        return self.instance_step.input_serializer(*args, **kwargs)
 
     @extend_schema(responses=InstanceSerializer)
     def post(self, request: Request, pk: int) -> Response:
-        fields = valid_input(self.input_serializer, request.data)
+        step = self.instance_step
+        fields = valid_input(step.input_serializer, request.data)
         with _attempted(request, pk):
-            instance = self.step(instance_id=pk, **{self.actor_keyword: request.user}, **fields)
+            instance = step.step(instance_id=pk, **{step.actor_keyword: request.user}, **fields)
         return Response(_instance_body(instance))
 
 

@@ -15,16 +15,14 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from annotate.agreement.selectors import awaiting_second_count
-from annotate.instances import services as instance_services
 from annotate.review import selectors as review_selectors
 from annotate.review import services as review
-from annotate.review.api import DiscardSerializer, ReplySerializer, RestoreSerializer, RevisionRestoreSerializer
+from annotate.review.api import INSTANCE_STEPS, ReplySerializer
 from annotate.review.models import Discussion, ReviewComment
 from annotate.review.pages import page_context, project_of
 from curation.answer_types import ANSWER_TYPE_LABELS, SCALE_FORM_CHOICES, scale_for_form, scale_of_form
 from curation.models import Instance, Project
 from curation.page_errors import form_problems, service_attempt
-from curation.services.instances import instance_revision_restore
 from curation.states import Role
 
 COMMENT_FIELDS = [(value or "instance", label) for value, label in ReviewComment.Field.choices]
@@ -359,17 +357,12 @@ def history_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     return render(request, "annotate/review/history.html", {**page_context(request, project), **data})
 
 
-# The steps of an instance's history page: the API's input serializer, the service, what the page says once done
-# (formatted with the pk and the form's values).
+# The steps of an instance's history page: the API's step (its input serializer and service), and what the page says
+# once done (formatted with the pk and the form's values). Restoring a revision is the undo (version-checked).
 HISTORY_STEPS = {
-    "discard": (DiscardSerializer, instance_services.instance_discard, "#{pk} discarded (it can be restored)."),
-    "restore": (RestoreSerializer, instance_services.instance_restore, "#{pk} restored as a draft."),
-    # Undo: restore a revision as a new one (version-checked; a stale page is told).
-    "restore-revision": (
-        RevisionRestoreSerializer,
-        instance_revision_restore,
-        "Revision {revision} restored as a new revision.",
-    ),
+    "discard": (INSTANCE_STEPS["api-instance-discard"], "#{pk} discarded (it can be restored)."),
+    "restore": (INSTANCE_STEPS["api-instance-restore"], "#{pk} restored as a draft."),
+    "restore-revision": (INSTANCE_STEPS["api-revision-restore"], "Revision {revision} restored as a new revision."),
 }
 
 
@@ -379,14 +372,14 @@ def history_step(request: HttpRequest, slug: str, pk: int, *, step: str) -> Http
     """A step from an instance's history page (discard, restore, restore a revision): the API's input serializer
     checks the form, the service decides, and the page says what happened."""
     project_of(request, slug)
-    serializer, service, done = HISTORY_STEPS[step]
-    data = serializer(data=request.POST)
+    api_step, done = HISTORY_STEPS[step]
+    data = api_step.input_serializer(data=request.POST)
     if not data.is_valid():
         messages.error(request, form_problems(data))
         return redirect("review-history", slug=slug, pk=pk)
     values = data.validated_data
     service_attempt(
-        request, lambda: service(instance_id=pk, actor=request.user, **values), done.format(pk=pk, **values)
+        request, lambda: api_step.step(instance_id=pk, actor=request.user, **values), done.format(pk=pk, **values)
     )
     return redirect("review-history", slug=slug, pk=pk)
 
