@@ -9,7 +9,6 @@ exported.
 
 from __future__ import annotations
 
-import math
 import random
 from dataclasses import dataclass
 from datetime import datetime
@@ -23,7 +22,7 @@ from django.utils import timezone
 from annotate.agreement.models import AgreementSettings, DoubleAnnotation
 from annotate.work.queue import lease_deadline
 from annotate.work.workspace import submission_problems
-from curation.errors import Conflict, InvalidInput, NotFound, NotPermitted
+from curation.errors import Conflict, InvalidInput, NotFound, NotPermitted, number_in_range
 from curation.members.selectors import is_qualified_annotator
 from curation.models import Instance, Project
 from curation.services.instances import (
@@ -65,13 +64,8 @@ def agreement_configure(
     """Set the share of drafts refined twice and the seed of the selection (managers only); all values are checked
     before anything is saved."""
     require_role(user=actor, project=project, roles=(Role.MANAGER,), action="configure double annotation")
-    if double_fraction is not None and (
-        isinstance(double_fraction, bool)
-        or not isinstance(double_fraction, int | float)
-        or math.isnan(double_fraction)
-        or not 0.0 <= double_fraction <= 1.0
-    ):
-        raise InvalidInput("double_fraction must be between 0 and 1.", detail={"field": "double_fraction"})
+    if double_fraction is not None:
+        number_in_range("double_fraction", double_fraction, 0.0, 1.0)
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED):
         raise InvalidInput(f"seed must be a whole number from 0 to {MAX_SEED}.", detail={"field": "seed"})
     agreement, _ = AgreementSettings.objects.select_for_update().get_or_create(project=project)
