@@ -42,7 +42,7 @@ class CappedPaginator(Paginator):
 
 
 class IdListField(forms.Field):
-    """Several ids sent under one name (the checkboxes of the table rows)."""
+    """Several instance ids sent under one name (ticked checkboxes: the browser's rows, the exam's items)."""
 
     widget = forms.MultipleHiddenInput
 

@@ -77,9 +77,7 @@ class AttemptSummaryOutput(serializers.ModelSerializer):
         return len(attempt.item_ids)
 
     def get_seconds_taken(self, attempt: QualificationAttempt) -> float | None:
-        if attempt.submitted_at is None:
-            return None
-        return round((attempt.submitted_at - attempt.started_at).total_seconds(), 1)
+        return None if attempt.seconds_taken is None else round(attempt.seconds_taken, 1)
 
 
 def attempt_detail(attempt: QualificationAttempt) -> dict[str, Any]:

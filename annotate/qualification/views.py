@@ -14,6 +14,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
+from annotate.instances.views import IdListField
 from annotate.qualification import first_gold, selectors, services
 from annotate.qualification import guidelines as guidelines_services
 from annotate.rendering import render_markdown
@@ -24,18 +25,6 @@ from curation.page_errors import FORM_ERRORS
 from curation.selectors import project_get, roles_of
 from curation.services.projects import require_role
 from curation.states import Role, Status
-
-
-class IdListField(forms.Field):
-    """Every value of a repeated input (ticked checkboxes) as whole numbers."""
-
-    widget = forms.MultipleHiddenInput
-
-    def to_python(self, value: Any) -> list[int]:
-        try:
-            return [int(v) for v in value or []]
-        except (TypeError, ValueError) as exc:
-            raise forms.ValidationError("Item ids are whole numbers.") from exc
 
 
 class ExamSettingsForm(forms.Form):
@@ -147,7 +136,6 @@ def attempt_page(request: HttpRequest, pk: int) -> HttpResponse:
                 "correct": [r for r in results if r.get("em")],
                 "unscored": [r for r in results if r.get("em") is None],
                 "correct_count": sum(1 for r in results if r.get("em")),
-                "seconds_taken": (attempt.submitted_at - attempt.started_at).total_seconds(),
                 "retry_at": services.retry_at(project=project, user=attempt.user, exam=exam)
                 if not attempt.passed
                 else None,
@@ -218,10 +206,6 @@ def qualification_manage(request: HttpRequest, slug: str) -> HttpResponse:
     chosen = list(exam.item_links.values_list("instance_id", flat=True)) if exam.pk else []
     attempts = list(selectors.attempts_visible_to(user=request.user, project=project))
     services.attempts_close_expired(attempts=[a for a in attempts if a.submitted_at is None])
-    for attempt in attempts:
-        attempt.seconds_taken = (
-            (attempt.submitted_at - attempt.started_at).total_seconds() if attempt.submitted_at else None
-        )
     candidates = services.gold_candidates(project)
     context = {
         "project": project,
