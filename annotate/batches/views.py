@@ -15,7 +15,6 @@ from django.views.decorators.http import require_POST
 from annotate.batches import selectors as announcement_selectors
 from annotate.batches.announcements import announcement_mark_read, announcement_post
 from annotate.dashboard import figures as dashboard
-from annotate.dashboard.views import _require_manager_page
 from annotate.review import selectors as review_selectors
 from annotate.review.pages import page_context, project_of
 from curation import selectors
@@ -24,7 +23,8 @@ from curation.batches.services import batch_create, batch_deadline_set, batch_op
 from curation.models import Batch, Project
 from curation.page_errors import form_problems, service_attempt
 from curation.panel import services as panel
-from curation.states import Status
+from curation.services.projects import require_role
+from curation.states import Role, Status
 
 
 def _assigned_message(*, contexts: int, drafts: int) -> str:
@@ -80,7 +80,7 @@ def _page_number(raw: str | None) -> int:
 def batches_page(request: HttpRequest, slug: str) -> HttpResponse:
     """Create batches, fill them with drafts or contexts, open them, and choose the gating mode."""
     project = project_of(request, slug)
-    _require_manager_page(request, project)
+    require_role(user=request.user, project=project, roles=(Role.MANAGER,), action="manage its batches")
     if request.method == "POST":
         action = request.POST.get("action", "")
         batch_id = int(request.POST.get("batch", "0") or 0)

@@ -8,7 +8,7 @@ from typing import Any
 from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -19,6 +19,7 @@ from annotate.instances import services as instance_bulk
 from annotate.instances.selectors import PAPER_CHOICES, browse_choices, instances_filtered
 from curation import pagination, selectors
 from curation.page_errors import FORM_ERRORS
+from curation.services.projects import require_role
 from curation.states import Role
 
 PAGE_SIZE = 50
@@ -119,8 +120,7 @@ def instance_browser(request: HttpRequest, slug: str) -> HttpResponse:
     paper_form = PaperBatchForm(choices=choices, auto_id="papers_%s")
     here = f"{reverse('instances', args=[project.slug])}?{request.GET.urlencode()}"
     if request.method == "POST":
-        if Role.MANAGER not in roles:
-            raise PermissionDenied("Only a manager of this project may change instances in bulk.")
+        require_role(user=request.user, project=project, roles=(Role.MANAGER,), action="change instances in bulk")
         is_papers = "add_papers" in request.POST
         form = (
             PaperBatchForm(request.POST, choices=choices, auto_id="papers_%s")
