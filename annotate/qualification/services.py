@@ -292,7 +292,7 @@ def clean_answers(attempt: QualificationAttempt, answers: Any) -> dict[str, dict
 
 
 def clean_answer(*, key: str, value: Any) -> dict[str, Any]:
-    """Validate one answer (`{"answer": [str], "rationale": str}` or a bare list); the exam and hidden gold use it."""
+    """Validate one answer of an attempt (`{"answer": [str], "rationale": str}` or a bare list)."""
     if isinstance(value, list):
         value = {"answer": value}
     if not isinstance(value, Mapping):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.urls import path
+from django.views.generic import RedirectView
 
 from annotate.review import api as api_review
 from annotate.review import services as review
@@ -14,7 +15,7 @@ page_patterns = [
     path("p/<slug:slug>/review/<int:pk>/", views_review.round_page, {"stage": views_review.ROUND_ONE}, name="review"),
     path("p/<slug:slug>/review/<int:pk>/claim/", views_review.review_claim, name="review-claim"),
     path("p/<slug:slug>/review/<int:pk>/decide/", views_review.review_decide, name="review-decide"),
-    path("p/<slug:slug>/round2/", views_review.round2_home, name="round2-home"),
+    path("p/<slug:slug>/round2/", RedirectView.as_view(pattern_name="review-home"), name="round2-home"),
     path("p/<slug:slug>/round2/next/", views_review.round_next, {"stage": views_review.ROUND_TWO}, name="round2-next"),
     path("p/<slug:slug>/round2/<int:pk>/", views_review.round_page, {"stage": views_review.ROUND_TWO}, name="round2"),
     path("p/<slug:slug>/round2/<int:pk>/decide/", views_review.round2_decide, name="round2-decide"),

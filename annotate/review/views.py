@@ -228,11 +228,6 @@ def _decided(request: HttpRequest, slug: str, pk: int, form: DecisionForm, step:
 
 
 @login_required
-def round2_home(request: HttpRequest, slug: str) -> HttpResponse:
-    return redirect("review-home", slug=slug)
-
-
-@login_required
 @require_POST
 def round2_decide(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     project_of(request, slug)
