@@ -17,6 +17,7 @@ from annotate.instances.filters import InstanceFilterSet
 from annotate.instances.selectors import instances_filtered
 from curation import selectors
 from curation.api_inputs import valid_input
+from curation.batches.services import batch_add_papers
 from curation.models import Instance
 from curation.pagination import BoundedLimitOffsetPagination
 from curation.serializers import InstanceSerializer, database_id_field
@@ -86,7 +87,7 @@ class PaperBatchApi(APIView):
     def post(self, request: Request, slug: str) -> Response:
         project = selectors.project_get(user=request.user, slug=slug)
         payload = valid_input(self.PaperBatchInputSerializer, request.data)
-        moved = instance_bulk.batch_add_papers(
+        moved = batch_add_papers(
             project=project,
             actor=request.user,
             batch_id=payload["batch"],

@@ -18,6 +18,7 @@ from django.utils.functional import cached_property
 from annotate.instances import services as instance_bulk
 from annotate.instances.selectors import PAPER_CHOICES, browse_choices, instances_filtered
 from curation import pagination, selectors
+from curation.batches.services import batch_add_papers
 from curation.page_errors import FORM_ERRORS
 from curation.services.projects import require_role
 from curation.states import Role
@@ -130,7 +131,7 @@ def instance_browser(request: HttpRequest, slug: str) -> HttpResponse:
         if form.is_valid():
             try:
                 if is_papers:
-                    moved = instance_bulk.batch_add_papers(
+                    moved = batch_add_papers(
                         project=project,
                         actor=request.user,
                         batch_id=form.cleaned_data["batch"],
