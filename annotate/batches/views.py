@@ -14,6 +14,7 @@ from django.views.decorators.http import require_POST
 
 from annotate.batches import selectors as announcement_selectors
 from annotate.batches.announcements import announcement_mark_read, announcement_post
+from annotate.batches.api import AssignSerializer, FillSerializer
 from annotate.dashboard import figures as dashboard
 from annotate.review import selectors as review_selectors
 from annotate.review.pages import page_context, project_of
@@ -37,15 +38,6 @@ def _assigned_message(*, contexts: int, drafts: int) -> str:
     return f"{' and '.join(parts)} added to the batch."
 
 
-class BatchFillForm(forms.Form):
-    """The batch page's "fill from papers" form: how many short contexts per paper (empty for all) and the seed."""
-
-    per_paper = forms.IntegerField(
-        required=False, min_value=1, error_messages={"min_value": "Contexts per paper must be at least 1."}
-    )
-    seed = forms.IntegerField(required=False)
-
-
 class DeadlineForm(forms.Form):
     """A batch's deadline, in the server's time zone; empty removes it."""
 
@@ -61,10 +53,6 @@ class AnnouncementForm(forms.Form):
     text = forms.CharField(
         widget=forms.Textarea(attrs={"rows": 4}), max_length=20_000, label="Announcement (Markdown)", strip=True
     )
-
-
-def _ids(values: list[str]) -> list[int]:
-    return [int(v) for v in values if v.isdigit()]
 
 
 MAX_PAGE = 100_000
@@ -92,43 +80,31 @@ def batches_page(request: HttpRequest, slug: str) -> HttpResponse:
             )
         elif action == "open":
             service_attempt(request, lambda: batch_open(batch_id=batch_id, actor=request.user), "Batch opened.")
-        elif action == "assign":
-            context_ids = _ids(request.POST.getlist("context_ids"))
-            moved = service_attempt(
-                request,
-                lambda: batch_flow.batch_assign(
-                    batch_id=batch_id,
-                    actor=request.user,
-                    instance_ids=_ids(request.POST.getlist("instance_ids")),
-                    context_ids=context_ids,
-                ),
-            )
-            if moved is not None:
-                drafts = 0 if moved is True else int(moved)
-                messages.success(request, _assigned_message(contexts=len(set(context_ids)), drafts=drafts))
-        elif action == "fill":
-            form = BatchFillForm(request.POST)
-            if not form.is_valid():
-                messages.error(request, " ".join(e for errors in form.errors.values() for e in errors))
+        elif action in ("assign", "fill"):
+            # The API's input serializers check these forms.
+            payload = {"assign": AssignSerializer, "fill": FillSerializer}[action](data=request.POST)
+            if not payload.is_valid():
+                messages.error(request, form_problems(payload))
                 return redirect("batches", slug=slug)
-            data = form.cleaned_data
-            sample = service_attempt(
-                request,
-                lambda: batch_flow.batch_fill_from_papers(
-                    batch_id=batch_id,
-                    actor=request.user,
-                    per_paper=data["per_paper"],
-                    seed=data["seed"] or 0,
-                    paper_ids=_ids(request.POST.getlist("paper_ids")),
-                ),
-            )
-            if sample is not None:
-                drawn = "all their" if sample.per_paper is None else f"{sample.per_paper} per paper of the"
-                messages.success(
-                    request,
-                    f"{len(sample.context_ids)} context(s) from {sample.papers} paper(s) ({drawn} short contexts, "
-                    f"seed {sample.seed}) added to the batch, with {sample.moved} draft(s).",
+            data = payload.validated_data
+            if action == "assign":
+                moved = service_attempt(
+                    request, lambda: batch_flow.batch_assign(batch_id=batch_id, actor=request.user, **data)
                 )
+                if moved is not None:
+                    drafts = 0 if moved is True else int(moved)
+                    messages.success(request, _assigned_message(contexts=len(set(data["context_ids"])), drafts=drafts))
+            else:
+                sample = service_attempt(
+                    request, lambda: batch_flow.batch_fill_from_papers(batch_id=batch_id, actor=request.user, **data)
+                )
+                if sample is not None:
+                    drawn = "all their" if sample.per_paper is None else f"{sample.per_paper} per paper of the"
+                    messages.success(
+                        request,
+                        f"{len(sample.context_ids)} context(s) from {sample.papers} paper(s) ({drawn} short "
+                        f"contexts, seed {sample.seed}) added to the batch, with {sample.moved} draft(s).",
+                    )
         elif action == "deadline":
             form = DeadlineForm(request.POST)
             if not form.is_valid():
@@ -158,7 +134,9 @@ def batches_page(request: HttpRequest, slug: str) -> HttpResponse:
             call, done = {
                 "panel": (
                     lambda: panel.panel_set(
-                        project=project, actor=request.user, endpoint_ids=_ids(request.POST.getlist("endpoint_ids"))
+                        project=project,
+                        actor=request.user,
+                        endpoint_ids=[int(v) for v in request.POST.getlist("endpoint_ids") if v.isdigit()],
                     ),
                     "Panel saved.",
                 ),
