@@ -27,8 +27,8 @@ from annotate.dashboard.draft_costs import draft_costs_of
 from annotate.dashboard.edit_costs import COST_COLUMNS, flat_rows
 from annotate.dashboard.models import PaySettings
 from annotate.qualification.models import QualificationAttempt
+from annotate.quality.drift import ROUND1_DECISIONS, ROUND2_DECISIONS, drift_rows, project_drift
 from annotate.quality.drift import SERIES as DRIFT_SERIES
-from annotate.quality.drift import drift_rows, project_drift
 from annotate.quality.selectors import GOLD_COLUMNS, gold_rows, project_gold_figures
 from annotate.review.models import Discussion
 from annotate.work.models import WorkTime
@@ -42,8 +42,6 @@ from curation.services.projects import require_role
 from curation.states import Role, Status
 
 S = Status
-ROUND1_DECISIONS = (S.ROUND2_REVIEW, S.CHANGES_REQUESTED)
-ROUND2_DECISIONS = (S.VALIDATED, S.IN_DISCUSSION)
 
 
 def require_manager(*, user: AbstractBaseUser, project: Project) -> None:

@@ -16,6 +16,7 @@ from curation.models import Instance, Membership, Project, TransitionEvent
 from curation.services.projects import require_role
 from curation.states import Role, Status
 
+# What counts as a decision of each round (the dashboard's people figures count the same).
 ROUND1_DECISIONS = (Status.ROUND2_REVIEW, Status.CHANGES_REQUESTED)
 ROUND2_DECISIONS = (Status.VALIDATED, Status.IN_DISCUSSION)
 SERIES = ("round1_approval", "round2_flags", "gold_em")
