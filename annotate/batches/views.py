@@ -17,13 +17,14 @@ from annotate.batches.announcements import announcement_mark_read, announcement_
 from annotate.batches.api import AssignSerializer, FillSerializer
 from annotate.dashboard import figures as dashboard
 from annotate.review import selectors as review_selectors
-from annotate.review.pages import page_context, project_of
+from annotate.review.pages import page_context
 from curation import selectors
 from curation.batches import services as batch_flow
 from curation.batches.services import batch_create, batch_deadline_set, batch_open
 from curation.models import Batch, Project
 from curation.page_errors import form_problems, service_attempt
 from curation.panel import services as panel
+from curation.selectors import project_get
 from curation.services.projects import require_role
 from curation.states import Role, Status
 
@@ -67,7 +68,7 @@ def _page_number(raw: str | None) -> int:
 @login_required
 def batches_page(request: HttpRequest, slug: str) -> HttpResponse:
     """Create batches, fill them with drafts or contexts, open them, and choose the gating mode."""
-    project = project_of(request, slug)
+    project = project_get(user=request.user, slug=slug)
     require_role(user=request.user, project=project, roles=(Role.MANAGER,), action="manage its batches")
     if request.method == "POST":
         action = request.POST.get("action", "")

@@ -22,12 +22,13 @@ from annotate.quality.drift import DRIFT_PEOPLE_PER_PAGE, DRIFT_WINDOW_WEEKS, dr
 from annotate.quality.drift import LABELS as DRIFT_LABELS
 from annotate.quality.drift import SERIES as DRIFT_SERIES
 from annotate.review import selectors as review_selectors
-from annotate.review.pages import page_context, project_of
+from annotate.review.pages import page_context
 from curation import charts
 from curation.batches import services as batch_flow
 from curation.errors import InvalidInput
 from curation.models import Project
 from curation.page_errors import form_problems, service_attempt
+from curation.selectors import project_get
 
 
 def _day(request: HttpRequest, name: str) -> date | None:
@@ -45,7 +46,7 @@ def _period(request: HttpRequest) -> tuple[date | None, date | None]:
 @login_required
 def dashboard_page(request: HttpRequest, slug: str) -> HttpResponse:
     """The manager's dashboard: batch progress, throughput, people, time and pay, with CSV downloads."""
-    project = project_of(request, slug)
+    project = project_get(user=request.user, slug=slug)
     dashboard.require_manager(user=request.user, project=project)
     if request.method == "POST":
         pay = PaySettingsSerializer(data=request.POST)  # the API's input serializer
@@ -153,7 +154,7 @@ def _draft_cost_sections(figures: dict) -> dict:
 
 @login_required
 def dashboard_csv(request: HttpRequest, slug: str, table: str) -> HttpResponse:
-    project = project_of(request, slug)
+    project = project_get(user=request.user, slug=slug)
     dashboard.require_manager(user=request.user, project=project)
     start, end = _period(request)
     try:

@@ -1,5 +1,4 @@
-"""What the annotate pages need around their own content (review, batches, dashboard): the project a page is under
-and the navigation context."""
+"""What the annotate pages need around their own content (review, batches, dashboard): the navigation context."""
 
 from __future__ import annotations
 
@@ -9,11 +8,6 @@ from django.http import HttpRequest
 
 from curation import selectors
 from curation.models import Project
-
-
-def project_of(request: HttpRequest, slug: str) -> Project:
-    """The project a page is under, as the viewer may see it (NotFound otherwise: a 404 by the middleware)."""
-    return selectors.project_get(user=request.user, slug=slug)
 
 
 def page_context(request: HttpRequest, project: Project) -> dict[str, Any]:
