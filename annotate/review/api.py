@@ -172,15 +172,6 @@ class RevisionDiffSerializer(serializers.Serializer):
     diff = DiffRowSerializer(many=True)
 
 
-def _instance_body(instance) -> dict:
-    return InstanceSerializer(instance).data
-
-
-def _visible_instance(request: Request, pk: int):
-    """Existence is only revealed to those who may see the instance (others get 404)."""
-    return selectors.instance_shown(user=request.user, instance_id=pk)
-
-
 @contextmanager
 def _attempted(request: Request, pk: int) -> Iterator[None]:
     """For actions anyone in the project may attempt (claims, steps): the service decides, but an instance the person
@@ -212,7 +203,7 @@ class RoundNextApi(APIView):
         instance = self.take(project=project, user=request.user)
         if instance is None:
             return Response(status=status.HTTP_204_NO_CONTENT)
-        return Response(_instance_body(instance))
+        return Response(InstanceSerializer(instance).data)
 
 
 class RoundClaimApi(APIView):
@@ -224,7 +215,7 @@ class RoundClaimApi(APIView):
     def post(self, request: Request, pk: int) -> Response:
         with _attempted(request, pk):
             instance = self.claim(instance_id=pk, user=request.user)
-        return Response(_instance_body(instance))
+        return Response(InstanceSerializer(instance).data)
 
 
 class InstanceStep(NamedTuple):
@@ -308,7 +299,7 @@ class RoundVersionedStepApi(APIView):
         fields = valid_input(step.input_serializer, request.data)
         with _attempted(request, pk):
             instance = step.step(instance_id=pk, **{step.actor_keyword: request.user}, **fields)
-        return Response(_instance_body(instance))
+        return Response(InstanceSerializer(instance).data)
 
 
 # --- Round one ------------------------------------------------------------------------------------------------
@@ -336,7 +327,7 @@ class ReviewPingApi(APIView):
     @extend_schema(request=PingSerializer, responses={200: None})
     def post(self, request: Request, pk: int) -> Response:
         """A review page is in use: count active time (and renew a round-one lease)."""
-        instance = _visible_instance(request, pk)
+        instance = selectors.instance_shown(user=request.user, instance_id=pk)
         activity = valid_input(PingSerializer, request.data)["activity"]
         involved = {
             "review1": instance.round1_verifier_id,
@@ -390,7 +381,7 @@ class InstanceCommentsApi(APIView):
 
     @extend_schema(responses=CommentSerializer(many=True))
     def get(self, request: Request, pk: int) -> Response:
-        instance = _visible_instance(request, pk)
+        instance = selectors.instance_shown(user=request.user, instance_id=pk)
         return Response(CommentSerializer(review_selectors.comments_of(instance), many=True).data)
 
 
@@ -402,7 +393,7 @@ class CommentResolveApi(APIView):
         comment = ReviewComment.objects.filter(pk=pk).first()
         if comment is None:
             raise NotFound(f"No comment {pk}.")
-        _visible_instance(request, comment.instance_id)
+        selectors.instance_shown(user=request.user, instance_id=comment.instance_id)  # else 404
         return Response(CommentSerializer(review.comment_resolve(comment_id=pk, user=request.user)).data)
 
 
