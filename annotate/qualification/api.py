@@ -84,7 +84,7 @@ def attempt_detail(attempt: QualificationAttempt) -> dict[str, Any]:
     """An attempt with its items; results (gold answers) only once it is submitted."""
     data = dict(AttemptSummaryOutput(attempt).data)
     data["answers"] = attempt.answers or {}
-    data["items"] = ExamItemOutput(selectors.exam_items(attempt), many=True).data
+    data["items"] = ExamItemOutput(selectors.gold_items_shown(attempt.item_ids), many=True).data
     data["results"] = ItemResultOutput(attempt.results, many=True).data if attempt.submitted_at else None
     return data
 

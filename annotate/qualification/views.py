@@ -144,7 +144,7 @@ def attempt_page(request: HttpRequest, pk: int) -> HttpResponse:
         return render(request, "annotate/qualification/results.html", context)
     if not is_own:
         return render(request, "annotate/qualification/in_progress.html", context)
-    items = selectors.exam_items(attempt)
+    items = selectors.gold_items_shown(attempt.item_ids)
     answers = attempt.answers or {}
     for item in items:
         saved = answers.get(str(item["instance_id"]), {})

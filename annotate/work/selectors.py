@@ -12,13 +12,13 @@ from annotate.diffing import answer_text, word_diff
 from annotate.work.workspace import (
     marked_tables,
     submission_problems,
-    suggested_answer_form,
     suggested_answer_kind,
 )
 from curation.answer_types import ANSWER_TYPE_LABELS, SCALE_FORM_CHOICES, scale_for_form
 from curation.errors import InvalidInput, NotFound, NotPermitted
 from curation.models import Context, Instance, Paragraph, Project, ReasoningType, Table
 from curation.states import Status
+from curation.toolkit.answer_form import answer_form
 
 
 def _held(instance: Instance | None, *, user: AbstractBaseUser, instance_id: int) -> Instance:
@@ -202,7 +202,7 @@ def workspace_read(*, user: AbstractBaseUser, instance_id: int, whole_paper: boo
         "relevant_ids": marked["relevant"],
         "excluded_table_ids": marked["excluded"],
         "excluded_paragraph_ids": {p.pk for p in instance.excluded_paragraphs.all()},
-        "suggested_form": suggested_answer_form(instance.answer),
+        "suggested_form": answer_form(instance.answer),  # SciTaT's short-form rule; "" while empty
         "suggested": suggested_answer_kind(instance, _suggestion_tables(instance, tables, context_table_ids)),
         "problems": submission_problems(instance, marked),
     }
