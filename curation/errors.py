@@ -1,4 +1,5 @@
-"""Domain errors raised by services; one exception handler maps them to HTTP status codes."""
+"""Domain errors raised by services (one exception handler maps them to HTTP status codes), and the range check a
+service makes of a number it is given."""
 
 from __future__ import annotations
 
