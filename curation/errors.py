@@ -1,7 +1,9 @@
-"""Domain errors raised by services; one exception handler maps them to HTTP status codes."""
+"""Domain errors raised by services (one exception handler maps them to HTTP status codes), and the range check a
+service makes of a number it is given."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 
@@ -37,3 +39,13 @@ class Conflict(DomainError):
 
     status_code = 409
     code = "conflict"
+
+
+def number_in_range(name: str, value: Any, low: float, high: float, *, whole: bool = False) -> Any:
+    """`value` when it is a number (not a bool, not NaN) from `low` to `high`, and whole when `whole`; otherwise
+    InvalidInput naming the field `name`: the check a service makes of each number it is given."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or math.isnan(value) or not low <= value <= high:
+        raise InvalidInput(f"{name} must be between {low:g} and {high:g}.", detail={"field": name})
+    if whole and int(value) != value:
+        raise InvalidInput(f"{name} must be a whole number.", detail={"field": name})
+    return value

@@ -21,9 +21,10 @@ from annotate.agreement.services import (
 )
 from annotate.diffing import answer_text, word_diff
 from curation.answer_types import ANSWER_TYPE_LABELS, SCALE_LABELS
-from curation.errors import NotFound, NotPermitted
+from curation.errors import NotFound
 from curation.models import Instance, Project, ReasoningType, Table
 from curation.selectors import roles_of
+from curation.services.projects import require_role
 from curation.states import Role
 from curation.visibility import CURATORS
 
@@ -216,8 +217,7 @@ def awaiting_second_count(project: Project) -> int:
 def agreement_figures(*, user: AbstractBaseUser, project: Project) -> dict[str, Any]:
     """Managers only: agreement over every instance with both versions in, overall, per batch and per annotator
     pair, each with its count; plus the settings and how many copies are still open."""
-    if Role.MANAGER not in roles_of(user=user, project=project):
-        raise NotPermitted("Only managers of this project see agreement figures.")
+    require_role(user=user, project=project, roles=(Role.MANAGER,), action="see agreement figures")
     return project_agreement(project)
 
 
@@ -280,8 +280,7 @@ def agreement_csv_rows(*, user: AbstractBaseUser, project: Project) -> list[dict
 
 def agreement_settings_shown(*, user: AbstractBaseUser, project: Project):
     """The double-annotation settings, for the project's managers."""
-    if Role.MANAGER not in roles_of(user=user, project=project):
-        raise NotPermitted("Only managers of this project see the double-annotation settings.")
+    require_role(user=user, project=project, roles=(Role.MANAGER,), action="see the double-annotation settings")
     return agreement_settings_of(project)
 
 

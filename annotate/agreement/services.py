@@ -9,10 +9,10 @@ exported.
 
 from __future__ import annotations
 
-import math
 import random
 from dataclasses import dataclass
 from datetime import datetime
+from types import SimpleNamespace
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
@@ -23,7 +23,7 @@ from django.utils import timezone
 from annotate.agreement.models import AgreementSettings, DoubleAnnotation
 from annotate.work.queue import lease_deadline
 from annotate.work.workspace import submission_problems
-from curation.errors import Conflict, InvalidInput, NotFound, NotPermitted
+from curation.errors import Conflict, InvalidInput, NotFound, NotPermitted, number_in_range
 from curation.members.selectors import is_qualified_annotator
 from curation.models import Instance, Project
 from curation.services.instances import (
@@ -65,13 +65,8 @@ def agreement_configure(
     """Set the share of drafts refined twice and the seed of the selection (managers only); all values are checked
     before anything is saved."""
     require_role(user=actor, project=project, roles=(Role.MANAGER,), action="configure double annotation")
-    if double_fraction is not None and (
-        isinstance(double_fraction, bool)
-        or not isinstance(double_fraction, int | float)
-        or math.isnan(double_fraction)
-        or not 0.0 <= double_fraction <= 1.0
-    ):
-        raise InvalidInput("double_fraction must be between 0 and 1.", detail={"field": "double_fraction"})
+    if double_fraction is not None:
+        number_in_range("double_fraction", double_fraction, 0.0, 1.0)
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED):
         raise InvalidInput(f"seed must be a whole number from 0 to {MAX_SEED}.", detail={"field": "seed"})
     agreement, _ = AgreementSettings.objects.select_for_update().get_or_create(project=project)
@@ -256,33 +251,6 @@ def own_copy(*, copy_id: int, user: AbstractBaseUser, lock: bool = False) -> Dou
     return copy
 
 
-class _Ids:
-    """A set of ids that answers `values_list("id", flat=True)` as a relation would (for submission_problems)."""
-
-    def __init__(self, ids: list[int]) -> None:
-        self.ids = ids
-
-    def values_list(self, *names: str, flat: bool = False) -> list[int]:
-        return list(self.ids)
-
-
-@dataclass
-class _CopyAsInstance:
-    """The copy seen through the workspace's own submission rule, so a copy is complete exactly when an instance
-    would be."""
-
-    question: str
-    answer: list[str]
-    answer_form: str
-    answer_source: str
-    answer_type: str
-    scale: str | None
-    relevant_tables: _Ids
-    excluded_tables: _Ids
-    is_answerable: bool = True
-    unanswerable_reason: str = ""
-
-
 def _clean_copy(copy: DoubleAnnotation, fields: dict[str, Any]) -> dict[str, Any]:
     unknown = set(fields) - set(CHOSEN_FIELDS)
     if unknown:
@@ -306,19 +274,14 @@ def _clean_copy(copy: DoubleAnnotation, fields: dict[str, Any]) -> dict[str, Any
 
 
 def copy_problems(copy: DoubleAnnotation) -> list[dict[str, str]]:
-    """What keeps a copy from being submitted: the workspace's rule for an instance, applied to the copy."""
-    return submission_problems(
-        _CopyAsInstance(  # type: ignore[arg-type]
-            question=copy.question,
-            answer=list(copy.answer),
-            answer_form=copy.answer_form,
-            answer_source=copy.answer_source,
-            answer_type=copy.answer_type,
-            scale=copy.scale,
-            relevant_tables=_Ids(list(copy.relevant_table_ids)),
-            excluded_tables=_Ids(list(copy.instance.excluded_tables.values_list("id", flat=True))),
-        )
-    )
+    """What keeps a copy from being submitted: the workspace's rule for an instance (`submission_problems`), applied
+    to the copy's fields and table marks, so a copy is complete exactly when an instance would be."""
+    as_instance = SimpleNamespace(**second_fields(copy), is_answerable=True, unanswerable_reason="")
+    marked = {
+        "relevant": set(copy.relevant_table_ids),
+        "excluded": set(copy.instance.excluded_tables.values_list("id", flat=True)),
+    }
+    return submission_problems(as_instance, marked)  # type: ignore[arg-type]
 
 
 @transaction.atomic

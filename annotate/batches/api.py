@@ -29,7 +29,12 @@ class AssignSerializer(serializers.Serializer):
 
 class FillSerializer(serializers.Serializer):
     per_paper = serializers.IntegerField(
-        required=False, allow_null=True, default=None, min_value=1, help_text="short contexts per paper; null: all"
+        required=False,
+        allow_null=True,
+        default=None,
+        min_value=1,
+        error_messages={"min_value": "Contexts per paper must be at least 1."},
+        help_text="short contexts per paper; null: all",
     )
     seed = serializers.IntegerField(required=False, default=0)
     paper_ids = serializers.ListField(

@@ -14,17 +14,19 @@ from django.views.decorators.http import require_POST
 
 from annotate.batches import selectors as announcement_selectors
 from annotate.batches.announcements import announcement_mark_read, announcement_post
+from annotate.batches.api import AssignSerializer, FillSerializer
 from annotate.dashboard import figures as dashboard
-from annotate.dashboard.views import _require_manager_page
 from annotate.review import selectors as review_selectors
-from annotate.review.pages import page_context, project_of
+from annotate.review.pages import page_context
 from curation import selectors
 from curation.batches import services as batch_flow
 from curation.batches.services import batch_create, batch_deadline_set, batch_open
 from curation.models import Batch, Project
 from curation.page_errors import form_problems, service_attempt
 from curation.panel import services as panel
-from curation.states import Status
+from curation.selectors import project_get
+from curation.services.projects import require_role
+from curation.states import Role, Status
 
 
 def _assigned_message(*, contexts: int, drafts: int) -> str:
@@ -35,15 +37,6 @@ def _assigned_message(*, contexts: int, drafts: int) -> str:
     if drafts or not contexts:
         parts.append(f"{drafts} draft{'s' if drafts != 1 else ''}")
     return f"{' and '.join(parts)} added to the batch."
-
-
-class BatchFillForm(forms.Form):
-    """The batch page's "fill from papers" form: how many short contexts per paper (empty for all) and the seed."""
-
-    per_paper = forms.IntegerField(
-        required=False, min_value=1, error_messages={"min_value": "Contexts per paper must be at least 1."}
-    )
-    seed = forms.IntegerField(required=False)
 
 
 class DeadlineForm(forms.Form):
@@ -63,10 +56,6 @@ class AnnouncementForm(forms.Form):
     )
 
 
-def _ids(values: list[str]) -> list[int]:
-    return [int(v) for v in values if v.isdigit()]
-
-
 MAX_PAGE = 100_000
 PANEL_BATCHES = 25  # the panel card's batches (the first, in batch order)
 
@@ -79,8 +68,8 @@ def _page_number(raw: str | None) -> int:
 @login_required
 def batches_page(request: HttpRequest, slug: str) -> HttpResponse:
     """Create batches, fill them with drafts or contexts, open them, and choose the gating mode."""
-    project = project_of(request, slug)
-    _require_manager_page(request, project)
+    project = project_get(user=request.user, slug=slug)
+    require_role(user=request.user, project=project, roles=(Role.MANAGER,), action="manage its batches")
     if request.method == "POST":
         action = request.POST.get("action", "")
         batch_id = int(request.POST.get("batch", "0") or 0)
@@ -92,43 +81,31 @@ def batches_page(request: HttpRequest, slug: str) -> HttpResponse:
             )
         elif action == "open":
             service_attempt(request, lambda: batch_open(batch_id=batch_id, actor=request.user), "Batch opened.")
-        elif action == "assign":
-            context_ids = _ids(request.POST.getlist("context_ids"))
-            moved = service_attempt(
-                request,
-                lambda: batch_flow.batch_assign(
-                    batch_id=batch_id,
-                    actor=request.user,
-                    instance_ids=_ids(request.POST.getlist("instance_ids")),
-                    context_ids=context_ids,
-                ),
-            )
-            if moved is not None:
-                drafts = 0 if moved is True else int(moved)
-                messages.success(request, _assigned_message(contexts=len(set(context_ids)), drafts=drafts))
-        elif action == "fill":
-            form = BatchFillForm(request.POST)
-            if not form.is_valid():
-                messages.error(request, " ".join(e for errors in form.errors.values() for e in errors))
+        elif action in ("assign", "fill"):
+            # The API's input serializers check these forms.
+            payload = {"assign": AssignSerializer, "fill": FillSerializer}[action](data=request.POST)
+            if not payload.is_valid():
+                messages.error(request, form_problems(payload))
                 return redirect("batches", slug=slug)
-            data = form.cleaned_data
-            sample = service_attempt(
-                request,
-                lambda: batch_flow.batch_fill_from_papers(
-                    batch_id=batch_id,
-                    actor=request.user,
-                    per_paper=data["per_paper"],
-                    seed=data["seed"] or 0,
-                    paper_ids=_ids(request.POST.getlist("paper_ids")),
-                ),
-            )
-            if sample is not None:
-                drawn = "all their" if sample.per_paper is None else f"{sample.per_paper} per paper of the"
-                messages.success(
-                    request,
-                    f"{len(sample.context_ids)} context(s) from {sample.papers} paper(s) ({drawn} short contexts, "
-                    f"seed {sample.seed}) added to the batch, with {sample.moved} draft(s).",
+            data = payload.validated_data
+            if action == "assign":
+                moved = service_attempt(
+                    request, lambda: batch_flow.batch_assign(batch_id=batch_id, actor=request.user, **data)
                 )
+                if moved is not None:
+                    drafts = 0 if moved is True else int(moved)
+                    messages.success(request, _assigned_message(contexts=len(set(data["context_ids"])), drafts=drafts))
+            else:
+                sample = service_attempt(
+                    request, lambda: batch_flow.batch_fill_from_papers(batch_id=batch_id, actor=request.user, **data)
+                )
+                if sample is not None:
+                    drawn = "all their" if sample.per_paper is None else f"{sample.per_paper} per paper of the"
+                    messages.success(
+                        request,
+                        f"{len(sample.context_ids)} context(s) from {sample.papers} paper(s) ({drawn} short "
+                        f"contexts, seed {sample.seed}) added to the batch, with {sample.moved} draft(s).",
+                    )
         elif action == "deadline":
             form = DeadlineForm(request.POST)
             if not form.is_valid():
@@ -158,7 +135,9 @@ def batches_page(request: HttpRequest, slug: str) -> HttpResponse:
             call, done = {
                 "panel": (
                     lambda: panel.panel_set(
-                        project=project, actor=request.user, endpoint_ids=_ids(request.POST.getlist("endpoint_ids"))
+                        project=project,
+                        actor=request.user,
+                        endpoint_ids=[int(v) for v in request.POST.getlist("endpoint_ids") if v.isdigit()],
                     ),
                     "Panel saved.",
                 ),

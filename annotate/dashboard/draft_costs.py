@@ -13,10 +13,9 @@ from django.db.models import Sum
 from annotate.dashboard.edit_costs import NOT_RECORDED, CostTally, field_distances
 from annotate.work.models import WorkTime
 from curation.drafting.models import PromptTemplate
-from curation.errors import NotPermitted
 from curation.figures_cache import project_figures
 from curation.models import Instance, InstanceRevision, Project
-from curation.selectors import roles_of
+from curation.services.projects import require_role
 from curation.states import Role, Status
 
 
@@ -107,8 +106,7 @@ def draft_costs(project: Project) -> dict[str, Any]:
 
 def draft_costs_of(*, user: AbstractBaseUser, project: Project) -> dict[str, Any]:
     """Managers only: the draft-edit figures the dashboard, its CSV and the API show (cached)."""
-    if Role.MANAGER not in roles_of(user=user, project=project):
-        raise NotPermitted("Only managers of this project see what the drafts cost.")
+    require_role(user=user, project=project, roles=(Role.MANAGER,), action="see what the drafts cost")
     return draft_costs_cached(project)
 
 

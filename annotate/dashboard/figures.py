@@ -27,28 +27,26 @@ from annotate.dashboard.draft_costs import draft_costs_of
 from annotate.dashboard.edit_costs import COST_COLUMNS, flat_rows
 from annotate.dashboard.models import PaySettings
 from annotate.qualification.models import QualificationAttempt
+from annotate.quality.drift import ROUND1_DECISIONS, ROUND2_DECISIONS, drift_rows, project_drift
 from annotate.quality.drift import SERIES as DRIFT_SERIES
-from annotate.quality.drift import drift_rows, project_drift
 from annotate.quality.selectors import GOLD_COLUMNS, gold_rows, project_gold_figures
 from annotate.review.models import Discussion
 from annotate.work.models import WorkTime
 from curation.batches.services import SETTLED
 from curation.deadlines import deadline_state
-from curation.errors import InvalidInput, NotPermitted
+from curation.errors import InvalidInput
 from curation.figures_cache import project_figures
 from curation.models import Batch, Instance, Membership, Project, TransitionEvent
-from curation.selectors import roles_of, status_counts
+from curation.selectors import status_counts
+from curation.services.projects import require_role
 from curation.states import Role, Status
 
 S = Status
-ROUND1_DECISIONS = (S.ROUND2_REVIEW, S.CHANGES_REQUESTED)
-ROUND2_DECISIONS = (S.VALIDATED, S.IN_DISCUSSION)
 
 
 def require_manager(*, user: AbstractBaseUser, project: Project) -> None:
     """The dashboard is for the project's managers."""
-    if Role.MANAGER not in roles_of(user=user, project=project):
-        raise NotPermitted("Only managers of this project see its dashboard.")
+    require_role(user=user, project=project, roles=(Role.MANAGER,), action="see its dashboard")
 
 
 def _project_events(project: Project) -> QuerySet[TransitionEvent]:

@@ -7,7 +7,6 @@ from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -23,18 +22,13 @@ from annotate.quality.drift import DRIFT_PEOPLE_PER_PAGE, DRIFT_WINDOW_WEEKS, dr
 from annotate.quality.drift import LABELS as DRIFT_LABELS
 from annotate.quality.drift import SERIES as DRIFT_SERIES
 from annotate.review import selectors as review_selectors
-from annotate.review.pages import page_context, project_of
-from curation import charts, selectors
+from annotate.review.pages import page_context
+from curation import charts
 from curation.batches import services as batch_flow
 from curation.errors import InvalidInput
 from curation.models import Project
 from curation.page_errors import form_problems, service_attempt
-from curation.states import Role
-
-
-def _require_manager_page(request: HttpRequest, project: Project) -> None:
-    if Role.MANAGER not in selectors.roles_of(user=request.user, project=project):
-        raise PermissionDenied("Only managers of this project see this page.")
+from curation.selectors import project_get
 
 
 def _day(request: HttpRequest, name: str) -> date | None:
@@ -52,8 +46,8 @@ def _period(request: HttpRequest) -> tuple[date | None, date | None]:
 @login_required
 def dashboard_page(request: HttpRequest, slug: str) -> HttpResponse:
     """The manager's dashboard: batch progress, throughput, people, time and pay, with CSV downloads."""
-    project = project_of(request, slug)
-    _require_manager_page(request, project)
+    project = project_get(user=request.user, slug=slug)
+    dashboard.require_manager(user=request.user, project=project)
     if request.method == "POST":
         pay = PaySettingsSerializer(data=request.POST)  # the API's input serializer
         if not pay.is_valid():
@@ -160,8 +154,8 @@ def _draft_cost_sections(figures: dict) -> dict:
 
 @login_required
 def dashboard_csv(request: HttpRequest, slug: str, table: str) -> HttpResponse:
-    project = project_of(request, slug)
-    _require_manager_page(request, project)
+    project = project_get(user=request.user, slug=slug)
+    dashboard.require_manager(user=request.user, project=project)
     start, end = _period(request)
     try:
         rows = dashboard.csv_rows(user=request.user, project=project, table=table, start=start, end=end)

@@ -17,6 +17,7 @@ from annotate.instances.filters import InstanceFilterSet
 from annotate.instances.selectors import instances_filtered
 from curation import selectors
 from curation.api_inputs import valid_input
+from curation.batches.services import batch_add_papers
 from curation.models import Instance
 from curation.pagination import BoundedLimitOffsetPagination
 from curation.serializers import InstanceSerializer, database_id_field
@@ -75,8 +76,8 @@ class PaperBatchApi(APIView):
     """Put every short context of the chosen papers, and their drafts, into a planned or open batch. Managers only."""
 
     class PaperBatchInputSerializer(serializers.Serializer):
-        batch = serializers.IntegerField()
-        papers = serializers.ListField(child=serializers.IntegerField(), allow_empty=False)
+        batch = serializers.IntegerField(source="batch_id")
+        papers = serializers.ListField(child=serializers.IntegerField(), allow_empty=False, source="paper_ids")
 
     class PaperBatchOutputSerializer(serializers.Serializer):
         contexts = serializers.IntegerField()
@@ -86,10 +87,5 @@ class PaperBatchApi(APIView):
     def post(self, request: Request, slug: str) -> Response:
         project = selectors.project_get(user=request.user, slug=slug)
         payload = valid_input(self.PaperBatchInputSerializer, request.data)
-        moved = instance_bulk.batch_add_papers(
-            project=project,
-            actor=request.user,
-            batch_id=payload["batch"],
-            paper_ids=payload["papers"],
-        )
+        moved = batch_add_papers(project=project, actor=request.user, **payload)
         return Response(self.PaperBatchOutputSerializer(moved).data)

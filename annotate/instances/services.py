@@ -1,5 +1,5 @@
-"""Actions on instances: discard and restore one, and the instance browser's bulk actions (discard many, batch whole
-papers; all or nothing; managers only).
+"""Actions on instances: discard and restore one, and the instance browser's bulk actions (discard many; all or
+nothing; managers only). Batching whole papers is a batch rule (`curation.batches.services.batch_add_papers`).
 
 Re-typing and assigning many are core services (`curation.services.instances.instances_retype`,
 `curation.services.assignments.instances_assign`); `instances_bulk` calls them for the browser's page and API.
@@ -10,9 +10,8 @@ from __future__ import annotations
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
-from curation.batches.services import batch_assign
 from curation.errors import InvalidInput, NotFound
-from curation.models import Batch, Context, Instance, Paper, Project
+from curation.models import Batch, Instance, Project
 from curation.services.assignments import instances_assign
 from curation.services.instances import instances_retype
 from curation.services.lifecycle import instance_transition
@@ -75,33 +74,6 @@ def instances_bulk(
             project=project, actor=actor, instance_ids=instance_ids, reasoning_type_id=reasoning_type
         )
     return instances_discard(project=project, actor=actor, instance_ids=instance_ids, reason=reason)
-
-
-@transaction.atomic
-def batch_add_papers(*, project: Project, actor: AbstractBaseUser, batch_id: int, paper_ids: list[int]) -> dict:
-    """Put every short context of the chosen papers, and their drafts, into a planned or open batch.
-
-    A paper without short contexts (it cites no table) is refused by name, and then nothing moves."""
-    require_role(user=actor, project=project, roles=(Role.MANAGER,), action="fill batches")
-    if not Batch.objects.filter(project=project, pk=batch_id).exists():
-        raise NotFound(f"No batch {batch_id} in this project.")
-    ids = sorted(set(paper_ids))
-    if not ids:
-        raise InvalidInput("Choose the papers to add.", detail={"field": "papers"})
-    papers = {p.pk: p for p in Paper.objects.filter(project=project, pk__in=ids)}
-    if len(papers) != len(ids):
-        raise NotFound("Some of these papers are not in this project.")
-    contexts = list(
-        Context.objects.filter(project=project, paper_id__in=ids, kind=Context.Kind.SHORT).values_list("pk", "paper_id")
-    )
-    empty = [papers[pk].title for pk in ids if pk not in {paper for _, paper in contexts}]
-    if empty:
-        raise InvalidInput(
-            f"These papers have no short contexts (no paragraph cites a table): {'; '.join(empty[:5])}.",
-            detail={"field": "papers"},
-        )
-    drafts = batch_assign(batch_id=batch_id, actor=actor, context_ids=[pk for pk, _ in contexts])
-    return {"contexts": len(contexts), "drafts": drafts}
 
 
 @transaction.atomic

@@ -8,7 +8,7 @@ from typing import Any
 from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -18,7 +18,9 @@ from django.utils.functional import cached_property
 from annotate.instances import services as instance_bulk
 from annotate.instances.selectors import PAPER_CHOICES, browse_choices, instances_filtered
 from curation import pagination, selectors
+from curation.batches.services import batch_add_papers
 from curation.page_errors import FORM_ERRORS
+from curation.services.projects import require_role
 from curation.states import Role
 
 PAGE_SIZE = 50
@@ -42,7 +44,7 @@ class CappedPaginator(Paginator):
 
 
 class IdListField(forms.Field):
-    """Several ids sent under one name (the checkboxes of the table rows)."""
+    """Several instance ids sent under one name (ticked checkboxes: the browser's rows, the exam's items)."""
 
     widget = forms.MultipleHiddenInput
 
@@ -119,8 +121,7 @@ def instance_browser(request: HttpRequest, slug: str) -> HttpResponse:
     paper_form = PaperBatchForm(choices=choices, auto_id="papers_%s")
     here = f"{reverse('instances', args=[project.slug])}?{request.GET.urlencode()}"
     if request.method == "POST":
-        if Role.MANAGER not in roles:
-            raise PermissionDenied("Only a manager of this project may change instances in bulk.")
+        require_role(user=request.user, project=project, roles=(Role.MANAGER,), action="change instances in bulk")
         is_papers = "add_papers" in request.POST
         form = (
             PaperBatchForm(request.POST, choices=choices, auto_id="papers_%s")
@@ -130,7 +131,7 @@ def instance_browser(request: HttpRequest, slug: str) -> HttpResponse:
         if form.is_valid():
             try:
                 if is_papers:
-                    moved = instance_bulk.batch_add_papers(
+                    moved = batch_add_papers(
                         project=project,
                         actor=request.user,
                         batch_id=form.cleaned_data["batch"],

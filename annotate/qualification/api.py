@@ -77,16 +77,14 @@ class AttemptSummaryOutput(serializers.ModelSerializer):
         return len(attempt.item_ids)
 
     def get_seconds_taken(self, attempt: QualificationAttempt) -> float | None:
-        if attempt.submitted_at is None:
-            return None
-        return round((attempt.submitted_at - attempt.started_at).total_seconds(), 1)
+        return None if attempt.seconds_taken is None else round(attempt.seconds_taken, 1)
 
 
 def attempt_detail(attempt: QualificationAttempt) -> dict[str, Any]:
     """An attempt with its items; results (gold answers) only once it is submitted."""
     data = dict(AttemptSummaryOutput(attempt).data)
     data["answers"] = attempt.answers or {}
-    data["items"] = ExamItemOutput(selectors.exam_items(attempt), many=True).data
+    data["items"] = ExamItemOutput(selectors.gold_items_shown(attempt.item_ids), many=True).data
     data["results"] = ItemResultOutput(attempt.results, many=True).data if attempt.submitted_at else None
     return data
 

@@ -60,6 +60,11 @@ class QualificationAttempt(models.Model):
     def __str__(self) -> str:
         return f"attempt of {self.user} ({self.score})"
 
+    @property
+    def seconds_taken(self) -> float | None:
+        """From start to hand-in, in seconds; None while the attempt is open."""
+        return (self.submitted_at - self.started_at).total_seconds() if self.submitted_at else None
+
 
 class Guidelines(models.Model):
     """A version of a project's annotation guidelines (Markdown)."""

@@ -34,11 +34,6 @@ def exam_pool_instance_ids(project: Project) -> QuerySet:
     return QualificationItem.objects.filter(settings__project=project).values("instance_id")
 
 
-def exam_items(attempt: QualificationAttempt) -> list[dict[str, Any]]:
-    """The attempt's items in order: question and context (paper title, paragraph(s), tables) — never gold fields."""
-    return gold_items_shown(attempt.item_ids)
-
-
 def gold_items_shown(item_ids: list[int]) -> list[dict[str, Any]]:
     """Gold instances as an exam shows them, in the given order: question and context
     only (EXAM_ITEM_FIELDS), never an answer, rationale or relevant table."""

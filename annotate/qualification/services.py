@@ -8,7 +8,6 @@ either by the candidate's late submit or automatically the next time anyone read
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping
 from datetime import datetime, timedelta
 from typing import Any
@@ -19,7 +18,7 @@ from django.utils import timezone
 
 from annotate.qualification.feedback import explain_mismatch
 from annotate.qualification.models import QualificationAttempt, QualificationItem, QualificationSettings
-from curation.errors import Conflict, InvalidInput, NotFound, NotPermitted
+from curation.errors import Conflict, InvalidInput, NotFound, NotPermitted, number_in_range
 from curation.models import Instance, Membership, Project
 from curation.selectors import instances_visible_to
 from curation.services.projects import require_role
@@ -96,11 +95,6 @@ def auto_pick(project: Project, size: int) -> list[Instance]:
     return picked + _round_robin(free, size - len(picked))
 
 
-def _check_range(name: str, value: float, low: float, high: float) -> None:
-    if isinstance(value, bool) or not isinstance(value, int | float) or math.isnan(value) or not low <= value <= high:
-        raise InvalidInput(f"{name} must be between {low:g} and {high:g}.", detail={"field": name})
-
-
 @transaction.atomic
 def qualification_configure(
     *,
@@ -122,17 +116,17 @@ def qualification_configure(
     require_role(user=actor, project=project, roles=(Role.MANAGER,), action="configure the qualification exam")
     exam, _ = QualificationSettings.objects.select_for_update().get_or_create(project=project)
     if threshold is not None:
-        _check_range("threshold", threshold, 0.01, 1.0)
+        number_in_range("threshold", threshold, 0.01, 1.0)
         exam.threshold = float(threshold)
     if size is not None:
-        _check_range("size", size, 1, MAX_EXAM_SIZE)
+        number_in_range("size", size, 1, MAX_EXAM_SIZE)
         exam.size = int(size)
     if time_limit_minutes is not UNSET:
         if time_limit_minutes is not None:
-            _check_range("time_limit_minutes", time_limit_minutes, 1, 24 * 60)
+            number_in_range("time_limit_minutes", time_limit_minutes, 1, 24 * 60)
         exam.time_limit_minutes = time_limit_minutes or None
     if retry_delay_hours is not None:
-        _check_range("retry_delay_hours", retry_delay_hours, 0, 24 * 365)
+        number_in_range("retry_delay_hours", retry_delay_hours, 0, 24 * 365)
         exam.retry_delay_hours = int(retry_delay_hours)
 
     if instance_ids is not None:
@@ -298,7 +292,7 @@ def clean_answers(attempt: QualificationAttempt, answers: Any) -> dict[str, dict
 
 
 def clean_answer(*, key: str, value: Any) -> dict[str, Any]:
-    """Validate one answer (`{"answer": [str], "rationale": str}` or a bare list); the exam and hidden gold use it."""
+    """Validate one answer of an attempt (`{"answer": [str], "rationale": str}` or a bare list)."""
     if isinstance(value, list):
         value = {"answer": value}
     if not isinstance(value, Mapping):

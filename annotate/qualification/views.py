@@ -14,6 +14,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
+from annotate.instances.views import IdListField
 from annotate.qualification import first_gold, selectors, services
 from annotate.qualification import guidelines as guidelines_services
 from annotate.rendering import render_markdown
@@ -24,18 +25,6 @@ from curation.page_errors import FORM_ERRORS
 from curation.selectors import project_get, roles_of
 from curation.services.projects import require_role
 from curation.states import Role, Status
-
-
-class IdListField(forms.Field):
-    """Every value of a repeated input (ticked checkboxes) as whole numbers."""
-
-    widget = forms.MultipleHiddenInput
-
-    def to_python(self, value: Any) -> list[int]:
-        try:
-            return [int(v) for v in value or []]
-        except (TypeError, ValueError) as exc:
-            raise forms.ValidationError("Item ids are whole numbers.") from exc
 
 
 class ExamSettingsForm(forms.Form):
@@ -147,7 +136,6 @@ def attempt_page(request: HttpRequest, pk: int) -> HttpResponse:
                 "correct": [r for r in results if r.get("em")],
                 "unscored": [r for r in results if r.get("em") is None],
                 "correct_count": sum(1 for r in results if r.get("em")),
-                "seconds_taken": (attempt.submitted_at - attempt.started_at).total_seconds(),
                 "retry_at": services.retry_at(project=project, user=attempt.user, exam=exam)
                 if not attempt.passed
                 else None,
@@ -156,7 +144,7 @@ def attempt_page(request: HttpRequest, pk: int) -> HttpResponse:
         return render(request, "annotate/qualification/results.html", context)
     if not is_own:
         return render(request, "annotate/qualification/in_progress.html", context)
-    items = selectors.exam_items(attempt)
+    items = selectors.gold_items_shown(attempt.item_ids)
     answers = attempt.answers or {}
     for item in items:
         saved = answers.get(str(item["instance_id"]), {})
@@ -218,10 +206,6 @@ def qualification_manage(request: HttpRequest, slug: str) -> HttpResponse:
     chosen = list(exam.item_links.values_list("instance_id", flat=True)) if exam.pk else []
     attempts = list(selectors.attempts_visible_to(user=request.user, project=project))
     services.attempts_close_expired(attempts=[a for a in attempts if a.submitted_at is None])
-    for attempt in attempts:
-        attempt.seconds_taken = (
-            (attempt.submitted_at - attempt.started_at).total_seconds() if attempt.submitted_at else None
-        )
     candidates = services.gold_candidates(project)
     context = {
         "project": project,
@@ -306,10 +290,6 @@ def guidelines_page(request: HttpRequest, slug: str) -> HttpResponse:
     roles = roles_of(user=request.user, project=project)
     is_manager = Role.MANAGER in roles
     draft_text = None
-    if request.method == "POST" and not is_manager:
-        return render(
-            request, "403.html", {"message": "Only a manager of this project may publish guidelines."}, status=403
-        )
     if request.method == "POST":
         try:
             published = guidelines_services.guidelines_publish(

@@ -12,11 +12,11 @@ from django.contrib.auth.models import AbstractBaseUser
 
 from annotate.qualification.models import Guidelines
 from annotate.quality.models import GoldProbe
-from curation.errors import NotPermitted
 from curation.models import Instance, Membership, Project, TransitionEvent
-from curation.selectors import roles_of
+from curation.services.projects import require_role
 from curation.states import Role, Status
 
+# What counts as a decision of each round (the dashboard's people figures count the same).
 ROUND1_DECISIONS = (Status.ROUND2_REVIEW, Status.CHANGES_REQUESTED)
 ROUND2_DECISIONS = (Status.VALIDATED, Status.IN_DISCUSSION)
 SERIES = ("round1_approval", "round2_flags", "gold_em")
@@ -117,8 +117,7 @@ def drift_window(
 
 def drift_of(*, user: AbstractBaseUser, project: Project) -> list[dict[str, Any]]:
     """Managers only: each annotator's weekly drift rows and guideline markers, by username."""
-    if Role.MANAGER not in roles_of(user=user, project=project):
-        raise NotPermitted("Only managers of this project see drift.")
+    require_role(user=user, project=project, roles=(Role.MANAGER,), action="see drift")
     return project_drift(project)
 
 

@@ -8,10 +8,9 @@ from django.contrib.auth.models import AbstractBaseUser
 
 from annotate.quality.models import GoldProbe, QualityDecision
 from annotate.quality.services import batches_without_gold, gold_figure, is_below_threshold, quality_settings_of
-from curation.errors import NotPermitted
 from curation.members.selectors import is_qualified_annotator
 from curation.models import Membership, Project
-from curation.selectors import roles_of
+from curation.services.projects import require_role
 from curation.states import Role
 
 
@@ -31,8 +30,7 @@ def pause_of(*, project: Project, user: AbstractBaseUser) -> QualityDecision | N
 def gold_figures(*, user: AbstractBaseUser, project: Project) -> dict[str, Any]:
     """Managers only: every annotator's running hidden-gold EM with its sample size and Wilson interval, whether it
     is below the project's threshold (the alert), whether they are paused, and the audit of decisions."""
-    if Role.MANAGER not in roles_of(user=user, project=project):
-        raise NotPermitted("Only managers of this project see hidden-gold figures.")
+    require_role(user=user, project=project, roles=(Role.MANAGER,), action="see hidden-gold figures")
     return project_gold_figures(project)
 
 

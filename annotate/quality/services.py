@@ -8,7 +8,6 @@ of which gold. The gold answer is read only in `probe_score`.
 from __future__ import annotations
 
 import functools
-import math
 import random
 from collections import Counter
 from typing import Any
@@ -23,7 +22,7 @@ from annotate.qualification.services import gold_candidates
 from annotate.quality.intervals import wilson_interval
 from annotate.quality.models import GoldProbe, QualityDecision, QualitySettings
 from curation.answer_types import SCALES
-from curation.errors import Conflict, InvalidInput
+from curation.errors import Conflict, InvalidInput, number_in_range
 from curation.models import Batch, Context, Instance, InstanceRevision, Membership, Project, TransitionEvent
 from curation.services.lifecycle import instances_create
 from curation.services.projects import require_role
@@ -40,14 +39,6 @@ def quality_settings_of(project: Project) -> QualitySettings:
     return QualitySettings.objects.filter(project=project).first() or QualitySettings(project=project)
 
 
-def _number(name: str, value: Any, low: float, high: float, *, whole: bool) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or math.isnan(value) or not low <= value <= high:
-        raise InvalidInput(f"{name} must be between {low:g} and {high:g}.", detail={"field": name})
-    if whole and int(value) != value:
-        raise InvalidInput(f"{name} must be a whole number.", detail={"field": name})
-    return value
-
-
 @transaction.atomic
 def quality_configure(
     *,
@@ -62,15 +53,15 @@ def quality_configure(
     require_role(user=actor, project=project, roles=(Role.MANAGER,), action="configure hidden gold")
     quality, _ = QualitySettings.objects.select_for_update().get_or_create(project=project)
     if gold_every is not None:
-        quality.gold_every = int(_number("gold_every", gold_every, 0, MAX_GOLD_EVERY, whole=True))
+        quality.gold_every = int(number_in_range("gold_every", gold_every, 0, MAX_GOLD_EVERY, whole=True))
         if quality.gold_every == 1:
             raise InvalidInput(
                 "gold_every of 1 would serve only gold; use 0 (off) or 2 and more.", detail={"field": "gold_every"}
             )
     if gold_threshold is not None:
-        quality.gold_threshold = float(_number("gold_threshold", gold_threshold, 0.0, 1.0, whole=False))
+        quality.gold_threshold = float(number_in_range("gold_threshold", gold_threshold, 0.0, 1.0))
     if gold_min_sample is not None:
-        quality.gold_min_sample = int(_number("gold_min_sample", gold_min_sample, 1, 10_000, whole=True))
+        quality.gold_min_sample = int(number_in_range("gold_min_sample", gold_min_sample, 1, 10_000, whole=True))
     if is_pause_on_fail is not None:
         quality.is_pause_on_fail = bool(is_pause_on_fail)
     quality.save()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import NamedTuple
 
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
@@ -11,6 +12,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotate.instances import services as instance_services
 from annotate.review import selectors as review_selectors
 from annotate.review import services as review
 from annotate.review.models import Discussion, DiscussionMessage, ReviewComment
@@ -21,6 +23,7 @@ from curation.api_inputs import valid_input
 from curation.errors import DomainError, NotFound, NotPermitted
 from curation.models import Instance
 from curation.serializers import InstanceSerializer
+from curation.services.instances import instance_revision_restore
 
 # --- Serializers ----------------------------------------------------------------------------------------------
 
@@ -169,15 +172,6 @@ class RevisionDiffSerializer(serializers.Serializer):
     diff = DiffRowSerializer(many=True)
 
 
-def _instance_body(instance) -> dict:
-    return InstanceSerializer(instance).data
-
-
-def _visible_instance(request: Request, pk: int):
-    """Existence is only revealed to those who may see the instance (others get 404)."""
-    return selectors.instance_shown(user=request.user, instance_id=pk)
-
-
 @contextmanager
 def _attempted(request: Request, pk: int) -> Iterator[None]:
     """For actions anyone in the project may attempt (claims, steps): the service decides, but an instance the person
@@ -209,7 +203,7 @@ class RoundNextApi(APIView):
         instance = self.take(project=project, user=request.user)
         if instance is None:
             return Response(status=status.HTTP_204_NO_CONTENT)
-        return Response(_instance_body(instance))
+        return Response(InstanceSerializer(instance).data)
 
 
 class RoundClaimApi(APIView):
@@ -221,29 +215,91 @@ class RoundClaimApi(APIView):
     def post(self, request: Request, pk: int) -> Response:
         with _attempted(request, pk):
             instance = self.claim(instance_id=pk, user=request.user)
-        return Response(_instance_body(instance))
+        return Response(InstanceSerializer(instance).data)
+
+
+class InstanceStep(NamedTuple):
+    """A version-checked step on one instance: its route under `instances/<pk>/`, its service and input serializer
+    (the history page posts the same), the operation's description, and the service's keyword for the actor (the
+    review rounds' services say `user`, those of the instance's lifecycle `actor`)."""
+
+    route: str
+    step: Callable[..., Instance]
+    description: str
+    input_serializer: type[serializers.Serializer] = VersionSerializer
+    actor_keyword: str = "user"
+
+
+# URL name → step, served by RoundVersionedStepApi (the URLconf makes one route of each).
+INSTANCE_STEPS = {
+    "api-review-release": InstanceStep(
+        "review/release/", review.review_release, "Give a held round-one review back to the pile."
+    ),
+    "api-review-approve": InstanceStep(
+        "review/approve/", review.review_approve, "Approve in round one: on to round two.", DecisionSerializer
+    ),
+    "api-review-request-changes": InstanceStep(
+        "review/request-changes/",
+        review.review_request_changes,
+        "Send back to the annotator with comments (on the instance or on fields).",
+        DecisionSerializer,
+    ),
+    "api-round2-confirm": InstanceStep(
+        "round2/confirm/", review.round2_confirm, "Confirm in round two: the instance is validated."
+    ),
+    "api-round2-release": InstanceStep(
+        "round2/release/",
+        review.round2_release,
+        "Give a held round-two review back; it waits for the next taker again.",
+    ),
+    "api-instance-discard": InstanceStep(
+        "discard/",
+        instance_services.instance_discard,
+        "A manager discards an instance (a state; nothing is deleted).",
+        DiscardSerializer,
+        "actor",
+    ),
+    "api-instance-restore": InstanceStep(
+        "restore/",
+        instance_services.instance_restore,
+        "A manager restores a discarded instance as a draft.",
+        RestoreSerializer,
+        "actor",
+    ),
+    "api-revision-restore": InstanceStep(
+        "revisions/restore/",
+        instance_revision_restore,
+        "Undo: restore an earlier revision as a new one (whoever may edit the instance now; 409 when "
+        "expected_version is stale).",
+        RevisionRestoreSerializer,
+        "actor",
+    ),
+}
 
 
 class RoundVersionedStepApi(APIView):
     """A step on one instance that needs the version its actor saw, plus what its input serializer asks for
-    (comments, a reason): round one's approve, request changes and give back, round two's confirm, a manager's
-    discard and restore. The URLconf gives each its service, input, actor keyword and documented description."""
+    (comments, a reason): round one's approve, request changes and give back, round two's confirm and give back, a
+    manager's discard and restore, restoring a revision. The URLconf gives each its `InstanceStep`."""
 
-    step: Callable[..., Instance] | None = None  # the service, given by the URLconf
-    input_serializer: type[serializers.Serializer] = VersionSerializer
-    actor_keyword = "user"  # the services of the review rounds say `user`; those of the instance's lifecycle `actor`
-    description = ""  # the operation's description in the schema (AutoSchema reads it)
+    instance_step: InstanceStep | None = None  # given by the URLconf
+
+    @property
+    def description(self) -> str:
+        """The operation's description in the schema (AutoSchema reads it)."""
+        return self.instance_step.description
 
     def get_serializer(self, *args: object, **kwargs: object) -> serializers.Serializer:
         """The input serializer: the schema documents the request body from it."""
-        return self.input_serializer(*args, **kwargs)
+        return self.instance_step.input_serializer(*args, **kwargs)
 
     @extend_schema(responses=InstanceSerializer)
     def post(self, request: Request, pk: int) -> Response:
-        fields = valid_input(self.input_serializer, request.data)
+        step = self.instance_step
+        fields = valid_input(step.input_serializer, request.data)
         with _attempted(request, pk):
-            instance = self.step(instance_id=pk, **{self.actor_keyword: request.user}, **fields)
-        return Response(_instance_body(instance))
+            instance = step.step(instance_id=pk, **{step.actor_keyword: request.user}, **fields)
+        return Response(InstanceSerializer(instance).data)
 
 
 # --- Round one ------------------------------------------------------------------------------------------------
@@ -271,7 +327,7 @@ class ReviewPingApi(APIView):
     @extend_schema(request=PingSerializer, responses={200: None})
     def post(self, request: Request, pk: int) -> Response:
         """A review page is in use: count active time (and renew a round-one lease)."""
-        instance = _visible_instance(request, pk)
+        instance = selectors.instance_shown(user=request.user, instance_id=pk)
         activity = valid_input(PingSerializer, request.data)["activity"]
         involved = {
             "review1": instance.round1_verifier_id,
@@ -325,7 +381,7 @@ class InstanceCommentsApi(APIView):
 
     @extend_schema(responses=CommentSerializer(many=True))
     def get(self, request: Request, pk: int) -> Response:
-        instance = _visible_instance(request, pk)
+        instance = selectors.instance_shown(user=request.user, instance_id=pk)
         return Response(CommentSerializer(review_selectors.comments_of(instance), many=True).data)
 
 
@@ -337,7 +393,7 @@ class CommentResolveApi(APIView):
         comment = ReviewComment.objects.filter(pk=pk).first()
         if comment is None:
             raise NotFound(f"No comment {pk}.")
-        _visible_instance(request, comment.instance_id)
+        selectors.instance_shown(user=request.user, instance_id=comment.instance_id)  # else 404
         return Response(CommentSerializer(review.comment_resolve(comment_id=pk, user=request.user)).data)
 
 

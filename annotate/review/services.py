@@ -26,6 +26,7 @@ from curation.members.selectors import is_qualified_annotator
 from curation.models import Instance, Project, TransitionEvent
 from curation.services.instances import instance_edit
 from curation.services.lifecycle import instance_transition, set_aside_since
+from curation.services.projects import require_role
 from curation.states import Role, Status
 from curation.visibility import roles_in
 
@@ -44,10 +45,6 @@ def _instance(instance_id: int) -> Instance:
     if instance is None:
         raise NotFound(f"Instance {instance_id} does not exist.")
     return instance
-
-
-def _has_role(user: AbstractBaseUser, project_id: int, *roles: str) -> bool:
-    return bool(roles_in(user=user, project_id=project_id) & {str(role) for role in roles})
 
 
 def _clean_comments(comments: Iterable[dict[str, Any]] | None) -> list[dict[str, str]]:
@@ -88,8 +85,7 @@ def _comments_add(
 
 def require_verifier(*, project: Project, user: AbstractBaseUser) -> None:
     """Refuse anyone but a verifier of the project."""
-    if not _has_role(user, project.pk, Role.VERIFIER):
-        raise NotPermitted("Only verifiers of this project have a review queue.")
+    require_role(user=user, project=project, roles=(Role.VERIFIER,), action="review in round one")
 
 
 def review_candidates(*, project: Project, user: AbstractBaseUser):
@@ -368,7 +364,7 @@ def discussion_participant(*, discussion: Discussion, user: AbstractBaseUser) ->
     """Who takes part in a thread: the second annotator, the round-one verifier, and the project's managers."""
     if user.pk in (discussion.opened_by_id, discussion.verifier_id):
         return True
-    return _has_role(user, discussion.instance.project_id, Role.MANAGER)
+    return Role.MANAGER in roles_in(user=user, project_id=discussion.instance.project_id)
 
 
 def _discussion(discussion_id: int) -> Discussion:
@@ -620,10 +616,9 @@ def comment_resolve(*, comment_id: int, user: AbstractBaseUser) -> ReviewComment
     comment = ReviewComment.objects.select_related("instance").filter(pk=comment_id).first()
     if comment is None:
         raise NotFound(f"Comment {comment_id} does not exist.")
-    allowed = user.pk in (comment.author_id, comment.instance.author_id) or _has_role(
-        user, comment.instance.project_id, Role.MANAGER
-    )
-    if not allowed:
+    if user.pk not in (comment.author_id, comment.instance.author_id) and Role.MANAGER not in roles_in(
+        user=user, project_id=comment.instance.project_id
+    ):
         raise NotPermitted("Only the commenter, the instance's annotator or a manager may resolve this comment.")
     ReviewComment.objects.filter(pk=comment_id, is_resolved=False).update(
         is_resolved=True, resolved_by=user, resolved_at=timezone.now()

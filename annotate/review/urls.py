@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 from django.urls import path
+from django.views.generic import RedirectView
 
-from annotate.instances import services as instance_services
 from annotate.review import api as api_review
 from annotate.review import services as review
 from annotate.review import views as views_review
-from curation.services.instances import instance_revision_restore
 
 page_patterns = [
     path("p/<slug:slug>/review/", views_review.review_home, name="review-home"),
@@ -16,7 +15,7 @@ page_patterns = [
     path("p/<slug:slug>/review/<int:pk>/", views_review.round_page, {"stage": views_review.ROUND_ONE}, name="review"),
     path("p/<slug:slug>/review/<int:pk>/claim/", views_review.review_claim, name="review-claim"),
     path("p/<slug:slug>/review/<int:pk>/decide/", views_review.review_decide, name="review-decide"),
-    path("p/<slug:slug>/round2/", views_review.round2_home, name="round2-home"),
+    path("p/<slug:slug>/round2/", RedirectView.as_view(pattern_name="review-home"), name="round2-home"),
     path("p/<slug:slug>/round2/next/", views_review.round_next, {"stage": views_review.ROUND_TWO}, name="round2-next"),
     path("p/<slug:slug>/round2/<int:pk>/", views_review.round_page, {"stage": views_review.ROUND_TWO}, name="round2"),
     path("p/<slug:slug>/round2/<int:pk>/decide/", views_review.round2_decide, name="round2-decide"),
@@ -44,6 +43,12 @@ page_patterns = [
 ]
 
 api_patterns = [
+    *(
+        path(
+            f"instances/<int:pk>/{step.route}", api_review.RoundVersionedStepApi.as_view(instance_step=step), name=name
+        )
+        for name, step in api_review.INSTANCE_STEPS.items()
+    ),
     path("projects/<slug:slug>/review/queue/", api_review.ReviewQueueApi.as_view(), name="api-review-queue"),
     path(
         "projects/<slug:slug>/review/next/",
@@ -54,31 +59,6 @@ api_patterns = [
         "instances/<int:pk>/review/claim/",
         api_review.RoundClaimApi.as_view(claim=review.review_claim),
         name="api-review-claim",
-    ),
-    path(
-        "instances/<int:pk>/review/release/",
-        api_review.RoundVersionedStepApi.as_view(
-            step=review.review_release, description="Give a held round-one review back to the pile."
-        ),
-        name="api-review-release",
-    ),
-    path(
-        "instances/<int:pk>/review/approve/",
-        api_review.RoundVersionedStepApi.as_view(
-            step=review.review_approve,
-            input_serializer=api_review.DecisionSerializer,
-            description="Approve in round one: on to round two.",
-        ),
-        name="api-review-approve",
-    ),
-    path(
-        "instances/<int:pk>/review/request-changes/",
-        api_review.RoundVersionedStepApi.as_view(
-            step=review.review_request_changes,
-            input_serializer=api_review.DecisionSerializer,
-            description="Send back to the annotator with comments (on the instance or on fields).",
-        ),
-        name="api-review-request-changes",
     ),
     path("instances/<int:pk>/review/ping/", api_review.ReviewPingApi.as_view(), name="api-review-ping"),
     path("projects/<slug:slug>/round2/queue/", api_review.Round2QueueApi.as_view(), name="api-round2-queue"),
@@ -91,13 +71,6 @@ api_patterns = [
         "instances/<int:pk>/round2/claim/",
         api_review.RoundClaimApi.as_view(claim=review.round2_claim),
         name="api-round2-claim",
-    ),
-    path(
-        "instances/<int:pk>/round2/confirm/",
-        api_review.RoundVersionedStepApi.as_view(
-            step=review.round2_confirm, description="Confirm in round two: the instance is validated."
-        ),
-        name="api-round2-confirm",
     ),
     path("instances/<int:pk>/round2/flag/", api_review.Round2FlagApi.as_view(), name="api-round2-flag"),
     path("instances/<int:pk>/comments/", api_review.InstanceCommentsApi.as_view(), name="api-instance-comments"),
@@ -118,43 +91,4 @@ api_patterns = [
     ),
     path("projects/<slug:slug>/discussions/next/", api_review.DiscussionNextApi.as_view(), name="api-discussions-next"),
     path("instances/<int:pk>/revisions/diff/", api_review.RevisionDiffApi.as_view(), name="api-revision-diff"),
-    path(
-        "instances/<int:pk>/discard/",
-        api_review.RoundVersionedStepApi.as_view(
-            step=instance_services.instance_discard,
-            input_serializer=api_review.DiscardSerializer,
-            actor_keyword="actor",
-            description="A manager discards an instance (a state; nothing is deleted).",
-        ),
-        name="api-instance-discard",
-    ),
-    path(
-        "instances/<int:pk>/restore/",
-        api_review.RoundVersionedStepApi.as_view(
-            step=instance_services.instance_restore,
-            input_serializer=api_review.RestoreSerializer,
-            actor_keyword="actor",
-            description="A manager restores a discarded instance as a draft.",
-        ),
-        name="api-instance-restore",
-    ),
-    path(
-        "instances/<int:pk>/revisions/restore/",
-        api_review.RoundVersionedStepApi.as_view(
-            step=instance_revision_restore,
-            input_serializer=api_review.RevisionRestoreSerializer,
-            actor_keyword="actor",
-            description="Undo: restore an earlier revision as a new one (whoever may edit the instance now; 409 when "
-            "expected_version is stale).",
-        ),
-        name="api-revision-restore",
-    ),
-    path(
-        "instances/<int:pk>/round2/release/",
-        api_review.RoundVersionedStepApi.as_view(
-            step=review.round2_release,
-            description="Give a held round-two review back; it waits for the next taker again.",
-        ),
-        name="api-round2-release",
-    ),
 ]

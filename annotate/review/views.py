@@ -15,16 +15,15 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from annotate.agreement.selectors import awaiting_second_count
-from annotate.instances import services as instance_services
 from annotate.review import selectors as review_selectors
 from annotate.review import services as review
-from annotate.review.api import DiscardSerializer, ReplySerializer, RestoreSerializer, RevisionRestoreSerializer
+from annotate.review.api import INSTANCE_STEPS, ReplySerializer
 from annotate.review.models import Discussion, ReviewComment
-from annotate.review.pages import page_context, project_of
+from annotate.review.pages import page_context
 from curation.answer_types import ANSWER_TYPE_LABELS, SCALE_FORM_CHOICES, scale_for_form, scale_of_form
 from curation.models import Instance, Project
 from curation.page_errors import form_problems, service_attempt
-from curation.services.instances import instance_revision_restore
+from curation.selectors import project_get
 from curation.states import Role
 
 COMMENT_FIELDS = [(value or "instance", label) for value, label in ReviewComment.Field.choices]
@@ -145,7 +144,7 @@ def _review_context(request: HttpRequest, project: Project, pk: int) -> dict[str
 
 @login_required
 def review_home(request: HttpRequest, slug: str) -> HttpResponse:
-    project = project_of(request, slug)
+    project = project_get(user=request.user, slug=slug)
     context = page_context(request, project)
     roles = context["roles"]
     if Role.VERIFIER in roles:
@@ -164,7 +163,7 @@ def review_home(request: HttpRequest, slug: str) -> HttpResponse:
 @require_POST
 def round_next(request: HttpRequest, slug: str, *, stage: Stage) -> HttpResponse:
     """Take the round's next review and open it; back to the review home when nothing waits."""
-    project = project_of(request, slug)
+    project = project_get(user=request.user, slug=slug)
     instance = service_attempt(request, lambda: stage.take_next(project=project, user=request.user))
     if instance is True:
         messages.info(request, stage.nothing_waits)
@@ -175,7 +174,7 @@ def round_next(request: HttpRequest, slug: str, *, stage: Stage) -> HttpResponse
 
 @login_required
 def round_page(request: HttpRequest, slug: str, pk: int, *, stage: Stage) -> HttpResponse:
-    project = project_of(request, slug)
+    project = project_get(user=request.user, slug=slug)
     context = {**_review_context(request, project, pk), "shortcuts": stage.shortcuts}
     return render(request, stage.template, context)
 
@@ -183,7 +182,7 @@ def round_page(request: HttpRequest, slug: str, pk: int, *, stage: Stage) -> Htt
 @login_required
 @require_POST
 def review_claim(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
-    project_of(request, slug)
+    project_get(user=request.user, slug=slug)
     service_attempt(request, lambda: review.review_claim(instance_id=pk, user=request.user))
     return redirect("review", slug=slug, pk=pk)
 
@@ -192,7 +191,7 @@ def review_claim(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
 @require_POST
 def review_decide(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     """Approve, request changes or release; then the next review when asked to."""
-    project_of(request, slug)
+    project_get(user=request.user, slug=slug)
     form = DecisionForm(request.POST, actions=("approve", "request_changes", "release"))
     if not form.is_valid():
         messages.error(request, form_problems(form))
@@ -230,14 +229,9 @@ def _decided(request: HttpRequest, slug: str, pk: int, form: DecisionForm, step:
 
 
 @login_required
-def round2_home(request: HttpRequest, slug: str) -> HttpResponse:
-    return redirect("review-home", slug=slug)
-
-
-@login_required
 @require_POST
 def round2_decide(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
-    project_of(request, slug)
+    project_get(user=request.user, slug=slug)
     form = DecisionForm(request.POST, actions=("confirm", "flag", "release"))
     if not form.is_valid():
         messages.error(request, form_problems(form))
@@ -258,7 +252,7 @@ def round2_decide(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
 
 @login_required
 def discussion_list(request: HttpRequest, slug: str) -> HttpResponse:
-    project = project_of(request, slug)
+    project = project_get(user=request.user, slug=slug)
     threads = review_selectors.discussions_visible_to(request.user, project).prefetch_related("messages")
     return render(
         request,
@@ -269,7 +263,7 @@ def discussion_list(request: HttpRequest, slug: str) -> HttpResponse:
 
 @login_required
 def discussion_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
-    project = project_of(request, slug)
+    project = project_get(user=request.user, slug=slug)
     data = review_selectors.discussion_data(user=request.user, discussion_id=pk)
     if data["instance"].project_id != project.pk:
         raise Http404("No such discussion in this project.")
@@ -286,7 +280,7 @@ def discussion_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
 @login_required
 @require_POST
 def discussion_reply(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
-    project_of(request, slug)
+    project_get(user=request.user, slug=slug)
     data = ReplySerializer(data=request.POST)  # the API's input serializer
     if not data.is_valid():
         messages.error(request, form_problems(data))
@@ -302,7 +296,7 @@ def discussion_reply(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
 @login_required
 @require_POST
 def discussion_resolve(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
-    project_of(request, slug)
+    project_get(user=request.user, slug=slug)
     form = ResolveForm(request.POST)
     if not form.is_valid():
         messages.error(request, form_problems(form))
@@ -319,7 +313,7 @@ def discussion_resolve(request: HttpRequest, slug: str, pk: int) -> HttpResponse
 @require_POST
 def discussion_hand(request: HttpRequest, slug: str, pk: int, *, step: Callable[..., Discussion]) -> HttpResponse:
     """Give a discussion back, or take a given-back one."""
-    project_of(request, slug)
+    project_get(user=request.user, slug=slug)
     done = service_attempt(request, lambda: step(discussion_id=pk, user=request.user))
     if done and step is review.discussion_give_back:
         messages.success(request, "Given back: it waits for a verifier, and Next discussion serves it.")
@@ -331,7 +325,7 @@ def discussion_hand(request: HttpRequest, slug: str, pk: int, *, step: Callable[
 @require_POST
 def discussion_next(request: HttpRequest, slug: str) -> HttpResponse:
     """Open the verifier's next discussion (held, else the oldest given back); back to the list when none."""
-    project = project_of(request, slug)
+    project = project_get(user=request.user, slug=slug)
     discussion = service_attempt(request, lambda: review.discussion_next(project=project, user=request.user))
     if isinstance(discussion, Discussion):
         return redirect("discussion", slug=slug, pk=discussion.pk)
@@ -345,7 +339,7 @@ def discussion_next(request: HttpRequest, slug: str) -> HttpResponse:
 
 @login_required
 def history_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
-    project = project_of(request, slug)
+    project = project_get(user=request.user, slug=slug)
 
     def number(name: str) -> int | None:
         value = request.GET.get(name, "")
@@ -359,17 +353,12 @@ def history_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     return render(request, "annotate/review/history.html", {**page_context(request, project), **data})
 
 
-# The steps of an instance's history page: the API's input serializer, the service, what the page says once done
-# (formatted with the pk and the form's values).
+# The steps of an instance's history page: the API's step (its input serializer and service), and what the page says
+# once done (formatted with the pk and the form's values). Restoring a revision is the undo (version-checked).
 HISTORY_STEPS = {
-    "discard": (DiscardSerializer, instance_services.instance_discard, "#{pk} discarded (it can be restored)."),
-    "restore": (RestoreSerializer, instance_services.instance_restore, "#{pk} restored as a draft."),
-    # Undo: restore a revision as a new one (version-checked; a stale page is told).
-    "restore-revision": (
-        RevisionRestoreSerializer,
-        instance_revision_restore,
-        "Revision {revision} restored as a new revision.",
-    ),
+    "discard": (INSTANCE_STEPS["api-instance-discard"], "#{pk} discarded (it can be restored)."),
+    "restore": (INSTANCE_STEPS["api-instance-restore"], "#{pk} restored as a draft."),
+    "restore-revision": (INSTANCE_STEPS["api-revision-restore"], "Revision {revision} restored as a new revision."),
 }
 
 
@@ -378,15 +367,15 @@ HISTORY_STEPS = {
 def history_step(request: HttpRequest, slug: str, pk: int, *, step: str) -> HttpResponse:
     """A step from an instance's history page (discard, restore, restore a revision): the API's input serializer
     checks the form, the service decides, and the page says what happened."""
-    project_of(request, slug)
-    serializer, service, done = HISTORY_STEPS[step]
-    data = serializer(data=request.POST)
+    project_get(user=request.user, slug=slug)
+    api_step, done = HISTORY_STEPS[step]
+    data = api_step.input_serializer(data=request.POST)
     if not data.is_valid():
         messages.error(request, form_problems(data))
         return redirect("review-history", slug=slug, pk=pk)
     values = data.validated_data
     service_attempt(
-        request, lambda: service(instance_id=pk, actor=request.user, **values), done.format(pk=pk, **values)
+        request, lambda: api_step.step(instance_id=pk, actor=request.user, **values), done.format(pk=pk, **values)
     )
     return redirect("review-history", slug=slug, pk=pk)
 

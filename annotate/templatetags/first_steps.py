@@ -11,6 +11,7 @@ from annotate.dashboard.checklist import first_release_steps
 from annotate.qualification.vouching import standing_vouches
 from curation.models import Membership
 from curation.states import Role
+from curation.visibility import QUALIFIED
 
 register = template.Library()
 
@@ -30,7 +31,8 @@ def vouches(context: template.Context, project: Any, editable: bool = True) -> d
         "project": project,
         "vouches": list(standing_vouches(project=project)),
         "unqualified": list(
-            Membership.objects.filter(project=project, role=Role.ANNOTATOR, is_qualified=False)
+            Membership.objects.filter(project=project, role=Role.ANNOTATOR)
+            .exclude(QUALIFIED)
             .select_related("user")
             .order_by("user__username")
         )

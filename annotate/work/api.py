@@ -18,6 +18,7 @@ from curation.api_inputs import valid_input
 from curation.errors import InvalidInput
 from curation.models import Instance
 from curation.serializers import InstanceSerializer, ParagraphSerializer, TableSerializer
+from curation.toolkit.answer_form import answer_form
 
 
 class QueueCountsSerializer(serializers.Serializer):
@@ -133,7 +134,7 @@ def _save_result(instance) -> dict:
     return {
         "instance": _shown(instance),
         "problems": workspace.submission_problems(instance),
-        "suggested_form": workspace.suggested_answer_form(instance.answer),
+        "suggested_form": answer_form(instance.answer),
         **_suggestion_fields(suggested),
     }
 

@@ -12,13 +12,13 @@ from annotate.diffing import answer_text, word_diff
 from annotate.work.workspace import (
     marked_tables,
     submission_problems,
-    suggested_answer_form,
     suggested_answer_kind,
 )
 from curation.answer_types import ANSWER_TYPE_LABELS, SCALE_FORM_CHOICES, scale_for_form
 from curation.errors import InvalidInput, NotFound, NotPermitted
 from curation.models import Context, Instance, Paragraph, Project, ReasoningType, Table
 from curation.states import Status
+from curation.toolkit.answer_form import answer_form
 
 
 def _held(instance: Instance | None, *, user: AbstractBaseUser, instance_id: int) -> Instance:
@@ -41,11 +41,6 @@ def held_instance(*, user: AbstractBaseUser, instance_id: int) -> Instance:
     return _held(instance, user=user, instance_id=instance_id)
 
 
-def held_item(*, user: AbstractBaseUser, instance_id: int) -> Instance:
-    """What the annotator holds as #instance_id."""
-    return held_instance(user=user, instance_id=instance_id)
-
-
 def draft_diffs(instance: Instance) -> dict[str, list[tuple[str, str]]]:
     """Word-level diffs of question, rationale and answer between the draft and the current text."""
     draft = instance.draft or {}
@@ -56,24 +51,22 @@ def draft_diffs(instance: Instance) -> dict[str, list[tuple[str, str]]]:
     }
 
 
-def instance_context(instance: Instance, *, whole_paper: bool = True) -> dict[str, Any]:
-    """The instance's context as the workspace shows it: its paragraph(s) and tables, and (`whole_paper`) every
-    paragraph of the paper; without it, a short context reads only its own paragraph and tables, and the paper's
-    paragraph count (the rest comes page by page: `paper_paragraphs_page`).
+def instance_context(instance: Instance) -> dict[str, Any]:
+    """The instance's context as the review pages show it: every paragraph and table of its paper, and which of them
+    are the context's own (a short context's paragraph and tables; a long context is the whole paper).
 
     A fixed number of queries whatever the paper's size (mentions are prefetched with the table numbers).
     """
     context = instance.context
     paper = context.paper if context else None
-    tables: list[Table] = []
-    paragraphs: list[Paragraph] = []
-    own_only = not whole_paper and context is not None and context.kind == "short"
-    if paper is not None:
-        tables = list(context.tables.all()) if own_only else list(paper.tables.all())
-        read = Paragraph.objects.filter(pk=context.paragraph_id) if own_only else paper.paragraphs.all()
-        paragraphs = list(
-            read.prefetch_related(Prefetch("mentioned_tables", queryset=Table.objects.only("id", "number")))
+    tables: list[Table] = list(paper.tables.all()) if paper else []
+    paragraphs: list[Paragraph] = (
+        list(
+            paper.paragraphs.prefetch_related(Prefetch("mentioned_tables", queryset=Table.objects.only("id", "number")))
         )
+        if paper
+        else []
+    )
     marked = marked_tables(instance)
     if context is not None and context.kind == "short":
         table_ids = set(context.tables.values_list("id", flat=True))
@@ -87,7 +80,6 @@ def instance_context(instance: Instance, *, whole_paper: bool = True) -> dict[st
         "context_tables": [t for t in tables if t.pk in table_ids],
         "context_paragraphs": [p for p in paragraphs if p.pk in paragraph_ids],
         "all_paragraphs": paragraphs,
-        "paper_paragraph_count": paper.paragraphs.count() if own_only else len(paragraphs),
         "relevant_ids": marked["relevant"],
         "excluded_table_ids": marked["excluded"],
         "excluded_paragraph_ids": set(instance.excluded_paragraphs.values_list("id", flat=True)),
@@ -101,7 +93,7 @@ PAPER_PAGE_SIZE = 100
 def paper_paragraphs_page(*, user: AbstractBaseUser, instance_id: int, page: int) -> dict[str, Any]:
     """One page of the paragraphs of a held instance's paper, in order (for its holder); a page past the end is
     refused, naming how many there are."""
-    instance = held_item(user=user, instance_id=instance_id)
+    instance = held_instance(user=user, instance_id=instance_id)
     paper_id = instance.context.paper_id if instance.context else None
     paragraphs = Paragraph.objects.filter(paper_id=paper_id).order_by("order", "pk")
     count = paragraphs.count()
@@ -142,14 +134,14 @@ def _name_people(instance: Instance, holder: AbstractBaseUser) -> None:
 
 
 def workspace_read(*, user: AbstractBaseUser, instance_id: int, whole_paper: bool) -> dict[str, Any]:
-    """What the workspace shows of a held instance (`instance_context`'s keys but `paper`, the suggested answer
-    kind and form, and what keeps it from being submitted), each kind of row read once, in a fixed number of
-    queries whatever the paper's size: the instance with its joins (and, without `whole_paper`, the paper's
-    paragraph count as a subquery); the usernames of the people it names besides its holder, if any; its marks
-    (relevant tables, excluded tables, excluded paragraphs: ids); the shown tables; the shown paragraphs' mentions;
-    the paragraphs that mention the suggestion's tables (`answer_kind_evidence`); with `whole_paper` or a long
-    context also the paper's paragraphs, and for a short context in the whole paper its tables' ids. The suggestion
-    reads its tables from those shown (a table it needs that is not shown is read apart)."""
+    """What the workspace shows of a held instance (`instance_context`'s keys but `paper`; the paper's paragraph
+    count, the suggested answer kind and form, and what keeps it from being submitted), each kind of row read once,
+    in a fixed number of queries whatever the paper's size: the instance with its joins (and, without `whole_paper`,
+    the paper's paragraph count as a subquery); the usernames of the people it names besides its holder, if any;
+    its marks (relevant tables, excluded tables, excluded paragraphs: ids); the shown tables; the shown paragraphs'
+    mentions; the paragraphs that mention the suggestion's tables (`answer_kind_evidence`); with `whole_paper` or a
+    long context also the paper's paragraphs, and for a short context in the whole paper its tables' ids. The
+    suggestion reads its tables from those shown (a table it needs that is not shown is read apart)."""
     # The whole paper's paragraphs are read apart, so the context's own is joined only when it is all that shows.
     instances = Instance.objects.visible_to(user).select_related(
         *WORKSPACE_JOINS, "context__paper" if whole_paper else "context__paragraph"
@@ -210,7 +202,7 @@ def workspace_read(*, user: AbstractBaseUser, instance_id: int, whole_paper: boo
         "relevant_ids": marked["relevant"],
         "excluded_table_ids": marked["excluded"],
         "excluded_paragraph_ids": {p.pk for p in instance.excluded_paragraphs.all()},
-        "suggested_form": suggested_answer_form(instance.answer),
+        "suggested_form": answer_form(instance.answer),  # SciTaT's short-form rule; "" while empty
         "suggested": suggested_answer_kind(instance, _suggestion_tables(instance, tables, context_table_ids)),
         "problems": submission_problems(instance, marked),
     }

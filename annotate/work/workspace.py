@@ -17,15 +17,9 @@ from curation.models import Instance, Table, TransitionEvent
 from curation.services.instances import answer_kind_evidence, instance_edit
 from curation.services.lifecycle import instance_transition
 from curation.states import Status
-from curation.toolkit.answer_form import answer_form
 
 # A ping adds the time since the previous one only when that gap is short: a tab left open is not work.
 MAX_PING_GAP = timedelta(seconds=90)
-
-
-def suggested_answer_form(answer: list[str]) -> str:
-    """SciTaT's short-form rule (curation.toolkit.answer_form.answer_form); '' while the answer is empty."""
-    return answer_form(answer)
 
 
 def suggested_answer_kind(instance: Instance, tables: list[Table] | None = None) -> dict[str, str]:

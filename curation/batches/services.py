@@ -14,7 +14,7 @@ from django.db.models import Count, Max, Q
 from django.utils import timezone
 
 from curation.errors import Conflict, InvalidInput, NotFound
-from curation.models import Batch, Context, Instance, Project
+from curation.models import Batch, Context, Instance, Paper, Project
 from curation.services.projects import require_role
 from curation.states import Role, Status
 from curation.webhooks.services import webhook_emit
@@ -194,6 +194,33 @@ def batch_assign(
     if Instance.objects.filter(pk__in=instance_ids).exclude(project=batch.project).exists():
         raise InvalidInput("Some instances are not in this project.")
     return selected.filter(status=Status.DRAFTED).update(batch=batch)
+
+
+@transaction.atomic
+def batch_add_papers(*, project: Project, actor: AbstractBaseUser, batch_id: int, paper_ids: list[int]) -> dict:
+    """Put every short context of the chosen papers, and their drafts, into a planned or open batch.
+
+    A paper without short contexts (it cites no table) is refused by name, and then nothing moves."""
+    require_role(user=actor, project=project, roles=(Role.MANAGER,), action="fill batches")
+    if not Batch.objects.filter(project=project, pk=batch_id).exists():
+        raise NotFound(f"No batch {batch_id} in this project.")
+    ids = sorted(set(paper_ids))
+    if not ids:
+        raise InvalidInput("Choose the papers to add.", detail={"field": "papers"})
+    papers = {p.pk: p for p in Paper.objects.filter(project=project, pk__in=ids)}
+    if len(papers) != len(ids):
+        raise NotFound("Some of these papers are not in this project.")
+    contexts = list(
+        Context.objects.filter(project=project, paper_id__in=ids, kind=Context.Kind.SHORT).values_list("pk", "paper_id")
+    )
+    empty = [papers[pk].title for pk in ids if pk not in {paper for _, paper in contexts}]
+    if empty:
+        raise InvalidInput(
+            f"These papers have no short contexts (no paragraph cites a table): {'; '.join(empty[:5])}.",
+            detail={"field": "papers"},
+        )
+    drafts = batch_assign(batch_id=batch_id, actor=actor, context_ids=[pk for pk, _ in contexts])
+    return {"contexts": len(contexts), "drafts": drafts}
 
 
 def sample_per_paper(contexts: Iterable[tuple[int, int]], *, per_paper: int | None, seed: int) -> list[int]:

@@ -100,7 +100,7 @@ def test_an_annotator_opening_the_dashboard_sees_a_plain_not_allowed_page(person
     response = logged_in("annotator").get("/p/test-project/dashboard/")
     assert response.status_code == 403
     html = response.content.decode()
-    assert "403 · You may not do that" in html and "Only managers of this project see this page." in html
+    assert "403 · You may not do that" in html and "Only a manager of this project may see its dashboard." in html
     assert "URLconf" not in html and "Traceback" not in html
 
 

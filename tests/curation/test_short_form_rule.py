@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from annotate.work.workspace import suggested_answer_form
 from curation.datasets.formats import parse_dataset
 from curation.toolkit import answer_form as short_form
 from scoring.metrics import scitat
@@ -55,13 +54,13 @@ def test_every_caller_agrees_on_the_short_form_rule(items, form):
     assert short_form.is_short_form(items) is is_short
     assert scitat.score_question("q1", items, "Answer: x").short_form is is_short
     assert results.is_short_form({"answer": items}) is is_short
-    assert suggested_answer_form(items) == form
+    assert short_form.answer_form(items) == form  # the workspace's suggestion
     assert _scitat_import_form(items) == form
     assert _tatqa_import_form(items) == form
 
 
 def test_an_empty_answer_gets_no_suggestion_but_a_curated_form_wins_in_scoring():
-    assert suggested_answer_form([]) == "" and suggested_answer_form(["  "]) == ""
+    assert short_form.answer_form([]) == "" and short_form.answer_form(["  "]) == ""
     assert results.is_short_form({"answer": ["a b c d e f"], "answer_form": "short"}) is True
 
 

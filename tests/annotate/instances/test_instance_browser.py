@@ -9,8 +9,8 @@ from django.db import connection
 from rest_framework.test import APIClient
 
 from annotate.instances.selectors import instances_filtered
-from annotate.instances.services import batch_add_papers, instances_discard
-from curation.batches.services import batch_create
+from annotate.instances.services import instances_discard
+from curation.batches.services import batch_add_papers, batch_create
 from curation.errors import InvalidInput, NotFound, NotPermitted
 from curation.models import Batch, Context, Instance, Paper, ReasoningType, TransitionEvent
 from curation.services.instances import instances_retype

@@ -107,7 +107,9 @@ def test_page_seeds_default_shows_versions_side_by_side_and_lets_managers_publis
     assert 'class="added">+ Only **bold** rules.' in compare
     annotator_page = logged_in("annotator").get("/p/test-project/guidelines/").content.decode()
     assert "guidelines-editor" not in annotator_page
-    assert logged_in("annotator").post("/p/test-project/guidelines/", {"text": "# Mine"}).status_code == 403
+    refused = logged_in("annotator").post("/p/test-project/guidelines/", {"text": "# Mine"})
+    assert refused.status_code == 403
+    assert "Only a manager of this project may publish guidelines." in refused.content.decode()
     assert Guidelines.objects.filter(project=project).count() == 2  # the annotator's post was refused
     assert logged_in("outsider").get("/p/test-project/guidelines/").status_code == 404
 

@@ -58,6 +58,11 @@ def test_review_page_permissions(personas, pages, name, role):
     assert response.status_code == PAGE_MATRIX[name][ROLES.index(role)]
 
 
+def test_the_round_two_address_leads_to_the_review_home(personas, project):
+    response = logged_in("annotator").get(f"/p/{project.slug}/round2/")
+    assert response.status_code == 302 and response["Location"] == f"/p/{project.slug}/review/"
+
+
 def test_verifier_requests_changes_from_the_page_and_the_author_sees_them(personas, project, drafts):
     submitted = submit(project, personas["annotator"])
     verifier = logged_in("verifier")

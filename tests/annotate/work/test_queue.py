@@ -14,7 +14,6 @@ from annotate.work.models import WorkTime
 from annotate.work.queue import lease_deadline, queue_claim
 from annotate.work.workspace import (
     submission_problems,
-    suggested_answer_form,
     work_ping,
     workspace_autosave,
     workspace_skip,
@@ -25,6 +24,7 @@ from curation.errors import Conflict, InvalidInput, NotFound, NotPermitted
 from curation.models import Batch, Instance, TransitionEvent
 from curation.services.lifecycle import instance_claim, instance_transition
 from curation.states import Status
+from curation.toolkit.answer_form import answer_form
 from tests.annotate.work.helpers import queue_next
 from tests.conftest import postgres_only
 
@@ -285,7 +285,7 @@ def test_work_time_counts_short_gaps_only(personas, project, drafts, monkeypatch
     ("answer", "form"), [(["12.5"], "short"), (["one two three four five"], "short"), (["a b c d e f"], "free")]
 )
 def test_suggested_form_follows_scitats_five_word_rule(answer, form):
-    assert suggested_answer_form(answer) == form
+    assert answer_form(answer) == form
 
 
 @postgres_only()
