@@ -19,7 +19,7 @@ from annotate.instances import services as instance_bulk
 from annotate.instances.selectors import PAPER_CHOICES, browse_choices, instances_filtered
 from curation import pagination, selectors
 from curation.batches.services import batch_add_papers
-from curation.page_errors import FORM_ERRORS
+from curation.page_errors import FORM_ERRORS, form_error_add
 from curation.services.projects import require_role
 from curation.states import Role
 
@@ -148,8 +148,7 @@ def instance_browser(request: HttpRequest, slug: str) -> HttpResponse:
                     )
                     done = BULK_DONE[data["action"]].format(count=count, assignee=data["assignee"])
             except FORM_ERRORS as exc:
-                field = exc.detail.get("field")
-                form.add_error(field if field in form.fields else None, exc.message)
+                form_error_add(form, exc)
             else:
                 messages.success(request, done)
                 return redirect(here)

@@ -21,7 +21,7 @@ from annotate.rendering import render_markdown
 from curation.answer_types import ANSWER_TYPE_LABELS, SCALE_FORM_CHOICES, scale_for_form, scale_of_form
 from curation.errors import DomainError, NotFound
 from curation.models import Instance
-from curation.page_errors import FORM_ERRORS
+from curation.page_errors import FORM_ERRORS, form_error_add
 from curation.selectors import project_get, roles_of
 from curation.services.projects import require_role
 from curation.states import Role, Status
@@ -197,8 +197,7 @@ def qualification_manage(request: HttpRequest, slug: str) -> HttpResponse:
         try:
             services.qualification_configure(project=project, actor=request.user, **form.configure_arguments())
         except FORM_ERRORS as exc:
-            field = exc.detail.get("field")
-            form.add_error(field if field in form.fields else None, exc.message)
+            form_error_add(form, exc)
         else:
             messages.success(request, "The exam is saved; new attempts use it (open attempts keep their items).")
             return redirect("qualification-manage", slug=project.slug)

@@ -98,7 +98,7 @@ def work_export_page(request: HttpRequest, slug: str) -> HttpResponse:
                 batch_id=form.cleaned_data["batch"],
             )
         except FORM_ERRORS as exc:
-            form.add_error(None, exc.message)
+            form_error_add(form, exc)
         else:
             response = StreamingHttpResponse(export.lines, content_type=export.content_type)
             response["Content-Disposition"] = f'attachment; filename="{export.filename}"'
