@@ -21,6 +21,20 @@ from scoring.metrics.benchmarks import SCORERS, ItemPrediction
 FREE_FORM_CORRECT_BERTSCORE = 0.6
 FREE_FORM_CORRECT_F1 = 0.5
 BREAKDOWNS = ("reasoning_type", "answer_form", "answer_source")
+# The figures of a run (key → label on the run page), each a mean with its paper-clustered bootstrap CI.
+FIGURES = {
+    "em": "EM (short-form, fixed mode)",
+    "f1": "F1 (free-form, fixed mode)",
+    "bertscore": "BERTScore (free-form)",
+    "scitat_em": "SciTaT EM (short-form, official)",
+    "scitat_f1": "SciTaT F1 (free-form, official)",
+    "tatqa_em": "TAT-QA EM (with scale)",
+    "tatqa_f1": "TAT-QA F1 (with scale)",
+    "finqa_execution": "FinQA execution accuracy",
+    "tool_precision": "Tool precision",
+    "tool_recall": "Tool recall",
+    "judge": "Judge's score (free-form; not an official metric)",
+}
 
 
 def is_short_form(item: Mapping[str, Any]) -> bool:
@@ -180,19 +194,6 @@ def run_summary(
     """Aggregate per-prediction records ({metrics…, status, uid, paper, reasoning_type, answer_form, answer_source,
     tokens_out}) into figures with paper-clustered bootstrap CIs, breakdowns, tool figures and token statistics."""
     records = list(records)
-    main_keys = (
-        "em",
-        "f1",
-        "bertscore",
-        "scitat_em",
-        "scitat_f1",
-        "tatqa_em",
-        "tatqa_f1",
-        "finqa_execution",
-        "tool_precision",
-        "tool_recall",
-        "judge",
-    )
     summary: dict[str, Any] = {
         "count": len(records),
         "scored": sum(1 for r in records if r.get("status") == "scored"),
@@ -200,7 +201,7 @@ def run_summary(
         "correct": sum(1 for r in records if r.get("is_correct")),
         "short_form_count": sum(1 for r in records if r.get("short_form")),
         "free_form_count": sum(1 for r in records if r.get("short_form") is False),
-        "figures": _figures(records, main_keys, seed, resamples),
+        "figures": _figures(records, FIGURES, seed, resamples),
     }
     summary["headline"] = native_headline(records, summary["figures"])
     scales = [r["scale_correct"] for r in records if r.get("scale_correct") is not None]
