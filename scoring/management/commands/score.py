@@ -50,7 +50,8 @@ def _release(project: Project, name: str) -> Release:
     return found
 
 
-def _endpoint(project: Project, name: str) -> ModelEndpoint:
+def endpoint_named(project: Project, name: str) -> ModelEndpoint:
+    """The endpoint usable in the project with this name (or id); CommandError lists the known ones."""
     endpoints = ModelEndpoint.objects.usable_in(project)
     found = endpoints.filter(pk=int(name)).first() if name.isdigit() else endpoints.filter(name=name).first()
     if found is None:
@@ -91,7 +92,7 @@ class Command(ReportCommand):
 
     def report(self, options: dict[str, Any]) -> dict[str, Any]:
         project, release = project_release(options)
-        endpoint = _endpoint(project, options["endpoint"])
+        endpoint = endpoint_named(project, options["endpoint"])
         params = {key: options[key] for key in ("max_tokens", "temperature", "seed") if options[key] is not None}
         run = run_creation.run_create(
             release=release,

@@ -6,9 +6,8 @@ from pathlib import Path
 
 from django.core.management.base import CommandError
 
-from curation.endpoints.models import ModelEndpoint
 from curation.management.base import ReportCommand
-from scoring.management.commands.score import project_release
+from scoring.management.commands.score import endpoint_named, project_release
 from scoring.runs.uploads import UPLOAD_FORMATS, upload_run_create
 
 
@@ -29,11 +28,7 @@ class Command(ReportCommand):
     def report(self, options):
         _project, release = project_release(options)
         path: Path = options["file"]
-        judge = None
-        if options["judge"]:
-            judge = ModelEndpoint.objects.usable_in(release.project).filter(name=options["judge"]).first()
-            if judge is None:
-                raise CommandError(f"No endpoint {options['judge']!r} usable in {release.project.slug}.")
+        judge = endpoint_named(release.project, options["judge"]) if options["judge"] else None
         try:
             run = upload_run_create(release=release, actor=None, format=options["format"], name=path.name,
                                     content=path.read_bytes(), label=options["label"], judge=judge)  # fmt: skip
