@@ -8,10 +8,6 @@ from curation.management.lookup import project_named
 from curation.toolkit.numbers import fixed
 
 
-def _figure(value: float | None) -> str:
-    return fixed(value, 2)
-
-
 class Command(ReportCommand):
     help = "Print a project's annotator agreement (answer EM/F1, κ, α, Jaccard) per batch and annotator pair."
 
@@ -39,4 +35,4 @@ class Command(ReportCommand):
         rows += [(f"pair {row['pair']}", row) for row in figures["pairs"]]
         rows.append(("all", figures["overall"]))
         for name, row in rows:
-            yield " | ".join([name, str(row["n"]), *(_figure(row[key]) for key in FIGURES)])
+            yield " | ".join([name, str(row["n"]), *(fixed(row[key], 2) for key in FIGURES)])

@@ -14,10 +14,6 @@ from curation.management.lookup import project_named
 from curation.toolkit.numbers import fixed
 
 
-def _number(value: float | None) -> str:
-    return fixed(value, 2)
-
-
 class Command(ReportCommand):
     help = (
         "Print the hidden-gold running EM per annotator (n, 95 % Wilson interval, alert, pause) and the weekly drift "
@@ -46,7 +42,7 @@ class Command(ReportCommand):
             for row in result["gold"]:
                 state = "paused" if row["is_paused"] else ("below the threshold" if row["is_below"] else "ok")
                 yield (
-                    f"  {row['user']}: EM {_number(row['em'])} over {row['n']} ({row['total']} in all), "
+                    f"  {row['user']}: EM {fixed(row['em'], 2)} over {row['n']} ({row['total']} in all), "
                     f"95 % {fixed(row['low'], 2)}–{fixed(row['high'], 2)}, {state}"
                 )
         if "drift" in result:
@@ -54,7 +50,7 @@ class Command(ReportCommand):
             for row in result["drift"]:
                 marker = f"  [{row['guidelines']}]" if row["guidelines"] else ""
                 yield (
-                    f"  {row['user']} week of {row['week']}: round-one approval {_number(row['round1_approval'])} "
-                    f"(n {row['round1_n']}), round-two flags {_number(row['round2_flags'])} (n {row['round2_n']}), "
-                    f"hidden-gold EM {_number(row['gold_em'])} (n {row['gold_n']}){marker}"
+                    f"  {row['user']} week of {row['week']}: round-one approval {fixed(row['round1_approval'], 2)} "
+                    f"(n {row['round1_n']}), round-two flags {fixed(row['round2_flags'], 2)} (n {row['round2_n']}), "
+                    f"hidden-gold EM {fixed(row['gold_em'], 2)} (n {row['gold_n']}){marker}"
                 )
