@@ -45,29 +45,18 @@ def is_short_form(item: Mapping[str, Any]) -> bool:
     return scitat.is_short_form([str(a) for a in item.get("answer") or []])
 
 
-def tool_calls_of(trace: Sequence[Mapping[str, Any]]) -> list[toolcalls.ToolCall]:
-    """The trace's calls as metric ToolCalls (an unparseable JSON action is an error, not a call of some tool)."""
+def tool_calls_of(steps: Iterable[Any]) -> list[toolcalls.ToolCall]:
+    """Calls stored as {tool|name, arguments, result, is_error?} as metric ToolCalls: a tool loop's trace (an
+    unparseable JSON action is an error, not a call of some tool) or an item's essential actions."""
     return [
         toolcalls.ToolCall(
-            name=str(step.get("name")),
+            name=str(step.get("tool") or step.get("name")),
             arguments=step.get("arguments") or {},
             result=step.get("result"),
             is_error=bool(step.get("is_error")),
         )
-        for step in trace
-    ]
-
-
-def essential_calls(item: Mapping[str, Any]) -> list[toolcalls.ToolCall]:
-    """Essential actions stored as {tool|name, arguments, result}."""
-    return [
-        toolcalls.ToolCall(
-            name=str(action.get("tool") or action.get("name")),
-            arguments=action.get("arguments") or {},
-            result=action.get("result"),
-        )
-        for action in item.get("essential_actions") or []
-        if isinstance(action, Mapping)
+        for step in steps
+        if isinstance(step, Mapping)
     ]
 
 
@@ -135,7 +124,7 @@ def item_metrics(
             metrics.update(scorer.item_native(item, prediction))
         if tool_trace or item.get("essential_actions"):
             calls = tool_calls_of(tool_trace)
-            essentials = essential_calls(item)
+            essentials = tool_calls_of(item.get("essential_actions") or [])
             scored = toolcalls.score_tool_calls(calls, essentials, names=names_now_of(context))
             metrics.update(
                 tool_calls=scored.scored_calls,
