@@ -1,7 +1,8 @@
 """One scorer per benchmark (TAT-QA, TAT-DQA, FinQA, SciTaT), chosen once by its format (`scorer_of`) and used by
 both doors: a gold and a prediction file (`score_file`, the `score_predictions` command and the upload page) and a
 run's prediction of one item (`item_native`, called by scoring/runs/results.py:item_metrics). Pure: plain data in,
-plain data out; no Django."""
+plain data out; no Django. A scorer also reads its benchmark's prediction file as a run's predictions (an upload)
+and names its figures for a person (`summary_lines`)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from curation.toolkit.numbers import fixed
 from scoring.metrics import finqa, scitat, tatqa
 from scoring.metrics.files import (
     PredictionFileError,
@@ -44,12 +46,30 @@ class ItemPrediction:
     scale_mode: tatqa.ScaleMode
 
 
+def answer_items(value: Any) -> list[str]:
+    """A predicted answer as answer items: a list item by item, one value as one item, nothing as none."""
+    if value is None:
+        return []
+    return [str(v) for v in value] if isinstance(value, list) else [str(value)]
+
+
 class Scorer:
-    """A benchmark's scoring: its format, its name, its native metrics (key, label) for a run's headline."""
+    """A benchmark's scoring: its format, its name, its native metrics (key, label) for a run's headline, and
+    whether its free-form answers are scored with BERTScore."""
 
     format: str = ""
     benchmark: str = ""
     native_metrics: tuple[tuple[str, str], ...] = ()
+    uses_bertscore = False
+
+    def predictions_read(self, path: Path, *, extraction: str) -> dict[str, dict[str, Any]]:
+        """A prediction file of this benchmark as a run's predictions: uid → {answer: [items], scale,
+        program_tokens?}; model text is read with `extraction` (default, or official: the benchmark's scripts)."""
+        raise NotImplementedError
+
+    def summary_labels(self, summary: Mapping[str, Any]) -> dict[str, str]:
+        """The figures of a file's summary (key → label) as the official script names them."""
+        return {"em": "Exact-match accuracy", "f1": "F1 score", "scale_accuracy": "Scale score"}
 
     def score_file(self, gold_path: Path, prediction_path: Path, options: FileOptions) -> ScoredFile:
         """Score one prediction file against one gold file of this benchmark."""
@@ -99,6 +119,10 @@ class TatQA(Scorer):
         fields = ("uid", "em", "f1", "is_scale_correct", "answer_type", "answer_from", "is_non_finite")
         details = [{name: getattr(score, name) for name in fields} for score in report.questions]
         return ScoredFile(summary, details, report.unknown_uids)
+
+    def predictions_read(self, path: Path, *, extraction: str) -> dict[str, dict[str, Any]]:
+        loaded = load_tatqa_predictions(path)
+        return {uid: {"answer": answer_items(answer), "scale": scale or ""} for uid, (answer, scale) in loaded.items()}
 
     def item_native(self, item: Mapping[str, Any], prediction: ItemPrediction) -> dict[str, Any]:
         answer, scale = prediction.answer or None, prediction.scale or ""
@@ -156,6 +180,30 @@ class FinQA(Scorer):
         ]
         return ScoredFile(summary, details, report.unknown_uids)
 
+    def predictions_read(self, path: Path, *, extraction: str) -> dict[str, dict[str, Any]]:
+        programs, answers = load_finqa_predictions(path)
+        read: dict[str, dict[str, Any]] = {
+            uid: {"answer": answer_items(value), "scale": ""} for uid, value in answers.items()
+        }
+        for uid, tokens in programs:
+            read[uid] = {"answer": [], "scale": "", "program_tokens": list(tokens)}
+        return read
+
+    def summary_labels(self, summary: Mapping[str, Any]) -> dict[str, str]:
+        # FinQA's official accuracies divide by the predictions, the `over gold` ones by the gold questions.
+        count, predictions = summary.get("count"), summary.get("prediction_count")
+        return {
+            "execution_accuracy": f"Execution accuracy (official: over {predictions} predictions)",
+            "program_accuracy": f"Program accuracy (official: over {predictions} predictions)",
+            "execution_accuracy_over_known": f"Execution accuracy (ours, not official: over the {predictions} "
+            "predictions whose id is in the gold)",
+            "program_accuracy_over_known": f"Program accuracy (ours, not official: over the {predictions} "
+            "predictions whose id is in the gold)",
+            "execution_accuracy_over_gold": f"Execution accuracy over {count} gold questions (missing = wrong)",
+            "program_accuracy_over_gold": f"Program accuracy over {count} gold questions (missing = wrong)",
+            "numeric_accuracy": "Numeric-answer accuracy (not official)",
+        }
+
     def item_native(self, item: Mapping[str, Any], prediction: ItemPrediction) -> dict[str, Any]:
         answer, tokens = prediction.answer, prediction.program_tokens
         if tokens is not None and item.get("native"):
@@ -180,6 +228,7 @@ class SciTaT(Scorer):
         ("scitat_f1", "SciTaT F1 (free-form, official)"),
         ("bertscore", "SciTaT BERTScore (free-form)"),
     )
+    uses_bertscore = True
 
     def score_file(self, gold_path: Path, prediction_path: Path, options: FileOptions) -> ScoredFile:
         if options.mode not in scitat.MODES:
@@ -194,6 +243,20 @@ class SciTaT(Scorer):
         fields = ("uid", "em", "f1", "short_form", "bertscore")
         details = [{name: getattr(score, name) for name in fields} for score in report.questions]
         return ScoredFile(summary, details, report.unknown_uids)
+
+    def predictions_read(self, path: Path, *, extraction: str) -> dict[str, dict[str, Any]]:
+        mode = "official" if extraction == "official" else "fixed"
+        return {
+            uid: {"answer": [str(item) for item in scitat.prediction_items(value, mode)], "scale": ""}
+            for uid, value in load_scitat_predictions(path)
+        }
+
+    def summary_labels(self, summary: Mapping[str, Any]) -> dict[str, str]:
+        return {
+            "em": "SciTaT EM (short-form questions)",
+            "f1": "SciTaT F1 (free-form questions)",
+            "bertscore": "SciTaT BERTScore F1 (free-form questions)",
+        }
 
     def item_native(self, item: Mapping[str, Any], prediction: ItemPrediction) -> dict[str, Any]:
         # SciTaT's evaluate.py on this one prediction (a run has a prediction for every question, so its
@@ -229,3 +292,26 @@ def scorer_of(benchmark: str) -> Scorer:
 def score_files(benchmark: str, gold_path: Path, prediction_path: Path, **options: Any) -> ScoredFile:
     """Score one prediction file against one gold file of `benchmark` (the options of `FileOptions`)."""
     return scorer_of(benchmark).score_file(gold_path, prediction_path, FileOptions(**options))
+
+
+def summary_lines(summary: Mapping[str, Any]) -> list[str]:
+    """Human-readable lines in the official scripts' style (percentages with 2 decimals), each figure named for what
+    it is by its benchmark's scorer."""
+    lines = []
+    for key, label in scorer_of(summary.get("format", "")).summary_labels(summary).items():
+        value = summary.get(key)
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            lines.append(f"{label} {fixed(value, 2, scale=100)}")
+    for key in ("mode", "scale_mode", "count", "prediction_count", "short_form_count", "free_form_count"):
+        if key in summary:
+            lines.append(f"{key}: {summary[key]}")
+    for key in ("duplicate_uids", "missing_uids", "non_finite_uids"):
+        if summary.get(key):
+            shown = ", ".join(summary[key][:10])
+            more = f" and {len(summary[key]) - 10} more" if len(summary[key]) > 10 else ""
+            lines.append(f"{key}: {len(summary[key])} ({shown}{more})")
+    if summary.get("bertscore_info"):
+        info = summary["bertscore_info"]
+        lines.append(f"bertscore: {info['metric']} (model {info['model']}, layer {info['layer']})")
+    lines.extend(f"note: {note}" for note in summary.get("notes") or [])
+    return lines

@@ -45,7 +45,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(options: Mapping[str, Any], *, out: Callable[[str], Any], err: Callable[[str], Any]) -> None:
     """Load, validate, score and report one prediction file; `out`/`err` write one line each."""
     bertscorer = None
-    if options["benchmark"] == "scitat" and not options["no_bertscore"]:
+    if benchmarks.scorer_of(options["benchmark"]).uses_bertscore and not options["no_bertscore"]:
         from scoring.metrics import bertscore  # numpy and the model only when SciTaT's BERTScore is wanted
 
         try:
@@ -77,5 +77,5 @@ def run(options: Mapping[str, Any], *, out: Callable[[str], Any], err: Callable[
     if options["json"]:
         out(json.dumps(scored.summary, ensure_ascii=False, sort_keys=True))
     else:
-        for line in files.summary_lines(scored.summary):
+        for line in benchmarks.summary_lines(scored.summary):
             out(line)

@@ -1,7 +1,7 @@
-"""Read and validate benchmark gold and prediction files (errors name file, uid and fault), and say their figures.
+"""Read and validate benchmark gold and prediction files (errors name file, uid and fault).
 
 Shared by the `score_predictions` command and the web application (through scoring/metrics/benchmarks.py), so both
-report the same figures.
+read the same files.
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from curation.toolkit.numbers import fixed
 from curation.toolkit.strict_json import JsonInputError, json_loads_strict
 from scoring.metrics import finqa
 
@@ -203,48 +202,3 @@ def load_scitat_predictions(path: Path, gold_ids: list[str] | None = None) -> li
             raise PredictionFileError(f"{path}: record {index} has no 'id' (and no gold question at that position)")
         entries.append((uid, _scitat_record_prediction(path, uid, record)))
     return entries
-
-
-def summary_lines(summary: Mapping[str, Any]) -> list[str]:
-    """Human-readable lines in the official scripts' style (percentages with 2 decimals), each figure named for what
-    it is: FinQA's official accuracies divide by the predictions, the `over gold` ones by the gold questions."""
-    lines = []
-    count = summary.get("count")
-    predictions = summary.get("prediction_count")
-    if summary.get("format") == "finqa":
-        labels = {
-            "execution_accuracy": f"Execution accuracy (official: over {predictions} predictions)",
-            "program_accuracy": f"Program accuracy (official: over {predictions} predictions)",
-            "execution_accuracy_over_known": f"Execution accuracy (ours, not official: over the {predictions} "
-            "predictions whose id is in the gold)",
-            "program_accuracy_over_known": f"Program accuracy (ours, not official: over the {predictions} "
-            "predictions whose id is in the gold)",
-            "execution_accuracy_over_gold": f"Execution accuracy over {count} gold questions (missing = wrong)",
-            "program_accuracy_over_gold": f"Program accuracy over {count} gold questions (missing = wrong)",
-            "numeric_accuracy": "Numeric-answer accuracy (not official)",
-        }
-    elif summary.get("format") == "scitat":
-        labels = {
-            "em": "SciTaT EM (short-form questions)",
-            "f1": "SciTaT F1 (free-form questions)",
-            "bertscore": "SciTaT BERTScore F1 (free-form questions)",
-        }
-    else:
-        labels = {"em": "Exact-match accuracy", "f1": "F1 score", "scale_accuracy": "Scale score"}
-    for key, label in labels.items():
-        value = summary.get(key)
-        if isinstance(value, int | float) and not isinstance(value, bool):
-            lines.append(f"{label} {fixed(value, 2, scale=100)}")
-    for key in ("mode", "scale_mode", "count", "prediction_count", "short_form_count", "free_form_count"):
-        if key in summary:
-            lines.append(f"{key}: {summary[key]}")
-    for key in ("duplicate_uids", "missing_uids", "non_finite_uids"):
-        if summary.get(key):
-            shown = ", ".join(summary[key][:10])
-            more = f" and {len(summary[key]) - 10} more" if len(summary[key]) > 10 else ""
-            lines.append(f"{key}: {len(summary[key])} ({shown}{more})")
-    if summary.get("bertscore_info"):
-        info = summary["bertscore_info"]
-        lines.append(f"bertscore: {info['metric']} (model {info['model']}, layer {info['layer']})")
-    lines.extend(f"note: {note}" for note in summary.get("notes") or [])
-    return lines

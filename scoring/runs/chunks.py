@@ -256,21 +256,13 @@ def answer_item(
             )
         except EndpointError as error:
             attempts = [attempt.as_dict() for attempt in error.attempts]
-            fields.update(
-                status=Prediction.Status.FAILED,
-                error=f"{type(error).__name__}: {error.message}",
-                attempts=len(attempts),
-                attempt_log=attempts,
-                answer=[],
-                scale="",
-            )
+            failure = _failure(item, f"{type(error).__name__}: {error.message}")
+            fields.update(failure, attempts=len(attempts), attempt_log=attempts)
         except Exception as error:  # a bug on one item must not stall the run; it is shown on the item
             if is_transient(error):  # an outage is not the item's failure: the chunk goes back, the item untried
                 raise TransientOutage(f"{type(error).__name__}: {error}") from error
             logger.exception("prediction of %s failed", item.get("uid"))
-            fields.update(
-                status=Prediction.Status.FAILED, error=f"{type(error).__name__}: {error}", answer=[], scale=""
-            )
+            fields.update(_failure(item, f"{type(error).__name__}: {error}"))
         else:
             trace = output.tool_trace
             fields.update(

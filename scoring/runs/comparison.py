@@ -236,8 +236,6 @@ def table5(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     groups, columns = _setting_columns(SETTINGS)
     methods = {m: METHOD_LABELS[m] for m in TABLE5_METHODS}
     return {
-        "key": "table5",
-        "title": TITLES["table5"],
         "caption": "EM on short-form answers, F1 and BERTScore on free-form answers (percent; 95% bootstrap CIs in "
         "the CSV). The best result of each model under each setting is in bold; Δ is CaR's average improvement over "
         "the other methods of the same model.",
@@ -256,8 +254,6 @@ def table6(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     settings = [s for s in SETTINGS if s[0] in used]
     groups, columns = _setting_columns(settings)
     return {
-        "key": "table6",
-        "title": TITLES["table6"],
         "caption": "CaR compared with only the Reasoner (the CoT baseline), only the Calculator, and the two modules "
         "reversed, for each model with an ablation run (percent; best per model and setting in bold).",
         "stub": ["Model", "Method"],
@@ -323,8 +319,6 @@ def table2(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         _bold_best(group_rows, lower_is_better=[False, False, False, True, False, False])
         rows.extend(group_rows)
     return {
-        "key": "table2",
-        "title": TITLES["table2"],
         "caption": "Tool-loop runs with all tools. Acc. is final-answer accuracy on the answerable questions, as the "
         "paper's table 2; precision and recall compare the calls with the essential actions (± one standard deviation "
         "over questions; 95% bootstrap CIs in the CSV); Err. is the share of answerable outputs with at least one "
@@ -356,8 +350,6 @@ def figure2b(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
             }
         )
     return {
-        "key": "figure2b",
-        "title": TITLES["figure2b"],
         "caption": "Final-answer accuracy of the tool loop with all tools and with data retrieval tools only (the "
         "model does the arithmetic itself); the last column is the drop.",
         "stub": ["Model"],
@@ -406,8 +398,6 @@ def figure5(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
                 }
             )
     return {
-        "key": "figure5",
-        "title": TITLES["figure5"],
         "caption": "EM, F1 and BERTScore (percent) of each reasoning type, the mean over the models run with the "
         "same method configuration.",
         "stub": ["Method", "Reasoning type", "Models"],
@@ -451,8 +441,6 @@ def table11(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         gold_cells = [_cell(_mean_of(gold.get(column["key"], []))) for column in columns]
         rows.insert(0, {"kind": "gold", "method": "", "stub": ["—", "Gold answer"], "cells": gold_cells, "run_ids": []})
     return {
-        "key": "table11",
-        "title": TITLES["table11"],
         "caption": "Mean number of tokens (whitespace-separated) of the final answers, by gold answer form and "
         "setting; the model's completion tokens are in the run's own token table.",
         "stub": ["Model", "Method"],
@@ -477,8 +465,8 @@ BUILDERS: dict[str, Callable[[Sequence[Mapping[str, Any]]], dict[str, Any]]] = {
 
 
 def comparison_tables(records: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
-    """Every table of the comparison, keyed as TABLE_KEYS."""
-    tables = {key: BUILDERS[key](records) for key in TABLE_KEYS}
+    """Every table of the comparison, keyed as TABLE_KEYS, each with its key and title."""
+    tables = {key: {"key": key, "title": TITLES[key], **BUILDERS[key](records)} for key in TABLE_KEYS}
     for table in tables.values():
         table["width"] = len(table["stub"]) + len(table["columns"])
         previous = None

@@ -21,6 +21,20 @@ from scoring.metrics.benchmarks import SCORERS, ItemPrediction
 FREE_FORM_CORRECT_BERTSCORE = 0.6
 FREE_FORM_CORRECT_F1 = 0.5
 BREAKDOWNS = ("reasoning_type", "answer_form", "answer_source")
+# The figures of a run (key → label on the run page), each a mean with its paper-clustered bootstrap CI.
+FIGURES = {
+    "em": "EM (short-form, fixed mode)",
+    "f1": "F1 (free-form, fixed mode)",
+    "bertscore": "BERTScore (free-form)",
+    "scitat_em": "SciTaT EM (short-form, official)",
+    "scitat_f1": "SciTaT F1 (free-form, official)",
+    "tatqa_em": "TAT-QA EM (with scale)",
+    "tatqa_f1": "TAT-QA F1 (with scale)",
+    "finqa_execution": "FinQA execution accuracy",
+    "tool_precision": "Tool precision",
+    "tool_recall": "Tool recall",
+    "judge": "Judge's score (free-form; not an official metric)",
+}
 
 
 def is_short_form(item: Mapping[str, Any]) -> bool:
@@ -31,29 +45,18 @@ def is_short_form(item: Mapping[str, Any]) -> bool:
     return scitat.is_short_form([str(a) for a in item.get("answer") or []])
 
 
-def tool_calls_of(trace: Sequence[Mapping[str, Any]]) -> list[toolcalls.ToolCall]:
-    """The trace's calls as metric ToolCalls (an unparseable JSON action is an error, not a call of some tool)."""
+def tool_calls_of(steps: Iterable[Any]) -> list[toolcalls.ToolCall]:
+    """Calls stored as {tool|name, arguments, result, is_error?} as metric ToolCalls: a tool loop's trace (an
+    unparseable JSON action is an error, not a call of some tool) or an item's essential actions."""
     return [
         toolcalls.ToolCall(
-            name=str(step.get("name")),
+            name=str(step.get("tool") or step.get("name")),
             arguments=step.get("arguments") or {},
             result=step.get("result"),
             is_error=bool(step.get("is_error")),
         )
-        for step in trace
-    ]
-
-
-def essential_calls(item: Mapping[str, Any]) -> list[toolcalls.ToolCall]:
-    """Essential actions stored as {tool|name, arguments, result}."""
-    return [
-        toolcalls.ToolCall(
-            name=str(action.get("tool") or action.get("name")),
-            arguments=action.get("arguments") or {},
-            result=action.get("result"),
-        )
-        for action in item.get("essential_actions") or []
-        if isinstance(action, Mapping)
+        for step in steps
+        if isinstance(step, Mapping)
     ]
 
 
@@ -121,7 +124,7 @@ def item_metrics(
             metrics.update(scorer.item_native(item, prediction))
         if tool_trace or item.get("essential_actions"):
             calls = tool_calls_of(tool_trace)
-            essentials = essential_calls(item)
+            essentials = tool_calls_of(item.get("essential_actions") or [])
             scored = toolcalls.score_tool_calls(calls, essentials, names=names_now_of(context))
             metrics.update(
                 tool_calls=scored.scored_calls,
@@ -180,19 +183,6 @@ def run_summary(
     """Aggregate per-prediction records ({metrics…, status, uid, paper, reasoning_type, answer_form, answer_source,
     tokens_out}) into figures with paper-clustered bootstrap CIs, breakdowns, tool figures and token statistics."""
     records = list(records)
-    main_keys = (
-        "em",
-        "f1",
-        "bertscore",
-        "scitat_em",
-        "scitat_f1",
-        "tatqa_em",
-        "tatqa_f1",
-        "finqa_execution",
-        "tool_precision",
-        "tool_recall",
-        "judge",
-    )
     summary: dict[str, Any] = {
         "count": len(records),
         "scored": sum(1 for r in records if r.get("status") == "scored"),
@@ -200,7 +190,7 @@ def run_summary(
         "correct": sum(1 for r in records if r.get("is_correct")),
         "short_form_count": sum(1 for r in records if r.get("short_form")),
         "free_form_count": sum(1 for r in records if r.get("short_form") is False),
-        "figures": _figures(records, main_keys, seed, resamples),
+        "figures": _figures(records, FIGURES, seed, resamples),
     }
     summary["headline"] = native_headline(records, summary["figures"])
     scales = [r["scale_correct"] for r in records if r.get("scale_correct") is not None]

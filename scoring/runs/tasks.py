@@ -31,21 +31,22 @@ def run_chunk_task(chunk_id: int) -> str:
     from celery import current_task
 
     hostname = getattr(current_task.request, "hostname", "") or ""
+
+    def send_again(*, countdown: int = 0) -> None:
+        """Send the chunk again on the queue its message came by (riding out an outage of the broker)."""
+        queue = current_task.request.delivery_info.get("routing_key")
+        transient_call(run_chunk_task.apply_async, args=[chunk_id], countdown=countdown, queue=queue)
+
     try:
         # Then the run's other queued chunks, for at most half the soft limit (see scoring.runs.chunks.run_work).
         outcomes = run_work(chunk_id=chunk_id, worker=hostname, budget_s=settings.CELERY_TASK_SOFT_TIME_LIMIT / 2)
         if outcomes[-1].startswith("outage"):
             # The chunk went back to the queue untouched; send it again once the outage has had time to pass.
-            transient_call(
-                run_chunk_task.apply_async,
-                args=[chunk_id],
-                countdown=OUTAGE_RESEND_S,
-                queue=current_task.request.delivery_info.get("routing_key"),
-            )
+            send_again(countdown=OUTAGE_RESEND_S)
         return ", ".join(outcomes)
     except SoftTimeLimitExceeded:
         # The chunk was handed back by the service; the reaper (curation.jobs_reap) or this re-send continues it.
-        run_chunk_task.apply_async(args=[chunk_id], queue=current_task.request.delivery_info.get("routing_key"))
+        send_again()
         return "time limit: sent again"
     except Exception as error:
         if not is_transient(error):
@@ -53,10 +54,5 @@ def run_chunk_task(chunk_id: int) -> str:
         # The database or broker went away outside an item (claiming, reading the chunk): nothing was recorded
         # as failed; send the chunk again once the outage has had time to pass (its row says what is left).
         logger.warning("chunk %s: outage (%s); sent again in %ss", chunk_id, error, OUTAGE_RESEND_S)
-        transient_call(
-            run_chunk_task.apply_async,
-            args=[chunk_id],
-            countdown=OUTAGE_RESEND_S,
-            queue=current_task.request.delivery_info.get("routing_key"),
-        )
+        send_again(countdown=OUTAGE_RESEND_S)
         return "outage: sent again"

@@ -1,4 +1,5 @@
-"""Uploaded predictions: read a file in any format of scoring/metrics/files.py (or our JSONL) into uid → prediction,
+"""Uploaded predictions: read a file in any benchmark's format (its scorer reads it), our JSONL or a harness log into
+uid → prediction,
 and score a gold + prediction pair with the official figures (the same code as the `score_predictions` command)."""
 
 from __future__ import annotations
@@ -41,14 +42,6 @@ def _with_file(content: bytes, reader: Any) -> Any:
             raise InvalidInput(str(error).replace(str(path), "the file")) from error
 
 
-def _items(value: Any) -> list[str]:
-    if value is None:
-        return []
-    if isinstance(value, list):
-        return [str(v) for v in value]
-    return [str(value)]
-
-
 def predictions_read(
     *, format: str, content: bytes, extraction: str = "default", method: str = ""
 ) -> dict[str, dict[str, Any]]:
@@ -67,7 +60,7 @@ def predictions_read(
             if not isinstance(record, dict) or not record.get("uid"):
                 raise InvalidInput(f"line {number}: expected an object with 'uid' and 'answer'")
             raw_output = str(record.get("raw_output") or "")
-            answer, scale = _items(record.get("answer")), str(record.get("scale") or "")
+            answer, scale = benchmarks.answer_items(record.get("answer")), str(record.get("scale") or "")
             if "answer" not in record and raw_output:  # model text, read as a run reads it
                 read = answer_of(raw_output, method=method or "direct", extraction=extraction)
                 answer, scale = read["answer"], read["scale"]
@@ -79,26 +72,9 @@ def predictions_read(
                     raise InvalidInput(f"line {number}: 'tool_trace' is a list of calls {{name, arguments, result}}")
                 predictions[str(record["uid"])]["tool_trace"] = trace
         return predictions
-    if format in ("tatqa", "tatdqa"):
-        loaded = _with_file(content, files.load_tatqa_predictions)
-        return {uid: {"answer": _items(answer), "scale": scale or ""} for uid, (answer, scale) in loaded.items()}
-    if format == "scitat":
-        from scoring.metrics import scitat
-
-        loaded = _with_file(content, files.load_scitat_predictions)
-        mode = "official" if extraction == "official" else "fixed"
-        return {
-            uid: {"answer": [str(item) for item in scitat.prediction_items(value, mode)], "scale": ""}
-            for uid, value in loaded
-        }
-    if format == "finqa":
-        programs, answers = _with_file(content, files.load_finqa_predictions)
-        result: dict[str, dict[str, Any]] = {
-            uid: {"answer": _items(value), "scale": ""} for uid, value in answers.items()
-        }
-        for uid, tokens in programs:
-            result[uid] = {"answer": [], "scale": "", "program_tokens": list(tokens)}
-        return result
+    if format in benchmarks.SCORERS:
+        scorer = benchmarks.SCORERS[format]
+        return _with_file(content, lambda path: scorer.predictions_read(path, extraction=extraction))
     if format in ("inspect", "lm_eval"):
         from scoring.runs.harness import HarnessLogError, log_completions
 
@@ -181,13 +157,13 @@ def official_figures(*, benchmark: str, gold: bytes, predictions: bytes) -> dict
         gold_path, prediction_path = Path(directory) / "gold.json", Path(directory) / "predictions.json"
         gold_path.write_bytes(gold)
         prediction_path.write_bytes(predictions)
-        scorer = None
-        if benchmark == "scitat":
+        bertscorer = None
+        if benchmarks.SCORERS[benchmark].uses_bertscore:
             from scoring.runs.progress import bertscorer_load
 
-            scorer = bertscorer_load()
+            bertscorer = bertscorer_load()
         try:
-            scored = benchmarks.score_files(benchmark, gold_path, prediction_path, bertscorer=scorer)
+            scored = benchmarks.score_files(benchmark, gold_path, prediction_path, bertscorer=bertscorer)
         except files.PredictionFileError as error:
             message = (
                 str(error).replace(str(gold_path), "the gold file").replace(str(prediction_path), "the predictions")
@@ -195,7 +171,7 @@ def official_figures(*, benchmark: str, gold: bytes, predictions: bytes) -> dict
             raise InvalidInput(message) from error
     return {
         "summary": scored.summary,
-        "lines": files.summary_lines(scored.summary),
+        "lines": benchmarks.summary_lines(scored.summary),
         "unknown_uids": scored.unknown_uids,
         "count": len(scored.details),
     }

@@ -43,6 +43,7 @@ from scoring.runs.forms import (
 )
 from scoring.runs.models import ErrorTag, Prediction, ScoringRun
 from scoring.runs.permissions import can_run, can_see_predictions, runner_require
+from scoring.runs.results import FIGURES
 
 METRIC_LABELS = (("em", "EM"), ("f1", "F1"), ("bertscore", "BERTScore"))
 
@@ -176,20 +177,8 @@ def _run_context(request: HttpRequest, run: ScoringRun) -> dict[str, Any]:
             for figure in (results.get("headline") or {}).get("figures", [])
         ],
         "figure_rows": [
-            (label, interval_text(figures.get(key)), (figures.get(key) or {}).get("count"))
-            for key, label in (
-                ("em", "EM (short-form, fixed mode)"),
-                ("f1", "F1 (free-form, fixed mode)"),
-                ("bertscore", "BERTScore (free-form)"),
-                ("scitat_em", "SciTaT EM (short-form, official)"),
-                ("scitat_f1", "SciTaT F1 (free-form, official)"),
-                ("tatqa_em", "TAT-QA EM (with scale)"),
-                ("tatqa_f1", "TAT-QA F1 (with scale)"),
-                ("finqa_execution", "FinQA execution accuracy"),
-                ("tool_precision", "Tool precision"),
-                ("tool_recall", "Tool recall"),
-                ("judge", "Judge's score (free-form; not an official metric)"),
-            )
+            (label, interval_text(figures[key]), (figures[key] or {}).get("count"))
+            for key, label in FIGURES.items()
             if key in figures
         ],
         "judge": run.options.get("judge"),

@@ -2,47 +2,37 @@
 
 from __future__ import annotations
 
-import json
-
-from django.core.management.base import BaseCommand
-
 from annotate.agreement.selectors import FIGURE_LABELS, FIGURES, project_agreement
+from curation.management.base import ReportCommand
 from curation.management.lookup import project_named
 from curation.toolkit.numbers import fixed
 
 
-def _figure(value: float | None) -> str:
-    return fixed(value, 2)
-
-
-class Command(BaseCommand):
+class Command(ReportCommand):
     help = "Print a project's annotator agreement (answer EM/F1, κ, α, Jaccard) per batch and annotator pair."
 
-    def add_arguments(self, parser) -> None:
+    def add_options(self, parser) -> None:
         parser.add_argument("project", help="the project's slug")
-        parser.add_argument("--json", action="store_true", help="print the figures as one JSON object")
 
-    def handle(self, *args, **options) -> None:
+    def report(self, options):
         project = project_named(options["project"])
         figures = project_agreement(project)
         settings = figures.pop("agreement_settings")
-        result = {
+        return {
             "project": project.slug,
             "double_fraction": settings.double_fraction,
             "seed": settings.seed,
             **figures,
         }
-        if options["json"]:
-            self.stdout.write(json.dumps(result))
-            return
-        self.stdout.write(
-            f"{project.slug}: double annotation {settings.double_fraction:.0%} (seed {settings.seed}); "
+
+    def lines(self, figures, options):
+        yield (
+            f"{figures['project']}: double annotation {figures['double_fraction']:.0%} (seed {figures['seed']}); "
             f"{figures['overall']['n']} items with both versions, {figures['open_copies']} copies open"
         )
-        header = ["group", "n", *(FIGURE_LABELS[key] for key in FIGURES)]
-        self.stdout.write(" | ".join(header))
+        yield " | ".join(["group", "n", *(FIGURE_LABELS[key] for key in FIGURES)])
         rows = [(f"batch {row['batch']}", row) for row in figures["batches"]]
         rows += [(f"pair {row['pair']}", row) for row in figures["pairs"]]
         rows.append(("all", figures["overall"]))
         for name, row in rows:
-            self.stdout.write(" | ".join([name, str(row["n"]), *(_figure(row[key]) for key in FIGURES)]))
+            yield " | ".join([name, str(row["n"]), *(fixed(row[key], 2) for key in FIGURES)])

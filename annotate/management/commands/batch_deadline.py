@@ -2,34 +2,33 @@
 
 from __future__ import annotations
 
-import json
+from datetime import datetime
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from curation.batches.services import batch_deadline_set
 from curation.deadlines import deadline_state
-from curation.errors import DomainError
+from curation.management.base import ReportCommand
 from curation.management.lookup import batch_named, project_named
 
 
-class Command(BaseCommand):
+class Command(ReportCommand):
     help = (
         "Set a batch's deadline (--deadline 2027-01-15T17:00, in the server's time zone unless it carries one) or "
         "remove it (--clear); the work queue and the dashboard show it with a countdown."
     )
 
-    def add_arguments(self, parser: CommandParser) -> None:
+    def add_options(self, parser: CommandParser) -> None:
         parser.add_argument("--project", required=True, help="project slug")
         parser.add_argument("--batch", required=True, help="batch id or name")
         group = parser.add_mutually_exclusive_group(required=True)
         group.add_argument("--deadline", help="ISO 8601 date and time")
         group.add_argument("--clear", action="store_true", help="remove the deadline")
-        parser.add_argument("--json", action="store_true", help="print one JSON summary on stdout")
 
-    def handle(self, *args: Any, **options: Any) -> None:
+    def report(self, options: dict[str, Any]) -> dict[str, Any]:
         project = project_named(options["project"])
         batch = batch_named(project, options["batch"])
         deadline_at = None
@@ -39,18 +38,12 @@ class Command(BaseCommand):
                 raise CommandError(f"--deadline {options['deadline']!r} is not an ISO 8601 date and time")
             if timezone.is_naive(deadline_at):
                 deadline_at = timezone.make_aware(deadline_at)
-        try:
-            batch = batch_deadline_set(batch_id=batch.pk, actor=None, deadline_at=deadline_at)
-        except DomainError as error:
-            raise CommandError(error.message) from error
-        state = deadline_state(batch)
-        if options["json"]:
-            at = batch.deadline_at.isoformat() if batch.deadline_at else None
-            self.stdout.write(
-                json.dumps({"batch": batch.pk, "name": batch.name, "deadline_at": at, "label": state.label})
-            )
-            return
-        self.stdout.write(
-            f"batch {batch.name!r}: "
-            + (f"deadline {batch.deadline_at:%Y-%m-%d %H:%M} ({state.label})" if batch.deadline_at else "no deadline")
+        batch = batch_deadline_set(batch_id=batch.pk, actor=None, deadline_at=deadline_at)
+        at = batch.deadline_at.isoformat() if batch.deadline_at else None
+        return {"batch": batch.pk, "name": batch.name, "deadline_at": at, "label": deadline_state(batch).label}
+
+    def lines(self, result: dict[str, Any], options: dict[str, Any]) -> Any:
+        at = result["deadline_at"] and datetime.fromisoformat(result["deadline_at"])
+        yield f"batch {result['name']!r}: " + (
+            f"deadline {at:%Y-%m-%d %H:%M} ({result['label']})" if at else "no deadline"
         )

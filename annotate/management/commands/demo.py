@@ -4,14 +4,12 @@ It lives in `annotate` because it assembles the core and the human side; the cor
 
 from __future__ import annotations
 
-import json
-
 from django.contrib.auth import get_user_model
-from django.core.management.base import BaseCommand
 from django.db import transaction
 
 from curation.batches.services import batch_create, batch_open
 from curation.demo.content import DRAFTS, PAPER_SOURCE
+from curation.management.base import ReportCommand
 from curation.models import Context, Project, ReasoningType
 from curation.services.lifecycle import instance_create
 from curation.services.projects import membership_add, project_create
@@ -54,14 +52,11 @@ def demo_password(username: str) -> str:
     return f"demo-{username}"
 
 
-class Command(BaseCommand):
+class Command(ReportCommand):
     help = "Create the demo project with one user per role (credentials printed) and sample content."
 
-    def add_arguments(self, parser) -> None:
-        parser.add_argument("--json", action="store_true", help="print the result as one JSON object")
-
     @transaction.atomic
-    def handle(self, *args, **options) -> None:
+    def report(self, options):
         User = get_user_model()
         project = Project.objects.filter(slug=DEMO_SLUG).first()
         created = project is None
@@ -85,20 +80,21 @@ class Command(BaseCommand):
 
         demo_exam_seed(project=project)
         endpoint = local_model_endpoint()
-        result = {
+        return {
             "project": project.slug,
             "created": created,
             "users": users,
             "instances": project.instances.count(),
             "endpoint": {"name": endpoint.name, "base_url": endpoint.base_url},
         }
-        if options["json"]:
-            self.stdout.write(json.dumps(result))
-            return
-        self.stdout.write(self.style.SUCCESS(f"Demo project '{project.slug}' {'created' if created else 'is ready'}."))
-        for user in users:
-            self.stdout.write(f"  {user['role']:<10} {user['username']:<12} password: {user['password']}")
-        self.stdout.write(f"  model endpoint: {endpoint.name} at {endpoint.base_url}")
+
+    def lines(self, result, options):
+        yield self.style.SUCCESS(
+            f"Demo project '{result['project']}' {'created' if result['created'] else 'is ready'}."
+        )
+        for user in result["users"]:
+            yield f"  {user['role']:<10} {user['username']:<12} password: {user['password']}"
+        yield f"  model endpoint: {result['endpoint']['name']} at {result['endpoint']['base_url']}"
 
     def _content(self, project: Project) -> None:
         from curation.batches.services import batch_assign

@@ -3,13 +3,13 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandParser
+from django.core.management.base import CommandParser
 
 from annotate.dashboard.draft_costs import draft_costs_cached
 from annotate.dashboard.edit_costs import DIMENSION_LABELS, FIELD_LABELS, FIELDS, flat_rows
+from curation.management.base import ReportCommand
 from curation.management.lookup import project_named
 
 
@@ -17,32 +17,32 @@ def _percent(value: float | None) -> str:
     return "—" if value is None else f"{100 * value:.0f}%"
 
 
-class Command(BaseCommand):
+class Command(ReportCommand):
     help = (
         "Per field, how much annotators changed the drafts (edit distance normalised by the longer length, share "
         "kept unchanged, share rewritten) by drafter, prompt version, model endpoint and reasoning type, with the "
         "median refining time."
     )
 
-    def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--project", required=True, help="project slug")
-        parser.add_argument("--json", action="store_true", help="print one JSON object: the figures and flat rows")
+    json_help = "print one JSON object: the figures and flat rows"
 
-    def handle(self, *args: Any, **options: Any) -> None:
-        project = project_named(options["project"])
-        figures = draft_costs_cached(project)
-        if options["json"]:
-            self.stdout.write(json.dumps({**figures, "rows": flat_rows(figures)}, ensure_ascii=False))
-            return
-        self.stdout.write(
+    def add_options(self, parser: CommandParser) -> None:
+        parser.add_argument("--project", required=True, help="project slug")
+
+    def report(self, options: dict[str, Any]) -> dict[str, Any]:
+        figures = draft_costs_cached(project_named(options["project"]))
+        return {**figures, "rows": flat_rows(figures)}
+
+    def lines(self, figures: dict[str, Any], options: dict[str, Any]) -> Any:
+        yield (
             f"{figures['instances']} drafted instances submitted; rewritten = normalised distance above "
             f"{figures['threshold']}"
         )
         for dimension, groups in figures["dimensions"].items():
-            self.stdout.write(f"by {DIMENSION_LABELS[dimension]}:")
+            yield f"by {DIMENSION_LABELS[dimension]}:"
             for group in groups:
                 seconds = group["median_seconds"]
-                self.stdout.write(
+                yield (
                     f"  {group['group']}: {group['instances']} instances, median "
                     f"{'—' if seconds is None else f'{seconds:.0f} s'}"
                 )
@@ -50,7 +50,7 @@ class Command(BaseCommand):
                     cost = group["fields"][name]
                     if not cost["n"]:
                         continue
-                    self.stdout.write(
+                    yield (
                         f"    {FIELD_LABELS[name]}: distance {cost['mean_distance']:.2f}, unchanged "
                         f"{_percent(cost['unchanged_share'])}, rewritten {_percent(cost['rewritten_share'])} "
                         f"(n {cost['n']})"

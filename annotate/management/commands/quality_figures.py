@@ -3,33 +3,30 @@ from the same selectors as the page."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandParser
+from django.core.management.base import CommandParser
 
 from annotate.quality.drift import drift_rows, project_drift
 from annotate.quality.selectors import gold_rows, project_gold_figures
+from curation.management.base import ReportCommand
 from curation.management.lookup import project_named
 from curation.toolkit.numbers import fixed
 
 
-def _number(value: float | None) -> str:
-    return fixed(value, 2)
-
-
-class Command(BaseCommand):
+class Command(ReportCommand):
     help = (
         "Print the hidden-gold running EM per annotator (n, 95 % Wilson interval, alert, pause) and the weekly drift "
         "rows (round-one approval, round-two flags, hidden-gold EM, guidelines published)."
     )
 
-    def add_arguments(self, parser: CommandParser) -> None:
+    json_help = 'print one JSON object: {"gold": […], "drift": […]}'
+
+    def add_options(self, parser: CommandParser) -> None:
         parser.add_argument("--project", required=True, help="project slug")
         parser.add_argument("--figure", choices=("gold", "drift", "all"), default="all")
-        parser.add_argument("--json", action="store_true", help='print one JSON object: {"gold": […], "drift": […]}')
 
-    def handle(self, *args: Any, **options: Any) -> None:
+    def report(self, options: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
         project = project_named(options["project"])
         figure = options["figure"]
         result: dict[str, list[dict[str, Any]]] = {}
@@ -37,23 +34,23 @@ class Command(BaseCommand):
             result["gold"] = gold_rows(project_gold_figures(project))
         if figure in ("drift", "all"):
             result["drift"] = drift_rows(project_drift(project))
-        if options["json"]:
-            self.stdout.write(json.dumps(result, ensure_ascii=False))
-            return
+        return result
+
+    def lines(self, result: dict[str, list[dict[str, Any]]], options: dict[str, Any]) -> Any:
         if "gold" in result:
-            self.stdout.write("hidden gold:" if result["gold"] else "hidden gold: no gold answered yet")
+            yield "hidden gold:" if result["gold"] else "hidden gold: no gold answered yet"
             for row in result["gold"]:
                 state = "paused" if row["is_paused"] else ("below the threshold" if row["is_below"] else "ok")
-                self.stdout.write(
-                    f"  {row['user']}: EM {_number(row['em'])} over {row['n']} ({row['total']} in all), "
+                yield (
+                    f"  {row['user']}: EM {fixed(row['em'], 2)} over {row['n']} ({row['total']} in all), "
                     f"95 % {fixed(row['low'], 2)}–{fixed(row['high'], 2)}, {state}"
                 )
         if "drift" in result:
-            self.stdout.write("drift:" if result["drift"] else "drift: no decisions or hidden gold yet")
+            yield "drift:" if result["drift"] else "drift: no decisions or hidden gold yet"
             for row in result["drift"]:
                 marker = f"  [{row['guidelines']}]" if row["guidelines"] else ""
-                self.stdout.write(
-                    f"  {row['user']} week of {row['week']}: round-one approval {_number(row['round1_approval'])} "
-                    f"(n {row['round1_n']}), round-two flags {_number(row['round2_flags'])} (n {row['round2_n']}), "
-                    f"hidden-gold EM {_number(row['gold_em'])} (n {row['gold_n']}){marker}"
+                yield (
+                    f"  {row['user']} week of {row['week']}: round-one approval {fixed(row['round1_approval'], 2)} "
+                    f"(n {row['round1_n']}), round-two flags {fixed(row['round2_flags'], 2)} (n {row['round2_n']}), "
+                    f"hidden-gold EM {fixed(row['gold_em'], 2)} (n {row['gold_n']}){marker}"
                 )

@@ -2,33 +2,25 @@
 
 from __future__ import annotations
 
-import json
-
-from django.core.management.base import BaseCommand, CommandError
-
-from curation.errors import InvalidInput
+from curation.management.base import ReportCommand
 from curation.management.lookup import project_named
 from curation.releases.models import NearDuplicate
 from curation.releases.near_duplicates import near_duplicates_check
 
 
-class Command(BaseCommand):
+class Command(ReportCommand):
     help = (
         "Compare a project's validated questions with each other, its earlier releases and every imported benchmark "
         "on this site; store and print the near-duplicates found (a manager withholds them on the releases page)."
     )
 
-    def add_arguments(self, parser) -> None:
+    def add_options(self, parser) -> None:
         parser.add_argument("--project", required=True, help="project slug")
         parser.add_argument("--threshold", type=float, default=None, help="question similarity 0.5-1 (default: last)")
-        parser.add_argument("--json", action="store_true", help="print one JSON object")
 
-    def handle(self, *args, **options) -> None:
+    def report(self, options):
         project = project_named(options["project"])
-        try:
-            check = near_duplicates_check(project=project, actor=None, threshold=options["threshold"])
-        except InvalidInput as error:
-            raise CommandError(error.message) from error
+        check = near_duplicates_check(project=project, actor=None, threshold=options["threshold"])
         found = [
             {
                 "instance": f.instance_id,
@@ -40,13 +32,13 @@ class Command(BaseCommand):
             }
             for f in NearDuplicate.objects.filter(project=project)
         ]
-        report = {"threshold": check.threshold, "seconds": check.seconds, **check.compared, "near_duplicates": found}
-        if options["json"]:
-            self.stdout.write(json.dumps(report))
-            return
-        self.stdout.write(
-            f"{check.compared['candidates']} validated questions against {check.compared['references']} others "
-            f"at {check.threshold:g}: {len(found)} near-duplicates in {check.seconds:.1f} s"
+        return {"threshold": check.threshold, "seconds": check.seconds, **check.compared, "near_duplicates": found}
+
+    def lines(self, result, options):
+        found = result["near_duplicates"]
+        yield (
+            f"{result['candidates']} validated questions against {result['references']} others "
+            f"at {result['threshold']:g}: {len(found)} near-duplicates in {result['seconds']:.1f} s"
         )
         for row in found:
-            self.stdout.write(f"#{row['instance']} ~ {row['source']} ({row['similarity']:.2f})")
+            yield f"#{row['instance']} ~ {row['source']} ({row['similarity']:.2f})"

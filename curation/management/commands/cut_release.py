@@ -4,20 +4,17 @@ a progress bar."""
 
 from __future__ import annotations
 
-import json
-
-from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
-from curation.errors import DomainError
+from curation.management.base import ReportCommand
 from curation.management.lookup import project_named
 from curation.releases.services.cut import ALL_BATCHES, cut_batch_ids, release_cut
 
 
-class Command(BaseCommand):
+class Command(ReportCommand):
     help = "Cut a release (a new version of NAME) from the validated instances of the project's batches."
 
-    def add_arguments(self, parser) -> None:
+    def add_options(self, parser) -> None:
         parser.add_argument("name", help="the release's name, without a version (cuts are numbered v1, v2, …)")
         parser.add_argument("--project", required=True, help="project slug")
         parser.add_argument(
@@ -35,31 +32,27 @@ class Command(BaseCommand):
             action="store_true",
             help="also release what cuts withhold (the qualification exam's gold pool): its answers become public",
         )
-        parser.add_argument("--json", action="store_true", help="print the result as one JSON object")
         parser.add_argument("--no-progress", action="store_true")
 
-    def handle(self, *args, **options) -> None:
+    def report(self, options):
         project = project_named(options["project"])
         quiet = options["no_progress"] or options["json"]
-        try:
-            batch_ids = cut_batch_ids(project=project, batch_ids=[], batches=options["batches"])
-            with tqdm(desc=f"cut {options['name']}", unit="item", disable=quiet) as bar:
-                release = release_cut(
-                    project=project,
-                    actor=None,
-                    name=options["name"],
-                    batch_ids=batch_ids,
-                    description=options["description"],
-                    changelog=options["changelog"],
-                    license=options["license"],
-                    citation=options["citation"],
-                    split_seed=options["split_seed"],
-                    include_withheld=options["include_withheld"],
-                    progress=bar.update,
-                )
-        except DomainError as error:
-            raise CommandError(error.message) from error
-        result = {
+        batch_ids = cut_batch_ids(project=project, batch_ids=[], batches=options["batches"])
+        with tqdm(desc=f"cut {options['name']}", unit="item", disable=quiet) as bar:
+            release = release_cut(
+                project=project,
+                actor=None,
+                name=options["name"],
+                batch_ids=batch_ids,
+                description=options["description"],
+                changelog=options["changelog"],
+                license=options["license"],
+                citation=options["citation"],
+                split_seed=options["split_seed"],
+                include_withheld=options["include_withheld"],
+                progress=bar.update,
+            )
+        return {
             "release": release.label,
             "id": release.pk,
             "items": release.item_count,
@@ -67,11 +60,7 @@ class Command(BaseCommand):
             "batches": batch_ids,
             "notes": release.notes,
         }
-        if options["json"]:
-            self.stdout.write(json.dumps(result, ensure_ascii=False))
-            return
-        self.stdout.write(
-            f"Release {release.label} cut: {release.item_count} instances frozen ({release.content_hash[:12]})."
-        )
-        for note in release.notes:
-            self.stdout.write(note)
+
+    def lines(self, result, options):
+        yield f"Release {result['release']} cut: {result['items']} instances frozen ({result['content_hash'][:12]})."
+        yield from result["notes"]

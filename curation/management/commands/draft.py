@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
 import sys
 import time
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 from tqdm import tqdm
 
 from curation.drafting.endpoints import endpoint_preferred
@@ -15,14 +14,14 @@ from curation.drafting.models import DraftingItem, DraftingRun
 from curation.drafting.services import items as item_services
 from curation.drafting.services import runs as run_services
 from curation.endpoints.models import ModelEndpoint
-from curation.errors import DomainError
+from curation.management.base import ReportCommand
 from curation.management.lookup import batch_named, project_named
 
 
-class Command(BaseCommand):
+class Command(ReportCommand):
     help = "Draft questions for a batch: --kind llm (an endpoint) or template (answers computed by tool programs)."
 
-    def add_arguments(self, parser: CommandParser) -> None:
+    def add_options(self, parser: CommandParser) -> None:
         parser.add_argument("--project", required=True, help="project slug")
         parser.add_argument("--batch", required=True, help="batch id or name")
         parser.add_argument("--kind", required=True, choices=DraftingRun.Kind.values)
@@ -39,10 +38,9 @@ class Command(BaseCommand):
         mode = parser.add_mutually_exclusive_group()
         mode.add_argument("--wait", action="store_true", help="queue for the workers and wait, with progress")
         mode.add_argument("--no-wait", action="store_true", help="queue for the workers and return at once")
-        parser.add_argument("--json", action="store_true", help="print one JSON summary on stdout")
         parser.add_argument("--no-progress", action="store_true")
 
-    def handle(self, *args: Any, **options: Any) -> None:
+    def report(self, options: dict[str, Any]) -> dict[str, Any]:
         project = project_named(options["project"])
         batch = batch_named(project, options["batch"])
         endpoint = None
@@ -55,17 +53,14 @@ class Command(BaseCommand):
                 names = ", ".join(usable.values_list("name", flat=True)) or "none"
                 raise CommandError(f"no endpoint {options['endpoint'] or '(default)'!r}; known: {names}")
         params = {"max_tokens": options["max_tokens"]} if options["max_tokens"] else {}
-        try:
-            run = run_services.run_create(
-                project=project, actor=None, kind=options["kind"], batch=batch, endpoint=endpoint,
-                generation_params=params,
-                options={
-                    "per_template": options["per_template"], "seed": options["seed"], "redraft": options["redraft"],
-                    "unanswerable": "keep" if options["keep_unanswerable"] else "skip",
-                },
-            )  # fmt: skip
-        except DomainError as error:
-            raise CommandError(error.message) from error
+        run = run_services.run_create(
+            project=project, actor=None, kind=options["kind"], batch=batch, endpoint=endpoint,
+            generation_params=params,
+            options={
+                "per_template": options["per_template"], "seed": options["seed"], "redraft": options["redraft"],
+                "unanswerable": "keep" if options["keep_unanswerable"] else "skip",
+            },
+        )  # fmt: skip
         todo = run.items.exclude(status=DraftingItem.Status.SKIPPED).count()
         bar = tqdm(total=todo, desc=f"draft run {run.pk}", unit="context", file=sys.stderr,
                    disable=options["no_progress"] or options["no_wait"])  # fmt: skip
@@ -85,15 +80,18 @@ class Command(BaseCommand):
         bar.close()
         run.refresh_from_db()
         counts = run_services.run_counts(run)
-        summary = {"run": run.pk, "kind": run.kind, "status": run.status, "error": run.error, "counts": counts}
-        if options["json"]:
-            self.stdout.write(json.dumps(summary))
-        else:
-            self.stdout.write(
-                f"run {run.pk}: {run.status}; {counts['drafted']} drafted, {counts['failed']} failed, "
-                f"{counts['skipped']} skipped, {counts['instances']} drafts in the queue"
-            )
-            if run.error:
-                self.stdout.write(self.style.ERROR(run.error))
-        if run.status == DraftingRun.Status.FAILED:
-            raise CommandError(f"drafting run {run.pk} failed: {run.error}")
+        return {"run": run.pk, "kind": run.kind, "status": run.status, "error": run.error, "counts": counts}
+
+    def lines(self, result: dict[str, Any], options: dict[str, Any]) -> Any:
+        counts = result["counts"]
+        yield (
+            f"run {result['run']}: {result['status']}; {counts['drafted']} drafted, {counts['failed']} failed, "
+            f"{counts['skipped']} skipped, {counts['instances']} drafts in the queue"
+        )
+        if result["error"]:
+            yield self.style.ERROR(result["error"])
+
+    def refusal(self, result: dict[str, Any]) -> str | None:
+        if result["status"] == DraftingRun.Status.FAILED:
+            return f"drafting run {result['run']} failed: {result['error']}"
+        return None

@@ -2,36 +2,34 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-from django.core.management.base import BaseCommand
 from tqdm import tqdm
 
 from curation.exports import EXPORT_FORMATS, write_export_zip
+from curation.management.base import ReportCommand
 from curation.management.commands.release_stats import release_by_name
 
 
-class Command(BaseCommand):
+class Command(ReportCommand):
     help = "Export a release as a zip with the data in one format, a dataset card and a checksum file."
 
-    def add_arguments(self, parser) -> None:
+    def add_options(self, parser) -> None:
         parser.add_argument("name")
         parser.add_argument("--project", required=True, help="project slug")
         parser.add_argument("--format", required=True, choices=sorted(EXPORT_FORMATS))
         parser.add_argument("--out", required=True, type=Path, help="the zip to write")
         parser.add_argument("--release-version", dest="release_version", type=int, default=None)
-        parser.add_argument("--json", action="store_true", help="print the result as one JSON object")
         parser.add_argument("--no-progress", action="store_true")
 
-    def handle(self, *args, **options) -> None:
+    def report(self, options):
         release = release_by_name(project=options["project"], name=options["name"], version=options["release_version"])
         out: Path = options["out"]
         out.parent.mkdir(parents=True, exist_ok=True)
         quiet = options["no_progress"] or options["json"]
         with tqdm(total=release.item_count, desc=f"export {release.label}", unit="item", disable=quiet) as bar:
             digest, size = write_export_zip(release, options["format"], out, progress=bar.update)
-        result = {
+        return {
             "release": release.label,
             "format": options["format"],
             "path": str(out),
@@ -40,7 +38,6 @@ class Command(BaseCommand):
             "items": release.item_count,
             "content_hash": release.content_hash,
         }
-        if options["json"]:
-            self.stdout.write(json.dumps(result))
-        else:
-            self.stdout.write(f"wrote {out} ({size} bytes, sha256 {digest[:12]}…)")
+
+    def lines(self, result, options):
+        yield f"wrote {result['path']} ({result['bytes']} bytes, sha256 {result['sha256'][:12]}…)"

@@ -2,30 +2,29 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 from tqdm import tqdm
 
 from curation.datasets.formats import FORMATS
-from curation.datasets.services import dataset_import, import_counts_text
+from curation.datasets.services import dataset_import
 from curation.errors import DomainError
+from curation.management.base import ReportCommand
 from curation.management.lookup import project_named
 
 
-class Command(BaseCommand):
+class Command(ReportCommand):
     help = "Import a TAT-QA, TAT-DQA, FinQA or SciTaT file as validated instances (and a release with --as-release)."
 
-    def add_arguments(self, parser) -> None:
+    def add_options(self, parser) -> None:
         parser.add_argument("file", type=Path)
         parser.add_argument("--format", required=True, choices=FORMATS)
         parser.add_argument("--project", required=True, help="project slug")
         parser.add_argument("--as-release", default="", help="also cut a release of this name from the import")
-        parser.add_argument("--json", action="store_true", help="print the result as one JSON object")
         parser.add_argument("--no-progress", action="store_true", help="no progress bar")
 
-    def handle(self, *args, **options) -> None:
+    def report(self, options):
         path: Path = options["file"]
         project = project_named(options["project"])
         try:
@@ -51,14 +50,12 @@ class Command(BaseCommand):
             raise CommandError(f"{path}: {error.message}") from error
         finally:
             bar.close()
-        data = result.as_dict()
-        if options["json"]:
-            self.stdout.write(json.dumps(data, ensure_ascii=False))
-            return
-        verb = "Imported" if result.created else "Already imported (same sha256), nothing written:"
-        counts = data["counts"]
-        self.stdout.write(f"{verb} {path.name}: {import_counts_text(counts)}")
+        return result.as_dict()
+
+    def lines(self, data, options):
+        verb = "Imported" if data["created"] else "Already imported (same sha256), nothing written:"
+        yield f"{verb} {options['file'].name}: {data['summary']}"
         for note in data["notes"]:
-            self.stdout.write(f"note: {note}")
+            yield f"note: {note}"
         if data["release"]:
-            self.stdout.write(f"release: {data['release']['name']} v{data['release']['version']}")
+            yield f"release: {data['release']['name']} v{data['release']['version']}"

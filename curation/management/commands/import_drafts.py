@@ -2,27 +2,26 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from curation.errors import DomainError
 from curation.exchange.draft_import import drafts_import
+from curation.management.base import ReportCommand
 from curation.management.lookup import project_named
 
 
-class Command(BaseCommand):
+class Command(ReportCommand):
     help = "Import externally drafted questions (JSONL or CSV) as drafts to refine; the whole file or nothing."
 
-    def add_arguments(self, parser) -> None:
+    def add_options(self, parser) -> None:
         parser.add_argument("file", type=Path)
         parser.add_argument("--project", required=True, help="project slug")
         parser.add_argument("--format", choices=["jsonl", "csv"], help="default: from the file's extension")
         parser.add_argument("--batch", type=int, help="batch id for every draft (default: each context's batch)")
-        parser.add_argument("--json", action="store_true", help="print the result as one JSON object")
 
-    def handle(self, *args, **options) -> None:
+    def report(self, options):
         path: Path = options["file"]
         project = project_named(options["project"])
         file_format = options["format"] or path.suffix.lstrip(".").lower()
@@ -42,7 +41,7 @@ class Command(BaseCommand):
         except DomainError as error:
             lines = "\n".join(f"  {problem}" for problem in error.detail.get("errors", []))
             raise CommandError(f"{path}: {error.message}" + (f"\n{lines}" if lines else "")) from error
-        if options["json"]:
-            self.stdout.write(json.dumps({"created": len(created), "instance_ids": [i.pk for i in created]}))
-            return
-        self.stdout.write(f"Imported {len(created)} draft(s) from {path.name} into {project.slug}.")
+        return {"created": len(created), "instance_ids": [i.pk for i in created]}
+
+    def lines(self, result, options):
+        yield f"Imported {result['created']} draft(s) from {options['file'].name} into {options['project']}."

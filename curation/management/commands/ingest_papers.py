@@ -3,31 +3,33 @@ read inline through the same bounded child process as the worker's ingestion job
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandParser
 from tqdm import tqdm
 
 from curation.errors import DomainError
+from curation.management.base import ReportCommand
 from curation.management.lookup import batch_named, project_named
 from curation.papers.ingestion import paper_ingest_bounded
 from curation.papers.services import NEW_VERSION, IngestResult
 
 
-class Command(BaseCommand):
+class Command(ReportCommand):
     help = "Ingest .tex files, source folders or arXiv-style archives into a project (idempotent per source)."
 
-    def add_arguments(self, parser: CommandParser) -> None:
+    json_help = "print one JSON summary on stdout (else a line per source as it is read)"
+    json_indent = 2
+
+    def add_options(self, parser: CommandParser) -> None:
         parser.add_argument("--project", required=True, help="project slug")
         parser.add_argument("paths", nargs="+", help=".tex files, source folders or .tar.gz/.tgz/.zip/.gz archives")
         parser.add_argument("--batch", type=int, default=None, help="put the new contexts in this batch (id)")
-        parser.add_argument("--json", action="store_true", help="print one JSON summary on stdout")
         parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
 
-    def handle(self, *args: Any, **options: Any) -> None:
+    def report(self, options: dict[str, Any]) -> dict[str, Any]:
         project = project_named(options["project"])
         batch = None
         if options["batch"] is not None:
@@ -49,21 +51,23 @@ class Command(BaseCommand):
             if not options["json"]:
                 self._say(self._line(result))
         bar.close()
-        if options["json"]:
-            summary = {
-                "project": project.slug,
-                "papers": [result.as_dict() for result in results],
-                "rejected": rejected,
-                "counts": {
-                    status: sum(1 for result in results if result.status == status)
-                    for status in ("created", "unchanged", NEW_VERSION)
-                }
-                | {"rejected": len(rejected)},
+        return {
+            "project": project.slug,
+            "papers": [result.as_dict() for result in results],
+            "rejected": rejected,
+            "counts": {
+                status: sum(1 for result in results if result.status == status)
+                for status in ("created", "unchanged", NEW_VERSION)
             }
-            self.stdout.write(json.dumps(summary, ensure_ascii=False, indent=2))
-        if rejected:
-            names = ", ".join(item["source_name"] for item in rejected)
-            raise CommandError(f"{len(rejected)} of {len(paths)} input(s) rejected ({names}); the others were stored")
+            | {"rejected": len(rejected)},
+        }
+
+    def refusal(self, result: dict[str, Any]) -> str | None:
+        if not (rejected := result["rejected"]):
+            return None
+        names = ", ".join(item["source_name"] for item in rejected)
+        inputs = len(rejected) + len(result["papers"])
+        return f"{len(rejected)} of {inputs} input(s) rejected ({names}); the others were stored"
 
     def _say(self, line: str) -> None:
         # Lift the bar off stderr while the line goes to stdout, so the two do not garble each other.

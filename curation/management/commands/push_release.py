@@ -2,35 +2,34 @@
 
 from __future__ import annotations
 
-import json
 import tempfile
 import zipfile
 from pathlib import Path
 
 from django.conf import settings
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from curation.exports import write_export_zip
+from curation.management.base import ReportCommand
 from curation.management.commands.release_stats import release_by_name
 
 
-class Command(BaseCommand):
+class Command(ReportCommand):
     help = (
         "Upload a release as a Hugging Face datasets folder (the `hf` export: Parquet per context setting and split, "
         "the dataset card with its configs, licence and attribution) to a dataset repository on the Hub, with the "
         "token in HF_TOKEN. --dry-run builds the folder and says what would be uploaded, with no network."
     )
 
-    def add_arguments(self, parser) -> None:
+    def add_options(self, parser) -> None:
         parser.add_argument("name")
         parser.add_argument("--project", required=True, help="project slug")
         parser.add_argument("--repo", required=True, help="the dataset repository, OWNER/NAME")
         parser.add_argument("--release-version", dest="release_version", type=int, default=None)
         parser.add_argument("--private", action="store_true", help="create the repository private")
         parser.add_argument("--dry-run", action="store_true", help="build and list, upload nothing")
-        parser.add_argument("--json", action="store_true", help="print the result as one JSON object")
 
-    def handle(self, *args, **options) -> None:
+    def report(self, options):
         if options["repo"].count("/") != 1 or not all(options["repo"].split("/")):
             raise CommandError(f"--repo must be OWNER/NAME, not {options['repo']!r}")
         if not options["dry_run"] and not settings.HF_TOKEN:
@@ -55,9 +54,9 @@ class Command(BaseCommand):
                     commit_message=f"{release.label} ({release.content_hash[:12]})",
                 )
                 result.update(uploaded=True, commit=str(commit))
-        if options["json"]:
-            self.stdout.write(json.dumps(result))
-        else:
-            verb = "uploaded" if result["uploaded"] else "would upload (dry run)"
-            self.stdout.write(f"{verb} {len(files)} files of {release.label} to {options['repo']}:")
-            self.stdout.writelines(f"  {name}" for name in files)
+        return result
+
+    def lines(self, result, options):
+        verb = "uploaded" if result["uploaded"] else "would upload (dry run)"
+        yield f"{verb} {len(result['files'])} files of {result['release']} to {result['repo']}:"
+        yield from (f"  {name}" for name in result["files"])

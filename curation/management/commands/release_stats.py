@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import json
-
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from curation.exports.statistics import presented
+from curation.management.base import ReportCommand
 from curation.releases.models import Release
 
 
@@ -21,33 +20,31 @@ def release_by_name(*, project: str, name: str, version: int | None) -> Release:
     return release
 
 
-class Command(BaseCommand):
+class Command(ReportCommand):
     help = "Print a release's statistics (SciTaT tables 2–4, answer types, sources, scales, answer lengths)."
 
-    def add_arguments(self, parser) -> None:
+    def add_options(self, parser) -> None:
         parser.add_argument("name")
         parser.add_argument("--project", required=True, help="project slug")
         parser.add_argument(
             "--release-version", dest="release_version", type=int, default=None, help="default: the latest"
         )
-        parser.add_argument("--json", action="store_true", help="print one JSON object")
 
-    def handle(self, *args, **options) -> None:
+    def report(self, options):
         release = release_by_name(project=options["project"], name=options["name"], version=options["release_version"])
-        stats = {
+        return {
             "release": release.name,
             "version": release.version,
             "content_hash": release.content_hash,
             **presented(release.statistics),
         }
-        if options["json"]:
-            self.stdout.write(json.dumps(stats, ensure_ascii=False))
-            return
-        self.stdout.write(f"{release.name} v{release.version} ({release.content_hash[:12]})")
-        self.stdout.write(f"questions {stats['questions']}, papers {stats['papers']}, contexts {stats['contexts']}")
+
+    def lines(self, stats, options):
+        yield f"{stats['release']} v{stats['version']} ({stats['content_hash'][:12]})"
+        yield f"questions {stats['questions']}, papers {stats['papers']}, contexts {stats['contexts']}"
         for setting, row in stats["settings"].items():
-            self.stdout.write(f"{setting}: " + ", ".join(f"{k} {v}" for k, v in row.items()))
+            yield f"{setting}: " + ", ".join(f"{k} {v}" for k, v in row.items())
         for key in ("answer_type", "answer_source", "answer_form", "scale", "split"):
-            self.stdout.write(f"{key}: " + ", ".join(f"{k} {v}" for k, v in stats[key].items()))
+            yield f"{key}: " + ", ".join(f"{k} {v}" for k, v in stats[key].items())
         for row in stats["reasoning_type"].values():
-            self.stdout.write(f"reasoning {row['name']}: {row['count']} ({row['percent']}%)")
+            yield f"reasoning {row['name']}: {row['count']} ({row['percent']}%)"

@@ -2,25 +2,26 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
+from curation.management.base import ReportCommand
 from curation.management.lookup import project_named
 from curation.webhooks.models import WebhookDelivery
 
 
-class Command(BaseCommand):
+class Command(ReportCommand):
     help = "List a project's most recent webhook deliveries (state, attempts, last status); --json for one object each."
 
-    def add_arguments(self, parser: CommandParser) -> None:
+    json_help = "print a JSON list on stdout"
+
+    def add_options(self, parser: CommandParser) -> None:
         parser.add_argument("--project", required=True, help="project slug")
         parser.add_argument("--state", choices=WebhookDelivery.State.values, help="only deliveries in this state")
         parser.add_argument("--limit", type=int, default=50)
-        parser.add_argument("--json", action="store_true", help="print a JSON list on stdout")
 
-    def handle(self, *args: Any, **options: Any) -> None:
+    def report(self, options: dict[str, Any]) -> list[dict[str, Any]]:
         project = project_named(options["project"])
         if options["limit"] < 1:
             raise CommandError("--limit must be at least 1")
@@ -50,11 +51,11 @@ class Command(BaseCommand):
                     "error": delivery.error,
                 }
             )
-        if options["json"]:
-            self.stdout.write(json.dumps(rows))
-            return
+        return rows
+
+    def lines(self, rows: list[dict[str, Any]], options: dict[str, Any]) -> Any:
         if not rows:
-            self.stdout.write(f"no webhook deliveries in {project.slug}")
+            yield f"no webhook deliveries in {options['project']}"
         for row in rows:
             last = row["attempts"][-1] if row["attempts"] else None
             answer = (
@@ -62,7 +63,7 @@ class Command(BaseCommand):
                 if last is None
                 else (f"HTTP {last['status_code']}" if last["status_code"] else last["error"])
             )
-            self.stdout.write(
+            yield (
                 f"{row['id']:>6}  {row['event']:<22} {row['state']:<9} {len(row['attempts'])} attempt(s)  {answer}"
                 f"  → {row['url']}"
             )

@@ -2,45 +2,40 @@
 
 from __future__ import annotations
 
-import json
-
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from curation.endpoints.models import ModelEndpoint
-from curation.errors import DomainError
+from curation.management.base import ReportCommand
 from curation.management.lookup import batch_named, project_named
 from curation.panel.services import calibration_request, panel_set, panel_summaries
 from scoring.calibration import CALIBRATIONS
 
 
-class Command(BaseCommand):
+class Command(ReportCommand):
     help = (
         "Ask each model of the project's panel every question of a batch and record per item how many answered it "
         "correctly (k of n); print the distribution of k and each model's share."
     )
 
-    def add_arguments(self, parser) -> None:
+    def add_options(self, parser) -> None:
         parser.add_argument("--project", required=True, help="project slug")
         parser.add_argument("--batch", required=True, help="batch name or id")
         parser.add_argument("--panel", nargs="+", metavar="ENDPOINT", help="name the panel first (endpoint names)")
-        parser.add_argument("--json", action="store_true", help="print one JSON object")
 
-    def handle(self, *args, **options) -> None:
+    def report(self, options):
         project = project_named(options["project"])
         batch = batch_named(project, options["batch"])
-        try:
-            if options["panel"]:
-                endpoints = ModelEndpoint.objects.usable_in(project).filter(name__in=options["panel"])
-                unknown = set(options["panel"]) - {e.name for e in endpoints}
-                if unknown:
-                    raise CommandError(f"No endpoint {', '.join(sorted(unknown))} usable in {project.slug}.")
-                panel_set(project=project, actor=None, endpoint_ids=[e.pk for e in endpoints])
-            calibration = calibration_request(batch_id=batch.pk, actor=None)
-        except DomainError as error:
-            raise CommandError(error.message) from error
+        if options["panel"]:
+            endpoints = ModelEndpoint.objects.usable_in(project).filter(name__in=options["panel"])
+            unknown = set(options["panel"]) - {e.name for e in endpoints}
+            if unknown:
+                raise CommandError(f"No endpoint {', '.join(sorted(unknown))} usable in {project.slug}.")
+            panel_set(project=project, actor=None, endpoint_ids=[e.pk for e in endpoints])
+        calibration = calibration_request(batch_id=batch.pk, actor=None)
         calibration = CALIBRATIONS.run(calibration.pk, worker="calibrate command")
         summary = panel_summaries([batch]).get(batch.pk) or {}
-        report = {
+        return {
+            "batch": batch.name,
             "calibration": calibration.pk,
             "state": calibration.state,
             "error": calibration.error,
@@ -49,11 +44,10 @@ class Command(BaseCommand):
             "models": summary.get("models", []),
             "uncalibrated": summary.get("uncalibrated", 0),
         }
-        if options["json"]:
-            self.stdout.write(json.dumps(report))
-            return
-        self.stdout.write(f"calibration {calibration.pk} of {batch.name}: {calibration.state}, {report['items']} items")
+
+    def lines(self, report, options):
+        yield f"calibration {report['calibration']} of {report['batch']}: {report['state']}, {report['items']} items"
         for label, count in report["k_of_n"].items():
-            self.stdout.write(f"answered by {label}: {count}")
+            yield f"answered by {label}: {count}"
         for row in report["models"]:
-            self.stdout.write(f"{row['model']}: {row['answered']} of {row['asked']} ({row['percent']} %)")
+            yield f"{row['model']}: {row['answered']} of {row['asked']} ({row['percent']} %)"

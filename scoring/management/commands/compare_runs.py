@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import json
-
-from django.core.management.base import BaseCommand
-
+from curation.management.base import ReportCommand
 from scoring.management.commands.score import project_release
 from scoring.runs import table_formats
 from scoring.runs.comparison import TABLE_KEYS
@@ -13,23 +10,22 @@ from scoring.runs.models import ScoringRun
 from scoring.runs.selectors import release_comparison
 
 
-class Command(BaseCommand):
+class Command(ReportCommand):
     help = "Print a release's completed runs as the published tables: one as CSV or LaTeX, or all as JSON."
 
-    def add_arguments(self, parser) -> None:
+    json_help = "every table as JSON instead"
+    json_indent = 2
+
+    def add_options(self, parser) -> None:
         parser.add_argument("--release", required=True, help="release name (latest version), name-vN, or id")
         parser.add_argument("--project", required=True, help="project slug")
         parser.add_argument("--table", choices=TABLE_KEYS, default="table5")
         parser.add_argument("--format", choices=tuple(table_formats.FORMATS), default="csv")
-        parser.add_argument("--json", action="store_true", help="every table as JSON instead")
 
-    def handle(self, *args, **options) -> None:
+    def report(self, options):
         _project, release = project_release(options)
         # An operator's command sees every run of the release (the page and API scope them to the viewer).
-        comparison = release_comparison(ScoringRun.objects.filter(release=release))
-        if options["json"]:
-            self.stdout.write(json.dumps(comparison, ensure_ascii=False, indent=2))
-            return
-        self.stdout.write(
-            table_formats.table_render(comparison["tables"][options["table"]], options["format"]), ending=""
-        )
+        return release_comparison(ScoringRun.objects.filter(release=release))
+
+    def lines(self, comparison, options):
+        yield table_formats.table_render(comparison["tables"][options["table"]], options["format"])

@@ -2,33 +2,30 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-from django.core.management.base import BaseCommand
-
+from curation.management.base import ReportCommand
 from scoring.management.commands.score import project_release
 from scoring.runs.exports import release_harness_zip
 
 
-class Command(BaseCommand):
+class Command(ReportCommand):
     help = (
         "Export a release as Inspect AI and lm-evaluation-harness tasks: their samples per context setting and method "
         "(the prompts of the project's Direct and CoT), the Inspect task module, the lm-eval task configs, a README."
     )
 
-    def add_arguments(self, parser) -> None:
+    def add_options(self, parser) -> None:
         parser.add_argument("--release", required=True, help="release name (latest version), name-vN, or id")
         parser.add_argument("--project", required=True, help="project slug")
         parser.add_argument("--out", required=True, type=Path, help="the zip to write")
-        parser.add_argument("--json", action="store_true", help="print the result as one JSON object")
 
-    def handle(self, *args, **options) -> None:
+    def report(self, options):
         _project, release = project_release(options)
         out: Path = options["out"]
         out.parent.mkdir(parents=True, exist_ok=True)
-        counts = release_harness_zip(release, out)
-        if options["json"]:
-            self.stdout.write(json.dumps({"release": release.label, "path": str(out), "samples": counts}))
-        else:
-            self.stdout.write(f"wrote {out}: {sum(counts.values())} samples in {len(counts)} files")
+        return {"release": release.label, "path": str(out), "samples": release_harness_zip(release, out)}
+
+    def lines(self, result, options):
+        counts = result["samples"]
+        yield f"wrote {result['path']}: {sum(counts.values())} samples in {len(counts)} files"

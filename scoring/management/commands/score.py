@@ -3,15 +3,14 @@
 
 from __future__ import annotations
 
-import json
 import time
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 from tqdm import tqdm
 
 from curation.endpoints.models import ModelEndpoint
-from curation.errors import DomainError
+from curation.management.base import ReportCommand
 from curation.management.lookup import project_named
 from curation.models import Project
 from curation.releases.models import Release
@@ -51,7 +50,8 @@ def _release(project: Project, name: str) -> Release:
     return found
 
 
-def _endpoint(project: Project, name: str) -> ModelEndpoint:
+def endpoint_named(project: Project, name: str) -> ModelEndpoint:
+    """The endpoint usable in the project with this name (or id); CommandError lists the known ones."""
     endpoints = ModelEndpoint.objects.usable_in(project)
     found = endpoints.filter(pk=int(name)).first() if name.isdigit() else endpoints.filter(name=name).first()
     if found is None:
@@ -60,10 +60,12 @@ def _endpoint(project: Project, name: str) -> ModelEndpoint:
     return found
 
 
-class Command(BaseCommand):
+class Command(ReportCommand):
     help = "Score a model endpoint on a release with a method; --wait follows the workers with a progress bar."
 
-    def add_arguments(self, parser) -> None:
+    json_help = "print the run and its results as one JSON object"
+
+    def add_options(self, parser) -> None:
         parser.add_argument("--release", required=True, help="release name (latest version), name-vN, or id")
         parser.add_argument("--project", required=True, help="project slug")
         parser.add_argument("--endpoint", required=True, help="endpoint name or id")
@@ -86,24 +88,20 @@ class Command(BaseCommand):
         parser.add_argument("--queue", default="", help="Celery queue (default queue when empty)")
         parser.add_argument("--wait", action="store_true", help="follow the run until it finishes")
         parser.add_argument("--inline", action="store_true", help="process the chunks in this process (no worker)")
-        parser.add_argument("--json", action="store_true", help="print the run and its results as one JSON object")
         parser.add_argument("--no-progress", action="store_true", help="no progress bar")
 
-    def handle(self, *args, **options) -> None:
+    def report(self, options: dict[str, Any]) -> dict[str, Any]:
         project, release = project_release(options)
-        endpoint = _endpoint(project, options["endpoint"])
+        endpoint = endpoint_named(project, options["endpoint"])
         params = {key: options[key] for key in ("max_tokens", "temperature", "seed") if options[key] is not None}
-        try:
-            run = run_creation.run_create(
-                release=release,
-                actor=None,
-                endpoint=endpoint,
-                generation_params=params,
-                **{key: options[key] for key in RUN_OPTIONS},
-            )
-            run_lifecycle.run_start(run=run, actor=None, queue=options["queue"], dispatch=not options["inline"])
-        except DomainError as error:
-            raise CommandError(error.message) from error
+        run = run_creation.run_create(
+            release=release,
+            actor=None,
+            endpoint=endpoint,
+            generation_params=params,
+            **{key: options[key] for key in RUN_OPTIONS},
+        )
+        run_lifecycle.run_start(run=run, actor=None, queue=options["queue"], dispatch=not options["inline"])
         quiet = options["no_progress"] or options["json"]
         if not quiet:
             self.stderr.write(f"run {run.pk}: {run.items_total} items, {run.get_method_display()}, {run.setting}")
@@ -125,22 +123,19 @@ class Command(BaseCommand):
         finally:
             bar.close()
         run.refresh_from_db()
-        progress = runs_progress.run_progress(run)
-        if options["json"]:
-            data = {
-                "run": run.pk,
-                "status": run.status,
-                "method": run.method,
-                "setting": run.setting,
-                "release": release.label,
-                "config_hash": run.config_hash,
-                "progress": progress,
-                "results": run.results,
-            }
-            self.stdout.write(json.dumps(data, ensure_ascii=False, default=str))
-            return
-        self.stdout.write(
-            f"run {run.pk} {run.status}: {progress['done']}/{progress['total']} done, {progress['failed']} failed"
-        )
-        for name, estimate in (run.results or {}).get("figures", {}).items():
-            self.stdout.write(f"{name}: {interval_text(estimate)} (n={estimate['count']})")
+        return {
+            "run": run.pk,
+            "status": run.status,
+            "method": run.method,
+            "setting": run.setting,
+            "release": release.label,
+            "config_hash": run.config_hash,
+            "progress": runs_progress.run_progress(run),
+            "results": run.results,
+        }
+
+    def lines(self, data: dict[str, Any], options: dict[str, Any]) -> Any:
+        done, total, failed = (data["progress"][key] for key in ("done", "total", "failed"))
+        yield f"run {data['run']} {data['status']}: {done}/{total} done, {failed} failed"
+        for name, estimate in (data["results"] or {}).get("figures", {}).items():
+            yield f"{name}: {interval_text(estimate)} (n={estimate['count']})"

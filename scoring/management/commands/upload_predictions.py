@@ -2,50 +2,40 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
-from curation.endpoints.models import ModelEndpoint
-from curation.errors import InvalidInput
-from scoring.management.commands.score import project_release
+from curation.management.base import ReportCommand
+from scoring.management.commands.score import endpoint_named, project_release
 from scoring.runs.uploads import UPLOAD_FORMATS, upload_run_create
 
 
-class Command(BaseCommand):
+class Command(ReportCommand):
     help = (
         "Score a predictions file (JSONL, TAT-QA, SciTaT, FinQA) or an Inspect AI log of the release's exported task "
         "against a release: a scoring run with the project's metrics and breakdowns, as the upload page makes."
     )
 
-    def add_arguments(self, parser) -> None:
+    def add_options(self, parser) -> None:
         parser.add_argument("file", type=Path)
         parser.add_argument("--release", required=True, help="release name (latest version), name-vN, or id")
         parser.add_argument("--project", required=True, help="project slug")
         parser.add_argument("--format", required=True, choices=UPLOAD_FORMATS)
         parser.add_argument("--label", default="", help="model name shown in comparisons")
         parser.add_argument("--judge", default="", help="name of an endpoint that grades the free-form answers")
-        parser.add_argument("--json", action="store_true", help="print the result as one JSON object")
 
-    def handle(self, *args, **options) -> None:
+    def report(self, options):
         _project, release = project_release(options)
         path: Path = options["file"]
-        judge = None
-        if options["judge"]:
-            judge = ModelEndpoint.objects.usable_in(release.project).filter(name=options["judge"]).first()
-            if judge is None:
-                raise CommandError(f"No endpoint {options['judge']!r} usable in {release.project.slug}.")
+        judge = endpoint_named(release.project, options["judge"]) if options["judge"] else None
         try:
             run = upload_run_create(release=release, actor=None, format=options["format"], name=path.name,
                                     content=path.read_bytes(), label=options["label"], judge=judge)  # fmt: skip
-        except (InvalidInput, OSError) as error:
+        except OSError as error:
             raise CommandError(str(error)) from error
         run.refresh_from_db()
-        result = {
-            "run": run.pk,
-            "status": run.status,
-            "label": run.label,
-            "figures": (run.results or {}).get("figures"),
-        }
-        self.stdout.write(json.dumps(result) if options["json"] else f"run {run.pk} ({run.status}): {run.label}")
+        return {"run": run.pk, "status": run.status, "label": run.label, "figures": (run.results or {}).get("figures")}
+
+    def lines(self, result, options):
+        yield f"run {result['run']} ({result['status']}): {result['label']}"
