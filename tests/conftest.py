@@ -184,6 +184,15 @@ def _fast_password_hasher(settings):
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
+@pytest.fixture(autouse=True)
+def _walk_sessions_in_cookies(request):
+    """A walk's session is kept in its signed cookie, not in the database: its thousands of requests then spend
+    no query loading it (about a sixth of a walk's time). The application keeps no data of its own in the session
+    (only the login), so the pages a walk reads are the same."""
+    if request.node.get_closest_marker("walk"):
+        request.getfixturevalue("settings").SESSION_ENGINE = "django.contrib.sessions.backends.signed_cookies"
+
+
 def user_build(username: str, **extra: object):
     return get_user_model().objects.create_user(username=username, password=PASSWORD, **extra)
 
