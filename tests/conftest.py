@@ -4,6 +4,7 @@ tests/factories.py."""
 from __future__ import annotations
 
 import os
+from collections import Counter
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
@@ -137,13 +138,35 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.nodb)
     if not config.pluginmanager.hasplugin("xdist"):
         return
+    groups: dict[pytest.Item, str] = {}
     for item in items:
         if item.get_closest_marker("model"):
-            item.add_marker(pytest.mark.xdist_group("local-model"))
+            groups[item] = "local-model"
         elif "tests/browser/" in item.nodeid:
-            item.add_marker(pytest.mark.xdist_group("browser"))
+            groups[item] = "browser"
         elif _uses_a_module_fixture(item):
-            item.add_marker(pytest.mark.xdist_group(Path(item.nodeid.split("::", 1)[0]).stem))
+            groups[item] = Path(item.nodeid.split("::", 1)[0]).stem
+    for item, group in groups.items():
+        item.add_marker(pytest.mark.xdist_group(group))
+    sizes = Counter(groups.values())
+    items.sort(key=lambda item: _longest_first(item, groups.get(item), sizes))
+
+
+# The order xdist hands out its units (a group, or a test of no group) in: `--no-loadscope-reorder` (pyproject.toml)
+# keeps the order of the items, which `_longest_first` sets. The longest units go first, so none is left to run alone
+# at the end while the other workers idle: the real-model and browser groups (several minutes each), then the walks
+# (a minute or two each, one test), then the other groups, largest first, then every other test in collection order.
+LONGEST_GROUPS = ("local-model", "browser")
+
+
+def _longest_first(item: pytest.Item, group: str | None, sizes: Counter) -> tuple[int, int]:
+    if group in LONGEST_GROUPS:
+        return (0, LONGEST_GROUPS.index(group))
+    if item.get_closest_marker("walk"):
+        return (1, 0)
+    if group is not None:
+        return (2, -sizes[group])
+    return (3, 0)
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
@@ -159,6 +182,15 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 def _fast_password_hasher(settings):
     # PBKDF2 at full strength costs ~0.3 s a user; tests create many.
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture(autouse=True)
+def _walk_sessions_in_cookies(request):
+    """A walk's session is kept in its signed cookie, not in the database: its thousands of requests then spend
+    no query loading it (about a sixth of a walk's time). The application keeps no data of its own in the session
+    (only the login), so the pages a walk reads are the same."""
+    if request.node.get_closest_marker("walk"):
+        request.getfixturevalue("settings").SESSION_ENGINE = "django.contrib.sessions.backends.signed_cookies"
 
 
 def user_build(username: str, **extra: object):
