@@ -192,8 +192,9 @@ class JobTakenOver(Exception):
 
 
 class JobKind:
-    """One kind of background job. The mechanism owns the claim (`take`), the heartbeat (`beat`, `heartbeating`),
-    the hand-back (`release`, `release_for_worker`) and the reaper (`reap`); a kind declares its row model and
+    """One kind of background job. The mechanism owns the claim (`take`), the heartbeat (`beat`, `hold`,
+    `heartbeating`), the end (`finish`, `fail`), the hand-back (`release`, `release_for_worker`) and the reaper
+    (`reap`); a kind declares its row model and
     states, its task, and what it runs (`work`, for the kinds whose row is the whole job, run by `run`). The
     defaults are those of a `RequestedJob` row: states pending → running → done/failed, sent again by its task."""
 
@@ -203,11 +204,15 @@ class JobKind:
     state_field = "state"
     waiting: Any = "pending"  # the state a row waits in (or a filter of the rows that may be taken)
     running: str | tuple[str, ...] = "running"
+    done: str = "done"  # the state `finish` writes
     failed: str | None = "failed"
     finished: tuple[str, ...] = ("done", "failed")
     attempts_field = "attempts"
     error_field: str | None = "error"
     is_taken_over_when_silent = True  # `take` also takes a row whose worker went silent
+    # Whether an error other than a domain error (a bug, an outage) fails the row as well as being raised for the
+    # worker's log and Celery's retry policy; otherwise the row stays claimed and the reaper sends it again.
+    is_failed_on_error = False
 
     def max_attempts(self) -> int | None:
         """How many claims before the reaper gives a stalled row up (TATCURATE_JOB_MAX_ATTEMPTS)."""
@@ -254,6 +259,11 @@ class JobKind:
         """Renew the claim (with the `progress` fields); False when another worker (or the reaper) took it over."""
         return bool(self.mine(pk, token).update(heartbeat_at=timezone.now(), **progress))
 
+    def hold(self, pk: int, token: str, **progress: Any) -> None:
+        """`beat`, raising JobTakenOver when the claim is gone (a worker's progress callback between its steps)."""
+        if not self.beat(pk, token, **progress):
+            raise JobTakenOver(pk)
+
     def heartbeating(self, pk: int, token: str) -> Any:
         """`job_heartbeating` of this claim."""
         return job_heartbeating(lambda: self.beat(pk, token))
@@ -266,9 +276,19 @@ class JobKind:
         changes = {self.state_field: waiting, "claim_token": "", **attempts}
         return bool(self.model._default_manager.filter(pk=pk, claim_token=token).update(**changes))
 
-    def fail(self, mine: QuerySet, message: str, **fields: Any) -> None:
+    def finish(self, pk: int, token: str, **fields: Any) -> None:
+        """Finish the claimed row as done with `fields` (its results; an earlier error cleared unless they say one);
+        raise JobTakenOver when the claim is gone. Inside the transaction of the job's own writes, the row lock makes
+        a second claimant wait, then find the token gone, so the job is written once."""
+        now = timezone.now()
+        errors = {self.error_field: ""} if self.error_field else {}
+        changes = {self.state_field: self.done, "finished_at": now, "heartbeat_at": now, "claim_token": "", **errors}
+        if not self.mine(pk, token).update(**{**changes, **fields}):
+            raise JobTakenOver(pk)
+
+    def fail(self, pk: int, token: str, message: str, **fields: Any) -> None:
         """Finish the claimed row as failed with `message`."""
-        mine.update(
+        self.mine(pk, token).update(
             **{self.state_field: self.failed},
             error=message[:4000],
             finished_at=timezone.now(),
@@ -298,7 +318,8 @@ class JobKind:
 
     def run(self, pk: int, *, worker: str = "") -> Any:
         """Run row `pk` once: a finished row, or one a live worker holds, is left alone (a duplicate message exits
-        quietly); a domain error fails the row with its message; a lost claim leaves the row to its new holder."""
+        quietly); a domain error fails the row with its message (any other error too, if the kind says so, and is
+        raised); a lost claim leaves the row to its new holder."""
         row = self.load(pk)
         if row is None or self.is_finished(row):
             return row
@@ -309,7 +330,11 @@ class JobKind:
             except JobTakenOver:
                 pass  # the worker holding the claim now finishes (or fails) the job
             except DomainError as error:
-                self.fail(self.mine(pk, token), error.message)
+                self.fail(pk, token, error.message)
+            except Exception as error:
+                if self.is_failed_on_error:
+                    self.fail(pk, token, str(error))
+                raise
         row.refresh_from_db()
         self.after(row)
         return row

@@ -19,7 +19,6 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
-from django.utils import timezone
 
 from curation.datasets.models import ImportJob, ImportRecord
 from curation.datasets.services import ImportResult, dataset_import, dataset_read, release_name_checked
@@ -131,7 +130,7 @@ class DatasetImports(JobKind):
                 content = import_job_file(job).read_bytes()
             except FileNotFoundError:
                 gone = "The stored file is gone (removed from the media folder); upload it again."
-                self.fail(self.mine(pk, token), gone)
+                self.fail(pk, token, gone)
                 return
             try:
                 result = dataset_import(
@@ -145,15 +144,8 @@ class DatasetImports(JobKind):
                 )
             except IntegrityError:  # a worker that held the claim before committed the same file meanwhile
                 result = None
-        self.mine(pk, token).update(
-            state=ImportJob.State.DONE,
-            record=result.record if result is not None else _record_of(job),
-            questions_done=job.questions_total,
-            finished_at=timezone.now(),
-            heartbeat_at=timezone.now(),
-            claim_token="",
-            error="",
-        )
+        record = result.record if result is not None else _record_of(job)
+        self.finish(pk, token, record=record, questions_done=job.questions_total)
 
     def after(self, job: ImportJob) -> None:
         if job.state in FINISHED:

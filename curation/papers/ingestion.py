@@ -19,7 +19,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from curation.errors import Conflict, InvalidInput
-from curation.jobs import JobKind, JobTakenOver, job_enqueue, job_heartbeat_seconds
+from curation.jobs import JobKind, job_enqueue, job_heartbeat_seconds
 from curation.models import Batch, Project
 from curation.papers.bounded import IngestLimits, LimitExceeded, sources_read_bounded
 from curation.papers.models import IngestJob
@@ -119,7 +119,6 @@ class IngestJobs(JobKind):
         }
 
     def work(self, job: IngestJob, pk: int, token: str) -> None:
-        mine = self.mine(pk, token)
         found = {"tables": 0, "paragraphs": 0}
 
         def progress(report: dict[str, Any]) -> None:
@@ -131,12 +130,7 @@ class IngestJobs(JobKind):
                 found["paragraphs"] += int(report.get("paragraphs", 0))
                 changes.update(tables_found=found["tables"], paragraphs_found=found["paragraphs"])
             changes["files_done"] = int(report.get("files_done", 0))
-            if not self.beat(pk, token, **changes):
-                raise JobTakenOver(pk)
-
-        def tick() -> None:
-            if not self.beat(pk, token):
-                raise JobTakenOver(pk)
+            self.hold(pk, token, **changes)
 
         root = ingest_job_folder(job)
         try:
@@ -144,20 +138,19 @@ class IngestJobs(JobKind):
                 files=[(root / item["stored"], item["name"]) for item in job.files],
                 limits=ingest_limits(),
                 progress=progress,
-                tick=tick,
+                tick=lambda: self.hold(pk, token),
                 tick_s=job_heartbeat_seconds(),
             )
         except LimitExceeded as error:
-            self.fail(mine, f"Nothing was stored. {error.message}", limit=error.limit)
+            self.fail(pk, token, f"Nothing was stored. {error.message}", limit=error.limit)
             return
         refused = [{"source_name": a["source_name"], "reason": a["refused"]} for a in answers if "refused" in a]
         if refused:
             reasons = "; ".join(f"{item['source_name']}: {item['reason']}" for item in refused)
-            self.fail(mine, f"Nothing was stored. {reasons}", limit="refused", rejected=refused)
+            self.fail(pk, token, f"Nothing was stored. {reasons}", limit="refused", rejected=refused)
             return
-        if not self.beat(pk, token, stage=IngestJob.Stage.SAVING):
-            raise JobTakenOver(pk)
-        _store_all(job, mine, answers)
+        self.hold(pk, token, stage=IngestJob.Stage.SAVING)
+        _store_all(job, token, answers)
 
     def after(self, job: IngestJob) -> None:
         if job.state == IngestJob.State.DONE:
@@ -167,7 +160,7 @@ class IngestJobs(JobKind):
 INGEST_JOBS = IngestJobs()
 
 
-def _store_all(job: IngestJob, mine: Any, answers: list[dict[str, Any]]) -> None:
+def _store_all(job: IngestJob, token: str, answers: list[dict[str, Any]]) -> None:
     sources = [
         PaperSource(
             source_name=answer["source_name"],
@@ -182,19 +175,14 @@ def _store_all(job: IngestJob, mine: Any, answers: list[dict[str, Any]]) -> None
             paper_store(project=job.project, actor=job.requested_by, source=source, batch=job.batch)
             for source in sources
         ]
-        # Inside the papers' transaction: a second claimant waits on the row lock, then finds the token gone.
-        if not mine.update(
-            state=IngestJob.State.DONE,
+        INGEST_JOBS.finish(  # inside the papers' transaction
+            job.pk,
+            token,
             stage=IngestJob.Stage.DONE,
             files_done=len(job.files),
             results=[result.as_dict() for result in results],
-            finished_at=timezone.now(),
-            heartbeat_at=timezone.now(),
-            claim_token="",
-            error="",
             limit="",
-        ):
-            raise JobTakenOver(job.pk)
+        )
 
 
 def ingest_job_retry(*, job: IngestJob, actor: AbstractBaseUser | None) -> IngestJob:

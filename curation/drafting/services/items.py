@@ -211,11 +211,10 @@ def _item_draft(run: DraftingRun, drafter: Drafter, item_id: int, worker: str) -
 
 def _item_failure_record(run: DraftingRun, item_id: int, token: str, error: Exception) -> DraftingItem:
     """Record why an item could not be drafted: the endpoint's described error, or the exception of a bug."""
-    item = DraftingItem.objects.get(pk=item_id)
     if isinstance(error, EndpointError):
         _, message = describe_endpoint_error(error, base_url=run.endpoint_snapshot.get("base_url", ""))
         raw = getattr(error, "raw_output", {}) or {}
-        _item_fail(item, token, message, raw)
+        DRAFTING_ITEMS.fail(item_id, token, message, raw_output=raw)
         if isinstance(error, EndpointUnauthorized | EndpointConfigError):
             # Every other context would fail the same way: say so on each now instead of calling again.
             DraftingItem.objects.filter(run_id=run.pk, status=DraftingItem.Status.PENDING).update(
@@ -224,28 +223,16 @@ def _item_failure_record(run: DraftingRun, item_id: int, token: str, error: Exce
             DraftingRun.objects.filter(pk=run.pk).update(error=message)
     else:
         logger.error("drafting item %s failed", item_id, exc_info=error)
-        _item_fail(item, token, f"{type(error).__name__}: {error}", {})
+        DRAFTING_ITEMS.fail(item_id, token, f"{type(error).__name__}: {error}", raw_output={})
     return DraftingItem.objects.get(pk=item_id)
-
-
-def _item_fail(item: DraftingItem, token: str, message: str, raw: dict[str, Any]) -> None:
-    DraftingItem.objects.filter(pk=item.pk, status=DraftingItem.Status.RUNNING, claim_token=token).update(
-        status=DraftingItem.Status.FAILED, error=message[:4000], raw_output=raw, finished_at=timezone.now()
-    )
 
 
 @transaction.atomic
 def _item_commit(run: DraftingRun, item: DraftingItem, token: str, outcome: Outcome) -> None:
     """Create the item's drafts and mark it drafted in one transaction: both happen, or neither does."""
-    updated = DraftingItem.objects.filter(pk=item.pk, status=DraftingItem.Status.RUNNING, claim_token=token).update(
-        status=DraftingItem.Status.DRAFTED,
-        error=outcome.note,
-        raw_output=outcome.raw_output,
-        finished_at=timezone.now(),
-        instance_count=len(outcome.drafts),
+    DRAFTING_ITEMS.finish(
+        item.pk, token, error=outcome.note, raw_output=outcome.raw_output, instance_count=len(outcome.drafts)
     )
-    if updated != 1:
-        raise JobTakenOver(item.pk)
     context = item.context
     first = None
     for fields in outcome.drafts:

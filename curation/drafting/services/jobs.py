@@ -29,6 +29,7 @@ class DraftingItems(JobKind):
     state_field = "status"
     waiting = DraftingItem.Status.PENDING
     running = DraftingItem.Status.RUNNING
+    done = DraftingItem.Status.DRAFTED
     failed = DraftingItem.Status.FAILED
     is_taken_over_when_silent = False
 

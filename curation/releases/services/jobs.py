@@ -7,9 +7,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db.models import Q
-from django.utils import timezone
 
-from curation.errors import DomainError
 from curation.exports.rows import ITEM_CHUNK
 from curation.jobs import JobKind, JobTakenOver
 from curation.releases.models import ExportArtifact, Release, ReleaseCut
@@ -28,7 +26,9 @@ class ReleaseCuts(JobKind):
     name = "release cuts"
     model = ReleaseCut
     task_name = "curation.release_cut"
+    done = ReleaseCut.State.READY
     finished = (ReleaseCut.State.READY, ReleaseCut.State.FAILED)
+    is_failed_on_error = True
 
     def load(self, pk: int) -> ReleaseCut | None:
         return ReleaseCut.objects.select_related("project", "requested_by").filter(pk=pk).first()
@@ -42,41 +42,24 @@ class ReleaseCuts(JobKind):
         def progress(count: int) -> None:
             nonlocal done
             done += count
-            if not self.beat(pk, token, items_done=done):
-                raise JobTakenOver(pk)
+            self.hold(pk, token, items_done=done)
 
-        def mark_ready(release: Release) -> None:
-            # Inside the release's transaction: the row lock makes a second claimant wait, then find the token gone.
-            if not self.mine(pk, token).update(
-                state=ReleaseCut.State.READY,
-                release=release,
-                items_done=release.item_count,
-                finished_at=timezone.now(),
-                heartbeat_at=timezone.now(),
-                claim_token="",
-                error="",
-            ):
-                raise JobTakenOver(pk)
+        def mark_ready(release: Release) -> None:  # inside the release's transaction
+            self.finish(pk, token, release=release, items_done=release.item_count)
 
         options = dict(cut.options)
         batch_ids = options.pop("batch_ids")
-        try:
-            # Beats between the frozen chunks, and from a side thread through the release's long final write.
-            with self.heartbeating(pk, token):
-                release_cut(
-                    project=cut.project,
-                    actor=cut.requested_by,
-                    name=cut.name,
-                    batch_ids=batch_ids,
-                    progress=progress,
-                    before_commit=mark_ready,
-                    **options,
-                )
-        except (JobTakenOver, DomainError):
-            raise
-        except Exception as error:
-            self.fail(self.mine(pk, token), str(error))
-            raise  # a bug or an outage: the worker's log and Celery's retry policy see it
+        # Beats between the frozen chunks, and from a side thread through the release's long final write.
+        with self.heartbeating(pk, token):
+            release_cut(
+                project=cut.project,
+                actor=cut.requested_by,
+                name=cut.name,
+                batch_ids=batch_ids,
+                progress=progress,
+                before_commit=mark_ready,
+                **options,
+            )
 
 
 RELEASE_CUTS = ReleaseCuts()
@@ -98,6 +81,8 @@ class ExportBuilds(JobKind):
     name = "export builds"
     model = ExportArtifact
     task_name = "curation.export_build"
+    done = ExportArtifact.State.READY
+    is_failed_on_error = True
     waiting = Q(state__in=(ExportArtifact.State.PENDING, ExportArtifact.State.FAILED, ExportArtifact.State.READY))
     finished = ()
 
@@ -119,8 +104,8 @@ class ExportBuilds(JobKind):
         def progress(count: int) -> None:
             nonlocal done
             done += count
-            if (done % ITEM_CHUNK == 0 or done == total) and not self.beat(pk, token, items_done=done):
-                raise JobTakenOver(pk)
+            if done % ITEM_CHUNK == 0 or done == total:
+                self.hold(pk, token, items_done=done)
 
         absolute = _export_absolute(artifact)
         absolute.parent.mkdir(parents=True, exist_ok=True)
@@ -132,22 +117,11 @@ class ExportBuilds(JobKind):
             if not self.mine(pk, token).exists():
                 raise JobTakenOver(pk)
             temporary.replace(absolute)
-        except Exception as error:
+        except BaseException:
             temporary.unlink(missing_ok=True)
-            if not isinstance(error, JobTakenOver):
-                self.fail(self.mine(pk, token), str(error))
             raise
-        self.mine(pk, token).update(
-            state=ExportArtifact.State.READY,
-            path=str(_export_path(artifact.release, artifact.format)),
-            sha256=digest,
-            size_bytes=size,
-            items_done=total,
-            finished_at=timezone.now(),
-            heartbeat_at=timezone.now(),
-            claim_token="",
-            error="",
-        )
+        path = str(_export_path(artifact.release, artifact.format))
+        self.finish(pk, token, path=path, sha256=digest, size_bytes=size, items_done=total)
 
 
 EXPORT_BUILDS = ExportBuilds()
