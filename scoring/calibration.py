@@ -15,7 +15,6 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from django.db.models import Count, Q
-from django.utils import timezone
 
 from curation.endpoints.errors import EndpointError
 from curation.endpoints.models import ModelEndpoint
@@ -107,8 +106,7 @@ class Calibrations(JobKind):
             .order_by("id")
             .values_list("pk", flat=True)
         )
-        if not self.mine(pk, token).update(items_total=len(ids)):
-            raise JobTakenOver
+        self.hold(pk, token, items_total=len(ids))
         asked = set(PanelAnswer.objects.filter(calibration=row).values_list("instance_id", "endpoint_id"))
         threads = max(1, min(MAX_THREADS, sum(e.concurrency_limit or 1 for e in endpoints)))
         papers: dict[int, Any] = {}  # read once while consecutive chunks stay on a paper
@@ -134,9 +132,10 @@ class Calibrations(JobKind):
                     ignore_conflicts=True,  # a rival claim that wrote the same answer meanwhile
                 )
                 _verdicts_write(row, chunk)
-                if lost.is_set() or not self.beat(pk, token, items_done=min(start + CHUNK, len(ids))):
-                    raise JobTakenOver
-        self.mine(pk, token).update(state=Calibration.State.DONE, finished_at=timezone.now(), claim_token="")
+                if lost.is_set():
+                    raise JobTakenOver(pk)
+                self.hold(pk, token, items_done=min(start + CHUNK, len(ids)))
+        self.finish(pk, token)
 
 
 CALIBRATIONS = Calibrations()
