@@ -63,12 +63,14 @@ FORM_ERRORS = (InvalidInput, Conflict)
 
 def form_problems(form: Any) -> str:
     """An invalid Django form's (or the API's input serializer's) refusals in one sentence, for pages that answer
-    a POST with a message and a redirect."""
+    a POST with a message and a redirect. A field's label leads its refusal unless the refusal already names it
+    ("Contexts per paper must be at least 1.")."""
     parts = []
     for name, errors in form.errors.items():
         field = form.fields.get(name)
         label = getattr(field, "label", None) or (name if field is not None else "form")
-        parts.append(f"{label}: {' '.join(str(error) for error in errors)}")
+        said = " ".join(str(error) for error in errors)
+        parts.append(said if said.lower().startswith(str(label).lower()) else f"{label}: {said}")
     return " ".join(parts)
 
 

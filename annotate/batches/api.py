@@ -33,6 +33,7 @@ class FillSerializer(serializers.Serializer):
         allow_null=True,
         default=None,
         min_value=1,
+        label="Contexts per paper",  # as the batches page labels it, for the page's refusals
         error_messages={"min_value": "Contexts per paper must be at least 1."},
         help_text="short contexts per paper; null: all",
     )

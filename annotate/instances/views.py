@@ -62,7 +62,8 @@ class BulkForm(forms.Form):
         ("retype", "Change reasoning type"),
         ("discard", "Discard"),
     ]
-    instances = IdListField()
+    # Not required here: clean() refuses an empty selection once, in the page's words, not twice.
+    instances = IdListField(required=False)
     action = forms.ChoiceField(choices=ACTIONS)
     assignee = forms.ChoiceField(required=False, label="Annotator")
     reasoning_type = forms.TypedChoiceField(required=False, coerce=int, empty_value=None, label="New reasoning type")

@@ -206,11 +206,10 @@ def context_reasoning_type(request: HttpRequest, pk: int) -> HttpResponse:
     context = paper_selectors.context_get(user=request.user, context_id=pk)
     code = request.POST.get("reasoning_type", "")
     target = reverse("paper", args=[context.project.slug, context.paper_id]) + f"#context-{context.pk}"
-    service_attempt(
-        request,
-        lambda: context_services.context_set_reasoning_code(context=context, code=code, actor=request.user),
-        success=f"Context {context.pk}: reasoning type set to {code or 'none'}.",
+    updated = service_attempt(
+        request, lambda: context_services.context_set_reasoning_code(context=context, code=code, actor=request.user)
     )
-    return redirect(target)
-    messages.success(request, f"Context {context.pk}: reasoning type set to {code or 'none'}.")
+    if updated is not None:  # the type as the page's menu names it, not its code
+        chosen = updated.reasoning_type
+        messages.success(request, f"Context {context.pk}: reasoning type set to {chosen.name if chosen else 'none'}.")
     return redirect(target)

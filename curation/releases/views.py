@@ -56,6 +56,8 @@ def release_list(request: HttpRequest, slug: str) -> HttpResponse:
             raise PermissionDenied("Only a manager of this project may cut releases.")
         seed = request.POST.get("split_seed", "").strip()
         try:
+            if seed and not seed.lstrip("-").isdigit():  # a typed seed is never dropped for "no split"
+                raise InvalidInput(f"The split seed is a whole number, not {seed!r} (leave it empty for no split).")
             result = cut_services.release_cut_request(
                 project=project,
                 actor=request.user,
@@ -66,7 +68,7 @@ def release_list(request: HttpRequest, slug: str) -> HttpResponse:
                 changelog=request.POST.get("changelog", ""),
                 license=request.POST.get("license", ""),
                 citation=request.POST.get("citation", ""),
-                split_seed=int(seed) if seed.lstrip("-").isdigit() else None,
+                split_seed=int(seed) if seed else None,
                 include_withheld=request.POST.get("include_withheld") == "on",
             )
         except InvalidInput as exc:
@@ -101,6 +103,7 @@ def release_list(request: HttpRequest, slug: str) -> HttpResponse:
             "batch_ids": request.POST.getlist("batch_ids"),
             "batch_range": request.POST.get("batch_range", ""),
             "include_withheld": request.POST.get("include_withheld") == "on",
+            "split_seed": request.POST.get("split_seed", ""),
         },
     }
     return render(request, "curation/releases.html", context)

@@ -1,5 +1,6 @@
 """`{{ mapping|settings_text }}`: a flat mapping of settings or figures as a person reads them ("temperature 0.0 ·
-max tokens 256"), instead of a Python dict; `{{ share|percent }}`: a share as a rounded percentage."""
+max tokens 256"), instead of a Python dict (`{{ value|setting_value }}`: one value so); `{{ share|percent }}`: a share
+as a rounded percentage."""
 
 from __future__ import annotations
 
@@ -24,6 +25,10 @@ def _value(value: Any) -> str:
     if isinstance(value, (dict, list)):
         return json.dumps(value, ensure_ascii=False)
     return str(value)
+
+
+# `{{ value|setting_value }}`: one setting's value as settings_text writes it (yes/no, —, JSON for lists).
+register.filter("setting_value", _value)
 
 
 @register.filter

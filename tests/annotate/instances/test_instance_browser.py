@@ -143,6 +143,7 @@ def test_the_page_applies_a_bulk_assignment(client, world, project, personas):
     assert "This action needs it." in response.content.decode()
     response = client.post(url, {"action": "discard", "reason": "x", "bulk": ""})
     assert "Tick the instances" in response.content.decode()
+    assert "This field is required." not in response.content.decode()  # said once, not twice
 
 
 @pytest.mark.parametrize(("role", "expected"), [("annotator", 403), ("verifier", 403), ("outsider", 404)])

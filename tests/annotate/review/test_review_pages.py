@@ -212,6 +212,8 @@ def test_history_page_diffs_two_chosen_revisions_and_manager_discards(personas, 
     page = manager.get(f"/p/{project.slug}/history/{approved.pk}/?a={numbers[0]}&b={numbers[-1]}").content.decode()
     assert f"Revision {numbers[0]} → {numbers[-1]}" in page
     assert "approved in round one" in page  # the timeline shows why
+    timeline = page.split("<h2>Timeline</h2>", 1)[1].split("</ol>", 1)[0]
+    assert "Submitted →" in timeline and "submitted →" not in timeline, timeline  # names, not codes
     assert 'id="discard-button"' in page
     manager.post(
         f"/p/{project.slug}/history/{approved.pk}/discard/",

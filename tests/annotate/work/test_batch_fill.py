@@ -137,6 +137,10 @@ def test_batches_page_fills_a_sample_and_all_of_a_paper(personas, project, libra
     )
     assert "4 context(s) from 4 paper(s) (1 per paper of the short contexts, seed 2)" in response.content.decode()
     assert len(in_batch(library["batch"])) == 4
+    # A refusal reads as the page labels the field, and says so once.
+    for typed, says in (("0", "Contexts per paper must be at least 1."), ("x", "Contexts per paper: A valid")):
+        refused = manager.post(url, {"action": "fill", "batch": library["batch"].pk, "per_paper": typed}, follow=True)
+        assert says in refused.content.decode() and "Per paper:" not in refused.content.decode()
     Context.objects.update(batch=None)
     paper = library["papers"][1]
     manager.post(url, {"action": "fill", "batch": library["batch"].pk, "paper_ids": [paper.pk], "per_paper": ""})

@@ -194,6 +194,8 @@ def test_no_assigned_type_is_silently_skipped_by_the_template_drafter(
     summary = page[page.index('id="run-types"') : page.index('id="run-items"')]
     assert "<tr><td>Descriptive Analysis</td><td>1</td><td>0</td><td>1</td>" in summary
     assert "<tr><td>Comparison</td><td>2</td>" in summary
+    # Options as a person reads them: yes/no and a list, not Python's True and [].
+    assert "<code>redraft</code> no" in page and "<code>template_ids</code> []" in page and "False" not in page
 
 
 def test_the_drafting_page_gives_each_endpoints_measured_speed_and_calls_the_local_model_a_demonstration(

@@ -142,7 +142,8 @@ def test_manager_assigns_and_overrides_from_the_pages(project, personas, ingeste
     assert not Context.objects.filter(paper=ingested, kind="short", reasoning_type__isnull=True).exists()
     assert Context.objects.get(paper=ingested, kind="long").reasoning_type is None
     context = Context.objects.filter(paper=ingested, kind=Context.Kind.SHORT).first()
-    client.post(f"/contexts/{context.pk}/reasoning-type/", {"reasoning_type": "anomaly_detection"})
+    done = client.post(f"/contexts/{context.pk}/reasoning-type/", {"reasoning_type": "anomaly_detection"}, follow=True)
+    assert f"Context {context.pk}: reasoning type set to Anomaly Detection." in done.content.decode()
     context.refresh_from_db()
     assert context.reasoning_type.code == "anomaly_detection"
     page = client.get(f"/p/test-project/papers/{ingested.pk}/").content.decode()

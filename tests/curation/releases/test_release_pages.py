@@ -89,6 +89,14 @@ def test_manager_cuts_a_release_from_the_page(world, client):
     assert release.item_count == 2 and release.split_seed == 5
 
 
+def test_a_seed_that_is_not_a_number_is_refused_not_dropped(world, client):
+    client_for(client, world["people"]["manager"])
+    asked = {"name": "demo", "batch_ids": [str(world["batches"][1].pk)], "split_seed": "abc"}
+    page = client.post(page_url(world, "releases"), asked).content.decode()
+    assert "The split seed is a whole number, not &#x27;abc&#x27;" in page and 'value="abc"' in page
+    assert not Release.objects.filter(name="demo", version=2).exists()
+
+
 def test_annotator_cannot_cut_from_the_page(world, client):
     client_for(client, world["people"]["annotator"])
     response = client.post(page_url(world, "releases"), {"name": "x", "batch_ids": [str(world["batches"][1].pk)]})

@@ -293,7 +293,11 @@ def test_webhook_api_per_role(project, personas, api_client_for, action, persona
 def test_webhooks_page_per_role(project, personas, persona, expected):
     browser = Client()
     browser.login(username=personas[persona].username, password=PASSWORD)
-    assert browser.get(f"/p/{project.slug}/webhooks/").status_code == expected
+    page = browser.get(f"/p/{project.slug}/webhooks/")
+    assert page.status_code == expected
+    if expected == 200:  # the page names the rule registration applies (the test above), not the endpoints' one
+        assert "TATCURATE_WEBHOOK_HOSTS" in page.content.decode()
+        assert "TATCURATE_ENDPOINT_HOSTS" not in page.content.decode()
     project_page = browser.get(f"/p/{project.slug}/").content.decode()
     assert (f'href="/p/{project.slug}/webhooks/"' in project_page) == (persona == "manager")
 
