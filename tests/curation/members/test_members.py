@@ -130,7 +130,12 @@ def test_members_page_adds_creates_changes_and_removes(client, personas, project
     assert get_user_model().objects.get(username="fresh").check_password(password)
     assert password not in client.get(url).content.decode()  # shown once
     fresh = membership(project, "fresh", Role.ANNOTATOR)
-    client.post(f"{url}{fresh.pk}/role/", {f"m{fresh.pk}-role": "verifier"})
+    response = client.post(f"{url}{fresh.pk}/role/", {f"m{fresh.pk}-role": "verifier"}, follow=True)
+    assert "fresh is now a verifier." in response.content.decode()
+    assert Membership.objects.get(pk=fresh.pk).role == Role.VERIFIER
+    response = client.post(f"{url}{fresh.pk}/role/", {f"m{fresh.pk}-role": "verifier"}, follow=True)
+    assert "fresh is already a verifier; nothing changed." in response.content.decode()
+    assert "is now" not in response.content.decode()
     assert Membership.objects.get(pk=fresh.pk).role == Role.VERIFIER
     client.post(f"{url}{fresh.pk}/remove/")
     assert not Membership.objects.filter(pk=fresh.pk).exists()
