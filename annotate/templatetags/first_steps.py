@@ -25,19 +25,18 @@ def first_release_checklist(project: Any) -> dict[str, Any]:
 @register.inclusion_tag("annotate/qualification/_vouches.html", takes_context=True)
 def vouches(context: template.Context, project: Any, editable: bool = True) -> dict[str, Any]:
     """The standing vouches; with `editable`, a Revoke button on each and a form to vouch for an unqualified
-    annotator (the pages that show it are a manager's)."""
+    annotator (the pages that show it are a manager's), or a word that every annotator is qualified, or that there
+    are no annotators yet."""
     request = context.get("request")
+    annotators = Membership.objects.filter(project=project, role=Role.ANNOTATOR)
+    unqualified = (
+        list(annotators.exclude(QUALIFIED).select_related("user").order_by("user__username")) if editable else []
+    )
     return {
         "project": project,
         "vouches": list(standing_vouches(project=project)),
-        "unqualified": list(
-            Membership.objects.filter(project=project, role=Role.ANNOTATOR)
-            .exclude(QUALIFIED)
-            .select_related("user")
-            .order_by("user__username")
-        )
-        if editable
-        else [],
+        "unqualified": unqualified,
+        "has_annotators": bool(unqualified) or (editable and annotators.exists()),
         "editable": editable,
         "next": request.get_full_path() if request else "",
         "csrf_token": context.get("csrf_token"),

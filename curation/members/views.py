@@ -122,6 +122,10 @@ def member_role(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     if not form.is_valid():
         messages.error(request, "Choose a role.")
         return redirect("members", slug=project.slug)
+    current = member_selectors.members_of(user=request.user, project=project).filter(pk=pk).first()
+    if current is not None and current.role == form.cleaned_data["role"]:
+        messages.info(request, f"{current.user.username} is already {with_article(current.role)}; nothing changed.")
+        return redirect("members", slug=project.slug)
     membership = service_attempt(
         request,
         lambda: member_services.membership_set_role(

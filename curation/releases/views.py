@@ -51,6 +51,7 @@ def _release(request: HttpRequest, slug: str, pk: int, *, gold: bool = False) ->
 def release_list(request: HttpRequest, slug: str) -> HttpResponse:
     project, roles = _project(request, slug)
     is_manager = Role.MANAGER in roles
+    refusal = ""
     if request.method == "POST":
         if not is_manager:
             raise PermissionDenied("Only a manager of this project may cut releases.")
@@ -72,7 +73,7 @@ def release_list(request: HttpRequest, slug: str) -> HttpResponse:
                 include_withheld=request.POST.get("include_withheld") == "on",
             )
         except InvalidInput as exc:
-            messages.error(request, exc.message)
+            refusal = exc.message
         else:
             if isinstance(result, ReleaseCut):
                 messages.success(
@@ -96,7 +97,9 @@ def release_list(request: HttpRequest, slug: str) -> HttpResponse:
         "cuts_active": any(c.state != ReleaseCut.State.FAILED for c in cuts),
         "batches": batches,
         "near": near,
-        # What a refused cut asked for, shown again so the manager corrects it rather than starting over.
+        # What a refused cut asked for, shown again on the form with the refusal, so the manager corrects it rather
+        # than starting over.
+        "refusal": refusal,
         "asked": {
             "name": request.POST.get("name", ""),
             "scope": request.POST.get("scope", cut_services.ALL_BATCHES),
@@ -104,6 +107,10 @@ def release_list(request: HttpRequest, slug: str) -> HttpResponse:
             "batch_range": request.POST.get("batch_range", ""),
             "include_withheld": request.POST.get("include_withheld") == "on",
             "split_seed": request.POST.get("split_seed", ""),
+            "description": request.POST.get("description", ""),
+            "changelog": request.POST.get("changelog", ""),
+            "license": request.POST.get("license", ""),
+            "citation": request.POST.get("citation", ""),
         },
     }
     return render(request, "curation/releases.html", context)

@@ -45,6 +45,14 @@ def test_manager_starts_a_project_and_adds_people(browser, live_server, personas
     row.get_by_label("Role of newcomer").select_option("verifier")
     row.get_by_role("button", name="Set role").click()
     expect(page.locator(".messages")).to_contain_text("newcomer is now a verifier")
+    # Removing asks first: saying no leaves the member in place, saying yes removes them.
+    questions: list[str] = []
+    page.once("dialog", lambda dialog: (questions.append(dialog.message), dialog.dismiss()))
+    page.locator("tr[data-member='verifier']").get_by_role("button", name="Remove").click()
+    assert questions == ["Remove verifier as verifier of Finance tables? Their past work stays."]
+    expect(page.locator("tr[data-member='verifier']")).to_have_count(1)
+    assert Membership.objects.filter(project__slug="finance-tables", user__username="verifier").exists()
+    page.once("dialog", lambda dialog: dialog.accept())
     page.locator("tr[data-member='verifier']").get_by_role("button", name="Remove").click()
     expect(page.locator("tr[data-member='verifier']")).to_have_count(0)
     roles = dict(Membership.objects.filter(project__slug="finance-tables").values_list("user__username", "role"))

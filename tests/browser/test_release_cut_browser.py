@@ -60,10 +60,16 @@ def test_the_demo_manager_sees_the_exam_pool_withheld_and_includes_it_by_the_box
     withheld = page.locator("#cut-withheld")
     expect(withheld).to_contain_text("15 validated instances in the qualification exam's gold pool")
     type_into(page, "#cut-release input[name=name]", "demo")
+    type_into(page, "#cut-release textarea[name=description]", "The demo tables")
+    type_into(page, "#cut-release input[name=license]", "CC-BY-4.0")
     page.get_by_role("button", name="Cut release").click()
-    expect(page.locator(".messages")).to_contain_text("Every validated instance of those batches is withheld")
+    expect(page.locator("#cut-release #cut-refusal")).to_contain_text(
+        "Every validated instance of those batches is withheld"
+    )
     # The refused form keeps what was asked; the manager ticks the box, having read what it does.
     expect(page.locator("#cut-release input[name=name]")).to_have_value("demo")
+    expect(page.locator("#cut-release textarea[name=description]")).to_have_value("The demo tables")
+    expect(page.locator("#cut-release input[name=license]")).to_have_value("CC-BY-4.0")
     expect(page.locator("#include-withheld-hint")).to_contain_text("Their answers become public with the release")
     page.get_by_label("Include the 15 withheld instances").check()
     if SCREENSHOTS:

@@ -119,3 +119,16 @@ def test_the_project_page_shows_managers_the_first_release_checklist(project, pe
     assert 'data-step="release" data-done="no"' in manager_page
     assert 'id="checklist-next">Choose the exam' in manager_page  # the first step not done
     assert 'id="first-release-checklist"' not in logged_in("annotator").get(f"/p/{project.slug}/").content.decode()
+
+
+def test_the_vouch_form_tells_no_annotators_from_all_qualified(project, personas):
+    from curation.services.projects import project_create
+
+    client = logged_in("manager")
+    fresh = project_create(creator=personas["manager"], name="Fresh project")
+    for page in (f"/p/{fresh.slug}/members/", f"/p/{fresh.slug}/qualification/manage/"):
+        html = client.get(page).content.decode()
+        assert "The project has no annotators yet" in html and "Every annotator is qualified" not in html, page
+    vouching.vouch_create(project=project, actor=personas["manager"], user_id=personas["novice"].pk, reason="pilot")
+    html = client.get(f"/p/{project.slug}/members/").content.decode()
+    assert "Every annotator is qualified" in html and "no annotators yet" not in html

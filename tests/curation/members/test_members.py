@@ -96,6 +96,14 @@ def test_members_page_shows_roles_and_qualification_to_managers(client, personas
     assert f'href="/p/{project.slug}/members/"' in client.get(f"/p/{project.slug}/").content.decode()
 
 
+def test_members_page_asks_before_removing(client, personas, project):
+    client.force_login(personas["manager"])
+    page = client.get(f"/p/{project.slug}/members/").content.decode()
+    novice = Membership.objects.get(project=project, user__username="novice")
+    assert f'action="/p/{project.slug}/members/{novice.pk}/remove/" data-confirm="Remove novice as annotator of' in page
+    assert "/static/confirm.js" in page  # the script that asks, on every page (no inline script: CSP)
+
+
 @pytest.mark.parametrize(("role", "expected"), [("annotator", 403), ("verifier", 403), ("outsider", 404)])
 def test_members_page_refuses_non_managers(client, personas, project, role, expected):
     client.force_login(personas[role])
@@ -122,7 +130,12 @@ def test_members_page_adds_creates_changes_and_removes(client, personas, project
     assert get_user_model().objects.get(username="fresh").check_password(password)
     assert password not in client.get(url).content.decode()  # shown once
     fresh = membership(project, "fresh", Role.ANNOTATOR)
-    client.post(f"{url}{fresh.pk}/role/", {f"m{fresh.pk}-role": "verifier"})
+    response = client.post(f"{url}{fresh.pk}/role/", {f"m{fresh.pk}-role": "verifier"}, follow=True)
+    assert "fresh is now a verifier." in response.content.decode()
+    assert Membership.objects.get(pk=fresh.pk).role == Role.VERIFIER
+    response = client.post(f"{url}{fresh.pk}/role/", {f"m{fresh.pk}-role": "verifier"}, follow=True)
+    assert "fresh is already a verifier; nothing changed." in response.content.decode()
+    assert "is now" not in response.content.decode()
     assert Membership.objects.get(pk=fresh.pk).role == Role.VERIFIER
     client.post(f"{url}{fresh.pk}/remove/")
     assert not Membership.objects.filter(pk=fresh.pk).exists()

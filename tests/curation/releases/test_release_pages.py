@@ -97,6 +97,28 @@ def test_a_seed_that_is_not_a_number_is_refused_not_dropped(world, client):
     assert not Release.objects.filter(name="demo", version=2).exists()
 
 
+def test_a_refused_cut_comes_back_on_the_form_with_everything_typed(world, client):
+    client_for(client, world["people"]["manager"])
+    asked = {
+        "name": "demo",
+        "batch_range": "9-3",
+        "description": "Tables & <text>",
+        "changelog": "First cut",
+        "license": "CC-BY-4.0",
+        "citation": "@misc{demo}",
+    }
+    response = client.post(page_url(world, "releases"), asked)
+    html = response.content.decode()
+    assert response.status_code == 200
+    form = html.split('id="cut-release"')[1]
+    assert '<li class="error" role="alert">The range 9-3 runs backwards: write 3-9.</li>' in form
+    assert '<textarea name="description" rows="2">Tables &amp; &lt;text&gt;</textarea>' in form
+    assert '<textarea name="changelog" rows="2">First cut</textarea>' in form
+    assert 'name="license" placeholder="CC-BY-4.0" value="CC-BY-4.0"' in form
+    assert '<textarea name="citation" rows="2">@misc{demo}</textarea>' in form
+    assert not Release.objects.filter(name="demo", version=2).exists()
+
+
 def test_annotator_cannot_cut_from_the_page(world, client):
     client_for(client, world["people"]["annotator"])
     response = client.post(page_url(world, "releases"), {"name": "x", "batch_ids": [str(world["batches"][1].pk)]})
