@@ -79,7 +79,10 @@ def test_a_source_that_hits_the_cpu_limit_shows_why_and_can_be_discarded(
     expect(page.locator(".messages")).to_contain_text("queued again")
     expect(page.locator("#ingest-progress")).to_contain_text("Waiting for a worker")
     INGEST_JOBS.run(queued[-1], worker="test")
+    questions: list[str] = []
+    page.once("dialog", lambda dialog: (questions.append(dialog.message), dialog.accept()))
     page.locator("#ingest-error").get_by_role("button", name="Discard").click(timeout=20000)
     expect(page.locator(".messages")).to_contain_text("discarded")
     expect(page.locator("h1")).to_contain_text("Upload papers")
+    assert questions == ["Discard this upload? Its files are deleted."]
     assert not Paper.objects.exists()

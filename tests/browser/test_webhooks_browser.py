@@ -84,3 +84,9 @@ def test_a_manager_registers_a_hook_and_a_worker_delivers_its_test_event(
         expect(page.locator(".messages")).to_contain_text("Delivery queued again")
         wait_for(lambda: len(hook_receiver["requests"]) == 2, what="the replay to arrive")
     assert hook_receiver["requests"][1]["body"] == request["body"]
+    # Removing asks first; once agreed, the hook is gone from the page.
+    questions: list[str] = []
+    page.once("dialog", lambda dialog: (questions.append(dialog.message), dialog.accept()))
+    page.get_by_role("button", name="Remove webhook").first.click()
+    expect(page.locator("#no-hooks")).to_be_visible()
+    assert len(questions) == 1 and questions[0].startswith("Remove the webhook to 127.0.0.1:")
