@@ -14,6 +14,7 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
+from django.template.defaultfilters import pluralize
 from django.utils import timezone
 
 from annotate.qualification.feedback import explain_mismatch
@@ -143,7 +144,7 @@ def qualification_configure(
                 f"these are not: {', '.join(map(str, unfit))}.",
                 detail={"field": "instance_ids", "invalid_ids": unfit},
             )
-        if size is None or exam.size > len(wanted):
+        if size is None:
             exam.size = len(wanted)
     elif not (keep_items and exam.pk and exam.item_links.exists()):
         picked = auto_pick(project, exam.size * GOLD_POOL_FACTOR)
@@ -156,6 +157,13 @@ def qualification_configure(
         wanted = [instance.pk for instance in picked]
     else:
         wanted = None
+    pool = len(wanted) if wanted is not None else exam.item_links.count()
+    if exam.size > pool:
+        raise InvalidInput(
+            f"Items per attempt ({exam.size}) is more than the {pool} gold item{pluralize(pool)} of the pool: every "
+            f"attempt would be shorter than asked. Set at most {pool} items per attempt, or add gold to the pool.",
+            detail={"field": "size", "pool": pool, "size": exam.size},
+        )
     exam.save()
     if wanted is not None:
         QualificationItem.objects.filter(settings=exam).delete()

@@ -131,17 +131,22 @@ def test_manager_configures_by_checkbox_and_sees_attempts(project, personas, gol
     client = logged_in("manager")
     page = client.get("/p/test-project/qualification/manage/").content.decode()
     assert f'value="{gold[0].pk}"' in page and "No attempts yet" in page
-    response = client.post(
-        "/p/test-project/qualification/manage/",
-        {
-            "instance_ids": [gold[0].pk, gold[2].pk],
-            "threshold": "0.9",
-            "size": "20",
-            "time_limit_minutes": "",
-            "retry_delay_hours": "2",
-        },
-    )
+    settings = {"instance_ids": [gold[0].pk, gold[2].pk], "threshold": "0.9", "time_limit_minutes": ""}
+    # More items per attempt than the pool holds would make every attempt shorter than asked: refused, by the field.
+    refused = client.post("/p/test-project/qualification/manage/", {**settings, "size": "20", "retry_delay_hours": "2"})
+    assert refused.status_code == 400
+    beside_size = refused.content.decode().split('name="size"', 1)[1].split("<label", 1)[0]
+    assert "Items per attempt (20) is more than the 2 gold items of the pool" in beside_size
+    assert not QualificationSettings.objects.filter(project=project, item_links__isnull=False).exists()
+    # A pool for one retry is saved quietly; a pool of one attempt is saved with a warning in numbers.
+    quiet = client.post("/p/test-project/qualification/manage/", {**settings, "size": "1", "retry_delay_hours": "2"})
+    assert "supports 0 retries" not in client.get(quiet.url).content.decode()
+    response = client.post("/p/test-project/qualification/manage/", {**settings, "size": "2", "retry_delay_hours": "2"})
     assert response.status_code == 302
+    warned = client.get(response.url).content.decode()
+    assert "The exam is saved" in warned
+    assert "The pool of 2 gold items at 2 items per attempt supports 0 retries" in warned
+    assert "Add 2 more gold items" in warned
     exam = QualificationSettings.objects.get(project=project)
     assert list(exam.item_links.values_list("instance_id", flat=True)) == [gold[0].pk, gold[2].pk]
     assert (exam.threshold, exam.time_limit_minutes, exam.retry_delay_hours) == (0.9, None, 2)
