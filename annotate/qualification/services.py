@@ -117,17 +117,17 @@ def qualification_configure(
     require_role(user=actor, project=project, roles=(Role.MANAGER,), action="configure the qualification exam")
     exam, _ = QualificationSettings.objects.select_for_update().get_or_create(project=project)
     if threshold is not None:
-        number_in_range("threshold", threshold, 0.01, 1.0)
+        number_in_range("threshold", threshold, 0.01, 1.0, label="Pass threshold")
         exam.threshold = float(threshold)
     if size is not None:
-        number_in_range("size", size, 1, MAX_EXAM_SIZE)
+        number_in_range("size", size, 1, MAX_EXAM_SIZE, label="Items per attempt")
         exam.size = int(size)
     if time_limit_minutes is not UNSET:
         if time_limit_minutes is not None:
-            number_in_range("time_limit_minutes", time_limit_minutes, 1, 24 * 60)
+            number_in_range("time_limit_minutes", time_limit_minutes, 1, 24 * 60, label="Time limit (minutes)")
         exam.time_limit_minutes = time_limit_minutes or None
     if retry_delay_hours is not None:
-        number_in_range("retry_delay_hours", retry_delay_hours, 0, 24 * 365)
+        number_in_range("retry_delay_hours", retry_delay_hours, 0, 24 * 365, label="Retry delay (hours)")
         exam.retry_delay_hours = int(retry_delay_hours)
 
     if instance_ids is not None:

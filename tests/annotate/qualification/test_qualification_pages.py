@@ -171,7 +171,8 @@ def test_exam_settings_refused_field_by_field_and_nothing_saved(project, persona
     assert "Enter a whole number." in page.split('name="retry_delay_hours"', 1)[1].split("</div>", 1)[0]
     ranged = client.post(url, {"instance_ids": [gold[0].pk], "threshold": "1.5"})
     assert ranged.status_code == 400
-    assert "threshold must be between 0.01 and 1." in ranged.content.decode().split('name="threshold"', 1)[1]
+    beside_threshold = ranged.content.decode().split('name="threshold"', 1)[1].split("<label", 1)[0]
+    assert "Pass threshold must be between 0.01 and 1." in beside_threshold  # the words of the field's label
     assert not QualificationSettings.objects.filter(project=project, item_links__isnull=False).exists()
 
 
