@@ -103,6 +103,10 @@ def test_failed_results_list_each_mistake_and_when_to_retry(project, exam, gold)
     client.post(f"/qualification/attempts/{attempt.pk}/submit/", form_for(attempt, answers))
     html = client.get(f"/qualification/attempts/{attempt.pk}/").content.decode()
     assert "Not passed." in html and 'id="mistakes-heading">1 mistake<' in html
+    # Score and threshold in percent, as the exam's intro states the threshold ("at least 95%").
+    assert 'Exact match: <strong id="score">75%</strong> — passing needs at least 95%' in html
+    landing = client.get("/p/test-project/qualification/").content.decode()
+    assert "at least <strong>95%</strong>" in landing and "<td>75%</td>" in landing  # the attempts list alike
     assert f'id="results-heading">{len(gold) - 1} of {len(gold)} correct' in html
     assert f'id="correct-heading">{len(gold) - 1} correct' in html
     # The gold answer is shown for the mistake; a correct item shows the candidate's own answer, marked correct.
