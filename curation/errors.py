@@ -41,11 +41,15 @@ class Conflict(DomainError):
     code = "conflict"
 
 
-def number_in_range(name: str, value: Any, low: float, high: float, *, whole: bool = False) -> Any:
+def number_in_range(
+    name: str, value: Any, low: float, high: float, *, whole: bool = False, label: str | None = None
+) -> Any:
     """`value` when it is a number (not a bool, not NaN) from `low` to `high`, and whole when `whole`; otherwise
-    InvalidInput naming the field `name`: the check a service makes of each number it is given."""
+    InvalidInput for the field `name`, its message in the words of the field's `label` (a page shows it beside that
+    label) or else its name: the check a service makes of each number it is given."""
+    words = label or name
     if isinstance(value, bool) or not isinstance(value, int | float) or math.isnan(value) or not low <= value <= high:
-        raise InvalidInput(f"{name} must be between {low:g} and {high:g}.", detail={"field": name})
+        raise InvalidInput(f"{words} must be between {low:g} and {high:g}.", detail={"field": name})
     if whole and int(value) != value:
-        raise InvalidInput(f"{name} must be a whole number.", detail={"field": name})
+        raise InvalidInput(f"{words} must be a whole number.", detail={"field": name})
     return value

@@ -14,6 +14,7 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
+from django.template.defaultfilters import pluralize
 from django.utils import timezone
 
 from annotate.qualification.feedback import explain_mismatch
@@ -116,17 +117,17 @@ def qualification_configure(
     require_role(user=actor, project=project, roles=(Role.MANAGER,), action="configure the qualification exam")
     exam, _ = QualificationSettings.objects.select_for_update().get_or_create(project=project)
     if threshold is not None:
-        number_in_range("threshold", threshold, 0.01, 1.0)
+        number_in_range("threshold", threshold, 0.01, 1.0, label="Pass threshold")
         exam.threshold = float(threshold)
     if size is not None:
-        number_in_range("size", size, 1, MAX_EXAM_SIZE)
+        number_in_range("size", size, 1, MAX_EXAM_SIZE, label="Items per attempt")
         exam.size = int(size)
     if time_limit_minutes is not UNSET:
         if time_limit_minutes is not None:
-            number_in_range("time_limit_minutes", time_limit_minutes, 1, 24 * 60)
+            number_in_range("time_limit_minutes", time_limit_minutes, 1, 24 * 60, label="Time limit (minutes)")
         exam.time_limit_minutes = time_limit_minutes or None
     if retry_delay_hours is not None:
-        number_in_range("retry_delay_hours", retry_delay_hours, 0, 24 * 365)
+        number_in_range("retry_delay_hours", retry_delay_hours, 0, 24 * 365, label="Retry delay (hours)")
         exam.retry_delay_hours = int(retry_delay_hours)
 
     if instance_ids is not None:
@@ -143,7 +144,7 @@ def qualification_configure(
                 f"these are not: {', '.join(map(str, unfit))}.",
                 detail={"field": "instance_ids", "invalid_ids": unfit},
             )
-        if size is None or exam.size > len(wanted):
+        if size is None:
             exam.size = len(wanted)
     elif not (keep_items and exam.pk and exam.item_links.exists()):
         picked = auto_pick(project, exam.size * GOLD_POOL_FACTOR)
@@ -156,6 +157,13 @@ def qualification_configure(
         wanted = [instance.pk for instance in picked]
     else:
         wanted = None
+    pool = len(wanted) if wanted is not None else exam.item_links.count()
+    if exam.size > pool:
+        raise InvalidInput(
+            f"Items per attempt ({exam.size}) is more than the {pool} gold item{pluralize(pool)} of the pool: every "
+            f"attempt would be shorter than asked. Set at most {pool} items per attempt, or add gold to the pool.",
+            detail={"field": "size", "pool": pool, "size": exam.size},
+        )
     exam.save()
     if wanted is not None:
         QualificationItem.objects.filter(settings=exam).delete()

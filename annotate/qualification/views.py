@@ -44,7 +44,7 @@ class ExamSettingsForm(forms.Form):
         return {
             "instance_ids": None if data["auto_pick"] else data["instance_ids"],
             "threshold": 0.95 if data["threshold"] is None else data["threshold"],
-            "size": data["size"] or 20,
+            "size": data["size"],
             "time_limit_minutes": data["time_limit_minutes"],
             "retry_delay_hours": 24 if data["retry_delay_hours"] is None else data["retry_delay_hours"],
         }
@@ -195,11 +195,19 @@ def qualification_manage(request: HttpRequest, slug: str) -> HttpResponse:
     form = ExamSettingsForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         try:
-            services.qualification_configure(project=project, actor=request.user, **form.configure_arguments())
+            saved = services.qualification_configure(project=project, actor=request.user, **form.configure_arguments())
         except FORM_ERRORS as exc:
             form_error_add(form, exc)
         else:
             messages.success(request, "The exam is saved; new attempts use it (open attempts keep their items).")
+            capacity = services.exam_pool_capacity(saved)
+            if not capacity["retries"]:
+                messages.warning(
+                    request,
+                    f"The pool of {capacity['pool']} gold items at {capacity['size']} items per attempt supports 0 "
+                    "retries: a candidate who fails meets no unseen items to retry with. Add "
+                    f"{capacity['to_add']} more gold items, or ask fewer items per attempt.",
+                )
             return redirect("qualification-manage", slug=project.slug)
     exam = services.settings_of(project)
     chosen = list(exam.item_links.values_list("instance_id", flat=True)) if exam.pk else []

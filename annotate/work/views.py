@@ -33,7 +33,12 @@ def work_home(request: HttpRequest, slug: str) -> HttpResponse:
 @login_required
 @require_POST
 def work_next(request: HttpRequest, slug: str) -> HttpResponse:
+    """Claim the next draft and open it; after a submit (the workspace posts `submitted`), the page it leads to
+    confirms the submission first."""
     project = selectors.project_get(user=request.user, slug=slug)
+    submitted = request.POST.get("submitted", "")
+    if submitted.isdigit():
+        messages.success(request, f"Instance {submitted} submitted.")
     try:
         claim = queue.queue_claim(project_slug=slug, user=request.user)
     except NotPermitted:

@@ -145,7 +145,9 @@
       const next = document.createElement("form");
       next.method = "post";
       next.action = root.dataset.next;
-      next.innerHTML = '<input type="hidden" name="csrfmiddlewaretoken" value="' + csrf + '">';
+      // `submitted` names this instance, so the next page confirms the submission.
+      next.innerHTML = '<input type="hidden" name="csrfmiddlewaretoken" value="' + csrf + '">'
+        + '<input type="hidden" name="submitted" value="' + root.dataset.instance + '">';
       document.body.appendChild(next);
       next.submit();
       return;

@@ -37,3 +37,16 @@ def test_manager_samples_one_context_per_paper_from_the_batches_page(page, live_
     section.get_by_role("button", name="Fill the batch").click()
     expect(page.locator("body")).to_contain_text("1 context(s) from 1 paper(s) (all their short contexts")
     assert Context.objects.filter(batch=batch).count() == 4
+
+
+def test_each_batch_deadline_is_named_on_a_phone(page, live_server, login, personas, project):
+    """At 390 px the progress table stacks one card per batch: the deadline ("—" when none) is named by its column,
+    though the manager's cell also holds the labelled form that sets it."""
+    BatchFactory(project=project, name="Pilot")
+    login(page, "manager")
+    page.set_viewport_size({"width": 390, "height": 800})
+    page.goto(f"{live_server.url}/p/{project.slug}/batches/")
+    cell = page.locator("#batch-progress td.batch-deadline").first
+    expect(cell).to_contain_text("—")
+    named = cell.evaluate("td => getComputedStyle(td, '::before').content")
+    assert named == '"Deadline: "', named

@@ -69,7 +69,7 @@ def test_candidate_passes_the_exam_with_the_keyboard(page, live_server, login, p
 
     submit(page)
     expect(page.locator("#verdict")).to_contain_text("Passed")
-    expect(page.locator("#score")).to_have_text("1.00")
+    expect(page.locator("#score")).to_have_text("100%")
     assert Membership.objects.get(user=personas["novice"], role="annotator").is_qualified
 
 

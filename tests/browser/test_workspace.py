@@ -54,6 +54,7 @@ def test_claim_edit_autosave_reload_and_submit_with_the_keyboard(page, live_serv
     page.select_option("#f-scale", "thousand")
     page.keyboard.press("Control+Enter")
     page.wait_for_url(lambda url: f"/work/{pk}/" not in url)
+    expect(page.locator(".messages")).to_contain_text(f"Instance {pk} submitted.")
 
     submitted = Instance.objects.get(pk=pk)
     assert submitted.status == Status.SUBMITTED

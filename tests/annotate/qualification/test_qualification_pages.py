@@ -103,6 +103,10 @@ def test_failed_results_list_each_mistake_and_when_to_retry(project, exam, gold)
     client.post(f"/qualification/attempts/{attempt.pk}/submit/", form_for(attempt, answers))
     html = client.get(f"/qualification/attempts/{attempt.pk}/").content.decode()
     assert "Not passed." in html and 'id="mistakes-heading">1 mistake<' in html
+    # Score and threshold in percent, as the exam's intro states the threshold ("at least 95%").
+    assert 'Exact match: <strong id="score">75%</strong> — passing needs at least 95%' in html
+    landing = client.get("/p/test-project/qualification/").content.decode()
+    assert "at least <strong>95%</strong>" in landing and "<td>75%</td>" in landing  # the attempts list alike
     assert f'id="results-heading">{len(gold) - 1} of {len(gold)} correct' in html
     assert f'id="correct-heading">{len(gold) - 1} correct' in html
     # The gold answer is shown for the mistake; a correct item shows the candidate's own answer, marked correct.
@@ -131,17 +135,22 @@ def test_manager_configures_by_checkbox_and_sees_attempts(project, personas, gol
     client = logged_in("manager")
     page = client.get("/p/test-project/qualification/manage/").content.decode()
     assert f'value="{gold[0].pk}"' in page and "No attempts yet" in page
-    response = client.post(
-        "/p/test-project/qualification/manage/",
-        {
-            "instance_ids": [gold[0].pk, gold[2].pk],
-            "threshold": "0.9",
-            "size": "20",
-            "time_limit_minutes": "",
-            "retry_delay_hours": "2",
-        },
-    )
+    settings = {"instance_ids": [gold[0].pk, gold[2].pk], "threshold": "0.9", "time_limit_minutes": ""}
+    # More items per attempt than the pool holds would make every attempt shorter than asked: refused, by the field.
+    refused = client.post("/p/test-project/qualification/manage/", {**settings, "size": "20", "retry_delay_hours": "2"})
+    assert refused.status_code == 400
+    beside_size = refused.content.decode().split('name="size"', 1)[1].split("<label", 1)[0]
+    assert "Items per attempt (20) is more than the 2 gold items of the pool" in beside_size
+    assert not QualificationSettings.objects.filter(project=project, item_links__isnull=False).exists()
+    # A pool for one retry is saved quietly; a pool of one attempt is saved with a warning in numbers.
+    quiet = client.post("/p/test-project/qualification/manage/", {**settings, "size": "1", "retry_delay_hours": "2"})
+    assert "supports 0 retries" not in client.get(quiet.url).content.decode()
+    response = client.post("/p/test-project/qualification/manage/", {**settings, "size": "2", "retry_delay_hours": "2"})
     assert response.status_code == 302
+    warned = client.get(response.url).content.decode()
+    assert "The exam is saved" in warned
+    assert "The pool of 2 gold items at 2 items per attempt supports 0 retries" in warned
+    assert "Add 2 more gold items" in warned
     exam = QualificationSettings.objects.get(project=project)
     assert list(exam.item_links.values_list("instance_id", flat=True)) == [gold[0].pk, gold[2].pk]
     assert (exam.threshold, exam.time_limit_minutes, exam.retry_delay_hours) == (0.9, None, 2)
@@ -166,7 +175,8 @@ def test_exam_settings_refused_field_by_field_and_nothing_saved(project, persona
     assert "Enter a whole number." in page.split('name="retry_delay_hours"', 1)[1].split("</div>", 1)[0]
     ranged = client.post(url, {"instance_ids": [gold[0].pk], "threshold": "1.5"})
     assert ranged.status_code == 400
-    assert "threshold must be between 0.01 and 1." in ranged.content.decode().split('name="threshold"', 1)[1]
+    beside_threshold = ranged.content.decode().split('name="threshold"', 1)[1].split("<label", 1)[0]
+    assert "Pass threshold must be between 0.01 and 1." in beside_threshold  # the words of the field's label
     assert not QualificationSettings.objects.filter(project=project, item_links__isnull=False).exists()
 
 

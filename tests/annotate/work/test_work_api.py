@@ -116,6 +116,14 @@ def test_next_page_claims_and_redirects_to_the_workspace(personas, project, draf
     assert "/work/" in response["Location"]
 
 
+def test_the_next_page_after_a_submit_confirms_it(personas, project, drafts):
+    client = logged_in("annotator2")
+    after_submit = client.post(f"/p/{project.slug}/work/next/", {"submitted": "41"}, follow=True).content.decode()
+    assert "Instance 41 submitted." in after_submit
+    plain = client.post(f"/p/{project.slug}/work/next/", follow=True).content.decode()
+    assert "submitted." not in plain
+
+
 def test_novice_is_told_to_pass_the_exam(personas, project, drafts):
     client = logged_in("novice")
     response = client.post(f"/p/{project.slug}/work/next/", follow=True)
