@@ -163,6 +163,26 @@ def _run_context(request: HttpRequest, run: ScoringRun) -> dict[str, Any]:
         predictions = scoring_selectors.predictions_page(
             user=request.user, run=run, wrong_only=wrong_only, page=request.GET.get("page")
         )
+    notes: dict[str, int] = {}  # filled in the order the tables show their cells
+    headline_rows = [
+        (figure["label"], _estimate_cell(figure, notes), figure.get("count"))
+        for figure in (results.get("headline") or {}).get("figures", [])
+    ]
+    figure_rows = [
+        (label, _estimate_cell(figures[key], notes), (figures[key] or {}).get("count"))
+        for key, label in FIGURES.items()
+        if key in figures
+    ]
+    breakdown_tables = [
+        (
+            attribute.replace("_", " "),
+            [
+                (name, values.get("count"), *(_estimate_cell(values.get(key), notes) for key, _ in METRIC_LABELS))
+                for name, values in groups.items()
+            ],
+        )
+        for attribute, groups in breakdowns.items()
+    ]
     return {
         "project": run.project,
         "run": run,
@@ -172,27 +192,12 @@ def _run_context(request: HttpRequest, run: ScoringRun) -> dict[str, Any]:
         "may_see": may_see,
         "results": results,
         "headline": results.get("headline"),
-        "headline_rows": [
-            (figure["label"], interval_text(figure), figure.get("count"))
-            for figure in (results.get("headline") or {}).get("figures", [])
-        ],
-        "figure_rows": [
-            (label, interval_text(figures[key]), (figures[key] or {}).get("count"))
-            for key, label in FIGURES.items()
-            if key in figures
-        ],
+        "headline_rows": headline_rows,
+        "figure_rows": figure_rows,
         "judge": run.options.get("judge"),
         "judge_agreement": prediction_services.judge_agreement(run),
-        "breakdown_tables": [
-            (
-                attribute.replace("_", " "),
-                [
-                    (name, values.get("count"), *(interval_text(values.get(key)) for key, _ in METRIC_LABELS))
-                    for name, values in groups.items()
-                ],
-            )
-            for attribute, groups in breakdowns.items()
-        ],
+        "breakdown_tables": breakdown_tables,
+        "interval_notes": list(notes),
         "type_chart": grouped_chart(by_type, series=METRIC_LABELS) if by_type else None,
         "error_charts": {form: bar_chart(counts) for form, counts in errors.items() if counts},
         "predictions": predictions,
@@ -202,6 +207,17 @@ def _run_context(request: HttpRequest, run: ScoringRun) -> dict[str, Any]:
         "error_sample": scoring_selectors.error_sample_report(user=request.user, run=run),
         "error_sample_per_form": ERROR_SAMPLE_PER_FORM,
         "error_sample_max": MAX_PER_FORM,
+    }
+
+
+def _estimate_cell(estimate: dict[str, Any] | None, notes: dict[str, int]) -> dict[str, Any]:
+    """An estimate as a table cell: its figure and interval, and, when it has a note (no interval, or one over
+    questions), the note as the cell's title and its number among `notes`, which the page lists once."""
+    note = (estimate or {}).get("note") or ""
+    return {
+        "text": interval_text(estimate, with_note=False),
+        "note": note,
+        "mark": notes.setdefault(note, len(notes) + 1) if note else None,
     }
 
 
