@@ -192,3 +192,10 @@ def test_the_run_page_tells_each_interval_note_once_not_in_every_cell(client, pe
     assert f'title="{note}' in tables and '<a href="#interval-note-1">1</a>' in tables
     listed = [item.split(">", 1)[1].split("</li>")[0] for item in notes.split("<li")[1:]]
     assert len(listed) == len(set(listed)) >= 2  # each note once ("all 3 values are equal", "one question", …)
+
+
+def test_the_token_table_names_the_answer_forms_as_people_do(client, personas, scored, project):
+    html = logged_in("manager").get(reverse("scoring-run", args=[project.slug, scored["run"].pk])).content.decode()
+    tokens = html.split('id="output-tokens"')[1].split("</table>")[0]
+    assert "<td>Short-form</td>" in tokens and "<td>Free-form</td>" in tokens
+    assert "short_form" not in tokens and "free_form" not in tokens
