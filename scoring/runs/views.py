@@ -163,6 +163,7 @@ def _run_context(request: HttpRequest, run: ScoringRun) -> dict[str, Any]:
         predictions = scoring_selectors.predictions_page(
             user=request.user, run=run, wrong_only=wrong_only, page=request.GET.get("page")
         )
+    modes, other_options = _modes(run)
     notes: dict[str, int] = {}  # filled in the order the tables show their cells
     headline_rows = [
         (figure["label"], _estimate_cell(figure, notes), figure.get("count"))
@@ -203,7 +204,8 @@ def _run_context(request: HttpRequest, run: ScoringRun) -> dict[str, Any]:
         "predictions": predictions,
         "wrong_only": wrong_only,
         "legend": [(label, colour(i)) for i, (_, label) in enumerate(METRIC_LABELS)],
-        "modes": _modes(run),
+        "modes": modes,
+        "other_options": other_options,
         "error_sample": scoring_selectors.error_sample_report(user=request.user, run=run),
         "error_sample_per_form": ERROR_SAMPLE_PER_FORM,
         "error_sample_max": MAX_PER_FORM,
@@ -221,9 +223,12 @@ def _estimate_cell(estimate: dict[str, Any] | None, notes: dict[str, int]) -> di
     }
 
 
-def _modes(run: ScoringRun) -> list[tuple[str, str]]:
-    """The run's recorded modes, as a person reads them."""
+def _modes(run: ScoringRun) -> tuple[list[tuple[str, str]], dict[str, Any]]:
+    """The run's recorded modes, as a person reads them (one row each), and the rest of its options: an option is
+    shown once, in its row or among the rest, never both (the options said "extraction default" above the
+    "Answer extraction: lenient" row)."""
     options = run.options or {}
+    shown = {"scale_mode", "extraction", "bertscore"}
     info = (run.results or {}).get("bertscore_info") or {}
     choices = {**dict(SCALE_MODE_CHOICES), **dict(EXTRACTION_CHOICES), **dict(BERTSCORE_CHOICES)}
     bertscore = choices.get(options.get("bertscore", "minilm"), "")
@@ -236,14 +241,17 @@ def _modes(run: ScoringRun) -> list[tuple[str, str]]:
     ]
     if sample := options.get("sample"):
         rows.append(("Sample", f"{sample['per_template']} answerable questions per template, seed {sample['seed']}"))
+        shown.add("sample")
     if options.get("abstention"):
         rows.append(("Abstention", "offered: the prompts say to answer “Not answerable” when the context lacks it"))
+        shown.add("abstention")
     if run.method == ScoringRun.Method.TOOL:
         turns = f"{options.get('max_turns')} turns"
         if options.get("max_turns_from") == "longest_program":
             turns += f" (longest program: {options.get('longest_program')} calls, + final answer and spares)"
         rows.append(("Turn limit", f"{turns}; tools: {options.get('tools', 'all')}, {options.get('few_shot', 0)}-shot"))
-    return rows
+        shown |= {"max_turns", "max_turns_from", "longest_program", "tools", "few_shot"}
+    return rows, {key: value for key, value in options.items() if key not in shown}
 
 
 @login_required
