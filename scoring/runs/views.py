@@ -38,6 +38,7 @@ from scoring.runs.forms import (
     BERTSCORE_CHOICES,
     EXTRACTION_CHOICES,
     SCALE_MODE_CHOICES,
+    TOOLS_CHOICES,
     ErrorSampleForm,
     ScoringRunForm,
 )
@@ -90,6 +91,9 @@ def release_score(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
         "upload_formats": upload_services.UPLOAD_FORMATS,
         "form": form,
         "max_turns_limit": MAX_TURNS_LIMIT,
+        # One wording of the context settings and tool sets for both forms (a run's and an uploaded file's).
+        "context_settings": ScoringRun.Setting.choices,
+        "tool_sets": TOOLS_CHOICES,
         "scale_modes": SCALE_MODE_CHOICES,
         "extraction_modes": EXTRACTION_CHOICES,
         "bertscore_models": BERTSCORE_CHOICES,
