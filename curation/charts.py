@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -9,7 +10,8 @@ from curation.toolkit.numbers import fixed
 
 # One palette for every chart, so a series has the same colour wherever it is drawn.
 PALETTE = ("#2457c5", "#12b76a", "#f79009", "#ee46bc", "#7a5af8", "#53b1fd", "#f04438", "#475467")
-LABEL_CHARS = 24  # at the chart's 11 px, 24 characters fit in the two group widths a label row gives each
+LABEL_CHARS = 22  # at the chart's 11 px, 22 characters fit in one group's width: a grouped chart's label line
+LABEL_LINES = 2  # a grouped chart's label wraps onto at most this many lines, the rest cut with "…"
 WIDTH, HEIGHT, LEFT, BOTTOM, TOP = 640, 200, 36, 24, 10
 
 
@@ -121,6 +123,16 @@ def bar_chart(counts: Mapping[str, Any], *, labels: Mapping[str, str] | None = N
     return {"bars": bars, "height": 24 * len(bars)}
 
 
+def _label_lines(name: str) -> list[str]:
+    """A grouped chart's label wrapped at word boundaries into lines of at most LABEL_CHARS, at most LABEL_LINES of
+    them; what does not fit ends the last line with "…"."""
+    lines = textwrap.wrap(name, LABEL_CHARS) or [""]
+    if len(lines) > LABEL_LINES:
+        lines = lines[:LABEL_LINES]
+        lines[-1] = lines[-1][: LABEL_CHARS - 1] + "…"
+    return lines
+
+
 def grouped_chart(
     groups: Mapping[str, Mapping[str, float | None]],
     *,
@@ -138,9 +150,8 @@ def grouped_chart(
     bars, labels = [], []
     for index, (name, values) in enumerate(groups.items()):
         x0 = 40 + index * width_per_group
-        # Labels alternate between two rows, so neighbours never overlap (each row has two groups' width).
-        short = name if len(name) <= LABEL_CHARS else name[: LABEL_CHARS - 1] + "…"
-        labels.append({"x": x0 + 45, "y": 198 + 14 * (index % 2), "label": name, "short": short})
+        # Every label starts on one baseline and wraps within its group's width, so neighbours never overlap.
+        labels.append({"x": x0 + 45, "y": 198, "label": name, "lines": _label_lines(name)})
         for offset, (key, label) in enumerate(series):
             value = values.get(key)
             height = round(160 * min(max(value or 0.0, 0.0), 1.0), 1)

@@ -1,6 +1,6 @@
 """`{{ mapping|settings_text }}`: a flat mapping of settings or figures as a person reads them ("temperature 0.0 ·
 max tokens 256"), instead of a Python dict (`{{ value|setting_value }}`: one value so); `{{ share|percent }}`: a share
-as a rounded percentage."""
+as a rounded percentage; `{{ form|answer_form }}`: an answer form's name ("short_form" or "short": "Short-form")."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from typing import Any
 
 from django import template
 
+from curation.models import Instance
 from curation.toolkit.numbers import fixed
 
 register = template.Library()
@@ -42,3 +43,11 @@ def settings_text(mapping: Mapping[str, Any] | None) -> str:
 def percent(value: float | None, digits: int = 0) -> str:
     """A share in [0, 1] as a percentage rounded half-up (`fixed`, the one rounding of printed figures), — for None."""
     return fixed(value, int(digits), scale=100)
+
+
+@register.filter
+def answer_form(name: str) -> str:
+    """An answer form as a person reads it, from the instance's answer-form labels: "short_form" (the key scoring's
+    results and error analysis use) or "short" gives "Short-form"; an unknown name is shown as it is."""
+    form = str(name).removesuffix("_form")
+    return Instance.AnswerForm(form).label if form in Instance.AnswerForm.values else str(name)

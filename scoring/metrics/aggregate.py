@@ -105,12 +105,13 @@ def bootstrap_mean(
     )
 
 
-def interval_text(estimate: Mapping[str, Any] | None) -> str:
+def interval_text(estimate: Mapping[str, Any] | None, *, with_note: bool = True) -> str:
     """An estimate (`Estimate.as_dict()`) as printed, in percent: "63.5 [60.1, 66.8]", with its note when the
-    interval is over questions for want of papers or is absent ("80.0 (no interval: …)"), "—" for none."""
+    interval is over questions for want of papers or is absent ("80.0 (no interval: …)"), "—" for none. Without
+    `with_note` the note is left to the caller (a page tells each note once, not in every cell)."""
     if not estimate:
         return "—"
     text = fixed(estimate["mean"], scale=100)
     if estimate.get("low") is not None and estimate.get("high") is not None:
         text += f" [{fixed(estimate['low'], scale=100)}, {fixed(estimate['high'], scale=100)}]"
-    return f"{text} ({estimate['note']})" if estimate.get("note") else text
+    return f"{text} ({estimate['note']})" if with_note and estimate.get("note") else text

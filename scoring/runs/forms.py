@@ -18,6 +18,7 @@ BERTSCORE_CHOICES = (
     ("minilm", "all-MiniLM-L6-v2 (offline default)"),
     ("paper", "bert-base-uncased, layer 12 (SciTaT paper)"),
 )
+TOOLS_CHOICES = (("all", "all tools"), ("data", "data tools only"))  # the tool loop's tool sets, on both forms
 METHOD_CHOICES = [choice for choice in ScoringRun.Method.choices if choice[0] != ScoringRun.Method.UPLOAD]
 
 
@@ -39,7 +40,7 @@ class ScoringRunForm(forms.Form):
         max_length=200,
         help_text="How the run is named in lists; the comparison groups runs by the model the endpoint serves.",
     )
-    tools = forms.ChoiceField(choices=(("all", "all tools"), ("data", "data tools only")), required=False)
+    tools = forms.ChoiceField(choices=TOOLS_CHOICES, required=False)
     few_shot = forms.TypedChoiceField(choices=((0, "0"), (1, "1"), (3, "3")), coerce=int, required=False)
     max_turns = forms.IntegerField(required=False, min_value=1, max_value=MAX_TURNS_LIMIT)
     scale_mode = forms.ChoiceField(choices=SCALE_MODE_CHOICES, required=False)

@@ -38,6 +38,7 @@ from scoring.runs.forms import (
     BERTSCORE_CHOICES,
     EXTRACTION_CHOICES,
     SCALE_MODE_CHOICES,
+    TOOLS_CHOICES,
     ErrorSampleForm,
     ScoringRunForm,
 )
@@ -90,6 +91,9 @@ def release_score(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
         "upload_formats": upload_services.UPLOAD_FORMATS,
         "form": form,
         "max_turns_limit": MAX_TURNS_LIMIT,
+        # One wording of the context settings and tool sets for both forms (a run's and an uploaded file's).
+        "context_settings": ScoringRun.Setting.choices,
+        "tool_sets": TOOLS_CHOICES,
         "scale_modes": SCALE_MODE_CHOICES,
         "extraction_modes": EXTRACTION_CHOICES,
         "bertscore_models": BERTSCORE_CHOICES,
@@ -163,6 +167,27 @@ def _run_context(request: HttpRequest, run: ScoringRun) -> dict[str, Any]:
         predictions = scoring_selectors.predictions_page(
             user=request.user, run=run, wrong_only=wrong_only, page=request.GET.get("page")
         )
+    modes, other_options = _modes(run)
+    notes: dict[str, int] = {}  # filled in the order the tables show their cells
+    headline_rows = [
+        (figure["label"], _estimate_cell(figure, notes), figure.get("count"))
+        for figure in (results.get("headline") or {}).get("figures", [])
+    ]
+    figure_rows = [
+        (label, _estimate_cell(figures[key], notes), (figures[key] or {}).get("count"))
+        for key, label in FIGURES.items()
+        if key in figures
+    ]
+    breakdown_tables = [
+        (
+            attribute.replace("_", " "),
+            [
+                (name, values.get("count"), *(_estimate_cell(values.get(key), notes) for key, _ in METRIC_LABELS))
+                for name, values in groups.items()
+            ],
+        )
+        for attribute, groups in breakdowns.items()
+    ]
     return {
         "project": run.project,
         "run": run,
@@ -172,42 +197,42 @@ def _run_context(request: HttpRequest, run: ScoringRun) -> dict[str, Any]:
         "may_see": may_see,
         "results": results,
         "headline": results.get("headline"),
-        "headline_rows": [
-            (figure["label"], interval_text(figure), figure.get("count"))
-            for figure in (results.get("headline") or {}).get("figures", [])
-        ],
-        "figure_rows": [
-            (label, interval_text(figures[key]), (figures[key] or {}).get("count"))
-            for key, label in FIGURES.items()
-            if key in figures
-        ],
+        "headline_rows": headline_rows,
+        "figure_rows": figure_rows,
         "judge": run.options.get("judge"),
         "judge_agreement": prediction_services.judge_agreement(run),
-        "breakdown_tables": [
-            (
-                attribute.replace("_", " "),
-                [
-                    (name, values.get("count"), *(interval_text(values.get(key)) for key, _ in METRIC_LABELS))
-                    for name, values in groups.items()
-                ],
-            )
-            for attribute, groups in breakdowns.items()
-        ],
+        "breakdown_tables": breakdown_tables,
+        "interval_notes": list(notes),
         "type_chart": grouped_chart(by_type, series=METRIC_LABELS) if by_type else None,
         "error_charts": {form: bar_chart(counts) for form, counts in errors.items() if counts},
         "predictions": predictions,
         "wrong_only": wrong_only,
         "legend": [(label, colour(i)) for i, (_, label) in enumerate(METRIC_LABELS)],
-        "modes": _modes(run),
+        "modes": modes,
+        "other_options": other_options,
         "error_sample": scoring_selectors.error_sample_report(user=request.user, run=run),
         "error_sample_per_form": ERROR_SAMPLE_PER_FORM,
         "error_sample_max": MAX_PER_FORM,
     }
 
 
-def _modes(run: ScoringRun) -> list[tuple[str, str]]:
-    """The run's recorded modes, as a person reads them."""
+def _estimate_cell(estimate: dict[str, Any] | None, notes: dict[str, int]) -> dict[str, Any]:
+    """An estimate as a table cell: its figure and interval, and, when it has a note (no interval, or one over
+    questions), the note as the cell's title and its number among `notes`, which the page lists once."""
+    note = (estimate or {}).get("note") or ""
+    return {
+        "text": interval_text(estimate, with_note=False),
+        "note": note,
+        "mark": notes.setdefault(note, len(notes) + 1) if note else None,
+    }
+
+
+def _modes(run: ScoringRun) -> tuple[list[tuple[str, str]], dict[str, Any]]:
+    """The run's recorded modes, as a person reads them (one row each), and the rest of its options: an option is
+    shown once, in its row or among the rest, never both (the options said "extraction default" above the
+    "Answer extraction: lenient" row)."""
     options = run.options or {}
+    shown = {"scale_mode", "extraction", "bertscore"}
     info = (run.results or {}).get("bertscore_info") or {}
     choices = {**dict(SCALE_MODE_CHOICES), **dict(EXTRACTION_CHOICES), **dict(BERTSCORE_CHOICES)}
     bertscore = choices.get(options.get("bertscore", "minilm"), "")
@@ -220,14 +245,17 @@ def _modes(run: ScoringRun) -> list[tuple[str, str]]:
     ]
     if sample := options.get("sample"):
         rows.append(("Sample", f"{sample['per_template']} answerable questions per template, seed {sample['seed']}"))
+        shown.add("sample")
     if options.get("abstention"):
         rows.append(("Abstention", "offered: the prompts say to answer “Not answerable” when the context lacks it"))
+        shown.add("abstention")
     if run.method == ScoringRun.Method.TOOL:
         turns = f"{options.get('max_turns')} turns"
         if options.get("max_turns_from") == "longest_program":
             turns += f" (longest program: {options.get('longest_program')} calls, + final answer and spares)"
         rows.append(("Turn limit", f"{turns}; tools: {options.get('tools', 'all')}, {options.get('few_shot', 0)}-shot"))
-    return rows
+        shown |= {"max_turns", "max_turns_from", "longest_program", "tools", "few_shot"}
+    return rows, {key: value for key, value in options.items() if key not in shown}
 
 
 @login_required

@@ -40,3 +40,18 @@ def test_a_method_that_is_not_offered_is_refused(project, personas):
     )
     assert response.status_code == 400 and "Select a valid choice" in response.content.decode()
     assert not ScoringRun.objects.filter(release=release).exists()
+
+
+def test_the_run_form_and_the_upload_form_word_context_and_tools_alike(project, personas):
+    release = small_release(project, questions=2)
+    client = Client()
+    assert client.login(username="manager", password=PASSWORD)
+    page = client.get(f"/p/{project.slug}/releases/{release.pk}/score/").content.decode()
+    run_form = page.split('id="start-run"')[1].split("</form>")[0]
+    upload_form = page.split('id="upload-predictions"')[1].split("</form>")[0]
+    for form in (run_form, upload_form):
+        setting = form.split('<select name="setting">')[1].split("</select>")[0]
+        assert setting == '<option value="short">Short context</option><option value="long">Long context</option>'
+        assert "<label>Context <select" in form and "<label>Setting <select" not in form
+        tools = form.split('<select name="tools">')[1].split("</select>")[0]
+        assert tools == '<option value="all">all tools</option><option value="data">data tools only</option>'

@@ -45,8 +45,13 @@ def test_tool_run_derives_its_turn_cap_from_the_longest_program_and_records_ever
     assert other.config_hash != same_but_modes.config_hash  # a run's identity includes its modes
     page = logged_in("manager").get(f"/p/{project.slug}/scoring/runs/{other.pk}/").content.decode()
     assert "ignore scale (zero-shot models)" in page and "official (SciTaT&#x27;s scripts)" in page
+    # Each mode once, in its row: the options line no longer says "extraction official" above it.
+    options = page.split('id="run-options">')[1].split("</dd>")[0]
+    assert "extraction" not in options and "scale mode" not in options and "bertscore" not in options
+    assert "json schema" in options and "few shot 0" in options
     tool_page = logged_in("manager").get(f"/p/{project.slug}/scoring/runs/{run.pk}/").content.decode()
     assert "24 turns (longest program: 20 calls" in tool_page
+    assert "max turns" not in tool_page.split('id="run-options">')[1].split("</dd>")[0]
 
 
 def test_bad_modes_and_the_unconfigured_paper_bertscore_are_refused_with_the_reason(project, personas, settings):

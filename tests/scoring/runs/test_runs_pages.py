@@ -177,3 +177,25 @@ def test_the_prediction_page_says_how_the_answer_was_read_in_words(client, perso
     assert "<dt>Answer found in the output</dt><dd>yes</dd>" in page and "<dt>Model requests</dt><dd>2</dd>" in page
     assert "<h3>Reasoner step</h3>" in page and "user:\nThink it through." in page and "First, the table…" in page
     assert "27.1 s" in page and "27.0958" not in page and "{&#x27;" not in page
+
+
+def test_the_run_page_tells_each_interval_note_once_not_in_every_cell(client, personas, project):
+    release = small_release(project, questions=4)
+    content = jsonl([{"uid": uid, "answer": ["surely wrong"]} for uid in release.items.values_list("uid", flat=True)])
+    run = upload_run_create(release=release, actor=None, format="jsonl", name="wrong.jsonl", content=content)
+    html = logged_in("manager").get(reverse("scoring-run", args=[project.slug, run.pk])).content.decode()
+    note = "no interval: every resample has the same mean"
+    notes = html.split('id="interval-notes"')[1].split("</ol>")[0]
+    assert note.capitalize() in notes
+    tables = html.split('id="results"')[1].split('id="interval-notes"')[0]
+    assert f"({note}" not in tables  # not in the cells' text: in their title, with the number of the note
+    assert f'title="{note}' in tables and '<a href="#interval-note-1">1</a>' in tables
+    listed = [item.split(">", 1)[1].split("</li>")[0] for item in notes.split("<li")[1:]]
+    assert len(listed) == len(set(listed)) >= 2  # each note once ("all 3 values are equal", "one question", …)
+
+
+def test_the_token_table_names_the_answer_forms_as_people_do(client, personas, scored, project):
+    html = logged_in("manager").get(reverse("scoring-run", args=[project.slug, scored["run"].pk])).content.decode()
+    tokens = html.split('id="output-tokens"')[1].split("</table>")[0]
+    assert "<td>Short-form</td>" in tokens and "<td>Free-form</td>" in tokens
+    assert "short_form" not in tokens and "free_form" not in tokens
