@@ -19,6 +19,7 @@ from curation.charts import bar_chart, colour, grouped_chart
 from curation.errors import InvalidInput
 from curation.page_errors import FORM_ERRORS, form_problems
 from curation.queues import waiting_label
+from curation.templatetags.readable import answer_form
 from curation.uploads import upload_read
 from scoring.methods.templates import DEFAULT_TEMPLATES
 from scoring.methods.toolloop import MAX_TURNS_LIMIT
@@ -182,7 +183,11 @@ def _run_context(request: HttpRequest, run: ScoringRun) -> dict[str, Any]:
         (
             attribute.replace("_", " "),
             [
-                (name, values.get("count"), *(_estimate_cell(values.get(key), notes) for key, _ in METRIC_LABELS))
+                (
+                    answer_form(name) if attribute == "answer_form" else name,
+                    values.get("count"),
+                    *(_estimate_cell(values.get(key), notes) for key, _ in METRIC_LABELS),
+                )
                 for name, values in groups.items()
             ],
         )

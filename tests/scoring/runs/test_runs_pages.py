@@ -194,8 +194,11 @@ def test_the_run_page_tells_each_interval_note_once_not_in_every_cell(client, pe
     assert len(listed) == len(set(listed)) >= 2  # each note once ("all 3 values are equal", "one question", …)
 
 
-def test_the_token_table_names_the_answer_forms_as_people_do(client, personas, scored, project):
+def test_the_token_table_and_the_breakdown_name_the_answer_forms_as_people_do(client, personas, scored, project):
     html = logged_in("manager").get(reverse("scoring-run", args=[project.slug, scored["run"].pk])).content.decode()
     tokens = html.split('id="output-tokens"')[1].split("</table>")[0]
     assert "<td>Short-form</td>" in tokens and "<td>Free-form</td>" in tokens
     assert "short_form" not in tokens and "free_form" not in tokens
+    breakdown = html.split("<h3>Answer form</h3>")[1].split("</table>")[0]  # the breakdown by form reads the same way
+    assert "<td>Short-form</td>" in breakdown or "<td>Free-form</td>" in breakdown
+    assert "<td>short</td>" not in breakdown and "<td>free</td>" not in breakdown
