@@ -4,7 +4,6 @@ tests/factories.py."""
 from __future__ import annotations
 
 import os
-from collections import Counter
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
@@ -138,35 +137,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.nodb)
     if not config.pluginmanager.hasplugin("xdist"):
         return
-    groups: dict[pytest.Item, str] = {}
     for item in items:
         if item.get_closest_marker("model"):
-            groups[item] = "local-model"
+            item.add_marker(pytest.mark.xdist_group("local-model"))
         elif "tests/browser/" in item.nodeid:
-            groups[item] = "browser"
+            item.add_marker(pytest.mark.xdist_group("browser"))
         elif _uses_a_module_fixture(item):
-            groups[item] = Path(item.nodeid.split("::", 1)[0]).stem
-    for item, group in groups.items():
-        item.add_marker(pytest.mark.xdist_group(group))
-    sizes = Counter(groups.values())
-    items.sort(key=lambda item: _longest_first(item, groups.get(item), sizes))
-
-
-# The order xdist hands out its units (a group, or a test of no group) in: `--no-loadscope-reorder` (pyproject.toml)
-# keeps the order of the items, which `_longest_first` sets. The longest units go first, so none is left to run alone
-# at the end while the other workers idle: the real-model and browser groups (several minutes each), then the walks
-# (a minute or two each, one test), then the other groups, largest first, then every other test in collection order.
-LONGEST_GROUPS = ("local-model", "browser")
-
-
-def _longest_first(item: pytest.Item, group: str | None, sizes: Counter) -> tuple[int, int]:
-    if group in LONGEST_GROUPS:
-        return (0, LONGEST_GROUPS.index(group))
-    if item.get_closest_marker("walk"):
-        return (1, 0)
-    if group is not None:
-        return (2, -sizes[group])
-    return (3, 0)
+            item.add_marker(pytest.mark.xdist_group(Path(item.nodeid.split("::", 1)[0]).stem))
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
