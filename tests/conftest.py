@@ -162,6 +162,17 @@ def _fast_password_hasher(settings):
 
 
 @pytest.fixture(autouse=True)
+def _browser_contexts_closed(request):
+    """Every browser context a test opened is closed after it. Chromium keeps an open context's keep-alive sockets
+    for minutes, and each keeps a live-server thread, with its database connection, alive: left open, the browser
+    tests' worker held some 60 PostgreSQL connections and a test beside it ran out."""
+    browser = request.getfixturevalue("browser") if "browser" in request.fixturenames else None
+    yield
+    for browser_context in browser.contexts if browser else ():
+        browser_context.close()
+
+
+@pytest.fixture(autouse=True)
 def _walk_sessions_in_cookies(request):
     """A walk's session is kept in its signed cookie, not in the database: its thousands of requests then spend
     no query loading it (about a sixth of a walk's time). The application keeps no data of its own in the session
