@@ -157,7 +157,11 @@ def decide_choices(keep: str, fields: dict[str, str]) -> dict[str, str]:
 
 class AgreementSettingsSerializer(serializers.Serializer):
     double_fraction = serializers.FloatField(
-        min_value=0, max_value=1, required=False, help_text="Share of drafts refined twice, 0–1 (0: off)"
+        min_value=0,
+        max_value=1,
+        required=False,
+        label="Share of drafts",
+        help_text="Share of drafts refined twice, 0–1 (0: off)",
     )
     seed = serializers.IntegerField(min_value=0, max_value=agreement_services.MAX_SEED, required=False)
 

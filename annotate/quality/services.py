@@ -53,15 +53,21 @@ def quality_configure(
     require_role(user=actor, project=project, roles=(Role.MANAGER,), action="configure hidden gold")
     quality, _ = QualitySettings.objects.select_for_update().get_or_create(project=project)
     if gold_every is not None:
-        quality.gold_every = int(number_in_range("gold_every", gold_every, 0, MAX_GOLD_EVERY, whole=True))
+        quality.gold_every = int(
+            number_in_range("gold_every", gold_every, 0, MAX_GOLD_EVERY, whole=True, label="1 in N claims")
+        )
         if quality.gold_every == 1:
             raise InvalidInput(
                 "gold_every of 1 would serve only gold; use 0 (off) or 2 and more.", detail={"field": "gold_every"}
             )
     if gold_threshold is not None:
-        quality.gold_threshold = float(number_in_range("gold_threshold", gold_threshold, 0.0, 1.0))
+        quality.gold_threshold = float(
+            number_in_range("gold_threshold", gold_threshold, 0.0, 1.0, label="Alert below EM")
+        )
     if gold_min_sample is not None:
-        quality.gold_min_sample = int(number_in_range("gold_min_sample", gold_min_sample, 1, 10_000, whole=True))
+        quality.gold_min_sample = int(
+            number_in_range("gold_min_sample", gold_min_sample, 1, 10_000, whole=True, label="Minimum sample")
+        )
     if is_pause_on_fail is not None:
         quality.is_pause_on_fail = bool(is_pause_on_fail)
     quality.save()

@@ -295,6 +295,16 @@ def test_dashboard_alerts_a_manager_and_restores_from_the_page(personas, project
     assert is_qualified(project, personas["annotator"])
 
 
+def test_a_hidden_gold_setting_out_of_range_is_refused_in_the_words_of_its_label(personas, project, client):
+    client.force_login(personas["manager"])
+    url = f"/p/{project.slug}/quality/settings/"
+    response = client.post(url, {"gold_every": "5", "gold_threshold": "2", "gold_min_sample": "3"}, follow=True)
+    assert "Alert below EM: Ensure this value is less than or equal to 1." in response.content.decode()
+    response = client.post(url, {"gold_every": "2.5", "gold_threshold": "0.5", "gold_min_sample": "3"}, follow=True)
+    assert "1 in N claims (0: off): A valid integer is required." in response.content.decode()
+    assert not QualitySettings.objects.filter(project=project, gold_every=5).exists()  # nothing partial kept
+
+
 @pytest.mark.parametrize("persona", ["annotator", "verifier", "outsider"])
 def test_only_managers_change_hidden_gold_from_the_page(personas, project, persona):
     client = Client()
