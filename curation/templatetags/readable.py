@@ -1,6 +1,7 @@
 """`{{ mapping|settings_text }}`: a flat mapping of settings or figures as a person reads them ("temperature 0.0 ·
 max tokens 256"), instead of a Python dict (`{{ value|setting_value }}`: one value so); `{{ share|percent }}`: a share
-as a rounded percentage; `{{ form|answer_form }}`: an answer form's name ("short_form" or "short": "Short-form")."""
+as a rounded percentage; `{{ value|figure }}`: a figure to two decimals; `{{ form|answer_form }}`: an answer form's
+name ("short_form" or "short": "Short-form")."""
 
 from __future__ import annotations
 
@@ -43,6 +44,12 @@ def settings_text(mapping: Mapping[str, Any] | None) -> str:
 def percent(value: float | None, digits: int = 0) -> str:
     """A share in [0, 1] as a percentage rounded half-up (`fixed`, the one rounding of printed figures), — for None."""
     return fixed(value, int(digits), scale=100)
+
+
+@register.filter
+def figure(value: float | None) -> str:
+    """A figure (an agreement, a correlation) to two decimals, rounded as `percent` rounds; — for None."""
+    return fixed(value, 2)
 
 
 @register.filter
