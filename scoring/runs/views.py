@@ -260,6 +260,9 @@ def _modes(run: ScoringRun) -> tuple[list[tuple[str, str]], dict[str, Any]]:
             turns += f" (longest program: {options.get('longest_program')} calls, + final answer and spares)"
         rows.append(("Turn limit", f"{turns}; tools: {options.get('tools', 'all')}, {options.get('few_shot', 0)}-shot"))
         shown |= {"max_turns", "max_turns_from", "longest_program", "tools", "few_shot"}
+    if judge := options.get("judge"):
+        rows.append(("Judge of free-form answers", f"{judge['model']}, with the project's rubric"))
+        shown.add("judge")
     return rows, {key: value for key, value in options.items() if key not in shown}
 
 

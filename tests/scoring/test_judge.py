@@ -123,6 +123,8 @@ def test_people_label_free_form_predictions_and_the_run_page_shows_the_agreement
     assert PredictionLabel.objects.get(prediction=free, labelled_by=personas["verifier"]).is_correct is False
     run_page = client.get(f"/p/{project.slug}/scoring/runs/{run.pk}/").content.decode()
     assert "1 labelled prediction(s): at least 10 are needed" in run_page
+    run_options = run_page.split('id="run-options">')[1].split("</dd>")[0]
+    assert "Judge of free-form answers" in run_page and "rubric" not in run_options  # a row, not the options' JSON
 
     short = Prediction.objects.get(run=run, position=1)
     refused = client.post(
