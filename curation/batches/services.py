@@ -198,7 +198,8 @@ def batch_assign(
 
 @transaction.atomic
 def batch_add_papers(*, project: Project, actor: AbstractBaseUser, batch_id: int, paper_ids: list[int]) -> dict:
-    """Put every short context of the chosen papers, and their drafts, into a planned or open batch.
+    """Put every short context of the chosen papers, and their drafts, into a planned or open batch, whichever batch
+    they were in (the instance browser's "move these papers"; `batch_fill_from_papers` fills from contexts in none).
 
     A paper without short contexts (it cites no table) is refused by name, and then nothing moves."""
     require_role(user=actor, project=project, roles=(Role.MANAGER,), action="fill batches")
