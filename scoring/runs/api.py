@@ -319,13 +319,13 @@ class ScoringPredictionUploadApi(APIView):
         format = serializers.CharField(
             help_text="jsonl, tatqa, scitat, finqa or inspect (an Inspect AI eval log of the exported task)"
         )
-        file = serializers.FileField()
+        file = serializers.FileField(label="Predictions file")
         label = serializers.CharField(required=False, allow_blank=True, default="")
         method = serializers.CharField(
             required=False, allow_blank=True, default="", help_text="the method the file comes from, e.g. car, tool"
         )
         setting = serializers.CharField(required=False, default="short", help_text="short or long")
-        few_shot = serializers.IntegerField(required=False, default=0, help_text="0, 1 or 3")
+        few_shot = serializers.IntegerField(required=False, default=0, label="n-shot", help_text="0, 1 or 3")
         tools = serializers.CharField(required=False, default="all", help_text="all or data")
         scale_mode = serializers.CharField(default="predicted", help_text="predicted, or ignore (TAT-QA scale)")
         extraction = serializers.CharField(

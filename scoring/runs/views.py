@@ -33,7 +33,13 @@ from scoring.runs import predictions as prediction_services
 from scoring.runs import progress as runs_progress
 from scoring.runs import selectors as scoring_selectors
 from scoring.runs import uploads as upload_services
-from scoring.runs.api import ScoringErrorTagApi, comparison_file_response, export_response, release_for
+from scoring.runs.api import (
+    ScoringErrorTagApi,
+    ScoringPredictionUploadApi,
+    comparison_file_response,
+    export_response,
+    release_for,
+)
 from scoring.runs.exports import release_harness_zip
 from scoring.runs.forms import (
     BERTSCORE_CHOICES,
@@ -103,13 +109,6 @@ def release_score(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     return render(request, "scoring/release_score.html", context, status=400 if form.errors else 200)
 
 
-def _whole_number(text: str, name: str) -> int:
-    try:
-        return int(text or 0)
-    except ValueError as error:
-        raise InvalidInput(f"The {name} is a whole number, not {text!r}.") from error
-
-
 @login_required
 def release_harness_tasks(request: HttpRequest, slug: str, pk: int) -> FileResponse:
     """The release as Inspect AI and lm-evaluation-harness tasks (a zip), for those who may score models on it."""
@@ -125,28 +124,17 @@ def release_upload(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     release = release_for(request.user, pk, slug)
     if request.method != "POST":
         return redirect("release-score", slug=slug, pk=pk)
-    upload = request.FILES.get("file")
-    if upload is None:
-        raise InvalidInput("Choose a predictions file.")
+    # The API's input serializer checks the form (an empty field keeps its default).
+    given = {**{name: value for name, value in request.POST.items() if value != ""}, **request.FILES.dict()}
+    payload = ScoringPredictionUploadApi.PredictionUploadInputSerializer(data={**given, "release": release.pk})
+    if not payload.is_valid():
+        raise InvalidInput(form_problems(payload))
+    values = {**payload.validated_data}
+    del values["release"]
+    upload = values.pop("file")
+    judge = scoring_selectors.judge_for(user=request.user, project=release.project, judge_id=values.pop("judge"))
     run = upload_services.upload_run_create(
-        release=release,
-        actor=request.user,
-        format=request.POST.get("format", "jsonl"),
-        name=upload.name,
-        content=upload_read(upload),
-        label=request.POST.get("label", ""),
-        method=request.POST.get("method", ""),
-        setting=request.POST.get("setting", "short"),
-        few_shot=_whole_number(request.POST.get("few_shot", "0"), "n-shot"),
-        tools=request.POST.get("tools", "all"),
-        scale_mode=request.POST.get("scale_mode") or "predicted",
-        extraction=request.POST.get("extraction") or "default",
-        bertscore=request.POST.get("bertscore") or "minilm",
-        judge=scoring_selectors.judge_for(
-            user=request.user,
-            project=release.project,
-            judge_id=_whole_number(request.POST["judge"], "judge") if request.POST.get("judge") else None,
-        ),
+        release=release, actor=request.user, name=upload.name, content=upload_read(upload), judge=judge, **values
     )
     messages.success(request, f"{upload.name} scored against {release.label}.")
     return redirect("scoring-run", slug=slug, pk=run.pk)

@@ -156,5 +156,7 @@ def test_web_upload_declares_the_experiment_and_lands_in_its_cell(client, person
     assert "<td>CaR</td>" in page
     bad = {**form, "file": SimpleUploadedFile("x.jsonl", b'{"uid": "a"}'), "few_shot": "three"}
     refused = client.post(url, bad, follow=True).content.decode()
-    assert "The n-shot is a whole number, not &#x27;three&#x27;." in refused
+    assert "n-shot: A valid integer is required." in refused
+    no_file = {name: value for name, value in form.items() if name != "file"}
+    assert "Predictions file: No file was submitted." in client.post(url, no_file, follow=True).content.decode()
     assert not ScoringRun.objects.filter(upload_name="x.jsonl").exists()
