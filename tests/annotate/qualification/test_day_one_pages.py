@@ -29,7 +29,7 @@ def test_a_projects_page_shows_only_its_own_guideline_banners(project, personas)
 def test_the_exam_results_page_has_the_project_navigation(project, personas):
     attempt = QualificationAttempt.objects.create(project=project, user=personas["novice"], item_ids=[])
     html = logged_in("novice").get(f"/qualification/attempts/{attempt.pk}/").content.decode()
-    assert 'class="project-nav' in html or "project-nav" in html
+    assert '<nav class="project-nav" aria-label="Project">' in html
 
 
 def test_the_role_message_has_the_right_article(project, personas, make_user):
