@@ -154,7 +154,7 @@ TATCURATE_JOB_HEARTBEAT_S = env_int("TATCURATE_JOB_HEARTBEAT_S", 2, minimum=1)
 TATCURATE_JOB_STALL_BEATS = env_int("TATCURATE_JOB_STALL_BEATS", 4, minimum=2)
 CELERY_BEAT_SCHEDULE = {
     "reap-expired-leases": {"task": "annotate.leases_reap", "schedule": 60.0},
-    # One reaper for every kind of background job: drafting items, scoring chunks, export builds (curation/jobs.py).
+    # One reaper for every kind of background job (each registered JobKind: curation/jobs.py, `job_kinds()`).
     # As often as a job renews its heartbeat, so a silent worker's rows are taken over seconds after they go stale.
     "reap-stalled-jobs": {"task": "curation.jobs_reap", "schedule": float(TATCURATE_JOB_HEARTBEAT_S)},
 }
