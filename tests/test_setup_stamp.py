@@ -1,5 +1,5 @@
 """scripts/setup installs once: a second run whose requirements, Python and tree are unchanged (its stamp in .venv
-matches) calls pip no more, and a changed requirement installs again. Run on a copy of the script with a stand-in
+matches) calls pip (and uv) no more, and a changed requirement installs again. Run on a copy of the script with a stand-in
 Python that records what it is asked to do."""
 
 from __future__ import annotations
@@ -43,7 +43,8 @@ def _setup(tree: Path, tmp_path: Path) -> tuple[str, list[str]]:
 def test_a_second_setup_installs_nothing_until_a_requirement_changes(tmp_path):
     tree = _tree(tmp_path)
     _, first = _setup(tree, tmp_path)
-    assert len(first) == 3 and all(call.startswith("-m pip install") for call in first)
+    assert len(first) == 3 and first[0].startswith("-m pip install") and "uv==" in first[0]  # uv, pinned
+    assert all(call.startswith("-m uv pip install --quiet --python .venv/bin/python") for call in first[1:])
     assert (tree / ".venv" / "setup-stamp").is_file()
 
     output, second = _setup(tree, tmp_path)
