@@ -213,6 +213,8 @@ class JobKind:
     # Whether an error other than a domain error (a bug, an outage) fails the row as well as being raised for the
     # worker's log and Celery's retry policy; otherwise the row stays claimed and the reaper sends it again.
     is_failed_on_error = False
+    # For a kind whose rows are parts of a run (drafting items, scoring chunks): finishes the run once no part is open.
+    run_finish: Callable[..., bool] | None = None
 
     def max_attempts(self) -> int | None:
         """How many claims before the reaper gives a stalled row up (TATCURATE_JOB_MAX_ATTEMPTS)."""
@@ -391,11 +393,20 @@ class JobKind:
             self.given_up(failed)
         return requeued, failed
 
+    def forgotten_resend(self, stall_s: float | None) -> int:
+        """Send again what waits for a message the broker lost (no heartbeat will ever go stale for it); how many.
+        A kind whose messages a broker without redelivery can lose says how to find them."""
+        return 0
+
     def reap(self, *, stall_s: float | None = None) -> int:
-        """Send each row whose worker went silent back to the queue, or fail it after `max_attempts` claims; how
+        """Send each row whose worker went silent back to the queue, or fail it after `max_attempts` claims, then
+        finish the runs whose last open part was given up (`run_finish`) and resend what the broker forgot; how
         many were reaped. Run by the beat reaper (`jobs_reap`)."""
         requeued, failed = self.requeue(self.stalled(stall_s), max_attempts=self.max_attempts())
-        return len(requeued) + len(failed)
+        if self.run_finish is not None:
+            for run_id in {row.run_id for row in failed}:
+                self.run_finish(run_id=run_id)
+        return len(requeued) + len(failed) + self.forgotten_resend(stall_s)
 
     def release_for_worker(self, *, worker: str) -> int:
         """Send the rows `worker` holds back to the queue at once, whatever their heartbeat (it is shutting down,

@@ -82,6 +82,7 @@ class ScoringChunks(JobKind):
     failed = RunChunk.Status.DONE
     attempts_field = "deliveries"
     error_field = None
+    run_finish = staticmethod(run_finish_if_done)
 
     def describe(self, chunk: RunChunk) -> str:
         return f"chunk {chunk.index} of run {chunk.run_id}"
@@ -106,17 +107,14 @@ class ScoringChunks(JobKind):
         for chunk in rows:  # in the same transaction as the chunk's "done": both happen, or neither
             chunk_predictions_fail(chunk)
 
-    def reap(self, *, stall_s: float | None = None) -> int:
-        requeued, failed = self.requeue(self.stalled(stall_s), max_attempts=self.max_attempts())
-        for run_id in {chunk.run_id for chunk in failed}:
-            run_finish_if_done(run_id=run_id)
+    def forgotten_resend(self, stall_s: float | None) -> int:
         forgotten = RunChunk.objects.filter(
             run__status=Status.RUNNING,
             status=RunChunk.Status.QUEUED,
             enqueued_at__lt=job_stall_cutoff(job_forgotten_seconds() if stall_s is None else 3 * stall_s),
         )
         resent, _ = self.requeue(forgotten.select_related("run"), max_attempts=None)
-        return len(requeued) + len(failed) + len(resent)
+        return len(resent)
 
 
 SCORING_CHUNKS = ScoringChunks()

@@ -32,6 +32,7 @@ class DraftingItems(JobKind):
     done = DraftingItem.Status.DRAFTED
     failed = DraftingItem.Status.FAILED
     is_taken_over_when_silent = False
+    run_finish = staticmethod(run_finish_if_done)
 
     def describe(self, item: DraftingItem) -> str:
         return f"drafting {item}"
@@ -51,11 +52,8 @@ class DraftingItems(JobKind):
         for run in DraftingRun.objects.filter(pk__in=by_run):
             chunks_enqueue(run, sorted(by_run[run.pk]))
 
-    def reap(self, *, stall_s: float | None = None) -> int:
-        requeued, failed = self.requeue(self.stalled(stall_s), max_attempts=self.max_attempts())
-        for run_id in {item.run_id for item in failed}:
-            run_finish_if_done(run_id=run_id)
-        return len(requeued) + len(failed) + _silent_runs_resend(stall_s)
+    def forgotten_resend(self, stall_s: float | None) -> int:
+        return _silent_runs_resend(stall_s)
 
 
 DRAFTING_ITEMS = DraftingItems()
