@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 from django.http import HttpRequest
+from django.utils.functional import SimpleLazyObject
+
+from curation.states import Role
 
 
 def current_project_slug(request: HttpRequest) -> str | None:
@@ -13,22 +16,28 @@ def current_project_slug(request: HttpRequest) -> str | None:
 
 
 def navigation(request: HttpRequest) -> dict[str, object]:
-    """`nav_projects` for the top bar; `nav_project` (project, roles, qualified) on pages under /p/<slug>/."""
+    """`nav_projects` for the top bar; `nav_project` (project, roles, qualified) on pages under /p/<slug>/. Both are
+    read only when a template shows them (a page fragment does not)."""
     user = getattr(request, "user", None)
     if user is None or not user.is_authenticated:
         return {"nav_projects": [], "nav_project": None}
+    from curation.selectors import projects_visible_to
+
+    projects = SimpleLazyObject(lambda: list(projects_visible_to(user).only("slug", "name")[:20]))
+    return {"nav_projects": projects, "nav_project": SimpleLazyObject(lambda: _nav_project(request, projects))}
+
+
+def _nav_project(request: HttpRequest, projects: list) -> dict[str, object] | None:
     from curation.members.selectors import is_qualified_annotator
     from curation.selectors import projects_visible_to, roles_of
 
-    projects = list(projects_visible_to(user).only("slug", "name")[:20])
-    match = getattr(request, "resolver_match", None)
     slug = current_project_slug(request)
-    current = next((p for p in projects if p.slug == slug), None)
-    if current is None and slug:
-        current = projects_visible_to(user).filter(slug=slug).first()
-    nav_project = None
-    if current is not None:
-        roles = roles_of(user=user, project=current)
-        qualified = is_qualified_annotator(project=current, user=user)
-        nav_project = {"project": current, "roles": roles, "qualified": qualified, "url_name": match.url_name}
-    return {"nav_projects": projects, "nav_project": nav_project}
+    if not slug:
+        return None
+    user = request.user
+    current = next((p for p in projects if p.slug == slug), None) or projects_visible_to(user).filter(slug=slug).first()
+    if current is None:
+        return None
+    roles = roles_of(user=user, project=current)
+    qualified = Role.ANNOTATOR in roles and is_qualified_annotator(project=current, user=user)
+    return {"project": current, "roles": roles, "qualified": qualified, "url_name": request.resolver_match.url_name}

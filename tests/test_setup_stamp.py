@@ -1,6 +1,6 @@
 """scripts/setup installs once: a second run whose requirements, Python and tree are unchanged (its stamp in .venv
-matches) calls pip (and uv) no more, and a changed requirement installs again. Run on a copy of the script with a stand-in
-Python that records what it is asked to do."""
+matches) calls pip (and uv) no more, and a changed requirement installs again. Run on a copy of the script with a
+stand-in Python that records what it is asked to do."""
 
 from __future__ import annotations
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.http import HttpRequest
+from django.utils.functional import SimpleLazyObject
 
 
 def open_discussions(request: HttpRequest) -> dict[str, object]:
@@ -18,6 +19,11 @@ def open_discussions(request: HttpRequest) -> dict[str, object]:
 
 
 def review_badges(request: HttpRequest) -> dict[str, object]:
-    """`review_badges.open_discussions`: undecided threads the viewer takes part in or manages."""
-    badge = open_discussions(request)
-    return {"review_badges": {"open_discussions": badge["count"], "open_discussions_shown": badge["shown"]}}
+    """`review_badges.open_discussions`: undecided threads the viewer takes part in or manages (counted only when a
+    template shows it)."""
+
+    def badges() -> dict[str, object]:
+        badge = open_discussions(request)
+        return {"open_discussions": badge["count"], "open_discussions_shown": badge["shown"]}
+
+    return {"review_badges": SimpleLazyObject(badges)}

@@ -132,3 +132,19 @@ def test_the_banner_is_for_the_roles_that_must_read_and_goes_once_read_for_each(
         assert "guidelines-banner" not in client.get("/p/test-project/").content.decode(), name
         assert banner_for(personas[name]) == [], name
     assert banner_for(personas["annotator2"]) == ["test-project"]  # one person's reading is not another's
+
+
+def test_an_error_page_says_what_went_wrong_without_the_banner_or_badge_and_reads_neither(project, personas):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    guidelines_ensure_default(project=project)  # unread by the annotator: every page of theirs shows the banner
+    client = logged_in("annotator")
+    assert "guidelines-banner" in client.get("/p/test-project/").content.decode()
+    with CaptureQueriesContext(connection) as read:
+        missing = client.get("/p/test-project/no-such-page/")
+    assert missing.status_code == 404 and "404 · Not found" in missing.content.decode()
+    assert "guidelines-banner" not in missing.content.decode() and "discussion-badge" not in missing.content.decode()
+    tables = " ".join(query["sql"] for query in read.captured_queries)
+    assert "guidelines" not in tables and "announcement" not in tables and "discussion" not in tables
+    assert '<a href="/p/test-project/">Test Project</a>' in missing.content.decode()  # the way back stays: the top bar
