@@ -342,12 +342,19 @@ class ScoringPredictionUploadApi(APIView):
     def post(self, request: Request, slug: str) -> Response:
         selectors.project_get(user=request.user, slug=slug)
         values = valid_input(self.PredictionUploadInputSerializer, request.data)
-        release, upload = release_for(request.user, values.pop("release"), slug), values.pop("file")
-        judge = scoring_selectors.judge_for(user=request.user, project=release.project, judge_id=values.pop("judge"))
-        run = upload_services.upload_run_create(
-            release=release, actor=request.user, name=upload.name, content=upload_read(upload), judge=judge, **values
-        )
+        release = release_for(request.user, values["release"], slug)
+        run = upload_scored(user=request.user, release=release, values=values)
         return Response(ScoringRunDetailOutputSerializer(run).data, status=status.HTTP_201_CREATED)
+
+
+def upload_scored(*, user: Any, release: Any, values: dict[str, Any]) -> ScoringRun:
+    """Score an uploaded predictions file from the upload serializer's values (the API's and the page's)."""
+    fields = {name: value for name, value in values.items() if name not in ("release", "file", "judge")}
+    judge = scoring_selectors.judge_for(user=user, project=release.project, judge_id=values["judge"])
+    file = values["file"]
+    return upload_services.upload_run_create(
+        release=release, actor=user, name=file.name, content=upload_read(file), judge=judge, **fields
+    )
 
 
 class ScoringOfficialFiguresApi(APIView):

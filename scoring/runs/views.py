@@ -39,6 +39,7 @@ from scoring.runs.api import (
     comparison_file_response,
     export_response,
     release_for,
+    upload_scored,
 )
 from scoring.runs.exports import release_harness_zip
 from scoring.runs.forms import (
@@ -129,14 +130,8 @@ def release_upload(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     payload = ScoringPredictionUploadApi.PredictionUploadInputSerializer(data={**given, "release": release.pk})
     if not payload.is_valid():
         raise InvalidInput(form_problems(payload))
-    values = {**payload.validated_data}
-    del values["release"]
-    upload = values.pop("file")
-    judge = scoring_selectors.judge_for(user=request.user, project=release.project, judge_id=values.pop("judge"))
-    run = upload_services.upload_run_create(
-        release=release, actor=request.user, name=upload.name, content=upload_read(upload), judge=judge, **values
-    )
-    messages.success(request, f"{upload.name} scored against {release.label}.")
+    run = upload_scored(user=request.user, release=release, values=payload.validated_data)
+    messages.success(request, f"{payload.validated_data['file'].name} scored against {release.label}.")
     return redirect("scoring-run", slug=slug, pk=run.pk)
 
 
