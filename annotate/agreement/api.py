@@ -160,7 +160,7 @@ class AgreementSettingsSerializer(serializers.Serializer):
         min_value=0,
         max_value=1,
         required=False,
-        label="Share of drafts",
+        label=agreement_services.DOUBLE_FRACTION_LABEL,
         help_text="Share of drafts refined twice, 0–1 (0: off)",
     )
     seed = serializers.IntegerField(min_value=0, max_value=agreement_services.MAX_SEED, required=False)

@@ -51,6 +51,7 @@ CHOSEN_FIELDS = (
 )
 OPEN_STATES = (DoubleAnnotation.State.WAITING, DoubleAnnotation.State.IN_REFINEMENT)
 MAX_SEED = 2**31 - 1
+DOUBLE_FRACTION_LABEL = "Share of drafts"  # as the dashboard's form, the API and the refusals name it
 
 
 def agreement_settings_of(project: Project) -> AgreementSettings:
@@ -66,7 +67,7 @@ def agreement_configure(
     before anything is saved."""
     require_role(user=actor, project=project, roles=(Role.MANAGER,), action="configure double annotation")
     if double_fraction is not None:
-        number_in_range("double_fraction", double_fraction, 0.0, 1.0, label="Share of drafts")
+        number_in_range("double_fraction", double_fraction, 0.0, 1.0, label=DOUBLE_FRACTION_LABEL)
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED):
         raise InvalidInput(f"seed must be a whole number from 0 to {MAX_SEED}.", detail={"field": "seed"})
     agreement, _ = AgreementSettings.objects.select_for_update().get_or_create(project=project)

@@ -31,6 +31,12 @@ from curation.webhooks.services import webhook_emit
 from scoring.metrics.scitat import exact_match
 
 MAX_GOLD_EVERY = 1000
+# The settings as the dashboard's form names them: its labels, the API's and the service's refusals.
+LABELS = {
+    "gold_every": "1 in N claims (0: off)",
+    "gold_threshold": "Alert below EM",
+    "gold_min_sample": "Minimum sample",
+}
 REISSUE_CHUNK = 500
 
 
@@ -54,7 +60,7 @@ def quality_configure(
     quality, _ = QualitySettings.objects.select_for_update().get_or_create(project=project)
     if gold_every is not None:
         quality.gold_every = int(
-            number_in_range("gold_every", gold_every, 0, MAX_GOLD_EVERY, whole=True, label="1 in N claims")
+            number_in_range("gold_every", gold_every, 0, MAX_GOLD_EVERY, whole=True, label=LABELS["gold_every"])
         )
         if quality.gold_every == 1:
             raise InvalidInput(
@@ -62,11 +68,11 @@ def quality_configure(
             )
     if gold_threshold is not None:
         quality.gold_threshold = float(
-            number_in_range("gold_threshold", gold_threshold, 0.0, 1.0, label="Alert below EM")
+            number_in_range("gold_threshold", gold_threshold, 0.0, 1.0, label=LABELS["gold_threshold"])
         )
     if gold_min_sample is not None:
         quality.gold_min_sample = int(
-            number_in_range("gold_min_sample", gold_min_sample, 1, 10_000, whole=True, label="Minimum sample")
+            number_in_range("gold_min_sample", gold_min_sample, 1, 10_000, whole=True, label=LABELS["gold_min_sample"])
         )
     if is_pause_on_fail is not None:
         quality.is_pause_on_fail = bool(is_pause_on_fail)
