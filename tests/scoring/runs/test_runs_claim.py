@@ -21,6 +21,8 @@ pytestmark = [postgres_only(), pytest.mark.postgres, pytest.mark.django_db(trans
 
 def _waiting_for_a_lock() -> bool:
     with connection.cursor() as cursor:
+        # Inside a transaction PostgreSQL keeps the first reading of its statistics views; a fresh one each time.
+        cursor.execute("SELECT pg_stat_clear_snapshot()")
         cursor.execute(
             "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'"
         )
