@@ -436,15 +436,8 @@ class DiscussionResolveApi(APIView):
         """The round-one verifier decides: reject (validated), or accept and edit (validated) or send back."""
         review_selectors.discussion_data(user=request.user, discussion_id=pk)
         data = valid_input(ResolveSerializer, request.data)
-        discussion = review.discussion_resolve(
-            discussion_id=pk,
-            user=request.user,
-            outcome=data["outcome"],
-            action=data["action"],
-            expected_version=data["expected_version"],
-            fields=dict(data.get("fields") or {}) or None,
-            message=data["message"],
-        )
+        fields = dict(data.pop("fields", None) or {}) or None
+        discussion = review.discussion_resolve(discussion_id=pk, user=request.user, fields=fields, **data)
         return Response(DiscussionDetailSerializer(discussion).data)
 
 

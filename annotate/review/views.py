@@ -21,7 +21,7 @@ from annotate.review.api import INSTANCE_STEPS, ReplySerializer
 from annotate.review.models import Discussion, ReviewComment
 from annotate.review.pages import page_context
 from curation.answer_types import ANSWER_TYPE_LABELS, SCALE_FORM_CHOICES, scale_for_form, scale_of_form
-from curation.models import Instance, Project
+from curation.models import Instance
 from curation.page_errors import form_problems, service_attempt
 from curation.selectors import project_get
 from curation.states import Role
@@ -114,6 +114,9 @@ class Stage:
     template: str
     shortcuts: list[tuple[str, str]]
     nothing_waits: str
+    # action → (its service, what the page says once done, formatted with the pk; which of the form's values the
+    # service takes besides the version: "comments", "message")
+    decisions: dict[str, tuple[Callable[..., Instance | Discussion], str, tuple[str, ...]]]
 
 
 ROUND_ONE = Stage(
@@ -122,6 +125,15 @@ ROUND_ONE = Stage(
     template="annotate/review/review.html",
     shortcuts=ROUND1_SHORTCUTS,
     nothing_waits="Nothing is waiting for review. Well done.",
+    decisions={
+        "approve": (review.review_approve, "#{pk} approved: it goes to round two.", ("comments",)),
+        "request_changes": (
+            review.review_request_changes,
+            "#{pk} went back to its annotator with your comments.",
+            ("comments",),
+        ),
+        "release": (review.review_release, "#{pk} is back in the review pile.", ()),
+    },
 )
 ROUND_TWO = Stage(
     take_next=review.round2_next,
@@ -129,14 +141,16 @@ ROUND_TWO = Stage(
     template="annotate/review/round2.html",
     shortcuts=ROUND2_SHORTCUTS,
     nothing_waits="Nothing is waiting for round two.",
+    decisions={
+        "confirm": (review.round2_confirm, "#{pk} confirmed: it is validated.", ()),
+        "release": (review.round2_release, "#{pk} is back in the round-two pile.", ()),
+        "flag": (
+            review.round2_flag,
+            "#{pk} flagged: a discussion with its verifier is open.",
+            ("comments", "message"),
+        ),
+    },
 )
-
-
-def _review_context(request: HttpRequest, project: Project, pk: int) -> dict[str, Any]:
-    data = review_selectors.review_data(user=request.user, instance_id=pk)
-    if data["instance"].project_id != project.pk:
-        raise Http404("No such instance in this project.")
-    return {**page_context(request, project), "comment_fields": COMMENT_FIELDS, **data}
 
 
 # --- Round one ------------------------------------------------------------------------------------------------
@@ -175,8 +189,11 @@ def round_next(request: HttpRequest, slug: str, *, stage: Stage) -> HttpResponse
 @login_required
 def round_page(request: HttpRequest, slug: str, pk: int, *, stage: Stage) -> HttpResponse:
     project = project_get(user=request.user, slug=slug)
-    context = {**_review_context(request, project, pk), "shortcuts": stage.shortcuts}
-    return render(request, stage.template, context)
+    data = review_selectors.review_data(user=request.user, instance_id=pk)
+    if data["instance"].project_id != project.pk:
+        raise Http404("No such instance in this project.")
+    context = {**page_context(request, project), "comment_fields": COMMENT_FIELDS, "shortcuts": stage.shortcuts}
+    return render(request, stage.template, {**context, **data})
 
 
 @login_required
@@ -189,62 +206,35 @@ def review_claim(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
 
 @login_required
 @require_POST
-def review_decide(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
-    """Approve, request changes or release; then the next review when asked to."""
+def round_decide(request: HttpRequest, slug: str, pk: int, *, stage: Stage) -> HttpResponse:
+    """A round's decision (round one: approve, request changes or release; round two: confirm, flag or release),
+    then on: back to the review on a refusal, to the discussion a flag opened, to the next review when asked, else
+    to the review home."""
     project_get(user=request.user, slug=slug)
-    form = DecisionForm(request.POST, actions=("approve", "request_changes", "release"))
+    form = DecisionForm(request.POST, actions=tuple(stage.decisions))
     if not form.is_valid():
         messages.error(request, form_problems(form))
-        return redirect("review", slug=slug, pk=pk)
-    comments = form.comments()
-    steps = {
-        "approve": (partial(review.review_approve, comments=comments), f"#{pk} approved: it goes to round two."),
-        "request_changes": (
-            partial(review.review_request_changes, comments=comments),
-            f"#{pk} went back to its annotator with your comments.",
-        ),
-        "release": (review.review_release, f"#{pk} is back in the review pile."),
-    }
-    return _decided(request, slug, pk, form, steps[form.cleaned_data["action"]], stage=ROUND_ONE)
-
-
-def _decided(request: HttpRequest, slug: str, pk: int, form: DecisionForm, step: Any, *, stage: Stage) -> HttpResponse:
-    """Carry out a round's decision (`step`: its service and success message) and go on: back to the review on a
-    refusal, to the discussion a flag opened, to the next review when asked, else to the review home."""
-    service, success, version = *step, form.cleaned_data["expected_version"]
+        return redirect(stage.page, slug=slug, pk=pk)
+    action, version = form.cleaned_data["action"], form.cleaned_data["expected_version"]
+    service, success, given = stage.decisions[action]
+    values = {"comments": form.comments(), "message": form.cleaned_data["message"]}
     done = service_attempt(
-        request, lambda: service(instance_id=pk, user=request.user, expected_version=version), success
+        request,
+        lambda: service(instance_id=pk, user=request.user, expected_version=version, **{n: values[n] for n in given}),
+        success.format(pk=pk),
     )
     if not done:
         return redirect(stage.page, slug=slug, pk=pk)
     if isinstance(done, Discussion):
         return redirect("discussion", slug=slug, pk=done.pk)
     # A release goes to the pile, not straight into the next review: with one verifier that would be this one again.
-    if form.cleaned_data["then"] == "next" and form.cleaned_data["action"] != "release":
+    if form.cleaned_data["then"] == "next" and action != "release":
         return round_next(request, slug, stage=stage)
     return redirect("review-home", slug=slug)
 
 
-# --- Round two ------------------------------------------------------------------------------------------------
-
-
-@login_required
-@require_POST
-def round2_decide(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
-    project_get(user=request.user, slug=slug)
-    form = DecisionForm(request.POST, actions=("confirm", "flag", "release"))
-    if not form.is_valid():
-        messages.error(request, form_problems(form))
-        return redirect("round2", slug=slug, pk=pk)
-    steps = {
-        "confirm": (review.round2_confirm, f"#{pk} confirmed: it is validated."),
-        "release": (review.round2_release, f"#{pk} is back in the round-two pile."),
-        "flag": (
-            partial(review.round2_flag, comments=form.comments(), message=form.cleaned_data["message"]),
-            f"#{pk} flagged: a discussion with its verifier is open.",
-        ),
-    }
-    return _decided(request, slug, pk, form, steps[form.cleaned_data["action"]], stage=ROUND_TWO)
+review_decide = partial(round_decide, stage=ROUND_ONE)
+round2_decide = partial(round_decide, stage=ROUND_TWO)
 
 
 # --- Discussions ----------------------------------------------------------------------------------------------
