@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import date
+from typing import Any
 
 from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
@@ -19,6 +20,7 @@ from annotate.review import selectors as review_selectors
 from curation import selectors
 from curation.api_inputs import valid_input
 from curation.errors import InvalidInput
+from curation.models import Project
 
 
 class PaySettingsSerializer(serializers.Serializer):
@@ -130,16 +132,16 @@ class DashboardCsvApi(APIView):
         """One dashboard table as CSV."""
         project = selectors.project_get(user=request.user, slug=slug)
         table = request.query_params.get("table", "annotators")
-        rows = dashboard.csv_rows(
-            user=request.user,
-            project=project,
-            table=table,
-            start=_date_param(request, "start"),
-            end=_date_param(request, "end"),
-        )
-        response = HttpResponse(dashboard.to_csv(rows, table=table), content_type="text/csv; charset=utf-8")
-        response["Content-Disposition"] = f'attachment; filename="{project.slug}-{table}.csv"'
-        return response
+        start, end = _date_param(request, "start"), _date_param(request, "end")
+        return csv_response(user=request.user, project=project, table=table, start=start, end=end)
+
+
+def csv_response(*, user: Any, project: Project, table: str, start: date | None, end: date | None) -> HttpResponse:
+    """One dashboard table as a CSV download, for the API and the page alike (managers only: `csv_rows`)."""
+    rows = dashboard.csv_rows(user=user, project=project, table=table, start=start, end=end)
+    response = HttpResponse(dashboard.to_csv(rows, table=table), content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{project.slug}-{table}.csv"'
+    return response
 
 
 # One field's and one group's figures: the shapes inside DraftCostsApi's answer.

@@ -14,7 +14,7 @@ from django.shortcuts import redirect, render
 from annotate.agreement import selectors as agreement_selectors
 from annotate.dashboard import figures as dashboard
 from annotate.dashboard import services as pay_services
-from annotate.dashboard.api import PaySettingsSerializer
+from annotate.dashboard.api import PaySettingsSerializer, csv_response
 from annotate.dashboard.draft_costs import draft_costs_of
 from annotate.dashboard.edit_costs import DIMENSION_LABELS, FIELD_LABELS, FIELDS, chart_rows
 from annotate.quality import selectors as quality_selectors
@@ -155,13 +155,9 @@ def _draft_cost_sections(figures: dict) -> dict:
 @login_required
 def dashboard_csv(request: HttpRequest, slug: str, table: str) -> HttpResponse:
     project = project_get(user=request.user, slug=slug)
-    dashboard.require_manager(user=request.user, project=project)
     start, end = _period(request)
     try:
-        rows = dashboard.csv_rows(user=request.user, project=project, table=table, start=start, end=end)
+        return csv_response(user=request.user, project=project, table=table, start=start, end=end)
     except InvalidInput as exc:
         # The table is part of this page's path: an unknown one is no page (the API answers 400 for its query).
         raise Http404(exc.message) from exc
-    response = HttpResponse(dashboard.to_csv(rows, table=table), content_type="text/csv; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="{project.slug}-{table}.csv"'
-    return response
