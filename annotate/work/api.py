@@ -104,8 +104,9 @@ class AutosaveSerializer(serializers.Serializer):
     note = serializers.CharField(required=False, allow_blank=True, max_length=500)
 
 
-class SaveResultSerializer(serializers.Serializer):
-    instance = InstanceSerializer()
+class SuggestionsSerializer(serializers.Serializer):
+    """What keeps the held instance from submission, and its suggested answer form, type and scale (with evidence)."""
+
     problems = serializers.ListField(child=serializers.DictField())
     suggested_form = serializers.CharField()
     suggested_type = serializers.CharField()
@@ -114,14 +115,21 @@ class SaveResultSerializer(serializers.Serializer):
     suggested_scale_evidence = serializers.CharField()
 
 
+class SaveResultSerializer(SuggestionsSerializer):
+    instance = InstanceSerializer()
+
+
 def _shown(instance: Instance) -> dict:
     """An instance as the API returns it."""
     return InstanceSerializer(selectors.instance_for_output(instance.pk)).data
 
 
-def _suggestion_fields(suggested: dict) -> dict:
-    """The suggested answer type and scale with their evidence; a scale of None is "", no suggestion is null."""
+def _suggestions(problems: list[dict], form: str, suggested: dict) -> dict:
+    """`SuggestionsSerializer`'s fields: the problems, the suggested form, and the suggested answer type and scale with
+    their evidence (a scale of None is "", no suggestion is null)."""
     return {
+        "problems": problems,
+        "suggested_form": form,
         "suggested_type": suggested["answer_type"],
         "suggested_scale": suggested["scale"] if suggested["has_scale"] else None,
         "suggested_type_evidence": suggested["answer_type_evidence"],
@@ -131,12 +139,8 @@ def _suggestion_fields(suggested: dict) -> dict:
 
 def _save_result(instance) -> dict:
     suggested = workspace.suggested_answer_kind(instance)
-    return {
-        "instance": _shown(instance),
-        "problems": workspace.submission_problems(instance),
-        "suggested_form": answer_form(instance.answer),
-        **_suggestion_fields(suggested),
-    }
+    problems = workspace.submission_problems(instance)
+    return {"instance": _shown(instance), **_suggestions(problems, answer_form(instance.answer), suggested)}
 
 
 class AutosaveApi(APIView):
@@ -194,7 +198,7 @@ class PingApi(APIView):
         return Response({"active_seconds": seconds, "lease_expires_at": deadline})
 
 
-class WorkspaceSerializer(serializers.Serializer):
+class WorkspaceSerializer(SuggestionsSerializer):
     instance = InstanceSerializer()
     draft = serializers.DictField()
     context_kind = serializers.CharField(allow_null=True)
@@ -205,12 +209,6 @@ class WorkspaceSerializer(serializers.Serializer):
     paper_paragraphs = serializers.DictField(help_text="the paper's paragraph count and the URL that pages them")
     excluded_table_ids = serializers.ListField(child=serializers.IntegerField())
     excluded_paragraph_ids = serializers.ListField(child=serializers.IntegerField())
-    problems = serializers.ListField(child=serializers.DictField())
-    suggested_form = serializers.CharField()
-    suggested_type = serializers.CharField()
-    suggested_scale = serializers.CharField(allow_null=True)
-    suggested_type_evidence = serializers.CharField()
-    suggested_scale_evidence = serializers.CharField()
 
 
 PAGE_PARAMETER = OpenApiParameter("page", OpenApiTypes.INT, description="1 to the number of pages")
@@ -255,8 +253,6 @@ class WorkspaceApi(APIView):
             },
             "excluded_table_ids": sorted(data["excluded_table_ids"]),
             "excluded_paragraph_ids": sorted(data["excluded_paragraph_ids"]),
-            "problems": data["problems"],
-            "suggested_form": data["suggested_form"],
-            **_suggestion_fields(data["suggested"]),
+            **_suggestions(data["problems"], data["suggested_form"], data["suggested"]),
         }
         return Response(body)
