@@ -53,6 +53,8 @@ FIGURE_LABELS = {
 }
 FIGURES = tuple(FIGURE_LABELS)
 CHART_SERIES = ("answer_em", "answer_f1", "answer_form_kappa", "answer_source_kappa", "reasoning_type_kappa")
+# The coded fields two versions agree on by κ and α (each pair's values under these names: `_pair_scores`).
+CODED = ("answer_form", "answer_source", "reasoning_type")
 
 
 def copy_shown(*, user: AbstractBaseUser, copy_id: int) -> dict[str, Any]:
@@ -169,8 +171,7 @@ def _pair_scores(double: DoubleAnnotation) -> dict[str, Any]:
         "em": em,
         "f1": f1,
         "jaccard": jaccard(first.get("relevant_table_ids") or [], second["relevant_table_ids"] or []),
-        "answer_form": (first.get("answer_form") or "", second["answer_form"] or ""),
-        "answer_source": (first.get("answer_source") or "", second["answer_source"] or ""),
+        **{name: (first.get(name) or "", second[name] or "") for name in ("answer_form", "answer_source")},
         "reasoning_type": (first.get("reasoning_type_id"), second["reasoning_type_id"]),
     }
 
@@ -198,13 +199,9 @@ def agreement_of(scores: list[dict[str, Any]]) -> dict[str, Any]:
         "raters": len({rater for score in scores for rater in score["raters"]}),
         "answer_em": sum(score["em"] for score in scores) / n,
         "answer_f1": sum(score["f1"] for score in scores) / n,
-        "answer_form_kappa": cohen_kappa([score["answer_form"] for score in scores]),
-        "answer_source_kappa": cohen_kappa([score["answer_source"] for score in scores]),
-        "reasoning_type_kappa": cohen_kappa([score["reasoning_type"] for score in scores]),
+        **{f"{field}_kappa": cohen_kappa([score[field] for score in scores]) for field in CODED},
         "relevant_tables_jaccard": sum(score["jaccard"] for score in scores) / n,
-        "answer_form_alpha": _alpha(scores, "answer_form"),
-        "answer_source_alpha": _alpha(scores, "answer_source"),
-        "reasoning_type_alpha": _alpha(scores, "reasoning_type"),
+        **{f"{field}_alpha": _alpha(scores, field) for field in CODED},
     }
 
 

@@ -165,9 +165,10 @@ def copy_serve(*, project_id: int, user: AbstractBaseUser) -> CopyServed | None:
     has nothing sent back: the copy this annotator holds, else an open copy of someone else's instance (waiting, or
     a lease that ran out), claimed by one conditional UPDATE. Never the first annotator's own instance (also a
     database constraint); on PostgreSQL the pick skips rows others are claiming. Only for a qualified annotator."""
-    held = DoubleAnnotation.objects.filter(
+    holding = DoubleAnnotation.objects.filter(
         project_id=project_id, second_annotator_id=user.pk, state=DoubleAnnotation.State.IN_REFINEMENT
-    ).first()
+    )
+    held = holding.first()
     if held is not None:
         deadline = lease_deadline()
         DoubleAnnotation.objects.filter(pk=held.pk, state=DoubleAnnotation.State.IN_REFINEMENT).update(
@@ -215,9 +216,7 @@ def copy_serve(*, project_id: int, user: AbstractBaseUser) -> CopyServed | None:
                     )
             except IntegrityError:  # a second tab took another copy at the same moment: that one is theirs
                 changed = 0
-                mine = DoubleAnnotation.objects.filter(
-                    project_id=project_id, second_annotator_id=user.pk, state=DoubleAnnotation.State.IN_REFINEMENT
-                ).first()
+                mine = holding.first()
                 if mine is not None:
                     return CopyServed(mine.pk, mine.lease_expires_at, "held")
             if changed == 1:
