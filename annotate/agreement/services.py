@@ -22,7 +22,7 @@ from django.utils import timezone
 
 from annotate.agreement.models import AgreementSettings, DoubleAnnotation
 from annotate.work.queue import lease_deadline
-from annotate.work.workspace import submission_problems
+from annotate.work.workspace import problems_refuse, submission_problems
 from curation.errors import Conflict, InvalidInput, NotFound, NotPermitted, number_in_range
 from curation.members.selectors import is_qualified_annotator
 from curation.models import Instance, Project
@@ -300,11 +300,7 @@ def copy_save(*, copy_id: int, user: AbstractBaseUser, fields: dict[str, Any]) -
 def copy_submit(*, copy_id: int, user: AbstractBaseUser, fields: dict[str, Any] | None = None) -> DoubleAnnotation:
     """Save any last edit and hand the copy in; the instance may then go to round one with both versions."""
     copy = copy_save(copy_id=copy_id, user=user, fields=fields or {})
-    problems = copy_problems(copy)
-    if problems:
-        raise InvalidInput(
-            "Not ready to submit: " + " ".join(p["message"] for p in problems), detail={"problems": problems}
-        )
+    problems_refuse(copy_problems(copy))
     changed = DoubleAnnotation.objects.filter(
         pk=copy.pk, second_annotator_id=user.pk, state=DoubleAnnotation.State.IN_REFINEMENT
     ).update(state=DoubleAnnotation.State.SUBMITTED, submitted_at=timezone.now(), lease_expires_at=None)

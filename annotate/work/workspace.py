@@ -184,7 +184,11 @@ def workspace_submit(
 def submission_complete(*, instance: Instance, actor: AbstractBaseUser | None, details: dict[str, Any]) -> None:
     """Guard of the transition table (submit, approve, validate): an incomplete instance goes no further,
     whichever door asks (registered in AnnotateConfig.ready)."""
-    problems = submission_problems(instance)
+    problems_refuse(submission_problems(instance))
+
+
+def problems_refuse(problems: list[dict[str, str]]) -> None:
+    """Refuse to submit work with problems (`submission_problems`: an instance's, or a second copy's), naming them."""
     if problems:
         raise InvalidInput(
             "Not ready to submit: " + " ".join(p["message"] for p in problems), detail={"problems": problems}
