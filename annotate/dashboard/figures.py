@@ -26,7 +26,7 @@ from annotate.agreement.selectors import agreement_csv_rows
 from annotate.dashboard.draft_costs import draft_costs_of
 from annotate.dashboard.edit_costs import COST_COLUMNS, flat_rows
 from annotate.dashboard.models import PaySettings
-from annotate.qualification.models import QualificationAttempt
+from annotate.qualification.selectors import qualification_summary
 from annotate.quality.drift import ROUND1_DECISIONS, ROUND2_DECISIONS, drift_rows, project_drift
 from annotate.quality.drift import SERIES as DRIFT_SERIES
 from annotate.quality.selectors import GOLD_COLUMNS, gold_rows, project_gold_figures
@@ -214,11 +214,7 @@ def annotator_stats(project: Project) -> list[dict[str, Any]]:
         )
     }
     reviews2 = _per(events.filter(decided2), "actor_id", Count("id"))
-    attempts: dict[int, list[QualificationAttempt]] = defaultdict(list)
-    for attempt in QualificationAttempt.objects.filter(project=project, submitted_at__isnull=False).order_by(
-        "submitted_at"
-    ):
-        attempts[attempt.user_id].append(attempt)
+    exams = qualification_summary(project=project)
     seconds = _seconds_per_user(project, "refine")
     validated = _per(
         Instance.objects.filter(project=project, status__in=(S.VALIDATED, S.RELEASED)), "author_id", Count("id")
@@ -226,17 +222,16 @@ def annotator_stats(project: Project) -> list[dict[str, Any]]:
     rows = []
     for membership in _members(project, Role.ANNOTATOR):
         uid = membership.user_id
-        scored = [a.score for a in attempts[uid] if a.score is not None]
-        fared = by_author.get(uid, {})
+        exam, fared = exams.get(uid, {}), by_author.get(uid, {})
         round1, clean1 = fared.get("round1", 0), fared.get("round1", 0) - fared.get("sent_back", 0)
         round2, flagged = fared.get("round2", 0), fared.get("flagged", 0)
         rows.append(
             {
                 "user": membership.user.username,
                 "is_qualified": membership.is_qualified,
-                "exam_latest": scored[-1] if scored else None,
-                "exam_best": max(scored) if scored else None,
-                "exam_attempts": len(attempts[uid]),
+                "exam_latest": exam.get("latest"),
+                "exam_best": exam.get("best"),
+                "exam_attempts": exam.get("attempts", 0),
                 "refined": refined.get(uid, 0),
                 "validated": validated.get(uid, 0),
                 "round1_decided": round1,

@@ -81,9 +81,9 @@ def attempt_get(*, user: AbstractBaseUser, attempt_id: int) -> QualificationAtte
     if not user.is_authenticated:
         raise NotFound(f"No exam attempt {attempt_id}.")
     attempt = QualificationAttempt.objects.select_related("project", "user").filter(pk=attempt_id).first()
-    if attempt is None:
-        raise NotFound(f"No exam attempt {attempt_id} that you may see.")
-    if attempt.user_id != user.pk and Role.MANAGER not in roles_of(user=user, project=attempt.project):
+    if attempt is None or (
+        attempt.user_id != user.pk and Role.MANAGER not in roles_of(user=user, project=attempt.project)
+    ):
         raise NotFound(f"No exam attempt {attempt_id} that you may see.")
     return attempt
 
@@ -124,15 +124,17 @@ def candidate_status(*, user: AbstractBaseUser, project: Project) -> dict[str, A
 
 
 def qualification_summary(*, project: Project) -> dict[int, dict[str, Any]]:
-    """Per annotator id: attempts, best and latest exam EM, passed — for the manager's dashboard."""
+    """Per annotator id with a submitted attempt: attempts, best and latest exam EM (of the scored ones; None before
+    one), passed — for the exam's set-up page and the manager's dashboard."""
     summary: dict[int, dict[str, Any]] = {}
     for attempt in QualificationAttempt.objects.filter(project=project, submitted_at__isnull=False).order_by(
         "submitted_at"
     ):
-        entry = summary.setdefault(attempt.user_id, {"attempts": 0, "best": 0.0, "latest": None, "passed": False})
+        entry = summary.setdefault(attempt.user_id, {"attempts": 0, "best": None, "latest": None, "passed": False})
         entry["attempts"] += 1
-        entry["best"] = max(entry["best"], attempt.score or 0.0)
-        entry["latest"] = attempt.score
+        if attempt.score is not None:
+            entry["best"] = max(entry["best"] or 0.0, attempt.score)
+            entry["latest"] = attempt.score
         entry["passed"] = entry["passed"] or bool(attempt.passed)
     return summary
 
