@@ -19,19 +19,20 @@ from curation.services.projects import require_role
 from curation.states import Role, Status
 
 
-def _group_labels(values: dict[str, Any], reasoning_type: str | None, prompts: dict[str, str]) -> dict[str, str]:
-    """The groups one draft falls in, worded as a person reads them. Template drafts name their question template
-    as their prompt version and have no model endpoint; imported drafts have no drafter of ours (`import`), no
-    prompt and no endpoint; what a draft did not record reads "not recorded"."""
-    drafter = values["drafter"] or ("import" if values["provenance__source"] == "import" else "")
+def _group_labels(draft: dict[str, Any], reasoning_type: str | None, prompts: dict[str, str]) -> dict[str, str]:
+    """The groups one draft (its record) falls in, worded as a person reads them. Template drafts name their question
+    template as their prompt version and have no model endpoint; imported drafts have no drafter of ours (`import`),
+    no prompt and no endpoint; what a draft did not record reads "not recorded"."""
+    is_import = (draft.get("provenance") or {}).get("source") == "import"
+    drafter = draft.get("drafter") or ("import" if is_import else "")
     if drafter == "template":
-        prompt = f"template {values['template_id']}" if values["template_id"] else ""
+        prompt = f"template {draft['template_id']}" if draft.get("template_id") else ""
     else:
-        digest = values["template_hashes__question"] or ""
+        digest = (draft.get("template_hashes") or {}).get("question") or ""
         prompt = prompts.get(digest, f"prompt {digest[:8]}") if digest else ""
-    endpoint = values["endpoint__name"] or ""
-    if endpoint and values["model"] and values["model"] != endpoint:
-        endpoint = f"{endpoint} · {values['model']}"
+    endpoint, model = (draft.get("endpoint") or {}).get("name") or "", draft.get("model")
+    if endpoint and model and model != endpoint:
+        endpoint = f"{endpoint} · {model}"
     missing = {"template": "no endpoint (template drafts)", "import": "imported (no endpoint)"}
     return {
         "drafter": drafter or NOT_RECORDED,
@@ -88,16 +89,8 @@ def draft_costs(project: Project) -> dict[str, Any]:
         draft = draft if isinstance(draft, dict) else {}
         if not draft:
             continue  # written from scratch, not drafted
-        values = {
-            "drafter": draft.get("drafter") or "",
-            "template_id": draft.get("template_id") or "",
-            "template_hashes__question": (draft.get("template_hashes") or {}).get("question") or "",
-            "endpoint__name": (draft.get("endpoint") or {}).get("name") or "",
-            "model": draft.get("model") or "",
-            "provenance__source": (draft.get("provenance") or {}).get("source") or "",
-        }
         tally.add(
-            groups=_group_labels(values, reasoning_type, prompts),
+            groups=_group_labels(draft, reasoning_type, prompts),
             distances=field_distances(draft, fields),
             seconds=seconds.get(instance_id),
         )
