@@ -73,15 +73,43 @@ def batches_page(request: HttpRequest, slug: str) -> HttpResponse:
     if request.method == "POST":
         action = request.POST.get("action", "")
         batch_id = int(request.POST.get("batch", "0") or 0)
-        if action == "create":
-            service_attempt(
-                request,
-                lambda: batch_create(project=project, actor=request.user, name=request.POST.get("name", "")),
+        post = request.POST.get
+        # The actions that are one service call, and what the page says once done (the panel's go back to its card).
+        steps = {
+            "create": (
+                lambda: batch_create(project=project, actor=request.user, name=post("name", "")),
                 "Batch created.",
-            )
-        elif action == "open":
-            service_attempt(request, lambda: batch_open(batch_id=batch_id, actor=request.user), "Batch opened.")
-        elif action in ("assign", "fill"):
+            ),
+            "open": (lambda: batch_open(batch_id=batch_id, actor=request.user), "Batch opened."),
+            "gating": (
+                lambda: batch_flow.project_gating_set(project=project, actor=request.user, gating=post("gating", "")),
+                "Gating saved.",
+            ),
+            # Difficulty against a panel (curation.panel): name the panel, calibrate a batch, set its queue order.
+            "panel": (
+                lambda: panel.panel_set(
+                    project=project,
+                    actor=request.user,
+                    endpoint_ids=[int(v) for v in request.POST.getlist("endpoint_ids") if v.isdigit()],
+                ),
+                "Panel saved.",
+            ),
+            "calibrate": (
+                lambda: panel.calibration_request(batch_id=batch_id, actor=request.user),
+                "Calibration asked: each panel model answers every instance of the batch on the scoring worker.",
+            ),
+            "panel_order": (
+                lambda: panel.batch_panel_order_set(
+                    batch_id=batch_id, actor=request.user, order=post("panel_order", "")
+                ),
+                "Queue order saved.",
+            ),
+        }
+        if action in steps:
+            service_attempt(request, *steps[action])
+            anchor = "#panel" if action in ("panel", "calibrate", "panel_order") else ""
+            return redirect(f"{request.path}{anchor}")
+        if action in ("assign", "fill"):
             # The API's input serializers check these forms.
             payload = {"assign": AssignSerializer, "fill": FillSerializer}[action](data=request.POST)
             if not payload.is_valid():
@@ -130,47 +158,13 @@ def batches_page(request: HttpRequest, slug: str) -> HttpResponse:
                 "Announcement posted: each annotator and verifier sees it on their next page until they mark it read.",
             )
             return redirect(f"{request.path}#announcements")
-        elif action in ("panel", "calibrate", "panel_order"):
-            # Difficulty against a panel (curation.panel): name the panel, calibrate a batch, set its queue order.
-            call, done = {
-                "panel": (
-                    lambda: panel.panel_set(
-                        project=project,
-                        actor=request.user,
-                        endpoint_ids=[int(v) for v in request.POST.getlist("endpoint_ids") if v.isdigit()],
-                    ),
-                    "Panel saved.",
-                ),
-                "calibrate": (
-                    lambda: panel.calibration_request(batch_id=batch_id, actor=request.user),
-                    "Calibration asked: each panel model answers every instance of the batch on the scoring worker.",
-                ),
-                "panel_order": (
-                    lambda: panel.batch_panel_order_set(
-                        batch_id=batch_id, actor=request.user, order=request.POST.get("panel_order", "")
-                    ),
-                    "Queue order saved.",
-                ),
-            }[action]
-            service_attempt(request, call, done)
-            return redirect(f"{request.path}#panel")
-        elif action == "gating":
-            service_attempt(
-                request,
-                lambda: batch_flow.project_gating_set(
-                    project=project, actor=request.user, gating=request.POST.get("gating", "")
-                ),
-                "Gating saved.",
-            )
         return redirect("batches", slug=slug)
     batch_flow.batches_advance(project=project)
     progress_page, progress = dashboard.batch_progress_page(project, request.GET.get("page"))
     papers_page = _page_number(request.GET.get("papers"))
+    papers_offset = (papers_page - 1) * review_selectors.FILL_PAPERS_PER_PAGE
     fill_papers, more_papers = review_selectors.papers_with_unbatched_contexts(
-        user=request.user,
-        project=project,
-        offset=(papers_page - 1) * review_selectors.FILL_PAPERS_PER_PAGE,
-        limit=review_selectors.FILL_PAPERS_PER_PAGE,
+        user=request.user, project=project, offset=papers_offset, limit=review_selectors.FILL_PAPERS_PER_PAGE
     )
     panel_batches = list(selectors.batches_visible_to(request.user, project)[:PANEL_BATCHES])
     summaries = panel.panel_summaries(panel_batches)
@@ -183,8 +177,8 @@ def batches_page(request: HttpRequest, slug: str) -> HttpResponse:
         "open_or_planned": selectors.batches_visible_to(request.user, project).exclude(state=Batch.State.CLOSED),
         **review_selectors.unbatched_work(user=request.user, project=project),
         "fill_papers": fill_papers,
-        "fill_papers_from": (papers_page - 1) * review_selectors.FILL_PAPERS_PER_PAGE + 1,
-        "fill_papers_to": (papers_page - 1) * review_selectors.FILL_PAPERS_PER_PAGE + len(fill_papers),
+        "fill_papers_from": papers_offset + 1,
+        "fill_papers_to": papers_offset + len(fill_papers),
         "fill_papers_previous": papers_page - 1 if papers_page > 1 else None,
         "fill_papers_next": papers_page + 1 if more_papers else None,
         "gating_choices": Project.Gating.choices,
