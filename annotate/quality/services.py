@@ -58,22 +58,20 @@ def quality_configure(
     """Set hidden gold (managers only); every value is checked before anything is saved."""
     require_role(user=actor, project=project, roles=(Role.MANAGER,), action="configure hidden gold")
     quality, _ = QualitySettings.objects.select_for_update().get_or_create(project=project)
+
+    def checked(name: str, value: Any, low: float, high: float, *, whole: bool = False) -> Any:
+        return number_in_range(name, value, low, high, whole=whole, label=LABELS[name])
+
     if gold_every is not None:
-        quality.gold_every = int(
-            number_in_range("gold_every", gold_every, 0, MAX_GOLD_EVERY, whole=True, label=LABELS["gold_every"])
-        )
+        quality.gold_every = int(checked("gold_every", gold_every, 0, MAX_GOLD_EVERY, whole=True))
         if quality.gold_every == 1:
             raise InvalidInput(
                 "gold_every of 1 would serve only gold; use 0 (off) or 2 and more.", detail={"field": "gold_every"}
             )
     if gold_threshold is not None:
-        quality.gold_threshold = float(
-            number_in_range("gold_threshold", gold_threshold, 0.0, 1.0, label=LABELS["gold_threshold"])
-        )
+        quality.gold_threshold = float(checked("gold_threshold", gold_threshold, 0.0, 1.0))
     if gold_min_sample is not None:
-        quality.gold_min_sample = int(
-            number_in_range("gold_min_sample", gold_min_sample, 1, 10_000, whole=True, label=LABELS["gold_min_sample"])
-        )
+        quality.gold_min_sample = int(checked("gold_min_sample", gold_min_sample, 1, 10_000, whole=True))
     if is_pause_on_fail is not None:
         quality.is_pause_on_fail = bool(is_pause_on_fail)
     quality.save()
