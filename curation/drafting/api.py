@@ -48,6 +48,8 @@ class ModelEndpointOutputSerializer(serializers.ModelSerializer):
 
 
 class ModelEndpointInputSerializer(serializers.Serializer):
+    """An endpoint's settings from an API body or the endpoint pages' POST (an empty number keeps its default)."""
+
     name = serializers.CharField(max_length=120)
     base_url = serializers.URLField(max_length=500)
     model = serializers.CharField(max_length=200)
@@ -56,8 +58,14 @@ class ModelEndpointInputSerializer(serializers.Serializer):
     max_attempts = serializers.IntegerField(required=False, min_value=1, max_value=20)
     concurrency_limit = serializers.IntegerField(required=False, min_value=1, max_value=1000)
     requests_per_minute = serializers.IntegerField(required=False, allow_null=True, min_value=1)
-    generation_params = serializers.DictField(required=False)
+    # A JSON field reads the pages' typed text as well as an API body's object.
+    generation_params = serializers.JSONField(required=False, help_text='a JSON object, e.g. {"temperature": 0}')
     supports_tools = serializers.BooleanField(required=False)
+
+    def validate_generation_params(self, value: Any) -> dict[str, Any]:
+        if not isinstance(value, dict):
+            raise serializers.ValidationError('Generation parameters must be a JSON object, e.g. {"temperature": 0}.')
+        return value
 
 
 class EndpointTestOutputSerializer(serializers.Serializer):

@@ -1,8 +1,7 @@
-"""Input forms of the drafting pages: they check types and choices; the services check the rules."""
+"""The drafting run page's input form: it checks types and choices; the services check the rules."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from django import forms
@@ -62,39 +61,3 @@ class DraftingRunForm(forms.Form):
                 "paraphrase_headers": data["kind"] == DraftingRun.Kind.TEMPLATE and data["paraphrase_headers"],
             },
         }
-
-
-NOT_A_JSON_OBJECT = 'Generation parameters must be a JSON object, e.g. {"temperature": 0}.'
-
-
-class EndpointForm(forms.Form):
-    """A model endpoint's settings as a manager types them (the key itself never: only its variable's name)."""
-
-    name = forms.CharField(max_length=200)
-    base_url = forms.CharField(max_length=500)
-    model = forms.CharField(max_length=200)
-    api_key_env = forms.CharField(max_length=200, required=False)
-    timeout_s = forms.FloatField(required=False, min_value=0)
-    max_attempts = forms.IntegerField(required=False, min_value=1)
-    concurrency_limit = forms.IntegerField(required=False, min_value=1)
-    requests_per_minute = forms.IntegerField(required=False, min_value=1)
-    generation_params = forms.CharField(required=False)
-    supports_tools = forms.BooleanField(required=False)
-
-    def clean_generation_params(self) -> dict[str, Any]:
-        raw = self.cleaned_data["generation_params"].strip()
-        try:
-            value = json.loads(raw) if raw else {}
-        except ValueError as exc:
-            raise forms.ValidationError(NOT_A_JSON_OBJECT) from exc
-        if not isinstance(value, dict):
-            raise forms.ValidationError(NOT_A_JSON_OBJECT)
-        return value
-
-    def endpoint_fields(self) -> dict[str, Any]:
-        """The fields of `endpoint_create` / `endpoint_update`: a left-empty number keeps its default."""
-        fields = dict(self.cleaned_data)
-        for name in ("timeout_s", "max_attempts", "concurrency_limit"):
-            if fields[name] is None:
-                fields.pop(name)
-        return fields

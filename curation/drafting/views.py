@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from django.contrib import messages
@@ -14,12 +13,14 @@ from django.views.decorators.http import require_POST
 from curation import selectors
 from curation.drafting import endpoints as endpoint_services
 from curation.drafting import selectors as drafting_selectors
-from curation.drafting.forms import DraftingRunForm, EndpointForm
+from curation.drafting.api import ModelEndpointInputSerializer
+from curation.drafting.forms import DraftingRunForm
 from curation.drafting.models import DraftingRun, PromptTemplate
 from curation.drafting.services import prompt_versions
 from curation.drafting.services import runs as run_services
 from curation.drafting.templates import TEMPLATES
 from curation.endpoints.django_client import limit_is_shared
+from curation.endpoints.models import ModelEndpoint
 from curation.models import Project
 from curation.page_errors import FORM_ERRORS
 
@@ -38,14 +39,24 @@ def _run_for(request: HttpRequest, slug: str, pk: int) -> DraftingRun:
 # Endpoints ------------------------------------------------------------------------------------------------------
 
 
+def _endpoint_form(request: HttpRequest, endpoint: ModelEndpoint | None = None) -> ModelEndpointInputSerializer:
+    """The API's input serializer as the endpoint pages' form: over a POST, checked (its fields keep what was typed
+    and their refusals), else over the endpoint shown (none: the new-endpoint form's defaults)."""
+    if request.method != "POST":
+        return ModelEndpointInputSerializer(endpoint)
+    form = ModelEndpointInputSerializer(data=request.POST)
+    form.is_valid()
+    return form
+
+
 @login_required
 def endpoint_list(request: HttpRequest, slug: str) -> HttpResponse:
     project = _managed(request, slug, "manage model endpoints")
-    form = EndpointForm(request.POST or None)
+    form = _endpoint_form(request)
     error = ""
-    if request.method == "POST" and form.is_valid():
+    if request.method == "POST" and not form.errors:
         try:
-            endpoint = endpoint_services.endpoint_create(project=project, actor=request.user, **form.endpoint_fields())
+            endpoint = endpoint_services.endpoint_create(project=project, actor=request.user, **form.validated_data)
         except FORM_ERRORS as exc:
             error = exc.message
         else:
@@ -65,7 +76,7 @@ def endpoint_list(request: HttpRequest, slug: str) -> HttpResponse:
             "error": error,
             "form": form,
         },
-        status=400 if error or form.errors else 200,
+        status=400 if request.method == "POST" else 200,  # a POST that gets here was refused
     )
 
 
@@ -75,11 +86,11 @@ def endpoint_edit(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     endpoint = endpoint_services.endpoint_get(user=request.user, endpoint_id=pk)
     if endpoint.project_id not in (None, project.pk):
         raise Http404("No such endpoint in this project.")
-    form = EndpointForm(request.POST or None)
+    form = _endpoint_form(request, endpoint)
     error = ""
-    if request.method == "POST" and form.is_valid():
+    if request.method == "POST" and not form.errors:
         try:
-            endpoint_services.endpoint_update(endpoint=endpoint, actor=request.user, **form.endpoint_fields())
+            endpoint_services.endpoint_update(endpoint=endpoint, actor=request.user, **form.validated_data)
         except FORM_ERRORS as exc:
             error = exc.message
             endpoint.refresh_from_db()
@@ -92,12 +103,11 @@ def endpoint_edit(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
         {
             "project": project,
             "endpoint": endpoint,
-            "params_json": json.dumps(endpoint.generation_params or {}),
             "key_status": endpoint_services.key_status(endpoint),
             "error": error,
             "form": form,
         },
-        status=400 if error or form.errors else 200,
+        status=400 if request.method == "POST" else 200,  # a POST that gets here was refused
     )
 
 

@@ -1,4 +1,5 @@
-"""The drafting pages validate their POSTs with forms: a wrong field is named beside it and nothing is written."""
+"""The drafting pages validate their POSTs (the run form; the endpoint pages with the API's input serializer): a wrong
+field is named beside it, what was typed stays, and nothing is written."""
 
 from __future__ import annotations
 
@@ -55,7 +56,7 @@ def test_an_endpoint_with_parameters_that_are_not_a_json_object_is_not_added(pro
     assert response.status_code == 400
     page = response.content.decode()
     assert "must be a JSON object" in _errors_beside(page, "generation_params")
-    assert "Enter a whole number." in _errors_beside(page, "max_attempts")
+    assert "A valid integer is required." in _errors_beside(page, "max_attempts")
     assert 'value="Bad"' in page
     assert not ModelEndpoint.objects.filter(name="Bad").exists()
 
@@ -72,6 +73,8 @@ def test_editing_an_endpoint_with_a_negative_timeout_keeps_the_stored_one(projec
         {"name": "Mine", "base_url": "http://127.0.0.1:9/v1", "model": "m", "timeout_s": "-1"},
     )
     assert response.status_code == 400
-    assert "greater than or equal to 0" in _errors_beside(response.content.decode(), "timeout_s")
+    page = response.content.decode()
+    assert "greater than or equal to 0" in _errors_beside(page, "timeout_s")
+    assert 'value="-1"' in page  # the typed value stays, not the stored one
     endpoint.refresh_from_db()
     assert endpoint.timeout_s > 0
