@@ -7,6 +7,7 @@ import pytest
 from django.test import Client
 
 from curation.drafting.models import DraftingRun
+from curation.drafting.templates import TEMPLATES
 from curation.endpoints.models import ModelEndpoint
 from tests.conftest import PASSWORD
 
@@ -78,3 +79,21 @@ def test_editing_an_endpoint_with_a_negative_timeout_keeps_the_stored_one(projec
     assert 'value="-1"' in page  # the typed value stays, not the stored one
     endpoint.refresh_from_db()
     assert endpoint.timeout_s > 0
+
+
+def test_a_refused_run_keeps_every_choice_the_manager_made(project, personas, drafting_batch):
+    template_id = TEMPLATES[1].template_id
+    response = _manager(personas).post(
+        f"/p/{project.slug}/drafting/",
+        {"kind": "template", "batch": str(drafting_batch.pk), "contexts": "12 x", "per_template": "2", "seed": "7",
+         "unanswerable": "keep", "template_ids": [template_id], "redraft": "on"},
+    )  # fmt: skip
+    assert response.status_code == 400
+    page = response.content.decode()
+    assert f'<option value="{drafting_batch.pk}" selected>' in page
+    assert '<input type="radio" name="kind" value="template" checked>' in page
+    assert 'value="llm" checked' not in page
+    assert 'name="per_template" type="number" value="2"' in page and 'name="seed" type="number" value="7"' in page
+    assert '<option value="keep" selected>' in page and f'<option value="{template_id}" selected>' in page
+    assert '<input type="checkbox" name="redraft" checked>' in page
+    assert 'name="paraphrase_headers" checked' not in page  # left unticked stays unticked
