@@ -13,7 +13,7 @@ from django.views.decorators.http import require_POST
 from curation import selectors
 from curation.drafting import endpoints as endpoint_services
 from curation.drafting import selectors as drafting_selectors
-from curation.drafting.api import ModelEndpointInputSerializer
+from curation.drafting.api import ModelEndpointInputSerializer, PromptTemplateListApi
 from curation.drafting.forms import DraftingRunForm
 from curation.drafting.models import DraftingRun, PromptTemplate
 from curation.drafting.services import prompt_versions
@@ -21,8 +21,9 @@ from curation.drafting.services import runs as run_services
 from curation.drafting.templates import TEMPLATES
 from curation.endpoints.django_client import limit_is_shared
 from curation.endpoints.models import ModelEndpoint
+from curation.errors import InvalidInput
 from curation.models import Project
-from curation.page_errors import FORM_ERRORS
+from curation.page_errors import FORM_ERRORS, form_problems
 
 
 def _managed(request: HttpRequest, slug: str, action: str) -> Project:
@@ -128,14 +129,11 @@ def prompt_templates(request: HttpRequest, slug: str) -> HttpResponse:
     project = _managed(request, slug, "edit prompt templates")
     error = ""
     if request.method == "POST":
+        form = PromptTemplateListApi.PromptTemplateInputSerializer(data=request.POST)
         try:
-            template = prompt_versions.prompt_template_save(
-                project=project,
-                actor=request.user,
-                kind=request.POST.get("kind", ""),
-                text=request.POST.get("text", ""),
-                note=request.POST.get("note", ""),
-            )
+            if not form.is_valid():
+                raise InvalidInput(form_problems(form))
+            template = prompt_versions.prompt_template_save(project=project, actor=request.user, **form.validated_data)
         except FORM_ERRORS as exc:
             error = exc.message
         else:
@@ -149,7 +147,7 @@ def prompt_templates(request: HttpRequest, slug: str) -> HttpResponse:
     return render(
         request,
         "curation/drafting/prompts.html",
-        {"project": project, "kinds": kinds, "error": error},
+        {"project": project, "kinds": kinds, "error": error, "posted": request.POST},  # a refusal keeps the text
         status=400 if error else 200,
     )
 

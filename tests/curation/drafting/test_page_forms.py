@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
-from curation.drafting.models import DraftingRun
+from curation.drafting.models import DraftingRun, PromptTemplate
 from curation.drafting.templates import TEMPLATES
 from curation.endpoints.models import ModelEndpoint
 from tests.conftest import PASSWORD
@@ -97,3 +97,20 @@ def test_a_refused_run_keeps_every_choice_the_manager_made(project, personas, dr
     assert '<option value="keep" selected>' in page and f'<option value="{template_id}" selected>' in page
     assert '<input type="checkbox" name="redraft" checked>' in page
     assert 'name="paraphrase_headers" checked' not in page  # left unticked stays unticked
+
+
+def test_a_refused_prompt_version_keeps_the_typed_text_and_note_and_names_the_fault(project, personas):
+    client = _manager(personas)
+    response = client.post(
+        f"/p/{project.slug}/drafting/prompts/",
+        {"kind": "question", "text": "No placeholder at all, Question:", "note": "my try"},
+    )
+    assert response.status_code == 400
+    page = response.content.decode()
+    assert "The template must contain {{context}}" in page
+    section = page.split('id="template-question"', 1)[1].split("</section>", 1)[0]
+    assert "No placeholder at all, Question:</textarea>" in section and 'value="my try"' in section
+    assert "No placeholder at all" not in page.split('id="template-question"', 1)[0]  # only its own form
+    assert not PromptTemplate.objects.filter(project=project, note="my try").exists()
+    empty = client.post(f"/p/{project.slug}/drafting/prompts/", {"kind": "question", "text": "", "note": ""})
+    assert empty.status_code == 400 and "Text: This field may not be blank." in empty.content.decode()
