@@ -34,9 +34,7 @@ def runs_of_project(*, user: AbstractBaseUser, project: Project) -> QuerySet[Dra
 def run_get(*, user: AbstractBaseUser, run_id: int) -> DraftingRun:
     """One run, for a manager of its project (other members 403, everyone else 404)."""
     run = DraftingRun.objects.select_related("project", "batch", "endpoint").filter(pk=run_id).first()
-    if run is None or not user.is_authenticated:
-        raise NotFound(f"No drafting run {run_id} that you may see.")
-    roles = selectors.roles_of(user=user, project=run.project)
+    roles = selectors.roles_of(user=user, project=run.project) if run is not None and user.is_authenticated else set()
     if not roles:
         raise NotFound(f"No drafting run {run_id} that you may see.")
     if Role.MANAGER.value not in roles:

@@ -457,8 +457,7 @@ class ToolBox:
     def _tool_add(self, numbers: list[Any]) -> float | int:
         return _clean_number(math.fsum(self._numbers(numbers)))
 
-    def _tool_sum(self, numbers: list[Any]) -> float | int:
-        return self._tool_add(numbers)
+    _tool_sum = _tool_add
 
     def _tool_subtract(self, a: Any, b: Any) -> float | int:
         return _clean_number(_to_number(a, "a") - _to_number(b, "b"))

@@ -79,6 +79,13 @@ def test_editing_an_endpoint_with_a_negative_timeout_keeps_the_stored_one(projec
     assert 'value="-1"' in page  # the typed value stays, not the stored one
     endpoint.refresh_from_db()
     assert endpoint.timeout_s > 0
+    unknown = client.post(
+        f"/p/{project.slug}/endpoints/{endpoint.pk}/",
+        {"name": "Mine", "base_url": "http://127.0.0.1:9/v1", "model": "m", "generation_params": '{"nope": 1}'},
+    )
+    assert unknown.status_code == 400 and "unknown generation parameters: nope" in unknown.content.decode()
+    endpoint.refresh_from_db()
+    assert "nope" not in endpoint.generation_params
 
 
 def test_a_refused_run_keeps_every_choice_the_manager_made(project, personas, drafting_batch):
