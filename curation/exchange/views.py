@@ -6,17 +6,17 @@ from django import forms
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 
 from curation import selectors
+from curation.drafting.selectors import managed_project_get
 from curation.exchange.draft_import import drafts_import
 from curation.exchange.work_export import FORMATS, work_export
-from curation.models import Batch, Project
+from curation.models import Batch
 from curation.page_errors import FORM_ERRORS, form_error_add
-from curation.states import Role, Status
+from curation.states import Status
 
 
 class DraftImportForm(forms.Form):
@@ -49,16 +49,9 @@ class WorkExportForm(forms.Form):
         self.fields["batch"].choices = [("", "every batch")] + [(b.pk, b.name) for b in batches]
 
 
-def _project(request: HttpRequest, slug: str) -> tuple[Project, set[str]]:
-    project = selectors.project_get(user=request.user, slug=slug)
-    return project, selectors.roles_of(user=request.user, project=project)
-
-
 @login_required
 def draft_import(request: HttpRequest, slug: str) -> HttpResponse:
-    project, roles = _project(request, slug)
-    if Role.MANAGER not in roles:
-        raise PermissionDenied("Only a manager of this project may import drafts.")
+    project = managed_project_get(user=request.user, slug=slug, action="import drafts")
     batches = list(selectors.batches_visible_to(request.user, project))
     form = DraftImportForm(request.POST or None, request.FILES or None, batches=batches)
     problems: list[str] = []
@@ -85,7 +78,7 @@ def draft_import(request: HttpRequest, slug: str) -> HttpResponse:
 
 @login_required
 def work_export_page(request: HttpRequest, slug: str) -> HttpResponse:
-    project, _ = _project(request, slug)
+    project = selectors.project_get(user=request.user, slug=slug)
     batches = list(selectors.batches_visible_to(request.user, project))
     form = WorkExportForm(request.GET or None, batches=batches)
     if request.GET and form.is_valid():
