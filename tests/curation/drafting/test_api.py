@@ -121,6 +121,18 @@ def test_endpoint_output_names_the_key_variable_and_never_a_key(world, api_clien
     assert "sk-abc-123" not in pasted.content.decode()
 
 
+def test_endpoint_generation_params_are_a_json_object_in_an_api_body(world, api_client_for):
+    client = api_client_for(world["people"]["manager"])
+    url = f"/api/projects/{world['project'].slug}/endpoints/"
+    fields = {"name": "Params", "base_url": "http://127.0.0.1:9/v1", "model": "m"}
+    created = client.post(url, {**fields, "generation_params": {"temperature": 0.2}}, format="json")
+    assert created.status_code == 201 and created.json()["generation_params"] == {"temperature": 0.2}
+    refused = client.post(url, {**fields, "name": "List", "generation_params": [1]}, format="json")
+    assert refused.status_code == 400 and "must be a JSON object" in refused.content.decode()
+    edited = client.patch(f"/api/endpoints/{created.json()['id']}/", {"generation_params": {"seed": 3}}, format="json")
+    assert edited.status_code == 200 and edited.json()["generation_params"] == {"seed": 3}
+
+
 @pytest.mark.parametrize(
     ("url", "fault", "kind", "words"),
     [
