@@ -22,12 +22,7 @@ from curation.drafting.templates import TEMPLATES
 from curation.endpoints.django_client import limit_is_shared
 from curation.endpoints.models import ModelEndpoint
 from curation.errors import InvalidInput
-from curation.models import Project
 from curation.page_errors import FORM_ERRORS, form_problems
-
-
-def _managed(request: HttpRequest, slug: str, action: str) -> Project:
-    return drafting_selectors.managed_project_get(user=request.user, slug=slug, action=action)
 
 
 def _run_for(request: HttpRequest, slug: str, pk: int) -> DraftingRun:
@@ -52,7 +47,7 @@ def _endpoint_form(request: HttpRequest, endpoint: ModelEndpoint | None = None) 
 
 @login_required
 def endpoint_list(request: HttpRequest, slug: str) -> HttpResponse:
-    project = _managed(request, slug, "manage model endpoints")
+    project = drafting_selectors.managed_project_get(user=request.user, slug=slug, action="manage model endpoints")
     form = _endpoint_form(request)
     error = ""
     if request.method == "POST" and not form.errors:
@@ -83,7 +78,7 @@ def endpoint_list(request: HttpRequest, slug: str) -> HttpResponse:
 
 @login_required
 def endpoint_edit(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
-    project = _managed(request, slug, "manage model endpoints")
+    project = drafting_selectors.managed_project_get(user=request.user, slug=slug, action="manage model endpoints")
     endpoint = endpoint_services.endpoint_get(user=request.user, endpoint_id=pk)
     if endpoint.project_id not in (None, project.pk):
         raise Http404("No such endpoint in this project.")
@@ -115,7 +110,7 @@ def endpoint_edit(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
 @login_required
 @require_POST
 def endpoint_test(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
-    _managed(request, slug, "test model endpoints")
+    drafting_selectors.managed_project_get(user=request.user, slug=slug, action="test model endpoints")
     endpoint = endpoint_services.endpoint_get(user=request.user, endpoint_id=pk)
     result = endpoint_services.endpoint_test(endpoint=endpoint, actor=request.user)
     return render(request, "curation/drafting/_endpoint_test.html", {"endpoint": endpoint, "result": result})
@@ -126,7 +121,7 @@ def endpoint_test(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
 
 @login_required
 def prompt_templates(request: HttpRequest, slug: str) -> HttpResponse:
-    project = _managed(request, slug, "edit prompt templates")
+    project = drafting_selectors.managed_project_get(user=request.user, slug=slug, action="edit prompt templates")
     error = ""
     if request.method == "POST":
         form = PromptTemplateListApi.PromptTemplateInputSerializer(data=request.POST)
@@ -157,7 +152,7 @@ def prompt_templates(request: HttpRequest, slug: str) -> HttpResponse:
 
 @login_required
 def drafting_home(request: HttpRequest, slug: str) -> HttpResponse:
-    project = _managed(request, slug, "run drafting")
+    project = drafting_selectors.managed_project_get(user=request.user, slug=slug, action="run drafting")
     batches = selectors.batches_visible_to(request.user, project)
     endpoints = endpoint_services.endpoints_visible_to(request.user, project)
     form = DraftingRunForm(request.POST or None, batches=batches, endpoints=endpoints)
