@@ -40,7 +40,7 @@ class DraftingItems(JobKind):
     def stalled(self, stall_s: float | None = None) -> QuerySet:
         return DraftingItem.objects.filter(
             job_silent(running=OPEN_ITEM_STATES, stall_s=stall_s), run__status__in=ACTIVE, run__started_at__isnull=False
-        ).exclude(status=DraftingItem.Status.PENDING, worker="")  # no worker began it: _silent_runs_resend's part
+        ).exclude(status=DraftingItem.Status.PENDING, worker="")  # no worker began it: forgotten_resend's part
 
     def held_by(self, worker: str) -> QuerySet:
         return DraftingItem.objects.filter(worker=worker, status__in=OPEN_ITEM_STATES, run__status__in=ACTIVE)
@@ -53,34 +53,30 @@ class DraftingItems(JobKind):
             chunks_enqueue(run, sorted(by_run[run.pk]))
 
     def forgotten_resend(self, stall_s: float | None) -> int:
-        return _silent_runs_resend(stall_s)
+        """Send again the pending chunks of a started run that no worker has touched for `job_forgotten_seconds()`:
+        their messages were lost (a broker restarted without its data), and no heartbeat will ever go stale for them.
+        The items are stamped (without a worker, so the stall check above leaves them alone), so a run waiting behind
+        others is sent again once a period at most."""
+        cutoff = job_stall_cutoff(job_forgotten_seconds() if stall_s is None else 3 * stall_s)
+        silent = (
+            DraftingRun.objects.filter(
+                status__in=ACTIVE,
+                started_at__lt=cutoff,
+                items__status=DraftingItem.Status.PENDING,
+            )
+            .exclude(items__heartbeat_at__gte=cutoff)
+            .exclude(items__finished_at__gte=cutoff)
+            .distinct()
+        )
+        resent = 0
+        with transaction.atomic():
+            for run in list(silent):
+                chunks = chunks_pending(run)
+                run.items.filter(status=DraftingItem.Status.PENDING).update(heartbeat_at=timezone.now(), worker="")
+                chunks_enqueue(run, chunks)
+                logger.warning("reaper: drafting run %s went unattended; %d chunk(s) sent again", run.pk, len(chunks))
+                resent += len(chunks)
+        return resent
 
 
 DRAFTING_ITEMS = DraftingItems()
-
-
-def _silent_runs_resend(stall_s: float | None) -> int:
-    """Send again the pending chunks of a started run that no worker has touched for `job_forgotten_seconds()`:
-    their messages were lost (a broker restarted without its data), and no heartbeat will ever go stale for them.
-    The items are stamped (without a worker, so the stall check above leaves them alone), so a run waiting behind
-    others is sent again once a period at most."""
-    cutoff = job_stall_cutoff(job_forgotten_seconds() if stall_s is None else 3 * stall_s)
-    silent = (
-        DraftingRun.objects.filter(
-            status__in=ACTIVE,
-            started_at__lt=cutoff,
-            items__status=DraftingItem.Status.PENDING,
-        )
-        .exclude(items__heartbeat_at__gte=cutoff)
-        .exclude(items__finished_at__gte=cutoff)
-        .distinct()
-    )
-    resent = 0
-    with transaction.atomic():
-        for run in list(silent):
-            chunks = chunks_pending(run)
-            run.items.filter(status=DraftingItem.Status.PENDING).update(heartbeat_at=timezone.now(), worker="")
-            chunks_enqueue(run, chunks)
-            logger.warning("reaper: drafting run %s went unattended; %d chunk(s) sent again", run.pk, len(chunks))
-            resent += len(chunks)
-    return resent
