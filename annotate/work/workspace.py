@@ -14,6 +14,7 @@ from annotate.work.queue import lease_renew
 from curation.answer_types import ANSWER_TYPES
 from curation.errors import InvalidInput, NotFound, NotPermitted
 from curation.models import Instance, Table, TransitionEvent
+from curation.serializers import DATABASE_ID_MAX
 from curation.services.instances import answer_kind_evidence, instance_edit
 from curation.services.lifecycle import instance_transition
 from curation.states import Status
@@ -131,7 +132,11 @@ def instance_held(instance_id: int, user: AbstractBaseUser) -> Instance:
     instance = Instance.objects.visible_to(user).filter(pk=instance_id).first()
     if instance is None:
         # Whoever once took it knows it exists: a save that lands just after the lease was reaped is told so.
-        if TransitionEvent.objects.filter(instance_id=instance_id, actor_id=user.pk).exists():
+        # (An id past the 64-bit range was never anyone's: SQLite would overflow on it rather than find nothing.)
+        if (
+            instance_id <= DATABASE_ID_MAX
+            and TransitionEvent.objects.filter(instance_id=instance_id, actor_id=user.pk).exists()
+        ):
             raise NotPermitted(NOT_HELD)
         raise NotFound(f"Instance {instance_id} does not exist.")
     if instance.status != Status.IN_REFINEMENT or instance.author_id != user.pk:

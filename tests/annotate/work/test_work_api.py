@@ -262,3 +262,11 @@ def test_workspace_api_of_a_short_context_without_a_paragraph(
     instance = _held_on(context, personas=personas, open_batch=open_batch, make_instance=make_instance)
     body = api_client_for(personas["annotator"]).get(f"/api/instances/{instance.pk}/workspace/").json()
     assert (body["paragraphs"], body["tables"], body["paper_paragraphs"]["count"]) == ([], [], 0)
+
+
+@pytest.mark.parametrize("action", ["autosave", "submit", "skip", "ping"])
+def test_a_write_to_an_id_past_the_64_bit_range_is_a_404_not_a_server_error(personas, api_client_for, action):
+    """No instance has such an id; SQLite overflowed on it (a 500 the API fuzz found on the embedded defaults)."""
+    body = {"expected_version": 1, "reason": "unclear"}  # valid, so the id is what is looked at
+    response = api_client_for(personas["annotator"]).post(f"/api/instances/{2**64}/{action}/", body, format="json")
+    assert (response.status_code, response.json()["error"]) == (404, "not_found"), response.content
