@@ -3,6 +3,7 @@ error tags, exports, uploaded predictions, the official figures of a gold + pred
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from django.http import HttpResponse
@@ -135,15 +136,38 @@ def release_for(user: Any, release_id: int, slug: str | None = None) -> Any:
     return release
 
 
+# What a run can use; an uploaded file's predictions are scored, never run.
+RUN_METHODS = [choice for choice in ScoringRun.Method.choices if choice[0] != ScoringRun.Method.UPLOAD]
+
+
+class GenerationParamsInputSerializer(serializers.Serializer):
+    """A run's generation parameters: max_tokens and temperature are checked here, the other names pass on to
+    `run_create`, which refuses those no endpoint takes."""
+
+    max_tokens = serializers.IntegerField(required=False, min_value=1)
+    temperature = serializers.FloatField(required=False, min_value=0)
+
+    def validate_temperature(self, value: float) -> float:
+        if not math.isfinite(value):  # "nan" and "inf" parse as floats
+            raise serializers.ValidationError("A valid number is required.")
+        return value
+
+    def to_internal_value(self, data: Any) -> dict[str, Any]:
+        checked = super().to_internal_value(data)
+        return {**data, **checked}
+
+
 class ScoringRunListApi(APIView):
     """Runs of a project (every member) and starting one (managers and verifiers)."""
 
     class ScoringRunCreateInputSerializer(serializers.Serializer):
         release = serializers.IntegerField()
         endpoint = serializers.IntegerField()
-        method = serializers.CharField(
+        method = serializers.ChoiceField(
+            choices=RUN_METHODS,
+            error_messages={"invalid_choice": "Select a valid choice: {input} is not a method a run can use."},
             help_text="direct, cot, pot, car, calculator (CaR's Calculator only), reversing (CaR reversed), tatllm "
-            "or tool"
+            "or tool",
         )
         setting = serializers.CharField(default="short", help_text="short or long")
         label = serializers.CharField(required=False, allow_blank=True, default="", max_length=200)
@@ -173,8 +197,11 @@ class ScoringRunListApi(APIView):
             default="minilm",
             help_text="minilm (all-MiniLM-L6-v2, offline) or paper (bert-base-uncased layer 12, when configured)",
         )
-        generation_params = serializers.DictField(required=False, default=dict)
-        templates = serializers.DictField(child=serializers.CharField(), required=False, default=dict)
+        generation_params = GenerationParamsInputSerializer(required=False, default=dict)
+        # A template is sent as written: a prompt's leading or trailing space or newline is part of it.
+        templates = serializers.DictField(
+            child=serializers.CharField(trim_whitespace=False), required=False, default=dict
+        )
         chunk_size = serializers.IntegerField(default=run_creation.DEFAULT_CHUNK_SIZE, min_value=1, max_value=500)
         judge = serializers.IntegerField(
             required=False,
@@ -195,20 +222,25 @@ class ScoringRunListApi(APIView):
 
     @extend_schema(request=ScoringRunCreateInputSerializer, responses={201: ScoringRunDetailOutputSerializer})
     def post(self, request: Request, slug: str) -> Response:
-        project = selectors.project_get(user=request.user, slug=slug)
+        selectors.project_get(user=request.user, slug=slug)
         values = valid_input(self.ScoringRunCreateInputSerializer, request.data)
-        release = release_for(request.user, values["release"], slug)
-        endpoint = (
-            scoring_selectors.endpoints_for(user=request.user, project=project).filter(pk=values["endpoint"]).first()
-        )
-        if endpoint is None:
-            runner_require(request.user, project, "score models")  # who may not run learns that, not "no such"
-            raise InvalidInput("No such endpoint in this project.")
-        judge = scoring_selectors.judge_for(user=request.user, project=project, judge_id=values["judge"])
-        options = {key: value for key, value in values.items() if key not in ("release", "endpoint", "judge")}
-        run = run_creation.run_create(release=release, actor=request.user, endpoint=endpoint, judge=judge, **options)
-        run_lifecycle.run_start(run=run, actor=request.user)
+        run = run_started(user=request.user, release=release_for(request.user, values["release"], slug), values=values)
         return Response(ScoringRunDetailOutputSerializer(run).data, status=status.HTTP_201_CREATED)
+
+
+def run_started(*, user: Any, release: Any, values: dict[str, Any]) -> ScoringRun:
+    """Create and start a run from the run serializer's values (the API's and the page's), its endpoint and judge
+    among those of the release's project."""
+    project = release.project
+    endpoint = scoring_selectors.endpoints_for(user=user, project=project).filter(pk=values["endpoint"]).first()
+    if endpoint is None:
+        runner_require(user, project, "score models")  # who may not run learns that, not "no such"
+        raise InvalidInput("No such endpoint in this project.", detail={"field": "endpoint"})
+    judge = scoring_selectors.judge_for(user=user, project=project, judge_id=values["judge"])
+    options = {key: value for key, value in values.items() if key not in ("release", "endpoint", "judge")}
+    run = run_creation.run_create(release=release, actor=user, endpoint=endpoint, judge=judge, **options)
+    run_lifecycle.run_start(run=run, actor=user)
+    return run
 
 
 class ScoringRunDetailApi(APIView):

@@ -27,20 +27,23 @@ from scoring.metrics import benchmarks
 from scoring.metrics.aggregate import interval_text
 from scoring.metrics.error_analysis import MAX_PER_FORM
 from scoring.metrics.error_analysis import PER_FORM as ERROR_SAMPLE_PER_FORM
-from scoring.runs import creation as run_creation
 from scoring.runs import lifecycle as run_lifecycle
 from scoring.runs import predictions as prediction_services
 from scoring.runs import progress as runs_progress
 from scoring.runs import selectors as scoring_selectors
 from scoring.runs import uploads as upload_services
 from scoring.runs.api import (
+    RUN_METHODS,
     ScoringErrorTagApi,
     ScoringPredictionUploadApi,
+    ScoringRunListApi,
     comparison_file_response,
     export_response,
     release_for,
+    run_started,
     upload_scored,
 )
+from scoring.runs.creation import FEW_SHOTS
 from scoring.runs.exports import release_harness_zip
 from scoring.runs.forms import (
     BERTSCORE_CHOICES,
@@ -48,7 +51,6 @@ from scoring.runs.forms import (
     SCALE_MODE_CHOICES,
     TOOLS_CHOICES,
     ErrorSampleForm,
-    ScoringRunForm,
 )
 from scoring.runs.models import ErrorTag, Prediction, ScoringRun
 from scoring.runs.permissions import can_run, can_see_predictions, runner_require
@@ -75,39 +77,72 @@ def _prediction(request: HttpRequest, slug: str, pk: int) -> Prediction:
 def release_score(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     release = release_for(request.user, pk, slug)
     project = release.project
-    may_run = can_run(user=request.user, project=project)
-    endpoints = scoring_selectors.endpoints_for(user=request.user, project=project)
-    form = ScoringRunForm(request.POST or None, endpoints=endpoints)
+    typed, refusals = request.POST.dict(), {}
     if request.method == "POST":
         runner_require(request.user, project, "score models")
-        if form.is_valid():
-            run = run_creation.run_create(release=release, actor=request.user, **form.run_arguments())
-            run_lifecycle.run_start(run=run, actor=request.user)
-            messages.success(request, f"Run {run.pk} started: {run.items_total} questions.")
-            return redirect("scoring-run", slug=slug, pk=run.pk)
+        # The API's input serializer checks the form, and the API's step starts the run.
+        payload = ScoringRunListApi.ScoringRunCreateInputSerializer(data=_run_input(typed, release))
+        try:
+            if payload.is_valid():
+                run = run_started(user=request.user, release=release, values=payload.validated_data)
+                messages.success(request, f"Run {run.pk} started: {run.items_total} questions.")
+                return redirect("scoring-run", slug=slug, pk=run.pk)
+            for name, said in payload.errors.items():  # a generation parameter's refusal goes beside its own field
+                refusals.update(said if isinstance(said, dict) else {name: said})
+        except FORM_ERRORS as exc:
+            refusals = {exc.detail.get("field", ""): [exc.message]}
+    # Each field as typed with its refusals, so a refused start keeps what was typed and chosen; above the form each
+    # refusal is said once more after its field's name (a template's, by its stage, is said there only).
+    fields = {name: {"value": typed.get(name, ""), "errors": refusals.get(name, [])} for name in {*typed, *refusals}}
+    refused = " ".join(
+        f"{name.replace('_', ' ').capitalize()}: {' '.join(said)}" if name else " ".join(said)
+        for name, said in refusals.items()
+    )
+    endpoints = scoring_selectors.endpoints_for(user=request.user, project=project)
     context = {
         "project": project,
         "release": release,
-        "may_run": may_run,
+        "may_run": can_run(user=request.user, project=project),
         "endpoints": endpoints,
-        "methods": [m for m in ScoringRun.Method.choices if m[0] != "upload"],
+        "endpoint_choices": [(str(e.pk), f"{e.name} · {e.model}") for e in endpoints],
+        "methods": RUN_METHODS,
         "runs": [
             {"run": run, "waiting": waiting_label(runs_progress.run_queued_behind(run))}
             for run in scoring_selectors.runs_of(user=request.user, project=project, release=release)
         ],
-        "default_templates": DEFAULT_TEMPLATES,
+        "template_fields": [
+            (stage, text, fields.get(f"template_{stage}")) for stage, text in DEFAULT_TEMPLATES.items()
+        ],
         "upload_formats": upload_services.UPLOAD_FORMATS,
-        "form": form,
+        "fields": fields,
+        "refused": refused,
         "max_turns_limit": MAX_TURNS_LIMIT,
         # One wording of the context settings and tool sets for both forms (a run's and an uploaded file's).
         "context_settings": ScoringRun.Setting.choices,
         "tool_sets": TOOLS_CHOICES,
+        "few_shots": [(str(n), str(n)) for n in FEW_SHOTS],
         "scale_modes": SCALE_MODE_CHOICES,
         "extraction_modes": EXTRACTION_CHOICES,
         "bertscore_models": BERTSCORE_CHOICES,
         "paper_bertscore_unavailable": runs_progress.paper_bertscore_unavailable(),
     }
-    return render(request, "scoring/release_score.html", context, status=400 if form.errors else 200)
+    return render(request, "scoring/release_score.html", context, status=400 if refusals else 200)
+
+
+def _run_input(typed: dict[str, str], release: Any) -> dict[str, Any]:
+    """The run form as the API's run input: an empty field keeps its default, max tokens and temperature are
+    generation parameters, and each filled `template_<stage>` a template (as the browser sent it, CRLF made LF)."""
+    given = {name: value for name, value in typed.items() if value != ""}
+    return {
+        **given,
+        "release": release.pk,
+        "generation_params": {name: given[name] for name in ("max_tokens", "temperature") if name in given},
+        "templates": {
+            stage: given[f"template_{stage}"].replace("\r\n", "\n")
+            for stage in DEFAULT_TEMPLATES
+            if given.get(f"template_{stage}", "").strip()
+        },
+    }
 
 
 @login_required

@@ -55,3 +55,58 @@ def test_the_run_form_and_the_upload_form_word_context_and_tools_alike(project, 
         assert "<label>Context <select" in form and "<label>Setting <select" not in form
         tools = form.split('<select name="tools">')[1].split("</select>")[0]
         assert tools == '<option value="all">all tools</option><option value="data">data tools only</option>'
+
+
+def test_a_refused_start_keeps_what_was_typed_and_chosen_and_names_the_field(project, personas):
+    release = small_release(project, questions=2)
+    endpoint_for(project, "http://127.0.0.1:9/v1")
+    second = endpoint_for(project, "http://127.0.0.1:9/v1", name="second", model="second-model")
+    client = Client()
+    assert client.login(username="manager", password=PASSWORD)
+    chosen = {
+        "endpoint": second.pk, "method": "tool", "setting": "long", "tools": "data", "few_shot": "3",
+        "scale_mode": "ignore", "extraction": "official", "judge": second.pk, "label": "mine", "max_tokens": "abc",
+        "template_reasoner": "Q: {Question}",
+    }  # fmt: skip
+    response = client.post(f"/p/{project.slug}/releases/{release.pk}/score/", chosen)
+    assert response.status_code == 400 and not ScoringRun.objects.filter(release=release).exists()
+    page = response.content.decode()
+    run_form = page.split('id="start-run"')[1].split("</form>")[0]
+    assert "Max tokens: A valid integer is required." in run_form
+    assert "A valid integer is required." in run_form.split('name="max_tokens"', 1)[1].split("<label", 1)[0]
+    for name, value in chosen.items():
+        select = run_form.split(f'name="{name}"', 1)[1].split("</select>", 1)[0]
+        if name in ("label", "max_tokens"):
+            assert select.startswith(f' value="{value}"'), name
+        elif name == "template_reasoner":
+            assert ">Q: {Question}</textarea>" in select
+        else:
+            assert f'<option value="{value}" selected>' in select, name
+            assert select.count(" selected") == 1, name
+
+
+def test_a_service_refusal_is_said_on_the_form_with_the_choices_kept(project, personas):
+    release = small_release(project, questions=2)
+    endpoint = endpoint_for(project, "http://127.0.0.1:9/v1")
+    client = Client()
+    assert client.login(username="manager", password=PASSWORD)
+    body = {"endpoint": endpoint.pk, "method": "pot", "limit": "1", "per_template": "2", "temperature": "0.5"}
+    response = client.post(f"/p/{project.slug}/releases/{release.pk}/score/", body)
+    assert response.status_code == 400 and not ScoringRun.objects.filter(release=release).exists()
+    page = response.content.decode()
+    assert "A per-template sample is a positive number of questions per template, without a limit." in page
+    assert '<option value="pot" selected>' in page and 'name="temperature" value="0.5"' in page
+
+
+def test_the_api_refuses_generation_params_of_the_wrong_type(project, personas):
+    release = small_release(project, questions=2)
+    endpoint = endpoint_for(project, "http://127.0.0.1:9/v1")
+    client = Client()
+    assert client.login(username="manager", password=PASSWORD)
+    url = f"/api/projects/{project.slug}/scoring-runs/"
+    base = {"release": release.pk, "endpoint": endpoint.pk, "method": "cot"}
+    for params, field in (({"max_tokens": "abc"}, "max_tokens"), ({"max_tokens": 0}, "max_tokens"),
+                          ({"temperature": -1}, "temperature"), ({"temperature": "nan"}, "temperature")):  # fmt: skip
+        response = client.post(url, {**base, "generation_params": params}, content_type="application/json")
+        assert response.status_code == 400 and field in response.json()["generation_params"], params
+    assert not ScoringRun.objects.filter(release=release).exists()
