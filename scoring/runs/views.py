@@ -17,10 +17,9 @@ from django.views.decorators.http import require_POST
 from curation import selectors
 from curation.charts import bar_chart, colour, grouped_chart
 from curation.errors import InvalidInput
-from curation.page_errors import FORM_ERRORS, form_problems
+from curation.page_errors import FORM_ERRORS, form_problems, service_attempt
 from curation.queues import waiting_label
 from curation.templatetags.readable import answer_form
-from curation.uploads import upload_read
 from scoring.methods.templates import DEFAULT_TEMPLATES
 from scoring.methods.toolloop import MAX_TURNS_LIMIT
 from scoring.metrics import benchmarks
@@ -35,10 +34,12 @@ from scoring.runs import uploads as upload_services
 from scoring.runs.api import (
     RUN_METHODS,
     ScoringErrorTagApi,
+    ScoringOfficialFiguresApi,
     ScoringPredictionUploadApi,
     ScoringRunListApi,
     comparison_file_response,
     export_response,
+    official_scored,
     release_for,
     run_started,
     upload_scored,
@@ -464,18 +465,13 @@ def release_compare_file(request: HttpRequest, slug: str, pk: int, table: str, f
 def official_figures(request: HttpRequest, slug: str) -> HttpResponse:
     project = selectors.project_get(user=request.user, slug=slug)
     figures = None
-    if request.method == "POST":
-        gold, predictions = request.FILES.get("gold"), request.FILES.get("predictions")
-        try:
-            if gold is None or predictions is None:
-                raise InvalidInput("Choose a gold file and a predictions file.")
-            figures = upload_services.official_figures(
-                benchmark=request.POST.get("benchmark", ""),
-                gold=upload_read(gold),
-                predictions=upload_read(predictions),
-            )
-        except FORM_ERRORS as exc:
-            messages.error(request, exc.message)
+    if request.method == "POST":  # the API's input serializer checks the form, the API's step scores the pair
+        given = {**request.POST.dict(), **request.FILES.dict()}
+        payload = ScoringOfficialFiguresApi.OfficialFiguresInputSerializer(data=given)
+        if not payload.is_valid():
+            messages.error(request, form_problems(payload))
+        else:
+            figures = service_attempt(request, lambda: official_scored(payload.validated_data))
     return render(
         request, "scoring/official.html", {"project": project, "figures": figures, "benchmarks": benchmarks.FORMATS}
     )

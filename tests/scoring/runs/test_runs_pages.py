@@ -124,6 +124,10 @@ def test_official_figures_page_scores_a_gold_and_prediction_pair(client, persona
     # SciTaT figures are named for what they average (EM over the short-form questions).
     assert "SciTaT EM (short-form questions) 100.00" in html.content.decode()
     assert "mode: official" in html.content.decode()
+    # The page checks its form with the API's serializer: a missing file is named.
+    files = {"benchmark": "scitat", "gold": SimpleUploadedFile("gold.json", json.dumps(gold).encode())}
+    refused = logged_in("annotator").post(reverse("scoring-official", args=[project.slug]), files, follow=True)
+    assert "Predictions: No file was submitted." in refused.content.decode()
 
 
 def test_score_command_inline_prints_results_as_json(project, personas):
