@@ -44,6 +44,7 @@ from scoring.runs.api import (
     run_started,
     upload_scored,
 )
+from scoring.runs.comparison import SCITAT_METRICS
 from scoring.runs.creation import FEW_SHOTS
 from scoring.runs.exports import release_harness_zip
 from scoring.runs.forms import (
@@ -56,8 +57,6 @@ from scoring.runs.forms import (
 from scoring.runs.models import ErrorTag, Prediction, ScoringRun
 from scoring.runs.permissions import can_run, can_see_predictions, runner_require
 from scoring.runs.results import FIGURES
-
-METRIC_LABELS = (("em", "EM"), ("f1", "F1"), ("bertscore", "BERTScore"))
 
 
 def _run(request: HttpRequest, slug: str, pk: int) -> ScoringRun:
@@ -176,7 +175,7 @@ def _run_context(request: HttpRequest, run: ScoringRun) -> dict[str, Any]:
     figures = results.get("figures", {})
     breakdowns = results.get("breakdowns", {})
     by_type = {
-        name: {key: (values.get(key) or {}).get("mean") for key, _ in METRIC_LABELS}
+        name: {key: (values.get(key) or {}).get("mean") for key, _ in SCITAT_METRICS}
         for name, values in breakdowns.get("reasoning_type", {}).items()
     }
     errors = scoring_selectors.error_distribution(run)
@@ -205,7 +204,7 @@ def _run_context(request: HttpRequest, run: ScoringRun) -> dict[str, Any]:
                 (
                     answer_form(name) if attribute == "answer_form" else name,
                     values.get("count"),
-                    *(_estimate_cell(values.get(key), notes) for key, _ in METRIC_LABELS),
+                    *(_estimate_cell(values.get(key), notes) for key, _ in SCITAT_METRICS),
                 )
                 for name, values in groups.items()
             ],
@@ -227,11 +226,11 @@ def _run_context(request: HttpRequest, run: ScoringRun) -> dict[str, Any]:
         "judge_agreement": prediction_services.judge_agreement(run),
         "breakdown_tables": breakdown_tables,
         "interval_notes": list(notes),
-        "type_chart": grouped_chart(by_type, series=METRIC_LABELS) if by_type else None,
+        "type_chart": grouped_chart(by_type, series=SCITAT_METRICS) if by_type else None,
         "error_charts": {form: bar_chart(counts) for form, counts in errors.items() if counts},
         "predictions": predictions,
         "wrong_only": wrong_only,
-        "legend": [(label, colour(i)) for i, (_, label) in enumerate(METRIC_LABELS)],
+        "legend": [(label, colour(i)) for i, (_, label) in enumerate(SCITAT_METRICS)],
         "modes": modes,
         "other_options": other_options,
         "error_sample": scoring_selectors.error_sample_report(user=request.user, run=run),
@@ -304,19 +303,17 @@ def _draw_error_sample(request: HttpRequest, run: ScoringRun) -> HttpResponse:
     form = ErrorSampleForm(request.POST)
     if not form.is_valid():
         messages.error(request, form_problems(form))
-    else:
-        try:
-            sample = prediction_services.error_sample_draw(
-                run=run,
-                actor=request.user,
-                seed=form.cleaned_data["seed"],
-                per_form=form.cleaned_data["per_form"] or ERROR_SAMPLE_PER_FORM,
-            )
-        except FORM_ERRORS as exc:
-            messages.error(request, exc.message)
-        else:
-            drawn = len(sample.free_form) + len(sample.short_form)
-            messages.success(request, f"Error sample drawn (seed {sample.seed}): {drawn} predictions to tag.")
+    elif sample := service_attempt(
+        request,
+        lambda: prediction_services.error_sample_draw(
+            run=run,
+            actor=request.user,
+            seed=form.cleaned_data["seed"],
+            per_form=form.cleaned_data["per_form"] or ERROR_SAMPLE_PER_FORM,
+        ),
+    ):
+        drawn = len(sample.free_form) + len(sample.short_form)
+        messages.success(request, f"Error sample drawn (seed {sample.seed}): {drawn} predictions to tag.")
     return redirect(f"{reverse('scoring-run', args=[run.project.slug, run.pk])}#error-analysis")
 
 
@@ -425,7 +422,7 @@ def _comparison_charts(tables: dict[str, Any]) -> dict[str, list[tuple[str, dict
         method, rtype = row["stub"][0], row["stub"][1]
         by_method.setdefault(f"{method} ({row['stub'][2]} models)", {})[rtype] = {
             key: None if cell["value"] is None else cell["value"] / 100
-            for (key, _), cell in zip(METRIC_LABELS, row["cells"], strict=True)
+            for (key, _), cell in zip(SCITAT_METRICS, row["cells"], strict=True)
         }
     tool_series = (("all", "All tools"), ("data", "Data tools"))
     tools = {
@@ -433,7 +430,7 @@ def _comparison_charts(tables: dict[str, Any]) -> dict[str, list[tuple[str, dict
         for row in tables["figure2b"]["rows"]
     }
     return {
-        "figure5": [(name, grouped_chart(groups, series=METRIC_LABELS)) for name, groups in by_method.items()],
+        "figure5": [(name, grouped_chart(groups, series=SCITAT_METRICS)) for name, groups in by_method.items()],
         "figure2b": [("Accuracy", grouped_chart(tools, series=tool_series))] if tools else [],
     }
 
@@ -449,7 +446,7 @@ def release_compare(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
         "run_count": comparison["runs"],
         "tables": [tables[key] for key in ("table5", "table6", "table2", "figure2b", "table11", "figure5")],
         "charts": _comparison_charts(tables),
-        "legend": [(label, colour(i)) for i, (_, label) in enumerate(METRIC_LABELS)],
+        "legend": [(label, colour(i)) for i, (_, label) in enumerate(SCITAT_METRICS)],
         "tool_legend": [(label, colour(i)) for i, label in enumerate(("All tools", "Data tools"))],
     }
     return render(request, "scoring/compare.html", context)
