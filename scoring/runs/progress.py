@@ -24,31 +24,20 @@ Status = ScoringRun.Status
 def prediction_records(run: ScoringRun) -> list[dict[str, Any]]:
     """One flat record per prediction (metrics + item attributes) for aggregation and export."""
     records = []
-    rows = (
-        Prediction.objects.filter(run=run)
-        .order_by("position")
-        .values_list(
-            "uid", "status", "metrics", "is_correct", "tokens_out", "item__data", "error", "answer", "scale", "context"
-        )
-    )
-    for uid, status, metrics, is_correct, tokens_out, data, error, answer, scale, context in rows.iterator(
-        chunk_size=1000
-    ):
+    fields = (
+        "uid", "status", "metrics", "is_correct", "tokens_out", "item__data", "error", "answer", "scale", "context",
+    )  # fmt: skip
+    rows = Prediction.objects.filter(run=run).order_by("position").values(*fields)
+    for row in rows.iterator(chunk_size=1000):
+        metrics, data = row.pop("metrics") or {}, row.pop("item__data")
         records.append(
             {
-                **(metrics or {}),
-                "uid": uid,
-                "status": status,
-                "is_correct": is_correct,
-                "tokens_out": tokens_out,
+                **metrics,
+                **row,
                 "paper": data.get("paper"),
                 "reasoning_type": data.get("reasoning_type_name") or data.get("reasoning_type"),
                 "answer_form": data.get("answer_form") or ("short" if metrics.get("short_form") else "free"),
                 "answer_source": data.get("answer_source"),
-                "error": error,
-                "answer": answer,
-                "scale": scale,
-                "context": context,
             }
         )
     return records
