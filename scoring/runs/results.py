@@ -158,17 +158,13 @@ def _estimate(values: list[float], clusters: list[Any] | None, seed: int, resamp
     return estimate
 
 
-def _column(records: list[Mapping[str, Any]], key: str) -> tuple[list[float], list[Any]]:
-    chosen = [r for r in records if r.get(key) is not None]
-    return [float(r[key]) for r in chosen], [r.get("paper") or r.get("uid") for r in chosen]
-
-
 def _figures(records: list[Mapping[str, Any]], keys: Iterable[str], seed: int, resamples: int) -> dict[str, Any]:
+    """The estimate of each of `keys` over the records that have it, clustered by paper (else by question)."""
     figures = {}
     for key in keys:
-        values, clusters = _column(records, key)
-        estimate = _estimate(values, clusters, seed, resamples)
-        if estimate is not None:
+        chosen = [r for r in records if r.get(key) is not None]
+        clusters = [r.get("paper") or r.get("uid") for r in chosen]
+        if (estimate := _estimate([float(r[key]) for r in chosen], clusters, seed, resamples)) is not None:
             figures[key] = estimate
     return figures
 
