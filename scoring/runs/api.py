@@ -157,11 +157,35 @@ class GenerationParamsInputSerializer(serializers.Serializer):
         return {**data, **checked}
 
 
+class RunOptionsInputSerializer(serializers.Serializer):
+    """What starting a run and scoring an uploaded file both take: the release, a label, the experiment (context
+    setting, n-shot, tools) and how answers are scored (scale, answer extraction, BERTScore model, a judge)."""
+
+    release = serializers.IntegerField()
+    label = serializers.CharField(required=False, allow_blank=True, default="", max_length=200)
+    setting = serializers.CharField(default="short", help_text="short or long")
+    few_shot = serializers.IntegerField(default=0, label="n-shot", help_text="tool examples per tool: 0, 1 or 3")
+    tools = serializers.CharField(default="all", help_text="all, or data (data tools only)")
+    scale_mode = serializers.CharField(default="predicted", help_text="predicted, or ignore (TAT-QA scale)")
+    extraction = serializers.CharField(
+        default="default", help_text="how model text is read: default, or official (SciTaT's scripts)"
+    )
+    bertscore = serializers.CharField(
+        default="minilm",
+        help_text="minilm (all-MiniLM-L6-v2, offline) or paper (bert-base-uncased layer 12, when configured)",
+    )
+    judge = serializers.IntegerField(
+        required=False,
+        allow_null=True,
+        default=None,
+        help_text="An endpoint that grades free-form answers with the rubric (beside BERTScore; optional)",
+    )
+
+
 class ScoringRunListApi(APIView):
     """Runs of a project (every member) and starting one (managers and verifiers)."""
 
-    class ScoringRunCreateInputSerializer(serializers.Serializer):
-        release = serializers.IntegerField()
+    class ScoringRunCreateInputSerializer(RunOptionsInputSerializer):
         endpoint = serializers.IntegerField()
         method = serializers.ChoiceField(
             choices=RUN_METHODS,
@@ -169,8 +193,6 @@ class ScoringRunListApi(APIView):
             help_text="direct, cot, pot, car, calculator (CaR's Calculator only), reversing (CaR reversed), tatllm "
             "or tool",
         )
-        setting = serializers.CharField(default="short", help_text="short or long")
-        label = serializers.CharField(required=False, allow_blank=True, default="", max_length=200)
         limit = serializers.IntegerField(required=False, allow_null=True, default=None, min_value=1)
         per_template = serializers.IntegerField(
             required=False,
@@ -181,8 +203,6 @@ class ScoringRunListApi(APIView):
             "20), instead of the whole release",
         )
         sample_seed = serializers.IntegerField(required=False, default=0, help_text="the sample's seed")
-        few_shot = serializers.IntegerField(default=0, help_text="tool examples per tool: 0, 1 or 3")
-        tools = serializers.CharField(default="all", help_text="all, or data (data tools only)")
         max_turns = serializers.IntegerField(
             required=False,
             allow_null=True,
@@ -191,24 +211,12 @@ class ScoringRunListApi(APIView):
             max_value=MAX_TURNS_LIMIT,
             help_text="tool-loop turn cap; null: the release's longest essential-action program + 4",
         )
-        scale_mode = serializers.CharField(default="predicted", help_text="predicted, or ignore (TAT-QA scale)")
-        extraction = serializers.CharField(default="default", help_text="default, or official (SciTaT's scripts)")
-        bertscore = serializers.CharField(
-            default="minilm",
-            help_text="minilm (all-MiniLM-L6-v2, offline) or paper (bert-base-uncased layer 12, when configured)",
-        )
         generation_params = GenerationParamsInputSerializer(required=False, default=dict)
         # A template is sent as written: a prompt's leading or trailing space or newline is part of it.
         templates = serializers.DictField(
             child=serializers.CharField(trim_whitespace=False), required=False, default=dict
         )
         chunk_size = serializers.IntegerField(default=run_creation.DEFAULT_CHUNK_SIZE, min_value=1, max_value=500)
-        judge = serializers.IntegerField(
-            required=False,
-            allow_null=True,
-            default=None,
-            help_text="An endpoint that grades free-form answers with the rubric (beside BERTScore; optional)",
-        )
 
     parser_classes = [StrictJSONParser]
 
@@ -346,26 +354,13 @@ def export_response(*, user: Any, run: ScoringRun, export_format: str) -> HttpRe
 class ScoringPredictionUploadApi(APIView):
     """Score an uploaded predictions file against a release (managers and verifiers); returns the scored run."""
 
-    class PredictionUploadInputSerializer(serializers.Serializer):
-        release = serializers.IntegerField()
+    class PredictionUploadInputSerializer(RunOptionsInputSerializer):
         format = serializers.CharField(
             help_text="jsonl, tatqa, scitat, finqa or inspect (an Inspect AI eval log of the exported task)"
         )
         file = serializers.FileField(label="Predictions file")
-        label = serializers.CharField(required=False, allow_blank=True, default="")
         method = serializers.CharField(
             required=False, allow_blank=True, default="", help_text="the method the file comes from, e.g. car, tool"
-        )
-        setting = serializers.CharField(required=False, default="short", help_text="short or long")
-        few_shot = serializers.IntegerField(required=False, default=0, label="n-shot", help_text="0, 1 or 3")
-        tools = serializers.CharField(required=False, default="all", help_text="all or data")
-        scale_mode = serializers.CharField(default="predicted", help_text="predicted, or ignore (TAT-QA scale)")
-        extraction = serializers.CharField(
-            default="default", help_text="how model text in the file is read: default, or official (SciTaT's scripts)"
-        )
-        bertscore = serializers.CharField(default="minilm", help_text="minilm, or paper (bert-base-uncased, layer 12)")
-        judge = serializers.IntegerField(
-            required=False, allow_null=True, default=None, help_text="an endpoint that grades free-form answers"
         )
 
     parser_classes = [MultiPartParser]
