@@ -57,7 +57,7 @@ def _chunk_ranges(positions: list[int], chunk_size: int) -> list[tuple[int, int]
     return ranges
 
 
-TOOL_OPTIONS = ("all", "data")
+TOOL_OPTIONS = {"all": "all tools", "data": "data tools only"}  # the tool loop's tool sets, as the forms name them
 FEW_SHOTS = (0, 1, 3)
 
 

@@ -8,11 +8,6 @@ from scoring.metrics.error_analysis import MAX_PER_FORM
 
 SCALE_MODE_CHOICES = (("predicted", "use the predicted scale"), ("ignore", "ignore scale (zero-shot models)"))
 EXTRACTION_CHOICES = (("default", "lenient (markers, lists, markdown)"), ("official", "official (SciTaT's scripts)"))
-BERTSCORE_CHOICES = (
-    ("minilm", "all-MiniLM-L6-v2 (offline default)"),
-    ("paper", "bert-base-uncased, layer 12 (SciTaT paper)"),
-)
-TOOLS_CHOICES = (("all", "all tools"), ("data", "data tools only"))  # the tool loop's tool sets, on both forms
 
 
 class ErrorSampleForm(forms.Form):

@@ -141,7 +141,11 @@ def run_queued_behind(run: ScoringRun, *, done: int | None = None) -> int | None
     )
 
 
-BERTSCORE_MODELS = ("minilm", "paper")
+# The BERTScore models a run can use, as the forms name them.
+BERTSCORE_MODELS = {
+    "minilm": "all-MiniLM-L6-v2 (offline default)",
+    "paper": "bert-base-uncased, layer 12 (SciTaT paper)",
+}
 
 
 def paper_bertscore_unavailable() -> str:

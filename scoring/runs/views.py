@@ -45,15 +45,9 @@ from scoring.runs.api import (
     upload_scored,
 )
 from scoring.runs.comparison import SCITAT_METRICS
-from scoring.runs.creation import FEW_SHOTS
+from scoring.runs.creation import FEW_SHOTS, TOOL_OPTIONS
 from scoring.runs.exports import release_harness_zip
-from scoring.runs.forms import (
-    BERTSCORE_CHOICES,
-    EXTRACTION_CHOICES,
-    SCALE_MODE_CHOICES,
-    TOOLS_CHOICES,
-    ErrorSampleForm,
-)
+from scoring.runs.forms import EXTRACTION_CHOICES, SCALE_MODE_CHOICES, ErrorSampleForm
 from scoring.runs.models import ErrorTag, Prediction, ScoringRun
 from scoring.runs.permissions import can_run, can_see_predictions, runner_require
 from scoring.runs.results import FIGURES
@@ -119,11 +113,11 @@ def release_score(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
         "max_turns_limit": MAX_TURNS_LIMIT,
         # One wording of the context settings and tool sets for both forms (a run's and an uploaded file's).
         "context_settings": ScoringRun.Setting.choices,
-        "tool_sets": TOOLS_CHOICES,
+        "tool_sets": TOOL_OPTIONS.items(),
         "few_shots": [(str(n), str(n)) for n in FEW_SHOTS],
         "scale_modes": SCALE_MODE_CHOICES,
         "extraction_modes": EXTRACTION_CHOICES,
-        "bertscore_models": BERTSCORE_CHOICES,
+        "bertscore_models": runs_progress.BERTSCORE_MODELS.items(),
         "paper_bertscore_unavailable": runs_progress.paper_bertscore_unavailable(),
     }
     return render(request, "scoring/release_score.html", context, status=400 if refusals else 200)
@@ -257,7 +251,7 @@ def _modes(run: ScoringRun) -> tuple[list[tuple[str, str]], dict[str, Any]]:
     options = run.options or {}
     shown = {"scale_mode", "extraction", "bertscore"}
     info = (run.results or {}).get("bertscore_info") or {}
-    choices = {**dict(SCALE_MODE_CHOICES), **dict(EXTRACTION_CHOICES), **dict(BERTSCORE_CHOICES)}
+    choices = {**dict(SCALE_MODE_CHOICES), **dict(EXTRACTION_CHOICES), **runs_progress.BERTSCORE_MODELS}
     bertscore = choices.get(options.get("bertscore", "minilm"), "")
     if info:
         bertscore = f"{info.get('model')}, layer {info.get('layer')} ({info.get('metric')})"

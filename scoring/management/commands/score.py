@@ -77,7 +77,7 @@ class Command(ReportCommand):
         parser.add_argument("--temperature", type=float, default=None)
         parser.add_argument("--seed", type=int, default=None)
         parser.add_argument("--few-shot", type=int, default=0, choices=(0, 1, 3), help="tool examples (tool loop)")
-        parser.add_argument("--tools", default="all", choices=("all", "data"), help="tool set (tool loop)")
+        parser.add_argument("--tools", default="all", choices=run_creation.TOOL_OPTIONS, help="tool set (tool loop)")
         parser.add_argument(
             "--max-turns", type=int, default=None, help="turn limit (tool loop; default: longest program + 4)"
         )
