@@ -32,11 +32,7 @@ RUN_OPTIONS = "method setting label few_shot tools max_turns scale_mode extracti
 def project_release(options: dict[str, Any]) -> tuple[Project, Release]:
     """The project of `--project` (slug) and its release of `--release` (name, name-vN or id); CommandError names
     what is missing. Every scoring command that reads a release finds it here."""
-    project = project_named(options["project"])
-    return project, _release(project, options["release"])
-
-
-def _release(project: Project, name: str) -> Release:
+    project, name = project_named(options["project"]), options["release"]
     releases = Release.objects.filter(project=project)
     if name.isdigit():
         found = releases.filter(pk=int(name)).first()
@@ -47,7 +43,7 @@ def _release(project: Project, name: str) -> Release:
         found = releases.filter(name=name).order_by("-version").first()
     if found is None:
         raise CommandError(f"No release {name!r} in project {project.slug!r} (name, name-vN or id).")
-    return found
+    return project, found
 
 
 def endpoint_named(project: Project, name: str) -> ModelEndpoint:
