@@ -433,7 +433,9 @@ def table11(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
                     "kind": "run",
                     "method": method,
                     "stub": [model, name],
-                    "cells": [_cell(_output_tokens(by_setting.get(s), f)) for s, _ in SETTINGS for f, _ in forms],
+                    "cells": [
+                        _cell(_tokens(by_setting.get(s), f, "answer_tokens")) for s, _ in SETTINGS for f, _ in forms
+                    ],
                     "run_ids": sorted(i for r in by_setting.values() for i in r["run_ids"]),
                 }
             )
@@ -448,10 +450,6 @@ def table11(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         "columns": columns,
         "rows": rows,
     }
-
-
-def _output_tokens(record: Mapping[str, Any] | None, form: str) -> float | None:
-    return _tokens(record, form, "answer_tokens")
 
 
 BUILDERS: dict[str, Callable[[Sequence[Mapping[str, Any]]], dict[str, Any]]] = {
