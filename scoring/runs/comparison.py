@@ -43,15 +43,6 @@ TABLE5_METHODS = ("direct", "cot", "pot", "tatllm", "upload", "car")
 TABLE6_METHODS = {"car": "CaR", "cot": "Reasoner (CoT)", "calculator": "Calculator only", "reversing": "Reversing"}
 ABLATIONS = ("calculator", "reversing")
 DELTA = "Δ"
-TITLES = {
-    "table5": "Models × methods × settings (SciTaT table 5)",
-    "table6": "CaR ablations (SciTaT table 6)",
-    "table2": "Tool use by n-shot, all tools (meta-level reasoning paper, table 2)",
-    "figure2b": "All tools against data tools only (meta-level reasoning paper, figure 2b)",
-    "figure5": "By reasoning type, averaged across models (SciTaT figure 5)",
-    "table11": "Output tokens by answer form (SciTaT table 11)",
-}
-TABLE_KEYS = tuple(TITLES)
 
 
 def identity_of(record: Mapping[str, Any]) -> tuple[Any, ...]:
@@ -452,19 +443,21 @@ def table11(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     }
 
 
-BUILDERS: dict[str, Callable[[Sequence[Mapping[str, Any]]], dict[str, Any]]] = {
-    "table5": table5,
-    "table6": table6,
-    "table2": table2,
-    "figure2b": figure2b,
-    "figure5": figure5,
-    "table11": table11,
+# Each table's title and builder, in the comparison's order.
+TABLES: dict[str, tuple[str, Callable[[Sequence[Mapping[str, Any]]], dict[str, Any]]]] = {
+    "table5": ("Models × methods × settings (SciTaT table 5)", table5),
+    "table6": ("CaR ablations (SciTaT table 6)", table6),
+    "table2": ("Tool use by n-shot, all tools (meta-level reasoning paper, table 2)", table2),
+    "figure2b": ("All tools against data tools only (meta-level reasoning paper, figure 2b)", figure2b),
+    "figure5": ("By reasoning type, averaged across models (SciTaT figure 5)", figure5),
+    "table11": ("Output tokens by answer form (SciTaT table 11)", table11),
 }
+TABLE_KEYS = tuple(TABLES)
 
 
 def comparison_tables(records: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
     """Every table of the comparison, keyed as TABLE_KEYS, each with its key and title."""
-    tables = {key: {"key": key, "title": TITLES[key], **BUILDERS[key](records)} for key in TABLE_KEYS}
+    tables = {key: {"key": key, "title": title, **build(records)} for key, (title, build) in TABLES.items()}
     for table in tables.values():
         table["width"] = len(table["stub"]) + len(table["columns"])
         previous = None
