@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from typing import Any
 
@@ -27,8 +28,8 @@ def run_method(
             question=question, paragraphs=paragraphs, tables=tool_tables(context), chat=chat, settings=settings
         )
     handler = {
-        "direct": prompting.run_direct,
-        "cot": prompting.run_cot,
+        "direct": functools.partial(prompting.run_answered, method="direct"),
+        "cot": functools.partial(prompting.run_answered, method="cot"),
         "pot": prompting.run_pot,
         "car": prompting.run_car,
         "calculator": prompting.run_calculator,

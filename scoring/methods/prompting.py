@@ -31,10 +31,8 @@ def _ask(chat: Chat, output: MethodOutput, prompt: str) -> str:
 
 
 def _apply(output: MethodOutput, text: str, method: str, settings: MethodSettings) -> MethodOutput:
-    if settings.extraction == "official":
-        extracted = extract_answer_official(text, method=method)
-    else:
-        extracted = extract_answer(text, method=method)
+    reader = extract_answer_official if settings.extraction == "official" else extract_answer
+    extracted = reader(text, method=method)
     output.answer, output.scale = list(extracted.items), extracted.scale
     output.is_parsed, output.rule = extracted.is_parsed, extracted.rule
     return output
@@ -55,20 +53,15 @@ def _apply_program(output: MethodOutput, result: Any, settings: MethodSettings) 
     return output
 
 
-def run_direct(*, question: str, tables: str, paragraphs: str, chat: Chat, settings: MethodSettings, **_: Any):
-    """Direct QA: the whole output is the answer (after `The answer is`-style markers are stripped)."""
+def run_answered(
+    *, method: str, question: str, tables: str, paragraphs: str, chat: Chat, settings: MethodSettings, **_: Any
+) -> MethodOutput:
+    """One prompt, its output read as `method` reads it: Direct QA (the whole output is the answer, after `The answer
+    is`-style markers are stripped) or Chain-of-Thought (`Reason: … Answer: …`)."""
     output = MethodOutput()
-    prompt = render(settings.templates["direct"], Table=tables, Paragraph=paragraphs, Question=question)
+    prompt = render(settings.templates[method], Table=tables, Paragraph=paragraphs, Question=question)
     output.raw_output = _ask(chat, output, prompt)
-    return _apply(output, output.raw_output, "direct", settings)
-
-
-def run_cot(*, question: str, tables: str, paragraphs: str, chat: Chat, settings: MethodSettings, **_: Any):
-    """Chain-of-Thought: `Reason: … Answer: …`."""
-    output = MethodOutput()
-    prompt = render(settings.templates["cot"], Table=tables, Paragraph=paragraphs, Question=question)
-    output.raw_output = _ask(chat, output, prompt)
-    return _apply(output, output.raw_output, "cot", settings)
+    return _apply(output, output.raw_output, method, settings)
 
 
 def extract_code(text: str) -> str:
