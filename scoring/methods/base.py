@@ -6,15 +6,12 @@ The model and the sandbox are passed in as callables, so the methods stay plain 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 from curation.table_shape import shape_from_frozen
 
 METHODS = ("direct", "cot", "pot", "car", "calculator", "reversing", "tatllm", "tool")
-# SciTaT table 6's CaR ablations: Calculator only, and Reversing (Reasoner first, then the Calculator checks it);
-# "Reasoner only" is CoT.
-CAR_ABLATIONS = ("calculator", "reversing")
 # The methods whose model-written Python runs in the sandbox (the others never execute model output).
 PROGRAM_METHODS = ("pot", "car", "calculator", "reversing")
 
@@ -66,10 +63,6 @@ class MethodOutput:
         self.tokens_out += int(result.tokens_out or 0)
         self.latency_s += float(result.latency_s or 0.0)
         self.attempts.extend(attempt.as_dict() for attempt in result.attempts)
-
-    def as_dict(self) -> dict[str, Any]:
-        """Plain-dict form."""
-        return asdict(self)
 
 
 def render_context(context: Mapping[str, Any] | None) -> tuple[str, str]:

@@ -17,7 +17,7 @@ import json
 import math
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -47,10 +47,6 @@ class BertScoreResult:
     metric: str
     model: str
     layer: int
-
-    def as_dict(self) -> dict[str, Any]:
-        """Plain-dict form for JSON output."""
-        return asdict(self)
 
 
 def model_directory() -> Path:

@@ -273,10 +273,6 @@ class FinqaQuestionScore:
     executed: Any = None
     numeric_correct: bool | None = None
 
-    def as_dict(self) -> dict[str, Any]:
-        """Plain-dict form for JSON output."""
-        return asdict(self)
-
 
 Mode = Literal["official", "fixed"]
 MODES: tuple[str, ...] = ("official", "fixed")

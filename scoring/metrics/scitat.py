@@ -83,10 +83,6 @@ class ScitatQuestionScore:
     has_prediction: bool = False
     attributes: dict[str, Any] = field(default_factory=dict)
 
-    def as_dict(self) -> dict[str, Any]:
-        """Plain-dict form for JSON output."""
-        return asdict(self)
-
 
 @dataclass
 class ScitatReport:

@@ -11,7 +11,7 @@ import math
 import re
 import string
 from collections.abc import Iterable, Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 Mode = Literal["official", "fixed", "tatllm"]
@@ -262,10 +262,6 @@ class QuestionScore:
     predicted_scale: str | None = None
     has_prediction: bool = False
     is_non_finite: bool = False
-
-    def as_dict(self) -> dict[str, Any]:
-        """Plain-dict form for JSON output."""
-        return asdict(self)
 
 
 def score_question(
