@@ -12,8 +12,6 @@ import json
 import re
 from collections.abc import Mapping
 
-PLACEHOLDERS = ("{Table}", "{Paragraph}", "{Question}", "{Tips}")
-
 DIRECT = """Based on the information in the Table and Paragraph, you should answer the question.
 If there are multiple questions, you need to answer them one by one, and the answers are separated by "\\n\\n".
 Table (including its label, caption, and content):

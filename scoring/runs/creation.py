@@ -26,8 +26,6 @@ from scoring.runs.permissions import runner_require
 from scoring.runs.progress import BERTSCORE_MODELS, paper_bertscore_unavailable
 
 DEFAULT_CHUNK_SIZE = 8
-# The meta paper's table 2: "a sample of 400 questions (20 per type) … on the answerable split".
-PAPER_PER_TEMPLATE = 20
 
 
 def per_template_positions(release: Release, *, per_template: int, seed: int = 0) -> list[int]:
