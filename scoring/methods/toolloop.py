@@ -196,8 +196,7 @@ def run_tool_loop(
             finished = False
             for call in result.tool_calls:
                 outcome = box.execute(call.name, call.arguments_raw)
-                _trace(output, turn, call.name, outcome.arguments)
-                output.tool_trace[-1].update(_trace_fields(outcome))
+                _trace(output, turn, call.name, outcome.arguments, outcome)
                 messages.append({"role": "tool", "tool_call_id": call.id, "content": outcome.message()})
                 if call.name == "final_answer" and outcome.ok:
                     _answer_from(output, outcome.result)
@@ -217,19 +216,10 @@ def run_tool_loop(
             continue
         arguments = action.get("arguments") if isinstance(action.get("arguments"), dict) else {}
         outcome = box.execute(action["tool"], arguments)
-        _trace(output, turn, action["tool"], outcome.arguments)
-        output.tool_trace[-1].update(_trace_fields(outcome))
+        _trace(output, turn, action["tool"], outcome.arguments, outcome)
         if action["tool"] == "final_answer" and outcome.ok:
             _answer_from(output, outcome.result)
             return output
         messages.append({"role": "user", "content": f"Result of {action['tool']}: {outcome.message()}"})
     output.rule = "turn_limit"
     return output
-
-
-def _trace_fields(outcome: Any) -> dict[str, Any]:
-    return {
-        "result": outcome.result if outcome.ok else None,
-        "error": None if outcome.ok else outcome.error,
-        "is_error": not outcome.ok,
-    }
