@@ -44,34 +44,23 @@ def _has(table: Mapping[str, Any], index: int, field: str) -> bool:
 def table_csv(table: Mapping[str, Any]) -> str:
     """One row per table row: the stub, then each column's value (SD and CI bounds in their own columns)."""
     header = [*table["stub"], "row"]
-    plan: list[tuple[int, str]] = []
+    plan: list[tuple[int, str, int | None]] = []  # (column, cell field, which bound of the CI)
     for index, column in enumerate(table["columns"]):
-        group = _group_of(table, index)
-        name = f"{group} {column['label']}".strip()
-        header.append(name.replace(" ± SD", ""))
-        plan.append((index, "value"))
-        if _has(table, index, "sd"):
-            header.append(f"{name.replace(' ± SD', '')} SD")
-            plan.append((index, "sd"))
-        if _has(table, index, "ci"):
-            header.extend([f"{name.replace(' ± SD', '')} CI low", f"{name.replace(' ± SD', '')} CI high"])
-            plan.extend([(index, "ci_low"), (index, "ci_high")])
-        if _has(table, index, "ci_note"):
-            header.append(f"{name.replace(' ± SD', '')} CI note")
-            plan.append((index, "ci_note"))
+        name = f"{_group_of(table, index)} {column['label']}".strip().replace(" ± SD", "")
+        header.append(name)
+        plan.append((index, "value", None))
+        for field, suffixes in (("sd", ["SD"]), ("ci", ["CI low", "CI high"]), ("ci_note", ["CI note"])):
+            if _has(table, index, field):
+                header += [f"{name} {suffix}" for suffix in suffixes]
+                plan += [(index, field, bound if field == "ci" else None) for bound in range(len(suffixes))]
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(header)
     for row in table["rows"]:
         values: list[Any] = [*row["stub"], row["kind"]]
-        for index, field in plan:
-            cell = row["cells"][index]
-            if field == "ci_low" or field == "ci_high":
-                ci = cell.get("ci")
-                values.append("" if ci is None else ci[0 if field == "ci_low" else 1])
-            else:
-                value = cell.get(field)
-                values.append("" if value is None else value)
+        for index, field, bound in plan:
+            value = row["cells"][index].get(field)
+            values.append("" if value is None else value if bound is None else value[bound])
         writer.writerow(values)
     return buffer.getvalue()
 
