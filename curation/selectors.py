@@ -9,7 +9,7 @@ from django.db.models import Count, Q, QuerySet
 
 from curation import visibility
 from curation.deadlines import deadline_state
-from curation.errors import NotFound
+from curation.errors import NotFound, NotPermitted
 from curation.figures_cache import project_figures
 from curation.models import Batch, Instance, Paper, Project, ReasoningType
 from curation.panel.models import PANEL_HELD
@@ -19,6 +19,15 @@ from curation.states import Role, Status
 def roles_of(*, user: AbstractBaseUser, project: Project) -> set[str]:
     """The roles `user` holds in `project` (an operator counts as manager everywhere: curation.visibility)."""
     return visibility.roles_in(user=user, project_id=project.pk)
+
+
+def managed_project_get(*, user: AbstractBaseUser, slug: str, action: str) -> Project:
+    """A project the user manages: outsiders learn nothing (404), other members are refused (403), told `action`
+    ("Only a manager of this project may import datasets.")."""
+    project = project_get(user=user, slug=slug)
+    if Role.MANAGER not in roles_of(user=user, project=project):
+        raise NotPermitted(f"Only a manager of this project may {action}.")
+    return project
 
 
 def projects_visible_to(user: AbstractBaseUser) -> QuerySet[Project]:

@@ -10,6 +10,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from curation import selectors
 from curation.api_inputs import valid_input
 from curation.drafting import endpoints as endpoint_services
 from curation.drafting import selectors as drafting_selectors
@@ -86,13 +87,13 @@ class ProjectEndpointListApi(APIView):
 
     @extend_schema(responses=ModelEndpointOutputSerializer(many=True))
     def get(self, request: Request, slug: str) -> Response:
-        project = drafting_selectors.managed_project_get(user=request.user, slug=slug, action="see model endpoints")
+        project = selectors.managed_project_get(user=request.user, slug=slug, action="see model endpoints")
         endpoints = endpoint_services.endpoints_visible_to(request.user, project)
         return Response(ModelEndpointOutputSerializer(endpoints, many=True).data)
 
     @extend_schema(request=ModelEndpointInputSerializer, responses={201: ModelEndpointOutputSerializer})
     def post(self, request: Request, slug: str) -> Response:
-        project = drafting_selectors.managed_project_get(user=request.user, slug=slug, action="add model endpoints")
+        project = selectors.managed_project_get(user=request.user, slug=slug, action="add model endpoints")
         payload = valid_input(ModelEndpointInputSerializer, request.data)
         endpoint = endpoint_services.endpoint_create(project=project, actor=request.user, **payload)
         return Response(ModelEndpointOutputSerializer(endpoint).data, status=status.HTTP_201_CREATED)
@@ -155,14 +156,14 @@ class PromptTemplateListApi(APIView):
         description="Every version of the project's prompt templates, newest first per kind.",
     )
     def get(self, request: Request, slug: str) -> Response:
-        project = drafting_selectors.managed_project_get(user=request.user, slug=slug, action="see prompt templates")
+        project = selectors.managed_project_get(user=request.user, slug=slug, action="see prompt templates")
         prompt_versions.prompt_templates_ensure_defaults(project=project)
         templates = drafting_selectors.prompt_templates_of(project=project)
         return Response(PromptTemplateOutputSerializer(templates, many=True).data)
 
     @extend_schema(request=PromptTemplateInputSerializer, responses={201: PromptTemplateOutputSerializer})
     def post(self, request: Request, slug: str) -> Response:
-        project = drafting_selectors.managed_project_get(user=request.user, slug=slug, action="edit prompt templates")
+        project = selectors.managed_project_get(user=request.user, slug=slug, action="edit prompt templates")
         payload = valid_input(self.PromptTemplateInputSerializer, request.data)
         template = prompt_versions.prompt_template_save(project=project, actor=request.user, **payload)
         return Response(PromptTemplateOutputSerializer(template).data, status=status.HTTP_201_CREATED)
@@ -260,7 +261,7 @@ class DraftingRunListApi(APIView):
 
     @extend_schema(responses=DraftingRunOutputSerializer(many=True))
     def get(self, request: Request, slug: str) -> Response:
-        project = drafting_selectors.managed_project_get(user=request.user, slug=slug, action="see drafting runs")
+        project = selectors.managed_project_get(user=request.user, slug=slug, action="see drafting runs")
         runs = drafting_selectors.runs_of_project(user=request.user, project=project)[:200]
         return Response(DraftingRunOutputSerializer(runs, many=True).data)
 
@@ -270,7 +271,7 @@ class DraftingRunListApi(APIView):
         description="Create a drafting run over a batch or chosen contexts and (by default) queue it for the workers.",
     )
     def post(self, request: Request, slug: str) -> Response:
-        project = drafting_selectors.managed_project_get(user=request.user, slug=slug, action="start drafting runs")
+        project = selectors.managed_project_get(user=request.user, slug=slug, action="start drafting runs")
         data = valid_input(self.DraftingRunInputSerializer, request.data)
         run = run_services.run_create(
             project=project, actor=request.user, **_run_arguments(project, request.user, data)

@@ -16,14 +16,6 @@ from curation.models import Project, ReasoningType
 from curation.states import Role
 
 
-def managed_project_get(*, user: AbstractBaseUser, slug: str, action: str) -> Project:
-    """A project the user manages: outsiders learn nothing (404), other members are refused (403)."""
-    project = selectors.project_get(user=user, slug=slug)
-    if Role.MANAGER.value not in selectors.roles_of(user=user, project=project):
-        raise NotPermitted(f"Only a manager of this project may {action}.")
-    return project
-
-
 def runs_of_project(*, user: AbstractBaseUser, project: Project) -> QuerySet[DraftingRun]:
     """The project's drafting runs, newest first, for its managers."""
     if Role.MANAGER.value not in selectors.roles_of(user=user, project=project):

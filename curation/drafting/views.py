@@ -47,7 +47,7 @@ def _endpoint_form(request: HttpRequest, endpoint: ModelEndpoint | None = None) 
 
 @login_required
 def endpoint_list(request: HttpRequest, slug: str) -> HttpResponse:
-    project = drafting_selectors.managed_project_get(user=request.user, slug=slug, action="manage model endpoints")
+    project = selectors.managed_project_get(user=request.user, slug=slug, action="manage model endpoints")
     form = _endpoint_form(request)
     error = ""
     if request.method == "POST" and not form.errors:
@@ -78,7 +78,7 @@ def endpoint_list(request: HttpRequest, slug: str) -> HttpResponse:
 
 @login_required
 def endpoint_edit(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
-    project = drafting_selectors.managed_project_get(user=request.user, slug=slug, action="manage model endpoints")
+    project = selectors.managed_project_get(user=request.user, slug=slug, action="manage model endpoints")
     endpoint = endpoint_services.endpoint_get(user=request.user, endpoint_id=pk)
     if endpoint.project_id not in (None, project.pk):
         raise Http404("No such endpoint in this project.")
@@ -110,7 +110,7 @@ def endpoint_edit(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
 @login_required
 @require_POST
 def endpoint_test(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
-    drafting_selectors.managed_project_get(user=request.user, slug=slug, action="test model endpoints")
+    selectors.managed_project_get(user=request.user, slug=slug, action="test model endpoints")
     endpoint = endpoint_services.endpoint_get(user=request.user, endpoint_id=pk)
     result = endpoint_services.endpoint_test(endpoint=endpoint, actor=request.user)
     return render(request, "curation/drafting/_endpoint_test.html", {"endpoint": endpoint, "result": result})
@@ -121,7 +121,7 @@ def endpoint_test(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
 
 @login_required
 def prompt_templates(request: HttpRequest, slug: str) -> HttpResponse:
-    project = drafting_selectors.managed_project_get(user=request.user, slug=slug, action="edit prompt templates")
+    project = selectors.managed_project_get(user=request.user, slug=slug, action="edit prompt templates")
     error = ""
     if request.method == "POST":
         form = PromptTemplateListApi.PromptTemplateInputSerializer(data=request.POST)
@@ -152,7 +152,7 @@ def prompt_templates(request: HttpRequest, slug: str) -> HttpResponse:
 
 @login_required
 def drafting_home(request: HttpRequest, slug: str) -> HttpResponse:
-    project = drafting_selectors.managed_project_get(user=request.user, slug=slug, action="run drafting")
+    project = selectors.managed_project_get(user=request.user, slug=slug, action="run drafting")
     batches = selectors.batches_visible_to(request.user, project)
     endpoints = endpoint_services.endpoints_visible_to(request.user, project)
     form = DraftingRunForm(request.POST or None, batches=batches, endpoints=endpoints)

@@ -11,7 +11,6 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 
 from curation import selectors
-from curation.drafting.selectors import managed_project_get
 from curation.exchange.draft_import import drafts_import
 from curation.exchange.work_export import FORMATS, work_export
 from curation.models import Batch
@@ -51,7 +50,7 @@ class WorkExportForm(forms.Form):
 
 @login_required
 def draft_import(request: HttpRequest, slug: str) -> HttpResponse:
-    project = managed_project_get(user=request.user, slug=slug, action="import drafts")
+    project = selectors.managed_project_get(user=request.user, slug=slug, action="import drafts")
     batches = list(selectors.batches_visible_to(request.user, project))
     form = DraftImportForm(request.POST or None, request.FILES or None, batches=batches)
     problems: list[str] = []

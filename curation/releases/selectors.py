@@ -76,9 +76,7 @@ def exports_of(*, release: Release) -> dict[str, ExportArtifact]:
 
 def imports_visible_to(*, user: AbstractBaseUser, project: Project) -> QuerySet[ImportRecord]:
     """Imports of a project: managers only."""
-    selectors.project_get(user=user, slug=project.slug)
-    if Role.MANAGER not in selectors.roles_of(user=user, project=project):
-        raise NotPermitted("Only a manager of this project may see its imports.")
+    selectors.managed_project_get(user=user, slug=project.slug, action="see its imports")
     return ImportRecord.objects.filter(project=project).select_related("created_by", "batch")
 
 

@@ -245,9 +245,7 @@ def release_download_file(request: HttpRequest, slug: str, pk: int, format: str)
 
 @login_required
 def dataset_import_page(request: HttpRequest, slug: str) -> HttpResponse:
-    project, roles = _project(request, slug)
-    if Role.MANAGER not in roles:
-        raise PermissionDenied("Only a manager of this project may import datasets.")
+    project = selectors.managed_project_get(user=request.user, slug=slug, action="import datasets")
     if request.method == "POST" and request.POST.get("action") == "dismiss":
         number = request.POST.get("job", "")
         job = release_selectors.import_job_get(user=request.user, job_id=int(number) if number.isdigit() else 0)

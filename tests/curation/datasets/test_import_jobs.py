@@ -286,12 +286,14 @@ def test_only_a_manager_sees_an_import_job(queued, personas, api_client_for, who
         assert "source_name" not in response.json()
 
 
-@pytest.mark.parametrize("who", ["verifier", "annotator", "outsider"])
-def test_the_imports_page_with_its_jobs_is_refused_to_anyone_but_a_manager(queued, project, personas, who):
+@pytest.mark.parametrize(("who", "code"), [("verifier", 403), ("annotator", 403), ("outsider", 404)])
+def test_the_imports_page_with_its_jobs_is_refused_to_anyone_but_a_manager(queued, project, personas, who, code):
+    """A member is told who may import (the managed-project rule); an outsider learns nothing of the project."""
     browser = Client()
     browser.force_login(personas[who])
     response = browser.get(f"/p/{project.slug}/imports/")
-    assert response.status_code in (403, 404) and b"dev.json" not in response.content
+    assert response.status_code == code and b"dev.json" not in response.content
+    assert (b"Only a manager of this project may import datasets." in response.content) == (code == 403)
 
 
 def test_a_failed_job_is_dismissed_from_the_page_and_a_waiting_one_is_not(queued, project, personas):
