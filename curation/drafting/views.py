@@ -39,7 +39,8 @@ def _endpoint_form(request: HttpRequest, endpoint: ModelEndpoint | None = None) 
     """The API's input serializer as the endpoint pages' form: over a POST, checked (its fields keep what was typed
     and their refusals), else over the endpoint shown (none: the new-endpoint form's defaults)."""
     if request.method != "POST":
-        return ModelEndpointInputSerializer(endpoint)
+        # A new endpoint's form starts from the model's defaults, suggesting greedy decoding.
+        return ModelEndpointInputSerializer(endpoint or ModelEndpoint(generation_params={"temperature": 0}))
     form = ModelEndpointInputSerializer(data=request.POST)
     form.is_valid()
     return form

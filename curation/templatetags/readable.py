@@ -34,6 +34,12 @@ register.filter("setting_value", _value)
 
 
 @register.filter
+def json_text(value: Any) -> str:
+    """A JSON field's value for a text box: what was typed comes back as typed, a stored value as one line of JSON."""
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+@register.filter
 def settings_text(mapping: Mapping[str, Any] | None) -> str:
     if not mapping:
         return "—"

@@ -62,6 +62,23 @@ def test_an_endpoint_with_parameters_that_are_not_a_json_object_is_not_added(pro
     assert not ModelEndpoint.objects.filter(name="Bad").exists()
 
 
+def test_the_add_form_starts_from_the_models_defaults_and_the_edit_form_from_the_endpoint(project, personas):
+    """One set of fields for both forms: a new endpoint's suggested settings, a stored one's as saved (its generation
+    parameters as one line of JSON, which the form reads back)."""
+    client = _manager(personas)
+    page = client.get(f"/p/{project.slug}/endpoints/").content.decode()
+    for name, value in (("timeout_s", "60.0"), ("max_attempts", "5"), ("concurrency_limit", "4")):
+        assert f'name="{name}" type="number"' in page and f'value="{value}"' in page.split(f'name="{name}"', 1)[1][:80]
+    assert 'name="generation_params" value="{&quot;temperature&quot;: 0}"' in page
+    endpoint = ModelEndpoint.objects.create(
+        project=project, name="Stored", base_url="http://127.0.0.1:9/v1", model="m", timeout_s=7.5,
+        generation_params={"temperature": 0.2, "max_tokens": 64},
+    )  # fmt: skip
+    edit = client.get(f"/p/{project.slug}/endpoints/{endpoint.pk}/").content.decode()
+    assert 'value="Stored"' in edit and 'value="7.5"' in edit
+    assert 'value="{&quot;temperature&quot;: 0.2, &quot;max_tokens&quot;: 64}"' in edit
+
+
 def test_editing_an_endpoint_with_a_negative_timeout_keeps_the_stored_one(project, personas):
     client = _manager(personas)
     created = client.post(
