@@ -398,6 +398,26 @@ _OFFICIAL_MARKERS = ("\nAnswer: \n", "\nAnswer:\n", "Answer: ", "Answer:")
 _ANGLE = re.compile(r"<(.*?)>")
 
 
+def answer_segment_items(text: str) -> list[str]:
+    """SciTaT's scripts' answer items: the text after the first `Answer:` marker (up to a second one), code fences
+    blanked, split at blank lines; none for an empty answer."""
+    segment = text or ""
+    for marker in _OFFICIAL_MARKERS:
+        if marker in segment:
+            segment = segment.split(marker)[1].strip()
+            break
+    for fence in ("```json\n", "```csv\n", "```\n", "```"):
+        segment = segment.replace(fence, " ")
+    segment = segment.strip()
+    return segment.split("\n\n") if segment else []
+
+
+def official_answer_items(text: str) -> list[str]:
+    """SciTaT's CoT `process_output_to_answer`: `answer_segment_items`, an item holding `<…>` placeholders replaced
+    by their contents joined with commas."""
+    return [",".join(groups) if (groups := _ANGLE.findall(item)) else item for item in answer_segment_items(text)]
+
+
 def extract_answer_official(text: str, *, method: str) -> ExtractedAnswer:
     """Answer items as SciTaT's released scripts take them (no markdown, list or sentence clean-up), for Direct QA
     and the Reason/Answer methods; other methods have no official rule and use `extract_answer`.
@@ -411,16 +431,7 @@ def extract_answer_official(text: str, *, method: str) -> ExtractedAnswer:
         return _answer(stripped.split("\n\n") if stripped else [], rule="official_direct", is_parsed=bool(stripped))
     if method not in ("cot", "car"):
         return extract_answer(text, method=method)
-    segment = text or ""
-    for marker in _OFFICIAL_MARKERS:
-        if marker in segment:
-            segment = segment.split(marker)[1].strip()
-            break
-    for fence in ("```json\n", "```csv\n", "```\n", "```"):
-        segment = segment.replace(fence, " ")
-    segment = segment.strip()
-    items = [",".join(_ANGLE.findall(part)) if _ANGLE.search(part) else part for part in segment.split("\n\n")]
-    items = items if segment else []
+    items = official_answer_items(text)
     return _answer(items, rule="official_answer_marker", is_parsed=bool(items))
 
 

@@ -14,19 +14,18 @@ BERTScore compares items joined with ". " on both sides, as the SciTaT script do
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal, Protocol
 
 from curation.toolkit.answer_form import is_short_form
+from curation.toolkit.extraction import answer_segment_items
+from curation.toolkit.extraction import official_answer_items as extraction_official_items
 from scoring.metrics import tatqa
 
 Mode = Literal["official", "fixed"]
 MODES: tuple[str, ...] = ("official", "fixed")
-ANSWER_MARKERS = ("\nAnswer: \n", "\nAnswer:\n", "Answer: ", "Answer:")
-ANGLE_GROUP_PATTERN = re.compile(r"<(.*?)>")
 
 
 class TextScorer(Protocol):
@@ -42,23 +41,13 @@ class TextScorer(Protocol):
 
 
 def extract_answer_items(text: str) -> list[str]:
-    """The text after the first `Answer:` marker (up to any next one), code fences removed, split on blank lines."""
-    for marker in ANSWER_MARKERS:
-        if marker in text:
-            text = text.split(marker)[1].strip()
-            break
-    for fence in ("```json\n", "```csv\n", "```\n", "```"):
-        text = text.replace(fence, " ")
-    return text.strip().split("\n\n")
+    """The scripts' answer items (`answer_segment_items`); an empty answer is one empty item, as their split gives."""
+    return answer_segment_items(text) or [""]
 
 
 def official_answer_items(text: str) -> list[str]:
-    """SciTaT's CoT `process_output_to_answer`: `extract_answer_items`, then `<a> <b>` in an item becomes `a,b`."""
-    items = []
-    for item in extract_answer_items(text):
-        groups = ANGLE_GROUP_PATTERN.findall(item)
-        items.append(",".join(groups) if groups else item)
-    return items
+    """SciTaT's CoT `process_output_to_answer` (`curation.toolkit.extraction`), an empty answer one empty item."""
+    return extraction_official_items(text) or [""]
 
 
 def prediction_items(prediction: Any, mode: Mode = "fixed") -> list[Any]:
