@@ -43,8 +43,9 @@ def prediction_records(run: ScoringRun) -> list[dict[str, Any]]:
     return records
 
 
-def run_results_compute(*, run: ScoringRun) -> dict[str, Any]:
-    """Aggregate the predictions into the run's results (bootstrap CIs, breakdowns, tool and token figures)."""
+def run_results(run: ScoringRun) -> dict[str, Any]:
+    """The run's results, aggregated from its predictions (bootstrap CIs, breakdowns, tool and token figures); the
+    run stores them in the same step that finishes it (`run_finish_if_done`)."""
     records = prediction_records(run)
     summary = result_metrics.run_summary(records)
     summary["setting"] = run.setting
@@ -60,8 +61,6 @@ def run_results_compute(*, run: ScoringRun) -> dict[str, Any]:
         scorer = bertscorer_load(run.options.get("bertscore", "minilm"))
         scorer_info = scorer.info() if scorer is not None else None
     summary["bertscore_info"] = scorer_info
-    ScoringRun.objects.filter(pk=run.pk).update(results=summary, results_computed_at=timezone.now())
-    run.results = summary
     return summary
 
 

@@ -12,7 +12,7 @@ from django.utils import timezone
 from curation.jobs import job_enqueue
 from curation.webhooks.services import webhook_emit
 from scoring.runs.models import Prediction, RunChunk, ScoringRun
-from scoring.runs.progress import prediction_counts, run_results_compute
+from scoring.runs.progress import prediction_counts, run_results
 
 Status = ScoringRun.Status
 logger = logging.getLogger(__name__)
@@ -64,7 +64,7 @@ def chunks_enqueue(run: ScoringRun, chunk_ids: list[int]) -> None:
 
 
 def run_finish_if_done(*, run_id: int) -> bool:
-    """Running → finished once every chunk is done (exactly one caller wins), then compute the results. Finished
+    """Running → finished, with its results, once every chunk is done (exactly one caller wins). Finished
     is `completed` when at least one item was answered, `failed` (with the first item's error) when every one
     failed — the endpoint never answered, the sandbox refused every program; "retry failed" redoes either."""
     if RunChunk.objects.filter(run_id=run_id).exclude(status=RunChunk.Status.DONE).exists():
@@ -82,7 +82,7 @@ def run_finish_if_done(*, run_id: int) -> bool:
         first = Prediction.objects.filter(run_id=run_id).order_by("position").values_list("error", flat=True).first()
         target = Status.FAILED
         why = {"error": f"Every one of the {counts['done']} items failed; the first: {first or 'no reason given'}"}
-    if not run_transition(run, (Status.RUNNING,), target, finished_at=timezone.now(), **why):
-        return False
-    run_results_compute(run=run)
-    return True
+    # The results are written in the same update that finishes the run: whoever sees it finished reads them.
+    now = timezone.now()
+    finished = {"finished_at": now, "results": run_results(run), "results_computed_at": now, **why}
+    return run_transition(run, (Status.RUNNING,), target, **finished)

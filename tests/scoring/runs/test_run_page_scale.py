@@ -79,6 +79,18 @@ def test_stored_counts_are_the_recounted_ones_once_the_run_finishes(project, per
     assert run_counts(run) == {"done": 30, "failed": 4, "wrong": 12}
 
 
+def test_a_run_is_finished_and_given_its_results_in_one_update(project, personas):
+    """Nobody who sees the run finished reads it without results (an API client polling for `completed`, a test
+    that stops its worker once it sees the status)."""
+    with CaptureQueriesContext(connection) as queries:
+        run = finished_run(project, 9, label="one-step")
+    finishing = [
+        q["sql"] for q in queries.captured_queries if q["sql"].startswith("UPDATE") and "'completed'" in q["sql"]
+    ]
+    assert len(finishing) == 1 and '"results"' in finishing[0] and '"results_computed_at"' in finishing[0]
+    assert run.finished_at == run.results_computed_at and run.results["count"] == 9
+
+
 def test_a_retry_stores_the_counts_again(project, personas):
     run = finished_run(project, 30, label="retry", method=ScoringRun.Method.UPLOAD)
     assert run.results["failed"] == 4 and run.results["correct"] == 18
