@@ -10,35 +10,27 @@ from django.db.models import Count, Min, OuterRef, Prefetch, Q, Subquery, prefet
 
 from annotate.diffing import answer_text, word_diff
 from annotate.work.workspace import (
+    held,
     marked_tables,
     submission_problems,
     suggested_answer_kind,
 )
 from curation.answer_types import ANSWER_TYPE_LABELS, SCALE_FORM_CHOICES, scale_for_form
-from curation.errors import InvalidInput, NotFound, NotPermitted
+from curation.errors import InvalidInput
 from curation.models import Context, Instance, Paragraph, Project, ReasoningType, Table
 from curation.states import Status
 from curation.toolkit.answer_form import answer_form
 
 
-def _held(instance: Instance | None, *, user: AbstractBaseUser, instance_id: int) -> Instance:
-    """`instance` if `user` holds it in refinement; others get NotFound/NotPermitted."""
-    if instance is None or instance.author_id != user.pk:
-        raise NotFound(f"No instance {instance_id} in your work.")
-    if instance.status != Status.IN_REFINEMENT:
-        raise NotPermitted(f"This instance is {instance.get_status_display().lower()}: it is not in your hands now.")
-    return instance
-
-
 def held_instance(*, user: AbstractBaseUser, instance_id: int) -> Instance:
-    """The instance if `user` holds it in refinement; others get NotFound/NotPermitted."""
+    """The instance, with what the pages read of it, if `user` holds it in refinement (`held`)."""
     instance = (
         Instance.objects.visible_to(user)
         .select_related("project", "context", "context__paper", "context__paragraph", "reasoning_type")
         .filter(pk=instance_id)
         .first()
     )
-    return _held(instance, user=user, instance_id=instance_id)
+    return held(instance, user=user, instance_id=instance_id)
 
 
 def draft_diffs(instance: Instance) -> dict[str, list[tuple[str, str]]]:
@@ -150,7 +142,7 @@ def workspace_read(*, user: AbstractBaseUser, instance_id: int, whole_paper: boo
         count = Paragraph.objects.filter(paper_id=OuterRef("context__paper_id")).order_by().values("paper_id")
         instances = instances.annotate(paper_paragraphs=Subquery(count.annotate(n=Count("pk")).values("n")))
     # One row by its key: no ordering (the default one joins the project to sort by its name).
-    instance = _held(instances.filter(pk=instance_id).order_by().first(), user=user, instance_id=instance_id)
+    instance = held(instances.filter(pk=instance_id).order_by().first(), user=user, instance_id=instance_id)
     _name_people(instance, user)
     context = instance.context
     own_only = not whole_paper and context is not None and context.kind == Context.Kind.SHORT

@@ -125,23 +125,23 @@ def _unanswerable_problems(instance: Instance, marked: dict[str, set[int]]) -> l
 NOT_HELD = "You do not hold this instance any more; take the next one from your queue."
 
 
-def instance_held(instance_id: int, user: AbstractBaseUser) -> Instance:
-    """The instance `user` holds in refinement (the rule of every write from the workspace: autosave, submit,
-    ping); someone who once took it but holds it no more is told so (NotPermitted, NOT_HELD), anyone else NotFound."""
-    # Another project's instance and a missing id answer alike (404), before its state is looked at.
-    instance = Instance.objects.visible_to(user).filter(pk=instance_id).first()
-    if instance is None:
-        # Whoever once took it knows it exists: a save that lands just after the lease was reaped is told so.
-        # (An id past the 64-bit range was never anyone's: SQLite would overflow on it rather than find nothing.)
-        if (
-            instance_id <= DATABASE_ID_MAX
-            and TransitionEvent.objects.filter(instance_id=instance_id, actor_id=user.pk).exists()
-        ):
-            raise NotPermitted(NOT_HELD)
-        raise NotFound(f"Instance {instance_id} does not exist.")
-    if instance.status != Status.IN_REFINEMENT or instance.author_id != user.pk:
+def held(instance: Instance | None, *, user: AbstractBaseUser, instance_id: int) -> Instance:
+    """`instance` (row `instance_id` as `user` may see it, or None) if `user` holds it in refinement: the one rule of
+    every read and write of the workspace. Whoever once took it but holds it no more (reaped, submitted, skipped) is
+    told so (NotPermitted, NOT_HELD); anyone else, staff included, finds nothing of theirs (NotFound), as for an id
+    that does not exist."""
+    if instance is not None and instance.author_id == user.pk and instance.status == Status.IN_REFINEMENT:
+        return instance
+    # (An id past the 64-bit range was never anyone's: SQLite would overflow on it rather than find nothing.)
+    took_it = TransitionEvent.objects.filter(instance_id=instance_id, actor_id=user.pk, to_status=Status.IN_REFINEMENT)
+    if instance_id <= DATABASE_ID_MAX and took_it.exists():
         raise NotPermitted(NOT_HELD)
-    return instance
+    raise NotFound(f"No instance {instance_id} in your work.")
+
+
+def instance_held(instance_id: int, user: AbstractBaseUser) -> Instance:
+    """The instance `user` holds in refinement (`held`), for the writes: autosave, submit, skip, ping."""
+    return held(Instance.objects.visible_to(user).filter(pk=instance_id).first(), user=user, instance_id=instance_id)
 
 
 @transaction.atomic

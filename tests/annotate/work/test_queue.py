@@ -12,6 +12,7 @@ from django.utils import timezone
 from annotate.work.leases import leases_reap
 from annotate.work.models import WorkTime
 from annotate.work.queue import lease_deadline, queue_claim
+from annotate.work.selectors import workspace_read
 from annotate.work.workspace import (
     submission_problems,
     work_ping,
@@ -230,16 +231,19 @@ def test_a_stale_autosave_is_a_conflict(personas, project, drafts):
 
 def test_someone_else_cannot_autosave_or_submit(personas, project, drafts):
     instance = queue_next(project=project, user=personas["annotator"])
-    # Another annotator may not even see the instance (404, like a missing id); the verifier sees it (403).
-    for person, refusal in (("annotator2", NotFound), ("verifier", NotPermitted)):
-        with pytest.raises(refusal):
+    # Neither another annotator (who may not see the instance) nor the verifier (who may) has it in their work: both
+    # are told so as for a missing id (404), whether they write or read (`held`, the one rule).
+    for person in ("annotator2", "verifier"):
+        with pytest.raises(NotFound, match="in your work"):
+            workspace_read(user=personas[person], instance_id=instance.pk, whole_paper=False)
+        with pytest.raises(NotFound):
             workspace_autosave(
                 instance_id=instance.pk,
                 user=personas[person],
                 expected_version=instance.version,
                 fields={"question": "x"},
             )
-        with pytest.raises(refusal):
+        with pytest.raises(NotFound):
             workspace_submit(instance_id=instance.pk, user=personas[person], expected_version=instance.version)
 
 
@@ -265,6 +269,12 @@ def test_an_autosave_after_the_lease_was_reaped_says_the_instance_is_no_longer_h
         workspace_autosave(
             instance_id=instance.pk, user=user, expected_version=instance.version, fields={"question": "Late?"}
         )
+    # Reopening the workspace says the same, whether the instance waits in the queue or someone else took it since.
+    with pytest.raises(NotPermitted, match="do not hold this instance any more"):
+        workspace_read(user=user, instance_id=instance.pk, whole_paper=False)
+    Instance.objects.filter(pk=instance.pk).update(status=Status.IN_REFINEMENT, author=personas["annotator2"])
+    with pytest.raises(NotPermitted, match="do not hold this instance any more"):
+        workspace_read(user=user, instance_id=instance.pk, whole_paper=False)
     with pytest.raises(NotFound):  # an outsider still learns nothing, not even that the id exists
         workspace_autosave(
             instance_id=instance.pk, user=personas["outsider"], expected_version=instance.version, fields={}

@@ -36,12 +36,13 @@ def endpoint(name: str, held, project):
 MATRIX = {
     "queue": (200, 200, 200, 200, 404, 401),
     "next": (200, 200, 403, 403, 404, 401),
+    # One rule for the workspace's read and writes (`held`): whoever does not hold the instance and never took it,
+    # staff who may see it included, finds nothing of theirs (404, as for a missing id).
     "workspace": (200, 404, 404, 404, 404, 401),
-    # Whoever may not see the instance (another annotator, an outsider) gets 404, as for a missing id.
-    "autosave": (200, 404, 403, 403, 404, 401),
-    "submit": (400, 404, 403, 403, 404, 401),  # the holder is told what is missing
-    "skip": (200, 404, 403, 403, 404, 401),
-    "ping": (200, 404, 403, 403, 404, 401),  # the autosave's rule: staff who see it are told they do not hold it
+    "autosave": (200, 404, 404, 404, 404, 401),
+    "submit": (400, 404, 404, 404, 404, 401),  # the holder is told what is missing
+    "skip": (200, 404, 404, 404, 404, 401),
+    "ping": (200, 404, 404, 404, 404, 401),
 }
 
 
