@@ -13,6 +13,7 @@ from curation.toolkit.numbers import clean_cell, format_number, parse_number, pa
 from curation.toolkit.tools import Program, ToolBox, ToolError
 
 HeaderPhrases = Callable[[str], Sequence[str]]
+SlotGenerator = Callable[["_TableView"], list[dict[str, Any]]]
 
 # Rows that summarise other rows would be counted twice by column-wide aggregates.
 _SUMMARY_ROW = re.compile(r"\b(total|sum|average|avg|mean|overall|all|median)\b", re.IGNORECASE)
@@ -34,7 +35,7 @@ class QuestionTemplate:
     template_id: str
     subtype: str
     phrasings: tuple[str, ...]
-    slots: Callable[[_TableView], list[dict[str, Any]]]
+    slots: SlotGenerator
     solve: Callable[[Program, dict[str, Any]], list[str]]
 
 
@@ -173,10 +174,6 @@ def _row_pairs(view: _TableView) -> list[dict[str, Any]]:
     ]
 
 
-def _row_pairs_with_direction(view: _TableView) -> list[dict[str, Any]]:
-    return [{**pair, "direction": direction} for pair in _row_pairs(view) for direction in ("higher", "lower")]
-
-
 def _column_pairs(view: _TableView) -> list[dict[str, Any]]:
     return [
         {"row": row, "column_a": first, "column_b": second}
@@ -191,26 +188,14 @@ def _column_pair_only(view: _TableView) -> list[dict[str, Any]]:
     return [{"column_a": first, "column_b": second} for first, second in _comparable_columns(view.numeric_columns)]
 
 
-def _whole_columns(view: _TableView) -> list[dict[str, Any]]:
-    if len(view.plain_rows) < 3 or view.has_summary_row():
-        return []
-    return [{"column": column} for column in view.numeric_columns]
-
-
-def _columns_with_direction(view: _TableView) -> list[dict[str, Any]]:
-    if len(view.plain_rows) < 3:
-        return []
-    return [{"column": column, "direction": way} for column in view.numeric_columns for way in ("highest", "lowest")]
+def _columns(view: _TableView) -> list[dict[str, Any]]:
+    return [] if len(view.plain_rows) < 3 else [{"column": column} for column in view.numeric_columns]
 
 
 def _row_in_column(view: _TableView) -> list[dict[str, Any]]:
     if len(view.plain_rows) < 3:
         return []
     return [{"column": column, "row": row} for column in view.numeric_columns for row in view.plain_rows]
-
-
-def _row_in_column_with_direction(view: _TableView) -> list[dict[str, Any]]:
-    return [{**slots, "direction": way} for slots in _row_in_column(view) for way in ("higher", "lower")]
 
 
 def _subsets(view: _TableView) -> list[dict[str, Any]]:
@@ -238,6 +223,19 @@ def _table_lookups(view: _TableView) -> list[dict[str, Any]]:
     if view.is_only_table:
         return []
     return [{"row": row, "column": column} for row in view.rows for column in view.numeric_columns]
+
+
+def _directions(generator: SlotGenerator, *ways: str) -> SlotGenerator:
+    """`generator`'s slots once per direction word ("higher", "lower")."""
+    return lambda view: [{**slots, "direction": way} for slots in generator(view) for way in ways]
+
+
+def _without_summary(generator: SlotGenerator) -> SlotGenerator:
+    """`generator`'s slots, or none when a total/average row would distort the column-wide computation."""
+    return lambda view: [] if view.has_summary_row() else generator(view)
+
+
+_whole_columns = _without_summary(_columns)
 
 
 # Solvers ---------------------------------------------------------------------------------------------
@@ -401,218 +399,128 @@ def _solve_table_lookup(program: Program, slots: dict[str, Any]) -> list[str]:
     return [slots["name"]]  # what the paper calls it ("Table 2"), as a person answers "which table"
 
 
-TEMPLATES: tuple[QuestionTemplate, ...] = (
-    QuestionTemplate(
-        "cell_difference",
-        "arithmetic_calculation",
-        (
-            "How much higher is the {column} of {row_a} than that of {row_b}{where}?",
-            "What is the difference in {column} between {row_a} and {row_b}{where}?",
-            "By how much does {row_a} exceed {row_b} in {column}{where}?",
-        ),
-        _row_pairs,
-        _solve_difference,
+# Each template's wordings: two to four, chosen at random per question.
+_PHRASINGS: dict[str, tuple[str, ...]] = {
+    "cell_difference": (
+        "How much higher is the {column} of {row_a} than that of {row_b}{where}?",
+        "What is the difference in {column} between {row_a} and {row_b}{where}?",
+        "By how much does {row_a} exceed {row_b} in {column}{where}?",
     ),
-    QuestionTemplate(
-        "cell_ratio",
-        "arithmetic_calculation",
-        (
-            "What is the ratio of the {column} of {row_a} to that of {row_b}{where}?",
-            "The {column} of {row_a} is how many times that of {row_b}{where}?",
-            "Divide the {column} of {row_a} by that of {row_b}{where}: what do you get?",
-        ),
-        _row_pairs,
-        _solve_ratio,
+    "cell_ratio": (
+        "What is the ratio of the {column} of {row_a} to that of {row_b}{where}?",
+        "The {column} of {row_a} is how many times that of {row_b}{where}?",
+        "Divide the {column} of {row_a} by that of {row_b}{where}: what do you get?",
     ),
-    QuestionTemplate(
-        "pair_sum",
-        "arithmetic_calculation",
-        (
-            "What is the combined {column} of {row_a} and {row_b}{where}?",
-            "What do the {column} values of {row_a} and {row_b} add up to{where}?",
-        ),
-        _row_pairs,
-        _solve_pair_sum,
+    "pair_sum": (
+        "What is the combined {column} of {row_a} and {row_b}{where}?",
+        "What do the {column} values of {row_a} and {row_b} add up to{where}?",
     ),
-    QuestionTemplate(
-        "change_between_columns",
-        "arithmetic_calculation",
-        (
-            "What is the change in {row} from {column_a} to {column_b}{where}?",
-            "By how much did {row} change between {column_a} and {column_b}{where}?",
-            "How much does the value of {row} move from {column_a} to {column_b}{where}?",
-        ),
-        _column_pairs,
-        _solve_change,
+    "change_between_columns": (
+        "What is the change in {row} from {column_a} to {column_b}{where}?",
+        "By how much did {row} change between {column_a} and {column_b}{where}?",
+        "How much does the value of {row} move from {column_a} to {column_b}{where}?",
     ),
-    QuestionTemplate(
-        "percentage_change",
-        "arithmetic_calculation",
-        (
-            "What is the percentage change in {row} from {column_a} to {column_b}{where}?",
-            "By what percentage did {row} change between {column_a} and {column_b}{where}?",
-        ),
-        _column_pairs,
-        _solve_percentage_change,
+    "percentage_change": (
+        "What is the percentage change in {row} from {column_a} to {column_b}{where}?",
+        "By what percentage did {row} change between {column_a} and {column_b}{where}?",
     ),
-    QuestionTemplate(
-        "proportion_of_total",
-        "arithmetic_calculation",
-        (
-            "What proportion of the total {column} across all {entities}{where} does {row} account for?",
-            "What share of the summed {column} of all {entities}{where} comes from {row}?",
-            "What percentage of the total {column}{where} is contributed by {row}?",
-        ),
-        lambda view: [] if view.has_summary_row() else _row_in_column(view),
-        _solve_proportion,
+    "proportion_of_total": (
+        "What proportion of the total {column} across all {entities}{where} does {row} account for?",
+        "What share of the summed {column} of all {entities}{where} comes from {row}?",
+        "What percentage of the total {column}{where} is contributed by {row}?",
     ),
-    QuestionTemplate(
-        "compare_two_rows",
-        "comparison",
-        (
-            "Which has a {direction} {column}{where}: {row_a} or {row_b}?",
-            "Between {row_a} and {row_b}, which one has the {direction} {column}{where}?",
-            "Does {row_a} or {row_b} report a {direction} {column}{where}?",
-        ),
-        _row_pairs_with_direction,
-        _solve_compare,
+    "compare_two_rows": (
+        "Which has a {direction} {column}{where}: {row_a} or {row_b}?",
+        "Between {row_a} and {row_b}, which one has the {direction} {column}{where}?",
+        "Does {row_a} or {row_b} report a {direction} {column}{where}?",
     ),
-    QuestionTemplate(
-        "largest_increase",
-        "comparison",
-        (
-            "Which {entity} had the largest increase from {column_a} to {column_b}{where}?",
-            "From {column_a} to {column_b}, which {entity} grew the most{where}?",
-            "Which {entity} shows the biggest gain between {column_a} and {column_b}{where}?",
-        ),
-        _column_pair_only,
-        _solve_largest_increase,
+    "largest_increase": (
+        "Which {entity} had the largest increase from {column_a} to {column_b}{where}?",
+        "From {column_a} to {column_b}, which {entity} grew the most{where}?",
+        "Which {entity} shows the biggest gain between {column_a} and {column_b}{where}?",
     ),
-    QuestionTemplate(
-        "extreme_row",
-        "comparison",
-        (
-            "Which {entity} has the {direction} {column}{where}?",
-            "Which {entity} reports the {direction} {column}{where}?",
-            "Among all {entities}{where}, which one has the {direction} {column}?",
-        ),
-        _columns_with_direction,
-        _solve_extreme_row,
+    "extreme_row": (
+        "Which {entity} has the {direction} {column}{where}?",
+        "Which {entity} reports the {direction} {column}{where}?",
+        "Among all {entities}{where}, which one has the {direction} {column}?",
     ),
-    QuestionTemplate(
-        "extreme_value",
-        "aggregation",
-        (
-            "What is the {direction} {column} reported for any {entity}{where}?",
-            "What is the {direction} value of {column} across all {entities}{where}?",
-        ),
-        _columns_with_direction,
-        _column_aggregate("extreme"),
+    "extreme_value": (
+        "What is the {direction} {column} reported for any {entity}{where}?",
+        "What is the {direction} value of {column} across all {entities}{where}?",
     ),
-    QuestionTemplate(
-        "column_sum",
-        "aggregation",
-        (
-            "What is the total {column} across all {entities}{where}?",
-            "What is the sum of {column} over every {entity}{where}?",
-        ),
-        _whole_columns,
-        _column_aggregate("sum"),
+    "column_sum": (
+        "What is the total {column} across all {entities}{where}?",
+        "What is the sum of {column} over every {entity}{where}?",
     ),
-    QuestionTemplate(
-        "column_mean",
-        "aggregation",
-        (
-            "What is the average {column} across all {entities}{where}?",
-            "What is the mean {column} of the {entities}{where}?",
-            "On average, what {column} do the {entities}{where} reach?",
-        ),
-        _whole_columns,
-        _column_aggregate("mean"),
+    "column_mean": (
+        "What is the average {column} across all {entities}{where}?",
+        "What is the mean {column} of the {entities}{where}?",
+        "On average, what {column} do the {entities}{where} reach?",
     ),
-    QuestionTemplate(
-        "subset_mean",
-        "aggregation",
-        (
-            "What is the average {column} of {subset_text}{where}?",
-            "What is the mean {column} over {subset_text}{where}?",
-        ),
-        _subsets,
-        _solve_subset_mean,
+    "subset_mean": (
+        "What is the average {column} of {subset_text}{where}?",
+        "What is the mean {column} over {subset_text}{where}?",
     ),
-    QuestionTemplate(
-        "rank_position",
-        "ranking",
-        (
-            "Where does {row} rank by {column}{where}, counting from the highest?",
-            "What position does {row} take when the {entities}{where} are sorted by {column} from highest to lowest?",
-            "Ranked by {column} in descending order, what is the rank of {row}{where}?",
-        ),
-        _row_in_column,
-        _solve_rank,
+    "rank_position": (
+        "Where does {row} rank by {column}{where}, counting from the highest?",
+        "What position does {row} take when the {entities}{where} are sorted by {column} from highest to lowest?",
+        "Ranked by {column} in descending order, what is the rank of {row}{where}?",
     ),
-    QuestionTemplate(
-        "top_k",
-        "ranking",
-        (
-            "Which {k} {entities} have the highest {column}{where}, from highest to lowest?",
-            "List the top {k} {entities} by {column}{where}, in descending order.",
-        ),
-        _top_k,
-        _solve_top_k,
+    "top_k": (
+        "Which {k} {entities} have the highest {column}{where}, from highest to lowest?",
+        "List the top {k} {entities} by {column}{where}, in descending order.",
     ),
-    QuestionTemplate(
-        "count_beyond_row",
-        "counting",
-        (
-            "How many {entities}{where} have a {direction} {column} than {row}?",
-            "How many {entities}{where} report a {column} {direction} than that of {row}?",
-            "Count the {entities}{where} whose {column} is {direction} than {row}'s.",
-        ),
-        _row_in_column_with_direction,
-        _solve_count,
+    "count_beyond_row": (
+        "How many {entities}{where} have a {direction} {column} than {row}?",
+        "How many {entities}{where} report a {column} {direction} than that of {row}?",
+        "Count the {entities}{where} whose {column} is {direction} than {row}'s.",
     ),
-    QuestionTemplate(
-        "above_mean",
-        "comparison",
-        (
-            "Is the {column} of {row} above the average {column} of all {entities}{where}?",
-            "Does {row} report a {column} higher than the mean across the {entities}{where}?",
-        ),
-        lambda view: [] if view.has_summary_row() else _row_in_column(view),
-        _solve_above_mean,
+    "above_mean": (
+        "Is the {column} of {row} above the average {column} of all {entities}{where}?",
+        "Does {row} report a {column} higher than the mean across the {entities}{where}?",
     ),
-    QuestionTemplate(
-        "rows_above_mean",
-        "aggregation",
-        (
-            "Which {entities}{where} are above the average {column} of all {entities}?",
-            "List the {entities}{where} whose {column} is higher than the mean {column}.",
-        ),
-        _whole_columns,
-        _solve_rows_above_mean,
+    "rows_above_mean": (
+        "Which {entities}{where} are above the average {column} of all {entities}?",
+        "List the {entities}{where} whose {column} is higher than the mean {column}.",
     ),
-    QuestionTemplate(
-        "span_lookup",
-        "span_lookup",
-        (
-            "What is the {column} of {row}{where}?",
-            "What {column} is reported for {row}{where}?",
-            "Which value does the table give for the {column} of {row}{where}?",
-        ),
-        _any_cells,
-        _solve_span,
+    "span_lookup": (
+        "What is the {column} of {row}{where}?",
+        "What {column} is reported for {row}{where}?",
+        "Which value does the table give for the {column} of {row}{where}?",
     ),
-    QuestionTemplate(
-        "table_lookup",
-        "table_lookup",
-        (
-            "Which table reports the {column} of {row}?",
-            "In which table can the {column} of {row} be found?",
-        ),
-        _table_lookups,
-        _solve_table_lookup,
+    "table_lookup": (
+        "Which table reports the {column} of {row}?",
+        "In which table can the {column} of {row} be found?",
     ),
+}
+
+# Each template's reasoning subtype, the generator of its candidate slots over a table, and the solver whose tool
+# program answers it; the order is the drafting order.
+_DECLARATIONS = {
+    "cell_difference": ("arithmetic_calculation", _row_pairs, _solve_difference),
+    "cell_ratio": ("arithmetic_calculation", _row_pairs, _solve_ratio),
+    "pair_sum": ("arithmetic_calculation", _row_pairs, _solve_pair_sum),
+    "change_between_columns": ("arithmetic_calculation", _column_pairs, _solve_change),
+    "percentage_change": ("arithmetic_calculation", _column_pairs, _solve_percentage_change),
+    "proportion_of_total": ("arithmetic_calculation", _without_summary(_row_in_column), _solve_proportion),
+    "compare_two_rows": ("comparison", _directions(_row_pairs, "higher", "lower"), _solve_compare),
+    "largest_increase": ("comparison", _column_pair_only, _solve_largest_increase),
+    "extreme_row": ("comparison", _directions(_columns, "highest", "lowest"), _solve_extreme_row),
+    "extreme_value": ("aggregation", _directions(_columns, "highest", "lowest"), _column_aggregate("extreme")),
+    "column_sum": ("aggregation", _whole_columns, _column_aggregate("sum")),
+    "column_mean": ("aggregation", _whole_columns, _column_aggregate("mean")),
+    "subset_mean": ("aggregation", _subsets, _solve_subset_mean),
+    "rank_position": ("ranking", _row_in_column, _solve_rank),
+    "top_k": ("ranking", _top_k, _solve_top_k),
+    "count_beyond_row": ("counting", _directions(_row_in_column, "higher", "lower"), _solve_count),
+    "above_mean": ("comparison", _without_summary(_row_in_column), _solve_above_mean),
+    "rows_above_mean": ("aggregation", _whole_columns, _solve_rows_above_mean),
+    "span_lookup": ("span_lookup", _any_cells, _solve_span),
+    "table_lookup": ("table_lookup", _table_lookups, _solve_table_lookup),
+}
+TEMPLATES: tuple[QuestionTemplate, ...] = tuple(
+    QuestionTemplate(template_id, subtype, _PHRASINGS[template_id], slots, solve)
+    for template_id, (subtype, slots, solve) in _DECLARATIONS.items()
 )
 
 
@@ -720,10 +628,8 @@ def _step(
         return _ending(f"{view.name} gives {given} under {arguments['column']}")
     if tool == "subtract":
         return f"{number(arguments['a'])} minus {number(arguments['b'])} is {number(result)}."
-    if tool in ("add", "sum"):
-        return f"Their sum is {number(result)}."
-    if tool == "mean":
-        return f"Their mean is {number(result)}."
+    if tool in ("add", "sum", "mean"):
+        return f"Their {'mean' if tool == 'mean' else 'sum'} is {number(result)}."
     if tool == "divide":
         quotient = _precise(result)
         return f"{number(arguments['a'])} divided by {number(arguments['b'])} is {quotient}."
@@ -800,10 +706,7 @@ def draft_template_questions(
         if chosen is not None and template.template_id not in chosen:
             continue
         rng = random.Random(f"{seed}:{template.template_id}")
-        candidates = []
-        for view in views:
-            for slots in template.slots(view):
-                candidates.append((view, slots))
+        candidates = [(view, slots) for view in views for slots in template.slots(view)]
         rng.shuffle(candidates)
         answerable: list[dict[str, Any]] = []
         unanswerable: list[dict[str, Any]] = []
@@ -874,9 +777,7 @@ def _instantiate(
         "where": view.where,
         "entity": view.entity,
         "entities": view.entities,
-        "row": without_citations(slots.get("row", "")),
-        "row_a": without_citations(slots.get("row_a", "")),
-        "row_b": without_citations(slots.get("row_b", "")),
+        **{key: without_citations(slots.get(key, "")) for key in ("row", "row_a", "row_b")},
         "direction": slots.get("direction", ""),
         "k": slots.get("k", ""),
         "subset_text": _join([without_citations(row) for row in slots["subset"]]) if "subset" in slots else "",
