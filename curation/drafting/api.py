@@ -126,7 +126,7 @@ class EndpointTestApi(APIView):
     def post(self, request: Request, pk: int) -> Response:
         endpoint = endpoint_services.endpoint_get(user=request.user, endpoint_id=pk)
         result = endpoint_services.endpoint_test(endpoint=endpoint, actor=request.user)
-        return Response(EndpointTestOutputSerializer(result.as_dict()).data)
+        return Response(EndpointTestOutputSerializer(result).data)
 
 
 # Plain strings rather than choice fields: the schema's enum names for "kind" and "status" are taken by other apps.

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import re
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
@@ -30,17 +30,9 @@ from curation.states import Role
 from curation.visibility import is_operator
 
 EDITABLE_FIELDS = (
-    "name",
-    "base_url",
-    "model",
-    "api_key_env",
-    "timeout_s",
-    "max_attempts",
-    "concurrency_limit",
-    "requests_per_minute",
-    "generation_params",
-    "supports_tools",
-)
+    "name", "base_url", "model", "api_key_env", "timeout_s", "max_attempts", "concurrency_limit", "requests_per_minute",
+    "generation_params", "supports_tools",
+)  # fmt: skip
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
@@ -176,17 +168,13 @@ class EndpointTestResult:
     is_ok: bool
     kind: str
     message: str
-    status: int | None
-    latency_s: float
-    reply: str
     model: str
-    attempts: int
     key_status: str
     limit_is_shared: bool
-
-    def as_dict(self) -> dict[str, Any]:
-        """JSON-ready form."""
-        return asdict(self)
+    status: int | None = None
+    latency_s: float = 0.0
+    reply: str = ""
+    attempts: int = 0
 
 
 def endpoint_test(*, endpoint: ModelEndpoint, actor: AbstractBaseUser) -> EndpointTestResult:
@@ -198,7 +186,7 @@ def endpoint_test(*, endpoint: ModelEndpoint, actor: AbstractBaseUser) -> Endpoi
     try:
         client = client_for(endpoint)
     except EndpointConfigError as error:
-        return EndpointTestResult(False, "config", str(error), None, 0.0, "", endpoint.model, 0, **common)
+        return EndpointTestResult(False, "config", str(error), endpoint.model, **common)
     try:
         # A seed-free, non-zero temperature keeps the test out of the response cache.
         result = client.chat(
@@ -206,26 +194,24 @@ def endpoint_test(*, endpoint: ModelEndpoint, actor: AbstractBaseUser) -> Endpoi
         )
     except EndpointError as error:
         kind, message = describe_endpoint_error(error, base_url=endpoint.base_url)
-        last = error.attempts[-1] if error.attempts else None
         return EndpointTestResult(
             False,
             kind,
             message,
-            last.status if last else None,
-            round(time.monotonic() - started, 3),
-            "",
             endpoint.model,
-            len(error.attempts),
             **common,
+            status=error.attempts[-1].status if error.attempts else None,
+            latency_s=round(time.monotonic() - started, 3),
+            attempts=len(error.attempts),
         )
     return EndpointTestResult(
         True,
         "ok",
         "The endpoint answered.",
-        result.attempts[-1].status if result.attempts else 200,
-        round(result.latency_s, 3),
-        result.text[:500],
         str(result.raw.get("model") or endpoint.model),
-        len(result.attempts),
         **common,
+        status=result.attempts[-1].status if result.attempts else 200,
+        latency_s=round(result.latency_s, 3),
+        reply=result.text[:500],
+        attempts=len(result.attempts),
     )
