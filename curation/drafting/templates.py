@@ -6,6 +6,7 @@ import random
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import combinations
 from typing import Any
 
 from curation.drafting.self_check import draft_problem
@@ -98,16 +99,13 @@ def _is_header_name(column: str) -> bool:
 
 def _comparable_columns(columns: Sequence[str]) -> list[tuple[str, str]]:
     """Column pairs that measure the same thing at two points (2019/2020, Epoch 1/Epoch 5)."""
-    pairs = []
-    for first_index, first in enumerate(columns):
-        for second in columns[first_index + 1 :]:
-            if (
-                re.search(r"\d", first)
-                and re.search(r"\d", second)
-                and re.sub(r"[\d.,]+", "#", first).strip() == re.sub(r"[\d.,]+", "#", second).strip()
-            ):
-                pairs.append((first, second))
-    return pairs
+
+    def pattern(column: str) -> str:
+        """The column's name with its numbers as "#" ("Epoch #"); empty for a name without digits."""
+        return re.sub(r"[\d.,]+", "#", column).strip() if re.search(r"\d", column) else ""
+
+    pairs = combinations(columns, 2)
+    return [(first, second) for first, second in pairs if pattern(first) and pattern(first) == pattern(second)]
 
 
 # Program helpers ---------------------------------------------------------------------------------
@@ -537,9 +535,7 @@ def _as_written(value: Any, slots: Mapping[str, Any], *, same_unit: bool = True)
         return str(value)
     text = _same_unit(value, slots) if same_unit else _fmt(value)
     if "grouped" in slots["written"] and "e" not in text:
-        sign, digits = ("-", text[1:]) if text.startswith("-") else ("", text)
-        whole, _, rest = digits.partition(".")
-        text = sign + f"{int(whole):,}" + (f".{rest}" if rest else "")
+        text = re.sub(r"\d+", lambda whole: f"{int(whole.group()):,}", text, count=1)
     return text
 
 
@@ -586,12 +582,8 @@ def _rationale(program: Program, view: _TableView, slots: Mapping[str, Any], ans
     flush()
     sentences = [sentence for sentence in sentences if sentence]
     stated = _join(list(answer))
-    said = (
-        re.search(rf"(?<!\w){re.escape(stated.replace(',', ''))}(?!\w)", sentences[-1].replace(",", ""))
-        if sentences
-        else None
-    )
-    if sentences and stated and not said:
+    last = sentences[-1].replace(",", "") if sentences else ""
+    if sentences and stated and not re.search(rf"(?<!\w){re.escape(stated.replace(',', ''))}(?!\w)", last):
         sentences.append(f"So the answer is {stated}.")
     return " ".join(sentences)
 
@@ -623,8 +615,7 @@ def _step(
     number: Callable[[Any], str],
 ) -> str:
     if tool == "get_column":
-        used = [row for row in slots["rows"] if row in result]
-        given = _join([f"{clean_cell(result[row])} for {row}" for row in used])
+        given = _join([f"{clean_cell(result[row])} for {row}" for row in slots["rows"] if row in result])
         return _ending(f"{view.name} gives {given} under {arguments['column']}")
     if tool == "subtract":
         return f"{number(arguments['a'])} minus {number(arguments['b'])} is {number(result)}."
