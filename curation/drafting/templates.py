@@ -11,7 +11,7 @@ from typing import Any
 
 from curation.drafting.self_check import draft_problem
 from curation.toolkit.numbers import clean_cell, format_number, parse_number, parse_numeric, without_citations
-from curation.toolkit.tools import Program, ToolBox, ToolError
+from curation.toolkit.tools import Program, ToolBox, ToolError, ToolOutcome
 
 HeaderPhrases = Callable[[str], Sequence[str]]
 SlotGenerator = Callable[["_TableView"], list[dict[str, Any]]]
@@ -578,7 +578,7 @@ def _rationale(program: Program, view: _TableView, slots: Mapping[str, Any], ans
         flush()
         if tool == "get_column":
             _remember(read, list(result.values()))
-        sentences.append(_step(tool, arguments, result, view, slots, number))
+        sentences.append(_step(outcome, view, slots, number))
     flush()
     sentences = [sentence for sentence in sentences if sentence]
     stated = _join(list(answer))
@@ -606,14 +606,9 @@ def _ending(text: str) -> str:
     return text if text.endswith(".") else text + "."
 
 
-def _step(
-    tool: str,
-    arguments: Mapping[str, Any],
-    result: Any,
-    view: _TableView,
-    slots: Mapping[str, Any],
-    number: Callable[[Any], str],
-) -> str:
+def _step(outcome: ToolOutcome, view: _TableView, slots: Mapping[str, Any], number: Callable[[Any], str]) -> str:
+    """The sentence of one step other than reading a cell or comparing ("40.1 minus 39.8 is 0.3."); "" for none."""
+    tool, arguments, result = outcome.tool, outcome.arguments, outcome.result
     if tool == "get_column":
         given = _join([f"{clean_cell(result[row])} for {row}" for row in slots["rows"] if row in result])
         return _ending(f"{view.name} gives {given} under {arguments['column']}")
@@ -699,12 +694,11 @@ def draft_template_questions(
         rng = random.Random(f"{seed}:{template.template_id}")
         candidates = [(view, slots) for view in views for slots in template.slots(view)]
         rng.shuffle(candidates)
-        answerable: list[dict[str, Any]] = []
-        unanswerable: list[dict[str, Any]] = []
+        # Drafts kept and wanted, answerable (True) and unanswerable (False).
+        kept: dict[bool, list[dict[str, Any]]] = {True: [], False: []}
+        quota = {True: per_template, False: unanswerable_per_template if include_unanswerable else 0}
         for view, slots in candidates:
-            if len(answerable) >= per_template and (
-                not include_unanswerable or len(unanswerable) >= unanswerable_per_template
-            ):
+            if all(len(kept[kind]) >= quota[kind] for kind in kept):
                 break
             draft = _instantiate(template, view, slots, toolbox, rng, header_phrases)
             if draft is None or _asked(draft, asked):
@@ -716,11 +710,9 @@ def draft_template_questions(
                         {"template_id": template.template_id, "question": draft["question"], "reason": problem}
                     )
                 continue
-            if draft["is_answerable"] and len(answerable) < per_template:
-                answerable.append(draft)
-            elif not draft["is_answerable"] and include_unanswerable and len(unanswerable) < unanswerable_per_template:
-                unanswerable.append(draft)
-        drafts.extend(answerable + unanswerable)
+            if len(kept[draft["is_answerable"]]) < quota[draft["is_answerable"]]:
+                kept[draft["is_answerable"]].append(draft)
+        drafts.extend(kept[True] + kept[False])
     return drafts
 
 
@@ -756,12 +748,11 @@ def _instantiate(
         answer = template.solve(program, slots)
         if len(slots["units"]) > 1:
             raise _Unsuitable("the cells mix units (e.g. 125M and 1.5B, or % and plain numbers)")
-    except _Unsuitable:
-        return None
     except _Missing:
         is_answerable, answer = False, []
-    except ToolError:
-        # A template asked for something the tables do not hold: a bug in slot filling, not a question.
+    except (_Unsuitable, ToolError):
+        # No good question; or (ToolError) a template asked for something the tables do not hold: a bug in slot
+        # filling, not a question.
         return None
     phrasing_index = rng.randrange(len(template.phrasings))
     words = {
