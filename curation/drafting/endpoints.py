@@ -57,14 +57,6 @@ def endpoint_get(*, user: AbstractBaseUser, endpoint_id: int) -> ModelEndpoint:
     raise NotFound(f"No endpoint {endpoint_id} that you may see.")
 
 
-def _require_can_edit(user: AbstractBaseUser, endpoint: ModelEndpoint) -> None:
-    if endpoint.project_id is None:
-        if not is_operator(user):
-            raise NotPermitted("Global endpoints are shared by every project; only an operator may change them.")
-        return
-    require_role(user=user, project=endpoint.project, roles=(Role.MANAGER,), action="change model endpoints")
-
-
 def _clean(changes: dict[str, Any]) -> dict[str, Any]:
     unknown = set(changes) - set(EDITABLE_FIELDS)
     if unknown:
@@ -117,7 +109,10 @@ def endpoint_create(*, project: Project, actor: AbstractBaseUser, **fields: Any)
 @transaction.atomic
 def endpoint_update(*, endpoint: ModelEndpoint, actor: AbstractBaseUser, **changes: Any) -> ModelEndpoint:
     """Edit an endpoint. Project managers for project endpoints; operators for global ones."""
-    _require_can_edit(actor, endpoint)
+    if endpoint.project_id is not None:
+        require_role(user=actor, project=endpoint.project, roles=(Role.MANAGER,), action="change model endpoints")
+    elif not is_operator(actor):
+        raise NotPermitted("Global endpoints are shared by every project; only an operator may change them.")
     for name, value in _clean(changes).items():
         setattr(endpoint, name, value)
     _validate(endpoint)
@@ -153,10 +148,7 @@ def describe_endpoint_error(error: EndpointError, *, base_url: str = "") -> tupl
         if last is not None and last.status is None:
             # One sentence for refused, reset, silent and timed-out connections: no test tells an open port from a
             # closed one (the attempt's own error stays in the log).
-            return (
-                "down",
-                f"The endpoint{where} is unreachable{tries}: no HTTP answer (refused, reset or timed out).",
-            )
+            return "down", f"The endpoint{where} is unreachable{tries}: no HTTP answer (refused, reset or timed out)."
         return "unavailable", f"The endpoint{where} kept failing{tries}: {error}"
     return "error", str(error)
 

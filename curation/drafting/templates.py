@@ -558,7 +558,8 @@ def _rationale(program: Program, view: _TableView, slots: Mapping[str, Any], ans
             given = _join([f"{text} for {row}" for row, text in cells])
             sentences.append(_ending(f"{view.name} gives {given} under {cell_column}"))
         if comparisons:
-            sentences.append(_sentence(_join(comparisons)))
+            compared = _join(comparisons)
+            sentences.append(compared[:1].upper() + compared[1:] + ".")
         cells, comparisons = [], []
 
     for outcome in program.actions:
@@ -595,10 +596,6 @@ def _remember(read: dict[float, str], cells: Iterable[Any]) -> None:
         value = parse_number(text)
         if value is not None:
             read.setdefault(value, text)
-
-
-def _sentence(text: str) -> str:
-    return text[:1].upper() + text[1:] + "."
 
 
 def _ending(text: str) -> str:
