@@ -72,26 +72,17 @@ _SCALE_ONLY = re.compile(
 _SCALE_PREFIXES = (("thousand", "thousand"), ("thousand", "000"), ("million", "m"), ("billion", "b"))
 # Scale words as tables write them: "(in millions)", "$ in thousands", "in $000s", "(millions)", "Params (M)";
 # a lower-case "(m)" is metres ("Height Err. (m)"), never a million.
-_MONEY_WORDS = (
-    ("billion", re.compile(r"\bbillions?\b|[$€£¥]\s*['’]?bn\b|\bin\s+bn\b|\(\s*b\s*\)", re.IGNORECASE)),
-    (
-        "million",
-        re.compile(r"\bmillions?\b|[$€£¥]\s*['’]?m(?:n|m)?\b|\bin\s+m(?:n|m)\b|(?-i:\(\s*M\s*\))", re.IGNORECASE),
-    ),
-    (
-        "thousand",
-        re.compile(r"\bthousands?\b|[$€£¥]?\s*['’]000s?\b|\$\s*000s?\b|\bin\s+000s?\b|\(\s*k\s*\)", re.IGNORECASE),
-    ),
-)
+_MONEY_WORDS = {  # matched ignoring case
+    "billion": r"\bbillions?\b|[$€£¥]\s*['’]?bn\b|\bin\s+bn\b|\(\s*b\s*\)",
+    "million": r"\bmillions?\b|[$€£¥]\s*['’]?m(?:n|m)?\b|\bin\s+m(?:n|m)\b|(?-i:\(\s*M\s*\))",
+    "thousand": r"\bthousands?\b|[$€£¥]?\s*['’]000s?\b|\$\s*000s?\b|\bin\s+000s?\b|\(\s*k\s*\)",
+}
 # A scale note in running text: "(in thousands)", "in millions, except per share data", "$ in millions".
-_TEXT_NOTES = (
-    ("billion", re.compile(r"\bin\s+(?:[$€£¥]\s*)?billions\b|\(\s*[$€£¥]?\s*billions?\s*\)", re.IGNORECASE)),
-    ("million", re.compile(r"\bin\s+(?:[$€£¥]\s*)?millions\b|\(\s*[$€£¥]?\s*millions?\s*\)", re.IGNORECASE)),
-    (
-        "thousand",
-        re.compile(r"\bin\s+(?:[$€£¥]\s*)?thousands\b|\(\s*[$€£¥]?\s*thousands?\s*\)|['’]000s?\b", re.IGNORECASE),
-    ),
-)
+_TEXT_NOTES = {  # matched ignoring case
+    "billion": r"\bin\s+(?:[$€£¥]\s*)?billions\b|\(\s*[$€£¥]?\s*billions?\s*\)",
+    "million": r"\bin\s+(?:[$€£¥]\s*)?millions\b|\(\s*[$€£¥]?\s*millions?\s*\)",
+    "thousand": r"\bin\s+(?:[$€£¥]\s*)?thousands\b|\(\s*[$€£¥]?\s*thousands?\s*\)|['’]000s?\b",
+}
 
 
 @dataclass(frozen=True)
@@ -161,7 +152,7 @@ def _unit_of(text: str) -> str | None:
     text = _EXCEPT.sub("", text)
     if _PERCENT_WORD.search(text):
         return "percent"
-    return next((scale for scale, pattern in _MONEY_WORDS if pattern.search(text)), None)
+    return next((scale for scale, pattern in _MONEY_WORDS.items() if re.search(pattern, text, re.IGNORECASE)), None)
 
 
 @dataclass(frozen=True)
@@ -216,7 +207,8 @@ def _table_notes(table: TableText) -> set[str]:
 
 
 def _text_notes(texts: Iterable[str]) -> set[str]:
-    return {scale for text in texts for scale, pattern in _TEXT_NOTES if pattern.search(text or "")}
+    notes = _TEXT_NOTES.items()
+    return {scale for text in texts for scale, pattern in notes if re.search(pattern, text or "", re.IGNORECASE)}
 
 
 def _quote(text: str) -> str:
