@@ -81,10 +81,8 @@ def draft_problem(draft: Mapping[str, Any], tables: Sequence[Mapping[str, Any]])
             cells = list(outcome.result.values()) if isinstance(outcome.result, Mapping) else [outcome.result]
             reads_percent |= any(_is_percent_cell(cell) for cell in cells)
             reads_plain |= any(not _is_percent_cell(cell) and _number(cell) is not None for cell in cells)
-        if tool == "proportion" and arguments.get("as_percentage"):
-            computes_percent = True
-        if tool == "multiply" and 100 in (arguments.get("numbers") or []):
-            computes_percent = True
+        computes_percent |= tool == "proportion" and bool(arguments.get("as_percentage"))
+        computes_percent |= tool == "multiply" and 100 in (arguments.get("numbers") or [])
         if isinstance(outcome.result, bool):
             verdicts.append(outcome.result)
         number = _number(outcome.result)

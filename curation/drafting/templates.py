@@ -676,18 +676,15 @@ def draft_template_questions(
     given, recorded there as {template_id, question, reason}. A question already drafted is not drafted again.
     """
     toolbox = ToolBox(tables)
-    chosen = set(template_ids) if template_ids is not None else None
-    unknown = (chosen or set()) - {template.template_id for template in TEMPLATES}
-    if unknown:
+    chosen = set(template_ids) if template_ids is not None else set(_DECLARATIONS)
+    if unknown := chosen - set(_DECLARATIONS):
         raise ValueError(f"unknown template ids: {sorted(unknown)}")
     views = [_TableView(toolbox, index, tables[index]) for index in range(len(toolbox.tables))]
     drafts: list[dict[str, Any]] = []
     asked: set[str] = set()
     preference = {code: position for position, code in enumerate(preferred_subtypes)}
     ordered = sorted(TEMPLATES, key=lambda template: preference.get(template.subtype, len(preference)))
-    for template in ordered:
-        if chosen is not None and template.template_id not in chosen:
-            continue
+    for template in (template for template in ordered if template.template_id in chosen):
         rng = random.Random(f"{seed}:{template.template_id}")
         candidates = [(view, slots) for view in views for slots in template.slots(view)]
         rng.shuffle(candidates)
