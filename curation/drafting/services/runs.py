@@ -258,10 +258,9 @@ def run_resume(*, run_id: int, actor: AbstractBaseUser | None) -> DraftingRun:
 
 def run_counts(run: DraftingRun) -> dict[str, int]:
     """Items per status, plus the total and the number of drafts made."""
-    counts = {state: 0 for state in DraftingItem.Status.values}
-    for row in run.items.values("status").annotate(n=Count("id")):
-        counts[row["status"]] = row["n"]
-    counts["total"] = sum(counts[state] for state in DraftingItem.Status.values)
+    counts = dict.fromkeys(DraftingItem.Status.values, 0)
+    counts.update(run.items.values_list("status").annotate(n=Count("id")))
+    counts["total"] = sum(counts.values())
     counts["instances"] = sum(run.items.values_list("instance_count", flat=True))
     return counts
 
