@@ -306,29 +306,22 @@ def render_context(context: ContextData, *, max_chars: int = 8000) -> str:
 def question_messages(template: str, context: ContextData, *, max_chars: int = 8000) -> list[dict[str, str]]:
     """Chat messages asking for one question of the context's reasoning type, with that type's examples."""
     body, blocks = split_examples(template)
-    examples = (
-        blocks.get(context.reasoning_type_code)
-        or blocks.get(context.parent_code)
-        or blocks.get("default")
-        or "(no examples)"
-    )
+    codes = (context.reasoning_type_code, context.parent_code, "default")  # the type's examples, else its parent's
+    examples = next((blocks[code] for code in codes if blocks.get(code)), "(no examples)")
     needs_text = context.reasoning_type_code not in TABLE_ONLY_TYPES
     text_requirement = (
         "2. The question must need the paragraph as well as the tables: it cannot be answered from the tables alone."
         if needs_text
         else "2. Use the paragraph where it helps; a question over the tables alone is fine for this type."
     )
-    prompt = render(
-        body,
-        {
-            "reasoning_type": context.reasoning_type or "any",
-            "reasoning_description": context.reasoning_description or "No description given.",
-            "text_requirement": text_requirement,
-            "examples": examples,
-            "context": render_context(context, max_chars=max_chars),
-        },
-    )
-    return [{"role": "user", "content": prompt}]
+    values = {
+        "reasoning_type": context.reasoning_type or "any",
+        "reasoning_description": context.reasoning_description or "No description given.",
+        "text_requirement": text_requirement,
+        "examples": examples,
+        "context": render_context(context, max_chars=max_chars),
+    }
+    return [{"role": "user", "content": render(body, values)}]
 
 
 def answer_messages(
