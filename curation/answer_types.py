@@ -41,8 +41,7 @@ _COUNT_QUESTION = re.compile(r"^\s*(?:how many|what is the (?:total )?number of|
 # The question asks for a percentage ("percentage change", "what percent", "% change"); a "%" inside a name such as
 # "Readmission (%)" is no such request.
 _PERCENT_QUESTION = re.compile(
-    r"\bpercent(?:age)?\b(?!\s*\))|(?<![(\w])%\s*(?:change|of|increase|decrease|growth)\b|\bas a percent",
-    re.IGNORECASE,
+    r"\bpercent(?:age)?\b(?!\s*\))|(?<![(\w])%\s*(?:change|of|increase|decrease|growth)\b|\bas a percent", re.IGNORECASE
 )
 _RANK_QUESTION = re.compile(r"\brank(?:ed|ing)?\b|\bposition\b", re.IGNORECASE)
 # Row names that count things: their values are counts, whatever the column's unit.

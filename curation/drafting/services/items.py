@@ -68,12 +68,7 @@ def lanes_width(run: DraftingRun, items: int) -> int:
 
 
 def _items_draft(
-    run: DraftingRun,
-    item_ids: list[int],
-    *,
-    worker: str,
-    held: Any,
-    on_item: Callable[[DraftingItem], None] | None,
+    run: DraftingRun, item_ids: list[int], *, worker: str, held: Any, on_item: Callable[[DraftingItem], None] | None
 ) -> int:
     """Draft `item_ids` in `lanes_width` lanes, each item claimed and committed on its own; never two items of one
     paper at once, since an LLM question's duplicate check reads what was already asked of its paper. A cancelled

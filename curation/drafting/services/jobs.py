@@ -60,9 +60,7 @@ class DraftingItems(JobKind):
         cutoff = job_stall_cutoff(job_forgotten_seconds() if stall_s is None else 3 * stall_s)
         silent = (
             DraftingRun.objects.filter(
-                status__in=ACTIVE,
-                started_at__lt=cutoff,
-                items__status=DraftingItem.Status.PENDING,
+                status__in=ACTIVE, started_at__lt=cutoff, items__status=DraftingItem.Status.PENDING
             )
             .exclude(items__heartbeat_at__gte=cutoff)
             .exclude(items__finished_at__gte=cutoff)
