@@ -128,9 +128,10 @@ def _cell(program: Program, slots: Mapping[str, Any], row: str, column: str) -> 
     return _number(program.run("get_cell", table=slots["table"], row=row, column=column), slots)
 
 
-def _column(program: Program, slots: Mapping[str, Any], column: str, rows: Sequence[str]) -> dict[str, float | int]:
-    cells = program.run("get_column", table=slots["table"], column=column)
-    return {row: _number(cells[row], slots) for row in rows}
+def _column(program: Program, slots: Mapping[str, Any], column: str = "column") -> dict[str, float | int]:
+    """The numbers of the plain rows under the `column` slot's column ("column_a": under that slot's)."""
+    cells = program.run("get_column", table=slots["table"], column=slots[column])
+    return {row: _number(cells[row], slots) for row in slots["rows"]}
 
 
 _GROUPED = re.compile(r"\d,\d{3}(?!\d)")
@@ -280,8 +281,7 @@ def _solve_percentage_change(program: Program, slots: dict[str, Any]) -> list[st
 
 
 def _solve_proportion(program: Program, slots: dict[str, Any]) -> list[str]:
-    view_rows = slots["rows"]
-    values = _column(program, slots, slots["column"], view_rows)
+    values = _column(program, slots)
     if any(value < 0 for value in values.values()):
         raise _Unsuitable("a share of a total with negative parts")
     total = program.run("sum", numbers=list(values.values()))
@@ -304,8 +304,7 @@ def _solve_compare(program: Program, slots: dict[str, Any]) -> list[str]:
 
 def _solve_largest_increase(program: Program, slots: dict[str, Any]) -> list[str]:
     rows = slots["rows"]
-    before = _column(program, slots, slots["column_a"], rows)
-    after = _column(program, slots, slots["column_b"], rows)
+    before, after = _column(program, slots, "column_a"), _column(program, slots, "column_b")
     changes = {row: program.run("subtract", a=after[row], b=before[row]) for row in rows}
     largest = program.run("max", numbers=list(changes.values()))
     if largest <= 0:
@@ -314,7 +313,7 @@ def _solve_largest_increase(program: Program, slots: dict[str, Any]) -> list[str
 
 
 def _solve_extreme_row(program: Program, slots: dict[str, Any]) -> list[str]:
-    values = _column(program, slots, slots["column"], slots["rows"])
+    values = _column(program, slots)
     program.run("max" if slots["direction"] == "highest" else "min", numbers=list(values.values()))
     return [_unique_best(values, highest=slots["direction"] == "highest")]
 
@@ -323,7 +322,7 @@ def _column_aggregate(tool: str) -> Callable[[Program, dict[str, Any]], list[str
     """A solver applying `tool` to a whole column, in the cells' unit ("extreme": max or min, by the direction)."""
 
     def solve(program: Program, slots: dict[str, Any]) -> list[str]:
-        values = _column(program, slots, slots["column"], slots["rows"])
+        values = _column(program, slots)
         name = ("max" if slots["direction"] == "highest" else "min") if tool == "extreme" else tool
         return [_same_unit(program.run(name, numbers=list(values.values())), slots)]
 
@@ -336,14 +335,14 @@ def _solve_subset_mean(program: Program, slots: dict[str, Any]) -> list[str]:
 
 
 def _solve_rank(program: Program, slots: dict[str, Any]) -> list[str]:
-    values = _column(program, slots, slots["column"], slots["rows"])
+    values = _column(program, slots)
     if list(values.values()).count(values[slots["row"]]) > 1:
         raise _Unsuitable("tied position")
     return [str(program.run("rank", values=values, descending=True, item=slots["row"]))]
 
 
 def _solve_top_k(program: Program, slots: dict[str, Any]) -> list[str]:
-    values = _column(program, slots, slots["column"], slots["rows"])
+    values = _column(program, slots)
     order = program.run("rank", values=values, descending=True)
     k = slots["k"]
     if values[order[k - 1]] == values[order[k]]:
@@ -352,7 +351,7 @@ def _solve_top_k(program: Program, slots: dict[str, Any]) -> list[str]:
 
 
 def _solve_count(program: Program, slots: dict[str, Any]) -> list[str]:
-    values = _column(program, slots, slots["column"], slots["rows"])
+    values = _column(program, slots)
     reference = values[slots["row"]]
     tool = "greater_than" if slots["direction"] == "higher" else "less_than"
     matching = [row for row, value in values.items() if row != slots["row"] and program.run(tool, a=value, b=reference)]
@@ -360,7 +359,7 @@ def _solve_count(program: Program, slots: dict[str, Any]) -> list[str]:
 
 
 def _solve_above_mean(program: Program, slots: dict[str, Any]) -> list[str]:
-    values = _column(program, slots, slots["column"], slots["rows"])
+    values = _column(program, slots)
     mean = program.run("mean", numbers=list(values.values()))
     if values[slots["row"]] == mean:
         raise _Unsuitable("exactly at the mean")
@@ -368,7 +367,7 @@ def _solve_above_mean(program: Program, slots: dict[str, Any]) -> list[str]:
 
 
 def _solve_rows_above_mean(program: Program, slots: dict[str, Any]) -> list[str]:
-    values = _column(program, slots, slots["column"], slots["rows"])
+    values = _column(program, slots)
     mean = program.run("mean", numbers=list(values.values()))
     above = [row for row, value in values.items() if program.run("greater_than", a=value, b=mean)]
     if not above or len(above) == len(values) or any(value == mean for value in values.values()):
