@@ -234,19 +234,13 @@ def table_input(table: Table, label: str, position: int = 0) -> dict[str, Any]:
 
 
 def context_data(context: Context) -> prompts.ContextData:
-    """The plain data a drafting prompt shows of a context (short: paragraph + its tables; long: the paper)."""
-    tables = list(context.tables.all().order_by("paper_id", "order"))
-    if context.kind == Context.Kind.LONG:
-        paragraphs = list(context.paper.paragraphs.order_by("order").values_list("text", flat=True))
-        if not tables:
-            tables = list(context.paper.tables.order_by("order"))
-    else:
-        paragraphs = [context.paragraph.text] if context.paragraph_id else []
+    """The plain data a drafting prompt shows of a context: its paragraph and its tables (runs draft short contexts
+    only, run_create)."""
     reasoning_type = context.reasoning_type
     parent = reasoning_type.parent if reasoning_type is not None and reasoning_type.parent_id else None
     return prompts.ContextData(
-        tables=[shape_from_row(t) for t in tables],
-        paragraphs=paragraphs,
+        tables=[shape_from_row(t) for t in context.tables.all().order_by("paper_id", "order")],
+        paragraphs=[context.paragraph.text] if context.paragraph_id else [],
         reasoning_type=reasoning_type.name if reasoning_type else "",
         reasoning_type_code=reasoning_type.code if reasoning_type else "",
         reasoning_description=reasoning_type.description if reasoning_type else "",
