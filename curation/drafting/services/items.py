@@ -147,10 +147,7 @@ def run_work(*, run_id: int, chunk: int, worker: str = "", budget_s: float = 600
     started = time.monotonic()
     drafted = _chunk_or_outage(run_id=run_id, chunk=chunk, worker=worker)
     unbegun = DraftingItem.objects.filter(
-        run_id=run_id,
-        run__status__in=(DraftingRun.Status.QUEUED, DraftingRun.Status.RUNNING),
-        status=DraftingItem.Status.PENDING,
-        worker="",
+        run_id=run_id, run__status__in=DraftingRun.ACTIVE, status=DraftingItem.Status.PENDING, worker=""
     )
     while time.monotonic() - started < budget_s:
         following = transient_call(unbegun.order_by("chunk").values_list("chunk", flat=True).first)

@@ -14,7 +14,7 @@ from curation.drafting.services.runs import OPEN_ITEM_STATES, chunks_enqueue, ch
 from curation.jobs import JobKind, job_forgotten_seconds, job_silent, job_stall_cutoff
 
 logger = logging.getLogger(__name__)
-ACTIVE = (DraftingRun.Status.QUEUED, DraftingRun.Status.RUNNING)
+ACTIVE = DraftingRun.ACTIVE
 
 
 class DraftingItems(JobKind):

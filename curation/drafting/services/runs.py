@@ -296,7 +296,7 @@ def run_finish_if_done(*, run_id: int) -> bool:
     if failed_count:
         first = failed.order_by("pk").values_list("error", flat=True).first() or ""
         error = f"{failed_count} of {total} contexts failed. First error: {first}"
-    updated = DraftingRun.objects.filter(
-        pk=run_id, status__in=(DraftingRun.Status.QUEUED, DraftingRun.Status.RUNNING)
-    ).update(status=status, finished_at=timezone.now(), error=error)
+    updated = DraftingRun.objects.filter(pk=run_id, status__in=DraftingRun.ACTIVE).update(
+        status=status, finished_at=timezone.now(), error=error
+    )
     return bool(updated)
