@@ -136,15 +136,8 @@ class Drafter:
     def _header_phrases(self, header: str) -> list[str]:
         """Paraphrases of one header name by the run's endpoint and header prompt version (asked once per run)."""
         if header not in self.header_cache:
-            template = (
-                PromptTemplate.objects.filter(
-                    project_id=self.run.project_id,
-                    kind="header_paraphrase",
-                    content_hash=self.run.template_hashes["header_paraphrase"],
-                )
-                .order_by("-pk")
-                .first()
-            )
+            version = {"kind": "header_paraphrase", "content_hash": self.run.template_hashes["header_paraphrase"]}
+            template = PromptTemplate.objects.filter(project_id=self.run.project_id, **version).order_by("-pk").first()
             if template is None:
                 raise EndpointConfigError("The run's header paraphrase prompt version no longer exists.")
             result = self._client().chat(prompts.header_messages(template.text, header), **self.params)

@@ -121,11 +121,8 @@ def run_create(
     paraphrasing = kind == DraftingRun.Kind.TEMPLATE and merged["paraphrase_headers"]
     if kind == DraftingRun.Kind.LLM or paraphrasing:
         if endpoint is None:
-            raise InvalidInput(
-                "An LLM drafting run needs a model endpoint."
-                if kind == DraftingRun.Kind.LLM
-                else "Paraphrasing header names needs a model endpoint."
-            )
+            needs = "An LLM drafting run needs" if kind == DraftingRun.Kind.LLM else "Paraphrasing header names needs"
+            raise InvalidInput(f"{needs} a model endpoint.")
         if endpoint.project_id not in (None, project.pk):
             raise InvalidInput("That endpoint belongs to another project.")
         snapshot = {"id": endpoint.pk, **{name: getattr(endpoint, name) for name in SNAPSHOT_FIELDS}}
