@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import product
 
 TYPE_CHECKING = False  # `typing` for type checkers only: the LaTeX extractor's fresh process would pay for it
 if TYPE_CHECKING:
@@ -44,11 +45,7 @@ class Span:
 
     def covered(self) -> list[tuple[int, int]]:
         """Every (row, column) position the block covers, its top-left first."""
-        return [
-            (r, c)
-            for r in range(self.top, self.top + self.rowspan)
-            for c in range(self.column, self.column + self.colspan)
-        ]
+        return list(product(range(self.top, self.top + self.rowspan), range(self.column, self.column + self.colspan)))
 
 
 def _clip_spans(spans: Sequence[Span], height: int, width: int) -> list[Span]:

@@ -221,7 +221,6 @@ def run_action(request: HttpRequest, slug: str, pk: int, action: str) -> HttpRes
     if service is None:
         raise Http404("Unknown action.")
     service(run_id=run.pk, actor=request.user)
-    messages.success(
-        request, {"retry": "Failed contexts queued again.", "cancel": "Run cancelled."}.get(action, "Run requeued.")
-    )
+    done = {"retry": "Failed contexts queued again.", "cancel": "Run cancelled."}.get(action, "Run requeued.")
+    messages.success(request, done)
     return redirect("drafting-run", slug=slug, pk=run.pk)
