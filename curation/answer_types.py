@@ -41,8 +41,7 @@ _COUNT_QUESTION = re.compile(r"^\s*(?:how many|what is the (?:total )?number of|
 # The question asks for a percentage ("percentage change", "what percent", "% change"); a "%" inside a name such as
 # "Readmission (%)" is no such request.
 _PERCENT_QUESTION = re.compile(
-    r"\bpercent(?:age)?\b(?!\s*\))|(?<![(\w])%\s*(?:change|of|increase|decrease|growth)\b|\bas a percent",
-    re.IGNORECASE,
+    r"\bpercent(?:age)?\b(?!\s*\))|(?<![(\w])%\s*(?:change|of|increase|decrease|growth)\b|\bas a percent", re.IGNORECASE
 )
 _RANK_QUESTION = re.compile(r"\brank(?:ed|ing)?\b|\bposition\b", re.IGNORECASE)
 # Row names that count things: their values are counts, whatever the column's unit.
@@ -72,26 +71,17 @@ _SCALE_ONLY = re.compile(
 _SCALE_PREFIXES = (("thousand", "thousand"), ("thousand", "000"), ("million", "m"), ("billion", "b"))
 # Scale words as tables write them: "(in millions)", "$ in thousands", "in $000s", "(millions)", "Params (M)";
 # a lower-case "(m)" is metres ("Height Err. (m)"), never a million.
-_MONEY_WORDS = (
-    ("billion", re.compile(r"\bbillions?\b|[$€£¥]\s*['’]?bn\b|\bin\s+bn\b|\(\s*b\s*\)", re.IGNORECASE)),
-    (
-        "million",
-        re.compile(r"\bmillions?\b|[$€£¥]\s*['’]?m(?:n|m)?\b|\bin\s+m(?:n|m)\b|(?-i:\(\s*M\s*\))", re.IGNORECASE),
-    ),
-    (
-        "thousand",
-        re.compile(r"\bthousands?\b|[$€£¥]?\s*['’]000s?\b|\$\s*000s?\b|\bin\s+000s?\b|\(\s*k\s*\)", re.IGNORECASE),
-    ),
-)
+_MONEY_WORDS = {  # matched ignoring case
+    "billion": r"\bbillions?\b|[$€£¥]\s*['’]?bn\b|\bin\s+bn\b|\(\s*b\s*\)",
+    "million": r"\bmillions?\b|[$€£¥]\s*['’]?m(?:n|m)?\b|\bin\s+m(?:n|m)\b|(?-i:\(\s*M\s*\))",
+    "thousand": r"\bthousands?\b|[$€£¥]?\s*['’]000s?\b|\$\s*000s?\b|\bin\s+000s?\b|\(\s*k\s*\)",
+}
 # A scale note in running text: "(in thousands)", "in millions, except per share data", "$ in millions".
-_TEXT_NOTES = (
-    ("billion", re.compile(r"\bin\s+(?:[$€£¥]\s*)?billions\b|\(\s*[$€£¥]?\s*billions?\s*\)", re.IGNORECASE)),
-    ("million", re.compile(r"\bin\s+(?:[$€£¥]\s*)?millions\b|\(\s*[$€£¥]?\s*millions?\s*\)", re.IGNORECASE)),
-    (
-        "thousand",
-        re.compile(r"\bin\s+(?:[$€£¥]\s*)?thousands\b|\(\s*[$€£¥]?\s*thousands?\s*\)|['’]000s?\b", re.IGNORECASE),
-    ),
-)
+_TEXT_NOTES = {  # matched ignoring case
+    "billion": r"\bin\s+(?:[$€£¥]\s*)?billions\b|\(\s*[$€£¥]?\s*billions?\s*\)",
+    "million": r"\bin\s+(?:[$€£¥]\s*)?millions\b|\(\s*[$€£¥]?\s*millions?\s*\)",
+    "thousand": r"\bin\s+(?:[$€£¥]\s*)?thousands\b|\(\s*[$€£¥]?\s*thousands?\s*\)|['’]000s?\b",
+}
 
 
 @dataclass(frozen=True)
@@ -118,12 +108,8 @@ def is_number(text: str) -> bool:
 def _value(text: str) -> float | None:
     """The magnitude a number in text stands for (sign, currency, % and thousands separators ignored)."""
     match = _NUMBER_IN_TEXT.search(text.replace(" ", "") if _NUMBER.match(text.strip()) else text)
-    if not match:
-        return None
-    try:
-        return abs(float(match.group().replace(",", "")))
-    except ValueError:
-        return None
+    # Digits with commas and at most one decimal part: a float once the commas go.
+    return abs(float(match.group().replace(",", ""))) if match else None
 
 
 def _items(answer: Sequence[str]) -> list[str]:
@@ -165,10 +151,7 @@ def _unit_of(text: str) -> str | None:
     text = _EXCEPT.sub("", text)
     if _PERCENT_WORD.search(text):
         return "percent"
-    for scale, pattern in _MONEY_WORDS:
-        if pattern.search(text):
-            return scale
-    return None
+    return next((scale for scale, pattern in _MONEY_WORDS.items() if re.search(pattern, text, re.IGNORECASE)), None)
 
 
 @dataclass(frozen=True)
@@ -196,23 +179,16 @@ def _source_cells(tables: Sequence[TableText], values: Sequence[float]) -> list[
 
 def _headers(table: TableText, cell: _Cell) -> list[tuple[str, str]]:
     """The row header and the column headers of a cell as (kind, text)."""
-    rows = table.rows
-    out: list[tuple[str, str]] = []
-    row = rows[cell.row]
-    for text in row[: cell.column]:
-        if str(text).strip() and not is_number(str(text)):
-            out.append(("row", str(text).strip()))
-            break
-    for r in range(cell.row):
-        above = rows[r]
-        text, own = "", True
+    texts = [str(text).strip() for text in table.rows[cell.row][: cell.column]]
+    out = [("row", text) for text in texts if text and not is_number(text)][:1]
+    for above in table.rows[: cell.row]:
+        # The nearest filled cell at or left of the column: its own header, or one spanning from the left.
         for c in range(min(cell.column, len(above) - 1), -1, -1):
             candidate = str(above[c]).strip()
             if candidate:
-                text, own = (candidate if c == cell.column or not is_number(candidate) else ""), c == cell.column
+                if not is_number(candidate):
+                    out.append(("column" if c == cell.column else "spanning column", candidate))
                 break
-        if text and not is_number(text):
-            out.append(("column" if own else "spanning column", text))
     return out
 
 
@@ -230,12 +206,8 @@ def _table_notes(table: TableText) -> set[str]:
 
 
 def _text_notes(texts: Iterable[str]) -> set[str]:
-    notes = set()
-    for text in texts:
-        for scale, pattern in _TEXT_NOTES:
-            if pattern.search(text or ""):
-                notes.add(scale)
-    return notes
+    notes = _TEXT_NOTES.items()
+    return {scale for text in texts for scale, pattern in notes if re.search(pattern, text or "", re.IGNORECASE)}
 
 
 def _quote(text: str) -> str:
@@ -295,27 +267,27 @@ def suggest_scale(
     A ratio of two cells, a value found in no cell, or cells that disagree give no suggestion."""
     items = _items(answer)
     tools = {tool for tool in tools if tool}
+    question, rationale = question or "", rationale or ""
     if not items:
         return Suggestion(None, "no answer yet")
     if not all(is_number(item) for item in items):
         # TAT-QA's convention: an answer that writes its unit ("$85.1 million") keeps the scale None.
         return Suggestion("", "the answer is text; any unit is written in it")
-    if answer_type == "count" or _COUNT_OF_THINGS.match(question or ""):
+    if answer_type == "count" or _COUNT_OF_THINGS.match(question):
         return Suggestion("", "a count has no scale")
-    if len(items) == 1 and _INTEGER.match(items[0]) and _RANK_QUESTION.search(question or ""):
+    if len(items) == 1 and _INTEGER.match(items[0]) and _RANK_QUESTION.search(question):
         return Suggestion("", "a rank has no scale")
     if all(_YEAR.match(item) for item in items) and (
-        not _OPERATION.search(rationale or "") or re.match(r"\s*(?:which|what|in which) years?\b", question or "", re.I)
+        not _OPERATION.search(rationale) or re.match(r"\s*(?:which|what|in which) years?\b", question, re.I)
     ):
         return Suggestion("", "the answer is a year")
     if any(item.endswith("%") for item in items):
         # TAT-QA's convention: an answer that writes its own % keeps the scale None (scorers read the %).
         return Suggestion("", f"answer '{items[0]}' writes its own % → scale None")
-    rationale = rationale or ""
-    percent_question = bool(_PERCENT_QUESTION.search(question or ""))
+    percent_question = bool(_PERCENT_QUESTION.search(question))
     if tools & _PERCENT_TOOLS or _TIMES_HUNDRED.search(rationale):
         return Suggestion("percent", "the derivation multiplies a ratio by 100")
-    if _PER_UNIT.search(question or "") and not percent_question:
+    if _PER_UNIT.search(question) and not percent_question:
         return Suggestion("", "the question asks for a per-unit value → None")
     text_notes = _text_notes(notes)
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import product
 
 TYPE_CHECKING = False  # `typing` for type checkers only: the LaTeX extractor's fresh process would pay for it
 if TYPE_CHECKING:
@@ -44,11 +45,7 @@ class Span:
 
     def covered(self) -> list[tuple[int, int]]:
         """Every (row, column) position the block covers, its top-left first."""
-        return [
-            (r, c)
-            for r in range(self.top, self.top + self.rowspan)
-            for c in range(self.column, self.column + self.colspan)
-        ]
+        return list(product(range(self.top, self.top + self.rowspan), range(self.column, self.column + self.colspan)))
 
 
 def _clip_spans(spans: Sequence[Span], height: int, width: int) -> list[Span]:
@@ -92,12 +89,6 @@ def header_reach(spans: Sequence[Any], count: int) -> int:
                 count = span.top + span.rowspan
                 changed = True
     return count
-
-
-def header_row_count(spans: Sequence[Span], row_count: int) -> int:
-    """Fallback header count: row one, plus any rows its \\multirow cells reach down into (0 if that is every row)."""
-    count = header_reach(spans, 1)
-    return 0 if count >= row_count else count
 
 
 _CAPTION_NUMBER = re.compile(r"^\s*Table\s+([A-Z]?\d+(?:\.\d+)?)\b", re.IGNORECASE)
@@ -172,8 +163,6 @@ class TableShape:
 
     def prompt_rows(self) -> list[list[str]]:
         """The rectangular table a prompt shows: the flattened header row, then the body rows."""
-        if not self.grid:
-            return []
         if self.prompt_header_rows() == 0:
             return [list(row) for row in self.grid]
         return [self.prompt_columns(), *self.body_rows()]
@@ -307,7 +296,9 @@ def shape_from_rows(
             if not rows[r][c]:
                 rows[r][c] = text
     if header_rows is None:
-        header_rows = header_row_count(clipped, len(rows))
+        # Row one, plus any rows its \multirow cells reach down into (none if that is every row).
+        reach = header_reach(clipped, 1)
+        header_rows = 0 if reach >= len(rows) else reach
     header_rows = max(0, min(int(header_rows), max(len(rows) - 1, 0)))
     return TableShape(rows, clipped, header_rows, label or "", caption or "", number or "")
 
@@ -326,16 +317,10 @@ def shape_from_extracted(table: Any) -> TableShape:
 
 
 def shape_from_row(table: Any) -> TableShape:
-    """From a `curation.models.Table` row: its grid and spans (or plain cells), and `header_rows` when stored."""
-    has_grid = bool(table.grid)
-    return shape_from_rows(
-        table.grid if has_grid else table.cells,
-        spans=spans_from_dicts(table.spans) if has_grid else [],
-        header_rows=getattr(table, "header_rows", None),
-        label=table.label,
-        caption=table.caption,
-        number=table.number,
-    )
+    """From a `curation.models.Table` row, read as a frozen table: its grid and spans (or plain cells), and
+    `header_rows` when stored."""
+    fields = ("grid", "cells", "spans", "header_rows", "label", "caption", "number")
+    return shape_from_frozen({name: getattr(table, name, None) for name in fields})
 
 
 def shape_from_frozen(data: Mapping[str, Any]) -> TableShape:

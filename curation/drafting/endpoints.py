@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import re
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
@@ -30,17 +30,9 @@ from curation.states import Role
 from curation.visibility import is_operator
 
 EDITABLE_FIELDS = (
-    "name",
-    "base_url",
-    "model",
-    "api_key_env",
-    "timeout_s",
-    "max_attempts",
-    "concurrency_limit",
-    "requests_per_minute",
-    "generation_params",
-    "supports_tools",
-)
+    "name", "base_url", "model", "api_key_env", "timeout_s", "max_attempts", "concurrency_limit", "requests_per_minute",
+    "generation_params", "supports_tools",
+)  # fmt: skip
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
@@ -63,14 +55,6 @@ def endpoint_get(*, user: AbstractBaseUser, endpoint_id: int) -> ModelEndpoint:
     if ModelEndpoint.objects.visible_to(user, roles=None).filter(pk=endpoint_id).exists():
         raise NotPermitted("Only a manager or verifier of this project may see its model endpoints.")
     raise NotFound(f"No endpoint {endpoint_id} that you may see.")
-
-
-def _require_can_edit(user: AbstractBaseUser, endpoint: ModelEndpoint) -> None:
-    if endpoint.project_id is None:
-        if not is_operator(user):
-            raise NotPermitted("Global endpoints are shared by every project; only an operator may change them.")
-        return
-    require_role(user=user, project=endpoint.project, roles=(Role.MANAGER,), action="change model endpoints")
 
 
 def _clean(changes: dict[str, Any]) -> dict[str, Any]:
@@ -125,7 +109,10 @@ def endpoint_create(*, project: Project, actor: AbstractBaseUser, **fields: Any)
 @transaction.atomic
 def endpoint_update(*, endpoint: ModelEndpoint, actor: AbstractBaseUser, **changes: Any) -> ModelEndpoint:
     """Edit an endpoint. Project managers for project endpoints; operators for global ones."""
-    _require_can_edit(actor, endpoint)
+    if endpoint.project_id is not None:
+        require_role(user=actor, project=endpoint.project, roles=(Role.MANAGER,), action="change model endpoints")
+    elif not is_operator(actor):
+        raise NotPermitted("Global endpoints are shared by every project; only an operator may change them.")
     for name, value in _clean(changes).items():
         setattr(endpoint, name, value)
     _validate(endpoint)
@@ -161,10 +148,7 @@ def describe_endpoint_error(error: EndpointError, *, base_url: str = "") -> tupl
         if last is not None and last.status is None:
             # One sentence for refused, reset, silent and timed-out connections: no test tells an open port from a
             # closed one (the attempt's own error stays in the log).
-            return (
-                "down",
-                f"The endpoint{where} is unreachable{tries}: no HTTP answer (refused, reset or timed out).",
-            )
+            return "down", f"The endpoint{where} is unreachable{tries}: no HTTP answer (refused, reset or timed out)."
         return "unavailable", f"The endpoint{where} kept failing{tries}: {error}"
     return "error", str(error)
 
@@ -176,17 +160,13 @@ class EndpointTestResult:
     is_ok: bool
     kind: str
     message: str
-    status: int | None
-    latency_s: float
-    reply: str
     model: str
-    attempts: int
     key_status: str
     limit_is_shared: bool
-
-    def as_dict(self) -> dict[str, Any]:
-        """JSON-ready form."""
-        return asdict(self)
+    status: int | None = None
+    latency_s: float = 0.0
+    reply: str = ""
+    attempts: int = 0
 
 
 def endpoint_test(*, endpoint: ModelEndpoint, actor: AbstractBaseUser) -> EndpointTestResult:
@@ -198,7 +178,7 @@ def endpoint_test(*, endpoint: ModelEndpoint, actor: AbstractBaseUser) -> Endpoi
     try:
         client = client_for(endpoint)
     except EndpointConfigError as error:
-        return EndpointTestResult(False, "config", str(error), None, 0.0, "", endpoint.model, 0, **common)
+        return EndpointTestResult(False, "config", str(error), endpoint.model, **common)
     try:
         # A seed-free, non-zero temperature keeps the test out of the response cache.
         result = client.chat(
@@ -206,26 +186,24 @@ def endpoint_test(*, endpoint: ModelEndpoint, actor: AbstractBaseUser) -> Endpoi
         )
     except EndpointError as error:
         kind, message = describe_endpoint_error(error, base_url=endpoint.base_url)
-        last = error.attempts[-1] if error.attempts else None
         return EndpointTestResult(
             False,
             kind,
             message,
-            last.status if last else None,
-            round(time.monotonic() - started, 3),
-            "",
             endpoint.model,
-            len(error.attempts),
             **common,
+            status=error.attempts[-1].status if error.attempts else None,
+            latency_s=round(time.monotonic() - started, 3),
+            attempts=len(error.attempts),
         )
     return EndpointTestResult(
         True,
         "ok",
         "The endpoint answered.",
-        result.attempts[-1].status if result.attempts else 200,
-        round(result.latency_s, 3),
-        result.text[:500],
         str(result.raw.get("model") or endpoint.model),
-        len(result.attempts),
         **common,
+        status=result.attempts[-1].status if result.attempts else 200,
+        latency_s=round(result.latency_s, 3),
+        reply=result.text[:500],
+        attempts=len(result.attempts),
     )

@@ -48,9 +48,7 @@ class DraftingRunForm(forms.Form):
             "kind": data["kind"],
             "batch": data["batch"],
             "context_ids": data["contexts"] or None,
-            "endpoint": data["endpoint"]
-            if data["kind"] == DraftingRun.Kind.LLM or data["paraphrase_headers"]
-            else None,
+            "endpoint": data["endpoint"],  # run_create drops it when the run needs no model
             "generation_params": params,
             "options": {
                 "redraft": data["redraft"],

@@ -48,6 +48,8 @@ class DraftingRun(models.Model):
         FAILED = "failed", "Failed"
         CANCELLED = "cancelled", "Cancelled"
 
+    ACTIVE = (Status.QUEUED, Status.RUNNING)  # a run in these states may still change its items
+
     project = models.ForeignKey("curation.Project", on_delete=models.CASCADE, related_name="drafting_runs")
     kind = models.CharField(max_length=20, choices=Kind.choices)
     batch = models.ForeignKey(
@@ -83,7 +85,7 @@ class DraftingRun(models.Model):
     @property
     def is_active(self) -> bool:
         """Whether items may still change."""
-        return self.status in (self.Status.QUEUED, self.Status.RUNNING)
+        return self.status in self.ACTIVE
 
 
 class DraftingItem(JobRow):

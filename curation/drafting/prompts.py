@@ -5,8 +5,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
 
 from curation.table_shape import TableShape, prompt_cell
 from curation.toolkit.extraction import extract_answer, strip_markdown
@@ -294,7 +293,6 @@ class ContextData:
     reasoning_type_code: str = ""
     reasoning_description: str = ""
     parent_code: str = ""
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 def render_context(context: ContextData, *, max_chars: int = 8000) -> str:
@@ -308,29 +306,22 @@ def render_context(context: ContextData, *, max_chars: int = 8000) -> str:
 def question_messages(template: str, context: ContextData, *, max_chars: int = 8000) -> list[dict[str, str]]:
     """Chat messages asking for one question of the context's reasoning type, with that type's examples."""
     body, blocks = split_examples(template)
-    examples = (
-        blocks.get(context.reasoning_type_code)
-        or blocks.get(context.parent_code)
-        or blocks.get("default")
-        or "(no examples)"
-    )
+    codes = (context.reasoning_type_code, context.parent_code, "default")  # the type's examples, else its parent's
+    examples = next((blocks[code] for code in codes if blocks.get(code)), "(no examples)")
     needs_text = context.reasoning_type_code not in TABLE_ONLY_TYPES
     text_requirement = (
         "2. The question must need the paragraph as well as the tables: it cannot be answered from the tables alone."
         if needs_text
         else "2. Use the paragraph where it helps; a question over the tables alone is fine for this type."
     )
-    prompt = render(
-        body,
-        {
-            "reasoning_type": context.reasoning_type or "any",
-            "reasoning_description": context.reasoning_description or "No description given.",
-            "text_requirement": text_requirement,
-            "examples": examples,
-            "context": render_context(context, max_chars=max_chars),
-        },
-    )
-    return [{"role": "user", "content": prompt}]
+    values = {
+        "reasoning_type": context.reasoning_type or "any",
+        "reasoning_description": context.reasoning_description or "No description given.",
+        "text_requirement": text_requirement,
+        "examples": examples,
+        "context": render_context(context, max_chars=max_chars),
+    }
+    return [{"role": "user", "content": render(body, values)}]
 
 
 def answer_messages(
@@ -440,28 +431,23 @@ def parse_question(output: str) -> ParsedQuestion:
     text = _clean_output(output)
     if not text:
         return ParsedQuestion(question="", error="the model returned no text", rule="empty")
-    labelled = list(_QUESTION_LABEL.finditer(text))
-    if labelled:
-        segments = []
-        for match in labelled:
-            rest = text[match.end() :]
-            stop = _STOP_LABEL.search("\n" + rest)
-            segment = rest[: stop.start() - 1] if stop else rest
-            paragraph = re.split(r"\n\s*\n", segment.strip(), maxsplit=1)[0]
-            line = _one_line(paragraph)
-            if line:
-                segments.append(line)
-        if segments:
-            question = segments[0]
-            if "?" in question and not question.endswith("?"):
-                question = question[: question.index("?") + 1]
-            if len(question) >= 8:
-                return ParsedQuestion(question=question, rule="label", extra_questions=len(segments) - 1)
-    lines = [_one_line(line) for line in text.splitlines()]
-    lines = [line for line in lines if line]
-    candidates = [line for line in lines if "?" in line and not _PREAMBLE.match(line)]
-    if not candidates:
-        candidates = [line for line in lines if "?" in line]
+    segments = []
+    for match in _QUESTION_LABEL.finditer(text):
+        rest = text[match.end() :]
+        stop = _STOP_LABEL.search("\n" + rest)
+        segment = rest[: stop.start() - 1] if stop else rest
+        line = _one_line(re.split(r"\n\s*\n", segment.strip(), maxsplit=1)[0])  # its first paragraph
+        if line:
+            segments.append(line)
+    if segments:
+        question = segments[0]
+        if "?" in question and not question.endswith("?"):
+            question = question[: question.index("?") + 1]
+        if len(question) >= 8:
+            return ParsedQuestion(question=question, rule="label", extra_questions=len(segments) - 1)
+    lines = [line for line in map(_one_line, text.splitlines()) if line]
+    asking = [line for line in lines if "?" in line]
+    candidates = [line for line in asking if not _PREAMBLE.match(line)] or asking
     if candidates:
         question = _first_question_sentence(candidates[0])
         question = re.sub(r"^(?:\d{1,2}[.)]|[-*•])\s*", "", question).strip()
@@ -483,7 +469,7 @@ def parse_rationale_answer(output: str) -> ParsedAnswer:
         answer_matches += list(_INLINE_ANSWER_LABEL.finditer(text, rationale_start))[-1:]
     if answer_matches:
         first_answer = next((m for m in answer_matches if m.start() >= rationale_start), answer_matches[-1])
-        rationale = text[rationale_start : first_answer.start()] if first_answer.start() > rationale_start else ""
+        rationale = text[rationale_start : first_answer.start()]  # empty when the answer comes first
         segment = text[first_answer.end() :]
         # A small model often keeps going with a new "Question:" or "Example"; the answer ends there.
         cut = re.search(r"\n\s*(?:example\s*\d*|question|context|reason(?:ing)?)\s*[:：\n]", segment, re.IGNORECASE)

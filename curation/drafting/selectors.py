@@ -49,7 +49,7 @@ def run_queued_behind(run: DraftingRun) -> int | None:
     earlier = Q(started_at__lt=run.started_at) | Q(started_at=run.started_at, pk__lt=run.pk)
     return (
         DraftingRun.objects.filter(earlier, options__queue=run.options.get("queue", ""), started_at__isnull=False)
-        .filter(status__in=(DraftingRun.Status.QUEUED, DraftingRun.Status.RUNNING))
+        .filter(status__in=DraftingRun.ACTIVE)
         .count()
     )
 

@@ -13,19 +13,13 @@ from curation.toolkit.numbers import parse_numeric, without_citations
 from curation.toolkit.tools import SEARCH_TOOLS, ToolBox
 
 _DISCOVERY = frozenset({"list_tables", *SEARCH_TOOLS.values()})
-# The answer type each template's program yields (multi-span templates may yield a single item: a span).
-TEMPLATE_ANSWER_TYPES = {
-    "cell_difference": "arithmetic",
-    "cell_ratio": "arithmetic",
-    "pair_sum": "arithmetic",
-    "change_between_columns": "arithmetic",
-    "percentage_change": "arithmetic",
-    "proportion_of_total": "arithmetic",
-    "column_sum": "arithmetic",
-    "column_mean": "arithmetic",
-    "subset_mean": "arithmetic",
-    "count_beyond_row": "count",
-}
+# The answer type each template's program yields; any other template's is a span, or a multi-span for several
+# items (multi-span templates may yield a single item: a span).
+_COMPUTING = (
+    "cell_difference", "cell_ratio", "pair_sum", "change_between_columns", "percentage_change", "proportion_of_total",
+    "column_sum", "column_mean", "subset_mean",
+)  # fmt: skip
+TEMPLATE_ANSWER_TYPES = {**dict.fromkeys(_COMPUTING, "arithmetic"), "count_beyond_row": "count"}
 
 
 def _strings(value: Any) -> Iterable[str]:
@@ -87,10 +81,8 @@ def draft_problem(draft: Mapping[str, Any], tables: Sequence[Mapping[str, Any]])
             cells = list(outcome.result.values()) if isinstance(outcome.result, Mapping) else [outcome.result]
             reads_percent |= any(_is_percent_cell(cell) for cell in cells)
             reads_plain |= any(not _is_percent_cell(cell) and _number(cell) is not None for cell in cells)
-        if tool == "proportion" and arguments.get("as_percentage"):
-            computes_percent = True
-        if tool == "multiply" and 100 in (arguments.get("numbers") or []):
-            computes_percent = True
+        computes_percent |= tool == "proportion" and bool(arguments.get("as_percentage"))
+        computes_percent |= tool == "multiply" and 100 in (arguments.get("numbers") or [])
         if isinstance(outcome.result, bool):
             verdicts.append(outcome.result)
         number = _number(outcome.result)

@@ -6,13 +6,15 @@ import random
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import combinations
 from typing import Any
 
 from curation.drafting.self_check import draft_problem
 from curation.toolkit.numbers import clean_cell, format_number, parse_number, parse_numeric, without_citations
-from curation.toolkit.tools import Program, ToolBox, ToolError
+from curation.toolkit.tools import Program, ToolBox, ToolError, ToolOutcome
 
 HeaderPhrases = Callable[[str], Sequence[str]]
+SlotGenerator = Callable[["_TableView"], list[dict[str, Any]]]
 
 # Rows that summarise other rows would be counted twice by column-wide aggregates.
 _SUMMARY_ROW = re.compile(r"\b(total|sum|average|avg|mean|overall|all|median)\b", re.IGNORECASE)
@@ -34,7 +36,7 @@ class QuestionTemplate:
     template_id: str
     subtype: str
     phrasings: tuple[str, ...]
-    slots: Callable[[_TableView], list[dict[str, Any]]]
+    slots: SlotGenerator
     solve: Callable[[Program, dict[str, Any]], list[str]]
 
 
@@ -97,16 +99,13 @@ def _is_header_name(column: str) -> bool:
 
 def _comparable_columns(columns: Sequence[str]) -> list[tuple[str, str]]:
     """Column pairs that measure the same thing at two points (2019/2020, Epoch 1/Epoch 5)."""
-    pairs = []
-    for first_index, first in enumerate(columns):
-        for second in columns[first_index + 1 :]:
-            if (
-                re.search(r"\d", first)
-                and re.search(r"\d", second)
-                and re.sub(r"[\d.,]+", "#", first).strip() == re.sub(r"[\d.,]+", "#", second).strip()
-            ):
-                pairs.append((first, second))
-    return pairs
+
+    def pattern(column: str) -> str:
+        """The column's name with its numbers as "#" ("Epoch #"); empty for a name without digits."""
+        return re.sub(r"[\d.,]+", "#", column).strip() if re.search(r"\d", column) else ""
+
+    pairs = combinations(columns, 2)
+    return [(first, second) for first, second in pairs if pattern(first) and pattern(first) == pattern(second)]
 
 
 # Program helpers ---------------------------------------------------------------------------------
@@ -129,9 +128,10 @@ def _cell(program: Program, slots: Mapping[str, Any], row: str, column: str) -> 
     return _number(program.run("get_cell", table=slots["table"], row=row, column=column), slots)
 
 
-def _column(program: Program, slots: Mapping[str, Any], column: str, rows: Sequence[str]) -> dict[str, float | int]:
-    cells = program.run("get_column", table=slots["table"], column=column)
-    return {row: _number(cells[row], slots) for row in rows}
+def _column(program: Program, slots: Mapping[str, Any], column: str = "column") -> dict[str, float | int]:
+    """The numbers of the plain rows under the `column` slot's column ("column_a": under that slot's)."""
+    cells = program.run("get_column", table=slots["table"], column=slots[column])
+    return {row: _number(cells[row], slots) for row in slots["rows"]}
 
 
 _GROUPED = re.compile(r"\d,\d{3}(?!\d)")
@@ -173,10 +173,6 @@ def _row_pairs(view: _TableView) -> list[dict[str, Any]]:
     ]
 
 
-def _row_pairs_with_direction(view: _TableView) -> list[dict[str, Any]]:
-    return [{**pair, "direction": direction} for pair in _row_pairs(view) for direction in ("higher", "lower")]
-
-
 def _column_pairs(view: _TableView) -> list[dict[str, Any]]:
     return [
         {"row": row, "column_a": first, "column_b": second}
@@ -191,26 +187,14 @@ def _column_pair_only(view: _TableView) -> list[dict[str, Any]]:
     return [{"column_a": first, "column_b": second} for first, second in _comparable_columns(view.numeric_columns)]
 
 
-def _whole_columns(view: _TableView) -> list[dict[str, Any]]:
-    if len(view.plain_rows) < 3 or view.has_summary_row():
-        return []
-    return [{"column": column} for column in view.numeric_columns]
-
-
-def _columns_with_direction(view: _TableView) -> list[dict[str, Any]]:
-    if len(view.plain_rows) < 3:
-        return []
-    return [{"column": column, "direction": way} for column in view.numeric_columns for way in ("highest", "lowest")]
+def _columns(view: _TableView) -> list[dict[str, Any]]:
+    return [] if len(view.plain_rows) < 3 else [{"column": column} for column in view.numeric_columns]
 
 
 def _row_in_column(view: _TableView) -> list[dict[str, Any]]:
     if len(view.plain_rows) < 3:
         return []
     return [{"column": column, "row": row} for column in view.numeric_columns for row in view.plain_rows]
-
-
-def _row_in_column_with_direction(view: _TableView) -> list[dict[str, Any]]:
-    return [{**slots, "direction": way} for slots in _row_in_column(view) for way in ("higher", "lower")]
 
 
 def _subsets(view: _TableView) -> list[dict[str, Any]]:
@@ -238,6 +222,19 @@ def _table_lookups(view: _TableView) -> list[dict[str, Any]]:
     if view.is_only_table:
         return []
     return [{"row": row, "column": column} for row in view.rows for column in view.numeric_columns]
+
+
+def _directions(generator: SlotGenerator, *ways: str) -> SlotGenerator:
+    """`generator`'s slots once per direction word ("higher", "lower")."""
+    return lambda view: [{**slots, "direction": way} for slots in generator(view) for way in ways]
+
+
+def _without_summary(generator: SlotGenerator) -> SlotGenerator:
+    """`generator`'s slots, or none when a total/average row would distort the column-wide computation."""
+    return lambda view: [] if view.has_summary_row() else generator(view)
+
+
+_whole_columns = _without_summary(_columns)
 
 
 # Solvers ---------------------------------------------------------------------------------------------
@@ -284,8 +281,7 @@ def _solve_percentage_change(program: Program, slots: dict[str, Any]) -> list[st
 
 
 def _solve_proportion(program: Program, slots: dict[str, Any]) -> list[str]:
-    view_rows = slots["rows"]
-    values = _column(program, slots, slots["column"], view_rows)
+    values = _column(program, slots)
     if any(value < 0 for value in values.values()):
         raise _Unsuitable("a share of a total with negative parts")
     total = program.run("sum", numbers=list(values.values()))
@@ -308,8 +304,7 @@ def _solve_compare(program: Program, slots: dict[str, Any]) -> list[str]:
 
 def _solve_largest_increase(program: Program, slots: dict[str, Any]) -> list[str]:
     rows = slots["rows"]
-    before = _column(program, slots, slots["column_a"], rows)
-    after = _column(program, slots, slots["column_b"], rows)
+    before, after = _column(program, slots, "column_a"), _column(program, slots, "column_b")
     changes = {row: program.run("subtract", a=after[row], b=before[row]) for row in rows}
     largest = program.run("max", numbers=list(changes.values()))
     if largest <= 0:
@@ -318,7 +313,7 @@ def _solve_largest_increase(program: Program, slots: dict[str, Any]) -> list[str
 
 
 def _solve_extreme_row(program: Program, slots: dict[str, Any]) -> list[str]:
-    values = _column(program, slots, slots["column"], slots["rows"])
+    values = _column(program, slots)
     program.run("max" if slots["direction"] == "highest" else "min", numbers=list(values.values()))
     return [_unique_best(values, highest=slots["direction"] == "highest")]
 
@@ -327,7 +322,7 @@ def _column_aggregate(tool: str) -> Callable[[Program, dict[str, Any]], list[str
     """A solver applying `tool` to a whole column, in the cells' unit ("extreme": max or min, by the direction)."""
 
     def solve(program: Program, slots: dict[str, Any]) -> list[str]:
-        values = _column(program, slots, slots["column"], slots["rows"])
+        values = _column(program, slots)
         name = ("max" if slots["direction"] == "highest" else "min") if tool == "extreme" else tool
         return [_same_unit(program.run(name, numbers=list(values.values())), slots)]
 
@@ -340,14 +335,14 @@ def _solve_subset_mean(program: Program, slots: dict[str, Any]) -> list[str]:
 
 
 def _solve_rank(program: Program, slots: dict[str, Any]) -> list[str]:
-    values = _column(program, slots, slots["column"], slots["rows"])
+    values = _column(program, slots)
     if list(values.values()).count(values[slots["row"]]) > 1:
         raise _Unsuitable("tied position")
     return [str(program.run("rank", values=values, descending=True, item=slots["row"]))]
 
 
 def _solve_top_k(program: Program, slots: dict[str, Any]) -> list[str]:
-    values = _column(program, slots, slots["column"], slots["rows"])
+    values = _column(program, slots)
     order = program.run("rank", values=values, descending=True)
     k = slots["k"]
     if values[order[k - 1]] == values[order[k]]:
@@ -356,7 +351,7 @@ def _solve_top_k(program: Program, slots: dict[str, Any]) -> list[str]:
 
 
 def _solve_count(program: Program, slots: dict[str, Any]) -> list[str]:
-    values = _column(program, slots, slots["column"], slots["rows"])
+    values = _column(program, slots)
     reference = values[slots["row"]]
     tool = "greater_than" if slots["direction"] == "higher" else "less_than"
     matching = [row for row, value in values.items() if row != slots["row"] and program.run(tool, a=value, b=reference)]
@@ -364,7 +359,7 @@ def _solve_count(program: Program, slots: dict[str, Any]) -> list[str]:
 
 
 def _solve_above_mean(program: Program, slots: dict[str, Any]) -> list[str]:
-    values = _column(program, slots, slots["column"], slots["rows"])
+    values = _column(program, slots)
     mean = program.run("mean", numbers=list(values.values()))
     if values[slots["row"]] == mean:
         raise _Unsuitable("exactly at the mean")
@@ -372,7 +367,7 @@ def _solve_above_mean(program: Program, slots: dict[str, Any]) -> list[str]:
 
 
 def _solve_rows_above_mean(program: Program, slots: dict[str, Any]) -> list[str]:
-    values = _column(program, slots, slots["column"], slots["rows"])
+    values = _column(program, slots)
     mean = program.run("mean", numbers=list(values.values()))
     above = [row for row, value in values.items() if program.run("greater_than", a=value, b=mean)]
     if not above or len(above) == len(values) or any(value == mean for value in values.values()):
@@ -401,218 +396,128 @@ def _solve_table_lookup(program: Program, slots: dict[str, Any]) -> list[str]:
     return [slots["name"]]  # what the paper calls it ("Table 2"), as a person answers "which table"
 
 
-TEMPLATES: tuple[QuestionTemplate, ...] = (
-    QuestionTemplate(
-        "cell_difference",
-        "arithmetic_calculation",
-        (
-            "How much higher is the {column} of {row_a} than that of {row_b}{where}?",
-            "What is the difference in {column} between {row_a} and {row_b}{where}?",
-            "By how much does {row_a} exceed {row_b} in {column}{where}?",
-        ),
-        _row_pairs,
-        _solve_difference,
+# Each template's wordings: two to four, chosen at random per question.
+_PHRASINGS: dict[str, tuple[str, ...]] = {
+    "cell_difference": (
+        "How much higher is the {column} of {row_a} than that of {row_b}{where}?",
+        "What is the difference in {column} between {row_a} and {row_b}{where}?",
+        "By how much does {row_a} exceed {row_b} in {column}{where}?",
     ),
-    QuestionTemplate(
-        "cell_ratio",
-        "arithmetic_calculation",
-        (
-            "What is the ratio of the {column} of {row_a} to that of {row_b}{where}?",
-            "The {column} of {row_a} is how many times that of {row_b}{where}?",
-            "Divide the {column} of {row_a} by that of {row_b}{where}: what do you get?",
-        ),
-        _row_pairs,
-        _solve_ratio,
+    "cell_ratio": (
+        "What is the ratio of the {column} of {row_a} to that of {row_b}{where}?",
+        "The {column} of {row_a} is how many times that of {row_b}{where}?",
+        "Divide the {column} of {row_a} by that of {row_b}{where}: what do you get?",
     ),
-    QuestionTemplate(
-        "pair_sum",
-        "arithmetic_calculation",
-        (
-            "What is the combined {column} of {row_a} and {row_b}{where}?",
-            "What do the {column} values of {row_a} and {row_b} add up to{where}?",
-        ),
-        _row_pairs,
-        _solve_pair_sum,
+    "pair_sum": (
+        "What is the combined {column} of {row_a} and {row_b}{where}?",
+        "What do the {column} values of {row_a} and {row_b} add up to{where}?",
     ),
-    QuestionTemplate(
-        "change_between_columns",
-        "arithmetic_calculation",
-        (
-            "What is the change in {row} from {column_a} to {column_b}{where}?",
-            "By how much did {row} change between {column_a} and {column_b}{where}?",
-            "How much does the value of {row} move from {column_a} to {column_b}{where}?",
-        ),
-        _column_pairs,
-        _solve_change,
+    "change_between_columns": (
+        "What is the change in {row} from {column_a} to {column_b}{where}?",
+        "By how much did {row} change between {column_a} and {column_b}{where}?",
+        "How much does the value of {row} move from {column_a} to {column_b}{where}?",
     ),
-    QuestionTemplate(
-        "percentage_change",
-        "arithmetic_calculation",
-        (
-            "What is the percentage change in {row} from {column_a} to {column_b}{where}?",
-            "By what percentage did {row} change between {column_a} and {column_b}{where}?",
-        ),
-        _column_pairs,
-        _solve_percentage_change,
+    "percentage_change": (
+        "What is the percentage change in {row} from {column_a} to {column_b}{where}?",
+        "By what percentage did {row} change between {column_a} and {column_b}{where}?",
     ),
-    QuestionTemplate(
-        "proportion_of_total",
-        "arithmetic_calculation",
-        (
-            "What proportion of the total {column} across all {entities}{where} does {row} account for?",
-            "What share of the summed {column} of all {entities}{where} comes from {row}?",
-            "What percentage of the total {column}{where} is contributed by {row}?",
-        ),
-        lambda view: [] if view.has_summary_row() else _row_in_column(view),
-        _solve_proportion,
+    "proportion_of_total": (
+        "What proportion of the total {column} across all {entities}{where} does {row} account for?",
+        "What share of the summed {column} of all {entities}{where} comes from {row}?",
+        "What percentage of the total {column}{where} is contributed by {row}?",
     ),
-    QuestionTemplate(
-        "compare_two_rows",
-        "comparison",
-        (
-            "Which has a {direction} {column}{where}: {row_a} or {row_b}?",
-            "Between {row_a} and {row_b}, which one has the {direction} {column}{where}?",
-            "Does {row_a} or {row_b} report a {direction} {column}{where}?",
-        ),
-        _row_pairs_with_direction,
-        _solve_compare,
+    "compare_two_rows": (
+        "Which has a {direction} {column}{where}: {row_a} or {row_b}?",
+        "Between {row_a} and {row_b}, which one has the {direction} {column}{where}?",
+        "Does {row_a} or {row_b} report a {direction} {column}{where}?",
     ),
-    QuestionTemplate(
-        "largest_increase",
-        "comparison",
-        (
-            "Which {entity} had the largest increase from {column_a} to {column_b}{where}?",
-            "From {column_a} to {column_b}, which {entity} grew the most{where}?",
-            "Which {entity} shows the biggest gain between {column_a} and {column_b}{where}?",
-        ),
-        _column_pair_only,
-        _solve_largest_increase,
+    "largest_increase": (
+        "Which {entity} had the largest increase from {column_a} to {column_b}{where}?",
+        "From {column_a} to {column_b}, which {entity} grew the most{where}?",
+        "Which {entity} shows the biggest gain between {column_a} and {column_b}{where}?",
     ),
-    QuestionTemplate(
-        "extreme_row",
-        "comparison",
-        (
-            "Which {entity} has the {direction} {column}{where}?",
-            "Which {entity} reports the {direction} {column}{where}?",
-            "Among all {entities}{where}, which one has the {direction} {column}?",
-        ),
-        _columns_with_direction,
-        _solve_extreme_row,
+    "extreme_row": (
+        "Which {entity} has the {direction} {column}{where}?",
+        "Which {entity} reports the {direction} {column}{where}?",
+        "Among all {entities}{where}, which one has the {direction} {column}?",
     ),
-    QuestionTemplate(
-        "extreme_value",
-        "aggregation",
-        (
-            "What is the {direction} {column} reported for any {entity}{where}?",
-            "What is the {direction} value of {column} across all {entities}{where}?",
-        ),
-        _columns_with_direction,
-        _column_aggregate("extreme"),
+    "extreme_value": (
+        "What is the {direction} {column} reported for any {entity}{where}?",
+        "What is the {direction} value of {column} across all {entities}{where}?",
     ),
-    QuestionTemplate(
-        "column_sum",
-        "aggregation",
-        (
-            "What is the total {column} across all {entities}{where}?",
-            "What is the sum of {column} over every {entity}{where}?",
-        ),
-        _whole_columns,
-        _column_aggregate("sum"),
+    "column_sum": (
+        "What is the total {column} across all {entities}{where}?",
+        "What is the sum of {column} over every {entity}{where}?",
     ),
-    QuestionTemplate(
-        "column_mean",
-        "aggregation",
-        (
-            "What is the average {column} across all {entities}{where}?",
-            "What is the mean {column} of the {entities}{where}?",
-            "On average, what {column} do the {entities}{where} reach?",
-        ),
-        _whole_columns,
-        _column_aggregate("mean"),
+    "column_mean": (
+        "What is the average {column} across all {entities}{where}?",
+        "What is the mean {column} of the {entities}{where}?",
+        "On average, what {column} do the {entities}{where} reach?",
     ),
-    QuestionTemplate(
-        "subset_mean",
-        "aggregation",
-        (
-            "What is the average {column} of {subset_text}{where}?",
-            "What is the mean {column} over {subset_text}{where}?",
-        ),
-        _subsets,
-        _solve_subset_mean,
+    "subset_mean": (
+        "What is the average {column} of {subset_text}{where}?",
+        "What is the mean {column} over {subset_text}{where}?",
     ),
-    QuestionTemplate(
-        "rank_position",
-        "ranking",
-        (
-            "Where does {row} rank by {column}{where}, counting from the highest?",
-            "What position does {row} take when the {entities}{where} are sorted by {column} from highest to lowest?",
-            "Ranked by {column} in descending order, what is the rank of {row}{where}?",
-        ),
-        _row_in_column,
-        _solve_rank,
+    "rank_position": (
+        "Where does {row} rank by {column}{where}, counting from the highest?",
+        "What position does {row} take when the {entities}{where} are sorted by {column} from highest to lowest?",
+        "Ranked by {column} in descending order, what is the rank of {row}{where}?",
     ),
-    QuestionTemplate(
-        "top_k",
-        "ranking",
-        (
-            "Which {k} {entities} have the highest {column}{where}, from highest to lowest?",
-            "List the top {k} {entities} by {column}{where}, in descending order.",
-        ),
-        _top_k,
-        _solve_top_k,
+    "top_k": (
+        "Which {k} {entities} have the highest {column}{where}, from highest to lowest?",
+        "List the top {k} {entities} by {column}{where}, in descending order.",
     ),
-    QuestionTemplate(
-        "count_beyond_row",
-        "counting",
-        (
-            "How many {entities}{where} have a {direction} {column} than {row}?",
-            "How many {entities}{where} report a {column} {direction} than that of {row}?",
-            "Count the {entities}{where} whose {column} is {direction} than {row}'s.",
-        ),
-        _row_in_column_with_direction,
-        _solve_count,
+    "count_beyond_row": (
+        "How many {entities}{where} have a {direction} {column} than {row}?",
+        "How many {entities}{where} report a {column} {direction} than that of {row}?",
+        "Count the {entities}{where} whose {column} is {direction} than {row}'s.",
     ),
-    QuestionTemplate(
-        "above_mean",
-        "comparison",
-        (
-            "Is the {column} of {row} above the average {column} of all {entities}{where}?",
-            "Does {row} report a {column} higher than the mean across the {entities}{where}?",
-        ),
-        lambda view: [] if view.has_summary_row() else _row_in_column(view),
-        _solve_above_mean,
+    "above_mean": (
+        "Is the {column} of {row} above the average {column} of all {entities}{where}?",
+        "Does {row} report a {column} higher than the mean across the {entities}{where}?",
     ),
-    QuestionTemplate(
-        "rows_above_mean",
-        "aggregation",
-        (
-            "Which {entities}{where} are above the average {column} of all {entities}?",
-            "List the {entities}{where} whose {column} is higher than the mean {column}.",
-        ),
-        _whole_columns,
-        _solve_rows_above_mean,
+    "rows_above_mean": (
+        "Which {entities}{where} are above the average {column} of all {entities}?",
+        "List the {entities}{where} whose {column} is higher than the mean {column}.",
     ),
-    QuestionTemplate(
-        "span_lookup",
-        "span_lookup",
-        (
-            "What is the {column} of {row}{where}?",
-            "What {column} is reported for {row}{where}?",
-            "Which value does the table give for the {column} of {row}{where}?",
-        ),
-        _any_cells,
-        _solve_span,
+    "span_lookup": (
+        "What is the {column} of {row}{where}?",
+        "What {column} is reported for {row}{where}?",
+        "Which value does the table give for the {column} of {row}{where}?",
     ),
-    QuestionTemplate(
-        "table_lookup",
-        "table_lookup",
-        (
-            "Which table reports the {column} of {row}?",
-            "In which table can the {column} of {row} be found?",
-        ),
-        _table_lookups,
-        _solve_table_lookup,
+    "table_lookup": (
+        "Which table reports the {column} of {row}?",
+        "In which table can the {column} of {row} be found?",
     ),
+}
+
+# Each template's reasoning subtype, the generator of its candidate slots over a table, and the solver whose tool
+# program answers it; the order is the drafting order.
+_DECLARATIONS = {
+    "cell_difference": ("arithmetic_calculation", _row_pairs, _solve_difference),
+    "cell_ratio": ("arithmetic_calculation", _row_pairs, _solve_ratio),
+    "pair_sum": ("arithmetic_calculation", _row_pairs, _solve_pair_sum),
+    "change_between_columns": ("arithmetic_calculation", _column_pairs, _solve_change),
+    "percentage_change": ("arithmetic_calculation", _column_pairs, _solve_percentage_change),
+    "proportion_of_total": ("arithmetic_calculation", _without_summary(_row_in_column), _solve_proportion),
+    "compare_two_rows": ("comparison", _directions(_row_pairs, "higher", "lower"), _solve_compare),
+    "largest_increase": ("comparison", _column_pair_only, _solve_largest_increase),
+    "extreme_row": ("comparison", _directions(_columns, "highest", "lowest"), _solve_extreme_row),
+    "extreme_value": ("aggregation", _directions(_columns, "highest", "lowest"), _column_aggregate("extreme")),
+    "column_sum": ("aggregation", _whole_columns, _column_aggregate("sum")),
+    "column_mean": ("aggregation", _whole_columns, _column_aggregate("mean")),
+    "subset_mean": ("aggregation", _subsets, _solve_subset_mean),
+    "rank_position": ("ranking", _row_in_column, _solve_rank),
+    "top_k": ("ranking", _top_k, _solve_top_k),
+    "count_beyond_row": ("counting", _directions(_row_in_column, "higher", "lower"), _solve_count),
+    "above_mean": ("comparison", _without_summary(_row_in_column), _solve_above_mean),
+    "rows_above_mean": ("aggregation", _whole_columns, _solve_rows_above_mean),
+    "span_lookup": ("span_lookup", _any_cells, _solve_span),
+    "table_lookup": ("table_lookup", _table_lookups, _solve_table_lookup),
+}
+TEMPLATES: tuple[QuestionTemplate, ...] = tuple(
+    QuestionTemplate(template_id, subtype, _PHRASINGS[template_id], slots, solve)
+    for template_id, (subtype, slots, solve) in _DECLARATIONS.items()
 )
 
 
@@ -629,9 +534,7 @@ def _as_written(value: Any, slots: Mapping[str, Any], *, same_unit: bool = True)
         return str(value)
     text = _same_unit(value, slots) if same_unit else _fmt(value)
     if "grouped" in slots["written"] and "e" not in text:
-        sign, digits = ("-", text[1:]) if text.startswith("-") else ("", text)
-        whole, _, rest = digits.partition(".")
-        text = sign + f"{int(whole):,}" + (f".{rest}" if rest else "")
+        text = re.sub(r"\d+", lambda whole: f"{int(whole.group()):,}", text, count=1)
     return text
 
 
@@ -654,7 +557,8 @@ def _rationale(program: Program, view: _TableView, slots: Mapping[str, Any], ans
             given = _join([f"{text} for {row}" for row, text in cells])
             sentences.append(_ending(f"{view.name} gives {given} under {cell_column}"))
         if comparisons:
-            sentences.append(_sentence(_join(comparisons)))
+            compared = _join(comparisons)
+            sentences.append(compared[:1].upper() + compared[1:] + ".")
         cells, comparisons = [], []
 
     for outcome in program.actions:
@@ -674,16 +578,12 @@ def _rationale(program: Program, view: _TableView, slots: Mapping[str, Any], ans
         flush()
         if tool == "get_column":
             _remember(read, list(result.values()))
-        sentences.append(_step(tool, arguments, result, view, slots, number))
+        sentences.append(_step(outcome, view, slots, number))
     flush()
     sentences = [sentence for sentence in sentences if sentence]
     stated = _join(list(answer))
-    said = (
-        re.search(rf"(?<!\w){re.escape(stated.replace(',', ''))}(?!\w)", sentences[-1].replace(",", ""))
-        if sentences
-        else None
-    )
-    if sentences and stated and not said:
+    last = sentences[-1].replace(",", "") if sentences else ""
+    if sentences and stated and not re.search(rf"(?<!\w){re.escape(stated.replace(',', ''))}(?!\w)", last):
         sentences.append(f"So the answer is {stated}.")
     return " ".join(sentences)
 
@@ -697,33 +597,21 @@ def _remember(read: dict[float, str], cells: Iterable[Any]) -> None:
             read.setdefault(value, text)
 
 
-def _sentence(text: str) -> str:
-    return text[:1].upper() + text[1:] + "."
-
-
 def _ending(text: str) -> str:
     """A full stop, once: a header ending in an abbreviation ("Multi.") gives "under Multi.", not "Multi.."."""
     return text if text.endswith(".") else text + "."
 
 
-def _step(
-    tool: str,
-    arguments: Mapping[str, Any],
-    result: Any,
-    view: _TableView,
-    slots: Mapping[str, Any],
-    number: Callable[[Any], str],
-) -> str:
+def _step(outcome: ToolOutcome, view: _TableView, slots: Mapping[str, Any], number: Callable[[Any], str]) -> str:
+    """The sentence of one step other than reading a cell or comparing ("40.1 minus 39.8 is 0.3."); "" for none."""
+    tool, arguments, result = outcome.tool, outcome.arguments, outcome.result
     if tool == "get_column":
-        used = [row for row in slots["rows"] if row in result]
-        given = _join([f"{clean_cell(result[row])} for {row}" for row in used])
+        given = _join([f"{clean_cell(result[row])} for {row}" for row in slots["rows"] if row in result])
         return _ending(f"{view.name} gives {given} under {arguments['column']}")
     if tool == "subtract":
         return f"{number(arguments['a'])} minus {number(arguments['b'])} is {number(result)}."
-    if tool in ("add", "sum"):
-        return f"Their sum is {number(result)}."
-    if tool == "mean":
-        return f"Their mean is {number(result)}."
+    if tool in ("add", "sum", "mean"):
+        return f"Their {'mean' if tool == 'mean' else 'sum'} is {number(result)}."
     if tool == "divide":
         quotient = _precise(result)
         return f"{number(arguments['a'])} divided by {number(arguments['b'])} is {quotient}."
@@ -787,30 +675,23 @@ def draft_template_questions(
     given, recorded there as {template_id, question, reason}. A question already drafted is not drafted again.
     """
     toolbox = ToolBox(tables)
-    chosen = set(template_ids) if template_ids is not None else None
-    unknown = (chosen or set()) - {template.template_id for template in TEMPLATES}
-    if unknown:
+    chosen = set(template_ids) if template_ids is not None else set(_DECLARATIONS)
+    if unknown := chosen - set(_DECLARATIONS):
         raise ValueError(f"unknown template ids: {sorted(unknown)}")
     views = [_TableView(toolbox, index, tables[index]) for index in range(len(toolbox.tables))]
     drafts: list[dict[str, Any]] = []
     asked: set[str] = set()
     preference = {code: position for position, code in enumerate(preferred_subtypes)}
     ordered = sorted(TEMPLATES, key=lambda template: preference.get(template.subtype, len(preference)))
-    for template in ordered:
-        if chosen is not None and template.template_id not in chosen:
-            continue
+    for template in (template for template in ordered if template.template_id in chosen):
         rng = random.Random(f"{seed}:{template.template_id}")
-        candidates = []
-        for view in views:
-            for slots in template.slots(view):
-                candidates.append((view, slots))
+        candidates = [(view, slots) for view in views for slots in template.slots(view)]
         rng.shuffle(candidates)
-        answerable: list[dict[str, Any]] = []
-        unanswerable: list[dict[str, Any]] = []
+        # Drafts kept and wanted, answerable (True) and unanswerable (False).
+        kept: dict[bool, list[dict[str, Any]]] = {True: [], False: []}
+        quota = {True: per_template, False: unanswerable_per_template if include_unanswerable else 0}
         for view, slots in candidates:
-            if len(answerable) >= per_template and (
-                not include_unanswerable or len(unanswerable) >= unanswerable_per_template
-            ):
+            if all(len(kept[kind]) >= quota[kind] for kind in kept):
                 break
             draft = _instantiate(template, view, slots, toolbox, rng, header_phrases)
             if draft is None or _asked(draft, asked):
@@ -822,11 +703,9 @@ def draft_template_questions(
                         {"template_id": template.template_id, "question": draft["question"], "reason": problem}
                     )
                 continue
-            if draft["is_answerable"] and len(answerable) < per_template:
-                answerable.append(draft)
-            elif not draft["is_answerable"] and include_unanswerable and len(unanswerable) < unanswerable_per_template:
-                unanswerable.append(draft)
-        drafts.extend(answerable + unanswerable)
+            if len(kept[draft["is_answerable"]]) < quota[draft["is_answerable"]]:
+                kept[draft["is_answerable"]].append(draft)
+        drafts.extend(kept[True] + kept[False])
     return drafts
 
 
@@ -862,21 +741,18 @@ def _instantiate(
         answer = template.solve(program, slots)
         if len(slots["units"]) > 1:
             raise _Unsuitable("the cells mix units (e.g. 125M and 1.5B, or % and plain numbers)")
-    except _Unsuitable:
-        return None
     except _Missing:
         is_answerable, answer = False, []
-    except ToolError:
-        # A template asked for something the tables do not hold: a bug in slot filling, not a question.
+    except (_Unsuitable, ToolError):
+        # No good question; or (ToolError) a template asked for something the tables do not hold: a bug in slot
+        # filling, not a question.
         return None
     phrasing_index = rng.randrange(len(template.phrasings))
     words = {
         "where": view.where,
         "entity": view.entity,
         "entities": view.entities,
-        "row": without_citations(slots.get("row", "")),
-        "row_a": without_citations(slots.get("row_a", "")),
-        "row_b": without_citations(slots.get("row_b", "")),
+        **{key: without_citations(slots.get(key, "")) for key in ("row", "row_a", "row_b")},
         "direction": slots.get("direction", ""),
         "k": slots.get("k", ""),
         "subset_text": _join([without_citations(row) for row in slots["subset"]]) if "subset" in slots else "",

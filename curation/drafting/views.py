@@ -191,6 +191,7 @@ def drafting_home(request: HttpRequest, slug: str) -> HttpResponse:
 
 def _run_context(run: DraftingRun) -> dict[str, Any]:
     return {
+        "project": run.project,
         "run": run,
         **run_services.run_progress(run),
         "items": drafting_selectors.run_items(run),
@@ -202,17 +203,14 @@ def _run_context(run: DraftingRun) -> dict[str, Any]:
 @login_required
 def run_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     run = _run_for(request, slug, pk)
-    return render(request, "curation/drafting/run.html", {"project": run.project, **_run_context(run)})
+    return render(request, "curation/drafting/run.html", _run_context(run))
 
 
 @login_required
 def run_progress(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     run = _run_for(request, slug, pk)
-    response = render(request, "curation/drafting/_run_progress.html", {"project": run.project, **_run_context(run)})
-    if not run.is_active:
-        # htmx stops polling on 286.
-        response.status_code = 286
-    return response
+    status = 200 if run.is_active else 286  # htmx stops polling on 286
+    return render(request, "curation/drafting/_run_progress.html", _run_context(run), status=status)
 
 
 @login_required
@@ -223,7 +221,6 @@ def run_action(request: HttpRequest, slug: str, pk: int, action: str) -> HttpRes
     if service is None:
         raise Http404("Unknown action.")
     service(run_id=run.pk, actor=request.user)
-    messages.success(
-        request, {"retry": "Failed contexts queued again.", "cancel": "Run cancelled."}.get(action, "Run requeued.")
-    )
+    done = {"retry": "Failed contexts queued again.", "cancel": "Run cancelled."}.get(action, "Run requeued.")
+    messages.success(request, done)
     return redirect("drafting-run", slug=slug, pk=run.pk)

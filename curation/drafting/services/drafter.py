@@ -4,7 +4,7 @@ run's questions; and the plain data a prompt shows of a context. Knows nothing o
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from curation.drafting import duplicates, prompts
@@ -35,6 +35,7 @@ class Drafter:
         self.beat: Callable[[], object] = lambda: None
         self.header_cache: dict[str, list[str]] = {}
         self.types = {rt.code: rt for rt in ReasoningType.objects.filter(project_id=run.project_id)}
+        self.params = {k: v for k, v in run.generation_params.items() if k in GENERATION_PARAM_NAMES}
 
     def _client(self) -> Any:
         # Built on first use, so a broken endpoint fails the item (with its message), not the whole task.
@@ -60,50 +61,39 @@ class Drafter:
         run = self.run
         data = context_data(context)
         max_chars = int(run.options.get("max_context_chars") or 8000)
-        params = {k: v for k, v in run.generation_params.items() if k in GENERATION_PARAM_NAMES}
         raw: dict[str, Any] = {}
-        question_result = None
+        answer_result = None
+        parsed_answer = prompts.ParsedAnswer(rationale="", answer=[])  # no answer asked for: no answer problem
         try:
-            question_result = client.chat(
-                prompts.question_messages(run.question_template.text, data, max_chars=max_chars), **params
-            )
+            question_messages = prompts.question_messages(run.question_template.text, data, max_chars=max_chars)
+            question_result = client.chat(question_messages, **self.params)
             raw["question"] = question_result.text
             self.beat()
             parsed_question = prompts.parse_question(question_result.text)
-            answer_result = None
-            parsed_answer = None
             duplicate = self._duplicate(context, parsed_question.question) if parsed_question.is_parsed else None
             if duplicate is not None:
                 # Rejected before its answer is asked for: recorded on the item with the reason, never queued.
-                rejected = {
-                    "question": parsed_question.question,
-                    "reason": duplicate.reason,
-                    "kind": duplicate.kind,
-                    "matched": duplicate.matched,
-                    "similarity": round(duplicate.similarity, 4),
-                    "measure": duplicate.measure,
-                }
-                return Outcome(
-                    drafts=[], raw_output={**raw, "rejected": [rejected]}, note=f"rejected: {duplicate.reason}"
-                )
+                rejected = {"question": parsed_question.question, "reason": duplicate.reason, **asdict(duplicate)}
+                rejected["similarity"] = round(duplicate.similarity, 4)
+                note = f"rejected: {duplicate.reason}"
+                return Outcome(drafts=[], raw_output={**raw, "rejected": [rejected]}, note=note)
             if parsed_question.is_parsed:
-                answer_result = client.chat(
-                    prompts.answer_messages(
-                        run.answer_template.text, data, parsed_question.question, max_chars=max_chars
-                    ),
-                    **params,
-                )
+                question = parsed_question.question
+                answer_messages = prompts.answer_messages(run.answer_template.text, data, question, max_chars=max_chars)
+                answer_result = client.chat(answer_messages, **self.params)
                 raw["rationale_answer"] = answer_result.text
                 parsed_answer = prompts.parse_rationale_answer(answer_result.text)
         except EndpointError as error:
             error.raw_output = raw  # type: ignore[attr-defined]
             raise
-        parse_errors = []
-        if not parsed_question.is_parsed:
-            parse_errors.append(f"question: {parsed_question.error}")
-        if parsed_answer is not None and not parsed_answer.is_parsed:
-            parse_errors.append(f"answer: {parsed_answer.error}")
+        parses = (("question", parsed_question), ("answer", parsed_answer))
+        parse_error = "; ".join(f"{what}: {parsed.error}" for what, parsed in parses if not parsed.is_parsed)
         results = [r for r in (question_result, answer_result) if r is not None]
+        texts = {
+            "question": parsed_question.question,
+            "rationale": parsed_answer.rationale,
+            "answer": parsed_answer.answer,
+        }
         draft = {
             **self._provenance(context),
             "endpoint": run.endpoint_snapshot,
@@ -111,29 +101,24 @@ class Drafter:
             "template_hashes": run.template_hashes,
             "params": question_result.request_params,
             "raw": raw,
-            "question": parsed_question.question,
-            "rationale": parsed_answer.rationale if parsed_answer else "",
-            "answer": parsed_answer.answer if parsed_answer else [],
+            **texts,
             "parse": {
                 "question_rule": parsed_question.rule,
-                "answer_rule": parsed_answer.rule if parsed_answer else "",
+                "answer_rule": parsed_answer.rule,
                 "extra_questions": parsed_question.extra_questions,
             },
             "usage": [r.usage for r in results],
             "attempts": sum(len(r.attempts) for r in results),
             "is_cached": [r.is_cached for r in results],
+            **({"parse_error": parse_error} if parse_error else {}),
         }
-        if parse_errors:
-            draft["parse_error"] = "; ".join(parse_errors)
         fields = {
             "reasoning_type": context.reasoning_type,
-            "question": parsed_question.question,
-            "rationale": parsed_answer.rationale if parsed_answer else "",
-            "answer": parsed_answer.answer if parsed_answer else [],
+            **texts,
             "relevant_tables": list(context.tables.all()),
             "draft": draft,
         }
-        note = f"parse problem, flagged for the annotator: {draft['parse_error']}" if parse_errors else ""
+        note = f"parse problem, flagged for the annotator: {parse_error}" if parse_error else ""
         return Outcome(drafts=[fields], raw_output=raw, note=note)
 
     def _duplicate(self, context: Context, question: str) -> duplicates.Duplicate | None:
@@ -151,19 +136,11 @@ class Drafter:
     def _header_phrases(self, header: str) -> list[str]:
         """Paraphrases of one header name by the run's endpoint and header prompt version (asked once per run)."""
         if header not in self.header_cache:
-            template = (
-                PromptTemplate.objects.filter(
-                    project_id=self.run.project_id,
-                    kind="header_paraphrase",
-                    content_hash=self.run.template_hashes["header_paraphrase"],
-                )
-                .order_by("-pk")
-                .first()
-            )
+            version = {"kind": "header_paraphrase", "content_hash": self.run.template_hashes["header_paraphrase"]}
+            template = PromptTemplate.objects.filter(project_id=self.run.project_id, **version).order_by("-pk").first()
             if template is None:
                 raise EndpointConfigError("The run's header paraphrase prompt version no longer exists.")
-            params = {k: v for k, v in self.run.generation_params.items() if k in GENERATION_PARAM_NAMES}
-            result = self._client().chat(prompts.header_messages(template.text, header), **params)
+            result = self._client().chat(prompts.header_messages(template.text, header), **self.params)
             self.beat()
             self.header_cache[header] = prompts.parse_header_phrases(result.text, header)
         return self.header_cache[header]
@@ -176,22 +153,15 @@ class Drafter:
             name = context.reasoning_type.name
             note = f"routed to the LLM drafter: no template drafts {name}"
             return Outcome(drafts=[], raw_output={"templates": 0, "routed": context.reasoning_type.code}, note=note)
-        tables = list(context.tables.all().order_by("paper_id", "order"))
         by_label: dict[str, Table] = {}
         table_dicts = []
-        for position, table in enumerate(tables):
+        for position, table in enumerate(context.tables.all().order_by("paper_id", "order")):
             label = shape_from_row(table).display_label(position)  # as scoring's tool box labels it
             if label in by_label:
                 label = f"{label} ({position + 1})"
             by_label[label] = table
-            table_dicts.append(
-                {
-                    **table_input(table, label),
-                    "name": reader_name(table, position),
-                    # Detected as headerless: its first row is data, so no column has a name to ask about.
-                    "has_header": table.header_rows != 0,
-                }
-            )
+            # Detected as headerless: its first row is data, so no column has a name to ask about.
+            table_dicts.append({**table_input(table, label, position), "has_header": table.header_rows != 0})
         options = run.options
         rejected: list[dict[str, Any]] = []
         results = draft_template_questions(
@@ -200,39 +170,32 @@ class Drafter:
             per_template=int(options.get("per_template") or 1),
             include_unanswerable=options.get("unanswerable") == "keep",
             template_ids=options.get("template_ids") or None,
-            preferred_subtypes=context_subtypes(context),
+            preferred_subtypes=assigned,
             header_phrases=self._header_phrases if options.get("paraphrase_headers") else None,
             rejected=rejected,
         )
+        paraphrased = (
+            {"header_paraphrase": run.template_hashes["header_paraphrase"], "endpoint": run.endpoint_snapshot}
+            if options.get("paraphrase_headers")
+            else {}
+        )
         drafts = []
         for result in results:
+            texts = {key: result[key] for key in ("question", "rationale", "answer")}
             draft = {
                 **self._provenance(context),
-                "template_id": result["template_id"],
-                "phrasing_index": result["phrasing_index"],
-                "reasoning_subtype": result["reasoning_subtype"],
-                "slots": result["slots"],
+                **{key: result[key] for key in ("template_id", "phrasing_index", "reasoning_subtype", "slots")},
                 "is_answerable": result["is_answerable"],
                 "split": "answerable" if result["is_answerable"] else "unanswerable",
                 "seed": options.get("seed", 0),
-                **(
-                    {"header_paraphrase": run.template_hashes["header_paraphrase"], "endpoint": run.endpoint_snapshot}
-                    if options.get("paraphrase_headers")
-                    else {}
-                ),
-                "question": result["question"],
-                "rationale": result["rationale"],
-                "answer": result["answer"],
+                **paraphrased,
+                **texts,
             }
             drafts.append(
                 {
                     "reasoning_type": self.types.get(result["reasoning_subtype"]) or context.reasoning_type,
-                    "question": result["question"],
-                    "rationale": result["rationale"],
-                    "answer": result["answer"],
-                    "answer_form": result["answer_form"],
-                    "answer_source": result["answer_source"],
-                    "essential_actions": result["essential_actions"],
+                    **texts,
+                    **{key: result[key] for key in ("answer_form", "answer_source", "essential_actions")},
                     "is_answerable": result["is_answerable"],
                     "unanswerable_reason": ""
                     if result["is_answerable"]
@@ -249,11 +212,6 @@ class Drafter:
         return Outcome(drafts=drafts, raw_output={"templates": len(drafts), "rejected": rejected}, note=note)
 
 
-def reader_name(table: Table, position: int) -> str:
-    """What the paper calls a stored table ("Table 2"): the table representation's rule, placed by its order."""
-    return shape_from_row(table).reader_name(table.order if table.order is not None else position)
-
-
 def context_subtypes(context: Context) -> list[str]:
     """The reasoning subtype codes a context's assigned type stands for (a type stands for its subtypes)."""
     reasoning_type = context.reasoning_type
@@ -262,25 +220,20 @@ def context_subtypes(context: Context) -> list[str]:
     return [reasoning_type.code, *reasoning_type.subtypes.order_by("order").values_list("code", flat=True)]
 
 
-def table_input(table: Table, label: str) -> dict[str, Any]:
-    """A stored table as the tool box reads it: the flattened header row over the body rows (as scoring's)."""
-    return shape_from_row(table).tool_input(label)
+def table_input(table: Table, label: str, position: int = 0) -> dict[str, Any]:
+    """A stored table as the tool box reads it (as scoring's): the flattened header row over the body rows, under
+    what the paper calls it ("Table 2", placed by its order, else by `position`)."""
+    return shape_from_row(table).tool_input(label, table.order if table.order is not None else position)
 
 
 def context_data(context: Context) -> prompts.ContextData:
-    """The plain data a drafting prompt shows of a context (short: paragraph + its tables; long: the paper)."""
-    tables = list(context.tables.all().order_by("paper_id", "order"))
-    if context.kind == Context.Kind.LONG:
-        paragraphs = list(context.paper.paragraphs.order_by("order").values_list("text", flat=True))
-        if not tables:
-            tables = list(context.paper.tables.order_by("order"))
-    else:
-        paragraphs = [context.paragraph.text] if context.paragraph_id else []
+    """The plain data a drafting prompt shows of a context: its paragraph and its tables (runs draft short contexts
+    only, run_create)."""
     reasoning_type = context.reasoning_type
     parent = reasoning_type.parent if reasoning_type is not None and reasoning_type.parent_id else None
     return prompts.ContextData(
-        tables=[shape_from_row(t) for t in tables],
-        paragraphs=paragraphs,
+        tables=[shape_from_row(t) for t in context.tables.all().order_by("paper_id", "order")],
+        paragraphs=[context.paragraph.text] if context.paragraph_id else [],
         reasoning_type=reasoning_type.name if reasoning_type else "",
         reasoning_type_code=reasoning_type.code if reasoning_type else "",
         reasoning_description=reasoning_type.description if reasoning_type else "",

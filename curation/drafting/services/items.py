@@ -68,12 +68,7 @@ def lanes_width(run: DraftingRun, items: int) -> int:
 
 
 def _items_draft(
-    run: DraftingRun,
-    item_ids: list[int],
-    *,
-    worker: str,
-    held: Any,
-    on_item: Callable[[DraftingItem], None] | None,
+    run: DraftingRun, item_ids: list[int], *, worker: str, held: Any, on_item: Callable[[DraftingItem], None] | None
 ) -> int:
     """Draft `item_ids` in `lanes_width` lanes, each item claimed and committed on its own; never two items of one
     paper at once, since an LLM question's duplicate check reads what was already asked of its paper. A cancelled
@@ -152,10 +147,7 @@ def run_work(*, run_id: int, chunk: int, worker: str = "", budget_s: float = 600
     started = time.monotonic()
     drafted = _chunk_or_outage(run_id=run_id, chunk=chunk, worker=worker)
     unbegun = DraftingItem.objects.filter(
-        run_id=run_id,
-        run__status__in=(DraftingRun.Status.QUEUED, DraftingRun.Status.RUNNING),
-        status=DraftingItem.Status.PENDING,
-        worker="",
+        run_id=run_id, run__status__in=DraftingRun.ACTIVE, status=DraftingItem.Status.PENDING, worker=""
     )
     while time.monotonic() - started < budget_s:
         following = transient_call(unbegun.order_by("chunk").values_list("chunk", flat=True).first)

@@ -14,7 +14,7 @@ from curation.drafting.services.runs import OPEN_ITEM_STATES, chunks_enqueue, ch
 from curation.jobs import JobKind, job_forgotten_seconds, job_silent, job_stall_cutoff
 
 logger = logging.getLogger(__name__)
-ACTIVE = (DraftingRun.Status.QUEUED, DraftingRun.Status.RUNNING)
+ACTIVE = DraftingRun.ACTIVE
 
 
 class DraftingItems(JobKind):
@@ -60,9 +60,7 @@ class DraftingItems(JobKind):
         cutoff = job_stall_cutoff(job_forgotten_seconds() if stall_s is None else 3 * stall_s)
         silent = (
             DraftingRun.objects.filter(
-                status__in=ACTIVE,
-                started_at__lt=cutoff,
-                items__status=DraftingItem.Status.PENDING,
+                status__in=ACTIVE, started_at__lt=cutoff, items__status=DraftingItem.Status.PENDING
             )
             .exclude(items__heartbeat_at__gte=cutoff)
             .exclude(items__finished_at__gte=cutoff)

@@ -36,6 +36,8 @@ DEFAULT_OPTIONS: dict[str, Any] = {
     "queue": "",  # Celery queue; empty for settings.TATCURATE_DRAFTING_QUEUE (curation/queues.py)
 }
 TEMPLATE_IDS = [template.template_id for template in TEMPLATES]
+# What a run records of its endpoint (as it was when the run started; it may be edited or deleted later), with its id.
+SNAPSHOT_FIELDS = ("name", "base_url", "model", "generation_params")
 OPEN_ITEM_STATES = (DraftingItem.Status.PENDING, DraftingItem.Status.RUNNING)
 
 
@@ -89,21 +91,18 @@ def run_create(
     if batch is not None and batch.project_id != project.pk:
         raise InvalidInput("The batch belongs to another project.")
 
+    if not context_ids and batch is None:
+        raise InvalidInput("Pick a batch or some contexts to draft.")
     contexts = Context.objects.filter(project=project, kind=Context.Kind.SHORT)
+    if batch is not None:
+        contexts = contexts.filter(batch=batch)
     if context_ids:
         if Context.objects.filter(project=project, pk__in=context_ids, kind=Context.Kind.LONG).exists():
             raise InvalidInput(LONG_CONTEXT_REFUSAL)
         contexts = contexts.filter(pk__in=context_ids)
-        if batch is not None:
-            contexts = contexts.filter(batch=batch)
-        found = set(contexts.values_list("pk", flat=True))
-        missing = sorted(set(context_ids) - found)
+        missing = sorted(set(context_ids) - set(contexts.values_list("pk", flat=True)))
         if missing:
             raise InvalidInput(f"Contexts not in this project{' and batch' if batch else ''}: {missing[:20]}.")
-    elif batch is not None:
-        contexts = contexts.filter(batch=batch)
-    else:
-        raise InvalidInput("Pick a batch or some contexts to draft.")
     ids = list(contexts.order_by("pk").values_list("pk", flat=True))
     if not ids and batch is not None and not context_ids:
         raise InvalidInput(
@@ -122,14 +121,11 @@ def run_create(
     paraphrasing = kind == DraftingRun.Kind.TEMPLATE and merged["paraphrase_headers"]
     if kind == DraftingRun.Kind.LLM or paraphrasing:
         if endpoint is None:
-            raise InvalidInput(
-                "An LLM drafting run needs a model endpoint."
-                if kind == DraftingRun.Kind.LLM
-                else "Paraphrasing header names needs a model endpoint."
-            )
+            needs = "An LLM drafting run needs" if kind == DraftingRun.Kind.LLM else "Paraphrasing header names needs"
+            raise InvalidInput(f"{needs} a model endpoint.")
         if endpoint.project_id not in (None, project.pk):
             raise InvalidInput("That endpoint belongs to another project.")
-        snapshot = _endpoint_snapshot(endpoint)
+        snapshot = {"id": endpoint.pk, **{name: getattr(endpoint, name) for name in SNAPSHOT_FIELDS}}
         params = {**(endpoint.generation_params or {}), **params}
     if paraphrasing:
         # The prompt version is recorded by its hash; the drafter reads that exact version back.
@@ -163,33 +159,24 @@ def run_create(
     chunk_size = merged["chunk_size"] or (
         max(4, 2 * endpoint.concurrency_limit) if kind == DraftingRun.Kind.LLM and endpoint is not None else 25
     )
-    items = []
-    position = 0
-    for context_id in ids:
-        if context_id in already:
-            items.append(
-                DraftingItem(
-                    run=run,
-                    context_id=context_id,
-                    status=DraftingItem.Status.SKIPPED,
-                    error="already drafted by an earlier run",
-                )
-            )
-            continue
-        items.append(DraftingItem(run=run, context_id=context_id, chunk=position // chunk_size))
-        position += 1
-    DraftingItem.objects.bulk_create(items)
+    pending = [context_id for context_id in ids if context_id not in already]
+    chunk_of = {context_id: position // chunk_size for position, context_id in enumerate(pending)}
+    skipped = {"status": DraftingItem.Status.SKIPPED, "error": "already drafted by an earlier run"}
+    DraftingItem.objects.bulk_create(
+        DraftingItem(run=run, context_id=context_id, chunk=chunk_of[context_id])
+        if context_id in chunk_of
+        else DraftingItem(run=run, context_id=context_id, **skipped)
+        for context_id in ids
+    )
     return run
 
 
-def _endpoint_snapshot(endpoint: ModelEndpoint) -> dict[str, Any]:
-    return {
-        "id": endpoint.pk,
-        "name": endpoint.name,
-        "base_url": endpoint.base_url,
-        "model": endpoint.model,
-        "generation_params": endpoint.generation_params,
-    }
+def _run_locked(run_id: int, actor: AbstractBaseUser | None, *, action: str) -> DraftingRun:
+    """The run, locked for this transaction, once `actor` (None: the system) is found a manager of its project."""
+    run = DraftingRun.objects.select_for_update().get(pk=run_id)
+    if actor is not None:
+        require_role(user=actor, project=run.project, roles=(Role.MANAGER,), action=action)
+    return run
 
 
 def chunks_enqueue(run: DraftingRun, chunks: list[int]) -> None:
@@ -205,9 +192,7 @@ def chunks_pending(run: DraftingRun) -> list[int]:
 @transaction.atomic
 def run_start(*, run_id: int, actor: AbstractBaseUser | None, queue: str | None = None) -> DraftingRun:
     """Queue a run's pending chunks for the workers (after commit); finishing at once when nothing is pending."""
-    run = DraftingRun.objects.select_for_update().get(pk=run_id)
-    if actor is not None:
-        require_role(user=actor, project=run.project, roles=(Role.MANAGER,), action="start drafting runs")
+    run = _run_locked(run_id, actor, action="start drafting runs")
     if run.status != DraftingRun.Status.QUEUED or run.started_at is not None:
         raise Conflict(f"Run {run.pk} has already been started (it is {run.status}).")
     # The queue is recorded on the run: its chunks go there, and "queued behind N" counts the runs ahead on it.
@@ -227,9 +212,7 @@ def run_start(*, run_id: int, actor: AbstractBaseUser | None, queue: str | None 
 @transaction.atomic
 def run_retry_failed(*, run_id: int, actor: AbstractBaseUser | None) -> DraftingRun:
     """Put a finished run's failed items back to pending and queue them again (managers only)."""
-    run = DraftingRun.objects.select_for_update().get(pk=run_id)
-    if actor is not None:
-        require_role(user=actor, project=run.project, roles=(Role.MANAGER,), action="retry drafting runs")
+    run = _run_locked(run_id, actor, action="retry drafting runs")
     if run.status == DraftingRun.Status.CANCELLED:
         raise Conflict("A cancelled run cannot be retried; start a new run instead.")
     retried = run.items.filter(status=DraftingItem.Status.FAILED).update(
@@ -249,9 +232,7 @@ def run_retry_failed(*, run_id: int, actor: AbstractBaseUser | None) -> Drafting
 @transaction.atomic
 def run_cancel(*, run_id: int, actor: AbstractBaseUser | None) -> DraftingRun:
     """Stop a run: pending items are cancelled, an item being drafted finishes; drafts made so far stay."""
-    run = DraftingRun.objects.select_for_update().get(pk=run_id)
-    if actor is not None:
-        require_role(user=actor, project=run.project, roles=(Role.MANAGER,), action="cancel drafting runs")
+    run = _run_locked(run_id, actor, action="cancel drafting runs")
     if not run.is_active:
         raise Conflict(f"Run {run.pk} is {run.status} already.")
     run.items.filter(status=DraftingItem.Status.PENDING).update(status=DraftingItem.Status.CANCELLED)
@@ -264,9 +245,7 @@ def run_cancel(*, run_id: int, actor: AbstractBaseUser | None) -> DraftingRun:
 @transaction.atomic
 def run_resume(*, run_id: int, actor: AbstractBaseUser | None) -> DraftingRun:
     """Requeue every open item of a stalled run (a worker vanished); items already drafted are never redone."""
-    run = DraftingRun.objects.select_for_update().get(pk=run_id)
-    if actor is not None:
-        require_role(user=actor, project=run.project, roles=(Role.MANAGER,), action="resume drafting runs")
+    run = _run_locked(run_id, actor, action="resume drafting runs")
     if not run.is_active or run.started_at is None:
         raise Conflict(f"Run {run.pk} is not running.")
     run.items.filter(status=DraftingItem.Status.RUNNING).update(status=DraftingItem.Status.PENDING, claim_token="")
@@ -276,10 +255,9 @@ def run_resume(*, run_id: int, actor: AbstractBaseUser | None) -> DraftingRun:
 
 def run_counts(run: DraftingRun) -> dict[str, int]:
     """Items per status, plus the total and the number of drafts made."""
-    counts = {state: 0 for state in DraftingItem.Status.values}
-    for row in run.items.values("status").annotate(n=Count("id")):
-        counts[row["status"]] = row["n"]
-    counts["total"] = sum(counts[state] for state in DraftingItem.Status.values)
+    counts = dict.fromkeys(DraftingItem.Status.values, 0)
+    counts.update(run.items.values_list("status").annotate(n=Count("id")))
+    counts["total"] = sum(counts.values())
     counts["instances"] = sum(run.items.values_list("instance_count", flat=True))
     return counts
 
@@ -315,7 +293,7 @@ def run_finish_if_done(*, run_id: int) -> bool:
     if failed_count:
         first = failed.order_by("pk").values_list("error", flat=True).first() or ""
         error = f"{failed_count} of {total} contexts failed. First error: {first}"
-    updated = DraftingRun.objects.filter(
-        pk=run_id, status__in=(DraftingRun.Status.QUEUED, DraftingRun.Status.RUNNING)
-    ).update(status=status, finished_at=timezone.now(), error=error)
+    updated = DraftingRun.objects.filter(pk=run_id, status__in=DraftingRun.ACTIVE).update(
+        status=status, finished_at=timezone.now(), error=error
+    )
     return bool(updated)

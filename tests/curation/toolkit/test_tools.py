@@ -211,7 +211,7 @@ def test_list_tables_names_each_table_as_questions_do_and_get_cell_accepts_that_
 
 
 def test_the_drafter_and_the_tool_box_name_a_table_by_one_rule():
-    from curation.drafting.services.drafter import reader_name
+    from curation.drafting.services.drafter import table_input
     from curation.table_shape import shape_from_rows
 
     class Row:
@@ -225,7 +225,8 @@ def test_the_drafter_and_the_tool_box_name_a_table_by_one_rule():
         order = 0
 
     shape = shape_from_rows(Row.cells, label=Row.label, caption=Row.caption, number="")
-    assert reader_name(Row(), 0) == shape.reader_name(0) == shape.tool_input(position=0)["name"] == "Table 4"
+    named = table_input(Row(), "", 0)["name"]
+    assert named == shape.reader_name(0) == shape.tool_input(position=0)["name"] == "Table 4"
 
 
 GROUPED = [
