@@ -16,38 +16,26 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
-EXPORT_FORMATS: dict[str, str] = {
-    "scitat": "SciTaT JSON",
-    "tatqa": "TAT-QA JSON",
-    "tatdqa": "TAT-DQA JSON (questions grouped by their document, `doc`)",
-    "finqa": "FinQA JSON",
-    "jsonl": "JSON lines (context inline)",
-    "parquet": "Parquet (one file, each question with the context it was asked on)",
-    "hf": "Hugging Face datasets folder (Parquet per context setting and split, configs in the card)",
-    "csv": "CSV of questions and answers",
+# Each format: its label, its data file's extension, and the frozen contexts it reads beside an item
+# (curation.exports.rows): a TAT-DQA document is its questions alone, JSON lines and the Hugging Face folder carry the
+# question's context and the whole paper, the others the context it was asked on.
+_FORMATS = {
+    "scitat": ("SciTaT JSON", "json", "primary"),
+    "tatqa": ("TAT-QA JSON", "json", "primary"),
+    "tatdqa": ("TAT-DQA JSON (questions grouped by their document, `doc`)", "json", "none"),
+    "finqa": ("FinQA JSON", "json", "primary"),
+    "jsonl": ("JSON lines (context inline)", "jsonl", "both"),
+    "parquet": ("Parquet (one file, each question with the context it was asked on)", "parquet", "primary"),
+    "hf": (
+        "Hugging Face datasets folder (Parquet per context setting and split, configs in the card)",
+        "parquet",
+        "both",
+    ),
+    "csv": ("CSV of questions and answers", "csv", "primary"),
 }
-EXTENSIONS = {
-    "scitat": "json",
-    "tatqa": "json",
-    "tatdqa": "json",
-    "finqa": "json",
-    "jsonl": "jsonl",
-    "parquet": "parquet",
-    "hf": "parquet",
-    "csv": "csv",
-}
-# The frozen contexts each layout reads beside an item (curation.exports.rows): a TAT-DQA document is its questions
-# alone, JSON lines carries the question's context and the whole paper, the others the context it was asked on.
-CONTEXTS_READ = {
-    "scitat": "primary",
-    "tatqa": "primary",
-    "tatdqa": "none",
-    "finqa": "primary",
-    "jsonl": "both",
-    "parquet": "primary",
-    "hf": "both",
-    "csv": "primary",
-}
+EXPORT_FORMATS = {fmt: label for fmt, (label, _, _) in _FORMATS.items()}
+EXTENSIONS = {fmt: extension for fmt, (_, extension, _) in _FORMATS.items()}
+CONTEXTS_READ = {fmt: contexts for fmt, (_, _, contexts) in _FORMATS.items()}
 # Bytes moved at a time (a text member's buffer before the compressor, the parquet copy, the zip's hash): a fixed
 # buffer that a small release fills less than a big one, so kept small it does not read as growth.
 COPY_CHUNK = 1 << 16
@@ -173,23 +161,13 @@ def _natural(key: str) -> list[Any]:
 
 def release_card_fields(release: Any) -> dict[str, Any]:
     """The release metadata a dataset card shows, as plain data."""
+    copied = ("name", "version", "item_count", "content_hash", "description", "changelog", "license", "citation")
+    copied += ("attribution", "notes", "split_seed", "split_ratios", "statistics")
     return {
         "label": release.label,
-        "name": release.name,
-        "version": release.version,
         "project": release.project.name,
         "created_at": release.created_at.isoformat(timespec="seconds"),
-        "item_count": release.item_count,
-        "content_hash": release.content_hash,
-        "description": release.description,
-        "changelog": release.changelog,
-        "license": release.license,
-        "citation": release.citation,
-        "attribution": release.attribution,
-        "notes": release.notes,
-        "split_seed": release.split_seed,
-        "split_ratios": release.split_ratios,
-        "statistics": release.statistics,
+        **{name: getattr(release, name) for name in copied},
     }
 
 
