@@ -8,7 +8,6 @@ columns are empty and the file says so in `answers_included`.
 from __future__ import annotations
 
 import csv
-import io
 import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -108,22 +107,20 @@ def _jsonl(records: Iterable[dict[str, Any]]) -> Iterator[str]:
         yield json.dumps(record, ensure_ascii=False) + "\n"
 
 
+class _Echo:
+    """A file whose `write` gives back what it is given: a csv writer's `writerow` then returns the line."""
+
+    def write(self, line: str) -> str:
+        return line
+
+
 def _csv(records: Iterable[dict[str, Any]]) -> Iterator[str]:
-    buffer = io.StringIO()
-    writer = csv.writer(buffer)
-
-    def flush() -> str:
-        text = buffer.getvalue()
-        buffer.seek(0)
-        buffer.truncate()
-        return text
-
-    writer.writerow(COLUMNS)
-    yield flush()
+    writer = csv.writer(_Echo())
+    yield writer.writerow(COLUMNS)
     for record in records:
-        cells = [" | ".join(v) if isinstance(v, list) else ("" if v is None else v) for v in record.values()]
-        writer.writerow(cells)
-        yield flush()
+        yield writer.writerow(
+            [" | ".join(v) if isinstance(v, list) else ("" if v is None else v) for v in record.values()]
+        )
 
 
 def work_export(
