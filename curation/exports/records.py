@@ -56,9 +56,7 @@ def source_of(native: Mapping[str, Any], key: str = "source_record") -> dict[str
 def overlay(source: Mapping[str, Any] | None, values: Mapping[str, Any]) -> dict[str, Any]:
     """The source record with the curated values written over it: its keys keep their order and the keys the
     project does not model stay as they were; keys the source lacks follow at the end."""
-    record = dict(source or {})
-    record.update(values)
-    return record
+    return {**(source or {}), **values}
 
 
 def file_cells(table: Mapping[str, Any]) -> list[list[str]]:
@@ -110,9 +108,9 @@ def tatqa_question(item: Item, order: int) -> dict[str, Any]:
 
 def tatqa_document(context: FrozenContext, items: Sequence[Item]) -> dict[str, Any]:
     """One TAT-QA document: its table (the first of the context), its paragraphs and its questions."""
-    native = (context or {}).get("native") or {}
-    tables = (context or {}).get("tables") or []
-    paragraphs = (context or {}).get("paragraphs") or []
+    context = context or {}
+    native = context.get("native") or {}
+    tables = context.get("tables") or []
     native_paragraphs = native.get("paragraphs") or []
     document: dict[str, Any] = {
         "table": {
@@ -126,7 +124,7 @@ def tatqa_document(context: FrozenContext, items: Sequence[Item]) -> dict[str, A
                 "order": native_paragraphs[p["order"]][1] if p["order"] < len(native_paragraphs) else p["order"] + 1,
                 "text": p["text"],
             }
-            for p in paragraphs
+            for p in context.get("paragraphs") or []
         ],
         "questions": [tatqa_question(item, i + 1) for i, item in enumerate(items)],
     }
