@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -103,6 +104,32 @@ def _reasoning_types(project: Project) -> dict[str, ReasoningType]:
     }
 
 
+def _table_fields(t: Any) -> dict[str, Any]:
+    return dict(label=t.label, caption=t.caption, cells=t.cells, grid=t.cells, header_rows=t.header_rows)
+
+
+def _paragraph_fields(p: Any) -> dict[str, Any]:
+    return {"section": p.section, "text": p.text}
+
+
+def _paper_rows(
+    model: type[Table | Paragraph],
+    paper: Paper,
+    known: dict[str, Any],
+    parsed: list[Any],
+    fields: Callable[[Any], dict[str, Any]],
+) -> list[Any]:
+    """The paper's tables or paragraphs for a context's parsed ones, by key (`known`: the paper's so far): one the
+    paper does not hold yet is created after the others, so a table two contexts cite is one table of the paper."""
+    keys = [row.key or f"#{len(known) + i}" for i, row in enumerate(parsed)]
+    new = {key: row for key, row in zip(keys, parsed, strict=True) if key not in known}
+    created = model.objects.bulk_create(
+        model(paper=paper, order=len(known) + i, **fields(row)) for i, row in enumerate(new.values())
+    )
+    known.update(zip(new, created, strict=True))
+    return [known[key] for key in keys]
+
+
 def dataset_import(
     *,
     project: Project,
@@ -152,9 +179,9 @@ def dataset_import(
         contexts: dict[str, Context | None] = {}
         tables: dict[str, list[Table]] = {}
         records: list[SourceRecord] = []
+        source_record = functools.partial(SourceRecord, project=project, import_record=record, format=fmt)
         new_contexts = 0
-        # One Paper per paper key of the file (a SciTaT paper holds many contexts), its tables and paragraphs by key, so
-        # a table two contexts cite is one table of the paper.
+        # One Paper per paper key of the file (a SciTaT paper holds many contexts), its tables and paragraphs by key.
         paper_parts: dict[str, tuple[Paper, dict[str, Table], dict[str, Paragraph]]] = {}
         for parsed_context in parsed.contexts:
             key = parsed_context.key
@@ -177,52 +204,19 @@ def dataset_import(
                 )
                 paper_parts[group] = (paper, {}, {})
             paper, paper_tables, paper_paragraphs = paper_parts[group]
-            table_keys = [t.key or f"#{len(paper_tables) + i}" for i, t in enumerate(parsed_context.tables)]
-            new_tables = {k: t for k, t in zip(table_keys, parsed_context.tables, strict=True) if k not in paper_tables}
-            created = Table.objects.bulk_create(
-                Table(
-                    paper=paper,
-                    order=len(paper_tables) + i,
-                    label=t.label,
-                    caption=t.caption,
-                    cells=t.cells,
-                    grid=t.cells,
-                    header_rows=t.header_rows,
-                )
-                for i, t in enumerate(new_tables.values())
-            )
-            paper_tables.update(zip(new_tables, created, strict=True))
-            created_tables = [paper_tables[k] for k in table_keys]
-            paragraph_keys = [p.key or f"#{len(paper_paragraphs) + i}" for i, p in enumerate(parsed_context.paragraphs)]
-            new_paragraphs = {
-                k: p
-                for k, p in zip(paragraph_keys, parsed_context.paragraphs, strict=True)
-                if k not in paper_paragraphs
-            }
-            created = Paragraph.objects.bulk_create(
-                Paragraph(paper=paper, order=len(paper_paragraphs) + i, section=p.section, text=p.text)
-                for i, p in enumerate(new_paragraphs.values())
-            )
-            paper_paragraphs.update(zip(new_paragraphs, created, strict=True))
-            context_paragraphs = [paper_paragraphs[k] for k in paragraph_keys]
+            created_tables = _paper_rows(Table, paper, paper_tables, parsed_context.tables, _table_fields)
+            paragraphs = _paper_rows(Paragraph, paper, paper_paragraphs, parsed_context.paragraphs, _paragraph_fields)
             context = None
             if parsed_context.kind != "none":
                 context = Context.objects.create(project=project, paper=paper, kind=parsed_context.kind, batch=batch)
-                if parsed_context.kind == "short" and context_paragraphs:
-                    context.paragraph = context_paragraphs[0]
+                if parsed_context.kind == "short" and paragraphs:
+                    context.paragraph = paragraphs[0]
                     context.save(update_fields=["paragraph"])
                 context.tables.set(created_tables)
             papers[key], contexts[key], tables[key] = paper, context, created_tables
             records.append(
-                SourceRecord(
-                    project=project,
-                    import_record=record,
-                    format=fmt,
-                    kind=SourceRecord.Kind.CONTEXT,
-                    key=key,
-                    paper=paper,
-                    context=context,
-                    data=parsed_context.native,
+                source_record(
+                    kind=SourceRecord.Kind.CONTEXT, key=key, paper=paper, context=context, data=parsed_context.native
                 )
             )
             # A TAT-DQA document is a paper without a context: counted under papers, not contexts.
@@ -251,10 +245,7 @@ def dataset_import(
                 **question.fields,
             )
             records.append(
-                SourceRecord(
-                    project=project,
-                    import_record=record,
-                    format=fmt,
+                source_record(
                     kind=SourceRecord.Kind.QUESTION,
                     key=question.key,
                     paper=papers.get(key),
