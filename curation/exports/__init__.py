@@ -12,7 +12,7 @@ import time
 import zipfile
 from array import array
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
@@ -36,8 +36,8 @@ _FORMATS = {
 EXPORT_FORMATS = {fmt: label for fmt, (label, _, _) in _FORMATS.items()}
 EXTENSIONS = {fmt: extension for fmt, (_, extension, _) in _FORMATS.items()}
 CONTEXTS_READ = {fmt: contexts for fmt, (_, _, contexts) in _FORMATS.items()}
-# Bytes moved at a time (a text member's buffer before the compressor, the parquet copy, the zip's hash): a fixed
-# buffer that a small release fills less than a big one, so kept small it does not read as growth.
+# Bytes moved at a time (a text member's buffer before the compressor, the parquet copy): a fixed buffer
+# that a small release fills less than a big one, so kept small it does not read as growth.
 COPY_CHUNK = 1 << 16
 # Source papers of the card read per query.
 PAPER_CHUNK = 100
@@ -72,21 +72,21 @@ def _text_member(bundle: zipfile.ZipFile, member: str | zipfile.ZipInfo, write: 
     return hashing.digest.hexdigest()
 
 
-def write_bundle(
-    out_path: Path,
-    *,
-    fmt: str,
-    rows: Iterable[Any],
-    card: Callable[[list[str], Counter[tuple[str, ...]]], Iterable[str]],
-    name: str,
-    progress: Callable[[int], None] | None = None,
+def write_export_zip(
+    release: Any, fmt: str, out_path: Path, *, progress: Callable[[int], None] | None = None
 ) -> tuple[str, int]:
-    """Write the zip at `out_path`; returns (sha256 of the zip, its size in bytes). The card is written last, from
-    the data files' names and what the data held (for tatdqa, the keys of each document's `doc`); it comes in
-    pieces and is written as it comes, so neither the data nor the card is ever whole in memory."""
+    """Export `release` in `fmt` to a zip at `out_path`; returns (sha256 of the zip, its size in bytes). The card is
+    written last, from the data files' names and what the data held (for tatdqa, the keys of each document's `doc`);
+    it comes in pieces and is written as it comes, so neither the data nor the card is ever whole in memory."""
+    from curation.exports.card import dataset_card
+    from curation.exports.rows import release_rows
     from curation.exports.writers import write_parquet, write_parquet_folder, write_text_format
 
-    data_name = f"data/{name}.{EXTENSIONS[fmt]}"
+    if fmt not in EXPORT_FORMATS:
+        raise ValueError(f"unknown export format {fmt!r}")
+    fields = release_card_fields(release)
+    rows = release_rows(release, contexts=CONTEXTS_READ[fmt])
+    data_name = f"data/{release.label}.{EXTENSIONS[fmt]}"
     doc_keys: Counter[tuple[str, ...]] = Counter()
     sums: list[tuple[str, str]] = []
     with zipfile.ZipFile(out_path, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=6) as bundle:
@@ -114,16 +114,13 @@ def write_bundle(
         readme = zipfile.ZipInfo("README.md", date_time=time.localtime(time.time())[:6])
         readme.compress_type, readme.external_attr = bundle.compression, 0o600 << 16
         readme._compresslevel = bundle.compresslevel  # type: ignore[attr-defined]  # what writestr sets
-        pieces = card(
-            [member for _digest, member in sums], doc_keys
-        )  # what the card reads up front, read before the card's member is opened
+        # What the card reads up front is read before its member is opened.
+        files = [member for _digest, member in sums]
+        pieces = dataset_card(fields, fmt, files, papers=source_papers(release), doc_keys=doc_keys)
         sums.append((_text_member(bundle, readme, lambda out: out.writelines(pieces)), "README.md"))
         bundle.writestr("SHA256SUMS", "".join(f"{digest}  {path}\n" for digest, path in sums))
-    digest = hashlib.sha256()
     with out_path.open("rb") as written:
-        for block in iter(lambda: written.read(COPY_CHUNK), b""):
-            digest.update(block)
-    return digest.hexdigest(), out_path.stat().st_size
+        return hashlib.file_digest(written, "sha256").hexdigest(), out_path.stat().st_size
 
 
 def source_papers(release: Any) -> Iterator[dict[str, Any]]:
@@ -169,23 +166,3 @@ def release_card_fields(release: Any) -> dict[str, Any]:
         "created_at": release.created_at.isoformat(timespec="seconds"),
         **{name: getattr(release, name) for name in copied},
     }
-
-
-def write_export_zip(
-    release: Any, fmt: str, out_path: Path, *, progress: Callable[[int], None] | None = None
-) -> tuple[str, int]:
-    """Export `release` in `fmt` to a zip at `out_path`; returns (sha256, size)."""
-    from curation.exports.card import dataset_card
-    from curation.exports.rows import release_rows
-
-    if fmt not in EXPORT_FORMATS:
-        raise ValueError(f"unknown export format {fmt!r}")
-    fields = release_card_fields(release)
-    return write_bundle(
-        out_path,
-        fmt=fmt,
-        rows=release_rows(release, contexts=CONTEXTS_READ[fmt]),
-        card=lambda files, doc_keys: dataset_card(fields, fmt, files, papers=source_papers(release), doc_keys=doc_keys),
-        name=release.label,
-        progress=progress,
-    )
