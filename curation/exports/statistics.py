@@ -59,8 +59,9 @@ def _median(counts: Counter[int]) -> float:
     return sum(middle) / 2
 
 
-def _round(value: float) -> float:
-    return round(value, 2)
+def _share(part: float, whole: float) -> float:
+    """part / whole to two decimals; 0.0 of nothing."""
+    return round(part / whole, 2) if whole else 0.0
 
 
 def _summarise_context(context: Mapping[str, Any]) -> tuple[list[int], list[int], int]:
@@ -132,19 +133,16 @@ def release_statistics(
     settings: dict[str, dict[str, Any]] = {}
     for name, seen in settings_seen.items():
         summaries = list(seen["contexts"].values())
-        table_counts = [s[2] for s in summaries]
         cells = [c for s in summaries for c in s[0]]
         words = [w for s in summaries for w in s[1]]
         settings[name] = {
             "questions": seen["questions"],
             "papers": len(seen["papers"]),
             "contexts": len(summaries),
-            "avg_tables_per_context": _round(sum(table_counts) / len(summaries)) if summaries else 0.0,
-            "avg_cells_per_table": _round(sum(cells) / len(cells)) if cells else 0.0,
-            "avg_paragraphs_per_context": _round(sum(len(s[1]) for s in summaries) / len(summaries))
-            if summaries
-            else 0.0,
-            "avg_paragraph_words": _round(sum(words) / len(words)) if words else 0.0,
+            "avg_tables_per_context": _share(sum(s[2] for s in summaries), len(summaries)),
+            "avg_cells_per_table": _share(sum(cells), len(cells)),
+            "avg_paragraphs_per_context": _share(sum(len(s[1]) for s in summaries), len(summaries)),
+            "avg_paragraph_words": _share(sum(words), len(words)),
         }
 
     table3: dict[str, dict[str, int]] = {}
@@ -163,12 +161,12 @@ def release_statistics(
         subtypes_by_type[rtype] = {
             "name": names.get(rtype, rtype),
             "count": count,
-            "percent": _round(100 * count / questions) if questions else 0.0,
+            "percent": _share(100 * count, questions),
             "subtypes": {
                 sub: {
                     "name": names.get(sub, sub),
                     "count": n,
-                    "percent": _round(100 * n / questions) if questions else 0.0,
+                    "percent": _share(100 * n, questions),
                 }
                 for sub, n in reasoning_subtype.most_common()
                 if subtype_parent.get(sub) == rtype
@@ -183,7 +181,7 @@ def release_statistics(
     panel = {
         "calibrated": sum(k_of_n.values()),
         "models": {
-            model: {**counts, "percent": _round(100 * counts["answered"] / counts["asked"])}
+            model: {**counts, "percent": _share(100 * counts["answered"], counts["asked"])}
             for model, counts in sorted(panel_models.items())
         },
         "k_of_n": {
@@ -207,7 +205,7 @@ def release_statistics(
         "answer_length": {
             "unit": "words",
             "buckets": {label: buckets[label] for label in order if buckets[label]},
-            "mean": _round(sum(k * n for k, n in lengths.items()) / questions) if questions else 0.0,
+            "mean": _share(sum(k * n for k, n in lengths.items()), questions),
             "median": _median(lengths),
             "max": max(lengths) if lengths else 0,
         },
