@@ -3,9 +3,11 @@ one goes to a worker, curation/releases/services/jobs.py), and the recomputed ha
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import itertools
 import json
+import operator
 import random
 import re
 import tempfile
@@ -716,9 +718,7 @@ def cut_batch_ids(*, project: Project, batch_ids: list[int], batches: str = "") 
         ranges.append((low, high))
     if not ranges:
         return sorted(set(batch_ids))
-    within = Q()
-    for low, high in ranges:
-        within |= Q(pk__range=(low, high))
+    within = functools.reduce(operator.or_, (Q(pk__range=bounds) for bounds in ranges))
     found = list(Batch.objects.filter(project=project).filter(within).values_list("pk", flat=True))
     for low, high in ranges:
         if not any(low <= pk <= high for pk in found):
@@ -753,15 +753,14 @@ def release_cut_request(
         batch_ids=batch_ids,
         include_withheld=bool(options.get("include_withheld")),
     )
-    slug, instance_ids = scope.slug, scope.instance_ids
-    if len(instance_ids) < settings.TATCURATE_RELEASE_CUT_ASYNC_MIN_ITEMS:
+    if len(scope.instance_ids) < settings.TATCURATE_RELEASE_CUT_ASYNC_MIN_ITEMS:
         return release_cut(project=project, actor=actor, name=name, batch_ids=batch_ids, **options)
     with transaction.atomic():
         cut = ReleaseCut.objects.create(
             project=project,
-            name=slug,
+            name=scope.slug,
             options={"batch_ids": list(batch_ids), **options},
-            items_total=len(instance_ids),
+            items_total=len(scope.instance_ids),
             requested_by=actor,
         )
         job_enqueue(task_name="curation.release_cut", args=[cut.pk])  # sent after commit
