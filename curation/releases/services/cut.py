@@ -667,13 +667,8 @@ def release_cut_payload(release: Release, *, batches: Any) -> dict[str, Any]:
     """What the `release.cut` webhook event says about a new release."""
     return {
         "release": {
-            "id": release.pk,
-            "name": release.name,
-            "version": release.version,
-            "label": release.label,
-            "item_count": release.item_count,
-            "content_hash": release.content_hash,
-            "created_at": release.created_at,
+            name: getattr(release, name)
+            for name in ("id", "name", "version", "label", "item_count", "content_hash", "created_at")
         },
         "batches": [{"id": batch.pk, "name": batch.name} for batch in batches],
         "cut_by": release.created_by.get_username() if release.created_by else None,
