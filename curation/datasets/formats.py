@@ -167,19 +167,12 @@ def _scitat_cells(table: dict[str, Any], path: str) -> list[list[str]]:
     for r_index, row in enumerate(rows):
         if not isinstance(row, list):
             raise DatasetFormatError(f"{path}.{key}[{r_index}]", f"expected a list of cells, got {_kind(row)}")
-        cells = []
         for c_index, cell in enumerate(row):
-            if cell is None:
-                cells.append("")
-            elif isinstance(cell, str):
-                cells.append(cell)
-            elif isinstance(cell, int | float) and not isinstance(cell, bool):
-                cells.append(str(cell))
-            else:
+            if cell is not None and (isinstance(cell, bool) or not isinstance(cell, str | int | float)):
                 raise DatasetFormatError(
                     f"{path}.{key}[{r_index}][{c_index}]", f"expected a string, a number or null, got {_kind(cell)}"
                 )
-        grid.append(cells)
+        grid.append(["" if cell is None else str(cell) for cell in row])
     return grid
 
 
@@ -193,14 +186,11 @@ def _answer_items(answer: Any, path: str) -> list[str]:
     """A TAT-QA / SciTaT answer (list, string or number) as a list of strings; the native value is kept apart."""
     if isinstance(answer, bool) or answer is None or isinstance(answer, dict):
         raise DatasetFormatError(path, f"expected a list, a string or a number, got {_kind(answer)}")
-    if isinstance(answer, list):
-        items = []
-        for index, item in enumerate(answer):
-            if isinstance(item, bool) or not isinstance(item, str | int | float):
-                raise DatasetFormatError(f"{path}[{index}]", f"expected a string or a number, got {_kind(item)}")
-            items.append(str(item))
-        return items
-    return [str(answer)]
+    items = answer if isinstance(answer, list) else [answer]  # JSON's other values: a string or a number
+    for index, item in enumerate(items):
+        if isinstance(item, bool) or not isinstance(item, str | int | float):
+            raise DatasetFormatError(f"{path}[{index}]", f"expected a string or a number, got {_kind(item)}")
+    return [str(item) for item in items]
 
 
 def answer_form_of(items: list[str]) -> str:
