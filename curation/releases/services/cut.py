@@ -500,11 +500,8 @@ def _cut_scope(
     near_duplicates = near_duplicates_note(project, validated)
     if withheld:
         validated = validated.exclude(withheld_q(project))
-    instance_ids = list(
-        validated.order_by(*(("id",) if in_file_order else ("context__paper_id", "context_id", "id"))).values_list(
-            "pk", flat=True
-        )
-    )
+    order = ("id",) if in_file_order else ("context__paper_id", "context_id", "id")
+    instance_ids = list(validated.order_by(*order).values_list("pk", flat=True))
     if not instance_ids and withheld:
         raise InvalidInput(
             f"Every validated instance of those batches is withheld ({withheld_reasons(withheld)}). "
