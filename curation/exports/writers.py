@@ -94,49 +94,33 @@ def write_text_format(
         write_json_array(out, (record(*row) for row in counted))
 
 
+_TEXT = pa.string()
+_TABLE = {"key": _TEXT, "label": _TEXT, "caption": _TEXT, "cells": pa.list_(pa.list_(_TEXT)), "header_rows": pa.int32()}
+_PARAGRAPH = {"key": _TEXT, "order": pa.int64(), "section": _TEXT, "text": _TEXT}
+# The columns of records.parquet_row, in its order.
 PARQUET_SCHEMA = pa.schema(
-    [
-        ("uid", pa.string()),
-        ("split", pa.string()),
-        ("question", pa.string()),
-        ("rationale", pa.string()),
-        ("answer", pa.list_(pa.string())),
-        ("answer_type", pa.string()),
-        ("answer_form", pa.string()),
-        ("answer_source", pa.string()),
-        ("scale", pa.string()),
-        ("derivation", pa.string()),
-        ("program", pa.string()),
-        ("reasoning_type", pa.string()),
-        ("reasoning_subtype", pa.string()),
-        ("paper", pa.string()),
-        ("context_kind", pa.string()),
-        (
-            "tables",
-            pa.list_(
-                pa.struct(
-                    [
-                        ("key", pa.string()),
-                        ("label", pa.string()),
-                        ("caption", pa.string()),
-                        ("cells", pa.list_(pa.list_(pa.string()))),
-                        ("header_rows", pa.int32()),
-                    ]
-                )
-            ),
-        ),
-        (
-            "paragraphs",
-            pa.list_(
-                pa.struct(
-                    [("key", pa.string()), ("order", pa.int64()), ("section", pa.string()), ("text", pa.string())]
-                )
-            ),
-        ),
-        ("relevant_tables", pa.list_(pa.string())),
-        ("source_format", pa.string()),
-        ("native_json", pa.string()),
-    ]
+    {
+        "uid": _TEXT,
+        "split": _TEXT,
+        "question": _TEXT,
+        "rationale": _TEXT,
+        "answer": pa.list_(_TEXT),
+        "answer_type": _TEXT,
+        "answer_form": _TEXT,
+        "answer_source": _TEXT,
+        "scale": _TEXT,
+        "derivation": _TEXT,
+        "program": _TEXT,
+        "reasoning_type": _TEXT,
+        "reasoning_subtype": _TEXT,
+        "paper": _TEXT,
+        "context_kind": _TEXT,
+        "tables": pa.list_(pa.struct(_TABLE)),
+        "paragraphs": pa.list_(pa.struct(_PARAGRAPH)),
+        "relevant_tables": pa.list_(_TEXT),
+        "source_format": _TEXT,
+        "native_json": _TEXT,
+    }
 )
 
 
