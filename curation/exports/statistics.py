@@ -156,22 +156,18 @@ def release_statistics(
         "total": questions
     }
 
-    subtypes_by_type: dict[str, dict[str, Any]] = {}
-    for rtype, count in reasoning_type.most_common():
-        subtypes_by_type[rtype] = {
-            "name": names.get(rtype, rtype),
-            "count": count,
-            "percent": _share(100 * count, questions),
+    def share_of(code: str, count: int) -> dict[str, Any]:
+        return {"name": names.get(code, code), "count": count, "percent": _share(100 * count, questions)}
+
+    subtypes_by_type = {
+        rtype: {
+            **share_of(rtype, count),
             "subtypes": {
-                sub: {
-                    "name": names.get(sub, sub),
-                    "count": n,
-                    "percent": _share(100 * n, questions),
-                }
-                for sub, n in reasoning_subtype.most_common()
-                if subtype_parent.get(sub) == rtype
+                sub: share_of(sub, n) for sub, n in reasoning_subtype.most_common() if subtype_parent.get(sub) == rtype
             },
         }
+        for rtype, count in reasoning_type.most_common()
+    }
 
     buckets: Counter[str] = Counter()
     for length, count in lengths.items():
