@@ -166,12 +166,11 @@ def release_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     stats = presented(release.statistics)
     reasoning = stats.get("reasoning_type", {})
     charts = {
-        "answer_type": bar_chart(stats.get("answer_type", {})),
-        "answer_source": bar_chart(stats.get("answer_source", {})),
+        **{key: bar_chart(stats.get(key, {})) for key in ("answer_type", "answer_source", "scale")},
         "reasoning_type": bar_chart(reasoning, labels={k: v["name"] for k, v in reasoning.items()}),
         "answer_length": bar_chart(stats.get("answer_length", {}).get("buckets", {})),
-        "scale": bar_chart(stats.get("scale", {})),
     }
+    by_setting = stats.get("settings", {})
     table3 = stats.get("answer_form_by_source", {})
     sources = [k for k in table3.get("total", {}) if k != "total"]
     context = {
@@ -180,11 +179,7 @@ def release_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
         "stats": stats,
         "charts": charts,
         "settings_rows": [
-            (
-                label,
-                stats.get("settings", {}).get("long", {}).get(key, 0),
-                stats.get("settings", {}).get("short", {}).get(key, 0),
-            )
+            (label, by_setting.get("long", {}).get(key, 0), by_setting.get("short", {}).get(key, 0))
             for key, label in (
                 ("questions", "Questions"),
                 ("papers", "Papers"),
