@@ -56,10 +56,10 @@ class DatasetFormatError(ValueError):
 
 @dataclass
 class ParsedTable:
-    label: str
-    caption: str
     cells: list[list[str]]
     key: str = ""
+    label: str = ""
+    caption: str = ""
     header_rows: int | None = None  # SciTaT files written by this app say it; None: counted on ingestion
 
 
@@ -73,24 +73,22 @@ class ParsedParagraph:
 
 @dataclass
 class ParsedContext:
-    """A paper-like unit (TAT-QA document, FinQA page, SciTaT paragraph with its tables) and its native data."""
+    """A paper-like unit (TAT-QA document, TAT-DQA page, FinQA page, SciTaT paragraph with its tables) and its native
+    data; `title` is its paper's."""
 
     key: str
     title: str
-    kind: str  # "long": the whole document; "short": one paragraph and its tables
+    kind: str  # "long": the whole document; "short": one paragraph and its tables; "none": a TAT-DQA page
     tables: list[ParsedTable]
     paragraphs: list[ParsedParagraph]
     native: dict[str, Any] = field(default_factory=dict)
-    paper_key: str = ""
-    paper_title: str = ""
+    paper_key: str = ""  # the paper several contexts share (SciTaT); else the context is its own paper
 
 
 @dataclass
 class ParsedQuestion:
     key: str
-    context_key: str | None
-    paper_key: str
-    paper_title: str
+    context_key: str  # the ParsedContext asked on
     fields: dict[str, Any]
     relevant_table_indexes: list[int]
     native: dict[str, Any]
@@ -169,19 +167,12 @@ def _scitat_cells(table: dict[str, Any], path: str) -> list[list[str]]:
     for r_index, row in enumerate(rows):
         if not isinstance(row, list):
             raise DatasetFormatError(f"{path}.{key}[{r_index}]", f"expected a list of cells, got {_kind(row)}")
-        cells = []
         for c_index, cell in enumerate(row):
-            if cell is None:
-                cells.append("")
-            elif isinstance(cell, str):
-                cells.append(cell)
-            elif isinstance(cell, int | float) and not isinstance(cell, bool):
-                cells.append(str(cell))
-            else:
+            if cell is not None and (isinstance(cell, bool) or not isinstance(cell, str | int | float)):
                 raise DatasetFormatError(
                     f"{path}.{key}[{r_index}][{c_index}]", f"expected a string, a number or null, got {_kind(cell)}"
                 )
-        grid.append(cells)
+        grid.append(["" if cell is None else str(cell) for cell in row])
     return grid
 
 
@@ -195,14 +186,11 @@ def _answer_items(answer: Any, path: str) -> list[str]:
     """A TAT-QA / SciTaT answer (list, string or number) as a list of strings; the native value is kept apart."""
     if isinstance(answer, bool) or answer is None or isinstance(answer, dict):
         raise DatasetFormatError(path, f"expected a list, a string or a number, got {_kind(answer)}")
-    if isinstance(answer, list):
-        items = []
-        for index, item in enumerate(answer):
-            if isinstance(item, bool) or not isinstance(item, str | int | float):
-                raise DatasetFormatError(f"{path}[{index}]", f"expected a string or a number, got {_kind(item)}")
-            items.append(str(item))
-        return items
-    return [str(answer)]
+    items = answer if isinstance(answer, list) else [answer]  # JSON's other values: a string or a number
+    for index, item in enumerate(items):
+        if isinstance(item, bool) or not isinstance(item, str | int | float):
+            raise DatasetFormatError(f"{path}[{index}]", f"expected a string or a number, got {_kind(item)}")
+    return [str(item) for item in items]
 
 
 def answer_form_of(items: list[str]) -> str:
@@ -234,7 +222,6 @@ def _objects(items: list[Any], path: str) -> Iterator[tuple[str, dict[str, Any]]
 
 def parse_tatqa(data: Any, *, with_context: bool = True) -> ParsedDataset:
     """TAT-QA: [{table: {uid, table}, paragraphs: [{uid, order, text}], questions}]; TAT-DQA: [{doc, questions}]."""
-    fmt = "tatqa" if with_context else "tatdqa"
     contexts: list[ParsedContext] = []
     questions: list[ParsedQuestion] = []
     seen_questions: dict[str, str] = {}
@@ -244,40 +231,31 @@ def parse_tatqa(data: Any, *, with_context: bool = True) -> ParsedDataset:
             table = _get(document, "table", path, (dict,))
             key = _get(table, "uid", f"{path}.table", (str,))
             cells = _cells(_get(table, "table", f"{path}.table", (list,)), f"{path}.table.table")
-            paragraphs = []
-            for p_path, paragraph in _objects(_get(document, "paragraphs", path, (list,)), f"{path}.paragraphs"):
-                paragraphs.append(
-                    ParsedParagraph(
-                        order=_get(paragraph, "order", p_path, (int,)),
-                        text=_get(paragraph, "text", p_path, (str,)),
-                        key=_get(paragraph, "uid", p_path, (str,)),
-                    )
+            paragraphs = [
+                ParsedParagraph(
+                    order=_get(paragraph, "order", p_path, (int,)),
+                    text=_get(paragraph, "text", p_path, (str,)),
+                    key=_get(paragraph, "uid", p_path, (str,)),
                 )
+                for p_path, paragraph in _objects(_get(document, "paragraphs", path, (list,)), f"{path}.paragraphs")
+            ]
             _unique(key, f"{path}.table.uid", seen_contexts, "table uid")
-            title = f"TAT-QA document {key}"
-            contexts.append(
-                ParsedContext(
-                    key=key,
-                    title=title,
-                    kind="long",
-                    tables=[ParsedTable(label="", caption="", cells=cells, key=key)],
-                    paragraphs=paragraphs,
-                    native={"table_uid": key, "paragraphs": [[p.key, p.order] for p in paragraphs]},
-                    paper_key=key,
-                    paper_title=title,
-                )
+            context = ParsedContext(
+                key=key,
+                title=f"TAT-QA document {key}",
+                kind="long",
+                tables=[ParsedTable(cells=cells, key=key)],
+                paragraphs=paragraphs,
+                native={"table_uid": key, "paragraphs": [[p.key, p.order] for p in paragraphs]},
             )
-            context_key: str | None = key
-            paper_key, paper_title = key, title
         else:
             doc = _get(document, "doc", path, (dict,))
-            doc_uid = _get(doc, "uid", f"{path}.doc", (str,))
+            key = _get(doc, "uid", f"{path}.doc", (str,))
             page = _get(doc, "page", f"{path}.doc", (int,), required=False)
             source = _get(doc, "source", f"{path}.doc", (str,), required=False) or ""
-            _unique(doc_uid, f"{path}.doc.uid", seen_contexts, "doc uid")
-            context_key = None
-            paper_key = doc_uid
-            paper_title = f"{source} page {page}" if source else f"TAT-DQA document {doc_uid}"
+            _unique(key, f"{path}.doc.uid", seen_contexts, "doc uid")
+            title = f"{source} page {page}" if source else f"TAT-DQA document {key}"
+            context = ParsedContext(key=key, title=title, kind="none", tables=[], paragraphs=[], native={"doc": doc})
         for q_path, question in _objects(_get(document, "questions", path, (list,)), f"{path}.questions"):
             uid = _get(question, "uid", q_path, (str,))
             _unique(uid, f"{q_path}.uid", seen_questions, "question uid")
@@ -297,9 +275,7 @@ def parse_tatqa(data: Any, *, with_context: bool = True) -> ParsedDataset:
             questions.append(
                 ParsedQuestion(
                     key=uid,
-                    context_key=context_key,
-                    paper_key=paper_key,
-                    paper_title=paper_title,
+                    context_key=key,
                     fields={
                         "question": text,
                         "answer": items,
@@ -319,23 +295,16 @@ def parse_tatqa(data: Any, *, with_context: bool = True) -> ParsedDataset:
                     },
                 )
             )
-        if not with_context:
-            contexts.append(
-                ParsedContext(
-                    key=paper_key, title=paper_title, kind="none", tables=[], paragraphs=[], native={"doc": doc}
-                )
-            )
-    notes = [] if with_context else [NO_CONTEXT_NOTE]
+        contexts.append(context)
+    fmt, notes = ("tatqa", []) if with_context else ("tatdqa", [NO_CONTEXT_NOTE])
     return ParsedDataset(format=fmt, contexts=contexts, questions=questions, notes=notes)
 
 
 def _finqa_source(qa: dict[str, Any]) -> str:
     """Answer source from FinQA's gold evidence keys (`table_k` / `text_k`)."""
     kinds = {key.split("_")[0] for key in (qa.get("gold_inds") or {})}
-    if kinds == {"table"}:
-        return "table"
-    if kinds == {"text"}:
-        return "text"
+    if kinds in ({"table"}, {"text"}):
+        return kinds.pop()
     return "table-text" if kinds else ""
 
 
@@ -364,9 +333,11 @@ def parse_finqa(data: Any) -> ParsedDataset:
         if nested:
             exe_ans = _get(qa, "exe_ans", q_path, (int, float, str))
             shown = _get(qa, "answer", q_path, (str, int, float), required=False)
+            native_qa = {k: v for k, v in qa.items() if k not in FINQA_DROPPED_QA_KEYS}
         else:
             exe_ans = _get(qa, "answer", q_path, (int, float, str))
             shown = None
+            native_qa = {"question": text, "program": program, "exe_ans": exe_ans}
         explanation = _get(qa, "explanation", q_path, (str,), required=False) or ""
         filename = record.get("filename") if isinstance(record.get("filename"), str) else uid.rsplit("-", 1)[0]
         fingerprint = hashlib.sha256(json.dumps([pre, post, cells]).encode()).hexdigest()
@@ -382,23 +353,16 @@ def parse_finqa(data: Any) -> ParsedDataset:
                 key=key,
                 title=f"FinQA {filename}",
                 kind="long",
-                tables=[ParsedTable(label="", caption="", cells=cells, key=key)],
+                tables=[ParsedTable(cells=cells, key=key)],
                 paragraphs=paragraphs,
                 native=native,
-                paper_key=key,
-                paper_title=f"FinQA {filename}",
             )
         items = [str(shown)] if shown not in (None, "") else [str(exe_ans)]
         source = _finqa_source(qa) if nested else ""
-        native_qa = {k: v for k, v in qa.items() if k not in FINQA_DROPPED_QA_KEYS} if nested else {}
-        if not nested:
-            native_qa = {"question": text, "program": program, "exe_ans": exe_ans}
         questions.append(
             ParsedQuestion(
                 key=uid,
                 context_key=key,
-                paper_key=key,
-                paper_title=contexts[key].title,
                 fields={
                     "question": text,
                     "rationale": explanation,
@@ -433,8 +397,7 @@ def parse_scitat(data: Any) -> ParsedDataset:
     questions: list[ParsedQuestion] = []
     seen: dict[str, str] = {}
     for path, record in _records(data):
-        uid = _get(record, "id", path, (str, int))
-        uid = str(uid)
+        uid = str(_get(record, "id", path, (str, int)))
         _unique(uid, f"{path}.id", seen, "id")
         # SciTaT writes `paragraph: null` (or {}) for a question on tables only.
         paragraph = _get(record, "paragraph", path, (dict, type(None)), required=False) or {}
@@ -467,7 +430,6 @@ def parse_scitat(data: Any) -> ParsedDataset:
                 paragraphs=[ParsedParagraph(order=0, text=p_text, key=p_key)] if p_text else [],
                 native={"paragraph_id": p_key, "table_ids": [t.key for t in tables]},
                 paper_key=paper_key,
-                paper_title=paper_title,
             )
         text = _get(record, "question", path, (str,))
         is_draft = "answer" not in record
@@ -495,8 +457,6 @@ def parse_scitat(data: Any) -> ParsedDataset:
             ParsedQuestion(
                 key=uid,
                 context_key=context_key,
-                paper_key=paper_key,
-                paper_title=paper_title,
                 fields={
                     "question": text,
                     "rationale": _get(record, "reasoning", path, (str,), required=False) or "",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -36,10 +37,6 @@ def _release_function(which: str) -> Callable[..., Any]:
     if which not in _RELEASE_PATHS:
         raise RuntimeError("no release cut is registered (CurationConfig.ready registers curation.releases.services)")
     return import_string(_RELEASE_PATHS[which])
-
-
-def _release_cut() -> Callable[..., models.Model]:
-    return _release_function("cut")
 
 
 def release_name_checked(name: str) -> str:
@@ -102,11 +99,35 @@ def dataset_read(*, format: str, content: bytes) -> ParsedDataset:
 
 def _reasoning_types(project: Project) -> dict[str, ReasoningType]:
     """Lookup of a project's reasoning types by code and by name, case-insensitively."""
-    lookup: dict[str, ReasoningType] = {}
-    for reasoning_type in ReasoningType.objects.filter(project=project):
-        lookup[reasoning_type.code.lower()] = reasoning_type
-        lookup[reasoning_type.name.lower()] = reasoning_type
-    return lookup
+    return {
+        key.lower(): kind for kind in ReasoningType.objects.filter(project=project) for key in (kind.code, kind.name)
+    }
+
+
+def _table_fields(t: Any) -> dict[str, Any]:
+    return dict(label=t.label, caption=t.caption, cells=t.cells, grid=t.cells, header_rows=t.header_rows)
+
+
+def _paragraph_fields(p: Any) -> dict[str, Any]:
+    return {"section": p.section, "text": p.text}
+
+
+def _paper_rows(
+    model: type[Table | Paragraph],
+    paper: Paper,
+    known: dict[str, Any],
+    parsed: list[Any],
+    fields: Callable[[Any], dict[str, Any]],
+) -> list[Any]:
+    """The paper's tables or paragraphs for a context's parsed ones, by key (`known`: the paper's so far): one the
+    paper does not hold yet is created after the others, so a table two contexts cite is one table of the paper."""
+    keys = [row.key or f"#{len(known) + i}" for i, row in enumerate(parsed)]
+    new = {key: row for key, row in zip(keys, parsed, strict=True) if key not in known}
+    created = model.objects.bulk_create(
+        model(paper=paper, order=len(known) + i, **fields(row)) for i, row in enumerate(new.values())
+    )
+    known.update(zip(new, created, strict=True))
+    return [known[key] for key in keys]
 
 
 def dataset_import(
@@ -132,199 +153,142 @@ def dataset_import(
         return ImportResult(record=existing, created=False, release=existing.releases.order_by("-version").first())
     parsed = dataset_read(format=format, content=content)
     with transaction.atomic():
-        return _write(
+        fmt = parsed.format
+        attribution = ATTRIBUTION[fmt] + (f"\n\n{extra_attribution.strip()}" if extra_attribution.strip() else "")
+        batch = batch_create(project=project, actor=None, name=f"Import: {source_name}"[:200])
+        record = ImportRecord.objects.create(
             project=project,
-            actor=actor,
-            parsed=parsed,
+            format=fmt,
             source_name=source_name,
-            sha256=sha256,
-            size=len(content),
-            as_release=as_release,
-            extra_attribution=extra_attribution,
-            progress=progress,
-        )
-
-
-def _write(
-    *,
-    project: Project,
-    actor: AbstractBaseUser | None,
-    parsed: ParsedDataset,
-    source_name: str,
-    sha256: str,
-    size: int,
-    as_release: str,
-    extra_attribution: str,
-    progress: Callable[[int], None] | None,
-) -> ImportResult:
-    fmt = parsed.format
-    attribution = ATTRIBUTION[fmt] + (f"\n\n{extra_attribution.strip()}" if extra_attribution.strip() else "")
-    batch = batch_create(project=project, actor=None, name=f"Import: {source_name}"[:200])
-    record = ImportRecord.objects.create(
-        project=project,
-        format=fmt,
-        source_name=source_name,
-        source_sha256=sha256,
-        source_bytes=size,
-        batch=batch,
-        notes=parsed.notes,
-        attribution=attribution,
-        created_by=actor,
-    )
-    known = set(SourceRecord.objects.filter(project=project, format=fmt).values_list("kind", "key").iterator())
-    known_contexts = {
-        key: (paper_id, context_id)
-        for key, paper_id, context_id in SourceRecord.objects.filter(
-            project=project, format=fmt, kind=SourceRecord.Kind.CONTEXT
-        ).values_list("key", "paper_id", "context_id")
-    }
-    wanted_contexts = {q.context_key or q.paper_key for q in parsed.questions if ("question", q.key) not in known}
-    papers: dict[str, Paper] = {}
-    contexts: dict[str, Context | None] = {}
-    tables: dict[str, list[Table]] = {}
-    records: list[SourceRecord] = []
-    new_contexts = 0
-    # One Paper per paper key of the file (a SciTaT paper holds many contexts), its tables and paragraphs by key, so
-    # a table two contexts cite is one table of the paper.
-    paper_parts: dict[str, tuple[Paper, dict[str, Table], dict[str, Paragraph]]] = {}
-    for parsed_context in parsed.contexts:
-        key = parsed_context.key
-        if key not in wanted_contexts:
-            continue
-        if key in known_contexts:
-            paper_id, context_id = known_contexts[key]
-            papers[key] = Paper.objects.get(pk=paper_id)
-            contexts[key] = Context.objects.filter(pk=context_id).first()
-            tables[key] = list(Table.objects.filter(paper_id=paper_id).order_by("order"))
-            continue
-        group = parsed_context.paper_key or key
-        if group not in paper_parts:
-            paper = Paper.objects.create(
-                project=project,
-                title=parsed_context.paper_title or parsed_context.title,
-                source_name=source_name,
-                origin=fmt,
-                created_by=actor,
-            )
-            paper_parts[group] = (paper, {}, {})
-        paper, paper_tables, paper_paragraphs = paper_parts[group]
-        table_keys = [t.key or f"#{len(paper_tables) + i}" for i, t in enumerate(parsed_context.tables)]
-        new_tables = {k: t for k, t in zip(table_keys, parsed_context.tables, strict=True) if k not in paper_tables}
-        created = Table.objects.bulk_create(
-            Table(
-                paper=paper,
-                order=len(paper_tables) + i,
-                label=t.label,
-                caption=t.caption,
-                cells=t.cells,
-                grid=t.cells,
-                header_rows=t.header_rows,
-            )
-            for i, t in enumerate(new_tables.values())
-        )
-        paper_tables.update(zip(new_tables, created, strict=True))
-        created_tables = [paper_tables[k] for k in table_keys]
-        paragraph_keys = [p.key or f"#{len(paper_paragraphs) + i}" for i, p in enumerate(parsed_context.paragraphs)]
-        new_paragraphs = {
-            k: p for k, p in zip(paragraph_keys, parsed_context.paragraphs, strict=True) if k not in paper_paragraphs
-        }
-        created = Paragraph.objects.bulk_create(
-            Paragraph(paper=paper, order=len(paper_paragraphs) + i, section=p.section, text=p.text)
-            for i, p in enumerate(new_paragraphs.values())
-        )
-        paper_paragraphs.update(zip(new_paragraphs, created, strict=True))
-        context_paragraphs = [paper_paragraphs[k] for k in paragraph_keys]
-        context = None
-        if parsed_context.kind != "none":
-            context = Context.objects.create(project=project, paper=paper, kind=parsed_context.kind, batch=batch)
-            if parsed_context.kind == "short" and context_paragraphs:
-                context.paragraph = context_paragraphs[0]
-                context.save(update_fields=["paragraph"])
-            context.tables.set(created_tables)
-        papers[key], contexts[key], tables[key] = paper, context, created_tables
-        records.append(
-            SourceRecord(
-                project=project,
-                import_record=record,
-                format=fmt,
-                kind=SourceRecord.Kind.CONTEXT,
-                key=key,
-                paper=paper,
-                context=context,
-                data=parsed_context.native,
-            )
-        )
-        # A TAT-DQA document is a paper without a context: counted under papers, not contexts.
-        new_contexts += context is not None
-    reasoning_types = _reasoning_types(project) if any(q.reasoning_type for q in parsed.questions) else {}
-    imported = skipped = drafts = 0
-    for question in parsed.questions:
-        if ("question", question.key) in known:
-            skipped += 1
-            continue
-        key = question.context_key or question.paper_key
-        context_tables = tables.get(key, [])
-        instance = instance_create(
-            project_id=project.pk,
-            actor=actor,
-            initial_status=Status.DRAFTED if question.is_draft else Status.VALIDATED,
-            reason=f"imported from {source_name} ({fmt})" + (" without an answer" if question.is_draft else ""),
+            source_sha256=sha256,
+            source_bytes=len(content),
             batch=batch,
-            context=contexts.get(key),
-            external_uid=question.key[:200],
-            reasoning_type=reasoning_types.get(question.reasoning_type.lower()) if question.reasoning_type else None,
-            relevant_tables=[context_tables[i] for i in question.relevant_table_indexes if i < len(context_tables)],
-            draft={"origin": "import", "format": fmt, "source": source_name},
-            **question.fields,
+            notes=parsed.notes,
+            attribution=attribution,
+            created_by=actor,
         )
-        records.append(
-            SourceRecord(
-                project=project,
-                import_record=record,
-                format=fmt,
-                kind=SourceRecord.Kind.QUESTION,
-                key=question.key,
-                paper=papers.get(key),
-                context=contexts.get(key),
-                instance=instance,
-                data=question.native,
+        known = set(SourceRecord.objects.filter(project=project, format=fmt).values_list("kind", "key").iterator())
+        known_contexts = {
+            key: (paper_id, context_id)
+            for key, paper_id, context_id in SourceRecord.objects.filter(
+                project=project, format=fmt, kind=SourceRecord.Kind.CONTEXT
+            ).values_list("key", "paper_id", "context_id")
+        }
+        wanted_contexts = {q.context_key for q in parsed.questions if ("question", q.key) not in known}
+        papers: dict[str, Paper] = {}
+        contexts: dict[str, Context | None] = {}
+        tables: dict[str, list[Table]] = {}
+        records: list[SourceRecord] = []
+        source_record = functools.partial(SourceRecord, project=project, import_record=record, format=fmt)
+        new_contexts = 0
+        # One Paper per paper key of the file (a SciTaT paper holds many contexts), its tables and paragraphs by key.
+        paper_parts: dict[str, tuple[Paper, dict[str, Table], dict[str, Paragraph]]] = {}
+        for parsed_context in parsed.contexts:
+            key = parsed_context.key
+            if key not in wanted_contexts:
+                continue
+            if key in known_contexts:
+                paper_id, context_id = known_contexts[key]
+                papers[key] = Paper.objects.get(pk=paper_id)
+                contexts[key] = Context.objects.filter(pk=context_id).first()
+                tables[key] = list(Table.objects.filter(paper_id=paper_id).order_by("order"))
+                continue
+            group = parsed_context.paper_key or key
+            if group not in paper_parts:
+                paper = Paper.objects.create(
+                    project=project,
+                    title=parsed_context.title,
+                    source_name=source_name,
+                    origin=fmt,
+                    created_by=actor,
+                )
+                paper_parts[group] = (paper, {}, {})
+            paper, paper_tables, paper_paragraphs = paper_parts[group]
+            created_tables = _paper_rows(Table, paper, paper_tables, parsed_context.tables, _table_fields)
+            paragraphs = _paper_rows(Paragraph, paper, paper_paragraphs, parsed_context.paragraphs, _paragraph_fields)
+            context = None
+            if parsed_context.kind != "none":
+                context = Context.objects.create(project=project, paper=paper, kind=parsed_context.kind, batch=batch)
+                if parsed_context.kind == "short" and paragraphs:
+                    context.paragraph = paragraphs[0]
+                    context.save(update_fields=["paragraph"])
+                context.tables.set(created_tables)
+            papers[key], contexts[key], tables[key] = paper, context, created_tables
+            records.append(
+                source_record(
+                    kind=SourceRecord.Kind.CONTEXT, key=key, paper=paper, context=context, data=parsed_context.native
+                )
             )
-        )
-        imported += 1
-        drafts += question.is_draft
-        if progress is not None:
-            progress(1)
-    SourceRecord.objects.bulk_create(records, batch_size=500)
-    record.counts = {
-        "questions": imported,
-        "validated": imported - drafts,
-        "drafts": drafts,
-        "contexts": sum(1 for c in parsed.contexts if c.kind != "none" and c.key in contexts),
-        "new_contexts": new_contexts,
-        "papers": len(papers),
-        "skipped_known_questions": skipped,
-        "questions_in_file": len(parsed.questions),
-    }
-    if drafts:
-        record.notes = [
-            *record.notes,
-            f"{drafts} question(s) had no answer and came in as drafts in batch “{batch.name}”: open the batch "
-            "to put them in the annotators' queue; they are refined and validated like any draft.",
-        ]
-    record.save(update_fields=["counts", "notes"])
-    release = None
-    if as_release and drafts == imported:
-        record.notes = [*record.notes, f"No release “{as_release}” was cut: no imported question is validated yet."]
-        record.save(update_fields=["notes"])
-    elif as_release:
-        release = _release_cut()(
-            project=project,
-            actor=actor,
-            name=as_release,
-            batch_ids=[batch.pk],
-            description=f"Imported from {source_name} ({fmt}).",
-            license=LICENSE.get(fmt, ""),
-            citation=ATTRIBUTION[fmt],
-            import_record=record,
-        )
-    return ImportResult(record=record, created=True, release=release, counts=record.counts)
+            # A TAT-DQA document is a paper without a context: counted under papers, not contexts.
+            new_contexts += context is not None
+        reasoning_types = _reasoning_types(project) if any(q.reasoning_type for q in parsed.questions) else {}
+        imported = skipped = drafts = 0
+        for question in parsed.questions:
+            if ("question", question.key) in known:
+                skipped += 1
+                continue
+            key = question.context_key
+            context_tables = tables.get(key, [])
+            instance = instance_create(
+                project_id=project.pk,
+                actor=actor,
+                initial_status=Status.DRAFTED if question.is_draft else Status.VALIDATED,
+                reason=f"imported from {source_name} ({fmt})" + (" without an answer" if question.is_draft else ""),
+                batch=batch,
+                context=contexts.get(key),
+                external_uid=question.key[:200],
+                reasoning_type=reasoning_types.get(question.reasoning_type.lower())
+                if question.reasoning_type
+                else None,
+                relevant_tables=[context_tables[i] for i in question.relevant_table_indexes if i < len(context_tables)],
+                draft={"origin": "import", "format": fmt, "source": source_name},
+                **question.fields,
+            )
+            records.append(
+                source_record(
+                    kind=SourceRecord.Kind.QUESTION,
+                    key=question.key,
+                    paper=papers.get(key),
+                    context=contexts.get(key),
+                    instance=instance,
+                    data=question.native,
+                )
+            )
+            imported += 1
+            drafts += question.is_draft
+            if progress is not None:
+                progress(1)
+        SourceRecord.objects.bulk_create(records, batch_size=500)
+        record.counts = {
+            "questions": imported,
+            "validated": imported - drafts,
+            "drafts": drafts,
+            "contexts": sum(1 for c in parsed.contexts if c.kind != "none" and c.key in contexts),
+            "new_contexts": new_contexts,
+            "papers": len(papers),
+            "skipped_known_questions": skipped,
+            "questions_in_file": len(parsed.questions),
+        }
+        if drafts:
+            record.notes = [
+                *record.notes,
+                f"{drafts} question(s) had no answer and came in as drafts in batch “{batch.name}”: open the batch "
+                "to put them in the annotators' queue; they are refined and validated like any draft.",
+            ]
+        record.save(update_fields=["counts", "notes"])
+        release = None
+        if as_release and drafts == imported:
+            record.notes = [*record.notes, f"No release “{as_release}” was cut: no imported question is validated yet."]
+            record.save(update_fields=["notes"])
+        elif as_release:
+            release = _release_function("cut")(
+                project=project,
+                actor=actor,
+                name=as_release,
+                batch_ids=[batch.pk],
+                description=f"Imported from {source_name} ({fmt}).",
+                license=LICENSE.get(fmt, ""),
+                citation=ATTRIBUTION[fmt],
+                import_record=record,
+            )
+        return ImportResult(record=record, created=True, release=release, counts=record.counts)

@@ -185,10 +185,9 @@ def _answer(value: Any) -> list[str] | None:
             value = json_loads_strict(value)
         except JsonInputError:
             return None
-    if isinstance(value, str | int | float) and not isinstance(value, bool):
-        return [str(value).strip()]
-    if isinstance(value, list) and all(isinstance(v, str | int | float) and not isinstance(v, bool) for v in value):
-        return [str(v).strip() for v in value]
+    values = value if isinstance(value, list) else [value]
+    if all(isinstance(v, str | int | float) and not isinstance(v, bool) for v in values):
+        return [str(v).strip() for v in values]
     return None
 
 

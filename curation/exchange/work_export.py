@@ -8,10 +8,10 @@ columns are empty and the file says so in `answers_included`.
 from __future__ import annotations
 
 import csv
-import io
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
@@ -25,34 +25,37 @@ from curation.releases.selectors import can_read_gold
 from curation.states import Status
 
 FORMATS = ("jsonl", "csv")
-COLUMNS = (
-    "id",
-    "status",
-    "batch",
-    "paper_id",
-    "paper",
-    "arxiv_id",
-    "context_id",
-    "paragraph",
-    "tables",
-    "reasoning_type",
-    "question",
-    "answer",
-    "rationale",
-    "answer_form",
-    "answer_source",
-    "answer_type",
-    "scale",
-    "derivation",
-    "program",
-    "author",
-    "assigned_to",
-    "version",
-    "updated_at",
-    "external_id",
-    "answers_included",
-    "is_release",
-)
+# Each column of a record, in order, with how it is read from an instance (its context's columns are empty without
+# one); `answers_included` is the file's, set by work_record.
+_READERS: dict[str, Callable[[Instance], Any]] = {
+    "id": attrgetter("pk"),
+    "status": attrgetter("status"),
+    "batch": lambda i: i.batch.name if i.batch else "",
+    "paper_id": lambda i: i.context.paper_id if i.context else None,
+    "paper": lambda i: i.context.paper.title if i.context else "",
+    "arxiv_id": lambda i: i.context.paper.arxiv_id if i.context else "",
+    "context_id": attrgetter("context_id"),
+    "paragraph": lambda i: i.context.paragraph.order + 1 if i.context and i.context.paragraph else None,
+    "tables": lambda i: [t.number or t.label for t in i.context.tables.all()] if i.context else [],
+    "reasoning_type": lambda i: i.reasoning_type.code if i.reasoning_type else "",
+    "question": attrgetter("question"),
+    "answer": lambda i: list(i.answer),
+    "rationale": attrgetter("rationale"),
+    "answer_form": attrgetter("answer_form"),
+    "answer_source": attrgetter("answer_source"),
+    "answer_type": attrgetter("answer_type"),
+    "scale": attrgetter("scale"),
+    "derivation": attrgetter("derivation"),
+    "program": attrgetter("program"),
+    "author": lambda i: i.author.username if i.author else "",
+    "assigned_to": lambda i: i.assigned_to.username if i.assigned_to else "",
+    "version": attrgetter("version"),
+    "updated_at": lambda i: i.updated_at.isoformat(),
+    "external_id": attrgetter("external_uid"),
+    "answers_included": lambda i: None,
+    "is_release": lambda i: False,
+}
+COLUMNS = tuple(_READERS)
 GOLD_COLUMNS = ("answer", "rationale", "derivation", "program")
 
 
@@ -68,62 +71,28 @@ class WorkExport:
 
 def work_record(instance: Instance, *, answers_included: bool) -> dict[str, Any]:
     """One instance as a flat record in COLUMNS order."""
-    context = instance.context
-    record = {
-        "id": instance.pk,
-        "status": instance.status,
-        "batch": instance.batch.name if instance.batch else "",
-        "paper_id": context.paper_id if context else None,
-        "paper": context.paper.title if context else "",
-        "arxiv_id": context.paper.arxiv_id if context else "",
-        "context_id": instance.context_id,
-        "paragraph": context.paragraph.order + 1 if context and context.paragraph else None,
-        "tables": [t.number or t.label for t in context.tables.all()] if context else [],
-        "reasoning_type": instance.reasoning_type.code if instance.reasoning_type else "",
-        "question": instance.question,
-        "answer": list(instance.answer),
-        "rationale": instance.rationale,
-        "answer_form": instance.answer_form,
-        "answer_source": instance.answer_source,
-        "answer_type": instance.answer_type,
-        "scale": instance.scale,
-        "derivation": instance.derivation,
-        "program": instance.program,
-        "author": instance.author.username if instance.author else "",
-        "assigned_to": instance.assigned_to.username if instance.assigned_to else "",
-        "version": instance.version,
-        "updated_at": instance.updated_at.isoformat(),
-        "external_id": instance.external_uid,
-        "answers_included": answers_included,
-        "is_release": False,
-    }
+    record = {name: read(instance) for name, read in _READERS.items()}
+    record["answers_included"] = answers_included
     if not answers_included:
         for name in GOLD_COLUMNS:
             record[name] = [] if name == "answer" else ""
     return record
 
 
-def _jsonl(records: Iterable[dict[str, Any]]) -> Iterator[str]:
-    for record in records:
-        yield json.dumps(record, ensure_ascii=False) + "\n"
+class _Echo:
+    """A file whose `write` gives back what it is given: a csv writer's `writerow` then returns the line."""
+
+    def write(self, line: str) -> str:
+        return line
 
 
 def _csv(records: Iterable[dict[str, Any]]) -> Iterator[str]:
-    buffer = io.StringIO()
-    writer = csv.writer(buffer)
-
-    def flush() -> str:
-        text = buffer.getvalue()
-        buffer.seek(0)
-        buffer.truncate()
-        return text
-
-    writer.writerow(COLUMNS)
-    yield flush()
+    writer = csv.writer(_Echo())
+    yield writer.writerow(COLUMNS)
     for record in records:
-        cells = [" | ".join(v) if isinstance(v, list) else ("" if v is None else v) for v in record.values()]
-        writer.writerow(cells)
-        yield flush()
+        yield writer.writerow(
+            [" | ".join(v) if isinstance(v, list) else ("" if v is None else v) for v in record.values()]
+        )
 
 
 def work_export(
@@ -158,5 +127,6 @@ def work_export(
     stamp = timezone.now().strftime("%Y%m%d-%H%M")
     filename = f"{project.slug}-work-in-progress-not-a-release-{stamp}.{file_format}"
     if file_format == "jsonl":
-        return WorkExport(filename, "application/x-ndjson; charset=utf-8", _jsonl(records), answers_included)
+        lines = (json.dumps(record, ensure_ascii=False) + "\n" for record in records)
+        return WorkExport(filename, "application/x-ndjson; charset=utf-8", lines, answers_included)
     return WorkExport(filename, "text/csv; charset=utf-8", _csv(records), answers_included)

@@ -12,44 +12,32 @@ import time
 import zipfile
 from array import array
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
-EXPORT_FORMATS: dict[str, str] = {
-    "scitat": "SciTaT JSON",
-    "tatqa": "TAT-QA JSON",
-    "tatdqa": "TAT-DQA JSON (questions grouped by their document, `doc`)",
-    "finqa": "FinQA JSON",
-    "jsonl": "JSON lines (context inline)",
-    "parquet": "Parquet (one file, each question with the context it was asked on)",
-    "hf": "Hugging Face datasets folder (Parquet per context setting and split, configs in the card)",
-    "csv": "CSV of questions and answers",
+# Each format: its label, its data file's extension, and the frozen contexts it reads beside an item
+# (curation.exports.rows): a TAT-DQA document is its questions alone, JSON lines and the Hugging Face folder carry the
+# question's context and the whole paper, the others the context it was asked on.
+_FORMATS = {
+    "scitat": ("SciTaT JSON", "json", "primary"),
+    "tatqa": ("TAT-QA JSON", "json", "primary"),
+    "tatdqa": ("TAT-DQA JSON (questions grouped by their document, `doc`)", "json", "none"),
+    "finqa": ("FinQA JSON", "json", "primary"),
+    "jsonl": ("JSON lines (context inline)", "jsonl", "both"),
+    "parquet": ("Parquet (one file, each question with the context it was asked on)", "parquet", "primary"),
+    "hf": (
+        "Hugging Face datasets folder (Parquet per context setting and split, configs in the card)",
+        "parquet",
+        "both",
+    ),
+    "csv": ("CSV of questions and answers", "csv", "primary"),
 }
-EXTENSIONS = {
-    "scitat": "json",
-    "tatqa": "json",
-    "tatdqa": "json",
-    "finqa": "json",
-    "jsonl": "jsonl",
-    "parquet": "parquet",
-    "hf": "parquet",
-    "csv": "csv",
-}
-# The frozen contexts each layout reads beside an item (curation.exports.rows): a TAT-DQA document is its questions
-# alone, JSON lines carries the question's context and the whole paper, the others the context it was asked on.
-CONTEXTS_READ = {
-    "scitat": "primary",
-    "tatqa": "primary",
-    "tatdqa": "none",
-    "finqa": "primary",
-    "jsonl": "both",
-    "parquet": "primary",
-    "hf": "both",
-    "csv": "primary",
-}
-# Bytes moved at a time (a text member's buffer before the compressor, the parquet copy, the zip's hash): a fixed
-# buffer that a small release fills less than a big one, so kept small it does not read as growth.
+EXPORT_FORMATS = {fmt: label for fmt, (label, _, _) in _FORMATS.items()}
+EXTENSIONS = {fmt: extension for fmt, (_, extension, _) in _FORMATS.items()}
+CONTEXTS_READ = {fmt: contexts for fmt, (_, _, contexts) in _FORMATS.items()}
+# Bytes moved at a time (a text member's buffer before the compressor, the parquet copy): a fixed buffer
+# that a small release fills less than a big one, so kept small it does not read as growth.
 COPY_CHUNK = 1 << 16
 # Source papers of the card read per query.
 PAPER_CHUNK = 100
@@ -84,21 +72,21 @@ def _text_member(bundle: zipfile.ZipFile, member: str | zipfile.ZipInfo, write: 
     return hashing.digest.hexdigest()
 
 
-def write_bundle(
-    out_path: Path,
-    *,
-    fmt: str,
-    rows: Iterable[Any],
-    card: Callable[[list[str], Counter[tuple[str, ...]]], Iterable[str]],
-    name: str,
-    progress: Callable[[int], None] | None = None,
+def write_export_zip(
+    release: Any, fmt: str, out_path: Path, *, progress: Callable[[int], None] | None = None
 ) -> tuple[str, int]:
-    """Write the zip at `out_path`; returns (sha256 of the zip, its size in bytes). The card is written last, from
-    the data files' names and what the data held (for tatdqa, the keys of each document's `doc`); it comes in
-    pieces and is written as it comes, so neither the data nor the card is ever whole in memory."""
+    """Export `release` in `fmt` to a zip at `out_path`; returns (sha256 of the zip, its size in bytes). The card is
+    written last, from the data files' names and what the data held (for tatdqa, the keys of each document's `doc`);
+    it comes in pieces and is written as it comes, so neither the data nor the card is ever whole in memory."""
+    from curation.exports.card import dataset_card
+    from curation.exports.rows import release_rows
     from curation.exports.writers import write_parquet, write_parquet_folder, write_text_format
 
-    data_name = f"data/{name}.{EXTENSIONS[fmt]}"
+    if fmt not in EXPORT_FORMATS:
+        raise ValueError(f"unknown export format {fmt!r}")
+    fields = release_card_fields(release)
+    rows = release_rows(release, contexts=CONTEXTS_READ[fmt])
+    data_name = f"data/{release.label}.{EXTENSIONS[fmt]}"
     doc_keys: Counter[tuple[str, ...]] = Counter()
     sums: list[tuple[str, str]] = []
     with zipfile.ZipFile(out_path, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=6) as bundle:
@@ -126,16 +114,13 @@ def write_bundle(
         readme = zipfile.ZipInfo("README.md", date_time=time.localtime(time.time())[:6])
         readme.compress_type, readme.external_attr = bundle.compression, 0o600 << 16
         readme._compresslevel = bundle.compresslevel  # type: ignore[attr-defined]  # what writestr sets
-        pieces = card(
-            [member for _digest, member in sums], doc_keys
-        )  # what the card reads up front, read before the card's member is opened
+        # What the card reads up front is read before its member is opened.
+        files = [member for _digest, member in sums]
+        pieces = dataset_card(fields, fmt, files, papers=source_papers(release), doc_keys=doc_keys)
         sums.append((_text_member(bundle, readme, lambda out: out.writelines(pieces)), "README.md"))
         bundle.writestr("SHA256SUMS", "".join(f"{digest}  {path}\n" for digest, path in sums))
-    digest = hashlib.sha256()
     with out_path.open("rb") as written:
-        for block in iter(lambda: written.read(COPY_CHUNK), b""):
-            digest.update(block)
-    return digest.hexdigest(), out_path.stat().st_size
+        return hashlib.file_digest(written, "sha256").hexdigest(), out_path.stat().st_size
 
 
 def source_papers(release: Any) -> Iterator[dict[str, Any]]:
@@ -173,41 +158,11 @@ def _natural(key: str) -> list[Any]:
 
 def release_card_fields(release: Any) -> dict[str, Any]:
     """The release metadata a dataset card shows, as plain data."""
+    copied = ("name", "version", "item_count", "content_hash", "description", "changelog", "license", "citation")
+    copied += ("attribution", "notes", "split_seed", "split_ratios", "statistics")
     return {
         "label": release.label,
-        "name": release.name,
-        "version": release.version,
         "project": release.project.name,
         "created_at": release.created_at.isoformat(timespec="seconds"),
-        "item_count": release.item_count,
-        "content_hash": release.content_hash,
-        "description": release.description,
-        "changelog": release.changelog,
-        "license": release.license,
-        "citation": release.citation,
-        "attribution": release.attribution,
-        "notes": release.notes,
-        "split_seed": release.split_seed,
-        "split_ratios": release.split_ratios,
-        "statistics": release.statistics,
+        **{name: getattr(release, name) for name in copied},
     }
-
-
-def write_export_zip(
-    release: Any, fmt: str, out_path: Path, *, progress: Callable[[int], None] | None = None
-) -> tuple[str, int]:
-    """Export `release` in `fmt` to a zip at `out_path`; returns (sha256, size)."""
-    from curation.exports.card import dataset_card
-    from curation.exports.rows import release_rows
-
-    if fmt not in EXPORT_FORMATS:
-        raise ValueError(f"unknown export format {fmt!r}")
-    fields = release_card_fields(release)
-    return write_bundle(
-        out_path,
-        fmt=fmt,
-        rows=release_rows(release, contexts=CONTEXTS_READ[fmt]),
-        card=lambda files, doc_keys: dataset_card(fields, fmt, files, papers=source_papers(release), doc_keys=doc_keys),
-        name=release.label,
-        progress=progress,
-    )

@@ -7,6 +7,7 @@ plain arithmetic (a max, a ranking, a table aggregate) gives no derivation rathe
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -40,10 +41,7 @@ def _binary(left: _Expression, operator: str, right: _Expression) -> _Expression
 
 
 def _chain(operands: Sequence[_Expression], operator: str) -> _Expression:
-    result = operands[0]
-    for operand in operands[1:]:
-        result = _binary(result, operator, operand)
-    return result
+    return functools.reduce(lambda left, right: _binary(left, operator, right), operands)
 
 
 def _written(value: Any) -> str:

@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from curation.exports.derivation import derivation_of
+from curation.exports.statistics import in_key_order
 from curation.table_shape import shape_from_frozen
 
 Item = Mapping[str, Any]
@@ -15,18 +16,19 @@ FrozenContext = Mapping[str, Any] | None
 _NUMBER = re.compile(r"^-?\d+(\.\d+)?$")
 
 
-TATQA_QUESTION_KEYS = (
-    "uid",
-    "order",
-    "question",
-    "answer",
-    "derivation",
-    "answer_type",
-    "answer_from",
-    "rel_paragraphs",
-    "req_comparison",
-    "scale",
-)
+# A TAT-QA question's keys in the format's order, with what a question curated here holds before its values.
+TATQA_QUESTION = {
+    "uid": "",
+    "order": 0,
+    "question": "",
+    "answer": [],
+    "derivation": "",
+    "answer_type": "",
+    "answer_from": "",
+    "rel_paragraphs": [],
+    "req_comparison": False,
+    "scale": "",
+}
 FINQA_QA_KEYS = (
     "question",
     "answer",
@@ -54,15 +56,7 @@ def source_of(native: Mapping[str, Any], key: str = "source_record") -> dict[str
 def overlay(source: Mapping[str, Any] | None, values: Mapping[str, Any]) -> dict[str, Any]:
     """The source record with the curated values written over it: its keys keep their order and the keys the
     project does not model stay as they were; keys the source lacks follow at the end."""
-    record = dict(source or {})
-    record.update(values)
-    return record
-
-
-def in_key_order(record: Mapping[str, Any], order: Sequence[str]) -> dict[str, Any]:
-    """The record with the format's keys first, in the format's order (JSONB does not keep key order)."""
-    first = [key for key in order if key in record]
-    return {key: record[key] for key in [*first, *sorted(k for k in record if k not in first)]}
+    return {**(source or {}), **values}
 
 
 def file_cells(table: Mapping[str, Any]) -> list[list[str]]:
@@ -97,23 +91,8 @@ def tatqa_question(item: Item, order: int) -> dict[str, Any]:
     imported = item.get("source_format") in ("tatqa", "tatdqa")
     source = source_of(raw) if imported else None
     native = {key: value for key, value in raw.items() if key not in SOURCE_KEYS}
-    native = in_key_order(native, TATQA_QUESTION_KEYS) if imported else {}
-    question: dict[str, Any] = (
-        source
-        or native
-        or {
-            "uid": item["uid"],
-            "order": order,
-            "question": "",
-            "answer": [],
-            "derivation": "",
-            "answer_type": "",
-            "answer_from": "",
-            "rel_paragraphs": [],
-            "req_comparison": False,
-            "scale": "",
-        }
-    )
+    native = in_key_order(native, TATQA_QUESTION) if imported else {}
+    question: dict[str, Any] = source or native or {**TATQA_QUESTION, "order": order}
     question["uid"] = item["uid"]
     question["question"] = item.get("question", "")
     question["answer"] = _native_answer(item)
@@ -129,9 +108,9 @@ def tatqa_question(item: Item, order: int) -> dict[str, Any]:
 
 def tatqa_document(context: FrozenContext, items: Sequence[Item]) -> dict[str, Any]:
     """One TAT-QA document: its table (the first of the context), its paragraphs and its questions."""
-    native = (context or {}).get("native") or {}
-    tables = (context or {}).get("tables") or []
-    paragraphs = (context or {}).get("paragraphs") or []
+    context = context or {}
+    native = context.get("native") or {}
+    tables = context.get("tables") or []
     native_paragraphs = native.get("paragraphs") or []
     document: dict[str, Any] = {
         "table": {
@@ -145,7 +124,7 @@ def tatqa_document(context: FrozenContext, items: Sequence[Item]) -> dict[str, A
                 "order": native_paragraphs[p["order"]][1] if p["order"] < len(native_paragraphs) else p["order"] + 1,
                 "text": p["text"],
             }
-            for p in paragraphs
+            for p in context.get("paragraphs") or []
         ],
         "questions": [tatqa_question(item, i + 1) for i, item in enumerate(items)],
     }

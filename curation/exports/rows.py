@@ -26,20 +26,7 @@ BOTH, PRIMARY, NONE = "both", "primary", "none"
 
 def release_items(release: Any, *, chunk: int | None = None) -> Iterator[dict[str, Any]]:
     """The frozen item dicts in position order, read in chunks of ROW_CHUNK (memory stays flat)."""
-    chunk = chunk or ROW_CHUNK
-    last = -1
-    while True:
-        rows = list(
-            apps.get_model("curation", "ReleaseItem")
-            .objects.filter(release=release, position__gt=last)
-            .order_by("position")
-            .values_list("position", "data")[:chunk]
-        )
-        if not rows:
-            return
-        for _, data in rows:
-            yield data
-        last = rows[-1][0]
+    return (item for item, _, _ in release_rows(release, chunk=chunk, contexts=NONE))
 
 
 def release_rows(

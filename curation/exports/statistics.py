@@ -6,12 +6,22 @@ context is summarised once, so memory grows with the number of distinct contexts
 
 from __future__ import annotations
 
+import bisect
+import itertools
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 ANSWER_SOURCES = ("table", "text", "table-text")
 ANSWER_FORMS = ("short", "free")
+# The counts of one item key each: the key, the label of an empty value, and the order the values are presented in.
+COUNTED = {
+    "answer_type": ("unknown", ("arithmetic", "span", "multi-span", "count")),
+    "answer_source": ("unknown", ANSWER_SOURCES),
+    "answer_form": ("unknown", ANSWER_FORMS),
+    "scale": ("none", ("none", "thousand", "million", "billion", "percent")),
+    "split": ("unsplit", ("train", "dev", "test", "unanswerable", "unsplit")),
+}
 LENGTH_BUCKETS = ((1, 1, "1"), (2, 2, "2"), (3, 5, "3-5"), (6, 10, "6-10"), (11, 20, "11-20"), (21, 50, "21-50"))
 
 DEFINITIONS = {
@@ -41,22 +51,17 @@ def k_of_n_label(k: int, n: int) -> str:
 
 def _median(counts: Counter[int]) -> float:
     """Median of a multiset given as value -> count."""
-    total = sum(counts.values())
-    if not total:
+    values = sorted(counts)
+    reached = list(itertools.accumulate(counts[value] for value in values))  # how many are <= each value
+    if not values:
         return 0.0
-    middle = [(total - 1) // 2, total // 2]
-    values: list[int] = []
-    seen = 0
-    for value in sorted(counts):
-        seen += counts[value]
-        while middle and middle[0] < seen:
-            values.append(value)
-            middle.pop(0)
-    return sum(values) / len(values)
+    middle = [values[bisect.bisect_right(reached, index)] for index in ((reached[-1] - 1) // 2, reached[-1] // 2)]
+    return sum(middle) / 2
 
 
-def _round(value: float) -> float:
-    return round(value, 2)
+def _share(part: float, whole: float) -> float:
+    """part / whole to two decimals; 0.0 of nothing."""
+    return round(part / whole, 2) if whole else 0.0
 
 
 def _summarise_context(context: Mapping[str, Any]) -> tuple[list[int], list[int], int]:
@@ -64,11 +69,6 @@ def _summarise_context(context: Mapping[str, Any]) -> tuple[list[int], list[int]
     cells = [sum(len(row) for row in table.get("cells", [])) for table in context.get("tables", [])]
     words = [len(paragraph.get("text", "").split()) for paragraph in context.get("paragraphs", [])]
     return cells, words, len(cells)
-
-
-def _counts(counter: Counter[str], order: Iterable[str] = ()) -> dict[str, int]:
-    keys = [key for key in order if key in counter] + sorted(k for k in counter if k not in set(order))
-    return {key: counter[key] for key in keys}
 
 
 def release_statistics(
@@ -81,11 +81,7 @@ def release_statistics(
         name: {"questions": 0, "papers": set(), "contexts": {}} for name in ("short", "long")
     }
     form_by_source: dict[str, Counter[str]] = {form: Counter() for form in (*ANSWER_FORMS, "")}
-    answer_type: Counter[str] = Counter()
-    answer_source: Counter[str] = Counter()
-    answer_form: Counter[str] = Counter()
-    scale: Counter[str] = Counter()
-    split: Counter[str] = Counter()
+    counted: dict[str, Counter[str]] = {key: Counter() for key in COUNTED}
     reasoning_type: Counter[str] = Counter()
     reasoning_subtype: Counter[str] = Counter()
     subtype_parent: dict[str, str] = {}
@@ -118,12 +114,9 @@ def release_statistics(
                 seen["contexts"][key] = _summarise_context(context) if context else ([], [], 0)
         source = item.get("answer_source") or ""
         form = item.get("answer_form") or ""
-        answer_source[source or "unknown"] += 1
-        answer_form[form or "unknown"] += 1
+        for key, (empty, _) in COUNTED.items():
+            counted[key][item.get(key) or empty] += 1
         form_by_source[form if form in ANSWER_FORMS else ""][source or "unknown"] += 1
-        answer_type[item.get("answer_type") or "unknown"] += 1
-        scale[item.get("scale") or "none"] += 1
-        split[item.get("split") or "unsplit"] += 1
         type_source_scale[item.get("answer_type") or "unknown"][source or "unknown"][item.get("scale") or "none"] += 1
         rtype = item.get("reasoning_type") or "unassigned"
         reasoning_type[rtype] += 1
@@ -140,19 +133,16 @@ def release_statistics(
     settings: dict[str, dict[str, Any]] = {}
     for name, seen in settings_seen.items():
         summaries = list(seen["contexts"].values())
-        table_counts = [s[2] for s in summaries]
         cells = [c for s in summaries for c in s[0]]
         words = [w for s in summaries for w in s[1]]
         settings[name] = {
             "questions": seen["questions"],
             "papers": len(seen["papers"]),
             "contexts": len(summaries),
-            "avg_tables_per_context": _round(sum(table_counts) / len(summaries)) if summaries else 0.0,
-            "avg_cells_per_table": _round(sum(cells) / len(cells)) if cells else 0.0,
-            "avg_paragraphs_per_context": _round(sum(len(s[1]) for s in summaries) / len(summaries))
-            if summaries
-            else 0.0,
-            "avg_paragraph_words": _round(sum(words) / len(words)) if words else 0.0,
+            "avg_tables_per_context": _share(sum(s[2] for s in summaries), len(summaries)),
+            "avg_cells_per_table": _share(sum(cells), len(cells)),
+            "avg_paragraphs_per_context": _share(sum(len(s[1]) for s in summaries), len(summaries)),
+            "avg_paragraph_words": _share(sum(words), len(words)),
         }
 
     table3: dict[str, dict[str, int]] = {}
@@ -166,22 +156,18 @@ def release_statistics(
         "total": questions
     }
 
-    subtypes_by_type: dict[str, dict[str, Any]] = {}
-    for rtype, count in reasoning_type.most_common():
-        subtypes_by_type[rtype] = {
-            "name": names.get(rtype, rtype),
-            "count": count,
-            "percent": _round(100 * count / questions) if questions else 0.0,
+    def share_of(code: str, count: int) -> dict[str, Any]:
+        return {"name": names.get(code, code), "count": count, "percent": _share(100 * count, questions)}
+
+    subtypes_by_type = {
+        rtype: {
+            **share_of(rtype, count),
             "subtypes": {
-                sub: {
-                    "name": names.get(sub, sub),
-                    "count": n,
-                    "percent": _round(100 * n / questions) if questions else 0.0,
-                }
-                for sub, n in reasoning_subtype.most_common()
-                if subtype_parent.get(sub) == rtype
+                sub: share_of(sub, n) for sub, n in reasoning_subtype.most_common() if subtype_parent.get(sub) == rtype
             },
         }
+        for rtype, count in reasoning_type.most_common()
+    }
 
     buckets: Counter[str] = Counter()
     for length, count in lengths.items():
@@ -191,7 +177,7 @@ def release_statistics(
     panel = {
         "calibrated": sum(k_of_n.values()),
         "models": {
-            model: {**counts, "percent": _round(100 * counts["answered"] / counts["asked"])}
+            model: {**counts, "percent": _share(100 * counts["answered"], counts["asked"])}
             for model, counts in sorted(panel_models.items())
         },
         "k_of_n": {
@@ -206,11 +192,7 @@ def release_statistics(
         "settings": settings,
         "questions_in_both_settings": in_both,
         "answer_form_by_source": table3,
-        "answer_type": _counts(answer_type, ("arithmetic", "span", "multi-span", "count")),
-        "answer_source": _counts(answer_source, ANSWER_SOURCES),
-        "answer_form": _counts(answer_form, ANSWER_FORMS),
-        "scale": _counts(scale, ("none", "thousand", "million", "billion", "percent")),
-        "split": _counts(split, ("train", "dev", "test", "unanswerable", "unsplit")),
+        **{key: in_key_order(counted[key], order) for key, (_, order) in COUNTED.items()},
         "reasoning_type": subtypes_by_type,
         "answer_type_by_source_by_scale": {
             atype: {src: dict(sorted(c.items())) for src, c in sorted(by_source.items())}
@@ -219,7 +201,7 @@ def release_statistics(
         "answer_length": {
             "unit": "words",
             "buckets": {label: buckets[label] for label in order if buckets[label]},
-            "mean": _round(sum(k * n for k, n in lengths.items()) / questions) if questions else 0.0,
+            "mean": _share(sum(k * n for k, n in lengths.items()), questions),
             "median": _median(lengths),
             "max": max(lengths) if lengths else 0,
         },
@@ -228,32 +210,27 @@ def release_statistics(
     }
 
 
-PRESENTATION_ORDER = {
-    "answer_type": ("arithmetic", "span", "multi-span", "count"),
-    "answer_source": ANSWER_SOURCES,
-    "answer_form": ANSWER_FORMS,
-    "scale": ("none", "thousand", "million", "billion", "percent"),
-    "split": ("train", "dev", "test", "unanswerable", "unsplit"),
-}
 TABLE3_ROWS = ("short_form", "free_form", "unknown_form", "total")
 
 
-def _ordered(counts: Mapping[str, Any], order: Iterable[str]) -> dict[str, Any]:
-    first = [key for key in order if key in counts]
-    return {key: counts[key] for key in [*first, *sorted(k for k in counts if k not in first)]}
+def in_key_order(record: Mapping[str, Any], order: Iterable[str]) -> dict[str, Any]:
+    """The mapping with the keys of `order` first, in that order, the others after them sorted (JSONB does not keep
+    key order)."""
+    first = [key for key in order if key in record]
+    return {key: record[key] for key in [*first, *sorted(k for k in record if k not in first)]}
 
 
 def presented(stats: Mapping[str, Any]) -> dict[str, Any]:
     """The statistics with every mapping in its reading order (a JSONB column does not keep key order)."""
     result = dict(stats)
-    for key, order in PRESENTATION_ORDER.items():
+    for key, (_, order) in COUNTED.items():
         if key in result:
-            result[key] = _ordered(result[key], order)
+            result[key] = in_key_order(result[key], order)
     if "answer_form_by_source" in result:
         table = result["answer_form_by_source"]
         sources = [*ANSWER_SOURCES, *sorted({s for row in table.values() for s in row} - {*ANSWER_SOURCES, "total"})]
         result["answer_form_by_source"] = {
-            name: _ordered(row, [*sources, "total"]) for name, row in _ordered(table, TABLE3_ROWS).items()
+            name: in_key_order(row, [*sources, "total"]) for name, row in in_key_order(table, TABLE3_ROWS).items()
         }
     if "reasoning_type" in result:
 
@@ -275,6 +252,6 @@ def presented(stats: Mapping[str, Any]) -> dict[str, Any]:
         result["panel"] = panel
     if "answer_length" in result:
         lengths = dict(result["answer_length"])
-        lengths["buckets"] = _ordered(lengths.get("buckets", {}), ["0", *(b[2] for b in LENGTH_BUCKETS), "51+"])
+        lengths["buckets"] = in_key_order(lengths.get("buckets", {}), ["0", *(b[2] for b in LENGTH_BUCKETS), "51+"])
         result["answer_length"] = lengths
     return result

@@ -19,33 +19,23 @@ Row = tuple[dict[str, Any], dict[str, Any] | None, dict[str, Any] | None]
 PARQUET_BATCH_ROWS = 1000
 
 
-def _dumps(value: Any, indent: int | None) -> str:
-    return json.dumps(value, ensure_ascii=False, indent=indent)
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)
 
 
-def write_json_array(out: IO[str], values: Iterable[Any], *, indent: int | None = None) -> int:
+def write_json_array(out: IO[str], values: Iterable[Any]) -> int:
     """`[v1, v2, …]` written one element at a time, one per line; returns the number of elements.
 
-    Compact by default: `json` only uses its C encoder without `indent`, which makes big exports several times
-    faster, and one record per line still reads and diffs well.
+    Compact: `json` only uses its C encoder without `indent`, which makes big exports several times faster, and one
+    record per line still reads and diffs well.
     """
     count = 0
     out.write("[")
     for value in values:
         out.write(",\n" if count else "\n")
-        text = _dumps(value, indent)
-        out.write(text if indent is None else "\n".join(" " * indent + line for line in text.split("\n")))
+        out.write(_dumps(value))
         count += 1
     out.write("\n]\n" if count else "]\n")
-    return count
-
-
-def write_jsonl(out: IO[str], values: Iterable[Any]) -> int:
-    count = 0
-    for value in values:
-        out.write(_dumps(value, None))
-        out.write("\n")
-        count += 1
     return count
 
 
@@ -87,74 +77,50 @@ def write_text_format(
     progress: Callable[[int], None] | None,
     *,
     doc_keys: Counter[tuple[str, ...]] | None = None,
-) -> int:
-    """Write `rows` in a text layout (scitat, tatqa, tatdqa, finqa, jsonl, csv); returns the number of records.
-    For tatdqa, `doc_keys` receives what the documents' `doc` held, as written."""
+) -> None:
+    """Write `rows` in a text layout (scitat, tatqa, tatdqa, finqa, jsonl, csv). For tatdqa, `doc_keys` receives
+    what the documents' `doc` held, as written."""
     counted = _counted(rows, progress)
-    if fmt == "scitat":
-        return write_json_array(out, (records.scitat_record(*row) for row in counted))
-    if fmt == "finqa":
-        return write_json_array(out, (records.finqa_record(*row) for row in counted))
-    if fmt == "tatqa":
-        return write_json_array(out, tatqa_documents(counted))
-    if fmt == "tatdqa":
-        return write_json_array(out, tatdqa_documents(counted, doc_keys))
-    if fmt == "jsonl":
-        return write_jsonl(out, (records.jsonl_record(*row) for row in counted))
     if fmt == "csv":
         writer = csv.writer(out)
         writer.writerow(records.CSV_COLUMNS)
-        count = 0
-        for item, short, long in counted:
-            writer.writerow(records.csv_row(item, short, long))
-            count += 1
-        return count
-    raise ValueError(f"unknown text format {fmt!r}")
+        writer.writerows(records.csv_row(*row) for row in counted)
+    elif fmt == "jsonl":
+        out.writelines(_dumps(records.jsonl_record(*row)) + "\n" for row in counted)
+    elif fmt in ("tatqa", "tatdqa"):
+        write_json_array(out, tatqa_documents(counted) if fmt == "tatqa" else tatdqa_documents(counted, doc_keys))
+    else:
+        record = {"scitat": records.scitat_record, "finqa": records.finqa_record}[fmt]
+        write_json_array(out, (record(*row) for row in counted))
 
 
+_TEXT = pa.string()
+_TABLE = {"key": _TEXT, "label": _TEXT, "caption": _TEXT, "cells": pa.list_(pa.list_(_TEXT)), "header_rows": pa.int32()}
+_PARAGRAPH = {"key": _TEXT, "order": pa.int64(), "section": _TEXT, "text": _TEXT}
+# The columns of records.parquet_row, in its order.
 PARQUET_SCHEMA = pa.schema(
-    [
-        ("uid", pa.string()),
-        ("split", pa.string()),
-        ("question", pa.string()),
-        ("rationale", pa.string()),
-        ("answer", pa.list_(pa.string())),
-        ("answer_type", pa.string()),
-        ("answer_form", pa.string()),
-        ("answer_source", pa.string()),
-        ("scale", pa.string()),
-        ("derivation", pa.string()),
-        ("program", pa.string()),
-        ("reasoning_type", pa.string()),
-        ("reasoning_subtype", pa.string()),
-        ("paper", pa.string()),
-        ("context_kind", pa.string()),
-        (
-            "tables",
-            pa.list_(
-                pa.struct(
-                    [
-                        ("key", pa.string()),
-                        ("label", pa.string()),
-                        ("caption", pa.string()),
-                        ("cells", pa.list_(pa.list_(pa.string()))),
-                        ("header_rows", pa.int32()),
-                    ]
-                )
-            ),
-        ),
-        (
-            "paragraphs",
-            pa.list_(
-                pa.struct(
-                    [("key", pa.string()), ("order", pa.int64()), ("section", pa.string()), ("text", pa.string())]
-                )
-            ),
-        ),
-        ("relevant_tables", pa.list_(pa.string())),
-        ("source_format", pa.string()),
-        ("native_json", pa.string()),
-    ]
+    {
+        "uid": _TEXT,
+        "split": _TEXT,
+        "question": _TEXT,
+        "rationale": _TEXT,
+        "answer": pa.list_(_TEXT),
+        "answer_type": _TEXT,
+        "answer_form": _TEXT,
+        "answer_source": _TEXT,
+        "scale": _TEXT,
+        "derivation": _TEXT,
+        "program": _TEXT,
+        "reasoning_type": _TEXT,
+        "reasoning_subtype": _TEXT,
+        "paper": _TEXT,
+        "context_kind": _TEXT,
+        "tables": pa.list_(pa.struct(_TABLE)),
+        "paragraphs": pa.list_(pa.struct(_PARAGRAPH)),
+        "relevant_tables": pa.list_(_TEXT),
+        "source_format": _TEXT,
+        "native_json": _TEXT,
+    }
 )
 
 

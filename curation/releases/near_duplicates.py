@@ -86,16 +86,12 @@ class Question:
 
 def _signatures(context_ids: set[int]) -> dict[int, str]:
     """Each context's table signature: its first table (a short context's own, else its paper's first)."""
-    through = Context.tables.through.objects.filter(context_id__in=context_ids).order_by("table__order")
-    first: dict[int, int] = {}
-    for context_id, table_id in through.values_list("context_id", "table_id"):
-        first.setdefault(context_id, table_id)
+    # Read by descending order into a dict, so the lowest order wins (a paper's tables have distinct orders).
+    through = Context.tables.through.objects.filter(context_id__in=context_ids).order_by("-table__order")
+    first = dict(through.values_list("context_id", "table_id"))
     papers = dict(Context.objects.filter(pk__in=context_ids - set(first)).values_list("pk", "paper_id"))
-    paper_table: dict[int, int] = {}
-    for paper_id, table_id in (
-        Table.objects.filter(paper_id__in=set(papers.values())).order_by("-order").values_list("paper_id", "pk")
-    ):
-        paper_table[paper_id] = table_id  # the lowest order wins
+    tables = Table.objects.filter(paper_id__in=set(papers.values())).order_by("-order")
+    paper_table = dict(tables.values_list("paper_id", "pk"))
     first.update({c: paper_table[p] for c, p in papers.items() if p in paper_table})
     cells = dict(Table.objects.filter(pk__in=set(first.values())).values_list("pk", "cells"))
     return {context_id: table_signature(cells.get(table_id) or []) for context_id, table_id in first.items()}

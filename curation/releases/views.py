@@ -47,6 +47,10 @@ def _release(request: HttpRequest, slug: str, pk: int, *, gold: bool = False) ->
     return release
 
 
+# The cut form's free texts, passed to the cut as typed.
+_CUT_TEXTS = ("description", "changelog", "license", "citation")
+
+
 @login_required
 def release_list(request: HttpRequest, slug: str) -> HttpResponse:
     project, roles = _project(request, slug)
@@ -65,10 +69,7 @@ def release_list(request: HttpRequest, slug: str) -> HttpResponse:
                 name=request.POST.get("name", ""),
                 batch_ids=[int(b) for b in request.POST.getlist("batch_ids") if b.isdigit()],
                 batches=_batches_typed(request),
-                description=request.POST.get("description", ""),
-                changelog=request.POST.get("changelog", ""),
-                license=request.POST.get("license", ""),
-                citation=request.POST.get("citation", ""),
+                **{text: request.POST.get(text, "") for text in _CUT_TEXTS},
                 split_seed=int(seed) if seed else None,
                 include_withheld=request.POST.get("include_withheld") == "on",
             )
@@ -101,16 +102,10 @@ def release_list(request: HttpRequest, slug: str) -> HttpResponse:
         # than starting over.
         "refusal": refusal,
         "asked": {
-            "name": request.POST.get("name", ""),
+            **{text: request.POST.get(text, "") for text in ("name", "batch_range", "split_seed", *_CUT_TEXTS)},
             "scope": request.POST.get("scope", cut_services.ALL_BATCHES),
             "batch_ids": request.POST.getlist("batch_ids"),
-            "batch_range": request.POST.get("batch_range", ""),
             "include_withheld": request.POST.get("include_withheld") == "on",
-            "split_seed": request.POST.get("split_seed", ""),
-            "description": request.POST.get("description", ""),
-            "changelog": request.POST.get("changelog", ""),
-            "license": request.POST.get("license", ""),
-            "citation": request.POST.get("citation", ""),
         },
     }
     return render(request, "curation/releases.html", context)
@@ -171,12 +166,11 @@ def release_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     stats = presented(release.statistics)
     reasoning = stats.get("reasoning_type", {})
     charts = {
-        "answer_type": bar_chart(stats.get("answer_type", {})),
-        "answer_source": bar_chart(stats.get("answer_source", {})),
+        **{key: bar_chart(stats.get(key, {})) for key in ("answer_type", "answer_source", "scale")},
         "reasoning_type": bar_chart(reasoning, labels={k: v["name"] for k, v in reasoning.items()}),
         "answer_length": bar_chart(stats.get("answer_length", {}).get("buckets", {})),
-        "scale": bar_chart(stats.get("scale", {})),
     }
+    by_setting = stats.get("settings", {})
     table3 = stats.get("answer_form_by_source", {})
     sources = [k for k in table3.get("total", {}) if k != "total"]
     context = {
@@ -185,11 +179,7 @@ def release_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
         "stats": stats,
         "charts": charts,
         "settings_rows": [
-            (
-                label,
-                stats.get("settings", {}).get("long", {}).get(key, 0),
-                stats.get("settings", {}).get("short", {}).get(key, 0),
-            )
+            (label, by_setting.get("long", {}).get(key, 0), by_setting.get("short", {}).get(key, 0))
             for key, label in (
                 ("questions", "Questions"),
                 ("papers", "Papers"),

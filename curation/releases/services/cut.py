@@ -3,21 +3,23 @@ one goes to a worker, curation/releases/services/jobs.py), and the recomputed ha
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import itertools
 import json
+import operator
 import random
 import re
 import tempfile
 from collections.abc import Callable, Container, Iterable, Iterator
 from contextlib import closing
 from dataclasses import dataclass
-from itertools import islice
 from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
-from django.db.models import Max, Prefetch, Q
+from django.db.models import Prefetch, Q
 from django.utils.text import slugify
 
 from curation.datasets.models import ImportRecord, SourceRecord
@@ -60,12 +62,8 @@ def canonical_json(value: Any) -> str:
 def content_hash(contexts: Iterator[tuple[str, dict[str, Any]]], items: Iterator[dict[str, Any]]) -> str:
     """sha256 over the contexts (sorted by key) then the items (in position order), one canonical line each."""
     digest = hashlib.sha256()
-    for key, data in contexts:
-        digest.update(canonical_json({"context": key, "data": data}).encode())
-        digest.update(b"\n")
-    for item in items:
-        digest.update(canonical_json(item).encode())
-        digest.update(b"\n")
+    for value in itertools.chain(({"context": key, "data": data} for key, data in contexts), items):
+        digest.update(canonical_json(value).encode() + b"\n")
     return digest.hexdigest()
 
 
@@ -136,22 +134,6 @@ def _papers_load(paper_ids: set[int]) -> dict[int, _PaperParts]:
     return parts
 
 
-def _freeze_paper(
-    parts: _PaperParts, key: str, native: dict[str, Any], *, excluded: frozenset[str] = frozenset()
-) -> dict[str, Any]:
-    """The whole paper as a long context: every table and paragraph as they are now, less `excluded` keys."""
-    paper = parts.paper
-    tables = [t for t in parts.tables if _table_key(t, key) not in excluded]
-    paragraphs = [p for p in parts.paragraphs if _paragraph_key(p, key) not in excluded]
-    return {
-        "kind": "long",
-        "paper": {"key": key, "title": paper.title, "origin": paper.origin, "arxiv_id": paper.arxiv_id},
-        "tables": [_freeze_table(t, key) for t in tables],
-        "paragraphs": [_freeze_paragraph(p, key) for p in paragraphs],
-        "native": native,
-    }
-
-
 def _table_key(table: Any, paper_key: str) -> str:
     return f"{paper_key}/table-{table.order}"
 
@@ -160,9 +142,28 @@ def _paragraph_key(paragraph: Any, paper_key: str) -> str:
     return f"{paper_key}/paragraph-{paragraph.order}"
 
 
-def _freeze_table(table: Any, paper_key: str) -> dict[str, Any]:
-    """A table frozen through the one table representation: file grid (`cells`), grid, spans and header rows."""
-    return {"key": _table_key(table, paper_key), **shape_from_row(table).to_frozen()}
+def _frozen_context(
+    kind: str,
+    paper: dict[str, Any],
+    tables: Iterable[Table],
+    paragraphs: Iterable[Paragraph],
+    native: dict[str, Any],
+    excluded: frozenset[str],
+) -> dict[str, Any]:
+    """A context as it is now, less the `excluded` keys (what the item's annotators marked as wrongly extracted):
+    each table through the one table representation (file grid `cells`, grid, spans and header rows)."""
+    key = paper["key"]
+    return {
+        "kind": kind,
+        "paper": paper,
+        "tables": [
+            {"key": _table_key(t, key), **shape_from_row(t).to_frozen()}
+            for t in tables
+            if _table_key(t, key) not in excluded
+        ],
+        "paragraphs": [_freeze_paragraph(p, key) for p in paragraphs if _paragraph_key(p, key) not in excluded],
+        "native": native,
+    }
 
 
 def _freeze_paragraph(paragraph: Any, paper_key: str) -> dict[str, Any]:
@@ -175,49 +176,23 @@ def _freeze_paragraph(paragraph: Any, paper_key: str) -> dict[str, Any]:
     }
 
 
-def _freeze_short(
-    context: Context, paper_key: str, native: dict[str, Any], *, excluded: frozenset[str] = frozenset()
-) -> dict[str, Any]:
-    """A paragraph and the tables it cites, less what the item's annotator marked as wrongly extracted."""
-    paragraph = context.paragraph
-    tables = sorted(
-        (t for t in context.tables.all() if _table_key(t, paper_key) not in excluded), key=lambda t: t.order
-    )
-    has_paragraph = paragraph is not None and _paragraph_key(paragraph, paper_key) not in excluded
-    return {
-        "kind": "short",
-        "paper": {"key": paper_key, "title": context.paper.title, "origin": context.paper.origin},
-        "tables": [_freeze_table(t, paper_key) for t in tables],
-        "paragraphs": [_freeze_paragraph(paragraph, paper_key)] if has_paragraph else [],
-        "native": native,
-    }
-
-
 def _exclusions(
     instance: Instance, paper_key: str, revisions: list[InstanceRevision]
 ) -> dict[str, list[dict[str, Any]]]:
-    """What the item's annotators marked as wrongly extracted (SciTaT §2.3 i), each with who marked it first."""
-    tables = sorted(instance.excluded_tables.all(), key=lambda t: t.order)
-    paragraphs = sorted(instance.excluded_paragraphs.all(), key=lambda p: p.order)
-    if not tables and not paragraphs:
-        return {"tables": [], "paragraphs": []}
-    marked_by: dict[tuple[str, int], str] = {}
-    previous: dict[str, set[int]] = {"excluded_table_ids": set(), "excluded_paragraph_ids": set()}
-    for revision in revisions:
-        for name in previous:
-            ids = set(revision.fields.get(name) or [])
-            for new_id in ids - previous[name]:
-                marked_by[(name, new_id)] = revision.author.get_username() if revision.author else ""
-            previous[name] = ids
-    return {
-        "tables": [
-            {"key": _table_key(t, paper_key), "by": marked_by.get(("excluded_table_ids", t.pk), "")} for t in tables
-        ],
-        "paragraphs": [
-            {"key": _paragraph_key(p, paper_key), "by": marked_by.get(("excluded_paragraph_ids", p.pk), "")}
-            for p in paragraphs
-        ],
-    }
+    """What the item's annotators marked as wrongly extracted (SciTaT §2.3 i), each with who marked it (the author
+    of the revision that last added it)."""
+    exclusions = {}
+    for kind, key_of in (("table", _table_key), ("paragraph", _paragraph_key)):
+        rows = sorted(getattr(instance, f"excluded_{kind}s").all(), key=lambda row: row.order)
+        marked_by: dict[int, str] = {}
+        previous: set[int] = set()
+        for revision in revisions if rows else ():
+            ids = set(revision.fields.get(f"excluded_{kind}_ids") or [])
+            for new_id in ids - previous:
+                marked_by[new_id] = revision.author.get_username() if revision.author else ""
+            previous = ids
+        exclusions[f"{kind}s"] = [{"key": key_of(row, paper_key), "by": marked_by.get(row.pk, "")} for row in rows]
+    return exclusions
 
 
 def _excluded_keys(exclusions: dict[str, list[dict[str, Any]]]) -> frozenset[str]:
@@ -365,15 +340,26 @@ def _freeze_chunk(
             # The long context is frozen beside every question, so both SciTaT settings cover the same questions.
             long_key = _context_key(paper_key, excluded)
             if long_key not in frozen_contexts and long_key not in known_contexts:
-                native = paper_sources[paper_id].data if paper_id in paper_sources else {}
-                frozen_contexts[long_key] = _freeze_paper(parts, paper_key, native, excluded=excluded)
+                paper = parts.paper
+                frozen_contexts[long_key] = _frozen_context(
+                    "long",
+                    {"key": paper_key, "title": paper.title, "origin": paper.origin, "arxiv_id": paper.arxiv_id},
+                    parts.tables,
+                    parts.paragraphs,
+                    paper_sources[paper_id].data if paper_id in paper_sources else {},
+                    excluded,
+                )
         if instance.context_id and instance.context.kind == Context.Kind.SHORT:
             short_key = _context_key(f"{paper_key}/context-{instance.context_id}", excluded)
             if short_key not in frozen_contexts and short_key not in known_contexts:
-                native_record = context_sources.get(instance.context_id)
-                instance.context.paper = parts.paper
-                frozen_contexts[short_key] = _freeze_short(
-                    instance.context, paper_key, native_record.data if native_record else {}, excluded=excluded
+                context, native_record = instance.context, context_sources.get(instance.context_id)
+                frozen_contexts[short_key] = _frozen_context(
+                    "short",
+                    {"key": paper_key, "title": parts.paper.title, "origin": parts.paper.origin},
+                    sorted(context.tables.all(), key=lambda t: t.order),
+                    [context.paragraph] if context.paragraph is not None else [],
+                    native_record.data if native_record else {},
+                    excluded,
                 )
         uid = instance.external_uid or f"{project.slug}-{instance.pk}"
         if uid in seen_uids:
@@ -514,11 +500,8 @@ def _cut_scope(
     near_duplicates = near_duplicates_note(project, validated)
     if withheld:
         validated = validated.exclude(withheld_q(project))
-    instance_ids = list(
-        validated.order_by(*(("id",) if in_file_order else ("context__paper_id", "context_id", "id"))).values_list(
-            "pk", flat=True
-        )
-    )
+    order = ("id",) if in_file_order else ("context__paper_id", "context_id", "id")
+    instance_ids = list(validated.order_by(*order).values_list("pk", flat=True))
     if not instance_ids and withheld:
         raise InvalidInput(
             f"Every validated instance of those batches is withheld ({withheld_reasons(withheld)}). "
@@ -617,7 +600,7 @@ def release_cut(
         digest = content_hash(spill.contexts(by_key=True), spill.items(split))
         with transaction.atomic():
             previous = Release.objects.filter(project=project, name=slug).order_by("-version").first()
-            version = (Release.objects.filter(project=project, name=slug).aggregate(v=Max("version"))["v"] or 0) + 1
+            version = previous.version + 1 if previous else 1
             release = Release.objects.create(
                 project=project,
                 name=slug,
@@ -641,14 +624,14 @@ def release_cut(
             # Written a chunk at a time from the spill: contexts first (items point at them), then items.
             context_ids: dict[str, int] = {}
             contexts = spill.contexts()
-            while part := list(islice(contexts, CONTEXT_CHUNK)):
+            while part := list(itertools.islice(contexts, CONTEXT_CHUNK)):
                 created = ReleaseContext.objects.bulk_create(
                     [ReleaseContext(release=release, key=k, kind=d["kind"], data=d) for k, d in part]
                 )
                 context_ids.update((row.key, row.pk) for row in created)
             items = spill.items(split)
             position = 0
-            while part := list(islice(items, ITEM_CHUNK)):
+            while part := list(itertools.islice(items, ITEM_CHUNK)):
                 ReleaseItem.objects.bulk_create(
                     ReleaseItem(
                         release=release,
@@ -681,13 +664,8 @@ def release_cut_payload(release: Release, *, batches: Any) -> dict[str, Any]:
     """What the `release.cut` webhook event says about a new release."""
     return {
         "release": {
-            "id": release.pk,
-            "name": release.name,
-            "version": release.version,
-            "label": release.label,
-            "item_count": release.item_count,
-            "content_hash": release.content_hash,
-            "created_at": release.created_at,
+            name: getattr(release, name)
+            for name in ("id", "name", "version", "label", "item_count", "content_hash", "created_at")
         },
         "batches": [{"id": batch.pk, "name": batch.name} for batch in batches],
         "cut_by": release.created_by.get_username() if release.created_by else None,
@@ -732,9 +710,7 @@ def cut_batch_ids(*, project: Project, batch_ids: list[int], batches: str = "") 
         ranges.append((low, high))
     if not ranges:
         return sorted(set(batch_ids))
-    within = Q()
-    for low, high in ranges:
-        within |= Q(pk__range=(low, high))
+    within = functools.reduce(operator.or_, (Q(pk__range=bounds) for bounds in ranges))
     found = list(Batch.objects.filter(project=project).filter(within).values_list("pk", flat=True))
     for low, high in ranges:
         if not any(low <= pk <= high for pk in found):
@@ -769,15 +745,14 @@ def release_cut_request(
         batch_ids=batch_ids,
         include_withheld=bool(options.get("include_withheld")),
     )
-    slug, instance_ids = scope.slug, scope.instance_ids
-    if len(instance_ids) < settings.TATCURATE_RELEASE_CUT_ASYNC_MIN_ITEMS:
+    if len(scope.instance_ids) < settings.TATCURATE_RELEASE_CUT_ASYNC_MIN_ITEMS:
         return release_cut(project=project, actor=actor, name=name, batch_ids=batch_ids, **options)
     with transaction.atomic():
         cut = ReleaseCut.objects.create(
             project=project,
-            name=slug,
+            name=scope.slug,
             options={"batch_ids": list(batch_ids), **options},
-            items_total=len(instance_ids),
+            items_total=len(scope.instance_ids),
             requested_by=actor,
         )
         job_enqueue(task_name="curation.release_cut", args=[cut.pk])  # sent after commit

@@ -28,19 +28,14 @@ def export_request(*, release: Release, actor: AbstractBaseUser | None, format: 
         artifact, created = ExportArtifact.objects.get_or_create(
             release=release, format=format, defaults={"items_total": release.item_count, "requested_by": actor}
         )
-        if not created and artifact.state == ExportArtifact.State.READY:
-            if (Path(settings.MEDIA_ROOT) / artifact.path).is_file():
+        if not created:
+            if artifact.state in (ExportArtifact.State.PENDING, ExportArtifact.State.RUNNING) or (
+                artifact.state == ExportArtifact.State.READY and (Path(settings.MEDIA_ROOT) / artifact.path).is_file()
+            ):
                 return artifact
-        if not created and artifact.state == ExportArtifact.State.FAILED:
-            # A new request: the reaper counts this build's attempts afresh.
+            # Failed, or ready with its file gone: built anew, the reaper counting its attempts afresh.
             ExportArtifact.objects.filter(pk=artifact.pk).update(
-                state=ExportArtifact.State.PENDING, error="", attempts=0
-            )
-        elif not created and artifact.state in (ExportArtifact.State.PENDING, ExportArtifact.State.RUNNING):
-            return artifact
-        elif not created:
-            ExportArtifact.objects.filter(pk=artifact.pk).update(
-                state=ExportArtifact.State.PENDING, items_done=0, attempts=0
+                state=ExportArtifact.State.PENDING, error="", items_done=0, attempts=0
             )
         if release.item_count > SYNC_EXPORT_MAX_ITEMS:
             job_enqueue(task_name="curation.export_build", args=[artifact.pk])  # sent after commit

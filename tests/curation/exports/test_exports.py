@@ -163,7 +163,7 @@ def test_json_array_writer_streams_element_by_element():
             written_when_asked.append(len(out.getvalue()))
             yield {"i": i}
 
-    assert write_json_array(out, values(), indent=None) == 3
+    assert write_json_array(out, values()) == 3
     assert written_when_asked[0] < written_when_asked[1] < written_when_asked[2]
     assert json.loads(out.getvalue()) == [{"i": 0}, {"i": 1}, {"i": 2}]
 
