@@ -46,22 +46,24 @@ PREDICTION_FIELDS = (
 
 def chunk_predictions_fail(chunk: RunChunk) -> None:
     """Record each unanswered item of a given-up chunk as a failed prediction."""
+    message = f"Given up after {chunk.deliveries} deliveries: the worker ({chunk.worker or 'unknown'}) went silent."
+    for row in _unanswered(chunk):
+        item = {**row.data, "position": row.position}
+        _save_prediction(chunk.run, row, score_item(chunk.run, item, _failure(item, message), [], None), "")
+
+
+def _unanswered(chunk: RunChunk) -> list[ReleaseItem]:
+    """The items of a chunk without a prediction, in the release's order; first the run records what isolation its
+    programs get on this worker, so the run page says so before the first item is answered."""
     run = chunk.run
     if (isolation := _program_isolation(run)) is not None:
-        _isolation_record(run, isolation.isolation)  # the run page says so before the first item is answered
-    done = set(Prediction.objects.filter(run=run).values_list("item_id", flat=True))
-    message = f"Given up after {chunk.deliveries} deliveries: the worker ({chunk.worker or 'unknown'}) went silent."
-    for row in _chunk_items(chunk):
-        if row.pk not in done:
-            item = {**row.data, "position": row.position}
-            _save_prediction(run, row, score_item(run, item, _failure(item, message), [], None), "")
-
-
-def _chunk_items(chunk: RunChunk) -> Any:
-    """The release items of a chunk, in the release's order."""
-    return ReleaseItem.objects.filter(
-        release=chunk.run.release, position__gte=chunk.first_position, position__lte=chunk.last_position
+        _isolation_record(run, isolation.isolation)
+    rows = ReleaseItem.objects.filter(
+        release=run.release, position__gte=chunk.first_position, position__lte=chunk.last_position
     ).order_by("position")
+    # The chunk's own items only (by the unique (run, item) index): the whole run's predictions grow with the run.
+    done = set(Prediction.objects.filter(run=run, item__in=rows).values_list("item_id", flat=True))
+    return [row for row in rows if row.pk not in done]
 
 
 # --- Processing ------------------------------------------------------------------------------------------------
@@ -131,10 +133,6 @@ def endpoint_client(endpoint: ModelEndpoint, *, use_cache: bool = True) -> ChatC
 
         ensure_running(urlsplit(endpoint.base_url).port or 8089)
     return client_for(endpoint, use_cache=use_cache)
-
-
-def _client(run: ScoringRun) -> ChatClient:
-    return endpoint_client(run.endpoint, use_cache=run.options.get("use_cache", True))
 
 
 def _judge_chat(run: ScoringRun) -> Callable[..., Any] | None:
@@ -263,26 +261,15 @@ def answer_item(
             fields.update(_failure(item, f"{type(error).__name__}: {error}"))
         else:
             trace = output.tool_trace
+            copied = "raw_output answer scale program program_result tool_trace tokens_in tokens_out isolation".split()
+            recorded = {name: getattr(output, name) for name in ("rule", "is_parsed", "requests")}
             fields.update(
+                {name: getattr(output, name) for name in copied},
                 prompt=output.messages,
-                raw_output=output.raw_output,
-                stages={
-                    **output.stages,
-                    "rule": output.rule,
-                    "is_parsed": output.is_parsed,
-                    "requests": output.requests,
-                },
-                answer=output.answer,
-                scale=output.scale,
-                program=output.program,
-                program_result=output.program_result,
-                tool_trace=trace,
-                tokens_in=output.tokens_in,
-                tokens_out=output.tokens_out,
+                stages={**output.stages, **recorded},
                 latency_s=round(output.latency_s, 4),
                 attempts=len(output.attempts),
                 attempt_log=output.attempts[-20:],
-                isolation=output.isolation,
             )
     if judge is not None and fields["status"] == Prediction.Status.SCORED and not result_metrics.is_short_form(item):
         stages = fields.setdefault("stages", {})
@@ -353,14 +340,7 @@ def chunk_process(*, chunk_id: int, worker: str = "") -> str:
         return "skipped"
     chunk = RunChunk.objects.select_related("run__endpoint", "run__project", "run__release").get(pk=chunk_id)
     run = chunk.run
-    if (isolation := _program_isolation(run)) is not None:
-        _isolation_record(run, isolation.isolation)  # the run page says so before the first item is answered
-    rows = list(_chunk_items(chunk))
-    # The chunk's own items only (by the unique (run, item) index): the whole run's predictions grow with the run.
-    done = set(
-        Prediction.objects.filter(run=run, item_id__in=[row.pk for row in rows]).values_list("item_id", flat=True)
-    )
-    rows = [row for row in rows if row.pk not in done]
+    rows = _unanswered(chunk)
 
     def context_of(row: ReleaseItem) -> tuple[str, int | None]:
         """The setting's context of an item: short where the release has one, else (always for "long") the paper."""
@@ -371,7 +351,9 @@ def chunk_process(*, chunk_id: int, worker: str = "") -> str:
     context_ids = {context_of(row)[1] for row in rows}
     contexts = dict(ReleaseContext.objects.filter(pk__in=[c for c in context_ids if c]).values_list("id", "data"))
     outcome = "done"
-    client = _client(run) if run.method != ScoringRun.Method.UPLOAD else None
+    client = None
+    if run.method != ScoringRun.Method.UPLOAD:
+        client = endpoint_client(run.endpoint, use_cache=run.options.get("use_cache", True))
     # The run's own parameters (over the endpoint's defaults) go with every request of the run.
     chat = functools.partial(client.chat, **run.generation_params) if client is not None else None
     judge = _judge_chat(run)
