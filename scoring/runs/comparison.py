@@ -137,6 +137,12 @@ class _Grouping:
         return " · ".join([str(values.get("model") or "—"), *extra])
 
 
+def _run_row(method: str, stub: list[str], cells: list[dict[str, Any]], records: Iterable[Mapping[str, Any]]) -> dict:
+    """A table row of runs: its stub, its cells and the ids of every run its cells stand for."""
+    run_ids = sorted(i for record in records for i in record["run_ids"])
+    return {"kind": "run", "method": method, "stub": stub, "cells": cells, "run_ids": run_ids}
+
+
 def _bold_best(rows: list[dict[str, Any]], *, lower_is_better: Sequence[bool]) -> None:
     """Bold the best value of each column among a group's run rows (ties for best all bold)."""
     run_rows = [row for row in rows if row["kind"] == "run"]
@@ -188,17 +194,15 @@ def _method_table(
     rows: list[dict[str, Any]] = []
     for group_key, cells in grouping.ordered():
         model = grouping.label(group_key)
-        group_rows = []
-        for method, name, by_setting in _method_rows(cells, labels=methods):
-            group_rows.append(
-                {
-                    "kind": "run",
-                    "method": method,
-                    "stub": [model, name],
-                    "cells": [_percent(by_setting.get(s), m) for s, _ in settings for m, _ in SCITAT_METRICS],
-                    "run_ids": sorted(i for r in by_setting.values() for i in r["run_ids"]),
-                }
+        group_rows = [
+            _run_row(
+                method,
+                [model, name],
+                [_percent(by_setting.get(s), m) for s, _ in settings for m, _ in SCITAT_METRICS],
+                by_setting.values(),
             )
+            for method, name, by_setting in _method_rows(cells, labels=methods)
+        ]
         _bold_best(group_rows, lower_is_better=[False] * len(settings) * len(SCITAT_METRICS))
         if delta:
             group_rows.extend(_delta_rows(model, group_rows))
@@ -298,13 +302,7 @@ def table2(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     for group_key, cells in grouping.ordered():
         model = grouping.label(group_key)
         group_rows = [
-            {
-                "kind": "run",
-                "method": "tool",
-                "stub": [model, part_label("few_shot", shot)],
-                "cells": tool_cells(record),
-                "run_ids": record["run_ids"],
-            }
+            _run_row("tool", [model, part_label("few_shot", shot)], tool_cells(record), [record])
             for (shot,), record in sorted(cells.items(), key=lambda item: item[0][0] or 0)
         ]
         _bold_best(group_rows, lower_is_better=[False, False, False, True, False, False])
@@ -331,15 +329,8 @@ def figure2b(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         by_tools = {tools: record for (tools,), record in cells.items()}
         accuracy = [(by_tools.get(t) or {}).get("results", {}).get("accuracy") for t in ("all", "data")]
         drop = None if None in accuracy else accuracy[0] - accuracy[1]  # type: ignore[operator]
-        rows.append(
-            {
-                "kind": "run",
-                "method": "tool",
-                "stub": [grouping.label(group_key)],
-                "cells": [_fraction(accuracy[0]), _fraction(accuracy[1]), _cell(drop, digits=2, signed=True)],
-                "run_ids": sorted(i for r in cells.values() for i in r["run_ids"]),
-            }
-        )
+        figures = [_fraction(accuracy[0]), _fraction(accuracy[1]), _cell(drop, digits=2, signed=True)]
+        rows.append(_run_row("tool", [grouping.label(group_key)], figures, cells.values()))
     return {
         "caption": "Final-answer accuracy of the tool loop with all tools and with data retrieval tools only (the "
         "model does the arithmetic itself); the last column is the drop.",
@@ -378,16 +369,9 @@ def figure5(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
             averaged = [
                 _mean_of((figures.get(rtype) or {}).get(key) for figures in per_model) for key, _ in SCITAT_METRICS
             ]
-            rows.append(
-                {
-                    "kind": "run",
-                    "method": values["method"],
-                    "stub": [name, rtype if rtype != "—" else "no reasoning type", str(len(models))],
-                    "cells": [_cell(v, scale=100) for v in averaged],
-                    "run_ids": sorted(i for r in cells.values() for i in r["run_ids"]),
-                    "models": models,
-                }
-            )
+            stub = [name, rtype if rtype != "—" else "no reasoning type", str(len(models))]
+            row = _run_row(values["method"], stub, [_cell(v, scale=100) for v in averaged], cells.values())
+            rows.append({**row, "models": models})
     return {
         "caption": "EM, F1 and BERTScore (percent) of each reasoning type, the mean over the models run with the "
         "same method configuration.",
@@ -419,17 +403,8 @@ def table11(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
             for form, _ in forms:
                 gold.setdefault(f"{record['setting']}.{form}", []).append(_tokens(record, form, "gold_tokens"))
         for method, name, by_setting in _method_rows(cells, labels=METHOD_LABELS):
-            rows.append(
-                {
-                    "kind": "run",
-                    "method": method,
-                    "stub": [model, name],
-                    "cells": [
-                        _cell(_tokens(by_setting.get(s), f, "answer_tokens")) for s, _ in SETTINGS for f, _ in forms
-                    ],
-                    "run_ids": sorted(i for r in by_setting.values() for i in r["run_ids"]),
-                }
-            )
+            tokens = [_cell(_tokens(by_setting.get(s), f, "answer_tokens")) for s, _ in SETTINGS for f, _ in forms]
+            rows.append(_run_row(method, [model, name], tokens, by_setting.values()))
     if rows:
         gold_cells = [_cell(_mean_of(gold.get(column["key"], []))) for column in columns]
         rows.insert(0, {"kind": "gold", "method": "", "stub": ["—", "Gold answer"], "cells": gold_cells, "run_ids": []})
