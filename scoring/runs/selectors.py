@@ -9,7 +9,6 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.paginator import Page, Paginator
 from django.db.models import Count, QuerySet
-from django.utils.functional import cached_property
 
 from curation import selectors
 from curation.endpoints.models import ModelEndpoint
@@ -63,18 +62,6 @@ def predictions_of(*, user: AbstractBaseUser, run: ScoringRun) -> QuerySet[Predi
     )
 
 
-class _CountedPaginator(Paginator):
-    """Pages of a list whose length is already known (a run's stored counts), so paging never counts the rows."""
-
-    def __init__(self, object_list: QuerySet, per_page: int, *, count: int) -> None:
-        super().__init__(object_list, per_page)
-        self._known_count = count
-
-    @cached_property
-    def count(self) -> int:
-        return self._known_count
-
-
 def predictions_page(*, user: AbstractBaseUser, run: ScoringRun, wrong_only: bool, page: str | int | None) -> Page:
     """One page (PREDICTIONS_PER_PAGE, in the release's order) of a run's predictions, or of its wrong ones, for gold
     readers; how many there are comes from the run's counts (stored once it finished), so a page of a run of 50,000
@@ -83,8 +70,9 @@ def predictions_page(*, user: AbstractBaseUser, run: ScoringRun, wrong_only: boo
     counts = run_counts(run)
     if wrong_only:
         predictions = predictions.filter(is_correct=False)
-    total = counts["wrong"] if wrong_only else counts["done"]
-    return _CountedPaginator(predictions, PREDICTIONS_PER_PAGE, count=total).get_page(page)
+    paginator = Paginator(predictions, PREDICTIONS_PER_PAGE)
+    paginator.count = counts["wrong"] if wrong_only else counts["done"]  # a cached_property, so never counted
+    return paginator.get_page(page)
 
 
 def prediction_get(*, user: AbstractBaseUser, prediction_id: int) -> Prediction:
