@@ -336,12 +336,6 @@ def score_question(record: Mapping[str, Any], predicted_program: Sequence[str] |
     )
 
 
-def _entries(predictions: Mapping[str, Sequence[str]] | Sequence[tuple[str, Sequence[str]]]) -> list[tuple[str, Any]]:
-    if isinstance(predictions, Mapping):
-        return [(str(uid), tokens) for uid, tokens in predictions.items()]
-    return [(str(uid), tokens) for uid, tokens in predictions]
-
-
 def score_dataset(
     gold_records: Iterable[Mapping[str, Any]],
     predicted_programs: Mapping[str, Sequence[str]] | Sequence[tuple[str, Sequence[str]]],
@@ -358,7 +352,8 @@ def score_dataset(
         raise ValueError(f"unknown FinQA mode {mode!r}; expected one of {', '.join(MODES)}")
     numeric_answers = numeric_answers or {}
     records = {str(record["id"]): record for record in gold_records}
-    entries = _entries(predicted_programs)
+    pairs = predicted_programs.items() if isinstance(predicted_programs, Mapping) else predicted_programs
+    entries = [(str(uid), value) for uid, value in pairs]
     latest = dict(entries)
     by_gold: list[FinqaQuestionScore] = []
     for uid, record in records.items():
