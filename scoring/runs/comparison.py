@@ -156,9 +156,12 @@ def _bold_best(rows: list[dict[str, Any]], *, lower_is_better: Sequence[bool]) -
                 row["cells"][index]["is_best"] = True
 
 
-def _setting_columns(settings: Sequence[tuple[str, str]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    groups = [{"label": label, "span": len(SCITAT_METRICS)} for _, label in settings]
-    columns = [{"key": f"{s}.{m}", "label": label} for s, _ in settings for m, label in SCITAT_METRICS]
+def _setting_columns(
+    settings: Sequence[tuple[str, str]], figures: Sequence[tuple[str, str]] = SCITAT_METRICS
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """A column group per setting, each with a column per figure (keyed "setting.figure")."""
+    groups = [{"label": label, "span": len(figures)} for _, label in settings]
+    columns = [{"key": f"{s}.{f}", "label": label} for s, _ in settings for f, label in figures]
     return groups, columns
 
 
@@ -314,7 +317,6 @@ def table2(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         "failed tool call. Acc. (all items) also counts unanswerable questions (abstaining is right on them); "
         "Abstained (unanswerable) is the share of those the model declined. Best per model in bold (lowest Err.).",
         "stub": ["Model", "n-shot"],
-        "column_groups": [],
         "columns": TOOL_COLUMNS,
         "rows": rows,
     }
@@ -335,7 +337,6 @@ def figure2b(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         "caption": "Final-answer accuracy of the tool loop with all tools and with data retrieval tools only (the "
         "model does the arithmetic itself); the last column is the drop.",
         "stub": ["Model"],
-        "column_groups": [],
         "columns": [
             {"key": "all", "label": "All tools"},
             {"key": "data", "label": "Data tools"},
@@ -345,7 +346,8 @@ def figure2b(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     }
 
 
-def _type_figures(record: Mapping[str, Any]) -> dict[str, dict[str, float | None]]:
+def type_figures(record: Mapping[str, Any]) -> dict[str, dict[str, float | None]]:
+    """Reasoning type → the mean of each SciTaT metric, from a run's results."""
     by_type = ((record.get("results") or {}).get("breakdowns") or {}).get("reasoning_type") or {}
     return {
         name: {key: (figures.get(key) or {}).get("mean") for key, _ in SCITAT_METRICS}
@@ -362,7 +364,7 @@ def figure5(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         values = dict(zip(grouping.parts, group_key, strict=True))
         name = " · ".join([part_label("method", values["method"]), *(part_label(p, values[p]) for p in
                            ("setting", *[v for v in grouping.varying if v not in ("method", "setting")]))])  # fmt: skip
-        per_model = [_type_figures(record) for record in cells.values()]
+        per_model = [type_figures(record) for record in cells.values()]
         types = sorted({t for figures in per_model for t in figures})
         models = sorted({str(model) for model, _ in cells})
         for rtype in types:
@@ -376,7 +378,6 @@ def figure5(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         "caption": "EM, F1 and BERTScore (percent) of each reasoning type, the mean over the models run with the "
         "same method configuration.",
         "stub": ["Method", "Reasoning type", "Models"],
-        "column_groups": [],
         "columns": [{"key": key, "label": label} for key, label in SCITAT_METRICS],
         "rows": rows,
     }
@@ -393,8 +394,7 @@ def table11(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     chosen = [r for r in records if r.get("method") != "tool"]
     grouping = _Grouping(chosen, axes=("method", "prompt", "setting"))
     forms = (("short_form", "Short-form answers"), ("free_form", "Free-form answers"))
-    columns = [{"key": f"{s}.{f}", "label": label} for s, _ in SETTINGS for f, label in forms]
-    column_groups = [{"label": label, "span": len(forms)} for _, label in SETTINGS]
+    column_groups, columns = _setting_columns(SETTINGS, forms)
     rows: list[dict[str, Any]] = []
     gold: dict[str, list[float | None]] = {}
     for group_key, cells in grouping.ordered():
@@ -434,6 +434,7 @@ def comparison_tables(records: Sequence[Mapping[str, Any]]) -> dict[str, dict[st
     """Every table of the comparison, keyed as TABLE_KEYS, each with its key and title."""
     tables = {key: {"key": key, "title": title, **build(records)} for key, (title, build) in TABLES.items()}
     for table in tables.values():
+        table.setdefault("column_groups", [])
         table["width"] = len(table["stub"]) + len(table["columns"])
         previous = None
         for row in table["rows"]:

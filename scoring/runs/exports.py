@@ -49,9 +49,7 @@ def run_csv(run: ScoringRun) -> str:
     writer = csv.DictWriter(buffer, fieldnames=CSV_COLUMNS, extrasaction="ignore")
     writer.writeheader()
     for record in prediction_records(run):
-        row = dict(record)
-        row["answer"] = json.dumps(record.get("answer") or [], ensure_ascii=False)
-        writer.writerow(row)
+        writer.writerow({**record, "answer": json.dumps(record.get("answer") or [], ensure_ascii=False)})
     return buffer.getvalue()
 
 
