@@ -35,15 +35,15 @@ def runs_of(*, user: AbstractBaseUser, project: Project, release: Release | None
     return runs.filter(release=release) if release is not None else runs
 
 
-def run_get(*, user: AbstractBaseUser, run_id: int) -> ScoringRun:
-    """One run of a project the user belongs to; anything else is 'not found'."""
+def run_get(*, user: AbstractBaseUser, run_id: int, slug: str | None = None) -> ScoringRun:
+    """One run of a project the user belongs to (the project `slug` names, on a page); anything else is 'not found'."""
     run = (
         ScoringRun.objects.visible_to(user)
         .filter(pk=run_id)
         .select_related("project", "release", "endpoint", "created_by")
         .first()
     )
-    if run is None:
+    if run is None or slug not in (None, run.project.slug):
         raise NotFound(f"No scoring run {run_id} that you may see.")
     return run
 
@@ -75,8 +75,9 @@ def predictions_page(*, user: AbstractBaseUser, run: ScoringRun, wrong_only: boo
     return paginator.get_page(page)
 
 
-def prediction_get(*, user: AbstractBaseUser, prediction_id: int) -> Prediction:
-    """One prediction of a run the user may see, if the user may read gold answers."""
+def prediction_get(*, user: AbstractBaseUser, prediction_id: int, slug: str | None = None) -> Prediction:
+    """One prediction of a run the user may see (of the project `slug` names, on a page), if the user may read gold
+    answers."""
     prediction = (
         Prediction.objects.visible_to(user)
         .filter(pk=prediction_id)
@@ -87,6 +88,8 @@ def prediction_get(*, user: AbstractBaseUser, prediction_id: int) -> Prediction:
         raise NotFound(f"No prediction {prediction_id} that you may see.")
     if not can_see_predictions(user=user, project=prediction.run.project):
         raise NotPermitted(GOLD_REFUSAL)
+    if slug not in (None, prediction.run.project.slug):
+        raise NotFound(f"No prediction {prediction_id} in this project.")
     return prediction
 
 
