@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any
+from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.utils import timezone
@@ -31,17 +32,14 @@ from scoring.runs import results as result_metrics
 from scoring.runs.models import Prediction, RunChunk, ScoringRun
 from scoring.runs.progress import bertscorer_load
 from scoring.runs.states import chunks_enqueue, run_finish_if_done
+from scoring.sandbox import isolation_status, run_program
 
 logger = logging.getLogger(__name__)
 
 Status = ScoringRun.Status
 PROGRAM_TIMEOUT_S = 10.0
-# The columns of a Prediction a chunk writes (the upsert sets exactly these).
-PREDICTION_FIELDS = (
-    "position", "uid", "status", "prompt", "raw_output", "stages", "answer", "scale", "program", "program_result",
-    "tool_trace", "metrics", "is_correct", "tokens_in", "tokens_out", "latency_s", "metrics_s", "attempts",
-    "attempt_log", "error", "worker", "context",
-)  # fmt: skip
+# The columns of a Prediction a chunk writes (the upsert sets those given): all but its keys and creation time.
+PREDICTION_FIELDS = {field.name for field in Prediction._meta.concrete_fields} - {"id", "run", "item", "created_at"}
 
 
 def chunk_predictions_fail(chunk: RunChunk) -> None:
@@ -127,8 +125,6 @@ def endpoint_client(endpoint: ModelEndpoint, *, use_cache: bool = True) -> ChatC
     outbound policy): never closed here. The embedded demo model is started beside this worker when nothing
     answers on its port yet."""
     if endpoint.is_local_default:
-        from urllib.parse import urlsplit
-
         from curation.endpoints.local_model import ensure_running
 
         ensure_running(urlsplit(endpoint.base_url).port or 8089)
@@ -157,8 +153,6 @@ def _settings_of(run: ScoringRun, position: int) -> MethodSettings:
 
 
 def _run_program(code: str) -> Any:
-    from scoring.sandbox import run_program
-
     # Model-written code never runs in the worker: a fresh sandboxed interpreter per program, or none at all.
     return run_program(
         code,
@@ -170,8 +164,6 @@ def _run_program(code: str) -> Any:
 
 def _program_isolation(run: ScoringRun) -> Any:
     """What `run`'s model-written programs get on this worker (an IsolationStatus), or None if it runs none."""
-    from scoring.sandbox import isolation_status
-
     if run.method not in PROGRAM_METHODS:
         return None
     return isolation_status(allow_unisolated=settings.TATCURATE_UNSAFE_RUN_PROGRAMS_UNISOLATED)
@@ -199,15 +191,6 @@ def _uploaded_output(run: ScoringRun, item: dict[str, Any]) -> tuple[dict[str, A
         "program": " ".join(entry["program_tokens"]) if entry.get("program_tokens") else "",
         "tool_trace": list(entry.get("tool_trace") or []),
     }, entry.get("program_tokens")
-
-
-def _metric_options(run: ScoringRun, item: dict[str, Any]) -> dict[str, Any]:
-    """The run's scoring options for one item: its BERTScore model (free-form answers only) and scale mode."""
-    free_form = not result_metrics.is_short_form(item)
-    return {
-        "bertscorer": bertscorer_load(run.options.get("bertscore", "minilm")) if free_form else None,
-        "scale_mode": run.options.get("scale_mode", "predicted"),
-    }
 
 
 def _failure(item: dict[str, Any], message: str) -> dict[str, Any]:
@@ -296,6 +279,7 @@ def score_item(
     """The metrics of an answered item (no database access), added to its fields; `context` (the item's frozen
     context) lets tool-call scoring read a table argument as the table it names."""
     started = time.perf_counter()
+    free_form = not result_metrics.is_short_form(item)  # the run's BERTScore model is loaded for these only
     metrics = result_metrics.item_metrics(
         item,
         answer=fields.get("answer") or [],
@@ -303,7 +287,8 @@ def score_item(
         tool_trace=trace,
         program_tokens=program_tokens,
         context=context,
-        **_metric_options(run, item),
+        bertscorer=bertscorer_load(run.options.get("bertscore", "minilm")) if free_form else None,
+        scale_mode=run.options.get("scale_mode", "predicted"),
     )
     verdict = (fields.get("stages") or {}).get("judge") or {}
     if verdict.get("score") is not None:
@@ -319,7 +304,7 @@ def score_item(
 def _save_prediction(run: ScoringRun, item_row: ReleaseItem, fields: dict[str, Any], worker: str) -> None:
     fields = {**fields, "position": item_row.position, "worker": worker}
     isolation = fields.pop("isolation", "")
-    values = {name: fields[name] for name in PREDICTION_FIELDS if name in fields}
+    values = {name: value for name, value in fields.items() if name in PREDICTION_FIELDS}
     # Upsert on (run, item): a second writer (a reaped chunk's late worker) replaces rather than duplicates.
     Prediction.objects.bulk_create(
         [Prediction(run=run, item=item_row, **values)],
@@ -367,7 +352,7 @@ def chunk_process(*, chunk_id: int, worker: str = "") -> str:
             # scoring nor loading BERTScore's weights (the first free-form item) holds a request back.
             ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"run{run.pk}-metrics") as scorer,
         ):
-            asking: dict[Future[Answered], tuple[ReleaseItem, str, dict[str, Any]]] = {}
+            asking: dict[Future[Answered], tuple[ReleaseItem, str, dict[str, Any], Any]] = {}
             scoring: dict[Future[dict[str, Any]], tuple[ReleaseItem, str]] = {}
             queue = list(rows)
             last_beat = time.monotonic()
@@ -381,8 +366,6 @@ def chunk_process(*, chunk_id: int, worker: str = "") -> str:
                     setting, context_id = context_of(row)
                     item, context = {**row.data, "position": row.position}, contexts.get(context_id)
                     asking[pool.submit(answer_item, run, item, context, chat, judge)] = (row, setting, item, context)
-                if not asking and not scoring:
-                    break
                 finished, _ = wait([*asking, *scoring], timeout=beat_s, return_when=FIRST_COMPLETED)
                 for future in finished:
                     if future in asking:
