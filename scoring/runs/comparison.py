@@ -50,23 +50,20 @@ def identity_of(record: Mapping[str, Any]) -> tuple[Any, ...]:
     return tuple(record.get(part) for part in IDENTITY)
 
 
+_PART_LABELS: dict[str, Callable[[Any], str]] = {
+    "few_shot": lambda value: f"{value}-shot",
+    "tools": lambda value: {"all": "all tools", "data": "data tools"}.get(str(value), f"tools {value}"),
+    "prompt": lambda value: f"prompt {value}" if value else "prompt not recorded",
+    "scale_mode": lambda value: "scale ignored" if value == "ignore" else "scale predicted",
+    "extraction": lambda value: f"{value} extraction",
+    "setting": lambda value: dict(SETTINGS).get(str(value), str(value)),
+    "method": lambda value: METHOD_LABELS.get(str(value), str(value)),
+}
+
+
 def part_label(part: str, value: Any) -> str:
     """A readable name of one part of a configuration."""
-    if part == "few_shot":
-        return f"{value}-shot"
-    if part == "tools":
-        return {"all": "all tools", "data": "data tools"}.get(str(value), f"tools {value}")
-    if part == "prompt":
-        return f"prompt {value}" if value else "prompt not recorded"
-    if part == "scale_mode":
-        return "scale ignored" if value == "ignore" else "scale predicted"
-    if part == "extraction":
-        return f"{value} extraction"
-    if part == "setting":
-        return dict(SETTINGS).get(str(value), str(value))
-    if part == "method":
-        return METHOD_LABELS.get(str(value), str(value))
-    return str(value)
+    return _PART_LABELS.get(part, str)(value)
 
 
 def _figure(record: Mapping[str, Any], key: str) -> Mapping[str, Any]:
@@ -118,8 +115,7 @@ class _Grouping:
     def __init__(self, records: Sequence[Mapping[str, Any]], axes: Sequence[str]) -> None:
         self.axes = tuple(axes)
         self.parts = tuple(p for p in IDENTITY if p not in self.axes)
-        varying = [p for p in self.parts if len({r.get(p) for r in records}) > 1]
-        self.varying = [p for p in varying if p != "model"]
+        self.varying = [p for p in self.parts if p != "model" and len({r.get(p) for r in records}) > 1]
         self.groups: dict[tuple[Any, ...], dict[tuple[Any, ...], dict[str, Any]]] = {}
         for record in sorted(records, key=lambda r: (r.get("created_at") or "", r.get("run_id") or 0)):
             group = self.groups.setdefault(tuple(record.get(p) for p in self.parts), {})
