@@ -233,7 +233,7 @@ def _modes(run: ScoringRun) -> tuple[list[tuple[str, str]], dict[str, Any]]:
     shown once, in its row or among the rest, never both (the options said "extraction default" above the
     "Answer extraction: lenient" row)."""
     options = run.options or {}
-    shown = {"scale_mode", "extraction", "bertscore"}
+    shown = {"scale_mode", "extraction", "bertscore", "sample", "judge"}  # the last two are recorded only when set
     info = (run.results or {}).get("bertscore_info") or {}
     choices = {**dict(SCALE_MODE_CHOICES), **dict(EXTRACTION_CHOICES), **runs_progress.BERTSCORE_MODELS}
     bertscore = choices.get(options.get("bertscore", "minilm"), "")
@@ -246,7 +246,6 @@ def _modes(run: ScoringRun) -> tuple[list[tuple[str, str]], dict[str, Any]]:
     ]
     if sample := options.get("sample"):
         rows.append(("Sample", f"{sample['per_template']} answerable questions per template, seed {sample['seed']}"))
-        shown.add("sample")
     if options.get("abstention"):
         rows.append(("Abstention", "offered: the prompts say to answer “Not answerable” when the context lacks it"))
         shown.add("abstention")
@@ -258,7 +257,6 @@ def _modes(run: ScoringRun) -> tuple[list[tuple[str, str]], dict[str, Any]]:
         shown |= {"max_turns", "max_turns_from", "longest_program", "tools", "few_shot"}
     if judge := options.get("judge"):
         rows.append(("Judge of free-form answers", f"{judge['model']}, with the project's rubric"))
-        shown.add("judge")
     return rows, {key: value for key, value in options.items() if key not in shown}
 
 
