@@ -89,11 +89,9 @@ def table_latex(table: Mapping[str, Any], *, label: str = "") -> str:
             cells.append(f"\\multicolumn{{{group['span']}}}{{c}}{{{latex_escape(group['label'])}}}")
             rules.append(f"\\cmidrule(lr){{{start}-{start + group['span'] - 1}}}")
             start += group["span"]
-        lines.append(" & ".join(cells) + " \\\\")
-        lines.append("".join(rules))
+        lines += [" & ".join(cells) + " \\\\", "".join(rules)]
     header = [latex_escape(name) for name in table["stub"]] + [latex_escape(c["label"]) for c in table["columns"]]
-    lines.append(" & ".join(header) + " \\\\")
-    lines.append("\\midrule")
+    lines += [" & ".join(header) + " \\\\", "\\midrule"]
     for number, row in enumerate(table["rows"]):
         starts_group = row.get("starts_group", True)
         if number and starts_group:
