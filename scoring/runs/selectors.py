@@ -162,16 +162,13 @@ def run_record(run: ScoringRun) -> dict[str, Any]:
     """A run as the comparison reads it: its whole configuration (comparison.IDENTITY) and its results. An uploaded
     file counts as the method, setting, n-shot and tool set it was declared to come from."""
     options = run.options or {}
-    method = run.method
-    if method == ScoringRun.Method.UPLOAD and options.get("reported_method"):
-        method = options["reported_method"]
     return {
         "run_id": run.pk,
         "created_at": run.created_at.isoformat() if run.created_at else "",
         # Runs group by the model they called (the endpoint's model); an upload has only its label to go by.
         "model": (run.endpoint.model if run.endpoint_id and run.endpoint.model else run.label),
         "label": run.label,
-        "method": method,
+        "method": options.get("reported_method") or run.method,  # run_create records it for uploads only
         "setting": run.setting,
         "few_shot": int(options.get("few_shot") or 0),
         "tools": options.get("tools") or "all",
