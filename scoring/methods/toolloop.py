@@ -64,10 +64,7 @@ def _random_arguments(name: str, rng: random.Random) -> dict[str, Any]:
         "get_cell": {"table": "Table X", "row": rng.choice(rows), "column": rng.choice(columns)},
         "get_row": {"table": "Table X", "row": rng.choice(rows)},
         "get_column": {"table": "Table X", "column": rng.choice(columns)},
-        "subtract": {"a": numbers[0], "b": numbers[1]},
-        "divide": {"a": numbers[0], "b": numbers[1]},
-        "greater_than": {"a": numbers[0], "b": numbers[1]},
-        "less_than": {"a": numbers[0], "b": numbers[1]},
+        **{name: {"a": numbers[0], "b": numbers[1]} for name in ("subtract", "divide", "greater_than", "less_than")},
         "proportion": {"part": abs(numbers[0]), "total": abs(numbers[0]) + abs(numbers[1]) + 1},
         "count": {"items": numbers},
         "rank": {"values": dict(zip(rows, numbers + [1.0] * 3, strict=False))},
@@ -133,12 +130,7 @@ def _trace(output: MethodOutput, turn: int, name: str, arguments: Any, outcome: 
 
 
 def run_tool_loop(
-    *,
-    question: str,
-    paragraphs: str,
-    tables: list[Mapping[str, Any]],
-    chat: Chat,
-    settings: MethodSettings,
+    *, question: str, paragraphs: str, tables: list[Mapping[str, Any]], chat: Chat, settings: MethodSettings
 ) -> MethodOutput:
     """Hold the model in a loop of tool calls until `final_answer` or `settings.max_turns` turns."""
     output = MethodOutput()
@@ -178,48 +170,39 @@ def run_tool_loop(
                 result = chat(messages)
         output.record(result)
         output.raw_output = result.text or ""
-        if native:
-            if not result.tool_calls:
-                _answer_from(output, output.raw_output)
-                output.rule = "text_without_tool_call"
-                return output
-            messages.append(
-                {
-                    "role": "assistant",
-                    "content": result.text or None,
-                    "tool_calls": [
-                        {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments_raw}}
-                        for c in result.tool_calls
-                    ],
-                }
-            )
-            finished = False
-            for call in result.tool_calls:
-                outcome = box.execute(call.name, call.arguments_raw)
-                _trace(output, turn, call.name, outcome.arguments, outcome)
-                messages.append({"role": "tool", "tool_call_id": call.id, "content": outcome.message()})
-                if call.name == "final_answer" and outcome.ok:
-                    _answer_from(output, outcome.result)
-                    finished = True
-            if finished:
-                return output
-            continue
-        messages.append({"role": "assistant", "content": output.raw_output})
-        try:
-            action = json.loads(output.raw_output)
-            if not isinstance(action, dict) or not isinstance(action.get("tool"), str):
-                raise ValueError('expected {"tool": "<name>", "arguments": {...}}')
-        except ValueError as error:
-            message = f"your reply is not a JSON action ({error}); reply with one JSON object"
-            _trace(output, turn, "(invalid action)", output.raw_output[:500], error=message)
-            messages.append({"role": "user", "content": f"Error: {message}"})
-            continue
-        arguments = action.get("arguments") if isinstance(action.get("arguments"), dict) else {}
-        outcome = box.execute(action["tool"], arguments)
-        _trace(output, turn, action["tool"], outcome.arguments, outcome)
-        if action["tool"] == "final_answer" and outcome.ok:
-            _answer_from(output, outcome.result)
+        if native and not result.tool_calls:
+            _answer_from(output, output.raw_output)
+            output.rule = "text_without_tool_call"
             return output
-        messages.append({"role": "user", "content": f"Result of {action['tool']}: {outcome.message()}"})
+        if native:
+            calls = [(call.name, call.arguments_raw, call.id) for call in result.tool_calls]
+            requested = [{"id": i, "type": "function", "function": {"name": n, "arguments": a}} for n, a, i in calls]
+            messages.append({"role": "assistant", "content": result.text or None, "tool_calls": requested})
+        else:
+            messages.append({"role": "assistant", "content": output.raw_output})
+            try:
+                action = json.loads(output.raw_output)
+                if not isinstance(action, dict) or not isinstance(action.get("tool"), str):
+                    raise ValueError('expected {"tool": "<name>", "arguments": {...}}')
+            except ValueError as error:
+                message = f"your reply is not a JSON action ({error}); reply with one JSON object"
+                _trace(output, turn, "(invalid action)", output.raw_output[:500], error=message)
+                messages.append({"role": "user", "content": f"Error: {message}"})
+                continue
+            arguments = action.get("arguments") if isinstance(action.get("arguments"), dict) else {}
+            calls = [(action["tool"], arguments, None)]
+        is_answered = False
+        for name, arguments, call_id in calls:
+            outcome = box.execute(name, arguments)
+            _trace(output, turn, name, outcome.arguments, outcome)
+            if native:
+                messages.append({"role": "tool", "tool_call_id": call_id, "content": outcome.message()})
+            else:
+                messages.append({"role": "user", "content": f"Result of {name}: {outcome.message()}"})
+            if name == "final_answer" and outcome.ok:
+                _answer_from(output, outcome.result)
+                is_answered = True
+        if is_answered:
+            return output
     output.rule = "turn_limit"
     return output

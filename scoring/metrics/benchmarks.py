@@ -307,11 +307,14 @@ def summary_lines(summary: Mapping[str, Any]) -> list[str]:
             lines.append(f"{key}: {summary[key]}")
     for key in ("duplicate_uids", "missing_uids", "non_finite_uids"):
         if summary.get(key):
-            shown = ", ".join(summary[key][:10])
-            more = f" and {len(summary[key]) - 10} more" if len(summary[key]) > 10 else ""
-            lines.append(f"{key}: {len(summary[key])} ({shown}{more})")
+            lines.append(f"{key}: {len(summary[key])} ({uids_listed(summary[key])})")
     if summary.get("bertscore_info"):
         info = summary["bertscore_info"]
         lines.append(f"bertscore: {info['metric']} (model {info['model']}, layer {info['layer']})")
     lines.extend(f"note: {note}" for note in summary.get("notes") or [])
     return lines
+
+
+def uids_listed(uids: Sequence[str], shown: int = 10) -> str:
+    """The first `shown` uids, then how many more: "a, b, c and 7 more"."""
+    return ", ".join(uids[:shown]) + (f" and {len(uids) - shown} more" if len(uids) > shown else "")

@@ -11,8 +11,6 @@ from typing import Any
 
 from scoring.metrics import benchmarks, files, tatqa
 
-UNKNOWN_UIDS_SHOWN = 10
-
 
 class CommandFailure(ValueError):
     """A file could not be scored; the message names the file, the uid and the fault."""
@@ -64,12 +62,9 @@ def run(options: Mapping[str, Any], *, out: Callable[[str], Any], err: Callable[
         )
     except files.PredictionFileError as error:
         raise CommandFailure(str(error)) from error
-    if scored.unknown_uids:
-        shown = ", ".join(scored.unknown_uids[:UNKNOWN_UIDS_SHOWN])
-        more = len(scored.unknown_uids) - UNKNOWN_UIDS_SHOWN
-        suffix = f" and {more} more" if more > 0 else ""
-        count = len(scored.unknown_uids)
-        err(f"{options['pred']}: {count} uid(s) not in {options['gold']}, ignored: {shown}{suffix}")
+    if unknown := scored.unknown_uids:
+        listed = benchmarks.uids_listed(unknown)
+        err(f"{options['pred']}: {len(unknown)} uid(s) not in {options['gold']}, ignored: {listed}")
     if options["details"]:
         with Path(options["details"]).open("w", encoding="utf-8") as handle:
             for row in scored.details:

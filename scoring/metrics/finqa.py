@@ -9,24 +9,22 @@ answer with a number instead of a program.
 from __future__ import annotations
 
 import math
+import operator
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-ALL_OPERATIONS = (
-    "add",
-    "subtract",
-    "multiply",
-    "divide",
-    "exp",
-    "greater",
-    "table_max",
-    "table_min",
-    "table_sum",
-    "table_average",
-)
-ARITHMETIC_OPERATIONS = ("add", "subtract", "multiply", "divide", "exp", "greater")
+# evaluate.py's arithmetic operations, each on two arguments ("greater" answers "yes" or "no").
+ARITHMETIC = {
+    "add": operator.add,
+    "subtract": operator.sub,
+    "multiply": operator.mul,
+    "divide": operator.truediv,
+    "exp": operator.pow,
+    "greater": lambda left, right: "yes" if left > right else "no",
+}
+ALL_OPERATIONS = (*ARITHMETIC, "table_max", "table_min", "table_sum", "table_average")
 INVALID = "n/a"
 
 
@@ -105,26 +103,14 @@ def _run_steps(steps: list[str], table: Sequence[Sequence[str]]) -> tuple[int, A
         if len(raw_step.strip().split("(")) > 2:
             return 1, result
         operation, first, second = _split_step(raw_step)
-        if operation in ARITHMETIC_OPERATIONS:
+        if operation in ARITHMETIC:
             values = []
             for argument in (first, second):
                 value = results[int(argument.replace("#", ""))] if "#" in argument else str_to_num(argument)
                 if value == INVALID:
                     return 1, result
                 values.append(value)
-            left, right = values
-            if operation == "add":
-                result = left + right
-            elif operation == "subtract":
-                result = left - right
-            elif operation == "multiply":
-                result = left * right
-            elif operation == "divide":
-                result = left / right
-            elif operation == "exp":
-                result = left**right
-            else:
-                result = "yes" if left > right else "no"
+            result = ARITHMETIC[operation](*values)
         elif "table" in operation:
             rows = {row[0]: row[1:] for row in table}
             if "#" in first:
@@ -336,12 +322,6 @@ def score_question(record: Mapping[str, Any], predicted_program: Sequence[str] |
     )
 
 
-def _entries(predictions: Mapping[str, Sequence[str]] | Sequence[tuple[str, Sequence[str]]]) -> list[tuple[str, Any]]:
-    if isinstance(predictions, Mapping):
-        return [(str(uid), tokens) for uid, tokens in predictions.items()]
-    return [(str(uid), tokens) for uid, tokens in predictions]
-
-
 def score_dataset(
     gold_records: Iterable[Mapping[str, Any]],
     predicted_programs: Mapping[str, Sequence[str]] | Sequence[tuple[str, Sequence[str]]],
@@ -358,7 +338,8 @@ def score_dataset(
         raise ValueError(f"unknown FinQA mode {mode!r}; expected one of {', '.join(MODES)}")
     numeric_answers = numeric_answers or {}
     records = {str(record["id"]): record for record in gold_records}
-    entries = _entries(predicted_programs)
+    pairs = predicted_programs.items() if isinstance(predicted_programs, Mapping) else predicted_programs
+    entries = [(str(uid), value) for uid, value in pairs]
     latest = dict(entries)
     by_gold: list[FinqaQuestionScore] = []
     for uid, record in records.items():

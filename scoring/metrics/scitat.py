@@ -186,12 +186,6 @@ def gold_items_of(record: Mapping[str, Any]) -> list[str]:
     return [str(item) for item in answer] if isinstance(answer, list) else [str(answer)]
 
 
-def _entries(predictions: Mapping[str, Any] | Sequence[tuple[str, Any]]) -> list[tuple[str, Any]]:
-    if isinstance(predictions, Mapping):
-        return [(str(uid), value) for uid, value in predictions.items()]
-    return [(str(uid), value) for uid, value in predictions]
-
-
 def score_dataset(
     gold_records: Iterable[Mapping[str, Any]],
     predictions: Mapping[str, Any] | Sequence[tuple[str, Any]],
@@ -206,7 +200,8 @@ def score_dataset(
     if mode not in MODES:
         raise ValueError(f"unknown SciTaT mode {mode!r}; expected one of {', '.join(MODES)}")
     records = {str(record["id"]): record for record in gold_records}
-    entries = _entries(predictions)
+    pairs = predictions.items() if isinstance(predictions, Mapping) else predictions
+    entries = [(str(uid), value) for uid, value in pairs]
     given = [uid for uid, _ in entries]
     pairs: list[tuple[Mapping[str, Any], Any]]
     if mode == "official":

@@ -11,7 +11,7 @@ import math
 import re
 import string
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
 Mode = Literal["official", "fixed", "tatllm"]
@@ -357,17 +357,8 @@ class TatqaReport:
 
     def summary(self) -> dict[str, Any]:
         """Aggregate figures without per-question detail."""
-        return {
-            "mode": self.mode,
-            "scale_mode": self.scale_mode,
-            "count": self.count,
-            "em": self.em,
-            "f1": self.f1,
-            "scale_accuracy": self.scale_accuracy,
-            "pivots": self.pivots,
-            "unknown_uids": self.unknown_uids,
-            "non_finite_uids": [score.uid for score in self.questions if score.is_non_finite],
-        }
+        data = {item.name: getattr(self, item.name) for item in fields(self) if item.name != "questions"}
+        return {**data, "non_finite_uids": [score.uid for score in self.questions if score.is_non_finite]}
 
 
 def pivot_by_type_and_source(scores: Iterable[QuestionScore]) -> dict[str, dict[str, dict[str, float]]]:
@@ -403,22 +394,10 @@ def score_dataset(
     numeric_tolerance: bool = False,
 ) -> TatqaReport:
     """Score `{uid: [answer, scale]}` predictions against a gold file, every gold question counted once."""
-    scores = []
-    seen: set[str] = set()
-    for question in iter_questions(gold_documents):
-        uid = question["uid"]
-        seen.add(uid)
-        prediction, predicted_scale = predictions.get(uid, (None, None))
-        scores.append(
-            score_question(
-                question,
-                prediction,
-                predicted_scale,
-                mode=mode,
-                scale_mode=scale_mode,
-                numeric_tolerance=numeric_tolerance,
-            )
-        )
+    questions = list(iter_questions(gold_documents))
+    options = {"mode": mode, "scale_mode": scale_mode, "numeric_tolerance": numeric_tolerance}
+    scores = [score_question(q, *predictions.get(q["uid"], (None, None)), **options) for q in questions]
+    seen = {question["uid"] for question in questions}
     count = len(scores)
     scale_accuracy = None
     if scale_mode == "predicted":

@@ -3,6 +3,7 @@ error tags, exports, uploaded predictions, the official figures of a gold + pred
 
 from __future__ import annotations
 
+import json
 import math
 from typing import Any
 
@@ -162,7 +163,7 @@ class RunOptionsInputSerializer(serializers.Serializer):
     setting, n-shot, tools) and how answers are scored (scale, answer extraction, BERTScore model, a judge)."""
 
     release = serializers.IntegerField()
-    label = serializers.CharField(required=False, allow_blank=True, default="", max_length=200)
+    label = serializers.CharField(allow_blank=True, default="", max_length=200)
     setting = serializers.CharField(default="short", help_text="short or long")
     few_shot = serializers.IntegerField(default=0, label="n-shot", help_text="tool examples per tool: 0, 1 or 3")
     tools = serializers.CharField(default="all", help_text="all, or data (data tools only)")
@@ -175,7 +176,6 @@ class RunOptionsInputSerializer(serializers.Serializer):
         help_text="minilm (all-MiniLM-L6-v2, offline) or paper (bert-base-uncased layer 12, when configured)",
     )
     judge = serializers.IntegerField(
-        required=False,
         allow_null=True,
         default=None,
         help_text="An endpoint that grades free-form answers with the rubric (beside BERTScore; optional)",
@@ -193,29 +193,25 @@ class ScoringRunListApi(APIView):
             help_text="direct, cot, pot, car, calculator (CaR's Calculator only), reversing (CaR reversed), tatllm "
             "or tool",
         )
-        limit = serializers.IntegerField(required=False, allow_null=True, default=None, min_value=1)
+        limit = serializers.IntegerField(allow_null=True, default=None, min_value=1)
         per_template = serializers.IntegerField(
-            required=False,
             allow_null=True,
             default=None,
             min_value=1,
             help_text="score a sample: this many answerable questions per question template (the meta paper draws "
             "20), instead of the whole release",
         )
-        sample_seed = serializers.IntegerField(required=False, default=0, help_text="the sample's seed")
+        sample_seed = serializers.IntegerField(default=0, help_text="the sample's seed")
         max_turns = serializers.IntegerField(
-            required=False,
             allow_null=True,
             default=None,
             min_value=1,
             max_value=MAX_TURNS_LIMIT,
             help_text="tool-loop turn cap; null: the release's longest essential-action program + 4",
         )
-        generation_params = GenerationParamsInputSerializer(required=False, default=dict)
+        generation_params = GenerationParamsInputSerializer(default=dict)
         # A template is sent as written: a prompt's leading or trailing space or newline is part of it.
-        templates = serializers.DictField(
-            child=serializers.CharField(trim_whitespace=False), required=False, default=dict
-        )
+        templates = serializers.DictField(child=serializers.CharField(trim_whitespace=False), default=dict)
         chunk_size = serializers.IntegerField(default=run_creation.DEFAULT_CHUNK_SIZE, min_value=1, max_value=500)
 
     parser_classes = [StrictJSONParser]
@@ -306,8 +302,8 @@ class ScoringErrorTagApi(APIView):
 
     class ErrorTagInputSerializer(serializers.Serializer):
         kind = serializers.CharField(help_text="miss, grounding, calculation, knowledge, redundancy or custom")
-        custom_label = serializers.CharField(required=False, allow_blank=True, default="", max_length=60)
-        note = serializers.CharField(required=False, allow_blank=True, default="")
+        custom_label = serializers.CharField(allow_blank=True, default="", max_length=60)
+        note = serializers.CharField(allow_blank=True, default="")
 
     parser_classes = [StrictJSONParser, FormParser]
 
@@ -337,8 +333,6 @@ class ScoringRunExportApi(APIView):
 
 def export_response(*, user: Any, run: ScoringRun, export_format: str) -> HttpResponse:
     """The download of a run export, for gold readers (shared by the API and the pages)."""
-    import json
-
     scoring_selectors.predictions_of(user=user, run=run)  # the permission check
     if export_format == "csv":
         response = HttpResponse(exports.run_csv(run), content_type="text/csv; charset=utf-8")
@@ -360,7 +354,7 @@ class ScoringPredictionUploadApi(APIView):
         )
         file = serializers.FileField(label="Predictions file")
         method = serializers.CharField(
-            required=False, allow_blank=True, default="", help_text="the method the file comes from, e.g. car, tool"
+            allow_blank=True, default="", help_text="the method the file comes from, e.g. car, tool"
         )
 
     parser_classes = [MultiPartParser]

@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any
+from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.utils import timezone
@@ -31,37 +32,36 @@ from scoring.runs import results as result_metrics
 from scoring.runs.models import Prediction, RunChunk, ScoringRun
 from scoring.runs.progress import bertscorer_load
 from scoring.runs.states import chunks_enqueue, run_finish_if_done
+from scoring.sandbox import isolation_status, run_program
 
 logger = logging.getLogger(__name__)
 
 Status = ScoringRun.Status
 PROGRAM_TIMEOUT_S = 10.0
-# The columns of a Prediction a chunk writes (the upsert sets exactly these).
-PREDICTION_FIELDS = (
-    "position", "uid", "status", "prompt", "raw_output", "stages", "answer", "scale", "program", "program_result",
-    "tool_trace", "metrics", "is_correct", "tokens_in", "tokens_out", "latency_s", "metrics_s", "attempts",
-    "attempt_log", "error", "worker", "context",
-)  # fmt: skip
+# The columns of a Prediction a chunk writes (the upsert sets those given): all but its keys and creation time.
+PREDICTION_FIELDS = {field.name for field in Prediction._meta.concrete_fields} - {"id", "run", "item", "created_at"}
 
 
 def chunk_predictions_fail(chunk: RunChunk) -> None:
     """Record each unanswered item of a given-up chunk as a failed prediction."""
+    message = f"Given up after {chunk.deliveries} deliveries: the worker ({chunk.worker or 'unknown'}) went silent."
+    for row in _unanswered(chunk):
+        item = {**row.data, "position": row.position}
+        _save_prediction(chunk.run, row, score_item(chunk.run, item, _failure(item, message), [], None), "")
+
+
+def _unanswered(chunk: RunChunk) -> list[ReleaseItem]:
+    """The items of a chunk without a prediction, in the release's order; first the run records what isolation its
+    programs get on this worker, so the run page says so before the first item is answered."""
     run = chunk.run
     if (isolation := _program_isolation(run)) is not None:
-        _isolation_record(run, isolation.isolation)  # the run page says so before the first item is answered
-    done = set(Prediction.objects.filter(run=run).values_list("item_id", flat=True))
-    message = f"Given up after {chunk.deliveries} deliveries: the worker ({chunk.worker or 'unknown'}) went silent."
-    for row in _chunk_items(chunk):
-        if row.pk not in done:
-            item = {**row.data, "position": row.position}
-            _save_prediction(run, row, score_item(run, item, _failure(item, message), [], None), "")
-
-
-def _chunk_items(chunk: RunChunk) -> Any:
-    """The release items of a chunk, in the release's order."""
-    return ReleaseItem.objects.filter(
-        release=chunk.run.release, position__gte=chunk.first_position, position__lte=chunk.last_position
+        _isolation_record(run, isolation.isolation)
+    rows = ReleaseItem.objects.filter(
+        release=run.release, position__gte=chunk.first_position, position__lte=chunk.last_position
     ).order_by("position")
+    # The chunk's own items only (by the unique (run, item) index): the whole run's predictions grow with the run.
+    done = set(Prediction.objects.filter(run=run, item__in=rows).values_list("item_id", flat=True))
+    return [row for row in rows if row.pk not in done]
 
 
 # --- Processing ------------------------------------------------------------------------------------------------
@@ -125,8 +125,6 @@ def endpoint_client(endpoint: ModelEndpoint, *, use_cache: bool = True) -> ChatC
     outbound policy): never closed here. The embedded demo model is started beside this worker when nothing
     answers on its port yet."""
     if endpoint.is_local_default:
-        from urllib.parse import urlsplit
-
         from curation.endpoints.local_model import ensure_running
 
         ensure_running(urlsplit(endpoint.base_url).port or 8089)
@@ -159,8 +157,6 @@ def _settings_of(run: ScoringRun, position: int) -> MethodSettings:
 
 
 def _run_program(code: str) -> Any:
-    from scoring.sandbox import run_program
-
     # Model-written code never runs in the worker: a fresh sandboxed interpreter per program, or none at all.
     return run_program(
         code,
@@ -172,8 +168,6 @@ def _run_program(code: str) -> Any:
 
 def _program_isolation(run: ScoringRun) -> Any:
     """What `run`'s model-written programs get on this worker (an IsolationStatus), or None if it runs none."""
-    from scoring.sandbox import isolation_status
-
     if run.method not in PROGRAM_METHODS:
         return None
     return isolation_status(allow_unisolated=settings.TATCURATE_UNSAFE_RUN_PROGRAMS_UNISOLATED)
@@ -201,15 +195,6 @@ def _uploaded_output(run: ScoringRun, item: dict[str, Any]) -> tuple[dict[str, A
         "program": " ".join(entry["program_tokens"]) if entry.get("program_tokens") else "",
         "tool_trace": list(entry.get("tool_trace") or []),
     }, entry.get("program_tokens")
-
-
-def _metric_options(run: ScoringRun, item: dict[str, Any]) -> dict[str, Any]:
-    """The run's scoring options for one item: its BERTScore model (free-form answers only) and scale mode."""
-    free_form = not result_metrics.is_short_form(item)
-    return {
-        "bertscorer": bertscorer_load(run.options.get("bertscore", "minilm")) if free_form else None,
-        "scale_mode": run.options.get("scale_mode", "predicted"),
-    }
 
 
 def _failure(item: dict[str, Any], message: str) -> dict[str, Any]:
@@ -263,26 +248,15 @@ def answer_item(
             fields.update(_failure(item, f"{type(error).__name__}: {error}"))
         else:
             trace = output.tool_trace
+            copied = "raw_output answer scale program program_result tool_trace tokens_in tokens_out isolation".split()
+            recorded = {name: getattr(output, name) for name in ("rule", "is_parsed", "requests")}
             fields.update(
+                {name: getattr(output, name) for name in copied},
                 prompt=output.messages,
-                raw_output=output.raw_output,
-                stages={
-                    **output.stages,
-                    "rule": output.rule,
-                    "is_parsed": output.is_parsed,
-                    "requests": output.requests,
-                },
-                answer=output.answer,
-                scale=output.scale,
-                program=output.program,
-                program_result=output.program_result,
-                tool_trace=trace,
-                tokens_in=output.tokens_in,
-                tokens_out=output.tokens_out,
+                stages={**output.stages, **recorded},
                 latency_s=round(output.latency_s, 4),
                 attempts=len(output.attempts),
                 attempt_log=output.attempts[-20:],
-                isolation=output.isolation,
             )
     if judge is not None and fields["status"] == Prediction.Status.SCORED and not result_metrics.is_short_form(item):
         stages = fields.setdefault("stages", {})
@@ -309,6 +283,7 @@ def score_item(
     """The metrics of an answered item (no database access), added to its fields; `context` (the item's frozen
     context) lets tool-call scoring read a table argument as the table it names."""
     started = time.perf_counter()
+    free_form = not result_metrics.is_short_form(item)  # the run's BERTScore model is loaded for these only
     metrics = result_metrics.item_metrics(
         item,
         answer=fields.get("answer") or [],
@@ -316,7 +291,8 @@ def score_item(
         tool_trace=trace,
         program_tokens=program_tokens,
         context=context,
-        **_metric_options(run, item),
+        bertscorer=bertscorer_load(run.options.get("bertscore", "minilm")) if free_form else None,
+        scale_mode=run.options.get("scale_mode", "predicted"),
     )
     verdict = (fields.get("stages") or {}).get("judge") or {}
     if verdict.get("score") is not None:
@@ -332,7 +308,7 @@ def score_item(
 def _save_prediction(run: ScoringRun, item_row: ReleaseItem, fields: dict[str, Any], worker: str) -> None:
     fields = {**fields, "position": item_row.position, "worker": worker}
     isolation = fields.pop("isolation", "")
-    values = {name: fields[name] for name in PREDICTION_FIELDS if name in fields}
+    values = {name: value for name, value in fields.items() if name in PREDICTION_FIELDS}
     # Upsert on (run, item): a second writer (a reaped chunk's late worker) replaces rather than duplicates.
     Prediction.objects.bulk_create(
         [Prediction(run=run, item=item_row, **values)],
@@ -353,14 +329,7 @@ def chunk_process(*, chunk_id: int, worker: str = "") -> str:
         return "skipped"
     chunk = RunChunk.objects.select_related("run__endpoint", "run__project", "run__release").get(pk=chunk_id)
     run = chunk.run
-    if (isolation := _program_isolation(run)) is not None:
-        _isolation_record(run, isolation.isolation)  # the run page says so before the first item is answered
-    rows = list(_chunk_items(chunk))
-    # The chunk's own items only (by the unique (run, item) index): the whole run's predictions grow with the run.
-    done = set(
-        Prediction.objects.filter(run=run, item_id__in=[row.pk for row in rows]).values_list("item_id", flat=True)
-    )
-    rows = [row for row in rows if row.pk not in done]
+    rows = _unanswered(chunk)
 
     def context_of(row: ReleaseItem) -> tuple[str, int | None]:
         """The setting's context of an item: short where the release has one, else (always for "long") the paper."""
@@ -385,7 +354,7 @@ def chunk_process(*, chunk_id: int, worker: str = "") -> str:
             # scoring nor loading BERTScore's weights (the first free-form item) holds a request back.
             ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"run{run.pk}-metrics") as scorer,
         ):
-            asking: dict[Future[Answered], tuple[ReleaseItem, str, dict[str, Any]]] = {}
+            asking: dict[Future[Answered], tuple[ReleaseItem, str, dict[str, Any], Any]] = {}
             scoring: dict[Future[dict[str, Any]], tuple[ReleaseItem, str]] = {}
             queue = list(rows)
             last_beat = time.monotonic()
@@ -399,8 +368,6 @@ def chunk_process(*, chunk_id: int, worker: str = "") -> str:
                     setting, context_id = context_of(row)
                     item, context = {**row.data, "position": row.position}, contexts.get(context_id)
                     asking[pool.submit(answer_item, run, item, context, chat, judge)] = (row, setting, item, context)
-                if not asking and not scoring:
-                    break
                 finished, _ = wait([*asking, *scoring], timeout=beat_s, return_when=FIRST_COMPLETED)
                 for future in finished:
                     if future in asking:

@@ -50,23 +50,20 @@ def identity_of(record: Mapping[str, Any]) -> tuple[Any, ...]:
     return tuple(record.get(part) for part in IDENTITY)
 
 
+_PART_LABELS: dict[str, Callable[[Any], str]] = {
+    "few_shot": lambda value: f"{value}-shot",
+    "tools": lambda value: {"all": "all tools", "data": "data tools"}.get(str(value), f"tools {value}"),
+    "prompt": lambda value: f"prompt {value}" if value else "prompt not recorded",
+    "scale_mode": lambda value: "scale ignored" if value == "ignore" else "scale predicted",
+    "extraction": lambda value: f"{value} extraction",
+    "setting": lambda value: dict(SETTINGS).get(str(value), str(value)),
+    "method": lambda value: METHOD_LABELS.get(str(value), str(value)),
+}
+
+
 def part_label(part: str, value: Any) -> str:
     """A readable name of one part of a configuration."""
-    if part == "few_shot":
-        return f"{value}-shot"
-    if part == "tools":
-        return {"all": "all tools", "data": "data tools"}.get(str(value), f"tools {value}")
-    if part == "prompt":
-        return f"prompt {value}" if value else "prompt not recorded"
-    if part == "scale_mode":
-        return "scale ignored" if value == "ignore" else "scale predicted"
-    if part == "extraction":
-        return f"{value} extraction"
-    if part == "setting":
-        return dict(SETTINGS).get(str(value), str(value))
-    if part == "method":
-        return METHOD_LABELS.get(str(value), str(value))
-    return str(value)
+    return _PART_LABELS.get(part, str)(value)
 
 
 def _figure(record: Mapping[str, Any], key: str) -> Mapping[str, Any]:
@@ -118,8 +115,7 @@ class _Grouping:
     def __init__(self, records: Sequence[Mapping[str, Any]], axes: Sequence[str]) -> None:
         self.axes = tuple(axes)
         self.parts = tuple(p for p in IDENTITY if p not in self.axes)
-        varying = [p for p in self.parts if len({r.get(p) for r in records}) > 1]
-        self.varying = [p for p in varying if p != "model"]
+        self.varying = [p for p in self.parts if p != "model" and len({r.get(p) for r in records}) > 1]
         self.groups: dict[tuple[Any, ...], dict[tuple[Any, ...], dict[str, Any]]] = {}
         for record in sorted(records, key=lambda r: (r.get("created_at") or "", r.get("run_id") or 0)):
             group = self.groups.setdefault(tuple(record.get(p) for p in self.parts), {})
@@ -137,6 +133,12 @@ class _Grouping:
         return " · ".join([str(values.get("model") or "—"), *extra])
 
 
+def _run_row(method: str, stub: list[str], cells: list[dict[str, Any]], records: Iterable[Mapping[str, Any]]) -> dict:
+    """A table row of runs: its stub, its cells and the ids of every run its cells stand for."""
+    run_ids = sorted(i for record in records for i in record["run_ids"])
+    return {"kind": "run", "method": method, "stub": stub, "cells": cells, "run_ids": run_ids}
+
+
 def _bold_best(rows: list[dict[str, Any]], *, lower_is_better: Sequence[bool]) -> None:
     """Bold the best value of each column among a group's run rows (ties for best all bold)."""
     run_rows = [row for row in rows if row["kind"] == "run"]
@@ -150,9 +152,12 @@ def _bold_best(rows: list[dict[str, Any]], *, lower_is_better: Sequence[bool]) -
                 row["cells"][index]["is_best"] = True
 
 
-def _setting_columns(settings: Sequence[tuple[str, str]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    groups = [{"label": label, "span": len(SCITAT_METRICS)} for _, label in settings]
-    columns = [{"key": f"{s}.{m}", "label": label} for s, _ in settings for m, label in SCITAT_METRICS]
+def _setting_columns(
+    settings: Sequence[tuple[str, str]], figures: Sequence[tuple[str, str]] = SCITAT_METRICS
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """A column group per setting, each with a column per figure (keyed "setting.figure")."""
+    groups = [{"label": label, "span": len(figures)} for _, label in settings]
+    columns = [{"key": f"{s}.{f}", "label": label} for s, _ in settings for f, label in figures]
     return groups, columns
 
 
@@ -188,17 +193,15 @@ def _method_table(
     rows: list[dict[str, Any]] = []
     for group_key, cells in grouping.ordered():
         model = grouping.label(group_key)
-        group_rows = []
-        for method, name, by_setting in _method_rows(cells, labels=methods):
-            group_rows.append(
-                {
-                    "kind": "run",
-                    "method": method,
-                    "stub": [model, name],
-                    "cells": [_percent(by_setting.get(s), m) for s, _ in settings for m, _ in SCITAT_METRICS],
-                    "run_ids": sorted(i for r in by_setting.values() for i in r["run_ids"]),
-                }
+        group_rows = [
+            _run_row(
+                method,
+                [model, name],
+                [_percent(by_setting.get(s), m) for s, _ in settings for m, _ in SCITAT_METRICS],
+                by_setting.values(),
             )
+            for method, name, by_setting in _method_rows(cells, labels=methods)
+        ]
         _bold_best(group_rows, lower_is_better=[False] * len(settings) * len(SCITAT_METRICS))
         if delta:
             group_rows.extend(_delta_rows(model, group_rows))
@@ -298,13 +301,7 @@ def table2(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     for group_key, cells in grouping.ordered():
         model = grouping.label(group_key)
         group_rows = [
-            {
-                "kind": "run",
-                "method": "tool",
-                "stub": [model, part_label("few_shot", shot)],
-                "cells": tool_cells(record),
-                "run_ids": record["run_ids"],
-            }
+            _run_row("tool", [model, part_label("few_shot", shot)], tool_cells(record), [record])
             for (shot,), record in sorted(cells.items(), key=lambda item: item[0][0] or 0)
         ]
         _bold_best(group_rows, lower_is_better=[False, False, False, True, False, False])
@@ -316,7 +313,6 @@ def table2(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         "failed tool call. Acc. (all items) also counts unanswerable questions (abstaining is right on them); "
         "Abstained (unanswerable) is the share of those the model declined. Best per model in bold (lowest Err.).",
         "stub": ["Model", "n-shot"],
-        "column_groups": [],
         "columns": TOOL_COLUMNS,
         "rows": rows,
     }
@@ -331,20 +327,12 @@ def figure2b(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         by_tools = {tools: record for (tools,), record in cells.items()}
         accuracy = [(by_tools.get(t) or {}).get("results", {}).get("accuracy") for t in ("all", "data")]
         drop = None if None in accuracy else accuracy[0] - accuracy[1]  # type: ignore[operator]
-        rows.append(
-            {
-                "kind": "run",
-                "method": "tool",
-                "stub": [grouping.label(group_key)],
-                "cells": [_fraction(accuracy[0]), _fraction(accuracy[1]), _cell(drop, digits=2, signed=True)],
-                "run_ids": sorted(i for r in cells.values() for i in r["run_ids"]),
-            }
-        )
+        figures = [_fraction(accuracy[0]), _fraction(accuracy[1]), _cell(drop, digits=2, signed=True)]
+        rows.append(_run_row("tool", [grouping.label(group_key)], figures, cells.values()))
     return {
         "caption": "Final-answer accuracy of the tool loop with all tools and with data retrieval tools only (the "
         "model does the arithmetic itself); the last column is the drop.",
         "stub": ["Model"],
-        "column_groups": [],
         "columns": [
             {"key": "all", "label": "All tools"},
             {"key": "data", "label": "Data tools"},
@@ -354,7 +342,8 @@ def figure2b(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     }
 
 
-def _type_figures(record: Mapping[str, Any]) -> dict[str, dict[str, float | None]]:
+def type_figures(record: Mapping[str, Any]) -> dict[str, dict[str, float | None]]:
+    """Reasoning type → the mean of each SciTaT metric, from a run's results."""
     by_type = ((record.get("results") or {}).get("breakdowns") or {}).get("reasoning_type") or {}
     return {
         name: {key: (figures.get(key) or {}).get("mean") for key, _ in SCITAT_METRICS}
@@ -371,28 +360,20 @@ def figure5(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         values = dict(zip(grouping.parts, group_key, strict=True))
         name = " · ".join([part_label("method", values["method"]), *(part_label(p, values[p]) for p in
                            ("setting", *[v for v in grouping.varying if v not in ("method", "setting")]))])  # fmt: skip
-        per_model = [_type_figures(record) for record in cells.values()]
+        per_model = [type_figures(record) for record in cells.values()]
         types = sorted({t for figures in per_model for t in figures})
         models = sorted({str(model) for model, _ in cells})
         for rtype in types:
             averaged = [
                 _mean_of((figures.get(rtype) or {}).get(key) for figures in per_model) for key, _ in SCITAT_METRICS
             ]
-            rows.append(
-                {
-                    "kind": "run",
-                    "method": values["method"],
-                    "stub": [name, rtype if rtype != "—" else "no reasoning type", str(len(models))],
-                    "cells": [_cell(v, scale=100) for v in averaged],
-                    "run_ids": sorted(i for r in cells.values() for i in r["run_ids"]),
-                    "models": models,
-                }
-            )
+            stub = [name, rtype if rtype != "—" else "no reasoning type", str(len(models))]
+            row = _run_row(values["method"], stub, [_cell(v, scale=100) for v in averaged], cells.values())
+            rows.append({**row, "models": models})
     return {
         "caption": "EM, F1 and BERTScore (percent) of each reasoning type, the mean over the models run with the "
         "same method configuration.",
         "stub": ["Method", "Reasoning type", "Models"],
-        "column_groups": [],
         "columns": [{"key": key, "label": label} for key, label in SCITAT_METRICS],
         "rows": rows,
     }
@@ -409,8 +390,7 @@ def table11(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     chosen = [r for r in records if r.get("method") != "tool"]
     grouping = _Grouping(chosen, axes=("method", "prompt", "setting"))
     forms = (("short_form", "Short-form answers"), ("free_form", "Free-form answers"))
-    columns = [{"key": f"{s}.{f}", "label": label} for s, _ in SETTINGS for f, label in forms]
-    column_groups = [{"label": label, "span": len(forms)} for _, label in SETTINGS]
+    column_groups, columns = _setting_columns(SETTINGS, forms)
     rows: list[dict[str, Any]] = []
     gold: dict[str, list[float | None]] = {}
     for group_key, cells in grouping.ordered():
@@ -419,17 +399,8 @@ def table11(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
             for form, _ in forms:
                 gold.setdefault(f"{record['setting']}.{form}", []).append(_tokens(record, form, "gold_tokens"))
         for method, name, by_setting in _method_rows(cells, labels=METHOD_LABELS):
-            rows.append(
-                {
-                    "kind": "run",
-                    "method": method,
-                    "stub": [model, name],
-                    "cells": [
-                        _cell(_tokens(by_setting.get(s), f, "answer_tokens")) for s, _ in SETTINGS for f, _ in forms
-                    ],
-                    "run_ids": sorted(i for r in by_setting.values() for i in r["run_ids"]),
-                }
-            )
+            tokens = [_cell(_tokens(by_setting.get(s), f, "answer_tokens")) for s, _ in SETTINGS for f, _ in forms]
+            rows.append(_run_row(method, [model, name], tokens, by_setting.values()))
     if rows:
         gold_cells = [_cell(_mean_of(gold.get(column["key"], []))) for column in columns]
         rows.insert(0, {"kind": "gold", "method": "", "stub": ["—", "Gold answer"], "cells": gold_cells, "run_ids": []})
@@ -459,6 +430,7 @@ def comparison_tables(records: Sequence[Mapping[str, Any]]) -> dict[str, dict[st
     """Every table of the comparison, keyed as TABLE_KEYS, each with its key and title."""
     tables = {key: {"key": key, "title": title, **build(records)} for key, (title, build) in TABLES.items()}
     for table in tables.values():
+        table.setdefault("column_groups", [])
         table["width"] = len(table["stub"]) + len(table["columns"])
         previous = None
         for row in table["rows"]:

@@ -11,6 +11,7 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
+from curation.endpoints.config import GENERATION_PARAM_NAMES
 from curation.endpoints.models import ModelEndpoint
 from curation.errors import InvalidInput
 from curation.releases.models import Release, ReleaseItem
@@ -164,10 +165,7 @@ def run_create(
     if abstention:
         used_templates = templates_offering_abstention(used_templates)
     params = {**(endpoint.generation_params if endpoint else {}), **(generation_params or {})}
-    from curation.endpoints.config import GENERATION_PARAM_NAMES
-
-    unknown = set(params) - GENERATION_PARAM_NAMES
-    if unknown:
+    if unknown := set(params) - GENERATION_PARAM_NAMES:
         raise InvalidInput(f"Unknown generation parameters: {', '.join(sorted(unknown))}.")
     if per_template is not None:
         positions = per_template_positions(release, per_template=per_template, seed=sample_seed)

@@ -49,15 +49,14 @@ def run_csv(run: ScoringRun) -> str:
     writer = csv.DictWriter(buffer, fieldnames=CSV_COLUMNS, extrasaction="ignore")
     writer.writeheader()
     for record in prediction_records(run):
-        row = dict(record)
-        row["answer"] = json.dumps(record.get("answer") or [], ensure_ascii=False)
-        writer.writerow(row)
+        writer.writerow({**record, "answer": json.dumps(record.get("answer") or [], ensure_ascii=False)})
     return buffer.getvalue()
 
 
-HARNESS_README = """# {name} (version {version}) as evaluation harness tasks
+HARNESS_README = """# {release.name} (version {release.version}) as evaluation harness tasks
 
-{items} questions of the TaT-Curate project "{project}", content hash `{content_hash}`, in two context settings
+{release.item_count} questions of the TaT-Curate project "{release.project.name}", \
+content hash `{release.content_hash}`, in two context settings
 ({settings}) asked with the project's methods ({methods}): the prompts are the ones the project's scoring runs send.
 
 Both scorers are the project's own, so run them where TaT-Curate is importable (its virtualenv).
@@ -91,11 +90,7 @@ def release_harness_zip(release: Release, out: Path) -> dict[str, int]:
     """The release as Inspect AI and lm-evaluation-harness tasks, in a zip at `out` (callers check that the viewer
     may see the release); returns the samples written per data file."""
     readme = HARNESS_README.format(
-        name=release.name,
-        version=release.version,
-        items=release.item_count,
-        project=release.project.name,
-        content_hash=release.content_hash,
+        release=release,
         settings=", ".join(HARNESS_SETTINGS),
         methods=", ".join(HARNESS_METHODS),
         license=release.license or "Not stated by the project.",

@@ -21,6 +21,8 @@ from scoring.runs.results import item_metrics
 HARNESS_METHODS = ("direct", "cot")
 HARNESS_SETTINGS = ("short", "long")
 BREAKDOWN_KEYS = ("reasoning_type", "answer_form", "answer_source", "split")
+# A release's (item, short context, long context), frozen.
+ReleaseRow = tuple[Mapping[str, Any], Mapping[str, Any] | None, Mapping[str, Any] | None]
 
 
 class HarnessLogError(ValueError):
@@ -40,17 +42,11 @@ def prompt_of(method: str, question: str, context: Mapping[str, Any] | None, tem
     return sent[0]
 
 
-def inspect_samples(
-    rows: Iterable[tuple[Mapping[str, Any], Mapping[str, Any] | None, Mapping[str, Any] | None]],
-    *,
-    method: str,
-    setting: str,
-    templates: Mapping[str, str] | None = None,
-) -> Iterator[dict[str, Any]]:
+def inspect_samples(rows: Iterable[ReleaseRow], *, method: str, setting: str) -> Iterator[dict[str, Any]]:
     """Inspect samples (id, input, target, metadata) of a release's (item, short, long) rows in one method and
     context setting: `short` asks on the question's own context (the whole paper when it has none), `long` on the
     whole paper. The metadata carries the frozen item (what the scorer scores against) and the breakdowns."""
-    templates = templates or templates_for(method)
+    templates = templates_for(method)
     for item, short, long in rows:
         context = (short or long) if setting == "short" else (long or short)
         yield {
@@ -96,9 +92,7 @@ metadata:
 """
 
 
-def write_harness_zip(
-    out: Any, rows: Callable[[], Iterable[tuple[Mapping[str, Any], Any, Any]]], *, readme: str
-) -> dict[str, int]:
+def write_harness_zip(out: Any, rows: Callable[[], Iterable[ReleaseRow]], *, readme: str) -> dict[str, int]:
     """A release as tasks of the harnesses, in a zip at `out`: one JSON lines file of samples per context setting and
     method (`rows()` is read once for each), the Inspect AI task module (scoring/inspect_task.py as it is), the
     lm-evaluation-harness task configs with their functions (scoring/lm_eval_utils.py as it is), and `readme`;

@@ -89,13 +89,6 @@ def error_sample_draw(
     sample = draw_error_sample(records, seed=seed, per_form=per_form)
     if not sample["free_form"] and not sample["short_form"]:
         raise InvalidInput(f"Run {run.pk} has no wrong scored predictions to sample.")
-    return ErrorSample.objects.create(
-        run=run,
-        seed=seed,
-        per_form=per_form,
-        free_form=sample["free_form"],
-        short_form=sample["short_form"],
-        free_form_errors=sample["free_form_errors"],
-        short_form_errors=sample["short_form_errors"],
-        drawn_by=actor if actor is not None and actor.is_authenticated else None,
-    )
+    # The draw is the row: its seed, size, ids and pool sizes of each form.
+    drawn_by = actor if actor is not None and actor.is_authenticated else None
+    return ErrorSample.objects.create(run=run, drawn_by=drawn_by, **sample)

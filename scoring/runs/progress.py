@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from django.conf import settings
 from django.db.models import Count, Q
 from django.utils import timezone
 
@@ -92,11 +93,7 @@ def run_counts(run: ScoringRun) -> dict[str, int]:
     counted while it runs, or for results stored before they held `correct`."""
     results = run.results or {}
     if results_are_current(run) and all(key in results for key in ("count", "failed", "correct")):
-        return {
-            "done": results["count"],
-            "failed": results["failed"],
-            "wrong": results["count"] - results["correct"],
-        }
+        return {"done": results["count"], "failed": results["failed"], "wrong": results["count"] - results["correct"]}
     return prediction_counts(run)
 
 
@@ -104,9 +101,7 @@ def run_progress(run: ScoringRun) -> dict[str, Any]:
     """Done, failed, remaining, rate (items/s over the run so far) and an ETA in seconds."""
     counts = run_counts(run)
     done, total = counts["done"], run.items_total
-    elapsed = (timezone.now() - run.started_at).total_seconds() if run.started_at else 0.0
-    if run.finished_at and run.started_at:
-        elapsed = (run.finished_at - run.started_at).total_seconds()
+    elapsed = ((run.finished_at or timezone.now()) - run.started_at).total_seconds() if run.started_at else 0.0
     rate = done / elapsed if elapsed > 0 and done else 0.0
     remaining = max(total - done, 0)
     return {
@@ -149,8 +144,6 @@ BERTSCORE_MODELS = {
 
 def paper_bertscore_unavailable() -> str:
     """Why the SciTaT paper's BERTScore (bert-base-uncased, layer 12) cannot be chosen here, or "" when it can."""
-    from django.conf import settings
-
     from scoring.metrics.bertscore import BertScoreUnavailableError, paper_model_directory
 
     try:
@@ -163,8 +156,6 @@ def paper_bertscore_unavailable() -> str:
 def bertscorer_load(model: str = "minilm") -> Any:
     """The run's BERTScore scorer — the bundled all-MiniLM-L6-v2, or the paper's bert-base-uncased from the configured
     folder — or None (logged) where its model cannot be loaded here."""
-    from django.conf import settings
-
     from scoring.metrics.bertscore import BertScoreUnavailableError, default_scorer, paper_scorer
 
     try:

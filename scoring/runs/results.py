@@ -148,24 +148,18 @@ def item_metrics(
     return metrics
 
 
-def _estimate(values: list[float], clusters: list[Any] | None, seed: int, resamples: int) -> dict[str, Any] | None:
-    if not values:
-        return None
-    estimate = aggregate.bootstrap_mean(values, seed=seed, resamples=resamples, clusters=clusters).as_dict()
-    # The spread over questions, which the meta paper reports (± one SD) beside our bootstrap CI of the mean.
-    mean = estimate["mean"]
-    estimate["sd"] = (sum((value - mean) ** 2 for value in values) / len(values)) ** 0.5
-    return estimate
-
-
 def _figures(records: list[Mapping[str, Any]], keys: Iterable[str], seed: int, resamples: int) -> dict[str, Any]:
-    """The estimate of each of `keys` over the records that have it, clustered by paper (else by question)."""
+    """The estimate of each of `keys` over the records that have it, clustered by paper (else by question), with the
+    spread over questions beside it (± one SD, which the meta paper reports)."""
     figures = {}
     for key in keys:
         chosen = [r for r in records if r.get(key) is not None]
-        clusters = [r.get("paper") or r.get("uid") for r in chosen]
-        if (estimate := _estimate([float(r[key]) for r in chosen], clusters, seed, resamples)) is not None:
-            figures[key] = estimate
+        if not chosen:
+            continue
+        values, clusters = [float(r[key]) for r in chosen], [r.get("paper") or r.get("uid") for r in chosen]
+        estimate = aggregate.bootstrap_mean(values, seed=seed, resamples=resamples, clusters=clusters).as_dict()
+        estimate["sd"] = (sum((value - estimate["mean"]) ** 2 for value in values) / len(values)) ** 0.5
+        figures[key] = estimate
     return figures
 
 
@@ -192,7 +186,7 @@ def run_summary(
     scales = [r["scale_correct"] for r in records if r.get("scale_correct") is not None]
     if scales:
         summary["scale_accuracy"] = sum(scales) / len(scales)
-    breakdowns: dict[str, dict[str, Any]] = {}
+    summary["breakdowns"] = breakdowns = {}
     for attribute in BREAKDOWNS:
         groups: dict[str, list[Mapping[str, Any]]] = {}
         for record in records:
@@ -201,7 +195,6 @@ def run_summary(
             key: {"count": len(members), **_figures(members, ("em", "f1", "bertscore"), seed, resamples)}
             for key, members in sorted(groups.items())
         }
-    summary["breakdowns"] = breakdowns
     tool_records = [r for r in records if r.get("tool_error") is not None]
     if tool_records:
         with_error = [r for r in tool_records if r["tool_error"]]
@@ -215,7 +208,7 @@ def run_summary(
             "with_error": len(with_error),
             "without_error": len(without_error),
         }
-    tokens: dict[str, Any] = {}
+    summary["tokens"] = tokens = {}
     for name, is_short in (("short_form", True), ("free_form", False)):
         members = [r for r in records if r.get("short_form") is is_short]
         tokens[name] = {
@@ -224,7 +217,6 @@ def run_summary(
             "gold_tokens": _mean([float(r.get("gold_tokens") or 0) for r in members]),
             "completion_tokens": _mean([float(r["tokens_out"]) for r in members if r.get("tokens_out") is not None]),
         }
-    summary["tokens"] = tokens
     summary["accuracy"] = _share(records)
     summary["answerability"] = answerability_summary(records)
     return summary

@@ -9,7 +9,6 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.paginator import Page, Paginator
 from django.db.models import Count, QuerySet
-from django.utils.functional import cached_property
 
 from curation import selectors
 from curation.endpoints.models import ModelEndpoint
@@ -36,15 +35,15 @@ def runs_of(*, user: AbstractBaseUser, project: Project, release: Release | None
     return runs.filter(release=release) if release is not None else runs
 
 
-def run_get(*, user: AbstractBaseUser, run_id: int) -> ScoringRun:
-    """One run of a project the user belongs to; anything else is 'not found'."""
+def run_get(*, user: AbstractBaseUser, run_id: int, slug: str | None = None) -> ScoringRun:
+    """One run of a project the user belongs to (the project `slug` names, on a page); anything else is 'not found'."""
     run = (
         ScoringRun.objects.visible_to(user)
         .filter(pk=run_id)
         .select_related("project", "release", "endpoint", "created_by")
         .first()
     )
-    if run is None:
+    if run is None or slug not in (None, run.project.slug):
         raise NotFound(f"No scoring run {run_id} that you may see.")
     return run
 
@@ -63,18 +62,6 @@ def predictions_of(*, user: AbstractBaseUser, run: ScoringRun) -> QuerySet[Predi
     )
 
 
-class _CountedPaginator(Paginator):
-    """Pages of a list whose length is already known (a run's stored counts), so paging never counts the rows."""
-
-    def __init__(self, object_list: QuerySet, per_page: int, *, count: int) -> None:
-        super().__init__(object_list, per_page)
-        self._known_count = count
-
-    @cached_property
-    def count(self) -> int:
-        return self._known_count
-
-
 def predictions_page(*, user: AbstractBaseUser, run: ScoringRun, wrong_only: bool, page: str | int | None) -> Page:
     """One page (PREDICTIONS_PER_PAGE, in the release's order) of a run's predictions, or of its wrong ones, for gold
     readers; how many there are comes from the run's counts (stored once it finished), so a page of a run of 50,000
@@ -83,12 +70,14 @@ def predictions_page(*, user: AbstractBaseUser, run: ScoringRun, wrong_only: boo
     counts = run_counts(run)
     if wrong_only:
         predictions = predictions.filter(is_correct=False)
-    total = counts["wrong"] if wrong_only else counts["done"]
-    return _CountedPaginator(predictions, PREDICTIONS_PER_PAGE, count=total).get_page(page)
+    paginator = Paginator(predictions, PREDICTIONS_PER_PAGE)
+    paginator.count = counts["wrong"] if wrong_only else counts["done"]  # a cached_property, so never counted
+    return paginator.get_page(page)
 
 
-def prediction_get(*, user: AbstractBaseUser, prediction_id: int) -> Prediction:
-    """One prediction of a run the user may see, if the user may read gold answers."""
+def prediction_get(*, user: AbstractBaseUser, prediction_id: int, slug: str | None = None) -> Prediction:
+    """One prediction of a run the user may see (of the project `slug` names, on a page), if the user may read gold
+    answers."""
     prediction = (
         Prediction.objects.visible_to(user)
         .filter(pk=prediction_id)
@@ -99,6 +88,8 @@ def prediction_get(*, user: AbstractBaseUser, prediction_id: int) -> Prediction:
         raise NotFound(f"No prediction {prediction_id} that you may see.")
     if not can_see_predictions(user=user, project=prediction.run.project):
         raise NotPermitted(GOLD_REFUSAL)
+    if slug not in (None, prediction.run.project.slug):
+        raise NotFound(f"No prediction {prediction_id} in this project.")
     return prediction
 
 
@@ -171,16 +162,13 @@ def run_record(run: ScoringRun) -> dict[str, Any]:
     """A run as the comparison reads it: its whole configuration (comparison.IDENTITY) and its results. An uploaded
     file counts as the method, setting, n-shot and tool set it was declared to come from."""
     options = run.options or {}
-    method = run.method
-    if method == ScoringRun.Method.UPLOAD and options.get("reported_method"):
-        method = options["reported_method"]
     return {
         "run_id": run.pk,
         "created_at": run.created_at.isoformat() if run.created_at else "",
         # Runs group by the model they called (the endpoint's model); an upload has only its label to go by.
         "model": (run.endpoint.model if run.endpoint_id and run.endpoint.model else run.label),
         "label": run.label,
-        "method": method,
+        "method": options.get("reported_method") or run.method,  # run_create records it for uploads only
         "setting": run.setting,
         "few_shot": int(options.get("few_shot") or 0),
         "tools": options.get("tools") or "all",

@@ -45,8 +45,10 @@ def table_csv(table: Mapping[str, Any]) -> str:
     """One row per table row: the stub, then each column's value (SD and CI bounds in their own columns)."""
     header = [*table["stub"], "row"]
     plan: list[tuple[int, str, int | None]] = []  # (column, cell field, which bound of the CI)
+    groups = [str(group["label"]) for group in table["column_groups"] for _ in range(group["span"])]
     for index, column in enumerate(table["columns"]):
-        name = f"{_group_of(table, index)} {column['label']}".strip().replace(" ± SD", "")
+        group = groups[index] if index < len(groups) else ""
+        name = f"{group} {column['label']}".strip().replace(" ± SD", "")
         header.append(name)
         plan.append((index, "value", None))
         for field, suffixes in (("sd", ["SD"]), ("ci", ["CI low", "CI high"]), ("ci_note", ["CI note"])):
@@ -63,15 +65,6 @@ def table_csv(table: Mapping[str, Any]) -> str:
             values.append("" if value is None else value if bound is None else value[bound])
         writer.writerow(values)
     return buffer.getvalue()
-
-
-def _group_of(table: Mapping[str, Any], index: int) -> str:
-    start = 0
-    for group in table["column_groups"]:
-        if start <= index < start + group["span"]:
-            return str(group["label"])
-        start += group["span"]
-    return ""
 
 
 def _latex_cell(cell: Mapping[str, Any]) -> str:
@@ -96,11 +89,9 @@ def table_latex(table: Mapping[str, Any], *, label: str = "") -> str:
             cells.append(f"\\multicolumn{{{group['span']}}}{{c}}{{{latex_escape(group['label'])}}}")
             rules.append(f"\\cmidrule(lr){{{start}-{start + group['span'] - 1}}}")
             start += group["span"]
-        lines.append(" & ".join(cells) + " \\\\")
-        lines.append("".join(rules))
+        lines += [" & ".join(cells) + " \\\\", "".join(rules)]
     header = [latex_escape(name) for name in table["stub"]] + [latex_escape(c["label"]) for c in table["columns"]]
-    lines.append(" & ".join(header) + " \\\\")
-    lines.append("\\midrule")
+    lines += [" & ".join(header) + " \\\\", "\\midrule"]
     for number, row in enumerate(table["rows"]):
         starts_group = row.get("starts_group", True)
         if number and starts_group:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import logging
 
-from celery import shared_task
+from celery import current_task, shared_task
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 
@@ -19,17 +19,10 @@ logger = logging.getLogger(__name__)
 OUTAGE_RESEND_S = 5
 
 
-@shared_task(
-    name="scoring.run_chunk",
-    acks_late=True,
-    reject_on_worker_lost=True,
-    base=TransactionAwareTask,
-)
+@shared_task(name="scoring.run_chunk", acks_late=True, reject_on_worker_lost=True, base=TransactionAwareTask)
 def run_chunk_task(chunk_id: int) -> str:
     """Process one chunk (and then other queued chunks of its run); a chunk held by someone else, or done, is
     skipped quietly."""
-    from celery import current_task
-
     hostname = getattr(current_task.request, "hostname", "") or ""
 
     def send_again(*, countdown: int = 0) -> None:

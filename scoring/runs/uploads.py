@@ -10,16 +10,16 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 
-from curation.endpoints.models import ModelEndpoint
 from curation.errors import InvalidInput
 from curation.releases.models import Release
 from curation.toolkit.extraction import EXTRACTION_MODES
 from curation.toolkit.strict_json import JsonInputError, json_loads_strict
 from scoring.metrics import benchmarks, files
 from scoring.runs.creation import run_create
-from scoring.runs.harness import answer_of
+from scoring.runs.harness import HarnessLogError, answer_of, log_completions
 from scoring.runs.lifecycle import run_start
 from scoring.runs.models import ScoringRun
+from scoring.runs.progress import bertscorer_load
 
 # The files an upload reads, by format, as the upload form names them.
 UPLOAD_FORMATS = {
@@ -76,8 +76,6 @@ def predictions_read(
         scorer = benchmarks.SCORERS[format]
         return _with_file(content, lambda path: scorer.predictions_read(path, extraction=extraction))
     if format in ("inspect", "lm_eval"):
-        from scoring.runs.harness import HarnessLogError, log_completions
-
         try:
             completions = log_completions(content, harness=format)
         except HarnessLogError as error:
@@ -101,19 +99,15 @@ def upload_run_create(
     label: str = "",
     method: str = "",
     setting: str = "short",
-    few_shot: int = 0,
-    tools: str = "all",
-    scale_mode: str = "predicted",
     extraction: str = "default",
-    bertscore: str = "minilm",
-    judge: ModelEndpoint | None = None,
+    **options: Any,
 ) -> ScoringRun:
     """Score an uploaded predictions file against a release: a run of method 'upload', scored at once (managers and
     verifiers). uids the release does not hold are ignored; release items the file lacks count as unanswered.
-    `method`, `setting`, `few_shot` and `tools` declare the experiment the file comes from, so comparisons place it
-    (a JSONL line may carry the `tool_trace` of a tool-loop run, scored against the essential actions). The scoring
-    options are a run's: `scale_mode`, `extraction` (how model text in the file is read), the `bertscore` model and
-    an optional `judge` of the free-form answers."""
+    `method`, `setting` and `options`' `few_shot` and `tools` declare the experiment the file comes from, so
+    comparisons place it (a JSONL line may carry the `tool_trace` of a tool-loop run, scored against the essential
+    actions). The scoring options are a run's (`run_create`'s): `extraction` (how model text in the file is read), and
+    in `options` `scale_mode`, the `bertscore` model and an optional `judge` of the free-form answers."""
     if extraction not in EXTRACTION_MODES:  # checked before the file is read with it; run_create checks the rest
         raise InvalidInput(f"The answer extraction is {' or '.join(EXTRACTION_MODES)}.")
     predictions = predictions_read(format=format, content=content, extraction=extraction, method=method)
@@ -139,12 +133,8 @@ def upload_run_create(
         chunk_size=500,
         reported_method=method,
         setting=setting,
-        few_shot=few_shot,
-        tools=tools,
-        scale_mode=scale_mode,
         extraction=extraction,
-        bertscore=bertscore,
-        judge=judge,
+        **options,
     )
     return run_start(run=run, actor=actor)
 
@@ -157,11 +147,7 @@ def official_figures(*, benchmark: str, gold: bytes, predictions: bytes) -> dict
         gold_path, prediction_path = Path(directory) / "gold.json", Path(directory) / "predictions.json"
         gold_path.write_bytes(gold)
         prediction_path.write_bytes(predictions)
-        bertscorer = None
-        if benchmarks.SCORERS[benchmark].uses_bertscore:
-            from scoring.runs.progress import bertscorer_load
-
-            bertscorer = bertscorer_load()
+        bertscorer = bertscorer_load() if benchmarks.SCORERS[benchmark].uses_bertscore else None
         try:
             scored = benchmarks.score_files(benchmark, gold_path, prediction_path, bertscorer=bertscorer)
         except files.PredictionFileError as error:

@@ -19,9 +19,7 @@ page_patterns = [
     path("p/<slug:slug>/scoring/runs/<int:pk>/", views.run_detail, name="scoring-run"),
     path("p/<slug:slug>/scoring/runs/<int:pk>/progress/", views.run_progress_fragment, name="scoring-run-progress"),
     path(
-        "p/<slug:slug>/scoring/runs/<int:pk>/export/<slug:export_format>/",
-        views.run_export,
-        name="scoring-run-export",
+        "p/<slug:slug>/scoring/runs/<int:pk>/export/<slug:export_format>/", views.run_export, name="scoring-run-export"
     ),
     path("p/<slug:slug>/scoring/predictions/<int:pk>/", views.prediction_detail, name="scoring-prediction"),
     path("p/<slug:slug>/scoring/predictions/<int:pk>/label/", views.prediction_label, name="scoring-prediction-label"),
@@ -31,27 +29,17 @@ page_patterns = [
 api_patterns = [
     path("projects/<slug:slug>/scoring-runs/", api.ScoringRunListApi.as_view(), name="api-scoring-runs"),
     path(
-        "projects/<slug:slug>/scoring-runs/upload/",
-        api.ScoringPredictionUploadApi.as_view(),
-        name="api-scoring-upload",
+        "projects/<slug:slug>/scoring-runs/upload/", api.ScoringPredictionUploadApi.as_view(), name="api-scoring-upload"
     ),
     path("scoring-runs/<int:pk>/", api.ScoringRunDetailApi.as_view(), name="api-scoring-run"),
-    path(
-        "scoring-runs/<int:pk>/predictions/",
-        api.ScoringPredictionListApi.as_view(),
-        name="api-scoring-predictions",
-    ),
+    path("scoring-runs/<int:pk>/predictions/", api.ScoringPredictionListApi.as_view(), name="api-scoring-predictions"),
     path(
         "scoring-runs/<int:pk>/export/<slug:export_format>/",
         api.ScoringRunExportApi.as_view(),
         name="api-scoring-export",
     ),
     # After the fixed sub-paths: an action is any other last segment.
-    path(
-        "scoring-runs/<int:pk>/<slug:action>/",
-        api.ScoringRunActionApi.as_view(),
-        name="api-scoring-run-action",
-    ),
+    path("scoring-runs/<int:pk>/<slug:action>/", api.ScoringRunActionApi.as_view(), name="api-scoring-run-action"),
     path("predictions/<int:pk>/", api.ScoringPredictionDetailApi.as_view(), name="api-scoring-prediction"),
     path("predictions/<int:pk>/error-tag/", api.ScoringErrorTagApi.as_view(), name="api-scoring-error-tag"),
     path("releases/<int:pk>/scoring-comparison/", api.ScoringComparisonApi.as_view(), name="api-scoring-comparison"),

@@ -3,6 +3,7 @@ prediction's drill-down with error tagging, the comparison across runs, uploads 
 
 from __future__ import annotations
 
+import functools
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -44,27 +45,13 @@ from scoring.runs.api import (
     run_started,
     upload_scored,
 )
-from scoring.runs.comparison import SCITAT_METRICS
+from scoring.runs.comparison import SCITAT_METRICS, type_figures
 from scoring.runs.creation import FEW_SHOTS, TOOL_OPTIONS
 from scoring.runs.exports import release_harness_zip
 from scoring.runs.forms import EXTRACTION_CHOICES, SCALE_MODE_CHOICES, ErrorSampleForm
-from scoring.runs.models import ErrorTag, Prediction, ScoringRun
+from scoring.runs.models import ErrorTag, ScoringRun
 from scoring.runs.permissions import can_run, can_see_predictions, runner_require
 from scoring.runs.results import FIGURES
-
-
-def _run(request: HttpRequest, slug: str, pk: int) -> ScoringRun:
-    run = scoring_selectors.run_get(user=request.user, run_id=pk)
-    if run.project.slug != slug:
-        raise Http404("No such run in this project.")
-    return run
-
-
-def _prediction(request: HttpRequest, slug: str, pk: int) -> Prediction:
-    prediction = scoring_selectors.prediction_get(user=request.user, prediction_id=pk)
-    if prediction.run.project.slug != slug:
-        raise Http404("No such prediction in this project.")
-    return prediction
 
 
 @login_required
@@ -168,10 +155,7 @@ def _run_context(request: HttpRequest, run: ScoringRun) -> dict[str, Any]:
     results = run.results or {}
     figures = results.get("figures", {})
     breakdowns = results.get("breakdowns", {})
-    by_type = {
-        name: {key: (values.get(key) or {}).get("mean") for key, _ in SCITAT_METRICS}
-        for name, values in breakdowns.get("reasoning_type", {}).items()
-    }
+    by_type = type_figures({"results": results})
     errors = scoring_selectors.error_distribution(run)
     may_see = can_see_predictions(user=request.user, project=run.project)
     wrong_only = request.GET.get("wrong") == "1"
@@ -249,7 +233,7 @@ def _modes(run: ScoringRun) -> tuple[list[tuple[str, str]], dict[str, Any]]:
     shown once, in its row or among the rest, never both (the options said "extraction default" above the
     "Answer extraction: lenient" row)."""
     options = run.options or {}
-    shown = {"scale_mode", "extraction", "bertscore"}
+    shown = {"scale_mode", "extraction", "bertscore", "sample", "judge"}  # the last two are recorded only when set
     info = (run.results or {}).get("bertscore_info") or {}
     choices = {**dict(SCALE_MODE_CHOICES), **dict(EXTRACTION_CHOICES), **runs_progress.BERTSCORE_MODELS}
     bertscore = choices.get(options.get("bertscore", "minilm"), "")
@@ -262,7 +246,6 @@ def _modes(run: ScoringRun) -> tuple[list[tuple[str, str]], dict[str, Any]]:
     ]
     if sample := options.get("sample"):
         rows.append(("Sample", f"{sample['per_template']} answerable questions per template, seed {sample['seed']}"))
-        shown.add("sample")
     if options.get("abstention"):
         rows.append(("Abstention", "offered: the prompts say to answer “Not answerable” when the context lacks it"))
         shown.add("abstention")
@@ -274,13 +257,12 @@ def _modes(run: ScoringRun) -> tuple[list[tuple[str, str]], dict[str, Any]]:
         shown |= {"max_turns", "max_turns_from", "longest_program", "tools", "few_shot"}
     if judge := options.get("judge"):
         rows.append(("Judge of free-form answers", f"{judge['model']}, with the project's rubric"))
-        shown.add("judge")
     return rows, {key: value for key, value in options.items() if key not in shown}
 
 
 @login_required
 def run_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
-    run = _run(request, slug, pk)
+    run = scoring_selectors.run_get(user=request.user, run_id=pk, slug=slug)
     if request.method == "POST" and request.POST.get("action") == "draw-error-sample":
         return _draw_error_sample(request, run)
     if request.method == "POST":
@@ -313,7 +295,7 @@ def _draw_error_sample(request: HttpRequest, run: ScoringRun) -> HttpResponse:
 
 @login_required
 def run_progress_fragment(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
-    run = _run(request, slug, pk)
+    run = scoring_selectors.run_get(user=request.user, run_id=pk, slug=slug)
     response = render(request, "scoring/_run_progress.html", {"run": run, "progress": runs_progress.run_progress(run)})
     if run.status not in (ScoringRun.Status.QUEUED, ScoringRun.Status.RUNNING):
         # The run stopped: reload the whole page once so its results appear.
@@ -323,27 +305,23 @@ def run_progress_fragment(request: HttpRequest, slug: str, pk: int) -> HttpRespo
 
 @login_required
 def run_export(request: HttpRequest, slug: str, pk: int, export_format: str) -> HttpResponse:
-    return export_response(user=request.user, run=_run(request, slug, pk), export_format=export_format)
+    run = scoring_selectors.run_get(user=request.user, run_id=pk, slug=slug)
+    return export_response(user=request.user, run=run, export_format=export_format)
 
 
 @login_required
 def prediction_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
-    prediction = _prediction(request, slug, pk)
+    prediction = scoring_selectors.prediction_get(user=request.user, prediction_id=pk, slug=slug)
     if request.method == "POST":
         # The same input serializer as the API's PUT of a tag; "clear" is the page's DELETE.
         tag = ScoringErrorTagApi.ErrorTagInputSerializer(data=request.POST)
         if not tag.is_valid():
             messages.error(request, form_problems(tag))
-            return redirect("scoring-prediction", slug=slug, pk=pk)
-        try:
-            if tag.validated_data["kind"] == "clear":
-                prediction_services.error_tag_clear(prediction=prediction, actor=request.user)
-            else:
-                prediction_services.error_tag_set(prediction=prediction, actor=request.user, **tag.validated_data)
-        except FORM_ERRORS as exc:
-            messages.error(request, exc.message)
         else:
-            messages.success(request, "Error type saved.")
+            save = prediction_services.error_tag_clear
+            if tag.validated_data["kind"] != "clear":
+                save = functools.partial(prediction_services.error_tag_set, **tag.validated_data)
+            service_attempt(request, lambda: save(prediction=prediction, actor=request.user), "Error type saved.")
         return redirect("scoring-prediction", slug=slug, pk=pk)
     context = {
         "project": prediction.run.project,
@@ -362,15 +340,11 @@ def prediction_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
 @require_POST
 def prediction_label(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     """A member says whether a free-form prediction is correct (the judge's agreement is measured on these)."""
-    prediction = _prediction(request, slug, pk)
-    try:
-        prediction_services.prediction_label_set(
-            prediction=prediction, actor=request.user, is_correct=request.POST.get("is_correct") == "yes"
-        )
-    except InvalidInput as exc:  # who may not label is refused (403), not told on the page
-        messages.error(request, exc.message)
-    else:
-        messages.success(request, "Your reading of this answer is saved.")
+    prediction = scoring_selectors.prediction_get(user=request.user, prediction_id=pk, slug=slug)
+    label = functools.partial(prediction_services.prediction_label_set, prediction=prediction, actor=request.user)
+    # Who may not label is refused (403), not told on the page.
+    is_correct = request.POST.get("is_correct") == "yes"
+    service_attempt(request, lambda: label(is_correct=is_correct), "Your reading of this answer is saved.")
     return redirect("scoring-prediction", slug=slug, pk=pk)
 
 
@@ -391,12 +365,9 @@ def _stages(stages: dict[str, Any]) -> dict[str, list[tuple[str, Any]]]:
             continue  # shown on its own, beside the labels
         if isinstance(value, dict):
             steps.append((key.replace("_", " ").capitalize(), {**value, "prompt": _prompt_text(value.get("prompt"))}))
-        else:
-            if isinstance(value, bool):
-                shown = "yes" if value else "no"
-            else:
-                shown = value if value not in ("", None) else "—"
-            facts.append((STAGE_LABELS.get(key, key.replace("_", " ").capitalize()), shown))
+            continue
+        shown = ("yes" if value else "no") if isinstance(value, bool) else "—" if value in ("", None) else value
+        facts.append((STAGE_LABELS.get(key, key.replace("_", " ").capitalize()), shown))
     return {"facts": facts, "steps": steps}
 
 
