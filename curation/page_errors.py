@@ -5,15 +5,16 @@ The pages' counterpart of ``curation.api_errors``: views let services raise, and
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
 from django.contrib import messages
-from django.core.exceptions import PermissionDenied
+from django.core.exceptions import NON_FIELD_ERRORS, PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.urls import NoReverseMatch, reverse
 from django.utils.http import url_has_allowed_host_and_scheme
+from rest_framework.settings import api_settings
 
 from curation.errors import Conflict, DomainError, InvalidInput, NotFound, NotPermitted
 
@@ -62,16 +63,34 @@ FORM_ERRORS = (InvalidInput, Conflict)
 
 
 def form_problems(form: Any) -> str:
-    """An invalid Django form's (or the API's input serializer's) refusals in one sentence, for pages that answer
-    a POST with a message and a redirect. A field's label leads its refusal unless the refusal already names it
-    ("Contexts per paper must be at least 1.")."""
+    """An invalid Django form's (or the API's input serializer's) refusals in one sentence (`problems_said`), for
+    pages that answer a POST with a message and a redirect."""
+    return problems_said(form.errors, form.fields)
+
+
+def problems_said(errors: Mapping[str, Any], fields: Mapping[str, Any]) -> str:
+    """Refusals by field in one sentence. A field's label (else its name, made readable) leads its refusal unless
+    the refusal already names it ("Contexts per paper must be at least 1."); a refusal of no field is said alone,
+    and a nested serializer's (generation parameters) after each of its own fields."""
     parts = []
-    for name, errors in form.errors.items():
-        field = form.fields.get(name)
-        label = getattr(field, "label", None) or (name if field is not None else "form")
-        said = " ".join(str(error) for error in errors)
-        parts.append(said if said.lower().startswith(str(label).lower()) else f"{label}: {said}")
+    for name, refused in errors.items():
+        if isinstance(refused, Mapping):
+            parts.append(problems_said(refused, {}))
+            continue
+        said = " ".join(str(error) for error in refused)
+        field = fields.get(name)
+        label = "" if name in NO_FIELD else str(getattr(field, "label", None) or name.replace("_", " ").capitalize())
+        parts.append(f"{label}: {said}" if label and not said.lower().startswith(label.lower()) else said)
     return " ".join(parts)
+
+
+# The keys of refusals that belong to no field: Django's, DRF's, and a service refusal's without one.
+NO_FIELD = {NON_FIELD_ERRORS, api_settings.NON_FIELD_ERRORS_KEY, ""}
+
+
+def form_given(data: Mapping[str, Any]) -> dict[str, Any]:
+    """A page's POST as the data of the API's input serializer: a field left empty keeps the serializer's default."""
+    return {name: value for name, value in data.items() if value != ""}
 
 
 def form_error_add(form: Any, exc: DomainError) -> None:

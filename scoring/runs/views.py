@@ -18,7 +18,7 @@ from django.views.decorators.http import require_POST
 from curation import selectors
 from curation.charts import bar_chart, colour, grouped_chart
 from curation.errors import InvalidInput
-from curation.page_errors import FORM_ERRORS, form_problems, service_attempt
+from curation.page_errors import FORM_ERRORS, form_given, form_problems, problems_said, service_attempt
 from curation.queues import waiting_label
 from curation.templatetags.readable import answer_form
 from scoring.methods.templates import DEFAULT_TEMPLATES
@@ -75,10 +75,7 @@ def release_score(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     # Each field as typed with its refusals, so a refused start keeps what was typed and chosen; above the form each
     # refusal is said once more after its field's name (a template's, by its stage, is said there only).
     fields = {name: {"value": typed.get(name, ""), "errors": refusals.get(name, [])} for name in {*typed, *refusals}}
-    refused = " ".join(
-        f"{name.replace('_', ' ').capitalize()}: {' '.join(said)}" if name else " ".join(said)
-        for name, said in refusals.items()
-    )
+    refused = problems_said(refusals, {})
     endpoints = scoring_selectors.endpoints_for(user=request.user, project=project)
     context = {
         "project": project,
@@ -113,7 +110,7 @@ def release_score(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
 def _run_input(typed: dict[str, str], release: Any) -> dict[str, Any]:
     """The run form as the API's run input: an empty field keeps its default, max tokens and temperature are
     generation parameters, and each filled `template_<stage>` a template (as the browser sent it, CRLF made LF)."""
-    given = {name: value for name, value in typed.items() if value != ""}
+    given = form_given(typed)
     return {
         **given,
         "release": release.pk,
@@ -142,7 +139,7 @@ def release_upload(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     if request.method != "POST":
         return redirect("release-score", slug=slug, pk=pk)
     # The API's input serializer checks the form (an empty field keeps its default).
-    given = {**{name: value for name, value in request.POST.items() if value != ""}, **request.FILES.dict()}
+    given = {**form_given(request.POST), **request.FILES.dict()}
     payload = ScoringPredictionUploadApi.PredictionUploadInputSerializer(data={**given, "release": release.pk})
     if not payload.is_valid():
         raise InvalidInput(form_problems(payload))

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from curation.page_errors import form_given, problems_said
+from scoring.runs.api import ScoringRunListApi
 from tests.support.clients import logged_in
 
 SLUG = "test-project"
@@ -57,3 +59,18 @@ def test_without_a_same_site_referer_the_way_back_is_the_project_page(personas, 
     headers = {"HTTP_REFERER": referer} if referer else {}
     response = logged_in("annotator").post(f"/p/{SLUG}/qualification/start/", **headers)
     assert response.status_code == 302 and response["Location"] == f"/p/{SLUG}/"
+
+
+def test_refusals_are_said_once_each_after_their_fields_name():
+    """The one wording of a form's refusals: a label or readable name leads, unless the refusal names it already;
+    a refusal of no field stands alone; a nested serializer's come after their own fields."""
+    payload = ScoringRunListApi.ScoringRunCreateInputSerializer(
+        data={"release": 1, "limit": "x", "generation_params": {"max_tokens": "abc"}}
+    )
+    assert not payload.is_valid()
+    said = problems_said(payload.errors, payload.fields)
+    assert "Limit: A valid integer is required." in said
+    assert "Max tokens: " in said and "generation_params" not in said
+    errors = {"": ["Nothing to score."], "__all__": ["Pick one."], "per_template": ["Per template must be ≥ 1."]}
+    assert problems_said(errors, {}) == "Nothing to score. Pick one. Per template must be ≥ 1."
+    assert form_given({"limit": "", "method": "cot"}) == {"method": "cot"}

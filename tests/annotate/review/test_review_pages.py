@@ -277,9 +277,9 @@ def test_a_decision_with_an_unknown_action_or_no_version_is_refused_and_changes_
     client = logged_in("verifier")
     url = f"/p/{project.slug}/review/{claimed.pk}/decide/"
     unknown = client.post(url, {"action": "publish", "expected_version": claimed.version}, follow=True)
-    assert "action: Select a valid choice" in unknown.content.decode()
+    assert "Action: Select a valid choice" in unknown.content.decode()
     missing = client.post(url, {"action": "approve"}, follow=True)
-    assert "expected_version: This field is required." in missing.content.decode()
+    assert "Expected version: This field is required." in missing.content.decode()
     assert Instance.objects.get(pk=claimed.pk).status == Status.ROUND1_REVIEW
 
 
@@ -300,7 +300,7 @@ def test_resolving_with_an_unknown_decision_is_refused_and_an_edit_saves_the_typ
     verifier = logged_in("verifier")
     instance = Instance.objects.get(pk=discussion.instance_id)
     refused = verifier.post(url + "resolve/", {"decision": "ignore", "expected_version": instance.version}, follow=True)
-    assert "decision: Select a valid choice" in refused.content.decode()
+    assert "Decision: Select a valid choice" in refused.content.decode()
     assert Discussion.objects.get(pk=discussion.pk).outcome == ""
     verifier.post(
         url + "resolve/",

@@ -199,7 +199,7 @@ def test_long_contexts_show_no_reasoning_type_control(project, personas, ingeste
 def test_assigning_with_a_word_for_seed_or_another_projects_batch_assigns_nothing(project, personas, ingested):
     client = logged_in("manager")
     worded = client.post("/p/test-project/contexts/assign/", {"seed": "five", "paper": str(ingested.pk)}, follow=True)
-    assert "seed: Enter a whole number." in worded.content.decode()
+    assert "Seed: Enter a whole number." in worded.content.decode()
     elsewhere = client.post("/p/test-project/contexts/assign/", {"seed": "5", "batch": "999999"}, follow=True)
     assert "There is no such batch in this project." in elsewhere.content.decode()
     assert not Context.objects.filter(paper=ingested, reasoning_type__isnull=False).exists()
