@@ -414,9 +414,9 @@ def _scoring(project, now) -> None:
             ]  # fmt: skip
             RunChunk.objects.bulk_create(chunks, batch_size=5000)
             if not running:
-                from scoring.runs.progress import run_results_compute
+                from scoring.runs.progress import run_results
 
-                run_results_compute(run=run)
+                ScoringRun.objects.filter(pk=run.pk).update(results=run_results(run), results_computed_at=now)
 
 
 # --- measurement ------------------------------------------------------------------------------------------------
