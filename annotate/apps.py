@@ -31,6 +31,7 @@ class AnnotateConfig(AppConfig):
         # Double annotation: draw on first submission, hold round one for the second version, serve copies first.
         on_transition(agreement.double_after_submit, targets=(states.Status.SUBMITTED,))
         on_transition(agreement.double_after_discard, targets=(states.Status.DISCARDED,))
+        on_transition(review.discussion_closed_on_discard, targets=(states.Status.DISCARDED,))
         transition_rule(states.BOTH_VERSIONS_IN, agreement.both_versions_in)
         transition_rule(states.VERSION_CHOSEN, agreement.version_chosen)
         transition_rule(states.NOT_OWN_WORK, agreement.not_own_work)

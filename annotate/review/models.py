@@ -54,6 +54,7 @@ class Discussion(models.Model):
         OPEN = "", "Open"
         ACCEPTED = "accepted", "Flag accepted"
         REJECTED = "rejected", "Flag rejected"
+        CLOSED = "closed", "Closed: the instance was discarded"
 
     class Resolution(models.TextChoices):
         NONE = "", "—"

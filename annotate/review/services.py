@@ -568,12 +568,21 @@ def discussion_opened(*, instance: Instance, actor: AbstractBaseUser | None, det
             discussion = Discussion.objects.create(
                 instance=instance, opened_by=actor, verifier_id=instance.round1_verifier_id
             )
-    except IntegrityError as exc:  # pragma: no cover - the status compare-and-set makes this unreachable
+    except IntegrityError as exc:  # pragma: no cover - the status compare-and-set and the discard's close rule it out
         raise Conflict("A discussion on this instance is already open.") from exc
     lines = [f"[{c['field'] or 'instance'}] {c['text']}" for c in cleaned]
     if message:
         lines.append(message)
     DiscussionMessage.objects.create(discussion=discussion, author=actor, text="\n".join(lines))
+
+
+def discussion_closed_on_discard(instance: Instance, source: str, target: str) -> None:
+    """A discarded instance's open discussion is closed: nobody will decide it, so it no longer waits on anyone's
+    badge, and the instance, once restored, can be flagged again (one open discussion per instance)."""
+    if source == Status.IN_DISCUSSION:
+        Discussion.objects.filter(instance=instance, outcome=Discussion.Outcome.OPEN).update(
+            outcome=Discussion.Outcome.CLOSED, decided_at=timezone.now()
+        )
 
 
 def discussion_open(*, instance: Instance, actor: AbstractBaseUser | None, details: dict[str, Any]) -> None:

@@ -306,3 +306,18 @@ def test_batch_assign_moves_only_drafts_and_is_for_managers(personas, project, m
     assert batch_assign(batch_id=batch.pk, actor=personas["manager"], context_ids=[context.pk]) == 2
     assert set(Instance.objects.filter(batch=batch).values_list("id", flat=True)) == {draft.pk, other.pk}
     assert Discussion.objects.count() == 0
+
+
+def test_discarding_an_instance_in_discussion_closes_the_discussion(personas, project, drafts):
+    """Nobody will decide a discarded instance's discussion: it is closed, waits on nobody's badge, and the instance,
+    restored, may be flagged again (the database allows one open discussion per instance)."""
+    discussed = Instance.objects.get(pk=to_discussion(project, personas).instance_id)
+    assert discussed.status == Status.IN_DISCUSSION
+    gone = instance_discard(
+        instance_id=discussed.pk, actor=personas["manager"], expected_version=discussed.version, reason="duplicate"
+    )
+    discussion = Discussion.objects.get(instance=discussed)
+    assert discussion.outcome == Discussion.Outcome.CLOSED and discussion.decided_at is not None
+    restored = instance_restore(instance_id=gone.pk, actor=personas["manager"], expected_version=gone.version)
+    assert restored.status == Status.DRAFTED
+    assert Discussion.objects.create(instance=restored, opened_by=personas["annotator2"]).is_open
