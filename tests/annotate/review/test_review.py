@@ -13,6 +13,7 @@ from curation.models import Batch, Instance, InstanceRevision, TransitionEvent
 from curation.states import Status
 from tests.annotate.review.helpers import sent_back, submit, to_discussion, to_round2
 from tests.annotate.work.helpers import queue_next
+from tests.support.clients import logged_in
 
 
 def test_whole_path_with_a_change_request_and_a_discussion(personas, project, drafts):
@@ -318,6 +319,8 @@ def test_discarding_an_instance_in_discussion_closes_the_discussion(personas, pr
     )
     discussion = Discussion.objects.get(instance=discussed)
     assert discussion.outcome == Discussion.Outcome.CLOSED and discussion.decided_at is not None
+    page = logged_in("manager").get(f"/p/{project.slug}/discussions/{discussion.pk}/").content.decode()
+    assert "Closed: the instance was discarded, " in page and " by ," not in page
     restored = instance_restore(instance_id=gone.pk, actor=personas["manager"], expected_version=gone.version)
     assert restored.status == Status.DRAFTED
     assert Discussion.objects.create(instance=restored, opened_by=personas["annotator2"]).is_open
