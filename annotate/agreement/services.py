@@ -38,17 +38,18 @@ from curation.services.projects import require_role
 from curation.states import Role, Status
 
 # The fields two versions are compared on and a verifier chooses between, in the order a reader scans them.
-CHOSEN_FIELDS = (
-    "question",
-    "rationale",
-    "answer",
-    "answer_form",
-    "answer_source",
-    "answer_type",
-    "scale",
-    "reasoning_type_id",
-    "relevant_table_ids",
-)
+FIELD_LABELS = {
+    "question": "Question",
+    "rationale": "Rationale",
+    "answer": "Answer",
+    "answer_form": "Answer form",
+    "answer_source": "Answer source",
+    "answer_type": "Answer type",
+    "scale": "Scale",
+    "reasoning_type_id": "Reasoning type",
+    "relevant_table_ids": "Relevant tables",
+}
+CHOSEN_FIELDS = tuple(FIELD_LABELS)
 OPEN_STATES = (DoubleAnnotation.State.WAITING, DoubleAnnotation.State.IN_REFINEMENT)
 MAX_SEED = 2**31 - 1
 DOUBLE_FRACTION_LABEL = "Share of drafts"  # as the dashboard's form, the API and the refusals name it

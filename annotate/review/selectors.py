@@ -42,8 +42,9 @@ DIFF_FIELDS = (
 )
 
 
-def instance_for_review(*, user: AbstractBaseUser, instance_id: int) -> Instance:
-    """An instance the viewer may see (staff of its project, its author, its round-two reviewer)."""
+def instance_record(*, user: AbstractBaseUser, instance_id: int) -> tuple[Instance, list[InstanceRevision], list]:
+    """An instance the viewer may see (staff of its project, its author, its round-two reviewer) with its revisions
+    and timeline."""
     instance = (
         instances_visible_to(user)
         .select_related(
@@ -54,12 +55,6 @@ def instance_for_review(*, user: AbstractBaseUser, instance_id: int) -> Instance
     )
     if instance is None:
         raise NotFound(f"No instance {instance_id} that you may see.")
-    return instance
-
-
-def instance_record(*, user: AbstractBaseUser, instance_id: int) -> tuple[Instance, list[InstanceRevision], list]:
-    """An instance the viewer may see with its revisions and timeline."""
-    instance = instance_for_review(user=user, instance_id=instance_id)
     return instance, list(instance.revisions.select_related("author")), list(instance.events.select_related("actor"))
 
 
@@ -111,22 +106,20 @@ def history_data(
     with what restoring it would change (`restore_diff`: now → that revision)."""
     instance, revisions, events = instance_record(user=user, instance_id=instance_id)
     can_restore = may_edit_now(instance=instance, user=user)
-    offered = next((r for r in revisions if r.number == restore), None) if can_restore else None
-    numbers = [r.number for r in revisions]
-    diff = None
-    chosen: tuple[InstanceRevision, InstanceRevision] | None = None
-    if revisions:
-        b = second if second in numbers else numbers[-1]
-        a = first if first in numbers else (numbers[-2] if len(numbers) > 1 else numbers[-1])
-        by_number = {r.number: r for r in revisions}
-        chosen = (by_number[a], by_number[b])
-        diff = revision_diff(before=chosen[0].fields, after=chosen[1].fields)
+    by_number = {r.number: r for r in revisions}
+    offered = by_number.get(restore) if can_restore else None
+    # Default: the last two revisions (the only one, twice, when there is one).
+    chosen = (
+        (by_number.get(first, revisions[max(len(revisions) - 2, 0)]), by_number.get(second, revisions[-1]))
+        if revisions
+        else None
+    )
     return {
         "instance": instance,
         "revisions": revisions,
         "events": events,
         "pair": chosen,
-        "diff": diff,
+        "diff": revision_diff(before=chosen[0].fields, after=chosen[1].fields) if chosen else None,
         "comments": list(comments_of(instance)),
         "is_manager": Role.MANAGER in roles_of(user=user, project=instance.project),
         "can_restore": can_restore,
