@@ -354,13 +354,10 @@ def double_decide(
         for name in CHOSEN_FIELDS
         if name in choices
     }
-    sides = {choices[name] for name in CHOSEN_FIELDS if name in choices}
-    if len(choices) == len(CHOSEN_FIELDS) and sides == {"first"}:
-        decision = DoubleAnnotation.Decision.KEPT_FIRST
-    elif len(choices) == len(CHOSEN_FIELDS) and sides == {"second"}:
-        decision = DoubleAnnotation.Decision.KEPT_SECOND
-    else:
-        decision = DoubleAnnotation.Decision.MERGED
+    kept = {"first": DoubleAnnotation.Decision.KEPT_FIRST, "second": DoubleAnnotation.Decision.KEPT_SECOND}
+    sides = set(choices.values())
+    is_whole = len(choices) == len(CHOSEN_FIELDS) and len(sides) == 1
+    decision = kept[sides.pop()] if is_whole else DoubleAnnotation.Decision.MERGED
     changed = {name: value for name, value in fields.items() if value != current[name]}
     if changed:
         instance_adopt(

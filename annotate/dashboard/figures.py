@@ -133,12 +133,6 @@ def batch_progress(
     return result
 
 
-def status_totals(project: Project) -> dict[str, Any]:
-    """The whole project's instances per status, total, settled and validated: one grouped count (the dashboard's
-    figures keep it; the rows per batch come a page at a time from `batch_progress_page`)."""
-    return _totals(status_counts(project))
-
-
 def _totals(counts: dict[str, int]) -> dict[str, Any]:
     return {
         "counts": {s: counts.get(s, 0) for s in Status.values},
@@ -379,7 +373,8 @@ def dashboard_data(*, user: AbstractBaseUser, project: Project, start: date | No
 
     def compute() -> dict[str, Any]:
         return {
-            "totals": status_totals(project),
+            # The whole project in one grouped count; the rows per batch come a page at a time (`batch_progress_page`).
+            "totals": _totals(status_counts(project)),
             "throughput": throughput(project),
             "annotators": annotator_stats(project),
             "verifiers": verifier_stats(project),

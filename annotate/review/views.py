@@ -91,18 +91,11 @@ class ResolveForm(forms.Form):
         }
 
 
-ROUND1_SHORTCUTS = [
-    ("<kbd>Alt</kbd>+<kbd>A</kbd>", "Approve and take the next"),
-    ("<kbd>Alt</kbd>+<kbd>R</kbd>", "Request changes (write a comment first)"),
-    ("<kbd>Alt</kbd>+<kbd>C</kbd>", "Focus the comment on the whole instance"),
-    ("<kbd>Alt</kbd>+<kbd>N</kbd>", "Next review"),
-]
-ROUND2_SHORTCUTS = [
-    ("<kbd>Alt</kbd>+<kbd>A</kbd>", "Confirm and take the next"),
-    ("<kbd>Alt</kbd>+<kbd>R</kbd>", "Flag an error (write a comment first)"),
-    ("<kbd>Alt</kbd>+<kbd>C</kbd>", "Focus the comment on the whole instance"),
-    ("<kbd>Alt</kbd>+<kbd>N</kbd>", "Next round-two review"),
-]
+def _shortcuts(accept: str, refuse: str, next_review: str) -> list[tuple[str, str]]:
+    """A review page's keyboard shortcuts: Alt+A says the round's yes, Alt+R its no."""
+    said = {"A": f"{accept} and take the next", "R": f"{refuse} (write a comment first)"}
+    said |= {"C": "Focus the comment on the whole instance", "N": next_review}
+    return [(f"<kbd>Alt</kbd>+<kbd>{key}</kbd>", text) for key, text in said.items()]
 
 
 @dataclass(frozen=True)
@@ -123,7 +116,7 @@ ROUND_ONE = Stage(
     take_next=review.review_next,
     page="review",
     template="annotate/review/review.html",
-    shortcuts=ROUND1_SHORTCUTS,
+    shortcuts=_shortcuts("Approve", "Request changes", "Next review"),
     nothing_waits="Nothing is waiting for review. Well done.",
     decisions={
         "approve": (review.review_approve, "#{pk} approved: it goes to round two.", ("comments",)),
@@ -139,7 +132,7 @@ ROUND_TWO = Stage(
     take_next=review.round2_next,
     page="round2",
     template="annotate/review/round2.html",
-    shortcuts=ROUND2_SHORTCUTS,
+    shortcuts=_shortcuts("Confirm", "Flag an error", "Next round-two review"),
     nothing_waits="Nothing is waiting for round two.",
     decisions={
         "confirm": (review.round2_confirm, "#{pk} confirmed: it is validated.", ()),
