@@ -257,11 +257,6 @@ def unresolved_discussion_count(user: AbstractBaseUser) -> int:
     return min(counted, BADGE_UP_TO + 1)
 
 
-def discussion_badge(count: int) -> str:
-    """How the badge writes a count of `unresolved_discussion_count`: "99+" past the cap."""
-    return f"{BADGE_UP_TO}+" if count > BADGE_UP_TO else str(count)
-
-
 FILL_PAPERS_PER_PAGE = 50
 
 
