@@ -99,16 +99,13 @@ class DashboardApi(APIView):
                     "batches": progress_page.paginator.count,
                 },
                 "round2_stranded": review_selectors.round2_stranded(user=request.user, project=project),
-                "throughput": [{**t, "date": t["date"].isoformat()} for t in data["throughput"]],
+                "throughput": data["throughput"],  # the JSON renderer writes dates as YYYY-MM-DD
                 "annotators": data["annotators"],
                 "verifiers": data["verifiers"],
                 "time": data["time_people"],
-                "pay": {
-                    "start": pay["start"].isoformat(),
-                    "end": pay["end"].isoformat(),
+                "pay": {  # amounts as exact decimal strings (the JSON renderer would write floats)
+                    **pay,
                     "rate": str(pay["rate"]),
-                    "currency": pay["currency"],
-                    "total_instances": pay["total_instances"],
                     "total_amount": str(pay["total_amount"]),
                     "rows": [
                         {**r, "amount": str(r["amount"]), "hourly": None if r["hourly"] is None else str(r["hourly"])}

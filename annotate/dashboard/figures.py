@@ -434,7 +434,7 @@ CSV_TABLES: dict[str, CsvTable] = {
     "throughput": CsvTable(
         "throughput",
         ("date", "submitted", "validated"),
-        lambda user, project, start, end: [{**row, "date": row["date"].isoformat()} for row in throughput(project)],
+        lambda user, project, start, end: throughput(project),  # a date is written as YYYY-MM-DD
     ),
     "annotators": CsvTable("annotators", ANNOTATOR_COLUMNS, lambda user, project, start, end: annotator_stats(project)),
     "verifiers": CsvTable("verifiers", VERIFIER_COLUMNS, lambda user, project, start, end: verifier_stats(project)),
