@@ -436,12 +436,8 @@ class RevisionDiffApi(APIView):
     )
     def get(self, request: Request, pk: int) -> Response:
         """Word diff between two revisions (by number; default the last two)."""
-
-        def number(name: str) -> int | None:
-            value = request.query_params.get(name)
-            return int(value) if value and value.isdigit() else None
-
-        data = review_selectors.history_data(user=request.user, instance_id=pk, first=number("a"), second=number("b"))
+        numbers = {"first": request.query_params.get("a"), "second": request.query_params.get("b")}
+        data = review_selectors.history_data(user=request.user, instance_id=pk, **numbers)
         pair = data["pair"]
         return Response(
             {

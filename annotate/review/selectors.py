@@ -97,16 +97,16 @@ def history_data(
     *,
     user: AbstractBaseUser,
     instance_id: int,
-    first: int | None = None,
-    second: int | None = None,
-    restore: int | None = None,
+    first: str | None = None,
+    second: str | None = None,
+    restore: str | None = None,
 ) -> dict[str, Any]:
     """An instance's revisions, transitions and a diff between two of its revisions (default: the last two); for
     whoever may edit it now (`may_edit_now`), `can_restore`, and with `restore` the revision offered for restoring
     with what restoring it would change (`restore_diff`: now → that revision)."""
     instance, revisions, events = instance_record(user=user, instance_id=instance_id)
     can_restore = may_edit_now(instance=instance, user=user)
-    by_number = {r.number: r for r in revisions}
+    by_number = {str(r.number): r for r in revisions}  # as a query string names them
     offered = by_number.get(restore) if can_restore else None
     # Default: the last two revisions (the only one, twice, when there is one).
     chosen = (

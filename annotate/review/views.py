@@ -323,14 +323,8 @@ def discussion_next(request: HttpRequest, slug: str) -> HttpResponse:
 @login_required
 def history_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     project = project_get(user=request.user, slug=slug)
-
-    def number(name: str) -> int | None:
-        value = request.GET.get(name, "")
-        return int(value) if value.isdigit() else None
-
-    data = review_selectors.history_data(
-        user=request.user, instance_id=pk, first=number("a"), second=number("b"), restore=number("restore")
-    )
+    numbers = {"first": request.GET.get("a"), "second": request.GET.get("b"), "restore": request.GET.get("restore")}
+    data = review_selectors.history_data(user=request.user, instance_id=pk, **numbers)
     if data["instance"].project_id != project.pk:
         raise Http404("No such instance in this project.")
     return render(request, "annotate/review/history.html", {**page_context(request, project), **data})
