@@ -208,9 +208,7 @@ def copy_serve(*, project_id: int, user: AbstractBaseUser) -> CopyServed | None:
                 with transaction.atomic():
                     changed = (
                         DoubleAnnotation.objects.filter(
-                            pk=candidate.pk,
-                            state=candidate.state,
-                            second_annotator_id=candidate.second_annotator_id,
+                            pk=candidate.pk, state=candidate.state, second_annotator_id=candidate.second_annotator_id
                         )
                         .exclude(first_annotator_id=user.pk)
                         .update(**changes)

@@ -146,8 +146,7 @@ class QualificationSettingsApi(APIView):
         values = valid_input(self.SettingsInput, request.data)
         auto = values.pop("auto_pick")
         instance_ids = values.pop("instance_ids", None)
-        if "time_limit_minutes" not in values:
-            values["time_limit_minutes"] = services.UNSET
+        values.setdefault("time_limit_minutes", services.UNSET)  # left out: unchanged (null: no limit)
         exam = services.qualification_configure(
             project=project,
             actor=request.user,

@@ -83,10 +83,7 @@ def _answers_from_form(request: HttpRequest, item_ids: list[int]) -> dict[str, d
     The marker tells "every answer item removed" (an empty list) from "not in this request" (keep what is saved).
     """
     return {
-        str(pk): {
-            "answer": request.POST.getlist(f"answer-{pk}"),
-            "rationale": request.POST.get(f"rationale-{pk}", ""),
-        }
+        str(pk): {"answer": request.POST.getlist(f"answer-{pk}"), "rationale": request.POST.get(f"rationale-{pk}", "")}
         for pk in item_ids
         if f"item-{pk}" in request.POST
     }

@@ -370,10 +370,9 @@ class DiscussionListApi(APIView):
     def get(self, request: Request, slug: str) -> Response:
         """Threads the viewer is involved in (all of the project's for managers); ?open=true for undecided ones."""
         project = selectors.project_get(user=request.user, slug=slug)
-        qs = review_selectors.discussions_visible_to(request.user, project)
-        if request.query_params.get("open") == "true":
-            qs = qs.filter(outcome="")
-        return Response(DiscussionSerializer(qs, many=True).data)
+        is_open = request.query_params.get("open") == "true"
+        threads = review_selectors.discussions_visible_to(request.user, project, open_only=is_open)
+        return Response(DiscussionSerializer(threads, many=True).data)
 
 
 class DiscussionDetailApi(APIView):

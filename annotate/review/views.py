@@ -137,11 +137,7 @@ ROUND_TWO = Stage(
     decisions={
         "confirm": (review.round2_confirm, "#{pk} confirmed: it is validated.", ()),
         "release": (review.round2_release, "#{pk} is back in the round-two pile.", ()),
-        "flag": (
-            review.round2_flag,
-            "#{pk} flagged: a discussion with its verifier is open.",
-            ("comments", "message"),
-        ),
+        "flag": (review.round2_flag, "#{pk} flagged: a discussion with its verifier is open.", ("comments", "message")),
     },
 )
 
@@ -237,11 +233,7 @@ round2_decide = partial(round_decide, stage=ROUND_TWO)
 def discussion_list(request: HttpRequest, slug: str) -> HttpResponse:
     project = project_get(user=request.user, slug=slug)
     threads = review_selectors.discussions_visible_to(request.user, project).prefetch_related("messages")
-    return render(
-        request,
-        "annotate/review/discussions.html",
-        {**page_context(request, project), "threads": threads},
-    )
+    return render(request, "annotate/review/discussions.html", {**page_context(request, project), "threads": threads})
 
 
 @login_required
