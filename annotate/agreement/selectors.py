@@ -13,6 +13,7 @@ from annotate.agreement.metrics import answer_em_f1, cohen_kappa, jaccard, kripp
 from annotate.agreement.models import DoubleAnnotation
 from annotate.agreement.services import (
     CHOSEN_FIELDS,
+    FIELD_LABELS,
     agreement_settings_of,
     awaiting_second_q,
     copy_problems,
@@ -28,17 +29,6 @@ from curation.services.projects import require_role
 from curation.states import Role
 from curation.visibility import CURATORS
 
-FIELD_LABELS = {
-    "question": "Question",
-    "rationale": "Rationale",
-    "answer": "Answer",
-    "answer_form": "Answer form",
-    "answer_source": "Answer source",
-    "answer_type": "Answer type",
-    "scale": "Scale",
-    "reasoning_type_id": "Reasoning type",
-    "relevant_table_ids": "Relevant tables",
-}
 # The figures with their labels, in the order the dashboard, the API, the CSV and the command give them.
 FIGURE_LABELS = {
     "answer_em": "Answer EM",

@@ -38,17 +38,18 @@ from curation.services.projects import require_role
 from curation.states import Role, Status
 
 # The fields two versions are compared on and a verifier chooses between, in the order a reader scans them.
-CHOSEN_FIELDS = (
-    "question",
-    "rationale",
-    "answer",
-    "answer_form",
-    "answer_source",
-    "answer_type",
-    "scale",
-    "reasoning_type_id",
-    "relevant_table_ids",
-)
+FIELD_LABELS = {
+    "question": "Question",
+    "rationale": "Rationale",
+    "answer": "Answer",
+    "answer_form": "Answer form",
+    "answer_source": "Answer source",
+    "answer_type": "Answer type",
+    "scale": "Scale",
+    "reasoning_type_id": "Reasoning type",
+    "relevant_table_ids": "Relevant tables",
+}
+CHOSEN_FIELDS = tuple(FIELD_LABELS)
 OPEN_STATES = (DoubleAnnotation.State.WAITING, DoubleAnnotation.State.IN_REFINEMENT)
 MAX_SEED = 2**31 - 1
 DOUBLE_FRACTION_LABEL = "Share of drafts"  # as the dashboard's form, the API and the refusals name it
@@ -207,9 +208,7 @@ def copy_serve(*, project_id: int, user: AbstractBaseUser) -> CopyServed | None:
                 with transaction.atomic():
                     changed = (
                         DoubleAnnotation.objects.filter(
-                            pk=candidate.pk,
-                            state=candidate.state,
-                            second_annotator_id=candidate.second_annotator_id,
+                            pk=candidate.pk, state=candidate.state, second_annotator_id=candidate.second_annotator_id
                         )
                         .exclude(first_annotator_id=user.pk)
                         .update(**changes)
@@ -353,13 +352,10 @@ def double_decide(
         for name in CHOSEN_FIELDS
         if name in choices
     }
-    sides = {choices[name] for name in CHOSEN_FIELDS if name in choices}
-    if len(choices) == len(CHOSEN_FIELDS) and sides == {"first"}:
-        decision = DoubleAnnotation.Decision.KEPT_FIRST
-    elif len(choices) == len(CHOSEN_FIELDS) and sides == {"second"}:
-        decision = DoubleAnnotation.Decision.KEPT_SECOND
-    else:
-        decision = DoubleAnnotation.Decision.MERGED
+    kept = {"first": DoubleAnnotation.Decision.KEPT_FIRST, "second": DoubleAnnotation.Decision.KEPT_SECOND}
+    sides = set(choices.values())
+    is_whole = len(choices) == len(CHOSEN_FIELDS) and len(sides) == 1
+    decision = kept[sides.pop()] if is_whole else DoubleAnnotation.Decision.MERGED
     changed = {name: value for name, value in fields.items() if value != current[name]}
     if changed:
         instance_adopt(

@@ -28,23 +28,20 @@ class PaySettingsSerializer(serializers.Serializer):
     currency = serializers.CharField(max_length=3, required=False, default="USD")
 
 
-def _date_param(request: Request, name: str) -> date | None:
-    value = request.query_params.get(name)
-    if not value:
-        return None
-    try:
-        return date.fromisoformat(value)
-    except ValueError as exc:
-        raise InvalidInput(f"{name} must be a date as YYYY-MM-DD.") from exc
+class PeriodQuery(serializers.Serializer):
+    """The pay period of the dashboard's figures (default: this month so far)."""
+
+    start = serializers.DateField(required=False)
+    end = serializers.DateField(required=False)
 
 
-def _page_param(request: Request, name: str) -> int | None:
-    value = request.query_params.get(name)
-    if not value:
-        return None
-    if not value.isdigit() or int(value) < 1:
-        raise InvalidInput(f"{name} must be a page number (1, 2, …).")
-    return int(value)
+class DashboardQuery(PeriodQuery):
+    batches_page = serializers.IntegerField(
+        required=False,
+        min_value=1,
+        help_text=f"Which page of batch rows ({dashboard.PROGRESS_PER_PAGE} a page, overdue first, as the page shows "
+        "them); every batch at once: the batches CSV (`…/dashboard/csv/?table=batches`).",
+    )
 
 
 class PaySettingsApi(APIView):
@@ -59,29 +56,16 @@ class PaySettingsApi(APIView):
 
 
 class DashboardApi(APIView):
-    @extend_schema(
-        parameters=[
-            OpenApiParameter("start", str, required=False),
-            OpenApiParameter("end", str, required=False),
-            OpenApiParameter(
-                "batches_page",
-                int,
-                required=False,
-                description=f"Which page of batch rows ({dashboard.PROGRESS_PER_PAGE} a page, overdue first, as the "
-                "page shows them); every batch at once: the batches CSV (`…/dashboard/csv/?table=batches`).",
-            ),
-        ],
-        responses={200: OpenApiTypes.OBJECT},
-    )
+    @extend_schema(parameters=[DashboardQuery], responses={200: OpenApiTypes.OBJECT})
     def get(self, request: Request, slug: str) -> Response:
         """The manager's dashboard figures as JSON: the project's totals, one page of batch rows, the round-two
         instances nobody may review (`round2_stranded`: count, first ids, qualified annotators), throughput, people,
         time and pay."""
         project = selectors.project_get(user=request.user, slug=slug)
-        data = dashboard.dashboard_data(
-            user=request.user, project=project, start=_date_param(request, "start"), end=_date_param(request, "end")
-        )
-        wanted = _page_param(request, "batches_page")
+        dashboard.require_manager(user=request.user, project=project)  # before its query is read
+        query = valid_input(DashboardQuery, request.query_params)
+        wanted = query.pop("batches_page", None)
+        data = dashboard.dashboard_data(user=request.user, project=project, **query)
         progress_page, progress = dashboard.batch_progress_page(project, wanted)
         if wanted is not None and wanted > progress_page.paginator.num_pages:
             raise InvalidInput(f"batches_page {wanted} is past the last page ({progress_page.paginator.num_pages}).")
@@ -99,16 +83,13 @@ class DashboardApi(APIView):
                     "batches": progress_page.paginator.count,
                 },
                 "round2_stranded": review_selectors.round2_stranded(user=request.user, project=project),
-                "throughput": [{**t, "date": t["date"].isoformat()} for t in data["throughput"]],
+                "throughput": data["throughput"],  # the JSON renderer writes dates as YYYY-MM-DD
                 "annotators": data["annotators"],
                 "verifiers": data["verifiers"],
                 "time": data["time_people"],
-                "pay": {
-                    "start": pay["start"].isoformat(),
-                    "end": pay["end"].isoformat(),
+                "pay": {  # amounts as exact decimal strings (the JSON renderer would write floats)
+                    **pay,
                     "rate": str(pay["rate"]),
-                    "currency": pay["currency"],
-                    "total_instances": pay["total_instances"],
                     "total_amount": str(pay["total_amount"]),
                     "rows": [
                         {**r, "amount": str(r["amount"]), "hourly": None if r["hourly"] is None else str(r["hourly"])}
@@ -121,22 +102,21 @@ class DashboardApi(APIView):
 
 class DashboardCsvApi(APIView):
     @extend_schema(
-        parameters=[
-            OpenApiParameter("table", str, enum=list(dashboard.CSV_TABLES)),
-            OpenApiParameter("start", str, required=False),
-            OpenApiParameter("end", str, required=False),
-        ],
+        parameters=[OpenApiParameter("table", str, enum=list(dashboard.CSV_TABLES)), PeriodQuery],
         responses={(200, "text/csv"): str},
     )
     def get(self, request: Request, slug: str) -> HttpResponse:
         """One dashboard table as CSV."""
         project = selectors.project_get(user=request.user, slug=slug)
         table = request.query_params.get("table", "annotators")
-        start, end = _date_param(request, "start"), _date_param(request, "end")
-        return csv_response(user=request.user, project=project, table=table, start=start, end=end)
+        return csv_response(
+            user=request.user, project=project, table=table, **valid_input(PeriodQuery, request.query_params)
+        )
 
 
-def csv_response(*, user: Any, project: Project, table: str, start: date | None, end: date | None) -> HttpResponse:
+def csv_response(
+    *, user: Any, project: Project, table: str, start: date | None = None, end: date | None = None
+) -> HttpResponse:
     """One dashboard table as a CSV download, for the API and the page alike (managers only: `csv_rows`)."""
     rows = dashboard.csv_rows(user=user, project=project, table=table, start=start, end=end)
     response = HttpResponse(dashboard.to_csv(rows, table=table), content_type="text/csv; charset=utf-8")

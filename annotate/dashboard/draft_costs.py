@@ -73,12 +73,7 @@ def draft_costs(project: Project) -> dict[str, Any]:
         )
         .exclude(instance__status=Status.DISCARDED)
         .order_by("instance_id", "number")
-        .values_list(
-            "instance_id",
-            "fields",
-            "instance__draft",
-            "instance__reasoning_type__name",
-        )
+        .values_list("instance_id", "fields", "instance__draft", "instance__reasoning_type__name")
     )
     tally = CostTally()
     previous = None

@@ -9,7 +9,7 @@ from __future__ import annotations
 import csv
 import io
 import statistics
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
@@ -92,14 +92,10 @@ def batch_progress(
     so a page counts the instances of its own batches only; `with_unbatched` adds the "(no batch)" row when there
     are instances in no batch."""
     instances = Instance.objects.filter(project=project)
-    if batches is None:
-        chosen: list[Batch | None] = list(batches_in_progress_order(project))
-    else:
-        chosen = list(batches)
+    chosen: list[Batch | None] = list(batches_in_progress_order(project) if batches is None else batches)
+    if batches is not None:
         in_rows = Q(batch__in=[b.pk for b in batches])
         instances = instances.filter(in_rows | Q(batch__isnull=True) if with_unbatched else in_rows)
-    if not with_unbatched:
-        instances = instances.filter(batch__isnull=False)
     rows = instances.values_list("batch_id", "status").annotate(n=Count("id"))
     per_batch: dict[int | None, dict[str, int]] = defaultdict(dict)
     for batch_id, status, n in rows:
@@ -131,12 +127,6 @@ def batch_progress(
             }
         )
     return result
-
-
-def status_totals(project: Project) -> dict[str, Any]:
-    """The whole project's instances per status, total, settled and validated: one grouped count (the dashboard's
-    figures keep it; the rows per batch come a page at a time from `batch_progress_page`)."""
-    return _totals(status_counts(project))
 
 
 def _totals(counts: dict[str, int]) -> dict[str, Any]:
@@ -336,25 +326,22 @@ def pay_report(project: Project, *, start: date, end: date) -> dict[str, Any]:
             "instance_id", "user__username", "active_seconds"
         )
     }
-    per_person: dict[str, dict[str, Any]] = {}
+    validated = Counter(authors.values())  # every instance here has an author
+    seconds: dict[str, float] = defaultdict(float)
     for iid, username in authors.items():
-        row = per_person.setdefault(
-            username or "(none)", {"user": username or "(none)", "validated": 0, "seconds": 0.0}
-        )
-        row["validated"] += 1
-        row["seconds"] += refine_seconds.get((iid, username), 0.0)
+        seconds[username] += refine_seconds.get((iid, username), 0.0)
     rows = []
-    for row in sorted(per_person.values(), key=lambda r: r["user"]):
-        amount = settings.pay_per_instance * row["validated"]
-        hours = row["seconds"] / 3600
+    for username, count in sorted(validated.items()):
+        amount = settings.pay_per_instance * count
+        hours = seconds[username] / 3600
         # The rate divides by the hours as shown (4 places): under 0.36 s of work there is no rate, not a 500.
         divisor = Decimal(str(round(hours, 4)))
         rows.append(
             {
-                "user": row["user"],
-                "validated": row["validated"],
+                "user": username,
+                "validated": count,
                 "active_hours": round(hours, 2),
-                "minutes_per_instance": round(row["seconds"] / 60 / row["validated"], 1) if row["validated"] else None,
+                "minutes_per_instance": round(seconds[username] / 60 / count, 1),
                 "amount": amount,
                 "hourly": (amount / divisor).quantize(Decimal("0.01")) if divisor > 0 else None,
             }
@@ -379,7 +366,8 @@ def dashboard_data(*, user: AbstractBaseUser, project: Project, start: date | No
 
     def compute() -> dict[str, Any]:
         return {
-            "totals": status_totals(project),
+            # The whole project in one grouped count; the rows per batch come a page at a time (`batch_progress_page`).
+            "totals": _totals(status_counts(project)),
             "throughput": throughput(project),
             "annotators": annotator_stats(project),
             "verifiers": verifier_stats(project),
@@ -439,7 +427,7 @@ CSV_TABLES: dict[str, CsvTable] = {
     "throughput": CsvTable(
         "throughput",
         ("date", "submitted", "validated"),
-        lambda user, project, start, end: [{**row, "date": row["date"].isoformat()} for row in throughput(project)],
+        lambda user, project, start, end: throughput(project),  # a date is written as YYYY-MM-DD
     ),
     "annotators": CsvTable("annotators", ANNOTATOR_COLUMNS, lambda user, project, start, end: annotator_stats(project)),
     "verifiers": CsvTable("verifiers", VERIFIER_COLUMNS, lambda user, project, start, end: verifier_stats(project)),

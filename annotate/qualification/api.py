@@ -89,13 +89,6 @@ def attempt_detail(attempt: QualificationAttempt) -> dict[str, Any]:
     return data
 
 
-def _fresh(attempt: QualificationAttempt) -> QualificationAttempt:
-    """Close the attempt first if its time ran out, so a reader never sees an expired attempt as open."""
-    if attempt.submitted_at is None and services.attempts_close_expired(attempts=[attempt]):
-        attempt.refresh_from_db()
-    return attempt
-
-
 class QualificationSettingsApi(APIView):
     """Read the project's exam settings (managers also see its items), or change them (managers)."""
 
@@ -153,8 +146,7 @@ class QualificationSettingsApi(APIView):
         values = valid_input(self.SettingsInput, request.data)
         auto = values.pop("auto_pick")
         instance_ids = values.pop("instance_ids", None)
-        if "time_limit_minutes" not in values:
-            values["time_limit_minutes"] = services.UNSET
+        values.setdefault("time_limit_minutes", services.UNSET)  # left out: unchanged (null: no limit)
         exam = services.qualification_configure(
             project=project,
             actor=request.user,
@@ -192,7 +184,9 @@ class AttemptDetailApi(APIView):
 
     @extend_schema(responses=dict)
     def get(self, request: Request, pk: int) -> Response:
-        attempt = _fresh(selectors.attempt_get(user=request.user, attempt_id=pk))
+        attempt = selectors.attempt_get(user=request.user, attempt_id=pk)
+        if services.attempts_close_expired(attempts=[attempt]):  # a reader never sees an expired attempt as open
+            attempt.refresh_from_db()
         return Response(attempt_detail(attempt))
 
     @extend_schema(request=AnswersInput, responses=dict)

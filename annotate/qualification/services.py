@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from datetime import datetime, timedelta
+from itertools import zip_longest
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
@@ -58,13 +59,9 @@ def _type_key(instance: Instance) -> str:
 
 
 def _round_robin(groups: dict[str, list[Instance]], wanted: int) -> list[Instance]:
-    picked: list[Instance] = []
-    queues = [list(groups[key]) for key in sorted(groups)]
-    while len(picked) < wanted and any(queues):
-        for queue in queues:
-            if queue and len(picked) < wanted:
-                picked.append(queue.pop(0))
-    return picked
+    """One of each group in turn (groups in key order) until `wanted` are picked or none is left."""
+    turns = zip_longest(*(groups[key] for key in sorted(groups)))
+    return [instance for turn in turns for instance in turn if instance is not None][:wanted]
 
 
 def gold_candidates(project: Project) -> list[Instance]:

@@ -23,9 +23,7 @@ page_patterns = [
 api_patterns = [
     path("projects/<slug:slug>/qualification/", api.QualificationSettingsApi.as_view(), name="api-qualification"),
     path(
-        "projects/<slug:slug>/qualification/attempts/",
-        api.AttemptListApi.as_view(),
-        name="api-qualification-attempts",
+        "projects/<slug:slug>/qualification/attempts/", api.AttemptListApi.as_view(), name="api-qualification-attempts"
     ),
     path("qualification/attempts/<int:pk>/", api.AttemptDetailApi.as_view(), name="api-qualification-attempt"),
     path(

@@ -83,10 +83,7 @@ def _answers_from_form(request: HttpRequest, item_ids: list[int]) -> dict[str, d
     The marker tells "every answer item removed" (an empty list) from "not in this request" (keep what is saved).
     """
     return {
-        str(pk): {
-            "answer": request.POST.getlist(f"answer-{pk}"),
-            "rationale": request.POST.get(f"rationale-{pk}", ""),
-        }
+        str(pk): {"answer": request.POST.getlist(f"answer-{pk}"), "rationale": request.POST.get(f"rationale-{pk}", "")}
         for pk in item_ids
         if f"item-{pk}" in request.POST
     }
@@ -118,7 +115,7 @@ def qualification_start(request: HttpRequest, slug: str) -> HttpResponse:
 @login_required
 def attempt_page(request: HttpRequest, pk: int) -> HttpResponse:
     attempt = selectors.attempt_get(user=request.user, attempt_id=pk)
-    if attempt.submitted_at is None and services.attempts_close_expired(attempts=[attempt]):
+    if services.attempts_close_expired(attempts=[attempt]):
         attempt.refresh_from_db()
         messages.info(request, "Time ran out: your attempt was scored with the answers saved before the deadline.")
     project = attempt.project
@@ -135,10 +132,9 @@ def attempt_page(request: HttpRequest, pk: int) -> HttpResponse:
                 "mistakes": [r for r in results if r.get("em") == 0.0],
                 "correct": [r for r in results if r.get("em")],
                 "unscored": [r for r in results if r.get("em") is None],
-                "correct_count": sum(1 for r in results if r.get("em")),
-                "retry_at": services.retry_at(project=project, user=attempt.user, exam=exam)
-                if not attempt.passed
-                else None,
+                "retry_at": None
+                if attempt.passed
+                else services.retry_at(project=project, user=attempt.user, exam=exam),
             }
         )
         return render(request, "annotate/qualification/results.html", context)
@@ -150,14 +146,9 @@ def attempt_page(request: HttpRequest, pk: int) -> HttpResponse:
         saved = answers.get(str(item["instance_id"]), {})
         item["answer_items"] = saved.get("answer") or [""]
         item["rationale"] = saved.get("rationale", "")
-    context.update(
-        {
-            "items": items,
-            "guidelines": guidelines_services.guidelines_ensure_default(project=project),
-            "now": timezone.now(),
-        }
-    )
-    context["guidelines_html"] = render_markdown(context["guidelines"].text)
+    guidelines = guidelines_services.guidelines_ensure_default(project=project)
+    context |= {"items": items, "guidelines": guidelines, "guidelines_html": render_markdown(guidelines.text)}
+    context["now"] = timezone.now()
     return render(request, "annotate/qualification/exam.html", context)
 
 
@@ -281,14 +272,11 @@ def gold_check(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
 
 
 def _line_diff(old: str, new: str) -> list[tuple[str, str]]:
-    """(kind, line) pairs: kind is 'same', 'added' or 'removed'."""
-    rows = []
-    for line in difflib.ndiff(old.splitlines(), new.splitlines()):
-        code, text = line[:2], line[2:]
-        if code == "? ":
-            continue
-        rows.append(({"  ": "same", "+ ": "added", "- ": "removed"}[code], text))
-    return rows
+    """(kind, line) pairs: kind is 'same', 'added' or 'removed' (ndiff's '? ' hint lines are left out)."""
+    kinds = {"  ": "same", "+ ": "added", "- ": "removed"}
+    return [
+        (kinds[line[:2]], line[2:]) for line in difflib.ndiff(old.splitlines(), new.splitlines()) if line[:2] in kinds
+    ]
 
 
 @login_required
@@ -315,15 +303,8 @@ def guidelines_page(request: HttpRequest, slug: str) -> HttpResponse:
             return redirect(reverse("guidelines", args=[project.slug]))
     guidelines_services.guidelines_ensure_default(project=project)
     versions = list(selectors.guidelines_versions(user=request.user, project=project))
-    by_number = {v.version: v for v in versions}
-
-    def version_arg(name: str, default: int) -> int:
-        try:
-            return int(request.GET.get(name, default))
-        except ValueError:
-            return default
-
-    shown = by_number.get(version_arg("v", versions[0].version), versions[0])
+    by_number = {str(v.version): v for v in versions}  # as the query string names them (?v=, ?a=&b=)
+    shown = by_number.get(request.GET.get("v", ""), versions[0])
     # Opening the page is reading it: the banner for this version goes away.
     guidelines_services.guidelines_mark_read(project=project, user=request.user, version=shown.version)
     context: dict[str, Any] = {
@@ -335,15 +316,13 @@ def guidelines_page(request: HttpRequest, slug: str) -> HttpResponse:
         "is_manager": is_manager,
         "draft_text": draft_text if draft_text is not None else versions[0].text,
     }
-    if "a" in request.GET and "b" in request.GET:
-        left = by_number.get(version_arg("a", 0))
-        right = by_number.get(version_arg("b", 0))
-        if left and right:
-            context["compare"] = {
-                "left": left,
-                "right": right,
-                "left_html": render_markdown(left.text),
-                "right_html": render_markdown(right.text),
-                "diff": _line_diff(left.text, right.text),
-            }
+    left, right = by_number.get(request.GET.get("a", "")), by_number.get(request.GET.get("b", ""))
+    if left and right:
+        context["compare"] = {
+            "left": left,
+            "right": right,
+            "left_html": render_markdown(left.text),
+            "right_html": render_markdown(right.text),
+            "diff": _line_diff(left.text, right.text),
+        }
     return render(request, "annotate/guidelines/page.html", context)

@@ -84,9 +84,6 @@ class RestoreApi(APIView):
         project = selectors.project_get(user=request.user, slug=slug)
         payload = valid_input(self.RestoreInputSerializer, request.data)
         decision = quality_services.annotator_restore(
-            project=project,
-            actor=request.user,
-            user_id=payload["user"],
-            reason=payload["reason"],
+            project=project, actor=request.user, user_id=payload["user"], reason=payload["reason"]
         )
         return Response(self.RestoreOutputSerializer(decision).data)

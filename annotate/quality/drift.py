@@ -155,9 +155,7 @@ def drift_rows(people: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
                     "user": person["user"],
                     "week": row["week"].isoformat(),
                     **{name: None if row[name] is None else round(row[name], 4) for name in SERIES},
-                    "round1_n": row["n"]["round1"],
-                    "round2_n": row["n"]["round2"],
-                    "gold_n": row["n"]["gold"],
+                    **{f"{key}_n": n for key, n in row["n"].items()},  # round1_n, round2_n, gold_n
                     "guidelines": "; ".join(markers.get(index, [])),
                 }
             )

@@ -39,19 +39,7 @@ class CommentSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = ReviewComment
-        fields = [
-            "id",
-            "instance",
-            "author",
-            "round",
-            "field",
-            "text",
-            "instance_version",
-            "is_resolved",
-            "resolved_by",
-            "resolved_at",
-            "created_at",
-        ]
+        fields = "__all__"
 
 
 class MessageSerializer(serializers.ModelSerializer):
@@ -73,25 +61,11 @@ class DiscussionSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Discussion
-        fields = [
-            "id",
-            "instance",
-            "opened_by",
-            "verifier",
-            "is_open",
-            "outcome",
-            "resolution",
-            "decided_by",
-            "decided_at",
-            "opened_at",
-        ]
+        fields = "__all__"
 
 
 class DiscussionDetailSerializer(DiscussionSerializer):
     messages = MessageSerializer(many=True, read_only=True)
-
-    class Meta(DiscussionSerializer.Meta):
-        fields = [*DiscussionSerializer.Meta.fields, "messages"]
 
 
 class VersionSerializer(serializers.Serializer):
@@ -144,19 +118,28 @@ class PingSerializer(serializers.Serializer):
     activity = serializers.ChoiceField(choices=["review1", "review2", "discussion"])
 
 
+class PkListField(serializers.ListField):
+    """A list of objects (instances, discussions) given as their ids."""
+
+    child = serializers.IntegerField()
+
+    def to_representation(self, data: list) -> list[int]:
+        return [item.pk for item in data]
+
+
 class ReviewQueueSerializer(serializers.Serializer):
-    held = serializers.ListField(child=serializers.IntegerField())
-    returning = serializers.ListField(child=serializers.IntegerField())
-    waiting = serializers.IntegerField(help_text="How many wait, counted up to 1,000.")
+    held = PkListField()
+    returning = PkListField()
+    waiting = serializers.IntegerField(source="waiting_count", help_text="How many wait, counted up to 1,000.")
     waiting_capped = serializers.BooleanField(help_text="True when more than 1,000 wait (waiting is 1,000).")
-    discussions = serializers.ListField(child=serializers.IntegerField())
+    discussions = PkListField()
 
 
 class Round2QueueSerializer(serializers.Serializer):
-    held = serializers.ListField(child=serializers.IntegerField())
+    held = PkListField()
     available = serializers.IntegerField(help_text="Instances you may take for round two, counted up to 1,000.")
     available_capped = serializers.BooleanField(help_text="True when more than 1,000 wait (available is 1,000).")
-    discussions = serializers.ListField(child=serializers.IntegerField())
+    discussions = PkListField()
 
 
 class DiffRowSerializer(serializers.Serializer):
@@ -311,16 +294,7 @@ class ReviewQueueApi(APIView):
         """The verifier's round-one pile: held reviews, resubmissions returning to them, and the waiting count."""
         project = selectors.project_get(user=request.user, slug=slug)
         review.require_verifier(project=project, user=request.user)
-        data = review_selectors.review_queue(project=project, user=request.user)
-        return Response(
-            {
-                "held": [i.pk for i in data["held"]],
-                "returning": [i.pk for i in data["returning"]],
-                "waiting": data["waiting_count"],
-                "waiting_capped": data["waiting_capped"],
-                "discussions": [d.pk for d in data["discussions"]],
-            }
-        )
+        return Response(ReviewQueueSerializer(review_selectors.review_queue(project=project, user=request.user)).data)
 
 
 class ReviewPingApi(APIView):
@@ -352,15 +326,7 @@ class Round2QueueApi(APIView):
     def get(self, request: Request, slug: str) -> Response:
         project = selectors.project_get(user=request.user, slug=slug)
         review.require_round2_annotator(project_id=project.pk, user=request.user)
-        data = review_selectors.round2_queue(project=project, user=request.user)
-        return Response(
-            {
-                "held": [i.pk for i in data["held"]],
-                "available": data["available"],
-                "available_capped": data["available_capped"],
-                "discussions": [d.pk for d in data["discussions"]],
-            }
-        )
+        return Response(Round2QueueSerializer(review_selectors.round2_queue(project=project, user=request.user)).data)
 
 
 class Round2FlagApi(APIView):
@@ -404,10 +370,9 @@ class DiscussionListApi(APIView):
     def get(self, request: Request, slug: str) -> Response:
         """Threads the viewer is involved in (all of the project's for managers); ?open=true for undecided ones."""
         project = selectors.project_get(user=request.user, slug=slug)
-        qs = review_selectors.discussions_visible_to(request.user, project)
-        if request.query_params.get("open") == "true":
-            qs = qs.filter(outcome="")
-        return Response(DiscussionSerializer(qs, many=True).data)
+        is_open = request.query_params.get("open") == "true"
+        threads = review_selectors.discussions_visible_to(request.user, project, open_only=is_open)
+        return Response(DiscussionSerializer(threads, many=True).data)
 
 
 class DiscussionDetailApi(APIView):
@@ -470,12 +435,8 @@ class RevisionDiffApi(APIView):
     )
     def get(self, request: Request, pk: int) -> Response:
         """Word diff between two revisions (by number; default the last two)."""
-
-        def number(name: str) -> int | None:
-            value = request.query_params.get(name)
-            return int(value) if value and value.isdigit() else None
-
-        data = review_selectors.history_data(user=request.user, instance_id=pk, first=number("a"), second=number("b"))
+        numbers = {"first": request.query_params.get("a"), "second": request.query_params.get("b")}
+        data = review_selectors.history_data(user=request.user, instance_id=pk, **numbers)
         pair = data["pair"]
         return Response(
             {

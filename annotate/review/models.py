@@ -80,7 +80,7 @@ class Discussion(models.Model):
     class Meta:
         ordering = ["-opened_at", "-id"]
         constraints = [
-            models.UniqueConstraint(fields=["instance"], condition=Q(outcome=""), name="one_open_discussion"),
+            models.UniqueConstraint(fields=["instance"], condition=Q(outcome=""), name="one_open_discussion")
         ]
 
     def __str__(self) -> str:

@@ -42,8 +42,9 @@ DIFF_FIELDS = (
 )
 
 
-def instance_for_review(*, user: AbstractBaseUser, instance_id: int) -> Instance:
-    """An instance the viewer may see (staff of its project, its author, its round-two reviewer)."""
+def instance_record(*, user: AbstractBaseUser, instance_id: int) -> tuple[Instance, list[InstanceRevision], list]:
+    """An instance the viewer may see (staff of its project, its author, its round-two reviewer) with its revisions
+    and timeline."""
     instance = (
         instances_visible_to(user)
         .select_related(
@@ -54,12 +55,6 @@ def instance_for_review(*, user: AbstractBaseUser, instance_id: int) -> Instance
     )
     if instance is None:
         raise NotFound(f"No instance {instance_id} that you may see.")
-    return instance
-
-
-def instance_record(*, user: AbstractBaseUser, instance_id: int) -> tuple[Instance, list[InstanceRevision], list]:
-    """An instance the viewer may see with its revisions and timeline."""
-    instance = instance_for_review(user=user, instance_id=instance_id)
     return instance, list(instance.revisions.select_related("author")), list(instance.events.select_related("actor"))
 
 
@@ -102,31 +97,29 @@ def history_data(
     *,
     user: AbstractBaseUser,
     instance_id: int,
-    first: int | None = None,
-    second: int | None = None,
-    restore: int | None = None,
+    first: str | None = None,
+    second: str | None = None,
+    restore: str | None = None,
 ) -> dict[str, Any]:
     """An instance's revisions, transitions and a diff between two of its revisions (default: the last two); for
     whoever may edit it now (`may_edit_now`), `can_restore`, and with `restore` the revision offered for restoring
     with what restoring it would change (`restore_diff`: now → that revision)."""
     instance, revisions, events = instance_record(user=user, instance_id=instance_id)
     can_restore = may_edit_now(instance=instance, user=user)
-    offered = next((r for r in revisions if r.number == restore), None) if can_restore else None
-    numbers = [r.number for r in revisions]
-    diff = None
-    chosen: tuple[InstanceRevision, InstanceRevision] | None = None
-    if revisions:
-        b = second if second in numbers else numbers[-1]
-        a = first if first in numbers else (numbers[-2] if len(numbers) > 1 else numbers[-1])
-        by_number = {r.number: r for r in revisions}
-        chosen = (by_number[a], by_number[b])
-        diff = revision_diff(before=chosen[0].fields, after=chosen[1].fields)
+    by_number = {str(r.number): r for r in revisions}  # as a query string names them
+    offered = by_number.get(restore) if can_restore else None
+    # Default: the last two revisions (the only one, twice, when there is one).
+    chosen = (
+        (by_number.get(first, revisions[max(len(revisions) - 2, 0)]), by_number.get(second, revisions[-1]))
+        if revisions
+        else None
+    )
     return {
         "instance": instance,
         "revisions": revisions,
         "events": events,
         "pair": chosen,
-        "diff": diff,
+        "diff": revision_diff(before=chosen[0].fields, after=chosen[1].fields) if chosen else None,
         "comments": list(comments_of(instance)),
         "is_manager": Role.MANAGER in roles_of(user=user, project=instance.project),
         "can_restore": can_restore,
@@ -262,11 +255,6 @@ def unresolved_discussion_count(user: AbstractBaseUser) -> int:
     else:  # SQLite takes no LIMIT inside a UNION: a query per door, united here
         counted = len({row["pk"] for door in doors for row in door})
     return min(counted, BADGE_UP_TO + 1)
-
-
-def discussion_badge(count: int) -> str:
-    """How the badge writes a count of `unresolved_discussion_count`: "99+" past the cap."""
-    return f"{BADGE_UP_TO}+" if count > BADGE_UP_TO else str(count)
 
 
 FILL_PAPERS_PER_PAGE = 50

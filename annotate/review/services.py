@@ -12,7 +12,7 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Exists, F, OuterRef, Q, QuerySet
+from django.db.models import Exists, F, OuterRef, Q
 from django.utils import timezone
 
 from annotate.agreement.services import awaiting_second_q, own_work_q, second_annotator_q
@@ -455,17 +455,6 @@ def may_take_discussion(discussion: Discussion, user: AbstractBaseUser) -> bool:
     return Role.VERIFIER.value in roles_in(user=user, project_id=instance.project_id)
 
 
-def discussions_waiting(*, project: Project, user: AbstractBaseUser) -> QuerySet[Discussion]:
-    """Open discussions given back, which `user` may take, oldest first."""
-    return (
-        Discussion.objects.filter(instance__project=project, outcome="", verifier__isnull=True)
-        .exclude(instance__author=user)
-        .exclude(opened_by=user)
-        .select_related("instance")
-        .order_by("opened_at", "id")
-    )
-
-
 @transaction.atomic
 def discussion_give_back(*, discussion_id: int, user: AbstractBaseUser) -> Discussion:
     """The deciding verifier hands an open discussion back: it waits for any verifier who may decide it (the same
@@ -503,7 +492,14 @@ def discussion_next(*, project: Project, user: AbstractBaseUser) -> Discussion |
     """The verifier's next discussion: one they hold, else the oldest given-back one they may take (None: none)."""
     require_verifier(project=project, user=user)
     held = Discussion.objects.filter(instance__project=project, outcome="", verifier=user).order_by("opened_at")
-    for discussion in [*held[:1], *discussions_waiting(project=project, user=user)[:5]]:
+    waiting = (  # given back, which this verifier may take (`may_take_discussion`), oldest first
+        Discussion.objects.filter(instance__project=project, outcome="", verifier__isnull=True)
+        .exclude(instance__author=user)
+        .exclude(opened_by=user)
+        .select_related("instance")
+        .order_by("opened_at", "id")
+    )
+    for discussion in [*held[:1], *waiting[:5]]:
         try:
             return discussion_take(discussion_id=discussion.pk, user=user)
         except Conflict:

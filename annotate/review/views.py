@@ -91,18 +91,11 @@ class ResolveForm(forms.Form):
         }
 
 
-ROUND1_SHORTCUTS = [
-    ("<kbd>Alt</kbd>+<kbd>A</kbd>", "Approve and take the next"),
-    ("<kbd>Alt</kbd>+<kbd>R</kbd>", "Request changes (write a comment first)"),
-    ("<kbd>Alt</kbd>+<kbd>C</kbd>", "Focus the comment on the whole instance"),
-    ("<kbd>Alt</kbd>+<kbd>N</kbd>", "Next review"),
-]
-ROUND2_SHORTCUTS = [
-    ("<kbd>Alt</kbd>+<kbd>A</kbd>", "Confirm and take the next"),
-    ("<kbd>Alt</kbd>+<kbd>R</kbd>", "Flag an error (write a comment first)"),
-    ("<kbd>Alt</kbd>+<kbd>C</kbd>", "Focus the comment on the whole instance"),
-    ("<kbd>Alt</kbd>+<kbd>N</kbd>", "Next round-two review"),
-]
+def _shortcuts(accept: str, refuse: str, next_review: str) -> list[tuple[str, str]]:
+    """A review page's keyboard shortcuts: Alt+A says the round's yes, Alt+R its no."""
+    said = {"A": f"{accept} and take the next", "R": f"{refuse} (write a comment first)"}
+    said |= {"C": "Focus the comment on the whole instance", "N": next_review}
+    return [(f"<kbd>Alt</kbd>+<kbd>{key}</kbd>", text) for key, text in said.items()]
 
 
 @dataclass(frozen=True)
@@ -123,7 +116,7 @@ ROUND_ONE = Stage(
     take_next=review.review_next,
     page="review",
     template="annotate/review/review.html",
-    shortcuts=ROUND1_SHORTCUTS,
+    shortcuts=_shortcuts("Approve", "Request changes", "Next review"),
     nothing_waits="Nothing is waiting for review. Well done.",
     decisions={
         "approve": (review.review_approve, "#{pk} approved: it goes to round two.", ("comments",)),
@@ -139,16 +132,12 @@ ROUND_TWO = Stage(
     take_next=review.round2_next,
     page="round2",
     template="annotate/review/round2.html",
-    shortcuts=ROUND2_SHORTCUTS,
+    shortcuts=_shortcuts("Confirm", "Flag an error", "Next round-two review"),
     nothing_waits="Nothing is waiting for round two.",
     decisions={
         "confirm": (review.round2_confirm, "#{pk} confirmed: it is validated.", ()),
         "release": (review.round2_release, "#{pk} is back in the round-two pile.", ()),
-        "flag": (
-            review.round2_flag,
-            "#{pk} flagged: a discussion with its verifier is open.",
-            ("comments", "message"),
-        ),
+        "flag": (review.round2_flag, "#{pk} flagged: a discussion with its verifier is open.", ("comments", "message")),
     },
 )
 
@@ -244,11 +233,7 @@ round2_decide = partial(round_decide, stage=ROUND_TWO)
 def discussion_list(request: HttpRequest, slug: str) -> HttpResponse:
     project = project_get(user=request.user, slug=slug)
     threads = review_selectors.discussions_visible_to(request.user, project).prefetch_related("messages")
-    return render(
-        request,
-        "annotate/review/discussions.html",
-        {**page_context(request, project), "threads": threads},
-    )
+    return render(request, "annotate/review/discussions.html", {**page_context(request, project), "threads": threads})
 
 
 @login_required
@@ -330,14 +315,8 @@ def discussion_next(request: HttpRequest, slug: str) -> HttpResponse:
 @login_required
 def history_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     project = project_get(user=request.user, slug=slug)
-
-    def number(name: str) -> int | None:
-        value = request.GET.get(name, "")
-        return int(value) if value.isdigit() else None
-
-    data = review_selectors.history_data(
-        user=request.user, instance_id=pk, first=number("a"), second=number("b"), restore=number("restore")
-    )
+    numbers = {"first": request.GET.get("a"), "second": request.GET.get("b"), "restore": request.GET.get("restore")}
+    data = review_selectors.history_data(user=request.user, instance_id=pk, **numbers)
     if data["instance"].project_id != project.pk:
         raise Http404("No such instance in this project.")
     return render(request, "annotate/review/history.html", {**page_context(request, project), **data})
