@@ -17,7 +17,7 @@ from curation.latex.text import (
     space_operators,
 )
 from curation.latex.tokens import ALIGN, CHAR, CS, PAR, SPACE, Token, serialize
-from curation.latex.tree import Env, Group, Node, NodeCursor, to_latex
+from curation.latex.tree import Env, Group, Node, NodeCursor, has_content, to_latex
 
 _ROW_ENDS = frozenset({"\\", "tabularnewline", "cr", "crcr"})
 _LONGTABLE_MARKS = frozenset({"endfirsthead", "endhead", "endfoot", "endlastfoot"})
@@ -164,12 +164,12 @@ def _split_rows(
                 continue
             if node.kind == CS and node.name in RULE_COMMANDS:
                 reach = _skip_rule(node.name, cursor)
-                if not row and not _has_content(cell):
+                if not row and not has_content(cell):
                     pending_rules.append(node.name)
                     pending_ranges.extend([reach] if reach else [])
                 continue
             if node.kind == CS and node.name in _LONGTABLE_MARKS:
-                if row or any(_has_content(part) for part in [cell]):
+                if row or has_content(cell):
                     end_row()
                 # Longtable repeats heads and feet on every page; a reader sees the first head and last foot once.
                 if node.name == "endfirsthead":
@@ -200,14 +200,10 @@ def _split_rows(
                 cell.append(Token(SPACE, " "))
                 continue
         cell.append(node)
-    if row or _has_content(cell):
+    if row or has_content(cell):
         end_row()
     result.rules_after = tuple(pending_rules)
     return rows, rules, ranges
-
-
-def _has_content(nodes: list[Node]) -> bool:
-    return any(not (isinstance(node, Token) and node.kind in (SPACE, PAR)) for node in nodes)
 
 
 def _skip_rule(name: str, cursor: NodeCursor) -> tuple[int, int] | None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from curation.latex.tokens import BGROUP, CHAR, CS, EGROUP, SPACE, Token, serialize
+from curation.latex.tokens import BGROUP, CHAR, CS, EGROUP, PAR, SPACE, Token, serialize
 
 
 @dataclass
@@ -119,6 +119,11 @@ def to_latex(nodes: list[Node]) -> str:
     return serialize(flatten(nodes))
 
 
+def has_content(nodes: list[Node]) -> bool:
+    """Whether anything but spaces and paragraph breaks is among the nodes."""
+    return any(not (isinstance(node, Token) and node.kind in (SPACE, PAR)) for node in nodes)
+
+
 def walk(nodes: list[Node]) -> Iterator[Node]:
     """Every node, depth first, in document order."""
     for node in nodes:
@@ -201,6 +206,12 @@ class NodeCursor:
                 collected.append(node)
             self.position += 1
         return collected
+
+    def arguments(self, spec: str) -> list:
+        """Read arguments as `spec` lists them: `*` a star (a bool), `[` an optional argument (None when absent),
+        `{` a mandatory one ([] when absent)."""
+        read = {"*": self.star, "[": self.optional, "{": lambda: self.argument() or []}
+        return [read[kind]() for kind in spec]
 
     def argument(self) -> list[Node] | None:
         """A mandatory argument: a group's children or a single node."""
