@@ -433,7 +433,7 @@ class MacroExpander:
         if not self._count():
             return
         macro = self.table.macros[name]
-        stream.push(_substitute(macro.body, self._read_arguments(macro, stream)))
+        stream.push(substitute(macro.body, self._read_arguments(macro, stream)))
 
     def _expand_environment(self, token: Token, stream: TokenStream, out: list[Token]) -> bool:
         following = stream.peek()
@@ -447,7 +447,7 @@ class MacroExpander:
             stream.push([Token(BGROUP, "{"), *inner, Token(EGROUP, "}")])
             return False
         if token.is_cs("begin"):
-            stream.push(_substitute(macro.body, self._read_arguments(macro, stream)))
+            stream.push(substitute(macro.body, self._read_arguments(macro, stream)))
         else:
             stream.push(list(macro.end_body or []))
         return True
@@ -473,7 +473,8 @@ def _read_acronym_definition(name: str, stream: TokenStream) -> tuple[str, list[
     return serialize(key).strip(), short, long
 
 
-def _substitute(body: list[Token], arguments: list[list[Token]]) -> list[Token]:
+def substitute(body: list[Token], arguments: list[list[Token]]) -> list[Token]:
+    """A macro body with `#1`… replaced by the arguments and `##` by `#`."""
     out: list[Token] = []
     for token in body:
         if token.kind == PARAM:
