@@ -8,7 +8,7 @@ from itertools import pairwise
 from curation.latex.macros import MacroTable
 from curation.latex.results import ExtractedParagraph, ExtractedTable, SubTable
 from curation.latex.tables import parse_tabular
-from curation.latex.text import MATH_ENVS, TABULAR_ENVS, LabelTarget, TextRenderer
+from curation.latex.text import MATH_ENVS, TABULAR_ENVS, LabelTarget, TextRenderer, env_body
 from curation.latex.tokens import CS, PAR, SPACE, Token
 from curation.latex.tree import Env, Group, Node, NodeCursor, has_content, to_latex, walk
 
@@ -19,8 +19,6 @@ TABLE_FLOATS = {
     "longtabu": "longtable", "supertabular": "supertabular", "xtabular": "supertabular", "longtblr": "longtable",
     "margintable": "margintable", "fullwidthtable": "table", "tablehere": "table", "stable": "table",
 }  # fmt: skip
-# Environments inside a float whose leading arguments are settings (`\\begin{adjustbox}{max width=…}`).
-_FLOAT_ENV_ARGUMENTS = {"adjustbox": 1, "minipage": 1, "tablenotes": 0, "TableNotes": 0}
 FIGURE_FLOATS = frozenset(
     {"figure", "figure*", "wrapfigure", "wrapfigure*", "sidewaysfigure", "sidewaysfigure*", "SCfigure",
      "SCfigure*", "marginfigure", "algorithm", "algorithm*", "listing", "listing*", "subfigure"}
@@ -357,9 +355,9 @@ class DocumentWalker:
                     pending.sub_parts.append(_Part(None, [], node.name))
                     self._scan_float(node.children, pending, len(pending.sub_parts) - 1)
                 elif node.name in ("tablenotes", "TableNotes"):
-                    pending.notes.extend(_items(_env_body(node)))
+                    pending.notes.extend(_items(env_body(node)))
                 elif node.name not in FIGURE_FLOATS:
-                    self._scan_float(_env_body(node), pending, sub)
+                    self._scan_float(env_body(node), pending, sub)
             elif isinstance(node, Group):
                 if sub is None and not _holds_float_parts(node.children):
                     pending.loose_text.append(node)
@@ -528,16 +526,6 @@ def _has_structure(nodes: list[Node]) -> bool:
         or (isinstance(node, Env) and node.name in _STRUCTURAL_ENVS)
         for node in walk(nodes)
     )
-
-
-def _env_body(env: Env) -> list[Node]:
-    """An environment's children after the arguments that only set its layout."""
-    count = _FLOAT_ENV_ARGUMENTS.get(env.name)
-    if count is None:
-        return env.children
-    cursor = NodeCursor(env.children)
-    cursor.arguments("[" + "[{" * count + "[")
-    return cursor.nodes[cursor.position :]
 
 
 def _items(nodes: list[Node]) -> list[list[Node]]:

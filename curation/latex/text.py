@@ -73,38 +73,33 @@ _MACROS: dict[str, tuple[str, str | None]] = {
     "twocolumn": ("[", None), "onecolumn": ("", None), "scriptsize": ("", None), "selectfont": ("", None),
     "linebreak": ("[", " "),
 }  # fmt: skip
-# Macros printed by a function below (`_ding`, `_quantity`), with their arguments.
-_FUNCTION_MACROS = {
-    "ding": "{", "num": "[{", "SI": "[{[{", "si": "[{", "qty": "[{{", "unit": "[{", "tablenum": "[{", "SIrange": "[{{{",
-    "qtyrange": "[{{{", "numrange": "[{{",
-}  # fmt: skip
 # pifont's \ding numbers for the check and cross marks papers use in tables.
 _DINGS = {"51": "✓", "52": "✔", "55": "✗", "56": "✘", "72": "★", "73": "☆", "108": "●", "109": "❍", "110": "■"}
 
 
 @lru_cache(maxsize=1)
 def _converter() -> latex2text.LatexNodes2Text:
+    macros = {
+        **_MACROS,
+        **{name: ("", char) for name, char in SYMBOLS.items()},
+        **dict.fromkeys(SPACES, ("", " ")),
+        "ding": ("{", _ding),
+        **{name: (arguments, _quantity) for name, (arguments, _, _) in _QUANTITY_ARGS.items()},
+    }
     walker_db = latexwalker.get_default_latex_context_db()
-    arguments = {**{name: args for name, (args, _) in _MACROS.items()}, **_FUNCTION_MACROS}
-    arguments.update(dict.fromkeys([*SYMBOLS, *SPACES], ""))
-    walker_db.add_context_category(
-        "tat-curate", macros=[macrospec.MacroSpec(name, args) for name, args in arguments.items()], prepend=True
-    )
+    walker_specs = [macrospec.MacroSpec(name, arguments) for name, (arguments, _) in macros.items()]
+    walker_db.add_context_category("tat-curate", macros=walker_specs, prepend=True)
     text_db = latex2text.get_default_latex_context_db()
     text_specs = [
         latex2text.MacroTextSpec(name, discard=True)
         if repl is None
         else latex2text.MacroTextSpec(name, simplify_repl=repl)
-        for name, (_, repl) in _MACROS.items()
+        for name, (_, repl) in macros.items()
     ]
-    text_specs += [latex2text.MacroTextSpec(name, simplify_repl=char) for name, char in SYMBOLS.items()]
-    text_specs += [latex2text.MacroTextSpec(name, simplify_repl=" ") for name in SPACES]
-    text_specs.append(latex2text.MacroTextSpec("ding", simplify_repl=_ding))
     text_specs += [
         latex2text.MacroTextSpec(name, simplify_repl=lambda node, l2tobj, mark=mark: _accented(node, l2tobj, mark))
         for name, mark in unicode_accents_list
     ]
-    text_specs += [latex2text.MacroTextSpec(name, simplify_repl=_quantity) for name in _QUANTITY_ARGS]
     text_db.add_context_category("tat-curate", macros=text_specs, prepend=True)
     converter = latex2text.LatexNodes2Text(latex_context=text_db, math_mode="text", strict_latex_spaces=False)
     converter._tat_walker_db = walker_db  # type: ignore[attr-defined]
@@ -126,11 +121,11 @@ def _ding(node: latexwalker.LatexMacroNode, l2tobj: latex2text.LatexNodes2Text) 
     return _DINGS.get(number, "")
 
 
-# siunitx: which arguments of each macro hold the number(s) and the unit (indices into the argument list).
-_QUANTITY_ARGS: dict[str, tuple[tuple[int, ...], int | None]] = {
-    "num": ((1,), None), "tablenum": ((1,), None), "numrange": ((1, 2), None), "SI": ((1,), 3), "qty": ((1,), 2),
-    "si": ((), 1), "unit": ((), 1), "SIrange": ((1, 2), 3),
-    "qtyrange": ((1, 2), 3),
+# siunitx: each macro's arguments, and which of them hold the number(s) and the unit (indices into the list).
+_QUANTITY_ARGS: dict[str, tuple[str, tuple[int, ...], int | None]] = {
+    "num": ("[{", (1,), None), "tablenum": ("[{", (1,), None), "numrange": ("[{{", (1, 2), None),
+    "SI": ("[{[{", (1,), 3), "qty": ("[{{", (1,), 2), "si": ("[{", (), 1), "unit": ("[{", (), 1),
+    "SIrange": ("[{{{", (1, 2), 3), "qtyrange": ("[{{{", (1, 2), 3),
 }  # fmt: skip
 _UNITS = {
     "percent": "%", "second": "s", "metre": "m", "meter": "m", "gram": "g", "kilogram": "kg", "hour": "h",
@@ -145,6 +140,7 @@ _PREFIXES = {
     "centi": "c", "deci": "d", "deca": "da", "hecto": "h", "kilo": "k", "mega": "M", "giga": "G", "tera": "T",
     "peta": "P", "exa": "E", "zetta": "Z", "yotta": "Y", "kibi": "Ki", "mebi": "Mi", "gibi": "Gi", "tebi": "Ti",
 }  # fmt: skip
+_POWERS = {"square": "²", "cubic": "³"}
 _UNIT_TOKEN = re.compile(r"\\([A-Za-z]+)(?:\s*\{([^{}]*)\})?|([^\\\s{}]+)")
 
 
@@ -156,16 +152,10 @@ def unit_text(source: str) -> str:
             out += literal
         elif macro in _PREFIXES:
             pending_prefix += _PREFIXES[macro]
-        elif macro == "per":
-            out += "/"
-        elif macro in ("squared", "cubed"):
-            out += "²" if macro == "squared" else "³"
-        elif macro in ("square", "cubic"):
-            power_next = "²" if macro == "square" else "³"
-        elif macro in ("tothe", "raiseto"):
-            out += f"^{argument}"
-        elif macro == "text":
-            out += argument
+        elif macro in _POWERS:  # \\square\\metre: the power comes before its unit
+            power_next = _POWERS[macro]
+        elif macro in ("per", "squared", "cubed", "tothe", "raiseto", "text"):
+            out += {"per": "/", "squared": "²", "cubed": "³", "text": argument}.get(macro, f"^{argument}")
         elif macro in _UNITS:
             out += pending_prefix + _UNITS[macro] + power_next
             pending_prefix = power_next = ""
@@ -192,7 +182,7 @@ def siunitx_number(text: str) -> str:
 
 def _quantity(node: latexwalker.LatexMacroNode, l2tobj: latex2text.LatexNodes2Text) -> str:
     """\\SI{5}{\\percent} → 5%, \\qty{3.2}{\\milli\\second} → 3.2 ms, \\si{\\GHz} → GHz, ranges with a dash."""
-    number_indices, unit_index = _QUANTITY_ARGS[node.macroname]
+    _, number_indices, unit_index = _QUANTITY_ARGS[node.macroname]
     arguments = node.nodeargd.argnlist if node.nodeargd else []
 
     def argument(index: int) -> Any:
@@ -313,9 +303,7 @@ class TextRenderer:
             elif math and isinstance(node, Token) and (errors := _asymmetric_error(node, cursor)):
                 out.extend(errors)
             elif isinstance(node, Token) and node.is_cs("diagbox", "slashbox", "backslashbox"):
-                cursor.optional()
-                cursor.optional()
-                labels = [cursor.argument() or [], cursor.argument() or []]
+                _, _, *labels = cursor.arguments("[[{{")
                 following = cursor.nodes[cursor.position] if not cursor.at_end() else None
                 if isinstance(following, Group):  # \\diagbox{row}{middle}{column}
                     labels.append(cursor.argument() or [])
@@ -335,7 +323,7 @@ class TextRenderer:
                 elif node.name in ("verbatim", "lstlisting", "minted", "tikzpicture", "pgfpicture"):
                     continue
                 else:
-                    children = _env_content(node)
+                    children = env_body(node)
                     out.append(Env(node.name, self._prepare(children, references, in_cell, math), node.file))
             elif node.kind == CS and node.name in REF_COMMANDS:
                 out.append(Token(CHAR, escape(self._reference(node.name, cursor, references))))
@@ -343,8 +331,7 @@ class TextRenderer:
                 cited = _citation(cursor)
                 out.append(Token(CHAR, escape(f"{_CITE_OPEN}{cited}{_CITE_CLOSE}" if in_cell else cited)))
             elif node.kind == CS and node.name in ("\\", "newline", "par"):
-                cursor.star()
-                cursor.optional()
+                cursor.arguments("*[")
                 out.append(Token(SPACE, LINE_BREAK if node.name != "par" else " "))
             elif node.kind == CS and node.name == "protect":  # guards the next command; prints nothing, and left in
                 continue  # place it would swallow the space a following `\\newline` becomes
@@ -358,8 +345,7 @@ class TextRenderer:
                 mark = _text_script_mark(node.name, latex_to_text(to_latex(script)).strip())
                 out.extend([Token(CHAR, mark), Group(self._prepare(script, references, in_cell, math))])
             elif node.kind == CS and in_cell and node.name in ("footnote", "tablefootnote"):
-                cursor.optional()
-                cursor.argument()
+                cursor.arguments("[{")
             elif node.kind == ACTIVE or node.kind == ALIGN:
                 out.append(Token(SPACE, " "))
             elif node.kind == VERBATIM:
@@ -371,17 +357,15 @@ class TextRenderer:
     def _reference(self, command: str, cursor: NodeCursor, references: list[str]) -> str:
         cursor.star()
         if command == "hyperref":
-            label_nodes = cursor.optional() or []
-            text_nodes = cursor.argument() or []
-            label = to_latex(label_nodes).strip()
+            label_nodes, text_nodes = cursor.arguments("[{")
+            label = to_latex(label_nodes or []).strip()
             if label:
                 references.append(label)
             return self.render(text_nodes)
         argument = cursor.argument() or []
         labels = [part.strip() for part in to_latex(argument).split(",") if part.strip()]
         if command in ("crefrange", "Crefrange"):
-            second = cursor.argument() or []
-            labels.append(to_latex(second).strip())
+            labels.append(to_latex(cursor.argument() or []).strip())
         references.extend(labels)
         if command in ("pageref", "cpageref", "Cpageref", "autopageref"):
             return "?"
@@ -597,10 +581,8 @@ _CITED = re.compile(f"\\s*{_CITE_OPEN}[^{_CITE_CLOSE}]*{_CITE_CLOSE}")
 
 
 def _citation(cursor: NodeCursor) -> str:
-    cursor.star()
-    before = cursor.optional()
-    after = cursor.optional()
-    keys = [part.strip() for part in to_latex(cursor.argument() or []).split(",") if part.strip()]
+    _, before, after, cited = cursor.arguments("*[[{")
+    keys = [part.strip() for part in to_latex(cited).split(",") if part.strip()]
     note = to_latex(after if after is not None else before or []).strip()
     marker = ", ".join(keys)
     return f"[{marker}{', ' + latex_to_text(note) if note else ''}]"
@@ -614,9 +596,8 @@ def _tabular_as_text(env: Env) -> list[Node]:
 
 def skip_tabular_arguments(name: str, cursor: NodeCursor) -> list[Node]:
     """Consume a tabular environment's arguments and return its column specification."""
-    if name in ("tabular*", "tabularx", "tabulary", "xltabular", "NiceTabular*"):
-        cursor.optional()
-        cursor.argument()
+    if name in ("tabular*", "tabularx", "tabulary", "xltabular", "NiceTabular*"):  # the width first
+        cursor.arguments("[{")
     cursor.optional()
     if name in ("tabu", "longtabu"):  # `\\begin{tabu} to 0.5\\textwidth {…}`: the width comes before the columns
         cursor.skip_spaces()
@@ -624,26 +605,25 @@ def skip_tabular_arguments(name: str, cursor: NodeCursor) -> list[Node]:
         if isinstance(node, Token) and node.kind == CHAR and node.text.strip().startswith(("to", "spread")):
             while not cursor.at_end() and not isinstance(cursor.nodes[cursor.position], Group):
                 cursor.next()
-    if name in ("tblr", "longtblr", "talltblr"):
-        spec = cursor.argument() or []
-        return spec
     spec = cursor.argument() or []
-    cursor.optional()
+    if name not in ("tblr", "longtblr", "talltblr"):
+        cursor.optional()
     return spec
 
 
-# Environments whose leading mandatory arguments are layout (rotating's angle), not text.
-_ENV_LAYOUT_ARGUMENTS = {"turn": 1, "rotate": 1}
+# Environments whose leading arguments set their layout, not text (NodeCursor.arguments specs).
+_ENV_LAYOUT_ARGUMENTS = {
+    "turn": "{", "rotate": "{", "adjustbox": "[[{[", "minipage": "[[{[", "tablenotes": "[[", "TableNotes": "[[",
+}  # fmt: skip
 
 
-def _env_content(env: Env) -> list[Node]:
+def env_body(env: Env) -> list[Node]:
     """An environment's children without the layout arguments it opens with (`\\begin{turn}{90}Text` → `Text`)."""
-    count = _ENV_LAYOUT_ARGUMENTS.get(env.name, 0)
-    if not count:
+    spec = _ENV_LAYOUT_ARGUMENTS.get(env.name)
+    if spec is None:
         return env.children
     cursor = NodeCursor(env.children)
-    for _ in range(count):
-        cursor.argument()
+    cursor.arguments(spec)
     return cursor.nodes[cursor.position :]
 
 
