@@ -15,8 +15,8 @@ from curation.latex.text import (
     latex_to_text,
     normalize_space,
     siunitx_number,
-    skip_tabular_arguments,
     space_operators,
+    tabular_parts,
 )
 from curation.latex.tokens import ALIGN, CHAR, CS, PAR, SPACE, Token, serialize
 from curation.latex.tree import Env, Group, Node, NodeCursor, build_tree, flatten, has_content, to_latex
@@ -208,8 +208,7 @@ def _extract_span(nodes: list[Node]) -> tuple[list[Node], int, int]:
 
 def parse_tabular(env: Env, renderer: TextRenderer, column_types: dict[str, tuple[int, list[Token]]]) -> ParsedTabular:
     """Rows as a reader sees them: rules and empty rows gone, spans recorded, hidden columns dropped."""
-    cursor = NodeCursor(env.children)
-    spec = skip_tabular_arguments(env.name, cursor)
+    spec, body = tabular_parts(env)
     columns = column_specs(spec, column_types) if env.name not in ("tblr", "longtblr", "talltblr") else []
     hidden = [column.hidden for column in columns]
     joins = [index for index, column in enumerate(columns) if column.joined_by]
@@ -217,7 +216,7 @@ def parse_tabular(env: Env, renderer: TextRenderer, column_types: dict[str, tupl
     rendered: list[tuple[list[str], list[tuple[int, int, int, int]]]] = []
     carried: list[str] = []
     carried_ranges: list[tuple[int, int]] = []
-    for raw_row, rules, ranges in _split_rows(cursor.nodes[cursor.position :], result):
+    for raw_row, rules, ranges in _split_rows(body, result):
         carried.extend(rules)
         carried_ranges.extend(ranges)
         cells: list[str] = []

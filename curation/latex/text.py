@@ -318,7 +318,7 @@ class TextRenderer:
             elif isinstance(node, Env):
                 if node.name in TABULAR_ENVS:
                     out.append(Token(CHAR, " "))
-                    out.extend(self._prepare(_tabular_as_text(node), references, in_cell))
+                    out.extend(self._prepare(tabular_parts(node)[1], references, in_cell))
                     out.append(Token(CHAR, " "))
                 elif node.name in ("verbatim", "lstlisting", "minted", "tikzpicture", "pgfpicture"):
                     continue
@@ -588,14 +588,9 @@ def _citation(cursor: NodeCursor) -> str:
     return f"[{marker}{', ' + latex_to_text(note) if note else ''}]"
 
 
-def _tabular_as_text(env: Env) -> list[Node]:
-    cursor = NodeCursor(env.children)
-    skip_tabular_arguments(env.name, cursor)
-    return cursor.nodes[cursor.position :]
-
-
-def skip_tabular_arguments(name: str, cursor: NodeCursor) -> list[Node]:
-    """Consume a tabular environment's arguments and return its column specification."""
+def tabular_parts(env: Env) -> tuple[list[Node], list[Node]]:
+    """A tabular environment's column specification and its body (the rows), its other arguments skipped."""
+    name, cursor = env.name, NodeCursor(env.children)
     if name in ("tabular*", "tabularx", "tabulary", "xltabular", "NiceTabular*"):  # the width first
         cursor.arguments("[{")
     cursor.optional()
@@ -608,7 +603,7 @@ def skip_tabular_arguments(name: str, cursor: NodeCursor) -> list[Node]:
     spec = cursor.argument() or []
     if name not in ("tblr", "longtblr", "talltblr"):
         cursor.optional()
-    return spec
+    return spec, cursor.nodes[cursor.position :]
 
 
 # Environments whose leading arguments set their layout, not text (NodeCursor.arguments specs).
@@ -633,11 +628,7 @@ _RELATION_COMMANDS = frozenset({"leq", "geq", "neq", "le", "ge", "ne", "equiv", 
 
 
 def _is_relation(node: Node) -> bool:
-    if not isinstance(node, Token):
-        return False
-    if node.kind == CHAR:
-        return node.text in ("=", "<", ">")
-    return node.kind == CS and node.name in _RELATION_COMMANDS
+    return _char_text(node) in ("=", "<", ">") or (isinstance(node, Token) and node.name in _RELATION_COMMANDS)
 
 
 def _split_relations(nodes: list[Node], in_math: bool) -> list[Node]:
@@ -647,13 +638,7 @@ def _split_relations(nodes: list[Node], in_math: bool) -> list[Node]:
     for node in nodes:
         if isinstance(node, Token) and (node.kind == MATH or node.is_cs("(", ")", "[", "]")):
             math = not math if node.kind == MATH else node.name in ("(", "[")
-        if (
-            math
-            and isinstance(node, Token)
-            and node.kind == CHAR
-            and len(node.text) > 1
-            and _RELATION_CHARS.search(node.text)
-        ):
+        if math and len(_char_text(node)) > 1 and _RELATION_CHARS.search(_char_text(node)):
             out.extend(Token(CHAR, part, node.file) for part in _RELATION_CHARS.split(node.text) if part)
         else:
             out.append(node)
