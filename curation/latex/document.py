@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from itertools import pairwise
+from itertools import cycle, pairwise
 
 from curation.latex.macros import MacroTable
 from curation.latex.results import ExtractedParagraph, ExtractedTable, SubTable
@@ -200,12 +200,10 @@ class DocumentWalker:
         self._section = text
 
     def _format_number(self, level: int) -> str:
-        parts = []
-        start = 1 if self._counters[1] else 2
-        for depth in range(start, level + 1):
-            value = self._counters[depth]
-            first = depth == start
-            parts.append(_letters(value) if first and self._in_appendix else str(value))
+        start = 1 if self._counters[1] else 2  # numbers start at the chapter in a book, at the section otherwise
+        parts = [str(value) for value in self._counters[start : level + 1]]
+        if parts and self._in_appendix:
+            parts[0] = _letters(self._counters[start])
         return ".".join(parts)
 
     def _start_appendix(self) -> None:
@@ -216,24 +214,16 @@ class DocumentWalker:
 
     def _visit_env(self, env: Env) -> None:
         name = env.name
-        if name in TABLE_FLOATS:
-            self.flush()
-            self._register_table(env, TABLE_FLOATS[name])
-        elif name in FIGURE_FLOATS:
-            self.flush()
-            if _has_table_caption(env):
-                self._register_table(env, "captionof")
-            else:
-                self._register_figure(env)
-        elif name in MATH_ENVS:
+        if name in MATH_ENVS:  # part of the paragraph
             self._collect_labels(env.children, kind="equation")
             self._buffer.append(env)
-        elif name in SKIPPED_ENVS:
-            self.flush()
-        elif name in TABULAR_ENVS:
-            self.flush()
+            return
+        self.flush()
+        if name in TABLE_FLOATS:
+            self._register_table(env, TABLE_FLOATS[name])
+        elif name in SKIPPED_ENVS or name in TABULAR_ENVS:  # a tabular outside a float is no table of the paper
+            return
         elif name in ("abstract", "appendices", "appendix", "subappendices"):
-            self.flush()
             saved = (self._section, self._section_number)
             if name == "abstract":
                 self._section, self._section_number = "Abstract", ""
@@ -243,11 +233,11 @@ class DocumentWalker:
             self.flush()
             if name == "abstract":
                 self._section, self._section_number = saved
-        elif _has_table_caption(env):
-            self.flush()
+        elif _has_table_caption(env):  # a figure or minipage holding \\captionof{table}
             self._register_table(env, "captionof")
+        elif name in FIGURE_FLOATS:
+            self._register_figure(env)
         else:
-            self.flush()
             self.visit(env.children)
             self.flush()
 
@@ -322,21 +312,15 @@ class DocumentWalker:
             self._scan_longtable_caption(env, pending)
         else:
             self._scan_float(env.children, pending, None)
-        sub_labels: set[str] = set()
-        letter_index = 0
+        for label in pending.labels:  # a subtable's labels are among them, and named below
+            self.labels[label] = LabelTarget("table", pending.number or "??", pending.index)
+        letters = cycle("abcdefghijklmnopqrstuvwxyz")
         for part in pending.sub_parts:
-            if part.number is None:
-                part.number = f"{pending.number or '??'}{chr(ord('a') + letter_index % 26)}"
-                letter_index += 1
-                part_kind = "subtable"
-            else:
-                part_kind = "table"
+            # A subtable reads as the table's number and a letter; a minipage with its own \\caption is numbered.
+            kind = "subtable" if part.number is None else "table"
+            part.number = part.number or f"{pending.number or '??'}{next(letters)}"
             for label in part.labels:
-                sub_labels.add(label)
-                self.labels[label] = LabelTarget(part_kind, part.number, pending.index)
-        for label in pending.labels:
-            if label not in sub_labels:
-                self.labels[label] = LabelTarget("table", pending.number or "??", pending.index)
+                self.labels[label] = LabelTarget(kind, part.number, pending.index)
         if not pending.parts:
             name = pending.labels[0] if pending.labels else "no label"
             self.warnings.append(f"table {pending.index + 1} ({name}) has no tabular (an image?); it has no rows")
