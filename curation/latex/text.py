@@ -15,10 +15,6 @@ from curation.latex.symbols import FONT_SWITCHES, GLUE_COMMANDS, SPACES, SYMBOLS
 from curation.latex.tokens import ACTIVE, ALIGN, CHAR, CS, MATH, SPACE, VERBATIM, Token, escape
 from curation.latex.tree import Env, Group, Node, NodeCursor, to_latex
 
-TYPE_CHECKING = False  # `typing` is imported for type checkers only: a fresh process would pay for it
-if TYPE_CHECKING:
-    from typing import Any
-
 # pylatexenc logs every parse hiccup; malformed input is reported through our warnings instead.
 logging.getLogger("pylatexenc").setLevel(logging.ERROR)
 
@@ -183,15 +179,10 @@ def siunitx_number(text: str) -> str:
 def _quantity(node: latexwalker.LatexMacroNode, l2tobj: latex2text.LatexNodes2Text) -> str:
     """\\SI{5}{\\percent} → 5%, \\qty{3.2}{\\milli\\second} → 3.2 ms, \\si{\\GHz} → GHz, ranges with a dash."""
     _, number_indices, unit_index = _QUANTITY_ARGS[node.macroname]
-    arguments = node.nodeargd.argnlist if node.nodeargd else []
-
-    def argument(index: int) -> Any:
-        return arguments[index] if index < len(arguments) else None
-
-    numbers = [
-        siunitx_number(l2tobj.nodelist_to_text([argument(i)])) for i in number_indices if argument(i) is not None
-    ]
-    unit_node = argument(unit_index) if unit_index is not None else None
+    # None for an argument left out; the padding covers every index _QUANTITY_ARGS names (at most 3).
+    arguments = [*(node.nodeargd.argnlist if node.nodeargd else []), None, None, None, None]
+    numbers = [siunitx_number(l2tobj.nodelist_to_text([arguments[i]])) for i in number_indices if arguments[i]]
+    unit_node = arguments[unit_index] if unit_index is not None else None
     unit = unit_text(unit_node.latex_verbatim().strip()[1:-1]) if unit_node is not None else ""
     if not numbers:
         return unit
