@@ -521,17 +521,11 @@ def _asymmetric_error(token: Token, cursor: NodeCursor) -> list[Node] | None:
     separate_base = isinstance(before, Group) or (isinstance(before, Token) and before.text[-1:].isdigit())
     if separate_base and token.text in ("_", "^"):  # `{21.35}^{+0.37}_{-0.26}`, `0.54 _{-0.16}^{+0.32}`
         match = re.match(r"()([_^])$", token.text)
-    if match is None or position + 1 >= len(nodes) or not isinstance(nodes[position], Group):
+    script, mark, other_script = [*nodes[position : position + 3], None, None, None][:3]
+    other = "^" if match and match.group(2) == "_" else "_"
+    if not (match and isinstance(script, Group) and _char_text(mark) == other and isinstance(other_script, Group)):
         return None
-    other = "^" if match.group(2) == "_" else "_"
-    mark = nodes[position + 1]
-    if not (isinstance(mark, Token) and mark.kind == CHAR and mark.text == other):
-        return None
-    if position + 2 >= len(nodes) or not isinstance(nodes[position + 2], Group):
-        return None
-    first, second = (
-        normalize_space(latex_to_text(to_latex(nodes[index].children))) for index in (position, position + 2)
-    )
+    first, second = (normalize_space(latex_to_text(to_latex(group.children))) for group in (script, other_script))
     if not (_SIGNED.match(first) and _SIGNED.match(second)):
         return None
     upper, lower = (second, first) if match.group(2) == "_" else (first, second)
