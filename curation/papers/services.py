@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import tempfile
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -117,11 +118,8 @@ def archive_limits() -> ArchiveLimits:
 def arxiv_id_from_name(name: str) -> str:
     """The arXiv identifier a file name carries (`2401.01234v2.tar.gz` → `2401.01234v2`), or ""."""
     stem = Path(name.replace("\\", "/")).name
-    lowered = stem.lower()
-    for suffix in ARCHIVE_SUFFIXES:
-        if lowered.endswith(suffix):
-            stem = stem[: -len(suffix)]
-            break
+    suffix = next((suffix for suffix in ARCHIVE_SUFFIXES if stem.lower().endswith(suffix)), "")
+    stem = stem[: len(stem) - len(suffix)]
     if match := NEW_ARXIV_ID.match(stem):
         return match.group("id")
     if match := OLD_ARXIV_ID.match(stem):
@@ -302,9 +300,7 @@ def _store(
 
 
 def _unchanged(paper: Paper, source: PaperSource) -> IngestResult:
-    contexts = dict.fromkeys(Context.Kind.values, 0)
-    for kind in Context.objects.filter(paper=paper).values_list("kind", flat=True):
-        contexts[kind] += 1
+    contexts = Counter(Context.objects.filter(paper=paper).values_list("kind", flat=True))
     return IngestResult(
         source_name=source.source_name,
         status=UNCHANGED,
