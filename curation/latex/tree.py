@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -47,11 +48,7 @@ def build_tree(tokens: list[Token], warnings: list[str]) -> list[Node]:
     """Nest tokens into groups and environments; stray closers are dropped and reported once each."""
     root: list[Node] = []
     stack: list[tuple[Group | Env | None, list[Node]]] = [(None, root)]
-    problems: dict[str, int] = {}
-
-    def problem(text: str) -> None:
-        problems[text] = problems.get(text, 0) + 1
-
+    problems: Counter[str] = Counter()
     index = 0
     while index < len(tokens):
         token = tokens[index]
@@ -63,7 +60,7 @@ def build_tree(tokens: list[Token], warnings: list[str]) -> list[Node]:
             if isinstance(stack[-1][0], Group):
                 stack.pop()
             else:
-                problem(f"unmatched '}}' in {token.file or 'input'}")
+                problems[f"unmatched '}}' in {token.file or 'input'}"] += 1
         elif token.kind == CS and token.name in ("begin", "end"):
             found = _env_name(tokens, index + 1)
             if found is None:
@@ -80,11 +77,11 @@ def build_tree(tokens: list[Token], warnings: list[str]) -> list[Node]:
                 if name in open_names:
                     while not (isinstance(stack[-1][0], Env) and stack[-1][0].name == name):
                         if isinstance(stack[-1][0], Env):
-                            problem(f"\\begin{{{stack[-1][0].name}}} closed by \\end{{{name}}}")
+                            problems[f"\\begin{{{stack[-1][0].name}}} closed by \\end{{{name}}}"] += 1
                         stack.pop()
                     stack.pop()
                 else:
-                    problem(f"\\end{{{name}}} without \\begin{{{name}}}")
+                    problems[f"\\end{{{name}}} without \\begin{{{name}}}"] += 1
             index = after
             continue
         else:
@@ -92,7 +89,7 @@ def build_tree(tokens: list[Token], warnings: list[str]) -> list[Node]:
         index += 1
     for owner, _ in stack[1:]:
         if isinstance(owner, Env):
-            problem(f"\\begin{{{owner.name}}} never closed")
+            problems[f"\\begin{{{owner.name}}} never closed"] += 1
     for text, count in problems.items():
         warnings.append(text if count == 1 else f"{text} ({count} times)")
     return root
@@ -153,10 +150,7 @@ class NodeCursor:
 
     def skip_spaces(self) -> None:
         """Skip space tokens."""
-        while not self.at_end() and isinstance(self.nodes[self.position], Token):
-            token = self.nodes[self.position]
-            if token.kind != SPACE:  # type: ignore[union-attr]
-                break
+        while not self.at_end() and getattr(self.nodes[self.position], "kind", None) == SPACE:
             self.position += 1
 
     def star(self) -> bool:
