@@ -29,11 +29,7 @@ def is_number(text: str) -> bool:
     return bool(compact) and compact not in ("-", "–", "—", "--", "---") and bool(_NUMBER.match(compact))
 
 
-def header_rows(
-    rows: Sequence[Sequence[str]],
-    spans: Sequence[CellSpan],
-    rules_before: Sequence[Sequence[str]],
-) -> int:
+def header_rows(rows: Sequence[Sequence[str]], spans: Sequence[CellSpan], rules_before: Sequence[Sequence[str]]) -> int:
     """The number of header rows of one tabular (0 when it has none).
 
     `rules_before[i]` names the rules drawn above row i. The header ends at the first whole-width rule below
