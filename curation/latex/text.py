@@ -13,7 +13,7 @@ from pylatexenc.latex2text._defaultspecs import unicode_accents_list
 
 from curation.latex.symbols import FONT_SWITCHES, GLUE_COMMANDS, SPACES, SYMBOLS
 from curation.latex.tokens import ACTIVE, ALIGN, CHAR, CS, MATH, SPACE, VERBATIM, Token, escape
-from curation.latex.tree import Env, Group, Node, NodeCursor, to_latex
+from curation.latex.tree import Env, Group, Node, NodeCursor, has_content, to_latex
 
 # pylatexenc logs every parse hiccup; malformed input is reported through our warnings instead.
 logging.getLogger("pylatexenc").setLevel(logging.ERROR)
@@ -302,7 +302,7 @@ class TextRenderer:
                     out.extend([Token(CHAR, " / ")] if position else [])
                     out.append(Group(self._prepare(label, references, in_cell, math)))
             elif math and isinstance(node, Token) and node.kind == CHAR and ("_" in node.text or "^" in node.text):
-                out.extend(_flatten_scripts(node, cursor, has_base=attached or _has_content(out[math_start:])))
+                out.extend(_flatten_scripts(node, cursor, has_base=attached or has_content(out[math_start:])))
             elif isinstance(node, Env) and node.name in MATH_ENVS:
                 body = self._prepare(node.children, references, in_cell, True, formula=True)
                 out.append(Env(node.name, body, node.file))
@@ -394,10 +394,6 @@ def _text_script_mark(name: str, script: str) -> str:
 
 
 _TEXT_COMMANDS = ("text", "textrm", "mathrm", "textit", "mathit", "textsf", "mathsf", "textbf", "mathbf", "texttt")
-
-
-def _has_content(nodes: list[Node]) -> bool:
-    return any(not (isinstance(node, Token) and node.kind == SPACE) for node in nodes)
 
 
 def _flatten_scripts(token: Token, cursor: NodeCursor, *, has_base: bool) -> list[Node]:
