@@ -280,15 +280,11 @@ class MacroExpander:
         if key not in self.table.acronyms:
             stream.push([Token(BGROUP, "{"), *key_tokens, Token(EGROUP, "}")])
             return False
-        short, long = self.table.acronyms[key]
         form, plural, capitalised = _ACRONYM_USES[name]
         suffix = [Token(CHAR, "s")] if plural else []
-        if form == "short":
-            printed = [*short, *suffix]
-        elif form == "long":
-            printed = [*long, *suffix]
-        else:
-            printed = [*long, *suffix, Token(SPACE, " "), Token(CHAR, "("), *short, *suffix, Token(CHAR, ")")]
+        short, long = ([*tokens, *suffix] for tokens in self.table.acronyms[key])
+        full = [*long, Token(SPACE, " "), Token(CHAR, "("), *short, Token(CHAR, ")")]
+        printed = {"short": short, "long": long, "full": full}[form]
         if capitalised and printed and printed[0].kind == CHAR:
             printed[0] = Token(CHAR, printed[0].text[:1].upper() + printed[0].text[1:], printed[0].file)
         stream.push([Token(BGROUP, "{"), *printed, Token(EGROUP, "}")])

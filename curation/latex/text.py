@@ -353,29 +353,29 @@ class TextRenderer:
             if label:
                 references.append(label)
             return self.render(text_nodes)
-        argument = cursor.argument() or []
-        labels = [part.strip() for part in to_latex(argument).split(",") if part.strip()]
+        labels = [part.strip() for part in to_latex(cursor.argument() or []).split(",") if part.strip()]
         if command in ("crefrange", "Crefrange"):
             labels.append(to_latex(cursor.argument() or []).strip())
         references.extend(labels)
         if command in ("pageref", "cpageref", "Cpageref", "autopageref"):
             return "?"
-        numbers = [self.labels[label].number if label in self.labels else "??" for label in labels]
+        targets = [self.labels.get(label, LabelTarget("", "??")) for label in labels]
+        numbers = [target.number for target in targets]
         if command == "eqref":
             return f"({numbers[0]})" if numbers else "(??)"
         if command in ("ref", "subref", "vref", "Vref", "labelcref", "tref"):
             return ", ".join(numbers)
         if command == "nameref":
             return " ".join(numbers)
-        kinds = [self.labels[label].kind if label in self.labels else "" for label in labels]
-        singular, plural = _KIND_NAMES.get(kinds[0] if kinds else "", ("", ""))
+        kind = targets[0].kind if targets else ""
+        singular, plural = _KIND_NAMES.get(kind, ("", ""))
         if command in ("namecref", "nameCref"):
             return singular
         joined = numbers[0] if len(numbers) == 1 else ", ".join(numbers[:-1]) + " and " + numbers[-1]
         if command in ("crefrange", "Crefrange"):
             joined = " to ".join(numbers)
         name = singular if len(numbers) == 1 else plural
-        if command == "cref" and kinds and kinds[0] not in ("table", "figure", "subtable", "subfigure", "section"):
+        if command == "cref" and kind not in ("table", "figure", "subtable", "subfigure", "section"):
             name = name.lower()
         return f"{name} {joined}".strip()
 
