@@ -26,13 +26,6 @@ class ArchiveLimits:
     max_ratio: float = 100.0
 
 
-@dataclass(frozen=True)
-class _Member:
-    name: str
-    size: int
-    is_dir: bool
-
-
 def archive_kind(path: Path) -> str | None:
     """Name the archive format by content ("tar", "zip", "gzip"), or None for a plain file."""
     import tarfile
@@ -85,16 +78,6 @@ def _check_name(name: str) -> None:
         raise UnsafeArchiveError(f"member {name!r} escapes the extraction folder (path traversal)")
 
 
-def _check_totals(members: list[_Member], limits: ArchiveLimits, compressed: int) -> None:
-    total = 0
-    for count, member in enumerate(members, start=1):
-        if count > limits.max_members:
-            raise UnsafeArchiveError(f"archive has more than {limits.max_members} members")
-        _check_name(member.name)
-        total += member.size
-        _check_uncompressed(total, limits, compressed)
-
-
 def _check_uncompressed(total: int, limits: ArchiveLimits, compressed: int) -> None:
     if total > limits.max_uncompressed_bytes:
         raise UnsafeArchiveError(
@@ -109,10 +92,9 @@ def _check_uncompressed(total: int, limits: ArchiveLimits, compressed: int) -> N
 def _unpack_tar(path: Path, destination: Path, limits: ArchiveLimits, compressed: int) -> list[str]:
     import tarfile
 
-    members: list[_Member] = []
+    checked: list[tarfile.TarInfo] = []
     try:
         with tarfile.open(path, "r:*") as archive:
-            checked: list[tarfile.TarInfo] = []
             total = 0
             # Iterate lazily so a bomb is stopped at the first header past a limit, not after full decompression.
             for info in archive:
@@ -128,7 +110,6 @@ def _unpack_tar(path: Path, destination: Path, limits: ArchiveLimits, compressed
                 total += info.size
                 _check_uncompressed(total, limits, compressed)
                 checked.append(info)
-                members.append(_Member(info.name, info.size, info.isdir()))
             destination.mkdir(parents=True, exist_ok=True)
             # The data filter is a second line of defence with the same rules.
             archive.extractall(destination, members=checked, filter="data")
@@ -136,7 +117,7 @@ def _unpack_tar(path: Path, destination: Path, limits: ArchiveLimits, compressed
         raise
     except (tarfile.TarError, OSError, EOFError) as error:
         raise UnsafeArchiveError(f"archive could not be read safely: {error}") from error
-    return [member.name for member in members if not member.is_dir]
+    return [info.name for info in checked if not info.isdir()]
 
 
 def _unpack_zip(path: Path, destination: Path, limits: ArchiveLimits, compressed: int) -> list[str]:
@@ -146,15 +127,19 @@ def _unpack_zip(path: Path, destination: Path, limits: ArchiveLimits, compressed
     try:
         with zipfile.ZipFile(path) as archive:
             infos = archive.infolist()
-            members: list[_Member] = []
             for info in infos:
                 mode = info.external_attr >> 16
                 if stat.S_ISLNK(mode):
                     raise UnsafeArchiveError(f"member {info.filename!r} is a link, links are not allowed")
                 if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) or stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode):
                     raise UnsafeArchiveError(f"member {info.filename!r} is a device or FIFO")
-                members.append(_Member(info.filename, info.file_size, info.is_dir()))
-            _check_totals(members, limits, compressed)
+            total = 0
+            for count, info in enumerate(infos, start=1):
+                if count > limits.max_members:
+                    raise UnsafeArchiveError(f"archive has more than {limits.max_members} members")
+                _check_name(info.filename)
+                total += info.file_size
+                _check_uncompressed(total, limits, compressed)
             destination.mkdir(parents=True, exist_ok=True)
             root = destination.resolve()
             written = 0
@@ -178,7 +163,7 @@ def _unpack_zip(path: Path, destination: Path, limits: ArchiveLimits, compressed
     except (zipfile.BadZipFile, OSError, EOFError, NotImplementedError) as error:
         shutil.rmtree(destination, ignore_errors=True)
         raise UnsafeArchiveError(f"archive could not be read safely: {error}") from error
-    return [member.name for member in members if not member.is_dir]
+    return [info.filename for info in infos if not info.is_dir()]
 
 
 def _unpack_gzip(path: Path, destination: Path, limits: ArchiveLimits, compressed: int) -> list[str]:

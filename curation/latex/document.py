@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from itertools import cycle, pairwise
 
 from curation.latex.macros import MacroTable
 from curation.latex.results import ExtractedParagraph, ExtractedTable, SubTable
 from curation.latex.tables import parse_tabular
-from curation.latex.text import MATH_ENVS, TABULAR_ENVS, LabelTarget, TextRenderer
+from curation.latex.text import MATH_ENVS, TABULAR_ENVS, LabelTarget, TextRenderer, env_body
 from curation.latex.tokens import CS, PAR, SPACE, Token
-from curation.latex.tree import Env, Group, Node, NodeCursor, to_latex, walk
+from curation.latex.tree import Env, Group, Node, NodeCursor, has_content, to_latex, walk
 
 TABLE_FLOATS = {
     "table": "table", "table*": "table", "wraptable": "wraptable", "wraptable*": "wraptable",
@@ -18,8 +19,6 @@ TABLE_FLOATS = {
     "longtabu": "longtable", "supertabular": "supertabular", "xtabular": "supertabular", "longtblr": "longtable",
     "margintable": "margintable", "fullwidthtable": "table", "tablehere": "table", "stable": "table",
 }  # fmt: skip
-# Environments inside a float whose leading arguments are settings (`\\begin{adjustbox}{max width=…}`).
-_FLOAT_ENV_ARGUMENTS = {"adjustbox": 1, "minipage": 1, "tablenotes": 0, "TableNotes": 0}
 FIGURE_FLOATS = frozenset(
     {"figure", "figure*", "wrapfigure", "wrapfigure*", "sidewaysfigure", "sidewaysfigure*", "SCfigure",
      "SCfigure*", "marginfigure", "algorithm", "algorithm*", "listing", "listing*", "subfigure"}
@@ -43,26 +42,22 @@ _FLOAT_LAYOUT_ARGUMENTS = {
     "normalsize": 0, "selectfont": 0, "centerline": 0, "hfill": 0, "vfill": 0, "medskip": 0, "bigskip": 0,
     "smallskip": 0, "noindent": 0, "par": 0, "newline": 0, "\\": 0, "tabcolsep": 0, "arraystretch": 0,
 }  # fmt: skip
-_DROPPED_WITH_ARGUMENT = frozenset(
-    {"bibliography", "bibliographystyle", "title", "author", "date", "affiliation", "institute", "email",
-     "keywords", "thanks", "address", "icmltitle", "icmlauthor", "icmlaffiliation", "icmlcorrespondingauthor",
-     "vspace", "hspace", "addbibresource", "pagestyle", "thispagestyle", "setcounter", "addtocounter",
-     "setlength", "addtolength", "newtheorem", "bibitem", "footnotetext", "addtocontents", "addcontentsline"}
-)  # fmt: skip
-_DROPPED_ARGUMENT_COUNTS = {
-    "setcounter": 2,
-    "addtocounter": 2,
-    "setlength": 2,
-    "addtolength": 2,
-    "newtheorem": 2,
-    "addtocontents": 2,
+# Commands dropped from the text with their star, optional argument and this many mandatory ones.
+_DROPPED_ARGUMENTS = {
+    **dict.fromkeys(
+        {"bibliography", "bibliographystyle", "author", "date", "affiliation", "institute", "email", "keywords",
+         "thanks", "address", "icmltitle", "icmlauthor", "icmlaffiliation", "icmlcorrespondingauthor", "vspace",
+         "hspace", "addbibresource", "pagestyle", "thispagestyle", "bibitem", "footnotetext", "caption"}, 1
+    ),
+    **dict.fromkeys({"setcounter", "addtocounter", "setlength", "addtolength", "newtheorem", "addtocontents"}, 2),
     "addcontentsline": 3,
-}
+}  # fmt: skip
 # A brace group holding one of these (e.g. `{\small \bibliography{refs}}`) is walked, not rendered as text.
 _STRUCTURAL_CS = frozenset(
     {*SECTIONING, "paragraph", "subparagraph", "item", "appendix", "par", "bibliography", "bibliographystyle",
      "printbibliography"}
 )  # fmt: skip
+_STRUCTURAL_ENVS = frozenset({*TABLE_FLOATS, *FIGURE_FLOATS, *LIST_ENVS})
 
 
 def _letters(number: int) -> str:
@@ -151,20 +146,15 @@ class DocumentWalker:
                 self._visit_command(node, cursor)
             else:
                 self._buffer.append(node)
-        return None
 
     def _visit_command(self, token: Token, cursor: NodeCursor) -> None:
         name = token.name
         if name in SECTIONING:
-            starred = cursor.star()
-            cursor.optional()
-            title = cursor.argument() or []
+            starred, _, title = cursor.arguments("*[{")
             self.flush()
             self._start_section(name, starred, title)
         elif name in ("paragraph", "subparagraph"):
-            cursor.star()
-            cursor.optional()
-            title = cursor.argument() or []
+            _, _, title = cursor.arguments("*[{")
             self.flush()
             self._buffer.extend([Group(title), Token(SPACE, " ")])
             self._run_in_heading_end = len(self._buffer)
@@ -183,19 +173,11 @@ class DocumentWalker:
             if marker:
                 self._buffer.extend([Group(marker), Token(SPACE, " ")])
         elif name == "title":
-            cursor.optional()
-            self.title_nodes = cursor.argument() or []
-        elif name in _DROPPED_WITH_ARGUMENT:
-            cursor.star()
-            cursor.optional()
-            for _ in range(_DROPPED_ARGUMENT_COUNTS.get(name, 1)):
-                cursor.argument()
+            _, self.title_nodes = cursor.arguments("[{")
+        elif name in _DROPPED_ARGUMENTS:
+            cursor.arguments("*[" + "{" * _DROPPED_ARGUMENTS[name])
             if name in ("bibliography", "bibitem"):
                 self.flush()
-        elif name == "caption":
-            cursor.star()
-            cursor.optional()
-            cursor.argument()
         else:
             self._buffer.append(token)
 
@@ -218,12 +200,10 @@ class DocumentWalker:
         self._section = text
 
     def _format_number(self, level: int) -> str:
-        parts = []
-        start = 1 if self._counters[1] else 2
-        for depth in range(start, level + 1):
-            value = self._counters[depth]
-            first = depth == start
-            parts.append(_letters(value) if first and self._in_appendix else str(value))
+        start = 1 if self._counters[1] else 2  # numbers start at the chapter in a book, at the section otherwise
+        parts = [str(value) for value in self._counters[start : level + 1]]
+        if parts and self._in_appendix:
+            parts[0] = _letters(self._counters[start])
         return ".".join(parts)
 
     def _start_appendix(self) -> None:
@@ -234,24 +214,16 @@ class DocumentWalker:
 
     def _visit_env(self, env: Env) -> None:
         name = env.name
-        if name in TABLE_FLOATS:
-            self.flush()
-            self._register_table(env, TABLE_FLOATS[name])
-        elif name in FIGURE_FLOATS:
-            self.flush()
-            if _has_table_caption(env):
-                self._register_table(env, "captionof")
-            else:
-                self._register_figure(env)
-        elif name in MATH_ENVS:
+        if name in MATH_ENVS:  # part of the paragraph
             self._collect_labels(env.children, kind="equation")
             self._buffer.append(env)
-        elif name in SKIPPED_ENVS:
-            self.flush()
-        elif name in TABULAR_ENVS:
-            self.flush()
+            return
+        self.flush()
+        if name in TABLE_FLOATS:
+            self._register_table(env, TABLE_FLOATS[name])
+        elif name in SKIPPED_ENVS or name in TABULAR_ENVS:  # a tabular outside a float is no table of the paper
+            return
         elif name in ("abstract", "appendices", "appendix", "subappendices"):
-            self.flush()
             saved = (self._section, self._section_number)
             if name == "abstract":
                 self._section, self._section_number = "Abstract", ""
@@ -261,32 +233,28 @@ class DocumentWalker:
             self.flush()
             if name == "abstract":
                 self._section, self._section_number = saved
-        elif _has_table_caption(env):
-            self.flush()
+        elif _has_table_caption(env):  # a figure or minipage holding \\captionof{table}
             self._register_table(env, "captionof")
+        elif name in FIGURE_FLOATS:
+            self._register_figure(env)
         else:
-            self.flush()
             self.visit(env.children)
             self.flush()
 
     def _collect_labels(self, nodes: list[Node], kind: str | None = None) -> None:
-        flat = list(walk(nodes))
-        for index, node in enumerate(flat[:-1]):
-            argument = flat[index + 1]
-            if isinstance(node, Token) and node.is_cs("label") and isinstance(argument, Group):
-                label = to_latex(argument.children).strip()
-                if kind == "equation":
-                    self._equation_counter += 1
-                    self.labels[label] = LabelTarget("equation", str(self._equation_counter))
-                else:
-                    self.labels[label] = LabelTarget(self._target.kind, self._target.number)
+        for label in _labels_in(nodes):
+            if kind == "equation":
+                self._equation_counter += 1
+                self.labels[label] = LabelTarget("equation", str(self._equation_counter))
+            else:
+                self.labels[label] = LabelTarget(self._target.kind, self._target.number)
 
     def flush(self) -> None:
         """End the current paragraph."""
         nodes = self._buffer
         self._buffer = []
         self._run_in_heading_end = 0
-        if not any(not (isinstance(node, Token) and node.kind in (SPACE, PAR)) for node in nodes):
+        if not has_content(nodes):
             return
         first_file = next((node.file for node in nodes if isinstance(node, Token) and node.file), "")
         self.paragraphs.append(
@@ -326,11 +294,8 @@ class DocumentWalker:
                 self._scan_figure([*(caption or []), *(cursor.argument() or [])], subs[0], found, subs)
             elif node.kind == CS and node.name in ("caption", "captionof"):
                 if node.name == "captionof":
-                    cursor.star()
-                    cursor.argument()
-                cursor.star()
-                cursor.optional()
-                caption = cursor.argument() or []
+                    cursor.arguments("*{")
+                _, _, caption = cursor.arguments("*[{")
                 has_caption |= sub is None
                 found.extend((label, sub) for label in _labels_in(caption))
             elif node.kind == CS and node.name == "label":
@@ -347,21 +312,15 @@ class DocumentWalker:
             self._scan_longtable_caption(env, pending)
         else:
             self._scan_float(env.children, pending, None)
-        sub_labels: set[str] = set()
-        letter_index = 0
+        for label in pending.labels:  # a subtable's labels are among them, and named below
+            self.labels[label] = LabelTarget("table", pending.number or "??", pending.index)
+        letters = cycle("abcdefghijklmnopqrstuvwxyz")
         for part in pending.sub_parts:
-            if part.number is None:
-                part.number = f"{pending.number or '??'}{chr(ord('a') + letter_index % 26)}"
-                letter_index += 1
-                part_kind = "subtable"
-            else:
-                part_kind = "table"
+            # A subtable reads as the table's number and a letter; a minipage with its own \\caption is numbered.
+            kind = "subtable" if part.number is None else "table"
+            part.number = part.number or f"{pending.number or '??'}{next(letters)}"
             for label in part.labels:
-                sub_labels.add(label)
-                self.labels[label] = LabelTarget(part_kind, part.number, pending.index)
-        for label in pending.labels:
-            if label not in sub_labels:
-                self.labels[label] = LabelTarget("table", pending.number or "??", pending.index)
+                self.labels[label] = LabelTarget(kind, part.number, pending.index)
         if not pending.parts:
             name = pending.labels[0] if pending.labels else "no label"
             self.warnings.append(f"table {pending.index + 1} ({name}) has no tabular (an image?); it has no rows")
@@ -380,9 +339,9 @@ class DocumentWalker:
                     pending.sub_parts.append(_Part(None, [], node.name))
                     self._scan_float(node.children, pending, len(pending.sub_parts) - 1)
                 elif node.name in ("tablenotes", "TableNotes"):
-                    pending.notes.extend(_items(_env_body(node)))
+                    pending.notes.extend(_items(env_body(node)))
                 elif node.name not in FIGURE_FLOATS:
-                    self._scan_float(_env_body(node), pending, sub)
+                    self._scan_float(env_body(node), pending, sub)
             elif isinstance(node, Group):
                 if sub is None and not _holds_float_parts(node.children):
                     pending.loose_text.append(node)
@@ -390,11 +349,8 @@ class DocumentWalker:
                     self._scan_float(node.children, pending, sub)
             elif node.kind == CS and node.name in ("caption", "captionof", "subcaption"):
                 if node.name == "captionof":
-                    cursor.star()
-                    cursor.argument()
-                starred = cursor.star()
-                cursor.optional()
-                caption = cursor.argument() or []
+                    cursor.arguments("*{")
+                starred, _, caption = cursor.arguments("*[{")
                 self._add_labels(pending, sub, _labels_in(caption))
                 part = pending.sub_parts[sub] if sub is not None else None
                 if part is not None and part.caption is None:
@@ -418,11 +374,7 @@ class DocumentWalker:
             elif node.kind == CS and node.name == "label":
                 self._add_labels(pending, sub, [to_latex(cursor.argument() or []).strip()])
             elif node.kind == CS and node.name.rstrip("*") in _FLOAT_LAYOUT_ARGUMENTS:
-                cursor.star()
-                cursor.optional()
-                for _ in range(_FLOAT_LAYOUT_ARGUMENTS[node.name.rstrip("*")]):
-                    cursor.optional()
-                    cursor.argument()
+                cursor.arguments("*[" + "[{" * _FLOAT_LAYOUT_ARGUMENTS[node.name.rstrip("*")])
             elif sub is None:
                 pending.loose_text.append(node)
 
@@ -434,12 +386,9 @@ class DocumentWalker:
                     pending.sub_parts[sub].labels.append(label)
 
     def _number_caption(self, pending: _PendingTable, starred: bool) -> None:
-        if starred or pending.number is not None:
-            if not starred and pending.number is not None:
-                self._table_counter += 1
-            return
-        self._table_counter += 1
-        pending.number = str(self._table_counter)
+        if not starred:
+            self._table_counter += 1
+            pending.number = pending.number or str(self._table_counter)
 
     def _scan_longtable_caption(self, env: Env, pending: _PendingTable) -> None:
         if not env.name.startswith(("longtable", "xltabular", "longtabu", "longtblr")):
@@ -448,9 +397,7 @@ class DocumentWalker:
         while not cursor.at_end():
             node = cursor.next()
             if isinstance(node, Token) and node.is_cs("caption") and pending.caption is None:
-                starred = cursor.star()
-                cursor.optional()
-                pending.caption = cursor.argument() or []
+                starred, _, pending.caption = cursor.arguments("*[{")
                 pending.labels.extend(_labels_in(pending.caption))
                 self._number_caption(pending, starred)
             elif isinstance(node, Token) and node.is_cs("label"):
@@ -464,20 +411,15 @@ class DocumentWalker:
         renderer = TextRenderer(self.labels)
         tables = [self._render_table(pending, renderer) for pending in self.tables]
         paragraphs: list[ExtractedParagraph] = []
+        table_labels = {label for label, target in self.labels.items() if target.table_index is not None}
         for pending in self.paragraphs:
             references: list[str] = []
             text = renderer.render(pending.nodes, references)
             if not text:
                 continue
-            mentions: list[str] = []
-            table_indices: list[int] = []
-            for label in references:
-                target = self.labels.get(label)
-                if target is None or target.table_index is None or label in mentions:
-                    continue
-                mentions.append(label)
-                if target.table_index not in table_indices:
-                    table_indices.append(target.table_index)
+            references = list(dict.fromkeys(references))
+            mentions = [label for label in references if label in table_labels]
+            table_indices = list(dict.fromkeys(self.labels[label].table_index for label in mentions))
             paragraphs.append(
                 ExtractedParagraph(
                     index=len(paragraphs),
@@ -488,7 +430,7 @@ class DocumentWalker:
                     file=pending.file,
                     mentions=mentions,
                     tables=table_indices,
-                    references=list(dict.fromkeys(references)),
+                    references=references,
                 )
             )
         return tables, paragraphs
@@ -502,14 +444,12 @@ class DocumentWalker:
             number=pending.number, labels=list(pending.labels), section=pending.section,
             raw=to_latex([pending.env]), caption_references=caption_references,
         )  # fmt: skip
-        main_labels = [label for label in pending.labels if self.labels.get(label, LabelTarget("", "")).kind == "table"]
-        table.label = main_labels[0] if main_labels else table.label
-        width = 0
+        in_tables = (label for label in pending.labels if label in self.labels and self.labels[label].kind == "table")
+        table.label = next(in_tables, table.label)
         sub_rows: dict[int | None, list[int]] = {}
         sub_headers: dict[int | None, int] = {}
         # Several tabulars side by side or stacked, outside subtables: each is its own grid (one SubTable each).
         separate = len(pending.parts) > 1 and not pending.sub_parts
-        first_grid = True
         foot_notes: list[str] = []
         for part_index, (env, sub) in enumerate(pending.parts):
             try:
@@ -526,11 +466,9 @@ class DocumentWalker:
             table.grid.extend(parsed.grid)
             table.cell_references.extend(parsed.references)
             foot_notes.extend(parsed.notes)
-            width = max(width, max((len(row) for row in parsed.grid), default=0))
             sub_rows.setdefault(sub, []).extend(range(offset, offset + len(parsed.rows)))
-            if first_grid and parsed.rows:
+            if parsed.rows and not offset:
                 table.header_rows = parsed.header_rows
-                first_grid = False
             if parsed.rows:
                 sub_headers.setdefault(sub, parsed.header_rows)
             if separate:
@@ -545,6 +483,7 @@ class DocumentWalker:
                         header_rows=parsed.header_rows,
                     )
                 )
+        width = max((len(row) for row in table.grid), default=0)
         table.grid = [row + [""] * (width - len(row)) for row in table.grid]
         table.notes = [renderer.render(note, caption_references) for note in pending.notes]
         # Text the float prints under its last tabular (a `Notes:` paragraph or minipage) is a note too.
@@ -566,28 +505,11 @@ class DocumentWalker:
 
 
 def _has_structure(nodes: list[Node]) -> bool:
-    for node in walk(nodes):
-        if isinstance(node, Token) and (node.kind == PAR or (node.kind == CS and node.name in _STRUCTURAL_CS)):
-            return True
-        if isinstance(node, Env) and (
-            node.name in TABLE_FLOATS or node.name in FIGURE_FLOATS or node.name in LIST_ENVS
-        ):
-            return True
-    return False
-
-
-def _env_body(env: Env) -> list[Node]:
-    """An environment's children after the arguments that only set its layout."""
-    count = _FLOAT_ENV_ARGUMENTS.get(env.name)
-    if count is None:
-        return env.children
-    cursor = NodeCursor(env.children)
-    cursor.optional()
-    for _ in range(count):
-        cursor.optional()
-        cursor.argument()
-    cursor.optional()
-    return cursor.nodes[cursor.position :]
+    return any(
+        (isinstance(node, Token) and (node.kind == PAR or node.name in _STRUCTURAL_CS))
+        or (isinstance(node, Env) and node.name in _STRUCTURAL_ENVS)
+        for node in walk(nodes)
+    )
 
 
 def _items(nodes: list[Node]) -> list[list[Node]]:
@@ -601,7 +523,7 @@ def _items(nodes: list[Node]) -> list[list[Node]]:
             items.append([Group(marker), Token(SPACE, " ")] if marker else [])
         elif node is not None:
             items[-1].append(node)
-    return [item for item in items if any(not (isinstance(node, Token) and node.kind in (SPACE, PAR)) for node in item)]
+    return [item for item in items if has_content(item)]
 
 
 def _holds_float_parts(nodes: list[Node]) -> bool:
@@ -612,14 +534,17 @@ def _holds_float_parts(nodes: list[Node]) -> bool:
     )
 
 
-def _labels_in(nodes: list[Node]) -> list[str]:
-    """Labels written inside other markup, as in `\\caption{\\label{tab:x} Text}`."""
-    flat = list(walk(nodes))
+def _braced_arguments(nodes: list[Node], name: str) -> list[str]:
+    """The braced first arguments of a command, also inside other markup (`\\caption{\\label{tab:x} Text}`)."""
     return [
-        to_latex(flat[index + 1].children).strip()  # type: ignore[union-attr]
-        for index, node in enumerate(flat[:-1])
-        if isinstance(node, Token) and node.is_cs("label") and isinstance(flat[index + 1], Group)
+        to_latex(following.children).strip()
+        for node, following in pairwise(walk(nodes))
+        if isinstance(node, Token) and node.is_cs(name) and isinstance(following, Group)
     ]
+
+
+def _labels_in(nodes: list[Node]) -> list[str]:
+    return _braced_arguments(nodes, "label")
 
 
 def _has_caption(env: Env) -> bool:
@@ -627,10 +552,4 @@ def _has_caption(env: Env) -> bool:
 
 
 def _has_table_caption(env: Env) -> bool:
-    nodes = list(walk(env.children))
-    for index, node in enumerate(nodes):
-        if isinstance(node, Token) and node.is_cs("captionof") and index + 1 < len(nodes):
-            following = nodes[index + 1]
-            if isinstance(following, Group) and to_latex(following.children).strip() == "table":
-                return True
-    return False
+    return "table" in _braced_arguments(env.children, "captionof")

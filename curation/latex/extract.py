@@ -75,23 +75,17 @@ def _extract_into(result: PaperExtraction, root: Path, main_file: str | None) ->
 
 
 def _local_packages(root: Path, tokens: list[Token]) -> list[str]:
+    """The packages the source loads that it ships as .sty files of its own."""
     found: list[str] = []
     for index, token in enumerate(tokens):
         if token.kind == CS and token.name in ("usepackage", "RequirePackage"):
-            cursor = NodeCursor(build_tree(tokens[index + 1 : index + 40], []))
-            cursor.optional()
-            names = serialize_names(cursor.argument() or [])
-            for name in names:
+            _, argument = NodeCursor(build_tree(tokens[index + 1 : index + 40], [])).arguments("[{")
+            listed = serialize([node for node in argument if isinstance(node, Token)])
+            for name in (part.strip() for part in listed.split(",") if part.strip()):
                 candidate = root / f"{name}.sty"
                 if candidate.is_file() and candidate.resolve().is_relative_to(root.resolve()):
                     found.append(f"{name}.sty")
     return found
-
-
-def serialize_names(nodes: list) -> list[str]:
-    """Comma-separated names in a group argument."""
-    text = serialize([node for node in nodes if isinstance(node, Token)])
-    return [part.strip() for part in text.split(",") if part.strip()]
 
 
 def _title(preamble: list) -> list | None:
@@ -100,8 +94,7 @@ def _title(preamble: list) -> list | None:
         node = cursor.next()
         if isinstance(node, Token) and node.is_cs("title", "icmltitle"):
             cursor.optional()
-            argument = cursor.argument()
-            return argument
+            return cursor.argument()
         if isinstance(node, Group):
             found = _title(node.children)
             if found is not None:

@@ -29,11 +29,7 @@ def is_number(text: str) -> bool:
     return bool(compact) and compact not in ("-", "–", "—", "--", "---") and bool(_NUMBER.match(compact))
 
 
-def header_rows(
-    rows: Sequence[Sequence[str]],
-    spans: Sequence[CellSpan],
-    rules_before: Sequence[Sequence[str]],
-) -> int:
+def header_rows(rows: Sequence[Sequence[str]], spans: Sequence[CellSpan], rules_before: Sequence[Sequence[str]]) -> int:
     """The number of header rows of one tabular (0 when it has none).
 
     `rules_before[i]` names the rules drawn above row i. The header ends at the first whole-width rule below
@@ -47,7 +43,7 @@ def header_rows(
     count = len(rows)
     if count <= 1:  # a lone row is the table's only content: a header needs a body under it
         return 0
-    return min(_header_rows(_filled_from_below(rows, spans), spans, rules_before), count - 1)
+    return min(_header_rows(_filled(rows, spans, from_below=True), spans, rules_before), count - 1)
 
 
 def _header_rows(
@@ -55,10 +51,7 @@ def _header_rows(
 ) -> int:
     count = len(rows)
     width = max(_widths(rows, spans), default=0)
-    closing = next(
-        (index for index in range(1, min(count, MAX_HEADER_ROWS + 1)) if _has(rules_before, index, FULL_RULES)),
-        None,
-    )
+    closing = _full_rule_from(1, rules_before, count)
     if not spans and _is_data_row(rows[0]) and len({tuple(rules) for rules in rules_before[1:count]}) <= 1:
         return 0  # ruled alike between every two rows, a first row of a label and numbers is a body row
     if (
@@ -107,14 +100,7 @@ def _ruled_sub_header_end(
     empty (a units row) or is reached by a `\\multirow` from a row above it (`\\multirow{-2}{*}{Dataset}`), and
     none of them reads as data; otherwise the first rule closes the header.
     """
-    following = next(
-        (
-            index
-            for index in range(closing + 1, min(len(rows), MAX_HEADER_ROWS + 1))
-            if _has(rules_before, index, FULL_RULES)
-        ),
-        None,
-    )
+    following = _full_rule_from(closing + 1, rules_before, len(rows))
     if following is None:
         return closing
     between = range(closing, following)
@@ -133,26 +119,23 @@ def _ruled_sub_header_end(
     return closing
 
 
-def _filled(rows: Sequence[Sequence[str]], spans: Sequence[CellSpan]) -> list[list[str]]:
-    """Rows whose empty first cell a `\\multirow` above it covers read with that cell's text."""
+def _filled(rows: Sequence[Sequence[str]], spans: Sequence[CellSpan], *, from_below: bool = False) -> list[list[str]]:
+    """Rows whose empty first cell a `\\multirow` covers read with that cell's text; `from_below`: only the rows
+    above the one a `\\multirow{-2}` is written in."""
     filled = [list(row) for row in rows]
     for span in spans:
         if span.column == 0:
-            for index in range(span.top, min(span.top + span.rowspan, len(rows))):
+            end = span.row if from_below else min(span.top + span.rowspan, len(rows))
+            for index in range(span.top, end):
                 if filled[index] and not filled[index][0].strip():
                     filled[index][0] = rows[span.row][span.cell]
     return filled
 
 
-def _filled_from_below(rows: Sequence[Sequence[str]], spans: Sequence[CellSpan]) -> list[list[str]]:
-    """Rows whose first cell a `\\multirow{-2}` written in a row below covers read with that cell's text."""
-    filled = [list(row) for row in rows]
-    for span in spans:
-        if span.column == 0 and span.top < span.row:
-            for index in range(span.top, span.row):
-                if filled[index] and not filled[index][0].strip():
-                    filled[index][0] = rows[span.row][span.cell]
-    return filled
+def _full_rule_from(start: int, rules_before: Sequence[Sequence[str]], count: int) -> int | None:
+    """The first row from `start` (within the first rows a header may take) with a whole-width rule above it."""
+    reach = range(start, min(count, MAX_HEADER_ROWS + 1))
+    return next((index for index in reach if _has(rules_before, index, FULL_RULES)), None)
 
 
 def _has(rules_before: Sequence[Sequence[str]], index: int, kinds: frozenset[str]) -> bool:
@@ -227,6 +210,4 @@ def _ruled_throughout(rules_before: Sequence[Sequence[str]]) -> bool:
 
 def _no_header(rows: Sequence[Sequence[str]]) -> bool:
     """Without a rule under it, a first row of numbers like the rows below it is data (a key-value table)."""
-    if len(rows) < 2 or not _is_data_row(rows[0]):
-        return False
-    return _is_data_row(rows[1]) and len(rows[0]) == len(rows[1])
+    return len(rows) >= 2 and _is_data_row(rows[0]) and _is_data_row(rows[1]) and len(rows[0]) == len(rows[1])

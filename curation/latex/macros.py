@@ -21,7 +21,10 @@ from curation.latex.tokens import (
 )
 
 MAX_EXPANSIONS = 200_000
-_NEWCOMMANDS = frozenset({"newcommand", "renewcommand", "providecommand", "DeclareRobustCommand"})
+# \DeclareMathOperator{\name}{body} reads as a \newcommand without arguments.
+_NEWCOMMANDS = frozenset(
+    {"newcommand", "renewcommand", "providecommand", "DeclareRobustCommand", "DeclareMathOperator"}
+)
 _DEFS = frozenset({"def", "gdef", "edef", "xdef"})
 _DOCUMENTCOMMANDS = frozenset(
     {"NewDocumentCommand", "RenewDocumentCommand", "DeclareDocumentCommand", "ProvideDocumentCommand"}
@@ -75,7 +78,6 @@ class MacroTable:
     macros: dict[str, Macro] = field(default_factory=dict)
     environments: dict[str, Macro] = field(default_factory=dict)
     column_types: dict[str, tuple[int, list[Token]]] = field(default_factory=dict)
-    skipped: set[str] = field(default_factory=set)
     acronyms: dict[str, tuple[list[Token], list[Token]]] = field(default_factory=dict)  # key: (short, long)
 
 
@@ -124,30 +126,20 @@ def _read_cs_name(stream: TokenStream) -> str | None:
     return None
 
 
-def _read_env_name(stream: TokenStream) -> str:
-    argument = stream.read_argument() or []
-    return serialize(argument).strip()
-
-
 def _read_count(stream: TokenStream) -> int:
-    optional = stream.read_optional()
-    if optional is None:
-        return 0
-    try:
-        return max(0, min(9, int(serialize(optional).strip())))
-    except ValueError:
-        return 0
+    text = serialize(stream.read_optional() or []).strip()
+    return min(9, int(text)) if text.isdecimal() else 0
 
 
 def _newcommand_params(stream: TokenStream) -> list[tuple[str, list[Token] | None]]:
     count = _read_count(stream)
     default = stream.read_optional() if count else None
-    params: list[tuple[str, list[Token] | None]] = []
-    if default is not None:
-        params.append(("o", default))
-        count -= 1
-    params.extend(("m", None) for _ in range(count))
-    return params
+    if default is None:
+        return [("m", None)] * count
+    return [("o", default), *[("m", None)] * (count - 1)]
+
+
+_XPARSE_ARGUMENTS: dict[str, tuple[str, list[Token] | None]] = {"m": ("m", None), "o": ("o", []), "s": ("s", None)}
 
 
 def _xparse_params(spec: list[Token]) -> list[tuple[str, list[Token] | None]] | None:
@@ -161,16 +153,11 @@ def _xparse_params(spec: list[Token]) -> list[tuple[str, list[Token] | None]] | 
         if token.kind != CHAR:
             return None
         for position, letter in enumerate(token.text):
-            if letter in "m+":
-                if letter == "m":
-                    params.append(("m", None))
-            elif letter == "o":
-                params.append(("o", []))
-            elif letter == "s":
-                params.append(("s", None))
-            elif letter == "O" and position == len(token.text) - 1:
+            if letter in _XPARSE_ARGUMENTS:
+                params.append(_XPARSE_ARGUMENTS[letter])
+            elif letter == "O" and position == len(token.text) - 1:  # O{default}
                 params.append(("o", stream.read_argument() or []))
-            else:
+            elif letter != "+":  # `+`: the argument may hold paragraphs, which changes nothing here
                 return None
     return params
 
@@ -241,12 +228,6 @@ class MacroExpander:
                 self._define_let(stream)
             elif name in _DOCUMENTCOMMANDS:
                 self._define_document_command(stream)
-            elif name == "DeclareMathOperator":
-                stream.read_star()
-                target = _read_cs_name(stream)
-                body = stream.read_argument() or []
-                if target and target not in PROTECTED:
-                    self.table.macros[target] = Macro([], body)
             elif name in _NEWENVIRONMENTS:
                 self._define_environment(stream)
             elif name == "newcolumntype":
@@ -256,9 +237,7 @@ class MacroExpander:
             elif name in ("begin", "end") and self.table.environments:
                 if not self._expand_environment(token, stream, out):
                     out.append(token)
-            elif (
-                name == "bicaption"
-            ):  # the bicaption package: \bicaption[list entry]{first language}[list entry]{second}
+            elif name == "bicaption":  # \bicaption[list entry]{first language}[list entry]{second}
                 stream.read_optional()
                 first = stream.read_argument() or []
                 stream.read_optional()
@@ -301,15 +280,11 @@ class MacroExpander:
         if key not in self.table.acronyms:
             stream.push([Token(BGROUP, "{"), *key_tokens, Token(EGROUP, "}")])
             return False
-        short, long = self.table.acronyms[key]
         form, plural, capitalised = _ACRONYM_USES[name]
         suffix = [Token(CHAR, "s")] if plural else []
-        if form == "short":
-            printed = [*short, *suffix]
-        elif form == "long":
-            printed = [*long, *suffix]
-        else:
-            printed = [*long, *suffix, Token(SPACE, " "), Token(CHAR, "("), *short, *suffix, Token(CHAR, ")")]
+        short, long = ([*tokens, *suffix] for tokens in self.table.acronyms[key])
+        full = [*long, Token(SPACE, " "), Token(CHAR, "("), *short, Token(CHAR, ")")]
+        printed = {"short": short, "long": long, "full": full}[form]
         if capitalised and printed and printed[0].kind == CHAR:
             printed[0] = Token(CHAR, printed[0].text[:1].upper() + printed[0].text[1:], printed[0].file)
         stream.push([Token(BGROUP, "{"), *printed, Token(EGROUP, "}")])
@@ -324,22 +299,15 @@ class MacroExpander:
     def _is_recursive(self, name: str) -> bool:
         """Whether a macro reaches itself through the bodies it expands to, so expanding it never ends."""
         if name not in self._recursive:
-            seen: set[str] = set()
+            seen: set[str] = set()  # the commands reached so far
             pending = [name]
-            found = False
-            while pending and not found:
+            while pending and name not in seen:
                 macro = self.table.macros.get(pending.pop())
-                if macro is None or macro.is_frozen:
-                    continue
-                for token in macro.body:
-                    if token.kind == CS and token.name in self.table.macros:
-                        found = token.name == name
-                        if found:
-                            break
-                        if token.name not in seen:
-                            seen.add(token.name)
-                            pending.append(token.name)
-            self._recursive[name] = found
+                if macro is not None and not macro.is_frozen:
+                    called = {token.name for token in macro.body if token.kind == CS} - seen
+                    seen |= called
+                    pending.extend(called)
+            found = self._recursive[name] = name in seen
             if found:
                 self.warnings.append(f"stopped expanding macros: \\{name} expands to itself")
         return self._recursive[name]
@@ -349,7 +317,6 @@ class MacroExpander:
             return
         self._recursive.clear()
         if name in PROTECTED or not _is_simple(macro.body):
-            self.table.skipped.add(name)
             self.table.macros.pop(name, None)
             return
         self.table.macros[name] = macro
@@ -372,10 +339,8 @@ class MacroExpander:
         body = stream.read_until_close()
         if target is None or target.kind != CS:
             return
-        if all(token.kind == PARAM for token in parameter_text):
+        if all(token.kind == PARAM for token in parameter_text):  # delimited parameters are beyond "simple"
             self._store(target.name, Macro([("m", None)] * len(parameter_text), body))
-        else:
-            self.table.skipped.add(target.name)  # delimited parameters are beyond "simple"
 
     def _define_let(self, stream: TokenStream) -> None:
         stream.skip_spaces()
@@ -400,16 +365,12 @@ class MacroExpander:
         spec = stream.read_argument() or []
         body = stream.read_argument() or []
         params = _xparse_params(spec)
-        if name is None:
-            return
-        if params is None:
-            self.table.skipped.add(name)
-            return
-        self._store(name, Macro(params, body))
+        if name is not None and params is not None:
+            self._store(name, Macro(params, body))
 
     def _define_environment(self, stream: TokenStream) -> None:
         stream.read_star()
-        name = _read_env_name(stream)
+        name = serialize(stream.read_argument() or []).strip()
         params = _newcommand_params(stream)
         begin = stream.read_argument() or []
         end = stream.read_argument() or []
@@ -433,7 +394,7 @@ class MacroExpander:
         if not self._count():
             return
         macro = self.table.macros[name]
-        stream.push(_substitute(macro.body, self._read_arguments(macro, stream)))
+        stream.push(substitute(macro.body, self._read_arguments(macro, stream)))
 
     def _expand_environment(self, token: Token, stream: TokenStream, out: list[Token]) -> bool:
         following = stream.peek()
@@ -447,7 +408,7 @@ class MacroExpander:
             stream.push([Token(BGROUP, "{"), *inner, Token(EGROUP, "}")])
             return False
         if token.is_cs("begin"):
-            stream.push(_substitute(macro.body, self._read_arguments(macro, stream)))
+            stream.push(substitute(macro.body, self._read_arguments(macro, stream)))
         else:
             stream.push(list(macro.end_body or []))
         return True
@@ -473,7 +434,8 @@ def _read_acronym_definition(name: str, stream: TokenStream) -> tuple[str, list[
     return serialize(key).strip(), short, long
 
 
-def _substitute(body: list[Token], arguments: list[list[Token]]) -> list[Token]:
+def substitute(body: list[Token], arguments: list[list[Token]]) -> list[Token]:
+    """A macro body with `#1`… replaced by the arguments and `##` by `#`."""
     out: list[Token] = []
     for token in body:
         if token.kind == PARAM:

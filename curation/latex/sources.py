@@ -91,19 +91,16 @@ def strip_conditionals(tokens: list[Token]) -> list[Token]:
     index = 0
     while index < len(tokens):
         token = tokens[index]
-        if token.is_cs("iffalse", "iftrue"):
-            found = _find_branches(tokens, index + 1)
-            if found is not None:
-                else_index, fi_index = found
-                inner = tokens[index + 1 : fi_index]
-                if _is_balanced(inner):
-                    if token.is_cs("iftrue"):
-                        live = tokens[index + 1 : else_index if else_index is not None else fi_index]
-                    else:
-                        live = tokens[else_index + 1 : fi_index] if else_index is not None else []
-                    out.extend(strip_conditionals(live))
-                    index = fi_index + 1
-                    continue
+        found = _find_branches(tokens, index + 1) if token.is_cs("iffalse", "iftrue") else None
+        if found is not None and _is_balanced(tokens[index + 1 : found[1]]):
+            else_index, fi_index = found
+            if token.is_cs("iftrue"):
+                live = tokens[index + 1 : else_index if else_index is not None else fi_index]
+            else:
+                live = tokens[else_index + 1 : fi_index] if else_index is not None else []
+            out.extend(strip_conditionals(live))
+            index = fi_index + 1
+            continue
         out.append(token)
         index += 1
     return out
@@ -148,11 +145,8 @@ class Assembler:
             if fallback:
                 self.warnings.append(f"{relative}: not UTF-8, read as Latin-1")
             tokens = strip_conditionals(tokenize(text, relative))
-            for index, token in enumerate(tokens):
-                if token.is_cs("endinput"):
-                    tokens = tokens[:index]
-                    break
-            self._cache[relative] = tokens
+            end = next((index for index, token in enumerate(tokens) if token.is_cs("endinput")), len(tokens))
+            self._cache[relative] = tokens[:end]
         return self._cache[relative]
 
     def resolve(self, name: str, current_file: str, base: str | None = None) -> str | None:
@@ -246,11 +240,11 @@ def _read_name(tokens: list[Token], index: int, allow_bare: bool = False) -> tup
 
 def list_tex_files(root: Path) -> list[str]:
     """Every .tex/.ltx file under root, as sorted POSIX paths relative to it (links are not followed)."""
-    found = []
-    for path in root.rglob("*"):
-        if path.suffix.lower() in TEX_SUFFIXES and path.is_file() and not path.is_symlink():
-            found.append(path.relative_to(root).as_posix())
-    return sorted(found)
+    return sorted(
+        path.relative_to(root).as_posix()
+        for path in root.rglob("*")
+        if path.suffix.lower() in TEX_SUFFIXES and path.is_file() and not path.is_symlink()
+    )
 
 
 def assemble_project(root: Path, main_file: str | None = None) -> AssembledSource:
@@ -264,11 +258,7 @@ def assemble_project(root: Path, main_file: str | None = None) -> AssembledSourc
     if not files:
         return AssembledSource(main_file="", tokens=[], warnings=["no .tex file found"])
     scored: list[tuple[tuple, Assembler, list[Token]]] = []
-    candidates = []
-    for name in files:
-        probe = Assembler(root, name)
-        if is_main_candidate(probe.load(name)):
-            candidates.append(name)
+    candidates = [name for name in files if is_main_candidate(Assembler(root, name).load(name))]
     if not candidates:
         # Best effort: a fragment without a preamble is still worth reading.
         candidates = files

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from itertools import accumulate
 
 from curation.latex.headers import MAX_HEADER_ROWS, PARTIAL_RULES, header_rows, is_number
+from curation.latex.macros import substitute
 from curation.latex.results import CellSpan
 from curation.latex.text import (
     RULE_COMMANDS,
@@ -13,11 +15,11 @@ from curation.latex.text import (
     latex_to_text,
     normalize_space,
     siunitx_number,
-    skip_tabular_arguments,
     space_operators,
+    tabular_parts,
 )
 from curation.latex.tokens import ALIGN, CHAR, CS, PAR, SPACE, Token, serialize
-from curation.latex.tree import Env, Group, Node, NodeCursor, to_latex
+from curation.latex.tree import Env, Group, Node, NodeCursor, build_tree, flatten, has_content, to_latex
 
 _ROW_ENDS = frozenset({"\\", "tabularnewline", "cr", "crcr"})
 _LONGTABLE_MARKS = frozenset({"endfirsthead", "endhead", "endfoot", "endlastfoot"})
@@ -27,15 +29,13 @@ _SPAN_MACROS = frozenset({"multicolumn", "multirow", "multirowcell", "Block", "m
 
 @dataclass
 class ParsedTabular:
-    """Rows, spans and grid of one tabular; `caption`/`labels` are set for longtables that carry their own."""
+    """Rows, spans and grid of one tabular."""
 
     env: str
     rows: list[list[str]]
     spans: list[CellSpan]
     grid: list[list[str]]
     references: list[str] = field(default_factory=list)
-    caption_nodes: list[Node] | None = None
-    labels: list[str] = field(default_factory=list)
     # The rules drawn above each row (`midrule`, `cline`, …), and below the last one.
     rules_before: list[tuple[str, ...]] = field(default_factory=list)
     rules_after: tuple[str, ...] = ()
@@ -89,9 +89,9 @@ def column_specs(spec: list[Node], column_types: dict[str, tuple[int, list[Token
             if letter in column_types:
                 count, body = column_types[letter]
                 arguments = [cursor.argument() or [] for _ in range(count)] if last else []
-                body_nodes: list[Node] = list(_substitute_nodes(body, arguments))
                 hidden = bool(_HIDING.search(serialize(body)))
-                inner = column_specs(_as_nodes(body_nodes), column_types, depth + 1) or [Column()]
+                expanded = build_tree(flatten(substitute(body, arguments)), [])
+                inner = column_specs(expanded, column_types, depth + 1) or [Column()]
                 flags.extend(Column(hidden or column.hidden, column.siunitx) for column in inner)
                 continue
             flags.append(Column(siunitx=letter == "S", joined_by=separator))
@@ -103,37 +103,15 @@ def column_specs(spec: list[Node], column_types: dict[str, tuple[int, list[Token
     return flags
 
 
-def _substitute_nodes(body: list[Token], arguments: list[list[Node]]) -> list[Node]:
-    out: list[Node] = []
-    for token in body:
-        if token.kind == "param" and token.text[1:].isdigit():
-            index = int(token.text[1]) - 1
-            if 0 <= index < len(arguments):
-                out.extend(arguments[index])
-            continue
-        out.append(token)
-    return out
-
-
-def _as_nodes(items: list[Node]) -> list[Node]:
-    from curation.latex.tree import build_tree, flatten
-
-    return build_tree(flatten(items), [])
-
-
 def _to_int(text: str, default: int) -> int:
     match = re.search(r"-?\d+", text)
     return int(match.group()) if match else default
 
 
-def _split_rows(
-    nodes: list[Node], result: ParsedTabular
-) -> tuple[list[list[list[Node]]], list[tuple[str, ...]], list[tuple[tuple[int, int], ...]]]:
-    """Raw rows of cells, and for each row the rules drawn above it and the column ranges of its partial rules;
-    rules below the last row go to `result`."""
-    rows: list[list[list[Node]]] = []
-    rules: list[tuple[str, ...]] = []
-    ranges: list[tuple[tuple[int, int], ...]] = []
+def _split_rows(nodes: list[Node], result: ParsedTabular) -> list[tuple[list[list[Node]], tuple[str, ...], tuple]]:
+    """Raw rows of cells, each with the rules drawn above it and the column ranges of its partial rules; rules
+    below the last row go to `result`."""
+    rows: list[tuple[list[list[Node]], tuple[str, ...], tuple]] = []
     pending_rules: list[str] = []
     pending_ranges: list[tuple[int, int]] = []
     row: list[list[Node]] = []
@@ -144,10 +122,7 @@ def _split_rows(
 
     def end_row() -> None:
         nonlocal row, cell, pending_rules, pending_ranges
-        row.append(cell)
-        rows.append(row)
-        rules.append(tuple(pending_rules))
-        ranges.append(tuple(pending_ranges))
+        rows.append(([*row, cell], tuple(pending_rules), tuple(pending_ranges)))
         row, cell, pending_rules, pending_ranges = [], [], [], []
 
     while not cursor.at_end():
@@ -158,56 +133,37 @@ def _split_rows(
                 cell = []
                 continue
             if node.kind == CS and node.name in _ROW_ENDS:
-                cursor.star()
-                cursor.optional()
+                cursor.arguments("*[")
                 end_row()
                 continue
             if node.kind == CS and node.name in RULE_COMMANDS:
                 reach = _skip_rule(node.name, cursor)
-                if not row and not _has_content(cell):
+                if not row and not has_content(cell):
                     pending_rules.append(node.name)
                     pending_ranges.extend([reach] if reach else [])
                 continue
             if node.kind == CS and node.name in _LONGTABLE_MARKS:
-                if row or any(_has_content(part) for part in [cell]):
+                if row or has_content(cell):
                     end_row()
                 # Longtable repeats heads and feet on every page; a reader sees the first head and last foot once.
-                if node.name == "endfirsthead":
-                    has_first_head = True
-                    kept_until = len(rows)
-                elif node.name == "endhead":
-                    if has_first_head:
-                        del rows[kept_until:], rules[kept_until:], ranges[kept_until:]
-                    kept_until = len(rows)
-                elif node.name == "endfoot":
-                    del rows[kept_until:], rules[kept_until:], ranges[kept_until:]
-                elif node.name == "endlastfoot":
-                    result.foot_rows.extend(rows[kept_until:])
-                    del rows[kept_until:], rules[kept_until:], ranges[kept_until:]
+                if node.name == "endlastfoot":
+                    result.foot_rows.extend(cells for cells, _, _ in rows[kept_until:])
+                if node.name != "endfirsthead" and (node.name != "endhead" or has_first_head):
+                    del rows[kept_until:]
+                has_first_head = has_first_head or node.name == "endfirsthead"
                 kept_until = len(rows)
                 continue
-            if node.kind == CS and node.name == "caption":
-                cursor.star()
-                cursor.optional()
-                caption = cursor.argument() or []
-                if result.caption_nodes is None:
-                    result.caption_nodes = caption
-                continue
-            if node.kind == CS and node.name == "label":
-                result.labels.append(to_latex(cursor.argument() or []).strip())
+            if node.is_cs("caption", "label"):  # a longtable's own: read by the document walker
+                cursor.arguments("*[{")
                 continue
             if node.kind == PAR:
                 cell.append(Token(SPACE, " "))
                 continue
         cell.append(node)
-    if row or _has_content(cell):
+    if row or has_content(cell):
         end_row()
     result.rules_after = tuple(pending_rules)
-    return rows, rules, ranges
-
-
-def _has_content(nodes: list[Node]) -> bool:
-    return any(not (isinstance(node, Token) and node.kind in (SPACE, PAR)) for node in nodes)
+    return rows
 
 
 def _skip_rule(name: str, cursor: NodeCursor) -> tuple[int, int] | None:
@@ -232,27 +188,15 @@ def _extract_span(nodes: list[Node]) -> tuple[list[Node], int, int]:
     while not cursor.at_end():
         node = cursor.next()
         if isinstance(node, Token) and node.kind == CS and node.name in _SPAN_MACROS:
-            content: list[Node]
-            if node.name == "multicolumn":
-                colspan = max(1, _to_int(to_latex(cursor.argument() or []), 1))
-                cursor.argument()
-                content = cursor.argument() or []
-            elif node.name == "Block":
-                cursor.optional()
-                size = to_latex(cursor.argument() or [])
-                parts = [_to_int(part, 1) for part in size.split("-")]
-                rowspan, colspan = [*parts, 1, 1][:2]
-                content = cursor.argument() or []
-            else:
-                cursor.optional()
-                rowspan = _to_int(to_latex(cursor.argument() or []), 1) or 1
-                if node.name == "multirow":
-                    cursor.optional()
-                    cursor.argument()
-                    cursor.optional()
-                else:
-                    cursor.optional()
-                content = cursor.argument() or []
+            if node.name == "multicolumn":  # {columns}{type}{content}
+                count, _, content = cursor.arguments("{{{")
+                colspan = max(1, _to_int(to_latex(count), 1))
+            elif node.name == "Block":  # [options]{rows-columns}{content}
+                _, size, content = cursor.arguments("[{{")
+                rowspan, colspan = [*(_to_int(part, 1) for part in to_latex(size).split("-")), 1, 1][:2]
+            else:  # [position]{rows}[…]{width}[fixup]{content}, or without the width for \\multirowcell
+                _, count, *_, content = cursor.arguments("[{[{[{" if node.name == "multirow" else "[{[{")
+                rowspan = _to_int(to_latex(count), 1) or 1
             inner, inner_colspan, inner_rowspan = _extract_span(content)
             colspan = max(colspan, inner_colspan)
             rowspan = inner_rowspan if inner_rowspan != 1 else rowspan
@@ -262,24 +206,17 @@ def _extract_span(nodes: list[Node]) -> tuple[list[Node], int, int]:
     return out, colspan, rowspan
 
 
-def _has_own_type(cell: list[Node]) -> bool:
-    """Whether a cell is a `\\multicolumn`, set by the column type it names rather than its column's."""
-    return any(isinstance(node, Token) and node.kind == CS and node.name == "multicolumn" for node in cell)
-
-
 def parse_tabular(env: Env, renderer: TextRenderer, column_types: dict[str, tuple[int, list[Token]]]) -> ParsedTabular:
     """Rows as a reader sees them: rules and empty rows gone, spans recorded, hidden columns dropped."""
-    cursor = NodeCursor(env.children)
-    spec = skip_tabular_arguments(env.name, cursor)
+    spec, body = tabular_parts(env)
     columns = column_specs(spec, column_types) if env.name not in ("tblr", "longtblr", "talltblr") else []
     hidden = [column.hidden for column in columns]
     joins = [index for index, column in enumerate(columns) if column.joined_by]
     result = ParsedTabular(env=env.name, rows=[], spans=[], grid=[])
-    raw_rows, raw_rules, raw_ranges = _split_rows(cursor.nodes[cursor.position :], result)
     rendered: list[tuple[list[str], list[tuple[int, int, int, int]]]] = []
     carried: list[str] = []
     carried_ranges: list[tuple[int, int]] = []
-    for raw_row, rules, ranges in zip(raw_rows, raw_rules, raw_ranges, strict=True):
+    for raw_row, rules, ranges in _split_rows(body, result):
         carried.extend(rules)
         carried_ranges.extend(ranges)
         cells: list[str] = []
@@ -289,15 +226,15 @@ def parse_tabular(env: Env, renderer: TextRenderer, column_types: dict[str, tupl
             content, colspan, rowspan = _extract_span(raw_cell)
             start = column
             column += colspan
-            covered = [index for index in range(start, start + colspan) if index < len(hidden) and hidden[index]]
+            covered = sum(hidden[start : start + colspan])
             if colspan == 1 and covered:
                 continue
-            colspan -= len(covered) + sum(1 for index in joins if start < index < start + colspan)
-            visible_start = start - sum(1 for index in range(min(start, len(hidden))) if hidden[index])
-            visible_start -= sum(1 for index in joins if index <= start)
+            colspan -= covered + sum(1 for index in joins if start < index < start + colspan)
+            visible_start = start - sum(hidden[:start]) - sum(1 for index in joins if index <= start)
             text = renderer.render(content, result.references, in_cell=True)
             # `S` columns print numbers; a \multicolumn cell is set by its own column type, not by siunitx.
-            if colspan == 1 and start < len(columns) and columns[start].siunitx and not _has_own_type(raw_cell):
+            own_type = any(isinstance(node, Token) and node.is_cs("multicolumn") for node in raw_cell)
+            if colspan == 1 and start < len(columns) and columns[start].siunitx and not own_type:
                 text = space_operators(siunitx_number(text))
             if start in joins and cells and colspan == 1 and rowspan == 1:
                 left = cells.pop()
@@ -358,20 +295,15 @@ def _spread_lone_labels(result: ParsedTabular) -> None:
 def build_grid(rows: list[list[str]], spans: list[CellSpan]) -> list[list[str]]:
     """A rectangular copy of `rows` where every position a span covers repeats the span's text."""
     colspans = {(span.row, span.cell): span.colspan for span in spans}
-    positions: list[list[int]] = []
-    width = 0
-    for row_index, row in enumerate(rows):
-        starts = []
-        column = 0
-        for cell_index in range(len(row)):
-            starts.append(column)
-            column += colspans.get((row_index, cell_index), 1)
-        positions.append(starts)
-        width = max(width, column)
+    # Where each cell starts, and after the last one where the row ends.
+    starts = [
+        list(accumulate((colspans.get((r, c), 1) for c in range(len(row))), initial=0)) for r, row in enumerate(rows)
+    ]
+    width = max((row_starts[-1] for row_starts in starts), default=0)
     grid = [[""] * width for _ in rows]
     for row_index, row in enumerate(rows):
         for cell_index, text in enumerate(row):
-            grid[row_index][positions[row_index][cell_index]] = text
+            grid[row_index][starts[row_index][cell_index]] = text
     for span in spans:
         text = rows[span.row][span.cell]
         for row_index in range(span.top, min(span.top + span.rowspan, len(rows))):

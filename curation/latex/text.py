@@ -13,11 +13,7 @@ from pylatexenc.latex2text._defaultspecs import unicode_accents_list
 
 from curation.latex.symbols import FONT_SWITCHES, GLUE_COMMANDS, SPACES, SYMBOLS
 from curation.latex.tokens import ACTIVE, ALIGN, CHAR, CS, MATH, SPACE, VERBATIM, Token, escape
-from curation.latex.tree import Env, Group, Node, NodeCursor, to_latex
-
-TYPE_CHECKING = False  # `typing` is imported for type checkers only: a fresh process would pay for it
-if TYPE_CHECKING:
-    from typing import Any
+from curation.latex.tree import Env, Group, Node, NodeCursor, has_content, to_latex
 
 # pylatexenc logs every parse hiccup; malformed input is reported through our warnings instead.
 logging.getLogger("pylatexenc").setLevel(logging.ERROR)
@@ -73,38 +69,33 @@ _MACROS: dict[str, tuple[str, str | None]] = {
     "twocolumn": ("[", None), "onecolumn": ("", None), "scriptsize": ("", None), "selectfont": ("", None),
     "linebreak": ("[", " "),
 }  # fmt: skip
-# Macros printed by a function below (`_ding`, `_quantity`), with their arguments.
-_FUNCTION_MACROS = {
-    "ding": "{", "num": "[{", "SI": "[{[{", "si": "[{", "qty": "[{{", "unit": "[{", "tablenum": "[{", "SIrange": "[{{{",
-    "qtyrange": "[{{{", "numrange": "[{{",
-}  # fmt: skip
 # pifont's \ding numbers for the check and cross marks papers use in tables.
 _DINGS = {"51": "✓", "52": "✔", "55": "✗", "56": "✘", "72": "★", "73": "☆", "108": "●", "109": "❍", "110": "■"}
 
 
 @lru_cache(maxsize=1)
 def _converter() -> latex2text.LatexNodes2Text:
+    macros = {
+        **_MACROS,
+        **{name: ("", char) for name, char in SYMBOLS.items()},
+        **dict.fromkeys(SPACES, ("", " ")),
+        "ding": ("{", _ding),
+        **{name: (arguments, _quantity) for name, (arguments, _, _) in _QUANTITY_ARGS.items()},
+    }
     walker_db = latexwalker.get_default_latex_context_db()
-    arguments = {**{name: args for name, (args, _) in _MACROS.items()}, **_FUNCTION_MACROS}
-    arguments.update(dict.fromkeys([*SYMBOLS, *SPACES], ""))
-    walker_db.add_context_category(
-        "tat-curate", macros=[macrospec.MacroSpec(name, args) for name, args in arguments.items()], prepend=True
-    )
+    walker_specs = [macrospec.MacroSpec(name, arguments) for name, (arguments, _) in macros.items()]
+    walker_db.add_context_category("tat-curate", macros=walker_specs, prepend=True)
     text_db = latex2text.get_default_latex_context_db()
     text_specs = [
         latex2text.MacroTextSpec(name, discard=True)
         if repl is None
         else latex2text.MacroTextSpec(name, simplify_repl=repl)
-        for name, (_, repl) in _MACROS.items()
+        for name, (_, repl) in macros.items()
     ]
-    text_specs += [latex2text.MacroTextSpec(name, simplify_repl=char) for name, char in SYMBOLS.items()]
-    text_specs += [latex2text.MacroTextSpec(name, simplify_repl=" ") for name in SPACES]
-    text_specs.append(latex2text.MacroTextSpec("ding", simplify_repl=_ding))
     text_specs += [
         latex2text.MacroTextSpec(name, simplify_repl=lambda node, l2tobj, mark=mark: _accented(node, l2tobj, mark))
         for name, mark in unicode_accents_list
     ]
-    text_specs += [latex2text.MacroTextSpec(name, simplify_repl=_quantity) for name in _QUANTITY_ARGS]
     text_db.add_context_category("tat-curate", macros=text_specs, prepend=True)
     converter = latex2text.LatexNodes2Text(latex_context=text_db, math_mode="text", strict_latex_spaces=False)
     converter._tat_walker_db = walker_db  # type: ignore[attr-defined]
@@ -126,11 +117,11 @@ def _ding(node: latexwalker.LatexMacroNode, l2tobj: latex2text.LatexNodes2Text) 
     return _DINGS.get(number, "")
 
 
-# siunitx: which arguments of each macro hold the number(s) and the unit (indices into the argument list).
-_QUANTITY_ARGS: dict[str, tuple[tuple[int, ...], int | None]] = {
-    "num": ((1,), None), "tablenum": ((1,), None), "numrange": ((1, 2), None), "SI": ((1,), 3), "qty": ((1,), 2),
-    "si": ((), 1), "unit": ((), 1), "SIrange": ((1, 2), 3),
-    "qtyrange": ((1, 2), 3),
+# siunitx: each macro's arguments, and which of them hold the number(s) and the unit (indices into the list).
+_QUANTITY_ARGS: dict[str, tuple[str, tuple[int, ...], int | None]] = {
+    "num": ("[{", (1,), None), "tablenum": ("[{", (1,), None), "numrange": ("[{{", (1, 2), None),
+    "SI": ("[{[{", (1,), 3), "qty": ("[{{", (1,), 2), "si": ("[{", (), 1), "unit": ("[{", (), 1),
+    "SIrange": ("[{{{", (1, 2), 3), "qtyrange": ("[{{{", (1, 2), 3),
 }  # fmt: skip
 _UNITS = {
     "percent": "%", "second": "s", "metre": "m", "meter": "m", "gram": "g", "kilogram": "kg", "hour": "h",
@@ -145,6 +136,7 @@ _PREFIXES = {
     "centi": "c", "deci": "d", "deca": "da", "hecto": "h", "kilo": "k", "mega": "M", "giga": "G", "tera": "T",
     "peta": "P", "exa": "E", "zetta": "Z", "yotta": "Y", "kibi": "Ki", "mebi": "Mi", "gibi": "Gi", "tebi": "Ti",
 }  # fmt: skip
+_POWERS = {"square": "²", "cubic": "³"}
 _UNIT_TOKEN = re.compile(r"\\([A-Za-z]+)(?:\s*\{([^{}]*)\})?|([^\\\s{}]+)")
 
 
@@ -156,16 +148,10 @@ def unit_text(source: str) -> str:
             out += literal
         elif macro in _PREFIXES:
             pending_prefix += _PREFIXES[macro]
-        elif macro == "per":
-            out += "/"
-        elif macro in ("squared", "cubed"):
-            out += "²" if macro == "squared" else "³"
-        elif macro in ("square", "cubic"):
-            power_next = "²" if macro == "square" else "³"
-        elif macro in ("tothe", "raiseto"):
-            out += f"^{argument}"
-        elif macro == "text":
-            out += argument
+        elif macro in _POWERS:  # \\square\\metre: the power comes before its unit
+            power_next = _POWERS[macro]
+        elif macro in ("per", "squared", "cubed", "tothe", "raiseto", "text"):
+            out += {"per": "/", "squared": "²", "cubed": "³", "text": argument}.get(macro, f"^{argument}")
         elif macro in _UNITS:
             out += pending_prefix + _UNITS[macro] + power_next
             pending_prefix = power_next = ""
@@ -192,16 +178,11 @@ def siunitx_number(text: str) -> str:
 
 def _quantity(node: latexwalker.LatexMacroNode, l2tobj: latex2text.LatexNodes2Text) -> str:
     """\\SI{5}{\\percent} → 5%, \\qty{3.2}{\\milli\\second} → 3.2 ms, \\si{\\GHz} → GHz, ranges with a dash."""
-    number_indices, unit_index = _QUANTITY_ARGS[node.macroname]
-    arguments = node.nodeargd.argnlist if node.nodeargd else []
-
-    def argument(index: int) -> Any:
-        return arguments[index] if index < len(arguments) else None
-
-    numbers = [
-        siunitx_number(l2tobj.nodelist_to_text([argument(i)])) for i in number_indices if argument(i) is not None
-    ]
-    unit_node = argument(unit_index) if unit_index is not None else None
+    _, number_indices, unit_index = _QUANTITY_ARGS[node.macroname]
+    # None for an argument left out; the padding covers every index _QUANTITY_ARGS names (at most 3).
+    arguments = [*(node.nodeargd.argnlist if node.nodeargd else []), None, None, None, None]
+    numbers = [siunitx_number(l2tobj.nodelist_to_text([arguments[i]])) for i in number_indices if arguments[i]]
+    unit_node = arguments[unit_index] if unit_index is not None else None
     unit = unit_text(unit_node.latex_verbatim().strip()[1:-1]) if unit_node is not None else ""
     if not numbers:
         return unit
@@ -313,9 +294,7 @@ class TextRenderer:
             elif math and isinstance(node, Token) and (errors := _asymmetric_error(node, cursor)):
                 out.extend(errors)
             elif isinstance(node, Token) and node.is_cs("diagbox", "slashbox", "backslashbox"):
-                cursor.optional()
-                cursor.optional()
-                labels = [cursor.argument() or [], cursor.argument() or []]
+                _, _, *labels = cursor.arguments("[[{{")
                 following = cursor.nodes[cursor.position] if not cursor.at_end() else None
                 if isinstance(following, Group):  # \\diagbox{row}{middle}{column}
                     labels.append(cursor.argument() or [])
@@ -323,19 +302,19 @@ class TextRenderer:
                     out.extend([Token(CHAR, " / ")] if position else [])
                     out.append(Group(self._prepare(label, references, in_cell, math)))
             elif math and isinstance(node, Token) and node.kind == CHAR and ("_" in node.text or "^" in node.text):
-                out.extend(_flatten_scripts(node, cursor, has_base=attached or _has_content(out[math_start:])))
+                out.extend(_flatten_scripts(node, cursor, has_base=attached or has_content(out[math_start:])))
             elif isinstance(node, Env) and node.name in MATH_ENVS:
                 body = self._prepare(node.children, references, in_cell, True, formula=True)
                 out.append(Env(node.name, body, node.file))
             elif isinstance(node, Env):
                 if node.name in TABULAR_ENVS:
                     out.append(Token(CHAR, " "))
-                    out.extend(self._prepare(_tabular_as_text(node), references, in_cell))
+                    out.extend(self._prepare(tabular_parts(node)[1], references, in_cell))
                     out.append(Token(CHAR, " "))
                 elif node.name in ("verbatim", "lstlisting", "minted", "tikzpicture", "pgfpicture"):
                     continue
                 else:
-                    children = _env_content(node)
+                    children = env_body(node)
                     out.append(Env(node.name, self._prepare(children, references, in_cell, math), node.file))
             elif node.kind == CS and node.name in REF_COMMANDS:
                 out.append(Token(CHAR, escape(self._reference(node.name, cursor, references))))
@@ -343,8 +322,7 @@ class TextRenderer:
                 cited = _citation(cursor)
                 out.append(Token(CHAR, escape(f"{_CITE_OPEN}{cited}{_CITE_CLOSE}" if in_cell else cited)))
             elif node.kind == CS and node.name in ("\\", "newline", "par"):
-                cursor.star()
-                cursor.optional()
+                cursor.arguments("*[")
                 out.append(Token(SPACE, LINE_BREAK if node.name != "par" else " "))
             elif node.kind == CS and node.name == "protect":  # guards the next command; prints nothing, and left in
                 continue  # place it would swallow the space a following `\\newline` becomes
@@ -358,8 +336,7 @@ class TextRenderer:
                 mark = _text_script_mark(node.name, latex_to_text(to_latex(script)).strip())
                 out.extend([Token(CHAR, mark), Group(self._prepare(script, references, in_cell, math))])
             elif node.kind == CS and in_cell and node.name in ("footnote", "tablefootnote"):
-                cursor.optional()
-                cursor.argument()
+                cursor.arguments("[{")
             elif node.kind == ACTIVE or node.kind == ALIGN:
                 out.append(Token(SPACE, " "))
             elif node.kind == VERBATIM:
@@ -371,36 +348,34 @@ class TextRenderer:
     def _reference(self, command: str, cursor: NodeCursor, references: list[str]) -> str:
         cursor.star()
         if command == "hyperref":
-            label_nodes = cursor.optional() or []
-            text_nodes = cursor.argument() or []
-            label = to_latex(label_nodes).strip()
+            label_nodes, text_nodes = cursor.arguments("[{")
+            label = to_latex(label_nodes or []).strip()
             if label:
                 references.append(label)
             return self.render(text_nodes)
-        argument = cursor.argument() or []
-        labels = [part.strip() for part in to_latex(argument).split(",") if part.strip()]
+        labels = [part.strip() for part in to_latex(cursor.argument() or []).split(",") if part.strip()]
         if command in ("crefrange", "Crefrange"):
-            second = cursor.argument() or []
-            labels.append(to_latex(second).strip())
+            labels.append(to_latex(cursor.argument() or []).strip())
         references.extend(labels)
         if command in ("pageref", "cpageref", "Cpageref", "autopageref"):
             return "?"
-        numbers = [self.labels[label].number if label in self.labels else "??" for label in labels]
+        targets = [self.labels.get(label, LabelTarget("", "??")) for label in labels]
+        numbers = [target.number for target in targets]
         if command == "eqref":
             return f"({numbers[0]})" if numbers else "(??)"
         if command in ("ref", "subref", "vref", "Vref", "labelcref", "tref"):
             return ", ".join(numbers)
         if command == "nameref":
             return " ".join(numbers)
-        kinds = [self.labels[label].kind if label in self.labels else "" for label in labels]
-        singular, plural = _KIND_NAMES.get(kinds[0] if kinds else "", ("", ""))
+        kind = targets[0].kind if targets else ""
+        singular, plural = _KIND_NAMES.get(kind, ("", ""))
         if command in ("namecref", "nameCref"):
             return singular
         joined = numbers[0] if len(numbers) == 1 else ", ".join(numbers[:-1]) + " and " + numbers[-1]
         if command in ("crefrange", "Crefrange"):
             joined = " to ".join(numbers)
         name = singular if len(numbers) == 1 else plural
-        if command == "cref" and kinds and kinds[0] not in ("table", "figure", "subtable", "subfigure", "section"):
+        if command == "cref" and kind not in ("table", "figure", "subtable", "subfigure", "section"):
             name = name.lower()
         return f"{name} {joined}".strip()
 
@@ -419,10 +394,6 @@ def _text_script_mark(name: str, script: str) -> str:
 
 
 _TEXT_COMMANDS = ("text", "textrm", "mathrm", "textit", "mathit", "textsf", "mathsf", "textbf", "mathbf", "texttt")
-
-
-def _has_content(nodes: list[Node]) -> bool:
-    return any(not (isinstance(node, Token) and node.kind == SPACE) for node in nodes)
 
 
 def _flatten_scripts(token: Token, cursor: NodeCursor, *, has_base: bool) -> list[Node]:
@@ -546,17 +517,11 @@ def _asymmetric_error(token: Token, cursor: NodeCursor) -> list[Node] | None:
     separate_base = isinstance(before, Group) or (isinstance(before, Token) and before.text[-1:].isdigit())
     if separate_base and token.text in ("_", "^"):  # `{21.35}^{+0.37}_{-0.26}`, `0.54 _{-0.16}^{+0.32}`
         match = re.match(r"()([_^])$", token.text)
-    if match is None or position + 1 >= len(nodes) or not isinstance(nodes[position], Group):
+    script, mark, other_script = [*nodes[position : position + 3], None, None, None][:3]
+    other = "^" if match and match.group(2) == "_" else "_"
+    if not (match and isinstance(script, Group) and _char_text(mark) == other and isinstance(other_script, Group)):
         return None
-    other = "^" if match.group(2) == "_" else "_"
-    mark = nodes[position + 1]
-    if not (isinstance(mark, Token) and mark.kind == CHAR and mark.text == other):
-        return None
-    if position + 2 >= len(nodes) or not isinstance(nodes[position + 2], Group):
-        return None
-    first, second = (
-        normalize_space(latex_to_text(to_latex(nodes[index].children))) for index in (position, position + 2)
-    )
+    first, second = (normalize_space(latex_to_text(to_latex(group.children))) for group in (script, other_script))
     if not (_SIGNED.match(first) and _SIGNED.match(second)):
         return None
     upper, lower = (second, first) if match.group(2) == "_" else (first, second)
@@ -597,26 +562,18 @@ _CITED = re.compile(f"\\s*{_CITE_OPEN}[^{_CITE_CLOSE}]*{_CITE_CLOSE}")
 
 
 def _citation(cursor: NodeCursor) -> str:
-    cursor.star()
-    before = cursor.optional()
-    after = cursor.optional()
-    keys = [part.strip() for part in to_latex(cursor.argument() or []).split(",") if part.strip()]
+    _, before, after, cited = cursor.arguments("*[[{")
+    keys = [part.strip() for part in to_latex(cited).split(",") if part.strip()]
     note = to_latex(after if after is not None else before or []).strip()
     marker = ", ".join(keys)
     return f"[{marker}{', ' + latex_to_text(note) if note else ''}]"
 
 
-def _tabular_as_text(env: Env) -> list[Node]:
-    cursor = NodeCursor(env.children)
-    skip_tabular_arguments(env.name, cursor)
-    return cursor.nodes[cursor.position :]
-
-
-def skip_tabular_arguments(name: str, cursor: NodeCursor) -> list[Node]:
-    """Consume a tabular environment's arguments and return its column specification."""
-    if name in ("tabular*", "tabularx", "tabulary", "xltabular", "NiceTabular*"):
-        cursor.optional()
-        cursor.argument()
+def tabular_parts(env: Env) -> tuple[list[Node], list[Node]]:
+    """A tabular environment's column specification and its body (the rows), its other arguments skipped."""
+    name, cursor = env.name, NodeCursor(env.children)
+    if name in ("tabular*", "tabularx", "tabulary", "xltabular", "NiceTabular*"):  # the width first
+        cursor.arguments("[{")
     cursor.optional()
     if name in ("tabu", "longtabu"):  # `\\begin{tabu} to 0.5\\textwidth {…}`: the width comes before the columns
         cursor.skip_spaces()
@@ -624,26 +581,25 @@ def skip_tabular_arguments(name: str, cursor: NodeCursor) -> list[Node]:
         if isinstance(node, Token) and node.kind == CHAR and node.text.strip().startswith(("to", "spread")):
             while not cursor.at_end() and not isinstance(cursor.nodes[cursor.position], Group):
                 cursor.next()
-    if name in ("tblr", "longtblr", "talltblr"):
-        spec = cursor.argument() or []
-        return spec
     spec = cursor.argument() or []
-    cursor.optional()
-    return spec
+    if name not in ("tblr", "longtblr", "talltblr"):
+        cursor.optional()
+    return spec, cursor.nodes[cursor.position :]
 
 
-# Environments whose leading mandatory arguments are layout (rotating's angle), not text.
-_ENV_LAYOUT_ARGUMENTS = {"turn": 1, "rotate": 1}
+# Environments whose leading arguments set their layout, not text (NodeCursor.arguments specs).
+_ENV_LAYOUT_ARGUMENTS = {
+    "turn": "{", "rotate": "{", "adjustbox": "[[{[", "minipage": "[[{[", "tablenotes": "[[", "TableNotes": "[[",
+}  # fmt: skip
 
 
-def _env_content(env: Env) -> list[Node]:
+def env_body(env: Env) -> list[Node]:
     """An environment's children without the layout arguments it opens with (`\\begin{turn}{90}Text` → `Text`)."""
-    count = _ENV_LAYOUT_ARGUMENTS.get(env.name, 0)
-    if not count:
+    spec = _ENV_LAYOUT_ARGUMENTS.get(env.name)
+    if spec is None:
         return env.children
     cursor = NodeCursor(env.children)
-    for _ in range(count):
-        cursor.argument()
+    cursor.arguments(spec)
     return cursor.nodes[cursor.position :]
 
 
@@ -653,11 +609,7 @@ _RELATION_COMMANDS = frozenset({"leq", "geq", "neq", "le", "ge", "ne", "equiv", 
 
 
 def _is_relation(node: Node) -> bool:
-    if not isinstance(node, Token):
-        return False
-    if node.kind == CHAR:
-        return node.text in ("=", "<", ">")
-    return node.kind == CS and node.name in _RELATION_COMMANDS
+    return _char_text(node) in ("=", "<", ">") or (isinstance(node, Token) and node.name in _RELATION_COMMANDS)
 
 
 def _split_relations(nodes: list[Node], in_math: bool) -> list[Node]:
@@ -667,13 +619,7 @@ def _split_relations(nodes: list[Node], in_math: bool) -> list[Node]:
     for node in nodes:
         if isinstance(node, Token) and (node.kind == MATH or node.is_cs("(", ")", "[", "]")):
             math = not math if node.kind == MATH else node.name in ("(", "[")
-        if (
-            math
-            and isinstance(node, Token)
-            and node.kind == CHAR
-            and len(node.text) > 1
-            and _RELATION_CHARS.search(node.text)
-        ):
+        if math and len(_char_text(node)) > 1 and _RELATION_CHARS.search(_char_text(node)):
             out.extend(Token(CHAR, part, node.file) for part in _RELATION_CHARS.split(node.text) if part)
         else:
             out.append(node)

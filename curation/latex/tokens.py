@@ -17,6 +17,8 @@ ACTIVE = "active"
 VERBATIM = "verbatim"
 
 _SPECIAL = set("\\{}%$&#~[] \t\r\n")
+# Characters that are a token of their own (brackets too, so that optional arguments are easy to find).
+_ONE_CHARACTER = {"{": BGROUP, "}": EGROUP, "&": ALIGN, "~": ACTIVE, "[": CHAR, "]": CHAR}
 # Environments whose body TeX reads verbatim; "comment" bodies are dropped entirely.
 VERBATIM_ENVS = frozenset(
     {"verbatim", "verbatim*", "lstlisting", "minted", "Verbatim", "BVerbatim", "LVerbatim", "alltt", "comment"}
@@ -92,28 +94,20 @@ def tokenize(source: str, file: str = "") -> list[Token]:
             tokens.append(Token(CS, source[i : i + 2], file))
             i += 2
             continue
-        if char == "{":
-            tokens.append(Token(BGROUP, "{", file))
-        elif char == "}":
-            tokens.append(Token(EGROUP, "}", file))
+        if char in _ONE_CHARACTER:
+            tokens.append(Token(_ONE_CHARACTER[char], char, file))
         elif char == "$":
             if source.startswith("$$", i):
                 tokens.append(Token(MATH, "$$", file))
                 i += 2
                 continue
             tokens.append(Token(MATH, "$", file))
-        elif char == "&":
-            tokens.append(Token(ALIGN, "&", file))
-        elif char == "~":
-            tokens.append(Token(ACTIVE, "~", file))
         elif char == "#":
             if i + 1 < n and (source[i + 1].isdigit() or source[i + 1] == "#"):
                 tokens.append(Token(PARAM, source[i : i + 2], file))
                 i += 2
                 continue
             tokens.append(Token(CHAR, "#", file))
-        elif char in "[]":
-            tokens.append(Token(CHAR, char, file))
         else:
             j = i
             while j < n and source[j] not in _SPECIAL:
@@ -162,17 +156,9 @@ def _maybe_verbatim_env(source: str, i: int, tokens: list[Token], file: str) -> 
     if name == "comment":
         tokens.pop()  # the \begin already emitted
         return body_end + len(end_marker) if end >= 0 else len(source)
+    braced_name = [Token(BGROUP, "{", file), Token(CHAR, name, file), Token(EGROUP, "}", file)]
     tokens.extend(
-        [
-            Token(BGROUP, "{", file),
-            Token(CHAR, name, file),
-            Token(EGROUP, "}", file),
-            Token(VERBATIM, source[close + 1 : body_end], file),
-            Token(CS, "\\end", file),
-            Token(BGROUP, "{", file),
-            Token(CHAR, name, file),
-            Token(EGROUP, "}", file),
-        ]
+        [*braced_name, Token(VERBATIM, source[close + 1 : body_end], file), Token(CS, "\\end", file), *braced_name]
     )
     return body_end + len(end_marker) if end >= 0 else len(source)
 
@@ -183,14 +169,7 @@ def serialize(tokens: list[Token]) -> str:
     previous: Token | None = None
     for token in tokens:
         text = escape(token.text) if token.kind == VERBATIM else token.text
-        if (
-            previous is not None
-            and previous.kind == CS
-            and len(previous.text) > 1
-            and _is_letter(previous.text[1])
-            and text
-            and _is_letter(text[0])
-        ):
+        if previous is not None and previous.kind == CS and _is_letter(previous.text[1:2]) and _is_letter(text[:1]):
             parts.append(" ")
         parts.append(text)
         previous = token

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from curation.latex.tokens import BGROUP, CHAR, CS, EGROUP, SPACE, Token, serialize
+from curation.latex.tokens import BGROUP, CHAR, CS, EGROUP, PAR, SPACE, Token, serialize
 
 
 @dataclass
@@ -47,11 +48,7 @@ def build_tree(tokens: list[Token], warnings: list[str]) -> list[Node]:
     """Nest tokens into groups and environments; stray closers are dropped and reported once each."""
     root: list[Node] = []
     stack: list[tuple[Group | Env | None, list[Node]]] = [(None, root)]
-    problems: dict[str, int] = {}
-
-    def problem(text: str) -> None:
-        problems[text] = problems.get(text, 0) + 1
-
+    problems: Counter[str] = Counter()
     index = 0
     while index < len(tokens):
         token = tokens[index]
@@ -63,7 +60,7 @@ def build_tree(tokens: list[Token], warnings: list[str]) -> list[Node]:
             if isinstance(stack[-1][0], Group):
                 stack.pop()
             else:
-                problem(f"unmatched '}}' in {token.file or 'input'}")
+                problems[f"unmatched '}}' in {token.file or 'input'}"] += 1
         elif token.kind == CS and token.name in ("begin", "end"):
             found = _env_name(tokens, index + 1)
             if found is None:
@@ -80,11 +77,11 @@ def build_tree(tokens: list[Token], warnings: list[str]) -> list[Node]:
                 if name in open_names:
                     while not (isinstance(stack[-1][0], Env) and stack[-1][0].name == name):
                         if isinstance(stack[-1][0], Env):
-                            problem(f"\\begin{{{stack[-1][0].name}}} closed by \\end{{{name}}}")
+                            problems[f"\\begin{{{stack[-1][0].name}}} closed by \\end{{{name}}}"] += 1
                         stack.pop()
                     stack.pop()
                 else:
-                    problem(f"\\end{{{name}}} without \\begin{{{name}}}")
+                    problems[f"\\end{{{name}}} without \\begin{{{name}}}"] += 1
             index = after
             continue
         else:
@@ -92,7 +89,7 @@ def build_tree(tokens: list[Token], warnings: list[str]) -> list[Node]:
         index += 1
     for owner, _ in stack[1:]:
         if isinstance(owner, Env):
-            problem(f"\\begin{{{owner.name}}} never closed")
+            problems[f"\\begin{{{owner.name}}} never closed"] += 1
     for text, count in problems.items():
         warnings.append(text if count == 1 else f"{text} ({count} times)")
     return root
@@ -117,6 +114,11 @@ def flatten(nodes: list[Node]) -> list[Token]:
 def to_latex(nodes: list[Node]) -> str:
     """LaTeX source for a node list."""
     return serialize(flatten(nodes))
+
+
+def has_content(nodes: list[Node]) -> bool:
+    """Whether anything but spaces and paragraph breaks is among the nodes."""
+    return any(not (isinstance(node, Token) and node.kind in (SPACE, PAR)) for node in nodes)
 
 
 def walk(nodes: list[Node]) -> Iterator[Node]:
@@ -148,10 +150,7 @@ class NodeCursor:
 
     def skip_spaces(self) -> None:
         """Skip space tokens."""
-        while not self.at_end() and isinstance(self.nodes[self.position], Token):
-            token = self.nodes[self.position]
-            if token.kind != SPACE:  # type: ignore[union-attr]
-                break
+        while not self.at_end() and getattr(self.nodes[self.position], "kind", None) == SPACE:
             self.position += 1
 
     def star(self) -> bool:
@@ -201,6 +200,12 @@ class NodeCursor:
                 collected.append(node)
             self.position += 1
         return collected
+
+    def arguments(self, spec: str) -> list:
+        """Read arguments as `spec` lists them: `*` a star (a bool), `[` an optional argument (None when absent),
+        `{` a mandatory one ([] when absent)."""
+        read = {"*": self.star, "[": self.optional, "{": lambda: self.argument() or []}
+        return [read[kind]() for kind in spec]
 
     def argument(self) -> list[Node] | None:
         """A mandatory argument: a group's children or a single node."""

@@ -27,9 +27,9 @@ from curation.papers.reading import check_latex_source, extraction_from_dict
 from curation.papers.services import (
     IngestResult,
     PaperSource,
-    _default_source_name,
     _local_path,
     _require_manager,
+    _safe_file_name,
     archive_limits,
     arxiv_id_from_name,
     paper_store,
@@ -77,10 +77,10 @@ def ingest_job_request(
             slot.mkdir(parents=True)
             try:
                 path = _local_path(upload, slot, limits)
-                name = _default_source_name(upload, path)
+                name = path.name  # the upload's name, made safe
                 check_latex_source(path, name)
             except InvalidInput as error:
-                source_name = _default_source_name(upload, None)
+                source_name = _safe_file_name(upload.name or "upload")
                 rejected.append({"source_name": source_name, "reason": error.message.removeprefix(f"{source_name}: ")})
                 continue
             files.append({"name": name, "stored": path.relative_to(root).as_posix(), "size": path.stat().st_size})

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import re
 import tempfile
+from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -33,6 +34,7 @@ CREATED = "created"
 UNCHANGED = "unchanged"
 NEW_VERSION = "new_version"
 VERSION_RETRIES = 3
+_SUBTABLE_KEYS = ("label", "caption", "number", "first_row", "row_count")  # what a stored table keeps of each
 
 
 class Upload(Protocol):
@@ -116,11 +118,8 @@ def archive_limits() -> ArchiveLimits:
 def arxiv_id_from_name(name: str) -> str:
     """The arXiv identifier a file name carries (`2401.01234v2.tar.gz` → `2401.01234v2`), or ""."""
     stem = Path(name.replace("\\", "/")).name
-    lowered = stem.lower()
-    for suffix in ARCHIVE_SUFFIXES:
-        if lowered.endswith(suffix):
-            stem = stem[: -len(suffix)]
-            break
+    suffix = next((suffix for suffix in ARCHIVE_SUFFIXES if stem.lower().endswith(suffix)), "")
+    stem = stem[: len(stem) - len(suffix)]
     if match := NEW_ARXIV_ID.match(stem):
         return match.group("id")
     if match := OLD_ARXIV_ID.match(stem):
@@ -135,7 +134,7 @@ def paper_source_read(
     limits = limits or archive_limits()
     with tempfile.TemporaryDirectory(prefix="tat-ingest-") as folder:
         path = _local_path(path_or_upload, Path(folder), limits)
-        name = source_name or _default_source_name(path_or_upload, path)
+        name = source_name or path.name or str(path_or_upload)  # an upload's path is named after it
         read = source_read(path=path, name=name, limits=limits)
     if not read.extraction.paragraphs and not read.extraction.tables:
         # Say, an archive that expands to zeros: a paper of nothing would be stored and listed.
@@ -167,19 +166,17 @@ def paper_store(
 ) -> IngestResult:
     """Write an extracted source as a new paper (or a new version of one with the same source name), atomically."""
     _require_manager(project=project, actor=actor, batch=batch)
-    for _attempt in range(VERSION_RETRIES):
+    for attempt in range(VERSION_RETRIES + 1):
         existing = Paper.objects.filter(project=project, source_sha256=source.sha256).first()
         if existing is not None:
             return _unchanged(existing, source)
+        if attempt == VERSION_RETRIES:
+            break
         try:
             with transaction.atomic():
                 return _store(project=project, actor=actor, source=source, batch=batch)
         except IntegrityError:
-            # Someone stored the same bytes, or took this version number, in the meantime: look again.
-            continue
-    existing = Paper.objects.filter(project=project, source_sha256=source.sha256).first()
-    if existing is not None:
-        return _unchanged(existing, source)
+            continue  # someone stored the same bytes, or took this version number, in the meantime: look again
     raise InvalidInput(f"{source.source_name}: could not pick a version number; try again.")
 
 
@@ -231,30 +228,9 @@ def _store(
             caption=_clean(table.caption),
             cells=_clean(table.rows),
             grid=_clean(table.grid),
-            spans=[
-                {
-                    "row": span.row,
-                    "cell": span.cell,
-                    "column": span.column,
-                    "top": span.top,
-                    "rowspan": span.rowspan,
-                    "colspan": span.colspan,
-                }
-                for span in table.spans
-            ],
+            spans=[asdict(span) for span in table.spans],
             header_rows=table.header_rows,
-            subtables=_clean(
-                [
-                    {
-                        "label": sub.label,
-                        "caption": sub.caption,
-                        "number": sub.number,
-                        "first_row": sub.first_row,
-                        "row_count": sub.row_count,
-                    }
-                    for sub in table.subtables
-                ]
-            ),
+            subtables=_clean([{key: getattr(sub, key) for key in _SUBTABLE_KEYS} for sub in table.subtables]),
             notes=_clean(table.notes),
             caption_references=_clean(table.caption_references),
             cell_references=_clean(table.cell_references),
@@ -282,11 +258,11 @@ def _store(
         )
         for order, paragraph in enumerate(extraction.paragraphs)
     )
-    links: list[tuple[Paragraph, list[Table]]] = []
-    for paragraph, stored in zip(extraction.paragraphs, paragraphs, strict=True):
-        linked = list({index: by_index[index] for index in paragraph.tables if index in by_index}.values())
-        if linked:
-            links.append((stored, linked))
+    links = [  # each paragraph that mentions tables, with them
+        (stored, linked)
+        for paragraph, stored in zip(extraction.paragraphs, paragraphs, strict=True)
+        if (linked := [by_index[index] for index in dict.fromkeys(paragraph.tables) if index in by_index])
+    ]
     Paragraph.mentioned_tables.through.objects.bulk_create(
         Paragraph.mentioned_tables.through(paragraph_id=paragraph.pk, table_id=table.pk)
         for paragraph, linked in links
@@ -300,19 +276,14 @@ def _store(
     long_contexts = (
         [Context.objects.create(project=project, paper=paper, kind=Context.Kind.LONG, batch=batch)] if tables else []
     )
+    context_tables = [
+        *((context, linked) for context, (_, linked) in zip(short_contexts, links, strict=True)),
+        *((context, tables) for context in long_contexts),
+    ]
     Context.tables.through.objects.bulk_create(
-        [
-            *(
-                Context.tables.through(context_id=context.pk, table_id=table.pk)
-                for context, (_, linked) in zip(short_contexts, links, strict=True)
-                for table in linked
-            ),
-            *(
-                Context.tables.through(context_id=long_context.pk, table_id=table.pk)
-                for long_context in long_contexts
-                for table in tables
-            ),
-        ]
+        Context.tables.through(context_id=context.pk, table_id=table.pk)
+        for context, linked in context_tables
+        for table in linked
     )
     status = CREATED if version == 1 else NEW_VERSION
     return IngestResult(
@@ -329,9 +300,7 @@ def _store(
 
 
 def _unchanged(paper: Paper, source: PaperSource) -> IngestResult:
-    contexts = dict.fromkeys(Context.Kind.values, 0)
-    for kind in Context.objects.filter(paper=paper).values_list("kind", flat=True):
-        contexts[kind] += 1
+    contexts = Counter(Context.objects.filter(paper=paper).values_list("kind", flat=True))
     return IngestResult(
         source_name=source.source_name,
         status=UNCHANGED,
@@ -377,12 +346,6 @@ def _safe_file_name(name: str) -> str:
     base = Path(name.replace("\\", "/")).name
     base = re.sub(r"[^A-Za-z0-9._+-]", "_", base).lstrip(".")
     return base[:200] or "upload"
-
-
-def _default_source_name(path_or_upload: str | Path | Upload, path: Path | None) -> str:
-    if isinstance(path_or_upload, str | Path):
-        return Path(path_or_upload).name or str(path_or_upload)
-    return _safe_file_name(path_or_upload.name or "upload") if path is None else path.name
 
 
 def _clip(text: str | None, length: int) -> str:
