@@ -35,7 +35,7 @@ class CommentInputSerializer(serializers.Serializer):
 
 class CommentSerializer(serializers.ModelSerializer):
     author = serializers.SlugRelatedField(slug_field="username", read_only=True)
-    resolved_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    resolved_by = serializers.SlugRelatedField(slug_field="username", read_only=True, allow_null=True)
 
     class Meta:
         model = ReviewComment
@@ -43,7 +43,7 @@ class CommentSerializer(serializers.ModelSerializer):
 
 
 class MessageSerializer(serializers.ModelSerializer):
-    author = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    author = serializers.SlugRelatedField(slug_field="username", read_only=True, allow_null=True)
 
     class Meta:
         model = DiscussionMessage
@@ -52,8 +52,8 @@ class MessageSerializer(serializers.ModelSerializer):
 
 class DiscussionSerializer(serializers.ModelSerializer):
     opened_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
-    verifier = serializers.SlugRelatedField(slug_field="username", read_only=True)
-    decided_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    verifier = serializers.SlugRelatedField(slug_field="username", read_only=True, allow_null=True)
+    decided_by = serializers.SlugRelatedField(slug_field="username", read_only=True, allow_null=True)
     is_open = serializers.BooleanField(read_only=True)
     # Plain strings: the input's "outcome" choices differ (no "open"), and one enum name must not mean both.
     outcome = serializers.CharField(read_only=True)

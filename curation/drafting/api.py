@@ -25,7 +25,7 @@ from curation.serializers import database_id_field
 
 
 class ModelEndpointOutputSerializer(serializers.ModelSerializer):
-    project = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    project = serializers.SlugRelatedField(slug_field="slug", read_only=True, allow_null=True)
     is_global = serializers.SerializerMethodField()
     key_status = serializers.SerializerMethodField(help_text="none, set or missing (on this server)")
     limit_is_shared = serializers.SerializerMethodField(help_text="whether the concurrency limit holds across workers")

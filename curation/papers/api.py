@@ -83,7 +83,7 @@ class IngestJobSerializer(serializers.ModelSerializer):
 
 class ContextSerializer(serializers.ModelSerializer):
     paper = serializers.PrimaryKeyRelatedField(read_only=True)
-    paragraph = serializers.PrimaryKeyRelatedField(read_only=True)
+    paragraph = serializers.PrimaryKeyRelatedField(read_only=True, allow_null=True)
     tables = serializers.PrimaryKeyRelatedField(many=True, read_only=True)
     reasoning_type = serializers.SlugRelatedField(slug_field="code", read_only=True, allow_null=True)
 

@@ -33,7 +33,7 @@ class ReleaseSerializer(serializers.ModelSerializer):
     project = serializers.SlugRelatedField(slug_field="slug", read_only=True)
     created_by = serializers.SlugRelatedField(slug_field="username", read_only=True, allow_null=True)
     batches = serializers.PrimaryKeyRelatedField(many=True, read_only=True)
-    supersedes = serializers.PrimaryKeyRelatedField(read_only=True)
+    supersedes = serializers.PrimaryKeyRelatedField(read_only=True, allow_null=True)
 
     class Meta:
         model = Release

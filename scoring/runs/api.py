@@ -37,7 +37,7 @@ from scoring.runs.permissions import runner_require
 
 class ScoringRunOutputSerializer(serializers.ModelSerializer):
     release = serializers.PrimaryKeyRelatedField(read_only=True)
-    endpoint = serializers.PrimaryKeyRelatedField(read_only=True)
+    endpoint = serializers.PrimaryKeyRelatedField(read_only=True, allow_null=True)
     created_by = serializers.SlugRelatedField(slug_field="username", read_only=True, allow_null=True)
     # Plain strings, not enums: the schema keeps one enum per name project-wide.
     method = serializers.CharField(read_only=True)
