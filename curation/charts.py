@@ -87,15 +87,8 @@ def grouped_bars(rows: Sequence[dict[str, Any]], *, label: str, series: Sequence
         bars = []
         for index, name in enumerate(series):
             value = row[name] or 0
-            bars.append(
-                {
-                    "name": name,
-                    "value": value,
-                    "y": y + index * bar_h,
-                    "width": round(plot_w * value / top, 1),
-                    "colour": colour(index),
-                }
-            )
+            width = round(plot_w * value / top, 1)
+            bars.append({"name": name, "value": value, "y": y + index * bar_h, "width": width, "colour": colour(index)})
         groups.append({"label": row[label], "y": y, "mid": y + len(series) * bar_h / 2 + 4, "bars": bars})
         y += len(series) * bar_h + gap
     return {
