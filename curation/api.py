@@ -174,7 +174,7 @@ class InstanceDetailApi(APIView):
 
     @extend_schema(responses=serializers.InstanceSerializer)
     def get(self, request: Request, pk: int) -> Response:
-        instance = selectors.instance_shown(user=request.user, instance_id=pk)
+        instance = selectors.instance_get(user=request.user, instance_id=pk)
         return Response(serializers.InstanceSerializer(instance).data)
 
     @extend_schema(request=serializers.InstanceEditSerializer, responses=serializers.InstanceSerializer)

@@ -27,20 +27,35 @@ def _nice_max(value: float) -> int:
     return int(value) + 1
 
 
+def _frame(
+    rows: Sequence[dict[str, Any]], label: Callable[[dict[str, Any]], str]
+) -> tuple[Callable[[int], float], dict[str, Any]]:
+    """The x of the index-th of evenly spaced rows, and the frame both line charts share (a few x labels)."""
+    step = (WIDTH - LEFT - 8) / max(len(rows) - 1, 1)
+
+    def x(index: int) -> float:
+        return round(LEFT + index * step, 1)
+
+    every = max(len(rows) // 6, 1)
+    frame = {"width": WIDTH, "height": HEIGHT, "left": LEFT, "baseline": HEIGHT - BOTTOM, "right": WIDTH - 8}
+    frame["xlabels"] = [{"x": x(i), "text": label(row)} for i, row in enumerate(rows) if i % every == 0]
+    return x, frame
+
+
 def line_chart(
     rows: Sequence[dict[str, Any]], *, series: Sequence[str], label: Callable[[dict[str, Any]], str]
 ) -> dict[str, Any]:
     """Polylines for each series over evenly spaced rows, with y ticks and a few x labels."""
     top = _nice_max(max([row[name] for row in rows for name in series] or [0]) or 1)
-    plot_w, plot_h = WIDTH - LEFT - 8, HEIGHT - BOTTOM - TOP
-    step = plot_w / max(len(rows) - 1, 1)
+    plot_h = HEIGHT - BOTTOM - TOP
+    x, frame = _frame(rows, label)
 
     def y(value: float) -> float:
         return round(TOP + plot_h - plot_h * value / top, 1)
 
     lines = []
     for index, name in enumerate(series):
-        points = [(round(LEFT + i * step, 1), y(row[name])) for i, row in enumerate(rows)]
+        points = [(x(i), y(row[name])) for i, row in enumerate(rows)]
         lines.append(
             {
                 "name": name,
@@ -54,19 +69,7 @@ def line_chart(
                 "total": sum(row[name] for row in rows),
             }
         )
-    every = max(len(rows) // 6, 1)
-    return {
-        "width": WIDTH,
-        "height": HEIGHT,
-        "left": LEFT,
-        "baseline": TOP + plot_h,
-        "right": WIDTH - 8,
-        "lines": lines,
-        "yticks": [{"y": y(v), "value": v} for v in (0, top // 2, top)],
-        "xlabels": [
-            {"x": round(LEFT + i * step, 1), "text": label(row)} for i, row in enumerate(rows) if i % every == 0
-        ],
-    }
+    return {**frame, "lines": lines, "yticks": [{"y": y(v), "value": v} for v in (0, top // 2, top)]}
 
 
 GROUPED_BARS_WIDTH = 400
@@ -84,15 +87,8 @@ def grouped_bars(rows: Sequence[dict[str, Any]], *, label: str, series: Sequence
         bars = []
         for index, name in enumerate(series):
             value = row[name] or 0
-            bars.append(
-                {
-                    "name": name,
-                    "value": value,
-                    "y": y + index * bar_h,
-                    "width": round(plot_w * value / top, 1),
-                    "colour": colour(index),
-                }
-            )
+            width = round(plot_w * value / top, 1)
+            bars.append({"name": name, "value": value, "y": y + index * bar_h, "width": width, "colour": colour(index)})
         groups.append({"label": row[label], "y": y, "mid": y + len(series) * bar_h / 2 + 4, "bars": bars})
         y += len(series) * bar_h + gap
     return {
@@ -184,14 +180,11 @@ def rate_chart(
 ) -> dict[str, Any]:
     """Lines of rates in [0, 1] over evenly spaced rows; a None value breaks its line (nothing was measured then).
     `markers` are {"index": row index, "text": …}: vertical rules, e.g. where a guidelines version changed."""
-    plot_w, plot_h = WIDTH - LEFT - 8, HEIGHT - BOTTOM - TOP
-    step = plot_w / max(len(rows) - 1, 1)
+    plot_h = HEIGHT - BOTTOM - TOP
+    x, frame = _frame(rows, label)
 
     def y(value: float) -> float:
         return round(TOP + plot_h - plot_h * value, 1)
-
-    def x(index: int) -> float:
-        return round(LEFT + index * step, 1)
 
     lines = []
     for index, name in enumerate(series):
@@ -212,16 +205,10 @@ def rate_chart(
                 "dots": dots,
             }
         )
-    every = max(len(rows) // 6, 1)
     return {
-        "width": WIDTH,
-        "height": HEIGHT,
-        "left": LEFT,
+        **frame,
         "top": TOP,
-        "baseline": TOP + plot_h,
-        "right": WIDTH - 8,
         "lines": lines,
         "yticks": [{"y": y(v), "value": f"{v:g}"} for v in (0, 0.5, 1)],
-        "xlabels": [{"x": x(i), "text": label(row)} for i, row in enumerate(rows) if i % every == 0],
         "markers": [{"x": x(m["index"]), "text": m["text"]} for m in markers],
     }

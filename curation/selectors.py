@@ -62,15 +62,11 @@ def instance_for_output(instance_id: int) -> Instance:
 
 
 def instance_get(*, user: AbstractBaseUser, instance_id: int) -> Instance:
+    """Instance #instance_id as the viewer may read it (NotFound unless they may see it)."""
     instance = instances_visible_to(user).filter(pk=instance_id).first()
     if instance is None:
         raise NotFound(f"No instance {instance_id} that you may see.")
     return instance
-
-
-def instance_shown(*, user: AbstractBaseUser, instance_id: int) -> Instance:
-    """Instance #instance_id as the viewer may read it (NotFound unless they may see it)."""
-    return instance_get(user=user, instance_id=instance_id)
 
 
 def papers_visible_to(user: AbstractBaseUser, project: Project | None = None) -> QuerySet[Paper]:

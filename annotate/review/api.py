@@ -301,7 +301,7 @@ class ReviewPingApi(APIView):
     @extend_schema(request=PingSerializer, responses={200: None})
     def post(self, request: Request, pk: int) -> Response:
         """A review page is in use: count active time (and renew a round-one lease)."""
-        instance = selectors.instance_shown(user=request.user, instance_id=pk)
+        instance = selectors.instance_get(user=request.user, instance_id=pk)
         activity = valid_input(PingSerializer, request.data)["activity"]
         involved = {
             "review1": instance.round1_verifier_id,
@@ -347,7 +347,7 @@ class InstanceCommentsApi(APIView):
 
     @extend_schema(responses=CommentSerializer(many=True))
     def get(self, request: Request, pk: int) -> Response:
-        instance = selectors.instance_shown(user=request.user, instance_id=pk)
+        instance = selectors.instance_get(user=request.user, instance_id=pk)
         return Response(CommentSerializer(review_selectors.comments_of(instance), many=True).data)
 
 
@@ -359,7 +359,7 @@ class CommentResolveApi(APIView):
         comment = ReviewComment.objects.filter(pk=pk).first()
         if comment is None:
             raise NotFound(f"No comment {pk}.")
-        selectors.instance_shown(user=request.user, instance_id=comment.instance_id)  # else 404
+        selectors.instance_get(user=request.user, instance_id=comment.instance_id)  # else 404
         return Response(CommentSerializer(review.comment_resolve(comment_id=pk, user=request.user)).data)
 
 

@@ -95,20 +95,18 @@ def queue_claim(*, project_slug: str, user: AbstractBaseUser) -> Claim | None:
     query says why nothing was claimed (a lease to give back, work sent back, or a refusal). None when nothing is
     left. Expired leases are returned by the periodic reaper (annotate.leases_reap, every minute), not here.
     """
-    deadline = lease_deadline()
-    claimed = _claim(project_slug=project_slug, user=user, deadline=deadline, unless=_something_first_sql())
+    claimed = _claim(project_slug=project_slug, user=user, unless=_something_first_sql())
     if claimed is not None:
-        return Claim(*claimed, deadline, how="claimed")
-    look = _first_look(project_slug=project_slug, user=user)
+        return claimed
+    look = _look(project_slug=project_slug, user=user).order_by().first()
     instead = _served_instead(look=look, user=user)
     if instead is not None:
         return instead
     if look is not None and _something_first(look) and not look["is_busy"]:
         # A second copy was asked and had nothing for this user after all: a fresh draft then.
-        deadline = lease_deadline()
-        claimed = _claim(project_slug=project_slug, user=user, deadline=deadline)
+        claimed = _claim(project_slug=project_slug, user=user)
         if claimed is not None:
-            return Claim(*claimed, deadline, how="claimed")
+            return claimed
 
     state = _claimer_state(project_slug=project_slug, user=user)
     if state["held_id"] is not None:
@@ -134,31 +132,27 @@ def queue_claim(*, project_slug: str, user: AbstractBaseUser) -> Claim | None:
     for _ in range(CLAIM_TRIES):
         if not open_drafts.exists():
             return None
-        deadline = lease_deadline()
-        claimed = _claim(project_slug=project_slug, user=user, deadline=deadline)
+        claimed = _claim(project_slug=project_slug, user=user)
         if claimed is not None:
-            return Claim(*claimed, deadline, how="claimed")
+            return claimed
     return None
 
 
-def _claim(
-    *, project_slug: str, user: AbstractBaseUser, deadline: datetime, unless: tuple[str, dict] | None = None
-) -> tuple[int, int] | None:
-    """The lifecycle's claim, passing over hidden-gold probes of gold this annotator has seen (a probe is a draft
-    like any other to everyone else)."""
-    return instance_claim(
-        project_slug=project_slug,
-        actor=user,
-        lease_expires_at=deadline,
-        unless=unless,
-        passing_over=probes_passed_over_sql(connection.vendor),
+def _claim(*, project_slug: str, user: AbstractBaseUser, unless: tuple[str, dict] | None = None) -> Claim | None:
+    """The lifecycle's claim of a fresh draft, passing over hidden-gold probes of gold this annotator has seen (a
+    probe is a draft like any other to everyone else)."""
+    deadline = lease_deadline()
+    passing_over = probes_passed_over_sql(connection.vendor)
+    claimed = instance_claim(
+        project_slug=project_slug, actor=user, lease_expires_at=deadline, unless=unless, passing_over=passing_over
     )
+    return None if claimed is None else Claim(*claimed, deadline, how="claimed")
 
 
 def _look(*, project_slug: str, user: AbstractBaseUser) -> QuerySet[Project]:
     """What comes before a fresh claim, over the project row: whether the annotator is busy (holds an instance or
-    has work sent back), and each registered server's `pending` flag. `_first_look` reads it; `_something_first_sql`
-    asks it inside the claim."""
+    has work sent back), and each registered server's `pending` flag. `queue_claim` reads it when the claim claimed
+    nothing; `_something_first_sql` asks it inside the claim."""
     mine = Instance.objects.filter(project_id=OuterRef("pk"), author_id=user.pk)
     pending = {f"pending_{index}": check(user) for index, (_, check) in enumerate(_SERVED_BEFORE_DRAFTS)}
     return (
@@ -178,11 +172,6 @@ def _comes_first() -> list[str]:
 
 def _something_first(look: dict[str, Any]) -> bool:
     return any(look[flag] for flag in _comes_first())
-
-
-def _first_look(*, project_slug: str, user: AbstractBaseUser) -> dict[str, Any] | None:
-    """In one query, what comes before a fresh claim (`_look`), when the claim itself claimed nothing."""
-    return _look(project_slug=project_slug, user=user).order_by().first()
 
 
 # Placeholders the look is compiled with once (no user or project has them; the user id stays in the range of a

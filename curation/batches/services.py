@@ -32,17 +32,23 @@ def batch_create(*, project: Project, actor: AbstractBaseUser | None, name: str)
     return Batch.objects.create(project=project, name=name, order=0 if last is None else last + 1)
 
 
+def _managed_batch(batch_id: int, actor: AbstractBaseUser | None, action: str) -> Batch:
+    """The batch, once `actor` is known to manage its project (`actor=None` is an operator command)."""
+    batch = Batch.objects.select_related("project").filter(pk=batch_id).first()
+    if batch is None:
+        raise NotFound(f"Batch {batch_id} does not exist.")
+    if actor is not None:
+        require_role(user=actor, project=batch.project, roles=(Role.MANAGER,), action=action)
+    return batch
+
+
 @transaction.atomic
 def batch_deadline_set(
     *, batch_id: int, actor: AbstractBaseUser | None, deadline_at: datetime | None, now: datetime | None = None
 ) -> Batch:
     """Set (or clear, with None) a batch's deadline. Managers only (`actor=None` is an operator command); a new
     deadline must be in the future and timezone-aware."""
-    batch = Batch.objects.select_related("project").filter(pk=batch_id).first()
-    if batch is None:
-        raise NotFound(f"Batch {batch_id} does not exist.")
-    if actor is not None:
-        require_role(user=actor, project=batch.project, roles=(Role.MANAGER,), action="set batch deadlines")
+    batch = _managed_batch(batch_id, actor, "set batch deadlines")
     if deadline_at is not None:
         if timezone.is_naive(deadline_at):
             message = "A deadline needs a time zone (e.g. 2027-01-15T17:00Z)."
@@ -173,11 +179,7 @@ def batch_assign(
 
     Only drafted instances move: work already under way stays in the batch it was handed out with.
     """
-    batch = Batch.objects.select_related("project").filter(pk=batch_id).first()
-    if batch is None:
-        raise NotFound(f"Batch {batch_id} does not exist.")
-    if actor is not None:
-        require_role(user=actor, project=batch.project, roles=(Role.MANAGER,), action="fill batches")
+    batch = _managed_batch(batch_id, actor, "fill batches")
     if batch.state == Batch.State.CLOSED:
         raise InvalidInput(f"Batch {batch.name!r} is closed; create a new batch.")
     instance_ids = list(instance_ids or [])
@@ -277,11 +279,7 @@ def batch_fill_from_papers(
     """Put short contexts without a batch into a batch: all of the named papers' (every paper's when none are
     named), or `per_paper` of each drawn with `seed` (SciTaT has about 1.1 questions per paper). Managers only;
     `actor=None` is an operator command. Their drafts move with them, as in `batch_assign`."""
-    batch = Batch.objects.select_related("project").filter(pk=batch_id).first()
-    if batch is None:
-        raise NotFound(f"Batch {batch_id} does not exist.")
-    if actor is not None:
-        require_role(user=actor, project=batch.project, roles=(Role.MANAGER,), action="fill batches")
+    batch = _managed_batch(batch_id, actor, "fill batches")
     if per_paper is not None and (isinstance(per_paper, bool) or not isinstance(per_paper, int) or per_paper < 1):
         raise InvalidInput("Contexts per paper must be a whole number of at least 1 (leave it empty for all).")
     if batch.state == Batch.State.CLOSED:

@@ -80,21 +80,11 @@ def answer_kind_suggested(
 
 def revision_fields(instance: Instance) -> dict[str, Any]:
     """The editable fields of an instance as stored in a revision."""
-    return {
-        "question": instance.question,
-        "rationale": instance.rationale,
-        "answer": list(instance.answer),
-        "answer_form": instance.answer_form,
-        "answer_source": instance.answer_source,
-        "answer_type": instance.answer_type,
-        "scale": instance.scale,
-        "reasoning_type_id": instance.reasoning_type_id,
-        "is_answerable": instance.is_answerable,
-        "unanswerable_reason": instance.unanswerable_reason,
-        "relevant_table_ids": sorted(instance.relevant_tables.values_list("id", flat=True)),
-        "excluded_table_ids": sorted(instance.excluded_tables.values_list("id", flat=True)),
-        "excluded_paragraph_ids": sorted(instance.excluded_paragraphs.values_list("id", flat=True)),
-    }
+    fields = {name: getattr(instance, name) for name in EDITABLE_FIELDS}
+    fields["answer"] = list(instance.answer)
+    for name, relation in _RELATION_FIELDS.items():
+        fields[name] = sorted(getattr(instance, relation).values_list("id", flat=True))
+    return fields
 
 
 def clean_answer_fields(cleaned: dict[str, Any], *, drop_empty_items: bool = False) -> dict[str, Any]:

@@ -572,9 +572,8 @@ def instances_transition_bulk(
     guards = [_rule(name, transition) for name in transition.guards]
     effects = [_rule(name, transition) for name in transition.effects]
     hooks = _hooks_for(target)
-    extra: dict[str, Any] = {}
-    if target not in (Status.IN_REFINEMENT, Status.ROUND1_REVIEW, Status.ROUND2_REVIEW):
-        extra["lease_expires_at"] = None
+    leased = target in (Status.IN_REFINEMENT, Status.ROUND1_REVIEW, Status.ROUND2_REVIEW)
+    extra: dict[str, Any] = {} if leased else {"lease_expires_at": None}
     for start in range(0, len(ids), BULK_TRANSITION_CHUNK):
         chunk = ids[start : start + BULK_TRANSITION_CHUNK]
         if guards:
