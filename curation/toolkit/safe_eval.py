@@ -163,8 +163,7 @@ class _Evaluator:
 
     def _call(self, node: ast.Call) -> float:
         if not isinstance(node.func, ast.Name) or node.func.id.lower() not in FUNCTIONS:
-            name = node.func.id if isinstance(node.func, ast.Name) else ast.unparse(node.func)
-            raise SafeEvalError(f"unknown function {name!r}: allowed are {', '.join(FUNCTIONS)}")
+            raise SafeEvalError(f"unknown function {ast.unparse(node.func)!r}: allowed are {', '.join(FUNCTIONS)}")
         if node.keywords:
             raise SafeEvalError("functions take positional arguments only")
         arguments = [self.visit(argument) for argument in node.args]

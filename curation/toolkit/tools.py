@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import json
 import math
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partialmethod
 from typing import Any
 
 from curation.table_shape import HEADER_JOINER, row_names, shape_from_rows
@@ -365,9 +367,8 @@ class ToolBox:
 
     @staticmethod
     def _resolve(name: str, candidates: Sequence[str], kind: str, table: _Table) -> int:
-        for index, candidate in enumerate(candidates):
-            if candidate == name:
-                return index
+        if name in candidates:
+            return candidates.index(name)
         wanted = _normalise(name)
         matches = [index for index, candidate in enumerate(candidates) if _normalise(candidate) == wanted]
         if len(matches) == 1:
@@ -388,17 +389,15 @@ class ToolBox:
         try:
             return self._resolve(row, table.row_names, "row", table)
         except ToolError:
-            try:
+            with contextlib.suppress(ToolError):
                 return self._resolve(row, table.first_cell_names, "row", table)
-            except ToolError:
-                pass
             raise
 
     def column_index(self, table: _Table, column: str) -> int:
         """Index of a column by name in a table, or a ToolError with suggestions."""
         return self._resolve(column, table.columns, "column", table)
 
-    def _search(self, query: str, table: str | None, kind: str) -> list[dict[str, str]]:
+    def _search(self, kind: str, query: str, table: str | None = None) -> list[dict[str, str]]:
         tokens = [token for token in re.split(r"[^\w%.]+", _normalise(query)) if token]
         if not tokens:
             raise ToolError("query must contain at least one keyword")
@@ -428,11 +427,8 @@ class ToolBox:
             for table in self.tables
         ]
 
-    def _tool_search_column_names(self, query: str, table: str | None = None) -> list[dict[str, str]]:
-        return self._search(query, table, "column")
-
-    def _tool_search_row_names(self, query: str, table: str | None = None) -> list[dict[str, str]]:
-        return self._search(query, table, "row")
+    _tool_search_column_names = partialmethod(_search, "column")
+    _tool_search_row_names = partialmethod(_search, "row")
 
     def _tool_get_cell(self, table: str, row: str, column: str) -> str:
         found = self.table(table)
