@@ -237,15 +237,6 @@ _JSON_TYPES: dict[str, Callable[[Any], bool]] = {
 }
 
 
-def tool_schemas(names: Iterable[str] = ALL_TOOLS) -> list[dict[str, Any]]:
-    """OpenAI-style function tool definitions for the named tools."""
-    return [
-        {"type": "function", "function": {"name": name, "description": TOOL_SPECS[name][0], "parameters": spec}}
-        for name in names
-        for spec in [TOOL_SPECS[name][1]]
-    ]
-
-
 def _check_type(value: Any, schema: Mapping[str, Any], where: str) -> None:
     expected = schema.get("type")
     if expected is None:
@@ -282,7 +273,11 @@ class ToolBox:
 
     def schemas(self) -> list[dict[str, Any]]:
         """OpenAI-style tool definitions for the tools this box offers."""
-        return tool_schemas(self.tool_names)
+        return [
+            {"type": "function", "function": {"name": name, "description": spec[0], "parameters": spec[1]}}
+            for name in self.tool_names
+            for spec in [TOOL_SPECS[name]]
+        ]
 
     def execute(self, name: str, arguments: Mapping[str, Any] | str | None = None) -> ToolOutcome:
         """Run one call; never raises for a wrong call — the outcome carries the error message instead."""
