@@ -13,21 +13,14 @@ SCALES = ("", "thousand", "million", "billion", "percent")
 METHODS = ("direct", "cot", "car", "pot", "tatllm", "tool")
 
 _SCALE_WORDS = {
-    "%": "percent",
-    "percent": "percent",
-    "per cent": "percent",
-    "percentage": "percent",
-    "thousand": "thousand",
-    "thousands": "thousand",
-    "k": "thousand",
-    "million": "million",
-    "millions": "million",
-    "mn": "million",
-    "m": "million",
-    "billion": "billion",
-    "billions": "billion",
-    "bn": "billion",
-    "b": "billion",
+    word: scale
+    for scale, words in (
+        ("percent", ("%", "percent", "per cent", "percentage")),
+        ("thousand", ("thousand", "thousands", "k")),
+        ("million", ("million", "millions", "mn", "m")),
+        ("billion", ("billion", "billions", "bn", "b")),
+    )
+    for word in words
 }
 
 _NUMBER = r"[-+−]?\(?[-+−]?[$€£¥]?\s*(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?\)?|[-+−]?\(?[$€£¥]?\s*\.\d+\)?"

@@ -267,8 +267,7 @@ class ToolBox:
     def __init__(self, tables: Sequence[Mapping[str, Any]], *, tools: Iterable[str] = ALL_TOOLS) -> None:
         self.tables = normalise_tables(tables)
         self.tool_names = tuple(tools)
-        unknown = set(self.tool_names) - set(TOOL_SPECS)
-        if unknown:
+        if unknown := set(self.tool_names) - set(TOOL_SPECS):
             raise ValueError(f"unknown tools: {sorted(unknown)}")
 
     def schemas(self) -> list[dict[str, Any]]:
