@@ -15,14 +15,7 @@ from typing import Any
 from curation.table_shape import HEADER_JOINER, row_names, shape_from_rows
 from curation.toolkit.numbers import clean_cell, parse_number
 
-DATA_TOOLS = (
-    "list_tables",
-    "search_column_names",
-    "search_row_names",
-    "get_cell",
-    "get_row",
-    "get_column",
-)
+DATA_TOOLS = ("list_tables", "search_column_names", "search_row_names", "get_cell", "get_row", "get_column")
 ARITHMETIC_TOOLS = (
     "add",
     "subtract",
