@@ -13,21 +13,14 @@ SCALES = ("", "thousand", "million", "billion", "percent")
 METHODS = ("direct", "cot", "car", "pot", "tatllm", "tool")
 
 _SCALE_WORDS = {
-    "%": "percent",
-    "percent": "percent",
-    "per cent": "percent",
-    "percentage": "percent",
-    "thousand": "thousand",
-    "thousands": "thousand",
-    "k": "thousand",
-    "million": "million",
-    "millions": "million",
-    "mn": "million",
-    "m": "million",
-    "billion": "billion",
-    "billions": "billion",
-    "bn": "billion",
-    "b": "billion",
+    word: scale
+    for scale, words in (
+        ("percent", ("%", "percent", "per cent", "percentage")),
+        ("thousand", ("thousand", "thousands", "k")),
+        ("million", ("million", "millions", "mn", "m")),
+        ("billion", ("billion", "billions", "bn", "b")),
+    )
+    for word in words
 }
 
 _NUMBER = r"[-+−]?\(?[-+−]?[$€£¥]?\s*(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?\)?|[-+−]?\(?[$€£¥]?\s*\.\d+\)?"
@@ -166,15 +159,10 @@ def _list_literal(segment: str) -> list[Any] | None:
 
 
 def _detect_scale(items: list[str]) -> str:
-    for item in items:
-        _, scale = split_scale(item)
-        if scale:
-            return scale
-    for item in items:
-        match = _SCALE_IN_TEXT.search(item)
-        if match:
-            return normalize_scale(match.group(1) or match.group(2))
-    return ""
+    if scale := next((scale for _, scale in map(split_scale, items) if scale), ""):
+        return scale
+    match = next(filter(None, map(_SCALE_IN_TEXT.search, items)), None)
+    return normalize_scale(match.group(1) or match.group(2)) if match else ""
 
 
 def _answer(items: list[str], *, rule: str, is_parsed: bool = True, scale: str | None = None) -> ExtractedAnswer:
@@ -422,10 +410,7 @@ def extract_answer_official(text: str, *, method: str) -> ExtractedAnswer:
     """Answer items as SciTaT's released scripts take them (no markdown, list or sentence clean-up), for Direct QA
     and the Reason/Answer methods; other methods have no official rule and use `extract_answer`.
 
-    Direct QA: the whole output split at blank lines. CoT/CaR: the text after the first `Answer:` marker (up to a
-    second one), code fences blanked, split at blank lines, and an item holding `<…>` placeholders replaced by their
-    contents joined with commas.
-    """
+    Direct QA: the whole output split at blank lines. CoT/CaR: `official_answer_items`."""
     if method == "direct":
         stripped = (text or "").strip()
         return _answer(stripped.split("\n\n") if stripped else [], rule="official_direct", is_parsed=bool(stripped))

@@ -146,5 +146,4 @@ def format_number(value: float, *, decimals: int = 2) -> str:
     rounded = round(float(value), decimals)
     if rounded == 0:
         rounded = 0.0  # avoid '-0'
-    text = f"{rounded:.{decimals}f}".rstrip("0").rstrip(".") if decimals > 0 else f"{rounded:.0f}"
-    return text
+    return f"{rounded:.{decimals}f}".rstrip("0").rstrip(".") if decimals > 0 else f"{rounded:.0f}"

@@ -81,18 +81,12 @@ def normalise_equation(text: str, *, parenthesised_negatives: bool = False) -> s
     return expression
 
 
-def safe_eval(
-    equation: str,
-    *,
-    parenthesised_negatives: bool = False,
-    max_length: int = MAX_LENGTH,
-    max_exponent: float = MAX_EXPONENT,
-) -> float:
+def safe_eval(equation: str, *, parenthesised_negatives: bool = False) -> float:
     """Evaluate an arithmetic equation to a float; raise SafeEvalError with a readable reason otherwise."""
     if not isinstance(equation, str):
         raise SafeEvalError("the equation must be text")
-    if len(equation) > max_length:
-        raise SafeEvalError(f"the equation is longer than {max_length} characters")
+    if len(equation) > MAX_LENGTH:
+        raise SafeEvalError(f"the equation is longer than {MAX_LENGTH} characters")
     expression = normalise_equation(equation, parenthesised_negatives=parenthesised_negatives)
     if not expression.strip():
         raise SafeEvalError("the equation is empty")
@@ -104,16 +98,13 @@ def safe_eval(
         raise SafeEvalError("the equation is nested too deeply") from None
     if sum(1 for _ in ast.walk(tree)) > MAX_NODES:
         raise SafeEvalError(f"the equation has more than {MAX_NODES} parts")
-    result = _Evaluator(max_exponent).visit(tree.body)
+    result = _Evaluator().visit(tree.body)
     if isinstance(result, list):
         raise SafeEvalError("the equation evaluates to a list, not a number")
     return float(result)
 
 
 class _Evaluator:
-    def __init__(self, max_exponent: float) -> None:
-        self.max_exponent = max_exponent
-
     def visit(self, node: ast.AST) -> float | list[float]:
         if isinstance(node, ast.Constant):
             if isinstance(node.value, bool) or not isinstance(node.value, int | float):
@@ -144,8 +135,8 @@ class _Evaluator:
     def _binary(self, node: ast.BinOp) -> float:
         left, right = self._number(node.left), self._number(node.right)
         if isinstance(node.op, ast.Pow):
-            if abs(right) > self.max_exponent:
-                raise SafeEvalError(f"exponent {right:g} is larger than the limit {self.max_exponent:g}")
+            if abs(right) > MAX_EXPONENT:
+                raise SafeEvalError(f"exponent {right:g} is larger than the limit {MAX_EXPONENT:g}")
             if left < 0 and right != int(right):
                 raise SafeEvalError("a negative number cannot be raised to a fractional power")
             if left == 0 and right < 0:
@@ -163,8 +154,7 @@ class _Evaluator:
 
     def _call(self, node: ast.Call) -> float:
         if not isinstance(node.func, ast.Name) or node.func.id.lower() not in FUNCTIONS:
-            name = node.func.id if isinstance(node.func, ast.Name) else ast.unparse(node.func)
-            raise SafeEvalError(f"unknown function {name!r}: allowed are {', '.join(FUNCTIONS)}")
+            raise SafeEvalError(f"unknown function {ast.unparse(node.func)!r}: allowed are {', '.join(FUNCTIONS)}")
         if node.keywords:
             raise SafeEvalError("functions take positional arguments only")
         arguments = [self.visit(argument) for argument in node.args]

@@ -2,25 +2,20 @@
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import json
 import math
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partialmethod
 from typing import Any
 
 from curation.table_shape import HEADER_JOINER, row_names, shape_from_rows
 from curation.toolkit.numbers import clean_cell, parse_number
 
-DATA_TOOLS = (
-    "list_tables",
-    "search_column_names",
-    "search_row_names",
-    "get_cell",
-    "get_row",
-    "get_column",
-)
+DATA_TOOLS = ("list_tables", "search_column_names", "search_row_names", "get_cell", "get_row", "get_column")
 ARITHMETIC_TOOLS = (
     "add",
     "subtract",
@@ -235,15 +230,6 @@ _JSON_TYPES: dict[str, Callable[[Any], bool]] = {
 }
 
 
-def tool_schemas(names: Iterable[str] = ALL_TOOLS) -> list[dict[str, Any]]:
-    """OpenAI-style function tool definitions for the named tools."""
-    return [
-        {"type": "function", "function": {"name": name, "description": TOOL_SPECS[name][0], "parameters": spec}}
-        for name in names
-        for spec in [TOOL_SPECS[name][1]]
-    ]
-
-
 def _check_type(value: Any, schema: Mapping[str, Any], where: str) -> None:
     expected = schema.get("type")
     if expected is None:
@@ -274,13 +260,16 @@ class ToolBox:
     def __init__(self, tables: Sequence[Mapping[str, Any]], *, tools: Iterable[str] = ALL_TOOLS) -> None:
         self.tables = normalise_tables(tables)
         self.tool_names = tuple(tools)
-        unknown = set(self.tool_names) - set(TOOL_SPECS)
-        if unknown:
+        if unknown := set(self.tool_names) - set(TOOL_SPECS):
             raise ValueError(f"unknown tools: {sorted(unknown)}")
 
     def schemas(self) -> list[dict[str, Any]]:
         """OpenAI-style tool definitions for the tools this box offers."""
-        return tool_schemas(self.tool_names)
+        return [
+            {"type": "function", "function": {"name": name, "description": spec[0], "parameters": spec[1]}}
+            for name in self.tool_names
+            for spec in [TOOL_SPECS[name]]
+        ]
 
     def execute(self, name: str, arguments: Mapping[str, Any] | str | None = None) -> ToolOutcome:
         """Run one call; never raises for a wrong call — the outcome carries the error message instead."""
@@ -365,9 +354,8 @@ class ToolBox:
 
     @staticmethod
     def _resolve(name: str, candidates: Sequence[str], kind: str, table: _Table) -> int:
-        for index, candidate in enumerate(candidates):
-            if candidate == name:
-                return index
+        if name in candidates:
+            return candidates.index(name)
         wanted = _normalise(name)
         matches = [index for index, candidate in enumerate(candidates) if _normalise(candidate) == wanted]
         if len(matches) == 1:
@@ -388,17 +376,15 @@ class ToolBox:
         try:
             return self._resolve(row, table.row_names, "row", table)
         except ToolError:
-            try:
+            with contextlib.suppress(ToolError):
                 return self._resolve(row, table.first_cell_names, "row", table)
-            except ToolError:
-                pass
             raise
 
     def column_index(self, table: _Table, column: str) -> int:
         """Index of a column by name in a table, or a ToolError with suggestions."""
         return self._resolve(column, table.columns, "column", table)
 
-    def _search(self, query: str, table: str | None, kind: str) -> list[dict[str, str]]:
+    def _search(self, kind: str, query: str, table: str | None = None) -> list[dict[str, str]]:
         tokens = [token for token in re.split(r"[^\w%.]+", _normalise(query)) if token]
         if not tokens:
             raise ToolError("query must contain at least one keyword")
@@ -428,11 +414,8 @@ class ToolBox:
             for table in self.tables
         ]
 
-    def _tool_search_column_names(self, query: str, table: str | None = None) -> list[dict[str, str]]:
-        return self._search(query, table, "column")
-
-    def _tool_search_row_names(self, query: str, table: str | None = None) -> list[dict[str, str]]:
-        return self._search(query, table, "row")
+    _tool_search_column_names = partialmethod(_search, "column")
+    _tool_search_row_names = partialmethod(_search, "row")
 
     def _tool_get_cell(self, table: str, row: str, column: str) -> str:
         found = self.table(table)
