@@ -249,12 +249,6 @@ class ChatClient:
         """Close pooled connections."""
         self._http.close()
 
-    def __enter__(self) -> ChatClient:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
-
     def chat(
         self,
         messages: list[dict[str, Any]],
