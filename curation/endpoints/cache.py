@@ -20,10 +20,10 @@ class CacheBackend(Protocol):
 
 
 class DictCacheBackend:
-    """In-memory backend (thread-safe), for tests and single-process use."""
+    """In-memory backend (thread-safe) over `data` (the caller's dict, shared), for tests and single-process use."""
 
-    def __init__(self) -> None:
-        self.data: dict[str, Any] = {}
+    def __init__(self, data: dict[str, Any] | None = None) -> None:
+        self.data = {} if data is None else data
         self._lock = threading.Lock()
 
     def get(self, key: str, default: Any = None) -> Any:
@@ -66,11 +66,7 @@ class ResponseCache:
     """Stores raw response bodies of deterministic requests under `cache_key`."""
 
     def __init__(self, backend: CacheBackend | dict[str, Any], *, timeout_s: float | None = None) -> None:
-        if isinstance(backend, dict):
-            wrapped = DictCacheBackend()
-            wrapped.data = backend
-            backend = wrapped
-        self.backend = backend
+        self.backend = DictCacheBackend(backend) if isinstance(backend, dict) else backend
         self.timeout_s = timeout_s
 
     def get(self, key: str) -> dict[str, Any] | None:

@@ -92,9 +92,9 @@ def json_schema_format(name: str, schema: dict[str, Any], *, strict: bool = True
 
 def parse_retry_after(value: str | None, *, now: datetime | None = None) -> float | None:
     """Seconds to wait from a Retry-After header (delta-seconds or HTTP date); None when absent or invalid."""
-    if value is None or not value.strip():
+    value = (value or "").strip()
+    if not value:
         return None
-    value = value.strip()
     try:
         return max(float(value), 0.0)
     except ValueError:
@@ -248,12 +248,6 @@ class ChatClient:
     def close(self) -> None:
         """Close pooled connections."""
         self._http.close()
-
-    def __enter__(self) -> ChatClient:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
 
     def chat(
         self,

@@ -11,27 +11,11 @@ from urllib.parse import urlsplit
 from curation.endpoints.errors import EndpointConfigError
 
 # Parameters that change what the model produces; all of them go into the cache key.
-GENERATION_PARAM_NAMES = frozenset(
-    {
-        "temperature",
-        "top_p",
-        "top_k",
-        "min_p",
-        "max_tokens",
-        "max_completion_tokens",
-        "seed",
-        "stop",
-        "presence_penalty",
-        "frequency_penalty",
-        "repeat_penalty",
-        "logit_bias",
-        "n",
-        "logprobs",
-        "top_logprobs",
-        "parallel_tool_calls",
-        "reasoning_effort",
-    }
-)
+GENERATION_PARAM_NAMES = frozenset({
+    "temperature", "top_p", "top_k", "min_p", "max_tokens", "max_completion_tokens", "seed", "stop",
+    "presence_penalty", "frequency_penalty", "repeat_penalty", "logit_bias", "n", "logprobs", "top_logprobs",
+    "parallel_tool_calls", "reasoning_effort",
+})  # fmt: skip
 
 
 @dataclass(frozen=True)

@@ -317,11 +317,8 @@ class RedisRateLimiter:
     def acquire(self) -> None:
         """Block until one more request fits into the shared window."""
         while True:
-            wait = float(
-                transient_call(
-                    self._admit, keys=[self._key], args=[self.max_requests, self.window_s, uuid.uuid4().hex, 1]
-                )
-            )
+            args = [self.max_requests, self.window_s, uuid.uuid4().hex, 1]
+            wait = float(transient_call(self._admit, keys=[self._key], args=args))
             if wait <= 0:
                 return
             # Jitter spreads processes that were all told the same instant.

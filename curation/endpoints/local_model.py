@@ -145,8 +145,8 @@ def ensure_running(port: int = DEFAULT_PORT, *, timeout_s: float = 120.0) -> str
             return base_url_for(port)
         raise LocalModelError(f"port {port} is in use by something that is not a ready llama.cpp server")
     process = _started.get(port)
+    log_path = Path(tempfile.gettempdir()) / f"tatcurate-local-model-{port}.log"
     if process is None or process.poll() is not None:
-        log_path = Path(tempfile.gettempdir()) / f"tatcurate-local-model-{port}.log"
         with log_path.open("ab") as log:
             process = subprocess.Popen(
                 [sys.executable, "-m", "curation.endpoints.local_model", "serve", "--port", str(port)],
@@ -157,7 +157,6 @@ def ensure_running(port: int = DEFAULT_PORT, *, timeout_s: float = 120.0) -> str
             )
         _started[port] = process
     if not _wait_ready(port, timeout_s, process=process):
-        log_path = Path(tempfile.gettempdir()) / f"tatcurate-local-model-{port}.log"
         raise LocalModelError(f"local model on port {port} not ready after {timeout_s}s; see {log_path}")
     return base_url_for(port)
 

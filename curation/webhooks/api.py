@@ -144,15 +144,12 @@ class WebhookDeliveryListApi(APIView):
     )
     def get(self, request: Request, slug: str) -> Response:
         project = managed_project(user=request.user, slug=slug)
-        webhook_id = serializers.IntegerField(min_value=1, max_value=2**63 - 1, required=False)
-        raw = request.query_params.get("webhook")
+        webhook_id = raw = request.query_params.get("webhook")
         if raw is not None:
             try:
-                webhook_id = webhook_id.run_validation(raw)
+                webhook_id = serializers.IntegerField(min_value=1, max_value=2**63 - 1).run_validation(raw)
             except serializers.ValidationError as error:
                 raise InvalidInput(f"webhook: {error.detail[0]}", detail={"field": "webhook"}) from None
-        else:
-            webhook_id = None
         deliveries = webhook_selectors.deliveries_of(user=request.user, project=project, webhook_id=webhook_id)
         return Response(WebhookDeliverySerializer(deliveries, many=True).data)
 

@@ -180,11 +180,11 @@ def _nudge(delivery_id: int, countdown: float = 0) -> None:
 
 
 def _deliveries_create(
-    *, project: Project, hooks: list[Webhook], event: str, payload: dict[str, Any], replay_of: WebhookDelivery | None
+    *, project: Project, hooks: list[Webhook], event: str, payload: dict[str, Any]
 ) -> list[WebhookDelivery]:
     created = []
     for hook in hooks:
-        delivery = WebhookDelivery(webhook=hook, event=event, next_attempt_at=timezone.now(), replay_of=replay_of)
+        delivery = WebhookDelivery(webhook=hook, event=event, next_attempt_at=timezone.now())
         delivery.body = _body(delivery=delivery, project=project, payload=payload)
         delivery.save()
         _nudge(delivery.pk)
@@ -202,7 +202,7 @@ def webhook_emit(*, project: Project, event: str, payload: dict[str, Any]) -> li
     if not hooks:
         return []
     with transaction.atomic(savepoint=False):  # part of the cause's transaction, or its own
-        return _deliveries_create(project=project, hooks=hooks, event=event, payload=payload, replay_of=None)
+        return _deliveries_create(project=project, hooks=hooks, event=event, payload=payload)
 
 
 @transaction.atomic
@@ -212,7 +212,7 @@ def webhook_test_send(*, project: Project, actor: AbstractBaseUser, webhook_id: 
     require_role(user=actor, project=project, roles=(Role.MANAGER,), action="send test events")
     hook = _hook_of(project=project, webhook_id=webhook_id)
     payload = {"message": "A test event from TaT-Curate.", "sent_by": actor.get_username()}
-    return _deliveries_create(project=project, hooks=[hook], event=TEST_EVENT, payload=payload, replay_of=None)[0]
+    return _deliveries_create(project=project, hooks=[hook], event=TEST_EVENT, payload=payload)[0]
 
 
 @transaction.atomic
@@ -280,11 +280,6 @@ def is_retried(outcome: Outcome) -> bool:
     return outcome.status_code in RETRIED_STATUSES or outcome.status_code >= 500
 
 
-def backoff_s(attempt: int) -> float:
-    """How long to wait after failed attempt number `attempt` (1, 2, 4… times TATCURATE_WEBHOOK_BACKOFF_S)."""
-    return float(min(settings.TATCURATE_WEBHOOK_BACKOFF_S * 2 ** (attempt - 1), MAX_BACKOFF_S))
-
-
 def delivery_send(*, delivery_id: int, worker: str = "") -> WebhookDelivery | None:
     """Make one attempt of a pending delivery whose time has come (the task's only call), record it, and then
     deliver, schedule the next attempt, or give up. A delivered or failed one, one a live worker holds, or one not
@@ -324,7 +319,8 @@ def delivery_send(*, delivery_id: int, worker: str = "") -> WebhookDelivery | No
     if code is not None and 200 <= code < 300:
         mine.update(state=WebhookDelivery.State.DELIVERED, finished_at=now, claim_token="", error="")
     elif is_retried(outcome) and delivery.attempts < settings.TATCURATE_WEBHOOK_MAX_ATTEMPTS:
-        wait = backoff_s(delivery.attempts)
+        # 1, 2, 4… times TATCURATE_WEBHOOK_BACKOFF_S after failed attempt 1, 2, 3…
+        wait = float(min(settings.TATCURATE_WEBHOOK_BACKOFF_S * 2 ** (delivery.attempts - 1), MAX_BACKOFF_S))
         if mine.update(
             state=WebhookDelivery.State.PENDING,
             next_attempt_at=now + timedelta(seconds=wait),

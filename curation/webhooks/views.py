@@ -30,7 +30,6 @@ class WebhookEventsForm(forms.Form):
 
 
 def _page(request: HttpRequest, project: Project, **extras: object) -> HttpResponse:
-    hooks = list(webhook_selectors.webhooks_of(user=request.user, project=project))
     context = {
         "project": project,
         "hooks": [
@@ -40,7 +39,7 @@ def _page(request: HttpRequest, project: Project, **extras: object) -> HttpRespo
                     initial={"events": hook.events, "is_active": hook.is_active}, prefix=f"h{hook.pk}"
                 ),
             }
-            for hook in hooks
+            for hook in webhook_selectors.webhooks_of(user=request.user, project=project)
         ],
         "deliveries": webhook_selectors.deliveries_of(user=request.user, project=project),
         "form": WebhookForm(auto_id="hook_%s"),
