@@ -28,7 +28,8 @@ class Env:
 Node = Token | Group | Env
 
 
-def _env_name(tokens: list[Token], index: int) -> tuple[str, int] | None:
+def env_name(tokens: list[Token], index: int) -> tuple[str, int] | None:
+    """The braced name after `\\begin`/`\\end` at `index` and the index after it, or None."""
     while index < len(tokens) and tokens[index].kind == SPACE:
         index += 1
     if index >= len(tokens) or tokens[index].kind != BGROUP:
@@ -62,7 +63,7 @@ def build_tree(tokens: list[Token], warnings: list[str]) -> list[Node]:
             else:
                 problems[f"unmatched '}}' in {token.file or 'input'}"] += 1
         elif token.kind == CS and token.name in ("begin", "end"):
-            found = _env_name(tokens, index + 1)
+            found = env_name(tokens, index + 1)
             if found is None:
                 stack[-1][1].append(token)
                 index += 1
