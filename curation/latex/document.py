@@ -181,8 +181,7 @@ class DocumentWalker:
             self._buffer.append(token)
 
     def _start_section(self, name: str, starred: bool, title: list[Node]) -> None:
-        renderer = TextRenderer(self.labels)
-        text = renderer.render(title)
+        text = TextRenderer(self.labels).render(title)
         level = SECTIONING[name]
         if not starred:
             self._counters[level] += 1

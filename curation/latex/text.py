@@ -428,7 +428,7 @@ def _flatten_scripts(token: Token, cursor: NodeCursor, *, has_base: bool) -> lis
                 in_exponent = True
                 continue
         script = _script_text(cursor, following) if not rest else ""
-        if has_base and (_WORD_SCRIPT.match(script) or (_is_upright(cursor, following) and script.isalpha())):
+        if has_base and (_WORD_SCRIPT.match(script) or (_is_upright(following) and script.isalpha())):
             if char == "_" or not _ORDINAL.match(script):
                 text += char
                 continue
@@ -530,7 +530,7 @@ def _ends_word(node: Node | None) -> bool:
     return isinstance(node, Token) and node.kind == CHAR and node.text[-1:].isalnum()
 
 
-def _is_upright(cursor: NodeCursor, following: Node | None) -> bool:
+def _is_upright(following: Node | None) -> bool:
     """A script set in a text font (`_{\\rm h}`, `_\\text{h}`, `_{\\mathrm{h}}`) is a name, however short."""
     if isinstance(following, Group):
         inner = [child for child in following.children if not (isinstance(child, Token) and child.kind == SPACE)]

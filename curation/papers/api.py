@@ -170,21 +170,18 @@ class IngestJobDiscardApi(APIView):
         return Response(IngestJobSerializer(job).data)
 
 
+@extend_schema(
+    parameters=[
+        OpenApiParameter("batch", int, description="only this batch"),
+        OpenApiParameter("paper", int, description="only this paper"),
+        OpenApiParameter("kind", str, enum=Context.Kind.values),
+        OpenApiParameter("unassigned", bool, description="only short contexts without a reasoning type"),
+    ],
+)
 class ContextListApi(generics.ListAPIView):
     """List the project's contexts, filtered by batch, paper, kind or the short ones without a reasoning type."""
 
     serializer_class = ContextSerializer
-
-    @extend_schema(
-        parameters=[
-            OpenApiParameter("batch", int, description="only this batch"),
-            OpenApiParameter("paper", int, description="only this paper"),
-            OpenApiParameter("kind", str, enum=Context.Kind.values),
-            OpenApiParameter("unassigned", bool, description="only short contexts without a reasoning type"),
-        ],
-    )
-    def get(self, request: Request, *args: object, **kwargs: object) -> Response:
-        return super().get(request, *args, **kwargs)
 
     def get_queryset(self) -> QuerySet[Context]:
         project = selectors.project_get(user=self.request.user, slug=self.kwargs["slug"])
