@@ -78,6 +78,11 @@ def source_read(*, path: Path, name: str, limits: ArchiveLimits, progress: Progr
         raise InvalidInput(f"{name}: {error}", detail={"source_name": name}) from error
     except OSError as error:
         raise InvalidInput(f"{name}: cannot read the source: {error}", detail={"source_name": name}) from error
+    if not extraction.paragraphs and not extraction.tables:
+        # Say, an archive that expands to zeros: a paper of nothing would be stored and listed.
+        raise InvalidInput(
+            f"{name}: no text: the source expands to no paragraph and no table", detail={"source_name": name}
+        )
     if not sha256:
         sha256 = file_sha256(path, extraction)
     return SourceRead(sha256=sha256, extraction=extraction)
