@@ -31,7 +31,6 @@ _SPAN_MACROS = frozenset({"multicolumn", "multirow", "multirowcell", "Block", "m
 class ParsedTabular:
     """Rows, spans and grid of one tabular."""
 
-    env: str
     rows: list[list[str]]
     spans: list[CellSpan]
     grid: list[list[str]]
@@ -209,7 +208,7 @@ def parse_tabular(env: Env, renderer: TextRenderer, column_types: dict[str, tupl
     columns = column_specs(spec, column_types) if env.name not in ("tblr", "longtblr", "talltblr") else []
     hidden = [column.hidden for column in columns]
     joins = [index for index, column in enumerate(columns) if column.joined_by]
-    result = ParsedTabular(env=env.name, rows=[], spans=[], grid=[])
+    result = ParsedTabular(rows=[], spans=[], grid=[])
     rendered: list[tuple[list[str], list[tuple[int, int, int, int]]]] = []
     carried: list[str] = []
     carried_ranges: list[tuple[int, int]] = []
