@@ -74,7 +74,7 @@ _DINGS = {"51": "✓", "52": "✔", "55": "✗", "56": "✘", "72": "★", "73":
 
 
 @lru_cache(maxsize=1)
-def _converter() -> latex2text.LatexNodes2Text:
+def _converter() -> tuple[macrospec.LatexContextDb, latex2text.LatexNodes2Text]:
     macros = {
         **_MACROS,
         **{name: ("", char) for name, char in SYMBOLS.items()},
@@ -97,9 +97,7 @@ def _converter() -> latex2text.LatexNodes2Text:
         for name, mark in unicode_accents_list
     ]
     text_db.add_context_category("tat-curate", macros=text_specs, prepend=True)
-    converter = latex2text.LatexNodes2Text(latex_context=text_db, math_mode="text", strict_latex_spaces=False)
-    converter._tat_walker_db = walker_db  # type: ignore[attr-defined]
-    return converter
+    return walker_db, latex2text.LatexNodes2Text(latex_context=text_db, math_mode="text", strict_latex_spaces=False)
 
 
 def _accented(node: latexwalker.LatexMacroNode, l2tobj: latex2text.LatexNodes2Text, mark: str) -> str:
@@ -207,14 +205,9 @@ def latex_to_text(source: str) -> str:
     """Unicode text for a LaTeX fragment via pylatexenc; never raises (falls back to a crude strip)."""
     if not _NEEDS_PARSING.search(source):
         return space_operators(normalize_space(source))
-    converter = _converter()
+    walker_db, converter = _converter()
     try:
-        walker = latexwalker.LatexWalker(
-            source,
-            latex_context=converter._tat_walker_db,
-            tolerant_parsing=True,  # type: ignore[attr-defined]
-        )
-        nodes, _, _ = walker.get_latex_nodes()
+        nodes, _, _ = latexwalker.LatexWalker(source, latex_context=walker_db, tolerant_parsing=True).get_latex_nodes()
         text = converter.nodelist_to_text(nodes)
     except Exception:  # pylatexenc raises assorted errors on odd input; a crude strip is better than nothing.
         text = re.sub(r"\\[a-zA-Z@]+\*?|[{}$]", " ", source)
