@@ -7,6 +7,7 @@ that is hit becomes a `LimitExceeded` whose message says which limit, for which 
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import json
 import os
@@ -222,9 +223,7 @@ def _reap(child: subprocess.Popen) -> tuple[int, float]:
 
 
 def _kill(child: subprocess.Popen) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError):
         os.killpg(child.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
     if child.returncode is None:
         _reap(child)
