@@ -145,11 +145,9 @@ _XPARSE_ARGUMENTS: dict[str, tuple[str, list[Token] | None]] = {"m": ("m", None)
 def _xparse_params(spec: list[Token]) -> list[tuple[str, list[Token] | None]] | None:
     stream = TokenStream(spec)
     params: list[tuple[str, list[Token] | None]] = []
-    while stream:
-        stream.skip_spaces()
-        token = stream.next()
-        if token is None:
-            break
+    while (token := stream.next()) is not None:
+        if token.kind == SPACE:
+            continue
         if token.kind != CHAR:
             return None
         for position, letter in enumerate(token.text):

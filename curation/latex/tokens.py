@@ -192,9 +192,6 @@ class TokenStream:
     def __init__(self, tokens: list[Token]) -> None:
         self._stack = list(reversed(tokens))
 
-    def __bool__(self) -> bool:
-        return bool(self._stack)
-
     def next(self) -> Token | None:
         """Remove and return the next token, or None at the end."""
         return self._stack.pop() if self._stack else None
