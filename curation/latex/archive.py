@@ -127,17 +127,16 @@ def _unpack_zip(path: Path, destination: Path, limits: ArchiveLimits, compressed
     try:
         with zipfile.ZipFile(path) as archive:
             infos = archive.infolist()
-            for info in infos:
+            total = 0
+            for count, info in enumerate(infos, start=1):  # checked in the order the tar loop checks
+                if count > limits.max_members:
+                    raise UnsafeArchiveError(f"archive has more than {limits.max_members} members")
+                _check_name(info.filename)
                 mode = info.external_attr >> 16
                 if stat.S_ISLNK(mode):
                     raise UnsafeArchiveError(f"member {info.filename!r} is a link, links are not allowed")
                 if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) or stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode):
                     raise UnsafeArchiveError(f"member {info.filename!r} is a device or FIFO")
-            total = 0
-            for count, info in enumerate(infos, start=1):
-                if count > limits.max_members:
-                    raise UnsafeArchiveError(f"archive has more than {limits.max_members} members")
-                _check_name(info.filename)
                 total += info.file_size
                 _check_uncompressed(total, limits, compressed)
             destination.mkdir(parents=True, exist_ok=True)

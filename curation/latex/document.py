@@ -128,8 +128,7 @@ class DocumentWalker:
     def visit(self, nodes: list[Node]) -> None:
         """Walk body nodes, collecting paragraphs, floats and labels."""
         cursor = NodeCursor(nodes)
-        while not cursor.at_end():
-            node = cursor.next()
+        while (node := cursor.next()) is not None:
             if isinstance(node, Env):
                 self._visit_env(node)
             elif isinstance(node, Group):
@@ -182,8 +181,7 @@ class DocumentWalker:
             self._buffer.append(token)
 
     def _start_section(self, name: str, starred: bool, title: list[Node]) -> None:
-        renderer = TextRenderer(self.labels)
-        text = renderer.render(title)
+        text = TextRenderer(self.labels).render(title)
         level = SECTIONING[name]
         if not starred:
             self._counters[level] += 1
@@ -278,8 +276,7 @@ class DocumentWalker:
         """Collect labels with the subfigure they sit in; True when the figure itself has a caption."""
         has_caption = False
         cursor = NodeCursor(nodes)
-        while not cursor.at_end():
-            node = cursor.next()
+        while (node := cursor.next()) is not None:
             if isinstance(node, Env):
                 if node.name in ("subfigure", "subfigure*") and sub is None:
                     subs[0] += 1
@@ -327,8 +324,7 @@ class DocumentWalker:
 
     def _scan_float(self, nodes: list[Node], pending: _PendingTable, sub: int | None) -> None:
         cursor = NodeCursor(nodes)
-        while not cursor.at_end():
-            node = cursor.next()
+        while (node := cursor.next()) is not None:
             if isinstance(node, Env):
                 if node.name in TABULAR_ENVS:
                     pending.parts.append((node, sub))
@@ -394,8 +390,7 @@ class DocumentWalker:
         if not env.name.startswith(("longtable", "xltabular", "longtabu", "longtblr")):
             return
         cursor = NodeCursor(env.children)
-        while not cursor.at_end():
-            node = cursor.next()
+        while (node := cursor.next()) is not None:
             if isinstance(node, Token) and node.is_cs("caption") and pending.caption is None:
                 starred, _, pending.caption = cursor.arguments("*[{")
                 pending.labels.extend(_labels_in(pending.caption))
@@ -516,12 +511,11 @@ def _items(nodes: list[Node]) -> list[list[Node]]:
     """A tablenotes list as one note per `\\item`, each with its marker (`\\item[a] Text` → `a Text`)."""
     items: list[list[Node]] = [[]]
     cursor = NodeCursor(nodes)
-    while not cursor.at_end():
-        node = cursor.next()
+    while (node := cursor.next()) is not None:
         if isinstance(node, Token) and node.is_cs("item"):
             marker = cursor.optional()
             items.append([Group(marker), Token(SPACE, " ")] if marker else [])
-        elif node is not None:
+        else:
             items[-1].append(node)
     return [item for item in items if has_content(item)]
 

@@ -90,8 +90,7 @@ def _local_packages(root: Path, tokens: list[Token]) -> list[str]:
 
 def _title(preamble: list) -> list | None:
     cursor = NodeCursor(preamble)
-    while not cursor.at_end():
-        node = cursor.next()
+    while (node := cursor.next()) is not None:
         if isinstance(node, Token) and node.is_cs("title", "icmltitle"):
             cursor.optional()
             return cursor.argument()

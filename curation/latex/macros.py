@@ -145,11 +145,9 @@ _XPARSE_ARGUMENTS: dict[str, tuple[str, list[Token] | None]] = {"m": ("m", None)
 def _xparse_params(spec: list[Token]) -> list[tuple[str, list[Token] | None]] | None:
     stream = TokenStream(spec)
     params: list[tuple[str, list[Token] | None]] = []
-    while stream:
-        stream.skip_spaces()
-        token = stream.next()
-        if token is None:
-            break
+    while (token := stream.next()) is not None:
+        if token.kind == SPACE:
+            continue
         if token.kind != CHAR:
             return None
         for position, letter in enumerate(token.text):
@@ -213,9 +211,7 @@ class MacroExpander:
         self._collect_acronyms(tokens)  # an acronym list often comes after the text that uses it
         stream = TokenStream(tokens)
         out: list[Token] = []
-        while stream:
-            token = stream.next()
-            assert token is not None
+        while (token := stream.next()) is not None:
             if token.kind != CS:
                 out.append(token)
                 continue
@@ -264,9 +260,8 @@ class MacroExpander:
 
     def _collect_acronyms(self, tokens: list[Token]) -> None:
         stream = TokenStream(tokens)
-        while stream:
-            token = stream.next()
-            if token is not None and token.kind == CS and token.name in _ACRONYM_DEFINITIONS:
+        while (token := stream.next()) is not None:
+            if token.kind == CS and token.name in _ACRONYM_DEFINITIONS:
                 definition = _read_acronym_definition(token.name, stream)
                 if definition is not None:
                     self.table.acronyms[definition[0]] = definition[1:]
@@ -333,9 +328,8 @@ class MacroExpander:
         stream.skip_spaces()
         target = stream.next()
         parameter_text: list[Token] = []
-        while stream and stream.peek() is not None and stream.peek().kind != BGROUP:  # type: ignore[union-attr]
-            parameter_text.append(stream.next())  # type: ignore[arg-type]
-        stream.next()
+        while (following := stream.next()) is not None and following.kind != BGROUP:
+            parameter_text.append(following)
         body = stream.read_until_close()
         if target is None or target.kind != CS:
             return

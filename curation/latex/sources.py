@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from curation.latex.tokens import BGROUP, CHAR, CS, EGROUP, PAR, SPACE, Token, serialize, tokenize
+from curation.latex.tree import env_name
 
 TEX_SUFFIXES = (".tex", ".ltx")
 MAX_INCLUDES = 2000
@@ -109,14 +110,6 @@ def strip_conditionals(tokens: list[Token]) -> list[Token]:
 def _document_body(tokens: list[Token]) -> list[Token] | None:
     _, body, found = document_parts(tokens)
     return body if found else None
-
-
-def _group_text(tokens: list[Token], index: int) -> str | None:
-    while index < len(tokens) and tokens[index].kind == SPACE:
-        index += 1
-    if index + 2 < len(tokens) and tokens[index].kind == BGROUP and tokens[index + 2].kind == EGROUP:
-        return tokens[index + 1].text.strip()
-    return None
 
 
 def is_main_candidate(tokens: list[Token]) -> bool:
@@ -301,14 +294,14 @@ def _result(
 def document_parts(tokens: list[Token]) -> tuple[list[Token], list[Token], bool]:
     """Split into preamble and body; the flag says whether \\begin{document} was found."""
     for index, token in enumerate(tokens):
-        if token.is_cs("begin") and _group_text(tokens, index + 1) == "document":
-            start = index + 1
-            while tokens[start].kind == SPACE:
-                start += 1
-            body = tokens[start + 3 :]
-            for end, other in enumerate(body):
-                if other.is_cs("end") and _group_text(body, end + 1) == "document":
-                    body = body[:end]
-                    break
-            return tokens[:index], body, True
+        if token.is_cs("begin") and (start := _after_document_name(tokens, index + 1)):
+            body = tokens[start:]
+            ends = (end for end, other in enumerate(body) if other.is_cs("end") and _after_document_name(body, end + 1))
+            return tokens[:index], body[: next(ends, len(body))], True
     return [], tokens, False
+
+
+def _after_document_name(tokens: list[Token], index: int) -> int | None:
+    """Where the tokens go on after a `{document}` at `index`; None when no such name is there."""
+    found = env_name(tokens, index)
+    return found[1] if found is not None and found[0] == "document" else None

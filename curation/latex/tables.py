@@ -31,7 +31,6 @@ _SPAN_MACROS = frozenset({"multicolumn", "multirow", "multirowcell", "Block", "m
 class ParsedTabular:
     """Rows, spans and grid of one tabular."""
 
-    env: str
     rows: list[list[str]]
     spans: list[CellSpan]
     grid: list[list[str]]
@@ -65,8 +64,7 @@ def column_specs(spec: list[Node], column_types: dict[str, tuple[int, list[Token
     if depth > 10:
         return flags
     cursor = NodeCursor(spec)
-    while not cursor.at_end():
-        node = cursor.next()
+    while (node := cursor.next()) is not None:
         if not (isinstance(node, Token) and node.kind == CHAR):
             continue
         text = node.text
@@ -98,7 +96,7 @@ def column_specs(spec: list[Node], column_types: dict[str, tuple[int, list[Token
             separator = ""
             if last:
                 cursor.optional()
-                while not cursor.at_end() and isinstance(cursor.nodes[cursor.position], Group):
+                while isinstance(cursor.peek(), Group):
                     cursor.next()
     return flags
 
@@ -125,8 +123,7 @@ def _split_rows(nodes: list[Node], result: ParsedTabular) -> list[tuple[list[lis
         rows.append(([*row, cell], tuple(pending_rules), tuple(pending_ranges)))
         row, cell, pending_rules, pending_ranges = [], [], [], []
 
-    while not cursor.at_end():
-        node = cursor.next()
+    while (node := cursor.next()) is not None:
         if isinstance(node, Token):
             if node.kind == ALIGN:
                 row.append(cell)
@@ -185,8 +182,7 @@ def _extract_span(nodes: list[Node]) -> tuple[list[Node], int, int]:
     out: list[Node] = []
     colspan = rowspan = 1
     cursor = NodeCursor(nodes)
-    while not cursor.at_end():
-        node = cursor.next()
+    while (node := cursor.next()) is not None:
         if isinstance(node, Token) and node.kind == CS and node.name in _SPAN_MACROS:
             if node.name == "multicolumn":  # {columns}{type}{content}
                 count, _, content = cursor.arguments("{{{")
@@ -212,7 +208,7 @@ def parse_tabular(env: Env, renderer: TextRenderer, column_types: dict[str, tupl
     columns = column_specs(spec, column_types) if env.name not in ("tblr", "longtblr", "talltblr") else []
     hidden = [column.hidden for column in columns]
     joins = [index for index, column in enumerate(columns) if column.joined_by]
-    result = ParsedTabular(env=env.name, rows=[], spans=[], grid=[])
+    result = ParsedTabular(rows=[], spans=[], grid=[])
     rendered: list[tuple[list[str], list[tuple[int, int, int, int]]]] = []
     carried: list[str] = []
     carried_ranges: list[tuple[int, int]] = []

@@ -74,7 +74,7 @@ _DINGS = {"51": "✓", "52": "✔", "55": "✗", "56": "✘", "72": "★", "73":
 
 
 @lru_cache(maxsize=1)
-def _converter() -> latex2text.LatexNodes2Text:
+def _converter() -> tuple[macrospec.LatexContextDb, latex2text.LatexNodes2Text]:
     macros = {
         **_MACROS,
         **{name: ("", char) for name, char in SYMBOLS.items()},
@@ -97,9 +97,7 @@ def _converter() -> latex2text.LatexNodes2Text:
         for name, mark in unicode_accents_list
     ]
     text_db.add_context_category("tat-curate", macros=text_specs, prepend=True)
-    converter = latex2text.LatexNodes2Text(latex_context=text_db, math_mode="text", strict_latex_spaces=False)
-    converter._tat_walker_db = walker_db  # type: ignore[attr-defined]
-    return converter
+    return walker_db, latex2text.LatexNodes2Text(latex_context=text_db, math_mode="text", strict_latex_spaces=False)
 
 
 def _accented(node: latexwalker.LatexMacroNode, l2tobj: latex2text.LatexNodes2Text, mark: str) -> str:
@@ -207,14 +205,9 @@ def latex_to_text(source: str) -> str:
     """Unicode text for a LaTeX fragment via pylatexenc; never raises (falls back to a crude strip)."""
     if not _NEEDS_PARSING.search(source):
         return space_operators(normalize_space(source))
-    converter = _converter()
+    walker_db, converter = _converter()
     try:
-        walker = latexwalker.LatexWalker(
-            source,
-            latex_context=converter._tat_walker_db,
-            tolerant_parsing=True,  # type: ignore[attr-defined]
-        )
-        nodes, _, _ = walker.get_latex_nodes()
+        nodes, _, _ = latexwalker.LatexWalker(source, latex_context=walker_db, tolerant_parsing=True).get_latex_nodes()
         text = converter.nodelist_to_text(nodes)
     except Exception:  # pylatexenc raises assorted errors on odd input; a crude strip is better than nothing.
         text = re.sub(r"\\[a-zA-Z@]+\*?|[{}$]", " ", source)
@@ -275,8 +268,7 @@ class TextRenderer:
         math = in_math
         math_start = 0  # where the current formula starts in `out`: a script needs something before it
         attached = False  # the formula opens right after a word (`Acc$_{dev}$`, `10$^{-3}$`): that is the base
-        while not cursor.at_end():
-            node = cursor.next()
+        while (node := cursor.next()) is not None:
             if isinstance(node, Group):
                 out.append(Group(self._prepare(node.children, references, in_cell, math)))
             elif isinstance(node, Token) and (node.kind == MATH or node.is_cs("(", ")", "[", "]")):
@@ -295,7 +287,7 @@ class TextRenderer:
                 out.extend(errors)
             elif isinstance(node, Token) and node.is_cs("diagbox", "slashbox", "backslashbox"):
                 _, _, *labels = cursor.arguments("[[{{")
-                following = cursor.nodes[cursor.position] if not cursor.at_end() else None
+                following = cursor.peek()
                 if isinstance(following, Group):  # \\diagbox{row}{middle}{column}
                     labels.append(cursor.argument() or [])
                 for position, label in enumerate(labels):
@@ -417,7 +409,7 @@ def _flatten_scripts(token: Token, cursor: NodeCursor, *, has_base: bool) -> lis
             in_exponent = False
             continue
         rest = token.text[position + 1 :]
-        following = cursor.nodes[cursor.position] if not rest and not cursor.at_end() else None
+        following = cursor.peek() if not rest else None
         if char == "^" and _is_circle(following):
             cursor.next()
             text += "°"
@@ -429,7 +421,7 @@ def _flatten_scripts(token: Token, cursor: NodeCursor, *, has_base: bool) -> lis
                 in_exponent = True
                 continue
         script = _script_text(cursor, following) if not rest else ""
-        if has_base and (_WORD_SCRIPT.match(script) or (_is_upright(cursor, following) and script.isalpha())):
+        if has_base and (_WORD_SCRIPT.match(script) or (_is_upright(following) and script.isalpha())):
             if char == "_" or not _ORDINAL.match(script):
                 text += char
                 continue
@@ -452,14 +444,14 @@ def _skip_glue(cursor: NodeCursor) -> bool:
     negative = False
     for part in range(3):
         cursor.skip_spaces()
-        node = cursor.nodes[cursor.position] if not cursor.at_end() else None
+        node = cursor.peek()
         if part:  # only `plus <glue>` or `minus <glue>` may follow the dimension
             keyword = next((word for word in ("plus", "minus") if _char_text(node).startswith(word)), None)
             if keyword is None:
                 break
-            _take_chars(cursor, len(keyword))
+            cursor.take_chars(len(keyword))
             cursor.skip_spaces()
-            node = cursor.nodes[cursor.position] if not cursor.at_end() else None
+            node = cursor.peek()
         if isinstance(node, Group):
             cursor.next()
             continue
@@ -469,11 +461,11 @@ def _skip_glue(cursor: NodeCursor) -> bool:
         unit = _GLUE_UNIT.match(text, length)
         negative = negative or (not part and text[:length].count("-") % 2 == 1)
         if unit:
-            _take_chars(cursor, unit.end())
+            cursor.take_chars(unit.end())
             continue
         if length:
-            _take_chars(cursor, length)
-        following = cursor.nodes[cursor.position] if not cursor.at_end() else None
+            cursor.take_chars(length)
+        following = cursor.peek()
         if isinstance(following, Token) and following.kind == CS:  # a length register: \\tabcolsep, \\fill
             cursor.next()
     return negative
@@ -481,16 +473,6 @@ def _skip_glue(cursor: NodeCursor) -> bool:
 
 def _char_text(node: Node | None) -> str:
     return node.text if isinstance(node, Token) and node.kind == CHAR else ""
-
-
-def _take_chars(cursor: NodeCursor, count: int) -> None:
-    """Consume the first `count` characters of the character token at the cursor."""
-    node = cursor.nodes[cursor.position]
-    assert isinstance(node, Token)
-    if count >= len(node.text):
-        cursor.next()
-    else:
-        cursor.nodes[cursor.position] = Token(CHAR, node.text[count:], node.file)
 
 
 def _script_text(cursor: NodeCursor, following: Node | None) -> str:
@@ -541,7 +523,7 @@ def _ends_word(node: Node | None) -> bool:
     return isinstance(node, Token) and node.kind == CHAR and node.text[-1:].isalnum()
 
 
-def _is_upright(cursor: NodeCursor, following: Node | None) -> bool:
+def _is_upright(following: Node | None) -> bool:
     """A script set in a text font (`_{\\rm h}`, `_\\text{h}`, `_{\\mathrm{h}}`) is a name, however short."""
     if isinstance(following, Group):
         inner = [child for child in following.children if not (isinstance(child, Token) and child.kind == SPACE)]
@@ -577,9 +559,9 @@ def tabular_parts(env: Env) -> tuple[list[Node], list[Node]]:
     cursor.optional()
     if name in ("tabu", "longtabu"):  # `\\begin{tabu} to 0.5\\textwidth {…}`: the width comes before the columns
         cursor.skip_spaces()
-        node = cursor.nodes[cursor.position] if not cursor.at_end() else None
+        node = cursor.peek()
         if isinstance(node, Token) and node.kind == CHAR and node.text.strip().startswith(("to", "spread")):
-            while not cursor.at_end() and not isinstance(cursor.nodes[cursor.position], Group):
+            while not cursor.at_end() and not isinstance(cursor.peek(), Group):
                 cursor.next()
     spec = cursor.argument() or []
     if name not in ("tblr", "longtblr", "talltblr"):

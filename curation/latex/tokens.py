@@ -192,9 +192,6 @@ class TokenStream:
     def __init__(self, tokens: list[Token]) -> None:
         self._stack = list(reversed(tokens))
 
-    def __bool__(self) -> bool:
-        return bool(self._stack)
-
     def next(self) -> Token | None:
         """Remove and return the next token, or None at the end."""
         return self._stack.pop() if self._stack else None
@@ -250,13 +247,14 @@ class TokenStream:
             out.append(token)
         return out
 
-    def read_optional(self, opening: str = "[", closing: str = "]") -> list[Token] | None:
+    def read_optional(self) -> list[Token] | None:
         """Read a bracketed optional argument if one follows, else None."""
         saved = len(self._stack)
         self.skip_spaces()
         token = self.peek()
-        if token is None or token.kind != CHAR or not token.text.startswith(opening):
-            return None if len(self._stack) == saved else self._restore_spaces(saved)
+        if token is None or token.kind != CHAR or not token.text.startswith("["):
+            self._stack.extend([Token(SPACE, " ")] * (saved - len(self._stack)))  # the skipped spaces put back
+            return None
         self._stack.pop()
         if len(token.text) > 1:
             self._stack.append(Token(CHAR, token.text[1:], token.file))
@@ -268,8 +266,8 @@ class TokenStream:
                 depth += 1
             elif token.kind == EGROUP:
                 depth -= 1
-            elif token.kind == CHAR and depth == 0 and closing in token.text:
-                before, _, after = token.text.partition(closing)
+            elif token.kind == CHAR and depth == 0 and "]" in token.text:
+                before, _, after = token.text.partition("]")
                 if before:
                     out.append(Token(CHAR, before, token.file))
                 if after:
@@ -277,12 +275,3 @@ class TokenStream:
                 return out
             out.append(token)
         return out
-
-    def _restore_spaces(self, saved: int) -> None:
-        while len(self._stack) < saved:
-            self._stack.append(Token(SPACE, " "))
-        return None
-
-    def rest(self) -> list[Token]:
-        """Everything not yet read, in order."""
-        return list(reversed(self._stack))

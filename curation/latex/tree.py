@@ -28,7 +28,8 @@ class Env:
 Node = Token | Group | Env
 
 
-def _env_name(tokens: list[Token], index: int) -> tuple[str, int] | None:
+def env_name(tokens: list[Token], index: int) -> tuple[str, int] | None:
+    """The braced name after `\\begin`/`\\end` at `index` and the index after it, or None."""
     while index < len(tokens) and tokens[index].kind == SPACE:
         index += 1
     if index >= len(tokens) or tokens[index].kind != BGROUP:
@@ -62,7 +63,7 @@ def build_tree(tokens: list[Token], warnings: list[str]) -> list[Node]:
             else:
                 problems[f"unmatched '}}' in {token.file or 'input'}"] += 1
         elif token.kind == CS and token.name in ("begin", "end"):
-            found = _env_name(tokens, index + 1)
+            found = env_name(tokens, index + 1)
             if found is None:
                 stack[-1][1].append(token)
                 index += 1
@@ -140,64 +141,57 @@ class NodeCursor:
         """Whether every node has been read."""
         return self.position >= len(self.nodes)
 
+    def peek(self) -> Node | None:
+        """The next node, not consumed."""
+        return None if self.at_end() else self.nodes[self.position]
+
     def next(self) -> Node | None:
         """The next node, consumed."""
-        if self.at_end():
-            return None
-        node = self.nodes[self.position]
-        self.position += 1
+        node = self.peek()
+        if node is not None:
+            self.position += 1
         return node
+
+    def take_chars(self, count: int) -> None:
+        """Consume the first `count` characters of the character token at the cursor."""
+        node = self.nodes[self.position]
+        assert isinstance(node, Token)
+        if count >= len(node.text):
+            self.position += 1
+        else:
+            self.nodes[self.position] = Token(CHAR, node.text[count:], node.file)
 
     def skip_spaces(self) -> None:
         """Skip space tokens."""
-        while not self.at_end() and getattr(self.nodes[self.position], "kind", None) == SPACE:
+        while getattr(self.peek(), "kind", None) == SPACE:
             self.position += 1
 
     def star(self) -> bool:
         """Consume a directly following `*`."""
-        if self.at_end():
+        node = self.peek()
+        if not (isinstance(node, Token) and node.kind == CHAR and node.text.startswith("*")):
             return False
-        node = self.nodes[self.position]
-        if isinstance(node, Token) and node.kind == CHAR and node.text.startswith("*"):
-            if len(node.text) > 1:
-                self.nodes[self.position] = Token(CHAR, node.text[1:], node.file)
-            else:
-                self.position += 1
-            return True
-        return False
+        self.take_chars(1)
+        return True
 
     def optional(self, opening: str = "[", closing: str = "]") -> list[Node] | None:
         """A bracketed argument if one follows (spaces allowed before it), else None."""
         start = self.position
         self.skip_spaces()
-        if self.at_end():
-            self.position = start
-            return None
-        node = self.nodes[self.position]
+        node = self.peek()
         if not (isinstance(node, Token) and node.kind == CHAR and node.text.startswith(opening)):
             self.position = start
             return None
+        self.take_chars(1)
         collected: list[Node] = []
-        first = True
-        while not self.at_end():
-            node = self.nodes[self.position]
-            if isinstance(node, Token) and node.kind == CHAR:
-                text = node.text[1:] if first else node.text
-                first = False
-                if closing in text:
-                    before, _, after = text.partition(closing)
-                    if before:
-                        collected.append(Token(CHAR, before, node.file))
-                    if after:
-                        self.nodes[self.position] = Token(CHAR, after, node.file)
-                    else:
-                        self.position += 1
-                    return collected
-                if text:
-                    collected.append(Token(CHAR, text, node.file))
-            else:
-                first = False
-                collected.append(node)
+        while (node := self.peek()) is not None:
+            if isinstance(node, Token) and node.kind == CHAR and closing in node.text:
+                before = node.text.partition(closing)[0]
+                if before:
+                    collected.append(Token(CHAR, before, node.file))
+                self.take_chars(len(before) + 1)
+                return collected
+            collected.append(node)
             self.position += 1
         return collected
 
@@ -217,6 +211,6 @@ class NodeCursor:
             return node.children
         if isinstance(node, Token) and node.kind == CHAR and len(node.text) > 1:
             self.position -= 1
-            self.nodes[self.position] = Token(CHAR, node.text[1:], node.file)
+            self.take_chars(1)
             return [Token(CHAR, node.text[0], node.file)]
         return [node]

@@ -15,7 +15,7 @@ from curation import selectors
 from curation.api_inputs import valid_input
 from curation.api_parsers import StrictJSONParser
 from curation.errors import InvalidInput, NotFound
-from curation.models import Batch, Context, Project
+from curation.models import Batch, Context, Paper, Project
 from curation.pagination import BoundedLimitOffsetPagination
 from curation.papers import ingestion
 from curation.papers import selectors as paper_selectors
@@ -92,25 +92,21 @@ class ContextSerializer(serializers.ModelSerializer):
         fields = ["id", "paper", "kind", "paragraph", "tables", "reasoning_type", "batch", "created_at"]
 
 
-class ProjectPaperListApi(APIView):
+class ProjectPaperListApi(generics.ListAPIView):
     """List the project's papers, newest first and paged, or upload LaTeX sources to ingest (managers)."""
 
     parser_classes = [MultiPartParser, FormParser]
-    pagination_class = BoundedLimitOffsetPagination  # so the schema documents the paged envelope it answers
+    pagination_class = BoundedLimitOffsetPagination
+    serializer_class = PaperSerializer
 
     class PaperUploadInputSerializer(serializers.Serializer):
         files = serializers.ListField(child=serializers.FileField(allow_empty_file=True), allow_empty=False)
         batch = serializers.IntegerField(required=False, allow_null=True)
 
-    @extend_schema(responses=PaperSerializer(many=True))
-    def get(self, request: Request, slug: str) -> Response:
-        project = selectors.project_get(user=request.user, slug=slug)
-        papers = (
-            selectors.papers_visible_to(request.user, project).select_related("project").order_by("-created_at", "-pk")
-        )
-        paginator = BoundedLimitOffsetPagination()
-        page = paginator.paginate_queryset(papers, request, view=self)
-        return paginator.get_paginated_response(PaperSerializer(page, many=True).data)
+    def get_queryset(self) -> QuerySet[Paper]:
+        project = selectors.project_get(user=self.request.user, slug=self.kwargs["slug"])
+        papers = selectors.papers_visible_to(self.request.user, project)
+        return papers.select_related("project").order_by("-created_at", "-pk")
 
     @extend_schema(
         request={"multipart/form-data": PaperUploadInputSerializer},
@@ -170,21 +166,18 @@ class IngestJobDiscardApi(APIView):
         return Response(IngestJobSerializer(job).data)
 
 
+@extend_schema(
+    parameters=[
+        OpenApiParameter("batch", int, description="only this batch"),
+        OpenApiParameter("paper", int, description="only this paper"),
+        OpenApiParameter("kind", str, enum=Context.Kind.values),
+        OpenApiParameter("unassigned", bool, description="only short contexts without a reasoning type"),
+    ],
+)
 class ContextListApi(generics.ListAPIView):
     """List the project's contexts, filtered by batch, paper, kind or the short ones without a reasoning type."""
 
     serializer_class = ContextSerializer
-
-    @extend_schema(
-        parameters=[
-            OpenApiParameter("batch", int, description="only this batch"),
-            OpenApiParameter("paper", int, description="only this paper"),
-            OpenApiParameter("kind", str, enum=Context.Kind.values),
-            OpenApiParameter("unassigned", bool, description="only short contexts without a reasoning type"),
-        ],
-    )
-    def get(self, request: Request, *args: object, **kwargs: object) -> Response:
-        return super().get(request, *args, **kwargs)
 
     def get_queryset(self) -> QuerySet[Context]:
         project = selectors.project_get(user=self.request.user, slug=self.kwargs["slug"])

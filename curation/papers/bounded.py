@@ -7,6 +7,7 @@ that is hit becomes a `LimitExceeded` whose message says which limit, for which 
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import json
 import os
@@ -66,15 +67,10 @@ def size_words(count: int) -> str:
     return f"{count} bytes"
 
 
-def _die_with_parent() -> None:
-    """Ask Linux to kill the child when the process that started it dies (a worker killed mid-job)."""
-    if _LIBC is not None and hasattr(_LIBC, "prctl"):
-        _LIBC.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-
-
 def _limit_child(limits: IngestLimits) -> Callable[[], None]:
     def apply() -> None:
-        _die_with_parent()
+        if _LIBC is not None and hasattr(_LIBC, "prctl"):  # killed with the process that started it (a worker)
+            _LIBC.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
         resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_s, limits.cpu_s + 1))
         resource.setrlimit(resource.RLIMIT_AS, (limits.memory_bytes, limits.memory_bytes))
         # What an archive may write in all, plus room for the temporary folder's bookkeeping.
@@ -102,11 +98,7 @@ def sources_read_bounded(
     request = {"files": [{"path": str(path), "name": name} for path, name in files], "archive": asdict(limits.archive)}
     with tempfile.TemporaryDirectory(prefix="tat-child-") as scratch, open(Path(scratch) / "stderr", "w+b") as errors:
         # Nothing of the worker's environment (database and broker URLs, keys) reaches the child.
-        environment = {
-            "PYTHONPATH": str(ROOT),
-            "TMPDIR": scratch,
-            "LANG": "C.UTF-8",
-        }
+        environment = {"PYTHONPATH": str(ROOT), "TMPDIR": scratch, "LANG": "C.UTF-8"}
         child = subprocess.Popen(
             [sys.executable, "-m", "curation.papers.child"],
             cwd=scratch,
@@ -231,9 +223,7 @@ def _reap(child: subprocess.Popen) -> tuple[int, float]:
 
 
 def _kill(child: subprocess.Popen) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError):
         os.killpg(child.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
     if child.returncode is None:
         _reap(child)

@@ -27,8 +27,8 @@ def _say(message: dict[str, Any]) -> None:
 
 
 def _read_one(number: int, total: int, path: Path, name: str, limits: ArchiveLimits) -> dict[str, Any]:
-    def progress(stage: str, counts: dict[str, Any]) -> None:
-        _say({"progress": {"stage": stage, "file": name, "files_done": number, "files_total": total, **counts}})
+    def progress(stage: str, counts: dict[str, Any], done: int = number) -> None:
+        _say({"progress": {"stage": stage, "file": name, "files_done": done, "files_total": total, **counts}})
 
     try:
         read = source_read(path=path, name=name, limits=limits, progress=progress)
@@ -38,18 +38,7 @@ def _read_one(number: int, total: int, path: Path, name: str, limits: ArchiveLim
             reason = f"unpacked files exceed the {limits.max_uncompressed_bytes}-byte limit on what may be written"
         return {"source_name": name, "refused": reason}
     extraction = read.extraction
-    _say(
-        {
-            "progress": {
-                "stage": "extracted",
-                "file": name,
-                "files_done": number + 1,
-                "files_total": total,
-                "tables": len(extraction.tables),
-                "paragraphs": len(extraction.paragraphs),
-            }
-        }
-    )
+    progress("extracted", {"tables": len(extraction.tables), "paragraphs": len(extraction.paragraphs)}, number + 1)
     return {"source_name": name, "sha256": read.sha256, "extraction": extraction.to_dict()}
 
 

@@ -160,16 +160,18 @@ class IngestJobs(JobKind):
 INGEST_JOBS = IngestJobs()
 
 
+def _source_of(answer: dict[str, Any]) -> PaperSource:
+    """The paper source a child's answer for one file describes."""
+    return PaperSource(
+        source_name=answer["source_name"],
+        sha256=answer["sha256"],
+        arxiv_id=arxiv_id_from_name(answer["source_name"]),
+        extraction=extraction_from_dict(answer["extraction"]),
+    )
+
+
 def _store_all(job: IngestJob, token: str, answers: list[dict[str, Any]]) -> None:
-    sources = [
-        PaperSource(
-            source_name=answer["source_name"],
-            sha256=answer["sha256"],
-            arxiv_id=arxiv_id_from_name(answer["source_name"]),
-            extraction=extraction_from_dict(answer["extraction"]),
-        )
-        for answer in answers
-    ]
+    sources = [_source_of(answer) for answer in answers]
     with transaction.atomic():
         results = [
             paper_store(project=job.project, actor=job.requested_by, source=source, batch=job.batch)
@@ -232,10 +234,4 @@ def paper_ingest_bounded(
         raise InvalidInput(error.message, detail={"source_name": name, "limit": error.limit}) from error
     if "refused" in answer:
         raise InvalidInput(f"{name}: {answer['refused']}", detail={"source_name": name})
-    source = PaperSource(
-        source_name=name,
-        sha256=answer["sha256"],
-        arxiv_id=arxiv_id_from_name(name),
-        extraction=extraction_from_dict(answer["extraction"]),
-    )
-    return paper_store(project=project, actor=actor, source=source, batch=batch)
+    return paper_store(project=project, actor=actor, source=_source_of(answer), batch=batch)

@@ -45,15 +45,6 @@ def check_latex_source(path: Path, name: str) -> None:
     raise InvalidInput(f"{name}: {what}. {LATEX_NEEDED}", detail={"source_name": name})
 
 
-def check_file_size(path: Path, name: str, limits: ArchiveLimits) -> None:
-    size = path.stat().st_size
-    if size > limits.max_compressed_bytes:
-        raise InvalidInput(
-            f"{name}: file is {size} bytes, over the {limits.max_compressed_bytes}-byte limit",
-            detail={"source_name": name},
-        )
-
-
 def source_read(*, path: Path, name: str, limits: ArchiveLimits, progress: Progress | None = None) -> SourceRead:
     """Check, hash and extract one source (a .tex, a folder or an archive); InvalidInput says why it is refused.
     `progress(stage, counts)` hears "unpacking" (with the member count once unpacked) and "extracting"."""
@@ -62,8 +53,12 @@ def source_read(*, path: Path, name: str, limits: ArchiveLimits, progress: Progr
         sha256 = folder_sha256(path, limits)
     elif not path.is_file():
         raise InvalidInput(f"{name}: no such file or folder")
+    elif (size := path.stat().st_size) > limits.max_compressed_bytes:
+        raise InvalidInput(
+            f"{name}: file is {size} bytes, over the {limits.max_compressed_bytes}-byte limit",
+            detail={"source_name": name},
+        )
     else:
-        check_file_size(path, name, limits)
         check_latex_source(path, name)
         sha256 = ""
     try:
@@ -83,6 +78,11 @@ def source_read(*, path: Path, name: str, limits: ArchiveLimits, progress: Progr
         raise InvalidInput(f"{name}: {error}", detail={"source_name": name}) from error
     except OSError as error:
         raise InvalidInput(f"{name}: cannot read the source: {error}", detail={"source_name": name}) from error
+    if not extraction.paragraphs and not extraction.tables:
+        # Say, an archive that expands to zeros: a paper of nothing would be stored and listed.
+        raise InvalidInput(
+            f"{name}: no text: the source expands to no paragraph and no table", detail={"source_name": name}
+        )
     if not sha256:
         sha256 = file_sha256(path, extraction)
     return SourceRead(sha256=sha256, extraction=extraction)
@@ -105,15 +105,11 @@ def extraction_from_dict(data: dict[str, Any]) -> PaperExtraction:
     return PaperExtraction(**plain, tables=tables, paragraphs=paragraphs)
 
 
-def folder_files(root: Path) -> list[Path]:
-    return sorted(
+def folder_sha256(root: Path, limits: ArchiveLimits) -> str:
+    files = sorted(
         (path for path in root.rglob("*") if path.is_file() and ".git" not in path.relative_to(root).parts),
         key=lambda path: path.relative_to(root).as_posix(),
     )
-
-
-def folder_sha256(root: Path, limits: ArchiveLimits) -> str:
-    files = folder_files(root)
     if len(files) > limits.max_members:
         raise InvalidInput(f"{root.name}: folder has more than {limits.max_members} files")
     total = sum(path.stat().st_size for path in files)
@@ -134,15 +130,12 @@ def files_sha256(root: Path, files: list[Path]) -> str:
 
 
 def sha256_of(path: Path) -> str:
-    digest = hashlib.sha256()
     with path.open("rb") as handle:
-        while chunk := handle.read(1024 * 1024):
-            digest.update(chunk)
-    return digest.hexdigest()
+        return hashlib.file_digest(handle, "sha256").hexdigest()
 
 
 def file_sha256(path: Path, extraction: PaperExtraction) -> str:
-    if path.suffix.lower() not in (".tex", ".ltx"):
+    if path.suffix.lower() not in PLAIN_SUFFIXES:
         return sha256_of(path)
     # A .tex beside the files it \input s: the source is the main file plus what it included.
     root = path.parent

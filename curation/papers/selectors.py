@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.paginator import Page, Paginator
-from django.db.models import Count, OuterRef, Prefetch, QuerySet, Subquery
+from django.db.models import Count, OuterRef, Prefetch, Q, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 
 from curation.errors import NotFound
@@ -82,12 +82,11 @@ def context_get(*, user: AbstractBaseUser, context_id: int) -> Context:
 
 def context_counts(paper: Paper) -> dict[str, int]:
     """Contexts of a paper by kind, and how many have a reasoning type."""
-    rows = Context.objects.filter(paper=paper).values_list("kind", "reasoning_type_id")
-    counts = {"short": 0, "long": 0, "assigned": 0}
-    for kind, reasoning_type_id in rows:
-        counts[kind] = counts.get(kind, 0) + 1
-        counts["assigned"] += reasoning_type_id is not None
-    return counts
+    return Context.objects.filter(paper=paper).aggregate(
+        short=Count("pk", filter=Q(kind=Context.Kind.SHORT)),
+        long=Count("pk", filter=Q(kind=Context.Kind.LONG)),
+        assigned=Count("reasoning_type"),
+    )
 
 
 def unassigned_context_count(*, user: AbstractBaseUser, project: Project) -> tuple[int, bool]:

@@ -136,11 +136,6 @@ def paper_source_read(
         path = _local_path(path_or_upload, Path(folder), limits)
         name = source_name or path.name or str(path_or_upload)  # an upload's path is named after it
         read = source_read(path=path, name=name, limits=limits)
-    if not read.extraction.paragraphs and not read.extraction.tables:
-        # Say, an archive that expands to zeros: a paper of nothing would be stored and listed.
-        raise InvalidInput(
-            f"{name}: no text: the source expands to no paragraph and no table", detail={"source_name": name}
-        )
     return PaperSource(
         source_name=name, sha256=read.sha256, arxiv_id=arxiv_id_from_name(name), extraction=read.extraction
     )

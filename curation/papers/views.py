@@ -177,8 +177,8 @@ def paper_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
 @require_POST
 def contexts_assign(request: HttpRequest, slug: str) -> HttpResponse:
     project, _ = _project_for(request, slug, roles={Role.MANAGER.value}, action="assign reasoning types")
-    target = request.POST.get("next") or reverse("project-papers", args=[project.slug])
-    if not target.startswith("/") or target.startswith("//"):
+    target = request.POST.get("next", "")
+    if not target.startswith("/") or target.startswith("//"):  # only a page of this site
         target = reverse("project-papers", args=[project.slug])
     form = ContextAssignForm(request.POST, batches=selectors.batches_visible_to(request.user, project))
     if not form.is_valid():

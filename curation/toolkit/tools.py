@@ -346,10 +346,8 @@ class ToolBox:
             return value
         named = {**value, "table": table.label}
         if isinstance(value.get("row"), str):
-            try:
+            with contextlib.suppress(ToolError):
                 named["row"] = table.row_names[self.row_index(table, value["row"])]
-            except ToolError:
-                pass
         return named
 
     @staticmethod

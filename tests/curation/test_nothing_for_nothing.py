@@ -13,7 +13,9 @@ import pytest
 from curation.datasets.models import ImportRecord
 from curation.datasets.services import dataset_import
 from curation.errors import InvalidInput
+from curation.latex import ArchiveLimits
 from curation.models import Batch, Instance, Paper
+from curation.papers.reading import source_read
 from curation.papers.services import paper_ingest
 from tests.annotate.qualification.support import make_gold
 
@@ -46,6 +48,14 @@ def test_a_source_that_expands_to_no_text_is_refused_with_a_reason(project, tmp_
         paper_ingest(project=project, actor=None, path_or_upload=path)
     assert f"{name}: " in refused.value.message and "no text" in refused.value.message
     assert not Paper.objects.exists()
+
+
+def test_the_bounded_reader_refuses_a_source_without_text_too(tmp_path):
+    """The worker's child reads through `source_read`, so an upload of nothing fails its job as the command does."""
+    path = tmp_path / "empty.tex"
+    path.write_bytes(EMPTY_DOCUMENT)
+    with pytest.raises(InvalidInput, match=r"empty\.tex: no text"):
+        source_read(path=path, name="empty.tex", limits=ArchiveLimits())
 
 
 def test_a_dataset_file_without_questions_imports_nothing(project, personas, api_client_for):

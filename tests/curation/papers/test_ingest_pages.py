@@ -148,6 +148,9 @@ def test_manager_assigns_and_overrides_from_the_pages(project, personas, ingeste
     assert context.reasoning_type.code == "anomaly_detection"
     page = client.get(f"/p/test-project/papers/{ingested.pk}/").content.decode()
     assert 'value="anomaly_detection" selected' in page
+    short = Context.objects.filter(paper=ingested, kind="short").count()  # every one typed, the long one not
+    assert f"<dt>Short contexts</dt><dd>{short}</dd>" in page and "<dt>Long contexts</dt><dd>1</dd>" in page
+    assert f"<dt>With a reasoning type</dt><dd>{short}</dd>" in page
     refused = client.post(f"/contexts/{context.pk}/reasoning-type/", {"reasoning_type": "nonsense"}, follow=True)
     assert "nonsense&#x27; is not a reasoning type of this project." in refused.content.decode()
     context.refresh_from_db()
