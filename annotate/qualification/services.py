@@ -170,11 +170,6 @@ def qualification_configure(
     return exam
 
 
-def _annotator_membership(*, project: Project, user: AbstractBaseUser) -> Membership:
-    require_role(user=user, project=project, roles=(Role.ANNOTATOR,), action="take the qualification exam")
-    return Membership.objects.get(user=user, project=project, role=Role.ANNOTATOR)
-
-
 def retry_at(*, project: Project, user: AbstractBaseUser, exam: QualificationSettings | None = None) -> datetime | None:
     """When a candidate whose last attempt failed may start again (None: now)."""
     exam = exam or settings_of(project)
@@ -214,18 +209,17 @@ def exam_pool_capacity(exam: QualificationSettings) -> dict[str, int]:
 
 def attempt_start(*, project: Project, user: AbstractBaseUser) -> QualificationAttempt:
     """Start (or resume the open) exam attempt of an unqualified annotator, after any retry delay has passed."""
-    membership = _annotator_membership(project=project, user=user)
+    require_role(user=user, project=project, roles=(Role.ANNOTATOR,), action="take the qualification exam")
+    membership = Membership.objects.get(user=user, project=project, role=Role.ANNOTATOR)
     if membership.is_qualified:
         raise Conflict("You are already qualified in this project; there is no exam to take.")
-    open_attempt = QualificationAttempt.objects.filter(project=project, user=user, submitted_at=None).first()
-    if open_attempt is not None:
-        attempts_close_expired(attempts=[open_attempt])
-        still_open = QualificationAttempt.objects.filter(project=project, user=user, submitted_at=None).first()
-        if still_open is not None:
-            return still_open
-        membership.refresh_from_db()
-        if membership.is_qualified:
-            raise Conflict("Your previous attempt was scored when its time ran out, and you passed.")
+    open_attempts = QualificationAttempt.objects.filter(project=project, user=user, submitted_at=None)
+    attempts_close_expired(attempts=open_attempts.all())  # a copy: the read below is fresh
+    if (open_attempt := open_attempts.first()) is not None:
+        return open_attempt
+    membership.refresh_from_db()  # an attempt just closed may have qualified them
+    if membership.is_qualified:
+        raise Conflict("Your previous attempt was scored when its time ran out, and you passed.")
     exam = settings_of(project)
     when = retry_at(project=project, user=user, exam=exam)
     if when is not None:
