@@ -376,17 +376,13 @@ def _discussion(discussion_id: int) -> Discussion:
 
 @transaction.atomic
 def discussion_reply(*, discussion_id: int, user: AbstractBaseUser, text: str) -> DiscussionMessage:
-    """Add a message to an open thread; only its participants may write."""
+    """Add a message to an open thread; only its participants may write (the text as `ReplySerializer` checks it,
+    which the API and the page share)."""
     discussion = _discussion(discussion_id)
     if not discussion_participant(discussion=discussion, user=user):
         raise NotPermitted("Only the second annotator, the round-one verifier and managers take part in this thread.")
     if not discussion.is_open:
         raise Conflict("This discussion has been decided; it is closed for replies.")
-    text = text.strip()
-    if not text:
-        raise InvalidInput("Write a message.")
-    if len(text) > MAX_COMMENT_LENGTH:
-        raise InvalidInput(f"A message is limited to {MAX_COMMENT_LENGTH} characters.")
     return DiscussionMessage.objects.create(discussion=discussion, author=user, text=text)
 
 
