@@ -170,9 +170,8 @@ def qualification_configure(
     return exam
 
 
-def retry_at(*, project: Project, user: AbstractBaseUser, exam: QualificationSettings | None = None) -> datetime | None:
+def retry_at(*, project: Project, user: AbstractBaseUser, exam: QualificationSettings) -> datetime | None:
     """When a candidate whose last attempt failed may start again (None: now)."""
-    exam = exam or settings_of(project)
     last = (
         QualificationAttempt.objects.filter(project=project, user=user, submitted_at__isnull=False)
         .order_by("-submitted_at")
@@ -262,10 +261,9 @@ def attempt_start(*, project: Project, user: AbstractBaseUser) -> QualificationA
         return QualificationAttempt.objects.get(project=project, user=user, submitted_at=None)
 
 
-def _own_attempt(*, attempt_id: int, user: AbstractBaseUser, lock: bool = False) -> QualificationAttempt:
-    attempts = QualificationAttempt.objects.select_related("project")
-    if lock:
-        attempts = attempts.select_for_update()
+def _own_attempt(*, attempt_id: int, user: AbstractBaseUser) -> QualificationAttempt:
+    """The candidate's own attempt, locked for a write."""
+    attempts = QualificationAttempt.objects.select_related("project").select_for_update()
     attempt = attempts.filter(pk=attempt_id, user_id=user.pk).first() if user.is_authenticated else None
     if attempt is None:
         raise NotFound(f"No exam attempt {attempt_id} of yours.")
@@ -318,7 +316,7 @@ def clean_answer(*, key: str, value: Any) -> dict[str, Any]:
 @transaction.atomic
 def attempt_save(*, attempt_id: int, user: AbstractBaseUser, answers: Any) -> QualificationAttempt:
     """Autosave the candidate's own answers (merged per item) while the attempt is open and in time."""
-    attempt = _own_attempt(attempt_id=attempt_id, user=user, lock=True)
+    attempt = _own_attempt(attempt_id=attempt_id, user=user)
     if attempt.submitted_at is not None:
         raise Conflict("This attempt has been submitted; answers can no longer change.")
     if not _is_open_for_answers(attempt, timezone.now()):
@@ -388,7 +386,7 @@ def _close(attempt: QualificationAttempt, *, answers: Any, now: datetime) -> Qua
 @transaction.atomic
 def attempt_submit(*, attempt_id: int, user: AbstractBaseUser, answers: Any = None) -> QualificationAttempt:
     """Submit the candidate's own attempt: EM per item against the gold answers, feedback, pass/fail, qualification."""
-    attempt = _own_attempt(attempt_id=attempt_id, user=user, lock=True)
+    attempt = _own_attempt(attempt_id=attempt_id, user=user)
     if attempt.submitted_at is not None:
         raise Conflict("This attempt has been submitted already; see its results.")
     return _close(attempt, answers=answers, now=timezone.now())
