@@ -278,12 +278,11 @@ def probes_after_drafting(*, batch_id: int | None, **_: Any) -> None:
         probes_top_up(batch=batch)
 
 
-def probes_withdraw(project: Project) -> int:
+def probes_withdraw(project: Project) -> None:
     """Hidden gold switched off: the project's probes nobody has claimed yet (drafted at version 1, so no annotator
     ever had them) leave the queue. Probes in someone's hands go on as drafts do."""
     unclaimed = Instance.objects.filter(project=project, status=Status.DRAFTED, version=1, gold_probe__isnull=False)
-    deleted, _ = Instance.objects.filter(pk__in=list(unclaimed.values_list("pk", flat=True))).delete()
-    return deleted
+    Instance.objects.filter(pk__in=list(unclaimed.values_list("pk", flat=True))).delete()
 
 
 def probe_score(instance: Instance, source: str, target: str) -> None:
