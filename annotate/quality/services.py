@@ -165,6 +165,7 @@ def drafted_fields(gold: Instance) -> dict[str, Any]:
     for name in ("answer_form", "answer_source", "answer_type", "unanswerable_reason"):
         fields[name] = str(draft.get(name) or "")
     fields["scale"] = draft.get("scale") if draft.get("scale") in SCALES else None  # as drafted: null, not chosen
+    fields["relevant_tables"] = list(draft.get("relevant_table_ids") or [])
     return fields
 
 
@@ -242,9 +243,6 @@ def probes_top_up(*, batch: Batch) -> list[Instance]:
                 "context_id": gold.context_id,
                 "reasoning_type_id": gold.reasoning_type_id,
                 "draft": _draft_record(gold, sibling=sibling_draft),
-                "relevant_tables": list(gold.draft.get("relevant_table_ids") or [])
-                if isinstance(gold.draft, dict)
-                else [],
                 **drafted_fields(gold),
             }
             for gold in golds
