@@ -25,7 +25,12 @@ from curation.models import Project
 
 class PaySettingsSerializer(serializers.Serializer):
     pay_per_instance = serializers.DecimalField(max_digits=8, decimal_places=2, min_value=0)
-    currency = serializers.CharField(max_length=3, required=False, default="USD")
+    currency = serializers.RegexField(
+        r"^[A-Za-z]{3}$",
+        required=False,
+        default="USD",
+        error_messages={"invalid": "The currency is a three-letter code such as USD."},
+    )
 
 
 class PeriodQuery(serializers.Serializer):

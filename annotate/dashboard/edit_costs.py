@@ -4,6 +4,7 @@ aggregates by group. rapidfuzz computes the Levenshtein distance."""
 from __future__ import annotations
 
 import statistics
+from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -109,17 +110,13 @@ class CostTally:
     """Draft-edit figures by each dimension, fed one instance at a time (memory grows with the groups only)."""
 
     def __init__(self) -> None:
-        self.groups: dict[str, dict[str, GroupTally]] = {dimension: {} for dimension in DIMENSIONS}
+        self.groups: dict[str, dict[str, GroupTally]] = {dimension: defaultdict(GroupTally) for dimension in DIMENSIONS}
         self.instances = 0
 
     def add(self, *, groups: Mapping[str, str], distances: Mapping[str, float], seconds: float | None) -> None:
         self.instances += 1
         for dimension in DIMENSIONS:
-            key = groups.get(dimension) or NOT_RECORDED
-            tally = self.groups[dimension].get(key)
-            if tally is None:
-                tally = self.groups[dimension][key] = GroupTally()
-            tally.add(distances, seconds)
+            self.groups[dimension][groups.get(dimension) or NOT_RECORDED].add(distances, seconds)
 
     def figures(self) -> dict[str, Any]:
         return {

@@ -458,31 +458,22 @@ CSV_TABLES: dict[str, CsvTable] = {
 }
 
 
-def csv_table(table: str) -> CsvTable:
-    """The registered table called `table`; InvalidInput names the others."""
-    if table not in CSV_TABLES:
-        raise InvalidInput(f"Unknown table {table!r}; expected one of {', '.join(CSV_TABLES)}.")
-    return CSV_TABLES[table]
-
-
 def csv_rows(
     *, user: AbstractBaseUser, project: Project, table: str, start: date | None = None, end: date | None = None
 ) -> list[dict[str, Any]]:
-    """Rows of one dashboard table for CSV export (the same figures the page shows), for managers only."""
+    """Rows of one dashboard table for CSV export (the same figures the page shows), for managers only; an unknown
+    table is InvalidInput naming the others."""
     require_manager(user=user, project=project)
-    return csv_table(table).rows(user, project, start, end)
-
-
-def csv_columns(table: str) -> list[str]:
-    """The columns of one dashboard table, in the order its rows have them: the header of an empty CSV."""
-    return list(csv_table(table).columns)
+    if table not in CSV_TABLES:
+        raise InvalidInput(f"Unknown table {table!r}; expected one of {', '.join(CSV_TABLES)}.")
+    return CSV_TABLES[table].rows(user, project, start, end)
 
 
 def to_csv(rows: list[dict[str, Any]], *, table: str) -> str:
-    """CSV text of one dashboard table: its header row always (from `csv_columns` when there are no rows), then
-    the rows."""
+    """CSV text of one dashboard table: its header row always (its columns when there are no rows), then the rows."""
     buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=list(rows[0]) if rows else csv_columns(table), lineterminator="\n")
+    columns = list(rows[0]) if rows else list(CSV_TABLES[table].columns)
+    writer = csv.DictWriter(buffer, fieldnames=columns, lineterminator="\n")
     writer.writeheader()
     for row in rows:
         writer.writerow({k: "" if v is None else v for k, v in row.items()})

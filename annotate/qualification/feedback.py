@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
+from functools import partial
 
 from scoring.metrics import tatqa
 from scoring.metrics.scitat import exact_match
 
 MODE: tatqa.Mode = "fixed"
 SCALE_WORDS = ("hundred", "thousand", "million", "billion", "percent")
+# Two figures are the same value to within a millionth (of the larger, or absolutely near zero).
+_close = partial(math.isclose, rel_tol=1e-6, abs_tol=1e-6)
 
 
 def normalised_item(item: str) -> str:
@@ -43,10 +47,6 @@ def _same_figure(predicted: str, gold: str) -> bool:
     return round(mine, places) == round(theirs, places)
 
 
-def _close(a: float, b: float) -> bool:
-    return abs(a - b) < 1e-6 * max(1.0, abs(a), abs(b))
-
-
 def _decimals(item: str) -> int:
     digits = tatqa._clean_number(item).split()
     if not digits or "." not in digits[0]:
@@ -75,9 +75,9 @@ def explain_number(predicted: str, gold: str) -> str:
                 f"the scale differs too: you wrote {yours}, the gold answer has {wanted})."
             )
         return f"Scale or percent differs: you wrote {yours}, the gold answer has {wanted} (“{predicted}” vs “{gold}”)."
-    if theirs and mine and abs(mine * 100 - theirs) < 1e-6 * max(1.0, abs(theirs)):
+    if theirs and mine and _close(mine * 100, theirs):
         return f"Off by a factor of 100: “{predicted}” vs “{gold}” — a ratio written where a percentage is expected?"
-    if theirs and mine and abs(mine - theirs * 100) < 1e-6 * max(1.0, abs(mine)):
+    if theirs and mine and _close(mine, theirs * 100):
         return f"Off by a factor of 100: “{predicted}” vs “{gold}” — a percentage written where a ratio is expected?"
     if mine == -theirs:
         return f"Sign differs: “{predicted}” vs “{gold}”."

@@ -14,7 +14,7 @@ from annotate.qualification.models import (
     QualificationItem,
     QualificationSettings,
 )
-from annotate.qualification.services import retry_at, settings_of
+from annotate.qualification.services import attempts_close_expired, retry_at, settings_of
 from curation.errors import NotFound, NotPermitted
 from curation.models import Instance, Membership, Paragraph, Project
 from curation.selectors import projects_visible_to, roles_of
@@ -89,14 +89,16 @@ def attempt_get(*, user: AbstractBaseUser, attempt_id: int) -> QualificationAtte
 
 
 def attempts_visible_to(*, user: AbstractBaseUser, project: Project) -> QuerySet[QualificationAttempt]:
-    """Managers see every attempt of the project, annotators their own; other roles none."""
+    """Managers see every attempt of the project, annotators their own; other roles none. Open attempts whose time
+    ran out are closed first, so a reader never sees one as open."""
     roles = roles_of(user=user, project=project)
     attempts = QualificationAttempt.objects.filter(project=project).select_related("user").order_by("-started_at")
-    if Role.MANAGER in roles:
-        return attempts
-    if Role.ANNOTATOR in roles:
-        return attempts.filter(user=user)
-    raise NotPermitted("Only annotators (their own) and managers see exam attempts.")
+    if Role.MANAGER not in roles:
+        if Role.ANNOTATOR not in roles:
+            raise NotPermitted("Only annotators (their own) and managers see exam attempts.")
+        attempts = attempts.filter(user=user)
+    attempts_close_expired(attempts=attempts.filter(submitted_at=None))
+    return attempts
 
 
 def exam_settings_get(*, user: AbstractBaseUser, project: Project) -> QualificationSettings:
@@ -107,10 +109,13 @@ def exam_settings_get(*, user: AbstractBaseUser, project: Project) -> Qualificat
 
 
 def candidate_status(*, user: AbstractBaseUser, project: Project) -> dict[str, Any]:
-    """What the exam page tells a candidate: qualified?, the open attempt, past attempts, when a retry is allowed."""
+    """What the exam page tells a candidate: qualified?, the open attempt, past attempts, when a retry is allowed
+    (an open attempt whose time ran out is closed first, and may have qualified them)."""
+    attempts = QualificationAttempt.objects.filter(project=project, user=user).order_by("-started_at")
+    attempts_close_expired(attempts=attempts.filter(submitted_at=None))
+    attempts = list(attempts)
     membership = Membership.objects.filter(user=user, project=project, role=Role.ANNOTATOR).first()
     exam = settings_of(project)
-    attempts = list(QualificationAttempt.objects.filter(project=project, user=user).order_by("-started_at"))
     return {
         "membership": membership,
         "exam": exam,

@@ -170,14 +170,8 @@ def qualification_configure(
     return exam
 
 
-def _annotator_membership(*, project: Project, user: AbstractBaseUser) -> Membership:
-    require_role(user=user, project=project, roles=(Role.ANNOTATOR,), action="take the qualification exam")
-    return Membership.objects.get(user=user, project=project, role=Role.ANNOTATOR)
-
-
-def retry_at(*, project: Project, user: AbstractBaseUser, exam: QualificationSettings | None = None) -> datetime | None:
+def retry_at(*, project: Project, user: AbstractBaseUser, exam: QualificationSettings) -> datetime | None:
     """When a candidate whose last attempt failed may start again (None: now)."""
-    exam = exam or settings_of(project)
     last = (
         QualificationAttempt.objects.filter(project=project, user=user, submitted_at__isnull=False)
         .order_by("-submitted_at")
@@ -214,18 +208,17 @@ def exam_pool_capacity(exam: QualificationSettings) -> dict[str, int]:
 
 def attempt_start(*, project: Project, user: AbstractBaseUser) -> QualificationAttempt:
     """Start (or resume the open) exam attempt of an unqualified annotator, after any retry delay has passed."""
-    membership = _annotator_membership(project=project, user=user)
+    require_role(user=user, project=project, roles=(Role.ANNOTATOR,), action="take the qualification exam")
+    membership = Membership.objects.get(user=user, project=project, role=Role.ANNOTATOR)
     if membership.is_qualified:
         raise Conflict("You are already qualified in this project; there is no exam to take.")
-    open_attempt = QualificationAttempt.objects.filter(project=project, user=user, submitted_at=None).first()
-    if open_attempt is not None:
-        attempts_close_expired(attempts=[open_attempt])
-        still_open = QualificationAttempt.objects.filter(project=project, user=user, submitted_at=None).first()
-        if still_open is not None:
-            return still_open
-        membership.refresh_from_db()
-        if membership.is_qualified:
-            raise Conflict("Your previous attempt was scored when its time ran out, and you passed.")
+    open_attempts = QualificationAttempt.objects.filter(project=project, user=user, submitted_at=None)
+    attempts_close_expired(attempts=open_attempts.all())  # a copy: the read below is fresh
+    if (open_attempt := open_attempts.first()) is not None:
+        return open_attempt
+    membership.refresh_from_db()  # an attempt just closed may have qualified them
+    if membership.is_qualified:
+        raise Conflict("Your previous attempt was scored when its time ran out, and you passed.")
     exam = settings_of(project)
     when = retry_at(project=project, user=user, exam=exam)
     if when is not None:
@@ -268,10 +261,9 @@ def attempt_start(*, project: Project, user: AbstractBaseUser) -> QualificationA
         return QualificationAttempt.objects.get(project=project, user=user, submitted_at=None)
 
 
-def _own_attempt(*, attempt_id: int, user: AbstractBaseUser, lock: bool = False) -> QualificationAttempt:
-    attempts = QualificationAttempt.objects.select_related("project")
-    if lock:
-        attempts = attempts.select_for_update()
+def _own_attempt(*, attempt_id: int, user: AbstractBaseUser) -> QualificationAttempt:
+    """The candidate's own attempt, locked for a write."""
+    attempts = QualificationAttempt.objects.select_related("project").select_for_update()
     attempt = attempts.filter(pk=attempt_id, user_id=user.pk).first() if user.is_authenticated else None
     if attempt is None:
         raise NotFound(f"No exam attempt {attempt_id} of yours.")
@@ -324,7 +316,7 @@ def clean_answer(*, key: str, value: Any) -> dict[str, Any]:
 @transaction.atomic
 def attempt_save(*, attempt_id: int, user: AbstractBaseUser, answers: Any) -> QualificationAttempt:
     """Autosave the candidate's own answers (merged per item) while the attempt is open and in time."""
-    attempt = _own_attempt(attempt_id=attempt_id, user=user, lock=True)
+    attempt = _own_attempt(attempt_id=attempt_id, user=user)
     if attempt.submitted_at is not None:
         raise Conflict("This attempt has been submitted; answers can no longer change.")
     if not _is_open_for_answers(attempt, timezone.now()):
@@ -394,7 +386,7 @@ def _close(attempt: QualificationAttempt, *, answers: Any, now: datetime) -> Qua
 @transaction.atomic
 def attempt_submit(*, attempt_id: int, user: AbstractBaseUser, answers: Any = None) -> QualificationAttempt:
     """Submit the candidate's own attempt: EM per item against the gold answers, feedback, pass/fail, qualification."""
-    attempt = _own_attempt(attempt_id=attempt_id, user=user, lock=True)
+    attempt = _own_attempt(attempt_id=attempt_id, user=user)
     if attempt.submitted_at is not None:
         raise Conflict("This attempt has been submitted already; see its results.")
     return _close(attempt, answers=answers, now=timezone.now())

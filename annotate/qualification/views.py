@@ -95,11 +95,7 @@ def qualification_page(request: HttpRequest, slug: str) -> HttpResponse:
     roles = roles_of(user=request.user, project=project)
     context: dict[str, Any] = {"project": project, "roles": roles, "is_manager": Role.MANAGER in roles}
     if Role.ANNOTATOR in roles:
-        status = selectors.candidate_status(user=request.user, project=project)
-        open_attempt = status["open_attempt"]
-        if open_attempt is not None and services.attempts_close_expired(attempts=[open_attempt]):
-            status = selectors.candidate_status(user=request.user, project=project)
-        context["status"] = status
+        context["status"] = selectors.candidate_status(user=request.user, project=project)
     context["guidelines"] = guidelines_services.guidelines_ensure_default(project=project)
     return render(request, "annotate/qualification/index.html", context)
 
@@ -203,7 +199,6 @@ def qualification_manage(request: HttpRequest, slug: str) -> HttpResponse:
     exam = services.settings_of(project)
     chosen = list(exam.item_links.values_list("instance_id", flat=True)) if exam.pk else []
     attempts = list(selectors.attempts_visible_to(user=request.user, project=project))
-    services.attempts_close_expired(attempts=[a for a in attempts if a.submitted_at is None])
     candidates = services.gold_candidates(project)
     context = {
         "project": project,

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from datetime import date, datetime, timedelta
+from statistics import fmean
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
@@ -27,10 +28,6 @@ def week_of(moment: datetime | date) -> date:
     """The Monday of the ISO week a moment falls in."""
     day = moment.date() if isinstance(moment, datetime) else moment
     return day - timedelta(days=day.weekday())
-
-
-def _rate(hits: int, total: int) -> float | None:
-    return hits / total if total else None
 
 
 def weekly_drift(
@@ -67,7 +64,7 @@ def weekly_drift(
                 {
                     "week": week,
                     **{
-                        name: _rate(int(sum(measured.get(key, []))), len(measured.get(key, [])))
+                        name: fmean(measured[key]) if measured.get(key) else None
                         for name, key in zip(SERIES, ("round1", "round2", "gold"), strict=True)
                     },
                     "n": {key: len(measured.get(key, [])) for key in ("round1", "round2", "gold")},

@@ -22,7 +22,7 @@ from annotate.qualification.services import gold_candidates
 from annotate.quality.intervals import wilson_interval
 from annotate.quality.models import GoldProbe, QualityDecision, QualitySettings
 from curation.answer_types import SCALES
-from curation.errors import Conflict, InvalidInput, number_in_range
+from curation.errors import Conflict, InvalidInput
 from curation.models import Batch, Context, Instance, InstanceRevision, Membership, Project, TransitionEvent
 from curation.services.lifecycle import instances_create
 from curation.services.projects import require_role
@@ -30,13 +30,6 @@ from curation.states import Role, Status
 from curation.webhooks.services import webhook_emit
 from scoring.metrics.scitat import exact_match
 
-MAX_GOLD_EVERY = 1000
-# The settings as the dashboard's form names them: its labels, the API's and the service's refusals.
-LABELS = {
-    "gold_every": "1 in N claims (0: off)",
-    "gold_threshold": "Alert below EM",
-    "gold_min_sample": "Minimum sample",
-}
 REISSUE_CHUNK = 500
 
 
@@ -55,25 +48,22 @@ def quality_configure(
     gold_min_sample: int | None = None,
     is_pause_on_fail: bool | None = None,
 ) -> QualitySettings:
-    """Set hidden gold (managers only); every value is checked before anything is saved."""
+    """Set hidden gold (managers only); the ranges are the input's (`QualitySettingsSerializer`, which the API and
+    the dashboard's form share), and gold_every 1 is refused: it would serve nothing but gold."""
     require_role(user=actor, project=project, roles=(Role.MANAGER,), action="configure hidden gold")
+    if gold_every == 1:
+        raise InvalidInput(
+            "gold_every of 1 would serve only gold; use 0 (off) or 2 and more.", detail={"field": "gold_every"}
+        )
     quality, _ = QualitySettings.objects.select_for_update().get_or_create(project=project)
-
-    def checked(name: str, value: Any, low: float, high: float, *, whole: bool = False) -> Any:
-        return number_in_range(name, value, low, high, whole=whole, label=LABELS[name])
-
     if gold_every is not None:
-        quality.gold_every = int(checked("gold_every", gold_every, 0, MAX_GOLD_EVERY, whole=True))
-        if quality.gold_every == 1:
-            raise InvalidInput(
-                "gold_every of 1 would serve only gold; use 0 (off) or 2 and more.", detail={"field": "gold_every"}
-            )
+        quality.gold_every = gold_every
     if gold_threshold is not None:
-        quality.gold_threshold = float(checked("gold_threshold", gold_threshold, 0.0, 1.0))
+        quality.gold_threshold = gold_threshold
     if gold_min_sample is not None:
-        quality.gold_min_sample = int(checked("gold_min_sample", gold_min_sample, 1, 10_000, whole=True))
+        quality.gold_min_sample = gold_min_sample
     if is_pause_on_fail is not None:
-        quality.is_pause_on_fail = bool(is_pause_on_fail)
+        quality.is_pause_on_fail = is_pause_on_fail
     quality.save()
     if quality.gold_every < 2:
         probes_withdraw(project)
@@ -175,6 +165,7 @@ def drafted_fields(gold: Instance) -> dict[str, Any]:
     for name in ("answer_form", "answer_source", "answer_type", "unanswerable_reason"):
         fields[name] = str(draft.get(name) or "")
     fields["scale"] = draft.get("scale") if draft.get("scale") in SCALES else None  # as drafted: null, not chosen
+    fields["relevant_tables"] = list(draft.get("relevant_table_ids") or [])
     return fields
 
 
@@ -252,9 +243,6 @@ def probes_top_up(*, batch: Batch) -> list[Instance]:
                 "context_id": gold.context_id,
                 "reasoning_type_id": gold.reasoning_type_id,
                 "draft": _draft_record(gold, sibling=sibling_draft),
-                "relevant_tables": list(gold.draft.get("relevant_table_ids") or [])
-                if isinstance(gold.draft, dict)
-                else [],
                 **drafted_fields(gold),
             }
             for gold in golds
@@ -288,12 +276,11 @@ def probes_after_drafting(*, batch_id: int | None, **_: Any) -> None:
         probes_top_up(batch=batch)
 
 
-def probes_withdraw(project: Project) -> int:
+def probes_withdraw(project: Project) -> None:
     """Hidden gold switched off: the project's probes nobody has claimed yet (drafted at version 1, so no annotator
     ever had them) leave the queue. Probes in someone's hands go on as drafts do."""
     unclaimed = Instance.objects.filter(project=project, status=Status.DRAFTED, version=1, gold_probe__isnull=False)
-    deleted, _ = Instance.objects.filter(pk__in=list(unclaimed.values_list("pk", flat=True))).delete()
-    return deleted
+    Instance.objects.filter(pk__in=list(unclaimed.values_list("pk", flat=True))).delete()
 
 
 def probe_score(instance: Instance, source: str, target: str) -> None:

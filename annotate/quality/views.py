@@ -28,7 +28,7 @@ def quality_settings_page(request: HttpRequest, slug: str) -> HttpResponse:
     else:
         quality_services.quality_configure(project=project, actor=request.user, **payload.validated_data)
         messages.success(request, "Hidden-gold settings saved.")
-    return redirect(f"{_dashboard(slug)}#hidden-gold")
+    return redirect(reverse("dashboard", kwargs={"slug": slug}) + "#hidden-gold")
 
 
 @login_required
@@ -40,8 +40,4 @@ def restore_page(request: HttpRequest, slug: str, user_id: int) -> HttpResponse:
         project=project, actor=request.user, user_id=user_id, reason=request.POST.get("reason", "")
     )
     messages.success(request, "Restored: the annotator may claim drafts again.")
-    return redirect(f"{_dashboard(slug)}#hidden-gold")
-
-
-def _dashboard(slug: str) -> str:
-    return reverse("dashboard", kwargs={"slug": slug})
+    return redirect(reverse("dashboard", kwargs={"slug": slug}) + "#hidden-gold")

@@ -1,4 +1,4 @@
-"""API for two-round validation, discussions, history diffs, batches and the manager's dashboard."""
+"""API for two-round validation, discussions, comments and history diffs, and the steps of an instance's history."""
 
 from __future__ import annotations
 

@@ -11,7 +11,7 @@ from functools import partial
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import IntegrityError, connection, transaction
+from django.db import connection, transaction
 from django.db.models import Exists, F, OuterRef, Q
 from django.utils import timezone
 
@@ -376,17 +376,13 @@ def _discussion(discussion_id: int) -> Discussion:
 
 @transaction.atomic
 def discussion_reply(*, discussion_id: int, user: AbstractBaseUser, text: str) -> DiscussionMessage:
-    """Add a message to an open thread; only its participants may write."""
+    """Add a message to an open thread; only its participants may write (the text as `ReplySerializer` checks it,
+    which the API and the page share)."""
     discussion = _discussion(discussion_id)
     if not discussion_participant(discussion=discussion, user=user):
         raise NotPermitted("Only the second annotator, the round-one verifier and managers take part in this thread.")
     if not discussion.is_open:
         raise Conflict("This discussion has been decided; it is closed for replies.")
-    text = text.strip()
-    if not text:
-        raise InvalidInput("Write a message.")
-    if len(text) > MAX_COMMENT_LENGTH:
-        raise InvalidInput(f"A message is limited to {MAX_COMMENT_LENGTH} characters.")
     return DiscussionMessage.objects.create(discussion=discussion, author=user, text=text)
 
 
@@ -559,13 +555,8 @@ def discussion_opened(*, instance: Instance, actor: AbstractBaseUser | None, det
     cleaned = _clean_comments(details.get("comments"))
     message = str(details.get("message") or "").strip()
     _comments_add(instance=instance, author=actor, round_number=2, comments=cleaned)
-    try:
-        with transaction.atomic():
-            discussion = Discussion.objects.create(
-                instance=instance, opened_by=actor, verifier_id=instance.round1_verifier_id
-            )
-    except IntegrityError as exc:  # pragma: no cover - the status compare-and-set and the discard's close rule it out
-        raise Conflict("A discussion on this instance is already open.") from exc
+    # One open discussion per instance: the status compare-and-set and the discard's close make a second impossible.
+    discussion = Discussion.objects.create(instance=instance, opened_by=actor, verifier_id=instance.round1_verifier_id)
     lines = [f"[{c['field'] or 'instance'}] {c['text']}" for c in cleaned]
     if message:
         lines.append(message)
@@ -596,11 +587,10 @@ def discussion_decided(*, instance: Instance, actor: AbstractBaseUser | None, de
         resolution = Discussion.Resolution.SENT_BACK
     outcome = Discussion.Outcome.REJECTED if resolution == Discussion.Resolution.KEPT else Discussion.Outcome.ACCEPTED
     discussion = Discussion.objects.filter(instance=instance, outcome=Discussion.Outcome.OPEN).first()
-    updated = Discussion.objects.filter(pk=discussion.pk, outcome=Discussion.Outcome.OPEN).update(
+    # Only one decision gets here: the instance's compare-and-set lets one leave in_discussion.
+    Discussion.objects.filter(pk=discussion.pk).update(
         outcome=outcome, resolution=resolution, decided_by=actor, decided_at=timezone.now()
     )
-    if updated != 1:  # pragma: no cover - guarded by the instance's compare-and-set
-        raise Conflict("This discussion has already been decided.")
     message = str(details.get("message") or "").strip()
     if message:
         DiscussionMessage.objects.create(discussion=discussion, author=actor, text=message)

@@ -14,8 +14,11 @@ _REFERENCE = re.compile(r"\b(Tables?|Tab\.)(\s+)(\d+[A-Za-z]?(?:(?:\s*,\s*|\s+an
 _NUMBER = re.compile(r"\d+[A-Za-z]?")
 
 
-def highlight(text: str, numbers: dict[str, int]) -> SafeString:
-    """Escape `text` and wrap each "Table N" whose N is a mentioned table in <mark data-table=id>."""
+@register.simple_tag
+def highlight_mentions(paragraph) -> SafeString:
+    """The paragraph's text, escaped, with each "Table N" whose N is a mentioned table wrapped in
+    <mark data-table=id>. Uses the prefetched `mentioned_tables` (with `number`), so it adds no query per paragraph."""
+    numbers = {t.number: t.pk for t in paragraph.mentioned_tables.all() if t.number}
 
     def mark_numbers(match: re.Match[str]) -> str:
         def mark(number: re.Match[str]) -> str:
@@ -26,11 +29,4 @@ def highlight(text: str, numbers: dict[str, int]) -> SafeString:
 
         return match.group(1) + match.group(2) + _NUMBER.sub(mark, match.group(3))
 
-    return mark_safe(_REFERENCE.sub(mark_numbers, escape(text)))  # noqa: S308 - input escaped first
-
-
-@register.simple_tag
-def highlight_mentions(paragraph) -> SafeString:
-    """Uses the prefetched `mentioned_tables` (with `number`), so it adds no query per paragraph."""
-    numbers = {t.number: t.pk for t in paragraph.mentioned_tables.all() if t.number}
-    return highlight(paragraph.text, numbers)
+    return mark_safe(_REFERENCE.sub(mark_numbers, escape(paragraph.text)))  # noqa: S308 - input escaped first
