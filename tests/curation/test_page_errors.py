@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from rest_framework import serializers
 
 from curation.page_errors import form_given, problems_said
 from scoring.runs.api import ScoringRunListApi
@@ -74,3 +75,15 @@ def test_refusals_are_said_once_each_after_their_fields_name():
     errors = {"": ["Nothing to score."], "__all__": ["Pick one."], "per_template": ["Per template must be ≥ 1."]}
     assert problems_said(errors, {}) == "Nothing to score. Pick one. Per template must be ≥ 1."
     assert form_given({"limit": "", "method": "cot"}) == {"method": "cot"}
+
+
+def test_a_nested_fields_label_leads_its_refusal():
+    class Inner(serializers.Serializer):
+        top_p = serializers.FloatField(label="Nucleus mass")
+
+    class Outer(serializers.Serializer):
+        params = Inner()
+
+    payload = Outer(data={"params": {"top_p": "wide"}})
+    assert not payload.is_valid()
+    assert problems_said(payload.errors, payload.fields) == "Nucleus mass: A valid number is required."
