@@ -91,6 +91,16 @@ def test_a_run_is_finished_and_given_its_results_in_one_update(project, personas
     assert run.finished_at == run.results_computed_at and run.results["count"] == 9
 
 
+def test_a_chunk_that_finds_its_run_already_finished_does_not_compute_the_results(project, personas, monkeypatch):
+    run = finished_run(project, 9, label="raced")
+
+    def computed(run):
+        raise AssertionError("the results of a finished run were computed again")
+
+    monkeypatch.setattr("scoring.runs.states.run_results", computed)
+    assert not run_finish_if_done(run_id=run.pk)
+
+
 def test_a_retry_stores_the_counts_again(project, personas):
     run = finished_run(project, 30, label="retry", method=ScoringRun.Method.UPLOAD)
     assert run.results["failed"] == 4 and run.results["correct"] == 18
