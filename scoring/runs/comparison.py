@@ -45,11 +45,6 @@ ABLATIONS = ("calculator", "reversing")
 DELTA = "Δ"
 
 
-def identity_of(record: Mapping[str, Any]) -> tuple[Any, ...]:
-    """The configuration that makes a run a distinct experiment (cells are keyed by it)."""
-    return tuple(record.get(part) for part in IDENTITY)
-
-
 _PART_LABELS: dict[str, Callable[[Any], str]] = {
     "few_shot": lambda value: f"{value}-shot",
     "tools": lambda value: {"all": "all tools", "data": "data tools"}.get(str(value), f"tools {value}"),
