@@ -190,7 +190,6 @@ def _run_context(request: HttpRequest, run: ScoringRun) -> dict[str, Any]:
         "project": run.project,
         "run": run,
         "progress": runs_progress.run_progress(run),
-        "is_active": run.is_active,
         "may_run": can_run(user=request.user, project=run.project),
         "may_see": may_see,
         "results": results,
@@ -294,8 +293,7 @@ def _draw_error_sample(request: HttpRequest, run: ScoringRun) -> HttpResponse:
 def run_progress_fragment(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     run = scoring_selectors.run_get(user=request.user, run_id=pk, slug=slug)
     response = render(request, "scoring/_run_progress.html", {"run": run, "progress": runs_progress.run_progress(run)})
-    if run.status not in (ScoringRun.Status.QUEUED, ScoringRun.Status.RUNNING):
-        # The run stopped: reload the whole page once so its results appear.
+    if not run.is_active:  # the run stopped: reload the whole page once so its results appear
         response["HX-Refresh"] = "true"
     return response
 
