@@ -418,11 +418,10 @@ TABLES: dict[str, tuple[str, Callable[[Sequence[Mapping[str, Any]]], dict[str, A
     "figure5": ("By reasoning type, averaged across models (SciTaT figure 5)", figure5),
     "table11": ("Output tokens by answer form (SciTaT table 11)", table11),
 }
-TABLE_KEYS = tuple(TABLES)
 
 
 def comparison_tables(records: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
-    """Every table of the comparison, keyed as TABLE_KEYS, each with its key and title."""
+    """Every table of the comparison, keyed as TABLES, each with its key and title."""
     tables = {key: {"key": key, "title": title, **build(records)} for key, (title, build) in TABLES.items()}
     for table in tables.values():
         table.setdefault("column_groups", [])

@@ -18,7 +18,7 @@ from curation.releases.models import Release
 from curation.releases.selectors import can_read_gold
 from scoring.metrics import error_analysis
 from scoring.runs import table_formats
-from scoring.runs.comparison import TABLE_KEYS, comparison_tables
+from scoring.runs.comparison import TABLES, comparison_tables
 from scoring.runs.models import ErrorSample, ErrorTag, Prediction, ScoringRun
 from scoring.runs.progress import run_counts
 
@@ -196,8 +196,8 @@ def release_comparison(runs: QuerySet[ScoringRun]) -> dict[str, Any]:
 
 def comparison_file(*, user: AbstractBaseUser, release: Release, table: str, file_format: str) -> tuple[str, str]:
     """(file name, text) of one comparison table as CSV or LaTeX, for every member; unknown names are not found."""
-    if table not in TABLE_KEYS:
-        raise NotFound(f"No comparison table {table!r}; the tables are {', '.join(TABLE_KEYS)}.")
+    if table not in TABLES:
+        raise NotFound(f"No comparison table {table!r}; the tables are {', '.join(TABLES)}.")
     if file_format not in table_formats.FORMATS:
         raise NotFound(f"No format {file_format!r}; the formats are {', '.join(table_formats.FORMATS)}.")
     tables = comparison(user=user, release=release)["tables"]
