@@ -124,8 +124,6 @@ def run_create(
     runner_require(actor, project, "score models")
     if method not in ScoringRun.Method.values:
         raise InvalidInput(f"Unknown method {method!r}; expected one of {', '.join(ScoringRun.Method.values)}.")
-    if setting not in ScoringRun.Setting.values:
-        raise InvalidInput("The context setting is short or long.")
     if (method == "upload") != (uploaded is not None):
         raise InvalidInput("Uploaded predictions go with the 'upload' method, and only with it.")
     if reported_method and (method != "upload" or reported_method not in METHODS):
@@ -140,18 +138,18 @@ def run_create(
             raise InvalidInput("That endpoint belongs to another project.")
     if judge is not None and judge.project_id not in (None, project.pk):
         raise InvalidInput("That judge endpoint belongs to another project.")
-    if tools not in TOOL_OPTIONS:
-        raise InvalidInput("Tools are 'all' or 'data'.")
-    if few_shot not in FEW_SHOTS:
-        raise InvalidInput("Tool examples are 0, 1 or 3 shots.")
+    for value, allowed, refusal in (
+        (setting, ScoringRun.Setting.values, "The context setting is short or long."),
+        (tools, TOOL_OPTIONS, "Tools are 'all' or 'data'."),
+        (few_shot, FEW_SHOTS, "Tool examples are 0, 1 or 3 shots."),
+        (scale_mode, SCALE_MODES, f"The scale mode is {' or '.join(SCALE_MODES)}."),
+        (extraction, EXTRACTION_MODES, f"The answer extraction is {' or '.join(EXTRACTION_MODES)}."),
+        (bertscore, BERTSCORE_MODELS, f"The BERTScore model is {' or '.join(BERTSCORE_MODELS)}."),
+    ):
+        if value not in allowed:
+            raise InvalidInput(refusal)
     if max_turns is not None and not 1 <= max_turns <= MAX_TURNS_LIMIT:
         raise InvalidInput(f"The turn limit is between 1 and {MAX_TURNS_LIMIT}.")
-    if scale_mode not in SCALE_MODES:
-        raise InvalidInput(f"The scale mode is {' or '.join(SCALE_MODES)}.")
-    if extraction not in EXTRACTION_MODES:
-        raise InvalidInput(f"The answer extraction is {' or '.join(EXTRACTION_MODES)}.")
-    if bertscore not in BERTSCORE_MODELS:
-        raise InvalidInput(f"The BERTScore model is {' or '.join(BERTSCORE_MODELS)}.")
     if bertscore == "paper" and (reason := paper_bertscore_unavailable()):
         raise InvalidInput(f"The paper's BERTScore (bert-base-uncased, layer 12) is unavailable: {reason}.")
     if limit is not None and limit < 1:
