@@ -1,5 +1,4 @@
-"""Creating a scoring run: validate the settings, hash the configuration, cut the release into chunks; and the
-project's prompt templates a run starts from."""
+"""Creating a scoring run: validate the settings, hash the configuration, cut the release into chunks."""
 
 from __future__ import annotations
 
@@ -22,7 +21,7 @@ from scoring.methods.base import MIN_TURNS
 from scoring.methods.templates import DEFAULT_TEMPLATES, templates_offering_abstention
 from scoring.methods.toolloop import MAX_TURNS_LIMIT, turn_cap
 from scoring.metrics.tatqa import SCALE_MODES
-from scoring.runs.models import RunChunk, ScoringRun, ScoringTemplate
+from scoring.runs.models import RunChunk, ScoringRun
 from scoring.runs.permissions import runner_require
 from scoring.runs.progress import BERTSCORE_MODELS, paper_bertscore_unavailable
 
@@ -65,14 +64,6 @@ def canonical_hash(value: Any) -> str:
     return hashlib.sha256(
         json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode()
     ).hexdigest()
-
-
-def project_templates(project: Any) -> dict[str, str]:
-    """The latest saved template text of each stage of a project (stages never saved use the defaults)."""
-    latest: dict[str, str] = {}
-    for stage, text in ScoringTemplate.objects.filter(project=project).values_list("stage", "text"):
-        latest.setdefault(stage, text)
-    return latest
 
 
 def _turn_cap(release: Release, method: str, max_turns: int | None) -> dict[str, Any]:
@@ -157,7 +148,7 @@ def run_create(
     if per_template is not None and (per_template < 1 or limit is not None):
         raise InvalidInput("A per-template sample is a positive number of questions per template, without a limit.")
     chunk_size = max(1, min(int(chunk_size), 500))
-    used_templates = templates_for(method, {**project_templates(project), **(templates or {})})
+    used_templates = templates_for(method, templates)
     if abstention is None:  # offered exactly when the release froze questions that cannot be answered
         abstention = ReleaseItem.objects.filter(release=release, split=UNANSWERABLE_SPLIT).exists()
     if abstention:
@@ -188,7 +179,7 @@ def run_create(
         options["sample"] = {"per_template": per_template, "seed": sample_seed, "split": "answerable"}
     if judge is not None:
         # An optional judge of free-form answers (beside BERTScore, never an official metric), with its rubric.
-        rubric = {**project_templates(project), **(templates or {})}.get("judge") or DEFAULT_TEMPLATES["judge"]
+        rubric = (templates or {}).get("judge") or DEFAULT_TEMPLATES["judge"]
         options["judge"] = {"endpoint": judge.pk, "model": judge.model, "rubric": rubric}
     if reported_method:
         # The method the uploaded predictions came from: with setting, n-shot and tools it places them in comparisons.
