@@ -1,4 +1,4 @@
-"""Scoring-side models: the runs' models live in run_models.py; importing them here registers them with the app.
+"""Scoring-side models: the runs' models live in scoring/runs/models.py; importing them here registers them.
 
 The model endpoints that drafting and scoring share live in the core (`curation.endpoints.models`)."""
 

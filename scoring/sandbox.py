@@ -71,7 +71,6 @@ def jsonable(value, depth=0):
     if isinstance(value, dict):
         return {str(key): jsonable(item, depth + 1) for key, item in value.items()}
     return str(value)
-send({"event": "started"})
 namespace = {"__name__": "__main__", "__builtins__": builtins}
 try:
     try:

@@ -7,10 +7,11 @@ import json
 import math
 from typing import Any
 
+from django.db.models import QuerySet
 from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_field
-from rest_framework import serializers, status
+from rest_framework import generics, serializers, status
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -271,21 +272,17 @@ class ScoringRunActionApi(APIView):
         return Response(ScoringRunDetailOutputSerializer(run).data)
 
 
-class ScoringPredictionListApi(APIView):
+class ScoringPredictionListApi(generics.ListAPIView):
     """A run's predictions beside their gold answers (gold readers only), in the release's order; `?wrong=1` keeps
     the wrong ones."""
 
-    pagination_class = PredictionPagination  # so the schema documents the paged envelope it answers
+    serializer_class = PredictionOutputSerializer
+    pagination_class = PredictionPagination
 
-    @extend_schema(responses=PredictionOutputSerializer(many=True))
-    def get(self, request: Request, pk: int) -> Response:
-        run = scoring_selectors.run_get(user=request.user, run_id=pk)
-        predictions = scoring_selectors.predictions_of(user=request.user, run=run)
-        if request.query_params.get("wrong") == "1":
-            predictions = predictions.filter(is_correct=False)
-        paginator = PredictionPagination()
-        page = paginator.paginate_queryset(predictions, request, view=self)
-        return paginator.get_paginated_response(PredictionOutputSerializer(page, many=True).data)
+    def get_queryset(self) -> QuerySet[Prediction]:
+        run = scoring_selectors.run_get(user=self.request.user, run_id=self.kwargs["pk"])
+        predictions = scoring_selectors.predictions_of(user=self.request.user, run=run)
+        return predictions.filter(is_correct=False) if self.request.query_params.get("wrong") == "1" else predictions
 
 
 class ScoringPredictionDetailApi(APIView):

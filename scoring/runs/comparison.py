@@ -45,11 +45,6 @@ ABLATIONS = ("calculator", "reversing")
 DELTA = "Δ"
 
 
-def identity_of(record: Mapping[str, Any]) -> tuple[Any, ...]:
-    """The configuration that makes a run a distinct experiment (cells are keyed by it)."""
-    return tuple(record.get(part) for part in IDENTITY)
-
-
 _PART_LABELS: dict[str, Callable[[Any], str]] = {
     "few_shot": lambda value: f"{value}-shot",
     "tools": lambda value: {"all": "all tools", "data": "data tools"}.get(str(value), f"tools {value}"),
@@ -187,7 +182,10 @@ def _method_table(
     methods: Mapping[str, str],
     settings: Sequence[tuple[str, str]],
     delta: bool,
-) -> list[dict[str, Any]]:
+    caption: str,
+) -> dict[str, Any]:
+    """Model × method rows with EM/F1/BERTScore per setting, the best of each model and setting in bold (tables 5
+    and 6)."""
     chosen = [r for r in records if r.get("method") in methods]
     grouping = _Grouping(chosen, axes=("method", "prompt", "setting"))
     rows: list[dict[str, Any]] = []
@@ -206,7 +204,8 @@ def _method_table(
         if delta:
             group_rows.extend(_delta_rows(model, group_rows))
         rows.extend(group_rows)
-    return rows
+    groups, columns = _setting_columns(settings)
+    return {"caption": caption, "stub": ["Model", "Method"], "column_groups": groups, "columns": columns, "rows": rows}
 
 
 def _delta_rows(model: str, group_rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -227,17 +226,15 @@ def _delta_rows(model: str, group_rows: list[dict[str, Any]]) -> list[dict[str, 
 
 def table5(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """SciTaT table 5: methods × settings with EM/F1/BERTScore, Δ under CaR, best per model and setting in bold."""
-    groups, columns = _setting_columns(SETTINGS)
-    methods = {m: METHOD_LABELS[m] for m in TABLE5_METHODS}
-    return {
-        "caption": "EM on short-form answers, F1 and BERTScore on free-form answers (percent; 95% bootstrap CIs in "
-        "the CSV). The best result of each model under each setting is in bold; Δ is CaR's average improvement over "
-        "the other methods of the same model.",
-        "stub": ["Model", "Method"],
-        "column_groups": groups,
-        "columns": columns,
-        "rows": _method_table(records, methods=methods, settings=SETTINGS, delta=True),
-    }
+    return _method_table(
+        records,
+        methods={m: METHOD_LABELS[m] for m in TABLE5_METHODS},
+        settings=SETTINGS,
+        delta=True,
+        caption="EM on short-form answers, F1 and BERTScore on free-form answers (percent; 95% bootstrap CIs in the "
+        "CSV). The best result of each model under each setting is in bold; Δ is CaR's average improvement over the "
+        "other methods of the same model.",
+    )
 
 
 def table6(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
@@ -245,16 +242,14 @@ def table6(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     ablated = {r.get("model") for r in records if r.get("method") in ABLATIONS}
     chosen = [r for r in records if r.get("model") in ablated]
     used = {r.get("setting") for r in chosen if r.get("method") in ABLATIONS}
-    settings = [s for s in SETTINGS if s[0] in used]
-    groups, columns = _setting_columns(settings)
-    return {
-        "caption": "CaR compared with only the Reasoner (the CoT baseline), only the Calculator, and the two modules "
+    return _method_table(
+        chosen,
+        methods=TABLE6_METHODS,
+        settings=[s for s in SETTINGS if s[0] in used],
+        delta=False,
+        caption="CaR compared with only the Reasoner (the CoT baseline), only the Calculator, and the two modules "
         "reversed, for each model with an ablation run (percent; best per model and setting in bold).",
-        "stub": ["Model", "Method"],
-        "column_groups": groups,
-        "columns": columns,
-        "rows": _method_table(chosen, methods=TABLE6_METHODS, settings=settings, delta=False),
-    }
+    )
 
 
 def _fraction(value: float | None, sd: float | None = None, ci: Mapping[str, Any] | None = None) -> dict[str, Any]:
@@ -423,11 +418,10 @@ TABLES: dict[str, tuple[str, Callable[[Sequence[Mapping[str, Any]]], dict[str, A
     "figure5": ("By reasoning type, averaged across models (SciTaT figure 5)", figure5),
     "table11": ("Output tokens by answer form (SciTaT table 11)", table11),
 }
-TABLE_KEYS = tuple(TABLES)
 
 
 def comparison_tables(records: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
-    """Every table of the comparison, keyed as TABLE_KEYS, each with its key and title."""
+    """Every table of the comparison, keyed as TABLES, each with its key and title."""
     tables = {key: {"key": key, "title": title, **build(records)} for key, (title, build) in TABLES.items()}
     for table in tables.values():
         table.setdefault("column_groups", [])

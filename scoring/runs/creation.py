@@ -1,5 +1,4 @@
-"""Creating a scoring run: validate the settings, hash the configuration, cut the release into chunks; and the
-project's prompt templates a run starts from."""
+"""Creating a scoring run: validate the settings, hash the configuration, cut the release into chunks."""
 
 from __future__ import annotations
 
@@ -22,7 +21,7 @@ from scoring.methods.base import MIN_TURNS
 from scoring.methods.templates import DEFAULT_TEMPLATES, templates_offering_abstention
 from scoring.methods.toolloop import MAX_TURNS_LIMIT, turn_cap
 from scoring.metrics.tatqa import SCALE_MODES
-from scoring.runs.models import RunChunk, ScoringRun, ScoringTemplate
+from scoring.runs.models import RunChunk, ScoringRun
 from scoring.runs.permissions import runner_require
 from scoring.runs.progress import BERTSCORE_MODELS, paper_bertscore_unavailable
 
@@ -65,14 +64,6 @@ def canonical_hash(value: Any) -> str:
     return hashlib.sha256(
         json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode()
     ).hexdigest()
-
-
-def project_templates(project: Any) -> dict[str, str]:
-    """The latest saved template text of each stage of a project (stages never saved use the defaults)."""
-    latest: dict[str, str] = {}
-    for stage, text in ScoringTemplate.objects.filter(project=project).values_list("stage", "text"):
-        latest.setdefault(stage, text)
-    return latest
 
 
 def _turn_cap(release: Release, method: str, max_turns: int | None) -> dict[str, Any]:
@@ -124,8 +115,6 @@ def run_create(
     runner_require(actor, project, "score models")
     if method not in ScoringRun.Method.values:
         raise InvalidInput(f"Unknown method {method!r}; expected one of {', '.join(ScoringRun.Method.values)}.")
-    if setting not in ScoringRun.Setting.values:
-        raise InvalidInput("The context setting is short or long.")
     if (method == "upload") != (uploaded is not None):
         raise InvalidInput("Uploaded predictions go with the 'upload' method, and only with it.")
     if reported_method and (method != "upload" or reported_method not in METHODS):
@@ -140,18 +129,18 @@ def run_create(
             raise InvalidInput("That endpoint belongs to another project.")
     if judge is not None and judge.project_id not in (None, project.pk):
         raise InvalidInput("That judge endpoint belongs to another project.")
-    if tools not in TOOL_OPTIONS:
-        raise InvalidInput("Tools are 'all' or 'data'.")
-    if few_shot not in FEW_SHOTS:
-        raise InvalidInput("Tool examples are 0, 1 or 3 shots.")
+    for value, allowed, refusal in (
+        (setting, ScoringRun.Setting.values, "The context setting is short or long."),
+        (tools, TOOL_OPTIONS, "Tools are 'all' or 'data'."),
+        (few_shot, FEW_SHOTS, "Tool examples are 0, 1 or 3 shots."),
+        (scale_mode, SCALE_MODES, f"The scale mode is {' or '.join(SCALE_MODES)}."),
+        (extraction, EXTRACTION_MODES, f"The answer extraction is {' or '.join(EXTRACTION_MODES)}."),
+        (bertscore, BERTSCORE_MODELS, f"The BERTScore model is {' or '.join(BERTSCORE_MODELS)}."),
+    ):
+        if value not in allowed:
+            raise InvalidInput(refusal)
     if max_turns is not None and not 1 <= max_turns <= MAX_TURNS_LIMIT:
         raise InvalidInput(f"The turn limit is between 1 and {MAX_TURNS_LIMIT}.")
-    if scale_mode not in SCALE_MODES:
-        raise InvalidInput(f"The scale mode is {' or '.join(SCALE_MODES)}.")
-    if extraction not in EXTRACTION_MODES:
-        raise InvalidInput(f"The answer extraction is {' or '.join(EXTRACTION_MODES)}.")
-    if bertscore not in BERTSCORE_MODELS:
-        raise InvalidInput(f"The BERTScore model is {' or '.join(BERTSCORE_MODELS)}.")
     if bertscore == "paper" and (reason := paper_bertscore_unavailable()):
         raise InvalidInput(f"The paper's BERTScore (bert-base-uncased, layer 12) is unavailable: {reason}.")
     if limit is not None and limit < 1:
@@ -159,7 +148,7 @@ def run_create(
     if per_template is not None and (per_template < 1 or limit is not None):
         raise InvalidInput("A per-template sample is a positive number of questions per template, without a limit.")
     chunk_size = max(1, min(int(chunk_size), 500))
-    used_templates = templates_for(method, {**project_templates(project), **(templates or {})})
+    used_templates = templates_for(method, templates)
     if abstention is None:  # offered exactly when the release froze questions that cannot be answered
         abstention = ReleaseItem.objects.filter(release=release, split=UNANSWERABLE_SPLIT).exists()
     if abstention:
@@ -190,7 +179,7 @@ def run_create(
         options["sample"] = {"per_template": per_template, "seed": sample_seed, "split": "answerable"}
     if judge is not None:
         # An optional judge of free-form answers (beside BERTScore, never an official metric), with its rubric.
-        rubric = {**project_templates(project), **(templates or {})}.get("judge") or DEFAULT_TEMPLATES["judge"]
+        rubric = (templates or {}).get("judge") or DEFAULT_TEMPLATES["judge"]
         options["judge"] = {"endpoint": judge.pk, "model": judge.model, "rubric": rubric}
     if reported_method:
         # The method the uploaded predictions came from: with setting, n-shot and tools it places them in comparisons.

@@ -9,8 +9,6 @@ from django.db import models
 from curation.jobs import JobRow
 from curation.visibility import PredictionQuerySet, ProjectScopedQuerySet
 
-__all__ = ["ErrorSample", "ErrorTag", "Prediction", "PredictionLabel", "RunChunk", "ScoringRun", "ScoringTemplate"]
-
 
 class ScoringTemplate(models.Model):
     """An edited prompt template of a project for one stage (direct, cot, pot, calculator, reasoner, …); versioned by

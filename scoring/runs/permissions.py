@@ -16,7 +16,6 @@ from django.contrib.auth.models import AbstractBaseUser
 from curation import selectors
 from curation.errors import NotPermitted
 from curation.models import Project
-from curation.releases.selectors import can_read_gold
 from curation.states import Role
 
 RUN_ROLES = (Role.MANAGER, Role.VERIFIER)
@@ -25,11 +24,6 @@ RUN_ROLES = (Role.MANAGER, Role.VERIFIER)
 def can_run(*, user: AbstractBaseUser, project: Project) -> bool:
     """Managers and verifiers of the project (and operators, who count as managers) start and steer runs."""
     return bool(selectors.roles_of(user=user, project=project) & set(RUN_ROLES))
-
-
-def can_see_predictions(*, user: AbstractBaseUser, project: Project) -> bool:
-    """Predictions sit beside gold answers: gold readers only."""
-    return can_read_gold(user=user, project=project)
 
 
 def runner_require(actor: AbstractBaseUser | None, project: Project, action: str) -> None:

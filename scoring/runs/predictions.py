@@ -8,17 +8,18 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser
 
 from curation.errors import InvalidInput, NotPermitted
+from curation.releases.selectors import can_read_gold
 from scoring.metrics.error_analysis import MAX_PER_FORM, PER_FORM, draw_error_sample
 from scoring.metrics.judge import agreement
 from scoring.runs.models import ErrorSample, ErrorTag, Prediction, PredictionLabel, ScoringRun
-from scoring.runs.permissions import can_see_predictions, runner_require
+from scoring.runs.permissions import runner_require
 
 
 def error_tag_set(
     *, prediction: Prediction, actor: AbstractBaseUser, kind: str, custom_label: str = "", note: str = ""
 ) -> ErrorTag:
     """Set the actor's error tag on a prediction (one per person; setting it again replaces it). Gold readers only."""
-    if not can_see_predictions(user=actor, project=prediction.run.project):
+    if not can_read_gold(user=actor, project=prediction.run.project):
         raise NotPermitted("Only people who may read gold answers tag errors.")
     if kind not in ErrorTag.Kind.values:
         raise InvalidInput(f"Unknown error type {kind!r}; expected one of {', '.join(ErrorTag.Kind.values)}.")
@@ -35,7 +36,7 @@ def error_tag_set(
 
 def error_tag_clear(*, prediction: Prediction, actor: AbstractBaseUser) -> int:
     """Remove the actor's own tag from a prediction; returns how many were removed."""
-    if not can_see_predictions(user=actor, project=prediction.run.project):
+    if not can_read_gold(user=actor, project=prediction.run.project):
         raise NotPermitted("Only people who may read gold answers tag errors.")
     deleted, _ = ErrorTag.objects.filter(prediction=prediction, tagged_by=actor).delete()
     return deleted
@@ -44,7 +45,7 @@ def error_tag_clear(*, prediction: Prediction, actor: AbstractBaseUser) -> int:
 def prediction_label_set(*, prediction: Prediction, actor: AbstractBaseUser, is_correct: bool) -> PredictionLabel:
     """Say whether a free-form prediction is correct (one label per person; again replaces it). Gold readers only:
     the labels measure how far the run's judge can be trusted."""
-    if not can_see_predictions(user=actor, project=prediction.run.project):
+    if not can_read_gold(user=actor, project=prediction.run.project):
         raise NotPermitted("Only people who may read gold answers label predictions.")
     if (prediction.metrics or {}).get("short_form") is not False:
         raise InvalidInput("Only free-form predictions are labelled: short-form ones are scored exactly.")

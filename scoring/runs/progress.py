@@ -49,20 +49,17 @@ def run_results(run: ScoringRun) -> dict[str, Any]:
     run stores them in the same step that finishes it (`run_finish_if_done`)."""
     records = prediction_records(run)
     summary = result_metrics.run_summary(records)
-    summary["setting"] = run.setting
-    # A short-setting run answers on the whole paper where the release has no short context (TAT-QA, FinQA):
-    # said with the figures, so nobody reads them as short-context results.
-    summary["long_context_fallbacks"] = (
-        sum(1 for r in records if r["context"] == "long") if run.setting == "short" else 0
-    )
-    summary["method"] = run.method
-    summary["metrics_s"] = sum(Prediction.objects.filter(run=run).values_list("metrics_s", flat=True))
-    scorer_info = None
-    if summary.get("free_form_count"):
-        scorer = bertscorer_load(run.options.get("bertscore", "minilm"))
-        scorer_info = scorer.info() if scorer is not None else None
-    summary["bertscore_info"] = scorer_info
-    return summary
+    scorer = bertscorer_load(run.options.get("bertscore", "minilm")) if summary["free_form_count"] else None
+    return {
+        **summary,
+        "setting": run.setting,
+        # A short-setting run answers on the whole paper where the release has no short context (TAT-QA, FinQA):
+        # said with the figures, so nobody reads them as short-context results.
+        "long_context_fallbacks": sum(1 for r in records if r["context"] == "long") if run.setting == "short" else 0,
+        "method": run.method,
+        "metrics_s": sum(Prediction.objects.filter(run=run).values_list("metrics_s", flat=True)),
+        "bertscore_info": scorer.info() if scorer is not None else None,
+    }
 
 
 def prediction_counts(run: ScoringRun) -> dict[str, int]:

@@ -15,11 +15,11 @@ from curation.endpoints.models import ModelEndpoint
 from curation.errors import InvalidInput, NotFound, NotPermitted
 from curation.models import Project
 from curation.releases.models import Release
+from curation.releases.selectors import can_read_gold
 from scoring.metrics import error_analysis
 from scoring.runs import table_formats
-from scoring.runs.comparison import TABLE_KEYS, comparison_tables
+from scoring.runs.comparison import TABLES, comparison_tables
 from scoring.runs.models import ErrorSample, ErrorTag, Prediction, ScoringRun
-from scoring.runs.permissions import can_see_predictions
 from scoring.runs.progress import run_counts
 
 GOLD_REFUSAL = "Predictions sit beside gold answers: managers, verifiers and qualified annotators only."
@@ -51,7 +51,7 @@ def run_get(*, user: AbstractBaseUser, run_id: int, slug: str | None = None) -> 
 def predictions_of(*, user: AbstractBaseUser, run: ScoringRun) -> QuerySet[Prediction]:
     """A run's predictions in the release's order (the index on run and position) with their items (gold
     answers): gold readers only."""
-    if not can_see_predictions(user=user, project=run.project):
+    if not can_read_gold(user=user, project=run.project):
         raise NotPermitted(GOLD_REFUSAL)
     return (
         Prediction.objects.visible_to(user)
@@ -86,7 +86,7 @@ def prediction_get(*, user: AbstractBaseUser, prediction_id: int, slug: str | No
     )
     if prediction is None:
         raise NotFound(f"No prediction {prediction_id} that you may see.")
-    if not can_see_predictions(user=user, project=prediction.run.project):
+    if not can_read_gold(user=user, project=prediction.run.project):
         raise NotPermitted(GOLD_REFUSAL)
     if slug not in (None, prediction.run.project.slug):
         raise NotFound(f"No prediction {prediction_id} in this project.")
@@ -145,7 +145,7 @@ def error_sample_report(*, user: AbstractBaseUser | None, run: ScoringRun) -> di
         "distribution": error_analysis.error_distribution(drawn, labels),
         "predictions": None,
     }
-    if user is None or can_see_predictions(user=user, project=run.project):
+    if user is None or can_read_gold(user=user, project=run.project):
         by_id = {p.pk: p for p in Prediction.objects.filter(pk__in=ids).select_related("item")}
         report["predictions"] = {
             form: [
@@ -196,8 +196,8 @@ def release_comparison(runs: QuerySet[ScoringRun]) -> dict[str, Any]:
 
 def comparison_file(*, user: AbstractBaseUser, release: Release, table: str, file_format: str) -> tuple[str, str]:
     """(file name, text) of one comparison table as CSV or LaTeX, for every member; unknown names are not found."""
-    if table not in TABLE_KEYS:
-        raise NotFound(f"No comparison table {table!r}; the tables are {', '.join(TABLE_KEYS)}.")
+    if table not in TABLES:
+        raise NotFound(f"No comparison table {table!r}; the tables are {', '.join(TABLES)}.")
     if file_format not in table_formats.FORMATS:
         raise NotFound(f"No format {file_format!r}; the formats are {', '.join(table_formats.FORMATS)}.")
     tables = comparison(user=user, release=release)["tables"]

@@ -82,6 +82,9 @@ def run_finish_if_done(*, run_id: int) -> bool:
         first = Prediction.objects.filter(run_id=run_id).order_by("position").values_list("error", flat=True).first()
         target = Status.FAILED
         why = {"error": f"Every one of the {counts['done']} items failed; the first: {first or 'no reason given'}"}
+    # Two chunks finishing together both get here: a loser that re-reads the status skips computing the results.
+    if not ScoringRun.objects.filter(pk=run_id, status=Status.RUNNING).exists():
+        return False
     # The results are written in the same update that finishes the run: whoever sees it finished reads them.
     now = timezone.now()
     finished = {"finished_at": now, "results": run_results(run), "results_computed_at": now, **why}

@@ -10,6 +10,7 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 
+from curation.endpoints.models import ModelEndpoint
 from curation.errors import InvalidInput
 from curation.releases.models import Release
 from curation.toolkit.extraction import EXTRACTION_MODES
@@ -100,14 +101,18 @@ def upload_run_create(
     method: str = "",
     setting: str = "short",
     extraction: str = "default",
-    **options: Any,
+    few_shot: int = 0,
+    tools: str = "all",
+    scale_mode: str = "predicted",
+    bertscore: str = "minilm",
+    judge: ModelEndpoint | None = None,
 ) -> ScoringRun:
     """Score an uploaded predictions file against a release: a run of method 'upload', scored at once (managers and
     verifiers). uids the release does not hold are ignored; release items the file lacks count as unanswered.
-    `method`, `setting` and `options`' `few_shot` and `tools` declare the experiment the file comes from, so
-    comparisons place it (a JSONL line may carry the `tool_trace` of a tool-loop run, scored against the essential
-    actions). The scoring options are a run's (`run_create`'s): `extraction` (how model text in the file is read), and
-    in `options` `scale_mode`, the `bertscore` model and an optional `judge` of the free-form answers."""
+    `method`, `setting`, `few_shot` and `tools` declare the experiment the file comes from, so comparisons place it (a
+    JSONL line may carry the `tool_trace` of a tool-loop run, scored against the essential actions). The scoring
+    options are a run's (`run_create`'s): `extraction` (how model text in the file is read), `scale_mode`, the
+    `bertscore` model and an optional `judge` of the free-form answers."""
     if extraction not in EXTRACTION_MODES:  # checked before the file is read with it; run_create checks the rest
         raise InvalidInput(f"The answer extraction is {' or '.join(EXTRACTION_MODES)}.")
     predictions = predictions_read(format=format, content=content, extraction=extraction, method=method)
@@ -134,7 +139,11 @@ def upload_run_create(
         reported_method=method,
         setting=setting,
         extraction=extraction,
-        **options,
+        few_shot=few_shot,
+        tools=tools,
+        scale_mode=scale_mode,
+        bertscore=bertscore,
+        judge=judge,
     )
     return run_start(run=run, actor=actor)
 

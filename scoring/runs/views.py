@@ -20,6 +20,7 @@ from curation.charts import bar_chart, colour, grouped_chart
 from curation.errors import InvalidInput
 from curation.page_errors import FORM_ERRORS, form_given, form_problems, problems_said, service_attempt
 from curation.queues import waiting_label
+from curation.releases.selectors import can_read_gold
 from curation.templatetags.readable import answer_form
 from scoring.methods.templates import DEFAULT_TEMPLATES
 from scoring.methods.toolloop import MAX_TURNS_LIMIT
@@ -50,7 +51,7 @@ from scoring.runs.creation import FEW_SHOTS, TOOL_OPTIONS
 from scoring.runs.exports import release_harness_zip
 from scoring.runs.forms import EXTRACTION_CHOICES, SCALE_MODE_CHOICES, ErrorSampleForm
 from scoring.runs.models import ErrorTag, ScoringRun
-from scoring.runs.permissions import can_run, can_see_predictions, runner_require
+from scoring.runs.permissions import can_run, runner_require
 from scoring.runs.results import FIGURES
 
 
@@ -154,7 +155,7 @@ def _run_context(request: HttpRequest, run: ScoringRun) -> dict[str, Any]:
     breakdowns = results.get("breakdowns", {})
     by_type = type_figures({"results": results})
     errors = scoring_selectors.error_distribution(run)
-    may_see = can_see_predictions(user=request.user, project=run.project)
+    may_see = can_read_gold(user=request.user, project=run.project)
     wrong_only = request.GET.get("wrong") == "1"
     predictions = None
     if may_see:
@@ -190,14 +191,11 @@ def _run_context(request: HttpRequest, run: ScoringRun) -> dict[str, Any]:
         "project": run.project,
         "run": run,
         "progress": runs_progress.run_progress(run),
-        "is_active": run.is_active,
         "may_run": can_run(user=request.user, project=run.project),
         "may_see": may_see,
         "results": results,
-        "headline": results.get("headline"),
         "headline_rows": headline_rows,
         "figure_rows": figure_rows,
-        "judge": run.options.get("judge"),
         "judge_agreement": prediction_services.judge_agreement(run),
         "breakdown_tables": breakdown_tables,
         "interval_notes": list(notes),
@@ -294,8 +292,7 @@ def _draw_error_sample(request: HttpRequest, run: ScoringRun) -> HttpResponse:
 def run_progress_fragment(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     run = scoring_selectors.run_get(user=request.user, run_id=pk, slug=slug)
     response = render(request, "scoring/_run_progress.html", {"run": run, "progress": runs_progress.run_progress(run)})
-    if run.status not in (ScoringRun.Status.QUEUED, ScoringRun.Status.RUNNING):
-        # The run stopped: reload the whole page once so its results appear.
+    if not run.is_active:  # the run stopped: reload the whole page once so its results appear
         response["HX-Refresh"] = "true"
     return response
 

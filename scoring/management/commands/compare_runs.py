@@ -5,7 +5,7 @@ from __future__ import annotations
 from curation.management.base import ReportCommand
 from scoring.management.commands.score import project_release
 from scoring.runs import table_formats
-from scoring.runs.comparison import TABLE_KEYS
+from scoring.runs.comparison import TABLES
 from scoring.runs.models import ScoringRun
 from scoring.runs.selectors import release_comparison
 
@@ -19,7 +19,7 @@ class Command(ReportCommand):
     def add_options(self, parser) -> None:
         parser.add_argument("--release", required=True, help="release name (latest version), name-vN, or id")
         parser.add_argument("--project", required=True, help="project slug")
-        parser.add_argument("--table", choices=TABLE_KEYS, default="table5")
+        parser.add_argument("--table", choices=TABLES, default="table5")
         parser.add_argument("--format", choices=tuple(table_formats.FORMATS), default="csv")
 
     def report(self, options):

@@ -24,7 +24,6 @@ from scoring.runs import lifecycle as run_lifecycle
 from scoring.runs import progress as runs_progress
 from scoring.runs.progress import BERTSCORE_MODELS
 
-FINISHED = (ScoringRun.Status.COMPLETED, ScoringRun.Status.FAILED, ScoringRun.Status.CANCELLED)
 # The options passed to `run_create` as they are.
 RUN_OPTIONS = "method setting label few_shot tools max_turns scale_mode extraction bertscore limit chunk_size".split()
 
@@ -113,7 +112,7 @@ class Command(ReportCommand):
                     progress = runs_progress.run_progress(run)
                     bar.update(progress["done"] - bar.n)
                     bar.set_postfix_str(progress["waiting"])  # "Queued behind 2 runs" until a worker begins
-                    if run.status in FINISHED or run.status == ScoringRun.Status.PAUSED:
+                    if not run.is_active:  # finished, failed, cancelled or paused
                         break
                     time.sleep(1.0)
         finally:

@@ -7,7 +7,7 @@ import io
 
 import pytest
 
-from scoring.runs.comparison import comparison_tables, identity_of
+from scoring.runs.comparison import IDENTITY, comparison_tables
 from scoring.runs.table_formats import latex_escape, table_csv, table_latex
 
 # SciTaT table 5, GPT-4o: (long EM, F1, BERTScore), (short EM, F1, BERTScore).
@@ -74,7 +74,7 @@ def test_best_is_per_model_and_each_model_gets_its_own_delta():
 
 def test_runs_differing_only_in_n_shot_or_tools_never_share_a_cell():
     records = [tool_record(0), tool_record(3), tool_record(0, "data", accuracy=0.4)]
-    assert len({identity_of(r) for r in records}) == 3
+    assert len({tuple(r.get(part) for part in IDENTITY) for r in records}) == 3
     tables = comparison_tables(records)
     table2 = tables["table2"]
     assert [row["stub"][1] for row in table2["rows"]] == ["0-shot", "3-shot"]

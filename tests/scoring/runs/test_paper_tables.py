@@ -125,6 +125,8 @@ def test_an_uploaded_tool_trace_is_scored_and_a_malformed_one_refused(project, p
             release=release, actor=None, format="jsonl", name="bad.jsonl",
             content=jsonl([{"uid": SALES_2019, "answer": ["x"], "tool_trace": ["add"]}]),
         )  # fmt: skip
+    with pytest.raises(TypeError, match="few_shots"):  # a misspelt option is refused, not dropped
+        upload_run_create(release=release, actor=None, format="jsonl", name="t.jsonl", content=b"", few_shots=3)
 
 
 @pytest.mark.django_db

@@ -91,6 +91,16 @@ def test_a_run_is_finished_and_given_its_results_in_one_update(project, personas
     assert run.finished_at == run.results_computed_at and run.results["count"] == 9
 
 
+def test_a_chunk_that_finds_its_run_already_finished_does_not_compute_the_results(project, personas, monkeypatch):
+    run = finished_run(project, 9, label="raced")
+
+    def computed(run):
+        raise AssertionError("the results of a finished run were computed again")
+
+    monkeypatch.setattr("scoring.runs.states.run_results", computed)
+    assert not run_finish_if_done(run_id=run.pk)
+
+
 def test_a_retry_stores_the_counts_again(project, personas):
     run = finished_run(project, 30, label="retry", method=ScoringRun.Method.UPLOAD)
     assert run.results["failed"] == 4 and run.results["correct"] == 18
@@ -103,6 +113,28 @@ def test_a_retry_stores_the_counts_again(project, personas):
     assert run.results["failed"] == 0 and run.results["correct"] == 22
     assert_stored_results_are_the_recomputed_ones(run)
     assert run_counts(run) == {"done": 30, "failed": 0, "wrong": 8}
+
+
+def test_a_run_with_more_failed_predictions_than_sqlites_expression_depth_is_retried(project, personas):
+    size = 1100
+    release = Release.objects.create(project=project, name="many", version=1, content_hash="0" * 64, item_count=size)
+    items = ReleaseItem.objects.bulk_create(
+        ReleaseItem(release=release, position=n, uid=f"q{n}", data={"uid": f"q{n}"}) for n in range(size)
+    )
+    run = ScoringRun.objects.create(
+        project=project, release=release, method="direct", config_hash="many", items_total=size, status="failed"
+    )
+    RunChunk.objects.bulk_create(
+        RunChunk(run=run, index=c, first_position=8 * c, last_position=8 * c + 7, status="done", deliveries=3)
+        for c in range(size // 8 + 1)
+    )
+    Prediction.objects.bulk_create(
+        Prediction(run=run, item=item, position=item.position, uid=item.uid, status="failed") for item in items
+    )
+    assert run_lifecycle.run_retry_failed(run=run, actor=personas["manager"]) == size
+    assert not Prediction.objects.filter(run=run).exists()
+    chunks = RunChunk.objects.filter(run=run)
+    assert chunks.count() == chunks.filter(status=RunChunk.Status.QUEUED, deliveries=0).count() == 138
 
 
 def test_a_retried_run_is_counted_until_its_results_are_stored_again(project, personas):
