@@ -4,6 +4,6 @@ The model endpoints that drafting and scoring share live in the core (`curation.
 
 from __future__ import annotations
 
-from scoring.runs.models import ErrorSample, ErrorTag, Prediction, RunChunk, ScoringRun, ScoringTemplate
+from scoring.runs.models import ErrorSample, ErrorTag, Prediction, RunChunk, ScoringRun
 
-__all__ = ["ErrorSample", "ErrorTag", "Prediction", "RunChunk", "ScoringRun", "ScoringTemplate"]
+__all__ = ["ErrorSample", "ErrorTag", "Prediction", "RunChunk", "ScoringRun"]

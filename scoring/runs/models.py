@@ -1,5 +1,4 @@
-"""Scoring runs over a release: chunks of work, one prediction per (run, item), prompt templates, error tags and
-error samples."""
+"""Scoring runs over a release: chunks of work, one prediction per (run, item), error tags and error samples."""
 
 from __future__ import annotations
 
@@ -8,29 +7,6 @@ from django.db import models
 
 from curation.jobs import JobRow
 from curation.visibility import PredictionQuerySet, ProjectScopedQuerySet
-
-
-class ScoringTemplate(models.Model):
-    """An edited prompt template of a project for one stage (direct, cot, pot, calculator, reasoner, …); versioned by
-    its sha256, never edited in place, so a run's `template_hash` always names the texts it used."""
-
-    project = models.ForeignKey("curation.Project", on_delete=models.CASCADE, related_name="scoring_templates")
-    stage = models.CharField(max_length=30)
-    text = models.TextField()
-    sha256 = models.CharField(max_length=64)
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
-    created_at = models.DateTimeField(auto_now_add=True)
-
-    class Meta:
-        ordering = ["project", "stage", "-created_at", "-id"]
-        constraints = [
-            models.UniqueConstraint(fields=["project", "stage", "sha256"], name="unique_scoring_template_version")
-        ]
-
-    def __str__(self) -> str:
-        return f"{self.stage} template {self.sha256[:10]}"
 
 
 class ScoringRun(models.Model):
