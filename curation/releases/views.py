@@ -225,10 +225,7 @@ def release_downloads(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
 @login_required
 def release_download_file(request: HttpRequest, slug: str, pk: int, format: str) -> FileResponse:
     release = _release(request, slug, pk, gold=True)
-    artifact = release_selectors.exports_of(release=release).get(format)
-    if artifact is None:
-        raise Http404("Request this export first.")
-    path = export_services.export_file(artifact=artifact)
+    path = export_services.export_file(release=release, format=format)
     return FileResponse(path.open("rb"), as_attachment=True, filename=f"{release.label}-{format}.zip")
 
 
