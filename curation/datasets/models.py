@@ -8,8 +8,6 @@ from django.db import models
 from curation.jobs import RequestedJob
 from curation.visibility import ProjectScopedQuerySet
 
-__all__ = ["ImportJob", "ImportRecord", "SourceRecord"]
-
 
 class ImportRecord(models.Model):
     """One imported benchmark file: where it came from, what it held, and what it became."""

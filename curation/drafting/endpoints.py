@@ -29,10 +29,6 @@ from curation.services.projects import require_role
 from curation.states import Role
 from curation.visibility import is_operator
 
-EDITABLE_FIELDS = (
-    "name", "base_url", "model", "api_key_env", "timeout_s", "max_attempts", "concurrency_limit", "requests_per_minute",
-    "generation_params", "supports_tools",
-)  # fmt: skip
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
@@ -58,23 +54,17 @@ def endpoint_get(*, user: AbstractBaseUser, endpoint_id: int) -> ModelEndpoint:
 
 
 def _clean(changes: dict[str, Any]) -> dict[str, Any]:
-    unknown = set(changes) - set(EDITABLE_FIELDS)
-    if unknown:
-        raise InvalidInput(f"Unknown endpoint fields: {', '.join(sorted(unknown))}.")
-    cleaned = dict(changes)
-    if "api_key_env" in cleaned:
-        name = (cleaned["api_key_env"] or "").strip()
-        if name and not _ENV_NAME.match(name):
-            # Someone pasted a key where its variable name belongs; refuse it and never echo it back.
-            raise InvalidInput(
-                "api_key_env takes the *name* of an environment variable (letters, digits, underscores), "
-                "never the key itself."
-            )
-        cleaned["api_key_env"] = name
-    # Unknown parameter names are refused with the rest of the configuration (`_validate`).
-    if cleaned.get("generation_params") is not None and not isinstance(cleaned["generation_params"], dict):
-        raise InvalidInput("generation_params must be a JSON object.")
-    return cleaned
+    """The fields the input serializer checked, with the key's variable name trimmed and refused if it is no name."""
+    if "api_key_env" not in changes:
+        return changes
+    name = (changes["api_key_env"] or "").strip()
+    if name and not _ENV_NAME.match(name):
+        # Someone pasted a key where its variable name belongs; refuse it and never echo it back.
+        raise InvalidInput(
+            "api_key_env takes the *name* of an environment variable (letters, digits, underscores), "
+            "never the key itself."
+        )
+    return {**changes, "api_key_env": name}
 
 
 def _validate(endpoint: ModelEndpoint) -> None:
@@ -97,10 +87,7 @@ def _validate(endpoint: ModelEndpoint) -> None:
 def endpoint_create(*, project: Project, actor: AbstractBaseUser, **fields: Any) -> ModelEndpoint:
     """Add an endpoint to a project. Managers only; the key is referenced by variable name, never stored."""
     require_role(user=actor, project=project, roles=(Role.MANAGER,), action="add model endpoints")
-    cleaned = _clean(fields)
-    if not cleaned.get("name") or not cleaned.get("base_url") or not cleaned.get("model"):
-        raise InvalidInput("An endpoint needs a name, a base URL and a model.")
-    endpoint = ModelEndpoint(project=project, created_by=actor, **cleaned)
+    endpoint = ModelEndpoint(project=project, created_by=actor, **_clean(fields))
     _validate(endpoint)
     endpoint.save()
     return endpoint

@@ -7,8 +7,6 @@ from django.db import models
 
 from curation.jobs import JobRow
 
-__all__ = ["DraftingItem", "DraftingRun", "PromptTemplate"]
-
 
 class PromptTemplate(models.Model):
     """One version of a project's prompt; an edit adds a row, so runs keep pointing at what they used."""

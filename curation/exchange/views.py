@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from django import forms
-from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
@@ -16,6 +15,7 @@ from curation.exchange.work_export import FORMATS, work_export
 from curation.models import Batch
 from curation.page_errors import FORM_ERRORS, form_error_add
 from curation.states import Status
+from curation.uploads import upload_read
 
 
 class DraftImportForm(forms.Form):
@@ -28,12 +28,6 @@ class DraftImportForm(forms.Form):
         self.fields["batch"].choices = [("", "the batch of each context")] + [
             (b.pk, f"{b.name} ({b.state})") for b in batches if b.state != Batch.State.CLOSED
         ]
-
-    def clean_file(self):
-        upload = self.cleaned_data["file"]
-        if upload.size > settings.TATCURATE_MAX_UPLOAD_BYTES:
-            raise forms.ValidationError(f"The file is larger than {settings.TATCURATE_MAX_UPLOAD_BYTES} bytes.")
-        return upload
 
 
 class WorkExportForm(forms.Form):
@@ -60,7 +54,7 @@ def draft_import(request: HttpRequest, slug: str) -> HttpResponse:
             created = drafts_import(
                 project=project,
                 actor=request.user,
-                content=upload.read(),
+                content=upload_read(upload),
                 file_format=form.cleaned_data["file_format"],
                 source_name=upload.name,
                 batch_id=form.cleaned_data["batch"],

@@ -64,6 +64,18 @@ def file_cells(table: Mapping[str, Any]) -> list[list[str]]:
     return shape_from_frozen(table).file_grid()
 
 
+def _file_table(table: Mapping[str, Any], *, key: str, cells: str) -> dict[str, Any]:
+    """A frozen table as a file record holds it, under the layout's names for its key and its file grid."""
+    shape = shape_from_frozen(table)
+    return {
+        key: table["key"],
+        "label": table["label"],
+        "caption": table["caption"],
+        cells: shape.file_grid(),
+        "header_rows": shape.header_rows,
+    }
+
+
 def primary_context(short: FrozenContext, long: FrozenContext) -> FrozenContext:
     """The context the question was asked on: the short one when there is one, else the whole paper."""
     return short if short is not None else long
@@ -154,16 +166,7 @@ def scitat_record(item: Item, short: FrozenContext, long: FrozenContext) -> dict
         "paragraph": {"paragraph_id": paragraphs[0]["key"], "text": paragraphs[0]["text"]}
         if short is not None and paragraphs
         else {},
-        "tables": [
-            {
-                "table_id": t["key"],
-                "label": t["label"],
-                "caption": t["caption"],
-                "table": file_cells(t),
-                "header_rows": shape_from_frozen(t).header_rows,
-            }
-            for t in context.get("tables") or []
-        ],
+        "tables": [_file_table(t, key="table_id", cells="table") for t in context.get("tables") or []],
         "question": item.get("question", ""),
         "question_type": item.get("reasoning_type_name") or "",
         "question_subtype": item.get("reasoning_subtype_name") or "",
@@ -327,16 +330,7 @@ def parquet_row(item: Item, short: FrozenContext, long: FrozenContext) -> dict[s
         "reasoning_subtype": item.get("reasoning_subtype") or "",
         "paper": item.get("paper", ""),
         "context_kind": context.get("kind", ""),
-        "tables": [
-            {
-                "key": t["key"],
-                "label": t["label"],
-                "caption": t["caption"],
-                "cells": file_cells(t),
-                "header_rows": shape_from_frozen(t).header_rows,
-            }
-            for t in context.get("tables") or []
-        ],
+        "tables": [_file_table(t, key="key", cells="cells") for t in context.get("tables") or []],
         "paragraphs": [
             {"key": p["key"], "order": p["order"], "section": p["section"], "text": p["text"]}
             for p in context.get("paragraphs") or []

@@ -18,7 +18,6 @@ from curation.api_parsers import StrictJSONParser
 from curation.datasets import jobs as dataset_jobs
 from curation.datasets.formats import FORMATS
 from curation.datasets.models import ImportJob, ImportRecord
-from curation.errors import NotFound
 from curation.exports import EXPORT_FORMATS
 from curation.exports.statistics import presented
 from curation.releases import selectors as release_selectors
@@ -274,10 +273,7 @@ class ReleaseExportDownloadApi(APIView):
     def get(self, request: Request, pk: int, export_format: str) -> FileResponse:
         # Not named `format`: DRF reserves that URL keyword for format suffixes.
         release = release_selectors.release_gold_get(user=request.user, release_id=pk)
-        artifact = release_selectors.exports_of(release=release).get(export_format)
-        if artifact is None:
-            raise NotFound(f"No {export_format} export yet; request one first (POST …/exports/).")
-        path = export_services.export_file(artifact=artifact)
+        path = export_services.export_file(release=release, format=export_format)
         return FileResponse(path.open("rb"), as_attachment=True, filename=f"{release.label}-{export_format}.zip")
 
 

@@ -9,16 +9,6 @@ from curation.datasets.models import ImportRecord
 from curation.jobs import ProgressJob
 from curation.visibility import ProjectScopedQuerySet
 
-__all__ = [
-    "ExportArtifact",
-    "NearDuplicate",
-    "NearDuplicateCheck",
-    "Release",
-    "ReleaseContext",
-    "ReleaseCut",
-    "ReleaseItem",
-]
-
 
 class Release(models.Model):
     """An immutable, versioned snapshot: never edited nor deleted once cut; a new version supersedes it."""

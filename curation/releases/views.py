@@ -39,11 +39,10 @@ def _project(request: HttpRequest, slug: str) -> tuple[Project, set[str]]:
 
 def _release(request: HttpRequest, slug: str, pk: int, *, gold: bool = False) -> Release:
     """The project's release `pk`; with `gold`, only for those who may read its gold answers (its downloads)."""
-    release = release_selectors.release_get(user=request.user, release_id=pk)
+    release_get = release_selectors.release_gold_get if gold else release_selectors.release_get
+    release = release_get(user=request.user, release_id=pk)
     if release.project.slug != slug:
         raise Http404("No such release in this project.")
-    if gold and not release_selectors.can_read_gold(user=request.user, project=release.project):
-        raise PermissionDenied("Downloads carry gold answers: managers, verifiers and qualified annotators only.")
     return release
 
 
@@ -226,10 +225,7 @@ def release_downloads(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
 @login_required
 def release_download_file(request: HttpRequest, slug: str, pk: int, format: str) -> FileResponse:
     release = _release(request, slug, pk, gold=True)
-    artifact = release_selectors.exports_of(release=release).get(format)
-    if artifact is None:
-        raise Http404("Request this export first.")
-    path = export_services.export_file(artifact=artifact)
+    path = export_services.export_file(release=release, format=format)
     return FileResponse(path.open("rb"), as_attachment=True, filename=f"{release.label}-{format}.zip")
 
 

@@ -195,10 +195,6 @@ def _exclusions(
     return exclusions
 
 
-def _excluded_keys(exclusions: dict[str, list[dict[str, Any]]]) -> frozenset[str]:
-    return frozenset(entry["key"] for entries in exclusions.values() for entry in entries)
-
-
 def _context_key(base: str, excluded: frozenset[str]) -> str:
     """A frozen context's key; an item with exclusions gets its own copy, named by what it leaves out."""
     if not excluded:
@@ -335,7 +331,7 @@ def _freeze_chunk(
         paper_key = _paper_key(parts.paper, paper_sources) if parts else ""
         long_key = short_key = None
         exclusions = _exclusions(instance, paper_key, revisions.get(instance.pk, []))
-        excluded = _excluded_keys(exclusions)
+        excluded = frozenset(entry["key"] for entries in exclusions.values() for entry in entries)
         if parts is not None and (instance.context_id or parts.tables or parts.paragraphs):
             # The long context is frozen beside every question, so both SciTaT settings cover the same questions.
             long_key = _context_key(paper_key, excluded)

@@ -46,8 +46,12 @@ def export_request(*, release: Release, actor: AbstractBaseUser | None, format: 
     return artifact
 
 
-def export_file(*, artifact: ExportArtifact) -> Path:
-    """The file of a ready export; Conflict while it is still being built."""
+def export_file(*, release: Release, format: str) -> Path:
+    """The file of a ready export of `release` in `format`; NotFound before one is asked for, Conflict while it is
+    still being built. Callers check that the viewer may read gold answers."""
+    artifact = ExportArtifact.objects.filter(release=release, format=format).first()
+    if artifact is None:
+        raise NotFound(f"No {format} export yet; request one first.")
     if artifact.state != ExportArtifact.State.READY:
         raise Conflict(f"The {artifact.format} export is {artifact.get_state_display().lower()}; try again shortly.")
     absolute = Path(settings.MEDIA_ROOT) / artifact.path
