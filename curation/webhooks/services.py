@@ -39,6 +39,7 @@ from curation.models import Project
 from curation.services.projects import require_role
 from curation.states import Role
 from curation.webhooks.models import EVENT_NAMES, TEST_EVENT, Webhook, WebhookAttempt, WebhookDelivery
+from curation.webhooks.selectors import webhook_get
 from curation.webhooks.signing import secret_new, signed_headers
 
 logger = logging.getLogger(__name__)
@@ -88,13 +89,6 @@ def _clean_events(events: list[str] | None) -> list[str]:
     return [event for event in EVENT_NAMES if event in events]
 
 
-def _hook_of(*, project: Project, webhook_id: int) -> Webhook:
-    hook = Webhook.objects.filter(project=project, pk=webhook_id).first()
-    if hook is None:
-        raise NotFound(f"No webhook {webhook_id} in this project.")
-    return hook
-
-
 @transaction.atomic
 def webhook_create(
     *, project: Project, actor: AbstractBaseUser, url: str, events: list[str], description: str = ""
@@ -126,7 +120,7 @@ def webhook_update(
 ) -> Webhook:
     """Change a hook's events, URL, description or whether it is active (the secret stays). Managers only."""
     require_role(user=actor, project=project, roles=(Role.MANAGER,), action="change webhooks")
-    hook = _hook_of(project=project, webhook_id=webhook_id)
+    hook = webhook_get(user=actor, project=project, webhook_id=webhook_id)
     if events is not None:
         hook.events = _clean_events(events)
     if url is not None:
@@ -143,13 +137,13 @@ def webhook_update(
 def webhook_delete(*, project: Project, actor: AbstractBaseUser, webhook_id: int) -> None:
     """Remove a hook and its deliveries. Managers only."""
     require_role(user=actor, project=project, roles=(Role.MANAGER,), action="remove webhooks")
-    _hook_of(project=project, webhook_id=webhook_id).delete()
+    webhook_get(user=actor, project=project, webhook_id=webhook_id).delete()
 
 
 def webhook_secret_reveal(*, project: Project, actor: AbstractBaseUser, webhook_id: int) -> str:
     """A hook's secret, for a manager who asks for it (never part of a list, a log or another page)."""
     require_role(user=actor, project=project, roles=(Role.MANAGER,), action="see webhook secrets")
-    return _hook_of(project=project, webhook_id=webhook_id).secret
+    return webhook_get(user=actor, project=project, webhook_id=webhook_id).secret
 
 
 # --- Emission -------------------------------------------------------------------------------------------------
@@ -210,7 +204,7 @@ def webhook_test_send(*, project: Project, actor: AbstractBaseUser, webhook_id: 
     """Queue a `webhook.test` event to one hook (active or not), so a manager can check the receiver. Managers
     only."""
     require_role(user=actor, project=project, roles=(Role.MANAGER,), action="send test events")
-    hook = _hook_of(project=project, webhook_id=webhook_id)
+    hook = webhook_get(user=actor, project=project, webhook_id=webhook_id)
     payload = {"message": "A test event from TaT-Curate.", "sent_by": actor.get_username()}
     return _deliveries_create(project=project, hooks=[hook], event=TEST_EVENT, payload=payload)[0]
 
