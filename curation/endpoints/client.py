@@ -240,11 +240,6 @@ class ChatClient:
             trust_env=False,  # a proxy from the environment would bypass the peer check
         )
 
-    @property
-    def is_shared(self) -> bool:
-        """Whether the concurrency limit holds across processes (Redis) or only in this process."""
-        return self.limiter.is_shared
-
     def close(self) -> None:
         """Close pooled connections."""
         self._http.close()
