@@ -28,7 +28,6 @@ from curation.endpoints.errors import (
     EndpointUnauthorized,
 )
 from curation.endpoints.limits import (
-    ConcurrencyLimiter,
     RateLimiter,
     SlotTimeout,
     concurrency_limiter_for,
@@ -205,8 +204,6 @@ class ChatClient:
         redis_url: str | None = None,
         slot_dir: str | Path | None = None,
         cache: ResponseCache | CacheBackend | dict[str, Any] | None = None,
-        limiter: ConcurrencyLimiter | None = None,
-        rate_limiter: RateLimiter | None = None,
         transport: httpx.BaseTransport | None = None,
         sleep: Callable[[float], None] = time.sleep,
         outbound: OutboundPolicy | None = None,
@@ -214,12 +211,12 @@ class ChatClient:
         self.config = config
         # Fails closed: without an operator's policy only loopback endpoints are reachable.
         self.outbound = outbound or OutboundPolicy()
-        self.limiter = limiter or concurrency_limiter_for(
+        self.limiter = concurrency_limiter_for(
             config.identity, config.concurrency_limit, redis_url=redis_url, slot_dir=slot_dir
         )
-        if rate_limiter is None and config.requests_per_minute:
-            rate_limiter = rate_limiter_for(config.identity, config.requests_per_minute, redis_url=redis_url)
-        self.rate_limiter = rate_limiter
+        self.rate_limiter: RateLimiter | None = None
+        if config.requests_per_minute:
+            self.rate_limiter = rate_limiter_for(config.identity, config.requests_per_minute, redis_url=redis_url)
         if cache is not None and not isinstance(cache, ResponseCache):
             cache = ResponseCache(cache)
         self.cache = cache
