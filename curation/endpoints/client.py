@@ -204,7 +204,6 @@ class ChatClient:
         redis_url: str | None = None,
         slot_dir: str | Path | None = None,
         cache: ResponseCache | CacheBackend | dict[str, Any] | None = None,
-        transport: httpx.BaseTransport | None = None,
         sleep: Callable[[float], None] = time.sleep,
         outbound: OutboundPolicy | None = None,
     ) -> None:
@@ -225,10 +224,9 @@ class ChatClient:
             multiplier=config.backoff_initial_s, max=config.backoff_max_s, jitter=config.backoff_initial_s
         )
         limits = httpx.Limits(max_connections=max(config.concurrency_limit * 2, 10), max_keepalive_connections=None)
-        if transport is None:
-            transport = httpx.HTTPTransport(limits=limits)
-            # Every new connection's peer address is checked too (httpcore exposes no public hook for it).
-            transport._pool._network_backend = GuardedBackend(self.outbound)
+        transport = httpx.HTTPTransport(limits=limits)
+        # Every new connection's peer address is checked too (httpcore exposes no public hook for it).
+        transport._pool._network_backend = GuardedBackend(self.outbound)
         self._http = httpx.Client(
             timeout=httpx.Timeout(config.timeout_s, connect=min(config.connect_timeout_s, config.timeout_s)),
             limits=limits,
