@@ -39,7 +39,7 @@ from curation.models import Project
 from curation.services.projects import require_role
 from curation.states import Role
 from curation.webhooks.models import EVENT_NAMES, TEST_EVENT, Webhook, WebhookAttempt, WebhookDelivery
-from curation.webhooks.selectors import webhook_get
+from curation.webhooks.selectors import delivery_get, webhook_get
 from curation.webhooks.signing import secret_new, signed_headers
 
 logger = logging.getLogger(__name__)
@@ -214,8 +214,7 @@ def delivery_replay(*, project: Project, actor: AbstractBaseUser, delivery_id: i
     """Send a past delivery's body again as a new delivery with new attempts; the event id (body `id`, header
     `webhook-id`) stays, so a receiver that has processed it drops the replay. Managers only."""
     require_role(user=actor, project=project, roles=(Role.MANAGER,), action="replay webhook deliveries")
-    deliveries = WebhookDelivery.objects.select_related("webhook").filter(webhook__project=project, pk=delivery_id)
-    original = deliveries.first()
+    original = delivery_get(user=actor, project=project, delivery_id=delivery_id)
     if original is None:
         raise NotFound(f"No webhook delivery {delivery_id} in this project.")
     replay = WebhookDelivery.objects.create(
