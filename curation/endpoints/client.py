@@ -203,7 +203,7 @@ class ChatClient:
         *,
         redis_url: str | None = None,
         slot_dir: str | Path | None = None,
-        cache: ResponseCache | CacheBackend | dict[str, Any] | None = None,
+        cache: CacheBackend | dict[str, Any] | None = None,
         sleep: Callable[[float], None] = time.sleep,
         outbound: OutboundPolicy | None = None,
     ) -> None:
@@ -216,9 +216,7 @@ class ChatClient:
         self.rate_limiter: RateLimiter | None = None
         if config.requests_per_minute:
             self.rate_limiter = rate_limiter_for(config.identity, config.requests_per_minute, redis_url=redis_url)
-        if cache is not None and not isinstance(cache, ResponseCache):
-            cache = ResponseCache(cache)
-        self.cache = cache
+        self.cache = ResponseCache(cache) if cache is not None else None
         self._sleep = sleep
         self._backoff = tenacity.wait_exponential_jitter(
             multiplier=config.backoff_initial_s, max=config.backoff_max_s, jitter=config.backoff_initial_s
