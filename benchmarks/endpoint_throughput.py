@@ -30,15 +30,14 @@ def main() -> None:
         "--redis-url", default=os.environ.get("REDIS_URL"), help="shared semaphore (default $REDIS_URL)"
     )
     parser.add_argument(
-        "--per-process", action="store_true", help="without Redis: one process, its own limit (no lock files)"
+        "--per-process", action="store_true", help="without Redis: one process with the workers' threads"
     )
     args = parser.parse_args()
 
     identity = f"bench-{uuid.uuid4().hex}"
     per_worker = [args.requests // args.workers + (i < args.requests % args.workers) for i in range(args.workers)]
-    # Without Redis the workers share the limit through lock files (as the embedded defaults do); with
-    # --per-process one process with the workers' threads keeps a per-process limit honest.
-    slot_dir = None if args.redis_url or args.per_process else tempfile.mkdtemp(prefix="bench-slots-")
+    # Without Redis the workers share the limit through lock files (as the embedded defaults do).
+    slot_dir = None if args.redis_url else tempfile.mkdtemp(prefix="bench-slots-")
     processes = 1 if args.per_process and not args.redis_url else args.workers
     if processes == 1:
         per_worker = [args.requests]
@@ -80,7 +79,7 @@ def main() -> None:
                 "concurrency_limit": args.concurrency,
                 "requests": args.requests,
                 "worker_processes": processes,
-                "limiter": "redis" if args.redis_url else ("lock files" if slot_dir else "per-process"),
+                "limiter": "redis" if args.redis_url else "lock files",
                 "elapsed_s": round(elapsed, 3),
                 "achieved_rps": round(achieved, 2),
                 "ideal_rps": round(ideal, 2),

@@ -80,15 +80,7 @@ TEMPLATES = [
 
 # --- Database: PostgreSQL from DATABASE_URL, else an embedded SQLite file in WAL mode.
 DATABASE_URL = env_str("DATABASE_URL")
-_SQLITE_OPTIONS = {
-    "transaction_mode": "IMMEDIATE",
-    "timeout": 30,
-    "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
-}
-if DATABASE_URL.startswith("sqlite:"):
-    DATABASES = {"default": dj_database_url.parse(DATABASE_URL)}
-    DATABASES["default"]["OPTIONS"] = dict(_SQLITE_OPTIONS)
-elif DATABASE_URL:
+if DATABASE_URL and not DATABASE_URL.startswith("sqlite:"):
     DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=env_int("DATABASE_CONN_MAX_AGE", 60))}
     DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
     # Prepared statements stay off on the connection (Django's default, `prepare_threshold` None): with any threshold
@@ -99,15 +91,15 @@ elif DATABASE_URL:
     _url_options = DATABASES["default"].setdefault("OPTIONS", {})  # what the URL's query gives (sslmode, …) stays
     _url_options["options"] = f"{_url_options.get('options', '')} -c plan_cache_mode=force_generic_plan".strip()
 else:
-    DATABASES = {
-        "default": {
-            "ENGINE": "django.db.backends.sqlite3",
-            "NAME": DATA_DIR / "tatcurate.sqlite3",
-            "OPTIONS": dict(_SQLITE_OPTIONS),
-            # A file, not :memory:, so a real worker process can see what a test wrote.
-            "TEST": {"NAME": str(DATA_DIR / "test-tatcurate.sqlite3")},
-        }
+    DATABASES = {"default": dj_database_url.parse(DATABASE_URL or f"sqlite:///{DATA_DIR / 'tatcurate.sqlite3'}")}
+    DATABASES["default"]["OPTIONS"] = {
+        "transaction_mode": "IMMEDIATE",
+        "timeout": 30,
+        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
     }
+    if not DATABASE_URL:
+        # A file, not :memory:, so a real worker process can see what a test wrote.
+        DATABASES["default"]["TEST"] = {"NAME": str(DATA_DIR / "test-tatcurate.sqlite3")}
 IS_POSTGRES = DATABASES["default"]["ENGINE"].endswith("postgresql")
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 

@@ -6,26 +6,32 @@ from csp.decorators import csp_update
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
+from django.utils.module_loading import import_string
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
-from annotate.agreement import urls as urls_agreement
-from annotate.batches import urls as urls_batches
-from annotate.dashboard import urls as urls_dashboard
-from annotate.instances import urls as urls_instances
-from annotate.qualification import urls as qualification_urls
-from annotate.quality import urls as urls_quality
-from annotate.review import urls as urls_review
-from annotate.work import urls as urls_work
 from curation import api, views
-from curation.drafting import urls as drafting_urls
-from curation.exchange import urls as exchange_urls
 from curation.health import healthz
-from curation.members import urls as member_urls
-from curation.papers import urls as ingest_urls
-from curation.releases import urls as release_urls
-from curation.webhooks import urls as webhook_urls
 from scoring.health import sandbox_health
-from scoring.runs import urls as scoring_urls
+
+# Every app's URLs, matched in this order: each module has `page_patterns` (from the root) and `api_patterns`
+# (under /api/).
+APP_URLS = (
+    "curation.members.urls",
+    "curation.exchange.urls",
+    "curation.releases.urls",
+    "curation.webhooks.urls",
+    "curation.papers.urls",
+    "curation.drafting.urls",
+    "annotate.work.urls",
+    "annotate.instances.urls",
+    "annotate.review.urls",
+    "annotate.batches.urls",
+    "annotate.quality.urls",
+    "annotate.agreement.urls",
+    "annotate.dashboard.urls",
+    "annotate.qualification.urls",
+    "scoring.runs.urls",
+)
 
 api_patterns = [
     path("auth/token/", api.TokenObtainApi.as_view(), name="api-token"),
@@ -46,21 +52,7 @@ api_patterns = [
     path("instances/<int:pk>/", api.InstanceDetailApi.as_view(), name="api-instance"),
     path("instances/<int:pk>/transition/", api.InstanceTransitionApi.as_view(), name="api-instance-transition"),
     path("instances/<int:pk>/history/", api.InstanceHistoryApi.as_view(), name="api-instance-history"),
-    path("", include(member_urls.api_patterns)),
-    path("", include(exchange_urls.api_patterns)),
-    path("", include(release_urls.api_patterns)),
-    path("", include(webhook_urls.api_patterns)),
-    path("", include(ingest_urls.api_patterns)),
-    path("", include(drafting_urls.api_patterns)),
-    path("", include(urls_work.api_patterns)),
-    path("", include(urls_instances.api_patterns)),
-    path("", include(urls_review.api_patterns)),
-    path("", include(urls_batches.api_patterns)),
-    path("", include(urls_quality.api_patterns)),
-    path("", include(urls_agreement.api_patterns)),
-    path("", include(urls_dashboard.api_patterns)),
-    path("", include(qualification_urls.api_patterns)),
-    path("", include(scoring_urls.api_patterns)),
+    *(path("", include(import_string(f"{urls}.api_patterns"))) for urls in APP_URLS),
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
     # GET only: DRF's OPTIONS metadata has no template to render for the docs page.
     path(
@@ -82,21 +74,7 @@ urlpatterns = [
     path("password/done/", auth_views.PasswordChangeDoneView.as_view(), name="password_change_done"),
     path("p/<slug:slug>/", views.project_overview, name="project"),
     path("instances/<int:pk>/history/", views.instance_history, name="instance-history"),
-    path("", include(member_urls.page_patterns)),
-    path("", include(exchange_urls.page_patterns)),
-    path("", include(release_urls.page_patterns)),
-    path("", include(webhook_urls.page_patterns)),
-    path("", include(ingest_urls.page_patterns)),
-    path("", include(drafting_urls.page_patterns)),
-    path("", include(urls_work.page_patterns)),
-    path("", include(urls_instances.page_patterns)),
-    path("", include(urls_review.page_patterns)),
-    path("", include(urls_batches.page_patterns)),
-    path("", include(urls_quality.page_patterns)),
-    path("", include(urls_agreement.page_patterns)),
-    path("", include(urls_dashboard.page_patterns)),
-    path("", include(qualification_urls.page_patterns)),
-    path("", include(scoring_urls.page_patterns)),
+    *(path("", include(import_string(f"{urls}.page_patterns"))) for urls in APP_URLS),
     path("healthz", healthz, {"checks": {"sandbox": sandbox_health}}, name="healthz"),
     path("api/", include(api_patterns)),
     path("admin/", admin.site.urls),

@@ -203,7 +203,7 @@ class JobKind:
     task_name: str = ""
     state_field = "state"
     waiting: Any = "pending"  # the state a row waits in (or a filter of the rows that may be taken)
-    running: str | tuple[str, ...] = "running"
+    running: str = "running"
     done: str = "done"  # the state `finish` writes
     failed: str | None = "failed"
     finished: tuple[str, ...] = ("done", "failed")
@@ -235,16 +235,15 @@ class JobKind:
         heartbeat, one more claim counted, and the fields of `reset` (an earlier claim's progress set back). The
         token, or None when a live worker holds the row or it finished meanwhile (a duplicate message)."""
         waiting = self.waiting if waiting is None else waiting
-        running = self.running if isinstance(self.running, str) else self.running[0]
         may_take = Q(**{self.state_field: waiting}) if isinstance(waiting, str) else waiting
         if self.is_taken_over_when_silent:
-            may_take |= job_silent(running=running, state_field=self.state_field)
+            may_take |= job_silent(running=self.running, state_field=self.state_field)
         token = uuid.uuid4().hex
         taken = (
             self.claimable()
             .filter(may_take, pk=pk)
             .update(
-                **{self.state_field: running, self.attempts_field: F(self.attempts_field) + 1},
+                **{self.state_field: self.running, self.attempts_field: F(self.attempts_field) + 1},
                 claim_token=token,
                 worker=worker,
                 heartbeat_at=timezone.now(),
@@ -345,15 +344,13 @@ class JobKind:
 
     def stalled(self, stall_s: float | None = None) -> QuerySet:
         """The rows whose worker went silent (the one stall rule, `job_silent`)."""
-        running = self.running if isinstance(self.running, str) else tuple(self.running)
         return self.model._default_manager.filter(
-            job_silent(running=running, state_field=self.state_field, stall_s=stall_s)
+            job_silent(running=self.running, state_field=self.state_field, stall_s=stall_s)
         )
 
     def held_by(self, worker: str) -> QuerySet:
         """The rows `worker` holds."""
-        running = (self.running,) if isinstance(self.running, str) else tuple(self.running)
-        return self.model._default_manager.filter(**{f"{self.state_field}__in": running}, worker=worker)
+        return self.model._default_manager.filter(**{self.state_field: self.running}, worker=worker)
 
     def send_again(self, rows: list[Any]) -> None:
         """Send the message of each row sent back to the queue (after commit)."""

@@ -85,27 +85,7 @@ class BatchCreateSerializer(serializers.Serializer):
 class TableSerializer(serializers.ModelSerializer):
     class Meta:
         model = Table
-        fields = [
-            "id",
-            "order",
-            "label",
-            "labels",
-            "number",
-            "caption",
-            "cells",
-            "grid",
-            "spans",
-            "header_rows",
-            "subtables",
-            "notes",
-            "caption_references",
-            "cell_references",
-            "env",
-            "kind",
-            "file",
-            "section",
-            "in_appendix",
-        ]
+        exclude = ["paper", "raw_latex"]  # every field but its paper and its LaTeX source
 
 
 class ParagraphSerializer(serializers.ModelSerializer):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from django.db import models
 
@@ -81,22 +82,10 @@ def _t(
     relation: str,
     qualified: bool = False,
     why: str = "",
-    *,
-    guards: tuple[str, ...] = (),
-    effects: tuple[str, ...] = (),
-    by_system: bool = False,
+    **rules: Any,
 ) -> Transition:
-    return Transition(
-        source.value,
-        target.value,
-        frozenset(r.value for r in roles),
-        relation,
-        qualified,
-        why,
-        guards=guards,
-        effects=effects,
-        by_system=by_system,
-    )
+    """A row of the table in the enums' words; `rules`: its guards, effects and by_system."""
+    return Transition(source.value, target.value, frozenset(r.value for r in roles), relation, qualified, why, **rules)
 
 
 S = Status

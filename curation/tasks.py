@@ -92,10 +92,6 @@ def _hand_back_on_cold_shutdown(sender: object = None, how: str = "", **kwargs: 
         _hand_back_from_signal_handler(str(sender))
 
 
-def _cold_signals() -> list[signal.Signals]:
-    return [signal.SIGQUIT] + ([signal.SIGTERM] if REMAP_SIGTERM == "SIGQUIT" else [])
-
-
 @worker_ready.connect
 def _hand_back_first_on_cold_shutdown(sender: object = None, **kwargs: object) -> None:
     """SIGQUIT hands the worker's rows back before Celery's own cold-shutdown handler runs. That handler stops the
@@ -108,7 +104,7 @@ def _hand_back_first_on_cold_shutdown(sender: object = None, **kwargs: object) -
         return
     consumer = sender
     main_pid = os.getpid()  # a pool child forked later inherits the handler, and must not hand back the worker's
-    for signum in _cold_signals():
+    for signum in [signal.SIGQUIT] + ([signal.SIGTERM] if REMAP_SIGTERM == "SIGQUIT" else []):
         celery_handler = signal.getsignal(signum)
         if not callable(celery_handler) or getattr(celery_handler, "hands_back_first", False):
             continue

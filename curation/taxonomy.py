@@ -56,18 +56,16 @@ DEFAULT_TAXONOMY: list[tuple[str, str, float, list[tuple[str, str, str, float]]]
 ]
 
 
-def seed_taxonomy(project, reasoning_type_model) -> int:
-    """Create the default taxonomy for `project` unless it has one; returns the number of rows created."""
+def seed_taxonomy(project, reasoning_type_model) -> None:
+    """Create the default taxonomy for `project` unless it has one."""
     if reasoning_type_model.objects.filter(project=project).exists():
-        return 0
-    created = 0
+        return
     order = 0
     for code, name, share, subtypes in DEFAULT_TAXONOMY:
         parent = reasoning_type_model.objects.create(
             project=project, code=code, name=name, target_proportion=share, order=order
         )
         order += 1
-        created += 1
         for sub_code, sub_name, description, sub_share in subtypes:
             if sub_code == code:
                 # Tabulation has no subtypes of its own: the type carries the description.
@@ -84,5 +82,3 @@ def seed_taxonomy(project, reasoning_type_model) -> int:
                 order=order,
             )
             order += 1
-            created += 1
-    return created

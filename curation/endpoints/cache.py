@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import threading
 from collections.abc import Mapping
 from typing import Any, Protocol
 
@@ -17,24 +16,6 @@ class CacheBackend(Protocol):
     def get(self, key: str, default: Any = None) -> Any: ...
 
     def set(self, key: str, value: Any, timeout: Any = ...) -> Any: ...
-
-
-class DictCacheBackend:
-    """In-memory backend (thread-safe) over `data` (the caller's dict, shared), for tests and single-process use."""
-
-    def __init__(self, data: dict[str, Any] | None = None) -> None:
-        self.data = {} if data is None else data
-        self._lock = threading.Lock()
-
-    def get(self, key: str, default: Any = None) -> Any:
-        """Return the stored value or `default`."""
-        with self._lock:
-            return self.data.get(key, default)
-
-    def set(self, key: str, value: Any, timeout: Any = None) -> None:
-        """Store a value (no expiry)."""
-        with self._lock:
-            self.data[key] = value
 
 
 def is_deterministic(params: Mapping[str, Any]) -> bool:
@@ -63,11 +44,11 @@ def cache_key(
 
 
 class ResponseCache:
-    """Stores raw response bodies of deterministic requests under `cache_key`."""
+    """Stores raw response bodies of deterministic requests under `cache_key`, without expiry, in Django's cache or
+    a dict (tests, single-process use)."""
 
-    def __init__(self, backend: CacheBackend | dict[str, Any], *, timeout_s: float | None = None) -> None:
-        self.backend = DictCacheBackend(backend) if isinstance(backend, dict) else backend
-        self.timeout_s = timeout_s
+    def __init__(self, backend: CacheBackend | dict[str, Any]) -> None:
+        self.backend = backend
 
     def get(self, key: str) -> dict[str, Any] | None:
         """Return the cached body, or None."""
@@ -76,4 +57,7 @@ class ResponseCache:
 
     def set(self, key: str, body: dict[str, Any]) -> None:
         """Remember a successful body."""
-        transient_call(self.backend.set, key, body, self.timeout_s)
+        if isinstance(self.backend, dict):
+            self.backend[key] = body
+        else:
+            transient_call(self.backend.set, key, body, None)

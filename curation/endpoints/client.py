@@ -28,7 +28,6 @@ from curation.endpoints.errors import (
     EndpointUnauthorized,
 )
 from curation.endpoints.limits import (
-    ConcurrencyLimiter,
     RateLimiter,
     SlotTimeout,
     concurrency_limiter_for,
@@ -204,34 +203,28 @@ class ChatClient:
         *,
         redis_url: str | None = None,
         slot_dir: str | Path | None = None,
-        cache: ResponseCache | CacheBackend | dict[str, Any] | None = None,
-        limiter: ConcurrencyLimiter | None = None,
-        rate_limiter: RateLimiter | None = None,
-        transport: httpx.BaseTransport | None = None,
+        cache: CacheBackend | dict[str, Any] | None = None,
         sleep: Callable[[float], None] = time.sleep,
         outbound: OutboundPolicy | None = None,
     ) -> None:
         self.config = config
         # Fails closed: without an operator's policy only loopback endpoints are reachable.
         self.outbound = outbound or OutboundPolicy()
-        self.limiter = limiter or concurrency_limiter_for(
+        self.limiter = concurrency_limiter_for(
             config.identity, config.concurrency_limit, redis_url=redis_url, slot_dir=slot_dir
         )
-        if rate_limiter is None and config.requests_per_minute:
-            rate_limiter = rate_limiter_for(config.identity, config.requests_per_minute, redis_url=redis_url)
-        self.rate_limiter = rate_limiter
-        if cache is not None and not isinstance(cache, ResponseCache):
-            cache = ResponseCache(cache)
-        self.cache = cache
+        self.rate_limiter: RateLimiter | None = None
+        if config.requests_per_minute:
+            self.rate_limiter = rate_limiter_for(config.identity, config.requests_per_minute, redis_url=redis_url)
+        self.cache = ResponseCache(cache) if cache is not None else None
         self._sleep = sleep
         self._backoff = tenacity.wait_exponential_jitter(
             multiplier=config.backoff_initial_s, max=config.backoff_max_s, jitter=config.backoff_initial_s
         )
         limits = httpx.Limits(max_connections=max(config.concurrency_limit * 2, 10), max_keepalive_connections=None)
-        if transport is None:
-            transport = httpx.HTTPTransport(limits=limits)
-            # Every new connection's peer address is checked too (httpcore exposes no public hook for it).
-            transport._pool._network_backend = GuardedBackend(self.outbound)
+        transport = httpx.HTTPTransport(limits=limits)
+        # Every new connection's peer address is checked too (httpcore exposes no public hook for it).
+        transport._pool._network_backend = GuardedBackend(self.outbound)
         self._http = httpx.Client(
             timeout=httpx.Timeout(config.timeout_s, connect=min(config.connect_timeout_s, config.timeout_s)),
             limits=limits,
@@ -239,11 +232,6 @@ class ChatClient:
             follow_redirects=False,
             trust_env=False,  # a proxy from the environment would bypass the peer check
         )
-
-    @property
-    def is_shared(self) -> bool:
-        """Whether the concurrency limit holds across processes (Redis) or only in this process."""
-        return self.limiter.is_shared
 
     def close(self) -> None:
         """Close pooled connections."""

@@ -21,10 +21,12 @@ _lock = threading.Lock()
 
 def client_for(endpoint, *, use_cache: bool = True) -> ChatClient:
     """One client per endpoint configuration and process (its connection pool is reused); the concurrency
-    limit holds across workers (see limiter_options). An edited endpoint gets a new client. `use_cache=False`: one
-    that neither reads nor writes the request cache (a scoring run that asks the model afresh)."""
+    limit holds across workers. An edited endpoint gets a new client. `use_cache=False`: one that neither reads nor
+    writes the request cache (a scoring run that asks the model afresh)."""
     config = endpoint.config()
-    limits = limiter_options()
+    # Limits are shared through Redis when REDIS_URL is set (every machine), else through lock files under the data
+    # directory (every process of this machine).
+    limits = {"redis_url": settings.REDIS_URL or None, "slot_dir": settings.DATA_DIR / "endpoint-slots"}
     key = json.dumps(
         [dataclasses.asdict(config), settings.TATCURATE_ENDPOINT_HOSTS, limits, use_cache], sort_keys=True, default=str
     )
@@ -35,12 +37,6 @@ def client_for(endpoint, *, use_cache: bool = True) -> ChatClient:
                 config, cache=cache if use_cache else None, outbound=outbound_policy(), **limits
             )
         return client
-
-
-def limiter_options() -> dict[str, Any]:
-    """Where endpoint limits are shared: Redis when REDIS_URL is set (every machine), else lock files under the
-    data directory (every process of this machine)."""
-    return {"redis_url": settings.REDIS_URL or None, "slot_dir": settings.DATA_DIR / "endpoint-slots"}
 
 
 def limit_is_shared() -> bool:

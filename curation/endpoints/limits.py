@@ -1,5 +1,6 @@
-"""Concurrency and request-rate limits per endpoint: Redis-backed across machines, file locks across the
-processes of one machine (the embedded defaults), or per process."""
+"""Concurrency and request-rate limits per endpoint: the concurrency limit is shared through Redis across machines,
+else through lock files across the processes of one machine (the embedded defaults); the rate limit through Redis,
+else per process."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import hashlib
 import logging
 import os
 import random
+import tempfile
 import threading
 import time
 import uuid
@@ -73,8 +75,6 @@ class SlotTimeout(Exception):
 class RateLimiter(Protocol):
     """Admits at most `max_requests` per `window_s`; `acquire` blocks until admitted."""
 
-    is_shared: bool
-
     def acquire(self) -> None: ...
 
 
@@ -84,11 +84,10 @@ def _namespaced(identity: str, suffix: str) -> str:
 
 
 class ConcurrencyLimiter:
-    """A counting semaphore of `limit` slots; `is_shared` says whether the limit holds across processes. A slot is
-    taken by `acquire` (which returns what `release` needs back); `slot` holds one for the duration of a block."""
+    """A counting semaphore of `limit` slots shared by processes. A slot is taken by `acquire` (which returns what
+    `release` needs back); `slot` holds one for the duration of a block."""
 
     limit: int
-    is_shared: bool
 
     def acquire(self, timeout_s: float | None = None) -> Any:
         raise NotImplementedError
@@ -109,33 +108,12 @@ class ConcurrencyLimiter:
             self.release(held)
 
 
-class ThreadConcurrencyLimiter(ConcurrencyLimiter):
-    """Per-process semaphore; every client of one endpoint in this process shares it."""
-
-    is_shared = False
-
-    def __init__(self, limit: int) -> None:
-        self.limit = limit
-        self._semaphore = threading.BoundedSemaphore(limit)
-
-    def acquire(self, timeout_s: float | None = None) -> None:
-        """Take one of `limit` slots, waiting at most `timeout_s`."""
-        if not self._semaphore.acquire(timeout=timeout_s):
-            raise self._timed_out(timeout_s)
-
-    def release(self, held: None) -> None:
-        """Give the slot back."""
-        self._semaphore.release()
-
-
 class FileConcurrencyLimiter(ConcurrencyLimiter):
     """Counting semaphore shared by every process of one machine: `limit` slot files, each held with an
     exclusive flock. The kernel drops a dead process's locks, so a killed worker never keeps a slot; flock
     locks belong to the open file, so threads of one process exclude each other too. Waiting threads of a
     process line up first-come first-served and only the first polls the files, so a thread that has just
     given a slot back cannot take it again ahead of others."""
-
-    is_shared = True
 
     def __init__(self, directory: str | Path, identity: str, limit: int, *, poll_s: float = 0.02) -> None:
         self.limit = limit
@@ -189,8 +167,6 @@ class FileConcurrencyLimiter(ConcurrencyLimiter):
 
 class RedisConcurrencyLimiter(ConcurrencyLimiter):
     """Counting semaphore shared by all processes using the same Redis, with lease expiry."""
-
-    is_shared = True
 
     def __init__(self, client: Any, identity: str, limit: int, *, lease_s: float = 30.0) -> None:
         self.limit = limit
@@ -263,8 +239,6 @@ class RedisConcurrencyLimiter(ConcurrencyLimiter):
 class ThreadRateLimiter:
     """Per-process sliding-window limit of requests per window."""
 
-    is_shared = False
-
     def __init__(
         self,
         max_requests: int,
@@ -296,8 +270,6 @@ class ThreadRateLimiter:
 
 class RedisRateLimiter:
     """Sliding-window limit of requests per window, shared by all processes using the same Redis."""
-
-    is_shared = True
 
     def __init__(
         self,
@@ -354,17 +326,16 @@ def concurrency_limiter_for(
     identity: str, limit: int, *, redis_url: str | None = None, slot_dir: str | Path | None = None
 ) -> ConcurrencyLimiter:
     """The endpoint's semaphore: shared through Redis when `redis_url` is given, else through lock files under
-    `slot_dir` (every process of this machine), else one per process."""
+    `slot_dir` (by default in the temporary directory), by every process of this machine."""
     if redis_url:
         return _registered(
             (f"slots:{redis_url}", identity, limit),
             lambda: RedisConcurrencyLimiter(redis_client(redis_url), identity, limit),
         )
-    if slot_dir:
-        return _registered(
-            (f"slots:file:{slot_dir}", identity, limit), lambda: FileConcurrencyLimiter(slot_dir, identity, limit)
-        )
-    return _registered(("slots:process", identity, limit), lambda: ThreadConcurrencyLimiter(limit))
+    slot_dir = slot_dir or Path(tempfile.gettempdir()) / f"tatcurate-endpoint-slots-{os.getuid()}"
+    return _registered(
+        (f"slots:file:{slot_dir}", identity, limit), lambda: FileConcurrencyLimiter(slot_dir, identity, limit)
+    )
 
 
 def rate_limiter_for(identity: str, requests_per_minute: int, *, redis_url: str | None = None) -> RateLimiter:

@@ -71,16 +71,16 @@ def endpoint_config(port: int = DEFAULT_PORT, **overrides: Any) -> EndpointConfi
     return EndpointConfig(**settings)
 
 
-def server_params(
+def serve(
+    port: int = DEFAULT_PORT,
     *,
-    port: int,
     host: str = "127.0.0.1",
     n_ctx: int = DEFAULT_CONTEXT,
     threads: int = DEFAULT_THREADS,
     parallel: int = DEFAULT_PARALLEL,
-) -> Any:
-    """xllamacpp.CommonParams for the SmolLM2 server; the Server starts llama.cpp's HTTP server on `port`.
-    llama.cpp splits n_ctx between the slots, so each of `parallel` slots gets a window of `n_ctx` tokens."""
+) -> None:
+    """Run llama.cpp's HTTP server for SmolLM2 in the foreground until SIGINT/SIGTERM. llama.cpp splits n_ctx between
+    the slots, so each of `parallel` slots gets a window of `n_ctx` tokens."""
     import xllamacpp
 
     params = xllamacpp.CommonParams()
@@ -94,25 +94,11 @@ def server_params(
     params.port = port
     params.ui = False
     params.warmup = False
-    return params
-
-
-def serve(
-    port: int = DEFAULT_PORT,
-    *,
-    host: str = "127.0.0.1",
-    n_ctx: int = DEFAULT_CONTEXT,
-    threads: int = DEFAULT_THREADS,
-    parallel: int = DEFAULT_PARALLEL,
-) -> None:
-    """Run the server in the foreground until SIGINT/SIGTERM."""
-    import xllamacpp
-
     stop = threading.Event()
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, lambda *_: stop.set())
     # Constructing the Server loads the model and starts listening; it serves while the object lives.
-    server = xllamacpp.Server(server_params(port=port, host=host, n_ctx=n_ctx, threads=threads, parallel=parallel))
+    server = xllamacpp.Server(params)
     slots = f"{parallel} slots of n_ctx={n_ctx}"
     print(f"{MODEL_NAME} serving on {server.listening_address}/v1 ({slots}, threads={threads})", flush=True)
     stop.wait()

@@ -11,10 +11,10 @@ from rest_framework.views import APIView
 
 from curation.api_inputs import valid_input
 from curation.errors import InvalidInput
+from curation.selectors import managed_project_get
 from curation.webhooks import selectors as webhook_selectors
 from curation.webhooks import services as webhook_services
 from curation.webhooks.models import EVENT_NAMES, Webhook, WebhookAttempt, WebhookDelivery
-from curation.webhooks.permissions import managed_project
 
 
 class WebhookSerializer(serializers.ModelSerializer):
@@ -63,13 +63,13 @@ class WebhookListApi(APIView):
 
     @extend_schema(responses=WebhookSerializer(many=True))
     def get(self, request: Request, slug: str) -> Response:
-        project = managed_project(user=request.user, slug=slug)
+        project = managed_project_get(user=request.user, slug=slug, action="use its webhooks")
         hooks = webhook_selectors.webhooks_of(user=request.user, project=project)
         return Response(WebhookSerializer(hooks, many=True).data)
 
     @extend_schema(request=WebhookCreateInputSerializer, responses={201: WebhookCreatedSerializer})
     def post(self, request: Request, slug: str) -> Response:
-        project = managed_project(user=request.user, slug=slug, action="register webhooks")
+        project = managed_project_get(user=request.user, slug=slug, action="register webhooks")
         payload = valid_input(self.WebhookCreateInputSerializer, request.data)
         hook, _ = webhook_services.webhook_create(project=project, actor=request.user, **payload)
         return Response(self.WebhookCreatedSerializer(hook).data, status=status.HTTP_201_CREATED)
@@ -87,7 +87,7 @@ class WebhookDetailApi(APIView):
         is_active = serializers.BooleanField(required=False)
 
     def _hook(self, request: Request, slug: str, pk: int) -> Webhook:
-        project = managed_project(user=request.user, slug=slug)
+        project = managed_project_get(user=request.user, slug=slug, action="use its webhooks")
         return webhook_selectors.webhook_get(user=request.user, project=project, webhook_id=pk)
 
     @extend_schema(responses=WebhookSerializer)
@@ -118,7 +118,7 @@ class WebhookSecretApi(APIView):
 
     @extend_schema(request=None, responses=WebhookSecretSerializer, summary="Reveal a hook's secret (managers)")
     def post(self, request: Request, slug: str, pk: int) -> Response:
-        project = managed_project(user=request.user, slug=slug, action="see webhook secrets")
+        project = managed_project_get(user=request.user, slug=slug, action="see webhook secrets")
         secret = webhook_services.webhook_secret_reveal(project=project, actor=request.user, webhook_id=pk)
         return Response(self.WebhookSecretSerializer({"secret": secret}).data)
 
@@ -128,7 +128,7 @@ class WebhookTestApi(APIView):
 
     @extend_schema(request=None, responses={202: WebhookDeliverySerializer}, summary="Send a webhook.test event")
     def post(self, request: Request, slug: str, pk: int) -> Response:
-        project = managed_project(user=request.user, slug=slug, action="send test events")
+        project = managed_project_get(user=request.user, slug=slug, action="send test events")
         delivery = webhook_services.webhook_test_send(project=project, actor=request.user, webhook_id=pk)
         delivery = webhook_selectors.delivery_get(user=request.user, project=project, delivery_id=delivery.pk)
         return Response(WebhookDeliverySerializer(delivery).data, status=status.HTTP_202_ACCEPTED)
@@ -143,7 +143,7 @@ class WebhookDeliveryListApi(APIView):
         summary="The 50 most recent deliveries with their attempts",
     )
     def get(self, request: Request, slug: str) -> Response:
-        project = managed_project(user=request.user, slug=slug)
+        project = managed_project_get(user=request.user, slug=slug, action="use its webhooks")
         webhook_id = raw = request.query_params.get("webhook")
         if raw is not None:
             try:
@@ -159,7 +159,7 @@ class WebhookDeliveryReplayApi(APIView):
 
     @extend_schema(request=None, responses={202: WebhookDeliverySerializer}, summary="Send a delivery again")
     def post(self, request: Request, slug: str, pk: int) -> Response:
-        project = managed_project(user=request.user, slug=slug, action="replay webhook deliveries")
+        project = managed_project_get(user=request.user, slug=slug, action="replay webhook deliveries")
         replay = webhook_services.delivery_replay(project=project, actor=request.user, delivery_id=pk)
         replay = webhook_selectors.delivery_get(user=request.user, project=project, delivery_id=replay.pk)
         return Response(WebhookDeliverySerializer(replay).data, status=status.HTTP_202_ACCEPTED)

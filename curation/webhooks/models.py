@@ -23,10 +23,6 @@ EVENT_NAMES = tuple(name for name, _ in EVENTS)
 TEST_EVENT = "webhook.test"
 
 
-class WebhookQuerySet(ProjectScopedQuerySet):
-    """Hooks of a project (only its managers see them)."""
-
-
 class DeliveryQuerySet(ProjectScopedQuerySet):
     """Deliveries, through their hook's project."""
 
@@ -46,7 +42,7 @@ class Webhook(models.Model):
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     created_at = models.DateTimeField(auto_now_add=True)
 
-    objects = WebhookQuerySet.as_manager()
+    objects = ProjectScopedQuerySet.as_manager()  # only the project's managers see them (webhooks.selectors)
 
     class Meta:
         ordering = ["id"]

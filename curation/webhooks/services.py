@@ -39,6 +39,7 @@ from curation.models import Project
 from curation.services.projects import require_role
 from curation.states import Role
 from curation.webhooks.models import EVENT_NAMES, TEST_EVENT, Webhook, WebhookAttempt, WebhookDelivery
+from curation.webhooks.selectors import delivery_get, webhook_get
 from curation.webhooks.signing import secret_new, signed_headers
 
 logger = logging.getLogger(__name__)
@@ -88,13 +89,6 @@ def _clean_events(events: list[str] | None) -> list[str]:
     return [event for event in EVENT_NAMES if event in events]
 
 
-def _hook_of(*, project: Project, webhook_id: int) -> Webhook:
-    hook = Webhook.objects.filter(project=project, pk=webhook_id).first()
-    if hook is None:
-        raise NotFound(f"No webhook {webhook_id} in this project.")
-    return hook
-
-
 @transaction.atomic
 def webhook_create(
     *, project: Project, actor: AbstractBaseUser, url: str, events: list[str], description: str = ""
@@ -126,7 +120,7 @@ def webhook_update(
 ) -> Webhook:
     """Change a hook's events, URL, description or whether it is active (the secret stays). Managers only."""
     require_role(user=actor, project=project, roles=(Role.MANAGER,), action="change webhooks")
-    hook = _hook_of(project=project, webhook_id=webhook_id)
+    hook = webhook_get(user=actor, project=project, webhook_id=webhook_id)
     if events is not None:
         hook.events = _clean_events(events)
     if url is not None:
@@ -143,13 +137,13 @@ def webhook_update(
 def webhook_delete(*, project: Project, actor: AbstractBaseUser, webhook_id: int) -> None:
     """Remove a hook and its deliveries. Managers only."""
     require_role(user=actor, project=project, roles=(Role.MANAGER,), action="remove webhooks")
-    _hook_of(project=project, webhook_id=webhook_id).delete()
+    webhook_get(user=actor, project=project, webhook_id=webhook_id).delete()
 
 
 def webhook_secret_reveal(*, project: Project, actor: AbstractBaseUser, webhook_id: int) -> str:
     """A hook's secret, for a manager who asks for it (never part of a list, a log or another page)."""
     require_role(user=actor, project=project, roles=(Role.MANAGER,), action="see webhook secrets")
-    return _hook_of(project=project, webhook_id=webhook_id).secret
+    return webhook_get(user=actor, project=project, webhook_id=webhook_id).secret
 
 
 # --- Emission -------------------------------------------------------------------------------------------------
@@ -210,7 +204,7 @@ def webhook_test_send(*, project: Project, actor: AbstractBaseUser, webhook_id: 
     """Queue a `webhook.test` event to one hook (active or not), so a manager can check the receiver. Managers
     only."""
     require_role(user=actor, project=project, roles=(Role.MANAGER,), action="send test events")
-    hook = _hook_of(project=project, webhook_id=webhook_id)
+    hook = webhook_get(user=actor, project=project, webhook_id=webhook_id)
     payload = {"message": "A test event from TaT-Curate.", "sent_by": actor.get_username()}
     return _deliveries_create(project=project, hooks=[hook], event=TEST_EVENT, payload=payload)[0]
 
@@ -220,8 +214,7 @@ def delivery_replay(*, project: Project, actor: AbstractBaseUser, delivery_id: i
     """Send a past delivery's body again as a new delivery with new attempts; the event id (body `id`, header
     `webhook-id`) stays, so a receiver that has processed it drops the replay. Managers only."""
     require_role(user=actor, project=project, roles=(Role.MANAGER,), action="replay webhook deliveries")
-    deliveries = WebhookDelivery.objects.select_related("webhook").filter(webhook__project=project, pk=delivery_id)
-    original = deliveries.first()
+    original = delivery_get(user=actor, project=project, delivery_id=delivery_id)
     if original is None:
         raise NotFound(f"No webhook delivery {delivery_id} in this project.")
     replay = WebhookDelivery.objects.create(
@@ -284,55 +277,7 @@ def delivery_send(*, delivery_id: int, worker: str = "") -> WebhookDelivery | No
     """Make one attempt of a pending delivery whose time has come (the task's only call), record it, and then
     deliver, schedule the next attempt, or give up. A delivered or failed one, one a live worker holds, or one not
     due yet is left alone, so a duplicated message is harmless."""
-    delivery = WebhookDelivery.objects.select_related("webhook").filter(pk=delivery_id).first()
-    if delivery is None or delivery.state in (WebhookDelivery.State.DELIVERED, WebhookDelivery.State.FAILED):
-        return delivery
-    due = Q(state=WebhookDelivery.State.PENDING) & (
-        Q(next_attempt_at__isnull=True) | Q(next_attempt_at__lte=timezone.now())
-    )
-    token = WEBHOOK_DELIVERIES.take(delivery_id, worker=worker, waiting=due)
-    if token is None:
-        return delivery
-    delivery.refresh_from_db()
-    hook = delivery.webhook
-    body = delivery.body.encode()
-    headers = signed_headers(secret=hook.secret, body=body, message_id=delivery.event_id)
-    started_at = timezone.now()
-    clock = time.monotonic()
-    # The attempt may outlast the stall threshold (a receiver that answers slowly): beat while it runs.
-    with WEBHOOK_DELIVERIES.heartbeating(delivery.pk, token):
-        outcome = _post(url=hook.url, body=body, headers=headers)
-    WebhookAttempt.objects.update_or_create(
-        delivery=delivery,
-        number=delivery.attempts,
-        defaults={
-            "started_at": started_at,
-            "status_code": outcome.status_code,
-            "duration_ms": int((time.monotonic() - clock) * 1000),
-            "response_headers": outcome.headers,
-            "error": outcome.error,
-        },
-    )
-    mine = WebhookDelivery.objects.filter(pk=delivery.pk, claim_token=token)
-    now = timezone.now()
-    code = outcome.status_code
-    if code is not None and 200 <= code < 300:
-        mine.update(state=WebhookDelivery.State.DELIVERED, finished_at=now, claim_token="", error="")
-    elif is_retried(outcome) and delivery.attempts < settings.TATCURATE_WEBHOOK_MAX_ATTEMPTS:
-        # 1, 2, 4… times TATCURATE_WEBHOOK_BACKOFF_S after failed attempt 1, 2, 3…
-        wait = float(min(settings.TATCURATE_WEBHOOK_BACKOFF_S * 2 ** (delivery.attempts - 1), MAX_BACKOFF_S))
-        if mine.update(
-            state=WebhookDelivery.State.PENDING,
-            next_attempt_at=now + timedelta(seconds=wait),
-            claim_token="",
-            error=outcome.error,
-        ):
-            _nudge(delivery.pk, countdown=wait)
-    else:
-        why = f" (given up after {delivery.attempts} attempts)" if is_retried(outcome) else " (not retried)"
-        mine.update(state=WebhookDelivery.State.FAILED, finished_at=now, claim_token="", error=outcome.error + why)
-    delivery.refresh_from_db()
-    return delivery
+    return WEBHOOK_DELIVERIES.run(delivery_id, worker=worker)
 
 
 class WebhookDeliveries(JobKind):
@@ -346,11 +291,55 @@ class WebhookDeliveries(JobKind):
     running = WebhookDelivery.State.SENDING
     finished = (WebhookDelivery.State.DELIVERED, WebhookDelivery.State.FAILED)
 
+    @property
+    def waiting(self) -> Q:  # type: ignore[override]
+        """A pending delivery whose attempt is due."""
+        return Q(state=WebhookDelivery.State.PENDING) & (
+            Q(next_attempt_at__isnull=True) | Q(next_attempt_at__lte=timezone.now())
+        )
+
     def max_attempts(self) -> int:
         return int(settings.TATCURATE_WEBHOOK_MAX_ATTEMPTS)
 
-    def run(self, pk: int, *, worker: str = "") -> WebhookDelivery | None:
-        return delivery_send(delivery_id=pk, worker=worker)
+    def work(self, row: WebhookDelivery, pk: int, token: str) -> None:
+        delivery = WebhookDelivery.objects.select_related("webhook").get(pk=pk)  # with the attempt the claim counted
+        hook = delivery.webhook
+        body = delivery.body.encode()
+        headers = signed_headers(secret=hook.secret, body=body, message_id=delivery.event_id)
+        started_at = timezone.now()
+        clock = time.monotonic()
+        # The attempt may outlast the stall threshold (a receiver that answers slowly): beat while it runs.
+        with self.heartbeating(pk, token):
+            outcome = _post(url=hook.url, body=body, headers=headers)
+        WebhookAttempt.objects.update_or_create(
+            delivery=delivery,
+            number=delivery.attempts,
+            defaults={
+                "started_at": started_at,
+                "status_code": outcome.status_code,
+                "duration_ms": int((time.monotonic() - clock) * 1000),
+                "response_headers": outcome.headers,
+                "error": outcome.error,
+            },
+        )
+        mine = self.mine(pk, token)
+        now = timezone.now()
+        code = outcome.status_code
+        if code is not None and 200 <= code < 300:
+            mine.update(state=WebhookDelivery.State.DELIVERED, finished_at=now, claim_token="", error="")
+        elif is_retried(outcome) and delivery.attempts < settings.TATCURATE_WEBHOOK_MAX_ATTEMPTS:
+            # 1, 2, 4… times TATCURATE_WEBHOOK_BACKOFF_S after failed attempt 1, 2, 3…
+            wait = float(min(settings.TATCURATE_WEBHOOK_BACKOFF_S * 2 ** (delivery.attempts - 1), MAX_BACKOFF_S))
+            if mine.update(
+                state=WebhookDelivery.State.PENDING,
+                next_attempt_at=now + timedelta(seconds=wait),
+                claim_token="",
+                error=outcome.error,
+            ):
+                _nudge(pk, countdown=wait)
+        else:
+            why = f" (given up after {delivery.attempts} attempts)" if is_retried(outcome) else " (not retried)"
+            self.fail(pk, token, outcome.error + why)
 
     def send_again(self, rows: list[WebhookDelivery]) -> None:
         for delivery in rows:

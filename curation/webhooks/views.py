@@ -12,10 +12,10 @@ from django.views.decorators.http import require_POST
 
 from curation.models import Project
 from curation.page_errors import FORM_ERRORS, form_error_add, form_problems
+from curation.selectors import managed_project_get
 from curation.webhooks import selectors as webhook_selectors
 from curation.webhooks import services as webhook_services
 from curation.webhooks.models import EVENTS
-from curation.webhooks.permissions import managed_project
 
 
 class WebhookForm(forms.Form):
@@ -51,7 +51,7 @@ def _page(request: HttpRequest, project: Project, **extras: object) -> HttpRespo
 @login_required
 def webhooks_page(request: HttpRequest, slug: str) -> HttpResponse:
     """GET: the hooks and recent deliveries. POST: register a hook; its secret is shown on this answer only."""
-    project = managed_project(user=request.user, slug=slug)
+    project = managed_project_get(user=request.user, slug=slug, action="use its webhooks")
     if request.method != "POST":
         return _page(request, project)
     form = WebhookForm(request.POST, auto_id="hook_%s")
@@ -69,7 +69,7 @@ def webhooks_page(request: HttpRequest, slug: str) -> HttpResponse:
 @login_required
 @require_POST
 def webhook_update_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
-    project = managed_project(user=request.user, slug=slug)
+    project = managed_project_get(user=request.user, slug=slug, action="use its webhooks")
     form = WebhookEventsForm(request.POST, prefix=f"h{pk}")
     if not form.is_valid():
         messages.error(request, form_problems(form))
@@ -82,7 +82,7 @@ def webhook_update_page(request: HttpRequest, slug: str, pk: int) -> HttpRespons
 @login_required
 @require_POST
 def webhook_delete_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
-    project = managed_project(user=request.user, slug=slug)
+    project = managed_project_get(user=request.user, slug=slug, action="use its webhooks")
     webhook_services.webhook_delete(project=project, actor=request.user, webhook_id=pk)
     messages.success(request, "Webhook removed with its deliveries.")
     return redirect("webhooks", slug=slug)
@@ -92,7 +92,7 @@ def webhook_delete_page(request: HttpRequest, slug: str, pk: int) -> HttpRespons
 @require_POST
 def webhook_secret_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     """Reveal a hook's secret on this answer only (a POST, so it is never in a link, a history or a cache)."""
-    project = managed_project(user=request.user, slug=slug, action="see webhook secrets")
+    project = managed_project_get(user=request.user, slug=slug, action="see webhook secrets")
     secret = webhook_services.webhook_secret_reveal(project=project, actor=request.user, webhook_id=pk)
     return _page(request, project, revealed={"hook_id": pk, "secret": secret})
 
@@ -100,7 +100,7 @@ def webhook_secret_page(request: HttpRequest, slug: str, pk: int) -> HttpRespons
 @login_required
 @require_POST
 def webhook_test_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
-    project = managed_project(user=request.user, slug=slug, action="send test events")
+    project = managed_project_get(user=request.user, slug=slug, action="send test events")
     webhook_services.webhook_test_send(project=project, actor=request.user, webhook_id=pk)
     messages.success(request, "Test event queued; a worker sends it. Reload to see the attempt.")
     return redirect("webhooks", slug=slug)
@@ -109,7 +109,7 @@ def webhook_test_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
 @login_required
 @require_POST
 def delivery_replay_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
-    project = managed_project(user=request.user, slug=slug, action="replay webhook deliveries")
+    project = managed_project_get(user=request.user, slug=slug, action="replay webhook deliveries")
     webhook_services.delivery_replay(project=project, actor=request.user, delivery_id=pk)
     messages.success(request, "Delivery queued again; a worker sends it.")
     return redirect("webhooks", slug=slug)

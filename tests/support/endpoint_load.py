@@ -75,5 +75,4 @@ def run_requests(
         "finished": finished,
         "latencies": latencies,
         "max_holding": max_holding,
-        "is_shared": client.is_shared,
     }
