@@ -280,7 +280,7 @@ def batch_fill_from_papers(
     named), or `per_paper` of each drawn with `seed` (SciTaT has about 1.1 questions per paper). Managers only;
     `actor=None` is an operator command. Their drafts move with them, as in `batch_assign`."""
     batch = _managed_batch(batch_id, actor, "fill batches")
-    if per_paper is not None and (isinstance(per_paper, bool) or not isinstance(per_paper, int) or per_paper < 1):
+    if per_paper is not None and per_paper < 1:
         raise InvalidInput("Contexts per paper must be a whole number of at least 1 (leave it empty for all).")
     if batch.state == Batch.State.CLOSED:
         raise InvalidInput(f"Batch {batch.name!r} is closed; create a new batch.")
