@@ -9,27 +9,12 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Count, Min, OuterRef, Prefetch, Q, Subquery, prefetch_related_objects
 
 from annotate.diffing import answer_text, word_diff
-from annotate.work.workspace import (
-    held,
-    submission_problems,
-    suggested_answer_kind,
-)
+from annotate.work.workspace import held, instance_held, submission_problems, suggested_answer_kind
 from curation.answer_types import ANSWER_TYPE_LABELS, SCALE_FORM_CHOICES, scale_for_form
 from curation.errors import InvalidInput
 from curation.models import Context, Instance, Paragraph, Project, ReasoningType, Table
 from curation.states import Status
 from curation.toolkit.answer_form import answer_form
-
-
-def held_instance(*, user: AbstractBaseUser, instance_id: int) -> Instance:
-    """The instance, with what the pages read of it, if `user` holds it in refinement (`held`)."""
-    instance = (
-        Instance.objects.visible_to(user)
-        .select_related("project", "context", "context__paper", "context__paragraph", "reasoning_type")
-        .filter(pk=instance_id)
-        .first()
-    )
-    return held(instance, user=user, instance_id=instance_id)
 
 
 def draft_diffs(instance: Instance) -> dict[str, list[tuple[str, str]]]:
@@ -58,8 +43,8 @@ PAPER_PAGE_SIZE = 100
 def paper_paragraphs_page(*, user: AbstractBaseUser, instance_id: int, page: int) -> dict[str, Any]:
     """One page of the paragraphs of a held instance's paper, in order (for its holder); a page past the end is
     refused, naming how many there are."""
-    instance = held_instance(user=user, instance_id=instance_id)
-    paper_id = instance.context.paper_id if instance.context else None
+    instance = instance_held(instance_id, user)
+    paper_id = instance.context.paper_id if instance.context_id else None
     paragraphs = Paragraph.objects.filter(paper_id=paper_id).order_by("order", "pk")
     count = paragraphs.count()
     pages = max(1, -(-count // PAPER_PAGE_SIZE))
