@@ -30,8 +30,8 @@ def draft_diffs(instance: Instance) -> dict[str, list[tuple[str, str]]]:
 def instance_context(instance: Instance) -> dict[str, Any]:
     """The instance's context as the review pages show it: every paragraph and table of its paper, and which of them
     are the context's own (a short context's paragraph and tables; a long context is the whole paper), in a fixed
-    number of queries whatever the paper's size (`_context_read`)."""
-    data = _context_read(instance, own_only=False)
+    number of queries whatever the paper's size (`context_read`)."""
+    data = context_read(instance, own_only=False)
     del data["tables"], data["context_table_ids"]
     return {"paper": instance.context.paper if instance.context else None, **data}
 
@@ -88,7 +88,7 @@ def workspace_read(*, user: AbstractBaseUser, instance_id: int, whole_paper: boo
     count, the suggested answer kind and form, and what keeps it from being submitted), each kind of row read once,
     in a fixed number of queries whatever the paper's size: the instance with its joins (and, without `whole_paper`,
     the paper's paragraph count as a subquery); the usernames of the people it names besides its holder, if any;
-    what `_context_read` reads; the paragraphs that mention the suggestion's tables (`answer_kind_evidence`). The
+    what `context_read` reads; the paragraphs that mention the suggestion's tables (`answer_kind_evidence`). The
     suggestion reads its tables from those shown (a table it needs that is not shown is read apart)."""
     # The whole paper's paragraphs are read apart, so the context's own is joined only when it is all that shows.
     instances = Instance.objects.visible_to(user).select_related(
@@ -102,7 +102,7 @@ def workspace_read(*, user: AbstractBaseUser, instance_id: int, whole_paper: boo
     _name_people(instance, user)
     context = instance.context
     own_only = not whole_paper and context is not None and context.kind == Context.Kind.SHORT
-    data = _context_read(instance, own_only=own_only)
+    data = context_read(instance, own_only=own_only)
     tables, context_table_ids = data.pop("tables"), data.pop("context_table_ids")
     marked = {"relevant": data["relevant_ids"], "excluded": data["excluded_table_ids"]}
     return {
@@ -115,7 +115,7 @@ def workspace_read(*, user: AbstractBaseUser, instance_id: int, whole_paper: boo
     }
 
 
-def _context_read(instance: Instance, *, own_only: bool) -> dict[str, Any]:
+def context_read(instance: Instance, *, own_only: bool) -> dict[str, Any]:
     """The instance's marks (relevant tables, excluded tables, excluded paragraphs: ids) and its context's tables and
     paragraphs with their mentions: a short context's own with `own_only`, else the whole paper's (and for a short
     context its tables' ids). `tables` and `context_table_ids` are what was read, for the suggestion."""
