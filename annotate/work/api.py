@@ -137,12 +137,6 @@ def _suggestions(problems: list[dict], form: str, suggested: dict) -> dict:
     }
 
 
-def _save_result(instance) -> dict:
-    suggested = workspace.suggested_answer_kind(instance)
-    problems = workspace.submission_problems(instance)
-    return {"instance": _shown(instance), **_suggestions(problems, answer_form(instance.answer), suggested)}
-
-
 class AutosaveApi(APIView):
     @extend_schema(request=AutosaveSerializer, responses=SaveResultSerializer)
     def post(self, request: Request, pk: int) -> Response:
@@ -153,7 +147,11 @@ class AutosaveApi(APIView):
         instance = workspace.workspace_autosave(
             instance_id=pk, user=request.user, expected_version=expected_version, fields=fields, note=note
         )
-        return Response(_save_result(instance))
+        suggested = workspace.suggested_answer_kind(instance)
+        problems = workspace.submission_problems(instance)
+        return Response(
+            {"instance": _shown(instance), **_suggestions(problems, answer_form(instance.answer), suggested)}
+        )
 
 
 class SubmitApi(APIView):

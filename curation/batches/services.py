@@ -243,16 +243,9 @@ class BatchSample:
     context_ids: list[int]
     moved: int
 
-    def as_dict(self) -> dict[str, object]:
-        return {
-            "batch": self.batch_id,
-            "per_paper": self.per_paper,
-            "seed": self.seed,
-            "papers": self.papers,
-            "contexts": len(self.context_ids),
-            "context_ids": self.context_ids,
-            "moved": self.moved,
-        }
+    @property
+    def contexts(self) -> int:
+        return len(self.context_ids)
 
 
 @transaction.atomic

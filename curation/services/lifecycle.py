@@ -22,6 +22,7 @@ from curation.services.instances import revision_record
 from curation.states import (
     ANYONE,
     AUTHOR,
+    LEASED_STATUSES,
     NOT_AUTHOR,
     NOT_RESUMED,
     ROUND1_VERIFIER,
@@ -214,7 +215,7 @@ def instance_transition(
             extra.setdefault("assigned_to_id", None)
     if target == Status.SUBMITTED and source == Status.ROUND1_REVIEW:
         extra.setdefault("round1_verifier_id", None)  # a review left undecided goes back to the whole pile
-    if target not in (Status.IN_REFINEMENT, Status.ROUND1_REVIEW, Status.ROUND2_REVIEW):
+    if target not in LEASED_STATUSES:
         extra.setdefault("lease_expires_at", None)
 
     updated = Instance.objects.filter(pk=instance_id, status=source, version=version).update(
@@ -572,8 +573,7 @@ def instances_transition_bulk(
     guards = [_rule(name, transition) for name in transition.guards]
     effects = [_rule(name, transition) for name in transition.effects]
     hooks = _hooks_for(target)
-    leased = target in (Status.IN_REFINEMENT, Status.ROUND1_REVIEW, Status.ROUND2_REVIEW)
-    extra: dict[str, Any] = {} if leased else {"lease_expires_at": None}
+    extra: dict[str, Any] = {} if target in LEASED_STATUSES else {"lease_expires_at": None}
     for start in range(0, len(ids), BULK_TRANSITION_CHUNK):
         chunk = ids[start : start + BULK_TRANSITION_CHUNK]
         if guards:
