@@ -227,20 +227,13 @@ def copies_reap(*, now: datetime) -> int:
     return expired.update(state=DoubleAnnotation.State.WAITING, lease_expires_at=None)
 
 
-def held_copy(*, copy_id: int, user: AbstractBaseUser, lock: bool = False) -> DoubleAnnotation | None:
-    """The second annotator's own copy while they refine it, or None (the first annotator and everyone else never
-    see it through the annotators' doors)."""
+def own_copy(*, copy_id: int, user: AbstractBaseUser, lock: bool = False) -> DoubleAnnotation:
+    """The second annotator's own copy while they refine it; anything else is not found (the first annotator and
+    everyone else never see it through the annotators' doors)."""
     copies = DoubleAnnotation.objects.select_related("project", "instance", "instance__context")
     if lock:
         copies = copies.select_for_update(of=("self",))
-    if not user.is_authenticated:
-        return None
-    return copies.filter(pk=copy_id, second_annotator_id=user.pk, state=DoubleAnnotation.State.IN_REFINEMENT).first()
-
-
-def own_copy(*, copy_id: int, user: AbstractBaseUser, lock: bool = False) -> DoubleAnnotation:
-    """`held_copy`, anything else not found."""
-    copy = held_copy(copy_id=copy_id, user=user, lock=lock)
+    copy = copies.filter(pk=copy_id, second_annotator_id=user.pk, state=DoubleAnnotation.State.IN_REFINEMENT).first()
     if copy is None:
         raise NotFound(f"No item {copy_id} in your work.")
     return copy
@@ -257,9 +250,7 @@ def _clean_copy(copy: DoubleAnnotation, fields: dict[str, Any]) -> dict[str, Any
     ):
         raise InvalidInput("That reasoning type is not in this project.", detail={"field": "reasoning_type_id"})
     if "relevant_table_ids" in cleaned:
-        ids = cleaned["relevant_table_ids"]
-        if not isinstance(ids, list) or not all(isinstance(i, int) and not isinstance(i, bool) for i in ids):
-            raise InvalidInput("relevant_table_ids must be a list of ids.", detail={"field": "relevant_table_ids"})
+        ids = cleaned["relevant_table_ids"]  # a list of ids (CopyFieldsSerializer, at both doors)
         if set(ids) - context_table_ids(copy.instance):
             raise InvalidInput(
                 "relevant_table_ids names tables outside this item's context.", detail={"field": "relevant_table_ids"}
