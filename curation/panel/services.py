@@ -32,7 +32,6 @@ def panel_candidates(*, user: AbstractBaseUser, project: Project) -> QuerySet[Mo
     return ModelEndpoint.objects.visible_to(user, project=project).order_by("name")
 
 
-@transaction.atomic
 def panel_of(*, user: AbstractBaseUser, project: Project) -> list[int]:
     """The ids of the endpoints on the project's panel (its managers only)."""
     require_role(user=user, project=project, roles=(Role.MANAGER,), action="see the panel")

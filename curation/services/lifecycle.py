@@ -491,7 +491,6 @@ def instance_claim(
     return row[0], row[1]
 
 
-@transaction.atomic
 def instance_create(
     *,
     project_id: int,
