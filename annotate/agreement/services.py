@@ -78,8 +78,6 @@ def agreement_configure(
 
 def is_drawn(*, seed: int, fraction: float, instance_id: int) -> bool:
     """The selection: one seeded draw per instance, so the same seed and fraction pick the same instances."""
-    if fraction <= 0:
-        return False
     return random.Random(f"{seed}:{instance_id}").random() < fraction
 
 
