@@ -225,13 +225,20 @@ def copies_reap(*, now: datetime) -> int:
     return expired.update(state=DoubleAnnotation.State.WAITING, lease_expires_at=None)
 
 
-def own_copy(*, copy_id: int, user: AbstractBaseUser, lock: bool = False) -> DoubleAnnotation:
-    """The second annotator's own copy while they refine it; anything else is not found (the first annotator and
-    everyone else never see it through the annotators' doors)."""
+def held_copy(*, copy_id: int, user: AbstractBaseUser, lock: bool = False) -> DoubleAnnotation | None:
+    """The second annotator's own copy while they refine it, or None (the first annotator and everyone else never
+    see it through the annotators' doors)."""
     copies = DoubleAnnotation.objects.select_related("project", "instance", "instance__context")
     if lock:
         copies = copies.select_for_update(of=("self",))
-    copy = copies.filter(pk=copy_id, second_annotator_id=user.pk, state=DoubleAnnotation.State.IN_REFINEMENT).first()
+    if not user.is_authenticated:
+        return None
+    return copies.filter(pk=copy_id, second_annotator_id=user.pk, state=DoubleAnnotation.State.IN_REFINEMENT).first()
+
+
+def own_copy(*, copy_id: int, user: AbstractBaseUser, lock: bool = False) -> DoubleAnnotation:
+    """`held_copy`, anything else not found."""
+    copy = held_copy(copy_id=copy_id, user=user, lock=lock)
     if copy is None:
         raise NotFound(f"No item {copy_id} in your work.")
     return copy

@@ -15,7 +15,6 @@ from annotate.agreement import services as agreement_services
 from annotate.agreement.api import AgreementSettingsSerializer, CopyFieldsSerializer, DoubleDecideApi, decide_choices
 from curation import selectors
 from curation.answer_types import ANSWER_TYPE_LABELS, ANSWER_TYPES, SCALE_FORM_CHOICES, scale_for_form, scale_of_form
-from curation.errors import NotFound
 from curation.page_errors import form_problems, service_attempt
 
 
@@ -35,11 +34,10 @@ def _copy_fields(request: HttpRequest) -> dict:
 def copy_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     """The second copy the queue served: the context and a form started from the draft; Save or Submit."""
     project = selectors.project_get(user=request.user, slug=slug)
-    try:
-        data = agreement_selectors.copy_shown(user=request.user, copy_id=pk)
-    except NotFound:
+    if agreement_services.held_copy(copy_id=pk, user=request.user) is None:
         # Handed in, passed on when its lease ran out, or never this person's: one answer for all, naming none.
         return render(request, "annotate/agreement/copy_gone.html", {"project": project, "copy_id": pk}, status=404)
+    data = agreement_selectors.copy_shown(user=request.user, copy_id=pk)
     if data["project"].pk != project.pk:
         raise Http404("No such item in this project.")
     if request.method == "POST":
