@@ -45,12 +45,11 @@ Hook = Callable[[Instance, str, str], None]
 _AFTER_TRANSITION: list[tuple[Hook, frozenset[str]]] = []
 
 
-def on_transition(hook: Hook, *, targets: Iterable[str]) -> Hook:
+def on_transition(hook: Hook, *, targets: Iterable[str]) -> None:
     """Register `hook` to run after every transition into one of `targets` (from an AppConfig.ready)."""
     entry = (hook, frozenset(targets))
     if entry not in _AFTER_TRANSITION:
         _AFTER_TRANSITION.append(entry)
-    return hook
 
 
 def _hooks_for(target: str) -> list[Hook]:
@@ -65,10 +64,9 @@ Rule = Callable[..., None]
 _RULES: dict[str, Rule] = {}
 
 
-def transition_rule(name: str, rule: Rule) -> Rule:
+def transition_rule(name: str, rule: Rule) -> None:
     """Register the implementation of a guard or effect named in the transition table (from an AppConfig.ready)."""
     _RULES[name] = rule
-    return rule
 
 
 def _rule(name: str, transition: Transition) -> Rule:
