@@ -21,9 +21,10 @@ from annotate.agreement.services import (
     second_fields,
 )
 from annotate.diffing import answer_text, word_diff
+from annotate.work.selectors import context_read
 from curation.answer_types import ANSWER_TYPE_LABELS, SCALE_LABELS
 from curation.errors import NotFound
-from curation.models import Instance, Project, ReasoningType, Table
+from curation.models import Context, Instance, Project, ReasoningType, Table
 from curation.selectors import roles_of
 from curation.services.projects import require_role
 from curation.states import Role
@@ -51,23 +52,14 @@ def copy_shown(*, user: AbstractBaseUser, copy_id: int) -> dict[str, Any]:
     """The second annotator's own copy with its context, as a draft looks: the context's paragraphs and tables,
     never the first annotator's fields, marks or comments."""
     copy = own_copy(copy_id=copy_id, user=user)
-    instance = copy.instance
-    context = instance.context
-    tables: list[Table] = []
-    paragraphs = []
-    if context is not None:
-        if context.kind == "short":
-            tables = sorted(context.tables.all(), key=lambda table: table.order)
-            paragraphs = [context.paragraph] if context.paragraph_id else []
-        else:
-            tables = list(context.paper.tables.all())
-            paragraphs = list(context.paper.paragraphs.all())
+    context = copy.instance.context
+    shown = context_read(copy.instance, own_only=context is not None and context.kind == Context.Kind.SHORT)
     return {
         "copy": copy,
         "project": copy.project,
         "paper_title": context.paper.title if context is not None else "",
-        "paragraphs": paragraphs,
-        "tables": tables,
+        "paragraphs": shown["context_paragraphs"],
+        "tables": shown["context_tables"],
         "reasoning_types": list(ReasoningType.objects.filter(project=copy.project).order_by("pk")),
         "problems": copy_problems(copy),
     }

@@ -23,7 +23,7 @@ from django.utils import timezone
 from annotate.agreement.models import AgreementSettings, DoubleAnnotation
 from annotate.work.queue import lease_deadline
 from annotate.work.workspace import problems_refuse, submission_problems
-from curation.errors import Conflict, InvalidInput, NotFound, NotPermitted, number_in_range
+from curation.errors import Conflict, InvalidInput, NotFound, NotPermitted
 from curation.members.selectors import is_qualified_annotator
 from curation.models import Instance, Project
 from curation.services.instances import (
@@ -64,13 +64,9 @@ def agreement_settings_of(project: Project) -> AgreementSettings:
 def agreement_configure(
     *, project: Project, actor: AbstractBaseUser, double_fraction: float | None = None, seed: int | None = None
 ) -> AgreementSettings:
-    """Set the share of drafts refined twice and the seed of the selection (managers only); all values are checked
-    before anything is saved."""
+    """Set the share of drafts refined twice and the seed of the selection (managers only; both doors check the
+    values with `AgreementSettingsSerializer`)."""
     require_role(user=actor, project=project, roles=(Role.MANAGER,), action="configure double annotation")
-    if double_fraction is not None:
-        number_in_range("double_fraction", double_fraction, 0.0, 1.0, label=DOUBLE_FRACTION_LABEL)
-    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED):
-        raise InvalidInput(f"seed must be a whole number from 0 to {MAX_SEED}.", detail={"field": "seed"})
     agreement, _ = AgreementSettings.objects.select_for_update().get_or_create(project=project)
     if double_fraction is not None:
         agreement.double_fraction = float(double_fraction)
@@ -82,8 +78,6 @@ def agreement_configure(
 
 def is_drawn(*, seed: int, fraction: float, instance_id: int) -> bool:
     """The selection: one seeded draw per instance, so the same seed and fraction pick the same instances."""
-    if fraction <= 0:
-        return False
     return random.Random(f"{seed}:{instance_id}").random() < fraction
 
 
@@ -261,9 +255,7 @@ def _clean_copy(copy: DoubleAnnotation, fields: dict[str, Any]) -> dict[str, Any
     ):
         raise InvalidInput("That reasoning type is not in this project.", detail={"field": "reasoning_type_id"})
     if "relevant_table_ids" in cleaned:
-        ids = cleaned["relevant_table_ids"]
-        if not isinstance(ids, list) or not all(isinstance(i, int) and not isinstance(i, bool) for i in ids):
-            raise InvalidInput("relevant_table_ids must be a list of ids.", detail={"field": "relevant_table_ids"})
+        ids = cleaned["relevant_table_ids"]  # a list of ids (CopyFieldsSerializer, at both doors)
         if set(ids) - context_table_ids(copy.instance):
             raise InvalidInput(
                 "relevant_table_ids names tables outside this item's context.", detail={"field": "relevant_table_ids"}

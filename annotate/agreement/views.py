@@ -12,7 +12,7 @@ from django.views.decorators.http import require_POST
 
 from annotate.agreement import selectors as agreement_selectors
 from annotate.agreement import services as agreement_services
-from annotate.agreement.api import CHOICES, AgreementSettingsSerializer, CopyFieldsSerializer, decide_choices
+from annotate.agreement.api import AgreementSettingsSerializer, CopyFieldsSerializer, DoubleDecideApi, decide_choices
 from curation import selectors
 from curation.answer_types import ANSWER_TYPE_LABELS, ANSWER_TYPES, SCALE_FORM_CHOICES, scale_for_form, scale_of_form
 from curation.page_errors import form_problems, service_attempt
@@ -76,22 +76,17 @@ def copy_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
 @login_required
 @require_POST
 def decide_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
-    """The round-one verifier keeps the first version, the second, or merges field by field."""
+    """The round-one verifier keeps the first version, the second, or merges field by field (the form's radios per
+    field are the API's `fields`; its input serializer checks them)."""
     selectors.project_get(user=request.user, slug=slug)
-    keep = request.POST.get("keep", "")
-    fields = {
-        name: request.POST[f"choice_{name}"]
-        for name in agreement_services.CHOSEN_FIELDS
-        if request.POST.get(f"choice_{name}") in CHOICES
-    }
-    try:
-        version = int(request.POST.get("expected_version", ""))
-    except ValueError:
-        messages.error(request, "The page is out of date; reload it and choose again.")
+    post = request.POST
+    fields = {name: post[f"choice_{name}"] for name in agreement_services.CHOSEN_FIELDS if f"choice_{name}" in post}
+    data = {"expected_version": post.get("expected_version"), "keep": post.get("keep"), "fields": fields}
+    payload = DoubleDecideApi.DecideInputSerializer(data=data)
+    if not payload.is_valid():
+        messages.error(request, form_problems(payload))
         return redirect("review", slug=slug, pk=pk)
-    if keep not in (*CHOICES, "merge"):
-        messages.error(request, "Choose: keep the first version, keep the second, or merge.")
-        return redirect("review", slug=slug, pk=pk)
+    keep, version = payload.validated_data["keep"], payload.validated_data["expected_version"]
     labels = {"first": "Kept the first version", "second": "Kept the second version", "merge": "Merged the versions"}
     service_attempt(
         request,

@@ -12,7 +12,6 @@ from curation.selectors import roles_of
 from curation.services.projects import require_role
 from curation.states import Role
 
-MAX_TEXT_LENGTH = 20_000
 # Who is told: the people doing the work (managers write the announcements and list them on the batches page).
 AUDIENCE = (Role.ANNOTATOR, Role.VERIFIER)
 
@@ -27,8 +26,6 @@ def announcement_post(
     text = (text or "").strip()
     if not text:
         raise InvalidInput("An announcement needs a text.", detail={"field": "text"})
-    if len(text) > MAX_TEXT_LENGTH:
-        raise InvalidInput(f"An announcement has at most {MAX_TEXT_LENGTH:,} characters.", detail={"field": "text"})
     batch = None
     if batch_id is not None:
         batch = Batch.objects.filter(project=project, pk=batch_id).first()

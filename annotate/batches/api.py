@@ -44,7 +44,7 @@ class FillSerializer(serializers.Serializer):
 
 
 class FillResultSerializer(serializers.Serializer):
-    batch = serializers.IntegerField()
+    batch = serializers.IntegerField(source="batch_id")
     per_paper = serializers.IntegerField(allow_null=True)
     seed = serializers.IntegerField()
     papers = serializers.IntegerField()
@@ -79,7 +79,7 @@ class BatchFillApi(APIView):
         selectors.batch_get(user=request.user, batch_id=pk)
         payload = valid_input(FillSerializer, request.data)
         sample = batch_flow.batch_fill_from_papers(batch_id=pk, actor=request.user, **payload)
-        return Response(sample.as_dict())
+        return Response(FillResultSerializer(sample).data)
 
 
 class GatingApi(APIView):

@@ -20,9 +20,8 @@ from curation.states import Role
 def unread_announcements(user: AbstractBaseUser, *, project: Project | None = None) -> list[dict[str, Any]]:
     """Announcements of the viewer's projects (as annotator or verifier) the viewer has not marked read, oldest
     first, each with its sanitised HTML and, when it is about a batch whose deadline still applies, that deadline:
-    the same rule as unread guidelines, shown by the same banner."""
-    if not getattr(user, "is_authenticated", False):
-        return []
+    the same rule as unread guidelines, shown by the same banner (for a signed-in viewer: the banner and the API
+    ask only for one)."""
     read = AnnouncementRead.objects.filter(user=user).values("announcement_id")
     unread = Announcement.objects.visible_to(user, AUDIENCE)
     if project is not None:

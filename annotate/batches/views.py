@@ -121,8 +121,7 @@ def batches_page(request: HttpRequest, slug: str) -> HttpResponse:
                     request, lambda: batch_flow.batch_assign(batch_id=batch_id, actor=request.user, **data)
                 )
                 if moved is not None:
-                    drafts = 0 if moved is True else int(moved)
-                    messages.success(request, _assigned_message(contexts=len(set(data["context_ids"])), drafts=drafts))
+                    messages.success(request, _assigned_message(contexts=len(set(data["context_ids"])), drafts=moved))
             else:
                 sample = service_attempt(
                     request, lambda: batch_flow.batch_fill_from_papers(batch_id=batch_id, actor=request.user, **data)

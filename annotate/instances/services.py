@@ -82,14 +82,10 @@ def instance_discard(*, instance_id: int, actor: AbstractBaseUser, expected_vers
     reason = reason.strip()
     if not reason:
         raise InvalidInput("Say why the instance is discarded.")
-    current = Instance.objects.filter(pk=instance_id).values("status").first()
-    if current is None:
-        raise NotFound(f"Instance {instance_id} does not exist.")
     return instance_transition(
         instance_id=instance_id,
         target=Status.DISCARDED,
         actor=actor,
-        expected_status=current["status"],
         expected_version=expected_version,
         reason=f"discarded: {reason}",
     )

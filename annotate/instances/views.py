@@ -118,17 +118,14 @@ def instance_browser(request: HttpRequest, slug: str) -> HttpResponse:
         user=request.user, project=project, selected_paper=int(paper) if paper.isdigit() and len(paper) < 12 else None
     )
     filters = instances_filtered(user=request.user, project=project, data=request.GET or None).offer(choices)
-    bulk_form = BulkForm(choices=choices, auto_id="bulk_%s")
-    paper_form = PaperBatchForm(choices=choices, auto_id="papers_%s")
+    posted = request.POST if request.method == "POST" else None
+    is_papers = "add_papers" in request.POST
+    bulk_form = BulkForm(None if is_papers else posted, choices=choices, auto_id="bulk_%s")
+    paper_form = PaperBatchForm(posted if is_papers else None, choices=choices, auto_id="papers_%s")
     here = f"{reverse('instances', args=[project.slug])}?{request.GET.urlencode()}"
-    if request.method == "POST":
+    if posted is not None:
         require_role(user=request.user, project=project, roles=(Role.MANAGER,), action="change instances in bulk")
-        is_papers = "add_papers" in request.POST
-        form = (
-            PaperBatchForm(request.POST, choices=choices, auto_id="papers_%s")
-            if is_papers
-            else BulkForm(request.POST, choices=choices, auto_id="bulk_%s")
-        )
+        form = paper_form if is_papers else bulk_form
         if form.is_valid():
             try:
                 if is_papers:
@@ -153,10 +150,6 @@ def instance_browser(request: HttpRequest, slug: str) -> HttpResponse:
             else:
                 messages.success(request, done)
                 return redirect(here)
-        if is_papers:
-            paper_form = form
-        else:
-            bulk_form = form
     # Filters that do not hold (a value out of range) filter nothing, and the form says why.
     rows = filters.qs if filters.is_valid() else filters.queryset
     page = CappedPaginator(rows, PAGE_SIZE).get_page(request.GET.get("page"))

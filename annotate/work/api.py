@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from django.urls import reverse
-from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -15,7 +14,6 @@ from annotate.work import selectors as work_selectors
 from curation import selectors
 from curation.answer_types import ANSWER_TYPES, SCALES
 from curation.api_inputs import valid_input
-from curation.errors import InvalidInput
 from curation.models import Instance
 from curation.serializers import InstanceSerializer, ParagraphSerializer, TableSerializer
 from curation.toolkit.answer_form import answer_form
@@ -137,12 +135,6 @@ def _suggestions(problems: list[dict], form: str, suggested: dict) -> dict:
     }
 
 
-def _save_result(instance) -> dict:
-    suggested = workspace.suggested_answer_kind(instance)
-    problems = workspace.submission_problems(instance)
-    return {"instance": _shown(instance), **_suggestions(problems, answer_form(instance.answer), suggested)}
-
-
 class AutosaveApi(APIView):
     @extend_schema(request=AutosaveSerializer, responses=SaveResultSerializer)
     def post(self, request: Request, pk: int) -> Response:
@@ -153,7 +145,11 @@ class AutosaveApi(APIView):
         instance = workspace.workspace_autosave(
             instance_id=pk, user=request.user, expected_version=expected_version, fields=fields, note=note
         )
-        return Response(_save_result(instance))
+        suggested = workspace.suggested_answer_kind(instance)
+        problems = workspace.submission_problems(instance)
+        return Response(
+            {"instance": _shown(instance), **_suggestions(problems, answer_form(instance.answer), suggested)}
+        )
 
 
 class SubmitApi(APIView):
@@ -211,7 +207,8 @@ class WorkspaceSerializer(SuggestionsSerializer):
     excluded_paragraph_ids = serializers.ListField(child=serializers.IntegerField())
 
 
-PAGE_PARAMETER = OpenApiParameter("page", OpenApiTypes.INT, description="1 to the number of pages")
+class PageSerializer(serializers.Serializer):
+    page = serializers.IntegerField(default=1, help_text="1 to the number of pages")
 
 
 class PaperParagraphsSerializer(serializers.Serializer):
@@ -222,13 +219,10 @@ class PaperParagraphsSerializer(serializers.Serializer):
 
 
 class InstancePaperApi(APIView):
-    @extend_schema(responses=PaperParagraphsSerializer, parameters=[PAGE_PARAMETER])
+    @extend_schema(responses=PaperParagraphsSerializer, parameters=[PageSerializer])
     def get(self, request: Request, pk: int) -> Response:
         """The paragraphs of the held instance's paper, a page at a time (`?page=N`), for its holder."""
-        try:
-            number = int(request.query_params.get("page", "1"))
-        except ValueError as error:
-            raise InvalidInput("page is a whole number") from error
+        number = valid_input(PageSerializer, request.query_params)["page"]
         data = work_selectors.paper_paragraphs_page(user=request.user, instance_id=pk, page=number)
         return Response({**data, "paragraphs": ParagraphSerializer(data["paragraphs"], many=True).data})
 

@@ -41,18 +41,16 @@ class Claim:
 
 
 # Work served before a fresh draft by a package above the queue (double annotation's second copies), registered
-# from AnnotateConfig.ready as (server, pending): `pending(user)` is an expression over the project row (OuterRef
-# "pk") saying whether the server may have something for this user, asked inside the queue's first look so that
-# "Next" stays one query plus the claim when nothing is pending; `server(project_id=…, user=…)` then returns what
-# it served (copy_id, lease_expires_at, how) or None. The queue stays below it, so the package may use the
-# workspace's rules.
-_SERVED_BEFORE_DRAFTS: list[tuple[Callable[..., Any], Callable[[AbstractBaseUser], Any]]] = []
+# from AnnotateConfig.ready: `pending(user)` is an expression over the project row (OuterRef "pk") saying whether
+# the server may have something for this user, asked inside the queue's first look so that "Next" stays one query
+# plus the claim when nothing is pending; `server(project_id=…, user=…)` then returns what it served (copy_id,
+# lease_expires_at, how) or None. The queue stays below it, so the package may use the workspace's rules.
+_SERVED_FIRST: dict[str, Callable[..., Any]] = {}
 
 
 def serve_before_drafts(server: Callable[..., Any], *, pending: Callable[[AbstractBaseUser], Any]) -> None:
     """Register `server` to be asked before a fresh claim when `pending` holds (from an AppConfig.ready)."""
-    if (server, pending) not in _SERVED_BEFORE_DRAFTS:
-        _SERVED_BEFORE_DRAFTS.append((server, pending))
+    _SERVED_FIRST.update(server=server, pending=pending)
 
 
 def lease_deadline() -> datetime:
@@ -102,7 +100,7 @@ def queue_claim(*, project_slug: str, user: AbstractBaseUser) -> Claim | None:
     instead = _served_instead(look=look, user=user)
     if instead is not None:
         return instead
-    if look is not None and _something_first(look) and not look["is_busy"]:
+    if look is not None and look["pending"] and not look["is_busy"]:
         # A second copy was asked and had nothing for this user after all: a fresh draft then.
         claimed = _claim(project_slug=project_slug, user=user)
         if claimed is not None:
@@ -151,27 +149,17 @@ def _claim(*, project_slug: str, user: AbstractBaseUser, unless: tuple[str, dict
 
 def _look(*, project_slug: str, user: AbstractBaseUser) -> QuerySet[Project]:
     """What comes before a fresh claim, over the project row: whether the annotator is busy (holds an instance or
-    has work sent back), and each registered server's `pending` flag. `queue_claim` reads it when the claim claimed
+    has work sent back), and the registered server's `pending` flag. `queue_claim` reads it when the claim claimed
     nothing; `_something_first_sql` asks it inside the claim."""
     mine = Instance.objects.filter(project_id=OuterRef("pk"), author_id=user.pk)
-    pending = {f"pending_{index}": check(user) for index, (_, check) in enumerate(_SERVED_BEFORE_DRAFTS)}
     return (
         Project.objects.filter(slug=project_slug)
         .annotate(
             is_busy=Exists(mine.filter(status__in=(Status.IN_REFINEMENT, Status.CHANGES_REQUESTED))),
-            **pending,
+            pending=_SERVED_FIRST["pending"](user),
         )
-        .values("pk", "is_busy", *pending)
+        .values("pk", "is_busy", "pending")
     )
-
-
-def _comes_first() -> list[str]:
-    """The look's flags under which something may be served instead of a fresh draft (to someone not busy)."""
-    return [f"pending_{index}" for index in range(len(_SERVED_BEFORE_DRAFTS))]
-
-
-def _something_first(look: dict[str, Any]) -> bool:
-    return any(look[flag] for flag in _comes_first())
 
 
 # Placeholders the look is compiled with once (no user or project has them; the user id stays in the range of a
@@ -180,11 +168,11 @@ _ACTOR_PLACEHOLDER = -2_147_480_001
 _SLUG_PLACEHOLDER = "\x00the claimed project"
 
 
-_SOMETHING_FIRST = "EXISTS (SELECT 1 FROM ({look}) look WHERE {flags})"
+_SOMETHING_FIRST = "EXISTS (SELECT 1 FROM ({look}) look WHERE look.pending)"
 
 
 @functools.cache
-def _something_first_sql_for(vendor: str, servers: int) -> tuple[str, tuple[tuple[str, Any], ...]]:
+def _something_first_sql_for(vendor: str) -> tuple[str, tuple[tuple[str, Any], ...]]:
     placeholder_user = get_user_model()(pk=_ACTOR_PLACEHOLDER)
     sql, params = _look(project_slug=_SLUG_PLACEHOLDER, user=placeholder_user).query.sql_with_params()
     named: list[tuple[str, Any]] = []
@@ -200,30 +188,24 @@ def _something_first_sql_for(vendor: str, servers: int) -> tuple[str, tuple[tupl
     sql = re.sub(r"%%|%s", name, sql)
     if not {"actor", "slug"} <= {key for key, _ in named}:  # the look would not be about this user and project
         raise RuntimeError("The queue's look no longer compiles with its user and project as parameters.")
-    flags = " OR ".join(f"look.{flag}" for flag in _comes_first())
     fixed = tuple((key, value) for key, value in named if key.startswith("look_"))
-    return _SOMETHING_FIRST.format(look=sql, flags=flags), fixed
+    return _SOMETHING_FIRST.format(look=sql), fixed
 
 
 def _something_first_sql() -> tuple[str, dict[str, Any]]:
     """`_look`'s rule as an SQL condition for the claim (the claim claims nothing when it holds), compiled once per
     process: its text never changes between claims, so PostgreSQL keeps one prepared plan for the claim with it."""
-    sql, fixed = _something_first_sql_for(connection.vendor, len(_SERVED_BEFORE_DRAFTS))
+    sql, fixed = _something_first_sql_for(connection.vendor)
     return sql, dict(fixed)
 
 
 def _served_instead(*, look: dict[str, Any] | None, user: AbstractBaseUser) -> Claim | None:
     """Work a package above the queue serves in place of a fresh draft (a second copy, served first since its
     instance waits for it before round one), only when nothing is held or sent back."""
-    if look is None or look["is_busy"]:
+    if look is None or look["is_busy"] or not look["pending"]:
         return None
-    for index, (server, _) in enumerate(_SERVED_BEFORE_DRAFTS):
-        if not look[f"pending_{index}"]:
-            continue
-        served = server(project_id=look["pk"], user=user)
-        if served is not None:
-            return Claim(0, 1, served.lease_expires_at, how=served.how, copy_id=served.copy_id)
-    return None
+    served = _SERVED_FIRST["server"](project_id=look["pk"], user=user)
+    return None if served is None else Claim(0, 1, served.lease_expires_at, how=served.how, copy_id=served.copy_id)
 
 
 def _resume(*, instance_id: int, version: int, user: AbstractBaseUser) -> Claim:

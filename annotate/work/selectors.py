@@ -9,28 +9,12 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Count, Min, OuterRef, Prefetch, Q, Subquery, prefetch_related_objects
 
 from annotate.diffing import answer_text, word_diff
-from annotate.work.workspace import (
-    held,
-    marked_tables,
-    submission_problems,
-    suggested_answer_kind,
-)
+from annotate.work.workspace import held, instance_held, submission_problems, suggested_answer_kind
 from curation.answer_types import ANSWER_TYPE_LABELS, SCALE_FORM_CHOICES, scale_for_form
 from curation.errors import InvalidInput
 from curation.models import Context, Instance, Paragraph, Project, ReasoningType, Table
 from curation.states import Status
 from curation.toolkit.answer_form import answer_form
-
-
-def held_instance(*, user: AbstractBaseUser, instance_id: int) -> Instance:
-    """The instance, with what the pages read of it, if `user` holds it in refinement (`held`)."""
-    instance = (
-        Instance.objects.visible_to(user)
-        .select_related("project", "context", "context__paper", "context__paragraph", "reasoning_type")
-        .filter(pk=instance_id)
-        .first()
-    )
-    return held(instance, user=user, instance_id=instance_id)
 
 
 def draft_diffs(instance: Instance) -> dict[str, list[tuple[str, str]]]:
@@ -45,37 +29,11 @@ def draft_diffs(instance: Instance) -> dict[str, list[tuple[str, str]]]:
 
 def instance_context(instance: Instance) -> dict[str, Any]:
     """The instance's context as the review pages show it: every paragraph and table of its paper, and which of them
-    are the context's own (a short context's paragraph and tables; a long context is the whole paper).
-
-    A fixed number of queries whatever the paper's size (mentions are prefetched with the table numbers).
-    """
-    context = instance.context
-    paper = context.paper if context else None
-    tables: list[Table] = list(paper.tables.all()) if paper else []
-    paragraphs: list[Paragraph] = (
-        list(
-            paper.paragraphs.prefetch_related(Prefetch("mentioned_tables", queryset=Table.objects.only("id", "number")))
-        )
-        if paper
-        else []
-    )
-    marked = marked_tables(instance)
-    if context is not None and context.kind == "short":
-        table_ids = set(context.tables.values_list("id", flat=True))
-        paragraph_ids = {context.paragraph_id}
-    else:
-        table_ids = {t.pk for t in tables}
-        paragraph_ids = {p.pk for p in paragraphs}
-    return {
-        "paper": paper,
-        "context": context,
-        "context_tables": [t for t in tables if t.pk in table_ids],
-        "context_paragraphs": [p for p in paragraphs if p.pk in paragraph_ids],
-        "all_paragraphs": paragraphs,
-        "relevant_ids": marked["relevant"],
-        "excluded_table_ids": marked["excluded"],
-        "excluded_paragraph_ids": set(instance.excluded_paragraphs.values_list("id", flat=True)),
-    }
+    are the context's own (a short context's paragraph and tables; a long context is the whole paper), in a fixed
+    number of queries whatever the paper's size (`context_read`)."""
+    data = context_read(instance, own_only=False)
+    del data["tables"], data["context_table_ids"]
+    return {"paper": instance.context.paper if instance.context else None, **data}
 
 
 # Paragraphs of a paper per page of the workspace API's whole-paper reading.
@@ -85,8 +43,8 @@ PAPER_PAGE_SIZE = 100
 def paper_paragraphs_page(*, user: AbstractBaseUser, instance_id: int, page: int) -> dict[str, Any]:
     """One page of the paragraphs of a held instance's paper, in order (for its holder); a page past the end is
     refused, naming how many there are."""
-    instance = held_instance(user=user, instance_id=instance_id)
-    paper_id = instance.context.paper_id if instance.context else None
+    instance = instance_held(instance_id, user)
+    paper_id = instance.context.paper_id if instance.context_id else None
     paragraphs = Paragraph.objects.filter(paper_id=paper_id).order_by("order", "pk")
     count = paragraphs.count()
     pages = max(1, -(-count // PAPER_PAGE_SIZE))
@@ -130,9 +88,7 @@ def workspace_read(*, user: AbstractBaseUser, instance_id: int, whole_paper: boo
     count, the suggested answer kind and form, and what keeps it from being submitted), each kind of row read once,
     in a fixed number of queries whatever the paper's size: the instance with its joins (and, without `whole_paper`,
     the paper's paragraph count as a subquery); the usernames of the people it names besides its holder, if any;
-    its marks (relevant tables, excluded tables, excluded paragraphs: ids); the shown tables; the shown paragraphs'
-    mentions; the paragraphs that mention the suggestion's tables (`answer_kind_evidence`); with `whole_paper` or a
-    long context also the paper's paragraphs, and for a short context in the whole paper its tables' ids. The
+    what `context_read` reads; the paragraphs that mention the suggestion's tables (`answer_kind_evidence`). The
     suggestion reads its tables from those shown (a table it needs that is not shown is read apart)."""
     # The whole paper's paragraphs are read apart, so the context's own is joined only when it is all that shows.
     instances = Instance.objects.visible_to(user).select_related(
@@ -146,6 +102,24 @@ def workspace_read(*, user: AbstractBaseUser, instance_id: int, whole_paper: boo
     _name_people(instance, user)
     context = instance.context
     own_only = not whole_paper and context is not None and context.kind == Context.Kind.SHORT
+    data = context_read(instance, own_only=own_only)
+    tables, context_table_ids = data.pop("tables"), data.pop("context_table_ids")
+    marked = {"relevant": data["relevant_ids"], "excluded": data["excluded_table_ids"]}
+    return {
+        "instance": instance,
+        **data,
+        "paper_paragraph_count": (instance.paper_paragraphs or 0) if own_only else len(data["all_paragraphs"]),
+        "suggested_form": answer_form(instance.answer),  # SciTaT's short-form rule; "" while empty
+        "suggested": suggested_answer_kind(instance, _suggestion_tables(instance, tables, context_table_ids)),
+        "problems": submission_problems(instance, marked),
+    }
+
+
+def context_read(instance: Instance, *, own_only: bool) -> dict[str, Any]:
+    """The instance's marks (relevant tables, excluded tables, excluded paragraphs: ids) and its context's tables and
+    paragraphs with their mentions: a short context's own with `own_only`, else the whole paper's (and for a short
+    context its tables' ids). `tables` and `context_table_ids` are what was read, for the suggestion."""
+    context = instance.context
     numbers = Table.objects.only("id", "number").order_by(*IN_PAPER)  # what a paragraph shows of its mentions
     lookups: list[Any] = [
         # The serializer lists them in order; a relevant table is one of the context's, of its paper.
@@ -180,23 +154,16 @@ def workspace_read(*, user: AbstractBaseUser, instance_id: int, whole_paper: boo
             context_table_ids = [t.pk for t in tables]
     shown_table_ids = set(context_table_ids)
     paragraph_ids = {context.paragraph_id} if context is not None and context.kind == Context.Kind.SHORT else None
-    marked = {
-        "relevant": {t.pk for t in instance.relevant_tables.all()},
-        "excluded": {t.pk for t in instance.excluded_tables.all()},
-    }
     return {
-        "instance": instance,
         "context": context,
         "context_tables": [t for t in tables if t.pk in shown_table_ids],
         "context_paragraphs": [p for p in paragraphs if paragraph_ids is None or p.pk in paragraph_ids],
         "all_paragraphs": paragraphs,
-        "paper_paragraph_count": (instance.paper_paragraphs or 0) if own_only else len(paragraphs),
-        "relevant_ids": marked["relevant"],
-        "excluded_table_ids": marked["excluded"],
+        "relevant_ids": {t.pk for t in instance.relevant_tables.all()},
+        "excluded_table_ids": {t.pk for t in instance.excluded_tables.all()},
         "excluded_paragraph_ids": {p.pk for p in instance.excluded_paragraphs.all()},
-        "suggested_form": answer_form(instance.answer),  # SciTaT's short-form rule; "" while empty
-        "suggested": suggested_answer_kind(instance, _suggestion_tables(instance, tables, context_table_ids)),
-        "problems": submission_problems(instance, marked),
+        "tables": tables,
+        "context_table_ids": context_table_ids,
     }
 
 

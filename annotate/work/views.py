@@ -75,7 +75,7 @@ def workspace_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
 @login_required
 def workspace_diff(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     """The draft-versus-current panel (swapped in by htmx after each save)."""
-    instance = work_selectors.held_instance(user=request.user, instance_id=pk)
+    instance = workspace.instance_held(pk, request.user)
     return render(
         request, "annotate/work/_diff.html", {"instance": instance, "diffs": work_selectors.draft_diffs(instance)}
     )

@@ -15,7 +15,7 @@ from django.utils import timezone
 
 from curation.errors import Conflict, InvalidInput, NotFound
 from curation.models import Batch, Context, Instance, Paper, Project
-from curation.services.projects import require_role
+from curation.services.projects import batch_managed, require_role
 from curation.states import Role, Status
 from curation.webhooks.services import webhook_emit
 
@@ -32,23 +32,13 @@ def batch_create(*, project: Project, actor: AbstractBaseUser | None, name: str)
     return Batch.objects.create(project=project, name=name, order=0 if last is None else last + 1)
 
 
-def _managed_batch(batch_id: int, actor: AbstractBaseUser | None, action: str) -> Batch:
-    """The batch, once `actor` is known to manage its project (`actor=None` is an operator command)."""
-    batch = Batch.objects.select_related("project").filter(pk=batch_id).first()
-    if batch is None:
-        raise NotFound(f"Batch {batch_id} does not exist.")
-    if actor is not None:
-        require_role(user=actor, project=batch.project, roles=(Role.MANAGER,), action=action)
-    return batch
-
-
 @transaction.atomic
 def batch_deadline_set(
     *, batch_id: int, actor: AbstractBaseUser | None, deadline_at: datetime | None, now: datetime | None = None
 ) -> Batch:
     """Set (or clear, with None) a batch's deadline. Managers only (`actor=None` is an operator command); a new
     deadline must be in the future and timezone-aware."""
-    batch = _managed_batch(batch_id, actor, "set batch deadlines")
+    batch = batch_managed(batch_id, actor, "set batch deadlines")
     if deadline_at is not None:
         if timezone.is_naive(deadline_at):
             message = "A deadline needs a time zone (e.g. 2027-01-15T17:00Z)."
@@ -63,9 +53,7 @@ def batch_deadline_set(
 @transaction.atomic
 def batch_open(*, batch_id: int, actor: AbstractBaseUser | None) -> Batch:
     """Open a planned batch for annotation (exactly once). Managers only."""
-    batch = Batch.objects.select_related("project").get(pk=batch_id)
-    if actor is not None:
-        require_role(user=actor, project=batch.project, roles=(Role.MANAGER,), action="open batches")
+    batch = batch_managed(batch_id, actor, "open batches")
     updated = Batch.objects.filter(pk=batch_id, state=Batch.State.PLANNED).update(
         state=Batch.State.OPEN, opened_at=timezone.now()
     )
@@ -179,7 +167,7 @@ def batch_assign(
 
     Only drafted instances move: work already under way stays in the batch it was handed out with.
     """
-    batch = _managed_batch(batch_id, actor, "fill batches")
+    batch = batch_managed(batch_id, actor, "fill batches")
     if batch.state == Batch.State.CLOSED:
         raise InvalidInput(f"Batch {batch.name!r} is closed; create a new batch.")
     instance_ids = list(instance_ids or [])
@@ -255,16 +243,9 @@ class BatchSample:
     context_ids: list[int]
     moved: int
 
-    def as_dict(self) -> dict[str, object]:
-        return {
-            "batch": self.batch_id,
-            "per_paper": self.per_paper,
-            "seed": self.seed,
-            "papers": self.papers,
-            "contexts": len(self.context_ids),
-            "context_ids": self.context_ids,
-            "moved": self.moved,
-        }
+    @property
+    def contexts(self) -> int:
+        return len(self.context_ids)
 
 
 @transaction.atomic
@@ -279,8 +260,8 @@ def batch_fill_from_papers(
     """Put short contexts without a batch into a batch: all of the named papers' (every paper's when none are
     named), or `per_paper` of each drawn with `seed` (SciTaT has about 1.1 questions per paper). Managers only;
     `actor=None` is an operator command. Their drafts move with them, as in `batch_assign`."""
-    batch = _managed_batch(batch_id, actor, "fill batches")
-    if per_paper is not None and (isinstance(per_paper, bool) or not isinstance(per_paper, int) or per_paper < 1):
+    batch = batch_managed(batch_id, actor, "fill batches")
+    if per_paper is not None and per_paper < 1:
         raise InvalidInput("Contexts per paper must be a whole number of at least 1 (leave it empty for all).")
     if batch.state == Batch.State.CLOSED:
         raise InvalidInput(f"Batch {batch.name!r} is closed; create a new batch.")

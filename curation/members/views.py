@@ -47,10 +47,6 @@ def with_article(role: str) -> str:
     return f"{'an' if role[:1] in 'aeiou' else 'a'} {role}"
 
 
-def _project(request: HttpRequest, slug: str) -> Project:
-    return selectors.project_get(user=request.user, slug=slug)
-
-
 @login_required
 def project_new(request: HttpRequest) -> HttpResponse:
     if not project_services.can_create_projects(request.user):
@@ -83,7 +79,7 @@ def _members_page(request: HttpRequest, project: Project, **forms_and_extras: ob
 
 @login_required
 def members(request: HttpRequest, slug: str) -> HttpResponse:
-    project = _project(request, slug)
+    project = selectors.project_get(user=request.user, slug=slug)
     if request.method != "POST":
         return _members_page(request, project)
     if "create" in request.POST:
@@ -117,7 +113,7 @@ def members(request: HttpRequest, slug: str) -> HttpResponse:
 @login_required
 @require_POST
 def member_role(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
-    project = _project(request, slug)
+    project = selectors.project_get(user=request.user, slug=slug)
     form = RoleForm(request.POST, prefix=f"m{pk}")
     if not form.is_valid():
         messages.error(request, "Choose a role.")
@@ -140,7 +136,7 @@ def member_role(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
 @login_required
 @require_POST
 def member_remove(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
-    project = _project(request, slug)
+    project = selectors.project_get(user=request.user, slug=slug)
     service_attempt(
         request,
         lambda: member_services.membership_remove(project=project, actor=request.user, membership_id=pk),

@@ -20,7 +20,7 @@ from curation.exports.statistics import k_of_n_label
 from curation.jobs import job_enqueue
 from curation.models import Batch, Instance, Project
 from curation.panel.models import PANEL_HELD, Calibration, PanelAnswer
-from curation.services.projects import require_role
+from curation.services.projects import batch_managed, require_role
 from curation.states import Role, Status
 
 PANEL_MAX = 8
@@ -32,7 +32,6 @@ def panel_candidates(*, user: AbstractBaseUser, project: Project) -> QuerySet[Mo
     return ModelEndpoint.objects.visible_to(user, project=project).order_by("name")
 
 
-@transaction.atomic
 def panel_of(*, user: AbstractBaseUser, project: Project) -> list[int]:
     """The ids of the endpoints on the project's panel (its managers only)."""
     require_role(user=user, project=project, roles=(Role.MANAGER,), action="see the panel")
@@ -66,10 +65,7 @@ def panel_set(*, project: Project, actor: AbstractBaseUser | None, endpoint_ids:
 
 def batch_panel_order_set(*, batch_id: int, actor: AbstractBaseUser, order: str) -> Batch:
     """How the batch's queue uses its k of n (`Batch.PanelOrder`)."""
-    batch = Batch.objects.select_related("project").filter(pk=batch_id).first()
-    if batch is None:
-        raise NotFound(f"No batch {batch_id}.")
-    require_role(user=actor, project=batch.project, roles=(Role.MANAGER,), action="set a batch's panel order")
+    batch = batch_managed(batch_id, actor, "set a batch's panel order")
     if order not in Batch.PanelOrder.values:
         choices = ", ".join(repr(value) for value in Batch.PanelOrder.values)
         raise InvalidInput(f"Panel order must be one of {choices}; got {order!r}.", detail={"field": "panel_order"})
@@ -81,12 +77,8 @@ def batch_panel_order_set(*, batch_id: int, actor: AbstractBaseUser, order: str)
 def calibration_request(*, batch_id: int, actor: AbstractBaseUser | None) -> Calibration:
     """Ask the panel to answer every instance of the batch (a job on the scoring queue). 409 while one of the batch
     is still waiting or running; refused without a panel or without an instance to answer."""
-    batch = Batch.objects.select_related("project").filter(pk=batch_id).first()
-    if batch is None:
-        raise NotFound(f"No batch {batch_id}.")
+    batch = batch_managed(batch_id, actor, "calibrate a batch")
     project = batch.project
-    if actor is not None:
-        require_role(user=actor, project=project, roles=(Role.MANAGER,), action="calibrate a batch")
     panel = list(project.panel.all())
     if not panel:
         raise InvalidInput(

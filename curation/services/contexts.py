@@ -47,8 +47,6 @@ def leaf_reasoning_types(project: Project) -> list[ReasoningType]:
 
 def apportion(total: int, weights: list[float]) -> list[int]:
     """Largest-remainder (Hamilton) apportionment of `total` items over `weights`; ties go to the earlier weight."""
-    if total < 0:
-        raise ValueError("total must not be negative")
     positive = sum(weight for weight in weights if weight > 0)
     if total == 0 or positive <= 0:
         return [0] * len(weights)

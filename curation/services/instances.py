@@ -139,9 +139,8 @@ def context_table_ids(instance: Instance) -> set[int]:
     """Tables an instance's context offers: the linked tables (short) or all of the paper's (long)."""
     if not instance.context_id:
         return set()
-    if instance.context.kind == "long":
-        return set(instance.context.paper.tables.values_list("id", flat=True))
-    return set(instance.context.tables.values_list("id", flat=True))
+    tables = instance.context.paper.tables if instance.context.kind == "long" else instance.context.tables
+    return set(tables.values_list("id", flat=True))
 
 
 def context_paragraph_ids(instance: Instance) -> set[int]:
@@ -198,17 +197,16 @@ def instance_revision_restore(
 ) -> Instance:
     """Undo: write an earlier revision's fields back as a new revision ("restore"), by whoever may edit the instance
     now and version-checked like every edit (a stale version is a Conflict: 409)."""
-    number = revision
-    restored = InstanceRevision.objects.filter(instance_id=instance_id, number=number).first()
+    restored = InstanceRevision.objects.filter(instance_id=instance_id, number=revision).first()
     if restored is None:
-        raise NotFound(f"Instance {instance_id} has no revision {number}.")
+        raise NotFound(f"Instance {instance_id} has no revision {revision}.")
     return instance_edit(
         instance_id=instance_id,
         actor=actor,
         expected_version=expected_version,
         fields=revision_restorable(restored),
         kind="restore",
-        note=f"restored revision {number}",
+        note=f"restored revision {revision}",
     )
 
 
@@ -234,7 +232,6 @@ def edit_apply(
 ) -> Instance:
     """Write `fields` (validated) made on `expected_version` as a new version and revision; the caller has checked
     that `actor` may edit the instance now."""
-    instance_id = instance.pk
     if expected_version != instance.version:
         raise Conflict(
             "This instance was changed elsewhere; reload it (your text is kept) and apply your edit again.",
@@ -242,7 +239,7 @@ def edit_apply(
         )
     cleaned = _clean(fields, instance)
     relations = {_RELATION_FIELDS[name]: cleaned.pop(name) for name in list(cleaned) if name in _RELATION_FIELDS}
-    updated = Instance.objects.filter(pk=instance_id, version=expected_version, status=instance.status).update(
+    updated = Instance.objects.filter(pk=instance.pk, version=expected_version, status=instance.status).update(
         version=F("version") + 1, updated_at=timezone.now(), **cleaned
     )
     if updated != 1:

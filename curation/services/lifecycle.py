@@ -22,6 +22,7 @@ from curation.services.instances import revision_record
 from curation.states import (
     ANYONE,
     AUTHOR,
+    LEASED_STATUSES,
     NOT_AUTHOR,
     NOT_RESUMED,
     ROUND1_VERIFIER,
@@ -44,12 +45,11 @@ Hook = Callable[[Instance, str, str], None]
 _AFTER_TRANSITION: list[tuple[Hook, frozenset[str]]] = []
 
 
-def on_transition(hook: Hook, *, targets: Iterable[str]) -> Hook:
+def on_transition(hook: Hook, *, targets: Iterable[str]) -> None:
     """Register `hook` to run after every transition into one of `targets` (from an AppConfig.ready)."""
     entry = (hook, frozenset(targets))
     if entry not in _AFTER_TRANSITION:
         _AFTER_TRANSITION.append(entry)
-    return hook
 
 
 def _hooks_for(target: str) -> list[Hook]:
@@ -64,10 +64,9 @@ Rule = Callable[..., None]
 _RULES: dict[str, Rule] = {}
 
 
-def transition_rule(name: str, rule: Rule) -> Rule:
+def transition_rule(name: str, rule: Rule) -> None:
     """Register the implementation of a guard or effect named in the transition table (from an AppConfig.ready)."""
     _RULES[name] = rule
-    return rule
 
 
 def _rule(name: str, transition: Transition) -> Rule:
@@ -214,7 +213,7 @@ def instance_transition(
             extra.setdefault("assigned_to_id", None)
     if target == Status.SUBMITTED and source == Status.ROUND1_REVIEW:
         extra.setdefault("round1_verifier_id", None)  # a review left undecided goes back to the whole pile
-    if target not in (Status.IN_REFINEMENT, Status.ROUND1_REVIEW, Status.ROUND2_REVIEW):
+    if target not in LEASED_STATUSES:
         extra.setdefault("lease_expires_at", None)
 
     updated = Instance.objects.filter(pk=instance_id, status=source, version=version).update(
@@ -490,7 +489,6 @@ def instance_claim(
     return row[0], row[1]
 
 
-@transaction.atomic
 def instance_create(
     *,
     project_id: int,
@@ -572,8 +570,7 @@ def instances_transition_bulk(
     guards = [_rule(name, transition) for name in transition.guards]
     effects = [_rule(name, transition) for name in transition.effects]
     hooks = _hooks_for(target)
-    leased = target in (Status.IN_REFINEMENT, Status.ROUND1_REVIEW, Status.ROUND2_REVIEW)
-    extra: dict[str, Any] = {} if leased else {"lease_expires_at": None}
+    extra: dict[str, Any] = {} if target in LEASED_STATUSES else {"lease_expires_at": None}
     for start in range(0, len(ids), BULK_TRANSITION_CHUNK):
         chunk = ids[start : start + BULK_TRANSITION_CHUNK]
         if guards:

@@ -8,8 +8,8 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
-from curation.errors import InvalidInput, NotPermitted
-from curation.models import Membership, Project, ReasoningType
+from curation.errors import InvalidInput, NotFound, NotPermitted
+from curation.models import Batch, Membership, Project, ReasoningType
 from curation.services.unique import create_unique
 from curation.states import Role
 from curation.taxonomy import seed_taxonomy
@@ -20,6 +20,16 @@ def require_role(*, user: AbstractBaseUser, project: Project, roles: tuple[str, 
     """Raise NotPermitted unless `user` holds one of `roles` in `project` (an operator counts as a manager)."""
     if not roles_in(user=user, project_id=project.pk) & {str(role) for role in roles}:
         raise NotPermitted(f"Only a {' or '.join(roles)} of this project may {action}.")
+
+
+def batch_managed(batch_id: int, actor: AbstractBaseUser | None, action: str) -> Batch:
+    """The batch, once `actor` is known to manage its project (`actor=None` is an operator command)."""
+    batch = Batch.objects.select_related("project").filter(pk=batch_id).first()
+    if batch is None:
+        raise NotFound(f"Batch {batch_id} does not exist.")
+    if actor is not None:
+        require_role(user=actor, project=batch.project, roles=(Role.MANAGER,), action=action)
+    return batch
 
 
 @transaction.atomic

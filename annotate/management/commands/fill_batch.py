@@ -6,6 +6,7 @@ from typing import Any
 
 from django.core.management.base import CommandParser
 
+from annotate.batches.api import FillResultSerializer
 from curation.batches.services import batch_fill_from_papers
 from curation.management.base import ReportCommand
 from curation.management.lookup import batch_named, project_named
@@ -33,7 +34,7 @@ class Command(ReportCommand):
             seed=options["seed"],
             paper_ids=options["paper"] or None,
         )
-        return {**sample.as_dict(), "name": batch.name}
+        return {**FillResultSerializer(sample).data, "name": batch.name}
 
     def lines(self, sample: dict[str, Any], options: dict[str, Any]) -> Any:
         each = "all" if sample["per_paper"] is None else f"{sample['per_paper']} per paper"

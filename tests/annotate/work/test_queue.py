@@ -622,3 +622,20 @@ def test_the_claim_is_prepared_on_its_connection_and_nothing_else_is(personas, p
     assert len(prepared) == 1, prepared
     assert "UPDATE" in prepared[0].upper() and "curation_instance" in prepared[0]
     assert connection.connection.prepare_threshold is None  # off again once the claim has run
+
+
+def test_the_done_list_says_discarded_of_a_discarded_instance(personas, project, drafts, client):
+    from annotate.instances.services import instance_discard
+    from tests.annotate.review.helpers import submit
+
+    annotator = personas["annotator"]
+    kept, dropped = submit(project, annotator), submit(project, annotator)
+    instance_discard(instance_id=dropped.pk, actor=personas["manager"], expected_version=dropped.version, reason="dup")
+
+    client.force_login(annotator)
+    rows = {
+        row.split("</td>")[0]: row
+        for row in client.get(f"/p/{project.slug}/work/").content.decode().split("<tr><td>")[1:]
+    }
+    assert "Handed in" in rows[str(kept.pk)] and "Discarded" not in rows[str(kept.pk)]
+    assert "Discarded" in rows[str(dropped.pk)] and "Handed in" not in rows[str(dropped.pk)]
