@@ -5,17 +5,14 @@ from __future__ import annotations
 from django.contrib import admin
 
 from annotate import models
+from curation.admin import UnchangeableAdmin
 
-
-@admin.register(models.QualificationAttempt)
-class QualificationAttemptAdmin(admin.ModelAdmin):
-    list_display = ["project", "user", "started_at", "submitted_at", "score", "passed"]
-    list_filter = ["project", "passed"]
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return False
-
-
+admin.site.register(
+    models.QualificationAttempt,
+    UnchangeableAdmin,
+    list_display=["project", "user", "started_at", "submitted_at", "score", "passed"],
+    list_filter=["project", "passed"],
+)
 admin.site.register(
     models.QualificationSettings,
     list_display=["project", "threshold", "size", "time_limit_minutes", "retry_delay_hours"],

@@ -14,15 +14,17 @@ class TableInline(admin.StackedInline):
     fields = ["order", "label", "caption", "env", "kind", "in_appendix"]
 
 
-@admin.register(models.TransitionEvent)
-class TransitionEventAdmin(admin.ModelAdmin):
-    list_display = ["instance", "actor", "from_status", "to_status", "created_at"]
-
+class UnchangeableAdmin(admin.ModelAdmin):
     def has_change_permission(self, request, obj=None) -> bool:
         return False
 
 
-# The rest are option-only admins (`register` builds each ModelAdmin from its options).
+# Option-only admins: `register` builds each ModelAdmin from its options.
+admin.site.register(
+    models.TransitionEvent,
+    UnchangeableAdmin,
+    list_display=["instance", "actor", "from_status", "to_status", "created_at"],
+)
 admin.site.register(
     models.Project, list_display=["name", "slug", "gating", "created_at"], prepopulated_fields={"slug": ["name"]}
 )
