@@ -6,27 +6,51 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, Literal
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from tqdm import tqdm
 
 from curation.errors import DomainError
+from curation.management.lookup import project_named, release_keyed, release_named
+from curation.models import Project
+from curation.releases.models import Release
 
 
 class ReportCommand(BaseCommand):
     """A command declares its own options (`add_options`), computes its result (`report`) and says it as text
     (`lines`); `refusal` names a failure to exit with once the result is printed (a run that failed, inputs
-    rejected)."""
+    rejected). `takes_project` adds `--project SLUG`, found as `self.project` before `report` runs, and
+    `takes_release` with it the project's release as `self.release`: named by `--release` (`release_keyed`) or by
+    a NAME with `--release-version` (`release_named`). `shows_progress` adds `--no-progress` for `progress_bar`."""
 
     json_help = "print the result as one JSON object"
     json_indent: int | None = None
+    takes_project = False
+    takes_release: Literal["", "--release", "NAME"] = ""
+    shows_progress = False
+    project: Project
+    release: Release
 
     def add_arguments(self, parser: CommandParser) -> None:
+        if self.takes_project:
+            parser.add_argument("--project", required=True, help="project slug")
+        if self.takes_release == "--release":
+            parser.add_argument("--release", required=True, help="release name (latest version), name-vN, or id")
+        elif self.takes_release == "NAME":
+            parser.add_argument("name")
+            parser.add_argument("--release-version", type=int, default=None, help="default: the latest")
         self.add_options(parser)
+        if self.shows_progress:
+            parser.add_argument("--no-progress", action="store_true", help="no progress bar")
         parser.add_argument("--json", action="store_true", help=self.json_help)
 
     def add_options(self, parser: CommandParser) -> None:
         """The command's own arguments (`--json` is added after them)."""
+
+    def progress_bar(self, options: dict[str, Any], *, disable: bool = False, **kwargs: Any) -> tqdm:
+        """A tqdm bar on stderr, off with `--no-progress` or `--json`."""
+        return tqdm(disable=disable or options["no_progress"] or options["json"], **kwargs)
 
     def report(self, options: dict[str, Any]) -> Any:
         """Do the command's work and return its result (JSON-serialisable; dates and other objects print as str)."""
@@ -42,6 +66,12 @@ class ReportCommand(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         try:
+            if self.takes_project:
+                self.project = project_named(options["project"])
+            if self.takes_release == "--release":
+                self.release = release_keyed(self.project, options["release"])
+            elif self.takes_release == "NAME":
+                self.release = release_named(self.project, options["name"], options["release_version"])
             result = self.report(options)
         except DomainError as error:
             raise CommandError(error.message) from error

@@ -3,24 +3,22 @@
 from __future__ import annotations
 
 from curation.management.base import ReportCommand
-from curation.management.lookup import project_named
 from curation.releases.models import NearDuplicate
 from curation.releases.near_duplicates import near_duplicates_check
 
 
 class Command(ReportCommand):
+    takes_project = True
     help = (
         "Compare a project's validated questions with each other, its earlier releases and every imported benchmark "
         "on this site; store and print the near-duplicates found (a manager withholds them on the releases page)."
     )
 
     def add_options(self, parser) -> None:
-        parser.add_argument("--project", required=True, help="project slug")
         parser.add_argument("--threshold", type=float, default=None, help="question similarity 0.5-1 (default: last)")
 
     def report(self, options):
-        project = project_named(options["project"])
-        check = near_duplicates_check(project=project, actor=None, threshold=options["threshold"])
+        check = near_duplicates_check(project=self.project, actor=None, threshold=options["threshold"])
         found = [
             {
                 "instance": f.instance_id,
@@ -30,7 +28,7 @@ class Command(ReportCommand):
                 "similarity": f.similarity,
                 "withheld": f.is_withheld,
             }
-            for f in NearDuplicate.objects.filter(project=project)
+            for f in NearDuplicate.objects.filter(project=self.project)
         ]
         return {"threshold": check.threshold, "seconds": check.seconds, **check.compared, "near_duplicates": found}
 

@@ -4,19 +4,20 @@ a progress bar."""
 
 from __future__ import annotations
 
-from tqdm import tqdm
-
 from curation.management.base import ReportCommand
-from curation.management.lookup import project_named
 from curation.releases.services.cut import ALL_BATCHES, cut_batch_ids, release_cut
+
+# The options passed to `release_cut` as they are.
+CUT_OPTIONS = "description changelog license citation split_seed include_withheld".split()
 
 
 class Command(ReportCommand):
+    takes_project = True
+    shows_progress = True
     help = "Cut a release (a new version of NAME) from the validated instances of the project's batches."
 
     def add_options(self, parser) -> None:
         parser.add_argument("name", help="the release's name, without a version (cuts are numbered v1, v2, …)")
-        parser.add_argument("--project", required=True, help="project slug")
         parser.add_argument(
             "--batches",
             default=ALL_BATCHES,
@@ -26,31 +27,23 @@ class Command(ReportCommand):
         parser.add_argument("--changelog", default="")
         parser.add_argument("--license", default="")
         parser.add_argument("--citation", default="")
-        parser.add_argument("--split-seed", dest="split_seed", type=int, default=None, help="train/dev/test by paper")
+        parser.add_argument("--split-seed", type=int, default=None, help="train/dev/test by paper")
         parser.add_argument(
             "--include-withheld",
             action="store_true",
             help="also release what cuts withhold (the qualification exam's gold pool): its answers become public",
         )
-        parser.add_argument("--no-progress", action="store_true")
 
     def report(self, options):
-        project = project_named(options["project"])
-        quiet = options["no_progress"] or options["json"]
-        batch_ids = cut_batch_ids(project=project, batch_ids=[], batches=options["batches"])
-        with tqdm(desc=f"cut {options['name']}", unit="item", disable=quiet) as bar:
+        batch_ids = cut_batch_ids(project=self.project, batch_ids=[], batches=options["batches"])
+        with self.progress_bar(options, desc=f"cut {options['name']}", unit="item") as bar:
             release = release_cut(
-                project=project,
+                project=self.project,
                 actor=None,
                 name=options["name"],
                 batch_ids=batch_ids,
-                description=options["description"],
-                changelog=options["changelog"],
-                license=options["license"],
-                citation=options["citation"],
-                split_seed=options["split_seed"],
-                include_withheld=options["include_withheld"],
                 progress=bar.update,
+                **{key: options[key] for key in CUT_OPTIONS},
             )
         return {
             "release": release.label,

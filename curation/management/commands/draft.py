@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import sys
 import time
 from typing import Any
 
 from django.core.management.base import CommandError, CommandParser
-from tqdm import tqdm
 
 from curation.drafting.endpoints import endpoint_preferred
 from curation.drafting.models import DraftingItem, DraftingRun
@@ -15,14 +13,15 @@ from curation.drafting.services import items as item_services
 from curation.drafting.services import runs as run_services
 from curation.endpoints.models import ModelEndpoint
 from curation.management.base import ReportCommand
-from curation.management.lookup import batch_named, project_named
+from curation.management.lookup import batch_named
 
 
 class Command(ReportCommand):
+    takes_project = True
+    shows_progress = True
     help = "Draft questions for a batch: --kind llm (an endpoint) or template (answers computed by tool programs)."
 
     def add_options(self, parser: CommandParser) -> None:
-        parser.add_argument("--project", required=True, help="project slug")
         parser.add_argument("--batch", required=True, help="batch id or name")
         parser.add_argument("--kind", required=True, choices=DraftingRun.Kind.values)
         parser.add_argument(
@@ -38,14 +37,12 @@ class Command(ReportCommand):
         mode = parser.add_mutually_exclusive_group()
         mode.add_argument("--wait", action="store_true", help="queue for the workers and wait, with progress")
         mode.add_argument("--no-wait", action="store_true", help="queue for the workers and return at once")
-        parser.add_argument("--no-progress", action="store_true")
 
     def report(self, options: dict[str, Any]) -> dict[str, Any]:
-        project = project_named(options["project"])
-        batch = batch_named(project, options["batch"])
+        batch = batch_named(self.project, options["batch"])
         endpoint = None
         if options["kind"] == "llm":
-            usable = ModelEndpoint.objects.usable_in(project)
+            usable = ModelEndpoint.objects.usable_in(self.project)
             endpoint = (
                 usable.filter(name=options["endpoint"]).first() if options["endpoint"] else endpoint_preferred(usable)
             )
@@ -54,7 +51,7 @@ class Command(ReportCommand):
                 raise CommandError(f"no endpoint {options['endpoint'] or '(default)'!r}; known: {names}")
         params = {"max_tokens": options["max_tokens"]} if options["max_tokens"] else {}
         run = run_services.run_create(
-            project=project, actor=None, kind=options["kind"], batch=batch, endpoint=endpoint,
+            project=self.project, actor=None, kind=options["kind"], batch=batch, endpoint=endpoint,
             generation_params=params,
             options={
                 "per_template": options["per_template"], "seed": options["seed"], "redraft": options["redraft"],
@@ -62,8 +59,9 @@ class Command(ReportCommand):
             },
         )  # fmt: skip
         todo = run.items.exclude(status=DraftingItem.Status.SKIPPED).count()
-        bar = tqdm(total=todo, desc=f"draft run {run.pk}", unit="context", file=sys.stderr,
-                   disable=options["no_progress"] or options["no_wait"])  # fmt: skip
+        bar = self.progress_bar(
+            options, total=todo, desc=f"draft run {run.pk}", unit="context", disable=options["no_wait"]
+        )
         if options["wait"] or options["no_wait"]:
             run_services.run_start(run_id=run.pk, actor=None)
             while options["wait"]:

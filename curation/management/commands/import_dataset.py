@@ -5,28 +5,25 @@ from __future__ import annotations
 from pathlib import Path
 
 from django.core.management.base import CommandError
-from tqdm import tqdm
 
 from curation.datasets.formats import FORMATS
 from curation.datasets.services import dataset_import
 from curation.errors import DomainError
 from curation.management.base import ReportCommand
-from curation.management.lookup import project_named
 
 
 class Command(ReportCommand):
+    takes_project = True
+    shows_progress = True
     help = "Import a TAT-QA, TAT-DQA, FinQA or SciTaT file as validated instances (and a release with --as-release)."
 
     def add_options(self, parser) -> None:
         parser.add_argument("file", type=Path)
         parser.add_argument("--format", required=True, choices=FORMATS)
-        parser.add_argument("--project", required=True, help="project slug")
         parser.add_argument("--as-release", default="", help="also cut a release of this name from the import")
-        parser.add_argument("--no-progress", action="store_true", help="no progress bar")
 
     def report(self, options):
         path: Path = options["file"]
-        project = project_named(options["project"])
         try:
             content = path.read_bytes()
         except OSError as error:
@@ -34,10 +31,10 @@ class Command(ReportCommand):
         # The SOURCE.md next to a shared data file carries its license and attribution: keep it for the cards.
         source_md = path.parent / "SOURCE.md"
         extra = source_md.read_text(encoding="utf-8") if source_md.is_file() else ""
-        bar = tqdm(desc=f"import {path.name}", unit="q", disable=options["no_progress"] or options["json"])
+        bar = self.progress_bar(options, desc=f"import {path.name}", unit="q")
         try:
             result = dataset_import(
-                project=project,
+                project=self.project,
                 actor=None,
                 format=options["format"],
                 source_name=path.name,

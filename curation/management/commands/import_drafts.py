@@ -9,21 +9,19 @@ from django.core.management.base import CommandError
 from curation.errors import DomainError
 from curation.exchange.draft_import import drafts_import
 from curation.management.base import ReportCommand
-from curation.management.lookup import project_named
 
 
 class Command(ReportCommand):
+    takes_project = True
     help = "Import externally drafted questions (JSONL or CSV) as drafts to refine; the whole file or nothing."
 
     def add_options(self, parser) -> None:
         parser.add_argument("file", type=Path)
-        parser.add_argument("--project", required=True, help="project slug")
         parser.add_argument("--format", choices=["jsonl", "csv"], help="default: from the file's extension")
         parser.add_argument("--batch", type=int, help="batch id for every draft (default: each context's batch)")
 
     def report(self, options):
         path: Path = options["file"]
-        project = project_named(options["project"])
         file_format = options["format"] or path.suffix.lstrip(".").lower()
         try:
             content = path.read_bytes()
@@ -31,7 +29,7 @@ class Command(ReportCommand):
             raise CommandError(f"{path}: cannot read ({error.strerror or error})") from error
         try:
             created = drafts_import(
-                project=project,
+                project=self.project,
                 actor=None,
                 content=content,
                 file_format=file_format,

@@ -12,36 +12,34 @@ from tqdm import tqdm
 
 from curation.errors import DomainError
 from curation.management.base import ReportCommand
-from curation.management.lookup import batch_named, project_named
+from curation.management.lookup import batch_named
 from curation.papers.ingestion import paper_ingest_bounded
 from curation.papers.services import NEW_VERSION, IngestResult
 
 
 class Command(ReportCommand):
+    takes_project = True
+    shows_progress = True
     help = "Ingest .tex files, source folders or arXiv-style archives into a project (idempotent per source)."
 
     json_help = "print one JSON summary on stdout (else a line per source as it is read)"
     json_indent = 2
 
     def add_options(self, parser: CommandParser) -> None:
-        parser.add_argument("--project", required=True, help="project slug")
-        parser.add_argument("paths", nargs="+", help=".tex files, source folders or .tar.gz/.tgz/.zip/.gz archives")
+        parser.add_argument(
+            "paths", nargs="+", type=Path, help=".tex files, source folders or .tar.gz/.tgz/.zip/.gz archives"
+        )
         parser.add_argument("--batch", type=int, default=None, help="put the new contexts in this batch (id)")
-        parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
 
     def report(self, options: dict[str, Any]) -> dict[str, Any]:
-        project = project_named(options["project"])
-        batch = None
-        if options["batch"] is not None:
-            batch = batch_named(project, options["batch"])
+        batch = None if options["batch"] is None else batch_named(self.project, options["batch"])
         results: list[IngestResult] = []
         rejected: list[dict[str, str]] = []
-        paths = [Path(path) for path in options["paths"]]
-        bar = tqdm(paths, desc="ingest", unit="paper", file=sys.stderr, disable=options["no_progress"])
+        bar = self.progress_bar(options, iterable=options["paths"], desc="ingest", unit="paper")
         for path in bar:
             bar.set_postfix_str(path.name[:40])
             try:
-                result = paper_ingest_bounded(project=project, actor=None, path=path, batch=batch)
+                result = paper_ingest_bounded(project=self.project, actor=None, path=path, batch=batch)
             except DomainError as error:
                 rejected.append({"source_name": path.name, "reason": error.message})
                 if not options["json"]:
@@ -52,7 +50,7 @@ class Command(ReportCommand):
                 self._say(self._line(result))
         bar.close()
         return {
-            "project": project.slug,
+            "project": self.project.slug,
             "papers": [result.as_dict() for result in results],
             "rejected": rejected,
             "counts": {

@@ -11,10 +11,11 @@ from django.core.management.base import CommandError
 
 from curation.exports import write_export_zip
 from curation.management.base import ReportCommand
-from curation.management.commands.release_stats import release_by_name
 
 
 class Command(ReportCommand):
+    takes_project = True
+    takes_release = "NAME"
     help = (
         "Upload a release as a Hugging Face datasets folder (the `hf` export: Parquet per context setting and split, "
         "the dataset card with its configs, licence and attribution) to a dataset repository on the Hub, with the "
@@ -22,10 +23,7 @@ class Command(ReportCommand):
     )
 
     def add_options(self, parser) -> None:
-        parser.add_argument("name")
-        parser.add_argument("--project", required=True, help="project slug")
         parser.add_argument("--repo", required=True, help="the dataset repository, OWNER/NAME")
-        parser.add_argument("--release-version", dest="release_version", type=int, default=None)
         parser.add_argument("--private", action="store_true", help="create the repository private")
         parser.add_argument("--dry-run", action="store_true", help="build and list, upload nothing")
 
@@ -34,14 +32,13 @@ class Command(ReportCommand):
             raise CommandError(f"--repo must be OWNER/NAME, not {options['repo']!r}")
         if not options["dry_run"] and not settings.HF_TOKEN:
             raise CommandError("No Hugging Face token: set HF_TOKEN (a write token), or use --dry-run.")
-        release = release_by_name(project=options["project"], name=options["name"], version=options["release_version"])
         with tempfile.TemporaryDirectory() as tmp:
             folder = Path(tmp) / "folder"
-            write_export_zip(release, "hf", Path(tmp) / "hf.zip")
+            write_export_zip(self.release, "hf", Path(tmp) / "hf.zip")
             with zipfile.ZipFile(Path(tmp) / "hf.zip") as bundle:
                 bundle.extractall(folder)
             files = sorted(str(path.relative_to(folder)) for path in folder.rglob("*") if path.is_file())
-            result = {"release": release.label, "repo": options["repo"], "files": files, "uploaded": False}
+            result = {"release": self.release.label, "repo": options["repo"], "files": files, "uploaded": False}
             if not options["dry_run"]:
                 from huggingface_hub import HfApi
 
@@ -51,7 +48,7 @@ class Command(ReportCommand):
                     repo_id=options["repo"],
                     repo_type="dataset",
                     folder_path=str(folder),
-                    commit_message=f"{release.label} ({release.content_hash[:12]})",
+                    commit_message=f"{self.release.label} ({self.release.content_hash[:12]})",
                 )
                 result.update(uploaded=True, commit=str(commit))
         return result

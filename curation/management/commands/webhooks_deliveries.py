@@ -7,62 +7,49 @@ from typing import Any
 from django.core.management.base import CommandError, CommandParser
 
 from curation.management.base import ReportCommand
-from curation.management.lookup import project_named
 from curation.webhooks.models import WebhookDelivery
 
 
 class Command(ReportCommand):
+    takes_project = True
     help = "List a project's most recent webhook deliveries (state, attempts, last status); --json for one object each."
 
     json_help = "print a JSON list on stdout"
 
     def add_options(self, parser: CommandParser) -> None:
-        parser.add_argument("--project", required=True, help="project slug")
         parser.add_argument("--state", choices=WebhookDelivery.State.values, help="only deliveries in this state")
         parser.add_argument("--limit", type=int, default=50)
 
     def report(self, options: dict[str, Any]) -> list[dict[str, Any]]:
-        project = project_named(options["project"])
         if options["limit"] < 1:
             raise CommandError("--limit must be at least 1")
-        deliveries = WebhookDelivery.objects.filter(webhook__project=project).select_related("webhook")
+        deliveries = WebhookDelivery.objects.filter(webhook__project=self.project).select_related("webhook")
         if options["state"]:
             deliveries = deliveries.filter(state=options["state"])
-        rows = []
-        for delivery in deliveries.prefetch_related("attempt_rows").order_by("-created_at", "-id")[: options["limit"]]:
-            attempts = list(delivery.attempt_rows.all())
-            rows.append(
-                {
-                    "id": delivery.pk,
-                    "webhook": delivery.webhook_id,
-                    "url": delivery.webhook.url,
-                    "event": delivery.event,
-                    "state": delivery.state,
-                    "attempts": [
-                        {
-                            "number": a.number,
-                            "status_code": a.status_code,
-                            "duration_ms": a.duration_ms,
-                            "error": a.error,
-                        }
-                        for a in attempts
-                    ],
-                    "created_at": delivery.created_at.isoformat(),
-                    "error": delivery.error,
-                }
-            )
-        return rows
+        deliveries = deliveries.prefetch_related("attempt_rows").order_by("-created_at", "-id")[: options["limit"]]
+        return [
+            {
+                "id": delivery.pk,
+                "webhook": delivery.webhook_id,
+                "url": delivery.webhook.url,
+                "event": delivery.event,
+                "state": delivery.state,
+                "attempts": [
+                    {"number": a.number, "status_code": a.status_code, "duration_ms": a.duration_ms, "error": a.error}
+                    for a in delivery.attempt_rows.all()
+                ],
+                "created_at": delivery.created_at.isoformat(),
+                "error": delivery.error,
+            }
+            for delivery in deliveries
+        ]
 
     def lines(self, rows: list[dict[str, Any]], options: dict[str, Any]) -> Any:
         if not rows:
             yield f"no webhook deliveries in {options['project']}"
         for row in rows:
-            last = row["attempts"][-1] if row["attempts"] else None
-            answer = (
-                "not sent yet"
-                if last is None
-                else (f"HTTP {last['status_code']}" if last["status_code"] else last["error"])
-            )
+            last = row["attempts"][-1] if row["attempts"] else {"status_code": None, "error": "not sent yet"}
+            answer = f"HTTP {last['status_code']}" if last["status_code"] else last["error"]
             yield (
                 f"{row['id']:>6}  {row['event']:<22} {row['state']:<9} {len(row['attempts'])} attempt(s)  {answer}"
                 f"  → {row['url']}"

@@ -5,26 +5,24 @@ from __future__ import annotations
 from pathlib import Path
 
 from curation.management.base import ReportCommand
-from scoring.management.commands.score import project_release
 from scoring.runs.exports import release_harness_zip
 
 
 class Command(ReportCommand):
+    takes_project = True
+    takes_release = "--release"
     help = (
         "Export a release as Inspect AI and lm-evaluation-harness tasks: their samples per context setting and method "
         "(the prompts of the project's Direct and CoT), the Inspect task module, the lm-eval task configs, a README."
     )
 
     def add_options(self, parser) -> None:
-        parser.add_argument("--release", required=True, help="release name (latest version), name-vN, or id")
-        parser.add_argument("--project", required=True, help="project slug")
         parser.add_argument("--out", required=True, type=Path, help="the zip to write")
 
     def report(self, options):
-        _project, release = project_release(options)
         out: Path = options["out"]
         out.parent.mkdir(parents=True, exist_ok=True)
-        return {"release": release.label, "path": str(out), "samples": release_harness_zip(release, out)}
+        return {"release": self.release.label, "path": str(out), "samples": release_harness_zip(self.release, out)}
 
     def lines(self, result, options):
         counts = result["samples"]

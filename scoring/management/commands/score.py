@@ -6,14 +6,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from django.core.management.base import CommandError
-from tqdm import tqdm
-
-from curation.endpoints.models import ModelEndpoint
 from curation.management.base import ReportCommand
-from curation.management.lookup import project_named
-from curation.models import Project
-from curation.releases.models import Release
+from curation.management.lookup import endpoint_named
 from curation.toolkit.extraction import EXTRACTION_MODES
 from scoring.metrics.aggregate import interval_text
 from scoring.metrics.tatqa import SCALE_MODES
@@ -28,41 +22,15 @@ from scoring.runs.progress import BERTSCORE_MODELS
 RUN_OPTIONS = "method setting label few_shot tools max_turns scale_mode extraction bertscore limit chunk_size".split()
 
 
-def project_release(options: dict[str, Any]) -> tuple[Project, Release]:
-    """The project of `--project` (slug) and its release of `--release` (name, name-vN or id); CommandError names
-    what is missing. Every scoring command that reads a release finds it here."""
-    project, name = project_named(options["project"]), options["release"]
-    releases = Release.objects.filter(project=project)
-    if name.isdigit():
-        found = releases.filter(pk=int(name)).first()
-    elif "-v" in name and name.rsplit("-v", 1)[1].isdigit():
-        base, version = name.rsplit("-v", 1)
-        found = releases.filter(name=base, version=int(version)).first()
-    else:
-        found = releases.filter(name=name).order_by("-version").first()
-    if found is None:
-        raise CommandError(f"No release {name!r} in project {project.slug!r} (name, name-vN or id).")
-    return project, found
-
-
-def endpoint_named(project: Project, name: str) -> ModelEndpoint:
-    """The endpoint usable in the project with this name (or id); CommandError lists the known ones."""
-    endpoints = ModelEndpoint.objects.usable_in(project)
-    found = endpoints.filter(pk=int(name)).first() if name.isdigit() else endpoints.filter(name=name).first()
-    if found is None:
-        known = ", ".join(endpoints.values_list("name", flat=True)) or "none"
-        raise CommandError(f"No endpoint {name!r} for project {project.slug!r} (known: {known}).")
-    return found
-
-
 class Command(ReportCommand):
+    takes_project = True
+    takes_release = "--release"
+    shows_progress = True
     help = "Score a model endpoint on a release with a method; --wait follows the workers with a progress bar."
 
     json_help = "print the run and its results as one JSON object"
 
     def add_options(self, parser) -> None:
-        parser.add_argument("--release", required=True, help="release name (latest version), name-vN, or id")
-        parser.add_argument("--project", required=True, help="project slug")
         parser.add_argument("--endpoint", required=True, help="endpoint name or id")
         parser.add_argument("--method", required=True, choices=[m for m in ScoringRun.Method.values if m != "upload"])
         parser.add_argument("--setting", default="short", choices=ScoringRun.Setting.values)
@@ -83,24 +51,21 @@ class Command(ReportCommand):
         parser.add_argument("--queue", default="", help="Celery queue (default queue when empty)")
         parser.add_argument("--wait", action="store_true", help="follow the run until it finishes")
         parser.add_argument("--inline", action="store_true", help="process the chunks in this process (no worker)")
-        parser.add_argument("--no-progress", action="store_true", help="no progress bar")
 
     def report(self, options: dict[str, Any]) -> dict[str, Any]:
-        project, release = project_release(options)
-        endpoint = endpoint_named(project, options["endpoint"])
+        endpoint = endpoint_named(self.project, options["endpoint"])
         params = {key: options[key] for key in ("max_tokens", "temperature", "seed") if options[key] is not None}
         run = run_creation.run_create(
-            release=release,
+            release=self.release,
             actor=None,
             endpoint=endpoint,
             generation_params=params,
             **{key: options[key] for key in RUN_OPTIONS},
         )
         run_lifecycle.run_start(run=run, actor=None, queue=options["queue"], dispatch=not options["inline"])
-        quiet = options["no_progress"] or options["json"]
-        if not quiet:
+        bar = self.progress_bar(options, total=run.items_total, desc=f"run {run.pk}", unit="q")
+        if not bar.disable:
             self.stderr.write(f"run {run.pk}: {run.items_total} items, {run.get_method_display()}, {run.setting}")
-        bar = tqdm(total=run.items_total, desc=f"run {run.pk}", unit="q", disable=quiet)
         try:
             if options["inline"]:
                 for chunk_id in run.chunks.order_by("index").values_list("pk", flat=True):
@@ -123,7 +88,7 @@ class Command(ReportCommand):
             "status": run.status,
             "method": run.method,
             "setting": run.setting,
-            "release": release.label,
+            "release": self.release.label,
             "config_hash": run.config_hash,
             "progress": runs_progress.run_progress(run),
             "results": run.results,

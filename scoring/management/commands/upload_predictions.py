@@ -7,11 +7,13 @@ from pathlib import Path
 from django.core.management.base import CommandError
 
 from curation.management.base import ReportCommand
-from scoring.management.commands.score import endpoint_named, project_release
+from curation.management.lookup import endpoint_named
 from scoring.runs.uploads import UPLOAD_FORMATS, upload_run_create
 
 
 class Command(ReportCommand):
+    takes_project = True
+    takes_release = "--release"
     help = (
         "Score a predictions file (JSONL, TAT-QA, SciTaT, FinQA) or an Inspect AI log of the release's exported task "
         "against a release: a scoring run with the project's metrics and breakdowns, as the upload page makes."
@@ -19,18 +21,15 @@ class Command(ReportCommand):
 
     def add_options(self, parser) -> None:
         parser.add_argument("file", type=Path)
-        parser.add_argument("--release", required=True, help="release name (latest version), name-vN, or id")
-        parser.add_argument("--project", required=True, help="project slug")
         parser.add_argument("--format", required=True, choices=UPLOAD_FORMATS)
         parser.add_argument("--label", default="", help="model name shown in comparisons")
         parser.add_argument("--judge", default="", help="name of an endpoint that grades the free-form answers")
 
     def report(self, options):
-        _project, release = project_release(options)
         path: Path = options["file"]
-        judge = endpoint_named(release.project, options["judge"]) if options["judge"] else None
+        judge = endpoint_named(self.project, options["judge"]) if options["judge"] else None
         try:
-            run = upload_run_create(release=release, actor=None, format=options["format"], name=path.name,
+            run = upload_run_create(release=self.release, actor=None, format=options["format"], name=path.name,
                                     content=path.read_bytes(), label=options["label"], judge=judge)  # fmt: skip
         except OSError as error:
             raise CommandError(str(error)) from error
