@@ -21,7 +21,7 @@ import tempfile
 import time
 import uuid
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -134,10 +134,6 @@ class SandboxResult:
     stdout_truncated: bool = False
     stderr_truncated: bool = False
     run_id: str = field(default_factory=lambda: uuid.uuid4().hex)
-
-    def to_dict(self) -> dict[str, Any]:
-        """Return the result as a plain dict (for JSON storage)."""
-        return asdict(self)
 
 
 def bwrap_path() -> Path | None:

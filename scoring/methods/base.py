@@ -83,8 +83,3 @@ def tool_tables(context: Mapping[str, Any] | None) -> list[dict[str, Any]]:
         shape = shape_from_frozen(table)
         tables.append(shape.tool_input(shape.display_label(position), position))
     return tables
-
-
-def user_message(text: str) -> list[dict[str, Any]]:
-    """A single-turn conversation."""
-    return [{"role": "user", "content": text}]
