@@ -20,8 +20,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Literal, Protocol
 
 from curation.toolkit.answer_form import is_short_form
-from curation.toolkit.extraction import answer_segment_items
-from curation.toolkit.extraction import official_answer_items as extraction_official_items
+from curation.toolkit.extraction import answer_segment_items, official_answer_items
 from scoring.metrics import tatqa
 
 Mode = Literal["official", "fixed"]
@@ -40,20 +39,13 @@ class TextScorer(Protocol):
         ...
 
 
-def extract_answer_items(text: str) -> list[str]:
-    """The scripts' answer items (`answer_segment_items`); an empty answer is one empty item, as their split gives."""
-    return answer_segment_items(text) or [""]
-
-
-def official_answer_items(text: str) -> list[str]:
-    """SciTaT's CoT `process_output_to_answer` (`curation.toolkit.extraction`), an empty answer one empty item."""
-    return extraction_official_items(text) or [""]
-
-
 def prediction_items(prediction: Any, mode: Mode = "fixed") -> list[Any]:
-    """Items of a prediction given as a list of items or as raw model text (read as the mode reads it)."""
+    """Items of a prediction given as a list of items or as raw model text: the scripts' answer items
+    (`answer_segment_items`), or in official mode SciTaT's CoT `process_output_to_answer`
+    (`curation.toolkit.extraction`); an empty answer is one empty item, as the scripts' split gives."""
     if isinstance(prediction, str):
-        return official_answer_items(prediction) if mode == "official" else extract_answer_items(prediction)
+        read = official_answer_items if mode == "official" else answer_segment_items
+        return read(prediction) or [""]
     if isinstance(prediction, list):
         # The official script keeps numbers as numbers (they sort numerically); ours compares text.
         return list(prediction) if mode == "official" else [str(item) for item in prediction]
@@ -98,6 +90,10 @@ class ScitatReport:
         return data
 
 
+def _em_f1(items: Sequence[str], gold_items: Sequence[str], mode: tatqa.Mode) -> tuple[float, float]:
+    return tatqa.string_em_f1(tatqa.answer_string(items, "", mode), tatqa.answer_string(gold_items, "", mode), mode)
+
+
 def score_question(
     uid: str, gold_items: Sequence[str], prediction: Any, *, mode: tatqa.Mode = "official"
 ) -> ScitatQuestionScore:
@@ -106,12 +102,7 @@ def score_question(
     gold_items = [str(item) for item in gold_items]
     short_form = is_short_form(gold_items)
     items = prediction_items(prediction) if prediction is not None else []
-    if items:
-        em, f1 = tatqa.string_em_f1(
-            tatqa.answer_string(items, "", mode), tatqa.answer_string(gold_items, "", mode), mode
-        )
-    else:
-        em, f1 = 0.0, 0.0
+    em, f1 = _em_f1(items, gold_items, mode) if items else (0.0, 0.0)
     return ScitatQuestionScore(
         uid=uid,
         short_form=short_form,
@@ -129,22 +120,14 @@ def official_is_short_form(answer: Any) -> bool:
     return all(len(str(element).split(" ")) <= 5 for element in answer)
 
 
-def official_gold_question(record: Mapping[str, Any]) -> dict[str, Any]:
-    """The ground truth evaluate.py hands to `TaTQAEmAndF1`: the record's answer and answer type, no scale."""
-    return {
-        "uid": str(record.get("id", "")),
-        "answer": record["answer"],
-        "answer_type": record.get("answer_type") or "",
-        "scale": "",
-    }
-
-
 def score_question_official(record: Mapping[str, Any], prediction: Any) -> ScitatQuestionScore:
-    """Official mode, one question: `TaTQAEmAndF1.__call__(gold, pred, "")` as SciTaT's evaluate.py calls it."""
+    """Official mode, one question: `TaTQAEmAndF1.__call__(gold, pred, "")` as SciTaT's evaluate.py calls it, the
+    ground truth being the record's answer and answer type, no scale."""
     uid = str(record.get("id", ""))
     items = prediction_items(prediction, "official") if prediction is not None else []
+    gold = {"uid": uid, "answer": record["answer"], "answer_type": record.get("answer_type") or "", "scale": ""}
     try:
-        scored = tatqa.score_question(official_gold_question(record), items, "", mode="official")
+        scored = tatqa.score_question(gold, items, "", mode="official")
         short_form = official_is_short_form(record["answer"])
     except (TypeError, ValueError) as error:
         raise ValueError(f"id {uid}: SciTaT's evaluate.py cannot score this question ({error})") from error
@@ -175,15 +158,7 @@ def exact_match(predicted_items: Sequence[Any], gold_items: Sequence[Any], mode:
     items = [str(item) for item in predicted_items if str(item).strip()]
     if not items:
         return 0.0
-    gold = [str(item) for item in gold_items]
-    em, _ = tatqa.string_em_f1(tatqa.answer_string(items, "", mode), tatqa.answer_string(gold, "", mode), mode)
-    return em
-
-
-def gold_items_of(record: Mapping[str, Any]) -> list[str]:
-    """Gold answer items of a SciTaT record (`answer` is a list of items or one string)."""
-    answer = record["answer"]
-    return [str(item) for item in answer] if isinstance(answer, list) else [str(answer)]
+    return _em_f1(items, [str(item) for item in gold_items], mode)[0]
 
 
 def score_dataset(
@@ -217,7 +192,8 @@ def score_dataset(
             score = score_question_official(record, prediction)
             texts = official_bertscore_texts(record, prediction)
         else:
-            gold_items = gold_items_of(record)
+            answer = record["answer"]  # a list of items or one string
+            gold_items = [str(item) for item in answer] if isinstance(answer, list) else [str(answer)]
             score = score_question(uid, gold_items, prediction, mode="official")
             items = prediction_items(prediction) if prediction is not None else []
             texts = (". ".join(items), ". ".join(gold_items))

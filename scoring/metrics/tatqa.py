@@ -295,17 +295,15 @@ def score_question(
         predicted_scale=raw_predicted_scale,
     )
     scale_matches = raw_predicted_scale is not None and predicted_scale == gold_scale
-    if scale_mode == "predicted" and rules.is_scale_counted_without_answer:
-        result.is_scale_correct = scale_matches
-    elif scale_mode == "predicted":
-        result.is_scale_correct = False
+    if scale_mode == "predicted":
+        result.is_scale_correct = scale_matches and rules.is_scale_counted_without_answer
     if not _has_prediction(prediction, rules):
         return result
     gold_items = gold_answer_items(question)
     if not gold_items:
         return result
     result.has_prediction = True
-    if scale_mode == "predicted" and not rules.is_scale_counted_without_answer:
+    if scale_mode == "predicted":
         result.is_scale_correct = scale_matches
     if scale_mode == "ignore":
         gold_scale = predicted_scale = ""
@@ -379,12 +377,6 @@ def pivot_by_type_and_source(scores: Iterable[QuestionScore]) -> dict[str, dict[
     }
 
 
-def iter_questions(gold_documents: Iterable[Mapping[str, Any]]) -> Iterable[Mapping[str, Any]]:
-    """Yield every question of a TAT-QA / TAT-DQA gold file (a list of documents with `questions`)."""
-    for document in gold_documents:
-        yield from document["questions"]
-
-
 def score_dataset(
     gold_documents: Iterable[Mapping[str, Any]],
     predictions: Mapping[str, Any],
@@ -393,8 +385,9 @@ def score_dataset(
     scale_mode: ScaleMode = "predicted",
     numeric_tolerance: bool = False,
 ) -> TatqaReport:
-    """Score `{uid: [answer, scale]}` predictions against a gold file, every gold question counted once."""
-    questions = list(iter_questions(gold_documents))
+    """Score `{uid: [answer, scale]}` predictions against a gold file (a list of documents with `questions`), every
+    gold question counted once."""
+    questions = [question for document in gold_documents for question in document["questions"]]
     options = {"mode": mode, "scale_mode": scale_mode, "numeric_tolerance": numeric_tolerance}
     scores = [score_question(q, *predictions.get(q["uid"], (None, None)), **options) for q in questions]
     seen = {question["uid"] for question in questions}
