@@ -71,7 +71,6 @@ def jsonable(value, depth=0):
     if isinstance(value, dict):
         return {str(key): jsonable(item, depth + 1) for key, item in value.items()}
     return str(value)
-send({"event": "started"})
 namespace = {"__name__": "__main__", "__builtins__": builtins}
 try:
     try:
@@ -93,7 +92,7 @@ try:
     value = jsonable(value)
     sys.stdout.flush()
     sys.stderr.flush()
-    send({"event": "finished", "ok": True, "value": value})
+    send({"ok": True, "value": value})
 except BaseException as error:
     with contextlib.suppress(BaseException):
         sys.stdout.flush()
@@ -101,7 +100,7 @@ except BaseException as error:
     sys.stderr.write(detail)
     sys.stderr.flush()
     message = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
-    send({"event": "finished", "ok": False, "error": message[:2000]})
+    send({"ok": False, "error": message[:2000]})
 """
 
 
@@ -392,12 +391,15 @@ def run_program(
         stderr_truncated=stderr.truncated,
         run_id=run_id,
     )
-    finished = _finished_message(messages)
+    try:
+        finished = json.loads(messages.text())  # the driver's one message, absent if the program never finished
+    except ValueError:
+        finished = None
     if timed_out:
         result.error = f"timed out after {timeout_s:g} s (wall clock)"
     elif messages.truncated:
         result.error = f"the result is larger than {max_value_bytes} bytes"
-    elif finished is not None:
+    elif isinstance(finished, dict):
         result.ok = bool(finished.get("ok"))
         result.value = finished.get("value")
         result.error = finished.get("error")
@@ -437,20 +439,6 @@ def _pump(
         return False
     finally:
         selector.close()
-
-
-def _finished_message(messages: _Capture) -> dict[str, Any] | None:
-    text = messages.text()
-    decoder = json.JSONDecoder()
-    position, finished = 0, None
-    while position < len(text):
-        try:
-            message, position = decoder.raw_decode(text, position)
-        except json.JSONDecodeError:
-            break
-        if isinstance(message, dict) and message.get("event") == "finished":
-            finished = message
-    return finished
 
 
 def _describe_exit(returncode: int | None, stderr: str, *, is_bwrap: bool) -> str:
