@@ -149,14 +149,7 @@ def run_tatllm(*, prompt: Prompt, chat: Chat, settings: MethodSettings, **_: Any
     if output.answer and not output.scale and steps.scale:
         output.scale = normalize_scale(steps.scale)
     output.stages = {
-        "steps": {
-            "answer_type": steps.answer_type,
-            "evidence_table": steps.evidence_table,
-            "evidence_text": steps.evidence_text,
-            "equation": steps.equation,
-            "answer": steps.answer,
-            "scale": steps.scale,
-        },
+        "steps": {name: value for name, value in asdict(steps).items() if name != "rows"},
         "executor": executed,
     }
     return output

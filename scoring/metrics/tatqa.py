@@ -114,9 +114,8 @@ def _first_number(text: str) -> int | float | None:
 
 
 def _word_scale(text: str) -> float:
-    for match in SCALE_WORD_PATTERN.finditer(text):
-        return scale_to_number(match.group(0).lower())
-    return 1
+    match = SCALE_WORD_PATTERN.search(text)
+    return scale_to_number(match.group(0).lower()) if match else 1
 
 
 def to_number(text: str, mode: Mode = "official") -> int | float | None:
