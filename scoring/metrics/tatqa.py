@@ -29,45 +29,33 @@ ARTICLES_PATTERN = re.compile(r"\b(a|an|the)\b", re.UNICODE)
 
 @dataclass(frozen=True)
 class ModeRules:
-    """The knobs on which official, fixed and TAT-LLM scoring differ."""
+    """The knobs on which official, fixed and TAT-LLM scoring differ; the defaults are the official script's."""
 
-    # official: plain `sorted(answers)` (case-sensitive; a list mixing numbers and strings raises TypeError).
-    is_sort_case_insensitive: bool
     # official: `(\([\d.\s]+\))` — "(1,234.5)" and "(48.18%)" stay positive.
-    negative_pattern: re.Pattern[str]
+    negative_pattern: re.Pattern[str] = re.compile(r"(\([\d.\s]+\))")
+    # official: plain `sorted(answers)` (case-sensitive; a list mixing numbers and strings raises TypeError).
+    is_sort_case_insensitive: bool = False
     # official: `if not prediction` — an int 0 (or 0.0, "", []) scores 0/0 and never counts for scale.
-    is_zero_an_answer: bool
+    is_zero_an_answer: bool = False
     # official: a lone numeric prediction with no scale is also scored unscaled (0.2212 vs 22.12 percent).
-    has_ratio_alternative: bool
+    has_ratio_alternative: bool = True
     # TAT-LLM lower-cases every item before formatting it.
-    is_item_lowercased: bool
+    is_item_lowercased: bool = False
     # TAT-LLM counts a correct scale even when the prediction is missing or empty.
-    is_scale_counted_without_answer: bool
+    is_scale_counted_without_answer: bool = False
     # TAT-LLM: a null predicted scale makes `scale_to_num(None)` raise inside `get_answer_str` on the first number
     # without `%`, which its `except` turns into the empty answer string (EM 0, F1 0).
     is_null_scale_fatal_to_numbers: bool = False
 
 
 RULES: dict[str, ModeRules] = {
-    "official": ModeRules(
-        is_sort_case_insensitive=False,
-        negative_pattern=re.compile(r"(\([\d.\s]+\))"),
-        is_zero_an_answer=False,
-        has_ratio_alternative=True,
-        is_item_lowercased=False,
-        is_scale_counted_without_answer=False,
-    ),
+    "official": ModeRules(),
     "fixed": ModeRules(
-        is_sort_case_insensitive=True,
-        negative_pattern=re.compile(r"(\([\d.,\s%]+\))"),
-        is_zero_an_answer=True,
-        has_ratio_alternative=True,
-        is_item_lowercased=False,
-        is_scale_counted_without_answer=False,
+        negative_pattern=re.compile(r"(\([\d.,\s%]+\))"), is_sort_case_insensitive=True, is_zero_an_answer=True
     ),
     "tatllm": ModeRules(
-        is_sort_case_insensitive=True,
         negative_pattern=re.compile(r"(\([\d.\s%]+\))"),
+        is_sort_case_insensitive=True,
         is_zero_an_answer=True,
         has_ratio_alternative=False,
         is_item_lowercased=True,
@@ -252,9 +240,9 @@ class QuestionScore:
     """Figures for one gold question."""
 
     uid: str
-    em: float
-    f1: float
-    is_scale_correct: bool | None
+    em: float = 0.0
+    f1: float = 0.0
+    is_scale_correct: bool | None = None
     answer_type: str = ""
     answer_from: str = ""
     gold_scale: str = ""
@@ -285,9 +273,6 @@ def score_question(
     answer_type = question.get("answer_type", "") or ""
     result = QuestionScore(
         uid=str(question.get("uid", "")),
-        em=0.0,
-        f1=0.0,
-        is_scale_correct=None,
         answer_type=answer_type,
         answer_from=question.get("answer_from", "") or "",
         gold_scale=gold_scale,
