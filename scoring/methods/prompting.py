@@ -32,23 +32,17 @@ def _ask(chat: Chat, output: MethodOutput, prompt: str) -> str:
     return result.text or ""
 
 
-def _take(output: MethodOutput, extracted: Any) -> MethodOutput:
-    output.answer, output.scale = list(extracted.items), extracted.scale
-    output.is_parsed, output.rule = extracted.is_parsed, extracted.rule
-    return output
-
-
 def _apply(output: MethodOutput, text: str, method: str, settings: MethodSettings) -> MethodOutput:
     reader = extract_answer_official if settings.extraction == "official" else extract_answer
-    return _take(output, reader(text, method=method))
+    return output.take(reader(text, method=method))
 
 
 def _apply_program(output: MethodOutput, result: Any, settings: MethodSettings) -> MethodOutput:
     """The answer a program's value gives; a failed program's rule says so (SciTaT's scripts still read its value)."""
     if settings.extraction == "official":
-        _take(output, extract_program_answer_official(result.value, is_ok=result.ok))
+        output.take(extract_program_answer_official(result.value, is_ok=result.ok))
     elif result.ok:
-        _take(output, extract_program_answer(result.value))
+        output.take(extract_program_answer(result.value))
     if not result.ok:
         output.rule = "program_failed"
     return output
