@@ -94,6 +94,12 @@ def _em_f1(items: Sequence[str], gold_items: Sequence[str], mode: tatqa.Mode) ->
     return tatqa.string_em_f1(tatqa.answer_string(items, "", mode), tatqa.answer_string(gold_items, "", mode), mode)
 
 
+def _form_score(uid: str, short_form: bool, em: float, f1: float, items: Sequence[Any]) -> ScitatQuestionScore:
+    """EM counts for a short-form question, F1 for a free-form one."""
+    em_or_none, f1_or_none = (em, None) if short_form else (None, f1)
+    return ScitatQuestionScore(uid, short_form, em_or_none, f1_or_none, has_prediction=bool(items))
+
+
 def score_question(
     uid: str, gold_items: Sequence[str], prediction: Any, *, mode: tatqa.Mode = "official"
 ) -> ScitatQuestionScore:
@@ -103,13 +109,7 @@ def score_question(
     short_form = is_short_form(gold_items)
     items = prediction_items(prediction) if prediction is not None else []
     em, f1 = _em_f1(items, gold_items, mode) if items else (0.0, 0.0)
-    return ScitatQuestionScore(
-        uid=uid,
-        short_form=short_form,
-        em=em if short_form else None,
-        f1=None if short_form else f1,
-        has_prediction=bool(items),
-    )
+    return _form_score(uid, short_form, em, f1, items)
 
 
 def official_is_short_form(answer: Any) -> bool:
@@ -131,13 +131,7 @@ def score_question_official(record: Mapping[str, Any], prediction: Any) -> Scita
         short_form = official_is_short_form(record["answer"])
     except (TypeError, ValueError) as error:
         raise ValueError(f"id {uid}: SciTaT's evaluate.py cannot score this question ({error})") from error
-    return ScitatQuestionScore(
-        uid=uid,
-        short_form=short_form,
-        em=scored.em if short_form else None,
-        f1=None if short_form else scored.f1,
-        has_prediction=bool(items),
-    )
+    return _form_score(uid, short_form, scored.em, scored.f1, items)
 
 
 def official_bertscore_texts(record: Mapping[str, Any], prediction: Any) -> tuple[str, str]:

@@ -229,12 +229,6 @@ def measure_match(gold: float | None, predicted: float | None) -> bool:
     return False
 
 
-def _has_prediction(prediction: Any, rules: ModeRules) -> bool:
-    if rules.is_zero_an_answer:
-        return prediction is not None and prediction != "" and prediction != []
-    return bool(prediction)
-
-
 @dataclass
 class QuestionScore:
     """Figures for one gold question."""
@@ -281,7 +275,8 @@ def score_question(
     scale_matches = raw_predicted_scale is not None and predicted_scale == gold_scale
     if scale_mode == "predicted":
         result.is_scale_correct = scale_matches and rules.is_scale_counted_without_answer
-    if not _has_prediction(prediction, rules):
+    is_missing = prediction in (None, "", []) if rules.is_zero_an_answer else not prediction
+    if is_missing:
         return result
     gold_items = gold_answer_items(question)
     if not gold_items:
