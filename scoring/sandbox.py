@@ -213,11 +213,6 @@ def isolation_status(*, allow_unisolated: bool = False, use_bwrap: bool = True) 
     )
 
 
-def available_isolation() -> str:
-    """Return 'bwrap' if bubblewrap starts on this machine, else 'degraded' (what an allowed unisolated run gets)."""
-    return ISOLATION_BWRAP if isolation_status().is_available else ISOLATION_DEGRADED
-
-
 def _parse_entry(entry: str | None, args: Sequence[Any]) -> dict[str, Any] | None:
     if entry is None:
         return None
