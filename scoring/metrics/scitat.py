@@ -62,7 +62,6 @@ class ScitatQuestionScore:
     f1: float | None
     bertscore: float | None = None
     has_prediction: bool = False
-    attributes: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -161,7 +160,6 @@ def score_dataset(
     *,
     bertscorer: TextScorer | None = None,
     mode: Mode = "official",
-    attribute_names: Sequence[str] = ("question_type", "answer_type", "answer_source"),
 ) -> ScitatReport:
     """Score predictions (`{id: items or text}`, or `(id, items or text)` pairs in file order) against SciTaT gold
     records (`id`, `answer`, `answer_type`). Official: one score per prediction of a known id, in file order;
@@ -191,7 +189,6 @@ def score_dataset(
             score = score_question(uid, gold_items, prediction, mode="official")
             items = prediction_items(prediction) if prediction is not None else []
             texts = (". ".join(items), ". ".join(gold_items))
-        score.attributes = {name: record[name] for name in attribute_names if name in record}
         if not score.short_form:
             free_pairs.append((score, *texts))
         scores.append(score)
