@@ -21,7 +21,7 @@ import tempfile
 import time
 import uuid
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -92,7 +92,7 @@ try:
     value = jsonable(value)
     sys.stdout.flush()
     sys.stderr.flush()
-    send({"event": "finished", "ok": True, "value": value})
+    send({"ok": True, "value": value})
 except BaseException as error:
     with contextlib.suppress(BaseException):
         sys.stdout.flush()
@@ -100,7 +100,7 @@ except BaseException as error:
     sys.stderr.write(detail)
     sys.stderr.flush()
     message = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
-    send({"event": "finished", "ok": False, "error": message[:2000]})
+    send({"ok": False, "error": message[:2000]})
 """
 
 
@@ -133,10 +133,6 @@ class SandboxResult:
     stdout_truncated: bool = False
     stderr_truncated: bool = False
     run_id: str = field(default_factory=lambda: uuid.uuid4().hex)
-
-    def to_dict(self) -> dict[str, Any]:
-        """Return the result as a plain dict (for JSON storage)."""
-        return asdict(self)
 
 
 def bwrap_path() -> Path | None:
@@ -215,11 +211,6 @@ def isolation_status(*, allow_unisolated: bool = False, use_bwrap: bool = True) 
     return IsolationStatus(
         is_available=False, isolation=ISOLATION_DEGRADED if allow_unisolated else ISOLATION_REFUSED, reason=reason
     )
-
-
-def available_isolation() -> str:
-    """Return 'bwrap' if bubblewrap starts on this machine, else 'degraded' (what an allowed unisolated run gets)."""
-    return ISOLATION_BWRAP if isolation_status().is_available else ISOLATION_DEGRADED
 
 
 def _parse_entry(entry: str | None, args: Sequence[Any]) -> dict[str, Any] | None:
@@ -395,12 +386,15 @@ def run_program(
         stderr_truncated=stderr.truncated,
         run_id=run_id,
     )
-    finished = _finished_message(messages)
+    try:
+        finished = json.loads(messages.text())  # the driver's one message, absent if the program never finished
+    except ValueError:
+        finished = None
     if timed_out:
         result.error = f"timed out after {timeout_s:g} s (wall clock)"
     elif messages.truncated:
         result.error = f"the result is larger than {max_value_bytes} bytes"
-    elif finished is not None:
+    elif isinstance(finished, dict):
         result.ok = bool(finished.get("ok"))
         result.value = finished.get("value")
         result.error = finished.get("error")
@@ -440,20 +434,6 @@ def _pump(
         return False
     finally:
         selector.close()
-
-
-def _finished_message(messages: _Capture) -> dict[str, Any] | None:
-    text = messages.text()
-    decoder = json.JSONDecoder()
-    position, finished = 0, None
-    while position < len(text):
-        try:
-            message, position = decoder.raw_decode(text, position)
-        except json.JSONDecodeError:
-            break
-        if isinstance(message, dict) and message.get("event") == "finished":
-            finished = message
-    return finished
 
 
 def _describe_exit(returncode: int | None, stderr: str, *, is_bwrap: bool) -> str:

@@ -64,6 +64,12 @@ class MethodOutput:
         self.latency_s += float(result.latency_s or 0.0)
         self.attempts.extend(attempt.as_dict() for attempt in result.attempts)
 
+    def take(self, extracted: Any) -> MethodOutput:
+        """Take an extraction's answer items, scale, parsed flag and rule (`curation.toolkit.extraction`)."""
+        self.answer, self.scale = list(extracted.items), extracted.scale
+        self.is_parsed, self.rule = extracted.is_parsed, extracted.rule
+        return self
+
 
 def render_context(context: Mapping[str, Any] | None) -> tuple[str, str]:
     """(tables text, paragraphs text) of a frozen context."""
@@ -83,8 +89,3 @@ def tool_tables(context: Mapping[str, Any] | None) -> list[dict[str, Any]]:
         shape = shape_from_frozen(table)
         tables.append(shape.tool_input(shape.display_label(position), position))
     return tables
-
-
-def user_message(text: str) -> list[dict[str, Any]]:
-    """A single-turn conversation."""
-    return [{"role": "user", "content": text}]

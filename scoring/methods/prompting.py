@@ -4,6 +4,8 @@ tips → Calculator) and TAT-LLM's step table with a safe equation executor."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from dataclasses import asdict
 from typing import Any
 
 from curation.toolkit.extraction import (
@@ -16,50 +18,41 @@ from curation.toolkit.extraction import (
 )
 from curation.toolkit.numbers import format_number
 from curation.toolkit.safe_eval import SafeEvalError, safe_eval
-from scoring.methods.base import Chat, MethodOutput, MethodSettings, RunProgram, user_message
-from scoring.methods.templates import render
+from scoring.methods.base import Chat, MethodOutput, MethodSettings, RunProgram
 
 _FENCE = re.compile(r"```(?:python|py|Python)?\s*\n(.*?)(?:```|$)", re.DOTALL)
 _ARITHMETIC_TYPES = ("arithmetic", "count")
+Prompt = Callable[..., str]  # (stage, **tips) -> the stage's template filled with the item's table, text and question
 
 
 def _ask(chat: Chat, output: MethodOutput, prompt: str) -> str:
-    output.messages = user_message(prompt)
+    output.messages = [{"role": "user", "content": prompt}]
     result = chat(output.messages)
     output.record(result)
     return result.text or ""
 
 
-def _take(output: MethodOutput, extracted: Any) -> MethodOutput:
-    output.answer, output.scale = list(extracted.items), extracted.scale
-    output.is_parsed, output.rule = extracted.is_parsed, extracted.rule
-    return output
-
-
 def _apply(output: MethodOutput, text: str, method: str, settings: MethodSettings) -> MethodOutput:
     reader = extract_answer_official if settings.extraction == "official" else extract_answer
-    return _take(output, reader(text, method=method))
+    return output.take(reader(text, method=method))
 
 
 def _apply_program(output: MethodOutput, result: Any, settings: MethodSettings) -> MethodOutput:
     """The answer a program's value gives; a failed program's rule says so (SciTaT's scripts still read its value)."""
     if settings.extraction == "official":
-        _take(output, extract_program_answer_official(result.value, is_ok=result.ok))
+        output.take(extract_program_answer_official(result.value, is_ok=result.ok))
     elif result.ok:
-        _take(output, extract_program_answer(result.value))
+        output.take(extract_program_answer(result.value))
     if not result.ok:
         output.rule = "program_failed"
     return output
 
 
-def run_answered(
-    *, method: str, question: str, tables: str, paragraphs: str, chat: Chat, settings: MethodSettings, **_: Any
-) -> MethodOutput:
+def run_answered(*, method: str, prompt: Prompt, chat: Chat, settings: MethodSettings, **_: Any) -> MethodOutput:
     """One prompt, its output read as `method` reads it: Direct QA (the whole output is the answer, after `The answer
     is`-style markers are stripped) or Chain-of-Thought (`Reason: … Answer: …`)."""
     output = MethodOutput()
-    prompt = render(settings.templates[method], Table=tables, Paragraph=paragraphs, Question=question)
-    output.raw_output = _ask(chat, output, prompt)
+    output.raw_output = _ask(chat, output, prompt(method))
     return _apply(output, output.raw_output, method, settings)
 
 
@@ -78,37 +71,36 @@ def extract_code(text: str) -> str:
 def _execute(output: MethodOutput, code: str, run_program: RunProgram) -> Any:
     result = run_program(code)
     output.program = code
-    output.program_result = result.to_dict()
+    output.program_result = asdict(result)
     output.isolation = result.isolation
     return result
 
 
-def run_pot(
-    *, question: str, tables: str, paragraphs: str, chat: Chat, run_program: RunProgram, settings: MethodSettings
+def run_programmed(
+    *, method: str, prompt: Prompt, chat: Chat, run_program: RunProgram, settings: MethodSettings
 ) -> MethodOutput:
-    """Program-of-Thought: the model writes Python setting `ans`; the sandbox runs it; `ans` is the answer."""
+    """One program is the answer: Program-of-Thought (`pot`: the model writes Python setting `ans`) or CaR's
+    Calculator alone (`calculator`: the program's output, a complete sentence); the sandbox runs it."""
     output = MethodOutput()
-    prompt = render(settings.templates["pot"], Table=tables, Paragraph=paragraphs, Question=question)
-    output.raw_output = _ask(chat, output, prompt)
+    text = prompt(method)
+    output.raw_output = _ask(chat, output, text)
     result = _execute(output, extract_code(output.raw_output), run_program)
+    if method == "calculator":
+        output.stages = {"calculator": {"prompt": text, "output": output.raw_output, "error": result.error}}
     return _apply_program(output, result, settings)
 
 
-def run_car(
-    *, question: str, tables: str, paragraphs: str, chat: Chat, run_program: RunProgram, settings: MethodSettings
-) -> MethodOutput:
+def run_car(*, prompt: Prompt, chat: Chat, run_program: RunProgram, settings: MethodSettings) -> MethodOutput:
     """CaR: the Calculator's program output sentence becomes the Reasoner's tips; both stages are kept."""
     output = MethodOutput()
-    calculator_prompt = render(settings.templates["calculator"], Table=tables, Paragraph=paragraphs, Question=question)
+    calculator_prompt = prompt("calculator")
     calculator_text = _ask(chat, output, calculator_prompt)
     result = _execute(output, extract_code(calculator_text), run_program)
     if result.ok and result.value not in (None, ""):
         tips = result.value if isinstance(result.value, str) else str(result.value)
     else:
         tips = "The calculator found no numerical information."
-    reasoner_prompt = render(
-        settings.templates["reasoner"], Table=tables, Paragraph=paragraphs, Question=question, Tips=tips
-    )
+    reasoner_prompt = prompt("reasoner", Tips=tips)
     output.stages = {
         "calculator": {"prompt": calculator_prompt, "output": calculator_text, "error": result.error, "tips": tips},
     }
@@ -117,30 +109,14 @@ def run_car(
     return _apply(output, output.raw_output, "car", settings)
 
 
-def run_calculator(
-    *, question: str, tables: str, paragraphs: str, chat: Chat, run_program: RunProgram, settings: MethodSettings
-) -> MethodOutput:
-    """CaR ablation, Calculator only: the Calculator's program output (a complete sentence) is the answer."""
-    output = MethodOutput()
-    prompt = render(settings.templates["calculator"], Table=tables, Paragraph=paragraphs, Question=question)
-    output.raw_output = _ask(chat, output, prompt)
-    result = _execute(output, extract_code(output.raw_output), run_program)
-    output.stages = {"calculator": {"prompt": prompt, "output": output.raw_output, "error": result.error}}
-    return _apply_program(output, result, settings)
-
-
-def run_reversing(
-    *, question: str, tables: str, paragraphs: str, chat: Chat, run_program: RunProgram, settings: MethodSettings
-) -> MethodOutput:
+def run_reversing(*, prompt: Prompt, chat: Chat, run_program: RunProgram, settings: MethodSettings) -> MethodOutput:
     """CaR ablation, Reversing: the Reasoner (CoT) answers first; its output is the Calculator's tips, and the
     Calculator's program, which verifies and corrects the numbers, gives the final answer."""
     output = MethodOutput()
-    reasoner_prompt = render(settings.templates["cot"], Table=tables, Paragraph=paragraphs, Question=question)
+    reasoner_prompt = prompt("cot")
     reasoner_text = _ask(chat, output, reasoner_prompt)
     tips = reasoner_text.strip() or "The reasoner gave no answer."
-    calculator_prompt = render(
-        settings.templates["calculator_check"], Table=tables, Paragraph=paragraphs, Question=question, Tips=tips
-    )
+    calculator_prompt = prompt("calculator_check", Tips=tips)
     output.stages = {"reasoner": {"prompt": reasoner_prompt, "output": reasoner_text, "tips": tips}}
     output.raw_output = _ask(chat, output, calculator_prompt)
     result = _execute(output, extract_code(output.raw_output), run_program)
@@ -148,11 +124,10 @@ def run_reversing(
     return _apply_program(output, result, settings)
 
 
-def run_tatllm(*, question: str, tables: str, paragraphs: str, chat: Chat, settings: MethodSettings, **_: Any):
+def run_tatllm(*, prompt: Prompt, chat: Chat, settings: MethodSettings, **_: Any) -> MethodOutput:
     """TAT-LLM's pipeline: the model fills a step table; an arithmetic equation is evaluated safely (never exec)."""
     output = MethodOutput()
-    prompt = render(settings.templates["tatllm"], Table=tables, Paragraph=paragraphs, Question=question)
-    output.raw_output = _ask(chat, output, prompt)
+    output.raw_output = _ask(chat, output, prompt("tatllm"))
     _apply(output, output.raw_output, "tatllm", settings)
     steps = parse_tatllm_steps(output.raw_output)
     executed: dict[str, Any] = {"equation": steps.equation, "value": None, "error": ""}
@@ -168,14 +143,7 @@ def run_tatllm(*, question: str, tables: str, paragraphs: str, chat: Chat, setti
     if output.answer and not output.scale and steps.scale:
         output.scale = normalize_scale(steps.scale)
     output.stages = {
-        "steps": {
-            "answer_type": steps.answer_type,
-            "evidence_table": steps.evidence_table,
-            "evidence_text": steps.evidence_text,
-            "equation": steps.equation,
-            "answer": steps.answer,
-            "scale": steps.scale,
-        },
+        "steps": {name: value for name, value in asdict(steps).items() if name != "rows"},
         "executor": executed,
     }
     return output

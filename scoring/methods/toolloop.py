@@ -111,9 +111,8 @@ def _protocol_text(box: ToolBox) -> str:
 
 
 def _answer_from(output: MethodOutput, value: Any) -> None:
-    extracted = extract_answer(value, method="tool") if isinstance(value, str) else extract_program_answer(value)
-    output.answer, output.scale = list(extracted.items), extracted.scale
-    output.is_parsed, output.rule = extracted.is_parsed, "final_answer"
+    output.take(extract_answer(value, method="tool") if isinstance(value, str) else extract_program_answer(value))
+    output.rule = "final_answer"
 
 
 def _trace(output: MethodOutput, turn: int, name: str, arguments: Any, outcome: Any = None, error: str = "") -> None:

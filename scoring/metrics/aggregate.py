@@ -41,11 +41,6 @@ class Estimate:
         return asdict(self)
 
 
-def mean(values: Sequence[float]) -> float:
-    """Plain arithmetic mean (0.0 for no values)."""
-    return float(sum(values) / len(values)) if values else 0.0
-
-
 def bootstrap_mean(
     values: Sequence[float],
     *,
@@ -76,11 +71,8 @@ def bootstrap_mean(
         statistics = data[picks].mean(axis=1)
     else:
         index = {label: position for position, label in enumerate(labels)}
-        sums = np.zeros(len(labels))
-        counts = np.zeros(len(labels))
-        for value, label in zip(data, clusters, strict=True):
-            sums[index[label]] += value
-            counts[index[label]] += 1
+        positions = [index[label] for label in clusters]
+        sums, counts = np.bincount(positions, weights=data), np.bincount(positions)
         picks = generator.integers(0, len(labels), size=(resamples, len(labels)))
         # The mean of the pooled questions of the sampled clusters, not a mean of cluster means.
         statistics = sums[picks].sum(axis=1) / counts[picks].sum(axis=1)

@@ -16,9 +16,8 @@ from scoring.metrics import finqa, scitat, tatqa
 from scoring.metrics.files import (
     PredictionFileError,
     ScoredFile,
-    load_finqa_gold,
     load_finqa_predictions,
-    load_scitat_gold,
+    load_gold_records,
     load_scitat_predictions,
     load_tatqa_gold,
     load_tatqa_predictions,
@@ -153,7 +152,7 @@ class FinQA(Scorer):
     def score_file(self, gold_path: Path, prediction_path: Path, options: FileOptions) -> ScoredFile:
         if options.mode not in finqa.MODES:
             raise PredictionFileError(f"FinQA scoring modes are {' and '.join(finqa.MODES)}, not {options.mode!r}")
-        gold = load_finqa_gold(gold_path)
+        gold = load_gold_records(gold_path, finqa.gold_fields)
         programs, answers = load_finqa_predictions(prediction_path)
         report = finqa.score_dataset(gold, programs, numeric_answers=answers, mode=options.mode)  # type: ignore[arg-type]
         notes = []
@@ -233,7 +232,7 @@ class SciTaT(Scorer):
     def score_file(self, gold_path: Path, prediction_path: Path, options: FileOptions) -> ScoredFile:
         if options.mode not in scitat.MODES:
             raise PredictionFileError(f"SciTaT scoring modes are {' and '.join(scitat.MODES)}, not {options.mode!r}")
-        gold = load_scitat_gold(gold_path)
+        gold = load_gold_records(gold_path, lambda record: record["answer"])  # a list of items or a string
         predictions = load_scitat_predictions(prediction_path, [str(record["id"]) for record in gold])
         try:
             report = scitat.score_dataset(gold, predictions, bertscorer=options.bertscorer, mode=options.mode)  # type: ignore[arg-type]

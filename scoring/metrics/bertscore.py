@@ -122,44 +122,35 @@ class MiniLMBertScorer:
         weights = self.weights
         epsilon = self.config["layer_norm_eps"]
         heads = self.config["num_attention_heads"]
-        positions = np.arange(len(ids))
+
+        def dense(values: np.ndarray, name: str) -> np.ndarray:
+            return values @ weights[name + ".weight"].T + weights[name + ".bias"]
+
+        def norm(values: np.ndarray, name: str) -> np.ndarray:
+            return _layer_norm(values, weights[name + ".weight"], weights[name + ".bias"], epsilon)
+
         hidden = (
             weights["embeddings.word_embeddings.weight"][list(ids)]
-            + weights["embeddings.position_embeddings.weight"][positions]
+            + weights["embeddings.position_embeddings.weight"][np.arange(len(ids))]
             + weights["embeddings.token_type_embeddings.weight"][0]
         )
-        hidden = _layer_norm(
-            hidden, weights["embeddings.LayerNorm.weight"], weights["embeddings.LayerNorm.bias"], epsilon
-        )
+        hidden = norm(hidden, "embeddings.LayerNorm")
         length, size = hidden.shape
         head_size = size // heads
         for index in range(self.layer):
-            prefix = f"encoder.layer.{index}."
-
-            def dense(values: np.ndarray, name: str, prefix: str = prefix) -> np.ndarray:
-                return values @ weights[prefix + name + ".weight"].T + weights[prefix + name + ".bias"]
-
+            layer = f"encoder.layer.{index}."
             query, key, value = (
-                dense(hidden, f"attention.self.{name}").reshape(length, heads, head_size).transpose(1, 0, 2)
+                dense(hidden, f"{layer}attention.self.{name}").reshape(length, heads, head_size).transpose(1, 0, 2)
                 for name in ("query", "key", "value")
             )
             scores = query @ key.transpose(0, 2, 1) / math.sqrt(head_size)
             scores = np.exp(scores - scores.max(axis=-1, keepdims=True))
             context = (scores / scores.sum(axis=-1, keepdims=True)) @ value
             context = context.transpose(1, 0, 2).reshape(length, size)
-            hidden = _layer_norm(
-                hidden + dense(context, "attention.output.dense"),
-                weights[prefix + "attention.output.LayerNorm.weight"],
-                weights[prefix + "attention.output.LayerNorm.bias"],
-                epsilon,
-            )
-            intermediate = _gelu(dense(hidden, "intermediate.dense"))
-            hidden = _layer_norm(
-                hidden + dense(intermediate, "output.dense"),
-                weights[prefix + "output.LayerNorm.weight"],
-                weights[prefix + "output.LayerNorm.bias"],
-                epsilon,
-            )
+            attended = hidden + dense(context, layer + "attention.output.dense")
+            hidden = norm(attended, layer + "attention.output.LayerNorm")
+            intermediate = _gelu(dense(hidden, layer + "intermediate.dense"))
+            hidden = norm(hidden + dense(intermediate, layer + "output.dense"), layer + "output.LayerNorm")
         return hidden
 
     def _weights(self, ids: Sequence[int]) -> np.ndarray:
@@ -185,8 +176,6 @@ class MiniLMBertScorer:
 
     def f1_many(self, candidates: Sequence[str], references: Sequence[str]) -> list[float]:
         """BERTScore F1 for aligned lists of candidates and references."""
-        if len(candidates) != len(references):
-            raise ValueError(f"{len(candidates)} candidates but {len(references)} references")
         return [
             self.score(candidate, reference).f1 for candidate, reference in zip(candidates, references, strict=True)
         ]

@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 from curation.toolkit.strict_json import JsonInputError, json_loads_strict
-from scoring.metrics import finqa
 
 
 class PredictionFileError(ValueError):
@@ -84,9 +83,9 @@ def load_tatqa_predictions(path: Path) -> dict[str, tuple[Any, str | None]]:
     return predictions
 
 
-def _gold_records(path: Path, read: Callable[[dict[str, Any]], Any]) -> list[dict[str, Any]]:
-    """A gold file that is a list of records, each with an `id` and what `read` takes from it (a KeyError names
-    what is missing)."""
+def load_gold_records(path: Path, read: Callable[[dict[str, Any]], Any]) -> list[dict[str, Any]]:
+    """A FinQA or SciTaT gold file: a list of records, each with an `id` and what `read` takes from it (a KeyError
+    names what is missing)."""
     data = read_json(path)
     if not isinstance(data, list):
         raise PredictionFileError(f"{path}: expected a list of records, got {type(data).__name__}")
@@ -99,11 +98,6 @@ def _gold_records(path: Path, read: Callable[[dict[str, Any]], Any]) -> list[dic
         except KeyError as error:
             raise PredictionFileError(f"{path}: id {uid}: missing {error.args[0]!r}") from error
     return data
-
-
-def load_finqa_gold(path: Path) -> list[dict[str, Any]]:
-    """A FinQA file: records with `id`, `table` and `qa.program` / `qa.exe_ans` (or flat `program` / `answer`)."""
-    return _gold_records(path, finqa.gold_fields)
 
 
 def load_finqa_predictions(path: Path) -> tuple[list[tuple[str, list[str]]], dict[str, Any]]:
@@ -130,11 +124,6 @@ def load_finqa_predictions(path: Path) -> tuple[list[tuple[str, list[str]]], dic
         else:
             raise PredictionFileError(f"{path}: id {uid}: needs 'predicted' (program tokens) or 'answer'")
     return programs, answers
-
-
-def load_scitat_gold(path: Path) -> list[dict[str, Any]]:
-    """A SciTaT file: a list of records with `id` and `answer` (a list of items or a string)."""
-    return _gold_records(path, lambda record: record["answer"])
 
 
 # SciTaT's evaluate.py reads these keys of a prediction record, first match wins.

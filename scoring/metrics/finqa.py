@@ -153,18 +153,13 @@ def eval_program(program: Sequence[str], table: Sequence[Sequence[str]]) -> tupl
     return invalid, result
 
 
-def _symbol_map(steps: list[str]) -> tuple[dict[str, str], dict[int, str]]:
+def _symbol_map(steps: list[str]) -> dict[str, str]:
     symbols: dict[str, str] = {}
-    step_by_index: dict[int, str] = {}
-    for index, raw_step in enumerate(steps):
-        step = raw_step.strip()
+    for step in steps:
         operation, first, second = _split_step(step)
-        step_by_index[index] = step
-        keys = [step] if "table" in operation else [arg for arg in (first, second) if "#" not in arg]
-        for key in keys:
-            if key not in symbols:
-                symbols[key] = "a" + str(len(symbols))
-    return symbols, step_by_index
+        for key in [step.strip()] if "table" in operation else [arg for arg in (first, second) if "#" not in arg]:
+            symbols.setdefault(key, "a" + str(len(symbols)))
+    return symbols
 
 
 def _symbolic(step: str, step_by_index: Mapping[int, str], symbols: Mapping[str, str]) -> str:
@@ -181,25 +176,22 @@ def _symbolic(step: str, step_by_index: Mapping[int, str], symbols: Mapping[str,
     return f"( {parts[0]} {operator} {parts[1]} )"
 
 
-def _check_predicted(steps: list[str], symbols: Mapping[str, str]) -> dict[int, str] | None:
-    step_by_index: dict[int, str] = {}
-    for index, raw_step in enumerate(steps):
-        step = raw_step.strip()
-        if len(step.split("(")) > 2:
-            return None
+def _is_predicted_valid(steps: list[str], symbols: Mapping[str, str]) -> bool:
+    for index, step in enumerate(steps):
+        if len(step.strip().split("(")) > 2:
+            return False
         operation, first, second = _split_step(step)
-        step_by_index[index] = step
         if "table" in operation:
-            if step not in symbols:
-                return None
+            if step.strip() not in symbols:
+                return False
             continue
         for argument in (first, second):
             if "#" not in argument:
                 if argument not in symbols:
-                    return None
+                    return False
             elif int(argument.strip("#")) >= index:
-                return None
-    return step_by_index
+                return False
+    return True
 
 
 def equal_program(gold: Sequence[str], predicted: Sequence[str]) -> bool:
@@ -207,19 +199,20 @@ def equal_program(gold: Sequence[str], predicted: Sequence[str]) -> bool:
     import sympy  # imported here: 1.6 s of start-up that TAT-QA and SciTaT scoring never need
 
     gold_steps = "|".join(list(gold)[:-1]).split(")")[:-1]
-    symbols, gold_by_index = _symbol_map(gold_steps)
+    symbols = _symbol_map(gold_steps)
     predicted_tokens = list(predicted)[:-1]
     try:
         if not _has_valid_structure(predicted_tokens):
             return False
         predicted_steps = "|".join(predicted_tokens).split(")")[:-1]
-        predicted_by_index = _check_predicted(predicted_steps, symbols)
+        if not _is_predicted_valid(predicted_steps, symbols):
+            return False
     except Exception:
         return False
-    if predicted_by_index is None:
-        return False
+    gold_by_index = dict(enumerate(step.strip() for step in gold_steps))
     gold_expression = sympy.simplify(_symbolic(gold_steps[-1], gold_by_index, symbols), evaluate=False)
     try:
+        predicted_by_index = dict(enumerate(step.strip() for step in predicted_steps))
         predicted_expression = sympy.simplify(
             _symbolic(predicted_steps[-1], predicted_by_index, symbols), evaluate=False
         )

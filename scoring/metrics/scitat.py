@@ -20,8 +20,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Literal, Protocol
 
 from curation.toolkit.answer_form import is_short_form
-from curation.toolkit.extraction import answer_segment_items
-from curation.toolkit.extraction import official_answer_items as extraction_official_items
+from curation.toolkit.extraction import answer_segment_items, official_answer_items
 from scoring.metrics import tatqa
 
 Mode = Literal["official", "fixed"]
@@ -40,20 +39,13 @@ class TextScorer(Protocol):
         ...
 
 
-def extract_answer_items(text: str) -> list[str]:
-    """The scripts' answer items (`answer_segment_items`); an empty answer is one empty item, as their split gives."""
-    return answer_segment_items(text) or [""]
-
-
-def official_answer_items(text: str) -> list[str]:
-    """SciTaT's CoT `process_output_to_answer` (`curation.toolkit.extraction`), an empty answer one empty item."""
-    return extraction_official_items(text) or [""]
-
-
 def prediction_items(prediction: Any, mode: Mode = "fixed") -> list[Any]:
-    """Items of a prediction given as a list of items or as raw model text (read as the mode reads it)."""
+    """Items of a prediction given as a list of items or as raw model text: the scripts' answer items
+    (`answer_segment_items`), or in official mode SciTaT's CoT `process_output_to_answer`
+    (`curation.toolkit.extraction`); an empty answer is one empty item, as the scripts' split gives."""
     if isinstance(prediction, str):
-        return official_answer_items(prediction) if mode == "official" else extract_answer_items(prediction)
+        read = official_answer_items if mode == "official" else answer_segment_items
+        return read(prediction) or [""]
     if isinstance(prediction, list):
         # The official script keeps numbers as numbers (they sort numerically); ours compares text.
         return list(prediction) if mode == "official" else [str(item) for item in prediction]
@@ -70,7 +62,6 @@ class ScitatQuestionScore:
     f1: float | None
     bertscore: float | None = None
     has_prediction: bool = False
-    attributes: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -98,6 +89,16 @@ class ScitatReport:
         return data
 
 
+def _em_f1(items: Sequence[str], gold_items: Sequence[str], mode: tatqa.Mode) -> tuple[float, float]:
+    return tatqa.string_em_f1(tatqa.answer_string(items, "", mode), tatqa.answer_string(gold_items, "", mode), mode)
+
+
+def _form_score(uid: str, short_form: bool, em: float, f1: float, items: Sequence[Any]) -> ScitatQuestionScore:
+    """EM counts for a short-form question, F1 for a free-form one."""
+    em_or_none, f1_or_none = (em, None) if short_form else (None, f1)
+    return ScitatQuestionScore(uid, short_form, em_or_none, f1_or_none, has_prediction=bool(items))
+
+
 def score_question(
     uid: str, gold_items: Sequence[str], prediction: Any, *, mode: tatqa.Mode = "official"
 ) -> ScitatQuestionScore:
@@ -106,19 +107,8 @@ def score_question(
     gold_items = [str(item) for item in gold_items]
     short_form = is_short_form(gold_items)
     items = prediction_items(prediction) if prediction is not None else []
-    if items:
-        em, f1 = tatqa.string_em_f1(
-            tatqa.answer_string(items, "", mode), tatqa.answer_string(gold_items, "", mode), mode
-        )
-    else:
-        em, f1 = 0.0, 0.0
-    return ScitatQuestionScore(
-        uid=uid,
-        short_form=short_form,
-        em=em if short_form else None,
-        f1=None if short_form else f1,
-        has_prediction=bool(items),
-    )
+    em, f1 = _em_f1(items, gold_items, mode) if items else (0.0, 0.0)
+    return _form_score(uid, short_form, em, f1, items)
 
 
 def official_is_short_form(answer: Any) -> bool:
@@ -129,32 +119,18 @@ def official_is_short_form(answer: Any) -> bool:
     return all(len(str(element).split(" ")) <= 5 for element in answer)
 
 
-def official_gold_question(record: Mapping[str, Any]) -> dict[str, Any]:
-    """The ground truth evaluate.py hands to `TaTQAEmAndF1`: the record's answer and answer type, no scale."""
-    return {
-        "uid": str(record.get("id", "")),
-        "answer": record["answer"],
-        "answer_type": record.get("answer_type") or "",
-        "scale": "",
-    }
-
-
 def score_question_official(record: Mapping[str, Any], prediction: Any) -> ScitatQuestionScore:
-    """Official mode, one question: `TaTQAEmAndF1.__call__(gold, pred, "")` as SciTaT's evaluate.py calls it."""
+    """Official mode, one question: `TaTQAEmAndF1.__call__(gold, pred, "")` as SciTaT's evaluate.py calls it, the
+    ground truth being the record's answer and answer type, no scale."""
     uid = str(record.get("id", ""))
     items = prediction_items(prediction, "official") if prediction is not None else []
+    gold = {"uid": uid, "answer": record["answer"], "answer_type": record.get("answer_type") or "", "scale": ""}
     try:
-        scored = tatqa.score_question(official_gold_question(record), items, "", mode="official")
+        scored = tatqa.score_question(gold, items, "", mode="official")
         short_form = official_is_short_form(record["answer"])
     except (TypeError, ValueError) as error:
         raise ValueError(f"id {uid}: SciTaT's evaluate.py cannot score this question ({error})") from error
-    return ScitatQuestionScore(
-        uid=uid,
-        short_form=short_form,
-        em=scored.em if short_form else None,
-        f1=None if short_form else scored.f1,
-        has_prediction=bool(items),
-    )
+    return _form_score(uid, short_form, scored.em, scored.f1, items)
 
 
 def official_bertscore_texts(record: Mapping[str, Any], prediction: Any) -> tuple[str, str]:
@@ -175,15 +151,7 @@ def exact_match(predicted_items: Sequence[Any], gold_items: Sequence[Any], mode:
     items = [str(item) for item in predicted_items if str(item).strip()]
     if not items:
         return 0.0
-    gold = [str(item) for item in gold_items]
-    em, _ = tatqa.string_em_f1(tatqa.answer_string(items, "", mode), tatqa.answer_string(gold, "", mode), mode)
-    return em
-
-
-def gold_items_of(record: Mapping[str, Any]) -> list[str]:
-    """Gold answer items of a SciTaT record (`answer` is a list of items or one string)."""
-    answer = record["answer"]
-    return [str(item) for item in answer] if isinstance(answer, list) else [str(answer)]
+    return _em_f1(items, [str(item) for item in gold_items], mode)[0]
 
 
 def score_dataset(
@@ -192,7 +160,6 @@ def score_dataset(
     *,
     bertscorer: TextScorer | None = None,
     mode: Mode = "official",
-    attribute_names: Sequence[str] = ("question_type", "answer_type", "answer_source"),
 ) -> ScitatReport:
     """Score predictions (`{id: items or text}`, or `(id, items or text)` pairs in file order) against SciTaT gold
     records (`id`, `answer`, `answer_type`). Official: one score per prediction of a known id, in file order;
@@ -217,11 +184,11 @@ def score_dataset(
             score = score_question_official(record, prediction)
             texts = official_bertscore_texts(record, prediction)
         else:
-            gold_items = gold_items_of(record)
+            answer = record["answer"]  # a list of items or one string
+            gold_items = [str(item) for item in answer] if isinstance(answer, list) else [str(answer)]
             score = score_question(uid, gold_items, prediction, mode="official")
             items = prediction_items(prediction) if prediction is not None else []
             texts = (". ".join(items), ". ".join(gold_items))
-        score.attributes = {name: record[name] for name in attribute_names if name in record}
         if not score.short_form:
             free_pairs.append((score, *texts))
         scores.append(score)

@@ -29,45 +29,33 @@ ARTICLES_PATTERN = re.compile(r"\b(a|an|the)\b", re.UNICODE)
 
 @dataclass(frozen=True)
 class ModeRules:
-    """The knobs on which official, fixed and TAT-LLM scoring differ."""
+    """The knobs on which official, fixed and TAT-LLM scoring differ; the defaults are the official script's."""
 
-    # official: plain `sorted(answers)` (case-sensitive; a list mixing numbers and strings raises TypeError).
-    is_sort_case_insensitive: bool
     # official: `(\([\d.\s]+\))` — "(1,234.5)" and "(48.18%)" stay positive.
-    negative_pattern: re.Pattern[str]
+    negative_pattern: re.Pattern[str] = re.compile(r"(\([\d.\s]+\))")
+    # official: plain `sorted(answers)` (case-sensitive; a list mixing numbers and strings raises TypeError).
+    is_sort_case_insensitive: bool = False
     # official: `if not prediction` — an int 0 (or 0.0, "", []) scores 0/0 and never counts for scale.
-    is_zero_an_answer: bool
+    is_zero_an_answer: bool = False
     # official: a lone numeric prediction with no scale is also scored unscaled (0.2212 vs 22.12 percent).
-    has_ratio_alternative: bool
+    has_ratio_alternative: bool = True
     # TAT-LLM lower-cases every item before formatting it.
-    is_item_lowercased: bool
+    is_item_lowercased: bool = False
     # TAT-LLM counts a correct scale even when the prediction is missing or empty.
-    is_scale_counted_without_answer: bool
+    is_scale_counted_without_answer: bool = False
     # TAT-LLM: a null predicted scale makes `scale_to_num(None)` raise inside `get_answer_str` on the first number
     # without `%`, which its `except` turns into the empty answer string (EM 0, F1 0).
     is_null_scale_fatal_to_numbers: bool = False
 
 
 RULES: dict[str, ModeRules] = {
-    "official": ModeRules(
-        is_sort_case_insensitive=False,
-        negative_pattern=re.compile(r"(\([\d.\s]+\))"),
-        is_zero_an_answer=False,
-        has_ratio_alternative=True,
-        is_item_lowercased=False,
-        is_scale_counted_without_answer=False,
-    ),
+    "official": ModeRules(),
     "fixed": ModeRules(
-        is_sort_case_insensitive=True,
-        negative_pattern=re.compile(r"(\([\d.,\s%]+\))"),
-        is_zero_an_answer=True,
-        has_ratio_alternative=True,
-        is_item_lowercased=False,
-        is_scale_counted_without_answer=False,
+        negative_pattern=re.compile(r"(\([\d.,\s%]+\))"), is_sort_case_insensitive=True, is_zero_an_answer=True
     ),
     "tatllm": ModeRules(
-        is_sort_case_insensitive=True,
         negative_pattern=re.compile(r"(\([\d.\s%]+\))"),
+        is_sort_case_insensitive=True,
         is_zero_an_answer=True,
         has_ratio_alternative=False,
         is_item_lowercased=True,
@@ -114,9 +102,8 @@ def _first_number(text: str) -> int | float | None:
 
 
 def _word_scale(text: str) -> float:
-    for match in SCALE_WORD_PATTERN.finditer(text):
-        return scale_to_number(match.group(0).lower())
-    return 1
+    match = SCALE_WORD_PATTERN.search(text)
+    return scale_to_number(match.group(0).lower()) if match else 1
 
 
 def to_number(text: str, mode: Mode = "official") -> int | float | None:
@@ -242,20 +229,14 @@ def measure_match(gold: float | None, predicted: float | None) -> bool:
     return False
 
 
-def _has_prediction(prediction: Any, rules: ModeRules) -> bool:
-    if rules.is_zero_an_answer:
-        return prediction is not None and prediction != "" and prediction != []
-    return bool(prediction)
-
-
 @dataclass
 class QuestionScore:
     """Figures for one gold question."""
 
     uid: str
-    em: float
-    f1: float
-    is_scale_correct: bool | None
+    em: float = 0.0
+    f1: float = 0.0
+    is_scale_correct: bool | None = None
     answer_type: str = ""
     answer_from: str = ""
     gold_scale: str = ""
@@ -286,26 +267,22 @@ def score_question(
     answer_type = question.get("answer_type", "") or ""
     result = QuestionScore(
         uid=str(question.get("uid", "")),
-        em=0.0,
-        f1=0.0,
-        is_scale_correct=None,
         answer_type=answer_type,
         answer_from=question.get("answer_from", "") or "",
         gold_scale=gold_scale,
         predicted_scale=raw_predicted_scale,
     )
     scale_matches = raw_predicted_scale is not None and predicted_scale == gold_scale
-    if scale_mode == "predicted" and rules.is_scale_counted_without_answer:
-        result.is_scale_correct = scale_matches
-    elif scale_mode == "predicted":
-        result.is_scale_correct = False
-    if not _has_prediction(prediction, rules):
+    if scale_mode == "predicted":
+        result.is_scale_correct = scale_matches and rules.is_scale_counted_without_answer
+    is_missing = prediction in (None, "", []) if rules.is_zero_an_answer else not prediction
+    if is_missing:
         return result
     gold_items = gold_answer_items(question)
     if not gold_items:
         return result
     result.has_prediction = True
-    if scale_mode == "predicted" and not rules.is_scale_counted_without_answer:
+    if scale_mode == "predicted":
         result.is_scale_correct = scale_matches
     if scale_mode == "ignore":
         gold_scale = predicted_scale = ""
@@ -379,12 +356,6 @@ def pivot_by_type_and_source(scores: Iterable[QuestionScore]) -> dict[str, dict[
     }
 
 
-def iter_questions(gold_documents: Iterable[Mapping[str, Any]]) -> Iterable[Mapping[str, Any]]:
-    """Yield every question of a TAT-QA / TAT-DQA gold file (a list of documents with `questions`)."""
-    for document in gold_documents:
-        yield from document["questions"]
-
-
 def score_dataset(
     gold_documents: Iterable[Mapping[str, Any]],
     predictions: Mapping[str, Any],
@@ -393,8 +364,9 @@ def score_dataset(
     scale_mode: ScaleMode = "predicted",
     numeric_tolerance: bool = False,
 ) -> TatqaReport:
-    """Score `{uid: [answer, scale]}` predictions against a gold file, every gold question counted once."""
-    questions = list(iter_questions(gold_documents))
+    """Score `{uid: [answer, scale]}` predictions against a gold file (a list of documents with `questions`), every
+    gold question counted once."""
+    questions = [question for document in gold_documents for question in document["questions"]]
     options = {"mode": mode, "scale_mode": scale_mode, "numeric_tolerance": numeric_tolerance}
     scores = [score_question(q, *predictions.get(q["uid"], (None, None)), **options) for q in questions]
     seen = {question["uid"] for question in questions}

@@ -53,8 +53,6 @@ def _canonical_value(value: Any) -> Any:
 
 def canonical_arguments(arguments: Any) -> Any:
     """Arguments in a comparable form: numbers as floats, lists as multisets, mappings sorted by key."""
-    if isinstance(arguments, Mapping):
-        return tuple(sorted((str(key), _canonical_value(value)) for key, value in arguments.items()))
     if isinstance(arguments, list | tuple):
         return ("positional", tuple(_canonical_value(value) for value in arguments))
     return _canonical_value(arguments)
@@ -75,8 +73,8 @@ def normalise_call(call: ToolCall) -> ToolCall:
     return ToolCall(name="greater_than", arguments=swapped, result=call.result, is_error=call.is_error)
 
 
-def _same_text(first: Any, second: Any) -> bool:
-    return " ".join(str(first).split()).casefold() == " ".join(str(second).split()).casefold()
+def _folded(value: Any) -> str:
+    return " ".join(str(value).split()).casefold()
 
 
 def result_contains(result: Any, name: Any) -> bool:
@@ -86,14 +84,11 @@ def result_contains(result: Any, name: Any) -> bool:
         return any(result_contains(hit, name) for hit in result)
     if isinstance(name, Mapping):
         if isinstance(result, Mapping):
-            return all(key in result and _same_text(result[key], value) for key, value in name.items())
-        return all(
-            " ".join(str(value).split()).casefold() in " ".join(str(result).split()).casefold()
-            for value in name.values()
-        )
+            return all(key in result and _folded(result[key]) == _folded(value) for key, value in name.items())
+        return all(_folded(value) in _folded(result) for value in name.values())
     if isinstance(result, Mapping):
-        return any(_same_text(value, name) for value in result.values())
-    return " ".join(str(name).split()).casefold() in " ".join(str(result).split()).casefold()
+        return any(_folded(value) == _folded(name) for value in result.values())
+    return _folded(name) in _folded(result)
 
 
 Names = Callable[[Any], Any]

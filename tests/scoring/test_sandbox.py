@@ -17,13 +17,13 @@ from scoring.sandbox import (
     ISOLATION_BWRAP,
     ISOLATION_DEGRADED,
     SandboxUnavailableError,
-    available_isolation,
     bwrap_path,
+    isolation_status,
 )
 
 REPO = Path(__file__).resolve().parents[2]
 SETTINGS = REPO / "config" / "settings.py"
-STRONGEST = available_isolation()
+STRONGEST = isolation_status(allow_unisolated=True).isolation  # bwrap, else degraded
 needs_bwrap = pytest.mark.skipif(STRONGEST != ISOLATION_BWRAP, reason="bubblewrap cannot start on this machine")
 # The limits are the sandbox's own (rlimits, wall clock, output caps): where bubblewrap cannot start they are
 # checked on an explicitly allowed unisolated run; isolation itself is checked only where bwrap starts.

@@ -4,14 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from scoring.metrics.aggregate import MIN_CLUSTERS, bootstrap_mean, interval_text, mean
+from scoring.metrics.aggregate import MIN_CLUSTERS, bootstrap_mean, interval_text
 
 VALUES = [1.0, 0.0, 1.0, 1.0, 0.0, 1.0, 0.0, 1.0, 1.0, 1.0]
-
-
-def test_mean_is_plain_average():
-    assert mean(VALUES) == 0.7
-    assert mean([]) == 0.0
 
 
 def test_bootstrap_is_reproducible_with_a_seed_and_brackets_the_mean():

@@ -28,8 +28,8 @@ def test_short_form_means_every_gold_item_has_at_most_five_space_tokens():
 
 def test_prediction_is_the_text_after_answer_split_on_blank_lines():
     text = "Reason: the table shows it.\nAnswer: BERT\n\nRoBERTa"
-    assert scitat.extract_answer_items(text) == ["BERT", "RoBERTa"]
-    assert scitat.extract_answer_items("no marker here") == ["no marker here"]
+    assert scitat.prediction_items(text) == ["BERT", "RoBERTa"]
+    assert scitat.prediction_items("no marker here") == ["no marker here"]
 
 
 def test_em_for_short_form_and_f1_for_free_form():
