@@ -47,7 +47,9 @@ def _time_suite(tree: Path, pytest_args: list[str]) -> dict[str, object]:
         text=True,
     )
     seconds = time.monotonic() - started
-    last = (result.stdout.strip().splitlines() or [""])[-1]
+    # pytest's closing line: the last that counts outcomes (with -qq it may not be the very last line).
+    closing = [line for line in result.stdout.splitlines() if re.search(r"\d+ (passed|failed|errors?)\b", line)]
+    last = closing[-1].strip("= ") if closing else ""
     counts = {kind.rstrip("s") if kind.startswith("error") else kind: int(n) for n, kind in SUMMARY.findall(last)}
     return {
         "seconds": round(seconds, 1),
