@@ -4,12 +4,14 @@ tests/factories.py."""
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 from django.contrib.auth import get_user_model
 from django.core.management.commands import flush as flush_command
+from django.db import OperationalError
 from django.db.backends.postgresql.operations import DatabaseOperations as PostgresOperations
 from rest_framework.test import APIClient
 
@@ -80,8 +82,23 @@ def _post_flush_signal(*args, **kwargs):
     return _emit_post_migrate(*args, **kwargs)
 
 
+def _flush_past_deadlocks(self, sql_list):
+    """The flush, tried again when PostgreSQL breaks a deadlock by aborting it. A request the browser sent just before
+    its page closed can still be running in the live server's thread, and its row locks cross the flush's DELETEs;
+    PostgreSQL aborts one of the two, and once that request is done the flush goes through."""
+    for attempt in range(5):
+        try:
+            return _execute_flush(self, sql_list)
+        except OperationalError as error:
+            if attempt == 4 or "deadlock detected" not in str(error):
+                raise
+            time.sleep(0.2 * (attempt + 1))
+
+
 _truncate = PostgresOperations.sql_flush
 PostgresOperations.sql_flush = _flush_by_delete
+_execute_flush = PostgresOperations.execute_sql_flush
+PostgresOperations.execute_sql_flush = _flush_past_deadlocks
 _emit_post_migrate = flush_command.emit_post_migrate_signal
 flush_command.emit_post_migrate_signal = _post_flush_signal
 
