@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from django.conf import settings
 from django.db import connection
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -67,7 +68,7 @@ def celery_worker(
     queue = queue or private_queue("test")
     hostname = f"{name + _xdist_suffix() if name else queue}@localhost"
     env = {**os.environ, **(env or {}), "DATABASE_URL": test_database_url(), "CELERY_TASK_ALWAYS_EAGER": "false"}
-    log_path = log_path or ROOT / "var" / f"worker-{hostname.split('@')[0]}.log"
+    log_path = log_path or Path(settings.DATA_DIR) / "workers" / f"{hostname.split('@')[0]}.log"
     log_path.parent.mkdir(parents=True, exist_ok=True)
     log = open(log_path, "w")
     command = [
