@@ -13,7 +13,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import connection
-from django.db.models import Exists, OuterRef, QuerySet, Subquery
+from django.db.models import Exists, OuterRef, QuerySet, Subquery, Value
 from django.utils import timezone
 
 from annotate.quality.services import probes_passed_over_sql
@@ -44,13 +44,21 @@ class Claim:
 # from AnnotateConfig.ready: `pending(user)` is an expression over the project row (OuterRef "pk") saying whether
 # the server may have something for this user, asked inside the queue's first look so that "Next" stays one query
 # plus the claim when nothing is pending; `server(project_id=…, user=…)` then returns what it served (copy_id,
-# lease_expires_at, how) or None. The queue stays below it, so the package may use the workspace's rules.
-_SERVED_FIRST: dict[str, Callable[..., Any]] = {}
+# lease_expires_at, how) or None. The queue stays below it, so the package may use the workspace's rules. Until one
+# registers, nothing comes first.
+@dataclass(frozen=True)
+class _ServedFirst:
+    server: Callable[..., Any]
+    pending: Callable[[AbstractBaseUser], Any]
+
+
+_served_first = _ServedFirst(server=lambda **_: None, pending=lambda user: Value(False))
 
 
 def serve_before_drafts(server: Callable[..., Any], *, pending: Callable[[AbstractBaseUser], Any]) -> None:
     """Register `server` to be asked before a fresh claim when `pending` holds (from an AppConfig.ready)."""
-    _SERVED_FIRST.update(server=server, pending=pending)
+    global _served_first
+    _served_first = _ServedFirst(server=server, pending=pending)
 
 
 def lease_deadline() -> datetime:
@@ -156,7 +164,7 @@ def _look(*, project_slug: str, user: AbstractBaseUser) -> QuerySet[Project]:
         Project.objects.filter(slug=project_slug)
         .annotate(
             is_busy=Exists(mine.filter(status__in=(Status.IN_REFINEMENT, Status.CHANGES_REQUESTED))),
-            pending=_SERVED_FIRST["pending"](user),
+            pending=_served_first.pending(user),
         )
         .values("pk", "is_busy", "pending")
     )
@@ -204,7 +212,7 @@ def _served_instead(*, look: dict[str, Any] | None, user: AbstractBaseUser) -> C
     instance waits for it before round one), only when nothing is held or sent back."""
     if look is None or look["is_busy"] or not look["pending"]:
         return None
-    served = _SERVED_FIRST["server"](project_id=look["pk"], user=user)
+    served = _served_first.server(project_id=look["pk"], user=user)
     return None if served is None else Claim(0, 1, served.lease_expires_at, how=served.how, copy_id=served.copy_id)
 
 
