@@ -53,7 +53,7 @@ def copy_shown(*, user: AbstractBaseUser, copy_id: int) -> dict[str, Any]:
     never the first annotator's fields, marks or comments."""
     copy = own_copy(copy_id=copy_id, user=user)
     context = copy.instance.context
-    shown = context_read(copy.instance, own_only=context is not None and context.kind == Context.Kind.SHORT)
+    shown, _ = context_read(copy.instance, own_only=context is not None and context.kind == Context.Kind.SHORT)
     return {
         "copy": copy,
         "project": copy.project,

@@ -31,8 +31,7 @@ def instance_context(instance: Instance) -> dict[str, Any]:
     """The instance's context as the review pages show it: every paragraph and table of its paper, and which of them
     are the context's own (a short context's paragraph and tables; a long context is the whole paper), in a fixed
     number of queries whatever the paper's size (`context_read`)."""
-    data = context_read(instance, own_only=False)
-    del data["tables"], data["context_table_ids"]
+    data, _ = context_read(instance, own_only=False)
     return {"paper": instance.context.paper if instance.context else None, **data}
 
 
@@ -102,8 +101,7 @@ def workspace_read(*, user: AbstractBaseUser, instance_id: int, whole_paper: boo
     _name_people(instance, user)
     context = instance.context
     own_only = not whole_paper and context is not None and context.kind == Context.Kind.SHORT
-    data = context_read(instance, own_only=own_only)
-    tables, context_table_ids = data.pop("tables"), data.pop("context_table_ids")
+    data, (tables, context_table_ids) = context_read(instance, own_only=own_only)
     marked = {"relevant": data["relevant_ids"], "excluded": data["excluded_table_ids"]}
     return {
         "instance": instance,
@@ -115,10 +113,10 @@ def workspace_read(*, user: AbstractBaseUser, instance_id: int, whole_paper: boo
     }
 
 
-def context_read(instance: Instance, *, own_only: bool) -> dict[str, Any]:
+def context_read(instance: Instance, *, own_only: bool) -> tuple[dict[str, Any], tuple[list[Table], list[int]]]:
     """The instance's marks (relevant tables, excluded tables, excluded paragraphs: ids) and its context's tables and
-    paragraphs with their mentions: a short context's own with `own_only`, else the whole paper's (and for a short
-    context its tables' ids). `tables` and `context_table_ids` are what was read, for the suggestion."""
+    paragraphs with their mentions: a short context's own with `own_only`, else the whole paper's. Beside them, what
+    was read for the answer-kind suggestion: every table read, and the ids of the context's tables."""
     context = instance.context
     numbers = Table.objects.only("id", "number").order_by(*IN_PAPER)  # what a paragraph shows of its mentions
     lookups: list[Any] = [
@@ -162,9 +160,7 @@ def context_read(instance: Instance, *, own_only: bool) -> dict[str, Any]:
         "relevant_ids": {t.pk for t in instance.relevant_tables.all()},
         "excluded_table_ids": {t.pk for t in instance.excluded_tables.all()},
         "excluded_paragraph_ids": {p.pk for p in instance.excluded_paragraphs.all()},
-        "tables": tables,
-        "context_table_ids": context_table_ids,
-    }
+    }, (tables, context_table_ids)
 
 
 def _suggestion_tables(instance: Instance, read: list[Table], context_table_ids: list[int]) -> list[Table]:
