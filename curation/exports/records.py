@@ -297,16 +297,15 @@ CSV_COLUMNS = (
 def csv_row(item: Item, short: FrozenContext, long: FrozenContext) -> list[str]:
     """Questions and answers as flat text (items joined with ' | '; the exact list in answer_json), with the item's
     context as JSON: the rectangular file grid of each table and the paragraphs (what was excluded is absent)."""
-    answer = [str(a) for a in item.get("answer") or []]
-    context = parquet_row(item, short, long)
+    row = parquet_row(item, short, long)
     values = {
         **{column: item.get(column) or "" for column in CSV_COLUMNS},
-        "answer": " | ".join(answer),
-        "derivation": derivation_of(item),
-        "answer_json": json.dumps(answer, ensure_ascii=False),
-        "context_kind": context["context_kind"],
-        "tables_json": json.dumps(context["tables"], ensure_ascii=False),
-        "paragraphs_json": json.dumps(context["paragraphs"], ensure_ascii=False),
+        "answer": " | ".join(row["answer"]),
+        "derivation": row["derivation"],
+        "answer_json": json.dumps(row["answer"], ensure_ascii=False),
+        "context_kind": row["context_kind"],
+        "tables_json": json.dumps(row["tables"], ensure_ascii=False),
+        "paragraphs_json": json.dumps(row["paragraphs"], ensure_ascii=False),
     }
     return [str(values[column]) for column in CSV_COLUMNS]
 

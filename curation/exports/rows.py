@@ -24,13 +24,13 @@ ROW_CHUNK = 200
 BOTH, PRIMARY, NONE = "both", "primary", "none"
 
 
-def release_items(release: Any, *, chunk: int | None = None) -> Iterator[dict[str, Any]]:
+def release_items(release: Any) -> Iterator[dict[str, Any]]:
     """The frozen item dicts in position order, read in chunks of ROW_CHUNK (memory stays flat)."""
-    return (item for item, _, _ in release_rows(release, chunk=chunk, contexts=NONE))
+    return (item for item, _, _ in release_rows(release, contexts=NONE))
 
 
 def release_rows(
-    release: Any, *, chunk: int | None = None, contexts: str = BOTH
+    release: Any, *, contexts: str = BOTH
 ) -> Iterator[tuple[dict[str, Any], dict[str, Any] | None, dict[str, Any] | None]]:
     """(item, short context, long context) for every item in order: what the exporters consume.
 
@@ -42,7 +42,6 @@ def release_rows(
     """
     if contexts not in (BOTH, PRIMARY, NONE):
         raise ValueError(f"unknown contexts {contexts!r}")
-    chunk = chunk or ROW_CHUNK
     texts: dict[int, str] = {}  # context id → its JSON text, for the contexts the chunk needs
     decoded: dict[int, dict[str, Any]] = {}  # the contexts of the row last yielded
     last = -1
@@ -54,7 +53,7 @@ def release_rows(
             apps.get_model("curation", "ReleaseItem")
             .objects.filter(release=release, position__gt=last)
             .order_by("position")
-            .values_list("position", Cast("data", TextField()), "short_context_id", "long_context_id")[:chunk]
+            .values_list("position", Cast("data", TextField()), "short_context_id", "long_context_id")[:ROW_CHUNK]
             .iterator()
         )
         if not rows:

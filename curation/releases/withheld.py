@@ -4,6 +4,8 @@ published release would hand the exam's answers to every future candidate."""
 
 from __future__ import annotations
 
+import functools
+import operator
 from collections.abc import Callable
 from typing import Any
 
@@ -29,10 +31,7 @@ def withheld_counts(*, project: Project, instances: Any) -> dict[str, int]:
 
 
 def withheld_q(project: Project) -> Q:
-    withheld = Q(pk__in=[])
-    for _, ids_of in _WITHHELD:
-        withheld |= Q(pk__in=ids_of(project))
-    return withheld
+    return functools.reduce(operator.or_, (Q(pk__in=ids_of(project)) for _, ids_of in _WITHHELD), Q(pk__in=[]))
 
 
 def withheld_reasons(counts: dict[str, int]) -> str:

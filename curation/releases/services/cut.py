@@ -203,51 +203,6 @@ def _context_key(base: str, excluded: frozenset[str]) -> str:
     return f"{base}/excluding-{digest}"
 
 
-def _freeze_item(
-    instance: Instance,
-    *,
-    uid: str,
-    paper_key: str,
-    short_key: str | None,
-    long_key: str | None,
-    native: dict[str, Any],
-    source_format: str,
-    excluded: dict[str, list[dict[str, Any]]],
-) -> dict[str, Any]:
-    reasoning = instance.reasoning_type
-    parent = reasoning.parent if reasoning is not None else None
-    rtype, subtype = (parent, reasoning) if parent is not None else (reasoning, None)
-    return {
-        "uid": uid,
-        "question": instance.question,
-        "rationale": instance.rationale,
-        # An unanswerable question's gold is the abstention: blank items the form left behind are not frozen.
-        "answer": list(instance.answer) if instance.is_answerable else [],
-        "answer_form": instance.answer_form,
-        "answer_source": instance.answer_source,
-        "answer_type": instance.answer_type,
-        "scale": instance.scale,
-        "derivation": instance.derivation,
-        "program": instance.program,
-        "is_answerable": instance.is_answerable,
-        "unanswerable_reason": "" if instance.is_answerable else instance.unanswerable_reason,
-        "essential_actions": instance.essential_actions,
-        "reasoning_type": rtype.code if rtype else None,
-        "reasoning_type_name": rtype.name if rtype else None,
-        "reasoning_subtype": subtype.code if subtype else None,
-        "reasoning_subtype_name": subtype.name if subtype else None,
-        "relevant_tables": sorted(_table_key(t, paper_key) for t in instance.relevant_tables.all()),
-        "excluded": excluded,
-        "paper": paper_key,
-        "short_context": short_key,
-        "long_context": long_key,
-        "split": "" if instance.is_answerable else UNANSWERABLE_SPLIT,
-        "source_format": source_format,
-        "native": native,
-        "instance_version": instance.version,
-    }
-
-
 def _freeze_chunk(
     *,
     project: Project,
@@ -361,17 +316,39 @@ def _freeze_chunk(
         if uid in seen_uids:
             uid = f"{uid}-{instance.pk}"
         seen_uids.add(uid)
+        reasoning = instance.reasoning_type
+        parent = reasoning.parent if reasoning is not None else None
+        rtype, subtype = (parent, reasoning) if parent is not None else (reasoning, None)
         items.append(
-            _freeze_item(
-                instance,
-                uid=uid,
-                paper_key=paper_key,
-                short_key=short_key,
-                long_key=long_key,
-                native=source.data if source else {},
-                source_format=source.format if source else "",
-                excluded=exclusions,
-            )
+            {
+                "uid": uid,
+                "question": instance.question,
+                "rationale": instance.rationale,
+                # An unanswerable question's gold is the abstention: blank items the form left behind are not frozen.
+                "answer": list(instance.answer) if instance.is_answerable else [],
+                "answer_form": instance.answer_form,
+                "answer_source": instance.answer_source,
+                "answer_type": instance.answer_type,
+                "scale": instance.scale,
+                "derivation": instance.derivation,
+                "program": instance.program,
+                "is_answerable": instance.is_answerable,
+                "unanswerable_reason": "" if instance.is_answerable else instance.unanswerable_reason,
+                "essential_actions": instance.essential_actions,
+                "reasoning_type": rtype.code if rtype else None,
+                "reasoning_type_name": rtype.name if rtype else None,
+                "reasoning_subtype": subtype.code if subtype else None,
+                "reasoning_subtype_name": subtype.name if subtype else None,
+                "relevant_tables": sorted(_table_key(t, paper_key) for t in instance.relevant_tables.all()),
+                "excluded": exclusions,
+                "paper": paper_key,
+                "short_context": short_key,
+                "long_context": long_key,
+                "split": "" if instance.is_answerable else UNANSWERABLE_SPLIT,
+                "source_format": source.format if source else "",
+                "native": source.data if source else {},
+                "instance_version": instance.version,
+            }
         )
         if instance.panel_size is not None:  # the panel's verdict: answered by k of the n models named
             items[-1]["panel"] = {
