@@ -360,9 +360,12 @@ class JobKind:
     def given_up(self, rows: list[Any]) -> None:
         """Called, inside the reaper's transaction, with the rows it failed."""
 
-    def requeue(self, rows: QuerySet, *, max_attempts: int | None) -> tuple[list[Any], list[Any]]:
+    def requeue(
+        self, rows: QuerySet, *, max_attempts: int | None, why: str = "went silent"
+    ) -> tuple[list[Any], list[Any]]:
         """In one transaction, send each of `rows` back to the queue (`send_again`), or fail it once it has been
-        claimed `max_attempts` times (never, when None; `given_up`). Returns (requeued, failed) rows.
+        claimed `max_attempts` times (never, when None; `given_up`); `why` is what the log says of its worker.
+        Returns (requeued, failed) rows.
 
         Each row is taken by a conditional UPDATE on the values just read (token and heartbeat), so a worker that
         renewed its claim meanwhile, or a second reaper, wins and the row is left alone."""
@@ -384,7 +387,7 @@ class JobKind:
                         logger.warning("reaper: %s failed (%s)", self.describe(row), message)
                         failed.append(row)
                 elif same.update(**{self.state_field: waiting}, claim_token="", heartbeat_at=now):
-                    logger.warning("reaper: %s sent again (worker %s went silent)", self.describe(row), row.worker)
+                    logger.warning("%s sent again (worker %s: %s)", self.describe(row), row.worker or "none", why)
                     requeued.append(row)
             self.send_again(requeued)
             self.given_up(failed)
@@ -408,7 +411,7 @@ class JobKind:
     def release_for_worker(self, *, worker: str) -> int:
         """Send the rows `worker` holds back to the queue at once, whatever their heartbeat (it is shutting down,
         or started again under its old name after dying); never a failure."""
-        requeued, _ = self.requeue(self.held_by(worker), max_attempts=None)
+        requeued, _ = self.requeue(self.held_by(worker), max_attempts=None, why="handed it back")
         return len(requeued)
 
 

@@ -113,7 +113,7 @@ class ScoringChunks(JobKind):
             status=RunChunk.Status.QUEUED,
             enqueued_at__lt=job_stall_cutoff(job_forgotten_seconds() if stall_s is None else 3 * stall_s),
         )
-        resent, _ = self.requeue(forgotten.select_related("run"), max_attempts=None)
+        resent, _ = self.requeue(forgotten.select_related("run"), max_attempts=None, why="its message was lost")
         return len(resent)
 
 

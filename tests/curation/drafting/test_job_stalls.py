@@ -80,7 +80,7 @@ def test_every_kind_is_reaped_by_the_same_seconds_threshold(project, drafting_ba
 
 @pytest.mark.django_db
 def test_a_worker_hands_back_what_it_holds_of_every_kind_at_once(
-    project, drafting_batch, sent, django_capture_on_commit_callbacks
+    project, drafting_batch, sent, django_capture_on_commit_callbacks, caplog
 ):
     contexts = make_contexts(project, drafting_batch, 3)
     run = run_create(project=project, actor=None, kind="template", context_ids=[c.pk for c in contexts])
@@ -97,6 +97,9 @@ def test_a_worker_hands_back_what_it_holds_of_every_kind_at_once(
     assert sent == [("curation.drafting_chunk", [run.pk, 0])]
     first.refresh_from_db()
     assert (first.status, first.claim_token) == ("pending", "")
+    # The log says the worker handed it back, not that it went silent.
+    said = f"drafting item {first.pk} of run {run.pk} (running) sent again (worker drafting@host-a: handed it back)"
+    assert said in caplog.text
 
 
 # --- A slow but alive item keeps its claim ---------------------------------------------------------------------
