@@ -17,7 +17,6 @@ from annotate.batches.announcements import announcement_mark_read, announcement_
 from annotate.batches.api import AssignSerializer, FillSerializer
 from annotate.dashboard import figures as dashboard
 from annotate.review import selectors as review_selectors
-from annotate.review.pages import page_context
 from curation import selectors
 from curation.batches import services as batch_flow
 from curation.batches.services import batch_create, batch_deadline_set, batch_open
@@ -169,7 +168,7 @@ def batches_page(request: HttpRequest, slug: str) -> HttpResponse:
     summaries = panel.panel_summaries(panel_batches)
     panel_rows = [(batch, summaries.get(batch.pk)) for batch in panel_batches]
     context = {
-        **page_context(request, project),
+        "project": project,
         "batches": progress_page.paginator.object_list,
         "progress_page": progress_page,
         "progress": progress,

@@ -22,7 +22,6 @@ from annotate.quality.drift import DRIFT_PEOPLE_PER_PAGE, DRIFT_WINDOW_WEEKS, dr
 from annotate.quality.drift import LABELS as DRIFT_LABELS
 from annotate.quality.drift import SERIES as DRIFT_SERIES
 from annotate.review import selectors as review_selectors
-from annotate.review.pages import page_context
 from curation import charts
 from curation.batches import services as batch_flow
 from curation.errors import InvalidInput
@@ -77,7 +76,7 @@ def dashboard_page(request: HttpRequest, slug: str) -> HttpResponse:
     # A chart per annotator: a page of them at once (40 annotators over 26 weeks drew 300 kB of SVG).
     drift_page = Paginator(drift["people"], DRIFT_PEOPLE_PER_PAGE).get_page(request.GET.get("drift_page"))
     context = {
-        **page_context(request, project),
+        "project": project,
         **data,
         "batches": progress,
         "progress_page": progress_page,

@@ -19,11 +19,10 @@ from annotate.review import selectors as review_selectors
 from annotate.review import services as review
 from annotate.review.api import INSTANCE_STEPS, ReplySerializer
 from annotate.review.models import Discussion, ReviewComment
-from annotate.review.pages import page_context
 from curation.answer_types import ANSWER_TYPE_LABELS, SCALE_FORM_CHOICES, scale_for_form, scale_of_form
 from curation.models import Instance
 from curation.page_errors import form_problems, service_attempt
-from curation.selectors import project_get
+from curation.selectors import project_get, roles_of
 from curation.states import Role
 
 COMMENT_FIELDS = [(value or "instance", label) for value, label in ReviewComment.Field.choices]
@@ -148,8 +147,8 @@ ROUND_TWO = Stage(
 @login_required
 def review_home(request: HttpRequest, slug: str) -> HttpResponse:
     project = project_get(user=request.user, slug=slug)
-    context = page_context(request, project)
-    roles = context["roles"]
+    context: dict[str, Any] = {"project": project}
+    roles = roles_of(user=request.user, project=project)
     if Role.VERIFIER in roles:
         context["round1"] = review_selectors.review_queue(project=project, user=request.user)
     if Role.VERIFIER in roles or Role.MANAGER in roles:
@@ -181,7 +180,7 @@ def round_page(request: HttpRequest, slug: str, pk: int, *, stage: Stage) -> Htt
     data = review_selectors.review_data(user=request.user, instance_id=pk)
     if data["instance"].project_id != project.pk:
         raise Http404("No such instance in this project.")
-    context = {**page_context(request, project), "comment_fields": COMMENT_FIELDS, "shortcuts": stage.shortcuts}
+    context = {"project": project, "comment_fields": COMMENT_FIELDS, "shortcuts": stage.shortcuts}
     return render(request, stage.template, {**context, **data})
 
 
@@ -233,7 +232,7 @@ round2_decide = partial(round_decide, stage=ROUND_TWO)
 def discussion_list(request: HttpRequest, slug: str) -> HttpResponse:
     project = project_get(user=request.user, slug=slug)
     threads = review_selectors.discussions_visible_to(request.user, project).prefetch_related("messages")
-    return render(request, "annotate/review/discussions.html", {**page_context(request, project), "threads": threads})
+    return render(request, "annotate/review/discussions.html", {"project": project, "threads": threads})
 
 
 @login_required
@@ -243,7 +242,7 @@ def discussion_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     if data["instance"].project_id != project.pk:
         raise Http404("No such discussion in this project.")
     context = {
-        **page_context(request, project),
+        "project": project,
         "answer_lines": "\n".join(data["instance"].answer),
         "answer_types": list(ANSWER_TYPE_LABELS.items()),
         "scales": SCALE_FORM_CHOICES,
@@ -319,7 +318,7 @@ def history_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     data = review_selectors.history_data(user=request.user, instance_id=pk, **numbers)
     if data["instance"].project_id != project.pk:
         raise Http404("No such instance in this project.")
-    return render(request, "annotate/review/history.html", {**page_context(request, project), **data})
+    return render(request, "annotate/review/history.html", {"project": project, **data})
 
 
 # The steps of an instance's history page: the API's step (its input serializer and service), and what the page says

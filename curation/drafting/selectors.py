@@ -23,14 +23,17 @@ def runs_of_project(*, user: AbstractBaseUser, project: Project) -> QuerySet[Dra
     return DraftingRun.objects.filter(project=project).select_related("batch", "endpoint", "created_by")
 
 
-def run_get(*, user: AbstractBaseUser, run_id: int) -> DraftingRun:
-    """One run, for a manager of its project (other members 403, everyone else 404)."""
+def run_get(*, user: AbstractBaseUser, run_id: int, slug: str | None = None) -> DraftingRun:
+    """One run, for a manager of its project (other members 403, everyone else 404); on a page, of the project `slug`
+    names."""
     run = DraftingRun.objects.select_related("project", "batch", "endpoint").filter(pk=run_id).first()
     roles = selectors.roles_of(user=user, project=run.project) if run is not None and user.is_authenticated else set()
     if not roles:
         raise NotFound(f"No drafting run {run_id} that you may see.")
     if Role.MANAGER.value not in roles:
         raise NotPermitted("Only a manager of this project may see its drafting runs.")
+    if slug not in (None, run.project.slug):
+        raise NotFound("No such run in this project.")
     return run
 
 

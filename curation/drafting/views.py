@@ -24,14 +24,6 @@ from curation.endpoints.models import ModelEndpoint
 from curation.errors import InvalidInput
 from curation.page_errors import FORM_ERRORS, form_problems
 
-
-def _run_for(request: HttpRequest, slug: str, pk: int) -> DraftingRun:
-    run = drafting_selectors.run_get(user=request.user, run_id=pk)
-    if run.project.slug != slug:
-        raise Http404("No such run in this project.")
-    return run
-
-
 # Endpoints ------------------------------------------------------------------------------------------------------
 
 
@@ -202,13 +194,13 @@ def _run_context(run: DraftingRun) -> dict[str, Any]:
 
 @login_required
 def run_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
-    run = _run_for(request, slug, pk)
+    run = drafting_selectors.run_get(user=request.user, run_id=pk, slug=slug)
     return render(request, "curation/drafting/run.html", _run_context(run))
 
 
 @login_required
 def run_progress(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
-    run = _run_for(request, slug, pk)
+    run = drafting_selectors.run_get(user=request.user, run_id=pk, slug=slug)
     status = 200 if run.is_active else 286  # htmx stops polling on 286
     return render(request, "curation/drafting/_run_progress.html", _run_context(run), status=status)
 
@@ -216,7 +208,7 @@ def run_progress(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
 @login_required
 @require_POST
 def run_action(request: HttpRequest, slug: str, pk: int, action: str) -> HttpResponse:
-    run = _run_for(request, slug, pk)
+    run = drafting_selectors.run_get(user=request.user, run_id=pk, slug=slug)
     service = run_services.RUN_ACTIONS.get(action)
     if service is None:
         raise Http404("Unknown action.")

@@ -46,8 +46,9 @@ def release_cuts_of(*, user: AbstractBaseUser, project: Project) -> QuerySet[Rel
     )
 
 
-def release_get(*, user: AbstractBaseUser, release_id: int) -> Release:
-    """One release of a project the user belongs to; anything else is 'not found'."""
+def release_get(*, user: AbstractBaseUser, release_id: int, slug: str | None = None) -> Release:
+    """One release of a project the user belongs to (the project `slug` names, on a page); anything else is 'not
+    found'."""
     release = (
         Release.objects.visible_to(user)
         .filter(pk=release_id)
@@ -56,12 +57,14 @@ def release_get(*, user: AbstractBaseUser, release_id: int) -> Release:
     )
     if release is None:
         raise NotFound(f"No release {release_id} that you may see.")
+    if slug not in (None, release.project.slug):
+        raise NotFound("No such release in this project.")
     return release
 
 
-def release_gold_get(*, user: AbstractBaseUser, release_id: int) -> Release:
+def release_gold_get(*, user: AbstractBaseUser, release_id: int, slug: str | None = None) -> Release:
     """A release whose gold answers the user may read; members without that right get NotPermitted."""
-    release = release_get(user=user, release_id=release_id)
+    release = release_get(user=user, release_id=release_id, slug=slug)
     if not can_read_gold(user=user, project=release.project):
         raise NotPermitted(
             "Gold answers are for managers, verifiers and qualified annotators; pass the qualification exam first."

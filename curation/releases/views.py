@@ -6,7 +6,7 @@ from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.http import FileResponse, Http404, HttpRequest, HttpResponse
+from django.http import FileResponse, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.template.defaultfilters import pluralize
 from django.urls import reverse
@@ -25,7 +25,7 @@ from curation.models import Project
 from curation.page_errors import FORM_ERRORS, service_attempt
 from curation.releases import near_duplicates
 from curation.releases import selectors as release_selectors
-from curation.releases.models import Release, ReleaseCut
+from curation.releases.models import ReleaseCut
 from curation.releases.services import cut as cut_services
 from curation.releases.services import exports as export_services
 from curation.states import Role
@@ -35,15 +35,6 @@ from curation.uploads import upload_read
 def _project(request: HttpRequest, slug: str) -> tuple[Project, set[str]]:
     project = selectors.project_get(user=request.user, slug=slug)
     return project, selectors.roles_of(user=request.user, project=project)
-
-
-def _release(request: HttpRequest, slug: str, pk: int, *, gold: bool = False) -> Release:
-    """The project's release `pk`; with `gold`, only for those who may read its gold answers (its downloads)."""
-    release_get = release_selectors.release_gold_get if gold else release_selectors.release_get
-    release = release_get(user=request.user, release_id=pk)
-    if release.project.slug != slug:
-        raise Http404("No such release in this project.")
-    return release
 
 
 # The cut form's free texts, passed to the cut as typed.
@@ -161,7 +152,7 @@ def _batches_typed(request: HttpRequest) -> str:
 
 @login_required
 def release_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
-    release = _release(request, slug, pk)
+    release = release_selectors.release_get(user=request.user, release_id=pk, slug=slug)
     stats = presented(release.statistics)
     reasoning = stats.get("reasoning_type", {})
     charts = {
@@ -201,7 +192,7 @@ def release_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
 
 @login_required
 def release_downloads(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
-    release = _release(request, slug, pk, gold=True)
+    release = release_selectors.release_gold_get(user=request.user, release_id=pk, slug=slug)
     if request.method == "POST":
         try:
             artifact = export_services.export_request(
@@ -224,7 +215,7 @@ def release_downloads(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
 
 @login_required
 def release_download_file(request: HttpRequest, slug: str, pk: int, format: str) -> FileResponse:
-    release = _release(request, slug, pk, gold=True)
+    release = release_selectors.release_gold_get(user=request.user, release_id=pk, slug=slug)
     path = export_services.export_file(release=release, format=format)
     return FileResponse(path.open("rb"), as_attachment=True, filename=f"{release.label}-{format}.zip")
 

@@ -131,13 +131,6 @@ class PredictionPagination(BoundedLimitOffsetPagination):
     default_limit = 100
 
 
-def release_for(user: Any, release_id: int, slug: str | None = None) -> Any:
-    release = release_selectors.release_get(user=user, release_id=release_id)
-    if slug is not None and release.project.slug != slug:
-        raise NotFound("No such release in this project.")
-    return release
-
-
 # What a run can use; an uploaded file's predictions are scored, never run.
 RUN_METHODS = [choice for choice in ScoringRun.Method.choices if choice[0] != ScoringRun.Method.UPLOAD]
 
@@ -229,7 +222,8 @@ class ScoringRunListApi(APIView):
     def post(self, request: Request, slug: str) -> Response:
         selectors.project_get(user=request.user, slug=slug)
         values = valid_input(self.ScoringRunCreateInputSerializer, request.data)
-        run = run_started(user=request.user, release=release_for(request.user, values["release"], slug), values=values)
+        release = release_selectors.release_get(user=request.user, release_id=values["release"], slug=slug)
+        run = run_started(user=request.user, release=release, values=values)
         return Response(ScoringRunDetailOutputSerializer(run).data, status=status.HTTP_201_CREATED)
 
 
@@ -360,7 +354,7 @@ class ScoringPredictionUploadApi(APIView):
     def post(self, request: Request, slug: str) -> Response:
         selectors.project_get(user=request.user, slug=slug)
         values = valid_input(self.PredictionUploadInputSerializer, request.data)
-        release = release_for(request.user, values["release"], slug)
+        release = release_selectors.release_get(user=request.user, release_id=values["release"], slug=slug)
         run = upload_scored(user=request.user, release=release, values=values)
         return Response(ScoringRunDetailOutputSerializer(run).data, status=status.HTTP_201_CREATED)
 
@@ -418,7 +412,7 @@ class ScoringComparisonApi(APIView):
 
     @extend_schema(responses=ScoringComparisonOutputSerializer)
     def get(self, request: Request, pk: int) -> Response:
-        release = release_for(request.user, pk)
+        release = release_selectors.release_get(user=request.user, release_id=pk)
         return Response(scoring_selectors.comparison(user=request.user, release=release))
 
 
@@ -430,7 +424,7 @@ class ScoringComparisonFileApi(APIView):
         responses={(200, "text/csv"): OpenApiTypes.STR, (200, "application/x-tex"): OpenApiTypes.STR},
     )
     def get(self, request: Request, pk: int, table: str, file_format: str) -> HttpResponse:
-        release = release_for(request.user, pk)
+        release = release_selectors.release_get(user=request.user, release_id=pk)
         return comparison_file_response(user=request.user, release=release, table=table, file_format=file_format)
 
 

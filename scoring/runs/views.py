@@ -20,7 +20,7 @@ from curation.charts import bar_chart, colour, grouped_chart
 from curation.errors import InvalidInput
 from curation.page_errors import FORM_ERRORS, form_given, form_problems, problems_said, service_attempt
 from curation.queues import waiting_label
-from curation.releases.selectors import can_read_gold
+from curation.releases import selectors as release_selectors
 from curation.templatetags.readable import answer_form
 from scoring.methods.templates import DEFAULT_TEMPLATES
 from scoring.methods.toolloop import MAX_TURNS_LIMIT
@@ -42,7 +42,6 @@ from scoring.runs.api import (
     comparison_file_response,
     export_response,
     official_scored,
-    release_for,
     run_started,
     upload_scored,
 )
@@ -57,7 +56,7 @@ from scoring.runs.results import FIGURES
 
 @login_required
 def release_score(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
-    release = release_for(request.user, pk, slug)
+    release = release_selectors.release_get(user=request.user, release_id=pk, slug=slug)
     project = release.project
     typed, refusals = request.POST.dict(), {}
     if request.method == "POST":
@@ -127,7 +126,7 @@ def _run_input(typed: dict[str, str], release: Any) -> dict[str, Any]:
 @login_required
 def release_harness_tasks(request: HttpRequest, slug: str, pk: int) -> FileResponse:
     """The release as Inspect AI and lm-evaluation-harness tasks (a zip), for those who may score models on it."""
-    release = release_for(request.user, pk, slug)
+    release = release_selectors.release_get(user=request.user, release_id=pk, slug=slug)
     runner_require(request.user, release.project, "score models")
     out = tempfile.NamedTemporaryFile(suffix=".zip")  # removed when the response closes it
     release_harness_zip(release, Path(out.name))
@@ -136,7 +135,7 @@ def release_harness_tasks(request: HttpRequest, slug: str, pk: int) -> FileRespo
 
 @login_required
 def release_upload(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
-    release = release_for(request.user, pk, slug)
+    release = release_selectors.release_get(user=request.user, release_id=pk, slug=slug)
     if request.method != "POST":
         return redirect("release-score", slug=slug, pk=pk)
     # The API's input serializer checks the form (an empty field keeps its default).
@@ -155,7 +154,7 @@ def _run_context(request: HttpRequest, run: ScoringRun) -> dict[str, Any]:
     breakdowns = results.get("breakdowns", {})
     by_type = type_figures({"results": results})
     errors = scoring_selectors.error_distribution(run)
-    may_see = can_read_gold(user=request.user, project=run.project)
+    may_see = release_selectors.can_read_gold(user=request.user, project=run.project)
     wrong_only = request.GET.get("wrong") == "1"
     predictions = None
     if may_see:
@@ -396,7 +395,7 @@ def _comparison_charts(tables: dict[str, Any]) -> dict[str, list[tuple[str, dict
 
 @login_required
 def release_compare(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
-    release = release_for(request.user, pk, slug)
+    release = release_selectors.release_get(user=request.user, release_id=pk, slug=slug)
     comparison = scoring_selectors.comparison(user=request.user, release=release)
     tables = comparison["tables"]
     context = {
@@ -413,7 +412,7 @@ def release_compare(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
 
 @login_required
 def release_compare_file(request: HttpRequest, slug: str, pk: int, table: str, file_format: str) -> HttpResponse:
-    release = release_for(request.user, pk, slug)
+    release = release_selectors.release_get(user=request.user, release_id=pk, slug=slug)
     return comparison_file_response(user=request.user, release=release, table=table, file_format=file_format)
 
 

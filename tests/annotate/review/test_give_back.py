@@ -141,3 +141,15 @@ def test_another_verifier_takes_a_given_back_discussion_and_decides_it(project, 
         discussion_id=discussion.pk, user=personas["verifier2"], outcome="rejected", expected_version=held.version
     )
     assert Instance.objects.get(pk=instance.pk).status == Status.VALIDATED
+
+
+def test_the_review_pages_offer_what_the_viewers_roles_allow(project, personas, drafts):
+    """The pages read the viewer's roles from the navigation context: a verifier may claim a submitted instance, and
+    only a manager's review navigation links the batches and the dashboard."""
+    submitted = submit(project, personas["annotator"])
+    review_page = f"/p/{project.slug}/review/{submitted.pk}/"
+    assert "Claim this review" in logged_in("verifier").get(review_page).content.decode()
+    assert "Claim this review" not in logged_in("manager").get(review_page).content.decode()
+    batches_link = f'href="/p/{project.slug}/batches/"'
+    assert batches_link in logged_in("manager").get(f"/p/{project.slug}/review/").content.decode()
+    assert batches_link not in logged_in("verifier").get(f"/p/{project.slug}/review/").content.decode()
