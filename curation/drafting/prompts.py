@@ -7,7 +7,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from curation.table_shape import TableShape, prompt_cell
+from curation.table_shape import TableShape
 from curation.toolkit.extraction import extract_answer, strip_markdown
 
 # SciTaT Table 8, requirement 2: a question must need the paragraph as well as the tables. Only where the type
@@ -333,10 +333,9 @@ def answer_messages(
     return [{"role": "user", "content": prompt}]
 
 
-def header_messages(template: str, header: str, caption: str = "") -> list[dict[str, str]]:
-    """Chat messages asking for natural paraphrases of one table header."""
-    hint = f" in a table captioned “{prompt_cell(caption, 160)}”" if caption else ""
-    return [{"role": "user", "content": render(template, {"header": header, "caption_hint": hint})}]
+def header_messages(template: str, header: str) -> list[dict[str, str]]:
+    """Chat messages asking for natural paraphrases of one table header (its `{{caption_hint}}` left empty)."""
+    return [{"role": "user", "content": render(template, {"header": header, "caption_hint": ""})}]
 
 
 # Output parsing ------------------------------------------------------------------------------------------

@@ -91,12 +91,8 @@ def run_type_summary(run: DraftingRun) -> list[dict[str, Any]]:
 def types_without_templates(*, project: Project) -> list[ReasoningType]:
     """The project's reasoning types no question template exercises (a type counts as covered when one of its
     subtypes is): a template run routes contexts assigned them to the LLM drafter."""
-    types = list(ReasoningType.objects.filter(project=project).prefetch_related("subtypes").order_by("order"))
-    return [
-        t
-        for t in types
-        if t.code not in TEMPLATE_SUBTYPES and not any(sub.code in TEMPLATE_SUBTYPES for sub in t.subtypes.all())
-    ]
+    types = ReasoningType.objects.filter(project=project).prefetch_related("subtypes").order_by("order")
+    return [t for t in types if not {t.code, *(sub.code for sub in t.subtypes.all())} & TEMPLATE_SUBTYPES]
 
 
 def endpoint_speeds(*, project: Project, endpoints: Iterable[Any], batches: Iterable[Any]) -> list[dict[str, Any]]:

@@ -81,10 +81,6 @@ class _TableView:
         )
         self.where = "" if self.is_only_table else f" in {self.name}"
 
-    def has_summary_row(self) -> bool:
-        """Whether a total/average row would distort a column-wide aggregate."""
-        return len(self.plain_rows) != len(self.rows)
-
 
 def _is_header_name(column: str) -> bool:
     """Whether a flattened header reads as a name (Accuracy, 2019, 3-shot), not as a data value (81.3, 12%)."""
@@ -231,7 +227,7 @@ def _directions(generator: SlotGenerator, *ways: str) -> SlotGenerator:
 
 def _without_summary(generator: SlotGenerator) -> SlotGenerator:
     """`generator`'s slots, or none when a total/average row would distort the column-wide computation."""
-    return lambda view: [] if view.has_summary_row() else generator(view)
+    return lambda view: [] if len(view.plain_rows) != len(view.rows) else generator(view)
 
 
 _whole_columns = _without_summary(_columns)
@@ -658,7 +654,6 @@ def draft_template_questions(
     seed: int = 0,
     per_template: int = 2,
     include_unanswerable: bool = False,
-    unanswerable_per_template: int = 1,
     header_phrases: HeaderPhrases | None = None,
     template_ids: Iterable[str] | None = None,
     preferred_subtypes: Sequence[str] = (),
@@ -666,8 +661,8 @@ def draft_template_questions(
 ) -> list[dict[str, Any]]:
     """Instantiate question templates over `tables`, answering each by executing its tool program.
 
-    Deterministic for a given seed. Candidates whose required cells are missing are skipped, or returned
-    with `is_answerable=False` and an empty answer when `include_unanswerable` is set. Templates of the
+    Deterministic for a given seed. Candidates whose required cells are missing are skipped, or (one per template)
+    returned with `is_answerable=False` and an empty answer when `include_unanswerable` is set. Templates of the
     `preferred_subtypes` (the context's assigned reasoning type) come first, in that order.
     A table may carry `name` (what the paper calls it, "Table 2": used in questions and rationales) and
     `has_header` (False: its first row is data, so no column is asked about).
@@ -689,7 +684,7 @@ def draft_template_questions(
         rng.shuffle(candidates)
         # Drafts kept and wanted, answerable (True) and unanswerable (False).
         kept: dict[bool, list[dict[str, Any]]] = {True: [], False: []}
-        quota = {True: per_template, False: unanswerable_per_template if include_unanswerable else 0}
+        quota = {True: per_template, False: int(include_unanswerable)}
         for view, slots in candidates:
             if all(len(kept[kind]) >= quota[kind] for kind in kept):
                 break

@@ -13,8 +13,8 @@ page_patterns = [
     path("p/<slug:slug>/drafting/runs/<int:pk>/progress/", views.run_progress, name="drafting-run-progress"),
     path("p/<slug:slug>/drafting/runs/<int:pk>/<str:action>/", views.run_action, name="drafting-run-action"),
     path("p/<slug:slug>/drafting/prompts/", views.prompt_templates, name="drafting-prompts"),
-    path("p/<slug:slug>/endpoints/", views.endpoint_list, name="drafting-endpoints"),
-    path("p/<slug:slug>/endpoints/<int:pk>/", views.endpoint_edit, name="drafting-endpoint"),
+    path("p/<slug:slug>/endpoints/", views.endpoint_page, name="drafting-endpoints"),
+    path("p/<slug:slug>/endpoints/<int:pk>/", views.endpoint_page, name="drafting-endpoint"),
     path("p/<slug:slug>/endpoints/<int:pk>/test/", views.endpoint_test, name="drafting-endpoint-test"),
 ]
 

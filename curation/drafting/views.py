@@ -39,65 +39,43 @@ def _endpoint_form(request: HttpRequest, endpoint: ModelEndpoint | None = None) 
 
 
 @login_required
-def endpoint_list(request: HttpRequest, slug: str) -> HttpResponse:
+def endpoint_page(request: HttpRequest, slug: str, pk: int | None = None) -> HttpResponse:
+    """The project's endpoints with the form that adds one, or (`pk`) one endpoint's form; a POST that holds goes
+    back to the list."""
     project = selectors.managed_project_get(user=request.user, slug=slug, action="manage model endpoints")
-    form = _endpoint_form(request)
-    error = ""
-    if request.method == "POST" and not form.errors:
-        try:
-            endpoint = endpoint_services.endpoint_create(project=project, actor=request.user, **form.validated_data)
-        except FORM_ERRORS as exc:
-            error = exc.message
-        else:
-            messages.success(request, f"Endpoint “{endpoint.name}” added. Test it before drafting.")
-            return redirect("drafting-endpoints", slug=project.slug)
-    endpoints = [
-        {"endpoint": e, "key_status": endpoint_services.key_status(e), "can_edit": e.project_id is not None}
-        for e in endpoint_services.endpoints_visible_to(request.user, project)
-    ]
-    return render(
-        request,
-        "curation/drafting/endpoints.html",
-        {
-            "project": project,
-            "endpoints": endpoints,
-            "limit_is_shared": limit_is_shared(),
-            "error": error,
-            "form": form,
-        },
-        status=400 if request.method == "POST" else 200,  # a POST that gets here was refused
-    )
-
-
-@login_required
-def endpoint_edit(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
-    project = selectors.managed_project_get(user=request.user, slug=slug, action="manage model endpoints")
-    endpoint = endpoint_services.endpoint_get(user=request.user, endpoint_id=pk)
-    if endpoint.project_id not in (None, project.pk):
+    endpoint = None if pk is None else endpoint_services.endpoint_get(user=request.user, endpoint_id=pk)
+    if endpoint is not None and endpoint.project_id not in (None, project.pk):
         raise Http404("No such endpoint in this project.")
     form = _endpoint_form(request, endpoint)
     error = ""
     if request.method == "POST" and not form.errors:
         try:
-            endpoint_services.endpoint_update(endpoint=endpoint, actor=request.user, **form.validated_data)
+            if endpoint is None:
+                added = endpoint_services.endpoint_create(project=project, actor=request.user, **form.validated_data)
+                done = f"Endpoint “{added.name}” added. Test it before drafting."
+            else:
+                endpoint_services.endpoint_update(endpoint=endpoint, actor=request.user, **form.validated_data)
+                done = f"Endpoint “{endpoint.name}” saved."
         except FORM_ERRORS as exc:
             error = exc.message
-            endpoint.refresh_from_db()
+            if endpoint is not None:
+                endpoint.refresh_from_db()
         else:
-            messages.success(request, f"Endpoint “{endpoint.name}” saved.")
+            messages.success(request, done)
             return redirect("drafting-endpoints", slug=project.slug)
-    return render(
-        request,
-        "curation/drafting/endpoint_edit.html",
-        {
-            "project": project,
-            "endpoint": endpoint,
-            "key_status": endpoint_services.key_status(endpoint),
-            "error": error,
-            "form": form,
-        },
-        status=400 if request.method == "POST" else 200,  # a POST that gets here was refused
-    )
+    page = {"project": project, "error": error, "form": form}
+    if endpoint is None:
+        template = "curation/drafting/endpoints.html"
+        page["endpoints"] = [
+            {"endpoint": e, "key_status": endpoint_services.key_status(e), "can_edit": e.project_id is not None}
+            for e in endpoint_services.endpoints_visible_to(request.user, project)
+        ]
+        page["limit_is_shared"] = limit_is_shared()
+    else:
+        template = "curation/drafting/endpoint_edit.html"
+        page |= {"endpoint": endpoint, "key_status": endpoint_services.key_status(endpoint)}
+    # A POST that gets here was refused.
+    return render(request, template, page, status=400 if request.method == "POST" else 200)
 
 
 @login_required

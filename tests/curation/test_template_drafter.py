@@ -187,7 +187,7 @@ def test_missing_cells_are_skipped_by_default():
 
 
 def test_missing_cells_can_be_kept_as_unanswerable():
-    drafts = draft_template_questions([WITH_GAP], seed=0, include_unanswerable=True, unanswerable_per_template=1)
+    drafts = draft_template_questions([WITH_GAP], seed=0, include_unanswerable=True)
     unanswerable = [draft for draft in drafts if not draft["is_answerable"]]
     assert {draft["template_id"] for draft in unanswerable} >= {"column_sum", "column_mean", "cell_difference"}
     for draft in unanswerable:

@@ -145,24 +145,21 @@ def run_work(*, run_id: int, chunk: int, worker: str = "", budget_s: float = 600
     never leaves a run unfinished while a worker is on it, and the messages of chunks taken this way find nothing
     pending and exit quietly."""
     started = time.monotonic()
-    drafted = _chunk_or_outage(run_id=run_id, chunk=chunk, worker=worker)
     unbegun = DraftingItem.objects.filter(
         run_id=run_id, run__status__in=DraftingRun.ACTIVE, status=DraftingItem.Status.PENDING, worker=""
     )
-    while time.monotonic() - started < budget_s:
-        following = transient_call(unbegun.order_by("chunk").values_list("chunk", flat=True).first)
-        if following is None:
+    drafted = 0
+    following: int | None = chunk
+    while following is not None:
+        try:
+            drafted += chunk_process(run_id=run_id, chunk=following, worker=worker)
+        except TransientOutage as outage:
+            outage.chunk = following  # type: ignore[attr-defined]  # the chunk to send again
+            raise
+        if time.monotonic() - started >= budget_s:
             break
-        drafted += _chunk_or_outage(run_id=run_id, chunk=following, worker=worker)
+        following = transient_call(unbegun.order_by("chunk").values_list("chunk", flat=True).first)
     return drafted
-
-
-def _chunk_or_outage(*, run_id: int, chunk: int, worker: str) -> int:
-    try:
-        return chunk_process(run_id=run_id, chunk=chunk, worker=worker)
-    except TransientOutage as outage:
-        outage.chunk = chunk  # type: ignore[attr-defined]  # the chunk to send again
-        raise
 
 
 def run_process_inline(*, run_id: int, on_item: Callable[[DraftingItem], None] | None = None) -> DraftingRun:

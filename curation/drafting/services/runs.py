@@ -75,13 +75,11 @@ def run_create(
     if kind not in DraftingRun.Kind.values:
         raise InvalidInput(f"{kind!r} is not a drafting kind; expected llm or template.")
     merged = {**DEFAULT_OPTIONS, **(options or {})}
-    unknown = set(merged) - set(DEFAULT_OPTIONS)
-    if unknown:
+    if unknown := set(merged) - set(DEFAULT_OPTIONS):
         raise InvalidInput(f"Unknown options: {', '.join(sorted(unknown))}.")
     if merged["unanswerable"] not in ("skip", "keep"):
         raise InvalidInput("unanswerable must be 'skip' or 'keep'.")
-    bad_ids = set(merged["template_ids"] or []) - set(TEMPLATE_IDS)
-    if bad_ids:
+    if bad_ids := set(merged["template_ids"] or []) - set(TEMPLATE_IDS):
         raise InvalidInput(f"Unknown question templates: {', '.join(sorted(bad_ids))}.")
     if not isinstance(merged["paraphrase_headers"], bool):
         raise InvalidInput("paraphrase_headers must be true or false.")
@@ -100,8 +98,7 @@ def run_create(
         if Context.objects.filter(project=project, pk__in=context_ids, kind=Context.Kind.LONG).exists():
             raise InvalidInput(LONG_CONTEXT_REFUSAL)
         contexts = contexts.filter(pk__in=context_ids)
-        missing = sorted(set(context_ids) - set(contexts.values_list("pk", flat=True)))
-        if missing:
+        if missing := sorted(set(context_ids) - set(contexts.values_list("pk", flat=True))):
             raise InvalidInput(f"Contexts not in this project{' and batch' if batch else ''}: {missing[:20]}.")
     ids = list(contexts.order_by("pk").values_list("pk", flat=True))
     if not ids and batch is not None and not context_ids:
@@ -113,8 +110,7 @@ def run_create(
         raise InvalidInput("There are no short contexts to draft in that selection.")
 
     params = dict(generation_params or {})
-    unknown_params = set(params) - GENERATION_PARAM_NAMES
-    if unknown_params:
+    if unknown_params := set(params) - GENERATION_PARAM_NAMES:
         raise InvalidInput(f"Unknown generation parameters: {', '.join(sorted(unknown_params))}.")
     snapshot: dict[str, Any] = {}
     hashes: dict[str, str] = {}
