@@ -12,8 +12,8 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
 from curation.errors import DomainError
-from curation.management.lookup import project_named, release_keyed, release_named
-from curation.models import Project
+from curation.management.lookup import batch_named, project_named, release_keyed, release_named
+from curation.models import Batch, Project
 from curation.releases.models import Release
 
 
@@ -22,15 +22,18 @@ class ReportCommand(BaseCommand):
     (`lines`); `refusal` names a failure to exit with once the result is printed (a run that failed, inputs
     rejected). `takes_project` adds `--project SLUG`, found as `self.project` before `report` runs, and
     `takes_release` with it the project's release as `self.release`: named by `--release` (`release_keyed`) or by
-    a NAME with `--release-version` (`release_named`). `shows_progress` adds `--no-progress` for `progress_bar`."""
+    a NAME with `--release-version` (`release_named`); `takes_batch` the project's `--batch ID-OR-NAME` as
+    `self.batch`. `shows_progress` adds `--no-progress` for `progress_bar`."""
 
     json_help = "print the result as one JSON object"
     json_indent: int | None = None
     takes_project = False
     takes_release: Literal["", "--release", "NAME"] = ""
+    takes_batch = False
     shows_progress = False
     project: Project
     release: Release
+    batch: Batch
 
     def add_arguments(self, parser: CommandParser) -> None:
         if self.takes_project:
@@ -40,6 +43,8 @@ class ReportCommand(BaseCommand):
         elif self.takes_release == "NAME":
             parser.add_argument("name")
             parser.add_argument("--release-version", type=int, default=None, help="default: the latest")
+        if self.takes_batch:
+            parser.add_argument("--batch", required=True, help="batch id or name")
         self.add_options(parser)
         if self.shows_progress:
             parser.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -72,6 +77,8 @@ class ReportCommand(BaseCommand):
                 self.release = release_keyed(self.project, options["release"])
             elif self.takes_release == "NAME":
                 self.release = release_named(self.project, options["name"], options["release_version"])
+            if self.takes_batch:
+                self.batch = batch_named(self.project, options["batch"])
             result = self.report(options)
         except DomainError as error:
             raise CommandError(error.message) from error

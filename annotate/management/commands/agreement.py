@@ -4,22 +4,18 @@ from __future__ import annotations
 
 from annotate.agreement.selectors import FIGURE_LABELS, FIGURES, project_agreement
 from curation.management.base import ReportCommand
-from curation.management.lookup import project_named
 from curation.toolkit.numbers import fixed
 
 
 class Command(ReportCommand):
+    takes_project = True
     help = "Print a project's annotator agreement (answer EM/F1, κ, α, Jaccard) per batch and annotator pair."
 
-    def add_options(self, parser) -> None:
-        parser.add_argument("project", help="the project's slug")
-
     def report(self, options):
-        project = project_named(options["project"])
-        figures = project_agreement(project)
+        figures = project_agreement(self.project)
         settings = figures.pop("agreement_settings")
         return {
-            "project": project.slug,
+            "project": self.project.slug,
             "double_fraction": settings.double_fraction,
             "seed": settings.seed,
             **figures,

@@ -12,25 +12,22 @@ from django.utils.dateparse import parse_datetime
 from curation.batches.services import batch_deadline_set
 from curation.deadlines import deadline_state
 from curation.management.base import ReportCommand
-from curation.management.lookup import batch_named, project_named
 
 
 class Command(ReportCommand):
+    takes_project = True
+    takes_batch = True
     help = (
         "Set a batch's deadline (--deadline 2027-01-15T17:00, in the server's time zone unless it carries one) or "
         "remove it (--clear); the work queue and the dashboard show it with a countdown."
     )
 
     def add_options(self, parser: CommandParser) -> None:
-        parser.add_argument("--project", required=True, help="project slug")
-        parser.add_argument("--batch", required=True, help="batch id or name")
         group = parser.add_mutually_exclusive_group(required=True)
         group.add_argument("--deadline", help="ISO 8601 date and time")
         group.add_argument("--clear", action="store_true", help="remove the deadline")
 
     def report(self, options: dict[str, Any]) -> dict[str, Any]:
-        project = project_named(options["project"])
-        batch = batch_named(project, options["batch"])
         deadline_at = None
         if not options["clear"]:
             deadline_at = parse_datetime(options["deadline"])
@@ -38,7 +35,7 @@ class Command(ReportCommand):
                 raise CommandError(f"--deadline {options['deadline']!r} is not an ISO 8601 date and time")
             if timezone.is_naive(deadline_at):
                 deadline_at = timezone.make_aware(deadline_at)
-        batch = batch_deadline_set(batch_id=batch.pk, actor=None, deadline_at=deadline_at)
+        batch = batch_deadline_set(batch_id=self.batch.pk, actor=None, deadline_at=deadline_at)
         at = batch.deadline_at.isoformat() if batch.deadline_at else None
         return {"batch": batch.pk, "name": batch.name, "deadline_at": at, "label": deadline_state(batch).label}
 

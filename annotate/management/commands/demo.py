@@ -48,10 +48,6 @@ def local_model_endpoint():
     return endpoint
 
 
-def demo_password(username: str) -> str:
-    return f"demo-{username}"
-
-
 class Command(ReportCommand):
     help = "Create the demo project with one user per role (credentials printed) and sample content."
 
@@ -69,11 +65,11 @@ class Command(ReportCommand):
             )
         users = []
         for username, role, qualified in DEMO_USERS:
-            user = User.objects.filter(username=username).first()
-            if user is None:
-                user = User.objects.create_user(username=username, password=demo_password(username))
+            password = f"demo-{username}"
+            if not User.objects.filter(username=username).exists():
+                User.objects.create_user(username=username, password=password)
             membership_add(project=project, actor=None, username=username, role=role, is_qualified=qualified)
-            users.append({"username": username, "password": demo_password(username), "role": role.value})
+            users.append({"username": username, "password": password, "role": role.value})
         if created:
             self._content(project)
         from annotate.qualification.demo_exam import demo_exam_seed

@@ -5,12 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.core.management.base import CommandParser
-
 from annotate.dashboard.draft_costs import draft_costs_cached
 from annotate.dashboard.edit_costs import DIMENSION_LABELS, FIELD_LABELS, FIELDS, flat_rows
 from curation.management.base import ReportCommand
-from curation.management.lookup import project_named
 
 
 def _percent(value: float | None) -> str:
@@ -18,6 +15,7 @@ def _percent(value: float | None) -> str:
 
 
 class Command(ReportCommand):
+    takes_project = True
     help = (
         "Per field, how much annotators changed the drafts (edit distance normalised by the longer length, share "
         "kept unchanged, share rewritten) by drafter, prompt version, model endpoint and reasoning type, with the "
@@ -26,11 +24,8 @@ class Command(ReportCommand):
 
     json_help = "print one JSON object: the figures and flat rows"
 
-    def add_options(self, parser: CommandParser) -> None:
-        parser.add_argument("--project", required=True, help="project slug")
-
     def report(self, options: dict[str, Any]) -> dict[str, Any]:
-        figures = draft_costs_cached(project_named(options["project"]))
+        figures = draft_costs_cached(self.project)
         return {**figures, "rows": flat_rows(figures)}
 
     def lines(self, figures: dict[str, Any], options: dict[str, Any]) -> Any:

@@ -10,11 +10,11 @@ from django.core.management.base import CommandParser
 from annotate.quality.drift import drift_rows, project_drift
 from annotate.quality.selectors import gold_rows, project_gold_figures
 from curation.management.base import ReportCommand
-from curation.management.lookup import project_named
 from curation.toolkit.numbers import fixed
 
 
 class Command(ReportCommand):
+    takes_project = True
     help = (
         "Print the hidden-gold running EM per annotator (n, 95 % Wilson interval, alert, pause) and the weekly drift "
         "rows (round-one approval, round-two flags, hidden-gold EM, guidelines published)."
@@ -23,17 +23,15 @@ class Command(ReportCommand):
     json_help = 'print one JSON object: {"gold": […], "drift": […]}'
 
     def add_options(self, parser: CommandParser) -> None:
-        parser.add_argument("--project", required=True, help="project slug")
         parser.add_argument("--figure", choices=("gold", "drift", "all"), default="all")
 
     def report(self, options: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
-        project = project_named(options["project"])
         figure = options["figure"]
         result: dict[str, list[dict[str, Any]]] = {}
         if figure in ("gold", "all"):
-            result["gold"] = gold_rows(project_gold_figures(project))
+            result["gold"] = gold_rows(project_gold_figures(self.project))
         if figure in ("drift", "all"):
-            result["drift"] = drift_rows(project_drift(project))
+            result["drift"] = drift_rows(project_drift(self.project))
         return result
 
     def lines(self, result: dict[str, list[dict[str, Any]]], options: dict[str, Any]) -> Any:

@@ -13,16 +13,15 @@ from curation.drafting.services import items as item_services
 from curation.drafting.services import runs as run_services
 from curation.endpoints.models import ModelEndpoint
 from curation.management.base import ReportCommand
-from curation.management.lookup import batch_named
 
 
 class Command(ReportCommand):
     takes_project = True
+    takes_batch = True
     shows_progress = True
     help = "Draft questions for a batch: --kind llm (an endpoint) or template (answers computed by tool programs)."
 
     def add_options(self, parser: CommandParser) -> None:
-        parser.add_argument("--batch", required=True, help="batch id or name")
         parser.add_argument("--kind", required=True, choices=DraftingRun.Kind.values)
         parser.add_argument(
             "--endpoint",
@@ -39,7 +38,6 @@ class Command(ReportCommand):
         mode.add_argument("--no-wait", action="store_true", help="queue for the workers and return at once")
 
     def report(self, options: dict[str, Any]) -> dict[str, Any]:
-        batch = batch_named(self.project, options["batch"])
         endpoint = None
         if options["kind"] == "llm":
             usable = ModelEndpoint.objects.usable_in(self.project)
@@ -51,7 +49,7 @@ class Command(ReportCommand):
                 raise CommandError(f"no endpoint {options['endpoint'] or '(default)'!r}; known: {names}")
         params = {"max_tokens": options["max_tokens"]} if options["max_tokens"] else {}
         run = run_services.run_create(
-            project=self.project, actor=None, kind=options["kind"], batch=batch, endpoint=endpoint,
+            project=self.project, actor=None, kind=options["kind"], batch=self.batch, endpoint=endpoint,
             generation_params=params,
             options={
                 "per_template": options["per_template"], "seed": options["seed"], "redraft": options["redraft"],

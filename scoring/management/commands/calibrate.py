@@ -6,35 +6,33 @@ from django.core.management.base import CommandError
 
 from curation.endpoints.models import ModelEndpoint
 from curation.management.base import ReportCommand
-from curation.management.lookup import batch_named
 from curation.panel.services import calibration_request, panel_set, panel_summaries
 from scoring.calibration import CALIBRATIONS
 
 
 class Command(ReportCommand):
     takes_project = True
+    takes_batch = True
     help = (
         "Ask each model of the project's panel every question of a batch and record per item how many answered it "
         "correctly (k of n); print the distribution of k and each model's share."
     )
 
     def add_options(self, parser) -> None:
-        parser.add_argument("--batch", required=True, help="batch name or id")
         parser.add_argument("--panel", nargs="+", metavar="ENDPOINT", help="name the panel first (endpoint names)")
 
     def report(self, options):
-        batch = batch_named(self.project, options["batch"])
         if options["panel"]:
             endpoints = ModelEndpoint.objects.usable_in(self.project).filter(name__in=options["panel"])
             unknown = set(options["panel"]) - {e.name for e in endpoints}
             if unknown:
                 raise CommandError(f"No endpoint {', '.join(sorted(unknown))} usable in {self.project.slug}.")
             panel_set(project=self.project, actor=None, endpoint_ids=[e.pk for e in endpoints])
-        calibration = calibration_request(batch_id=batch.pk, actor=None)
+        calibration = calibration_request(batch_id=self.batch.pk, actor=None)
         calibration = CALIBRATIONS.run(calibration.pk, worker="calibrate command")
-        summary = panel_summaries([batch]).get(batch.pk) or {}
+        summary = panel_summaries([self.batch]).get(self.batch.pk) or {}
         return {
-            "batch": batch.name,
+            "batch": self.batch.name,
             "calibration": calibration.pk,
             "state": calibration.state,
             "error": calibration.error,

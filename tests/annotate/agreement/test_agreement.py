@@ -624,12 +624,12 @@ def test_the_figures_per_field_match_hand_computed_values(personas, project, dra
     assert csv_text.splitlines()[0].startswith("group,name,n,raters,answer_em")
     assert "overall,all,4,2,0.5," in csv_text and "pair,annotator & annotator2,4" in csv_text
     out = StringIO()
-    call_command("agreement", project.slug, "--json", stdout=out)
+    call_command("agreement", "--project", project.slug, "--json", stdout=out)
     result = json.loads(out.getvalue())
     assert result["overall"]["n"] == 4 and result["overall"]["answer_form_kappa"] == pytest.approx(0.5)
     assert result["batches"][0]["batch"] == "B1"
     out = StringIO()
-    call_command("agreement", project.slug, stdout=out)
+    call_command("agreement", "--project", project.slug, stdout=out)
     assert "pair annotator & annotator2 | 4 | 0.50" in out.getvalue()
 
 
