@@ -5,8 +5,7 @@ from __future__ import annotations
 from django.http import FileResponse
 from django.urls import reverse
 from drf_spectacular.utils import OpenApiResponse, extend_schema
-from rest_framework import serializers, status
-from rest_framework.pagination import PageNumberPagination
+from rest_framework import generics, serializers, status
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -234,15 +233,14 @@ class ReleaseStatisticsApi(APIView):
         return Response({"release": release.name, "version": release.version, **presented(release.statistics)})
 
 
-class ReleaseItemListApi(APIView):
-    """The frozen items of a release, in release order, paged."""
+class ReleaseItemListApi(generics.ListAPIView):
+    """The frozen items of a release, in release order, paged as every list is (`?limit=`, `?offset=`)."""
 
-    @extend_schema(responses=ReleaseItemSerializer(many=True))
-    def get(self, request: Request, pk: int) -> Response:
-        release = release_selectors.release_gold_get(user=request.user, release_id=pk)
-        paginator = PageNumberPagination()
-        page = paginator.paginate_queryset(ReleaseItem.objects.filter(release=release).order_by("position"), request)
-        return paginator.get_paginated_response(ReleaseItemSerializer(page, many=True).data)
+    serializer_class = ReleaseItemSerializer
+
+    def get_queryset(self):
+        release = release_selectors.release_gold_get(user=self.request.user, release_id=self.kwargs["pk"])
+        return ReleaseItem.objects.filter(release=release).order_by("position")
 
 
 class ReleaseExportListApi(APIView):

@@ -104,6 +104,10 @@ def test_items_and_download_carry_the_frozen_data(world, api_client_for):
     client = api_client_for(world["people"]["verifier"])
     items = client.get(f"/api/releases/{world['release'].pk}/items/").json()
     assert items["count"] == 4 and items["results"][0]["data"]["answer"] == ["A"]
+    # Paged as every list is: the second item alone, and a link on to the third.
+    second = client.get(f"/api/releases/{world['release'].pk}/items/?limit=1&offset=1").json()
+    assert [item["position"] for item in second["results"]] == [items["results"][1]["position"]]
+    assert "offset=2" in second["next"]
     response = client.get(f"/api/releases/{world['release'].pk}/exports/csv/download/")
     assert response["Content-Type"] == "application/zip"
     assert b"".join(response.streaming_content)[:2] == b"PK"
