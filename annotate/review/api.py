@@ -380,8 +380,8 @@ class DiscussionDetailApi(APIView):
 
     @extend_schema(responses=DiscussionDetailSerializer)
     def get(self, request: Request, pk: int) -> Response:
-        data = review_selectors.discussion_data(user=request.user, discussion_id=pk)
-        return Response(DiscussionDetailSerializer(data["discussion"]).data)
+        discussion = review_selectors.discussion_get(user=request.user, discussion_id=pk)
+        return Response(DiscussionDetailSerializer(discussion).data)
 
 
 class DiscussionReplyApi(APIView):
@@ -389,7 +389,7 @@ class DiscussionReplyApi(APIView):
 
     @extend_schema(request=ReplySerializer, responses={201: MessageSerializer})
     def post(self, request: Request, pk: int) -> Response:
-        review_selectors.discussion_data(user=request.user, discussion_id=pk)
+        review_selectors.discussion_get(user=request.user, discussion_id=pk)
         payload = valid_input(ReplySerializer, request.data)
         message = review.discussion_reply(discussion_id=pk, user=request.user, text=payload["text"])
         return Response(MessageSerializer(message).data, status=status.HTTP_201_CREATED)
@@ -399,7 +399,7 @@ class DiscussionResolveApi(APIView):
     @extend_schema(request=ResolveSerializer, responses=DiscussionDetailSerializer)
     def post(self, request: Request, pk: int) -> Response:
         """The round-one verifier decides: reject (validated), or accept and edit (validated) or send back."""
-        review_selectors.discussion_data(user=request.user, discussion_id=pk)
+        review_selectors.discussion_get(user=request.user, discussion_id=pk)
         data = valid_input(ResolveSerializer, request.data)
         fields = dict(data.pop("fields", None) or {}) or None
         discussion = review.discussion_resolve(discussion_id=pk, user=request.user, fields=fields, **data)
@@ -413,7 +413,7 @@ class DiscussionHandApi(APIView):
 
     @extend_schema(request=None, responses=DiscussionDetailSerializer)
     def post(self, request: Request, pk: int) -> Response:
-        review_selectors.discussion_data(user=request.user, discussion_id=pk)
+        review_selectors.discussion_get(user=request.user, discussion_id=pk)
         return Response(DiscussionDetailSerializer(self.step(discussion_id=pk, user=request.user)).data)
 
 

@@ -217,11 +217,18 @@ def _discussion_doors(user: AbstractBaseUser) -> list[Q]:
     ]
 
 
-def discussion_data(*, user: AbstractBaseUser, discussion_id: int) -> dict[str, Any]:
-    """A thread with its messages and the instance it is about; who may reply and who may decide."""
+def discussion_get(*, user: AbstractBaseUser, discussion_id: int) -> Discussion:
+    """A thread the user may see; NotFound otherwise."""
     discussion = discussions_visible_to(user).filter(pk=discussion_id).first()
     if discussion is None:
         raise NotFound(f"No discussion {discussion_id} that you may see.")
+    return discussion
+
+
+def discussion_data(*, user: AbstractBaseUser, discussion_id: int) -> dict[str, Any]:
+    """A thread with its messages and the instance it is about (with its context, comments and diffs, as its page
+    shows it); who may reply and who may decide."""
+    discussion = discussion_get(user=user, discussion_id=discussion_id)
     instance = discussion.instance
     return {
         "discussion": discussion,

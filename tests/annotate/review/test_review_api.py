@@ -311,3 +311,18 @@ def test_round2_queue_counts_up_to_the_cap_and_says_so(personas, project, drafts
     client.force_login(personas["annotator2"])
     page = client.get(f"/p/{project.slug}/review/").content.decode()
     assert f"More than {exact['available']} instance" in page
+
+
+def test_the_discussion_api_reads_the_thread_not_the_paper(personas, world, api_client_for):
+    """Reading, replying to or resolving a thread checks who may see it and reads no paragraph or table of the
+    paper: the context is for the discussion page, not for these answers."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    pk = world["discussion"].pk
+    client = api_client_for(personas["annotator2"])
+    with CaptureQueriesContext(connection) as read:
+        assert client.get(f"/api/discussions/{pk}/").status_code == 200
+        assert client.post(f"/api/discussions/{pk}/messages/", {"text": "I see."}, format="json").status_code == 201
+    paper_reads = [q["sql"] for q in read if "curation_paragraph" in q["sql"] or "curation_table" in q["sql"]]
+    assert paper_reads == []
