@@ -111,8 +111,9 @@
         showHint("type-hint", payload.suggested_type, payload.suggested_type_evidence, Boolean(payload.suggested_type));
         showHint("scale-hint", payload.suggested_scale, payload.suggested_scale_evidence, payload.suggested_scale !== null);
         loaded = { ...loaded, ...fields };
-        setState("All changes saved", "ok");
         localStorage.removeItem(storageKey);
+        // A change made while this save was in flight is not in it: say so, and save it next.
+        if (dirty) { setState("Unsaved changes", "warn"); setTimeout(save, 0); } else setState("All changes saved", "ok");
         if (window.htmx && !document.getElementById("diff-container").hidden) {
           htmx.ajax("GET", root.dataset.diff, { target: "#diff-panel", swap: "outerHTML" });
         }

@@ -202,3 +202,33 @@ def test_without_evidence_nothing_is_suggested_and_submit_asks_for_a_choice(
     page.select_option("#f-scale", "none")  # the scale None, chosen
     expect(page.locator("#save-state")).to_have_text("All changes saved")
     assert Instance.objects.get(pk=pk).scale == ""
+
+
+def test_a_change_made_while_a_save_is_in_flight_is_not_called_saved_and_is_saved_next(
+    page, live_server, login, personas, project, drafts
+):
+    """The question's save leaves on blur, before the scale is picked; while it is in flight the scale changes. The
+    answer to that save must not say "All changes saved" (the scale is not), and the scale is saved right after."""
+    login(page, "annotator")
+    pk = claim(page, live_server, project)
+    held = []  # the first autosave is held back until the scale has changed; the next ones go through
+    page.route("**/autosave/", lambda route: route.continue_() if held else held.append(route))
+    type_into(page, "#f-question", "Which model is larger?")
+    page.locator("#f-question").blur()
+    expect(page.locator("#save-state")).to_have_text("Saving…")
+    page.select_option("#f-scale", "million")
+    # Once the held save has answered, what the page says must be true of what is stored.
+    page.evaluate(
+        """() => {
+            const state = document.getElementById("save-state");
+            window.saidSaved = [];
+            new MutationObserver(() => window.saidSaved.push(state.textContent))
+                .observe(state, { childList: true, characterData: true, subtree: true });
+        }"""
+    )
+    held[0].continue_()
+    expect(page.locator("#save-state")).to_have_text("All changes saved")
+    said = page.evaluate("() => window.saidSaved")
+    assert said[0] == "Unsaved changes", said  # not "All changes saved" while the scale was still unsaved
+    saved = Instance.objects.get(pk=pk)
+    assert (saved.question, saved.scale) == ("Which model is larger?", "million")
