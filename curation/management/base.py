@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from typing import Any, Literal
+from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
 from curation.errors import DomainError
-from curation.management.lookup import batch_named, project_named, release_keyed, release_named
+from curation.management.lookup import batch_named, project_named, release_keyed
 from curation.models import Batch, Project
 from curation.releases.models import Release
 
@@ -21,14 +21,13 @@ class ReportCommand(BaseCommand):
     """A command declares its own options (`add_options`), computes its result (`report`) and says it as text
     (`lines`); `refusal` names a failure to exit with once the result is printed (a run that failed, inputs
     rejected). `takes_project` adds `--project SLUG`, found as `self.project` before `report` runs, and
-    `takes_release` with it the project's release as `self.release`: named by `--release` (`release_keyed`) or by
-    a NAME with `--release-version` (`release_named`); `takes_batch` the project's `--batch ID-OR-NAME` as
-    `self.batch`. `shows_progress` adds `--no-progress` for `progress_bar`."""
+    `takes_release` with it the project's `--release` (`release_keyed`) as `self.release`; `takes_batch` the
+    project's `--batch ID-OR-NAME` as `self.batch`. `shows_progress` adds `--no-progress` for `progress_bar`."""
 
     json_help = "print the result as one JSON object"
     json_indent: int | None = None
     takes_project = False
-    takes_release: Literal["", "--release", "NAME"] = ""
+    takes_release = False
     takes_batch = False
     shows_progress = False
     project: Project
@@ -38,11 +37,8 @@ class ReportCommand(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         if self.takes_project:
             parser.add_argument("--project", required=True, help="project slug")
-        if self.takes_release == "--release":
+        if self.takes_release:
             parser.add_argument("--release", required=True, help="release name (latest version), name-vN, or id")
-        elif self.takes_release == "NAME":
-            parser.add_argument("name")
-            parser.add_argument("--release-version", type=int, default=None, help="default: the latest")
         if self.takes_batch:
             parser.add_argument("--batch", required=True, help="batch id or name")
         self.add_options(parser)
@@ -73,10 +69,8 @@ class ReportCommand(BaseCommand):
         try:
             if self.takes_project:
                 self.project = project_named(options["project"])
-            if self.takes_release == "--release":
+            if self.takes_release:
                 self.release = release_keyed(self.project, options["release"])
-            elif self.takes_release == "NAME":
-                self.release = release_named(self.project, options["name"], options["release_version"])
             if self.takes_batch:
                 self.batch = batch_named(self.project, options["batch"])
             result = self.report(options)

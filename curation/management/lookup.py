@@ -37,8 +37,12 @@ def release_named(project: Project, name: str, version: int | None = None) -> Re
 
 
 def release_keyed(project: Project, key: str) -> Release:
-    """The project's release of `--release`: its id, NAME-vN, or NAME (the latest version)."""
-    if key.isdigit() and (release := Release.objects.filter(project=project, pk=int(key)).first()):
+    """The project's release of `--release`: NAME (the latest version), its id, or NAME-vN. A name is tried first,
+    so a release named like an id or a label (`2024`, `scitat-v2`) is still found by its name."""
+    releases = Release.objects.filter(project=project)
+    if releases.filter(name=key).exists():
+        return release_named(project, key)
+    if key.isdigit() and (release := releases.filter(pk=int(key)).first()):
         return release
     name, _, version = key.rpartition("-v")
     return release_named(project, name, int(version)) if name and version.isdigit() else release_named(project, key)

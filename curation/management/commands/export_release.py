@@ -1,4 +1,4 @@
-"""`export_release NAME --project P --format F --out PATH`: write a release export zip (data, card, checksums)."""
+"""`export_release --release R --project P --format F --out PATH`: a release export zip (data, card, checksums)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from curation.management.base import ReportCommand
 
 class Command(ReportCommand):
     takes_project = True
-    takes_release = "NAME"
+    takes_release = True
     shows_progress = True
     help = "Export a release as a zip with the data in one format, a dataset card and a checksum file."
 

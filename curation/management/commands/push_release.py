@@ -1,4 +1,4 @@
-"""`push_release NAME --project P --repo OWNER/NAME`: upload a release's Hugging Face datasets folder to the Hub."""
+"""`push_release --release R --project P --repo OWNER/NAME`: push a release's `hf` export to the Hugging Face Hub."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from curation.management.base import ReportCommand
 
 class Command(ReportCommand):
     takes_project = True
-    takes_release = "NAME"
+    takes_release = True
     help = (
         "Upload a release as a Hugging Face datasets folder (the `hf` export: Parquet per context setting and split, "
         "the dataset card with its configs, licence and attribution) to a dataset repository on the Hub, with the "

@@ -1,5 +1,4 @@
-"""`release_stats NAME --project P [--release-version N] [--json]`: SciTaT tables 2–4 and TAT-QA-style counts of a
-release."""
+"""`release_stats --release R --project P [--json]`: SciTaT tables 2–4 and TAT-QA-style counts of a release."""
 
 from __future__ import annotations
 
@@ -9,7 +8,7 @@ from curation.management.base import ReportCommand
 
 class Command(ReportCommand):
     takes_project = True
-    takes_release = "NAME"
+    takes_release = True
     help = "Print a release's statistics (SciTaT tables 2–4, answer types, sources, scales, answer lengths)."
 
     def report(self, options):

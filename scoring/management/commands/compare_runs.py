@@ -11,7 +11,7 @@ from scoring.runs.selectors import release_comparison
 
 class Command(ReportCommand):
     takes_project = True
-    takes_release = "--release"
+    takes_release = True
     help = "Print a release's completed runs as the published tables: one as CSV or LaTeX, or all as JSON."
 
     json_help = "every table as JSON instead"

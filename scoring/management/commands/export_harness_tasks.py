@@ -10,7 +10,7 @@ from scoring.runs.exports import release_harness_zip
 
 class Command(ReportCommand):
     takes_project = True
-    takes_release = "--release"
+    takes_release = True
     help = (
         "Export a release as Inspect AI and lm-evaluation-harness tasks: their samples per context setting and method "
         "(the prompts of the project's Direct and CoT), the Inspect task module, the lm-eval task configs, a README."

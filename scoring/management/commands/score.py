@@ -24,7 +24,7 @@ RUN_OPTIONS = "method setting label few_shot tools max_turns scale_mode extracti
 
 class Command(ReportCommand):
     takes_project = True
-    takes_release = "--release"
+    takes_release = True
     shows_progress = True
     help = "Score a model endpoint on a release with a method; --wait follows the workers with a progress bar."
 

@@ -13,7 +13,7 @@ from scoring.runs.uploads import UPLOAD_FORMATS, upload_run_create
 
 class Command(ReportCommand):
     takes_project = True
-    takes_release = "--release"
+    takes_release = True
     help = (
         "Score a predictions file (JSONL, TAT-QA, SciTaT, FinQA) or an Inspect AI log of the release's exported task "
         "against a release: a scoring run with the project's metrics and breakdowns, as the upload page makes."

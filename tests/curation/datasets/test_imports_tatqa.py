@@ -53,6 +53,7 @@ def exported_tatqa(tatqa_dev, tmp_path, db):
     out = tmp_path / "tatqa.zip"
     call_command(
         "export_release",
+        "--release",
         "tatqa-dev",
         "--project",
         SLUG,
@@ -80,7 +81,7 @@ def test_dev_import_counts(tatqa_dev, db):
 
 def test_release_stats_command_on_the_import(tatqa_dev, db):
     out = StringIO()
-    call_command("release_stats", "tatqa-dev", "--project", SLUG, "--json", stdout=out)
+    call_command("release_stats", "--release", "tatqa-dev", "--project", SLUG, "--json", stdout=out)
     data = json.loads(out.getvalue())
     assert data["questions"] == 1668 and data["papers"] == 278
     assert data["answer_type"]["arithmetic"] == 718

@@ -119,16 +119,16 @@ def test_push_release_dry_run_lists_the_folder_and_a_real_push_needs_a_token(rel
     from django.core.management import CommandError, call_command
 
     out = io.StringIO()
-    call_command("push_release", release.name, project=release.project.slug, repo="team/demo", dry_run=True,
+    call_command("push_release", release=release.name, project=release.project.slug, repo="team/demo", dry_run=True,
                  json=True, stdout=out)  # fmt: skip
     result = json.loads(out.getvalue())
     assert result["uploaded"] is False and result["repo"] == "team/demo"
     assert "README.md" in result["files"] and any(f.startswith("data/short/") for f in result["files"])
     settings.HF_TOKEN = ""
     with pytest.raises(CommandError, match="HF_TOKEN"):
-        call_command("push_release", release.name, project=release.project.slug, repo="team/demo")
+        call_command("push_release", release=release.name, project=release.project.slug, repo="team/demo")
     with pytest.raises(CommandError, match="OWNER/NAME"):
-        call_command("push_release", release.name, project=release.project.slug, repo="demo", dry_run=True)
+        call_command("push_release", release=release.name, project=release.project.slug, repo="demo", dry_run=True)
 
 
 def test_csv_lists_questions_and_exact_answers(release, tmp_path):
@@ -223,6 +223,7 @@ def test_export_command_writes_the_zip(release, tmp_path):
     target = tmp_path / "out" / "demo.zip"
     call_command(
         "export_release",
+        "--release",
         "demo",
         "--project",
         release.project.slug,

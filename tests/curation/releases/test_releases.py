@@ -198,9 +198,40 @@ def test_release_stats_command_prints_self_describing_json(release_world):
 
     cut(release_world)
     out = StringIO()
-    call_command("release_stats", "scitat-demo", "--project", release_world["project"].slug, "--json", stdout=out)
+    call_command(
+        "release_stats", "--release", "scitat-demo", "--project", release_world["project"].slug, "--json", stdout=out
+    )
     data = json.loads(out.getvalue())
     assert data["questions"] == 6 and data["papers"] == 2
     assert data["answer_type"] == {"span": 6}
     assert data["answer_source"] == {"table": 2, "text": 2, "table-text": 2}
     assert set(data["reasoning_type"]) == {"numerical_reasoning", "data_analysis"}
+
+
+def test_release_commands_name_the_release_by_name_label_or_id(release_world):
+    from io import StringIO
+
+    from django.core.management import call_command
+    from django.core.management.base import CommandError
+
+    from curation.management.lookup import release_keyed
+
+    project = release_world["project"]
+    first = cut(release_world)
+    out = StringIO()
+    call_command("release_stats", "--release", "scitat-demo-v1", "--project", project.slug, stdout=out)
+    assert out.getvalue().startswith("scitat-demo v1 (")
+    with pytest.raises(CommandError, match="--release"):
+        call_command("release_stats", "scitat-demo", "--project", project.slug)
+    second = Release.objects.create(project=project, name="scitat-demo", version=2, content_hash="0" * 64)
+    looks_like_a_label = Release.objects.create(
+        project=project, name="scitat-demo-v1", version=1, content_hash="1" * 64
+    )
+    looks_like_an_id = Release.objects.create(project=project, name=str(first.pk), version=1, content_hash="2" * 64)
+    assert release_keyed(project, "scitat-demo") == second
+    assert release_keyed(project, "scitat-demo-v2") == second
+    assert release_keyed(project, str(second.pk)) == second
+    assert release_keyed(project, "scitat-demo-v1") == looks_like_a_label
+    assert release_keyed(project, str(first.pk)) == looks_like_an_id
+    with pytest.raises(CommandError, match="No release 'scitat-demo' v3 in project"):
+        release_keyed(project, "scitat-demo-v3")
