@@ -10,18 +10,18 @@ from typing import Any
 from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from annotate.agreement.selectors import awaiting_second_count
 from annotate.review import selectors as review_selectors
 from annotate.review import services as review
-from annotate.review.api import INSTANCE_STEPS, ReplySerializer
+from annotate.review.api import INSTANCE_STEPS, ReplySerializer, ResolveSerializer
 from annotate.review.models import Discussion, ReviewComment
 from curation.answer_types import ANSWER_TYPE_LABELS, SCALE_FORM_CHOICES, scale_for_form, scale_of_form
 from curation.models import Instance
-from curation.page_errors import form_problems, service_attempt
+from curation.page_errors import form_given, form_problems, service_attempt
 from curation.selectors import project_get, roles_of
 from curation.states import Role
 
@@ -51,43 +51,25 @@ class DecisionForm(forms.Form):
         ]
 
 
-class ResolveForm(forms.Form):
-    """The verifier's decision on a round-two discussion: reject the flag, send the item back, or edit it here."""
+# The discussion page's buttons as the API's outcome and action (an unknown one is left for the API to refuse).
+RESOLVE_DECISIONS = {"reject": ("rejected", ""), "send_back": ("accepted", "send_back"), "edit": ("accepted", "edit")}
 
-    OUTCOMES = {"reject": ("rejected", ""), "send_back": ("accepted", "send_back"), "edit": ("accepted", "edit")}
 
-    decision = forms.ChoiceField(choices=[(d, d.replace("_", " ")) for d in OUTCOMES])
-    expected_version = forms.IntegerField(min_value=0)
-    message = forms.CharField(required=False)
-    question = forms.CharField(required=False, strip=False)
-    rationale = forms.CharField(required=False, strip=False)
-    answer = forms.CharField(required=False, help_text="one answer item a line")
-    answer_type = forms.CharField(required=False)
-    scale = forms.CharField(required=False)
-
-    def resolve_arguments(self) -> dict[str, Any]:
-        """The keyword arguments of `discussion_resolve`; only an edit carries fields (the type and scale only when
-        the page offered them)."""
-        data = self.cleaned_data
-        outcome, action = self.OUTCOMES[data["decision"]]
-        fields = None
-        if action == "edit":
-            fields = {
-                "question": data["question"],
-                "rationale": data["rationale"],
-                "answer": [line.strip() for line in data["answer"].splitlines() if line.strip()],
-            }
-            if "answer_type" in self.data:
-                fields["answer_type"] = data["answer_type"]
-            if "scale" in self.data:
-                fields["scale"] = scale_of_form(data["scale"])
-        return {
-            "outcome": outcome,
-            "action": action,
-            "expected_version": data["expected_version"],
-            "fields": fields,
-            "message": data["message"],
-        }
+def _resolve_given(post: QueryDict) -> dict[str, Any]:
+    """The discussion page's decision as the API's `ResolveSerializer` takes it; only an edit carries fields (the
+    answer one item a line, the type only when the page offered it)."""
+    decision = post.get("decision", "")
+    outcome, action = RESOLVE_DECISIONS.get(decision, (decision, ""))
+    given = form_given(
+        {"outcome": outcome, "action": action, **{n: post.get(n, "") for n in ("expected_version", "message")}}
+    )
+    if action == "edit":
+        lines = post.get("answer", "").splitlines()
+        edited = {"question": post.get("question", ""), "rationale": post.get("rationale", "")}
+        given["fields"] = {**edited, "answer": [line.strip() for line in lines if line.strip()]}
+        if "answer_type" in post:
+            given["fields"]["answer_type"] = post["answer_type"]
+    return given
 
 
 def _shortcuts(accept: str, refuse: str, next_review: str) -> list[tuple[str, str]]:
@@ -271,13 +253,18 @@ def discussion_reply(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
 @require_POST
 def discussion_resolve(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     project_get(user=request.user, slug=slug)
-    form = ResolveForm(request.POST)
-    if not form.is_valid():
-        messages.error(request, form_problems(form))
+    data = ResolveSerializer(data=_resolve_given(request.POST))  # the API's input serializer
+    if not data.is_valid():
+        messages.error(request, form_problems(data))
         return redirect("discussion", slug=slug, pk=pk)
+    values = dict(data.validated_data)
+    fields = values.pop("fields", None)
+    # The API's scale is never "not chosen", which the page's "— choose —" says.
+    if fields is not None and "scale" in request.POST:
+        fields = {**fields, "scale": scale_of_form(request.POST["scale"])}
     service_attempt(
         request,
-        lambda: review.discussion_resolve(discussion_id=pk, user=request.user, **form.resolve_arguments()),
+        lambda: review.discussion_resolve(discussion_id=pk, user=request.user, fields=fields, **values),
         "Discussion decided.",
     )
     return redirect("discussion", slug=slug, pk=pk)

@@ -22,9 +22,10 @@ from curation.errors import InvalidInput
 from curation.exports import EXPORT_FORMATS
 from curation.exports.statistics import presented
 from curation.models import Project
-from curation.page_errors import FORM_ERRORS, service_attempt
+from curation.page_errors import FORM_ERRORS, form_problems, service_attempt
 from curation.releases import near_duplicates
 from curation.releases import selectors as release_selectors
+from curation.releases.api import ImportUploadSerializer, ReleaseCutSerializer
 from curation.releases.models import ReleaseCut
 from curation.releases.services import cut as cut_services
 from curation.releases.services import exports as export_services
@@ -49,20 +50,13 @@ def release_list(request: HttpRequest, slug: str) -> HttpResponse:
     if request.method == "POST":
         if not is_manager:
             raise PermissionDenied("Only a manager of this project may cut releases.")
-        seed = request.POST.get("split_seed", "").strip()
+        given = request.POST.copy()
+        given["batches"] = _batches_typed(request)
+        cut = ReleaseCutSerializer(data=given)  # the API's input serializer
         try:
-            if seed and not seed.lstrip("-").isdigit():  # a typed seed is never dropped for "no split"
-                raise InvalidInput(f"The split seed is a whole number, not {seed!r} (leave it empty for no split).")
-            result = cut_services.release_cut_request(
-                project=project,
-                actor=request.user,
-                name=request.POST.get("name", ""),
-                batch_ids=[int(b) for b in request.POST.getlist("batch_ids") if b.isdigit()],
-                batches=_batches_typed(request),
-                **{text: request.POST.get(text, "") for text in _CUT_TEXTS},
-                split_seed=int(seed) if seed else None,
-                include_withheld=request.POST.get("include_withheld") == "on",
-            )
+            if not cut.is_valid():
+                raise InvalidInput(form_problems(cut))
+            result = cut_services.release_cut_request(project=project, actor=request.user, **cut.validated_data)
         except InvalidInput as exc:
             refusal = exc.message
         else:
@@ -233,17 +227,18 @@ def dataset_import_page(request: HttpRequest, slug: str) -> HttpResponse:
         )
         return redirect("dataset-import", slug=project.slug)
     if request.method == "POST":
-        upload = request.FILES.get("file")
+        payload = ImportUploadSerializer(data={**request.POST.dict(), **request.FILES.dict()})
         try:
-            if upload is None:
-                raise InvalidInput("Choose a file to import.")
+            if not payload.is_valid():
+                raise InvalidInput(form_problems(payload))
+            upload = payload.validated_data["file"]
             result = dataset_jobs.dataset_import_request(
                 project=project,
                 actor=request.user,
-                format=request.POST.get("format", ""),
+                format=payload.validated_data["format"],
                 source_name=upload.name,
                 content=upload_read(upload),
-                as_release=request.POST.get("as_release", "").strip(),
+                as_release=payload.validated_data["as_release"],
             )
         except FORM_ERRORS as exc:
             messages.error(request, exc.message)

@@ -300,7 +300,7 @@ def test_resolving_with_an_unknown_decision_is_refused_and_an_edit_saves_the_typ
     verifier = logged_in("verifier")
     instance = Instance.objects.get(pk=discussion.instance_id)
     refused = verifier.post(url + "resolve/", {"decision": "ignore", "expected_version": instance.version}, follow=True)
-    assert "Decision: Select a valid choice" in refused.content.decode()
+    assert "Outcome: &quot;ignore&quot; is not a valid choice." in refused.content.decode()
     assert Discussion.objects.get(pk=discussion.pk).outcome == ""
     verifier.post(
         url + "resolve/",

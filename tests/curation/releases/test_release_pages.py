@@ -93,7 +93,7 @@ def test_a_seed_that_is_not_a_number_is_refused_not_dropped(world, client):
     client_for(client, world["people"]["manager"])
     asked = {"name": "demo", "batch_ids": [str(world["batches"][1].pk)], "split_seed": "abc"}
     page = client.post(page_url(world, "releases"), asked).content.decode()
-    assert "The split seed is a whole number, not &#x27;abc&#x27;" in page and 'value="abc"' in page
+    assert "Split seed: A valid integer is required." in page and 'value="abc"' in page
     assert not Release.objects.filter(name="demo", version=2).exists()
 
 
