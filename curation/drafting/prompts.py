@@ -491,13 +491,34 @@ def _tidy(text: str) -> str:
     return re.sub(r"\n{3,}", "\n\n", text).strip()
 
 
+# What a header's paraphrase is not: a question, or a sentence about the header.
+_NOT_A_NAME = re.compile(
+    r"\?|^(?:what|which|how|why|who|when|where|does|do|can)\b|\b(?:is|are|was|were|means|refers)\b", re.IGNORECASE
+)
+
+
+def _names_the_header(phrase: str, header: str) -> bool:
+    """Whether a phrase shows it is about the header: one of its words begins as a word of the header does (its
+    first three letters), or a word of the header is the phrase's initials ("EM", "exact match")."""
+    words = re.findall(r"[a-z0-9]+", phrase.lower())
+    initials = "".join(word[0] for word in words)
+    return any(
+        any(word.startswith(token[:3]) for word in words) or (len(token) > 1 and token in initials)
+        for token in re.findall(r"[a-z0-9]+", header.lower())
+    )
+
+
 def parse_header_phrases(output: str, header: str, *, limit: int = 3) -> list[str]:
-    """Up to `limit` distinct short phrases, one per line; the header itself when nothing usable came back."""
+    """Up to `limit` distinct short phrases, one per line, each a name that keeps a word of the header (or its
+    initials): a question, a sentence or a phrase about something else is dropped, and the header itself stands
+    when nothing usable came back."""
     phrases: list[str] = []
     for line in _clean_output(output).splitlines():
         line = re.sub(r"^\s*(?:\d{1,2}[.)]|[-*•])\s*", "", line)
         line = _one_line(line).rstrip(".")
         if not line or len(line) > 60 or _PREAMBLE.match(line) or line.endswith(":"):
+            continue
+        if _NOT_A_NAME.search(line) or not _names_the_header(line, header):
             continue
         if line.lower() not in (phrase.lower() for phrase in phrases):
             phrases.append(line)

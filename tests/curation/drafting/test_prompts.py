@@ -190,3 +190,17 @@ def test_parse_header_phrases_skips_chatter_and_duplicates():
     output = "Here are three phrases:\n1. accuracy\n2. Accuracy.\n3. test accuracy\n4. acc"
     assert parse_header_phrases(output, "Acc") == ["accuracy", "test accuracy", "acc"]
     assert parse_header_phrases("", "Acc") == ["Acc"]
+
+
+def test_a_header_paraphrase_that_is_a_question_a_sentence_or_off_the_header_is_dropped():
+    """What a small model said of "BLEU (en-yo)" on a walk: a question and a sentence went into every question
+    drafted. A paraphrase names the header (a word of it, or its initials), or the header stands."""
+    output = (
+        "What is the What is the meaning of this?\n"
+        "Bleu (en-yo) is a game of the upper echelon\n"
+        "BLEU score from English to Yoruba"
+    )
+    assert parse_header_phrases(output, "BLEU (en-yo)") == ["BLEU score from English to Yoruba"]
+    assert parse_header_phrases("accuracy on the development set", "Dev") == ["accuracy on the development set"]
+    assert parse_header_phrases("exact match", "EM") == ["exact match"]
+    assert parse_header_phrases("the weather today\nWhich column?", "F1") == ["F1"]
