@@ -102,3 +102,10 @@ def test_the_answer_and_the_numbers_its_rationale_quotes_mark_their_cells(projec
     assert marked == ["87.3", "81.0"]
     assert [c["text"] for row in rendered["body"] for c in row if c["first"]] == ["A", "B"]
     assert not any(c["answer"] for row in data_table(table)["body"] for c in row)
+
+
+def test_a_candidate_of_a_project_without_an_exam_is_told_how_to_start(project, personas):
+    """No exam items yet: the candidate's way in is a manager's vouch, and the page says so, with the guidelines."""
+    html = logged_in("novice").get(f"/p/{project.slug}/qualification/").content.decode()
+    assert 'id="exam-not-set-up"' in html
+    assert "vouch for you" in html and f'href="/p/{project.slug}/guidelines/"' in html
