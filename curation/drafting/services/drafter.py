@@ -151,7 +151,7 @@ class Drafter:
         if assigned and not set(assigned) & TEMPLATE_SUBTYPES:
             # No template exercises this type: drafting other types in its place would hide it from the release.
             name = context.reasoning_type.name
-            note = f"routed to the LLM drafter: no template drafts {name}"
+            note = f"not drafted: no template drafts {name}; draft it with a language-model run"
             return Outcome(drafts=[], raw_output={"templates": 0, "routed": context.reasoning_type.code}, note=note)
         by_label: dict[str, Table] = {}
         table_dicts = []

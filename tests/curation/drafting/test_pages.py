@@ -191,9 +191,10 @@ def test_no_assigned_type_is_silently_skipped_by_the_template_drafter(
     assert not Instance.objects.filter(context=drafting_contexts[0]).exists()
     assert Instance.objects.filter(context=drafting_contexts[1]).exists()
     page = client.get(f"/p/{project.slug}/drafting/runs/{run.pk}/").content.decode()
-    assert "routed to the LLM drafter: no template drafts Descriptive Analysis" in page
+    assert "not drafted: no template drafts Descriptive Analysis; draft it with a language-model run" in page
+    assert 'class="routed-next"' in page and f'href="/p/{project.slug}/drafting/"' in page
     summary = page[page.index('id="run-types"') : page.index('id="run-items"')]
-    assert "<tr><td>Descriptive Analysis</td><td>1</td><td>0</td><td>1</td>" in summary
+    assert "<tr><td>Descriptive Analysis</td><td>1</td><td>0</td><td>1 · <a" in summary
     assert "<tr><td>Comparison</td><td>2</td>" in summary
     # Options as a person reads them: yes/no and a list, not Python's True and [].
     assert "<code>redraft</code> no" in page and "<code>template_ids</code> []" in page and "False" not in page
