@@ -22,7 +22,7 @@ from typing import IO, Any
 _FORMATS = {
     "scitat": ("SciTaT JSON", "json", "primary"),
     "tatqa": ("TAT-QA JSON", "json", "primary"),
-    "tatdqa": ("TAT-DQA JSON (questions grouped by their document, `doc`)", "json", "none"),
+    "tatdqa": ("TAT-DQA JSON (questions grouped by their document)", "json", "none"),
     "finqa": ("FinQA JSON", "json", "primary"),
     "jsonl": ("JSON lines (context inline)", "jsonl", "both"),
     "parquet": ("Parquet (one file, each question with the context it was asked on)", "parquet", "primary"),

@@ -195,10 +195,11 @@ def release_downloads(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
         except FORM_ERRORS as exc:
             messages.error(request, exc.message)
         else:
+            named = EXPORT_FORMATS[artifact.format].split(" (")[0]  # "SciTaT JSON", without its explanation
             if artifact.state == "ready":
-                messages.success(request, f"The {artifact.format} export is ready.")
+                messages.success(request, f"The {named} export is ready.")
             else:
-                messages.info(request, f"The {artifact.format} export is being written by a worker.")
+                messages.info(request, f"The {named} export is being written by a worker.")
         return redirect("release-downloads", slug=slug, pk=pk)
     artifacts = release_selectors.exports_of(release=release)
     rows = [{"format": fmt, "label": label, "artifact": artifacts.get(fmt)} for fmt, label in EXPORT_FORMATS.items()]

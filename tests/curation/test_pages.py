@@ -51,6 +51,13 @@ def test_outsider_gets_the_not_found_page(personas):
 def test_home_shows_an_empty_state_for_a_user_without_projects(personas):
     html = logged_in("outsider").get("/").content.decode()
     assert "You are not in any project yet." in html
+    assert "Ask a project manager to add you to their project." in html and "New project" not in html
+
+
+def test_home_tells_a_user_who_may_start_a_project_how_to(personas, make_user):
+    make_user("staffer", is_staff=True)
+    html = logged_in("staffer").get("/").content.decode()
+    assert "You are not in any project yet." in html and "Start one with <strong>New project</strong>" in html
 
 
 def test_manager_sees_status_counts(personas, make_instance):

@@ -135,6 +135,9 @@ def test_downloads_page_builds_and_serves_each_format(world, client):
         assert b"".join(response.streaming_content)[:2] == b"PK"
     html = client.get(url).content.decode()
     assert html.count("Download</a>") == 5
+    # The message names the format as the list does, not by its key.
+    said = client.post(url, {"format": "scitat"}, follow=True).content.decode()
+    assert "The SciTaT JSON export is ready." in said
 
 
 def test_novice_cannot_download_a_file(world, client):
