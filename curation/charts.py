@@ -75,10 +75,14 @@ def line_chart(
 GROUPED_BARS_WIDTH = 400
 
 
-def grouped_bars(rows: Sequence[dict[str, Any]], *, label: str, series: Sequence[str]) -> dict[str, Any]:
-    """Horizontal bars, one group per person and one bar per series, scaled to the largest value. Drawn 400 wide
+def grouped_bars(
+    rows: Sequence[dict[str, Any]], *, label: str, series: Sequence[str], names: Mapping[str, str] | None = None
+) -> dict[str, Any]:
+    """Horizontal bars, one group per person and one bar per series (named in the legend by `names`, else by its
+    key), scaled to the largest value. Drawn 400 wide
     (`GROUPED_BARS_WIDTH`), about a phone's width, so a phone shows its 12-px text at nearly its size (at 580 wide a
     390-px screen drew it 7 px high)."""
+    named = {name: (names or {}).get(name, name) for name in series}
     top = max([row[name] or 0 for row in rows for name in series] or [0]) or 1
     bar_h, gap, label_w, plot_w = 12, 10, 110, GROUPED_BARS_WIDTH - 160
     groups = []
@@ -88,7 +92,9 @@ def grouped_bars(rows: Sequence[dict[str, Any]], *, label: str, series: Sequence
         for index, name in enumerate(series):
             value = row[name] or 0
             width = round(plot_w * value / top, 1)
-            bars.append({"name": name, "value": value, "y": y + index * bar_h, "width": width, "colour": colour(index)})
+            bars.append(
+                {"name": named[name], "value": value, "y": y + index * bar_h, "width": width, "colour": colour(index)}
+            )
         groups.append({"label": row[label], "y": y, "mid": y + len(series) * bar_h / 2 + 4, "bars": bars})
         y += len(series) * bar_h + gap
     return {
@@ -96,7 +102,7 @@ def grouped_bars(rows: Sequence[dict[str, Any]], *, label: str, series: Sequence
         "height": max(y, 20),
         "label_w": label_w,
         "groups": groups,
-        "legend": [{"name": n, "colour": colour(i)} for i, n in enumerate(series)],
+        "legend": [{"name": named[n], "colour": colour(i)} for i, n in enumerate(series)],
     }
 
 

@@ -88,11 +88,22 @@ def dashboard_page(request: HttpRequest, slug: str) -> HttpResponse:
         "throughput_chart": charts.line_chart(
             data["throughput"], series=("submitted", "validated"), label=lambda row: row["date"].strftime("%m-%d")
         ),
+        # The bars are named as the tables below them name their columns.
         "annotator_chart": charts.grouped_bars(
-            data["annotators"], label="user", series=("refined", "validated", "round2_reviews")
+            data["annotators"],
+            label="user",
+            series=("refined", "validated", "round2_reviews"),
+            names={"refined": "Refined", "validated": "Validated", "round2_reviews": "Round-two reviews"},
         ),
         "verifier_chart": charts.grouped_bars(
-            data["verifiers"], label="user", series=("reviews", "changes_requested", "discussions_resolved")
+            data["verifiers"],
+            label="user",
+            series=("reviews", "changes_requested", "discussions_resolved"),
+            names={
+                "reviews": "Reviews",
+                "changes_requested": "Changes requested",
+                "discussions_resolved": "Discussions resolved",
+            },
         ),
         "csv_tables": [(name, table.label) for name, table in dashboard.CSV_TABLES.items()],
         "settings": dashboard.pay_settings_of(project),

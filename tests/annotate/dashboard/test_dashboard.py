@@ -168,6 +168,8 @@ def test_chart_geometry_scales_to_the_largest_value():
     widths = [bar["width"] for group in bars["groups"] for bar in group["bars"]]
     assert widths == [120.0, 240.0, 0.0, 60.0]
     assert bars["width"] == charts.GROUPED_BARS_WIDTH == 400  # about a phone's width: its text is drawn near 12 px
+    named = charts.grouped_bars(rows, label="user", series=("x", "y"), names={"x": "Reviews"})
+    assert [entry["name"] for entry in named["legend"]] == ["Reviews", "y"]  # a key without a name stands as it is
     line = charts.line_chart(rows, series=("y",), label=lambda row: row["user"])
     assert line["lines"][0]["total"] == 5 and line["yticks"][-1]["value"] == 5
 

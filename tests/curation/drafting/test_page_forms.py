@@ -80,6 +80,7 @@ def test_the_add_form_starts_from_the_models_defaults_and_the_edit_form_from_the
     )  # fmt: skip
     edit = client.get(f"/p/{project.slug}/endpoints/{endpoint.pk}/").content.decode()
     assert 'value="Stored"' in edit and 'value="7.5"' in edit
+    assert f'<a href="/p/{project.slug}/endpoints/">Cancel</a>' in edit  # a way back that saves nothing
     shown = html.unescape(re.search(r'name="generation_params" value="([^"]*)"', edit).group(1))
     assert "\n" not in shown and json.loads(shown) == {"temperature": 0.2, "max_tokens": 64}  # (jsonb orders keys)
 
