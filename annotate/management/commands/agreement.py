@@ -26,6 +26,11 @@ class Command(ReportCommand):
             f"{figures['project']}: double annotation {figures['double_fraction']:.0%} (seed {figures['seed']}); "
             f"{figures['overall']['n']} items with both versions, {figures['open_copies']} copies open"
         )
+        if not figures["double_fraction"]:
+            yield (
+                "Double annotation is off: set the share of drafts given to a second annotator under 'Agreement on "
+                "double-annotated items' on the project's dashboard."
+            )
         yield " | ".join(["group", "n", *(FIGURE_LABELS[key] for key in FIGURES)])
         rows = [(f"batch {row['batch']}", row) for row in figures["batches"]]
         rows += [(f"pair {row['pair']}", row) for row in figures["pairs"]]

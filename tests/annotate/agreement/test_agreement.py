@@ -630,7 +630,14 @@ def test_the_figures_per_field_match_hand_computed_values(personas, project, dra
     assert result["batches"][0]["batch"] == "B1"
     out = StringIO()
     call_command("agreement", "--project", project.slug, stdout=out)
-    assert "pair annotator & annotator2 | 4 | 0.50" in out.getvalue()
+    printed = out.getvalue()
+    assert "pair annotator & annotator2 | 4 | 0.50" in printed and "Double annotation is off" not in printed
+
+
+def test_the_agreement_command_says_how_to_turn_double_annotation_on(project):
+    out = StringIO()
+    call_command("agreement", "--project", project.slug, stdout=out)
+    assert "double annotation 0%" in out.getvalue() and "Double annotation is off: set the share" in out.getvalue()
 
 
 def test_alpha_counts_every_annotator_as_a_rater(personas, project, drafts, make_user):
