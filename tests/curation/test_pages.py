@@ -29,7 +29,7 @@ def test_login_with_wrong_password_says_so(personas, client):
             ["verifier-panel", "manager-panel", "to-exam"],
         ),
         ("novice", ["not passed the qualification exam", 'href="/p/test-project/qualification/"'], ["to-work-queue"]),
-        ("verifier", ["verifier-panel"], ["annotator-panel", "manager-panel"]),
+        ("verifier", ["verifier-panel", 'id="go-review"'], ["annotator-panel", "manager-panel"]),
         ("manager", ["manager-panel", "Members"], ["annotator-panel"]),
     ],
 )
