@@ -310,3 +310,15 @@ def test_resolving_with_an_unknown_decision_is_refused_and_an_edit_saves_the_typ
     edited = Instance.objects.get(pk=instance.pk)
     assert Discussion.objects.get(pk=discussion.pk).outcome == "accepted"
     assert edited.answer == ["B"] and edited.rationale == "Row 2 of table 1."
+
+
+def test_a_manager_who_reviews_in_neither_round_sees_where_the_rounds_stand(personas, project, drafts):
+    """The checklist's round one and round two steps lead a manager here: the page counts what is in each round and
+    links where to follow it, where it showed only the open discussions."""
+    submit(project, personas["annotator"], drafts[0])
+    to_round2(project, personas, drafts[1])
+    html = logged_in("manager").get(f"/p/{project.slug}/review/").content.decode()
+    overview = html[html.index('id="reviews-overview"') : html.index('id="open-discussions"')]
+    assert "<dt>In round one</dt><dd>1</dd>" in overview and "<dt>In round two</dt><dd>1</dd>" in overview
+    assert f'href="/p/{project.slug}/dashboard/"' in overview
+    assert 'id="reviews-overview"' not in logged_in("verifier").get(f"/p/{project.slug}/review/").content.decode()
