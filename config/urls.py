@@ -5,6 +5,8 @@ from __future__ import annotations
 from csp.decorators import csp_update
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
+from django.shortcuts import redirect
+from django.templatetags.static import static
 from django.urls import include, path
 from django.utils.module_loading import import_string
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
@@ -76,6 +78,9 @@ urlpatterns = [
     path("instances/<int:pk>/history/", views.instance_history, name="instance-history"),
     *(path("", include(import_string(f"{urls}.page_patterns"))) for urls in APP_URLS),
     path("healthz", healthz, {"checks": {"sandbox": sandbox_health}}, name="healthz"),
+    # Asked for by pages without a <link rel="icon"> (the API's own pages, a file opened directly).
+    # (The static address is read per request: a hashed one needs the collected manifest.)
+    path("favicon.ico", lambda request: redirect(static("favicon.svg"), permanent=True)),
     path("api/", include(api_patterns)),
     path("admin/", admin.site.urls),
 ]

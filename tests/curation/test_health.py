@@ -35,3 +35,8 @@ def test_healthz_is_503_when_the_broker_is_unreachable(db, client, settings):
         app.conf.broker_url = original
     assert response.status_code == 503
     assert response.json()["broker"]["ok"] is False
+
+
+def test_favicon_ico_leads_to_the_icon(client):
+    response = client.get("/favicon.ico")
+    assert response.status_code == 301 and response["Location"].endswith(".svg")
