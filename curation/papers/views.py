@@ -16,7 +16,7 @@ from django.views.decorators.http import require_POST
 
 from curation import selectors
 from curation.errors import InvalidInput
-from curation.models import Project
+from curation.models import Paragraph, Project
 from curation.page_errors import form_problems, service_attempt
 from curation.papers import ingestion
 from curation.papers import selectors as paper_selectors
@@ -135,13 +135,13 @@ def paper_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     paper = paper_selectors.paper_get(user=request.user, project=project, paper_id=pk)
     tables = list(paper.tables.all())
     paragraphs = list(paper.paragraphs.all())
-    mentioned_by: dict[int, list[int]] = {table.pk: [] for table in tables}
+    mentioned_by: dict[int, list[Paragraph]] = {table.pk: [] for table in tables}
     paragraph_rows = []
     for paragraph in paragraphs:
         linked = list(paragraph.mentioned_tables.all())
         numbers: dict[str, int] = {}
         for table in linked:
-            mentioned_by.setdefault(table.pk, []).append(paragraph.pk)
+            mentioned_by.setdefault(table.pk, []).append(paragraph)
             if table.number:
                 numbers[table.number] = table.pk
             for sub in table.subtables or []:

@@ -114,6 +114,9 @@ def test_paper_page_highlights_table_mentions_in_paragraphs(ingested):
     inline = f'<a class="mention" href="#table-{main.pk}" data-table="{main.pk}">1</a>'
     assert block.count(inline) == 2  # "Table 1" and "Tables 1 and 2"
     assert f'<a class="mention" href="#table-{ablation.pk}" data-table="{ablation.pk}">2</a>' in block
+    # Each table names the paragraphs that mention it, by their numbers.
+    backlink = f'<a href="#paragraph-{paragraph.pk}" class="backlink" data-paragraph="{paragraph.pk}">'
+    assert f"{backlink}¶{paragraph.order + 1}</a>" in html
     assert "[smith2020, lee2021]" in block
     # Paragraphs without links carry no mention.
     plain = ingested.paragraphs.get(text__startswith="Second paragraph")
