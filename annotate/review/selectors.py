@@ -217,6 +217,16 @@ def _discussion_doors(user: AbstractBaseUser) -> list[Q]:
     ]
 
 
+def rounds_overview(*, project: Project) -> dict[str, tuple[int, bool]]:
+    """How many of the project's instances are in round one and in round two (each counted up to COUNT_UP_TO, and
+    whether there are more), for a manager's view of the reviews."""
+    in_project = Instance.objects.filter(project=project)
+    return {
+        "round1": capped_count(in_project.filter(status__in=(Status.SUBMITTED, Status.ROUND1_REVIEW))),
+        "round2": capped_count(in_project.filter(status__in=(Status.ROUND2_REVIEW, Status.IN_DISCUSSION))),
+    }
+
+
 def discussion_get(*, user: AbstractBaseUser, discussion_id: int) -> Discussion:
     """A thread the user may see; NotFound otherwise."""
     discussion = discussions_visible_to(user).filter(pk=discussion_id).first()

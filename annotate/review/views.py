@@ -22,9 +22,8 @@ from annotate.review.models import Discussion, ReviewComment
 from curation.answer_types import ANSWER_TYPE_LABELS, SCALE_FORM_CHOICES, scale_for_form, scale_of_form
 from curation.models import Instance
 from curation.page_errors import form_given, form_problems, service_attempt
-from curation.pagination import capped_count
 from curation.selectors import project_get, roles_of
-from curation.states import Role, Status
+from curation.states import Role
 
 COMMENT_FIELDS = [(value or "instance", label) for value, label in ReviewComment.Field.choices]
 
@@ -140,11 +139,7 @@ def review_home(request: HttpRequest, slug: str) -> HttpResponse:
         context["round2"] = review_selectors.round2_queue(project=project, user=request.user)
     if Role.MANAGER in roles and not {Role.VERIFIER, Role.ANNOTATOR} & set(roles):
         # A manager who reviews in neither round sees where the rounds stand, and where to follow them.
-        in_round = Instance.objects.filter(project=project)
-        context["overview"] = {
-            "round1": capped_count(in_round.filter(status__in=(Status.SUBMITTED, Status.ROUND1_REVIEW))),
-            "round2": capped_count(in_round.filter(status__in=(Status.ROUND2_REVIEW, Status.IN_DISCUSSION))),
-        }
+        context["overview"] = review_selectors.rounds_overview(project=project)
     context["discussions"] = list(
         review_selectors.discussions_visible_to(request.user, project, open_only=True).select_related("instance")
     )
