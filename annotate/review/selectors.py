@@ -217,10 +217,10 @@ def _discussion_doors(user: AbstractBaseUser) -> list[Q]:
     ]
 
 
-def rounds_overview(*, project: Project) -> dict[str, tuple[int, bool]]:
-    """How many of the project's instances are in round one and in round two (each counted up to COUNT_UP_TO, and
-    whether there are more), for a manager's view of the reviews."""
-    in_project = Instance.objects.filter(project=project)
+def rounds_overview(*, user: AbstractBaseUser, project: Project) -> dict[str, tuple[int, bool]]:
+    """How many of the project's instances the user may see are in round one and in round two (each counted up to
+    COUNT_UP_TO, and whether there are more), for a manager's view of the reviews."""
+    in_project = instances_visible_to(user).filter(project=project)
     return {
         "round1": capped_count(in_project.filter(status__in=(Status.SUBMITTED, Status.ROUND1_REVIEW))),
         "round2": capped_count(in_project.filter(status__in=(Status.ROUND2_REVIEW, Status.IN_DISCUSSION))),

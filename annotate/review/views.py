@@ -139,7 +139,7 @@ def review_home(request: HttpRequest, slug: str) -> HttpResponse:
         context["round2"] = review_selectors.round2_queue(project=project, user=request.user)
     if Role.MANAGER in roles and not {Role.VERIFIER, Role.ANNOTATOR} & set(roles):
         # A manager who reviews in neither round sees where the rounds stand, and where to follow them.
-        context["overview"] = review_selectors.rounds_overview(project=project)
+        context["overview"] = review_selectors.rounds_overview(user=request.user, project=project)
     context["discussions"] = list(
         review_selectors.discussions_visible_to(request.user, project, open_only=True).select_related("instance")
     )
