@@ -43,7 +43,8 @@ _COUNT_QUESTION = re.compile(r"^\s*(?:how many|what is the (?:total )?number of|
 _PERCENT_QUESTION = re.compile(
     r"\bpercent(?:age)?\b(?!\s*\))|(?<![(\w])%\s*(?:change|of|increase|decrease|growth)\b|\bas a percent", re.IGNORECASE
 )
-_RANK_QUESTION = re.compile(r"\brank(?:ed|ing)?\b|\bposition\b", re.IGNORECASE)
+# Asks for a rank, not a name that holds the word ("ROME (rank-one)", "Rank-1 accuracy").
+_RANK_QUESTION = re.compile(r"(?<![\w-])(?:rank(?:ed|ing)?|position)(?![\w-])", re.IGNORECASE)
 # Row names that count things: their values are counts, whatever the column's unit.
 _COUNT_ROW = re.compile(r"^\s*(?:observations|obs\.?|n|#\s*\w*|number of\b.*|no\. of\b.*|count)\s*$", re.IGNORECASE)
 _PER_UNIT = re.compile(
@@ -287,8 +288,6 @@ def suggest_scale(
     percent_question = bool(_PERCENT_QUESTION.search(question))
     if tools & _PERCENT_TOOLS or _TIMES_HUNDRED.search(rationale):
         return Suggestion("percent", "the derivation multiplies a ratio by 100")
-    if _PER_UNIT.search(question) and not percent_question:
-        return Suggestion("", "the question asks for a per-unit value → None")
     text_notes = _text_notes(notes)
 
     def from_cells(values: Sequence[float], what: str) -> Suggestion | None:
@@ -308,6 +307,8 @@ def suggest_scale(
             found = from_cells(numbers[:-1], "an average of cells: ")
             return found or Suggestion(None, "an average of values found in no cell")
         return Suggestion(None, "a ratio: its scale depends on how it is read — choose")
+    if _PER_UNIT.search(question) and not percent_question:
+        return Suggestion("", "the question asks for a per-unit value or a ratio → None")
     if _OPERATION.search(rationale) or tools & ARITHMETIC_TOOLS:
         found = from_cells(numbers, "computed from cells: ")
         if found is None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import random
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -10,6 +11,7 @@ from itertools import combinations
 from typing import Any
 
 from curation.drafting.self_check import draft_problem
+from curation.table_shape import HEADER_JOINER
 from curation.toolkit.numbers import clean_cell, format_number, parse_number, parse_numeric, without_citations
 from curation.toolkit.tools import Program, ToolBox, ToolError, ToolOutcome
 
@@ -53,8 +55,13 @@ class _TableView:
         # A table without a header row has data values where its column names would be: no column to name. The
         # columns that name the rows ("Model") hold no values of them.
         named_by = self.table.name_width
+        # Nor does a column that repeats the row names (a side-by-side table's second "Model" column).
         self.header_columns = (
-            [column for column in self.table.columns[named_by:] if _is_header_name(column)]
+            [
+                column
+                for index, column in enumerate(self.table.columns[named_by:], start=named_by)
+                if _is_header_name(column) and not self._repeats_row_names(index)
+            ]
             if source.get("has_header", True)
             else []
         )
@@ -66,7 +73,8 @@ class _TableView:
             if sum(value is not None for value in parsed) >= max(2, len(parsed) // 2 + 1):
                 self.numeric_columns.append(column)
         self.plain_rows = [row for row in self.rows if not _SUMMARY_ROW.search(row)]
-        entity = clean_cell(self.table.columns[named_by - 1]) if self.table.columns else ""
+        # The rows' own name: the lowest level of a layered header ("(i) Dissociation - model" names models).
+        entity = clean_cell(self.table.columns[named_by - 1]).split(HEADER_JOINER)[-1] if self.table.columns else ""
         if not entity or _AUTO_NAME.match(entity) or len(entity) > 30:
             entity = "entry"
         self.entity = entity if entity.isupper() else entity.lower()
@@ -80,6 +88,10 @@ class _TableView:
             else f"{self.entity}s"
         )
         self.where = "" if self.is_only_table else f" in {self.name}"
+
+    def _repeats_row_names(self, index: int) -> bool:
+        named = zip(self.table.cells, self.table.row_names, strict=True)
+        return bool(self.table.cells) and all(clean_cell(cells[index]) == clean_cell(name) for cells, name in named)
 
 
 def _is_header_name(column: str) -> bool:
@@ -135,10 +147,13 @@ _DECIMALS = re.compile(r"^\D*\d[\d,]*\.(\d+)")
 
 
 def _fmt(value: float, decimals: int = 2) -> str:
-    """A computed answer: two decimals at most, and a huge value in scientific notation, never its float digits."""
+    """A computed answer: two decimals, or as many as keep two significant digits of a small value (0.006, never
+    0.01), and a huge value in scientific notation, never its float digits."""
     if abs(value) >= 1e15:
         mantissa, exponent = f"{float(value):.4e}".split("e")
         return f"{format_number(float(mantissa), decimals=4)}e{int(exponent)}"
+    if 0 < abs(value) < 1:
+        decimals = max(decimals, min(6, 1 - math.floor(math.log10(abs(value)))))
     return format_number(value, decimals=decimals)
 
 
@@ -658,6 +673,7 @@ def draft_template_questions(
     template_ids: Iterable[str] | None = None,
     preferred_subtypes: Sequence[str] = (),
     rejected: list[dict[str, Any]] | None = None,
+    asked: Iterable[str] = (),
 ) -> list[dict[str, Any]]:
     """Instantiate question templates over `tables`, answering each by executing its tool program.
 
@@ -667,7 +683,8 @@ def draft_template_questions(
     A table may carry `name` (what the paper calls it, "Table 2": used in questions and rationales) and
     `has_header` (False: its first row is data, so no column is asked about).
     Every draft checks itself (curation.drafting.self_check): one that fails is dropped and, when `rejected` is
-    given, recorded there as {template_id, question, reason}. A question already drafted is not drafted again.
+    given, recorded there as {template_id, question, reason}. A question already drafted, here or before (`asked`:
+    the `asked_keys` of the paper's questions), is not drafted again: the template takes its next candidate.
     """
     toolbox = ToolBox(tables)
     chosen = set(template_ids) if template_ids is not None else set(_DECLARATIONS)
@@ -675,7 +692,7 @@ def draft_template_questions(
         raise ValueError(f"unknown template ids: {sorted(unknown)}")
     views = [_TableView(toolbox, index, tables[index]) for index in range(len(toolbox.tables))]
     drafts: list[dict[str, Any]] = []
-    asked: set[str] = set()
+    asked = set(asked)
     preference = {code: position for position, code in enumerate(preferred_subtypes)}
     ordered = sorted(TEMPLATES, key=lambda template: preference.get(template.subtype, len(preference)))
     for template in (template for template in ordered if template.template_id in chosen):
@@ -704,12 +721,17 @@ def draft_template_questions(
     return drafts
 
 
+def asked_keys(question: str, template_id: str = "", slots: Mapping[str, Any] | None = None) -> set[str]:
+    """What a question asks, as the repeat check compares it: its words, and a whole-column template's column."""
+    keys = {re.sub(r"\W+", " ", question.lower()).strip()}
+    if template_id in _WHOLE_COLUMN and slots:
+        keys.add(f"{template_id} of {slots.get('table')}:{slots.get('column')}")
+    return keys
+
+
 def _asked(draft: Mapping[str, Any], asked: set[str]) -> bool:
     """Whether the same question (or the same whole-column computation) was drafted already; remembers it."""
-    keys = {re.sub(r"\W+", " ", draft["question"].lower()).strip()}
-    slots = draft["slots"]
-    if draft["template_id"] in _WHOLE_COLUMN:
-        keys.add(f"{draft['template_id']} of {slots.get('table')}:{slots.get('column')}")
+    keys = asked_keys(draft["question"], draft["template_id"], draft["slots"])
     if keys & asked:
         return True
     asked.update(keys)

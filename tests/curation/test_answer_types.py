@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from curation.answer_types import TableText, suggest_answer_type, suggest_scale
+from curation.answer_types import Suggestion, TableText, suggest_answer_type, suggest_scale
 
 
 @pytest.mark.parametrize(
@@ -182,3 +182,24 @@ def test_a_recorded_program_that_only_reads_makes_no_arithmetic_of_names_with_di
     assert read.value == "span", read.evidence
     summed = suggest_answer_type(question=question, rationale=rationale, answer=["253.3"], tools=["get_column", "sum"])
     assert summed.value == "arithmetic"
+
+
+def test_a_name_that_holds_rank_is_no_rank_and_a_ratio_of_two_cells_is_for_a_person_to_read():
+    # The programmable-kv paper's Table 1 (19PINE-AI): "ROME (rank-one)" names a method; 1.0 / 1.0 is a ratio.
+    table = TableText(rows=[["method", "collateral"], ["ROME (rank-one)", "0.5"], ["LoRA fine-tune", "0.5"]])
+    phrasings = (
+        "The collateral of LoRA fine-tune is how many times that of ROME (rank-one)?",
+        "What is the ratio of the collateral of LoRA fine-tune to that of ROME (rank-one)?",
+    )
+    # Two phrasings of one template (its program divides), one suggestion: not chosen, the ratio its evidence.
+    suggestions = {
+        suggest_scale(question=question, rationale="0.5 divided by 0.5 is 1.", answer=["1"], tables=[table],
+                      tools=["get_cell", "divide"])
+        for question in phrasings
+    }  # fmt: skip
+    assert suggestions == {Suggestion(None, "a ratio: its scale depends on how it is read — choose")}
+    # A ratio read from a cell ("Current ratio") is still no amount.
+    amounts = TableText(rows=[["", "2019"], ["Current ratio", "1.4"], ["Revenue", "1,200"]], caption="In millions")
+    assert _scale(["1.4"], question="What is the current ratio in 2019?", tables=[amounts]).value == ""
+    rank = _scale(["3"], question="Where does ROME (rank-one) rank by collateral?", tables=[table])
+    assert (rank.value, rank.evidence) == ("", "a rank has no scale")

@@ -7,7 +7,7 @@ import statistics
 
 import pytest
 
-from curation.drafting.templates import TEMPLATES, draft_template_questions
+from curation.drafting.templates import TEMPLATES, asked_keys, draft_template_questions
 from curation.toolkit.numbers import format_number
 from curation.toolkit.tools import ToolBox
 from scoring.metrics.toolcalls import result_contains
@@ -44,7 +44,9 @@ def _expected_answer(draft: dict) -> list[str]:
     if template == "cell_difference":
         return [format_number(value[slots["row_a"]] - value[slots["row_b"]])]
     if template == "cell_ratio":
-        return [format_number(value[slots["row_a"]] / value[slots["row_b"]])]
+        ratio = value[slots["row_a"]] / value[slots["row_b"]]
+        # A ratio below one keeps two significant digits (0.054, not 0.05).
+        return [f"{ratio:.2g}" if abs(ratio) < 1 else format_number(ratio)]
     if template == "pair_sum":
         return [format_number(value[slots["row_a"]] + value[slots["row_b"]])]
     if template == "change_between_columns":
@@ -460,3 +462,49 @@ def test_questions_name_the_rows_in_the_plural_english_gives_them(entity, plural
     }
     drafts = draft_template_questions([table], seed=0, per_template=1, template_ids=["column_mean"])
     assert [draft["question"] for draft in drafts] == [f"What is the average Acc across all {plural}?"]
+
+
+# Two tables set side by side under one caption, each half naming its rows again (the programmable-kv paper's
+# Table 4, 19PINE-AI): a two-row header, and a second "model" column that repeats the row names.
+SIDE_BY_SIDE = {
+    "label": "tab:deepmech",
+    "rows": [
+        ["(i) Dissociation", "(i) Dissociation", "(ii) Specificity", "(ii) Specificity", "(ii) Specificity"],
+        ["model", "notes", "model", "top-8", "rand-8"],
+        ["Qwen3-8B", "1.004", "Qwen3-8B", "0.78", "0.009"],
+        ["Qwen3-4B", "1.009", "Qwen3-4B", "0.74", "0.035"],
+        ["Llama-3.1-8B", "0.998", "Llama-3.1-8B", "0.79", "0.005"],
+    ],
+    "header_rows": 2,
+}
+
+
+def test_a_layered_header_names_the_rows_by_its_lowest_level_and_a_repeated_name_column_is_no_value():
+    drafts = draft_template_questions([SIDE_BY_SIDE], seed=0, per_template=50)
+    questions = [draft["question"] for draft in drafts]
+    assert any("models" in question for question in questions)
+    assert not any("Dissociation - models" in question for question in questions)
+    assert not any(draft["slots"].get("column", "").endswith("model") for draft in drafts)
+
+
+def test_a_small_ratio_keeps_two_significant_digits():
+    # The programmable-kv paper's Table 6: recompute of each method, as a share of a full reprefill.
+    frontier = {
+        "label": "tab:frontier",
+        "rows": [["method", "recompute"], ["full reprefill", "100%"], ["in_place edit", "0.6%"], ["erratum", "12.0%"]],
+    }
+    drafts = draft_template_questions([frontier], seed=0, per_template=50, template_ids=["cell_ratio"])
+    answers = {(d["slots"]["row_a"], d["slots"]["row_b"]): d["answer"] for d in drafts}
+    assert answers[("in_place edit", "full reprefill")] == ["0.006"]  # two decimals would say 0.01
+    assert answers[("in_place edit", "erratum")] == ["0.05"]
+    assert answers[("erratum", "full reprefill")] == ["0.12"]
+
+
+def test_a_question_asked_before_is_not_drafted_again_the_template_takes_its_next_candidate():
+    first = draft_template_questions([RESULTS], seed=0, per_template=1)
+    asked = set().union(*(asked_keys(d["question"], d["template_id"], d["slots"]) for d in first))
+    second = draft_template_questions([RESULTS], seed=0, per_template=1, asked=asked)
+    assert second and not {d["question"] for d in first} & {d["question"] for d in second}
+    # A whole-column question is one question however it is phrased.
+    columns = {(d["template_id"], d["slots"].get("column")) for d in first if d["template_id"] == "column_mean"}
+    assert columns and not columns & {(d["template_id"], d["slots"].get("column")) for d in second}

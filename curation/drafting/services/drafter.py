@@ -7,9 +7,11 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from django.db.models import QuerySet
+
 from curation.drafting import duplicates, prompts
 from curation.drafting.models import DraftingRun, PromptTemplate
-from curation.drafting.templates import TEMPLATE_SUBTYPES, draft_template_questions
+from curation.drafting.templates import TEMPLATE_SUBTYPES, asked_keys, draft_template_questions
 from curation.endpoints.config import GENERATION_PARAM_NAMES
 from curation.endpoints.errors import EndpointConfigError, EndpointError
 from curation.models import Context, Instance, ReasoningType, Table
@@ -121,14 +123,15 @@ class Drafter:
         note = f"parse problem, flagged for the annotator: {parse_error}" if parse_error else ""
         return Outcome(drafts=[fields], raw_output=raw, note=note)
 
-    def _duplicate(self, context: Context, question: str) -> duplicates.Duplicate | None:
-        """Whether an LLM's question repeats an example of the run's prompt or a question already asked of the
-        same paper (any status but discarded)."""
-        existing = (
-            Instance.objects.filter(project_id=self.run.project_id, context__paper_id=context.paper_id)
-            .exclude(status=Status.DISCARDED)
-            .values_list("question", flat=True)
+    def _asked_of_paper(self, context: Context) -> QuerySet[Instance]:
+        """The questions already asked of the context's paper (any status but discarded): a draft repeats none."""
+        return Instance.objects.filter(project_id=self.run.project_id, context__paper_id=context.paper_id).exclude(
+            status=Status.DISCARDED
         )
+
+    def _duplicate(self, context: Context, question: str) -> duplicates.Duplicate | None:
+        """Whether an LLM's question repeats an example of the run's prompt or a question asked of its paper."""
+        existing = self._asked_of_paper(context).values_list("question", flat=True)
         return duplicates.duplicate_of(
             question, examples=duplicates.example_questions(self.run.question_template.text), existing=list(existing)
         )
@@ -164,6 +167,7 @@ class Drafter:
             table_dicts.append({**table_input(table, label, position), "has_header": table.header_rows != 0})
         options = run.options
         rejected: list[dict[str, Any]] = []
+        asked = self._asked_of_paper(context).values_list("question", "draft")
         results = draft_template_questions(
             table_dicts,
             seed=int(options.get("seed") or 0),
@@ -173,6 +177,7 @@ class Drafter:
             preferred_subtypes=assigned,
             header_phrases=self._header_phrases if options.get("paraphrase_headers") else None,
             rejected=rejected,
+            asked=set().union(*(asked_keys(q, d.get("template_id", ""), d.get("slots")) for q, d in asked)),
         )
         paraphrased = (
             {"header_paraphrase": run.template_hashes["header_paraphrase"], "endpoint": run.endpoint_snapshot}

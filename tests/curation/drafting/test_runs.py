@@ -10,7 +10,7 @@ from curation.drafting.services.runs import run_cancel, run_create, run_retry_fa
 from curation.errors import InvalidInput, NotPermitted
 from curation.models import Instance
 from curation.states import Status
-from tests.curation.drafting.conftest import endpoint_on, garbage
+from tests.curation.drafting.conftest import endpoint_on, garbage, make_contexts
 from tests.factories import LongContextFactory
 from tests.support.fault_server import Fault, FaultServer, completion_body, ok, unauthorized
 
@@ -134,6 +134,20 @@ def test_rerun_skips_drafted_contexts_unless_asked(project, personas, drafting_b
     )  # fmt: skip
     assert forced.items.filter(status=DraftingItem.Status.DRAFTED).count() == 3
     assert Instance.objects.count() == 2 * count
+
+
+def test_contexts_of_one_table_never_get_the_same_question_twice(project, personas, drafting_batch):
+    # Several paragraphs citing one table each became a context; with one seed each drew the same candidates, and a
+    # real paper's run repeated 60 of its 129 drafts word for word.
+    make_contexts(project, drafting_batch, 3, one_paper=True)
+    _run(project, personas["manager"], "template", drafting_batch, options={"per_template": 1})
+    questions = list(Instance.objects.filter(project=project).values_list("question", flat=True))
+    assert len(questions) >= 3 * 10 and len(set(questions)) == len(questions)
+    redrafted = _run(
+        project, personas["manager"], "template", drafting_batch, options={"per_template": 1, "redraft": True}
+    )
+    again = Instance.objects.filter(project=project, draft__run=redrafted.pk).values_list("question", flat=True)
+    assert again and not set(again) & set(questions)
 
 
 def test_cancel_stops_pending_items(project, personas, drafting_batch, drafting_contexts):
