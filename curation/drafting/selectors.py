@@ -68,8 +68,9 @@ def prompt_templates_of(*, project: Project, kind: str | None = None) -> QuerySe
 
 
 def run_type_summary(run: DraftingRun) -> list[dict[str, Any]]:
-    """Per assigned reasoning type of a run's contexts: contexts assigned, drafts made, contexts routed to the LLM
-    drafter, and drafts dropped by their self-check with the reasons."""
+    """Per assigned reasoning type of a run's contexts: contexts assigned, drafts made, contexts left for a
+    language-model run (no template drafts their type; counted under "routed"), and drafts dropped by their
+    self-check with the reasons."""
     rows: dict[str, dict[str, Any]] = {}
     for item in run_items(run):
         reasoning_type = item.context.reasoning_type
@@ -90,7 +91,7 @@ def run_type_summary(run: DraftingRun) -> list[dict[str, Any]]:
 
 def types_without_templates(*, project: Project) -> list[ReasoningType]:
     """The project's reasoning types no question template exercises (a type counts as covered when one of its
-    subtypes is): a template run routes contexts assigned them to the LLM drafter."""
+    subtypes is): a template run leaves contexts assigned them undrafted, for a language-model run."""
     types = ReasoningType.objects.filter(project=project).prefetch_related("subtypes").order_by("order")
     return [t for t in types if not {t.code, *(sub.code for sub in t.subtypes.all())} & TEMPLATE_SUBTYPES]
 

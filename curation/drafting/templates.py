@@ -532,7 +532,7 @@ TEMPLATES: tuple[QuestionTemplate, ...] = tuple(
 )
 
 
-# The reasoning subtypes the templates truly exercise; any other assigned type is routed to the LLM drafter.
+# The reasoning subtypes the templates truly exercise; a context assigned any other type is left for a language model.
 TEMPLATE_SUBTYPES = frozenset(template.subtype for template in TEMPLATES)
 
 
