@@ -91,7 +91,9 @@ class EditFieldsSerializer(serializers.Serializer):
     answer_form = serializers.ChoiceField(choices=["", "short", "free"], required=False)
     answer_source = serializers.ChoiceField(choices=["", "text", "table", "table-text"], required=False)
     answer_type = serializers.ChoiceField(choices=ANSWER_TYPES, required=False)
-    scale = serializers.ChoiceField(choices=SCALES, required=False)
+    scale = serializers.ChoiceField(
+        choices=SCALES, required=False, allow_null=True, help_text='null: not chosen; "": none'
+    )
     relevant_table_ids = serializers.ListField(child=serializers.IntegerField(), required=False)
 
 

@@ -20,7 +20,6 @@ from annotate.review.models import Discussion, DiscussionMessage, ReviewComment
 from annotate.work.leases import lease_expire
 from annotate.work.queue import lease_deadline
 from annotate.work.workspace import work_ping
-from curation.answer_types import ANSWER_TYPES
 from curation.errors import Conflict, InvalidInput, NotFound, NotPermitted
 from curation.members.selectors import is_qualified_annotator
 from curation.models import Instance, Project, TransitionEvent
@@ -425,9 +424,7 @@ def discussion_resolve(
             kind="edit",
             note="edited by the verifier to resolve a round-two flag",
         )
-        if edited.answer_type not in ANSWER_TYPES:
-            # The edit validates the instance, and no validated item leaves without an answer type.
-            raise InvalidInput("Choose the answer type: span, multi-span, arithmetic or count.")
+        # The transition's guard holds the edit to the submission rule (answer type, scale chosen, …).
         expected_version = edited.version
     instance = instance_transition(
         instance_id=instance.pk,

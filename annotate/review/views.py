@@ -57,7 +57,7 @@ RESOLVE_DECISIONS = {"reject": ("rejected", ""), "send_back": ("accepted", "send
 
 def _resolve_given(post: QueryDict) -> dict[str, Any]:
     """The discussion page's decision as the API's `ResolveSerializer` takes it; only an edit carries fields (the
-    answer one item a line, the type only when the page offered it)."""
+    answer one item a line, the type and scale only when the page offered them)."""
     decision = post.get("decision", "")
     outcome, action = RESOLVE_DECISIONS.get(decision, (decision, ""))
     given = form_given(
@@ -69,6 +69,8 @@ def _resolve_given(post: QueryDict) -> dict[str, Any]:
         given["fields"] = {**edited, "answer": [line.strip() for line in lines if line.strip()]}
         if "answer_type" in post:
             given["fields"]["answer_type"] = post["answer_type"]
+        if "scale" in post:
+            given["fields"]["scale"] = scale_of_form(post["scale"])  # "— choose —" is null: not chosen
     return given
 
 
@@ -261,13 +263,9 @@ def discussion_resolve(request: HttpRequest, slug: str, pk: int) -> HttpResponse
         messages.error(request, form_problems(data))
         return redirect("discussion", slug=slug, pk=pk)
     values = dict(data.validated_data)
-    fields = values.pop("fields", None)
-    # The API's scale is never "not chosen", which the page's "— choose —" says.
-    if fields is not None and "scale" in request.POST:
-        fields = {**fields, "scale": scale_of_form(request.POST["scale"])}
     service_attempt(
         request,
-        lambda: review.discussion_resolve(discussion_id=pk, user=request.user, fields=fields, **values),
+        lambda: review.discussion_resolve(discussion_id=pk, user=request.user, **values),
         "Discussion decided.",
     )
     return redirect("discussion", slug=slug, pk=pk)

@@ -177,6 +177,32 @@ def test_a_flag_resolved_by_editing_cannot_clear_the_answer_type(personas, proje
     assert Instance.objects.get(pk=instance.pk).answer_type == "span"
 
 
+def test_a_flag_resolved_by_editing_cannot_leave_the_scale_unchosen_on_the_page_or_the_api(
+    personas, project, drafts, api_client_for
+):
+    from tests.annotate.review.helpers import to_discussion
+
+    discussion = to_discussion(project, personas, drafts[0])
+    before = Instance.objects.get(pk=discussion.instance_id)
+    url = f"/p/{project.slug}/discussions/{discussion.pk}/"
+    page = logged_in("verifier").post(
+        f"{url}resolve/",
+        {"decision": "edit", "expected_version": before.version, "question": "Q?", "answer": "2", "scale": ""},
+        follow=True,
+    )
+    assert "Choose the scale" in page.content.decode()
+    api = api_client_for(personas["verifier"]).post(
+        f"/api/discussions/{discussion.pk}/resolve/",
+        {"outcome": "accepted", "action": "edit", "expected_version": before.version, "fields": {"scale": None}},
+        format="json",
+    )
+    assert api.status_code == 400 and "Choose the scale" in json.dumps(api.json())
+    after = Instance.objects.get(pk=discussion.instance_id)
+    assert (after.status, after.version, after.scale, after.question) == (
+        Status.IN_DISCUSSION, before.version, before.scale, before.question
+    )  # fmt: skip
+
+
 def test_an_unchosen_scale_is_not_the_scale_none(personas, project, held, api_client_for):
     """null is "not chosen" (what a draft starts with when no evidence decides), "" is the scale None: the page
     shows "— choose —" for the first and None for the second, and submission asks for a choice."""
