@@ -31,6 +31,14 @@ SKIPPED_ENVS = frozenset(
     {"thebibliography", "verbatim", "verbatim*", "lstlisting", "minted", "tikzpicture", "pgfpicture", "comment",
      "filecontents", "filecontents*", "Verbatim", "titlepage", "references", "acks", "textblock", "textblock*"}
 )  # fmt: skip
+# Layout arguments an environment opens with, as `NodeCursor.arguments` reads them: dropped, never text
+# (`\begin{itemize}[leftmargin=1em]`, `\begin{minipage}[t]{0.45\linewidth}`, `\begin{multicols}{2}`).
+_ENV_ARGUMENTS = {
+    **dict.fromkeys(LIST_ENVS - {"list", "tasks"}, "["),
+    "list": "{{", "minipage": "[[[{", "multicols": "{", "multicols*": "{", "adjustwidth": "{{", "adjustwidth*": "{{",
+    "changemargin": "{{", "spacing": "{", "otherlanguage": "{", "otherlanguage*": "{", "tcolorbox": "[",
+    "mdframed": "[", "columns": "[", "column": "[{",
+}  # fmt: skip
 SECTIONING = {"part": 0, "chapter": 1, "section": 2, "subsection": 3, "subsubsection": 4}
 _SUB_ENVS = frozenset({"subtable", "subfloat"})
 # Layout commands inside a float and how many of their arguments are settings rather than text a reader sees.
@@ -236,7 +244,9 @@ class DocumentWalker:
         elif name in FIGURE_FLOATS:
             self._register_figure(env)
         else:
-            self.visit(env.children)
+            cursor = NodeCursor(env.children)
+            cursor.arguments(_ENV_ARGUMENTS.get(name, ""))
+            self.visit(cursor.nodes[cursor.position :])
             self.flush()
 
     def _collect_labels(self, nodes: list[Node], kind: str | None = None) -> None:

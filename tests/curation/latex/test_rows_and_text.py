@@ -140,3 +140,34 @@ def test_xspace_and_local_style_file_macros(tmp_path):
         encoding="utf-8",
     )
     assert [paragraph.text for paragraph in extract_paper(tmp_path).paragraphs] == ["Styled works. Styled is here."]
+
+
+def test_an_environments_layout_arguments_are_no_text(extract_latex):
+    # From the programmable-kv paper's introduction (19PINE-AI): enumitem options on its list of contributions.
+    body = r"""\paragraph{Structure of the paper.}
+\begin{itemize}[leftmargin=1.2em,itemsep=1pt,topsep=2pt]
+\item A mechanism (Section 3).
+\item[(b)] An editing capability.
+\end{itemize}
+\begin{enumerate}[label=(\roman*)]
+\item One.
+\end{enumerate}
+\begin{list}{$\bullet$}{\setlength{\leftmargin}{1em}}
+\item Listed.
+\end{list}
+\begin{minipage}[t]{0.45\linewidth}
+Inside a minipage.
+\end{minipage}
+\begin{multicols}{2}
+Two columns.
+\end{multicols}
+\begin{adjustwidth}{1cm}{1cm}
+Adjusted.
+\end{adjustwidth}"""
+    texts = [
+        paragraph.text for paragraph in extract_latex(body, r"\usepackage{enumitem,multicol,changepage}").paragraphs
+    ]
+    assert texts == [
+        "Structure of the paper.", "A mechanism (Section 3).", "(b) An editing capability.", "One.", "Listed.",
+        "Inside a minipage.", "Two columns.", "Adjusted.",
+    ]  # fmt: skip
