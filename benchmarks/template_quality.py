@@ -9,7 +9,7 @@ draft's stated scale is the one a new draft starts with (the evidence-based sugg
 comes from a computed percentage, from cells that carry % or from columns whose header names %, and when no other
 scale is stated for a computed percentage written without %. A percent scale preselected for a count, a rank, or a
 difference of cells that are not percentages is a violation (target: 0). Routed types are SciTaT table 4's subtypes
-no template exercises (they go to the LLM drafter). The default fixtures are ten real papers' tables
+no template exercises (left for a language-model run). The default fixtures are eleven real papers' tables
 (benchmarks/papers/README.md).
 
     .venv/bin/python benchmarks/template_quality.py [--fixtures DIR]
