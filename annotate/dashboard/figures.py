@@ -18,7 +18,7 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.paginator import Page, Paginator
-from django.db.models import Count, Exists, OuterRef, Q, QuerySet
+from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet, Sum
 from django.utils import timezone
 
 from annotate.agreement.selectors import FIGURES as AGREEMENT_FIGURES
@@ -153,7 +153,7 @@ def throughput(project: Project, *, days: int = 30, today: date | None = None) -
     return [{"date": day, **counts} for day, counts in sorted(buckets.items())]
 
 
-def _per(rows: QuerySet, key: str, aggregate: Any) -> dict[int, int]:
+def _per(rows: QuerySet, key: str, aggregate: Any) -> dict[Any, Any]:
     """`aggregate` of `rows` per value of `key` (an actor or an author), computed in the database."""
     return dict(rows.values_list(key).annotate(n=aggregate).values_list(key, "n"))
 
@@ -320,20 +320,17 @@ def pay_report(project: Project, *, start: date, end: date) -> dict[str, Any]:
         .exclude(status=S.DISCARDED)
         .values_list("id", "author__username")
     )
-    refine_seconds: dict[tuple[int, str], float] = {
-        (iid, username): value
-        for iid, username, value in WorkTime.objects.filter(instance_id__in=authors, activity="refine").values_list(
-            "instance_id", "user__username", "active_seconds"
-        )
-    }
+    # Each author's own refining time on these instances, summed in the database.
+    seconds = _per(
+        WorkTime.objects.filter(instance_id__in=authors, activity="refine", user_id=F("instance__author_id")),
+        "user__username",
+        Sum("active_seconds"),
+    )
     validated = Counter(authors.values())  # every instance here has an author
-    seconds: dict[str, float] = defaultdict(float)
-    for iid, username in authors.items():
-        seconds[username] += refine_seconds.get((iid, username), 0.0)
     rows = []
     for username, count in sorted(validated.items()):
         amount = settings.pay_per_instance * count
-        hours = seconds[username] / 3600
+        hours = seconds.get(username, 0.0) / 3600
         # The rate divides by the hours as shown (4 places): under 0.36 s of work there is no rate, not a 500.
         divisor = Decimal(str(round(hours, 4)))
         rows.append(
@@ -341,7 +338,7 @@ def pay_report(project: Project, *, start: date, end: date) -> dict[str, Any]:
                 "user": username,
                 "validated": count,
                 "active_hours": round(hours, 2),
-                "minutes_per_instance": round(seconds[username] / 60 / count, 1),
+                "minutes_per_instance": round(seconds.get(username, 0.0) / 60 / count, 1),
                 "amount": amount,
                 "hourly": (amount / divisor).quantize(Decimal("0.01")) if divisor > 0 else None,
             }
