@@ -158,12 +158,12 @@ def _per(rows: QuerySet, key: str, aggregate: Any) -> dict[Any, Any]:
     return dict(rows.values_list(key).annotate(n=aggregate).values_list(key, "n"))
 
 
-def _seconds_per_user(project: Project, activity: str) -> dict[int, list[float]]:
-    seconds: dict[int, list[float]] = defaultdict(list)
-    for user_id, value in WorkTime.objects.filter(instance__project=project, activity=activity).values_list(
-        "user_id", "active_seconds"
-    ):
-        seconds[user_id].append(value)
+def _active_seconds(project: Project, *keys: str, **filters: Any) -> dict[Any, list[float]]:
+    """The project's active seconds per value of `keys` (one key: its value; several: their tuple), for medians."""
+    seconds: dict[Any, list[float]] = defaultdict(list)
+    rows = WorkTime.objects.filter(instance__project=project, **filters).values_list(*keys, "active_seconds")
+    for *key, value in rows:
+        seconds[key[0] if len(key) == 1 else tuple(key)].append(value)
     return seconds
 
 
@@ -205,7 +205,7 @@ def annotator_stats(project: Project) -> list[dict[str, Any]]:
     }
     reviews2 = _per(events.filter(decided2), "actor_id", Count("id"))
     exams = qualification_summary(project=project)
-    seconds = _seconds_per_user(project, "refine")
+    seconds = _active_seconds(project, "user_id", activity="refine")
     validated = _per(
         Instance.objects.filter(project=project, status__in=(S.VALIDATED, S.RELEASED)), "author_id", Count("id")
     )
@@ -245,7 +245,7 @@ def verifier_stats(project: Project) -> list[dict[str, Any]]:
     resolved = _per(
         Discussion.objects.filter(instance__project=project).exclude(decided_by=None), "decided_by", Count("id")
     )
-    seconds = _seconds_per_user(project, "review1")
+    seconds = _active_seconds(project, "user_id", activity="review1")
     rows = []
     for membership in _members(project, Role.VERIFIER):
         uid = membership.user_id
@@ -264,11 +264,7 @@ def verifier_stats(project: Project) -> list[dict[str, Any]]:
 
 def time_per_person(project: Project) -> list[dict[str, Any]]:
     """Active time per person and activity: total seconds, instances touched, and the per-instance median."""
-    grouped: dict[tuple[str, str], list[float]] = defaultdict(list)
-    for username, activity, value in WorkTime.objects.filter(instance__project=project).values_list(
-        "user__username", "activity", "active_seconds"
-    ):
-        grouped[(username, activity)].append(value)
+    grouped = _active_seconds(project, "user__username", "activity")
     return [
         {
             "user": username,
