@@ -316,11 +316,9 @@ def double_decide(
     # The instance first, by its own key (an id beyond the 64-bit range finds nothing rather than overflowing),
     # and only among those the user may see: to anyone else a second version does not exist.
     instance = Instance.objects.visible_to(user).filter(pk=instance_id).first()
-    double = (
-        DoubleAnnotation.objects.select_for_update(of=("self",)).filter(instance=instance).first()
-        if instance is not None
-        else None
-    )
+    double = None
+    if instance is not None:
+        double = DoubleAnnotation.objects.select_for_update(of=("self",)).filter(instance=instance).first()
     if double is None or instance is None:
         raise NotFound(f"Instance {instance_id} has no second version.")
     if instance.status != Status.ROUND1_REVIEW or instance.round1_verifier_id != user.pk:

@@ -108,55 +108,52 @@ def batches_page(request: HttpRequest, slug: str) -> HttpResponse:
             service_attempt(request, *steps[action])
             anchor = "#panel" if action in ("panel", "calibrate", "panel_order") else ""
             return redirect(f"{request.path}{anchor}")
-        if action in ("assign", "fill"):
-            # The API's input serializers check these forms.
-            payload = {"assign": AssignSerializer, "fill": FillSerializer}[action](data=request.POST)
-            if not payload.is_valid():
-                messages.error(request, form_problems(payload))
-                return redirect("batches", slug=slug)
-            data = payload.validated_data
-            if action == "assign":
-                moved = service_attempt(
-                    request, lambda: batch_flow.batch_assign(batch_id=batch_id, actor=request.user, **data)
+        # The other actions check their form first (assign and fill with the API's input serializers).
+        inputs = {
+            "assign": AssignSerializer,
+            "fill": FillSerializer,
+            "deadline": DeadlineForm,
+            "announce": AnnouncementForm,
+        }
+        back = f"{request.path}#announcements" if action == "announce" else request.path
+        checked = inputs[action](data=request.POST) if action in inputs else None
+        if checked is None or not checked.is_valid():
+            if checked is not None:
+                messages.error(request, form_problems(checked))
+            return redirect(back)
+        data = checked.cleaned_data if isinstance(checked, forms.Form) else checked.validated_data
+        if action == "assign":
+            moved = service_attempt(
+                request, lambda: batch_flow.batch_assign(batch_id=batch_id, actor=request.user, **data)
+            )
+            if moved is not None:
+                messages.success(request, _assigned_message(contexts=len(set(data["context_ids"])), drafts=moved))
+        elif action == "fill":
+            sample = service_attempt(
+                request, lambda: batch_flow.batch_fill_from_papers(batch_id=batch_id, actor=request.user, **data)
+            )
+            if sample is not None:
+                drawn = "all their" if sample.per_paper is None else f"{sample.per_paper} per paper of the"
+                messages.success(
+                    request,
+                    f"{len(sample.context_ids)} context(s) from {sample.papers} paper(s) ({drawn} short "
+                    f"contexts, seed {sample.seed}) added to the batch, with {sample.moved} draft(s).",
                 )
-                if moved is not None:
-                    messages.success(request, _assigned_message(contexts=len(set(data["context_ids"])), drafts=moved))
-            else:
-                sample = service_attempt(
-                    request, lambda: batch_flow.batch_fill_from_papers(batch_id=batch_id, actor=request.user, **data)
-                )
-                if sample is not None:
-                    drawn = "all their" if sample.per_paper is None else f"{sample.per_paper} per paper of the"
-                    messages.success(
-                        request,
-                        f"{len(sample.context_ids)} context(s) from {sample.papers} paper(s) ({drawn} short "
-                        f"contexts, seed {sample.seed}) added to the batch, with {sample.moved} draft(s).",
-                    )
         elif action == "deadline":
-            form = DeadlineForm(request.POST)
-            if not form.is_valid():
-                messages.error(request, form_problems(form))
-                return redirect("batches", slug=slug)
-            deadline_at = form.cleaned_data["deadline_at"]
             service_attempt(
                 request,
-                lambda: batch_deadline_set(batch_id=batch_id, actor=request.user, deadline_at=deadline_at),
-                "Deadline saved." if deadline_at else "Deadline removed.",
+                lambda: batch_deadline_set(batch_id=batch_id, actor=request.user, deadline_at=data["deadline_at"]),
+                "Deadline saved." if data["deadline_at"] else "Deadline removed.",
             )
-        elif action == "announce":
-            form = AnnouncementForm(request.POST)
-            if not form.is_valid():
-                messages.error(request, form_problems(form))
-                return redirect(f"{request.path}#announcements")
+        else:
             service_attempt(
                 request,
                 lambda: announcement_post(
-                    project=project, actor=request.user, text=form.cleaned_data["text"], batch_id=batch_id or None
+                    project=project, actor=request.user, text=data["text"], batch_id=batch_id or None
                 ),
                 "Announcement posted: each annotator and verifier sees it on their next page until they mark it read.",
             )
-            return redirect(f"{request.path}#announcements")
-        return redirect("batches", slug=slug)
+        return redirect(back)
     batch_flow.batches_advance(project=project)
     progress_page, progress = dashboard.batch_progress_page(project, request.GET.get("page"))
     papers_page = _page_number(request.GET.get("papers"))

@@ -73,12 +73,8 @@ class FieldTally:
         self.rewritten += distance > REWRITTEN_ABOVE
 
     def figures(self) -> dict[str, Any]:
-        return {
-            "n": self.n,
-            "mean_distance": round(self.total / self.n, 4) if self.n else None,
-            "unchanged_share": round(self.unchanged / self.n, 4) if self.n else None,
-            "rewritten_share": round(self.rewritten / self.n, 4) if self.n else None,
-        }
+        sums = {"mean_distance": self.total, "unchanged_share": self.unchanged, "rewritten_share": self.rewritten}
+        return {"n": self.n, **{name: round(value / self.n, 4) if self.n else None for name, value in sums.items()}}
 
 
 @dataclass

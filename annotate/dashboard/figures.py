@@ -18,7 +18,7 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.paginator import Page, Paginator
-from django.db.models import Count, Exists, OuterRef, Q, QuerySet
+from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet, Sum
 from django.utils import timezone
 
 from annotate.agreement.selectors import FIGURES as AGREEMENT_FIGURES
@@ -153,17 +153,17 @@ def throughput(project: Project, *, days: int = 30, today: date | None = None) -
     return [{"date": day, **counts} for day, counts in sorted(buckets.items())]
 
 
-def _per(rows: QuerySet, key: str, aggregate: Any) -> dict[int, int]:
+def _per(rows: QuerySet, key: str, aggregate: Any) -> dict[Any, Any]:
     """`aggregate` of `rows` per value of `key` (an actor or an author), computed in the database."""
     return dict(rows.values_list(key).annotate(n=aggregate).values_list(key, "n"))
 
 
-def _seconds_per_user(project: Project, activity: str) -> dict[int, list[float]]:
-    seconds: dict[int, list[float]] = defaultdict(list)
-    for user_id, value in WorkTime.objects.filter(instance__project=project, activity=activity).values_list(
-        "user_id", "active_seconds"
-    ):
-        seconds[user_id].append(value)
+def _active_seconds(project: Project, *keys: str, **filters: Any) -> dict[Any, list[float]]:
+    """The project's active seconds per value of `keys` (one key: its value; several: their tuple), for medians."""
+    seconds: dict[Any, list[float]] = defaultdict(list)
+    rows = WorkTime.objects.filter(instance__project=project, **filters).values_list(*keys, "active_seconds")
+    for *key, value in rows:
+        seconds[key[0] if len(key) == 1 else tuple(key)].append(value)
     return seconds
 
 
@@ -205,7 +205,7 @@ def annotator_stats(project: Project) -> list[dict[str, Any]]:
     }
     reviews2 = _per(events.filter(decided2), "actor_id", Count("id"))
     exams = qualification_summary(project=project)
-    seconds = _seconds_per_user(project, "refine")
+    seconds = _active_seconds(project, "user_id", activity="refine")
     validated = _per(
         Instance.objects.filter(project=project, status__in=(S.VALIDATED, S.RELEASED)), "author_id", Count("id")
     )
@@ -245,7 +245,7 @@ def verifier_stats(project: Project) -> list[dict[str, Any]]:
     resolved = _per(
         Discussion.objects.filter(instance__project=project).exclude(decided_by=None), "decided_by", Count("id")
     )
-    seconds = _seconds_per_user(project, "review1")
+    seconds = _active_seconds(project, "user_id", activity="review1")
     rows = []
     for membership in _members(project, Role.VERIFIER):
         uid = membership.user_id
@@ -264,11 +264,7 @@ def verifier_stats(project: Project) -> list[dict[str, Any]]:
 
 def time_per_person(project: Project) -> list[dict[str, Any]]:
     """Active time per person and activity: total seconds, instances touched, and the per-instance median."""
-    grouped: dict[tuple[str, str], list[float]] = defaultdict(list)
-    for username, activity, value in WorkTime.objects.filter(instance__project=project).values_list(
-        "user__username", "activity", "active_seconds"
-    ):
-        grouped[(username, activity)].append(value)
+    grouped = _active_seconds(project, "user__username", "activity")
     return [
         {
             "user": username,
@@ -320,20 +316,17 @@ def pay_report(project: Project, *, start: date, end: date) -> dict[str, Any]:
         .exclude(status=S.DISCARDED)
         .values_list("id", "author__username")
     )
-    refine_seconds: dict[tuple[int, str], float] = {
-        (iid, username): value
-        for iid, username, value in WorkTime.objects.filter(instance_id__in=authors, activity="refine").values_list(
-            "instance_id", "user__username", "active_seconds"
-        )
-    }
+    # Each author's own refining time on these instances, summed in the database.
+    seconds = _per(
+        WorkTime.objects.filter(instance_id__in=authors, activity="refine", user_id=F("instance__author_id")),
+        "user__username",
+        Sum("active_seconds"),
+    )
     validated = Counter(authors.values())  # every instance here has an author
-    seconds: dict[str, float] = defaultdict(float)
-    for iid, username in authors.items():
-        seconds[username] += refine_seconds.get((iid, username), 0.0)
     rows = []
     for username, count in sorted(validated.items()):
         amount = settings.pay_per_instance * count
-        hours = seconds[username] / 3600
+        hours = seconds.get(username, 0.0) / 3600
         # The rate divides by the hours as shown (4 places): under 0.36 s of work there is no rate, not a 500.
         divisor = Decimal(str(round(hours, 4)))
         rows.append(
@@ -341,7 +334,7 @@ def pay_report(project: Project, *, start: date, end: date) -> dict[str, Any]:
                 "user": username,
                 "validated": count,
                 "active_hours": round(hours, 2),
-                "minutes_per_instance": round(seconds[username] / 60 / count, 1),
+                "minutes_per_instance": round(seconds.get(username, 0.0) / 60 / count, 1),
                 "amount": amount,
                 "hourly": (amount / divisor).quantize(Decimal("0.01")) if divisor > 0 else None,
             }

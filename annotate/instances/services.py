@@ -40,17 +40,9 @@ def instances_discard(*, project: Project, actor: AbstractBaseUser, instance_ids
         raise InvalidInput(f"Released instances stay in their release: {', '.join(released[:10])}.")
     discarded = 0
     for row in rows:
-        if row["status"] == Status.DISCARDED:
-            continue
-        instance_transition(
-            instance_id=row["pk"],
-            target=Status.DISCARDED,
-            actor=actor,
-            expected_status=row["status"],
-            expected_version=row["version"],
-            reason=f"discarded: {reason}",
-        )
-        discarded += 1
+        if row["status"] != Status.DISCARDED:
+            instance_discard(instance_id=row["pk"], actor=actor, expected_version=row["version"], reason=reason)
+            discarded += 1
     return discarded
 
 
