@@ -18,7 +18,7 @@ from django.utils import timezone
 from annotate.agreement.services import awaiting_second_q, own_work_q, second_annotator_q
 from annotate.review.models import Discussion, DiscussionMessage, ReviewComment
 from annotate.work.leases import lease_expire
-from annotate.work.queue import lease_deadline
+from annotate.work.queue import lease_deadline, lease_renew
 from annotate.work.workspace import work_ping
 from curation.answer_types import ANSWER_TYPES
 from curation.errors import Conflict, InvalidInput, NotFound, NotPermitted
@@ -118,7 +118,8 @@ def review_claim(*, instance_id: int, user: AbstractBaseUser, expected_version: 
     """Claim one submitted instance for round-one review under a lease; the lifecycle refuses the author."""
     instance = _instance(instance_id)
     if instance.status == Status.ROUND1_REVIEW and instance.round1_verifier_id == user.pk:
-        return review_lease_renew(instance_id=instance_id, user=user) or instance
+        lease_renew(instance_id=instance_id, user=user)
+        return _instance(instance_id)
     return instance_transition(
         instance_id=instance_id,
         target=Status.ROUND1_REVIEW,
@@ -137,7 +138,7 @@ def review_next(*, project: Project, user: AbstractBaseUser) -> Instance | None:
     require_verifier(project=project, user=user)
     held = Instance.objects.filter(project=project, status=Status.ROUND1_REVIEW, round1_verifier=user).first()
     if held is not None:
-        return review_lease_renew(instance_id=held.pk, user=user) or held
+        return review_claim(instance_id=held.pk, user=user)  # renews the lease they hold
 
     def pick(lost: set[int]) -> list[Instance]:
         qs = review_candidates(project=project, user=user).exclude(pk__in=lost)
@@ -164,14 +165,6 @@ def _claim_first(pick: Callable[[set[int]], list[Instance]], claim: Callable[[In
                     return claim(candidate)
                 except (Conflict, NotPermitted):
                     lost.add(candidate.pk)
-
-
-def review_lease_renew(*, instance_id: int, user: AbstractBaseUser) -> Instance | None:
-    """Extend the verifier's review lease while they work; None when they no longer hold the review."""
-    updated = Instance.objects.filter(pk=instance_id, status=Status.ROUND1_REVIEW, round1_verifier=user).update(
-        lease_expires_at=lease_deadline()
-    )
-    return Instance.objects.get(pk=instance_id) if updated else None
 
 
 # round → (the status a held review is in, where giving it back moves it, the audited reason)
@@ -299,7 +292,7 @@ def round2_claim(*, instance_id: int, user: AbstractBaseUser) -> Instance:
             detail={"status": instance.status, "version": instance.version},
         )
     if instance.round2_reviewer_id == user.pk:
-        Instance.objects.filter(pk=instance_id, round2_reviewer=user).update(lease_expires_at=lease_deadline())
+        lease_renew(instance_id=instance_id, user=user)
         return _instance(instance_id)
     if instance.round2_reviewer_id is not None:
         if instance.lease_expires_at and instance.lease_expires_at > timezone.now():

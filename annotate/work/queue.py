@@ -13,7 +13,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import connection
-from django.db.models import Exists, OuterRef, QuerySet, Subquery, Value
+from django.db.models import Exists, OuterRef, Q, QuerySet, Subquery, Value
 from django.utils import timezone
 
 from annotate.quality.services import probes_passed_over_sql
@@ -252,12 +252,15 @@ def queue_resume(*, instance_id: int, user: AbstractBaseUser) -> Claim:
 
 
 def lease_renew(*, instance_id: int, user: AbstractBaseUser) -> datetime | None:
-    """Extend the holder's lease (activity keeps it alive); the new deadline, or None when the user no longer
-    holds the instance."""
+    """Extend the lease `user` holds on the instance (refining it, or reviewing it in either round) while they work;
+    the new deadline, or None when they no longer hold it."""
     deadline = lease_deadline()
-    updated = Instance.objects.filter(pk=instance_id, author=user, status=Status.IN_REFINEMENT).update(
-        lease_expires_at=deadline
+    held = (
+        Q(status=Status.IN_REFINEMENT, author=user)
+        | Q(status=Status.ROUND1_REVIEW, round1_verifier=user)
+        | Q(status=Status.ROUND2_REVIEW, round2_reviewer=user)
     )
+    updated = Instance.objects.filter(held, pk=instance_id).update(lease_expires_at=deadline)
     return deadline if updated else None
 
 
