@@ -113,19 +113,16 @@ def qualification_configure(
     """
     require_role(user=actor, project=project, roles=(Role.MANAGER,), action="configure the qualification exam")
     exam, _ = QualificationSettings.objects.select_for_update().get_or_create(project=project)
-    if threshold is not None:
-        number_in_range("threshold", threshold, 0.01, 1.0, label="Pass threshold")
-        exam.threshold = float(threshold)
-    if size is not None:
-        number_in_range("size", size, 1, MAX_EXAM_SIZE, label="Items per attempt")
-        exam.size = int(size)
-    if time_limit_minutes is not UNSET:
-        if time_limit_minutes is not None:
-            number_in_range("time_limit_minutes", time_limit_minutes, 1, 24 * 60, label="Time limit (minutes)")
-        exam.time_limit_minutes = time_limit_minutes or None
-    if retry_delay_hours is not None:
-        number_in_range("retry_delay_hours", retry_delay_hours, 0, 24 * 365, label="Retry delay (hours)")
-        exam.retry_delay_hours = int(retry_delay_hours)
+    for name, value, low, high, label in (
+        ("threshold", threshold, 0.01, 1.0, "Pass threshold"),
+        ("size", size, 1, MAX_EXAM_SIZE, "Items per attempt"),
+        ("time_limit_minutes", time_limit_minutes, 1, 24 * 60, "Time limit (minutes)"),
+        ("retry_delay_hours", retry_delay_hours, 0, 24 * 365, "Retry delay (hours)"),
+    ):
+        if value is not None and value is not UNSET:
+            setattr(exam, name, number_in_range(name, value, low, high, label=label))
+    if time_limit_minutes is None:  # no time limit (UNSET: left as it is)
+        exam.time_limit_minutes = None
 
     if instance_ids is not None:
         wanted = list(dict.fromkeys(int(pk) for pk in instance_ids))
@@ -143,7 +140,7 @@ def qualification_configure(
             )
         if size is None:
             exam.size = len(wanted)
-    elif not (keep_items and exam.pk and exam.item_links.exists()):
+    elif not (keep_items and exam.item_links.exists()):
         picked = auto_pick(project, exam.size * GOLD_POOL_FACTOR)
         if not picked:
             raise InvalidInput(
@@ -284,33 +281,28 @@ def clean_answers(attempt: QualificationAttempt, answers: Any) -> dict[str, dict
         key = str(key)
         if key not in allowed:
             raise InvalidInput(f"Item {key} is not part of this exam.", detail={"field": "answers"})
-        cleaned[key] = clean_answer(key=key, value=value)
+        if isinstance(value, list):
+            value = {"answer": value}
+        if not isinstance(value, Mapping):
+            raise InvalidInput(f"The answer to item {key} must be an object or a list.", detail={"field": "answers"})
+        items = value.get("answer", [])
+        if isinstance(items, str):
+            items = [items]
+        if not isinstance(items, list) or not all(isinstance(item, str | int | float) for item in items):
+            raise InvalidInput(f"The answer to item {key} must be a list of strings.", detail={"field": "answers"})
+        items = [str(item).strip() for item in items if str(item).strip()]
+        if len(items) > MAX_ITEMS_PER_ANSWER or any(len(item) > MAX_ANSWER_ITEM_LENGTH for item in items):
+            raise InvalidInput(
+                f"An answer has at most {MAX_ITEMS_PER_ANSWER} items of {MAX_ANSWER_ITEM_LENGTH} characters.",
+                detail={"field": "answers"},
+            )
+        rationale = value.get("rationale", "")
+        if not isinstance(rationale, str) or len(rationale) > MAX_RATIONALE_LENGTH:
+            raise InvalidInput(
+                f"A rationale is text of at most {MAX_RATIONALE_LENGTH} characters.", detail={"field": "answers"}
+            )
+        cleaned[key] = {"answer": items, "rationale": rationale.strip()}
     return cleaned
-
-
-def clean_answer(*, key: str, value: Any) -> dict[str, Any]:
-    """Validate one answer of an attempt (`{"answer": [str], "rationale": str}` or a bare list)."""
-    if isinstance(value, list):
-        value = {"answer": value}
-    if not isinstance(value, Mapping):
-        raise InvalidInput(f"The answer to item {key} must be an object or a list.", detail={"field": "answers"})
-    items = value.get("answer", [])
-    if isinstance(items, str):
-        items = [items]
-    if not isinstance(items, list) or not all(isinstance(item, str | int | float) for item in items):
-        raise InvalidInput(f"The answer to item {key} must be a list of strings.", detail={"field": "answers"})
-    items = [str(item).strip() for item in items if str(item).strip()]
-    if len(items) > MAX_ITEMS_PER_ANSWER or any(len(item) > MAX_ANSWER_ITEM_LENGTH for item in items):
-        raise InvalidInput(
-            f"An answer has at most {MAX_ITEMS_PER_ANSWER} items of {MAX_ANSWER_ITEM_LENGTH} characters.",
-            detail={"field": "answers"},
-        )
-    rationale = value.get("rationale", "")
-    if not isinstance(rationale, str) or len(rationale) > MAX_RATIONALE_LENGTH:
-        raise InvalidInput(
-            f"A rationale is text of at most {MAX_RATIONALE_LENGTH} characters.", detail={"field": "answers"}
-        )
-    return {"answer": items, "rationale": rationale.strip()}
 
 
 @transaction.atomic
