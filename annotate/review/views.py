@@ -10,7 +10,7 @@ from typing import Any
 from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpRequest, HttpResponse, QueryDict
+from django.http import HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
@@ -162,9 +162,7 @@ def round_next(request: HttpRequest, slug: str, *, stage: Stage) -> HttpResponse
 @login_required
 def round_page(request: HttpRequest, slug: str, pk: int, *, stage: Stage) -> HttpResponse:
     project = project_get(user=request.user, slug=slug)
-    data = review_selectors.review_data(user=request.user, instance_id=pk)
-    if data["instance"].project_id != project.pk:
-        raise Http404("No such instance in this project.")
+    data = review_selectors.review_data(user=request.user, instance_id=pk, project=project)
     context = {"project": project, "comment_fields": COMMENT_FIELDS, "shortcuts": stage.shortcuts}
     return render(request, stage.template, {**context, **data})
 
@@ -223,9 +221,7 @@ def discussion_list(request: HttpRequest, slug: str) -> HttpResponse:
 @login_required
 def discussion_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     project = project_get(user=request.user, slug=slug)
-    data = review_selectors.discussion_data(user=request.user, discussion_id=pk)
-    if data["instance"].project_id != project.pk:
-        raise Http404("No such discussion in this project.")
+    data = review_selectors.discussion_data(user=request.user, discussion_id=pk, project=project)
     context = {
         "project": project,
         "answer_lines": "\n".join(data["instance"].answer),
@@ -305,9 +301,7 @@ def discussion_next(request: HttpRequest, slug: str) -> HttpResponse:
 def history_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     project = project_get(user=request.user, slug=slug)
     numbers = {"first": request.GET.get("a"), "second": request.GET.get("b"), "restore": request.GET.get("restore")}
-    data = review_selectors.history_data(user=request.user, instance_id=pk, **numbers)
-    if data["instance"].project_id != project.pk:
-        raise Http404("No such instance in this project.")
+    data = review_selectors.history_data(user=request.user, instance_id=pk, project=project, **numbers)
     return render(request, "annotate/review/history.html", {"project": project, **data})
 
 
