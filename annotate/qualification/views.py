@@ -10,7 +10,6 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
-from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
@@ -21,7 +20,7 @@ from annotate.rendering import render_markdown
 from curation.answer_types import ANSWER_TYPE_LABELS, SCALE_FORM_CHOICES, scale_for_form, scale_of_form
 from curation.errors import DomainError, NotFound
 from curation.models import Instance
-from curation.page_errors import FORM_ERRORS, form_error_add
+from curation.page_errors import FORM_ERRORS, form_error_add, service_attempt
 from curation.selectors import project_get, roles_of
 from curation.services.projects import require_role
 from curation.states import Role, Status
@@ -281,21 +280,18 @@ def guidelines_page(request: HttpRequest, slug: str) -> HttpResponse:
     is_manager = Role.MANAGER in roles
     draft_text = None
     if request.method == "POST":
-        try:
-            published = guidelines_services.guidelines_publish(
-                project=project,
-                actor=request.user,
-                text=request.POST.get("text", ""),
-                note=request.POST.get("note", ""),
-            )
-        except FORM_ERRORS as exc:
-            messages.error(request, exc.message)
-            draft_text = request.POST.get("text", "")
-        else:
+        draft_text, note = request.POST.get("text", ""), request.POST.get("note", "")
+        published = service_attempt(
+            request,
+            lambda: guidelines_services.guidelines_publish(
+                project=project, actor=request.user, text=draft_text, note=note
+            ),
+        )
+        if published:
             messages.success(
                 request, f"Version {published.version} is published; every member will see it flagged once."
             )
-            return redirect(reverse("guidelines", args=[project.slug]))
+            return redirect("guidelines", slug=project.slug)
     guidelines_services.guidelines_ensure_default(project=project)
     versions = list(selectors.guidelines_versions(user=request.user, project=project))
     by_number = {str(v.version): v for v in versions}  # as the query string names them (?v=, ?a=&b=)
