@@ -105,11 +105,13 @@ def queue_claim(*, project_slug: str, user: AbstractBaseUser) -> Claim | None:
     if claimed is not None:
         return claimed
     look = _look(project_slug=project_slug, user=user).order_by().first()
-    instead = _served_instead(look=look, user=user)
-    if instead is not None:
-        return instead
     if look is not None and look["pending"] and not look["is_busy"]:
-        # A second copy was asked and had nothing for this user after all: a fresh draft then.
+        # Work a package above the queue serves in place of a fresh draft (a second copy, served first since its
+        # instance waits for it before round one), only when nothing is held or sent back.
+        served = _served_first.server(project_id=look["pk"], user=user)
+        if served is not None:
+            return Claim(0, 1, served.lease_expires_at, how=served.how, copy_id=served.copy_id)
+        # It had nothing for this user after all: a fresh draft then.
         claimed = _claim(project_slug=project_slug, user=user)
         if claimed is not None:
             return claimed
@@ -205,15 +207,6 @@ def _something_first_sql() -> tuple[str, dict[str, Any]]:
     process: its text never changes between claims, so PostgreSQL keeps one prepared plan for the claim with it."""
     sql, fixed = _something_first_sql_for(connection.vendor)
     return sql, dict(fixed)
-
-
-def _served_instead(*, look: dict[str, Any] | None, user: AbstractBaseUser) -> Claim | None:
-    """Work a package above the queue serves in place of a fresh draft (a second copy, served first since its
-    instance waits for it before round one), only when nothing is held or sent back."""
-    if look is None or look["is_busy"] or not look["pending"]:
-        return None
-    served = _served_first.server(project_id=look["pk"], user=user)
-    return None if served is None else Claim(0, 1, served.lease_expires_at, how=served.how, copy_id=served.copy_id)
 
 
 def _resume(*, instance_id: int, version: int, user: AbstractBaseUser) -> Claim:
