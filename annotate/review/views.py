@@ -72,13 +72,6 @@ def _resolve_given(post: QueryDict) -> dict[str, Any]:
     return given
 
 
-def _shortcuts(accept: str, refuse: str, next_review: str) -> list[tuple[str, str]]:
-    """A review page's keyboard shortcuts: Alt+A says the round's yes, Alt+R its no."""
-    said = {"A": f"{accept} and take the next", "R": f"{refuse} (write a comment first)"}
-    said |= {"C": "Focus the comment on the whole instance", "N": next_review}
-    return [(f"<kbd>Alt</kbd>+<kbd>{key}</kbd>", text) for key, text in said.items()]
-
-
 @dataclass(frozen=True)
 class Stage:
     """What differs between the two rounds' pages; the URLconf gives each round's views its stage."""
@@ -86,7 +79,6 @@ class Stage:
     take_next: Callable[..., Instance | None]  # the round's service that takes (or returns the held) next review
     page: str  # URL name of the round's review page
     template: str
-    shortcuts: list[tuple[str, str]]
     nothing_waits: str
     # action → (its service, what the page says once done, formatted with the pk; which of the form's values the
     # service takes besides the version: "comments", "message")
@@ -97,7 +89,6 @@ ROUND_ONE = Stage(
     take_next=review.review_next,
     page="review",
     template="annotate/review/review.html",
-    shortcuts=_shortcuts("Approve", "Request changes", "Next review"),
     nothing_waits="Nothing is waiting for review. Well done.",
     decisions={
         "approve": (review.review_approve, "#{pk} approved: it goes to round two.", ("comments",)),
@@ -113,7 +104,6 @@ ROUND_TWO = Stage(
     take_next=review.round2_next,
     page="round2",
     template="annotate/review/round2.html",
-    shortcuts=_shortcuts("Confirm", "Flag an error", "Next round-two review"),
     nothing_waits="Nothing is waiting for round two.",
     decisions={
         "confirm": (review.round2_confirm, "#{pk} confirmed: it is validated.", ()),
@@ -163,7 +153,7 @@ def round_next(request: HttpRequest, slug: str, *, stage: Stage) -> HttpResponse
 def round_page(request: HttpRequest, slug: str, pk: int, *, stage: Stage) -> HttpResponse:
     project = project_get(user=request.user, slug=slug)
     data = review_selectors.review_data(user=request.user, instance_id=pk, project=project)
-    context = {"project": project, "comment_fields": COMMENT_FIELDS, "shortcuts": stage.shortcuts}
+    context = {"project": project, "comment_fields": COMMENT_FIELDS}
     return render(request, stage.template, {**context, **data})
 
 
