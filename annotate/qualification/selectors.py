@@ -37,13 +37,12 @@ def exam_pool_instance_ids(project: Project) -> QuerySet:
 def gold_items_shown(item_ids: list[int]) -> list[dict[str, Any]]:
     """Gold instances as an exam shows them, in the given order: question and context
     only (EXAM_ITEM_FIELDS), never an answer, rationale or relevant table."""
-    instances = (
-        Instance.objects.filter(pk__in=item_ids)
-        .only(*EXAM_ITEM_FIELDS)
+    by_id = (
+        Instance.objects.only(*EXAM_ITEM_FIELDS)
         .select_related("context__paper", "context__paragraph")
         .prefetch_related("context__tables", "excluded_tables", "excluded_paragraphs")
+        .in_bulk(item_ids)
     )
-    by_id = {instance.pk: instance for instance in instances}
     long_paper_ids = {i.context.paper_id for i in by_id.values() if i.context and i.context.paragraph_id is None}
     long_paragraphs: dict[int, list[Paragraph]] = {}
     for paragraph in Paragraph.objects.filter(paper_id__in=long_paper_ids).order_by("paper_id", "order"):

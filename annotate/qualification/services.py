@@ -51,13 +51,6 @@ def settings_of(project: Project) -> QualificationSettings:
     return QualificationSettings.objects.filter(project=project).first() or QualificationSettings(project=project)
 
 
-def _type_key(instance: Instance) -> str:
-    reasoning_type = instance.reasoning_type
-    if reasoning_type is None:
-        return ""
-    return reasoning_type.parent.code if reasoning_type.parent_id else reasoning_type.code
-
-
 def _round_robin(groups: dict[str, list[Instance]], wanted: int) -> list[Instance]:
     """One of each group in turn (groups in key order) until `wanted` are picked or none is left."""
     turns = zip_longest(*(groups[key] for key in sorted(groups)))
@@ -88,7 +81,8 @@ def auto_pick(project: Project, size: int) -> list[Instance]:
     # Stable: the id order holds among the validated ones and among the released ones.
     for instance in sorted(gold_candidates(project), key=lambda i: i.status == Status.RELEASED):
         bucket = short if is_short_form([str(item) for item in instance.answer]) else free
-        bucket.setdefault(_type_key(instance), []).append(instance)
+        kind = instance.reasoning_type  # grouped by its top-level type
+        bucket.setdefault("" if kind is None else (kind.parent or kind).code, []).append(instance)
     picked = _round_robin(short, size)
     return picked + _round_robin(free, size - len(picked))
 
