@@ -196,16 +196,16 @@ def qualification_manage(request: HttpRequest, slug: str) -> HttpResponse:
                 )
             return redirect("qualification-manage", slug=project.slug)
     exam = services.settings_of(project)
-    chosen = list(exam.item_links.values_list("instance_id", flat=True)) if exam.pk else []
+    chosen = set(exam.item_links.values_list("instance_id", flat=True)) if exam.pk else set()
     attempts = list(selectors.attempts_visible_to(user=request.user, project=project))
     candidates = services.gold_candidates(project)
     context = {
         "project": project,
         "exam": exam,
-        "chosen": set(chosen),
+        "chosen": chosen,
         "candidates": candidates,
         # Released items are public wherever their release went: a candidate may have read their answers.
-        "chosen_released": sum(1 for i in candidates if i.pk in set(chosen) and i.status == Status.RELEASED),
+        "chosen_released": sum(1 for i in candidates if i.pk in chosen and i.status == Status.RELEASED),
         "attempts": attempts,
         "capacity": services.exam_pool_capacity(exam),
         "annotators": selectors.annotators_with_exam_summary(project=project),
