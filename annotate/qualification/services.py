@@ -107,14 +107,14 @@ def qualification_configure(
     """
     require_role(user=actor, project=project, roles=(Role.MANAGER,), action="configure the qualification exam")
     exam, _ = QualificationSettings.objects.select_for_update().get_or_create(project=project)
-    for name, value, low, high, label in (
-        ("threshold", threshold, 0.01, 1.0, "Pass threshold"),
-        ("size", size, 1, MAX_EXAM_SIZE, "Items per attempt"),
-        ("time_limit_minutes", time_limit_minutes, 1, 24 * 60, "Time limit (minutes)"),
-        ("retry_delay_hours", retry_delay_hours, 0, 24 * 365, "Retry delay (hours)"),
+    for name, value, low, high, label, kind in (
+        ("threshold", threshold, 0.01, 1.0, "Pass threshold", float),
+        ("size", size, 1, MAX_EXAM_SIZE, "Items per attempt", int),
+        ("time_limit_minutes", time_limit_minutes, 1, 24 * 60, "Time limit (minutes)", int),
+        ("retry_delay_hours", retry_delay_hours, 0, 24 * 365, "Retry delay (hours)", int),
     ):
         if value is not None and value is not UNSET:
-            setattr(exam, name, number_in_range(name, value, low, high, label=label))
+            setattr(exam, name, kind(number_in_range(name, value, low, high, label=label)))
     if time_limit_minutes is None:  # no time limit (UNSET: left as it is)
         exam.time_limit_minutes = None
 
