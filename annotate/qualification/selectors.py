@@ -115,12 +115,13 @@ def candidate_status(*, user: AbstractBaseUser, project: Project) -> dict[str, A
     attempts = list(attempts)
     membership = Membership.objects.filter(user=user, project=project, role=Role.ANNOTATOR).first()
     exam = settings_of(project)
+    pool = exam.item_links.count() if exam.pk else 0
     return {
         "membership": membership,
         "exam": exam,
         # What one attempt holds: `size` items drawn from the pool (never more than the pool has).
-        "item_count": min(exam.size, exam.item_links.count()) if exam.pk else 0,
-        "pool_count": exam.item_links.count() if exam.pk else 0,
+        "item_count": min(exam.size, pool),
+        "pool_count": pool,
         "open_attempt": next((a for a in attempts if a.submitted_at is None), None),
         "past_attempts": [a for a in attempts if a.submitted_at is not None],
         "retry_at": retry_at(project=project, user=user, exam=exam) if membership else None,

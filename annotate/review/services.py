@@ -186,7 +186,7 @@ def give_back(*, round: int, instance_id: int, user: AbstractBaseUser, expected_
         target=target,
         actor=user,
         expected_status=held,
-        expected_version=_instance(instance_id).version if expected_version is None else expected_version,
+        expected_version=expected_version,  # None: the version it has now
         reason=reason,
     )
     if round == 2:
@@ -422,7 +422,7 @@ def discussion_resolve(
             # The edit validates the instance, and no validated item leaves without an answer type.
             raise InvalidInput("Choose the answer type: span, multi-span, arithmetic or count.")
         expected_version = edited.version
-    instance = instance_transition(
+    instance_transition(
         instance_id=instance.pk,
         target=target,
         actor=user,

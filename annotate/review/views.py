@@ -227,14 +227,13 @@ def discussion_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
 def discussion_reply(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     project_get(user=request.user, slug=slug)
     data = ReplySerializer(data=request.POST)  # the API's input serializer
-    if not data.is_valid():
+    if data.is_valid():
+        reply = data.validated_data
+        service_attempt(
+            request, lambda: review.discussion_reply(discussion_id=pk, user=request.user, **reply), "Reply posted."
+        )
+    else:
         messages.error(request, form_problems(data))
-        return redirect("discussion", slug=slug, pk=pk)
-    service_attempt(
-        request,
-        lambda: review.discussion_reply(discussion_id=pk, user=request.user, **data.validated_data),
-        "Reply posted.",
-    )
     return redirect("discussion", slug=slug, pk=pk)
 
 
@@ -312,13 +311,12 @@ def history_step(request: HttpRequest, slug: str, pk: int, *, step: str) -> Http
     project_get(user=request.user, slug=slug)
     api_step, done = HISTORY_STEPS[step]
     data = api_step.input_serializer(data=request.POST)
-    if not data.is_valid():
+    if data.is_valid():
+        values = data.validated_data
+        said = done.format(pk=pk, **values)
+        service_attempt(request, lambda: api_step.step(instance_id=pk, actor=request.user, **values), said)
+    else:
         messages.error(request, form_problems(data))
-        return redirect("review-history", slug=slug, pk=pk)
-    values = data.validated_data
-    service_attempt(
-        request, lambda: api_step.step(instance_id=pk, actor=request.user, **values), done.format(pk=pk, **values)
-    )
     return redirect("review-history", slug=slug, pk=pk)
 
 
