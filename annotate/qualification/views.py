@@ -76,15 +76,16 @@ class GoldForm(forms.Form):
         return {**data, "is_answerable": True}
 
 
-def _answers_from_form(request: HttpRequest, item_ids: list[int]) -> dict[str, dict[str, Any]]:
-    """Items the form carries (`item-<id>` marker): `answer-<id>` inputs, one per list item, and `rationale-<id>`.
+def _answers_from_form(request: HttpRequest) -> dict[str, dict[str, Any]]:
+    """Items the form carries (`item-<id>` marker): `answer-<id>` inputs, one per list item, and `rationale-<id>`;
+    the service refuses an item that is not the attempt's.
 
     The marker tells "every answer item removed" (an empty list) from "not in this request" (keep what is saved).
     """
+    item_ids = [name.removeprefix("item-") for name in request.POST if name.startswith("item-")]
     return {
-        str(pk): {"answer": request.POST.getlist(f"answer-{pk}"), "rationale": request.POST.get(f"rationale-{pk}", "")}
+        pk: {"answer": request.POST.getlist(f"answer-{pk}"), "rationale": request.POST.get(f"rationale-{pk}", "")}
         for pk in item_ids
-        if f"item-{pk}" in request.POST
     }
 
 
@@ -152,10 +153,7 @@ def attempt_page(request: HttpRequest, pk: int) -> HttpResponse:
 def attempt_save(request: HttpRequest, pk: int) -> HttpResponse:
     """htmx autosave: answers the form holds now; replies with a one-line status."""
     try:
-        attempt = selectors.attempt_get(user=request.user, attempt_id=pk)
-        attempt = services.attempt_save(
-            attempt_id=pk, user=request.user, answers=_answers_from_form(request, attempt.item_ids)
-        )
+        attempt = services.attempt_save(attempt_id=pk, user=request.user, answers=_answers_from_form(request))
     except DomainError as exc:
         # The autosave is an htmx fragment: its one-line status shows every refusal in place.
         return render(
@@ -169,8 +167,7 @@ def attempt_save(request: HttpRequest, pk: int) -> HttpResponse:
 @login_required
 @require_POST
 def attempt_submit(request: HttpRequest, pk: int) -> HttpResponse:
-    attempt = selectors.attempt_get(user=request.user, attempt_id=pk)
-    services.attempt_submit(attempt_id=pk, user=request.user, answers=_answers_from_form(request, attempt.item_ids))
+    services.attempt_submit(attempt_id=pk, user=request.user, answers=_answers_from_form(request))
     return redirect("qualification-attempt", pk=pk)
 
 
