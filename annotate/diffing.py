@@ -15,7 +15,6 @@ def word_diff(before: str, after: str) -> list[tuple[str, str]]:
     for op, i1, i2, j1, j2 in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
         if op == "equal":
             result.append(("equal", "".join(a[i1:i2])))
-            continue
         if op in ("delete", "replace"):
             result.append(("delete", "".join(a[i1:i2])))
         if op in ("insert", "replace"):

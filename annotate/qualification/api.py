@@ -41,17 +41,6 @@ class ExamItemOutput(serializers.Serializer):
     tables = TableOutput(many=True)
 
 
-class ItemResultOutput(serializers.Serializer):
-    instance_id = serializers.IntegerField()
-    question = serializers.CharField(required=False)
-    answer = serializers.ListField(child=serializers.CharField())
-    rationale = serializers.CharField(required=False)
-    gold = serializers.ListField(child=serializers.CharField())
-    gold_rationale = serializers.CharField(required=False)
-    em = serializers.FloatField(allow_null=True)
-    reason = serializers.CharField()
-
-
 class AttemptSummaryOutput(serializers.ModelSerializer):
     username = serializers.CharField(source="user.username")
     project = serializers.SlugRelatedField(slug_field="slug", read_only=True)
@@ -85,7 +74,7 @@ def attempt_detail(attempt: QualificationAttempt) -> dict[str, Any]:
     data = dict(AttemptSummaryOutput(attempt).data)
     data["answers"] = attempt.answers or {}
     data["items"] = ExamItemOutput(selectors.gold_items_shown(attempt.item_ids), many=True).data
-    data["results"] = ItemResultOutput(attempt.results, many=True).data if attempt.submitted_at else None
+    data["results"] = attempt.results if attempt.submitted_at else None  # as scored (`services._item_result`)
     return data
 
 

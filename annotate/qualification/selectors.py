@@ -37,13 +37,12 @@ def exam_pool_instance_ids(project: Project) -> QuerySet:
 def gold_items_shown(item_ids: list[int]) -> list[dict[str, Any]]:
     """Gold instances as an exam shows them, in the given order: question and context
     only (EXAM_ITEM_FIELDS), never an answer, rationale or relevant table."""
-    instances = (
-        Instance.objects.filter(pk__in=item_ids)
-        .only(*EXAM_ITEM_FIELDS)
+    by_id = (
+        Instance.objects.only(*EXAM_ITEM_FIELDS)
         .select_related("context__paper", "context__paragraph")
         .prefetch_related("context__tables", "excluded_tables", "excluded_paragraphs")
+        .in_bulk(item_ids)
     )
-    by_id = {instance.pk: instance for instance in instances}
     long_paper_ids = {i.context.paper_id for i in by_id.values() if i.context and i.context.paragraph_id is None}
     long_paragraphs: dict[int, list[Paragraph]] = {}
     for paragraph in Paragraph.objects.filter(paper_id__in=long_paper_ids).order_by("paper_id", "order"):
@@ -116,12 +115,13 @@ def candidate_status(*, user: AbstractBaseUser, project: Project) -> dict[str, A
     attempts = list(attempts)
     membership = Membership.objects.filter(user=user, project=project, role=Role.ANNOTATOR).first()
     exam = settings_of(project)
+    pool = exam.item_links.count() if exam.pk else 0
     return {
         "membership": membership,
         "exam": exam,
         # What one attempt holds: `size` items drawn from the pool (never more than the pool has).
-        "item_count": min(exam.size, exam.item_links.count()) if exam.pk else 0,
-        "pool_count": exam.item_links.count() if exam.pk else 0,
+        "item_count": min(exam.size, pool),
+        "pool_count": pool,
         "open_attempt": next((a for a in attempts if a.submitted_at is None), None),
         "past_attempts": [a for a in attempts if a.submitted_at is not None],
         "retry_at": retry_at(project=project, user=user, exam=exam) if membership else None,

@@ -51,13 +51,6 @@ def settings_of(project: Project) -> QualificationSettings:
     return QualificationSettings.objects.filter(project=project).first() or QualificationSettings(project=project)
 
 
-def _type_key(instance: Instance) -> str:
-    reasoning_type = instance.reasoning_type
-    if reasoning_type is None:
-        return ""
-    return reasoning_type.parent.code if reasoning_type.parent_id else reasoning_type.code
-
-
 def _round_robin(groups: dict[str, list[Instance]], wanted: int) -> list[Instance]:
     """One of each group in turn (groups in key order) until `wanted` are picked or none is left."""
     turns = zip_longest(*(groups[key] for key in sorted(groups)))
@@ -88,7 +81,8 @@ def auto_pick(project: Project, size: int) -> list[Instance]:
     # Stable: the id order holds among the validated ones and among the released ones.
     for instance in sorted(gold_candidates(project), key=lambda i: i.status == Status.RELEASED):
         bucket = short if is_short_form([str(item) for item in instance.answer]) else free
-        bucket.setdefault(_type_key(instance), []).append(instance)
+        kind = instance.reasoning_type  # grouped by its top-level type
+        bucket.setdefault("" if kind is None else (kind.parent or kind).code, []).append(instance)
     picked = _round_robin(short, size)
     return picked + _round_robin(free, size - len(picked))
 
@@ -113,19 +107,16 @@ def qualification_configure(
     """
     require_role(user=actor, project=project, roles=(Role.MANAGER,), action="configure the qualification exam")
     exam, _ = QualificationSettings.objects.select_for_update().get_or_create(project=project)
-    if threshold is not None:
-        number_in_range("threshold", threshold, 0.01, 1.0, label="Pass threshold")
-        exam.threshold = float(threshold)
-    if size is not None:
-        number_in_range("size", size, 1, MAX_EXAM_SIZE, label="Items per attempt")
-        exam.size = int(size)
-    if time_limit_minutes is not UNSET:
-        if time_limit_minutes is not None:
-            number_in_range("time_limit_minutes", time_limit_minutes, 1, 24 * 60, label="Time limit (minutes)")
-        exam.time_limit_minutes = time_limit_minutes or None
-    if retry_delay_hours is not None:
-        number_in_range("retry_delay_hours", retry_delay_hours, 0, 24 * 365, label="Retry delay (hours)")
-        exam.retry_delay_hours = int(retry_delay_hours)
+    for name, value, low, high, label, kind in (
+        ("threshold", threshold, 0.01, 1.0, "Pass threshold", float),
+        ("size", size, 1, MAX_EXAM_SIZE, "Items per attempt", int),
+        ("time_limit_minutes", time_limit_minutes, 1, 24 * 60, "Time limit (minutes)", int),
+        ("retry_delay_hours", retry_delay_hours, 0, 24 * 365, "Retry delay (hours)", int),
+    ):
+        if value is not None and value is not UNSET:
+            setattr(exam, name, kind(number_in_range(name, value, low, high, label=label)))
+    if time_limit_minutes is None:  # no time limit (UNSET: left as it is)
+        exam.time_limit_minutes = None
 
     if instance_ids is not None:
         wanted = list(dict.fromkeys(int(pk) for pk in instance_ids))
@@ -143,7 +134,7 @@ def qualification_configure(
             )
         if size is None:
             exam.size = len(wanted)
-    elif not (keep_items and exam.pk and exam.item_links.exists()):
+    elif not (keep_items and exam.item_links.exists()):
         picked = auto_pick(project, exam.size * GOLD_POOL_FACTOR)
         if not picked:
             raise InvalidInput(
@@ -284,33 +275,28 @@ def clean_answers(attempt: QualificationAttempt, answers: Any) -> dict[str, dict
         key = str(key)
         if key not in allowed:
             raise InvalidInput(f"Item {key} is not part of this exam.", detail={"field": "answers"})
-        cleaned[key] = clean_answer(key=key, value=value)
+        if isinstance(value, list):
+            value = {"answer": value}
+        if not isinstance(value, Mapping):
+            raise InvalidInput(f"The answer to item {key} must be an object or a list.", detail={"field": "answers"})
+        items = value.get("answer", [])
+        if isinstance(items, str):
+            items = [items]
+        if not isinstance(items, list) or not all(isinstance(item, str | int | float) for item in items):
+            raise InvalidInput(f"The answer to item {key} must be a list of strings.", detail={"field": "answers"})
+        items = [str(item).strip() for item in items if str(item).strip()]
+        if len(items) > MAX_ITEMS_PER_ANSWER or any(len(item) > MAX_ANSWER_ITEM_LENGTH for item in items):
+            raise InvalidInput(
+                f"An answer has at most {MAX_ITEMS_PER_ANSWER} items of {MAX_ANSWER_ITEM_LENGTH} characters.",
+                detail={"field": "answers"},
+            )
+        rationale = value.get("rationale", "")
+        if not isinstance(rationale, str) or len(rationale) > MAX_RATIONALE_LENGTH:
+            raise InvalidInput(
+                f"A rationale is text of at most {MAX_RATIONALE_LENGTH} characters.", detail={"field": "answers"}
+            )
+        cleaned[key] = {"answer": items, "rationale": rationale.strip()}
     return cleaned
-
-
-def clean_answer(*, key: str, value: Any) -> dict[str, Any]:
-    """Validate one answer of an attempt (`{"answer": [str], "rationale": str}` or a bare list)."""
-    if isinstance(value, list):
-        value = {"answer": value}
-    if not isinstance(value, Mapping):
-        raise InvalidInput(f"The answer to item {key} must be an object or a list.", detail={"field": "answers"})
-    items = value.get("answer", [])
-    if isinstance(items, str):
-        items = [items]
-    if not isinstance(items, list) or not all(isinstance(item, str | int | float) for item in items):
-        raise InvalidInput(f"The answer to item {key} must be a list of strings.", detail={"field": "answers"})
-    items = [str(item).strip() for item in items if str(item).strip()]
-    if len(items) > MAX_ITEMS_PER_ANSWER or any(len(item) > MAX_ANSWER_ITEM_LENGTH for item in items):
-        raise InvalidInput(
-            f"An answer has at most {MAX_ITEMS_PER_ANSWER} items of {MAX_ANSWER_ITEM_LENGTH} characters.",
-            detail={"field": "answers"},
-        )
-    rationale = value.get("rationale", "")
-    if not isinstance(rationale, str) or len(rationale) > MAX_RATIONALE_LENGTH:
-        raise InvalidInput(
-            f"A rationale is text of at most {MAX_RATIONALE_LENGTH} characters.", detail={"field": "answers"}
-        )
-    return {"answer": items, "rationale": rationale.strip()}
 
 
 @transaction.atomic

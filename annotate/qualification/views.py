@@ -10,7 +10,6 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
-from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
@@ -21,7 +20,7 @@ from annotate.rendering import render_markdown
 from curation.answer_types import ANSWER_TYPE_LABELS, SCALE_FORM_CHOICES, scale_for_form, scale_of_form
 from curation.errors import DomainError, NotFound
 from curation.models import Instance
-from curation.page_errors import FORM_ERRORS, form_error_add
+from curation.page_errors import FORM_ERRORS, form_error_add, service_attempt
 from curation.selectors import project_get, roles_of
 from curation.services.projects import require_role
 from curation.states import Role, Status
@@ -77,15 +76,16 @@ class GoldForm(forms.Form):
         return {**data, "is_answerable": True}
 
 
-def _answers_from_form(request: HttpRequest, item_ids: list[int]) -> dict[str, dict[str, Any]]:
-    """Items the form carries (`item-<id>` marker): `answer-<id>` inputs, one per list item, and `rationale-<id>`.
+def _answers_from_form(request: HttpRequest) -> dict[str, dict[str, Any]]:
+    """Items the form carries (`item-<id>` marker): `answer-<id>` inputs, one per list item, and `rationale-<id>`;
+    the service refuses an item that is not the attempt's.
 
     The marker tells "every answer item removed" (an empty list) from "not in this request" (keep what is saved).
     """
+    item_ids = [name.removeprefix("item-") for name in request.POST if name.startswith("item-")]
     return {
-        str(pk): {"answer": request.POST.getlist(f"answer-{pk}"), "rationale": request.POST.get(f"rationale-{pk}", "")}
+        pk: {"answer": request.POST.getlist(f"answer-{pk}"), "rationale": request.POST.get(f"rationale-{pk}", "")}
         for pk in item_ids
-        if f"item-{pk}" in request.POST
     }
 
 
@@ -153,10 +153,7 @@ def attempt_page(request: HttpRequest, pk: int) -> HttpResponse:
 def attempt_save(request: HttpRequest, pk: int) -> HttpResponse:
     """htmx autosave: answers the form holds now; replies with a one-line status."""
     try:
-        attempt = selectors.attempt_get(user=request.user, attempt_id=pk)
-        attempt = services.attempt_save(
-            attempt_id=pk, user=request.user, answers=_answers_from_form(request, attempt.item_ids)
-        )
+        attempt = services.attempt_save(attempt_id=pk, user=request.user, answers=_answers_from_form(request))
     except DomainError as exc:
         # The autosave is an htmx fragment: its one-line status shows every refusal in place.
         return render(
@@ -170,8 +167,7 @@ def attempt_save(request: HttpRequest, pk: int) -> HttpResponse:
 @login_required
 @require_POST
 def attempt_submit(request: HttpRequest, pk: int) -> HttpResponse:
-    attempt = selectors.attempt_get(user=request.user, attempt_id=pk)
-    services.attempt_submit(attempt_id=pk, user=request.user, answers=_answers_from_form(request, attempt.item_ids))
+    services.attempt_submit(attempt_id=pk, user=request.user, answers=_answers_from_form(request))
     return redirect("qualification-attempt", pk=pk)
 
 
@@ -197,16 +193,16 @@ def qualification_manage(request: HttpRequest, slug: str) -> HttpResponse:
                 )
             return redirect("qualification-manage", slug=project.slug)
     exam = services.settings_of(project)
-    chosen = list(exam.item_links.values_list("instance_id", flat=True)) if exam.pk else []
+    chosen = set(exam.item_links.values_list("instance_id", flat=True)) if exam.pk else set()
     attempts = list(selectors.attempts_visible_to(user=request.user, project=project))
     candidates = services.gold_candidates(project)
     context = {
         "project": project,
         "exam": exam,
-        "chosen": set(chosen),
+        "chosen": chosen,
         "candidates": candidates,
         # Released items are public wherever their release went: a candidate may have read their answers.
-        "chosen_released": sum(1 for i in candidates if i.pk in set(chosen) and i.status == Status.RELEASED),
+        "chosen_released": sum(1 for i in candidates if i.pk in chosen and i.status == Status.RELEASED),
         "attempts": attempts,
         "capacity": services.exam_pool_capacity(exam),
         "annotators": selectors.annotators_with_exam_summary(project=project),
@@ -281,21 +277,18 @@ def guidelines_page(request: HttpRequest, slug: str) -> HttpResponse:
     is_manager = Role.MANAGER in roles
     draft_text = None
     if request.method == "POST":
-        try:
-            published = guidelines_services.guidelines_publish(
-                project=project,
-                actor=request.user,
-                text=request.POST.get("text", ""),
-                note=request.POST.get("note", ""),
-            )
-        except FORM_ERRORS as exc:
-            messages.error(request, exc.message)
-            draft_text = request.POST.get("text", "")
-        else:
+        draft_text, note = request.POST.get("text", ""), request.POST.get("note", "")
+        published = service_attempt(
+            request,
+            lambda: guidelines_services.guidelines_publish(
+                project=project, actor=request.user, text=draft_text, note=note
+            ),
+        )
+        if published:
             messages.success(
                 request, f"Version {published.version} is published; every member will see it flagged once."
             )
-            return redirect(reverse("guidelines", args=[project.slug]))
+            return redirect("guidelines", slug=project.slug)
     guidelines_services.guidelines_ensure_default(project=project)
     versions = list(selectors.guidelines_versions(user=request.user, project=project))
     by_number = {str(v.version): v for v in versions}  # as the query string names them (?v=, ?a=&b=)

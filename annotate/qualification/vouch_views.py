@@ -3,7 +3,6 @@ message on the page the form was on)."""
 
 from __future__ import annotations
 
-from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
@@ -12,13 +11,8 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
 from annotate.qualification import vouching
-from curation.page_errors import form_problems, service_attempt
+from curation.page_errors import service_attempt
 from curation.selectors import project_get
-
-
-class VouchForm(forms.Form):
-    user = forms.IntegerField(label="Annotator")
-    reason = forms.CharField(max_length=vouching.REASON_MAX, label="Why you vouch for them")
 
 
 def _back(request: HttpRequest, slug: str) -> HttpResponseRedirect:
@@ -33,17 +27,11 @@ def _back(request: HttpRequest, slug: str) -> HttpResponseRedirect:
 @require_POST
 def vouch_create(request: HttpRequest, slug: str) -> HttpResponse:
     project = project_get(user=request.user, slug=slug)
-    form = VouchForm(request.POST)
-    if not form.is_valid():
-        vouching.require_manager(project=project, actor=request.user)  # an outsider's bad form is still a 403
-        messages.error(request, form_problems(form))
-        return _back(request, slug)
-
+    chosen = request.POST.get("user", "")  # the service checks the person and the reason (as it refuses them)
+    user_id = int(chosen) if chosen.isdigit() else None
+    reason = request.POST.get("reason", "")
     vouch = service_attempt(
-        request,
-        lambda: vouching.vouch_create(
-            project=project, actor=request.user, user_id=form.cleaned_data["user"], reason=form.cleaned_data["reason"]
-        ),
+        request, lambda: vouching.vouch_create(project=project, actor=request.user, user_id=user_id, reason=reason)
     )
     if vouch:
         messages.success(request, f"You vouched for {vouch.user.username}: they are qualified in {project.name}.")

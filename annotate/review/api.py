@@ -16,6 +16,7 @@ from annotate.instances import services as instance_services
 from annotate.review import selectors as review_selectors
 from annotate.review import services as review
 from annotate.review.models import Discussion, DiscussionMessage, ReviewComment
+from annotate.work.queue import lease_renew
 from annotate.work.workspace import work_ping
 from curation import selectors
 from curation.answer_types import ANSWER_TYPES, SCALES
@@ -314,7 +315,7 @@ class ReviewPingApi(APIView):
             raise NotPermitted("You are not reviewing this instance.")
         seconds = work_ping(instance_id=pk, user=request.user, activity=activity)
         if activity == "review1":
-            review.review_lease_renew(instance_id=pk, user=request.user)
+            lease_renew(instance_id=pk, user=request.user)
         return Response({"active_seconds": seconds})
 
 
@@ -403,8 +404,7 @@ class DiscussionResolveApi(APIView):
         """The round-one verifier decides: reject (validated), or accept and edit (validated) or send back."""
         review_selectors.discussion_get(user=request.user, discussion_id=pk)
         data = valid_input(ResolveSerializer, request.data)
-        fields = dict(data.pop("fields", None) or {}) or None
-        discussion = review.discussion_resolve(discussion_id=pk, user=request.user, fields=fields, **data)
+        discussion = review.discussion_resolve(discussion_id=pk, user=request.user, **data)
         return Response(DiscussionDetailSerializer(discussion).data)
 
 

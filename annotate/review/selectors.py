@@ -42,11 +42,13 @@ DIFF_FIELDS = (
 )
 
 
-def instance_record(*, user: AbstractBaseUser, instance_id: int) -> tuple[Instance, list[InstanceRevision], list]:
-    """An instance the viewer may see (staff of its project, its author, its round-two reviewer) with its revisions
-    and timeline."""
+def instance_record(
+    *, user: AbstractBaseUser, instance_id: int, project: Project | None = None
+) -> tuple[Instance, list[InstanceRevision], list]:
+    """An instance the viewer may see (staff of its project, its author, its round-two reviewer), in `project` when
+    given, with its revisions and timeline."""
     instance = (
-        instances_visible_to(user)
+        instances_visible_to(user, project)
         .select_related(
             "context", "context__paper", "context__paragraph", "author", "round1_verifier", "round2_reviewer"
         )
@@ -62,9 +64,9 @@ def comments_of(instance: Instance) -> QuerySet[ReviewComment]:
     return ReviewComment.objects.filter(instance_id=instance.pk).select_related("author", "resolved_by")
 
 
-def review_data(*, user: AbstractBaseUser, instance_id: int) -> dict[str, Any]:
+def review_data(*, user: AbstractBaseUser, instance_id: int, project: Project) -> dict[str, Any]:
     """Everything a review page shows: instance, context, draft diff, comments, revisions, timeline, discussions."""
-    instance, revisions, events = instance_record(user=user, instance_id=instance_id)
+    instance, revisions, events = instance_record(user=user, instance_id=instance_id, project=project)
     return {
         "instance": instance,
         **instance_context(instance),
@@ -97,6 +99,7 @@ def history_data(
     *,
     user: AbstractBaseUser,
     instance_id: int,
+    project: Project | None = None,
     first: str | None = None,
     second: str | None = None,
     restore: str | None = None,
@@ -104,7 +107,7 @@ def history_data(
     """An instance's revisions, transitions and a diff between two of its revisions (default: the last two); for
     whoever may edit it now (`may_edit_now`), `can_restore`, and with `restore` the revision offered for restoring
     with what restoring it would change (`restore_diff`: now → that revision)."""
-    instance, revisions, events = instance_record(user=user, instance_id=instance_id)
+    instance, revisions, events = instance_record(user=user, instance_id=instance_id, project=project)
     can_restore = may_edit_now(instance=instance, user=user)
     by_number = {str(r.number): r for r in revisions}  # as a query string names them
     offered = by_number.get(restore) if can_restore else None
@@ -227,18 +230,18 @@ def rounds_overview(*, user: AbstractBaseUser, project: Project) -> dict[str, tu
     }
 
 
-def discussion_get(*, user: AbstractBaseUser, discussion_id: int) -> Discussion:
-    """A thread the user may see; NotFound otherwise."""
-    discussion = discussions_visible_to(user).filter(pk=discussion_id).first()
+def discussion_get(*, user: AbstractBaseUser, discussion_id: int, project: Project | None = None) -> Discussion:
+    """A thread the user may see (in `project` when given); NotFound otherwise."""
+    discussion = discussions_visible_to(user, project).filter(pk=discussion_id).first()
     if discussion is None:
         raise NotFound(f"No discussion {discussion_id} that you may see.")
     return discussion
 
 
-def discussion_data(*, user: AbstractBaseUser, discussion_id: int) -> dict[str, Any]:
+def discussion_data(*, user: AbstractBaseUser, discussion_id: int, project: Project) -> dict[str, Any]:
     """A thread with its messages and the instance it is about (with its context, comments and diffs, as its page
     shows it); who may reply and who may decide."""
-    discussion = discussion_get(user=user, discussion_id=discussion_id)
+    discussion = discussion_get(user=user, discussion_id=discussion_id, project=project)
     instance = discussion.instance
     return {
         "discussion": discussion,

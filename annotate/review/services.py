@@ -18,7 +18,7 @@ from django.utils import timezone
 from annotate.agreement.services import awaiting_second_q, own_work_q, second_annotator_q
 from annotate.review.models import Discussion, DiscussionMessage, ReviewComment
 from annotate.work.leases import lease_expire
-from annotate.work.queue import lease_deadline
+from annotate.work.queue import lease_deadline, lease_renew
 from annotate.work.workspace import work_ping
 from curation.errors import Conflict, InvalidInput, NotFound, NotPermitted
 from curation.members.selectors import is_qualified_annotator
@@ -117,7 +117,8 @@ def review_claim(*, instance_id: int, user: AbstractBaseUser, expected_version: 
     """Claim one submitted instance for round-one review under a lease; the lifecycle refuses the author."""
     instance = _instance(instance_id)
     if instance.status == Status.ROUND1_REVIEW and instance.round1_verifier_id == user.pk:
-        return review_lease_renew(instance_id=instance_id, user=user) or instance
+        lease_renew(instance_id=instance_id, user=user)
+        return _instance(instance_id)
     return instance_transition(
         instance_id=instance_id,
         target=Status.ROUND1_REVIEW,
@@ -136,7 +137,7 @@ def review_next(*, project: Project, user: AbstractBaseUser) -> Instance | None:
     require_verifier(project=project, user=user)
     held = Instance.objects.filter(project=project, status=Status.ROUND1_REVIEW, round1_verifier=user).first()
     if held is not None:
-        return review_lease_renew(instance_id=held.pk, user=user) or held
+        return review_claim(instance_id=held.pk, user=user)  # renews the lease they hold
 
     def pick(lost: set[int]) -> list[Instance]:
         qs = review_candidates(project=project, user=user).exclude(pk__in=lost)
@@ -165,14 +166,6 @@ def _claim_first(pick: Callable[[set[int]], list[Instance]], claim: Callable[[In
                     lost.add(candidate.pk)
 
 
-def review_lease_renew(*, instance_id: int, user: AbstractBaseUser) -> Instance | None:
-    """Extend the verifier's review lease while they work; None when they no longer hold the review."""
-    updated = Instance.objects.filter(pk=instance_id, status=Status.ROUND1_REVIEW, round1_verifier=user).update(
-        lease_expires_at=lease_deadline()
-    )
-    return Instance.objects.get(pk=instance_id) if updated else None
-
-
 # round → (the status a held review is in, where giving it back moves it, the audited reason)
 _GIVE_BACK = {
     1: (Status.ROUND1_REVIEW, Status.SUBMITTED, "review released by the verifier"),
@@ -192,7 +185,7 @@ def give_back(*, round: int, instance_id: int, user: AbstractBaseUser, expected_
         target=target,
         actor=user,
         expected_status=held,
-        expected_version=_instance(instance_id).version if expected_version is None else expected_version,
+        expected_version=expected_version,  # None: the version it has now
         reason=reason,
     )
     if round == 2:
@@ -298,7 +291,7 @@ def round2_claim(*, instance_id: int, user: AbstractBaseUser) -> Instance:
             detail={"status": instance.status, "version": instance.version},
         )
     if instance.round2_reviewer_id == user.pk:
-        Instance.objects.filter(pk=instance_id, round2_reviewer=user).update(lease_expires_at=lease_deadline())
+        lease_renew(instance_id=instance_id, user=user)
         return _instance(instance_id)
     if instance.round2_reviewer_id is not None:
         if instance.lease_expires_at and instance.lease_expires_at > timezone.now():
@@ -426,7 +419,7 @@ def discussion_resolve(
         )
         # The transition's guard holds the edit to the submission rule (answer type, scale chosen, …).
         expected_version = edited.version
-    instance = instance_transition(
+    instance_transition(
         instance_id=instance.pk,
         target=target,
         actor=user,

@@ -10,7 +10,7 @@ from typing import Any
 from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpRequest, HttpResponse, QueryDict
+from django.http import HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
@@ -74,13 +74,6 @@ def _resolve_given(post: QueryDict) -> dict[str, Any]:
     return given
 
 
-def _shortcuts(accept: str, refuse: str, next_review: str) -> list[tuple[str, str]]:
-    """A review page's keyboard shortcuts: Alt+A says the round's yes, Alt+R its no."""
-    said = {"A": f"{accept} and take the next", "R": f"{refuse} (write a comment first)"}
-    said |= {"C": "Focus the comment on the whole instance", "N": next_review}
-    return [(f"<kbd>Alt</kbd>+<kbd>{key}</kbd>", text) for key, text in said.items()]
-
-
 @dataclass(frozen=True)
 class Stage:
     """What differs between the two rounds' pages; the URLconf gives each round's views its stage."""
@@ -88,7 +81,6 @@ class Stage:
     take_next: Callable[..., Instance | None]  # the round's service that takes (or returns the held) next review
     page: str  # URL name of the round's review page
     template: str
-    shortcuts: list[tuple[str, str]]
     nothing_waits: str
     # action → (its service, what the page says once done, formatted with the pk; which of the form's values the
     # service takes besides the version: "comments", "message")
@@ -99,7 +91,6 @@ ROUND_ONE = Stage(
     take_next=review.review_next,
     page="review",
     template="annotate/review/review.html",
-    shortcuts=_shortcuts("Approve", "Request changes", "Next review"),
     nothing_waits="Nothing is waiting for review. Well done.",
     decisions={
         "approve": (review.review_approve, "#{pk} approved: it goes to round two.", ("comments",)),
@@ -115,7 +106,6 @@ ROUND_TWO = Stage(
     take_next=review.round2_next,
     page="round2",
     template="annotate/review/round2.html",
-    shortcuts=_shortcuts("Confirm", "Flag an error", "Next round-two review"),
     nothing_waits="Nothing is waiting for round two.",
     decisions={
         "confirm": (review.round2_confirm, "#{pk} confirmed: it is validated.", ()),
@@ -164,10 +154,8 @@ def round_next(request: HttpRequest, slug: str, *, stage: Stage) -> HttpResponse
 @login_required
 def round_page(request: HttpRequest, slug: str, pk: int, *, stage: Stage) -> HttpResponse:
     project = project_get(user=request.user, slug=slug)
-    data = review_selectors.review_data(user=request.user, instance_id=pk)
-    if data["instance"].project_id != project.pk:
-        raise Http404("No such instance in this project.")
-    context = {"project": project, "comment_fields": COMMENT_FIELDS, "shortcuts": stage.shortcuts}
+    data = review_selectors.review_data(user=request.user, instance_id=pk, project=project)
+    context = {"project": project, "comment_fields": COMMENT_FIELDS}
     return render(request, stage.template, {**context, **data})
 
 
@@ -225,9 +213,7 @@ def discussion_list(request: HttpRequest, slug: str) -> HttpResponse:
 @login_required
 def discussion_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     project = project_get(user=request.user, slug=slug)
-    data = review_selectors.discussion_data(user=request.user, discussion_id=pk)
-    if data["instance"].project_id != project.pk:
-        raise Http404("No such discussion in this project.")
+    data = review_selectors.discussion_data(user=request.user, discussion_id=pk, project=project)
     context = {
         "project": project,
         "answer_lines": "\n".join(data["instance"].answer),
@@ -243,14 +229,13 @@ def discussion_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
 def discussion_reply(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     project_get(user=request.user, slug=slug)
     data = ReplySerializer(data=request.POST)  # the API's input serializer
-    if not data.is_valid():
+    if data.is_valid():
+        reply = data.validated_data
+        service_attempt(
+            request, lambda: review.discussion_reply(discussion_id=pk, user=request.user, **reply), "Reply posted."
+        )
+    else:
         messages.error(request, form_problems(data))
-        return redirect("discussion", slug=slug, pk=pk)
-    service_attempt(
-        request,
-        lambda: review.discussion_reply(discussion_id=pk, user=request.user, **data.validated_data),
-        "Reply posted.",
-    )
     return redirect("discussion", slug=slug, pk=pk)
 
 
@@ -303,9 +288,7 @@ def discussion_next(request: HttpRequest, slug: str) -> HttpResponse:
 def history_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     project = project_get(user=request.user, slug=slug)
     numbers = {"first": request.GET.get("a"), "second": request.GET.get("b"), "restore": request.GET.get("restore")}
-    data = review_selectors.history_data(user=request.user, instance_id=pk, **numbers)
-    if data["instance"].project_id != project.pk:
-        raise Http404("No such instance in this project.")
+    data = review_selectors.history_data(user=request.user, instance_id=pk, project=project, **numbers)
     return render(request, "annotate/review/history.html", {"project": project, **data})
 
 
@@ -326,13 +309,12 @@ def history_step(request: HttpRequest, slug: str, pk: int, *, step: str) -> Http
     project_get(user=request.user, slug=slug)
     api_step, done = HISTORY_STEPS[step]
     data = api_step.input_serializer(data=request.POST)
-    if not data.is_valid():
+    if data.is_valid():
+        values = data.validated_data
+        said = done.format(pk=pk, **values)
+        service_attempt(request, lambda: api_step.step(instance_id=pk, actor=request.user, **values), said)
+    else:
         messages.error(request, form_problems(data))
-        return redirect("review-history", slug=slug, pk=pk)
-    values = data.validated_data
-    service_attempt(
-        request, lambda: api_step.step(instance_id=pk, actor=request.user, **values), done.format(pk=pk, **values)
-    )
     return redirect("review-history", slug=slug, pk=pk)
 
 

@@ -13,7 +13,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import connection
-from django.db.models import Exists, OuterRef, QuerySet, Subquery, Value
+from django.db.models import Exists, OuterRef, Q, QuerySet, Subquery, Value
 from django.utils import timezone
 
 from annotate.quality.services import probes_passed_over_sql
@@ -105,11 +105,13 @@ def queue_claim(*, project_slug: str, user: AbstractBaseUser) -> Claim | None:
     if claimed is not None:
         return claimed
     look = _look(project_slug=project_slug, user=user).order_by().first()
-    instead = _served_instead(look=look, user=user)
-    if instead is not None:
-        return instead
     if look is not None and look["pending"] and not look["is_busy"]:
-        # A second copy was asked and had nothing for this user after all: a fresh draft then.
+        # Work a package above the queue serves in place of a fresh draft (a second copy, served first since its
+        # instance waits for it before round one), only when nothing is held or sent back.
+        served = _served_first.server(project_id=look["pk"], user=user)
+        if served is not None:
+            return Claim(0, 1, served.lease_expires_at, how=served.how, copy_id=served.copy_id)
+        # It had nothing for this user after all: a fresh draft then.
         claimed = _claim(project_slug=project_slug, user=user)
         if claimed is not None:
             return claimed
@@ -207,15 +209,6 @@ def _something_first_sql() -> tuple[str, dict[str, Any]]:
     return sql, dict(fixed)
 
 
-def _served_instead(*, look: dict[str, Any] | None, user: AbstractBaseUser) -> Claim | None:
-    """Work a package above the queue serves in place of a fresh draft (a second copy, served first since its
-    instance waits for it before round one), only when nothing is held or sent back."""
-    if look is None or look["is_busy"] or not look["pending"]:
-        return None
-    served = _served_first.server(project_id=look["pk"], user=user)
-    return None if served is None else Claim(0, 1, served.lease_expires_at, how=served.how, copy_id=served.copy_id)
-
-
 def _resume(*, instance_id: int, version: int, user: AbstractBaseUser) -> Claim:
     resumed = instance_transition(
         instance_id=instance_id,
@@ -252,12 +245,15 @@ def queue_resume(*, instance_id: int, user: AbstractBaseUser) -> Claim:
 
 
 def lease_renew(*, instance_id: int, user: AbstractBaseUser) -> datetime | None:
-    """Extend the holder's lease (activity keeps it alive); the new deadline, or None when the user no longer
-    holds the instance."""
+    """Extend the lease `user` holds on the instance (refining it, or reviewing it in either round) while they work;
+    the new deadline, or None when they no longer hold it."""
     deadline = lease_deadline()
-    updated = Instance.objects.filter(pk=instance_id, author=user, status=Status.IN_REFINEMENT).update(
-        lease_expires_at=deadline
+    held = (
+        Q(status=Status.IN_REFINEMENT, author=user)
+        | Q(status=Status.ROUND1_REVIEW, round1_verifier=user)
+        | Q(status=Status.ROUND2_REVIEW, round2_reviewer=user)
     )
+    updated = Instance.objects.filter(held, pk=instance_id).update(lease_expires_at=deadline)
     return deadline if updated else None
 
 

@@ -6,6 +6,7 @@ from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
+from django.core.paginator import Paginator
 from django.db.models import Count, Min, OuterRef, Prefetch, Q, Subquery, prefetch_related_objects
 
 from annotate.diffing import answer_text, word_diff
@@ -45,13 +46,12 @@ def paper_paragraphs_page(*, user: AbstractBaseUser, instance_id: int, page: int
     instance = instance_held(instance_id, user)
     paper_id = instance.context.paper_id if instance.context_id else None
     paragraphs = Paragraph.objects.filter(paper_id=paper_id).order_by("order", "pk")
-    count = paragraphs.count()
-    pages = max(1, -(-count // PAPER_PAGE_SIZE))
-    if not 1 <= page <= pages:
-        raise InvalidInput(f"page is a number from 1 to {pages}, not {page}")
-    start = (page - 1) * PAPER_PAGE_SIZE
-    shown = paragraphs.prefetch_related(Prefetch("mentioned_tables", queryset=Table.objects.only("id", "number")))
-    return {"count": count, "page": page, "pages": pages, "paragraphs": list(shown[start : start + PAPER_PAGE_SIZE])}
+    mentions = Prefetch("mentioned_tables", queryset=Table.objects.only("id", "number"))
+    paginator = Paginator(paragraphs.prefetch_related(mentions), PAPER_PAGE_SIZE)  # an empty paper has one page
+    if not 1 <= page <= paginator.num_pages:
+        raise InvalidInput(f"page is a number from 1 to {paginator.num_pages}, not {page}")
+    shown = list(paginator.page(page))
+    return {"count": paginator.count, "page": page, "pages": paginator.num_pages, "paragraphs": shown}
 
 
 # What the instance serializer and the workspace read of the instance's relations in the same row: its project (the

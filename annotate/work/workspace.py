@@ -59,67 +59,50 @@ def marked_tables(instance: Instance) -> dict[str, set[int]]:
 
 def submission_problems(instance: Instance, marked: dict[str, set[int]] | None = None) -> list[dict[str, str]]:
     """What keeps an instance from being submitted, as {field, message} for the form to show (`marked`: its
-    `marked_tables`, when the caller has read them already)."""
-    problems = []
-    if not instance.question.strip():
-        problems.append({"field": "question", "message": "Write the question."})
+    `marked_tables`, when the caller has read them already). An unanswerable question needs the reason the context
+    cannot answer it, and no answer (its gold is the abstention: an answer left in would be exported as if it held)."""
     if marked is None:
         marked = marked_tables(instance)
-    if not instance.is_answerable:
-        return problems + _unanswerable_problems(instance, marked)
-    if not [item for item in instance.answer if item.strip()]:
-        problems.append({"field": "answer", "message": "Give at least one answer item."})
-    if any(not item.strip() for item in instance.answer):
-        problems.append({"field": "answer", "message": "Remove the empty answer items."})
-    if not instance.answer_form:
-        problems.append({"field": "answer_form", "message": "Choose short-form or free-form."})
-    if not instance.answer_source:
-        problems.append({"field": "answer_source", "message": "Choose the answer source: Text, Table or Table-Text."})
-    if instance.answer_type not in ANSWER_TYPES:
-        problems.append(
-            {"field": "answer_type", "message": "Choose the answer type: span, multi-span, arithmetic or count."}
-        )
-    if instance.scale is None:
-        problems.append({"field": "scale", "message": "Choose the scale (None when the answer has no unit scale)."})
     relevant, excluded = marked["relevant"], marked["excluded"]
-    if instance.answer_source in (Instance.AnswerSource.TABLE, Instance.AnswerSource.TABLE_TEXT) and not relevant:
-        problems.append(
-            {"field": "relevant_tables", "message": "The answer comes from a table: mark the relevant table(s)."}
-        )
-    if instance.answer_source == Instance.AnswerSource.TEXT and relevant:
-        problems.append(
-            {
-                "field": "relevant_tables",
-                "message": "The source is Text but tables are marked relevant: choose Table-Text or unmark them.",
-            }
-        )
-    if relevant & excluded:
-        problems.append(
-            {"field": "relevant_tables", "message": "A table marked as wrongly extracted cannot be relevant."}
-        )
-    return problems
-
-
-def _unanswerable_problems(instance: Instance, marked: dict[str, set[int]]) -> list[dict[str, str]]:
-    """An unanswerable question needs the reason the context cannot answer it, and no answer (its gold is the
-    abstention: an answer left in would be exported as if it held)."""
-    problems = []
-    if not instance.unanswerable_reason.strip():
-        problems.append(
-            {
-                "field": "unanswerable_reason",
-                "message": "Say why this context cannot answer the question (what is missing).",
-            }
-        )
-    if [item for item in instance.answer if item.strip()]:
-        problems.append(
-            {"field": "answer", "message": "A question marked not answerable has no answer: remove the answer items."}
-        )
-    if marked["relevant"] & marked["excluded"]:
-        problems.append(
-            {"field": "relevant_tables", "message": "A table marked as wrongly extracted cannot be relevant."}
-        )
-    return problems
+    has_answer = any(item.strip() for item in instance.answer)
+    source = instance.answer_source
+    checks = [(not instance.question.strip(), "question", "Write the question.")]
+    if not instance.is_answerable:
+        checks += [
+            (
+                not instance.unanswerable_reason.strip(),
+                "unanswerable_reason",
+                "Say why this context cannot answer the question (what is missing).",
+            ),
+            (has_answer, "answer", "A question marked not answerable has no answer: remove the answer items."),
+        ]
+    else:
+        checks += [
+            (not has_answer, "answer", "Give at least one answer item."),
+            (any(not item.strip() for item in instance.answer), "answer", "Remove the empty answer items."),
+            (not instance.answer_form, "answer_form", "Choose short-form or free-form."),
+            (not source, "answer_source", "Choose the answer source: Text, Table or Table-Text."),
+            (
+                instance.answer_type not in ANSWER_TYPES,
+                "answer_type",
+                "Choose the answer type: span, multi-span, arithmetic or count.",
+            ),
+            (instance.scale is None, "scale", "Choose the scale (None when the answer has no unit scale)."),
+            (
+                source in (Instance.AnswerSource.TABLE, Instance.AnswerSource.TABLE_TEXT) and not relevant,
+                "relevant_tables",
+                "The answer comes from a table: mark the relevant table(s).",
+            ),
+            (
+                source == Instance.AnswerSource.TEXT and bool(relevant),
+                "relevant_tables",
+                "The source is Text but tables are marked relevant: choose Table-Text or unmark them.",
+            ),
+        ]
+    checks.append(
+        (bool(relevant & excluded), "relevant_tables", "A table marked as wrongly extracted cannot be relevant.")
+    )
+    return [{"field": field, "message": message} for failed, field, message in checks if failed]
 
 
 NOT_HELD = "You do not hold this instance any more; take the next one from your queue."
