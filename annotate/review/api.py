@@ -303,7 +303,7 @@ class ReviewQueueApi(APIView):
 class ReviewPingApi(APIView):
     @extend_schema(request=PingSerializer, responses={200: None})
     def post(self, request: Request, pk: int) -> Response:
-        """A review page is in use: count active time (and renew a round-one lease)."""
+        """A review page is in use: count active time, and renew the lease its reviewer holds (either round)."""
         instance = selectors.instance_get(user=request.user, instance_id=pk)
         activity = valid_input(PingSerializer, request.data)["activity"]
         involved = {
@@ -314,8 +314,7 @@ class ReviewPingApi(APIView):
         if involved != request.user.pk:
             raise NotPermitted("You are not reviewing this instance.")
         seconds = work_ping(instance_id=pk, user=request.user, activity=activity)
-        if activity == "review1":
-            lease_renew(instance_id=pk, user=request.user)
+        lease_renew(instance_id=pk, user=request.user)  # a discussion holds no lease: nothing to renew
         return Response({"active_seconds": seconds})
 
 

@@ -326,3 +326,17 @@ def test_the_discussion_api_reads_the_thread_not_the_paper(personas, world, api_
         assert client.post(f"/api/discussions/{pk}/messages/", {"text": "I see."}, format="json").status_code == 201
     paper_reads = [q["sql"] for q in read if "curation_paragraph" in q["sql"] or "curation_table" in q["sql"]]
     assert paper_reads == []
+
+
+def test_a_review_page_in_use_keeps_its_lease_in_either_round(personas, world, api_client_for):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    claimed = world["r2held"]  # held in round two by annotator2
+    soon = timezone.now() + timedelta(seconds=30)
+    Instance.objects.filter(pk=claimed.pk).update(lease_expires_at=soon)
+    client = api_client_for(personas["annotator2"])
+    pinged = client.post(f"/api/instances/{claimed.pk}/review/ping/", {"activity": "review2"}, format="json")
+    assert pinged.status_code == 200
+    assert Instance.objects.get(pk=claimed.pk).lease_expires_at > soon + timedelta(minutes=5)
