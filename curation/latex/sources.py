@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from curation.latex.tokens import BGROUP, CHAR, CS, EGROUP, PAR, SPACE, Token, serialize, tokenize
+from curation.latex.tokens import BGROUP, CHAR, CS, EGROUP, PAR, Token, TokenStream, serialize, tokenize
 from curation.latex.tree import env_name
 
 TEX_SUFFIXES = (".tex", ".ltx")
@@ -164,28 +164,21 @@ class Assembler:
 
     def _expand(self, tokens: list[Token], current: str, stack: tuple[str, ...]) -> list[Token]:
         out: list[Token] = []
-        index = 0
-        while index < len(tokens):
-            token = tokens[index]
+        stream = TokenStream(tokens)
+        while (token := stream.next()) is not None:
             if token.is_cs("includeonly"):
-                name, index = _read_name(tokens, index + 1)
-                self._include_only = {part.strip() for part in name.split(",") if part.strip()}
-                continue
-            if token.kind != CS or token.name not in _INCLUDES:
+                self._include_only = {part.strip() for part in _read_name(stream).split(",") if part.strip()}
+            elif token.kind != CS or token.name not in _INCLUDES:
                 out.append(token)
-                index += 1
-                continue
-            base = None
-            if token.name in ("import", "subimport", "inputfrom", "subinputfrom", "includefrom", "subincludefrom"):
-                base, index = _read_name(tokens, index + 1)
+            elif token.name in ("import", "subimport", "inputfrom", "subinputfrom", "includefrom", "subincludefrom"):
+                base = _read_name(stream)
                 if token.name.startswith("sub"):
                     base = (PurePosixPath(current).parent / base).as_posix()
-                name, index = _read_name(tokens, index)
+                out.extend(self._include(_read_name(stream), current, stack, token.name, base))
             else:
-                name, index = _read_name(tokens, index + 1, allow_bare=token.name == "input")
-            if token.name == "include" and self._include_only is not None and name not in self._include_only:
-                continue
-            out.extend(self._include(name, current, stack, token.name, base))
+                name = _read_name(stream, allow_bare=token.name == "input")
+                if token.name != "include" or self._include_only is None or name in self._include_only:
+                    out.extend(self._include(name, current, stack, token.name, None))
         return out
 
     def _include(self, name: str, current: str, stack: tuple[str, ...], command: str, base: str | None) -> list[Token]:
@@ -211,24 +204,17 @@ class Assembler:
         return [Token(PAR, "\n\n", target), *expanded, Token(PAR, "\n\n", target)] if command == "include" else expanded
 
 
-def _read_name(tokens: list[Token], index: int, allow_bare: bool = False) -> tuple[str, int]:
-    while index < len(tokens) and tokens[index].kind == SPACE:
-        index += 1
-    if index < len(tokens) and tokens[index].kind == BGROUP:
-        depth = 0
-        for end in range(index, len(tokens)):
-            depth += tokens[end].kind == BGROUP
-            depth -= tokens[end].kind == EGROUP
-            if depth == 0:
-                return serialize(tokens[index + 1 : end]).strip(), end + 1
-        return serialize(tokens[index + 1 :]).strip(), len(tokens)
-    if allow_bare:
-        parts: list[str] = []
-        while index < len(tokens) and tokens[index].kind == CHAR:
-            parts.append(tokens[index].text)
-            index += 1
-        return "".join(parts), index
-    return "", index
+def _read_name(stream: TokenStream, allow_bare: bool = False) -> str:
+    """A braced file name (`\\input{sections/intro}`), or with `allow_bare` the text up to a space (`\\input intro`)."""
+    stream.skip_spaces()
+    if (token := stream.peek()) is not None and token.kind == BGROUP:
+        stream.next()
+        return serialize(stream.read_until_close()).strip()
+    parts: list[str] = []
+    while allow_bare and (token := stream.peek()) is not None and token.kind == CHAR:
+        parts.append(token.text)
+        stream.next()
+    return "".join(parts)
 
 
 def list_tex_files(root: Path) -> list[str]:

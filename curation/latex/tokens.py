@@ -252,26 +252,18 @@ class TokenStream:
         saved = len(self._stack)
         self.skip_spaces()
         token = self.peek()
-        if token is None or token.kind != CHAR or not token.text.startswith("["):
+        # `[` and `]` are always tokens of their own (see `_ONE_CHARACTER`), never part of a longer text run.
+        if token is None or token.kind != CHAR or token.text != "[":
             self._stack.extend([Token(SPACE, " ")] * (saved - len(self._stack)))  # the skipped spaces put back
             return None
         self._stack.pop()
-        if len(token.text) > 1:
-            self._stack.append(Token(CHAR, token.text[1:], token.file))
         depth = 0
         out: list[Token] = []
         while self._stack:
             token = self._stack.pop()
-            if token.kind == BGROUP:
-                depth += 1
-            elif token.kind == EGROUP:
-                depth -= 1
-            elif token.kind == CHAR and depth == 0 and "]" in token.text:
-                before, _, after = token.text.partition("]")
-                if before:
-                    out.append(Token(CHAR, before, token.file))
-                if after:
-                    self._stack.append(Token(CHAR, after, token.file))
+            depth += token.kind == BGROUP
+            depth -= token.kind == EGROUP
+            if token.kind == CHAR and depth == 0 and token.text == "]":
                 return out
             out.append(token)
         return out

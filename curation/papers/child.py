@@ -11,6 +11,7 @@ from __future__ import annotations
 import errno
 import json
 import sys
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +40,7 @@ def _read_one(number: int, total: int, path: Path, name: str, limits: ArchiveLim
         return {"source_name": name, "refused": reason}
     extraction = read.extraction
     progress("extracted", {"tables": len(extraction.tables), "paragraphs": len(extraction.paragraphs)}, number + 1)
-    return {"source_name": name, "sha256": read.sha256, "extraction": extraction.to_dict()}
+    return {"source_name": name, "sha256": read.sha256, "extraction": asdict(extraction)}
 
 
 def main() -> int:
