@@ -89,7 +89,7 @@ def source_read(*, path: Path, name: str, limits: ArchiveLimits, progress: Progr
 
 
 def extraction_from_dict(data: dict[str, Any]) -> PaperExtraction:
-    """The PaperExtraction that `dataclasses.asdict` of a PaperExtraction described (how the child's answer crosses back)."""
+    """The PaperExtraction its `dataclasses.asdict` described (how the child's answer crosses back)."""
     tables = [
         ExtractedTable(
             **{
