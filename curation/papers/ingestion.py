@@ -23,7 +23,7 @@ from curation.jobs import JobKind, job_enqueue, job_heartbeat_seconds
 from curation.models import Batch, Project
 from curation.papers.bounded import IngestLimits, LimitExceeded, sources_read_bounded
 from curation.papers.models import IngestJob
-from curation.papers.reading import check_latex_source, extraction_from_dict
+from curation.papers.reading import check_latex_source
 from curation.papers.services import (
     IngestResult,
     PaperSource,
@@ -166,7 +166,7 @@ def _source_of(answer: dict[str, Any]) -> PaperSource:
         source_name=answer["source_name"],
         sha256=answer["sha256"],
         arxiv_id=arxiv_id_from_name(answer["source_name"]),
-        extraction=extraction_from_dict(answer["extraction"]),
+        extraction=answer["extraction"],
     )
 
 

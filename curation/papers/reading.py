@@ -17,7 +17,6 @@ from curation.errors import InvalidInput
 from curation.latex import ArchiveLimits, PaperExtraction, SourceTooLarge, UnsafeArchiveError, extract_paper
 from curation.latex.archive import archive_kind, unpack_archive
 from curation.latex.extract import PLAIN_SUFFIXES, extract_directory
-from curation.latex.results import CellSpan, ExtractedParagraph, ExtractedTable, SubTable
 
 LATEX_NEEDED = (
     "TaT-Curate reads tables and text from LaTeX sources: upload the .tex file, its folder, "
@@ -86,23 +85,6 @@ def source_read(*, path: Path, name: str, limits: ArchiveLimits, progress: Progr
     if not sha256:
         sha256 = file_sha256(path, extraction)
     return SourceRead(sha256=sha256, extraction=extraction)
-
-
-def extraction_from_dict(data: dict[str, Any]) -> PaperExtraction:
-    """The PaperExtraction its `dataclasses.asdict` described (how the child's answer crosses back)."""
-    tables = [
-        ExtractedTable(
-            **{
-                **table,
-                "spans": [CellSpan(**span) for span in table.get("spans", [])],
-                "subtables": [SubTable(**sub) for sub in table.get("subtables", [])],
-            }
-        )
-        for table in data.get("tables", [])
-    ]
-    paragraphs = [ExtractedParagraph(**paragraph) for paragraph in data.get("paragraphs", [])]
-    plain = {key: value for key, value in data.items() if key not in ("tables", "paragraphs")}
-    return PaperExtraction(**plain, tables=tables, paragraphs=paragraphs)
 
 
 def folder_sha256(root: Path, limits: ArchiveLimits) -> str:
