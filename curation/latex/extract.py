@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from curation.latex.archive import ArchiveLimits, unpack_archive
@@ -17,20 +18,28 @@ PLAIN_SUFFIXES = (".tex", ".ltx")
 
 
 def extract_paper(
-    path: str | Path, *, limits: ArchiveLimits | None = None, main_file: str | None = None
+    path: str | Path,
+    *,
+    limits: ArchiveLimits | None = None,
+    main_file: str | None = None,
+    progress: Callable[[str, dict[str, int]], object] | None = None,
 ) -> PaperExtraction:
     """Extract a paper from a .tex file, a folder or an archive; only UnsafeArchiveError and SourceTooLarge
-    escape."""
+    escape. `progress(stage, counts)` hears "unpacking" and "extracting" (with the member count of an archive)."""
     path = Path(path)
-    if path.is_dir():
-        return extract_directory(path, main_file=main_file)
-    if path.suffix.lower() in PLAIN_SUFFIXES:
+    report = progress or (lambda stage, counts: None)
+    if path.is_dir() or path.suffix.lower() in PLAIN_SUFFIXES:
+        report("extracting", {})
+        if path.is_dir():
+            return extract_directory(path, main_file=main_file)
         return extract_directory(path.parent, main_file=main_file or path.name)
     import tempfile  # only archives need a folder to unpack into: a fresh process on a .tex file skips it
 
     with tempfile.TemporaryDirectory(prefix="tat-latex-") as folder:
         root = Path(folder) / "source"
-        unpack_archive(path, root, limits)
+        report("unpacking", {})
+        members = unpack_archive(path, root, limits)
+        report("extracting", {"members": len(members)})
         return extract_directory(root, main_file=main_file)
 
 

@@ -7,7 +7,6 @@ curation.latex; the web and the worker never run it on untrusted bytes outside t
 from __future__ import annotations
 
 import hashlib
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,8 +14,8 @@ from typing import Any
 
 from curation.errors import InvalidInput
 from curation.latex import ArchiveLimits, PaperExtraction, SourceTooLarge, UnsafeArchiveError, extract_paper
-from curation.latex.archive import archive_kind, unpack_archive
-from curation.latex.extract import PLAIN_SUFFIXES, extract_directory
+from curation.latex.archive import archive_kind
+from curation.latex.extract import PLAIN_SUFFIXES
 
 LATEX_NEEDED = (
     "TaT-Curate reads tables and text from LaTeX sources: upload the .tex file, its folder, "
@@ -47,7 +46,6 @@ def check_latex_source(path: Path, name: str) -> None:
 def source_read(*, path: Path, name: str, limits: ArchiveLimits, progress: Progress | None = None) -> SourceRead:
     """Check, hash and extract one source (a .tex, a folder or an archive); InvalidInput says why it is refused.
     `progress(stage, counts)` hears "unpacking" (with the member count once unpacked) and "extracting"."""
-    report = progress or (lambda stage, counts: None)
     if path.is_dir():
         sha256 = folder_sha256(path, limits)
     elif not path.is_file():
@@ -61,16 +59,7 @@ def source_read(*, path: Path, name: str, limits: ArchiveLimits, progress: Progr
         check_latex_source(path, name)
         sha256 = ""
     try:
-        if path.is_file() and path.suffix.lower() not in PLAIN_SUFFIXES:
-            with tempfile.TemporaryDirectory(prefix="tat-latex-") as folder:
-                root = Path(folder) / "source"
-                report("unpacking", {})
-                members = unpack_archive(path, root, limits)
-                report("extracting", {"members": len(members)})
-                extraction = extract_directory(root)
-        else:
-            report("extracting", {})
-            extraction = extract_paper(path, limits=limits)
+        extraction = extract_paper(path, limits=limits, progress=progress)
     except UnsafeArchiveError as error:
         raise InvalidInput(f"{name}: archive rejected: {error}", detail={"source_name": name}) from error
     except SourceTooLarge as error:
