@@ -56,17 +56,12 @@ def extract_directory(root: Path, *, main_file: str | None = None) -> PaperExtra
 
 
 def _extract_into(result: PaperExtraction, root: Path, main_file: str | None) -> None:
-    assembled = assemble_project(root, main_file)
-    result.main_file = assembled.main_file
-    result.files = assembled.included_files
-    result.unused_files = assembled.unused_files
-    result.main_file_candidates = assembled.candidates
-    result.warnings.extend(assembled.warnings)
+    assembled = assemble_project(root, main_file, result)
     expander = MacroExpander()
-    for package in _local_packages(root, assembled.tokens):
+    for package in _local_packages(root, assembled):
         text, _ = read_text(root / package)
         expander.expand(strip_conditionals(tokenize(text, package)))
-    tokens = expander.expand(assembled.tokens)
+    tokens = expander.expand(assembled)
     result.warnings.extend(expander.warnings)
     preamble, body, found = document_parts(tokens)
     if not found:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
+from curation.latex.results import PaperExtraction
 from curation.latex.tokens import BGROUP, CHAR, CS, EGROUP, PAR, Token, TokenStream, serialize, tokenize
 from curation.latex.tree import env_name
 
@@ -21,18 +21,6 @@ _NOT_CONDITIONALS = frozenset(
 )  # fmt: skip
 _INCLUDES = frozenset({"input", "include", "subfile", "subfileinclude", "import", "subimport", "inputfrom",
                        "subinputfrom", "includefrom", "subincludefrom"})  # fmt: skip
-
-
-@dataclass
-class AssembledSource:
-    """The token stream a reader of the main file sees, with the files it reached."""
-
-    main_file: str
-    tokens: list[Token]
-    included_files: list[str] = field(default_factory=list)
-    unused_files: list[str] = field(default_factory=list)
-    candidates: list[str] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
 
 
 class SourceTooLarge(ValueError):
@@ -226,22 +214,22 @@ def list_tex_files(root: Path) -> list[str]:
     )
 
 
-def assemble_project(root: Path, main_file: str | None = None) -> AssembledSource:
-    """Pick the main file (or use the given one) and assemble what it reaches."""
+def assemble_project(root: Path, main_file: str | None, result: PaperExtraction) -> list[Token]:
+    """The token stream a reader of the main file sees; the main file (the given one, or the one picked), the files
+    it reached and those it did not, the candidates and what went wrong go into `result`."""
     files = list_tex_files(root)
-    warnings: list[str] = []
     if main_file is not None:
         assembler = Assembler(root, main_file)
-        tokens = assembler.assemble()
-        return _result(assembler, tokens, files, [main_file], warnings)
+        return _assembled(assembler, assembler.assemble(), files, [main_file], result)
     if not files:
-        return AssembledSource(main_file="", tokens=[], warnings=["no .tex file found"])
+        result.warnings.append("no .tex file found")
+        return []
     scored: list[tuple[tuple, Assembler, list[Token]]] = []
     candidates = [name for name in files if is_main_candidate(Assembler(root, name).load(name))]
     if not candidates:
         # Best effort: a fragment without a preamble is still worth reading.
         candidates = files
-        warnings.append("no file has both \\documentclass and \\begin{document}; guessing the main file")
+        result.warnings.append("no file has both \\documentclass and \\begin{document}; guessing the main file")
     for name in candidates:
         assembler = Assembler(root, name)
         tokens = assembler.assemble()
@@ -256,25 +244,22 @@ def assemble_project(root: Path, main_file: str | None = None) -> AssembledSourc
     rivals = [item for item in scored[1:] if item[1].main_file not in assembler.included]
     if rivals:
         others = ", ".join(f"{item[1].main_file} ({item[0][0]} tokens)" for item in rivals)
-        warnings.append(
+        result.warnings.append(
             f"several main-file candidates; chose {assembler.main_file} ({scored[0][0][0]} tokens), "
             f"which reaches the most content, over {others}"
         )
-    return _result(assembler, tokens, files, candidates, warnings)
+    return _assembled(assembler, tokens, files, candidates, result)
 
 
-def _result(
-    assembler: Assembler, tokens: list[Token], files: list[str], candidates: list[str], warnings: list[str]
-) -> AssembledSource:
-    unused = [name for name in files if name not in assembler.included]
-    return AssembledSource(
-        main_file=assembler.main_file,
-        tokens=tokens,
-        included_files=list(assembler.included),
-        unused_files=unused,
-        candidates=candidates,
-        warnings=[*warnings, *assembler.warnings],
-    )
+def _assembled(
+    assembler: Assembler, tokens: list[Token], files: list[str], candidates: list[str], result: PaperExtraction
+) -> list[Token]:
+    result.main_file = assembler.main_file
+    result.files = list(assembler.included)
+    result.unused_files = [name for name in files if name not in assembler.included]
+    result.main_file_candidates = candidates
+    result.warnings.extend(assembler.warnings)
+    return tokens
 
 
 def document_parts(tokens: list[Token]) -> tuple[list[Token], list[Token], bool]:
