@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -25,14 +24,6 @@ LATEX_NEEDED = (
 Progress = Callable[[str, dict[str, Any]], None]
 
 
-@dataclass
-class SourceRead:
-    """What reading one source found: its digest and its extraction (the database write needs nothing else)."""
-
-    sha256: str
-    extraction: PaperExtraction
-
-
 def check_latex_source(path: Path, name: str) -> None:
     """Refuse a file that is neither LaTeX nor an archive with what to upload instead (PDFs are the usual case)."""
     if path.suffix.lower() in PLAIN_SUFFIXES or archive_kind(path) is not None:
@@ -43,8 +34,11 @@ def check_latex_source(path: Path, name: str) -> None:
     raise InvalidInput(f"{name}: {what}. {LATEX_NEEDED}", detail={"source_name": name})
 
 
-def source_read(*, path: Path, name: str, limits: ArchiveLimits, progress: Progress | None = None) -> SourceRead:
-    """Check, hash and extract one source (a .tex, a folder or an archive); InvalidInput says why it is refused.
+def source_read(
+    *, path: Path, name: str, limits: ArchiveLimits, progress: Progress | None = None
+) -> tuple[str, PaperExtraction]:
+    """Check, hash and extract one source (a .tex, a folder or an archive): its SHA-256 and its extraction, all the
+    database write needs. InvalidInput says why it is refused.
     `progress(stage, counts)` hears "unpacking" (with the member count once unpacked) and "extracting"."""
     if path.is_dir():
         sha256 = folder_sha256(path, limits)
@@ -73,7 +67,7 @@ def source_read(*, path: Path, name: str, limits: ArchiveLimits, progress: Progr
         )
     if not sha256:
         sha256 = file_sha256(path, extraction)
-    return SourceRead(sha256=sha256, extraction=extraction)
+    return sha256, extraction
 
 
 def folder_sha256(root: Path, limits: ArchiveLimits) -> str:

@@ -53,7 +53,6 @@ class PaperSource:
 
     source_name: str
     sha256: str
-    arxiv_id: str
     extraction: dict[str, Any]
 
 
@@ -136,10 +135,8 @@ def paper_source_read(
     with tempfile.TemporaryDirectory(prefix="tat-ingest-") as folder:
         path = _local_path(path_or_upload, Path(folder), limits)
         name = source_name or path.name or str(path_or_upload)  # an upload's path is named after it
-        read = source_read(path=path, name=name, limits=limits)
-    return PaperSource(
-        source_name=name, sha256=read.sha256, arxiv_id=arxiv_id_from_name(name), extraction=asdict(read.extraction)
-    )
+        sha256, extraction = source_read(path=path, name=name, limits=limits)
+    return PaperSource(source_name=name, sha256=sha256, extraction=asdict(extraction))
 
 
 def paper_ingest(
@@ -201,7 +198,7 @@ def _store(
         source_name=_clip(source.source_name, 500),
         source_sha256=source.sha256,
         version=version,
-        arxiv_id=_clip(source.arxiv_id, 40),
+        arxiv_id=_clip(arxiv_id_from_name(source.source_name), 40),
         main_file=_clip(extraction["main_file"], 500),
         warnings=warnings,
         source_report=_clean(
