@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 CS = "cs"
@@ -234,18 +235,7 @@ class TokenStream:
 
     def read_until_close(self) -> list[Token]:
         """Read up to the group close that balances an already consumed `{`."""
-        depth = 0
-        out: list[Token] = []
-        while self._stack:
-            token = self._stack.pop()
-            if token.kind == BGROUP:
-                depth += 1
-            elif token.kind == EGROUP:
-                if depth == 0:
-                    return out
-                depth -= 1
-            out.append(token)
-        return out
+        return self._read_until(lambda token: token.kind == EGROUP)
 
     def read_optional(self) -> list[Token] | None:
         """Read a bracketed optional argument if one follows, else None."""
@@ -257,13 +247,17 @@ class TokenStream:
             self._stack.extend([Token(SPACE, " ")] * (saved - len(self._stack)))  # the skipped spaces put back
             return None
         self._stack.pop()
+        return self._read_until(lambda token: token.kind == CHAR and token.text == "]")
+
+    def _read_until(self, is_closing: Callable[[Token], bool]) -> list[Token]:
+        """Read up to the first closing token outside braces (dropped), or to the end."""
         depth = 0
         out: list[Token] = []
         while self._stack:
             token = self._stack.pop()
+            if depth == 0 and is_closing(token):
+                return out
             depth += token.kind == BGROUP
             depth -= token.kind == EGROUP
-            if token.kind == CHAR and depth == 0 and token.text == "]":
-                return out
             out.append(token)
         return out
