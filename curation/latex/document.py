@@ -223,7 +223,7 @@ class DocumentWalker:
             self.flush()
             if name == "abstract":
                 self._section, self._section_number = saved
-        elif _has_table_caption(env):  # a figure or minipage holding \\captionof{table}
+        elif "table" in _braced_arguments(env.children, "captionof"):  # a figure or minipage holding a table
             self._register_table(env, "captionof")
         elif name in FIGURE_FLOATS:
             self._register_figure(env)
@@ -529,7 +529,3 @@ def _labels_in(nodes: list[Node]) -> list[str]:
 
 def _has_caption(env: Env) -> bool:
     return any(isinstance(node, Token) and node.is_cs("caption") for node in walk(env.children))
-
-
-def _has_table_caption(env: Env) -> bool:
-    return "table" in _braced_arguments(env.children, "captionof")
