@@ -15,6 +15,8 @@ from curation.latex.tokens import CS, Token, serialize, tokenize
 from curation.latex.tree import Group, NodeCursor, build_tree
 
 PLAIN_SUFFIXES = (".tex", ".ltx")
+# Hears each stage of reading a source ("unpacking", "extracting") with its counts.
+Progress = Callable[[str, dict[str, int]], object]
 
 
 def extract_paper(
@@ -22,7 +24,7 @@ def extract_paper(
     *,
     limits: ArchiveLimits | None = None,
     main_file: str | None = None,
-    progress: Callable[[str, dict[str, int]], object] | None = None,
+    progress: Progress | None = None,
 ) -> PaperExtraction:
     """Extract a paper from a .tex file, a folder or an archive; only UnsafeArchiveError and SourceTooLarge
     escape. `progress(stage, counts)` hears "unpacking" and "extracting" (with the member count of an archive)."""

@@ -7,21 +7,17 @@ curation.latex; the web and the worker never run it on untrusted bytes outside t
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from curation.errors import InvalidInput
 from curation.latex import ArchiveLimits, PaperExtraction, SourceTooLarge, UnsafeArchiveError, extract_paper
 from curation.latex.archive import archive_kind
-from curation.latex.extract import PLAIN_SUFFIXES
+from curation.latex.extract import PLAIN_SUFFIXES, Progress
 
 LATEX_NEEDED = (
     "TaT-Curate reads tables and text from LaTeX sources: upload the .tex file, its folder, "
     "or the source archive (on arXiv: “TeX Source”, a .tar.gz)."
 )
-
-Progress = Callable[[str, dict[str, Any]], None]
 
 
 def check_latex_source(path: Path, name: str) -> None:
