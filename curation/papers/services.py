@@ -183,7 +183,7 @@ def _require_manager(*, project: Project, actor: AbstractBaseUser | None, batch:
 def _store(
     *, project: Project, actor: AbstractBaseUser | None, source: PaperSource, batch: Batch | None
 ) -> IngestResult:
-    extraction = source.extraction
+    extraction = _clean(source.extraction)  # its text cleaned of NUL once, here
     previous = (
         Paper.objects.filter(project=project, origin="latex", source_name=source.source_name)
         .aggregate(version=Max("version"))
@@ -191,7 +191,7 @@ def _store(
     )
     version = (previous or 0) + 1
     title = extraction["title"].strip() or Path(extraction["main_file"] or source.source_name).stem or "Untitled paper"
-    warnings = _clean(list(extraction["warnings"]))
+    warnings = extraction["warnings"]
     paper = Paper.objects.create(
         project=project,
         title=_clip(title, 500),
@@ -201,13 +201,7 @@ def _store(
         arxiv_id=_clip(arxiv_id_from_name(source.source_name), 40),
         main_file=_clip(extraction["main_file"], 500),
         warnings=warnings,
-        source_report=_clean(
-            {
-                "files": extraction["files"],
-                "unused_files": extraction["unused_files"],
-                "main_file_candidates": extraction["main_file_candidates"],
-            }
-        ),
+        source_report={key: extraction[key] for key in ("files", "unused_files", "main_file_candidates")},
         origin="latex",
         created_by=actor,
     )
@@ -216,18 +210,18 @@ def _store(
             paper=paper,
             order=order,
             label=_clip(table["label"] or "", 300),
-            labels=_clean(table["labels"]),
+            labels=table["labels"],
             number=_clip(table["number"] or "", 20),
-            caption=_clean(table["caption"]),
-            cells=_clean(table["rows"]),
-            grid=_clean(table["grid"]),
+            caption=table["caption"],
+            cells=table["rows"],
+            grid=table["grid"],
             spans=table["spans"],
             header_rows=table["header_rows"],
-            subtables=_clean([{key: sub[key] for key in _SUBTABLE_KEYS} for sub in table["subtables"]]),
-            notes=_clean(table["notes"]),
-            caption_references=_clean(table["caption_references"]),
-            cell_references=_clean(table["cell_references"]),
-            raw_latex=_clean(table["raw"]),
+            subtables=[{key: sub[key] for key in _SUBTABLE_KEYS} for sub in table["subtables"]],
+            notes=table["notes"],
+            caption_references=table["caption_references"],
+            cell_references=table["cell_references"],
+            raw_latex=table["raw"],
             env=_clip(table["env"], 40),
             kind=_clip(table["kind"], 40),
             file=_clip(table["file"], 500),
@@ -243,11 +237,11 @@ def _store(
             order=order,
             section=_clip(paragraph["section"], 500),
             section_number=_clip(paragraph["section_number"], 40),
-            text=_clean(paragraph["text"]),
+            text=paragraph["text"],
             file=_clip(paragraph["file"], 500),
             in_appendix=paragraph["in_appendix"],
-            mentions=_clean(paragraph["mentions"]),
-            references=_clean(paragraph["references"]),
+            mentions=paragraph["mentions"],
+            references=paragraph["references"],
         )
         for order, paragraph in enumerate(extraction["paragraphs"])
     )
