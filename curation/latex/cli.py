@@ -11,6 +11,7 @@ import json
 import os
 import sys
 from collections.abc import Callable
+from dataclasses import asdict
 
 from curation.latex.archive import MIB, ArchiveLimits, UnsafeArchiveError
 from curation.latex.extract import extract_paper
@@ -50,7 +51,7 @@ def run(options: dict[str, Any], write: Callable[[str], Any], warn: Callable[[st
     except OSError as error:
         raise ExtractError(f"cannot read {options['path']}: {error}") from error
     if options["json"]:
-        write(json.dumps(result.to_dict(), ensure_ascii=False, indent=2))
+        write(json.dumps(asdict(result), ensure_ascii=False, indent=2))
         return
     write(f"main file: {result.main_file}  title: {result.title}")
     for table in result.tables:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import cycle, pairwise
 
 from curation.latex.macros import MacroTable
@@ -77,15 +77,6 @@ def _letters(number: int) -> str:
 
 
 @dataclass
-class _PendingParagraph:
-    nodes: list[Node]
-    section: str
-    section_number: str
-    in_appendix: bool
-    file: str
-
-
-@dataclass
 class _Part:
     caption: list[Node] | None
     labels: list[str]
@@ -118,7 +109,8 @@ class DocumentWalker:
         self.macros = macros
         self.labels: dict[str, LabelTarget] = {}
         self.warnings: list[str] = []
-        self.paragraphs: list[_PendingParagraph] = []
+        # Each paragraph's nodes and where it stands; `render` fills in its text, links and index.
+        self.paragraphs: list[tuple[list[Node], ExtractedParagraph]] = []
         self.tables: list[_PendingTable] = []
         self.title_nodes: list[Node] | None = None
         self._buffer: list[Node] = []
@@ -239,7 +231,7 @@ class DocumentWalker:
             self.flush()
             if name == "abstract":
                 self._section, self._section_number = saved
-        elif _has_table_caption(env):  # a figure or minipage holding \\captionof{table}
+        elif "table" in _braced_arguments(env.children, "captionof"):  # a figure or minipage holding a table
             self._register_table(env, "captionof")
         elif name in FIGURE_FLOATS:
             self._register_figure(env)
@@ -265,9 +257,11 @@ class DocumentWalker:
         if not has_content(nodes):
             return
         first_file = next((node.file for node in nodes if isinstance(node, Token) and node.file), "")
-        self.paragraphs.append(
-            _PendingParagraph(nodes, self._section, self._section_number, self._in_appendix, first_file)
-        )
+        place = ExtractedParagraph(
+            index=0, text="", section=self._section, section_number=self._section_number,
+            in_appendix=self._in_appendix, file=first_file,
+        )  # fmt: skip
+        self.paragraphs.append((nodes, place))
 
     def _register_figure(self, env: Env) -> None:
         found: list[tuple[str, int | None]] = []
@@ -417,25 +411,17 @@ class DocumentWalker:
         tables = [self._render_table(pending, renderer) for pending in self.tables]
         paragraphs: list[ExtractedParagraph] = []
         table_labels = {label for label, target in self.labels.items() if target.table_index is not None}
-        for pending in self.paragraphs:
+        for nodes, place in self.paragraphs:
             references: list[str] = []
-            text = renderer.render(pending.nodes, references)
+            text = renderer.render(nodes, references)
             if not text:
                 continue
             references = list(dict.fromkeys(references))
             mentions = [label for label in references if label in table_labels]
-            table_indices = list(dict.fromkeys(self.labels[label].table_index for label in mentions))
+            linked = list(dict.fromkeys(self.labels[label].table_index for label in mentions))
             paragraphs.append(
-                ExtractedParagraph(
-                    index=len(paragraphs),
-                    text=text,
-                    section=pending.section,
-                    section_number=pending.section_number,
-                    in_appendix=pending.in_appendix,
-                    file=pending.file,
-                    mentions=mentions,
-                    tables=table_indices,
-                    references=references,
+                replace(
+                    place, index=len(paragraphs), text=text, mentions=mentions, tables=linked, references=references
                 )
             )
         return tables, paragraphs
@@ -553,7 +539,3 @@ def _labels_in(nodes: list[Node]) -> list[str]:
 
 def _has_caption(env: Env) -> bool:
     return any(isinstance(node, Token) and node.is_cs("caption") for node in walk(env.children))
-
-
-def _has_table_caption(env: Env) -> bool:
-    return "table" in _braced_arguments(env.children, "captionof")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from curation.latex.archive import ArchiveLimits, unpack_archive
@@ -14,23 +15,33 @@ from curation.latex.tokens import CS, Token, serialize, tokenize
 from curation.latex.tree import Group, NodeCursor, build_tree
 
 PLAIN_SUFFIXES = (".tex", ".ltx")
+# Hears each stage of reading a source ("unpacking", "extracting") with its counts.
+Progress = Callable[[str, dict[str, int]], object]
 
 
 def extract_paper(
-    path: str | Path, *, limits: ArchiveLimits | None = None, main_file: str | None = None
+    path: str | Path,
+    *,
+    limits: ArchiveLimits | None = None,
+    main_file: str | None = None,
+    progress: Progress | None = None,
 ) -> PaperExtraction:
     """Extract a paper from a .tex file, a folder or an archive; only UnsafeArchiveError and SourceTooLarge
-    escape."""
+    escape. `progress(stage, counts)` hears "unpacking" and "extracting" (with the member count of an archive)."""
     path = Path(path)
-    if path.is_dir():
-        return extract_directory(path, main_file=main_file)
-    if path.suffix.lower() in PLAIN_SUFFIXES:
+    report = progress or (lambda stage, counts: None)
+    if path.is_dir() or path.suffix.lower() in PLAIN_SUFFIXES:
+        report("extracting", {})
+        if path.is_dir():
+            return extract_directory(path, main_file=main_file)
         return extract_directory(path.parent, main_file=main_file or path.name)
     import tempfile  # only archives need a folder to unpack into: a fresh process on a .tex file skips it
 
     with tempfile.TemporaryDirectory(prefix="tat-latex-") as folder:
         root = Path(folder) / "source"
-        unpack_archive(path, root, limits)
+        report("unpacking", {})
+        members = unpack_archive(path, root, limits)
+        report("extracting", {"members": len(members)})
         return extract_directory(root, main_file=main_file)
 
 
@@ -47,17 +58,12 @@ def extract_directory(root: Path, *, main_file: str | None = None) -> PaperExtra
 
 
 def _extract_into(result: PaperExtraction, root: Path, main_file: str | None) -> None:
-    assembled = assemble_project(root, main_file)
-    result.main_file = assembled.main_file
-    result.files = assembled.included_files
-    result.unused_files = assembled.unused_files
-    result.main_file_candidates = assembled.candidates
-    result.warnings.extend(assembled.warnings)
+    assembled = assemble_project(root, main_file, result)
     expander = MacroExpander()
-    for package in _local_packages(root, assembled.tokens):
+    for package in _local_packages(root, assembled):
         text, _ = read_text(root / package)
         expander.expand(strip_conditionals(tokenize(text, package)))
-    tokens = expander.expand(assembled.tokens)
+    tokens = expander.expand(assembled)
     result.warnings.extend(expander.warnings)
     preamble, body, found = document_parts(tokens)
     if not found:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import replace
 
@@ -50,7 +51,10 @@ def _header_rows(
     rows: Sequence[Sequence[str]], spans: Sequence[CellSpan], rules_before: Sequence[Sequence[str]]
 ) -> int:
     count = len(rows)
-    width = max(_widths(rows, spans), default=0)
+    extra: Counter[int] = Counter()  # the columns each row's spans cover beyond their first
+    for span in spans:
+        extra[span.row] += span.colspan - 1
+    width = max((len(row) + extra[index] for index, row in enumerate(rows)), default=0)
     closing = _full_rule_from(1, rules_before, count)
     if not spans and _is_data_row(rows[0]) and len({tuple(rules) for rules in rules_before[1:count]}) <= 1:
         return 0  # ruled alike between every two rows, a first row of a label and numbers is a body row
@@ -140,13 +144,6 @@ def _full_rule_from(start: int, rules_before: Sequence[Sequence[str]], count: in
 
 def _has(rules_before: Sequence[Sequence[str]], index: int, kinds: frozenset[str]) -> bool:
     return index < len(rules_before) and any(rule in kinds for rule in rules_before[index])
-
-
-def _widths(rows: Sequence[Sequence[str]], spans: Sequence[CellSpan]) -> list[int]:
-    extra: dict[int, int] = {}
-    for span in spans:
-        extra[span.row] = extra.get(span.row, 0) + span.colspan - 1
-    return [len(row) + extra.get(index, 0) for index, row in enumerate(rows)]
 
 
 def _is_data_row(row: Sequence[str]) -> bool:

@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
-
-TYPE_CHECKING = False  # `typing` is imported for type checkers only: a fresh process would pay for it
-if TYPE_CHECKING:
-    from typing import Any
+from dataclasses import dataclass, field
 
 
 @dataclass
@@ -83,7 +79,7 @@ class ExtractedParagraph:
 
 @dataclass
 class PaperExtraction:
-    """Everything extracted from one paper source."""
+    """Everything extracted from one paper source; `dataclasses.asdict` of it has the keys of `extract_paper --json`."""
 
     main_file: str
     title: str = ""
@@ -93,7 +89,3 @@ class PaperExtraction:
     files: list[str] = field(default_factory=list)
     unused_files: list[str] = field(default_factory=list)
     main_file_candidates: list[str] = field(default_factory=list)
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready dictionary with the keys of `extract_paper --json`."""
-        return asdict(self)

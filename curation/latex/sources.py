@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from curation.latex.tokens import BGROUP, CHAR, CS, EGROUP, PAR, SPACE, Token, serialize, tokenize
+from curation.latex.results import PaperExtraction
+from curation.latex.tokens import BGROUP, CHAR, CS, EGROUP, PAR, Token, TokenStream, serialize, tokenize
 from curation.latex.tree import env_name
 
 TEX_SUFFIXES = (".tex", ".ltx")
@@ -21,18 +21,6 @@ _NOT_CONDITIONALS = frozenset(
 )  # fmt: skip
 _INCLUDES = frozenset({"input", "include", "subfile", "subfileinclude", "import", "subimport", "inputfrom",
                        "subinputfrom", "includefrom", "subincludefrom"})  # fmt: skip
-
-
-@dataclass
-class AssembledSource:
-    """The token stream a reader of the main file sees, with the files it reached."""
-
-    main_file: str
-    tokens: list[Token]
-    included_files: list[str] = field(default_factory=list)
-    unused_files: list[str] = field(default_factory=list)
-    candidates: list[str] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
 
 
 class SourceTooLarge(ValueError):
@@ -164,28 +152,21 @@ class Assembler:
 
     def _expand(self, tokens: list[Token], current: str, stack: tuple[str, ...]) -> list[Token]:
         out: list[Token] = []
-        index = 0
-        while index < len(tokens):
-            token = tokens[index]
+        stream = TokenStream(tokens)
+        while (token := stream.next()) is not None:
             if token.is_cs("includeonly"):
-                name, index = _read_name(tokens, index + 1)
-                self._include_only = {part.strip() for part in name.split(",") if part.strip()}
-                continue
-            if token.kind != CS or token.name not in _INCLUDES:
+                self._include_only = {part.strip() for part in _read_name(stream).split(",") if part.strip()}
+            elif token.kind != CS or token.name not in _INCLUDES:
                 out.append(token)
-                index += 1
-                continue
-            base = None
-            if token.name in ("import", "subimport", "inputfrom", "subinputfrom", "includefrom", "subincludefrom"):
-                base, index = _read_name(tokens, index + 1)
+            elif token.name in ("import", "subimport", "inputfrom", "subinputfrom", "includefrom", "subincludefrom"):
+                base = _read_name(stream)
                 if token.name.startswith("sub"):
                     base = (PurePosixPath(current).parent / base).as_posix()
-                name, index = _read_name(tokens, index)
+                out.extend(self._include(_read_name(stream), current, stack, token.name, base))
             else:
-                name, index = _read_name(tokens, index + 1, allow_bare=token.name == "input")
-            if token.name == "include" and self._include_only is not None and name not in self._include_only:
-                continue
-            out.extend(self._include(name, current, stack, token.name, base))
+                name = _read_name(stream, allow_bare=token.name == "input")
+                if token.name != "include" or self._include_only is None or name in self._include_only:
+                    out.extend(self._include(name, current, stack, token.name, None))
         return out
 
     def _include(self, name: str, current: str, stack: tuple[str, ...], command: str, base: str | None) -> list[Token]:
@@ -211,24 +192,17 @@ class Assembler:
         return [Token(PAR, "\n\n", target), *expanded, Token(PAR, "\n\n", target)] if command == "include" else expanded
 
 
-def _read_name(tokens: list[Token], index: int, allow_bare: bool = False) -> tuple[str, int]:
-    while index < len(tokens) and tokens[index].kind == SPACE:
-        index += 1
-    if index < len(tokens) and tokens[index].kind == BGROUP:
-        depth = 0
-        for end in range(index, len(tokens)):
-            depth += tokens[end].kind == BGROUP
-            depth -= tokens[end].kind == EGROUP
-            if depth == 0:
-                return serialize(tokens[index + 1 : end]).strip(), end + 1
-        return serialize(tokens[index + 1 :]).strip(), len(tokens)
-    if allow_bare:
-        parts: list[str] = []
-        while index < len(tokens) and tokens[index].kind == CHAR:
-            parts.append(tokens[index].text)
-            index += 1
-        return "".join(parts), index
-    return "", index
+def _read_name(stream: TokenStream, allow_bare: bool = False) -> str:
+    """A braced file name (`\\input{sections/intro}`), or with `allow_bare` the text up to a space (`\\input intro`)."""
+    stream.skip_spaces()
+    if (token := stream.peek()) is not None and token.kind == BGROUP:
+        stream.next()
+        return serialize(stream.read_until_close()).strip()
+    parts: list[str] = []
+    while allow_bare and (token := stream.peek()) is not None and token.kind == CHAR:
+        parts.append(token.text)
+        stream.next()
+    return "".join(parts)
 
 
 def list_tex_files(root: Path) -> list[str]:
@@ -240,22 +214,22 @@ def list_tex_files(root: Path) -> list[str]:
     )
 
 
-def assemble_project(root: Path, main_file: str | None = None) -> AssembledSource:
-    """Pick the main file (or use the given one) and assemble what it reaches."""
+def assemble_project(root: Path, main_file: str | None, result: PaperExtraction) -> list[Token]:
+    """The token stream a reader of the main file sees; the main file (the given one, or the one picked), the files
+    it reached and those it did not, the candidates and what went wrong go into `result`."""
     files = list_tex_files(root)
-    warnings: list[str] = []
     if main_file is not None:
         assembler = Assembler(root, main_file)
-        tokens = assembler.assemble()
-        return _result(assembler, tokens, files, [main_file], warnings)
+        return _assembled(assembler, assembler.assemble(), files, [main_file], result)
     if not files:
-        return AssembledSource(main_file="", tokens=[], warnings=["no .tex file found"])
+        result.warnings.append("no .tex file found")
+        return []
     scored: list[tuple[tuple, Assembler, list[Token]]] = []
     candidates = [name for name in files if is_main_candidate(Assembler(root, name).load(name))]
     if not candidates:
         # Best effort: a fragment without a preamble is still worth reading.
         candidates = files
-        warnings.append("no file has both \\documentclass and \\begin{document}; guessing the main file")
+        result.warnings.append("no file has both \\documentclass and \\begin{document}; guessing the main file")
     for name in candidates:
         assembler = Assembler(root, name)
         tokens = assembler.assemble()
@@ -270,25 +244,22 @@ def assemble_project(root: Path, main_file: str | None = None) -> AssembledSourc
     rivals = [item for item in scored[1:] if item[1].main_file not in assembler.included]
     if rivals:
         others = ", ".join(f"{item[1].main_file} ({item[0][0]} tokens)" for item in rivals)
-        warnings.append(
+        result.warnings.append(
             f"several main-file candidates; chose {assembler.main_file} ({scored[0][0][0]} tokens), "
             f"which reaches the most content, over {others}"
         )
-    return _result(assembler, tokens, files, candidates, warnings)
+    return _assembled(assembler, tokens, files, candidates, result)
 
 
-def _result(
-    assembler: Assembler, tokens: list[Token], files: list[str], candidates: list[str], warnings: list[str]
-) -> AssembledSource:
-    unused = [name for name in files if name not in assembler.included]
-    return AssembledSource(
-        main_file=assembler.main_file,
-        tokens=tokens,
-        included_files=list(assembler.included),
-        unused_files=unused,
-        candidates=candidates,
-        warnings=[*warnings, *assembler.warnings],
-    )
+def _assembled(
+    assembler: Assembler, tokens: list[Token], files: list[str], candidates: list[str], result: PaperExtraction
+) -> list[Token]:
+    result.main_file = assembler.main_file
+    result.files = list(assembler.included)
+    result.unused_files = [name for name in files if name not in assembler.included]
+    result.main_file_candidates = candidates
+    result.warnings.extend(assembler.warnings)
+    return tokens
 
 
 def document_parts(tokens: list[Token]) -> tuple[list[Token], list[Token], bool]:

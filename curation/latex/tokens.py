@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 CS = "cs"
@@ -234,44 +235,29 @@ class TokenStream:
 
     def read_until_close(self) -> list[Token]:
         """Read up to the group close that balances an already consumed `{`."""
-        depth = 0
-        out: list[Token] = []
-        while self._stack:
-            token = self._stack.pop()
-            if token.kind == BGROUP:
-                depth += 1
-            elif token.kind == EGROUP:
-                if depth == 0:
-                    return out
-                depth -= 1
-            out.append(token)
-        return out
+        return self._read_until(lambda token: token.kind == EGROUP)
 
     def read_optional(self) -> list[Token] | None:
         """Read a bracketed optional argument if one follows, else None."""
         saved = len(self._stack)
         self.skip_spaces()
         token = self.peek()
-        if token is None or token.kind != CHAR or not token.text.startswith("["):
+        # `[` and `]` are always tokens of their own (see `_ONE_CHARACTER`), never part of a longer text run.
+        if token is None or token.kind != CHAR or token.text != "[":
             self._stack.extend([Token(SPACE, " ")] * (saved - len(self._stack)))  # the skipped spaces put back
             return None
         self._stack.pop()
-        if len(token.text) > 1:
-            self._stack.append(Token(CHAR, token.text[1:], token.file))
+        return self._read_until(lambda token: token.kind == CHAR and token.text == "]")
+
+    def _read_until(self, is_closing: Callable[[Token], bool]) -> list[Token]:
+        """Read up to the first closing token outside braces (dropped), or to the end."""
         depth = 0
         out: list[Token] = []
         while self._stack:
             token = self._stack.pop()
-            if token.kind == BGROUP:
-                depth += 1
-            elif token.kind == EGROUP:
-                depth -= 1
-            elif token.kind == CHAR and depth == 0 and "]" in token.text:
-                before, _, after = token.text.partition("]")
-                if before:
-                    out.append(Token(CHAR, before, token.file))
-                if after:
-                    self._stack.append(Token(CHAR, after, token.file))
+            if depth == 0 and is_closing(token):
                 return out
+            depth += token.kind == BGROUP
+            depth -= token.kind == EGROUP
             out.append(token)
         return out

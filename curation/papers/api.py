@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.db.models import QuerySet
 from django.urls import reverse
-from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field, inline_serializer
+from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import generics, serializers, status
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.request import Request
@@ -41,6 +41,16 @@ class IngestResultSerializer(serializers.Serializer):
     warnings = serializers.ListField(child=serializers.CharField())
 
 
+class IngestFileSerializer(serializers.Serializer):  # a job's file without `stored`, its place on the server
+    name = serializers.CharField()
+    size = serializers.IntegerField()
+
+
+class IngestRejectedSerializer(serializers.Serializer):
+    source_name = serializers.CharField()
+    reason = serializers.CharField()
+
+
 class IngestJobSerializer(serializers.ModelSerializer):
     """An ingestion job as the API shows it: state, stage with counts, the reason when it failed, the results."""
 
@@ -49,9 +59,9 @@ class IngestJobSerializer(serializers.ModelSerializer):
     stage_label = serializers.CharField(source="get_stage_display", read_only=True)
     files_total = serializers.IntegerField(read_only=True)
     percent = serializers.IntegerField(read_only=True)
-    files = serializers.SerializerMethodField()
+    files = IngestFileSerializer(many=True, read_only=True)
     results = IngestResultSerializer(many=True, read_only=True)
-    rejected = serializers.SerializerMethodField()
+    rejected = IngestRejectedSerializer(many=True, read_only=True)
 
     class Meta:
         model = IngestJob
@@ -63,22 +73,6 @@ class IngestJobSerializer(serializers.ModelSerializer):
 
     def get_url(self, job: IngestJob) -> str:
         return reverse("api-ingest-job", args=[job.pk])
-
-    @extend_schema_field(
-        inline_serializer(
-            "IngestFile", {"name": serializers.CharField(), "size": serializers.IntegerField()}, many=True
-        )
-    )
-    def get_files(self, job: IngestJob) -> list[dict[str, object]]:
-        return [{"name": item["name"], "size": item["size"]} for item in job.files]
-
-    @extend_schema_field(
-        inline_serializer(
-            "IngestRejected", {"source_name": serializers.CharField(), "reason": serializers.CharField()}, many=True
-        )
-    )
-    def get_rejected(self, job: IngestJob) -> list[dict[str, str]]:
-        return list(job.rejected)
 
 
 class ContextSerializer(serializers.ModelSerializer):

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from curation.latex import ArchiveLimits
+from curation.papers.child import MEMORY_EXIT  # what the child exits with after a MemoryError
 from curation.toolkit.strict_json import JsonInputError, json_loads_strict
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -32,7 +33,6 @@ MIB = 1024 * 1024
 MAX_ANSWER_BYTES = 256 * MIB
 # How much of the child's stderr is kept to explain an unexpected exit.
 STDERR_TAIL = 2000
-MEMORY_EXIT = 3  # curation/papers/child.py exits with this after a MemoryError
 PR_SET_PDEATHSIG = 1
 try:  # loaded here, in the parent: the child only calls it between fork and exec
     _LIBC: ctypes.CDLL | None = ctypes.CDLL(None)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import errno
 import json
 import sys
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -31,15 +32,14 @@ def _read_one(number: int, total: int, path: Path, name: str, limits: ArchiveLim
         _say({"progress": {"stage": stage, "file": name, "files_done": done, "files_total": total, **counts}})
 
     try:
-        read = source_read(path=path, name=name, limits=limits, progress=progress)
+        sha256, extraction = source_read(path=path, name=name, limits=limits, progress=progress)
     except InvalidInput as error:
         reason = error.message.removeprefix(f"{name}: ")  # the name is shown beside the reason
         if "File too large" in reason or f"[Errno {errno.EFBIG}]" in reason:
             reason = f"unpacked files exceed the {limits.max_uncompressed_bytes}-byte limit on what may be written"
         return {"source_name": name, "refused": reason}
-    extraction = read.extraction
     progress("extracted", {"tables": len(extraction.tables), "paragraphs": len(extraction.paragraphs)}, number + 1)
-    return {"source_name": name, "sha256": read.sha256, "extraction": extraction.to_dict()}
+    return {"source_name": name, "sha256": sha256, "extraction": asdict(extraction)}
 
 
 def main() -> int:

@@ -23,7 +23,7 @@ from curation.jobs import JobKind, job_enqueue, job_heartbeat_seconds
 from curation.models import Batch, Project
 from curation.papers.bounded import IngestLimits, LimitExceeded, sources_read_bounded
 from curation.papers.models import IngestJob
-from curation.papers.reading import check_latex_source, extraction_from_dict
+from curation.papers.reading import check_latex_source
 from curation.papers.services import (
     IngestResult,
     PaperSource,
@@ -31,7 +31,6 @@ from curation.papers.services import (
     _require_manager,
     _safe_file_name,
     archive_limits,
-    arxiv_id_from_name,
     paper_store,
 )
 
@@ -160,18 +159,8 @@ class IngestJobs(JobKind):
 INGEST_JOBS = IngestJobs()
 
 
-def _source_of(answer: dict[str, Any]) -> PaperSource:
-    """The paper source a child's answer for one file describes."""
-    return PaperSource(
-        source_name=answer["source_name"],
-        sha256=answer["sha256"],
-        arxiv_id=arxiv_id_from_name(answer["source_name"]),
-        extraction=extraction_from_dict(answer["extraction"]),
-    )
-
-
 def _store_all(job: IngestJob, token: str, answers: list[dict[str, Any]]) -> None:
-    sources = [_source_of(answer) for answer in answers]
+    sources = [PaperSource(**answer) for answer in answers]  # each {source_name, sha256, extraction}
     with transaction.atomic():
         results = [
             paper_store(project=job.project, actor=job.requested_by, source=source, batch=job.batch)
@@ -234,4 +223,4 @@ def paper_ingest_bounded(
         raise InvalidInput(error.message, detail={"source_name": name, "limit": error.limit}) from error
     if "refused" in answer:
         raise InvalidInput(f"{name}: {answer['refused']}", detail={"source_name": name})
-    return paper_store(project=project, actor=actor, source=_source_of(answer), batch=batch)
+    return paper_store(project=project, actor=actor, source=PaperSource(**answer), batch=batch)

@@ -7,32 +7,17 @@ curation.latex; the web and the worker never run it on untrusted bytes outside t
 from __future__ import annotations
 
 import hashlib
-import tempfile
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from curation.errors import InvalidInput
 from curation.latex import ArchiveLimits, PaperExtraction, SourceTooLarge, UnsafeArchiveError, extract_paper
-from curation.latex.archive import archive_kind, unpack_archive
-from curation.latex.extract import PLAIN_SUFFIXES, extract_directory
-from curation.latex.results import CellSpan, ExtractedParagraph, ExtractedTable, SubTable
+from curation.latex.archive import archive_kind
+from curation.latex.extract import PLAIN_SUFFIXES, Progress
 
 LATEX_NEEDED = (
     "TaT-Curate reads tables and text from LaTeX sources: upload the .tex file, its folder, "
     "or the source archive (on arXiv: “TeX Source”, a .tar.gz)."
 )
-
-Progress = Callable[[str, dict[str, Any]], None]
-
-
-@dataclass
-class SourceRead:
-    """What reading one source found: its digest and its extraction (the database write needs nothing else)."""
-
-    sha256: str
-    extraction: PaperExtraction
 
 
 def check_latex_source(path: Path, name: str) -> None:
@@ -45,10 +30,12 @@ def check_latex_source(path: Path, name: str) -> None:
     raise InvalidInput(f"{name}: {what}. {LATEX_NEEDED}", detail={"source_name": name})
 
 
-def source_read(*, path: Path, name: str, limits: ArchiveLimits, progress: Progress | None = None) -> SourceRead:
-    """Check, hash and extract one source (a .tex, a folder or an archive); InvalidInput says why it is refused.
+def source_read(
+    *, path: Path, name: str, limits: ArchiveLimits, progress: Progress | None = None
+) -> tuple[str, PaperExtraction]:
+    """Check, hash and extract one source (a .tex, a folder or an archive): its SHA-256 and its extraction, all the
+    database write needs. InvalidInput says why it is refused.
     `progress(stage, counts)` hears "unpacking" (with the member count once unpacked) and "extracting"."""
-    report = progress or (lambda stage, counts: None)
     if path.is_dir():
         sha256 = folder_sha256(path, limits)
     elif not path.is_file():
@@ -62,16 +49,7 @@ def source_read(*, path: Path, name: str, limits: ArchiveLimits, progress: Progr
         check_latex_source(path, name)
         sha256 = ""
     try:
-        if path.is_file() and path.suffix.lower() not in PLAIN_SUFFIXES:
-            with tempfile.TemporaryDirectory(prefix="tat-latex-") as folder:
-                root = Path(folder) / "source"
-                report("unpacking", {})
-                members = unpack_archive(path, root, limits)
-                report("extracting", {"members": len(members)})
-                extraction = extract_directory(root)
-        else:
-            report("extracting", {})
-            extraction = extract_paper(path, limits=limits)
+        extraction = extract_paper(path, limits=limits, progress=progress)
     except UnsafeArchiveError as error:
         raise InvalidInput(f"{name}: archive rejected: {error}", detail={"source_name": name}) from error
     except SourceTooLarge as error:
@@ -85,24 +63,7 @@ def source_read(*, path: Path, name: str, limits: ArchiveLimits, progress: Progr
         )
     if not sha256:
         sha256 = file_sha256(path, extraction)
-    return SourceRead(sha256=sha256, extraction=extraction)
-
-
-def extraction_from_dict(data: dict[str, Any]) -> PaperExtraction:
-    """The PaperExtraction that `PaperExtraction.to_dict()` described (how the child's answer crosses back)."""
-    tables = [
-        ExtractedTable(
-            **{
-                **table,
-                "spans": [CellSpan(**span) for span in table.get("spans", [])],
-                "subtables": [SubTable(**sub) for sub in table.get("subtables", [])],
-            }
-        )
-        for table in data.get("tables", [])
-    ]
-    paragraphs = [ExtractedParagraph(**paragraph) for paragraph in data.get("paragraphs", [])]
-    plain = {key: value for key, value in data.items() if key not in ("tables", "paragraphs")}
-    return PaperExtraction(**plain, tables=tables, paragraphs=paragraphs)
+    return sha256, extraction
 
 
 def folder_sha256(root: Path, limits: ArchiveLimits) -> str:

@@ -16,7 +16,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Max
 
 from curation.errors import InvalidInput
-from curation.latex import ArchiveLimits, PaperExtraction
+from curation.latex import ArchiveLimits
 from curation.models import Batch, Context, Paper, Paragraph, Project, Table
 from curation.papers.reading import source_read
 from curation.services.projects import require_role
@@ -48,12 +48,12 @@ class Upload(Protocol):
 
 @dataclass
 class PaperSource:
-    """A source read and extracted but not stored: what the database write needs, and nothing else."""
+    """A source read and extracted but not stored: what the database write needs, and nothing else. `extraction` is
+    the `dataclasses.asdict` of a PaperExtraction, the form in which the bounded child's answer arrives."""
 
     source_name: str
     sha256: str
-    arxiv_id: str
-    extraction: PaperExtraction
+    extraction: dict[str, Any]
 
 
 NO_TABLES_REASON = "No tables: kept, but it offers no contexts to draft (SciTaT §2.1 keeps only papers with tables)."
@@ -135,10 +135,8 @@ def paper_source_read(
     with tempfile.TemporaryDirectory(prefix="tat-ingest-") as folder:
         path = _local_path(path_or_upload, Path(folder), limits)
         name = source_name or path.name or str(path_or_upload)  # an upload's path is named after it
-        read = source_read(path=path, name=name, limits=limits)
-    return PaperSource(
-        source_name=name, sha256=read.sha256, arxiv_id=arxiv_id_from_name(name), extraction=read.extraction
-    )
+        sha256, extraction = source_read(path=path, name=name, limits=limits)
+    return PaperSource(source_name=name, sha256=sha256, extraction=asdict(extraction))
 
 
 def paper_ingest(
@@ -185,31 +183,25 @@ def _require_manager(*, project: Project, actor: AbstractBaseUser | None, batch:
 def _store(
     *, project: Project, actor: AbstractBaseUser | None, source: PaperSource, batch: Batch | None
 ) -> IngestResult:
-    extraction = source.extraction
+    extraction = _clean(source.extraction)  # its text cleaned of NUL once, here
     previous = (
         Paper.objects.filter(project=project, origin="latex", source_name=source.source_name)
         .aggregate(version=Max("version"))
         .get("version")
     )
     version = (previous or 0) + 1
-    title = extraction.title.strip() or Path(extraction.main_file or source.source_name).stem or "Untitled paper"
-    warnings = _clean(list(extraction.warnings))
+    title = extraction["title"].strip() or Path(extraction["main_file"] or source.source_name).stem or "Untitled paper"
+    warnings = extraction["warnings"]
     paper = Paper.objects.create(
         project=project,
         title=_clip(title, 500),
         source_name=_clip(source.source_name, 500),
         source_sha256=source.sha256,
         version=version,
-        arxiv_id=_clip(source.arxiv_id, 40),
-        main_file=_clip(extraction.main_file, 500),
+        arxiv_id=_clip(arxiv_id_from_name(source.source_name), 40),
+        main_file=_clip(extraction["main_file"], 500),
         warnings=warnings,
-        source_report=_clean(
-            {
-                "files": extraction.files,
-                "unused_files": extraction.unused_files,
-                "main_file_candidates": extraction.main_file_candidates,
-            }
-        ),
+        source_report={key: extraction[key] for key in ("files", "unused_files", "main_file_candidates")},
         origin="latex",
         created_by=actor,
     )
@@ -217,46 +209,46 @@ def _store(
         Table(
             paper=paper,
             order=order,
-            label=_clip(table.label or "", 300),
-            labels=_clean(table.labels),
-            number=_clip(table.number or "", 20),
-            caption=_clean(table.caption),
-            cells=_clean(table.rows),
-            grid=_clean(table.grid),
-            spans=[asdict(span) for span in table.spans],
-            header_rows=table.header_rows,
-            subtables=_clean([{key: getattr(sub, key) for key in _SUBTABLE_KEYS} for sub in table.subtables]),
-            notes=_clean(table.notes),
-            caption_references=_clean(table.caption_references),
-            cell_references=_clean(table.cell_references),
-            raw_latex=_clean(table.raw),
-            env=_clip(table.env, 40),
-            kind=_clip(table.kind, 40),
-            file=_clip(table.file, 500),
-            section=_clip(table.section, 500),
-            in_appendix=table.in_appendix,
+            label=_clip(table["label"] or "", 300),
+            labels=table["labels"],
+            number=_clip(table["number"] or "", 20),
+            caption=table["caption"],
+            cells=table["rows"],
+            grid=table["grid"],
+            spans=table["spans"],
+            header_rows=table["header_rows"],
+            subtables=[{key: sub[key] for key in _SUBTABLE_KEYS} for sub in table["subtables"]],
+            notes=table["notes"],
+            caption_references=table["caption_references"],
+            cell_references=table["cell_references"],
+            raw_latex=table["raw"],
+            env=_clip(table["env"], 40),
+            kind=_clip(table["kind"], 40),
+            file=_clip(table["file"], 500),
+            section=_clip(table["section"], 500),
+            in_appendix=table["in_appendix"],
         )
-        for order, table in enumerate(extraction.tables)
+        for order, table in enumerate(extraction["tables"])
     )
-    by_index = {table.index: stored for table, stored in zip(extraction.tables, tables, strict=True)}
+    by_index = {table["index"]: stored for table, stored in zip(extraction["tables"], tables, strict=True)}
     paragraphs = Paragraph.objects.bulk_create(
         Paragraph(
             paper=paper,
             order=order,
-            section=_clip(paragraph.section, 500),
-            section_number=_clip(paragraph.section_number, 40),
-            text=_clean(paragraph.text),
-            file=_clip(paragraph.file, 500),
-            in_appendix=paragraph.in_appendix,
-            mentions=_clean(paragraph.mentions),
-            references=_clean(paragraph.references),
+            section=_clip(paragraph["section"], 500),
+            section_number=_clip(paragraph["section_number"], 40),
+            text=paragraph["text"],
+            file=_clip(paragraph["file"], 500),
+            in_appendix=paragraph["in_appendix"],
+            mentions=paragraph["mentions"],
+            references=paragraph["references"],
         )
-        for order, paragraph in enumerate(extraction.paragraphs)
+        for order, paragraph in enumerate(extraction["paragraphs"])
     )
     links = [  # each paragraph that mentions tables, with them
         (stored, linked)
-        for paragraph, stored in zip(extraction.paragraphs, paragraphs, strict=True)
-        if (linked := [by_index[index] for index in dict.fromkeys(paragraph.tables) if index in by_index])
+        for paragraph, stored in zip(extraction["paragraphs"], paragraphs, strict=True)
+        if (linked := [by_index[index] for index in dict.fromkeys(paragraph["tables"]) if index in by_index])
     ]
     Paragraph.mentioned_tables.through.objects.bulk_create(
         Paragraph.mentioned_tables.through(paragraph_id=paragraph.pk, table_id=table.pk)

@@ -4,12 +4,13 @@ same child runs under the worker (test_ingest_worker.py) and the `ingest_papers`
 
 from __future__ import annotations
 
+from dataclasses import asdict
+
 import pytest
 
 from curation.latex import ArchiveLimits, extract_paper
 from curation.latex.sources import MAX_FILE_BYTES
 from curation.papers.bounded import IngestLimits, LimitExceeded, size_words, sources_read_bounded
-from curation.papers.reading import extraction_from_dict
 from tests.curation.papers import hostile_sources as hostile
 from tests.curation.papers.ingest_helpers import FIXTURES, PAPER, tar_gz
 
@@ -27,9 +28,9 @@ def test_a_normal_paper_comes_back_as_the_extraction_the_parent_would_have_made(
     heard: list[dict] = []
     answer = read_one(archive, progress=heard.append)
     assert answer["source_name"] == "2401.01234.tar.gz" and len(answer["sha256"]) == 64
-    extraction = extraction_from_dict(answer["extraction"])
-    assert extraction == extract_paper(archive)
-    assert [len(extraction.tables), extraction.title] == [2, "Packed Paper"]
+    extraction = answer["extraction"]
+    assert extraction == asdict(extract_paper(archive))
+    assert [len(extraction["tables"]), extraction["title"]] == [2, "Packed Paper"]
     assert [report["stage"] for report in heard] == ["unpacking", "extracting", "extracted"]
     assert heard[1]["members"] == 1 and heard[-1] | {"tables": 2, "files_done": 1} == heard[-1]
 
