@@ -15,6 +15,7 @@ from curation import selectors, serializers
 from curation.api_inputs import valid_input
 from curation.batches import services as batch_services
 from curation.errors import NotFound
+from curation.members import selectors as member_selectors
 from curation.models import Membership, ReasoningType
 from curation.services import instances as instance_services
 from curation.services import lifecycle
@@ -62,8 +63,7 @@ class MembershipListApi(APIView):
     @extend_schema(responses=serializers.MembershipSerializer(many=True))
     def get(self, request: Request, slug: str) -> Response:
         project = selectors.project_get(user=request.user, slug=slug)
-        project_services.require_role(user=request.user, project=project, roles=(Role.MANAGER,), action="list members")
-        members = Membership.objects.filter(project=project).select_related("user")
+        members = member_selectors.members_of(user=request.user, project=project)
         return Response(serializers.MembershipSerializer(members, many=True).data)
 
     @extend_schema(request=serializers.MembershipCreateSerializer, responses={201: serializers.MembershipSerializer})
