@@ -181,11 +181,9 @@ def instance_transition(
     A concurrent change (status or version no longer as expected) raises Conflict and writes nothing; so does a
     guard or effect that fails (the transaction is rolled back whole).
     """
-    rows = Instance.objects.filter(pk=instance_id)
-    if actor is not None:
-        # Outside the actor's projects an instance does not exist, before any state is looked at.
-        rows = Instance.objects.visible_to(actor, Role.values).filter(pk=instance_id)
-    instance = rows.first()
+    # Outside the actor's projects an instance does not exist, before any state is looked at.
+    rows = Instance.objects if actor is None else Instance.objects.visible_to(actor, Role.values)
+    instance = rows.filter(pk=instance_id).first()
     if instance is None:
         raise NotFound(f"Instance {instance_id} does not exist.")
     if target not in Status.values:
@@ -206,11 +204,10 @@ def instance_transition(
     extra = dict(assignments or {})
     if set(extra) - _ASSIGNABLE:
         raise InvalidInput(f"Unexpected assignment fields: {sorted(extra)}.")
-    if actor is None:
-        if (source, target) not in SYSTEM_TRANSITIONS:
-            raise NotPermitted(f"A background job may not move an instance from {source} to {target}.")
-    else:
+    if actor is not None:
         extra.update(_check_actor(transition, instance, actor))
+    elif (source, target) not in SYSTEM_TRANSITIONS:
+        raise NotPermitted(f"A background job may not move an instance from {source} to {target}.")
     details = dict(details or {})
     for name in transition.guards:
         _rule(name, transition)(instance=instance, actor=actor, details=details)
