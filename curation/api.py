@@ -32,12 +32,11 @@ class ProjectListApi(APIView):
 
     @extend_schema(responses=serializers.ProjectSerializer(many=True))
     def get(self, request: Request) -> Response:
-        projects = list(selectors.projects_visible_to(request.user))
         roles: dict[int, set[str]] = {}
         for project_id, role in Membership.objects.filter(user=request.user).values_list("project_id", "role"):
             roles.setdefault(project_id, set()).add(role)
-        data = serializers.ProjectSerializer(projects, many=True, context={"roles": roles}).data
-        return Response(data)
+        projects = selectors.projects_visible_to(request.user)
+        return Response(serializers.ProjectSerializer(projects, many=True, context={"roles": roles}).data)
 
     @extend_schema(request=serializers.ProjectCreateSerializer, responses={201: serializers.ProjectSerializer})
     def post(self, request: Request) -> Response:
