@@ -15,6 +15,7 @@ from curation import selectors, serializers
 from curation.api_inputs import valid_input
 from curation.batches import services as batch_services
 from curation.errors import NotFound
+from curation.members import selectors as member_selectors
 from curation.models import Membership, ReasoningType
 from curation.services import instances as instance_services
 from curation.services import lifecycle
@@ -31,12 +32,11 @@ class ProjectListApi(APIView):
 
     @extend_schema(responses=serializers.ProjectSerializer(many=True))
     def get(self, request: Request) -> Response:
-        projects = list(selectors.projects_visible_to(request.user))
         roles: dict[int, set[str]] = {}
         for project_id, role in Membership.objects.filter(user=request.user).values_list("project_id", "role"):
             roles.setdefault(project_id, set()).add(role)
-        data = serializers.ProjectSerializer(projects, many=True, context={"roles": roles}).data
-        return Response(data)
+        projects = selectors.projects_visible_to(request.user)
+        return Response(serializers.ProjectSerializer(projects, many=True, context={"roles": roles}).data)
 
     @extend_schema(request=serializers.ProjectCreateSerializer, responses={201: serializers.ProjectSerializer})
     def post(self, request: Request) -> Response:
@@ -62,8 +62,7 @@ class MembershipListApi(APIView):
     @extend_schema(responses=serializers.MembershipSerializer(many=True))
     def get(self, request: Request, slug: str) -> Response:
         project = selectors.project_get(user=request.user, slug=slug)
-        project_services.require_role(user=request.user, project=project, roles=(Role.MANAGER,), action="list members")
-        members = Membership.objects.filter(project=project).select_related("user")
+        members = member_selectors.members_of(user=request.user, project=project)
         return Response(serializers.MembershipSerializer(members, many=True).data)
 
     @extend_schema(request=serializers.MembershipCreateSerializer, responses={201: serializers.MembershipSerializer})

@@ -58,14 +58,13 @@ def healthz(request: HttpRequest, checks: Mapping[str, Callable[[], dict[str, An
     """
     database = _database()
     broker = _broker()
-    # Heartbeat rows rather than a broadcast ping: the filesystem broker has no broadcast channel.
-    workers = _workers()
     healthy = database["ok"] and broker["ok"]
     body = {
         "status": "ok" if healthy else "unhealthy",
         "database": database,
         "broker": broker,
-        "workers": workers,
+        # Heartbeat rows rather than a broadcast ping: the filesystem broker has no broadcast channel.
+        "workers": _workers(),
         **{name: check() for name, check in (checks or {}).items()},
     }
     return JsonResponse(body, status=200 if healthy else 503)

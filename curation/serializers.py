@@ -89,22 +89,10 @@ class TableSerializer(serializers.ModelSerializer):
 
 
 class ParagraphSerializer(serializers.ModelSerializer):
-    mentioned_tables = serializers.PrimaryKeyRelatedField(many=True, read_only=True)
-
     class Meta:
         model = Paragraph
-        fields = [
-            "id",
-            "order",
-            "section",
-            "section_number",
-            "text",
-            "file",
-            "in_appendix",
-            "mentions",
-            "references",
-            "mentioned_tables",
-        ]
+        exclude = ["paper"]  # every field but its paper
+        read_only_fields = ["mentioned_tables"]
 
 
 class PaperSerializer(serializers.ModelSerializer):

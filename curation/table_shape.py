@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from itertools import product
 
 TYPE_CHECKING = False  # `typing` for type checkers only: the LaTeX extractor's fresh process would pay for it
@@ -39,9 +39,6 @@ class Span:
     column: int
     rowspan: int = 1
     colspan: int = 1
-
-    def as_dict(self) -> dict[str, int]:
-        return {"top": self.top, "column": self.column, "rowspan": self.rowspan, "colspan": self.colspan}
 
     def covered(self) -> list[tuple[int, int]]:
         """Every (row, column) position the block covers, its top-left first."""
@@ -135,7 +132,7 @@ class TableShape:
             "caption": self.caption,
             "cells": self.file_grid(),
             "grid": [list(row) for row in self.grid],
-            "spans": [span.as_dict() for span in self.spans],
+            "spans": [asdict(span) for span in self.spans],
             "header_rows": self.header_rows,
         }
 

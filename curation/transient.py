@@ -23,23 +23,13 @@ class TransientOutage(Exception):
 
 
 def _transient_types() -> tuple[type[BaseException], ...]:
-    types: list[type[BaseException]] = []
-    try:
-        import redis.exceptions
-
-        types += [redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, redis.exceptions.BusyLoadingError]
-    except ImportError:  # Redis is optional on the embedded defaults
-        pass
-    try:
-        import kombu.exceptions
-
-        types.append(kombu.exceptions.OperationalError)
-    except ImportError:
-        pass
+    # redis-py and kombu are installed with Celery whether or not a Redis server is used.
+    import kombu.exceptions
+    import redis.exceptions
     from django.db import InterfaceError, OperationalError
 
-    types += [InterfaceError, OperationalError]
-    return tuple(types)
+    redis_errors = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, redis.exceptions.BusyLoadingError)
+    return (*redis_errors, kombu.exceptions.OperationalError, InterfaceError, OperationalError)
 
 
 def is_transient(error: BaseException | None) -> bool:

@@ -23,8 +23,7 @@ from curation.webhooks.services import webhook_emit
 @transaction.atomic
 def batch_create(*, project: Project, actor: AbstractBaseUser | None, name: str) -> Batch:
     """A new planned batch at the end of the project's batch order. Managers only."""
-    if actor is not None:
-        require_role(user=actor, project=project, roles=(Role.MANAGER,), action="create batches")
+    require_role(user=actor, project=project, roles=(Role.MANAGER,), action="create batches")
     name = name.strip()
     if not name:
         raise InvalidInput("A batch needs a name.")

@@ -251,13 +251,9 @@ class ChatClient:
         if unknown:
             raise TypeError(f"unknown generation parameters: {', '.join(sorted(unknown))}")
         merged = {**self.config.generation_params, **{k: v for k, v in params.items() if v is not None}}
+        choices = {"tools": tools or None, "tool_choice": tool_choice, "response_format": response_format}
         payload: dict[str, Any] = {"model": self.config.model, "messages": messages, **merged}
-        if tools:
-            payload["tools"] = tools
-        if tool_choice is not None:
-            payload["tool_choice"] = tool_choice
-        if response_format is not None:
-            payload["response_format"] = response_format
+        payload.update((name, value) for name, value in choices.items() if value is not None)
         options = {**merged, "tool_choice": tool_choice, "response_format": response_format}
         started = time.monotonic()
 

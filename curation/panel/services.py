@@ -50,8 +50,7 @@ def calibration_summary(*, user: AbstractBaseUser, batch: Batch) -> dict[str, An
 def panel_set(*, project: Project, actor: AbstractBaseUser | None, endpoint_ids: list[int]) -> list[ModelEndpoint]:
     """Name the project's panel (replacing it); an empty list leaves the project without a panel. `actor=None` is
     an operator's command."""
-    if actor is not None:
-        require_role(user=actor, project=project, roles=(Role.MANAGER,), action="name the panel")
+    require_role(user=actor, project=project, roles=(Role.MANAGER,), action="name the panel")
     wanted = set(endpoint_ids)
     if len(wanted) > PANEL_MAX:
         raise InvalidInput(f"A panel has at most {PANEL_MAX} models; {len(wanted)} were chosen.")

@@ -73,8 +73,7 @@ def contexts_assign_reasoning_types(
     Chosen are `contexts`, or all short contexts of `batch` (reassigned as a whole), or else the project's
     short contexts without a type. Managers only.
     """
-    if actor is not None:
-        require_role(user=actor, project=project, roles=(Role.MANAGER,), action="assign reasoning types")
+    require_role(user=actor, project=project, roles=(Role.MANAGER,), action="assign reasoning types")
     if contexts is not None and batch is not None:
         raise InvalidInput("Give contexts or a batch, not both.")
     if batch is not None and batch.project_id != project.pk:
@@ -116,8 +115,7 @@ def context_set_reasoning_type(
     *, context: Context, reasoning_type: ReasoningType | None, actor: AbstractBaseUser | None
 ) -> Context:
     """A manager's override of one context's reasoning type (a leaf of the same project, or none)."""
-    if actor is not None:
-        require_role(user=actor, project=context.project, roles=(Role.MANAGER,), action="change reasoning types")
+    require_role(user=actor, project=context.project, roles=(Role.MANAGER,), action="change reasoning types")
     if reasoning_type is not None:
         if context.kind == Context.Kind.LONG:
             raise InvalidInput(LONG_CONTEXT_REFUSAL)

@@ -69,6 +69,16 @@ def transition_rule(name: str, rule: Rule) -> None:
     _RULES[name] = rule
 
 
+def _table_row(source: str, target: str) -> Transition:
+    """The transition table's row for source → target; InvalidInput for an unknown status or a move not in it."""
+    if target not in Status.values:
+        raise InvalidInput(f"{target!r} is not a status; expected one of {', '.join(Status.values)}.")
+    transition = TRANSITION_TABLE.get((source, target))
+    if transition is None:
+        raise InvalidInput(f"An instance cannot go from {source} to {target}.")
+    return transition
+
+
 def _rule(name: str, transition: Transition) -> Rule:
     rule = _RULES.get(name)
     if rule is None:  # fail closed: a move never happens without the rule the table gives it
@@ -171,11 +181,9 @@ def instance_transition(
     A concurrent change (status or version no longer as expected) raises Conflict and writes nothing; so does a
     guard or effect that fails (the transaction is rolled back whole).
     """
-    rows = Instance.objects.filter(pk=instance_id)
-    if actor is not None:
-        # Outside the actor's projects an instance does not exist, before any state is looked at.
-        rows = Instance.objects.visible_to(actor, Role.values).filter(pk=instance_id)
-    instance = rows.first()
+    # Outside the actor's projects an instance does not exist, before any state is looked at.
+    rows = Instance.objects if actor is None else Instance.objects.visible_to(actor, Role.values)
+    instance = rows.filter(pk=instance_id).first()
     if instance is None:
         raise NotFound(f"Instance {instance_id} does not exist.")
     if target not in Status.values:
@@ -191,18 +199,15 @@ def instance_transition(
             f"This instance changed meanwhile (it is now {instance.status}, version {instance.version}).",
             detail={"status": instance.status, "version": instance.version},
         )
-    transition = TRANSITION_TABLE.get((source, target))
-    if transition is None:
-        raise InvalidInput(f"An instance cannot go from {source} to {target}.")
+    transition = _table_row(source, target)
 
     extra = dict(assignments or {})
     if set(extra) - _ASSIGNABLE:
         raise InvalidInput(f"Unexpected assignment fields: {sorted(extra)}.")
-    if actor is None:
-        if (source, target) not in SYSTEM_TRANSITIONS:
-            raise NotPermitted(f"A background job may not move an instance from {source} to {target}.")
-    else:
+    if actor is not None:
         extra.update(_check_actor(transition, instance, actor))
+    elif (source, target) not in SYSTEM_TRANSITIONS:
+        raise NotPermitted(f"A background job may not move an instance from {source} to {target}.")
     details = dict(details or {})
     for name in transition.guards:
         _rule(name, transition)(instance=instance, actor=actor, details=details)
@@ -555,28 +560,19 @@ def instances_transition_bulk(
     """Move many instances from `expected_status` to `target` by a system move (actor None in the audit), a
     chunk at a time: per chunk one conditional UPDATE (`WHERE id IN (…) AND status = expected`), one read of the
     new versions and one bulk insert of the audit rows, so the cost grows per chunk, not per item. The same
-    transition table decides (only a system move may be batched); the move's guards, effects and hooks, if it has
-    any, run on every instance as in `instance_transition`. All or nothing: if any instance is no longer in
-    `expected_status` (a concurrent change), or not at its version in `expected_versions` (id → version) when
-    given, Conflict is raised naming it and the whole transaction is rolled back. Returns how many moved."""
-    if target not in Status.values:
-        raise InvalidInput(f"{target!r} is not a status; expected one of {', '.join(Status.values)}.")
-    transition = TRANSITION_TABLE.get((expected_status, target))
-    if transition is None:
-        raise InvalidInput(f"An instance cannot go from {expected_status} to {target}.")
+    transition table decides: only a system move without guards, effects or hooks may be batched (one with rules
+    is done one by one, by `instance_transition`, so no rule is ever skipped). All or nothing: if any instance is no
+    longer in `expected_status` (a concurrent change), or not at its version in `expected_versions` (id → version)
+    when given, Conflict is raised naming it and the whole transaction is rolled back. Returns how many moved."""
+    transition = _table_row(expected_status, target)
     if (expected_status, target) not in SYSTEM_TRANSITIONS:
         raise NotPermitted(f"Only system moves are batched; {transition.description} is done one by one.")
+    if transition.guards or transition.effects or _hooks_for(target):
+        raise NotPermitted(f"{transition.description} has rules of its own: it is done one by one.")
     ids = list(dict.fromkeys(instance_ids))
-    guards = [_rule(name, transition) for name in transition.guards]
-    effects = [_rule(name, transition) for name in transition.effects]
-    hooks = _hooks_for(target)
     extra: dict[str, Any] = {} if target in LEASED_STATUSES else {"lease_expires_at": None}
     for start in range(0, len(ids), BULK_TRANSITION_CHUNK):
         chunk = ids[start : start + BULK_TRANSITION_CHUNK]
-        if guards:
-            for instance in Instance.objects.filter(pk__in=chunk, status=expected_status):
-                for guard in guards:
-                    guard(instance=instance, actor=None, details={})
         updated = Instance.objects.filter(pk__in=chunk, status=expected_status).update(
             status=target, version=F("version") + 1, updated_at=timezone.now(), **extra
         )
@@ -606,10 +602,4 @@ def instances_transition_bulk(
                 for pk, v in rows
             ]
         )
-        if effects or hooks:
-            for instance in Instance.objects.filter(pk__in=chunk):
-                for effect in effects:
-                    effect(instance=instance, actor=None, details={})
-                for hook in hooks:
-                    hook(instance, expected_status, target)
     return len(ids)

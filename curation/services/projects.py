@@ -16,9 +16,10 @@ from curation.taxonomy import seed_taxonomy
 from curation.visibility import can_create_projects, roles_in
 
 
-def require_role(*, user: AbstractBaseUser, project: Project, roles: tuple[str, ...], action: str) -> None:
-    """Raise NotPermitted unless `user` holds one of `roles` in `project` (an operator counts as a manager)."""
-    if not roles_in(user=user, project_id=project.pk) & {str(role) for role in roles}:
+def require_role(*, user: AbstractBaseUser | None, project: Project, roles: tuple[str, ...], action: str) -> None:
+    """Raise NotPermitted unless `user` holds one of `roles` in `project` (an operator counts as a manager);
+    `user=None` is an operator command, which may."""
+    if user is not None and not roles_in(user=user, project_id=project.pk) & {str(role) for role in roles}:
         raise NotPermitted(f"Only a {' or '.join(roles)} of this project may {action}.")
 
 
@@ -27,8 +28,7 @@ def batch_managed(batch_id: int, actor: AbstractBaseUser | None, action: str) ->
     batch = Batch.objects.select_related("project").filter(pk=batch_id).first()
     if batch is None:
         raise NotFound(f"Batch {batch_id} does not exist.")
-    if actor is not None:
-        require_role(user=actor, project=batch.project, roles=(Role.MANAGER,), action=action)
+    require_role(user=actor, project=batch.project, roles=(Role.MANAGER,), action=action)
     return batch
 
 
@@ -62,8 +62,7 @@ def membership_add(
     *, project: Project, actor: AbstractBaseUser | None, username: str, role: str, is_qualified: bool = False
 ) -> Membership:
     """Give `username` a role in `project`; `actor=None` is an operator command. Managers only."""
-    if actor is not None:
-        require_role(user=actor, project=project, roles=(Role.MANAGER,), action="add members")
+    require_role(user=actor, project=project, roles=(Role.MANAGER,), action="add members")
     if role not in Role.values:
         raise InvalidInput(f"{role!r} is not a role; expected one of {', '.join(Role.values)}.")
     user = get_user_model().objects.filter(username=username).first()

@@ -34,7 +34,7 @@ from django.utils import timezone
 from curation.endpoints.django_client import outbound_policy
 from curation.endpoints.outbound import GuardedBackend, OutboundPolicy, OutboundRefused
 from curation.errors import InvalidInput, NotFound
-from curation.jobs import JobKind, job_stall_cutoff, job_stall_seconds, job_task
+from curation.jobs import JobKind, job_stall_cutoff, job_task
 from curation.models import Project
 from curation.services.projects import require_role
 from curation.states import Role
@@ -346,7 +346,6 @@ class WebhookDeliveries(JobKind):
             _nudge(delivery.pk)
 
     def reap(self, *, stall_s: float | None = None) -> int:
-        stall_s = job_stall_seconds() if stall_s is None else stall_s
         with transaction.atomic():
             overdue = WebhookDelivery.objects.filter(
                 state=WebhookDelivery.State.PENDING, next_attempt_at__lt=job_stall_cutoff(stall_s)
