@@ -235,12 +235,8 @@ def draft_records_validate(*, project: Project, records: list[tuple[int, dict[st
         context = _context_for(project, raw, cache)
         if isinstance(context, tuple):
             problems.add(line, *context)
-        if (
-            isinstance(context, tuple)
-            or answer is None
-            or not isinstance(question, str)
-            or not isinstance(rationale, str)
-        ):
+            continue
+        if answer is None or not isinstance(question, str) or not isinstance(rationale, str):
             continue
         answer_type = str(raw.get("answer_type") or "").strip().lower() or None
         if answer_type is not None and answer_type not in ANSWER_TYPES:
