@@ -161,18 +161,18 @@ def _frozen_context(
             for t in tables
             if _table_key(t, key) not in excluded
         ],
-        "paragraphs": [
-            {
-                "key": _paragraph_key(p, key),
-                "order": p.order,
-                "section": p.section,
-                "text": p.text,
-                "mentioned_tables": [_table_key(t, key) for t in p.mentioned_tables.all()],
-            }
-            for p in paragraphs
-            if _paragraph_key(p, key) not in excluded
-        ],
+        "paragraphs": [_freeze_paragraph(p, key) for p in paragraphs if _paragraph_key(p, key) not in excluded],
         "native": native,
+    }
+
+
+def _freeze_paragraph(paragraph: Any, paper_key: str) -> dict[str, Any]:
+    return {
+        "key": _paragraph_key(paragraph, paper_key),
+        "order": paragraph.order,
+        "section": paragraph.section,
+        "text": paragraph.text,
+        "mentioned_tables": [_table_key(t, paper_key) for t in paragraph.mentioned_tables.all()],
     }
 
 
