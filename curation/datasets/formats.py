@@ -6,6 +6,7 @@ is written, with the path of the first bad value (e.g. `[12].questions[3].answer
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from collections.abc import Iterator
@@ -193,11 +194,6 @@ def _answer_items(answer: Any, path: str) -> list[str]:
     return [str(item) for item in items]
 
 
-def answer_form_of(items: list[str]) -> str:
-    """SciTaT's short-form rule (curation.toolkit.answer_form.is_short_form, the one definition) as a form name."""
-    return "short" if is_short_form(items) else "free"
-
-
 def _unique(key: str, path: str, seen: dict[str, str], what: str) -> None:
     if key in seen:
         raise DatasetFormatError(path, f"duplicate {what} {key!r} (first at {seen[key]})")
@@ -281,7 +277,7 @@ def parse_tatqa(data: Any, *, with_context: bool = True) -> ParsedDataset:
                         "answer": items,
                         "answer_type": answer_type,
                         "answer_source": answer_from,
-                        "answer_form": "" if is_draft else answer_form_of(items),
+                        "answer_form": "" if is_draft else "short" if is_short_form(items) else "free",
                         "scale": scale,
                         "derivation": derivation,
                     },
@@ -437,7 +433,7 @@ def parse_scitat(data: Any) -> ParsedDataset:
         answer_source = record.get("answer_source", "")
         if answer_source:
             _choice(answer_source, f"{path}.answer_source", ANSWER_SOURCES)
-        answer_form = record.get("answer_form") or ("" if is_draft else answer_form_of(items))
+        answer_form = record.get("answer_form") or ("" if is_draft else "short" if is_short_form(items) else "free")
         if answer_form:
             _choice(answer_form, f"{path}.answer_form", ("short", "free"))
         relevant = record.get("relevant_tables")
@@ -480,12 +476,12 @@ def parse_scitat(data: Any) -> ParsedDataset:
 
 def parse_dataset(format: str, data: Any) -> ParsedDataset:
     """Validate and read a parsed JSON document of `format`; raises DatasetFormatError on the first bad value."""
-    if format == "tatqa":
-        return parse_tatqa(data, with_context=True)
-    if format == "tatdqa":
-        return parse_tatqa(data, with_context=False)
-    if format == "finqa":
-        return parse_finqa(data)
-    if format == "scitat":
-        return parse_scitat(data)
-    raise DatasetFormatError("", f"unknown format {format!r}; expected one of {', '.join(FORMATS)}")
+    parsers = {
+        "tatqa": parse_tatqa,
+        "tatdqa": functools.partial(parse_tatqa, with_context=False),
+        "finqa": parse_finqa,
+        "scitat": parse_scitat,
+    }
+    if format not in parsers:
+        raise DatasetFormatError("", f"unknown format {format!r}; expected one of {', '.join(FORMATS)}")
+    return parsers[format](data)

@@ -133,7 +133,7 @@ class DatasetImports(JobKind):
                 self.fail(pk, token, gone)
                 return
             try:
-                result = dataset_import(
+                record = dataset_import(
                     project=job.project,
                     actor=job.requested_by,
                     format=job.format,
@@ -141,10 +141,11 @@ class DatasetImports(JobKind):
                     content=content,
                     as_release=job.as_release,
                     progress=progress,
-                )
+                ).record
             except IntegrityError:  # a worker that held the claim before committed the same file meanwhile
-                result = None
-        record = result.record if result is not None else _record_of(job)
+                record = ImportRecord.objects.filter(
+                    project=job.project, format=job.format, source_sha256=job.source_sha256
+                ).first()
         self.finish(pk, token, record=record, questions_done=job.questions_total)
 
     def after(self, job: ImportJob) -> None:
@@ -170,7 +171,3 @@ def import_job_dismiss(*, job: ImportJob, actor: AbstractBaseUser | None) -> Non
             f"The import of {job.source_name} is {job.get_state_display().lower()}; only a failed one is dismissed."
         )
     import_job_file(job).unlink(missing_ok=True)
-
-
-def _record_of(job: ImportJob) -> ImportRecord | None:
-    return ImportRecord.objects.filter(project=job.project, format=job.format, source_sha256=job.source_sha256).first()

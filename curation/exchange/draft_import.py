@@ -126,26 +126,21 @@ def _paper_for(project: Project, ref: Any) -> Paper | str:
     return found[0]  # the latest version
 
 
-def _context_for(
-    project: Project, raw: dict[str, Any], line: int, problems: _Problems, cache: dict[Any, Any]
-) -> Context | None:
+def _context_for(project: Project, raw: dict[str, Any], cache: dict[Any, Any]) -> Context | tuple[str, str]:
+    """The context a record names, or (the field at fault, why none)."""
     if raw.get("context") not in (None, ""):
         ref = str(raw["context"]).strip()
         context = Context.objects.filter(project=project, pk=int(ref)).first() if ref.isdigit() else None
-        if context is None:
-            problems.add(line, "context", f"no context {ref!r} in this project")
-        return context
+        return context or ("context", f"no context {ref!r} in this project")
     if raw.get("paper") in (None, ""):
-        problems.add(line, "paper", "give context, or paper with paragraph and/or table")
-        return None
+        return "paper", "give context, or paper with paragraph and/or table"
     # A file usually holds many questions per paper: each paper and its contexts are loaded once.
     ref_key = ("paper", str(raw["paper"]).strip())
     if ref_key not in cache:
         cache[ref_key] = _paper_for(project, raw["paper"])
     paper = cache[ref_key]
     if isinstance(paper, str):
-        problems.add(line, "paper", paper)
-        return None
+        return "paper", paper
     if paper.pk not in cache:
         shorts = Context.objects.filter(paper=paper, kind=Context.Kind.SHORT).select_related("paragraph", "batch")
         cache[paper.pk] = list(shorts.prefetch_related("tables"))
@@ -153,27 +148,22 @@ def _context_for(
     if raw.get("paragraph") not in (None, ""):
         ref = str(raw["paragraph"]).strip().lstrip("¶")
         if not ref.isdigit():
-            problems.add(line, "paragraph", f"{raw['paragraph']!r} is not a paragraph number (¶ on the paper page)")
-            return None
+            return "paragraph", f"{raw['paragraph']!r} is not a paragraph number (¶ on the paper page)"
         candidates = [c for c in candidates if c.paragraph and c.paragraph.order == int(ref) - 1]
         if not candidates:
-            problems.add(line, "paragraph", f"¶{ref} of {paper.title!r} is no short context (it cites no table)")
-            return None
+            return "paragraph", f"¶{ref} of {paper.title!r} is no short context (it cites no table)"
     if raw.get("table") not in (None, ""):
         ref = str(raw["table"]).strip()
         citing = [c for c in candidates if any(ref in (t.number, t.label, *t.labels) for t in c.tables.all())]
         if not citing:
             where = "that paragraph" if raw.get("paragraph") not in (None, "") else f"any paragraph of {paper.title!r}"
-            problems.add(line, "table", f"table {ref!r} is not cited by {where}")
-            return None
+            return "table", f"table {ref!r} is not cited by {where}"
         if len(citing) > 1:
             paragraphs = ", ".join(f"¶{c.paragraph.order + 1}" for c in citing[:6])
-            problems.add(line, "table", f"table {ref!r} is cited by {paragraphs}; add the paragraph")
-            return None
+            return "table", f"table {ref!r} is cited by {paragraphs}; add the paragraph"
         candidates = citing
     elif raw.get("paragraph") in (None, ""):
-        problems.add(line, "paragraph", "give the paragraph or the table the question is about")
-        return None
+        return "paragraph", "give the paragraph or the table the question is about"
     return candidates[0]
 
 
@@ -242,8 +232,11 @@ def draft_records_validate(*, project: Project, records: list[tuple[int, dict[st
             problems.add(line, "external_id", f"{external_id!r} was imported before")
         if external_id:
             seen_ids.setdefault(external_id, line)
-        context = _context_for(project, raw, line, problems, cache)
-        if context is None or answer is None or not isinstance(question, str) or not isinstance(rationale, str):
+        context = _context_for(project, raw, cache)
+        if isinstance(context, tuple):
+            problems.add(line, *context)
+            continue
+        if answer is None or not isinstance(question, str) or not isinstance(rationale, str):
             continue
         answer_type = str(raw.get("answer_type") or "").strip().lower() or None
         if answer_type is not None and answer_type not in ANSWER_TYPES:

@@ -40,10 +40,6 @@ def _binary(left: _Expression, operator: str, right: _Expression) -> _Expression
     return _Expression(f"{left_text}{operator}{right_text}", precedence)
 
 
-def _chain(operands: Sequence[_Expression], operator: str) -> _Expression:
-    return functools.reduce(lambda left, right: _binary(left, operator, right), operands)
-
-
 def _written(value: Any) -> str:
     """A number as the table wrote it, without its unit marks (`$1,200` → 1,200, `12.5%` → 12.5)."""
     if isinstance(value, bool):
@@ -128,7 +124,8 @@ def from_actions(actions: Sequence[Mapping[str, Any]], *, is_percentage: bool = 
                 operands = [operand(value) for value in arguments.get("numbers") or []]
                 if not operands:
                     return ""
-                expression = _chain(operands, "*" if tool == "multiply" else "+")
+                symbol = "*" if tool == "multiply" else "+"
+                expression = functools.reduce(lambda left, right: _binary(left, symbol, right), operands)
                 if tool == "mean":
                     expression = _binary(expression, "/", _atom(str(len(operands))))
             elif tool in ("subtract", "divide"):

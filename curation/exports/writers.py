@@ -19,10 +19,6 @@ Row = tuple[dict[str, Any], dict[str, Any] | None, dict[str, Any] | None]
 PARQUET_BATCH_ROWS = 1000
 
 
-def _dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False)
-
-
 def write_json_array(out: IO[str], values: Iterable[Any]) -> int:
     """`[v1, v2, …]` written one element at a time, one per line; returns the number of elements.
 
@@ -33,7 +29,7 @@ def write_json_array(out: IO[str], values: Iterable[Any]) -> int:
     out.write("[")
     for value in values:
         out.write(",\n" if count else "\n")
-        out.write(_dumps(value))
+        out.write(json.dumps(value, ensure_ascii=False))
         count += 1
     out.write("\n]\n" if count else "]\n")
     return count
@@ -86,7 +82,7 @@ def write_text_format(
         writer.writerow(records.CSV_COLUMNS)
         writer.writerows(records.csv_row(*row) for row in counted)
     elif fmt == "jsonl":
-        out.writelines(_dumps(records.jsonl_record(*row)) + "\n" for row in counted)
+        out.writelines(json.dumps(records.jsonl_record(*row), ensure_ascii=False) + "\n" for row in counted)
     elif fmt in ("tatqa", "tatdqa"):
         write_json_array(out, tatqa_documents(counted) if fmt == "tatqa" else tatdqa_documents(counted, doc_keys))
     else:

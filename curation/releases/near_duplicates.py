@@ -233,11 +233,9 @@ def near_duplicates_check(
         NearDuplicate.objects.filter(project=project).delete()
         rows = []
         for question, other, similarity in pairs:
-            against = other.against
             if other.key.startswith("c:"):  # both in this release-to-be: the newer one is the duplicate
                 question, other = other, question
-                against = NearDuplicate.Against.RELEASE
-            source = other.source or "this release"
+            against, source = other.against, other.source or "this release"
             rows.append(
                 NearDuplicate(
                     project=project,

@@ -123,21 +123,18 @@ def batches_to_release(*, user: AbstractBaseUser, project: Project) -> dict[str,
     whole-project figures, reused until an instance of the project changes (curation/figures_cache.py); which
     batches the viewer sees is read each time (their ids only, then a page of them)."""
 
+    instances = Instance.objects.without_probes().filter(project=project, status=Status.VALIDATED)
+
     def validated_per_batch() -> dict[int, int]:
-        validated = Instance.objects.without_probes().filter(
-            project=project, status=Status.VALIDATED, batch__isnull=False
-        )
-        return dict(validated.order_by().values("batch_id").annotate(n=Count("id")).values_list("batch_id", "n"))
+        counted = instances.filter(batch__isnull=False).order_by().values("batch_id").annotate(n=Count("id"))
+        return dict(counted.values_list("batch_id", "n"))
 
     validated = project_figures(project, "validated_per_batch", validated_per_batch)
     waiting = selectors.batches_visible_to(user, project).filter(pk__in=list(validated))
     ids = list(waiting.values_list("pk", flat=True))
     recent = waiting.order_by("-order", "-id")[:RECENT_BATCHES]
     # Read each time (configuring the exam moves no instance, so the figures cache would not see it).
-    withheld = withheld_counts(
-        project=project,
-        instances=Instance.objects.without_probes().filter(project=project, status=Status.VALIDATED, batch_id__in=ids),
-    )
+    withheld = withheld_counts(project=project, instances=instances.filter(batch_id__in=ids))
     return {
         "instances": sum(validated[pk] for pk in ids),
         "batches": len(ids),

@@ -38,10 +38,6 @@ def _project(request: HttpRequest, slug: str) -> tuple[Project, set[str]]:
     return project, selectors.roles_of(user=request.user, project=project)
 
 
-# The cut form's free texts, passed to the cut as typed.
-_CUT_TEXTS = ("description", "changelog", "license", "citation")
-
-
 @login_required
 def release_list(request: HttpRequest, slug: str) -> HttpResponse:
     project, roles = _project(request, slug)
@@ -51,7 +47,12 @@ def release_list(request: HttpRequest, slug: str) -> HttpResponse:
         if not is_manager:
             raise PermissionDenied("Only a manager of this project may cut releases.")
         given = request.POST.copy()
-        given["batches"] = _batches_typed(request)
+        # The batches besides the ticked boxes, as `release_cut_request` reads them: "all" when the manager chose
+        # every batch with validated instances, and the typed numbers and ranges (both, if both were given: the
+        # service refuses that with a message).
+        typed = request.POST.get("batch_range", "")
+        is_all = request.POST.get("scope") == cut_services.ALL_BATCHES
+        given["batches"] = f"{cut_services.ALL_BATCHES}, {typed}" if is_all else typed
         cut = ReleaseCutSerializer(data=given)  # the API's input serializer
         try:
             if not cut.is_valid():
@@ -86,7 +87,7 @@ def release_list(request: HttpRequest, slug: str) -> HttpResponse:
         # than starting over.
         "refusal": refusal,
         "asked": {
-            **{text: request.POST.get(text, "") for text in ("name", "batch_range", "split_seed", *_CUT_TEXTS)},
+            **request.POST.dict(),  # the typed texts: name, batch numbers, split seed, description, …
             "scope": request.POST.get("scope", cut_services.ALL_BATCHES),
             "batch_ids": request.POST.getlist("batch_ids"),
             "include_withheld": request.POST.get("include_withheld") == "on",
@@ -132,16 +133,6 @@ def near_duplicates_withhold(request: HttpRequest, slug: str) -> HttpResponse:
     if count is not None:
         messages.success(request, f"{count} near-duplicate{pluralize(count)} withheld from cuts.")
     return redirect(f"{reverse('releases', kwargs={'slug': slug})}#near-duplicates")
-
-
-def _batches_typed(request: HttpRequest) -> str:
-    """The cut form's batches besides the ticked boxes, as `release_cut_request` reads them: "all" when the
-    manager chose every batch with validated instances, and the typed numbers and ranges (both, if both were
-    given: the service refuses that with a message)."""
-    typed = request.POST.get("batch_range", "")
-    if request.POST.get("scope") == cut_services.ALL_BATCHES:
-        return f"{cut_services.ALL_BATCHES}, {typed}"
-    return typed
 
 
 @login_required

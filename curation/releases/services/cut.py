@@ -254,15 +254,10 @@ def _freeze_chunk(
     new_papers = wanted - set(papers)
     if new_papers:
         papers.update(_papers_load(new_papers))
-    paper_sources = {
-        r.paper_id: r
-        for r in SourceRecord.objects.filter(paper_id__in=wanted, kind="context").order_by("id")
-        if r.paper_id
-    }
+    context_records = SourceRecord.objects.filter(kind="context")
+    paper_sources = {r.paper_id: r for r in context_records.filter(paper_id__in=wanted).order_by("id")}
     context_sources = {
-        r.context_id: r
-        for r in SourceRecord.objects.filter(context_id__in={i.context_id for i in instances if i.context_id})
-        if r.context_id and r.kind == "context"
+        r.context_id: r for r in context_records.filter(context_id__in=[i.context_id for i in instances])
     }
     panels: dict[int, dict[str, bool]] = {}
     calibrated = [i.pk for i in instances if i.panel_size is not None]
@@ -629,20 +624,14 @@ def release_cut(
             )
             if before_commit is not None:
                 before_commit(release)
-            webhook_emit(project=project, event="release.cut", payload=release_cut_payload(release, batches=batches))
+            named = ("id", "name", "version", "label", "item_count", "content_hash", "created_at")
+            payload = {
+                "release": {name: getattr(release, name) for name in named},
+                "batches": [{"id": batch.pk, "name": batch.name} for batch in batches],
+                "cut_by": release.created_by.get_username() if release.created_by else None,
+            }
+            webhook_emit(project=project, event="release.cut", payload=payload)
             return release
-
-
-def release_cut_payload(release: Release, *, batches: Any) -> dict[str, Any]:
-    """What the `release.cut` webhook event says about a new release."""
-    return {
-        "release": {
-            name: getattr(release, name)
-            for name in ("id", "name", "version", "label", "item_count", "content_hash", "created_at")
-        },
-        "batches": [{"id": batch.pk, "name": batch.name} for batch in batches],
-        "cut_by": release.created_by.get_username() if release.created_by else None,
-    }
 
 
 # What a page or the API may pass to a cut besides the project, the actor, the name and the batches.

@@ -47,18 +47,15 @@ class ReleaseCuts(JobKind):
         def mark_ready(release: Release) -> None:  # inside the release's transaction
             self.finish(pk, token, release=release, items_done=release.item_count)
 
-        options = dict(cut.options)
-        batch_ids = options.pop("batch_ids")
         # Beats between the frozen chunks, and from a side thread through the release's long final write.
         with self.heartbeating(pk, token):
             release_cut(
                 project=cut.project,
                 actor=cut.requested_by,
                 name=cut.name,
-                batch_ids=batch_ids,
                 progress=progress,
                 before_commit=mark_ready,
-                **options,
+                **cut.options,  # batch_ids and the cut's options
             )
 
 
