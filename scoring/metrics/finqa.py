@@ -248,8 +248,6 @@ class FinqaQuestionScore:
     uid: str
     exe_correct: bool
     prog_correct: bool
-    has_prediction: bool
-    executed: Any = None
     numeric_correct: bool | None = None
 
 
@@ -304,14 +302,12 @@ def score_question(record: Mapping[str, Any], predicted_program: Sequence[str] |
     program, answer, table = gold_fields(record)
     uid = str(record["id"])
     if predicted_program is None:
-        return FinqaQuestionScore(uid=uid, exe_correct=False, prog_correct=False, has_prediction=False)
+        return FinqaQuestionScore(uid=uid, exe_correct=False, prog_correct=False)
     invalid, executed = eval_program(predicted_program, table)
     return FinqaQuestionScore(
         uid=uid,
         exe_correct=invalid == 0 and executed == answer,
         prog_correct=equal_program(program_tokenization(program), predicted_program),
-        has_prediction=True,
-        executed=executed,
     )
 
 
