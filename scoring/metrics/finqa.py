@@ -12,7 +12,7 @@ import math
 import operator
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
 # evaluate.py's arithmetic operations, each on two arguments ("greater" answers "yes" or "no").
@@ -292,9 +292,7 @@ class FinqaReport:
 
     def summary(self) -> dict[str, Any]:
         """Aggregate figures without per-question detail."""
-        data = asdict(self)
-        data.pop("questions")
-        return data
+        return {item.name: getattr(self, item.name) for item in fields(self) if item.name != "questions"}
 
 
 def score_question(record: Mapping[str, Any], predicted_program: Sequence[str] | None) -> FinqaQuestionScore:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, Literal, Protocol
 
 from curation.toolkit.answer_form import is_short_form
@@ -83,9 +83,7 @@ class ScitatReport:
 
     def summary(self) -> dict[str, Any]:
         """Aggregate figures without per-question detail."""
-        data = asdict(self)
-        data.pop("questions")
-        return data
+        return {item.name: getattr(self, item.name) for item in fields(self) if item.name != "questions"}
 
 
 def _em_f1(items: Sequence[str], gold_items: Sequence[str], mode: tatqa.Mode) -> tuple[float, float]:
