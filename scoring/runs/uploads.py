@@ -35,16 +35,6 @@ UPLOAD_FORMATS = {
 }
 
 
-def _with_file(content: bytes, reader: Any) -> Any:
-    with tempfile.TemporaryDirectory() as directory:
-        path = Path(directory) / "upload.json"
-        path.write_bytes(content)
-        try:
-            return reader(path)
-        except files.PredictionFileError as error:
-            raise InvalidInput(str(error).replace(str(path), "the file")) from error
-
-
 def predictions_read(
     *, format: str, content: bytes, extraction: str = "default", method: str = ""
 ) -> dict[str, dict[str, Any]]:
@@ -75,9 +65,14 @@ def predictions_read(
                     raise InvalidInput(f"line {number}: 'tool_trace' is a list of calls {{name, arguments, result}}")
                 predictions[str(record["uid"])]["tool_trace"] = trace
         return predictions
-    if format in benchmarks.SCORERS:
-        scorer = benchmarks.SCORERS[format]
-        return _with_file(content, lambda path: scorer.predictions_read(path, extraction=extraction))
+    if format in benchmarks.SCORERS:  # the benchmark's scorer reads its own file format
+        with tempfile.TemporaryDirectory() as directory:
+            path = Path(directory) / "upload.json"
+            path.write_bytes(content)
+            try:
+                return benchmarks.SCORERS[format].predictions_read(path, extraction=extraction)
+            except files.PredictionFileError as error:
+                raise InvalidInput(str(error).replace(str(path), "the file")) from error
     if format in ("inspect", "lm_eval"):
         try:
             completions = log_completions(content, harness=format)
