@@ -68,10 +68,6 @@ def panel_ask(item: dict[str, Any], context: dict[str, Any] | None, endpoint: Mo
     }
 
 
-def _has_gold(item: dict[str, Any]) -> bool:
-    return bool(item.get("answer")) or item.get("is_answerable") is False
-
-
 def _verdicts_write(calibration: Calibration, instance_ids: list[int]) -> None:
     """Each instance's k of n from this calibration's answers; its answers from earlier calibrations go."""
     counts = {
@@ -119,7 +115,7 @@ class Calibrations(JobKind):
                 asks = [
                     (instance_id, item, context, endpoint)
                     for instance_id, (item, context) in frozen
-                    if _has_gold(item)
+                    if item.get("answer") or item.get("is_answerable") is False  # a gold answer to score against
                     for endpoint in endpoints
                     if (instance_id, endpoint.pk) not in asked
                 ]

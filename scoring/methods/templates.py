@@ -169,11 +169,6 @@ def templates_offering_abstention(templates: Mapping[str, str]) -> dict[str, str
     }
 
 
-def template_hash(text: str) -> str:
-    """sha256 of one template text."""
-    return hashlib.sha256(text.encode()).hexdigest()
-
-
 def templates_hash(templates: Mapping[str, str]) -> str:
     """sha256 over every stage's text, in stage-name order."""
     return hashlib.sha256(json.dumps(dict(sorted(templates.items())), ensure_ascii=False).encode()).hexdigest()

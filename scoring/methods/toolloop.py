@@ -90,14 +90,6 @@ def shot_examples(names: Sequence[str], shots: int, *, seed: int) -> str:
     return "\n".join(lines)
 
 
-def _action_schema(names: Sequence[str]) -> dict[str, Any]:
-    return {
-        "type": "object",
-        "properties": {"tool": {"type": "string", "enum": list(names)}, "arguments": {"type": "object"}},
-        "required": ["tool", "arguments"],
-    }
-
-
 def _protocol_text(box: ToolBox) -> str:
     described = "\n".join(
         f"- {schema['function']['name']}: {schema['function'].get('description', '')} "
@@ -149,6 +141,11 @@ def run_tool_loop(
         {"role": "user", "content": render(settings.templates["tool_user"], Question=question)},
     ]
     use_schema = settings.json_schema and not native
+    action_schema = {
+        "type": "object",
+        "properties": {"tool": {"type": "string", "enum": list(names)}, "arguments": {"type": "object"}},
+        "required": ["tool", "arguments"],
+    }
     output.stages = {"protocol": "native" if native else "json", "json_schema": use_schema, "tools": list(names)}
     for turn in range(1, settings.max_turns + 1):
         output.messages = list(messages)
@@ -158,7 +155,7 @@ def run_tool_loop(
             try:
                 result = chat(
                     messages,
-                    response_format=json_schema_format("tool_action", _action_schema(names)) if use_schema else None,
+                    response_format=json_schema_format("tool_action", action_schema) if use_schema else None,
                 )
             except EndpointBadRequest:
                 if not use_schema:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -35,10 +35,6 @@ class Estimate:
     clustered: bool
     unit: str = "question"
     note: str = ""
-
-    def as_dict(self) -> dict[str, Any]:
-        """Plain-dict form for JSON output."""
-        return asdict(self)
 
 
 def bootstrap_mean(
@@ -98,7 +94,7 @@ def bootstrap_mean(
 
 
 def interval_text(estimate: Mapping[str, Any] | None, *, with_note: bool = True) -> str:
-    """An estimate (`Estimate.as_dict()`) as printed, in percent: "63.5 [60.1, 66.8]", with its note when the
+    """An estimate (`asdict` of an Estimate) as printed, in percent: "63.5 [60.1, 66.8]", with its note when the
     interval is over questions for want of papers or is absent ("80.0 (no interval: …)"), "—" for none. Without
     `with_note` the note is left to the caller (a page tells each note once, not in every cell)."""
     if not estimate:

@@ -12,7 +12,7 @@ import math
 import operator
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
 # evaluate.py's arithmetic operations, each on two arguments ("greater" answers "yes" or "no").
@@ -248,8 +248,6 @@ class FinqaQuestionScore:
     uid: str
     exe_correct: bool
     prog_correct: bool
-    has_prediction: bool
-    executed: Any = None
     numeric_correct: bool | None = None
 
 
@@ -294,9 +292,7 @@ class FinqaReport:
 
     def summary(self) -> dict[str, Any]:
         """Aggregate figures without per-question detail."""
-        data = asdict(self)
-        data.pop("questions")
-        return data
+        return {item.name: getattr(self, item.name) for item in fields(self) if item.name != "questions"}
 
 
 def score_question(record: Mapping[str, Any], predicted_program: Sequence[str] | None) -> FinqaQuestionScore:
@@ -304,14 +300,12 @@ def score_question(record: Mapping[str, Any], predicted_program: Sequence[str] |
     program, answer, table = gold_fields(record)
     uid = str(record["id"])
     if predicted_program is None:
-        return FinqaQuestionScore(uid=uid, exe_correct=False, prog_correct=False, has_prediction=False)
+        return FinqaQuestionScore(uid=uid, exe_correct=False, prog_correct=False)
     invalid, executed = eval_program(predicted_program, table)
     return FinqaQuestionScore(
         uid=uid,
         exe_correct=invalid == 0 and executed == answer,
         prog_correct=equal_program(program_tokenization(program), predicted_program),
-        has_prediction=True,
-        executed=executed,
     )
 
 

@@ -9,13 +9,14 @@ standard error) — reported only from MIN_LABELS labelled predictions on.
 
 from __future__ import annotations
 
+import hashlib
 import math
 import re
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from curation.endpoints.errors import EndpointError
-from scoring.methods.templates import render, template_hash
+from scoring.methods.templates import render
 
 SCORES = {"correct": 1.0, "partially correct": 0.5, "incorrect": 0.0}
 MIN_LABELS = 10
@@ -42,7 +43,7 @@ def judge_answer(
     chat: Callable[..., Any], rubric: str, *, question: str, gold: Sequence[str], answer: Sequence[str], model: str
 ) -> dict[str, Any]:
     """Ask the judge about one answer; its verdict as recorded on the prediction (a failed call says why)."""
-    record = {"rubric": template_hash(rubric)[:12], "judge": model}
+    record = {"rubric": hashlib.sha256(rubric.encode()).hexdigest()[:12], "judge": model}
     prompt = render(rubric, Question=question, Gold="\n".join(map(str, gold)), Answer="\n".join(map(str, answer)))
     try:
         result = chat([{"role": "user", "content": prompt}])

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, Literal, Protocol
 
 from curation.toolkit.answer_form import is_short_form
@@ -61,7 +61,6 @@ class ScitatQuestionScore:
     em: float | None
     f1: float | None
     bertscore: float | None = None
-    has_prediction: bool = False
 
 
 @dataclass
@@ -84,19 +83,16 @@ class ScitatReport:
 
     def summary(self) -> dict[str, Any]:
         """Aggregate figures without per-question detail."""
-        data = asdict(self)
-        data.pop("questions")
-        return data
+        return {item.name: getattr(self, item.name) for item in fields(self) if item.name != "questions"}
 
 
 def _em_f1(items: Sequence[str], gold_items: Sequence[str], mode: tatqa.Mode) -> tuple[float, float]:
     return tatqa.string_em_f1(tatqa.answer_string(items, "", mode), tatqa.answer_string(gold_items, "", mode), mode)
 
 
-def _form_score(uid: str, short_form: bool, em: float, f1: float, items: Sequence[Any]) -> ScitatQuestionScore:
+def _form_score(uid: str, short_form: bool, em: float, f1: float) -> ScitatQuestionScore:
     """EM counts for a short-form question, F1 for a free-form one."""
-    em_or_none, f1_or_none = (em, None) if short_form else (None, f1)
-    return ScitatQuestionScore(uid, short_form, em_or_none, f1_or_none, has_prediction=bool(items))
+    return ScitatQuestionScore(uid, short_form, em, None) if short_form else ScitatQuestionScore(uid, False, None, f1)
 
 
 def score_question(
@@ -108,7 +104,7 @@ def score_question(
     short_form = is_short_form(gold_items)
     items = prediction_items(prediction) if prediction is not None else []
     em, f1 = _em_f1(items, gold_items, mode) if items else (0.0, 0.0)
-    return _form_score(uid, short_form, em, f1, items)
+    return _form_score(uid, short_form, em, f1)
 
 
 def official_is_short_form(answer: Any) -> bool:
@@ -130,7 +126,7 @@ def score_question_official(record: Mapping[str, Any], prediction: Any) -> Scita
         short_form = official_is_short_form(record["answer"])
     except (TypeError, ValueError) as error:
         raise ValueError(f"id {uid}: SciTaT's evaluate.py cannot score this question ({error})") from error
-    return _form_score(uid, short_form, scored.em, scored.f1, items)
+    return _form_score(uid, short_form, scored.em, scored.f1)
 
 
 def official_bertscore_texts(record: Mapping[str, Any], prediction: Any) -> tuple[str, str]:

@@ -239,9 +239,6 @@ class QuestionScore:
     is_scale_correct: bool | None = None
     answer_type: str = ""
     answer_from: str = ""
-    gold_scale: str = ""
-    predicted_scale: str | None = None
-    has_prediction: bool = False
     is_non_finite: bool = False
 
 
@@ -269,8 +266,6 @@ def score_question(
         uid=str(question.get("uid", "")),
         answer_type=answer_type,
         answer_from=question.get("answer_from", "") or "",
-        gold_scale=gold_scale,
-        predicted_scale=raw_predicted_scale,
     )
     scale_matches = raw_predicted_scale is not None and predicted_scale == gold_scale
     if scale_mode == "predicted":
@@ -281,7 +276,6 @@ def score_question(
     gold_items = gold_answer_items(question)
     if not gold_items:
         return result
-    result.has_prediction = True
     if scale_mode == "predicted":
         result.is_scale_correct = scale_matches
     if scale_mode == "ignore":

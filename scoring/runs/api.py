@@ -387,15 +387,8 @@ class ScoringOfficialFiguresApi(APIView):
 
     @extend_schema(request=OfficialFiguresInputSerializer, responses=OfficialFiguresOutputSerializer)
     def post(self, request: Request) -> Response:
-        values = valid_input(self.OfficialFiguresInputSerializer, request.data)
-        return Response(self.OfficialFiguresOutputSerializer(official_scored(values)).data)
-
-
-def official_scored(values: dict[str, Any]) -> dict[str, Any]:
-    """The official figures of the gold and prediction files the official-figures serializer checked (the API's and
-    the page's)."""
-    gold, predictions = upload_read(values["gold"]), upload_read(values["predictions"])
-    return upload_services.official_figures(benchmark=values["benchmark"], gold=gold, predictions=predictions)
+        figures = upload_services.official_figures(**valid_input(self.OfficialFiguresInputSerializer, request.data))
+        return Response(self.OfficialFiguresOutputSerializer(figures).data)
 
 
 class ScoringComparisonApi(APIView):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import asdict
 from typing import Any
 
 from curation.toolkit.extraction import is_abstention
@@ -157,7 +158,7 @@ def _figures(records: list[Mapping[str, Any]], keys: Iterable[str], seed: int, r
         if not chosen:
             continue
         values, clusters = [float(r[key]) for r in chosen], [r.get("paper") or r.get("uid") for r in chosen]
-        estimate = aggregate.bootstrap_mean(values, seed=seed, resamples=resamples, clusters=clusters).as_dict()
+        estimate = asdict(aggregate.bootstrap_mean(values, seed=seed, resamples=resamples, clusters=clusters))
         estimate["sd"] = (sum((value - estimate["mean"]) ** 2 for value in values) / len(values)) ** 0.5
         figures[key] = estimate
     return figures

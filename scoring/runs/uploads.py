@@ -9,12 +9,14 @@ from pathlib import Path
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
+from django.core.files.uploadedfile import UploadedFile
 
 from curation.endpoints.models import ModelEndpoint
 from curation.errors import InvalidInput
 from curation.releases.models import Release
 from curation.toolkit.extraction import EXTRACTION_MODES
 from curation.toolkit.strict_json import JsonInputError, json_loads_strict
+from curation.uploads import upload_read
 from scoring.metrics import benchmarks, files
 from scoring.runs.creation import run_create
 from scoring.runs.harness import HarnessLogError, answer_of, log_completions
@@ -31,16 +33,6 @@ UPLOAD_FORMATS = {
     "inspect": "Inspect AI log of the harness task (.eval, .json)",
     "lm_eval": "lm-evaluation-harness samples (samples_*.jsonl)",
 }
-
-
-def _with_file(content: bytes, reader: Any) -> Any:
-    with tempfile.TemporaryDirectory() as directory:
-        path = Path(directory) / "upload.json"
-        path.write_bytes(content)
-        try:
-            return reader(path)
-        except files.PredictionFileError as error:
-            raise InvalidInput(str(error).replace(str(path), "the file")) from error
 
 
 def predictions_read(
@@ -73,9 +65,14 @@ def predictions_read(
                     raise InvalidInput(f"line {number}: 'tool_trace' is a list of calls {{name, arguments, result}}")
                 predictions[str(record["uid"])]["tool_trace"] = trace
         return predictions
-    if format in benchmarks.SCORERS:
-        scorer = benchmarks.SCORERS[format]
-        return _with_file(content, lambda path: scorer.predictions_read(path, extraction=extraction))
+    if format in benchmarks.SCORERS:  # the benchmark's scorer reads its own file format
+        with tempfile.TemporaryDirectory() as directory:
+            path = Path(directory) / "upload.json"
+            path.write_bytes(content)
+            try:
+                return benchmarks.SCORERS[format].predictions_read(path, extraction=extraction)
+            except files.PredictionFileError as error:
+                raise InvalidInput(str(error).replace(str(path), "the file")) from error
     if format in ("inspect", "lm_eval"):
         try:
             completions = log_completions(content, harness=format)
@@ -148,14 +145,15 @@ def upload_run_create(
     return run_start(run=run, actor=actor)
 
 
-def official_figures(*, benchmark: str, gold: bytes, predictions: bytes) -> dict[str, Any]:
-    """The official script's figures for a gold file and a prediction file (nothing is stored)."""
+def official_figures(*, benchmark: str, gold: UploadedFile, predictions: UploadedFile) -> dict[str, Any]:
+    """The official script's figures for an uploaded gold file and prediction file (nothing is stored)."""
+    gold_content, prediction_content = upload_read(gold), upload_read(predictions)
     if benchmark not in benchmarks.FORMATS:
         raise InvalidInput(f"Unknown benchmark {benchmark!r}; expected one of {', '.join(benchmarks.FORMATS)}.")
     with tempfile.TemporaryDirectory() as directory:
         gold_path, prediction_path = Path(directory) / "gold.json", Path(directory) / "predictions.json"
-        gold_path.write_bytes(gold)
-        prediction_path.write_bytes(predictions)
+        gold_path.write_bytes(gold_content)
+        prediction_path.write_bytes(prediction_content)
         bertscorer = bertscorer_load() if benchmarks.SCORERS[benchmark].uses_bertscore else None
         try:
             scored = benchmarks.score_files(benchmark, gold_path, prediction_path, bertscorer=bertscorer)

@@ -41,7 +41,6 @@ from scoring.runs.api import (
     ScoringRunListApi,
     comparison_file_response,
     export_response,
-    official_scored,
     run_started,
     upload_scored,
 )
@@ -426,7 +425,7 @@ def official_figures(request: HttpRequest, slug: str) -> HttpResponse:
         if not payload.is_valid():
             messages.error(request, form_problems(payload))
         else:
-            figures = service_attempt(request, lambda: official_scored(payload.validated_data))
+            figures = service_attempt(request, lambda: upload_services.official_figures(**payload.validated_data))
     return render(
         request, "scoring/official.html", {"project": project, "figures": figures, "benchmarks": benchmarks.FORMATS}
     )

@@ -4,10 +4,12 @@ judge's agreement with them (Cohen's kappa with its interval), checked by hand o
 
 from __future__ import annotations
 
+import hashlib
+
 import pytest
 from django.test import Client
 
-from scoring.methods.templates import JUDGE, template_hash
+from scoring.methods.templates import JUDGE
 from scoring.metrics.judge import agreement, parse_verdict
 from scoring.runs import chunks as run_chunks
 from scoring.runs import creation as run_creation
@@ -85,7 +87,7 @@ def test_the_judge_grades_free_form_answers_only_and_official_metrics_do_not_cha
         "verdict": "partially correct",
         "score": 0.5,
         "reasoning": "It names the cost-plus fee arrangement but not the funding levels.",
-        "rubric": template_hash(JUDGE)[:12],
+        "rubric": hashlib.sha256(JUDGE.encode()).hexdigest()[:12],
         "judge": "fault-model",
     }
     assert free.metrics["judge"] == 0.5

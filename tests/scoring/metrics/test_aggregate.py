@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
+
 import pytest
 
 from scoring.metrics.aggregate import MIN_CLUSTERS, bootstrap_mean, interval_text
@@ -49,7 +51,7 @@ def test_a_two_paper_release_is_not_a_silent_degenerate_interval():
     assert estimate.unit == "question" and not estimate.clustered
     assert estimate.low < estimate.mean == 0.8 < estimate.high
     assert f"fewer than {MIN_CLUSTERS}" in estimate.note
-    assert interval_text(estimate.as_dict()).endswith(
+    assert interval_text(asdict(estimate)).endswith(
         f"(bootstrap over questions: 2 paper(s), fewer than {MIN_CLUSTERS} to resample papers)"
     )
     many = bootstrap_mean(values * 3, seed=0, clusters=[f"p{i}" for i in range(30)])
@@ -61,7 +63,7 @@ def test_an_interval_every_resample_agrees_on_is_shown_as_none_with_the_reason()
     assert (estimate.low, estimate.high) == (None, None)
     assert estimate.note == "no interval: every resample has the same mean (all 12 values are equal)"
     assert (
-        interval_text(estimate.as_dict())
+        interval_text(asdict(estimate))
         == "100.0 (no interval: every resample has the same mean (all 12 values are equal))"
     )
     assert bootstrap_mean([0.5], seed=0).note.endswith("(one question)")
