@@ -6,7 +6,7 @@ import random
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from itertools import combinations
+from itertools import combinations, permutations
 from typing import Any
 
 from curation.drafting.self_check import draft_problem
@@ -160,13 +160,8 @@ def _unique_best(values: Mapping[str, float], *, highest: bool) -> str:
 
 
 def _row_pairs(view: _TableView) -> list[dict[str, Any]]:
-    return [
-        {"column": column, "row_a": row_a, "row_b": row_b}
-        for column in view.numeric_columns
-        for row_a in view.plain_rows
-        for row_b in view.plain_rows
-        if row_a != row_b
-    ]
+    pairs = list(permutations(view.plain_rows, 2))  # row names are unique (tools._unique)
+    return [{"column": column, "row_a": a, "row_b": b} for column in view.numeric_columns for a, b in pairs]
 
 
 def _column_pairs(view: _TableView) -> list[dict[str, Any]]:
@@ -194,14 +189,9 @@ def _row_in_column(view: _TableView) -> list[dict[str, Any]]:
 
 
 def _subsets(view: _TableView) -> list[dict[str, Any]]:
-    rows = view.plain_rows[:12]  # C(n, 3) grows fast; the first dozen rows give plenty of candidates
-    return [
-        {"column": column, "subset": [rows[i], rows[j], rows[k]]}
-        for column in view.numeric_columns
-        for i in range(len(rows))
-        for j in range(i + 1, len(rows))
-        for k in range(j + 1, len(rows))
-    ]
+    # C(n, 3) grows fast; the first dozen rows give plenty of candidates.
+    subsets = list(combinations(view.plain_rows[:12], 3))
+    return [{"column": column, "subset": list(subset)} for column in view.numeric_columns for subset in subsets]
 
 
 def _top_k(view: _TableView) -> list[dict[str, Any]]:
