@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import re
 import time
-from dataclasses import dataclass
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
@@ -140,32 +139,18 @@ def describe_endpoint_error(error: EndpointError, *, base_url: str = "") -> tupl
     return "error", str(error)
 
 
-@dataclass
-class EndpointTestResult:
-    """What one tiny test request showed."""
-
-    is_ok: bool
-    kind: str
-    message: str
-    model: str
-    key_status: str
-    limit_is_shared: bool
-    status: int | None = None
-    latency_s: float = 0.0
-    reply: str = ""
-    attempts: int = 0
-
-
-def endpoint_test(*, endpoint: ModelEndpoint, actor: AbstractBaseUser) -> EndpointTestResult:
-    """Send one tiny uncached request and report status, latency and reply, or the failure in plain words."""
+def endpoint_test(*, endpoint: ModelEndpoint, actor: AbstractBaseUser) -> dict[str, Any]:
+    """Send one tiny uncached request and report status, latency and reply, or the failure in plain words (the
+    fields of api.EndpointTestOutputSerializer)."""
     if endpoint.project_id is not None:
         require_role(user=actor, project=endpoint.project, roles=(Role.MANAGER,), action="test model endpoints")
     started = time.monotonic()
-    common = {"key_status": key_status(endpoint), "limit_is_shared": limit_is_shared()}
+    report = {"model": endpoint.model, "key_status": key_status(endpoint), "limit_is_shared": limit_is_shared()}
+    report |= {"is_ok": False, "status": None, "latency_s": 0.0, "reply": "", "attempts": 0}
     try:
         client = client_for(endpoint)
     except EndpointConfigError as error:
-        return EndpointTestResult(False, "config", str(error), endpoint.model, **common)
+        return report | {"kind": "config", "message": str(error)}
     try:
         # A seed-free, non-zero temperature keeps the test out of the response cache.
         result = client.chat(
@@ -173,24 +158,20 @@ def endpoint_test(*, endpoint: ModelEndpoint, actor: AbstractBaseUser) -> Endpoi
         )
     except EndpointError as error:
         kind, message = describe_endpoint_error(error, base_url=endpoint.base_url)
-        return EndpointTestResult(
-            False,
-            kind,
-            message,
-            endpoint.model,
-            **common,
-            status=error.attempts[-1].status if error.attempts else None,
-            latency_s=round(time.monotonic() - started, 3),
-            attempts=len(error.attempts),
-        )
-    return EndpointTestResult(
-        True,
-        "ok",
-        "The endpoint answered.",
-        str(result.raw.get("model") or endpoint.model),
-        **common,
-        status=result.attempts[-1].status if result.attempts else 200,
-        latency_s=round(result.latency_s, 3),
-        reply=result.text[:500],
-        attempts=len(result.attempts),
-    )
+        return report | {
+            "kind": kind,
+            "message": message,
+            "status": error.attempts[-1].status if error.attempts else None,
+            "latency_s": round(time.monotonic() - started, 3),
+            "attempts": len(error.attempts),
+        }
+    return report | {
+        "is_ok": True,
+        "kind": "ok",
+        "message": "The endpoint answered.",
+        "model": str(result.raw.get("model") or endpoint.model),
+        "status": result.attempts[-1].status if result.attempts else 200,
+        "latency_s": round(result.latency_s, 3),
+        "reply": result.text[:500],
+        "attempts": len(result.attempts),
+    }
