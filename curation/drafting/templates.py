@@ -173,9 +173,8 @@ def _column_pairs(view: _TableView) -> list[dict[str, Any]]:
 
 
 def _column_pair_only(view: _TableView) -> list[dict[str, Any]]:
-    if len(view.plain_rows) < 3:
-        return []
-    return [{"column_a": first, "column_b": second} for first, second in _comparable_columns(view.numeric_columns)]
+    pairs = _comparable_columns(view.numeric_columns) if len(view.plain_rows) >= 3 else []
+    return [{"column_a": first, "column_b": second} for first, second in pairs]
 
 
 def _columns(view: _TableView) -> list[dict[str, Any]]:
@@ -183,9 +182,8 @@ def _columns(view: _TableView) -> list[dict[str, Any]]:
 
 
 def _row_in_column(view: _TableView) -> list[dict[str, Any]]:
-    if len(view.plain_rows) < 3:
-        return []
-    return [{"column": column, "row": row} for column in view.numeric_columns for row in view.plain_rows]
+    rows = view.plain_rows if len(view.plain_rows) >= 3 else []
+    return [{"column": column, "row": row} for column in view.numeric_columns for row in rows]
 
 
 def _subsets(view: _TableView) -> list[dict[str, Any]]:
@@ -195,9 +193,7 @@ def _subsets(view: _TableView) -> list[dict[str, Any]]:
 
 
 def _top_k(view: _TableView) -> list[dict[str, Any]]:
-    if len(view.plain_rows) < 4:
-        return []
-    return [{"column": column, "k": 3} for column in view.numeric_columns]
+    return [{**slots, "k": 3} for slots in _columns(view)] if len(view.plain_rows) >= 4 else []
 
 
 def _any_cells(view: _TableView) -> list[dict[str, Any]]:
@@ -205,9 +201,8 @@ def _any_cells(view: _TableView) -> list[dict[str, Any]]:
 
 
 def _table_lookups(view: _TableView) -> list[dict[str, Any]]:
-    if view.is_only_table:
-        return []
-    return [{"row": row, "column": column} for row in view.rows for column in view.numeric_columns]
+    rows = [] if view.is_only_table else view.rows
+    return [{"row": row, "column": column} for row in rows for column in view.numeric_columns]
 
 
 def _directions(generator: SlotGenerator, *ways: str) -> SlotGenerator:
