@@ -66,7 +66,8 @@ def _clean(changes: dict[str, Any]) -> dict[str, Any]:
     return {**changes, "api_key_env": name}
 
 
-def _validate(endpoint: ModelEndpoint) -> None:
+def _save_valid(endpoint: ModelEndpoint) -> ModelEndpoint:
+    """Save the endpoint once its settings make a usable, permitted and unique endpoint; else InvalidInput."""
     try:
         config = endpoint.config()
     except EndpointConfigError as error:
@@ -80,16 +81,15 @@ def _validate(endpoint: ModelEndpoint) -> None:
     clash = ModelEndpoint.objects.filter(project_id=endpoint.project_id, name=endpoint.name).exclude(pk=endpoint.pk)
     if clash.exists():
         raise InvalidInput(f"An endpoint called {endpoint.name!r} exists already.")
+    endpoint.save()
+    return endpoint
 
 
 @transaction.atomic
 def endpoint_create(*, project: Project, actor: AbstractBaseUser, **fields: Any) -> ModelEndpoint:
     """Add an endpoint to a project. Managers only; the key is referenced by variable name, never stored."""
     require_role(user=actor, project=project, roles=(Role.MANAGER,), action="add model endpoints")
-    endpoint = ModelEndpoint(project=project, created_by=actor, **_clean(fields))
-    _validate(endpoint)
-    endpoint.save()
-    return endpoint
+    return _save_valid(ModelEndpoint(project=project, created_by=actor, **_clean(fields)))
 
 
 @transaction.atomic
@@ -101,9 +101,7 @@ def endpoint_update(*, endpoint: ModelEndpoint, actor: AbstractBaseUser, **chang
         raise NotPermitted("Global endpoints are shared by every project; only an operator may change them.")
     for name, value in _clean(changes).items():
         setattr(endpoint, name, value)
-    _validate(endpoint)
-    endpoint.save()
-    return endpoint
+    return _save_valid(endpoint)
 
 
 def key_status(endpoint: ModelEndpoint) -> str:
