@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.utils import extend_schema, extend_schema_field
+from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -196,11 +196,17 @@ class DraftingRunOutputSerializer(serializers.ModelSerializer):
     created_by = serializers.SlugRelatedField(slug_field="username", read_only=True, allow_null=True)
     kind = serializers.CharField(read_only=True, help_text="llm or template")
     status = serializers.CharField(read_only=True, help_text="queued, running, completed, failed, cancelled")
-    counts = serializers.SerializerMethodField()
-    queued_behind = serializers.SerializerMethodField(
-        help_text="while no item has begun: how many earlier runs on its queue are unfinished; else null"
+    # The run's progress (run_services.run_progress), computed once per run in to_representation.
+    counts = DraftingRunCountsSerializer(source="progress.counts", read_only=True)
+    queued_behind = serializers.IntegerField(
+        source="progress.queued_behind",
+        read_only=True,
+        allow_null=True,
+        help_text="while no item has begun: how many earlier runs on its queue are unfinished; else null",
     )
-    waiting = serializers.SerializerMethodField(help_text='e.g. "Queued behind 2 runs"; empty once work has begun')
+    waiting = serializers.CharField(
+        source="progress.waiting", read_only=True, help_text='e.g. "Queued behind 2 runs"; empty once work has begun'
+    )
 
     class Meta:
         model = DraftingRun
@@ -210,23 +216,9 @@ class DraftingRunOutputSerializer(serializers.ModelSerializer):
             "created_by", "created_at", "started_at", "finished_at",
         ]  # fmt: skip
 
-    def _progress(self, run: DraftingRun) -> dict[str, Any]:
-        """The run's progress, computed once per run and serializer (the context is shared by a list's items)."""
-        progress_by_run = self.context.setdefault("run_progress", {})
-        if run.pk not in progress_by_run:
-            progress_by_run[run.pk] = run_services.run_progress(run)
-        return progress_by_run[run.pk]
-
-    @extend_schema_field(DraftingRunCountsSerializer)
-    def get_counts(self, run: DraftingRun) -> dict[str, int]:
-        return DraftingRunCountsSerializer(self._progress(run)["counts"]).data
-
-    @extend_schema_field(serializers.IntegerField(read_only=True, allow_null=True))
-    def get_queued_behind(self, run: DraftingRun) -> int | None:
-        return self._progress(run)["queued_behind"]
-
-    def get_waiting(self, run: DraftingRun) -> str:
-        return self._progress(run)["waiting"]
+    def to_representation(self, run: DraftingRun) -> dict[str, Any]:
+        run.progress = run_services.run_progress(run)
+        return super().to_representation(run)
 
 
 class DraftingRunDetailOutputSerializer(DraftingRunOutputSerializer):

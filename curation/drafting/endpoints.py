@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import re
 import time
-from dataclasses import dataclass
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
@@ -67,7 +66,8 @@ def _clean(changes: dict[str, Any]) -> dict[str, Any]:
     return {**changes, "api_key_env": name}
 
 
-def _validate(endpoint: ModelEndpoint) -> None:
+def _save_valid(endpoint: ModelEndpoint) -> ModelEndpoint:
+    """Save the endpoint once its settings make a usable, permitted and unique endpoint; else InvalidInput."""
     try:
         config = endpoint.config()
     except EndpointConfigError as error:
@@ -81,16 +81,15 @@ def _validate(endpoint: ModelEndpoint) -> None:
     clash = ModelEndpoint.objects.filter(project_id=endpoint.project_id, name=endpoint.name).exclude(pk=endpoint.pk)
     if clash.exists():
         raise InvalidInput(f"An endpoint called {endpoint.name!r} exists already.")
+    endpoint.save()
+    return endpoint
 
 
 @transaction.atomic
 def endpoint_create(*, project: Project, actor: AbstractBaseUser, **fields: Any) -> ModelEndpoint:
     """Add an endpoint to a project. Managers only; the key is referenced by variable name, never stored."""
     require_role(user=actor, project=project, roles=(Role.MANAGER,), action="add model endpoints")
-    endpoint = ModelEndpoint(project=project, created_by=actor, **_clean(fields))
-    _validate(endpoint)
-    endpoint.save()
-    return endpoint
+    return _save_valid(ModelEndpoint(project=project, created_by=actor, **_clean(fields)))
 
 
 @transaction.atomic
@@ -102,9 +101,7 @@ def endpoint_update(*, endpoint: ModelEndpoint, actor: AbstractBaseUser, **chang
         raise NotPermitted("Global endpoints are shared by every project; only an operator may change them.")
     for name, value in _clean(changes).items():
         setattr(endpoint, name, value)
-    _validate(endpoint)
-    endpoint.save()
-    return endpoint
+    return _save_valid(endpoint)
 
 
 def key_status(endpoint: ModelEndpoint) -> str:
@@ -140,32 +137,18 @@ def describe_endpoint_error(error: EndpointError, *, base_url: str = "") -> tupl
     return "error", str(error)
 
 
-@dataclass
-class EndpointTestResult:
-    """What one tiny test request showed."""
-
-    is_ok: bool
-    kind: str
-    message: str
-    model: str
-    key_status: str
-    limit_is_shared: bool
-    status: int | None = None
-    latency_s: float = 0.0
-    reply: str = ""
-    attempts: int = 0
-
-
-def endpoint_test(*, endpoint: ModelEndpoint, actor: AbstractBaseUser) -> EndpointTestResult:
-    """Send one tiny uncached request and report status, latency and reply, or the failure in plain words."""
+def endpoint_test(*, endpoint: ModelEndpoint, actor: AbstractBaseUser) -> dict[str, Any]:
+    """Send one tiny uncached request and report status, latency and reply, or the failure in plain words (the
+    fields of api.EndpointTestOutputSerializer)."""
     if endpoint.project_id is not None:
         require_role(user=actor, project=endpoint.project, roles=(Role.MANAGER,), action="test model endpoints")
     started = time.monotonic()
-    common = {"key_status": key_status(endpoint), "limit_is_shared": limit_is_shared()}
+    report = {"model": endpoint.model, "key_status": key_status(endpoint), "limit_is_shared": limit_is_shared()}
+    report |= {"is_ok": False, "status": None, "latency_s": 0.0, "reply": "", "attempts": 0}
     try:
         client = client_for(endpoint)
     except EndpointConfigError as error:
-        return EndpointTestResult(False, "config", str(error), endpoint.model, **common)
+        return report | {"kind": "config", "message": str(error)}
     try:
         # A seed-free, non-zero temperature keeps the test out of the response cache.
         result = client.chat(
@@ -173,24 +156,20 @@ def endpoint_test(*, endpoint: ModelEndpoint, actor: AbstractBaseUser) -> Endpoi
         )
     except EndpointError as error:
         kind, message = describe_endpoint_error(error, base_url=endpoint.base_url)
-        return EndpointTestResult(
-            False,
-            kind,
-            message,
-            endpoint.model,
-            **common,
-            status=error.attempts[-1].status if error.attempts else None,
-            latency_s=round(time.monotonic() - started, 3),
-            attempts=len(error.attempts),
-        )
-    return EndpointTestResult(
-        True,
-        "ok",
-        "The endpoint answered.",
-        str(result.raw.get("model") or endpoint.model),
-        **common,
-        status=result.attempts[-1].status if result.attempts else 200,
-        latency_s=round(result.latency_s, 3),
-        reply=result.text[:500],
-        attempts=len(result.attempts),
-    )
+        return report | {
+            "kind": kind,
+            "message": message,
+            "status": error.attempts[-1].status if error.attempts else None,
+            "latency_s": round(time.monotonic() - started, 3),
+            "attempts": len(error.attempts),
+        }
+    return report | {
+        "is_ok": True,
+        "kind": "ok",
+        "message": "The endpoint answered.",
+        "model": str(result.raw.get("model") or endpoint.model),
+        "status": result.attempts[-1].status if result.attempts else 200,
+        "latency_s": round(result.latency_s, 3),
+        "reply": result.text[:500],
+        "attempts": len(result.attempts),
+    }

@@ -52,9 +52,8 @@ class DraftingRunForm(forms.Form):
             "generation_params": params,
             "options": {
                 "redraft": data["redraft"],
-                "seed": data["seed"] or 0,
-                "per_template": data["per_template"] or 1,
-                "unanswerable": data["unanswerable"] or "skip",
+                # Left empty: run_create's default (DEFAULT_OPTIONS).
+                **{name: data[name] for name in ("seed", "per_template", "unanswerable") if data[name]},
                 "template_ids": data["template_ids"],
                 "paraphrase_headers": data["kind"] == DraftingRun.Kind.TEMPLATE and data["paraphrase_headers"],
             },

@@ -49,12 +49,9 @@ def run_queued_behind(run: DraftingRun) -> int | None:
         return None
     if run.items.exclude(status__in=(DraftingItem.Status.PENDING, DraftingItem.Status.SKIPPED)).exists():
         return None
-    earlier = Q(started_at__lt=run.started_at) | Q(started_at=run.started_at, pk__lt=run.pk)
-    return (
-        DraftingRun.objects.filter(earlier, options__queue=run.options.get("queue", ""), started_at__isnull=False)
-        .filter(status__in=DraftingRun.ACTIVE)
-        .count()
-    )
+    earlier = Q(started_at__lt=run.started_at) | Q(started_at=run.started_at, pk__lt=run.pk)  # never an unstarted run
+    queue = run.options.get("queue", "")
+    return DraftingRun.objects.filter(earlier, options__queue=queue, status__in=DraftingRun.ACTIVE).count()
 
 
 def prompt_templates_of(*, project: Project, kind: str | None = None) -> QuerySet[PromptTemplate]:

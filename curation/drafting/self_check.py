@@ -9,7 +9,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from curation.answer_types import suggest_answer_type
-from curation.toolkit.numbers import parse_numeric, without_citations
+from curation.toolkit.numbers import parse_number, parse_numeric, without_citations
 from curation.toolkit.tools import SEARCH_TOOLS, ToolBox
 
 _DISCOVERY = frozenset({"list_tables", *SEARCH_TOOLS.values()})
@@ -34,25 +34,11 @@ def _strings(value: Any) -> Iterable[str]:
             yield from _strings(item)
 
 
-def _number(value: Any) -> float | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int | float):
-        return float(value)
-    parsed = parse_numeric(value) if isinstance(value, str) else None
-    return parsed.value if parsed is not None else None
-
-
 def _same(first: Any, second: Any) -> bool:
-    a, b = _number(first), _number(second)
+    a, b = parse_number(first), parse_number(second)
     if a is not None and b is not None:
         return abs(a - b) <= 1e-9 * max(1.0, abs(a), abs(b))
     return first == second
-
-
-def _is_percent_cell(value: Any) -> bool:
-    parsed = parse_numeric(value) if isinstance(value, str) else None
-    return bool(parsed and parsed.is_percent)
 
 
 def draft_problem(draft: Mapping[str, Any], tables: Sequence[Mapping[str, Any]]) -> str | None:
@@ -79,13 +65,14 @@ def draft_problem(draft: Mapping[str, Any], tables: Sequence[Mapping[str, Any]])
         names.update(_strings(outcome.result))
         if tool in ("get_cell", "get_column"):
             cells = list(outcome.result.values()) if isinstance(outcome.result, Mapping) else [outcome.result]
-            reads_percent |= any(_is_percent_cell(cell) for cell in cells)
-            reads_plain |= any(not _is_percent_cell(cell) and _number(cell) is not None for cell in cells)
+            numbers = [parse_numeric(cell) for cell in cells]
+            reads_percent |= any(number is not None and number.is_percent for number in numbers)
+            reads_plain |= any(number is not None and not number.is_percent for number in numbers)
         computes_percent |= tool == "proportion" and bool(arguments.get("as_percentage"))
         computes_percent |= tool == "multiply" and 100 in (arguments.get("numbers") or [])
         if isinstance(outcome.result, bool):
             verdicts.append(outcome.result)
-        number = _number(outcome.result)
+        number = parse_number(outcome.result)
         if number is not None:
             computed.append(number)
     names.update({without_citations(name) for name in names})
@@ -93,7 +80,7 @@ def draft_problem(draft: Mapping[str, Any], tables: Sequence[Mapping[str, Any]])
     if not answer:
         return "an answerable draft without an answer"
     for item in answer:
-        value = _number(item)
+        value = parse_number(item)
         if item in names or (verdicts and item.lower() == ("yes" if verdicts[-1] else "no")):
             continue
         if value is None:

@@ -7,7 +7,7 @@ import random
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from itertools import combinations
+from itertools import combinations, permutations
 from typing import Any
 
 from curation.drafting.self_check import draft_problem
@@ -175,13 +175,8 @@ def _unique_best(values: Mapping[str, float], *, highest: bool) -> str:
 
 
 def _row_pairs(view: _TableView) -> list[dict[str, Any]]:
-    return [
-        {"column": column, "row_a": row_a, "row_b": row_b}
-        for column in view.numeric_columns
-        for row_a in view.plain_rows
-        for row_b in view.plain_rows
-        if row_a != row_b
-    ]
+    pairs = list(permutations(view.plain_rows, 2))  # row names are unique (tools._unique)
+    return [{"column": column, "row_a": a, "row_b": b} for column in view.numeric_columns for a, b in pairs]
 
 
 def _column_pairs(view: _TableView) -> list[dict[str, Any]]:
@@ -193,9 +188,8 @@ def _column_pairs(view: _TableView) -> list[dict[str, Any]]:
 
 
 def _column_pair_only(view: _TableView) -> list[dict[str, Any]]:
-    if len(view.plain_rows) < 3:
-        return []
-    return [{"column_a": first, "column_b": second} for first, second in _comparable_columns(view.numeric_columns)]
+    pairs = _comparable_columns(view.numeric_columns) if len(view.plain_rows) >= 3 else []
+    return [{"column_a": first, "column_b": second} for first, second in pairs]
 
 
 def _columns(view: _TableView) -> list[dict[str, Any]]:
@@ -203,26 +197,18 @@ def _columns(view: _TableView) -> list[dict[str, Any]]:
 
 
 def _row_in_column(view: _TableView) -> list[dict[str, Any]]:
-    if len(view.plain_rows) < 3:
-        return []
-    return [{"column": column, "row": row} for column in view.numeric_columns for row in view.plain_rows]
+    rows = view.plain_rows if len(view.plain_rows) >= 3 else []
+    return [{"column": column, "row": row} for column in view.numeric_columns for row in rows]
 
 
 def _subsets(view: _TableView) -> list[dict[str, Any]]:
-    rows = view.plain_rows[:12]  # C(n, 3) grows fast; the first dozen rows give plenty of candidates
-    return [
-        {"column": column, "subset": [rows[i], rows[j], rows[k]]}
-        for column in view.numeric_columns
-        for i in range(len(rows))
-        for j in range(i + 1, len(rows))
-        for k in range(j + 1, len(rows))
-    ]
+    # C(n, 3) grows fast; the first dozen rows give plenty of candidates.
+    subsets = list(combinations(view.plain_rows[:12], 3))
+    return [{"column": column, "subset": list(subset)} for column in view.numeric_columns for subset in subsets]
 
 
 def _top_k(view: _TableView) -> list[dict[str, Any]]:
-    if len(view.plain_rows) < 4:
-        return []
-    return [{"column": column, "k": 3} for column in view.numeric_columns]
+    return [{**slots, "k": 3} for slots in _columns(view)] if len(view.plain_rows) >= 4 else []
 
 
 def _any_cells(view: _TableView) -> list[dict[str, Any]]:
@@ -230,9 +216,8 @@ def _any_cells(view: _TableView) -> list[dict[str, Any]]:
 
 
 def _table_lookups(view: _TableView) -> list[dict[str, Any]]:
-    if view.is_only_table:
-        return []
-    return [{"row": row, "column": column} for row in view.rows for column in view.numeric_columns]
+    rows = [] if view.is_only_table else view.rows
+    return [{"row": row, "column": column} for row in rows for column in view.numeric_columns]
 
 
 def _directions(generator: SlotGenerator, *ways: str) -> SlotGenerator:

@@ -6,7 +6,7 @@ import ast
 import json
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 SCALES = ("", "thousand", "million", "billion", "percent")
@@ -64,11 +64,6 @@ class ExtractedAnswer:
     rule: str = ""
 
     @property
-    def text(self) -> str:
-        """The items joined the way SciTaT separates multiple answers."""
-        return "\n\n".join(self.items)
-
-    @property
     def values(self) -> list[str]:
         """Items with currency, thousands separators and scale words removed where an item is a number."""
         return [split_scale(item)[0] for item in self.items]
@@ -84,7 +79,6 @@ class TatLlmSteps:
     equation: str = ""
     answer: str = ""
     scale: str = ""
-    rows: list[list[str]] = field(default_factory=list)
 
 
 def normalize_scale(word: str) -> str:
@@ -370,7 +364,7 @@ def parse_tatllm_steps(text: str) -> TatLlmSteps:
             values["answer"] = sentence.group(1).strip()
             if sentence.group(2) and "scale" not in values:
                 values["scale"] = sentence.group(2)
-    return TatLlmSteps(**{key: strip_markdown(value) for key, value in values.items()}, rows=rows)
+    return TatLlmSteps(**{key: strip_markdown(value) for key, value in values.items()})
 
 
 def _split_tatllm_answer(answer: str) -> list[str]:

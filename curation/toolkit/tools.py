@@ -17,21 +17,9 @@ from curation.toolkit.numbers import clean_cell, parse_number
 
 DATA_TOOLS = ("list_tables", "search_column_names", "search_row_names", "get_cell", "get_row", "get_column")
 ARITHMETIC_TOOLS = (
-    "add",
-    "subtract",
-    "multiply",
-    "divide",
-    "sum",
-    "mean",
-    "max",
-    "min",
-    "count",
-    "rank",
-    "sort",
-    "greater_than",
-    "less_than",
-    "proportion",
-)
+    "add", "subtract", "multiply", "divide", "sum", "mean", "max", "min", "count", "rank", "sort", "greater_than",
+    "less_than", "proportion",
+)  # fmt: skip
 MARKER_TOOLS = ("think", "final_answer")
 ALL_TOOLS = DATA_TOOLS + ARITHMETIC_TOOLS + MARKER_TOOLS
 

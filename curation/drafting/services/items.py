@@ -4,6 +4,7 @@ in one transaction, so an item is drafted exactly once however often its message
 from __future__ import annotations
 
 import logging
+import queue
 import threading
 import time
 from collections.abc import Callable
@@ -70,56 +71,46 @@ def lanes_width(run: DraftingRun, items: int) -> int:
 def _items_draft(
     run: DraftingRun, item_ids: list[int], *, worker: str, held: Any, on_item: Callable[[DraftingItem], None] | None
 ) -> int:
-    """Draft `item_ids` in `lanes_width` lanes, each item claimed and committed on its own; never two items of one
-    paper at once, since an LLM question's duplicate check reads what was already asked of its paper. A cancelled
-    run or an outage stops every lane after its current item; the outage (or any error) is raised here."""
+    """Draft `item_ids` in `lanes_width` lanes, each item claimed and committed on its own. A lane takes every item of
+    one paper in turn, so no two items of a paper are drafted at once: an LLM question's duplicate check reads what
+    was already asked of its paper. A cancelled run or an outage stops every lane after its current item; the outage
+    (or any error) is raised here."""
     width = lanes_width(run, len(item_ids))
     of_chunk = DraftingItem.objects.filter(pk__in=item_ids)
-    papers = dict(transient_call(lambda: list(of_chunk.values_list("pk", "context__paper_id"))))
-    waiting = list(item_ids)
-    papers_busy: set[object] = set()
-    changed = threading.Condition()
-    state: dict[str, Any] = {"drafted": 0, "stop": False, "error": None}
-
-    def paper_of(item_id: int) -> object:
-        return papers.get(item_id) or ("item", item_id)
-
-    def next_item() -> int | None:
-        with changed:
-            while not state["stop"] and waiting:
-                for index, item_id in enumerate(waiting):
-                    if paper_of(item_id) not in papers_busy:
-                        papers_busy.add(paper_of(item_id))
-                        return waiting.pop(index)
-                changed.wait()
-            return None
+    papers = dict(transient_call(lambda: list(of_chunk.values_list("pk", "context__paper_id")))) if width > 1 else {}
+    groups: dict[object, list[int]] = {}
+    for item_id in item_ids:
+        groups.setdefault(papers.get(item_id) or ("item", item_id), []).append(item_id)
+    work: queue.SimpleQueue[list[int]] = queue.SimpleQueue()
+    for group in groups.values():
+        work.put(group)
+    stop, lock = threading.Event(), threading.Lock()
+    state: dict[str, Any] = {"drafted": 0, "error": None}
 
     def lane() -> None:
         drafter = Drafter(run)
         try:
-            while (item_id := next_item()) is not None:
+            while not stop.is_set():
                 try:
+                    group = work.get_nowait()
+                except queue.Empty:
+                    break
+                for item_id in group:
                     running = DraftingRun.objects.filter(pk=run.pk, status=DraftingRun.Status.RUNNING)
-                    if not transient_call(running.exists):
-                        with changed:
-                            state["stop"] = True
+                    if stop.is_set() or not transient_call(running.exists):
+                        stop.set()
                         break
                     item = _item_draft(run, drafter, item_id, worker)
                     transient_call(held.update, heartbeat_at=timezone.now())
-                finally:
-                    with changed:
-                        papers_busy.discard(paper_of(item_id))
-                        changed.notify_all()
-                if item is not None:
-                    with changed:
-                        state["drafted"] += item.status == DraftingItem.Status.DRAFTED
-                        if on_item is not None:
-                            on_item(item)
+                    if item is not None:
+                        with lock:
+                            state["drafted"] += item.status == DraftingItem.Status.DRAFTED
+                            if on_item is not None:
+                                on_item(item)
         except BaseException as error:
-            with changed:
+            with lock:
                 state["error"] = state["error"] or error
-                state["stop"] = True
-                changed.notify_all()
+            stop.set()
         finally:
             if width > 1:
                 connection.close()  # this lane's own connection

@@ -281,14 +281,13 @@ def run_finish_if_done(*, run_id: int) -> bool:
     """Mark a running run completed (or failed, naming its failures) once no item is open; True if it finished."""
     if DraftingItem.objects.filter(run_id=run_id, status__in=OPEN_ITEM_STATES).exists():
         return False
-    failed = DraftingItem.objects.filter(run_id=run_id, status=DraftingItem.Status.FAILED)
-    failed_count = failed.count()
-    total = DraftingItem.objects.filter(run_id=run_id).exclude(status=DraftingItem.Status.SKIPPED).count()
-    status = DraftingRun.Status.FAILED if failed_count else DraftingRun.Status.COMPLETED
+    failed = DraftingItem.objects.filter(run_id=run_id, status=DraftingItem.Status.FAILED).order_by("pk")
     error = ""
-    if failed_count:
-        first = failed.order_by("pk").values_list("error", flat=True).first() or ""
+    if failed_count := failed.count():
+        total = DraftingItem.objects.filter(run_id=run_id).exclude(status=DraftingItem.Status.SKIPPED).count()
+        first = failed.values_list("error", flat=True).first() or ""
         error = f"{failed_count} of {total} contexts failed. First error: {first}"
+    status = DraftingRun.Status.FAILED if failed_count else DraftingRun.Status.COMPLETED
     updated = DraftingRun.objects.filter(pk=run_id, status__in=DraftingRun.ACTIVE).update(
         status=status, finished_at=timezone.now(), error=error
     )
