@@ -20,8 +20,9 @@ from annotate.review import services as review
 from annotate.review.api import INSTANCE_STEPS, ReplySerializer, ResolveSerializer
 from annotate.review.models import Discussion, ReviewComment
 from curation.answer_types import ANSWER_TYPE_LABELS, SCALE_FORM_CHOICES, scale_for_form, scale_of_form
-from curation.models import Instance
-from curation.page_errors import form_given, form_problems, service_attempt
+from curation.errors import Conflict
+from curation.models import Instance, Project
+from curation.page_errors import FORM_ERRORS, form_given, form_problems, service_attempt
 from curation.selectors import project_get, roles_of
 from curation.states import Role
 
@@ -212,16 +213,36 @@ def discussion_list(request: HttpRequest, slug: str) -> HttpResponse:
 
 @login_required
 def discussion_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
-    project = project_get(user=request.user, slug=slug)
+    return _discussion_render(request, project_get(user=request.user, slug=slug), pk)
+
+
+def _discussion_render(
+    request: HttpRequest,
+    project: Project,
+    pk: int,
+    refused: QueryDict | None = None,
+    refusal: str = "",
+    status: int = 200,
+) -> HttpResponse:
+    """The discussion page; after a refused correction (`refused`: what was posted, `refusal`: why), the correction
+    as the verifier wrote it, its panel open and the refusal in it: a refusal loses nothing."""
     data = review_selectors.discussion_data(user=request.user, discussion_id=pk, project=project)
+    instance = data["instance"]
+    stored = {
+        "question": instance.question,
+        "rationale": instance.rationale,
+        "answer": "\n".join(instance.answer),
+        "answer_type": instance.answer_type,
+        "scale": scale_for_form(instance.scale),
+    }
+    edit = {name: (refused or {}).get(name, value) for name, value in stored.items()}
     context = {
         "project": project,
-        "answer_lines": "\n".join(data["instance"].answer),
+        "edit": {**edit, "refusal": refusal},
         "answer_types": list(ANSWER_TYPE_LABELS.items()),
         "scales": SCALE_FORM_CHOICES,
-        "scale_value": scale_for_form(data["instance"].scale),
     }
-    return render(request, "annotate/review/discussion.html", {**context, **data})
+    return render(request, "annotate/review/discussion.html", {**context, **data}, status=status)
 
 
 @login_required
@@ -242,17 +263,21 @@ def discussion_reply(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
 @login_required
 @require_POST
 def discussion_resolve(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
-    project_get(user=request.user, slug=slug)
+    project = project_get(user=request.user, slug=slug)
     data = ResolveSerializer(data=_resolve_given(request.POST))  # the API's input serializer
-    if not data.is_valid():
-        messages.error(request, form_problems(data))
-        return redirect("discussion", slug=slug, pk=pk)
-    values = dict(data.validated_data)
-    service_attempt(
-        request,
-        lambda: review.discussion_resolve(discussion_id=pk, user=request.user, **values),
-        "Discussion decided.",
-    )
+    refusal, status = (None if data.is_valid() else form_problems(data)), 400
+    if refusal is None:
+        try:
+            review.discussion_resolve(discussion_id=pk, user=request.user, **data.validated_data)
+        except FORM_ERRORS as exc:
+            refusal, status = exc.message, 409 if isinstance(exc, Conflict) else 400
+        else:
+            messages.success(request, "Discussion decided.")
+    if refusal is not None and request.POST.get("decision") == "edit":
+        # A refused correction is shown again as written, with the refusal beside it.
+        return _discussion_render(request, project, pk, refused=request.POST, refusal=refusal, status=status)
+    if refusal is not None:
+        messages.error(request, refusal)
     return redirect("discussion", slug=slug, pk=pk)
 
 

@@ -187,10 +187,14 @@ def test_a_flag_resolved_by_editing_cannot_leave_the_scale_unchosen_on_the_page_
     url = f"/p/{project.slug}/discussions/{discussion.pk}/"
     page = logged_in("verifier").post(
         f"{url}resolve/",
-        {"decision": "edit", "expected_version": before.version, "question": "Q?", "answer": "2", "scale": ""},
-        follow=True,
-    )
-    assert "Choose the scale" in page.content.decode()
+        {"decision": "edit", "expected_version": before.version, "question": "Which one, and why?", "answer": "2",
+         "scale": ""},
+    )  # fmt: skip
+    # Refused, and nothing the verifier wrote is lost: the correction is shown again, open, the refusal in it.
+    html = page.content.decode()
+    assert page.status_code == 400 and '<details id="edit-details" open>' in html
+    assert 'id="edit-refusal">Not saved: ' in html and "Choose the scale" in html
+    assert ">Which one, and why?</textarea>" in html and '<option value="" selected>— choose —</option>' in html
     api = api_client_for(personas["verifier"]).post(
         f"/api/discussions/{discussion.pk}/resolve/",
         {"outcome": "accepted", "action": "edit", "expected_version": before.version, "fields": {"scale": None}},

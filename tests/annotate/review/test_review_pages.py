@@ -69,7 +69,7 @@ def test_verifier_requests_changes_from_the_page_and_the_author_sees_them(person
     response = verifier.post(f"/p/{project.slug}/review/next/")
     assert response.status_code == 302 and response.url == f"/p/{project.slug}/review/{submitted.pk}/"
     page = verifier.get(response.url).content.decode()
-    assert 'id="approve-button"' in page and "Against the LLM draft" in page
+    assert 'id="approve-button"' in page and "Changes since the draft" in page
     claimed = Instance.objects.get(pk=submitted.pk)
     response = verifier.post(
         f"/p/{project.slug}/review/{claimed.pk}/decide/",
