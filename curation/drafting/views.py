@@ -23,6 +23,7 @@ from curation.endpoints.django_client import limit_is_shared
 from curation.endpoints.models import ModelEndpoint
 from curation.errors import InvalidInput
 from curation.page_errors import FORM_ERRORS, form_problems
+from curation.papers import selectors as paper_selectors
 
 # Endpoints ------------------------------------------------------------------------------------------------------
 
@@ -137,6 +138,7 @@ def drafting_home(request: HttpRequest, slug: str) -> HttpResponse:
         else:
             return redirect("drafting-run", slug=project.slug, pk=run.pk)
     runs = list(drafting_selectors.runs_of_project(user=request.user, project=project)[:50])
+    unassigned, unassigned_more = paper_selectors.unassigned_context_count(user=request.user, project=project)
     return render(
         request,
         "curation/drafting/home.html",
@@ -148,6 +150,8 @@ def drafting_home(request: HttpRequest, slug: str) -> HttpResponse:
             "preferred_endpoint": endpoint_services.endpoint_preferred(endpoints),
             "question_templates": TEMPLATES,
             "types_without_templates": drafting_selectors.types_without_templates(project=project),
+            "unassigned": unassigned,
+            "unassigned_more": unassigned_more,
             "endpoint_speeds": drafting_selectors.endpoint_speeds(
                 project=project, endpoints=endpoints, batches=batches
             ),

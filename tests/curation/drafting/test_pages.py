@@ -200,6 +200,20 @@ def test_no_assigned_type_is_silently_skipped_by_the_template_drafter(
     assert "<code>redraft</code> no" in page and "<code>template_ids</code> []" in page and "False" not in page
 
 
+def test_the_drafting_page_says_when_contexts_have_no_reasoning_type_and_where_to_assign_them(
+    project, personas, drafting_batch, drafting_contexts
+):
+    # Found walking as a new manager: a template run over unassigned contexts drafted every template, "(none assigned)".
+    client = logged_in(personas["manager"].username)
+    assigned = client.get(f"/p/{project.slug}/drafting/").content.decode()
+    assert 'id="unassigned-types"' not in assigned  # the fixture's contexts all have a type
+    type(drafting_contexts[0]).objects.filter(pk=drafting_contexts[0].pk).update(reasoning_type=None)
+    home = client.get(f"/p/{project.slug}/drafting/").content.decode()
+    notice = home[home.index('id="unassigned-types"') :]
+    assert notice.startswith('id="unassigned-types">1 short context has no reasoning type yet')
+    assert f'<a href="/p/{project.slug}/papers/#assign-panel">Assign reasoning types</a>' in notice
+
+
 def test_the_drafting_page_gives_each_endpoints_measured_speed_and_calls_the_local_model_a_demonstration(
     project, personas, drafting_batch, drafting_contexts, model_server
 ):
