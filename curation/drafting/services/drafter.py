@@ -167,7 +167,8 @@ class Drafter:
             table_dicts.append({**table_input(table, label, position), "has_header": table.header_rows != 0})
         options = run.options
         rejected: list[dict[str, Any]] = []
-        asked = self._asked_of_paper(context).values_list("question", "draft")
+        # Only the keys the repeat check reads, not every draft's whole record (an LLM draft's holds its raw output).
+        asked = self._asked_of_paper(context).values_list("question", "draft__template_id", "draft__slots")
         results = draft_template_questions(
             table_dicts,
             seed=int(options.get("seed") or 0),
@@ -177,7 +178,7 @@ class Drafter:
             preferred_subtypes=assigned,
             header_phrases=self._header_phrases if options.get("paraphrase_headers") else None,
             rejected=rejected,
-            asked=set().union(*(asked_keys(q, d.get("template_id", ""), d.get("slots")) for q, d in asked)),
+            asked=set().union(*(asked_keys(question, template or "", slots) for question, template, slots in asked)),
         )
         paraphrased = (
             {"header_paraphrase": run.template_hashes["header_paraphrase"], "endpoint": run.endpoint_snapshot}
