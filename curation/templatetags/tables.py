@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections import Counter
 
 from django import template
 
@@ -31,16 +32,18 @@ def source_values(instance) -> set[str]:
 def data_table(table, highlight_ids=None, header_rows: int | None = None, answer=None):
     """The table; the cells of its first column are `first-col` (kept in view while it scrolls sideways), and with
     `answer` (an instance) the cells holding its answer items or the numbers its rationale quotes are `answer-cell`:
-    the answer's source cells, as far as the text tells."""
+    the answer's source cells, as far as the text tells. A value the table holds in more than one cell (a 0, a
+    repeated 12.5) tells no source apart, so none of its cells is marked."""
     shape = shape_from_row(table)
     rows = shape.html_layout()
     if header_rows is None:
         header_rows = shape.html_header_rows()
     wanted = source_values(answer) if answer is not None else set()
+    held = Counter(_comparable(cell["text"]) for row in rows for cell in row)
     for row in rows:
         for cell in row:
             cell["first"] = cell["column"] == 0
-            cell["answer"] = bool(wanted) and _comparable(cell["text"]) in wanted
+            cell["answer"] = _comparable(cell["text"]) in wanted and held[_comparable(cell["text"])] == 1
     return {
         "table": table,
         "head": rows[:header_rows],

@@ -104,6 +104,23 @@ def test_the_answer_and_the_numbers_its_rationale_quotes_mark_their_cells(projec
     assert not any(c["answer"] for row in data_table(table)["body"] for c in row)
 
 
+def test_a_value_the_table_holds_twice_marks_no_cell(db):
+    """Every 0 of a table is no evidence of which 0 an answer of 0 was read from: none is marked, the unique one is."""
+    from types import SimpleNamespace
+
+    from curation.templatetags.tables import data_table
+    from tests.factories import TableFactory
+
+    table = TableFactory(cells=[["Model", "Acc", "Errors"], ["A", "87.3", "0"], ["B", "81.0", "0"]])
+
+    def marked(answer: str, rationale: str) -> list[str]:
+        rendered = data_table(table, answer=SimpleNamespace(answer=[answer], rationale=rationale))
+        return [c["text"] for row in rendered["head"] + rendered["body"] for c in row if c["answer"]]
+
+    assert marked("0", "A makes 0 errors.") == []
+    assert marked("A", "A has 87.3 and 0 errors.") == ["A", "87.3"]
+
+
 def test_a_candidate_of_a_project_without_an_exam_is_told_how_to_start(project, personas):
     """No exam items yet: the candidate's way in is a manager's vouch, and the page says so, with the guidelines."""
     html = logged_in("novice").get(f"/p/{project.slug}/qualification/").content.decode()
