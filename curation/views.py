@@ -8,7 +8,7 @@ from functools import wraps
 from django.contrib.auth.decorators import login_required
 from django.db import connections
 from django.http import HttpRequest, HttpResponse, JsonResponse
-from django.shortcuts import render
+from django.shortcuts import redirect, render
 from django.views import defaults
 
 from curation import selectors
@@ -44,8 +44,9 @@ def project_overview(request: HttpRequest, slug: str) -> HttpResponse:
 
 @login_required
 def instance_history(request: HttpRequest, pk: int) -> HttpResponse:
-    context = selectors.instance_history_get(user=request.user, instance_id=pk)
-    return render(request, "curation/instance_history.html", context)
+    """The old address of an instance's page: its project's instance page (fields, context, history)."""
+    instance = selectors.instance_get(user=request.user, instance_id=pk)
+    return redirect("review-history", slug=instance.project.slug, pk=pk)
 
 
 View = Callable[..., HttpResponse]

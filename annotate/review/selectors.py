@@ -104,9 +104,10 @@ def history_data(
     second: str | None = None,
     restore: str | None = None,
 ) -> dict[str, Any]:
-    """An instance's revisions, transitions and a diff between two of its revisions (default: the last two); for
-    whoever may edit it now (`may_edit_now`), `can_restore`, and with `restore` the revision offered for restoring
-    with what restoring it would change (`restore_diff`: now → that revision)."""
+    """An instance as it stands (its fields, its context and tables), its revisions, transitions and a diff between
+    two of its revisions (default: the last two); for whoever may edit it now (`may_edit_now`), `can_restore`, and
+    with `restore` the revision offered for restoring with what restoring it would change (`restore_diff`: now → that
+    revision)."""
     instance, revisions, events = instance_record(user=user, instance_id=instance_id, project=project)
     can_restore = may_edit_now(instance=instance, user=user)
     by_number = {str(r.number): r for r in revisions}  # as a query string names them
@@ -119,6 +120,7 @@ def history_data(
     )
     return {
         "instance": instance,
+        **instance_context(instance),
         "revisions": revisions,
         "events": events,
         "pair": chosen,

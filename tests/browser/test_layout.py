@@ -124,12 +124,12 @@ def test_the_layout_check_catches_the_old_progress_bar_collision_a_sideways_scro
 def test_on_a_phone_each_rows_actions_are_on_screen_without_scrolling_a_table_sideways(
     page, live_server, demo_with_release
 ):
-    """Rows with their own actions (a member's Remove, an instance's History) become one card per row on a phone,
+    """Rows with their own actions (a member's Remove, an instance's Open) become one card per row on a phone,
     each cell named by its column, so no action waits off screen inside a side-scrolling table."""
     log_in(page, live_server.url, "manager", "demo-manager")
     page.set_viewport_size({"width": 390, "height": 800})
     follow(page, PROJECT, within="main")
-    history = page.get_by_role("link", name="History").first
+    history = page.get_by_role("link", name="Open").first
     expect(history).to_be_visible()
     box = history.bounding_box()
     assert box["x"] >= 0 and box["x"] + box["width"] <= 390, box

@@ -85,11 +85,21 @@ def test_status_counts_are_reused_until_an_instance_changes(personas, make_insta
     assert 'title="Drafted: 1"' in html and 'title="Submitted: 1"' in html
 
 
-def test_instance_history_page_lists_transitions(personas, make_instance):
-    instance = make_instance()
-    html = logged_in("manager").get(f"/instances/{instance.pk}/history/").content.decode()
-    assert "new → drafted" in html
+def test_an_instance_page_shows_its_fields_its_table_and_its_timeline_in_words(personas, make_instance):
+    """A manager opens a draft from the instance list and reads what a reviewer reads: the answer, the rationale,
+    the context's table, and a timeline in the pages' words; the old address leads there, and an outsider gets 404."""
+    instance = make_instance(rationale="A is 87.3, B is 81.0.")
+    manager = logged_in("manager")
+    listed = manager.get("/p/test-project/instances/").content.decode()
+    assert f'href="/p/test-project/history/{instance.pk}/">Open</a>' in listed
+    response = manager.get(f"/instances/{instance.pk}/history/", follow=True)
+    assert response.redirect_chain == [(f"/p/test-project/history/{instance.pk}/", 302)]
+    html = response.content.decode()
+    assert '<dd id="v-rationale" class="pre">A is 87.3, B is 81.0.' in html
+    assert "<li>A</li>" in html and "87.3" in html and "Accuracy by model." in html
+    assert "new → <span" in html and "Drafted</li>" in html and "→ drafted" not in html
     assert logged_in("annotator2").get(f"/instances/{instance.pk}/history/").status_code == 404
+    assert logged_in("annotator2").get(f"/p/test-project/history/{instance.pk}/").status_code == 404
 
 
 def test_api_docs_page_is_served_without_a_cdn(personas):
