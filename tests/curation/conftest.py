@@ -26,6 +26,10 @@ from tests.support.jobs import broker_messages
 
 @pytest.fixture
 def release_world(project, personas):
+    return release_world_build(project, personas)
+
+
+def release_world_build(project, personas) -> dict:
     """Two papers (one with two tables), short and long contexts, and validated instances in two batches."""
     batch1 = BatchFactory(project=project, name="Batch 1")
     batch2 = BatchFactory(project=project, name="Batch 2")
@@ -74,6 +78,10 @@ def release_world(project, personas):
 
 @pytest.fixture
 def release(release_world):
+    return release_build(release_world)
+
+
+def release_build(release_world: dict):
     """The release demo v1 of `release_world` (split seed 3)."""
     return release_cut(
         project=release_world["project"],
