@@ -1,4 +1,4 @@
-"""Issue 19.4 for drafting, through real Celery workers on PostgreSQL and Redis: during a 100-context LLM drafting
+"""Issue 19.4 for drafting, through real Celery workers on PostgreSQL and Redis: during a 60-context LLM drafting
 run its Redis is stopped for 5 s, its PostgreSQL is restarted and a drafting worker holding an item is killed with
 SIGKILL. Every context is drafted exactly once, none fails, and the run completes. benchmarks/outage.py's disturbed
 run with `--kind drafting`, on a private PostgreSQL cluster and Redis."""
@@ -10,7 +10,7 @@ from django.conf import settings
 
 from tests.support.outage import outage_disturbed_run, outage_unavailable_reason
 
-ITEMS = 100
+ITEMS = 60
 _cannot = outage_unavailable_reason()
 
 pytestmark = [
