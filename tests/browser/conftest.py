@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -38,6 +39,18 @@ def browser_type_launch_args(browser_type_launch_args: dict) -> dict:
             "--disable-sync",
         ],
     }
+
+
+# Where the browser tests leave what they saw, for a person to look at: a folder named by TATCURATE_SCREENSHOTS. Unset
+# (CI), none is taken: a full-page screenshot costs the browser a render of the whole page.
+SCREENSHOTS = os.environ.get("TATCURATE_SCREENSHOTS", "")
+
+
+def shot(target, name: str, *, full_page: bool = False) -> None:
+    """A page (all of it with `full_page`) or a locator, as `name`.png in TATCURATE_SCREENSHOTS when it is set."""
+    if SCREENSHOTS:
+        Path(SCREENSHOTS).mkdir(parents=True, exist_ok=True)
+        target.screenshot(path=f"{SCREENSHOTS}/{name}.png", **({"full_page": True} if full_page else {}))
 
 
 def type_into(page, selector: str, text: str) -> None:

@@ -15,13 +15,12 @@ from curation.services.projects import membership_add
 from curation.states import Status
 from tests.annotate.agreement.helpers import approved_pair, double_on, first_submission, second_submission
 from tests.annotate.review.test_round2_stranded import MERGED
-from tests.browser.conftest import follow, type_into
+from tests.browser.conftest import follow, shot, type_into
 from tests.browser.test_layout import check as layout_problems
 from tests.browser.test_review_flow import open_as
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-SHOTS = "/tmp/agree-shots"
 
 # The words of a table whose letters land on more than one line (a word broken mid-word, not at a space or a
 # hyphen), as a reader sees them.
@@ -85,7 +84,7 @@ def test_two_annotators_refine_one_draft_the_verifier_keeps_one_and_the_dashboar
     expect(second.locator("body")).not_to_contain_text("by Table 1?")
     expect(second.locator(".ws-context")).to_contain_text("Accuracy by model.")
     second.set_viewport_size({"width": 390, "height": 900})
-    second.screenshot(path=f"{SHOTS}/copy-390.png", full_page=True)
+    shot(second, "copy-390", full_page=True)
     second.set_viewport_size({"width": 1366, "height": 900})
     type_into(second, "#f-question", "Which model reaches the higher accuracy?")
     type_into(second, "#f-answer", "A")
@@ -94,7 +93,7 @@ def test_two_annotators_refine_one_draft_the_verifier_keeps_one_and_the_dashboar
     second.check("input[name=relevant_table_ids]")
     second.check("input[name=answer_type][value=span]")
     second.select_option("#f-scale", "none")
-    second.screenshot(path=f"{SHOTS}/copy-1366.png", full_page=True)
+    shot(second, "copy-1366", full_page=True)
     second.keyboard.press("Control+Enter")
     second.wait_for_url(re.compile(r"/work/$"))
     expect(second.locator("body")).to_contain_text("Submitted.")
@@ -121,10 +120,10 @@ def test_two_annotators_refine_one_draft_the_verifier_keeps_one_and_the_dashboar
     expect(row).to_contain_text("reaches the higher accuracy?")
     expect(section.locator("tr[data-field=answer_form]")).to_contain_text("Free-form")
     expect(section.locator("tr[data-field=answer_type]")).to_contain_text("Span")
-    section.screenshot(path=f"{SHOTS}/round-one-side-by-side.png")
+    shot(section, "round-one-side-by-side")
     verifier.set_viewport_size({"width": 390, "height": 900})
-    verifier.screenshot(path=f"{SHOTS}/round-one-390.png", full_page=True)
-    section.screenshot(path=f"{SHOTS}/round-one-side-by-side-390.png")
+    shot(verifier, "round-one-390", full_page=True)
+    shot(section, "round-one-side-by-side-390")
     assert verifier.evaluate(WORDS_SPLIT_ACROSS_LINES, "#double .double-table") == []
     verifier.set_viewport_size({"width": 1366, "height": 900})
     verifier.keyboard.press("Alt+2")  # keep the second version
@@ -152,9 +151,9 @@ def test_two_annotators_refine_one_draft_the_verifier_keeps_one_and_the_dashboar
     expect(pair_row).to_contain_text("annotator & annotator2")
     expect(pair_row.locator("td.n")).to_have_text("2")
     expect(manager.locator("#agreement svg.grouped-chart")).to_be_visible()
-    manager.locator("#agreement").screenshot(path=f"{SHOTS}/dashboard-agreement.png")
+    shot(manager.locator("#agreement"), "dashboard-agreement")
     manager.set_viewport_size({"width": 390, "height": 900})
-    manager.locator("#agreement").screenshot(path=f"{SHOTS}/dashboard-agreement-390.png")
+    shot(manager.locator("#agreement"), "dashboard-agreement-390")
 
 
 def test_the_second_annotator_reads_what_the_copy_page_asks_and_why_submit_is_refused(
@@ -182,7 +181,7 @@ def test_the_second_annotator_reads_what_the_copy_page_asks_and_why_submit_is_re
     expect(second.locator("#fs-answer-form")).to_have_class(re.compile("invalid"))
     for width in (1366, 390):
         second.set_viewport_size({"width": width, "height": 900})
-        second.screenshot(path=f"{SHOTS}/copy-empty-{width}.png", full_page=True)
+        shot(second, f"copy-empty-{width}", full_page=True)
     # Every control reachable and uncovered, every button in the app's style, no sideways scroll, at both widths.
     assert layout_problems(second, "copy page") == []
     second.locator("#submit-copy").click()
@@ -229,7 +228,7 @@ def test_on_a_phone_the_two_versions_stack_field_by_field_without_sideways_scrol
     verifier.wait_for_url(re.compile(r"/review/\d+/$"))
     section = verifier.locator("#double")
     expect(section).to_be_visible()
-    section.screenshot(path=f"{SHOTS}/round-one-stacked-390.png")
+    shot(section, "round-one-stacked-390")
     table = "#double .double-table"
     assert verifier.evaluate(f"(t => t.scrollWidth <= t.clientWidth)(document.querySelector('{table}'))")
     assert verifier.evaluate("document.documentElement.scrollWidth <= document.documentElement.clientWidth")
@@ -262,7 +261,7 @@ def test_the_manager_is_told_of_a_merged_pair_nobody_may_review_and_reaches_the_
     expect(banner).to_contain_text("1 instance waits in round two with nobody to review it.")
     expect(banner).to_contain_text("this project's 2 qualified annotators each did one or the other")
     assert not layout_problems(manager, "dashboard with the round-two warning")
-    manager.screenshot(path=f"{SHOTS}/round2-stranded.png")
+    shot(manager, "round2-stranded")
     banner.get_by_role("link", name=f"#{instance.pk}").click()
     manager.wait_for_url(re.compile(rf"/history/{instance.pk}/$"))
     expect(manager.locator("main")).to_contain_text(instance.question)

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import os
 import re
 from datetime import timedelta
 
@@ -12,12 +11,10 @@ from django.utils import timezone
 from playwright.sync_api import expect
 
 from annotate.batches.models import AnnouncementRead
-from tests.browser.conftest import follow, follow_project_nav, person
+from tests.browser.conftest import follow, follow_project_nav, person, shot
 from tests.conftest import PASSWORD
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-SCREENSHOTS = os.environ.get("TATCURATE_SCREENSHOTS", "")
 
 
 def test_an_annotator_sees_the_announcement_once_and_the_deadline(browser, live_server, personas, project, drafts):
@@ -37,8 +34,7 @@ def test_an_annotator_sees_the_announcement_once_and_the_deadline(browser, live_
     manager.get_by_role("button", name="Post announcement").click()
     expect(manager.locator("#announcements")).to_contain_text("read by 0 of 5")
     expect(manager.locator(".announcement-banner")).to_have_count(0)  # the author is not told
-    if SCREENSHOTS:
-        manager.screenshot(path=f"{SCREENSHOTS}/batches-announcements-1366.png", full_page=True)
+    shot(manager, "batches-announcements-1366", full_page=True)
 
     annotator = person(browser, live_server, "annotator", PASSWORD, viewport={"width": 390, "height": 900})
     banner = annotator.locator(".announcement-banner")
@@ -54,8 +50,7 @@ def test_an_annotator_sees_the_announcement_once_and_the_deadline(browser, live_
     expect(banner.locator(".announcement-deadline")).to_contain_text("due in 2 days")
     follow(annotator, "Test Project", within="header.topbar nav")
     expect(annotator.locator(".announcement-banner")).to_have_count(1)  # still there until read
-    if SCREENSHOTS:
-        annotator.screenshot(path=f"{SCREENSHOTS}/announcement-390.png", full_page=True)
+    shot(annotator, "announcement-390", full_page=True)
     annotator.locator(".announcement-banner").get_by_role("button", name="I've read it").click()
     expect(annotator.locator(".announcement-banner")).to_have_count(0)
     assert AnnouncementRead.objects.filter(user=personas["annotator"]).count() == 1
@@ -65,8 +60,7 @@ def test_an_annotator_sees_the_announcement_once_and_the_deadline(browser, live_
     follow_project_nav(annotator, "Work queue")
     expect(annotator.locator("#deadlines li")).to_contain_text(re.compile(r"^B1:\s+\d{4}-\d\d-\d\d \d\d:\d\d UTC"))
     expect(annotator.locator("#deadlines")).to_contain_text("due in 2 days")
-    if SCREENSHOTS:
-        annotator.screenshot(path=f"{SCREENSHOTS}/queue-deadline-390.png", full_page=True)
+    shot(annotator, "queue-deadline-390", full_page=True)
 
     manager.reload()
     expect(manager.locator("#announcements")).to_contain_text("read by 1 of 5")

@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
+from tests.browser.conftest import shot
+
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
@@ -17,7 +19,7 @@ def test_a_person_reaches_the_api_docs_and_follows_the_link_back(page, live_serv
     back = page.get_by_role("link", name="← Back to the app")
     expect(back).to_be_visible()
     assert back.evaluate("el => el.getBoundingClientRect().bottom <= innerHeight")  # at the top, no scrolling
-    page.screenshot(path=f"var/t/api-docs-{width}.png")
+    shot(page, f"api-docs-{width}")
     back.click()
     page.wait_for_url(f"{live_server.url}/")
     expect(page.get_by_role("link", name="Test Project").first).to_be_visible()

@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import csv
 import io
-import os
 
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import follow, open_in_project
+from tests.browser.conftest import follow, open_in_project, shot
 from tests.scoring.run_support import small_release
 from tests.scoring.runs.test_paper_tables import paper_tables
 
@@ -37,14 +36,14 @@ def test_researcher_reads_table_5_and_downloads_it_as_csv_and_latex(page, live_s
     # Nothing sticks out of the page: a table wider than the column scrolls inside its region.
     assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
     assert page.evaluate("(el) => el.scrollWidth >= el.clientWidth", region.element_handle())
-    page.screenshot(path=os.environ.get("TATCURATE_SCREENSHOT", "/tmp/s18a-compare.png"), full_page=True)
+    shot(page, "compare", full_page=True)
     # On a narrow window table 5 is wider than the page: it scrolls inside its region, the page itself does not.
     page.set_viewport_size({"width": 560, "height": 900})
     # (app.css makes a narrow screen's grid tables scroll themselves; either way the scroller is inside the region.)
     scrolls = "(el) => [el, el.querySelector('table')].some((box) => box.scrollWidth > box.clientWidth)"
     assert page.evaluate(scrolls, region.element_handle())
     assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
-    page.screenshot(path=os.environ.get("TATCURATE_SCREENSHOT", "/tmp/s18a-compare") + "-narrow.png")
+    shot(page, "compare-narrow")
     page.set_viewport_size({"width": 1024, "height": 900})
 
     with page.expect_download() as csv_download:

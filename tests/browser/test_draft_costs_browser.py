@@ -12,11 +12,9 @@ from playwright.sync_api import expect
 from curation.models import Instance
 from tests.annotate.dashboard.test_draft_costs import llm_draft, template_draft
 from tests.annotate.review.helpers import submit
-from tests.browser.conftest import open_in_project
+from tests.browser.conftest import open_in_project, shot
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-SHOTS = "/tmp/s21-shots"
 
 
 def test_a_manager_sees_the_draft_costs_and_downloads_the_csv(page, live_server, login, personas, project, context):
@@ -49,7 +47,7 @@ def test_a_manager_sees_the_draft_costs_and_downloads_the_csv(page, live_server,
     by_prompt = section.locator("figure[data-dimension=prompt_version]")
     by_prompt.locator("summary").click()
     expect(by_prompt.locator("tr[data-group='template max_row']")).to_be_visible()
-    section.screenshot(path=f"{SHOTS}/draft-costs.png")
+    shot(section, "draft-costs")
 
     with page.expect_download() as download:
         section.get_by_role("link", name="draft costs").click()

@@ -4,23 +4,16 @@ reads the distribution with its sample size; the start-run form shows the scorin
 from __future__ import annotations
 
 import json
-import os
 
 import pytest
 from playwright.sync_api import expect
 
 from scoring.models import ErrorSample
 from scoring.runs.uploads import upload_run_create
-from tests.browser.conftest import follow, type_into
+from tests.browser.conftest import follow, shot, type_into
 from tests.scoring.run_support import small_release
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-SHOTS = os.environ.get("TATCURATE_SCREENSHOTS", "")
-
-
-def _shot(page, name: str) -> None:
-    if SHOTS:
-        page.screenshot(path=os.path.join(SHOTS, f"{name}.png"), full_page=True)
 
 
 def test_draw_the_error_sample_tag_a_sampled_prediction_and_read_the_distribution(
@@ -35,7 +28,7 @@ def test_draw_the_error_sample_tag_a_sampled_prediction_and_read_the_distributio
     page.goto(f"{live_server.url}/p/{project.slug}/releases/{release.pk}/score/")
     expect(page.locator("#scoring-modes")).to_contain_text("Answer extraction")
     expect(page.locator("#paper-bertscore-unavailable")).to_contain_text("TATCURATE_BERT_BASE_UNCASED_DIR")
-    _shot(page, "start-run-form")
+    shot(page, "start-run-form", full_page=True)
     follow(page, f"#{run.pk}", within="#runs")
     expect(page.locator("#error-analysis")).to_contain_text("No sample drawn yet")
     type_into(page, "#error-sample-form input[name=seed]", "7")
@@ -52,5 +45,5 @@ def test_draw_the_error_sample_tag_a_sampled_prediction_and_read_the_distributio
     expect(analysis).to_contain_text("1 tagged")
     expect(analysis.locator("table").first).to_contain_text("Grounding")
     expect(page.locator(".facts")).to_contain_text("use the predicted scale")
-    _shot(page, "run-error-sample")
+    shot(page, "run-error-sample", full_page=True)
     assert ErrorSample.objects.get(run=run).seed == 7

@@ -4,17 +4,15 @@ Score a model → Download the harness tasks; then the harness's log is uploaded
 from __future__ import annotations
 
 import json
-import os
 import zipfile
 
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import follow, open_in_project
+from tests.browser.conftest import follow, open_in_project, shot
 from tests.scoring.run_support import small_release
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-SHOTS = os.environ.get("TATCURATE_SCREENSHOTS", "")
 
 
 def test_a_manager_downloads_the_harness_tasks_and_uploads_the_harness_log_as_a_run(
@@ -27,8 +25,7 @@ def test_a_manager_downloads_the_harness_tasks_and_uploads_the_harness_log_as_a_
     follow(page, "Score a model", within="main")
     section = page.locator("#harness-tasks")
     expect(section).to_contain_text("Inspect AI")
-    if SHOTS:
-        page.screenshot(path=os.path.join(SHOTS, "release-score-harness.png"), full_page=True)
+    shot(page, "release-score-harness", full_page=True)
     with page.expect_download() as download:
         section.get_by_role("link", name="Download the harness tasks (zip)").click()
     tasks = tmp_path / "tasks.zip"
@@ -48,5 +45,4 @@ def test_a_manager_downloads_the_harness_tasks_and_uploads_the_harness_log_as_a_
     page.wait_for_load_state()
     expect(page.locator("h1")).to_contain_text("run.json")
     expect(page.locator("body")).to_contain_text("reported method cot")  # read from the log's samples
-    if SHOTS:
-        page.screenshot(path=os.path.join(SHOTS, "harness-run.png"), full_page=True)
+    shot(page, "harness-run", full_page=True)

@@ -3,19 +3,15 @@ on, and the endpoint paraphrases the header names in the questions."""
 
 from __future__ import annotations
 
-import os
-
 import pytest
 from playwright.sync_api import expect
 
 from curation.models import Instance
-from tests.browser.conftest import open_in_project, type_into
+from tests.browser.conftest import open_in_project, shot, type_into
 from tests.curation.drafting.conftest import endpoint_on, make_contexts
 from tests.support.fault_server import Fault, FaultServer, completion_body
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-SCREENSHOTS = os.environ.get("TATCURATE_SCREENSHOTS", "")
 
 
 def _reply(request: dict) -> Fault:
@@ -46,8 +42,7 @@ def test_manager_drafts_template_questions_with_paraphrased_headers(
         box = page.get_by_label("Paraphrase header names in the questions with the endpoint above")
         expect(box).to_be_visible()
         expect(box).to_be_checked()
-        if SCREENSHOTS:
-            page.screenshot(path=f"{SCREENSHOTS}/drafting-paraphrase-1366.png", full_page=True)
+        shot(page, "drafting-paraphrase-1366", full_page=True)
         page.get_by_role("button", name="Start drafting").click()
         expect(page.locator("#run-status")).to_contain_text("Completed")
     dev = [i for i in Instance.objects.filter(context__batch=batch) if i.draft["slots"]["column"] == "Dev"]

@@ -2,17 +2,13 @@
 
 from __future__ import annotations
 
-import os
-
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import open_in_project
+from tests.browser.conftest import open_in_project, shot
 from tests.scoring.metrics.shared_data import shared_data_dir
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-SCREENSHOTS = os.environ.get("TATCURATE_SCREENSHOTS", "")
 
 
 def test_manager_imports_unlabelled_questions_and_sees_the_drafts(
@@ -34,5 +30,4 @@ def test_manager_imports_unlabelled_questions_and_sees_the_drafts(
     expect(row).to_contain_text("tatqa_dataset_test.json")
     expect(page.locator("#imports thead")).to_contain_text("Drafts")
     expect(row.locator("td").nth(3)).to_have_text("1669")
-    if SCREENSHOTS:
-        page.screenshot(path=f"{SCREENSHOTS}/import-drafts-1366.png", full_page=True)
+    shot(page, "import-drafts-1366", full_page=True)

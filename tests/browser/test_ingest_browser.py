@@ -4,20 +4,16 @@ source hits a limit, with Retry and Discard. The test plays the worker (the real
 
 from __future__ import annotations
 
-import os
-
 import pytest
 from playwright.sync_api import expect
 
 from curation.models import Paper
 from curation.papers.ingestion import INGEST_JOBS
-from tests.browser.conftest import follow, open_in_project
+from tests.browser.conftest import follow, open_in_project, shot
 from tests.curation.papers import hostile_sources as hostile
 from tests.curation.papers.ingest_helpers import PAPER, tar_gz
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-SCREENSHOTS = os.environ.get("TATCURATE_SCREENSHOTS", "")
 
 
 @pytest.fixture
@@ -54,8 +50,7 @@ def test_an_upload_is_followed_to_its_papers(page, live_server, login, project, 
     expect(results).to_contain_text("created", timeout=10000)  # the page refreshes itself
     expect(progress).to_contain_text("1 of 1")
     expect(progress).to_contain_text("2 tables")
-    if SCREENSHOTS:
-        page.screenshot(path=f"{SCREENSHOTS}/ingest-done-{width}.png", full_page=True)
+    shot(page, f"ingest-done-{width}", full_page=True)
     results.get_by_role("link", name="Packed Paper").click()
     expect(page.locator("body")).to_contain_text("Main results.")
 
@@ -70,11 +65,9 @@ def test_a_source_that_hits_the_cpu_limit_shows_why_and_can_be_discarded(
     error = page.locator("#ingest-error")
     expect(error).to_contain_text("loop.tex: extraction used more than 2 s of CPU time", timeout=10000)
     expect(error).to_contain_text("Nothing was stored")
-    if SCREENSHOTS:
-        page.screenshot(path=f"{SCREENSHOTS}/ingest-failed-1366.png", full_page=True)
+    shot(page, "ingest-failed-1366", full_page=True)
     page.set_viewport_size({"width": 390, "height": 900})
-    if SCREENSHOTS:
-        page.screenshot(path=f"{SCREENSHOTS}/ingest-failed-390.png", full_page=True)
+    shot(page, "ingest-failed-390", full_page=True)
     error.get_by_role("button", name="Retry").click()
     expect(page.locator(".messages")).to_contain_text("queued again")
     expect(page.locator("#ingest-progress")).to_contain_text("Waiting for a worker")

@@ -3,18 +3,14 @@ annotator it went to sees it in their queue as assigned to them."""
 
 from __future__ import annotations
 
-import os
-
 import pytest
 from playwright.sync_api import expect
 
 from curation.models import Instance
-from tests.browser.conftest import person
+from tests.browser.conftest import person, shot
 from tests.conftest import PASSWORD
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-SCREENSHOTS = os.environ.get("TATCURATE_SCREENSHOTS", "")
 
 
 def test_manager_searches_filters_and_assigns_by_clicks(browser, live_server, personas, project, drafts, make_instance):
@@ -30,8 +26,7 @@ def test_manager_searches_filters_and_assigns_by_clicks(browser, live_server, pe
     page.get_by_role("button", name="Filter").click()
     expect(page.locator("#result-count")).to_contain_text("1 instance")
     expect(page.locator("#instance-table tbody tr")).to_have_count(1)
-    if SCREENSHOTS:
-        page.screenshot(path=f"{SCREENSHOTS}/instances-1366.png", full_page=True)
+    shot(page, "instances-1366", full_page=True)
 
     page.get_by_label(f"Select instance {target.pk}").click()
     page.select_option("#bulk_action", "assign")
@@ -65,8 +60,7 @@ def test_the_browser_fits_a_phone(browser, live_server, personas, project, draft
     page.keyboard.type("Which")
     page.get_by_role("button", name="Filter").click()
     expect(page.locator("#instance-table tbody tr")).to_have_count(len(drafts))
-    if SCREENSHOTS:
-        page.screenshot(path=f"{SCREENSHOTS}/instances-390.png", full_page=True)
+    shot(page, "instances-390", full_page=True)
     page.get_by_label("Select every instance on this page").click()
     expect(page.locator("#instance-table input[name=instances]:checked")).to_have_count(len(drafts))
     overflow = page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")

@@ -14,7 +14,7 @@ from playwright.sync_api import expect
 
 from curation.models import Batch, Project
 from curation.releases.services.cut import release_cut
-from tests.browser.conftest import follow, follow_project_nav, log_in
+from tests.browser.conftest import follow, follow_project_nav, log_in, shot
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -157,14 +157,14 @@ def test_on_a_phone_the_instances_and_the_dashboards_people_tables_read_without_
     expect(status).to_be_visible()
     box = status.bounding_box()
     assert box["x"] >= 0 and box["x"] + box["width"] <= 390, box
-    page.screenshot(path="/tmp/layout-instances-390.png", full_page=True)
+    shot(page, "layout-instances-390", full_page=True)
     follow_project_nav(page, "Dashboard")
     for table in ("#annotator-table", "#verifier-table"):
         expect(page.locator(f"{table} tbody tr").first.locator("td").nth(1)).to_have_attribute(
             "data-label", re.compile(".")
         )
         assert page.evaluate(f"(t => t.scrollWidth <= t.clientWidth)(document.querySelector('{table}'))"), table
-    page.locator("#annotators").screenshot(path="/tmp/layout-annotators-390.png")
+    shot(page.locator("#annotators"), "layout-annotators-390")
     assert page.evaluate("document.documentElement.scrollWidth <= document.documentElement.clientWidth")
 
 
@@ -185,9 +185,9 @@ def test_on_a_phone_the_endpoints_are_cards_and_the_dashboards_bar_charts_keep_l
         "data-label", "Base URL"
     )
     assert page.evaluate("(t => t.scrollWidth <= t.clientWidth)(document.querySelector('#endpoint-list'))")
-    page.screenshot(path="/tmp/layout-endpoints-390.png", full_page=True)
+    shot(page, "layout-endpoints-390", full_page=True)
     follow_project_nav(page, "Dashboard")
     label = page.locator("#annotators svg.bar-chart text").first
     expect(label).to_be_visible()
     assert label.bounding_box()["height"] >= 10, label.bounding_box()  # 12 px drawn at ≥ 0.8 of its size
-    page.locator("#annotators").screenshot(path="/tmp/layout-annotator-bars-390.png")
+    shot(page.locator("#annotators"), "layout-annotator-bars-390")

@@ -2,19 +2,15 @@
 
 from __future__ import annotations
 
-import os
-
 import pytest
 from django.contrib.auth import get_user_model
 from playwright.sync_api import expect
 
 from curation.models import Membership
-from tests.browser.conftest import person
+from tests.browser.conftest import person, shot
 from tests.conftest import PASSWORD
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-SCREENSHOTS = os.environ.get("TATCURATE_SCREENSHOTS", "")
 
 
 def test_manager_starts_a_project_and_adds_people(browser, live_server, personas, project):
@@ -38,8 +34,7 @@ def test_manager_starts_a_project_and_adds_people(browser, live_server, personas
     page.select_option("#add_role", "verifier")
     page.get_by_role("button", name="Add member").click()
     expect(page.locator(".messages")).to_contain_text("verifier is now a verifier of Finance tables")
-    if SCREENSHOTS:
-        page.screenshot(path=f"{SCREENSHOTS}/members-1366.png", full_page=True)
+    shot(page, "members-1366", full_page=True)
 
     row = page.locator("tr[data-member='newcomer']")
     row.get_by_label("Role of newcomer").select_option("verifier")

@@ -3,18 +3,16 @@ one, and sees the cut form withhold it; at desktop and phone widths nothing is c
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import open_in_project, type_into
+from tests.browser.conftest import open_in_project, shot, type_into
 from tests.curation.releases.test_near_duplicates import planted, public_tatqa  # noqa: F401 (fixtures)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-SCREENSHOTS = os.environ.get("TATCURATE_SCREENSHOTS", "")
 LAYOUT_CHECK = "\n".join(
     line for line in (Path(__file__).parent / "layout_check.js").read_text().splitlines() if not line.startswith("//")
 )
@@ -36,8 +34,7 @@ def test_a_manager_finds_withholds_and_cuts_without_a_near_duplicate(page, live_
     for width in (1366, 390):
         page.set_viewport_size({"width": width, "height": 900})
         assert page.evaluate(LAYOUT_CHECK) == []
-        if SCREENSHOTS:
-            page.screenshot(path=f"{SCREENSHOTS}/near-duplicates-{width}.png", full_page=True)
+        shot(page, f"near-duplicates-{width}", full_page=True)
     page.set_viewport_size({"width": 1366, "height": 900})
 
     row.get_by_label(f"Withhold #{planted['contaminated'].pk}").check()

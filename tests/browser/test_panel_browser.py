@@ -4,7 +4,6 @@ answers first. At desktop and phone widths nothing on the card is clipped or unr
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -12,13 +11,12 @@ from playwright.sync_api import expect
 
 from curation.panel.models import Calibration
 from scoring.calibration import CALIBRATIONS
-from tests.browser.conftest import open_in_project, type_into
+from tests.browser.conftest import open_in_project, shot, type_into
 from tests.scoring.run_support import endpoint_for
 from tests.scoring.test_calibration import batch, panel_server  # noqa: F401 (fixtures)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-SCREENSHOTS = os.environ.get("TATCURATE_SCREENSHOTS", "")
 LAYOUT_CHECK = "\n".join(
     line for line in (Path(__file__).parent / "layout_check.js").read_text().splitlines() if not line.startswith("//")
 )
@@ -59,8 +57,7 @@ def test_a_manager_calibrates_a_batch_and_the_queue_serves_the_hardest_first(
     for width in (1366, 390):
         page.set_viewport_size({"width": width, "height": 900})
         assert page.evaluate(LAYOUT_CHECK) == []
-        if SCREENSHOTS:
-            page.locator("#panel").screenshot(path=f"{SCREENSHOTS}/panel-{width}.png")
+        shot(page.locator("#panel"), f"panel-{width}")
     page.set_viewport_size({"width": 1366, "height": 900})
 
     open_in_project(page, "Instances")

@@ -11,7 +11,7 @@ from annotate.qualification import services
 from annotate.qualification.models import QualificationAttempt
 from curation.models import Membership
 from tests.annotate.qualification.support import make_gold
-from tests.browser.conftest import open_in_project
+from tests.browser.conftest import open_in_project, shot
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -102,7 +102,7 @@ def test_candidate_fails_and_sees_each_mistake_with_gold_and_reason(page, live_s
     expect(page.locator("#result-1")).to_contain_text("✓ correct")  # listed as correct, under its own heading
     expect(page.locator("#result-1 .gold")).to_have_count(0)
     assert page.locator("#correct-heading ~ ol li.correct").count() == 1
-    page.screenshot(path="var/t/exam-results.png", full_page=True)
+    shot(page, "exam-results", full_page=True)
     second = page.locator("#result-2")
     expect(second.locator(".gold")).to_contain_text("Brambleworthset")
     expect(second.locator(".reason")).to_contain_text("Missing: “Brambleworthset”")
@@ -136,7 +136,7 @@ def test_a_manager_builds_the_first_gold_from_drafts_through_the_pages(page, log
     for width in (1366, 390):
         page.set_viewport_size({"width": width, "height": 900})
         assert page.evaluate(PROBLEMS) == []
-        page.screenshot(path=f"var/screenshots/first-gold-{width}.png", full_page=True)
+        shot(page, f"first-gold-{width}", full_page=True)
     page.locator("#gold-validate").click()
     expect(page.locator(".messages")).to_contain_text(f"#{drafts[0].pk} is validated and in the exam's gold pool")
     assert list(QualificationItem.objects.values_list("instance_id", flat=True)) == [drafts[0].pk]

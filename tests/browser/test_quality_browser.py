@@ -12,12 +12,10 @@ from annotate.quality.models import GoldProbe, QualityDecision
 from curation.models import Instance, Membership
 from curation.states import Role
 from tests.annotate.quality.helpers import gold_on, make_refined_gold, work_until_probe
-from tests.browser.conftest import follow, type_into
+from tests.browser.conftest import follow, shot, type_into
 from tests.browser.test_review_flow import open_as
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-SHOTS = "/tmp/s21-shots"
 
 
 def test_a_failing_annotator_is_paused_and_a_manager_restores_them(
@@ -41,7 +39,7 @@ def test_a_failing_annotator_is_paused_and_a_manager_restores_them(
     # Opened as its gold was drafted: the draft's answer and rationale, as a real draft opens.
     expect(page.locator("#refine-form input[name=answer]")).to_have_value(probe.gold.draft["answer"][0])
     expect(page.locator("#f-rationale")).to_have_value(probe.gold.draft["rationale"])
-    page.screenshot(path=f"{SHOTS}/probe.png", full_page=True)
+    shot(page, "probe", full_page=True)
     type_into(page, "#refine-form input[name=answer]", "a wrong answer")
     page.locator("#refine-form input[name=answer]").blur()
     expect(page.locator("#save-state")).to_have_text("All changes saved")
@@ -71,9 +69,9 @@ def test_a_failing_annotator_is_paused_and_a_manager_restores_them(
     expect(row).to_contain_text("below the threshold")
     expect(row).to_contain_text("paused")
     expect(row.locator("td.em")).to_have_text("0.00")
-    manager.locator("#hidden-gold").screenshot(path=f"{SHOTS}/dashboard-gold.png")
+    shot(manager.locator("#hidden-gold"), "dashboard-gold")
     expect(manager.locator("#drift figure[data-user=annotator]")).to_be_visible()  # the gold EM line of the week
-    manager.locator("#drift").screenshot(path=f"{SHOTS}/dashboard-drift.png")
+    shot(manager.locator("#drift"), "dashboard-drift")
     type_into(manager, "#gold-table input[name=reason]", "Went through the guidelines together")
     row.get_by_role("button", name="Restore").click()
     manager.wait_for_url(re.compile(r"/dashboard/#hidden-gold$"))

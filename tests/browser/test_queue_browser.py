@@ -14,13 +14,14 @@ from curation.models import Instance
 from curation.states import Status
 from tests.annotate.review.helpers import submit
 from tests.annotate.work.helpers import queue_next
+from tests.browser.conftest import shot
 from tests.browser.test_review_flow import open_as
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
 def test_sent_back_work_opens_from_the_queue_page_while_a_draft_is_held(
-    browser, live_server, personas, project, make_instance, tmp_path
+    browser, live_server, personas, project, make_instance
 ):
     batch = batch_open(batch_id=batch_create(project=project, actor=None, name="Batch 1").pk, actor=None)
     for _ in range(2):
@@ -43,7 +44,7 @@ def test_sent_back_work_opens_from_the_queue_page_while_a_draft_is_held(
     page.goto(f"{live_server.url}/p/{project.slug}/work/")
     expect(page.get_by_role("heading", name="Sent back to you")).to_be_visible()
     expect(page.get_by_role("heading", name="In your hands")).to_be_visible()
-    page.screenshot(path=str(tmp_path / "queue.png"), full_page=True)
+    shot(page, "queue", full_page=True)
     page.get_by_role("button", name=f"Open #{sent_back.pk}").click()
     page.wait_for_url(re.compile(rf"/work/{sent_back.pk}/$"))
     expect(page.locator(".review-comments-for-author")).to_contain_text("Ask about the second table.")

@@ -2,19 +2,15 @@
 
 from __future__ import annotations
 
-import os
-
 import pytest
 from playwright.sync_api import expect
 
 from curation.releases.models import ReleaseCut
 from curation.releases.services.jobs import RELEASE_CUTS
-from tests.browser.conftest import open_in_project, type_into
+from tests.browser.conftest import open_in_project, shot, type_into
 from tests.curation.releases.test_release_scale import validated_world
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-SCREENSHOTS = os.environ.get("TATCURATE_SCREENSHOTS", "")
 
 
 def test_a_big_cut_shows_its_progress_then_its_release(
@@ -39,8 +35,7 @@ def test_a_big_cut_shows_its_progress_then_its_release(
     ReleaseCut.objects.filter(pk=queued[0]).update(state=ReleaseCut.State.RUNNING, items_done=4)
     expect(page.locator("#release-cuts")).to_contain_text("4 of 6 frozen", timeout=10000)  # the page polls
     expect(page.locator("#release-cuts")).to_contain_text("Being frozen")
-    if SCREENSHOTS:
-        page.screenshot(path=f"{SCREENSHOTS}/release-cut-progress-1366.png", full_page=True)
+    shot(page, "release-cut-progress-1366", full_page=True)
 
     RELEASE_CUTS.run(queued[0])
     expect(page.locator("#release-cuts")).to_have_count(0, timeout=10000)
@@ -72,7 +67,6 @@ def test_the_demo_manager_sees_the_exam_pool_withheld_and_includes_it_by_the_box
     expect(page.locator("#cut-release input[name=license]")).to_have_value("CC-BY-4.0")
     expect(page.locator("#include-withheld-hint")).to_contain_text("Their answers become public with the release")
     page.get_by_label("Include the 15 withheld instances").check()
-    if SCREENSHOTS:
-        page.screenshot(path=f"{SCREENSHOTS}/release-withheld-1366.png", full_page=True)
+    shot(page, "release-withheld-1366", full_page=True)
     page.get_by_role("button", name="Cut release").click()
     expect(page.locator(".messages")).to_contain_text("Release demo-v1 cut: 15 instances frozen.")

@@ -13,7 +13,7 @@ from curation.batches.services import batch_create, batch_open
 from curation.models import Instance
 from curation.states import Status
 from tests.annotate.review.helpers import submit, to_round2
-from tests.browser.conftest import open_in_project, type_into
+from tests.browser.conftest import open_in_project, shot, type_into
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -58,18 +58,18 @@ def test_the_decision_buttons_are_visible_without_scrolling_and_stay_so(
     for button in ("#approve-button", "#changes-button", "#release-button"):
         expect(page.locator(button)).to_be_visible()
         assert in_viewport(page, button), (button, width)
-    page.screenshot(path=f"var/t/review-decision-{width}.png")
+    shot(page, f"review-decision-{width}")
     # Reading down to the last comment field keeps the decision in sight.
     type_into(page, "#c-rationale", "Cite the split names.")
     assert in_viewport(page, "#changes-button")
-    page.screenshot(path=f"var/t/review-decision-{width}-scrolled.png")
+    shot(page, f"review-decision-{width}-scrolled")
     # Down past the panel to the end of the page (the history): the buttons are still there to click.
     page.evaluate("() => window.scrollTo(0, document.documentElement.scrollHeight)")
     at_end = "() => scrollY > 0 && Math.ceil(scrollY + innerHeight) >= document.documentElement.scrollHeight - 2"
     assert page.evaluate(at_end)
     for button in ("#approve-button", "#changes-button", "#release-button"):
         assert in_viewport(page, button) and hit(page, button), (button, width)
-    page.screenshot(path=f"var/t/review-decision-{width}-bottom.png")
+    shot(page, f"review-decision-{width}-bottom")
     page.click("#changes-button")
     page.wait_for_url(lambda url: f"/review/{instance.pk}/" not in url)
     assert Instance.objects.get(pk=instance.pk).status == Status.CHANGES_REQUESTED
@@ -104,7 +104,7 @@ def test_round_two_confirm_and_flag_are_in_sight_without_scrolling(
     for button in ("#confirm-button", "#flag-button"):
         expect(page.locator(button)).to_be_visible()
         assert in_viewport(page, button) and hit(page, button), (button, width)
-    page.screenshot(path=f"var/t/round2-decision-{width}.png")
+    shot(page, f"round2-decision-{width}")
     # Writing the flag's message at the end of the form keeps the buttons in sight; flagging needs no scrolling back.
     type_into(page, "#c-answer", "The answer should name both models.")
     type_into(page, "#flag-message", "Both models tie on the test split.")

@@ -9,7 +9,7 @@ from scoring import sandbox
 from scoring.runs.chunks import chunk_process
 from scoring.runs.creation import run_create
 from scoring.runs.lifecycle import run_start
-from tests.browser.conftest import follow, open_in_project
+from tests.browser.conftest import follow, open_in_project, shot
 from tests.scoring.run_support import endpoint_for, small_release
 from tests.support import fault_server as fs
 
@@ -36,6 +36,6 @@ def test_the_run_page_says_programs_were_not_run(page, live_server, login, proje
     page.get_by_role("link", name=f"#{run.pk}", exact=True).first.click()
     expect(page.locator("#run-isolation")).to_contain_text("unavailable")
     expect(page.locator("#isolation-refused")).to_contain_text("were not run")
-    page.screenshot(path=str(tmp_path / "run-refused.png"), full_page=True)
+    shot(page, "run-refused", full_page=True)
     page.locator("#predictions tbody a").first.click()
     expect(page.locator("body")).to_contain_text("No permissions to create new namespace")

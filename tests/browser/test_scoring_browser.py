@@ -3,21 +3,18 @@ tags its error type; a real Celery worker does the work against a local fault-fr
 
 from __future__ import annotations
 
-import os
 import re
 
 import pytest
 from playwright.sync_api import expect
 
 from scoring.models import ErrorTag, ScoringRun
-from tests.browser.conftest import follow, open_in_project, type_into
+from tests.browser.conftest import follow, open_in_project, shot, type_into
 from tests.scoring.run_support import endpoint_for, small_release
 from tests.support import fault_server as fs
 from tests.support.workers import celery_worker
 
 pytestmark = [pytest.mark.browser, pytest.mark.worker, pytest.mark.django_db(transaction=True)]
-
-SCREENSHOTS = os.environ.get("TATCURATE_SCREENSHOTS", "")
 
 
 def test_start_a_run_from_the_release_page_then_tag_a_wrong_prediction(
@@ -42,8 +39,7 @@ def test_start_a_run_from_the_release_page_then_tag_a_wrong_prediction(
             expect(page.locator("#headline-title")).to_contain_text("Headline: TAT-QA's own metric")
             expect(page.locator("#headline")).to_contain_text("TAT-QA EM (with scale)")
             expect(page.locator("#headline")).not_to_contain_text("short-form")
-            if SCREENSHOTS:
-                page.screenshot(path=f"{SCREENSHOTS}/run-headline-1366.png", full_page=True)
+            shot(page, "run-headline-1366", full_page=True)
     run = ScoringRun.objects.get(method="cot")
     assert run.status == "completed" and run.predictions.count() == 3
     page.click("text=wrong only")

@@ -4,7 +4,6 @@ frozen into the release's unanswerable split, and credited as an abstention when
 from __future__ import annotations
 
 import json
-import os
 import re
 
 import pytest
@@ -15,16 +14,10 @@ from curation.models import Instance
 from curation.releases.models import Release
 from curation.states import Status
 from scoring.runs.models import ScoringRun
-from tests.browser.conftest import follow, open_in_project, type_into
+from tests.browser.conftest import follow, open_in_project, shot, type_into
 from tests.browser.test_review_flow import open_as
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-SHOTS = os.environ.get("TATCURATE_SCREENSHOTS", "")
-
-
-def shot(page, name: str) -> None:
-    if SHOTS:
-        page.screenshot(path=os.path.join(SHOTS, f"{name}.png"), full_page=True)
 
 
 def test_unanswerable_question_from_draft_to_a_scored_abstention(
@@ -46,7 +39,7 @@ def test_unanswerable_question_from_draft_to_a_scored_abstention(
     annotator.click("#submit-button")
     expect(annotator.locator("#problems")).to_contain_text("Say why this context cannot answer")
     type_into(annotator, "#f-unanswerable-reason", "Table 1 reports models A and B only; C is not in the paper.")
-    shot(annotator, "workspace-unanswerable")
+    shot(annotator, "workspace-unanswerable", full_page=True)
     annotator.click("#submit-button")
     annotator.wait_for_url(lambda url: f"/work/{draft.pk}/" not in url)
     refined = Instance.objects.get(pk=draft.pk)
@@ -60,7 +53,7 @@ def test_unanswerable_question_from_draft_to_a_scored_abstention(
     verifier.wait_for_url(re.compile(rf"/review/{draft.pk}/$"))
     expect(verifier.locator("#v-answerability")).to_contain_text("Not answerable from this context")
     expect(verifier.locator("#v-answerability")).to_contain_text("C is not in the paper")
-    shot(verifier, "review-unanswerable")
+    shot(verifier, "review-unanswerable", full_page=True)
     verifier.keyboard.press("Alt+a")
     verifier.wait_for_url(re.compile(r"/review/$"))
 
@@ -85,7 +78,7 @@ def test_unanswerable_question_from_draft_to_a_scored_abstention(
     item = release.items.get()
     assert item.split == "unanswerable" and item.data["is_answerable"] is False and item.data["answer"] == []
     expect(manager.locator("#release-splits")).to_contain_text("unanswerable (gold: abstain) 1")
-    shot(manager, "release-splits")
+    shot(manager, "release-splits", full_page=True)
 
     # A predictions file that abstains scores 100% on the unanswerable questions.
     predictions = tmp_path / "predictions.jsonl"
@@ -98,6 +91,6 @@ def test_unanswerable_question_from_draft_to_a_scored_abstention(
     expect(manager.locator("h1")).to_contain_text("Scoring run")
     table = manager.locator("#answerability")
     expect(table.locator("tr", has_text="Unanswerable (abstained)")).to_contain_text("100%")
-    shot(manager, "run-answerability")
+    shot(manager, "run-answerability", full_page=True)
     run = ScoringRun.objects.get(release=release)
     assert run.predictions.get().is_correct is True

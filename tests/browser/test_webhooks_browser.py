@@ -3,7 +3,6 @@ delivers to a receiver on localhost, and replays it; a refused URL is explained 
 
 from __future__ import annotations
 
-import os
 import re
 from urllib.parse import urlsplit
 
@@ -12,15 +11,13 @@ from playwright.sync_api import expect
 from standardwebhooks.webhooks import Webhook as Verifier
 
 from curation.webhooks.models import WebhookDelivery
-from tests.browser.conftest import follow, follow_project_nav, person
+from tests.browser.conftest import follow, follow_project_nav, person, shot
 from tests.conftest import PASSWORD
 from tests.curation.webhooks.conftest import LOOPBACK_ALLOWED
 from tests.curation.webhooks.receivers import receiver
 from tests.support.workers import celery_worker, private_queue, wait_for
 
 pytestmark = [pytest.mark.browser, pytest.mark.worker, pytest.mark.django_db(transaction=True)]
-
-SCREENSHOTS = os.environ.get("TATCURATE_SCREENSHOTS", "")
 
 
 @pytest.mark.parametrize("width", [1366, 390])
@@ -74,8 +71,7 @@ def test_a_manager_registers_a_hook_and_a_worker_delivers_its_test_event(
         row.locator("summary").first.click()  # the attempts; each attempt's answer headers fold inside
         expect(row).to_contain_text("HTTP 200")
         expect(row.locator(".answer-headers summary")).to_contain_text("answer headers")
-        if SCREENSHOTS:
-            page.screenshot(path=f"{SCREENSHOTS}/webhooks-{width}.png", full_page=True)
+        shot(page, f"webhooks-{width}", full_page=True)
         [request] = hook_receiver["requests"]
         headers = {k.lower(): v for k, v in request["headers"].items()}
         Verifier(secret).verify(request["body"], headers)  # the Standard Webhooks verifier, 5-minute window

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.annotate.review.helpers import submit
+from tests.browser.conftest import shot
 from tests.browser.test_layout import PROBLEMS
 from tests.browser.test_review_flow import open_as
 from tests.factories import ShortContextFactory, TableFactory
@@ -68,4 +69,4 @@ def test_a_wide_relevant_table_in_the_review_pane_scrolls_visibly_with_header_an
     first = verifier.locator("tbody td.first-col").first.bounding_box()
     assert first["x"] >= wrap.bounding_box()["x"] - 1
     Path("var/screenshots").mkdir(parents=True, exist_ok=True)
-    verifier.screenshot(path="var/screenshots/review-wide-table-1366.png")
+    shot(verifier, "review-wide-table-1366")
