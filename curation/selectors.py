@@ -155,13 +155,22 @@ def recent_instances(*, user: AbstractBaseUser, project: Project, roles: set[str
     return visible.order_by("-updated_at")[:10] if roles & {Role.MANAGER, Role.VERIFIER} else visible[:10]
 
 
-def instance_history_get(*, user: AbstractBaseUser, instance_id: int) -> dict[str, Any]:
-    """One instance the viewer may see, with its revisions and audit events (NotFound otherwise)."""
-    instance = instance_get(user=user, instance_id=instance_id)
+def instance_history_get(*, user: AbstractBaseUser, instance_id: int, project: Project | None = None) -> dict[str, Any]:
+    """One instance the viewer may see (staff of its project, its author, its round-two reviewer), in `project` when
+    given (NotFound otherwise), its context and people read in the same row, with its revisions and audit events."""
+    people = ("author", "round1_verifier", "round2_reviewer")
+    instance = (
+        instances_visible_to(user, project)
+        .select_related("context", "context__paper", "context__paragraph", *people)
+        .filter(pk=instance_id)
+        .first()
+    )
+    if instance is None:
+        raise NotFound(f"No instance {instance_id} that you may see.")
     return {
         "instance": instance,
-        "revisions": instance.revisions.select_related("author"),
-        "events": instance.events.select_related("actor"),
+        "revisions": list(instance.revisions.select_related("author")),
+        "events": list(instance.events.select_related("actor")),
     }
 
 

@@ -23,9 +23,9 @@ from annotate.review.services import (
 from annotate.work.selectors import draft_diffs, instance_context
 from curation.errors import NotFound
 from curation.members.selectors import qualified_annotators
-from curation.models import Context, Instance, InstanceRevision, Paper, Project
+from curation.models import Context, Instance, Paper, Project
 from curation.pagination import capped_count
-from curation.selectors import instances_visible_to, papers_visible_to, roles_of
+from curation.selectors import instance_history_get, instances_visible_to, papers_visible_to, roles_of
 from curation.services.instances import may_edit_now, revision_fields, revision_restorable
 from curation.states import Role, Status
 
@@ -42,38 +42,19 @@ DIFF_FIELDS = (
 )
 
 
-def instance_record(
-    *, user: AbstractBaseUser, instance_id: int, project: Project | None = None
-) -> tuple[Instance, list[InstanceRevision], list]:
-    """An instance the viewer may see (staff of its project, its author, its round-two reviewer), in `project` when
-    given, with its revisions and timeline."""
-    instance = (
-        instances_visible_to(user, project)
-        .select_related(
-            "context", "context__paper", "context__paragraph", "author", "round1_verifier", "round2_reviewer"
-        )
-        .filter(pk=instance_id)
-        .first()
-    )
-    if instance is None:
-        raise NotFound(f"No instance {instance_id} that you may see.")
-    return instance, list(instance.revisions.select_related("author")), list(instance.events.select_related("actor"))
-
-
 def comments_of(instance: Instance) -> QuerySet[ReviewComment]:
     return ReviewComment.objects.filter(instance_id=instance.pk).select_related("author", "resolved_by")
 
 
 def review_data(*, user: AbstractBaseUser, instance_id: int, project: Project) -> dict[str, Any]:
     """Everything a review page shows: instance, context, draft diff, comments, revisions, timeline, discussions."""
-    instance, revisions, events = instance_record(user=user, instance_id=instance_id, project=project)
+    record = instance_history_get(user=user, instance_id=instance_id, project=project)
+    instance = record["instance"]
     return {
-        "instance": instance,
+        **record,
         **instance_context(instance),
         "diffs": draft_diffs(instance),
         "comments": list(comments_of(instance)),
-        "revisions": revisions,
-        "events": events,
         "discussions": list(Discussion.objects.filter(instance_id=instance.pk).prefetch_related("messages__author")),
         "can_round1": instance.status == Status.ROUND1_REVIEW and instance.round1_verifier_id == user.pk,
         "double": double_for_review(user=user, instance=instance),
@@ -108,7 +89,8 @@ def history_data(
     two of its revisions (default: the last two); for whoever may edit it now (`may_edit_now`), `can_restore`, and
     with `restore` the revision offered for restoring with what restoring it would change (`restore_diff`: now → that
     revision)."""
-    instance, revisions, events = instance_record(user=user, instance_id=instance_id, project=project)
+    record = instance_history_get(user=user, instance_id=instance_id, project=project)
+    instance, revisions = record["instance"], record["revisions"]
     can_restore = may_edit_now(instance=instance, user=user)
     by_number = {str(r.number): r for r in revisions}  # as a query string names them
     offered = by_number.get(restore) if can_restore else None
@@ -119,10 +101,8 @@ def history_data(
         else None
     )
     return {
-        "instance": instance,
+        **record,
         **instance_context(instance),
-        "revisions": revisions,
-        "events": events,
         "pair": chosen,
         "diff": revision_diff(before=chosen[0].fields, after=chosen[1].fields) if chosen else None,
         "comments": list(comments_of(instance)),
