@@ -194,8 +194,18 @@ def test_no_assigned_type_is_silently_skipped_by_the_template_drafter(
     assert "not drafted: no template drafts Descriptive Analysis; draft it with a language-model run" in page
     assert 'class="routed-next"' in page and f'href="/p/{project.slug}/drafting/"' in page
     summary = page[page.index('id="run-types"') : page.index('id="run-items"')]
-    assert "<tr><td>Descriptive Analysis</td><td>1</td><td>0</td><td>1 · <a" in summary
-    assert "<tr><td>Comparison</td><td>2</td>" in summary
+    assert "Descriptive Analysis</a></td><td>1</td><td>0</td><td>1 · <a" in summary
+    # Each type opens its instances in the instance browser, filtered to that type in the run's batch.
+    link = f"/p/{project.slug}/instances/?reasoning_type=comparison&amp;batch={drafting_batch.pk}"
+    assert (
+        f'<tr><td><a href="{link}" title="This type\'s instances in the run\'s batch">Comparison</a></td><td>2</td>'
+        in summary
+    )
+    listed = {i.pk for i in client.get(link.replace("&amp;", "&")).context["page"]}
+    comparison = ReasoningType.objects.get(project=project, code="comparison")
+    types = [comparison.pk, *comparison.subtypes.values_list("pk", flat=True)]
+    shown = Instance.objects.filter(batch=drafting_batch, reasoning_type__in=types)
+    assert listed == set(shown.values_list("pk", flat=True)) and listed
     # Options as a person reads them: yes/no and a list, not Python's True and [].
     assert "<code>redraft</code> no" in page and "<code>template_ids</code> []" in page and "False" not in page
 
