@@ -27,7 +27,7 @@ from schemathesis.specs.openapi.checks import (
 
 from tests.conftest import context_build, drafts_build, open_batch_build, paper_build, personas_build, project_build
 
-EXAMPLES_PER_OPERATION = 15
+EXAMPLES_PER_OPERATION = 10
 
 # Operations that cannot be fuzzed safely, each with why. Everything else in the schema is run.
 EXCLUDED = {
