@@ -42,8 +42,9 @@ def data_table(table, highlight_ids=None, header_rows: int | None = None, answer
     held = Counter(_comparable(cell["text"]) for row in rows for cell in row)
     for row in rows:
         for cell in row:
+            value = _comparable(cell["text"])
             cell["first"] = cell["column"] == 0
-            cell["answer"] = _comparable(cell["text"]) in wanted and held[_comparable(cell["text"])] == 1
+            cell["answer"] = value in wanted and held[value] == 1
     return {
         "table": table,
         "head": rows[:header_rows],
