@@ -88,7 +88,13 @@ def test_status_counts_are_reused_until_an_instance_changes(personas, make_insta
 def test_an_instance_page_shows_its_fields_its_table_and_its_timeline_in_words(personas, make_instance):
     """A manager opens a draft from the instance list and reads what a reviewer reads: the answer, the rationale,
     the context's table, and a timeline in the pages' words; the old address leads there, and an outsider gets 404."""
+    from annotate.review.models import ReviewComment
+
     instance = make_instance(rationale="A is 87.3, B is 81.0.")
+    ReviewComment.objects.create(
+        instance=instance, author=personas["verifier"], round=1, field="answer", text="Check the unit.",
+        instance_version=instance.version,
+    )  # fmt: skip
     manager = logged_in("manager")
     listed = manager.get("/p/test-project/instances/").content.decode()
     assert f'href="/p/test-project/history/{instance.pk}/">Open</a>' in listed
@@ -97,6 +103,8 @@ def test_an_instance_page_shows_its_fields_its_table_and_its_timeline_in_words(p
     html = response.content.decode()
     assert '<dd id="v-rationale" class="pre">A is 87.3, B is 81.0.' in html
     assert "<li>A</li>" in html and "87.3" in html and "Accuracy by model." in html
+    answer = html[html.index('<dd id="v-answer">') : html.index("<dt>Answer type</dt>")]
+    assert "Check the unit." in answer  # a review comment beside the field it is about
     assert "new → <span" in html and "Drafted</li>" in html and "→ drafted" not in html
     assert logged_in("annotator2").get(f"/instances/{instance.pk}/history/").status_code == 404
     assert logged_in("annotator2").get(f"/p/test-project/history/{instance.pk}/").status_code == 404
