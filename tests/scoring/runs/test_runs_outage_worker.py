@@ -1,5 +1,5 @@
 """Issue 19.4 through real Celery workers in the production shape (PostgreSQL, Redis, a default worker with the beat
-reaper, two scoring workers): during a 150-item run its Redis is stopped for 5 s, its PostgreSQL is restarted and a
+reaper, two scoring workers): during a 300-item run its Redis is stopped for 5 s, its PostgreSQL is restarted and a
 scoring worker holding a chunk is killed with SIGKILL. Every item is scored exactly once, none fails, and the run
 completes (its chunk taken over by the stall reaper). The scenario is benchmarks/outage.py's disturbed run, on a
 private PostgreSQL cluster and a private Redis it starts and removes, so nothing else on the machine is touched;
@@ -12,7 +12,7 @@ from django.conf import settings
 
 from tests.support.outage import outage_disturbed_run, outage_unavailable_reason
 
-ITEMS = 150
+ITEMS = 300
 _cannot = outage_unavailable_reason()
 
 pytestmark = [
