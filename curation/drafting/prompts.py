@@ -16,8 +16,6 @@ from curation.toolkit.extraction import extract_answer, strip_markdown
 TABLE_ONLY_TYPES = frozenset({"table_lookup", "tabulation"})
 
 QUESTION_TEMPLATE_NAME = "SciTaT-style question generation (default)"
-ANSWER_TEMPLATE_NAME = "Reason / Answer chain of thought (default)"
-HEADER_TEMPLATE_NAME = "Header paraphrases (default)"
 
 
 def _shipped(kind: str) -> str:
@@ -27,9 +25,14 @@ def _shipped(kind: str) -> str:
     return (Path(__file__).with_name("default_prompts") / f"{kind}.txt").read_text(encoding="utf-8")
 
 
-DEFAULT_QUESTION_TEMPLATE = _shipped("question")
-DEFAULT_ANSWER_TEMPLATE = _shipped("rationale_answer")
-DEFAULT_HEADER_TEMPLATE = _shipped("header_paraphrase")
+# Each kind's default prompt: its name and its text.
+DEFAULT_TEMPLATES: dict[str, tuple[str, str]] = {
+    "question": (QUESTION_TEMPLATE_NAME, _shipped("question")),
+    "rationale_answer": ("Reason / Answer chain of thought (default)", _shipped("rationale_answer")),
+    "header_paraphrase": ("Header paraphrases (default)", _shipped("header_paraphrase")),
+}
+DEFAULT_QUESTION_TEMPLATE = DEFAULT_TEMPLATES["question"][1]
+DEFAULT_ANSWER_TEMPLATE = DEFAULT_TEMPLATES["rationale_answer"][1]
 
 _PLACEHOLDER = re.compile(r"\{\{\s*(\w+)\s*\}\}")
 _EXAMPLE_BLOCK = re.compile(r"^=== examples: *([\w-]+) *===\s*\n(.*?)^=== end ===\s*$", re.MULTILINE | re.DOTALL)
@@ -295,12 +298,6 @@ def parse_header_phrases(output: str, header: str, *, limit: int = 3) -> list[st
             break
     return phrases or [header]
 
-
-DEFAULT_TEMPLATES: dict[str, tuple[str, str]] = {
-    "question": (QUESTION_TEMPLATE_NAME, DEFAULT_QUESTION_TEMPLATE),
-    "rationale_answer": (ANSWER_TEMPLATE_NAME, DEFAULT_ANSWER_TEMPLATE),
-    "header_paraphrase": (HEADER_TEMPLATE_NAME, DEFAULT_HEADER_TEMPLATE),
-}
 
 # Content hashes of earlier shipped defaults: a project still on one of them, unedited, moves to today's default as a
 # new version (its runs keep pointing at the version they used).

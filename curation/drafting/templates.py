@@ -56,22 +56,15 @@ class _TableView:
         # columns that name the rows ("Model") hold no values of them.
         named_by = self.table.name_width
         # Nor does a column that repeats the row names (a side-by-side table's second "Model" column).
-        self.header_columns = (
-            [
-                column
-                for index, column in enumerate(self.table.columns[named_by:], start=named_by)
-                if _is_header_name(column) and not self._repeats_row_names(index)
-            ]
-            if source.get("has_header", True)
-            else []
+        columns = (
+            list(enumerate(self.table.columns[named_by:], start=named_by)) if source.get("has_header", True) else []
         )
-        self.numeric_columns = []
-        for column_index, column in enumerate(self.table.columns[named_by:], start=named_by):
-            if column not in self.header_columns:
-                continue
-            parsed = [parse_number(cells[column_index]) for cells in self.table.cells]
-            if sum(value is not None for value in parsed) >= max(2, len(parsed) // 2 + 1):
-                self.numeric_columns.append(column)
+        self.header_columns = [
+            column for index, column in columns if _is_header_name(column) and not self._repeats_row_names(index)
+        ]
+        self.numeric_columns = [
+            column for index, column in columns if column in self.header_columns and self._is_mostly_numbers(index)
+        ]
         self.plain_rows = [row for row in self.rows if not _SUMMARY_ROW.search(row)]
         # The rows' own name: the lowest level of a layered header ("(i) Dissociation - model" names models).
         entity = clean_cell(self.table.columns[named_by - 1]).split(HEADER_JOINER)[-1] if self.table.columns else ""
@@ -88,6 +81,10 @@ class _TableView:
             else f"{self.entity}s"
         )
         self.where = "" if self.is_only_table else f" in {self.name}"
+
+    def _is_mostly_numbers(self, index: int) -> bool:
+        parsed = [parse_number(cells[index]) for cells in self.table.cells]
+        return sum(value is not None for value in parsed) >= max(2, len(parsed) // 2 + 1)
 
     def _repeats_row_names(self, index: int) -> bool:
         named = zip(self.table.cells, self.table.row_names, strict=True)
@@ -237,38 +234,33 @@ _whole_columns = _without_summary(_columns)
 
 
 def _solve_difference(program: Program, slots: dict[str, Any]) -> list[str]:
-    a = _cell(program, slots, slots["row_a"], slots["column"])
-    b = _cell(program, slots, slots["row_b"], slots["column"])
+    a, b = (_cell(program, slots, slots[row], slots["column"]) for row in ("row_a", "row_b"))
     if a <= b:
         raise _Unsuitable("the difference is phrased as how much more row_a has")
     return [_same_unit(program.run("subtract", a=a, b=b), slots)]
 
 
 def _solve_ratio(program: Program, slots: dict[str, Any]) -> list[str]:
-    a = _cell(program, slots, slots["row_a"], slots["column"])
-    b = _cell(program, slots, slots["row_b"], slots["column"])
+    a, b = (_cell(program, slots, slots[row], slots["column"]) for row in ("row_a", "row_b"))
     if b == 0 or a == 0:
         raise _Unsuitable("ratio with a zero")
     return [_fmt(program.run("divide", a=a, b=b))]
 
 
 def _solve_pair_sum(program: Program, slots: dict[str, Any]) -> list[str]:
-    a = _cell(program, slots, slots["row_a"], slots["column"])
-    b = _cell(program, slots, slots["row_b"], slots["column"])
+    a, b = (_cell(program, slots, slots[row], slots["column"]) for row in ("row_a", "row_b"))
     if slots["row_a"] > slots["row_b"]:
         raise _Unsuitable("each unordered pair once")
     return [_same_unit(program.run("add", numbers=[a, b]), slots)]
 
 
 def _solve_change(program: Program, slots: dict[str, Any]) -> list[str]:
-    before = _cell(program, slots, slots["row"], slots["column_a"])
-    after = _cell(program, slots, slots["row"], slots["column_b"])
+    before, after = (_cell(program, slots, slots["row"], slots[column]) for column in ("column_a", "column_b"))
     return [_same_unit(program.run("subtract", a=after, b=before), slots)]
 
 
 def _solve_percentage_change(program: Program, slots: dict[str, Any]) -> list[str]:
-    before = _cell(program, slots, slots["row"], slots["column_a"])
-    after = _cell(program, slots, slots["row"], slots["column_b"])
+    before, after = (_cell(program, slots, slots["row"], slots[column]) for column in ("column_a", "column_b"))
     if before <= 0:
         raise _Unsuitable("percentage change from zero or a negative base")
     change = program.run("subtract", a=after, b=before)
@@ -290,8 +282,7 @@ def _solve_proportion(program: Program, slots: dict[str, Any]) -> list[str]:
 def _solve_compare(program: Program, slots: dict[str, Any]) -> list[str]:
     if slots["row_a"] > slots["row_b"]:
         raise _Unsuitable("each unordered pair once")
-    a = _cell(program, slots, slots["row_a"], slots["column"])
-    b = _cell(program, slots, slots["row_b"], slots["column"])
+    a, b = (_cell(program, slots, slots[row], slots["column"]) for row in ("row_a", "row_b"))
     if a == b:
         raise _Unsuitable("tie")
     tool = "greater_than" if slots["direction"] == "higher" else "less_than"

@@ -101,13 +101,11 @@ def run_create(
         if missing := sorted(set(context_ids) - set(contexts.values_list("pk", flat=True))):
             raise InvalidInput(f"Contexts not in this project{' and batch' if batch else ''}: {missing[:20]}.")
     ids = list(contexts.order_by("pk").values_list("pk", flat=True))
-    if not ids and batch is not None and not context_ids:
+    if not ids:  # listed contexts are all found above: only a batch can come up empty
         raise InvalidInput(
             f"Batch “{batch.name}” holds no short contexts yet. Put contexts into it with Batches → Fill a batch "
             "from papers, or enter context ids."
         )
-    if not ids:
-        raise InvalidInput("There are no short contexts to draft in that selection.")
 
     params = dict(generation_params or {})
     if unknown_params := set(params) - GENERATION_PARAM_NAMES:
