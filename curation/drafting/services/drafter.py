@@ -72,15 +72,18 @@ class Drafter:
             raw["question"] = question_result.text
             self.beat()
             parsed_question = prompts.parse_question(question_result.text)
-            duplicate = self._duplicate(context, parsed_question.question) if parsed_question.is_parsed else None
-            if duplicate is not None:
-                # Rejected before its answer is asked for: recorded on the item with the reason, never queued.
-                rejected = {"question": parsed_question.question, "reason": duplicate.reason, **asdict(duplicate)}
-                rejected["similarity"] = round(duplicate.similarity, 4)
-                note = f"rejected: {duplicate.reason}"
-                return Outcome(drafts=[], raw_output={**raw, "rejected": [rejected]}, note=note)
             if parsed_question.is_parsed:
                 question = parsed_question.question
+                # A repeat of a prompt example or of a question asked of the paper is rejected before its answer is
+                # asked for: recorded on the item with the reason, never queued.
+                asked = self._asked_of_paper(context).values_list("question", flat=True)
+                examples = duplicates.example_questions(run.question_template.text)
+                duplicate = duplicates.duplicate_of(question, examples=examples, existing=list(asked))
+                if duplicate is not None:
+                    rejected = {"question": question, "reason": duplicate.reason, **asdict(duplicate)}
+                    rejected["similarity"] = round(duplicate.similarity, 4)
+                    note = f"rejected: {duplicate.reason}"
+                    return Outcome(drafts=[], raw_output={**raw, "rejected": [rejected]}, note=note)
                 answer_messages = prompts.answer_messages(run.answer_template.text, data, question, max_chars=max_chars)
                 answer_result = client.chat(answer_messages, **self.params)
                 raw["rationale_answer"] = answer_result.text
@@ -127,13 +130,6 @@ class Drafter:
         """The questions already asked of the context's paper (any status but discarded): a draft repeats none."""
         return Instance.objects.filter(project_id=self.run.project_id, context__paper_id=context.paper_id).exclude(
             status=Status.DISCARDED
-        )
-
-    def _duplicate(self, context: Context, question: str) -> duplicates.Duplicate | None:
-        """Whether an LLM's question repeats an example of the run's prompt or a question asked of its paper."""
-        existing = self._asked_of_paper(context).values_list("question", flat=True)
-        return duplicates.duplicate_of(
-            question, examples=duplicates.example_questions(self.run.question_template.text), existing=list(existing)
         )
 
     def _header_phrases(self, header: str) -> list[str]:
