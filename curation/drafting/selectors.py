@@ -97,7 +97,7 @@ def types_without_templates(*, project: Project) -> list[ReasoningType]:
 def endpoint_speeds(*, project: Project, endpoints: Iterable[Any], batches: Iterable[Any]) -> list[dict[str, Any]]:
     """Per endpoint: the measured seconds per context over its latest drafted LLM items (none yet: None), and the
     estimated time of a run over each batch's short contexts."""
-    sizes = [(batch, batch.contexts.filter(kind="short").count()) for batch in batches if hasattr(batch, "contexts")]
+    sizes = [(batch, batch.contexts.filter(kind="short").count()) for batch in batches]
     rows = []
     for endpoint in endpoints:
         items = (
@@ -114,16 +114,11 @@ def endpoint_speeds(*, project: Project, endpoints: Iterable[Any], batches: Iter
         )
         durations = [(finished - claimed).total_seconds() for claimed, finished in items]
         seconds = sum(durations) / len(durations) if durations else None
-        rows.append(
-            {
-                "endpoint": endpoint,
-                "seconds_per_context": seconds,
-                "measured_contexts": len(durations),
-                "estimates": [
-                    {"batch": batch, "contexts": size, "minutes": seconds * size / 60} for batch, size in sizes
-                ]
-                if seconds is not None
-                else [],
-            }
-        )
+        estimates = [
+            {"batch": batch, "contexts": size, "minutes": seconds * size / 60}
+            for batch, size in sizes
+            if seconds is not None
+        ]
+        row = {"endpoint": endpoint, "seconds_per_context": seconds, "measured_contexts": len(durations)}
+        rows.append({**row, "estimates": estimates})
     return rows

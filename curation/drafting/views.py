@@ -28,17 +28,6 @@ from curation.papers import selectors as paper_selectors
 # Endpoints ------------------------------------------------------------------------------------------------------
 
 
-def _endpoint_form(request: HttpRequest, endpoint: ModelEndpoint | None = None) -> ModelEndpointInputSerializer:
-    """The API's input serializer as the endpoint pages' form: over a POST, checked (its fields keep what was typed
-    and their refusals), else over the endpoint shown (none: the new-endpoint form's defaults)."""
-    if request.method != "POST":
-        # A new endpoint's form starts from the model's defaults, suggesting greedy decoding.
-        return ModelEndpointInputSerializer(endpoint or ModelEndpoint(generation_params={"temperature": 0}))
-    form = ModelEndpointInputSerializer(data=request.POST)
-    form.is_valid()
-    return form
-
-
 @login_required
 def endpoint_page(request: HttpRequest, slug: str, pk: int | None = None) -> HttpResponse:
     """The project's endpoints with the form that adds one, or (`pk`) one endpoint's form; a POST that holds goes
@@ -47,9 +36,12 @@ def endpoint_page(request: HttpRequest, slug: str, pk: int | None = None) -> Htt
     endpoint = None if pk is None else endpoint_services.endpoint_get(user=request.user, endpoint_id=pk)
     if endpoint is not None and endpoint.project_id not in (None, project.pk):
         raise Http404("No such endpoint in this project.")
-    form = _endpoint_form(request, endpoint)
     error = ""
-    if request.method == "POST" and not form.errors:
+    if request.method != "POST":
+        # A new endpoint's form starts from the model's defaults, suggesting greedy decoding.
+        form = ModelEndpointInputSerializer(endpoint or ModelEndpoint(generation_params={"temperature": 0}))
+    elif (form := ModelEndpointInputSerializer(data=request.POST)).is_valid():
+        # The API's input serializer is the form: its fields keep what was typed, and their refusals.
         try:
             if endpoint is None:
                 added = endpoint_services.endpoint_create(project=project, actor=request.user, **form.validated_data)
