@@ -137,6 +137,7 @@ _INLINE_ANSWER_LABEL = re.compile(
     r"(?<=[.!?)\]])[ \t]+[*_]*(?:final[ \t]+)?answer[ \t]*[*_]*[ \t]*[:：][*_]*", re.IGNORECASE
 )
 _LIST_MARK = re.compile(r"^\s*(?:\d{1,2}[.)]|[-*•])\s+")
+_LEADING_MARK = re.compile(r"^\s*(?:\d{1,2}[.)]|[-*•])\s*")  # also glued to its text: "1.What …"
 
 
 def _answer_items(items: Sequence[str]) -> list[str]:
@@ -145,8 +146,17 @@ def _answer_items(items: Sequence[str]) -> list[str]:
     return [line for line in lines if line]
 
 
+class _Parsed:
+    error: str
+
+    @property
+    def is_parsed(self) -> bool:
+        """Whether what was asked for was found (no `error`)."""
+        return not self.error
+
+
 @dataclass(frozen=True)
-class ParsedQuestion:
+class ParsedQuestion(_Parsed):
     """A question read from model output; `error` says why parsing failed (then `question` is the raw text)."""
 
     question: str
@@ -154,25 +164,15 @@ class ParsedQuestion:
     rule: str = ""
     extra_questions: int = 0
 
-    @property
-    def is_parsed(self) -> bool:
-        """Whether a question was found."""
-        return not self.error
-
 
 @dataclass(frozen=True)
-class ParsedAnswer:
+class ParsedAnswer(_Parsed):
     """Rationale and answer items read from model output; `error` set when no answer was found."""
 
     rationale: str
     answer: list[str]
     error: str = ""
     rule: str = ""
-
-    @property
-    def is_parsed(self) -> bool:
-        """Whether an answer was found."""
-        return not self.error
 
 
 def _clean_output(text: str) -> str:
@@ -221,7 +221,7 @@ def parse_question(output: str) -> ParsedQuestion:
     candidates = [line for line in asking if not _PREAMBLE.match(line)] or asking
     if candidates:
         question = _first_question_sentence(candidates[0])
-        question = re.sub(r"^(?:\d{1,2}[.)]|[-*•])\s*", "", question).strip()
+        question = _LEADING_MARK.sub("", question).strip()
         if len(question) >= 8:
             return ParsedQuestion(question=question, rule="question_mark", extra_questions=len(candidates) - 1)
     return ParsedQuestion(question=text[:2000], error="no question found in the model's output", rule="raw")
@@ -286,7 +286,7 @@ def parse_header_phrases(output: str, header: str, *, limit: int = 3) -> list[st
     when nothing usable came back."""
     phrases: list[str] = []
     for line in _clean_output(output).splitlines():
-        line = re.sub(r"^\s*(?:\d{1,2}[.)]|[-*•])\s*", "", line)
+        line = _LEADING_MARK.sub("", line)
         line = _one_line(line).rstrip(".")
         if not line or len(line) > 60 or _PREAMBLE.match(line) or line.endswith(":"):
             continue

@@ -682,8 +682,10 @@ def draft_template_questions(
             if all(len(kept[kind]) >= quota[kind] for kind in kept):
                 break
             draft = _instantiate(template, view, slots, toolbox, rng, header_phrases)
-            if draft is None or _asked(draft, asked):
+            keys = asked_keys(draft["question"], draft["template_id"], draft["slots"]) if draft else set()
+            if draft is None or keys & asked:
                 continue
+            asked.update(keys)
             problem = draft_problem(draft, tables)
             if problem:
                 if rejected is not None:
@@ -703,15 +705,6 @@ def asked_keys(question: str, template_id: str = "", slots: Mapping[str, Any] | 
     if template_id in _WHOLE_COLUMN and slots:
         keys.add(f"{template_id} of {slots.get('table')}:{slots.get('column')}")
     return keys
-
-
-def _asked(draft: Mapping[str, Any], asked: set[str]) -> bool:
-    """Whether the same question (or the same whole-column computation) was drafted already; remembers it."""
-    keys = asked_keys(draft["question"], draft["template_id"], draft["slots"])
-    if keys & asked:
-        return True
-    asked.update(keys)
-    return False
 
 
 # Templates over a whole column: a context asks each once per column, however it is phrased.
