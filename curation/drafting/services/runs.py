@@ -35,7 +35,6 @@ DEFAULT_OPTIONS: dict[str, Any] = {
     "max_context_chars": 8000,
     "queue": "",  # Celery queue; empty for settings.TATCURATE_DRAFTING_QUEUE (curation/queues.py)
 }
-TEMPLATE_IDS = [template.template_id for template in TEMPLATES]
 # What a run records of its endpoint (as it was when the run started; it may be edited or deleted later), with its id.
 SNAPSHOT_FIELDS = ("name", "base_url", "model", "generation_params")
 OPEN_ITEM_STATES = (DraftingItem.Status.PENDING, DraftingItem.Status.RUNNING)
@@ -79,7 +78,7 @@ def run_create(
         raise InvalidInput(f"Unknown options: {', '.join(sorted(unknown))}.")
     if merged["unanswerable"] not in ("skip", "keep"):
         raise InvalidInput("unanswerable must be 'skip' or 'keep'.")
-    if bad_ids := set(merged["template_ids"] or []) - set(TEMPLATE_IDS):
+    if bad_ids := set(merged["template_ids"] or []) - {template.template_id for template in TEMPLATES}:
         raise InvalidInput(f"Unknown question templates: {', '.join(sorted(bad_ids))}.")
     if not isinstance(merged["paraphrase_headers"], bool):
         raise InvalidInput("paraphrase_headers must be true or false.")
