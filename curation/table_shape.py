@@ -144,15 +144,11 @@ class TableShape:
 
     def prompt_columns(self) -> list[str]:
         """One name per column: the header rows' texts top to bottom, each part once, joined with " - "."""
-        names = []
-        for column in range(self.width):
-            parts: list[str] = []
-            for row in self.grid[: self.prompt_header_rows()]:
-                part = _clean(row[column])
-                if part and part not in parts:
-                    parts.append(part)
-            names.append(HEADER_JOINER.join(parts))
-        return names
+        header = self.grid[: self.prompt_header_rows()]
+        return [
+            HEADER_JOINER.join(dict.fromkeys(part for row in header if (part := _clean(row[column]))))
+            for column in range(self.width)
+        ]
 
     def body_rows(self) -> list[list[str]]:
         """The data rows under the header, rectangular; a merged data cell repeats its text (a reader's reading)."""
@@ -211,11 +207,11 @@ class TableShape:
         for r, row in enumerate(self.grid):
             cells = []
             for c, text in enumerate(row):
-                if (r, c) in covered:
-                    continue
-                span = starts.get((r, c))
-                rowspan, colspan = (span.rowspan, span.colspan) if span else (1, 1)
-                cells.append({"text": text, "rowspan": rowspan, "colspan": colspan, "row": r, "column": c})
+                if (r, c) not in covered:
+                    span = starts.get((r, c), Span(r, c))
+                    cells.append(
+                        {"text": text, "rowspan": span.rowspan, "colspan": span.colspan, "row": r, "column": c}
+                    )
             layout.append(cells)
         return layout
 
