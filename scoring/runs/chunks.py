@@ -128,6 +128,10 @@ def endpoint_client(endpoint: ModelEndpoint, *, use_cache: bool = True) -> ChatC
     return client_for(endpoint, use_cache=use_cache)
 
 
+def _client(run: ScoringRun) -> ChatClient:
+    return endpoint_client(run.endpoint, use_cache=run.options.get("use_cache", True))
+
+
 def _judge_chat(run: ScoringRun) -> Callable[..., Any] | None:
     """The judge endpoint's chat, deterministic (temperature 0), when the run has a judge."""
     if not run.options.get("judge"):
@@ -329,9 +333,7 @@ def chunk_process(*, chunk_id: int, worker: str = "") -> str:
     context_ids = {context_of(row)[1] for row in rows}
     contexts = dict(ReleaseContext.objects.filter(pk__in=[c for c in context_ids if c]).values_list("id", "data"))
     outcome = "done"
-    client = None
-    if run.method != ScoringRun.Method.UPLOAD:
-        client = endpoint_client(run.endpoint, use_cache=run.options.get("use_cache", True))
+    client = _client(run) if run.method != ScoringRun.Method.UPLOAD else None
     # The run's own parameters (over the endpoint's defaults) go with every request of the run.
     chat = functools.partial(client.chat, **run.generation_params) if client is not None else None
     judge = _judge_chat(run)
