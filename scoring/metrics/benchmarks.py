@@ -301,14 +301,11 @@ def summary_lines(summary: Mapping[str, Any]) -> list[str]:
         value = summary.get(key)
         if isinstance(value, int | float) and not isinstance(value, bool):
             lines.append(f"{label} {fixed(value, 2, scale=100)}")
-    for key in ("mode", "scale_mode", "count", "prediction_count", "short_form_count", "free_form_count"):
-        if key in summary:
-            lines.append(f"{key}: {summary[key]}")
-    for key in ("duplicate_uids", "missing_uids", "non_finite_uids"):
-        if summary.get(key):
-            lines.append(f"{key}: {len(summary[key])} ({uids_listed(summary[key])})")
-    if summary.get("bertscore_info"):
-        info = summary["bertscore_info"]
+    counts = ("mode", "scale_mode", "count", "prediction_count", "short_form_count", "free_form_count")
+    lines.extend(f"{key}: {summary[key]}" for key in counts if key in summary)
+    uids = ("duplicate_uids", "missing_uids", "non_finite_uids")
+    lines.extend(f"{key}: {len(summary[key])} ({uids_listed(summary[key])})" for key in uids if summary.get(key))
+    if info := summary.get("bertscore_info"):
         lines.append(f"bertscore: {info['metric']} (model {info['model']}, layer {info['layer']})")
     lines.extend(f"note: {note}" for note in summary.get("notes") or [])
     return lines

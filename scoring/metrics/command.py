@@ -67,8 +67,7 @@ def run(options: Mapping[str, Any], *, out: Callable[[str], Any], err: Callable[
         err(f"{options['pred']}: {len(unknown)} uid(s) not in {options['gold']}, ignored: {listed}")
     if options["details"]:
         with Path(options["details"]).open("w", encoding="utf-8") as handle:
-            for row in scored.details:
-                handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+            handle.writelines(json.dumps(row, ensure_ascii=False) + "\n" for row in scored.details)
     if options["json"]:
         out(json.dumps(scored.summary, ensure_ascii=False, sort_keys=True))
     else:

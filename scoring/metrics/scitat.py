@@ -107,14 +107,6 @@ def score_question(
     return _form_score(uid, short_form, em, f1)
 
 
-def official_is_short_form(answer: Any) -> bool:
-    """evaluate.py's test on the raw gold answer: every element has ≤ 5 space tokens (a string's elements are its
-    characters, so a string answer is always short-form)."""
-    if not isinstance(answer, list | str):
-        raise TypeError(f"a {type(answer).__name__} answer is not iterable")
-    return all(len(str(element).split(" ")) <= 5 for element in answer)
-
-
 def score_question_official(record: Mapping[str, Any], prediction: Any) -> ScitatQuestionScore:
     """Official mode, one question: `TaTQAEmAndF1.__call__(gold, pred, "")` as SciTaT's evaluate.py calls it, the
     ground truth being the record's answer and answer type, no scale."""
@@ -123,18 +115,14 @@ def score_question_official(record: Mapping[str, Any], prediction: Any) -> Scita
     gold = {"uid": uid, "answer": record["answer"], "answer_type": record.get("answer_type") or "", "scale": ""}
     try:
         scored = tatqa.score_question(gold, items, "", mode="official")
-        short_form = official_is_short_form(record["answer"])
+        if not isinstance(record["answer"], list | str):
+            raise TypeError(f"a {type(record['answer']).__name__} answer is not iterable")
     except (TypeError, ValueError) as error:
         raise ValueError(f"id {uid}: SciTaT's evaluate.py cannot score this question ({error})") from error
+    # evaluate.py's short-form test on the raw gold answer: every element has ≤ 5 space tokens (a string's elements
+    # are its characters, so a string answer is always short-form).
+    short_form = all(len(str(element).split(" ")) <= 5 for element in record["answer"])
     return _form_score(uid, short_form, scored.em, scored.f1)
-
-
-def official_bertscore_texts(record: Mapping[str, Any], prediction: Any) -> tuple[str, str]:
-    """evaluate.py's BERTScore pair: `". ".join(pred)` and `". ".join(answer)` (a string answer joins characters)."""
-    items = prediction_items(prediction, "official") if prediction is not None else []
-    answer = record["answer"]
-    elements = answer if isinstance(answer, list | str) else [answer]
-    return ". ".join(str(item) for item in items), ". ".join(str(element) for element in elements)
 
 
 def exact_match(predicted_items: Sequence[Any], gold_items: Sequence[Any], mode: tatqa.Mode = "fixed") -> float:
@@ -175,16 +163,17 @@ def score_dataset(
     scores: list[ScitatQuestionScore] = []
     free_pairs: list[tuple[ScitatQuestionScore, str, str]] = []
     for record, prediction in pairs:
-        uid = str(record["id"])
+        answer = record["answer"]  # a list of items or one string
         if mode == "official":
             score = score_question_official(record, prediction)
-            texts = official_bertscore_texts(record, prediction)
+            # evaluate.py's BERTScore pair: `". ".join(pred)`, `". ".join(answer)` (a string answer joins characters).
+            items = prediction_items(prediction, "official") if prediction is not None else []
+            gold_items = [str(element) for element in answer]
         else:
-            answer = record["answer"]  # a list of items or one string
             gold_items = [str(item) for item in answer] if isinstance(answer, list) else [str(answer)]
-            score = score_question(uid, gold_items, prediction, mode="official")
+            score = score_question(str(record["id"]), gold_items, prediction, mode="official")
             items = prediction_items(prediction) if prediction is not None else []
-            texts = (". ".join(items), ". ".join(gold_items))
+        texts = (". ".join(str(item) for item in items), ". ".join(gold_items))
         if not score.short_form:
             free_pairs.append((score, *texts))
         scores.append(score)

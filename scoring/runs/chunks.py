@@ -64,9 +64,6 @@ def _unanswered(chunk: RunChunk) -> list[ReleaseItem]:
     return [row for row in rows if row.pk not in done]
 
 
-# --- Processing ------------------------------------------------------------------------------------------------
-
-
 class ScoringChunks(JobKind):
     """Scoring chunks: a worker claims a queued chunk of a running run and answers its items (`run_work`). The
     reaper sends again a chunk whose worker went silent, or one still queued long after its message was sent (the
@@ -141,19 +138,6 @@ def _judge_chat(run: ScoringRun) -> Callable[..., Any] | None:
         return None
     endpoint = ModelEndpoint.objects.get(pk=run.options["judge"]["endpoint"])
     return functools.partial(client_for(endpoint).chat, temperature=0)
-
-
-def _settings_of(run: ScoringRun, position: int) -> MethodSettings:
-    return MethodSettings(
-        templates=run.templates,
-        few_shot=int(run.options.get("few_shot", 0)),
-        tools=run.options.get("tools", "all"),
-        max_turns=int(run.options.get("max_turns", MIN_TURNS)),
-        supports_tools=bool(run.endpoint.supports_tools) if run.endpoint else False,
-        json_schema=bool(run.options.get("json_schema", True)),
-        seed=int(run.generation_params.get("seed") or 0) + position,
-        extraction=run.options.get("extraction", "default"),
-    )
 
 
 def _run_program(code: str) -> Any:
@@ -235,7 +219,16 @@ def answer_item(
                 context=context,
                 chat=chat,
                 run_program=_run_program,
-                settings=_settings_of(run, item.get("position", 0)),
+                settings=MethodSettings(
+                    templates=run.templates,
+                    few_shot=int(run.options.get("few_shot", 0)),
+                    tools=run.options.get("tools", "all"),
+                    max_turns=int(run.options.get("max_turns", MIN_TURNS)),
+                    supports_tools=bool(run.endpoint.supports_tools) if run.endpoint else False,
+                    json_schema=bool(run.options.get("json_schema", True)),
+                    seed=int(run.generation_params.get("seed") or 0) + item.get("position", 0),
+                    extraction=run.options.get("extraction", "default"),
+                ),
             )
         except EndpointError as error:
             attempts = [attempt.as_dict() for attempt in error.attempts]

@@ -5,15 +5,8 @@ Each table groups runs by the parts that are not its axes, so a table's rows and
 configuration, and a group's label names the parts that vary across the table (e.g. "gpt-4o · 3-shot").
 The newest run of a configuration fills its cell; the cell keeps the ids of every run it stands for.
 
-Tables (one shape each: stub columns, column groups, columns, rows of cells, so CSV, LaTeX and the page share it):
-- `table5`: SciTaT table 5, model × method rows, long/short × EM/F1/BERTScore columns, a Δ row under CaR (its gain
-  over the mean of the group's other methods), the best of each model under each setting in bold;
-- `table6`: SciTaT table 6, CaR against Reasoner (= CoT), Calculator only and Reversing;
-- `table2`: the meta paper's table 2, tool runs with all tools by n-shot: accuracy (answerable questions, as the
-  paper), precision ± SD, recall ± SD, Err., then all-item accuracy and abstention in their own columns;
-- `figure2b`: accuracy with all tools against data tools only, per model;
-- `figure5`: EM/F1/BERTScore by reasoning type, averaged across models, per method and setting;
-- `table11`: output tokens of short-form and free-form answers per model × method and setting, gold answers first.
+Every table has one shape (stub columns, column groups, columns, rows of cells), so CSV, LaTeX and the page share it;
+`TABLES` lists them, each builder says which published table or figure it reproduces.
 """
 
 from __future__ import annotations

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import json
 import random
 from typing import Any
 
@@ -14,7 +13,7 @@ from curation.endpoints.config import GENERATION_PARAM_NAMES
 from curation.endpoints.models import ModelEndpoint
 from curation.errors import InvalidInput
 from curation.releases.models import Release, ReleaseItem
-from curation.releases.services.cut import UNANSWERABLE_SPLIT
+from curation.releases.services.cut import UNANSWERABLE_SPLIT, canonical_json
 from curation.toolkit.extraction import EXTRACTION_MODES
 from scoring.methods import METHODS, templates_for, templates_hash
 from scoring.methods.base import MIN_TURNS
@@ -60,10 +59,8 @@ FEW_SHOTS = (0, 1, 3)
 
 
 def canonical_hash(value: Any) -> str:
-    """sha256 of sorted-key compact JSON."""
-    return hashlib.sha256(
-        json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode()
-    ).hexdigest()
+    """sha256 of the one canonical JSON (a release's content hash serialises the same way)."""
+    return hashlib.sha256(canonical_json(value).encode()).hexdigest()
 
 
 def _turn_cap(release: Release, method: str, max_turns: int | None) -> dict[str, Any]:

@@ -19,9 +19,6 @@ logger = logging.getLogger(__name__)
 Status = ScoringRun.Status
 
 
-# --- Results ---------------------------------------------------------------------------------------------------
-
-
 def prediction_records(run: ScoringRun) -> list[dict[str, Any]]:
     """One flat record per prediction (metrics + item attributes) for aggregation and export."""
     records = []

@@ -1,6 +1,5 @@
 """Uploaded predictions: read a file in any benchmark's format (its scorer reads it), our JSONL or a harness log into
-uid → prediction,
-and score a gold + prediction pair with the official figures (the same code as the `score_predictions` command)."""
+uid → prediction, and score a gold + prediction pair with the official figures (as the `score_predictions` command)."""
 
 from __future__ import annotations
 

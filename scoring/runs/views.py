@@ -162,15 +162,12 @@ def _run_context(request: HttpRequest, run: ScoringRun) -> dict[str, Any]:
         )
     modes, other_options = _modes(run)
     notes: dict[str, int] = {}  # filled in the order the tables show their cells
-    headline_rows = [
-        (figure["label"], _estimate_cell(figure, notes), figure.get("count"))
-        for figure in (results.get("headline") or {}).get("figures", [])
-    ]
-    figure_rows = [
-        (label, _estimate_cell(figures[key], notes), (figures[key] or {}).get("count"))
-        for key, label in FIGURES.items()
-        if key in figures
-    ]
+    headline = [(figure["label"], figure) for figure in (results.get("headline") or {}).get("figures", [])]
+    listed = [(label, figures[key]) for key, label in FIGURES.items() if key in figures]
+    headline_rows, figure_rows = (
+        [(label, _estimate_cell(estimate, notes), (estimate or {}).get("count")) for label, estimate in estimates]
+        for estimates in (headline, listed)
+    )
     breakdown_tables = [
         (
             attribute.replace("_", " "),

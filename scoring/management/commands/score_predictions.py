@@ -19,11 +19,9 @@ class Command(BaseCommand):
     requires_migrations_checks = False
 
     def add_arguments(self, parser: CommandParser) -> None:
-        """The arguments of scoring/metrics/command.py."""
         command.add_arguments(parser)
 
     def handle(self, *args: Any, **options: Any) -> None:
-        """Run scoring/metrics/command.py; a file it cannot score is a CommandError."""
         try:
             command.run(options, out=self.stdout.write, err=self.stderr.write)
         except command.CommandFailure as error:
