@@ -244,20 +244,17 @@ def verifier_stats(project: Project) -> list[dict[str, Any]]:
         Discussion.objects.filter(instance__project=project).exclude(decided_by=None), "decided_by", Count("id")
     )
     seconds = _active_seconds(project, "user_id", activity="review1")
-    rows = []
-    for membership in _members(project, Role.VERIFIER):
-        uid = membership.user_id
-        rows.append(
-            {
-                "user": membership.user.username,
-                "reviews": reviews.get(uid, 0),
-                "changes_requested": changes.get(uid, 0),
-                "changes_rate": _rate(changes.get(uid, 0), reviews.get(uid, 0)),
-                "discussions_resolved": resolved.get(uid, 0),
-                "median_review_seconds": _median(seconds[uid]),
-            }
-        )
-    return rows
+    return [
+        {
+            "user": membership.user.username,
+            "reviews": reviews.get(membership.user_id, 0),
+            "changes_requested": changes.get(membership.user_id, 0),
+            "changes_rate": _rate(changes.get(membership.user_id, 0), reviews.get(membership.user_id, 0)),
+            "discussions_resolved": resolved.get(membership.user_id, 0),
+            "median_review_seconds": _median(seconds[membership.user_id]),
+        }
+        for membership in _members(project, Role.VERIFIER)
+    ]
 
 
 def time_per_person(project: Project) -> list[dict[str, Any]]:

@@ -7,6 +7,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from types import SimpleNamespace
 from typing import Any
 
 from django.conf import settings
@@ -46,19 +47,12 @@ class Claim:
 # plus the claim when nothing is pending; `server(project_id=…, user=…)` then returns what it served (copy_id,
 # lease_expires_at, how) or None. The queue stays below it, so the package may use the workspace's rules. Until one
 # registers, nothing comes first.
-@dataclass(frozen=True)
-class _ServedFirst:
-    server: Callable[..., Any]
-    pending: Callable[[AbstractBaseUser], Any]
-
-
-_served_first = _ServedFirst(server=lambda **_: None, pending=lambda user: Value(False))
+_served_first = SimpleNamespace(server=lambda **_: None, pending=lambda user: Value(False))
 
 
 def serve_before_drafts(server: Callable[..., Any], *, pending: Callable[[AbstractBaseUser], Any]) -> None:
     """Register `server` to be asked before a fresh claim when `pending` holds (from an AppConfig.ready)."""
-    global _served_first
-    _served_first = _ServedFirst(server=server, pending=pending)
+    _served_first.server, _served_first.pending = server, pending
 
 
 def lease_deadline() -> datetime:
@@ -91,15 +85,15 @@ def _claimer_state(*, project_slug: str, user: AbstractBaseUser) -> dict:
 
 
 def queue_claim(*, project_slug: str, user: AbstractBaseUser) -> Claim | None:
-    """The annotator's next instance: their active lease, else their change requests, else a fresh claim.
+    """The annotator's next instance: their active lease, else their change requests, else a fresh claim; None when
+    nothing is left.
 
-    The fresh claim is the lifecycle's `instance_claim`: one conditional UPDATE that picks the row (batch
-    order, reasoning types spread) and, on PostgreSQL, skips rows other claimers hold, so no instance is ever
-    held by two annotators. It is tried first, because it only succeeds for a qualified annotator holding
-    nothing and with nothing to be served instead (the look's rule, asked inside the same statement): then "Next"
-    is that one statement. Otherwise the look says whether a second copy comes instead, and one more
-    query says why nothing was claimed (a lease to give back, work sent back, or a refusal). None when nothing is
-    left. Expired leases are returned by the periodic reaper (annotate.leases_reap, every minute), not here.
+    The fresh claim is the lifecycle's `instance_claim`: one conditional UPDATE that picks the row (batch order,
+    reasoning types spread) and, on PostgreSQL, skips rows other claimers hold, so no instance is ever held by two
+    annotators. It is tried first, because it only succeeds for a qualified annotator holding nothing and with nothing
+    to be served instead (the look's rule, asked inside the same statement): then "Next" is that one statement.
+    Otherwise the look says whether a second copy comes instead, and one more query says why nothing was claimed (a
+    lease to give back, work sent back, or a refusal). Expired leases are returned by the periodic reaper, not here.
     """
     claimed = _claim(project_slug=project_slug, user=user, unless=_something_first_sql())
     if claimed is not None:
