@@ -85,15 +85,15 @@ def _claimer_state(*, project_slug: str, user: AbstractBaseUser) -> dict:
 
 
 def queue_claim(*, project_slug: str, user: AbstractBaseUser) -> Claim | None:
-    """The annotator's next instance: their active lease, else their change requests, else a fresh claim; None when
-    nothing is left.
+    """The annotator's next instance: their active lease, else their change requests, else a fresh claim.
 
-    The fresh claim is the lifecycle's `instance_claim`: one conditional UPDATE that picks the row (batch order,
-    reasoning types spread) and, on PostgreSQL, skips rows other claimers hold, so no instance is ever held by two
-    annotators. It is tried first, because it only succeeds for a qualified annotator holding nothing and with nothing
-    to be served instead (the look's rule, asked inside the same statement): then "Next" is that one statement.
-    Otherwise the look says whether a second copy comes instead, and one more query says why nothing was claimed (a
-    lease to give back, work sent back, or a refusal). Expired leases are returned by the periodic reaper, not here.
+    The fresh claim is the lifecycle's `instance_claim`: one conditional UPDATE that picks the row (batch
+    order, reasoning types spread) and, on PostgreSQL, skips rows other claimers hold, so no instance is ever
+    held by two annotators. It is tried first, because it only succeeds for a qualified annotator holding
+    nothing and with nothing to be served instead (the look's rule, asked inside the same statement): then "Next"
+    is that one statement. Otherwise the look says whether a second copy comes instead, and one more
+    query says why nothing was claimed (a lease to give back, work sent back, or a refusal). None when nothing is
+    left. Expired leases are returned by the periodic reaper (annotate.leases_reap, every minute), not here.
     """
     claimed = _claim(project_slug=project_slug, user=user, unless=_something_first_sql())
     if claimed is not None:
