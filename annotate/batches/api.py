@@ -138,7 +138,9 @@ class AnnouncementWithReadsSerializer(AnnouncementSerializer):
 class AnnouncementListApi(APIView):
     class AnnouncementInputSerializer(serializers.Serializer):
         text = serializers.CharField(max_length=20_000)
-        batch = serializers.IntegerField(required=False, allow_null=True, min_value=1, max_value=2**63 - 1)
+        batch = serializers.IntegerField(
+            required=False, allow_null=True, min_value=1, max_value=2**63 - 1, source="batch_id"
+        )
 
     @extend_schema(responses=AnnouncementWithReadsSerializer(many=True))
     def get(self, request: Request, slug: str) -> Response:
@@ -152,12 +154,7 @@ class AnnouncementListApi(APIView):
         """Post an announcement to the project's annotators and verifiers. Managers only."""
         project = selectors.project_get(user=request.user, slug=slug)
         payload = valid_input(self.AnnouncementInputSerializer, request.data)
-        announcement = announcement_post(
-            project=project,
-            actor=request.user,
-            text=payload["text"],
-            batch_id=payload.get("batch"),
-        )
+        announcement = announcement_post(project=project, actor=request.user, **payload)
         rows = announcement_selectors.announcements_of(user=request.user, project=project)
         row = next(r for r in rows if r["announcement"].pk == announcement.pk)
         return Response(AnnouncementWithReadsSerializer(row).data, status=status.HTTP_201_CREATED)

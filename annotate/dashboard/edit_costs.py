@@ -143,22 +143,20 @@ COST_COLUMNS = (
 
 def flat_rows(figures: Mapping[str, Any]) -> list[dict[str, Any]]:
     """One row per (dimension, group, field), the CSV and `--json` shape."""
-    rows = []
-    for dimension in DIMENSIONS:
-        for group in figures["dimensions"][dimension]:
-            for name in FIELDS:
-                rows.append(
-                    {
-                        "dimension": dimension,
-                        "group": group["group"],
-                        "instances": group["instances"],
-                        "median_refine_seconds": group["median_seconds"],
-                        "mean_refine_seconds": group["mean_seconds"],
-                        "field": name,
-                        **group["fields"][name],
-                    }
-                )
-    return rows
+    return [
+        {
+            "dimension": dimension,
+            "group": group["group"],
+            "instances": group["instances"],
+            "median_refine_seconds": group["median_seconds"],
+            "mean_refine_seconds": group["mean_seconds"],
+            "field": name,
+            **group["fields"][name],
+        }
+        for dimension in DIMENSIONS
+        for group in figures["dimensions"][dimension]
+        for name in FIELDS
+    ]
 
 
 def chart_rows(groups: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:

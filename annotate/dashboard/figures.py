@@ -87,10 +87,8 @@ def batch_progress_page(project: Project, page: str | None) -> tuple[Page, list[
 def batch_progress(
     project: Project, *, batches: list[Batch] | None = None, with_unbatched: bool = True
 ) -> list[dict[str, Any]]:
-    """Per batch (and the unbatched rest): instances per status, total, settled share, whether it is complete, and its
-    deadline; overdue batches first. `batches` (in `batches_in_progress_order`) narrows the rows to one page of them,
-    so a page counts the instances of its own batches only; `with_unbatched` adds the "(no batch)" row when there
-    are instances in no batch."""
+    """Per batch, overdue first: instances per status, totals, completeness and deadline. `batches` narrows the rows
+    (and the counting) to one page of them; `with_unbatched` adds a "(no batch)" row when instances are in none."""
     instances = Instance.objects.filter(project=project)
     chosen: list[Batch | None] = list(batches_in_progress_order(project) if batches is None else batches)
     if batches is not None:
@@ -246,20 +244,17 @@ def verifier_stats(project: Project) -> list[dict[str, Any]]:
         Discussion.objects.filter(instance__project=project).exclude(decided_by=None), "decided_by", Count("id")
     )
     seconds = _active_seconds(project, "user_id", activity="review1")
-    rows = []
-    for membership in _members(project, Role.VERIFIER):
-        uid = membership.user_id
-        rows.append(
-            {
-                "user": membership.user.username,
-                "reviews": reviews.get(uid, 0),
-                "changes_requested": changes.get(uid, 0),
-                "changes_rate": _rate(changes.get(uid, 0), reviews.get(uid, 0)),
-                "discussions_resolved": resolved.get(uid, 0),
-                "median_review_seconds": _median(seconds[uid]),
-            }
-        )
-    return rows
+    return [
+        {
+            "user": membership.user.username,
+            "reviews": reviews.get(membership.user_id, 0),
+            "changes_requested": changes.get(membership.user_id, 0),
+            "changes_rate": _rate(changes.get(membership.user_id, 0), reviews.get(membership.user_id, 0)),
+            "discussions_resolved": resolved.get(membership.user_id, 0),
+            "median_review_seconds": _median(seconds[membership.user_id]),
+        }
+        for membership in _members(project, Role.VERIFIER)
+    ]
 
 
 def time_per_person(project: Project) -> list[dict[str, Any]]:
@@ -350,12 +345,19 @@ def pay_report(project: Project, *, start: date, end: date) -> dict[str, Any]:
     }
 
 
-def dashboard_data(*, user: AbstractBaseUser, project: Project, start: date | None = None, end: date | None = None):
-    """Everything the manager's dashboard shows, for managers of the project only."""
-    require_manager(user=user, project=project)
+def _pay_period(project: Project, start: date | None, end: date | None) -> tuple[date, date, tuple]:
+    """The pay period (default: this month so far) and the figures cache's key for it: the pay rate is part of the
+    key, so a manager who just saved one sees it at once."""
     end = end or timezone.localdate()
     start = start or end.replace(day=1)
     pay = pay_settings_of(project)
+    return start, end, (start, end, pay.pay_per_instance, pay.currency)
+
+
+def dashboard_data(*, user: AbstractBaseUser, project: Project, start: date | None = None, end: date | None = None):
+    """Everything the manager's dashboard shows, for managers of the project only."""
+    require_manager(user=user, project=project)
+    start, end, key = _pay_period(project, start, end)
 
     def compute() -> dict[str, Any]:
         return {
@@ -370,18 +372,14 @@ def dashboard_data(*, user: AbstractBaseUser, project: Project, start: date | No
             "status_choices": [(s.value, s.label) for s in Status],
         }
 
-    # The pay rate is part of the key: a manager who just saved one sees it at once.
-    return project_figures(project, "dashboard", compute, start, end, pay.pay_per_instance, pay.currency)
+    return project_figures(project, "dashboard", compute, *key)
 
 
-def _pay_rows(user: AbstractBaseUser, project: Project, start: date | None, end: date | None) -> list[dict[str, Any]]:
-    end = end or timezone.localdate()
-    start = start or end.replace(day=1)
-    pay = pay_settings_of(project)
-    # Reused like the dashboard's figures: the first validation of each event in the period is a probe per event,
+def _pay_rows(*, project: Project, start: date | None, end: date | None, **_: Any) -> list[dict[str, Any]]:
+    start, end, key = _pay_period(project, start, end)
+    # Cached like the dashboard's figures: the first validation of each event in the period is a probe per event,
     # but PostgreSQL's guess of a day's events grows with the table (a parallel plan at 100k).
-    figures = lambda: pay_report(project, start=start, end=end)  # noqa: E731
-    report = project_figures(project, "pay", figures, start, end, pay.pay_per_instance, pay.currency)
+    report = project_figures(project, "pay", lambda: pay_report(project, start=start, end=end), *key)
     period = {"rate": report["rate"], "currency": report["currency"], "start": report["start"], "end": report["end"]}
     return [{**row, **period} for row in report["rows"]]
 
@@ -389,11 +387,12 @@ def _pay_rows(user: AbstractBaseUser, project: Project, start: date | None, end:
 @dataclass(frozen=True)
 class CsvTable:
     """One dashboard table a manager may download: how its link is named, its columns in the order its rows have
-    them (the header of an empty CSV), and its rows (the same figures the page shows)."""
+    them (the header of an empty CSV), and its rows (the same figures the page shows), from keyword arguments
+    user, project, start and end."""
 
     label: str
     columns: tuple[str, ...]
-    rows: Callable[[AbstractBaseUser, Project, date | None, date | None], list[dict[str, Any]]]
+    rows: Callable[..., list[dict[str, Any]]]
 
 
 ANNOTATOR_COLUMNS = (
@@ -407,46 +406,40 @@ VERIFIER_COLUMNS = (
 PAY_COLUMNS = (
     "user", "validated", "active_hours", "minutes_per_instance", "amount", "hourly", "rate", "currency", "start", "end",
 )  # fmt: skip
-# The registry of the dashboard's CSV tables, in the order the page links them.
+# The registry of the dashboard's CSV tables, in the order the page links them (a date is written as YYYY-MM-DD).
 CSV_TABLES: dict[str, CsvTable] = {
     "batches": CsvTable(
         "batches",
         ("batch", "state", "total", "settled", *Status.values),
-        lambda user, project, start, end: [
+        lambda project, **_: [
             {"batch": b["name"], "state": b["state"], "total": b["total"], "settled": b["settled"], **b["counts"]}
             for b in batch_progress(project)
         ],
     ),
-    "throughput": CsvTable(
-        "throughput",
-        ("date", "submitted", "validated"),
-        lambda user, project, start, end: throughput(project),  # a date is written as YYYY-MM-DD
-    ),
-    "annotators": CsvTable("annotators", ANNOTATOR_COLUMNS, lambda user, project, start, end: annotator_stats(project)),
-    "verifiers": CsvTable("verifiers", VERIFIER_COLUMNS, lambda user, project, start, end: verifier_stats(project)),
+    "throughput": CsvTable("throughput", ("date", "submitted", "validated"), lambda project, **_: throughput(project)),
+    "annotators": CsvTable("annotators", ANNOTATOR_COLUMNS, lambda project, **_: annotator_stats(project)),
+    "verifiers": CsvTable("verifiers", VERIFIER_COLUMNS, lambda project, **_: verifier_stats(project)),
     "time": CsvTable(
         "time per instance",
         ("instance", "status", "user", "activity", "active_seconds"),
-        lambda user, project, start, end: time_per_instance(project, limit=100_000),
+        lambda project, **_: time_per_instance(project, limit=100_000),
     ),
     "pay": CsvTable("pay", PAY_COLUMNS, _pay_rows),
     "agreement": CsvTable(
         "agreement",
         ("group", "name", "n", "raters", *AGREEMENT_FIGURES),
-        lambda user, project, start, end: agreement_csv_rows(user=user, project=project),
+        lambda user, project, **_: agreement_csv_rows(user=user, project=project),
     ),
-    "gold": CsvTable(
-        "hidden gold", tuple(GOLD_COLUMNS), lambda user, project, start, end: gold_rows(project_gold_figures(project))
-    ),
+    "gold": CsvTable("hidden gold", tuple(GOLD_COLUMNS), lambda project, **_: gold_rows(project_gold_figures(project))),
     "drift": CsvTable(
         "drift",
         ("user", "week", *DRIFT_SERIES, "round1_n", "round2_n", "gold_n", "guidelines"),
-        lambda user, project, start, end: drift_rows(project_drift(project)),
+        lambda project, **_: drift_rows(project_drift(project)),
     ),
     "draft_costs": CsvTable(
         "draft costs",
         tuple(COST_COLUMNS),
-        lambda user, project, start, end: flat_rows(draft_costs_of(user=user, project=project)),
+        lambda user, project, **_: flat_rows(draft_costs_of(user=user, project=project)),
     ),
 }
 
@@ -459,7 +452,7 @@ def csv_rows(
     require_manager(user=user, project=project)
     if table not in CSV_TABLES:
         raise InvalidInput(f"Unknown table {table!r}; expected one of {', '.join(CSV_TABLES)}.")
-    return CSV_TABLES[table].rows(user, project, start, end)
+    return CSV_TABLES[table].rows(user=user, project=project, start=start, end=end)
 
 
 def to_csv(rows: list[dict[str, Any]], *, table: str) -> str:
@@ -468,6 +461,5 @@ def to_csv(rows: list[dict[str, Any]], *, table: str) -> str:
     columns = list(rows[0]) if rows else list(CSV_TABLES[table].columns)
     writer = csv.DictWriter(buffer, fieldnames=columns, lineterminator="\n")
     writer.writeheader()
-    for row in rows:
-        writer.writerow({k: "" if v is None else v for k, v in row.items()})
+    writer.writerows({k: "" if v is None else v for k, v in row.items()} for row in rows)
     return buffer.getvalue()

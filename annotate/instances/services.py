@@ -1,9 +1,5 @@
-"""Actions on instances: discard and restore one, and the instance browser's bulk actions (discard many; all or
-nothing; managers only). Batching whole papers is a batch rule (`curation.batches.services.batch_add_papers`).
-
-Re-typing and assigning many are core services (`curation.services.instances.instances_retype`,
-`curation.services.assignments.instances_assign`); `instances_bulk` calls them for the browser's page and API.
-"""
+"""Actions on instances: discard and restore one, and the instance browser's bulk actions (managers only; re-typing
+and assigning many are core services that `instances_bulk` calls)."""
 
 from __future__ import annotations
 

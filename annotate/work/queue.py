@@ -7,6 +7,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from types import SimpleNamespace
 from typing import Any
 
 from django.conf import settings
@@ -46,19 +47,12 @@ class Claim:
 # plus the claim when nothing is pending; `server(project_id=…, user=…)` then returns what it served (copy_id,
 # lease_expires_at, how) or None. The queue stays below it, so the package may use the workspace's rules. Until one
 # registers, nothing comes first.
-@dataclass(frozen=True)
-class _ServedFirst:
-    server: Callable[..., Any]
-    pending: Callable[[AbstractBaseUser], Any]
-
-
-_served_first = _ServedFirst(server=lambda **_: None, pending=lambda user: Value(False))
+_served_first = SimpleNamespace(server=lambda **_: None, pending=lambda user: Value(False))
 
 
 def serve_before_drafts(server: Callable[..., Any], *, pending: Callable[[AbstractBaseUser], Any]) -> None:
     """Register `server` to be asked before a fresh claim when `pending` holds (from an AppConfig.ready)."""
-    global _served_first
-    _served_first = _ServedFirst(server=server, pending=pending)
+    _served_first.server, _served_first.pending = server, pending
 
 
 def lease_deadline() -> datetime:

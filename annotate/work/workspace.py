@@ -49,21 +49,16 @@ def suggested_answer_kind(instance: Instance, tables: list[Table] | None = None)
     }
 
 
-def marked_tables(instance: Instance) -> dict[str, set[int]]:
-    """The tables an instance marks: relevant, and wrongly extracted."""
-    return {
-        "relevant": set(instance.relevant_tables.values_list("id", flat=True)),
-        "excluded": set(instance.excluded_tables.values_list("id", flat=True)),
-    }
-
-
 def submission_problems(instance: Instance, marked: dict[str, set[int]] | None = None) -> list[dict[str, str]]:
-    """What keeps an instance from being submitted, as {field, message} for the form to show (`marked`: its
-    `marked_tables`, when the caller has read them already). An unanswerable question needs the reason the context
-    cannot answer it, and no answer (its gold is the abstention: an answer left in would be exported as if it held)."""
+    """What keeps an instance from being submitted, as {field, message} for the form to show (`marked`: the ids of its
+    relevant and of its wrongly extracted tables, when the caller has read them already). An unanswerable question
+    needs the reason the context cannot answer it, and no answer (its gold is the abstention: an answer left in would
+    be exported as if it held)."""
     if marked is None:
-        marked = marked_tables(instance)
-    relevant, excluded = marked["relevant"], marked["excluded"]
+        relevant = set(instance.relevant_tables.values_list("id", flat=True))
+        excluded = set(instance.excluded_tables.values_list("id", flat=True))
+    else:
+        relevant, excluded = marked["relevant"], marked["excluded"]
     has_answer = any(item.strip() for item in instance.answer)
     source = instance.answer_source
     checks = [(not instance.question.strip(), "question", "Write the question.")]

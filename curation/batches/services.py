@@ -91,9 +91,8 @@ def batch_settle(*, batch_id: int | None) -> Batch | None:
     if batch is None:
         return None
     batch_mark_settled(batch=batch)
-    if batch.project.gating != Project.Gating.SEQUENTIAL:
-        return None
-    if batch.state != Batch.State.OPEN or not batch_is_complete(batch):
+    is_sequential = batch.project.gating == Project.Gating.SEQUENTIAL
+    if not is_sequential or batch.state != Batch.State.OPEN or not batch_is_complete(batch):
         return None
     Batch.objects.filter(pk=batch.pk, state=Batch.State.OPEN).update(state=Batch.State.CLOSED)
     return batches_advance(project=batch.project)
@@ -109,10 +108,8 @@ def batch_mark_settled(*, batch: Batch) -> bool:
     if not Batch.objects.filter(pk=batch.pk, settled_at__isnull=True).update(settled_at=now):
         return False
     batch.settled_at = now
-    counts = dict(
-        Instance.objects.filter(batch=batch).values_list("status").annotate(n=Count("id")).values_list("status", "n")
-    )
-    payload = {"batch": {"id": batch.pk, "name": batch.name, "settled_at": now}, "counts": counts}
+    counts = Instance.objects.filter(batch=batch).values_list("status").annotate(n=Count("id")).order_by()
+    payload = {"batch": {"id": batch.pk, "name": batch.name, "settled_at": now}, "counts": dict(counts)}
     webhook_emit(project=batch.project, event="batch.settled", payload=payload)
     return True
 
@@ -153,6 +150,13 @@ def project_gating_set(*, project: Project, actor: AbstractBaseUser, gating: str
     return project
 
 
+def _fillable(batch_id: int, actor: AbstractBaseUser | None) -> Batch:
+    batch = batch_managed(batch_id, actor, "fill batches")
+    if batch.state == Batch.State.CLOSED:
+        raise InvalidInput(f"Batch {batch.name!r} is closed; create a new batch.")
+    return batch
+
+
 @transaction.atomic
 def batch_assign(
     *,
@@ -162,13 +166,8 @@ def batch_assign(
     context_ids: list[int] | None = None,
 ) -> int:
     """Put drafts (and the drafts of the given contexts) into a planned or open batch. Managers only
-    (`actor=None` is an operator command).
-
-    Only drafted instances move: work already under way stays in the batch it was handed out with.
-    """
-    batch = batch_managed(batch_id, actor, "fill batches")
-    if batch.state == Batch.State.CLOSED:
-        raise InvalidInput(f"Batch {batch.name!r} is closed; create a new batch.")
+    (`actor=None` is an operator command). Only drafted instances move: work under way stays in its batch."""
+    batch = _fillable(batch_id, actor)
     instance_ids = list(instance_ids or [])
     context_ids = list(context_ids or [])
     if not instance_ids and not context_ids:
@@ -259,11 +258,9 @@ def batch_fill_from_papers(
     """Put short contexts without a batch into a batch: all of the named papers' (every paper's when none are
     named), or `per_paper` of each drawn with `seed` (SciTaT has about 1.1 questions per paper). Managers only;
     `actor=None` is an operator command. Their drafts move with them, as in `batch_assign`."""
-    batch = batch_managed(batch_id, actor, "fill batches")
+    batch = _fillable(batch_id, actor)
     if per_paper is not None and per_paper < 1:
         raise InvalidInput("Contexts per paper must be a whole number of at least 1 (leave it empty for all).")
-    if batch.state == Batch.State.CLOSED:
-        raise InvalidInput(f"Batch {batch.name!r} is closed; create a new batch.")
     pool = Context.objects.filter(project=batch.project, kind=Context.Kind.SHORT, batch__isnull=True)
     if paper_ids:
         known = set(batch.project.papers.filter(pk__in=paper_ids).values_list("pk", flat=True))

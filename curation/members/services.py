@@ -1,7 +1,5 @@
-"""Writes for a project's members: create a user with a one-time password, change a role, remove a member.
-
-Managers only; a project never loses its last manager. Adding an existing user by name is
-`curation.services.projects.membership_add`.
+"""Writes for a project's members: create a user with a one-time password, change a role, remove a member (managers
+only; a project never loses its last manager). Adding an existing user is `curation.services.projects.membership_add`.
 """
 
 from __future__ import annotations

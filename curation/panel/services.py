@@ -1,10 +1,4 @@
-"""The panel of a project, a batch's panel order, and calibrations (asked here, answered by scoring's job kind).
-
-- `panel_set`: the endpoints a calibration asks (the project's own and global ones; at most PANEL_MAX).
-- `batch_panel_order_set`: how a batch's k of n orders its queue (`Batch.PanelOrder`; off by default).
-- `calibration_request`: one job row for the batch, sent to the scoring worker (`scoring.calibrate`).
-- `panel_summaries`: what the batches page shows of each batch: the distribution of k and each model's share.
-"""
+"""The panel of a project, a batch's panel order, and calibrations (asked here, answered by scoring's job kind)."""
 
 from __future__ import annotations
 

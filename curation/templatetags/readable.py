@@ -1,7 +1,4 @@
-"""`{{ mapping|settings_text }}`: a flat mapping of settings or figures as a person reads them ("temperature 0.0 ·
-max tokens 256"), instead of a Python dict (`{{ value|setting_value }}`: one value so); `{{ share|percent }}`: a share
-as a rounded percentage; `{{ value|figure }}`: a figure to two decimals; `{{ form|answer_form }}`: an answer form's
-name ("short_form" or "short": "Short-form")."""
+"""Filters that show values as a person reads them: settings, shares, figures, answer forms."""
 
 from __future__ import annotations
 
@@ -41,6 +38,7 @@ def json_text(value: Any) -> str:
 
 @register.filter
 def settings_text(mapping: Mapping[str, Any] | None) -> str:
+    """A flat mapping of settings or figures as a person reads them ("temperature 0.0 · max tokens 256")."""
     if not mapping:
         return "—"
     return " · ".join(f"{str(key).replace('_', ' ')} {_value(value)}" for key, value in mapping.items())
