@@ -46,18 +46,14 @@ def copy_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
             messages.error(request, form_problems(payload))
             return redirect("double-copy", slug=slug, pk=pk)
         fields = dict(payload.validated_data)
-        if request.POST.get("action") == "submit":
-            done = service_attempt(
-                request,
-                lambda: agreement_services.copy_submit(copy_id=pk, user=request.user, fields=fields),
-                "Submitted. Thank you — take the next one when you are ready.",
-            )
-            if done:
-                return redirect("work-home", slug=slug)
-        else:
-            service_attempt(
-                request, lambda: agreement_services.copy_save(copy_id=pk, user=request.user, fields=fields), "Saved."
-            )
+        is_submit = request.POST.get("action") == "submit"
+        service, said = (
+            (agreement_services.copy_submit, "Submitted. Thank you — take the next one when you are ready.")
+            if is_submit
+            else (agreement_services.copy_save, "Saved.")
+        )
+        if service_attempt(request, lambda: service(copy_id=pk, user=request.user, fields=fields), said) and is_submit:
+            return redirect("work-home", slug=slug)
         return redirect("double-copy", slug=slug, pk=pk)
     return render(
         request,

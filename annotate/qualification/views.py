@@ -8,6 +8,7 @@ from typing import Any
 from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.forms.models import model_to_dict
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils import timezone
@@ -235,9 +236,8 @@ def gold_check(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     data = {"instance": instance, "item": shown}
     initial = {
         "expected_version": instance.version,
-        **{name: getattr(instance, name) for name in ("question", "rationale", "answer_type")},
+        **model_to_dict(instance, fields=("question", "rationale", "answer_type", "answer_form", "answer_source")),
         "scale": scale_for_form(instance.scale),
-        **{name: getattr(instance, name) for name in ("answer_form", "answer_source")},
         "answer": "\n".join(instance.answer or []),
         "relevant_table_ids": sorted(instance.relevant_tables.values_list("id", flat=True)),
     }

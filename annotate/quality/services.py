@@ -56,14 +56,10 @@ def quality_configure(
             "gold_every of 1 would serve only gold; use 0 (off) or 2 and more.", detail={"field": "gold_every"}
         )
     quality, _ = QualitySettings.objects.select_for_update().get_or_create(project=project)
-    if gold_every is not None:
-        quality.gold_every = gold_every
-    if gold_threshold is not None:
-        quality.gold_threshold = gold_threshold
-    if gold_min_sample is not None:
-        quality.gold_min_sample = gold_min_sample
-    if is_pause_on_fail is not None:
-        quality.is_pause_on_fail = is_pause_on_fail
+    names = ("gold_every", "gold_threshold", "gold_min_sample", "is_pause_on_fail")
+    for name, value in zip(names, (gold_every, gold_threshold, gold_min_sample, is_pause_on_fail), strict=True):
+        if value is not None:
+            setattr(quality, name, value)
     quality.save()
     if quality.gold_every < 2:
         probes_withdraw(project)

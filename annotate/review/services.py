@@ -12,7 +12,7 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import connection, transaction
-from django.db.models import Exists, F, OuterRef, Q
+from django.db.models import Exists, F, OuterRef, Q, QuerySet
 from django.utils import timezone
 
 from annotate.agreement.services import awaiting_second_q, own_work_q, second_annotator_q
@@ -61,6 +61,10 @@ def _clean_comments(comments: Iterable[dict[str, Any]] | None) -> list[dict[str,
         if text:
             cleaned.append({"field": field, "text": text})
     return cleaned
+
+
+def _comments_resolve(comments: QuerySet[ReviewComment], actor: AbstractBaseUser | None) -> None:
+    comments.filter(is_resolved=False).update(is_resolved=True, resolved_by=actor, resolved_at=timezone.now())
 
 
 def _comments_add(
@@ -144,7 +148,6 @@ def review_next(*, project: Project, user: AbstractBaseUser) -> Instance | None:
         qs = qs.annotate(set_aside=_given_back_recently(user))
         if connection.vendor == "postgresql":
             qs = qs.select_for_update(skip_locked=True, of=("self",))
-        # Resubmissions come back to their verifier first; then oldest first; what they gave back last.
         return list(qs.order_by("set_aside", *ROUND1_ORDER).only("id", "version")[:CLAIM_CANDIDATES])
 
     return _claim_first(pick, lambda c: review_claim(instance_id=c.pk, user=user, expected_version=c.version))
@@ -528,9 +531,7 @@ def changes_recorded(*, instance: Instance, actor: AbstractBaseUser | None, deta
 def approval_recorded(*, instance: Instance, actor: AbstractBaseUser | None, details: dict[str, Any]) -> None:
     """Effect of a round-one approval: earlier round-one comments count as dealt with; new ones are stored."""
     cleaned = _clean_comments(details.get("comments"))
-    ReviewComment.objects.filter(instance=instance, round=1, is_resolved=False).update(
-        is_resolved=True, resolved_by=actor, resolved_at=timezone.now()
-    )
+    _comments_resolve(ReviewComment.objects.filter(instance=instance, round=1), actor)
     _comments_add(instance=instance, author=actor, round_number=1, comments=cleaned)
 
 
@@ -590,9 +591,7 @@ def discussion_decided(*, instance: Instance, actor: AbstractBaseUser | None, de
         text=f"{Discussion.Outcome(outcome).label}: {Discussion.Resolution(resolution).label}.",
     )
     if instance.status == Status.VALIDATED:
-        ReviewComment.objects.filter(instance=instance, round=2, is_resolved=False).update(
-            is_resolved=True, resolved_by=actor, resolved_at=timezone.now()
-        )
+        _comments_resolve(ReviewComment.objects.filter(instance=instance, round=2), actor)
 
 
 @transaction.atomic
@@ -605,8 +604,6 @@ def comment_resolve(*, comment_id: int, user: AbstractBaseUser) -> ReviewComment
         user=user, project_id=comment.instance.project_id
     ):
         raise NotPermitted("Only the commenter, the instance's annotator or a manager may resolve this comment.")
-    ReviewComment.objects.filter(pk=comment_id, is_resolved=False).update(
-        is_resolved=True, resolved_by=user, resolved_at=timezone.now()
-    )
+    _comments_resolve(ReviewComment.objects.filter(pk=comment_id), user)
     comment.refresh_from_db()
     return comment

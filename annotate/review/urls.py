@@ -8,30 +8,32 @@ from django.views.generic import RedirectView
 from annotate.review import api, views
 from annotate.review import services as review
 
+# The two rounds' Next and Claim (round, its next, its claim), and a discussion's two hands (route, service): one view
+# each, given the service.
+ROUNDS = (("review", review.review_next, review.review_claim), ("round2", review.round2_next, review.round2_claim))
+HANDS = (("give-back", review.discussion_give_back), ("take", review.discussion_take))
+
 page_patterns = [
     path("p/<slug:slug>/review/", views.review_home, name="review-home"),
     path("p/<slug:slug>/review/next/", views.round_next, {"stage": views.ROUND_ONE}, name="review-next"),
     path("p/<slug:slug>/review/<int:pk>/", views.round_page, {"stage": views.ROUND_ONE}, name="review"),
     path("p/<slug:slug>/review/<int:pk>/claim/", views.review_claim, name="review-claim"),
-    path("p/<slug:slug>/review/<int:pk>/decide/", views.review_decide, name="review-decide"),
+    path("p/<slug:slug>/review/<int:pk>/decide/", views.round_decide, {"stage": views.ROUND_ONE}, name="review-decide"),
     path("p/<slug:slug>/round2/", RedirectView.as_view(pattern_name="review-home"), name="round2-home"),
     path("p/<slug:slug>/round2/next/", views.round_next, {"stage": views.ROUND_TWO}, name="round2-next"),
     path("p/<slug:slug>/round2/<int:pk>/", views.round_page, {"stage": views.ROUND_TWO}, name="round2"),
-    path("p/<slug:slug>/round2/<int:pk>/decide/", views.round2_decide, name="round2-decide"),
+    path("p/<slug:slug>/round2/<int:pk>/decide/", views.round_decide, {"stage": views.ROUND_TWO}, name="round2-decide"),
     path("p/<slug:slug>/discussions/", views.discussion_list, name="discussions"),
     path("p/<slug:slug>/discussions/next/", views.discussion_next, name="discussions-next"),
     path("p/<slug:slug>/discussions/<int:pk>/", views.discussion_page, name="discussion"),
-    path(
-        "p/<slug:slug>/discussions/<int:pk>/give-back/",
-        views.discussion_hand,
-        {"step": review.discussion_give_back},
-        name="discussion-give-back",
-    ),
-    path(
-        "p/<slug:slug>/discussions/<int:pk>/take/",
-        views.discussion_hand,
-        {"step": review.discussion_take},
-        name="discussion-take",
+    *(
+        path(
+            f"p/<slug:slug>/discussions/<int:pk>/{hand}/",
+            views.discussion_hand,
+            {"step": step},
+            name=f"discussion-{hand}",
+        )
+        for hand, step in HANDS
     ),
     path("p/<slug:slug>/discussions/<int:pk>/reply/", views.discussion_reply, name="discussion-reply"),
     path("p/<slug:slug>/discussions/<int:pk>/resolve/", views.discussion_resolve, name="discussion-resolve"),
@@ -47,28 +49,16 @@ api_patterns = [
         for name, step in api.INSTANCE_STEPS.items()
     ),
     path("projects/<slug:slug>/review/queue/", api.ReviewQueueApi.as_view(), name="api-review-queue"),
-    path(
-        "projects/<slug:slug>/review/next/",
-        api.RoundNextApi.as_view(take=review.review_next),
-        name="api-review-next",
+    *(
+        path(f"projects/<slug:slug>/{stage}/next/", api.RoundNextApi.as_view(take=take), name=f"api-{stage}-next")
+        for stage, take, _claim in ROUNDS
     ),
-    path(
-        "instances/<int:pk>/review/claim/",
-        api.RoundClaimApi.as_view(claim=review.review_claim),
-        name="api-review-claim",
+    *(
+        path(f"instances/<int:pk>/{stage}/claim/", api.RoundClaimApi.as_view(claim=claim), name=f"api-{stage}-claim")
+        for stage, _take, claim in ROUNDS
     ),
     path("instances/<int:pk>/review/ping/", api.ReviewPingApi.as_view(), name="api-review-ping"),
     path("projects/<slug:slug>/round2/queue/", api.Round2QueueApi.as_view(), name="api-round2-queue"),
-    path(
-        "projects/<slug:slug>/round2/next/",
-        api.RoundNextApi.as_view(take=review.round2_next),
-        name="api-round2-next",
-    ),
-    path(
-        "instances/<int:pk>/round2/claim/",
-        api.RoundClaimApi.as_view(claim=review.round2_claim),
-        name="api-round2-claim",
-    ),
     path("instances/<int:pk>/round2/flag/", api.Round2FlagApi.as_view(), name="api-round2-flag"),
     path("instances/<int:pk>/comments/", api.InstanceCommentsApi.as_view(), name="api-instance-comments"),
     path("comments/<int:pk>/resolve/", api.CommentResolveApi.as_view(), name="api-comment-resolve"),
@@ -76,15 +66,9 @@ api_patterns = [
     path("discussions/<int:pk>/", api.DiscussionDetailApi.as_view(), name="api-discussion"),
     path("discussions/<int:pk>/messages/", api.DiscussionReplyApi.as_view(), name="api-discussion-reply"),
     path("discussions/<int:pk>/resolve/", api.DiscussionResolveApi.as_view(), name="api-discussion-resolve"),
-    path(
-        "discussions/<int:pk>/give-back/",
-        api.DiscussionHandApi.as_view(step=review.discussion_give_back),
-        name="api-discussion-give-back",
-    ),
-    path(
-        "discussions/<int:pk>/take/",
-        api.DiscussionHandApi.as_view(step=review.discussion_take),
-        name="api-discussion-take",
+    *(
+        path(f"discussions/<int:pk>/{hand}/", api.DiscussionHandApi.as_view(step=step), name=f"api-discussion-{hand}")
+        for hand, step in HANDS
     ),
     path("projects/<slug:slug>/discussions/next/", api.DiscussionNextApi.as_view(), name="api-discussions-next"),
     path("instances/<int:pk>/revisions/diff/", api.RevisionDiffApi.as_view(), name="api-revision-diff"),

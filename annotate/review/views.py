@@ -197,10 +197,6 @@ def round_decide(request: HttpRequest, slug: str, pk: int, *, stage: Stage) -> H
     return redirect("review-home", slug=slug)
 
 
-review_decide = partial(round_decide, stage=ROUND_ONE)
-round2_decide = partial(round_decide, stage=ROUND_TWO)
-
-
 # --- Discussions ----------------------------------------------------------------------------------------------
 
 
