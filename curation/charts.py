@@ -28,18 +28,23 @@ def _nice_max(value: float) -> int:
 
 
 def _frame(
-    rows: Sequence[dict[str, Any]], label: Callable[[dict[str, Any]], str]
-) -> tuple[Callable[[int], float], dict[str, Any]]:
-    """The x of the index-th of evenly spaced rows, and the frame both line charts share (a few x labels)."""
+    rows: Sequence[dict[str, Any]], label: Callable[[dict[str, Any]], str], top: float
+) -> tuple[Callable[[int], float], Callable[[float], float], dict[str, Any]]:
+    """The x of the index-th of evenly spaced rows, the y of a value up to `top`, and the frame both line charts
+    share (a few x labels)."""
     step = (WIDTH - LEFT - 8) / max(len(rows) - 1, 1)
+    plot_h = HEIGHT - BOTTOM - TOP
 
     def x(index: int) -> float:
         return round(LEFT + index * step, 1)
 
+    def y(value: float) -> float:
+        return round(TOP + plot_h - plot_h * value / top, 1)
+
     every = max(len(rows) // 6, 1)
     frame = {"width": WIDTH, "height": HEIGHT, "left": LEFT, "baseline": HEIGHT - BOTTOM, "right": WIDTH - 8}
     frame["xlabels"] = [{"x": x(i), "text": label(row)} for i, row in enumerate(rows) if i % every == 0]
-    return x, frame
+    return x, y, frame
 
 
 def line_chart(
@@ -47,11 +52,7 @@ def line_chart(
 ) -> dict[str, Any]:
     """Polylines for each series over evenly spaced rows, with y ticks and a few x labels."""
     top = _nice_max(max([row[name] for row in rows for name in series] or [0]) or 1)
-    plot_h = HEIGHT - BOTTOM - TOP
-    x, frame = _frame(rows, label)
-
-    def y(value: float) -> float:
-        return round(TOP + plot_h - plot_h * value / top, 1)
+    x, y, frame = _frame(rows, label, top)
 
     lines = []
     for index, name in enumerate(series):
@@ -186,11 +187,7 @@ def rate_chart(
 ) -> dict[str, Any]:
     """Lines of rates in [0, 1] over evenly spaced rows; a None value breaks its line (nothing was measured then).
     `markers` are {"index": row index, "text": …}: vertical rules, e.g. where a guidelines version changed."""
-    plot_h = HEIGHT - BOTTOM - TOP
-    x, frame = _frame(rows, label)
-
-    def y(value: float) -> float:
-        return round(TOP + plot_h - plot_h * value, 1)
+    x, y, frame = _frame(rows, label, 1)
 
     lines = []
     for index, name in enumerate(series):

@@ -8,6 +8,7 @@ from curation.answer_types import ANSWER_TYPES, SCALES
 from curation.deadlines import deadline_state
 from curation.models import Batch, Instance, InstanceRevision, Paper, Paragraph, Project, ReasoningType, Table
 from curation.models import TransitionEvent as Event
+from curation.services.instances import EDITABLE_FIELDS
 from curation.states import Role, Status
 
 # A database id (BigAutoField) as input: beyond the 64-bit range is a 400 naming the field, not a driver overflow.
@@ -128,15 +129,7 @@ class InstanceSerializer(serializers.ModelSerializer):
             "batch",
             "context",
             "reasoning_type",
-            "question",
-            "rationale",
-            "answer",
-            "answer_form",
-            "answer_source",
-            "answer_type",
-            "scale",
-            "is_answerable",
-            "unanswerable_reason",
+            *(name for name in EDITABLE_FIELDS if name != "reasoning_type_id"),  # every field an edit may change
             "relevant_tables",
             "status",
             "version",

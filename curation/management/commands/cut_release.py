@@ -1,6 +1,5 @@
-"""`cut_release NAME --project P --batches "all" | "3-7, 12" [--include-withheld] [--json]`: cut a release from
-validated batches, as the releases page does (the same `release_cut`, its checks and what it withholds), inline with
-a progress bar."""
+"""`cut_release NAME --project P --batches "all" | "3-7, 12" [--include-withheld] [--json]`: the releases page's cut,
+inline."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""Print what the LaTeX extractor finds in a paper source; needs no database (see `curation.latex.cli`).
-
-`manage.py extract_paper` runs `curation.latex.cli` before Django is set up; this command serves
-`call_command("extract_paper", …)` with the same arguments and output.
-"""
+"""Print what the LaTeX extractor finds in a paper source, for `call_command` (`manage.py extract_paper` runs
+`curation.latex.cli` before Django is set up)."""
 
 from __future__ import annotations
 
