@@ -7,8 +7,7 @@ from __future__ import annotations
 
 import os
 
-# Before the settings are read (here, in gunicorn's master, whose imports the workers inherit): under ASGI a
-# kept database connection would outlive the thread of its request (see config/asgi.py).
+# Before the settings are read: under ASGI a kept database connection would outlive its request's thread.
 os.environ.setdefault("DATABASE_CONN_MAX_AGE", "0")
 
 from config import settings as app_settings

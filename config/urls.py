@@ -15,8 +15,7 @@ from curation import api, views
 from curation.health import healthz
 from scoring.health import sandbox_health
 
-# Every app's URLs, matched in this order: each module has `page_patterns` (from the root) and `api_patterns`
-# (under /api/).
+# Every app's URLs, in match order: each module has `page_patterns` and `api_patterns` (under /api/).
 APP_URLS = (
     "curation.members.urls",
     "curation.exchange.urls",
@@ -78,8 +77,7 @@ urlpatterns = [
     path("instances/<int:pk>/history/", views.instance_history, name="instance-history"),
     *(path("", include(import_string(f"{urls}.page_patterns"))) for urls in APP_URLS),
     path("healthz", healthz, {"checks": {"sandbox": sandbox_health}}, name="healthz"),
-    # Asked for by pages without a <link rel="icon"> (the API's own pages, a file opened directly).
-    # (The static address is read per request: a hashed one needs the collected manifest.)
+    # For pages without a <link rel="icon">; the static address is read per request (a hashed one needs the manifest).
     path("favicon.ico", lambda request: redirect(static("favicon.svg"), permanent=True)),
     path("api/", include(api_patterns)),
     path("admin/", admin.site.urls),

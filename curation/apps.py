@@ -2,8 +2,7 @@ from importlib import import_module
 
 from django.apps import AppConfig
 
-# The app's nouns keep their models in their own packages; Django imports only `curation.models` by itself, so the
-# app names the others here, by name (as INSTALLED_APPS names apps), and the core models import none of them.
+# The nouns' model modules, which Django would not import by itself (the core models import none of them).
 NOUN_MODEL_MODULES = (
     "curation.endpoints.models",
     "curation.datasets.models",

@@ -293,11 +293,9 @@ class Instance(models.Model):
             ),
             # The project's latest change: the key of its cached figures (curation.figures_cache).
             models.Index(fields=["project", "updated_at"], name="instance_project_updated"),
-            # An annotator's own work in id order with its status (the queue's "Submitted" count, their first done
-            # items): read from the index, not from every row of theirs, however long they have worked here.
+            # An annotator's own work in id order with its status, read from the index however long they have worked.
             models.Index(fields=["project", "author", "id"], include=["status"], name="instance_author_work"),
-            # Round one's pile in the order it is served (resubmissions to their verifier first, then the oldest):
-            # a verifier's Next and lists read the first rows of it, however many instances wait.
+            # Round one's pile in the order it is served: a verifier's Next reads its first rows however many wait.
             models.Index(
                 fields=["project", "round1_verifier", "updated_at", "id"],
                 include=["author", "version"],
@@ -346,8 +344,7 @@ class TransitionEvent(models.Model):
         # The dashboard's windows (submitted / validated per day, pay for a period) read the days they show.
         indexes = [
             models.Index(fields=["to_status", "created_at"], name="event_status_time"),
-            # The claim (curation.services.lifecycle): an annotator's last claims (reasoning types spread) and the
-            # drafts they set aside (skipped or gave back), read without the rest of their history.
+            # The claim: an annotator's last claims and the drafts they set aside, without the rest of their history.
             models.Index(
                 fields=["actor", "id"],
                 condition=Q(from_status=Status.DRAFTED, to_status=Status.IN_REFINEMENT),
@@ -358,8 +355,7 @@ class TransitionEvent(models.Model):
                 condition=Q(from_status=Status.IN_REFINEMENT, to_status=Status.DRAFTED),
                 name="event_set_asides_by_actor",
             ),
-            # An instance's first event of a kind (the dashboard's first submissions, the pay report's first
-            # validations): a probe per event of the window instead of a hash of the project's whole history.
+            # An instance's first event of a kind: a probe per event instead of a hash of the project's history.
             models.Index(fields=["instance", "to_status", "created_at"], name="event_instance_kind_time"),
         ]
 

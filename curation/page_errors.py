@@ -13,6 +13,7 @@ from django.contrib import messages
 from django.core.exceptions import NON_FIELD_ERRORS, PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.urls import NoReverseMatch, reverse
+from django.utils.deprecation import MiddlewareMixin
 from django.utils.http import url_has_allowed_host_and_scheme
 from rest_framework.settings import api_settings
 
@@ -35,14 +36,8 @@ def back_url(request: HttpRequest) -> str:
         return reverse("home")
 
 
-class DomainErrorMiddleware:
+class DomainErrorMiddleware(MiddlewareMixin):
     """NotFound → 404, NotPermitted → 403, Conflict (a warning) and InvalidInput → a message and a redirect back."""
-
-    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
-        self.get_response = get_response
-
-    def __call__(self, request: HttpRequest) -> HttpResponse:
-        return self.get_response(request)
 
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
         # Raised from here, Http404 and PermissionDenied reach Django's own 404 and 403 handlers.

@@ -36,10 +36,8 @@ ANYONE = "anyone"  # only the role matters
 SYSTEM = "system"  # background jobs (lease reaper, release cut)
 
 
-# The rules a move carries, by name: guards (what must be true, checked before the move) and effects (what the move
-# creates, inside its transaction). The lifecycle runs them for every door; apps register the implementations
-# from AppConfig.ready (`curation.services.lifecycle.transition_rule`), and a move whose rule is not registered
-# is refused, never performed without it.
+# The rules a move carries, by name: guards (checked before the move) and effects (created inside its transaction).
+# Apps register them (`curation.services.lifecycle.transition_rule`); a move whose rule is missing is refused.
 SUBMISSION_COMPLETE = "submission_complete"  # guard: question, answer, answer form/source, relevant tables agree
 SUBMISSION_RECORDED = "submission_recorded"  # effect: the submitted text is kept as a revision
 NOT_RESUMED = "not_resumed"  # guard: changes a verifier asked for never go back to the general queue
@@ -54,11 +52,9 @@ DISCUSSION_DECIDED = "discussion_decided"  # effect: the open discussion records
 # round one; the verifier keeps one (or merges) before approving. Round two: nobody reviews their own work.
 BOTH_VERSIONS_IN = "both_versions_in"  # guard: round one starts once the second version is in, not by its author
 VERSION_CHOSEN = "version_chosen"  # guard: approval needs the verifier's keep/merge decision
-# guard: round two is not done by anyone whose work is in the kept version (the author; with double annotation the
-# author if the first version was kept, the second annotator if the second was, both if merged)
+# guard: round two is not done by anyone whose work is in the kept version (double annotation decides whose)
 NOT_OWN_WORK = "not_own_work"
-# A new project's first gold: a manager checks a draft against its table and validates it; it joins the exam's gold
-# pool (which release cuts withhold), so a project with nobody qualified yet can examine its first annotators.
+# A new project's first gold: a manager validates a draft into the exam's pool (withheld from releases).
 EXAM_GOLD_POOLED = "exam_gold_pooled"  # effect: the validated draft joins the qualification exam's pool
 
 
@@ -80,8 +76,9 @@ def _t(
     target: Status,
     roles: tuple[Role, ...],
     relation: str,
+    why: str,
+    *,
     qualified: bool = False,
-    why: str = "",
     **rules: Any,
 ) -> Transition:
     """A row of the table in the enums' words; `rules`: its guards, effects and by_system."""
@@ -97,19 +94,17 @@ TRANSITIONS: tuple[Transition, ...] = (
         S.VALIDATED,
         (Role.MANAGER,),
         NOT_AUTHOR,
-        False,
         "validate a draft as exam gold",
         guards=(SUBMISSION_COMPLETE,),
         effects=(EXAM_GOLD_POOLED,),
     ),
-    _t(S.DRAFTED, S.IN_REFINEMENT, (Role.ANNOTATOR,), ANYONE, True, "claim a draft"),
+    _t(S.DRAFTED, S.IN_REFINEMENT, (Role.ANNOTATOR,), ANYONE, "claim a draft", qualified=True),
     # By the holder: skip; by the reaper: the lease on a fresh draft expired.
     _t(
         S.IN_REFINEMENT,
         S.DRAFTED,
         (Role.ANNOTATOR,),
         AUTHOR,
-        False,
         "skip or release the lease",
         guards=(NOT_RESUMED,),
         by_system=True,
@@ -119,29 +114,27 @@ TRANSITIONS: tuple[Transition, ...] = (
         S.SUBMITTED,
         (Role.ANNOTATOR,),
         AUTHOR,
-        True,
         "submit refined work",
+        qualified=True,
         guards=(SUBMISSION_COMPLETE,),
         effects=(SUBMISSION_RECORDED,),
     ),
     # Only the reaper: the lease on resumed work (changes a verifier asked for) expired; it goes back to its author.
-    _t(S.IN_REFINEMENT, S.CHANGES_REQUESTED, (), SYSTEM, False, "return resumed work", by_system=True),
+    _t(S.IN_REFINEMENT, S.CHANGES_REQUESTED, (), SYSTEM, "return resumed work", by_system=True),
     _t(
         S.SUBMITTED,
         S.ROUND1_REVIEW,
         (Role.VERIFIER,),
         NOT_AUTHOR,
-        False,
         "claim for round-one review",
         guards=(BOTH_VERSIONS_IN,),
     ),
-    _t(S.ROUND1_REVIEW, S.SUBMITTED, (Role.VERIFIER,), ROUND1_VERIFIER, False, "release the review", by_system=True),
+    _t(S.ROUND1_REVIEW, S.SUBMITTED, (Role.VERIFIER,), ROUND1_VERIFIER, "release the review", by_system=True),
     _t(
         S.ROUND1_REVIEW,
         S.CHANGES_REQUESTED,
         (Role.VERIFIER,),
         ROUND1_VERIFIER,
-        False,
         "request changes",
         guards=(CHANGES_EXPLAINED,),
         effects=(CHANGES_RECORDED,),
@@ -151,12 +144,18 @@ TRANSITIONS: tuple[Transition, ...] = (
         S.ROUND2_REVIEW,
         (Role.VERIFIER,),
         ROUND1_VERIFIER,
-        False,
         "approve in round one",
         guards=(SUBMISSION_COMPLETE, VERSION_CHOSEN),
         effects=(APPROVAL_RECORDED,),
     ),
-    _t(S.CHANGES_REQUESTED, S.IN_REFINEMENT, (Role.ANNOTATOR,), AUTHOR, True, "resume work on requested changes"),
+    _t(
+        S.CHANGES_REQUESTED,
+        S.IN_REFINEMENT,
+        (Role.ANNOTATOR,),
+        AUTHOR,
+        "resume work on requested changes",
+        qualified=True,
+    ),
     # A self-transition: taking a round-two review changes no status, but it is claimed and audited like one
     # (the reaper performs it too, to release a reviewer whose lease expired).
     _t(
@@ -164,8 +163,8 @@ TRANSITIONS: tuple[Transition, ...] = (
         S.ROUND2_REVIEW,
         (Role.ANNOTATOR,),
         ROUND2_REVIEWER,
-        True,
         "take a round-two review",
+        qualified=True,
         guards=(NOT_OWN_WORK,),
         by_system=True,
     ),
@@ -174,8 +173,8 @@ TRANSITIONS: tuple[Transition, ...] = (
         S.VALIDATED,
         (Role.ANNOTATOR,),
         ROUND2_REVIEWER,
-        True,
         "confirm in round two",
+        qualified=True,
         guards=(NOT_OWN_WORK, SUBMISSION_COMPLETE),
     ),
     _t(
@@ -183,8 +182,8 @@ TRANSITIONS: tuple[Transition, ...] = (
         S.IN_DISCUSSION,
         (Role.ANNOTATOR,),
         ROUND2_REVIEWER,
-        True,
         "flag an error in round two",
+        qualified=True,
         guards=(NOT_OWN_WORK, FLAG_EXPLAINED),
         effects=(DISCUSSION_OPENED,),
     ),
@@ -193,7 +192,6 @@ TRANSITIONS: tuple[Transition, ...] = (
         S.VALIDATED,
         (Role.VERIFIER,),
         ROUND1_VERIFIER,
-        False,
         "resolve the discussion",
         guards=(DISCUSSION_OPEN, SUBMISSION_COMPLETE),
         effects=(DISCUSSION_DECIDED,),
@@ -203,14 +201,13 @@ TRANSITIONS: tuple[Transition, ...] = (
         S.CHANGES_REQUESTED,
         (Role.VERIFIER,),
         ROUND1_VERIFIER,
-        False,
         "accept the flag",
         guards=(DISCUSSION_OPEN,),
         effects=(DISCUSSION_DECIDED,),
     ),
-    _t(S.VALIDATED, S.RELEASED, (Role.MANAGER,), ANYONE, False, "included in a release", by_system=True),
-    _t(S.DISCARDED, S.DRAFTED, (Role.MANAGER,), ANYONE, False, "restore a discarded instance"),
-    *(_t(s, S.DISCARDED, (Role.MANAGER,), ANYONE, False, "discard") for s in NON_RELEASED),
+    _t(S.VALIDATED, S.RELEASED, (Role.MANAGER,), ANYONE, "included in a release", by_system=True),
+    _t(S.DISCARDED, S.DRAFTED, (Role.MANAGER,), ANYONE, "restore a discarded instance"),
+    *(_t(s, S.DISCARDED, (Role.MANAGER,), ANYONE, "discard") for s in NON_RELEASED),
 )
 
 TRANSITION_TABLE: dict[tuple[str, str], Transition] = {(t.source, t.target): t for t in TRANSITIONS}

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from itertools import count
+
 # (type code, type name, type share, [(subtype code, subtype name, description, share)])
 # SciTaT's text says 13 subtypes; its table 4 lists 12 rows (Tabulation has no subtypes), which we follow.
 DEFAULT_TAXONOMY: list[tuple[str, str, float, list[tuple[str, str, str, float]]]] = [
@@ -60,25 +62,21 @@ def seed_taxonomy(project, reasoning_type_model) -> None:
     """Create the default taxonomy for `project` unless it has one."""
     if reasoning_type_model.objects.filter(project=project).exists():
         return
-    order = 0
+    order = count()
     for code, name, share, subtypes in DEFAULT_TAXONOMY:
+        # Tabulation has no subtypes of its own: the type carries the description.
+        own = next((description for sub_code, _, description, _ in subtypes if sub_code == code), "")
         parent = reasoning_type_model.objects.create(
-            project=project, code=code, name=name, target_proportion=share, order=order
+            project=project, code=code, name=name, description=own, target_proportion=share, order=next(order)
         )
-        order += 1
         for sub_code, sub_name, description, sub_share in subtypes:
-            if sub_code == code:
-                # Tabulation has no subtypes of its own: the type carries the description.
-                parent.description = description
-                parent.save(update_fields=["description"])
-                continue
-            reasoning_type_model.objects.create(
-                project=project,
-                parent=parent,
-                code=sub_code,
-                name=sub_name,
-                description=description,
-                target_proportion=sub_share,
-                order=order,
-            )
-            order += 1
+            if sub_code != code:
+                reasoning_type_model.objects.create(
+                    project=project,
+                    parent=parent,
+                    code=sub_code,
+                    name=sub_name,
+                    description=description,
+                    target_proportion=sub_share,
+                    order=next(order),
+                )

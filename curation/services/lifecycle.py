@@ -186,8 +186,6 @@ def instance_transition(
     instance = rows.filter(pk=instance_id).first()
     if instance is None:
         raise NotFound(f"Instance {instance_id} does not exist.")
-    if target not in Status.values:
-        raise InvalidInput(f"{target!r} is not a status; expected one of {', '.join(Status.values)}.")
     # A member who may not read the instance (an annotator, someone else's item) learns nothing of its state.
     can_read = actor is None or Instance.objects.visible_to(actor).filter(pk=instance_id).exists()
     source = expected_status or instance.status
@@ -246,19 +244,12 @@ def instance_transition(
     return instance
 
 
-# The claim: drafted → in_refinement for one of the next CLAIM_WINDOW drafts of the first open batch (in batch
-# order) that has any, preferring the reasoning types the annotator met least in their last RECENT_CLAIMS
-# claims. It is one conditional UPDATE whose row is picked by a subquery; on PostgreSQL the subquery locks its
-# row with FOR UPDATE SKIP LOCKED, so concurrent claimers pass over each other's rows instead of queueing
-# behind them, and the audit row is inserted by the same statement. The window keeps the work per claim
-# independent of the queue's length (a partial index holds the drafts by batch). `claimer` is the role check
-# inside the statement itself: the project, only if the actor is a qualified annotator of it who holds
-# nothing there (no lease, no work sent back), so someone holding an instance is not given a second one
-# (two claims by the same person at the same instant are not serialised; the reaper returns the spare). A
-# draft the annotator skipped within TATCURATE_SET_ASIDE_HOURS is passed over for them (their skip is the audit
-# row in_refinement → drafted with them as actor), so "Skip" never hands the same draft straight back; others
-# get it at once, and it returns to them once the set-aside time is over. Drafts a manager assigned to the
-# actor (in any open batch) come first; drafts assigned to someone else are never picked.
+# The claim: drafted → in_refinement for one of the next CLAIM_WINDOW drafts of the first open batch that has any
+# (drafts assigned to the actor first, never someone else's), preferring the reasoning types the annotator met least
+# in their last RECENT_CLAIMS claims. One conditional UPDATE picks its row by a subquery that, on PostgreSQL, locks
+# it with FOR UPDATE SKIP LOCKED (concurrent claimers pass over each other's rows), and inserts the audit row in the
+# same statement. `claimer` is the role check inside it: a qualified annotator of the project who holds nothing
+# there. A draft the annotator skipped within TATCURATE_SET_ASIDE_HOURS is passed over for them only.
 RECENT_CLAIMS = 20
 CLAIM_WINDOW = 100
 _CLAIM_CTES = """
@@ -384,11 +375,9 @@ def claim_sql(unless: str = "", passing_over: str = "") -> dict[str, str]:
         f"\n      AND NOT {passing_over}" if passing_over else ""
     )
     unless = f"\n      AND NOT ({unless})" if unless else ""
-    # The open batches are put in order first and then asked for a draft one by one until one has some, so a claim
-    # probes one batch, not every open batch of the project (with the probe inside the ordered query, PostgreSQL
-    # probed each of a 100k project's 100 open batches before keeping the first: 1.9 ms of the claim → 0.09 ms).
-    # The inner query is a fence the planner does not flatten (OFFSET 0 on PostgreSQL; LIMIT -1, no limit, on
-    # SQLite, which takes no OFFSET without a LIMIT); the outer ORDER BY keeps the batch order whatever the plan.
+    # The open batches are ordered first, then probed one by one until one has a draft (not every open batch: 1.9 ms
+    # → 0.09 ms on a 100k project); the inner query is a fence the planner does not flatten (OFFSET 0; SQLite takes
+    # no OFFSET without a LIMIT, so LIMIT -1).
     ctes = _CLAIM_CTES.format(unless=unless, in_order="OFFSET 0", **literals)
     sqlite_ctes = _CLAIM_CTES.format(unless=unless, in_order="LIMIT -1", **literals)
     # PostgreSQL reads the candidates by primary key whatever the table's size (with IN the planner may hash them
