@@ -28,8 +28,9 @@ class QualitySettingsApi(APIView):
     def get(self, request: Request, slug: str) -> Response:
         """The project's hidden-gold settings (managers)."""
         project = selectors.project_get(user=request.user, slug=slug)
-        data = quality_selectors.gold_figures(user=request.user, project=project)
-        return Response(QualitySettingsSerializer(data["quality"]).data)
+        return Response(
+            QualitySettingsSerializer(quality_selectors.quality_settings_get(user=request.user, project=project)).data
+        )
 
     @extend_schema(request=QualitySettingsSerializer, responses=QualitySettingsSerializer)
     def patch(self, request: Request, slug: str) -> Response:

@@ -6,7 +6,7 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 
-from annotate.quality.models import GoldProbe, QualityDecision
+from annotate.quality.models import GoldProbe, QualityDecision, QualitySettings
 from annotate.quality.services import batches_without_gold, gold_figure, is_below_threshold, quality_settings_of
 from curation.members.selectors import is_qualified_annotator
 from curation.models import Membership, Project
@@ -32,6 +32,12 @@ def gold_figures(*, user: AbstractBaseUser, project: Project) -> dict[str, Any]:
     is below the project's threshold (the alert), whether they are paused, and the audit of decisions."""
     require_role(user=user, project=project, roles=(Role.MANAGER,), action="see hidden-gold figures")
     return project_gold_figures(project)
+
+
+def quality_settings_get(*, user: AbstractBaseUser, project: Project) -> QualitySettings:
+    """Managers only: the project's hidden-gold settings (without computing anyone's figures)."""
+    require_role(user=user, project=project, roles=(Role.MANAGER,), action="see hidden-gold settings")
+    return quality_settings_of(project)
 
 
 def project_gold_figures(project: Project) -> dict[str, Any]:
