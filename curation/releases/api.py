@@ -158,18 +158,7 @@ class ImportRecordSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = ImportRecord
-        fields = [
-            "id",
-            "format",
-            "source_name",
-            "source_sha256",
-            "source_bytes",
-            "batch",
-            "counts",
-            "notes",
-            "created_by",
-            "created_at",
-        ]
+        exclude = ["project", "attribution"]
 
 
 class ImportUploadSerializer(serializers.Serializer):
