@@ -296,14 +296,6 @@ def parse_tatqa(data: Any, *, with_context: bool = True) -> ParsedDataset:
     return ParsedDataset(format=fmt, contexts=contexts, questions=questions, notes=notes)
 
 
-def _finqa_source(qa: dict[str, Any]) -> str:
-    """Answer source from FinQA's gold evidence keys (`table_k` / `text_k`)."""
-    kinds = {key.split("_")[0] for key in (qa.get("gold_inds") or {})}
-    if kinds in ({"table"}, {"text"}):
-        return kinds.pop()
-    return "table-text" if kinds else ""
-
-
 # Retrieval outputs of FinQA's retriever and the model input are predictions, not gold data: not curated (they
 # travel in the question's source record only; the record's table_retrieved* and text_retrieved* are never read).
 FINQA_DROPPED_QA_KEYS = ("model_input", "tfidftopn")
@@ -354,7 +346,9 @@ def parse_finqa(data: Any) -> ParsedDataset:
                 native=native,
             )
         items = [str(shown)] if shown not in (None, "") else [str(exe_ans)]
-        source = _finqa_source(qa) if nested else ""
+        # The answer source from FinQA's gold evidence keys (`table_k` / `text_k`).
+        kinds = {key.split("_")[0] for key in (qa.get("gold_inds") or {})} if nested else set()
+        source = kinds.pop() if kinds in ({"table"}, {"text"}) else "table-text" if kinds else ""
         questions.append(
             ParsedQuestion(
                 key=uid,

@@ -35,31 +35,12 @@ class ReleaseSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Release
-        fields = [
-            "id",
-            "project",
-            "name",
-            "version",
-            "description",
-            "changelog",
-            "license",
-            "citation",
-            "attribution",
-            "notes",
-            "content_hash",
-            "item_count",
-            "split_seed",
-            "split_ratios",
-            "batches",
-            "supersedes",
-            "created_by",
-            "created_at",
-        ]
+        exclude = ["import_record", "statistics"]
 
 
 class ReleaseDetailSerializer(ReleaseSerializer):
     class Meta(ReleaseSerializer.Meta):
-        fields = [*ReleaseSerializer.Meta.fields, "statistics"]
+        exclude = ["import_record"]
 
 
 class ReleaseCutSerializer(serializers.Serializer):

@@ -48,9 +48,8 @@ CONTEXT_CHUNK = 200
 
 
 def _named(relation: str, model: Any = Table) -> Prefetch:
-    """Prefetch `relation` as rows that only name themselves (their key is their order): a table a paragraph
-    mentions, or an item marks relevant or excluded, is frozen by key, so its cells are not read (they were 2 in 3
-    of the JSON a cut decoded)."""
+    """Prefetch `relation` as rows that only name themselves (key and order): tables frozen by key only are not
+    read whole (their cells were 2 in 3 of the JSON a cut decoded)."""
     return Prefetch(relation, queryset=model.objects.only("id", "paper_id", "order"))
 
 
@@ -496,16 +495,13 @@ def release_cut(
     progress: Callable[[int], None] | None = None,
     before_commit: Callable[[Release], None] | None = None,
 ) -> Release:
-    """Freeze the validated instances of `batch_ids` into a new version of release `name`. Managers only;
-    `actor=None` is an operator command. Every included instance moves validated → released (system move).
-    `before_commit` runs inside the write transaction once everything is written; if it raises, nothing of the cut
-    remains (a worker that lost its claim on the ReleaseCut meanwhile).
+    """Freeze the validated instances of `batch_ids` into a new version of release `name`, moving each validated →
+    released. Managers only; `actor=None` is an operator command. `before_commit` runs inside the write transaction
+    once everything is written; if it raises (a worker that lost its claim), nothing of the cut remains.
 
-    The instances are read and frozen a chunk at a time outside any transaction (so a worker's progress is visible),
-    each chunk going to disk (`_FrozenSpill`), so memory is bounded by a chunk and time grows with the items; what is
-    written (the release, its frozen rows and the batched moves, a chunk per query) is one transaction, whose
-    conditional UPDATE checks each instance is still validated at the version that was frozen: an instance changed
-    meanwhile fails the whole cut (Conflict) and nothing of it remains."""
+    Instances are frozen a chunk at a time outside any transaction (a worker's progress is visible), each chunk
+    spilled to disk, so memory is bounded by a chunk. The writes are one transaction whose conditional UPDATE checks
+    each instance is still validated at the version frozen: one changed meanwhile fails the whole cut (Conflict)."""
     scope = _cut_scope(
         project=project,
         actor=actor,
@@ -516,9 +512,7 @@ def release_cut(
     )
     slug, batches, instance_ids = scope.slug, scope.batches, scope.instance_ids
     with closing(_FrozenSpill()) as spill:
-        # Each chunk is read and frozen with a fixed number of queries (its instances with everything they reference,
-        # their source records, and the papers it needs), then goes to disk: what is held across chunks is the context
-        # keys, the uids, the answerable questions per paper (for the splits) and the versions frozen.
+        # Held across chunks: the context keys, the uids, answerable questions per paper and the versions frozen.
         seen_uids: set[str] = set()
         papers: dict[int, _PaperParts] = {}
         split_sizes: dict[str, int] = {}
