@@ -128,14 +128,6 @@ def _get(obj: dict[str, Any], key: str, path: str, types: tuple[type, ...], *, r
     return value
 
 
-def _header_rows(table: dict[str, Any], path: str) -> int | None:
-    """A table's optional `header_rows`: a non-negative integer, or absent/null."""
-    value = _get(table, "header_rows", path, (int, type(None)), required=False)
-    if value is not None and value < 0:
-        raise DatasetFormatError(f"{path}.header_rows", f"expected a count of rows, got {value}")
-    return value
-
-
 def _list_of_str(value: Any, path: str) -> list[str]:
     if not isinstance(value, list):
         raise DatasetFormatError(path, f"expected a list of strings, got {_kind(value)}")
@@ -396,13 +388,16 @@ def parse_scitat(data: Any) -> ParsedDataset:
         tables = []
         tables_in_file = _get(record, "tables", path, (list,), required=False) or []
         for t_index, (t_path, table) in enumerate(_objects(tables_in_file, f"{path}.tables")):
+            header_rows = _get(table, "header_rows", t_path, (int, type(None)), required=False)
+            if header_rows is not None and header_rows < 0:
+                raise DatasetFormatError(f"{t_path}.header_rows", f"expected a count of rows, got {header_rows}")
             tables.append(
                 ParsedTable(
                     label=_get(table, "label", t_path, (str,), required=False) or "",
                     caption=_get(table, "caption", t_path, (str,), required=False) or "",
                     cells=_scitat_cells(table, t_path),
                     key=str(_get(table, "table_id", t_path, (str, int), required=False) or f"{uid}-t{t_index}"),
-                    header_rows=_header_rows(table, t_path),
+                    header_rows=header_rows,
                 )
             )
         # The project's export writes `paper: {id, title}`: every context of one paper id is one paper on import.

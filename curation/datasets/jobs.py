@@ -1,12 +1,9 @@
-"""Big dataset imports off the request path: the web request checks the file (its format parsed whole, so a
-malformed file is refused at once with the JSON path of the first bad value) and stores it; a worker of the exports
-queue imports it with `dataset_import`, the one import of the page, the API and the command, in its one transaction.
+"""Big dataset imports off the request path: the web request checks the whole file and stores it; a worker of the
+exports queue imports it with `dataset_import` (the one import of the page, the API and the command).
 
-A job row (`ImportJob`, curation/jobs.py): claimed by one conditional UPDATE, its heartbeat renewed from a side
-thread while the import writes (the import's transaction never touches the job row, so the beats and the progress
-the page polls are seen at once), taken over by the beat reaper when its worker goes silent. The import is
-idempotent by the file's sha256, so a worker that dies after the import committed but before it marked the job
-done leaves the next one nothing to write but the mark."""
+The heartbeat is renewed from a side thread while the import writes (its transaction never touches the job row, so
+the beats and the progress the page polls are seen at once). The import is idempotent by the file's sha256, so a
+worker that dies after the import committed but before it marked the job done leaves the next one only the mark."""
 
 from __future__ import annotations
 
