@@ -66,6 +66,7 @@ class WorkExport:
     filename: str
     content_type: str
     lines: Iterator[str]
+    answers_included: bool
 
 
 def work_record(instance: Instance, *, answers_included: bool) -> dict[str, Any]:
@@ -127,5 +128,5 @@ def work_export(
     filename = f"{project.slug}-work-in-progress-not-a-release-{stamp}.{file_format}"
     if file_format == "jsonl":
         lines = (json.dumps(record, ensure_ascii=False) + "\n" for record in records)
-        return WorkExport(filename, "application/x-ndjson; charset=utf-8", lines)
-    return WorkExport(filename, "text/csv; charset=utf-8", _csv(records))
+        return WorkExport(filename, "application/x-ndjson; charset=utf-8", lines, answers_included)
+    return WorkExport(filename, "text/csv; charset=utf-8", _csv(records), answers_included)
