@@ -128,14 +128,6 @@ def _get(obj: dict[str, Any], key: str, path: str, types: tuple[type, ...], *, r
     return value
 
 
-def _header_rows(table: dict[str, Any], path: str) -> int | None:
-    """A table's optional `header_rows`: a non-negative integer, or absent/null."""
-    value = _get(table, "header_rows", path, (int, type(None)), required=False)
-    if value is not None and value < 0:
-        raise DatasetFormatError(f"{path}.header_rows", f"expected a count of rows, got {value}")
-    return value
-
-
 def _list_of_str(value: Any, path: str) -> list[str]:
     if not isinstance(value, list):
         raise DatasetFormatError(path, f"expected a list of strings, got {_kind(value)}")
@@ -296,14 +288,6 @@ def parse_tatqa(data: Any, *, with_context: bool = True) -> ParsedDataset:
     return ParsedDataset(format=fmt, contexts=contexts, questions=questions, notes=notes)
 
 
-def _finqa_source(qa: dict[str, Any]) -> str:
-    """Answer source from FinQA's gold evidence keys (`table_k` / `text_k`)."""
-    kinds = {key.split("_")[0] for key in (qa.get("gold_inds") or {})}
-    if kinds in ({"table"}, {"text"}):
-        return kinds.pop()
-    return "table-text" if kinds else ""
-
-
 # Retrieval outputs of FinQA's retriever and the model input are predictions, not gold data: not curated (they
 # travel in the question's source record only; the record's table_retrieved* and text_retrieved* are never read).
 FINQA_DROPPED_QA_KEYS = ("model_input", "tfidftopn")
@@ -354,7 +338,9 @@ def parse_finqa(data: Any) -> ParsedDataset:
                 native=native,
             )
         items = [str(shown)] if shown not in (None, "") else [str(exe_ans)]
-        source = _finqa_source(qa) if nested else ""
+        # The answer source from FinQA's gold evidence keys (`table_k` / `text_k`).
+        kinds = {key.split("_")[0] for key in (qa.get("gold_inds") or {})} if nested else set()
+        source = kinds.pop() if kinds in ({"table"}, {"text"}) else "table-text" if kinds else ""
         questions.append(
             ParsedQuestion(
                 key=uid,
@@ -402,13 +388,16 @@ def parse_scitat(data: Any) -> ParsedDataset:
         tables = []
         tables_in_file = _get(record, "tables", path, (list,), required=False) or []
         for t_index, (t_path, table) in enumerate(_objects(tables_in_file, f"{path}.tables")):
+            header_rows = _get(table, "header_rows", t_path, (int, type(None)), required=False)
+            if header_rows is not None and header_rows < 0:
+                raise DatasetFormatError(f"{t_path}.header_rows", f"expected a count of rows, got {header_rows}")
             tables.append(
                 ParsedTable(
                     label=_get(table, "label", t_path, (str,), required=False) or "",
                     caption=_get(table, "caption", t_path, (str,), required=False) or "",
                     cells=_scitat_cells(table, t_path),
                     key=str(_get(table, "table_id", t_path, (str, int), required=False) or f"{uid}-t{t_index}"),
-                    header_rows=_header_rows(table, t_path),
+                    header_rows=header_rows,
                 )
             )
         # The project's export writes `paper: {id, title}`: every context of one paper id is one paper on import.

@@ -1,12 +1,9 @@
-"""Big dataset imports off the request path: the web request checks the file (its format parsed whole, so a
-malformed file is refused at once with the JSON path of the first bad value) and stores it; a worker of the exports
-queue imports it with `dataset_import`, the one import of the page, the API and the command, in its one transaction.
+"""Big dataset imports off the request path: the web request checks the whole file and stores it; a worker of the
+exports queue imports it with `dataset_import` (the one import of the page, the API and the command).
 
-A job row (`ImportJob`, curation/jobs.py): claimed by one conditional UPDATE, its heartbeat renewed from a side
-thread while the import writes (the import's transaction never touches the job row, so the beats and the progress
-the page polls are seen at once), taken over by the beat reaper when its worker goes silent. The import is
-idempotent by the file's sha256, so a worker that dies after the import committed but before it marked the job
-done leaves the next one nothing to write but the mark."""
+The heartbeat is renewed from a side thread while the import writes (its transaction never touches the job row, so
+the beats and the progress the page polls are seen at once). The import is idempotent by the file's sha256, so a
+worker that dies after the import committed but before it marked the job done leaves the next one only the mark."""
 
 from __future__ import annotations
 
@@ -34,13 +31,9 @@ TASK_NAME = "curation.dataset_import"
 FINISHED = (ImportJob.State.DONE, ImportJob.State.FAILED)
 
 
-def _stored_root() -> Path:
-    return Path(settings.MEDIA_ROOT) / "imports"
-
-
 def import_job_file(job: ImportJob) -> Path:
     """Where the job's file waits (a name the server made up: nothing of the upload's name reaches the path)."""
-    return _stored_root() / job.stored
+    return Path(settings.MEDIA_ROOT) / "imports" / job.stored
 
 
 def dataset_import_request(
@@ -59,8 +52,9 @@ def dataset_import_request(
     if actor is not None:
         require_role(user=actor, project=project, roles=(Role.MANAGER,), action="import datasets")
     sha256 = hashlib.sha256(content).hexdigest()
+    asked = {"project": project, "actor": actor, "format": format, "source_name": source_name, "content": content}
     if ImportRecord.objects.filter(project=project, format=format, source_sha256=sha256).exists():
-        return dataset_import(project=project, actor=actor, format=format, source_name=source_name, content=content)
+        return dataset_import(**asked)
     waiting = ImportJob.objects.filter(project=project, format=format, source_sha256=sha256).exclude(state__in=FINISHED)
     if (job := waiting.first()) is not None:
         return job
@@ -68,31 +62,24 @@ def dataset_import_request(
     if as_release:
         release_name_checked(as_release)
     if len(parsed.questions) < settings.TATCURATE_DATASET_IMPORT_ASYNC_MIN_QUESTIONS:
-        return dataset_import(
-            project=project,
-            actor=actor,
-            format=format,
-            source_name=source_name,
-            content=content,
-            as_release=as_release,
-        )
-    stored = f"{uuid.uuid4().hex}.{format}"
-    path = _stored_root() / stored
+        return dataset_import(**asked, as_release=as_release)
+    job = ImportJob(
+        project=project,
+        format=format,
+        source_name=source_name[:500],
+        source_sha256=sha256,
+        source_bytes=len(content),
+        stored=f"{uuid.uuid4().hex}.{format}",
+        as_release=as_release,
+        questions_total=len(parsed.questions),
+        requested_by=actor,
+    )
+    path = import_job_file(job)
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
         path.write_bytes(content)
         with transaction.atomic():
-            job = ImportJob.objects.create(
-                project=project,
-                format=format,
-                source_name=source_name[:500],
-                source_sha256=sha256,
-                source_bytes=len(content),
-                stored=stored,
-                as_release=as_release,
-                questions_total=len(parsed.questions),
-                requested_by=actor,
-            )
+            job.save()
             job_enqueue(task_name=TASK_NAME, args=[job.pk])  # sent after commit
     except BaseException:
         path.unlink(missing_ok=True)

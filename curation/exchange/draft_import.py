@@ -64,14 +64,6 @@ class DraftRecord:
     relevant_tables: list[Table] = field(default_factory=list)
 
 
-@dataclass
-class _Problems:
-    messages: list[str] = field(default_factory=list)
-
-    def add(self, line: int, name: str, message: str) -> None:
-        self.messages.append(f"line {line}, {name}: {message}")
-
-
 def draft_records_read(*, content: bytes, file_format: str) -> list[tuple[int, dict[str, Any]]]:
     """(line number, raw record) for each non-empty line of a JSONL file or each row of a CSV file."""
     try:
@@ -198,7 +190,11 @@ def _relevant_tables(value: Any, context: Context) -> list[Table] | str:
 
 def draft_records_validate(*, project: Project, records: list[tuple[int, dict[str, Any]]]) -> list[DraftRecord]:
     """Match every record to its context and check every field; InvalidInput lists the first errors by line."""
-    problems = _Problems()
+    problems: list[str] = []
+
+    def problem(line: int, name: str, message: str) -> None:
+        problems.append(f"line {line}, {name}: {message}")
+
     types = {t.code: t for t in ReasoningType.objects.filter(project=project)}
     seen_ids: dict[str, int] = {}
     existing = set(
@@ -207,51 +203,51 @@ def draft_records_validate(*, project: Project, records: list[tuple[int, dict[st
     valid: list[DraftRecord] = []
     cache: dict[Any, Any] = {}
     for line, raw in records:
-        if len(problems.messages) >= MAX_ERRORS:
+        if len(problems) >= MAX_ERRORS:
             break
         unknown = sorted(set(raw) - set(FIELDS))
         if unknown:
-            problems.add(line, unknown[0], f"unknown field (expected {', '.join(FIELDS)})")
+            problem(line, unknown[0], f"unknown field (expected {', '.join(FIELDS)})")
             continue
         question = raw.get("question")
         if not isinstance(question, str) or not question.strip():
-            problems.add(line, "question", "a question is required")
+            problem(line, "question", "a question is required")
         answer = _answer(raw.get("answer"))
         if answer is None:
-            problems.add(line, "answer", "a string or a list of strings")
+            problem(line, "answer", "a string or a list of strings")
         rationale = raw.get("rationale", "")
         if not isinstance(rationale, str):
-            problems.add(line, "rationale", "must be text")
+            problem(line, "rationale", "must be text")
         code = str(raw.get("reasoning_type") or "").strip()
         if code and code not in types:
-            problems.add(line, "reasoning_type", f"{code!r} is not a reasoning type of this project")
+            problem(line, "reasoning_type", f"{code!r} is not a reasoning type of this project")
         external_id = str(raw.get("external_id") or "").strip()[:200]
         if external_id in seen_ids:
-            problems.add(line, "external_id", f"{external_id!r} is on line {seen_ids[external_id]} already")
+            problem(line, "external_id", f"{external_id!r} is on line {seen_ids[external_id]} already")
         elif external_id in existing:
-            problems.add(line, "external_id", f"{external_id!r} was imported before")
+            problem(line, "external_id", f"{external_id!r} was imported before")
         if external_id:
             seen_ids.setdefault(external_id, line)
         context = _context_for(project, raw, cache)
         if isinstance(context, tuple):
-            problems.add(line, *context)
+            problem(line, *context)
             continue
         if answer is None or not isinstance(question, str) or not isinstance(rationale, str):
             continue
         answer_type = str(raw.get("answer_type") or "").strip().lower() or None
         if answer_type is not None and answer_type not in ANSWER_TYPES:
-            problems.add(line, "answer_type", f"{answer_type!r} is not one of {', '.join(ANSWER_TYPES)}")
+            problem(line, "answer_type", f"{answer_type!r} is not one of {', '.join(ANSWER_TYPES)}")
             continue
         scale = raw.get("scale")
         scale = None if scale in (None, "") else str(scale).strip().lower()
         if scale == "none":
             scale = ""
         if scale is not None and scale not in SCALES:
-            problems.add(line, "scale", f"{scale!r} is not one of none, {', '.join(SCALES[1:])}")
+            problem(line, "scale", f"{scale!r} is not one of none, {', '.join(SCALES[1:])}")
             continue
         relevant = _relevant_tables(raw.get("relevant_tables"), context)
         if isinstance(relevant, str):
-            problems.add(line, "relevant_tables", relevant)
+            problem(line, "relevant_tables", relevant)
             continue
         reasoning_type = types.get(code) if code else context.reasoning_type
         valid.append(
@@ -268,8 +264,8 @@ def draft_records_validate(*, project: Project, records: list[tuple[int, dict[st
                 relevant_tables=relevant,
             )
         )
-    if problems.messages:
-        shown = problems.messages[:MAX_ERRORS]
+    if problems:
+        shown = problems[:MAX_ERRORS]
         raise InvalidInput(
             f"Nothing was imported: {len(shown)} problem(s), first {shown[0]}.", detail={"errors": shown}
         )

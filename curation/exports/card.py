@@ -6,7 +6,7 @@ import itertools
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from curation.exports.statistics import presented
+from curation.exports.statistics import presented, settings_rows, table3_rows
 
 FORMAT_NOTES = {
     "scitat": "`data/{name}.json`: a JSON list of SciTaT records (zhxlia/SciTaT keys: id, paragraph, tables, question, "
@@ -70,36 +70,22 @@ def statistics_markdown(stats: Mapping[str, Any]) -> str:
         f"Questions: {stats.get('questions', 0)} · papers: {stats.get('papers', 0)} · "
         f"contexts: {stats.get('contexts', 0)}"
     ]
-    settings = stats.get("settings", {})
-    labels = [
-        ("questions", "Questions"),
-        ("papers", "Papers"),
-        ("avg_tables_per_context", "Avg. tables per context"),
-        ("avg_cells_per_table", "Avg. cells per table"),
-        ("avg_paragraphs_per_context", "Avg. paragraphs per context"),
-        ("avg_paragraph_words", "Avg. words per paragraph"),
-    ]
+    labels = (
+        "Questions",
+        "Papers",
+        "Avg. tables per context",
+        "Avg. cells per table",
+        "Avg. paragraphs per context",
+        "Avg. words per paragraph",
+    )
     parts.append(
         "### Contexts (SciTaT table 2)\n\n"
-        + _table(
-            ["", "Long context", "Short context"],
-            [
-                [label, settings.get("long", {}).get(key, 0), settings.get("short", {}).get(key, 0)]
-                for key, label in labels
-            ],
-        )
+        + _table(["", "Long context", "Short context"], [list(row) for row in settings_rows(stats, labels)])
     )
-    table3 = stats.get("answer_form_by_source", {})
-    sources = [k for k in table3.get("total", {}) if k != "total"]
+    sources, rows = table3_rows(stats)
     parts.append(
         "### Answer form × answer source (SciTaT table 3)\n\n"
-        + _table(
-            ["", *sources, "Total"],
-            [
-                [name.replace("_", " "), *(row.get(s, 0) for s in sources), row.get("total", 0)]
-                for name, row in table3.items()
-            ],
-        )
+        + _table(["", *sources, "Total"], [[name, *values, total] for name, values, total in rows])
     )
     rows = []
     for row in stats.get("reasoning_type", {}).values():

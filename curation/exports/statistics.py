@@ -9,7 +9,7 @@ from __future__ import annotations
 import bisect
 import itertools
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 ANSWER_SOURCES = ("table", "text", "table-text")
@@ -255,3 +255,29 @@ def presented(stats: Mapping[str, Any]) -> dict[str, Any]:
         lengths["buckets"] = in_key_order(lengths.get("buckets", {}), ["0", *(b[2] for b in LENGTH_BUCKETS), "51+"])
         result["answer_length"] = lengths
     return result
+
+
+SETTING_FIGURES = (
+    "questions",
+    "papers",
+    "avg_tables_per_context",
+    "avg_cells_per_table",
+    "avg_paragraphs_per_context",
+    "avg_paragraph_words",
+)
+
+
+def settings_rows(stats: Mapping[str, Any], labels: Sequence[str]) -> list[tuple[str, Any, Any]]:
+    """SciTaT table 2 of presented statistics: (label, long, short) per figure, `labels` in SETTING_FIGURES order."""
+    long, short = (stats.get("settings", {}).get(name, {}) for name in ("long", "short"))
+    return [(label, long.get(key, 0), short.get(key, 0)) for key, label in zip(SETTING_FIGURES, labels, strict=True)]
+
+
+def table3_rows(stats: Mapping[str, Any]) -> tuple[list[str], list[tuple[str, list[Any], Any]]]:
+    """SciTaT table 3 of presented statistics: its answer sources, and (form, count per source, total) per row."""
+    table3 = stats.get("answer_form_by_source", {})
+    sources = [k for k in table3.get("total", {}) if k != "total"]
+    rows = [
+        (name.replace("_", " "), [row.get(s, 0) for s in sources], row.get("total", 0)) for name, row in table3.items()
+    ]
+    return sources, rows

@@ -35,31 +35,12 @@ class ReleaseSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Release
-        fields = [
-            "id",
-            "project",
-            "name",
-            "version",
-            "description",
-            "changelog",
-            "license",
-            "citation",
-            "attribution",
-            "notes",
-            "content_hash",
-            "item_count",
-            "split_seed",
-            "split_ratios",
-            "batches",
-            "supersedes",
-            "created_by",
-            "created_at",
-        ]
+        exclude = ["import_record", "statistics"]
 
 
 class ReleaseDetailSerializer(ReleaseSerializer):
     class Meta(ReleaseSerializer.Meta):
-        fields = [*ReleaseSerializer.Meta.fields, "statistics"]
+        exclude = ["import_record"]
 
 
 class ReleaseCutSerializer(serializers.Serializer):
@@ -158,18 +139,7 @@ class ImportRecordSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = ImportRecord
-        fields = [
-            "id",
-            "format",
-            "source_name",
-            "source_sha256",
-            "source_bytes",
-            "batch",
-            "counts",
-            "notes",
-            "created_by",
-            "created_at",
-        ]
+        exclude = ["project", "attribution"]
 
 
 class ImportUploadSerializer(serializers.Serializer):

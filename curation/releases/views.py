@@ -20,7 +20,7 @@ from curation.datasets.formats import FORMATS
 from curation.datasets.models import ImportJob
 from curation.errors import InvalidInput
 from curation.exports import EXPORT_FORMATS
-from curation.exports.statistics import presented
+from curation.exports.statistics import presented, settings_rows, table3_rows
 from curation.models import Project
 from curation.page_errors import FORM_ERRORS, form_problems, service_attempt
 from curation.releases import near_duplicates
@@ -145,30 +145,23 @@ def release_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
         "reasoning_type": bar_chart(reasoning, labels={k: v["name"] for k, v in reasoning.items()}),
         "answer_length": bar_chart(stats.get("answer_length", {}).get("buckets", {})),
     }
-    by_setting = stats.get("settings", {})
-    table3 = stats.get("answer_form_by_source", {})
-    sources = [k for k in table3.get("total", {}) if k != "total"]
+    sources, table3 = table3_rows(stats)
+    labels = (
+        "Questions",
+        "Papers",
+        "Avg. tables",
+        "Avg. cells per table",
+        "Avg. paragraphs",
+        "Avg. |paragraph| (words)",
+    )
     context = {
         "project": release.project,
         "release": release,
         "stats": stats,
         "charts": charts,
-        "settings_rows": [
-            (label, by_setting.get("long", {}).get(key, 0), by_setting.get("short", {}).get(key, 0))
-            for key, label in (
-                ("questions", "Questions"),
-                ("papers", "Papers"),
-                ("avg_tables_per_context", "Avg. tables"),
-                ("avg_cells_per_table", "Avg. cells per table"),
-                ("avg_paragraphs_per_context", "Avg. paragraphs"),
-                ("avg_paragraph_words", "Avg. |paragraph| (words)"),
-            )
-        ],
+        "settings_rows": settings_rows(stats, labels),
         "table3_sources": sources,
-        "table3_rows": [
-            (name.replace("_", " "), [row.get(s, 0) for s in sources], row.get("total", 0))
-            for name, row in table3.items()
-        ],
+        "table3_rows": table3,
         "can_download": release_selectors.can_read_gold(user=request.user, project=release.project),
         "newer": release_selectors.newer_release(user=request.user, release=release),
     }

@@ -78,12 +78,7 @@ class WebhookListApi(APIView):
 class WebhookDetailApi(APIView):
     """Read, change (URL, events, description, active) or delete one webhook. Managers only."""
 
-    class WebhookUpdateInputSerializer(serializers.Serializer):
-        url = serializers.CharField(max_length=500, required=False)
-        events = serializers.ListField(
-            child=serializers.ChoiceField(choices=EVENT_NAMES), allow_empty=False, required=False
-        )
-        description = serializers.CharField(max_length=200, required=False, allow_blank=True)
+    class WebhookUpdateInputSerializer(WebhookListApi.WebhookCreateInputSerializer):  # read partially: any of them
         is_active = serializers.BooleanField(required=False)
 
     def _hook(self, request: Request, slug: str, pk: int) -> Webhook:
@@ -97,7 +92,7 @@ class WebhookDetailApi(APIView):
     @extend_schema(request=WebhookUpdateInputSerializer, responses=WebhookSerializer)
     def patch(self, request: Request, slug: str, pk: int) -> Response:
         hook = self._hook(request, slug, pk)
-        payload = valid_input(self.WebhookUpdateInputSerializer, request.data)
+        payload = valid_input(self.WebhookUpdateInputSerializer, request.data, partial=True)
         if not payload:
             raise InvalidInput("Send at least one of url, events, description, is_active.")
         hook = webhook_services.webhook_update(project=hook.project, actor=request.user, webhook_id=hook.pk, **payload)

@@ -149,17 +149,6 @@ def webhook_secret_reveal(*, project: Project, actor: AbstractBaseUser, webhook_
 # --- Emission -------------------------------------------------------------------------------------------------
 
 
-def _body(*, delivery: WebhookDelivery, project: Project, payload: dict[str, Any]) -> str:
-    envelope = {
-        "id": str(delivery.uid),
-        "event": delivery.event,
-        "created_at": timezone.now().isoformat(),
-        "project": {"slug": project.slug, "name": project.name},
-        "data": payload,
-    }
-    return json.dumps(envelope, cls=DjangoJSONEncoder, sort_keys=True, ensure_ascii=False)
-
-
 def _nudge(delivery_id: int, countdown: float = 0) -> None:
     """Send the delivery's message once the caller commits. A broker that refuses it loses nothing: the row is
     the record, and the reaper sends a pending row whose attempt is overdue."""
@@ -179,7 +168,14 @@ def _deliveries_create(
     created = []
     for hook in hooks:
         delivery = WebhookDelivery(webhook=hook, event=event, next_attempt_at=timezone.now())
-        delivery.body = _body(delivery=delivery, project=project, payload=payload)
+        envelope = {
+            "id": str(delivery.uid),
+            "event": event,
+            "created_at": timezone.now().isoformat(),
+            "project": {"slug": project.slug, "name": project.name},
+            "data": payload,
+        }
+        delivery.body = json.dumps(envelope, cls=DjangoJSONEncoder, sort_keys=True, ensure_ascii=False)
         delivery.save()
         _nudge(delivery.pk)
         created.append(delivery)

@@ -4,7 +4,7 @@ library `standardwebhooks`, so a receiver verifies with a ready verifier in its 
 Each attempt carries `webhook-id` (the event's id, the body's `id`: the one de-duplication key, the same on every
 retry and on a replay), `webhook-timestamp` (unix seconds of this attempt) and `webhook-signature`
 (`v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">`, keyed with the base64-decoded part of the `whsec_` secret).
-A receiver refuses a timestamp more than TOLERANCE_S away from its clock (the library's window) and one id it has
+A receiver refuses a timestamp more than 5 minutes away from its clock (the library's window) and one id it has
 already processed, so a captured request cannot be replayed.
 """
 
@@ -15,8 +15,6 @@ import secrets
 from datetime import UTC, datetime
 
 from standardwebhooks.webhooks import Webhook as StandardWebhook
-
-TOLERANCE_S = 300  # standardwebhooks' verifier window (5 minutes each way)
 
 
 def secret_new() -> str:

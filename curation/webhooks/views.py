@@ -3,6 +3,8 @@ a test event, and read and replay recent deliveries (interfaces only: the servic
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -81,15 +83,6 @@ def webhook_update_page(request: HttpRequest, slug: str, pk: int) -> HttpRespons
 
 @login_required
 @require_POST
-def webhook_delete_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
-    project = managed_project_get(user=request.user, slug=slug, action="use its webhooks")
-    webhook_services.webhook_delete(project=project, actor=request.user, webhook_id=pk)
-    messages.success(request, "Webhook removed with its deliveries.")
-    return redirect("webhooks", slug=slug)
-
-
-@login_required
-@require_POST
 def webhook_secret_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     """Reveal a hook's secret on this answer only (a POST, so it is never in a link, a history or a cache)."""
     project = managed_project_get(user=request.user, slug=slug, action="see webhook secrets")
@@ -97,19 +90,32 @@ def webhook_secret_page(request: HttpRequest, slug: str, pk: int) -> HttpRespons
     return _page(request, project, revealed={"hook_id": pk, "secret": secret})
 
 
-@login_required
-@require_POST
-def webhook_test_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
-    project = managed_project_get(user=request.user, slug=slug, action="send test events")
-    webhook_services.webhook_test_send(project=project, actor=request.user, webhook_id=pk)
-    messages.success(request, "Test event queued; a worker sends it. Reload to see the attempt.")
-    return redirect("webhooks", slug=slug)
+def _action_page(action: str, service: Callable[..., object], id_name: str, done: str) -> Callable[..., HttpResponse]:
+    """A button's POST: `service` on one hook or delivery (managers: the service checks), then back to the page."""
+
+    @login_required
+    @require_POST
+    def page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+        project = managed_project_get(user=request.user, slug=slug, action=action)
+        service(project=project, actor=request.user, **{id_name: pk})
+        messages.success(request, done)
+        return redirect("webhooks", slug=slug)
+
+    return page
 
 
-@login_required
-@require_POST
-def delivery_replay_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
-    project = managed_project_get(user=request.user, slug=slug, action="replay webhook deliveries")
-    webhook_services.delivery_replay(project=project, actor=request.user, delivery_id=pk)
-    messages.success(request, "Delivery queued again; a worker sends it.")
-    return redirect("webhooks", slug=slug)
+webhook_delete_page = _action_page(
+    "use its webhooks", webhook_services.webhook_delete, "webhook_id", "Webhook removed with its deliveries."
+)
+webhook_test_page = _action_page(
+    "send test events",
+    webhook_services.webhook_test_send,
+    "webhook_id",
+    "Test event queued; a worker sends it. Reload to see the attempt.",
+)
+delivery_replay_page = _action_page(
+    "replay webhook deliveries",
+    webhook_services.delivery_replay,
+    "delivery_id",
+    "Delivery queued again; a worker sends it.",
+)

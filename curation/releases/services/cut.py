@@ -48,9 +48,8 @@ CONTEXT_CHUNK = 200
 
 
 def _named(relation: str, model: Any = Table) -> Prefetch:
-    """Prefetch `relation` as rows that only name themselves (their key is their order): a table a paragraph
-    mentions, or an item marks relevant or excluded, is frozen by key, so its cells are not read (they were 2 in 3
-    of the JSON a cut decoded)."""
+    """Prefetch `relation` as rows that only name themselves (key and order): tables frozen by key only are not
+    read whole (their cells were 2 in 3 of the JSON a cut decoded)."""
     return Prefetch(relation, queryset=model.objects.only("id", "paper_id", "order"))
 
 
@@ -106,11 +105,6 @@ def instances_frozen(
     return [(item, contexts.get(item["short_context"] or item["long_context"] or "")) for item in items]
 
 
-def _paper_key(paper: Paper, sources: dict[int, SourceRecord]) -> str:
-    source = sources.get(paper.pk)
-    return f"{source.format}:{source.key}" if source else f"paper-{paper.pk}"
-
-
 @dataclass
 class _PaperParts:
     """A paper with its tables and paragraphs (mentions prefetched) in order, read once per cut."""
@@ -161,18 +155,18 @@ def _frozen_context(
             for t in tables
             if _table_key(t, key) not in excluded
         ],
-        "paragraphs": [_freeze_paragraph(p, key) for p in paragraphs if _paragraph_key(p, key) not in excluded],
+        "paragraphs": [
+            {
+                "key": _paragraph_key(p, key),
+                "order": p.order,
+                "section": p.section,
+                "text": p.text,
+                "mentioned_tables": [_table_key(t, key) for t in p.mentioned_tables.all()],
+            }
+            for p in paragraphs
+            if _paragraph_key(p, key) not in excluded
+        ],
         "native": native,
-    }
-
-
-def _freeze_paragraph(paragraph: Any, paper_key: str) -> dict[str, Any]:
-    return {
-        "key": _paragraph_key(paragraph, paper_key),
-        "order": paragraph.order,
-        "section": paragraph.section,
-        "text": paragraph.text,
-        "mentioned_tables": [_table_key(t, paper_key) for t in paragraph.mentioned_tables.all()],
     }
 
 
@@ -278,7 +272,10 @@ def _freeze_chunk(
         source = sources.get(instance.pk)
         paper_id = instance.context.paper_id if instance.context_id else (source.paper_id if source else None)
         parts = papers.get(paper_id) if paper_id else None
-        paper_key = _paper_key(parts.paper, paper_sources) if parts else ""
+        paper_source = paper_sources.get(paper_id) if parts else None
+        paper_key = (
+            f"{paper_source.format}:{paper_source.key}" if paper_source else f"paper-{paper_id}" if parts else ""
+        )
         long_key = short_key = None
         exclusions = _exclusions(instance, paper_key, revisions.get(instance.pk, []))
         excluded = frozenset(entry["key"] for entries in exclusions.values() for entry in entries)
@@ -292,7 +289,7 @@ def _freeze_chunk(
                     {"key": paper_key, "title": paper.title, "origin": paper.origin, "arxiv_id": paper.arxiv_id},
                     parts.tables,
                     parts.paragraphs,
-                    paper_sources[paper_id].data if paper_id in paper_sources else {},
+                    paper_source.data if paper_source else {},
                     excluded,
                 )
         if instance.context_id and instance.context.kind == Context.Kind.SHORT:
@@ -498,16 +495,13 @@ def release_cut(
     progress: Callable[[int], None] | None = None,
     before_commit: Callable[[Release], None] | None = None,
 ) -> Release:
-    """Freeze the validated instances of `batch_ids` into a new version of release `name`. Managers only;
-    `actor=None` is an operator command. Every included instance moves validated → released (system move).
-    `before_commit` runs inside the write transaction once everything is written; if it raises, nothing of the cut
-    remains (a worker that lost its claim on the ReleaseCut meanwhile).
+    """Freeze the validated instances of `batch_ids` into a new version of release `name`, moving each validated →
+    released. Managers only; `actor=None` is an operator command. `before_commit` runs inside the write transaction
+    once everything is written; if it raises (a worker that lost its claim), nothing of the cut remains.
 
-    The instances are read and frozen a chunk at a time outside any transaction (so a worker's progress is visible),
-    each chunk going to disk (`_FrozenSpill`), so memory is bounded by a chunk and time grows with the items; what is
-    written (the release, its frozen rows and the batched moves, a chunk per query) is one transaction, whose
-    conditional UPDATE checks each instance is still validated at the version that was frozen: an instance changed
-    meanwhile fails the whole cut (Conflict) and nothing of it remains."""
+    Instances are frozen a chunk at a time outside any transaction (a worker's progress is visible), each chunk
+    spilled to disk, so memory is bounded by a chunk. The writes are one transaction whose conditional UPDATE checks
+    each instance is still validated at the version frozen: one changed meanwhile fails the whole cut (Conflict)."""
     scope = _cut_scope(
         project=project,
         actor=actor,
@@ -518,9 +512,7 @@ def release_cut(
     )
     slug, batches, instance_ids = scope.slug, scope.batches, scope.instance_ids
     with closing(_FrozenSpill()) as spill:
-        # Each chunk is read and frozen with a fixed number of queries (its instances with everything they reference,
-        # their source records, and the papers it needs), then goes to disk: what is held across chunks is the context
-        # keys, the uids, the answerable questions per paper (for the splits) and the versions frozen.
+        # Held across chunks: the context keys, the uids, answerable questions per paper and the versions frozen.
         seen_uids: set[str] = set()
         papers: dict[int, _PaperParts] = {}
         split_sizes: dict[str, int] = {}
@@ -721,21 +713,21 @@ def release_cut_request(
     return cut
 
 
-def _contexts_in_key_order(release: Release) -> Iterator[tuple[str, dict[str, Any]]]:
-    """(key, data) of every frozen context of `release`, sorted by key in Python (as the cut hashed them, whatever
-    the database's collation), their data read a chunk at a time."""
-    keys = sorted(ReleaseContext.objects.filter(release=release).order_by().values_list("key", "pk"))
-    for start in range(0, len(keys), CONTEXT_CHUNK):
-        part = keys[start : start + CONTEXT_CHUNK]
-        data = dict(ReleaseContext.objects.filter(pk__in=[pk for _, pk in part]).order_by().values_list("pk", "data"))
-        for key, pk in part:
-            yield key, data[pk]
-
-
 def release_hash_recompute(release: Release) -> str:
     """The content hash recomputed from the stored frozen rows, streamed (equal to `content_hash` unless tampered
-    with)."""
-    return content_hash(_contexts_in_key_order(release), release_items(release))
+    with): the contexts sorted by key in Python (as the cut hashed them, whatever the database's collation), their
+    data read a chunk at a time."""
+    keys = sorted(ReleaseContext.objects.filter(release=release).order_by().values_list("key", "pk"))
+
+    def contexts() -> Iterator[tuple[str, dict[str, Any]]]:
+        for start in range(0, len(keys), CONTEXT_CHUNK):
+            part = keys[start : start + CONTEXT_CHUNK]
+            data = dict(
+                ReleaseContext.objects.filter(pk__in=[pk for _, pk in part]).order_by().values_list("pk", "data")
+            )
+            yield from ((key, data[pk]) for key, pk in part)
+
+    return content_hash(contexts(), release_items(release))
 
 
 def release_statistics_recompute(release: Release) -> dict[str, Any]:

@@ -13,8 +13,6 @@ from curation.jobs import JobKind, JobTakenOver
 from curation.releases.models import ExportArtifact, Release, ReleaseCut
 from curation.releases.services.cut import release_cut
 
-# --- Jobs of the exports queue (release cuts and export builds share their states) ----------------------------
-
 
 class ReleaseCuts(JobKind):
     """Release cuts: a worker runs one queued cut (the worker's side of `release_cut_request`), renewing its claim
