@@ -35,12 +35,31 @@ class ReleaseSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Release
-        exclude = ["import_record", "statistics"]
+        fields = [
+            "id",
+            "project",
+            "name",
+            "version",
+            "description",
+            "changelog",
+            "license",
+            "citation",
+            "attribution",
+            "notes",
+            "content_hash",
+            "item_count",
+            "split_seed",
+            "split_ratios",
+            "batches",
+            "supersedes",
+            "created_by",
+            "created_at",
+        ]
 
 
 class ReleaseDetailSerializer(ReleaseSerializer):
     class Meta(ReleaseSerializer.Meta):
-        exclude = ["import_record"]
+        fields = [*ReleaseSerializer.Meta.fields, "statistics"]
 
 
 class ReleaseCutSerializer(serializers.Serializer):
@@ -139,7 +158,18 @@ class ImportRecordSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = ImportRecord
-        exclude = ["project", "attribution"]
+        fields = [
+            "id",
+            "format",
+            "source_name",
+            "source_sha256",
+            "source_bytes",
+            "batch",
+            "counts",
+            "notes",
+            "created_by",
+            "created_at",
+        ]
 
 
 class ImportUploadSerializer(serializers.Serializer):
