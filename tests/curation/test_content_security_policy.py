@@ -40,3 +40,18 @@ def test_the_api_docs_page_loads_its_script_from_a_url(client):
     page = client.get("/api/docs/").content.decode()
     assert not INLINE_SCRIPT.search(page)
     assert re.search(r'<script src="[^"]+"', page)
+
+
+@pytest.mark.django_db
+def test_the_browsable_apis_code_colours_carry_the_responses_nonce(client, personas, project):
+    """DRF's browsable API writes its code colours in an inline <style>: it runs with this response's nonce."""
+    client.force_login(personas["manager"])
+    response = client.get(f"/api/projects/{project.slug}/", HTTP_ACCEPT="text/html")
+    assert response.status_code == 200
+    page, policy = response.content.decode(), _policy(response)
+    styles = re.findall(r"<style([^>]*)>", page)
+    assert styles, "the browsable API page has its code colours"
+    nonces = {f"'nonce-{n}'" for n in re.findall(r'nonce="([^"]+)"', "".join(styles))}
+    assert len(nonces) == 1 and all("nonce=" in attrs for attrs in styles)
+    assert policy["style-src"] == ["'self'", *nonces]
+    assert policy["script-src"] == ["'self'"]
