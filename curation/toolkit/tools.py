@@ -6,6 +6,7 @@ import contextlib
 import difflib
 import json
 import math
+import operator
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -39,7 +40,6 @@ class ToolOutcome:
 
     @property
     def ok(self) -> bool:
-        """Whether the call succeeded."""
         return self.error is None
 
     def message(self) -> str:
@@ -235,6 +235,16 @@ def _check_type(value: Any, schema: Mapping[str, Any], where: str) -> None:
             _check_type(item, schema["additionalProperties"], f"{where}[{key!r}]")
 
 
+# Arithmetic tools: those over the list `numbers`, and those over two numbers `a` and `b`.
+_NUMBER_LIST_TOOLS: dict[str, Callable[[list[float]], float]] = {
+    "add": math.fsum, "sum": math.fsum, "multiply": math.prod, "max": max, "min": min,
+    "mean": lambda values: math.fsum(values) / len(values),
+}  # fmt: skip
+_TWO_NUMBER_TOOLS: dict[str, Callable[[float, float], float | bool]] = {
+    "subtract": operator.sub, "divide": operator.truediv, "greater_than": operator.gt, "less_than": operator.lt
+}  # fmt: skip
+
+
 def _to_number(value: Any, where: str) -> float:
     number = parse_number(value)
     if number is None:
@@ -277,7 +287,12 @@ class ToolBox:
             )
         try:
             self._validate(name, arguments)
-            result = getattr(self, f"_tool_{name}")(**arguments)
+            if name in _NUMBER_LIST_TOOLS:
+                result = _clean_number(_NUMBER_LIST_TOOLS[name](self._numbers(arguments["numbers"])))
+            elif name in _TWO_NUMBER_TOOLS:
+                result = self._compare_or_compute(name, **arguments)
+            else:
+                result = getattr(self, f"_tool_{name}")(**arguments)
         except ToolError as error:
             return ToolOutcome(name, arguments, error=str(error))
         return ToolOutcome(name, arguments, result=result)
@@ -423,32 +438,11 @@ class ToolBox:
     def _numbers(values: Sequence[Any], where: str = "numbers") -> list[float]:
         return [_to_number(value, f"{where}[{index}]") for index, value in enumerate(values)]
 
-    def _tool_add(self, numbers: list[Any]) -> float | int:
-        return _clean_number(math.fsum(self._numbers(numbers)))
-
-    _tool_sum = _tool_add
-
-    def _tool_subtract(self, a: Any, b: Any) -> float | int:
-        return _clean_number(_to_number(a, "a") - _to_number(b, "b"))
-
-    def _tool_multiply(self, numbers: list[Any]) -> float | int:
-        return _clean_number(math.prod(self._numbers(numbers)))
-
-    def _tool_divide(self, a: Any, b: Any) -> float | int:
-        divisor = _to_number(b, "b")
-        if divisor == 0:
+    def _compare_or_compute(self, name: str, a: Any, b: Any) -> float | int | bool:
+        if name == "divide" and _to_number(b, "b") == 0:
             raise ToolError("division by zero: b is 0")
-        return _clean_number(_to_number(a, "a") / divisor)
-
-    def _tool_mean(self, numbers: list[Any]) -> float | int:
-        values = self._numbers(numbers)
-        return _clean_number(math.fsum(values) / len(values))
-
-    def _tool_max(self, numbers: list[Any]) -> float | int:
-        return _clean_number(max(self._numbers(numbers)))
-
-    def _tool_min(self, numbers: list[Any]) -> float | int:
-        return _clean_number(min(self._numbers(numbers)))
+        result = _TWO_NUMBER_TOOLS[name](_to_number(a, "a"), _to_number(b, "b"))
+        return result if isinstance(result, bool) else _clean_number(result)
 
     def _tool_count(self, items: list[Any]) -> int:
         return len(items)
@@ -472,12 +466,6 @@ class ToolBox:
 
     def _tool_sort(self, numbers: list[Any], descending: bool = False) -> list[float | int]:
         return [_clean_number(value) for value in sorted(self._numbers(numbers), reverse=descending)]
-
-    def _tool_greater_than(self, a: Any, b: Any) -> bool:
-        return _to_number(a, "a") > _to_number(b, "b")
-
-    def _tool_less_than(self, a: Any, b: Any) -> bool:
-        return _to_number(a, "a") < _to_number(b, "b")
 
     def _tool_proportion(self, part: Any, total: Any, as_percentage: bool = False) -> float | int:
         whole = _to_number(total, "total")
