@@ -569,19 +569,25 @@ def tabular_parts(env: Env) -> tuple[list[Node], list[Node]]:
     return spec, cursor.nodes[cursor.position :]
 
 
-# Environments whose leading arguments set their layout, not text (NodeCursor.arguments specs).
-_ENV_LAYOUT_ARGUMENTS = {
-    "turn": "{", "rotate": "{", "adjustbox": "[[{[", "minipage": "[[{[", "tablenotes": "[[", "TableNotes": "[[",
+LIST_ENVS = frozenset(
+    {"itemize", "enumerate", "description", "compactitem", "compactenum", "inparaenum", "asparaenum",
+     "enumerate*", "itemize*", "description*", "tasks", "outline", "list"}
+)  # fmt: skip
+# Layout arguments an environment opens with, as `NodeCursor.arguments` reads them: dropped, never text
+# (`\begin{itemize}[leftmargin=1em]`, `\begin{minipage}[t]{0.45\linewidth}`, `\begin{multicols}{2}`).
+ENV_ARGUMENTS = {
+    **dict.fromkeys(LIST_ENVS - {"list", "tasks"}, "["),
+    "list": "{{", "minipage": "[[[{", "multicols": "{", "multicols*": "{", "adjustwidth": "{{", "adjustwidth*": "{{",
+    "changemargin": "{{", "spacing": "{", "otherlanguage": "{", "otherlanguage*": "{", "tcolorbox": "[",
+    "mdframed": "[", "columns": "[", "column": "[{", "turn": "{", "rotate": "{", "adjustbox": "[[{[",
+    "tablenotes": "[[", "TableNotes": "[[",
 }  # fmt: skip
 
 
 def env_body(env: Env) -> list[Node]:
     """An environment's children without the layout arguments it opens with (`\\begin{turn}{90}Text` → `Text`)."""
-    spec = _ENV_LAYOUT_ARGUMENTS.get(env.name)
-    if spec is None:
-        return env.children
     cursor = NodeCursor(env.children)
-    cursor.arguments(spec)
+    cursor.arguments(ENV_ARGUMENTS.get(env.name, ""))
     return cursor.nodes[cursor.position :]
 
 

@@ -382,7 +382,6 @@ class ToolBox:
             raise
 
     def column_index(self, table: _Table, column: str) -> int:
-        """Index of a column by name in a table, or a ToolError with suggestions."""
         return self._resolve(column, table.columns, "column", table)
 
     def _search(self, kind: str, query: str, table: str | None = None) -> list[dict[str, str]]:
