@@ -58,14 +58,10 @@ def unpack_archive(path: Path, destination: Path, limits: ArchiveLimits | None =
         raise UnsafeArchiveError(
             f"archive is {compressed} bytes, over the {limits.max_compressed_bytes}-byte compressed limit"
         )
-    kind = archive_kind(path)
-    if kind == "zip":
-        return _unpack_zip(path, destination, limits, compressed)
-    if kind == "tar":
-        return _unpack_tar(path, destination, limits, compressed)
-    if kind == "gzip":
-        return _unpack_gzip(path, destination, limits, compressed)
-    raise UnsafeArchiveError(f"{path.name} is not a tar, zip or gzip archive")
+    unpack = {"zip": _unpack_zip, "tar": _unpack_tar, "gzip": _unpack_gzip}.get(archive_kind(path))
+    if unpack is None:
+        raise UnsafeArchiveError(f"{path.name} is not a tar, zip or gzip archive")
+    return unpack(path, destination, limits, compressed)
 
 
 def _check_name(name: str) -> None:
