@@ -86,12 +86,8 @@ def _converter() -> tuple[macrospec.LatexContextDb, latex2text.LatexNodes2Text]:
     walker_specs = [macrospec.MacroSpec(name, arguments) for name, (arguments, _) in macros.items()]
     walker_db.add_context_category("tat-curate", macros=walker_specs, prepend=True)
     text_db = latex2text.get_default_latex_context_db()
-    text_specs = [
-        latex2text.MacroTextSpec(name, discard=True)
-        if repl is None
-        else latex2text.MacroTextSpec(name, simplify_repl=repl)
-        for name, (_, repl) in macros.items()
-    ]
+    # A macro without a replacement (None) is discarded: MacroTextSpec's default.
+    text_specs = [latex2text.MacroTextSpec(name, simplify_repl=repl) for name, (_, repl) in macros.items()]
     text_specs += [
         latex2text.MacroTextSpec(name, simplify_repl=lambda node, l2tobj, mark=mark: _accented(node, l2tobj, mark))
         for name, mark in unicode_accents_list
