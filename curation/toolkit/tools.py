@@ -124,8 +124,9 @@ def _clean_number(value: float) -> float | int:
     return round(value, 10)
 
 
-def _schema(properties: dict[str, Any], required: Sequence[str] = ()) -> dict[str, Any]:
-    return {"type": "object", "properties": properties, "required": list(required), "additionalProperties": False}
+def _schema(properties: dict[str, Any], *optional: str) -> dict[str, Any]:
+    required = [name for name in properties if name not in optional]
+    return {"type": "object", "properties": properties, "required": required, "additionalProperties": False}
 
 
 _NUMBER = {"type": ["number", "string"], "description": "A number, or a numeric cell such as '1,234' or '12.5%'."}
@@ -143,35 +144,29 @@ TOOL_SPECS: dict[str, tuple[str, dict[str, Any]]] = {
     ),
     "search_column_names": (
         "Find column names (headers) that match keywords; returns [{table, column}].",
-        _schema({"query": _QUERY, "table": _OPTIONAL_TABLE}, ["query"]),
+        _schema({"query": _QUERY, "table": _OPTIONAL_TABLE}, "table"),
     ),
     "search_row_names": (
         "Find row names (the cells that identify each row) that match keywords; returns [{table, row}].",
-        _schema({"query": _QUERY, "table": _OPTIONAL_TABLE}, ["query"]),
+        _schema({"query": _QUERY, "table": _OPTIONAL_TABLE}, "table"),
     ),
     "get_cell": (
         "Get the cell at a row and column of a table, as written.",
-        _schema({"table": _TABLE, "row": _ROW, "column": _COLUMN}, ["table", "row", "column"]),
+        _schema({"table": _TABLE, "row": _ROW, "column": _COLUMN}),
     ),
-    "get_row": (
-        "Get a whole row of a table as {column: cell}.",
-        _schema({"table": _TABLE, "row": _ROW}, ["table", "row"]),
-    ),
-    "get_column": (
-        "Get a whole column of a table as {row: cell}.",
-        _schema({"table": _TABLE, "column": _COLUMN}, ["table", "column"]),
-    ),
-    "add": ("Add numbers together.", _schema({"numbers": _NUMBERS}, ["numbers"])),
-    "subtract": ("Compute a - b.", _schema({"a": _NUMBER, "b": _NUMBER}, ["a", "b"])),
-    "multiply": ("Multiply numbers together.", _schema({"numbers": _NUMBERS}, ["numbers"])),
-    "divide": ("Compute a / b.", _schema({"a": _NUMBER, "b": _NUMBER}, ["a", "b"])),
-    "sum": ("Sum a list of numbers.", _schema({"numbers": _NUMBERS}, ["numbers"])),
-    "mean": ("Average (arithmetic mean) of a list of numbers.", _schema({"numbers": _NUMBERS}, ["numbers"])),
-    "max": ("Largest of a list of numbers.", _schema({"numbers": _NUMBERS}, ["numbers"])),
-    "min": ("Smallest of a list of numbers.", _schema({"numbers": _NUMBERS}, ["numbers"])),
+    "get_row": ("Get a whole row of a table as {column: cell}.", _schema({"table": _TABLE, "row": _ROW})),
+    "get_column": ("Get a whole column of a table as {row: cell}.", _schema({"table": _TABLE, "column": _COLUMN})),
+    "add": ("Add numbers together.", _schema({"numbers": _NUMBERS})),
+    "subtract": ("Compute a - b.", _schema({"a": _NUMBER, "b": _NUMBER})),
+    "multiply": ("Multiply numbers together.", _schema({"numbers": _NUMBERS})),
+    "divide": ("Compute a / b.", _schema({"a": _NUMBER, "b": _NUMBER})),
+    "sum": ("Sum a list of numbers.", _schema({"numbers": _NUMBERS})),
+    "mean": ("Average (arithmetic mean) of a list of numbers.", _schema({"numbers": _NUMBERS})),
+    "max": ("Largest of a list of numbers.", _schema({"numbers": _NUMBERS})),
+    "min": ("Smallest of a list of numbers.", _schema({"numbers": _NUMBERS})),
     "count": (
         "Count the items in a list.",
-        _schema({"items": {"type": "array", "items": {}, "description": "The items to count."}}, ["items"]),
+        _schema({"items": {"type": "array", "items": {}, "description": "The items to count."}}),
     ),
     "rank": (
         "Order named values (e.g. a column from get_column) from largest to smallest (or the reverse); "
@@ -186,26 +181,24 @@ TOOL_SPECS: dict[str, tuple[str, dict[str, Any]]] = {
                 "descending": {"type": "boolean", "description": "Largest first (default true)."},
                 "item": {"type": "string", "description": "Optional: the name whose position to return."},
             },
-            ["values"],
+            "descending",
+            "item",
         ),
     ),
     "sort": (
         "Sort a list of numbers (ascending unless descending is true).",
-        _schema({"numbers": _NUMBERS, "descending": {"type": "boolean"}}, ["numbers"]),
+        _schema({"numbers": _NUMBERS, "descending": {"type": "boolean"}}, "descending"),
     ),
-    "greater_than": ("Whether a > b.", _schema({"a": _NUMBER, "b": _NUMBER}, ["a", "b"])),
-    "less_than": ("Whether a < b.", _schema({"a": _NUMBER, "b": _NUMBER}, ["a", "b"])),
+    "greater_than": ("Whether a > b.", _schema({"a": _NUMBER, "b": _NUMBER})),
+    "less_than": ("Whether a < b.", _schema({"a": _NUMBER, "b": _NUMBER})),
     "proportion": (
         "The share of a part in a total: part / total, or as a percentage if as_percentage is true.",
-        _schema({"part": _NUMBER, "total": _NUMBER, "as_percentage": {"type": "boolean"}}, ["part", "total"]),
+        _schema({"part": _NUMBER, "total": _NUMBER, "as_percentage": {"type": "boolean"}}, "as_percentage"),
     ),
-    "think": (
-        "Write down a thought or plan; it does not change anything.",
-        _schema({"thought": {"type": "string"}}, ["thought"]),
-    ),
+    "think": ("Write down a thought or plan; it does not change anything.", _schema({"thought": {"type": "string"}})),
     "final_answer": (
         "Give the final answer and stop.",
-        _schema({"answer": {"type": ["string", "number", "array", "boolean"]}}, ["answer"]),
+        _schema({"answer": {"type": ["string", "number", "array", "boolean"]}}),
     ),
 }
 
