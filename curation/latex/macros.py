@@ -216,14 +216,12 @@ class MacroExpander:
                 out.append(token)
                 continue
             name = token.name
-            if name in _NEWCOMMANDS:
-                self._define_newcommand(stream, provide=name == "providecommand")
+            if name in _NEWCOMMANDS or name in _DOCUMENTCOMMANDS:
+                self._define_command(name, stream)
             elif name in _DEFS:
                 self._define_def(stream)
             elif name == "let":
                 self._define_let(stream)
-            elif name in _DOCUMENTCOMMANDS:
-                self._define_document_command(stream)
             elif name in _NEWENVIRONMENTS:
                 self._define_environment(stream)
             elif name == "newcolumntype":
@@ -316,13 +314,17 @@ class MacroExpander:
             return
         self.table.macros[name] = macro
 
-    def _define_newcommand(self, stream: TokenStream, provide: bool) -> None:
-        stream.read_star()
+    def _define_command(self, command: str, stream: TokenStream) -> None:
+        """\\newcommand and its kin, or an xparse command (`\\NewDocumentCommand`: an argument specification, not
+        a count)."""
+        is_xparse = command in _DOCUMENTCOMMANDS
+        if not is_xparse:
+            stream.read_star()
         name = _read_cs_name(stream)
-        params = _newcommand_params(stream)
+        params = _xparse_params(stream.read_argument() or []) if is_xparse else _newcommand_params(stream)
         body = stream.read_argument() or []
-        if name:
-            self._store(name, Macro(params, body), provide=provide)
+        if name and params is not None:
+            self._store(name, Macro(params, body), provide=command == "providecommand")
 
     def _define_def(self, stream: TokenStream) -> None:
         stream.skip_spaces()
@@ -353,14 +355,6 @@ class MacroExpander:
             self.table.macros[target.name] = self.table.macros[source.name]
         elif target.name not in PROTECTED:
             self.table.macros[target.name] = Macro([], [source], is_frozen=True)
-
-    def _define_document_command(self, stream: TokenStream) -> None:
-        name = _read_cs_name(stream)
-        spec = stream.read_argument() or []
-        body = stream.read_argument() or []
-        params = _xparse_params(spec)
-        if name is not None and params is not None:
-            self._store(name, Macro(params, body))
 
     def _define_environment(self, stream: TokenStream) -> None:
         stream.read_star()
