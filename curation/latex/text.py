@@ -491,7 +491,7 @@ def _asymmetric_error(token: Token, cursor: NodeCursor) -> list[Node] | None:
     It reads `4.21 +11.2/-2.60`, the upper error first, as plain-text catalogues write it."""
     nodes, position = cursor.nodes, cursor.position
     match = _ERROR_BASE.search(token.text) if token.kind == CHAR else None
-    before = next((node for node in reversed(nodes[: position - 1]) if not _is_space(node)), None)
+    before = next((node for node in reversed(nodes[: position - 1]) if getattr(node, "kind", None) != SPACE), None)
     separate_base = isinstance(before, Group) or (isinstance(before, Token) and before.text[-1:].isdigit())
     if separate_base and token.text in ("_", "^"):  # `{21.35}^{+0.37}_{-0.26}`, `0.54 _{-0.16}^{+0.32}`
         match = re.match(r"()([_^])$", token.text)
@@ -506,10 +506,6 @@ def _asymmetric_error(token: Token, cursor: NodeCursor) -> list[Node] | None:
     cursor.position += 3
     base = token.text[: match.start(2)]
     return [Token(CHAR, escape(f"{base} {upper.replace(' ', '')}/{lower.replace(' ', '')}"), token.file)]
-
-
-def _is_space(node: Node) -> bool:
-    return isinstance(node, Token) and node.kind == SPACE
 
 
 def _ends_word(node: Node | None) -> bool:
