@@ -283,8 +283,7 @@ class TextRenderer:
                 out.extend(errors)
             elif isinstance(node, Token) and node.is_cs("diagbox", "slashbox", "backslashbox"):
                 _, _, *labels = cursor.arguments("[[{{")
-                following = cursor.peek()
-                if isinstance(following, Group):  # \\diagbox{row}{middle}{column}
+                if isinstance(cursor.peek(), Group):  # \\diagbox{row}{middle}{column}
                     labels.append(cursor.argument() or [])
                 for position, label in enumerate(labels):
                     out.extend([Token(CHAR, " / ")] if position else [])
@@ -452,8 +451,7 @@ def _skip_glue(cursor: NodeCursor) -> bool:
             cursor.next()
             continue
         text = _char_text(node)
-        number = _GLUE_NUMBER.match(text)
-        length = number.end() if number else 0
+        length = _GLUE_NUMBER.match(text).end()  # the number is optional: this always matches
         unit = _GLUE_UNIT.match(text, length)
         negative = negative or (not part and text[:length].count("-") % 2 == 1)
         if unit:
