@@ -250,8 +250,9 @@ class MacroExpander:
                     out.extend(self.table.macros[name].body)
                 elif self._is_recursive(name):
                     out.append(token)
-                else:
-                    self._expand_macro(name, stream)
+                elif self._count():
+                    macro = self.table.macros[name]
+                    stream.push(substitute(macro.body, self._read_arguments(macro, stream)))
             else:
                 out.append(token)
         return out
@@ -377,12 +378,6 @@ class MacroExpander:
             else:
                 arguments.append(stream.read_argument() or [])
         return arguments
-
-    def _expand_macro(self, name: str, stream: TokenStream) -> None:
-        if not self._count():
-            return
-        macro = self.table.macros[name]
-        stream.push(substitute(macro.body, self._read_arguments(macro, stream)))
 
     def _expand_environment(self, token: Token, stream: TokenStream, out: list[Token]) -> bool:
         following = stream.peek()

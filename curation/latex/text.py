@@ -301,8 +301,7 @@ class TextRenderer:
                 elif node.name in ("verbatim", "lstlisting", "minted", "tikzpicture", "pgfpicture"):
                     continue
                 else:
-                    children = env_body(node)
-                    out.append(Env(node.name, self._prepare(children, references, in_cell, math), node.file))
+                    out.append(Env(node.name, self._prepare(env_body(node), references, in_cell, math), node.file))
             elif node.kind == CS and node.name in REF_COMMANDS:
                 out.append(Token(CHAR, escape(self._reference(node.name, cursor, references))))
             elif node.kind == CS and node.name in CITE_COMMANDS:
