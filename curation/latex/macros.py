@@ -316,8 +316,7 @@ class MacroExpander:
         self.table.macros[name] = macro
 
     def _define_command(self, command: str, stream: TokenStream) -> None:
-        """\\newcommand and its kin, or an xparse command (`\\NewDocumentCommand`: an argument specification, not
-        a count)."""
+        """\\newcommand and its kin, or xparse's \\NewDocumentCommand (arguments by specification, not count)."""
         is_xparse = command in _DOCUMENTCOMMANDS
         if not is_xparse:
             stream.read_star()
