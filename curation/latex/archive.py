@@ -43,11 +43,9 @@ def archive_kind(path: Path) -> str | None:
         except (tarfile.TarError, OSError, EOFError):
             return "gzip"
     try:
-        if tarfile.is_tarfile(path):
-            return "tar"
+        return "tar" if tarfile.is_tarfile(path) else None
     except OSError:
         return None
-    return None
 
 
 def unpack_archive(path: Path, destination: Path, limits: ArchiveLimits | None = None) -> list[str]:
