@@ -229,7 +229,7 @@ class MacroExpander:
                 count = _read_count(stream)
                 self.table.column_types[column] = (count, stream.read_argument() or [])
             elif name in ("begin", "end") and self.table.environments:
-                if not self._expand_environment(token, stream, out):
+                if not self._expand_environment(token, stream):
                     out.append(token)
             elif name == "bicaption":  # \bicaption[list entry]{first language}[list entry]{second}
                 stream.read_optional()
@@ -378,9 +378,8 @@ class MacroExpander:
                 arguments.append(stream.read_argument() or [])
         return arguments
 
-    def _expand_environment(self, token: Token, stream: TokenStream, out: list[Token]) -> bool:
-        following = stream.peek()
-        if following is None or following.kind != BGROUP:
+    def _expand_environment(self, token: Token, stream: TokenStream) -> bool:
+        if getattr(stream.peek(), "kind", None) != BGROUP:
             return False
         stream.next()
         inner = stream.read_until_close()
