@@ -240,7 +240,7 @@ class MacroExpander:
                 stream.push([Token(CS, "\\caption", token.file), Token(BGROUP, "{"), *joined, Token(EGROUP, "}")])
             elif name in _ACRONYM_DEFINITIONS:
                 _read_acronym_definition(name, stream)
-            elif name in _ACRONYM_USES and self._expand_acronym(name, stream, token):
+            elif name in _ACRONYM_USES and self._expand_acronym(name, stream):
                 pass
             elif name == "xspace":
                 if _xspace_adds_space(stream.peek()):
@@ -265,7 +265,7 @@ class MacroExpander:
                 if definition is not None:
                     self.table.acronyms[definition[0]] = definition[1:]
 
-    def _expand_acronym(self, name: str, stream: TokenStream, token: Token) -> bool:
+    def _expand_acronym(self, name: str, stream: TokenStream) -> bool:
         """Push the printed form of an acronym use (`\\acs{cnn}` → CNN); False when the key is unknown."""
         stream.read_star()
         stream.read_optional()
