@@ -448,11 +448,10 @@ class DocumentWalker:
             if parsed.rows:
                 sub_headers.setdefault(sub, parsed.header_rows)
             if separate:
-                before = pending.text_before_parts[part_index]
                 table.subtables.append(
                     SubTable(
                         label=None,
-                        caption=renderer.render(before, caption_references),
+                        caption=renderer.render(pending.text_before_parts[part_index], caption_references),
                         number=None,
                         first_row=offset,
                         row_count=len(parsed.rows),

@@ -269,8 +269,7 @@ class TextRenderer:
                 out.append(Group(self._prepare(node.children, references, in_cell, math)))
             elif isinstance(node, Token) and (node.kind == MATH or node.is_cs("(", ")", "[", "]")):
                 math = not math if node.kind == MATH else node.name in ("(", "[")
-                previous = out[-1] if out else None
-                attached = math and _ends_word(previous)
+                attached = math and _ends_word(out[-1] if out else None)
                 out.append(node)
                 math_start = len(out)
             elif isinstance(node, Token) and node.is_cs("ensuremath"):
