@@ -97,11 +97,10 @@ def tokenize(source: str, file: str = "") -> list[Token]:
         if char in _ONE_CHARACTER:
             tokens.append(Token(_ONE_CHARACTER[char], char, file))
         elif char == "$":
-            if source.startswith("$$", i):
-                tokens.append(Token(MATH, "$$", file))
-                i += 2
-                continue
-            tokens.append(Token(MATH, "$", file))
+            width = 2 if source.startswith("$$", i) else 1
+            tokens.append(Token(MATH, source[i : i + width], file))
+            i += width
+            continue
         elif char == "#":
             if i + 1 < n and (source[i + 1].isdigit() or source[i + 1] == "#"):
                 tokens.append(Token(PARAM, source[i : i + 2], file))
