@@ -43,11 +43,9 @@ def archive_kind(path: Path) -> str | None:
         except (tarfile.TarError, OSError, EOFError):
             return "gzip"
     try:
-        if tarfile.is_tarfile(path):
-            return "tar"
+        return "tar" if tarfile.is_tarfile(path) else None
     except OSError:
         return None
-    return None
 
 
 def unpack_archive(path: Path, destination: Path, limits: ArchiveLimits | None = None) -> list[str]:
@@ -58,14 +56,10 @@ def unpack_archive(path: Path, destination: Path, limits: ArchiveLimits | None =
         raise UnsafeArchiveError(
             f"archive is {compressed} bytes, over the {limits.max_compressed_bytes}-byte compressed limit"
         )
-    kind = archive_kind(path)
-    if kind == "zip":
-        return _unpack_zip(path, destination, limits, compressed)
-    if kind == "tar":
-        return _unpack_tar(path, destination, limits, compressed)
-    if kind == "gzip":
-        return _unpack_gzip(path, destination, limits, compressed)
-    raise UnsafeArchiveError(f"{path.name} is not a tar, zip or gzip archive")
+    unpack = {"zip": _unpack_zip, "tar": _unpack_tar, "gzip": _unpack_gzip}.get(archive_kind(path))
+    if unpack is None:
+        raise UnsafeArchiveError(f"{path.name} is not a tar, zip or gzip archive")
+    return unpack(path, destination, limits, compressed)
 
 
 def _check_name(name: str) -> None:

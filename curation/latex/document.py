@@ -8,7 +8,7 @@ from itertools import cycle, pairwise
 from curation.latex.macros import MacroTable
 from curation.latex.results import ExtractedParagraph, ExtractedTable, SubTable
 from curation.latex.tables import parse_tabular
-from curation.latex.text import MATH_ENVS, TABULAR_ENVS, LabelTarget, TextRenderer, env_body
+from curation.latex.text import LIST_ENVS, MATH_ENVS, TABULAR_ENVS, LabelTarget, TextRenderer, env_body
 from curation.latex.tokens import CS, PAR, SPACE, Token
 from curation.latex.tree import Env, Group, Node, NodeCursor, has_content, to_latex, walk
 
@@ -23,22 +23,10 @@ FIGURE_FLOATS = frozenset(
     {"figure", "figure*", "wrapfigure", "wrapfigure*", "sidewaysfigure", "sidewaysfigure*", "SCfigure",
      "SCfigure*", "marginfigure", "algorithm", "algorithm*", "listing", "listing*", "subfigure"}
 )  # fmt: skip
-LIST_ENVS = frozenset(
-    {"itemize", "enumerate", "description", "compactitem", "compactenum", "inparaenum", "asparaenum",
-     "enumerate*", "itemize*", "description*", "tasks", "outline", "list"}
-)  # fmt: skip
 SKIPPED_ENVS = frozenset(
     {"thebibliography", "verbatim", "verbatim*", "lstlisting", "minted", "tikzpicture", "pgfpicture", "comment",
      "filecontents", "filecontents*", "Verbatim", "titlepage", "references", "acks", "textblock", "textblock*"}
 )  # fmt: skip
-# Layout arguments an environment opens with, as `NodeCursor.arguments` reads them: dropped, never text
-# (`\begin{itemize}[leftmargin=1em]`, `\begin{minipage}[t]{0.45\linewidth}`, `\begin{multicols}{2}`).
-_ENV_ARGUMENTS = {
-    **dict.fromkeys(LIST_ENVS - {"list", "tasks"}, "["),
-    "list": "{{", "minipage": "[[[{", "multicols": "{", "multicols*": "{", "adjustwidth": "{{", "adjustwidth*": "{{",
-    "changemargin": "{{", "spacing": "{", "otherlanguage": "{", "otherlanguage*": "{", "tcolorbox": "[",
-    "mdframed": "[", "columns": "[", "column": "[{",
-}  # fmt: skip
 SECTIONING = {"part": 0, "chapter": 1, "section": 2, "subsection": 3, "subsubsection": 4}
 _SUB_ENVS = frozenset({"subtable", "subfloat"})
 # Layout commands inside a float and how many of their arguments are settings rather than text a reader sees.
@@ -236,9 +224,7 @@ class DocumentWalker:
         elif name in FIGURE_FLOATS:
             self._register_figure(env)
         else:
-            cursor = NodeCursor(env.children)
-            cursor.arguments(_ENV_ARGUMENTS.get(name, ""))
-            self.visit(cursor.nodes[cursor.position :])
+            self.visit(env_body(env))
             self.flush()
 
     def _collect_labels(self, nodes: list[Node], kind: str | None = None) -> None:
@@ -250,7 +236,6 @@ class DocumentWalker:
                 self.labels[label] = LabelTarget(self._target.kind, self._target.number)
 
     def flush(self) -> None:
-        """End the current paragraph."""
         nodes = self._buffer
         self._buffer = []
         self._run_in_heading_end = 0
@@ -463,11 +448,10 @@ class DocumentWalker:
             if parsed.rows:
                 sub_headers.setdefault(sub, parsed.header_rows)
             if separate:
-                before = pending.text_before_parts[part_index]
                 table.subtables.append(
                     SubTable(
                         label=None,
-                        caption=renderer.render(before, caption_references),
+                        caption=renderer.render(pending.text_before_parts[part_index], caption_references),
                         number=None,
                         first_row=offset,
                         row_count=len(parsed.rows),

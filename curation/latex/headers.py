@@ -151,9 +151,8 @@ def _is_data_row(row: Sequence[str]) -> bool:
     if not row or not row[0].strip():
         return False
     values = [cell for cell in row[1:] if cell.strip()]
-    if _is_column_numbering(values):
-        return False
-    return bool(values) and sum(1 for cell in values if is_number(cell)) * 2 >= len(values)
+    numbers = sum(1 for cell in values if is_number(cell))
+    return bool(values) and not _is_column_numbering(values) and numbers * 2 >= len(values)
 
 
 def _is_column_numbering(values: Sequence[str]) -> bool:

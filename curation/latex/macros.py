@@ -216,14 +216,12 @@ class MacroExpander:
                 out.append(token)
                 continue
             name = token.name
-            if name in _NEWCOMMANDS:
-                self._define_newcommand(stream, provide=name == "providecommand")
+            if name in _NEWCOMMANDS or name in _DOCUMENTCOMMANDS:
+                self._define_command(name, stream)
             elif name in _DEFS:
                 self._define_def(stream)
             elif name == "let":
                 self._define_let(stream)
-            elif name in _DOCUMENTCOMMANDS:
-                self._define_document_command(stream)
             elif name in _NEWENVIRONMENTS:
                 self._define_environment(stream)
             elif name == "newcolumntype":
@@ -231,7 +229,7 @@ class MacroExpander:
                 count = _read_count(stream)
                 self.table.column_types[column] = (count, stream.read_argument() or [])
             elif name in ("begin", "end") and self.table.environments:
-                if not self._expand_environment(token, stream, out):
+                if not self._expand_environment(token, stream):
                     out.append(token)
             elif name == "bicaption":  # \bicaption[list entry]{first language}[list entry]{second}
                 stream.read_optional()
@@ -242,7 +240,7 @@ class MacroExpander:
                 stream.push([Token(CS, "\\caption", token.file), Token(BGROUP, "{"), *joined, Token(EGROUP, "}")])
             elif name in _ACRONYM_DEFINITIONS:
                 _read_acronym_definition(name, stream)
-            elif name in _ACRONYM_USES and self._expand_acronym(name, stream, token):
+            elif name in _ACRONYM_USES and self._expand_acronym(name, stream):
                 pass
             elif name == "xspace":
                 if _xspace_adds_space(stream.peek()):
@@ -252,8 +250,9 @@ class MacroExpander:
                     out.extend(self.table.macros[name].body)
                 elif self._is_recursive(name):
                     out.append(token)
-                else:
-                    self._expand_macro(name, stream)
+                elif self._count():
+                    macro = self.table.macros[name]
+                    stream.push(substitute(macro.body, self._read_arguments(macro, stream)))
             else:
                 out.append(token)
         return out
@@ -266,7 +265,7 @@ class MacroExpander:
                 if definition is not None:
                     self.table.acronyms[definition[0]] = definition[1:]
 
-    def _expand_acronym(self, name: str, stream: TokenStream, token: Token) -> bool:
+    def _expand_acronym(self, name: str, stream: TokenStream) -> bool:
         """Push the printed form of an acronym use (`\\acs{cnn}` → CNN); False when the key is unknown."""
         stream.read_star()
         stream.read_optional()
@@ -316,13 +315,16 @@ class MacroExpander:
             return
         self.table.macros[name] = macro
 
-    def _define_newcommand(self, stream: TokenStream, provide: bool) -> None:
-        stream.read_star()
+    def _define_command(self, command: str, stream: TokenStream) -> None:
+        """\\newcommand and its kin, or xparse's \\NewDocumentCommand (arguments by specification, not count)."""
+        is_xparse = command in _DOCUMENTCOMMANDS
+        if not is_xparse:
+            stream.read_star()
         name = _read_cs_name(stream)
-        params = _newcommand_params(stream)
+        params = _xparse_params(stream.read_argument() or []) if is_xparse else _newcommand_params(stream)
         body = stream.read_argument() or []
-        if name:
-            self._store(name, Macro(params, body), provide=provide)
+        if name and params is not None:
+            self._store(name, Macro(params, body), provide=command == "providecommand")
 
     def _define_def(self, stream: TokenStream) -> None:
         stream.skip_spaces()
@@ -354,14 +356,6 @@ class MacroExpander:
         elif target.name not in PROTECTED:
             self.table.macros[target.name] = Macro([], [source], is_frozen=True)
 
-    def _define_document_command(self, stream: TokenStream) -> None:
-        name = _read_cs_name(stream)
-        spec = stream.read_argument() or []
-        body = stream.read_argument() or []
-        params = _xparse_params(spec)
-        if name is not None and params is not None:
-            self._store(name, Macro(params, body))
-
     def _define_environment(self, stream: TokenStream) -> None:
         stream.read_star()
         name = serialize(stream.read_argument() or []).strip()
@@ -384,15 +378,8 @@ class MacroExpander:
                 arguments.append(stream.read_argument() or [])
         return arguments
 
-    def _expand_macro(self, name: str, stream: TokenStream) -> None:
-        if not self._count():
-            return
-        macro = self.table.macros[name]
-        stream.push(substitute(macro.body, self._read_arguments(macro, stream)))
-
-    def _expand_environment(self, token: Token, stream: TokenStream, out: list[Token]) -> bool:
-        following = stream.peek()
-        if following is None or following.kind != BGROUP:
+    def _expand_environment(self, token: Token, stream: TokenStream) -> bool:
+        if getattr(stream.peek(), "kind", None) != BGROUP:
             return False
         stream.next()
         inner = stream.read_until_close()

@@ -43,17 +43,12 @@ def read_text(path: Path) -> tuple[str, bool]:
         return data.decode("latin-1"), True
 
 
-def _is_conditional(token: Token) -> bool:
-    name = token.name
-    return token.kind == CS and name.startswith("if") and name not in _NOT_CONDITIONALS
-
-
 def _find_branches(tokens: list[Token], start: int) -> tuple[int | None, int] | None:
     depth = 0
     else_index: int | None = None
     for index in range(start, len(tokens)):
         token = tokens[index]
-        if _is_conditional(token):
+        if token.kind == CS and token.name.startswith("if") and token.name not in _NOT_CONDITIONALS:
             depth += 1
         elif token.is_cs("fi"):
             if depth == 0:

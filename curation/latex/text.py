@@ -86,12 +86,8 @@ def _converter() -> tuple[macrospec.LatexContextDb, latex2text.LatexNodes2Text]:
     walker_specs = [macrospec.MacroSpec(name, arguments) for name, (arguments, _) in macros.items()]
     walker_db.add_context_category("tat-curate", macros=walker_specs, prepend=True)
     text_db = latex2text.get_default_latex_context_db()
-    text_specs = [
-        latex2text.MacroTextSpec(name, discard=True)
-        if repl is None
-        else latex2text.MacroTextSpec(name, simplify_repl=repl)
-        for name, (_, repl) in macros.items()
-    ]
+    # A macro without a replacement (None) is discarded: MacroTextSpec's default.
+    text_specs = [latex2text.MacroTextSpec(name, simplify_repl=repl) for name, (_, repl) in macros.items()]
     text_specs += [
         latex2text.MacroTextSpec(name, simplify_repl=lambda node, l2tobj, mark=mark: _accented(node, l2tobj, mark))
         for name, mark in unicode_accents_list
@@ -273,8 +269,7 @@ class TextRenderer:
                 out.append(Group(self._prepare(node.children, references, in_cell, math)))
             elif isinstance(node, Token) and (node.kind == MATH or node.is_cs("(", ")", "[", "]")):
                 math = not math if node.kind == MATH else node.name in ("(", "[")
-                previous = out[-1] if out else None
-                attached = math and _ends_word(previous)
+                attached = math and _ends_word(out[-1] if out else None)
                 out.append(node)
                 math_start = len(out)
             elif isinstance(node, Token) and node.is_cs("ensuremath"):
@@ -287,8 +282,7 @@ class TextRenderer:
                 out.extend(errors)
             elif isinstance(node, Token) and node.is_cs("diagbox", "slashbox", "backslashbox"):
                 _, _, *labels = cursor.arguments("[[{{")
-                following = cursor.peek()
-                if isinstance(following, Group):  # \\diagbox{row}{middle}{column}
+                if isinstance(cursor.peek(), Group):  # \\diagbox{row}{middle}{column}
                     labels.append(cursor.argument() or [])
                 for position, label in enumerate(labels):
                     out.extend([Token(CHAR, " / ")] if position else [])
@@ -306,8 +300,7 @@ class TextRenderer:
                 elif node.name in ("verbatim", "lstlisting", "minted", "tikzpicture", "pgfpicture"):
                     continue
                 else:
-                    children = env_body(node)
-                    out.append(Env(node.name, self._prepare(children, references, in_cell, math), node.file))
+                    out.append(Env(node.name, self._prepare(env_body(node), references, in_cell, math), node.file))
             elif node.kind == CS and node.name in REF_COMMANDS:
                 out.append(Token(CHAR, escape(self._reference(node.name, cursor, references))))
             elif node.kind == CS and node.name in CITE_COMMANDS:
@@ -456,8 +449,7 @@ def _skip_glue(cursor: NodeCursor) -> bool:
             cursor.next()
             continue
         text = _char_text(node)
-        number = _GLUE_NUMBER.match(text)
-        length = number.end() if number else 0
+        length = _GLUE_NUMBER.match(text).end()  # the number is optional: this always matches
         unit = _GLUE_UNIT.match(text, length)
         negative = negative or (not part and text[:length].count("-") % 2 == 1)
         if unit:
@@ -495,7 +487,7 @@ def _asymmetric_error(token: Token, cursor: NodeCursor) -> list[Node] | None:
     It reads `4.21 +11.2/-2.60`, the upper error first, as plain-text catalogues write it."""
     nodes, position = cursor.nodes, cursor.position
     match = _ERROR_BASE.search(token.text) if token.kind == CHAR else None
-    before = next((node for node in reversed(nodes[: position - 1]) if not _is_space(node)), None)
+    before = next((node for node in reversed(nodes[: position - 1]) if getattr(node, "kind", None) != SPACE), None)
     separate_base = isinstance(before, Group) or (isinstance(before, Token) and before.text[-1:].isdigit())
     if separate_base and token.text in ("_", "^"):  # `{21.35}^{+0.37}_{-0.26}`, `0.54 _{-0.16}^{+0.32}`
         match = re.match(r"()([_^])$", token.text)
@@ -510,10 +502,6 @@ def _asymmetric_error(token: Token, cursor: NodeCursor) -> list[Node] | None:
     cursor.position += 3
     base = token.text[: match.start(2)]
     return [Token(CHAR, escape(f"{base} {upper.replace(' ', '')}/{lower.replace(' ', '')}"), token.file)]
-
-
-def _is_space(node: Node) -> bool:
-    return isinstance(node, Token) and node.kind == SPACE
 
 
 def _ends_word(node: Node | None) -> bool:
@@ -569,19 +557,25 @@ def tabular_parts(env: Env) -> tuple[list[Node], list[Node]]:
     return spec, cursor.nodes[cursor.position :]
 
 
-# Environments whose leading arguments set their layout, not text (NodeCursor.arguments specs).
-_ENV_LAYOUT_ARGUMENTS = {
-    "turn": "{", "rotate": "{", "adjustbox": "[[{[", "minipage": "[[{[", "tablenotes": "[[", "TableNotes": "[[",
+LIST_ENVS = frozenset(
+    {"itemize", "enumerate", "description", "compactitem", "compactenum", "inparaenum", "asparaenum",
+     "enumerate*", "itemize*", "description*", "tasks", "outline", "list"}
+)  # fmt: skip
+# Layout arguments an environment opens with, as `NodeCursor.arguments` reads them: dropped, never text
+# (`\begin{itemize}[leftmargin=1em]`, `\begin{minipage}[t]{0.45\linewidth}`, `\begin{multicols}{2}`).
+ENV_ARGUMENTS = {
+    **dict.fromkeys(LIST_ENVS - {"list", "tasks"}, "["),
+    "list": "{{", "minipage": "[[[{", "multicols": "{", "multicols*": "{", "adjustwidth": "{{", "adjustwidth*": "{{",
+    "changemargin": "{{", "spacing": "{", "otherlanguage": "{", "otherlanguage*": "{", "tcolorbox": "[",
+    "mdframed": "[", "columns": "[", "column": "[{", "turn": "{", "rotate": "{", "adjustbox": "[[{[",
+    "tablenotes": "[[", "TableNotes": "[[",
 }  # fmt: skip
 
 
 def env_body(env: Env) -> list[Node]:
     """An environment's children without the layout arguments it opens with (`\\begin{turn}{90}Text` → `Text`)."""
-    spec = _ENV_LAYOUT_ARGUMENTS.get(env.name)
-    if spec is None:
-        return env.children
     cursor = NodeCursor(env.children)
-    cursor.arguments(spec)
+    cursor.arguments(ENV_ARGUMENTS.get(env.name, ""))
     return cursor.nodes[cursor.position :]
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -17,7 +18,8 @@ PARAM = "param"
 ACTIVE = "active"
 VERBATIM = "verbatim"
 
-_SPECIAL = set("\\{}%$&#~[] \t\r\n")
+_WHITESPACE = re.compile(r"[ \t\r\n]*")
+_TEXT_RUN = re.compile(r"[^\\{}%$&#~\[\] \t\r\n]*")  # up to the next character with a meaning of its own
 # Characters that are a token of their own (brackets too, so that optional arguments are easy to find).
 _ONE_CHARACTER = {"{": BGROUP, "}": EGROUP, "&": ALIGN, "~": ACTIVE, "[": CHAR, "]": CHAR}
 # Environments whose body TeX reads verbatim; "comment" bodies are dropped entirely.
@@ -40,7 +42,6 @@ class Token:
         return self.text[1:] if self.kind == CS else ""
 
     def is_cs(self, *names: str) -> bool:
-        """Whether this is one of the given control sequences."""
         return self.kind == CS and self.text[1:] in names
 
 
@@ -62,9 +63,7 @@ def tokenize(source: str, file: str = "") -> list[Token]:
             after_comment = True
             continue
         if char in " \t\r\n":
-            j = i
-            while j < n and source[j] in " \t\r\n":
-                j += 1
+            j = _WHITESPACE.match(source, i).end()
             newlines = source.count("\n", i, j)
             # After a comment the line end is already eaten, so one more newline means a blank line.
             if newlines >= 2 or (after_comment and newlines >= 1):
@@ -98,11 +97,10 @@ def tokenize(source: str, file: str = "") -> list[Token]:
         if char in _ONE_CHARACTER:
             tokens.append(Token(_ONE_CHARACTER[char], char, file))
         elif char == "$":
-            if source.startswith("$$", i):
-                tokens.append(Token(MATH, "$$", file))
-                i += 2
-                continue
-            tokens.append(Token(MATH, "$", file))
+            width = 2 if source.startswith("$$", i) else 1
+            tokens.append(Token(MATH, source[i : i + width], file))
+            i += width
+            continue
         elif char == "#":
             if i + 1 < n and (source[i + 1].isdigit() or source[i + 1] == "#"):
                 tokens.append(Token(PARAM, source[i : i + 2], file))
@@ -110,9 +108,7 @@ def tokenize(source: str, file: str = "") -> list[Token]:
                 continue
             tokens.append(Token(CHAR, "#", file))
         else:
-            j = i
-            while j < n and source[j] not in _SPECIAL:
-                j += 1
+            j = _TEXT_RUN.match(source, i).end()
             tokens.append(Token(CHAR, source[i:j], file))
             i = j
             continue
@@ -122,9 +118,7 @@ def tokenize(source: str, file: str = "") -> list[Token]:
 
 def _skip_spaces_after_word(source: str, i: int) -> int:
     """TeX skips spaces after a control word, but a blank line still ends the paragraph."""
-    j = i
-    while j < len(source) and source[j] in " \t\r\n":
-        j += 1
+    j = _WHITESPACE.match(source, i).end()
     return i if source.count("\n", i, j) >= 2 else j
 
 
@@ -194,11 +188,9 @@ class TokenStream:
         self._stack = list(reversed(tokens))
 
     def next(self) -> Token | None:
-        """Remove and return the next token, or None at the end."""
         return self._stack.pop() if self._stack else None
 
     def peek(self) -> Token | None:
-        """The next token without consuming it."""
         return self._stack[-1] if self._stack else None
 
     def push(self, tokens: list[Token]) -> None:

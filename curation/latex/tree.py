@@ -113,7 +113,6 @@ def flatten(nodes: list[Node]) -> list[Token]:
 
 
 def to_latex(nodes: list[Node]) -> str:
-    """LaTeX source for a node list."""
     return serialize(flatten(nodes))
 
 
@@ -123,7 +122,6 @@ def has_content(nodes: list[Node]) -> bool:
 
 
 def walk(nodes: list[Node]) -> Iterator[Node]:
-    """Every node, depth first, in document order."""
     for node in nodes:
         yield node
         if isinstance(node, (Group, Env)):
@@ -138,15 +136,12 @@ class NodeCursor:
         self.position = position
 
     def at_end(self) -> bool:
-        """Whether every node has been read."""
         return self.position >= len(self.nodes)
 
     def peek(self) -> Node | None:
-        """The next node, not consumed."""
         return None if self.at_end() else self.nodes[self.position]
 
     def next(self) -> Node | None:
-        """The next node, consumed."""
         node = self.peek()
         if node is not None:
             self.position += 1
@@ -162,7 +157,6 @@ class NodeCursor:
             self.nodes[self.position] = Token(CHAR, node.text[count:], node.file)
 
     def skip_spaces(self) -> None:
-        """Skip space tokens."""
         while getattr(self.peek(), "kind", None) == SPACE:
             self.position += 1
 

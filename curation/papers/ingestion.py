@@ -149,7 +149,20 @@ class IngestJobs(JobKind):
             self.fail(pk, token, f"Nothing was stored. {reasons}", limit="refused", rejected=refused)
             return
         self.hold(pk, token, stage=IngestJob.Stage.SAVING)
-        _store_all(job, token, answers)
+        sources = [PaperSource(**answer) for answer in answers]  # each {source_name, sha256, extraction}
+        with transaction.atomic():
+            results = [
+                paper_store(project=job.project, actor=job.requested_by, source=source, batch=job.batch)
+                for source in sources
+            ]
+            self.finish(  # inside the papers' transaction
+                pk,
+                token,
+                stage=IngestJob.Stage.DONE,
+                files_done=len(job.files),
+                results=[result.as_dict() for result in results],
+                limit="",
+            )
 
     def after(self, job: IngestJob) -> None:
         if job.state == IngestJob.State.DONE:
@@ -157,23 +170,6 @@ class IngestJobs(JobKind):
 
 
 INGEST_JOBS = IngestJobs()
-
-
-def _store_all(job: IngestJob, token: str, answers: list[dict[str, Any]]) -> None:
-    sources = [PaperSource(**answer) for answer in answers]  # each {source_name, sha256, extraction}
-    with transaction.atomic():
-        results = [
-            paper_store(project=job.project, actor=job.requested_by, source=source, batch=job.batch)
-            for source in sources
-        ]
-        INGEST_JOBS.finish(  # inside the papers' transaction
-            job.pk,
-            token,
-            stage=IngestJob.Stage.DONE,
-            files_done=len(job.files),
-            results=[result.as_dict() for result in results],
-            limit="",
-        )
 
 
 def ingest_job_retry(*, job: IngestJob, actor: AbstractBaseUser | None) -> IngestJob:

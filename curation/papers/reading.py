@@ -67,10 +67,7 @@ def source_read(
 
 
 def folder_sha256(root: Path, limits: ArchiveLimits) -> str:
-    files = sorted(
-        (path for path in root.rglob("*") if path.is_file() and ".git" not in path.relative_to(root).parts),
-        key=lambda path: path.relative_to(root).as_posix(),
-    )
+    files = [path for path in root.rglob("*") if path.is_file() and ".git" not in path.relative_to(root).parts]
     if len(files) > limits.max_members:
         raise InvalidInput(f"{root.name}: folder has more than {limits.max_members} files")
     total = sum(path.stat().st_size for path in files)
@@ -82,7 +79,7 @@ def folder_sha256(root: Path, limits: ArchiveLimits) -> str:
 def files_sha256(root: Path, files: list[Path]) -> str:
     # Names are part of the digest, so moving a file is a change; each content is hashed separately to stream.
     digest = hashlib.sha256()
-    for path in files:
+    for path in sorted(files, key=lambda path: path.relative_to(root).as_posix()):
         digest.update(path.relative_to(root).as_posix().encode())
         digest.update(b"\0")
         digest.update(sha256_of(path).encode())
@@ -103,4 +100,4 @@ def file_sha256(path: Path, extraction: PaperExtraction) -> str:
     included = {root / name for name in extraction.files if (root / name).is_file()} - {path}
     if not included:
         return sha256_of(path)
-    return files_sha256(root, sorted({path, *included}, key=lambda item: item.relative_to(root).as_posix()))
+    return files_sha256(root, [path, *included])

@@ -6,6 +6,7 @@ import contextlib
 import difflib
 import json
 import math
+import operator
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -39,7 +40,6 @@ class ToolOutcome:
 
     @property
     def ok(self) -> bool:
-        """Whether the call succeeded."""
         return self.error is None
 
     def message(self) -> str:
@@ -124,8 +124,9 @@ def _clean_number(value: float) -> float | int:
     return round(value, 10)
 
 
-def _schema(properties: dict[str, Any], required: Sequence[str] = ()) -> dict[str, Any]:
-    return {"type": "object", "properties": properties, "required": list(required), "additionalProperties": False}
+def _schema(properties: dict[str, Any], *optional: str) -> dict[str, Any]:
+    required = [name for name in properties if name not in optional]
+    return {"type": "object", "properties": properties, "required": required, "additionalProperties": False}
 
 
 _NUMBER = {"type": ["number", "string"], "description": "A number, or a numeric cell such as '1,234' or '12.5%'."}
@@ -143,35 +144,29 @@ TOOL_SPECS: dict[str, tuple[str, dict[str, Any]]] = {
     ),
     "search_column_names": (
         "Find column names (headers) that match keywords; returns [{table, column}].",
-        _schema({"query": _QUERY, "table": _OPTIONAL_TABLE}, ["query"]),
+        _schema({"query": _QUERY, "table": _OPTIONAL_TABLE}, "table"),
     ),
     "search_row_names": (
         "Find row names (the cells that identify each row) that match keywords; returns [{table, row}].",
-        _schema({"query": _QUERY, "table": _OPTIONAL_TABLE}, ["query"]),
+        _schema({"query": _QUERY, "table": _OPTIONAL_TABLE}, "table"),
     ),
     "get_cell": (
         "Get the cell at a row and column of a table, as written.",
-        _schema({"table": _TABLE, "row": _ROW, "column": _COLUMN}, ["table", "row", "column"]),
+        _schema({"table": _TABLE, "row": _ROW, "column": _COLUMN}),
     ),
-    "get_row": (
-        "Get a whole row of a table as {column: cell}.",
-        _schema({"table": _TABLE, "row": _ROW}, ["table", "row"]),
-    ),
-    "get_column": (
-        "Get a whole column of a table as {row: cell}.",
-        _schema({"table": _TABLE, "column": _COLUMN}, ["table", "column"]),
-    ),
-    "add": ("Add numbers together.", _schema({"numbers": _NUMBERS}, ["numbers"])),
-    "subtract": ("Compute a - b.", _schema({"a": _NUMBER, "b": _NUMBER}, ["a", "b"])),
-    "multiply": ("Multiply numbers together.", _schema({"numbers": _NUMBERS}, ["numbers"])),
-    "divide": ("Compute a / b.", _schema({"a": _NUMBER, "b": _NUMBER}, ["a", "b"])),
-    "sum": ("Sum a list of numbers.", _schema({"numbers": _NUMBERS}, ["numbers"])),
-    "mean": ("Average (arithmetic mean) of a list of numbers.", _schema({"numbers": _NUMBERS}, ["numbers"])),
-    "max": ("Largest of a list of numbers.", _schema({"numbers": _NUMBERS}, ["numbers"])),
-    "min": ("Smallest of a list of numbers.", _schema({"numbers": _NUMBERS}, ["numbers"])),
+    "get_row": ("Get a whole row of a table as {column: cell}.", _schema({"table": _TABLE, "row": _ROW})),
+    "get_column": ("Get a whole column of a table as {row: cell}.", _schema({"table": _TABLE, "column": _COLUMN})),
+    "add": ("Add numbers together.", _schema({"numbers": _NUMBERS})),
+    "subtract": ("Compute a - b.", _schema({"a": _NUMBER, "b": _NUMBER})),
+    "multiply": ("Multiply numbers together.", _schema({"numbers": _NUMBERS})),
+    "divide": ("Compute a / b.", _schema({"a": _NUMBER, "b": _NUMBER})),
+    "sum": ("Sum a list of numbers.", _schema({"numbers": _NUMBERS})),
+    "mean": ("Average (arithmetic mean) of a list of numbers.", _schema({"numbers": _NUMBERS})),
+    "max": ("Largest of a list of numbers.", _schema({"numbers": _NUMBERS})),
+    "min": ("Smallest of a list of numbers.", _schema({"numbers": _NUMBERS})),
     "count": (
         "Count the items in a list.",
-        _schema({"items": {"type": "array", "items": {}, "description": "The items to count."}}, ["items"]),
+        _schema({"items": {"type": "array", "items": {}, "description": "The items to count."}}),
     ),
     "rank": (
         "Order named values (e.g. a column from get_column) from largest to smallest (or the reverse); "
@@ -186,26 +181,24 @@ TOOL_SPECS: dict[str, tuple[str, dict[str, Any]]] = {
                 "descending": {"type": "boolean", "description": "Largest first (default true)."},
                 "item": {"type": "string", "description": "Optional: the name whose position to return."},
             },
-            ["values"],
+            "descending",
+            "item",
         ),
     ),
     "sort": (
         "Sort a list of numbers (ascending unless descending is true).",
-        _schema({"numbers": _NUMBERS, "descending": {"type": "boolean"}}, ["numbers"]),
+        _schema({"numbers": _NUMBERS, "descending": {"type": "boolean"}}, "descending"),
     ),
-    "greater_than": ("Whether a > b.", _schema({"a": _NUMBER, "b": _NUMBER}, ["a", "b"])),
-    "less_than": ("Whether a < b.", _schema({"a": _NUMBER, "b": _NUMBER}, ["a", "b"])),
+    "greater_than": ("Whether a > b.", _schema({"a": _NUMBER, "b": _NUMBER})),
+    "less_than": ("Whether a < b.", _schema({"a": _NUMBER, "b": _NUMBER})),
     "proportion": (
         "The share of a part in a total: part / total, or as a percentage if as_percentage is true.",
-        _schema({"part": _NUMBER, "total": _NUMBER, "as_percentage": {"type": "boolean"}}, ["part", "total"]),
+        _schema({"part": _NUMBER, "total": _NUMBER, "as_percentage": {"type": "boolean"}}, "as_percentage"),
     ),
-    "think": (
-        "Write down a thought or plan; it does not change anything.",
-        _schema({"thought": {"type": "string"}}, ["thought"]),
-    ),
+    "think": ("Write down a thought or plan; it does not change anything.", _schema({"thought": {"type": "string"}})),
     "final_answer": (
         "Give the final answer and stop.",
-        _schema({"answer": {"type": ["string", "number", "array", "boolean"]}}, ["answer"]),
+        _schema({"answer": {"type": ["string", "number", "array", "boolean"]}}),
     ),
 }
 
@@ -233,6 +226,16 @@ def _check_type(value: Any, schema: Mapping[str, Any], where: str) -> None:
     if isinstance(value, dict) and isinstance(schema.get("additionalProperties"), dict):
         for key, item in value.items():
             _check_type(item, schema["additionalProperties"], f"{where}[{key!r}]")
+
+
+# Arithmetic tools: those over the list `numbers`, and those over two numbers `a` and `b`.
+_NUMBER_LIST_TOOLS: dict[str, Callable[[list[float]], float]] = {
+    "add": math.fsum, "sum": math.fsum, "multiply": math.prod, "max": max, "min": min,
+    "mean": lambda values: math.fsum(values) / len(values),
+}  # fmt: skip
+_TWO_NUMBER_TOOLS: dict[str, Callable[[float, float], float | bool]] = {
+    "subtract": operator.sub, "divide": operator.truediv, "greater_than": operator.gt, "less_than": operator.lt
+}  # fmt: skip
 
 
 def _to_number(value: Any, where: str) -> float:
@@ -277,7 +280,12 @@ class ToolBox:
             )
         try:
             self._validate(name, arguments)
-            result = getattr(self, f"_tool_{name}")(**arguments)
+            if name in _NUMBER_LIST_TOOLS:
+                result = _clean_number(_NUMBER_LIST_TOOLS[name](self._numbers(arguments["numbers"])))
+            elif name in _TWO_NUMBER_TOOLS:
+                result = self._compare_or_compute(name, **arguments)
+            else:
+                result = getattr(self, f"_tool_{name}")(**arguments)
         except ToolError as error:
             return ToolOutcome(name, arguments, error=str(error))
         return ToolOutcome(name, arguments, result=result)
@@ -367,7 +375,6 @@ class ToolBox:
             raise
 
     def column_index(self, table: _Table, column: str) -> int:
-        """Index of a column by name in a table, or a ToolError with suggestions."""
         return self._resolve(column, table.columns, "column", table)
 
     def _search(self, kind: str, query: str, table: str | None = None) -> list[dict[str, str]]:
@@ -423,32 +430,11 @@ class ToolBox:
     def _numbers(values: Sequence[Any], where: str = "numbers") -> list[float]:
         return [_to_number(value, f"{where}[{index}]") for index, value in enumerate(values)]
 
-    def _tool_add(self, numbers: list[Any]) -> float | int:
-        return _clean_number(math.fsum(self._numbers(numbers)))
-
-    _tool_sum = _tool_add
-
-    def _tool_subtract(self, a: Any, b: Any) -> float | int:
-        return _clean_number(_to_number(a, "a") - _to_number(b, "b"))
-
-    def _tool_multiply(self, numbers: list[Any]) -> float | int:
-        return _clean_number(math.prod(self._numbers(numbers)))
-
-    def _tool_divide(self, a: Any, b: Any) -> float | int:
-        divisor = _to_number(b, "b")
-        if divisor == 0:
+    def _compare_or_compute(self, name: str, a: Any, b: Any) -> float | int | bool:
+        if name == "divide" and _to_number(b, "b") == 0:
             raise ToolError("division by zero: b is 0")
-        return _clean_number(_to_number(a, "a") / divisor)
-
-    def _tool_mean(self, numbers: list[Any]) -> float | int:
-        values = self._numbers(numbers)
-        return _clean_number(math.fsum(values) / len(values))
-
-    def _tool_max(self, numbers: list[Any]) -> float | int:
-        return _clean_number(max(self._numbers(numbers)))
-
-    def _tool_min(self, numbers: list[Any]) -> float | int:
-        return _clean_number(min(self._numbers(numbers)))
+        result = _TWO_NUMBER_TOOLS[name](_to_number(a, "a"), _to_number(b, "b"))
+        return result if isinstance(result, bool) else _clean_number(result)
 
     def _tool_count(self, items: list[Any]) -> int:
         return len(items)
@@ -472,12 +458,6 @@ class ToolBox:
 
     def _tool_sort(self, numbers: list[Any], descending: bool = False) -> list[float | int]:
         return [_clean_number(value) for value in sorted(self._numbers(numbers), reverse=descending)]
-
-    def _tool_greater_than(self, a: Any, b: Any) -> bool:
-        return _to_number(a, "a") > _to_number(b, "b")
-
-    def _tool_less_than(self, a: Any, b: Any) -> bool:
-        return _to_number(a, "a") < _to_number(b, "b")
 
     def _tool_proportion(self, part: Any, total: Any, as_percentage: bool = False) -> float | int:
         whole = _to_number(total, "total")
