@@ -81,9 +81,9 @@ def calibration_request(*, batch_id: int, actor: AbstractBaseUser | None) -> Cal
         raise InvalidInput(f"Batch {batch.name} has no instance for the panel to answer.", detail={"field": "batch"})
     with transaction.atomic():
         Batch.objects.select_for_update().filter(pk=batch.pk).first()  # one calibration of a batch at a time
-        busy = Calibration.objects.filter(batch=batch, state__in=Calibration.ACTIVE)
-        if busy.exists():
-            raise Conflict(f"Batch {batch.name} is being calibrated already (calibration {busy.first().pk}).")
+        busy = Calibration.objects.filter(batch=batch, state__in=Calibration.ACTIVE).first()
+        if busy is not None:
+            raise Conflict(f"Batch {batch.name} is being calibrated already (calibration {busy.pk}).")
         calibration = Calibration.objects.create(project=project, batch=batch, requested_by=actor)
         calibration.endpoints.set(panel)
         job_enqueue(task_name=CALIBRATE_TASK, args=[calibration.pk])  # sent after commit
