@@ -155,3 +155,14 @@ def test_columns_joined_by_at_expressions_read_as_one_cell(extract_latex) -> Non
         ["B", "765.43", "1 × 10^3 ± 12"],
     ]
     assert table.header_rows == 1
+
+
+def test_a_minipages_three_optional_arguments_and_width_are_layout_not_text(extract_latex) -> None:
+    """\\begin{minipage}[pos][height][inner-pos]{width}: the four arguments are layout, in a table or in the text."""
+    body = r"""Before. \begin{minipage}[t][2cm][c]{0.4\linewidth}Body words.\end{minipage} After.
+    \begin{table}\caption{T}\begin{tabular}{lc} A & B \\
+    x & \begin{minipage}[b][1em][t]{3em}12.5\end{minipage} \\ \end{tabular}\end{table}"""
+    paper = extract_latex(body)
+    text = " ".join(paragraph.text for paragraph in paper.paragraphs)
+    assert "Body words." in text and "2cm" not in text and "linewidth" not in text and "0.4" not in text
+    assert paper.tables[0].rows == [["A", "B"], ["x", "12.5"]]
