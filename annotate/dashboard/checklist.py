@@ -7,14 +7,17 @@ from dataclasses import dataclass
 
 from django.urls import reverse
 
-from annotate.qualification.models import QualificationItem
+from annotate.qualification.services import exam_pool_capacity, settings_of
 from curation.members.selectors import qualified_annotators
-from curation.models import Batch, Membership, Project
+from curation.models import Batch, Membership, Project, TransitionEvent
 from curation.releases.models import Release
 from curation.states import Role, Status
 
-PAST_ROUND_ONE = (Status.ROUND2_REVIEW, Status.IN_DISCUSSION, Status.VALIDATED, Status.RELEASED)
-PAST_ROUND_TWO = (Status.VALIDATED, Status.RELEASED)
+# The moves that pass a review, read from the audit trail: where an instance is now says nothing of how it got there
+# (a manager's `drafted → validated` makes exam gold without any review, and an import starts as validated).
+PASSED_ROUND_ONE = {"from_status": Status.ROUND1_REVIEW, "to_status": Status.ROUND2_REVIEW}  # a verifier's approval
+# Confirmed in round two, or flagged there and validated by the discussion that followed.
+PASSED_ROUND_TWO = {"from_status__in": (Status.ROUND2_REVIEW, Status.IN_DISCUSSION), "to_status": Status.VALIDATED}
 
 
 def _has_members(p: Project) -> bool:
@@ -22,7 +25,23 @@ def _has_members(p: Project) -> bool:
     return Role.VERIFIER in roles and roles.count(Role.ANNOTATOR) >= 2
 
 
-# key, label, url name, what the link does, whether the project has done it
+def _has_passed(p: Project, move: dict[str, object]) -> bool:
+    return TransitionEvent.objects.filter(instance__project=p, **move).exists()
+
+
+def _exam_ready(p: Project) -> bool | str:
+    """Done when the gold pool holds one attempt of the configured size, or when nobody needs the exam to start (an
+    annotator is qualified: vouched or passed); otherwise what the pool lacks."""
+    if qualified_annotators(project=p).exists():
+        return True
+    capacity = exam_pool_capacity(settings_of(p))
+    if capacity["attempts"] >= 1:
+        return True
+    return f"Choose the exam's gold ({capacity['pool']} of the {capacity['size']} items one attempt needs)"
+
+
+# key, label, url name, what the link does, whether the project has done it (or, instead of False, what is missing,
+# said on the link in place of what it does)
 STEPS = (
     ("papers", "Papers", "papers-upload", "Upload papers", lambda p: p.papers.exists()),
     (
@@ -45,7 +64,7 @@ STEPS = (
         "Exam",
         "qualification-manage",
         "Choose the exam's gold",
-        lambda p: QualificationItem.objects.filter(settings__project=p).exists(),
+        _exam_ready,
     ),
     ("members", "Members (a verifier and two annotators)", "members", "Add members", _has_members),
     (
@@ -53,14 +72,14 @@ STEPS = (
         "Round one",
         "review-home",
         "Review in round one",
-        lambda p: p.instances.filter(status__in=PAST_ROUND_ONE).exists(),
+        lambda p: _has_passed(p, PASSED_ROUND_ONE),
     ),
     (
         "round2",
         "Round two",
         "round2-home",
         "Review in round two",
-        lambda p: p.instances.filter(status__in=PAST_ROUND_TWO).exists(),
+        lambda p: _has_passed(p, PASSED_ROUND_TWO),
     ),
     ("release", "Release", "releases", "Cut a release", lambda p: Release.objects.filter(project=p).exists()),
 )
@@ -79,6 +98,10 @@ def first_release_steps(*, project: Project) -> list[Step]:
     """STEPS in order, each done or not, with a link to its page. For a caller that has checked the viewer is a
     manager."""
     slug = {"slug": project.slug}
-    return [
-        Step(key, label, done(project), reverse(url, kwargs=slug), action) for key, label, url, action, done in STEPS
-    ]
+    steps = []
+    for key, label, url, action, check in STEPS:
+        result = check(project)
+        is_missing = isinstance(result, str)
+        done = bool(result) and not is_missing
+        steps.append(Step(key, label, done, reverse(url, kwargs=slug), result if is_missing else action))
+    return steps

@@ -189,12 +189,18 @@ def exam_items_draw(*, pool: list[int], size: int, seen: set[int]) -> list[int]:
 
 
 def exam_pool_capacity(exam: QualificationSettings) -> dict[str, int]:
-    """What the pool allows each candidate: attempts of `size` unseen items (the first and its retries), and how
-    much gold to add for one more retry."""
+    """What the pool allows each candidate: attempts of `size` unseen items (the first and its retries; none when the
+    pool holds fewer than `size`), and how much gold to add for one more attempt."""
     pool = exam.item_links.count() if exam.pk else 0
     size = max(exam.size, 1)
     attempts = pool // size
-    return {"pool": pool, "size": size, "retries": max(attempts - 1, 0), "to_add": size - pool % size}
+    return {
+        "pool": pool,
+        "size": size,
+        "attempts": attempts,
+        "retries": max(attempts - 1, 0),
+        "to_add": size - pool % size,
+    }
 
 
 def attempt_start(*, project: Project, user: AbstractBaseUser) -> QualificationAttempt:

@@ -1,5 +1,6 @@
 """A manager's vouch qualifies a new project's first annotators: recorded (who, when, why), shown on the members,
-exam set-up and dashboard pages, counted wherever qualification counts, and revocable; managers only."""
+exam set-up and dashboard pages, counted wherever qualification counts, and revocable; managers only. The project
+page's first-release checklist, which leads a manager there, ticks each step only on that step's own evidence."""
 
 from __future__ import annotations
 
@@ -8,13 +9,18 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from annotate.dashboard.checklist import Step, first_release_steps
+from annotate.qualification import services as exam
 from annotate.qualification import vouching
 from annotate.qualification.models import Vouch
+from annotate.review import services as review
 from curation.errors import Conflict, InvalidInput, NotPermitted
 from curation.members.selectors import is_qualified_annotator
 from curation.models import Instance, Membership
 from curation.services.lifecycle import instance_claim
 from curation.states import Role, Status
+from tests.annotate.qualification.test_first_gold import post_gold
+from tests.annotate.review.helpers import sent_back, to_discussion, to_round2
 from tests.support.clients import logged_in
 
 
@@ -117,8 +123,88 @@ def test_the_project_page_shows_managers_the_first_release_checklist(project, pe
     assert 'id="first-release-checklist"' in manager_page
     assert 'data-step="papers" data-done="yes"' in manager_page and 'data-step="drafts" data-done="yes"' in manager_page
     assert 'data-step="release" data-done="no"' in manager_page
-    assert 'id="checklist-next">Choose the exam' in manager_page  # the first step not done
+    assert 'id="checklist-next">Review in round one' in manager_page  # the first step not done
     assert 'id="first-release-checklist"' not in logged_in("annotator").get(f"/p/{project.slug}/").content.decode()
+
+
+def checklist(project) -> dict[str, Step]:
+    return {step.key: step for step in first_release_steps(project=project)}
+
+
+def ticks(project) -> tuple[bool, bool, bool]:
+    """Whether round one, round two and the exam are ticked."""
+    steps = checklist(project)
+    return steps["round1"].done, steps["round2"].done, steps["exam"].done
+
+
+def unqualify_annotators(project) -> None:
+    """A new project: nobody qualified yet, so only the exam's pool can tick the exam."""
+    Membership.objects.filter(project=project, role=Role.ANNOTATOR).update(is_qualified=False)
+
+
+def test_a_draft_validated_as_gold_ticks_neither_round_nor_the_exam(project, personas, drafts):
+    unqualify_annotators(project)
+    assert post_gold(logged_in("manager"), project, drafts[0]).status_code == 302
+    assert Instance.objects.get(pk=drafts[0].pk).status == Status.VALIDATED
+    assert ticks(project) == (False, False, False)
+    # One gold item in the pool of an exam of 20 (the default size): the step says what is missing.
+    assert checklist(project)["exam"].action == "Choose the exam's gold (1 of the 20 items one attempt needs)"
+    page = logged_in("manager").get(f"/p/{project.slug}/").content.decode()
+    for key in ("round1", "round2", "exam"):
+        assert f'data-step="{key}" data-done="no"' in page
+
+
+def test_a_round_one_approval_ticks_round_one_only(project, personas, drafts):
+    to_round2(project, personas, drafts[0])
+    unqualify_annotators(project)  # a qualified annotator would tick the exam
+    assert ticks(project) == (True, False, False)
+
+
+def test_round_one_stays_ticked_when_a_flag_sends_the_approved_instance_back(project, personas, drafts):
+    discussion = to_discussion(project, personas, drafts[0])
+    review.discussion_resolve(
+        discussion_id=discussion.pk,
+        user=personas["verifier"],
+        outcome="accepted",
+        action="send_back",
+        expected_version=Instance.objects.get(pk=drafts[0].pk).version,
+    )
+    assert Instance.objects.get(pk=drafts[0].pk).status == Status.CHANGES_REQUESTED
+    steps = checklist(project)
+    assert steps["round1"].done and not steps["round2"].done
+
+
+def test_a_request_for_changes_is_no_round_one_passed(project, personas, drafts):
+    sent_back(project, personas, {"field": "answer", "text": "Name both models."}, drafts[0])
+    assert not checklist(project)["round1"].done
+
+
+def test_a_round_two_confirmation_ticks_round_two(project, personas, drafts):
+    approved = to_round2(project, personas, drafts[0])
+    assert not checklist(project)["round2"].done  # waiting in round two is not round two done
+    claimed = review.round2_claim(instance_id=approved.pk, user=personas["annotator2"])
+    review.round2_confirm(instance_id=claimed.pk, user=personas["annotator2"], expected_version=claimed.version)
+    assert ticks(project) == (True, True, True)
+
+
+def test_a_flag_kept_as_is_by_the_discussion_ticks_round_two(project, personas, drafts):
+    discussion = to_discussion(project, personas, drafts[0])
+    assert not checklist(project)["round2"].done  # flagged, not yet decided
+    review.discussion_resolve(
+        discussion_id=discussion.pk,
+        user=personas["verifier"],
+        outcome="rejected",
+        expected_version=Instance.objects.get(pk=drafts[0].pk).version,
+    )
+    assert checklist(project)["round2"].done
+
+
+def test_the_exam_is_ticked_by_gold_for_one_attempt_or_by_a_qualified_annotator(project, personas, gold):
+    assert checklist(project)["exam"].done  # annotator and annotator2 are qualified, with no exam at all
+    unqualify_annotators(project)
+    assert not checklist(project)["exam"].done
+    exam.qualification_configure(project=project, actor=personas["manager"], instance_ids=[g.pk for g in gold])
+    assert checklist(project)["exam"].done  # four gold items, four per attempt
 
 
 def test_the_vouch_form_tells_no_annotators_from_all_qualified(project, personas):
