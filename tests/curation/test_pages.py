@@ -95,6 +95,11 @@ def test_an_instance_page_shows_its_fields_its_table_and_its_timeline_in_words(p
         instance=instance, author=personas["verifier"], round=1, field="answer", text="Check the unit.",
         instance_version=instance.version,
     )  # fmt: skip
+    # A claim keeps the status: the timeline says what happened, not "Round 2 review → Round 2 review".
+    instance.events.create(
+        actor=personas["annotator2"], from_status="round2_review", to_status="round2_review",
+        version=instance.version, reason="took the round-two review",
+    )  # fmt: skip
     manager = logged_in("manager")
     listed = manager.get("/p/test-project/instances/").content.decode()
     assert f'href="/p/test-project/history/{instance.pk}/">Open</a>' in listed
@@ -105,7 +110,8 @@ def test_an_instance_page_shows_its_fields_its_table_and_its_timeline_in_words(p
     assert "<li>A</li>" in html and "87.3" in html and "Accuracy by model." in html
     answer = html[html.index('<dd id="v-answer">') : html.index("<dt>Answer type</dt>")]
     assert "Check the unit." in answer  # a review comment beside the field it is about
-    assert "new → <span" in html and "Drafted</li>" in html and "→ drafted" not in html
+    assert "created as <span" in html and "Drafted</li>" in html and "→ drafted" not in html and "new →" not in html
+    assert "Round 2 review — <em>took the round-two review" in html and "Round 2 review →" not in html
     assert logged_in("annotator2").get(f"/instances/{instance.pk}/history/").status_code == 404
     assert logged_in("annotator2").get(f"/p/test-project/history/{instance.pk}/").status_code == 404
 
