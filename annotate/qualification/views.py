@@ -11,6 +11,7 @@ from django.contrib.auth.decorators import login_required
 from django.forms.models import model_to_dict
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.template.defaultfilters import pluralize
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
@@ -186,11 +187,13 @@ def qualification_manage(request: HttpRequest, slug: str) -> HttpResponse:
             messages.success(request, "The exam is saved; new attempts use it (open attempts keep their items).")
             capacity = services.exam_pool_capacity(saved)
             if not capacity["retries"]:
+                pool, size, to_add = capacity["pool"], capacity["size"], capacity["to_add"]
+                fills = "does not fill one attempt" if not capacity["attempts"] else "supports no retry"
                 messages.warning(
                     request,
-                    f"The pool of {capacity['pool']} gold items at {capacity['size']} items per attempt supports 0 "
-                    "retries: a candidate who fails meets no unseen items to retry with. Add "
-                    f"{capacity['to_add']} more gold items, or ask fewer items per attempt.",
+                    f"The pool of {pool} gold item{pluralize(pool)} at {size} item{pluralize(size)} per attempt "
+                    f"{fills}: a candidate who fails meets no unseen items to retry with. Add {to_add} more gold "
+                    f"item{pluralize(to_add)}, or ask fewer items per attempt.",
                 )
             return redirect("qualification-manage", slug=project.slug)
     exam = services.settings_of(project)

@@ -144,12 +144,12 @@ def test_manager_configures_by_checkbox_and_sees_attempts(project, personas, gol
     assert not QualificationSettings.objects.filter(project=project, item_links__isnull=False).exists()
     # A pool for one retry is saved quietly; a pool of one attempt is saved with a warning in numbers.
     quiet = client.post("/p/test-project/qualification/manage/", {**settings, "size": "1", "retry_delay_hours": "2"})
-    assert "supports 0 retries" not in client.get(quiet.url).content.decode()
+    assert "supports no retry" not in client.get(quiet.url).content.decode()
     response = client.post("/p/test-project/qualification/manage/", {**settings, "size": "2", "retry_delay_hours": "2"})
     assert response.status_code == 302
     warned = client.get(response.url).content.decode()
     assert "The exam is saved" in warned
-    assert "The pool of 2 gold items at 2 items per attempt supports 0 retries" in warned
+    assert "The pool of 2 gold items at 2 items per attempt supports no retry" in warned
     assert "Add 2 more gold items" in warned
     exam = QualificationSettings.objects.get(project=project)
     assert list(exam.item_links.values_list("instance_id", flat=True)) == [gold[0].pk, gold[2].pk]
