@@ -192,6 +192,10 @@ def test_no_assigned_type_is_silently_skipped_by_the_template_drafter(
     assert Instance.objects.filter(context=drafting_contexts[1]).exists()
     page = client.get(f"/p/{project.slug}/drafting/runs/{run.pk}/").content.decode()
     assert "not drafted: no template drafts Descriptive Analysis; draft it with a language-model run" in page
+    # Its row says it has no draft, not "Drafted".
+    items = page[page.index('id="run-items"') :]
+    row = items[items.index(f'<tr class="item-drafted"><td>{drafting_contexts[0].pk}</td>') :].split("</tr>", 1)[0]
+    assert "<td>No draft</td>" in row and "Drafted" not in row
     assert 'class="routed-next"' in page and f'href="/p/{project.slug}/drafting/"' in page
     summary = page[page.index('id="run-types"') : page.index('id="run-items"')]
     assert "Descriptive Analysis</a></td><td>1</td><td>0</td><td>1 · <a" in summary
