@@ -70,6 +70,7 @@ def test_verifier_requests_changes_from_the_page_and_the_author_sees_them(person
     assert response.status_code == 302 and response.url == f"/p/{project.slug}/review/{submitted.pk}/"
     page = verifier.get(response.url).content.decode()
     assert 'id="approve-button"' in page and "Changes since the draft" in page
+    assert "Underlined: the annotator's change." in page and "your change" not in page  # the verifier changed nothing
     claimed = Instance.objects.get(pk=submitted.pk)
     response = verifier.post(
         f"/p/{project.slug}/review/{claimed.pk}/decide/",
