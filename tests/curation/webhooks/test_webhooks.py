@@ -322,9 +322,18 @@ def test_the_page_registers_shows_the_secret_once_and_replays(project, personas)
     delivery = WebhookDelivery.objects.get()
     assert delivery.event == "webhook.test"
     page = browser.get(url).content.decode()
-    assert "webhook.test" in page and "Waiting to be sent" in page
+    assert "<code>webhook.test</code>" in page and "Waiting to be sent" in page
+    # Refused twice and due again: the page says so, not "Waiting to be sent".
+    due = timezone.now() + timedelta(minutes=5)
+    WebhookDelivery.objects.filter(pk=delivery.pk).update(attempts=2, next_attempt_at=due, error="HTTP 503")
+    row = browser.get(url).content.decode().split(f'data-delivery="{delivery.pk}"', 1)[1].split("</tr>", 1)[0]
+    assert f"Not delivered yet: tried again at {timezone.localtime(due):%H:%M:%S}" in row
+    assert "Waiting to be sent" not in row and "HTTP 503" in row
     browser.post(f"/p/{project.slug}/webhook-deliveries/{delivery.pk}/replay/")
-    assert WebhookDelivery.objects.filter(replay_of=delivery).count() == 1
+    replay = WebhookDelivery.objects.get(replay_of=delivery)
+    assert f'#{replay.pk}</span> <code>webhook.test</code> <span class="muted">(replay of #{delivery.pk})' in (
+        browser.get(url).content.decode()
+    )
     assert hook.secret in browser.post(f"/p/{project.slug}/webhooks/{hook.pk}/secret/").content.decode()
     browser.post(f"/p/{project.slug}/webhooks/{hook.pk}/", {f"h{hook.pk}-events": ["release.cut"]})
     hook.refresh_from_db()
