@@ -118,7 +118,9 @@ def history_data(
 def review_queue(*, project: Project, user: AbstractBaseUser) -> dict[str, Any]:
     """A verifier's round-one pile: what they hold, what returns to them, and what waits (counted up to 1,000,
     `waiting_capped` when there are more)."""
-    waiting = review_candidates(project=project, user=user).select_related("author", "reasoning_type")
+    candidates = review_candidates(project=project, user=user).select_related("author", "reasoning_type")
+    # What returns to this verifier is counted there, not again among what waits for anyone.
+    waiting = candidates.filter(round1_verifier__isnull=True)
     waiting_count, waiting_capped = capped_count(waiting)
     return {
         "held": list(
@@ -126,8 +128,8 @@ def review_queue(*, project: Project, user: AbstractBaseUser) -> dict[str, Any]:
             .filter(project=project, status=Status.ROUND1_REVIEW, round1_verifier=user)
             .select_related("author")
         ),
-        "returning": list(waiting.filter(round1_verifier=user).order_by(*ROUND1_ORDER)),
-        "waiting": list(waiting.filter(round1_verifier__isnull=True).order_by(*ROUND1_ORDER)[:50]),
+        "returning": list(candidates.filter(round1_verifier=user).order_by(*ROUND1_ORDER)),
+        "waiting": list(waiting.order_by(*ROUND1_ORDER)[:50]),
         "waiting_count": waiting_count,
         "waiting_capped": waiting_capped,
         "discussions": list(discussions_visible_to(user, project, open_only=True).select_related("instance")),

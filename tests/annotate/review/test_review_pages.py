@@ -323,3 +323,13 @@ def test_a_manager_who_reviews_in_neither_round_sees_where_the_rounds_stand(pers
     assert "<dt>In round one</dt><dd>1</dd>" in overview and "<dt>In round two</dt><dd>1</dd>" in overview
     assert f'href="/p/{project.slug}/dashboard/"' in overview
     assert 'id="reviews-overview"' not in logged_in("verifier").get(f"/p/{project.slug}/review/").content.decode()
+
+
+@pytest.mark.django_db
+def test_a_resubmission_returning_to_its_verifier_is_counted_once(project, personas, drafts):
+    """A resubmitted instance goes back to the verifier who asked for changes: the review home counts it under
+    "Returning to you", not also under "Waiting" (the walk saw 1 and 1 for one instance)."""
+    submitted = submit(project, personas["annotator"])
+    Instance.objects.filter(pk=submitted.pk).update(round1_verifier=personas["verifier"])
+    home = logged_in("verifier").get(f"/p/{project.slug}/review/").content.decode()
+    assert "<dt>Returning to you</dt><dd>1</dd>" in home and 'id="round1-waiting">0<' in home
