@@ -9,7 +9,7 @@ class AnnotateConfig(AppConfig):
         from annotate.agreement import services as agreement
         from annotate.qualification.first_gold import exam_gold_pooled
         from annotate.qualification.selectors import EXAM_POOL_WITHHELD, exam_pool_instance_ids
-        from annotate.quality.services import probe_score, probes_after_drafting
+        from annotate.quality.services import probe_score, probes_after_drafting, probes_after_validation
         from annotate.review import services as review
         from annotate.work import queue, workspace
         from curation import states
@@ -39,6 +39,8 @@ class AnnotateConfig(AppConfig):
         transition_rule(states.EXAM_GOLD_POOLED, exam_gold_pooled)
         # Release cuts leave the exam's gold pool out unless the manager includes it.
         withhold_from_releases(EXAM_POOL_WITHHELD, exam_pool_instance_ids)
-        # Hidden gold: probes join a batch as its drafts are committed, and are scored when first submitted.
+        # Hidden gold: probes join a batch as its drafts are committed or its papers' first gold is validated, and are
+        # scored when first submitted.
         drafts_committed.connect(probes_after_drafting, dispatch_uid="hidden gold after drafting")
+        on_transition(probes_after_validation, targets=(states.Status.VALIDATED,))
         on_transition(probe_score, targets=(states.Status.SUBMITTED,))

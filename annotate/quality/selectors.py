@@ -7,7 +7,7 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser
 
 from annotate.quality.models import GoldProbe, QualityDecision, QualitySettings
-from annotate.quality.services import batches_without_gold, gold_figure, is_below_threshold, quality_settings_of
+from annotate.quality.services import batches_without_probes, gold_figure, is_below_threshold, quality_settings_of
 from curation.members.selectors import is_qualified_annotator
 from curation.models import Membership, Project
 from curation.services.projects import require_role
@@ -73,13 +73,13 @@ def project_gold_figures(project: Project) -> dict[str, Any]:
         .select_related("instance", "user")
         .order_by("-instance_id")[:200]
     )
-    without_gold = batches_without_gold(project) if quality.gold_every >= 2 else []
+    without_probes = batches_without_probes(project, gold_every=quality.gold_every) if quality.gold_every >= 2 else []
     return {
         "quality": quality,
         "gold_rows": rows,
         "decisions": decisions,
         "probes": probes,
-        "batches_without_gold": without_gold,
+        "batches_without_probes": without_probes,
     }
 
 

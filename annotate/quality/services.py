@@ -64,8 +64,16 @@ def quality_configure(
     if quality.gold_every < 2:
         probes_withdraw(project)
     for batch in Batch.objects.filter(project=project).exclude(state=Batch.State.CLOSED).select_related("project"):
-        probes_interleave(batch, probes_top_up(batch=batch))
+        probes_place(batch=batch)
     return quality
+
+
+def probes_place(*, batch: Batch) -> list[Instance]:
+    """Give a batch drafted already the probes it is due, in seeded places among its unclaimed drafts: the one
+    placement for a batch whose drafts came first (hidden gold switched on, or its papers' first gold validated)."""
+    made = probes_top_up(batch=batch)
+    probes_interleave(batch, made)
+    return made
 
 
 def probes_interleave(batch: Batch, probes: list[Instance]) -> None:
@@ -200,7 +208,7 @@ def probes_due(*, drafts: int, probes: int, gold_every: int, batch_id: int) -> i
 def probes_top_up(*, batch: Batch) -> list[Instance]:
     """Give a batch not yet closed its share of hidden gold (`probes_due`) as new drafted instances of it, made as its
     drafts are: same audit reason, a draft record naming the same run. Called in the transaction that commits drafts
-    (so probes are numbered among them), and when hidden gold is switched on. Returns the probes made."""
+    (so probes are numbered among them), and by `probes_place` for a batch drafted already. Returns the probes made."""
     quality = quality_settings_of(batch.project)
     if quality.gold_every < 2 or batch.state == Batch.State.CLOSED:
         return []
@@ -258,11 +266,24 @@ def gold_of_batch_papers(batch: Batch) -> list[Instance]:
     return [gold for gold in gold_candidates(batch.project) if gold.context_id in contexts]
 
 
-def batches_without_gold(project: Project) -> list[Batch]:
-    """The project's drafted batches not closed whose papers have no gold: hidden gold makes no probes in them."""
+def batches_without_probes(project: Project, *, gold_every: int) -> list[dict[str, Any]]:
+    """With hidden gold on, the project's drafted batches not closed that hold no probe, each with why: no gold on
+    its papers (`no_gold`), fewer drafts than its first probe waits for (`too_few_drafts`), or probes due and not
+    placed (`not_placed`; saving hidden gold places them). The dashboard names them all, so none lacks probes unsaid."""
     drafted = Exists(Instance.objects.filter(batch=OuterRef("pk")))
-    batches = Batch.objects.filter(drafted, project=project).exclude(state=Batch.State.CLOSED).order_by("pk")
-    return [batch for batch in batches if not gold_of_batch_papers(batch)]
+    probed = Exists(GoldProbe.objects.filter(instance__batch=OuterRef("pk")))
+    batches = Batch.objects.filter(drafted, project=project).exclude(probed).exclude(state=Batch.State.CLOSED)
+    rows = []
+    for batch in batches.order_by("pk"):
+        drafts = Instance.objects.filter(batch=batch).without_probes().count()
+        if not gold_of_batch_papers(batch):
+            reason = "no_gold"
+        elif not probes_due(drafts=drafts, probes=0, gold_every=gold_every, batch_id=batch.pk):
+            reason = "too_few_drafts"
+        else:
+            reason = "not_placed"
+        rows.append({"batch": batch, "reason": reason, "drafts": drafts})
+    return rows
 
 
 def probes_after_drafting(*, batch_id: int | None, **_: Any) -> None:
@@ -270,6 +291,25 @@ def probes_after_drafting(*, batch_id: int | None, **_: Any) -> None:
     batch = Batch.objects.select_related("project").filter(pk=batch_id).first() if batch_id else None
     if batch is not None:
         probes_top_up(batch=batch)
+
+
+def probes_after_validation(instance: Instance, source: str, target: str) -> None:
+    """After-transition hook (into validated): the item may be new gold for its paper, so with hidden gold on, the
+    batches not closed drafted from that paper that hold no probe yet (none had gold to draw from) get theirs."""
+    if source == target or instance.context_id is None or quality_settings_of(instance.project).gold_every < 2:
+        return
+    paper = Context.objects.filter(pk=instance.context_id).values("paper_id")
+    probed = Exists(GoldProbe.objects.filter(instance__batch=OuterRef("pk")))
+    batches = (
+        Batch.objects.filter(project_id=instance.project_id, instances__context__paper_id__in=paper)
+        .exclude(probed)
+        .exclude(state=Batch.State.CLOSED)
+        .select_related("project")
+        .distinct()
+        .order_by("pk")
+    )
+    for batch in batches:
+        probes_place(batch=batch)
 
 
 def probes_withdraw(project: Project) -> None:

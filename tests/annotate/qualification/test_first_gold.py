@@ -4,6 +4,8 @@ exam. Managers only; an incomplete or stale form changes nothing and says why.""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from annotate.qualification import services as exam
@@ -59,6 +61,15 @@ def test_a_manager_validates_drafts_as_first_gold_and_a_candidate_can_sit_the_ex
     pooled = list(QualificationItem.objects.filter(settings__project=project).values_list("instance_id", flat=True))
     assert pooled == [drafts[0].pk, drafts[1].pk]
     assert check_url(project, drafts[0]) not in manager.get(f"/p/{project.slug}/qualification/gold/").content.decode()
+
+    # With gold in the pool, the exam settings still lead back to validating more: a standing link, and the advice.
+    settings = manager.get(f"/p/{project.slug}/qualification/manage/").content.decode()
+    assert 'id="ways-to-start"' not in settings
+    for link_id, words in (("add-gold-link", "Validate drafts as gold"), ("add-more-gold", "Add 18 more gold items")):
+        href, label = re.search(rf'<a href="([^"]+)" id="{link_id}">([^<]+)</a>', settings).groups()
+        assert label == words
+        followed = manager.get(href)
+        assert followed.status_code == 200 and check_url(project, drafts[2]) in followed.content.decode()
 
     exam.qualification_configure(project=project, actor=personas["manager"], keep_items=True, size=2)
     attempt = exam.attempt_start(project=project, user=personas["novice"])

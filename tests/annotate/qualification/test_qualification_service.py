@@ -130,7 +130,7 @@ def test_the_exam_page_says_how_many_retries_the_pool_supports(project, personas
     assert client.login(username="manager", password=PASSWORD)
     page = client.get(f"/p/{project.slug}/qualification/manage/").content.decode()
     assert "The pool of 8 items supports 1 retry per candidate" in page
-    assert "Add 1 more gold item for one more retry." in page
+    assert 'id="add-more-gold">Add 1 more gold item</a> for one more retry.' in page
 
 
 @pytest.mark.parametrize(

@@ -10,10 +10,12 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
+from annotate.qualification.first_gold import gold_validate
 from annotate.qualification.models import QualificationAttempt
 from annotate.qualification.services import gold_candidates
 from annotate.quality.intervals import wilson_interval
 from annotate.quality.models import GoldProbe, QualityDecision, QualitySettings
+from annotate.quality.selectors import project_gold_figures
 from annotate.quality.services import annotator_restore, gold_figure, probes_due
 from annotate.work.queue import queue_claim
 from curation.drafting.signals import drafts_committed
@@ -23,6 +25,7 @@ from curation.states import Role, Status
 from tests.annotate.quality.helpers import gold_on, refine_and_submit, submit_probe, work_until_probe
 from tests.conftest import PASSWORD, instance_build
 from tests.factories import LongContextFactory
+from tests.support.clients import logged_in
 
 
 def is_qualified(project, user) -> bool:
@@ -80,7 +83,7 @@ def test_probes_come_only_from_the_papers_of_their_batch_and_the_dashboard_names
     client = Client()
     client.force_login(personas["manager"])
     page = client.get(f"/p/{project.slug}/dashboard/").content.decode()
-    assert 'id="batches-without-gold"' in page and open_batch.name in page
+    assert f'data-batch="{open_batch.pk}" data-reason="no_gold"' in page and open_batch.name in page
 
     Instance.objects.filter(pk=gold[0].pk).update(context=context)  # gold on the batch's paper
     instance_build(project, context, batch=open_batch, draft={"drafter": "llm", "run": 7})
@@ -88,7 +91,60 @@ def test_probes_come_only_from_the_papers_of_their_batch_and_the_dashboard_names
     probes = list(GoldProbe.objects.select_related("instance__context"))
     assert probes and {p.gold_id for p in probes} == {gold[0].pk}
     assert {p.instance.context.paper_id for p in probes} == {context.paper_id}
-    assert 'id="batches-without-gold"' not in client.get(f"/p/{project.slug}/dashboard/").content.decode()
+    assert 'id="batches-without-probes"' not in client.get(f"/p/{project.slug}/dashboard/").content.decode()
+
+
+def test_gold_validated_after_hidden_gold_is_on_brings_the_probes_a_batch_lacked(personas, project, open_batch, drafts):
+    gold_on(project, personas["manager"], gold_every=5)  # switched on in a new project: no gold to draw from
+    assert not GoldProbe.objects.exists()
+    figures = project_gold_figures(project)
+    assert [(row["batch"], row["reason"]) for row in figures["batches_without_probes"]] == [(open_batch, "no_gold")]
+    first = drafts[0]
+    gold_validate(
+        project=project,
+        actor=personas["manager"],
+        instance_id=first.pk,
+        expected_version=first.version,
+        fields={
+            "question": "Which model is more accurate, A or B?",
+            "answer": ["A"],
+            "rationale": "Row A has 87.3, row B 81.0.",
+            "answer_type": "span",
+            "scale": "",
+            "answer_form": "short",
+            "answer_source": "table",
+            "relevant_table_ids": list(first.context.tables.values_list("id", flat=True)),
+            "is_answerable": True,
+        },
+    )  # as "Validate drafts as gold" does
+    probes = list(GoldProbe.objects.select_related("instance"))
+    assert probes and {p.gold_id for p in probes} == {first.pk}
+    assert {p.instance.batch_id for p in probes} == {open_batch.pk}
+    assert all(p.instance.status == Status.DRAFTED for p in probes)
+    assert project_gold_figures(project)["batches_without_probes"] == []
+    page = logged_in("manager").get(f"/p/{project.slug}/dashboard/").content.decode()
+    assert 'id="batches-without-probes"' not in page
+
+
+def test_the_card_says_why_a_batch_whose_papers_have_gold_holds_no_probe(personas, project, open_batch, context, gold):
+    instance_build(project, context, batch=open_batch)  # one draft, on the paper of the gold
+    # A rate at which this batch's first probe comes after more than one draft (its place is seeded by the batch).
+    every = next(n for n in range(3, 100) if not probes_due(drafts=1, probes=0, gold_every=n, batch_id=open_batch.pk))
+    gold_on(project, personas["manager"], gold_every=every)
+    assert not GoldProbe.objects.exists()
+    (row,) = project_gold_figures(project)["batches_without_probes"]
+    assert (row["batch"], row["reason"], row["drafts"]) == (open_batch, "too_few_drafts", 1)
+    page = logged_in("manager").get(f"/p/{project.slug}/dashboard/").content.decode()
+    assert 'data-reason="too_few_drafts"' in page and "fewer than its first probe waits for" in page
+
+    for _ in range(every):  # drafts that arrive without a drafting commit: nothing tops the batch up
+        instance_build(project, context, batch=open_batch)
+    (row,) = project_gold_figures(project)["batches_without_probes"]
+    assert row["reason"] == "not_placed"
+    assert "save hidden gold below" in logged_in("manager").get(f"/p/{project.slug}/dashboard/").content.decode()
+    gold_on(project, personas["manager"], gold_every=every)  # as the card says: saving places them
+    assert GoldProbe.objects.filter(instance__batch=open_batch).exists()
+    assert project_gold_figures(project)["batches_without_probes"] == []
 
 
 def test_switching_hidden_gold_on_and_off_adds_and_withdraws_unclaimed_probes(personas, project, drafts, gold):
