@@ -3,11 +3,9 @@ run's questions; and the plain data a prompt shows of a context. Knows nothing o
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
-
-from django.db.models import QuerySet
 
 from curation.drafting import duplicates, prompts
 from curation.drafting.models import DraftingRun, PromptTemplate
@@ -76,13 +74,10 @@ class Drafter:
                 question = parsed_question.question
                 # A repeat of a prompt example or of a question asked of the paper is rejected before its answer is
                 # asked for: recorded on the item with the reason, never queued.
-                asked = self._asked_of_paper(context).values_list("question", flat=True)
                 examples = duplicates.example_questions(run.question_template.text)
-                duplicate = duplicates.duplicate_of(question, examples=examples, existing=list(asked))
-                if duplicate is not None:
-                    rejected = {"question": question, "reason": duplicate.reason, **asdict(duplicate)}
-                    rejected["similarity"] = round(duplicate.similarity, 4)
-                    note = f"rejected: {duplicate.reason}"
+                rejected = PaperAsked.read(run, context).repeat(question, examples=examples)
+                if rejected is not None:
+                    note = f"rejected: {rejected['reason']}"
                     return Outcome(drafts=[], raw_output={**raw, "rejected": [rejected]}, note=note)
                 answer_messages = prompts.answer_messages(run.answer_template.text, data, question, max_chars=max_chars)
                 answer_result = client.chat(answer_messages, **self.params)
@@ -126,12 +121,6 @@ class Drafter:
         note = f"parse problem, flagged for the annotator: {parse_error}" if parse_error else ""
         return Outcome(drafts=[fields], raw_output=raw, note=note)
 
-    def _asked_of_paper(self, context: Context) -> QuerySet[Instance]:
-        """The questions already asked of the context's paper (any status but discarded): a draft repeats none."""
-        return Instance.objects.filter(project_id=self.run.project_id, context__paper_id=context.paper_id).exclude(
-            status=Status.DISCARDED
-        )
-
     def _header_phrases(self, header: str) -> list[str]:
         """Paraphrases of one header name by the run's endpoint and header prompt version (asked once per run)."""
         if header not in self.header_cache:
@@ -163,8 +152,6 @@ class Drafter:
             table_dicts.append({**table_input(table, label, position), "has_header": table.header_rows != 0})
         options = run.options
         rejected: list[dict[str, Any]] = []
-        # Only the keys the repeat check reads, not every draft's whole record (an LLM draft's holds its raw output).
-        asked = self._asked_of_paper(context).values_list("question", "draft__template_id", "draft__slots")
         results = draft_template_questions(
             table_dicts,
             seed=int(options.get("seed") or 0),
@@ -174,7 +161,7 @@ class Drafter:
             preferred_subtypes=assigned,
             header_phrases=self._header_phrases if options.get("paraphrase_headers") else None,
             rejected=rejected,
-            asked=set().union(*(asked_keys(question, template or "", slots) for question, template, slots in asked)),
+            asked=PaperAsked.read(run, context).keys,
         )
         paraphrased = (
             {"header_paraphrase": run.template_hashes["header_paraphrase"], "endpoint": run.endpoint_snapshot}
@@ -212,6 +199,83 @@ class Drafter:
             reasons = "; ".join(dict.fromkeys(f"{item['template_id']}: {item['reason']}" for item in rejected))
             note = f"{note + '. ' if note else ''}{len(rejected)} dropped by their self-check ({reasons})"[:1000]
         return Outcome(drafts=drafts, raw_output={"templates": len(drafts), "rejected": rejected}, note=note)
+
+
+@dataclass
+class PaperAsked:
+    """What a paper has been asked (its questions of any status but discarded), as the repeat check of a run's kind
+    reads it: the questions for an LLM run, their `asked_keys` for a template run. Read before drafting, and again
+    when the drafts are committed (`repeats_dropped`), since another chunk may draft the same paper at once."""
+
+    kind: str
+    questions: list[str]
+    keys: set[str]
+
+    @classmethod
+    def read(cls, run: DraftingRun, context: Context) -> PaperAsked:
+        asked = Instance.objects.filter(project_id=run.project_id, context__paper_id=context.paper_id).exclude(
+            status=Status.DISCARDED
+        )
+        if run.kind == DraftingRun.Kind.LLM:
+            return cls(kind=run.kind, questions=list(asked.values_list("question", flat=True)), keys=set())
+        # Only the keys the repeat check reads, not every draft's whole record (an LLM draft's holds its raw output).
+        rows = asked.values_list("question", "draft__template_id", "draft__slots")
+        keys = set().union(*(asked_keys(question, template or "", slots) for question, template, slots in rows))
+        return cls(kind=run.kind, questions=[], keys=keys)
+
+    def repeat(
+        self, question: str, *, template_id: str = "", slots: dict[str, Any] | None = None, examples: Sequence[str] = ()
+    ) -> dict[str, Any] | None:
+        """The rejection record of `question` when it repeats a prompt example or what the paper was asked, else None
+        (and it counts as asked from now on). An LLM question by `duplicates.duplicate_of`, exactly or nearly; a
+        template question only by its `asked_keys` (as `draft_template_questions` skips a candidate): two template
+        questions differ only in their slots, which the near-duplicate measure would call a repeat."""
+        if self.kind == DraftingRun.Kind.LLM:
+            duplicate = duplicates.duplicate_of(question, examples=examples, existing=self.questions)
+            if duplicate is not None:
+                rejected = {"question": question, "reason": duplicate.reason, **asdict(duplicate)}
+                return {**rejected, "similarity": round(duplicate.similarity, 4)}
+            self.questions.append(question)
+            return None
+        keys = asked_keys(question, template_id, slots)
+        if keys & self.keys:
+            return {"template_id": template_id, "question": question, "reason": REPEATED_MEANWHILE}
+        self.keys |= keys
+        return None
+
+
+REPEATED_MEANWHILE = "repeats a question asked of the paper while it was drafted (by another chunk or run)"
+
+
+def repeats_dropped(run: DraftingRun, context: Context, outcome: Outcome) -> Outcome:
+    """`outcome` without the drafts that repeat what the context's paper has been asked by now, by the rule they were
+    drafted with (`PaperAsked.repeat`); each dropped draft joins raw_output["rejected"] with its reason, and the note
+    says so. Called at commit under the paper's lock (items._item_commit), so two chunks drafting one paper at once
+    never both commit a question."""
+    if not outcome.drafts:
+        return outcome
+    asked = PaperAsked.read(run, context)
+    kept, rejected = [], []
+    for fields in outcome.drafts:
+        draft = fields.get("draft") or {}
+        repeat = asked.repeat(
+            fields.get("question", ""), template_id=draft.get("template_id") or "", slots=draft.get("slots")
+        )
+        if repeat is None:
+            kept.append(fields)
+        else:
+            rejected.append(repeat)
+    if not rejected:
+        return outcome
+    reasons = "; ".join(dict.fromkeys(item["reason"] for item in rejected))
+    dropped = (
+        f"rejected at commit: {reasons}"
+        if run.kind == DraftingRun.Kind.LLM and len(rejected) == 1
+        else f"{len(rejected)} dropped at commit ({reasons})"
+    )
+    note = f"{outcome.note + '. ' if outcome.note else ''}{dropped}"[:1000]
+    raw = {**outcome.raw_output, "rejected": [*(outcome.raw_output.get("rejected") or []), *rejected]}
+    return Outcome(drafts=kept, raw_output=raw, note=note)
 
 
 def context_subtypes(context: Context) -> list[str]:

@@ -15,12 +15,13 @@ from django.utils import timezone
 
 from curation.drafting.endpoints import describe_endpoint_error
 from curation.drafting.models import DraftingItem, DraftingRun
-from curation.drafting.services.drafter import Drafter, Outcome
+from curation.drafting.services.drafter import Drafter, Outcome, repeats_dropped
 from curation.drafting.services.jobs import DRAFTING_ITEMS
 from curation.drafting.services.runs import OPEN_ITEM_STATES, chunks_pending, run_finish_if_done
 from curation.drafting.signals import drafts_committed
 from curation.endpoints.errors import EndpointConfigError, EndpointError, EndpointUnauthorized
 from curation.jobs import JobTakenOver, job_heartbeating
+from curation.models import Paper
 from curation.services.instances import answer_kind_suggested
 from curation.services.lifecycle import instance_create
 from curation.states import Status
@@ -72,8 +73,9 @@ def _items_draft(
     run: DraftingRun, item_ids: list[int], *, worker: str, held: Any, on_item: Callable[[DraftingItem], None] | None
 ) -> int:
     """Draft `item_ids` in `lanes_width` lanes, each item claimed and committed on its own. A lane takes every item of
-    one paper in turn, so no two items of a paper are drafted at once: an LLM question's duplicate check reads what
-    was already asked of its paper. A cancelled run or an outage stops every lane after its current item; the outage
+    one paper in turn, so no two items of a paper in a chunk are drafted at once: an LLM question's duplicate check
+    reads what was already asked of its paper (two chunks may still draft one paper at once: `_item_commit` checks
+    again). A cancelled run or an outage stops every lane after its current item; the outage
     (or any error) is raised here."""
     width = lanes_width(run, len(item_ids))
     of_chunk = DraftingItem.objects.filter(pk__in=item_ids)
@@ -209,11 +211,17 @@ def _item_failure_record(run: DraftingRun, item_id: int, token: str, error: Exce
 
 @transaction.atomic
 def _item_commit(run: DraftingRun, item: DraftingItem, token: str, outcome: Outcome) -> None:
-    """Create the item's drafts and mark it drafted in one transaction: both happen, or neither does."""
+    """Create the item's drafts and mark it drafted in one transaction: both happen, or neither does. The commit has
+    the last word on repeats: a draft repeating what its paper was asked by now is dropped, and the item says so."""
+    context = item.context
+    # Contexts of one paper in two chunks are drafted at once, each blind to the other's questions. The paper's row
+    # lock (PostgreSQL; on SQLite this transaction holds the write lock from its BEGIN IMMEDIATE) makes one commit
+    # wait for the other's, then read what it committed.
+    list(Paper.objects.select_for_update().filter(pk=context.paper_id).values_list("pk", flat=True))
+    outcome = repeats_dropped(run, context, outcome)
     DRAFTING_ITEMS.finish(
         item.pk, token, error=outcome.note, raw_output=outcome.raw_output, instance_count=len(outcome.drafts)
     )
-    context = item.context
     first = None
     for fields in outcome.drafts:
         # A draft starts with the suggested answer type and scale, which the annotator confirms or corrects.
