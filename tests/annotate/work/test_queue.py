@@ -535,6 +535,8 @@ def test_sent_back_work_opens_at_once_while_a_draft_is_held(personas, project, d
     client.force_login(annotator)
     home = client.get(f"/p/{project.slug}/work/").content.decode()
     assert f"Open #{sent_back.pk}" in home and "In your hands" in home
+    done = home[home.index("<h2>Done</h2>") :]
+    assert "Nothing submitted yet" not in done and 'is under "Sent back to you"' in done
     response = client.post(f"/p/{project.slug}/work/{sent_back.pk}/resume/")
     assert response.status_code == 302 and response["Location"] == f"/p/{project.slug}/work/{sent_back.pk}/"
     assert client.get(response["Location"]).status_code == 200
