@@ -548,7 +548,7 @@ def discussion_opened(*, instance: Instance, actor: AbstractBaseUser | None, det
     _comments_add(instance=instance, author=actor, round_number=2, comments=cleaned)
     # One open discussion per instance: the status compare-and-set and the discard's close make a second impossible.
     discussion = Discussion.objects.create(instance=instance, opened_by=actor, verifier_id=instance.round1_verifier_id)
-    lines = [f"[{c['field'] or 'instance'}] {c['text']}" for c in cleaned]
+    lines = [f"{ReviewComment.Field(c['field']).label}: {c['text']}" for c in cleaned]
     if message:
         lines.append(message)
     DiscussionMessage.objects.create(discussion=discussion, author=actor, text="\n".join(lines))

@@ -131,10 +131,16 @@ def test_discussion_page_reply_and_reject(personas, project, drafts):
     verifier = logged_in("verifier")
     page = verifier.get(url).content.decode()
     assert "See table 1, row 2." in page and 'id="resolve-form"' in page
+    # The flag's comment opens the thread under its field's name, as the pages name fields.
+    assert "Answer: The answer should name both models." in page and "[answer]" not in page
+    assert '<span class="badge discussion-badge" id="discussion-state">Open</span>' in page
     instance = Instance.objects.get(pk=discussion.instance_id)
     verifier.post(url + "resolve/", {"decision": "reject", "expected_version": instance.version})
     decided = Discussion.objects.get(pk=discussion.pk)
     assert (decided.outcome, decided.decided_by_id) == ("rejected", personas["verifier"].pk)
+    # The decision's own line is a record, not a message by someone called "decision".
+    thread = verifier.get(url).content.decode().split('class="messages-thread"', 1)[1].split("</ol>", 1)[0]
+    assert '<li class="system"><span class="muted small">Recorded</span>' in thread and ">decision<" not in thread
     assert Instance.objects.get(pk=instance.pk).status == Status.VALIDATED
 
 
