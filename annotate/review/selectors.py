@@ -21,6 +21,7 @@ from annotate.review.services import (
     round2_open_to,
 )
 from annotate.work.selectors import draft_diffs, instance_context
+from curation.answer_types import ANSWER_TYPE_LABELS, SCALE_LABELS
 from curation.errors import NotFound
 from curation.members.selectors import qualified_annotators
 from curation.models import Context, Instance, Paper, Project
@@ -29,17 +30,24 @@ from curation.selectors import instance_history_get, instances_visible_to, paper
 from curation.services.instances import may_edit_now, revision_fields, revision_restorable
 from curation.states import Role, Status
 
-# What a revision diff compares, in the order a reader scans an instance.
-DIFF_FIELDS = (
-    "question",
-    "rationale",
-    "answer",
-    "answer_form",
-    "answer_type",
-    "scale",
-    "answer_source",
-    "relevant_table_ids",
-)
+# What a revision diff compares, in the order a reader scans an instance, with the names the pages give them.
+DIFF_FIELDS = {
+    "question": "Question",
+    "rationale": "Rationale",
+    "answer": "Answer",
+    "answer_form": "Answer form",
+    "answer_type": "Answer type",
+    "scale": "Scale",
+    "answer_source": "Answer source",
+    "relevant_table_ids": "Relevant tables (ids)",
+}
+# Stored choices as the pages write them (a scale "" is the scale None; null, not chosen yet, stays empty).
+_CHOICE_LABELS = {
+    "answer_form": dict(Instance.AnswerForm.choices),
+    "answer_type": ANSWER_TYPE_LABELS,
+    "scale": SCALE_LABELS,
+    "answer_source": dict(Instance.AnswerSource.choices),
+}
 
 
 def comments_of(instance: Instance) -> QuerySet[ReviewComment]:
@@ -65,14 +73,16 @@ def review_data(*, user: AbstractBaseUser, instance_id: int, project: Project) -
 def revision_diff(*, before: dict[str, Any], after: dict[str, Any]) -> list[dict[str, Any]]:
     """Field-by-field word diff between two revisions' stored fields."""
     rows = []
-    for name in DIFF_FIELDS:
+    for name, label in DIFF_FIELDS.items():
         a, b = before.get(name, ""), after.get(name, "")
-        if name == "answer":
+        if name in _CHOICE_LABELS:
+            a, b = (None if value is None else _CHOICE_LABELS[name].get(value, value) for value in (a, b))
+        elif name == "answer":
             a, b = answer_text(a or []), answer_text(b or [])
         elif isinstance(a, list) or isinstance(b, list):
             a, b = ", ".join(map(str, a or [])), ", ".join(map(str, b or []))
         a, b = str(a or ""), str(b or "")
-        rows.append({"field": name, "changed": a != b, "parts": word_diff(a, b)})
+        rows.append({"field": name, "label": label, "changed": a != b, "parts": word_diff(a, b)})
     return rows
 
 
@@ -91,6 +101,13 @@ def history_data(
     revision)."""
     record = instance_history_get(user=user, instance_id=instance_id, project=project)
     instance, revisions = record["instance"], record["revisions"]
+    for earlier, revision in zip([None, *revisions], revisions, strict=False):
+        # What each revision changed, so a list of the same question still tells its revisions apart.
+        revision.changed_fields = [
+            label
+            for name, label in DIFF_FIELDS.items()
+            if earlier and revision.fields.get(name) != earlier.fields.get(name)
+        ]
     can_restore = may_edit_now(instance=instance, user=user)
     by_number = {str(r.number): r for r in revisions}  # as a query string names them
     offered = by_number.get(restore) if can_restore else None

@@ -82,3 +82,20 @@ def test_nobody_else_restores(project, personas, edited, who, status, api_client
     )
     assert api.status_code in (403, 404)
     assert Instance.objects.get(pk=instance.pk).question == "New?"
+
+
+def test_the_revisions_read_in_the_pages_words_and_say_what_each_changed(project, personas, edited):
+    """The compare table names fields as the pages do and writes choices as their labels (the scale None is "None",
+    not empty); the revision list says what each revision changed, since the question alone may not."""
+    instance, _ = edited
+    chosen = instance_edit(
+        instance_id=instance.pk, actor=personas["annotator"], expected_version=instance.version,
+        fields={"scale": "million", "answer_form": "short"},
+    )  # fmt: skip
+    page = logged_in("annotator").get(f"/p/{project.slug}/history/{instance.pk}/").content.decode()
+    diff = page[page.index('id="revision-diff"') :].split("</table>", 1)[0]
+    assert "<th>Scale</th>" in diff and "<del>None</del><ins>Million</ins>" in diff and "<ins>Short-form</ins>" in diff
+    assert "answer_form" not in diff and "<th>Answer form</th>" in diff
+    rows = page[page.index("<h2>Revisions</h2>") :].split("</table>", 1)[0]
+    assert "Answer form, Scale" in rows and "first version" in rows and "<td>Question</td>" in rows
+    assert chosen.scale == "million"
