@@ -65,8 +65,8 @@ def prompt_templates_of(*, project: Project, kind: str | None = None) -> QuerySe
 
 
 def run_type_summary(run: DraftingRun) -> list[dict[str, Any]]:
-    """Per assigned reasoning type of a run's contexts (its name and code): contexts assigned, drafts made, contexts
-    left for a language-model run (no template drafts their type; counted under "routed"), and drafts dropped by their
+    """Per assigned reasoning type of a run's contexts (its name and code): contexts assigned, drafts made, the ids of
+    the contexts left for a language-model run (no template drafts their type: "routed"), and drafts dropped by their
     self-check with the reasons."""
     rows: dict[str, dict[str, Any]] = {}
     for item in run_items(run):
@@ -74,12 +74,13 @@ def run_type_summary(run: DraftingRun) -> list[dict[str, Any]]:
         name = reasoning_type.name if reasoning_type else "(none assigned)"
         code = reasoning_type.code if reasoning_type else ""
         row = rows.setdefault(
-            name, {"type": name, "code": code, "assigned": 0, "drafted": 0, "routed": 0, "dropped": 0, "reasons": {}}
+            name, {"type": name, "code": code, "assigned": 0, "drafted": 0, "routed": [], "dropped": 0, "reasons": {}}
         )
         row["assigned"] += 1
         row["drafted"] += item.instance_count
         raw = item.raw_output or {}
-        row["routed"] += bool(raw.get("routed"))
+        if raw.get("routed"):
+            row["routed"].append(item.context_id)
         for rejected in raw.get("rejected") or []:
             row["dropped"] += 1
             reason = str(rejected.get("reason", "")) if isinstance(rejected, dict) else str(rejected)

@@ -119,7 +119,9 @@ def drafting_home(request: HttpRequest, slug: str) -> HttpResponse:
     project = selectors.managed_project_get(user=request.user, slug=slug, action="run drafting")
     batches = selectors.batches_visible_to(request.user, project)
     endpoints = endpoint_services.endpoints_visible_to(request.user, project)
-    form = DraftingRunForm(request.POST or None, batches=batches, endpoints=endpoints)
+    # A run page's "draft with a model endpoint" opens the form on its contexts, with the LLM drafter.
+    initial = {name: request.GET[name] for name in ("kind", "contexts") if name in request.GET}
+    form = DraftingRunForm(request.POST or None, batches=batches, endpoints=endpoints, initial=initial)
     error = ""
     if request.method == "POST" and form.is_valid():
         try:

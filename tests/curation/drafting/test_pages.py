@@ -196,7 +196,13 @@ def test_no_assigned_type_is_silently_skipped_by_the_template_drafter(
     items = page[page.index('id="run-items"') :]
     row = items[items.index(f'<tr class="item-drafted"><td>{drafting_contexts[0].pk}</td>') :].split("</tr>", 1)[0]
     assert "<td>No draft</td>" in row and "Drafted" not in row
-    assert 'class="routed-next"' in page and f'href="/p/{project.slug}/drafting/"' in page
+    # "draft with a model endpoint" opens the run form on those contexts, with the LLM drafter.
+    routed = drafting_contexts[0].pk
+    link = f"/p/{project.slug}/drafting/?kind=llm&amp;contexts={routed}#new-run"
+    assert f'<a href="{link}" class="routed-next">' in page
+    form = client.get(link.replace("&amp;", "&").split("#")[0]).content.decode()
+    assert f'name="contexts" placeholder="12 13 14" value="{routed}"' in form
+    assert '<input type="radio" name="kind" value="llm" checked>' in form
     summary = page[page.index('id="run-types"') : page.index('id="run-items"')]
     assert "Descriptive Analysis</a></td><td>1</td><td>0</td><td>1 · <a" in summary
     # Each type opens its instances in the instance browser, filtered to that type in the run's batch.
