@@ -7,7 +7,7 @@ from django.template.loader import render_to_string
 
 from curation.drafting.models import DraftingRun, PromptTemplate
 from curation.endpoints.django_client import limit_is_shared
-from curation.models import Instance
+from curation.models import Batch, Instance
 from tests.curation.drafting.conftest import endpoint_on
 from tests.support.clients import logged_in
 from tests.support.fault_server import FaultServer, unauthorized
@@ -157,9 +157,18 @@ def test_an_edited_question_prompt_is_never_replaced_by_the_default(project, per
     assert prompt_template_current(project=project, kind="question").name == "Mine"
 
 
-@pytest.mark.parametrize(("instances", "words"), [(1, "1 draft in the queue"), (2, "2 drafts in the queue")])
-def test_the_run_progress_counts_drafts_in_words_that_agree(project, instances, words):
-    run = DraftingRun(pk=1, project=project, kind="template", status="completed")
+@pytest.mark.parametrize(
+    ("instances", "state", "words"),
+    [
+        (1, None, "1 draft in the queue"),
+        (2, "open", "2 drafts in the queue"),
+        (2, "planned", "2 drafts in batch B, which is planned: open it to put them in the annotators' queue"),
+    ],
+)
+def test_the_run_progress_counts_drafts_in_words_that_agree(project, instances, state, words):
+    """A planned batch's drafts are not in anyone's queue yet: the run page says where they wait."""
+    batch = Batch(project=project, name="B", state=state) if state else None
+    run = DraftingRun(pk=1, project=project, kind="template", status="completed", batch=batch)
     counts = {"drafted": 1, "failed": 0, "pending": 0, "running": 0, "skipped": 0, "cancelled": 0}
     html = render_to_string(
         "curation/drafting/_run_progress.html",
