@@ -27,6 +27,10 @@ class Role(models.TextChoices):
     MANAGER = "manager", "Manager"
 
 
+# Who starts and steers scoring runs (scoring.runs.permissions); the release page offers "Score a model" to them.
+RUN_ROLES = frozenset({Role.MANAGER, Role.VERIFIER})
+
+
 # Who the actor must be, relative to the instance, for a transition.
 AUTHOR = "author"  # the annotator who holds / wrote the instance
 NOT_AUTHOR = "not_author"  # anyone but the author

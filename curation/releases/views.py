@@ -29,7 +29,7 @@ from curation.releases.api import ImportUploadSerializer, ReleaseCutSerializer
 from curation.releases.models import ReleaseCut
 from curation.releases.services import cut as cut_services
 from curation.releases.services import exports as export_services
-from curation.states import Role
+from curation.states import RUN_ROLES, Role
 from curation.uploads import upload_read
 
 
@@ -163,6 +163,7 @@ def release_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
         "table3_sources": sources,
         "table3_rows": table3,
         "can_download": release_selectors.can_read_gold(user=request.user, project=release.project),
+        "can_score": bool(selectors.roles_of(user=request.user, project=release.project) & RUN_ROLES),
         "newer": release_selectors.newer_release(user=request.user, release=release),
     }
     return render(request, "curation/release.html", context)

@@ -16,14 +16,12 @@ from django.contrib.auth.models import AbstractBaseUser
 from curation import selectors
 from curation.errors import NotPermitted
 from curation.models import Project
-from curation.states import Role
-
-RUN_ROLES = (Role.MANAGER, Role.VERIFIER)
+from curation.states import RUN_ROLES
 
 
 def can_run(*, user: AbstractBaseUser, project: Project) -> bool:
     """Managers and verifiers of the project (and operators, who count as managers) start and steer runs."""
-    return bool(selectors.roles_of(user=user, project=project) & set(RUN_ROLES))
+    return bool(selectors.roles_of(user=user, project=project) & RUN_ROLES)
 
 
 def runner_require(actor: AbstractBaseUser | None, project: Project, action: str) -> None:

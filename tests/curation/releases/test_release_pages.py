@@ -68,7 +68,7 @@ def test_release_page_shows_statistics_tables_and_svg_charts(world, client):
     assert world["release"].content_hash in html
     assert 'id="table2"' in html and 'id="table3"' in html and 'id="table4"' in html
     assert html.count("<svg") >= 5 and "Comparison" in html
-    assert "Downloads</a>" in html
+    assert "Downloads</a>" in html and ">Score a model</a>" in html
     both = world["release"].statistics["questions_in_both_settings"]
     assert f"{both} of {world['release'].item_count} questions are evaluated in both settings." in html
 
@@ -76,6 +76,8 @@ def test_release_page_shows_statistics_tables_and_svg_charts(world, client):
 def test_novice_sees_statistics_but_no_download_link(world, client):
     html = client_for(client, world["people"]["novice"]).get(page_url(world, "release")).content.decode()
     assert "qualification" in html and "/downloads/" not in html
+    # Annotators do not start scoring runs: no button that leads to a refusal; the scored runs stay one link away.
+    assert "Score a model" not in html and "compare scored runs</a>" in html
 
 
 def test_manager_cuts_a_release_from_the_page(world, client):

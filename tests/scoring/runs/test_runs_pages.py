@@ -30,9 +30,13 @@ def scored(project, personas):
     return {"release": release, "run": run}
 
 
-def test_release_page_links_to_scoring(client, personas, scored, project):
-    page = logged_in("novice").get(reverse("release", args=[project.slug, scored["release"].pk]))
-    assert reverse("release-score", args=[project.slug, scored["release"].pk]) in page.content.decode()
+def test_release_page_links_to_scoring_for_those_who_start_runs(client, personas, scored, project):
+    release_url = reverse("release", args=[project.slug, scored["release"].pk])
+    score_url = reverse("release-score", args=[project.slug, scored["release"].pk])
+    assert score_url in logged_in("verifier").get(release_url).content.decode()
+    # An annotator may not start a run: no link that leads to a refusal, but the scored runs are theirs to compare.
+    novice = logged_in("novice").get(release_url).content.decode()
+    assert score_url not in novice and reverse("release-compare", args=[project.slug, scored["release"].pk]) in novice
 
 
 def test_verifier_starts_a_run_from_the_release_page(client, personas, scored, project, sent):
