@@ -84,7 +84,8 @@ def grouped_bars(
     (`GROUPED_BARS_WIDTH`), about a phone's width, so a phone shows its 12-px text at nearly its size (at 580 wide a
     390-px screen drew it 7 px high)."""
     named = {name: (names or {}).get(name, name) for name in series}
-    top = max([row[name] or 0 for row in rows for name in series] or [0]) or 1
+    largest = max([row[name] or 0 for row in rows for name in series] or [0])
+    top = largest or 1
     bar_h, gap, label_w, plot_w = 12, 10, 110, GROUPED_BARS_WIDTH - 160
     groups = []
     y = 0
@@ -104,6 +105,7 @@ def grouped_bars(
         "label_w": label_w,
         "groups": groups,
         "legend": [{"name": named[n], "colour": colour(i)} for i, n in enumerate(series)],
+        "is_empty": not largest,  # nothing to draw: the page says so instead of rows of zeros
     }
 
 

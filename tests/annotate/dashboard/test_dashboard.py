@@ -238,3 +238,15 @@ def test_csv_links_have_readable_names(personas, project, client):
     page = client.get(f"/p/{project.slug}/dashboard/").content.decode()
     links = page[page.index('class="csv-links small">CSV:') :].split("</p>", 1)[0]
     assert ">draft costs</a>" in links and ">hidden gold</a>" in links and "draft_costs</a>" not in links
+
+
+def test_a_new_projects_people_charts_say_there_is_nothing_yet(personas, project, client):
+    """Before anyone has worked, the people charts say so instead of drawing rows of zeros."""
+    client.force_login(personas["manager"])
+    page = client.get(f"/p/{project.slug}/dashboard/").content.decode()
+    annotators = page[page.index("<h2>Annotators</h2>") : page.index('id="annotator-table"')]
+    verifiers = page[page.index("<h2>Verifiers</h2>") : page.index('id="verifier-table"')]
+    assert "Nothing to chart yet: the bars appear once someone has refined or reviewed a draft." in annotators
+    assert "Nothing to chart yet: the bars appear once someone has reviewed in round one." in verifiers
+    assert "<svg" not in annotators + verifiers
+    assert charts.grouped_bars([{"user": "a", "x": 1}], label="user", series=("x",))["is_empty"] is False
