@@ -90,6 +90,8 @@ def test_failed_llm_run_shows_the_error_and_retry(project, personas, drafting_ba
     run = DraftingRun.objects.get()
     page = client.get(f"/p/{project.slug}/drafting/runs/{run.pk}/").content.decode()
     assert "3 of 3 contexts failed" in page and "is unreachable" in page and "Retry 3 failed" in page
+    # The prompt versions by the names the prompts page gives them, with their hashes.
+    assert f"question “{run.question_template.name}” <code" in page and f"answer “{run.answer_template.name}”" in page
     with django_capture_on_commit_callbacks(execute=True):
         client.post(f"/p/{project.slug}/drafting/runs/{run.pk}/retry/")
     run.refresh_from_db()
