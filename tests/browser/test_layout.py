@@ -9,10 +9,11 @@ from io import StringIO
 from pathlib import Path
 
 import pytest
+from django.contrib.auth.models import User
 from django.core.management import call_command
 from playwright.sync_api import expect
 
-from curation.models import Batch, Project
+from curation.models import Batch, Instance, Project
 from curation.releases.services.cut import release_cut
 from tests.browser.conftest import follow, follow_project_nav, log_in, shot
 
@@ -172,7 +173,11 @@ def test_on_a_phone_the_endpoints_are_cards_and_the_dashboards_bar_charts_keep_l
     page, live_server, demo_with_release
 ):
     """The model endpoints table scrolled sideways at 390 px (its Test button off screen), and the dashboard's
-    people charts were drawn 580 wide, so a phone shrank their 12-px text to 7 px."""
+    people charts were drawn 580 wide, so a phone shrank their 12-px text to 7 px. (The demo's items came validated,
+    so one submission by its annotator gives the people chart a bar to draw; with none it says it has nothing.)"""
+    demo_annotator = User.objects.get(username="annotator2")
+    worked = Instance.objects.filter(project=demo_with_release.project).first()
+    worked.events.create(actor=demo_annotator, from_status="in_refinement", to_status="submitted", version=1)
     log_in(page, live_server.url, "manager", "demo-manager")
     page.set_viewport_size({"width": 390, "height": 800})
     follow(page, PROJECT, within="main")
