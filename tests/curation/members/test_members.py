@@ -101,6 +101,12 @@ def test_members_page_asks_before_removing(client, personas, project):
     page = client.get(f"/p/{project.slug}/members/").content.decode()
     novice = Membership.objects.get(project=project, user__username="novice")
     assert f'action="/p/{project.slug}/members/{novice.pk}/remove/" data-confirm="Remove novice as annotator of' in page
+    # The only manager is not offered a removal the service would refuse; with a second manager, both are.
+    manager = Membership.objects.get(project=project, user__username="manager")
+    assert f"/members/{manager.pk}/remove/" not in page and "the only manager" in page
+    Membership.objects.filter(project=project, user__username="verifier").update(role=Role.MANAGER)
+    page = client.get(f"/p/{project.slug}/members/").content.decode()
+    assert f"/members/{manager.pk}/remove/" in page and "the only manager" not in page
     assert "/static/confirm.js" in page  # the script that asks, on every page (no inline script: CSP)
 
 
