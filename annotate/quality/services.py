@@ -258,12 +258,14 @@ def probes_top_up(*, batch: Batch) -> list[Instance]:
     return made
 
 
-def gold_of_batch_papers(batch: Batch) -> list[Instance]:
+def gold_of_batch_papers(batch: Batch, candidates: list[Instance] | None = None) -> list[Instance]:
     """Validated gold (never a probe) on the papers of the batch's drafts: what its probes may be drawn from. A
-    probe from another paper would stand out among the batch's drafts, so none is made from one."""
+    probe from another paper would stand out among the batch's drafts, so none is made from one. `candidates`: the
+    project's `gold_candidates`, when a caller asks for many batches (read once, not per batch)."""
     papers = Instance.objects.filter(batch=batch).without_probes().values("context__paper_id")
     contexts = set(Context.objects.filter(paper_id__in=papers).values_list("pk", flat=True))
-    return [gold for gold in gold_candidates(batch.project) if gold.context_id in contexts]
+    pool = gold_candidates(batch.project) if candidates is None else candidates
+    return [gold for gold in pool if gold.context_id in contexts]
 
 
 def batches_without_probes(project: Project, *, gold_every: int) -> list[dict[str, Any]]:
@@ -274,9 +276,10 @@ def batches_without_probes(project: Project, *, gold_every: int) -> list[dict[st
     probed = Exists(GoldProbe.objects.filter(instance__batch=OuterRef("pk")))
     batches = Batch.objects.filter(drafted, project=project).exclude(probed).exclude(state=Batch.State.CLOSED)
     rows = []
+    candidates = gold_candidates(project)
     for batch in batches.order_by("pk"):
         drafts = Instance.objects.filter(batch=batch).without_probes().count()
-        if not gold_of_batch_papers(batch):
+        if not gold_of_batch_papers(batch, candidates):
             reason = "no_gold"
         elif not probes_due(drafts=drafts, probes=0, gold_every=gold_every, batch_id=batch.pk):
             reason = "too_few_drafts"
