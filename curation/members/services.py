@@ -5,6 +5,7 @@ only; a project never loses its last manager). Adding an existing user is `curat
 from __future__ import annotations
 
 import secrets
+from collections.abc import Iterable
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
@@ -26,11 +27,19 @@ def _membership_of(*, project: Project, membership_id: int) -> Membership:
     return membership
 
 
+def last_manager_id(memberships: Iterable[Membership]) -> int | None:
+    """The membership a project cannot lose: its manager when it has only one (None otherwise). `memberships`: the
+    project's, or at least all of its managers'. The services refuse to remove it or change its role; the members
+    page offers neither."""
+    managers = [m.pk for m in memberships if m.role == Role.MANAGER]
+    return managers[0] if len(managers) == 1 else None
+
+
 def _refuse_losing_last_manager(membership: Membership) -> None:
     if membership.role != Role.MANAGER:
         return
-    others = Membership.objects.filter(project_id=membership.project_id, role=Role.MANAGER).exclude(pk=membership.pk)
-    if not others.exists():
+    managers = Membership.objects.filter(project_id=membership.project_id, role=Role.MANAGER).only("pk", "role")
+    if last_manager_id(managers) == membership.pk:
         raise InvalidInput("A project keeps at least one manager; make someone else manager first.")
 
 

@@ -65,11 +65,9 @@ def project_new(request: HttpRequest) -> HttpResponse:
 
 def _members_page(request: HttpRequest, project: Project, **forms_and_extras: object) -> HttpResponse:
     members = list(member_selectors.members_of(user=request.user, project=project))
-    managers = sum(m.role == Role.MANAGER for m in members)
     context = {
         "project": project,
-        # The service refuses to remove the last manager (a project keeps one): the page offers no such button.
-        "sole_manager_id": next((m.pk for m in members if m.role == Role.MANAGER), None) if managers == 1 else None,
+        "sole_manager_id": member_services.last_manager_id(members),  # no Remove: the services refuse it
         "members": [
             {"membership": m, "role_form": RoleForm(initial={"role": m.role}, prefix=f"m{m.pk}")} for m in members
         ],
