@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import ast
 import os
+import re
 import subprocess
 import sys
 import time
@@ -36,6 +38,15 @@ def wait_for(predicate, *, timeout: float = 60.0, interval: float = 0.2, what: s
             return value
         time.sleep(interval)
     raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}")
+
+
+def handed_back(worker: dict, kind: str) -> int:
+    """How many rows of job kind `kind` a stopping worker has handed back, by its log. The line is written after the
+    hand-back's transaction and the messages it sends (curation/tasks.py), so a row counted here is on the queue
+    again; its state alone does not say so: a worker killed between that commit and the send leaves a pending row
+    with no message, which only the stall reaper (minutes, in these tests) sends again."""
+    lines = re.findall(rf"{re.escape(worker['hostname'])} handed back (\{{.*\}})", worker["log"].read_text())
+    return sum(ast.literal_eval(counts).get(kind, 0) for counts in lines)
 
 
 def _xdist_suffix() -> str:

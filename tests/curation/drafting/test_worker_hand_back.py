@@ -13,7 +13,7 @@ from curation.drafting.services.runs import run_create, run_start
 from curation.models import Instance
 from tests.curation.drafting.conftest import endpoint_on, make_contexts, scripted_reply
 from tests.support.fault_server import FaultServer
-from tests.support.workers import celery_worker, wait_for
+from tests.support.workers import celery_worker, handed_back, wait_for
 
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 
@@ -41,8 +41,13 @@ def test_a_worker_stopped_mid_item_hands_its_drafting_items_back_at_once(project
             os.killpg(first["process"].pid, signal.SIGQUIT)  # cold shutdown: the item in progress is abandoned
             # Handed back as the signal arrives (curation/tasks.py), before Celery stops the pool: under load that
             # stop can hang for good (billiard 4.3.2's pool.stop(), about one stop in five), and the worker with it.
+            # Each item handed back with its message sent again, before the worker is killed on leaving this block.
             held = run.items.filter(worker=first["hostname"], status="running")
-            wait_for(lambda: not held.exists(), timeout=30, what="the stopped worker to hand its item back")
+            wait_for(
+                lambda: not held.exists() and handed_back(first, "drafting items") >= len(contexts),
+                timeout=30,
+                what="the stopped worker to hand its items back",
+            )
         assert DraftingRun.objects.get(pk=run.pk).status == "running"
         with celery_worker(queue=queue, name="replacement", env=slow_reaper):
             wait_for(

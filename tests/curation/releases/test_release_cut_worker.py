@@ -15,7 +15,7 @@ from curation.releases.services import cut as cut_services
 from curation.releases.services import jobs as release_jobs
 from curation.states import Status
 from tests.curation.releases.test_release_scale import validated_world
-from tests.support.workers import celery_worker, private_queue, wait_for
+from tests.support.workers import celery_worker, handed_back, private_queue, wait_for
 
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 
@@ -125,7 +125,7 @@ def test_a_cold_stopped_worker_whose_pool_hangs_hands_the_cut_back_at_once(proje
         )
         # The row is handed back before the line is logged: wait for the line rather than read it at once.
         wait_for(
-            lambda: "handed back {'release cuts': 1}" in first["log"].read_text(),
+            lambda: handed_back(first, "release cuts") == 1,
             timeout=30,
             what="the stopped worker to log its hand-back",
         )

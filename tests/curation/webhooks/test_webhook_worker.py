@@ -20,7 +20,7 @@ from curation.webhooks.models import WebhookDelivery
 from tests.curation.releases.test_release_scale import validated_world
 from tests.curation.webhooks.conftest import LOOPBACK_ALLOWED
 from tests.curation.webhooks.receivers import closed_port_url, receiver
-from tests.support.workers import celery_worker, private_queue, wait_for
+from tests.support.workers import celery_worker, handed_back, private_queue, wait_for
 
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 
@@ -144,9 +144,10 @@ def test_a_worker_stopped_mid_attempt_hands_the_delivery_back_at_once(project, p
             wait_for(lambda: len(hook_receiver["requests"]) == 1, timeout=60, what="the first attempt to arrive")
             assert WebhookDelivery.objects.get(pk=delivery.pk).worker == first["hostname"]
             os.killpg(first["process"].pid, signal.SIGQUIT)  # cold shutdown: the attempt in progress is abandoned
-            # Handed back as the signal arrives, before Celery stops the pool (which can hang under load).
+            # Handed back as the signal arrives, before Celery stops the pool (which can hang under load); its
+            # message sent again before the worker is killed on leaving this block.
             wait_for(
-                lambda: WebhookDelivery.objects.get(pk=delivery.pk).state == "pending",
+                lambda: handed_back(first, "webhook deliveries") == 1,
                 timeout=30,
                 what="the stopped worker to hand the delivery back",
             )
