@@ -14,6 +14,9 @@ from annotate.quality.api import QualitySettingsSerializer
 from curation import selectors
 from curation.page_errors import form_problems
 
+# Both forms send the manager back to the dashboard's hidden-gold card, and say what happened there.
+CARD = "hidden-gold"
+
 
 @login_required
 @require_POST
@@ -24,11 +27,11 @@ def quality_settings_page(request: HttpRequest, slug: str) -> HttpResponse:
     values["is_pause_on_fail"] = "true" if request.POST.get("is_pause_on_fail") else "false"
     payload = QualitySettingsSerializer(data=values)
     if not payload.is_valid():
-        messages.error(request, form_problems(payload))
+        messages.error(request, form_problems(payload), extra_tags=CARD)
     else:
         quality_services.quality_configure(project=project, actor=request.user, **payload.validated_data)
-        messages.success(request, "Hidden-gold settings saved.")
-    return redirect(reverse("dashboard", kwargs={"slug": slug}) + "#hidden-gold")
+        messages.success(request, "Hidden-gold settings saved.", extra_tags=CARD)
+    return redirect(reverse("dashboard", kwargs={"slug": slug}) + f"#{CARD}")
 
 
 @login_required
@@ -39,5 +42,5 @@ def restore_page(request: HttpRequest, slug: str, user_id: int) -> HttpResponse:
     quality_services.annotator_restore(
         project=project, actor=request.user, user_id=user_id, reason=request.POST.get("reason", "")
     )
-    messages.success(request, "Restored: the annotator may claim drafts again.")
-    return redirect(reverse("dashboard", kwargs={"slug": slug}) + "#hidden-gold")
+    messages.success(request, "Restored: the annotator may claim drafts again.", extra_tags=CARD)
+    return redirect(reverse("dashboard", kwargs={"slug": slug}) + f"#{CARD}")

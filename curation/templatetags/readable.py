@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from django import template
@@ -62,3 +62,10 @@ def answer_form(name: str) -> str:
     results and error analysis use) or "short" gives "Short-form"; an unknown name is shown as it is."""
     form = str(name).removesuffix("_form")
     return Instance.AnswerForm(form).label if form in Instance.AnswerForm.values else str(name)
+
+
+@register.filter
+def placed(messages: Iterable[Any], place: str) -> list[Any]:
+    """The messages shown at `place`: the page's top (""), or the section a form sends the person back to (its id,
+    the message's extra_tags), where they land rather than above it."""
+    return [message for message in messages if (message.extra_tags or "") == place]

@@ -361,6 +361,24 @@ def test_a_hidden_gold_setting_out_of_range_is_refused_in_the_words_of_its_label
     assert not QualitySettings.objects.filter(project=project, gold_every=5).exists()  # nothing partial kept
 
 
+def _hidden_gold_card(page: str) -> str:
+    return page.split('id="hidden-gold"', 1)[1].split("</section>", 1)[0]
+
+
+def test_the_hidden_gold_forms_say_what_they_did_in_the_card_they_return_to(personas, project, client):
+    """The forms send the manager back to the dashboard at #hidden-gold, so their message is said there, in view,
+    not at the top of the page above it."""
+    client.force_login(personas["manager"])
+    url = f"/p/{project.slug}/quality/settings/"
+    response = client.post(url, {"gold_every": "5", "gold_threshold": "0.5", "gold_min_sample": "3"})
+    assert response.status_code == 302 and response["Location"].endswith("/dashboard/#hidden-gold")
+    page = client.get(response["Location"]).content.decode()
+    assert "Hidden-gold settings saved." in _hidden_gold_card(page)
+    assert page.count("Hidden-gold settings saved.") == 1  # not at the top as well
+    refused = client.post(url, {"gold_every": "5", "gold_threshold": "2", "gold_min_sample": "3"}, follow=True)
+    assert "Alert below EM: Ensure this value" in _hidden_gold_card(refused.content.decode())
+
+
 @pytest.mark.parametrize("persona", ["annotator", "verifier", "outsider"])
 def test_only_managers_change_hidden_gold_from_the_page(personas, project, persona):
     client = Client()

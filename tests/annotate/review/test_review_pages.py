@@ -149,7 +149,7 @@ def test_discussion_page_shows_the_flash_messages_not_the_thread_as_banners(pers
     url = f"/p/{project.slug}/discussions/{discussion.pk}/"
     response = logged_in("annotator2").post(url + "reply/", {"text": "See table 1, row 2."}, follow=True)
     html = response.content.decode()
-    banners = html[html.index('<ul class="messages">') :]
+    banners = html[html.index('<ul class="messages"') :]
     banners = banners[: banners.index("</ul>")]
     assert "Reply posted." in banners and "in discussion" not in banners and "See table 1" not in banners
     assert "See table 1, row 2." in html  # the thread itself is still shown
