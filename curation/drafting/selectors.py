@@ -88,6 +88,44 @@ def run_type_summary(run: DraftingRun) -> list[dict[str, Any]]:
     return sorted(rows.values(), key=lambda row: row["type"])
 
 
+# The run page's words for an option (curation/drafting/services/runs.py: DEFAULT_OPTIONS), in the form's order.
+OPTION_LABELS = {
+    "template_ids": "Templates",
+    "per_template": "Questions per template",
+    "seed": "Seed",
+    "unanswerable": "Unanswerable questions",
+    "paraphrase_headers": "Header names paraphrased",
+    "max_context_chars": "Longest context sent (characters)",
+    "redraft": "Contexts already drafted",
+    "chunk_size": "Contexts per chunk",
+    "queue": "Queue",
+}
+# What only one drafter reads: the other's page does not show it.
+TEMPLATE_OPTIONS = {"template_ids", "per_template", "seed", "unanswerable", "paraphrase_headers"}
+LLM_OPTIONS = {"max_context_chars"}
+
+
+def run_options_said(run: DraftingRun) -> list[tuple[str, str]]:
+    """A run's options as its page says them: labelled, a default in words rather than the 0 or [] that stands for it,
+    and only those its drafter reads."""
+    options = run.options
+    template_run = run.kind == DraftingRun.Kind.TEMPLATE
+    automatic = "25" if template_run else "twice the endpoint's concurrency limit, at least 4"
+    said = {
+        "template_ids": ", ".join(options.get("template_ids") or []) or "all",
+        "per_template": str(options.get("per_template") or 1),
+        "seed": str(options.get("seed") or 0),
+        "unanswerable": "kept, for the unanswerable split" if options.get("unanswerable") == "keep" else "skipped",
+        "paraphrase_headers": "yes, by the run's endpoint" if options.get("paraphrase_headers") else "no",
+        "max_context_chars": f"{int(options.get('max_context_chars') or 8000):,}",
+        "redraft": "drafted again" if options.get("redraft") else "skipped",
+        "chunk_size": str(options.get("chunk_size") or f"automatic ({automatic})"),
+        "queue": options.get("queue") or "not sent yet",
+    }
+    hidden = LLM_OPTIONS if template_run else TEMPLATE_OPTIONS
+    return [(label, said[name]) for name, label in OPTION_LABELS.items() if name not in hidden]
+
+
 def types_without_templates(*, project: Project) -> list[ReasoningType]:
     """The project's reasoning types no question template exercises (a type counts as covered when one of its
     subtypes is): a template run leaves contexts assigned them undrafted, for a language-model run."""

@@ -164,6 +164,7 @@ def _run_context(run: DraftingRun) -> dict[str, Any]:
         **run_services.run_progress(run),
         "items": drafting_selectors.run_items(run),
         "type_summary": drafting_selectors.run_type_summary(run),
+        "options": drafting_selectors.run_options_said(run),
         "is_active": run.is_active,
     }
 

@@ -71,7 +71,7 @@ def test_manager_starts_a_template_run_and_the_run_page_shows_progress(
     page = client.get(response.url).content.decode()
     assert "Completed" in page and 'value="100"' in page and "3 drafted" in page
     # The run's options read as name and value, not as a Python dict.
-    assert "<code>per_template</code> 1" in page and "{&#x27;" not in page
+    assert "<dt>Questions per template</dt><dd>1</dd>" in page and "{&#x27;" not in page
     assert client.get(f"/p/{project.slug}/drafting/runs/{run.pk}/progress/").status_code == 286
     assert Instance.objects.filter(batch=drafting_batch, status="drafted").count() == sum(
         run.items.values_list("instance_count", flat=True)
@@ -227,8 +227,13 @@ def test_no_assigned_type_is_silently_skipped_by_the_template_drafter(
     types = [comparison.pk, *comparison.subtypes.values_list("pk", flat=True)]
     shown = Instance.objects.filter(batch=drafting_batch, reasoning_type__in=types)
     assert listed == set(shown.values_list("pk", flat=True)) and listed
-    # Options as a person reads them: yes/no and a list, not Python's True and [].
-    assert "<code>redraft</code> no" in page and "<code>template_ids</code> []" in page and "False" not in page
+    # Options by their labels, a default in words rather than the 0 or [] that stands for it, and only those the
+    # run's drafter reads: a template run sends no context to a model.
+    facts = page[page.index('<dl class="facts">') : page.index("</dl>")]
+    assert "<dt>Templates</dt><dd>all</dd>" in facts and "<dt>Unanswerable questions</dt><dd>skipped</dd>" in facts
+    assert "<dt>Contexts already drafted</dt><dd>skipped</dd>" in facts
+    assert "<dt>Contexts per chunk</dt><dd>automatic (25)</dd>" in facts
+    assert "Longest context" not in facts and "template_ids" not in facts and "chunk_size" not in facts
 
 
 def test_the_drafting_page_says_when_contexts_have_no_reasoning_type_and_where_to_assign_them(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from curation.drafting.models import DraftingItem, DraftingRun
+from curation.drafting.selectors import run_options_said
 from curation.drafting.services.items import run_process_inline
 from curation.drafting.services.runs import run_cancel, run_create, run_retry_failed, run_start
 from curation.errors import InvalidInput, NotPermitted
@@ -273,3 +274,27 @@ def test_a_draft_records_every_field_the_annotator_may_change(project, personas,
     assert instance.draft["answer_type"] == instance.answer_type and instance.answer_type
     assert instance.draft["scale"] == instance.scale
     assert instance.draft["relevant_table_ids"] == sorted(instance.relevant_tables.values_list("id", flat=True))
+
+
+def test_a_runs_options_are_said_by_label_and_only_those_its_drafter_reads(
+    project, personas, drafting_batch, drafting_contexts
+):
+    endpoint = endpoint_on(project, "http://127.0.0.1:9")
+    llm = run_create(
+        project=project, actor=personas["manager"], kind="llm", batch=drafting_batch, endpoint=endpoint,
+        options={"chunk_size": 6, "redraft": True, "max_context_chars": 12000},
+    )  # fmt: skip
+    assert run_options_said(llm) == [
+        ("Longest context sent (characters)", "12,000"),
+        ("Contexts already drafted", "drafted again"),
+        ("Contexts per chunk", "6"),
+        ("Queue", "not sent yet"),
+    ]
+    template = run_create(
+        project=project, actor=personas["manager"], kind="template", batch=drafting_batch,
+        options={"template_ids": ["extreme_row", "compare_two_rows"], "per_template": 2, "unanswerable": "keep"},
+    )  # fmt: skip
+    said = dict(run_options_said(template))
+    assert said["Templates"] == "extreme_row, compare_two_rows" and said["Questions per template"] == "2"
+    assert said["Unanswerable questions"] == "kept, for the unanswerable split"
+    assert said["Contexts per chunk"] == "automatic (25)" and "Longest context sent (characters)" not in said
