@@ -45,29 +45,27 @@ RULE_COMMANDS: dict[str, int] = {
 }  # fmt: skip
 
 # Macros pylatexenc is taught: their arguments (its spec: `{` mandatory, `[` optional, `*` a star) and what they print
-# (`%(n)s`: their n-th argument; None: nothing).
+# (`%(n)s`: their n-th argument; None: nothing). Macros its own specs already read and print alike are left to them.
 _MACROS: dict[str, tuple[str, str | None]] = {
     "texttt": ("{", "%(1)s"), "textsf": ("{", "%(1)s"), "href": ("{{", "%(2)s"), "rule": ("[{{", None),
-    "includegraphics": ("[{", None), "cellcolor": ("[{", None), "rowcolor": ("[{", None),
-    "textcolor": ("[{{", "%(3)s"), "color": ("[{", None), "colorbox": ("[{{", "%(3)s"), "hspace": ("*{", " "),
-    "vspace": ("*{", None), "phantom": ("{", None), "hphantom": ("{", None), "vphantom": ("{", None),
-    "makebox": ("[[{", "%(3)s"), "parbox": ("[[[{{", "%(5)s"), "raisebox": ("{[[{", "%(4)s"),
+    "includegraphics": ("[{", None), "cellcolor": ("[{", None), "rowcolor": ("[{", None), "color": ("[{", None),
+    "hspace": ("*{", " "), "vspace": ("*{", None), "phantom": ("{", None), "hphantom": ("{", None),
+    "vphantom": ("{", None), "makebox": ("[[{", "%(3)s"), "parbox": ("[[[{{", "%(5)s"), "raisebox": ("{[[{", "%(4)s"),
     "resizebox": ("*{{{", "%(4)s"), "scalebox": ("{[{", "%(3)s"), "adjustbox": ("{{", "%(2)s"),
     "makecell": ("[{", "%(2)s"), "thead": ("[{", "%(2)s"), "shortstack": ("[{", "%(2)s"), "fontsize": ("{{", None),
     "addlinespace": ("[", None), "footnotemark": ("[", None), "footnotetext": ("[{", None), "tnote": ("{", None),
-    "tablefootnote": ("{", None), "thanks": ("{", None), "sisetup": ("{", None), "ensuremath": ("{", "%(1)s"),
-    "mbox": ("{", "%(1)s"), "fbox": ("{", "%(1)s"), "uline": ("{", "%(1)s"), "sout": ("{", "%(1)s"),
-    "st": ("{", "%(1)s"), "hl": ("{", "%(1)s"), "Block": ("[{{", "%(3)s"), "SetCell": ("[{", None),
-    "rotatebox": ("[{{", "%(3)s"), "rot": ("{", "%(1)s"), "bigstrut": ("[", None), "textsubscript": ("{", "%(1)s"),
-    "bm": ("{", "%(1)s"), "boldsymbol": ("{", "%(1)s"), "label": ("{", None), "centering": ("", None),
-    "xspace": ("", None), "strut": ("", None), "mathds": ("{", "%(1)s"), "mathbbm": ("{", "%(1)s"),
-    "textup": ("{", "%(1)s"), "textmd": ("{", "%(1)s"), "textnormal": ("{", "%(1)s"), "tabularnewline": ("", " "),
-    "mathit": ("{", "%(1)s"), "mathbf": ("{", "%(1)s"), "mathsf": ("{", "%(1)s"), "mathtt": ("{", "%(1)s"),
-    "mathrm": ("{", "%(1)s"), "mathnormal": ("{", "%(1)s"), "setlength": ("{{", None), "addtolength": ("{{", None),
-    "renewcommand": ("{{", None), "footnote": ("[{", None), "url": ("{", "%(1)s"), "nolinkurl": ("{", "%(1)s"),
-    "orcidlink": ("{", None), "email": ("{", "%(1)s"), "textls": ("[{", "%(2)s"), "maketitle": ("", None),
-    "twocolumn": ("[", None), "onecolumn": ("", None), "scriptsize": ("", None), "selectfont": ("", None),
-    "linebreak": ("[", " "),
+    "tablefootnote": ("{", None), "thanks": ("{", None), "sisetup": ("{", None), "mbox": ("{", "%(1)s"),
+    "fbox": ("{", "%(1)s"), "uline": ("{", "%(1)s"), "sout": ("{", "%(1)s"), "st": ("{", "%(1)s"),
+    "hl": ("{", "%(1)s"), "Block": ("[{{", "%(3)s"), "SetCell": ("[{", None), "rotatebox": ("[{{", "%(3)s"),
+    "rot": ("{", "%(1)s"), "bigstrut": ("[", None), "textsubscript": ("{", "%(1)s"), "bm": ("{", "%(1)s"),
+    "boldsymbol": ("{", "%(1)s"), "label": ("{", None), "centering": ("", None), "xspace": ("", None),
+    "strut": ("", None), "mathds": ("{", "%(1)s"), "mathbbm": ("{", "%(1)s"), "textup": ("{", "%(1)s"),
+    "textmd": ("{", "%(1)s"), "textnormal": ("{", "%(1)s"), "tabularnewline": ("", " "), "mathit": ("{", "%(1)s"),
+    "mathbf": ("{", "%(1)s"), "mathsf": ("{", "%(1)s"), "mathtt": ("{", "%(1)s"), "mathnormal": ("{", "%(1)s"),
+    "setlength": ("{{", None), "addtolength": ("{{", None), "renewcommand": ("{{", None), "footnote": ("[{", None),
+    "url": ("{", "%(1)s"), "nolinkurl": ("{", "%(1)s"), "orcidlink": ("{", None), "email": ("{", "%(1)s"),
+    "textls": ("[{", "%(2)s"), "maketitle": ("", None), "twocolumn": ("[", None), "onecolumn": ("", None),
+    "scriptsize": ("", None), "selectfont": ("", None), "linebreak": ("[", " "),
 }  # fmt: skip
 # pifont's \ding numbers for the check and cross marks papers use in tables.
 _DINGS = {"51": "✓", "52": "✔", "55": "✗", "56": "✘", "72": "★", "73": "☆", "108": "●", "109": "❍", "110": "■"}
