@@ -1,5 +1,5 @@
 // Layout check (tests/browser/test_layout.py): for every visible control of <main>, scroll it into view and ask
-// what the browser finds at its centre, whether it has a label and (a button) the app's style; a box that hides its overflow must contain it; the page must not scroll sideways;
+// what the browser finds at its centre, whether it has a label (and its placeholder fits) and (a button) the app's style; a box that hides its overflow must contain it; the page must not scroll sideways;
 // a data table wider than its box scrolls in a box that shows it, header row and first column kept in view.
 async () => {
   // The page loaded, then two frames: what its scripts do on load and on a resize (tables.js marking wide tables)
@@ -36,6 +36,7 @@ async () => {
     const first = table.querySelector("tbody tr > :first-child");
     if (first && getComputedStyle(first).position !== "sticky") problems.push(`${tname}: its first column scrolls away`);
   }
+  const pen = document.createElement("canvas").getContext("2d");  // measures placeholders' text
   const controls = document.querySelectorAll("main input:not([type=hidden]), main select, main textarea, main button");
   for (const el of controls) {
     const style = getComputedStyle(el);
@@ -58,6 +59,14 @@ async () => {
     const named = el.tagName === "BUTTON" || ["submit", "button", "reset"].includes(el.type)
       || (el.labels && el.labels.length) || el.getAttribute("aria-label") || el.getAttribute("aria-labelledby") || el.title;
     if (!named) problems.push(`${name} has no label`);
+    // A placeholder is an example a person reads whole: cut off at the box's edge, it says something else.
+    if (el.placeholder && !el.value) {
+      pen.font = `${style.fontStyle} ${style.fontWeight} ${style.fontSize} ${style.fontFamily}`;
+      const room = el.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+      if (el.tagName === "INPUT" && pen.measureText(el.placeholder).width > room + 1) {
+        problems.push(`${name}: its placeholder "${el.placeholder}" is cut off`);
+      }
+    }
     // A button the browser draws itself (Chromium's ButtonFace grey, outset border): app.css styles every button.
     if ((el.tagName === "BUTTON" || ["submit", "button", "reset"].includes(el.type))
         && (style.borderTopStyle === "outset" || style.backgroundColor === "rgb(239, 239, 239)")) {

@@ -31,7 +31,7 @@ def _wide_html() -> str:
     return f"<table class='data'><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
-def test_the_layout_check_fails_on_a_wide_table_that_does_not_show_it_scrolls(page):
+def test_the_layout_check_fails_on_a_wide_table_that_does_not_show_it_scrolls_and_a_cut_off_placeholder(page):
     page.set_content(_table(f"<div style='overflow:auto'>{_wide_html()}</div>"))
     problems = page.evaluate(PROBLEMS)
     assert any("scrolls sideways without showing" in p for p in problems), problems
@@ -39,6 +39,15 @@ def test_the_layout_check_fails_on_a_wide_table_that_does_not_show_it_scrolls(pa
     assert any("first column scrolls away" in p for p in problems), problems
     page.set_content(_table(f"<div style='overflow:hidden'>{_wide_html()}</div>"))
     assert any("does not scroll inside a box" in p for p in page.evaluate(PROBLEMS))
+
+    # A placeholder cut off at its box's edge (the vouch reason's, before its box was widened).
+    page.set_content(
+        "<main><label>Why <input name='reason' style='width:8em' placeholder='e.g. wrote the guidelines with me'>"
+        "</label></main>"
+    )
+    assert any('placeholder "e.g. wrote the guidelines with me" is cut off' in p for p in page.evaluate(PROBLEMS))
+    page.evaluate("document.querySelector('input').style.width = '30em'")
+    assert page.evaluate(PROBLEMS) == []
 
 
 def test_a_wide_relevant_table_in_the_review_pane_scrolls_visibly_with_header_and_first_column_kept(
@@ -70,3 +79,30 @@ def test_a_wide_relevant_table_in_the_review_pane_scrolls_visibly_with_header_an
     assert first["x"] >= wrap.bounding_box()["x"] - 1
     Path("var/screenshots").mkdir(parents=True, exist_ok=True)
     shot(verifier, "review-wide-table-1366")
+
+
+def test_a_tall_table_says_how_many_rows_lie_below_its_box(browser, live_server, project, personas, open_batch):
+    """A table taller than its box (420 px) scrolls inside it too: the hint above says so, with the rows out of view,
+    as it does for columns."""
+    tall = [["Model", "Dev", "Test"]] + [[f"Model {row}", f"{row}.1", f"{row}.2"] for row in range(1, 41)]
+    table = TableFactory(paper__project=project, number="2", caption="Forty rows.", cells=tall)
+    context = ShortContextFactory(
+        paper=table.paper, paragraph__section="Results", paragraph__text="Table 2 lists them.", tables=[table]
+    )
+    from tests.conftest import instance_build
+
+    instance = instance_build(project, context, batch=open_batch, draft={"question": "Draft?"})
+    submitted = submit(project, personas["annotator"], instance, answer=["3.1"])
+    verifier = open_as(browser, live_server, "verifier")
+    verifier.set_viewport_size({"width": 1366, "height": 800})
+    verifier.goto(f"{live_server.url}/p/{project.slug}/review/{submitted.pk}/")
+    wrap = verifier.locator(f"#table-{table.pk}")
+    assert wrap.get_attribute("data-scrolls") is None  # not wider than its box
+    hint = verifier.locator(".scroll-hint").first.inner_text()
+    assert hint.startswith("Taller than this box: scroll it down for ") and hint.endswith(" more rows ↓")
+    below = int(hint.split("for ")[1].split(" ")[0])
+    visible = wrap.evaluate(
+        "box => [...box.querySelectorAll('tbody tr')].filter(r => r.offsetTop + r.offsetHeight <= box.clientHeight + 1)"
+        ".length"
+    )
+    assert 0 < below and below + visible == 40
