@@ -297,22 +297,10 @@ class RedisRateLimiter:
             self._sleep(wait + random.uniform(0, 0.05))
 
 
-# One limiter per (backend, endpoint, limit) in a process, so clients built per task share pools and heartbeats.
+# One limiter per (backend, endpoint, limit) in a process, so clients built per task share pools and heartbeats; and
+# one Redis client per URL, keyed ("redis", URL, 0).
 _limiters: dict[tuple[str, str, int], Any] = {}
-_redis_clients: dict[str, Any] = {}
 _registry_lock = threading.RLock()
-
-
-def redis_client(redis_url: str) -> Any:
-    """A redis-py client for `redis_url`, one per URL and process (imported lazily: Redis is optional)."""
-    import redis
-
-    with _registry_lock:
-        if redis_url not in _redis_clients:
-            _redis_clients[redis_url] = redis.Redis.from_url(
-                redis_url, socket_timeout=10, socket_connect_timeout=5, health_check_interval=30
-            )
-        return _redis_clients[redis_url]
 
 
 def _registered(key: tuple[str, str, int], build: Callable[[], Any]) -> Any:
@@ -320,6 +308,16 @@ def _registered(key: tuple[str, str, int], build: Callable[[], Any]) -> Any:
         if key not in _limiters:
             _limiters[key] = build()
         return _limiters[key]
+
+
+def redis_client(redis_url: str) -> Any:
+    """A redis-py client for `redis_url`, one per URL and process (imported lazily: Redis is optional)."""
+    import redis
+
+    return _registered(
+        ("redis", redis_url, 0),
+        lambda: redis.Redis.from_url(redis_url, socket_timeout=10, socket_connect_timeout=5, health_check_interval=30),
+    )
 
 
 def concurrency_limiter_for(

@@ -55,20 +55,22 @@ def base_url_for(port: int, host: str = "127.0.0.1") -> str:
     return f"http://{host}:{port}/v1"
 
 
-def endpoint_config(port: int = DEFAULT_PORT, **overrides: Any) -> EndpointConfig:
-    """EndpointConfig of the local model (greedy decoding by default, so its answers are cacheable)."""
-    settings: dict[str, Any] = {
+def endpoint_settings(port: int) -> dict[str, Any]:
+    """The local model's endpoint settings, for its ModelEndpoint row (the demo's) and its EndpointConfig alike:
+    greedy decoding by default, so its answers are cacheable."""
+    return {
         "base_url": base_url_for(port),
         "model": MODEL_NAME,
         "timeout_s": 120.0,
         "max_attempts": 3,
         "concurrency_limit": DEFAULT_PARALLEL,
         "generation_params": {"temperature": 0.0, "max_tokens": 256},
-        "supports_tools": False,
-        "identity_key": f"local-smollm2-{port}",
-        **overrides,
     }
-    return EndpointConfig(**settings)
+
+
+def endpoint_config(port: int = DEFAULT_PORT, **overrides: Any) -> EndpointConfig:
+    """EndpointConfig of the local model (`endpoint_settings`)."""
+    return EndpointConfig(**{**endpoint_settings(port), "identity_key": f"local-smollm2-{port}", **overrides})
 
 
 def serve(

@@ -29,21 +29,13 @@ def local_model_endpoint():
     """The embedded SmolLM2 endpoint, available to every project (created once)."""
     from django.conf import settings
 
-    from curation.endpoints.local_model import DEFAULT_PARALLEL, MODEL_NAME, base_url_for
+    from curation.endpoints.local_model import endpoint_settings
     from curation.endpoints.models import ModelEndpoint
 
     endpoint, _ = ModelEndpoint.objects.update_or_create(
         project=None,
         name="Local SmolLM2-135M-Instruct",
-        defaults={
-            "base_url": base_url_for(settings.TATCURATE_LOCAL_MODEL_PORT),
-            "model": MODEL_NAME,
-            "timeout_s": 120.0,
-            "max_attempts": 3,
-            "concurrency_limit": DEFAULT_PARALLEL,
-            "generation_params": {"temperature": 0.0, "max_tokens": 256},
-            "is_local_default": True,
-        },
+        defaults={**endpoint_settings(settings.TATCURATE_LOCAL_MODEL_PORT), "is_local_default": True},
     )
     return endpoint
 

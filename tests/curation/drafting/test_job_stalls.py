@@ -168,8 +168,7 @@ def test_a_redis_outage_hands_a_drafting_item_back_untried_and_the_run_completes
             requests = server.chat_request_count
     finally:
         redis.stop()
-        limits._limiters.clear()
-        limits._redis_clients.clear()
+        limits._limiters.clear()  # the limiters and their Redis clients
         django_client._clients.clear()
     assert requests == 4  # two items, two calls each, each asked once
     assert set(run.items.values_list("status", "attempts")) == {("drafted", 1)}
