@@ -1,4 +1,4 @@
-"""TAT-QA's answer types and scales, and their suggestion from the answer's own source, with the evidence (pure).
+"""TAT-QA's answer types, scales and answer sources, and the suggestion of a type and a scale from the evidence (pure).
 
 A suggestion is made only from evidence: the cells the answer is read or computed from (their units, their row and
 column headers), the table's scale notes, the notes of the surrounding text, and the derivation. When the evidence
@@ -11,6 +11,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 ANSWER_TYPES = ("span", "multi-span", "arithmetic", "count")
+ANSWER_SOURCES = ("table", "text", "table-text")
 ANSWER_TYPE_LABELS = {"span": "Span", "multi-span": "Multi-span", "arithmetic": "Arithmetic", "count": "Count"}
 SCALES = ("", "thousand", "million", "billion", "percent")
 SCALE_LABELS = {"": "None", "thousand": "Thousand", "million": "Million", "billion": "Billion", "percent": "Percent"}

@@ -13,13 +13,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from curation.answer_types import ANSWER_SOURCES, ANSWER_TYPES, SCALES
+
 # The toolkit owns the short-form rule so the importers, the workspace and the scorers share it.
 from curation.toolkit.answer_form import is_short_form
 
 FORMATS = ("tatqa", "tatdqa", "finqa", "scitat")
-TATQA_ANSWER_TYPES = ("span", "multi-span", "arithmetic", "count")
-ANSWER_SOURCES = ("table", "text", "table-text")
-TATQA_SCALES = ("", "thousand", "million", "billion", "percent")
 
 ATTRIBUTION = {
     "tatqa": (
@@ -251,11 +250,11 @@ def parse_tatqa(data: Any, *, with_context: bool = True) -> ParsedDataset:
             # A question without `answer` (TAT-QA's test file) is unlabelled: it comes in as a draft to annotate.
             is_draft = "answer" not in question
             items = [] if is_draft else _answer_items(_get(question, "answer", q_path, ()), f"{q_path}.answer")
-            answer_type = _optional_choice(question, "answer_type", q_path, TATQA_ANSWER_TYPES, required=not is_draft)
+            answer_type = _optional_choice(question, "answer_type", q_path, ANSWER_TYPES, required=not is_draft)
             answer_from = ""
             if with_context:
                 answer_from = _optional_choice(question, "answer_from", q_path, ANSWER_SOURCES, required=not is_draft)
-            scale: str | None = _optional_choice(question, "scale", q_path, TATQA_SCALES, required=not is_draft)
+            scale: str | None = _optional_choice(question, "scale", q_path, SCALES, required=not is_draft)
             if is_draft and "scale" not in question:
                 scale = None  # unlabelled: not chosen (the scale None is a choice, "")
             derivation = _get(question, "derivation", q_path, (str,), required=False) or ""

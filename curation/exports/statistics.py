@@ -12,7 +12,8 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-ANSWER_SOURCES = ("table", "text", "table-text")
+from curation.answer_types import ANSWER_SOURCES
+
 ANSWER_FORMS = ("short", "free")
 # The counts of one item key each: the key, the label of an empty value, and the order the values are presented in.
 COUNTED = {
@@ -162,29 +163,25 @@ def release_statistics(
     subtypes_by_type = {
         rtype: {
             **share_of(rtype, count),
-            "subtypes": {
-                sub: share_of(sub, n) for sub, n in reasoning_subtype.most_common() if subtype_parent.get(sub) == rtype
-            },
+            "subtypes": {sub: share_of(sub, n) for sub, n in reasoning_subtype.items() if subtype_parent[sub] == rtype},
         }
-        for rtype, count in reasoning_type.most_common()
+        for rtype, count in reasoning_type.items()
     }
 
     buckets: Counter[str] = Counter()
     for length, count in lengths.items():
         label = next((lab for low, high, lab in LENGTH_BUCKETS if low <= length <= high), "51+" if length else "0")
         buckets[label] += count
-    order = ["0", *(b[2] for b in LENGTH_BUCKETS), "51+"]
     panel = {
         "calibrated": sum(k_of_n.values()),
         "models": {
             model: {**counts, "percent": _share(100 * counts["answered"], counts["asked"])}
             for model, counts in sorted(panel_models.items())
         },
-        "k_of_n": {
-            k_of_n_label(k, n): count for (k, n), count in sorted(k_of_n.items(), key=lambda kv: (kv[0][1], kv[0][0]))
-        },
+        "k_of_n": {k_of_n_label(k, n): count for (k, n), count in k_of_n.items()},
     }
-    return {
+    # Every mapping in its reading order is `presented`'s work, the one ordering of stored and recomputed figures.
+    statistics = {
         "questions": questions,
         "papers": len(papers - {""}),
         "contexts": len(set(settings_seen["short"]["contexts"]) | set(settings_seen["long"]["contexts"])),
@@ -192,7 +189,7 @@ def release_statistics(
         "settings": settings,
         "questions_in_both_settings": in_both,
         "answer_form_by_source": table3,
-        **{key: in_key_order(counted[key], order) for key, (_, order) in COUNTED.items()},
+        **counted,
         "reasoning_type": subtypes_by_type,
         "answer_type_by_source_by_scale": {
             atype: {src: dict(sorted(c.items())) for src, c in sorted(by_source.items())}
@@ -200,7 +197,7 @@ def release_statistics(
         },
         "answer_length": {
             "unit": "words",
-            "buckets": {label: buckets[label] for label in order if buckets[label]},
+            "buckets": dict(buckets),
             "mean": _share(sum(k * n for k, n in lengths.items()), questions),
             "median": _median(lengths),
             "max": max(lengths) if lengths else 0,
@@ -208,6 +205,7 @@ def release_statistics(
         **({"panel": panel} if k_of_n else {}),
         "definitions": DEFINITIONS,
     }
+    return presented(statistics)
 
 
 TABLE3_ROWS = ("short_form", "free_form", "unknown_form", "total")
