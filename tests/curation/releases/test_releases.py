@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from curation.errors import InvalidInput, NotPermitted
-from curation.exports.statistics import release_statistics
+from curation.exports.statistics import presented, release_statistics
 from curation.models import Instance, Paragraph, Table, TransitionEvent
 from curation.releases.models import Release, ReleaseItem
 from curation.releases.services.cut import (
@@ -188,6 +190,23 @@ def test_statistics_function_is_pure_and_counts_contexts_once():
     assert stats["answer_type"] == {"span": 1, "count": 1}
     assert stats["scale"] == {"none": 1, "thousand": 1}
     assert stats["answer_length"]["median"] == 1.5
+
+
+def test_statistics_come_in_the_order_every_page_presents_them():
+    """Computed once in reading order: what a cut stores is what the API, the pages and the card show."""
+    items = [
+        {"paper": "p", "answer": ["a b c d"], "answer_type": "count", "reasoning_type": "zeta", "split": "test"},
+        {"paper": "p", "answer": ["1"], "answer_type": "span", "reasoning_type": "alpha", "split": "train"},
+        {"paper": "q", "answer": ["x"], "answer_type": "arithmetic", "panel": {"k": 2, "n": 3, "models": {}}},
+        {"paper": "q", "answer": [], "answer_type": "span", "panel": {"k": 0, "n": 2, "models": {}}},
+    ]
+    stats = release_statistics(items, lambda key: None)
+    assert list(stats["answer_type"]) == ["arithmetic", "span", "count"]
+    assert list(stats["split"]) == ["train", "test", "unsplit"]
+    assert list(stats["reasoning_type"]) == ["unassigned", "alpha", "zeta"]  # by count, then by code
+    assert list(stats["panel"]["k_of_n"]) == ["0 of 2", "2 of 3"]
+    assert list(stats["answer_length"]["buckets"]) == ["0", "1", "3-5"]
+    assert json.dumps(stats) == json.dumps(presented(stats))
 
 
 def test_release_stats_command_prints_self_describing_json(release_world):
