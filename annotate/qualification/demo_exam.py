@@ -56,8 +56,9 @@ def demo_exam_seed(*, project: Project) -> QualificationSettings | None:
             answer_form="short",
             answer_source=source,
             # The answer type (span, multi-span, arithmetic) by the rule drafts and the workspace use; the scale is
-            # left empty: these answers carry their unit in the question, and the exam compares the text.
+            # None (""), chosen: these answers carry their unit in the question, and the exam compares the text.
             answer_type=suggest_answer_type(question=question, rationale=rationale, answer=answer).value or "",
+            scale="",
             relevant_tables=[t for t in contexts[label].tables.all() if t.label == label] if source != "text" else [],
             external_uid=f"demo-exam-{index}",
         )

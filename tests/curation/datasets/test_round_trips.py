@@ -211,3 +211,25 @@ def test_a_scitat_export_reimports_with_its_papers_and_round_trips_unchanged(pro
     second = round_trip(other, "scitat", first)
     assert Paper.objects.filter(project=other).count() == 2
     assert first_difference(first, second) is None
+
+
+@pytest.mark.parametrize("fmt", ["tatqa", "scitat"])
+def test_the_demos_release_exports_as_a_file_its_own_importer_takes(db, fmt):
+    """The demo's gold items carry their unit in the question: their scale is chosen as None (""), not left unchosen,
+    so a release of them exports a scale the format's readers take (a null scale is refused: not a TAT-QA scale)."""
+    from curation.models import Batch, Project
+    from curation.releases.services.cut import release_cut
+
+    call_command("demo", "--json", stdout=io.StringIO())
+    demo = Project.objects.get(slug="demo")
+    batch = Batch.objects.get(project=demo, name="Validated demo items")
+    assert not Instance.objects.filter(batch=batch, scale__isnull=True).exists()
+    release = release_cut(project=demo, actor=None, name="demo", batch_ids=[batch.pk], include_withheld=True)
+    out = io.StringIO()
+    write_text_format(fmt, out, release_rows(release), None)
+    again = Project.objects.create(name="Again", slug="again")
+    result = dataset_import(
+        project=again, actor=None, format=fmt, source_name=f"demo.{fmt}.json", content=out.getvalue().encode()
+    )
+    assert result.counts["questions"] == release.item_count
+    assert Instance.objects.filter(project=again, status=Status.VALIDATED).count() == release.item_count
