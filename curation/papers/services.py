@@ -8,12 +8,12 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
-from django.db.models import Max
+from django.db.models import CharField, Max, Model
 
 from curation.errors import InvalidInput
 from curation.latex import ArchiveLimits
@@ -34,6 +34,7 @@ CREATED = "created"
 UNCHANGED = "unchanged"
 NEW_VERSION = "new_version"
 VERSION_RETRIES = 3
+ModelT = TypeVar("ModelT", bound=Model)
 _SUBTABLE_KEYS = ("label", "caption", "number", "first_row", "row_count")  # what a stored table keeps of each
 
 
@@ -192,57 +193,35 @@ def _store(
     version = (previous or 0) + 1
     title = extraction["title"].strip() or Path(extraction["main_file"] or source.source_name).stem or "Untitled paper"
     warnings = extraction["warnings"]
-    paper = Paper.objects.create(
+    paper = _fitted(
+        Paper,
+        extraction,
         project=project,
-        title=_clip(title, 500),
-        source_name=_clip(source.source_name, 500),
+        title=title,
+        source_name=source.source_name,
         source_sha256=source.sha256,
         version=version,
-        arxiv_id=_clip(arxiv_id_from_name(source.source_name), 40),
-        main_file=_clip(extraction["main_file"], 500),
-        warnings=warnings,
+        arxiv_id=arxiv_id_from_name(source.source_name),
         source_report={key: extraction[key] for key in ("files", "unused_files", "main_file_candidates")},
         origin="latex",
         created_by=actor,
     )
+    paper.save(force_insert=True)
     tables = Table.objects.bulk_create(
-        Table(
+        _fitted(
+            Table,
+            table,
             paper=paper,
             order=order,
-            label=_clip(table["label"] or "", 300),
-            labels=table["labels"],
-            number=_clip(table["number"] or "", 20),
-            caption=table["caption"],
             cells=table["rows"],
-            grid=table["grid"],
-            spans=table["spans"],
-            header_rows=table["header_rows"],
-            subtables=[{key: sub[key] for key in _SUBTABLE_KEYS} for sub in table["subtables"]],
-            notes=table["notes"],
-            caption_references=table["caption_references"],
-            cell_references=table["cell_references"],
             raw_latex=table["raw"],
-            env=_clip(table["env"], 40),
-            kind=_clip(table["kind"], 40),
-            file=_clip(table["file"], 500),
-            section=_clip(table["section"], 500),
-            in_appendix=table["in_appendix"],
+            subtables=[{key: sub[key] for key in _SUBTABLE_KEYS} for sub in table["subtables"]],
         )
         for order, table in enumerate(extraction["tables"])
     )
     by_index = {table["index"]: stored for table, stored in zip(extraction["tables"], tables, strict=True)}
     paragraphs = Paragraph.objects.bulk_create(
-        Paragraph(
-            paper=paper,
-            order=order,
-            section=_clip(paragraph["section"], 500),
-            section_number=_clip(paragraph["section_number"], 40),
-            text=paragraph["text"],
-            file=_clip(paragraph["file"], 500),
-            in_appendix=paragraph["in_appendix"],
-            mentions=paragraph["mentions"],
-            references=paragraph["references"],
-        )
+        _fitted(Paragraph, paragraph, paper=paper, order=order)
         for order, paragraph in enumerate(extraction["paragraphs"])
     )
     links = [  # each paragraph that mentions tables, with them
@@ -335,8 +314,17 @@ def _safe_file_name(name: str) -> str:
     return base[:200] or "upload"
 
 
-def _clip(text: str | None, length: int) -> str:
-    return _clean(text or "")[:length]
+def _fitted(model: type[ModelT], extracted: dict[str, Any], **given: Any) -> ModelT:
+    """An unsaved `model` row holding the extracted values its own fields are named after, and `given` (which win);
+    text cut to its column's length (None as ""): one rule for every stored table, paragraph and paper."""
+    fields = {
+        field.name: field for field in model._meta.concrete_fields if not (field.primary_key or field.is_relation)
+    }
+    values = {name: extracted[name] for name in fields if name in extracted} | given
+    for name, value in values.items():
+        if isinstance(fields.get(name), CharField):
+            values[name] = _clean(value or "")[: fields[name].max_length]
+    return model(**values)
 
 
 def _clean(value: Any) -> Any:
