@@ -6,6 +6,7 @@ import gzip
 import io
 import random
 import tarfile
+from dataclasses import asdict
 from pathlib import Path
 
 import pytest
@@ -13,14 +14,17 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 
 from curation.errors import InvalidInput, NotPermitted
 from curation.latex import ArchiveLimits
+from curation.latex.results import ExtractedParagraph, ExtractedTable, PaperExtraction
 from curation.models import Context, Paper
 from curation.papers import ingestion
 from curation.papers.services import (
     CREATED,
     NEW_VERSION,
     UNCHANGED,
+    PaperSource,
     arxiv_id_from_name,
     paper_ingest,
+    paper_store,
 )
 from tests.curation.papers.ingest_helpers import FIXTURES, PAPER, row_counts, tar_gz
 from tests.factories import BatchFactory
@@ -268,3 +272,35 @@ def test_only_ingested_papers_are_flagged_for_having_no_tables():
     assert paper_flag_reason(table_count=0, origin="latex").startswith("No tables")
     assert paper_flag_reason(table_count=2, origin="latex") == ""
     assert paper_flag_reason(table_count=0, origin="tatdqa") == ""  # a TAT-DQA document keeps its own context
+
+
+def test_stored_text_fits_its_columns_and_a_missing_label_or_number_is_empty(project):
+    """Every stored text column takes what the extraction holds, cut to its length and cleaned of NUL; None is ""."""
+    table = ExtractedTable(
+        index=0, label=None, caption="c\x00", rows=[["a", "1"]], env="e" * 50, kind="table", file="f" * 600,
+        in_appendix=True, number=None, section="s" * 600, raw="\\begin{table}", header_rows=1,
+    )  # fmt: skip
+    long_label = ExtractedTable(
+        index=1, label="L" * 400, caption="", rows=[["b", "2"]], env="table", kind="table", file="", in_appendix=False,
+        number="1" * 30,
+    )  # fmt: skip
+    paragraph = ExtractedParagraph(
+        index=0, text="See\x00 it.", section="S" * 600, section_number="9" * 50, in_appendix=False, file="main.tex",
+        mentions=["t"], tables=[0, 1], references=["t"],
+    )  # fmt: skip
+    extraction = PaperExtraction(
+        main_file="main.tex", title="T" * 600, tables=[table, long_label], paragraphs=[paragraph]
+    )
+    source = PaperSource(source_name="n" * 600 + ".tex", sha256="0" * 64, extraction=asdict(extraction))
+    paper = paper_store(project=project, actor=None, source=source).paper
+    assert (len(paper.title), len(paper.source_name), paper.main_file) == (500, 500, "main.tex")
+    first, second = paper.tables.order_by("order")
+    assert (first.label, first.number, first.caption, first.raw_latex) == ("", "", "c", "\\begin{table}")
+    assert (len(first.env), len(first.file), len(first.section), first.in_appendix, first.header_rows) == (
+        40, 500, 500, True, 1,
+    )  # fmt: skip
+    assert (second.label, second.number, second.cells) == ("L" * 300, "1" * 20, [["b", "2"]])
+    (stored,) = paper.paragraphs.all()
+    assert (stored.text, len(stored.section), len(stored.section_number)) == ("See it.", 500, 40)
+    assert (stored.file, stored.mentions, stored.references) == ("main.tex", ["t"], ["t"])
+    assert set(stored.mentioned_tables.all()) == {first, second}
