@@ -66,11 +66,16 @@ def form_problems(form: Any) -> str:
 def problems_said(errors: Mapping[str, Any], fields: Mapping[str, Any]) -> str:
     """Refusals by field in one sentence. A field's label (else its name, made readable) leads its refusal unless
     the refusal already names it ("Contexts per paper must be at least 1."); a refusal of no field is said alone,
-    and a nested serializer's (generation parameters) after its own fields, labelled as they are."""
+    and a nested serializer's (generation parameters, each of a list's items) after its own fields, labelled as they
+    are."""
     parts = []
     for name, refused in errors.items():
         if isinstance(refused, Mapping):
             parts.append(problems_said(refused, getattr(fields.get(name), "fields", {})))
+            continue
+        if any(isinstance(error, Mapping) for error in refused):  # a list of nested items (review comments): by item
+            item_fields = getattr(getattr(fields.get(name), "child", None), "fields", {})
+            parts.extend(problems_said(error, item_fields) for error in refused if error)
             continue
         said = " ".join(str(error) for error in refused)
         field = fields.get(name)

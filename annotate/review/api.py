@@ -31,7 +31,7 @@ from curation.services.instances import instance_revision_restore
 
 class CommentInputSerializer(serializers.Serializer):
     field = serializers.ChoiceField(choices=ReviewComment.Field.values, required=False, allow_blank=True, default="")
-    text = serializers.CharField(max_length=review.MAX_COMMENT_LENGTH)
+    text = serializers.CharField(max_length=review.MAX_COMMENT_LENGTH, label="Comment")
 
 
 class CommentSerializer(serializers.ModelSerializer):

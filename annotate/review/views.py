@@ -7,17 +7,24 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
+from rest_framework import serializers
 
 from annotate.agreement.selectors import awaiting_second_count
 from annotate.review import selectors as review_selectors
 from annotate.review import services as review
-from annotate.review.api import INSTANCE_STEPS, ReplySerializer, ResolveSerializer
+from annotate.review.api import (
+    INSTANCE_STEPS,
+    DecisionSerializer,
+    FlagSerializer,
+    ReplySerializer,
+    ResolveSerializer,
+    VersionSerializer,
+)
 from annotate.review.models import Discussion, ReviewComment
 from curation.answer_types import ANSWER_TYPE_LABELS, SCALE_FORM_CHOICES, scale_for_form, scale_of_form
 from curation.errors import Conflict
@@ -29,27 +36,15 @@ from curation.states import Role
 COMMENT_FIELDS = [(value or "instance", label) for value, label in ReviewComment.Field.choices]
 
 
-class DecisionForm(forms.Form):
-    """A review decision as the round-one and round-two pages post it: the action, the version it was based on,
-    whether to take the next item, and one optional comment per field."""
-
-    expected_version = forms.IntegerField(min_value=0)
-    then = forms.ChoiceField(choices=(("", "back to the queue"), ("next", "the next item")), required=False)
-    message = forms.CharField(required=False)
-
-    def __init__(self, *args: Any, actions: tuple[str, ...], **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.fields["action"] = forms.ChoiceField(choices=[(a, a) for a in actions])
-        for value, label in COMMENT_FIELDS:
-            self.fields[f"comment_{value}"] = forms.CharField(required=False, label=label)
-
-    def comments(self) -> list[dict[str, str]]:
-        """The comments written, each on its field ('' for the whole instance)."""
-        return [
-            {"field": "" if value == "instance" else value, "text": text}
-            for value, _label in COMMENT_FIELDS
-            if (text := self.cleaned_data[f"comment_{value}"].strip())
-        ]
+def _decision_given(post: QueryDict) -> dict[str, Any]:
+    """A round page's decision as the API's input serializers take it: the version, one comment per field written
+    (`comment_<field>`, "instance" for the whole instance) and the flag's message."""
+    comments = [
+        {"field": "" if value == "instance" else value, "text": text}
+        for value, _label in COMMENT_FIELDS
+        if (text := post.get(f"comment_{value}", "")).strip()
+    ]
+    return {**form_given({n: post.get(n, "") for n in ("expected_version", "message")}), "comments": comments}
 
 
 # The discussion page's buttons as the API's outcome and action (an unknown one is left for the API to refuse).
@@ -83,9 +78,9 @@ class Stage:
     page: str  # URL name of the round's review page
     template: str
     nothing_waits: str
-    # action → (its service, what the page says once done, formatted with the pk; which of the form's values the
-    # service takes besides the version: "comments", "message")
-    decisions: dict[str, tuple[Callable[..., Instance | Discussion], str, tuple[str, ...]]]
+    # action → its service, the API's input serializer of that step (which checks the page's form too), and what the
+    # page says once done (formatted with the pk)
+    decisions: dict[str, tuple[Callable[..., Instance | Discussion], type[serializers.Serializer], str]]
 
 
 ROUND_ONE = Stage(
@@ -94,13 +89,13 @@ ROUND_ONE = Stage(
     template="annotate/review/review.html",
     nothing_waits="Nothing is waiting for review. Well done.",
     decisions={
-        "approve": (review.review_approve, "#{pk} approved: it goes to round two.", ("comments",)),
+        "approve": (review.review_approve, DecisionSerializer, "#{pk} approved: it goes to round two."),
         "request_changes": (
             review.review_request_changes,
+            DecisionSerializer,
             "#{pk} went back to its annotator with your comments.",
-            ("comments",),
         ),
-        "release": (review.review_release, "#{pk} is back in the review pile.", ()),
+        "release": (review.review_release, VersionSerializer, "#{pk} is back in the review pile."),
     },
 )
 ROUND_TWO = Stage(
@@ -109,9 +104,9 @@ ROUND_TWO = Stage(
     template="annotate/review/round2.html",
     nothing_waits="Nothing is waiting for round two.",
     decisions={
-        "confirm": (review.round2_confirm, "#{pk} confirmed: it is validated.", ()),
-        "release": (review.round2_release, "#{pk} is back in the round-two pile.", ()),
-        "flag": (review.round2_flag, "#{pk} flagged: a discussion with its verifier is open.", ("comments", "message")),
+        "confirm": (review.round2_confirm, VersionSerializer, "#{pk} confirmed: it is validated."),
+        "release": (review.round2_release, VersionSerializer, "#{pk} is back in the round-two pile."),
+        "flag": (review.round2_flag, FlagSerializer, "#{pk} flagged: a discussion with its verifier is open."),
     },
 )
 
@@ -175,24 +170,23 @@ def round_decide(request: HttpRequest, slug: str, pk: int, *, stage: Stage) -> H
     then on: back to the review on a refusal, to the discussion a flag opened, to the next review when asked, else
     to the review home."""
     project_get(user=request.user, slug=slug)
-    form = DecisionForm(request.POST, actions=tuple(stage.decisions))
-    if not form.is_valid():
-        messages.error(request, form_problems(form))
+    action = request.POST.get("action", "")
+    if action not in stage.decisions:
+        messages.error(request, f"Action: choose one of {', '.join(stage.decisions)}.")
         return redirect(stage.page, slug=slug, pk=pk)
-    action, version = form.cleaned_data["action"], form.cleaned_data["expected_version"]
-    service, success, given = stage.decisions[action]
-    values = {"comments": form.comments(), "message": form.cleaned_data["message"]}
-    done = service_attempt(
-        request,
-        lambda: service(instance_id=pk, user=request.user, expected_version=version, **{n: values[n] for n in given}),
-        success.format(pk=pk),
-    )
+    service, input_serializer, success = stage.decisions[action]
+    data = input_serializer(data=_decision_given(request.POST))  # the API's input serializer of this step
+    if not data.is_valid():
+        messages.error(request, form_problems(data))
+        return redirect(stage.page, slug=slug, pk=pk)
+    values = data.validated_data
+    done = service_attempt(request, lambda: service(instance_id=pk, user=request.user, **values), success.format(pk=pk))
     if not done:
         return redirect(stage.page, slug=slug, pk=pk)
     if isinstance(done, Discussion):
         return redirect("discussion", slug=slug, pk=done.pk)
     # A release goes to the pile, not straight into the next review: with one verifier that would be this one again.
-    if form.cleaned_data["then"] == "next" and action != "release":
+    if request.POST.get("then") == "next" and action != "release":
         return round_next(request, slug, stage=stage)
     return redirect("review-home", slug=slug)
 

@@ -284,9 +284,22 @@ def test_a_decision_with_an_unknown_action_or_no_version_is_refused_and_changes_
     client = logged_in("verifier")
     url = f"/p/{project.slug}/review/{claimed.pk}/decide/"
     unknown = client.post(url, {"action": "publish", "expected_version": claimed.version}, follow=True)
-    assert "Action: Select a valid choice" in unknown.content.decode()
+    assert "Action: choose one of approve, request_changes, release." in unknown.content.decode()
     missing = client.post(url, {"action": "approve"}, follow=True)
     assert "Expected version: This field is required." in missing.content.decode()
+    assert Instance.objects.get(pk=claimed.pk).status == Status.ROUND1_REVIEW
+
+
+def test_a_decision_is_checked_by_the_api_input_serializer_of_its_step(personas, project, drafts):
+    submitted = submit(project, personas["annotator"])
+    claimed = review.review_claim(instance_id=submitted.pk, user=personas["verifier"])
+    client = logged_in("verifier")
+    url = f"/p/{project.slug}/review/{claimed.pk}/decide/"
+    long = {"action": "request_changes", "expected_version": claimed.version, "comment_answer": "x" * 5001}
+    page = client.post(url, long, follow=True).content.decode()
+    assert "Comment: Ensure this field has no more than 5000 characters." in page
+    zero = client.post(url, {"action": "approve", "expected_version": 0}, follow=True).content.decode()
+    assert "Expected version: Ensure this value is greater than or equal to 1." in zero
     assert Instance.objects.get(pk=claimed.pk).status == Status.ROUND1_REVIEW
 
 
