@@ -133,17 +133,21 @@ class QualificationSettingsApi(APIView):
     def put(self, request: Request, slug: str) -> Response:
         project = project_get(user=request.user, slug=slug)
         values = valid_input(self.SettingsInput, request.data)
-        auto = values.pop("auto_pick")
-        instance_ids = values.pop("instance_ids", None)
-        values.setdefault("time_limit_minutes", services.UNSET)  # left out: unchanged (null: no limit)
-        exam = services.qualification_configure(
-            project=project,
-            actor=request.user,
-            instance_ids=instance_ids,
-            keep_items=instance_ids is None and not auto,
-            **values,
+        return Response(
+            self.output(exam_configure(project=project, actor=request.user, values=values), project, request.user)
         )
-        return Response(self.output(exam, project, request.user))
+
+
+def exam_configure(*, project: Project, actor: Any, values: dict[str, Any]) -> QualificationSettings:
+    """`qualification_configure` given the settings input (the API's and the set-up page's): a number left out is
+    unchanged (a null time limit: none), and the items too unless they are given or auto-picked."""
+    values = dict(values)
+    auto = values.pop("auto_pick")
+    instance_ids = values.pop("instance_ids", None)
+    values.setdefault("time_limit_minutes", services.UNSET)
+    return services.qualification_configure(
+        project=project, actor=actor, instance_ids=instance_ids, keep_items=instance_ids is None and not auto, **values
+    )
 
 
 class AttemptListApi(APIView):

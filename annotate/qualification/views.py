@@ -3,52 +3,30 @@
 from __future__ import annotations
 
 import difflib
+from itertools import chain
 from typing import Any
 
 from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.forms.models import model_to_dict
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import redirect, render
 from django.template.defaultfilters import pluralize
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
-from annotate.instances.views import IdListField
 from annotate.qualification import first_gold, selectors, services
 from annotate.qualification import guidelines as guidelines_services
+from annotate.qualification.api import QualificationSettingsApi, exam_configure
 from annotate.rendering import render_markdown
 from curation.answer_types import ANSWER_TYPE_LABELS, SCALE_FORM_CHOICES, scale_for_form, scale_of_form
 from curation.errors import DomainError, NotFound
 from curation.models import Instance
-from curation.page_errors import FORM_ERRORS, form_error_add, service_attempt
+from curation.page_errors import FORM_ERRORS, form_given, service_attempt
 from curation.selectors import project_get, roles_of
 from curation.services.projects import require_role
 from curation.states import Role, Status
-
-
-class ExamSettingsForm(forms.Form):
-    """The exam a manager sets: pass threshold, items per attempt, time limit, retry delay, and the chosen items."""
-
-    # Types only: the ranges are the service's (its refusal names the field, and the page shows it there).
-    threshold = forms.FloatField(required=False)
-    size = forms.IntegerField(required=False)
-    time_limit_minutes = forms.IntegerField(required=False)
-    retry_delay_hours = forms.IntegerField(required=False)
-    instance_ids = IdListField(required=False)
-    auto_pick = forms.BooleanField(required=False)
-
-    def configure_arguments(self) -> dict[str, Any]:
-        """The keyword arguments of `qualification_configure`; auto-pick leaves the items to the service."""
-        data = self.cleaned_data
-        return {
-            "instance_ids": None if data["auto_pick"] else data["instance_ids"],
-            "threshold": 0.95 if data["threshold"] is None else data["threshold"],
-            "size": data["size"],
-            "time_limit_minutes": data["time_limit_minutes"],
-            "retry_delay_hours": 24 if data["retry_delay_hours"] is None else data["retry_delay_hours"],
-        }
 
 
 class GoldForm(forms.Form):
@@ -76,6 +54,16 @@ class GoldForm(forms.Form):
         data["answer"] = [line.strip() for line in data["answer"].splitlines() if line.strip()]
         data["scale"] = scale_of_form(data["scale"])
         return {**data, "is_answerable": True}
+
+
+def _exam_given(post: QueryDict) -> dict[str, Any]:
+    """The set-up form as the API's settings input: a number left empty keeps the saved one, an empty time limit is
+    none, and the ticked items are the pool unless auto-pick is ticked."""
+    given = form_given({name: post.get(name, "") for name in ("threshold", "size", "retry_delay_hours")})
+    given |= {"time_limit_minutes": post.get("time_limit_minutes") or None, "auto_pick": bool(post.get("auto_pick"))}
+    if not given["auto_pick"]:
+        given["instance_ids"] = post.getlist("instance_ids")
+    return given
 
 
 def _answers_from_form(request: HttpRequest) -> dict[str, dict[str, Any]]:
@@ -177,12 +165,19 @@ def attempt_submit(request: HttpRequest, pk: int) -> HttpResponse:
 def qualification_manage(request: HttpRequest, slug: str) -> HttpResponse:
     project = project_get(user=request.user, slug=slug)
     require_role(user=request.user, project=project, roles=(Role.MANAGER,), action="set up the exam")
-    form = ExamSettingsForm(request.POST or None)
-    if request.method == "POST" and form.is_valid():
+    refusals: dict[str, list[str]] = {}
+    if request.method == "POST":
+        payload = QualificationSettingsApi.SettingsInput(data=_exam_given(request.POST))  # the API's input serializer
+        if not payload.is_valid():  # an item's refusals (keyed by its index) are said beside the items
+            refusals = {
+                name: [str(e) for e in (chain(*said.values()) if isinstance(said, dict) else said)]
+                for name, said in payload.errors.items()
+            }
+    if request.method == "POST" and not refusals:
         try:
-            saved = services.qualification_configure(project=project, actor=request.user, **form.configure_arguments())
+            saved = exam_configure(project=project, actor=request.user, values=payload.validated_data)
         except FORM_ERRORS as exc:
-            form_error_add(form, exc)
+            refusals = {exc.detail.get("field", ""): [exc.message]}
         else:
             messages.success(request, "The exam is saved; new attempts use it (open attempts keep their items).")
             capacity = services.exam_pool_capacity(saved)
@@ -210,9 +205,13 @@ def qualification_manage(request: HttpRequest, slug: str) -> HttpResponse:
         "attempts": attempts,
         "capacity": services.exam_pool_capacity(exam),
         "annotators": selectors.annotators_with_exam_summary(project=project),
-        "form": form,
+        # The refusals where the template reads a form's: above it (no field's), and each beside its field.
+        "form": {
+            "non_field_errors": refusals.get("", []),
+            **{name: {"errors": said} for name, said in refusals.items()},
+        },
     }
-    return render(request, "annotate/qualification/manage.html", context, status=400 if form.errors else 200)
+    return render(request, "annotate/qualification/manage.html", context, status=400 if refusals else 200)
 
 
 @login_required

@@ -171,13 +171,22 @@ def test_exam_settings_refused_field_by_field_and_nothing_saved(project, persona
     typed = client.post(url, {"instance_ids": [gold[0].pk], "threshold": "high", "retry_delay_hours": "soon"})
     assert typed.status_code == 400
     page = typed.content.decode()
-    assert "Enter a number." in page.split('name="threshold"', 1)[1].split("<label", 1)[0]
-    assert "Enter a whole number." in page.split('name="retry_delay_hours"', 1)[1].split("</div>", 1)[0]
+    # The API's input serializer checks the form: its refusals go beside their fields.
+    assert "A valid number is required." in page.split('name="threshold"', 1)[1].split("<label", 1)[0]
+    assert "A valid integer is required." in page.split('name="retry_delay_hours"', 1)[1].split("</div>", 1)[0]
     ranged = client.post(url, {"instance_ids": [gold[0].pk], "threshold": "1.5"})
     assert ranged.status_code == 400
     beside_threshold = ranged.content.decode().split('name="threshold"', 1)[1].split("<label", 1)[0]
-    assert "Pass threshold must be between 0.01 and 1." in beside_threshold  # the words of the field's label
+    assert "Ensure this value is less than or equal to 1.0." in beside_threshold
+    items = client.post(url, {"instance_ids": [gold[0].pk, "first"]}).content.decode()
+    assert "A valid integer is required." in items.split('name="retry_delay_hours"', 1)[1]  # beside the items
+    none = client.post(url, {"threshold": "0.9"}).content.decode()
+    assert "Pick at least one instance for the exam." in none  # no item ticked, auto-pick not ticked
     assert not QualificationSettings.objects.filter(project=project, item_links__isnull=False).exists()
+    client.post(url, {"instance_ids": [gold[0].pk], "threshold": "0.9", "time_limit_minutes": "30"})
+    client.post(url, {"instance_ids": [gold[0].pk], "threshold": "", "time_limit_minutes": ""})
+    exam = QualificationSettings.objects.get(project=project)
+    assert (exam.threshold, exam.time_limit_minutes) == (0.9, None)  # an empty number keeps it; an empty limit: none
 
 
 def test_the_manager_is_told_which_chosen_items_are_already_released(project, personas, gold, exam):
