@@ -20,9 +20,8 @@ from annotate.agreement.services import (
     own_copy,
     second_fields,
 )
-from annotate.diffing import answer_text, word_diff
+from annotate.diffing import field_text, word_diff
 from annotate.work.selectors import context_read
-from curation.answer_types import ANSWER_TYPE_LABELS, SCALE_LABELS
 from curation.errors import NotFound
 from curation.models import Context, Instance, Project, ReasoningType, Table
 from curation.selectors import roles_of
@@ -65,28 +64,6 @@ def copy_shown(*, user: AbstractBaseUser, copy_id: int) -> dict[str, Any]:
     }
 
 
-CHOICE_LABELS: dict[str, dict[str, Any]] = {
-    "answer_form": dict(Instance.AnswerForm.choices),
-    "answer_source": dict(Instance.AnswerSource.choices),
-    "answer_type": ANSWER_TYPE_LABELS,
-    "scale": {key: label for key, label in SCALE_LABELS.items() if key},
-}
-
-
-def _display(name: str, value: Any, *, tables: dict[int, str], types: dict[int, str]) -> str:
-    if name == "answer":
-        return answer_text([str(item) for item in value or []])
-    if name == "relevant_table_ids":
-        return ", ".join(tables.get(pk, f"table {pk}") for pk in value or [])
-    if name == "reasoning_type_id":
-        return types.get(value, "") if value else ""
-    # Coded fields show their labels, as the rest of the app does (never the stored slug).
-    labels = CHOICE_LABELS.get(name)
-    if labels is not None and value:
-        return str(labels.get(value, value))
-    return str(value or "")
-
-
 def double_for_review(*, user: AbstractBaseUser, instance: Instance) -> dict[str, Any] | None:
     """Both versions of a double-annotated instance, field by field with a word diff, for its project's verifiers
     and managers only — never for either annotator (nor anyone else), so neither sees the other's work. None when
@@ -111,8 +88,8 @@ def double_for_review(*, user: AbstractBaseUser, instance: Instance) -> dict[str
     rows = []
     for name in CHOSEN_FIELDS:
         first_value, second_value = double.first_fields.get(name), second[name]
-        first_text = _display(name, first_value, tables=tables, types=types)
-        second_text = _display(name, second_value, tables=tables, types=types)
+        first_text = field_text(name, first_value, tables=tables, types=types)
+        second_text = field_text(name, second_value, tables=tables, types=types)
         rows.append(
             {
                 "field": name,

@@ -9,7 +9,7 @@ from django.db import connection
 from django.db.models import Count, Q, QuerySet
 
 from annotate.agreement.selectors import double_for_review
-from annotate.diffing import answer_text, word_diff
+from annotate.diffing import field_text, word_diff
 from annotate.review.models import Discussion, ReviewComment
 from annotate.review.services import (
     ROUND1_ORDER,
@@ -21,7 +21,6 @@ from annotate.review.services import (
     round2_open_to,
 )
 from annotate.work.selectors import draft_diffs, instance_context
-from curation.answer_types import ANSWER_TYPE_LABELS, SCALE_LABELS
 from curation.errors import NotFound
 from curation.members.selectors import qualified_annotators
 from curation.models import Context, Instance, Paper, Project
@@ -40,13 +39,6 @@ DIFF_FIELDS = {
     "scale": "Scale",
     "answer_source": "Answer source",
     "relevant_table_ids": "Relevant tables (ids)",
-}
-# Stored choices as the pages write them (a scale "" is the scale None; null, not chosen yet, stays empty).
-_CHOICE_LABELS = {
-    "answer_form": dict(Instance.AnswerForm.choices),
-    "answer_type": ANSWER_TYPE_LABELS,
-    "scale": SCALE_LABELS,
-    "answer_source": dict(Instance.AnswerSource.choices),
 }
 
 
@@ -74,14 +66,7 @@ def revision_diff(*, before: dict[str, Any], after: dict[str, Any]) -> list[dict
     """Field-by-field word diff between two revisions' stored fields."""
     rows = []
     for name, label in DIFF_FIELDS.items():
-        a, b = before.get(name, ""), after.get(name, "")
-        if name in _CHOICE_LABELS:
-            a, b = (None if value is None else _CHOICE_LABELS[name].get(value, value) for value in (a, b))
-        elif name == "answer":
-            a, b = answer_text(a or []), answer_text(b or [])
-        elif isinstance(a, list) or isinstance(b, list):
-            a, b = ", ".join(map(str, a or [])), ", ".join(map(str, b or []))
-        a, b = str(a or ""), str(b or "")
+        a, b = field_text(name, before.get(name, "")), field_text(name, after.get(name, ""))
         rows.append({"field": name, "label": label, "changed": a != b, "parts": word_diff(a, b)})
     return rows
 

@@ -718,3 +718,13 @@ def test_the_agreement_chart_speaks_the_tables_scale(personas, project, drafts, 
     values = re.findall(r'class="value">([^<]*)</text>', chart)
     assert values[0] == "1.00" and "100.0" not in chart
     assert re.search(r'class="axis">1</text>', chart)
+
+
+def test_a_field_reads_alike_in_a_revision_diff_and_beside_its_second_version():
+    from annotate.diffing import field_text
+
+    assert (field_text("scale", ""), field_text("scale", None)) == ("None", "")  # the scale None, and not chosen
+    assert field_text("answer_form", "short") == "Short-form" and field_text("answer", ["A", 2]) == "A\n2"
+    assert field_text("relevant_table_ids", [3, 4]) == "3, 4"
+    assert field_text("relevant_table_ids", [3, 4], tables={3: "Table 1"}) == "Table 1, table 4"
+    assert field_text("reasoning_type_id", 7, types={7: "Comparison"}) == "Comparison"
