@@ -259,10 +259,8 @@ def tool_cells(record: Mapping[str, Any] | None) -> list[dict[str, Any]]:
     results = record.get("results") or {}
     precision, recall = _figure(record, "tool_precision"), _figure(record, "tool_recall")
     answerability = results.get("answerability") or {}
-    # A run summarised before answerability was recorded held answerable questions only.
-    answerable = (answerability.get("answerable") or {}).get("accuracy", results.get("accuracy"))
     return [
-        _fraction(answerable),
+        _fraction((answerability.get("answerable") or {}).get("accuracy")),
         _fraction(precision.get("mean"), precision.get("sd"), precision),
         _fraction(recall.get("mean"), recall.get("sd"), recall),
         _fraction((results.get("tool") or {}).get("error_rate")),

@@ -84,9 +84,9 @@ def results_are_current(run: ScoringRun) -> bool:
 def run_counts(run: ScoringRun) -> dict[str, int]:
     """`prediction_counts` for pages: read from the results stored when the run finished while they are current
     (a finished run's predictions do not change), so a page costs the same for a run of 50 or 50,000 predictions;
-    counted while it runs, or for results stored before they held `correct`."""
-    results = run.results or {}
-    if results_are_current(run) and all(key in results for key in ("count", "failed", "correct")):
+    counted while it runs."""
+    results = run.results
+    if results_are_current(run):
         return {"done": results["count"], "failed": results["failed"], "wrong": results["count"] - results["correct"]}
     return prediction_counts(run)
 

@@ -223,21 +223,13 @@ def run_summary(
     return summary
 
 
-def native_format(records: Sequence[Mapping[str, Any]]) -> str:
-    """The release's format as its predictions name it (the most common); runs scored before it was recorded
-    are told apart by the figures they have."""
-    formats = [str(r["source_format"]) for r in records if r.get("source_format")]
-    if formats:
-        return max(sorted(set(formats)), key=formats.count)
-    if any(r.get("tatqa_em") is not None for r in records):
-        return "tatqa"
-    return "finqa" if any(r.get("finqa_execution") is not None for r in records) else "scitat"
-
-
 def native_headline(records: Sequence[Mapping[str, Any]], figures: Mapping[str, Any]) -> dict[str, Any]:
     """The run's headline figures: the native metric of its release's format, each with its label, plus the mode
     the SciTaT figures follow and how many questions the official SciTaT script could not score."""
-    fmt = native_format(records)
+    # The release's format as its predictions name it (the most common); SciTaT's when none does (a run of
+    # unanswerable questions only, which no benchmark scores).
+    formats = [str(r["source_format"]) for r in records if r.get("source_format")]
+    fmt = max(sorted(set(formats)), key=formats.count) if formats else "scitat"
     scorer = SCORERS.get(fmt, SCORERS["scitat"])
     return {
         "format": fmt,

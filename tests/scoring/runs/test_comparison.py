@@ -40,9 +40,12 @@ def table5_records(model: str = "gpt-4o") -> list[dict]:
 
 
 def tool_record(shot: int, tools: str = "all", *, model: str = "qwen3-32b", accuracy: float = 0.7, **more):
+    """A tool run's record whose questions are all answerable (so its accuracy is the answerable one too)."""
     figures = {"tool_precision": 0.8 + shot / 100, "tool_recall": 0.9}
-    rec = record("tool", model=model, few_shot=shot, tools=tools, figures=figures, prompt="tool1",
-                 results={"accuracy": accuracy, "tool": {"error_rate": 0.1 * (shot + 1)}}, **more)  # fmt: skip
+    answerability = {"answerable": {"accuracy": accuracy}, "unanswerable": {"count": 0, "accuracy": None}}
+    results = {"accuracy": accuracy, "answerability": answerability, "tool": {"error_rate": 0.1 * (shot + 1)}}
+    rec = record("tool", model=model, few_shot=shot, tools=tools, figures=figures, prompt="tool1", results=results,
+                 **more)  # fmt: skip
     rec["results"]["figures"]["tool_precision"]["sd"] = 0.12
     return rec
 
