@@ -82,10 +82,32 @@ class QualificationSettingsApi(APIView):
     """Read the project's exam settings (managers also see its items), or change them (managers)."""
 
     class SettingsInput(serializers.Serializer):
-        threshold = serializers.FloatField(required=False, min_value=0.01, max_value=1.0)
-        size = serializers.IntegerField(required=False, min_value=1, max_value=services.MAX_EXAM_SIZE)
-        time_limit_minutes = serializers.IntegerField(required=False, allow_null=True, min_value=1, max_value=1440)
-        retry_delay_hours = serializers.IntegerField(required=False, min_value=0, max_value=24 * 365)
+        # A refused value is told the range, both ends (the page says it beside its field).
+        threshold = serializers.FloatField(
+            required=False,
+            min_value=0.01,
+            max_value=1.0,
+            error_messages=dict.fromkeys(("min_value", "max_value"), "Give a share between 0.01 and 1, e.g. 0.95."),
+        )
+        size = serializers.IntegerField(
+            required=False,
+            min_value=1,
+            max_value=services.MAX_EXAM_SIZE,
+            error_messages=dict.fromkeys(("min_value", "max_value"), f"From 1 to {services.MAX_EXAM_SIZE} items."),
+        )
+        time_limit_minutes = serializers.IntegerField(
+            required=False,
+            allow_null=True,
+            min_value=1,
+            max_value=1440,
+            error_messages=dict.fromkeys(("min_value", "max_value"), "From 1 to 1,440 minutes; empty for none."),
+        )
+        retry_delay_hours = serializers.IntegerField(
+            required=False,
+            min_value=0,
+            max_value=24 * 365,
+            error_messages=dict.fromkeys(("min_value", "max_value"), "From 0 to 8,760 hours (a year)."),
+        )
         instance_ids = serializers.ListField(child=serializers.IntegerField(), required=False)
         auto_pick = serializers.BooleanField(required=False, default=False)
 

@@ -177,7 +177,7 @@ def test_exam_settings_refused_field_by_field_and_nothing_saved(project, persona
     ranged = client.post(url, {"instance_ids": [gold[0].pk], "threshold": "1.5"})
     assert ranged.status_code == 400
     beside_threshold = ranged.content.decode().split('name="threshold"', 1)[1].split("<label", 1)[0]
-    assert "Ensure this value is less than or equal to 1.0." in beside_threshold
+    assert "Give a share between 0.01 and 1, e.g. 0.95." in beside_threshold  # the range, both ends
     items = client.post(url, {"instance_ids": [gold[0].pk, "first"]}).content.decode()
     assert "A valid integer is required." in items.split('name="retry_delay_hours"', 1)[1]  # beside the items
     none = client.post(url, {"threshold": "0.9"}).content.decode()
