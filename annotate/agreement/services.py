@@ -16,12 +16,12 @@ from types import SimpleNamespace
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
 from annotate.agreement.models import AgreementSettings, DoubleAnnotation
-from annotate.work.queue import claim_first, lease_deadline
+from annotate.work.queue import lease_deadline
 from annotate.work.workspace import problems_refuse, submission_problems
 from curation.errors import Conflict, InvalidInput, NotFound, NotPermitted
 from curation.members.selectors import is_qualified_annotator
@@ -172,44 +172,49 @@ def copy_serve(*, project_id: int, user: AbstractBaseUser) -> CopyServed | None:
         return CopyServed(held.pk, deadline, "held")
     if not is_qualified_annotator(project=project_id, user=user):
         return None
+    now = timezone.now()
     open_copies = (
         DoubleAnnotation.objects.filter(project_id=project_id)
-        .only("id", "state", "second_annotator_id", "instance_id")
         .filter(
             Q(state=DoubleAnnotation.State.WAITING)
-            | Q(state=DoubleAnnotation.State.IN_REFINEMENT, lease_expires_at__lt=timezone.now())
+            | Q(state=DoubleAnnotation.State.IN_REFINEMENT, lease_expires_at__lt=now)
         )
         .exclude(first_annotator_id=user.pk)
         .order_by("id")
     )
-
-    def claim(candidate: DoubleAnnotation) -> CopyServed:
-        deadline = lease_deadline()
-        changes: dict[str, Any] = {
-            "state": DoubleAnnotation.State.IN_REFINEMENT,
-            "second_annotator_id": user.pk,
-            "lease_expires_at": deadline,
-        }
-        if candidate.second_annotator_id not in (None, user.pk):  # another's lease ran out: start afresh
-            changes.update(_copy_start(Instance.objects.select_related("context").get(pk=candidate.instance_id)))
-        try:
-            with transaction.atomic():
-                changed = (
-                    DoubleAnnotation.objects.filter(
-                        pk=candidate.pk, state=candidate.state, second_annotator_id=candidate.second_annotator_id
+    for _ in range(3):
+        with transaction.atomic():
+            rows = open_copies
+            if connection.vendor == "postgresql":
+                rows = rows.select_for_update(skip_locked=True)
+            candidate = rows.only("id", "state", "second_annotator_id", "instance_id").first()
+            if candidate is None:
+                return None
+            deadline = lease_deadline()
+            changes: dict[str, Any] = {
+                "state": DoubleAnnotation.State.IN_REFINEMENT,
+                "second_annotator_id": user.pk,
+                "lease_expires_at": deadline,
+            }
+            if candidate.second_annotator_id not in (None, user.pk):  # another's lease ran out: start afresh
+                changes.update(_copy_start(Instance.objects.select_related("context").get(pk=candidate.instance_id)))
+            try:
+                with transaction.atomic():
+                    changed = (
+                        DoubleAnnotation.objects.filter(
+                            pk=candidate.pk, state=candidate.state, second_annotator_id=candidate.second_annotator_id
+                        )
+                        .exclude(first_annotator_id=user.pk)
+                        .update(**changes)
                     )
-                    .exclude(first_annotator_id=user.pk)
-                    .update(**changes)
-                )
-        except IntegrityError:  # a second tab took another copy at the same moment: that one is theirs
-            changed, mine = 0, holding.first()
-            if mine is not None:
-                return CopyServed(mine.pk, mine.lease_expires_at, "held")
-        if changed != 1:
-            raise Conflict("Another annotator took this copy first.")
-        return CopyServed(candidate.pk, deadline, "claimed")
-
-    return claim_first(open_copies, claim)
+            except IntegrityError:  # a second tab took another copy at the same moment: that one is theirs
+                changed = 0
+                mine = holding.first()
+                if mine is not None:
+                    return CopyServed(mine.pk, mine.lease_expires_at, "held")
+            if changed == 1:
+                return CopyServed(candidate.pk, deadline, "claimed")
+    return None
 
 
 def copies_reap(*, now: datetime) -> int:

@@ -6,19 +6,19 @@ Conflict and writes nothing. Content edits go through `instance_edit` (version-c
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from functools import partial
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Exists, F, OuterRef, Q, QuerySet
 from django.utils import timezone
 
 from annotate.agreement.services import awaiting_second_q, own_work_q, second_annotator_q
 from annotate.review.models import Discussion, DiscussionMessage, ReviewComment
 from annotate.work.leases import lease_expire
-from annotate.work.queue import claim_first, lease_deadline, lease_renew
+from annotate.work.queue import lease_deadline, lease_renew
 from annotate.work.workspace import work_ping
 from curation.errors import Conflict, InvalidInput, NotFound, NotPermitted
 from curation.members.selectors import is_qualified_annotator
@@ -29,6 +29,7 @@ from curation.services.projects import require_role
 from curation.states import Role, Status
 from curation.visibility import roles_in
 
+CLAIM_CANDIDATES = 25
 # The order round one's pile is served in, by Next and by every list of it: resubmissions to their verifier first,
 # then the oldest. It is the order of the index `instance_round1_pile`, so a list reads its first rows only, however
 # many wait (a list ordered by `updated_at` alone was sorted whole: the planner does not take `IS NULL` as an
@@ -142,11 +143,30 @@ def review_next(*, project: Project, user: AbstractBaseUser) -> Instance | None:
     if held is not None:
         return review_claim(instance_id=held.pk, user=user)  # renews the lease they hold
 
-    candidates = review_candidates(project=project, user=user).annotate(set_aside=_given_back_recently(user))
-    return claim_first(
-        candidates.order_by("set_aside", *ROUND1_ORDER).only("id", "version"),
-        lambda c: review_claim(instance_id=c.pk, user=user, expected_version=c.version),
-    )
+    def pick(lost: set[int]) -> list[Instance]:
+        qs = review_candidates(project=project, user=user).exclude(pk__in=lost)
+        qs = qs.annotate(set_aside=_given_back_recently(user))
+        if connection.vendor == "postgresql":
+            qs = qs.select_for_update(skip_locked=True, of=("self",))
+        return list(qs.order_by("set_aside", *ROUND1_ORDER).only("id", "version")[:CLAIM_CANDIDATES])
+
+    return _claim_first(pick, lambda c: review_claim(instance_id=c.pk, user=user, expected_version=c.version))
+
+
+def _claim_first(pick: Callable[[set[int]], list[Instance]], claim: Callable[[Instance], Instance]) -> Instance | None:
+    """Claim the first candidate `pick` offers that nobody else wins: each claim is one compare-and-set, a lost race
+    moves on to the next. None when nothing waits."""
+    lost: set[int] = set()
+    while True:
+        with transaction.atomic():
+            candidates = pick(lost)
+            if not candidates:
+                return None
+            for candidate in candidates:
+                try:
+                    return claim(candidate)
+                except (Conflict, NotPermitted):
+                    lost.add(candidate.pk)
 
 
 # round → (the status a held review is in, where giving it back moves it, the audited reason)
@@ -299,8 +319,12 @@ def round2_next(*, project: Project, user: AbstractBaseUser) -> Instance | None:
     held = Instance.objects.filter(project=project, status=Status.ROUND2_REVIEW, round2_reviewer=user).first()
     if held is not None:
         return round2_claim(instance_id=held.pk, user=user)
-    return claim_first(
-        round2_candidates(project=project, user=user).order_by("updated_at", "id"),
+    return _claim_first(
+        lambda lost: list(
+            round2_candidates(project=project, user=user)
+            .exclude(pk__in=lost)
+            .order_by("updated_at", "id")[:CLAIM_CANDIDATES]
+        ),
         lambda c: round2_claim(instance_id=c.pk, user=user),
     )
 
@@ -456,12 +480,20 @@ def discussion_take(*, discussion_id: int, user: AbstractBaseUser) -> Discussion
 def discussion_next(*, project: Project, user: AbstractBaseUser) -> Discussion | None:
     """The verifier's next discussion: one they hold, else the oldest given-back one they may take (None: none)."""
     require_verifier(project=project, user=user)
-    given_back = Q(verifier__isnull=True) & ~Q(instance__author=user) & ~Q(opened_by=user)  # `may_take_discussion`
-    threads = Discussion.objects.filter(Q(verifier=user) | given_back, instance__project=project, outcome="")
-    return claim_first(
-        threads.order_by(F("verifier").asc(nulls_last=True), "opened_at", "id"),  # the held one first
-        lambda discussion: discussion_take(discussion_id=discussion.pk, user=user),
+    held = Discussion.objects.filter(instance__project=project, outcome="", verifier=user).order_by("opened_at")
+    waiting = (  # given back, which this verifier may take (`may_take_discussion`), oldest first
+        Discussion.objects.filter(instance__project=project, outcome="", verifier__isnull=True)
+        .exclude(instance__author=user)
+        .exclude(opened_by=user)
+        .select_related("instance")
+        .order_by("opened_at", "id")
     )
+    for discussion in [*held[:1], *waiting[:5]]:
+        try:
+            return discussion_take(discussion_id=discussion.pk, user=user)
+        except Conflict:
+            continue  # taken by someone else meanwhile: the next one
+    return None
 
 
 # (outcome, action) → (resolution, target, reason) of a verifier's decision on a flag.

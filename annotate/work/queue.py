@@ -13,7 +13,7 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import connection, transaction
+from django.db import connection
 from django.db.models import Exists, OuterRef, Q, QuerySet, Subquery, Value
 from django.utils import timezone
 
@@ -53,31 +53,6 @@ _served_first = SimpleNamespace(server=lambda **_: None, pending=lambda user: Va
 def serve_before_drafts(server: Callable[..., Any], *, pending: Callable[[AbstractBaseUser], Any]) -> None:
     """Register `server` to be asked before a fresh claim when `pending` holds (from an AppConfig.ready)."""
     _served_first.server, _served_first.pending = server, pending
-
-
-# How many candidates one look of `claim_first` reads.
-CLAIM_CANDIDATES = 25
-
-
-def claim_first(candidates: QuerySet, claim: Callable[[Any], Any]) -> Any | None:
-    """The claim of every pile but the drafts' (round one, round two, discussions, second copies): the first of
-    `candidates`, in their order, that nobody else wins (on PostgreSQL the look skips rows others are claiming). Each
-    `claim` is one compare-and-set that raises Conflict (or NotPermitted) when lost, and a lost race moves on to the
-    next. None when nothing waits."""
-    lost: set[int] = set()
-    while True:
-        with transaction.atomic():
-            rows = candidates.exclude(pk__in=lost)
-            if connection.vendor == "postgresql":
-                rows = rows.select_for_update(skip_locked=True, of=("self",))
-            looked = list(rows[:CLAIM_CANDIDATES])
-            if not looked:
-                return None
-            for candidate in looked:
-                try:
-                    return claim(candidate)
-                except (Conflict, NotPermitted):
-                    lost.add(candidate.pk)
 
 
 def lease_deadline() -> datetime:
