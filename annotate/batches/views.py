@@ -19,7 +19,7 @@ from annotate.dashboard import figures as dashboard
 from annotate.review import selectors as review_selectors
 from curation import selectors
 from curation.batches import services as batch_flow
-from curation.batches.services import batch_create, batch_deadline_set, batch_open
+from curation.batches.services import BatchSample, batch_create, batch_deadline_set, batch_open
 from curation.models import Batch, Project
 from curation.page_errors import form_problems, service_attempt
 from curation.panel import services as panel
@@ -36,6 +36,15 @@ def _assigned_message(*, contexts: int, drafts: int) -> str:
     if drafts or not contexts:
         parts.append(f"{drafts} draft{'s' if drafts != 1 else ''}")
     return f"{' and '.join(parts)} added to the batch."
+
+
+def _filled_message(sample: BatchSample) -> str:
+    """What a fill from papers did: the contexts drawn, how, and the drafts that came with them."""
+    drawn = "all their" if sample.per_paper is None else f"{sample.per_paper} per paper of the"
+    return (
+        f"{len(sample.context_ids)} context(s) from {sample.papers} paper(s) ({drawn} short contexts, seed "
+        f"{sample.seed}) added to the batch, with {sample.moved} draft(s)."
+    )
 
 
 class DeadlineForm(forms.Form):
@@ -55,6 +64,10 @@ class AnnouncementForm(forms.Form):
     )
 
 
+# The card an action goes back to (the panel's to theirs); the rest go back to the top of the page.
+ANCHORS = {"panel": "#panel", "calibrate": "#panel", "panel_order": "#panel", "announce": "#announcements"}
+# The actions on the project as a whole; the others act on the batch posted.
+PROJECT_ACTIONS = {"create", "gating", "panel", "announce"}
 MAX_PAGE = 100_000
 PANEL_BATCHES = 25  # the panel card's batches (the first, in batch order)
 
@@ -73,86 +86,64 @@ def batches_page(request: HttpRequest, slug: str) -> HttpResponse:
         action = request.POST.get("action", "")
         batch_id = int(request.POST.get("batch", "0") or 0)
         post = request.POST.get
-        # The actions that are one service call, and what the page says once done (the panel's go back to its card).
-        steps = {
-            "create": (
-                lambda: batch_create(project=project, actor=request.user, name=post("name", "")),
-                "Batch created.",
-            ),
-            "open": (lambda: batch_open(batch_id=batch_id, actor=request.user), "Batch opened."),
-            "gating": (
-                lambda: batch_flow.project_gating_set(project=project, actor=request.user, gating=post("gating", "")),
-                "Gating saved.",
-            ),
-            # Difficulty against a panel (curation.panel): name the panel, calibrate a batch, set its queue order.
-            "panel": (
-                lambda: panel.panel_set(
-                    project=project,
-                    actor=request.user,
-                    endpoint_ids=[int(v) for v in request.POST.getlist("endpoint_ids") if v.isdigit()],
-                ),
-                "Panel saved.",
-            ),
-            "calibrate": (
-                lambda: panel.calibration_request(batch_id=batch_id, actor=request.user),
-                "Calibration asked: each panel model answers every instance of the batch on the scoring worker.",
-            ),
-            "panel_order": (
-                lambda: panel.batch_panel_order_set(
-                    batch_id=batch_id, actor=request.user, order=post("panel_order", "")
-                ),
-                "Queue order saved.",
-            ),
-        }
-        if action in steps:
-            service_attempt(request, *steps[action])
-            anchor = "#panel" if action in ("panel", "calibrate", "panel_order") else ""
-            return redirect(f"{request.path}{anchor}")
-        # The other actions check their form first (assign and fill with the API's input serializers).
+        # Some actions check their input first (assign and fill with the API's input serializers); a refusal is said
+        # once, the same way for all of them.
         inputs = {
             "assign": AssignSerializer,
             "fill": FillSerializer,
             "deadline": DeadlineForm,
             "announce": AnnouncementForm,
         }
-        back = f"{request.path}#announcements" if action == "announce" else request.path
+        back = f"{request.path}{ANCHORS.get(action, '')}"
         checked = inputs[action](data=request.POST) if action in inputs else None
-        if checked is None or not checked.is_valid():
-            if checked is not None:
-                messages.error(request, form_problems(checked))
+        if checked is not None and not checked.is_valid():
+            messages.error(request, form_problems(checked))
             return redirect(back)
-        data = checked.cleaned_data if isinstance(checked, forms.Form) else checked.validated_data
-        if action == "assign":
-            moved = service_attempt(
-                request, lambda: batch_flow.batch_assign(batch_id=batch_id, actor=request.user, **data)
-            )
-            if moved is not None:
-                messages.success(request, _assigned_message(contexts=len(set(data["context_ids"])), drafts=moved))
-        elif action == "fill":
-            sample = service_attempt(
-                request, lambda: batch_flow.batch_fill_from_papers(batch_id=batch_id, actor=request.user, **data)
-            )
-            if sample is not None:
-                drawn = "all their" if sample.per_paper is None else f"{sample.per_paper} per paper of the"
-                messages.success(
-                    request,
-                    f"{len(sample.context_ids)} context(s) from {sample.papers} paper(s) ({drawn} short "
-                    f"contexts, seed {sample.seed}) added to the batch, with {sample.moved} draft(s).",
-                )
-        elif action == "deadline":
-            service_attempt(
-                request,
-                lambda: batch_deadline_set(batch_id=batch_id, actor=request.user, deadline_at=data["deadline_at"]),
-                "Deadline saved." if data["deadline_at"] else "Deadline removed.",
-            )
-        else:
-            service_attempt(
-                request,
-                lambda: announcement_post(
-                    project=project, actor=request.user, text=data["text"], batch_id=batch_id or None
-                ),
+        # (A form's input is its cleaned_data, a serializer's its validated_data.)
+        data = {} if checked is None else getattr(checked, "validated_data", None) or checked.cleaned_data
+        # Each action is one service call: the service, what it is given besides the actor (and the project, or the
+        # batch posted), and what the page says once it went through (from its result, when that names a count).
+        steps = {
+            "create": (batch_create, {"name": post("name", "")}, "Batch created."),
+            "open": (batch_open, {}, "Batch opened."),
+            "gating": (batch_flow.project_gating_set, {"gating": post("gating", "")}, "Gating saved."),
+            # Difficulty against a panel (curation.panel): name the panel, calibrate a batch, set its queue order.
+            "panel": (
+                panel.panel_set,
+                {"endpoint_ids": [int(v) for v in request.POST.getlist("endpoint_ids") if v.isdigit()]},
+                "Panel saved.",
+            ),
+            "calibrate": (
+                panel.calibration_request,
+                {},
+                "Calibration asked: each panel model answers every instance of the batch on the scoring worker.",
+            ),
+            "panel_order": (panel.batch_panel_order_set, {"order": post("panel_order", "")}, "Queue order saved."),
+            "assign": (
+                batch_flow.batch_assign,
+                data,
+                lambda moved: _assigned_message(contexts=len(set(data["context_ids"])), drafts=moved),
+            ),
+            "fill": (batch_flow.batch_fill_from_papers, data, _filled_message),
+            "deadline": (
+                batch_deadline_set,
+                data,
+                "Deadline saved." if data.get("deadline_at") else "Deadline removed.",
+            ),
+            "announce": (
+                announcement_post,
+                {**data, "batch_id": batch_id or None},
                 "Announcement posted: each annotator and verifier sees it on their next page until they mark it read.",
+            ),
+        }
+        if action in steps:
+            service, given, said = steps[action]
+            where = {"project": project} if action in PROJECT_ACTIONS else {"batch_id": batch_id}
+            result = service_attempt(
+                request, lambda: service(actor=request.user, **where, **given), said if isinstance(said, str) else ""
             )
+            if result is not None and callable(said):
+                messages.success(request, said(result))
         return redirect(back)
     batch_flow.batches_advance(project=project)
     progress_page, progress = dashboard.batch_progress_page(project, request.GET.get("page"))
