@@ -99,8 +99,8 @@ def batches_page(request: HttpRequest, slug: str) -> HttpResponse:
         if checked is not None and not checked.is_valid():
             messages.error(request, form_problems(checked))
             return redirect(back)
-        # (A form's input is its cleaned_data, a serializer's its validated_data.)
-        data = {} if checked is None else getattr(checked, "validated_data", None) or checked.cleaned_data
+        # A form's input is its cleaned_data, a serializer's its validated_data.
+        data = getattr(checked, "cleaned_data", None) or getattr(checked, "validated_data", {})
         # Each action is one service call: the service, what it is given besides the actor (and the project, or the
         # batch posted), and what the page says once it went through (from its result, when that names a count).
         steps = {
