@@ -143,6 +143,8 @@ class InstanceFactory(DjangoModelFactory):
 
 
 class ValidatedInstanceFactory(InstanceFactory):
-    """An instance that starts validated, as gold data imported or refined earlier does."""
+    """An instance that starts validated, as gold data imported or refined earlier does: its scale chosen (None, "",
+    unless told), as a submission needs it."""
 
     initial_status = Status.VALIDATED
+    scale = ""

@@ -7,6 +7,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from curation.errors import InvalidInput
 from curation.exports.derivation import derivation_of
 from curation.exports.statistics import in_key_order
 from curation.table_shape import shape_from_frozen
@@ -114,7 +115,14 @@ def tatqa_question(item: Item, order: int) -> dict[str, Any]:
     question["answer_type"] = item.get("answer_type", "")
     if "answer_from" in question or item.get("answer_source"):
         question["answer_from"] = item.get("answer_source", "")
-    question["scale"] = item.get("scale", "")
+    if item.get("scale") is None:
+        # TAT-QA's format and its scorer need a scale (its code turns None into an error); the export does not make
+        # one up for a question whose scale nobody chose (FinQA's records have none).
+        raise InvalidInput(
+            f"Question {item['uid']} has no scale chosen, and TAT-QA's format needs one: choose it on the instance "
+            "(None when the answer has no unit scale), or export in another format."
+        )
+    question["scale"] = item["scale"]
     return question
 
 

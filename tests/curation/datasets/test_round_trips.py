@@ -16,6 +16,7 @@ from django.core.management import call_command
 from annotate.work.queue import queue_claim
 from curation.batches.services import batch_open
 from curation.datasets.services import dataset_import, import_counts_text
+from curation.errors import InvalidInput
 from curation.exports.rows import release_rows
 from curation.exports.writers import write_text_format
 from curation.models import Instance, Table
@@ -233,3 +234,11 @@ def test_the_demos_release_exports_as_a_file_its_own_importer_takes(db, fmt):
     )
     assert result.counts["questions"] == release.item_count
     assert Instance.objects.filter(project=again, status=Status.VALIDATED).count() == release.item_count
+
+
+def test_a_question_with_no_scale_chosen_is_not_exported_in_tatqas_format_with_a_made_up_one(project, shared_data):
+    """FinQA's records carry no scale; TAT-QA's format and scorer need one. The TAT-QA export of such a release
+    says which question lacks it and what to do, rather than write null (TAT-QA's code fails on it) or guess."""
+    original = json.loads((shared_data / "finqa" / "finqa_dev_200.json").read_text(encoding="utf-8"))[:3]
+    with pytest.raises(InvalidInput, match=r"has no scale chosen, and TAT-QA's format needs one: choose it"):
+        round_trip(project, "finqa", original, export_format="tatqa")
