@@ -119,8 +119,8 @@ def tatqa_question(item: Item, order: int) -> dict[str, Any]:
         # TAT-QA's format and its scorer need a scale (its code turns None into an error); the export does not make
         # one up for a question whose scale nobody chose (FinQA's records have none).
         raise InvalidInput(
-            f"Question {item['uid']} has no scale chosen, and TAT-QA's format needs one: choose it on the instance "
-            "(None when the answer has no unit scale), or export in another format."
+            f"Question {item['uid']} has no scale chosen; TAT-QA's format needs one. Choose it on its instance "
+            "(None: no unit scale) or export in another format."
         )
     question["scale"] = item["scale"]
     return question
