@@ -92,8 +92,11 @@ def main() -> None:
                 question=draft["question"],
                 rationale=draft["rationale"],
                 answer=draft["answer"],
-                tables=[TableText(rows=table["rows"], caption=table["caption"]) for table in tables],
-                tools=[a["tool"] for a in draft["essential_actions"]],
+                tables=[
+                    TableText(rows=table["rows"], caption=table["caption"], label=table["label"], name=table["name"])
+                    for table in tables
+                ],
+                actions=draft["essential_actions"],
             ).value
             totals["answerable"] += 1
             totals["scale_matches"] += _scale_matches(draft, scale, _read_cells(draft))

@@ -7,8 +7,11 @@ is absent or conflicts, the suggestion has no value and nothing is preselected."
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+
+from curation.table_shape import TableShape, shape_from_rows
+from curation.toolkit.tools import ToolBox, ToolError
 
 ANSWER_TYPES = ("span", "multi-span", "arithmetic", "count")
 ANSWER_SOURCES = ("table", "text", "table-text")
@@ -58,9 +61,11 @@ _COUNT_OF_THINGS = re.compile(
 )
 _YEAR = re.compile(r"^(?:19|20)\d\d$")
 _INTEGER = re.compile(r"^\d+$")
-# Tools of a recorded program (the template drafter's essential actions) that compute a new number.
+# Tools of a recorded program (the template drafter's essential actions) that read cells, and that compute a number.
+_READ_TOOLS = frozenset({"get_cell", "get_column"})
 ARITHMETIC_TOOLS = frozenset({"add", "sum", "subtract", "multiply", "divide", "mean", "proportion", "percentage"})
 _PERCENT_TOOLS = frozenset({"proportion", "percentage", "percentage_change"})
+_ADDITIVE_TOOLS = frozenset({"add", "sum", "subtract", "mean"})
 # "%" as a unit ("Accuracy (%)", "% change", "Margin %"), not inside a name ("4.875% Senior Notes").
 _PERCENT_WORD = re.compile(r"(?<![\d.])%|\bpercent(?:age)?s?\b|\bpct\b", re.IGNORECASE)
 _EXCEPT = re.compile(r"\bexcept\b[^)]*", re.IGNORECASE)
@@ -96,10 +101,21 @@ class Suggestion:
 
 @dataclass(frozen=True)
 class TableText:
-    """What the suggestion reads of a table: its caption and its rows of cell texts."""
+    """What the suggestion reads of a table: its caption and its rows of cell texts; and, to place the cells a
+    recorded program read, the names the program calls it by (its label, its reader name) and its header rows."""
 
     rows: Sequence[Sequence[str]]
     caption: str = ""
+    label: str = ""
+    name: str = ""
+    header_rows: int = 1
+
+    @classmethod
+    def of(cls, shape: TableShape, position: int = 0, order: int | None = None) -> TableText:
+        """A table as the drafter's tool box names it: its label at `position`, its reader name by its `order`."""
+        name = shape.reader_name(position if order is None else order)
+        header_rows = shape.prompt_header_rows()
+        return cls(shape.grid, shape.caption, shape.display_label(position), name, header_rows)
 
 
 def is_number(text: str) -> bool:
@@ -179,6 +195,86 @@ def _source_cells(tables: Sequence[TableText], values: Sequence[float]) -> list[
     return found
 
 
+def _program_cells(tables: Sequence[TableText], actions: Iterable[Mapping]) -> list[_Cell] | None:
+    """The cells a recorded program read (its get_cell and get_column calls), placed in `tables`; None when it read
+    none. When a read names no cell of `tables`, or its cell now holds other text, none is placed: a program's
+    sources are all known or not at all."""
+    reads = [action for action in actions if isinstance(action, Mapping) and action.get("tool") in _READ_TOOLS]
+    if not reads:
+        return None
+    toolbox = ToolBox(
+        [
+            {
+                "label": table.label or f"Table {index + 1}",
+                "name": table.name,
+                "rows": shape_from_rows(table.rows, header_rows=table.header_rows).prompt_rows(),
+            }
+            for index, table in enumerate(tables)
+        ]
+    )
+    cells: list[_Cell] = []
+    try:
+        for action in reads:
+            arguments, result = action.get("arguments") or {}, action.get("result")
+            # A draft's own table is the one it read, whatever label its drafting gave it.
+            found = toolbox.tables[0] if len(tables) == 1 else toolbox.table(str(arguments.get("table", "")))
+            index = toolbox.tables.index(found)
+            column = toolbox.column_index(found, str(arguments.get("column", "")))
+            read = result if action["tool"] == "get_column" else {arguments.get("row"): result}
+            for row, text in dict(read or {}).items():
+                body_row = toolbox.row_index(found, str(row))
+                if str(found.cells[body_row][column]) != str(text):
+                    return []
+                top = len(tables[index].rows) - len(found.cells)  # the header rows above the body
+                cells.append(_Cell(index, top + body_row, column, str(text).strip()))
+    except (ToolError, TypeError, ValueError, IndexError):
+        return []
+    return cells
+
+
+_NO_NAMES = {"the", "and", "for", "of", "in", "on", "at", "to", "by", "as", "is", "or", "an", "what", "how"}
+
+
+def _words(text: str) -> set[str]:
+    return set(re.findall(r"[^\W\d_]{2,}|(?<!\d)(?:19|20)\d\d(?!\d)", text.lower())) - _NO_NAMES
+
+
+def _names_in(text: str, names: Iterable[str]) -> bool:
+    """Whether `text` names one of `names` (a row's or a column's texts): shares a word or a year with it ("current
+    year" names the row "Current year1", "December" the column "Outstanding as of December 31,")."""
+    words = _words(text)
+    return any(words & _words(name) for name in names)
+
+
+def _equals(value: float | None, values: Sequence[float]) -> bool:
+    return value is not None and any(abs(value - v) < 1e-9 for v in values)
+
+
+def _named_cells(tables: Sequence[TableText], cells: list[_Cell], text: str) -> tuple[list[_Cell], str]:
+    """The cells whose row or column `text` names; all of them when it names none of their tables' rows and
+    columns (nothing tells them apart). Second, the cells it leaves out, as the hint cites them."""
+    named = [cell for cell in cells if _names_in(text, _line_texts(tables[cell.table], cell))]
+    if named or not any(_names_in(text, _table_names(tables[t])) for t in {cell.table for cell in cells}):
+        return named or cells, ""
+    where = [
+        f"cell '{cell.text}' ({', '.join(f'{k} {_quote(h)!r}' for k, h in _headers(tables[cell.table], cell))})"
+        for cell in cells
+    ]
+    return [], "; ".join(dict.fromkeys(where))
+
+
+def _line_texts(table: TableText, cell: _Cell) -> list[str]:
+    """The texts of a cell's row and of its column (above and below it): what names it."""
+    rows = table.rows
+    line = [*rows[cell.row], *(row[cell.column] for row in rows if cell.column < len(row))]
+    return [str(text) for text in line if not is_number(str(text)) or _YEAR.match(str(text).strip())]
+
+
+def _table_names(table: TableText) -> list[str]:
+    """The texts that name a table's rows and columns: every cell that is no number."""
+    return [str(cell).strip() for row in table.rows for cell in row if str(cell).strip() and not is_number(str(cell))]
+
+
 def _headers(table: TableText, cell: _Cell) -> list[tuple[str, str]]:
     """The row header and the column headers of a cell as (kind, text)."""
     texts = [str(text).strip() for text in table.rows[cell.row][: cell.column]]
@@ -199,9 +295,11 @@ def _table_notes(table: TableText) -> set[str]:
     "$'000"); a column's own unit ("Params (M)") is its column's, not the table's."""
     texts = [str(cell) for row in table.rows for cell in row if str(cell).strip() and not is_number(str(cell))]
     notes = _text_notes([table.caption, *texts])
+    top = {str(cell) for cell in table.rows[0]} if table.rows else set()
     for text in texts:
         match = _SCALE_ONLY.match(_EXCEPT.sub("", text).strip())
-        if match:
+        # A bare "m" is a note atop the table (TAT-QA's stub "m"); in the body it is a value (male, a size).
+        if match and (text in top or text.strip().lower() not in {"m", "mn", "bn"}):
             word = match.group(1).lower().strip("'’")
             notes.add(next(scale for scale, prefix in _SCALE_PREFIXES if word.startswith(prefix)))
     return notes
@@ -243,14 +341,12 @@ def _cell_scale(tables: Sequence[TableText], cell: _Cell, notes: set[str]) -> Su
     return Suggestion(None, f"cell '{cell.text}' has no unit and no scale note is found — choose")
 
 
-def _agreed(suggestions: Sequence[Suggestion]) -> Suggestion:
+def _agreed(suggestions: Sequence[Suggestion], disagreeing: str) -> Suggestion:
     values = {s.value for s in suggestions}
-    if len(values) == 1 and None not in values:
+    if len(values) == 1:
         return suggestions[0]
-    known = [s for s in suggestions if s.value is not None]
-    if not known:
-        return suggestions[0] if suggestions else Suggestion(None, "no source cell found")
-    return Suggestion(None, "the source cells disagree: " + "; ".join(dict.fromkeys(s.evidence for s in known)))
+    # Every cell's own evidence, the ones without a scale too: the hint says what disagrees with what.
+    return Suggestion(None, f"{disagreeing}: " + "; ".join(dict.fromkeys(s.evidence for s in suggestions)))
 
 
 def suggest_scale(
@@ -262,13 +358,16 @@ def suggest_scale(
     notes: Sequence[str] = (),
     answer_type: str | None = None,
     tools: Iterable[str] = (),
+    actions: Sequence[Mapping] = (),
 ) -> Suggestion:
     """The scale of the answer from its source: text answers, years and counts have none; a "%" on the answer,
     a ratio multiplied by 100 or a percentage tool gives percent; a value read from cells or computed by adding
     or subtracting them takes the cells' scale (their own %, their headers' units, the table's or text's note).
-    A ratio of two cells, a value found in no cell, or cells that disagree give no suggestion."""
+    The source cells are those the recorded program (`actions`, whose tools count as `tools`) read, else those
+    holding the derivation's numbers or the answer's. A ratio of two cells, a value found in no cell, cells that
+    disagree, or an answer whose number is only in cells the question does not name give no suggestion."""
     items = _items(answer)
-    tools = {tool for tool in tools if tool}
+    tools = {tool for tool in tools if tool} | {a.get("tool") for a in actions if isinstance(a, Mapping)} - {None}
     question, rationale = question or "", rationale or ""
     if not items:
         return Suggestion(None, "no answer yet")
@@ -290,12 +389,31 @@ def suggest_scale(
     if tools & _PERCENT_TOOLS or _TIMES_HUNDRED.search(rationale):
         return Suggestion("percent", "the derivation multiplies a ratio by 100")
     text_notes = _text_notes(notes)
+    program = _program_cells(tables, actions)
 
-    def from_cells(values: Sequence[float], what: str) -> Suggestion | None:
-        cells = _source_cells(tables, values)
+    def from_cells(values: Sequence[float], what: str, *, is_read: bool = False) -> Suggestion | None:
+        """The scale of the answer's source cells: those its recorded program read, else the cells holding `values`
+        (an answer read as is: those the question or rationale names, when it names any of the tables)."""
+        disagreeing = "the source cells disagree"
+        if program == []:
+            return Suggestion(None, "the cells its program read are not in these tables — choose")
+        if program is not None:
+            # A value the program read is the cell that holds it (a max: the largest), not every cell it read.
+            cells = [cell for cell in program if _equals(_value(cell.text), values)] if is_read else program
+            if not cells:
+                return Suggestion(None, "the answer is none of the cells its program read — choose")
+        else:
+            cells = _source_cells(tables, values)
+            if is_read and cells:
+                cells, unnamed = _named_cells(tables, cells, f"{question} {rationale}")
+                if not cells:
+                    return Suggestion(
+                        None, f"the answer's number is only in cells the question does not name: {unnamed}"
+                    )
+                disagreeing = f"the answer's number is in {len(cells)} cells whose scales disagree"
         if not cells:
             return None
-        found = _agreed([_cell_scale(tables, cell, text_notes) for cell in cells])
+        found = _agreed([_cell_scale(tables, cell, text_notes) for cell in cells], disagreeing)
         return Suggestion(found.value, f"{what}{found.evidence}")
 
     numbers = [v for v in (_value(m.group()) for m in _NUMBER_IN_TEXT.finditer(rationale.split("=")[0])) if v]
@@ -314,10 +432,10 @@ def suggest_scale(
         found = from_cells(numbers, "computed from cells: ")
         if found is None:
             return Suggestion(None, "the operands are found in no cell")
-        if found.value == "percent" and not _ADDITIVE.search(rationale):
+        if found.value == "percent" and not (_ADDITIVE.search(rationale) or tools & _ADDITIVE_TOOLS):
             return Suggestion(None, "a product of percentages — choose")
         return found
-    found = from_cells([v for v in (_value(item) for item in items) if v is not None], "")
+    found = from_cells([v for v in (_value(item) for item in items) if v is not None], "", is_read=True)
     if found is None:
         if percent_question:
             return Suggestion("percent", "the question asks for a percentage")

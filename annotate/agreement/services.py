@@ -89,7 +89,9 @@ def _copy_start(instance: Instance) -> dict[str, Any]:
     rationale = str(draft.get("rationale") or "")
     answer = [str(item) for item in draft.get("answer") or []]
     tables = list(instance.context.tables.all()) if instance.context_id else []
-    suggested = answer_kind_suggested(question=question, rationale=rationale, answer=answer, tables=tables)
+    suggested = answer_kind_suggested(
+        question=question, rationale=rationale, answer=answer, tables=tables, actions=instance.essential_actions or []
+    )
     reasoning_type_id = (instance.context.reasoning_type_id if instance.context_id else None) or (
         instance.reasoning_type_id
     )

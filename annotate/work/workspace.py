@@ -36,7 +36,7 @@ def suggested_answer_kind(instance: Instance, tables: list[Table] | None = None)
         rationale=instance.rationale,
         answer=instance.answer,
         tables=tables,
-        tools=[action.get("tool", "") for action in instance.essential_actions or [] if isinstance(action, dict)],
+        actions=instance.essential_actions or [],
     )
     return {
         "answer_type": evidence["answer_type"].value or "",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
@@ -43,19 +43,21 @@ _EDITORS = {
 
 
 def answer_kind_evidence(
-    *, question: str, rationale: str, answer: list[str], tables: Iterable[Table], tools: Iterable[str] = ()
+    *, question: str, rationale: str, answer: list[str], tables: Iterable[Table], actions: Sequence[Any] = ()
 ) -> dict[str, Suggestion]:
     """The answer type and scale suggested for an answer, each with its evidence (curation.answer_types): from the
-    cells of `tables` the answer is read or computed from, their headers, the tables' captions and scale notes, and
-    the text of the paragraphs that mention them."""
+    cells of `tables` the answer is read or computed from (those its recorded program, `actions`, read, when it has
+    one), their headers, the tables' captions and scale notes, and the text of the paragraphs that mention them."""
     tables = sorted(tables, key=lambda t: (t.paper_id, t.order))
-    texts = [TableText(rows=shape.grid, caption=shape.caption) for shape in map(shape_from_row, tables)]
+    # Named as the template drafter's tool box names them, so a program's reads place its cells.
+    texts = [TableText.of(shape_from_row(table), position, table.order) for position, table in enumerate(tables)]
     notes = list(
         Paragraph.objects.filter(mentioned_tables__in=[table.pk for table in tables])
         .distinct()
         .values_list("text", flat=True)
     )
-    tools = [tool for tool in tools if tool]
+    actions = [action for action in actions if isinstance(action, dict)]
+    tools = [action.get("tool", "") for action in actions]
     answer_type = suggest_answer_type(question=question, rationale=rationale, answer=answer, tools=tools)
     scale = suggest_scale(
         question=question,
@@ -64,17 +66,19 @@ def answer_kind_evidence(
         tables=texts,
         notes=notes,
         answer_type=answer_type.value,
-        tools=tools,
+        actions=actions,
     )
     return {"answer_type": answer_type, "scale": scale}
 
 
 def answer_kind_suggested(
-    *, question: str, rationale: str, answer: list[str], tables: Iterable[Table], tools: Iterable[str] = ()
+    *, question: str, rationale: str, answer: list[str], tables: Iterable[Table], actions: Sequence[Any] = ()
 ) -> dict[str, str]:
     """What a new draft starts with: the suggested answer type and scale where evidence backs them, else unset
     (answer type "", scale None; the scale "" is a choice: no scale); the annotator confirms or chooses."""
-    evidence = answer_kind_evidence(question=question, rationale=rationale, answer=answer, tables=tables, tools=tools)
+    evidence = answer_kind_evidence(
+        question=question, rationale=rationale, answer=answer, tables=tables, actions=actions
+    )
     return {"answer_type": evidence["answer_type"].value or "", "scale": evidence["scale"].value}
 
 

@@ -203,3 +203,100 @@ def test_a_name_that_holds_rank_is_no_rank_and_a_ratio_of_two_cells_is_for_a_per
     assert _scale(["1.4"], question="What is the current ratio in 2019?", tables=[amounts]).value == ""
     rank = _scale(["3"], question="Where does ROME (rank-one) rank by collateral?", tables=[table])
     assert (rank.value, rank.evidence) == ("", "a rank has no scale")
+
+
+# A table where an answer's number is also in an unrelated cell of another scale: C's Params (M) is 6.3 and 340.
+UNRELATED = TableText(
+    rows=[
+        ["Model", "Params (M)", "Acc (%)", "Latency"],
+        ["BERT", "110", "87.3", "12"],
+        ["RoBERTa", "125", "81.0", "340"],
+        ["ALBERT", "6.3", "75.0", "9"],
+        ["DistilBERT", "340", "70.2", "8"],
+    ],
+    label="tab:models",
+    name="Table 1",
+)
+
+
+def _drafted(template_id: str, answer: list[str], column: str = ""):
+    """The template draft of `template_id` over UNRELATED whose answer is `answer` (asked of `column`), as the drafter
+    records it."""
+    from curation.drafting.templates import draft_template_questions
+
+    table = {"label": "tab:models", "name": "Table 1", "rows": [list(row) for row in UNRELATED.rows]}
+    drafts = draft_template_questions([table], per_template=200, template_ids=[template_id])
+    return next(draft for draft in drafts if draft["answer"] == answer and column in draft["question"])
+
+
+def _drafted_scale(draft, tables=(UNRELATED,)):
+    return suggest_scale(
+        question=draft["question"],
+        rationale=draft["rationale"],
+        answer=draft["answer"],
+        tables=tables,
+        actions=draft["essential_actions"],
+    )
+
+
+def test_a_computed_answer_cites_the_cells_its_program_read_not_a_cell_holding_the_same_number():
+    # 87.3 − 81.0 = 6.3, which ALBERT's Params (M) also holds: the program read two Acc (%) cells.
+    draft = _drafted("cell_difference", ["6.3"])
+    scale = _drafted_scale(draft)
+    assert scale.value == "percent", scale.evidence
+    assert "Acc (%)" in scale.evidence and "Params" not in scale.evidence
+
+
+def test_a_value_read_by_the_program_takes_the_scale_of_the_cell_it_read():
+    # RoBERTa's Latency is 340; DistilBERT's Params (M) is 340 too, in millions. The program read the Latency.
+    draft = _drafted("span_lookup", ["340"], "Latency")
+    scale = _drafted_scale(draft)
+    assert scale.value is None and "million" not in scale.evidence, scale.evidence
+    assert scale.evidence == "cell '340' has no unit and no scale note is found — choose"
+
+
+def test_a_program_whose_cells_are_not_in_the_tables_preselects_nothing_and_says_so():
+    draft = _drafted("cell_difference", ["6.3"])
+    changed = TableText(rows=[row if row[0] != "BERT" else ["BERT", "110", "88.0", "12"] for row in UNRELATED.rows])
+    scale = _drafted_scale(draft, tables=(changed,))
+    assert scale == Suggestion(None, "the cells its program read are not in these tables — choose")
+    read = {"tool": "get_cell", "arguments": {"table": "tab:models", "row": "BERT", "column": "Acc (%)"}}
+    read["result"] = "87.3"
+    other = suggest_scale(question="What?", rationale="", answer=["87.3"], tables=[UNRELATED], actions=[read])
+    assert other.value == "percent"
+    edited = suggest_scale(question="What?", rationale="", answer=["81.0"], tables=[UNRELATED], actions=[read])
+    assert edited == Suggestion(None, "the answer is none of the cells its program read — choose")
+
+
+def test_an_answer_whose_number_is_only_in_a_cell_the_question_does_not_name_preselects_nothing():
+    # A model's derivation in words: no operation to read, and the 6.3 it states is ALBERT's Params (M).
+    scale = suggest_scale(
+        question="By how many points does BERT beat RoBERTa in accuracy?",
+        rationale="BERT reaches 87.3 and RoBERTa 81.0.",
+        answer=["6.3"],
+        tables=[UNRELATED],
+    )
+    assert scale.value is None
+    assert scale.evidence.startswith("the answer's number is only in cells the question does not name: cell '6.3'")
+    named = suggest_scale(
+        question="How many parameters does ALBERT have?", rationale="", answer=["6.3"], tables=[UNRELATED]
+    )
+    assert (named.value, named.evidence) == ("million", "column 'Params (M)' → million")
+
+
+def test_an_answer_whose_number_is_in_cells_of_disagreeing_scales_preselects_nothing_and_names_them():
+    # 340 is RoBERTa's Latency and DistilBERT's Params (M); the question names both rows' table but neither apart.
+    scale = suggest_scale(
+        question="What value does the table report?", rationale="", answer=["340"], tables=[UNRELATED]
+    )
+    assert scale.value is None
+    assert scale.evidence.startswith("the answer's number is in 2 cells whose scales disagree: ")
+    assert "column 'Params (M)' → million" in scale.evidence and "cell '340' has no unit" in scale.evidence
+
+
+def test_a_bare_m_in_the_body_is_a_value_not_the_tables_million_note():
+    # latex_book_tables.tex, Table 17: 性别 (sex) holds F and M; heights in cm are no millions. TAT-QA's stub "m" is.
+    sexes = TableText(rows=[["性别", "身高/cm"], ["F", "156"], ["M", "162"]])
+    assert _scale(["162"], question="What is the 身高/cm of M?", tables=[sexes]).value is None
+    stub = TableText(rows=[["m", "2019"], ["Net change in cash", "(35.8)"]])
+    assert _scale(["(35.8)"], question="What is the net change in cash in 2019?", tables=[stub]).value == "million"

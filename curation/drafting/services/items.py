@@ -230,7 +230,7 @@ def _item_commit(run: DraftingRun, item: DraftingItem, token: str, outcome: Outc
             rationale=fields.get("rationale", ""),
             answer=list(fields.get("answer") or []),
             tables=fields.get("relevant_tables") or context.tables.all(),
-            tools=[action.get("tool", "") for action in fields.get("essential_actions") or []],
+            actions=fields.get("essential_actions") or [],
         )
         fields = {**suggested, **fields}
         # The draft keeps every field the annotator may change, so what they changed can be measured later.

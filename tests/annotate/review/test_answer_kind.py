@@ -230,3 +230,29 @@ def test_an_unchosen_scale_is_not_the_scale_none(personas, project, held, api_cl
     )
     assert done.status_code == 200, done.content
     assert Instance.objects.get(pk=held.pk).scale == ""  # chosen: no scale
+
+
+def test_the_scale_hint_of_a_template_draft_cites_the_cells_its_program_read(personas, held, api_client_for):
+    """87.3 − 81.0 = 6.3 over Acc (%), and ALBERT's Params (M) also holds 6.3: the hint cites what the program read."""
+    from curation.drafting.services.drafter import table_input
+    from curation.drafting.templates import draft_template_questions
+    from tests.factories import TableFactory
+
+    rows = [
+        ["Model", "Params (M)", "Acc (%)"],
+        ["BERT", "110", "87.3"],
+        ["RoBERTa", "125", "81.0"],
+        ["ALBERT", "6.3", "75.0"],
+    ]
+    table = TableFactory(paper=held.context.paper, cells=rows, label="tab:models", order=5)
+    held.context.tables.add(table)
+    drafts = draft_template_questions(
+        [table_input(table, "tab:models")], per_template=50, template_ids=["cell_difference"]
+    )
+    draft = next(draft for draft in drafts if draft["answer"] == ["6.3"])
+    fields = {key: draft[key] for key in ("question", "rationale", "answer", "essential_actions")}
+    Instance.objects.filter(pk=held.pk).update(**fields)
+    held.relevant_tables.set([table])
+    data = api_client_for(personas["annotator"]).get(f"/api/instances/{held.pk}/workspace/").json()
+    assert data["suggested_scale"] == "percent"
+    assert data["suggested_scale_evidence"] == "computed from cells: column 'Acc (%)' → percent"
