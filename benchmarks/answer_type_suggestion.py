@@ -13,7 +13,8 @@ from pathlib import Path
 REPOSITORY = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPOSITORY))
 
-from curation.answer_types import TableText, suggest_answer_type, suggest_scale  # noqa: E402
+from curation.answer_types import suggest_answer_type, suggest_scale  # noqa: E402
+from curation.table_shape import shape_from_rows  # noqa: E402
 
 DEFAULT = (
     Path(os.environ.get("TATCURATE_SHARED_DIR", REPOSITORY / ".." / "shared")) / "data/tatqa/tatqa_dataset_dev.json"
@@ -37,7 +38,7 @@ def main() -> None:
     totals = {"answer_type": Counter(), "scale": Counter()}
     by_gold: dict[str, dict[str, Counter[str]]] = {"answer_type": defaultdict(Counter), "scale": defaultdict(Counter)}
     for document in documents:
-        tables = [TableText(rows=document["table"]["table"])]
+        tables = [shape_from_rows(document["table"]["table"])]
         notes = [paragraph["text"] for paragraph in document.get("paragraphs", [])]
         for question in document["questions"]:
             if "answer_type" not in question:

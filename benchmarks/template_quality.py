@@ -26,11 +26,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from curation.answer_types import TableText, suggest_scale  # noqa: E402
+from curation.answer_types import suggest_scale  # noqa: E402
 from curation.drafting.self_check import draft_problem  # noqa: E402
 from curation.drafting.templates import TEMPLATE_SUBTYPES, draft_template_questions  # noqa: E402
 from curation.latex import extract_paper  # noqa: E402
-from curation.table_shape import shape_from_extracted  # noqa: E402
+from curation.table_shape import shape_from_extracted, shape_from_rows  # noqa: E402
 from curation.taxonomy import DEFAULT_TAXONOMY  # noqa: E402
 from curation.toolkit.numbers import parse_numeric  # noqa: E402
 
@@ -93,7 +93,7 @@ def main() -> None:
                 rationale=draft["rationale"],
                 answer=draft["answer"],
                 tables=[
-                    TableText(rows=table["rows"], caption=table["caption"], label=table["label"], name=table["name"])
+                    shape_from_rows(table["rows"], header_rows=1, label=table["label"], caption=table["caption"])
                     for table in tables
                 ],
                 actions=draft["essential_actions"],

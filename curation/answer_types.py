@@ -10,7 +10,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from curation.table_shape import TableShape, shape_from_rows
+from curation.table_shape import TableShape
 from curation.toolkit.tools import ToolBox, ToolError
 
 ANSWER_TYPES = ("span", "multi-span", "arithmetic", "count")
@@ -99,25 +99,6 @@ class Suggestion:
     evidence: str
 
 
-@dataclass(frozen=True)
-class TableText:
-    """What the suggestion reads of a table: its caption and its rows of cell texts; and, to place the cells a
-    recorded program read, the names the program calls it by (its label, its reader name) and its header rows."""
-
-    rows: Sequence[Sequence[str]]
-    caption: str = ""
-    label: str = ""
-    name: str = ""
-    header_rows: int = 1
-
-    @classmethod
-    def of(cls, shape: TableShape, position: int = 0, order: int | None = None) -> TableText:
-        """A table as the drafter's tool box names it: its label at `position`, its reader name by its `order`."""
-        name = shape.reader_name(position if order is None else order)
-        header_rows = shape.prompt_header_rows()
-        return cls(shape.grid, shape.caption, shape.display_label(position), name, header_rows)
-
-
 def is_number(text: str) -> bool:
     """A single number as answers write it: 1,234.5, -3, $12, (4.2), 85%."""
     return bool(_NUMBER.match(text.strip()))
@@ -180,11 +161,11 @@ class _Cell:
     text: str
 
 
-def _source_cells(tables: Sequence[TableText], values: Sequence[float]) -> list[_Cell]:
+def _source_cells(tables: Sequence[TableShape], values: Sequence[float]) -> list[_Cell]:
     """The cells whose number equals one of `values` (each value's cells)."""
     found: list[_Cell] = []
     for t, table in enumerate(tables):
-        for r, row in enumerate(table.rows):
+        for r, row in enumerate(table.grid):
             for c, cell in enumerate(row):
                 text = str(cell).strip()
                 if not text or not re.search(r"\d", text) or len(text) > 24:
@@ -195,22 +176,16 @@ def _source_cells(tables: Sequence[TableText], values: Sequence[float]) -> list[
     return found
 
 
-def _program_cells(tables: Sequence[TableText], actions: Iterable[Mapping]) -> list[_Cell] | None:
+def _program_cells(tables: Sequence[TableShape], actions: Iterable[Mapping]) -> list[_Cell] | None:
     """The cells a recorded program read (its get_cell and get_column calls), placed in `tables`; None when it read
     none. When a read names no cell of `tables`, or its cell now holds other text, none is placed: a program's
     sources are all known or not at all."""
     reads = [action for action in actions if isinstance(action, Mapping) and action.get("tool") in _READ_TOOLS]
     if not reads:
         return None
+    # Labelled as the drafter's tool box labels a context's tables (drafting.services.drafter).
     toolbox = ToolBox(
-        [
-            {
-                "label": table.label or f"Table {index + 1}",
-                "name": table.name,
-                "rows": shape_from_rows(table.rows, header_rows=table.header_rows).prompt_rows(),
-            }
-            for index, table in enumerate(tables)
-        ]
+        [table.tool_input(table.display_label(position), position) for position, table in enumerate(tables)]
     )
     cells: list[_Cell] = []
     try:
@@ -225,7 +200,7 @@ def _program_cells(tables: Sequence[TableText], actions: Iterable[Mapping]) -> l
                 body_row = toolbox.row_index(found, str(row))
                 if str(found.cells[body_row][column]) != str(text):
                     return []
-                top = len(tables[index].rows) - len(found.cells)  # the header rows above the body
+                top = tables[index].height - len(found.cells)  # the header rows above the body
                 cells.append(_Cell(index, top + body_row, column, str(text).strip()))
     except (ToolError, TypeError, ValueError, IndexError):
         return []
@@ -250,7 +225,7 @@ def _equals(value: float | None, values: Sequence[float]) -> bool:
     return value is not None and any(abs(value - v) < 1e-9 for v in values)
 
 
-def _named_cells(tables: Sequence[TableText], cells: list[_Cell], text: str) -> tuple[list[_Cell], str]:
+def _named_cells(tables: Sequence[TableShape], cells: list[_Cell], text: str) -> tuple[list[_Cell], str]:
     """The cells whose row or column `text` names; all of them when it names none of their tables' rows and
     columns (nothing tells them apart). Second, the cells it leaves out, as the hint cites them."""
     named = [cell for cell in cells if _names_in(text, _line_texts(tables[cell.table], cell))]
@@ -263,23 +238,22 @@ def _named_cells(tables: Sequence[TableText], cells: list[_Cell], text: str) -> 
     return [], "; ".join(dict.fromkeys(where))
 
 
-def _line_texts(table: TableText, cell: _Cell) -> list[str]:
+def _line_texts(table: TableShape, cell: _Cell) -> list[str]:
     """The texts of a cell's row and of its column (above and below it): what names it."""
-    rows = table.rows
-    line = [*rows[cell.row], *(row[cell.column] for row in rows if cell.column < len(row))]
+    line = [*table.grid[cell.row], *(row[cell.column] for row in table.grid)]
     return [str(text) for text in line if not is_number(str(text)) or _YEAR.match(str(text).strip())]
 
 
-def _table_names(table: TableText) -> list[str]:
+def _table_names(table: TableShape) -> list[str]:
     """The texts that name a table's rows and columns: every cell that is no number."""
-    return [str(cell).strip() for row in table.rows for cell in row if str(cell).strip() and not is_number(str(cell))]
+    return [str(cell).strip() for row in table.grid for cell in row if str(cell).strip() and not is_number(str(cell))]
 
 
-def _headers(table: TableText, cell: _Cell) -> list[tuple[str, str]]:
+def _headers(table: TableShape, cell: _Cell) -> list[tuple[str, str]]:
     """The row header and the column headers of a cell as (kind, text)."""
-    texts = [str(text).strip() for text in table.rows[cell.row][: cell.column]]
+    texts = [str(text).strip() for text in table.grid[cell.row][: cell.column]]
     out = [("row", text) for text in texts if text and not is_number(text)][:1]
-    for above in table.rows[: cell.row]:
+    for above in table.grid[: cell.row]:
         # The nearest filled cell at or left of the column: its own header, or one spanning from the left.
         for c in range(min(cell.column, len(above) - 1), -1, -1):
             candidate = str(above[c]).strip()
@@ -290,12 +264,12 @@ def _headers(table: TableText, cell: _Cell) -> list[tuple[str, str]]:
     return out
 
 
-def _table_notes(table: TableText) -> set[str]:
+def _table_notes(table: TableShape) -> set[str]:
     """Scale notes of a whole table: in its caption, or a text cell that is a note ("(in thousands)", "$ MILLION",
     "$'000"); a column's own unit ("Params (M)") is its column's, not the table's."""
-    texts = [str(cell) for row in table.rows for cell in row if str(cell).strip() and not is_number(str(cell))]
+    texts = [str(cell) for row in table.grid for cell in row if str(cell).strip() and not is_number(str(cell))]
     notes = _text_notes([table.caption, *texts])
-    top = {str(cell) for cell in table.rows[0]} if table.rows else set()
+    top = {str(cell) for cell in table.grid[0]} if table.grid else set()
     for text in texts:
         match = _SCALE_ONLY.match(_EXCEPT.sub("", text).strip())
         # A bare "m" is a note atop the table (TAT-QA's stub "m"); in the body it is a value (male, a size).
@@ -314,7 +288,7 @@ def _quote(text: str) -> str:
     return text if len(text) <= 40 else text[:37] + "…"
 
 
-def _cell_scale(tables: Sequence[TableText], cell: _Cell, notes: set[str]) -> Suggestion:
+def _cell_scale(tables: Sequence[TableShape], cell: _Cell, notes: set[str]) -> Suggestion:
     """The scale of one cell: its own %, a unit in its row or column header, else the table's (or text's) note."""
     table = tables[cell.table]
     if "%" in cell.text:
@@ -354,7 +328,7 @@ def suggest_scale(
     question: str,
     rationale: str,
     answer: Sequence[str],
-    tables: Sequence[TableText] = (),
+    tables: Sequence[TableShape] = (),
     notes: Sequence[str] = (),
     answer_type: str | None = None,
     tools: Iterable[str] = (),

@@ -10,7 +10,7 @@ from django.db import transaction
 from django.db.models import F, Max
 from django.utils import timezone
 
-from curation.answer_types import ANSWER_TYPES, SCALES, Suggestion, TableText, suggest_answer_type, suggest_scale
+from curation.answer_types import ANSWER_TYPES, SCALES, Suggestion, suggest_answer_type, suggest_scale
 from curation.errors import Conflict, InvalidInput, NotFound, NotPermitted
 from curation.models import Instance, InstanceRevision, Paragraph, Project, Table
 from curation.services.projects import require_role
@@ -49,8 +49,7 @@ def answer_kind_evidence(
     cells of `tables` the answer is read or computed from (those its recorded program, `actions`, read, when it has
     one), their headers, the tables' captions and scale notes, and the text of the paragraphs that mention them."""
     tables = sorted(tables, key=lambda t: (t.paper_id, t.order))
-    # Named as the template drafter's tool box names them, so a program's reads place its cells.
-    texts = [TableText.of(shape_from_row(table), position, table.order) for position, table in enumerate(tables)]
+    shapes = [shape_from_row(table) for table in tables]
     notes = list(
         Paragraph.objects.filter(mentioned_tables__in=[table.pk for table in tables])
         .distinct()
@@ -63,7 +62,7 @@ def answer_kind_evidence(
         question=question,
         rationale=rationale,
         answer=answer,
-        tables=texts,
+        tables=shapes,
         notes=notes,
         answer_type=answer_type.value,
         actions=actions,

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from curation.answer_types import Suggestion, TableText, suggest_answer_type, suggest_scale
+from curation.answer_types import Suggestion, suggest_answer_type, suggest_scale
+from curation.table_shape import shape_from_rows
 
 
 @pytest.mark.parametrize(
@@ -29,8 +30,8 @@ def test_answer_type_follows_the_answer_and_what_the_rationale_computes(question
     assert suggestion.evidence
 
 
-TABLE = TableText(
-    rows=[
+TABLE = shape_from_rows(
+    [
         ["Model", "Params (M)", "Acc (%)", "Rank"],
         ["A", "110", "87.3", "1"],
         ["B", "340", "81.0", "2"],
@@ -61,15 +62,15 @@ def test_the_captions_percent_alone_never_makes_a_count_rank_or_difference_perce
 
 
 def test_the_tables_or_the_texts_scale_note_applies_to_its_cells():
-    table = TableText(rows=[["", "2019"], ["Sales", "1,496.5"], ["Cost", "1,202.9"]])
-    noted = TableText(rows=[["(in thousands)", "2019"], ["Sales", "1,496.5"]])
+    table = shape_from_rows([["", "2019"], ["Sales", "1,496.5"], ["Cost", "1,202.9"]])
+    noted = shape_from_rows([["(in thousands)", "2019"], ["Sales", "1,496.5"]])
     assert _scale(["1,496.5"], tables=[noted]).value == "thousand"
     assert _scale(["1,496.5"], tables=[table], notes=["All amounts in millions."]).value == "million"
     assert _scale(["293.6"], rationale="1,496.5 - 1,202.9", tables=[table], notes=["(in millions)"]).value == "million"
 
 
 def test_absent_or_conflicting_evidence_preselects_nothing():
-    table = TableText(rows=[["", "2019"], ["Sales", "$1,496.5"]])
+    table = shape_from_rows([["", "2019"], ["Sales", "$1,496.5"]])
     assert _scale(["1,496.5"], tables=[table]).value is None
     assert _scale(["1,496.5"], tables=[table], notes=["in thousands", "in millions"]).value is None
     assert _scale(["9.99"]).value is None
@@ -87,30 +88,30 @@ def test_percent_from_the_derivation_and_none_for_text_years_and_written_units()
     assert _scale(["Model A"]).value == ""
     assert _scale(["12.5%"]).value == ""
     assert _scale(["$85.1 million"]).value == ""
-    per_share = TableText(rows=[["(in thousands)", "2019"], ["Earnings per share", "2.41"]])
+    per_share = shape_from_rows([["(in thousands)", "2019"], ["Earnings per share", "2.41"]])
     assert _scale(["2.41"], tables=[per_share]).value == ""
 
 
 def test_a_stub_cell_that_is_only_a_scale_note_scales_the_table_but_a_column_unit_only_its_column():
-    table = TableText(rows=[["", "F19", "F18"], ["$ MILLION", "53 WEEKS", "52 WEEKS"], ["Sales", "1,671", "1,612"]])
+    table = shape_from_rows([["", "F19", "F18"], ["$ MILLION", "53 WEEKS", "52 WEEKS"], ["Sales", "1,671", "1,612"]])
     average = _scale(["1641.5"], rationale="(1,671 + 1,612) / 2", tables=[table])
     assert (average.value, average.evidence) == ("million", "an average of cells: the table's note → million")
     assert (
-        _scale(["$(426)"], tables=[TableText(rows=[["In thousands", "2019"], ["Cash", "$(426)"]])]).value == "thousand"
+        _scale(["$(426)"], tables=[shape_from_rows([["In thousands", "2019"], ["Cash", "$(426)"]])]).value == "thousand"
     )
     assert _scale(["81.0"], rationale="", tables=[TABLE]).value == "percent"  # 'Params (M)' is not the table's
 
 
 def test_a_per_share_question_has_no_scale_unless_it_asks_for_a_percentage():
-    table = TableText(rows=[["(in thousands)", "2019"], ["Net income", "2.41"]])
+    table = shape_from_rows([["(in thousands)", "2019"], ["Net income", "2.41"]])
     assert _scale(["2.41"], question="What is the earnings per diluted share?", tables=[table]).value == ""
     change = _scale(["3.1"], rationale="(2.41 - 2.34) / 2.34 * 100", question="What is the change in EPS per share?")
     assert change.value == "percent"
 
 
 def test_counts_of_years_and_durations_have_no_scale_even_under_a_scale_note():
-    table = TableText(
-        rows=[["(in millions)", "Lives (Years)", "Cost"], ["Land", "20", "300"], ["Services", "5", "5,100"]]
+    table = shape_from_rows(
+        [["(in millions)", "Lives (Years)", "Cost"], ["Land", "20", "300"], ["Services", "5", "5,100"]]
     )
     assert _scale(["20"], tables=[table]).value == ""
     assert _scale(["1"], question="How many years did Services exceed $5,000 million?", tables=[table]).value == ""
@@ -118,8 +119,8 @@ def test_counts_of_years_and_durations_have_no_scale_even_under_a_scale_note():
 
 
 def test_a_percent_sign_inside_a_name_asks_for_no_percentage_and_ranks_and_counted_rows_have_no_scale():
-    table = TableText(
-        rows=[["Feature", "Share (%)", "Mean"], ["Readmission (%)", "12.1", "3.5"], ["Observations", "48", "410"]]
+    table = shape_from_rows(
+        [["Feature", "Share (%)", "Mean"], ["Readmission (%)", "12.1", "3.5"], ["Observations", "48", "410"]]
     )
     rank = _scale(["2"], question="What is the rank of Readmission (%) by Mean?", tables=[table])
     assert (rank.value, rank.evidence) == ("", "a rank has no scale")
@@ -134,8 +135,8 @@ def test_a_difference_of_percentages_is_percent_as_tatqa_gold_has_it_and_of_amou
         "percent"
     )
     # "Percent Change" spans "Actual" and "Constant" only; the 2018 amounts to its right are millions.
-    oracle = TableText(
-        rows=[
+    oracle = shape_from_rows(
+        [
             ["", "", "Percent Change", ""],
             ["(Dollars in millions)", "2019", "Actual", "Constant", "2018"],
             ["Americas", "$18,410", "2%", "3%", "$18,030"],
@@ -153,8 +154,8 @@ def test_the_year_a_question_asks_for_has_no_scale_though_the_rationale_computes
 
 def test_a_metres_column_is_no_million_scale():
     # Dz298/ICRA23_universal_drone_controller, table rw_results: "(m)" is metres; "Params (M)" stays million.
-    drone = TableText(
-        rows=[
+    drone = shape_from_rows(
+        [
             ["Method", "Height - Err. (m)", "Thrust - Err. (m/s^2)"],
             ["PID", "0.06", "0.57"],
             ["Ours", "0.05", "0.30"],
@@ -186,7 +187,7 @@ def test_a_recorded_program_that_only_reads_makes_no_arithmetic_of_names_with_di
 
 def test_a_name_that_holds_rank_is_no_rank_and_a_ratio_of_two_cells_is_for_a_person_to_read():
     # The programmable-kv paper's Table 1 (19PINE-AI): "ROME (rank-one)" names a method; 1.0 / 1.0 is a ratio.
-    table = TableText(rows=[["method", "collateral"], ["ROME (rank-one)", "0.5"], ["LoRA fine-tune", "0.5"]])
+    table = shape_from_rows([["method", "collateral"], ["ROME (rank-one)", "0.5"], ["LoRA fine-tune", "0.5"]])
     phrasings = (
         "The collateral of LoRA fine-tune is how many times that of ROME (rank-one)?",
         "What is the ratio of the collateral of LoRA fine-tune to that of ROME (rank-one)?",
@@ -199,15 +200,15 @@ def test_a_name_that_holds_rank_is_no_rank_and_a_ratio_of_two_cells_is_for_a_per
     }  # fmt: skip
     assert suggestions == {Suggestion(None, "a ratio: its scale depends on how it is read — choose")}
     # A ratio read from a cell ("Current ratio") is still no amount.
-    amounts = TableText(rows=[["", "2019"], ["Current ratio", "1.4"], ["Revenue", "1,200"]], caption="In millions")
+    amounts = shape_from_rows([["", "2019"], ["Current ratio", "1.4"], ["Revenue", "1,200"]], caption="In millions")
     assert _scale(["1.4"], question="What is the current ratio in 2019?", tables=[amounts]).value == ""
     rank = _scale(["3"], question="Where does ROME (rank-one) rank by collateral?", tables=[table])
     assert (rank.value, rank.evidence) == ("", "a rank has no scale")
 
 
 # A table where an answer's number is also in an unrelated cell of another scale: C's Params (M) is 6.3 and 340.
-UNRELATED = TableText(
-    rows=[
+UNRELATED = shape_from_rows(
+    [
         ["Model", "Params (M)", "Acc (%)", "Latency"],
         ["BERT", "110", "87.3", "12"],
         ["RoBERTa", "125", "81.0", "340"],
@@ -215,7 +216,6 @@ UNRELATED = TableText(
         ["DistilBERT", "340", "70.2", "8"],
     ],
     label="tab:models",
-    name="Table 1",
 )
 
 
@@ -224,7 +224,7 @@ def _drafted(template_id: str, answer: list[str], column: str = ""):
     records it."""
     from curation.drafting.templates import draft_template_questions
 
-    table = {"label": "tab:models", "name": "Table 1", "rows": [list(row) for row in UNRELATED.rows]}
+    table = UNRELATED.tool_input("tab:models")
     drafts = draft_template_questions([table], per_template=200, template_ids=[template_id])
     return next(draft for draft in drafts if draft["answer"] == answer and column in draft["question"])
 
@@ -257,7 +257,7 @@ def test_a_value_read_by_the_program_takes_the_scale_of_the_cell_it_read():
 
 def test_a_program_whose_cells_are_not_in_the_tables_preselects_nothing_and_says_so():
     draft = _drafted("cell_difference", ["6.3"])
-    changed = TableText(rows=[row if row[0] != "BERT" else ["BERT", "110", "88.0", "12"] for row in UNRELATED.rows])
+    changed = shape_from_rows([row if row[0] != "BERT" else ["BERT", "110", "88.0", "12"] for row in UNRELATED.grid])
     scale = _drafted_scale(draft, tables=(changed,))
     assert scale == Suggestion(None, "the cells its program read are not in these tables — choose")
     read = {"tool": "get_cell", "arguments": {"table": "tab:models", "row": "BERT", "column": "Acc (%)"}}
@@ -296,7 +296,7 @@ def test_an_answer_whose_number_is_in_cells_of_disagreeing_scales_preselects_not
 
 def test_a_bare_m_in_the_body_is_a_value_not_the_tables_million_note():
     # latex_book_tables.tex, Table 17: 性别 (sex) holds F and M; heights in cm are no millions. TAT-QA's stub "m" is.
-    sexes = TableText(rows=[["性别", "身高/cm"], ["F", "156"], ["M", "162"]])
+    sexes = shape_from_rows([["性别", "身高/cm"], ["F", "156"], ["M", "162"]])
     assert _scale(["162"], question="What is the 身高/cm of M?", tables=[sexes]).value is None
-    stub = TableText(rows=[["m", "2019"], ["Net change in cash", "(35.8)"]])
+    stub = shape_from_rows([["m", "2019"], ["Net change in cash", "(35.8)"]])
     assert _scale(["(35.8)"], question="What is the net change in cash in 2019?", tables=[stub]).value == "million"
