@@ -7,7 +7,7 @@ import random
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from itertools import combinations, permutations
+from itertools import combinations, permutations, product
 from typing import Any
 
 from curation.drafting.self_check import draft_problem
@@ -16,7 +16,6 @@ from curation.toolkit.numbers import clean_cell, format_number, parse_number, pa
 from curation.toolkit.tools import Program, ToolBox, ToolError, ToolOutcome
 
 HeaderPhrases = Callable[[str], Sequence[str]]
-SlotGenerator = Callable[["_TableView"], list[dict[str, Any]]]
 
 # Rows that summarise other rows would be counted twice by column-wide aggregates.
 _SUMMARY_ROW = re.compile(r"\b(total|sum|average|avg|mean|overall|all|median)\b", re.IGNORECASE)
@@ -38,7 +37,7 @@ class QuestionTemplate:
     template_id: str
     subtype: str
     phrasings: tuple[str, ...]
-    slots: SlotGenerator
+    slots: tuple[str, ...]  # the dimensions its slots range over (`_DIMENSIONS`)
     solve: Callable[[Program, dict[str, Any]], list[str]]
 
 
@@ -168,66 +167,36 @@ def _unique_best(values: Mapping[str, float], *, highest: bool) -> str:
     return winners[0]
 
 
-# Slot generators -----------------------------------------------------------------------------------
+# Slots ---------------------------------------------------------------------------------------------------
 
-
-def _row_pairs(view: _TableView) -> list[dict[str, Any]]:
-    pairs = list(permutations(view.plain_rows, 2))  # row names are unique (tools._unique)
-    return [{"column": column, "row_a": a, "row_b": b} for column in view.numeric_columns for a, b in pairs]
-
-
-def _column_pairs(view: _TableView) -> list[dict[str, Any]]:
-    return [
-        {"row": row, "column_a": first, "column_b": second}
-        for first, second in _comparable_columns(view.numeric_columns)
-        for row in view.rows
-    ]
-
-
-def _column_pair_only(view: _TableView) -> list[dict[str, Any]]:
-    pairs = _comparable_columns(view.numeric_columns) if len(view.plain_rows) >= 3 else []
-    return [{"column_a": first, "column_b": second} for first, second in pairs]
-
-
-def _columns(view: _TableView) -> list[dict[str, Any]]:
-    return [] if len(view.plain_rows) < 3 else [{"column": column} for column in view.numeric_columns]
-
-
-def _row_in_column(view: _TableView) -> list[dict[str, Any]]:
-    rows = view.plain_rows if len(view.plain_rows) >= 3 else []
-    return [{"column": column, "row": row} for column in view.numeric_columns for row in rows]
-
-
-def _subsets(view: _TableView) -> list[dict[str, Any]]:
+# What a template's slots range over in a table, each as the list of its values (partial slot dicts); a template's
+# candidates are the product of its dimensions, in order. A condition is a dimension of one empty value, or none.
+_DIMENSIONS: dict[str, Callable[[_TableView], list[dict[str, Any]]]] = {
+    "column": lambda view: [{"column": column} for column in view.numeric_columns],
+    "header column": lambda view: [{"column": column} for column in view.header_columns],
+    "column pair": lambda view: [{"column_a": a, "column_b": b} for a, b in _comparable_columns(view.numeric_columns)],
+    "row": lambda view: [{"row": row} for row in view.rows],
+    "plain row": lambda view: [{"row": row} for row in view.plain_rows],
+    "row pair": lambda view: [{"row_a": a, "row_b": b} for a, b in permutations(view.plain_rows, 2)],
     # C(n, 3) grows fast; the first dozen rows give plenty of candidates.
-    subsets = list(combinations(view.plain_rows[:12], 3))
-    return [{"column": column, "subset": list(subset)} for column in view.numeric_columns for subset in subsets]
+    "row triple": lambda view: [{"subset": list(subset)} for subset in combinations(view.plain_rows[:12], 3)],
+    "top 3": lambda view: [{"k": 3}],
+    "higher or lower": lambda view: [{"direction": way} for way in ("higher", "lower")],
+    "highest or lowest": lambda view: [{"direction": way} for way in ("highest", "lowest")],
+    "3 rows": lambda view: [{}] if len(view.plain_rows) >= 3 else [],
+    "4 rows": lambda view: [{}] if len(view.plain_rows) >= 4 else [],
+    # A total or average row would be counted twice by a column-wide computation.
+    "no totals": lambda view: [{}] if len(view.plain_rows) == len(view.rows) else [],
+    "other tables": lambda view: [] if view.is_only_table else [{}],
+}
 
 
-def _top_k(view: _TableView) -> list[dict[str, Any]]:
-    return [{**slots, "k": 3} for slots in _columns(view)] if len(view.plain_rows) >= 4 else []
-
-
-def _any_cells(view: _TableView) -> list[dict[str, Any]]:
-    return [{"row": row, "column": column} for row in view.rows for column in view.header_columns]
-
-
-def _table_lookups(view: _TableView) -> list[dict[str, Any]]:
-    rows = [] if view.is_only_table else view.rows
-    return [{"row": row, "column": column} for row in rows for column in view.numeric_columns]
-
-
-def _directions(generator: SlotGenerator, *ways: str) -> SlotGenerator:
-    """`generator`'s slots once per direction word ("higher", "lower")."""
-    return lambda view: [{**slots, "direction": way} for slots in generator(view) for way in ways]
-
-
-def _without_summary(generator: SlotGenerator) -> SlotGenerator:
-    """`generator`'s slots, or none when a total/average row would distort the column-wide computation."""
-    return lambda view: [] if len(view.plain_rows) != len(view.rows) else generator(view)
-
-
-_whole_columns = _without_summary(_columns)
+def _candidates(view: _TableView, dimensions: Sequence[str]) -> list[dict[str, Any]]:
+    """The slots of every combination of the dimensions' values over `view`, the first dimension outermost."""
+    return [
+        {key: value for part in parts for key, value in part.items()}
+        for parts in product(*(_DIMENSIONS[name](view) for name in dimensions))
+    ]
 
 
 # Solvers ---------------------------------------------------------------------------------------------
@@ -478,29 +447,33 @@ _PHRASINGS: dict[str, tuple[str, ...]] = {
     ),
 }
 
-# Each template's reasoning subtype, the generator of its candidate slots over a table, and the solver whose tool
-# program answers it; the order is the drafting order.
+# Each template's reasoning subtype, the dimensions of its slots (`_DIMENSIONS`), and the solver whose tool program
+# answers it; the order is the drafting order.
 _DECLARATIONS = {
-    "cell_difference": ("arithmetic_calculation", _row_pairs, _solve_difference),
-    "cell_ratio": ("arithmetic_calculation", _row_pairs, _solve_ratio),
-    "pair_sum": ("arithmetic_calculation", _row_pairs, _solve_pair_sum),
-    "change_between_columns": ("arithmetic_calculation", _column_pairs, _solve_change),
-    "percentage_change": ("arithmetic_calculation", _column_pairs, _solve_percentage_change),
-    "proportion_of_total": ("arithmetic_calculation", _without_summary(_row_in_column), _solve_proportion),
-    "compare_two_rows": ("comparison", _directions(_row_pairs, "higher", "lower"), _solve_compare),
-    "largest_increase": ("comparison", _column_pair_only, _solve_largest_increase),
-    "extreme_row": ("comparison", _directions(_columns, "highest", "lowest"), _solve_extreme_row),
-    "extreme_value": ("aggregation", _directions(_columns, "highest", "lowest"), _column_aggregate("extreme")),
-    "column_sum": ("aggregation", _whole_columns, _column_aggregate("sum")),
-    "column_mean": ("aggregation", _whole_columns, _column_aggregate("mean")),
-    "subset_mean": ("aggregation", _subsets, _solve_subset_mean),
-    "rank_position": ("ranking", _row_in_column, _solve_rank),
-    "top_k": ("ranking", _top_k, _solve_top_k),
-    "count_beyond_row": ("counting", _directions(_row_in_column, "higher", "lower"), _solve_count),
-    "above_mean": ("comparison", _without_summary(_row_in_column), _solve_above_mean),
-    "rows_above_mean": ("aggregation", _whole_columns, _solve_rows_above_mean),
-    "span_lookup": ("span_lookup", _any_cells, _solve_span),
-    "table_lookup": ("table_lookup", _table_lookups, _solve_table_lookup),
+    "cell_difference": ("arithmetic_calculation", ("column", "row pair"), _solve_difference),
+    "cell_ratio": ("arithmetic_calculation", ("column", "row pair"), _solve_ratio),
+    "pair_sum": ("arithmetic_calculation", ("column", "row pair"), _solve_pair_sum),
+    "change_between_columns": ("arithmetic_calculation", ("column pair", "row"), _solve_change),
+    "percentage_change": ("arithmetic_calculation", ("column pair", "row"), _solve_percentage_change),
+    "proportion_of_total": (
+        "arithmetic_calculation",
+        ("no totals", "3 rows", "column", "plain row"),
+        _solve_proportion,
+    ),
+    "compare_two_rows": ("comparison", ("column", "row pair", "higher or lower"), _solve_compare),
+    "largest_increase": ("comparison", ("3 rows", "column pair"), _solve_largest_increase),
+    "extreme_row": ("comparison", ("3 rows", "column", "highest or lowest"), _solve_extreme_row),
+    "extreme_value": ("aggregation", ("3 rows", "column", "highest or lowest"), _column_aggregate("extreme")),
+    "column_sum": ("aggregation", ("no totals", "3 rows", "column"), _column_aggregate("sum")),
+    "column_mean": ("aggregation", ("no totals", "3 rows", "column"), _column_aggregate("mean")),
+    "subset_mean": ("aggregation", ("column", "row triple"), _solve_subset_mean),
+    "rank_position": ("ranking", ("3 rows", "column", "plain row"), _solve_rank),
+    "top_k": ("ranking", ("4 rows", "column", "top 3"), _solve_top_k),
+    "count_beyond_row": ("counting", ("3 rows", "column", "plain row", "higher or lower"), _solve_count),
+    "above_mean": ("comparison", ("no totals", "3 rows", "column", "plain row"), _solve_above_mean),
+    "rows_above_mean": ("aggregation", ("no totals", "3 rows", "column"), _solve_rows_above_mean),
+    "span_lookup": ("span_lookup", ("row", "header column"), _solve_span),
+    "table_lookup": ("table_lookup", ("other tables", "row", "column"), _solve_table_lookup),
 }
 TEMPLATES: tuple[QuestionTemplate, ...] = tuple(
     QuestionTemplate(template_id, subtype, _PHRASINGS[template_id], slots, solve)
@@ -673,7 +646,7 @@ def draft_template_questions(
     ordered = sorted(TEMPLATES, key=lambda template: preference.get(template.subtype, len(preference)))
     for template in (template for template in ordered if template.template_id in chosen):
         rng = random.Random(f"{seed}:{template.template_id}")
-        candidates = [(view, slots) for view in views for slots in template.slots(view)]
+        candidates = [(view, slots) for view in views for slots in _candidates(view, template.slots)]
         rng.shuffle(candidates)
         # Drafts kept and wanted, answerable (True) and unanswerable (False).
         kept: dict[bool, list[dict[str, Any]]] = {True: [], False: []}
