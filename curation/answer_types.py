@@ -221,8 +221,14 @@ def _names_in(text: str, names: Iterable[str]) -> bool:
     return any(words & _words(name) for name in names)
 
 
-def _equals(value: float | None, values: Sequence[float]) -> bool:
-    return value is not None and any(abs(value - v) < 1e-9 for v in values)
+def _written_as(value: float | None, items: Sequence[str]) -> bool:
+    """Whether `value` is one of the answer `items` as written, rounding included (3.70462 is the answer 3.7046)."""
+    for item in items:
+        answer, decimals = _value(item), re.search(r"\.(\d+)", item)
+        tolerance = 0.5 * 10 ** -len(decimals.group(1)) if decimals else 1e-9
+        if value is not None and answer is not None and abs(value - answer) <= tolerance:
+            return True
+    return False
 
 
 def _named_cells(tables: Sequence[TableShape], cells: list[_Cell], text: str) -> tuple[list[_Cell], str]:
@@ -373,7 +379,7 @@ def suggest_scale(
             return Suggestion(None, "the cells its program read are not in these tables — choose")
         if program is not None:
             # A value the program read is the cell that holds it (a max: the largest), not every cell it read.
-            cells = [cell for cell in program if _equals(_value(cell.text), values)] if is_read else program
+            cells = [cell for cell in program if _written_as(_value(cell.text), items)] if is_read else program
             if not cells:
                 return Suggestion(None, "the answer is none of the cells its program read — choose")
         else:

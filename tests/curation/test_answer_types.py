@@ -266,6 +266,12 @@ def test_a_program_whose_cells_are_not_in_the_tables_preselects_nothing_and_says
     assert other.value == "percent"
     edited = suggest_scale(question="What?", rationale="", answer=["81.0"], tables=[UNRELATED], actions=[read])
     assert edited == Suggestion(None, "the answer is none of the cells its program read — choose")
+    # An answer rounds what the program read: 3.70462 is read, 3.7046 answered.
+    distances = shape_from_rows([["Chiefdom", "Avg Distance (%)"], ["Mongo", "3.70462"], ["Dodo", "4.40525"]])
+    column = {"tool": "get_column", "arguments": {"table": "Table 1", "column": "Avg Distance (%)"}}
+    column["result"] = {"Mongo": "3.70462", "Dodo": "4.40525"}
+    rounded = suggest_scale(question="What?", rationale="", answer=["3.7046"], tables=[distances], actions=[column])
+    assert (rounded.value, rounded.evidence) == ("percent", "column 'Avg Distance (%)' → percent")
 
 
 def test_an_answer_whose_number_is_only_in_a_cell_the_question_does_not_name_preselects_nothing():
