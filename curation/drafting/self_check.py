@@ -79,17 +79,19 @@ def draft_problem(draft: Mapping[str, Any], tables: Sequence[Mapping[str, Any]])
     answer = [str(item) for item in draft.get("answer") or []]
     if not answer:
         return "an answerable draft without an answer"
+    computed_items = []  # the answer items that are numbers the program computes, not names it reads ("90%")
     for item in answer:
         value = parse_number(item)
         if item in names or (verdicts and item.lower() == ("yes" if verdicts[-1] else "no")):
             continue
+        computed_items.append(item)
         if value is None:
             return f"the answer {item!r} is no name the program reads or returns"
         # Answers carry two decimals, and a huge value four significant digits.
         if not computed or abs(value - computed[-1]) > 0.005 + 1e-4 * abs(value) * (abs(value) >= 1e15):
             return f"the answer {item} is not what the program computes ({computed[-1] if computed else 'nothing'})"
     gives_percent = computes_percent or (reads_percent and not reads_plain)
-    if any(item.strip().endswith("%") for item in answer) and not gives_percent:
+    if any(item.strip().endswith("%") for item in computed_items) and not gives_percent:
         return "the answer carries % but neither its cells nor its program give a percentage"
     expected = TEMPLATE_ANSWER_TYPES.get(str(draft.get("template_id")), "multi-span" if len(answer) > 1 else "span")
     tools = [action["tool"] for action in draft.get("essential_actions") or []]

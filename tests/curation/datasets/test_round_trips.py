@@ -240,5 +240,5 @@ def test_a_question_with_no_scale_chosen_is_not_exported_in_tatqas_format_with_a
     """FinQA's records carry no scale; TAT-QA's format and scorer need one. The TAT-QA export of such a release
     says which question lacks it and what to do, rather than write null (TAT-QA's code fails on it) or guess."""
     original = json.loads((shared_data / "finqa" / "finqa_dev_200.json").read_text(encoding="utf-8"))[:3]
-    with pytest.raises(InvalidInput, match=r"has no scale chosen; TAT-QA's format needs one. Choose it on its instance"):
+    with pytest.raises(InvalidInput, match=r"has no scale chosen; TAT-QA's format needs one. Choose it"):
         round_trip(project, "finqa", original, export_format="tatqa")

@@ -109,3 +109,22 @@ def test_the_captions_percent_is_copied_to_no_answer():
     for draft in drafts:
         if draft["template_id"] not in ("percentage_change", "proportion_of_total"):
             assert not any(item.endswith("%") for item in draft["answer"]), draft
+
+
+def test_a_row_named_by_a_percentage_is_an_answer_the_program_reads_not_a_percentage_it_must_compute():
+    """An ablation's rows are sparsities ("50%", "90%"): "which sparsity gives the highest LAS?" answers with a row's
+    name, read as it is written; its "%" is the name's, so the draft is kept (it was dropped with every other one)."""
+    ablation = {
+        "label": "tab:ablation",
+        "name": "Table 3",
+        "caption": "LAS by sparsity.",
+        "header_rows": 1,
+        "rows": [["Sparsity", "LAS", "Params"], ["50%", "71.2", "12"], ["75%", "70.4", "9"], ["90%", "72.9", "4"]],
+    }
+    rejected: list[dict] = []
+    drafts = draft_template_questions([ablation], seed=0, per_template=50, rejected=rejected)
+    by_name = [d for d in drafts if d["answer"] and set(d["answer"]) <= {"50%", "75%", "90%"}]
+    assert by_name and all(draft_problem(d, [ablation]) is None for d in by_name)
+    assert not [r for r in rejected if "carries %" in str(r.get("reason", ""))]
+    highest = next(d for d in by_name if d["template_id"] == "extreme_row" and "LAS" in d["question"])
+    assert highest["answer"] in (["90%"], ["75%"])  # the highest LAS (72.9), or the lowest (70.4) as phrased
