@@ -214,14 +214,13 @@ def probes_top_up(*, batch: Batch) -> list[Instance]:
         return []
     Batch.objects.select_for_update().filter(pk=batch.pk).values_list("pk").first()  # one top-up at a time
     drafts = Instance.objects.filter(batch=batch).without_probes()
-    due = probes_due(
-        drafts=drafts.count(),
-        probes=GoldProbe.objects.filter(instance__batch=batch).count(),
-        gold_every=quality.gold_every,
-        batch_id=batch.pk,
-    )
-    # A probe reads like its batch: its gold comes from the papers the batch's drafts come from, or there is none.
-    pool = gold_of_batch_papers(batch) if due else []
+    probed = list(GoldProbe.objects.filter(instance__batch=batch).values_list("gold_id", flat=True))
+    due = probes_due(drafts=drafts.count(), probes=len(probed), gold_every=quality.gold_every, batch_id=batch.pk)
+    # A probe reads like its batch: its gold comes from the papers the batch's drafts come from, or there is none;
+    # and a batch holds one probe of a gold item at most (the same question twice in one batch gives both away), so
+    # a small pool makes fewer probes than are due, and the next drafts' top-up takes the gold validated meanwhile.
+    pool = [gold for gold in gold_of_batch_papers(batch) if gold.pk not in probed] if due else []
+    due = min(due, len(pool))
     if not pool:
         return []
     sibling = drafts.order_by("-pk").first()

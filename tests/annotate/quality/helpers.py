@@ -70,20 +70,21 @@ DRAFTED = [
 ]
 
 
-def make_refined_gold(project, context) -> list:
-    """The GOLD instances as drafted by a drafter whose answers an annotator then corrected (draft ≠ gold)."""
+def make_refined_gold(project, context, *, variant: str = "") -> list:
+    """The GOLD instances as drafted by a drafter whose answers an annotator then corrected (draft ≠ gold); a
+    `variant` (" in the appendix") asks each question of another place, for four more gold items."""
     table_ids = sorted(context.tables.values_list("id", flat=True))
     return [
         ValidatedInstanceFactory(
             project=project,
             context=context,
-            question=question,
+            question=question.replace("?", f"{variant}?"),
             answer=answer,
             rationale=rationale,
             answer_type="span",
             draft={
                 "drafter": "llm",
-                "question": question.replace("?", " exactly?"),
+                "question": question.replace("?", f"{variant} exactly?"),
                 "answer": drafted_answer,
                 "rationale": drafted_rationale,
                 "answer_type": "arithmetic",

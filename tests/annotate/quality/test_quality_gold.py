@@ -62,7 +62,9 @@ def test_drafts_committed_bring_probes_numbered_among_them(personas, project, op
         made.append(instance_build(project, context, batch=open_batch, draft={"drafter": "llm", "run": 7}).pk)
         drafts_committed.send(sender=None, run=None, batch_id=open_batch.pk)
     probes = sorted(GoldProbe.objects.values_list("instance_id", flat=True))
-    assert len(probes) == 6
+    # Six due (one in two: a probe after each draft), four made: a batch holds one probe of each gold item at most.
+    assert len(probes) == len(gold) == 4
+    assert sorted(GoldProbe.objects.values_list("gold_id", flat=True)) == sorted(g.pk for g in gold)
     in_order = sorted([*made, *probes])
     assert in_order[0] in made and all(p - 1 in made for p in probes)  # each right after a draft
     shown = Instance.objects.get(pk=probes[0])
@@ -150,7 +152,7 @@ def test_the_card_says_why_a_batch_whose_papers_have_gold_holds_no_probe(persona
 def test_switching_hidden_gold_on_and_off_adds_and_withdraws_unclaimed_probes(personas, project, drafts, gold):
     gold_on(project, personas["manager"], drafts=drafts)
     probes = list(GoldProbe.objects.select_related("instance"))
-    assert len(probes) == len(drafts)  # one in two
+    assert len(probes) == min(len(drafts), len(gold))  # one in two, each gold item once in the batch at most
     for probe in probes:
         assert probe.instance.batch_id == drafts[0].batch_id and probe.instance.status == Status.DRAFTED
         event = TransitionEvent.objects.get(instance=probe.instance)
@@ -175,7 +177,7 @@ def test_switched_on_late_probes_take_ids_and_drafting_times_among_the_unclaimed
     rows = list(Instance.objects.filter(batch=open_batch).order_by("pk").values_list("pk", "created_at"))
     probes = set(GoldProbe.objects.values_list("instance_id", flat=True))
     draft_ids = [pk for pk, _ in rows if pk not in probes]
-    assert claimed in draft_ids and len(probes) == len(drafts)
+    assert claimed in draft_ids and len(probes) == min(len(drafts), len(gold))  # each gold once at most
     assert min(probes) < max(draft_ids)  # among the drafts, not after them
     assert [at for _, at in rows] == sorted(at for _, at in rows)  # times rise with ids
     assert all(at < switched_on for _, at in rows)

@@ -29,6 +29,7 @@ def world(project, personas, context, open_batch, django_user_model):
     third = django_user_model.objects.create_user("annotator3", password=PASSWORD)
     Membership.objects.create(project=project, user=third, role=Role.ANNOTATOR, is_qualified=True)
     make_refined_gold(project, context)
+    make_refined_gold(project, context, variant=" in the appendix")  # eight: a batch holds each gold once at most
     gold_on(project, personas["manager"])  # one in two, before the batch is drafted
     tables = sorted(context.tables.values_list("id", flat=True))
     for i in range(8):  # drafting commits one context's draft at a time
