@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from annotate.review.services import review_claim
 from tests.annotate.review.helpers import submit
 from tests.browser.conftest import shot
 from tests.browser.test_layout import PROBLEMS
@@ -93,6 +94,7 @@ def test_a_tall_table_says_how_many_rows_lie_below_its_box(browser, live_server,
 
     instance = instance_build(project, context, batch=open_batch, draft={"question": "Draft?"})
     submitted = submit(project, personas["annotator"], instance, answer=["3.1"])
+    review_claim(instance_id=submitted.pk, user=personas["verifier"])  # the decision bar is the holder's
     verifier = open_as(browser, live_server, "verifier")
     verifier.set_viewport_size({"width": 1366, "height": 800})
     verifier.goto(f"{live_server.url}/p/{project.slug}/review/{submitted.pk}/")
@@ -106,3 +108,15 @@ def test_a_tall_table_says_how_many_rows_lie_below_its_box(browser, live_server,
         ".length"
     )
     assert 0 < below and below + visible == 40
+    # Scrolled to the table, its sticky first column passes under the decision bar fixed at the foot of the page,
+    # never over it (the bar's own z-index cannot win against a stacking context it sits in).
+    bar = verifier.locator(".decision-bar").bounding_box()
+    # The table's top 150 px above the bar: its rows run on under the bar, inside the box.
+    verifier.evaluate(
+        "([id, barTop]) => window.scrollBy(0, document.getElementById(id).getBoundingClientRect().top - barTop + 150)",
+        [f"table-{table.pk}", bar["y"]],
+    )
+    column = verifier.locator(f"#table-{table.pk} tbody td.first-col").first.bounding_box()
+    x, y = column["x"] + column["width"] / 2, bar["y"] + bar["height"] / 2
+    on_top = verifier.evaluate("([x, y]) => !!document.elementFromPoint(x, y).closest('.decision-bar')", [x, y])
+    assert on_top, "a table cell is drawn over the decision bar"
