@@ -29,14 +29,21 @@ def _has_passed(p: Project, move: dict[str, object]) -> bool:
     return TransitionEvent.objects.filter(instance__project=p, **move).exists()
 
 
-def _exam_ready(p: Project) -> bool | str:
-    """Done when the gold pool holds one attempt of the configured size, or when nobody needs the exam to start (an
-    annotator is qualified: vouched or passed); otherwise what the pool lacks."""
-    if qualified_annotators(project=p).exists():
-        return True
+@dataclass(frozen=True)
+class Done:
+    """A step done for a reason its link says, in place of "open"."""
+
+    said: str
+
+
+def _exam_ready(p: Project) -> bool | str | Done:
+    """Done when the gold pool holds one attempt of the configured size, or, said so, when nobody needs the exam to
+    start (an annotator is qualified: vouched or passed); otherwise what the pool lacks."""
     capacity = exam_pool_capacity(settings_of(p))
     if capacity["attempts"] >= 1:
         return True
+    if qualified_annotators(project=p).exists():
+        return Done(f"not needed yet: annotators are qualified ({capacity['pool']} of {capacity['size']} items chosen)")
     return f"Choose the exam's gold ({capacity['pool']} of the {capacity['size']} items one attempt needs)"
 
 
@@ -91,7 +98,7 @@ class Step:
     label: str
     done: bool
     url: str
-    action: str  # what the link does, said on it
+    action: str  # what the link does, said on it ("open" once done, or why it counts as done)
 
 
 def first_release_steps(*, project: Project) -> list[Step]:
@@ -101,7 +108,11 @@ def first_release_steps(*, project: Project) -> list[Step]:
     steps = []
     for key, label, url, action, check in STEPS:
         result = check(project)
-        is_missing = isinstance(result, str)
-        done = bool(result) and not is_missing
-        steps.append(Step(key, label, done, reverse(url, kwargs=slug), result if is_missing else action))
+        if isinstance(result, Done):
+            done, said = True, result.said
+        elif isinstance(result, str):  # what is missing
+            done, said = False, result
+        else:
+            done, said = bool(result), "open" if result else action
+        steps.append(Step(key, label, done, reverse(url, kwargs=slug), said))
     return steps

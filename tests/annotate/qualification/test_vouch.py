@@ -218,3 +218,13 @@ def test_the_vouch_form_tells_no_annotators_from_all_qualified(project, personas
     vouching.vouch_create(project=project, actor=personas["manager"], user_id=personas["novice"].pk, reason="pilot")
     html = client.get(f"/p/{project.slug}/members/").content.decode()
     assert "Every annotator is qualified" in html and "no annotators yet" not in html
+
+
+def test_the_exam_step_ticked_by_qualified_annotators_says_so_rather_than_open(project, personas, drafts):
+    """With annotators qualified (the fixtures' are) and no gold chosen, the exam is not needed yet: the step is
+    ticked, and its link says why instead of a bare "open" beside an exam of 0 items."""
+    step = checklist(project)["exam"]
+    assert step.done and step.action == "not needed yet: annotators are qualified (0 of 20 items chosen)"
+    page = logged_in("manager").get(f"/p/{project.slug}/").content.decode()
+    assert "not needed yet: annotators are qualified (0 of 20 items chosen)</a>" in page
+    assert checklist(project)["papers"].action == "open"  # a step done by its own evidence opens its page
