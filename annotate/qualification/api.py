@@ -78,36 +78,25 @@ def attempt_detail(attempt: QualificationAttempt) -> dict[str, Any]:
     return data
 
 
+def _ranged(field: type[serializers.Field], low: float, high: float, said: str, **options: Any) -> serializers.Field:
+    """An optional number field whose refusal of a value out of range says the whole range (`said`), both ends: the
+    page shows it beside its field."""
+    refusal = dict.fromkeys(("min_value", "max_value"), said)
+    return field(required=False, min_value=low, max_value=high, error_messages=refusal, **options)
+
+
 class QualificationSettingsApi(APIView):
     """Read the project's exam settings (managers also see its items), or change them (managers)."""
 
     class SettingsInput(serializers.Serializer):
-        # A refused value is told the range, both ends (the page says it beside its field).
-        threshold = serializers.FloatField(
-            required=False,
-            min_value=0.01,
-            max_value=1.0,
-            error_messages=dict.fromkeys(("min_value", "max_value"), "Give a share between 0.01 and 1, e.g. 0.95."),
+        threshold = _ranged(serializers.FloatField, 0.01, 1.0, "Give a share between 0.01 and 1, e.g. 0.95.")
+        size = _ranged(
+            serializers.IntegerField, 1, services.MAX_EXAM_SIZE, f"From 1 to {services.MAX_EXAM_SIZE} items."
         )
-        size = serializers.IntegerField(
-            required=False,
-            min_value=1,
-            max_value=services.MAX_EXAM_SIZE,
-            error_messages=dict.fromkeys(("min_value", "max_value"), f"From 1 to {services.MAX_EXAM_SIZE} items."),
+        time_limit_minutes = _ranged(
+            serializers.IntegerField, 1, 1440, "From 1 to 1,440 minutes; empty for none.", allow_null=True
         )
-        time_limit_minutes = serializers.IntegerField(
-            required=False,
-            allow_null=True,
-            min_value=1,
-            max_value=1440,
-            error_messages=dict.fromkeys(("min_value", "max_value"), "From 1 to 1,440 minutes; empty for none."),
-        )
-        retry_delay_hours = serializers.IntegerField(
-            required=False,
-            min_value=0,
-            max_value=24 * 365,
-            error_messages=dict.fromkeys(("min_value", "max_value"), "From 0 to 8,760 hours (a year)."),
-        )
+        retry_delay_hours = _ranged(serializers.IntegerField, 0, 24 * 365, "From 0 to 8,760 hours (a year).")
         instance_ids = serializers.ListField(child=serializers.IntegerField(), required=False)
         auto_pick = serializers.BooleanField(required=False, default=False)
 
