@@ -71,6 +71,9 @@ def test_verifier_requests_changes_from_the_page_and_the_author_sees_them(person
     page = verifier.get(response.url).content.decode()
     assert 'id="approve-button"' in page and "Changes since the draft" in page
     assert "Underlined: the annotator's change." in page and "your change" not in page  # the verifier changed nothing
+    # The heading names no "version N": the row's edit counter, which the revision list below does not number.
+    heading = page[page.index("<h1>") : page.index("</h1>")]
+    assert f"Round one · #{submitted.pk}" in heading and "version" not in heading
     claimed = Instance.objects.get(pk=submitted.pk)
     response = verifier.post(
         f"/p/{project.slug}/review/{claimed.pk}/decide/",

@@ -641,3 +641,5 @@ def test_the_done_list_says_discarded_of_a_discarded_instance(personas, project,
     }
     assert "Handed in" in rows[str(kept.pk)] and "Discarded" not in rows[str(kept.pk)]
     assert "Discarded" in rows[str(dropped.pk)] and "Handed in" not in rows[str(dropped.pk)]
+    # The column says what the annotator did, not the item's status now (a released item is no longer "handed in").
+    assert "<th>What you did</th>" in client.get(f"/p/{project.slug}/work/").content.decode()
