@@ -88,7 +88,8 @@ def draft_problem(draft: Mapping[str, Any], tables: Sequence[Mapping[str, Any]])
         if value is None:
             return f"the answer {item!r} is no name the program reads or returns"
         # Answers carry two decimals, and a huge value four significant digits.
-        if not computed or abs(value - computed[-1]) > 0.005 + 1e-4 * abs(value) * (abs(value) >= 1e15):
+        # (1e-9: a half rounded up, 77.675 → 77.68, is 0.005 away from the float just below 77.675.)
+        if not computed or abs(value - computed[-1]) > 0.005 + 1e-9 + 1e-4 * abs(value) * (abs(value) >= 1e15):
             return f"the answer {item} is not what the program computes ({computed[-1] if computed else 'nothing'})"
     gives_percent = computes_percent or (reads_percent and not reads_plain)
     if any(item.strip().endswith("%") for item in computed_items) and not gives_percent:

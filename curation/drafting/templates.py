@@ -7,6 +7,7 @@ import random
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from decimal import ROUND_HALF_UP, Decimal
 from itertools import combinations, permutations, product
 from typing import Any
 
@@ -150,7 +151,10 @@ def _fmt(value: float, decimals: int = 2) -> str:
         return f"{format_number(float(mantissa), decimals=4)}e{int(exponent)}"
     if 0 < abs(value) < 1:
         decimals = max(decimals, min(6, 1 - math.floor(math.log10(abs(value)))))
-    return format_number(value, decimals=decimals)
+    # Half up, as a person rounds (77.675 → 77.68): the float nearest 77.675 lies just below it, so its float
+    # rounding gave 77.67 where 68.825 gave 68.83. Ten decimals first drop the float's noise.
+    exact = Decimal(repr(float(value))).quantize(Decimal("1e-10"))
+    return format_number(float(exact.quantize(Decimal(1).scaleb(-decimals), rounding=ROUND_HALF_UP)), decimals=decimals)
 
 
 def _same_unit(value: float, slots: Mapping[str, Any]) -> str:

@@ -128,3 +128,18 @@ def test_a_row_named_by_a_percentage_is_an_answer_the_program_reads_not_a_percen
     assert not [r for r in rejected if "carries %" in str(r.get("reason", ""))]
     highest = next(d for d in by_name if d["template_id"] == "extreme_row" and "LAS" in d["question"])
     assert highest["answer"] in (["90%"], ["75%"])  # the highest LAS (72.9), or the lowest (70.4) as phrased
+
+
+def test_a_computed_answer_is_rounded_half_up_as_a_person_rounds_and_passes_its_self_check():
+    """77.675 is 77.68 (the float nearest it lies just below, and float rounding gave 77.67 where 68.825 gave
+    68.83): every half goes up, and the self-check takes the rounded answer as what the program computes."""
+    from curation.drafting.templates import _fmt
+
+    assert [_fmt(77.675), _fmt(68.825), _fmt((77.65 + 77.70) / 2), _fmt(-2.345)] == ["77.68", "68.83", "77.68", "-2.35"]
+    assert [_fmt(3.5, 2), _fmt(0.0065), _fmt(12.344)] == ["3.5", "0.0065", "12.34"]
+    rows = [["A", "0.57", "77.60", "110"], ["B", "0.70", "77.65", "400"], ["C", "0.76", "77.70", "220"]]
+    halves = {**PAPER, "rows": [*PAPER["rows"][:2], *rows, ["D", "0.61", "77.75", "770"]]}  # mean of Test: 77.675
+    rejected: list[dict] = []
+    drafts = draft_template_questions([halves], seed=0, per_template=50, rejected=rejected)
+    mean = next(d for d in drafts if d["template_id"] == "column_mean" and "Test" in d["question"])
+    assert mean["answer"] == ["77.68"] and draft_problem(mean, [halves]) is None
