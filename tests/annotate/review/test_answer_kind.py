@@ -109,7 +109,11 @@ def test_review_pages_show_the_answer_type_and_scale(personas, project, drafts):
     approved = to_round2(project, personas, drafts[1])
     review.round2_claim(instance_id=approved.pk, user=personas["annotator2"])
     page = logged_in("annotator2").get(f"/p/{project.slug}/round2/{approved.pk}/").content.decode()
-    assert 'id="v-type">span · scale none' in page
+    assert 'id="v-type">span · scale none' in page  # chosen: None ("")
+    # A draft whose scale nobody chose yet (no evidence suggested one) says so, not "none" (a choice it is not).
+    Instance.objects.filter(pk=drafts[2].pk).update(scale=None)
+    untouched = logged_in("manager").get(f"/p/{project.slug}/history/{drafts[2].pk}/").content.decode()
+    assert "· scale not chosen</dd>" in untouched
 
 
 def test_the_refined_answer_type_is_frozen_exported_and_counted(personas, project, drafts, tmp_path, settings):
