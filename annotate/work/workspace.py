@@ -84,6 +84,14 @@ def submission_problems(instance: Instance, marked: dict[str, set[int]] | None =
             ),
             (instance.scale is None, "scale", "Choose the scale (None when the answer has no unit scale)."),
             (
+                # TAT-QA writes a computed percentage as its number with the scale Percent (25.14, percent).
+                instance.answer_type == "arithmetic"
+                and instance.scale not in (None, "percent")
+                and any(item.strip().endswith("%") for item in instance.answer),
+                "scale",
+                "The computed answer is a percentage: choose the scale Percent.",
+            ),
+            (
                 source in (Instance.AnswerSource.TABLE, Instance.AnswerSource.TABLE_TEXT) and not relevant,
                 "relevant_tables",
                 "The answer comes from a table: mark the relevant table(s).",

@@ -91,8 +91,11 @@ def _native_answer(item: Item) -> Any:
         as_items = [str(a) for a in original] if isinstance(original, list) else [str(original)]
         if as_items == answer:
             return original
-    if item.get("answer_type") in ("arithmetic",) and len(answer) == 1 and _NUMBER.match(answer[0]):
-        return float(answer[0]) if "." in answer[0] else int(answer[0])
+    if item.get("answer_type") in ("arithmetic",) and len(answer) == 1:
+        # A percentage is its number: the scale says percent, as TAT-QA writes it (25.14, "percent").
+        written = answer[0].strip().removesuffix("%") if item.get("scale") == "percent" else answer[0]
+        if _NUMBER.match(written):
+            return float(written) if "." in written else int(written)
     if item.get("answer_type") == "count" and len(answer) == 1:
         return answer[0]
     return answer

@@ -260,3 +260,22 @@ def test_the_scale_hint_of_a_template_draft_cites_the_cells_its_program_read(per
     data = api_client_for(personas["annotator"]).get(f"/api/instances/{held.pk}/workspace/").json()
     assert data["suggested_scale"] == "percent"
     assert data["suggested_scale_evidence"] == "computed from cells: column 'Acc (%)' → percent"
+
+
+def test_a_computed_percentage_takes_the_scale_percent_and_exports_as_tatqa_writes_it(personas, project, drafts):
+    """An arithmetic answer "25.14%" with the scale None is refused at submission (TAT-QA writes 25.14 with the scale
+    percent); with Percent it is submitted, and the TAT-QA export writes the number with the scale."""
+    from curation.exports.records import tatqa_question
+
+    with pytest.raises(InvalidInput, match="The computed answer is a percentage: choose the scale Percent"):
+        submit(project, personas["annotator"], drafts[0], answer=["25.14%"], answer_type="arithmetic", scale="")
+    done = submit(
+        project, personas["annotator"], drafts[0], answer=["25.14%"], answer_type="arithmetic", scale="percent"
+    )
+    assert done.status == Status.SUBMITTED
+    item = {"uid": "q1", "answer": ["25.14%"], "answer_type": "arithmetic", "scale": "percent"}
+    written = tatqa_question(item, 1)
+    assert (written["answer"], written["scale"]) == (25.14, "percent")
+    assert tatqa_question({**item, "answer": ["4.875% Senior Notes"], "answer_type": "span"}, 1)["answer"] == [
+        "4.875% Senior Notes"
+    ]
