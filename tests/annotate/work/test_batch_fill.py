@@ -65,11 +65,13 @@ def test_fill_takes_n_short_contexts_per_paper_and_their_drafts(project, persona
 def test_same_seed_same_contexts_other_seed_other_contexts(project, personas, library):
     batch = library["batch"]
     drawn = {}
-    for seed in (1, 1, 2):
+    for seed in (1, 1, 2, 3, 4, 5):
         sample = batch_fill_from_papers(batch_id=batch.pk, actor=personas["manager"], per_paper=2, seed=seed)
         drawn.setdefault(seed, []).append(sample.context_ids)
         Context.objects.filter(batch=batch).update(batch=None)
-    assert drawn[1][0] == drawn[1][1] and drawn[2][0] != drawn[1][0]
+    assert drawn[1][0] == drawn[1][1]
+    # Another seed draws otherwise: one of four (any one may match by chance, 1 in 30 here: 2 of 5 and 2 of 3 alike).
+    assert any(drawn[seed][0] != drawn[1][0] for seed in (2, 3, 4, 5))
     assert len(drawn[1][0]) == 2 + 2 + 1 + 2
 
 
