@@ -52,7 +52,7 @@ class DraftingRunForm(forms.Form):
             "generation_params": params,
             "options": {
                 "redraft": data["redraft"],
-                # Left empty: run_create's default (DEFAULT_OPTIONS).
+                # Left empty: run_create's default (models.DEFAULT_OPTIONS).
                 **{name: data[name] for name in ("seed", "per_template", "unanswerable") if data[name]},
                 "template_ids": data["template_ids"],
                 "paraphrase_headers": data["kind"] == DraftingRun.Kind.TEMPLATE and data["paraphrase_headers"],

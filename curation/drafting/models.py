@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.conf import settings
 from django.db import models
 
@@ -30,6 +32,22 @@ class PromptTemplate(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} {self.content_hash[:10]}"
+
+
+# A run's options: what `run_create` takes, each with its default; the run records them all.
+DEFAULT_OPTIONS: dict[str, Any] = {
+    "redraft": False,  # draft contexts that already have a draft of this kind
+    # 0: twice the endpoint's concurrency limit (at least 4) for LLM runs, 25 for template runs; the run records the
+    # size it took.
+    "chunk_size": 0,
+    "seed": 0,
+    "per_template": 1,
+    "unanswerable": "skip",  # or "keep": kept as drafts marked for the unanswerable split
+    "template_ids": [],  # empty: every template
+    "paraphrase_headers": False,  # template runs: header names in questions paraphrased by the run's endpoint
+    "max_context_chars": 8000,
+    "queue": "",  # Celery queue; empty for settings.TATCURATE_DRAFTING_QUEUE (curation/queues.py)
+}
 
 
 class DraftingRun(models.Model):

@@ -9,7 +9,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Q, QuerySet
 
 from curation import selectors
-from curation.drafting.models import DraftingItem, DraftingRun, PromptTemplate
+from curation.drafting.models import DEFAULT_OPTIONS, DraftingItem, DraftingRun, PromptTemplate
 from curation.drafting.templates import TEMPLATE_SUBTYPES
 from curation.errors import NotFound, NotPermitted
 from curation.models import Project, ReasoningType
@@ -88,7 +88,7 @@ def run_type_summary(run: DraftingRun) -> list[dict[str, Any]]:
     return sorted(rows.values(), key=lambda row: row["type"])
 
 
-# The run page's words for an option (curation/drafting/services/runs.py: DEFAULT_OPTIONS), in the form's order.
+# The run page's words for an option (curation/drafting/models.py: DEFAULT_OPTIONS), in the form's order.
 OPTION_LABELS = {
     "template_ids": "Templates",
     "per_template": "Questions per template",
@@ -106,21 +106,21 @@ LLM_OPTIONS = {"max_context_chars"}
 
 
 def run_options_said(run: DraftingRun) -> list[tuple[str, str]]:
-    """A run's options as its page says them: labelled, a default in words rather than the 0 or [] that stands for it,
-    and only those its drafter reads."""
-    options = run.options
+    """A run's options as its page says them: labelled, a default in words rather than the [] or "" that stands for
+    it, and only those its drafter reads. `run_create` records every option, the chunk size it took included (an
+    older run's missing option reads as its default)."""
+    options = {**DEFAULT_OPTIONS, **run.options}
     template_run = run.kind == DraftingRun.Kind.TEMPLATE
-    automatic = "25" if template_run else "twice the endpoint's concurrency limit, at least 4"
     said = {
-        "template_ids": ", ".join(options.get("template_ids") or []) or "all",
-        "per_template": str(options.get("per_template") or 1),
-        "seed": str(options.get("seed") or 0),
-        "unanswerable": "kept, for the unanswerable split" if options.get("unanswerable") == "keep" else "skipped",
-        "paraphrase_headers": "yes, by the run's endpoint" if options.get("paraphrase_headers") else "no",
-        "max_context_chars": f"{int(options.get('max_context_chars') or 8000):,}",
-        "redraft": "drafted again" if options.get("redraft") else "skipped",
-        "chunk_size": str(options.get("chunk_size") or f"automatic ({automatic})"),
-        "queue": options.get("queue") or "not sent yet",
+        "template_ids": ", ".join(options["template_ids"]) or "all",
+        "per_template": str(options["per_template"]),
+        "seed": str(options["seed"]),
+        "unanswerable": "kept, for the unanswerable split" if options["unanswerable"] == "keep" else "skipped",
+        "paraphrase_headers": "yes, by the run's endpoint" if options["paraphrase_headers"] else "no",
+        "max_context_chars": f"{options['max_context_chars']:,}",
+        "redraft": "drafted again" if options["redraft"] else "skipped",
+        "chunk_size": str(options["chunk_size"] or "automatic"),  # runs before 2026-12 recorded 0
+        "queue": options["queue"] or "not sent yet",
     }
     hidden = LLM_OPTIONS if template_run else TEMPLATE_OPTIONS
     return [(label, said[name]) for name, label in OPTION_LABELS.items() if name not in hidden]

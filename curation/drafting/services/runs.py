@@ -10,7 +10,7 @@ from django.db import transaction
 from django.db.models import Count
 from django.utils import timezone
 
-from curation.drafting.models import DraftingItem, DraftingRun, PromptTemplate
+from curation.drafting.models import DEFAULT_OPTIONS, DraftingItem, DraftingRun, PromptTemplate
 from curation.drafting.selectors import run_queued_behind
 from curation.drafting.services.prompt_versions import prompt_template_current
 from curation.drafting.templates import TEMPLATES
@@ -24,17 +24,6 @@ from curation.services.contexts import LONG_CONTEXT_REFUSAL
 from curation.services.projects import require_role
 from curation.states import Role, Status
 
-DEFAULT_OPTIONS: dict[str, Any] = {
-    "redraft": False,  # draft contexts that already have a draft of this kind
-    "chunk_size": 0,  # 0: twice the endpoint's concurrency limit (at least 4) for LLM runs, 25 for template runs
-    "seed": 0,
-    "per_template": 1,
-    "unanswerable": "skip",  # or "keep": kept as drafts marked for the unanswerable split
-    "template_ids": [],  # empty: every template
-    "paraphrase_headers": False,  # template runs: header names in questions paraphrased by the run's endpoint
-    "max_context_chars": 8000,
-    "queue": "",  # Celery queue; empty for settings.TATCURATE_DRAFTING_QUEUE (curation/queues.py)
-}
 # What a run records of its endpoint (as it was when the run started; it may be edited or deleted later), with its id.
 SNAPSHOT_FIELDS = ("name", "base_url", "model", "generation_params")
 OPEN_ITEM_STATES = (DraftingItem.Status.PENDING, DraftingItem.Status.RUNNING)
@@ -135,6 +124,9 @@ def run_create(
         endpoint = question_template = answer_template = None
         params = {}
 
+    merged["chunk_size"] = chunk_size = merged["chunk_size"] or (
+        max(4, 2 * endpoint.concurrency_limit) if kind == DraftingRun.Kind.LLM and endpoint is not None else 25
+    )
     run = DraftingRun.objects.create(
         project=project,
         kind=kind,
@@ -149,9 +141,6 @@ def run_create(
         created_by=actor,
     )
     already = set() if merged["redraft"] else _drafted_context_ids(project, kind, ids)
-    chunk_size = merged["chunk_size"] or (
-        max(4, 2 * endpoint.concurrency_limit) if kind == DraftingRun.Kind.LLM and endpoint is not None else 25
-    )
     pending = [context_id for context_id in ids if context_id not in already]
     chunk_of = {context_id: position // chunk_size for position, context_id in enumerate(pending)}
     skipped = {"status": DraftingItem.Status.SKIPPED, "error": "already drafted by an earlier run"}
