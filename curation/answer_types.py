@@ -66,19 +66,20 @@ _READ_TOOLS = frozenset({"get_cell", "get_column"})
 ARITHMETIC_TOOLS = frozenset({"add", "sum", "subtract", "multiply", "divide", "mean", "proportion", "percentage"})
 _PERCENT_TOOLS = frozenset({"proportion", "percentage", "percentage_change"})
 _ADDITIVE_TOOLS = frozenset({"add", "sum", "subtract", "mean"})
-# "%" as a unit ("Accuracy (%)", "% change", "Margin %"), not inside a name ("4.875% Senior Notes").
-_PERCENT_WORD = re.compile(r"(?<![\d.])%|\bpercent(?:age)?s?\b|\bpct\b", re.IGNORECASE)
 _EXCEPT = re.compile(r"\bexcept\b[^)]*", re.IGNORECASE)
-# A cell that is nothing but a scale note: "$ MILLION", "In thousands", "US$'000", "(RM million)", "£m".
+# A cell that is nothing but a scale note: "$ MILLION", "In thousands", "US$'000", "(RM million)", "£m"; the group
+# that matches names the scale.
 _SCALE_ONLY = re.compile(
     r"^\W*(?:(?:amounts?|all|figures|dollars|in|of|us|usd|eur|gbp|aud|cad|rm|rmb|hk|s|a|nz|[$€£¥])\W*)*"
-    r"(thousands?|millions?|billions?|['’]?000s?|mn?|bn)\W*(?:(?:of|us|dollars?|usd|euros?)\W*)*$",
+    r"(?:(?P<thousand>thousands?|['’]?000s?)|(?P<million>millions?|mn?)|(?P<billion>billions?|bn))"
+    r"\W*(?:(?:of|us|dollars?|usd|euros?)\W*)*$",
     re.IGNORECASE,
 )
-_SCALE_PREFIXES = (("thousand", "thousand"), ("thousand", "000"), ("million", "m"), ("billion", "b"))
-# Scale words as tables write them: "(in millions)", "$ in thousands", "in $000s", "(millions)", "Params (M)";
-# a lower-case "(m)" is metres ("Height Err. (m)"), never a million.
-_MONEY_WORDS = {  # matched ignoring case
+# Units as tables write them, the first that matches: "%" as a unit ("Accuracy (%)", "% change", "Margin %"), not
+# inside a name ("4.875% Senior Notes"); scale words "(in millions)", "$ in thousands", "in $000s", "(millions)",
+# "Params (M)"; a lower-case "(m)" is metres ("Height Err. (m)"), never a million.
+_HEADER_UNITS = {  # matched ignoring case
+    "percent": r"(?<![\d.])%|\bpercent(?:age)?s?\b|\bpct\b",
     "billion": r"\bbillions?\b|[$€£¥]\s*['’]?bn\b|\bin\s+bn\b|\(\s*b\s*\)",
     "million": r"\bmillions?\b|[$€£¥]\s*['’]?m(?:n|m)?\b|\bin\s+m(?:n|m)\b|(?-i:\(\s*M\s*\))",
     "thousand": r"\bthousands?\b|[$€£¥]?\s*['’]000s?\b|\$\s*000s?\b|\bin\s+000s?\b|\(\s*k\s*\)",
@@ -148,9 +149,7 @@ def suggest_answer_type(
 def _unit_of(text: str) -> str | None:
     """The scale a header or cell text names, or None ("except per share and percentages" names no scale)."""
     text = _EXCEPT.sub("", text)
-    if _PERCENT_WORD.search(text):
-        return "percent"
-    return next((scale for scale, pattern in _MONEY_WORDS.items() if re.search(pattern, text, re.IGNORECASE)), None)
+    return next((scale for scale, pattern in _HEADER_UNITS.items() if re.search(pattern, text, re.IGNORECASE)), None)
 
 
 @dataclass(frozen=True)
@@ -280,8 +279,7 @@ def _table_notes(table: TableShape) -> set[str]:
         match = _SCALE_ONLY.match(_EXCEPT.sub("", text).strip())
         # A bare "m" is a note atop the table (TAT-QA's stub "m"); in the body it is a value (male, a size).
         if match and (text in top or text.strip().lower() not in {"m", "mn", "bn"}):
-            word = match.group(1).lower().strip("'’")
-            notes.add(next(scale for scale, prefix in _SCALE_PREFIXES if word.startswith(prefix)))
+            notes.add(match.lastgroup)
     return notes
 
 
