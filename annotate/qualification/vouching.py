@@ -1,6 +1,7 @@
 """A manager's vouch: the first annotators of a new project qualified by a recorded decision (who, when, why)
 instead of the exam, which needs gold the project does not have yet. Revoking the vouch takes back the
-qualification it gave; an annotator who was qualified already keeps theirs."""
+qualification it gave; an annotator who was qualified already keeps theirs. A vouch never lifts a hidden-gold pause:
+the dashboard's Restore does, so the pause and what ended it stay in one list of decisions."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from annotate.qualification.models import Vouch
+from annotate.quality.selectors import pause_of
 from curation.errors import Conflict, InvalidInput, NotFound
 from curation.models import Membership, Project
 from curation.services.projects import require_role
@@ -25,7 +27,8 @@ def require_manager(*, project: Project, actor: AbstractBaseUser) -> None:
 
 @transaction.atomic
 def vouch_create(*, project: Project, actor: AbstractBaseUser, user_id: int, reason: str) -> Vouch:
-    """Qualify an annotator of `project` on a manager's word, recorded with the reason. Managers only."""
+    """Qualify an annotator of `project` on a manager's word, recorded with the reason. Managers only; an annotator
+    paused by hidden gold is refused (a restore on the dashboard takes a pause back, recorded beside it)."""
     require_manager(project=project, actor=actor)
     reason = (reason or "").strip()
     if not reason:
@@ -40,6 +43,12 @@ def vouch_create(*, project: Project, actor: AbstractBaseUser, user_id: int, rea
     )
     if membership is None:
         raise InvalidInput("Only an annotator of this project can be vouched for.", detail={"field": "user"})
+    if pause_of(project=project, user=membership.user) is not None:
+        raise InvalidInput(
+            f"{membership.user.username} is paused by hidden gold, and a vouch does not lift a pause: restore them "
+            "on the Dashboard, under Hidden gold.",
+            detail={"field": "user"},
+        )
     gave = not membership.is_qualified
     try:
         with transaction.atomic():

@@ -12,6 +12,7 @@ from curation.members.selectors import is_qualified_annotator
 from curation.models import Membership, Project
 from curation.services.projects import require_role
 from curation.states import Role
+from curation.visibility import QUALIFIED
 
 
 def is_paused(*, last_decision: QualityDecision | None, is_qualified: bool) -> bool:
@@ -25,6 +26,17 @@ def pause_of(*, project: Project, user: AbstractBaseUser) -> QualityDecision | N
     last = QualityDecision.objects.filter(project=project, user_id=user.pk).order_by("-created_at", "-id").first()
     qualified = is_qualified_annotator(project=project, user=user)
     return last if is_paused(last_decision=last, is_qualified=qualified) else None
+
+
+def paused_annotators(*, project: Project) -> set[int]:
+    """The user ids of the project's annotators paused now (`is_paused` of each one's latest decision): the
+    vouch form leaves them out, since only a restore (on the dashboard) takes a pause back."""
+    unqualified = Membership.objects.filter(project=project, role=Role.ANNOTATOR).exclude(QUALIFIED)
+    decisions = QualityDecision.objects.filter(project=project, user_id__in=unqualified.values("user_id"))
+    last_decision: dict[int, QualityDecision] = {}
+    for decision in decisions.order_by("-created_at", "-id"):
+        last_decision.setdefault(decision.user_id, decision)
+    return {user_id for user_id, last in last_decision.items() if is_paused(last_decision=last, is_qualified=False)}
 
 
 def gold_figures(*, user: AbstractBaseUser, project: Project) -> dict[str, Any]:

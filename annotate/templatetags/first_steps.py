@@ -9,6 +9,7 @@ from django import template
 
 from annotate.dashboard.checklist import first_release_steps
 from annotate.qualification.vouching import standing_vouches
+from annotate.quality.selectors import paused_annotators
 from curation.models import Membership
 from curation.states import Role
 from curation.visibility import QUALIFIED
@@ -26,16 +27,19 @@ def first_release_checklist(project: Any) -> dict[str, Any]:
 def vouches(context: template.Context, project: Any, editable: bool = True) -> dict[str, Any]:
     """The standing vouches; with `editable`, a Revoke button on each and a form to vouch for an unqualified
     annotator (the pages that show it are a manager's), or a word that every annotator is qualified, or that there
-    are no annotators yet."""
+    are no annotators yet. Annotators paused by hidden gold are not offered (`vouch_create` refuses them): a line
+    names them and links to the dashboard's Restore."""
     request = context.get("request")
     annotators = Membership.objects.filter(project=project, role=Role.ANNOTATOR)
     unqualified = (
         list(annotators.exclude(QUALIFIED).select_related("user").order_by("user__username")) if editable else []
     )
+    paused = paused_annotators(project=project) if unqualified else set()
     return {
         "project": project,
         "vouches": list(standing_vouches(project=project)),
-        "unqualified": unqualified,
+        "unqualified": [m for m in unqualified if m.user_id not in paused],
+        "paused": [m.user.username for m in unqualified if m.user_id in paused],
         "has_annotators": bool(unqualified) or (editable and annotators.exists()),
         "editable": editable,
         "next": request.get_full_path() if request else "",

@@ -13,13 +13,17 @@ from annotate.dashboard.checklist import Step, first_release_steps
 from annotate.qualification import services as exam
 from annotate.qualification import vouching
 from annotate.qualification.models import Vouch
+from annotate.quality.selectors import pause_of
+from annotate.quality.services import annotator_restore
 from annotate.review import services as review
+from curation.api_errors import exception_handler
 from curation.errors import Conflict, InvalidInput, NotPermitted
 from curation.members.selectors import is_qualified_annotator
 from curation.models import Instance, Membership
 from curation.services.lifecycle import instance_claim
 from curation.states import Role, Status
 from tests.annotate.qualification.test_first_gold import post_gold
+from tests.annotate.quality.helpers import gold_on, submit_probe, work_until_probe
 from tests.annotate.review.helpers import sent_back, to_discussion, to_round2
 from tests.support.clients import logged_in
 
@@ -228,3 +232,61 @@ def test_the_exam_step_ticked_by_qualified_annotators_says_so_rather_than_open(p
     page = logged_in("manager").get(f"/p/{project.slug}/").content.decode()
     assert "not needed yet: annotators are qualified (0 of 20 items chosen)</a>" in page
     assert checklist(project)["papers"].action == "open"  # a step done by its own evidence opens its page
+
+
+# --- a hidden-gold pause is lifted by a restore, never by a vouch ---------------------------------------------------
+
+
+@pytest.fixture
+def paused(project, personas, drafts, gold):
+    """annotator2 paused by the hidden-gold rule (one wrong probe under a 0.9 threshold); novice stays unqualified."""
+    gold_on(project, personas["manager"], drafts=drafts, gold_threshold=0.9, gold_min_sample=1, is_pause_on_fail=True)
+    submit_probe(work_until_probe(project=project, user=personas["annotator2"]), personas["annotator2"], ["wrong"])
+    assert pause_of(project=project, user=personas["annotator2"]) is not None
+    return personas["annotator2"]
+
+
+def test_a_vouch_for_an_annotator_paused_by_hidden_gold_is_refused_and_names_the_restore(project, personas, paused):
+    with pytest.raises(InvalidInput) as refused:
+        vouching.vouch_create(project=project, actor=personas["manager"], user_id=paused.pk, reason="Knows the work")
+    assert "annotator2 is paused by hidden gold" in refused.value.message
+    assert "restore them on the Dashboard, under Hidden gold" in refused.value.message
+    assert refused.value.detail == {"field": "user"}
+    assert not Vouch.objects.exists() and not is_qualified_annotator(project=project, user=paused)
+    assert pause_of(project=project, user=paused) is not None  # the decisions' latest entry is still the truth
+    annotator_restore(project=project, actor=personas["manager"], user_id=paused.pk, reason="Talked it through")
+    vouch = vouching.vouch_create(project=project, actor=personas["manager"], user_id=paused.pk, reason="Trusted")
+    assert vouch.gave_qualification is False  # restored first: the vouch takes nothing back when revoked
+
+
+def test_the_api_answers_the_refused_vouch_with_a_400_naming_the_user_field(project, personas, paused):
+    """There is no vouch endpoint: a vouch's refusals reach an API client through the one exception handler."""
+    with pytest.raises(InvalidInput) as refused:
+        vouching.vouch_create(project=project, actor=personas["manager"], user_id=paused.pk, reason="Knows the work")
+    response = exception_handler(refused.value, {})
+    assert response.status_code == 400
+    assert response.data["error"] == "invalid" and response.data["field"] == "user"
+    assert "restore them on the Dashboard, under Hidden gold" in response.data["detail"]
+
+
+def test_the_vouch_form_leaves_out_paused_annotators_and_says_where_to_restore_them(project, personas, paused):
+    client = logged_in("manager")
+    for page in (f"/p/{project.slug}/members/", f"/p/{project.slug}/qualification/manage/"):
+        html = client.get(page).content.decode()
+        assert f'<option value="{personas["novice"].pk}">novice</option>' in html, page
+        assert f'<option value="{paused.pk}">' not in html, page
+        assert "Not listed: annotator2, paused by hidden gold." in html, page
+        assert f'<a href="/p/{project.slug}/dashboard/#hidden-gold">restore them on the Dashboard' in html, page
+    vouching.vouch_create(project=project, actor=personas["manager"], user_id=personas["novice"].pk, reason="pilot")
+    html = client.get(f"/p/{project.slug}/members/").content.decode()
+    assert 'id="vouch-form"' not in html and "Every annotator is qualified" not in html  # annotator2 is not
+    assert "Not listed: annotator2, paused by hidden gold." in html
+    client.post(f"/p/{project.slug}/vouches/", {"user": paused.pk, "reason": "Knows the work"})  # a stale form
+    assert not Vouch.objects.filter(user=paused).exists()
+    html = client.get(f"/p/{project.slug}/members/").content.decode()
+    assert "annotator2 is paused by hidden gold, and a vouch does not lift a pause" in html
+
+
+def test_nobody_paused_no_word_about_pauses(project, personas):
+    html = logged_in("manager").get(f"/p/{project.slug}/members/").content.decode()
+    assert 'id="vouch-paused"' not in html and 'id="vouch-form"' in html
