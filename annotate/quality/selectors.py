@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
+from django.db.models import OuterRef, Subquery
 
 from annotate.quality.models import GoldProbe, QualityDecision, QualitySettings
 from annotate.quality.services import batches_without_probes, gold_figure, is_below_threshold, quality_settings_of
@@ -21,9 +22,20 @@ def is_paused(*, last_decision: QualityDecision | None, is_qualified: bool) -> b
     return bool(last_decision and last_decision.action == QualityDecision.Action.PAUSED and not is_qualified)
 
 
+def latest_decisions(*, project: Project, user_ids: Any = None) -> dict[int, QualityDecision]:
+    """Each annotator's latest hidden-gold decision, however old (what `is_paused` reads), by user id; only
+    `user_ids` (ids or a subquery of them) when given."""
+    decisions = QualityDecision.objects.filter(project=project)
+    if user_ids is not None:
+        decisions = decisions.filter(user_id__in=user_ids)
+    newest = QualityDecision.objects.filter(project=project, user_id=OuterRef("user_id")).order_by("-created_at", "-id")
+    latest = decisions.filter(pk=Subquery(newest.values("pk")[:1])).select_related("user", "actor")
+    return {decision.user_id: decision for decision in latest}
+
+
 def pause_of(*, project: Project, user: AbstractBaseUser) -> QualityDecision | None:
     """The decision that pauses this annotator now, or None: what the queue tells them and why."""
-    last = QualityDecision.objects.filter(project=project, user_id=user.pk).order_by("-created_at", "-id").first()
+    last = latest_decisions(project=project, user_ids=[user.pk]).get(user.pk)
     qualified = is_qualified_annotator(project=project, user=user)
     return last if is_paused(last_decision=last, is_qualified=qualified) else None
 
@@ -32,11 +44,8 @@ def paused_annotators(*, project: Project) -> set[int]:
     """The user ids of the project's annotators paused now (`is_paused` of each one's latest decision): the
     vouch form leaves them out, since only a restore (on the dashboard) takes a pause back."""
     unqualified = Membership.objects.filter(project=project, role=Role.ANNOTATOR).exclude(QUALIFIED)
-    decisions = QualityDecision.objects.filter(project=project, user_id__in=unqualified.values("user_id"))
-    last_decision: dict[int, QualityDecision] = {}
-    for decision in decisions.order_by("-created_at", "-id"):
-        last_decision.setdefault(decision.user_id, decision)
-    return {user_id for user_id, last in last_decision.items() if is_paused(last_decision=last, is_qualified=False)}
+    latest = latest_decisions(project=project, user_ids=unqualified.values("user_id"))
+    return {user_id for user_id, last in latest.items() if is_paused(last_decision=last, is_qualified=False)}
 
 
 def gold_figures(*, user: AbstractBaseUser, project: Project) -> dict[str, Any]:
@@ -58,9 +67,7 @@ def project_gold_figures(project: Project) -> dict[str, Any]:
     memberships = Membership.objects.filter(project=project, role=Role.ANNOTATOR).select_related("user")
     probed = set(GoldProbe.objects.filter(project=project).values_list("user_id", flat=True))
     decisions = list(QualityDecision.objects.filter(project=project).select_related("user", "actor")[:200])
-    last_decision: dict[int, QualityDecision] = {}
-    for decision in decisions:
-        last_decision.setdefault(decision.user_id, decision)
+    last_decision = latest_decisions(project=project)
     rows = []
     for membership in sorted(memberships, key=lambda m: m.user.username):
         if membership.user_id not in probed and membership.user_id not in last_decision:

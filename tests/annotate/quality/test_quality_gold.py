@@ -15,7 +15,7 @@ from annotate.qualification.models import QualificationAttempt
 from annotate.qualification.services import gold_candidates
 from annotate.quality.intervals import wilson_interval
 from annotate.quality.models import GoldProbe, QualityDecision, QualitySettings
-from annotate.quality.selectors import project_gold_figures
+from annotate.quality.selectors import pause_of, paused_annotators, project_gold_figures
 from annotate.quality.services import annotator_restore, gold_figure, probes_due
 from annotate.work.queue import queue_claim
 from curation.drafting.signals import drafts_committed
@@ -403,3 +403,17 @@ def test_a_probe_marked_not_answerable_is_submitted_like_a_draft_and_scores_zero
     response = mine.post(f"{url}submit/", body, format="json")
     assert response.status_code == 200 and response.json()["status"] == "submitted"
     assert GoldProbe.objects.get(pk=probe.pk).em == 0.0
+
+
+def test_a_pause_older_than_the_audit_list_still_counts_on_the_dashboard_and_in_the_vouch_form(personas, project):
+    annotator, other = personas["annotator"], personas["annotator2"]
+    Membership.objects.filter(project=project, user=annotator).update(is_qualified=False)
+    QualityDecision.objects.create(project=project, user=annotator, action="paused", reason="EM 0.2 on 10")
+    for action in ["paused", "restored"] * 110:  # another annotator's later decisions fill the audit list
+        QualityDecision.objects.create(project=project, user=other, action=action, reason="x", actor=None)
+    figures = project_gold_figures(project)
+    assert annotator.pk not in {decision.user_id for decision in figures["decisions"]}  # the list shows 200
+    (row,) = [row for row in figures["gold_rows"] if row["user_id"] == annotator.pk]
+    assert row["is_paused"]
+    assert paused_annotators(project=project) == {annotator.pk}
+    assert pause_of(project=project, user=annotator).reason == "EM 0.2 on 10"
