@@ -11,10 +11,12 @@ from urllib.parse import urlsplit
 
 from django.contrib import messages
 from django.core.exceptions import NON_FIELD_ERRORS, PermissionDenied
+from django.forms import Form
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.urls import NoReverseMatch, reverse
 from django.utils.deprecation import MiddlewareMixin
 from django.utils.http import url_has_allowed_host_and_scheme
+from rest_framework.serializers import Serializer
 from rest_framework.settings import api_settings
 
 from curation.errors import Conflict, DomainError, InvalidInput, NotFound, NotPermitted
@@ -86,6 +88,16 @@ def problems_said(errors: Mapping[str, Any], fields: Mapping[str, Any]) -> str:
 
 # The keys of refusals that belong to no field: Django's, DRF's, and a service refusal's without one.
 NO_FIELD = {NON_FIELD_ERRORS, api_settings.NON_FIELD_ERRORS_KEY, ""}
+
+
+def page_input(form_class: type[Serializer] | type[Form], data: Any) -> dict[str, Any]:
+    """The pages' counterpart of the API's `valid_input`: `data` as the step's input serializer (or a page's Django
+    form) checks it, or InvalidInput with its refusals in one sentence (`form_problems`), which `service_attempt`
+    says in a message and the middleware in a message and a redirect back."""
+    checked = form_class(data=data)
+    if not checked.is_valid():
+        raise InvalidInput(form_problems(checked))
+    return checked.validated_data if isinstance(checked, Serializer) else checked.cleaned_data
 
 
 def form_given(data: Mapping[str, Any]) -> dict[str, Any]:

@@ -17,8 +17,7 @@ from django.views.decorators.http import require_POST
 
 from curation import selectors
 from curation.charts import bar_chart, colour, grouped_chart
-from curation.errors import InvalidInput
-from curation.page_errors import FORM_ERRORS, form_given, form_problems, problems_said, service_attempt
+from curation.page_errors import FORM_ERRORS, form_given, page_input, problems_said, service_attempt
 from curation.queues import waiting_label
 from curation.releases import selectors as release_selectors
 from curation.templatetags.readable import answer_form
@@ -48,7 +47,7 @@ from scoring.runs.comparison import SCITAT_METRICS, type_figures
 from scoring.runs.creation import FEW_SHOTS, TOOL_OPTIONS
 from scoring.runs.exports import release_harness_zip
 from scoring.runs.forms import EXTRACTION_CHOICES, SCALE_MODE_CHOICES, ErrorSampleForm
-from scoring.runs.models import ErrorTag, ScoringRun
+from scoring.runs.models import ErrorSample, ErrorTag, ScoringRun
 from scoring.runs.permissions import can_run, runner_require
 from scoring.runs.results import FIGURES
 
@@ -139,11 +138,9 @@ def release_upload(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
         return redirect("release-score", slug=slug, pk=pk)
     # The API's input serializer checks the form (an empty field keeps its default).
     given = {**form_given(request.POST), **request.FILES.dict()}
-    payload = ScoringPredictionUploadApi.PredictionUploadInputSerializer(data={**given, "release": release.pk})
-    if not payload.is_valid():
-        raise InvalidInput(form_problems(payload))
-    run = upload_scored(user=request.user, release=release, values=payload.validated_data)
-    messages.success(request, f"{payload.validated_data['file'].name} scored against {release.label}.")
+    values = page_input(ScoringPredictionUploadApi.PredictionUploadInputSerializer, {**given, "release": release.pk})
+    run = upload_scored(user=request.user, release=release, values=values)
+    messages.success(request, f"{values['file'].name} scored against {release.label}.")
     return redirect("scoring-run", slug=slug, pk=run.pk)
 
 
@@ -266,18 +263,14 @@ def run_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
 
 
 def _draw_error_sample(request: HttpRequest, run: ScoringRun) -> HttpResponse:
-    form = ErrorSampleForm(request.POST)
-    if not form.is_valid():
-        messages.error(request, form_problems(form))
-    elif sample := service_attempt(
-        request,
-        lambda: prediction_services.error_sample_draw(
-            run=run,
-            actor=request.user,
-            seed=form.cleaned_data["seed"],
-            per_form=form.cleaned_data["per_form"] or ERROR_SAMPLE_PER_FORM,
-        ),
-    ):
+    def draw() -> ErrorSample:
+        values = page_input(ErrorSampleForm, request.POST)
+        per_form = values["per_form"] or ERROR_SAMPLE_PER_FORM
+        return prediction_services.error_sample_draw(
+            run=run, actor=request.user, seed=values["seed"], per_form=per_form
+        )
+
+    if sample := service_attempt(request, draw):
         drawn = len(sample.free_form) + len(sample.short_form)
         messages.success(request, f"Error sample drawn (seed {sample.seed}): {drawn} predictions to tag.")
     return redirect(f"{reverse('scoring-run', args=[run.project.slug, run.pk])}#error-analysis")
@@ -302,15 +295,14 @@ def run_export(request: HttpRequest, slug: str, pk: int, export_format: str) -> 
 def prediction_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     prediction = scoring_selectors.prediction_get(user=request.user, prediction_id=pk, slug=slug)
     if request.method == "POST":
-        # The same input serializer as the API's PUT of a tag; "clear" is the page's DELETE.
-        tag = ScoringErrorTagApi.ErrorTagInputSerializer(data=request.POST)
-        if not tag.is_valid():
-            messages.error(request, form_problems(tag))
-        else:
-            save = prediction_services.error_tag_clear
-            if tag.validated_data["kind"] != "clear":
-                save = functools.partial(prediction_services.error_tag_set, **tag.validated_data)
-            service_attempt(request, lambda: save(prediction=prediction, actor=request.user), "Error type saved.")
+
+        def save() -> ErrorTag | int:  # the same input serializer as the API's PUT of a tag; "clear" is its DELETE
+            tag = page_input(ScoringErrorTagApi.ErrorTagInputSerializer, request.POST)
+            if tag["kind"] == "clear":
+                return prediction_services.error_tag_clear(prediction=prediction, actor=request.user)
+            return prediction_services.error_tag_set(prediction=prediction, actor=request.user, **tag)
+
+        service_attempt(request, save, "Error type saved.")
         return redirect("scoring-prediction", slug=slug, pk=pk)
     context = {
         "project": prediction.run.project,
@@ -418,11 +410,8 @@ def official_figures(request: HttpRequest, slug: str) -> HttpResponse:
     figures = None
     if request.method == "POST":  # the API's input serializer checks the form, the API's step scores the pair
         given = {**request.POST.dict(), **request.FILES.dict()}
-        payload = ScoringOfficialFiguresApi.OfficialFiguresInputSerializer(data=given)
-        if not payload.is_valid():
-            messages.error(request, form_problems(payload))
-        else:
-            figures = service_attempt(request, lambda: upload_services.official_figures(**payload.validated_data))
+        payload = ScoringOfficialFiguresApi.OfficialFiguresInputSerializer
+        figures = service_attempt(request, lambda: upload_services.official_figures(**page_input(payload, given)))
     return render(
         request, "scoring/official.html", {"project": project, "figures": figures, "benchmarks": benchmarks.FORMATS}
     )

@@ -96,7 +96,7 @@ def test_manager_draws_the_error_sample_from_the_run_page_and_sees_its_distribut
     assert "1 tagged" in page and "Redundancy" in page
     assert f"/p/{project.slug}/scoring/predictions/{tagged.pk}/" in page
     bad = client.post(url, {"action": "draw-error-sample", "seed": "x"}, follow=True)
-    assert "seed" in bad.content.decode().lower() and ErrorSample.objects.filter(run=run).count() == 1
+    assert "Seed: Enter a whole number." in bad.content.decode() and ErrorSample.objects.filter(run=run).count() == 1
 
 
 def test_only_runners_draw_error_samples(project, personas):
