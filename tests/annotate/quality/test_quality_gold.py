@@ -149,6 +149,28 @@ def test_the_card_says_why_a_batch_whose_papers_have_gold_holds_no_probe(persona
     assert project_gold_figures(project)["batches_without_probes"] == []
 
 
+def test_the_card_says_when_no_current_annotator_can_be_served_the_placed_probes(personas, project, drafts, gold):
+    """A team of two where one wrote every gold item and the other reviewed it: the claim passes over every probe for
+    both, and the card says so, counted by the claim's own rule (a third annotator qualifying is served them)."""
+    first, second = personas["annotator"], personas["annotator2"]
+    Instance.objects.filter(pk__in=[g.pk for g in gold]).update(author=first, round1_verifier=second)
+    gold_on(project, personas["manager"], drafts=drafts)
+    placed = GoldProbe.objects.count()
+    assert placed
+    (row,) = project_gold_figures(project)["batches_without_probes"]
+    assert (row["batch"].pk, row["reason"], row["probes"]) == (drafts[0].batch_id, "unservable", placed)
+    card = _hidden_gold_card(logged_in("manager").get(f"/p/{project.slug}/dashboard/").content.decode())
+    assert 'data-reason="unservable"' in card
+    assert f"{placed} probes in" in card and "cannot be served to any current annotator" in card
+    for user in (first, second):  # as the card says: neither is ever served one
+        while (claim := queue_claim(project_slug=project.slug, user=user)) is not None:
+            assert not GoldProbe.objects.filter(instance_id=claim.instance_id).exists()
+            refine_and_submit(Instance.objects.get(pk=claim.instance_id), user)
+    Membership.objects.filter(project=project, user=personas["novice"]).update(is_qualified=True)
+    assert project_gold_figures(project)["batches_without_probes"] == []
+    assert work_until_probe(project=project, user=personas["novice"]).instance.status == Status.IN_REFINEMENT
+
+
 def test_switching_hidden_gold_on_and_off_adds_and_withdraws_unclaimed_probes(personas, project, drafts, gold):
     gold_on(project, personas["manager"], drafts=drafts)
     probes = list(GoldProbe.objects.select_related("instance"))
