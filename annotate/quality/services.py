@@ -20,7 +20,7 @@ from django.utils import timezone
 from annotate.qualification.models import QualificationAttempt
 from annotate.qualification.services import gold_candidates
 from annotate.quality.intervals import wilson_interval
-from annotate.quality.models import GoldProbe, QualityDecision, QualitySettings
+from annotate.quality.models import GoldProbe, QualityDecision, QualitySettings, ReissuedId
 from curation.answer_types import SCALES
 from curation.errors import Conflict, InvalidInput
 from curation.models import Batch, Context, Instance, InstanceRevision, Membership, Project, TransitionEvent
@@ -139,7 +139,8 @@ def _update_by_id(model: type[models.Model], key: str, field: str, values: dict[
 
 def _reissue(instances: list[Instance]) -> None:
     """Save the instances anew under the next ids, in this order, with the times they carry; every row pointing at
-    one (history, revisions, table choices, its probe mark) follows it. A fixed number of queries per chunk."""
+    one (history, revisions, table choices, its probe mark, old ids reissued to it) follows it, and each old id is
+    kept for the manager's link to it (`ReissuedId`). A fixed number of queries per chunk."""
     old = [instance.pk for instance in instances]
     times = {instance.pk: (instance.created_at, instance.updated_at) for instance in instances}
     for instance in instances:
@@ -151,6 +152,9 @@ def _reissue(instances: list[Instance]) -> None:
     for relation in Instance._meta.get_fields(include_hidden=True):
         if relation.auto_created and not relation.concrete and (relation.one_to_many or relation.one_to_one):
             _update_by_id(relation.related_model, relation.field.name, relation.field.name, new_of)
+    ReissuedId.objects.bulk_create(
+        [ReissuedId(old_id=before, instance_id=after) for before, after in new_of.items()], batch_size=REISSUE_CHUNK
+    )
     Instance.objects.filter(pk__in=old).delete()
 
 

@@ -22,7 +22,13 @@ from curation.drafting.signals import drafts_committed
 from curation.errors import InvalidInput, NotPermitted
 from curation.models import Instance, Membership, TransitionEvent
 from curation.states import Role, Status
-from tests.annotate.quality.helpers import gold_on, refine_and_submit, submit_probe, work_until_probe
+from tests.annotate.quality.helpers import (
+    gold_on,
+    make_refined_gold,
+    refine_and_submit,
+    submit_probe,
+    work_until_probe,
+)
 from tests.conftest import PASSWORD, instance_build
 from tests.factories import LongContextFactory
 from tests.support.clients import logged_in
@@ -208,6 +214,28 @@ def test_switched_on_late_probes_take_ids_and_drafting_times_among_the_unclaimed
     for pk in [pk for pk, _ in rows]:  # every instance kept its one drafted event, from before the switch
         (event,) = TransitionEvent.objects.filter(instance_id=pk, from_status="")
         assert event.to_status == Status.DRAFTED and event.created_at < switched_on
+
+
+def test_a_managers_link_to_a_reissued_draft_leads_to_its_new_id_and_is_not_found_for_anyone_else(
+    personas, project, context, drafts, gold
+):
+    first_ids = [draft.pk for draft in drafts]
+    gold_on(project, personas["manager"], drafts=drafts)
+    make_refined_gold(project, context, variant=" in the appendix")  # more gold: saving again places more probes
+    second_ids = [draft.pk for draft in drafts]
+    gold_on(project, personas["manager"], drafts=drafts)
+    assert any(a != b != c for a, b, c in zip(first_ids, second_ids, [d.pk for d in drafts], strict=True))
+    manager, verifier = logged_in("manager"), logged_in("verifier")
+    for old, draft in zip(first_ids, drafts, strict=True):
+        if old == draft.pk:
+            continue
+        response = manager.get(f"/p/{project.slug}/history/{old}/")  # reissued twice: to the latest id
+        assert (response.status_code, response["Location"]) == (302, f"/p/{project.slug}/history/{draft.pk}/")
+        # A verifier sees drafts too, but an old id is not found for them, as an id that never was: which old ids
+        # lead where would tell the new ids no old one leads to, the probes.
+        assert verifier.get(f"/p/{project.slug}/history/{old}/").status_code == 404
+        assert verifier.get(f"/p/{project.slug}/history/{draft.pk}/").status_code == 200
+    assert manager.get(f"/p/{project.slug}/history/{max(second_ids) + 10_000}/").status_code == 404
 
 
 def test_a_probe_is_scored_then_reviewed_as_a_draft_and_never_released_or_gold(personas, project, drafts, gold):
