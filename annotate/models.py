@@ -13,6 +13,6 @@ from annotate.qualification.models import (  # noqa: F401
     QualificationItem,
     QualificationSettings,
 )
-from annotate.quality.models import GoldProbe, QualityDecision, QualitySettings  # noqa: F401
+from annotate.quality.models import GoldProbe, QualityDecision, QualitySettings, ReissuedId  # noqa: F401
 from annotate.review.models import Discussion, DiscussionMessage, ReviewComment  # noqa: F401
 from annotate.work.models import WorkTime  # noqa: F401

@@ -1,5 +1,5 @@
-"""Quality that keeps being measured: a project's hidden-gold settings, the gold probes served in the queue, and
-the audited pause/restore decisions about annotators."""
+"""Quality that keeps being measured: a project's hidden-gold settings, the gold probes served in the queue, the ids
+their late placement reissued, and the audited pause/restore decisions about annotators."""
 
 from __future__ import annotations
 
@@ -49,6 +49,19 @@ class GoldProbe(models.Model):
 
     def __str__(self) -> str:
         return f"gold probe {self.gold_id} as #{self.instance_id} ({self.em})"
+
+
+class ReissuedId(models.Model):
+    """An id a draft had before hidden gold's late placement gave it a new one (`_reissue`), and the instance it is now:
+    a manager's link to the old id leads to it. Managers only, as `GoldProbe`: to anyone else an old id is simply not
+    found, since which old ids lead where would tell which of the new ids none leads to, the probes."""
+
+    old_id = models.PositiveBigIntegerField(primary_key=True)
+    # Rows pointing at an instance follow it when it is reissued again, so an old id leads to the latest one.
+    instance = models.ForeignKey(Instance, on_delete=models.CASCADE, related_name="+")
+
+    def __str__(self) -> str:
+        return f"#{self.old_id} reissued as #{self.instance_id}"
 
 
 class QualityDecision(models.Model):

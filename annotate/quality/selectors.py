@@ -1,4 +1,5 @@
-"""Reads of hidden gold: the managers' per-annotator figures and list of probes (nobody else reads `GoldProbe`)."""
+"""Reads of hidden gold: the managers' per-annotator figures, list of probes and reissued ids (nobody else reads
+`GoldProbe` or `ReissuedId`)."""
 
 from __future__ import annotations
 
@@ -7,10 +8,11 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import OuterRef, Subquery
 
-from annotate.quality.models import GoldProbe, QualityDecision, QualitySettings
+from annotate.quality.models import GoldProbe, QualityDecision, QualitySettings, ReissuedId
 from annotate.quality.services import batches_without_probes, gold_figure, is_below_threshold, quality_settings_of
 from curation.members.selectors import is_qualified_annotator
 from curation.models import Membership, Project
+from curation.selectors import roles_of
 from curation.services.projects import require_role
 from curation.states import Role
 from curation.visibility import QUALIFIED
@@ -59,6 +61,16 @@ def quality_settings_get(*, user: AbstractBaseUser, project: Project) -> Quality
     """Managers only: the project's hidden-gold settings (without computing anyone's figures)."""
     require_role(user=user, project=project, roles=(Role.MANAGER,), action="see hidden-gold settings")
     return quality_settings_of(project)
+
+
+def reissued_as(*, user: AbstractBaseUser, project: Project, instance_id: int) -> int | None:
+    """For a manager, the id the project's instance once numbered `instance_id` has now that hidden gold's late
+    placement reissued it; for anyone else None, as for an id never reissued (which ids were reissued would tell the
+    probes among the new ones)."""
+    if Role.MANAGER not in roles_of(user=user, project=project):
+        return None
+    reissued = ReissuedId.objects.filter(old_id=instance_id, instance__project=project)
+    return reissued.values_list("instance_id", flat=True).first()
 
 
 def project_gold_figures(project: Project) -> dict[str, Any]:

@@ -14,13 +14,13 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import connection, models, transaction
-from django.db.models import Exists, Min, OuterRef
+from django.db.models import Exists, Min, OuterRef, Q
 from django.utils import timezone
 
 from annotate.qualification.models import QualificationAttempt
 from annotate.qualification.services import gold_candidates
 from annotate.quality.intervals import wilson_interval
-from annotate.quality.models import GoldProbe, QualityDecision, QualitySettings
+from annotate.quality.models import GoldProbe, QualityDecision, QualitySettings, ReissuedId
 from curation.answer_types import SCALES
 from curation.errors import Conflict, InvalidInput
 from curation.models import Batch, Context, Instance, InstanceRevision, Membership, Project, TransitionEvent
@@ -139,7 +139,8 @@ def _update_by_id(model: type[models.Model], key: str, field: str, values: dict[
 
 def _reissue(instances: list[Instance]) -> None:
     """Save the instances anew under the next ids, in this order, with the times they carry; every row pointing at
-    one (history, revisions, table choices, its probe mark) follows it. A fixed number of queries per chunk."""
+    one (history, revisions, table choices, its probe mark, old ids reissued to it) follows it, and each old id is
+    kept for the manager's link to it (`ReissuedId`). A fixed number of queries per chunk."""
     old = [instance.pk for instance in instances]
     times = {instance.pk: (instance.created_at, instance.updated_at) for instance in instances}
     for instance in instances:
@@ -151,6 +152,9 @@ def _reissue(instances: list[Instance]) -> None:
     for relation in Instance._meta.get_fields(include_hidden=True):
         if relation.auto_created and not relation.concrete and (relation.one_to_many or relation.one_to_one):
             _update_by_id(relation.related_model, relation.field.name, relation.field.name, new_of)
+    ReissuedId.objects.bulk_create(
+        [ReissuedId(old_id=before, instance_id=after) for before, after in new_of.items()], batch_size=REISSUE_CHUNK
+    )
     Instance.objects.filter(pk__in=old).delete()
 
 
@@ -270,22 +274,57 @@ def gold_of_batch_papers(batch: Batch, candidates: list[Instance] | None = None)
 def batches_without_probes(project: Project, *, gold_every: int) -> list[dict[str, Any]]:
     """With hidden gold on, the project's drafted batches not closed that hold no probe, each with why: no gold on
     its papers (`no_gold`), fewer drafts than its first probe waits for (`too_few_drafts`), or probes due and not
-    placed (`not_placed`; saving hidden gold places them). The dashboard names them all, so none lacks probes unsaid."""
+    placed (`not_placed`; saving hidden gold places them); and those holding waiting probes the claim serves to no
+    qualified annotator (`unservable`, with how many: `probes_served_to_nobody`). The dashboard names them all, so
+    none lacks probes unsaid."""
     drafted = Exists(Instance.objects.filter(batch=OuterRef("pk")))
     probed = Exists(GoldProbe.objects.filter(instance__batch=OuterRef("pk")))
-    batches = Batch.objects.filter(drafted, project=project).exclude(probed).exclude(state=Batch.State.CLOSED)
+    unservable = probes_served_to_nobody(project)
+    batches = Batch.objects.filter(Q(~probed) | Q(pk__in=list(unservable)), drafted, project=project)
     rows = []
     candidates = gold_candidates(project)
-    for batch in batches.order_by("pk"):
+    for batch in batches.exclude(state=Batch.State.CLOSED).order_by("pk"):
         drafts = Instance.objects.filter(batch=batch).without_probes().count()
-        if not gold_of_batch_papers(batch, candidates):
+        if batch.pk in unservable:
+            reason = "unservable"
+        elif not gold_of_batch_papers(batch, candidates):
             reason = "no_gold"
         elif not probes_due(drafts=drafts, probes=0, gold_every=gold_every, batch_id=batch.pk):
             reason = "too_few_drafts"
         else:
             reason = "not_placed"
-        rows.append({"batch": batch, "reason": reason, "drafts": drafts})
+        rows.append({"batch": batch, "reason": reason, "drafts": drafts, "probes": unservable[batch.pk]})
     return rows
+
+
+_SERVABLE = """SELECT d.id FROM {instances} d JOIN {probes} p ON p.instance_id = d.id
+    WHERE d.project_id = %(project)s AND d.status = %(drafted)s AND NOT {passed_over}"""
+
+
+def probes_served_to_nobody(project: Project) -> Counter[int]:
+    """The project's probes waiting to be claimed (drafted, in a batch not closed) that the claim passes over for
+    every qualified annotator, counted per batch: the claim's own condition (`probes_passed_over_sql`) is asked for
+    one annotator after another until each probe has someone. With nobody qualified nothing is counted (then no
+    draft at all is claimed)."""
+    annotators = Membership.objects.filter(project=project, role=Role.ANNOTATOR, is_qualified=True)
+    waiting = Instance.objects.filter(project=project, status=Status.DRAFTED, gold_probe__isnull=False)
+    unserved = dict(waiting.exclude(batch__state=Batch.State.CLOSED).values_list("pk", "batch_id"))
+    sql = _SERVABLE.format(
+        instances=Instance._meta.db_table,
+        probes=GoldProbe._meta.db_table,
+        passed_over=probes_passed_over_sql(connection.vendor),
+    )
+    user_ids = list(annotators.values_list("user_id", flat=True))
+    if not user_ids:
+        return Counter()
+    with connection.cursor() as cursor:
+        for user_id in user_ids:
+            if not unserved:
+                break
+            cursor.execute(sql, {"project": project.pk, "drafted": Status.DRAFTED.value, "actor": user_id})
+            for (probe_id,) in cursor.fetchall():
+                unserved.pop(probe_id, None)
+    return Counter(unserved.values())
 
 
 def probes_after_drafting(*, batch_id: int | None, **_: Any) -> None:

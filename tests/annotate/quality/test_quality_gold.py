@@ -22,7 +22,13 @@ from curation.drafting.signals import drafts_committed
 from curation.errors import InvalidInput, NotPermitted
 from curation.models import Instance, Membership, TransitionEvent
 from curation.states import Role, Status
-from tests.annotate.quality.helpers import gold_on, refine_and_submit, submit_probe, work_until_probe
+from tests.annotate.quality.helpers import (
+    gold_on,
+    make_refined_gold,
+    refine_and_submit,
+    submit_probe,
+    work_until_probe,
+)
 from tests.conftest import PASSWORD, instance_build
 from tests.factories import LongContextFactory
 from tests.support.clients import logged_in
@@ -149,6 +155,28 @@ def test_the_card_says_why_a_batch_whose_papers_have_gold_holds_no_probe(persona
     assert project_gold_figures(project)["batches_without_probes"] == []
 
 
+def test_the_card_says_when_no_current_annotator_can_be_served_the_placed_probes(personas, project, drafts, gold):
+    """A team of two where one wrote every gold item and the other reviewed it: the claim passes over every probe for
+    both, and the card says so, counted by the claim's own rule (a third annotator qualifying is served them)."""
+    first, second = personas["annotator"], personas["annotator2"]
+    Instance.objects.filter(pk__in=[g.pk for g in gold]).update(author=first, round1_verifier=second)
+    gold_on(project, personas["manager"], drafts=drafts)
+    placed = GoldProbe.objects.count()
+    assert placed
+    (row,) = project_gold_figures(project)["batches_without_probes"]
+    assert (row["batch"].pk, row["reason"], row["probes"]) == (drafts[0].batch_id, "unservable", placed)
+    card = _hidden_gold_card(logged_in("manager").get(f"/p/{project.slug}/dashboard/").content.decode())
+    assert 'data-reason="unservable"' in card
+    assert f"{placed} probes in" in card and "cannot be served to any current annotator" in card
+    for user in (first, second):  # as the card says: neither is ever served one
+        while (claim := queue_claim(project_slug=project.slug, user=user)) is not None:
+            assert not GoldProbe.objects.filter(instance_id=claim.instance_id).exists()
+            refine_and_submit(Instance.objects.get(pk=claim.instance_id), user)
+    Membership.objects.filter(project=project, user=personas["novice"]).update(is_qualified=True)
+    assert project_gold_figures(project)["batches_without_probes"] == []
+    assert work_until_probe(project=project, user=personas["novice"]).instance.status == Status.IN_REFINEMENT
+
+
 def test_switching_hidden_gold_on_and_off_adds_and_withdraws_unclaimed_probes(personas, project, drafts, gold):
     gold_on(project, personas["manager"], drafts=drafts)
     probes = list(GoldProbe.objects.select_related("instance"))
@@ -186,6 +214,28 @@ def test_switched_on_late_probes_take_ids_and_drafting_times_among_the_unclaimed
     for pk in [pk for pk, _ in rows]:  # every instance kept its one drafted event, from before the switch
         (event,) = TransitionEvent.objects.filter(instance_id=pk, from_status="")
         assert event.to_status == Status.DRAFTED and event.created_at < switched_on
+
+
+def test_a_managers_link_to_a_reissued_draft_leads_to_its_new_id_and_is_not_found_for_anyone_else(
+    personas, project, context, drafts, gold
+):
+    first_ids = [draft.pk for draft in drafts]
+    gold_on(project, personas["manager"], drafts=drafts)
+    make_refined_gold(project, context, variant=" in the appendix")  # more gold: saving again places more probes
+    second_ids = [draft.pk for draft in drafts]
+    gold_on(project, personas["manager"], drafts=drafts)
+    assert any(a != b != c for a, b, c in zip(first_ids, second_ids, [d.pk for d in drafts], strict=True))
+    manager, verifier = logged_in("manager"), logged_in("verifier")
+    for old, draft in zip(first_ids, drafts, strict=True):
+        if old == draft.pk:
+            continue
+        response = manager.get(f"/p/{project.slug}/history/{old}/")  # reissued twice: to the latest id
+        assert (response.status_code, response["Location"]) == (302, f"/p/{project.slug}/history/{draft.pk}/")
+        # A verifier sees drafts too, but an old id is not found for them, as an id that never was: which old ids
+        # lead where would tell the new ids no old one leads to, the probes.
+        assert verifier.get(f"/p/{project.slug}/history/{old}/").status_code == 404
+        assert verifier.get(f"/p/{project.slug}/history/{draft.pk}/").status_code == 200
+    assert manager.get(f"/p/{project.slug}/history/{max(second_ids) + 10_000}/").status_code == 404
 
 
 def test_a_probe_is_scored_then_reviewed_as_a_draft_and_never_released_or_gold(personas, project, drafts, gold):
