@@ -195,6 +195,17 @@ class Batch(models.Model):
     def __str__(self) -> str:
         return self.name
 
+    @property
+    def number(self) -> int:
+        """The batch's number in its project (1, 2, … as batch_create appends them to its order), which its pages
+        show and a release cut takes: its id counts the batches of every project, so a team's first could read #3."""
+        return self.order + 1
+
+    @staticmethod
+    def numbered(low: int, high: int) -> Q:
+        """The batches numbered `low` to `high` (`number`), as a filter."""
+        return Q(order__range=(low - 1, high - 1))
+
 
 class Context(models.Model):
     class Kind(models.TextChoices):

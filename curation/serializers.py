@@ -70,8 +70,8 @@ class BatchSerializer(serializers.ModelSerializer):
     class Meta:
         model = Batch
         fields = [
-            "id", "project", "name", "order", "state", "opened_at", "created_at", "deadline_at", "is_overdue",
-            "panel_order",
+            "id", "project", "name", "order", "number", "state", "opened_at", "created_at", "deadline_at",
+            "is_overdue", "panel_order",
         ]  # fmt: skip
 
     def get_is_overdue(self, batch: Batch) -> bool:

@@ -111,6 +111,8 @@ class BatchFactory(DjangoModelFactory):
 
     project = factory.SubFactory(ProjectFactory)
     name = factory.Sequence(lambda n: f"Batch {n}")
+    # At the end of its project's batches, as batch_create puts it: its number (order + 1) is its place there.
+    order = factory.LazyAttribute(lambda batch: Batch.objects.filter(project=batch.project).count())
 
 
 class ModelEndpointFactory(DjangoModelFactory):

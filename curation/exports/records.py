@@ -135,15 +135,26 @@ def tatqa_document(context: FrozenContext, items: Sequence[Item]) -> dict[str, A
     native = context.get("native") or {}
     tables = context.get("tables") or []
     native_paragraphs = native.get("paragraphs") or []
+    # A uid names one document's table or paragraph, as in TAT-QA's files (and its loader here refuses a table uid
+    # twice), but two contexts of a paper can hold the same table: a document made from a part of its paper (a short
+    # context, or a copy less what annotators excluded) follows each uid with what its context key adds to the
+    # paper's (`paper-3/table-0/context-12`). Frozen keys only, so the same release exports the same uids.
+    first = items[0] if items else {}
+    context_key = first.get("short_context") or first.get("long_context") or ""
+    part = context_key.removeprefix((context.get("paper") or {}).get("key", ""))
+
+    def uid(key: str) -> str:
+        return key + part if key else ""
+
     document: dict[str, Any] = {
         "table": {
-            "uid": native.get("table_uid") or (tables[0]["key"] if tables else ""),
+            "uid": uid(native.get("table_uid") or (tables[0]["key"] if tables else "")),
             "table": file_cells(tables[0]) if tables else [],
         },
         "paragraphs": [
             {
                 # By the paragraph's place in the paper, so an excluded paragraph shifts no other's uid.
-                "uid": native_paragraphs[p["order"]][0] if p["order"] < len(native_paragraphs) else p["key"],
+                "uid": uid(native_paragraphs[p["order"]][0] if p["order"] < len(native_paragraphs) else p["key"]),
                 "order": native_paragraphs[p["order"]][1] if p["order"] < len(native_paragraphs) else p["order"] + 1,
                 "text": p["text"],
             }
@@ -153,7 +164,7 @@ def tatqa_document(context: FrozenContext, items: Sequence[Item]) -> dict[str, A
     }
     if len(tables) > 1:
         # TAT-QA has one table per document; further tables of a SciTaT context ride along under their own key.
-        document["more_tables"] = [{"uid": t["key"], "table": file_cells(t)} for t in tables[1:]]
+        document["more_tables"] = [{"uid": uid(t["key"]), "table": file_cells(t)} for t in tables[1:]]
     if "doc" in native:
         document["doc"] = native["doc"]
     return document

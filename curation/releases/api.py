@@ -70,8 +70,8 @@ class ReleaseCutSerializer(serializers.Serializer):
         allow_blank=True,
         default="",
         max_length=2000,
-        help_text='"all" (every batch with validated instances) or batch ids and ranges, e.g. "3-7, 12"; with '
-        "batch_ids or instead of them",
+        help_text="\"all\" (every batch with validated instances) or the project's batch numbers (a batch's `number`) "
+        'and ranges, e.g. "3-7, 12"; with batch_ids or instead of them',
     )
     description = serializers.CharField(required=False, allow_blank=True, default="")
     changelog = serializers.CharField(required=False, allow_blank=True, default="")

@@ -19,7 +19,7 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
-from django.db.models import Prefetch, Q
+from django.db.models import Prefetch
 from django.utils.text import slugify
 
 from curation.datasets.models import ImportRecord, SourceRecord
@@ -664,13 +664,13 @@ def cut_batch_ids(*, project: Project, batch_ids: list[int], batches: str = "") 
         ranges.append((low, high))
     if not ranges:
         return sorted(set(batch_ids))
-    within = functools.reduce(operator.or_, (Q(pk__range=bounds) for bounds in ranges))
-    found = list(Batch.objects.filter(project=project).filter(within).values_list("pk", flat=True))
+    within = functools.reduce(operator.or_, (Batch.numbered(low, high) for low, high in ranges))
+    found = list(Batch.objects.filter(project=project).filter(within).only("pk", "order"))
     for low, high in ranges:
-        if not any(low <= pk <= high for pk in found):
+        if not any(low <= batch.number <= high for batch in found):
             what = f"batch {low}" if low == high else f"batch numbered {low}-{high}"
             raise InvalidInput(f"This project has no {what}.")
-    return sorted(set(batch_ids) | set(found))
+    return sorted(set(batch_ids) | {batch.pk for batch in found})
 
 
 def release_cut_request(

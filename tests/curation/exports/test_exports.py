@@ -12,6 +12,7 @@ from collections import Counter
 import pyarrow.parquet as pq
 import pytest
 
+from curation.datasets.formats import parse_tatqa
 from curation.datasets.services import dataset_import
 from curation.exports import EXPORT_FORMATS, write_export_zip
 from curation.exports.writers import write_json_array
@@ -152,6 +153,23 @@ def test_tatqa_export_groups_questions_by_context(release, tmp_path):
     documents = json.loads(unpack(tmp_path / "x.zip")["data/demo-v1.json"])
     assert [len(d["questions"]) for d in documents] == [2, 1, 2, 1]
     assert "more_tables" in documents[0]  # the first paper's short context has two tables
+
+
+def test_tatqa_export_gives_each_document_its_own_table_uids_the_same_on_every_export(release, tmp_path):
+    # A paper's short and long contexts hold the same table: each document names it by a uid of its own.
+    write_export_zip(release, "tatqa", tmp_path / "x.zip")
+    documents = json.loads(unpack(tmp_path / "x.zip")["data/demo-v1.json"])
+    uids = [t["uid"] for d in documents for t in [d["table"], *d.get("more_tables", [])]]
+    assert len(uids) == len(set(uids)) == 6
+    items = {item["uid"]: item for item in release.items.values_list("data", flat=True)}
+    for document in documents:
+        item = items[document["questions"][0]["uid"]]
+        paper, short = item["paper"], item["short_context"]
+        # The whole paper's document keeps the table's key; a short context's adds its own name to it.
+        assert document["table"]["uid"] == f"{paper}/table-0" + (short.removeprefix(paper) if short else "")
+    assert parse_tatqa(documents).contexts  # TAT-QA's loader here refuses a table uid twice
+    write_export_zip(release, "tatqa", tmp_path / "again.zip")
+    assert unpack(tmp_path / "again.zip")["data/demo-v1.json"] == unpack(tmp_path / "x.zip")["data/demo-v1.json"]
 
 
 def test_json_array_writer_streams_element_by_element():

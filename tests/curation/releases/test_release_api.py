@@ -169,7 +169,7 @@ def test_the_api_cuts_every_waiting_batch_or_typed_ranges(world, api_client_for)
     second = world["batches"][1]
     refused = client.post(url, {"name": "both", "batches": "all", "batch_ids": [second.pk]}, format="json")
     assert refused.status_code == 400 and "not both" in json.dumps(refused.json())
-    backwards = client.post(url, {"name": "back", "batches": f"{second.pk}-1"}, format="json")
+    backwards = client.post(url, {"name": "back", "batches": f"{second.number}-1"}, format="json")
     assert backwards.status_code == 400 and "runs backwards" in json.dumps(backwards.json())
     created = client.post(url, {"name": "every", "batches": "all"}, format="json")
     assert created.status_code == 201, created.content

@@ -178,7 +178,7 @@ def test_the_cut_form_offers_every_waiting_batch_by_default_and_names_the_rest(w
     form = cut_form(client_for(client, world["people"]["manager"]).get(page_url(world, "releases")).content.decode())
     assert '<input type="radio" name="scope" value="all" checked>' in form
     assert "(2 instances in 1 batch)" in form
-    assert f'value="{second.pk}"> <span class="muted">#{second.pk}</span> {second.name}' in form
+    assert f'value="{second.pk}"> <span class="muted">#{second.number}</span> {second.name}' in form
     assert 'name="batch_range"' in form and world["batches"][0].name not in form
 
 
@@ -195,7 +195,7 @@ def test_manager_cuts_typed_batch_numbers_from_the_page(world, client):
     client_for(client, world["people"]["manager"])
     response = client.post(
         page_url(world, "releases"),
-        {"name": "typed", "scope": "chosen", "batch_range": f"{second.pk}-{second.pk + 50}"},
+        {"name": "typed", "scope": "chosen", "batch_range": f"{second.number}-{second.number + 50}"},
     )
     assert response.status_code == 302
     assert list(Release.objects.get(name="typed").batches.all()) == [second]
@@ -213,7 +213,7 @@ def test_manager_cuts_typed_batch_numbers_from_the_page(world, client):
     ],
 )
 def test_a_refused_batch_choice_says_why_and_keeps_what_was_typed(world, client, typed, scope, message):
-    numbers = {"second": world["batches"][1].pk, "missing": world["batches"][1].pk + 1000}
+    numbers = {"second": world["batches"][1].number, "missing": world["batches"][1].number + 1000}
     numbers["beyond"] = numbers["missing"] + 5
     typed, message = typed.format(**numbers), message.format(**numbers)
     client_for(client, world["people"]["manager"])
@@ -227,16 +227,30 @@ def test_a_refused_batch_choice_says_why_and_keeps_what_was_typed(world, client,
 def test_a_range_takes_only_this_projects_batches(world):
     from curation.releases.services.cut import cut_batch_ids
 
-    foreign = BatchFactory(name="Not ours")  # of a project of its own
+    foreign = BatchFactory(name="Not ours")  # of a project of its own: its number 1 is that project's
     first, second = world["batches"]
-    typed = f"{min(first.pk, second.pk)}-{foreign.pk}"
-    assert cut_batch_ids(project=world["project"], batch_ids=[], batches=typed) == sorted([first.pk, second.pk])
-    with pytest.raises(InvalidInput, match=f"This project has no batch {foreign.pk}."):
-        cut_batch_ids(project=world["project"], batch_ids=[], batches=f"{second.pk}, {foreign.pk}")
+    assert (first.number, second.number, foreign.number) == (1, 2, 1)
+    assert cut_batch_ids(project=world["project"], batch_ids=[], batches="1-5") == sorted([first.pk, second.pk])
+    with pytest.raises(InvalidInput, match="This project has no batch 3"):
+        cut_batch_ids(project=world["project"], batch_ids=[], batches="2, 3")
+
+
+def test_a_teams_batches_are_numbered_in_their_project_not_by_their_site_wide_ids(world, client):
+    from curation.batches.services import batch_create
+    from curation.releases.services.cut import cut_batch_ids
+
+    for _ in range(3):
+        BatchFactory()  # other projects' batches take ids meanwhile
+    third = batch_create(project=world["project"], actor=None, name="Batch C")
+    assert third.number == 3 and third.pk > 3
+    client_for(client, world["people"]["manager"])
+    page = client.get(f"/p/{world['project'].slug}/batches/").content.decode()
+    assert "#3</span> Batch C</td>" in page and f"#{third.pk}<" not in page
+    assert cut_batch_ids(project=world["project"], batch_ids=[], batches="3") == [third.pk]
 
 
 def test_the_batches_page_shows_the_numbers_the_cut_form_takes(world, client):
     client_for(client, world["people"]["manager"])
     page = client.get(f"/p/{world['project'].slug}/batches/").content.decode()
     for batch in world["batches"]:
-        assert f"#{batch.pk}</span> {batch.name}</td>" in page
+        assert f"#{batch.number}</span> {batch.name}</td>" in page
