@@ -133,6 +133,7 @@ def drafting_home(request: HttpRequest, slug: str) -> HttpResponse:
             return redirect("drafting-run", slug=project.slug, pk=run.pk)
     runs = list(drafting_selectors.runs_of_project(user=request.user, project=project)[:50])
     unassigned, unassigned_more = paper_selectors.unassigned_context_count(user=request.user, project=project)
+    undraftable, undraftable_more = paper_selectors.papers_without_short_contexts(user=request.user, project=project)
     return render(
         request,
         "curation/drafting/home.html",
@@ -146,6 +147,8 @@ def drafting_home(request: HttpRequest, slug: str) -> HttpResponse:
             "types_without_templates": drafting_selectors.types_without_templates(project=project),
             "unassigned": unassigned,
             "unassigned_more": unassigned_more,
+            "undraftable": undraftable,
+            "undraftable_more": undraftable_more,
             "endpoint_speeds": drafting_selectors.endpoint_speeds(
                 project=project, endpoints=endpoints, batches=batches
             ),

@@ -11,7 +11,14 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from curation.models import Context, Paper
 from curation.papers.models import IngestJob
 from curation.papers.services import paper_ingest
-from tests.curation.papers.ingest_helpers import FIXTURES, PAPER, row_counts, run_pending_ingestions, tar_gz
+from tests.curation.papers.ingest_helpers import (
+    FIXTURES,
+    PAPER,
+    TABLES_ONLY,
+    row_counts,
+    run_pending_ingestions,
+    tar_gz,
+)
 from tests.support.clients import logged_in
 
 
@@ -192,6 +199,21 @@ def test_a_paper_without_tables_is_flagged_on_the_list_and_its_page(project, per
     page = client.get(f"/p/test-project/papers/{prose.pk}/").content.decode()
     assert 'id="paper-flag"' in page and "SciTaT §2.1" in page
     assert 'id="paper-flag"' not in client.get(f"/p/test-project/papers/{ingested.pk}/").content.decode()
+
+
+def test_a_paper_of_tables_without_body_text_says_on_the_list_and_its_page_why_it_cannot_be_drafted(
+    project, personas, tmp_path
+):
+    source = tmp_path / "tables.tex"
+    source.write_text(TABLES_ONLY)
+    tables_only = paper_ingest(project=project, actor=None, path_or_upload=source).paper
+    client = logged_in("manager")
+    listing = client.get("/p/test-project/papers/").content.decode()
+    row = listing[listing.index(f"/papers/{tables_only.pk}/") :].split("</tr>")[0]
+    assert "No paragraph cites a table: kept, but it offers no short context, so it cannot be drafted" in row
+    page = client.get(f"/p/test-project/papers/{tables_only.pk}/").content.decode()
+    flag = page[page.index('id="paper-flag"') :].split("</p>")[0]
+    assert "cannot be drafted" in flag and "SciTaT §2.1" in flag
 
 
 def test_long_contexts_show_no_reasoning_type_control(project, personas, ingested):
