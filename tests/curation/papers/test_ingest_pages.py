@@ -19,6 +19,7 @@ from tests.curation.papers.ingest_helpers import (
     run_pending_ingestions,
     tar_gz,
 )
+from tests.factories import BatchFactory
 from tests.support.clients import logged_in
 
 
@@ -72,6 +73,21 @@ def test_plain_multipart_upload_stores_and_reports_each_file(project, personas, 
     assert Paper.objects.filter(project=project).count() == 2
     paper = Paper.objects.get(arxiv_id="2401.01234v2")
     assert f"/p/test-project/papers/{paper.pk}/" in html
+    # The next step of the project's checklist: its contexts go into a batch.
+    assert (
+        'href="/p/test-project/batches/#fill-from-papers" id="ingest-next">Next: put the new contexts in a batch'
+        in html
+    )
+
+
+def test_the_result_of_an_ingestion_into_a_batch_leads_on_to_that_batch(project, personas):
+    batch = BatchFactory(project=project, name="First batch")
+    browser = logged_in("manager")
+    upload = SimpleUploadedFile("single.tex", PAPER.encode())
+    response = browser.post("/p/test-project/papers/upload/", {"files": [upload], "batch": str(batch.pk)})
+    run_pending_ingestions()
+    html = browser.get(response["Location"]).content.decode()
+    assert 'href="/p/test-project/batches/" id="ingest-next">Next: batch “First batch”, which holds the new' in html
 
 
 def test_refused_upload_shows_the_reason_and_stores_nothing(project, personas, tmp_path):
