@@ -278,13 +278,21 @@ def _solve_extreme_row(program: Program, slots: dict[str, Any]) -> list[str]:
     return [_unique_best(values, highest=slots["direction"] == "highest")]
 
 
+def _solve_extreme_value(program: Program, slots: dict[str, Any]) -> list[str]:
+    """The highest or lowest cell of a column as the table writes it ("71.0", "(3.0)", "$ 80"): a value read off the
+    table is a span, its cell's text, where a computed one (sum, mean) is a formatted number."""
+    cells = program.run("get_column", table=slots["table"], column=slots["column"])
+    values = {row: _number(cells[row], slots) for row in slots["rows"]}
+    best = program.run("max" if slots["direction"] == "highest" else "min", numbers=list(values.values()))
+    return [clean_cell(next(cells[row] for row, value in values.items() if value == best))]
+
+
 def _column_aggregate(tool: str) -> Callable[[Program, dict[str, Any]], list[str]]:
-    """A solver applying `tool` to a whole column, in the cells' unit ("extreme": max or min, by the direction)."""
+    """A solver applying `tool` (sum or mean) to a whole column, in the cells' unit."""
 
     def solve(program: Program, slots: dict[str, Any]) -> list[str]:
         values = _column(program, slots)
-        name = ("max" if slots["direction"] == "highest" else "min") if tool == "extreme" else tool
-        return [_same_unit(program.run(name, numbers=list(values.values())), slots)]
+        return [_same_unit(program.run(tool, numbers=list(values.values())), slots)]
 
     return solve
 
@@ -467,7 +475,7 @@ _DECLARATIONS = {
     "compare_two_rows": ("comparison", ("column", "row pair", "higher or lower"), _solve_compare),
     "largest_increase": ("comparison", ("3 rows", "column pair"), _solve_largest_increase),
     "extreme_row": ("comparison", ("3 rows", "column", "highest or lowest"), _solve_extreme_row),
-    "extreme_value": ("aggregation", ("3 rows", "column", "highest or lowest"), _column_aggregate("extreme")),
+    "extreme_value": ("aggregation", ("3 rows", "column", "highest or lowest"), _solve_extreme_value),
     "column_sum": ("aggregation", ("no totals", "3 rows", "column"), _column_aggregate("sum")),
     "column_mean": ("aggregation", ("no totals", "3 rows", "column"), _column_aggregate("mean")),
     "subset_mean": ("aggregation", ("column", "row triple"), _solve_subset_mean),

@@ -22,6 +22,7 @@ from curation.drafting.templates import TEMPLATES
 from curation.endpoints.django_client import limit_is_shared
 from curation.endpoints.models import ModelEndpoint
 from curation.errors import InvalidInput
+from curation.models import Batch
 from curation.page_errors import FORM_ERRORS, form_problems
 from curation.papers import selectors as paper_selectors
 
@@ -121,6 +122,10 @@ def drafting_home(request: HttpRequest, slug: str) -> HttpResponse:
     endpoints = endpoint_services.endpoints_visible_to(request.user, project)
     # A run page's "draft with a model endpoint" opens the form on its contexts, with the LLM drafter.
     initial = {name: request.GET[name] for name in ("kind", "contexts") if name in request.GET}
+    # The one batch that can take drafts (any not closed) is the form's start; of several, none is guessed.
+    takers = [batch.pk for batch in batches if batch.state != Batch.State.CLOSED]
+    if len(takers) == 1 and "contexts" not in initial:
+        initial["batch"] = takers[0]
     form = DraftingRunForm(request.POST or None, batches=batches, endpoints=endpoints, initial=initial)
     error = ""
     if request.method == "POST" and form.is_valid():
@@ -133,6 +138,7 @@ def drafting_home(request: HttpRequest, slug: str) -> HttpResponse:
             return redirect("drafting-run", slug=project.slug, pk=run.pk)
     runs = list(drafting_selectors.runs_of_project(user=request.user, project=project)[:50])
     unassigned, unassigned_more = paper_selectors.unassigned_context_count(user=request.user, project=project)
+    undraftable, undraftable_more = paper_selectors.papers_without_short_contexts(user=request.user, project=project)
     return render(
         request,
         "curation/drafting/home.html",
@@ -146,6 +152,8 @@ def drafting_home(request: HttpRequest, slug: str) -> HttpResponse:
             "types_without_templates": drafting_selectors.types_without_templates(project=project),
             "unassigned": unassigned,
             "unassigned_more": unassigned_more,
+            "undraftable": undraftable,
+            "undraftable_more": undraftable_more,
             "endpoint_speeds": drafting_selectors.endpoint_speeds(
                 project=project, endpoints=endpoints, batches=batches
             ),

@@ -18,9 +18,10 @@ from curation.states import Role
 PAPERS_PER_PAGE = 50
 
 
-def _count_of(model: type, field: str) -> Coalesce:
-    """How many `model` rows point at the outer paper, counted for the rows a page shows (not the whole project)."""
-    rows = model.objects.filter(**{field: OuterRef("pk")}).order_by().values(field).annotate(n=Count("pk"))
+def _count_of(model: type, field: str, **where: object) -> Coalesce:
+    """How many `model` rows (those matching `where`) point at the outer paper, counted for the rows a page shows
+    (not the whole project)."""
+    rows = model.objects.filter(**{field: OuterRef("pk")}, **where).order_by().values(field).annotate(n=Count("pk"))
     return Coalesce(Subquery(rows.values("n")), 0)
 
 
@@ -33,12 +34,15 @@ def papers_of_project(*, user: AbstractBaseUser, project: Project, page: str | i
             table_count=_count_of(Table, "paper"),
             paragraph_count=_count_of(Paragraph, "paper"),
             context_count=_count_of(Context, "paper"),
+            short_context_count=_count_of(Context, "paper", kind=Context.Kind.SHORT),
         )
         .order_by("-created_at", "-pk")
     )
     chosen = Paginator(papers, PAPERS_PER_PAGE).get_page(page)
     for paper in chosen:
-        paper.flag = paper_flag_reason(table_count=paper.table_count, origin=paper.origin)
+        paper.flag = paper_flag_reason(
+            table_count=paper.table_count, short_context_count=paper.short_context_count, origin=paper.origin
+        )
     return chosen
 
 
@@ -103,6 +107,21 @@ def contexts_of_paper(*, user: AbstractBaseUser, paper: Paper) -> list[Context]:
 def short_contexts_of_paper(*, user: AbstractBaseUser, project: Project, paper_id: int) -> list[Context]:
     """The short contexts of one paper of the project (those a reasoning type is assigned to)."""
     return list(contexts_visible_to(user, project).filter(paper_id=paper_id, kind=Context.Kind.SHORT))
+
+
+def papers_without_short_contexts(
+    *, user: AbstractBaseUser, project: Project, shown: int = 5
+) -> tuple[list[Paper], int]:
+    """Ingested papers that cannot be drafted, having no short context (no tables, or no paragraph citing one): the
+    newest `shown` and how many more, for the drafting page; each paper's own page says why (`paper_flag_reason`)."""
+    papers = (
+        papers_visible_to(user, project)
+        .filter(origin="latex")
+        .exclude(contexts__kind=Context.Kind.SHORT)
+        .order_by("-created_at", "-pk")
+    )
+    first = list(papers[:shown])
+    return first, (papers.count() - shown if len(first) == shown else 0)
 
 
 def paper_versions(*, user: AbstractBaseUser, paper: Paper) -> QuerySet[Paper]:

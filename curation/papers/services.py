@@ -58,12 +58,18 @@ class PaperSource:
 
 
 NO_TABLES_REASON = "No tables: kept, but it offers no contexts to draft (SciTaT §2.1 keeps only papers with tables)."
+NO_CITING_PARAGRAPH_REASON = (
+    "No paragraph cites a table: kept, but it offers no short context, so it cannot be drafted (SciTaT §2.1 drafts "
+    "each question on a paragraph and the tables it cites)."
+)
 
 
-def paper_flag_reason(*, table_count: int, origin: str = "latex") -> str:
-    """Why an ingested paper is flagged (kept, but offering no contexts), or "" when it is not: the one rule for
-    every page. Imported datasets keep their own contexts (a TAT-DQA document has no extracted tables)."""
-    return NO_TABLES_REASON if table_count == 0 and origin == "latex" else ""
+def paper_flag_reason(*, table_count: int, short_context_count: int, origin: str = "latex") -> str:
+    """Why an ingested paper is flagged (kept, but offering nothing to draft), or "" when it is not: the one rule
+    for every page. Imported datasets keep their own contexts (a TAT-DQA document has no extracted tables)."""
+    if origin != "latex" or short_context_count:
+        return ""
+    return NO_TABLES_REASON if table_count == 0 else NO_CITING_PARAGRAPH_REASON
 
 
 @dataclass
@@ -86,7 +92,9 @@ class IngestResult:
 
     @property
     def flag(self) -> str:
-        return paper_flag_reason(table_count=self.tables, origin=self.paper.origin)
+        return paper_flag_reason(
+            table_count=self.tables, short_context_count=self.short_contexts, origin=self.paper.origin
+        )
 
     def as_dict(self) -> dict[str, Any]:
         return {

@@ -151,6 +151,7 @@ def paper_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
             {"paragraph": paragraph, "segments": mention_segments(paragraph.text, numbers), "tables": linked}
         )
     contexts = paper_selectors.contexts_of_paper(user=request.user, paper=paper)
+    counts = paper_selectors.context_counts(paper)
     context = {
         "project": project,
         "paper": paper,
@@ -165,8 +166,10 @@ def paper_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
         ],
         "paragraphs": paragraph_rows,
         "contexts": contexts,
-        "flag": paper_services.paper_flag_reason(table_count=len(tables), origin=paper.origin),
-        "context_counts": paper_selectors.context_counts(paper),
+        "flag": paper_services.paper_flag_reason(
+            table_count=len(tables), short_context_count=counts["short"], origin=paper.origin
+        ),
+        "context_counts": counts,
         "leaf_types": leaf_reasoning_types(project),
         "versions": paper_selectors.paper_versions(user=request.user, paper=paper),
     }

@@ -8,7 +8,7 @@ import statistics
 import pytest
 
 from curation.drafting.templates import TEMPLATES, asked_keys, draft_template_questions
-from curation.toolkit.numbers import format_number
+from curation.toolkit.numbers import clean_cell, format_number
 from curation.toolkit.tools import ToolBox
 from scoring.metrics.toolcalls import result_contains
 
@@ -33,6 +33,7 @@ EXPECTED = {
     "Epsilon": {"2019": 12.0, "2020": 1000.5, "Cost": 80.0},
 }
 ROWS = list(EXPECTED)
+CELLS = {row[0]: dict(zip(RESULTS["rows"][0], row, strict=True)) for row in RESULTS["rows"][1:]}
 SUBTYPES = {"arithmetic_calculation", "comparison", "aggregation", "ranking", "counting", "span_lookup", "table_lookup"}
 
 
@@ -69,7 +70,9 @@ def _expected_answer(draft: dict) -> list[str]:
     if template == "extreme_row":
         return [(max if slots["direction"] == "highest" else min)(value, key=value.get)]
     if template == "extreme_value":
-        return [format_number((max if slots["direction"] == "highest" else min)(value.values()))]
+        # Read off, not computed: a span, the extreme cell as the table writes it ("(3.0)", never "-3").
+        row = (max if slots["direction"] == "highest" else min)(value, key=value.get)
+        return [clean_cell(CELLS[row][column])]
     if template == "column_sum":
         return [format_number(sum(value.values()))]
     if template == "column_mean":
@@ -129,6 +132,20 @@ def test_known_answers_for_hand_picked_questions():
     assert find("proportion_of_total", column="Cost", row="Gamma")["answer"] == ["26.54%"]
     assert find("top_k", column="2019", k=3)["answer"] == ["Gamma", "Alpha", "Beta"]
     assert find("percentage_change", row="Alpha", column_a="2019", column_b="2020")["answer"] == ["1350.06%"]
+
+
+def test_extreme_value_answers_the_cell_as_written_and_a_mean_the_computed_number():
+    scores = {
+        "label": "tab:s",
+        "caption": "Scores",
+        "rows": [["Model", "Acc"], ["A", "71.0"], ["B", "65.0"], ["C", "70.5"]],
+    }
+    drafts = draft_template_questions([scores], seed=0, per_template=5, template_ids=["extreme_value", "column_mean"])
+    (extreme,) = [draft for draft in drafts if draft["template_id"] == "extreme_value"]
+    (mean,) = [draft for draft in drafts if draft["template_id"] == "column_mean"]
+    # The highest (or lowest) is read off the table: its cell "71.0", not the number 71; the mean is computed.
+    assert extreme["answer"] == ["71.0" if extreme["slots"]["direction"] == "highest" else "65.0"]
+    assert mean["answer"] == ["68.83"]
 
 
 def test_span_lookup_answers_the_cell_without_markup():

@@ -13,7 +13,9 @@ from django.test import Client
 from curation.drafting.models import DraftingRun, PromptTemplate
 from curation.drafting.templates import TEMPLATES
 from curation.endpoints.models import ModelEndpoint
+from curation.models import Batch
 from tests.conftest import PASSWORD
+from tests.factories import BatchFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -144,3 +146,16 @@ def test_a_refused_prompt_version_keeps_the_typed_text_and_note_and_names_the_fa
     assert not PromptTemplate.objects.filter(project=project, note="my try").exists()
     empty = client.post(f"/p/{project.slug}/drafting/prompts/", {"kind": "question", "text": "", "note": ""})
     assert empty.status_code == 400 and "Text: This field may not be blank." in empty.content.decode()
+
+
+def test_the_run_form_starts_on_the_one_batch_that_can_take_drafts_and_guesses_none_of_several(project, personas):
+    client = _manager(personas)
+    url = f"/p/{project.slug}/drafting/"
+    only = BatchFactory(project=project, name="Only")
+    BatchFactory(project=project, name="Done", state=Batch.State.CLOSED)  # a closed batch takes no drafts
+    assert f'<option value="{only.pk}" selected>' in client.get(url).content.decode()
+    # Opened on listed contexts (a run page's "draft with a model endpoint"), the form drafts those, in no batch.
+    assert " selected>Only" not in client.get(url, {"contexts": "12 13"}).content.decode()
+    BatchFactory(project=project, name="Second")
+    batch_menu = client.get(url).content.decode().split('name="batch"')[1].split("</select>")[0]
+    assert "Second" in batch_menu and " selected" not in batch_menu

@@ -9,6 +9,7 @@ from curation.drafting.models import DraftingRun, PromptTemplate
 from curation.endpoints.django_client import limit_is_shared
 from curation.models import Batch, Instance
 from tests.curation.drafting.conftest import endpoint_on
+from tests.factories import LongContextFactory, ShortContextFactory, TableFactory
 from tests.support.clients import logged_in
 from tests.support.fault_server import FaultServer, unauthorized
 
@@ -248,6 +249,18 @@ def test_the_drafting_page_says_when_contexts_have_no_reasoning_type_and_where_t
     notice = home[home.index('id="unassigned-types"') :]
     assert notice.startswith('id="unassigned-types">1 short context has no reasoning type yet')
     assert f'<a href="/p/{project.slug}/papers/#assign-panel">Assign reasoning types</a>' in notice
+
+
+def test_the_drafting_page_names_the_papers_that_cannot_be_drafted_and_why(project, personas, drafting_contexts):
+    # Found walking as a new team: a paper of tables without body text had no short context and nothing said so.
+    tables_only = TableFactory(paper__project=project, paper__origin="latex", paper__title="Tables only").paper
+    LongContextFactory(paper=tables_only)
+    cited = ShortContextFactory(paper__project=project, paper__origin="latex", paper__title="Cited").paper
+    home = logged_in(personas["manager"].username).get(f"/p/{project.slug}/drafting/").content.decode()
+    notice = home[home.index('id="undraftable-papers"') :].split("</p>")[0]
+    assert "1 paper cannot be drafted: no paragraph in it cites a table, so it has no short context" in notice
+    assert f'href="/p/{project.slug}/papers/{tables_only.pk}/">Tables only</a>' in notice
+    assert f"/papers/{cited.pk}/" not in notice
 
 
 def test_the_drafting_page_gives_each_endpoints_measured_speed_and_calls_the_local_model_a_demonstration(

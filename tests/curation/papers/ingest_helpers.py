@@ -10,6 +10,21 @@ from curation.models import Context, Paper, Paragraph, Table
 
 FIXTURES = Path(__file__).parents[1] / "latex" / "fixtures"
 
+# A paper of one table and no body text: no paragraph to cite it, so no short context.
+TABLES_ONLY = r"""\documentclass{article}
+\title{Tables Only}
+\begin{document}
+\begin{table}
+\caption{Accuracy.}\label{tab:acc}
+\begin{tabular}{lr}
+Model & Acc \\
+A & 71.0 \\
+B & 65.5 \\
+\end{tabular}
+\end{table}
+\end{document}
+"""
+
 PAPER = r"""\documentclass{article}
 \newcommand{\tabref}[1]{Table~\ref{#1}}
 \title{Packed Paper}

@@ -11,7 +11,15 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from curation.models import Context, Paper
 from curation.papers.models import IngestJob
 from curation.papers.services import paper_ingest
-from tests.curation.papers.ingest_helpers import FIXTURES, PAPER, row_counts, run_pending_ingestions, tar_gz
+from tests.curation.papers.ingest_helpers import (
+    FIXTURES,
+    PAPER,
+    TABLES_ONLY,
+    row_counts,
+    run_pending_ingestions,
+    tar_gz,
+)
+from tests.factories import BatchFactory
 from tests.support.clients import logged_in
 
 
@@ -65,6 +73,21 @@ def test_plain_multipart_upload_stores_and_reports_each_file(project, personas, 
     assert Paper.objects.filter(project=project).count() == 2
     paper = Paper.objects.get(arxiv_id="2401.01234v2")
     assert f"/p/test-project/papers/{paper.pk}/" in html
+    # The next step of the project's checklist: its contexts go into a batch.
+    assert (
+        'href="/p/test-project/batches/#fill-from-papers" id="ingest-next">Next: put the new contexts in a batch'
+        in html
+    )
+
+
+def test_the_result_of_an_ingestion_into_a_batch_leads_on_to_that_batch(project, personas):
+    batch = BatchFactory(project=project, name="First batch")
+    browser = logged_in("manager")
+    upload = SimpleUploadedFile("single.tex", PAPER.encode())
+    response = browser.post("/p/test-project/papers/upload/", {"files": [upload], "batch": str(batch.pk)})
+    run_pending_ingestions()
+    html = browser.get(response["Location"]).content.decode()
+    assert 'href="/p/test-project/batches/" id="ingest-next">Next: batch “First batch”, which holds the new' in html
 
 
 def test_refused_upload_shows_the_reason_and_stores_nothing(project, personas, tmp_path):
@@ -192,6 +215,21 @@ def test_a_paper_without_tables_is_flagged_on_the_list_and_its_page(project, per
     page = client.get(f"/p/test-project/papers/{prose.pk}/").content.decode()
     assert 'id="paper-flag"' in page and "SciTaT §2.1" in page
     assert 'id="paper-flag"' not in client.get(f"/p/test-project/papers/{ingested.pk}/").content.decode()
+
+
+def test_a_paper_of_tables_without_body_text_says_on_the_list_and_its_page_why_it_cannot_be_drafted(
+    project, personas, tmp_path
+):
+    source = tmp_path / "tables.tex"
+    source.write_text(TABLES_ONLY)
+    tables_only = paper_ingest(project=project, actor=None, path_or_upload=source).paper
+    client = logged_in("manager")
+    listing = client.get("/p/test-project/papers/").content.decode()
+    row = listing[listing.index(f"/papers/{tables_only.pk}/") :].split("</tr>")[0]
+    assert "No paragraph cites a table: kept, but it offers no short context, so it cannot be drafted" in row
+    page = client.get(f"/p/test-project/papers/{tables_only.pk}/").content.decode()
+    flag = page[page.index('id="paper-flag"') :].split("</p>")[0]
+    assert "cannot be drafted" in flag and "SciTaT §2.1" in flag
 
 
 def test_long_contexts_show_no_reasoning_type_control(project, personas, ingested):

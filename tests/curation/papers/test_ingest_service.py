@@ -26,7 +26,7 @@ from curation.papers.services import (
     paper_ingest,
     paper_store,
 )
-from tests.curation.papers.ingest_helpers import FIXTURES, PAPER, row_counts, tar_gz
+from tests.curation.papers.ingest_helpers import FIXTURES, PAPER, TABLES_ONLY, row_counts, tar_gz
 from tests.factories import BatchFactory
 
 
@@ -266,12 +266,23 @@ def test_paper_without_tables_is_kept_and_flagged_with_no_contexts(project, tmp_
     assert with_tables.flag == "" and with_tables.long_contexts == 1
 
 
-def test_only_ingested_papers_are_flagged_for_having_no_tables():
+def test_a_paper_of_tables_without_body_text_is_flagged_as_undraftable(project, tmp_path):
+    source = tmp_path / "tables.tex"
+    source.write_text(TABLES_ONLY)
+    result = paper_ingest(project=project, actor=None, path_or_upload=source)
+    # SciTaT §2.1 drafts on a paragraph and the tables it cites: no paragraph, no short context, and it says why.
+    assert result.tables == 1 and result.paragraphs == 0 and result.short_contexts == 0
+    assert result.flag.startswith("No paragraph cites a table") and "cannot be drafted" in result.flag
+
+
+def test_only_ingested_papers_without_short_contexts_are_flagged():
     from curation.papers.services import paper_flag_reason
 
-    assert paper_flag_reason(table_count=0, origin="latex").startswith("No tables")
-    assert paper_flag_reason(table_count=2, origin="latex") == ""
-    assert paper_flag_reason(table_count=0, origin="tatdqa") == ""  # a TAT-DQA document keeps its own context
+    assert paper_flag_reason(table_count=0, short_context_count=0, origin="latex").startswith("No tables")
+    assert paper_flag_reason(table_count=2, short_context_count=0, origin="latex").startswith("No paragraph cites")
+    assert paper_flag_reason(table_count=2, short_context_count=1, origin="latex") == ""
+    # A TAT-DQA document keeps its own context.
+    assert paper_flag_reason(table_count=0, short_context_count=0, origin="tatdqa") == ""
 
 
 def test_stored_text_fits_its_columns_and_a_missing_label_or_number_is_empty(project):
