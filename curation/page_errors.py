@@ -90,11 +90,12 @@ def problems_said(errors: Mapping[str, Any], fields: Mapping[str, Any]) -> str:
 NO_FIELD = {NON_FIELD_ERRORS, api_settings.NON_FIELD_ERRORS_KEY, ""}
 
 
-def page_input(form_class: type[Serializer] | type[Form], data: Any) -> dict[str, Any]:
+def page_input(form_class: type[Serializer] | type[Form], data: Any, **options: Any) -> dict[str, Any]:
     """The pages' counterpart of the API's `valid_input`: `data` as the step's input serializer (or a page's Django
-    form) checks it, or InvalidInput with its refusals in one sentence (`form_problems`), which `service_attempt`
-    says in a message and the middleware in a message and a redirect back."""
-    checked = form_class(data=data)
+    form, given its own `options`: a prefix, a choice's queryset) checks it, or InvalidInput with its refusals in one
+    sentence (`form_problems`), which `service_attempt` says in a message and the middleware in a message and a
+    redirect back."""
+    checked = form_class(data=data, **options)
     if not checked.is_valid():
         raise InvalidInput(form_problems(checked))
     return checked.validated_data if isinstance(checked, Serializer) else checked.cleaned_data

@@ -3,7 +3,6 @@ managers' settings form (the figures are a section of the dashboard)."""
 
 from __future__ import annotations
 
-from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -15,7 +14,7 @@ from annotate.agreement import services as agreement_services
 from annotate.agreement.api import AgreementSettingsSerializer, CopyFieldsSerializer, DoubleDecideApi, decide_choices
 from curation import selectors
 from curation.answer_types import ANSWER_TYPE_LABELS, ANSWER_TYPES, SCALE_FORM_CHOICES, scale_for_form, scale_of_form
-from curation.page_errors import form_problems, service_attempt
+from curation.page_errors import page_input, service_attempt
 
 
 def _copy_fields(request: HttpRequest) -> dict:
@@ -41,11 +40,9 @@ def copy_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     if data["project"].pk != project.pk:
         raise Http404("No such item in this project.")
     if request.method == "POST":
-        payload = CopyFieldsSerializer(data=_copy_fields(request))
-        if not payload.is_valid():
-            messages.error(request, form_problems(payload))
+        fields = service_attempt(request, lambda: page_input(CopyFieldsSerializer, _copy_fields(request)))
+        if fields is None:
             return redirect("double-copy", slug=slug, pk=pk)
-        fields = dict(payload.validated_data)
         is_submit = request.POST.get("action") == "submit"
         service, said = (
             (agreement_services.copy_submit, "Submitted. Thank you — take the next one when you are ready.")
@@ -78,11 +75,10 @@ def decide_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     post = request.POST
     fields = {name: post[f"choice_{name}"] for name in agreement_services.CHOSEN_FIELDS if f"choice_{name}" in post}
     data = {"expected_version": post.get("expected_version"), "keep": post.get("keep"), "fields": fields}
-    payload = DoubleDecideApi.DecideInputSerializer(data=data)
-    if not payload.is_valid():
-        messages.error(request, form_problems(payload))
+    payload = service_attempt(request, lambda: page_input(DoubleDecideApi.DecideInputSerializer, data))
+    if payload is None:
         return redirect("review", slug=slug, pk=pk)
-    keep, version = payload.validated_data["keep"], payload.validated_data["expected_version"]
+    keep, version = payload["keep"], payload["expected_version"]
     labels = {"first": "Kept the first version", "second": "Kept the second version", "merge": "Merged the versions"}
     service_attempt(
         request,
@@ -99,15 +95,11 @@ def decide_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
 def agreement_settings_page(request: HttpRequest, slug: str) -> HttpResponse:
     """The dashboard's double-annotation form (managers); the API's input serializer checks it."""
     project = selectors.project_get(user=request.user, slug=slug)
-    payload = AgreementSettingsSerializer(data=request.POST)
-    if not payload.is_valid():
-        messages.error(request, form_problems(payload))
-    else:
-        service_attempt(
-            request,
-            lambda: agreement_services.agreement_configure(
-                project=project, actor=request.user, **payload.validated_data
-            ),
-            "Double-annotation settings saved.",
-        )
+    service_attempt(
+        request,
+        lambda: agreement_services.agreement_configure(
+            project=project, actor=request.user, **page_input(AgreementSettingsSerializer, request.POST)
+        ),
+        "Double-annotation settings saved.",
+    )
     return redirect(f"{reverse('dashboard', kwargs={'slug': slug})}#agreement")

@@ -21,7 +21,7 @@ from curation import selectors
 from curation.batches import services as batch_flow
 from curation.batches.services import BatchSample, batch_create, batch_deadline_set, batch_open
 from curation.models import Batch, Project
-from curation.page_errors import form_problems, service_attempt
+from curation.page_errors import page_input, service_attempt
 from curation.panel import services as panel
 from curation.selectors import project_get
 from curation.services.projects import require_role
@@ -95,12 +95,9 @@ def batches_page(request: HttpRequest, slug: str) -> HttpResponse:
             "announce": AnnouncementForm,
         }
         back = f"{request.path}{ANCHORS.get(action, '')}"
-        checked = inputs[action](data=request.POST) if action in inputs else None
-        if checked is not None and not checked.is_valid():
-            messages.error(request, form_problems(checked))
+        data = service_attempt(request, lambda: page_input(inputs[action], request.POST)) if action in inputs else {}
+        if data is None:
             return redirect(back)
-        # A form's input is its cleaned_data, a serializer's its validated_data.
-        data = getattr(checked, "cleaned_data", None) or getattr(checked, "validated_data", {})
         # Each action is one service call: the service, what it is given besides the actor (and the project, or the
         # batch posted), and what the page says once it went through (from its result, when that names a count).
         steps = {

@@ -5,7 +5,6 @@ from __future__ import annotations
 from datetime import date
 from typing import Any
 
-from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
@@ -26,7 +25,7 @@ from curation import charts
 from curation.batches import services as batch_flow
 from curation.errors import InvalidInput
 from curation.models import Project
-from curation.page_errors import form_problems, service_attempt
+from curation.page_errors import page_input, service_attempt
 from curation.selectors import project_get
 
 
@@ -48,15 +47,13 @@ def dashboard_page(request: HttpRequest, slug: str) -> HttpResponse:
     project = project_get(user=request.user, slug=slug)
     dashboard.require_manager(user=request.user, project=project)
     if request.method == "POST":
-        pay = PaySettingsSerializer(data=request.POST)  # the API's input serializer
-        if not pay.is_valid():
-            messages.error(request, form_problems(pay))
-        else:
-            service_attempt(
-                request,
-                lambda: pay_services.pay_settings_set(project=project, actor=request.user, **pay.validated_data),
-                "Pay rate saved.",
-            )
+        service_attempt(  # the API's input serializer checks the form
+            request,
+            lambda: pay_services.pay_settings_set(
+                project=project, actor=request.user, **page_input(PaySettingsSerializer, request.POST)
+            ),
+            "Pay rate saved.",
+        )
         return redirect(f"{request.path}?{request.GET.urlencode()}")
     batch_flow.batches_advance(project=project)
     start, end = _period(request)

@@ -30,7 +30,7 @@ from annotate.review.models import Discussion, ReviewComment
 from curation.answer_types import ANSWER_TYPE_LABELS, SCALE_FORM_CHOICES, scale_for_form, scale_of_form
 from curation.errors import Conflict, NotFound
 from curation.models import Instance, Project
-from curation.page_errors import FORM_ERRORS, form_given, form_problems, service_attempt
+from curation.page_errors import FORM_ERRORS, form_given, page_input, service_attempt
 from curation.selectors import project_get, roles_of
 from curation.states import Role
 
@@ -176,12 +176,10 @@ def round_decide(request: HttpRequest, slug: str, pk: int, *, stage: Stage) -> H
         messages.error(request, f"Action: choose one of {', '.join(stage.decisions)}.")
         return redirect(stage.page, slug=slug, pk=pk)
     service, input_serializer, success = stage.decisions[action]
-    data = input_serializer(data=_decision_given(request.POST))  # the API's input serializer of this step
-    if not data.is_valid():
-        messages.error(request, form_problems(data))
-        return redirect(stage.page, slug=slug, pk=pk)
-    values = data.validated_data
-    done = service_attempt(request, lambda: service(instance_id=pk, user=request.user, **values), success.format(pk=pk))
+    # The API's input serializer of this step checks the form.
+    values = service_attempt(request, lambda: page_input(input_serializer, _decision_given(request.POST)))
+    said = success.format(pk=pk)
+    done = values and service_attempt(request, lambda: service(instance_id=pk, user=request.user, **values), said)
     if not done:
         return redirect(stage.page, slug=slug, pk=pk)
     if isinstance(done, Discussion):
@@ -240,14 +238,13 @@ def _discussion_render(
 @require_POST
 def discussion_reply(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     project_get(user=request.user, slug=slug)
-    data = ReplySerializer(data=request.POST)  # the API's input serializer
-    if data.is_valid():
-        reply = data.validated_data
-        service_attempt(
-            request, lambda: review.discussion_reply(discussion_id=pk, user=request.user, **reply), "Reply posted."
-        )
-    else:
-        messages.error(request, form_problems(data))
+    service_attempt(  # the API's input serializer checks the reply
+        request,
+        lambda: review.discussion_reply(
+            discussion_id=pk, user=request.user, **page_input(ReplySerializer, request.POST)
+        ),
+        "Reply posted.",
+    )
     return redirect("discussion", slug=slug, pk=pk)
 
 
@@ -255,15 +252,14 @@ def discussion_reply(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
 @require_POST
 def discussion_resolve(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     project = project_get(user=request.user, slug=slug)
-    data = ResolveSerializer(data=_resolve_given(request.POST))  # the API's input serializer
-    refusal, status = (None if data.is_valid() else form_problems(data)), 400
-    if refusal is None:
-        try:
-            review.discussion_resolve(discussion_id=pk, user=request.user, **data.validated_data)
-        except FORM_ERRORS as exc:
-            refusal, status = exc.message, 409 if isinstance(exc, Conflict) else 400
-        else:
-            messages.success(request, "Discussion decided.")
+    refusal, status = None, 400
+    try:
+        decided = page_input(ResolveSerializer, _resolve_given(request.POST))  # the API's input serializer
+        review.discussion_resolve(discussion_id=pk, user=request.user, **decided)
+    except FORM_ERRORS as exc:
+        refusal, status = exc.message, 409 if isinstance(exc, Conflict) else 400
+    else:
+        messages.success(request, "Discussion decided.")
     if refusal is not None and request.POST.get("decision") == "edit":
         # A refused correction is shown again as written, with the refusal beside it.
         return _discussion_render(request, project, pk, refused=request.POST, refusal=refusal, status=status)
@@ -330,13 +326,10 @@ def history_step(request: HttpRequest, slug: str, pk: int, *, step: str) -> Http
     checks the form, the service decides, and the page says what happened."""
     project_get(user=request.user, slug=slug)
     api_step, done = HISTORY_STEPS[step]
-    data = api_step.input_serializer(data=request.POST)
-    if data.is_valid():
-        values = data.validated_data
+    values = service_attempt(request, lambda: page_input(api_step.input_serializer, request.POST))
+    if values is not None:
         said = done.format(pk=pk, **values)
         service_attempt(request, lambda: api_step.step(instance_id=pk, actor=request.user, **values), said)
-    else:
-        messages.error(request, form_problems(data))
     return redirect("review-history", slug=slug, pk=pk)
 
 

@@ -21,9 +21,8 @@ from curation.drafting.services import runs as run_services
 from curation.drafting.templates import TEMPLATES
 from curation.endpoints.django_client import limit_is_shared
 from curation.endpoints.models import ModelEndpoint
-from curation.errors import InvalidInput
 from curation.models import Batch
-from curation.page_errors import FORM_ERRORS, form_problems
+from curation.page_errors import FORM_ERRORS, page_input
 from curation.papers import selectors as paper_selectors
 
 # Endpoints ------------------------------------------------------------------------------------------------------
@@ -89,11 +88,9 @@ def prompt_templates(request: HttpRequest, slug: str) -> HttpResponse:
     project = selectors.managed_project_get(user=request.user, slug=slug, action="edit prompt templates")
     error = ""
     if request.method == "POST":
-        form = PromptTemplateListApi.PromptTemplateInputSerializer(data=request.POST)
-        try:
-            if not form.is_valid():
-                raise InvalidInput(form_problems(form))
-            template = prompt_versions.prompt_template_save(project=project, actor=request.user, **form.validated_data)
+        try:  # the API's input serializer checks the form
+            values = page_input(PromptTemplateListApi.PromptTemplateInputSerializer, request.POST)
+            template = prompt_versions.prompt_template_save(project=project, actor=request.user, **values)
         except FORM_ERRORS as exc:
             error = exc.message
         else:

@@ -22,7 +22,7 @@ from curation.errors import InvalidInput
 from curation.exports import EXPORT_FORMATS
 from curation.exports.statistics import presented, settings_rows, table3_rows
 from curation.models import Project
-from curation.page_errors import FORM_ERRORS, form_problems, service_attempt
+from curation.page_errors import FORM_ERRORS, page_input, service_attempt
 from curation.releases import near_duplicates
 from curation.releases import selectors as release_selectors
 from curation.releases.api import ImportUploadSerializer, ReleaseCutSerializer
@@ -53,11 +53,9 @@ def release_list(request: HttpRequest, slug: str) -> HttpResponse:
         typed = request.POST.get("batch_range", "")
         is_all = request.POST.get("scope") == cut_services.ALL_BATCHES
         given["batches"] = f"{cut_services.ALL_BATCHES}, {typed}" if is_all else typed
-        cut = ReleaseCutSerializer(data=given)  # the API's input serializer
-        try:
-            if not cut.is_valid():
-                raise InvalidInput(form_problems(cut))
-            result = cut_services.release_cut_request(project=project, actor=request.user, **cut.validated_data)
+        try:  # the API's input serializer checks the form
+            values = page_input(ReleaseCutSerializer, given)
+            result = cut_services.release_cut_request(project=project, actor=request.user, **values)
         except InvalidInput as exc:
             refusal = exc.message
         else:
@@ -213,18 +211,16 @@ def dataset_import_page(request: HttpRequest, slug: str) -> HttpResponse:
         )
         return redirect("dataset-import", slug=project.slug)
     if request.method == "POST":
-        payload = ImportUploadSerializer(data={**request.POST.dict(), **request.FILES.dict()})
         try:
-            if not payload.is_valid():
-                raise InvalidInput(form_problems(payload))
-            upload = payload.validated_data["file"]
+            values = page_input(ImportUploadSerializer, {**request.POST.dict(), **request.FILES.dict()})
+            upload = values["file"]
             result = dataset_jobs.dataset_import_request(
                 project=project,
                 actor=request.user,
-                format=payload.validated_data["format"],
+                format=values["format"],
                 source_name=upload.name,
                 content=upload_read(upload),
-                as_release=payload.validated_data["as_release"],
+                as_release=values["as_release"],
             )
         except FORM_ERRORS as exc:
             messages.error(request, exc.message)

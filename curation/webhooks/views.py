@@ -13,7 +13,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from curation.models import Project
-from curation.page_errors import FORM_ERRORS, form_error_add, form_problems
+from curation.page_errors import FORM_ERRORS, form_error_add, page_input, service_attempt
 from curation.selectors import managed_project_get
 from curation.webhooks import selectors as webhook_selectors
 from curation.webhooks import services as webhook_services
@@ -72,11 +72,9 @@ def webhooks_page(request: HttpRequest, slug: str) -> HttpResponse:
 @require_POST
 def webhook_update_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     project = managed_project_get(user=request.user, slug=slug, action="use its webhooks")
-    form = WebhookEventsForm(request.POST, prefix=f"h{pk}")
-    if not form.is_valid():
-        messages.error(request, form_problems(form))
-    else:
-        webhook_services.webhook_update(project=project, actor=request.user, webhook_id=pk, **form.cleaned_data)
+    values = service_attempt(request, lambda: page_input(WebhookEventsForm, request.POST, prefix=f"h{pk}"))
+    if values is not None:
+        webhook_services.webhook_update(project=project, actor=request.user, webhook_id=pk, **values)
         messages.success(request, "Webhook saved.")
     return redirect("webhooks", slug=slug)
 
