@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from annotate.qualification import api, views, vouch_views
+from annotate.qualification import api, views
 
 page_patterns = [
     path("p/<slug:slug>/guidelines/", views.guidelines_page, name="guidelines"),
@@ -13,8 +13,6 @@ page_patterns = [
     path("p/<slug:slug>/qualification/manage/", views.qualification_manage, name="qualification-manage"),
     path("p/<slug:slug>/qualification/gold/", views.gold_drafts, name="qualification-gold"),
     path("p/<slug:slug>/qualification/gold/<int:pk>/", views.gold_check, name="qualification-gold-check"),
-    path("p/<slug:slug>/vouches/", vouch_views.vouch_create, name="vouch-create"),
-    path("p/<slug:slug>/vouches/<int:pk>/revoke/", vouch_views.vouch_revoke, name="vouch-revoke"),
     path("qualification/attempts/<int:pk>/", views.attempt_page, name="qualification-attempt"),
     path("qualification/attempts/<int:pk>/save/", views.attempt_save, name="qualification-attempt-save"),
     path("qualification/attempts/<int:pk>/submit/", views.attempt_submit, name="qualification-attempt-submit"),

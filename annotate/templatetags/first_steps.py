@@ -8,8 +8,8 @@ from typing import Any
 from django import template
 
 from annotate.dashboard.checklist import first_release_steps
-from annotate.qualification.vouching import standing_vouches
 from annotate.quality.selectors import paused_annotators
+from annotate.quality.vouching import standing_vouches
 from curation.models import Membership
 from curation.states import Role
 from curation.visibility import QUALIFIED

@@ -1,4 +1,4 @@
-"""Pages' doors for a manager's vouch (annotate.qualification.vouching decides; refusals become 403/404 or a
+"""Pages' doors for a manager's vouch (annotate.quality.vouching decides; refusals become 403/404 or a
 message on the page the form was on)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
-from annotate.qualification import vouching
+from annotate.quality import vouching
 from curation.page_errors import service_attempt
 from curation.selectors import project_get
 

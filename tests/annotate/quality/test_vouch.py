@@ -11,8 +11,8 @@ from django.utils import timezone
 
 from annotate.dashboard.checklist import Step, first_release_steps
 from annotate.qualification import services as exam
-from annotate.qualification import vouching
 from annotate.qualification.models import Vouch
+from annotate.quality import vouching
 from annotate.quality.selectors import pause_of
 from annotate.quality.services import annotator_restore
 from annotate.review import services as review
