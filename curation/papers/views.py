@@ -99,7 +99,13 @@ def papers_upload(request: HttpRequest, slug: str) -> HttpResponse:
 def ingest_job_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     project, _ = _project_for(request, slug, roles={Role.MANAGER.value}, action="ingest papers")
     job = paper_selectors.ingest_job_get(user=request.user, project=project, job_id=pk)
-    context = {"project": project, "job": job, "is_active": job.state in (job.State.PENDING, job.State.RUNNING)}
+    context = {
+        "project": project,
+        "job": job,
+        "is_active": job.state in (job.State.PENDING, job.State.RUNNING),
+        # Only a short context is drafted (SciTaT §2.1): without one, batching is no next step.
+        "short_contexts": sum(result["contexts"]["short"] for result in job.results or []),
+    }
     return render(request, "curation/ingest_job.html", context)
 
 

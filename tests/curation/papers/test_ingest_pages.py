@@ -247,3 +247,16 @@ def test_assigning_with_a_word_for_seed_or_another_projects_batch_assigns_nothin
     elsewhere = client.post("/p/test-project/contexts/assign/", {"seed": "5", "batch": "999999"}, follow=True)
     assert "There is no such batch in this project." in elsewhere.content.decode()
     assert not Context.objects.filter(paper=ingested, reasoning_type__isnull=False).exists()
+
+
+def test_a_result_with_no_short_context_says_there_is_nothing_to_batch(project, personas):
+    browser = logged_in("manager")
+    tables_only = r"\begin{table}\caption{Accuracy.}\begin{tabular}{lr}Split & A \\ Dev & 71.0 \\"
+    tables_only += r"\end{tabular}\end{table}"
+    upload = SimpleUploadedFile("tables.tex", f"\\begin{{document}}{tables_only}\\end{{document}}".encode())
+    response = browser.post("/p/test-project/papers/upload/", {"files": [upload]})
+    run_pending_ingestions()
+    html = browser.get(response["Location"]).content.decode()
+    assert "0 short, 1 long" in html and "cannot be drafted" in html
+    assert '<span id="ingest-next">Nothing to batch: no paper here offers a short context' in html
+    assert "Next: put the new contexts in a batch" not in html
