@@ -105,6 +105,12 @@ def is_number(text: str) -> bool:
     return bool(_NUMBER.match(text.strip()))
 
 
+def is_computed_percentage(answer_type: str | None, answer: Sequence[str]) -> bool:
+    """TAT-QA writes a computed percentage as its number with the scale Percent (25.14, percent), while a span keeps
+    its own % with the scale None: an arithmetic answer "25.14%" takes the scale Percent."""
+    return answer_type == "arithmetic" and any(item.strip().endswith("%") for item in answer)
+
+
 def _value(text: str) -> float | None:
     """The magnitude a number in text stands for (sign, currency, % and thousands separators ignored)."""
     match = _NUMBER_IN_TEXT.search(text.replace(" ", "") if _NUMBER.match(text.strip()) else text)
@@ -360,8 +366,10 @@ def suggest_scale(
         not _OPERATION.search(rationale) or re.match(r"\s*(?:which|what|in which) years?\b", question, re.I)
     ):
         return Suggestion("", "the answer is a year")
+    if is_computed_percentage(answer_type, items):
+        return Suggestion("percent", f"a computed answer '{items[0]}' is a percentage → Percent, as TAT-QA writes it")
     if any(item.endswith("%") for item in items):
-        # TAT-QA's convention: an answer that writes its own % keeps the scale None (scorers read the %).
+        # TAT-QA's convention: a span that writes its own % keeps the scale None (scorers read the %).
         return Suggestion("", f"answer '{items[0]}' writes its own % → scale None")
     percent_question = bool(_PERCENT_QUESTION.search(question))
     if tools & _PERCENT_TOOLS or _TIMES_HUNDRED.search(rationale):

@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from annotate.work.models import WorkTime
 from annotate.work.queue import lease_renew
-from curation.answer_types import ANSWER_TYPES
+from curation.answer_types import ANSWER_TYPES, is_computed_percentage
 from curation.errors import InvalidInput, NotFound, NotPermitted
 from curation.models import Instance, Table, TransitionEvent
 from curation.serializers import DATABASE_ID_MAX
@@ -84,10 +84,8 @@ def submission_problems(instance: Instance, marked: dict[str, set[int]] | None =
             ),
             (instance.scale is None, "scale", "Choose the scale (None when the answer has no unit scale)."),
             (
-                # TAT-QA writes a computed percentage as its number with the scale Percent (25.14, percent).
-                instance.answer_type == "arithmetic"
-                and instance.scale not in (None, "percent")
-                and any(item.strip().endswith("%") for item in instance.answer),
+                instance.scale not in (None, "percent")
+                and is_computed_percentage(instance.answer_type, instance.answer),
                 "scale",
                 "The computed answer is a percentage: choose the scale Percent.",
             ),
