@@ -21,6 +21,11 @@ HeaderPhrases = Callable[[str], Sequence[str]]
 # Rows that summarise other rows would be counted twice by column-wide aggregates.
 _SUMMARY_ROW = re.compile(r"\b(total|sum|average|avg|mean|overall|all|median)\b", re.IGNORECASE)
 _AUTO_NAME = re.compile(r"^(row|column) \d+$")
+# A header that names a spread: under it "(0.477)" is a standard error or deviation, not the accounting negative.
+_SPREAD_HEADER = re.compile(
+    r"(?<![\w.])(?:s\.?e\.?|s\.?d\.?|std\.?\s*(?:err(?:or)?|dev(?:iation)?)\.?|standard (?:error|deviation)s?)(?!\w)",
+    re.IGNORECASE,
+)
 
 
 class _Missing(Exception):
@@ -66,6 +71,7 @@ class _TableView:
             column for index, column in columns if column in self.header_columns and self._is_mostly_numbers(index)
         ]
         self.plain_rows = [row for row in self.rows if not _SUMMARY_ROW.search(row)]
+        self.spread_columns = {column for column in self.numeric_columns if _SPREAD_HEADER.search(column)}
         # The rows' own name: the lowest level of a layered header ("(i) Dissociation - model" names models).
         entity = clean_cell(self.table.columns[named_by - 1]).split(HEADER_JOINER)[-1] if self.table.columns else ""
         if not entity or _AUTO_NAME.match(entity) or len(entity) > 30:
@@ -116,7 +122,8 @@ def _comparable_columns(columns: Sequence[str]) -> list[tuple[str, str]]:
 # Program helpers ---------------------------------------------------------------------------------
 
 
-def _number(text: Any, slots: Mapping[str, Any]) -> float | int:
+def _number(text: Any, slots: Mapping[str, Any], *, is_spread: bool = False) -> float | int:
+    """A cell's number; under a spread's header (`is_spread`) a parenthesised "(0.477)" is the spread 0.477."""
     parsed = parse_numeric(text)
     if parsed is None:
         raise _Missing(f"not a number: {text!r}")
@@ -126,17 +133,21 @@ def _number(text: Any, slots: Mapping[str, Any]) -> float | int:
     if written := _DECIMALS.search(clean_cell(str(text))):
         slots["decimals"] = min(4, max(slots["decimals"], len(written.group(1))))
     value = parsed.value
+    if is_spread and re.fullmatch(r"\([^()]*\)", clean_cell(str(text))):
+        value = abs(value)
     return int(value) if value.is_integer() and abs(value) < 1e15 else value
 
 
 def _cell(program: Program, slots: Mapping[str, Any], row: str, column: str) -> float | int:
-    return _number(program.run("get_cell", table=slots["table"], row=row, column=column), slots)
+    text = program.run("get_cell", table=slots["table"], row=row, column=column)
+    return _number(text, slots, is_spread=column in slots["spreads"])
 
 
 def _column(program: Program, slots: Mapping[str, Any], column: str = "column") -> dict[str, float | int]:
     """The numbers of the plain rows under the `column` slot's column ("column_a": under that slot's)."""
     cells = program.run("get_column", table=slots["table"], column=slots[column])
-    return {row: _number(cells[row], slots) for row in slots["rows"]}
+    is_spread = slots[column] in slots["spreads"]
+    return {row: _number(cells[row], slots, is_spread=is_spread) for row in slots["rows"]}
 
 
 _GROUPED = re.compile(r"\d,\d{3}(?!\d)")
@@ -705,6 +716,7 @@ def _instantiate(
     header_phrases: HeaderPhrases | None,
 ) -> dict[str, Any] | None:
     slots = {**slots, "table": view.label, "name": view.name, "rows": view.plain_rows, "units": set(), "written": set()}
+    slots["spreads"] = view.spread_columns
     slots["decimals"] = 2  # at least two decimals; more when the cells the answer uses write more
     program = Program(toolbox)
     is_answerable = True
@@ -736,9 +748,8 @@ def _instantiate(
     question = template.phrasings[phrasing_index].format(**words)
     # Names as a reader writes them: a citation key left in a row name is no part of the question or the answer.
     answer = [without_citations(item) for item in answer]
-    recorded_slots = {
-        key: value for key, value in slots.items() if key not in ("rows", "units", "written", "name", "decimals")
-    }
+    working = ("rows", "units", "written", "name", "decimals", "spreads")  # the solvers' own, not the question's
+    recorded_slots = {key: value for key, value in slots.items() if key not in working}
     return {
         "question": question,
         "answer": answer,

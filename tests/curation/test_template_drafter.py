@@ -525,3 +525,27 @@ def test_a_question_asked_before_is_not_drafted_again_the_template_takes_its_nex
     # A whole-column question is one question however it is phrased.
     columns = {(d["template_id"], d["slots"].get("column")) for d in first if d["template_id"] == "column_mean"}
     assert columns and not columns & {(d["template_id"], d["slots"].get("column")) for d in second}
+
+
+# Laid out as the event-study tables of a World Cup thesis (github.com/saiboT-Damaske/The-Effect-of-Winning-a-World-Cup,
+# no license stated); the numbers are made up. Its standard errors stand in parentheses under their own header.
+EVENT_STUDY = {
+    "label": "tab:event",
+    "rows": [
+        ["", "Coefficient", "Std. Error"],
+        ["Host", "-0.52", "(0.48)"],
+        ["k = -2", "-0.61", "(0.43)"],
+        ["k = +1", "0.45*", "(0.25)"],
+        ["k = +3", "0.23", "(0.34)"],
+    ],
+}
+
+
+def test_standard_errors_in_parentheses_are_spreads_not_negative_numbers():
+    drafts = draft_template_questions([EVENT_STUDY], seed=0, per_template=500)
+    difference = _one(drafts, "cell_difference", column="Std. Error", row_a="Host", row_b="k = -2")
+    assert difference["answer"] == ["0.05"]
+    assert _one(drafts, "pair_sum", column="Std. Error", row_a="Host", row_b="k = +1")["answer"] == ["0.73"]
+    assert _one(drafts, "extreme_row", column="Std. Error", direction="highest")["answer"] == ["Host"]
+    # The coefficients keep their signs.
+    assert _one(drafts, "cell_difference", column="Coefficient", row_a="k = +1", row_b="Host")["answer"] == ["0.97"]
