@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import random
 import re
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
@@ -12,7 +13,7 @@ from itertools import combinations, permutations, product
 from typing import Any
 
 from curation.drafting.self_check import draft_problem
-from curation.table_shape import HEADER_JOINER
+from curation.table_shape import HEADER_JOINER, row_names
 from curation.toolkit.numbers import clean_cell, format_number, parse_number, parse_numeric, without_citations
 from curation.toolkit.tools import Program, ToolBox, ToolError, ToolOutcome
 
@@ -21,6 +22,14 @@ HeaderPhrases = Callable[[str], Sequence[str]]
 # Rows that summarise other rows would be counted twice by column-wide aggregates.
 _SUMMARY_ROW = re.compile(r"\b(total|sum|average|avg|mean|overall|all|median)\b", re.IGNORECASE)
 _AUTO_NAME = re.compile(r"^(row|column) \d+$")
+# Rows that describe a regression's fit, not an entity ("Observations", "Within R²", "Country FE"): beside the
+# coefficients they make no sum, mean or comparison.
+_STATISTIC_ROW = re.compile(
+    r"^(?:observations|obs\.?|n|no\. of obs(?:ervations)?|number of observations|controls|.+ fe|.*fixed effects"
+    r"|(?:(?:adj(?:usted)?\.?|within|between|overall|pseudo) )?r(?: ?\^ ?\{?2\}?|²|-squared)"
+    r"|(?:adj(?:usted)?\.?|within|between|overall|pseudo) r|f[- ]stat(?:istic)?|log[- ]likelihood|aic|bic)$",
+    re.IGNORECASE,
+)
 # A header that names a spread: under it "(0.477)" is a standard error or deviation, not the accounting negative.
 _SPREAD_HEADER = re.compile(
     r"(?<![\w.])(?:s\.?e\.?|s\.?d\.?|std\.?\s*(?:err(?:or)?|dev(?:iation)?)\.?|standard (?:error|deviation)s?)(?!\w)",
@@ -70,7 +79,18 @@ class _TableView:
         self.numeric_columns = [
             column for index, column in columns if column in self.header_columns and self._is_mostly_numbers(index)
         ]
-        self.plain_rows = [row for row in self.rows if not _SUMMARY_ROW.search(row)]
+        self.has_totals = any(_SUMMARY_ROW.search(row) for row in self.rows)
+        self.plain_rows = [row for row in self.rows if not _SUMMARY_ROW.search(row) and not _STATISTIC_ROW.match(row)]
+        # A name several rows share (a variable repeated under each period of a panel; "LaCAM" and "LaCAM*" once the
+        # footnote mark goes) is told apart only by the number the tool box appends ("Exports (3)"), which no reader
+        # finds in the paper: no question or answer names those rows, though column-wide sums still count them.
+        given, _ = row_names(self.table.cells)
+        shared = Counter(clean_cell(name).lower() for name in given)
+        self.ambiguous_rows = {
+            name for name, raw in zip(self.table.row_names, given, strict=True) if shared[clean_cell(raw).lower()] > 1
+        }
+        self.named_rows = [row for row in self.rows if row not in self.ambiguous_rows]
+        self.named_plain_rows = [row for row in self.plain_rows if row not in self.ambiguous_rows]
         self.spread_columns = {column for column in self.numeric_columns if _SPREAD_HEADER.search(column)}
         # The rows' own name: the lowest level of a layered header ("(i) Dissociation - model" names models).
         entity = clean_cell(self.table.columns[named_by - 1]).split(HEADER_JOINER)[-1] if self.table.columns else ""
@@ -190,18 +210,18 @@ _DIMENSIONS: dict[str, Callable[[_TableView], list[dict[str, Any]]]] = {
     "column": lambda view: [{"column": column} for column in view.numeric_columns],
     "header column": lambda view: [{"column": column} for column in view.header_columns],
     "column pair": lambda view: [{"column_a": a, "column_b": b} for a, b in _comparable_columns(view.numeric_columns)],
-    "row": lambda view: [{"row": row} for row in view.rows],
-    "plain row": lambda view: [{"row": row} for row in view.plain_rows],
-    "row pair": lambda view: [{"row_a": a, "row_b": b} for a, b in permutations(view.plain_rows, 2)],
+    "row": lambda view: [{"row": row} for row in view.named_rows],
+    "plain row": lambda view: [{"row": row} for row in view.named_plain_rows],
+    "row pair": lambda view: [{"row_a": a, "row_b": b} for a, b in permutations(view.named_plain_rows, 2)],
     # C(n, 3) grows fast; the first dozen rows give plenty of candidates.
-    "row triple": lambda view: [{"subset": list(subset)} for subset in combinations(view.plain_rows[:12], 3)],
+    "row triple": lambda view: [{"subset": list(subset)} for subset in combinations(view.named_plain_rows[:12], 3)],
     "top 3": lambda view: [{"k": 3}],
     "higher or lower": lambda view: [{"direction": way} for way in ("higher", "lower")],
     "highest or lowest": lambda view: [{"direction": way} for way in ("highest", "lowest")],
     "3 rows": lambda view: [{}] if len(view.plain_rows) >= 3 else [],
     "4 rows": lambda view: [{}] if len(view.plain_rows) >= 4 else [],
     # A total or average row would be counted twice by a column-wide computation.
-    "no totals": lambda view: [{}] if len(view.plain_rows) == len(view.rows) else [],
+    "no totals": lambda view: [] if view.has_totals else [{}],
     "other tables": lambda view: [] if view.is_only_table else [{}],
 }
 
@@ -724,6 +744,8 @@ def _instantiate(
         answer = template.solve(program, slots)
         if len(slots["units"]) > 1:
             raise _Unsuitable("the cells mix units (e.g. 125M and 1.5B, or % and plain numbers)")
+        if view.ambiguous_rows.intersection(answer):
+            raise _Unsuitable("the answer names a row only the tool box's number tells apart")
     except _Missing:
         is_answerable, answer = False, []
     except (_Unsuitable, ToolError):

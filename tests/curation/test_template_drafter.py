@@ -549,3 +549,57 @@ def test_standard_errors_in_parentheses_are_spreads_not_negative_numbers():
     assert _one(drafts, "extreme_row", column="Std. Error", direction="highest")["answer"] == ["Host"]
     # The coefficients keep their signs.
     assert _one(drafts, "cell_difference", column="Coefficient", row_a="k = +1", row_b="Host")["answer"] == ["0.97"]
+
+
+# Rows of Table 1 of github.com/dianamonea/Shannon-production-schedule (latex_tables/all_tables.tex, MIT license):
+# "LaCAM*" is LaCAM*, not a footnote on LaCAM, but both read "LaCAM" once the mark goes.
+SOLVERS = {
+    "label": "tab:main_comparison",
+    "rows": [
+        ["Method", "Succ.", "Time"],
+        ["CBS", "55.0", "85.2"],
+        ["EECBS", "72.0", "52.3"],
+        ["LaCAM", "97.0", "6.2"],
+        ["LaCAM*", "95.0", "7.5"],
+        ["SCRIMP$^\\dagger$", "85.0", "12.5"],
+    ],
+}
+# A panel laid out as a thesis's summary statistics (made-up numbers): each variable again under each period.
+PANEL = {
+    "label": "tab:summary",
+    "rows": [
+        ["", "Winner", "Non-winner"],
+        ["1962–1980", "", ""],
+        ["GDP", "1320", "550"],
+        ["Exports", "150", "45"],
+        ["Population", "54.4", "26.2"],
+        ["2000–2021", "", ""],
+        ["GDP", "3130", "1390"],
+        ["Exports", "860", "320"],
+        ["Population", "85.1", "66.8"],
+        ["Countries", "6", "42"],
+    ],
+}
+
+
+def test_rows_a_reader_cannot_tell_apart_are_named_by_no_question_or_answer():
+    for table in (SOLVERS, PANEL):
+        drafts = draft_template_questions([table], seed=0, per_template=500)
+        assert drafts
+        for draft in drafts:
+            words = " ".join([draft["question"], *draft["answer"]])
+            assert not re.search(r"\(\d\)", words), words  # "LaCAM (2)", "Exports (2)": names the paper never uses
+            assert not re.search(r"\bLaCAM\b|\bGDP\b|\bExports\b|\bPopulation\b", words), words
+    # The rows still count where a whole column is summed.
+    totals = draft_template_questions([SOLVERS], template_ids=["column_sum"], seed=0, per_template=5)
+    assert _one(totals, "column_sum", column="Succ.")["answer"] == ["404"]  # 55 + 72 + 97 + 95 + 85
+
+
+def test_a_regression_tables_fit_statistics_are_no_entries_beside_its_coefficients():
+    table = {**EVENT_STUDY, "rows": [*EVENT_STUDY["rows"], ["Observations", "8,637", ""], ["Within R$^2$", "0.42", ""]]}
+    drafts = draft_template_questions([table], seed=0, per_template=500)
+    assert {"column_mean", "extreme_row", "cell_difference"} <= {draft["template_id"] for draft in drafts}
+    for draft in drafts:
+        if draft["template_id"] != "span_lookup":
+            assert not re.search(r"Observations|Within", " ".join([draft["question"], *draft["answer"]])), draft
+            assert "8,637" not in draft["rationale"], draft["rationale"]
