@@ -150,8 +150,11 @@ def _number(text: Any, slots: Mapping[str, Any], *, is_spread: bool = False) -> 
     slots["units"].add((parsed.unit.lower(), parsed.is_percent))
     if _GROUPED.search(str(text)):
         slots["written"].add("grouped")
-    if written := _DECIMALS.search(clean_cell(str(text))):
+    cleaned = clean_cell(str(text))
+    if written := _DECIMALS.search(cleaned):
         slots["decimals"] = min(4, max(slots["decimals"], len(written.group(1))))
+    if exponent := _EXPONENT.search(cleaned):  # 1e-3 is written to the thousandth: 0.1 + 1e-3 is 0.101, not 0.1
+        slots["decimals"] = min(6, max(slots["decimals"], len(exponent.group(1) or "") - int(exponent.group(2))))
     value = parsed.value
     if is_spread and re.fullmatch(r"\([^()]*\)", clean_cell(str(text))):
         value = abs(value)
@@ -172,6 +175,7 @@ def _column(program: Program, slots: Mapping[str, Any], column: str = "column") 
 
 _GROUPED = re.compile(r"\d,\d{3}(?!\d)")
 _DECIMALS = re.compile(r"^\D*\d[\d,]*\.(\d+)")
+_EXPONENT = re.compile(r"^\D*\d+(?:\.(\d+))?e([-+]?\d+)$", re.IGNORECASE)
 
 
 def _fmt(value: float, decimals: int = 2) -> str:

@@ -603,3 +603,15 @@ def test_a_regression_tables_fit_statistics_are_no_entries_beside_its_coefficien
         if draft["template_id"] != "span_lookup":
             assert not re.search(r"Observations|Within", " ".join([draft["question"], *draft["answer"]])), draft
             assert "8,637" not in draft["rationale"], draft["rationale"]
+
+
+def test_a_number_in_scientific_notation_keeps_its_precision_in_a_computed_answer():
+    # Rows of Table 5 of github.com/dianamonea/Shannon-production-schedule (latex_tables/all_tables.tex, MIT license).
+    table = {
+        "label": "tab:hyperparameters",
+        "rows": [["Hyperparameter", "Value"], ["Dropout", "0.1"], ["Learning rate", "1e-3"], ["Batch size", "32"]],
+    }
+    drafts = draft_template_questions([table], seed=0, per_template=50, template_ids=["pair_sum"])
+    total = _one(drafts, "pair_sum", row_a="Dropout", row_b="Learning rate")
+    assert total["answer"] == ["0.101"]  # two decimals would drop the learning rate: 0.1
+    assert total["rationale"].endswith("Their sum is 0.101.")
