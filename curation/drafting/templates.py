@@ -317,7 +317,8 @@ def _solve_extreme_value(program: Program, slots: dict[str, Any]) -> list[str]:
     """The highest or lowest cell of a column as the table writes it ("71.0", "(3.0)", "$ 80"): a value read off the
     table is a span, its cell's text, where a computed one (sum, mean) is a formatted number."""
     cells = program.run("get_column", table=slots["table"], column=slots["column"])
-    values = {row: _number(cells[row], slots) for row in slots["rows"]}
+    is_spread = slots["column"] in slots["spreads"]
+    values = {row: _number(cells[row], slots, is_spread=is_spread) for row in slots["rows"]}
     best = program.run("max" if slots["direction"] == "highest" else "min", numbers=list(values.values()))
     return [clean_cell(next(cells[row] for row, value in values.items() if value == best))]
 

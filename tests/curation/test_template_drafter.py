@@ -547,6 +547,7 @@ def test_standard_errors_in_parentheses_are_spreads_not_negative_numbers():
     assert difference["answer"] == ["0.05"]
     assert _one(drafts, "pair_sum", column="Std. Error", row_a="Host", row_b="k = +1")["answer"] == ["0.73"]
     assert _one(drafts, "extreme_row", column="Std. Error", direction="highest")["answer"] == ["Host"]
+    assert _one(drafts, "extreme_value", column="Std. Error", direction="lowest")["answer"] == ["(0.25)"]
     # The coefficients keep their signs.
     assert _one(drafts, "cell_difference", column="Coefficient", row_a="k = +1", row_b="Host")["answer"] == ["0.97"]
 
