@@ -22,6 +22,7 @@ HeaderPhrases = Callable[[str], Sequence[str]]
 # Rows that summarise other rows would be counted twice by column-wide aggregates.
 _SUMMARY_ROW = re.compile(r"\b(total|sum|average|avg|mean|overall|all|median)\b", re.IGNORECASE)
 _AUTO_NAME = re.compile(r"^(row|column) \d+$")
+_R_SQUARED = re.compile(r"\$?(?<![A-Za-z])R\s*\$?\s*\^\s*(?:\{\s*2\s*\}|2(?!\d))(?:\s*\$)?")
 # Rows that describe a regression's fit, not an entity ("Observations", "Within R²", "Country FE"): beside the
 # coefficients they make no sum, mean or comparison.
 _STATISTIC_ROW = re.compile(
@@ -90,6 +91,14 @@ class _TableView:
             name for name, raw in zip(self.table.row_names, given, strict=True) if shared[clean_cell(raw).lower()] > 1
         }
         self.named_rows = [row for row in self.rows if row not in self.ambiguous_rows]
+        # Tool calls name a row as the tool box cleaned it, footnote superscripts gone; "Within R^2" lost the square
+        # of its R², which a question and its rationale write as the paper does (cleaned with a stand-in for R², whose
+        # "²" cleaning would strip as a footnote mark).
+        self.spoken = {
+            name: clean_cell(_R_SQUARED.sub("RSQUARED", raw)).replace("RSQUARED", "R²")
+            for name, raw in zip(self.table.row_names, given, strict=True)
+            if _R_SQUARED.search(raw)
+        }
         self.named_plain_rows = [row for row in self.plain_rows if row not in self.ambiguous_rows]
         self.spread_columns = {column for column in self.numeric_columns if _SPREAD_HEADER.search(column)}
         # The rows' own name: the lowest level of a layered header ("(i) Dissociation - model" names models).
@@ -562,7 +571,7 @@ def _rationale(program: Program, view: _TableView, slots: Mapping[str, Any], ans
     def flush() -> None:
         nonlocal cells, comparisons
         if cells:
-            given = _join([f"{text} for {row}" for row, text in cells])
+            given = _join([f"{text} for {view.spoken.get(row, row)}" for row, text in cells])
             sentences.append(_ending(f"{view.name} gives {given} under {cell_column}"))
         if comparisons:
             compared = _join(comparisons)
@@ -614,7 +623,8 @@ def _step(outcome: ToolOutcome, view: _TableView, slots: Mapping[str, Any], numb
     """The sentence of one step other than reading a cell or comparing ("40.1 minus 39.8 is 0.3."); "" for none."""
     tool, arguments, result = outcome.tool, outcome.arguments, outcome.result
     if tool == "get_column":
-        given = _join([f"{clean_cell(result[row])} for {row}" for row in slots["rows"] if row in result])
+        rows = [row for row in slots["rows"] if row in result]
+        given = _join([f"{clean_cell(result[row])} for {view.spoken.get(row, row)}" for row in rows])
         return _ending(f"{view.name} gives {given} under {arguments['column']}")
     if tool == "subtract":
         return f"{number(arguments['a'])} minus {number(arguments['b'])} is {number(result)}."
@@ -762,7 +772,10 @@ def _instantiate(
         "where": view.where,
         "entity": view.entity,
         "entities": view.entities,
-        **{key: without_citations(slots.get(key, "")) for key in ("row", "row_a", "row_b")},
+        **{
+            key: without_citations(view.spoken.get(slots.get(key, ""), slots.get(key, "")))
+            for key in ("row", "row_a", "row_b")
+        },
         "direction": slots.get("direction", ""),
         "k": slots.get("k", ""),
         "subset_text": _join([without_citations(row) for row in slots["subset"]]) if "subset" in slots else "",

@@ -616,3 +616,16 @@ def test_a_number_in_scientific_notation_keeps_its_precision_in_a_computed_answe
     total = _one(drafts, "pair_sum", row_a="Dropout", row_b="Learning rate")
     assert total["answer"] == ["0.101"]  # two decimals would drop the learning rate: 0.1
     assert total["rationale"].endswith("Their sum is 0.101.")
+
+
+def test_a_fit_statistic_is_asked_about_by_the_name_the_paper_gives_it():
+    # The lag-robustness table of the World Cup thesis (see EVENT_STUDY), made-up numbers: "Within R^2" is R².
+    table = {
+        "label": "tab:lags",
+        "rows": [["", "Lag 5", "Lag 6"], ["k = +1", "0.456*", "0.451*"], ["Within R$^2$", "0.426", "0.429"]],
+    }
+    drafts = draft_template_questions([table], seed=0, per_template=50, template_ids=["change_between_columns"])
+    change = _one(drafts, "change_between_columns", row="Within R")  # the tool box's name for the row
+    assert "Within R² " in change["question"] + " " and "Within R " not in change["question"] + " "
+    assert "0.426 for Within R² under Lag 5" in change["rationale"]
+    assert change["answer"] == ["0.003"]
