@@ -361,8 +361,9 @@ def suggest_scale(
     computed = bool(tools & ARITHMETIC_TOOLS) if tools else bool(_OPERATION.search(rationale))
     divides = "divide" in tools if tools else bool(_DIVISION.search(rationale))
     adds = bool(tools & _ADDITIVE_TOOLS) if tools else bool(_ADDITIVE.search(rationale))
+    # Several years are names the answer lists (the years above a mean): a program computes one number.
     if all(_YEAR.match(item) for item in items) and (
-        not computed or re.match(r"\s*(?:which|what|in which) years?\b", question, re.I)
+        len(items) > 1 or not computed or re.match(r"\s*(?:which|what|in which) years?\b", question, re.I)
     ):
         return Suggestion("", "the answer is a year")
     if any(item.endswith("%") for item in items):

@@ -330,3 +330,8 @@ def test_a_sum_the_program_computes_is_no_year_and_names_in_the_rationale_are_no
                   "result": "0.098"}],
     )  # fmt: skip
     assert read.evidence == "cell '0.098' has no unit and no scale note is found — choose"
+    # The years above a mean are names its program lists, though it computes the mean.
+    years = shape_from_rows([["WC Year", "N teams"], ["1994", "24"], ["1998", "32"], ["2002", "32"]])
+    drafts = draft_template_questions([years.tool_input()], per_template=5, template_ids=["rows_above_mean"])
+    (listed,) = [draft for draft in drafts if draft["answer"] == ["1998", "2002"]]
+    assert _drafted_scale(listed, tables=(years,)) == Suggestion("", "the answer is a year")
