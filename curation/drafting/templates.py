@@ -87,10 +87,14 @@ class _TableView:
         # finds in the paper: no question or answer names those rows, though column-wide sums still count them.
         given, _ = row_names(self.table.cells)
         shared = Counter(clean_cell(name).lower() for name in given)
-        self.ambiguous_rows = {
+        self.unreadable_rows = {
             name for name, raw in zip(self.table.row_names, given, strict=True) if shared[clean_cell(raw).lower()] > 1
         }
-        self.named_rows = [row for row in self.rows if row not in self.ambiguous_rows]
+        # So is a name that is only a citation key ("[Mello2024]", printed "Mello (2024)"); a rationale listing a
+        # column writes its key ("Mello2024"), which its cleaning of citations would drop: "8,637 for under Total".
+        cited = {name for name in self.table.row_names if not without_citations(f"{name} .")[:-1]}
+        self.unreadable_rows |= cited
+        self.named_rows = [row for row in self.rows if row not in self.unreadable_rows]
         # Tool calls name a row as the tool box cleaned it, footnote superscripts gone; "Within R^2" lost the square
         # of its R², which a question and its rationale write as the paper does (cleaned with a stand-in for R², whose
         # "²" cleaning would strip as a footnote mark).
@@ -99,7 +103,8 @@ class _TableView:
             for name, raw in zip(self.table.row_names, given, strict=True)
             if _R_SQUARED.search(raw)
         }
-        self.named_plain_rows = [row for row in self.plain_rows if row not in self.ambiguous_rows]
+        self.spoken.update({name: name.strip("[] ") for name in cited})
+        self.named_plain_rows = [row for row in self.plain_rows if row not in self.unreadable_rows]
         self.spread_columns = {column for column in self.numeric_columns if _SPREAD_HEADER.search(column)}
         # The rows' own name: the lowest level of a layered header ("(i) Dissociation - model" names models).
         entity = clean_cell(self.table.columns[named_by - 1]).split(HEADER_JOINER)[-1] if self.table.columns else ""
@@ -759,7 +764,7 @@ def _instantiate(
         answer = template.solve(program, slots)
         if len(slots["units"]) > 1:
             raise _Unsuitable("the cells mix units (e.g. 125M and 1.5B, or % and plain numbers)")
-        if view.ambiguous_rows.intersection(answer):
+        if view.unreadable_rows.intersection(answer):
             raise _Unsuitable("the answer names a row only the tool box's number tells apart")
     except _Missing:
         is_answerable, answer = False, []

@@ -629,3 +629,25 @@ def test_a_fit_statistic_is_asked_about_by_the_name_the_paper_gives_it():
     assert "Within R² " in change["question"] + " " and "Within R " not in change["question"] + " "
     assert "0.426 for Within R² under Lag 5" in change["rationale"]
     assert change["answer"] == ["0.003"]
+
+
+def test_a_row_named_only_by_a_citation_is_named_by_no_question_answer_or_rationale():
+    # As the World Cup thesis (see EVENT_STUDY) compares its counts with a paper's, "\citet{Mello2024}" extracted as
+    # "[Mello2024]"; the numbers are made up.
+    table = {
+        "label": "tab:obs",
+        "rows": [
+            ["", "Winners", "Total"],
+            ["[Mello2024]", "1,290", "8,640"],
+            ["This study", "1,290", "8,630"],
+            ["Pilot study", "1,100", "7,900"],
+        ],
+    }
+    drafts = draft_template_questions([table], seed=0, per_template=50)
+    assert drafts
+    for draft in drafts:
+        words = " ".join([draft["question"], *draft["answer"]])
+        assert "Mello" not in words, words
+        assert not re.search(r"for\s*(?:under\b|and\b|,)", draft["rationale"]), draft["rationale"]
+    total = _one(drafts, "column_sum", column="Total")
+    assert total["rationale"].startswith("tab:obs gives 8,640 for Mello2024, 8,630 for This study")
