@@ -104,6 +104,14 @@ class _TableView:
             if _R_SQUARED.search(raw)
         }
         self.spoken.update({name: name.strip("[] ") for name in cited})
+        # A rationale listing a column writes a shared name as the table does ("LaCAM*", "Exports"), not numbered.
+        self.spoken.update(
+            {
+                name: " ".join(raw.split())
+                for name, raw in zip(self.table.row_names, given, strict=True)
+                if name in self.unreadable_rows and name not in cited and not re.search(r"[\\$^{}]", raw)
+            }
+        )
         self.named_plain_rows = [row for row in self.plain_rows if row not in self.unreadable_rows]
         self.spread_columns = {column for column in self.numeric_columns if _SPREAD_HEADER.search(column)}
         # The rows' own name: the lowest level of a layered header ("(i) Dissociation - model" names models).

@@ -593,7 +593,9 @@ def test_rows_a_reader_cannot_tell_apart_are_named_by_no_question_or_answer():
             assert not re.search(r"\bLaCAM\b|\bGDP\b|\bExports\b|\bPopulation\b", words), words
     # The rows still count where a whole column is summed.
     totals = draft_template_questions([SOLVERS], template_ids=["column_sum"], seed=0, per_template=5)
-    assert _one(totals, "column_sum", column="Succ.")["answer"] == ["404"]  # 55 + 72 + 97 + 95 + 85
+    total = _one(totals, "column_sum", column="Succ.")
+    assert total["answer"] == ["404"]  # 55 + 72 + 97 + 95 + 85
+    assert "97.0 for LaCAM, 95.0 for LaCAM* and 85.0 for SCRIMP" in total["rationale"]
 
 
 def test_a_regression_tables_fit_statistics_are_no_entries_beside_its_coefficients():
