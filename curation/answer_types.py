@@ -362,8 +362,14 @@ def suggest_scale(
         return Suggestion("", "a count has no scale")
     if len(items) == 1 and _INTEGER.match(items[0]) and _RANK_QUESTION.search(question):
         return Suggestion("", "a rank has no scale")
+    # A recorded program is the evidence of what was computed, as for the answer type: its rationale's words
+    # ("k = -8", "Train / Test", a sum of 1,200 and 850 it writes without a "+") are names and prose.
+    computed = bool(tools & ARITHMETIC_TOOLS) if tools else bool(_OPERATION.search(rationale))
+    divides = "divide" in tools if tools else bool(_DIVISION.search(rationale))
+    adds = bool(tools & _ADDITIVE_TOOLS) if tools else bool(_ADDITIVE.search(rationale))
+    # Several years are names the answer lists (the years above a mean): a program computes one number.
     if all(_YEAR.match(item) for item in items) and (
-        not _OPERATION.search(rationale) or re.match(r"\s*(?:which|what|in which) years?\b", question, re.I)
+        len(items) > 1 or not computed or re.match(r"\s*(?:which|what|in which) years?\b", question, re.I)
     ):
         return Suggestion("", "the answer is a year")
     if is_computed_percentage(answer_type, items):
@@ -403,22 +409,22 @@ def suggest_scale(
         return Suggestion(found.value, f"{what}{found.evidence}")
 
     numbers = [v for v in (_value(m.group()) for m in _NUMBER_IN_TEXT.finditer(rationale.split("=")[0])) if v]
-    if _DIVISION.search(rationale) or tools & {"divide"}:
+    if divides:
         if percent_question:
             return Suggestion("percent", "a ratio the question asks as a percentage")
         divisor = re.search(r"[/÷]\s*\(?\s*(\d+(?:\.\d+)?)\s*\)?\s*$", rationale.split("=")[0].strip())
-        if divisor and float(divisor.group(1)) in {2.0, 3.0, 4.0, 5.0, 6.0} and _ADDITIVE.search(rationale):
+        if divisor and float(divisor.group(1)) in {2.0, 3.0, 4.0, 5.0, 6.0} and adds:
             # An average, (a + b) / 2, keeps its operands' scale.
             found = from_cells(numbers[:-1], "an average of cells: ")
             return found or Suggestion(None, "an average of values found in no cell")
         return Suggestion(None, "a ratio: its scale depends on how it is read — choose")
     if _PER_UNIT.search(question) and not percent_question:
         return Suggestion("", "the question asks for a per-unit value or a ratio → None")
-    if _OPERATION.search(rationale) or tools & ARITHMETIC_TOOLS:
+    if computed:
         found = from_cells(numbers, "computed from cells: ")
         if found is None:
             return Suggestion(None, "the operands are found in no cell")
-        if found.value == "percent" and not (_ADDITIVE.search(rationale) or tools & _ADDITIVE_TOOLS):
+        if found.value == "percent" and not adds:
             return Suggestion(None, "a product of percentages — choose")
         return found
     found = from_cells([v for v in (_value(item) for item in items) if v is not None], "", is_read=True)

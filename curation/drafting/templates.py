@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import random
 import re
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
@@ -12,7 +13,7 @@ from itertools import combinations, permutations, product
 from typing import Any
 
 from curation.drafting.self_check import draft_problem
-from curation.table_shape import HEADER_JOINER
+from curation.table_shape import HEADER_JOINER, row_names
 from curation.toolkit.numbers import clean_cell, format_number, parse_number, parse_numeric, without_citations
 from curation.toolkit.tools import Program, ToolBox, ToolError, ToolOutcome
 
@@ -21,6 +22,20 @@ HeaderPhrases = Callable[[str], Sequence[str]]
 # Rows that summarise other rows would be counted twice by column-wide aggregates.
 _SUMMARY_ROW = re.compile(r"\b(total|sum|average|avg|mean|overall|all|median)\b", re.IGNORECASE)
 _AUTO_NAME = re.compile(r"^(row|column) \d+$")
+_R_SQUARED = re.compile(r"\$?(?<![A-Za-z])R\s*\$?\s*\^\s*(?:\{\s*2\s*\}|2(?!\d))(?:\s*\$)?")
+# Rows that describe a regression's fit, not an entity ("Observations", "Within R²", "Country FE"): beside the
+# coefficients they make no sum, mean or comparison.
+_STATISTIC_ROW = re.compile(
+    r"^(?:observations|obs\.?|n|no\. of obs(?:ervations)?|number of observations|controls|.+ fe|.*fixed effects"
+    r"|(?:(?:adj(?:usted)?\.?|within|between|overall|pseudo) )?r(?: ?\^ ?\{?2\}?|²|-squared)"
+    r"|(?:adj(?:usted)?\.?|within|between|overall|pseudo) r|f[- ]stat(?:istic)?|log[- ]likelihood|aic|bic)$",
+    re.IGNORECASE,
+)
+# A header that names a spread: under it "(0.477)" is a standard error or deviation, not the accounting negative.
+_SPREAD_HEADER = re.compile(
+    r"(?<![\w.])(?:s\.?e\.?|s\.?d\.?|std\.?\s*(?:err(?:or)?|dev(?:iation)?)\.?|standard (?:error|deviation)s?)(?!\w)",
+    re.IGNORECASE,
+)
 
 
 class _Missing(Exception):
@@ -65,7 +80,40 @@ class _TableView:
         self.numeric_columns = [
             column for index, column in columns if column in self.header_columns and self._is_mostly_numbers(index)
         ]
-        self.plain_rows = [row for row in self.rows if not _SUMMARY_ROW.search(row)]
+        self.has_totals = any(_SUMMARY_ROW.search(row) for row in self.rows)
+        self.plain_rows = [row for row in self.rows if not _SUMMARY_ROW.search(row) and not _STATISTIC_ROW.match(row)]
+        # A name several rows share (a variable repeated under each period of a panel; "LaCAM" and "LaCAM*" once the
+        # footnote mark goes) is told apart only by the number the tool box appends ("Exports (3)"), which no reader
+        # finds in the paper: no question or answer names those rows, though column-wide sums still count them.
+        given, _ = row_names(self.table.cells)
+        shared = Counter(clean_cell(name).lower() for name in given)
+        self.unreadable_rows = {
+            name for name, raw in zip(self.table.row_names, given, strict=True) if shared[clean_cell(raw).lower()] > 1
+        }
+        # So is a name that is only a citation key ("[Mello2024]", printed "Mello (2024)"); a rationale listing a
+        # column writes its key ("Mello2024"), which its cleaning of citations would drop: "8,637 for under Total".
+        cited = {name for name in self.table.row_names if not without_citations(f"{name} .")[:-1]}
+        self.unreadable_rows |= cited
+        self.named_rows = [row for row in self.rows if row not in self.unreadable_rows]
+        # Tool calls name a row as the tool box cleaned it, footnote superscripts gone; "Within R^2" lost the square
+        # of its R², which a question and its rationale write as the paper does (cleaned with a stand-in for R², whose
+        # "²" cleaning would strip as a footnote mark).
+        self.spoken = {
+            name: clean_cell(_R_SQUARED.sub("RSQUARED", raw)).replace("RSQUARED", "R²")
+            for name, raw in zip(self.table.row_names, given, strict=True)
+            if _R_SQUARED.search(raw)
+        }
+        self.spoken.update({name: name.strip("[] ") for name in cited})
+        # A rationale listing a column writes a shared name as the table does ("LaCAM*", "Exports"), not numbered.
+        self.spoken.update(
+            {
+                name: " ".join(raw.split())
+                for name, raw in zip(self.table.row_names, given, strict=True)
+                if name in self.unreadable_rows and name not in cited and not re.search(r"[\\$^{}]", raw)
+            }
+        )
+        self.named_plain_rows = [row for row in self.plain_rows if row not in self.unreadable_rows]
+        self.spread_columns = {column for column in self.numeric_columns if _SPREAD_HEADER.search(column)}
         # The rows' own name: the lowest level of a layered header ("(i) Dissociation - model" names models).
         entity = clean_cell(self.table.columns[named_by - 1]).split(HEADER_JOINER)[-1] if self.table.columns else ""
         if not entity or _AUTO_NAME.match(entity) or len(entity) > 30:
@@ -116,31 +164,40 @@ def _comparable_columns(columns: Sequence[str]) -> list[tuple[str, str]]:
 # Program helpers ---------------------------------------------------------------------------------
 
 
-def _number(text: Any, slots: Mapping[str, Any]) -> float | int:
+def _number(text: Any, slots: Mapping[str, Any], *, is_spread: bool = False) -> float | int:
+    """A cell's number; under a spread's header (`is_spread`) a parenthesised "(0.477)" is the spread 0.477."""
     parsed = parse_numeric(text)
     if parsed is None:
         raise _Missing(f"not a number: {text!r}")
     slots["units"].add((parsed.unit.lower(), parsed.is_percent))
     if _GROUPED.search(str(text)):
         slots["written"].add("grouped")
-    if written := _DECIMALS.search(clean_cell(str(text))):
+    cleaned = clean_cell(str(text))
+    if written := _DECIMALS.search(cleaned):
         slots["decimals"] = min(4, max(slots["decimals"], len(written.group(1))))
+    if exponent := _EXPONENT.search(cleaned):  # 1e-3 is written to the thousandth: 0.1 + 1e-3 is 0.101, not 0.1
+        slots["decimals"] = min(6, max(slots["decimals"], len(exponent.group(1) or "") - int(exponent.group(2))))
     value = parsed.value
+    if is_spread and re.fullmatch(r"\([^()]*\)", clean_cell(str(text))):
+        value = abs(value)
     return int(value) if value.is_integer() and abs(value) < 1e15 else value
 
 
 def _cell(program: Program, slots: Mapping[str, Any], row: str, column: str) -> float | int:
-    return _number(program.run("get_cell", table=slots["table"], row=row, column=column), slots)
+    text = program.run("get_cell", table=slots["table"], row=row, column=column)
+    return _number(text, slots, is_spread=column in slots["spreads"])
 
 
 def _column(program: Program, slots: Mapping[str, Any], column: str = "column") -> dict[str, float | int]:
     """The numbers of the plain rows under the `column` slot's column ("column_a": under that slot's)."""
     cells = program.run("get_column", table=slots["table"], column=slots[column])
-    return {row: _number(cells[row], slots) for row in slots["rows"]}
+    is_spread = slots[column] in slots["spreads"]
+    return {row: _number(cells[row], slots, is_spread=is_spread) for row in slots["rows"]}
 
 
 _GROUPED = re.compile(r"\d,\d{3}(?!\d)")
 _DECIMALS = re.compile(r"^\D*\d[\d,]*\.(\d+)")
+_EXPONENT = re.compile(r"^\D*\d+(?:\.(\d+))?e([-+]?\d+)$", re.IGNORECASE)
 
 
 def _fmt(value: float, decimals: int = 2) -> str:
@@ -179,18 +236,18 @@ _DIMENSIONS: dict[str, Callable[[_TableView], list[dict[str, Any]]]] = {
     "column": lambda view: [{"column": column} for column in view.numeric_columns],
     "header column": lambda view: [{"column": column} for column in view.header_columns],
     "column pair": lambda view: [{"column_a": a, "column_b": b} for a, b in _comparable_columns(view.numeric_columns)],
-    "row": lambda view: [{"row": row} for row in view.rows],
-    "plain row": lambda view: [{"row": row} for row in view.plain_rows],
-    "row pair": lambda view: [{"row_a": a, "row_b": b} for a, b in permutations(view.plain_rows, 2)],
+    "row": lambda view: [{"row": row} for row in view.named_rows],
+    "plain row": lambda view: [{"row": row} for row in view.named_plain_rows],
+    "row pair": lambda view: [{"row_a": a, "row_b": b} for a, b in permutations(view.named_plain_rows, 2)],
     # C(n, 3) grows fast; the first dozen rows give plenty of candidates.
-    "row triple": lambda view: [{"subset": list(subset)} for subset in combinations(view.plain_rows[:12], 3)],
+    "row triple": lambda view: [{"subset": list(subset)} for subset in combinations(view.named_plain_rows[:12], 3)],
     "top 3": lambda view: [{"k": 3}],
     "higher or lower": lambda view: [{"direction": way} for way in ("higher", "lower")],
     "highest or lowest": lambda view: [{"direction": way} for way in ("highest", "lowest")],
     "3 rows": lambda view: [{}] if len(view.plain_rows) >= 3 else [],
     "4 rows": lambda view: [{}] if len(view.plain_rows) >= 4 else [],
     # A total or average row would be counted twice by a column-wide computation.
-    "no totals": lambda view: [{}] if len(view.plain_rows) == len(view.rows) else [],
+    "no totals": lambda view: [] if view.has_totals else [{}],
     "other tables": lambda view: [] if view.is_only_table else [{}],
 }
 
@@ -282,7 +339,8 @@ def _solve_extreme_value(program: Program, slots: dict[str, Any]) -> list[str]:
     """The highest or lowest cell of a column as the table writes it ("71.0", "(3.0)", "$ 80"): a value read off the
     table is a span, its cell's text, where a computed one (sum, mean) is a formatted number."""
     cells = program.run("get_column", table=slots["table"], column=slots["column"])
-    values = {row: _number(cells[row], slots) for row in slots["rows"]}
+    is_spread = slots["column"] in slots["spreads"]
+    values = {row: _number(cells[row], slots, is_spread=is_spread) for row in slots["rows"]}
     best = program.run("max" if slots["direction"] == "highest" else "min", numbers=list(values.values()))
     return [clean_cell(next(cells[row] for row, value in values.items() if value == best))]
 
@@ -526,7 +584,7 @@ def _rationale(program: Program, view: _TableView, slots: Mapping[str, Any], ans
     def flush() -> None:
         nonlocal cells, comparisons
         if cells:
-            given = _join([f"{text} for {row}" for row, text in cells])
+            given = _join([f"{text} for {view.spoken.get(row, row)}" for row, text in cells])
             sentences.append(_ending(f"{view.name} gives {given} under {cell_column}"))
         if comparisons:
             compared = _join(comparisons)
@@ -578,7 +636,8 @@ def _step(outcome: ToolOutcome, view: _TableView, slots: Mapping[str, Any], numb
     """The sentence of one step other than reading a cell or comparing ("40.1 minus 39.8 is 0.3."); "" for none."""
     tool, arguments, result = outcome.tool, outcome.arguments, outcome.result
     if tool == "get_column":
-        given = _join([f"{clean_cell(result[row])} for {row}" for row in slots["rows"] if row in result])
+        rows = [row for row in slots["rows"] if row in result]
+        given = _join([f"{clean_cell(result[row])} for {view.spoken.get(row, row)}" for row in rows])
         return _ending(f"{view.name} gives {given} under {arguments['column']}")
     if tool == "subtract":
         return f"{number(arguments['a'])} minus {number(arguments['b'])} is {number(result)}."
@@ -705,6 +764,7 @@ def _instantiate(
     header_phrases: HeaderPhrases | None,
 ) -> dict[str, Any] | None:
     slots = {**slots, "table": view.label, "name": view.name, "rows": view.plain_rows, "units": set(), "written": set()}
+    slots["spreads"] = view.spread_columns
     slots["decimals"] = 2  # at least two decimals; more when the cells the answer uses write more
     program = Program(toolbox)
     is_answerable = True
@@ -712,6 +772,8 @@ def _instantiate(
         answer = template.solve(program, slots)
         if len(slots["units"]) > 1:
             raise _Unsuitable("the cells mix units (e.g. 125M and 1.5B, or % and plain numbers)")
+        if view.unreadable_rows.intersection(answer):
+            raise _Unsuitable("the answer names a row only the tool box's number tells apart")
     except _Missing:
         is_answerable, answer = False, []
     except (_Unsuitable, ToolError):
@@ -723,7 +785,10 @@ def _instantiate(
         "where": view.where,
         "entity": view.entity,
         "entities": view.entities,
-        **{key: without_citations(slots.get(key, "")) for key in ("row", "row_a", "row_b")},
+        **{
+            key: without_citations(view.spoken.get(slots.get(key, ""), slots.get(key, "")))
+            for key in ("row", "row_a", "row_b")
+        },
         "direction": slots.get("direction", ""),
         "k": slots.get("k", ""),
         "subset_text": _join([without_citations(row) for row in slots["subset"]]) if "subset" in slots else "",
@@ -736,9 +801,8 @@ def _instantiate(
     question = template.phrasings[phrasing_index].format(**words)
     # Names as a reader writes them: a citation key left in a row name is no part of the question or the answer.
     answer = [without_citations(item) for item in answer]
-    recorded_slots = {
-        key: value for key, value in slots.items() if key not in ("rows", "units", "written", "name", "decimals")
-    }
+    working = ("rows", "units", "written", "name", "decimals", "spreads")  # the solvers' own, not the question's
+    recorded_slots = {key: value for key, value in slots.items() if key not in working}
     return {
         "question": question,
         "answer": answer,

@@ -306,3 +306,32 @@ def test_a_bare_m_in_the_body_is_a_value_not_the_tables_million_note():
     assert _scale(["162"], question="What is the 身高/cm of M?", tables=[sexes]).value is None
     stub = shape_from_rows([["m", "2019"], ["Net change in cash", "(35.8)"]])
     assert _scale(["(35.8)"], question="What is the net change in cash in 2019?", tables=[stub]).value == "million"
+
+
+def test_a_sum_the_program_computes_is_no_year_and_names_in_the_rationale_are_no_operations():
+    # Table 6 of github.com/dianamonea/Shannon-production-schedule (latex_tables/all_tables.tex, MIT license).
+    from curation.drafting.templates import draft_template_questions
+
+    rows = [["Component", "Time (ms)"], ["GNN Encoding", "2.5"], ["Forward pass", "850"], ["Backward pass", "1,200"]]
+    for header, expected in (("Time (ms)", None), ("Cost ($ thousands)", "thousand")):
+        table = shape_from_rows([[rows[0][0], header], *rows[1:]], label="tab:computational")
+        drafts = draft_template_questions([table.tool_input()], per_template=20, template_ids=["pair_sum"])
+        (draft,) = [draft for draft in drafts if draft["answer"] == ["2050"]]  # 850 + 1,200: no year
+        scale = _drafted_scale(draft, tables=(table,))
+        assert scale.value == expected and "year" not in scale.evidence, scale.evidence
+    # "k = -8" names a row of an event study; the program only read its cell.
+    study = shape_from_rows([["", "Coefficient"], ["k = -8", "0.098"], ["k = +1", "0.454"]])
+    read = suggest_scale(
+        question="What Coefficient is reported for k = -8?",
+        rationale="Table 1 gives 0.098 for k = -8 under Coefficient.",
+        answer=["0.098"],
+        tables=[study],
+        actions=[{"tool": "get_cell", "arguments": {"table": "Table 1", "row": "k = -8", "column": "Coefficient"},
+                  "result": "0.098"}],
+    )  # fmt: skip
+    assert read.evidence == "cell '0.098' has no unit and no scale note is found — choose"
+    # The years above a mean are names its program lists, though it computes the mean.
+    years = shape_from_rows([["WC Year", "N teams"], ["1994", "24"], ["1998", "32"], ["2002", "32"]])
+    drafts = draft_template_questions([years.tool_input()], per_template=5, template_ids=["rows_above_mean"])
+    (listed,) = [draft for draft in drafts if draft["answer"] == ["1998", "2002"]]
+    assert _drafted_scale(listed, tables=(years,)) == Suggestion("", "the answer is a year")

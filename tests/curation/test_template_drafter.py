@@ -525,3 +525,131 @@ def test_a_question_asked_before_is_not_drafted_again_the_template_takes_its_nex
     # A whole-column question is one question however it is phrased.
     columns = {(d["template_id"], d["slots"].get("column")) for d in first if d["template_id"] == "column_mean"}
     assert columns and not columns & {(d["template_id"], d["slots"].get("column")) for d in second}
+
+
+# Laid out as the event-study tables of a World Cup thesis (github.com/saiboT-Damaske/The-Effect-of-Winning-a-World-Cup,
+# no license stated); the numbers are made up. Its standard errors stand in parentheses under their own header.
+EVENT_STUDY = {
+    "label": "tab:event",
+    "rows": [
+        ["", "Coefficient", "Std. Error"],
+        ["Host", "-0.52", "(0.48)"],
+        ["k = -2", "-0.61", "(0.43)"],
+        ["k = +1", "0.45*", "(0.25)"],
+        ["k = +3", "0.23", "(0.34)"],
+    ],
+}
+
+
+def test_standard_errors_in_parentheses_are_spreads_not_negative_numbers():
+    drafts = draft_template_questions([EVENT_STUDY], seed=0, per_template=500)
+    difference = _one(drafts, "cell_difference", column="Std. Error", row_a="Host", row_b="k = -2")
+    assert difference["answer"] == ["0.05"]
+    assert _one(drafts, "pair_sum", column="Std. Error", row_a="Host", row_b="k = +1")["answer"] == ["0.73"]
+    assert _one(drafts, "extreme_row", column="Std. Error", direction="highest")["answer"] == ["Host"]
+    assert _one(drafts, "extreme_value", column="Std. Error", direction="lowest")["answer"] == ["(0.25)"]
+    # The coefficients keep their signs.
+    assert _one(drafts, "cell_difference", column="Coefficient", row_a="k = +1", row_b="Host")["answer"] == ["0.97"]
+
+
+# Rows of Table 1 of github.com/dianamonea/Shannon-production-schedule (latex_tables/all_tables.tex, MIT license):
+# "LaCAM*" is LaCAM*, not a footnote on LaCAM, but both read "LaCAM" once the mark goes.
+SOLVERS = {
+    "label": "tab:main_comparison",
+    "rows": [
+        ["Method", "Succ.", "Time"],
+        ["CBS", "55.0", "85.2"],
+        ["EECBS", "72.0", "52.3"],
+        ["LaCAM", "97.0", "6.2"],
+        ["LaCAM*", "95.0", "7.5"],
+        ["SCRIMP$^\\dagger$", "85.0", "12.5"],
+    ],
+}
+# A panel laid out as a thesis's summary statistics (made-up numbers): each variable again under each period.
+PANEL = {
+    "label": "tab:summary",
+    "rows": [
+        ["", "Winner", "Non-winner"],
+        ["1962–1980", "", ""],
+        ["GDP", "1320", "550"],
+        ["Exports", "150", "45"],
+        ["Population", "54.4", "26.2"],
+        ["2000–2021", "", ""],
+        ["GDP", "3130", "1390"],
+        ["Exports", "860", "320"],
+        ["Population", "85.1", "66.8"],
+        ["Countries", "6", "42"],
+    ],
+}
+
+
+def test_rows_a_reader_cannot_tell_apart_are_named_by_no_question_or_answer():
+    for table in (SOLVERS, PANEL):
+        drafts = draft_template_questions([table], seed=0, per_template=500)
+        assert drafts
+        for draft in drafts:
+            words = " ".join([draft["question"], *draft["answer"]])
+            assert not re.search(r"\(\d\)", words), words  # "LaCAM (2)", "Exports (2)": names the paper never uses
+            assert not re.search(r"\bLaCAM\b|\bGDP\b|\bExports\b|\bPopulation\b", words), words
+    # The rows still count where a whole column is summed.
+    totals = draft_template_questions([SOLVERS], template_ids=["column_sum"], seed=0, per_template=5)
+    total = _one(totals, "column_sum", column="Succ.")
+    assert total["answer"] == ["404"]  # 55 + 72 + 97 + 95 + 85
+    assert "97.0 for LaCAM, 95.0 for LaCAM* and 85.0 for SCRIMP" in total["rationale"]
+
+
+def test_a_regression_tables_fit_statistics_are_no_entries_beside_its_coefficients():
+    table = {**EVENT_STUDY, "rows": [*EVENT_STUDY["rows"], ["Observations", "8,637", ""], ["Within R$^2$", "0.42", ""]]}
+    drafts = draft_template_questions([table], seed=0, per_template=500)
+    assert {"column_mean", "extreme_row", "cell_difference"} <= {draft["template_id"] for draft in drafts}
+    for draft in drafts:
+        if draft["template_id"] != "span_lookup":
+            assert not re.search(r"Observations|Within", " ".join([draft["question"], *draft["answer"]])), draft
+            assert "8,637" not in draft["rationale"], draft["rationale"]
+
+
+def test_a_number_in_scientific_notation_keeps_its_precision_in_a_computed_answer():
+    # Rows of Table 5 of github.com/dianamonea/Shannon-production-schedule (latex_tables/all_tables.tex, MIT license).
+    table = {
+        "label": "tab:hyperparameters",
+        "rows": [["Hyperparameter", "Value"], ["Dropout", "0.1"], ["Learning rate", "1e-3"], ["Batch size", "32"]],
+    }
+    drafts = draft_template_questions([table], seed=0, per_template=50, template_ids=["pair_sum"])
+    total = _one(drafts, "pair_sum", row_a="Dropout", row_b="Learning rate")
+    assert total["answer"] == ["0.101"]  # two decimals would drop the learning rate: 0.1
+    assert total["rationale"].endswith("Their sum is 0.101.")
+
+
+def test_a_fit_statistic_is_asked_about_by_the_name_the_paper_gives_it():
+    # The lag-robustness table of the World Cup thesis (see EVENT_STUDY), made-up numbers: "Within R^2" is R².
+    table = {
+        "label": "tab:lags",
+        "rows": [["", "Lag 5", "Lag 6"], ["k = +1", "0.456*", "0.451*"], ["Within R$^2$", "0.426", "0.429"]],
+    }
+    drafts = draft_template_questions([table], seed=0, per_template=50, template_ids=["change_between_columns"])
+    change = _one(drafts, "change_between_columns", row="Within R")  # the tool box's name for the row
+    assert "Within R² " in change["question"] + " " and "Within R " not in change["question"] + " "
+    assert "0.426 for Within R² under Lag 5" in change["rationale"]
+    assert change["answer"] == ["0.003"]
+
+
+def test_a_row_named_only_by_a_citation_is_named_by_no_question_answer_or_rationale():
+    # As the World Cup thesis (see EVENT_STUDY) compares its counts with a paper's, "\citet{Mello2024}" extracted as
+    # "[Mello2024]"; the numbers are made up.
+    table = {
+        "label": "tab:obs",
+        "rows": [
+            ["", "Winners", "Total"],
+            ["[Mello2024]", "1,290", "8,640"],
+            ["This study", "1,290", "8,630"],
+            ["Pilot study", "1,100", "7,900"],
+        ],
+    }
+    drafts = draft_template_questions([table], seed=0, per_template=50)
+    assert drafts
+    for draft in drafts:
+        words = " ".join([draft["question"], *draft["answer"]])
+        assert "Mello" not in words, words
+        assert not re.search(r"for\s*(?:under\b|and\b|,)", draft["rationale"]), draft["rationale"]
+    total = _one(drafts, "column_sum", column="Total")
+    assert total["rationale"].startswith("tab:obs gives 8,640 for Mello2024, 8,630 for This study")
