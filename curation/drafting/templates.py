@@ -112,6 +112,10 @@ class _TableView:
                 if name in self.unreadable_rows and name not in cited and not re.search(r"[\\$^{}]", raw)
             }
         )
+        # Where a name holds a comma or an "and" ("Mel, MT3"), every name is quoted in a sentence, or "the mean of
+        # Mel, MT3 and Jukebox" reads as three rows or two, whichever rows it names.
+        if any(re.search(r",|\b(?:and|or)\b", self.spoken.get(name, name)) for name in self.table.row_names):
+            self.spoken = {name: f'"{self.spoken.get(name, name)}"' for name in self.table.row_names}
         self.named_plain_rows = [row for row in self.plain_rows if row not in self.unreadable_rows]
         self.spread_columns = {column for column in self.numeric_columns if _SPREAD_HEADER.search(column)}
         # The rows' own name: the lowest level of a layered header ("(i) Dissociation - model" names models).
@@ -133,6 +137,10 @@ class _TableView:
     def _is_mostly_numbers(self, index: int) -> bool:
         parsed = [parse_number(cells[index]) for cells in self.table.cells]
         return sum(value is not None for value in parsed) >= max(2, len(parsed) // 2 + 1)
+
+    def said(self, names: Iterable[str]) -> str:
+        """Names as a sentence writes them ("A, B and C"), each row name as `spoken`, any other item as it is."""
+        return _join([self.spoken.get(name, name) for name in names])
 
     def _repeats_row_names(self, index: int) -> bool:
         named = zip(self.table.cells, self.table.row_names, strict=True)
@@ -611,7 +619,7 @@ def _rationale(program: Program, view: _TableView, slots: Mapping[str, Any], ans
         sentences.append(_step(outcome, view, slots, number))
     flush()
     sentences = [sentence for sentence in sentences if sentence]
-    stated = _join(list(answer))
+    stated = view.said(answer)
     last = sentences[-1].replace(",", "") if sentences else ""
     if sentences and stated and not re.search(rf"(?<!\w){re.escape(stated.replace(',', ''))}(?!\w)", last):
         sentences.append(f"So the answer is {stated}.")
@@ -657,11 +665,11 @@ def _step(outcome: ToolOutcome, view: _TableView, slots: Mapping[str, Any], numb
     if tool == "count":
         if not arguments["items"]:
             return f"No {view.entity} qualifies, so the count is 0."
-        return f"Counting those ({_join(list(arguments['items']))}) gives {result}."
+        return f"Counting those ({view.said(arguments['items'])}) gives {result}."
     if tool == "rank":
         if arguments.get("item"):
-            return f"Sorted from highest to lowest, {arguments['item']} is at position {result}."
-        return f"Sorted from highest to lowest, the order is {_join(list(result))}."
+            return f"Sorted from highest to lowest, {view.said([arguments['item']])} is at position {result}."
+        return f"Sorted from highest to lowest, the order is {view.said(result)}."
     if tool == "search_row_names":
         return f"Searching the row names for {arguments['query']} finds it in {view.name}."
     return ""
@@ -791,7 +799,7 @@ def _instantiate(
         },
         "direction": slots.get("direction", ""),
         "k": slots.get("k", ""),
-        "subset_text": _join([without_citations(row) for row in slots["subset"]]) if "subset" in slots else "",
+        "subset_text": without_citations(view.said(slots["subset"])) if "subset" in slots else "",
     }
     for key in ("column", "column_a", "column_b"):
         if key in slots:

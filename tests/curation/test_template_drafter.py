@@ -653,3 +653,30 @@ def test_a_row_named_only_by_a_citation_is_named_by_no_question_answer_or_ration
         assert not re.search(r"for\s*(?:under\b|and\b|,)", draft["rationale"]), draft["rationale"]
     total = _one(drafts, "column_sum", column="Total")
     assert total["rationale"].startswith("tab:obs gives 8,640 for Mello2024, 8,630 for This study")
+
+
+def test_a_row_name_holding_a_comma_is_quoted_where_names_are_listed_and_answered_as_the_cell():
+    # Feature combinations named as in Sheet Sage's Table 1 (chrisdonahue/sheetsage): "the average d of Mel, MT3 and
+    # Mel, MT3, Jukebox" named three rows or two.
+    features = {
+        "label": "tab:features",
+        "caption": "Input features",
+        "rows": [
+            ["Features", "d", "Onset F1"],
+            ["Mel", "229", "0.514"],
+            ["MT3", "512", "0.550"],
+            ["Jukebox", "4800", "0.615"],
+            ["Mel, MT3", "741", "0.548"],
+            ["Mel, MT3, Jukebox", "5541", "0.623"],
+        ],
+    }
+    drafts = draft_template_questions([features], seed=0, per_template=4)
+    combined = {"Mel, MT3", "Mel, MT3, Jukebox"}
+    for draft in drafts:
+        unquoted = re.sub(r'"[^"]*"', "", draft["question"] + " " + draft["rationale"])
+        assert not any(name in unquoted for name in combined), draft["question"]
+        for name in combined & set(draft["answer"]):
+            assert f'"{name}"' not in draft["answer"]  # the answer is the cell as written
+    subsets = [draft for draft in drafts if draft["template_id"] == "subset_mean"]
+    assert any(set(draft["slots"]["subset"]) & combined for draft in subsets) or not subsets
+    assert any('"Mel, MT3' in draft["question"] for draft in drafts)
