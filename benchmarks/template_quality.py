@@ -26,7 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from curation.answer_types import suggest_scale  # noqa: E402
+from curation.answer_types import suggest_answer_type, suggest_scale  # noqa: E402
 from curation.drafting.self_check import draft_problem  # noqa: E402
 from curation.drafting.templates import TEMPLATE_SUBTYPES, draft_template_questions  # noqa: E402
 from curation.latex import extract_paper  # noqa: E402
@@ -88,10 +88,11 @@ def main() -> None:
             totals["pass"] += draft_problem(draft, tables) is None
             if not draft["is_answerable"]:
                 continue
+            tools = [action.get("tool", "") for action in draft["essential_actions"]]
+            said = {key: draft[key] for key in ("question", "rationale", "answer")}
             scale = suggest_scale(
-                question=draft["question"],
-                rationale=draft["rationale"],
-                answer=draft["answer"],
+                **said,
+                answer_type=suggest_answer_type(**said, tools=tools).value,  # as a new draft is given both
                 tables=[
                     shape_from_rows(table["rows"], header_rows=1, label=table["label"], caption=table["caption"])
                     for table in tables
