@@ -191,6 +191,8 @@ class Batch(models.Model):
     class Meta:
         ordering = ["project", "order", "id"]
         verbose_name_plural = "batches"
+        # A batch's number (order + 1) picks it out in its project: a typed number must never select two batches.
+        constraints = [models.UniqueConstraint(fields=["project", "order"], name="unique_batch_order")]
 
     def __str__(self) -> str:
         return self.name

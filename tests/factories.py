@@ -15,6 +15,8 @@ default taxonomy as every real one does; an instance by `instance_create`, so it
 from __future__ import annotations
 
 import factory
+from django.db.models import Max
+from django.db.models.functions import Coalesce
 from factory.django import DjangoModelFactory
 
 from curation.endpoints.models import ModelEndpoint
@@ -111,8 +113,11 @@ class BatchFactory(DjangoModelFactory):
 
     project = factory.SubFactory(ProjectFactory)
     name = factory.Sequence(lambda n: f"Batch {n}")
-    # At the end of its project's batches, as batch_create puts it: its number (order + 1) is its place there.
-    order = factory.LazyAttribute(lambda batch: Batch.objects.filter(project=batch.project).count())
+    # At the end of its project's batches, as batch_create puts it: its number (order + 1) is its place there, and
+    # the next after any batch given an order of its own (the order is unique in a project).
+    order = factory.LazyAttribute(
+        lambda batch: Batch.objects.filter(project=batch.project).aggregate(last=Coalesce(Max("order"), -1))["last"] + 1
+    )
 
 
 class ModelEndpointFactory(DjangoModelFactory):

@@ -12,11 +12,11 @@ from curation.drafting.models import DraftingItem, DraftingRun
 from curation.drafting.selectors import run_queued_behind
 from curation.drafting.services.runs import run_cancel, run_create
 from curation.drafting.services.runs import run_start as drafting_run_start
-from curation.models import Batch
 from scoring.models import ScoringRun
 from scoring.runs.creation import run_create as scoring_run_create
 from scoring.runs.lifecycle import run_start as scoring_run_start
 from tests.curation.drafting.conftest import endpoint_on, make_contexts, scripted_reply
+from tests.factories import BatchFactory
 from tests.scoring.run_support import endpoint_for, small_release
 from tests.support import fault_server as fs
 from tests.support.workers import celery_worker, private_queue, wait_for
@@ -27,7 +27,7 @@ pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 def test_scoring_makes_progress_while_a_long_drafting_run_holds_the_drafting_worker(project, personas, settings):
     manager = personas["manager"]
     release = small_release(project, questions=3)
-    batch = Batch.objects.create(project=project, name="Long drafting")
+    batch = BatchFactory(project=project, name="Long drafting")  # after the release's import batch
     make_contexts(project, batch, 3)
     held = threading.Event()
     gate = threading.Event()

@@ -16,19 +16,31 @@ from django.utils import timezone
 from curation.errors import Conflict, InvalidInput, NotFound
 from curation.models import Batch, Context, Instance, Paper, Project
 from curation.services.projects import batch_managed, require_role
+from curation.services.unique import create_unique
 from curation.states import Role, Status
 from curation.webhooks.services import webhook_emit
 
 
 @transaction.atomic
 def batch_create(*, project: Project, actor: AbstractBaseUser | None, name: str) -> Batch:
-    """A new planned batch at the end of the project's batch order. Managers only."""
+    """A new planned batch at the end of the project's batch order, so its number is the project's next. Managers only.
+
+    The project's row is locked while the last number is read and the next one taken, so two batches created at the
+    same moment get different numbers (on SQLite the write lock serializes them); the unique (project, order)
+    constraint is the last word, and its violation is a Conflict, never a 500."""
     require_role(user=actor, project=project, roles=(Role.MANAGER,), action="create batches")
     name = name.strip()
     if not name:
         raise InvalidInput("A batch needs a name.")
+    Project.objects.select_for_update().values_list("pk", flat=True).get(pk=project.pk)
     last = Batch.objects.filter(project=project).aggregate(order=Max("order"))["order"]
-    return Batch.objects.create(project=project, name=name, order=0 if last is None else last + 1)
+    order = 0 if last is None else last + 1
+    return create_unique(
+        lambda: Batch.objects.create(project=project, name=name, order=order),
+        taken=lambda: Batch.objects.filter(project=project, order=order).exists(),
+        field="order",
+        message=f"Another batch took number {order + 1} in this project at the same moment; create this one again.",
+    )
 
 
 @transaction.atomic

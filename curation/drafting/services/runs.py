@@ -27,6 +27,12 @@ from curation.states import Role, Status
 # What a run records of its endpoint (as it was when the run started; it may be edited or deleted later), with its id.
 SNAPSHOT_FIELDS = ("name", "base_url", "model", "generation_params")
 OPEN_ITEM_STATES = (DraftingItem.Status.PENDING, DraftingItem.Status.RUNNING)
+# The team closed the batch (its work is done): a run adds no drafts to it, as filling it and importing into it
+# are refused (curation.batches.services, curation.exchange.draft_import).
+CLOSED_BATCH_REFUSAL = (
+    "{batches} closed: a closed batch takes no new drafts. Choose a planned or open batch, or contexts that are not "
+    "in a closed batch."
+)
 
 
 def _drafted_context_ids(project: Project, kind: str, context_ids: list[int]) -> set[int]:
@@ -76,6 +82,8 @@ def run_create(
             raise InvalidInput(f"{name} must be a non-negative whole number.")
     if batch is not None and batch.project_id != project.pk:
         raise InvalidInput("The batch belongs to another project.")
+    if batch is not None and batch.state == Batch.State.CLOSED:
+        raise InvalidInput(CLOSED_BATCH_REFUSAL.format(batches=f"Batch “{batch.name}” is"), detail={"field": "batch"})
 
     if not context_ids and batch is None:
         raise InvalidInput("Pick a batch or some contexts to draft.")
@@ -94,6 +102,12 @@ def run_create(
             f"Batch “{batch.name}” holds no short contexts yet. Put contexts into it with Batches → Fill a batch "
             "from papers, or enter context ids."
         )
+    if batch is None:  # a listed context's draft goes to the context's batch: one of a closed batch would fill it
+        closed = Batch.objects.filter(state=Batch.State.CLOSED, contexts__in=contexts)
+        if names := sorted(set(closed.values_list("name", flat=True))):
+            quoted = ", ".join(f"“{name}”" for name in names[:5])
+            batches = f"Batch {quoted} is" if len(names) == 1 else f"Batches {quoted} are"
+            raise InvalidInput(CLOSED_BATCH_REFUSAL.format(batches=batches), detail={"field": "contexts"})
 
     params = dict(generation_params or {})
     if unknown_params := set(params) - GENERATION_PARAM_NAMES:

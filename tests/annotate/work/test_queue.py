@@ -88,9 +88,10 @@ def test_claims_follow_the_batch_order_past_batches_without_drafts(personas, pro
     are all taken is passed over, and a batch created last but ordered before the others comes first."""
     taken = batch_open(batch_id=batch_create(project=project, actor=None, name="taken").pk, actor=None)
     ordered_first = batch_open(batch_id=batch_create(project=project, actor=None, name="first").pk, actor=None)
-    Batch.objects.filter(pk=taken.pk).update(order=0)
-    Batch.objects.filter(pk=ordered_first.pk).update(order=1)
-    Batch.objects.filter(pk=open_batch.pk).update(order=2)
+    # Moved past every order taken so far, one at a time, as a batch's order is unique in its project.
+    Batch.objects.filter(pk=taken.pk).update(order=10)
+    Batch.objects.filter(pk=ordered_first.pk).update(order=11)
+    Batch.objects.filter(pk=open_batch.pk).update(order=12)
     make_instance(batch=taken, initial_status=Status.VALIDATED)  # no draft left in it
     wanted = [make_instance(batch=ordered_first) for _ in range(2)]
     later = [make_instance(batch=open_batch) for _ in range(2)]
