@@ -26,6 +26,9 @@ CITE_COMMANDS = frozenset(
     {"cite", "citep", "citet", "citealp", "citealt", "citeauthor", "citeyear", "citeyearpar", "parencite",
      "textcite", "autocite", "footcite", "Cite", "Citep", "Citet", "nocite", "citenum", "citeA", "shortcite"}
 )  # fmt: skip
+# Citations that print the authors as words of the sentence ("Cohen et al. (2018) (b = 128)"): in a cell they are the
+# name itself, not a reference after it, so a cell keeps them.
+TEXTUAL_CITE_COMMANDS = frozenset({"citet", "Citet", "citeauthor", "textcite", "citealt"})
 TABULAR_ENVS = frozenset(
     {"tabular", "tabular*", "tabularx", "tabulary", "tabu", "longtable", "longtable*", "longtabu", "xltabular",
      "supertabular", "xtabular", "mpsupertabular", "NiceTabular", "NiceTabular*", "tblr", "longtblr", "talltblr",
@@ -303,7 +306,8 @@ class TextRenderer:
                 out.append(Token(CHAR, escape(self._reference(node.name, cursor, references))))
             elif node.kind == CS and node.name in CITE_COMMANDS:
                 cited = _citation(cursor)
-                out.append(Token(CHAR, escape(f"{_CITE_OPEN}{cited}{_CITE_CLOSE}" if in_cell else cited)))
+                marked = in_cell and node.name not in TEXTUAL_CITE_COMMANDS
+                out.append(Token(CHAR, escape(f"{_CITE_OPEN}{cited}{_CITE_CLOSE}" if marked else cited)))
             elif node.kind == CS and node.name in ("\\", "newline", "par"):
                 cursor.arguments("*[")
                 out.append(Token(SPACE, LINE_BREAK if node.name != "par" else " "))
