@@ -85,7 +85,10 @@ def _converter() -> tuple[macrospec.LatexContextDb, latex2text.LatexNodes2Text]:
     }
     walker_db = latexwalker.get_default_latex_context_db()
     walker_specs = [macrospec.MacroSpec(name, arguments) for name, (arguments, _) in macros.items()]
-    walker_db.add_context_category("tat-curate", macros=walker_specs, prepend=True)
+    # TeX prints a grave accent in text as an opening single quote (`Tool' → ‘Tool’); pylatexenc knows only ``.
+    walker_db.add_context_category(
+        "tat-curate", macros=walker_specs, specials=[macrospec.SpecialsSpec("`")], prepend=True
+    )
     text_db = latex2text.get_default_latex_context_db()
     # A macro without a replacement (None) is discarded: MacroTextSpec's default.
     text_specs = [latex2text.MacroTextSpec(name, simplify_repl=repl) for name, (_, repl) in macros.items()]
@@ -93,7 +96,9 @@ def _converter() -> tuple[macrospec.LatexContextDb, latex2text.LatexNodes2Text]:
         latex2text.MacroTextSpec(name, simplify_repl=lambda node, l2tobj, mark=mark: _accented(node, l2tobj, mark))
         for name, mark in unicode_accents_list
     ]
-    text_db.add_context_category("tat-curate", macros=text_specs, prepend=True)
+    text_db.add_context_category(
+        "tat-curate", macros=text_specs, specials=[latex2text.SpecialsTextSpec("`", "‘")], prepend=True
+    )
     return walker_db, latex2text.LatexNodes2Text(latex_context=text_db, math_mode="text", strict_latex_spaces=False)
 
 
@@ -198,6 +203,11 @@ def space_operators(text: str) -> str:
     return _BINARY_OPERATOR.sub(r" \1 ", text)
 
 
+# A quotation a grave accent opened (‘Tool') closes with its apostrophe as TeX prints it (‘Tool’); an apostrophe
+# inside a word (‘it's') is no closing quote. Apostrophes elsewhere stay as written.
+_SINGLE_QUOTED = re.compile(r"‘((?:[^‘’'\n]|'(?=\w))*)'(?!\w)")
+
+
 def latex_to_text(source: str) -> str:
     """Unicode text for a LaTeX fragment via pylatexenc; never raises (falls back to a crude strip)."""
     if not _NEEDS_PARSING.search(source):
@@ -208,7 +218,7 @@ def latex_to_text(source: str) -> str:
         text = converter.nodelist_to_text(nodes)
     except Exception:  # pylatexenc raises assorted errors on odd input; a crude strip is better than nothing.
         text = re.sub(r"\\[a-zA-Z@]+\*?|[{}$]", " ", source)
-    return space_operators(normalize_space(text))
+    return space_operators(normalize_space(_SINGLE_QUOTED.sub(r"‘\1’", text)))
 
 
 LINE_BREAK = "\u2028"  # a `\\` inside a cell or paragraph: a space, except after a word's hyphen
