@@ -377,7 +377,7 @@ class TextRenderer:
         return f"{name} {joined}".strip()
 
 
-_EXPONENT = re.compile(r"^[-+−]?\d")
+_EXPONENT = re.compile(r"^(?:[-+−]?\d|\()")  # a number, or a parenthesised index (`h^{(l)}`, never `h(l)`)
 _WORD_SCRIPT = re.compile(r"^[A-Za-z][A-Za-z-]*[A-Za-z]$")  # `dev`, `macro`, `CE`: a name, not an index
 _ORDINAL = re.compile(r"^(?:st|nd|rd|th)$")
 
@@ -396,9 +396,10 @@ _TEXT_COMMANDS = ("text", "textrm", "mathrm", "textit", "mathit", "textsf", "mat
 def _flatten_scripts(token: Token, cursor: NodeCursor, *, has_base: bool) -> list[Node]:
     """A math run with `_`/`^` as a reader writes it on one line: `β_2` → β2, `10^{21}` → 10^21, `87.3^*` → 87.3*.
 
-    The caret stays only before an exponent (a number, maybe signed) that follows something, where dropping it
-    would change the number read; `^\\circ` is a degree sign. A script that is a word keeps its mark, as plain-text
-    tables write it (`Acc_{dev}` → Acc_dev, `F1_{\\text{macro}}` → F1_macro), except an ordinal (`5^{th}` → 5th).
+    The caret stays only before an exponent (a number, maybe signed, or a parenthesised index: `h^{(l)}` → h^(l))
+    that follows something, where dropping it would change what is read; `^\\circ` is a degree sign. A script
+    that is a word keeps its mark, as plain-text tables write it (`Acc_{dev}` → Acc_dev, `F1_{\\text{macro}}` →
+    F1_macro), except an ordinal (`5^{th}` → 5th).
     """
     out: list[Node] = []
     text = ""
