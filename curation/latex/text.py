@@ -233,11 +233,13 @@ def normalize_space(text: str) -> str:
 
 @dataclass
 class LabelTarget:
-    """What a \\label names: its kind ("table", "section", …), the number a reader sees, and the table index."""
+    """What a \\label names: its kind ("table", "section", …), the number a reader sees, the table index, and the
+    heading \\nameref prints (a section's title)."""
 
     kind: str
     number: str
     table_index: int | None = None
+    title: str = ""
 
 
 _KIND_NAMES = {
@@ -363,7 +365,7 @@ class TextRenderer:
         if command in ("ref", "subref", "vref", "Vref", "labelcref", "tref"):
             return ", ".join(numbers)
         if command == "nameref":
-            return " ".join(numbers)
+            return " ".join(target.title or target.number for target in targets)
         kind = targets[0].kind if targets else ""
         singular, plural = _KIND_NAMES.get(kind, ("", ""))
         if command in ("namecref", "nameCref"):
