@@ -32,6 +32,9 @@ SYMBOLS: dict[str, str] = {
     "upphi": "ϕ", "upvarphi": "φ", "upchi": "χ", "uppsi": "ψ", "upomega": "ω", "upDelta": "Δ", "upGamma": "Γ",
     "upOmega": "Ω", "upSigma": "Σ", "upPhi": "Φ", "upPi": "Π", "upTheta": "Θ", "upLambda": "Λ",
     "xmark": "✗", "cmark": "✓", "tick": "✓", "cross": "✗",
+    # amsmath's operator names pylatexenc drops (`$\Pr(x)$` read `(x)`)
+    "arg": "arg", "cot": "cot", "coth": "coth", "csc": "csc", "deg": "deg", "det": "det", "dim": "dim", "gcd": "gcd",
+    "hom": "hom", "ker": "ker", "lg": "lg", "Pr": "Pr", "sec": "sec", "injlim": "inj lim", "projlim": "proj lim",
     # pylatexenc has these, but not as LaTeX prints them
     "textasciicircum": "^",
 }  # fmt: skip

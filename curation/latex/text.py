@@ -69,7 +69,14 @@ _MACROS: dict[str, tuple[str, str | None]] = {
     "url": ("{", "%(1)s"), "nolinkurl": ("{", "%(1)s"), "orcidlink": ("{", None), "email": ("{", "%(1)s"),
     "textls": ("[{", "%(2)s"), "maketitle": ("", None), "twocolumn": ("[", None), "onecolumn": ("", None),
     "scriptsize": ("", None), "selectfont": ("", None), "linebreak": ("[", " "),
+    # fractions and binomials pylatexenc does not know: read as their two arguments run together (`\tfrac{1}{2}` → 12)
+    "tfrac": ("{{", "%(1)s/%(2)s"), "dfrac": ("{{", "%(1)s/%(2)s"), "cfrac": ("[{{", "%(2)s/%(3)s"),
+    "sfrac": ("{{", "%(1)s/%(2)s"), "textfrac": ("{{", "%(1)s/%(2)s"), "binom": ("{{", "(%(1)s choose %(2)s)"),
+    "dbinom": ("{{", "(%(1)s choose %(2)s)"), "tbinom": ("{{", "(%(1)s choose %(2)s)"),
+    "operatorname": ("*{", "%(2)s"),
 }  # fmt: skip
+# Wide accents pylatexenc prints without their mark (`\widehat{y}` → y): combining marks set like its own accents.
+_WIDE_ACCENTS = [("widehat", "\u0302"), ("widetilde", "\u0303"), ("overline", "\u0305"), ("mathring", "\u030a")]
 # pifont's \ding numbers for the check and cross marks papers use in tables.
 _DINGS = {"51": "✓", "52": "✔", "55": "✗", "56": "✘", "72": "★", "73": "☆", "108": "●", "109": "❍", "110": "■"}
 
@@ -81,10 +88,13 @@ def _converter() -> tuple[macrospec.LatexContextDb, latex2text.LatexNodes2Text]:
         **{name: ("", char) for name, char in SYMBOLS.items()},
         **dict.fromkeys(SPACES, ("", " ")),
         "ding": ("{", _ding),
+        "xrightarrow": ("[{", _arrow),
+        "xleftarrow": ("[{", _arrow),
         **{name: (arguments, _quantity) for name, (arguments, _, _) in _QUANTITY_ARGS.items()},
     }
     walker_db = latexwalker.get_default_latex_context_db()
     walker_specs = [macrospec.MacroSpec(name, arguments) for name, (arguments, _) in macros.items()]
+    walker_specs += [macrospec.MacroSpec(name, "{") for name, _ in _WIDE_ACCENTS]
     # TeX prints a grave accent in text as an opening single quote (`Tool' → ‘Tool’); pylatexenc knows only ``.
     walker_db.add_context_category(
         "tat-curate", macros=walker_specs, specials=[macrospec.SpecialsSpec("`")], prepend=True
@@ -94,7 +104,7 @@ def _converter() -> tuple[macrospec.LatexContextDb, latex2text.LatexNodes2Text]:
     text_specs = [latex2text.MacroTextSpec(name, simplify_repl=repl) for name, (_, repl) in macros.items()]
     text_specs += [
         latex2text.MacroTextSpec(name, simplify_repl=lambda node, l2tobj, mark=mark: _accented(node, l2tobj, mark))
-        for name, mark in unicode_accents_list
+        for name, mark in [*unicode_accents_list, *_WIDE_ACCENTS]
     ]
     text_db.add_context_category(
         "tat-curate", macros=text_specs, specials=[latex2text.SpecialsTextSpec("`", "‘")], prepend=True
@@ -115,6 +125,14 @@ def _ding(node: latexwalker.LatexMacroNode, l2tobj: latex2text.LatexNodes2Text) 
     arguments = node.nodeargd.argnlist if node.nodeargd else []
     number = l2tobj.nodelist_to_text([arguments[0]]).strip() if arguments and arguments[0] else ""
     return _DINGS.get(number, "")
+
+
+def _arrow(node: latexwalker.LatexMacroNode, l2tobj: latex2text.LatexNodes2Text) -> str:
+    """An extensible arrow, the label set over it written after it: `\\xrightarrow{n\\to\\infty}` → →(n→∞)."""
+    arguments = node.nodeargd.argnlist if node.nodeargd else []
+    label = l2tobj.nodelist_to_text([argument for argument in arguments[1:] if argument]).strip()
+    arrow = "→" if node.macroname == "xrightarrow" else "←"
+    return f"{arrow}({label})" if label else arrow
 
 
 # siunitx: each macro's arguments, and which of them hold the number(s) and the unit (indices into the list).
