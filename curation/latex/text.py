@@ -90,6 +90,7 @@ def _converter() -> tuple[macrospec.LatexContextDb, latex2text.LatexNodes2Text]:
         "ding": ("{", _ding),
         "xrightarrow": ("[{", _arrow),
         "xleftarrow": ("[{", _arrow),
+        "sqrt": ("[{", _root),
         **{name: (arguments, _quantity) for name, (arguments, _, _) in _QUANTITY_ARGS.items()},
     }
     walker_db = latexwalker.get_default_latex_context_db()
@@ -133,6 +134,16 @@ def _arrow(node: latexwalker.LatexMacroNode, l2tobj: latex2text.LatexNodes2Text)
     label = l2tobj.nodelist_to_text([argument for argument in arguments[1:] if argument]).strip()
     arrow = "→" if node.macroname == "xrightarrow" else "←"
     return f"{arrow}({label})" if label else arrow
+
+
+def _root(node: latexwalker.LatexMacroNode, l2tobj: latex2text.LatexNodes2Text) -> str:
+    """A root with its index: `\\sqrt{2}` → √(2), `\\sqrt[3]{8}` → ∛(8), `\\sqrt[n]{x}` → (x)^(1/n); pylatexenc drops
+    the index, and √(8) is another number than ∛(8)."""
+    index, radicand = [*(node.nodeargd.argnlist if node.nodeargd else []), None, None][:2]
+    inner = l2tobj.nodelist_to_text([radicand] if radicand else []).strip()
+    degree = l2tobj.nodelist_to_text([index]).strip() if index else ""
+    sign = {"": "√", "2": "√", "3": "∛", "4": "∜"}.get(degree)
+    return f"{sign}({inner})" if sign else f"({inner})^(1/{degree})"
 
 
 # siunitx: each macro's arguments, and which of them hold the number(s) and the unit (indices into the list).
