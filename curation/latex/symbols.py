@@ -20,7 +20,7 @@ SYMBOLS: dict[str, str] = {
     "textfouroldstyle": "4", "textfiveoldstyle": "5", "textsixoldstyle": "6", "textsevenoldstyle": "7",
     "texteightoldstyle": "8", "textnineoldstyle": "9",
     # math and marker symbols seen in tables (amssymb, upgreek, pifont/bbding-style marks)
-    "checkmark": "✓", "ne": "≠", "degree": "°", "ddagger": "‡", "neg": "¬", "land": "∧", "lor": "∨",
+    "checkmark": "✓", "|": "‖", "ne": "≠", "degree": "°", "ddagger": "‡", "neg": "¬", "land": "∧", "lor": "∨",
     "Re": "ℜ", "Im": "ℑ", "triangle": "△", "heartsuit": "♡", "bigstar": "★", "models": "⊨", "bot": "⊥",
     "clubsuit": "♣", "spadesuit": "♠", "diamondsuit": "♢", "coloneqq": "≔", "nsim": "≁", "ohm": "Ω",
     "micro": "µ", "euro": "€", "EUR": "€", "Box": "□", "Diamond": "◇", "dashrightarrow": "⇢", "iff": "⟺",

@@ -408,17 +408,19 @@ class TextRenderer:
         return f"{name} {joined}".strip()
 
 
-_EXPONENT = re.compile(r"^(?:[-+−]?\d|\()")  # a number, or a parenthesised index (`h^{(l)}`, never `h(l)`)
+# An exponent a reader must see raised: a number, a signed term (`e^{-x}`, never `e-x`) or a parenthesised index
+# (`h^{(l)}`, never the call `h(l)`).
+_EXPONENT = re.compile(r"^(?:[-+−]?[\d(]|[-+−]\S)")
 _WORD_SCRIPT = re.compile(r"^[A-Za-z][A-Za-z-]*[A-Za-z]$")  # `dev`, `macro`, `CE`: a name, not an index
 _ORDINAL = re.compile(r"^(?:st|nd|rd|th)$")
 
 
 def _text_script_mark(name: str, script: str) -> str:
-    """`_`/`^` before a text-mode script that would otherwise join the word (`Acc_dev`, `Annotations^a`, `x^2`);
-    none before a subscript index or number (`H2O`), an ordinal (`1st`) or a marker symbol (`87.3*`)."""
+    """`_`/`^` before a text-mode script that would otherwise join the word (`Acc_dev`, `Annotations^a`, `x^2`,
+    `10^-3`); none before a subscript index or number (`H2O`), an ordinal (`1st`) or a marker symbol (`87.3*`)."""
     if name == "textsubscript":
         return "_" if _WORD_SCRIPT.match(script) else ""
-    return "^" if script.isalnum() and not _ORDINAL.match(script) else ""
+    return "^" if (script.isalnum() and not _ORDINAL.match(script)) or _EXPONENT.match(script) else ""
 
 
 _TEXT_COMMANDS = ("text", "textrm", "mathrm", "textit", "mathit", "textsf", "mathsf", "textbf", "mathbf", "texttt")
