@@ -151,7 +151,9 @@ class DocumentWalker:
         elif name == "label":
             label = to_latex(cursor.argument() or []).strip()
             if label:
-                self.labels[label] = LabelTarget(self._target.kind, self._target.number, self._target.table_index)
+                self.labels[label] = LabelTarget(
+                    self._target.kind, self._target.number, self._target.table_index, self._target.title
+                )
         elif name in ("par", "newpage", "clearpage", "cleardoublepage", "maketitle", "tableofcontents"):
             self.flush()
         elif name == "item":
@@ -177,12 +179,13 @@ class DocumentWalker:
                 self._counters[deeper] = 0
             self._section_number = self._format_number(level)
             self._target = LabelTarget(
-                "appendix" if self._in_appendix and level == 2 else "section", self._section_number
+                "appendix" if self._in_appendix and level == 2 else "section", self._section_number, title=text
             )
         else:
             self._section_number = ""
             if text.lower().startswith(("appendix", "appendices", "supplementary")) and level <= 2:
                 self._in_appendix = True
+        self._collect_labels(title)  # `\subsection{Data \label{sec:data}}` names this section, as one after it does
         self._section = text
 
     def _format_number(self, level: int) -> str:
@@ -233,7 +236,7 @@ class DocumentWalker:
                 self._equation_counter += 1
                 self.labels[label] = LabelTarget("equation", str(self._equation_counter))
             else:
-                self.labels[label] = LabelTarget(self._target.kind, self._target.number)
+                self.labels[label] = LabelTarget(self._target.kind, self._target.number, title=self._target.title)
 
     def flush(self) -> None:
         nodes = self._buffer

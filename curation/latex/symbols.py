@@ -20,7 +20,7 @@ SYMBOLS: dict[str, str] = {
     "textfouroldstyle": "4", "textfiveoldstyle": "5", "textsixoldstyle": "6", "textsevenoldstyle": "7",
     "texteightoldstyle": "8", "textnineoldstyle": "9",
     # math and marker symbols seen in tables (amssymb, upgreek, pifont/bbding-style marks)
-    "checkmark": "✓", "ne": "≠", "degree": "°", "ddagger": "‡", "neg": "¬", "land": "∧", "lor": "∨",
+    "checkmark": "✓", "|": "‖", "ne": "≠", "degree": "°", "ddagger": "‡", "neg": "¬", "land": "∧", "lor": "∨",
     "Re": "ℜ", "Im": "ℑ", "triangle": "△", "heartsuit": "♡", "bigstar": "★", "models": "⊨", "bot": "⊥",
     "clubsuit": "♣", "spadesuit": "♠", "diamondsuit": "♢", "coloneqq": "≔", "nsim": "≁", "ohm": "Ω",
     "micro": "µ", "euro": "€", "EUR": "€", "Box": "□", "Diamond": "◇", "dashrightarrow": "⇢", "iff": "⟺",
@@ -32,6 +32,9 @@ SYMBOLS: dict[str, str] = {
     "upphi": "ϕ", "upvarphi": "φ", "upchi": "χ", "uppsi": "ψ", "upomega": "ω", "upDelta": "Δ", "upGamma": "Γ",
     "upOmega": "Ω", "upSigma": "Σ", "upPhi": "Φ", "upPi": "Π", "upTheta": "Θ", "upLambda": "Λ",
     "xmark": "✗", "cmark": "✓", "tick": "✓", "cross": "✗",
+    # amsmath's operator names pylatexenc drops (`$\Pr(x)$` read `(x)`)
+    "arg": "arg", "cot": "cot", "coth": "coth", "csc": "csc", "deg": "deg", "det": "det", "dim": "dim", "gcd": "gcd",
+    "hom": "hom", "ker": "ker", "lg": "lg", "Pr": "Pr", "sec": "sec", "injlim": "inj lim", "projlim": "proj lim",
     # pylatexenc has these, but not as LaTeX prints them
     "textasciicircum": "^",
 }  # fmt: skip

@@ -26,6 +26,9 @@ CITE_COMMANDS = frozenset(
     {"cite", "citep", "citet", "citealp", "citealt", "citeauthor", "citeyear", "citeyearpar", "parencite",
      "textcite", "autocite", "footcite", "Cite", "Citep", "Citet", "nocite", "citenum", "citeA", "shortcite"}
 )  # fmt: skip
+# Citations that print the authors as words of the sentence ("Cohen et al. (2018) (b = 128)"): in a cell they are the
+# name itself, not a reference after it, so a cell keeps them.
+TEXTUAL_CITE_COMMANDS = frozenset({"citet", "Citet", "citeauthor", "textcite", "citealt"})
 TABULAR_ENVS = frozenset(
     {"tabular", "tabular*", "tabularx", "tabulary", "tabu", "longtable", "longtable*", "longtabu", "xltabular",
      "supertabular", "xtabular", "mpsupertabular", "NiceTabular", "NiceTabular*", "tblr", "longtblr", "talltblr",
@@ -66,7 +69,14 @@ _MACROS: dict[str, tuple[str, str | None]] = {
     "url": ("{", "%(1)s"), "nolinkurl": ("{", "%(1)s"), "orcidlink": ("{", None), "email": ("{", "%(1)s"),
     "textls": ("[{", "%(2)s"), "maketitle": ("", None), "twocolumn": ("[", None), "onecolumn": ("", None),
     "scriptsize": ("", None), "selectfont": ("", None), "linebreak": ("[", " "),
+    # fractions and binomials pylatexenc does not know: read as their two arguments run together (`\tfrac{1}{2}` → 12)
+    "tfrac": ("{{", "%(1)s/%(2)s"), "dfrac": ("{{", "%(1)s/%(2)s"), "cfrac": ("[{{", "%(2)s/%(3)s"),
+    "sfrac": ("{{", "%(1)s/%(2)s"), "textfrac": ("{{", "%(1)s/%(2)s"), "binom": ("{{", "(%(1)s choose %(2)s)"),
+    "dbinom": ("{{", "(%(1)s choose %(2)s)"), "tbinom": ("{{", "(%(1)s choose %(2)s)"),
+    "operatorname": ("*{", "%(2)s"),
 }  # fmt: skip
+# Wide accents pylatexenc prints without their mark (`\widehat{y}` → y): combining marks set like its own accents.
+_WIDE_ACCENTS = [("widehat", "\u0302"), ("widetilde", "\u0303"), ("overline", "\u0305"), ("mathring", "\u030a")]
 # pifont's \ding numbers for the check and cross marks papers use in tables.
 _DINGS = {"51": "✓", "52": "✔", "55": "✗", "56": "✘", "72": "★", "73": "☆", "108": "●", "109": "❍", "110": "■"}
 
@@ -78,19 +88,28 @@ def _converter() -> tuple[macrospec.LatexContextDb, latex2text.LatexNodes2Text]:
         **{name: ("", char) for name, char in SYMBOLS.items()},
         **dict.fromkeys(SPACES, ("", " ")),
         "ding": ("{", _ding),
+        "xrightarrow": ("[{", _arrow),
+        "xleftarrow": ("[{", _arrow),
+        "sqrt": ("[{", _root),
         **{name: (arguments, _quantity) for name, (arguments, _, _) in _QUANTITY_ARGS.items()},
     }
     walker_db = latexwalker.get_default_latex_context_db()
     walker_specs = [macrospec.MacroSpec(name, arguments) for name, (arguments, _) in macros.items()]
-    walker_db.add_context_category("tat-curate", macros=walker_specs, prepend=True)
+    walker_specs += [macrospec.MacroSpec(name, "{") for name, _ in _WIDE_ACCENTS]
+    # TeX prints a grave accent in text as an opening single quote (`Tool' → ‘Tool’); pylatexenc knows only ``.
+    walker_db.add_context_category(
+        "tat-curate", macros=walker_specs, specials=[macrospec.SpecialsSpec("`")], prepend=True
+    )
     text_db = latex2text.get_default_latex_context_db()
     # A macro without a replacement (None) is discarded: MacroTextSpec's default.
     text_specs = [latex2text.MacroTextSpec(name, simplify_repl=repl) for name, (_, repl) in macros.items()]
     text_specs += [
         latex2text.MacroTextSpec(name, simplify_repl=lambda node, l2tobj, mark=mark: _accented(node, l2tobj, mark))
-        for name, mark in unicode_accents_list
+        for name, mark in [*unicode_accents_list, *_WIDE_ACCENTS]
     ]
-    text_db.add_context_category("tat-curate", macros=text_specs, prepend=True)
+    text_db.add_context_category(
+        "tat-curate", macros=text_specs, specials=[latex2text.SpecialsTextSpec("`", "‘")], prepend=True
+    )
     return walker_db, latex2text.LatexNodes2Text(latex_context=text_db, math_mode="text", strict_latex_spaces=False)
 
 
@@ -107,6 +126,24 @@ def _ding(node: latexwalker.LatexMacroNode, l2tobj: latex2text.LatexNodes2Text) 
     arguments = node.nodeargd.argnlist if node.nodeargd else []
     number = l2tobj.nodelist_to_text([arguments[0]]).strip() if arguments and arguments[0] else ""
     return _DINGS.get(number, "")
+
+
+def _arrow(node: latexwalker.LatexMacroNode, l2tobj: latex2text.LatexNodes2Text) -> str:
+    """An extensible arrow, the label set over it written after it: `\\xrightarrow{n\\to\\infty}` → →(n→∞)."""
+    arguments = node.nodeargd.argnlist if node.nodeargd else []
+    label = l2tobj.nodelist_to_text([argument for argument in arguments[1:] if argument]).strip()
+    arrow = "→" if node.macroname == "xrightarrow" else "←"
+    return f"{arrow}({label})" if label else arrow
+
+
+def _root(node: latexwalker.LatexMacroNode, l2tobj: latex2text.LatexNodes2Text) -> str:
+    """A root with its index: `\\sqrt{2}` → √(2), `\\sqrt[3]{8}` → ∛(8), `\\sqrt[n]{x}` → (x)^(1/n); pylatexenc drops
+    the index, and √(8) is another number than ∛(8)."""
+    index, radicand = [*(node.nodeargd.argnlist if node.nodeargd else []), None, None][:2]
+    inner = l2tobj.nodelist_to_text([radicand] if radicand else []).strip()
+    degree = l2tobj.nodelist_to_text([index]).strip() if index else ""
+    sign = {"": "√", "2": "√", "3": "∛", "4": "∜"}.get(degree)
+    return f"{sign}({inner})" if sign else f"({inner})^(1/{degree})"
 
 
 # siunitx: each macro's arguments, and which of them hold the number(s) and the unit (indices into the list).
@@ -195,6 +232,11 @@ def space_operators(text: str) -> str:
     return _BINARY_OPERATOR.sub(r" \1 ", text)
 
 
+# A quotation a grave accent opened (‘Tool') closes with its apostrophe as TeX prints it (‘Tool’); an apostrophe
+# inside a word (‘it's') is no closing quote. Apostrophes elsewhere stay as written.
+_SINGLE_QUOTED = re.compile(r"‘((?:[^‘’'\n]|'(?=\w))*)'(?!\w)")
+
+
 def latex_to_text(source: str) -> str:
     """Unicode text for a LaTeX fragment via pylatexenc; never raises (falls back to a crude strip)."""
     if not _NEEDS_PARSING.search(source):
@@ -205,7 +247,7 @@ def latex_to_text(source: str) -> str:
         text = converter.nodelist_to_text(nodes)
     except Exception:  # pylatexenc raises assorted errors on odd input; a crude strip is better than nothing.
         text = re.sub(r"\\[a-zA-Z@]+\*?|[{}$]", " ", source)
-    return space_operators(normalize_space(text))
+    return space_operators(normalize_space(_SINGLE_QUOTED.sub(r"‘\1’", text)))
 
 
 LINE_BREAK = "\u2028"  # a `\\` inside a cell or paragraph: a space, except after a word's hyphen
@@ -220,11 +262,13 @@ def normalize_space(text: str) -> str:
 
 @dataclass
 class LabelTarget:
-    """What a \\label names: its kind ("table", "section", …), the number a reader sees, and the table index."""
+    """What a \\label names: its kind ("table", "section", …), the number a reader sees, the table index, and the
+    heading \\nameref prints (a section's title)."""
 
     kind: str
     number: str
     table_index: int | None = None
+    title: str = ""
 
 
 _KIND_NAMES = {
@@ -303,7 +347,8 @@ class TextRenderer:
                 out.append(Token(CHAR, escape(self._reference(node.name, cursor, references))))
             elif node.kind == CS and node.name in CITE_COMMANDS:
                 cited = _citation(cursor)
-                out.append(Token(CHAR, escape(f"{_CITE_OPEN}{cited}{_CITE_CLOSE}" if in_cell else cited)))
+                marked = in_cell and node.name not in TEXTUAL_CITE_COMMANDS
+                out.append(Token(CHAR, escape(f"{_CITE_OPEN}{cited}{_CITE_CLOSE}" if marked else cited)))
             elif node.kind == CS and node.name in ("\\", "newline", "par"):
                 cursor.arguments("*[")
                 out.append(Token(SPACE, LINE_BREAK if node.name != "par" else " "))
@@ -349,7 +394,7 @@ class TextRenderer:
         if command in ("ref", "subref", "vref", "Vref", "labelcref", "tref"):
             return ", ".join(numbers)
         if command == "nameref":
-            return " ".join(numbers)
+            return " ".join(target.title or target.number for target in targets)
         kind = targets[0].kind if targets else ""
         singular, plural = _KIND_NAMES.get(kind, ("", ""))
         if command in ("namecref", "nameCref"):
@@ -363,17 +408,19 @@ class TextRenderer:
         return f"{name} {joined}".strip()
 
 
-_EXPONENT = re.compile(r"^[-+−]?\d")
+# An exponent a reader must see raised: a number, a signed term (`e^{-x}`, never `e-x`) or a parenthesised index
+# (`h^{(l)}`, never the call `h(l)`).
+_EXPONENT = re.compile(r"^(?:[-+−]?[\d(]|[-+−]\S)")
 _WORD_SCRIPT = re.compile(r"^[A-Za-z][A-Za-z-]*[A-Za-z]$")  # `dev`, `macro`, `CE`: a name, not an index
 _ORDINAL = re.compile(r"^(?:st|nd|rd|th)$")
 
 
 def _text_script_mark(name: str, script: str) -> str:
-    """`_`/`^` before a text-mode script that would otherwise join the word (`Acc_dev`, `Annotations^a`, `x^2`);
-    none before a subscript index or number (`H2O`), an ordinal (`1st`) or a marker symbol (`87.3*`)."""
+    """`_`/`^` before a text-mode script that would otherwise join the word (`Acc_dev`, `Annotations^a`, `x^2`,
+    `10^-3`); none before a subscript index or number (`H2O`), an ordinal (`1st`) or a marker symbol (`87.3*`)."""
     if name == "textsubscript":
         return "_" if _WORD_SCRIPT.match(script) else ""
-    return "^" if script.isalnum() and not _ORDINAL.match(script) else ""
+    return "^" if (script.isalnum() and not _ORDINAL.match(script)) or _EXPONENT.match(script) else ""
 
 
 _TEXT_COMMANDS = ("text", "textrm", "mathrm", "textit", "mathit", "textsf", "mathsf", "textbf", "mathbf", "texttt")
@@ -382,9 +429,10 @@ _TEXT_COMMANDS = ("text", "textrm", "mathrm", "textit", "mathit", "textsf", "mat
 def _flatten_scripts(token: Token, cursor: NodeCursor, *, has_base: bool) -> list[Node]:
     """A math run with `_`/`^` as a reader writes it on one line: `β_2` → β2, `10^{21}` → 10^21, `87.3^*` → 87.3*.
 
-    The caret stays only before an exponent (a number, maybe signed) that follows something, where dropping it
-    would change the number read; `^\\circ` is a degree sign. A script that is a word keeps its mark, as plain-text
-    tables write it (`Acc_{dev}` → Acc_dev, `F1_{\\text{macro}}` → F1_macro), except an ordinal (`5^{th}` → 5th).
+    The caret stays only before an exponent (a number, maybe signed, or a parenthesised index: `h^{(l)}` → h^(l))
+    that follows something, where dropping it would change what is read; `^\\circ` is a degree sign. A script
+    that is a word keeps its mark, as plain-text tables write it (`Acc_{dev}` → Acc_dev, `F1_{\\text{macro}}` →
+    F1_macro), except an ordinal (`5^{th}` → 5th).
     """
     out: list[Node] = []
     text = ""

@@ -173,6 +173,7 @@ def serialize(tokens: list[Token]) -> str:
 
 _ESCAPES = {
     "\\": r"\textbackslash{}", "{": r"\{", "}": r"\}", "%": r"\%", "$": r"\$", "&": r"\&", "#": r"\#", "_": r"\_",
+    "`": r"\textasciigrave{}",
 }  # fmt: skip
 
 

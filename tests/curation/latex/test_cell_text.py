@@ -96,6 +96,12 @@ def test_underscores_outside_math_stay(extract_latex):
     assert result.paragraphs[0].text == "See http://x.org/a_b and snake_case with x1."
 
 
+def test_tex_single_quotes_print_as_quotes_and_verbatim_keeps_its_graves(extract_latex):
+    # ClinQueryAgent's captions (`was this useful?'): TeX prints a grave accent as ‘; \verb prints it as written.
+    result = extract_latex(r"Asked `did it help?' (it's `fine'), ``yes'' in \verb|`ls`| and the authors' data.")
+    assert result.paragraphs[0].text == "Asked ‘did it help?’ (it's ‘fine’), “yes” in `ls` and the authors' data."
+
+
 def test_xspace_keeps_its_space_before_a_parenthesis_but_not_before_punctuation(extract_latex):
     result = extract_latex(
         r"We call it \Model (ours), \Model. And \Model's size, \Model{} x, \Model~y, \Model\footnote{n} z.",

@@ -189,3 +189,18 @@ def test_include_cycles_and_missing_files_are_warnings():
 
 def test_subfile_is_not_a_rival_main_file(multifile):
     assert not any("several main-file candidates" in warning for warning in multifile.warnings)
+
+
+def test_a_label_inside_a_section_title_names_that_section_and_nameref_prints_its_title(extract_latex):
+    # llm-stylometry (ContextLab/llm-stylometry, paper/main.tex, MIT): `\subsection{Data and preprocessing
+    # \label{sec:data}}`, cited later as "Sec.~\ref{sec:data}", read "Sec. ??"; "(see \nameref{subsec:ablation})",
+    # which prints the subsection's title, read its number once the label was found.
+    result = extract_latex(
+        r"\section{Methods}\subsection{Data and preprocessing \label{sec:data}} We used eight authors."
+        r"\section{Results}\label{sec:results} We tested eight authors (see Sec.~\ref{sec:data} and \cref{sec:data})."
+        r" As in \nameref{sec:data} and \nameref{sec:results}."
+    )
+    assert [paragraph.text for paragraph in result.paragraphs] == [
+        "We used eight authors.",
+        "We tested eight authors (see Sec. 1.1 and Section 1.1). As in Data and preprocessing and Results.",
+    ]
