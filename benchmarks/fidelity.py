@@ -193,6 +193,8 @@ def main() -> None:
                 answer=["x"],
                 answer_form="short",
                 answer_source="table",
+                answer_type="span",
+                scale="",  # chosen: no unit scale (TAT-QA's format refuses a question with none chosen)
             )
             tables = list(context.tables.order_by("order"))
             if index % 2 and tables:
@@ -291,7 +293,9 @@ def main() -> None:
                         [t["key"] for t in record["tables"]],
                     )
                 elif fmt == "tatqa":
-                    keys = [record["table"]["uid"], *(t["uid"] for t in record.get("more_tables") or [])]
+                    uids = [record["table"]["uid"], *(t["uid"] for t in record.get("more_tables") or [])]
+                    # A document's table uid is the paper's table key followed by its context's ("/context-12…").
+                    keys = ["/".join(uid.split("/")[:2]) if uid else "" for uid in uids]
                     grids = [record["table"]["table"], *(t["table"] for t in record.get("more_tables") or [])]
                     for key, grid in zip(keys, grids, strict=True):
                         if key:
