@@ -11,7 +11,7 @@ from django.db.models import OuterRef, Subquery
 from annotate.quality.models import GoldProbe, QualityDecision, QualitySettings, ReissuedId
 from annotate.quality.services import batches_without_probes, gold_figure, is_below_threshold, quality_settings_of
 from curation.members.selectors import is_qualified_annotator
-from curation.models import Membership, Project
+from curation.models import Instance, Membership, Project
 from curation.selectors import roles_of
 from curation.services.projects import require_role
 from curation.states import Role
@@ -66,8 +66,10 @@ def quality_settings_get(*, user: AbstractBaseUser, project: Project) -> Quality
 def reissued_as(*, user: AbstractBaseUser, project: Project, instance_id: int) -> int | None:
     """For a manager, the id the project's instance once numbered `instance_id` has now that hidden gold's late
     placement reissued it; for anyone else None, as for an id never reissued (which ids were reissued would tell the
-    probes among the new ones)."""
+    probes among the new ones). None too while an instance of the project holds the id."""
     if Role.MANAGER not in roles_of(user=user, project=project):
+        return None
+    if Instance.objects.filter(pk=instance_id, project=project).exists():
         return None
     reissued = ReissuedId.objects.filter(old_id=instance_id, instance__project=project)
     return reissued.values_list("instance_id", flat=True).first()

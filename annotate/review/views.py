@@ -28,7 +28,7 @@ from annotate.review.api import (
 )
 from annotate.review.models import Discussion, ReviewComment
 from curation.answer_types import ANSWER_TYPE_LABELS, SCALE_FORM_CHOICES, scale_for_form, scale_of_form
-from curation.errors import Conflict, NotFound
+from curation.errors import Conflict
 from curation.models import Instance, Project
 from curation.page_errors import FORM_ERRORS, form_given, page_input, service_attempt
 from curation.selectors import project_get, roles_of
@@ -300,13 +300,10 @@ def discussion_next(request: HttpRequest, slug: str) -> HttpResponse:
 def history_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     project = project_get(user=request.user, slug=slug)
     numbers = {"first": request.GET.get("a"), "second": request.GET.get("b"), "restore": request.GET.get("restore")}
-    try:
-        data = review_selectors.history_data(user=request.user, instance_id=pk, project=project, **numbers)
-    except NotFound:
-        reissued = reissued_as(user=request.user, project=project, instance_id=pk)  # a manager's older link
-        if reissued is None:
-            raise
+    reissued = reissued_as(user=request.user, project=project, instance_id=pk)  # a manager's older link
+    if reissued is not None:
         return redirect("review-history", slug=slug, pk=reissued)
+    data = review_selectors.history_data(user=request.user, instance_id=pk, project=project, **numbers)
     return render(request, "annotate/review/history.html", {"project": project, **data})
 
 
