@@ -13,9 +13,13 @@ FORMAT_NOTES = {
     "question_type, reasoning, answer) with answer_type, answer_form, answer_source, relevant_tables, scale, split; "
     "an imported record keeps every key of its source (question_c, answer_c, tables[].latex, …) first, in its order.",
     "tatqa": "`data/{name}.json`: TAT-QA's layout, a list of documents {table, paragraphs, questions}; imported "
-    "TAT-QA questions keep their uids, orders, native answers and every other key, in the file's order.",
+    "TAT-QA questions keep their uids, orders, native answers and every other key, in the file's order. "
+    "Questions of the unanswerable split are not in this layout (TAT-QA has no abstention); the scitat, jsonl, csv, "
+    "parquet and hf layouts carry them.",
     "tatdqa": "`data/{name}.json`: TAT-DQA's layout, a list of documents {doc, questions}. {doc_keys} "
-    "Imported documents and questions come back as the file had them.",
+    "Imported documents and questions come back as the file had them. Questions of the unanswerable split are not "
+    "in this layout (TAT-QA has no abstention); the scitat, jsonl, csv, parquet and hf layouts "
+    "carry them.",
     "finqa": "`data/{name}.json`: FinQA's layout {id, pre_text, post_text, filename, table, qa{question, program, "
     "exe_ans, …}}.",
     "jsonl": "`data/{name}.jsonl`: one instance per line, its context inline (`context`; `paper_context` is the "

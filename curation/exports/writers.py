@@ -84,7 +84,12 @@ def write_text_format(
     elif fmt == "jsonl":
         out.writelines(json.dumps(records.jsonl_record(*row), ensure_ascii=False) + "\n" for row in counted)
     elif fmt in ("tatqa", "tatdqa"):
-        write_json_array(out, tatqa_documents(counted) if fmt == "tatqa" else tatdqa_documents(counted, doc_keys))
+        # TAT-QA's layouts hold no abstention: its four answer types each need an answer (its loader here refuses
+        # any other type, its scorer gives an empty gold 0 even against itself, and no scale is chosen for one), so
+        # the questions of the unanswerable split stay in the layouts that mark them (scitat, jsonl, csv, parquet, hf).
+        answerable = (row for row in counted if row[0].get("is_answerable") is not False)
+        documents = tatqa_documents(answerable) if fmt == "tatqa" else tatdqa_documents(answerable, doc_keys)
+        write_json_array(out, documents)
     else:
         record = {"scitat": records.scitat_record, "finqa": records.finqa_record}[fmt]
         write_json_array(out, (record(*row) for row in counted))

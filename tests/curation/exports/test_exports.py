@@ -23,6 +23,14 @@ from curation.releases.services.exports import export_request
 from curation.releases.services.jobs import EXPORT_BUILDS
 from curation.releases.tasks import export_build_task
 from scoring.metrics import scitat
+from tests.factories import (
+    BatchFactory,
+    LongContextFactory,
+    PaperFactory,
+    ShortContextFactory,
+    TableFactory,
+    ValidatedInstanceFactory,
+)
 
 
 @pytest.fixture(autouse=True)
@@ -170,6 +178,69 @@ def test_tatqa_export_gives_each_document_its_own_table_uids_the_same_on_every_e
     assert parse_tatqa(documents).contexts  # TAT-QA's loader here refuses a table uid twice
     write_export_zip(release, "tatqa", tmp_path / "again.zip")
     assert unpack(tmp_path / "again.zip")["data/demo-v1.json"] == unpack(tmp_path / "x.zip")["data/demo-v1.json"]
+
+
+# A curated question of every kind TAT-QA's layout writes: (context, question, answer, answer type, scale).
+EVERY_KIND = (
+    ("first", "What was revenue in 2019?", ["1,200"], "span", "thousand"),
+    ("first", "Which items rose?", ["Revenue", "Profit"], "multi-span", ""),
+    ("first", "By how much did revenue change?", ["200"], "arithmetic", "thousand"),
+    ("second", "What was the percentage change in revenue?", ["20%"], "arithmetic", "percent"),
+    ("second", "What share of revenue is profit?", ["75"], "arithmetic", "percent"),
+    ("second", "What is the ratio of 2018 to 2019 revenue?", ["0.83"], "arithmetic", ""),
+    ("second", "What is the total of revenue and profit in 2019?", ["2,100"], "arithmetic", "thousand"),
+    ("second", "How many items are above 500 in 2019?", ["2"], "count", ""),
+    ("second", "How many customers did the firm serve?", ["1,250"], "count", ""),
+    ("paper", "What is the lowest share?", ["(0.48)"], "span", ""),  # an extreme value, as its cell writes it
+    ("paper", "What is the lowest value in 2019?", ["(300)"], "span", "thousand"),
+    ("paper", "By how much did cost change?", ["-550"], "arithmetic", "thousand"),
+    ("paper", "What share of 2019 revenue is cost?", ["-25.14%"], "arithmetic", "percent"),
+)
+
+
+@pytest.fixture
+def every_kind_release(project):
+    """A release of validated questions of every answer type and scale, on two short contexts citing one table and on
+    the whole paper, with an unanswerable question beside them."""
+    batch = BatchFactory(project=project, name="Every kind")
+    paper = PaperFactory(project=project, title="Annual report")
+    table = TableFactory(
+        paper=paper,
+        cells=[
+            ["Item", "2019", "2018", "Share"],
+            ["Revenue", "1,200", "1,000", "12.5%"],
+            ["Cost", "(300)", "250", "(0.48)"],
+            ["Profit", "900", "750", "7.5%"],
+        ],
+    )
+    contexts = {
+        "first": ShortContextFactory(paper=paper, tables=[table], paragraph__text="Revenue grew (in thousands)."),
+        "second": ShortContextFactory(paper=paper, tables=[table], paragraph__text="Costs fell in 2019."),
+        "paper": LongContextFactory(paper=paper),
+    }
+    for context, question, answer, answer_type, scale in EVERY_KIND:
+        ValidatedInstanceFactory(
+            project=project, batch=batch, context=contexts[context], question=question, rationale="From the table.",
+            answer=answer, answer_type=answer_type, scale=scale, answer_form="short", answer_source="table",
+            relevant_tables=[table],
+        )  # fmt: skip
+    ValidatedInstanceFactory(
+        project=project, batch=batch, context=contexts["paper"], question="What was revenue in 2017?", answer=[],
+        answer_type="", scale=None, is_answerable=False, unanswerable_reason="The table starts in 2018.",
+    )  # fmt: skip
+    return release_cut(project=project, actor=None, name="kinds", batch_ids=[batch.pk], split_seed=3)
+
+
+@pytest.mark.parametrize("fmt", ["tatqa", "tatdqa"])
+def test_tatqa_layouts_leave_out_unanswerable_questions_instead_of_refusing_the_release(
+    every_kind_release, fmt, tmp_path
+):
+    # TAT-QA has no abstention and the unanswerable question has no scale: it used to stop the whole export.
+    write_export_zip(every_kind_release, fmt, tmp_path / "x.zip")
+    files = unpack(tmp_path / "x.zip")
+    questions = [q["question"] for d in json.loads(files["data/kinds-v1.json"]) for q in d["questions"]]
+    assert questions == [question for _, question, *_ in EVERY_KIND]
+    assert "unanswerable split are not in this layout" in files["README.md"].decode()
 
 
 def test_json_array_writer_streams_element_by_element():
