@@ -15,6 +15,8 @@ from curation.table_shape import shape_from_frozen
 Item = Mapping[str, Any]
 FrozenContext = Mapping[str, Any] | None
 _NUMBER = re.compile(r"^-?\d+(\.\d+)?$")
+# A thousands separator between digits: "1,200" and "12,345.6", not the comma of "1,2".
+_GROUPING = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
 
 
 # A TAT-QA question's keys in the format's order, with what a question curated here holds before its values.
@@ -92,12 +94,15 @@ def _native_answer(item: Item) -> Any:
         if as_items == answer:
             return original
     if item.get("answer_type") in ("arithmetic",) and len(answer) == 1:
-        # A percentage is its number: the scale says percent, as TAT-QA writes it (25.14, "percent").
-        written = answer[0].strip().removesuffix("%") if item.get("scale") == "percent" else answer[0]
+        # A percentage is its number: the scale says percent, as TAT-QA writes it (25.14, "percent"); a number is
+        # written without its thousands separators (2100, not "2,100", which would leave the answer a list).
+        written = answer[0].strip()
+        written = _GROUPING.sub("", written.removesuffix("%").strip() if item.get("scale") == "percent" else written)
         if _NUMBER.match(written):
             return float(written) if "." in written else int(written)
     if item.get("answer_type") == "count" and len(answer) == 1:
-        return answer[0]
+        # TAT-QA's scorers read a count as int(answer): "1,200" would stop them.
+        return _GROUPING.sub("", answer[0].strip())
     return answer
 
 

@@ -22,7 +22,7 @@ from curation.releases.services.cut import release_cut
 from curation.releases.services.exports import export_request
 from curation.releases.services.jobs import EXPORT_BUILDS
 from curation.releases.tasks import export_build_task
-from scoring.metrics import scitat
+from scoring.metrics import scitat, tatqa
 from tests.factories import (
     BatchFactory,
     LongContextFactory,
@@ -241,6 +241,37 @@ def test_tatqa_layouts_leave_out_unanswerable_questions_instead_of_refusing_the_
     questions = [q["question"] for d in json.loads(files["data/kinds-v1.json"]) for q in d["questions"]]
     assert questions == [question for _, question, *_ in EVERY_KIND]
     assert "unanswerable split are not in this layout" in files["README.md"].decode()
+
+
+def test_a_curated_tatqa_export_scores_every_question_perfectly_against_itself_and_reads_back(
+    every_kind_release, tmp_path
+):
+    """The self-scoring property: TAT-QA's scorer (official mode: tatqa_eval.py's reading), given each gold question's
+    own answer and scale as the prediction, scores EM 1 and F1 1 on every question (a gold that cannot score 1
+    against itself is a broken record), and the file reads back through TAT-QA's importer with every question."""
+    write_export_zip(every_kind_release, "tatqa", tmp_path / "x.zip")
+    documents = json.loads(unpack(tmp_path / "x.zip")["data/kinds-v1.json"])
+    questions = [q for d in documents for q in d["questions"]]
+    assert [q["question"] for q in questions] == [question for _, question, *_ in EVERY_KIND]
+    # TAT-QA's conventions: an arithmetic answer is a number, a computed percentage its number with the scale percent.
+    assert {q["question"]: q["answer"] for q in questions if q["answer_type"] == "arithmetic"} == {
+        "By how much did revenue change?": 200,
+        "What was the percentage change in revenue?": 20,
+        "What share of revenue is profit?": 75,
+        "What is the ratio of 2018 to 2019 revenue?": 0.83,
+        "What is the total of revenue and profit in 2019?": 2100,
+        "By how much did cost change?": -550,
+        "What share of 2019 revenue is cost?": -25.14,
+    }
+    assert [q["answer"] for q in questions if q["answer_type"] == "count"] == ["2", "1250"]  # as int() reads it
+    own = {q["uid"]: [q["answer"], q["scale"]] for q in questions}
+    for mode in tatqa.MODES:
+        report = tatqa.score_dataset(documents, own, mode=mode)
+        assert [(s.uid, s.em, s.f1) for s in report.questions if (s.em, s.f1) != (1.0, 1.0)] == [], mode
+        assert report.scale_accuracy == 1.0
+    parsed = parse_tatqa(documents)
+    assert [q.fields["question"] for q in parsed.questions] == [q["question"] for q in questions]
+    assert len({t.key for c in parsed.contexts for t in c.tables}) == 3  # two short contexts cite one table
 
 
 def test_json_array_writer_streams_element_by_element():
