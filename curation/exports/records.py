@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from curation.errors import InvalidInput
-from curation.exports.derivation import derivation_of
+from curation.exports.derivation import derivation_of, executed_answer
 from curation.exports.statistics import in_key_order
 from curation.table_shape import shape_from_frozen
 
@@ -268,9 +268,13 @@ def finqa_record(item: Item, short: FrozenContext, long: FrozenContext) -> dict[
     qa["question"] = item.get("question", "")
     qa["program"] = item.get("program", "")
     qa.setdefault("answer", answer[0] if answer else "")
-    executed = answer[0] if answer else ""
-    if _NUMBER.match(executed):  # FinQA's exe_ans is a number, compared as one by its evaluator
-        executed = float(executed)
+    # FinQA's evaluator runs the program and compares its result with exe_ans exactly: a program's exe_ans is what it
+    # executes to (0.83333 for an answer 0.83, 20.0 for "20%"), else the answer as a number where it is one.
+    executed = executed_answer(item.get("program") or "")
+    if executed is None:
+        executed = answer[0] if answer else ""
+        if _NUMBER.match(_GROUPING.sub("", executed)):
+            executed = float(_GROUPING.sub("", executed))
     qa["exe_ans"] = native.get("exe_ans", qa.get("exe_ans", executed))
     if item.get("rationale") or "explanation" in qa:
         qa["explanation"] = item.get("rationale", "")

@@ -22,7 +22,7 @@ from curation.releases.services.cut import release_cut
 from curation.releases.services.exports import export_request
 from curation.releases.services.jobs import EXPORT_BUILDS
 from curation.releases.tasks import export_build_task
-from scoring.metrics import scitat, tatqa
+from scoring.metrics import finqa, scitat, tatqa
 from tests.factories import (
     BatchFactory,
     LongContextFactory,
@@ -180,20 +180,28 @@ def test_tatqa_export_gives_each_document_its_own_table_uids_the_same_on_every_e
     assert unpack(tmp_path / "again.zip")["data/demo-v1.json"] == unpack(tmp_path / "x.zip")["data/demo-v1.json"]
 
 
-# A curated question of every kind TAT-QA's layout writes: (context, question, answer, answer type, scale).
-EVERY_KIND = (
+# A curated question of every kind TAT-QA's layout writes: (context, question, answer, answer type, scale[, program]).
+PERCENTAGE_CHANGE = "subtract(1200, 1000), divide(#0, 1000), multiply(#1, const_100)"
+EVERY_KIND: tuple[tuple, ...] = (
     ("first", "What was revenue in 2019?", ["1,200"], "span", "thousand"),
     ("first", "Which items rose?", ["Revenue", "Profit"], "multi-span", ""),
-    ("first", "By how much did revenue change?", ["200"], "arithmetic", "thousand"),
-    ("second", "What was the percentage change in revenue?", ["20%"], "arithmetic", "percent"),
+    ("first", "By how much did revenue change?", ["200"], "arithmetic", "thousand", "subtract(1200, 1000)"),
+    ("second", "What was the percentage change in revenue?", ["20%"], "arithmetic", "percent", PERCENTAGE_CHANGE),
     ("second", "What share of revenue is profit?", ["75"], "arithmetic", "percent"),
-    ("second", "What is the ratio of 2018 to 2019 revenue?", ["0.83"], "arithmetic", ""),
-    ("second", "What is the total of revenue and profit in 2019?", ["2,100"], "arithmetic", "thousand"),
+    ("second", "What is the ratio of 2018 to 2019 revenue?", ["0.83"], "arithmetic", "", "divide(1000, 1200)"),
+    (
+        "second",
+        "What is the total of revenue and profit in 2019?",
+        ["2,100"],
+        "arithmetic",
+        "thousand",
+        "add(1200, 900)",
+    ),
     ("second", "How many items are above 500 in 2019?", ["2"], "count", ""),
     ("second", "How many customers did the firm serve?", ["1,250"], "count", ""),
     ("paper", "What is the lowest share?", ["(0.48)"], "span", ""),  # an extreme value, as its cell writes it
     ("paper", "What is the lowest value in 2019?", ["(300)"], "span", "thousand"),
-    ("paper", "By how much did cost change?", ["-550"], "arithmetic", "thousand"),
+    ("paper", "By how much did cost change?", ["-550"], "arithmetic", "thousand", "subtract(-300, 250)"),
     ("paper", "What share of 2019 revenue is cost?", ["-25.14%"], "arithmetic", "percent"),
 )
 
@@ -218,11 +226,11 @@ def every_kind_release(project):
         "second": ShortContextFactory(paper=paper, tables=[table], paragraph__text="Costs fell in 2019."),
         "paper": LongContextFactory(paper=paper),
     }
-    for context, question, answer, answer_type, scale in EVERY_KIND:
+    for context, question, answer, answer_type, scale, *program in EVERY_KIND:
         ValidatedInstanceFactory(
             project=project, batch=batch, context=contexts[context], question=question, rationale="From the table.",
             answer=answer, answer_type=answer_type, scale=scale, answer_form="short", answer_source="table",
-            relevant_tables=[table],
+            relevant_tables=[table], program=program[0] if program else "",
         )  # fmt: skip
     ValidatedInstanceFactory(
         project=project, batch=batch, context=contexts["paper"], question="What was revenue in 2017?", answer=[],
@@ -272,6 +280,24 @@ def test_a_curated_tatqa_export_scores_every_question_perfectly_against_itself_a
     parsed = parse_tatqa(documents)
     assert [q.fields["question"] for q in parsed.questions] == [q["question"] for q in questions]
     assert len({t.key for c in parsed.contexts for t in c.tables}) == 3  # two short contexts cite one table
+
+
+def test_a_curated_finqa_export_executes_every_program_to_its_exe_ans(every_kind_release, tmp_path):
+    """FinQA's evaluator (scoring.metrics.finqa, official mode) runs a program and compares its result with exe_ans
+    exactly: each gold program, given as the prediction, is right on execution and on program."""
+    write_export_zip(every_kind_release, "finqa", tmp_path / "x.zip")
+    records = json.loads(unpack(tmp_path / "x.zip")["data/kinds-v1.json"])
+    with_program = [record for record in records if record["qa"]["program"]]
+    assert {r["qa"]["question"]: r["qa"]["exe_ans"] for r in with_program} == {
+        "By how much did revenue change?": 200.0,
+        "What was the percentage change in revenue?": 20.0,  # the answer "20%"
+        "What is the ratio of 2018 to 2019 revenue?": 0.83333,  # the answer 0.83
+        "What is the total of revenue and profit in 2019?": 2100.0,  # the answer "2,100"
+        "By how much did cost change?": -550.0,
+    }
+    own = {record["id"]: finqa.program_tokenization(record["qa"]["program"]) for record in with_program}
+    report = finqa.score_dataset(with_program, own)
+    assert (report.execution_accuracy, report.program_accuracy) == (1.0, 1.0)
 
 
 def test_json_array_writer_streams_element_by_element():
