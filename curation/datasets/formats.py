@@ -251,9 +251,10 @@ def parse_tatqa(data: Any, *, with_context: bool = True) -> ParsedDataset:
             is_draft = "answer" not in question
             items = [] if is_draft else _answer_items(_get(question, "answer", q_path, ()), f"{q_path}.answer")
             answer_type = _optional_choice(question, "answer_type", q_path, ANSWER_TYPES, required=not is_draft)
-            answer_from = ""
-            if with_context:
-                answer_from = _optional_choice(question, "answer_from", q_path, ANSWER_SOURCES, required=not is_draft)
+            # TAT-DQA's own files have no answer_from; the project's TAT-DQA export writes it, read when there.
+            answer_from = _optional_choice(
+                question, "answer_from", q_path, ANSWER_SOURCES, required=with_context and not is_draft
+            )
             scale: str | None = _optional_choice(question, "scale", q_path, SCALES, required=not is_draft)
             if is_draft and "scale" not in question:
                 scale = None  # unlabelled: not chosen (the scale None is a choice, "")

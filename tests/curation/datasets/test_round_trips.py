@@ -267,3 +267,26 @@ def test_an_unanswerable_question_comes_back_from_the_scitat_export_unanswerable
     assert first_difference(exported, round_trip(again, "scitat", exported)) is None
     (imported,) = Instance.objects.filter(project=again, is_answerable=False)
     assert (imported.unanswerable_reason, imported.answer, imported.scale) == ("The table starts in 2018.", [], None)
+
+
+def test_a_tatdqa_export_of_curated_questions_reimports_with_their_answer_source(project):
+    """TAT-DQA's files carry no answer_from, but the project's TAT-DQA export writes it: reimported, a question keeps
+    where its answer comes from."""
+    from curation.releases.services.cut import release_cut
+    from curation.services.projects import project_create
+    from tests.factories import BatchFactory, ShortContextFactory, ValidatedInstanceFactory
+
+    batch = BatchFactory(project=project)
+    context = ShortContextFactory(paper__project=project)
+    for source in ("table", "text", "table-text"):
+        ValidatedInstanceFactory(
+            project=project, batch=batch, context=context, answer_source=source, answer_type="span"
+        )
+    release = release_cut(project=project, actor=None, name="sources", batch_ids=[batch.pk])
+    out = io.StringIO()
+    write_text_format("tatdqa", out, release_rows(release), None)
+    exported = json.loads(out.getvalue())
+    again = project_create(name="Again", creator=None, slug="again")
+    assert first_difference(exported, round_trip(again, "tatdqa", exported)) is None
+    sources = Instance.objects.filter(project=again).order_by("id").values_list("answer_source", flat=True)
+    assert list(sources) == ["table", "text", "table-text"]
