@@ -79,10 +79,16 @@ def _finqa_steps(program: str) -> list[tuple[str, list[str]]] | None:
     return steps
 
 
-def from_program(program: str) -> str:
-    """A FinQA program of add/subtract/multiply/divide steps (`#n` = step n, `const_100` = 100) as one expression."""
+def from_program(program: str, *, is_percentage: bool = False) -> str:
+    """A FinQA program of add/subtract/multiply/divide steps (`#n` = step n, `const_100` = 100) as one expression. A
+    percentage's closing times 100 is left out, as TAT-QA's derivations do (the scale says it)."""
+    parsed = _finqa_steps(program) or []
+    # The closing step: the step before it, times 100.
+    closing = ("multiply", {f"#{len(parsed) - 2}", "const_100"})
+    if is_percentage and len(parsed) > 1 and (parsed[-1][0], set(parsed[-1][1])) == closing:
+        parsed = parsed[:-1]
     steps: list[_Expression] = []
-    for operation, arguments in _finqa_steps(program) or []:
+    for operation, arguments in parsed:
         if operation not in _FINQA_OPERATORS:
             return ""
         operands = []
@@ -220,6 +226,6 @@ def derivation_of(item: Mapping[str, Any]) -> str:
         return ""
     answer = [str(value) for value in item.get("answer") or []]
     is_percentage = item.get("scale") == "percent" or (len(answer) == 1 and answer[0].strip().endswith("%"))
-    return from_program(str(item.get("program") or "")) or from_actions(
+    return from_program(str(item.get("program") or ""), is_percentage=is_percentage) or from_actions(
         item.get("essential_actions") or [], is_percentage=is_percentage
     )

@@ -36,6 +36,10 @@ def test_a_finqa_program_reads_as_one_bracketed_expression():
     assert from_program("divide(100, const_4), subtract(#0, 5), subtract(10, #1)") == "10-(100/4-5)"
     assert from_program("table_max(revenue, none)") == ""  # not an arithmetic expression: none rather than wrong
     assert from_program("greater(3, 2)") == "" and from_program("") == ""
+    times_100 = "subtract(3.6, 2.9), divide(#0, 2.9), multiply(#1, const_100)"
+    assert from_program(times_100, is_percentage=True) == "(3.6-2.9)/2.9"  # the scale says percent, as in TAT-QA
+    assert from_program(times_100) == "(3.6-2.9)/2.9*100"
+    assert from_program("multiply(2.9, const_100)", is_percentage=True) == "2.9*100"  # no step before it to keep
 
 
 def test_a_finqa_program_executes_as_finqas_evaluator_runs_it():
@@ -66,6 +70,8 @@ def test_only_arithmetic_items_get_a_derivation_and_their_own_wins():
     assert derivation_of(item) == "(3.6-2.9)/2.9"
     assert derivation_of({**item, "derivation": "3.6/2.9-1"}) == "3.6/2.9-1"
     assert derivation_of({**item, "program": "subtract(3.6, 2.9), divide(#0, 2.9)"}) == "(3.6-2.9)/2.9"
+    times_100 = "subtract(3.6, 2.9), divide(#0, 2.9), multiply(#1, const_100)"
+    assert derivation_of({**item, "program": times_100}) == "(3.6-2.9)/2.9"  # a percentage, as from its actions
     assert derivation_of({**item, "answer_type": "span"}) == ""
 
 
