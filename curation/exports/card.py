@@ -21,7 +21,8 @@ FORMAT_NOTES = {
     "in this layout (TAT-QA has no abstention); the scitat, jsonl, csv, parquet and hf layouts "
     "carry them.",
     "finqa": "`data/{name}.json`: FinQA's layout {id, pre_text, post_text, filename, table, qa{question, program, "
-    "exe_ans, …}}.",
+    "exe_ans, …}}. Questions of the unanswerable split are not in this layout (FinQA has no abstention); the scitat, "
+    "jsonl, csv, parquet and hf layouts carry them.",
     "jsonl": "`data/{name}.jsonl`: one instance per line, its context inline (`context`; `paper_context` is the "
     "whole paper when the question was asked on a short context).",
     "parquet": "`data/{name}.parquet`: one row per instance with its context as nested lists; loads with "

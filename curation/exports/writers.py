@@ -16,6 +16,8 @@ import pyarrow.parquet as pq
 from curation.exports import records
 
 Row = tuple[dict[str, Any], dict[str, Any] | None, dict[str, Any] | None]
+# The layouts without the questions of the unanswerable split (scitat, jsonl, csv, parquet and hf mark them).
+ABSTENTION_FREE = frozenset({"tatqa", "tatdqa", "finqa"})
 PARQUET_BATCH_ROWS = 1000
 
 
@@ -77,6 +79,11 @@ def write_text_format(
     """Write `rows` in a text layout (scitat, tatqa, tatdqa, finqa, jsonl, csv). For tatdqa, `doc_keys` receives
     what the documents' `doc` held, as written."""
     counted = _counted(rows, progress)
+    if fmt in ABSTENTION_FREE:
+        # TAT-QA's and FinQA's layouts hold no abstention: every question has an answer (TAT-QA's loader here refuses
+        # any other answer type and its scorer gives an empty gold 0 even against itself; FinQA's would read an empty
+        # exe_ans back as an answer), so the unanswerable split stays in the layouts that mark it.
+        counted = (row for row in counted if row[0].get("is_answerable") is not False)
     if fmt == "csv":
         writer = csv.writer(out)
         writer.writerow(records.CSV_COLUMNS)
@@ -84,12 +91,7 @@ def write_text_format(
     elif fmt == "jsonl":
         out.writelines(json.dumps(records.jsonl_record(*row), ensure_ascii=False) + "\n" for row in counted)
     elif fmt in ("tatqa", "tatdqa"):
-        # TAT-QA's layouts hold no abstention: its four answer types each need an answer (its loader here refuses
-        # any other type, its scorer gives an empty gold 0 even against itself, and no scale is chosen for one), so
-        # the questions of the unanswerable split stay in the layouts that mark them (scitat, jsonl, csv, parquet, hf).
-        answerable = (row for row in counted if row[0].get("is_answerable") is not False)
-        documents = tatqa_documents(answerable) if fmt == "tatqa" else tatdqa_documents(answerable, doc_keys)
-        write_json_array(out, documents)
+        write_json_array(out, tatqa_documents(counted) if fmt == "tatqa" else tatdqa_documents(counted, doc_keys))
     else:
         record = {"scitat": records.scitat_record, "finqa": records.finqa_record}[fmt]
         write_json_array(out, (record(*row) for row in counted))

@@ -239,14 +239,16 @@ def every_kind_release(project):
     return release_cut(project=project, actor=None, name="kinds", batch_ids=[batch.pk], split_seed=3)
 
 
-@pytest.mark.parametrize("fmt", ["tatqa", "tatdqa"])
-def test_tatqa_layouts_leave_out_unanswerable_questions_instead_of_refusing_the_release(
-    every_kind_release, fmt, tmp_path
-):
-    # TAT-QA has no abstention and the unanswerable question has no scale: it used to stop the whole export.
+@pytest.mark.parametrize("fmt", ["tatqa", "tatdqa", "finqa"])
+def test_tatqa_and_finqa_layouts_leave_out_unanswerable_questions(every_kind_release, fmt, tmp_path):
+    # Neither benchmark has an abstention. The unanswerable question, with no scale, used to stop the whole TAT-QA
+    # export; in FinQA's it was written with an empty exe_ans, which FinQA's importer reads back as an answer.
     write_export_zip(every_kind_release, fmt, tmp_path / "x.zip")
     files = unpack(tmp_path / "x.zip")
-    questions = [q["question"] for d in json.loads(files["data/kinds-v1.json"]) for q in d["questions"]]
+    data = json.loads(files["data/kinds-v1.json"])
+    questions = (
+        [r["qa"]["question"] for r in data] if fmt == "finqa" else [q["question"] for d in data for q in d["questions"]]
+    )
     assert questions == [question for _, question, *_ in EVERY_KIND]
     assert "unanswerable split are not in this layout" in files["README.md"].decode()
 
