@@ -45,6 +45,27 @@ FINQA_QA_KEYS = (
     "program_re",
 )
 
+# The layouts without the questions of the unanswerable split (scitat, jsonl, csv, parquet and hf mark them).
+ABSTENTION_FREE = frozenset({"tatqa", "tatdqa", "finqa"})
+# Why a layout leaves a question out (card.LEFT_OUT says it in words); the other layouts carry every question.
+UNANSWERABLE, NO_PROGRAM = "unanswerable", "no program"
+
+
+def left_out_reason(fmt: str, item: Item) -> str | None:
+    """Why `fmt`'s layout leaves `item` out, or None when it holds it.
+
+    TAT-QA's and FinQA's layouts hold no abstention: every question has an answer (TAT-QA's loader here refuses any
+    other answer type and its scorer gives an empty gold 0 even against itself; FinQA's would read an empty exe_ans
+    back as an answer), so the unanswerable split stays in the layouts that mark it. FinQA's holds only questions
+    with a program (its span, multi-span and count answers have none): FinQA's code trains on the program and its
+    evaluator scores a question by running it, and stops with an IndexError on an empty one.
+    """
+    if fmt in ABSTENTION_FREE and item.get("is_answerable") is False:
+        return UNANSWERABLE
+    if fmt == "finqa" and not (item.get("program") or "").strip():
+        return NO_PROGRAM
+    return None
+
 
 # Native keys holding the source file's own record (and, for TAT-DQA, its document) as JSON text, key order kept.
 SOURCE_KEYS = ("source_record", "source_document")

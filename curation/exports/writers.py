@@ -16,8 +16,6 @@ import pyarrow.parquet as pq
 from curation.exports import records
 
 Row = tuple[dict[str, Any], dict[str, Any] | None, dict[str, Any] | None]
-# The layouts without the questions of the unanswerable split (scitat, jsonl, csv, parquet and hf mark them).
-ABSTENTION_FREE = frozenset({"tatqa", "tatdqa", "finqa"})
 PARQUET_BATCH_ROWS = 1000
 
 
@@ -68,6 +66,16 @@ def tatdqa_documents(rows: Iterable[Row], doc_keys: Counter[tuple[str, ...]] | N
         yield document
 
 
+def _kept(fmt: str, rows: Iterable[Row], left_out: Counter[str] | None) -> Iterator[Row]:
+    """The rows `fmt`'s layout holds; `left_out` counts the others by their reason."""
+    for row in rows:
+        reason = records.left_out_reason(fmt, row[0])
+        if reason is None:
+            yield row
+        elif left_out is not None:
+            left_out[reason] += 1
+
+
 def write_text_format(
     fmt: str,
     out: IO[str],
@@ -75,15 +83,12 @@ def write_text_format(
     progress: Callable[[int], None] | None,
     *,
     doc_keys: Counter[tuple[str, ...]] | None = None,
+    left_out: Counter[str] | None = None,
 ) -> None:
     """Write `rows` in a text layout (scitat, tatqa, tatdqa, finqa, jsonl, csv). For tatdqa, `doc_keys` receives
-    what the documents' `doc` held, as written."""
-    counted = _counted(rows, progress)
-    if fmt in ABSTENTION_FREE:
-        # TAT-QA's and FinQA's layouts hold no abstention: every question has an answer (TAT-QA's loader here refuses
-        # any other answer type and its scorer gives an empty gold 0 even against itself; FinQA's would read an empty
-        # exe_ans back as an answer), so the unanswerable split stays in the layouts that mark it.
-        counted = (row for row in counted if row[0].get("is_answerable") is not False)
+    what the documents' `doc` held, as written; `left_out` counts the questions the layout leaves out, by reason
+    (`records.left_out_reason`), for the dataset card."""
+    counted = _kept(fmt, _counted(rows, progress), left_out)
     if fmt == "csv":
         writer = csv.writer(out)
         writer.writerow(records.CSV_COLUMNS)

@@ -240,17 +240,27 @@ def every_kind_release(project):
 
 
 @pytest.mark.parametrize("fmt", ["tatqa", "tatdqa", "finqa"])
-def test_tatqa_and_finqa_layouts_leave_out_unanswerable_questions(every_kind_release, fmt, tmp_path):
+def test_tatqa_and_finqa_layouts_leave_out_unanswerable_questions_and_finqa_those_without_a_program(
+    every_kind_release, fmt, tmp_path
+):
     # Neither benchmark has an abstention. The unanswerable question, with no scale, used to stop the whole TAT-QA
-    # export; in FinQA's it was written with an empty exe_ans, which FinQA's importer reads back as an answer.
+    # export; in FinQA's it was written with an empty exe_ans, which FinQA's importer reads back as an answer. FinQA
+    # scores a question by running its program: one without (span, multi-span, count) was written with an empty
+    # program, on which FinQA's evaluator stops with an IndexError.
     write_export_zip(every_kind_release, fmt, tmp_path / "x.zip")
     files = unpack(tmp_path / "x.zip")
     data = json.loads(files["data/kinds-v1.json"])
     questions = (
         [r["qa"]["question"] for r in data] if fmt == "finqa" else [q["question"] for d in data for q in d["questions"]]
     )
-    assert questions == [question for _, question, *_ in EVERY_KIND]
-    assert "unanswerable split are not in this layout" in files["README.md"].decode()
+    kept = [kind for kind in EVERY_KIND if fmt != "finqa" or len(kind) == 6]  # finqa: those with a program
+    assert questions == [question for _, question, *_ in kept]
+    benchmark = {"tatqa": "TAT-QA", "tatdqa": "TAT-DQA", "finqa": "FinQA"}[fmt]
+    left_out = f"Left out of this layout: 1 question of the unanswerable split ({benchmark} has no abstention)"
+    if fmt == "finqa":
+        left_out += " and 8 questions with no program"
+    card = files["README.md"].decode()
+    assert left_out in card and "the scitat, jsonl, csv, parquet and hf layouts carry every question" in card
 
 
 def test_a_curated_tatqa_export_scores_every_question_perfectly_against_itself_and_reads_back(
@@ -289,16 +299,15 @@ def test_a_curated_finqa_export_executes_every_program_to_its_exe_ans(every_kind
     exactly: each gold program, given as the prediction, is right on execution and on program."""
     write_export_zip(every_kind_release, "finqa", tmp_path / "x.zip")
     records = json.loads(unpack(tmp_path / "x.zip")["data/kinds-v1.json"])
-    with_program = [record for record in records if record["qa"]["program"]]
-    assert {r["qa"]["question"]: r["qa"]["exe_ans"] for r in with_program} == {
+    assert {r["qa"]["question"]: r["qa"]["exe_ans"] for r in records} == {
         "By how much did revenue change?": 200.0,
         "What was the percentage change in revenue?": 20.0,  # the answer "20%"
         "What is the ratio of 2018 to 2019 revenue?": 0.83333,  # the answer 0.83
         "What is the total of revenue and profit in 2019?": 2100.0,  # the answer "2,100"
         "By how much did cost change?": -550.0,
     }
-    own = {record["id"]: finqa.program_tokenization(record["qa"]["program"]) for record in with_program}
-    report = finqa.score_dataset(with_program, own)
+    own = {record["id"]: finqa.program_tokenization(record["qa"]["program"]) for record in records}
+    report = finqa.score_dataset(records, own)
     assert (report.execution_accuracy, report.program_accuracy) == (1.0, 1.0)
 
 
