@@ -251,9 +251,10 @@ def parse_tatqa(data: Any, *, with_context: bool = True) -> ParsedDataset:
             is_draft = "answer" not in question
             items = [] if is_draft else _answer_items(_get(question, "answer", q_path, ()), f"{q_path}.answer")
             answer_type = _optional_choice(question, "answer_type", q_path, ANSWER_TYPES, required=not is_draft)
-            answer_from = ""
-            if with_context:
-                answer_from = _optional_choice(question, "answer_from", q_path, ANSWER_SOURCES, required=not is_draft)
+            # TAT-DQA's own files have no answer_from; the project's TAT-DQA export writes it, read when there.
+            answer_from = _optional_choice(
+                question, "answer_from", q_path, ANSWER_SOURCES, required=with_context and not is_draft
+            )
             scale: str | None = _optional_choice(question, "scale", q_path, SCALES, required=not is_draft)
             if is_draft and "scale" not in question:
                 scale = None  # unlabelled: not chosen (the scale None is a choice, "")
@@ -421,7 +422,11 @@ def parse_scitat(data: Any) -> ParsedDataset:
         answer_source = record.get("answer_source", "")
         if answer_source:
             _choice(answer_source, f"{path}.answer_source", ANSWER_SOURCES)
-        answer_form = record.get("answer_form") or ("" if is_draft else "short" if is_short_form(items) else "free")
+        # As the file says, else judged from the answer: a question without one (a draft, an unanswerable one) has none.
+        is_unanswered = is_draft or record.get("is_answerable") is False
+        answer_form = record.get("answer_form") or (
+            "" if is_unanswered else "short" if is_short_form(items) else "free"
+        )
         if answer_form:
             _choice(answer_form, f"{path}.answer_form", ("short", "free"))
         relevant = record.get("relevant_tables")
@@ -433,6 +438,20 @@ def parse_scitat(data: Any) -> ParsedDataset:
             indexes = [keys.index(str(r)) for r in relevant if str(r) in keys]
         else:
             indexes = list(range(len(tables))) if answer_source in ("table", "table-text") else []
+        fields: dict[str, Any] = {
+            "question": text,
+            "rationale": _get(record, "reasoning", path, (str,), required=False) or "",
+            "answer": items,
+            "answer_type": _get(record, "answer_type", path, (str,), required=False) or "",
+            "answer_source": answer_source,
+            "answer_form": answer_form,
+            # The project's export writes null for a scale nobody chose (an unanswerable question's).
+            "scale": _get(record, "scale", path, (str, type(None))) if "scale" in record else "",
+        }
+        if _get(record, "is_answerable", path, (bool,), required=False) is False:
+            # The project's export marks the unanswerable split so: its gold is the abstention, and its reason.
+            fields["is_answerable"] = False
+            fields["unanswerable_reason"] = _get(record, "unanswerable_reason", path, (str,), required=False) or ""
         # SciTaT's formaliser writes `question_type: null` for a question it has not typed.
         reasoning_type = _get(record, "question_subtype", path, (str, type(None)), required=False) or _get(
             record, "question_type", path, (str, type(None)), required=False
@@ -441,15 +460,7 @@ def parse_scitat(data: Any) -> ParsedDataset:
             ParsedQuestion(
                 key=uid,
                 context_key=context_key,
-                fields={
-                    "question": text,
-                    "rationale": _get(record, "reasoning", path, (str,), required=False) or "",
-                    "answer": items,
-                    "answer_type": _get(record, "answer_type", path, (str,), required=False) or "",
-                    "answer_source": answer_source,
-                    "answer_form": answer_form,
-                    "scale": _get(record, "scale", path, (str,), required=False) or "",
-                },
+                fields=fields,
                 relevant_table_indexes=indexes,
                 native={
                     **{k: v for k, v in record.items() if k not in ("paragraph", "tables")},

@@ -76,7 +76,8 @@ def write_export_zip(
     release: Any, fmt: str, out_path: Path, *, progress: Callable[[int], None] | None = None
 ) -> tuple[str, int]:
     """Export `release` in `fmt` to a zip at `out_path`; returns (sha256 of the zip, its size in bytes). The card is
-    written last, from the data files' names and what the data held (for tatdqa, the keys of each document's `doc`);
+    written last, from the data files' names and what the data held (for tatdqa, the keys of each document's `doc`; for
+    tatqa, tatdqa and finqa, how many questions the layout left out and why);
     it comes in pieces and is written as it comes, so neither the data nor the card is ever whole in memory."""
     from curation.exports.card import dataset_card
     from curation.exports.rows import release_rows
@@ -88,6 +89,7 @@ def write_export_zip(
     rows = release_rows(release, contexts=CONTEXTS_READ[fmt])
     data_name = f"data/{release.label}.{EXTENSIONS[fmt]}"
     doc_keys: Counter[tuple[str, ...]] = Counter()
+    left_out: Counter[str] = Counter()
     sums: list[tuple[str, str]] = []
     with zipfile.ZipFile(out_path, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=6) as bundle:
         if EXTENSIONS[fmt] == "parquet":
@@ -107,7 +109,7 @@ def write_export_zip(
         else:
 
             def write_data(out: IO[str]) -> None:
-                write_text_format(fmt, out, rows, progress, doc_keys=doc_keys)
+                write_text_format(fmt, out, rows, progress, doc_keys=doc_keys, left_out=left_out)
 
             sums.append((_text_member(bundle, data_name, write_data), data_name))
         # As `writestr` would name it (its time and mode), so the zip reads as before the card was streamed.
@@ -116,7 +118,7 @@ def write_export_zip(
         readme._compresslevel = bundle.compresslevel  # type: ignore[attr-defined]  # what writestr sets
         # What the card reads up front is read before its member is opened.
         files = [member for _digest, member in sums]
-        pieces = dataset_card(fields, fmt, files, papers=source_papers(release), doc_keys=doc_keys)
+        pieces = dataset_card(fields, fmt, files, papers=source_papers(release), doc_keys=doc_keys, left_out=left_out)
         sums.append((_text_member(bundle, readme, lambda out: out.writelines(pieces)), "README.md"))
         bundle.writestr("SHA256SUMS", "".join(f"{digest}  {path}\n" for digest, path in sums))
     with out_path.open("rb") as written:

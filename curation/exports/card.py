@@ -6,6 +6,7 @@ import itertools
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
+from curation.exports.records import NO_PROGRAM, UNANSWERABLE
 from curation.exports.statistics import presented, settings_rows, table3_rows
 
 FORMAT_NOTES = {
@@ -13,11 +14,11 @@ FORMAT_NOTES = {
     "question_type, reasoning, answer) with answer_type, answer_form, answer_source, relevant_tables, scale, split; "
     "an imported record keeps every key of its source (question_c, answer_c, tables[].latex, …) first, in its order.",
     "tatqa": "`data/{name}.json`: TAT-QA's layout, a list of documents {table, paragraphs, questions}; imported "
-    "TAT-QA questions keep their uids, orders, native answers and every other key, in the file's order.",
+    "TAT-QA questions keep their uids, orders, native answers and every other key, in the file's order. {left_out}",
     "tatdqa": "`data/{name}.json`: TAT-DQA's layout, a list of documents {doc, questions}. {doc_keys} "
-    "Imported documents and questions come back as the file had them.",
+    "Imported documents and questions come back as the file had them. {left_out}",
     "finqa": "`data/{name}.json`: FinQA's layout {id, pre_text, post_text, filename, table, qa{question, program, "
-    "exe_ans, …}}.",
+    "exe_ans, …}}. {left_out}",
     "jsonl": "`data/{name}.jsonl`: one instance per line, its context inline (`context`; `paper_context` is the "
     "whole paper when the question was asked on a short context).",
     "parquet": "`data/{name}.parquet`: one row per instance with its context as nested lists; loads with "
@@ -30,6 +31,37 @@ FORMAT_NOTES = {
     "csv": "`data/{name}.csv`: questions and answers (answer items joined with ' | ', the exact list in answer_json), "
     "and the context as JSON: tables_json (each table's rectangular grid) and paragraphs_json.",
 }
+
+
+# The questions a layout leaves out (records.left_out_reason), in words: each layout's reasons and its benchmark.
+LEFT_OUT = {
+    UNANSWERABLE: "of the unanswerable split ({benchmark} has no abstention)",
+    NO_PROGRAM: "with no program (FinQA's evaluator scores a question by running its program; span, multi-span and "
+    "count answers have none)",
+}
+LEFT_OUT_OF = {
+    "tatqa": ("TAT-QA", (UNANSWERABLE,)),
+    "tatdqa": ("TAT-DQA", (UNANSWERABLE,)),
+    "finqa": ("FinQA", (UNANSWERABLE, NO_PROGRAM)),
+}
+
+
+def left_out_text(fmt: str, left_out: Mapping[str, int]) -> str:
+    """How many questions `fmt`'s layout left out, by reason, and which layouts carry them; "" for a layout that
+    leaves none out."""
+    if fmt not in LEFT_OUT_OF:
+        return ""
+    benchmark, reasons = LEFT_OUT_OF[fmt]
+    parts = []
+    for reason in reasons:
+        count = left_out.get(reason, 0)
+        parts.append(
+            f"{count} question{'' if count == 1 else 's'} " + LEFT_OUT[reason].replace("{benchmark}", benchmark)
+        )
+    return (
+        "Left out of this layout: " + " and ".join(parts) + "; the scitat, jsonl, csv, parquet and hf layouts "
+        "carry every question."
+    )
 
 
 def doc_keys_text(doc_keys: Mapping[tuple[str, ...], int]) -> str:
@@ -127,10 +159,12 @@ def dataset_card(
     *,
     papers: Iterable[Mapping[str, Any]] = (),
     doc_keys: Mapping[tuple[str, ...], int] | None = None,
+    left_out: Mapping[str, int] | None = None,
 ) -> Iterator[str]:
     """README.md for the zip, in pieces: metadata, hash, statistics, the source papers (`papers`, consumed as they
     are written), license, citation and the sources' attribution; for tatdqa, `doc_keys` (what the written
-    documents' `doc` held) makes the format note say what the file really has."""
+    documents' `doc` held) makes the format note say what the file really has, and for tatqa, tatdqa and finqa,
+    `left_out` (the questions the layout left out, by reason) says how many it left out and why."""
     name = release["label"]
     license_id = release.get("license") or "other"
     front = f"---\nlicense: {license_id.lower()}\npretty_name: {release['name']}\n{hf_configs(data_files)}---\n"
@@ -153,7 +187,10 @@ def dataset_card(
         "## Files\n\n"
         + "\n".join(f"- `{f}`" for f in data_files)
         + "\n\n"
-        + FORMAT_NOTES[fmt].replace("{name}", name).replace("{doc_keys}", doc_keys_text(doc_keys or {}))
+        + FORMAT_NOTES[fmt]
+        .replace("{name}", name)
+        .replace("{doc_keys}", doc_keys_text(doc_keys or {}))
+        .replace("{left_out}", left_out_text(fmt, left_out or {}))
         + "\n\n`SHA256SUMS` holds the sha256 of every other file (check with `sha256sum -c SHA256SUMS`)."
     )
     sections.append("## Statistics\n\n" + statistics_markdown(release.get("statistics", {})))

@@ -8,8 +8,9 @@ plain arithmetic (a max, a ranking, a table aggregate) gives no derivation rathe
 from __future__ import annotations
 
 import functools
+import operator
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,6 +19,15 @@ from curation.toolkit.numbers import clean_cell, parse_number
 _ATOM, _PRODUCT, _SUM = 3, 2, 1
 _FINQA_STEP = re.compile(r"\s*(\w+)\s*\(([^()]*)\)\s*(?:,|$)")
 _FINQA_OPERATORS = {"add": "+", "subtract": "-", "multiply": "*", "divide": "/"}
+# The operations FinQA's evaluate.py computes without the table (its `exp` a power, `greater` a "yes" or "no").
+_FINQA_COMPUTED: dict[str, Callable[[float, float], float | str]] = {
+    "add": operator.add,
+    "subtract": operator.sub,
+    "multiply": operator.mul,
+    "divide": operator.truediv,
+    "exp": operator.pow,
+    "greater": lambda left, right: "yes" if left > right else "no",
+}
 _NUMBER_TEXT = re.compile(r"[^\d.,\-−]")
 
 
@@ -52,17 +62,34 @@ def _written(value: Any) -> str:
     return text
 
 
-def from_program(program: str) -> str:
-    """A FinQA program of add/subtract/multiply/divide steps (`#n` = step n, `const_100` = 100) as one expression."""
-    steps: list[_Expression] = []
+def _finqa_steps(program: str) -> list[tuple[str, list[str]]] | None:
+    """A FinQA program's steps as (operation, its two arguments); None when it is not a list of such steps."""
+    steps: list[tuple[str, list[str]]] = []
     position = 0
     text = (program or "").strip()
     while position < len(text):
         match = _FINQA_STEP.match(text, position)
-        if match is None or match.group(1) not in _FINQA_OPERATORS:
-            return ""
+        if match is None:
+            return None
         arguments = [argument.strip() for argument in match.group(2).split(",")]
         if len(arguments) != 2:
+            return None
+        steps.append((match.group(1), arguments))
+        position = match.end()
+    return steps
+
+
+def from_program(program: str, *, is_percentage: bool = False) -> str:
+    """A FinQA program of add/subtract/multiply/divide steps (`#n` = step n, `const_100` = 100) as one expression. A
+    percentage's closing times 100 is left out, as TAT-QA's derivations do (the scale says it)."""
+    parsed = _finqa_steps(program) or []
+    # The closing step: the step before it, times 100.
+    closing = ("multiply", {f"#{len(parsed) - 2}", "const_100"})
+    if is_percentage and len(parsed) > 1 and (parsed[-1][0], set(parsed[-1][1])) == closing:
+        parsed = parsed[:-1]
+    steps: list[_Expression] = []
+    for operation, arguments in parsed:
+        if operation not in _FINQA_OPERATORS:
             return ""
         operands = []
         for argument in arguments:
@@ -75,9 +102,47 @@ def from_program(program: str) -> str:
                     operands.append(_atom(_written(argument)))
                 except ValueError:
                     return ""
-        steps.append(_binary(operands[0], _FINQA_OPERATORS[match.group(1)], operands[1]))
-        position = match.end()
+        steps.append(_binary(operands[0], _FINQA_OPERATORS[operation], operands[1]))
     return steps[-1].text if steps else ""
+
+
+def _finqa_number(argument: str) -> float | None:
+    """An argument as FinQA's evaluate.py reads it (`str_to_num`): commas dropped, `12%` is 0.12, `const_m1` is -1."""
+    text = argument.replace(",", "")
+    if text.startswith("const_"):
+        text = text[len("const_") :].replace("m1", "-1")
+    elif text.endswith("%"):
+        number = _finqa_number(text[:-1])
+        return None if number is None else number / 100
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
+def executed_answer(program: str) -> float | str | None:
+    """What FinQA's evaluate.py executes a program of arithmetic steps to, rounded to 5 decimals as it compares it
+    with `exe_ans` ("yes"/"no" for `greater`); None for a program it would not run, or that needs the table."""
+    results: list[float | str] = []
+    for operation, arguments in _finqa_steps(program) or []:
+        if operation not in _FINQA_COMPUTED:
+            return None
+        values = []
+        for argument in arguments:
+            if argument.startswith("#") and argument[1:].isdigit() and int(argument[1:]) < len(results):
+                values.append(results[int(argument[1:])])
+            else:
+                values.append(_finqa_number(argument))
+        if not all(isinstance(value, float) for value in values):
+            return None
+        try:
+            results.append(_FINQA_COMPUTED[operation](*values))
+        except (ArithmeticError, ValueError):
+            return None
+    if not results:
+        return None
+    last = results[-1]
+    return last if isinstance(last, str) else round(last, 5)
 
 
 def _number_of(value: Any) -> float | None:
@@ -161,6 +226,6 @@ def derivation_of(item: Mapping[str, Any]) -> str:
         return ""
     answer = [str(value) for value in item.get("answer") or []]
     is_percentage = item.get("scale") == "percent" or (len(answer) == 1 and answer[0].strip().endswith("%"))
-    return from_program(str(item.get("program") or "")) or from_actions(
+    return from_program(str(item.get("program") or ""), is_percentage=is_percentage) or from_actions(
         item.get("essential_actions") or [], is_percentage=is_percentage
     )

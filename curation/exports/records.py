@@ -8,13 +8,15 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from curation.errors import InvalidInput
-from curation.exports.derivation import derivation_of
+from curation.exports.derivation import derivation_of, executed_answer
 from curation.exports.statistics import in_key_order
 from curation.table_shape import shape_from_frozen
 
 Item = Mapping[str, Any]
 FrozenContext = Mapping[str, Any] | None
 _NUMBER = re.compile(r"^-?\d+(\.\d+)?$")
+# A thousands separator between digits: "1,200" and "12,345.6", not the comma of "1,2".
+_GROUPING = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
 
 
 # A TAT-QA question's keys in the format's order, with what a question curated here holds before its values.
@@ -42,6 +44,27 @@ FINQA_QA_KEYS = (
     "exe_ans",
     "program_re",
 )
+
+# The layouts without the questions of the unanswerable split (scitat, jsonl, csv, parquet and hf mark them).
+ABSTENTION_FREE = frozenset({"tatqa", "tatdqa", "finqa"})
+# Why a layout leaves a question out (card.LEFT_OUT says it in words); the other layouts carry every question.
+UNANSWERABLE, NO_PROGRAM = "unanswerable", "no program"
+
+
+def left_out_reason(fmt: str, item: Item) -> str | None:
+    """Why `fmt`'s layout leaves `item` out, or None when it holds it.
+
+    TAT-QA's and FinQA's layouts hold no abstention: every question has an answer (TAT-QA's loader here refuses any
+    other answer type and its scorer gives an empty gold 0 even against itself; FinQA's would read an empty exe_ans
+    back as an answer), so the unanswerable split stays in the layouts that mark it. FinQA's holds only questions
+    with a program (its span, multi-span and count answers have none): FinQA's code trains on the program and its
+    evaluator scores a question by running it, and stops with an IndexError on an empty one.
+    """
+    if fmt in ABSTENTION_FREE and item.get("is_answerable") is False:
+        return UNANSWERABLE
+    if fmt == "finqa" and not (item.get("program") or "").strip():
+        return NO_PROGRAM
+    return None
 
 
 # Native keys holding the source file's own record (and, for TAT-DQA, its document) as JSON text, key order kept.
@@ -92,12 +115,15 @@ def _native_answer(item: Item) -> Any:
         if as_items == answer:
             return original
     if item.get("answer_type") in ("arithmetic",) and len(answer) == 1:
-        # A percentage is its number: the scale says percent, as TAT-QA writes it (25.14, "percent").
-        written = answer[0].strip().removesuffix("%") if item.get("scale") == "percent" else answer[0]
+        # A percentage is its number: the scale says percent, as TAT-QA writes it (25.14, "percent"); a number is
+        # written without its thousands separators (2100, not "2,100", which would leave the answer a list).
+        written = answer[0].strip()
+        written = _GROUPING.sub("", written.removesuffix("%").strip() if item.get("scale") == "percent" else written)
         if _NUMBER.match(written):
             return float(written) if "." in written else int(written)
     if item.get("answer_type") == "count" and len(answer) == 1:
-        return answer[0]
+        # TAT-QA's scorers read a count as int(answer): "1,200" would stop them.
+        return _GROUPING.sub("", answer[0].strip())
     return answer
 
 
@@ -263,9 +289,13 @@ def finqa_record(item: Item, short: FrozenContext, long: FrozenContext) -> dict[
     qa["question"] = item.get("question", "")
     qa["program"] = item.get("program", "")
     qa.setdefault("answer", answer[0] if answer else "")
-    executed = answer[0] if answer else ""
-    if _NUMBER.match(executed):  # FinQA's exe_ans is a number, compared as one by its evaluator
-        executed = float(executed)
+    # FinQA's evaluator runs the program and compares its result with exe_ans exactly: a program's exe_ans is what it
+    # executes to (0.83333 for an answer 0.83, 20.0 for "20%"), else the answer as a number where it is one.
+    executed = executed_answer(item.get("program") or "")
+    if executed is None:
+        executed = answer[0] if answer else ""
+        if _NUMBER.match(_GROUPING.sub("", executed)):
+            executed = float(_GROUPING.sub("", executed))
     qa["exe_ans"] = native.get("exe_ans", qa.get("exe_ans", executed))
     if item.get("rationale") or "explanation" in qa:
         qa["explanation"] = item.get("rationale", "")

@@ -66,6 +66,16 @@ def tatdqa_documents(rows: Iterable[Row], doc_keys: Counter[tuple[str, ...]] | N
         yield document
 
 
+def _kept(fmt: str, rows: Iterable[Row], left_out: Counter[str] | None) -> Iterator[Row]:
+    """The rows `fmt`'s layout holds; `left_out` counts the others by their reason."""
+    for row in rows:
+        reason = records.left_out_reason(fmt, row[0])
+        if reason is None:
+            yield row
+        elif left_out is not None:
+            left_out[reason] += 1
+
+
 def write_text_format(
     fmt: str,
     out: IO[str],
@@ -73,10 +83,12 @@ def write_text_format(
     progress: Callable[[int], None] | None,
     *,
     doc_keys: Counter[tuple[str, ...]] | None = None,
+    left_out: Counter[str] | None = None,
 ) -> None:
     """Write `rows` in a text layout (scitat, tatqa, tatdqa, finqa, jsonl, csv). For tatdqa, `doc_keys` receives
-    what the documents' `doc` held, as written."""
-    counted = _counted(rows, progress)
+    what the documents' `doc` held, as written; `left_out` counts the questions the layout leaves out, by reason
+    (`records.left_out_reason`), for the dataset card."""
+    counted = _kept(fmt, _counted(rows, progress), left_out)
     if fmt == "csv":
         writer = csv.writer(out)
         writer.writerow(records.CSV_COLUMNS)

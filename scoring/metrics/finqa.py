@@ -238,7 +238,7 @@ def gold_fields(record: Mapping[str, Any]) -> tuple[str, Any, list[list[str]]]:
     """(program, exe_ans, table) of a FinQA record, in the upstream schema (`qa`) or the flat simplified one."""
     qa = record.get("qa", record)
     answer = qa["exe_ans"] if "exe_ans" in qa else qa["answer"]
-    return qa["program"], answer, record["table"]
+    return qa["program"] or "", answer, record["table"]
 
 
 @dataclass
@@ -249,6 +249,8 @@ class FinqaQuestionScore:
     exe_correct: bool
     prog_correct: bool
     numeric_correct: bool | None = None
+    # The error evaluate.py stops with on this question (its gold program empty or unreadable), when it does.
+    official_stop: str | None = None
 
 
 Mode = Literal["official", "fixed"]
@@ -263,9 +265,10 @@ class FinqaReport:
     duplicated id scored each time, divided by the number of predictions. `*_over_gold` divide by the gold
     questions, one (the last) prediction per id, a missing prediction counting as wrong.
 
-    A program whose id the gold lacks stops evaluate.py with a KeyError before it prints anything: then the official
-    figures are None, `official_failure` says where it stops, and `*_over_known` hold our figure over the
-    predictions of known ids (never to be called official).
+    A program whose id the gold lacks stops evaluate.py with a KeyError before it prints anything, and one whose gold
+    program it cannot read (an empty one: a question with no program) with an IndexError: then the official figures
+    are None, `official_failure` says where it stops, and `*_over_known` hold our figure over the predictions of
+    known ids (never to be called official), such a question scoring 0.
     """
 
     mode: str
@@ -302,11 +305,14 @@ def score_question(record: Mapping[str, Any], predicted_program: Sequence[str] |
     if predicted_program is None:
         return FinqaQuestionScore(uid=uid, exe_correct=False, prog_correct=False)
     invalid, executed = eval_program(predicted_program, table)
-    return FinqaQuestionScore(
-        uid=uid,
-        exe_correct=invalid == 0 and executed == answer,
-        prog_correct=equal_program(program_tokenization(program), predicted_program),
-    )
+    try:
+        prog_correct = equal_program(program_tokenization(program), predicted_program)
+    except Exception as error:
+        # evaluate.py reads the gold program unguarded: an empty one (a question FinQA has no program for) raises an
+        # IndexError once the prediction passes its checks, an empty prediction included. The question scores 0 and
+        # keeps the error, so the report says where evaluate.py stops instead of stopping here.
+        return FinqaQuestionScore(uid=uid, exe_correct=False, prog_correct=False, official_stop=type(error).__name__)
+    return FinqaQuestionScore(uid=uid, exe_correct=invalid == 0 and executed == answer, prog_correct=prog_correct)
 
 
 def score_dataset(
@@ -345,13 +351,7 @@ def score_dataset(
     given = [uid for uid, _ in entries]
     execution = _share(score.exe_correct for score in by_prediction)
     program = _share(score.prog_correct for score in by_prediction)
-    stop = next(((index, uid) for index, uid in enumerate(given) if uid not in records), None)
-    failure = None
-    if stop is not None:
-        failure = (
-            f"FinQA's evaluate.py stops with a KeyError at prediction {stop[0] + 1} of {len(given)} (id {stop[1]!r} "
-            "is not in the gold file) and prints no figure: there is no official figure for this file."
-        )
+    failure = _official_failure(given, records, by_prediction)
     return FinqaReport(
         mode=mode,
         count=len(by_gold),
@@ -369,6 +369,27 @@ def score_dataset(
         unknown_uids=sorted((set(given) | set(numeric_answers)) - set(records)),
         duplicate_uids=sorted(uid for uid, times in Counter(given).items() if times > 1),
     )
+
+
+def _official_failure(
+    given: Sequence[str], records: Mapping[str, Mapping[str, Any]], by_prediction: Sequence[FinqaQuestionScore]
+) -> str | None:
+    """Where evaluate.py stops, if it does: the first prediction, in file order, whose id the gold lacks (a KeyError)
+    or whose gold program it cannot read (an IndexError for an empty one); None when it prints its figures."""
+    scores = iter(by_prediction)  # one per prediction of a known id, in file order
+    for index, uid in enumerate(given):
+        where = f"at prediction {index + 1} of {len(given)}"
+        if uid not in records:
+            stop = f"a KeyError {where} (id {uid!r} is not in the gold file)"
+        elif error := next(scores).official_stop:
+            program = gold_fields(records[uid])[0]
+            fault = "is empty" if not program.strip() else f"{program!r} cannot be read"
+            article = "an" if error[0] in "AEIOU" else "a"
+            stop = f"{article} {error} {where} (id {uid!r}: its gold program {fault})"
+        else:
+            continue
+        return f"FinQA's evaluate.py stops with {stop} and prints no figure: there is no official figure for this file."
+    return None
 
 
 def _share(flags: Iterable[bool]) -> float:

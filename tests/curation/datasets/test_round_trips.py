@@ -242,3 +242,51 @@ def test_a_question_with_no_scale_chosen_is_not_exported_in_tatqas_format_with_a
     original = json.loads((shared_data / "finqa" / "finqa_dev_200.json").read_text(encoding="utf-8"))[:3]
     with pytest.raises(InvalidInput, match=r"has no scale chosen; TAT-QA's format needs one. Choose it"):
         round_trip(project, "finqa", original, export_format="tatqa")
+
+
+def test_an_unanswerable_question_comes_back_from_the_scitat_export_unanswerable(project):
+    """The SciTaT export marks the unanswerable split (`is_answerable: false`, the reason, a null scale nobody chose):
+    its own importer takes the file and the question is unanswerable again, not an answerable one with no answer."""
+    from curation.releases.services.cut import release_cut
+    from curation.services.projects import project_create
+    from tests.factories import BatchFactory, ShortContextFactory, ValidatedInstanceFactory
+
+    batch = BatchFactory(project=project)
+    context = ShortContextFactory(paper__project=project)
+    ValidatedInstanceFactory(project=project, batch=batch, context=context, answer_form="short", answer_type="span")
+    ValidatedInstanceFactory(
+        project=project, batch=batch, context=context, question="What was the accuracy in 2017?", answer=[],
+        scale=None, is_answerable=False, unanswerable_reason="The table starts in 2018.",
+    )  # fmt: skip
+    release = release_cut(project=project, actor=None, name="with-unanswerable", batch_ids=[batch.pk])
+    out = io.StringIO()
+    write_text_format("scitat", out, release_rows(release), None)
+    exported = json.loads(out.getvalue())
+    assert [(r["is_answerable"], r["scale"]) for r in exported if "is_answerable" in r] == [(False, None)]
+    again = project_create(name="Again", creator=None, slug="again")
+    assert first_difference(exported, round_trip(again, "scitat", exported)) is None
+    (imported,) = Instance.objects.filter(project=again, is_answerable=False)
+    assert (imported.unanswerable_reason, imported.answer, imported.scale) == ("The table starts in 2018.", [], None)
+
+
+def test_a_tatdqa_export_of_curated_questions_reimports_with_their_answer_source(project):
+    """TAT-DQA's files carry no answer_from, but the project's TAT-DQA export writes it: reimported, a question keeps
+    where its answer comes from."""
+    from curation.releases.services.cut import release_cut
+    from curation.services.projects import project_create
+    from tests.factories import BatchFactory, ShortContextFactory, ValidatedInstanceFactory
+
+    batch = BatchFactory(project=project)
+    context = ShortContextFactory(paper__project=project)
+    for source in ("table", "text", "table-text"):
+        ValidatedInstanceFactory(
+            project=project, batch=batch, context=context, answer_source=source, answer_type="span"
+        )
+    release = release_cut(project=project, actor=None, name="sources", batch_ids=[batch.pk])
+    out = io.StringIO()
+    write_text_format("tatdqa", out, release_rows(release), None)
+    exported = json.loads(out.getvalue())
+    again = project_create(name="Again", creator=None, slug="again")
+    assert first_difference(exported, round_trip(again, "tatdqa", exported)) is None
+    sources = Instance.objects.filter(project=again).order_by("id").values_list("answer_source", flat=True)
+    assert list(sources) == ["table", "text", "table-text"]

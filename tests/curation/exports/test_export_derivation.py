@@ -10,7 +10,7 @@ import zipfile
 import pytest
 
 from curation.exports import write_export_zip
-from curation.exports.derivation import derivation_of, from_actions, from_program
+from curation.exports.derivation import derivation_of, executed_answer, from_actions, from_program
 from curation.models import Instance
 from curation.releases.services.cut import release_cut
 from curation.toolkit.tools import Program, ToolBox
@@ -36,6 +36,19 @@ def test_a_finqa_program_reads_as_one_bracketed_expression():
     assert from_program("divide(100, const_4), subtract(#0, 5), subtract(10, #1)") == "10-(100/4-5)"
     assert from_program("table_max(revenue, none)") == ""  # not an arithmetic expression: none rather than wrong
     assert from_program("greater(3, 2)") == "" and from_program("") == ""
+    times_100 = "subtract(3.6, 2.9), divide(#0, 2.9), multiply(#1, const_100)"
+    assert from_program(times_100, is_percentage=True) == "(3.6-2.9)/2.9"  # the scale says percent, as in TAT-QA
+    assert from_program(times_100) == "(3.6-2.9)/2.9*100"
+    assert from_program("multiply(2.9, const_100)", is_percentage=True) == "2.9*100"  # no step before it to keep
+
+
+def test_a_finqa_program_executes_as_finqas_evaluator_runs_it():
+    assert executed_answer("subtract(3.6, 2.9), divide(#0, 2.9)") == 0.24138  # rounded to 5 decimals
+    assert executed_answer("divide(1,200, const_m1)") is None  # `1,200` splits into three arguments there too
+    assert executed_answer("divide(12%, const_m1), add(#0, 1)") == 0.88  # a percent argument is its fraction
+    assert executed_answer("greater(3, 2)") == "yes" and executed_answer("exp(2, 3)") == 8.0
+    assert executed_answer("table_max(revenue, none)") is None  # needs the table: the answer stands
+    assert executed_answer("divide(1, 0)") is None and executed_answer("") is None
 
 
 def test_executed_steps_read_as_tatqa_writes_them_with_cells_as_the_table_wrote_them():
@@ -57,6 +70,8 @@ def test_only_arithmetic_items_get_a_derivation_and_their_own_wins():
     assert derivation_of(item) == "(3.6-2.9)/2.9"
     assert derivation_of({**item, "derivation": "3.6/2.9-1"}) == "3.6/2.9-1"
     assert derivation_of({**item, "program": "subtract(3.6, 2.9), divide(#0, 2.9)"}) == "(3.6-2.9)/2.9"
+    times_100 = "subtract(3.6, 2.9), divide(#0, 2.9), multiply(#1, const_100)"
+    assert derivation_of({**item, "program": times_100}) == "(3.6-2.9)/2.9"  # a percentage, as from its actions
     assert derivation_of({**item, "answer_type": "span"}) == ""
 
 

@@ -22,7 +22,15 @@ from curation.releases.services.cut import release_cut
 from curation.releases.services.exports import export_request
 from curation.releases.services.jobs import EXPORT_BUILDS
 from curation.releases.tasks import export_build_task
-from scoring.metrics import scitat
+from scoring.metrics import finqa, scitat, tatqa
+from tests.factories import (
+    BatchFactory,
+    LongContextFactory,
+    PaperFactory,
+    ShortContextFactory,
+    TableFactory,
+    ValidatedInstanceFactory,
+)
 
 
 @pytest.fixture(autouse=True)
@@ -170,6 +178,137 @@ def test_tatqa_export_gives_each_document_its_own_table_uids_the_same_on_every_e
     assert parse_tatqa(documents).contexts  # TAT-QA's loader here refuses a table uid twice
     write_export_zip(release, "tatqa", tmp_path / "again.zip")
     assert unpack(tmp_path / "again.zip")["data/demo-v1.json"] == unpack(tmp_path / "x.zip")["data/demo-v1.json"]
+
+
+# A curated question of every kind TAT-QA's layout writes: (context, question, answer, answer type, scale[, program]).
+PERCENTAGE_CHANGE = "subtract(1200, 1000), divide(#0, 1000), multiply(#1, const_100)"
+EVERY_KIND: tuple[tuple, ...] = (
+    ("first", "What was revenue in 2019?", ["1,200"], "span", "thousand"),
+    ("first", "Which items rose?", ["Revenue", "Profit"], "multi-span", ""),
+    ("first", "By how much did revenue change?", ["200"], "arithmetic", "thousand", "subtract(1200, 1000)"),
+    ("second", "What was the percentage change in revenue?", ["20%"], "arithmetic", "percent", PERCENTAGE_CHANGE),
+    ("second", "What share of revenue is profit?", ["75"], "arithmetic", "percent"),
+    ("second", "What is the ratio of 2018 to 2019 revenue?", ["0.83"], "arithmetic", "", "divide(1000, 1200)"),
+    (
+        "second",
+        "What is the total of revenue and profit in 2019?",
+        ["2,100"],
+        "arithmetic",
+        "thousand",
+        "add(1200, 900)",
+    ),
+    ("second", "How many items are above 500 in 2019?", ["2"], "count", ""),
+    ("second", "How many customers did the firm serve?", ["1,250"], "count", ""),
+    ("paper", "What is the lowest share?", ["(0.48)"], "span", ""),  # an extreme value, as its cell writes it
+    ("paper", "What is the lowest value in 2019?", ["(300)"], "span", "thousand"),
+    ("paper", "By how much did cost change?", ["-550"], "arithmetic", "thousand", "subtract(-300, 250)"),
+    ("paper", "What share of 2019 revenue is cost?", ["-25.14%"], "arithmetic", "percent"),
+)
+
+
+@pytest.fixture
+def every_kind_release(project):
+    """A release of validated questions of every answer type and scale, on two short contexts citing one table and on
+    the whole paper, with an unanswerable question beside them."""
+    batch = BatchFactory(project=project, name="Every kind")
+    paper = PaperFactory(project=project, title="Annual report")
+    table = TableFactory(
+        paper=paper,
+        cells=[
+            ["Item", "2019", "2018", "Share"],
+            ["Revenue", "1,200", "1,000", "12.5%"],
+            ["Cost", "(300)", "250", "(0.48)"],
+            ["Profit", "900", "750", "7.5%"],
+        ],
+    )
+    contexts = {
+        "first": ShortContextFactory(paper=paper, tables=[table], paragraph__text="Revenue grew (in thousands)."),
+        "second": ShortContextFactory(paper=paper, tables=[table], paragraph__text="Costs fell in 2019."),
+        "paper": LongContextFactory(paper=paper),
+    }
+    for context, question, answer, answer_type, scale, *program in EVERY_KIND:
+        ValidatedInstanceFactory(
+            project=project, batch=batch, context=contexts[context], question=question, rationale="From the table.",
+            answer=answer, answer_type=answer_type, scale=scale, answer_form="short", answer_source="table",
+            relevant_tables=[table], program=program[0] if program else "",
+        )  # fmt: skip
+    ValidatedInstanceFactory(
+        project=project, batch=batch, context=contexts["paper"], question="What was revenue in 2017?", answer=[],
+        answer_type="", scale=None, is_answerable=False, unanswerable_reason="The table starts in 2018.",
+    )  # fmt: skip
+    return release_cut(project=project, actor=None, name="kinds", batch_ids=[batch.pk], split_seed=3)
+
+
+@pytest.mark.parametrize("fmt", ["tatqa", "tatdqa", "finqa"])
+def test_tatqa_and_finqa_layouts_leave_out_unanswerable_questions_and_finqa_those_without_a_program(
+    every_kind_release, fmt, tmp_path
+):
+    # Neither benchmark has an abstention. The unanswerable question, with no scale, used to stop the whole TAT-QA
+    # export; in FinQA's it was written with an empty exe_ans, which FinQA's importer reads back as an answer. FinQA
+    # scores a question by running its program: one without (span, multi-span, count) was written with an empty
+    # program, on which FinQA's evaluator stops with an IndexError.
+    write_export_zip(every_kind_release, fmt, tmp_path / "x.zip")
+    files = unpack(tmp_path / "x.zip")
+    data = json.loads(files["data/kinds-v1.json"])
+    questions = (
+        [r["qa"]["question"] for r in data] if fmt == "finqa" else [q["question"] for d in data for q in d["questions"]]
+    )
+    kept = [kind for kind in EVERY_KIND if fmt != "finqa" or len(kind) == 6]  # finqa: those with a program
+    assert questions == [question for _, question, *_ in kept]
+    benchmark = {"tatqa": "TAT-QA", "tatdqa": "TAT-DQA", "finqa": "FinQA"}[fmt]
+    left_out = f"Left out of this layout: 1 question of the unanswerable split ({benchmark} has no abstention)"
+    if fmt == "finqa":
+        left_out += " and 8 questions with no program"
+    card = files["README.md"].decode()
+    assert left_out in card and "the scitat, jsonl, csv, parquet and hf layouts carry every question" in card
+
+
+def test_a_curated_tatqa_export_scores_every_question_perfectly_against_itself_and_reads_back(
+    every_kind_release, tmp_path
+):
+    """The self-scoring property: TAT-QA's scorer (official mode: tatqa_eval.py's reading), given each gold question's
+    own answer and scale as the prediction, scores EM 1 and F1 1 on every question (a gold that cannot score 1
+    against itself is a broken record), and the file reads back through TAT-QA's importer with every question."""
+    write_export_zip(every_kind_release, "tatqa", tmp_path / "x.zip")
+    documents = json.loads(unpack(tmp_path / "x.zip")["data/kinds-v1.json"])
+    questions = [q for d in documents for q in d["questions"]]
+    assert [q["question"] for q in questions] == [question for _, question, *_ in EVERY_KIND]
+    # TAT-QA's conventions: an arithmetic answer is a number, a computed percentage its number with the scale percent.
+    assert {q["question"]: q["answer"] for q in questions if q["answer_type"] == "arithmetic"} == {
+        "By how much did revenue change?": 200,
+        "What was the percentage change in revenue?": 20,
+        "What share of revenue is profit?": 75,
+        "What is the ratio of 2018 to 2019 revenue?": 0.83,
+        "What is the total of revenue and profit in 2019?": 2100,
+        "By how much did cost change?": -550,
+        "What share of 2019 revenue is cost?": -25.14,
+    }
+    assert [q["answer"] for q in questions if q["answer_type"] == "count"] == ["2", "1250"]  # as int() reads it
+    own = {q["uid"]: [q["answer"], q["scale"]] for q in questions}
+    for mode in tatqa.MODES:
+        report = tatqa.score_dataset(documents, own, mode=mode)
+        assert [(s.uid, s.em, s.f1) for s in report.questions if (s.em, s.f1) != (1.0, 1.0)] == [], mode
+        assert report.scale_accuracy == 1.0
+    parsed = parse_tatqa(documents)
+    assert [q.fields["question"] for q in parsed.questions] == [q["question"] for q in questions]
+    assert len({t.key for c in parsed.contexts for t in c.tables}) == 3  # two short contexts cite one table
+
+
+def test_a_curated_finqa_export_executes_every_program_to_its_exe_ans(every_kind_release, tmp_path):
+    """FinQA's evaluator (scoring.metrics.finqa, official mode) runs a program and compares its result with exe_ans
+    exactly: each gold program, given as the prediction, is right on execution and on program."""
+    write_export_zip(every_kind_release, "finqa", tmp_path / "x.zip")
+    records = json.loads(unpack(tmp_path / "x.zip")["data/kinds-v1.json"])
+    assert {r["qa"]["question"]: r["qa"]["exe_ans"] for r in records} == {
+        "By how much did revenue change?": 200.0,
+        "What was the percentage change in revenue?": 20.0,  # the answer "20%"
+        "What is the ratio of 2018 to 2019 revenue?": 0.83333,  # the answer 0.83
+        "What is the total of revenue and profit in 2019?": 2100.0,  # the answer "2,100"
+        "By how much did cost change?": -550.0,
+    }
+    own = {record["id"]: finqa.program_tokenization(record["qa"]["program"]) for record in records}
+    report = finqa.score_dataset(records, own)
+    assert (report.execution_accuracy, report.program_accuracy) == (1.0, 1.0)
 
 
 def test_json_array_writer_streams_element_by_element():

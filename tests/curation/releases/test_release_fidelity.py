@@ -20,7 +20,7 @@ from curation.drafting.services.drafter import table_input
 from curation.drafting.templates import draft_template_questions
 from curation.exports import EXPORT_FORMATS, write_export_zip
 from curation.exports.rows import release_rows
-from curation.models import Context, Paper
+from curation.models import Context, Instance, Paper
 from curation.papers.services import paper_ingest
 from curation.releases.models import ReleaseContext
 from curation.releases.services.cut import release_cut
@@ -32,6 +32,8 @@ from tests.annotate.work.helpers import queue_next
 
 DEMO_PAPER = Path(__file__).resolve().parents[3] / "curation" / "demo" / "paper"
 HEADER = ["Method", "Params (M)", "LAS on test", "", "", "", "Avg."]
+# LoRA's average over its four languages as a FinQA program (the table prints it rounded: 73.4).
+LORA_AVERAGE = "add(76.2, 78.8), add(#0, 71.0), add(#1, 67.7), divide(#2, const_4)"
 PROMPT_HEADER = (
     "| Method | Params (M) | LAS on test - Wolof | LAS on test - Faroese | LAS on test - Tagalog | "
     "LAS on test - Yoruba | Avg. |"
@@ -84,10 +86,13 @@ def refine_and_validate(project, personas, context: Context, **fields):
 
 
 @pytest.fixture
-def excluded_paragraph_release(project, personas, demo_paper):
-    """One question on Table 1 whose annotator marked its paragraph as wrongly extracted."""
+def excluded_paragraph_release(project, personas, demo_paper, request):
+    """One question on Table 1 whose annotator marked its paragraph as wrongly extracted, with a FinQA program
+    (LORA_AVERAGE, as an imported FinQA question has one: FinQA's layout holds only such questions), or the program
+    a test gives it by indirect parametrization ("" for none)."""
     context = short_context_of(demo_paper, "tab:main")
     batch = refine_and_validate(project, personas, context, excluded_paragraph_ids=[context.paragraph_id])
+    Instance.objects.filter(batch=batch).update(program=getattr(request, "param", LORA_AVERAGE))
     release = release_cut(project=project, actor=None, name="fidelity", batch_ids=[batch.pk], split_seed=1)
     return release, context.paragraph.text
 
@@ -273,7 +278,23 @@ def test_header_rows_the_extractor_reports_are_stored_and_used_by_every_consumer
 def test_finqa_execution_answer_is_a_number_as_finqa_writes_it(excluded_paragraph_release, tmp_path):
     release, _ = excluded_paragraph_release
     (record,) = json.loads(export_text(release, "finqa", tmp_path))
-    assert record["qa"]["exe_ans"] == 73.4 and record["qa"]["answer"] == "73.4"
+    # What the program executes to, as FinQA's evaluator compares it; the answer as the table prints it.
+    assert record["qa"]["program"] == LORA_AVERAGE
+    assert record["qa"]["exe_ans"] == 73.425 and record["qa"]["answer"] == "73.4"
+
+
+@pytest.mark.parametrize("excluded_paragraph_release", [""], indirect=True)
+def test_finqa_layout_leaves_out_a_question_with_no_program_and_its_card_says_so(excluded_paragraph_release, tmp_path):
+    # The span answer 73.4 read from the table has no program: it was written with an empty one (and its answer as
+    # exe_ans), on which FinQA's evaluator stops with an IndexError.
+    release, _ = excluded_paragraph_release
+    write_export_zip(release, "finqa", tmp_path / "finqa.zip")
+    with zipfile.ZipFile(tmp_path / "finqa.zip") as bundle:
+        assert json.loads(bundle.read("data/fidelity-v1.json")) == []
+        card = bundle.read("README.md").decode()
+    assert "Left out of this layout: 0 questions of the unanswerable split (FinQA has no abstention) and " in card
+    assert "1 question with no program" in card and "hf layouts carry every question" in card
+    assert "73.4" in export_text(release, "jsonl", tmp_path)  # the layouts that carry it
 
 
 @pytest.mark.parametrize("fmt", ["parquet", "csv"])

@@ -126,3 +126,37 @@ def test_gold_programs_of_dev_200_execute_to_exe_ans():
 @pytest.mark.parametrize("program", ["table_max(#0, none)"])
 def test_table_operation_on_a_step_reference_without_earlier_row_is_invalid(program):
     assert finqa.eval_program(tokens(program), TABLE)[0] == 1
+
+
+def test_a_question_without_a_gold_program_scores_0_and_names_where_evaluate_py_stops():
+    # A span, multi-span or count answer has no program: evaluate.py stops with an IndexError scoring such a gold
+    # against itself (an empty prediction); it used to stop this scorer the same way.
+    records = [
+        {"id": "a", "table": [], "qa": {"program": "add(1, 2)", "exe_ans": 3.0}},
+        {"id": "b", "table": [], "qa": {"program": "", "exe_ans": ""}},
+    ]
+    own = [("a", tokens("add(1, 2)")), ("b", tokens(""))]
+    assert finqa.score_question(records[1], tokens("")) == finqa.FinqaQuestionScore(
+        uid="b", exe_correct=False, prog_correct=False, official_stop="IndexError"
+    )
+    report = finqa.score_dataset(records, own)
+    assert report.execution_accuracy is None and report.program_accuracy is None
+    assert "stops with an IndexError at prediction 2 of 2 (id 'b': its gold program is empty)" in (
+        report.official_failure or ""
+    )
+    assert (report.execution_accuracy_over_known, report.program_accuracy_over_known) == (0.5, 0.5)
+    fixed = finqa.score_dataset(records, own, mode="fixed")
+    assert (fixed.headline, fixed.program_accuracy_over_gold) == (0.5, 0.5)
+    # An unreadable gold program is named the same way; a gold program evaluate.py can read never stops it.
+    records[1]["qa"]["program"] = "add(1)"
+    assert "(id 'b': its gold program 'add(1)' cannot be read)" in (
+        finqa.score_dataset(records, own).official_failure or ""
+    )
+
+
+@pytest.mark.parametrize("predicted", ["", "add(1", "add(1)", "plus(1, 2)", "add(#4, 1)"])
+def test_an_empty_or_unreadable_prediction_scores_0_against_a_gold_program(predicted):
+    record = {"id": "a", "table": [], "qa": {"program": "add(1, 2)", "exe_ans": 3.0}}
+    score = finqa.score_question(record, tokens(predicted) if predicted else [])
+    assert (score.exe_correct, score.prog_correct, score.official_stop) == (False, False, None)
+    assert finqa.score_dataset([record], [("a", tokens(predicted))]).execution_accuracy == 0.0

@@ -232,6 +232,24 @@ def test_a_finqa_id_not_in_the_gold_reports_the_official_failure_and_labels_our_
     assert summary["execution_accuracy_over_known"] == 1.0 and summary["unknown_uids"] == ["ghost"]
 
 
+def test_a_finqa_gold_without_a_program_scored_against_itself_is_named_not_a_crash(tmp_path):
+    # A question with no program (span, multi-span, count), scored gold against gold: evaluate.py stops with an
+    # IndexError, and so did this command, unhandled.
+    records = [
+        {"id": "f1", "table": [], "qa": {"program": "add(1, 2)", "exe_ans": 3.0}},
+        {"id": "f2", "table": [], "qa": {"program": "", "exe_ans": ""}},
+    ]
+    gold = write(tmp_path / "gold.json", records)
+    own = [{"id": r["id"], "predicted": finqa.program_tokenization(r["qa"]["program"])} for r in records]
+    pred = write(tmp_path / "pred.json", own)
+    out, _ = run("--format", "finqa", "--gold", gold, "--pred", pred)
+    assert "(official" not in out
+    assert "stops with an IndexError at prediction 2 of 2 (id 'f2': its gold program is empty)" in out
+    assert "Execution accuracy over 2 gold questions (missing = wrong) 50.00" in out
+    summary = json.loads(run("--format", "finqa", "--mode", "fixed", "--gold", gold, "--pred", pred, "--json")[0])
+    assert summary["em"] == 0.5 and summary["execution_accuracy"] is None
+
+
 @pytest.mark.parametrize("mode", ["official", "fixed"])
 def test_a_scitat_file_without_free_form_questions_reports_no_f1(tmp_path, mode):
     gold = write(tmp_path / "gold.json", [{"id": "s", "answer": ["BERT"]}, {"id": "t", "answer": ["12.5"]}])
