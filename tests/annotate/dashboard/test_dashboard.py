@@ -198,7 +198,8 @@ def test_the_pay_rate_form_saves_a_rate_and_refuses_a_negative_one(personas, pro
     assert PaySettings.objects.get(project=project).pay_per_instance == Decimal("1.25")
 
 
-@pytest.mark.parametrize("seconds", [0.0001, 0.05, 0.08])  # two validated instances: under 0.18 s in all
+# Two validated instances: under 0.18 s in all, or 3 s each (0.0 active hours as shown: no rate, not 300 an hour).
+@pytest.mark.parametrize("seconds", [0.0001, 0.05, 0.08, 3])
 def test_a_tiny_refine_time_gives_no_hourly_rate_on_page_api_and_csv(
     personas, project, history, drafts, api_client_for, client, seconds
 ):
