@@ -86,7 +86,10 @@ def grouped_bars(
     named = {name: (names or {}).get(name, name) for name in series}
     largest = max([row[name] or 0 for row in rows for name in series] or [0])
     top = largest or 1
-    bar_h, gap, label_w, plot_w = 12, 10, 110, GROUPED_BARS_WIDTH - 160
+    # A label is cut to 16 characters (the template's truncatechars): at 12 px such a name ("template change…") is
+    # about 125 px wide, so the label column is wider than that or the chart's left edge cuts off its first letters.
+    bar_h, gap, label_w = 12, 10, 132
+    plot_w = GROUPED_BARS_WIDTH - label_w - 50  # 50 left of the width for the value after the longest bar
     groups = []
     y = 0
     for row in rows:

@@ -322,13 +322,15 @@ def pay_report(project: Project, *, start: date, end: date) -> dict[str, Any]:
     for username, count in sorted(validated.items()):
         amount = settings.pay_per_instance * count
         hours = seconds.get(username, 0.0) / 3600
-        # The rate divides by the hours as shown (4 places): under 0.36 s of work there is no rate, not a 500.
-        divisor = Decimal(str(round(hours, 4)))
+        # The rate divides by the hours as shown (2 places): under 18 s of work the page shows 0.0 hours and no
+        # rate, not a rate out of hours it does not show (nor a 500 from dividing by zero).
+        shown_hours = round(hours, 2)
+        divisor = Decimal(str(shown_hours))
         rows.append(
             {
                 "user": username,
                 "validated": count,
-                "active_hours": round(hours, 2),
+                "active_hours": shown_hours,
                 "minutes_per_instance": round(seconds.get(username, 0.0) / 60 / count, 1),
                 "amount": amount,
                 "hourly": (amount / divisor).quantize(Decimal("0.01")) if divisor > 0 else None,

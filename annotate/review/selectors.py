@@ -23,7 +23,7 @@ from annotate.review.services import (
 from annotate.work.selectors import draft_diffs, instance_context
 from curation.errors import NotFound
 from curation.members.selectors import qualified_annotators
-from curation.models import Context, Instance, Paper, Project
+from curation.models import Context, Instance, InstanceRevision, Paper, Project
 from curation.pagination import capped_count
 from curation.selectors import instance_history_get, instances_visible_to, papers_visible_to, roles_of
 from curation.services.instances import may_edit_now, revision_fields, revision_restorable
@@ -46,10 +46,22 @@ def comments_of(instance: Instance) -> QuerySet[ReviewComment]:
     return ReviewComment.objects.filter(instance_id=instance.pk).select_related("author", "resolved_by")
 
 
+def mark_changed_fields(revisions: list[InstanceRevision]) -> None:
+    """Set on each revision (oldest first) the labels of the fields it changed (`changed_fields`), so a list of the
+    same question still tells its revisions apart."""
+    for earlier, revision in zip([None, *revisions], revisions, strict=False):
+        revision.changed_fields = [
+            label
+            for name, label in DIFF_FIELDS.items()
+            if earlier and revision.fields.get(name) != earlier.fields.get(name)
+        ]
+
+
 def review_data(*, user: AbstractBaseUser, instance_id: int, project: Project) -> dict[str, Any]:
     """Everything a review page shows: instance, context, draft diff, comments, revisions, timeline, discussions."""
     record = instance_history_get(user=user, instance_id=instance_id, project=project)
     instance = record["instance"]
+    mark_changed_fields(record["revisions"])  # the page lists the revisions as the history page does
     return {
         **record,
         **instance_context(instance),
@@ -86,13 +98,7 @@ def history_data(
     revision)."""
     record = instance_history_get(user=user, instance_id=instance_id, project=project)
     instance, revisions = record["instance"], record["revisions"]
-    for earlier, revision in zip([None, *revisions], revisions, strict=False):
-        # What each revision changed, so a list of the same question still tells its revisions apart.
-        revision.changed_fields = [
-            label
-            for name, label in DIFF_FIELDS.items()
-            if earlier and revision.fields.get(name) != earlier.fields.get(name)
-        ]
+    mark_changed_fields(revisions)
     can_restore = may_edit_now(instance=instance, user=user)
     by_number = {str(r.number): r for r in revisions}  # as a query string names them
     offered = by_number.get(restore) if can_restore else None

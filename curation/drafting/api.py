@@ -189,6 +189,9 @@ class DraftingRunCountsSerializer(serializers.Serializer):
     cancelled = serializers.IntegerField()
     total = serializers.IntegerField()
     instances = serializers.IntegerField(help_text="drafts made")
+    no_draft = serializers.IntegerField(
+        help_text="of the drafted items, those that made no draft (a type no template drafts)"
+    )
 
 
 class DraftingRunOutputSerializer(serializers.ModelSerializer):

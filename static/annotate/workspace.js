@@ -179,7 +179,7 @@
     return row;
   }
 
-  // Keyboard helpers: step through a radio group, toggle the n-th relevant-table box.
+  // Keyboard helpers: focus a radio group's chosen radio, focus the n-th relevant-table box.
   function focusRadio(name) {
     const radios = [...form.querySelectorAll(`input[name=${name}]`)];
     const target = radios.find((radio) => radio.checked) || radios[0];
@@ -187,11 +187,10 @@
   }
 
 
-  function toggleTable(index) {
+  // Focus only, as every Alt shortcut: Space then marks or unmarks the table, a change the annotator sees made.
+  function focusTable(index) {
     const boxes = form.querySelectorAll("input[name=relevant_table_ids]");
-    if (!boxes[index]) return;
-    boxes[index].checked = !boxes[index].checked;
-    markDirty();
+    if (boxes[index]) boxes[index].focus();
   }
 
   function addItem() {
@@ -316,7 +315,7 @@
         n: async () => { if (await flush()) window.location.href = root.dataset.home; },
       };
       if (actions[key]) { e.preventDefault(); actions[key](); return; }
-      if (/^[1-9]$/.test(e.key)) { e.preventDefault(); toggleTable(Number(e.key) - 1); }
+      if (/^[1-9]$/.test(e.key)) { e.preventDefault(); focusTable(Number(e.key) - 1); }
       return;
     }
     if (!typing && e.key === "?") { e.preventDefault(); document.getElementById("shortcuts").showModal(); }

@@ -66,3 +66,30 @@ def test_the_section_fits_narrow_and_wide_screens(page, live_server, login, pers
     expect(section).to_contain_text("No drafted instance was submitted yet")
     overflow = page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
     assert overflow <= 0
+
+
+def test_a_long_group_name_is_not_cut_off_at_the_charts_left_edge(page, live_server, login, personas, project, context):
+    from curation.batches.services import batch_create, batch_open
+
+    batch = batch_open(batch_id=batch_create(project=project, actor=None, name="B1").pk, actor=None)
+    tables = sorted(context.tables.values_list("id", flat=True))
+    draft = {**template_draft(tables), "template_id": "change_between_columns"}  # "template change_between_columns"
+    instance = Instance.objects.create(
+        project=project, batch=batch, context=context, question=draft["question"], draft=draft
+    )
+    submit(
+        project,
+        personas["annotator"],
+        instance,
+        question="Which model is the most accurate?",
+        relevant_table_ids=tables,
+    )
+
+    login(page, "manager")
+    open_in_project(page, "Dashboard")
+    by_prompt = page.locator("#draft-costs figure[data-dimension=prompt_version]")
+    by_prompt.scroll_into_view_if_needed()
+    label = by_prompt.locator("svg.bar-chart text").filter(has_text="template").first
+    expect(label).to_be_visible()
+    # Where the label's first letter is drawn, in the chart's own coordinates: left of 0 is cut off by the chart's edge.
+    assert label.evaluate("text => text.getBBox().x") >= 0, label.text_content()

@@ -232,3 +232,20 @@ def test_a_change_made_while_a_save_is_in_flight_is_not_called_saved_and_is_save
     assert said[0] == "Unsaved changes", said  # not "All changes saved" while the scale was still unsaved
     saved = Instance.objects.get(pk=pk)
     assert (saved.question, saved.scale) == ("Which model is larger?", "million")
+
+
+def test_alt_digit_moves_focus_to_the_tables_relevant_box_and_only_space_ticks_it(
+    page, live_server, login, personas, project, drafts
+):
+    login(page, "annotator")
+    pk = claim(page, live_server, project)
+    box = page.locator("input[name=relevant_table_ids]").first
+    ticked = box.is_checked()
+    page.locator("#f-question").click()
+    page.keyboard.press("Alt+1")  # a shortcut moves the focus; it never changes a value
+    expect(box).to_be_focused()
+    assert box.is_checked() == ticked
+    page.keyboard.press("Space")  # the annotator's own keypress, on the box in focus, marks or unmarks it
+    assert box.is_checked() != ticked
+    expect(page.locator("#save-state")).to_have_text("All changes saved", timeout=10000)  # autosaved within seconds
+    assert Instance.objects.get(pk=pk).relevant_tables.exists() != ticked

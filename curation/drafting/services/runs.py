@@ -250,11 +250,13 @@ def run_resume(*, run_id: int, actor: AbstractBaseUser | None) -> DraftingRun:
 
 
 def run_counts(run: DraftingRun) -> dict[str, int]:
-    """Items per status, plus the total and the number of drafts made."""
+    """Items per status, plus the total, the number of drafts made, and of the items done (status drafted) those
+    that made no draft (`no_draft`: no template drafts their type, or the model gave nothing usable)."""
     counts = dict.fromkeys(DraftingItem.Status.values, 0)
     counts.update(run.items.values_list("status").annotate(n=Count("id")))
     counts["total"] = sum(counts.values())
     counts["instances"] = sum(run.items.values_list("instance_count", flat=True))
+    counts["no_draft"] = run.items.filter(status=DraftingItem.Status.DRAFTED, instance_count=0).count()
     return counts
 
 

@@ -109,3 +109,10 @@ def test_the_batch_page_sends_the_same_queries_at_two_sizes(manager_client, proj
     add_batches(project, 4 * dashboard_figures.PROGRESS_PER_PAGE, start=3)
     add_papers(project, 3 * review_selectors.FILL_PAPERS_PER_PAGE, start=2)
     assert queries() == small
+
+
+def test_fill_from_papers_on_one_page_says_how_many_papers_not_a_range(manager_client, project, personas):
+    """One page of papers needs no "1–2": the legend counts them."""
+    add_papers(project, 2)
+    page = manager_client.get(f"/p/{project.slug}/batches/").content.decode()
+    assert "<legend>Papers with short contexts left (2)</legend>" in page and "(1–2)" not in page

@@ -166,7 +166,7 @@ def test_chart_geometry_scales_to_the_largest_value():
     rows = [{"user": "a", "x": 2, "y": 4}, {"user": "b", "x": 0, "y": 1}]
     bars = charts.grouped_bars(rows, label="user", series=("x", "y"))
     widths = [bar["width"] for group in bars["groups"] for bar in group["bars"]]
-    assert widths == [120.0, 240.0, 0.0, 60.0]
+    assert widths == [109.0, 218.0, 0.0, 54.5]  # the largest value spans the plot, the rest in proportion
     assert bars["width"] == charts.GROUPED_BARS_WIDTH == 400  # about a phone's width: its text is drawn near 12 px
     named = charts.grouped_bars(rows, label="user", series=("x", "y"), names={"x": "Reviews"})
     assert [entry["name"] for entry in named["legend"]] == ["Reviews", "y"]  # a key without a name stands as it is
@@ -198,7 +198,8 @@ def test_the_pay_rate_form_saves_a_rate_and_refuses_a_negative_one(personas, pro
     assert PaySettings.objects.get(project=project).pay_per_instance == Decimal("1.25")
 
 
-@pytest.mark.parametrize("seconds", [0.0001, 0.05, 0.08])  # two validated instances: under 0.18 s in all
+# Two validated instances: under 0.18 s in all, or 3 s each (0.0 active hours as shown: no rate, not 300 an hour).
+@pytest.mark.parametrize("seconds", [0.0001, 0.05, 0.08, 3])
 def test_a_tiny_refine_time_gives_no_hourly_rate_on_page_api_and_csv(
     personas, project, history, drafts, api_client_for, client, seconds
 ):

@@ -8,6 +8,7 @@ from annotate.review import services as review
 from annotate.review.context import review_badges
 from annotate.review.models import Discussion
 from curation.models import Batch, Instance
+from curation.services.instances import instance_edit
 from curation.states import Status
 from tests.annotate.review.helpers import submit, to_discussion, to_round2
 from tests.annotate.work.helpers import queue_next
@@ -355,3 +356,19 @@ def test_a_resubmission_returning_to_its_verifier_is_counted_once(project, perso
     Instance.objects.filter(pk=submitted.pk).update(round1_verifier=personas["verifier"])
     home = logged_in("verifier").get(f"/p/{project.slug}/review/").content.decode()
     assert "<dt>Returning to you</dt><dd>1</dd>" in home and 'id="round1-waiting">0<' in home
+
+
+def test_the_round_one_page_says_what_each_revision_changed(project, personas, drafts):
+    """The review page lists the revisions as the history page does: a revision that changed the question says so,
+    not "nothing"."""
+    held = queue_next(project=project, user=personas["annotator"])
+    instance_edit(
+        instance_id=held.pk, actor=personas["annotator"], expected_version=held.version,
+        fields={"question": "Which model is the most accurate?"},
+    )  # fmt: skip
+    claimed = review.review_claim(
+        instance_id=submit(project, personas["annotator"], held).pk, user=personas["verifier"]
+    )
+    page = logged_in("verifier").get(f"/p/{project.slug}/review/{claimed.pk}/").content.decode()
+    rows = page[page.index("<h2>Revisions</h2>") :].split("</table>", 1)[0]
+    assert "first version" in rows and "<td>Question, Rationale, Answer form" in rows

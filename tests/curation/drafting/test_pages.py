@@ -280,3 +280,28 @@ def test_the_drafting_page_gives_each_endpoints_measured_speed_and_calls_the_loc
     speeds = page[page.index('id="endpoint-speeds"') :]
     assert "Local demo: measured" in speeds and "over the last 3" in speeds
     assert f"a run over {drafting_batch.name} (3 contexts) ≈" in speeds
+
+
+def test_the_run_does_not_count_a_context_left_without_a_draft_as_drafted(
+    project, personas, drafting_batch, drafting_contexts, settings, django_capture_on_commit_callbacks
+):
+    """A context whose type no template drafts is done but has no draft: the run's counts say so, not "drafted"."""
+    from curation.models import ReasoningType
+
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+    drafting_contexts[0].reasoning_type = ReasoningType.objects.get(project=project, code="descriptive_analysis")
+    drafting_contexts[0].save(update_fields=["reasoning_type"])
+    client = logged_in(personas["manager"].username)
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(
+            f"/p/{project.slug}/drafting/",
+            {"batch": drafting_batch.pk, "kind": "template", "per_template": "1", "seed": "0", "unanswerable": "skip"},
+        )
+    run = DraftingRun.objects.get()
+    done = len(drafting_contexts)
+    page = client.get(f"/p/{project.slug}/drafting/runs/{run.pk}/").content.decode()
+    assert f'<span id="run-drafted">{done} done, 1 of them with no draft</span>' in page
+    home = client.get(f"/p/{project.slug}/drafting/").content.decode()
+    assert f'{done}/{done} <small class="muted">(1 with no draft)</small>' in home
+    api = client.get(f"/api/drafting-runs/{run.pk}/")
+    assert api.status_code == 200 and api.json()["counts"]["no_draft"] == 1

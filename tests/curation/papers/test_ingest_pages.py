@@ -260,3 +260,21 @@ def test_a_result_with_no_short_context_says_there_is_nothing_to_batch(project, 
     assert "0 short, 1 long" in html and "cannot be drafted" in html
     assert '<span id="ingest-next">Nothing to batch: no paper here offers a short context' in html
     assert "Next: put the new contexts in a batch" not in html
+
+
+def test_a_warnings_count_links_to_the_papers_warnings(project, personas):
+    """A number of warnings with no way to read them is a dead end: the ingestion result and the paper list link it
+    to the paper page's warnings, which say what they are."""
+    browser = logged_in("manager")
+    bare = PAPER.split("\\begin{document}", 1)[1].split("\\end{document}", 1)[0]  # no \begin{document}: a warning
+    response = browser.post(
+        "/p/test-project/papers/upload/", {"files": [SimpleUploadedFile("bare.tex", bare.encode())]}
+    )
+    run_pending_ingestions()
+    paper = Paper.objects.get(project=project)
+    assert paper.warnings
+    link = f'<a class="warn" href="/p/test-project/papers/{paper.pk}/#paper-warnings"'
+    assert link in browser.get(response["Location"]).content.decode()
+    assert link in browser.get("/p/test-project/papers/").content.decode()
+    page = browser.get(f"/p/test-project/papers/{paper.pk}/").content.decode()
+    assert 'id="paper-warnings"' in page and paper.warnings[0] in page
