@@ -699,7 +699,7 @@ def draft_template_questions(
     include_unanswerable: bool = False,
     header_phrases: HeaderPhrases | None = None,
     template_ids: Iterable[str] | None = None,
-    preferred_subtypes: Sequence[str] = (),
+    subtypes: Sequence[str] = (),
     rejected: list[dict[str, Any]] | None = None,
     asked: Iterable[str] = (),
 ) -> list[dict[str, Any]]:
@@ -707,7 +707,9 @@ def draft_template_questions(
 
     Deterministic for a given seed. Candidates whose required cells are missing are skipped, or (one per template)
     returned with `is_answerable=False` and an empty answer when `include_unanswerable` is set. Templates of the
-    `preferred_subtypes` (the context's assigned reasoning type) come first, in that order.
+    `subtypes` (the context's assigned reasoning type), when given, are the only ones drafted, in that order, so a
+    run's drafts follow the types assigned to its contexts, unless `template_ids` names the templates: a choice of
+    templates is drafted as chosen.
     A table may carry `name` (what the paper calls it, "Table 2": used in questions and rationales) and
     `has_header` (False: its first row is data, so no column is asked about).
     Every draft checks itself (curation.drafting.self_check): one that fails is dropped and, when `rejected` is
@@ -721,8 +723,8 @@ def draft_template_questions(
     views = [_TableView(toolbox, index, tables[index]) for index in range(len(toolbox.tables))]
     drafts: list[dict[str, Any]] = []
     asked = set(asked)
-    preference = {code: position for position, code in enumerate(preferred_subtypes)}
-    ordered = sorted(TEMPLATES, key=lambda template: preference.get(template.subtype, len(preference)))
+    assigned = [template for code in subtypes for template in TEMPLATES if template.subtype == code]
+    ordered = assigned if assigned and template_ids is None else TEMPLATES
     for template in (template for template in ordered if template.template_id in chosen):
         rng = random.Random(f"{seed}:{template.template_id}")
         candidates = [(view, slots) for view in views for slots in _candidates(view, template.slots)]

@@ -382,14 +382,23 @@ def test_every_answerable_draft_has_a_rationale_of_one_sentence_per_step():
         assert draft["rationale"].startswith("tab:results gives") or draft["template_id"] == "table_lookup"
 
 
-def test_the_contexts_reasoning_type_comes_first():
+def test_a_context_assigned_a_reasoning_type_is_drafted_only_that_type():
     default = draft_template_questions([RESULTS], seed=0)
-    assert default[0]["reasoning_subtype"] == "arithmetic_calculation"
-    comparison = draft_template_questions([RESULTS], seed=0, preferred_subtypes=["comparison"])
-    subtypes = [d["reasoning_subtype"] for d in comparison]
-    first_other = next(i for i, s in enumerate(subtypes) if s != "comparison")
-    assert first_other > 0 and "comparison" not in subtypes[first_other:]
-    assert sorted(d["question"] for d in comparison) == sorted(d["question"] for d in default)
+    assert (
+        default[0]["reasoning_subtype"] == "arithmetic_calculation"
+        and len({d["reasoning_subtype"] for d in default}) > 2
+    )
+    comparison = draft_template_questions([RESULTS], seed=0, subtypes=["comparison"])
+    assert comparison and {d["reasoning_subtype"] for d in comparison} == {"comparison"}
+    assert {d["question"] for d in comparison} == {
+        d["question"] for d in default if d["reasoning_subtype"] == "comparison"
+    }
+    # A type and its subtypes, in the assigned order.
+    both = draft_template_questions([RESULTS], seed=0, subtypes=["ranking", "counting"])
+    kinds = [d["reasoning_subtype"] for d in both]
+    assert set(kinds) == {"ranking", "counting"} and kinds.index("counting") > max(
+        i for i, kind in enumerate(kinds) if kind == "ranking"
+    )
 
 
 def test_twenty_templates_with_the_boolean_and_list_answers_the_meta_paper_asks_for():

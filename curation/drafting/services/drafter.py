@@ -158,7 +158,7 @@ class Drafter:
             per_template=int(options.get("per_template") or 1),
             include_unanswerable=options.get("unanswerable") == "keep",
             template_ids=options.get("template_ids") or None,
-            preferred_subtypes=assigned,
+            subtypes=assigned,
             header_phrases=self._header_phrases if options.get("paraphrase_headers") else None,
             rejected=rejected,
             asked=PaperAsked.read(run, context).keys,

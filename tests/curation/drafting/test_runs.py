@@ -8,6 +8,7 @@ from curation.drafting.models import DraftingItem, DraftingRun
 from curation.drafting.selectors import run_options_said
 from curation.drafting.services.items import run_process_inline
 from curation.drafting.services.runs import run_cancel, run_create, run_retry_failed, run_start
+from curation.drafting.templates import TEMPLATES
 from curation.errors import InvalidInput, NotPermitted
 from curation.models import Instance
 from curation.states import Status
@@ -16,6 +17,9 @@ from tests.factories import LongContextFactory
 from tests.support.fault_server import Fault, FaultServer, completion_body, ok, unauthorized
 
 pytestmark = pytest.mark.django_db
+
+# The contexts are assigned Comparison; a choice of templates is drafted as chosen, every type.
+EVERY = {"template_ids": [template.template_id for template in TEMPLATES]}
 
 
 def _run(project, manager, kind, batch, **kwargs) -> DraftingRun:
@@ -101,7 +105,8 @@ def test_partial_failure_keeps_what_was_drafted(project, personas, drafting_batc
 
 
 def test_template_run_drafts_questions_with_essential_actions(project, personas, drafting_batch, drafting_contexts):
-    run = _run(project, personas["manager"], "template", drafting_batch, options={"per_template": 1, "seed": 4})
+    options = {"per_template": 1, "seed": 4, **EVERY}
+    run = _run(project, personas["manager"], "template", drafting_batch, options=options)
     assert run.status == DraftingRun.Status.COMPLETED
     instances = Instance.objects.filter(project=project)
     assert instances.count() >= 3 * 10
@@ -141,11 +146,11 @@ def test_contexts_of_one_table_never_get_the_same_question_twice(project, person
     # Several paragraphs citing one table each became a context; with one seed each drew the same candidates, and a
     # real paper's run repeated 60 of its 129 drafts word for word.
     make_contexts(project, drafting_batch, 3, one_paper=True)
-    _run(project, personas["manager"], "template", drafting_batch, options={"per_template": 1})
+    _run(project, personas["manager"], "template", drafting_batch, options={"per_template": 1, **EVERY})
     questions = list(Instance.objects.filter(project=project).values_list("question", flat=True))
     assert len(questions) >= 3 * 10 and len(set(questions)) == len(questions)
     redrafted = _run(
-        project, personas["manager"], "template", drafting_batch, options={"per_template": 1, "redraft": True}
+        project, personas["manager"], "template", drafting_batch, options={"per_template": 1, "redraft": True, **EVERY}
     )
     again = Instance.objects.filter(project=project, draft__run=redrafted.pk).values_list("question", flat=True)
     assert again and not set(again) & set(questions)
@@ -176,7 +181,7 @@ def test_drafts_start_with_the_suggested_answer_type_and_no_scale_from_a_caption
     project, personas, drafting_batch, drafting_contexts
 ):
     drafting_contexts[0].tables.update(caption="Accuracy (%) on the task.")
-    _run(project, personas["manager"], "template", drafting_batch, options={"per_template": 1, "seed": 4})
+    _run(project, personas["manager"], "template", drafting_batch, options={"per_template": 1, "seed": 4, **EVERY})
     instances = Instance.objects.filter(project=project)
     difference = instances.filter(draft__template_id="cell_difference", context=drafting_contexts[0]).first()
     # The caption's "%" is no evidence: the difference takes its cells' own column unit, or none.

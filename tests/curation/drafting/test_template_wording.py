@@ -6,6 +6,7 @@ from pathlib import Path
 
 from curation.drafting.services.items import run_process_inline
 from curation.drafting.services.runs import run_create
+from curation.drafting.templates import TEMPLATES
 from curation.models import Context, Instance, ReasoningType
 from curation.papers.services import paper_ingest
 from tests.factories import ContextFactory, TableFactory
@@ -32,9 +33,8 @@ def _context(project, drafting_batch, code: str) -> Context:
 
 def test_template_questions_over_a_multirow_header_read_as_a_person_writes_them(project, personas, drafting_batch):
     context = _context(project, drafting_batch, "comparison")
-    run = run_create(
-        project=project, actor=personas["manager"], kind="template", batch=drafting_batch, options={"seed": 2}
-    )
+    every = {"seed": 2, "template_ids": [template.template_id for template in TEMPLATES]}  # chosen: drafted as chosen
+    run = run_create(project=project, actor=personas["manager"], kind="template", batch=drafting_batch, options=every)
     run_process_inline(run_id=run.pk)
     instances = list(Instance.objects.filter(context=context).order_by("pk"))
     assert len(instances) >= 5
@@ -58,9 +58,19 @@ def test_template_questions_over_a_multirow_header_read_as_a_person_writes_them(
         f"{a} minus {b} is {expected}."
     )
     assert " in Table 1" in difference.question
-    # The context was assigned Comparison: its comparison templates are drafted first.
-    codes = [instance.draft["reasoning_subtype"] for instance in instances]
-    assert codes[0] == "comparison" and codes.index("arithmetic_calculation") > codes.count("comparison") - 1
-    assert set(codes[: codes.count("comparison")]) == {"comparison"}
     lookup = next(i for i in instances if i.draft["template_id"] == "table_lookup")
     assert lookup.answer == ["Table 1"] and lookup.question.startswith(("Which table", "In which table"))
+
+
+def test_a_template_run_drafts_a_context_only_the_reasoning_type_assigned_to_it(project, personas, drafting_batch):
+    """The drafting page asks for types to be assigned first, so drafts follow the project's target shares: a context
+    assigned Comparison gets comparison questions, not every template's (the run page counted 13 drafts of every type
+    against one Arithmetic Calculation context)."""
+    context = _context(project, drafting_batch, "comparison")
+    run = run_create(
+        project=project, actor=personas["manager"], kind="template", batch=drafting_batch, options={"seed": 2}
+    )
+    run_process_inline(run_id=run.pk)
+    instances = list(Instance.objects.filter(context=context))
+    assert instances and {instance.draft["reasoning_subtype"] for instance in instances} == {"comparison"}
+    assert {instance.reasoning_type.code for instance in instances} == {"comparison"}
