@@ -8,6 +8,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.template.defaultfilters import pluralize
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
@@ -32,18 +33,19 @@ def _assigned_message(*, contexts: int, drafts: int) -> str:
     """What a batch fill did: contexts count as much as drafts (contexts are drafted later, inside the batch)."""
     parts = []
     if contexts:
-        parts.append(f"{contexts} context{'s' if contexts != 1 else ''}")
+        parts.append(f"{contexts} context{pluralize(contexts)}")
     if drafts or not contexts:
-        parts.append(f"{drafts} draft{'s' if drafts != 1 else ''}")
+        parts.append(f"{drafts} draft{pluralize(drafts)}")
     return f"{' and '.join(parts)} added to the batch."
 
 
 def _filled_message(sample: BatchSample) -> str:
     """What a fill from papers did: the contexts drawn, how, and the drafts that came with them."""
     drawn = "all their" if sample.per_paper is None else f"{sample.per_paper} per paper of the"
+    contexts = len(sample.context_ids)
     return (
-        f"{len(sample.context_ids)} context(s) from {sample.papers} paper(s) ({drawn} short contexts, seed "
-        f"{sample.seed}) added to the batch, with {sample.moved} draft(s)."
+        f"{contexts} context{pluralize(contexts)} from {sample.papers} paper{pluralize(sample.papers)} ({drawn} "
+        f"short contexts, seed {sample.seed}) added to the batch, with {sample.moved} draft{pluralize(sample.moved)}."
     )
 
 

@@ -12,6 +12,7 @@ from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.template.defaultfilters import pluralize
 from django.urls import reverse
 from django.utils.functional import cached_property
 
@@ -100,12 +101,12 @@ class PaperBatchForm(forms.Form):
         ]
 
 
-# What the page says once a bulk action went through.
+# What the page says once a bulk action went through ({s} is the plural ending of {count}).
 BULK_DONE = {
-    "assign": "{count} draft(s) assigned to {assignee}.",
-    "unassign": "{count} draft(s) back in the common queue.",
-    "retype": "{count} instance(s) got the new reasoning type.",
-    "discard": "{count} instance(s) discarded.",
+    "assign": "{count} draft{s} assigned to {assignee}.",
+    "unassign": "{count} draft{s} back in the common queue.",
+    "retype": "{count} instance{s} got the new reasoning type.",
+    "discard": "{count} instance{s} discarded.",
 }
 
 
@@ -135,7 +136,10 @@ def instance_browser(request: HttpRequest, slug: str) -> HttpResponse:
                         batch_id=form.cleaned_data["batch"],
                         paper_ids=form.cleaned_data["papers"],
                     )
-                    done = f"{moved['contexts']} context(s) and {moved['drafts']} draft(s) put into the batch."
+                    done = (
+                        f"{moved['contexts']} context{pluralize(moved['contexts'])} and {moved['drafts']} "
+                        f"draft{pluralize(moved['drafts'])} put into the batch."
+                    )
                 else:
                     data = form.cleaned_data
                     count = instance_bulk.instances_bulk(
@@ -144,7 +148,7 @@ def instance_browser(request: HttpRequest, slug: str) -> HttpResponse:
                         instance_ids=data["instances"],
                         **{name: data[name] for name in ("action", "assignee", "reasoning_type", "reason")},
                     )
-                    done = BULK_DONE[data["action"]].format(count=count, assignee=data["assignee"])
+                    done = BULK_DONE[data["action"]].format(count=count, s=pluralize(count), assignee=data["assignee"])
             except FORM_ERRORS as exc:
                 form_error_add(form, exc)
             else:

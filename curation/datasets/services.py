@@ -10,6 +10,7 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import models, transaction
+from django.template.defaultfilters import pluralize
 from django.utils.module_loading import import_string
 
 from curation.batches.services import batch_create
@@ -272,8 +273,10 @@ def dataset_import(
         if drafts:
             record.notes = [
                 *record.notes,
-                f"{drafts} question(s) had no answer and came in as drafts in batch “{batch.name}”: open the batch "
-                "to put them in the annotators' queue; they are refined and validated like any draft.",
+                f"{drafts} question{pluralize(drafts)} had no answer and came in as "
+                f"{pluralize(drafts, 'a draft,drafts')} in batch “{batch.name}”: open the batch to put "
+                f"{pluralize(drafts, 'it,them')} in the annotators' queue; "
+                f"{pluralize(drafts, 'it is,they are')} refined and validated like any draft.",
             ]
         record.save(update_fields=["counts", "notes"])
         release = None

@@ -20,6 +20,7 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.db.models import Q
+from django.template.defaultfilters import pluralize
 
 from curation.answer_types import ANSWER_TYPES, SCALES
 from curation.errors import InvalidInput, NotFound
@@ -267,7 +268,8 @@ def draft_records_validate(*, project: Project, records: list[tuple[int, dict[st
     if problems:
         shown = problems[:MAX_ERRORS]
         raise InvalidInput(
-            f"Nothing was imported: {len(shown)} problem(s), first {shown[0]}.", detail={"errors": shown}
+            f"Nothing was imported: {len(shown)} problem{pluralize(len(shown))}, first {shown[0]}.",
+            detail={"errors": shown},
         )
     return valid
 

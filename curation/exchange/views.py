@@ -7,6 +7,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import redirect, render
+from django.template.defaultfilters import pluralize
 from django.urls import reverse
 
 from curation import selectors
@@ -64,7 +65,11 @@ def draft_import(request: HttpRequest, slug: str) -> HttpResponse:
             if not problems:
                 form_error_add(form, exc)
         else:
-            messages.success(request, f"{len(created)} draft(s) imported from {upload.name}; they wait in the queue.")
+            messages.success(
+                request,
+                f"{len(created)} draft{pluralize(len(created))} imported from {upload.name}; "
+                f"{pluralize(len(created), 'it waits,they wait')} in the queue.",
+            )
             return redirect(f"{reverse('instances', args=[project.slug])}?status=drafted")
     return render(request, "curation/draft_import.html", {"project": project, "form": form, "problems": problems})
 

@@ -14,6 +14,7 @@ from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import connection, transaction
 from django.db.models import F
+from django.template.defaultfilters import pluralize
 from django.utils import timezone
 
 from curation.errors import Conflict, InvalidInput, NotFound, NotPermitted
@@ -569,8 +570,10 @@ def instances_transition_bulk(
             changed = sorted(
                 set(chunk) - set(Instance.objects.filter(pk__in=chunk, status=target).values_list("pk", flat=True))
             )
+            lost = len(chunk) - updated
             raise Conflict(
-                f"{len(chunk) - updated} instance(s) are no longer {expected_status} (changed meanwhile): "
+                f"{lost} instance{pluralize(lost)} {pluralize(lost, 'is,are')} no longer {expected_status} "
+                f"(changed meanwhile): "
                 f"{', '.join(map(str, changed[:20]))}. Nothing was moved.",
                 detail={"instance_ids": changed},
             )
@@ -579,7 +582,8 @@ def instances_transition_bulk(
             stale = sorted(pk for pk, v in rows if expected_versions.get(pk) != v - 1)
             if stale:
                 raise Conflict(
-                    f"{len(stale)} instance(s) were edited meanwhile: {', '.join(map(str, stale[:20]))}. "
+                    f"{len(stale)} instance{pluralize(len(stale))} {pluralize(len(stale), 'was,were')} edited "
+                    f"meanwhile: {', '.join(map(str, stale[:20]))}. "
                     "Nothing was moved.",
                     detail={"instance_ids": stale},
                 )

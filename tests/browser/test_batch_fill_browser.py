@@ -26,16 +26,14 @@ def test_manager_samples_one_context_per_paper_from_the_batches_page(page, live_
     page.keyboard.press("Control+a")
     page.keyboard.type("7")
     section.get_by_role("button", name="Fill the batch").click()
-    expect(page.locator("body")).to_contain_text(
-        "3 context(s) from 3 paper(s) (1 per paper of the short contexts, seed 7)"
-    )
+    expect(page.locator("body")).to_contain_text("3 contexts from 3 papers (1 per paper of the short contexts, seed 7)")
     chosen = Context.objects.filter(batch=batch)
     assert chosen.count() == 3 and len({c.paper_id for c in chosen}) == 3
     # What is left: 2 + 1 contexts of the first two papers; the page offers them, and "all of a paper" takes them.
     expect(section).to_contain_text("all 2 contexts of “Paper 0”")
     section.get_by_label("all 1 context of “Paper 1”").check()
     section.get_by_role("button", name="Fill the batch").click()
-    expect(page.locator("body")).to_contain_text("1 context(s) from 1 paper(s) (all their short contexts")
+    expect(page.locator("body")).to_contain_text("1 context from 1 paper (all their short contexts")
     assert Context.objects.filter(batch=batch).count() == 4
 
 

@@ -32,7 +32,7 @@ def test_manager_searches_filters_and_assigns_by_clicks(browser, live_server, pe
     page.select_option("#bulk_action", "assign")
     page.select_option("#bulk_assignee", "annotator2")
     page.get_by_role("button", name="Apply").click()
-    expect(page.locator(".messages")).to_contain_text("1 draft(s) assigned to annotator2")
+    expect(page.locator(".messages")).to_contain_text("1 draft assigned to annotator2")
     expect(page.locator(f"tr[data-instance='{target.pk}']")).to_contain_text("assigned to annotator2")
     expect(page.locator("#id_q")).to_have_value("recall")  # the filters survive the action
     assert Instance.objects.get(pk=target.pk).assigned_to == personas["annotator2"]

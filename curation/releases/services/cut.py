@@ -20,6 +20,7 @@ from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.db.models import Prefetch
+from django.template.defaultfilters import pluralize
 from django.utils.text import slugify
 
 from curation.datasets.models import ImportRecord, SourceRecord
@@ -229,7 +230,7 @@ def _freeze_chunk(
     if len(loaded) != len(chunk):
         changed = sorted(set(chunk) - set(loaded))
         raise Conflict(
-            f"{len(changed)} instance(s) stopped being validated while the release was cut: "
+            f"{len(changed)} instance{pluralize(len(changed))} stopped being validated while the release was cut: "
             f"{', '.join(map(str, changed[:20]))}. Nothing was released; cut again.",
             detail={"instance_ids": changed},
         )

@@ -9,7 +9,8 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.test import Client
 
-from curation.batches.services import batch_fill_from_papers, sample_per_paper
+from annotate.batches.views import _filled_message
+from curation.batches.services import BatchSample, batch_fill_from_papers, sample_per_paper
 from curation.errors import InvalidInput, NotPermitted
 from curation.models import Batch, Context, Instance
 from curation.services.lifecycle import instance_create
@@ -137,7 +138,7 @@ def test_batches_page_fills_a_sample_and_all_of_a_paper(personas, project, libra
     response = manager.post(
         url, {"action": "fill", "batch": library["batch"].pk, "per_paper": "1", "seed": "2"}, follow=True
     )
-    assert "4 context(s) from 4 paper(s) (1 per paper of the short contexts, seed 2)" in response.content.decode()
+    assert "4 contexts from 4 papers (1 per paper of the short contexts, seed 2)" in response.content.decode()
     assert len(in_batch(library["batch"])) == 4
     # A refusal reads as the page labels the field, and says so once.
     for typed, says in (("0", "Contexts per paper must be at least 1."), ("x", "Contexts per paper: A valid")):
@@ -187,3 +188,14 @@ def test_fill_batch_command_prints_the_same_sample_for_a_seed(project, library):
     assert runs[0] == runs[1] and runs[0]["contexts"] == 4 and runs[0]["per_paper"] == 1
     with pytest.raises(CommandError, match="at least 1"):
         call_command("fill_batch", "--project", project.slug, "--batch", "Sampled", "--per-paper", "0")
+
+
+def test_fill_message_says_one_context_paper_and_draft_in_the_singular():
+    sample = BatchSample(batch_id=1, per_paper=None, seed=0, papers=1, context_ids=[5], moved=1)
+    assert _filled_message(sample) == (
+        "1 context from 1 paper (all their short contexts, seed 0) added to the batch, with 1 draft."
+    )
+    many = BatchSample(batch_id=1, per_paper=2, seed=3, papers=2, context_ids=[5, 6, 7], moved=0)
+    assert _filled_message(many).startswith("3 contexts from 2 papers (2 per paper") and "with 0 drafts." in (
+        _filled_message(many)
+    )

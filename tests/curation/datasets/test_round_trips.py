@@ -167,7 +167,7 @@ def test_import_command_says_how_many_came_in_as_drafts(project, tmp_path):
     out = io.StringIO()
     call_command("import_dataset", "--format", "tatqa", str(path), "--project", project.slug, stdout=out)
     assert "2 questions (1 validated, 1 as drafts to annotate) over 1 contexts" in out.getvalue()
-    assert "came in as drafts" in out.getvalue()
+    assert "1 question had no answer and came in as a draft in batch" in out.getvalue()
     out = io.StringIO()
     path.write_text(json.dumps([{**document, "table": {**document["table"], "uid": "t-2"}, "questions": [
         {**document["questions"][0], "uid": "q-3"}]}]), encoding="utf-8")  # fmt: skip

@@ -116,7 +116,7 @@ def test_the_page_lists_every_problem_and_imports_a_good_file(client, personas, 
     assert "Nothing was imported" in page and "line 1, paragraph: give the paragraph or the table" in page
     good = SimpleUploadedFile("good.jsonl", jsonl({"paper": "2401.01234", "paragraph": 1, "question": "Placed?"}))
     response = client.post(url, {"file": good, "file_format": "jsonl", "batch": ""}, follow=True)
-    assert "1 draft(s) imported from good.jsonl" in response.content.decode()
+    assert "1 draft imported from good.jsonl; it waits in the queue." in response.content.decode()
     assert Instance.objects.get().question == "Placed?"
 
 
