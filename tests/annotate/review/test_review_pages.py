@@ -372,3 +372,17 @@ def test_the_round_one_page_says_what_each_revision_changed(project, personas, d
     page = logged_in("verifier").get(f"/p/{project.slug}/review/{claimed.pk}/").content.decode()
     rows = page[page.index("<h2>Revisions</h2>") :].split("</table>", 1)[0]
     assert "first version" in rows and "<td>Question, Rationale, Answer form" in rows
+
+
+def test_round_two_heading_says_round_two_once(personas, project, drafts):
+    approved = review.round2_claim(instance_id=to_round2(project, personas).pk, user=personas["annotator2"])
+    page = logged_in("annotator2").get(f"/p/{project.slug}/round2/{approved.pk}/").content.decode()
+    heading = page[page.index("<h1>") : page.index("</h1>")]
+    assert f"Round two · #{approved.pk}" in heading and "Round 2 review" not in heading
+    # Once the instance has left round two, the heading says where it is now.
+    flagged = to_discussion(project, personas, drafts[1])
+    page = logged_in("manager").get(f"/p/{project.slug}/round2/{flagged.instance_id}/").content.decode()
+    assert (
+        Instance.objects.get(pk=flagged.instance_id).get_status_display()
+        in page[page.index("<h1>") : page.index("</h1>")]
+    )
