@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from annotate.review import services as review
@@ -85,6 +87,10 @@ def test_verifier_requests_changes_from_the_page_and_the_author_sees_them(person
     resumed = queue_next(project=project, user=personas["annotator"])
     workspace = logged_in("annotator").get(f"/p/{project.slug}/work/{resumed.pk}/").content.decode()
     assert "Your reviewers asked for changes" in workspace and "Name the model." in workspace
+    # The comment carries no "vN": the row's edit counter, which matches no revision number the annotator sees.
+    comment = workspace[workspace.index('<li class="comment') :]
+    comment = comment[: comment.index("</li>")]
+    assert "Name the model." in comment and not re.search(r"\bv\d+ ·", comment), comment
 
 
 def test_request_changes_without_a_comment_is_refused_with_a_message(personas, project, drafts):
