@@ -191,13 +191,14 @@ def workspace_data(*, user: AbstractBaseUser, instance_id: int, whole_paper: boo
 
 def work_of_annotator(*, user: AbstractBaseUser, project: Project) -> dict[str, Any]:
     """The annotator's own instances on their queue page: held, sent back, and the first done (each with when it
-    was first handed in)."""
+    was first handed in, and how many times it was)."""
     mine = Instance.objects.visible_to(user).filter(project=project, author=user).select_related("reasoning_type")
     # The first 50 done, chosen before their first submission is looked up: the lookup groups events, so asked of
     # the whole of an annotator's work it would read every event of theirs for a page of 50.
     first_done = mine.exclude(status__in=(Status.IN_REFINEMENT, Status.CHANGES_REQUESTED, Status.DRAFTED))
     done = mine.filter(pk__in=list(first_done.order_by("pk").values_list("pk", flat=True)[:50])).annotate(
-        handed_in_at=Min("events__created_at", filter=Q(events__to_status=Status.SUBMITTED))
+        handed_in_at=Min("events__created_at", filter=Q(events__to_status=Status.SUBMITTED)),
+        times_handed_in=Count("events", filter=Q(events__to_status=Status.SUBMITTED)),
     )
     return {
         "held": mine.filter(status=Status.IN_REFINEMENT),

@@ -644,3 +644,21 @@ def test_the_done_list_says_discarded_of_a_discarded_instance(personas, project,
     assert "Discarded" in rows[str(dropped.pk)] and "Handed in" not in rows[str(dropped.pk)]
     # The column says what the annotator did, not the item's status now (a released item is no longer "handed in").
     assert "<th>What you did</th>" in client.get(f"/p/{project.slug}/work/").content.decode()
+
+
+def test_the_done_list_labels_the_first_hand_in_of_a_resubmitted_instance(personas, project, drafts, client):
+    from tests.annotate.review.helpers import submit
+
+    annotator = personas["annotator"]
+    once, again = submit(project, annotator), submit(project, annotator)
+    # Sent back and handed in a second time: the time shown is still the first hand-in's, and the label says so.
+    TransitionEvent.objects.create(
+        instance=again, actor=annotator, from_status=Status.CHANGES_REQUESTED, to_status=Status.SUBMITTED, version=9
+    )
+    client.force_login(annotator)
+    rows = {
+        row.split("</td>")[0]: row
+        for row in client.get(f"/p/{project.slug}/work/").content.decode().split("<tr><td>")[1:]
+    }
+    assert "First handed in <time" in rows[str(again.pk)]
+    assert "Handed in <time" in rows[str(once.pk)] and "First" not in rows[str(once.pk)]
