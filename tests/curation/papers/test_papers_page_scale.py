@@ -54,3 +54,11 @@ def test_the_unassigned_count_stops_at_a_thousand_and_says_more(client, personas
     monkeypatch.setattr(pagination, "COUNT_UP_TO", 10)
     page = client.get(f"/p/{project.slug}/papers/").content.decode()
     assert '<p id="unassigned-count">5 contexts without a reasoning type.' in page
+
+
+def test_without_papers_the_page_offers_no_reasoning_type_assignment(client, personas, project):
+    client.force_login(personas["manager"])
+    page = client.get(f"/p/{project.slug}/papers/").content.decode()
+    assert "No papers yet." in page and 'id="assign-panel"' not in page and "Assign reasoning types" not in page
+    PaperFactory(project=project, title="First paper")
+    assert 'id="assign-panel"' in client.get(f"/p/{project.slug}/papers/").content.decode()
