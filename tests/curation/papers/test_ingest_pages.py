@@ -278,3 +278,18 @@ def test_a_warnings_count_links_to_the_papers_warnings(project, personas):
     assert link in browser.get("/p/test-project/papers/").content.decode()
     page = browser.get(f"/p/test-project/papers/{paper.pk}/").content.decode()
     assert 'id="paper-warnings"' in page and paper.warnings[0] in page
+
+
+def test_the_project_name_beside_a_heading_leads_to_the_project_home(project, personas, ingested):
+    browser = logged_in("manager")
+    upload = SimpleUploadedFile("single.tex", PAPER.encode())
+    ingestion = browser.post("/p/test-project/papers/upload/", {"files": [upload]})["Location"]
+    for url in (
+        "/p/test-project/papers/",
+        "/p/test-project/papers/upload/",
+        ingestion,
+        f"/p/test-project/papers/{ingested.pk}/",
+    ):
+        html = browser.get(url).content.decode()
+        heading = html[html.index("<h1>") : html.index("</h1>")]
+        assert f'<a href="/p/test-project/">{project.name}</a>' in heading, (url, heading)
