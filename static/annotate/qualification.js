@@ -84,7 +84,8 @@
   form.addEventListener("submit", function (event) {
     if (autoSubmitting) return;
     const missing = unanswered();
-    const message = (missing ? missing + " question(s) have no answer and will count as wrong. " : "") +
+    const said = missing === 1 ? " question has no answer and" : " questions have no answer and";
+    const message = (missing ? missing + said + " will count as wrong. " : "") +
       "Submit the exam now? You cannot change your answers afterwards.";
     if (!window.confirm(message)) event.preventDefault();
   });

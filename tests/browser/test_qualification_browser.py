@@ -91,7 +91,7 @@ def test_candidate_fails_and_sees_each_mistake_with_gold_and_reason(page, live_s
     page.once("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.accept()))
     page.click("#submit-exam")
     expect(page.locator("#result-summary")).to_be_visible()
-    assert "1 question(s) have no answer" in dialogs[0]
+    assert "1 question has no answer and will count as wrong." in dialogs[0]
 
     expect(page.locator("#verdict")).to_contain_text("Not passed")
     mistakes = page.locator("li.result.mistake")
