@@ -69,7 +69,7 @@ def reissued_as(*, user: AbstractBaseUser, project: Project, instance_id: int) -
     probes among the new ones). None too while an instance of the project holds the id."""
     if Role.MANAGER not in roles_of(user=user, project=project):
         return None
-    if Instance.objects.filter(pk=instance_id, project=project).exists():
+    if Instance.objects.visible_to(user).filter(pk=instance_id, project=project).exists():
         return None
     reissued = ReissuedId.objects.filter(old_id=instance_id, instance__project=project)
     return reissued.values_list("instance_id", flat=True).first()
