@@ -19,8 +19,9 @@ from curation.toolkit.numbers import clean_cell, parse_number
 _ATOM, _PRODUCT, _SUM = 3, 2, 1
 _FINQA_STEP = re.compile(r"\s*(\w+)\s*\(([^()]*)\)\s*(?:,|$)")
 _FINQA_OPERATORS = {"add": "+", "subtract": "-", "multiply": "*", "divide": "/"}
-# The operations FinQA's evaluate.py computes without the table (its `exp` a power, `greater` a "yes" or "no").
-_FINQA_COMPUTED: dict[str, Callable[[float, float], float | str]] = {
+# The operations FinQA's evaluate.py computes without the table (its `exp` a power, `greater` a "yes" or "no"); its
+# scorer (scoring.metrics.finqa) reads them here.
+FINQA_COMPUTED: dict[str, Callable[[float, float], float | str]] = {
     "add": operator.add,
     "subtract": operator.sub,
     "multiply": operator.mul,
@@ -125,7 +126,7 @@ def executed_answer(program: str) -> float | str | None:
     with `exe_ans` ("yes"/"no" for `greater`); None for a program it would not run, or that needs the table."""
     results: list[float | str] = []
     for operation, arguments in _finqa_steps(program) or []:
-        if operation not in _FINQA_COMPUTED:
+        if operation not in FINQA_COMPUTED:
             return None
         values = []
         for argument in arguments:
@@ -136,7 +137,7 @@ def executed_answer(program: str) -> float | str | None:
         if not all(isinstance(value, float) for value in values):
             return None
         try:
-            results.append(_FINQA_COMPUTED[operation](*values))
+            results.append(FINQA_COMPUTED[operation](*values))
         except (ArithmeticError, ValueError):
             return None
     if not results:

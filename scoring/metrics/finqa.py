@@ -9,21 +9,15 @@ answer with a number instead of a program.
 from __future__ import annotations
 
 import math
-import operator
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
+from curation.exports.derivation import FINQA_COMPUTED
+
 # evaluate.py's arithmetic operations, each on two arguments ("greater" answers "yes" or "no").
-ARITHMETIC = {
-    "add": operator.add,
-    "subtract": operator.sub,
-    "multiply": operator.mul,
-    "divide": operator.truediv,
-    "exp": operator.pow,
-    "greater": lambda left, right: "yes" if left > right else "no",
-}
+ARITHMETIC = FINQA_COMPUTED
 ALL_OPERATIONS = (*ARITHMETIC, "table_max", "table_min", "table_sum", "table_average")
 INVALID = "n/a"
 
