@@ -92,7 +92,7 @@ def submission_problems(instance: Instance, marked: dict[str, set[int]] | None =
             (
                 source in (Instance.AnswerSource.TABLE, Instance.AnswerSource.TABLE_TEXT) and not relevant,
                 "relevant_tables",
-                "The answer comes from a table: mark the relevant table(s).",
+                "The answer comes from a table: mark the tables it comes from as relevant.",
             ),
             (
                 source == Instance.AnswerSource.TEXT and bool(relevant),

@@ -10,6 +10,7 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.db.models import QuerySet
+from django.template.defaultfilters import pluralize
 
 from curation.endpoints.django_client import client_for, limit_is_shared, outbound_policy
 from curation.endpoints.errors import (
@@ -115,7 +116,7 @@ def describe_endpoint_error(error: EndpointError, *, base_url: str = "") -> tupl
     """(kind, sentence for a person) for an endpoint failure: down (no HTTP answer, whatever the reason), unauthorized,
     garbage, rejected, unavailable, busy, config."""
     where = f" at {base_url}" if base_url else ""
-    tries = f" after {len(error.attempts)} attempt(s)" if error.attempts else ""
+    tries = f" after {len(error.attempts)} attempt{pluralize(len(error.attempts))}" if error.attempts else ""
     if isinstance(error, EndpointUnauthorized):
         message = f"The endpoint{where} refused the credentials (HTTP {error.status}): {error.server_message}"
         return "unauthorized", message

@@ -15,6 +15,7 @@ from typing import Any
 
 import httpx
 import tenacity
+from django.template.defaultfilters import pluralize
 
 from curation.endpoints.attempts import AttemptRecord
 from curation.endpoints.cache import CacheBackend, ResponseCache, cache_key, is_deterministic
@@ -291,7 +292,8 @@ class ChatClient:
                 else EndpointRetriesExhausted
             )
             raise error_class(
-                f"{self.config.chat_url} failed {len(attempts)} time(s); last error: {last}", attempts=attempts
+                f"{self.config.chat_url} failed {len(attempts)} time{pluralize(len(attempts))}; last error: {last}",
+                attempts=attempts,
             ) from last
         except EndpointError as error:
             error.attempts = attempts

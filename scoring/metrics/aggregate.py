@@ -59,7 +59,7 @@ def bootstrap_mean(
     note = ""
     labels = list(dict.fromkeys(clusters)) if clusters is not None else []
     if clusters is not None and len(labels) < min_clusters:
-        note = f"bootstrap over questions: {len(labels)} paper(s), fewer than {min_clusters} to resample papers"
+        note = f"bootstrap over questions: {len(labels)} papers, fewer than the {min_clusters} needed to resample them"
         clusters = None
     generator = np.random.default_rng(seed)
     if clusters is None:

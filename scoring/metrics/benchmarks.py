@@ -107,11 +107,11 @@ class TatQA(Scorer):
         odd = sorted(uid for uid, (answer, _) in predictions.items() if isinstance(answer, dict))
         if odd:
             notes.append(
-                f"{len(odd)} answer(s) are JSON objects (e.g. {odd[0]}): scored as their text, as tatqa_eval.py does."
+                f"answers that are JSON objects ({len(odd)}, e.g. {odd[0]}): read as their text, as tatqa_eval.py does"
             )
         if null_scales and options.mode == "official":
             notes.append(
-                f"{len(null_scales)} prediction(s) have a null scale (e.g. {null_scales[0]}): the official "
+                f"predictions with a null scale ({len(null_scales)}, e.g. {null_scales[0]}): the official "
                 "tatqa_eval.py stops on a number with a null scale; they were scored as having no scale."
             )
         summary = {"format": self.format, **report.summary(), "notes": notes}

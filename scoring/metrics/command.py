@@ -64,7 +64,7 @@ def run(options: Mapping[str, Any], *, out: Callable[[str], Any], err: Callable[
         raise CommandFailure(str(error)) from error
     if unknown := scored.unknown_uids:
         listed = benchmarks.uids_listed(unknown)
-        err(f"{options['pred']}: {len(unknown)} uid(s) not in {options['gold']}, ignored: {listed}")
+        err(f"{options['pred']}: uids not in {options['gold']} ({len(unknown)}), ignored: {listed}")
     if options["details"]:
         with Path(options["details"]).open("w", encoding="utf-8") as handle:
             handle.writelines(json.dumps(row, ensure_ascii=False) + "\n" for row in scored.details)

@@ -58,7 +58,7 @@ def agreement(pairs: Iterable[tuple[bool, bool]]) -> dict[str, Any]:
     pairs = list(pairs)
     n = len(pairs)
     if n < MIN_LABELS:
-        return {"n": n, "kappa": None, "note": f"{n} labelled prediction(s): at least {MIN_LABELS} are needed."}
+        return {"n": n, "kappa": None, "note": f"labelled predictions: {n}; at least {MIN_LABELS} are needed."}
     observed = sum(judge == person for judge, person in pairs) / n
     judge_yes = sum(judge for judge, _ in pairs) / n
     person_yes = sum(person for _, person in pairs) / n

@@ -74,7 +74,7 @@ def test_kappa_and_its_interval_match_a_hand_computation():
     # p_o = 8/10, p_e = .5*.5 + .5*.5 = .5, kappa = (.8-.5)/(1-.5) = .6; SE = sqrt(.8*.2/(10*.25)) = .2530
     assert result == {"n": 10, "agreement": 0.8, "kappa": 0.6, "low": 0.1042, "high": 1.0, "note": ""}
     few = agreement([(True, True)] * 3)
-    assert few["kappa"] is None and few["note"].startswith("3 labelled prediction(s): at least 10")
+    assert few["kappa"] is None and few["note"].startswith("labelled predictions: 3; at least 10")
 
 
 def test_the_judge_grades_free_form_answers_only_and_official_metrics_do_not_change(project, personas, sent):
@@ -124,7 +124,7 @@ def test_people_label_free_form_predictions_and_the_run_page_shows_the_agreement
     assert "partially correct" in page.content.decode()  # the judge's verdict beside the buttons
     assert PredictionLabel.objects.get(prediction=free, labelled_by=personas["verifier"]).is_correct is False
     run_page = client.get(f"/p/{project.slug}/scoring/runs/{run.pk}/").content.decode()
-    assert "1 labelled prediction(s): at least 10 are needed" in run_page
+    assert "labelled predictions: 1; at least 10 are needed" in run_page
     run_options = run_page.split('id="run-options">')[1].split("</dd>")[0]
     assert "Judge of free-form answers" in run_page and "rubric" not in run_options  # a row, not the options' JSON
 

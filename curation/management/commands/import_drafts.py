@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from django.core.management.base import CommandError
+from django.template.defaultfilters import pluralize
 
 from curation.errors import DomainError
 from curation.exchange.draft_import import drafts_import
@@ -42,4 +43,5 @@ class Command(ReportCommand):
         return {"created": len(created), "instance_ids": [i.pk for i in created]}
 
     def lines(self, result, options):
-        yield f"Imported {result['created']} draft(s) from {options['file'].name} into {options['project']}."
+        drafts = f"{result['created']} draft{pluralize(result['created'])}"
+        yield f"Imported {drafts} from {options['file'].name} into {options['project']}."

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from django.core.management.base import CommandParser
+from django.template.defaultfilters import pluralize
 from tqdm import tqdm
 
 from curation.errors import DomainError
@@ -65,7 +66,7 @@ class Command(ReportCommand):
             return None
         names = ", ".join(item["source_name"] for item in rejected)
         inputs = len(rejected) + len(result["papers"])
-        return f"{len(rejected)} of {inputs} input(s) rejected ({names}); the others were stored"
+        return f"{len(rejected)} of {inputs} input{pluralize(inputs)} rejected ({names}); the others were stored"
 
     def _say(self, line: str) -> None:
         # Lift the bar off stderr while the line goes to stdout, so the two do not garble each other.

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.core.management.base import CommandError, CommandParser
+from django.template.defaultfilters import pluralize
 
 from curation.management.base import ReportCommand
 from curation.webhooks.models import WebhookDelivery
@@ -50,7 +51,5 @@ class Command(ReportCommand):
         for row in rows:
             last = row["attempts"][-1] if row["attempts"] else {"status_code": None, "error": "not sent yet"}
             answer = f"HTTP {last['status_code']}" if last["status_code"] else last["error"]
-            yield (
-                f"{row['id']:>6}  {row['event']:<22} {row['state']:<9} {len(row['attempts'])} attempt(s)  {answer}"
-                f"  → {row['url']}"
-            )
+            attempts = f"{len(row['attempts'])} attempt{pluralize(len(row['attempts']))}"
+            yield (f"{row['id']:>6}  {row['event']:<22} {row['state']:<9} {attempts}  {answer}  → {row['url']}")

@@ -130,6 +130,9 @@ def test_dashboard_json_and_page_agree(personas, project, history, api_client_fo
     client.force_login(personas["manager"])
     page = client.get(f"/p/{project.slug}/dashboard/").content.decode()
     assert 'data-batch="B1" data-total="6" data-validated="2"' in page
+    # The batch is named by its number in the project, as the batches page and a release cut name it.
+    batch_row = page.split('data-batch="B1"', 1)[1].split("</tr>", 1)[0]
+    assert ">#1</span> B1</td>" in batch_row
     assert '<td class="reviews">3</td>' in page
     assert 'id="pay-total-instances">2<' in page
     assert "<polyline" in page and "stacked-bar" in page

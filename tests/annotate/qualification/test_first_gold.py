@@ -87,7 +87,7 @@ def test_an_incomplete_or_stale_check_changes_nothing_and_says_why(project, pers
     assert incomplete.status_code == 400
     assert "This field is required" in incomplete.content.decode()
     text_only = post_gold(manager, project, draft, relevant_table_ids=[])
-    assert text_only.status_code == 400 and "mark the relevant table" in text_only.content.decode()
+    assert text_only.status_code == 400 and "mark the tables it comes from as relevant" in text_only.content.decode()
     assert "Which model is more accurate, A or B?" in text_only.content.decode()  # the manager's text is kept
     stale = post_gold(manager, project, draft, expected_version=draft.version + 5)
     assert stale.status_code == 400 and "changed elsewhere" in stale.content.decode()

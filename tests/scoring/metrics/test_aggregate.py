@@ -35,7 +35,7 @@ def test_too_few_clusters_fall_back_to_questions_and_say_so():
     result = bootstrap_mean([1.0, 0.0], seed=3, clusters=["a", "b"])
     assert result.mean == 0.5 and result.count == 2
     assert not result.clustered and result.unit == "question"
-    assert result.note.startswith("bootstrap over questions: 2 paper(s)")
+    assert result.note.startswith("bootstrap over questions: 2 papers")
 
 
 def test_invalid_confidence_is_refused():
@@ -50,9 +50,9 @@ def test_a_two_paper_release_is_not_a_silent_degenerate_interval():
     estimate = bootstrap_mean(values, seed=0, clusters=papers)
     assert estimate.unit == "question" and not estimate.clustered
     assert estimate.low < estimate.mean == 0.8 < estimate.high
-    assert f"fewer than {MIN_CLUSTERS}" in estimate.note
+    assert f"fewer than the {MIN_CLUSTERS} needed" in estimate.note
     assert interval_text(asdict(estimate)).endswith(
-        f"(bootstrap over questions: 2 paper(s), fewer than {MIN_CLUSTERS} to resample papers)"
+        f"(bootstrap over questions: 2 papers, fewer than the {MIN_CLUSTERS} needed to resample them)"
     )
     many = bootstrap_mean(values * 3, seed=0, clusters=[f"p{i}" for i in range(30)])
     assert many.unit == "paper" and many.note == ""

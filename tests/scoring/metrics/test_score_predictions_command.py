@@ -177,7 +177,7 @@ def test_tatqa_null_scale_is_scored_and_the_output_says_the_official_script_stop
     gold = write(tmp_path / "gold.json", TATQA_GOLD)
     pred = write(tmp_path / "pred.json", {"u1": ["yes", ""], "u2": [2.5, None]})
     out, _ = run("--format", "tatqa", "--gold", gold, "--pred", pred)
-    assert "note: 1 prediction(s) have a null scale (e.g. u2): the official tatqa_eval.py stops" in out
+    assert "note: predictions with a null scale (1, e.g. u2): the official tatqa_eval.py stops" in out
 
 
 def test_tatqa_dict_answer_is_scored_as_text_not_refused_whole(tmp_path):
@@ -186,7 +186,7 @@ def test_tatqa_dict_answer_is_scored_as_text_not_refused_whole(tmp_path):
     out, _ = run("--format", "tatqa", "--gold", gold, "--pred", pred, "--json")
     summary = json.loads(out)
     assert summary["em"] == 0.5
-    assert any("JSON objects (e.g. u2): scored as their text" in note for note in summary["notes"])
+    assert any("answers that are JSON objects (1, e.g. u2): read as their text" in note for note in summary["notes"])
 
 
 @pytest.mark.parametrize("mode", ["official", "tatllm"])

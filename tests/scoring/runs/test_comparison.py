@@ -205,8 +205,8 @@ def test_printed_cells_round_half_up_the_same_on_page_csv_and_latex():
 
 def test_a_cell_whose_interval_is_over_questions_says_so_in_the_csv():
     rec = record("cot", figures={"em": 0.8})
-    rec["results"]["figures"]["em"]["note"] = "bootstrap over questions: 2 paper(s), fewer than 10 to resample papers"
+    rec["results"]["figures"]["em"]["note"] = "bootstrap over questions: 2 papers, fewer than the 10 needed"
     table = comparison_tables([rec])["table5"]
     assert table["rows"][0]["cells"][3]["ci_note"].startswith("bootstrap over questions")
     header, row = list(csv.reader(io.StringIO(table_csv(table))))
-    assert row[header.index("Short context EM CI note")].startswith("bootstrap over questions: 2 paper(s)")
+    assert row[header.index("Short context EM CI note")].startswith("bootstrap over questions: 2 papers")
