@@ -282,6 +282,8 @@ def _solve_ratio(program: Program, slots: dict[str, Any]) -> list[str]:
     a, b = (_cell(program, slots, slots[row], slots["column"]) for row in ("row_a", "row_b"))
     if b == 0 or a == 0:
         raise _Unsuitable("ratio with a zero")
+    if a == b:
+        raise _Unsuitable("a ratio of two equal cells is 1: nothing to compute")
     return [_fmt(program.run("divide", a=a, b=b))]
 
 

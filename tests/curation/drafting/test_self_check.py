@@ -143,3 +143,15 @@ def test_a_computed_answer_is_rounded_half_up_as_a_person_rounds_and_passes_its_
     drafts = draft_template_questions([halves], seed=0, per_template=50, rejected=rejected)
     mean = next(d for d in drafts if d["template_id"] == "column_mean" and "Test" in d["question"])
     assert mean["answer"] == ["77.68"] and draft_problem(mean, [halves]) is None
+
+
+def test_no_ratio_is_asked_of_two_equal_cells():
+    """ "What is the ratio of the Test of A to that of B?" answered 1.00 asks nothing a reader must compute."""
+    tied = {**PAPER, "rows": [*PAPER["rows"][:4], ["Ours", "0.76", "64.2", "220"], *PAPER["rows"][5:]]}
+    drafts = draft_template_questions([tied], seed=0, per_template=50, template_ids=["cell_ratio"])
+    asked = [
+        (d["slots"]["row_a"].split(" [")[0], d["slots"]["row_b"].split(" [")[0], d["slots"]["column"]) for d in drafts
+    ]
+    assert ("Ours", "FiD", "Test") in asked  # the other pairs of the column are still asked
+    assert not {("RAG", "Ours", "Test"), ("Ours", "RAG", "Test")} & set(asked)
+    assert all(d["answer"] != ["1.00"] for d in drafts)
