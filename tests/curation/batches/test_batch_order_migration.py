@@ -5,24 +5,15 @@ up only as far as the one before it requires, and leaving projects without a sha
 from __future__ import annotations
 
 import pytest
-from django.db import IntegrityError, connection, transaction
-from django.db.migrations.executor import MigrationExecutor
+from django.db import IntegrityError, transaction
 
 from curation.models import Batch
 from tests.factories import ProjectFactory
+from tests.support.migrations import migrate
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 BEFORE = ("curation", "0029_panel")
-
-
-def migrate(target: list[tuple[str, str]] | None = None):
-    """Migrate to `target` (every app's latest when None); the apps of the state reached."""
-    executor = MigrationExecutor(connection)
-    target = target or executor.loader.graph.leaf_nodes()
-    executor.migrate(target)
-    executor.loader.build_graph()
-    return executor.loader.project_state(target).apps
 
 
 def orders(project) -> list[tuple[str, int]]:

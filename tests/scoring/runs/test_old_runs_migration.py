@@ -6,8 +6,6 @@ from __future__ import annotations
 import importlib
 
 import pytest
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
 
 from curation.releases.models import Release, ReleaseItem
 from scoring.runs.comparison import tool_cells
@@ -15,20 +13,12 @@ from scoring.runs.models import Prediction, ScoringRun
 from scoring.runs.progress import prediction_records
 from scoring.runs.results import run_summary
 from tests.factories import ProjectFactory
+from tests.support.migrations import migrate
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 BEFORE = ("scoring", "0008_drop_scoring_template")
 FILL = importlib.import_module("scoring.migrations.0009_old_runs_to_current_shape").old_runs_fill
-
-
-def migrate(target: list[tuple[str, str]] | None = None):
-    """Migrate to `target` (every app's latest when None); the apps of the state reached."""
-    executor = MigrationExecutor(connection)
-    target = target or executor.loader.graph.leaf_nodes()
-    executor.migrate(target)
-    executor.loader.build_graph()
-    return executor.loader.project_state(target).apps
 
 
 @pytest.fixture
