@@ -3,13 +3,14 @@
 
 from __future__ import annotations
 
+from collections import defaultdict
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import OuterRef, Subquery
 
 from annotate.quality.models import GoldProbe, QualityDecision, QualitySettings, ReissuedId
-from annotate.quality.services import batches_without_probes, gold_figure, is_below_threshold, quality_settings_of
+from annotate.quality.services import batches_without_probes, gold_figure_of, is_below_threshold, quality_settings_of
 from curation.members.selectors import is_qualified_annotator
 from curation.models import Instance, Membership, Project
 from curation.selectors import roles_of
@@ -80,13 +81,18 @@ def project_gold_figures(project: Project) -> dict[str, Any]:
     quality = quality_settings_of(project)
     memberships = Membership.objects.filter(project=project, role=Role.ANNOTATOR).select_related("user")
     probed = set(GoldProbe.objects.filter(project=project).values_list("user_id", flat=True))
+    scored = defaultdict(list)  # every scored probe of the project in one read, by annotator
+    for user_id, em, submitted_at in GoldProbe.objects.filter(project=project, em__isnull=False).values_list(
+        "user_id", "em", "submitted_at"
+    ):
+        scored[user_id].append((em, submitted_at))
     decisions = list(QualityDecision.objects.filter(project=project).select_related("user", "actor")[:200])
     last_decision = latest_decisions(project=project)
     rows = []
     for membership in sorted(memberships, key=lambda m: m.user.username):
         if membership.user_id not in probed and membership.user_id not in last_decision:
             continue
-        figure = gold_figure(project=project, user_id=membership.user_id)
+        figure = gold_figure_of(scored[membership.user_id], qualified_at=membership.qualified_at)
         last = last_decision.get(membership.user_id)
         rows.append(
             {
@@ -95,9 +101,7 @@ def project_gold_figures(project: Project) -> dict[str, Any]:
                 **figure,
                 "is_below": is_below_threshold(quality=quality, figure=figure),
                 "is_paused": is_paused(last_decision=last, is_qualified=membership.is_qualified),
-                "total": GoldProbe.objects.filter(
-                    project=project, user_id=membership.user_id, em__isnull=False
-                ).count(),
+                "total": len(scored[membership.user_id]),
             }
         )
     # The only place probes are listed as probes: the manager's quality figures.

@@ -10,6 +10,8 @@ from __future__ import annotations
 import functools
 import random
 from collections import Counter
+from collections.abc import Iterable
+from datetime import datetime
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
@@ -403,15 +405,19 @@ def gold_figure(*, project: Project, user_id: int) -> dict[str, Any]:
 
     Counted from the annotator's latest qualification on (the exam passed again, or a manager's restore): that starts
     a fresh record, so the old figure does not pause them again at once; a pause keeps the figure it was based on."""
-    probes = GoldProbe.objects.filter(project=project, user_id=user_id, em__isnull=False)
     qualified_at = (
         Membership.objects.filter(project=project, user_id=user_id, role=Role.ANNOTATOR)
         .values_list("qualified_at", flat=True)
         .first()
     )
-    if qualified_at is not None:
-        probes = probes.filter(submitted_at__gt=qualified_at)
-    scores = list(probes.values_list("em", flat=True))
+    scored = GoldProbe.objects.filter(project=project, user_id=user_id, em__isnull=False)
+    return gold_figure_of(scored.values_list("em", "submitted_at"), qualified_at=qualified_at)
+
+
+def gold_figure_of(scored: Iterable[tuple[float, datetime | None]], *, qualified_at: datetime | None) -> dict[str, Any]:
+    """`gold_figure` from an annotator's scored probes as (em, submitted_at) pairs and their latest qualification."""
+    since = [(em, at) for em, at in scored if qualified_at is None or (at is not None and at > qualified_at)]
+    scores = [em for em, _ in since]
     n = len(scores)
     low, high = wilson_interval(sum(scores), n)
     return {"n": n, "em": (sum(scores) / n) if n else None, "low": low, "high": high}

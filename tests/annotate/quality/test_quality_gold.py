@@ -467,3 +467,35 @@ def test_a_pause_older_than_the_audit_list_still_counts_on_the_dashboard_and_in_
     assert row["is_paused"]
     assert paused_annotators(project=project) == {annotator.pk}
     assert pause_of(project=project, user=annotator).reason == "EM 0.2 on 10"
+
+
+def test_the_gold_table_reads_every_annotators_probes_in_the_same_queries_for_2_and_8_annotators(
+    personas, project, make_instance, make_user
+):
+    """One read of the project's scored probes, not three queries per annotator; each figure counts only the probes
+    scored since the annotator's latest qualification, and `total` every scored probe."""
+    from curation.services.projects import membership_add
+    from tests.support.queries import count_queries
+
+    gold = make_instance(question="Which is gold?")
+    now = timezone.now()
+
+    def team_of(size: int) -> None:
+        for n in range(Membership.objects.filter(project=project, role=Role.ANNOTATOR).count(), size):
+            user = make_user(f"probed{n}")
+            membership_add(project=project, actor=None, username=user.username, role=Role.ANNOTATOR, is_qualified=True)
+            Membership.objects.filter(project=project, user=user).update(qualified_at=now)
+            for ago, em in ((timedelta(days=1), 0.0), (-timedelta(minutes=1), 1.0), (-timedelta(minutes=2), 0.0)):
+                GoldProbe.objects.create(project=project, gold=gold, user=user, submitted_at=now - ago, em=em)
+
+    def figure_queries() -> tuple[int, dict]:
+        with count_queries() as executed:
+            figures = project_gold_figures(project)
+        return len(executed), {row["user"]: row for row in figures["gold_rows"]}
+
+    team_of(2)
+    few, _ = figure_queries()
+    team_of(8)
+    many, rows = figure_queries()
+    assert many == few
+    assert rows["probed7"]["n"] == 2 and rows["probed7"]["em"] == 0.5 and rows["probed7"]["total"] == 3
