@@ -37,7 +37,7 @@ FORMAT_NOTES = {
 LEFT_OUT = {
     UNANSWERABLE: "of the unanswerable split ({benchmark} has no abstention)",
     NO_PROGRAM: "with no program (FinQA's evaluator scores a question by running its program; span, multi-span and "
-    "count answers have none)",
+    "count answers have none, nor an arithmetic answer whose derivation's steps do not compute it)",
 }
 LEFT_OUT_OF = {
     "tatqa": ("TAT-QA", (UNANSWERABLE,)),

@@ -1,8 +1,10 @@
-"""An arithmetic item's derivation as TAT-QA writes it (`(3.6-2.9)/2.9`), from what the item holds (pure).
+"""An arithmetic item's derivation as TAT-QA writes it (`(3.6-2.9)/2.9`), and its program as FinQA writes it
+(`subtract(3.6, 2.9), divide(#0, 2.9)`), from what the item holds (pure).
 
-The item's own derivation wins; else its FinQA-style program (`subtract(3.6, 2.9), divide(#0, 2.9)`); else the
-arithmetic steps of its essential actions (the template drafter's executed tool program). Anything that is not
-plain arithmetic (a max, a ranking, a table aggregate) gives no derivation rather than a wrong one.
+The item's own derivation wins; else its FinQA-style program; else the arithmetic steps of its essential actions
+(the template drafter's executed tool program). Anything that is not plain arithmetic (a max, a ranking, a table
+aggregate) gives no derivation rather than a wrong one. An item's own program wins likewise; else its derivation's
+steps, kept only when they execute to its answer.
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ FINQA_COMPUTED: dict[str, Callable[[float, float], float | str]] = {
     "greater": lambda left, right: "yes" if left > right else "no",
 }
 _NUMBER_TEXT = re.compile(r"[^\d.,\-−]")
+_TOKEN = re.compile(r"\s*(?:(\d[\d,]*(?:\.\d+)?|\.\d+)|([-+*/()]))")
+_OPERATIONS = {symbol: name for name, symbol in _FINQA_OPERATORS.items()}
 
 
 @dataclass(frozen=True)
@@ -230,3 +234,75 @@ def derivation_of(item: Mapping[str, Any]) -> str:
     return from_program(str(item.get("program") or ""), is_percentage=is_percentage) or from_actions(
         item.get("essential_actions") or [], is_percentage=is_percentage
     )
+
+
+def program_from(expression: str) -> str:
+    """A derivation of numbers, + - * / and brackets as a FinQA program of two-argument steps, `#n` naming step n
+    (`(3,600-2,900)/2,900` → `subtract(3600, 2900), divide(#0, 2900)`); "" for anything else, or a lone number."""
+    tokens = [match.groups() for match in _TOKEN.finditer(expression)]
+    if "".join(number or symbol for number, symbol in tokens) != re.sub(r"\s", "", expression):
+        return ""
+    steps: list[str] = []
+    position = 0
+
+    def peek() -> str | None:
+        return tokens[position][1] if position < len(tokens) else None
+
+    def operand() -> str:
+        nonlocal position
+        if position >= len(tokens):
+            raise ValueError("an operand is missing")
+        number, symbol = tokens[position]
+        position += 1
+        if number:
+            return number.replace(",", "")
+        if symbol == "-" and position < len(tokens) and tokens[position][0]:
+            position += 1
+            return "-" + tokens[position - 1][0].replace(",", "")
+        if symbol == "(":
+            inner = chain(term, "+-")
+            if peek() != ")":
+                raise ValueError("an unclosed bracket")
+            position += 1
+            return inner
+        raise ValueError(f"{symbol} where an operand belongs")
+
+    def term() -> str:
+        return chain(operand, "*/")
+
+    def chain(part, symbols: str) -> str:
+        nonlocal position
+        left = part()
+        while (symbol := peek()) is not None and symbol in symbols:
+            position += 1
+            right = part()
+            steps.append(f"{_OPERATIONS[symbol]}({left}, {right})")
+            left = f"#{len(steps) - 1}"
+        return left
+
+    try:
+        chain(term, "+-")
+    except ValueError:
+        return ""
+    return ", ".join(steps) if position == len(tokens) else ""
+
+
+def finqa_program_of(item: Mapping[str, Any]) -> str:
+    """FinQA's program for a frozen item: its own, else its derivation's steps (`program_from`) when they execute to
+    its one numeric answer, as written to its last decimal (a percentage's as the fraction FinQA executes to, or as
+    written). Anything else has none: a program that computes something other than the answer is not written."""
+    if (item.get("program") or "").strip():
+        return str(item["program"])
+    answer = [parse_number(str(value)) for value in item.get("answer") or []]
+    if item.get("answer_type") != "arithmetic" or len(answer) != 1 or answer[0] is None:
+        return ""
+    program = program_from(derivation_of(item))
+    executed = executed_answer(program)
+    if not isinstance(executed, float):
+        return ""
+    written = str(item["answer"][0]).strip().removesuffix("%").strip()
+    decimals = len(written.rsplit(".", 1)[1]) if "." in written else 0
+    tolerance = 0.5 * 10**-decimals + 1e-9
+    is_percentage = item.get("scale") == "percent" or str(item["answer"][0]).strip().endswith("%")
+    candidates = (executed, executed * 100) if is_percentage else (executed,)
+    return program if any(abs(value - answer[0]) <= tolerance for value in candidates) else ""

@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from curation.errors import InvalidInput
-from curation.exports.derivation import derivation_of, executed_answer
+from curation.exports.derivation import derivation_of, executed_answer, finqa_program_of
 from curation.exports.statistics import in_key_order
 from curation.table_shape import shape_from_frozen
 
@@ -57,12 +57,13 @@ def left_out_reason(fmt: str, item: Item) -> str | None:
     TAT-QA's and FinQA's layouts hold no abstention: every question has an answer (TAT-QA's loader here refuses any
     other answer type and its scorer gives an empty gold 0 even against itself; FinQA's would read an empty exe_ans
     back as an answer), so the unanswerable split stays in the layouts that mark it. FinQA's holds only questions
-    with a program (its span, multi-span and count answers have none): FinQA's code trains on the program and its
-    evaluator scores a question by running it, and stops with an IndexError on an empty one.
+    with a program (its span, multi-span and count answers have none; a curated arithmetic answer has its
+    derivation's, `finqa_program_of`): FinQA's code trains on the program and its evaluator scores a question by
+    running it, and stops with an IndexError on an empty one.
     """
     if fmt in ABSTENTION_FREE and item.get("is_answerable") is False:
         return UNANSWERABLE
-    if fmt == "finqa" and not (item.get("program") or "").strip():
+    if fmt == "finqa" and not finqa_program_of(item):
         return NO_PROGRAM
     return None
 
@@ -287,11 +288,11 @@ def finqa_record(item: Item, short: FrozenContext, long: FrozenContext) -> dict[
     qa = in_key_order(native.get("qa") or {}, FINQA_QA_KEYS)
     answer = list(item.get("answer") or [])
     qa["question"] = item.get("question", "")
-    qa["program"] = item.get("program", "")
+    qa["program"] = finqa_program_of(item)
     qa.setdefault("answer", answer[0] if answer else "")
     # FinQA's evaluator runs the program and compares its result with exe_ans exactly: a program's exe_ans is what it
     # executes to (0.83333 for an answer 0.83, 20.0 for "20%"), else the answer as a number where it is one.
-    executed = executed_answer(item.get("program") or "")
+    executed = executed_answer(qa["program"])
     if executed is None:
         executed = answer[0] if answer else ""
         if _NUMBER.match(_GROUPING.sub("", executed)):

@@ -1,4 +1,5 @@
-"""TAT-QA's `derivation` of an arithmetic item, written from what the item holds: its program or executed steps."""
+"""TAT-QA's `derivation` of an arithmetic item, written from what the item holds (its program or executed steps), and
+FinQA's program, written from that derivation when it computes the answer."""
 
 from __future__ import annotations
 
@@ -10,7 +11,14 @@ import zipfile
 import pytest
 
 from curation.exports import write_export_zip
-from curation.exports.derivation import derivation_of, executed_answer, from_actions, from_program
+from curation.exports.derivation import (
+    derivation_of,
+    executed_answer,
+    finqa_program_of,
+    from_actions,
+    from_program,
+    program_from,
+)
 from curation.models import Instance
 from curation.releases.services.cut import release_cut
 from curation.toolkit.tools import Program, ToolBox
@@ -49,6 +57,43 @@ def test_a_finqa_program_executes_as_finqas_evaluator_runs_it():
     assert executed_answer("greater(3, 2)") == "yes" and executed_answer("exp(2, 3)") == 8.0
     assert executed_answer("table_max(revenue, none)") is None  # needs the table: the answer stands
     assert executed_answer("divide(1, 0)") is None and executed_answer("") is None
+
+
+@pytest.mark.parametrize(
+    ("expression", "program"),
+    [
+        ("(3,600-2,900)/2,900", "subtract(3600, 2900), divide(#0, 2900)"),
+        ("(1+2+3)/3", "add(1, 2), add(#0, 3), divide(#1, 3)"),
+        ("2*(3-1)/4", "subtract(3, 1), multiply(2, #0), divide(#1, 4)"),
+        ("-5 + 3", "add(-5, 3)"),
+        ("12.5 - .5", "subtract(12.5, .5)"),
+        ("5", ""),  # a lone number is no step
+        ("(1-2", ""),
+        ("1-2)", ""),
+        ("revenue - cost", ""),
+        ("max(1, 2)", ""),
+        ("1 -", ""),
+    ],
+)
+def test_a_derivation_becomes_finqas_program_of_two_argument_steps(expression, program):
+    assert program_from(expression) == program
+    # and reads back as the same arithmetic
+    if program:
+        assert from_program(program) == derivation_of({"program": program, "answer_type": "arithmetic"})
+
+
+def test_finqas_program_of_a_curated_item_is_its_derivations_when_that_computes_the_answer():
+    item = {"answer_type": "arithmetic", "derivation": "(3,600-2,900)/2,900", "scale": "percent"}
+    assert finqa_program_of({**item, "answer": ["24.14"]}) == "subtract(3600, 2900), divide(#0, 2900)"
+    assert finqa_program_of({**item, "answer": ["24.14%"], "scale": ""}) == "subtract(3600, 2900), divide(#0, 2900)"
+    assert finqa_program_of({**item, "answer": ["24.13"]}) == ""  # computes something else: no program
+    assert finqa_program_of({**item, "answer": ["0.24"], "scale": ""}) == "subtract(3600, 2900), divide(#0, 2900)"
+    assert finqa_program_of({**item, "answer": ["24"], "answer_type": "span"}) == ""
+    assert finqa_program_of({**item, "answer": ["24.14", "3"]}) == ""
+    assert finqa_program_of({**item, "program": "divide(700, 2900)", "answer": ["anything"]}) == "divide(700, 2900)"
+    # The template drafter's executed steps give the derivation, and so the program.
+    steps = {"answer_type": "arithmetic", "essential_actions": percentage_change_actions(), "scale": "percent"}
+    assert finqa_program_of({**steps, "answer": ["24.14"]}) == "subtract(3.6, 2.9), divide(#0, 2.9)"
 
 
 def test_executed_steps_read_as_tatqa_writes_them_with_cells_as_the_table_wrote_them():

@@ -204,6 +204,13 @@ EVERY_KIND: tuple[tuple, ...] = (
     ("paper", "By how much did cost change?", ["-550"], "arithmetic", "thousand", "subtract(-300, 250)"),
     ("paper", "What share of 2019 revenue is cost?", ["-25.14%"], "arithmetic", "percent"),
 )
+# Curated arithmetic answers carry a derivation, not a program: FinQA's layout writes the derivation's steps when they
+# execute to the answer (profit's share: 900/1,200 is 75 %), and no program for one that computes something else
+# (the cost's (300) read as a bracket: 25 %, not -25.14 %).
+DERIVATIONS = {"What share of revenue is profit?": "900/1,200", "What share of 2019 revenue is cost?": "(300)/1,200"}
+WITH_A_PROGRAM = {question for _, question, *rest in EVERY_KIND if len(rest) == 4} | {
+    "What share of revenue is profit?"
+}
 
 
 @pytest.fixture
@@ -230,7 +237,7 @@ def every_kind_release(project):
         ValidatedInstanceFactory(
             project=project, batch=batch, context=contexts[context], question=question, rationale="From the table.",
             answer=answer, answer_type=answer_type, scale=scale, answer_form="short", answer_source="table",
-            relevant_tables=[table], program=program[0] if program else "",
+            relevant_tables=[table], program=program[0] if program else "", derivation=DERIVATIONS.get(question, ""),
         )  # fmt: skip
     ValidatedInstanceFactory(
         project=project, batch=batch, context=contexts["paper"], question="What was revenue in 2017?", answer=[],
@@ -253,12 +260,12 @@ def test_tatqa_and_finqa_layouts_leave_out_unanswerable_questions_and_finqa_thos
     questions = (
         [r["qa"]["question"] for r in data] if fmt == "finqa" else [q["question"] for d in data for q in d["questions"]]
     )
-    kept = [kind for kind in EVERY_KIND if fmt != "finqa" or len(kind) == 6]  # finqa: those with a program
+    kept = [kind for kind in EVERY_KIND if fmt != "finqa" or kind[1] in WITH_A_PROGRAM]
     assert questions == [question for _, question, *_ in kept]
     benchmark = {"tatqa": "TAT-QA", "tatdqa": "TAT-DQA", "finqa": "FinQA"}[fmt]
     left_out = f"Left out of this layout: 1 question of the unanswerable split ({benchmark} has no abstention)"
     if fmt == "finqa":
-        left_out += " and 8 questions with no program"
+        left_out += " and 7 questions with no program"
     card = files["README.md"].decode()
     assert left_out in card and "the scitat, jsonl, csv, parquet and hf layouts carry every question" in card
 
@@ -302,6 +309,7 @@ def test_a_curated_finqa_export_executes_every_program_to_its_exe_ans(every_kind
     assert {r["qa"]["question"]: r["qa"]["exe_ans"] for r in records} == {
         "By how much did revenue change?": 200.0,
         "What was the percentage change in revenue?": 20.0,  # the answer "20%"
+        "What share of revenue is profit?": 0.75,  # the answer 75 with the scale percent, from its derivation 900/1,200
         "What is the ratio of 2018 to 2019 revenue?": 0.83333,  # the answer 0.83
         "What is the total of revenue and profit in 2019?": 2100.0,  # the answer "2,100"
         "By how much did cost change?": -550.0,
