@@ -42,7 +42,7 @@ def test_json_summary_and_new_version(project, tmp_path):
 def test_rejected_input_exits_non_zero_and_the_others_are_stored(project, tmp_path):
     bad = tar_gz(tmp_path / "evil.tar.gz", {"../../x.tex": PAPER})
     out = io.StringIO()
-    with pytest.raises(CommandError, match=r"1 of 3 input\(s\) rejected \(evil.tar.gz\)"):
+    with pytest.raises(CommandError, match=r"1 of 3 inputs rejected \(evil.tar.gz\)"):
         call_command(
             "ingest_papers",
             "--project",
@@ -76,7 +76,7 @@ def test_a_source_that_hits_a_limit_is_rejected_with_the_limit_in_the_json(proje
 
     settings.TATCURATE_INGEST_CPU_S = 2
     out = io.StringIO()
-    with pytest.raises(CommandError, match=r"1 of 2 input\(s\) rejected \(loop.tex\)"):
+    with pytest.raises(CommandError, match=r"1 of 2 inputs rejected \(loop.tex\)"):
         call_command(
             "ingest_papers", "--project", project.slug, "--json", "--no-progress",
             str(doubling_macros(tmp_path / "loop.tex")), str(FIXTURES / "floats"),
