@@ -52,6 +52,23 @@ def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix: N
         test["NAME"] = f"{test.get('NAME') or 'test_' + database['NAME']}{suffix}"
 
 
+@pytest.fixture(scope="session")
+def django_db_setup(django_db_setup, django_db_blocker) -> None:
+    """On PostgreSQL, the test database commits without waiting for its WAL to reach the disk (synchronous_commit
+    off, for every connection to it: the live server's, the workers' and commands' it starts). A commit then costs
+    0.3 ms instead of 3 ms here; the live-server, browser and worker tests commit on every write. Nothing is lost
+    but the last moments of a crashed server, which a throwaway database does not need."""
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        return
+    with django_db_blocker.unblock():
+        with connection.cursor() as cursor:
+            cursor.execute(f"ALTER DATABASE {connection.ops.quote_name(connection.settings_dict['NAME'])} "
+                           "SET synchronous_commit TO off")  # fmt: skip
+        connection.close()  # the connections made from now on start with it
+
+
 # The rows post_migrate makes (its only receivers are create_contenttypes and create_permissions) and no test
 # changes: the flush keeps them, so the post_migrate the flush command then emits has nothing to make and is skipped
 # (it was about 2/3 of each flush's time).

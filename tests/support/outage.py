@@ -30,9 +30,9 @@ def outage_disturbed_run(*, kind: str, items: int, latency_s: float) -> dict:
         sys.executable, "benchmarks/outage.py", "--scenario", "disturbed", "--kind", kind, "--items", str(items),
         "--latency", str(latency_s), "--schema-from", test_database_url(),
     ]  # fmt: skip
-    # The kill needs the victim seen holding a claim after 65 % of the items; on a loaded machine the other worker
-    # may take every remaining item first, and then nothing was killed. That is the harness missing its moment, not
-    # the run misbehaving: one more run then, and the tests assert on a run that had all three disturbances.
+    # The kill needs a run worker seen holding a claim after 65 % of the items; on a loaded machine the last items may
+    # finish before either is seen, and then nothing was killed. That is the harness missing its moment, not the run
+    # misbehaving: one more run then, and the tests assert on a run that had all three disturbances.
     for _attempt in range(2):
         completed = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=1200)
         assert completed.returncode == 0, completed.stderr[-4000:]
