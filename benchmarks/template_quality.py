@@ -8,9 +8,10 @@ draft's stated scale is the one a new draft starts with (the evidence-based sugg
 `curation.answer_types.suggest_scale`, over the frozen table); it matches its source cells when a percent scale
 comes from a computed percentage, from cells that carry % or from columns whose header names %, and when no other
 scale is stated for a computed percentage written without %. A percent scale preselected for a count, a rank, or a
-difference of cells that are not percentages is a violation (target: 0). Routed types are SciTaT table 4's subtypes
-no template exercises (left for a language-model run). The default fixtures are eleven real papers' tables
-(benchmarks/papers/README.md).
+difference of cells that are not percentages is a violation (target: 0). An arithmetic draft's FinQA program is the
+one a release's FinQA layout writes from its derivation (`finqa_program_of`: kept when it executes to the answer).
+Routed types are SciTaT table 4's subtypes no template exercises (left for a language-model run). The default
+fixtures are eleven real papers' tables (benchmarks/papers/README.md).
 
     .venv/bin/python benchmarks/template_quality.py [--fixtures DIR]
 """
@@ -29,6 +30,7 @@ sys.path.insert(0, str(ROOT))
 from curation.answer_types import suggest_answer_type, suggest_scale  # noqa: E402
 from curation.drafting.self_check import draft_problem  # noqa: E402
 from curation.drafting.templates import TEMPLATE_SUBTYPES, draft_template_questions  # noqa: E402
+from curation.exports.derivation import finqa_program_of  # noqa: E402
 from curation.latex import extract_paper  # noqa: E402
 from curation.table_shape import shape_from_extracted, shape_from_rows  # noqa: E402
 from curation.taxonomy import DEFAULT_TAXONOMY  # noqa: E402
@@ -90,9 +92,10 @@ def main() -> None:
                 continue
             tools = [action.get("tool", "") for action in draft["essential_actions"]]
             said = {key: draft[key] for key in ("question", "rationale", "answer")}
+            answer_type = suggest_answer_type(**said, tools=tools).value  # as a new draft is given both
             scale = suggest_scale(
                 **said,
-                answer_type=suggest_answer_type(**said, tools=tools).value,  # as a new draft is given both
+                answer_type=answer_type,
                 tables=[
                     shape_from_rows(table["rows"], header_rows=1, label=table["label"], caption=table["caption"])
                     for table in tables
@@ -103,6 +106,12 @@ def main() -> None:
             totals["scale_matches"] += _scale_matches(draft, scale, _read_cells(draft))
             totals["percent_violations"] += _percent_violation(draft, scale, _read_cells(draft))
             totals["scale_preselected"] += scale is not None
+            if answer_type == "arithmetic":  # FinQA's layout writes a program from the derivation that computes it
+                item = {"answer_type": answer_type, "answer": draft["answer"], "scale": scale}
+                totals["arithmetic"] += 1
+                totals["finqa_program"] += bool(
+                    finqa_program_of(item | {"essential_actions": draft["essential_actions"]})
+                )
 
     for source in sources:
         paper_tables = []
@@ -141,6 +150,10 @@ def main() -> None:
                 if totals["answerable"]
                 else None,
                 "percent_scale_on_count_rank_or_difference": totals["percent_violations"],
+                "arithmetic_drafts": totals["arithmetic"],
+                "finqa_program_share_of_arithmetic": round(totals["finqa_program"] / totals["arithmetic"], 4)
+                if totals["arithmetic"]
+                else None,
                 "by_reasoning_type": {
                     code: {"drafted": drafted[code], "routed": code not in TEMPLATE_SUBTYPES} for code in subtypes
                 },

@@ -61,7 +61,8 @@ def _written(value: Any) -> str:
         raise ValueError("not a number")
     if isinstance(value, int | float):
         return str(int(value)) if float(value).is_integer() else repr(float(value))
-    text = _NUMBER_TEXT.sub("", clean_cell(str(value))).replace("−", "-")
+    # A measurement with its spread ("90.34 ± 0.02") is its value.
+    text = _NUMBER_TEXT.sub("", clean_cell(str(value)).split("±")[0]).replace("−", "-")
     if not text or parse_number(text) is None:
         raise ValueError(f"not a number: {value!r}")
     return text
@@ -304,5 +305,6 @@ def finqa_program_of(item: Mapping[str, Any]) -> str:
     decimals = len(written.rsplit(".", 1)[1]) if "." in written else 0
     tolerance = 0.5 * 10**-decimals + 1e-9
     is_percentage = item.get("scale") == "percent" or str(item["answer"][0]).strip().endswith("%")
-    candidates = (executed, executed * 100) if is_percentage else (executed,)
-    return program if any(abs(value - answer[0]) <= tolerance for value in candidates) else ""
+    # The execution is rounded to 5 decimals, as FinQA's evaluator rounds it; a percentage's is times 100.
+    candidates = ((executed, 0.5e-5), (executed * 100, 0.5e-3)) if is_percentage else ((executed, 0.5e-5),)
+    return program if any(abs(value - answer[0]) <= tolerance + rounding for value, rounding in candidates) else ""

@@ -91,6 +91,15 @@ def test_finqas_program_of_a_curated_item_is_its_derivations_when_that_computes_
     assert finqa_program_of({**item, "answer": ["24"], "answer_type": "span"}) == ""
     assert finqa_program_of({**item, "answer": ["24.14", "3"]}) == ""
     assert finqa_program_of({**item, "program": "divide(700, 2900)", "answer": ["anything"]}) == "divide(700, 2900)"
+    # A measurement with its spread is its value; a tiny share is checked before FinQA's rounding to 5 decimals.
+    spread = {"answer_type": "arithmetic", "answer": ["2.94"], "essential_actions": [
+        {"tool": "get_cell", "arguments": {}, "result": "90.34 ± 0.02"},
+        {"tool": "get_cell", "arguments": {}, "result": "87.40 ± 0.02"},
+        {"tool": "subtract", "arguments": {"a": 90.34, "b": 87.4}, "result": 2.94},
+    ]}  # fmt: skip
+    assert (derivation_of(spread), finqa_program_of(spread)) == ("90.34-87.40", "subtract(90.34, 87.40)")
+    tiny = {"answer_type": "arithmetic", "answer": ["0.0085%"], "derivation": "0.050/585.236", "scale": "percent"}
+    assert finqa_program_of(tiny) == "divide(0.050, 585.236)"
     # The template drafter's executed steps give the derivation, and so the program.
     steps = {"answer_type": "arithmetic", "essential_actions": percentage_change_actions(), "scale": "percent"}
     assert finqa_program_of({**steps, "answer": ["24.14"]}) == "subtract(3.6, 2.9), divide(#0, 2.9)"
