@@ -8,10 +8,11 @@ answer with a number instead of a program.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from typing import Any, Literal
 
 from curation.exports.derivation import FINQA_COMPUTED
@@ -188,10 +189,17 @@ def _is_predicted_valid(steps: list[str], symbols: Mapping[str, str]) -> bool:
     return True
 
 
-def equal_program(gold: Sequence[str], predicted: Sequence[str]) -> bool:
-    """Official `equal_program`: gold arguments become symbols a0, a1, …; equal when sympy forms are equal."""
+@functools.lru_cache(maxsize=4096)
+def _simplified(expression: str) -> Any:
+    """sympy's simplified form of a symbolic program (`( ( a0 - a1 ) / a1 )`), once per form: programs over symbols
+    repeat few forms (a change, a ratio, a sum), and sympy takes some 30 ms for each."""
     import sympy  # imported here: 1.6 s of start-up that TAT-QA and SciTaT scoring never need
 
+    return sympy.simplify(expression, evaluate=False)
+
+
+def equal_program(gold: Sequence[str], predicted: Sequence[str]) -> bool:
+    """Official `equal_program`: gold arguments become symbols a0, a1, …; equal when sympy forms are equal."""
     gold_steps = "|".join(list(gold)[:-1]).split(")")[:-1]
     symbols = _symbol_map(gold_steps)
     predicted_tokens = list(predicted)[:-1]
@@ -204,12 +212,10 @@ def equal_program(gold: Sequence[str], predicted: Sequence[str]) -> bool:
     except Exception:
         return False
     gold_by_index = dict(enumerate(step.strip() for step in gold_steps))
-    gold_expression = sympy.simplify(_symbolic(gold_steps[-1], gold_by_index, symbols), evaluate=False)
+    gold_expression = _simplified(_symbolic(gold_steps[-1], gold_by_index, symbols))
     try:
         predicted_by_index = dict(enumerate(step.strip() for step in predicted_steps))
-        predicted_expression = sympy.simplify(
-            _symbolic(predicted_steps[-1], predicted_by_index, symbols), evaluate=False
-        )
+        predicted_expression = _simplified(_symbolic(predicted_steps[-1], predicted_by_index, symbols))
     except Exception:
         return False
     return bool(gold_expression == predicted_expression)
@@ -328,9 +334,18 @@ def score_dataset(
     pairs = predicted_programs.items() if isinstance(predicted_programs, Mapping) else predicted_programs
     entries = [(str(uid), value) for uid, value in pairs]
     latest = dict(entries)
+    scored: dict[tuple[str, tuple[str, ...] | None], FinqaQuestionScore] = {}
+
+    def score_of(uid: str, tokens: Sequence[str] | None) -> FinqaQuestionScore:
+        """A question's score, computed once for the gold list and the predictions' (a copy for each)."""
+        key = (uid, None if tokens is None else tuple(tokens))
+        if key not in scored:
+            scored[key] = score_question(records[uid], tokens)
+        return replace(scored[key])
+
     by_gold: list[FinqaQuestionScore] = []
     for uid, record in records.items():
-        score = score_question(record, latest.get(uid))
+        score = score_of(uid, latest.get(uid))
         if numeric_answers:
             _, answer, _ = gold_fields(record)
             score.numeric_correct = uid in numeric_answers and numeric_answer_correct(
@@ -341,7 +356,7 @@ def score_dataset(
             )
         by_gold.append(score)
     # evaluate.py: `for tmp in data` over the predictions (an unknown id would stop it with a KeyError).
-    by_prediction = [score_question(records[uid], tokens) for uid, tokens in entries if uid in records]
+    by_prediction = [score_of(uid, tokens) for uid, tokens in entries if uid in records]
     given = [uid for uid, _ in entries]
     execution = _share(score.exe_correct for score in by_prediction)
     program = _share(score.prog_correct for score in by_prediction)
