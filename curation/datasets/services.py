@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import itertools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,7 +19,7 @@ from curation.datasets.formats import ATTRIBUTION, FORMATS, LICENSE, DatasetForm
 from curation.datasets.models import ImportRecord, SourceRecord
 from curation.errors import InvalidInput
 from curation.models import Context, Paper, Paragraph, Project, ReasoningType, Table
-from curation.services.lifecycle import instance_create
+from curation.services.lifecycle import instances_create
 from curation.services.projects import require_role
 from curation.states import Role, Status
 from curation.toolkit.strict_json import JsonInputError, json_loads_strict
@@ -131,6 +132,10 @@ def _paper_rows(
     return [known[key] for key in keys]
 
 
+# How many imported questions one bulk insert holds (and how often the import job's progress moves).
+IMPORT_CHUNK = 100
+
+
 def dataset_import(
     *,
     project: Project,
@@ -223,42 +228,50 @@ def dataset_import(
             # A TAT-DQA document is a paper without a context: counted under papers, not contexts.
             new_contexts += context is not None
         reasoning_types = _reasoning_types(project) if any(q.reasoning_type for q in parsed.questions) else {}
-        imported = skipped = drafts = 0
-        for question in parsed.questions:
-            if ("question", question.key) in known:
-                skipped += 1
-                continue
-            key = question.context_key
-            context_tables = tables.get(key, [])
-            instance = instance_create(
-                project_id=project.pk,
-                actor=actor,
-                initial_status=Status.DRAFTED if question.is_draft else Status.VALIDATED,
-                reason=f"imported from {source_name} ({fmt})" + (" without an answer" if question.is_draft else ""),
-                batch=batch,
-                context=contexts.get(key),
-                external_uid=question.key[:200],
-                reasoning_type=reasoning_types.get(question.reasoning_type.lower())
-                if question.reasoning_type
-                else None,
-                relevant_tables=[context_tables[i] for i in question.relevant_table_indexes if i < len(context_tables)],
-                draft={"origin": "import", "format": fmt, "source": source_name},
-                **question.fields,
-            )
-            records.append(
-                source_record(
-                    kind=SourceRecord.Kind.QUESTION,
-                    key=question.key,
-                    paper=papers.get(key),
-                    context=contexts.get(key),
-                    instance=instance,
-                    data=question.native,
+        new = [question for question in parsed.questions if ("question", question.key) not in known]
+        skipped = len(parsed.questions) - len(new)
+        imported, drafts = len(new), sum(question.is_draft for question in new)
+        # In file order, a run of questions alike in status at a time (a few bulk inserts a run, whatever its size).
+        for is_draft, alike in itertools.groupby(new, key=lambda question: question.is_draft):
+            run = list(alike)
+            for part in (run[start : start + IMPORT_CHUNK] for start in range(0, len(run), IMPORT_CHUNK)):
+                rows = []
+                for question in part:
+                    context_tables = tables.get(question.context_key, [])
+                    chosen = [context_tables[i] for i in question.relevant_table_indexes if i < len(context_tables)]
+                    rows.append(
+                        {
+                            "batch": batch,
+                            "context": contexts.get(question.context_key),
+                            "external_uid": question.key[:200],
+                            "reasoning_type": reasoning_types.get(question.reasoning_type.lower())
+                            if question.reasoning_type
+                            else None,
+                            "relevant_tables": chosen,
+                            "draft": {"origin": "import", "format": fmt, "source": source_name},
+                            **question.fields,
+                        }
+                    )
+                instances = instances_create(
+                    project_id=project.pk,
+                    actor=actor,
+                    rows=rows,
+                    initial_status=Status.DRAFTED if is_draft else Status.VALIDATED,
+                    reason=f"imported from {source_name} ({fmt})" + (" without an answer" if is_draft else ""),
                 )
-            )
-            imported += 1
-            drafts += question.is_draft
-            if progress is not None:
-                progress(1)
+                records.extend(
+                    source_record(
+                        kind=SourceRecord.Kind.QUESTION,
+                        key=question.key,
+                        paper=papers.get(question.context_key),
+                        context=contexts.get(question.context_key),
+                        instance=instance,
+                        data=question.native,
+                    )
+                    for question, instance in zip(part, instances, strict=True)
+                )
+                if progress is not None:
+                    progress(len(part))
         SourceRecord.objects.bulk_create(records, batch_size=500)
         record.counts = {
             "questions": imported,

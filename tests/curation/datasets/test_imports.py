@@ -94,15 +94,16 @@ def test_a_failure_while_writing_rolls_back_everything(project, monkeypatch):
     from curation.datasets import services as datasets
 
     calls = {"n": 0}
-    real = datasets.instance_create
+    real = datasets.instances_create
 
-    def failing(**kwargs):
+    def failing(**kwargs):  # the second bulk insert fails, after the first wrote its two questions
         calls["n"] += 1
-        if calls["n"] == 3:
+        if calls["n"] == 2:
             raise RuntimeError("disk full")
         return real(**kwargs)
 
-    monkeypatch.setattr(datasets, "instance_create", failing)
+    monkeypatch.setattr(datasets, "IMPORT_CHUNK", 2)
+    monkeypatch.setattr(datasets, "instances_create", failing)
     before = counts()
     with pytest.raises(RuntimeError):
         do_import(project, "tatqa", [tatqa_document("t0", [tatqa_question(f"q{i}") for i in range(5)])])
