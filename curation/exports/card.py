@@ -47,17 +47,19 @@ LEFT_OUT_OF = {
 
 
 def left_out_text(fmt: str, left_out: Mapping[str, int]) -> str:
-    """How many questions `fmt`'s layout left out, by reason, and which layouts carry them; "" for a layout that
-    leaves none out."""
+    """How many questions `fmt`'s layout left out, by each reason it left any out for, and which layouts carry them;
+    "" when it left none out."""
     if fmt not in LEFT_OUT_OF:
         return ""
     benchmark, reasons = LEFT_OUT_OF[fmt]
     parts = []
     for reason in reasons:
-        count = left_out.get(reason, 0)
-        parts.append(
-            f"{count} question{'' if count == 1 else 's'} " + LEFT_OUT[reason].replace("{benchmark}", benchmark)
-        )
+        if count := left_out.get(reason, 0):
+            parts.append(
+                f"{count} question{'' if count == 1 else 's'} " + LEFT_OUT[reason].replace("{benchmark}", benchmark)
+            )
+    if not parts:
+        return ""
     return (
         "Left out of this layout: " + " and ".join(parts) + "; the scitat, jsonl, csv, parquet and hf layouts "
         "carry every question."

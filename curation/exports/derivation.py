@@ -224,16 +224,47 @@ def from_actions(actions: Sequence[Mapping[str, Any]], *, is_percentage: bool = 
     return last.text
 
 
+# A computation a rationale writes out, "14.0 - 9.8 = 4.2": numbers, + - * / × ÷ and brackets, then its result.
+_NUMBER_WRITTEN = r"\d[\d,]*(?:\.\d+)?"
+_WRITTEN = re.compile(
+    rf"((?:[-(]\s*)*{_NUMBER_WRITTEN}(?:\s*[)]*\s*[-+*/×÷]\s*[(]*\s*{_NUMBER_WRITTEN})+[\s)]*)=\s*(-?{_NUMBER_WRITTEN})"
+)
+
+
+def from_rationale(rationale: str, answer: str, *, is_percentage: bool = False) -> str:
+    """The last computation the rationale writes out whose result is the answer and which computes it (to the
+    result's last decimal), as TAT-QA writes a derivation: no spaces, a percentage without its closing `*100`."""
+    value = parse_number(answer)
+    for match in reversed(list(_WRITTEN.finditer(rationale or ""))):
+        expression = re.sub(r"\s", "", match.group(1)).replace("×", "*").replace("÷", "/")
+        result, written = parse_number(match.group(2)), match.group(2).replace(",", "")
+        decimals = len(written.rsplit(".", 1)[1]) if "." in written else 0
+        computed = _finqa_value(program_from(expression))
+        if value is None or result is None or computed is None or abs(result - value) > 1e-9:
+            continue
+        if abs(computed - result) <= 0.5 * 10**-decimals + 1e-9:
+            return expression.removesuffix("*100") if is_percentage else expression
+    return ""
+
+
+def _finqa_value(program: str) -> float | None:
+    executed = executed_answer(program)
+    return executed if isinstance(executed, float) else None
+
+
 def derivation_of(item: Mapping[str, Any]) -> str:
-    """What TAT-QA's `derivation` holds for a frozen item: the arithmetic expression of an arithmetic answer."""
+    """What TAT-QA's `derivation` holds for a frozen item: the arithmetic expression of an arithmetic answer (its own,
+    its program's, its executed steps', else the computation its rationale writes out)."""
     if item.get("derivation"):
         return str(item["derivation"])
     if item.get("answer_type") != "arithmetic":
         return ""
     answer = [str(value) for value in item.get("answer") or []]
     is_percentage = item.get("scale") == "percent" or (len(answer) == 1 and answer[0].strip().endswith("%"))
-    return from_program(str(item.get("program") or ""), is_percentage=is_percentage) or from_actions(
-        item.get("essential_actions") or [], is_percentage=is_percentage
+    return (
+        from_program(str(item.get("program") or ""), is_percentage=is_percentage)
+        or from_actions(item.get("essential_actions") or [], is_percentage=is_percentage)
+        or (from_rationale(str(item.get("rationale") or ""), answer[0], is_percentage=is_percentage) if answer else "")
     )
 
 

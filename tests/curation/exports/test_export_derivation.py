@@ -17,6 +17,7 @@ from curation.exports.derivation import (
     finqa_program_of,
     from_actions,
     from_program,
+    from_rationale,
     program_from,
 )
 from curation.models import Instance
@@ -103,6 +104,32 @@ def test_finqas_program_of_a_curated_item_is_its_derivations_when_that_computes_
     # The template drafter's executed steps give the derivation, and so the program.
     steps = {"answer_type": "arithmetic", "essential_actions": percentage_change_actions(), "scale": "percent"}
     assert finqa_program_of({**steps, "answer": ["24.14"]}) == "subtract(3.6, 2.9), divide(#0, 2.9)"
+
+
+@pytest.mark.parametrize(
+    ("rationale", "answer", "is_percentage", "derivation"),
+    [
+        ("Time per epoch: 14.0 min at 50%, 9.8 min at 90%; 14.0 - 9.8 = 4.2.", "4.2", False, "14.0-9.8"),
+        ("Revenue 1,200 and 850: 1,200 + 850 = 2,050 in all.", "2,050", False, "1,200+850"),
+        ("(73.8 - 71.0) / 71.0 × 100 = 3.94", "3.94", True, "(73.8-71.0)/71.0"),
+        ("first 10 - 4 = 6, then 6 × 2 = 12", "12", False, "6*2"),  # the last computation whose result is the answer
+        ("14.0 - 9.8 = 4.3", "4.3", False, ""),  # what it writes out does not compute its result
+        ("14.0 - 9.8 = 4.2", "4.3", False, ""),  # its result is not the answer
+        ("2019 - 2018 = 1 year; Table 1 lists 8.1.", "8.1", False, ""),
+        ("k = -8, a = 3", "3", False, ""),
+    ],
+)
+def test_a_rationales_written_computation_is_the_derivation_when_it_computes_the_answer(
+    rationale, answer, is_percentage, derivation
+):
+    assert from_rationale(rationale, answer, is_percentage=is_percentage) == derivation
+
+
+def test_a_curated_items_rationale_gives_its_derivation_and_finqa_program_last():
+    item = {"answer_type": "arithmetic", "answer": ["4.2"], "rationale": "14.0 - 9.8 = 4.2.", "scale": ""}
+    assert (derivation_of(item), finqa_program_of(item)) == ("14.0-9.8", "subtract(14.0, 9.8)")
+    assert derivation_of({**item, "program": "subtract(14, 9.8)"}) == "14-9.8"  # a program comes first
+    assert derivation_of({**item, "answer_type": "span"}) == ""
 
 
 def test_executed_steps_read_as_tatqa_writes_them_with_cells_as_the_table_wrote_them():
