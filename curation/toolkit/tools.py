@@ -13,8 +13,6 @@ from dataclasses import dataclass, field
 from functools import partialmethod
 from typing import Any
 
-from django.template.defaultfilters import pluralize
-
 from curation.table_shape import HEADER_JOINER, row_names, shape_from_rows
 from curation.toolkit.numbers import clean_cell, parse_number
 
@@ -222,7 +220,7 @@ def _check_type(value: Any, schema: Mapping[str, Any], where: str) -> None:
         raise ToolError(f"{where} must be {' or '.join(types)}, got {type(value).__name__} {value!r:.60}")
     if isinstance(value, list) and "items" in schema:
         if len(value) < schema.get("minItems", 0):
-            raise ToolError(f"{where} must have at least {schema['minItems']} item{pluralize(schema['minItems'])}")
+            raise ToolError(f"{where} is too short: {len(value)} given, at least {schema['minItems']} needed")
         for index, item in enumerate(value):
             _check_type(item, schema["items"], f"{where}[{index}]")
     if isinstance(value, dict) and isinstance(schema.get("additionalProperties"), dict):
@@ -303,11 +301,10 @@ class ToolBox:
         unexpected = [key for key in arguments if key not in properties]
         if unexpected:
             expected = ", ".join(properties) or "no arguments"
-            listed = f"argument{pluralize(len(unexpected))} {', '.join(unexpected)}"
-            raise ToolError(f"{name} got unexpected {listed}; it takes: {expected}")
+            raise ToolError(f"{name} does not take {', '.join(unexpected)}; it takes: {expected}")
         missing = [key for key in schema["required"] if key not in arguments]
         if missing:
-            raise ToolError(f"{name} is missing required argument{pluralize(len(missing))}: {', '.join(missing)}")
+            raise ToolError(f"{name} was called without {', '.join(missing)}, which it requires")
         for key, value in arguments.items():
             _check_type(value, properties[key], key)
 
