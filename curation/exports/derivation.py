@@ -237,19 +237,29 @@ def from_rationale(rationale: str, answer: str, *, is_percentage: bool = False) 
     value = parse_number(answer)
     for match in reversed(list(_WRITTEN.finditer(rationale or ""))):
         expression = re.sub(r"\s", "", match.group(1)).replace("×", "*").replace("÷", "/")
-        result, written = parse_number(match.group(2)), match.group(2).replace(",", "")
-        decimals = len(written.rsplit(".", 1)[1]) if "." in written else 0
         computed = _finqa_value(program_from(expression))
-        if value is None or result is None or computed is None or abs(result - value) > 1e-9:
-            continue
-        if abs(computed - result) <= 0.5 * 10**-decimals + 1e-9:
+        if value is not None and parse_number(match.group(2)) == value and _rounds_to(computed, match.group(2)):
             return expression.removesuffix("*100") if is_percentage else expression
     return ""
 
 
 def _finqa_value(program: str) -> float | None:
+    """What a program of arithmetic steps executes to, as FinQA's evaluator runs it (5 decimals); None for no number."""
     executed = executed_answer(program)
     return executed if isinstance(executed, float) else None
+
+
+def _rounds_to(value: float | None, written: str, *, slack: float = 0.0) -> bool:
+    """Whether `value` is the number `written` to its last decimal (4.2 is 4.2449 and 4.15), `slack` more when `value`
+    is itself rounded: the one check that a computation gives an answer as written."""
+    number, text = parse_number(written), written.strip().removesuffix("%").strip()
+    decimals = len(text.rsplit(".", 1)[1]) if "." in text else 0
+    return value is not None and number is not None and abs(value - number) <= 0.5 * 10**-decimals + 1e-9 + slack
+
+
+def _is_percentage(item: Mapping[str, Any]) -> bool:
+    answer = [str(value).strip() for value in item.get("answer") or []]
+    return item.get("scale") == "percent" or (len(answer) == 1 and answer[0].endswith("%"))
 
 
 def derivation_of(item: Mapping[str, Any]) -> str:
@@ -260,7 +270,7 @@ def derivation_of(item: Mapping[str, Any]) -> str:
     if item.get("answer_type") != "arithmetic":
         return ""
     answer = [str(value) for value in item.get("answer") or []]
-    is_percentage = item.get("scale") == "percent" or (len(answer) == 1 and answer[0].strip().endswith("%"))
+    is_percentage = _is_percentage(item)
     return (
         from_program(str(item.get("program") or ""), is_percentage=is_percentage)
         or from_actions(item.get("essential_actions") or [], is_percentage=is_percentage)
@@ -325,17 +335,14 @@ def finqa_program_of(item: Mapping[str, Any]) -> str:
     written). Anything else has none: a program that computes something other than the answer is not written."""
     if (item.get("program") or "").strip():
         return str(item["program"])
-    answer = [parse_number(str(value)) for value in item.get("answer") or []]
-    if item.get("answer_type") != "arithmetic" or len(answer) != 1 or answer[0] is None:
+    answer = [str(value) for value in item.get("answer") or []]
+    if item.get("answer_type") != "arithmetic" or len(answer) != 1:
         return ""
     program = program_from(derivation_of(item))
-    executed = executed_answer(program)
-    if not isinstance(executed, float):
-        return ""
-    written = str(item["answer"][0]).strip().removesuffix("%").strip()
-    decimals = len(written.rsplit(".", 1)[1]) if "." in written else 0
-    tolerance = 0.5 * 10**-decimals + 1e-9
-    is_percentage = item.get("scale") == "percent" or str(item["answer"][0]).strip().endswith("%")
+    executed = _finqa_value(program)
     # The execution is rounded to 5 decimals, as FinQA's evaluator rounds it; a percentage's is times 100.
-    candidates = ((executed, 0.5e-5), (executed * 100, 0.5e-3)) if is_percentage else ((executed, 0.5e-5),)
-    return program if any(abs(value - answer[0]) <= tolerance + rounding for value, rounding in candidates) else ""
+    if _rounds_to(executed, answer[0], slack=0.5e-5) or (
+        _is_percentage(item) and executed is not None and _rounds_to(executed * 100, answer[0], slack=0.5e-3)
+    ):
+        return program
+    return ""
