@@ -80,12 +80,13 @@ def project_gold_figures(project: Project) -> dict[str, Any]:
     """`gold_figures` without the role check: the operator's command reads it (people come through `gold_figures`)."""
     quality = quality_settings_of(project)
     memberships = Membership.objects.filter(project=project, role=Role.ANNOTATOR).select_related("user")
-    probed = set(GoldProbe.objects.filter(project=project).values_list("user_id", flat=True))
-    scored = defaultdict(list)  # every scored probe of the project in one read, by annotator
-    for user_id, em, submitted_at in GoldProbe.objects.filter(project=project, em__isnull=False).values_list(
+    probed, scored = set(), defaultdict(list)  # every probe of the project in one read: who was served, what scored
+    for user_id, em, submitted_at in GoldProbe.objects.filter(project=project).values_list(
         "user_id", "em", "submitted_at"
     ):
-        scored[user_id].append((em, submitted_at))
+        probed.add(user_id)
+        if em is not None:
+            scored[user_id].append((em, submitted_at))
     decisions = list(QualityDecision.objects.filter(project=project).select_related("user", "actor")[:200])
     last_decision = latest_decisions(project=project)
     rows = []
