@@ -27,15 +27,18 @@ from tests.factories import (
     ProjectFactory,
     TableFactory,
 )
+from tests.support.template_database import postgres_template, sqlite_copy
 
 PASSWORD = "correct-horse-battery-staple"
 
 
 @pytest.fixture(scope="session")
 def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix: None) -> None:
-    """A test database of this run's own (name ends in the pid), so concurrent runs never share one.
+    """A test database of this run's own (name ends in the pid), so concurrent runs never share one, copied from a
+    migrated template (tests/support/template_database.py) rather than migrated anew.
 
     For SQLite, a previous file with its WAL files is removed first: a stale -wal beside a new file is I/O errors.
+    The copy is there before Django looks, so Django keeps it (`django_db_keepdb`) and the session's end removes it.
     """
     from django.conf import settings
 
@@ -48,8 +51,19 @@ def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix: N
         for extra in ("", "-wal", "-shm", "-journal"):
             Path(f"{name}{extra}").unlink(missing_ok=True)
         test["NAME"] = str(name)
+        sqlite_copy(name)
     else:
         test["NAME"] = f"{test.get('NAME') or 'test_' + database['NAME']}{suffix}"
+        test["TEMPLATE"] = postgres_template(database)
+
+
+@pytest.fixture(scope="session")
+def django_db_keepdb(request: pytest.FixtureRequest) -> bool:
+    """On SQLite the test database is the template's copy, made before Django looks for it: Django keeps it, and
+    pytest_sessionfinish removes it (on PostgreSQL Django makes the copy itself, and drops it)."""
+    from django.conf import settings
+
+    return request.config.getvalue("reuse_db") or settings.DATABASES["default"]["ENGINE"].endswith("sqlite3")
 
 
 @pytest.fixture(scope="session")
@@ -185,7 +199,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 
     name = settings.DATABASES["default"].get("TEST", {}).get("NAME", "")
     if settings.DATABASES["default"]["ENGINE"].endswith("sqlite3") and f"_{os.getpid()}.sqlite3" in name:
-        for extra in ("-wal", "-shm", "-journal"):
+        for extra in ("", "-wal", "-shm", "-journal"):
             Path(f"{name}{extra}").unlink(missing_ok=True)
 
 

@@ -1,0 +1,88 @@
+"""The suite's test databases copied from one migrated template instead of each migrated anew.
+
+Every xdist worker of every run needs the schema: migrating it took 7.5 s of CPU a worker on a quiet machine (three
+workers and two backends in CI: some 45 s of the run's two cores). The first worker that needs it migrates a
+template under a file lock, in a `manage.py migrate` of its own; the others, and later runs, copy it: PostgreSQL
+creates the worker's database with the template as `TEMPLATE`, and a SQLite file is copied. The template is named
+by a hash of the migrations and Django's version, so a changed migration makes a new one; it is built under a
+temporary name and renamed, so a build that died is never taken for a template. Django still runs `migrate` on the
+copy, which finds nothing to apply (0.7 s): a template that lacked a migration would be completed, not trusted.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from contextlib import closing, contextmanager
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+ROOT = Path(__file__).resolve().parents[2]
+MIGRATED_APPS = ("curation", "annotate", "scoring")
+
+
+def schema_hash() -> str:
+    """What the migrated schema depends on: every migration of the apps, and Django (whose own apps migrate too)."""
+    import django
+
+    digest = hashlib.sha256(django.__version__.encode())
+    for path in sorted(path for app in MIGRATED_APPS for path in (ROOT / app / "migrations").glob("*.py")):
+        digest.update(path.name.encode() + path.read_bytes())
+    return digest.hexdigest()[:12]
+
+
+@contextmanager
+def _locked(name: str) -> Iterator[None]:
+    with open(Path(tempfile.gettempdir()) / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes, also when the process dies
+        yield
+
+
+def _migrate(database_url: str) -> None:
+    env = {**os.environ, "DATABASE_URL": database_url, "TATCURATE_DATA_DIR": tempfile.mkdtemp(prefix="tatcurate-tpl-")}
+    completed = subprocess.run(
+        [sys.executable, "manage.py", "migrate", "--verbosity", "0"], cwd=ROOT, env=env, capture_output=True, text=True
+    )
+    shutil.rmtree(env["TATCURATE_DATA_DIR"], ignore_errors=True)
+    if completed.returncode != 0:
+        raise RuntimeError(f"migrating the test template failed:\n{completed.stderr[-4000:]}")
+
+
+def postgres_template(database: dict) -> str:
+    """The name of a migrated PostgreSQL database to copy test databases from, made once per schema."""
+    import psycopg
+
+    name = f"test_tatcurate_template_{schema_hash()}"
+    server = {"host": database.get("HOST") or None, "port": database.get("PORT") or None}
+    server.update(user=database.get("USER") or None, password=database.get("PASSWORD") or None)
+    with _locked(name), psycopg.connect(dbname="postgres", autocommit=True, **server) as admin:
+        if admin.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone():
+            return name
+        building = f"{name}_building_{os.getpid()}"
+        admin.execute(f'DROP DATABASE IF EXISTS "{building}"')
+        admin.execute(f'CREATE DATABASE "{building}"')
+        url = urlsplit(os.environ["DATABASE_URL"])
+        _migrate(urlunsplit(url._replace(path=f"/{building}", query="")))
+        admin.execute(f'ALTER DATABASE "{building}" RENAME TO "{name}"')
+    return name
+
+
+def sqlite_copy(test_file: str | Path) -> None:
+    """The test database file as a copy of a migrated template file, made once per schema."""
+    template = Path(tempfile.gettempdir()) / f"tatcurate-test-template-{schema_hash()}.sqlite3"
+    with _locked(template.stem):
+        if not template.exists():
+            building = template.with_name(f"{template.stem}.building-{os.getpid()}.sqlite3")
+            building.unlink(missing_ok=True)
+            _migrate(f"sqlite:///{building}")
+            with closing(sqlite3.connect(building)) as migrated:  # its WAL folded in: one file holds it all
+                migrated.execute("PRAGMA journal_mode=DELETE")
+            os.replace(building, template)
+    shutil.copyfile(template, test_file)
