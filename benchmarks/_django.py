@@ -27,12 +27,13 @@ def setup_django(database_url: str | None = None) -> str:
     return database_url
 
 
-def fresh_postgres_database(base_url: str, name: str) -> str:
-    """Drop and create database `name` on the server of `base_url`; return its URL. `base_url`'s own database need
-    not exist: the statements run in the server's maintenance database."""
+def fresh_postgres_database(base_url: str, name: str, *, template: str | None = None) -> str:
+    """Drop and create database `name` on the server of `base_url`, as a copy of database `template` when one is
+    named (a migrated one: `migrate` then has nothing to do); return its URL. `base_url`'s own database need not
+    exist: the statements run in the server's maintenance database."""
     import psycopg
 
     with psycopg.connect(base_url.rsplit("/", 1)[0] + "/postgres", autocommit=True) as connection:
         connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        connection.execute(f'CREATE DATABASE "{name}"')
+        connection.execute(f'CREATE DATABASE "{name}"' + (f' TEMPLATE "{template}"' if template else ""))
     return base_url.rsplit("/", 1)[0] + f"/{name}"

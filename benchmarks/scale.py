@@ -698,7 +698,7 @@ def cache_url_of(redis_url: str, index: int) -> str:
     return f"{head}/{int(tail) + index}"
 
 
-def serve(size: int, base_url: str, keep: bool) -> None:
+def serve(size: int, base_url: str, keep: bool, template: str | None = None) -> None:
     """The long-lived process of one size: generate its database (unless kept), empty its cache, report its shape,
     then answer the parent's commands on stdin, one JSON line each way: {"request": name} → one sample, {} → exit."""
     replies = os.fdopen(os.dup(1), "w", buffering=1)
@@ -717,7 +717,7 @@ def serve(size: int, base_url: str, keep: bool) -> None:
         with connection.cursor() as cursor:
             cursor.execute("VACUUM ANALYZE")
     else:
-        setup_django(fresh_postgres_database(base_url, ready["database"]))
+        setup_django(fresh_postgres_database(base_url, ready["database"], template=template))
         ready["generated"] = generate(size)
     from django.core.cache import cache
     from django.db.models import Count
@@ -749,11 +749,11 @@ def serve(size: int, base_url: str, keep: bool) -> None:
 class SizeProcess:
     """The parent's handle on one size's long-lived process (`serve`)."""
 
-    def __init__(self, size: int, base_url: str, cache_url: str, keep: bool) -> None:
+    def __init__(self, size: int, base_url: str, cache_url: str, keep: bool, template: str | None = None) -> None:
         self.size, self.cache_url = size, cache_url
         self.database_url = database_url_of(base_url, size)
         command = [sys.executable, __file__, "--serve", str(size), "--database-url", base_url,
-                   *(["--keep"] if keep else [])]  # fmt: skip
+                   *(["--keep"] if keep else []), *(["--template", template] if template else [])]  # fmt: skip
         env = {**os.environ, "REDIS_URL": cache_url}
         self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=ROOT,
                                         env=env)  # fmt: skip
@@ -949,6 +949,7 @@ def main() -> None:
         help="time the starts of this installed tree (start_time.py --tree) instead of a fresh copy of HEAD's",
     )
     parser.add_argument("--serve", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--template", help="a migrated database to copy a size's database from (the tests')")
     parser.add_argument("--job", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if not args.database_url.startswith("postgres"):
@@ -958,7 +959,7 @@ def main() -> None:
         print(json.dumps(job(*args.job)))
         return
     if args.serve:
-        serve(args.serve, args.database_url, args.keep)
+        serve(args.serve, args.database_url, args.keep, args.template)
         return
     redis_url = os.environ.get("REDIS_URL", "")
     sizes = sorted(args.sizes)

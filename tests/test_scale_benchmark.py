@@ -147,7 +147,7 @@ def test_a_size_process_generates_its_project_and_answers_one_sample_per_request
     database = settings.DATABASES["default"]
     base_url = f"postgres://{database['USER']}@{database['HOST']}:{database['PORT']}/{database['NAME']}"
     module = scale()
-    process = module.SizeProcess(400, base_url, "", keep=False)
+    process = module.SizeProcess(400, base_url, "", keep=False, template=database["TEST"]["TEMPLATE"])
     try:
         assert process.ready["shape"]["instances"] == 400
         assert "dashboard" in process.ready["requests"] and "leases_reap" in process.ready["jobs"]

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.template_database import sqlite_copy
+
 ROOT = Path(__file__).resolve().parents[2]
 WEB_TIER = ["-c", "python:config.gunicorn_conf", "config.asgi"]
 
@@ -34,7 +36,7 @@ def web_tier(tmp_path_factory):
         "TATCURATE_KEEPALIVE_S": "1",
         "TATCURATE_HEADER_TIMEOUT_S": "2",
     }
-    subprocess.run([sys.executable, "manage.py", "migrate", "-v0"], cwd=ROOT, env=env, check=True)
+    sqlite_copy(data_dir / "tatcurate.sqlite3")  # the embedded database, migrated (the suite's template)
     port = _free_port()
     server = subprocess.Popen(
         [sys.executable, "-m", "gunicorn", *WEB_TIER, "--bind", f"127.0.0.1:{port}", "--log-level", "warning"],
