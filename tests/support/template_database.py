@@ -1,7 +1,7 @@
 """The suite's test databases copied from one migrated template instead of each migrated anew.
 
-Every xdist worker of every run needs the schema: migrating it took 7.5 s of CPU a worker on a quiet machine (three
-workers and two backends in CI: some 45 s of the run's two cores). The first worker that needs it migrates a
+Every xdist worker of every run needs the schema: migrating it takes 8–9 s a worker against under 2 s for a copy
+(benchmarks/test_database_setup.py; three workers and two backends in CI). The first worker that needs it migrates a
 template under a file lock, in a `manage.py migrate` of its own; the others, and later runs, copy it: PostgreSQL
 creates the worker's database with the template as `TEMPLATE`, and a SQLite file is copied. The template is named
 by a hash of the migrations and Django's version, so a changed migration makes a new one; it is built under a
