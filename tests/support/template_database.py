@@ -20,12 +20,13 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Iterator
-from contextlib import closing, contextmanager
+from contextlib import closing, contextmanager, suppress
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 ROOT = Path(__file__).resolve().parents[2]
 MIGRATED_APPS = ("curation", "annotate", "scoring")
+TEMPLATE_PREFIX = "test_tatcurate_template_"
 
 
 def schema_hash() -> str:
@@ -39,10 +40,16 @@ def schema_hash() -> str:
 
 
 @contextmanager
-def _locked(name: str) -> Iterator[None]:
+def _locked(name: str, *, wait: bool = True) -> Iterator[bool]:
+    """The template `name`'s lock, held until the block ends (also when the process dies); without `wait`, whether
+    it was free."""
     with open(Path(tempfile.gettempdir()) / f"{name}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes, also when the process dies
-        yield
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+        except BlockingIOError:
+            yield False
+            return
+        yield True
 
 
 def _migrate(database_url: str) -> None:
@@ -59,7 +66,7 @@ def postgres_template(database: dict) -> str:
     """The name of a migrated PostgreSQL database to copy test databases from, made once per schema."""
     import psycopg
 
-    name = f"test_tatcurate_template_{schema_hash()}"
+    name = f"{TEMPLATE_PREFIX}{schema_hash()}"
     server = {"host": database.get("HOST") or None, "port": database.get("PORT") or None}
     server.update(user=database.get("USER") or None, password=database.get("PASSWORD") or None)
     with _locked(name), psycopg.connect(dbname="postgres", autocommit=True, **server) as admin:
@@ -71,12 +78,18 @@ def postgres_template(database: dict) -> str:
         url = urlsplit(os.environ["DATABASE_URL"])
         _migrate(urlunsplit(url._replace(path=f"/{building}", query="")))
         admin.execute(f'ALTER DATABASE "{building}" RENAME TO "{name}"')
+        # The templates of earlier schemas go: one another run is copying from stays (it cannot be dropped then).
+        for (old,) in admin.execute("SELECT datname FROM pg_database").fetchall():
+            if old.startswith(TEMPLATE_PREFIX) and old != name and "_building_" not in old:
+                with suppress(psycopg.Error):
+                    admin.execute(f'DROP DATABASE "{old}"')
     return name
 
 
 def sqlite_copy(test_file: str | Path) -> None:
     """The test database file as a copy of a migrated template file, made once per schema."""
-    template = Path(tempfile.gettempdir()) / f"tatcurate-test-template-{schema_hash()}.sqlite3"
+    folder = Path(tempfile.gettempdir())
+    template = folder / f"tatcurate-test-template-{schema_hash()}.sqlite3"
     with _locked(template.stem):
         if not template.exists():
             building = template.with_name(f"{template.stem}.building-{os.getpid()}.sqlite3")
@@ -85,4 +98,9 @@ def sqlite_copy(test_file: str | Path) -> None:
             with closing(sqlite3.connect(building)) as migrated:  # its WAL folded in: one file holds it all
                 migrated.execute("PRAGMA journal_mode=DELETE")
             os.replace(building, template)
-    shutil.copyfile(template, test_file)
+            for old in folder.glob("tatcurate-test-template-*.sqlite3"):  # earlier schemas', unless one is in use
+                if old != template:
+                    with _locked(old.stem, wait=False) as free:
+                        if free:
+                            old.unlink(missing_ok=True)
+        shutil.copyfile(template, test_file)
