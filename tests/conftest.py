@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
@@ -67,20 +68,31 @@ def django_db_keepdb(request: pytest.FixtureRequest) -> bool:
 
 
 @pytest.fixture(scope="session")
-def django_db_setup(django_db_setup, django_db_blocker) -> None:
+def django_db_setup(django_db_setup, django_db_blocker) -> Iterator[None]:
     """On PostgreSQL, the test database commits without waiting for its WAL to reach the disk (synchronous_commit
     off, for every connection to it: the live server's, the workers' and commands' it starts). A commit then costs
     0.3 ms instead of 3 ms here; the live-server, browser and worker tests commit on every write. Nothing is lost
-    but the last moments of a crashed server, which a throwaway database does not need."""
+    but the last moments of a crashed server, which a throwaway database does not need.
+
+    At the session's end, before Django drops the database, any connection still open to it goes: a live-server
+    thread or a child process that has not yet let go would make the drop fail ("is being accessed by other
+    users") and leave the database behind."""
     from django.db import connection
 
     if connection.vendor != "postgresql":
+        yield
         return
+    name = connection.settings_dict["NAME"]
     with django_db_blocker.unblock():
         with connection.cursor() as cursor:
-            cursor.execute(f"ALTER DATABASE {connection.ops.quote_name(connection.settings_dict['NAME'])} "
-                           "SET synchronous_commit TO off")  # fmt: skip
+            cursor.execute(f"ALTER DATABASE {connection.ops.quote_name(name)} SET synchronous_commit TO off")
         connection.close()  # the connections made from now on start with it
+    yield
+    with django_db_blocker.unblock(), connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s AND pid <> pg_backend_pid()",
+            [name],
+        )
 
 
 # The rows post_migrate makes (its only receivers are create_contenttypes and create_permissions) and no test
