@@ -10,11 +10,11 @@ of each way and their ratio.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -23,62 +23,41 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.support.template_database import postgres_template, sqlite_copy  # noqa: E402
+from benchmarks._django import fresh_postgres_database  # noqa: E402
+from tests.support.template_database import migrate_into, postgres_template, sqlite_copy  # noqa: E402
 
 
-def _migrate(database_url: str, data_dir: str) -> float:
+def _timed(*steps) -> float:
     started = time.perf_counter()
-    env = {**os.environ, "DATABASE_URL": database_url, "TATCURATE_DATA_DIR": data_dir}
-    subprocess.run(
-        [sys.executable, "manage.py", "migrate", "-v", "0"], cwd=ROOT, env=env, check=True, capture_output=True
-    )
+    for step in steps:
+        step()
     return time.perf_counter() - started
 
 
 def _sqlite_ways(folder: Path) -> dict:
+    sqlite_copy(folder / "template-made.sqlite3")  # the template made before anything is timed, as on PostgreSQL
+
     def migrated(round_number: int) -> float:
-        return _migrate(f"sqlite:///{folder / f'migrated-{round_number}.sqlite3'}", str(folder))
+        return _timed(lambda: migrate_into(f"sqlite:///{folder / f'migrated-{round_number}.sqlite3'}"))
 
     def copied(round_number: int) -> float:
         target = folder / f"copied-{round_number}.sqlite3"
-        started = time.perf_counter()
-        sqlite_copy(target)
-        return time.perf_counter() - started + _migrate(f"sqlite:///{target}", str(folder))
+        return _timed(lambda: sqlite_copy(target), lambda: migrate_into(f"sqlite:///{target}"))
 
     return {"migrated": migrated, "copied_from_template": copied}
 
 
-def _postgres_ways(url: str, folder: Path) -> dict:
-    import dj_database_url
-    import psycopg
+def _postgres_ways(url: str) -> dict:
+    template = postgres_template(url)
 
-    os.environ["DATABASE_URL"] = url
-    database = dj_database_url.parse(url)
-    template = postgres_template(database)
-    server = url.rsplit("/", 1)[0]
+    def way(name: str, template: str | None):
+        def run(round_number: int) -> float:
+            database = f"bench_setup_{name}_{round_number}"
+            return _timed(lambda: migrate_into(fresh_postgres_database(url, database, template=template)))
 
-    def create(name: str, suffix: str = "") -> tuple[str, float]:
-        started = time.perf_counter()
-        with psycopg.connect(f"{server}/postgres", autocommit=True) as admin:
-            admin.execute(f'DROP DATABASE IF EXISTS "{name}"')
-            admin.execute(f'CREATE DATABASE "{name}"{suffix}')
-        return f"{server}/{name}", time.perf_counter() - started
+        return run
 
-    def migrated(round_number: int) -> float:
-        created, seconds = create(f"bench_setup_migrated_{round_number}")
-        return seconds + _migrate(created, str(folder))
-
-    def copied(round_number: int) -> float:
-        created, seconds = create(f"bench_setup_copied_{round_number}", f' TEMPLATE "{template}"')
-        return seconds + _migrate(created, str(folder))
-
-    def drop(repeats: int) -> None:
-        with psycopg.connect(f"{server}/postgres", autocommit=True) as admin:
-            for round_number in range(repeats):
-                for way in ("migrated", "copied"):
-                    admin.execute(f'DROP DATABASE IF EXISTS "bench_setup_{way}_{round_number}"')
-
-    return {"migrated": migrated, "copied_from_template": copied, "_drop": drop}
+    return {"migrated": way("migrated", None), "copied_from_template": way("copied", template)}
 
 
 def main() -> None:
@@ -89,17 +68,14 @@ def main() -> None:
     folder = Path(tempfile.mkdtemp(prefix="tatcurate-bench-setup-"))
     backends = {"sqlite": _sqlite_ways(folder)}
     if args.database_url:
-        backends["postgresql"] = _postgres_ways(args.database_url, folder)
+        backends["postgresql"] = _postgres_ways(args.database_url)
     result: dict = {"repeats": args.repeats, "cpu_count": os.cpu_count()}
     try:
         for backend, ways in backends.items():
-            drop = ways.pop("_drop", None)
             seconds: dict[str, list[float]] = {way: [] for way in ways}
             for round_number in range(args.repeats):
                 for way, run in ways.items():  # alternating, so both see the same machine
                     seconds[way].append(run(round_number))
-            if drop:
-                drop(args.repeats)
             medians = {way: round(statistics.median(values), 3) for way, values in seconds.items()}
             result[backend] = {
                 "median_s": medians,
@@ -108,6 +84,12 @@ def main() -> None:
             }
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+        if args.database_url:
+            import psycopg
+
+            with psycopg.connect(args.database_url.rsplit("/", 1)[0] + "/postgres", autocommit=True) as admin:
+                for way, round_number in itertools.product(("migrated", "copied"), range(args.repeats)):
+                    admin.execute(f'DROP DATABASE IF EXISTS "bench_setup_{way}_{round_number}"')
     print(json.dumps(result, indent=1))
 
 

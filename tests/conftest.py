@@ -55,7 +55,7 @@ def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix: N
         sqlite_copy(name)
     else:
         test["NAME"] = f"{test.get('NAME') or 'test_' + database['NAME']}{suffix}"
-        test["TEMPLATE"] = postgres_template(database)
+        test["TEMPLATE"] = postgres_template(settings.DATABASE_URL)
 
 
 @pytest.fixture(scope="session")

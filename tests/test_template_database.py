@@ -45,7 +45,7 @@ def test_an_earlier_schemas_template_file_is_removed_when_a_new_one_is_built(tmp
     stale = tmp_path / "tatcurate-test-template-000000000000.sqlite3"
     stale.write_bytes(b"an earlier schema")
     # The migration itself is not what is tested here: an empty database stands for it.
-    monkeypatch.setattr(template_database, "_migrate", lambda url: Path(url.removeprefix("sqlite:///")).touch())
+    monkeypatch.setattr(template_database, "migrate_into", lambda url: Path(url.removeprefix("sqlite:///")).touch())
     sqlite_copy(tmp_path / "copy.sqlite3")
     assert not stale.exists()
     assert (tmp_path / f"tatcurate-test-template-{schema_hash()}.sqlite3").exists()

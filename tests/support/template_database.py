@@ -52,31 +52,31 @@ def _locked(name: str, *, wait: bool = True) -> Iterator[bool]:
         yield True
 
 
-def _migrate(database_url: str) -> None:
+def migrate_into(database_url: str) -> None:
+    """`manage.py migrate` on `database_url`, in a process of its own (this one's settings stay as they are)."""
     env = {**os.environ, "DATABASE_URL": database_url, "TATCURATE_DATA_DIR": tempfile.mkdtemp(prefix="tatcurate-tpl-")}
     completed = subprocess.run(
         [sys.executable, "manage.py", "migrate", "--verbosity", "0"], cwd=ROOT, env=env, capture_output=True, text=True
     )
     shutil.rmtree(env["TATCURATE_DATA_DIR"], ignore_errors=True)
     if completed.returncode != 0:
-        raise RuntimeError(f"migrating the test template failed:\n{completed.stderr[-4000:]}")
+        raise RuntimeError(f"migrating {database_url} failed:\n{completed.stderr[-4000:]}")
 
 
-def postgres_template(database: dict) -> str:
-    """The name of a migrated PostgreSQL database to copy test databases from, made once per schema."""
+def postgres_template(database_url: str) -> str:
+    """The name of a migrated database, on the PostgreSQL server of `database_url`, to copy test databases from,
+    made once per schema."""
     import psycopg
 
     name = f"{TEMPLATE_PREFIX}{schema_hash()}"
-    server = {"host": database.get("HOST") or None, "port": database.get("PORT") or None}
-    server.update(user=database.get("USER") or None, password=database.get("PASSWORD") or None)
-    with _locked(name), psycopg.connect(dbname="postgres", autocommit=True, **server) as admin:
+    url = urlsplit(database_url)._replace(query="")
+    with _locked(name), psycopg.connect(urlunsplit(url._replace(path="/postgres")), autocommit=True) as admin:
         if admin.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone():
             return name
         building = f"{name}_building_{os.getpid()}"
         admin.execute(f'DROP DATABASE IF EXISTS "{building}"')
         admin.execute(f'CREATE DATABASE "{building}"')
-        url = urlsplit(os.environ["DATABASE_URL"])
-        _migrate(urlunsplit(url._replace(path=f"/{building}", query="")))
+        migrate_into(urlunsplit(url._replace(path=f"/{building}")))
         admin.execute(f'ALTER DATABASE "{building}" RENAME TO "{name}"')
         # The templates of earlier schemas go: one another run is copying from stays (it cannot be dropped then).
         for (old,) in admin.execute("SELECT datname FROM pg_database").fetchall():
@@ -94,7 +94,7 @@ def sqlite_copy(test_file: str | Path) -> None:
         if not template.exists():
             building = template.with_name(f"{template.stem}.building-{os.getpid()}.sqlite3")
             building.unlink(missing_ok=True)
-            _migrate(f"sqlite:///{building}")
+            migrate_into(f"sqlite:///{building}")
             with closing(sqlite3.connect(building)) as migrated:  # its WAL folded in: one file holds it all
                 migrated.execute("PRAGMA journal_mode=DELETE")
             os.replace(building, template)
