@@ -194,9 +194,17 @@ def test_switching_hidden_gold_on_and_off_adds_and_withdraws_unclaimed_probes(pe
     assert Instance.objects.filter(pk=held.instance_id, status=Status.IN_REFINEMENT).exists()
 
 
+class _FirstPlace(random.Random):
+    """A seeded generator whose every `randrange` is the first place."""
+
+    def randrange(self, *args, **kwargs) -> int:
+        return 0
+
+
 def test_switched_on_late_probes_take_ids_and_drafting_times_among_the_unclaimed_drafts(
-    personas, project, open_batch, context, drafts, gold
+    personas, project, open_batch, context, drafts, gold, monkeypatch
 ):
+    monkeypatch.setattr(quality_services.random, "Random", _FirstPlace)  # the ids of a run seed the places: fix them
     claimed = queue_claim(project_slug=project.slug, user=personas["annotator2"]).instance_id  # keeps its id
     Instance.objects.filter(batch=open_batch).update(created_at=timezone.now() - timedelta(days=2))
     table = context.tables.first()
@@ -216,13 +224,6 @@ def test_switched_on_late_probes_take_ids_and_drafting_times_among_the_unclaimed
     for pk in [pk for pk, _ in rows]:  # every instance kept its one drafted event, from before the switch
         (event,) = TransitionEvent.objects.filter(instance_id=pk, from_status="")
         assert event.to_status == Status.DRAFTED and event.created_at < switched_on
-
-
-class _FirstPlace(random.Random):
-    """A seeded generator whose every `randrange` is the first place."""
-
-    def randrange(self, *args, **kwargs) -> int:
-        return 0
 
 
 def test_a_managers_link_to_a_reissued_draft_leads_to_its_new_id_and_is_not_found_for_anyone_else(
