@@ -21,6 +21,7 @@ HeaderPhrases = Callable[[str], Sequence[str]]
 
 # Rows that summarise other rows would be counted twice by column-wide aggregates.
 _SUMMARY_ROW = re.compile(r"\b(total|sum|average|avg|mean|overall|all|median)\b", re.IGNORECASE)
+_TOTAL_ROW = re.compile(r"\btotal\b|^sum\b", re.IGNORECASE)
 _AUTO_NAME = re.compile(r"^(row|column) \d+$")
 _R_SQUARED = re.compile(r"\$?(?<![A-Za-z])R\s*\$?\s*\^\s*(?:\{\s*2\s*\}|2(?!\d))(?:\s*\$)?")
 # Rows that describe a regression's fit, not an entity ("Observations", "Within R²", "Country FE"): beside the
@@ -118,6 +119,9 @@ class _TableView:
             self.spoken = {name: f'"{self.spoken.get(name, name)}"' for name in self.table.row_names}
         self.named_plain_rows = [row for row in self.plain_rows if row not in self.unreadable_rows]
         self.spread_columns = {column for column in self.numeric_columns if _SPREAD_HEADER.search(column)}
+        # Columns whose plain rows the table shows to be parts of one whole, with that evidence: only these are summed.
+        wholes = {column: self._whole(index, column) for index, column in columns if column in self.numeric_columns}
+        self.wholes = {column: whole for column, whole in wholes.items() if whole}
         # The rows' own name: the lowest level of a layered header ("(i) Dissociation - model" names models).
         entity = clean_cell(self.table.columns[named_by - 1]).split(HEADER_JOINER)[-1] if self.table.columns else ""
         if not entity or _AUTO_NAME.match(entity) or len(entity) > 30:
@@ -133,6 +137,25 @@ class _TableView:
             else f"{self.entity}s"
         )
         self.where = "" if self.is_only_table else f" in {self.name}"
+
+    def _whole(self, index: int, column: str) -> str:
+        """What makes the column's plain rows parts of one whole, as the table shows it: the name of a total row their
+        sum equals at the cells' precision, or "100%" for percentages adding up to it (rounding aside); else "". A sum
+        of accuracies, p-values or per-share amounts means nothing, and nothing else tells those apart from amounts."""
+        texts = dict(zip(self.table.row_names, (cells[index] for cells in self.table.cells), strict=True))
+        parts = [parse_numeric(texts[row]) for row in self.plain_rows]
+        if len(parts) < 2 or None in parts or column in self.spread_columns:
+            return ""
+        written = [_DECIMALS.search(clean_cell(text)) for text in texts.values()]
+        decimals = max((len(match.group(1)) for match in written if match), default=0)
+        total = sum(part.value for part in parts)
+        for row in self.rows:
+            if _TOTAL_ROW.search(row) and row not in self.plain_rows:
+                stated = parse_numeric(texts[row])
+                if stated is not None and round(total - stated.value, decimals) == 0:
+                    return row
+        is_share = all(part.is_percent for part in parts) or "%" in column
+        return "100%" if is_share and abs(total - 100) <= (len(parts) + 1) * 0.5 * 10**-decimals else ""
 
     def _is_mostly_numbers(self, index: int) -> bool:
         parsed = [parse_number(cells[index]) for cells in self.table.cells]
@@ -244,6 +267,10 @@ _DIMENSIONS: dict[str, Callable[[_TableView], list[dict[str, Any]]]] = {
     "column": lambda view: [{"column": column} for column in view.numeric_columns],
     "header column": lambda view: [{"column": column} for column in view.header_columns],
     "column pair": lambda view: [{"column_a": a, "column_b": b} for a, b in _comparable_columns(view.numeric_columns)],
+    # Sums only of parts of a whole the table shows (`_TableView._whole`), "whole" their evidence: its total row, whose
+    # value a sum over them matches, or (for a pair's sum, not a total that is the whole itself) shares of 100%.
+    "totalled column": lambda view: [{"column": c, "whole": w} for c, w in view.wholes.items() if w != "100%"],
+    "parts column": lambda view: [{"column": column, "whole": whole} for column, whole in view.wholes.items()],
     "row": lambda view: [{"row": row} for row in view.named_rows],
     "plain row": lambda view: [{"row": row} for row in view.named_plain_rows],
     "row pair": lambda view: [{"row_a": a, "row_b": b} for a, b in permutations(view.named_plain_rows, 2)],
@@ -532,19 +559,19 @@ _PHRASINGS: dict[str, tuple[str, ...]] = {
 _DECLARATIONS = {
     "cell_difference": ("arithmetic_calculation", ("column", "row pair"), _solve_difference),
     "cell_ratio": ("arithmetic_calculation", ("column", "row pair"), _solve_ratio),
-    "pair_sum": ("arithmetic_calculation", ("column", "row pair"), _solve_pair_sum),
+    "pair_sum": ("arithmetic_calculation", ("parts column", "row pair"), _solve_pair_sum),
     "change_between_columns": ("arithmetic_calculation", ("column pair", "row"), _solve_change),
     "percentage_change": ("arithmetic_calculation", ("column pair", "row"), _solve_percentage_change),
     "proportion_of_total": (
         "arithmetic_calculation",
-        ("no totals", "3 rows", "column", "plain row"),
+        ("3 rows", "totalled column", "plain row"),
         _solve_proportion,
     ),
     "compare_two_rows": ("comparison", ("column", "row pair", "higher or lower"), _solve_compare),
     "largest_increase": ("comparison", ("3 rows", "column pair"), _solve_largest_increase),
     "extreme_row": ("comparison", ("3 rows", "column", "highest or lowest"), _solve_extreme_row),
     "extreme_value": ("aggregation", ("3 rows", "column", "highest or lowest"), _solve_extreme_value),
-    "column_sum": ("aggregation", ("no totals", "3 rows", "column"), _column_aggregate("sum")),
+    "column_sum": ("aggregation", ("3 rows", "totalled column"), _column_aggregate("sum")),
     "column_mean": ("aggregation", ("no totals", "3 rows", "column"), _column_aggregate("mean")),
     "subset_mean": ("aggregation", ("column", "row triple"), _solve_subset_mean),
     "rank_position": ("ranking", ("3 rows", "column", "plain row"), _solve_rank),

@@ -312,7 +312,8 @@ def test_a_sum_the_program_computes_is_no_year_and_names_in_the_rationale_are_no
     # Table 6 of github.com/dianamonea/Shannon-production-schedule (latex_tables/all_tables.tex, MIT license).
     from curation.drafting.templates import draft_template_questions
 
-    rows = [["Component", "Time (ms)"], ["GNN Encoding", "2.5"], ["Forward pass", "850"], ["Backward pass", "1,200"]]
+    rows = [["Component", "Time (ms)"], ["GNN Encoding", "2.5"], ["Forward pass", "850"], ["Backward pass", "1,200"],
+            ["Total", "2,052.5"]]  # fmt: skip
     for header, expected in (("Time (ms)", None), ("Cost ($ thousands)", "thousand")):
         table = shape_from_rows([[rows[0][0], header], *rows[1:]], label="tab:computational")
         drafts = draft_template_questions([table.tool_input()], per_template=20, template_ids=["pair_sum"])

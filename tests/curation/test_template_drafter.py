@@ -33,6 +33,9 @@ EXPECTED = {
     "Epsilon": {"2019": 12.0, "2020": 1000.5, "Cost": 80.0},
 }
 ROWS = list(EXPECTED)
+# The same table with the row that shows its rows are parts of one whole: only such a table's columns are summed.
+TOTALLED = {**RESULTS, "rows": [*RESULTS["rows"], ["Total", "256.9", "2,368.1", "$3,580"]]}
+SUMS = ("pair_sum", "column_sum", "proportion_of_total")
 CELLS = {row[0]: dict(zip(RESULTS["rows"][0], row, strict=True)) for row in RESULTS["rows"][1:]}
 SUBTYPES = {"arithmetic_calculation", "comparison", "aggregation", "ranking", "counting", "span_lookup", "table_lookup"}
 
@@ -106,6 +109,8 @@ def test_at_least_twelve_templates_with_two_to_four_phrasings_covering_the_subty
 
 def test_numeric_answers_match_an_independent_computation_on_every_parsing_case():
     drafts = draft_template_questions([RESULTS], seed=3, per_template=50)
+    assert not {draft["template_id"] for draft in drafts} & set(SUMS)  # nothing shows these columns add up
+    drafts += draft_template_questions([TOTALLED], seed=3, per_template=50, template_ids=SUMS)
     checked = [draft for draft in drafts if draft["template_id"] not in ("span_lookup", "table_lookup")]
     assert {draft["template_id"] for draft in checked} == {
         template.template_id for template in TEMPLATES if template.subtype not in ("span_lookup", "table_lookup")
@@ -117,6 +122,7 @@ def test_numeric_answers_match_an_independent_computation_on_every_parsing_case(
 
 def test_known_answers_for_hand_picked_questions():
     drafts = draft_template_questions([RESULTS], seed=0, per_template=500)
+    drafts += draft_template_questions([TOTALLED], seed=0, per_template=500, template_ids=SUMS)
     by_slots = {(draft["template_id"], repr(sorted(draft["slots"].items()))): draft for draft in drafts}
 
     def find(template_id: str, **slots: object) -> dict:
@@ -128,8 +134,8 @@ def test_known_answers_for_hand_picked_questions():
     assert find("extreme_row", column="2019", direction="lowest")["answer"] == ["Delta"]
     assert find("rank_position", column="2020", row="Gamma")["answer"] == ["4"]
     assert find("count_beyond_row", column="Cost", row="Delta", direction="higher")["answer"] == ["1"]
-    assert find("column_sum", column="Cost")["answer"] == ["3580"]
-    assert find("proportion_of_total", column="Cost", row="Gamma")["answer"] == ["26.54%"]
+    assert find("column_sum", column="Cost", whole="Total")["answer"] == ["3580"]
+    assert find("proportion_of_total", column="Cost", row="Gamma", whole="Total")["answer"] == ["26.54%"]
     assert find("top_k", column="2019", k=3)["answer"] == ["Gamma", "Alpha", "Beta"]
     assert find("percentage_change", row="Alpha", column_a="2019", column_b="2020")["answer"] == ["1350.06%"]
 
@@ -208,12 +214,12 @@ def test_missing_cells_are_skipped_by_default():
 def test_missing_cells_can_be_kept_as_unanswerable():
     drafts = draft_template_questions([WITH_GAP], seed=0, include_unanswerable=True)
     unanswerable = [draft for draft in drafts if not draft["is_answerable"]]
-    assert {draft["template_id"] for draft in unanswerable} >= {"column_sum", "column_mean", "cell_difference"}
+    assert {draft["template_id"] for draft in unanswerable} >= {"column_mean", "cell_difference"}
     for draft in unanswerable:
         assert draft["answer"] == []
         assert draft["question"]
-    column_sum = next(draft for draft in unanswerable if draft["template_id"] == "column_sum")
-    column = next(action for action in column_sum["essential_actions"] if action["tool"] == "get_column")
+    column_mean = next(draft for draft in unanswerable if draft["template_id"] == "column_mean")
+    column = next(action for action in column_mean["essential_actions"] if action["tool"] == "get_column")
     assert column["result"]["B"] == "-"
 
 
@@ -239,10 +245,29 @@ def test_summary_rows_are_left_out_of_aggregates():
         "rows": [["Segment", "Revenue"], ["North", "100"], ["South", "200"], ["East", "300"], ["Total", "600"]],
     }
     drafts = draft_template_questions([table], seed=0, per_template=100)
-    sums = [draft for draft in drafts if draft["template_id"] == "column_sum"]
-    assert sums == []  # "across all segments" would be ambiguous with a Total row present
+    (total,) = [draft for draft in drafts if draft["template_id"] == "column_sum"]
+    assert total["answer"] == ["600"] and total["slots"]["whole"] == "Total"  # its Total row is no fourth segment
+    assert total["rationale"].endswith("300 for East under Revenue. Their sum is 600.")
+    assert not [draft for draft in drafts if draft["template_id"] == "column_mean"]  # the mean of what, then?
     shares = [draft for draft in drafts if draft["template_id"] == "extreme_row"]
     assert {draft["answer"][0] for draft in shares} <= {"East", "North"}
+
+
+def test_only_rows_the_table_shows_to_be_parts_of_a_whole_are_summed_and_the_draft_names_that_evidence():
+    def sums(*rows: list[str]) -> dict[str, set]:
+        table = {"label": "tab:t", "rows": [["Name", "Value"], *rows]}
+        drafts = draft_template_questions([table], seed=0, per_template=50, template_ids=SUMS)
+        return {template: {d["slots"]["whole"] for d in drafts if d["template_id"] == template} for template in SUMS}
+
+    parts = [["North", "100.4"], ["South", "200.3"], ["East", "300"]]
+    assert sums(*parts, ["Total", "600.7"]) == {template: {"Total"} for template in SUMS}
+    assert sums(*parts, ["Total sales", "600.7"])["column_sum"] == {"Total sales"}
+    assert sums(*parts, ["Total", "601"]) == {template: set() for template in SUMS}  # off by more than its precision
+    assert sums(*parts) == {template: set() for template in SUMS}  # accuracies, costs or p-values: nothing tells
+    # Shares of 100% (rounding aside) add up, in pairs: their total is the whole itself, and a share of it the cell.
+    shares = sums(["Useful", "33.3%"], ["Neutral", "33.3%"], ["Not useful", "33.3%"])
+    assert shares == {"pair_sum": {"100%"}, "column_sum": set(), "proportion_of_total": set()}
+    assert sums(["BERT", "85.1%"], ["RoBERTa", "88.0%"], ["GPT-2", "71.9%"]) == {template: set() for template in SUMS}
 
 
 def test_ties_do_not_become_questions():
@@ -339,7 +364,8 @@ def test_percentages_keep_their_sign_and_huge_values_have_no_float_digits():
 
 
 def test_sums_in_the_rationale_group_thousands_as_the_table_does():
-    table = {"label": "tab:c", "rows": [["Item", "Cost"], ["Rent", "1,250"], ["Food", "2,300.5"], ["Bus", "75"]]}
+    rows = [["Item", "Cost"], ["Rent", "1,250"], ["Food", "2,300.5"], ["Bus", "75"], ["Total", "3,625.5"]]
+    table = {"label": "tab:c", "rows": rows}
     (total,) = draft_template_questions([table], template_ids=["column_sum"])
     assert (
         total["rationale"]
@@ -554,7 +580,8 @@ def test_standard_errors_in_parentheses_are_spreads_not_negative_numbers():
     drafts = draft_template_questions([EVENT_STUDY], seed=0, per_template=500)
     difference = _one(drafts, "cell_difference", column="Std. Error", row_a="Host", row_b="k = -2")
     assert difference["answer"] == ["0.05"]
-    assert _one(drafts, "pair_sum", column="Std. Error", row_a="Host", row_b="k = +1")["answer"] == ["0.73"]
+    assert _one(drafts, "column_mean", column="Std. Error")["answer"] == ["0.38"]  # (0.48 + 0.43 + 0.25 + 0.34) / 4
+    assert not [draft for draft in drafts if draft["template_id"] in SUMS]  # a sum of standard errors means nothing
     assert _one(drafts, "extreme_row", column="Std. Error", direction="highest")["answer"] == ["Host"]
     assert _one(drafts, "extreme_value", column="Std. Error", direction="lowest")["answer"] == ["(0.25)"]
     # The coefficients keep their signs.
@@ -600,11 +627,11 @@ def test_rows_a_reader_cannot_tell_apart_are_named_by_no_question_or_answer():
             words = " ".join([draft["question"], *draft["answer"]])
             assert not re.search(r"\(\d\)", words), words  # "LaCAM (2)", "Exports (2)": names the paper never uses
             assert not re.search(r"\bLaCAM\b|\bGDP\b|\bExports\b|\bPopulation\b", words), words
-    # The rows still count where a whole column is summed.
-    totals = draft_template_questions([SOLVERS], template_ids=["column_sum"], seed=0, per_template=5)
-    total = _one(totals, "column_sum", column="Succ.")
-    assert total["answer"] == ["404"]  # 55 + 72 + 97 + 95 + 85
-    assert "97.0 for LaCAM, 95.0 for LaCAM* and 85.0 for SCRIMP" in total["rationale"]
+    # The rows still count where a whole column is averaged.
+    means = draft_template_questions([SOLVERS], template_ids=["column_mean"], seed=0, per_template=5)
+    mean = _one(means, "column_mean", column="Succ.")
+    assert mean["answer"] == ["80.8"]  # (55 + 72 + 97 + 95 + 85) / 5
+    assert "97.0 for LaCAM, 95.0 for LaCAM* and 85.0 for SCRIMP" in mean["rationale"]
 
 
 def test_a_regression_tables_fit_statistics_are_no_entries_beside_its_coefficients():
@@ -618,13 +645,11 @@ def test_a_regression_tables_fit_statistics_are_no_entries_beside_its_coefficien
 
 
 def test_a_number_in_scientific_notation_keeps_its_precision_in_a_computed_answer():
-    # Rows of Table 5 of github.com/dianamonea/Shannon-production-schedule (latex_tables/all_tables.tex, MIT license).
-    table = {
-        "label": "tab:hyperparameters",
-        "rows": [["Hyperparameter", "Value"], ["Dropout", "0.1"], ["Learning rate", "1e-3"], ["Batch size", "32"]],
-    }
+    # Energy by stage (made-up numbers), one written as a learning rate is in a paper's Table 5, with their total.
+    rows = [["Stage", "Energy (kWh)"], ["Training", "0.1"], ["Inference", "1e-3"], ["Storage", "0.5"]]
+    table = {"label": "tab:energy", "rows": [*rows, ["Total", "0.601"]]}
     drafts = draft_template_questions([table], seed=0, per_template=50, template_ids=["pair_sum"])
-    total = _one(drafts, "pair_sum", row_a="Dropout", row_b="Learning rate")
+    total = _one(drafts, "pair_sum", row_a="Inference", row_b="Training")
     assert total["answer"] == ["0.101"]  # two decimals would drop the learning rate: 0.1
     assert total["rationale"].endswith("Their sum is 0.101.")
 
@@ -660,8 +685,8 @@ def test_a_row_named_only_by_a_citation_is_named_by_no_question_answer_or_ration
         words = " ".join([draft["question"], *draft["answer"]])
         assert "Mello" not in words, words
         assert not re.search(r"for\s*(?:under\b|and\b|,)", draft["rationale"]), draft["rationale"]
-    total = _one(drafts, "column_sum", column="Total")
-    assert total["rationale"].startswith("tab:obs gives 8,640 for Mello2024, 8,630 for This study")
+    mean = _one(drafts, "column_mean", column="Total")
+    assert mean["rationale"].startswith("tab:obs gives 8,640 for Mello2024, 8,630 for This study")
 
 
 def test_a_row_name_holding_a_comma_is_quoted_where_names_are_listed_and_answered_as_the_cell():

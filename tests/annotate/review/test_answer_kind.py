@@ -282,17 +282,18 @@ def test_a_computed_percentage_takes_the_scale_percent_and_exports_as_tatqa_writ
 
 
 def test_a_template_percentage_is_suggested_the_scale_percent_its_submission_asks_for(personas, held):
-    """The template 'what percentage of the total' answers "3.34%": its suggested scale is Percent, the one the
-    submission rule asks of a computed percentage (it was None, which Submit then refused); a span's % keeps None."""
+    """The template 'what percentage of the total' answers a percentage ("4.13%"): its suggested scale is Percent, the
+    one the submission rule asks of a computed percentage (it was None, which Submit then refused); a span's % keeps
+    None."""
     from curation.drafting.services.drafter import table_input
     from curation.drafting.templates import draft_template_questions
     from curation.services.instances import answer_kind_suggested
     from tests.factories import TableFactory
 
-    rows = [["Features", "d"], ["Mel", "229"], ["MT3", "512"], ["Jukebox", "4800"], ["Mel, MT3", "741"]]
-    table = TableFactory(paper=held.context.paper, cells=rows, label="tab:features", order=5)
+    rows = [["Source", "Tokens"], ["Web", "229"], ["Code", "512"], ["Papers", "4800"], ["Total", "5541"]]
+    table = TableFactory(paper=held.context.paper, cells=rows, label="tab:sources", order=5)
     (draft,) = draft_template_questions(
-        [table_input(table, "tab:features")], per_template=1, template_ids=["proportion_of_total"]
+        [table_input(table, "tab:sources")], per_template=1, template_ids=["proportion_of_total"]
     )
     assert draft["answer"][0].endswith("%")
     fields = {key: draft[key] for key in ("question", "rationale", "answer")}
