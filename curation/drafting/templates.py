@@ -99,11 +99,8 @@ class _TableView:
         # Tool calls name a row as the tool box cleaned it, footnote superscripts gone; "Within R^2" lost the square
         # of its R², which a question and its rationale write as the paper does (cleaned with a stand-in for R², whose
         # "²" cleaning would strip as a footnote mark).
-        self.spoken = {
-            name: clean_cell(_R_SQUARED.sub("RSQUARED", raw)).replace("RSQUARED", "R²")
-            for name, raw in zip(self.table.row_names, given, strict=True)
-            if _R_SQUARED.search(raw)
-        }
+        named = zip(self.table.row_names, given, strict=True)
+        self.spoken = {name: said for name, raw in named if (said := _with_r_squared(raw))}
         self.spoken.update({name: name.strip("[] ") for name in cited})
         # A rationale listing a column writes a shared name as the table does ("LaCAM*", "Exports"), not numbered.
         self.spoken.update(
@@ -119,6 +116,13 @@ class _TableView:
             self.spoken = {name: f'"{self.spoken.get(name, name)}"' for name in self.table.row_names}
         self.named_plain_rows = [row for row in self.plain_rows if row not in self.unreadable_rows]
         self.spread_columns = {column for column in self.numeric_columns if _SPREAD_HEADER.search(column)}
+        # So is a column: "R^2" is the tool box's "R", and a question about the R of each variant asks another thing.
+        header = (source.get("rows") or [[]])[0] if source.get("has_header", True) else []
+        self.spoken_columns = {
+            column: said
+            for column, raw in zip(self.table.columns, header, strict=False)
+            if (said := _with_r_squared(str(raw)))
+        }
         # Columns whose plain rows the table shows to be parts of one whole, with that evidence: only these are summed.
         wholes = {column: self._whole(index, column) for index, column in columns if column in self.numeric_columns}
         self.wholes = {column: whole for column, whole in wholes.items() if whole}
@@ -168,6 +172,12 @@ class _TableView:
     def _repeats_row_names(self, index: int) -> bool:
         named = zip(self.table.cells, self.table.row_names, strict=True)
         return bool(self.table.cells) and all(clean_cell(cells[index]) == clean_cell(name) for cells, name in named)
+
+
+def _with_r_squared(raw: str) -> str:
+    """A name holding R² as a reader writes it ("Within R²"), cleaned as the tool box cleans names (with a stand-in
+    for R², whose "²" its cleaning strips as a footnote mark); "" for a name without R²."""
+    return clean_cell(_R_SQUARED.sub("RSQUARED", raw)).replace("RSQUARED", "R²") if _R_SQUARED.search(raw) else ""
 
 
 def _is_header_name(column: str) -> bool:
@@ -309,9 +319,10 @@ def _solve_ratio(program: Program, slots: dict[str, Any]) -> list[str]:
     a, b = (_cell(program, slots, slots[row], slots["column"]) for row in ("row_a", "row_b"))
     if b == 0 or a == 0:
         raise _Unsuitable("ratio with a zero")
-    if a == b:
-        raise _Unsuitable("a ratio of two equal cells is 1: nothing to compute")
-    return [_fmt(program.run("divide", a=a, b=b))]
+    ratio = _fmt(program.run("divide", a=a, b=b))
+    if ratio in ("1", "-1"):  # 7,209.00 to 7,212.29 answered "1" says nothing the question could not
+        raise _Unsuitable("a ratio of two cells that rounds to 1: nothing to compute")
+    return [ratio]
 
 
 def _solve_pair_sum(program: Program, slots: dict[str, Any]) -> list[str]:
@@ -622,7 +633,9 @@ def _rationale(program: Program, view: _TableView, slots: Mapping[str, Any], ans
         nonlocal cells, comparisons
         if cells:
             given = _join([f"{text} for {view.spoken.get(row, row)}" for row, text in cells])
-            sentences.append(_ending(f"{view.name} gives {given} under {cell_column}"))
+            sentences.append(
+                _ending(f"{view.name} gives {given} under {view.spoken_columns.get(cell_column, cell_column)}")
+            )
         if comparisons:
             compared = _join(comparisons)
             sentences.append(compared[:1].upper() + compared[1:] + ".")
@@ -675,7 +688,8 @@ def _step(outcome: ToolOutcome, view: _TableView, slots: Mapping[str, Any], numb
     if tool == "get_column":
         rows = [row for row in slots["rows"] if row in result]
         given = _join([f"{clean_cell(result[row])} for {view.spoken.get(row, row)}" for row in rows])
-        return _ending(f"{view.name} gives {given} under {arguments['column']}")
+        column = view.spoken_columns.get(arguments["column"], arguments["column"])
+        return _ending(f"{view.name} gives {given} under {column}")
     if tool == "subtract":
         return f"{number(arguments['a'])} minus {number(arguments['b'])} is {number(result)}."
     if tool in ("add", "sum", "mean"):
@@ -834,7 +848,9 @@ def _instantiate(
     }
     for key in ("column", "column_a", "column_b"):
         if key in slots:
-            words[key] = without_citations(_phrase(slots[key], rng, header_phrases))
+            words[key] = without_citations(
+                _phrase(view.spoken_columns.get(slots[key], slots[key]), rng, header_phrases)
+            )
     if header_phrases is None and re.fullmatch(r"(19|20)\d{2}", words.get("column", "")):
         words["column"] = f"value in {words['column']}"  # "the 2019 of BERT" reads badly
     question = template.phrasings[phrasing_index].format(**words)

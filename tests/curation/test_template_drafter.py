@@ -667,6 +667,23 @@ def test_a_fit_statistic_is_asked_about_by_the_name_the_paper_gives_it():
     assert change["answer"] == ["0.003"]
 
 
+def test_a_column_named_r_squared_is_asked_about_as_r_squared_and_no_ratio_rounds_to_one():
+    # Table 3 of an ablation (tests/curation/latex/fixtures/constructs/phystnet_tabularx_tabularstar.tex): the tool
+    # box names its "R^2" column "R", and a question about the R of each variant would ask another thing.
+    rows = [["Variant", "RMSE", "R^2"], ["PhyST-Net", "6742.61", "0.7494"], ["w/o AGSP", "7209.00", "0.7135"],
+            ["w/o K-AMC", "6841.35", "0.7420"], ["w/o R-STMF", "7212.29", "0.7133"]]  # fmt: skip
+    drafts = draft_template_questions([{"label": "tab:ablation", "rows": rows}], seed=0, per_template=50)
+    asked = [draft for draft in drafts if "R" in {draft["slots"].get("column"), draft["slots"].get("column_a")}]
+    assert asked and all("R²" in draft["question"] for draft in asked)
+    mean = _one(drafts, "column_mean", column="R")
+    assert mean["rationale"].startswith("tab:ablation gives 0.7494 for PhyST-Net") and "under R²." in mean["rationale"]
+    ratios = [draft for draft in drafts if draft["template_id"] == "cell_ratio"]
+    assert ratios and all(draft["answer"] not in (["1"], ["-1"]) for draft in ratios)  # 7,209.00 to 7,212.29: "1"
+    assert not [
+        draft for draft in ratios if {draft["slots"]["row_a"], draft["slots"]["row_b"]} == {"w/o AGSP", "w/o R-STMF"}
+    ]
+
+
 def test_a_row_named_only_by_a_citation_is_named_by_no_question_answer_or_rationale():
     # As the World Cup thesis (see EVENT_STUDY) compares its counts with a paper's, "\citet{Mello2024}" extracted as
     # "[Mello2024]"; the numbers are made up.
