@@ -28,7 +28,7 @@ _R_SQUARED = re.compile(r"\$?(?<![A-Za-z])R\s*\$?\s*\^\s*(?:\{\s*2\s*\}|2(?!\d))
 # coefficients they make no sum, mean or comparison.
 _STATISTIC_ROW = re.compile(
     r"^(?:observations|obs\.?|n|no\. of obs(?:ervations)?|number of observations|controls|.+ fe|.*fixed effects"
-    r"|(?:(?:adj(?:usted)?\.?|within|between|overall|pseudo) )?r(?: ?\^ ?\{?2\}?|²|-squared)"
+    r"|(?:(?:adj(?:usted)?\.?|within|between|overall|pseudo) )?r(?: ?\^ ?\{?2\}?|²|-squared)(?:_\{?\w+\}?)?"
     r"|(?:adj(?:usted)?\.?|within|between|overall|pseudo) r|f[- ]stat(?:istic)?|log[- ]likelihood|aic|bic)$",
     re.IGNORECASE,
 )
@@ -82,11 +82,19 @@ class _TableView:
             column for index, column in columns if column in self.header_columns and self._is_mostly_numbers(index)
         ]
         self.has_totals = any(_SUMMARY_ROW.search(row) for row in self.rows)
-        self.plain_rows = [row for row in self.rows if not _SUMMARY_ROW.search(row) and not _STATISTIC_ROW.match(row)]
+        given, _ = row_names(self.table.cells)
+        # Tool calls name a row as the tool box cleaned it, footnote superscripts gone; "Within R^2" lost the square
+        # of its R², which a question and its rationale write as the paper does, and by which it is a fit statistic.
+        named = zip(self.table.row_names, given, strict=True)
+        self.spoken = {name: said for name, raw in named if (said := _with_r_squared(raw))}
+        self.plain_rows = [
+            row
+            for row in self.rows
+            if not _SUMMARY_ROW.search(row) and not _STATISTIC_ROW.match(self.spoken.get(row, row))
+        ]
         # A name several rows share (a variable repeated under each period of a panel; "LaCAM" and "LaCAM*" once the
         # footnote mark goes) is told apart only by the number the tool box appends ("Exports (3)"), which no reader
         # finds in the paper: no question or answer names those rows, though column-wide sums still count them.
-        given, _ = row_names(self.table.cells)
         shared = Counter(clean_cell(name).lower() for name in given)
         self.unreadable_rows = {
             name for name, raw in zip(self.table.row_names, given, strict=True) if shared[clean_cell(raw).lower()] > 1
@@ -96,11 +104,6 @@ class _TableView:
         cited = {name for name in self.table.row_names if not without_citations(f"{name} .")[:-1]}
         self.unreadable_rows |= cited
         self.named_rows = [row for row in self.rows if row not in self.unreadable_rows]
-        # Tool calls name a row as the tool box cleaned it, footnote superscripts gone; "Within R^2" lost the square
-        # of its R², which a question and its rationale write as the paper does (cleaned with a stand-in for R², whose
-        # "²" cleaning would strip as a footnote mark).
-        named = zip(self.table.row_names, given, strict=True)
-        self.spoken = {name: said for name, raw in named if (said := _with_r_squared(raw))}
         self.spoken.update({name: name.strip("[] ") for name in cited})
         # A rationale listing a column writes a shared name as the table does ("LaCAM*", "Exports"), not numbered.
         self.spoken.update(
