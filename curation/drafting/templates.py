@@ -87,11 +87,8 @@ class _TableView:
         # of its R², which a question and its rationale write as the paper does, and by which it is a fit statistic.
         named = zip(self.table.row_names, given, strict=True)
         self.spoken = {name: said for name, raw in named if (said := _with_r_squared(raw))}
-        self.plain_rows = [
-            row
-            for row in self.rows
-            if not _SUMMARY_ROW.search(row) and not _STATISTIC_ROW.match(self.spoken.get(row, row))
-        ]
+        self.statistic_rows = {row for row in self.rows if _STATISTIC_ROW.match(self.spoken.get(row, row))}
+        self.plain_rows = [row for row in self.rows if not _SUMMARY_ROW.search(row) and row not in self.statistic_rows]
         # A name several rows share (a variable repeated under each period of a panel; "LaCAM" and "LaCAM*" once the
         # footnote mark goes) is told apart only by the number the tool box appends ("Exports (3)"), which no reader
         # finds in the paper: no question or answer names those rows, though column-wide sums still count them.
@@ -194,12 +191,25 @@ def _is_header_name(column: str) -> bool:
     return bool(whole) and not parsed.is_percent
 
 
+# A number that stands as a word of a header ("2019", "Epoch 5", "50B", "d=447"), not one that is a part of a name
+# ("CIFAR-100", "Col2", "τ1"): only such a number places a column on an axis.
+_POINT = re.compile(r"(?<![^\W_])(?<![\d.,])(?<![^\W\d_]-)[-+]?\d[\d.,]*")
+# Numbers that count columns of one kind rather than place them: a regression's "(1)" … "(6)", "Task 2", "Model 3".
+_ORDINAL_NAME = re.compile(
+    r"(?:^|\s)\(⋄\)$|\b(?:task|model|col(?:umn)?|group|panel|spec(?:ification)?|setting|exp(?:eriment)?|fold|run|"
+    r"variant|case|scenario|condition|type|class|category|part|method|test|subset|split|seed)\s*⋄",
+    re.IGNORECASE,
+)
+
+
 def _comparable_columns(columns: Sequence[str]) -> list[tuple[str, str]]:
-    """Column pairs that measure the same thing at two points (2019/2020, Epoch 1/Epoch 5)."""
+    """Column pairs that measure the same thing at two points (2019/2020, Epoch 1/Epoch 5, 50B/300B); not the
+    numbered models of a regression table, tasks or datasets whose names hold a number (CIFAR-10/CIFAR-100)."""
 
     def pattern(column: str) -> str:
-        """The column's name with its numbers as "#" ("Epoch #"); empty for a name without digits."""
-        return re.sub(r"[\d.,]+", "#", column).strip() if re.search(r"\d", column) else ""
+        """The column's name with its standing numbers as "⋄" ("Epoch ⋄"); empty for a name without any."""
+        marked = _POINT.sub("⋄", column).strip()
+        return marked if "⋄" in marked and not _ORDINAL_NAME.search(marked) else ""
 
     pairs = combinations(columns, 2)
     return [(first, second) for first, second in pairs if pattern(first) and pattern(first) == pattern(second)]
@@ -285,6 +295,8 @@ _DIMENSIONS: dict[str, Callable[[_TableView], list[dict[str, Any]]]] = {
     "totalled column": lambda view: [{"column": c, "whole": w} for c, w in view.wholes.items() if w != "100%"],
     "parts column": lambda view: [{"column": column, "whole": whole} for column, whole in view.wholes.items()],
     "row": lambda view: [{"row": row} for row in view.named_rows],
+    # A change from one column to the next of a fit statistic (Observations, R²) compares two models, not two points.
+    "measured row": lambda view: [{"row": row} for row in view.named_rows if row not in view.statistic_rows],
     "plain row": lambda view: [{"row": row} for row in view.named_plain_rows],
     "row pair": lambda view: [{"row_a": a, "row_b": b} for a, b in permutations(view.named_plain_rows, 2)],
     # C(n, 3) grows fast; the first dozen rows give plenty of candidates.
@@ -574,8 +586,8 @@ _DECLARATIONS = {
     "cell_difference": ("arithmetic_calculation", ("column", "row pair"), _solve_difference),
     "cell_ratio": ("arithmetic_calculation", ("column", "row pair"), _solve_ratio),
     "pair_sum": ("arithmetic_calculation", ("parts column", "row pair"), _solve_pair_sum),
-    "change_between_columns": ("arithmetic_calculation", ("column pair", "row"), _solve_change),
-    "percentage_change": ("arithmetic_calculation", ("column pair", "row"), _solve_percentage_change),
+    "change_between_columns": ("arithmetic_calculation", ("column pair", "measured row"), _solve_change),
+    "percentage_change": ("arithmetic_calculation", ("column pair", "measured row"), _solve_percentage_change),
     "proportion_of_total": (
         "arithmetic_calculation",
         ("3 rows", "totalled column", "plain row"),

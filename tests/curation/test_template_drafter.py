@@ -664,11 +664,13 @@ def test_a_fit_statistic_is_asked_about_by_the_name_the_paper_gives_it():
         "label": "tab:lags",
         "rows": [["", "Lag 5", "Lag 6"], ["k = +1", "0.456*", "0.451*"], ["Within R$^2$", "0.426", "0.429"]],
     }
-    drafts = draft_template_questions([table], seed=0, per_template=50, template_ids=["change_between_columns"])
-    change = _one(drafts, "change_between_columns", row="Within R")  # the tool box's name for the row
-    assert "Within R² " in change["question"] + " " and "Within R " not in change["question"] + " "
-    assert "0.426 for Within R² under Lag 5" in change["rationale"]
-    assert change["answer"] == ["0.003"]
+    drafts = draft_template_questions([table], seed=0, per_template=50, template_ids=["span_lookup"])
+    lookup = _one(drafts, "span_lookup", row="Within R", column="Lag 5")  # the tool box's name for the row
+    assert "Within R²" in lookup["question"] and not re.search(r"Within R\b(?!²)", lookup["question"])
+    assert lookup["rationale"] == "tab:lags gives 0.426 for Within R² under Lag 5." and lookup["answer"] == ["0.426"]
+    # Its change from one model to the next compares two fits, not two points: no change is drafted of it.
+    changes = draft_template_questions([table], seed=0, per_template=50, template_ids=["change_between_columns"])
+    assert [draft["slots"]["row"] for draft in changes] == ["k = +1"]
 
 
 def test_a_column_named_r_squared_is_asked_about_as_r_squared_and_no_ratio_rounds_to_one():
@@ -686,6 +688,26 @@ def test_a_column_named_r_squared_is_asked_about_as_r_squared_and_no_ratio_round
     assert not [
         draft for draft in ratios if {draft["slots"]["row_a"], draft["slots"]["row_b"]} == {"w/o AGSP", "w/o R-STMF"}
     ]
+
+
+def test_only_columns_at_two_points_of_one_axis_make_a_change_and_a_numbered_model_or_a_named_dataset_do_not():
+    from curation.drafting.templates import _comparable_columns
+
+    points = [
+        "2019",
+        "2020",
+        "Q4 2019",
+        "Q4 2018",
+        "Epoch 1",
+        "Epoch 5",
+        "50B - Mix %",
+        "300B - Mix %",
+        "d=138",
+        "d=447",
+    ]
+    names = ["CIFAR-10 - p", "CIFAR-100 - p", "(1)", "(2)", "Punishment - (3)", "Punishment - (4)", "Task 1", "Task 2",
+             "Col2", "Col3", "τ1", "τ2", "ResNet-50", "ResNet-101"]  # fmt: skip
+    assert _comparable_columns(points + names) == [tuple(points[i : i + 2]) for i in range(0, len(points), 2)]
 
 
 def test_a_row_named_only_by_a_citation_is_named_by_no_question_answer_or_rationale():
