@@ -20,8 +20,8 @@ from curation.toolkit.tools import Program, ToolBox, ToolError, ToolOutcome
 HeaderPhrases = Callable[[str], Sequence[str]]
 
 # Rows that summarise other rows would be counted twice by column-wide aggregates.
-_SUMMARY_ROW = re.compile(r"\b(total|sum|average|avg|mean|overall|all|median)\b", re.IGNORECASE)
-_TOTAL_ROW = re.compile(r"\btotal\b|^sum\b", re.IGNORECASE)
+_SUMMARY_ROW = re.compile(r"\b(totals?|sum|average|avg|mean|overall|all|median)\b", re.IGNORECASE)
+_TOTAL_ROW = re.compile(r"\btotals?\b|^sum\b", re.IGNORECASE)
 _AUTO_NAME = re.compile(r"^(row|column) \d+$")
 _R_SQUARED = re.compile(r"\$?(?<![A-Za-z])R\s*\$?\s*\^\s*(?:\{\s*2\s*\}|2(?!\d))(?:\s*\$)?")
 # Rows that describe a regression's fit, not an entity ("Observations", "Within R²", "Country FE"): beside the
