@@ -585,7 +585,7 @@ _PHRASINGS: dict[str, tuple[str, ...]] = {
 _DECLARATIONS = {
     "cell_difference": ("arithmetic_calculation", ("column", "row pair"), _solve_difference),
     "cell_ratio": ("arithmetic_calculation", ("column", "row pair"), _solve_ratio),
-    "pair_sum": ("arithmetic_calculation", ("parts column", "row pair"), _solve_pair_sum),
+    "pair_sum": ("arithmetic_calculation", ("3 rows", "parts column", "row pair"), _solve_pair_sum),  # 2: the whole
     "change_between_columns": ("arithmetic_calculation", ("column pair", "measured row"), _solve_change),
     "percentage_change": ("arithmetic_calculation", ("column pair", "measured row"), _solve_percentage_change),
     "proportion_of_total": (

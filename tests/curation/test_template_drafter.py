@@ -270,6 +270,15 @@ def test_only_rows_the_table_shows_to_be_parts_of_a_whole_are_summed_and_the_dra
     shares = sums(["Useful", "33.3%"], ["Neutral", "33.3%"], ["Not useful", "33.3%"])
     assert shares == {"pair_sum": {"100%"}, "column_sum": set(), "proportion_of_total": set()}
     assert sums(["BERT", "85.1%"], ["RoBERTa", "88.0%"], ["GPT-2", "71.9%"]) == {template: set() for template in SUMS}
+    two_parts = sums(["Deletion", "18,010"], ["Substitution", "1,407"], ["Total", "19,417"])
+    assert two_parts["pair_sum"] == set()  # the only pair of parts is the Total row itself
+    # A curation breakdown as a paper prints it: its Total row adds up every column, its Total column among them.
+    splits = [["Split", "Fall", "Non-fall", "Total"], ["Train", "2,620", "1,628", "4,248"],
+              ["Val", "655", "407", "1,062"], ["Test", "323", "208", "531"],
+              ["Total", "3,598", "2,243", "5,841"]]  # fmt: skip
+    drafts = draft_template_questions([{"label": "tab:curation", "rows": splits}], per_template=50, template_ids=SUMS)
+    assert {draft["slots"]["column"] for draft in drafts} == {"Fall", "Non-fall", "Total"}
+    assert _one(drafts, "column_sum", column="Total")["answer"] == ["5841"]
 
 
 def test_ties_do_not_become_questions():
