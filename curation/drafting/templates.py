@@ -143,9 +143,10 @@ class _TableView:
         self.where = "" if self.is_only_table else f" in {self.name}"
 
     def _whole(self, index: int, column: str) -> str:
-        """What makes the column's plain rows parts of one whole, as the table shows it: the name of a total row their
-        sum equals at the cells' precision, or "100%" for percentages adding up to it (rounding aside); else "". A sum
-        of accuracies, p-values or per-share amounts means nothing, and nothing else tells those apart from amounts."""
+        """What makes the column's plain rows parts of one whole, as the table shows it: "100%" for percentages adding
+        up to it (rounding aside, and whether a total row says so or not), or the name of a total row their sum equals
+        at the cells' precision; else "". A sum of accuracies, p-values or per-share amounts means nothing, and
+        nothing else tells those apart from amounts."""
         texts = dict(zip(self.table.row_names, (cells[index] for cells in self.table.cells), strict=True))
         parts = [parse_numeric(texts[row]) for row in self.plain_rows]
         if len(parts) < 2 or None in parts or column in self.spread_columns:
@@ -153,13 +154,15 @@ class _TableView:
         written = [_DECIMALS.search(clean_cell(text)) for text in texts.values()]
         decimals = max((len(match.group(1)) for match in written if match), default=0)
         total = sum(part.value for part in parts)
+        is_share = all(part.is_percent for part in parts) or "%" in column
+        if is_share and abs(total - 100) <= (len(parts) + 1) * 0.5 * 10**-decimals:
+            return "100%"  # their total is the whole itself, and a share of it the cell: summed in pairs only
         for row in self.rows:
             if _TOTAL_ROW.search(row) and row not in self.plain_rows:
                 stated = parse_numeric(texts[row])
                 if stated is not None and round(total - stated.value, decimals) == 0:
                     return row
-        is_share = all(part.is_percent for part in parts) or "%" in column
-        return "100%" if is_share and abs(total - 100) <= (len(parts) + 1) * 0.5 * 10**-decimals else ""
+        return ""
 
     def _is_mostly_numbers(self, index: int) -> bool:
         parsed = [parse_number(cells[index]) for cells in self.table.cells]

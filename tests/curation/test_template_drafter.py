@@ -269,6 +269,9 @@ def test_only_rows_the_table_shows_to_be_parts_of_a_whole_are_summed_and_the_dra
     # Shares of 100% (rounding aside) add up, in pairs: their total is the whole itself, and a share of it the cell.
     shares = sums(["Useful", "33.3%"], ["Neutral", "33.3%"], ["Not useful", "33.3%"])
     assert shares == {"pair_sum": {"100%"}, "column_sum": set(), "proportion_of_total": set()}
+    # A market's regions, as a report prints them: their shares' Total row says 100%, which a total asked for repeats.
+    regions = [["North America", "40.3%"], ["Europe", "26.8%"], ["Asia-Pacific", "23.2%"], ["Rest of World", "9.7%"]]
+    assert sums(*regions, ["Total", "100%"]) == shares
     assert sums(["BERT", "85.1%"], ["RoBERTa", "88.0%"], ["GPT-2", "71.9%"]) == {template: set() for template in SUMS}
     two_parts = sums(["Deletion", "18,010"], ["Substitution", "1,407"], ["Total", "19,417"])
     assert two_parts["pair_sum"] == set()  # the only pair of parts is the Total row itself
