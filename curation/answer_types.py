@@ -55,6 +55,13 @@ _PER_UNIT = re.compile(
     r"\bper (?:\w+ ){0,2}(?:share|unit|employee|ton|barrel|day)s?\b|\bEPS\b|\bratio\b", re.IGNORECASE
 )
 # Units that are no scale: "Lives (Years)", "(in days)", "(x)"; and counts of years, times, items.
+# An amount that writes its own scale: "$18.2B", "€4.4bn", "£3 million", "$250K" (with its currency: "512B" may be
+# bytes, "5 m" metres).
+_CELL_SCALE = re.compile(
+    r"[$€£¥]\s*[-+]?\d[\d,]*(?:\.\d+)?\s*"
+    r"(?:(?P<billion>bn?|billions?)|(?P<million>m|mn|mm|millions?)|(?P<thousand>k|thousands?))(?![^\W\d_])",
+    re.IGNORECASE,
+)
 _PLAIN_UNIT = re.compile(r"\(\s*(?:in\s+)?(?:years?|months?|days?|hours?|times|x)\s*\)", re.IGNORECASE)
 _COUNT_OF_THINGS = re.compile(
     r"^\s*(?:in )?how many (?:years|times|months|quarters|periods|segments|countries)\b", re.IGNORECASE
@@ -303,6 +310,8 @@ def _cell_scale(tables: Sequence[TableShape], cell: _Cell, notes: set[str]) -> S
     table = tables[cell.table]
     if "%" in cell.text:
         return Suggestion("percent", f"cell '{cell.text}' → percent")
+    if written := _CELL_SCALE.search(cell.text):
+        return Suggestion(written.lastgroup, f"cell '{cell.text}' writes its scale → {written.lastgroup}")
     headers = _headers(table, cell)
     # A per-share value is read in its own row (or its nearest column header), not a section title above.
     nearest = [header for header in headers if header[0] == "row"] + [h for h in headers if h[0] == "column"][-1:]

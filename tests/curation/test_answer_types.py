@@ -336,3 +336,20 @@ def test_a_sum_the_program_computes_is_no_year_and_names_in_the_rationale_are_no
     drafts = draft_template_questions([years.tool_input()], per_template=5, template_ids=["rows_above_mean"])
     (listed,) = [draft for draft in drafts if draft["answer"] == ["1998", "2002"]]
     assert _drafted_scale(listed, tables=(years,)) == Suggestion("", "the answer is a year")
+
+
+def test_an_amount_that_writes_its_scale_gives_it_to_a_sum_of_its_cells():
+    # A market report's regions (a Total row backs the sum): "$18.2B" is 18.2 billion dollars, its own evidence.
+    from curation.drafting.templates import draft_template_questions
+
+    rows = [["Region", "Size"], ["North America", "$18.2B"], ["Europe", "$12.1B"], ["Asia-Pacific", "$10.5B"],
+            ["Rest of World", "$4.4B"], ["Total", "$45.2B"]]  # fmt: skip
+    table = shape_from_rows(rows, label="tab:regions")
+    (total,) = draft_template_questions([table.tool_input()], template_ids=["column_sum"])
+    assert total["answer"] == ["45.2"]
+    assert _drafted_scale(total, tables=(table,)) == Suggestion("billion", "computed from cells: cell '$18.2B' "
+                                                                "writes its scale → billion")  # fmt: skip
+    # Without its currency a letter after a number is no scale ("512B" may be bytes).
+    blocks = shape_from_rows([["Layer", "Block"], ["L1", "512B"], ["L2", "256B"]])
+    read = suggest_scale(question="What Block is reported for L1?", rationale="", answer=["512"], tables=[blocks])
+    assert read.value is None
