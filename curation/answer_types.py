@@ -54,7 +54,6 @@ _COUNT_ROW = re.compile(r"^\s*(?:observations|obs\.?|n|#\s*\w*|number of\b.*|no\
 _PER_UNIT = re.compile(
     r"\bper (?:\w+ ){0,2}(?:share|unit|employee|ton|barrel|day)s?\b|\bEPS\b|\bratio\b", re.IGNORECASE
 )
-# Units that are no scale: "Lives (Years)", "(in days)", "(x)"; and counts of years, times, items.
 # An amount that writes its own scale: "$18.2B", "€4.4bn", "£3 million", "$250K" (with its currency: "512B" may be
 # bytes, "5 m" metres).
 _CELL_SCALE = re.compile(
@@ -62,6 +61,7 @@ _CELL_SCALE = re.compile(
     r"(?:(?P<billion>bn?|billions?)|(?P<million>m|mn|mm|millions?)|(?P<thousand>k|thousands?))(?![^\W\d_])",
     re.IGNORECASE,
 )
+# Units that are no scale: "Lives (Years)", "(in days)", "(x)"; and counts of years, times, items.
 _PLAIN_UNIT = re.compile(r"\(\s*(?:in\s+)?(?:years?|months?|days?|hours?|times|x)\s*\)", re.IGNORECASE)
 _COUNT_OF_THINGS = re.compile(
     r"^\s*(?:in )?how many (?:years|times|months|quarters|periods|segments|countries)\b", re.IGNORECASE
