@@ -20,8 +20,9 @@ from curation.toolkit.tools import Program, ToolBox, ToolError, ToolOutcome
 HeaderPhrases = Callable[[str], Sequence[str]]
 
 # Rows that summarise other rows would be counted twice by column-wide aggregates.
-_SUMMARY_ROW = re.compile(r"\b(totals?|sum|average|avg|mean|overall|all|median)\b", re.IGNORECASE)
 _TOTAL_ROW = re.compile(r"\btotals?\b|^sum\b", re.IGNORECASE)
+_AVERAGE_ROW = re.compile(r"\b(average|avg|mean|overall|all|median)\b", re.IGNORECASE)
+_SUMMARY_ROW = re.compile(rf"{_TOTAL_ROW.pattern}|\bsum\b|{_AVERAGE_ROW.pattern}", re.IGNORECASE)
 _AUTO_NAME = re.compile(r"^(row|column) \d+$")
 _R_SQUARED = re.compile(r"\$?(?<![A-Za-z])R\s*\$?\s*\^\s*(?:\{\s*2\s*\}|2(?!\d))(?:\s*\$)?")
 # Rows that describe a regression's fit, not an entity ("Observations", "Within R²", "Country FE"): beside the
@@ -81,7 +82,8 @@ class _TableView:
         self.numeric_columns = [
             column for index, column in columns if column in self.header_columns and self._is_mostly_numbers(index)
         ]
-        self.has_totals = any(_SUMMARY_ROW.search(row) for row in self.rows)
+        # A mean the table prints ("Average", "Overall") is read off, not computed; a Total row is no mean's part.
+        self.has_averages = any(_AVERAGE_ROW.search(row) for row in self.rows)
         given, _ = row_names(self.table.cells)
         # Tool calls name a row as the tool box cleaned it, footnote superscripts gone; "Within R^2" lost the square
         # of its R², which a question and its rationale write as the paper does, and by which it is a fit statistic.
@@ -309,8 +311,8 @@ _DIMENSIONS: dict[str, Callable[[_TableView], list[dict[str, Any]]]] = {
     "highest or lowest": lambda view: [{"direction": way} for way in ("highest", "lowest")],
     "3 rows": lambda view: [{}] if len(view.plain_rows) >= 3 else [],
     "4 rows": lambda view: [{}] if len(view.plain_rows) >= 4 else [],
-    # A total or average row would be counted twice by a column-wide computation.
-    "no totals": lambda view: [] if view.has_totals else [{}],
+    # A mean the table prints already: asked again, the question is a look-up (sums ask for their evidence instead).
+    "no averages": lambda view: [] if view.has_averages else [{}],
     "other tables": lambda view: [] if view.is_only_table else [{}],
 }
 
@@ -601,13 +603,13 @@ _DECLARATIONS = {
     "extreme_row": ("comparison", ("3 rows", "column", "highest or lowest"), _solve_extreme_row),
     "extreme_value": ("aggregation", ("3 rows", "column", "highest or lowest"), _solve_extreme_value),
     "column_sum": ("aggregation", ("3 rows", "totalled column"), _column_aggregate("sum")),
-    "column_mean": ("aggregation", ("no totals", "3 rows", "column"), _column_aggregate("mean")),
+    "column_mean": ("aggregation", ("no averages", "3 rows", "column"), _column_aggregate("mean")),
     "subset_mean": ("aggregation", ("column", "row triple"), _solve_subset_mean),
     "rank_position": ("ranking", ("3 rows", "column", "plain row"), _solve_rank),
     "top_k": ("ranking", ("4 rows", "column", "top 3"), _solve_top_k),
     "count_beyond_row": ("counting", ("3 rows", "column", "plain row", "higher or lower"), _solve_count),
-    "above_mean": ("comparison", ("no totals", "3 rows", "column", "plain row"), _solve_above_mean),
-    "rows_above_mean": ("aggregation", ("no totals", "3 rows", "column"), _solve_rows_above_mean),
+    "above_mean": ("comparison", ("no averages", "3 rows", "column", "plain row"), _solve_above_mean),
+    "rows_above_mean": ("aggregation", ("no averages", "3 rows", "column"), _solve_rows_above_mean),
     "span_lookup": ("span_lookup", ("row", "header column"), _solve_span),
     "table_lookup": ("table_lookup", ("other tables", "row", "column"), _solve_table_lookup),
 }

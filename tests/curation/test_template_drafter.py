@@ -248,7 +248,13 @@ def test_summary_rows_are_left_out_of_aggregates():
     (total,) = [draft for draft in drafts if draft["template_id"] == "column_sum"]
     assert total["answer"] == ["600"] and total["slots"]["whole"] == "Total"  # its Total row is no fourth segment
     assert total["rationale"].endswith("300 for East under Revenue. Their sum is 600.")
-    assert not [draft for draft in drafts if draft["template_id"] == "column_mean"]  # the mean of what, then?
+    (mean,) = [draft for draft in drafts if draft["template_id"] == "column_mean"]
+    assert mean["answer"] == ["200"]  # of the three segments: a total is no segment
+    printed = [["Segment", "Revenue"], ["North", "100"], ["South", "200"], ["East", "300"], ["Average", "200"]]
+    means = draft_template_questions(
+        [{"label": "tab:m", "rows": printed}], per_template=100, template_ids=["column_mean"]
+    )
+    assert means == []  # the table prints it: asked, it is a look-up
     shares = [draft for draft in drafts if draft["template_id"] == "extreme_row"]
     assert {draft["answer"][0] for draft in shares} <= {"East", "North"}
 
