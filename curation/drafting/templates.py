@@ -563,12 +563,12 @@ _PHRASINGS: dict[str, tuple[str, ...]] = {
     ),
     "count_beyond_row": (
         "How many {entities}{where} have a {direction} {column} than {row}?",
-        "How many {entities}{where} report a {column} {direction} than that of {row}?",
+        "How many {entities}{where} report {a_column} {direction} than that of {row}?",
         "Count the {entities}{where} whose {column} is {direction} than {row}'s.",
     ),
     "above_mean": (
         "Is the {column} of {row} above the average {column} of all {entities}{where}?",
-        "Does {row} report a {column} higher than the mean across the {entities}{where}?",
+        "Does {row} report {a_column} higher than the mean across the {entities}{where}?",
     ),
     "rows_above_mean": (
         "Which {entities}{where} are above the average {column} of all {entities}?",
@@ -750,6 +750,21 @@ def _phrase(header: str, rng: random.Random, header_phrases: HeaderPhrases | Non
     return rng.choice(options).strip() if options else header
 
 
+def _indefinite(noun: str) -> str:
+    """The article before a header as it is said: a BLEU, an accuracy, an F1, an MAE, an RMSE, a unit, an 8-shot."""
+    if re.match(r"(?:8|11|18)(?!\d)|8\d", noun):
+        return "an"
+    initialism = re.match(r"[A-Z][A-Z\d²]*(?![a-z])", noun)
+    said_as_word = initialism and len(initialism.group()) > 3 and re.search(r"[AEIOU]{2}", initialism.group())
+    if initialism and not said_as_word:  # said letter by letter: an MAE, an F1; but a BLEU, a ROUGE
+        return "an" if noun[0] in "AEFHILMNORSX" else "a"
+    if re.match(r"(?:uni|us[eu]|eu|one\b)", noun, re.IGNORECASE):
+        return "a"
+    if re.match(r"(?:hour|honest|honou?r)", noun, re.IGNORECASE):
+        return "an"
+    return "an" if noun[:1].lower() in "aeiou" else "a"
+
+
 def _join(items: Sequence[str]) -> str:
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + f" and {items[-1]}"
 
@@ -873,6 +888,8 @@ def _instantiate(
             )
     if header_phrases is None and re.fullmatch(r"(19|20)\d{2}", words.get("column", "")):
         words["column"] = f"value in {words['column']}"  # "the 2019 of BERT" reads badly
+    if "column" in words:
+        words["a_column"] = f"{_indefinite(words['column'])} {words['column']}"
     question = template.phrasings[phrasing_index].format(**words)
     # Names as a reader writes them: a citation key left in a row name is no part of the question or the answer.
     answer = [without_citations(item) for item in answer]

@@ -777,3 +777,14 @@ def test_a_row_name_holding_a_comma_is_quoted_where_names_are_listed_and_answere
     subsets = [draft for draft in drafts if draft["template_id"] == "subset_mean"]
     assert any(set(draft["slots"]["subset"]) & combined for draft in subsets) or not subsets
     assert any('"Mel, MT3' in draft["question"] for draft in drafts)
+
+
+def test_a_question_puts_the_article_a_header_is_said_with_before_it():
+    def asked(column: str) -> set[str]:
+        rows = [["Model", column], ["A", "10"], ["B", "20"], ["C", "30"], ["D", "25"]]
+        drafts = draft_template_questions([{"label": "tab:a", "rows": rows}], per_template=50)
+        return {d["question"] for d in drafts if d["template_id"] in ("count_beyond_row", "above_mean")}
+
+    for column, article in (("Examples", "an"), ("MAE", "an"), ("F1", "an"), ("BLEU", "a"), ("Tokens", "a")):
+        questions = [question for question in asked(column) if f" {column} " in question and "report" in question]
+        assert questions and all(f"report {article} {column} " in question for question in questions), questions
