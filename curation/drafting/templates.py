@@ -780,6 +780,7 @@ def draft_template_questions(
     subtypes: Sequence[str] = (),
     rejected: list[dict[str, Any]] | None = None,
     asked: Iterable[str] = (),
+    idle: list[str] | None = None,
 ) -> list[dict[str, Any]]:
     """Instantiate question templates over `tables`, answering each by executing its tool program.
 
@@ -793,6 +794,8 @@ def draft_template_questions(
     Every draft checks itself (curation.drafting.self_check): one that fails is dropped and, when `rejected` is
     given, recorded there as {template_id, question, reason}. A question already drafted, here or before (`asked`:
     the `asked_keys` of the paper's questions), is not drafted again: the template takes its next candidate.
+    A template tried that drafts nothing here (no slot of the tables fits it, or all it fits is asked or unsuitable)
+    is recorded in `idle`, when given, so a run can say which drafted nothing.
     """
     toolbox = ToolBox(tables)
     chosen = set(template_ids) if template_ids is not None else set(_DECLARATIONS)
@@ -828,6 +831,8 @@ def draft_template_questions(
             if len(kept[draft["is_answerable"]]) < quota[draft["is_answerable"]]:
                 kept[draft["is_answerable"]].append(draft)
         drafts.extend(kept[True] + kept[False])
+        if idle is not None and not kept[True] + kept[False]:
+            idle.append(template.template_id)
     return drafts
 
 

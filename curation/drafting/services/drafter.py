@@ -152,6 +152,7 @@ class Drafter:
             table_dicts.append({**table_input(table, label, position), "has_header": table.header_rows != 0})
         options = run.options
         rejected: list[dict[str, Any]] = []
+        idle: list[str] = []
         results = draft_template_questions(
             table_dicts,
             seed=int(options.get("seed") or 0),
@@ -162,6 +163,7 @@ class Drafter:
             header_phrases=self._header_phrases if options.get("paraphrase_headers") else None,
             rejected=rejected,
             asked=PaperAsked.read(run, context).keys,
+            idle=idle,
         )
         paraphrased = (
             {"header_paraphrase": run.template_hashes["header_paraphrase"], "endpoint": run.endpoint_snapshot}
@@ -194,11 +196,14 @@ class Drafter:
                 }
             )
         note = "" if drafts else "no question template fits this context's tables"
+        if idle and drafts:  # which of the templates tried drafted nothing here, so none is skipped unseen
+            note = f"nothing fits {', '.join(idle)} (or all they fit is asked already)"
         if rejected:
             # A draft whose answer its own program does not reproduce never reaches an annotator; the run says so.
             reasons = "; ".join(dict.fromkeys(f"{item['template_id']}: {item['reason']}" for item in rejected))
             note = f"{note + '. ' if note else ''}{len(rejected)} dropped by their self-check ({reasons})"[:1000]
-        return Outcome(drafts=drafts, raw_output={"templates": len(drafts), "rejected": rejected}, note=note)
+        raw = {"templates": len(drafts), "rejected": rejected, "idle": idle}
+        return Outcome(drafts=drafts, raw_output=raw, note=note)
 
 
 @dataclass

@@ -49,7 +49,7 @@ def test_two_chunks_drafting_one_paper_at_once_commit_each_question_once(project
     assert asked == Counter(questions)  # each once, none twice
     first.refresh_from_db()
     second.refresh_from_db()
-    assert first.instance_count == len(questions) and not first.error
+    assert first.instance_count == len(questions) and "dropped" not in first.error
     assert second.status == DraftingItem.Status.DRAFTED and second.instance_count == 0 and second.instance is None
     assert not Instance.objects.filter(context=second.context).exists()
     rejected = [entry for entry in second.raw_output["rejected"] if "asked of the paper" in entry["reason"]]

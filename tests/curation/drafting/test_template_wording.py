@@ -60,6 +60,13 @@ def test_template_questions_over_a_multirow_header_read_as_a_person_writes_them(
     assert " in Table 1" in difference.question
     lookup = next(i for i in instances if i.draft["template_id"] == "table_lookup")
     assert lookup.answer == ["Table 1"] and lookup.question.startswith(("Which table", "In which table"))
+    # Two rows make no ranking, no column-wide mean and no sum: the run says which templates drafted nothing here.
+    (item,) = run.items.filter(context=context)
+    idle = set(item.raw_output["idle"])
+    assert {"rank_position", "column_mean", "pair_sum"} <= idle and not idle & {
+        i.draft["template_id"] for i in instances
+    }
+    assert item.error.startswith("nothing fits ") and "rank_position" in item.error
 
 
 def test_a_template_run_drafts_a_context_only_the_reasoning_type_assigned_to_it(project, personas, drafting_batch):
