@@ -29,7 +29,7 @@ _R_SQUARED = re.compile(r"\$?(?<![A-Za-z])R\s*\$?\s*\^\s*(?:\{\s*2\s*\}|2(?!\d))
 # coefficients they make no sum, mean or comparison.
 _STATISTIC_ROW = re.compile(
     r"^(?:observations|obs\.?|n|no\. of obs(?:ervations)?|number of observations|controls|.+ fe|.*fixed effects"
-    r"|(?:(?:adj(?:usted)?\.?|within|between|overall|pseudo) )?r(?: ?\^ ?\{?2\}?|²|-squared)(?:_\{?\w+\}?)?"
+    r"|(?:(?:adj(?:usted)?\.?|within|between|overall|pseudo) )?r(?: ?\^ ?\{?2\}?|²|2|-squared)(?:_\{?\w+\}?)?"
     r"|(?:adj(?:usted)?\.?|within|between|overall|pseudo) r|f[- ]stat(?:istic)?|log[- ]likelihood|aic|bic)$",
     re.IGNORECASE,
 )

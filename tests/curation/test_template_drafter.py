@@ -663,7 +663,8 @@ def test_a_regression_tables_fit_statistics_are_no_entries_beside_its_coefficien
             assert not re.search(r"Observations|Within", " ".join([draft["question"], *draft["answer"]])), draft
             assert "8,637" not in draft["rationale"], draft["rationale"]
     # A within-R² written with its subscript (tests/curation/latex/fixtures/**/panel_fixed_effects.tex) is one too.
-    panel = [["", "Q", "S"], ["β_sent", "0.124***", "0.098**"], ["R^2_w", "0.031", "0.024"], ["N", "12,040", "12,040"]]
+    panel = [["", "Q", "S"], ["β_sent", "0.124***", "0.098**"], ["R^2_w", "0.031", "0.024"], ["N", "12,040", "12,040"],
+             ["R2", "0.052", "0.049"]]  # fmt: skip
     drafts = draft_template_questions([{"label": "tab:fe", "rows": panel}], seed=0, per_template=50)
     assert drafts and {draft["template_id"] for draft in drafts} == {"span_lookup"}  # β_sent is all that is left
 
