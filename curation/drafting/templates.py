@@ -473,6 +473,8 @@ def _solve_span(program: Program, slots: dict[str, Any]) -> list[str]:
     text = clean_cell(program.run("get_cell", table=slots["table"], row=slots["row"], column=slots["column"]))
     if not text or text.lower() in {"-", "--", "—", "–", "n/a"}:
         raise _Missing("empty cell")
+    if not re.search(r"[^\W_]", text):  # "•", "✓": a mark says yes or no, and "What P3 is reported for RQ1?" asks
+        raise _Unsuitable("a mark, not a value to look up")
     return [text]
 
 

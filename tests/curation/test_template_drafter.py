@@ -159,6 +159,11 @@ def test_span_lookup_answers_the_cell_without_markup():
     gamma_2020 = [d for d in drafts if d["slots"]["row"] == "Gamma" and d["slots"]["column"] == "2020"]
     assert gamma_2020 and gamma_2020[0]["answer"] == ["66.6"]
     assert all(draft["reasoning_subtype"] == "span_lookup" for draft in drafts)
+    # A table of marks (the research questions each paper answers, as a thesis prints them) has no value to look up.
+    marks = {"label": "tab:rq", "rows": [["", "P1", "P2"], ["RQ1", "•", ""], ["RQ2", "✓", "Yes"]]}
+    assert [d["answer"] for d in draft_template_questions([marks], per_template=10, template_ids=["span_lookup"])] == [
+        ["Yes"]
+    ]
 
 
 def test_output_is_plain_dicts_with_provenance():
