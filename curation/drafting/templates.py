@@ -299,7 +299,8 @@ _DIMENSIONS: dict[str, Callable[[_TableView], list[dict[str, Any]]]] = {
     # value a sum over them matches, or (for a pair's sum, not a total that is the whole itself) shares of 100%.
     "totalled column": lambda view: [{"column": c, "whole": w} for c, w in view.wholes.items() if w != "100%"],
     "parts column": lambda view: [{"column": column, "whole": whole} for column, whole in view.wholes.items()],
-    "row": lambda view: [{"row": row} for row in view.named_rows],
+    # A look-up names an entity: "What Tests is reported for Total?" reads as if Total were one (a sum asks for it).
+    "row": lambda view: [{"row": row} for row in view.named_rows if not _SUMMARY_ROW.search(row)],
     # A change from one column to the next of a fit statistic (Observations, R²) compares two models, not two points.
     "measured row": lambda view: [{"row": row} for row in view.named_rows if row not in view.statistic_rows],
     "plain row": lambda view: [{"row": row} for row in view.named_plain_rows],

@@ -255,6 +255,8 @@ def test_summary_rows_are_left_out_of_aggregates():
     assert total["rationale"].endswith("300 for East under Revenue. Their sum is 600.")
     (mean,) = [draft for draft in drafts if draft["template_id"] == "column_mean"]
     assert mean["answer"] == ["200"]  # of the three segments: a total is no segment
+    lookups = [draft["slots"]["row"] for draft in drafts if draft["template_id"] == "span_lookup"]
+    assert lookups and "Total" not in lookups  # "What Revenue is reported for Total?": the sum asks for it
     printed = [["Segment", "Revenue"], ["North", "100"], ["South", "200"], ["East", "300"], ["Average", "200"]]
     means = draft_template_questions(
         [{"label": "tab:m", "rows": printed}], per_template=100, template_ids=["column_mean"]
