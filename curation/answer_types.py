@@ -54,13 +54,6 @@ _COUNT_ROW = re.compile(r"^\s*(?:observations|obs\.?|n|#\s*\w*|number of\b.*|no\
 _PER_UNIT = re.compile(
     r"\bper (?:\w+ ){0,2}(?:share|unit|employee|ton|barrel|day)s?\b|\bEPS\b|\bratio\b", re.IGNORECASE
 )
-# An amount that writes its own scale: "$18.2B", "€4.4bn", "£3 million", "$250K" (with its currency: "512B" may be
-# bytes, "5 m" metres).
-_CELL_SCALE = re.compile(
-    r"[$€£¥]\s*[-+]?\d[\d,]*(?:\.\d+)?\s*"
-    r"(?:(?P<billion>bn?|billions?)|(?P<million>m|mn|mm|millions?)|(?P<thousand>k|thousands?))(?![^\W\d_])",
-    re.IGNORECASE,
-)
 # Units that are no scale: "Lives (Years)", "(in days)", "(x)"; and counts of years, times, items.
 _PLAIN_UNIT = re.compile(r"\(\s*(?:in\s+)?(?:years?|months?|days?|hours?|times|x)\s*\)", re.IGNORECASE)
 _COUNT_OF_THINGS = re.compile(
@@ -68,6 +61,12 @@ _COUNT_OF_THINGS = re.compile(
 )
 _YEAR = re.compile(r"^(?:19|20)\d\d$")
 _INTEGER = re.compile(r"^\d+$")
+# An amount writing its own scale with its currency: "$18.2B", "€4.4bn", "$250K" ("512B" may be bytes, "5 m" metres).
+_CELL_SCALE = re.compile(
+    r"[$€£¥]\s*[-+]?\d[\d,]*(?:\.\d+)?\s*(?:(?P<billion>bn?|billions?)|(?P<million>m|mn|mm|millions?)"
+    r"|(?P<thousand>k|thousands?))(?![^\W\d_])",
+    re.IGNORECASE,
+)
 # Tools of a recorded program (the template drafter's essential actions) that read cells, and that compute a number.
 _READ_TOOLS = frozenset({"get_cell", "get_column"})
 ARITHMETIC_TOOLS = frozenset({"add", "sum", "subtract", "multiply", "divide", "mean", "proportion", "percentage"})
