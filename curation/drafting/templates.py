@@ -126,8 +126,11 @@ class _TableView:
             if (said := _with_r_squared(str(raw)))
         }
         # Columns whose plain rows the table shows to be parts of one whole, with that evidence: only these are summed.
-        wholes = {column: self._whole(index, column) for index, column in columns if column in self.numeric_columns}
-        self.wholes = {column: whole for column, whole in wholes.items() if whole}
+        self.wholes = {
+            column: whole
+            for index, column in columns
+            if column in self.numeric_columns and (whole := self._whole(index, column))
+        }
         # The rows' own name: the lowest level of a layered header ("(i) Dissociation - model" names models).
         entity = clean_cell(self.table.columns[named_by - 1]).split(HEADER_JOINER)[-1] if self.table.columns else ""
         if not entity or _AUTO_NAME.match(entity) or len(entity) > 30:
