@@ -90,7 +90,16 @@ class _TableView:
         named = zip(self.table.row_names, given, strict=True)
         self.spoken = {name: said for name, raw in named if (said := _with_r_squared(raw))}
         self.statistic_rows = {row for row in self.rows if _STATISTIC_ROW.match(self.spoken.get(row, row))}
-        self.plain_rows = [row for row in self.rows if not _SUMMARY_ROW.search(row) and row not in self.statistic_rows]
+        plain = [row for row in self.rows if not _SUMMARY_ROW.search(row) and row not in self.statistic_rows]
+        # A table reporting a fit is a regression's: its rows are variables, and one coefficient beside another
+        # compares two units, unless every row is one variable at points of an axis (an event study's "k = -2" …
+        # "k = +3"). Its "Mean" is the dependent variable's, a statistic too.
+        if self.statistic_rows:
+            self.statistic_rows |= {row for row in self.rows if _AVERAGE_ROW.search(row)}
+            plain = (
+                plain if len({_axis_point(row) for row in plain} - {""}) == 1 and all(map(_axis_point, plain)) else []
+            )
+        self.plain_rows = plain
         # A name several rows share (a variable repeated under each period of a panel; "LaCAM" and "LaCAM*" once the
         # footnote mark goes) is told apart only by the number the tool box appends ("Exports (3)"), which no reader
         # finds in the paper: no question or answer names those rows, though column-wide sums still count them.
@@ -117,6 +126,10 @@ class _TableView:
         if any(re.search(r",|\b(?:and|or)\b", self.spoken.get(name, name)) for name in self.table.row_names):
             self.spoken = {name: f'"{self.spoken.get(name, name)}"' for name in self.table.row_names}
         self.named_plain_rows = [row for row in self.plain_rows if row not in self.unreadable_rows]
+        # A column of years holds points in time: ordered and subtracted, never divided or averaged ("2012.96").
+        self.quantity_columns = [
+            column for index, column in columns if column in self.numeric_columns and not self._is_years(index)
+        ]
         self.spread_columns = {column for column in self.numeric_columns if _SPREAD_HEADER.search(column)}
         # So is a column: "R^2" is the tool box's "R", and a question about the R of each variant asks another thing.
         header = (source.get("rows") or [[]])[0] if source.get("has_header", True) else []
@@ -169,6 +182,10 @@ class _TableView:
                     return row
         return ""
 
+    def _is_years(self, index: int) -> bool:
+        written = [clean_cell(cells[index]) for cells in self.table.cells if parse_number(cells[index]) is not None]
+        return all(re.fullmatch(r"(?:1[6-9]|20)\d\d", text) for text in written)
+
     def _is_mostly_numbers(self, index: int) -> bool:
         parsed = [parse_number(cells[index]) for cells in self.table.cells]
         return sum(value is not None for value in parsed) >= max(2, len(parsed) // 2 + 1)
@@ -210,17 +227,20 @@ _ORDINAL_NAME = re.compile(
 )
 
 
+def _axis_point(name: str) -> str:
+    """The axis a name is a point of: the name with its standing numbers as "⋄" ("Epoch ⋄"); empty for a name
+    without any, or whose numbers count things of one kind rather than place them ("Model ⋄", "(⋄)")."""
+    marked = _POINT.sub("⋄", name).strip()
+    return marked if "⋄" in marked and not _ORDINAL_NAME.search(marked) else ""
+
+
 def _comparable_columns(columns: Sequence[str]) -> list[tuple[str, str]]:
     """Column pairs that measure the same thing at two points (2019/2020, Epoch 1/Epoch 5, 50B/300B); not the
     numbered models of a regression table, tasks or datasets whose names hold a number (CIFAR-10/CIFAR-100)."""
-
-    def pattern(column: str) -> str:
-        """The column's name with its standing numbers as "⋄" ("Epoch ⋄"); empty for a name without any."""
-        marked = _POINT.sub("⋄", column).strip()
-        return marked if "⋄" in marked and not _ORDINAL_NAME.search(marked) else ""
-
     pairs = combinations(columns, 2)
-    return [(first, second) for first, second in pairs if pattern(first) and pattern(first) == pattern(second)]
+    return [
+        (first, second) for first, second in pairs if _axis_point(first) and _axis_point(first) == _axis_point(second)
+    ]
 
 
 # Program helpers ---------------------------------------------------------------------------------
@@ -296,6 +316,7 @@ def _unique_best(values: Mapping[str, float], *, highest: bool) -> str:
 # candidates are the product of its dimensions, in order. A condition is a dimension of one empty value, or none.
 _DIMENSIONS: dict[str, Callable[[_TableView], list[dict[str, Any]]]] = {
     "column": lambda view: [{"column": column} for column in view.numeric_columns],
+    "quantity column": lambda view: [{"column": column} for column in view.quantity_columns],
     "header column": lambda view: [{"column": column} for column in view.header_columns],
     "column pair": lambda view: [{"column_a": a, "column_b": b} for a, b in _comparable_columns(view.numeric_columns)],
     # Sums only of parts of a whole the table shows (`_TableView._whole`), "whole" their evidence: its total row, whose
@@ -595,7 +616,7 @@ _PHRASINGS: dict[str, tuple[str, ...]] = {
 # answers it; the order is the drafting order.
 _DECLARATIONS = {
     "cell_difference": ("arithmetic_calculation", ("column", "row pair"), _solve_difference),
-    "cell_ratio": ("arithmetic_calculation", ("column", "row pair"), _solve_ratio),
+    "cell_ratio": ("arithmetic_calculation", ("quantity column", "row pair"), _solve_ratio),
     "pair_sum": ("arithmetic_calculation", ("3 rows", "parts column", "row pair"), _solve_pair_sum),  # 2: the whole
     "change_between_columns": ("arithmetic_calculation", ("column pair", "measured row"), _solve_change),
     "percentage_change": ("arithmetic_calculation", ("column pair", "measured row"), _solve_percentage_change),
@@ -609,13 +630,13 @@ _DECLARATIONS = {
     "extreme_row": ("comparison", ("3 rows", "column", "highest or lowest"), _solve_extreme_row),
     "extreme_value": ("aggregation", ("3 rows", "column", "highest or lowest"), _solve_extreme_value),
     "column_sum": ("aggregation", ("3 rows", "totalled column"), _column_aggregate("sum")),
-    "column_mean": ("aggregation", ("no averages", "3 rows", "column"), _column_aggregate("mean")),
-    "subset_mean": ("aggregation", ("column", "row triple"), _solve_subset_mean),
+    "column_mean": ("aggregation", ("no averages", "3 rows", "quantity column"), _column_aggregate("mean")),
+    "subset_mean": ("aggregation", ("quantity column", "row triple"), _solve_subset_mean),
     "rank_position": ("ranking", ("3 rows", "column", "plain row"), _solve_rank),
     "top_k": ("ranking", ("4 rows", "column", "top 3"), _solve_top_k),
     "count_beyond_row": ("counting", ("3 rows", "column", "plain row", "higher or lower"), _solve_count),
-    "above_mean": ("comparison", ("no averages", "3 rows", "column", "plain row"), _solve_above_mean),
-    "rows_above_mean": ("aggregation", ("no averages", "3 rows", "column"), _solve_rows_above_mean),
+    "above_mean": ("comparison", ("no averages", "3 rows", "quantity column", "plain row"), _solve_above_mean),
+    "rows_above_mean": ("aggregation", ("no averages", "3 rows", "quantity column"), _solve_rows_above_mean),
     "span_lookup": ("span_lookup", ("row", "header column"), _solve_span),
     "table_lookup": ("table_lookup", ("other tables", "row", "column"), _solve_table_lookup),
 }

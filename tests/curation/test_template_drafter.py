@@ -662,9 +662,14 @@ def test_rows_a_reader_cannot_tell_apart_are_named_by_no_question_or_answer():
 
 
 def test_a_regression_tables_fit_statistics_are_no_entries_beside_its_coefficients():
-    table = {**EVENT_STUDY, "rows": [*EVENT_STUDY["rows"], ["Observations", "8,637", ""], ["Within R$^2$", "0.42", ""]]}
+    # The event-time rows are one variable at points of an axis: they are compared, averaged and ranked.
+    fit = [["Observations", "8,637", ""], ["Within R$^2$", "0.42", ""]]
+    table = {**EVENT_STUDY, "rows": [EVENT_STUDY["rows"][0], *EVENT_STUDY["rows"][2:], *fit]}
     drafts = draft_template_questions([table], seed=0, per_template=500)
     assert {"column_mean", "extreme_row", "cell_difference"} <= {draft["template_id"] for draft in drafts}
+    assert _one(drafts, "column_mean", column="Coefficient")["answer"] == [
+        "0.023"
+    ]  # (-0.61 + 0.45 + 0.23) / 3, two digits kept
     for draft in drafts:
         if draft["template_id"] != "span_lookup":
             assert not re.search(r"Observations|Within", " ".join([draft["question"], *draft["answer"]])), draft
@@ -674,6 +679,37 @@ def test_a_regression_tables_fit_statistics_are_no_entries_beside_its_coefficien
              ["R2", "0.052", "0.049"]]  # fmt: skip
     drafts = draft_template_questions([{"label": "tab:fe", "rows": panel}], seed=0, per_template=50)
     assert drafts and {draft["template_id"] for draft in drafts} == {"span_lookup"}  # β_sent is all that is left
+
+
+def test_a_regression_tables_variables_are_not_compared_coefficient_with_coefficient():
+    # tests/curation/latex/fixtures/**/esttab_dependent_variable_title.tex, as extracted: a bandwidth beside a
+    # coefficient had been "By how much does Bandwidth exceed Passive (scaled)?", answered 99.949.
+    header = ["", "Sample years = 1998-2002 - (1)", "Sample years = 1998-2002 - (2)", "Sample years = 2003-2006 - (3)"]
+    rows = [header, ["Passive (scaled)", "0.051**", "0.047**", "0.012"], ["Bandwidth", "100", "200", "100"],
+            ["Observations", "1,204", "2,310", "1,190"], ["Mean", "0.61", "0.62", "0.66"]]  # fmt: skip
+    drafts = draft_template_questions([{"label": "tab:passive", "rows": rows}], seed=0, per_template=50)
+    assert {draft["template_id"] for draft in drafts} == {"span_lookup"}
+    assert {draft["slots"]["row"] for draft in drafts} >= {"Passive (scaled)", "Bandwidth"}  # each still looked up
+    # So with the Host row beside the event-time rows: Host is another variable, and "all entries" would leave it out.
+    table = {**EVENT_STUDY, "rows": [*EVENT_STUDY["rows"], ["Observations", "8,637", ""]]}
+    assert {draft["template_id"] for draft in draft_template_questions([table], seed=0, per_template=50)} == {
+        "span_lookup"
+    }
+    # Without a fit reported, the same rows are a results table's entries, compared as before.
+    assert "cell_difference" in {draft["template_id"] for draft in draft_template_questions([EVENT_STUDY], seed=0)}
+
+
+def test_a_column_of_years_is_ordered_and_subtracted_never_divided_or_averaged():
+    # Laid out as the board survey of a thesis (tests/curation/latex/fixtures/**/mora_thesis_landscape_longtable.tex):
+    # "What is the average Released across all names?" had been answered 2012.96.
+    rows = [["Name", "Released", "Price"], ["Arduino", "2005", "$20"], ["RaspberryPi", "2012", "$35"],
+            ["Bitalino", "2013", "$149"], ["Airboard", "2015", "$39"]]  # fmt: skip
+    drafts = draft_template_questions([{"label": "tab:boards", "rows": rows}], seed=0, per_template=50)
+    on_years = {draft["template_id"] for draft in drafts if draft["slots"].get("column") == "Released"}
+    assert {"cell_difference", "extreme_row", "rank_position", "count_beyond_row"} <= on_years
+    assert not on_years & {"cell_ratio", "column_mean", "subset_mean", "above_mean", "rows_above_mean"}
+    assert _one(drafts, "column_mean", column="Price")["answer"] == ["60.75"]  # amounts are averaged as before
+    assert _one(drafts, "cell_difference", column="Released", row_a="Airboard", row_b="Arduino")["answer"] == ["10"]
 
 
 def test_a_number_in_scientific_notation_keeps_its_precision_in_a_computed_answer():
