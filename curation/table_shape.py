@@ -174,13 +174,17 @@ class TableShape:
         return "\n".join(lines)
 
     def tool_input(self, label: str | None = None, position: int = 0) -> dict[str, Any]:
-        """The table as a ToolBox reads it: one flattened header row over the body rows, under its reader name."""
+        """The table as a ToolBox reads it: one flattened header row over the body rows, under its reader name, with
+        the body positions (row, column) a cell merged across columns covers, where its text repeats."""
+        head = self.prompt_header_rows()
+        merged = {(r - head, c) for span in self.spans if span.colspan > 1 for r, c in span.covered() if r >= head}
         return {
             "label": label if label is not None else self.display_label(position),
             "name": self.reader_name(position),
             "caption": self.caption,
             "rows": self.prompt_rows(),
             "header_rows": 1,
+            "merged": sorted(merged),
         }
 
     def reader_name(self, position: int = 0) -> str:

@@ -68,10 +68,19 @@ class _TableView:
         # What a reader calls the table ("Table 2"); the tool box keeps its label, which tool calls use.
         self.name = str(source.get("name") or "").strip() or self.label
         self.is_only_table = len(toolbox.tables) == 1
-        self.rows = [name for name in self.table.row_names if name and not _AUTO_NAME.match(name)]
-        # A table without a header row has data values where its column names would be: no column to name. The
-        # columns that name the rows ("Model") hold no values of them.
+        # The columns that name the rows ("Model") hold no values of them. A row whose every value is a cell merged
+        # across columns is a label or a setting ("Panel B"; "GHz" of each solver's processor), not an entry.
         named_by = self.table.name_width
+        merged = {tuple(position) for position in source.get("merged", ())}
+        labels = {
+            name
+            for row, name in enumerate(self.table.row_names)
+            if all((row, column) in merged for column in range(named_by, len(self.table.columns)))
+        }
+        self.rows = [
+            name for name in self.table.row_names if name and not _AUTO_NAME.match(name) and name not in labels
+        ]
+        # A table without a header row has data values where its column names would be: no column to name.
         # Nor does a column that repeats the row names (a side-by-side table's second "Model" column).
         columns = (
             list(enumerate(self.table.columns[named_by:], start=named_by)) if source.get("has_header", True) else []

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import re
 import statistics
+from pathlib import Path
 
 import pytest
 
 from curation.drafting.templates import TEMPLATES, asked_keys, draft_template_questions
+from curation.latex import extract_paper
+from curation.table_shape import shape_from_extracted
 from curation.toolkit.numbers import clean_cell, format_number
 from curation.toolkit.tools import ToolBox
 from scoring.metrics.toolcalls import result_contains
@@ -832,3 +835,23 @@ def test_a_question_puts_the_article_a_header_is_said_with_before_it():
     for column, article in (("Examples", "an"), ("MAE", "an"), ("F1", "an"), ("BLEU", "a"), ("Tokens", "a")):
         questions = [question for question in asked(column) if f" {column} " in question and "report" in question]
         assert questions and all(f"report {article} {column} " in question for question in questions), questions
+
+
+FIXTURES = Path(__file__).parent / "latex" / "fixtures"
+
+
+def test_a_row_whose_values_are_cells_merged_across_columns_is_a_label_or_a_setting_not_an_entry():
+    # The solvers' table of a real paper: its footer gives each solver's processor and clock across that solver's
+    # two columns. "Does GHz or Gaskell67-32x5-1 report a higher HCC-500K - E_BKS (%)?" had compared a clock with a gap,
+    # and the processor's "Opteron 275" was a span look-up's answer.
+    (table,) = extract_paper(FIXTURES / "constructs" / "neolrp_sideways_barreto.tex").tables
+    tool_table = shape_from_extracted(table).tool_input()
+    drafts = draft_template_questions([tool_table], seed=0, per_template=500)
+    said = [" ".join([draft["question"], *draft["answer"], draft["rationale"]]) for draft in drafts]
+    assert drafts and not [words for words in said if re.search(r"\bGHz\b|Processor|Opteron|Xeon", words)]
+    # Without those rows, the column means are the instances' own: (0.00 + 1.24 + … + 0.41) / 13.
+    assert _one(drafts, "column_mean", column="HCC-500K - E_BKS (%)")["answer"] == ["0.25"]
+    # So is a panel's label, whose merged cell repeats under each column: "What is the 2019 of Panel B?" "Panel B".
+    (panels,) = extract_paper(FIXTURES / "headers" / "booktabs_panels.tex").tables
+    lookups = draft_template_questions([shape_from_extracted(panels).tool_input()], seed=0, per_template=50)
+    assert lookups and not [draft for draft in lookups if "Panel" in " ".join([draft["question"], *draft["answer"]])]
