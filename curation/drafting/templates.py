@@ -19,6 +19,7 @@ from curation.toolkit.tools import Program, ToolBox, ToolError, ToolOutcome
 
 HeaderPhrases = Callable[[str], Sequence[str]]
 
+_NOTE_NOT_NOUN = re.compile(r"[()\d$£€¥%]|\b(?:thousands?|millions?|billions?)\b", re.IGNORECASE)
 # Rows that summarise other rows would be counted twice by column-wide aggregates.
 _TOTAL_ROW = re.compile(r"\btotals?\b|^sum\b", re.IGNORECASE)
 _AVERAGE_ROW = re.compile(r"\b(average|avg|mean|overall|all|median)\b", re.IGNORECASE)
@@ -85,8 +86,19 @@ class _TableView:
         columns = (
             list(enumerate(self.table.columns[named_by:], start=named_by)) if source.get("has_header", True) else []
         )
+        # A header the table repeats ("bermuda subsidiaries 2009" twice) is told apart only by the number the tool
+        # box appends ("… (2)"), which no reader finds in the paper.
+        lowered = {column.lower() for column in self.table.columns}
+        repeated = {
+            column
+            for column in self.table.columns
+            if f"{column} (2)".lower() in lowered
+            or re.sub(r" \(\d+\)$", "", column).lower() in lowered - {column.lower()}
+        }
         self.header_columns = [
-            column for index, column in columns if _is_header_name(column) and not self._repeats_row_names(index)
+            column
+            for index, column in columns
+            if _is_header_name(column) and not self._repeats_row_names(index) and column not in repeated
         ]
         self.numeric_columns = [
             column for index, column in columns if column in self.header_columns and self._is_mostly_numbers(index)
@@ -99,7 +111,12 @@ class _TableView:
         named = zip(self.table.row_names, given, strict=True)
         self.spoken = {name: said for name, raw in named if (said := _with_r_squared(raw))}
         self.statistic_rows = {row for row in self.rows if _STATISTIC_ROW.match(self.spoken.get(row, row))}
-        plain = [row for row in self.rows if not _SUMMARY_ROW.search(row) and row not in self.statistic_rows]
+        self.subtotal_rows = self._subtotals([index for index, column in columns if column in self.numeric_columns])
+        plain = [
+            row
+            for row in self.rows
+            if not _SUMMARY_ROW.search(row) and row not in self.statistic_rows and row not in self.subtotal_rows
+        ]
         # A table reporting a fit is a regression's: its rows are variables, and one coefficient beside another
         # compares two units, unless every row is one variable at points of an axis (an event study's "k = -2" …
         # "k = +3"). Its "Mean" is the dependent variable's, a statistic too.
@@ -155,12 +172,13 @@ class _TableView:
         }
         # The rows' own name: the lowest level of a layered header ("(i) Dissociation - model" names models).
         entity = clean_cell(self.table.columns[named_by - 1]).split(HEADER_JOINER)[-1] if self.table.columns else ""
-        if not entity or _AUTO_NAME.match(entity) or len(entity) > 30:
+        # A scale or currency note over the names ("( in thousands )", "£m", "€ million") names no entity.
+        if not entity or _AUTO_NAME.match(entity) or len(entity) > 30 or _NOTE_NOT_NOUN.search(entity):
             entity = "entry"
         self.entity = entity if entity.isupper() else entity.lower()
         self.entities = (
             self.entity
-            if self.entity.endswith("s")
+            if self.entity.lower().endswith("s")
             else f"{self.entity[:-1]}ies"
             if re.search(r"[^aeiou]y$", self.entity)
             else f"{self.entity}es"
@@ -185,11 +203,42 @@ class _TableView:
         if is_share and abs(total - 100) <= (len(parts) + 1) * 0.5 * 10**-decimals:
             return "100%"  # their total is the whole itself, and a share of it the cell: summed in pairs only
         for row in self.rows:
-            if _TOTAL_ROW.search(row) and row not in self.plain_rows:
+            if (_TOTAL_ROW.search(row) or row in self.subtotal_rows) and row not in self.plain_rows:
                 stated = parse_numeric(texts[row])
                 if stated is not None and round(total - stated.value, decimals) == 0:
                     return row
         return ""
+
+    def _subtotals(self, indices: Sequence[int]) -> set[str]:
+        """Rows equal to the sum of the run of two or more rows right above or below them, at the cells' precision, in
+        every numeric column but shares, two at least ("copenhagen and skoal" under copenhagen and skoal): a subtotal
+        is no peer of its own parts."""
+        cells = self.table.cells
+        amounts = [i for i in indices if "%" not in self.table.columns[i] and not any("%" in row[i] for row in cells)]
+        if len(amounts) < 2:
+            return set()
+        values = [[parse_numeric(cells[index]) for index in amounts] for cells in self.table.cells]
+        written = [_DECIMALS.search(clean_cell(cells[index])) for cells in self.table.cells for index in amounts]
+        decimals = max((len(match.group(1)) for match in written if match), default=0)
+
+        def sums(row: int, run: Sequence[list[Any]]) -> bool:
+            return all(
+                round(sum(part[column].value for part in run) - values[row][column].value, decimals) == 0
+                for column in range(len(amounts))
+            )
+
+        found = set()
+        for row, own in enumerate(values):
+            if None in own or not any(value.value for value in own):
+                continue
+            for runs in (range(row - 2, -1, -1), range(row + 3, len(values) + 1)):
+                for edge in runs:
+                    run = values[edge:row] if edge < row else values[row + 1 : edge]
+                    if any(None in part for part in run):
+                        break
+                    if sums(row, run):
+                        found.add(self.table.row_names[row])
+        return found
 
     def _is_years(self, index: int) -> bool:
         written = [clean_cell(cells[index]) for cells in self.table.cells if parse_number(cells[index]) is not None]
@@ -244,12 +293,18 @@ def _axis_point(name: str) -> str:
 
 
 def _comparable_columns(columns: Sequence[str]) -> list[tuple[str, str]]:
-    """Column pairs that measure the same thing at two points (2019/2020, Epoch 1/Epoch 5, 50B/300B); not the
-    numbered models of a regression table, tasks or datasets whose names hold a number (CIFAR-10/CIFAR-100)."""
-    pairs = combinations(columns, 2)
-    return [
-        (first, second) for first, second in pairs if _axis_point(first) and _axis_point(first) == _axis_point(second)
-    ]
+    """Column pairs that measure the same thing at two points (2019/2020, Epoch 1/Epoch 5, 50B/300B), the earlier
+    point first however the table orders them (a report's 2019 before its 2018); not the numbered models of a
+    regression table, tasks or datasets whose names hold a number (CIFAR-10/CIFAR-100)."""
+
+    def place(column: str) -> tuple[float, ...]:
+        """Its standing numbers, the last first: "Q1 2019" comes after "Q4 2018", "January 31, 2018" before 2019's."""
+        return tuple(
+            float(number.replace(",", "")) for number in reversed(_POINT.findall(column)) if number[-1].isdigit()
+        )
+
+    pairs = [pair for pair in combinations(columns, 2) if _axis_point(pair[0]) and len({*map(_axis_point, pair)}) == 1]
+    return [(first, second) if place(first) <= place(second) else (second, first) for first, second in pairs]
 
 
 # Program helpers ---------------------------------------------------------------------------------
@@ -371,8 +426,8 @@ def _solve_difference(program: Program, slots: dict[str, Any]) -> list[str]:
 
 def _solve_ratio(program: Program, slots: dict[str, Any]) -> list[str]:
     a, b = (_cell(program, slots, slots[row], slots["column"]) for row in ("row_a", "row_b"))
-    if b == 0 or a == 0:
-        raise _Unsuitable("ratio with a zero")
+    if a <= 0 or b <= 0:  # "how many times" asks of two amounts: 489 is not -0.1 times a loss of (4,697)
+        raise _Unsuitable("a ratio of a zero or a negative value")
     ratio = _fmt(program.run("divide", a=a, b=b))
     if ratio in ("1", "-1"):  # 7,209.00 to 7,212.29 answered "1" says nothing the question could not
         raise _Unsuitable("a ratio of two cells that rounds to 1: nothing to compute")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import statistics
+from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 
 import pytest
@@ -52,8 +53,9 @@ def _expected_answer(draft: dict) -> list[str]:
         return [format_number(value[slots["row_a"]] - value[slots["row_b"]])]
     if template == "cell_ratio":
         ratio = value[slots["row_a"]] / value[slots["row_b"]]
-        # A ratio below one keeps two significant digits (0.054, not 0.05).
-        return [f"{ratio:.2g}" if abs(ratio) < 1 else format_number(ratio)]
+        # A ratio below one keeps two significant digits (0.054, not 0.05); a half is rounded up (1,050 / 80: 13.13).
+        half_up = float(Decimal(str(ratio)).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP))
+        return [f"{ratio:.2g}" if abs(ratio) < 1 else format_number(half_up)]
     if template == "pair_sum":
         return [format_number(value[slots["row_a"]] + value[slots["row_b"]])]
     if template == "change_between_columns":
@@ -763,7 +765,7 @@ def test_only_columns_at_two_points_of_one_axis_make_a_change_and_a_numbered_mod
     points = [
         "2019",
         "2020",
-        "Q4 2019",
+        "Q4 2019",  # a report's newest first: the change is asked from the earlier point
         "Q4 2018",
         "Epoch 1",
         "Epoch 5",
@@ -774,7 +776,11 @@ def test_only_columns_at_two_points_of_one_axis_make_a_change_and_a_numbered_mod
     ]
     names = ["CIFAR-10 - p", "CIFAR-100 - p", "(1)", "(2)", "Punishment - (3)", "Punishment - (4)", "Task 1", "Task 2",
              "Col2", "Col3", "τ1", "τ2", "ResNet-50", "ResNet-101"]  # fmt: skip
-    assert _comparable_columns(points + names) == [tuple(points[i : i + 2]) for i in range(0, len(points), 2)]
+    expected = [(first, second) for first, second in zip(points[::2], points[1::2], strict=True)]
+    expected[1] = ("Q4 2018", "Q4 2019")  # asked from the earlier point, as a reader reads a change
+    assert _comparable_columns(points + names) == expected
+    assert _comparable_columns(["300B - Mix %", "50B - Mix %"]) == [("50B - Mix %", "300B - Mix %")]
+    assert _comparable_columns(["January 31, 2019", "January 31, 2018"]) == [("January 31, 2018", "January 31, 2019")]
 
 
 def test_a_row_named_only_by_a_citation_is_named_by_no_question_answer_or_rationale():
@@ -855,3 +861,52 @@ def test_a_row_whose_values_are_cells_merged_across_columns_is_a_label_or_a_sett
     (panels,) = extract_paper(FIXTURES / "headers" / "booktabs_panels.tex").tables
     lookups = draft_template_questions([shape_from_extracted(panels).tool_input()], seed=0, per_template=50)
     assert lookups and not [draft for draft in lookups if "Panel" in " ".join([draft["question"], *draft["answer"]])]
+
+
+# Altria's smokeless volumes (FinQA dev, ../shared/data/finqa, MIT: MO/2012/page_44.pdf), headers shortened to years:
+# "copenhagen and skoal" is the sum of the two rows above it, and the scale note heads the names.
+SMOKELESS = {
+    "label": "tab:smokeless",
+    "rows": [
+        ["( cans and packs in millions )", "2012", "2011", "2010"],
+        ["copenhagen", "392.5", "354.2", "327.5"],
+        ["skoal", "288.4", "286.8", "274.4"],
+        ["copenhagen and skoal", "680.9", "641.0", "601.9"],
+        ["other", "82.4", "93.6", "122.5"],
+        ["total smokeless products", "763.3", "734.6", "724.4"],
+    ],
+}
+
+
+def test_a_subtotal_is_no_peer_of_its_own_parts_and_a_scale_note_names_no_entity():
+    drafts = draft_template_questions([SMOKELESS], seed=0, per_template=100)
+    peers = ("compare_two_rows", "extreme_row", "column_mean", "rank_position", "count_beyond_row", "rows_above_mean")
+    for draft in drafts:
+        words = " ".join([draft["question"], *draft["answer"]])
+        assert "in millions" not in words and "( cans" not in words, words  # "How many ( cans … )s have …"
+        if draft["template_id"] in peers:
+            assert "copenhagen and skoal" not in words, words  # it was averaged with its own parts
+    assert _one(drafts, "column_mean", column="2011")["answer"] == ["244.87"]  # (354.2 + 286.8 + 93.6) / 3
+    # The parts' sum is backed by the total, as the evidence says.
+    assert {draft["slots"]["whole"] for draft in drafts if draft["template_id"] == "pair_sum"} == {
+        "total smokeless products"
+    }
+    # A change is asked from the earlier year, though the report prints 2012 first.
+    change = _one(drafts, "percentage_change", row="other", column_a="2011", column_b="2012")
+    assert change["answer"] == ["-11.97%"]  # (82.4 - 93.6) / 93.6
+    assert not [draft for draft in drafts if draft["slots"].get("column_a") in ("2012",)]
+
+
+def test_how_many_times_is_asked_of_two_positive_amounts_and_a_repeated_header_is_not_asked_about():
+    # Cable subscribers (TAT-QA dev, ../shared/data/tatqa, CC BY 4.0), made one header row: net additions can be losses,
+    # and "489 is how many times (4,697)?" had been answered -0.1. The statutory table repeats its "2009" header.
+    rows = [["", "Customers", "Net additions", "Net additions 2018"], ["Internet", "446,137", "21,189", "21,417"],
+            ["Video", "312,555", "(4,697)", "(6,760)"], ["Telephony", "142,754", "489", "5,594"]]  # fmt: skip
+    drafts = draft_template_questions([{"label": "tab:units", "rows": rows}], seed=0, per_template=100)
+    ratios = [draft for draft in drafts if draft["template_id"] == "cell_ratio"]
+    assert ratios and not [draft for draft in ratios if "Video" in draft["question"] and "Net" in draft["question"]]
+    assert not [draft for draft in ratios if draft["answer"][0].startswith("-")]
+    repeated = [["", "2009", "2009", "2008"], ["statutory net income", "904", "1,210", "880"],
+                ["statutory capital", "5,885", "6,103", "5,702"], ["dividends", "120", "96", "80"]]  # fmt: skip
+    drafts = draft_template_questions([{"label": "tab:statutory", "rows": repeated}], seed=0, per_template=100)
+    assert drafts and not [draft for draft in drafts if "2009" in draft["question"]]  # "2009 (2)" is in no paper
