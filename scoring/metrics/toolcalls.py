@@ -125,7 +125,6 @@ class ToolCallScore:
     recall: float
     true_positives: int
     scored_calls: int
-    essential_count: int
     has_error: bool
 
 
@@ -158,6 +157,5 @@ def score_tool_calls(
         recall=sum(matched) / len(essentials) if essentials else 1.0,
         true_positives=true_positives,
         scored_calls=len(scored),
-        essential_count=len(essentials),
         has_error=any(call.is_error for call in calls),
     )
