@@ -119,10 +119,9 @@ def score_question_official(record: Mapping[str, Any], prediction: Any) -> Scita
             raise TypeError(f"a {type(record['answer']).__name__} answer is not iterable")
     except (TypeError, ValueError) as error:
         raise ValueError(f"id {uid}: SciTaT's evaluate.py cannot score this question ({error})") from error
-    # evaluate.py's short-form test on the raw gold answer: every element has ≤ 5 space tokens (a string's elements
-    # are its characters, so a string answer is always short-form).
-    short_form = all(len(str(element).split(" ")) <= 5 for element in record["answer"])
-    return _form_score(uid, short_form, scored.em, scored.f1)
+    # evaluate.py's short-form test runs on the raw gold answer (a string's elements are its characters, so a string
+    # answer is always short-form).
+    return _form_score(uid, is_short_form(record["answer"]), scored.em, scored.f1)
 
 
 def exact_match(predicted_items: Sequence[Any], gold_items: Sequence[Any], mode: tatqa.Mode = "fixed") -> float:
