@@ -70,13 +70,13 @@ def run_finish_if_done(*, run_id: int) -> bool:
     if RunChunk.objects.filter(run_id=run_id).exclude(status=RunChunk.Status.DONE).exists():
         return False
     run = ScoringRun.objects.get(pk=run_id)
+    counts = prediction_counts(run)
     # Never "completed" with an item unattempted: every item of the run (the release's, its first `limit` or its
     # per-template sample) has its prediction (a given-up chunk's items have failed ones), whatever the chunks' flags
     # say; (run, item) is unique, so the count tells.
-    if Prediction.objects.filter(run_id=run_id).count() < run.items_total:
+    if counts["done"] < run.items_total:
         logger.warning("run %s: every chunk is done but some items have no prediction; not completing", run_id)
         return False
-    counts = prediction_counts(run)
     target, why = Status.COMPLETED, {}
     if counts["done"] and counts["failed"] == counts["done"]:
         first = Prediction.objects.filter(run_id=run_id).order_by("position").values_list("error", flat=True).first()
