@@ -14,8 +14,9 @@ _PROGRAMS = {"bwrap": "run isolated", "refused": "not run", "degraded": "run UNI
 def sandbox_health() -> dict[str, Any]:
     """Whether bubblewrap starts here and what model-written programs get; the reason stays in runs and logs."""
     status = isolation_status(allow_unisolated=settings.TATCURATE_UNSAFE_RUN_PROGRAMS_UNISOLATED)
+    is_isolated = status.isolation == "bwrap"
     return {
-        "ok": status.is_available,
-        "isolation": "bubblewrap" if status.is_available else "unavailable",
+        "ok": is_isolated,
+        "isolation": "bubblewrap" if is_isolated else "unavailable",
         "programs": _PROGRAMS[status.isolation],
     }

@@ -110,9 +110,8 @@ class SandboxUnavailableError(RuntimeError):
 
 @dataclass(frozen=True)
 class IsolationStatus:
-    """Whether this machine can isolate programs, what a run here would use, and why not when it cannot."""
+    """What a program run here would get (bwrap, degraded or refused), and why not bwrap when it is not."""
 
-    is_available: bool
     isolation: str
     reason: str = ""
 
@@ -207,10 +206,8 @@ def isolation_status(*, allow_unisolated: bool = False, use_bwrap: bool = True) 
     else:
         reason = _probe(str(bwrap), str(sandbox_python()))
     if not reason:
-        return IsolationStatus(is_available=True, isolation=ISOLATION_BWRAP)
-    return IsolationStatus(
-        is_available=False, isolation=ISOLATION_DEGRADED if allow_unisolated else ISOLATION_REFUSED, reason=reason
-    )
+        return IsolationStatus(ISOLATION_BWRAP)
+    return IsolationStatus(ISOLATION_DEGRADED if allow_unisolated else ISOLATION_REFUSED, reason=reason)
 
 
 def _parse_entry(entry: str | None, args: Sequence[Any]) -> dict[str, Any] | None:
