@@ -13,13 +13,20 @@ one a release's FinQA layout writes from its derivation (`finqa_program_of`: kep
 Routed types are SciTaT table 4's subtypes no template exercises (left for a language-model run). The default
 fixtures are eleven real papers' tables (benchmarks/papers/README.md).
 
-    .venv/bin/python benchmarks/template_quality.py [--fixtures DIR]
+`reports` drafts the same way over the first --reports tables of TAT-QA dev (financial reports, header rows as the
+import counts them) and counts what a reviewer of those drafts rejected (target 0 each): a change asked from a later
+year to an earlier one, a "how many times" with a negative answer, a scale note named as the rows' entity ("( in
+millions )s"), a row of years compared as an entry, a row whose name states a unit compared with one that does not.
+
+    .venv/bin/python benchmarks/template_quality.py [--fixtures DIR] [--reports N] [--tatqa FILE]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import re
 import sys
 from collections import Counter
 from pathlib import Path
@@ -37,6 +44,37 @@ from curation.taxonomy import DEFAULT_TAXONOMY  # noqa: E402
 from curation.toolkit.numbers import parse_numeric  # noqa: E402
 
 DEFAULT_FIXTURES = ROOT / "benchmarks" / "papers" / "templates"
+SHARED = Path(os.environ.get("TATCURATE_SHARED_DIR", ROOT / ".." / "shared"))
+_YEAR = re.compile(r"\b(?:19|20)\d\d\b")
+_CHANGES = ("change_between_columns", "percentage_change", "largest_increase")
+_SCALE_NOTE = re.compile(r"thousands|millions|billions|£m|€ ?m")
+_UNIT_NOTE = re.compile(r"\(in [^)]*\)|\bper \w+", re.IGNORECASE)
+
+
+def _reports(path: Path, count: int) -> dict[str, int]:
+    """What a reviewer rejects in the drafts over `count` report tables (see the module's docstring)."""
+    found: Counter[str] = Counter()
+    for item in json.loads(path.read_text())[:count]:
+        rows = item["table"]["table"]
+        found["tables"] += 1
+        for draft in draft_template_questions([{"label": "t", "rows": rows}], seed=0, per_template=2):
+            slots, words = draft["slots"], " ".join([draft["question"], *draft["answer"]])
+            found["drafts"] += 1
+            if draft["template_id"] in _CHANGES:
+                years = [[int(y) for y in _YEAR.findall(slots[key])] for key in ("column_a", "column_b")]
+                found["changes_with_years"] += all(years)
+                found["changes_backwards"] += all(years) and years[0] > years[1]
+            found["negative_ratios"] += draft["template_id"] == "cell_ratio" and draft["answer"][0].startswith("-")
+            entity = rows[0][0].strip().lower() if rows and rows[0] else ""
+            found["scale_note_as_entity"] += bool(_SCALE_NOTE.search(entity)) and entity in words.lower()
+            named = [str(slots[key]) for key in ("row_a", "row_b") if key in slots]
+            found["rows_of_two_units_compared"] += len({_UNIT_NOTE.search(name) is not None for name in named}) == 2
+            found["year_row_as_entry"] += any(
+                all(_YEAR.fullmatch(cell.strip()) for cell in row[1:] if cell.strip()) and sum(map(bool, row[1:])) > 1
+                for row in rows[1:]
+                if row[0] and row[0] in words
+            )
+    return dict(found)
 
 
 def _read_cells(draft: dict) -> list[str]:
@@ -77,6 +115,8 @@ def _percent_violation(draft: dict, scale: str | None, cells: list[str]) -> bool
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--fixtures", type=Path, default=DEFAULT_FIXTURES)
+    parser.add_argument("--reports", type=int, default=200, help="how many TAT-QA dev tables to draft over")
+    parser.add_argument("--tatqa", type=Path, default=SHARED / "data/tatqa/tatqa_dataset_dev.json")
     options = parser.parse_args()
     sources = sorted(p for p in options.fixtures.iterdir() if p.suffix == ".tex" or p.is_dir())
     totals: Counter[str] = Counter()
@@ -154,6 +194,7 @@ def main() -> None:
                 "finqa_program_share_of_arithmetic": round(totals["finqa_program"] / totals["arithmetic"], 4)
                 if totals["arithmetic"]
                 else None,
+                "reports": _reports(options.tatqa, options.reports) if options.tatqa.is_file() else None,
                 "by_reasoning_type": {
                     code: {"drafted": drafted[code], "routed": code not in TEMPLATE_SUBTYPES} for code in subtypes
                 },

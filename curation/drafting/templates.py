@@ -70,13 +70,16 @@ class _TableView:
         self.name = str(source.get("name") or "").strip() or self.label
         self.is_only_table = len(toolbox.tables) == 1
         # The columns that name the rows ("Model") hold no values of them. A row whose every value is a cell merged
-        # across columns is a label or a setting ("Panel B"; "GHz" of each solver's processor), not an entry.
+        # across columns is a label or a setting ("Panel B"; "GHz" of each solver's processor), not an entry; nor is a
+        # header row read as the body's first: a row of years ("($ in millions) | 2019 | 2018"), "(In Millions)".
         named_by = self.table.name_width
         merged = {tuple(position) for position in source.get("merged", ())}
         labels = {
             name
-            for row, name in enumerate(self.table.row_names)
+            for row, (name, cells) in enumerate(zip(self.table.row_names, self.table.cells, strict=True))
             if all((row, column) in merged for column in range(named_by, len(self.table.columns)))
+            or _are_years(cells[named_by:], at_least=2)
+            or _SCALE_ONLY.fullmatch(name)
         }
         self.rows = [
             name for name in self.table.row_names if name and not _AUTO_NAME.match(name) and name not in labels
@@ -125,7 +128,9 @@ class _TableView:
             plain = (
                 plain if len({_axis_point(row) for row in plain} - {""}) == 1 and all(map(_axis_point, plain)) else []
             )
-        self.plain_rows = plain
+        # Rows whose names state different units ("Gross profit (in thousands)", "Feed cost per dozen") are two kinds
+        # of quantity: none is compared, ranked or averaged with another.
+        self.plain_rows = plain if len({_unit_note(row) for row in plain}) <= 1 else []
         # A name several rows share (a variable repeated under each period of a panel; "LaCAM" and "LaCAM*" once the
         # footnote mark goes) is told apart only by the number the tool box appends ("Exports (3)"), which no reader
         # finds in the paper: no question or answer names those rows, though column-wide sums still count them.
@@ -154,7 +159,9 @@ class _TableView:
         self.named_plain_rows = [row for row in self.plain_rows if row not in self.unreadable_rows]
         # A column of years holds points in time: ordered and subtracted, never divided or averaged ("2012.96").
         self.quantity_columns = [
-            column for index, column in columns if column in self.numeric_columns and not self._is_years(index)
+            column
+            for index, column in columns
+            if column in self.numeric_columns and not _are_years(cells[index] for cells in self.table.cells)
         ]
         self.spread_columns = {column for column in self.numeric_columns if _SPREAD_HEADER.search(column)}
         # So is a column: "R^2" is the tool box's "R", and a question about the R of each variant asks another thing.
@@ -240,10 +247,6 @@ class _TableView:
                         found.add(self.table.row_names[row])
         return found
 
-    def _is_years(self, index: int) -> bool:
-        written = [clean_cell(cells[index]) for cells in self.table.cells if parse_number(cells[index]) is not None]
-        return all(re.fullmatch(r"(?:1[6-9]|20)\d\d", text) for text in written)
-
     def _is_mostly_numbers(self, index: int) -> bool:
         parsed = [parse_number(cells[index]) for cells in self.table.cells]
         return sum(value is not None for value in parsed) >= max(2, len(parsed) // 2 + 1)
@@ -255,6 +258,21 @@ class _TableView:
     def _repeats_row_names(self, index: int) -> bool:
         named = zip(self.table.cells, self.table.row_names, strict=True)
         return bool(self.table.cells) and all(clean_cell(cells[index]) == clean_cell(name) for cells, name in named)
+
+
+_SCALE_ONLY = re.compile(r"\(?\s*(?:[$£€]\s*)?(?:in )?(?:thousands|millions|billions)\s*\)?", re.IGNORECASE)
+_UNIT_NOTE = re.compile(r"\((?:[$£€]\s*)?in [^)]*\)|\((?:%|percent|[$£€]|x)\)|\bper \w+", re.IGNORECASE)
+
+
+def _unit_note(name: str) -> str:
+    """The unit or scale a row's name states ("(in thousands)", "per dozen", "(%)"), lowered; "" for none."""
+    return " ".join(note.lower() for note in _UNIT_NOTE.findall(name))
+
+
+def _are_years(cells: Iterable[str], *, at_least: int = 0) -> bool:
+    """Whether the numbers among `cells` are whole years (2019, 1998), `at_least` of them."""
+    written = [clean_cell(cell) for cell in cells if parse_number(cell) is not None]
+    return len(written) >= at_least and all(re.fullmatch(r"(?:1[6-9]|20)\d\d", text) for text in written)
 
 
 def _with_r_squared(raw: str) -> str:

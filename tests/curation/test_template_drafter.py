@@ -910,3 +910,36 @@ def test_how_many_times_is_asked_of_two_positive_amounts_and_a_repeated_header_i
                 ["statutory capital", "5,885", "6,103", "5,702"], ["dividends", "120", "96", "80"]]  # fmt: skip
     drafts = draft_template_questions([{"label": "tab:statutory", "rows": repeated}], seed=0, per_template=100)
     assert drafts and not [draft for draft in drafts if "2009" in draft["question"]]  # "2009 (2)" is in no paper
+
+
+def test_a_row_of_years_is_a_header_row_read_into_the_body_not_an_entry():
+    # A report's table whose second header row the import did not count (TAT-QA dev, CC BY 4.0, shortened): "Which has
+    # a lower June 30,: '($ in millions)' or 'Accrued pension liabilities'?" compared the year 2018 with 3.4.
+    rows = [["", "June 30,", ""], ["($ in millions)", "2019", "2018"], ["Accrued income taxes", "4.2", "3.9"],
+            ["Accrued pension liabilities", "3.4", "3.1"], ["Deferred revenue", "12.8", "11.0"]]  # fmt: skip
+    drafts = draft_template_questions([{"label": "tab:accrued", "rows": rows}], seed=0, per_template=100)
+    assert drafts and not [
+        draft for draft in drafts if "in millions" in " ".join([draft["question"], *draft["answer"]])
+    ]
+    assert _one(drafts, "column_mean", column="June 30,")["answer"] == ["6.8"]  # (4.2 + 3.4 + 12.8) / 3
+    # So is a row named only by the scale: "Which value does the table give for the Acquisitions of (In Millions)?"
+    rows = [["", "Dec 29, 2018", "Acquisitions"], ["(In Millions)", "", ""], ["Goodwill", "5,842", "1,310"],
+            ["Other intangibles", "1,201", "544"], ["Trade names", "380", "95"]]  # fmt: skip
+    drafts = draft_template_questions([{"label": "tab:goodwill", "rows": rows}], seed=0, per_template=100)
+    assert drafts and not [draft for draft in drafts if "Millions" in draft["question"]]
+
+
+def test_rows_whose_names_state_different_units_are_not_compared_with_each_other():
+    # Cal-Maine's selected data (TAT-QA dev, CC BY 4.0, shortened): "What is the difference in June 2, 2018 between
+    # 'Gross profit (in thousands)' and 'Feed cost per dozen produced'?" subtracts a cost per dozen from thousands.
+    rows = [
+        ["Fiscal Year ended", "June 1, 2019", "June 2, 2018"],
+        ["Gross profit (in thousands)", "285,116", "244,127"],
+        ["Feed cost per dozen produced", "0.5", "0.45"],
+        ["Dozens sold (in thousands)", "1,134,018", "1,049,952"],
+    ]
+    drafts = draft_template_questions([{"label": "tab:selected", "rows": rows}], seed=0, per_template=100)
+    asked = {draft["template_id"] for draft in drafts}
+    assert asked and not asked & {"cell_difference", "cell_ratio", "compare_two_rows", "column_mean", "extreme_row"}
+    change = _one(drafts, "percentage_change", row="Feed cost per dozen produced")  # each row is still its own series
+    assert (change["slots"]["column_a"], change["answer"]) == ("June 2, 2018", ["11.11%"])  # (0.5 - 0.45) / 0.45
