@@ -19,7 +19,6 @@ from curation.toolkit.tools import Program, ToolBox, ToolError, ToolOutcome
 
 HeaderPhrases = Callable[[str], Sequence[str]]
 
-_NOTE_NOT_NOUN = re.compile(r"[()\d$£€¥%]|\b(?:thousands?|millions?|billions?)\b", re.IGNORECASE)
 # Rows that summarise other rows would be counted twice by column-wide aggregates.
 _TOTAL_ROW = re.compile(r"\btotals?\b|^sum\b", re.IGNORECASE)
 _AVERAGE_ROW = re.compile(r"\b(average|avg|mean|overall|all|median)\b", re.IGNORECASE)
@@ -217,15 +216,15 @@ class _TableView:
         return ""
 
     def _subtotals(self, indices: Sequence[int]) -> set[str]:
-        """Rows equal to the sum of the run of two or more rows right above or below them, at the cells' precision, in
+        """Rows equal to the sum of a run of 2 to 12 rows right above or below them, at the cells' precision, in
         every numeric column but shares, two at least ("copenhagen and skoal" under copenhagen and skoal): a subtotal
         is no peer of its own parts."""
-        cells = self.table.cells
-        amounts = [i for i in indices if "%" not in self.table.columns[i] and not any("%" in row[i] for row in cells)]
+        body = self.table.cells
+        amounts = [i for i in indices if "%" not in self.table.columns[i] and not any("%" in row[i] for row in body)]
         if len(amounts) < 2:
             return set()
-        values = [[parse_numeric(cells[index]) for index in amounts] for cells in self.table.cells]
-        written = [_DECIMALS.search(clean_cell(cells[index])) for cells in self.table.cells for index in amounts]
+        values = [[parse_numeric(cells[index]) for index in amounts] for cells in body]
+        written = [_DECIMALS.search(clean_cell(cells[index])) for cells in body for index in amounts]
         decimals = max((len(match.group(1)) for match in written if match), default=0)
 
         def sums(row: int, run: Sequence[list[Any]]) -> bool:
@@ -238,7 +237,7 @@ class _TableView:
         for row, own in enumerate(values):
             if None in own or not any(value.value for value in own):
                 continue
-            for runs in (range(row - 2, -1, -1), range(row + 3, len(values) + 1)):
+            for runs in (range(row - 2, max(row - 13, -1), -1), range(row + 3, min(row + 14, len(values) + 1))):
                 for edge in runs:
                     run = values[edge:row] if edge < row else values[row + 1 : edge]
                     if any(None in part for part in run):
@@ -260,6 +259,9 @@ class _TableView:
         return bool(self.table.cells) and all(clean_cell(cells[index]) == clean_cell(name) for cells, name in named)
 
 
+# Notes of scale and unit: over the names they name no entity ("( in thousands )", "£m"); as a name, a header row
+# read into the body ("(In Millions)"); in a name, the unit of its values ("Gross profit (in thousands)", "per dozen").
+_NOTE_NOT_NOUN = re.compile(r"[()\d$£€¥%]|\b(?:thousands?|millions?|billions?)\b", re.IGNORECASE)
 _SCALE_ONLY = re.compile(r"\(?\s*(?:[$£€]\s*)?(?:in )?(?:thousands|millions|billions)\s*\)?", re.IGNORECASE)
 _UNIT_NOTE = re.compile(r"\((?:[$£€]\s*)?in [^)]*\)|\((?:%|percent|[$£€]|x)\)|\bper \w+", re.IGNORECASE)
 
