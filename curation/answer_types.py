@@ -312,10 +312,16 @@ def _cell_scale(tables: Sequence[TableShape], cell: _Cell, notes: set[str]) -> S
     if written := _CELL_SCALE.search(cell.text):
         return Suggestion(written.lastgroup, f"cell '{cell.text}' writes its scale → {written.lastgroup}")
     headers = _headers(table, cell)
-    # A per-share value is read in its own row (or its nearest column header), not a section title above.
-    nearest = [header for header in headers if header[0] == "row"] + [h for h in headers if h[0] == "column"][-1:]
+    # A per-share value is read in its own row, the section it stands in ("Net loss per share:" over "Basic") or its
+    # nearest column header, not a title further up.
+    above = table.grid[cell.row - 1 :: -1] if cell.row else []
+    section = next((row[0] for row in above if row and row[0].strip() and not any(row[1:])), "")
+    nearest = (
+        [h for h in headers if h[0] == "row"] + [("section", section)] + [h for h in headers if h[0] == "column"][-1:]
+    )
     for kind, header in nearest:
-        if _PER_UNIT.search(header) or _PLAIN_UNIT.search(header) or (kind == "row" and _COUNT_ROW.match(header)):
+        plain = _EXCEPT.sub("", header)  # "(in thousands, except per share amounts)" scales the amounts
+        if _PER_UNIT.search(plain) or _PLAIN_UNIT.search(plain) or (kind == "row" and _COUNT_ROW.match(header)):
             return Suggestion("", f"{kind} '{_quote(header)}' is a per-unit value or a duration → None")
     for kind, header in headers:
         unit = _unit_of(header)

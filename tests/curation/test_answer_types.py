@@ -92,6 +92,30 @@ def test_percent_from_the_derivation_and_none_for_text_years_and_written_units()
     assert _scale(["2.41"], tables=[per_share]).value == ""
 
 
+def test_a_note_that_excepts_per_share_amounts_scales_the_amounts_and_not_the_per_share_section():
+    # A loss-per-share table of TAT-QA test (../shared/data/tatqa, CC BY 4.0), shortened: the amounts had been given
+    # no scale (the note's "per share" read as theirs) and the per-share values the note's thousand.
+    table = shape_from_rows([
+        ["", "", "Years Ended December 31,", ""],
+        ["", "2019", "2018", "2017"],
+        ["", "", "(in thousands, except per share amounts)", ""],
+        ["Numerator:", "", "", ""],
+        ["Net loss", "$(19,898)", "$(26,199)", "$(9,187)"],
+        ["Net loss per share:", "", "", ""],
+        ["Basic", "$(0.28)", "$(0.38)", "$(0.14)"],
+    ])  # fmt: skip
+    amount = _scale(["$(26,199)"], tables=[table])
+    assert (amount.value, amount.evidence) == (
+        "thousand",
+        "column '(in thousands, except per share amounts)' → thousand",
+    )
+    per_share = _scale(["$(0.38)"], tables=[table])
+    assert (per_share.value, per_share.evidence) == (
+        "",
+        "section 'Net loss per share:' is a per-unit value or a duration → None",
+    )
+
+
 def test_a_stub_cell_that_is_only_a_scale_note_scales_the_table_but_a_column_unit_only_its_column():
     table = shape_from_rows([["", "F19", "F18"], ["$ MILLION", "53 WEEKS", "52 WEEKS"], ["Sales", "1,671", "1,612"]])
     average = _scale(["1641.5"], rationale="(1,671 + 1,612) / 2", tables=[table])
