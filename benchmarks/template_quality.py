@@ -57,7 +57,8 @@ def _reports(path: Path, count: int) -> dict[str, int]:
     for item in json.loads(path.read_text())[:count]:
         rows = item["table"]["table"]
         found["tables"] += 1
-        for draft in draft_template_questions([{"label": "t", "rows": rows}], seed=0, per_template=2):
+        table = shape_from_rows(rows).tool_input("t")  # as a context's imported table is drafted
+        for draft in draft_template_questions([table], seed=0, per_template=2):
             slots, words = draft["slots"], " ".join([draft["question"], *draft["answer"]])
             found["drafts"] += 1
             if draft["template_id"] in _CHANGES:

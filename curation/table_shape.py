@@ -271,6 +271,21 @@ def row_names(body: Sequence[Sequence[str]]) -> tuple[list[str], int]:
 
 
 _NUMERIC = re.compile(r"^[-+−–~≈∼<>(]*[$€£]?\.?\d[\d.,]*")
+_SCALE_NOTE = re.compile(
+    r"\(?\s*(?:[$£€]\s*)?(?:in )?(?:thousands|millions|billions)\b[^)]*\)?|[$£€]\s?m|%", re.IGNORECASE
+)
+_PERIOD = re.compile(r"(?:.*\b)?(?:19|20)\d\d(?:/\d\d(?:\d\d)?)?\b.*")
+
+
+def _reads_as_header(row: Sequence[str]) -> bool:
+    """A row with no name of its own (or only a scale note, "($ in millions)") over names or periods, no amounts."""
+    name, cells = _clean(row[0]) if row else "", [_clean(cell) for cell in row[1:] if _clean(cell)]
+    if (name and not _SCALE_NOTE.fullmatch(name)) or not cells:
+        return False
+    # One cell alone is a section's title ("Consolidated Statements of Operations Data:") unless a period or a scale.
+    if len(cells) == 1 and not (_PERIOD.fullmatch(cells[0]) or _SCALE_NOTE.fullmatch(cells[0])):
+        return False
+    return all(_PERIOD.fullmatch(cell) or not _NUMERIC.match(cell) for cell in cells)
 
 
 def shape_from_rows(
@@ -293,8 +308,11 @@ def shape_from_rows(
             if not rows[r][c]:
                 rows[r][c] = text
     if header_rows is None:
-        # Row one, plus any rows its \multirow cells reach down into (none if that is every row).
+        # Row one, plus any rows its \multirow cells reach down into (none if that is every row), plus the rows under
+        # it that read as headers (a report's "| | 2019 | 2018 |" under "| | Years Ended December 31, | |").
         reach = header_reach(clipped, 1)
+        while reach < len(rows) - 1 and _reads_as_header(rows[reach]):
+            reach += 1
         header_rows = 0 if reach >= len(rows) else reach
     header_rows = max(0, min(int(header_rows), max(len(rows) - 1, 0)))
     return TableShape(rows, clipped, header_rows, label or "", caption or "", number or "")

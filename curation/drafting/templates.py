@@ -223,7 +223,11 @@ class _TableView:
         amounts = [i for i in indices if "%" not in self.table.columns[i] and not any("%" in row[i] for row in body)]
         if len(amounts) < 2:
             return set()
-        values = [[parse_numeric(cells[index]) for index in amounts] for cells in body]
+        nil = parse_numeric("0")  # a dash among the parts is nil
+        values = [
+            [nil if _DASH.fullmatch(cells[index].strip()) else parse_numeric(cells[index]) for index in amounts]
+            for cells in body
+        ]
         written = [_DECIMALS.search(clean_cell(cells[index])) for cells in body for index in amounts]
         decimals = max((len(match.group(1)) for match in written if match), default=0)
 
@@ -308,7 +312,7 @@ _ORDINAL_NAME = re.compile(
 def _axis_point(name: str) -> str:
     """The axis a name is a point of: the name with its standing numbers as "⋄" ("Epoch ⋄"); empty for a name
     without any, or whose numbers count things of one kind rather than place them ("Model ⋄", "(⋄)")."""
-    marked = _POINT.sub("⋄", name).strip()
+    marked = _POINT.sub("⋄", _period(name) or name).strip()  # "Years Ended December 31, - 2019" is 2018's peer
     return marked if "⋄" in marked and not _ORDINAL_NAME.search(marked) else ""
 
 
@@ -361,6 +365,7 @@ def _column(program: Program, slots: Mapping[str, Any], column: str = "column") 
     return {row: _number(cells[row], slots, is_spread=is_spread) for row in slots["rows"]}
 
 
+_DASH = re.compile(r"[-–—]")
 _GROUPED = re.compile(r"\d,\d{3}(?!\d)")
 _DECIMALS = re.compile(r"^\D*\d[\d,]*\.(\d+)")
 _EXPONENT = re.compile(r"^\D*\d+(?:\.(\d+))?e([-+]?\d+)$", re.IGNORECASE)
@@ -468,8 +473,8 @@ def _solve_change(program: Program, slots: dict[str, Any]) -> list[str]:
 
 def _solve_percentage_change(program: Program, slots: dict[str, Any]) -> list[str]:
     before, after = (_cell(program, slots, slots["row"], slots[column]) for column in ("column_a", "column_b"))
-    if before <= 0:
-        raise _Unsuitable("percentage change from zero or a negative base")
+    if before <= 0 or after < 0:  # 11.4 to (35.8) is no "-414.04%" a reader of the report would write
+        raise _Unsuitable("percentage change from zero or a negative base, or into a negative value")
     change = program.run("subtract", a=after, b=before)
     share = program.run("divide", a=change, b=before)
     return [_fmt(program.run("multiply", numbers=[share, 100])) + "%"]
@@ -861,6 +866,25 @@ def _phrase(header: str, rng: random.Random, header_phrases: HeaderPhrases | Non
     return rng.choice(options).strip() if options else header
 
 
+_MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?"
+_DATE = re.compile(
+    rf"{_MONTH} \d{{1,2}},? (?:19|20)\d\d|\d{{1,2}} {_MONTH},? (?:19|20)\d\d|\d{{1,2}}/\d{{1,2}}/\d{{2,4}}", re.I
+)
+_SPAN = re.compile(rf"(?:(?:fiscal|fy|q[1-4]|h[12]|{_MONTH})\s*)?(?:19|20)\d\d|fy\s?\d\d", re.IGNORECASE)
+# What a period's flattened header says beside its point: "Years Ended December 31, - 2019", "As of - 2018".
+_PERIOD_WORDS = re.compile(
+    rf"(?:(?:years?|months?|quarters?|weeks?|fiscal|ended|ending|as (?:of|at)|at|{_MONTH}|\d{{1,2}}),?\s*)+", re.I
+)
+
+
+def _period(column: str) -> str:
+    """The period a column is named by alone ("2019", "Fiscal 2018", "December 31, 2019"): its last header part, when
+    the parts above only describe the period ("Years Ended December 31, - 2019"); else ""."""
+    *above, last = (part.strip() for part in column.split(HEADER_JOINER))
+    is_period = all(map(_PERIOD_WORDS.fullmatch, above)) and (_DATE.fullmatch(last) or _SPAN.fullmatch(last))
+    return last if is_period else ""
+
+
 def _indefinite(noun: str) -> str:
     """The article before a header as it is said: a BLEU, an accuracy, an F1, an MAE, an RMSE, a unit, an 8-shot."""
     if re.match(r"(?:8|11|18)(?!\d)|8\d", noun):
@@ -1002,8 +1026,10 @@ def _instantiate(
             words[key] = without_citations(
                 _phrase(view.spoken_columns.get(slots[key], slots[key]), rng, header_phrases)
             )
-    if header_phrases is None and re.fullmatch(r"(19|20)\d{2}", words.get("column", "")):
-        words["column"] = f"value in {words['column']}"  # "the 2019 of BERT" reads badly
+    for key in ("column", "column_a", "column_b"):
+        if header_phrases is None and (point := _period(words.get(key, ""))):
+            # "the 2019 of BERT", "a higher Fiscal 2018" read badly; a change goes "from 2018 to 2019"
+            words[key] = point if key != "column" else f"value {'at' if _DATE.fullmatch(point) else 'in'} {point}"
     if "column" in words:
         words["a_column"] = f"{_indefinite(words['column'])} {words['column']}"
     question = template.phrasings[phrasing_index].format(**words)

@@ -158,3 +158,23 @@ def test_a_first_column_that_names_each_row_once_names_the_rows():
     assert row_names(numbered) == (["1", "2", "3"], 1)
     parti = [["Imagen", "Diffusion", "7.27"], ["Parti", "Autoregressive", "7.23"], ["", "", "(0.1)"]]
     assert row_names(parti) == (["Imagen", "Parti", ""], 1)
+
+
+def test_an_imported_reports_header_rows_are_counted_from_what_they_hold():
+    # TAT-QA dev tables (../shared/data/tatqa, CC BY 4.0), which carry no header count: the periods under their group
+    # label, and a units row, are header rows; a section's title or a row of amounts is not.
+    fiscal = [["", "", "Fiscal", ""], ["", "2019", "2018", "2017"], ["", "", "(in millions)", ""],
+              ["Transportation Solutions:", "", "", ""], ["Automotive", "$ 6,092", "$ 6,588", "$ 5,686"]]  # fmt: skip
+    shape = shape_from_rows(fiscal)
+    assert shape.header_rows == 3
+    assert shape.prompt_columns()[1:] == ["2019", "Fiscal - 2018 - (in millions)", "2017"]
+    units = [["", "30 June 2019", "30 June 2018", "Change"], ["", "$’000", "$’000", "%"],
+             ["Net profit/(loss) after tax", "(9,819)", "6,639", "(248%)"]]  # fmt: skip
+    assert shape_from_rows(units).header_rows == 2
+    titled = [["(in millions, except per share amounts)", "2019", "2018"], ["", "Statements of Operations Data:", ""],
+              ["Total revenues", "$39,506", "$39,383"]]  # fmt: skip
+    assert shape_from_rows(titled).header_rows == 1  # a section's title in a body row
+    unnamed = [["", "Q1", "Q2"], ["", "12.5", "13.0"], ["Net", "1.0", "2.0"]]  # amounts without a name are body rows
+    assert shape_from_rows(unnamed).header_rows == 1
+    # A count the source gives is kept.
+    assert shape_from_rows(fiscal, header_rows=1).header_rows == 1

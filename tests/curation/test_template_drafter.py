@@ -11,7 +11,7 @@ import pytest
 
 from curation.drafting.templates import TEMPLATES, asked_keys, draft_template_questions
 from curation.latex import extract_paper
-from curation.table_shape import shape_from_extracted
+from curation.table_shape import shape_from_extracted, shape_from_rows
 from curation.toolkit.numbers import clean_cell, format_number
 from curation.toolkit.tools import ToolBox
 from scoring.metrics.toolcalls import result_contains
@@ -943,3 +943,43 @@ def test_rows_whose_names_state_different_units_are_not_compared_with_each_other
     assert asked and not asked & {"cell_difference", "cell_ratio", "compare_two_rows", "column_mean", "extreme_row"}
     change = _one(drafts, "percentage_change", row="Feed cost per dozen produced")  # each row is still its own series
     assert (change["slots"]["column_a"], change["answer"]) == ("June 2, 2018", ["11.11%"])  # (0.5 - 0.45) / 0.45
+
+
+def test_a_column_named_by_a_period_is_asked_about_as_a_value_at_that_period():
+    # A report's table (TAT-QA test, CC BY 4.0, shortened) with its periods under their group label, as the shape
+    # counts its header rows: "What is the Years Ended December 31, of Net loss?" had been answered from 2018.
+    rows = [
+        ["", "Years Ended December 31,", "", ""],
+        ["", "2019", "2018", "2017"],
+        ["Net loss", "$(19,898)", "$(26,199)", "$(9,187)"],
+        ["Revenue", "41,320", "38,017", "30,996"],
+        ["Gross profit", "25,100", "21,870", "17,411"],
+    ]
+    table = shape_from_rows(rows).tool_input("tab:loss")
+    drafts = draft_template_questions([table], seed=0, per_template=50)
+    lookup = _one(drafts, "span_lookup", row="Net loss", column="Years Ended December 31, - 2019")
+    assert "value in 2019" in lookup["question"] and "Years Ended" not in lookup["question"]
+    # The group label flattens into the first period's name only, which is still the next one's peer.
+    change = _one(
+        drafts, "percentage_change", row="Revenue", column_a="2018", column_b="Years Ended December 31, - 2019"
+    )
+    assert change["answer"] == ["8.69%"]  # (41,320 - 38,017) / 38,017
+    assert re.search(r"(from|between) 2018 (to|and) 2019\?", change["question"]), change["question"]
+    dated = [["Company", "12/31/2011", "12/31/2012"], ["Cadence", "100.0", "125.1"], ["NASDAQ", "100.0", "117.5"],
+             ["S&P 400", "100.0", "111.2"]]  # fmt: skip
+    drafts = draft_template_questions([{"label": "tab:index", "rows": dated}], seed=0, per_template=50)
+    assert "value at 12/31/2012" in _one(drafts, "span_lookup", row="Cadence", column="12/31/2012")["question"]
+
+
+def test_no_percentage_change_into_a_negative_value_and_a_dash_is_a_nil_part_of_a_subtotal():
+    rows = [["", "2018", "2019"], ["Operating income", "11.4", "(35.8)"], ["Other income", "17", "6,726"]]
+    drafts = draft_template_questions([{"label": "tab:ops", "rows": rows}], seed=0, per_template=50)
+    changes = [draft for draft in drafts if draft["template_id"] == "percentage_change"]
+    assert [draft["slots"]["row"] for draft in changes] == ["Other income"]  # 11.4 to (35.8) is no "-414.04%"
+    # Deferred tax assets (TAT-QA test, CC BY 4.0, shortened): the gross is the sum of the rows above, one of them nil.
+    assets = [["", "2019", "2018"], ["Net operating losses", "1,204", "1,090"], ["Tax credits", "—", "312"],
+              ["Accrued liabilities", "845", "790"], ["Gross deferred tax assets", "2,049", "2,192"],
+              ["Valuation allowance", "(512)", "(498)"]]  # fmt: skip
+    drafts = draft_template_questions([{"label": "tab:dta", "rows": assets}], seed=0, per_template=100)
+    peers = ("compare_two_rows", "extreme_row", "column_mean", "rank_position", "cell_ratio", "cell_difference")
+    assert not [draft for draft in drafts if draft["template_id"] in peers and "Gross" in draft["question"]]
