@@ -468,12 +468,16 @@ def _solve_pair_sum(program: Program, slots: dict[str, Any]) -> list[str]:
 
 def _solve_change(program: Program, slots: dict[str, Any]) -> list[str]:
     before, after = (_cell(program, slots, slots["row"], slots[column]) for column in ("column_a", "column_b"))
+    if before == after:  # 35.0% in both years: a change of 0 is nothing to compute
+        raise _Unsuitable("no change")
     return [_same_unit(program.run("subtract", a=after, b=before), slots)]
 
 
 def _solve_percentage_change(program: Program, slots: dict[str, Any]) -> list[str]:
     before, after = (_cell(program, slots, slots["row"], slots[column]) for column in ("column_a", "column_b"))
-    if before <= 0 or after < 0:  # 11.4 to (35.8) is no "-414.04%" a reader of the report would write
+    if (
+        before <= 0 or after < 0 or before == after
+    ):  # 11.4 to (35.8) is no "-414.04%" a reader of the report would write
         raise _Unsuitable("percentage change from zero or a negative base, or into a negative value")
     change = program.run("subtract", a=after, b=before)
     share = program.run("divide", a=change, b=before)
@@ -523,6 +527,8 @@ def _solve_extreme_value(program: Program, slots: dict[str, Any]) -> list[str]:
     cells = program.run("get_column", table=slots["table"], column=slots["column"])
     is_spread = slots["column"] in slots["spreads"]
     values = {row: _number(cells[row], slots, is_spread=is_spread) for row in slots["rows"]}
+    if len(set(values.values())) == 1:  # an index's base year, 100 in every row: no highest to find
+        raise _Unsuitable("every row has the same value")
     best = program.run("max" if slots["direction"] == "highest" else "min", numbers=list(values.values()))
     return [clean_cell(next(cells[row] for row, value in values.items() if value == best))]
 

@@ -983,3 +983,17 @@ def test_no_percentage_change_into_a_negative_value_and_a_dash_is_a_nil_part_of_
     drafts = draft_template_questions([{"label": "tab:dta", "rows": assets}], seed=0, per_template=100)
     peers = ("compare_two_rows", "extreme_row", "column_mean", "rank_position", "cell_ratio", "cell_difference")
     assert not [draft for draft in drafts if draft["template_id"] in peers and "Gross" in draft["question"]]
+
+
+def test_nothing_is_drafted_whose_answer_the_question_already_gives():
+    # A stock-performance table (FinQA test, MIT, shortened): every index is 100 in its base year, and a statutory rate
+    # stays 35.0%: "the lowest value at 12/31/2011" and "the change from 2018 to 2019: 0%" say nothing.
+    index = [["Company", "12/31/2011", "12/31/2012"], ["Cadence", "100.0", "125.1"], ["NASDAQ", "100.0", "117.5"],
+             ["S&P 400", "100.0", "111.2"]]  # fmt: skip
+    drafts = draft_template_questions([{"label": "tab:index", "rows": index}], seed=0, per_template=50)
+    extremes = [draft for draft in drafts if draft["template_id"] == "extreme_value"]
+    assert extremes and {draft["slots"]["column"] for draft in extremes} == {"12/31/2012"}
+    rates = [["", "2018", "2019"], ["Statutory rate", "35.0%", "35.0%"], ["State taxes", "1.2%", "1.9%"]]
+    drafts = draft_template_questions([{"label": "tab:rates", "rows": rates}], seed=0, per_template=50)
+    changes = [draft for draft in drafts if draft["template_id"] in ("change_between_columns", "percentage_change")]
+    assert changes and {draft["slots"]["row"] for draft in changes} == {"State taxes"}
