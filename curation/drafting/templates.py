@@ -128,8 +128,10 @@ class _TableView:
                 plain if len({_axis_point(row) for row in plain} - {""}) == 1 and all(map(_axis_point, plain)) else []
             )
         # Rows whose names state different units ("Gross profit (in thousands)", "Feed cost per dozen") are two kinds
-        # of quantity: none is compared, ranked or averaged with another.
-        self.plain_rows = plain if len({_unit_note(row) for row in plain}) <= 1 else []
+        # of quantity; a roll-forward's rows (an opening and a closing balance, the movements between) are balances
+        # and movements: in neither is a row compared, ranked or averaged with another.
+        is_roll_forward = sum(bool(_BALANCE_ROW.search(row)) for row in self.rows) >= 2
+        self.plain_rows = plain if len({_unit_note(row) for row in plain}) <= 1 and not is_roll_forward else []
         # A name several rows share (a variable repeated under each period of a panel; "LaCAM" and "LaCAM*" once the
         # footnote mark goes) is told apart only by the number the tool box appends ("Exports (3)"), which no reader
         # finds in the paper: no question or answer names those rows, though column-wide sums still count them.
@@ -267,6 +269,12 @@ class _TableView:
 # read into the body ("(In Millions)"); in a name, the unit of its values ("Gross profit (in thousands)", "per dozen").
 _NOTE_NOT_NOUN = re.compile(r"[()\d$£€¥%]|\b(?:thousands?|millions?|billions?)\b", re.IGNORECASE)
 _SCALE_ONLY = re.compile(r"\(?\s*(?:[$£€]\s*)?(?:in )?(?:thousands|millions|billions)\s*\)?", re.IGNORECASE)
+_BALANCE_ROW = re.compile(
+    r"\b(?:balance|outstanding|non-?vested|unvested)\b.*\b(?:at|as of|beginning|end|start|close)\b"
+    r"|\b(?:beginning|end|start|close) of (?:the )?(?:year|period|fiscal)"
+    r"|^(?:opening|closing|beginning|ending) balance",
+    re.IGNORECASE,
+)
 _UNIT_NOTE = re.compile(r"\((?:[$£€]\s*)?in [^)]*\)|\((?:%|percent|[$£€]|x)\)|\bper \w+", re.IGNORECASE)
 
 

@@ -997,3 +997,14 @@ def test_nothing_is_drafted_whose_answer_the_question_already_gives():
     drafts = draft_template_questions([{"label": "tab:rates", "rows": rates}], seed=0, per_template=50)
     changes = [draft for draft in drafts if draft["template_id"] in ("change_between_columns", "percentage_change")]
     assert changes and {draft["slots"]["row"] for draft in changes} == {"State taxes"}
+
+
+def test_a_roll_forwards_balances_and_movements_are_not_compared_with_each_other():
+    # Restricted stock (FinQA test, MIT, shortened): "Does 'granted' report a value above the mean of 243.11?" had
+    # averaged the non-vested balances with the grants and vestings that move them.
+    rows = [["", "Shares", "Weighted-average fair value"], ["Non-vested at December 31, 2011", "518", "$38"],
+            ["Granted", "430", "$42"], ["Vested", "(159)", "$37"], ["Forfeited", "(76)", "$40"],
+            ["Non-vested at December 31, 2012", "713", "$41"]]  # fmt: skip
+    drafts = draft_template_questions([{"label": "tab:stock", "rows": rows}], seed=0, per_template=50)
+    assert {draft["template_id"] for draft in drafts} <= {"span_lookup"}
+    assert _one(drafts, "span_lookup", row="Granted", column="Shares")["answer"] == ["430"]
