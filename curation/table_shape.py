@@ -277,6 +277,18 @@ _SCALE_NOTE = re.compile(
 _PERIOD = re.compile(r"(?:.*\b)?(?:19|20)\d\d(?:/\d\d(?:\d\d)?)?\b.*")
 
 
+def _label_spans(rows: list[list[str]], header_rows: int) -> list[Span]:
+    """The merges a report's header rows lost: above the last header row, a label ("Years Ended December 31,") covers
+    the empty cells after it up to the next label, as its periods below show ("2019", "2018")."""
+    spans = []
+    for top, row in enumerate(rows[: header_rows - 1]):
+        labels = [column for column in range(1, len(row)) if row[column].strip()]
+        for column, end in zip(labels, [*labels[1:], len(row)], strict=False):  # each label to the next, or the edge
+            if end - column > 1:
+                spans.append(Span(top, column, 1, end - column))
+    return spans
+
+
 def _reads_as_header(row: Sequence[str]) -> bool:
     """A row with no name of its own (or only a scale note, "($ in millions)") over names or periods, no amounts."""
     name, cells = _clean(row[0]) if row else "", [_clean(cell) for cell in row[1:] if _clean(cell)]
@@ -314,6 +326,11 @@ def shape_from_rows(
         while reach < len(rows) - 1 and _reads_as_header(rows[reach]):
             reach += 1
         header_rows = 0 if reach >= len(rows) else reach
+        if not clipped:  # a grid without its merges (an imported report): a label reaches over the empty cells after it
+            clipped = _label_spans(rows, header_rows)
+            for span in clipped:
+                for r, c in span.covered():
+                    rows[r][c] = rows[span.top][span.column]
     header_rows = max(0, min(int(header_rows), max(len(rows) - 1, 0)))
     return TableShape(rows, clipped, header_rows, label or "", caption or "", number or "")
 

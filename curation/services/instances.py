@@ -7,7 +7,7 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
-from django.db.models import F, Max
+from django.db.models import Count, F, Max, Q
 from django.utils import timezone
 
 from curation.answer_types import ANSWER_TYPES, SCALES, Suggestion, suggest_answer_type, suggest_scale
@@ -47,11 +47,16 @@ def answer_kind_evidence(
 ) -> dict[str, Suggestion]:
     """The answer type and scale suggested for an answer, each with its evidence (curation.answer_types): from the
     cells of `tables` the answer is read or computed from (those its recorded program, `actions`, read, when it has
-    one), their headers, the tables' captions and scale notes, and the text of the paragraphs that mention them."""
+    one), their headers, the tables' captions and scale notes, and the text of the paragraphs that mention them (every
+    paragraph of a paper whose one table it is: a report's page, as TAT-QA lays one out, speaks of its table)."""
     tables = sorted(tables, key=lambda t: (t.paper_id, t.order))
     shapes = [shape_from_row(table) for table in tables]
+    papers = {table.paper_id for table in tables}
+    lone = Table.objects.filter(paper_id__in=papers).values("paper_id").annotate(n=Count("id")).filter(n=1)
     notes = list(
-        Paragraph.objects.filter(mentioned_tables__in=[table.pk for table in tables])
+        Paragraph.objects.filter(
+            Q(mentioned_tables__in=[table.pk for table in tables]) | Q(paper_id__in=lone.values("paper_id"))
+        )
         .distinct()
         .values_list("text", flat=True)
     )

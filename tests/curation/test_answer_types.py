@@ -377,3 +377,21 @@ def test_an_amount_that_writes_its_scale_gives_it_to_a_sum_of_its_cells():
     blocks = shape_from_rows([["Layer", "Block"], ["L1", "512B"], ["L2", "256B"]])
     read = suggest_scale(question="What Block is reported for L1?", rationale="", answer=["512"], tables=[blocks])
     assert read.value is None
+
+
+@pytest.mark.django_db
+def test_a_reports_one_table_takes_the_scale_its_page_states_in_a_paragraph_that_does_not_cite_it():
+    # A report page as TAT-QA lays one out (dev, CC BY 4.0): one table, and a paragraph saying its amounts are in
+    # thousands without naming "Table 1". The walk saw "no scale note is found — choose" on its drafts.
+    from curation.services.instances import answer_kind_evidence
+    from tests.factories import ParagraphFactory, TableFactory
+
+    rows = [["", "2019", "2018"], ["Operating income", "54,388", "49,120"], ["Other income", "12,806", "9,004"]]
+    table = TableFactory(cells=rows)
+    ParagraphFactory(paper=table.paper, text="The following table sets forth our results (in thousands).")
+    said = {"question": "What is the Operating income in 2019?", "rationale": "", "answer": ["54,388"]}
+    scale = answer_kind_evidence(**said, tables=[table])["scale"]
+    assert (scale.value, scale.evidence) == ("thousand", "the text's note 'in thousands' → thousand")
+    # A paper with several tables keeps to the paragraphs that cite one: the note may be another table's.
+    TableFactory(paper=table.paper, cells=[["", "2019"], ["Headcount", "1,204"]])
+    assert answer_kind_evidence(**said, tables=[table])["scale"].value is None

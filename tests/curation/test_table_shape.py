@@ -167,7 +167,9 @@ def test_an_imported_reports_header_rows_are_counted_from_what_they_hold():
               ["Transportation Solutions:", "", "", ""], ["Automotive", "$ 6,092", "$ 6,588", "$ 5,686"]]  # fmt: skip
     shape = shape_from_rows(fiscal)
     assert shape.header_rows == 3
-    assert shape.prompt_columns()[1:] == ["2019", "Fiscal - 2018 - (in millions)", "2017"]
+    # The label reaches over the empty cells after it (the merge the file lost), not back over 2019 before it.
+    assert shape.prompt_columns()[1:] == ["2019", "Fiscal - 2018 - (in millions)", "Fiscal - 2017"]
+    assert shape.file_grid() == fiscal  # a file gets the grid as it came
     units = [["", "30 June 2019", "30 June 2018", "Change"], ["", "$’000", "$’000", "%"],
              ["Net profit/(loss) after tax", "(9,819)", "6,639", "(248%)"]]  # fmt: skip
     assert shape_from_rows(units).header_rows == 2
@@ -176,5 +178,11 @@ def test_an_imported_reports_header_rows_are_counted_from_what_they_hold():
     assert shape_from_rows(titled).header_rows == 1  # a section's title in a body row
     unnamed = [["", "Q1", "Q2"], ["", "12.5", "13.0"], ["Net", "1.0", "2.0"]]  # amounts without a name are body rows
     assert shape_from_rows(unnamed).header_rows == 1
+    # A header row with no label at all (TAT-QA dev's blank top rows) spans nothing.
+    assert shape_from_rows([["", "", ""], ["", "2019", "2018"], ["Sales", "12", "10"]]).prompt_columns() == [
+        "",
+        "2019",
+        "2018",
+    ]
     # A count the source gives is kept.
     assert shape_from_rows(fiscal, header_rows=1).header_rows == 1

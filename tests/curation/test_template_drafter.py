@@ -959,10 +959,8 @@ def test_a_column_named_by_a_period_is_asked_about_as_a_value_at_that_period():
     drafts = draft_template_questions([table], seed=0, per_template=50)
     lookup = _one(drafts, "span_lookup", row="Net loss", column="Years Ended December 31, - 2019")
     assert "value in 2019" in lookup["question"] and "Years Ended" not in lookup["question"]
-    # The group label flattens into the first period's name only, which is still the next one's peer.
-    change = _one(
-        drafts, "percentage_change", row="Revenue", column_a="2018", column_b="Years Ended December 31, - 2019"
-    )
+    periods = {"column_a": "Years Ended December 31, - 2018", "column_b": "Years Ended December 31, - 2019"}
+    change = _one(drafts, "percentage_change", row="Revenue", **periods)
     assert change["answer"] == ["8.69%"]  # (41,320 - 38,017) / 38,017
     assert re.search(r"(from|between) 2018 (to|and) 2019\?", change["question"]), change["question"]
     dated = [["Company", "12/31/2011", "12/31/2012"], ["Cadence", "100.0", "125.1"], ["NASDAQ", "100.0", "117.5"],
