@@ -10,7 +10,8 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from curation.table_shape import TableShape
+from curation.table_shape import EXCEPT as _EXCEPT
+from curation.table_shape import TableShape, scale_note
 from curation.toolkit.tools import ToolBox, ToolError
 
 ANSWER_TYPES = ("span", "multi-span", "arithmetic", "count")
@@ -72,15 +73,6 @@ _READ_TOOLS = frozenset({"get_cell", "get_column"})
 ARITHMETIC_TOOLS = frozenset({"add", "sum", "subtract", "multiply", "divide", "mean", "proportion", "percentage"})
 _PERCENT_TOOLS = frozenset({"proportion", "percentage", "percentage_change"})
 _ADDITIVE_TOOLS = frozenset({"add", "sum", "subtract", "mean"})
-_EXCEPT = re.compile(r"\bexcept\b[^)]*", re.IGNORECASE)
-# A cell that is nothing but a scale note: "$ MILLION", "In thousands", "US$'000", "(RM million)", "£m"; the group
-# that matches names the scale.
-_SCALE_ONLY = re.compile(
-    r"^\W*(?:(?:amounts?|all|figures|dollars|in|of|us|usd|eur|gbp|aud|cad|rm|rmb|hk|s|a|nz|[$€£¥])\W*)*"
-    r"(?:(?P<thousand>thousands?|['’]?000s?)|(?P<million>millions?|mn?)|(?P<billion>billions?|bn))"
-    r"\W*(?:(?:of|us|dollars?|usd|euros?)\W*)*$",
-    re.IGNORECASE,
-)
 # Units as tables write them, the first that matches: "%" as a unit ("Accuracy (%)", "% change", "Margin %"), not
 # inside a name ("4.875% Senior Notes"); scale words "(in millions)", "$ in thousands", "in $000s", "(millions)",
 # "Params (M)"; a lower-case "(m)" is metres ("Height Err. (m)"), never a million.
@@ -288,7 +280,7 @@ def _table_notes(table: TableShape) -> set[str]:
     notes = _text_notes([table.caption, *texts])
     top = {str(cell) for cell in table.grid[0]} if table.grid else set()
     for text in texts:
-        match = _SCALE_ONLY.match(_EXCEPT.sub("", text).strip())
+        match = scale_note(text)
         # A bare "m" is a note atop the table (TAT-QA's stub "m"); in the body it is a value (male, a size).
         if match and (text in top or text.strip().lower() not in {"m", "mn", "bn"}):
             notes.add(match.lastgroup)

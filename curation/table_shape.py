@@ -271,31 +271,49 @@ def row_names(body: Sequence[Sequence[str]]) -> tuple[list[str], int]:
 
 
 _NUMERIC = re.compile(r"^[-+−–~≈∼<>(]*[$€£]?\.?\d[\d.,]*")
-_SCALE_NOTE = re.compile(
-    r"\(?\s*(?:[$£€]\s*)?(?:in )?(?:thousands|millions|billions)\b[^)]*\)?|[$£€]\s?m|%", re.IGNORECASE
+# A scale note's exception ("in thousands, except per share amounts"), and a cell that is nothing but a scale note:
+# "$ MILLION", "In thousands", "US$'000", "(RM million)", "£m"; the group that matches names the scale.
+EXCEPT = re.compile(r"\bexcept\b[^)]*", re.IGNORECASE)
+_SCALE_ONLY = re.compile(
+    r"^\W*(?:(?:amounts?|all|figures|dollars|in|of|us|usd|eur|gbp|aud|cad|rm|rmb|hk|s|a|nz|[$€£¥])\W*)*"
+    r"(?:(?P<thousand>thousands?|['’]?000s?)|(?P<million>millions?|mn?)|(?P<billion>billions?|bn))"
+    r"\W*(?:(?:of|us|dollars?|usd|euros?)\W*)*$",
+    re.IGNORECASE,
 )
+
+
+def scale_note(text: str) -> re.Match | None:
+    """`text` as nothing but a scale note, its exception aside: the match, whose group names the scale; else None."""
+    return _SCALE_ONLY.match(EXCEPT.sub("", text).strip())
+
+
 _PERIOD = re.compile(r"(?:.*\b)?(?:19|20)\d\d(?:/\d\d(?:\d\d)?)?\b.*")
 
 
 def _label_spans(rows: list[list[str]], header_rows: int) -> list[Span]:
     """The merges a report's header rows lost: above the last header row, a label ("Years Ended December 31,") covers
-    the empty cells after it up to the next label, as its periods below show ("2019", "2018")."""
+    the empty cells after it, up to the next label, over headings of one kind: periods ("2019", "2018") under a
+    period's label, names ("Actual", "Constant") under "Percent Change", not the "2018" after them."""
     spans = []
     for top, row in enumerate(rows[: header_rows - 1]):
+        is_period = [bool(_PERIOD.fullmatch(_clean(cell))) for cell in rows[top + 1]]
         labels = [column for column in range(1, len(row)) if row[column].strip()]
         for column, end in zip(labels, [*labels[1:], len(row)], strict=False):  # each label to the next, or the edge
-            if end - column > 1:
-                spans.append(Span(top, column, 1, end - column))
+            reach = column + 1
+            while reach < end and is_period[reach] == is_period[column]:
+                reach += 1
+            if reach - column > 1:
+                spans.append(Span(top, column, 1, reach - column))
     return spans
 
 
 def _reads_as_header(row: Sequence[str]) -> bool:
     """A row with no name of its own (or only a scale note, "($ in millions)") over names or periods, no amounts."""
     name, cells = _clean(row[0]) if row else "", [_clean(cell) for cell in row[1:] if _clean(cell)]
-    if (name and not _SCALE_NOTE.fullmatch(name)) or not cells:
+    if (name and not scale_note(name)) or not cells:
         return False
     # One cell alone is a section's title ("Consolidated Statements of Operations Data:") unless a period or a scale.
-    if len(cells) == 1 and not (_PERIOD.fullmatch(cells[0]) or _SCALE_NOTE.fullmatch(cells[0])):
+    if len(cells) == 1 and not (_PERIOD.fullmatch(cells[0]) or scale_note(cells[0])):
         return False
     return all(_PERIOD.fullmatch(cell) or not _NUMERIC.match(cell) for cell in cells)
 

@@ -13,7 +13,7 @@ from itertools import combinations, permutations, product
 from typing import Any
 
 from curation.drafting.self_check import draft_problem
-from curation.table_shape import HEADER_JOINER, row_names
+from curation.table_shape import HEADER_JOINER, row_names, scale_note
 from curation.toolkit.numbers import clean_cell, format_number, parse_number, parse_numeric, without_citations
 from curation.toolkit.tools import Program, ToolBox, ToolError, ToolOutcome
 
@@ -78,7 +78,7 @@ class _TableView:
             for row, (name, cells) in enumerate(zip(self.table.row_names, self.table.cells, strict=True))
             if all((row, column) in merged for column in range(named_by, len(self.table.columns)))
             or _are_years(cells[named_by:], at_least=2)
-            or _SCALE_ONLY.fullmatch(name)
+            or scale_note(name)
         }
         self.rows = [
             name for name in self.table.row_names if name and not _AUTO_NAME.match(name) and name not in labels
@@ -265,10 +265,10 @@ class _TableView:
         return bool(self.table.cells) and all(clean_cell(cells[index]) == clean_cell(name) for cells, name in named)
 
 
-# Notes of scale and unit: over the names they name no entity ("( in thousands )", "£m"); as a name, a header row
-# read into the body ("(In Millions)"); in a name, the unit of its values ("Gross profit (in thousands)", "per dozen").
+# Notes of scale and unit: over the names they name no entity ("( in thousands )", "£m"); in a name, the unit of its
+# values ("Gross profit (in thousands)", "per dozen"). A name that is only a scale note is a header row read into the
+# body ("(In Millions)": `table_shape.scale_note`).
 _NOTE_NOT_NOUN = re.compile(r"[()\d$£€¥%]|\b(?:thousands?|millions?|billions?)\b", re.IGNORECASE)
-_SCALE_ONLY = re.compile(r"\(?\s*(?:[$£€]\s*)?(?:in )?(?:thousands|millions|billions)\s*\)?", re.IGNORECASE)
 _BALANCE_ROW = re.compile(
     r"\b(?:balance|outstanding|non-?vested|unvested)\b.*\b(?:at|as of|beginning|end|start|close)\b"
     r"|\b(?:beginning|end|start|close) of (?:the )?(?:year|period|fiscal)"

@@ -178,6 +178,15 @@ def test_an_imported_reports_header_rows_are_counted_from_what_they_hold():
     assert shape_from_rows(titled).header_rows == 1  # a section's title in a body row
     unnamed = [["", "Q1", "Q2"], ["", "12.5", "13.0"], ["Net", "1.0", "2.0"]]  # amounts without a name are body rows
     assert shape_from_rows(unnamed).header_rows == 1
+    # A label reaches over headings of one kind: "Percent Change" over Actual and Constant, not the 2018 after them.
+    oracle = [["", "", "Percent Change", "", ""], ["(Dollars in millions)", "2019", "Actual", "Constant", "2018"],
+              ["Americas", "$18,410", "2%", "3%", "$18,030"]]  # fmt: skip
+    assert shape_from_rows(oracle).prompt_columns()[1:] == [
+        "2019",
+        "Percent Change - Actual",
+        "Percent Change - Constant",
+        "2018",
+    ]
     # A header row with no label at all (TAT-QA dev's blank top rows) spans nothing.
     assert shape_from_rows([["", "", ""], ["", "2019", "2018"], ["Sales", "12", "10"]]).prompt_columns() == [
         "",
