@@ -79,6 +79,7 @@ class _TableView:
             if all((row, column) in merged for column in range(named_by, len(self.table.columns)))
             or _are_years(cells[named_by:], at_least=2)
             or scale_note(name)
+            or not any(cell.strip() for cell in cells[named_by:])  # a section's title ("Americas:"), no values at all
         }
         self.rows = [
             name for name in self.table.row_names if name and not _AUTO_NAME.match(name) and name not in labels

@@ -1006,3 +1006,19 @@ def test_a_roll_forwards_balances_and_movements_are_not_compared_with_each_other
     drafts = draft_template_questions([{"label": "tab:stock", "rows": rows}], seed=0, per_template=50)
     assert {draft["template_id"] for draft in drafts} <= {"span_lookup"}
     assert _one(drafts, "span_lookup", row="Granted", column="Shares")["answer"] == ["430"]
+
+
+def test_a_sections_title_row_is_no_entry_so_whole_column_questions_are_drafted():
+    # Revenue by country under region titles (TAT-QA dev, CC BY 4.0, shortened): "Americas:" has no values, and as an
+    # entry it left every whole-column template idle ("nothing fits extreme_row, column_mean, rank_position …").
+    rows = [["", "2019", "2018"], ["Americas:", "", ""], ["United States", "1,020", "980"],
+            ["The Philippines", "410", "395"], ["Canada", "150", "161"], ["Total Americas", "1,580", "1,536"],
+            ["EMEA:", "", ""], ["Germany", "220", "240"], ["Other", "95", "88"],
+            ["Total EMEA", "315", "328"]]  # fmt: skip
+    idle: list[str] = []
+    drafts = draft_template_questions([{"label": "tab:geo", "rows": rows}], seed=0, per_template=5, idle=idle)
+    assert {"extreme_row", "column_mean", "rank_position", "top_k"} <= {draft["template_id"] for draft in drafts}
+    assert not {"extreme_row", "column_mean", "rank_position", "top_k"} & set(idle)
+    mean = _one(drafts, "column_mean", column="2019")
+    assert mean["answer"] == ["379"]  # the five countries: (1,020 + 410 + 150 + 220 + 95) / 5, no total, no title
+    assert not [draft for draft in drafts if re.search(r"Americas:|EMEA:", draft["question"])]
