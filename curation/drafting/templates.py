@@ -226,23 +226,18 @@ class _TableView:
         amounts = [i for i in indices if "%" not in self.table.columns[i] and not any("%" in row[i] for row in body)]
         if len(amounts) < 2:
             return set()
-        nil = parse_numeric("0")  # a dash among the parts is nil
-        values = [
-            [nil if _DASH.fullmatch(cells[index].strip()) else parse_numeric(cells[index]) for index in amounts]
-            for cells in body
-        ]
+        values = [[_amount(cells[index]) for index in amounts] for cells in body]
         written = [_DECIMALS.search(clean_cell(cells[index])) for cells in body for index in amounts]
         decimals = max((len(match.group(1)) for match in written if match), default=0)
 
         def sums(row: int, run: Sequence[list[Any]]) -> bool:
             return all(
-                round(sum(part[column].value for part in run) - values[row][column].value, decimals) == 0
-                for column in range(len(amounts))
+                round(sum(column) - total, decimals) == 0 for total, *column in zip(values[row], *run, strict=True)
             )
 
         found = set()
         for row, own in enumerate(values):
-            if None in own or not any(value.value for value in own):
+            if None in own or not any(own):
                 continue
             for runs in (range(row - 2, max(row - 13, -1), -1), range(row + 3, min(row + 14, len(values) + 1))):
                 for edge in runs:
@@ -375,6 +370,16 @@ def _column(program: Program, slots: Mapping[str, Any], column: str = "column") 
 
 
 _DASH = re.compile(r"[-–—]")
+
+
+def _amount(text: str) -> float | None:
+    """A cell's value as a part of a sum: a dash is nil; None for a cell that is no number."""
+    if _DASH.fullmatch(text.strip()):
+        return 0.0
+    parsed = parse_numeric(text)
+    return parsed.value if parsed else None
+
+
 _GROUPED = re.compile(r"\d,\d{3}(?!\d)")
 _DECIMALS = re.compile(r"^\D*\d[\d,]*\.(\d+)")
 _EXPONENT = re.compile(r"^\D*\d+(?:\.(\d+))?e([-+]?\d+)$", re.IGNORECASE)
