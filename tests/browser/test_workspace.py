@@ -216,6 +216,11 @@ def test_a_change_made_while_a_save_is_in_flight_is_not_called_saved_and_is_save
     type_into(page, "#f-question", "Which model is larger?")
     page.locator("#f-question").blur()
     expect(page.locator("#save-state")).to_have_text("Saving…")
+    # The page says "Saving…" as the request leaves; the route's handler gets it while Playwright next waits.
+    for _ in range(500):
+        if held:
+            break
+        page.wait_for_timeout(20)
     page.select_option("#f-scale", "million")
     # Once the held save has answered, what the page says must be true of what is stored.
     page.evaluate(
