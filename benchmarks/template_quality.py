@@ -16,7 +16,8 @@ fixtures are eleven real papers' tables (benchmarks/papers/README.md).
 `reports` drafts the same way over the first --reports tables of TAT-QA dev (financial reports, header rows as the
 import counts them) and counts what a reviewer of those drafts rejected (target 0 each): a change asked from a later
 year to an earlier one, a "how many times" with a negative answer, a scale note named as the rows' entity ("( in
-millions )s"), a row of years compared as an entry, a row whose name states a unit compared with one that does not.
+millions )s"), a row of years compared as an entry, a row whose name states a unit compared with one that does not,
+rows ranked, counted or averaged over a column holding both inflows and outflows (a statement's lines, not peers).
 
     .venv/bin/python benchmarks/template_quality.py [--fixtures DIR] [--reports N] [--tatqa FILE]
 """
@@ -42,6 +43,7 @@ from curation.latex import extract_paper  # noqa: E402
 from curation.table_shape import shape_from_extracted, shape_from_rows  # noqa: E402
 from curation.taxonomy import DEFAULT_TAXONOMY  # noqa: E402
 from curation.toolkit.numbers import parse_numeric  # noqa: E402
+from curation.toolkit.tools import ToolBox  # noqa: E402
 
 DEFAULT_FIXTURES = ROOT / "benchmarks" / "papers" / "templates"
 SHARED = Path(os.environ.get("TATCURATE_SHARED_DIR", ROOT / ".." / "shared"))
@@ -49,6 +51,8 @@ _YEAR = re.compile(r"\b(?:19|20)\d\d\b")
 _CHANGES = ("change_between_columns", "percentage_change", "largest_increase")
 _SCALE_NOTE = re.compile(r"thousands|millions|billions|£m|€ ?m")
 _UNIT_NOTE = re.compile(r"\(in [^)]*\)|\bper \w+", re.IGNORECASE)
+_POPULATION = {"extreme_row", "extreme_value", "column_mean", "subset_mean", "rank_position", "top_k"}
+_POPULATION |= {"count_beyond_row", "above_mean", "rows_above_mean", "largest_increase"}
 
 
 def _reports(path: Path, count: int) -> dict[str, int]:
@@ -58,6 +62,7 @@ def _reports(path: Path, count: int) -> dict[str, int]:
         rows = item["table"]["table"]
         found["tables"] += 1
         table = shape_from_rows(rows).tool_input("t")  # as a context's imported table is drafted
+        shaped = ToolBox([table]).tables[0]
         for draft in draft_template_questions([table], seed=0, per_template=2):
             slots, words = draft["slots"], " ".join([draft["question"], *draft["answer"]])
             found["drafts"] += 1
@@ -65,6 +70,11 @@ def _reports(path: Path, count: int) -> dict[str, int]:
                 years = [[int(y) for y in _YEAR.findall(slots[key])] for key in ("column_a", "column_b")]
                 found["changes_with_years"] += all(years)
                 found["changes_backwards"] += all(years) and years[0] > years[1]
+            if draft["template_id"] in _POPULATION:
+                found["population_drafts"] += 1
+                asked = [shaped.columns.index(slots[key]) for key in ("column", "column_a") if key in slots]
+                signs = {(value > 0) - (value < 0) for cells in shaped.cells for value in _values(cells, asked)}
+                found["population_over_signed_lines"] += {-1, 1} <= signs
             found["negative_ratios"] += draft["template_id"] == "cell_ratio" and draft["answer"][0].startswith("-")
             entity = rows[0][0].strip().lower() if rows and rows[0] else ""
             found["scale_note_as_entity"] += bool(_SCALE_NOTE.search(entity)) and entity in words.lower()
@@ -76,6 +86,10 @@ def _reports(path: Path, count: int) -> dict[str, int]:
                 if row[0] and row[0] in words
             )
     return dict(found)
+
+
+def _values(cells: list[str], columns: list[int]) -> list[float]:
+    return [parsed.value for index in columns if (parsed := parse_numeric(cells[index]))]
 
 
 def _read_cells(draft: dict) -> list[str]:

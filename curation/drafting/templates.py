@@ -125,9 +125,7 @@ class _TableView:
         # "k = +3"). Its "Mean" is the dependent variable's, a statistic too.
         if self.statistic_rows:
             self.statistic_rows |= {row for row in self.rows if _AVERAGE_ROW.search(row)}
-            plain = (
-                plain if len({_axis_point(row) for row in plain} - {""}) == 1 and all(map(_axis_point, plain)) else []
-            )
+            plain = plain if _one_axis(plain) else []
         # Rows whose names state different units ("Gross profit (in thousands)", "Feed cost per dozen") are two kinds
         # of quantity; a roll-forward's rows (an opening and a closing balance, the movements between) are balances
         # and movements: in neither is a row compared, ranked or averaged with another.
@@ -179,6 +177,38 @@ class _TableView:
             for index, column in columns
             if column in self.numeric_columns and (whole := self._whole(index, column))
         }
+        # Rows are ranked, counted or averaged where the table shows them to be peers (`peer_columns`): parts of one
+        # whole, none below nil in any column (a bridge's outflows, an elimination take from the others), or points of
+        # one axis. A report's lines (a scale note over the table, "£m"; a currency or an accountant's "(1,473)" in most
+        # columns) are a statement's as often as peers, revenue beside its costs; so are rows beside a total that is not
+        # their sum (three breakdowns of one revenue). Other rows (a paper's models, a cost among their scores) are.
+        corner = self.table.columns[named_by - 1].split(HEADER_JOINER) if self.table.columns else []
+        totals = {row for row in self.table.row_names if _TOTAL_ROW.search(row) or row in self.subtotal_rows}
+        texts = {
+            column: dict(zip(self.table.row_names, (cells[index] for cells in self.table.cells), strict=True))
+            for index, column in columns
+        }
+        amounts = [
+            column
+            for column, cells in texts.items()
+            if any(map(scale_note, column.split(HEADER_JOINER)))
+            or any(
+                _CURRENCY.search(text) or _NEGATIVE.fullmatch(text)
+                for text in map(clean_cell, [column, *cells.values()])
+            )
+        ]
+        is_noted = any(map(scale_note, [*corner, *self.table.row_names]))
+        is_report = is_noted or 2 * len(amounts) > len(self.numeric_columns)
+        are_parts = bool(self.wholes) and not any(
+            _amount(texts[column][row]) < 0 for column in self.wholes for row in self.plain_rows
+        )
+        self.peer_columns = [
+            column
+            for column in self.numeric_columns
+            if are_parts
+            or _one_axis(self.plain_rows)
+            or not (is_report or any(texts[column][row].strip() for row in totals))
+        ]
         # The rows' own name: the lowest level of a layered header ("(i) Dissociation - model" names models).
         entity = clean_cell(self.table.columns[named_by - 1]).split(HEADER_JOINER)[-1] if self.table.columns else ""
         # A scale or currency note over the names ("( in thousands )", "£m", "€ million") names no entity.
@@ -211,7 +241,7 @@ class _TableView:
         is_share = all(part.is_percent for part in parts) or "%" in column
         if is_share and abs(total - 100) <= (len(parts) + 1) * 0.5 * 10**-decimals:
             return "100%"  # their total is the whole itself, and a share of it the cell: summed in pairs only
-        for row in self.rows:
+        for row in self.table.row_names:  # an unnamed total too ("| | 785.3 | 826.0")
             if (_TOTAL_ROW.search(row) or row in self.subtotal_rows) and row not in self.plain_rows:
                 stated = parse_numeric(texts[row])
                 if stated is not None and round(total - stated.value, decimals) == 0:
@@ -320,6 +350,11 @@ def _axis_point(name: str) -> str:
     return marked if "⋄" in marked and not _ORDINAL_NAME.search(marked) else ""
 
 
+def _one_axis(rows: Sequence[str]) -> bool:
+    """Whether every row is a point of one axis (an event study's "k = -2" … "k = +3", a report's quarters)."""
+    return len({_axis_point(row) for row in rows} - {""}) == 1 and all(map(_axis_point, rows))
+
+
 def _comparable_columns(columns: Sequence[str]) -> list[tuple[str, str]]:
     """Column pairs that measure the same thing at two points (2019/2020, Epoch 1/Epoch 5, 50B/300B), the earlier
     point first however the table orders them (a report's 2019 before its 2018); not the numbered models of a
@@ -370,6 +405,9 @@ def _column(program: Program, slots: Mapping[str, Any], column: str = "column") 
 
 
 _DASH = re.compile(r"[-–—]")
+_CURRENCY = re.compile(r"[$£€¥]")
+# An accountant's negative, "(1,473)", "$(2,227)", "(149)%": not a standard error's "(0.036)" nor a table's "(3.0)".
+_NEGATIVE = re.compile(r"\D?\((?:\d{1,3}(?:,\d{3})+(?:\.\d+)?\)|[\d.]+%\)|[\d.]+\)%)")
 
 
 def _amount(text: str) -> float | None:
@@ -422,6 +460,14 @@ _DIMENSIONS: dict[str, Callable[[_TableView], list[dict[str, Any]]]] = {
     "quantity column": lambda view: [{"column": column} for column in view.quantity_columns],
     "header column": lambda view: [{"column": column} for column in view.header_columns],
     "column pair": lambda view: [{"column_a": a, "column_b": b} for a, b in _comparable_columns(view.numeric_columns)],
+    # Columns whose rows are ranked, counted or averaged: peers (`_TableView.peer_columns`).
+    "peer column": lambda view: [{"column": column} for column in view.peer_columns],
+    "peer quantity column": lambda v: [{"column": c} for c in v.quantity_columns if c in v.peer_columns],
+    "peer column pair": lambda view: [
+        {"column_a": a, "column_b": b}
+        for a, b in _comparable_columns(view.numeric_columns)
+        if {a, b} <= {*view.peer_columns}
+    ],
     # Sums only of parts of a whole the table shows (`_TableView._whole`), "whole" their evidence: its total row, whose
     # value a sum over them matches, or (for a pair's sum, not a total that is the whole itself) shares of 100%.
     "totalled column": lambda view: [{"column": c, "whole": w} for c, w in view.wholes.items() if w != "100%"],
@@ -735,17 +781,17 @@ _DECLARATIONS = {
         _solve_proportion,
     ),
     "compare_two_rows": ("comparison", ("column", "row pair", "higher or lower"), _solve_compare),
-    "largest_increase": ("comparison", ("3 rows", "column pair"), _solve_largest_increase),
-    "extreme_row": ("comparison", ("3 rows", "column", "highest or lowest"), _solve_extreme_row),
-    "extreme_value": ("aggregation", ("3 rows", "column", "highest or lowest"), _solve_extreme_value),
+    "largest_increase": ("comparison", ("3 rows", "peer column pair"), _solve_largest_increase),
+    "extreme_row": ("comparison", ("3 rows", "peer column", "highest or lowest"), _solve_extreme_row),
+    "extreme_value": ("aggregation", ("3 rows", "peer column", "highest or lowest"), _solve_extreme_value),
     "column_sum": ("aggregation", ("3 rows", "totalled column"), _column_aggregate("sum")),
-    "column_mean": ("aggregation", ("no averages", "3 rows", "quantity column"), _column_aggregate("mean")),
-    "subset_mean": ("aggregation", ("quantity column", "row triple"), _solve_subset_mean),
-    "rank_position": ("ranking", ("3 rows", "column", "plain row"), _solve_rank),
-    "top_k": ("ranking", ("4 rows", "column", "top 3"), _solve_top_k),
-    "count_beyond_row": ("counting", ("3 rows", "column", "plain row", "higher or lower"), _solve_count),
-    "above_mean": ("comparison", ("no averages", "3 rows", "quantity column", "plain row"), _solve_above_mean),
-    "rows_above_mean": ("aggregation", ("no averages", "3 rows", "quantity column"), _solve_rows_above_mean),
+    "column_mean": ("aggregation", ("no averages", "3 rows", "peer quantity column"), _column_aggregate("mean")),
+    "subset_mean": ("aggregation", ("peer quantity column", "row triple"), _solve_subset_mean),
+    "rank_position": ("ranking", ("3 rows", "peer column", "plain row"), _solve_rank),
+    "top_k": ("ranking", ("4 rows", "peer column", "top 3"), _solve_top_k),
+    "count_beyond_row": ("counting", ("3 rows", "peer column", "plain row", "higher or lower"), _solve_count),
+    "above_mean": ("comparison", ("no averages", "3 rows", "peer quantity column", "plain row"), _solve_above_mean),
+    "rows_above_mean": ("aggregation", ("no averages", "3 rows", "peer quantity column"), _solve_rows_above_mean),
     "span_lookup": ("span_lookup", ("row", "header column"), _solve_span),
     "table_lookup": ("table_lookup", ("other tables", "row", "column"), _solve_table_lookup),
 }
