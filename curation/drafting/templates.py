@@ -1064,7 +1064,10 @@ def _instantiate(
     is_answerable = True
     try:
         answer = template.solve(program, slots)
-        if len(slots["units"]) > 1:
+        units = slots["units"]
+        if any(_CURRENCY.fullmatch(unit) for unit, _ in units):
+            units = units - {("", False)}  # a report writes its currency on a column's first and total rows only
+        if len(units) > 1:
             raise _Unsuitable("the cells mix units (e.g. 125M and 1.5B, or % and plain numbers)")
         if view.unreadable_rows.intersection(answer):
             raise _Unsuitable("the answer names a row only the tool box's number tells apart")

@@ -1064,3 +1064,17 @@ def test_a_reports_lines_are_ranked_or_averaged_only_where_the_table_shows_them_
     assert {"extreme_row", "column_mean", "rank_position", "column_sum"} <= {draft["template_id"] for draft in drafts}
     mean = _one(drafts, "column_mean", column="31 March 2019 - $M")
     assert mean["answer"] == ["261.77"]  # (273.6 + 413.0 + 98.7) / 3, its total printed unnamed below them
+
+
+def test_a_currency_written_on_a_columns_first_and_total_rows_only_is_one_unit_with_its_plain_amounts():
+    # Revenue by country (TAT-QA dev, CC BY 4.0, shortened): "$300,853" over "90,795" had been refused as mixed units.
+    rows = [["(In thousands)", "2019", "2018"], ["United States", "$300,853", "$288,843"],
+            ["Mexico", "90,795", "12,186"], ["Germany", "78,062", "167,251"],
+            ["Other international", "60,351", "60,997"], ["Total", "$530,061", "$529,277"]]  # fmt: skip
+    drafts = draft_template_questions([shape_from_rows(rows).tool_input("tab:country")], seed=0, per_template=20)
+    assert _one(drafts, "column_mean", column="2019")["answer"] == ["132515.25"]  # 530,061 / 4
+    assert _one(drafts, "extreme_row", column="2018", direction="highest")["answer"] == ["United States"]
+    # Two currencies are still two units.
+    rows = [["", "Fee"], ["Alpha", "$5"], ["Beta", "€3"], ["Gamma", "4"]]
+    drafts = draft_template_questions([{"label": "tab:fees", "rows": rows}], seed=0, per_template=20)
+    assert not [draft for draft in drafts if "Alpha" in draft["question"] and "Beta" in draft["question"]]
