@@ -335,6 +335,7 @@ def _is_header_name(column: str) -> bool:
 # A number that stands as a word of a header ("2019", "Epoch 5", "50B", "d=447"), not one that is a part of a name
 # ("CIFAR-100", "Col2", "τ1"): only such a number places a column on an axis.
 _POINT = re.compile(r"(?<![^\W_])(?<![\d.,])(?<![^\W\d_]-)[-+]?\d[\d.,]*")
+_QUARTER = re.compile(r"\b(?:first|second|third|fourth) quarter\b", re.IGNORECASE)  # a report's "Third Quarter"
 # Numbers that count columns of one kind rather than place them: a regression's "(1)" … "(6)", "Task 2", "Model 3".
 _ORDINAL_NAME = re.compile(
     r"(?:^|\s)\(⋄\)$|\b(?:task|model|col(?:umn)?|group|panel|spec(?:ification)?|setting|exp(?:eriment)?|fold|run|"
@@ -347,6 +348,7 @@ def _axis_point(name: str) -> str:
     """The axis a name is a point of: the name with its standing numbers as "⋄" ("Epoch ⋄"); empty for a name
     without any, or whose numbers count things of one kind rather than place them ("Model ⋄", "(⋄)")."""
     marked = _POINT.sub("⋄", _period(name) or name).strip()  # "Years Ended December 31, - 2019" is 2018's peer
+    marked = _QUARTER.sub("⋄ quarter", marked)
     return marked if "⋄" in marked and not _ORDINAL_NAME.search(marked) else ""
 
 

@@ -1078,3 +1078,12 @@ def test_a_currency_written_on_a_columns_first_and_total_rows_only_is_one_unit_w
     rows = [["", "Fee"], ["Alpha", "$5"], ["Beta", "€3"], ["Gamma", "4"]]
     drafts = draft_template_questions([{"label": "tab:fees", "rows": rows}], seed=0, per_template=20)
     assert not [draft for draft in drafts if "Alpha" in draft["question"] and "Beta" in draft["question"]]
+
+
+def test_a_reports_quarters_are_points_of_one_axis_so_its_prices_are_ranked():
+    # Common stock prices by quarter (TAT-QA dev, CC BY 4.0): dollars and no total, but the rows are one axis.
+    rows = [["", "Low", "High"], ["First Quarter", "$ 5.99", "$ 8.40"], ["Second Quarter", "$ 4.79", "$ 6.48"],
+            ["Third Quarter", "$ 2.66", "$ 4.63"], ["Fourth Quarter", "$ 1.88", "$ 3.39"]]  # fmt: skip
+    drafts = draft_template_questions([{"label": "tab:prices", "rows": rows}], seed=0, per_template=20)
+    assert _one(drafts, "extreme_row", column="High", direction="lowest")["answer"] == ["Fourth Quarter"]
+    assert _one(drafts, "column_mean", column="Low")["answer"] == ["3.83"]  # (5.99 + 4.79 + 2.66 + 1.88) / 4
