@@ -275,9 +275,9 @@ _NUMERIC = re.compile(r"^[-+−–~≈∼<>(]*[$€£]?\.?\d[\d.,]*")
 # "$ MILLION", "In thousands", "US$'000", "(RM million)", "£m"; the group that matches names the scale.
 EXCEPT = re.compile(r"\bexcept\b[^)]*", re.IGNORECASE)
 _SCALE_ONLY = re.compile(
-    r"^\W*(?:(?:amounts?|all|figures|dollars|in|of|us|usd|eur|gbp|aud|cad|rm|rmb|hk|s|a|nz|[$€£¥])\W*)*"
+    r"^\W*(?:(?:amounts?|all|figures|dollars|in|of|u\.?s\.?|usd|eur|gbp|aud|cad|rm|rmb|hk|s|a|nz|[$€£¥])\W*)*"
     r"(?:(?P<thousand>thousands?|['’]?000s?)|(?P<million>millions?|mn?)|(?P<billion>billions?|bn))"
-    r"\W*(?:(?:of|us|dollars?|usd|euros?)\W*)*$",
+    r"\W*(?:(?:of|u\.?s\.?|dollars?|usd|euros?)\W*)*$",
     re.IGNORECASE,
 )
 

@@ -173,6 +173,10 @@ def test_an_imported_reports_header_rows_are_counted_from_what_they_hold():
     units = [["", "30 June 2019", "30 June 2018", "Change"], ["", "$’000", "$’000", "%"],
              ["Net profit/(loss) after tax", "(9,819)", "6,639", "(248%)"]]  # fmt: skip
     assert shape_from_rows(units).header_rows == 2
+    # A shipping report's note writes the country with stops: "U.S." is the note's word as "US" is.
+    shipping = [["", "Revenues", "", "Income", ""], ["(in thousands of U.S. dollars)", "2019", "2018", "2019", "2018"],
+                ["Teekay LNG", "601,256", "510,762", "299,253", "148,599"]]  # fmt: skip
+    assert shape_from_rows(shipping).header_rows == 2
     titled = [["(in millions, except per share amounts)", "2019", "2018"], ["", "Statements of Operations Data:", ""],
               ["Total revenues", "$39,506", "$39,383"]]  # fmt: skip
     assert shape_from_rows(titled).header_rows == 1  # a section's title in a body row
