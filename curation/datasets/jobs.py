@@ -49,8 +49,7 @@ def dataset_import_request(
     or on a worker of the exports queue (the ImportJob that tracks it; its message is sent after commit). Either
     way the same checks refuse a bad file before anything is written: the role, the format, the whole file's
     syntax and shape, the release name. A file already imported, or already waiting, is not queued twice."""
-    if actor is not None:
-        require_role(user=actor, project=project, roles=(Role.MANAGER,), action="import datasets")
+    require_role(user=actor, project=project, roles=(Role.MANAGER,), action="import datasets")
     sha256 = hashlib.sha256(content).hexdigest()
     asked = {"project": project, "actor": actor, "format": format, "source_name": source_name, "content": content}
     if ImportRecord.objects.filter(project=project, format=format, source_sha256=sha256).exists():
@@ -150,8 +149,7 @@ DATASET_IMPORTS = DatasetImports()
 def import_job_dismiss(*, job: ImportJob, actor: AbstractBaseUser | None) -> None:
     """Remove a failed job from the list (nothing of it was imported; its file is already gone). Managers only;
     a waiting, running or finished job cannot be dismissed."""
-    if actor is not None:
-        require_role(user=actor, project=job.project, roles=(Role.MANAGER,), action="dismiss imports")
+    require_role(user=actor, project=job.project, roles=(Role.MANAGER,), action="dismiss imports")
     deleted, _ = ImportJob.objects.filter(pk=job.pk, state=ImportJob.State.FAILED).delete()
     if not deleted:
         raise Conflict(

@@ -151,8 +151,7 @@ def dataset_import(
     validated ones when asked). Managers only; `actor=None` is
     an operator command. The same file twice is recognised by its sha256 and imports nothing the second time;
     questions whose uid an earlier file of the same format already brought are skipped."""
-    if actor is not None:
-        require_role(user=actor, project=project, roles=(Role.MANAGER,), action="import datasets")
+    require_role(user=actor, project=project, roles=(Role.MANAGER,), action="import datasets")
     sha256 = hashlib.sha256(content).hexdigest()
     existing = ImportRecord.objects.filter(project=project, format=format, source_sha256=sha256).first()
     if existing is not None:

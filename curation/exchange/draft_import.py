@@ -288,8 +288,7 @@ def drafts_import(
 
     The draft keeps its imported text and provenance, so the workspace diffs the annotator's work against it.
     `actor=None` is an operator command (`manage.py import_drafts`)."""
-    if actor is not None:
-        require_role(user=actor, project=project, roles=(Role.MANAGER,), action="import drafts")
+    require_role(user=actor, project=project, roles=(Role.MANAGER,), action="import drafts")
     batch = None
     if batch_id is not None:
         batch = Batch.objects.filter(project=project, pk=batch_id).first()

@@ -183,8 +183,7 @@ def paper_store(
 
 
 def _require_manager(*, project: Project, actor: AbstractBaseUser | None, batch: Batch | None) -> None:
-    if actor is not None:
-        require_role(user=actor, project=project, roles=(Role.MANAGER,), action="ingest papers")
+    require_role(user=actor, project=project, roles=(Role.MANAGER,), action="ingest papers")
     if batch is not None and batch.project_id != project.pk:
         raise InvalidInput(f"Batch {batch.name!r} belongs to another project.")
 

@@ -213,8 +213,7 @@ def near_duplicates_check(
 ) -> NearDuplicateCheck:
     """Compare the project's validated questions and store what was found (managers only). Withheld findings that
     are found again stay withheld; the others are replaced."""
-    if actor is not None:
-        require_role(user=actor, project=project, roles=(Role.MANAGER,), action="check for near-duplicates")
+    require_role(user=actor, project=project, roles=(Role.MANAGER,), action="check for near-duplicates")
     check, _ = NearDuplicateCheck.objects.get_or_create(project=project)
     if threshold is not None:
         if not isinstance(threshold, int | float) or isinstance(threshold, bool) or not 0.5 <= threshold <= 1:
@@ -260,8 +259,7 @@ def near_duplicates_check(
 
 def near_duplicates_withhold(*, project: Project, actor: AbstractBaseUser | None, withheld_ids: list[int]) -> int:
     """Withhold exactly the ticked findings from cuts (managers only); returns how many are withheld."""
-    if actor is not None:
-        require_role(user=actor, project=project, roles=(Role.MANAGER,), action="withhold near-duplicates")
+    require_role(user=actor, project=project, roles=(Role.MANAGER,), action="withhold near-duplicates")
     findings = NearDuplicate.objects.filter(project=project)
     unknown = set(withheld_ids) - set(findings.filter(pk__in=withheld_ids).values_list("pk", flat=True))
     if unknown:

@@ -64,8 +64,7 @@ def run_create(
     """Create a queued run with one item per short context (managers only); already drafted contexts are skipped.
 
     Long contexts are never drafted: each question's long setting is its short context's whole paper."""
-    if actor is not None:
-        require_role(user=actor, project=project, roles=(Role.MANAGER,), action="start drafting runs")
+    require_role(user=actor, project=project, roles=(Role.MANAGER,), action="start drafting runs")
     if kind not in DraftingRun.Kind.values:
         raise InvalidInput(f"{kind!r} is not a drafting kind; expected llm or template.")
     merged = {**DEFAULT_OPTIONS, **(options or {})}
@@ -170,8 +169,7 @@ def run_create(
 def _run_locked(run_id: int, actor: AbstractBaseUser | None, *, action: str) -> DraftingRun:
     """The run, locked for this transaction, once `actor` (None: the system) is found a manager of its project."""
     run = DraftingRun.objects.select_for_update().get(pk=run_id)
-    if actor is not None:
-        require_role(user=actor, project=run.project, roles=(Role.MANAGER,), action=action)
+    require_role(user=actor, project=run.project, roles=(Role.MANAGER,), action=action)
     return run
 
 

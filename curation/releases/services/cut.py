@@ -453,8 +453,7 @@ def _cut_scope(
     withholds. Items are grouped by paper and context; a release cut from an import keeps the file's order
     (instances are created in it), so its export gives the records back in the order they came. Instances an app
     withholds (`withhold_from_releases`) are left out unless `include_withheld`."""
-    if actor is not None:
-        require_role(user=actor, project=project, roles=(Role.MANAGER,), action="cut releases")
+    require_role(user=actor, project=project, roles=(Role.MANAGER,), action="cut releases")
     slug = release_name_slug(name)
     batches = list(Batch.objects.filter(project=project, pk__in=batch_ids))
     if not batch_ids or len(batches) != len(set(batch_ids)):
@@ -690,8 +689,7 @@ def release_cut_request(
     unknown = set(options) - set(CUT_OPTIONS)
     if unknown:
         raise InvalidInput(f"Unknown release options: {', '.join(sorted(unknown))}.")
-    if actor is not None:
-        require_role(user=actor, project=project, roles=(Role.MANAGER,), action="cut releases")
+    require_role(user=actor, project=project, roles=(Role.MANAGER,), action="cut releases")
     batch_ids = cut_batch_ids(project=project, batch_ids=list(batch_ids or []), batches=batches)
     scope = _cut_scope(
         project=project,
