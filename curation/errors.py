@@ -41,15 +41,11 @@ class Conflict(DomainError):
     code = "conflict"
 
 
-def number_in_range(
-    name: str, value: Any, low: float, high: float, *, whole: bool = False, label: str | None = None
-) -> Any:
-    """`value` when it is a number (not a bool, not NaN) from `low` to `high`, and whole when `whole`; otherwise
+def number_in_range(name: str, value: Any, low: float, high: float, *, label: str | None = None) -> Any:
+    """`value` when it is a number (not a bool, not NaN) from `low` to `high`; otherwise
     InvalidInput for the field `name`, its message in the words of the field's `label` (a page shows it beside that
     label) or else its name: the check a service makes of each number it is given."""
     words = label or name
     if isinstance(value, bool) or not isinstance(value, int | float) or math.isnan(value) or not low <= value <= high:
         raise InvalidInput(f"{words} must be between {low:g} and {high:g}.", detail={"field": name})
-    if whole and int(value) != value:
-        raise InvalidInput(f"{words} must be a whole number.", detail={"field": name})
     return value

@@ -23,12 +23,11 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from curation.latex import ArchiveLimits
+from curation.latex.archive import MIB, ArchiveLimits
 from curation.papers.child import MEMORY_EXIT  # what the child exits with after a MemoryError
 from curation.toolkit.strict_json import JsonInputError, json_loads_strict
 
 ROOT = Path(__file__).resolve().parents[2]
-MIB = 1024 * 1024
 # The answer of one child (the extraction of every file, as JSON) is read up to this size.
 MAX_ANSWER_BYTES = 256 * MIB
 # How much of the child's stderr is kept to explain an unexpected exit.

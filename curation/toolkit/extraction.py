@@ -9,7 +9,6 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-SCALES = ("", "thousand", "million", "billion", "percent")
 METHODS = ("direct", "cot", "car", "pot", "tatllm", "tool")
 
 _SCALE_WORDS = {
@@ -82,7 +81,7 @@ class TatLlmSteps:
 
 
 def normalize_scale(word: str) -> str:
-    """Map a scale word or symbol (`%`, `mn`, `Millions`, `none`) to one of SCALES."""
+    """Map a scale word or symbol (`%`, `mn`, `Millions`, `none`) to one of curation.answer_types.SCALES."""
     cleaned = re.sub(r"\s+", " ", strip_markdown(word).strip().strip(".").lower())
     return _SCALE_WORDS.get(cleaned, "")
 
