@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from django.db.models import Prefetch
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema
 from rest_framework import generics, status
@@ -14,9 +13,9 @@ from rest_framework.views import APIView
 from curation import selectors, serializers
 from curation.api_inputs import valid_input
 from curation.batches import services as batch_services
-from curation.errors import NotFound
 from curation.members import selectors as member_selectors
 from curation.models import Membership, ReasoningType
+from curation.papers import selectors as paper_selectors
 from curation.services import instances as instance_services
 from curation.services import lifecycle
 from curation.services import projects as project_services
@@ -140,15 +139,7 @@ class PaperDetailApi(APIView):
 
     @extend_schema(responses=serializers.PaperDetailSerializer)
     def get(self, request: Request, pk: int) -> Response:
-        paper = (
-            selectors.papers_visible_to(request.user)
-            .select_related("project")
-            .prefetch_related("tables", Prefetch("paragraphs__mentioned_tables"))
-            .filter(pk=pk)
-            .first()
-        )
-        if paper is None:
-            raise NotFound(f"No paper {pk} that you may see.")
+        paper = paper_selectors.paper_get(user=request.user, project=None, paper_id=pk)
         return Response(serializers.PaperDetailSerializer(paper).data)
 
 

@@ -46,10 +46,12 @@ def papers_of_project(*, user: AbstractBaseUser, project: Project, page: str | i
     return chosen
 
 
-def paper_get(*, user: AbstractBaseUser, project: Project, paper_id: int) -> Paper:
-    """One paper of the project with its tables and paragraphs (and their links), if the user may see it."""
+def paper_get(*, user: AbstractBaseUser, project: Project | None, paper_id: int) -> Paper:
+    """One paper of the project (of any project when None) with its project, tables and paragraphs (and their
+    links), if the user may see it."""
     paper = (
         papers_visible_to(user, project)
+        .select_related("project")
         .prefetch_related(
             Prefetch("tables", queryset=Table.objects.order_by("order")),
             Prefetch(
