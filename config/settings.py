@@ -229,11 +229,8 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
 }
 
-# --- Internationalisation and static files
-LANGUAGE_CODE = "en-us"
+# --- Time zone and static files (LANGUAGE_CODE "en-us", USE_I18N and USE_TZ are Django's defaults)
 TIME_ZONE = "UTC"
-USE_I18N = True
-USE_TZ = True
 STATIC_URL = "static/"
 STATIC_ROOT = DATA_DIR / "static"
 STATIC_ROOT.mkdir(parents=True, exist_ok=True)
