@@ -37,13 +37,8 @@ MAX_EXAM_SIZE = 200
 # The exam's items are a gold *pool* this many times the exam size (when there is enough gold): each attempt draws
 # `size` items from it, avoiding the candidate's earlier items, so a retry is not passed by copying the feedback.
 GOLD_POOL_FACTOR = 3
-
-
-class _Unset:
-    pass
-
-
-UNSET: Any = _Unset()
+# A setting not given, left as it is (for the time limit, whose None means "no limit").
+UNSET: Any = object()
 
 
 def settings_of(project: Project) -> QualificationSettings:
