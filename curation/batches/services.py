@@ -44,9 +44,7 @@ def batch_create(*, project: Project, actor: AbstractBaseUser | None, name: str)
 
 
 @transaction.atomic
-def batch_deadline_set(
-    *, batch_id: int, actor: AbstractBaseUser | None, deadline_at: datetime | None, now: datetime | None = None
-) -> Batch:
+def batch_deadline_set(*, batch_id: int, actor: AbstractBaseUser | None, deadline_at: datetime | None) -> Batch:
     """Set (or clear, with None) a batch's deadline. Managers only (`actor=None` is an operator command); a new
     deadline must be in the future and timezone-aware."""
     batch = batch_managed(batch_id, actor, "set batch deadlines")
@@ -54,7 +52,7 @@ def batch_deadline_set(
         if timezone.is_naive(deadline_at):
             message = "A deadline needs a time zone (e.g. 2027-01-15T17:00Z)."
             raise InvalidInput(message, detail={"field": "deadline_at"})
-        if deadline_at <= (now or timezone.now()):
+        if deadline_at <= timezone.now():
             raise InvalidInput("A deadline must be in the future.", detail={"field": "deadline_at"})
     Batch.objects.filter(pk=batch.pk).update(deadline_at=deadline_at)
     batch.deadline_at = deadline_at
