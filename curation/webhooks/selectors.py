@@ -18,15 +18,13 @@ def webhooks_of(*, user: AbstractBaseUser, project: Project) -> QuerySet[Webhook
     return Webhook.objects.visible_to(user, MANAGERS).filter(project=project).order_by("id")
 
 
-def deliveries_of(
-    *, user: AbstractBaseUser, project: Project, webhook_id: int | None = None, limit: int = 50
-) -> list[WebhookDelivery]:
-    """The project's most recent deliveries (of one hook when given) with their attempts; managers only."""
+def deliveries_of(*, user: AbstractBaseUser, project: Project, webhook_id: int | None = None) -> list[WebhookDelivery]:
+    """The project's 50 most recent deliveries (of one hook when given) with their attempts; managers only."""
     deliveries = WebhookDelivery.objects.visible_to(user, MANAGERS).filter(webhook__project=project)
     if webhook_id is not None:
         deliveries = deliveries.filter(webhook_id=webhook_id)
     attempts = Prefetch("attempt_rows", queryset=WebhookAttempt.objects.order_by("number"))
-    return list(deliveries.select_related("webhook").prefetch_related(attempts).order_by("-created_at", "-id")[:limit])
+    return list(deliveries.select_related("webhook").prefetch_related(attempts).order_by("-created_at", "-id")[:50])
 
 
 def delivery_get(*, user: AbstractBaseUser, project: Project, delivery_id: int) -> WebhookDelivery | None:
