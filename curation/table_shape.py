@@ -318,6 +318,19 @@ def _reads_as_header(row: Sequence[str]) -> bool:
     return all(_PERIOD.fullmatch(cell) or not _NUMERIC.match(cell) for cell in cells)
 
 
+def _names_the_columns(above: Sequence[str], row: Sequence[str]) -> bool:
+    """A row naming every column ("Contractual Obligations | Total | Less than 1 Year | 1-3 Years") under a row of
+    group labels only ("| | | Payments Due By Period | |"): the header's last row, its first cell naming the rows."""
+    cells = [_clean(cell) for cell in row[1:]]
+    return (
+        not _clean(above[0])
+        and any(not _clean(cell) for cell in above[1:])
+        and len(cells) > 1
+        and all(cells)
+        and not any(_NUMERIC.fullmatch(re.sub(r"\s", "", cell).rstrip("%)")) for cell in cells)  # not "$  160"
+    )
+
+
 def shape_from_rows(
     grid: Sequence[Sequence[Any]],
     *,
@@ -341,7 +354,9 @@ def shape_from_rows(
         # Row one, plus any rows its \multirow cells reach down into (none if that is every row), plus the rows under
         # it that read as headers (a report's "| | 2019 | 2018 |" under "| | Years Ended December 31, | |").
         reach = header_reach(clipped, 1)
-        while reach < len(rows) - 1 and _reads_as_header(rows[reach]):
+        while reach < len(rows) - 1 and (
+            _reads_as_header(rows[reach]) or _names_the_columns(rows[reach - 1], rows[reach])
+        ):
             reach += 1
         header_rows = 0 if reach >= len(rows) else reach
         if not clipped:  # a grid without its merges (an imported report): a label reaches over the empty cells after it

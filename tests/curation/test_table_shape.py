@@ -177,6 +177,25 @@ def test_an_imported_reports_header_rows_are_counted_from_what_they_hold():
     shipping = [["", "Revenues", "", "Income", ""], ["(in thousands of U.S. dollars)", "2019", "2018", "2019", "2018"],
                 ["Teekay LNG", "601,256", "510,762", "299,253", "148,599"]]  # fmt: skip
     assert shape_from_rows(shipping).header_rows == 2
+    # Under a row of group labels, a row naming every column is the header's last, its first cell naming the rows:
+    # "What Payments Due By Period is reported for Operating leases?" had been answered from 1-3 Years.
+    due = [["", "", "", "Payments Due By Period", "", ""],
+           ["Contractual Obligations", "Total", "Less than 1 Year", "1-3 Years", "3-5 Years", "5 Years"],
+           ["Operating leases", "47,774", "$15,363", "$22,919", "$ 9,382", "$110"]]  # fmt: skip
+    assert shape_from_rows(due).prompt_columns() == [
+        "Contractual Obligations",
+        "Total",
+        "Less than 1 Year",
+        "Payments Due By Period - 1-3 Years",
+        "Payments Due By Period - 3-5 Years",
+        "Payments Due By Period - 5 Years",
+    ]
+    priced = [
+        ["", "", "(in millions)", ""],
+        ["Transportation", "$  160", "$  144", "$  16"],
+        ["Other", "49", "44", "5"],
+    ]
+    assert shape_from_rows(priced).header_rows == 1  # amounts, however spaced, name no column
     titled = [["(in millions, except per share amounts)", "2019", "2018"], ["", "Statements of Operations Data:", ""],
               ["Total revenues", "$39,506", "$39,383"]]  # fmt: skip
     assert shape_from_rows(titled).header_rows == 1  # a section's title in a body row
