@@ -67,6 +67,14 @@ def choose_scale(page, value: str = "none") -> None:
         page.select_option("#f-scale", value)
 
 
+def content_width(page) -> float:
+    """The width of the page's content: <main> inside its padding."""
+    return page.locator("main").evaluate(
+        "m => { const s = getComputedStyle(m);"
+        " return m.clientWidth - parseFloat(s.paddingLeft) - parseFloat(s.paddingRight); }"
+    )
+
+
 def follow(page, name: str, *, within: str = "body") -> None:
     """Click the visible link called `name` (exactly), inside `within` (e.g. the project navigation)."""
     page.locator(within).get_by_role("link", name=name, exact=True).first.click()

@@ -9,7 +9,7 @@ from playwright.sync_api import expect
 
 from curation.models import Paper
 from curation.papers.ingestion import INGEST_JOBS
-from tests.browser.conftest import follow, open_in_project, shot
+from tests.browser.conftest import content_width, follow, open_in_project, shot
 from tests.curation.papers import hostile_sources as hostile
 from tests.curation.papers.ingest_helpers import PAPER, tar_gz
 
@@ -53,6 +53,9 @@ def test_an_upload_is_followed_to_its_papers(page, live_server, login, project, 
     shot(page, f"ingest-done-{width}", full_page=True)
     results.get_by_role("link", name="Packed Paper").click()
     expect(page.locator("body")).to_contain_text("Main results.")
+    # A table's box takes the content's width (the tables stand above the paragraphs, not in a column beside them).
+    box = page.get_by_role("region", name="Table 1").bounding_box()
+    assert box["width"] >= 0.9 * content_width(page), (box, content_width(page))
 
 
 def test_a_source_that_hits_the_cpu_limit_shows_why_and_can_be_discarded(
