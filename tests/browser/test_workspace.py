@@ -85,6 +85,30 @@ def test_shortcut_overlay_and_diff_toggle(page, live_server, login, personas, pr
     expect(page.locator("#diff-panel ins").first).to_contain_text("new")
 
 
+def test_the_form_panel_ends_on_screen_and_says_more_lies_below_until_scrolled_to_its_end(
+    page, live_server, login, personas, project, drafts
+):
+    page.set_viewport_size({"width": 1366, "height": 700})
+    login(page, "annotator")
+    claim(page, live_server, project)
+    panel = page.get_by_role("region", name="Your refinement")
+    more = panel.get_by_text("More below")
+    # The panel starts below the heading, yet its foot is in the window: Submit is one panel scroll away, not two.
+    box = panel.bounding_box()
+    assert box["y"] + box["height"] <= 700, box
+    expect(more).to_be_visible()
+    expect(page.locator("#submit-button")).not_to_be_in_viewport()
+    panel.hover()
+    for _ in range(10):  # the wheel over the panel, as a person scrolls it, until it is at its end
+        page.mouse.wheel(0, 300)
+        if not more.is_visible():
+            break
+    expect(more).to_be_hidden()
+    expect(page.locator("#submit-button")).to_be_in_viewport(ratio=1)
+    page.mouse.wheel(0, -300)
+    expect(more).to_be_visible()
+
+
 def test_a_change_elsewhere_keeps_what_was_typed(page, live_server, login, personas, project, drafts):
     login(page, "annotator")
     pk = claim(page, live_server, project)
