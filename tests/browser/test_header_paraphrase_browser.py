@@ -3,11 +3,13 @@ on, and the endpoint paraphrases the header names in the questions."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from playwright.sync_api import expect
 
 from curation.models import Instance
-from tests.browser.conftest import open_in_project, shot, type_into
+from tests.browser.conftest import content_width, open_in_project, shot, type_into
 from tests.curation.drafting.conftest import endpoint_on, make_contexts
 from tests.support.fault_server import Fault, FaultServer, completion_body
 
@@ -45,5 +47,9 @@ def test_manager_drafts_template_questions_with_paraphrased_headers(
         shot(page, "drafting-paraphrase-1366", full_page=True)
         page.get_by_role("button", name="Start drafting").click()
         expect(page.locator("#run-status")).to_contain_text("Completed")
+        # The run's bar spans the content, as the scoring run's does (a bare <progress> was 160 px wide).
+        bar = page.get_by_role("progressbar", name=re.compile(r"Progress of drafting run \d+"))
+        expect(bar).to_have_attribute("aria-valuenow", "100")
+        assert bar.bounding_box()["width"] >= 0.9 * content_width(page)
     dev = [i for i in Instance.objects.filter(context__batch=batch) if i.draft["slots"]["column"] == "Dev"]
     assert dev and all("accuracy on the development set" in i.question for i in dev)

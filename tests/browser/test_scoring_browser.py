@@ -9,7 +9,7 @@ import pytest
 from playwright.sync_api import expect
 
 from scoring.models import ErrorTag, ScoringRun
-from tests.browser.conftest import follow, open_in_project, shot, type_into
+from tests.browser.conftest import content_width, follow, open_in_project, shot, type_into
 from tests.scoring.run_support import endpoint_for, small_release
 from tests.support import fault_server as fs
 from tests.support.workers import celery_worker
@@ -34,6 +34,11 @@ def test_start_a_run_from_the_release_page_then_tag_a_wrong_prediction(
             page.click("#start-run-button")
             expect(page.locator("h1")).to_contain_text("Scoring run")
             expect(page.locator("#progress-text")).to_contain_text("Completed", timeout=60000)
+            # The bar spans the content, and is full at the end.
+            bar = page.get_by_role("progressbar", name=re.compile(r"Progress of scoring run \d+"))
+            expect(bar).to_have_attribute("aria-valuenow", "100.0")
+            assert bar.bounding_box()["width"] >= 0.9 * content_width(page)
+            assert bar.locator("div").bounding_box()["width"] >= bar.bounding_box()["width"] - 1
             expect(page.locator("#figures")).to_contain_text("EM (short-form")
             # The release holds TAT-QA questions: its headline is TAT-QA's own metric, not the SciTaT-style EM.
             expect(page.locator("#headline-title")).to_contain_text("Headline: TAT-QA's own metric")

@@ -70,7 +70,7 @@ def test_manager_starts_a_template_run_and_the_run_page_shows_progress(
     run = DraftingRun.objects.get()
     assert response.status_code == 302 and response.url.endswith(f"/drafting/runs/{run.pk}/")
     page = client.get(response.url).content.decode()
-    assert "Completed" in page and 'value="100"' in page and "3 drafted" in page
+    assert "Completed" in page and 'aria-valuenow="100"' in page and "3 drafted" in page
     # The run's options read as name and value, not as a Python dict.
     assert "<dt>Questions per template</dt><dd>1</dd>" in page and "{&#x27;" not in page
     assert client.get(f"/p/{project.slug}/drafting/runs/{run.pk}/progress/").status_code == 286
