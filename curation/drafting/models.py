@@ -43,7 +43,7 @@ DEFAULT_OPTIONS: dict[str, Any] = {
     "seed": 0,
     "per_template": 1,
     "unanswerable": "skip",  # or "keep": kept as drafts marked for the unanswerable split
-    "template_ids": [],  # empty: every template
+    "template_ids": [],  # empty: those of each context's reasoning type (every template for one without a type)
     "paraphrase_headers": False,  # template runs: header names in questions paraphrased by the run's endpoint
     "max_context_chars": 8000,
     "queue": "",  # Celery queue; empty for settings.TATCURATE_DRAFTING_QUEUE (curation/queues.py)

@@ -112,7 +112,7 @@ def run_options_said(run: DraftingRun) -> list[tuple[str, str]]:
     options = {**DEFAULT_OPTIONS, **run.options}
     template_run = run.kind == DraftingRun.Kind.TEMPLATE
     said = {
-        "template_ids": ", ".join(options["template_ids"]) or "all",
+        "template_ids": ", ".join(options["template_ids"]) or "by each context's reasoning type",
         "per_template": str(options["per_template"]),
         "seed": str(options["seed"]),
         "unanswerable": "kept, for the unanswerable split" if options["unanswerable"] == "keep" else "skipped",

@@ -231,7 +231,9 @@ def test_no_assigned_type_is_silently_skipped_by_the_template_drafter(
     # Options by their labels, a default in words rather than the [] that stands for it, and only those the
     # run's drafter reads: a template run sends no context to a model.
     facts = page[page.index('<dl class="facts">') : page.index("</dl>")]
-    assert "<dt>Templates</dt><dd>all</dd>" in facts and "<dt>Unanswerable questions</dt><dd>skipped</dd>" in facts
+    # No template chosen: each context's reasoning type chooses them (curation.drafting.templates), not "all".
+    assert "<dt>Templates</dt><dd>by each context&#x27;s reasoning type</dd>" in facts
+    assert "<dt>Unanswerable questions</dt><dd>skipped</dd>" in facts
     assert "<dt>Contexts already drafted</dt><dd>skipped</dd>" in facts
     assert "<dt>Contexts per chunk</dt><dd>25</dd>" in facts  # the size the run took, not the 0 asking for it
     assert "Longest context" not in facts and "template_ids" not in facts and "chunk_size" not in facts
