@@ -250,10 +250,11 @@ class _TableView:
 
     def _subtotals(self, indices: Sequence[int]) -> set[str]:
         """Rows equal to the sum of a run of 2 to 12 rows right above or below them, at the cells' precision, in
-        every numeric column but shares, two at least ("copenhagen and skoal" under copenhagen and skoal): a subtotal
-        is no peer of its own parts."""
+        every numeric column but shares (a tax-rate reconciliation's, all shares, are summed), two at least
+        ("copenhagen and skoal" under copenhagen and skoal): a subtotal is no peer of its own parts."""
         body = self.table.cells
         amounts = [i for i in indices if "%" not in self.table.columns[i] and not any("%" in row[i] for row in body)]
+        amounts = amounts or list(indices)
         if len(amounts) < 2:
             return set()
         values = [[_amount(cells[index]) for index in amounts] for cells in body]

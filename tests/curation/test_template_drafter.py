@@ -1087,3 +1087,19 @@ def test_a_reports_quarters_are_points_of_one_axis_so_its_prices_are_ranked():
     drafts = draft_template_questions([{"label": "tab:prices", "rows": rows}], seed=0, per_template=20)
     assert _one(drafts, "extreme_row", column="High", direction="lowest")["answer"] == ["Fourth Quarter"]
     assert _one(drafts, "column_mean", column="Low")["answer"] == ["3.83"]  # (5.99 + 4.79 + 2.66 + 1.88) / 4
+
+
+def test_a_tax_rate_reconciliation_all_in_percent_is_a_bridge_whose_lines_are_not_averaged():
+    # An effective tax rate reconciliation (TAT-QA dev, CC BY 4.0, shortened): the rate is the sum of the lines above
+    # it, credits negative, so "the average of the state rate, the housing credit and the ESOP dividend" means nothing.
+    rows = [["Years Ended December 31,", "2019", "2018", "2017"],
+            ["Statutory federal income tax rate", "21.0%", "21.0%", "35.0%"],
+            ["State and local income tax rate", "3.7", "3.7", "1.6"],
+            ["Affordable housing credit", "(0.4)", "(0.6)", "(0.6)"],
+            ["Employee benefits including ESOP dividend", "(0.3)", "(0.3)", "(0.5)"],
+            ["Non-deductible goodwill", "0.1", "4.7", "1.0"],
+            ["Effective income tax rate", "24.1%", "28.5%", "36.5%"]]  # fmt: skip
+    drafts = draft_template_questions([shape_from_rows(rows).tool_input("tab:rate")], seed=0, per_template=20)
+    assert drafts and not POPULATION & {draft["template_id"] for draft in drafts}
+    # The rate is no line beside its own parts.
+    assert not [draft for draft in drafts if "Effective" in draft["question"] and draft["template_id"] == "cell_ratio"]
