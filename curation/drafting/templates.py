@@ -215,6 +215,7 @@ class _TableView:
         if not entity or _AUTO_NAME.match(entity) or len(entity) > 30 or _NOTE_NOT_NOUN.search(entity):
             entity = "entry"
         self.entity = entity if entity.isupper() else entity.lower()
+        self.entity = _singular(self.entity)  # "Which contractual obligation …", its header "Contractual Obligations"
         self.entities = (
             self.entity
             if self.entity.lower().endswith("s")
@@ -967,6 +968,15 @@ def _indefinite(noun: str) -> str:
     if re.match(r"(?:hour|honest|honou?r)", noun, re.IGNORECASE):
         return "an"
     return "an" if noun[:1].lower() in "aeiou" else "a"
+
+
+def _singular(noun: str) -> str:
+    """One of a plural noun ("obligations", "technologies", "boxes"); a noun not plural ("class", "series") as it is."""
+    if noun.isupper() or not re.search(r"[^sui]s$", noun) or re.search(r"(series|species|news)$", noun):
+        return noun
+    if noun.endswith("ies"):
+        return f"{noun[:-3]}y"
+    return noun[:-2] if re.search(r"(sh|ch|x|z)es$", noun) else noun[:-1]
 
 
 def _join(items: Sequence[str]) -> str:

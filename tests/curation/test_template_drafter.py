@@ -535,10 +535,13 @@ def test_rows_are_named_by_the_columns_that_identify_them_and_those_are_not_aske
 
 
 @pytest.mark.parametrize(
-    ("entity", "plural"),
-    [("Approach", "approaches"), ("Model", "models"), ("Strategy", "strategies"), ("Box", "boxes"), ("Days", "days")],
-)
-def test_questions_name_the_rows_in_the_plural_english_gives_them(entity, plural):
+    ("entity", "plural", "one"),
+    [("Approach", "approaches", "approach"), ("Model", "models", "model"), ("Strategy", "strategies", "strategy"),
+     ("Box", "boxes", "box"), ("Days", "days", "day"), ("Series", "series", "series"),
+     ("Contractual Obligations", "contractual obligations", "contractual obligation"),
+     ("Process Technologies", "process technologies", "process technology")],
+)  # fmt: skip
+def test_questions_name_the_rows_in_the_plural_english_gives_them_and_one_of_them_in_the_singular(entity, plural, one):
     table = {
         "label": "tab:t",
         "caption": "Scores",
@@ -546,6 +549,10 @@ def test_questions_name_the_rows_in_the_plural_english_gives_them(entity, plural
     }
     drafts = draft_template_questions([table], seed=0, per_template=1, template_ids=["column_mean"])
     assert [draft["question"] for draft in drafts] == [f"What is the average Acc across all {plural}?"]
+    # "Which contractual obligations reports the highest Total?" had named one row by its header's plural.
+    extremes = draft_template_questions([table], seed=1, per_template=2, template_ids=["extreme_row"])
+    asked = [draft["question"] for draft in extremes if draft["question"].startswith("Which")]
+    assert asked and all(question.startswith(f"Which {one} ") for question in asked), asked
 
 
 # Two tables set side by side under one caption, each half naming its rows again (the programmable-kv paper's
