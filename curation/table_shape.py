@@ -320,14 +320,17 @@ def _reads_as_header(row: Sequence[str]) -> bool:
 
 def _names_the_columns(above: Sequence[str], row: Sequence[str]) -> bool:
     """A row naming every column ("Contractual Obligations | Total | Less than 1 Year | 1-3 Years") under a row of
-    group labels only ("| | | Payments Due By Period | |"): the header's last row, its first cell naming the rows."""
+    group labels only ("| | | Payments Due By Period | |", or under a scale note): the header's last row, its first
+    cell naming the rows; periods name columns, amounts ("$  160") do not."""
     cells = [_clean(cell) for cell in row[1:]]
     return (
-        not _clean(above[0])
+        (not _clean(above[0]) or bool(scale_note(above[0])))
         and any(not _clean(cell) for cell in above[1:])
         and len(cells) > 1
         and all(cells)
-        and not any(_NUMERIC.fullmatch(re.sub(r"\s", "", cell).rstrip("%)")) for cell in cells)  # not "$  160"
+        and all(
+            _PERIOD.fullmatch(cell) or not _NUMERIC.fullmatch(re.sub(r"\s", "", cell).rstrip("%)")) for cell in cells
+        )
     )
 
 

@@ -198,7 +198,7 @@ class _TableView:
             )
         ]
         is_noted = any(map(scale_note, [*corner, *self.table.row_names]))
-        is_report = is_noted or 2 * len(amounts) > len(self.numeric_columns)
+        self.is_report = is_report = is_noted or 2 * len(amounts) > len(self.numeric_columns)
         are_parts = bool(self.wholes) and not any(
             _amount(texts[column][row]) < 0 for column in self.wholes for row in self.plain_rows
         )
@@ -410,6 +410,7 @@ def _column(program: Program, slots: Mapping[str, Any], column: str = "column") 
 
 _DASH = re.compile(r"[-–—]")
 _CURRENCY = re.compile(r"[$£€¥]")
+_PERCENT_CHANGE = re.compile(r"%.*\b(?:change|chg|inc|dec)|\b(?:change|chg|inc|dec)\b.*%", re.IGNORECASE)
 # An accountant's negative, "(1,473)", "$(2,227)", "(149)%": not a standard error's "(0.036)" nor a table's "(3.0)".
 _NEGATIVE = re.compile(r"\D?\((?:\d{1,3}(?:,\d{3})+(?:\.\d+)?\)|[\d.]+%\)|[\d.]+\)%)")
 
@@ -466,7 +467,10 @@ _DIMENSIONS: dict[str, Callable[[_TableView], list[dict[str, Any]]]] = {
     "column pair": lambda view: [{"column_a": a, "column_b": b} for a, b in _comparable_columns(view.numeric_columns)],
     # Columns whose rows are ranked, counted or averaged: peers (`_TableView.peer_columns`).
     "peer column": lambda view: [{"column": column} for column in view.peer_columns],
-    "peer quantity column": lambda v: [{"column": c} for c in v.quantity_columns if c in v.peer_columns],
+    # A mean of percentage changes ("% CHANGE": 2.5, 2.1, 6.5, 50.0) is no change of anything.
+    "peer quantity column": lambda v: [
+        {"column": c} for c in v.quantity_columns if c in v.peer_columns and not _PERCENT_CHANGE.search(c)
+    ],
     "peer column pair": lambda view: [
         {"column_a": a, "column_b": b}
         for a, b in _comparable_columns(view.numeric_columns)
@@ -483,7 +487,10 @@ _DIMENSIONS: dict[str, Callable[[_TableView], list[dict[str, Any]]]] = {
     "plain row": lambda view: [{"row": row} for row in view.named_plain_rows],
     "row pair": lambda view: [{"row_a": a, "row_b": b} for a, b in permutations(view.named_plain_rows, 2)],
     # C(n, 3) grows fast; the first dozen rows give plenty of candidates.
-    "row triple": lambda view: [{"subset": list(subset)} for subset in combinations(view.named_plain_rows[:12], 3)],
+    # Three of more than three: three of three is the whole column's mean asked again.
+    "row triple": lambda view: [
+        {"subset": list(subset)} for subset in combinations(view.named_plain_rows[:12], 3) if len(view.plain_rows) > 3
+    ],
     "top 3": lambda view: [{"k": 3}],
     "higher or lower": lambda view: [{"direction": way} for way in ("higher", "lower")],
     "highest or lowest": lambda view: [{"direction": way} for way in ("highest", "lowest")],
@@ -506,8 +513,18 @@ def _candidates(view: _TableView, dimensions: Sequence[str]) -> list[dict[str, A
 # Solvers ---------------------------------------------------------------------------------------------
 
 
-def _solve_difference(program: Program, slots: dict[str, Any]) -> list[str]:
+def _two_cells(program: Program, slots: dict[str, Any]) -> tuple[float | int, float | int]:
+    """The pair's cells; in a report, refused for a positive beside a negative (an asset beside a liability, an inflow
+    beside an outflow), whose difference, sum or "higher" reads the bracket as a sign: 676.8 - (480.5) is 1,157.3 to
+    no reader. A paper's coefficients keep their signs."""
     a, b = (_cell(program, slots, slots[row], slots["column"]) for row in ("row_a", "row_b"))
+    if slots["is_report"] and a * b < 0:
+        raise _Unsuitable("two cells of opposite signs")
+    return a, b
+
+
+def _solve_difference(program: Program, slots: dict[str, Any]) -> list[str]:
+    a, b = _two_cells(program, slots)
     if a <= b:
         raise _Unsuitable("the difference is phrased as how much more row_a has")
     return [_same_unit(program.run("subtract", a=a, b=b), slots)]
@@ -524,7 +541,7 @@ def _solve_ratio(program: Program, slots: dict[str, Any]) -> list[str]:
 
 
 def _solve_pair_sum(program: Program, slots: dict[str, Any]) -> list[str]:
-    a, b = (_cell(program, slots, slots[row], slots["column"]) for row in ("row_a", "row_b"))
+    a, b = _two_cells(program, slots)
     if slots["row_a"] > slots["row_b"]:
         raise _Unsuitable("each unordered pair once")
     return [_same_unit(program.run("add", numbers=[a, b]), slots)]
@@ -562,7 +579,7 @@ def _solve_proportion(program: Program, slots: dict[str, Any]) -> list[str]:
 def _solve_compare(program: Program, slots: dict[str, Any]) -> list[str]:
     if slots["row_a"] > slots["row_b"]:
         raise _Unsuitable("each unordered pair once")
-    a, b = (_cell(program, slots, slots[row], slots["column"]) for row in ("row_a", "row_b"))
+    a, b = _two_cells(program, slots)
     if a == b:
         raise _Unsuitable("tie")
     tool = "greater_than" if slots["direction"] == "higher" else "less_than"
@@ -690,7 +707,7 @@ _PHRASINGS: dict[str, tuple[str, ...]] = {
     ),
     "pair_sum": (
         "What is the combined {column} of {row_a} and {row_b}{where}?",
-        "What do the {column} values of {row_a} and {row_b} add up to{where}?",
+        "What is the sum of the {column} of {row_a} and {row_b}{where}?",
     ),
     "change_between_columns": (
         "What is the change in {row} from {column_a} to {column_b}{where}?",
@@ -750,7 +767,7 @@ _PHRASINGS: dict[str, tuple[str, ...]] = {
     "count_beyond_row": (
         "How many {entities}{where} have a {direction} {column} than {row}?",
         "How many {entities}{where} report {a_column} {direction} than that of {row}?",
-        "Count the {entities}{where} whose {column} is {direction} than {row}'s.",
+        "Count the {entities}{where} whose {column} is {direction} than that of {row}.",
     ),
     "above_mean": (
         "Is the {column} of {row} above the average {column} of all {entities}{where}?",
@@ -1071,7 +1088,7 @@ def _instantiate(
     header_phrases: HeaderPhrases | None,
 ) -> dict[str, Any] | None:
     slots = {**slots, "table": view.label, "name": view.name, "rows": view.plain_rows, "units": set(), "written": set()}
-    slots["spreads"] = view.spread_columns
+    slots["spreads"], slots["is_report"] = view.spread_columns, view.is_report
     slots["decimals"] = 2  # at least two decimals; more when the cells the answer uses write more
     program = Program(toolbox)
     is_answerable = True
@@ -1117,7 +1134,15 @@ def _instantiate(
     question = template.phrasings[phrasing_index].format(**words)
     # Names as a reader writes them: a citation key left in a row name is no part of the question or the answer.
     answer = [without_citations(item) for item in answer]
-    working = ("rows", "units", "written", "name", "decimals", "spreads")  # the solvers' own, not the question's
+    working = (
+        "rows",
+        "units",
+        "written",
+        "name",
+        "decimals",
+        "spreads",
+        "is_report",
+    )  # the solvers' own, not the question's
     recorded_slots = {key: value for key, value in slots.items() if key not in working}
     return {
         "question": question,

@@ -190,6 +190,13 @@ def test_an_imported_reports_header_rows_are_counted_from_what_they_hold():
         "Payments Due By Period - 3-5 Years",
         "Payments Due By Period - 5 Years",
     ]
+    # Periods name columns too, and a scale note may head the group labels' row (TAT-QA test, shortened).
+    regions = [["", "", "Years Ended December 31,", ""], ["Region", "2017", "2018", "2019"], ["", "%", "%", "%"],
+               ["Taiwan", "32.8", "36.4", "36.4"], ["Japan", "3.2", "3.9", "6.6"]]  # fmt: skip
+    assert shape_from_rows(regions).header_rows == 3
+    allowance = [["(In millions)", "", "", ""], ["Year Ended June 30,", "2019", "2018", "2017"],
+                 ["Write-offs", "(116)", "(98)", "(106)"]]  # fmt: skip
+    assert shape_from_rows(allowance).prompt_columns()[1:] == ["2019", "2018", "2017"]
     priced = [
         ["", "", "(in millions)", ""],
         ["Transportation", "$  160", "$  144", "$  16"],

@@ -1110,3 +1110,33 @@ def test_a_tax_rate_reconciliation_all_in_percent_is_a_bridge_whose_lines_are_no
     assert drafts and not POPULATION & {draft["template_id"] for draft in drafts}
     # The rate is no line beside its own parts.
     assert not [draft for draft in drafts if "Effective" in draft["question"] and draft["template_id"] == "cell_ratio"]
+
+
+def test_a_reports_asset_and_liability_are_not_differenced_nor_its_percentage_changes_averaged():
+    # A balance sheet (TAT-QA test, CC BY 4.0, shortened): "Investment property minus the bonds" was answered 1,157.3,
+    # reading the liability's brackets as a sign, where a reader subtracts 480.5.
+    sheet = [["", "2019", "2018"], ["", "£m", "£m"], ["Investment property", "676.8", "841.8"],
+             ["Borrowings – 4.125% bonds", "(480.5)", "(479.6)"],
+             ["Other net liabilities", "(27.7)", "(30.1)"]]  # fmt: skip
+    drafts = draft_template_questions([shape_from_rows(sheet).tool_input("tab:sheet")], seed=0, per_template=50)
+    pairs = [draft for draft in drafts if draft["template_id"] in ("cell_difference", "compare_two_rows", "pair_sum")]
+    assert pairs and all("Investment" not in draft["question"] for draft in pairs)  # the two liabilities still are
+    # Segments with their percentage changes: a mean of 2.5%, 2.1%, 6.5% and 50.0% is no change of anything; three rows
+    # of three averaged is the column's mean asked again.
+    rows = [["", "2019", "2018", "% CHANGE"], ["External service revenues", "6,427", "6,269", "2.5%"],
+            ["Inter-segment service revenues", "49", "48", "2.1%"],
+            ["External product revenues", "2,660", "2,497", "6.5%"],
+            ["Inter-segment product revenues", "6", "4", "50.0%"],
+            ["Total revenues", "9,142", "8,818", "3.7%"]]  # fmt: skip
+    drafts = draft_template_questions([shape_from_rows(rows).tool_input("tab:bell")], seed=0, per_template=50)
+    means = [draft for draft in drafts if draft["template_id"] in ("column_mean", "above_mean", "subset_mean")]
+    assert means and all(draft["slots"]["column"] != "% CHANGE" for draft in means)
+    regions = [["", "2019"], ["Americas", "196.9"], ["Asia Pacific", "7.4"], ["EMEA", "11.5"], ["Total", "215.8"]]
+    drafts = draft_template_questions([shape_from_rows(regions).tool_input("tab:three")], seed=0, per_template=50)
+    assert {"column_mean"} <= {draft["template_id"] for draft in drafts} and not _templates(drafts, "subset_mean")
+    # "What do the value in 2019 values of …" and "… than Inter-segment service revenues's" read badly.
+    assert not [draft for draft in drafts if "values of" in draft["question"] or "s's" in draft["question"]]
+
+
+def _templates(drafts: list[dict], template_id: str) -> list[dict]:
+    return [draft for draft in drafts if draft["template_id"] == template_id]
