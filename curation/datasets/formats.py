@@ -109,8 +109,12 @@ def source_text(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
+_JSON_KINDS = {dict: "object", list: "array", str: "string", int: "number", float: "number", bool: "boolean"}
+
+
 def _kind(value: Any) -> str:
-    return "null" if value is None else type(value).__name__
+    """A value's kind as JSON names it ("object", not Python's "dict")."""
+    return "null" if value is None else _JSON_KINDS.get(type(value), type(value).__name__)
 
 
 def _get(obj: dict[str, Any], key: str, path: str, types: tuple[type, ...], *, required: bool = True) -> Any:
@@ -122,7 +126,7 @@ def _get(obj: dict[str, Any], key: str, path: str, types: tuple[type, ...], *, r
         return None
     value = obj[key]
     if types and (not isinstance(value, types) or (isinstance(value, bool) and bool not in types)):
-        names = " or ".join(t.__name__ for t in types)
+        names = " or ".join(dict.fromkeys(_JSON_KINDS.get(t, t.__name__) for t in types))
         raise DatasetFormatError(where, f"expected {names}, got {_kind(value)} {json.dumps(value)[:60]}")
     return value
 

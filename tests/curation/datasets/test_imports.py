@@ -85,6 +85,16 @@ def test_each_kind_of_fault_is_located(project, mutate, path):
     assert not Instance.objects.exists()
 
 
+def test_a_mistyped_value_is_named_as_json_names_it(project):
+    # "expected a JSON list of records, got dict" spoke Python to a person who wrote an object.
+    with pytest.raises(InvalidInput, match="expected a JSON list of records, got object"):
+        do_import(project, "tatqa", {"table": {}})
+    data = [tatqa_document("t0", [tatqa_question("q0")])]
+    data[0]["questions"][0]["scale"] = 1000
+    with pytest.raises(InvalidInput, match=r"expected string, got number 1000"):
+        do_import(project, "tatqa", data)
+
+
 def test_invalid_json_names_line_and_column(project):
     with pytest.raises(InvalidInput, match="line 2 column"):
         dataset_import(project=project, actor=None, format="tatqa", source_name="x", content=b"[\n{oops}]")
