@@ -172,10 +172,13 @@ class _TableView:
             if (said := _with_r_squared(str(raw)))
         }
         # Columns whose plain rows the table shows to be parts of one whole, with that evidence: only these are summed.
-        self.wholes = {
-            column: whole
+        # Each column's cells by row name.
+        texts = {
+            column: dict(zip(self.table.row_names, (cells[index] for cells in self.table.cells), strict=True))
             for index, column in columns
-            if column in self.numeric_columns and (whole := self._whole(index, column))
+        }
+        self.wholes = {
+            column: whole for column in self.numeric_columns if (whole := self._whole(column, texts[column]))
         }
         # Rows are ranked, counted or averaged where the table shows them to be peers (`peer_columns`): parts of one
         # whole, none below nil in any column (a bridge's outflows, an elimination take from the others), or points of
@@ -184,10 +187,6 @@ class _TableView:
         # their sum (three breakdowns of one revenue). Other rows (a paper's models, a cost among their scores) are.
         corner = self.table.columns[named_by - 1].split(HEADER_JOINER) if self.table.columns else []
         totals = {row for row in self.table.row_names if _TOTAL_ROW.search(row) or row in self.subtotal_rows}
-        texts = {
-            column: dict(zip(self.table.row_names, (cells[index] for cells in self.table.cells), strict=True))
-            for index, column in columns
-        }
         amounts = [
             column
             for column, cells in texts.items()
@@ -227,12 +226,11 @@ class _TableView:
         )
         self.where = "" if self.is_only_table else f" in {self.name}"
 
-    def _whole(self, index: int, column: str) -> str:
+    def _whole(self, column: str, texts: Mapping[str, str]) -> str:
         """What makes the column's plain rows parts of one whole, as the table shows it: "100%" for percentages adding
         up to it (rounding aside, and whether a total row says so or not), or the name of a total row their sum equals
         at the cells' precision; else "". A sum of accuracies, p-values or per-share amounts means nothing, and
         nothing else tells those apart from amounts."""
-        texts = dict(zip(self.table.row_names, (cells[index] for cells in self.table.cells), strict=True))
         parts = [parse_numeric(texts[row]) for row in self.plain_rows]
         if len(parts) < 2 or None in parts or column in self.spread_columns:
             return ""
@@ -1134,15 +1132,7 @@ def _instantiate(
     question = template.phrasings[phrasing_index].format(**words)
     # Names as a reader writes them: a citation key left in a row name is no part of the question or the answer.
     answer = [without_citations(item) for item in answer]
-    working = (
-        "rows",
-        "units",
-        "written",
-        "name",
-        "decimals",
-        "spreads",
-        "is_report",
-    )  # the solvers' own, not the question's
+    working = ("rows", "units", "written", "name", "decimals", "spreads", "is_report")  # the solvers', not asked
     recorded_slots = {key: value for key, value in slots.items() if key not in working}
     return {
         "question": question,
